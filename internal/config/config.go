@@ -1,0 +1,216 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole server configuration. The YAML field names are the
+// documented ones; see docs/configuration.md and Default for the values
+// used when a field is absent.
+type Config struct {
+	// DataDir holds the catalog database and history files.
+	DataDir  string         `yaml:"data_dir"`
+	Log      LogConfig      `yaml:"log"`
+	Trapper  TrapperConfig  `yaml:"trapper"`
+	HTTP     HTTPConfig     `yaml:"http"`
+	Pipeline PipelineConfig `yaml:"pipeline"`
+	History  HistoryConfig  `yaml:"history"`
+}
+
+// LogConfig selects the log level and format.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// TrapperConfig configures the Zabbix trapper listener (sender data and,
+// later, active agents).
+type TrapperConfig struct {
+	Listen string `yaml:"listen"`
+	// MaxConnections bounds concurrently served connections; further
+	// connections wait in the kernel's accept queue.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxFrameSize bounds one frame's payload (compressed and inflated).
+	MaxFrameSize ByteSize `yaml:"max_frame_size"`
+	// MaxBufferedBytes bounds the payload bytes held by all connections
+	// together; a connection whose frame does not fit waits for room.
+	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
+	// Timeout bounds reading one frame and writing one reply; a client
+	// slower than this is disconnected.
+	Timeout Duration `yaml:"timeout"`
+	// IdleTimeout bounds the wait for a further frame on a connection that
+	// already sent one (zabbix_sender closes after the reply; persistent
+	// clients may send more).
+	IdleTimeout Duration `yaml:"idle_timeout"`
+}
+
+// HTTPConfig configures the HTTP listener (/metrics now, API and UI later).
+type HTTPConfig struct {
+	Listen string `yaml:"listen"`
+}
+
+// PipelineConfig configures the sharded value pipeline.
+type PipelineConfig struct {
+	// Shards is the number of pipeline shards; 0 means one per CPU.
+	Shards int `yaml:"shards"`
+	// QueueValues bounds the values waiting in one shard; senders block
+	// (back-pressure) while a shard's queue is full.
+	QueueValues int `yaml:"queue_values"`
+	// MaxBatch is the most values a shard hands to the store at once.
+	MaxBatch int `yaml:"max_batch"`
+}
+
+// HistoryConfig selects the history backend.
+type HistoryConfig struct {
+	// Store is "memory" for now; the embedded engine becomes the default
+	// when it lands.
+	Store string `yaml:"store"`
+}
+
+// Default returns the configuration used when a field is not set.
+func Default() Config {
+	return Config{
+		DataDir: "./data",
+		Log:     LogConfig{Level: "info", Format: "text"},
+		Trapper: TrapperConfig{
+			Listen:           ":10051",
+			MaxConnections:   4096,
+			MaxFrameSize:     128 << 20,
+			MaxBufferedBytes: 512 << 20,
+			Timeout:          Duration(30 * time.Second),
+			IdleTimeout:      Duration(30 * time.Second),
+		},
+		HTTP: HTTPConfig{Listen: ":8080"},
+		Pipeline: PipelineConfig{
+			Shards:      0,
+			QueueValues: 1 << 17,
+			MaxBatch:    1 << 14,
+		},
+		History: HistoryConfig{Store: "memory"},
+	}
+}
+
+// Load reads the file at path over the defaults and validates the result.
+// An empty path means "no file": the defaults alone.
+func Load(path string) (Config, error) {
+	if path == "" {
+		c := Default()
+		return c, c.Validate()
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("cannot read config file: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes YAML over the defaults and validates the result. Unknown
+// fields are errors, so a misspelt setting is not silently ignored.
+func Parse(b []byte) (Config, error) {
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate checks the configuration after defaults were applied. The error
+// names the first offending field.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.DataDir) == "" {
+		return fieldErr("data_dir", "must not be empty")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fieldErr("log.level", "must be one of debug, info, warn, error, not %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fieldErr("log.format", "must be text or json, not %q", c.Log.Format)
+	}
+	if err := validAddr(c.Trapper.Listen); err != nil {
+		return fieldErr("trapper.listen", "%v", err)
+	}
+	if c.Trapper.MaxConnections < 1 || c.Trapper.MaxConnections > 1<<20 {
+		return fieldErr("trapper.max_connections", "must be between 1 and 1048576, not %d", c.Trapper.MaxConnections)
+	}
+	if c.Trapper.MaxFrameSize < 1024 || c.Trapper.MaxFrameSize > 1<<30 {
+		return fieldErr("trapper.max_frame_size", "must be between 1KiB and 1GiB, not %d bytes", c.Trapper.MaxFrameSize)
+	}
+	if c.Trapper.MaxBufferedBytes < c.Trapper.MaxFrameSize {
+		return fieldErr("trapper.max_buffered_bytes", "must be at least trapper.max_frame_size (%d bytes), not %d", c.Trapper.MaxFrameSize, c.Trapper.MaxBufferedBytes)
+	}
+	if c.Trapper.Timeout < Duration(100*time.Millisecond) || c.Trapper.Timeout > Duration(time.Hour) {
+		return fieldErr("trapper.timeout", "must be between 100ms and 1h, not %s", c.Trapper.Timeout)
+	}
+	if c.Trapper.IdleTimeout < Duration(100*time.Millisecond) || c.Trapper.IdleTimeout > Duration(time.Hour) {
+		return fieldErr("trapper.idle_timeout", "must be between 100ms and 1h, not %s", c.Trapper.IdleTimeout)
+	}
+	if err := validAddr(c.HTTP.Listen); err != nil {
+		return fieldErr("http.listen", "%v", err)
+	}
+	if c.Pipeline.Shards < 0 || c.Pipeline.Shards > 1024 {
+		return fieldErr("pipeline.shards", "must be between 0 (one per CPU) and 1024, not %d", c.Pipeline.Shards)
+	}
+	if c.Pipeline.QueueValues < 1024 {
+		return fieldErr("pipeline.queue_values", "must be at least 1024, not %d", c.Pipeline.QueueValues)
+	}
+	if c.Pipeline.MaxBatch < 1 || c.Pipeline.MaxBatch > c.Pipeline.QueueValues {
+		return fieldErr("pipeline.max_batch", "must be between 1 and pipeline.queue_values (%d), not %d", c.Pipeline.QueueValues, c.Pipeline.MaxBatch)
+	}
+	switch c.History.Store {
+	case "memory":
+	default:
+		return fieldErr("history.store", "must be \"memory\", not %q", c.History.Store)
+	}
+	return nil
+}
+
+// EffectiveShards is the shard count with 0 resolved to the CPU count.
+func (p PipelineConfig) EffectiveShards() int {
+	if p.Shards > 0 {
+		return p.Shards
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func fieldErr(field, format string, args ...any) error {
+	return fmt.Errorf("invalid config field %s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func validAddr(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("must be host:port or :port, not %q", s)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("port must be 0..65535, not %q", port)
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return fmt.Errorf("host must be an IP address or localhost, not %q", host)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	if c.DataDir != "./data" || c.Trapper.Listen != ":10051" || c.HTTP.Listen != ":8080" {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestGoodFiles(t *testing.T) {
+	full, err := Load("testdata/full.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		DataDir: "/var/lib/peregrine",
+		Log:     LogConfig{Level: "debug", Format: "json"},
+		Trapper: TrapperConfig{
+			Listen: "127.0.0.1:10051", MaxConnections: 100, MaxFrameSize: 64 << 20,
+			MaxBufferedBytes: 1 << 30, Timeout: Duration(10 * time.Second), IdleTimeout: Duration(time.Minute),
+		},
+		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080"},
+		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
+		History:  HistoryConfig{Store: "memory"},
+	}
+	if d := cmp.Diff(want, full); d != "" {
+		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
+	}
+	empty, err := Load("testdata/empty.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(Default(), empty); d != "" {
+		t.Fatalf("empty file must equal the defaults (-want +got):\n%s", d)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	expected := map[string]string{
+		"unknown_field.bad.yaml": "field listn not found",
+		"bad_size.bad.yaml":      `"12 parsecs" is not a size`,
+		"bad_duration.bad.yaml":  `"soon" is not a duration`,
+		"bad_listen.bad.yaml":    "trapper.listen",
+		"bad_shards.bad.yaml":    "pipeline.shards",
+		"bad_store.bad.yaml":     "history.store",
+		"bad_level.bad.yaml":     "log.level",
+		"frame_too_big.bad.yaml": "trapper.max_frame_size",
+		"wrong_shape.bad.yaml":   "cannot unmarshal",
+	}
+	files, err := filepath.Glob("testdata/*.bad.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(expected) {
+		t.Fatalf("%d bad files on disk, %d expectations", len(files), len(expected))
+	}
+	for _, f := range files {
+		want, ok := expected[filepath.Base(f)]
+		if !ok {
+			t.Fatalf("no expectation for %s", f)
+		}
+		_, err := Load(f)
+		if err == nil {
+			t.Errorf("%s: expected an error containing %q, got none", f, want)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not contain %q", f, err, want)
+		}
+		if !strings.Contains(err.Error(), f) {
+			t.Errorf("%s: error %q does not name the file", f, err)
+		}
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if !os.IsNotExist(errorsUnwrapAll(err)) {
+		t.Fatalf("want a not-exist error, got %v", err)
+	}
+}
+
+func errorsUnwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	f := func(in string, want int64, ok bool) {
+		t.Helper()
+		got, err := ParseByteSize(in)
+		if (err == nil) != ok || got != want {
+			t.Fatalf("ParseByteSize(%q) = %d, %v; want %d, ok=%v", in, got, err, want, ok)
+		}
+	}
+	f("1024", 1024, true)
+	f("64KiB", 64<<10, true)
+	f("128MiB", 128<<20, true)
+	f("1GiB", 1<<30, true)
+	f("2 MB", 2<<20, true)
+	f("-1", 0, false)
+	f("lots", 0, false)
+	f("99999999999GiB", 0, false)
+}
+
+func FuzzParse(f *testing.F) {
+	for _, p := range []string{"testdata/full.good.yaml", "testdata/unknown_field.bad.yaml"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		if err == nil {
+			if verr := c.Validate(); verr != nil {
+				t.Fatalf("Parse accepted a config that does not validate: %v", verr)
+			}
+		}
+	})
+}
