@@ -1,0 +1,259 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// ErrStopped is returned by Submit once the pipeline is stopping.
+var ErrStopped = errors.New("pipeline is stopped")
+
+// Options configures a Pipeline.
+type Options struct {
+	// Shards is the number of shards; 0 means runtime.GOMAXPROCS(0).
+	Shards int
+	// QueueValues bounds the values queued in one shard.
+	QueueValues int
+	// MaxBatch is the most values passed to one Store.Write call.
+	MaxBatch int
+	// Store receives every value. Required.
+	Store history.Writer
+	// Metrics receives the pipeline's counters; nil disables them.
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
+}
+
+// DefaultOptions returns the defaults for everything but Store.
+func DefaultOptions() Options {
+	return Options{QueueValues: 1 << 17, MaxBatch: 1 << 14}
+}
+
+func (o *Options) ensureDefaults() {
+	d := DefaultOptions()
+	if o.Shards <= 0 {
+		o.Shards = runtime.GOMAXPROCS(0)
+	}
+	if o.QueueValues <= 0 {
+		o.QueueValues = d.QueueValues
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = d.MaxBatch
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = selfmon.NewRegistry()
+	}
+}
+
+// Pipeline is the sharded value pipeline.
+type Pipeline struct {
+	opts   Options
+	shards []*shard
+
+	committed *selfmon.Counter
+	errors    *selfmon.Counter
+	batches   *selfmon.Counter
+
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New creates a pipeline; Run starts its shard goroutines.
+func New(opts Options) (*Pipeline, error) {
+	if opts.Store == nil {
+		return nil, fmt.Errorf("pipeline: Options.Store is required")
+	}
+	opts.ensureDefaults()
+	p := &Pipeline{opts: opts}
+	m := opts.Metrics
+	p.committed = m.Counter("peregrine_pipeline_values_committed_total", "Values accepted by the history store.")
+	p.errors = m.Counter("peregrine_pipeline_store_errors_total", "History store writes that failed; their values were not acknowledged.")
+	p.batches = m.Counter("peregrine_pipeline_store_batches_total", "Batches written to the history store.")
+	m.Rate("peregrine_pipeline_values_committed_per_second", "Values accepted by the history store per second, over the last rate interval.",
+		func() float64 { return float64(p.committed.Load()) })
+	for i := 0; i < opts.Shards; i++ {
+		s := newShard(p, i)
+		p.shards = append(p.shards, s)
+		m.GaugeFunc("peregrine_pipeline_queue_values", "Values waiting in a shard's queue.",
+			func() float64 { return float64(s.depth.Load()) }, "shard", strconv.Itoa(i))
+	}
+	return p, nil
+}
+
+// Shards returns the shard count.
+func (p *Pipeline) Shards() int { return len(p.shards) }
+
+// shardOf maps an item to its shard. Item ids are usually dense, so a
+// multiplicative hash spreads runs of ids evenly whatever the shard count.
+func (p *Pipeline) shardOf(item uint64) int {
+	return int((item * 0x9E3779B97F4A7C15 >> 32) % uint64(len(p.shards)))
+}
+
+// Run starts the shards and blocks until ctx is done or Stop is called,
+// then drains what is queued and returns.
+func (p *Pipeline) Run(ctx context.Context) error {
+	for _, s := range p.shards {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			s.run()
+		}()
+	}
+	stop := context.AfterFunc(ctx, p.Stop)
+	defer stop()
+	p.wg.Wait()
+	return nil
+}
+
+// Stop makes Submit refuse new values, lets the shards write what they
+// already hold, and returns once they have.
+func (p *Pipeline) Stop() {
+	p.stopOnce.Do(func() {
+		for _, s := range p.shards {
+			s.mu.Lock()
+			s.stopping = true
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		}
+	})
+}
+
+// Ticket tracks one Submit's outstanding shards. A caller that submits
+// repeatedly (one connection) reuses one Ticket to avoid allocating.
+type Ticket struct {
+	pending atomic.Int32
+	mu      sync.Mutex
+	err     error
+	done    chan struct{}
+}
+
+// NewTicket returns a reusable ticket.
+func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
+
+func (t *Ticket) finish(err error) {
+	if err != nil {
+		t.mu.Lock()
+		if t.err == nil {
+			t.err = err
+		}
+		t.mu.Unlock()
+	}
+	if t.pending.Add(-1) == 0 {
+		t.done <- struct{}{}
+	}
+}
+
+// Submit routes values to their shards and returns once all of them are
+// in the store, or with the first store error. values must not be empty of
+// ItemIDs; the slice may be reused by the caller as soon as Submit returns.
+// t may be nil (a ticket is then allocated).
+func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
+	if len(values) == 0 {
+		return nil
+	}
+	if t == nil {
+		t = NewTicket()
+	}
+	t.err = nil
+	// Count the shards touched first, so that a fast shard finishing
+	// before the others are enqueued cannot complete the ticket early.
+	n := len(p.shards)
+	if n == 1 {
+		t.pending.Store(1)
+		if err := p.shards[0].enqueue(values, t); err != nil {
+			return err
+		}
+	} else {
+		// Group values per shard with one counting pass and one scatter
+		// pass into a scratch slice, so each shard gets one contiguous run.
+		sc := getScratch(n, len(values))
+		defer putScratch(sc)
+		for i := range values {
+			sc.counts[p.shardOf(values[i].ItemID)]++
+		}
+		touched := int32(0)
+		off := 0
+		for i, c := range sc.counts {
+			sc.starts[i] = off
+			sc.pos[i] = off
+			off += c
+			if c > 0 {
+				touched++
+			}
+		}
+		for i := range values {
+			s := p.shardOf(values[i].ItemID)
+			sc.buf[sc.pos[s]] = values[i]
+			sc.pos[s]++
+		}
+		t.pending.Store(touched)
+		for i, c := range sc.counts {
+			if c == 0 {
+				continue
+			}
+			if err := p.shards[i].enqueue(sc.buf[sc.starts[i]:sc.starts[i]+c], t); err != nil {
+				// Shards already enqueued will still finish the ticket;
+				// account for the ones that never will.
+				for j := i; j < len(sc.counts); j++ {
+					if sc.counts[j] > 0 {
+						t.finish(err)
+					}
+				}
+				<-t.done
+				return err
+			}
+		}
+	}
+	<-t.done
+	return t.err
+}
+
+type scratch struct {
+	counts, starts, pos []int
+	buf                 []history.Sample
+}
+
+var scratchPool sync.Pool
+
+func getScratch(shards, n int) *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	if cap(sc.counts) < shards {
+		sc.counts, sc.starts, sc.pos = make([]int, shards), make([]int, shards), make([]int, shards)
+	}
+	sc.counts, sc.starts, sc.pos = sc.counts[:shards], sc.starts[:shards], sc.pos[:shards]
+	clear(sc.counts)
+	if cap(sc.buf) < n {
+		sc.buf = make([]history.Sample, n)
+	}
+	sc.buf = sc.buf[:n]
+	return sc
+}
+
+func putScratch(sc *scratch) {
+	clear(sc.buf) // drop string references
+	if cap(sc.buf) > 1<<16 {
+		sc.buf = nil // do not pin the memory of one huge request
+	}
+	scratchPool.Put(sc)
+}
+
+// Last returns the newest and the previous value the store accepted for
+// item (ok is false when the item has none yet; prev.ItemID is 0 when there
+// was only one).
+func (p *Pipeline) Last(item uint64) (last, prev history.Sample, ok bool) {
+	return p.shards[p.shardOf(item)].last(item)
+}
