@@ -1,0 +1,42 @@
+# See README.md. Every target works on a fresh clone with ../shared beside it.
+GO ?= go
+PKGS := ./...
+
+.PHONY: build run test test-race test-integration bench fuzz lint tidy
+
+build:
+	$(GO) build -o bin/peregrine ./cmd/peregrine
+
+run: build
+	./bin/peregrine serve
+
+# Fast unit tests (integration tests with real Zabbix programs are skipped).
+test:
+	$(GO) test -short -count=1 $(PKGS)
+
+# What CI runs: every test, real programs included, with the race detector.
+test-race:
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+test-integration:
+	$(GO) test -count=1 -run Integration -timeout 20m $(PKGS)
+
+# Hot-path benchmarks; compare runs with benchstat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./internal/zbx/... ./internal/ingest/ ./internal/pipeline/ ./internal/history/... ./internal/catalog/
+
+# A short fuzzing budget per target.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzReadFrame$$' -fuzztime $(FUZZTIME) ./internal/zbx/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/zbx/itemkey/
+	$(GO) test -run '^$$' -fuzz '^FuzzSenderData$$' -fuzztime $(FUZZTIME) ./internal/ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/config/
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l cmd internal)" || (gofmt -l cmd internal; exit 1)
+
+tidy:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum

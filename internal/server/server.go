@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/ingest"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// Version is the Peregrine version, set at build time with
+// -ldflags "-X github.com/peregrine-mon/peregrine/internal/server.Version=...".
+var Version = "0.1.0-dev"
+
+// CatalogPath is where the catalog database lives in a data directory.
+func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog.db") }
+
+// NewLogger builds the process logger from the log configuration.
+func NewLogger(c config.LogConfig, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Server is a running Peregrine.
+type Server struct {
+	cfg      config.Config
+	log      *slog.Logger
+	Metrics  *selfmon.Registry
+	Catalog  *catalog.Catalog
+	Store    history.Store
+	Pipeline *pipeline.Pipeline
+	Trapper  *ingest.Server
+	httpLn   net.Listener
+	httpSrv  *http.Server
+}
+
+// New opens the data directory and binds the listeners; Run serves.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("cannot create data directory %s (set data_dir): %w", cfg.DataDir, err)
+	}
+	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry()}
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeAll()
+		}
+	}()
+	var err error
+	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog")})
+	if err != nil {
+		return nil, err
+	}
+	snap := s.Catalog.Snapshot()
+	log.Info("catalog loaded", "path", CatalogPath(cfg.DataDir), "hosts", len(snap.Hosts()), "items", snap.ItemCount())
+	switch cfg.History.Store {
+	case "memory":
+		s.Store = memstore.New()
+	default:
+		return nil, fmt.Errorf("unknown history.store %q", cfg.History.Store)
+	}
+	s.Pipeline, err = pipeline.New(pipeline.Options{
+		Shards:      cfg.Pipeline.EffectiveShards(),
+		QueueValues: cfg.Pipeline.QueueValues,
+		MaxBatch:    cfg.Pipeline.MaxBatch,
+		Store:       s.Store,
+		Metrics:     s.Metrics,
+		Logger:      log.With("component", "pipeline"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Trapper, err = ingest.New(ingest.Options{
+		Listen:           cfg.Trapper.Listen,
+		MaxConnections:   cfg.Trapper.MaxConnections,
+		MaxFrameSize:     int64(cfg.Trapper.MaxFrameSize),
+		MaxBufferedBytes: int64(cfg.Trapper.MaxBufferedBytes),
+		Timeout:          cfg.Trapper.Timeout.Std(),
+		IdleTimeout:      cfg.Trapper.IdleTimeout.Std(),
+		Catalog:          s.Catalog,
+		Pipeline:         s.Pipeline,
+		Metrics:          s.Metrics,
+		Logger:           log.With("component", "trapper"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen for HTTP on %s (set http.listen): %w", cfg.HTTP.Listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.Metrics.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	s.httpSrv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
+	ok = true
+	return s, nil
+}
+
+// TrapperAddr is the bound trapper address.
+func (s *Server) TrapperAddr() net.Addr { return s.Trapper.Addr() }
+
+// HTTPAddr is the bound HTTP address.
+func (s *Server) HTTPAddr() net.Addr { return s.httpLn.Addr() }
+
+// Run serves until ctx is done, then shuts down in order: the trapper
+// stops accepting and finishes its requests, the pipeline writes what it
+// holds, the store and catalog close.
+func (s *Server) Run(ctx context.Context) error {
+	pctx, stopPipeline := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	wg.Add(1)
+	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
+
+	stopRates := make(chan struct{})
+	go s.Metrics.RunRates(stopRates, 5*time.Second)
+
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := s.httpSrv.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http: %w", err)
+		}
+	}()
+	s.log.Info("http listening", "addr", s.httpLn.Addr().String())
+
+	tctx, stopTrapper := context.WithCancel(ctx)
+	trapperDone := make(chan error, 1)
+	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case runErr = <-trapperDone:
+		trapperDone <- runErr
+		s.log.Error("trapper stopped", "err", runErr)
+	case runErr = <-errc:
+	}
+	stopTrapper()
+	<-trapperDone
+	shCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	s.httpSrv.Shutdown(shCtx)
+	cancel()
+	stopPipeline()
+	s.Pipeline.Stop()
+	wg.Wait()
+	close(stopRates)
+	if err := s.closeAll(); err != nil && runErr == nil {
+		runErr = err
+	}
+	s.log.Info("stopped")
+	return runErr
+}
+
+func (s *Server) closeAll() error {
+	var errs []error
+	if s.httpLn != nil && s.httpSrv == nil {
+		s.httpLn.Close()
+	}
+	if s.Store != nil {
+		errs = append(errs, s.Store.Close())
+	}
+	if s.Catalog != nil {
+		errs = append(errs, s.Catalog.Close())
+	}
+	return errors.Join(errs...)
+}
