@@ -138,3 +138,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The documented example must stay equal to the defaults.
+func TestExampleFileIsDefaults(t *testing.T) {
+	c, err := Load("../../docs/peregrine.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(Default(), c); d != "" {
+		t.Fatalf("docs/peregrine.example.yaml differs from Default() (-default +file):\n%s", d)
+	}
+}
