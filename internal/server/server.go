@@ -70,8 +70,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	snap := s.Catalog.Snapshot()
-	log.Info("catalog loaded", "path", CatalogPath(cfg.DataDir), "hosts", len(snap.Hosts()), "items", snap.ItemCount())
 	switch cfg.History.Store {
 	case "memory":
 		s.Store = memstore.New()

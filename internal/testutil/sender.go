@@ -40,7 +40,7 @@ type SenderResult struct {
 }
 
 var (
-	respRe  = regexp.MustCompile(`processed: (\d+); failed: (\d+); total: (\d+); seconds spent: \d+\.\d{6}"`)
+	respRe  = regexp.MustCompile(`Response from "[^"]*": "processed: (\d+); failed: (\d+); total: (\d+); seconds spent: \d+\.\d{6}"`)
 	finalRe = regexp.MustCompile(`(?m)^sent: (\d+); skipped: (\d+); total: (\d+)$`)
 )
 

@@ -147,7 +147,7 @@ func Run(t *testing.T, open Opener) {
 
 	t.Run("ConcurrentWritersAndReaders", func(t *testing.T) {
 		s := open(t)
-		const writers, perWriter, batch = 4, 5000, 100
+		const writers, perWriter, batch = 4, 2000, 100
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		errc := make(chan error, writers+1)

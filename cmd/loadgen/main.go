@@ -1,0 +1,208 @@
+// Command loadgen drives a Zabbix trapper with pre-encoded sender data
+// frames and reports the values per second the server processed, with
+// the CPU time the generator and the server each used.
+//
+//	loadgen -serve bin/peregrine -items-per-host 1000 -hosts 100 -duration 20s
+//
+// With -serve, loadgen creates a fresh data directory, writes the load's
+// hosts and items into its catalog, starts `peregrine serve` on loopback
+// ports as a child process, runs the load, and checks the server's own
+// counters: every value the replies acknowledged must have been committed
+// to the history store, none failed. Without -serve it sends to -addr.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/bench"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+func main() {
+	var l bench.TrapperLoad
+	flag.StringVar(&l.Addr, "addr", "127.0.0.1:10051", "trapper address (ignored with -serve)")
+	flag.IntVar(&l.Hosts, "hosts", 100, "hosts")
+	flag.IntVar(&l.ItemsPerHost, "items-per-host", 1000, "trapper items per host")
+	flag.IntVar(&l.PacketValues, "packet", 1000, "values per frame (zabbix_sender uses 250)")
+	flag.IntVar(&l.Senders, "senders", 8, "concurrent senders")
+	flag.DurationVar(&l.Duration, "duration", 20*time.Second, "how long to send")
+	flag.Float64Var(&l.Rate, "rate", 0, "offered values per second (0 = as fast as possible)")
+	flag.BoolVar(&l.Persistent, "persistent", true, "keep connections open between frames")
+	flag.BoolVar(&l.Compress, "compress", false, "zlib-compress frames")
+	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
+	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
+	flag.Parse()
+	if err := run(&l, *serveBin, *shards); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(l *bench.TrapperLoad, serveBin string, shards int) error {
+	ctx := context.Background()
+	var child *exec.Cmd
+	var metricsURL string
+	if serveBin != "" {
+		dir, err := os.MkdirTemp("", "peregrine-loadgen-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		t0 := time.Now()
+		cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db")})
+		if err != nil {
+			return err
+		}
+		if _, err := cat.Apply(ctx, l.CatalogSpec()); err != nil {
+			return err
+		}
+		cat.Close()
+		fmt.Printf("catalog: %d items written in %.1fs\n", l.Hosts*l.ItemsPerHost, time.Since(t0).Seconds())
+		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
+		cfgPath := filepath.Join(dir, "peregrine.yaml")
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return err
+		}
+		child = exec.Command(serveBin, "serve", "-config", cfgPath)
+		stderr, err := child.StderrPipe()
+		if err != nil {
+			return err
+		}
+		if err := child.Start(); err != nil {
+			return err
+		}
+		defer func() {
+			child.Process.Signal(syscall.SIGTERM)
+			child.Wait()
+		}()
+		trapper, httpAddr, err := waitListening(stderr, 2*time.Minute)
+		if err != nil {
+			return err
+		}
+		l.Addr, metricsURL = trapper, "http://"+httpAddr+"/metrics"
+	}
+
+	var selfBefore, childBefore time.Duration
+	selfBefore = selfCPU()
+	if child != nil {
+		childBefore = procCPU(child.Process.Pid)
+	}
+	fmt.Printf("load: %d items, %d values/frame, %d senders, persistent=%v, compress=%v, rate=%.0f, %s\n",
+		l.Hosts*l.ItemsPerHost, l.PacketValues, l.Senders, l.Persistent, l.Compress, l.Rate, l.Duration)
+	res, err := l.Run(ctx)
+	if err != nil {
+		return err
+	}
+	genCPU := selfCPU() - selfBefore
+	fmt.Printf("sent %d values in %d frames over %.2fs: processed %d, failed %d, frame errors %d\n",
+		res.Sent, res.Frames, res.Elapsed.Seconds(), res.Processed, res.Failed, res.Errors)
+	fmt.Printf("throughput: %.0f values/s processed (acknowledged after the store accepted them)\n", res.ValuesPerSecond())
+	fmt.Printf("generator CPU: %.2fs (%.0f%% of one core)\n", genCPU.Seconds(), 100*genCPU.Seconds()/res.Elapsed.Seconds())
+	if res.FirstErr != nil {
+		fmt.Printf("first error: %v\n", res.FirstErr)
+	}
+	if child != nil {
+		srvCPU := procCPU(child.Process.Pid) - childBefore
+		fmt.Printf("server CPU: %.2fs (%.0f%% of one core), %.2f µs per value\n", srvCPU.Seconds(), 100*srvCPU.Seconds()/res.Elapsed.Seconds(), 1e6*srvCPU.Seconds()/float64(max(res.Processed, 1)))
+		m, err := scrape(metricsURL)
+		if err != nil {
+			return err
+		}
+		committed := m["peregrine_pipeline_values_committed_total"]
+		processed := m["peregrine_trapper_values_processed_total"]
+		fmt.Printf("server counters: processed %.0f, committed to store %.0f, received %.0f\n", processed, committed, m["peregrine_trapper_values_received_total"])
+		lost := float64(res.Sent) - committed
+		fmt.Printf("lost (sent with a reply - committed): %.0f; failed: %d\n", lost, res.Failed)
+		if lost != 0 || res.Failed != 0 || res.Errors != 0 || float64(res.Processed) != committed {
+			return fmt.Errorf("not a clean run: lost %.0f, failed %d, frame errors %d", lost, res.Failed, res.Errors)
+		}
+	}
+	return nil
+}
+
+var listenRe = regexp.MustCompile(`msg="(trapper|http) listening".* addr=(\S+)`)
+
+// waitListening reads the child's log until both listeners report their
+// addresses, then keeps draining the log to our stderr.
+func waitListening(r io.Reader, timeout time.Duration) (trapper, httpAddr string, err error) {
+	found := make(chan [2]string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		var t, h string
+		for sc.Scan() {
+			line := sc.Text()
+			if m := listenRe.FindStringSubmatch(line); m != nil {
+				if m[1] == "trapper" {
+					t = m[2]
+				} else {
+					h = m[2]
+				}
+				if t != "" && h != "" {
+					found <- [2]string{t, h}
+				}
+			}
+			if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
+				fmt.Fprintln(os.Stderr, "server:", line)
+			}
+		}
+	}()
+	select {
+	case a := <-found:
+		return a[0], a[1], nil
+	case <-time.After(timeout):
+		return "", "", fmt.Errorf("server did not report its listeners within %s", timeout)
+	}
+}
+
+func scrape(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			v, _ := strconv.ParseFloat(line[i+1:], 64)
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU reads utime+stime of pid from /proc (clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}

@@ -1,0 +1,89 @@
+package ingest
+
+import (
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// Reasons a request or a frame is refused, as the "reason" label.
+type badReason int
+
+const (
+	badHeader badReason = iota
+	badFlags
+	badTooLarge
+	badTruncated
+	badCompression
+	badTimeout
+	badIO
+	badBusy
+	badFormat
+	badJSON
+	badUnsupported
+	badNoData
+	badStore
+	numBadReasons
+)
+
+var badReasonNames = [numBadReasons]string{
+	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
+	"io_error", "memory_busy", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
+}
+
+// Reasons one value is counted as failed.
+type failReason int
+
+const (
+	failMissingField failReason = iota
+	failBadClock
+	failUnknownHost
+	failHostDisabled
+	failUnknownItem
+	failItemDisabled
+	failWrongItemType
+	failBadValue
+	failStore
+	numFailReasons
+)
+
+var failReasonNames = [numFailReasons]string{
+	"missing_field", "bad_clock", "unknown_host", "host_disabled", "unknown_item",
+	"item_disabled", "wrong_item_type", "bad_value", "store_error",
+}
+
+type metrics struct {
+	connections *selfmon.Counter
+	requests    *selfmon.Counter
+	bad         [numBadReasons]*selfmon.Counter
+	received    *selfmon.Counter
+	processed   *selfmon.Counter
+	failed      [numFailReasons]*selfmon.Counter
+}
+
+func newMetrics(r *selfmon.Registry, s *Server) *metrics {
+	m := &metrics{
+		connections: r.Counter("peregrine_trapper_connections_total", "Trapper connections accepted."),
+		requests:    r.Counter("peregrine_trapper_requests_total", "Trapper frames read completely."),
+		received:    r.Counter("peregrine_trapper_values_received_total", "Values received in sender data requests."),
+		processed:   r.Counter("peregrine_trapper_values_processed_total", "Values accepted and stored (acknowledged as processed)."),
+	}
+	for i := range m.bad {
+		m.bad[i] = r.Counter("peregrine_trapper_bad_requests_total", "Frames or requests refused, by reason.", "reason", badReasonNames[i])
+	}
+	for i := range m.failed {
+		m.failed[i] = r.Counter("peregrine_trapper_values_failed_total", "Values counted as failed, by reason.", "reason", failReasonNames[i])
+	}
+	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections being served.", func() float64 { return float64(len(s.slots)) })
+	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Payload bytes held by trapper connections.", func() float64 { return float64(s.budget.inUse()) })
+	r.Rate("peregrine_trapper_values_received_per_second", "Values received per second over the last rate interval.", func() float64 { return float64(m.received.Load()) })
+	r.Rate("peregrine_trapper_values_processed_per_second", "Values processed per second over the last rate interval.", func() float64 { return float64(m.processed.Load()) })
+	r.Rate("peregrine_trapper_values_failed_per_second", "Values failed per second over the last rate interval.", func() float64 { return float64(m.failedTotal()) })
+	return m
+}
+
+func (m *metrics) failedTotal() uint64 {
+	var n uint64
+	for _, c := range m.failed {
+		n += c.Load()
+	}
+	return n
+}

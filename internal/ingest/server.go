@@ -1,0 +1,183 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// Catalog gives the trapper the current configuration snapshot.
+type Catalog interface {
+	Snapshot() *catalog.Snapshot
+}
+
+// Submitter takes accepted values and returns once they are stored.
+type Submitter interface {
+	Submit(values []history.Sample, t *pipeline.Ticket) error
+}
+
+// Options configures a trapper Server.
+type Options struct {
+	// Listener to serve; if nil, Listen is used.
+	Listener net.Listener
+	Listen   string
+
+	MaxConnections   int
+	MaxFrameSize     int64
+	MaxBufferedBytes int64
+	Timeout          time.Duration
+	IdleTimeout      time.Duration
+
+	Catalog  Catalog
+	Pipeline Submitter
+	Metrics  *selfmon.Registry
+	Logger   *slog.Logger
+	// Now returns the receive time given to values without a clock;
+	// tests replace it.
+	Now func() time.Time
+}
+
+func (o *Options) ensureDefaults() error {
+	if o.Catalog == nil || o.Pipeline == nil {
+		return errors.New("ingest: Options.Catalog and Options.Pipeline are required")
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = 4096
+	}
+	if o.MaxFrameSize <= 0 {
+		o.MaxFrameSize = 128 << 20
+	}
+	if o.MaxBufferedBytes < o.MaxFrameSize {
+		o.MaxBufferedBytes = max(512<<20, o.MaxFrameSize)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Second
+	}
+	if o.Metrics == nil {
+		o.Metrics = selfmon.NewRegistry()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
+// Server is the trapper listener.
+type Server struct {
+	opts     Options
+	ln       net.Listener
+	slots    chan struct{}
+	budget   *byteBudget
+	m        *metrics
+	throttle *selfmon.LogThrottle
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// New binds the listener (unless one is given) so that Addr is known
+// before Run.
+func New(opts Options) (*Server, error) {
+	if err := opts.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	ln := opts.Listener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", opts.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("cannot listen for the trapper on %s (set trapper.listen): %w", opts.Listen, err)
+		}
+	}
+	s := &Server{
+		opts:     opts,
+		ln:       ln,
+		slots:    make(chan struct{}, opts.MaxConnections),
+		budget:   newByteBudget(opts.MaxBufferedBytes),
+		throttle: selfmon.NewLogThrottle(opts.Logger, 10*time.Second),
+		conns:    map[net.Conn]struct{}{},
+	}
+	s.m = newMetrics(opts.Metrics, s)
+	return s, nil
+}
+
+// Addr is the address the trapper listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Run accepts connections until ctx is done, then closes the listener,
+// lets the requests in progress finish and returns.
+func (s *Server) Run(ctx context.Context) error {
+	s.opts.Logger.Info("trapper listening", "addr", s.ln.Addr().String())
+	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+	defer stop()
+	var err error
+	for {
+		// Take a slot before accepting: connections beyond the bound wait
+		// in the kernel's backlog rather than in our memory.
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		var c net.Conn
+		c, err = s.ln.Accept()
+		if err != nil {
+			<-s.slots
+			if ctx.Err() != nil {
+				err = nil
+				break
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				err = nil
+				break
+			}
+			s.opts.Logger.Error("trapper accept failed", "err", err)
+			time.Sleep(50 * time.Millisecond) // e.g. out of file descriptors
+			continue
+		}
+		s.m.connections.Inc()
+		s.mu.Lock()
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.slots }()
+			s.serve(ctx, c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+	// Connections idle between frames are closed now; a connection in the
+	// middle of a request finishes it (the pipeline drains after us).
+	s.mu.Lock()
+	for c := range s.conns {
+		c.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}

@@ -1,0 +1,37 @@
+// Package zbx owns the Zabbix "ZBXD" framing used on the trapper (10051)
+// and passive agent (10050) ports: the 13- or 21-byte header, its flags,
+// zlib compression of the payload and the size limits that keep a hostile
+// or broken peer from making us allocate.
+//
+// It does not own the payloads: decoding "sender data" JSON, agent data or
+// passive check replies is the business of the packages that read frames
+// (ingest, poll/agent). Item key syntax lives in the subpackage itemkey.
+//
+// Wire format (see shared/spec/zabbix-compat.md §1): "ZBXD", one flags
+// byte, then two little-endian unsigned sizes, datalen and reserved, of 4
+// bytes each (8 bytes each when FlagLarge is set), then datalen bytes of
+// payload. With FlagCompressed the payload is a zlib stream and reserved
+// is its inflated size; without it reserved means nothing and is ignored
+// (Zabbix agent 2 6.0 writes reserved = datalen there).
+//
+// Reading: a Reader decodes frames from a stream and validates every size
+// against ReaderOptions.MaxSize before it reads or allocates. Its buffers
+// grow with the bytes that actually arrive (or inflate), never with the
+// size a peer merely announces, and they are reused from frame to frame,
+// so the steady state does not allocate for uncompressed frames. A Reader
+// never reads past the end of the current frame: replacing it with a new
+// Reader (or calling Reset) between frames loses no bytes.
+//
+// Writing: AppendFrame encodes into a caller-owned buffer; WriteFrame is
+// the convenience that also sets a write deadline.
+//
+// Errors wrap one of the sentinels ErrBadMagic, ErrBadFlags, ErrTooLarge,
+// ErrTruncated and ErrCompression, with the numbers in the message. I/O
+// errors from the underlying connection are wrapped too, and a deadline
+// that expires still satisfies os.IsTimeout and
+// errors.Is(err, os.ErrDeadlineExceeded).
+//
+// Concurrency: a Reader belongs to one goroutine (one connection) at a
+// time. ParseHeader, AppendFrame and WriteFrame are safe for concurrent use;
+// concurrent WriteFrame calls on the same writer are not serialised.
+package zbx

@@ -1,0 +1,5 @@
+//go:build !race
+
+package zbx_test
+
+const raceEnabled = false
