@@ -265,24 +265,24 @@ func infoCounts(t testing.TB, reply []byte) (processed, failed, total int) {
 func TestPerValueChecks(t *testing.T) {
 	ts := startTrapper(t, testSpec(), nil)
 	rows := []string{
-		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551615"}`, // ok: max uint64
-		`{"host":"peregrine-test","key":"trap.a","value":"12.000"}`,               // ok: zero fraction
-		`{"host":"peregrine-test","key":"trap.a","value":"12.5"}`,                 // bad value
-		`{"host":"peregrine-test","key":"trap.a","value":"-1"}`,                   // bad value
-		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551616"}`, // overflow
-		`{"host":"peregrine-test","key":"trap.c","value":" -1.5e+3\r\n"}`,         // ok
-		`{"host":"peregrine-test","key":"trap.c","value":"nan"}`,                  // bad value
-		`{"host":"peregrine-test","key":"trap.c","value":"1e309"}`,                // out of range
-		`{"host":"peregrine-test","key":"trap.c","value":2.5}`,                    // ok: unquoted number
+		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551615"}`,             // ok: max uint64
+		`{"host":"peregrine-test","key":"trap.a","value":"12.000"}`,                           // ok: zero fraction
+		`{"host":"peregrine-test","key":"trap.a","value":"12.5"}`,                             // bad value
+		`{"host":"peregrine-test","key":"trap.a","value":"-1"}`,                               // bad value
+		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551616"}`,             // overflow
+		`{"host":"peregrine-test","key":"trap.c","value":" -1.5e+3\r\n"}`,                     // ok
+		`{"host":"peregrine-test","key":"trap.c","value":"nan"}`,                              // bad value
+		`{"host":"peregrine-test","key":"trap.c","value":"1e309"}`,                            // out of range
+		`{"host":"peregrine-test","key":"trap.c","value":2.5}`,                                // ok: unquoted number
 		`{"host":"peregrine-test","key":"trap.b","value":"` + strings.Repeat("é", 300) + `"}`, // ok, truncated
-		`{"host":"nobody","key":"trap.a","value":"1"}`,                            // unknown host
-		`{"host":"peregrine-test","key":"nope","value":"1"}`,                      // unknown key
-		`{"host":"peregrine-test","key":"agent.ping","value":"1"}`,                // not a trapper item
-		`{"host":"peregrine-test","key":"trap.off","value":"1"}`,                  // disabled item
-		`{"host":"down-host","key":"trap.a","value":"1"}`,                         // host not monitored
-		`{"host":"peregrine-test","value":"1"}`,                                   // no key
-		`{"host":"peregrine-test","key":"trap.a","value":"1","clock":-5}`,         // bad clock
-		`{"host":"peregrine-test","key":"trap.a","value":"1","clock":100,"ns":1000000000}`, // bad ns
+		`{"host":"nobody","key":"trap.a","value":"1"}`,                                        // unknown host
+		`{"host":"peregrine-test","key":"nope","value":"1"}`,                                  // unknown key
+		`{"host":"peregrine-test","key":"agent.ping","value":"1"}`,                            // not a trapper item
+		`{"host":"peregrine-test","key":"trap.off","value":"1"}`,                              // disabled item
+		`{"host":"down-host","key":"trap.a","value":"1"}`,                                     // host not monitored
+		`{"host":"peregrine-test","value":"1"}`,                                               // no key
+		`{"host":"peregrine-test","key":"trap.a","value":"1","clock":-5}`,                     // bad clock
+		`{"host":"peregrine-test","key":"trap.a","value":"1","clock":100,"ns":1000000000}`,    // bad ns
 		`"not an object"`,
 	}
 	_, reply := roundTrip(t, ts.addr, senderFrame(t, zbx.FlagProtocol, rows...))

@@ -27,11 +27,13 @@ func NewLogThrottle(log *slog.Logger, window time.Duration) *LogThrottle {
 	return &LogThrottle{log: log, window: window, seen: map[string]*throttleState{}}
 }
 
-// Warn logs msg with args under key unless key was logged within the
-// window; when it logs, it adds the number of suppressed repeats.
-func (t *LogThrottle) Warn(key, msg string, args ...any) {
+// Allow reports whether key may be logged now and, if so, how many
+// repeats were suppressed since it last was. Callers use it to avoid even
+// building log arguments for suppressed repeats.
+func (t *LogThrottle) Allow(key string) (suppressed int, ok bool) {
 	now := time.Now()
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	st := t.seen[key]
 	if st == nil {
 		if len(t.seen) > 10000 { // bound the map under a key explosion
@@ -41,12 +43,20 @@ func (t *LogThrottle) Warn(key, msg string, args ...any) {
 		t.seen[key] = st
 	} else if now.Sub(st.last) < t.window {
 		st.suppressed++
-		t.mu.Unlock()
-		return
+		return 0, false
 	}
 	n := st.suppressed
 	st.last, st.suppressed = now, 0
-	t.mu.Unlock()
+	return n, true
+}
+
+// Warn logs msg with args under key unless key was logged within the
+// window; when it logs, it adds the number of suppressed repeats.
+func (t *LogThrottle) Warn(key, msg string, args ...any) {
+	n, ok := t.Allow(key)
+	if !ok {
+		return
+	}
 	if n > 0 {
 		args = append(args, "suppressed", n)
 	}
