@@ -44,14 +44,15 @@ func main() {
 	flag.BoolVar(&l.Compress, "compress", false, "zlib-compress frames")
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
+	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
 	flag.Parse()
-	if err := run(&l, *serveBin, *shards); err != nil {
+	if err := run(&l, *serveBin, *shards, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(l *bench.TrapperLoad, serveBin string, shards int) error {
+func run(l *bench.TrapperLoad, serveBin string, shards int, profile string) error {
 	ctx := context.Background()
 	var child *exec.Cmd
 	var metricsURL string
@@ -71,7 +72,7 @@ func run(l *bench.TrapperLoad, serveBin string, shards int) error {
 		}
 		cat.Close()
 		fmt.Printf("catalog: %d items written in %.1fs\n", l.Hosts*l.ItemsPerHost, time.Since(t0).Seconds())
-		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
+		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\n  pprof: true\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
 		cfgPath := filepath.Join(dir, "peregrine.yaml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return err
@@ -102,7 +103,19 @@ func run(l *bench.TrapperLoad, serveBin string, shards int) error {
 	}
 	fmt.Printf("load: %d items, %d values/frame, %d senders, persistent=%v, compress=%v, rate=%.0f, %s\n",
 		l.Hosts*l.ItemsPerHost, l.PacketValues, l.Senders, l.Persistent, l.Compress, l.Rate, l.Duration)
+	profDone := make(chan error, 1)
+	if profile != "" && metricsURL != "" {
+		go func() {
+			secs := max(1, int(l.Duration.Seconds())-2)
+			profDone <- fetchTo(strings.TrimSuffix(metricsURL, "/metrics")+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), profile)
+		}()
+	} else {
+		profDone <- nil
+	}
 	res, err := l.Run(ctx)
+	if perr := <-profDone; perr != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", perr)
+	}
 	if err != nil {
 		return err
 	}
@@ -205,4 +218,21 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func fetchTo(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

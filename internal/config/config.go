@@ -58,6 +58,10 @@ type TrapperConfig struct {
 // HTTPConfig configures the HTTP listener (/metrics now, API and UI later).
 type HTTPConfig struct {
 	Listen string `yaml:"listen"`
+	// Pprof serves Go's profiler at /debug/pprof/. Off by default: it
+	// exposes internals and can cost CPU, so an operator turns it on to
+	// investigate.
+	Pprof bool `yaml:"pprof"`
 }
 
 // PipelineConfig configures the sharded value pipeline.

@@ -32,7 +32,7 @@ func TestGoodFiles(t *testing.T) {
 			Listen: "127.0.0.1:10051", MaxConnections: 100, MaxFrameSize: 64 << 20,
 			MaxBufferedBytes: 1 << 30, Timeout: Duration(10 * time.Second), IdleTimeout: Duration(time.Minute),
 		},
-		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080"},
+		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true},
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
 		History:  HistoryConfig{Store: "memory"},
 	}

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
@@ -25,7 +23,7 @@ const maxKeptReadBuffer = 4 << 20
 // connState is the per-connection scratch space, pooled across
 // connections so that the steady state allocates little.
 type connState struct {
-	parser  fastjson.Parser
+	req     senderRequest
 	samples []history.Sample
 	out     []byte
 	ticket  *pipeline.Ticket
@@ -51,6 +49,10 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		if cap(cs.out) > 1<<16 {
 			cs.out = nil
 		}
+		if cap(cs.req.scratch) > 1<<20 {
+			cs.req = senderRequest{}
+		}
+		clear(cs.req.rows)
 		connStatePool.Put(cs)
 	}()
 	rd := s.newReader(c)
@@ -152,20 +154,19 @@ func (s *Server) handle(cs *connState, payload []byte, recv time.Time, remote st
 		s.refuse(badFormat, remote, errors.New("payload is not a JSON object"))
 		return failedReply("request is not a JSON object; legacy text and XML trapper formats are not supported"), false
 	}
-	v, err := cs.parser.ParseBytes(payload)
-	if err != nil {
+	req := &cs.req
+	if err := parseSenderRequest(payload, req); err != nil {
 		s.refuse(badJSON, remote, err)
 		return failedReply("cannot parse request as JSON: " + err.Error()), false
 	}
-	req := v.GetStringBytes("request")
-	switch string(req) {
+	switch string(req.request) {
 	case "sender data":
-		return s.senderData(cs, v, recv, remote), true
+		return s.senderData(cs, recv, remote), true
 	case "active check heartbeat":
 		return nil, false // the agent does not read a reply
 	}
-	s.refuse(badUnsupported, remote, errors.New("request "+truncateForLog(string(req))))
-	return failedReply("unsupported request \"" + truncateForLog(string(req)) + "\""), false
+	s.refuse(badUnsupported, remote, errors.New("request "+truncateForLog(string(req.request))))
+	return failedReply("unsupported request \"" + truncateForLog(string(req.request)) + "\""), false
 }
 
 func truncateForLog(s string) string {

@@ -5,8 +5,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -37,21 +35,21 @@ func str(b []byte) string {
 // clock get the receive time plus their row index in nanoseconds, so that
 // every value of a request has its own timestamp and none overwrites
 // another.
-func (s *Server) senderData(cs *connState, v *fastjson.Value, recv time.Time, remote string) []byte {
-	data := v.Get("data")
-	if data == nil || data.Type() != fastjson.TypeArray {
+func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte {
+	req := &cs.req
+	if !req.hasData {
 		s.refuse(badNoData, remote, errNoData)
 		return failedReply("cannot find the \"data\" array in the request")
 	}
-	rows, _ := data.Array()
+	rows := req.rows
 	snap := s.opts.Catalog.Snapshot()
 	samples := cs.samples[:0]
 	recvClock, recvNS := recv.Unix(), int64(recv.Nanosecond())
 	var failed [numFailReasons]int
 	nsSeq := int32(0)
-	for i, row := range rows {
+	for i := range rows {
 		sm := history.Sample{}
-		reason, ok := s.senderRow(snap, row, &sm)
+		reason, ok := s.senderRow(snap, &rows[i], &sm)
 		if !ok {
 			failed[reason]++
 			continue
@@ -68,18 +66,16 @@ func (s *Server) senderData(cs *connState, v *fastjson.Value, recv time.Time, re
 	}
 	cs.samples = samples
 	processed := len(samples)
+	s.m.received.Add(uint64(len(rows)))
 	if processed > 0 {
-		if err := s.opts.Pipeline.Submit(samples, cs.ticket); err != nil {
-			clear(samples)
-			failed[failStore] += processed
+		err := s.opts.Pipeline.Submit(samples, cs.ticket)
+		clear(samples) // drop string references held by the pooled buffer
+		if err != nil {
 			s.m.failed[failStore].Add(uint64(processed))
-			s.m.received.Add(uint64(len(rows)))
 			s.refuse(badStore, remote, err)
 			return failedReply("cannot store values: " + err.Error())
 		}
-		clear(samples) // drop string references held by the pooled buffer
 	}
-	s.m.received.Add(uint64(len(rows)))
 	s.m.processed.Add(uint64(processed))
 	for r, n := range failed {
 		if n > 0 {
@@ -106,77 +102,74 @@ func (e errString) Error() string { return string(e) }
 
 const errNoData = errString("sender data request without a data array")
 
-// senderRow decodes and checks one data[] row into sm. Clock is set to -1
-// when absent and NS to -1 when absent.
-func (s *Server) senderRow(snap *catalog.Snapshot, row *fastjson.Value, sm *history.Sample) (failReason, bool) {
-	if row.Type() != fastjson.TypeObject {
+// senderRow checks one data[] row into sm. Clock is set to -1 when absent
+// and NS to -1 when absent.
+func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.Sample) (failReason, bool) {
+	if row.notObject || row.has&(hasHost|hasKey|hasValue) != hasHost|hasKey|hasValue {
 		return failMissingField, false
 	}
-	hostV, keyV, valV := row.Get("host"), row.Get("key"), row.Get("value")
-	if hostV == nil || keyV == nil || valV == nil || hostV.Type() != fastjson.TypeString || keyV.Type() != fastjson.TypeString {
-		return failMissingField, false
-	}
-	host, _ := hostV.StringBytes()
-	key, _ := keyV.StringBytes()
-	var raw []byte
-	switch valV.Type() {
-	case fastjson.TypeString:
-		raw, _ = valV.StringBytes()
-	case fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
-		// Scripts sometimes send numbers unquoted; take their text.
-		raw = valV.MarshalTo(nil)
-	default:
-		return failMissingField, false
+	if row.badClock {
+		return failBadClock, false
 	}
 	sm.Clock, sm.NS = -1, -1
-	if c := row.Get("clock"); c != nil {
-		clock, err := c.Int64()
-		if err != nil || clock < 0 || clock > maxClock {
+	if row.has&hasClock != 0 {
+		if row.clock < 0 || row.clock > maxClock {
 			return failBadClock, false
 		}
-		sm.Clock = clock
-		if n := row.Get("ns"); n != nil {
-			ns, err := n.Int64()
-			if err != nil || ns < 0 || ns > 999999999 {
+		sm.Clock = row.clock
+		if row.has&hasNS != 0 {
+			if row.ns < 0 || row.ns > 999999999 {
 				return failBadClock, false
 			}
-			sm.NS = int32(ns)
+			sm.NS = int32(row.ns)
 		}
 	}
+	host, key := row.host, row.key
 	h := snap.Host(str(host))
 	if h == nil {
-		s.valueFailed(failUnknownHost, host, key)
+		s.valueFailed(failUnknownHost, host, key, nil)
 		return failUnknownHost, false
 	}
 	if !h.Enabled {
-		s.valueFailed(failHostDisabled, host, key)
+		s.valueFailed(failHostDisabled, host, key, nil)
 		return failHostDisabled, false
 	}
 	it := h.Item(str(key))
 	switch {
 	case it == nil:
-		s.valueFailed(failUnknownItem, host, key)
+		s.valueFailed(failUnknownItem, host, key, nil)
 		return failUnknownItem, false
 	case it.Type != catalog.Trapper:
-		s.valueFailed(failWrongItemType, host, key)
+		s.valueFailed(failWrongItemType, host, key, nil)
 		return failWrongItemType, false
 	case !it.Enabled:
-		s.valueFailed(failItemDisabled, host, key)
+		s.valueFailed(failItemDisabled, host, key, nil)
 		return failItemDisabled, false
 	}
 	sm.ItemID = it.ID
-	if err := convert(it.ValueType, raw, sm); err != nil {
-		if n, ok := s.throttle.Allow("value:" + failReasonNames[failBadValue]); ok {
-			s.opts.Logger.Warn("trapper value rejected", "reason", failReasonNames[failBadValue], "host", string(host), "key", string(key), "err", err, "suppressed", n)
-		}
+	if err := convert(it.ValueType, row.value, sm); err != nil {
+		s.valueFailed(failBadValue, host, key, err)
 		return failBadValue, false
 	}
 	return 0, true
 }
 
+// failKeys are the throttle keys per reason, built once so that a flood
+// of failing values does not allocate a key per value.
+var failKeys = func() (k [numFailReasons]string) {
+	for i := range k {
+		k[i] = "value:" + failReasonNames[i]
+	}
+	return
+}()
+
 // valueFailed logs (throttled) why one value was refused.
-func (s *Server) valueFailed(r failReason, host, key []byte) {
-	if n, ok := s.throttle.Allow("value:" + failReasonNames[r]); ok {
-		s.opts.Logger.Warn("trapper value rejected", "reason", failReasonNames[r], "host", string(host), "key", string(key), "suppressed", n)
+func (s *Server) valueFailed(r failReason, host, key []byte, err error) {
+	if n, ok := s.throttle.Allow(failKeys[r]); ok {
+		args := []any{"reason", failReasonNames[r], "host", string(host), "key", string(key), "suppressed", n}
+		if err != nil {
+			args = append(args, "err", err)
+		}
+		s.opts.Logger.Warn("trapper value rejected", args...)
 	}
 }

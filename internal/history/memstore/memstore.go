@@ -2,8 +2,10 @@ package memstore
 
 import (
 	"context"
+	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -13,8 +15,97 @@ const stripes = 64
 // readChunk bounds how many samples a reader copies per lock hold.
 const readChunk = 4096
 
+// series holds one item's samples in columns sorted by time. Numeric
+// series carry no pointers at all, so the garbage collector does not scan
+// them: with tens of millions of float samples held, scanning a []Sample
+// (which has a string and a pointer field) dominated the server's CPU.
 type series struct {
-	samples []history.Sample // sorted by (clock, ns), unique
+	ts  []int64   // clock*1e9 + ns
+	num []uint64  // float64 bits or uint64 values (numeric types)
+	str []string  // string values (Str, Text, Log)
+	log []*history.LogMeta
+	vt  history.ValueType
+}
+
+func tsOf(s *history.Sample) int64 { return s.Clock*1e9 + int64(s.NS) }
+
+// nanos converts a clock bound to nanoseconds, saturating instead of
+// overflowing for "from the beginning" / "until the end" bounds.
+func nanos(clock int64) int64 {
+	const maxClock = int64(math.MaxInt64 / 1_000_000_000)
+	switch {
+	case clock >= maxClock:
+		return math.MaxInt64
+	case clock <= -maxClock:
+		return math.MinInt64
+	}
+	return clock * 1e9
+}
+
+func (sr *series) sample(i int, item uint64, out *history.Sample) {
+	t := sr.ts[i]
+	*out = history.Sample{ItemID: item, Clock: t / 1e9, NS: int32(t % 1e9), Type: sr.vt}
+	switch sr.vt {
+	case history.Float:
+		out.F = float64frombits(sr.num[i])
+	case history.Uint:
+		out.U = sr.num[i]
+	default:
+		out.S = sr.str[i]
+		if sr.vt == history.Log {
+			out.Log = sr.log[i]
+		}
+	}
+}
+
+func (sr *series) set(i int, v *history.Sample) {
+	switch sr.vt {
+	case history.Float:
+		sr.num[i] = float64bits(v.F)
+	case history.Uint:
+		sr.num[i] = v.U
+	default:
+		sr.str[i] = v.S
+		if sr.vt == history.Log {
+			var lm *history.LogMeta
+			if v.Log != nil {
+				c := *v.Log
+				lm = &c
+			}
+			sr.log[i] = lm
+		}
+	}
+}
+
+// insert puts v in time order; an equal timestamp replaces (last write
+// wins).
+func (sr *series) insert(v *history.Sample) {
+	t := tsOf(v)
+	n := len(sr.ts)
+	j := n
+	if n > 0 && sr.ts[n-1] >= t {
+		j = sort.Search(n, func(k int) bool { return sr.ts[k] >= t })
+		if sr.ts[j] == t {
+			sr.set(j, v)
+			return
+		}
+	}
+	sr.ts = append(sr.ts, 0)
+	copy(sr.ts[j+1:], sr.ts[j:])
+	sr.ts[j] = t
+	switch sr.vt {
+	case history.Float, history.Uint:
+		sr.num = append(sr.num, 0)
+		copy(sr.num[j+1:], sr.num[j:])
+	default:
+		sr.str = append(sr.str, "")
+		copy(sr.str[j+1:], sr.str[j:])
+		if sr.vt == history.Log {
+			sr.log = append(sr.log, nil)
+			copy(sr.log[j+1:], sr.log[j:])
+		}
+	}
+	sr.set(j, v)
 }
 
 type stripe struct {
@@ -28,6 +119,8 @@ type Store struct {
 	stripes [stripes]stripe
 	mu      sync.RWMutex // guards closed only
 	closed  bool
+	scratch sync.Pool // *[]int32 sample indices grouped by stripe
+	rotor   atomic.Uint32
 }
 
 var _ history.Store = (*Store)(nil)
@@ -41,44 +134,75 @@ func New() *Store {
 	return s
 }
 
-func (s *Store) stripe(item uint64) *stripe { return &s.stripes[item%stripes] }
+func stripeOf(item uint64) int { return int(item % stripes) }
 
-// Write implements history.Writer.
+// Write implements history.Writer. Samples are grouped by stripe first so
+// that each stripe lock is taken once per call, not once per sample.
 func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return history.ErrClosed
 	}
+	var counts [stripes + 1]int32
 	for i := range samples {
-		v := samples[i]
-		if v.Log != nil {
-			lm := *v.Log
-			v.Log = &lm
-		}
-		st := s.stripe(v.ItemID)
-		st.mu.Lock()
-		sr := st.series[v.ItemID]
-		if sr == nil {
-			sr = &series{}
-			st.series[v.ItemID] = sr
-		}
-		n := len(sr.samples)
-		switch {
-		case n == 0 || sr.samples[n-1].Before(&v):
-			sr.samples = append(sr.samples, v)
-		default:
-			j := sort.Search(n, func(k int) bool { return !sr.samples[k].Before(&v) })
-			if j < n && sr.samples[j].Clock == v.Clock && sr.samples[j].NS == v.NS {
-				sr.samples[j] = v // same timestamp: last write wins
-			} else {
-				sr.samples = append(sr.samples, history.Sample{})
-				copy(sr.samples[j+1:], sr.samples[j:])
-				sr.samples[j] = v
-			}
-		}
-		st.mu.Unlock()
+		counts[stripeOf(samples[i].ItemID)+1]++
 	}
+	for i := 1; i <= stripes; i++ {
+		counts[i] += counts[i-1]
+	}
+	ip, _ := s.scratch.Get().(*[]int32)
+	if ip == nil {
+		ip = new([]int32)
+	}
+	idx := *ip
+	if cap(idx) < len(samples) {
+		idx = make([]int32, len(samples))
+	}
+	idx = idx[:len(samples)]
+	pos := counts
+	for i := range samples {
+		st := stripeOf(samples[i].ItemID)
+		idx[pos[st]] = int32(i)
+		pos[st]++
+	}
+	// Start each call at a different stripe: concurrent writers (one per
+	// pipeline shard) walking the stripes in the same order would queue
+	// behind each other on every lock.
+	first := int(s.rotor.Add(1))
+	for k := 0; k < stripes; k++ {
+		st := (first + k) % stripes
+		lo, hi := counts[st], counts[st+1]
+		if lo == hi {
+			continue
+		}
+		str := &s.stripes[st]
+		str.mu.Lock()
+		var last *series
+		var lastID uint64
+		for _, i := range idx[lo:hi] {
+			v := &samples[i]
+			sr := last
+			if sr == nil || lastID != v.ItemID {
+				sr = str.series[v.ItemID]
+				if sr == nil {
+					sr = &series{vt: v.Type}
+					str.series[v.ItemID] = sr
+				}
+				last, lastID = sr, v.ItemID
+			}
+			if sr.vt != v.Type {
+				// An item's value type changed: keep what the store can
+				// represent by starting the series over in the new type,
+				// as Zabbix reads only the table of the current type.
+				*sr = series{vt: v.Type}
+			}
+			sr.insert(v)
+		}
+		str.mu.Unlock()
+	}
+	*ip = idx
+	s.scratch.Put(ip)
 	return nil
 }
 
@@ -90,15 +214,13 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	if closed {
 		return history.ErrClosed
 	}
-	st := s.stripe(q.ItemID)
+	st := &s.stripes[stripeOf(q.ItemID)]
 	buf := make([]history.Sample, 0, readChunk)
 	sent := 0
 	// Position by timestamp rather than index, so that writes between
 	// chunks (which may insert before the cursor) neither repeat nor skip
-	// samples.
-	lo := history.Sample{Clock: q.From}
-	hi := history.Sample{Clock: q.Till + 1}
-	first := true
+	// samples. lo is inclusive, hi exclusive.
+	lo, hi := nanos(q.From), nanos(q.Till+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -106,22 +228,20 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		buf = buf[:0]
 		st.mu.RLock()
 		if sr := st.series[q.ItemID]; sr != nil {
-			ss := sr.samples
-			i := sort.Search(len(ss), func(k int) bool { return !ss[k].Before(&lo) })
-			j := sort.Search(len(ss), func(k int) bool { return !ss[k].Before(&hi) })
-			if !q.Desc {
-				if !first && i < j && ss[i].Clock == lo.Clock && ss[i].NS == lo.NS {
-					i++ // lo is the last one delivered
-				}
-				end := min(j, i+readChunk)
-				buf = append(buf, ss[i:end]...)
+			ts := sr.ts
+			i := sort.Search(len(ts), func(k int) bool { return ts[k] >= lo })
+			j := sort.Search(len(ts), func(k int) bool { return ts[k] >= hi })
+			if q.Desc {
+				i = max(i, j-readChunk)
 			} else {
-				start := max(i, j-readChunk)
-				buf = append(buf, ss[start:j]...)
+				j = min(j, i+readChunk)
+			}
+			for k := i; k < j; k++ {
+				buf = append(buf, history.Sample{})
+				sr.sample(k, q.ItemID, &buf[len(buf)-1])
 			}
 		}
 		st.mu.RUnlock()
-		first = false
 		if len(buf) == 0 {
 			return nil
 		}
@@ -134,8 +254,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 					return nil
 				}
 			}
-			last := buf[len(buf)-1]
-			lo = history.Sample{Clock: last.Clock, NS: last.NS}
+			lo = tsOf(&buf[len(buf)-1]) + 1
 		} else {
 			for k := len(buf) - 1; k >= 0; k-- {
 				if !fn(&buf[k]) {
@@ -145,7 +264,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 					return nil
 				}
 			}
-			hi = history.Sample{Clock: buf[0].Clock, NS: buf[0].NS} // exclusive upper bound
+			hi = tsOf(&buf[0])
 		}
 		if len(buf) < readChunk {
 			return nil
@@ -155,17 +274,30 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 
 // Len returns the number of samples stored for item (for tests).
 func (s *Store) Len(item uint64) int {
-	st := s.stripe(item)
+	st := &s.stripes[stripeOf(item)]
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	if sr := st.series[item]; sr != nil {
-		return len(sr.samples)
+		return len(sr.ts)
 	}
 	return 0
 }
 
-// Close implements history.Store. Samples stay readable by nobody: the
-// store refuses every later call.
+// Count returns the number of samples stored for all items.
+func (s *Store) Count() int {
+	n := 0
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		st.mu.RLock()
+		for _, sr := range st.series {
+			n += len(sr.ts)
+		}
+		st.mu.RUnlock()
+	}
+	return n
+}
+
+// Close implements history.Store. The store refuses every later call.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true

@@ -1,0 +1,131 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParseSenderRequest(t *testing.T) {
+	f := func(in string, wantErr bool, check func(*senderRequest)) {
+		t.Helper()
+		var req senderRequest
+		err := parseSenderRequest([]byte(in), &req)
+		if (err != nil) != wantErr {
+			t.Fatalf("%s: err = %v, want error %v", in, err, wantErr)
+		}
+		if err == nil && check != nil {
+			check(&req)
+		}
+	}
+	f(`{"request":"sender data","data":[{"host":"h","key":"k","value":"1"}]}`, false, func(r *senderRequest) {
+		if string(r.request) != "sender data" || !r.hasData || len(r.rows) != 1 || string(r.rows[0].host) != "h" || string(r.rows[0].value) != "1" {
+			t.Fatalf("%+v", r)
+		}
+	})
+	// Key order does not matter; unknown members and nested values are skipped.
+	f(` { "data" : [ { "x":{"a":[1,2,{"b":null}]}, "value":"v\"q\u00e9\ud83d\ude00","key":"k","host":"h","clock":1700000000,"ns":5 } ] , "request":"sender data", "clock":1,"ns":2 } `, false, func(r *senderRequest) {
+		row := r.rows[0]
+		if string(row.value) != "v\"qé😀" || row.clock != 1700000000 || row.ns != 5 || row.has != hasHost|hasKey|hasValue|hasClock|hasNS {
+			t.Fatalf("%+v %q", row, row.value)
+		}
+	})
+	f(`{"request":"sender data","data":[1,"x",null,{"host":1,"key":"k","value":null},{"value":12.5e1},{"value":true},{"clock":1.5},{"clock":"1"}]}`, false, func(r *senderRequest) {
+		if len(r.rows) != 8 || !r.rows[0].notObject || !r.rows[2].notObject || r.rows[3].has != hasKey ||
+			string(r.rows[4].value) != "12.5e1" || string(r.rows[5].value) != "true" || !r.rows[6].badClock || !r.rows[7].badClock {
+			t.Fatalf("%+v", r.rows)
+		}
+	})
+	f(`{"request":"sender data","data":{}}`, false, func(r *senderRequest) {
+		if r.hasData {
+			t.Fatal("an object is not a data array")
+		}
+	})
+	f(`{}`, false, nil)
+	for _, bad := range []string{``, `[]`, `{`, `{"request"}`, `{"request":"x",}`, `{"data":[}`, `{"data":[{"host":"h",}]}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":tru}`, `{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\u12"}`, `{} x`, `{"a":"unterminated}`,
+		`{"data":[{"value":"a` + "\n" + `"}]}`, strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100)} {
+		f(bad, true, nil)
+	}
+}
+
+// FuzzSenderJSON checks the scanner against encoding/json: the same
+// documents are valid, and the fields it extracts are the ones
+// encoding/json decodes.
+func FuzzSenderJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"request":"sender data","data":[{"host":"h","key":"k","value":"1","clock":5,"ns":6}]}`,
+		`{"request":"sender data","data":[{"host":"h\u0041","key":"k\ud800x","value":1.5e3}],"clock":1}`,
+		`{"data":[1,[2],{"value":{"a":"b"}}],"request":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	var req senderRequest
+	f.Fuzz(func(t *testing.T, in []byte) {
+		err := parseSenderRequest(in, &req)
+		if errors.Is(err, errDepth) {
+			return
+		}
+		var top map[string]json.RawMessage
+		jerr := json.Unmarshal(in, &top)
+		if (err == nil) != (jerr == nil) {
+			// encoding/json rejects a top-level null only as a map; we
+			// reject anything that is not an object.
+			if !(err != nil && jerr == nil && top == nil) {
+				t.Fatalf("scanner err %v, encoding/json err %v, input %q", err, jerr, in)
+			}
+			return
+		}
+		if err != nil || !utf8.Valid(in) {
+			return // encoding/json rewrites invalid UTF-8; nothing to compare
+		}
+		var request string
+		if raw, ok := top["request"]; ok && json.Unmarshal(raw, &request) == nil {
+			if !req.hasRequest || string(req.request) != request {
+				t.Fatalf("request %q vs %q (%q)", req.request, request, in)
+			}
+		} else if req.hasRequest {
+			t.Fatalf("scanner found a request string encoding/json did not: %q", in)
+		}
+		var rows []json.RawMessage
+		if raw, ok := top["data"]; ok && json.Unmarshal(raw, &rows) == nil && rows != nil {
+			if !req.hasData || len(req.rows) != len(rows) {
+				t.Fatalf("rows %d vs %d (%q)", len(req.rows), len(rows), in)
+			}
+			for i, raw := range rows {
+				var obj map[string]json.RawMessage
+				if json.Unmarshal(raw, &obj) != nil || obj == nil {
+					if !req.rows[i].notObject && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+						t.Fatalf("row %d: %s is not an object but scanned as one", i, raw)
+					}
+					continue
+				}
+				for name, got := range map[string][]byte{"host": req.rows[i].host, "key": req.rows[i].key} {
+					var want string
+					if json.Unmarshal(obj[name], &want) == nil && obj[name] != nil && obj[name][0] == '"' {
+						if string(got) != want {
+							t.Fatalf("row %d %s: %q vs %q", i, name, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// go test -run '^$' -bench SenderJSON -count 6 ./internal/ingest/
+func BenchmarkSenderJSON(b *testing.B) {
+	payload := senderPayload(10000, 10, 1000)
+	var req senderRequest
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := parseSenderRequest(payload, &req); err != nil || len(req.rows) != 10000 {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(10000*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+}
