@@ -20,9 +20,9 @@ const readChunk = 4096
 // them: with tens of millions of float samples held, scanning a []Sample
 // (which has a string and a pointer field) dominated the server's CPU.
 type series struct {
-	ts  []int64   // clock*1e9 + ns
-	num []uint64  // float64 bits or uint64 values (numeric types)
-	str []string  // string values (Str, Text, Log)
+	ts  []int64  // clock*1e9 + ns
+	num []uint64 // float64 bits or uint64 values (numeric types)
+	str []string // string values (Str, Text, Log)
 	log []*history.LogMeta
 	vt  history.ValueType
 }
