@@ -1,0 +1,378 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ApplyResult counts what an Apply did. Unchanged counts hosts and items
+// of the spec that already matched it.
+type ApplyResult struct {
+	GroupsCreated int
+	HostsCreated  int
+	HostsUpdated  int
+	ItemsCreated  int
+	ItemsUpdated  int
+	Unchanged     int
+}
+
+// Changed reports whether the Apply changed anything.
+func (r ApplyResult) Changed() bool {
+	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated > 0
+}
+
+// ctxCheckEvery is how many rows Apply writes between checks of its
+// context. The statements themselves run without the context: the SQLite
+// driver starts a goroutine per statement for a cancellable context, which
+// would cost more than the insert itself.
+const ctxCheckEvery = 1024
+
+// Apply makes the catalog match spec: groups, hosts and items in spec are
+// created or updated (fields omitted from spec take their defaults), and
+// everything not in spec is left alone; Apply never deletes. It validates
+// spec first and writes nothing if it is invalid.
+//
+// All changes are written in one SQLite transaction, which is durable when
+// Apply returns nil, and then published as one new snapshot. If nothing
+// changes, nothing is written, the snapshot and its version stay as they
+// are, and subscribers are not signalled, so applying the same spec twice
+// is cheap and the second result has zero created and updated. An
+// updated item or host keeps its ID.
+//
+// Apply calls are serialised; readers are never blocked.
+func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
+	start := time.Now()
+	ns, err := spec.normalize(true)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ApplyResult{}, ErrClosed
+	}
+	if c.broken != nil {
+		return ApplyResult{}, fmt.Errorf("catalog: refusing to apply until restarted: %w", c.broken)
+	}
+	old := c.snap.Load()
+	p := diff(old, &ns)
+	if !p.res.Changed() {
+		return p.res, nil
+	}
+	if err := c.write(ctx, old, p); err != nil {
+		// database/sql rolls the transaction back when ctx ends, so a
+		// statement may fail with "transaction has already been rolled
+		// back" before write notices ctx: report the cause.
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %v", cerr, err)
+		}
+		return ApplyResult{}, fmt.Errorf("catalog: apply failed, nothing was changed: %w", err)
+	}
+	written := time.Now()
+	next, err := p.build(old)
+	if err != nil {
+		// Only a bug gets here: the input is a valid snapshot plus a
+		// validated spec. The database has the change, so read it back
+		// rather than leave a snapshot that no longer matches it.
+		c.log.Error("BUG: cannot build the snapshot after apply; reloading from the database", "err", err)
+		if next, err = loadSnapshot(context.WithoutCancel(ctx), c.db); err != nil {
+			c.broken = fmt.Errorf("changes were written but the snapshot cannot be rebuilt: %w", err)
+			return ApplyResult{}, fmt.Errorf("catalog: %w", c.broken)
+		}
+	}
+	c.publish(next)
+	c.log.Info("catalog applied", "revision", next.Version(),
+		"groups_created", p.res.GroupsCreated, "hosts_created", p.res.HostsCreated,
+		"hosts_updated", p.res.HostsUpdated, "items_created", p.res.ItemsCreated,
+		"items_updated", p.res.ItemsUpdated, "unchanged", p.res.Unchanged,
+		"write_duration", written.Sub(start), "build_duration", time.Since(written))
+	return p.res, nil
+}
+
+// plan is the difference between a snapshot and a spec: what Apply must
+// write. IDs of new rows are filled in by write.
+type plan struct {
+	res       ApplyResult
+	newGroups []Group // ID set by write
+	hosts     []hostChange
+	creates   []*Item     // new items, in the normSpec; HostID set by write for new hosts
+	createOn  []int32     // per create: index into hosts if the host is new, else -1
+	updates   []itemPatch // changed items, by slab index of the old snapshot
+}
+
+type hostChange struct {
+	h           Host     // new state; ID 0 until write for a new host
+	groups      []string // wanted group names
+	isNew       bool
+	rowChanged  bool // name or status differ (existing hosts)
+	groupsDiffs bool // membership differs (existing hosts)
+}
+
+type itemPatch struct {
+	idx int
+	it  Item
+}
+
+// diff computes the plan without touching the database.
+func diff(old *Snapshot, ns *normSpec) *plan {
+	p := &plan{}
+	for _, g := range ns.groups {
+		if old.groupByName[g] == nil {
+			p.newGroups = append(p.newGroups, Group{Name: g})
+		}
+	}
+	p.res.GroupsCreated = len(p.newGroups)
+	for i := range ns.hosts {
+		nh := &ns.hosts[i]
+		oh := old.hostByName[nh.host]
+		if oh == nil {
+			p.hosts = append(p.hosts, hostChange{
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled},
+				groups: nh.groups, isNew: true,
+			})
+			p.res.HostsCreated++
+			hc := int32(len(p.hosts) - 1)
+			for j := range nh.items {
+				p.creates = append(p.creates, &nh.items[j])
+				p.createOn = append(p.createOn, hc)
+			}
+			p.res.ItemsCreated += len(nh.items)
+			continue
+		}
+		hc := hostChange{h: *oh, groups: nh.groups}
+		hc.h.Name, hc.h.Enabled = nh.name, nh.enabled
+		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled
+		hc.groupsDiffs = !sameGroups(old, oh.GroupIDs, nh.groups)
+		if hc.rowChanged || hc.groupsDiffs {
+			p.hosts = append(p.hosts, hc)
+			p.res.HostsUpdated++
+		} else {
+			p.res.Unchanged++
+		}
+		for j := range nh.items {
+			it := &nh.items[j]
+			idx := oh.lookupIndex(it.Key)
+			if idx < 0 {
+				it.HostID = oh.ID
+				p.creates = append(p.creates, it)
+				p.createOn = append(p.createOn, -1)
+				p.res.ItemsCreated++
+				continue
+			}
+			cur := &old.items[idx]
+			if cur.sameConfig(it) {
+				p.res.Unchanged++
+				continue
+			}
+			n := *it
+			n.ID, n.HostID = cur.ID, cur.HostID
+			n.Key = cur.Key // identical bytes; keep the old string shared
+			p.updates = append(p.updates, itemPatch{idx: idx, it: n})
+			p.res.ItemsUpdated++
+		}
+	}
+	return p
+}
+
+// sameGroups reports whether the groups with IDs ids are exactly the
+// groups named names.
+func sameGroups(s *Snapshot, ids []uint64, names []string) bool {
+	if len(ids) != len(names) {
+		return false
+	}
+	for _, n := range names {
+		g := s.groupByName[n]
+		if g == nil {
+			return false
+		}
+		if _, ok := slices.BinarySearch(ids, g.ID); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// write executes p in one transaction and fills in the IDs of new rows.
+func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cannot begin transaction: %w", err)
+	}
+	defer tx.Rollback()
+	// Statements run without ctx (see ctxCheckEvery); the transaction
+	// itself is rolled back by database/sql if ctx ends.
+	rctx := context.WithoutCancel(ctx)
+	prep := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = tx.PrepareContext(rctx, q)
+		return s
+	}
+	var (
+		insGroup  = prep("INSERT INTO host_groups (name) VALUES (?)")
+		insHost   = prep("INSERT INTO hosts (host, name, status) VALUES (?, ?, ?)")
+		updHost   = prep("UPDATE hosts SET name = ?, status = ? WHERE id = ?")
+		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
+		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
+		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ? WHERE id = ?")
+	)
+	if err != nil {
+		return fmt.Errorf("cannot prepare statements: %w", err)
+	}
+	rows := 0
+	tick := func() error {
+		rows++
+		if rows%ctxCheckEvery == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+
+	groupID := make(map[string]uint64, len(p.newGroups))
+	for i := range p.newGroups {
+		g := &p.newGroups[i]
+		id, err := insertID(rctx, insGroup, g.Name)
+		if err != nil {
+			return fmt.Errorf("cannot create group %q: %w", g.Name, err)
+		}
+		g.ID = id
+		groupID[g.Name] = id
+	}
+	for i := range p.hosts {
+		hc := &p.hosts[i]
+		h := &hc.h
+		if err := tick(); err != nil {
+			return err
+		}
+		if hc.isNew {
+			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled))
+			if err != nil {
+				return fmt.Errorf("cannot create host %q: %w", h.Host, err)
+			}
+			h.ID = id
+		} else if hc.rowChanged {
+			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.ID); err != nil {
+				return fmt.Errorf("cannot update host %q: %w", h.Host, err)
+			}
+		}
+		if !hc.isNew && !hc.groupsDiffs {
+			continue
+		}
+		if !hc.isNew {
+			if _, err := delMember.ExecContext(rctx, h.ID); err != nil {
+				return fmt.Errorf("cannot update groups of host %q: %w", h.Host, err)
+			}
+		}
+		h.GroupIDs = make([]uint64, 0, len(hc.groups))
+		for _, name := range hc.groups {
+			gid, ok := groupID[name]
+			if !ok {
+				gid = old.groupByName[name].ID
+			}
+			if _, err := insMember.ExecContext(rctx, h.ID, gid); err != nil {
+				return fmt.Errorf("cannot add host %q to group %q: %w", h.Host, name, err)
+			}
+			h.GroupIDs = append(h.GroupIDs, gid)
+		}
+		slices.Sort(h.GroupIDs)
+		if len(h.GroupIDs) == 0 {
+			h.GroupIDs = nil // as loadSnapshot leaves it
+		}
+	}
+	for i := range p.creates {
+		it := p.creates[i]
+		if err := tick(); err != nil {
+			return err
+		}
+		if hc := p.createOn[i]; hc >= 0 {
+			it.HostID = p.hosts[hc].h.ID
+		}
+		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled))
+		if err != nil {
+			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
+		}
+		it.ID = id
+	}
+	for i := range p.updates {
+		it := &p.updates[i].it
+		if err := tick(); err != nil {
+			return err
+		}
+		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.ID)
+		if err != nil {
+			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
+		}
+	}
+	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {
+		return fmt.Errorf("cannot bump revision: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cannot commit: %w", err)
+	}
+	return nil
+}
+
+func insertID(ctx context.Context, s *sql.Stmt, args ...any) (uint64, error) {
+	r, err := s.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	id, err := r.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	return uint64(id), nil
+}
+
+// status returns the Zabbix status number for enabled.
+func status(enabled bool) int64 {
+	if enabled {
+		return 0
+	}
+	return 1
+}
+
+// build makes the snapshot that follows old once p is written, without
+// reading the database back: the old snapshot with p's changes overlaid.
+// TestApplyMatchesReload checks that it equals what Open would load.
+func (p *plan) build(old *Snapshot) (*Snapshot, error) {
+	groups := make([]Group, 0, len(old.groups)+len(p.newGroups))
+	groups = append(groups, old.groups...)
+	groups = append(groups, p.newGroups...)
+
+	hosts := make([]Host, 0, len(old.hosts)+p.res.HostsCreated)
+	changed := make(map[uint64]*Host, p.res.HostsUpdated)
+	for i := range p.hosts {
+		if hc := &p.hosts[i]; !hc.isNew {
+			changed[hc.h.ID] = &hc.h
+		}
+	}
+	for i := range old.hosts {
+		if h := changed[old.hosts[i].ID]; h != nil {
+			hosts = append(hosts, *h)
+		} else {
+			hosts = append(hosts, old.hosts[i])
+		}
+	}
+	for i := range p.hosts {
+		if hc := &p.hosts[i]; hc.isNew {
+			hosts = append(hosts, hc.h)
+		}
+	}
+	slices.SortFunc(p.updates, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
+	src := itemSource{base: old.items, patches: p.updates, created: p.creates}
+	return buildSnapshot(old.version+1, groups, hosts, src)
+}

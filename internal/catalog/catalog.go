@@ -1,0 +1,141 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// ErrClosed is returned by Apply after Close.
+var ErrClosed = errors.New("catalog is closed")
+
+// ErrCorrupt marks errors caused by database content that Peregrine could
+// not have written (an unknown value type, an item of a missing host).
+// Check with errors.Is.
+var ErrCorrupt = errors.New("catalog database is corrupt")
+
+// Options configures Open.
+type Options struct {
+	// Path is the SQLite database file. Required. It is created with the
+	// schema if it does not exist; its directory must exist. SQLite keeps
+	// two companion files beside it, Path-wal and Path-shm.
+	Path string
+	// Logger receives load and apply summaries. Default: discard.
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with defaults filled in, or an error naming the
+// field that cannot be defaulted.
+func (o Options) withDefaults() (Options, error) {
+	if o.Path == "" {
+		return o, errors.New("catalog: Options.Path must name the database file")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// Catalog is the persistent configuration store. Readers call Snapshot;
+// writers call Apply. See the package documentation for the concurrency
+// contract.
+type Catalog struct {
+	log  *slog.Logger
+	path string
+	snap atomic.Pointer[Snapshot]
+
+	// mu serialises writers (Apply, Close) and guards db, closed and
+	// broken. Readers never take it.
+	mu     sync.Mutex
+	db     *sql.DB
+	closed bool
+	// broken is set if an Apply wrote changes that no snapshot could be
+	// built for; the snapshot then no longer matches the database and
+	// further Applies, which diff against it, are refused.
+	broken error
+
+	// subMu guards subs; it is separate from mu so that Subscribe does
+	// not wait for a long Apply.
+	subMu sync.Mutex
+	subs  []chan struct{}
+}
+
+// Open opens or creates the catalog database at opts.Path and loads the
+// snapshot. Only one Catalog (in one process) may use a database file at a
+// time: Apply diffs against the in-memory snapshot, so changes made behind
+// its back would be missed.
+func Open(ctx context.Context, opts Options) (*Catalog, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	db, err := openDB(ctx, opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := loadSnapshot(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
+	}
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db}
+	c.snap.Store(snap)
+	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
+		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items),
+		"duration", time.Since(start))
+	return c, nil
+}
+
+// Snapshot returns the current snapshot. It never returns nil, never
+// blocks and does not allocate; an empty catalog has an empty snapshot.
+// Callers on hot paths should call it once per batch and keep the result
+// for the batch.
+func (c *Catalog) Snapshot() *Snapshot { return c.snap.Load() }
+
+// Subscribe returns a channel with a buffer of one that receives a signal
+// after every snapshot swap. Sends do not block: a subscriber that has not
+// yet drained the previous signal misses nothing but the duplicate, and
+// should call Snapshot after each receive. The channel is never closed.
+func (c *Catalog) Subscribe() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	c.subMu.Lock()
+	c.subs = append(c.subs, ch)
+	c.subMu.Unlock()
+	return ch
+}
+
+// publish swaps in s and signals the subscribers. c.mu must be held.
+func (c *Catalog) publish(s *Snapshot) {
+	c.snap.Store(s)
+	c.subMu.Lock()
+	for _, ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	c.subMu.Unlock()
+}
+
+// Close closes the database. Snapshot keeps returning the last snapshot;
+// Apply returns ErrClosed. Close waits for a running Apply to finish.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("catalog: cannot close %s: %w", c.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+// Package catalog owns Peregrine's configuration of what is monitored:
+// host groups, hosts and their items. It persists them in an embedded
+// SQLite database and serves them to the rest of the server as an
+// immutable in-memory Snapshot.
+//
+// # What it owns
+//
+//   - The SQLite schema and file (Options.Path, plus SQLite's -wal and -shm
+//     files beside it). The file is opened with journal_mode=WAL and
+//     synchronous=FULL, so a change that Apply acknowledged survives a
+//     crash or power loss. IDs are assigned by SQLite, never reused, and
+//     stable across restarts; an updated host or item keeps its ID.
+//   - The import document (Spec, LoadSpecFile, docs/import-format.md): a
+//     declarative, idempotent description applied with Catalog.Apply.
+//     Apply creates and updates; it never deletes anything that is absent
+//     from the document.
+//   - Validation of configuration: host names, item keys (through
+//     internal/zbx/itemkey), item and value types, intervals and retention
+//     periods, with errors naming the offending field path.
+//
+// # What it does not own
+//
+// It holds no history values and takes no part in ingest, polling or
+// preprocessing: those packages look items up in a Snapshot and keep their
+// own per-item state keyed by Item.ID. It does not schedule checks and does
+// not interpret custom (flexible) update intervals beyond storing them.
+//
+// # Concurrency contract
+//
+// Readers are lock-free. Catalog.Snapshot is an atomic pointer load; a
+// Snapshot and everything reachable from it are never modified after
+// publication, so any number of goroutines may use one concurrently, and
+// a reader holding an old Snapshot keeps seeing the old configuration for
+// as long as it holds it. Snapshot.Lookup, Snapshot.Host, Snapshot.Item and
+// Host.Item do not allocate and do not retain their string arguments, so
+// the ingest path may pass strings that alias reused byte buffers. Callers
+// MUST NOT modify hosts, items or groups obtained from a Snapshot.
+//
+// Writers are serialised by a mutex in the Catalog: one Apply at a time.
+// An Apply validates, diffs the spec against the current snapshot, writes
+// the difference in one SQLite transaction, builds the next snapshot from
+// the previous one plus the difference (O(items), without reading the
+// database back) and publishes it with one atomic swap, then signals the
+// Subscribe channels without blocking. Readers never wait for writers.
+//
+// One Catalog per database file: Apply trusts the in-memory snapshot to
+// match the database, so the file must not be changed by another process
+// while a Catalog has it open.
+package catalog

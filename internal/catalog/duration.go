@@ -1,0 +1,108 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Limits on the time periods of an item, from the Zabbix item form.
+const (
+	maxDelaySeconds   = 86400            // update interval: at most one day
+	minHistorySeconds = 3600             // history: 1h..25y or 0
+	minTrendsSeconds  = 86400            // trends: 1d..25y or 0
+	maxStoreSeconds   = 25 * 365 * 86400 // 25 years, Zabbix's upper bound
+)
+
+// parseSeconds parses a Zabbix time value: a non-negative decimal number
+// optionally followed by one suffix s, m, h, d or w ("90d", "30s", "3600").
+// A number alone is seconds. Signs, fractions, spaces, the "y" suffix and
+// user macros are not accepted.
+func parseSeconds(s string) (int64, error) {
+	if s == "" {
+		return 0, errors.New("empty time value")
+	}
+	mul := int64(1)
+	num := s
+	switch s[len(s)-1] {
+	case 's':
+		num = s[:len(s)-1]
+	case 'm':
+		mul, num = 60, s[:len(s)-1]
+	case 'h':
+		mul, num = 3600, s[:len(s)-1]
+	case 'd':
+		mul, num = 86400, s[:len(s)-1]
+	case 'w':
+		mul, num = 7*86400, s[:len(s)-1]
+	}
+	if num == "" {
+		return 0, fmt.Errorf("time value %q has no number", s)
+	}
+	var n int64
+	for i := 0; i < len(num); i++ {
+		c := num[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("time value %q is not a number with an optional suffix s, m, h, d or w", s)
+		}
+		n = n*10 + int64(c-'0')
+		if n > 1<<40 { // far beyond any limit; keeps n*mul from overflowing
+			return 0, fmt.Errorf("time value %q is too large", s)
+		}
+	}
+	return n * mul, nil
+}
+
+// parseRetention parses a history or trends period: "0" (keep nothing) or
+// a time value within [min, maxStoreSeconds].
+func parseRetention(s string, min int64) (int64, error) {
+	secs, err := parseSeconds(s)
+	if err != nil {
+		return 0, err
+	}
+	if secs == 0 {
+		return 0, nil
+	}
+	if secs < min || secs > maxStoreSeconds {
+		return 0, fmt.Errorf("period %q is out of range: use 0 or %s..%s (25 years)", s, fmtSeconds(min), fmtSeconds(maxStoreSeconds))
+	}
+	return secs, nil
+}
+
+// checkDelay validates an update interval: "main" or "main;custom;...". The
+// main interval is a time value of at most one day. Custom (flexible or
+// scheduling) intervals are stored as given; only their presence is
+// checked here, the poller owns their syntax. A main interval of 0 needs a
+// custom interval unless the item is not polled (trapper).
+func checkDelay(s string, t ItemType) error {
+	main, custom, hasCustom := strings.Cut(s, ";")
+	secs, err := parseSeconds(main)
+	if err != nil {
+		return err
+	}
+	if secs > maxDelaySeconds {
+		return fmt.Errorf("update interval %q is longer than one day (86400s)", s)
+	}
+	if hasCustom {
+		for part := range strings.SplitSeq(custom, ";") {
+			if part == "" {
+				return fmt.Errorf("update interval %q has an empty custom interval", s)
+			}
+		}
+	}
+	if secs == 0 && !hasCustom && t != Trapper {
+		return fmt.Errorf("update interval %q would never poll this %s item: use a non-zero interval", s, t)
+	}
+	return nil
+}
+
+// fmtSeconds renders a limit in the largest exact unit, for messages.
+func fmtSeconds(s int64) string {
+	switch {
+	case s%86400 == 0:
+		return fmt.Sprintf("%dd", s/86400)
+	case s%3600 == 0:
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	return fmt.Sprintf("%ds", s)
+}

@@ -1,0 +1,442 @@
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
+)
+
+// Spec is the declarative import document: groups and hosts with their
+// items. It is decoded from YAML by LoadSpecFile and ParseSpec and also
+// built in code. Empty string fields mean "use the default"; see
+// docs/import-format.md for every field.
+//
+// Apply makes the catalog contain what the Spec describes. It never
+// deletes: hosts, items and groups absent from the Spec are left as they
+// are.
+type Spec struct {
+	Groups []GroupSpec `yaml:"groups"`
+	Hosts  []HostSpec  `yaml:"hosts"`
+}
+
+// GroupSpec declares a host group.
+type GroupSpec struct {
+	Name string `yaml:"name"`
+}
+
+// HostSpec declares a host and some of its items.
+type HostSpec struct {
+	Host   string `yaml:"host"`   // technical name, required
+	Name   string `yaml:"name"`   // visible name, default Host
+	Status string `yaml:"status"` // "enabled" (default) or "disabled"
+	// Groups is the complete list of the host's groups: Apply makes the
+	// host's membership equal to it. Groups that do not exist are created.
+	Groups []string   `yaml:"groups"`
+	Items  []ItemSpec `yaml:"items"`
+}
+
+// ItemSpec declares one item of a host.
+type ItemSpec struct {
+	Key       string `yaml:"key"`        // required, Zabbix key syntax
+	Name      string `yaml:"name"`       // default Key
+	Type      string `yaml:"type"`       // default "trapper"
+	ValueType string `yaml:"value_type"` // default "float"
+	Units     string `yaml:"units"`      // default ""
+	Delay     string `yaml:"delay"`      // default "0" for trappers, "1m" otherwise
+	History   string `yaml:"history"`    // default "90d"
+	Trends    string `yaml:"trends"`     // default "365d" for numeric items, "0" otherwise
+	Status    string `yaml:"status"`     // "enabled" (default) or "disabled"
+}
+
+// Defaults applied to empty fields.
+const (
+	DefaultItemType        = "trapper"
+	DefaultValueType       = "float"
+	DefaultTrapperDelay    = "0"
+	DefaultPolledDelay     = "1m"
+	DefaultHistory         = "90d"
+	DefaultTrends          = "365d"
+	DefaultNonNumericTrend = "0"
+)
+
+// Length limits, in characters, from the Zabbix database schema.
+const (
+	maxHostNameLen  = 128
+	maxGroupNameLen = 255
+	maxItemNameLen  = 255
+	maxUnitsLen     = 255
+	maxKeyLen       = 2048
+	maxDelayLen     = 1024
+)
+
+// maxReportedErrors bounds how many field errors Validate reports; a
+// generated spec with one systematic mistake would otherwise produce a
+// million lines.
+const maxReportedErrors = 10
+
+// FieldError is a validation error for one field of a Spec. Field is the
+// field's path in the YAML document, for example "hosts[3].items[12].key".
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// LoadSpecFile reads, decodes and validates an import document. Unknown
+// fields are errors that name the field and its line, so a misspelt
+// setting is not silently ignored.
+func LoadSpecFile(path string) (Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("cannot read import file: %w", err)
+	}
+	s, err := ParseSpec(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("import file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSpec decodes and validates an import document held in memory. An
+// empty document is an empty, valid Spec.
+func ParseSpec(b []byte) (Spec, error) {
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return Spec{}, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return Spec{}, err
+		}
+		return Spec{}, fmt.Errorf("line %d: a second YAML document is not supported; put everything in one document", extra.Line)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// Validate checks the Spec after defaults are applied and reports the
+// first few offending fields by path, for example
+// `hosts[3].items[12].key: invalid item key "a[": ...`. Groups referenced by
+// hosts need not be declared in Groups; Apply creates them.
+func (s Spec) Validate() error {
+	_, err := s.normalize(false)
+	return err
+}
+
+// normSpec is a validated Spec with defaults applied, the form Apply works
+// from.
+type normSpec struct {
+	groups []string // every group named anywhere, declared ones first, no duplicates
+	hosts  []normHost
+	items  int // total number of items
+}
+
+type normHost struct {
+	host    string
+	name    string
+	enabled bool
+	groups  []string
+	items   []Item // ID, HostID and Host unset
+}
+
+// errList collects field errors up to maxReportedErrors.
+type errList struct {
+	errs    []error
+	dropped int
+}
+
+func (l *errList) add(field string, err error) {
+	if len(l.errs) == maxReportedErrors {
+		l.dropped++
+		return
+	}
+	l.errs = append(l.errs, &FieldError{Field: field, Err: err})
+}
+
+func (l *errList) addf(field, format string, args ...any) {
+	l.add(field, fmt.Errorf(format, args...))
+}
+
+func (l *errList) err() error {
+	if len(l.errs) == 0 {
+		return nil
+	}
+	if l.dropped > 0 {
+		l.errs = append(l.errs, fmt.Errorf("... and %d more errors", l.dropped))
+	}
+	if len(l.errs) == 1 {
+		return l.errs[0]
+	}
+	return errors.Join(l.errs...)
+}
+
+// normalize validates s and, if keep is set, returns it with defaults
+// applied. Strings kept are cloned, so the result does not pin the memory
+// of whatever buffer s was decoded from.
+func (s Spec) normalize(keep bool) (normSpec, error) {
+	var (
+		el     errList
+		ns     normSpec
+		intern = map[string]string{}
+		groups = map[string]bool{}
+	)
+	str := func(v string) string {
+		if !keep {
+			return v
+		}
+		if w, ok := intern[v]; ok {
+			return w
+		}
+		w := strings.Clone(v)
+		intern[w] = w
+		return w
+	}
+	for i, g := range s.Groups {
+		field := "groups[" + strconv.Itoa(i) + "].name"
+		if err := checkGroupName(g.Name); err != nil {
+			el.add(field, err)
+			continue
+		}
+		if groups[g.Name] {
+			el.addf(field, "duplicate group %q", g.Name)
+			continue
+		}
+		groups[g.Name] = true
+		if keep {
+			ns.groups = append(ns.groups, str(g.Name))
+		}
+	}
+	hostAt := make(map[string]int, len(s.Hosts))
+	if keep {
+		ns.hosts = make([]normHost, 0, len(s.Hosts))
+	}
+	for hi := range s.Hosts {
+		hs := &s.Hosts[hi]
+		hp := "hosts[" + strconv.Itoa(hi) + "]"
+		nh := normHost{host: hs.Host, name: hs.Name, enabled: true}
+		if err := checkHostName(hs.Host); err != nil {
+			el.add(hp+".host", err)
+		} else if first, dup := hostAt[hs.Host]; dup {
+			el.addf(hp+".host", "duplicate host %q (first at hosts[%d])", hs.Host, first)
+		} else {
+			hostAt[hs.Host] = hi
+		}
+		if nh.name == "" {
+			nh.name = hs.Host
+		} else if err := checkText(hs.Name, maxHostNameLen); err != nil {
+			el.add(hp+".name", err)
+		}
+		var err error
+		if nh.enabled, err = parseStatus(hs.Status); err != nil {
+			el.add(hp+".status", err)
+		}
+		hostGroups := make(map[string]bool, len(hs.Groups))
+		for gi, g := range hs.Groups {
+			field := hp + ".groups[" + strconv.Itoa(gi) + "]"
+			if err := checkGroupName(g); err != nil {
+				el.add(field, err)
+				continue
+			}
+			if hostGroups[g] {
+				el.addf(field, "group %q is listed twice", g)
+				continue
+			}
+			hostGroups[g] = true
+			if keep {
+				nh.groups = append(nh.groups, str(g))
+				if !groups[g] {
+					groups[g] = true
+					ns.groups = append(ns.groups, str(g))
+				}
+			}
+		}
+		keyAt := make(map[string]int, len(hs.Items))
+		if keep {
+			nh.items = make([]Item, 0, len(hs.Items))
+		}
+		for ii := range hs.Items {
+			is := &hs.Items[ii]
+			ip := hp + ".items[" + strconv.Itoa(ii) + "]"
+			it, ok := normItem(is, ip, &el)
+			if !ok {
+				continue
+			}
+			if first, dup := keyAt[is.Key]; dup {
+				el.addf(ip+".key", "duplicate key %q (first at %s.items[%d])", is.Key, hp, first)
+				continue
+			}
+			keyAt[is.Key] = ii
+			if keep {
+				it.Key = strings.Clone(it.Key)
+				if it.Name == is.Key {
+					it.Name = it.Key
+				} else {
+					it.Name = strings.Clone(it.Name)
+				}
+				it.Units, it.Delay, it.History, it.Trends = str(it.Units), str(it.Delay), str(it.History), str(it.Trends)
+				nh.items = append(nh.items, it)
+			}
+		}
+		if keep {
+			nh.host, nh.name = str(nh.host), strings.Clone(nh.name)
+			ns.items += len(nh.items)
+			ns.hosts = append(ns.hosts, nh)
+		}
+	}
+	if err := el.err(); err != nil {
+		return normSpec{}, err
+	}
+	return ns, nil
+}
+
+// normItem validates one item and returns it with defaults applied. It
+// reports errors to el under the path prefix ip and returns ok=false if
+// there were any.
+func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
+	before := len(el.errs) + el.dropped
+	it = Item{
+		Key: is.Key, Name: is.Name, Units: is.Units, Delay: is.Delay,
+		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
+	}
+	if err := checkKey(is.Key); err != nil {
+		el.add(ip+".key", err)
+	}
+	if it.Name == "" {
+		it.Name = is.Key
+	} else if err := checkText(is.Name, maxItemNameLen); err != nil {
+		el.add(ip+".name", err)
+	}
+	var err error
+	if is.Type != "" {
+		if it.Type, err = ParseItemType(is.Type); err != nil {
+			el.add(ip+".type", err)
+		}
+	}
+	if is.ValueType != "" {
+		if it.ValueType, err = ParseValueType(is.ValueType); err != nil {
+			el.add(ip+".value_type", err)
+		}
+	}
+	if err := checkText(is.Units, maxUnitsLen); err != nil {
+		el.add(ip+".units", err)
+	}
+	if it.Delay == "" {
+		it.Delay = DefaultPolledDelay
+		if it.Type == Trapper {
+			it.Delay = DefaultTrapperDelay
+		}
+	}
+	if len(it.Delay) > maxDelayLen {
+		el.addf(ip+".delay", "longer than %d characters", maxDelayLen)
+	} else if err := checkDelay(it.Delay, it.Type); err != nil {
+		el.add(ip+".delay", err)
+	}
+	if it.History == "" {
+		it.History = DefaultHistory
+	}
+	if it.HistorySeconds, err = parseRetention(it.History, minHistorySeconds); err != nil {
+		el.add(ip+".history", err)
+	}
+	if it.Trends == "" {
+		it.Trends = DefaultTrends
+		if !it.ValueType.Numeric() {
+			it.Trends = DefaultNonNumericTrend
+		}
+	}
+	if it.TrendsSeconds, err = parseRetention(it.Trends, minTrendsSeconds); err != nil {
+		el.add(ip+".trends", err)
+	} else if it.TrendsSeconds != 0 && !it.ValueType.Numeric() {
+		el.addf(ip+".trends", "must be \"0\" for value type %s: only numeric items have trends", ValueTypeName(it.ValueType))
+	}
+	if it.Enabled, err = parseStatus(is.Status); err != nil {
+		el.add(ip+".status", err)
+	}
+	return it, len(el.errs)+el.dropped == before
+}
+
+func parseStatus(s string) (enabled bool, err error) {
+	switch s {
+	case "", "enabled":
+		return true, nil
+	case "disabled":
+		return false, nil
+	}
+	return false, fmt.Errorf("unknown status %q: use enabled or disabled", s)
+}
+
+// checkHostName applies the Zabbix rule for technical host names: 1..128
+// characters from 0-9 a-z A-Z . _ - and space.
+func checkHostName(s string) error {
+	if s == "" {
+		return errors.New("host name is required")
+	}
+	if len(s) > maxHostNameLen {
+		return fmt.Errorf("host name %q is longer than %d characters", s, maxHostNameLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '_' || c == '-' || c == ' ') {
+			return fmt.Errorf("host name %q contains %q: only 0-9 a-z A-Z . _ - and space are allowed", s, rune(s[i]))
+		}
+	}
+	return nil
+}
+
+func checkGroupName(s string) error {
+	if s == "" {
+		return errors.New("group name is required")
+	}
+	if strings.TrimSpace(s) != s {
+		return fmt.Errorf("group name %q has leading or trailing spaces", s)
+	}
+	return checkText(s, maxGroupNameLen)
+}
+
+// checkText checks that s is valid UTF-8 of at most max characters.
+func checkText(s string, max int) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%q is not valid UTF-8", s)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return fmt.Errorf("%d characters is longer than the limit of %d", n, max)
+	}
+	return nil
+}
+
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("item key is required")
+	}
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("item key %q is not valid UTF-8", key)
+	}
+	if n := utf8.RuneCountInString(key); n > maxKeyLen {
+		return fmt.Errorf("item key of %d characters is longer than the limit of %d", n, maxKeyLen)
+	}
+	if _, err := itemkey.Parse(key); err != nil {
+		// The parser's message already reads `invalid item key "a[": ...`.
+		if errors.Is(err, itemkey.ErrInvalidKey) {
+			return err
+		}
+		return fmt.Errorf("invalid item key %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,323 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// schemaVersion is the version of the schema below. Open refuses a
+// database with a newer version and migrates older ones (none exist yet).
+const schemaVersion = 1
+
+// schema is the SQLite schema. Notes:
+//   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
+//     row with the highest ID is deleted: history is keyed by item ID, and
+//     a recycled ID would hand an old item's values to a new one.
+//   - status columns hold the Zabbix numbers: 0 enabled, 1 disabled.
+//   - catalog_meta holds exactly one row: the schema version and the
+//     catalog revision (Snapshot.Version), bumped by every Apply that
+//     changes something.
+const schema = `
+CREATE TABLE catalog_meta (
+	id             INTEGER PRIMARY KEY CHECK (id = 1),
+	schema_version INTEGER NOT NULL,
+	revision       INTEGER NOT NULL
+);
+CREATE TABLE host_groups (
+	id   INTEGER PRIMARY KEY AUTOINCREMENT,
+	name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE hosts (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	host   TEXT NOT NULL UNIQUE,
+	name   TEXT NOT NULL,
+	status INTEGER NOT NULL
+);
+CREATE TABLE hosts_groups (
+	host_id  INTEGER NOT NULL REFERENCES hosts (id),
+	group_id INTEGER NOT NULL REFERENCES host_groups (id),
+	PRIMARY KEY (host_id, group_id)
+) WITHOUT ROWID;
+CREATE TABLE items (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	host_id    INTEGER NOT NULL REFERENCES hosts (id),
+	key_       TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	type       INTEGER NOT NULL,
+	value_type INTEGER NOT NULL,
+	units      TEXT NOT NULL,
+	delay      TEXT NOT NULL,
+	history    TEXT NOT NULL,
+	trends     TEXT NOT NULL,
+	status     INTEGER NOT NULL,
+	UNIQUE (host_id, key_)
+);
+`
+
+// dsn builds the modernc.org/sqlite data source name for path. The path
+// goes into a file: URI, escaped, so that '?' or '#' in it cannot be taken
+// for parameters. The pragmas run on every new connection:
+//   - journal_mode WAL with synchronous FULL: a committed Apply survives a
+//     crash or power loss (the WAL is fsynced on every commit), which is
+//     the point of persisting configuration;
+//   - foreign_keys: items and memberships cannot point at missing rows;
+//   - busy_timeout: wait, rather than fail at once, if another process
+//     (an operator's sqlite3 shell) holds a lock briefly;
+//   - journal_size_limit: truncate the WAL after a large Apply instead of
+//     keeping it at its peak size;
+//   - _txlock=immediate: a write transaction takes the write lock at
+//     BEGIN, so it cannot fail half-way with SQLITE_BUSY.
+func dsn(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	q := url.Values{}
+	for _, p := range []string{
+		"busy_timeout(10000)",
+		"journal_mode(WAL)",
+		"synchronous(FULL)",
+		"foreign_keys(1)",
+		"journal_size_limit(67108864)",
+		"cache_size(-32768)",
+	} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	// url.URL renders an absolute path as file:///path; SQLite accepts
+	// that form of URI.
+	return u.String() + "?" + q.Encode(), nil
+}
+
+// openDB opens the database, checks the journal mode and creates or checks
+// the schema.
+func openDB(ctx context.Context, path string) (*sql.DB, error) {
+	name, err := dsn(path)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: cannot resolve Options.Path %q: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: cannot open database %s: %w", path, err)
+	}
+	// One connection: writers are serialised by the Catalog anyway and
+	// readers use the snapshot, never the database. It also makes every
+	// statement see the connection's pragmas.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := initSchema(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("catalog: database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// initSchema creates the schema in a new database or checks the version
+// of an existing one.
+func initSchema(ctx context.Context, db *sql.DB) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("cannot read journal mode: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("journal mode is %q, not wal: put the catalog on a local file system that supports SQLite WAL", mode)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'catalog_meta'").Scan(&n); err != nil {
+		return fmt.Errorf("cannot read schema: %w", err)
+	}
+	if n == 0 {
+		var tables int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'").Scan(&tables); err != nil {
+			return fmt.Errorf("cannot read schema: %w", err)
+		}
+		if tables != 0 {
+			return errors.New("the file is an SQLite database but not a Peregrine catalog: give Options.Path a new file")
+		}
+		if _, err := tx.ExecContext(ctx, schema); err != nil {
+			return fmt.Errorf("cannot create schema: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO catalog_meta (id, schema_version, revision) VALUES (1, ?, 0)", schemaVersion); err != nil {
+			return fmt.Errorf("cannot create schema: %w", err)
+		}
+		return tx.Commit()
+	}
+	var ver int64
+	if err := tx.QueryRowContext(ctx, "SELECT schema_version FROM catalog_meta WHERE id = 1").Scan(&ver); err != nil {
+		return fmt.Errorf("%w: cannot read catalog_meta: %v", ErrCorrupt, err)
+	}
+	if ver > schemaVersion {
+		return fmt.Errorf("schema version %d is newer than this binary supports (%d): run a newer Peregrine", ver, schemaVersion)
+	}
+	if ver < 1 {
+		return fmt.Errorf("%w: schema version %d", ErrCorrupt, ver)
+	}
+	// Migrations from older versions go here.
+	return tx.Commit()
+}
+
+// loadSnapshot reads every table once, in one read transaction, and builds
+// the snapshot.
+func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	var rev uint64
+	if err := tx.QueryRowContext(ctx, "SELECT revision FROM catalog_meta WHERE id = 1").Scan(&rev); err != nil {
+		return nil, fmt.Errorf("cannot read revision: %w", err)
+	}
+	var groups []Group
+	err = queryEach(ctx, tx, "SELECT id, name FROM host_groups", func(r *sql.Rows) error {
+		var g Group
+		if err := r.Scan(&g.ID, &g.Name); err != nil {
+			return err
+		}
+		groups = append(groups, g)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load host groups: %w", err)
+	}
+	var hosts []Host
+	hostIdx := map[uint64]int{}
+	err = queryEach(ctx, tx, "SELECT id, host, name, status FROM hosts", func(r *sql.Rows) error {
+		var h Host
+		var status int64
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status); err != nil {
+			return err
+		}
+		h.Enabled = status == 0
+		hostIdx[h.ID] = len(hosts)
+		hosts = append(hosts, h)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load hosts: %w", err)
+	}
+	// Ordered so that each host's GroupIDs come out ascending.
+	err = queryEach(ctx, tx, "SELECT host_id, group_id FROM hosts_groups ORDER BY host_id, group_id", func(r *sql.Rows) error {
+		var hid, gid uint64
+		if err := r.Scan(&hid, &gid); err != nil {
+			return err
+		}
+		i, ok := hostIdx[hid]
+		if !ok {
+			return fmt.Errorf("%w: membership of unknown host %d", ErrCorrupt, hid)
+		}
+		hosts[i].GroupIDs = append(hosts[i].GroupIDs, gid)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load host group memberships: %w", err)
+	}
+
+	var count int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM items").Scan(&count); err != nil {
+		return nil, fmt.Errorf("cannot count items: %w", err)
+	}
+	items := make([]Item, 0, count)
+	in := newInterner()
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status FROM items", func(r *sql.Rows) error {
+		var (
+			it                    Item
+			typ, vt, status       int64
+			units, delay, hs, trs string
+		)
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status); err != nil {
+			return err
+		}
+		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
+		if int64(it.Type) != typ || !it.Type.Valid() || int64(it.ValueType) != vt || !it.ValueType.Valid() {
+			return fmt.Errorf("%w: item %d has type %d and value type %d", ErrCorrupt, it.ID, typ, vt)
+		}
+		if it.Name == it.Key {
+			it.Name = it.Key // share the bytes, as Apply does
+		}
+		it.Units, it.Delay = in.str(units), in.str(delay)
+		var err error
+		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {
+			return fmt.Errorf("%w: item %d history: %v", ErrCorrupt, it.ID, err)
+		}
+		if it.Trends, it.TrendsSeconds, err = in.period(trs, minTrendsSeconds); err != nil {
+			return fmt.Errorf("%w: item %d trends: %v", ErrCorrupt, it.ID, err)
+		}
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load items: %w", err)
+	}
+	return buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+}
+
+func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// interner shares the few distinct values of the low-cardinality item
+// fields (units, delay, history, trends) between items and caches the
+// parsed retention periods.
+type interner struct {
+	strs    map[string]string
+	periods map[periodKey]int64
+}
+
+// periodKey keys parsed periods by string and minimum: "3600" is a valid
+// history period but not a valid trends period.
+type periodKey struct {
+	s   string
+	min int64
+}
+
+func newInterner() *interner {
+	return &interner{strs: map[string]string{}, periods: map[periodKey]int64{}}
+}
+
+func (in *interner) str(s string) string {
+	if v, ok := in.strs[s]; ok {
+		return v
+	}
+	in.strs[s] = s
+	return s
+}
+
+func (in *interner) period(s string, min int64) (string, int64, error) {
+	s = in.str(s)
+	k := periodKey{s, min}
+	if v, ok := in.periods[k]; ok {
+		return s, v, nil
+	}
+	v, err := parseRetention(s, min)
+	if err != nil {
+		return "", 0, err
+	}
+	in.periods[k] = v
+	return s, v, nil
+}
