@@ -38,5 +38,5 @@ lint:
 	@test -z "$$(gofmt -l cmd internal)" || (gofmt -l cmd internal; exit 1)
 
 tidy:
-	$(GO) mod tidy
+	$(GO) mod tidy -e
 	git diff --exit-code go.mod go.sum

@@ -45,14 +45,15 @@ func main() {
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
+	trace := flag.String("trace", "", "with -serve: write a 3-second execution trace of the server during the load to this file")
 	flag.Parse()
-	if err := run(&l, *serveBin, *shards, *profile); err != nil {
+	if err := run(&l, *serveBin, *shards, *profile, *trace); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(l *bench.TrapperLoad, serveBin string, shards int, profile string) error {
+func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace string) error {
 	ctx := context.Background()
 	var child *exec.Cmd
 	var metricsURL string
@@ -108,6 +109,11 @@ func run(l *bench.TrapperLoad, serveBin string, shards int, profile string) erro
 		go func() {
 			secs := max(1, int(l.Duration.Seconds())-2)
 			profDone <- fetchTo(strings.TrimSuffix(metricsURL, "/metrics")+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), profile)
+		}()
+	} else if trace != "" && metricsURL != "" {
+		go func() {
+			time.Sleep(2 * time.Second)
+			profDone <- fetchTo(strings.TrimSuffix(metricsURL, "/metrics")+"/debug/pprof/trace?seconds=3", trace)
 		}()
 	} else {
 		profDone <- nil
