@@ -116,16 +116,3 @@ func FuzzSenderJSON(f *testing.F) {
 	})
 }
 
-// go test -run '^$' -bench SenderJSON -count 6 ./internal/ingest/
-func BenchmarkSenderJSON(b *testing.B) {
-	payload := senderPayload(10000, 10, 1000)
-	var req senderRequest
-	b.SetBytes(int64(len(payload)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := parseSenderRequest(payload, &req); err != nil || len(req.rows) != 10000 {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(10000*float64(b.N)/b.Elapsed().Seconds(), "values/s")
-}
