@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,7 @@ type Catalog struct {
 	// broken. Readers never take it.
 	mu     sync.Mutex
 	db     *sql.DB
+	lock   *os.File // holds the flock that makes this process the owner
 	closed bool
 	// broken is set if an Apply wrote changes that no snapshot could be
 	// built for; the snapshot then no longer matches the database and
@@ -77,16 +79,22 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		return nil, err
 	}
 	start := time.Now()
+	lock, err := lockFile(opts.Path)
+	if err != nil {
+		return nil, err
+	}
 	db, err := openDB(ctx, opts.Path)
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	snap, err := loadSnapshot(ctx, db)
 	if err != nil {
 		db.Close()
+		lock.Close()
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
-	c := &Catalog{log: opts.Logger, path: opts.Path, db: db}
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock}
 	c.snap.Store(snap)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
 		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items),
@@ -134,7 +142,9 @@ func (c *Catalog) Close() error {
 		return nil
 	}
 	c.closed = true
-	if err := c.db.Close(); err != nil {
+	err := c.db.Close()
+	c.lock.Close() // releases the flock, after the database is closed
+	if err != nil {
 		return fmt.Errorf("catalog: cannot close %s: %w", c.path, err)
 	}
 	return nil

@@ -756,3 +756,22 @@ func TestBuildSnapshot(t *testing.T) {
 		t.Fatalf("duplicate host name: %v", err)
 	}
 }
+
+func TestSecondOpenIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c, err := Open(context.Background(), Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), Options{Path: path}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open = %v, want ErrLocked", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Open(context.Background(), Options{Path: path})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	c2.Close()
+}

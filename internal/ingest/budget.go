@@ -11,6 +11,7 @@ type byteBudget struct {
 	mu      sync.Mutex
 	max     int64
 	used    int64
+	peak    int64 // high-water mark of used, for tests and metrics
 	waiters []*budgetWaiter
 }
 
@@ -29,6 +30,7 @@ func (b *byteBudget) acquire(n int64, deadline time.Time) (int64, bool) {
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.used+n <= b.max {
 		b.used += n
+		b.peak = max(b.peak, b.used)
 		b.mu.Unlock()
 		return n, true
 	}
@@ -62,6 +64,7 @@ func (b *byteBudget) release(n int64) {
 		w := b.waiters[0]
 		b.waiters = b.waiters[1:]
 		b.used += w.n
+		b.peak = max(b.peak, b.used)
 		close(w.ready)
 	}
 	b.mu.Unlock()

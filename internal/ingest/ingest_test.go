@@ -522,3 +522,69 @@ func TestConnectionLimit(t *testing.T) {
 		t.Fatal("waiting connection never served after a slot freed")
 	}
 }
+
+// TestManyConnections serves 2,000 concurrent senders at once, each
+// holding its connection open until all have connected, under a buffer
+// budget far smaller than their frames together: every value is stored
+// and the bytes held never exceed the budget.
+func TestManyConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 2,000 connections")
+	}
+	const clients = 2000
+	const budget = 256 << 10
+	ts := startTrapper(t, testSpec(), func(o *Options) {
+		o.MaxBufferedBytes = budget
+		o.MaxFrameSize = 64 << 10
+		o.Timeout = 20 * time.Second
+	})
+	pad := strings.Repeat("x", 4000) // ~4 KB per frame: 2,000 frames = 8 MB > 256 KiB
+	var ready, done sync.WaitGroup
+	ready.Add(clients)
+	start := make(chan struct{})
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		done.Add(1)
+		go func(i int) {
+			defer done.Done()
+			c, err := net.Dial("tcp", ts.addr)
+			ready.Done()
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			<-start
+			frame := zbx.AppendFrame(nil, []byte(fmt.Sprintf(`{"request":"sender data","pad":"%s","data":[{"host":"peregrine-test","key":"trap.a","value":"%d","clock":%d}]}`, pad, i, 100000+i)), zbx.FlagProtocol)
+			if _, err := c.Write(frame); err != nil {
+				errs <- err
+				return
+			}
+			rd := zbx.NewReader(c, zbx.ReaderOptions{Timeout: 30 * time.Second})
+			_, p, err := rd.ReadFrame()
+			if err != nil {
+				errs <- err
+				return
+			}
+			if !bytes.Contains(p, []byte("processed: 1;")) {
+				errs <- fmt.Errorf("reply %s", p)
+			}
+		}(i)
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := len(ts.read(t, "peregrine-test", "trap.a")); n != clients {
+		t.Fatalf("stored %d values, want %d", n, clients)
+	}
+	ts.srv.budget.mu.Lock()
+	peak := ts.srv.budget.peak
+	ts.srv.budget.mu.Unlock()
+	if peak > budget || peak == 0 {
+		t.Fatalf("buffered bytes peaked at %d, budget %d", peak, budget)
+	}
+}
