@@ -115,4 +115,3 @@ func FuzzSenderJSON(f *testing.F) {
 		}
 	})
 }
-
