@@ -75,11 +75,18 @@ type PipelineConfig struct {
 	MaxBatch int `yaml:"max_batch"`
 }
 
-// HistoryConfig selects the history backend.
+// HistoryConfig selects and tunes the history backend.
 type HistoryConfig struct {
-	// Store is "memory" for now; the embedded engine becomes the default
-	// when it lands.
+	// Store is "engine" (the embedded store under data_dir/history) or
+	// "memory" (nothing survives a restart; for tests and benchmarks).
 	Store string `yaml:"store"`
+	// Fsync is the WAL policy and so what an acknowledgement means:
+	// "batch" (default) acknowledges a value only after the fsync of the
+	// group commit that holds it; "interval" acknowledges after write(2)
+	// and fsyncs every fsync_interval (a power loss may lose that much,
+	// a process crash loses nothing).
+	Fsync         string   `yaml:"fsync"`
+	FsyncInterval Duration `yaml:"fsync_interval"`
 }
 
 // Default returns the configuration used when a field is not set.
@@ -101,7 +108,7 @@ func Default() Config {
 			QueueValues: 1 << 17,
 			MaxBatch:    1 << 14,
 		},
-		History: HistoryConfig{Store: "memory"},
+		History: HistoryConfig{Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond)},
 	}
 }
 
@@ -185,9 +192,17 @@ func (c *Config) Validate() error {
 		return fieldErr("pipeline.max_batch", "must be between 1 and pipeline.queue_values (%d), not %d", c.Pipeline.QueueValues, c.Pipeline.MaxBatch)
 	}
 	switch c.History.Store {
-	case "memory":
+	case "engine", "memory":
 	default:
-		return fieldErr("history.store", "must be \"memory\", not %q", c.History.Store)
+		return fieldErr("history.store", "must be \"engine\" or \"memory\", not %q", c.History.Store)
+	}
+	switch c.History.Fsync {
+	case "batch", "interval":
+	default:
+		return fieldErr("history.fsync", "must be \"batch\" or \"interval\", not %q", c.History.Fsync)
+	}
+	if c.History.FsyncInterval < Duration(time.Millisecond) || c.History.FsyncInterval > Duration(time.Minute) {
+		return fieldErr("history.fsync_interval", "must be between 1ms and 1m, not %s", c.History.FsyncInterval)
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func TestGoodFiles(t *testing.T) {
 		},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true},
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
-		History:  HistoryConfig{Store: "memory"},
+		History:  HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)

@@ -117,6 +117,9 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// Close closes the listener; Run closes it itself when its context ends.
+func (s *Server) Close() error { return s.ln.Close() }
+
 // Addr is the address the trapper listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
@@ -29,6 +31,9 @@ var Version = "0.1.0-dev"
 
 // CatalogPath is where the catalog database lives in a data directory.
 func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog.db") }
+
+// HistoryPath is the embedded history engine's directory.
+func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history") }
 
 // NewLogger builds the process logger from the log configuration.
 func NewLogger(c config.LogConfig, w io.Writer) *slog.Logger {
@@ -72,6 +77,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	switch cfg.History.Store {
+	case "engine":
+		sync := wal.SyncBatch
+		if cfg.History.Fsync == "interval" {
+			sync = wal.SyncInterval
+		}
+		s.Store, err = engine.Open(engine.Options{
+			Dir:          HistoryPath(cfg.DataDir),
+			Sync:         sync,
+			SyncInterval: cfg.History.FsyncInterval.Std(),
+			Logger:       log.With("component", "history"),
+		})
+		if err != nil {
+			return nil, err
+		}
 	case "memory":
 		s.Store = memstore.New()
 	default:
@@ -190,6 +209,9 @@ func (s *Server) closeAll() error {
 	var errs []error
 	if s.httpLn != nil && s.httpSrv == nil {
 		s.httpLn.Close()
+	}
+	if s.Trapper != nil {
+		s.Trapper.Close() // no-op after Run; frees the port if New failed later
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())

@@ -1,0 +1,300 @@
+package chunkenc
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
+
+// The timestamp stream follows the header; it is empty for chunks of
+// fewer than two values (the header holds the only timestamp). Otherwise:
+//
+//	byte k, uvarint m: the unit g = m·10^k ≥ 1; every delta between
+//	        neighbours is a multiple of g
+//	byte    mode: tsDoD or tsGrid
+//	body
+//
+// All arithmetic is modulo 2^64, so any int64 sequence round-trips.
+// With t[i] = t[0] + g·S[i] and s[i] = S[i] - S[i-1] (scaled deltas):
+//
+//	tsDoD:  varint s[1], then an int stream of n-2 zigzag(s[i]-s[i-1])
+//	tsGrid: varint D, varint o, then an int stream of n-1 values
+//	        u[i] = S[i] - i·D - o (i ≥ 1)
+//
+// The unit makes exact-second timestamps cost nothing beyond their
+// pattern; the grid mode stores only the jitter of values polled on a
+// fixed interval, which delta-of-delta would double.
+const (
+	tsDoD  byte = 1
+	tsGrid byte = 2
+)
+
+// appendTimestamps appends the timestamp stream of ts.
+func appendTimestamps(dst []byte, ts []int64, sc *scratch) []byte {
+	n := len(ts)
+	if n < 2 {
+		return dst
+	}
+	// Unit: the gcd of the deltas' magnitudes.
+	var g uint64
+	for i := 1; i < n && g != 1; i++ {
+		d := ts[i] - ts[i-1]
+		m := uint64(d)
+		if d < 0 {
+			m = -m
+		}
+		g = gcd(g, m)
+	}
+	if g == 0 || g > 1<<62 {
+		g = 1
+	}
+	gi := int64(g)
+
+	// Scaled cumulative offsets S[i] in sc.u (as uint64 bits).
+	S := grow(sc.u, n)
+	sc.u = S
+	S[0] = 0
+	for i := 1; i < n; i++ {
+		S[i] = S[i-1] + uint64((ts[i]-ts[i-1])/gi)
+	}
+
+	// Delta of delta.
+	dod := grow(sc.u2, n)
+	sc.u2 = dod
+	s1 := int64(S[1])
+	prev := s1
+	for i := 2; i < n; i++ {
+		s := int64(S[i] - S[i-1])
+		dod[i] = zigzag(s - prev)
+		prev = s
+	}
+	dodVals := dod[2:]
+	_, dodSize := planSize(dodVals)
+	dodSize += uvarintLen(zigzag(s1))
+
+	// Grid: try the least-squares slope and the end-to-end slope.
+	bestD, bestO, gridSize := int64(0), int64(0), math.MaxInt
+	if n >= 3 {
+		d0 := int64(S[n-1]) / int64(n-1)
+		d1 := d0 + lsqCorrection(S, d0)
+		for k, D := range [2]int64{d1, d0} {
+			if k == 1 && D == d1 {
+				break
+			}
+			o := gridOffset(S, D)
+			size := gridFill(dod, S, D, o)
+			if size < gridSize {
+				bestD, bestO, gridSize = D, o, size
+			}
+		}
+	}
+
+	dst = appendUnit(dst, g)
+	if gridSize < dodSize {
+		dst = append(dst, tsGrid)
+		dst = binary.AppendVarint(dst, bestD)
+		dst = binary.AppendVarint(dst, bestO)
+		gridFill(dod, S, bestD, bestO)
+		return appendInts(dst, dod[1:])
+	}
+	dst = append(dst, tsDoD)
+	dst = binary.AppendVarint(dst, s1)
+	// dod was overwritten by the grid trials; recompute.
+	prev = s1
+	for i := 2; i < n; i++ {
+		s := int64(S[i] - S[i-1])
+		dod[i] = zigzag(s - prev)
+		prev = s
+	}
+	return appendInts(dst, dod[2:])
+}
+
+// planSize returns the best plain mode of v and its size (0 for empty v).
+func planSize(v []uint64) (byte, int) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	p := planInts(v)
+	return p.best()
+}
+
+// lsqCorrection returns the rounded least-squares slope of the residuals
+// S[i] - i·d0, the correction that centres the grid on jittered samples.
+func lsqCorrection(S []uint64, d0 int64) int64 {
+	n := float64(len(S))
+	mi := (n - 1) / 2
+	var sr float64
+	base := int64(0)
+	for i := range S {
+		sr += float64(int64(S[i]) - base)
+		base += d0
+	}
+	mr := sr / n
+	var num, den float64
+	base = 0
+	for i := range S {
+		di := float64(i) - mi
+		num += di * (float64(int64(S[i])-base) - mr)
+		den += di * di
+		base += d0
+	}
+	if den == 0 {
+		return 0
+	}
+	c := math.Round(num / den)
+	if math.IsNaN(c) || math.Abs(c) > 1<<53 {
+		return 0
+	}
+	return int64(c)
+}
+
+// gridOffset returns the minimum residual S[i] - i·D over i ≥ 1.
+func gridOffset(S []uint64, D int64) int64 {
+	o := int64(math.MaxInt64)
+	base := int64(0)
+	for i := 1; i < len(S); i++ {
+		base += D
+		if r := int64(S[i]) - base; r < o {
+			o = r
+		}
+	}
+	return o
+}
+
+// gridFill stores u[i] = S[i] - i·D - o in out[1:] and returns the size of
+// the grid body.
+func gridFill(out, S []uint64, D, o int64) int {
+	base := int64(0)
+	for i := 1; i < len(S); i++ {
+		base += D
+		out[i] = uint64(int64(S[i]) - base - o)
+	}
+	_, size := planSize(out[1:len(S)])
+	return size + uvarintLen(zigzag(D)) + uvarintLen(zigzag(o))
+}
+
+// appendUnit appends the unit g as a byte k and a uvarint m with
+// g = m·10^k, so that 60 s (6·10^10 ns) takes 2 bytes instead of 6.
+func appendUnit(dst []byte, g uint64) []byte {
+	k := byte(0)
+	for g%10 == 0 && k < 18 {
+		g /= 10
+		k++
+	}
+	dst = append(dst, k)
+	return binary.AppendUvarint(dst, g)
+}
+
+func readUnit(r *reader) (uint64, error) {
+	off := r.off
+	k, err := r.byte("timestamp unit exponent")
+	if err != nil {
+		return 0, err
+	}
+	if k > 18 {
+		return 0, corruptAt("timestamp unit exponent", off, "%d exceeds 18", k)
+	}
+	off = r.off
+	m, err := r.uvarint("timestamp unit")
+	if err != nil {
+		return 0, err
+	}
+	g := m
+	for range k {
+		hi, lo := bits.Mul64(g, 10)
+		if hi != 0 {
+			return 0, corruptAt("timestamp unit", off, "%d·10^%d overflows", m, k)
+		}
+		g = lo
+	}
+	if g == 0 || g > 1<<63 {
+		return 0, corruptAt("timestamp unit", off, "%d·10^%d out of range", m, k)
+	}
+	return g, nil
+}
+
+func gcd(a, b uint64) uint64 {
+	if a == 0 {
+		return b
+	}
+	if b == 0 {
+		return a
+	}
+	// Binary gcd.
+	shift := bits.TrailingZeros64(a | b)
+	a >>= bits.TrailingZeros64(a)
+	for b != 0 {
+		b >>= bits.TrailingZeros64(b)
+		if a > b {
+			a, b = b, a
+		}
+		b -= a
+	}
+	return a << shift
+}
+
+// decodeTimestamps decodes the timestamp stream of a chunk whose header is
+// info into out (len(out) == info.Count).
+func decodeTimestamps(r *reader, info *Info, out []int64) error {
+	n := len(out)
+	if n == 0 {
+		return nil
+	}
+	t0 := info.MinT
+	out[0] = t0
+	if n == 1 {
+		return nil
+	}
+	g, err := readUnit(r)
+	if err != nil {
+		return err
+	}
+	gi := int64(g)
+	off := r.off
+	mode, err := r.byte("timestamp mode")
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case tsDoD:
+		s, err := r.varint("first timestamp delta")
+		if err != nil {
+			return err
+		}
+		if err := decodeInts(r, "timestamp deltas of deltas", out[2:]); err != nil {
+			return err
+		}
+		t := t0 + gi*s
+		out[1] = t
+		for i := 2; i < n; i++ {
+			u := uint64(out[i])
+			s += int64(u>>1) ^ -int64(u&1)
+			t += gi * s
+			out[i] = t
+		}
+	case tsGrid:
+		D, err := r.varint("timestamp grid interval")
+		if err != nil {
+			return err
+		}
+		o, err := r.varint("timestamp grid offset")
+		if err != nil {
+			return err
+		}
+		if err := decodeInts(r, "timestamp grid residuals", out[1:]); err != nil {
+			return err
+		}
+		base := t0 + gi*o
+		step := gi * D
+		for i := 1; i < n; i++ {
+			base += step
+			out[i] = base + gi*out[i]
+		}
+	default:
+		return corruptAt("timestamp mode", off, "unknown mode %d", mode)
+	}
+	if out[n-1] != info.MaxT {
+		return r.corrupt("timestamps", "last timestamp %d differs from the header's %d", out[n-1], info.MaxT)
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/record"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+)
+
+const stripes = 64
+
+// Options configures the engine.
+type Options struct {
+	// Dir holds the engine's files (wal/ now; blocks later).
+	Dir string
+	// Sync is the WAL fsync policy: wal.SyncBatch (the default: a Write
+	// returns after the fsync that covers it) or wal.SyncInterval.
+	Sync         wal.SyncMode
+	SyncInterval time.Duration
+	// SegmentSize of WAL segment files; 0 = the WAL's default.
+	SegmentSize int64
+	// ChunkValues is how many samples an item's open buffer holds before
+	// it is sealed into a compressed chunk.
+	ChunkValues int
+	Logger      *slog.Logger
+}
+
+// DefaultChunkValues trades compression (longer chunks compress better)
+// against the cost of decoding a whole chunk for a short read.
+const DefaultChunkValues = 512
+
+type stripe struct {
+	mu     sync.RWMutex
+	series map[uint64]*series
+	_      [32]byte
+}
+
+// Store is the embedded engine.
+type Store struct {
+	opts    Options
+	wal     *wal.WAL
+	stripes [stripes]stripe
+	rotor   atomic.Uint32
+	encBufs sync.Pool // *[]byte WAL record buffers
+	idxBufs sync.Pool // *[]int32 sample indices grouped by stripe
+
+	closeMu sync.RWMutex
+	closed  bool
+
+	replayed atomic.Int64 // samples replayed at Open
+}
+
+var _ history.Store = (*Store)(nil)
+
+// Open opens the engine in opts.Dir, replaying the WAL into the head.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("engine: Options.Dir is required")
+	}
+	if opts.ChunkValues <= 0 {
+		opts.ChunkValues = DefaultChunkValues
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{opts: opts}
+	for i := range s.stripes {
+		s.stripes[i].series = map[uint64]*series{}
+	}
+	w, err := wal.Open(wal.Options{
+		Dir:          filepath.Join(opts.Dir, "wal"),
+		SegmentSize:  opts.SegmentSize,
+		Sync:         opts.Sync,
+		SyncInterval: opts.SyncInterval,
+		Logger:       opts.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: cannot open WAL: %w", err)
+	}
+	start := time.Now()
+	var batch []history.Sample
+	err = w.Replay(func(rec []byte) error {
+		batch, err = record.DecodeSamples(batch[:0], rec)
+		if err != nil {
+			return err
+		}
+		s.apply(batch)
+		s.replayed.Add(int64(len(batch)))
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("engine: WAL replay in %s failed: %w", opts.Dir, err)
+	}
+	s.wal = w
+	opts.Logger.Info("history engine opened", "dir", opts.Dir, "replayed_values", s.replayed.Load(), "duration", time.Since(start))
+	return s, nil
+}
+
+// Replayed is the number of samples replayed from the WAL at Open.
+func (s *Store) Replayed() int64 { return s.replayed.Load() }
+
+// Write implements history.Writer: WAL first, head second.
+func (s *Store) Write(_ context.Context, samples []history.Sample) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return history.ErrClosed
+	}
+	bp, _ := s.encBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	rec := record.AppendSamples((*bp)[:0], samples)
+	err := s.wal.Append(rec)
+	if cap(rec) <= 4<<20 {
+		*bp = rec
+		s.encBufs.Put(bp)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot append to the WAL: %w", err)
+	}
+	s.apply(samples)
+	return nil
+}
+
+// apply inserts samples into the head, one lock per touched stripe,
+// starting at a rotating stripe so that concurrent writers do not queue
+// behind each other stripe after stripe.
+func (s *Store) apply(samples []history.Sample) {
+	var counts [stripes + 1]int32
+	for i := range samples {
+		counts[samples[i].ItemID%stripes+1]++
+	}
+	for i := 1; i <= stripes; i++ {
+		counts[i] += counts[i-1]
+	}
+	ip, _ := s.idxBufs.Get().(*[]int32)
+	if ip == nil {
+		ip = new([]int32)
+	}
+	idx := *ip
+	if cap(idx) < len(samples) {
+		idx = make([]int32, len(samples))
+	}
+	idx = idx[:len(samples)]
+	pos := counts
+	for i := range samples {
+		st := samples[i].ItemID % stripes
+		idx[pos[st]] = int32(i)
+		pos[st]++
+	}
+	first := int(s.rotor.Add(1))
+	for k := 0; k < stripes; k++ {
+		st := (first + k) % stripes
+		lo, hi := counts[st], counts[st+1]
+		if lo == hi {
+			continue
+		}
+		str := &s.stripes[st]
+		str.mu.Lock()
+		var last *series
+		var lastID uint64
+		for _, i := range idx[lo:hi] {
+			v := &samples[i]
+			sr := last
+			if sr == nil || lastID != v.ItemID {
+				sr = str.series[v.ItemID]
+				if sr == nil {
+					sr = &series{vt: v.Type}
+					str.series[v.ItemID] = sr
+				}
+				last, lastID = sr, v.ItemID
+			}
+			if sr.vt != v.Type {
+				// The item's value type changed: Zabbix reads only the
+				// table of the current type, so the series starts over.
+				*sr = series{vt: v.Type}
+			}
+			sr.add(v, s.opts.ChunkValues)
+		}
+		str.mu.Unlock()
+	}
+	*ip = idx
+	s.idxBufs.Put(ip)
+}
+
+// Stats describes the head.
+type Stats struct {
+	Items      int
+	Samples    int
+	HeadBytes  int // estimated memory held by the head's series
+	Chunks     int
+	ChunkBytes int
+}
+
+// Stats walks the head; it is for tests, benchmarks and metrics, not for
+// hot paths.
+func (s *Store) Stats() Stats {
+	var st Stats
+	for i := range s.stripes {
+		str := &s.stripes[i]
+		str.mu.RLock()
+		for _, sr := range str.series {
+			st.Items++
+			st.Samples += sr.open.len() + sr.late.len()
+			for _, c := range sr.chunks {
+				st.Samples += c.n
+				st.ChunkBytes += len(c.data)
+			}
+			st.Chunks += len(sr.chunks)
+			st.HeadBytes += sr.bytes()
+		}
+		str.mu.RUnlock()
+	}
+	return st
+}
+
+// Close syncs and closes the WAL. The head is discarded; the next Open
+// replays it.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.wal.Close()
+}

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+)
+
+// gaugeBatches makes realistic batches: items of slowly varying gauges
+// (two decimals), one value per item per minute, batches as the pipeline
+// writes them (MaxBatch-sized pieces of many items).
+func gaugeBatches(items, rounds, batch int) [][]history.Sample {
+	r := rand.New(rand.NewPCG(1, 2))
+	level := make([]float64, items)
+	for i := range level {
+		level[i] = 20 + r.Float64()*10
+	}
+	var out [][]history.Sample
+	var cur []history.Sample
+	for round := 0; round < rounds; round++ {
+		for i := 0; i < items; i++ {
+			level[i] += (r.Float64() - 0.5) / 10
+			cur = append(cur, history.Sample{ItemID: uint64(i + 1), Clock: 1_700_000_000 + int64(round*60), Type: history.Float, F: math.Round(level[i]*100) / 100})
+			if len(cur) == batch {
+				out = append(out, cur)
+				cur = nil
+			}
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// go test -run '^$' -bench 'Write' -benchtime 3x -count 6 ./internal/history/engine/
+//
+// BenchmarkWrite appends with the WAL on (fsync per group commit) from
+// `writers` goroutines, as the pipeline's shards do.
+func BenchmarkWrite(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		sync wal.SyncMode
+	}{{"batch", wal.SyncBatch}, {"interval", wal.SyncInterval}} {
+		for _, writers := range []int{1, 2, 8} {
+			b.Run("sync="+mode.name+"/writers="+strconv.Itoa(writers), func(b *testing.B) {
+				batches := gaugeBatches(2000, 1000, 16384) // 2M values, 1000 per item
+				values := 0
+				for _, bt := range batches {
+					values += len(bt)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for n := 0; n < b.N; n++ {
+					b.StopTimer()
+					s, err := Open(Options{Dir: b.TempDir(), Sync: mode.sync})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					var wg sync.WaitGroup
+					next := make(chan []history.Sample)
+					for w := 0; w < writers; w++ {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for bt := range next {
+								if err := s.Write(context.Background(), bt); err != nil {
+									b.Error(err)
+								}
+							}
+						}()
+					}
+					for _, bt := range batches {
+						next <- bt
+					}
+					close(next)
+					wg.Wait()
+					b.StopTimer()
+					if n == 0 {
+						st := s.Stats()
+						b.ReportMetric(float64(st.ChunkBytes)/float64(st.Chunks*DefaultChunkValues), "chunk-bytes/value")
+						b.ReportMetric(float64(st.HeadBytes)/float64(st.Items), "head-bytes/item")
+					}
+					s.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(values)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+			})
+		}
+	}
+}
+
+// BenchmarkReadItem reads one item's 1M points (sealed chunks) in order.
+func BenchmarkReadItem(b *testing.B) {
+	s, err := Open(Options{Dir: b.TempDir(), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1_000_000
+	v := make([]history.Sample, 0, 10000)
+	level := 20.0
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < n; i++ {
+		level += (r.Float64() - 0.5) / 10
+		v = append(v, history.Sample{ItemID: 42, Clock: 1_600_000_000 + int64(i), Type: history.Float, F: math.Round(level*100) / 100})
+		if len(v) == cap(v) {
+			if err := s.Write(context.Background(), v); err != nil {
+				b.Fatal(err)
+			}
+			v = v[:0]
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got := 0
+		s.Read(context.Background(), history.Query{ItemID: 42, From: 0, Till: 1 << 40}, func(*history.Sample) bool { got++; return true })
+		if got != n {
+			b.Fatalf("read %d", got)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/1M-read")
+}

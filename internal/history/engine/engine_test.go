@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+)
+
+func open(t testing.TB, dir string, chunkValues int) *Store {
+	t.Helper()
+	s, err := Open(Options{Dir: dir, ChunkValues: chunkValues, Sync: wal.SyncBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestContract(t *testing.T) {
+	historytest.Run(t, func(t *testing.T) history.Store {
+		s := open(t, t.TempDir(), 16) // small chunks: reads cross many
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// model is the reference: a map from (item, ts) to the last value written.
+type model map[uint64]map[int64]history.Sample
+
+func (m model) write(v []history.Sample) {
+	for _, s := range v {
+		if m[s.ItemID] == nil {
+			m[s.ItemID] = map[int64]history.Sample{}
+		}
+		m[s.ItemID][s.Clock*1e9+int64(s.NS)] = s
+	}
+}
+
+func (m model) read(q history.Query) []history.Sample {
+	var out []history.Sample
+	for _, s := range m[q.ItemID] {
+		if s.Clock >= q.From && s.Clock <= q.Till {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if q.Desc {
+			return out[j].Before(&out[i])
+		}
+		return out[i].Before(&out[j])
+	})
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out
+}
+
+// TestRandomOperationsMatchModel runs random sequences of writes (in
+// order, late, duplicate), reads and restarts, and checks every read
+// against the reference model.
+func TestRandomOperationsMatchModel(t *testing.T) {
+	seeds := 20
+	if testing.Short() {
+		seeds = 5
+	}
+	for seed := 0; seed < seeds; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			dir := t.TempDir()
+			s := open(t, dir, 8)
+			defer func() { s.Close() }()
+			m := model{}
+			types := []history.ValueType{history.Float, history.Uint, history.Str, history.Text, history.Log}
+			clock := map[uint64]int64{}
+			for op := 0; op < 200; op++ {
+				switch k := r.IntN(10); {
+				case k < 6: // write a batch
+					var batch []history.Sample
+					for n := r.IntN(50) + 1; n > 0; n-- {
+						item := uint64(r.IntN(5) + 1)
+						vt := types[item%5]
+						c := clock[item] + int64(r.IntN(3))
+						clock[item] = c
+						if r.IntN(5) == 0 {
+							c -= int64(r.IntN(40)) // late or duplicate
+						}
+						v := history.Sample{ItemID: item, Clock: 1000 + c, NS: int32(r.IntN(3)), Type: vt}
+						switch vt {
+						case history.Float:
+							v.F = float64(r.IntN(1000)) / 100
+						case history.Uint:
+							v.U = r.Uint64()
+						case history.Log:
+							v.S = fmt.Sprint("line ", r.IntN(100))
+							v.Log = &history.LogMeta{Timestamp: int64(r.IntN(9)), Source: "src", Severity: int32(r.IntN(5)), EventID: int64(r.IntN(99))}
+						default:
+							v.S = fmt.Sprint("s", r.IntN(20))
+						}
+						batch = append(batch, v)
+					}
+					if err := s.Write(context.Background(), batch); err != nil {
+						t.Fatal(err)
+					}
+					m.write(batch)
+				case k < 9: // read
+					q := history.Query{ItemID: uint64(r.IntN(6) + 1), From: 1000 + int64(r.IntN(100)) - 10, Desc: r.IntN(2) == 0}
+					q.Till = q.From + int64(r.IntN(150))
+					if r.IntN(3) == 0 {
+						q.Limit = r.IntN(10) + 1
+					}
+					got := historytest.ReadAll(t, s, q)
+					want := m.read(q)
+					if d := cmp.Diff(want, got, cmp.Comparer(func(a, b *history.LogMeta) bool {
+						return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+					})); d != "" {
+						t.Fatalf("op %d read %+v (-model +engine):\n%s", op, q, d)
+					}
+				default: // restart
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					s = open(t, dir, 8)
+				}
+			}
+		})
+	}
+}
+
+func TestReopenReplaysEverything(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, 64)
+	var all []history.Sample
+	for b := 0; b < 50; b++ {
+		var batch []history.Sample
+		for i := 0; i < 100; i++ {
+			batch = append(batch, history.Sample{ItemID: uint64(i%10 + 1), Clock: int64(b*100 + i), Type: history.Float, F: float64(b*100 + i)})
+		}
+		if err := s.Write(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, batch...)
+	}
+	before := s.Stats()
+	s.Close()
+	s = open(t, dir, 64)
+	defer s.Close()
+	if s.Replayed() != int64(len(all)) {
+		t.Fatalf("replayed %d values, wrote %d", s.Replayed(), len(all))
+	}
+	after := s.Stats()
+	if before.Samples != after.Samples || after.Samples != len(all) {
+		t.Fatalf("samples before %d after %d, wrote %d", before.Samples, after.Samples, len(all))
+	}
+	got := historytest.ReadAll(t, s, history.Query{ItemID: 3, From: 0, Till: 1 << 40})
+	if len(got) != 500 {
+		t.Fatalf("item 3 has %d values after reopen, want 500", len(got))
+	}
+}
