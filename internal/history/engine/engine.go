@@ -55,6 +55,19 @@ type Store struct {
 	closeMu sync.RWMutex
 	closed  bool
 
+	// writeMu is held shared by Write from its WAL append to its head
+	// apply, and exclusively by Flush while it cuts the WAL and swaps the
+	// head out, so no sample can be in a truncated segment but not in a
+	// block.
+	writeMu  sync.RWMutex
+	flushMu  sync.Mutex
+	flushing atomic.Pointer[map[uint64]*series]
+
+	blocksMu    sync.RWMutex
+	blocks      []*block // in write order (seq)
+	nextSeq     uint64
+	quarantined atomic.Int64
+
 	replayed atomic.Int64 // samples replayed at Open
 }
 
@@ -71,9 +84,12 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{opts: opts}
+	s := &Store{opts: opts, nextSeq: 1}
 	for i := range s.stripes {
 		s.stripes[i].series = map[uint64]*series{}
+	}
+	if err := s.loadBlocks(); err != nil {
+		return nil, fmt.Errorf("engine: cannot open blocks in %s: %w", opts.Dir, err)
 	}
 	w, err := wal.Open(wal.Options{
 		Dir:          filepath.Join(opts.Dir, "wal"),
@@ -101,7 +117,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("engine: WAL replay in %s failed: %w", opts.Dir, err)
 	}
 	s.wal = w
-	opts.Logger.Info("history engine opened", "dir", opts.Dir, "replayed_values", s.replayed.Load(), "duration", time.Since(start))
+	opts.Logger.Info("history engine opened", "dir", opts.Dir, "blocks", len(s.blocks), "replayed_values", s.replayed.Load(), "duration", time.Since(start))
 	return s, nil
 }
 
@@ -123,6 +139,8 @@ func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 		bp = new([]byte)
 	}
 	rec := record.AppendSamples((*bp)[:0], samples)
+	s.writeMu.RLock()
+	defer s.writeMu.RUnlock()
 	err := s.wal.Append(rec)
 	if cap(rec) <= 4<<20 {
 		*bp = rec
@@ -236,5 +254,21 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.blocksMu.Lock()
+	for _, b := range s.blocks {
+		b.release()
+	}
+	s.blocks = nil
+	s.blocksMu.Unlock()
 	return s.wal.Close()
+}
+
+// Quarantined is the number of corrupt blocks moved aside since Open.
+func (s *Store) Quarantined() int64 { return s.quarantined.Load() }
+
+// BlockCount is the number of open block files.
+func (s *Store) BlockCount() int {
+	s.blocksMu.RLock()
+	defer s.blocksMu.RUnlock()
+	return len(s.blocks)
 }

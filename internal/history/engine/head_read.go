@@ -29,7 +29,11 @@ func nanos(clock int64) int64 {
 	return clock * 1e9
 }
 
-// Read implements history.Reader.
+// Read implements history.Reader. Sources, from lowest to highest
+// priority: block files in the order they were written, the head being
+// flushed, the head. A later source wins on an equal timestamp (it holds
+// the later write). With one source the read streams; with several, each
+// source's part of the range is collected and merged.
 func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Sample) bool) error {
 	s.closeMu.RLock()
 	closed := s.closed
@@ -41,14 +45,133 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	if lo >= hi {
 		return nil
 	}
+	// The head first, then blocks and the flushing set as one view: a
+	// flush that swaps the head out in between leaves the data in one of
+	// the latter (see Flush), so nothing is missed; seen twice, the head's
+	// copy wins, and it is the same value.
 	str := &s.stripes[q.ItemID%stripes]
 	str.mu.RLock()
-	sr := str.series[q.ItemID]
-	if sr == nil {
-		str.mu.RUnlock()
-		return nil
+	var snap *series
+	if sr := str.series[q.ItemID]; sr != nil {
+		snap = sr.snapshot(lo, hi)
 	}
-	vt := sr.vt
+	str.mu.RUnlock()
+	blocks, fl := s.acquireBlocks(q.ItemID, lo, hi)
+	defer func() {
+		for _, b := range blocks {
+			b.release()
+		}
+	}()
+	var sources []*buf
+	var vts []history.ValueType
+	for _, b := range blocks {
+		out, vt, err := s.readBlock(ctx, b, q.ItemID, lo, hi)
+		if err != nil {
+			return err
+		}
+		if out.len() > 0 {
+			sources, vts = append(sources, out), append(vts, vt)
+		}
+	}
+	if fl != nil {
+		out := &buf{}
+		r := reader{vt: fl.vt, lo: lo, hi: hi, collect: out}
+		if err := r.series(ctx, fl, lo, hi, false); err != nil {
+			return err
+		}
+		if out.len() > 0 {
+			sources, vts = append(sources, out), append(vts, fl.vt)
+		}
+	}
+	if len(sources) == 0 {
+		if snap == nil {
+			return nil
+		}
+		r := reader{vt: snap.vt, q: q, lo: lo, hi: hi, fn: fn}
+		return r.series(ctx, snap, lo, hi, q.Desc)
+	}
+	if snap != nil {
+		out := &buf{}
+		r := reader{vt: snap.vt, lo: lo, hi: hi, collect: out}
+		if err := r.series(ctx, snap, lo, hi, false); err != nil {
+			return err
+		}
+		if out.len() > 0 {
+			sources, vts = append(sources, out), append(vts, snap.vt)
+		}
+	}
+	// The newest source's value type is the item's type now; Zabbix reads
+	// only that type's table, so older data of another type is skipped.
+	vt := vts[len(vts)-1]
+	var acc *buf
+	for i, src := range sources {
+		if vts[i] != vt {
+			continue
+		}
+		if acc == nil {
+			acc = src
+			continue
+		}
+		acc = mergeBufs(vt, acc, src)
+	}
+	r := reader{vt: vt, q: q, lo: lo, hi: hi, fn: fn}
+	if !q.Desc {
+		for k := 0; k < acc.len(); k++ {
+			if r.emit(acc, k) {
+				return nil
+			}
+		}
+	} else {
+		for k := acc.len() - 1; k >= 0; k-- {
+			if r.emit(acc, k) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// mergeBufs merges two sorted runs; b wins on equal timestamps.
+func mergeBufs(vt history.ValueType, a, b *buf) *buf {
+	out := &buf{}
+	r := reader{vt: vt}
+	i, j := 0, 0
+	for i < a.len() || j < b.len() {
+		switch {
+		case j >= b.len() || (i < a.len() && a.ts[i] < b.ts[j]):
+			r.appendFrom(out, a, i)
+			i++
+		case i >= a.len() || b.ts[j] < a.ts[i]:
+			r.appendFrom(out, b, j)
+			j++
+		default:
+			r.appendFrom(out, b, j)
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// snapshot copies what a read of [lo, hi) needs from a head series:
+// references to its immutable chunks and copies of the matching parts of
+// its open and late buffers. The caller holds the stripe lock.
+func (sr *series) snapshot(lo, hi int64) *series {
+	out := &series{vt: sr.vt, chunks: sr.chunks[:len(sr.chunks):len(sr.chunks)]}
+	if o := &sr.open; o.len() > 0 {
+		if i, j := o.search(lo), o.search(hi); i < j {
+			out.open = o.slice(sr.vt, i, j)
+		}
+	}
+	if l := &sr.late; l.len() > 0 {
+		if i, j := l.search(lo), l.search(hi); i < j {
+			out.late = l.slice(sr.vt, i, j)
+		}
+	}
+	return out
+}
+
+// series reads an immutable series (a snapshot, or one being flushed).
+func (r *reader) series(ctx context.Context, sr *series, lo, hi int64, desc bool) error {
 	var pieces []piece
 	lower := int64(math.MinInt64)
 	for _, c := range sr.chunks {
@@ -61,20 +184,17 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		}
 	}
 	if o := &sr.open; o.len() > 0 {
-		i, j := o.search(lo), o.search(hi)
-		if i < j {
-			cp := o.slice(vt, i, j)
+		if i, j := o.search(lo), o.search(hi); i < j {
+			cp := o.slice(sr.vt, i, j)
 			pieces = append(pieces, piece{lower: lower, upper: math.MaxInt64, open: &cp})
 		}
 	}
-	var late buf
+	late := &buf{}
 	if l := &sr.late; l.len() > 0 {
-		i, j := l.search(lo), l.search(hi)
-		if i < j {
-			late = l.slice(vt, i, j)
+		if i, j := l.search(lo), l.search(hi); i < j {
+			*late = l.slice(sr.vt, i, j)
 		}
 	}
-	str.mu.RUnlock()
 	// Late samples can fall in a gap before the first selected piece
 	// (older than every chunk in range); give them a piece of their own.
 	if late.len() > 0 && (len(pieces) == 0 || late.ts[0] <= pieces[0].lower) {
@@ -84,37 +204,37 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		}
 		pieces = append([]piece{{lower: math.MinInt64, upper: upper, open: &buf{}}}, pieces...)
 	}
-
-	r := reader{vt: vt, q: q, lo: lo, hi: hi, fn: fn, late: &late}
-	if !q.Desc {
+	r.late = late
+	if !desc {
 		for i := range pieces {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if done, err := r.piece(&pieces[i]); done || err != nil {
+			if done, err := r.piece(&pieces[i], false); done || err != nil {
 				return err
 			}
 		}
-	} else {
-		for i := len(pieces) - 1; i >= 0; i-- {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if done, err := r.piece(&pieces[i]); done || err != nil {
-				return err
-			}
+		return nil
+	}
+	for i := len(pieces) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if done, err := r.piece(&pieces[i], true); done || err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 type reader struct {
-	vt     history.ValueType
-	q      history.Query
-	lo, hi int64
-	fn     func(*history.Sample) bool
-	late   *buf
-	sent   int
+	vt      history.ValueType
+	q       history.Query
+	lo, hi  int64
+	fn      func(*history.Sample) bool
+	collect *buf // when set, samples are appended here instead of passed to fn
+	late    *buf
+	sent    int
 
 	dec    buf // decoded chunk
 	merged buf // chunk merged with its late samples
@@ -125,7 +245,7 @@ type reader struct {
 
 // piece decodes, merges and emits one piece; done reports that the
 // callback or the limit ended the read.
-func (r *reader) piece(p *piece) (done bool, err error) {
+func (r *reader) piece(p *piece, desc bool) (done bool, err error) {
 	src := p.open
 	if p.data != nil {
 		if err := r.decode(p.data); err != nil {
@@ -147,7 +267,13 @@ func (r *reader) piece(p *piece) (done bool, err error) {
 		src = &r.merged
 	}
 	i, j := src.search(r.lo), src.search(r.hi)
-	if !r.q.Desc {
+	if r.collect != nil {
+		for k := i; k < j; k++ {
+			r.appendFrom(r.collect, src, k)
+		}
+		return false, nil
+	}
+	if !desc {
 		for k := i; k < j; k++ {
 			if r.emit(src, k) {
 				return true, nil

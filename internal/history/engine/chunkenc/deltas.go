@@ -19,9 +19,9 @@ const (
 )
 
 // chooseDeltas takes raw wrapping deltas in d[1:] (d[0] is ignored) and
-// returns the order, its varint parameter (B or d[1]) and the int stream
-// elements, which live in sc.u2 or sc.u3.
-func chooseDeltas(d []uint64, sc *scratch) (order byte, param int64, elems []uint64) {
+// returns the order, its varint parameter (B or d[1]), the int stream
+// elements, which live in sc.u2 or sc.u3, and their plan.
+func chooseDeltas(d []uint64, sc *scratch) (order byte, param int64, elems []uint64, p intPlan) {
 	n := len(d)
 	base := medianDelta(d[1:], sc)
 	delta := grow(sc.u2, n)
@@ -34,14 +34,12 @@ func chooseDeltas(d []uint64, sc *scratch) (order byte, param int64, elems []uin
 	for i := 2; i < n; i++ {
 		dod[i] = zigzag(int64(d[i] - d[i-1]))
 	}
-	_, deltaSize := planSize(delta[1:])
-	deltaSize += uvarintLen(zigzag(base))
-	_, dodSize := planSize(dod[2:])
-	dodSize += uvarintLen(zigzag(int64(d[1])))
-	if deltaSize <= dodSize {
-		return orderDelta, base, delta[1:]
+	deltaPlan := planFor(delta[1:])
+	dodPlan := planFor(dod[2:])
+	if deltaPlan.size()+uvarintLen(zigzag(base)) <= dodPlan.size()+uvarintLen(zigzag(int64(d[1]))) {
+		return orderDelta, base, delta[1:], deltaPlan
 	}
-	return orderDoD, int64(d[1]), dod[2:]
+	return orderDoD, int64(d[1]), dod[2:], dodPlan
 }
 
 // medianSample is the most deltas medianDelta sorts.

@@ -81,7 +81,7 @@ func encodeFloats(dst []byte, ts []int64, vals []float64, force Encoding) []byte
 		}
 		dst = dst[:valStart]
 	}
-	if tryXOR {
+	if tryXOR && (xorSize(vals) < bestSize || force != 0) {
 		dst = appendXOR(dst, vals)
 		if size := len(dst) - valStart; size < bestSize {
 			best, bestSize = EncFloatXOR, size
@@ -128,36 +128,49 @@ func mantissaAt(v float64, k int) (int64, bool) {
 // fraction digits make it fail.
 func decimalize(vals []float64, m []uint64) (int, bool) {
 	K := 0
-	for _, v := range vals {
-		if _, ok := mantissaAt(v, K); ok {
+	for i, v := range vals {
+		if mi, ok := mantissaAt(v, K); ok {
+			m[i] = uint64(mi)
 			continue
 		}
 		found := false
 		for k := K + 1; k <= maxDecimals; k++ {
-			if _, ok := mantissaAt(v, k); ok {
-				K, found = k, true
-				break
+			mi, ok := mantissaAt(v, k)
+			if !ok {
+				continue
 			}
+			// Rescale the mantissas found so far. A value exact at K is
+			// exact at k with the mantissa times 10^(k-K) while that stays
+			// within 2^53: the mantissa and the power of ten are then
+			// exact, and the correctly rounded quotient of the same real
+			// number is the same float64. Beyond 2^53, verify.
+			p := int64(pow10[k-K])
+			for j := range i {
+				mj := int64(m[j])
+				if mj > 1<<53/p || mj < -(1<<53)/p {
+					nm, ok := mantissaAt(vals[j], k)
+					if !ok {
+						return 0, false
+					}
+					m[j] = uint64(nm)
+					continue
+				}
+				m[j] = uint64(mj * p)
+			}
+			m[i] = uint64(mi)
+			K, found = k, true
+			break
 		}
 		if !found {
 			return 0, false
 		}
-	}
-	// A value exact at k stays exact at a larger common K while its
-	// mantissa is below 2^53; verify all of them at K.
-	for i, v := range vals {
-		mi, ok := mantissaAt(v, K)
-		if !ok {
-			return 0, false
-		}
-		m[i] = uint64(mi)
 	}
 	if K > 0 {
 		return -K, true
 	}
 	// Integers: factor out trailing decimal zeros common to all values.
 	j := maxExp
-	for _, u := range m {
+	for _, u := range m[:len(vals)] {
 		mi := int64(u)
 		if mi == 0 {
 			continue
@@ -215,11 +228,11 @@ func appendDecimal(dst []byte, vals []float64, sc *scratch) ([]byte, bool) {
 	for i := n - 1; i >= 1; i-- {
 		m[i] -= m[i-1]
 	}
-	order, param, elems := chooseDeltas(m, sc)
+	order, param, elems, plan := chooseDeltas(m, sc)
 	dst = append(dst, order)
 	dst = binary.AppendVarint(dst, m0)
 	dst = binary.AppendVarint(dst, param)
-	return appendInts(dst, elems), true
+	return appendIntsPlan(dst, elems, &plan), true
 }
 
 // appendXOR appends the FloatXOR bitstream: the first value's 64 bits,
@@ -256,6 +269,33 @@ func appendXOR(dst []byte, vals []float64) []byte {
 		wl, wt, wsig = lead, trail, sig
 	}
 	return w.finish()
+}
+
+// xorSize returns the size in bytes of appendXOR's output, without
+// writing it.
+func xorSize(vals []float64) int {
+	nbits := 64
+	prev := math.Float64bits(vals[0])
+	var wl, wt, wsig uint
+	for _, v := range vals[1:] {
+		cur := math.Float64bits(v)
+		x := cur ^ prev
+		prev = cur
+		if x == 0 {
+			nbits++
+			continue
+		}
+		lead := uint(bits.LeadingZeros64(x))
+		trail := uint(bits.TrailingZeros64(x))
+		sig := 64 - lead - trail
+		if wsig != 0 && lead >= wl && trail >= wt && wsig <= sig+12 {
+			nbits += 2 + int(wsig)
+			continue
+		}
+		nbits += 14 + int(sig)
+		wl, wt, wsig = lead, trail, sig
+	}
+	return (nbits + 7) / 8
 }
 
 // DecodeFloats decodes a float chunk, appending its timestamps to ts and

@@ -74,19 +74,19 @@ func planInts(v []uint64) intPlan {
 	var p intPlan
 	p.varint = 1
 	p.rle = 1
-	run := 0
-	for i, x := range v {
+	run := uint64(0)
+	prev := v[0]
+	hist[bits.Len64(prev)]++
+	for _, x := range v[1:] {
 		hist[bits.Len64(x)]++
-		if i > 0 && x == v[i-1] {
+		if x == prev {
 			run++
 			continue
 		}
-		if i > 0 {
-			p.rle += uvarintLen(v[i-1]) + uvarintLen(uint64(run))
-		}
-		run = 0
+		p.rle += uvarintLen(prev) + uvarintLen(run)
+		prev, run = x, 0
 	}
-	p.rle += uvarintLen(v[len(v)-1]) + uvarintLen(uint64(run))
+	p.rle += uvarintLen(prev) + uvarintLen(run)
 	for l, c := range hist {
 		p.varint += c * max(1, (l+6)/7)
 	}
@@ -141,13 +141,35 @@ func planPacked(v []uint64, hist *[65]int) packedPlan {
 	return p
 }
 
+// planFor returns the plan of v; an empty v has an empty plan of size 0.
+func planFor(v []uint64) intPlan {
+	if len(v) == 0 {
+		return intPlan{}
+	}
+	return planInts(v)
+}
+
+// size returns the size of the cheapest plain mode.
+func (p *intPlan) size() int {
+	if p.varint == 0 {
+		return 0 // empty stream
+	}
+	_, size := p.best()
+	return size
+}
+
 // appendInts appends v as an int stream in its cheapest mode, trying zstd
 // over the varint form when the stream is large enough.
 func appendInts(dst []byte, v []uint64) []byte {
+	p := planFor(v)
+	return appendIntsPlan(dst, v, &p)
+}
+
+// appendIntsPlan is appendInts with the plan of v already made.
+func appendIntsPlan(dst []byte, v []uint64, p *intPlan) []byte {
 	if len(v) == 0 {
 		return dst
 	}
-	p := planInts(v)
 	mode, size := p.best()
 	if len(v) >= zstdMinElems && size >= zstdMinBytes {
 		start := len(dst)
@@ -199,11 +221,7 @@ func appendIntsMode(dst []byte, v []uint64, mode byte, p *packedPlan) []byte {
 func appendPacked(dst []byte, v []uint64, p *packedPlan) []byte {
 	dst = append(dst, byte(p.w))
 	dst = binary.AppendUvarint(dst, uint64(p.k))
-	w := bitWriter{b: dst}
-	for _, x := range v {
-		w.write(x, p.w)
-	}
-	dst = w.finish()
+	dst = packFixed(dst, v, p.w)
 	if p.k == 0 {
 		return dst
 	}
@@ -216,6 +234,43 @@ func appendPacked(dst []byte, v []uint64, p *packedPlan) []byte {
 		}
 	}
 	return dst
+}
+
+// packFixed appends the low w bits of each element, most significant bit
+// first, zero-padded to a byte.
+func packFixed(dst []byte, v []uint64, w uint) []byte {
+	switch {
+	case w == 0:
+		return dst
+	case w == 64:
+		bw := bitWriter{b: dst}
+		for _, x := range v {
+			bw.write(x, 64)
+		}
+		return bw.finish()
+	}
+	// The bitWriter loop, inlined with the state in locals.
+	mask := uint64(1)<<w - 1
+	var acc uint64
+	var n uint // bits in acc, right-aligned
+	for _, x := range v {
+		x &= mask
+		if n+w <= 64 {
+			acc = acc<<w | x
+			n += w
+			continue
+		}
+		rest := n + w - 64
+		dst = binary.BigEndian.AppendUint64(dst, acc<<(64-n)|x>>rest)
+		acc = x & (1<<rest - 1)
+		n = rest
+	}
+	bw := bitWriter{b: dst, acc: acc, n: n}
+	if n == 64 {
+		bw.b = binary.BigEndian.AppendUint64(bw.b, acc)
+		bw.acc, bw.n = 0, 0
+	}
+	return bw.finish()
 }
 
 // decodeInts decodes an int stream of len(dst) elements from r into dst,

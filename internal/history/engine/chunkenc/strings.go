@@ -63,8 +63,8 @@ func appendStringColumn(dst []byte, vals []string, sc *scratch) ([]byte, byte) {
 		lens[i] = uint64(len(s))
 		total += len(s)
 	}
-	_, rawSize := planSize(lens)
-	rawSize += 1 + total
+	lensPlan := planFor(lens)
+	rawSize := lensPlan.size() + 1 + total
 
 	// The column with its mode byte goes to sc.c1, for zstd to read.
 	inner := sc.c1[:0]
@@ -76,7 +76,7 @@ func appendStringColumn(dst []byte, vals []string, sc *scratch) ([]byte, byte) {
 	}
 	if len(inner) == 0 {
 		inner = append(inner, colRaw)
-		inner = appendInts(inner, lens)
+		inner = appendIntsPlan(inner, lens, &lensPlan)
 		for _, s := range vals {
 			inner = append(inner, s...)
 		}
@@ -155,14 +155,14 @@ func appendDictColumn(dst []byte, vals []string, d *strDict, sc *scratch) []byte
 		deltas[i] = zigzag(int64(x) - prev)
 		prev = int64(x)
 	}
-	_, plainSize := planSize(d.idx)
-	_, deltaSize := planSize(deltas)
-	if plainSize <= deltaSize {
+	plainPlan := planFor(d.idx)
+	deltaPlan := planFor(deltas)
+	if plainPlan.size() <= deltaPlan.size() {
 		dst = append(dst, idxPlain)
-		return appendInts(dst, d.idx)
+		return appendIntsPlan(dst, d.idx, &plainPlan)
 	}
 	dst = append(dst, idxDelta)
-	return appendInts(dst, deltas)
+	return appendIntsPlan(dst, deltas, &deltaPlan)
 }
 
 // DecodeStrings decodes a string chunk, appending its timestamps to ts and

@@ -48,17 +48,21 @@ func appendTimestamps(dst []byte, ts []int64, sc *scratch) []byte {
 	if g == 0 || g > 1<<62 {
 		g = 1
 	}
-	gi := int64(g)
 
 	// Scaled cumulative offsets S[i] in sc.u (as uint64 bits).
 	S := grow(sc.u, n)
 	sc.u = S
 	S[0] = 0
+	// Exact division by g as a shift and a multiplication by the inverse
+	// of g's odd part modulo 2^64: every delta is a multiple of g, and a
+	// 64-bit division costs ten times more.
+	tz := uint(bits.TrailingZeros64(g))
+	inv := inverseOdd(g >> tz)
 	for i := 1; i < n; i++ {
-		S[i] = S[i-1] + uint64((ts[i]-ts[i-1])/gi)
+		S[i] = S[i-1] + uint64((ts[i]-ts[i-1])>>tz)*inv
 	}
 
-	// Delta of delta.
+	// Delta of delta, in sc.u2.
 	dod := grow(sc.u2, n)
 	sc.u2 = dod
 	s1 := int64(S[1])
@@ -68,24 +72,36 @@ func appendTimestamps(dst []byte, ts []int64, sc *scratch) []byte {
 		dod[i] = zigzag(s - prev)
 		prev = s
 	}
-	dodVals := dod[2:]
-	_, dodSize := planSize(dodVals)
-	dodSize += uvarintLen(zigzag(s1))
+	dodPlan := planFor(dod[2:])
+	dodSize := dodPlan.size() + uvarintLen(zigzag(s1))
 
-	// Grid: try the least-squares slope and the end-to-end slope.
+	// Grid residuals, in sc.u3: try the least-squares slope and the
+	// end-to-end slope, unless the deltas of deltas are already nearly
+	// free (regular timestamps), which the grid cannot beat.
+	res := grow(sc.u3, n)
+	sc.u3 = res
+	var gridPlan intPlan
 	bestD, bestO, gridSize := int64(0), int64(0), math.MaxInt
-	if n >= 3 {
+	if n >= 3 && dodSize > 8 {
 		d0 := int64(S[n-1]) / int64(n-1)
 		d1 := d0 + lsqCorrection(S, d0)
-		for k, D := range [2]int64{d1, d0} {
-			if k == 1 && D == d1 {
-				break
-			}
+		cands := []int64{d1, d0}
+		if d0 == d1 {
+			cands = cands[:1]
+		}
+		var filled int64 // the D whose residuals res holds
+		for _, D := range cands {
 			o := gridOffset(S, D)
-			size := gridFill(dod, S, D, o)
+			gridFill(res, S, D, o)
+			filled = D
+			p := planFor(res[1:])
+			size := p.size() + uvarintLen(zigzag(D)) + uvarintLen(zigzag(o))
 			if size < gridSize {
-				bestD, bestO, gridSize = D, o, size
+				bestD, bestO, gridSize, gridPlan = D, o, size, p
 			}
+		}
+		if filled != bestD {
+			gridFill(res, S, bestD, bestO)
 		}
 	}
 
@@ -94,28 +110,11 @@ func appendTimestamps(dst []byte, ts []int64, sc *scratch) []byte {
 		dst = append(dst, tsGrid)
 		dst = binary.AppendVarint(dst, bestD)
 		dst = binary.AppendVarint(dst, bestO)
-		gridFill(dod, S, bestD, bestO)
-		return appendInts(dst, dod[1:])
+		return appendIntsPlan(dst, res[1:], &gridPlan)
 	}
 	dst = append(dst, tsDoD)
 	dst = binary.AppendVarint(dst, s1)
-	// dod was overwritten by the grid trials; recompute.
-	prev = s1
-	for i := 2; i < n; i++ {
-		s := int64(S[i] - S[i-1])
-		dod[i] = zigzag(s - prev)
-		prev = s
-	}
-	return appendInts(dst, dod[2:])
-}
-
-// planSize returns the best plain mode of v and its size (0 for empty v).
-func planSize(v []uint64) (byte, int) {
-	if len(v) == 0 {
-		return 0, 0
-	}
-	p := planInts(v)
-	return p.best()
+	return appendIntsPlan(dst, dod[2:], &dodPlan)
 }
 
 // lsqCorrection returns the rounded least-squares slope of the residuals
@@ -161,16 +160,13 @@ func gridOffset(S []uint64, D int64) int64 {
 	return o
 }
 
-// gridFill stores u[i] = S[i] - i·D - o in out[1:] and returns the size of
-// the grid body.
-func gridFill(out, S []uint64, D, o int64) int {
+// gridFill stores u[i] = S[i] - i·D - o in out[1:].
+func gridFill(out, S []uint64, D, o int64) {
 	base := int64(0)
 	for i := 1; i < len(S); i++ {
 		base += D
 		out[i] = uint64(int64(S[i]) - base - o)
 	}
-	_, size := planSize(out[1:len(S)])
-	return size + uvarintLen(zigzag(D)) + uvarintLen(zigzag(o))
 }
 
 // appendUnit appends the unit g as a byte k and a uvarint m with
@@ -211,6 +207,15 @@ func readUnit(r *reader) (uint64, error) {
 		return 0, corruptAt("timestamp unit", off, "%d·10^%d out of range", m, k)
 	}
 	return g, nil
+}
+
+// inverseOdd returns the inverse of the odd number x modulo 2^64.
+func inverseOdd(x uint64) uint64 {
+	y := x // correct to 3 bits: x·x ≡ 1 mod 8 for odd x
+	for range 5 {
+		y *= 2 - x*y // Newton's iteration doubles the correct bits
+	}
+	return y
 }
 
 func gcd(a, b uint64) uint64 {

@@ -47,14 +47,14 @@ func EncodeUints(dst []byte, ts []int64, vals []uint64) []byte {
 	for i := 1; i < n; i++ {
 		d[i] = vals[i] - vals[i-1]
 	}
-	order, param, elems := chooseDeltas(d, sc)
+	order, param, elems, plan := chooseDeltas(d, sc)
 	if order == orderDelta {
 		dst[start] = byte(EncUintDelta)
 	} else {
 		dst[start] = byte(EncUintDoD)
 	}
 	dst = binary.AppendVarint(dst, param)
-	return appendInts(dst, elems)
+	return appendIntsPlan(dst, elems, &plan)
 }
 
 // DecodeUints decodes an unsigned chunk, appending its timestamps to ts

@@ -25,6 +25,9 @@ type memFS struct {
 	dirs   map[string]*memDir
 	inject func(op fsOp, path string) error
 	counts map[fsOp]int
+	// maxRead, if positive, caps the bytes one Read returns, to exercise
+	// readers against short reads.
+	maxRead int
 }
 
 type fsOp string
@@ -281,6 +284,9 @@ func (f *memFile) Read(p []byte) (int, error) {
 	}
 	if f.pos >= int64(len(f.node.data)) {
 		return 0, io.EOF
+	}
+	if f.fs.maxRead > 0 && len(p) > f.fs.maxRead {
+		p = p[:f.fs.maxRead]
 	}
 	n := copy(p, f.node.data[f.pos:])
 	f.pos += int64(n)

@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// PartitionDuration is the time span of one partition: the unit that
+// retention drops as a whole directory.
+const PartitionDuration = 2 * time.Hour
+
+func partitionOf(t int64) int64 {
+	p := int64(PartitionDuration)
+	return floorDiv(t, p) * p
+}
+
+func (s *Store) blocksDir() string { return filepath.Join(s.opts.Dir, "blocks") }
+
+func partitionDir(root string, p int64) string {
+	return filepath.Join(root, "p"+strconv.FormatInt(p/1e9, 10))
+}
+
+// loadBlocks opens every block under blocks/, quarantining the ones that
+// do not decode, and removes temporary files left by a crash mid-flush.
+func (s *Store) loadBlocks() error {
+	root := s.blocksDir()
+	parts, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, pd := range parts {
+		if !pd.IsDir() || !strings.HasPrefix(pd.Name(), "p") {
+			continue
+		}
+		psec, err := strconv.ParseInt(pd.Name()[1:], 10, 64)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(root, pd.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			path := filepath.Join(dir, f.Name())
+			if strings.HasSuffix(f.Name(), ".tmp") {
+				os.Remove(path) // a flush that crashed before its rename
+				continue
+			}
+			seqStr, ok := strings.CutSuffix(f.Name(), ".blk")
+			if !ok {
+				continue
+			}
+			seq, err := strconv.ParseUint(seqStr, 10, 64)
+			if err != nil {
+				continue
+			}
+			b, err := openBlock(path, psec*1e9, seq)
+			if err != nil {
+				s.quarantine(path, err)
+				continue
+			}
+			s.blocks = append(s.blocks, b)
+			s.nextSeq = max(s.nextSeq, seq+1)
+		}
+	}
+	sort.Slice(s.blocks, func(i, j int) bool { return s.blocks[i].seq < s.blocks[j].seq })
+	return nil
+}
+
+// quarantine moves a bad block aside, reporting it by name: the other
+// blocks stay readable and nothing panics.
+func (s *Store) quarantine(path string, cause error) {
+	qdir := filepath.Join(s.opts.Dir, "quarantine")
+	dst := filepath.Join(qdir, strings.ReplaceAll(strings.TrimPrefix(path, s.blocksDir()+string(filepath.Separator)), string(filepath.Separator), "_"))
+	err := os.MkdirAll(qdir, 0o750)
+	if err == nil {
+		err = os.Rename(path, dst)
+	}
+	s.opts.Logger.Error("history block is corrupt; moved to quarantine, its values are not readable", "block", path, "quarantined_as", dst, "cause", cause, "move_err", err)
+	s.quarantined.Add(1)
+}
+
+// acquireBlocks returns, in write order, the blocks that may hold item in
+// [lo, hi), each with a reference the caller must release, and the series
+// being flushed, as one consistent view.
+func (s *Store) acquireBlocks(item uint64, lo, hi int64) ([]*block, *series) {
+	s.blocksMu.RLock()
+	defer s.blocksMu.RUnlock()
+	var fl *series
+	if m := s.flushing.Load(); m != nil {
+		fl = (*m)[item]
+	}
+	var out []*block
+	for _, b := range s.blocks {
+		if b.maxT < lo || b.minT >= hi {
+			continue
+		}
+		if _, ok := b.index[item]; !ok {
+			continue
+		}
+		b.acquire()
+		out = append(out, b)
+	}
+	return out, fl
+}
+
+// readBlock collects item's samples in [lo, hi) from one block.
+func (s *Store) readBlock(ctx context.Context, b *block, item uint64, lo, hi int64) (*buf, history.ValueType, error) {
+	ix := b.index[item]
+	out := &buf{}
+	r := reader{vt: ix.vt, lo: lo, hi: hi, collect: out, late: &buf{}}
+	var data []byte
+	for _, c := range ix.chunks {
+		if c.maxT < lo || c.minT >= hi {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		var err error
+		data, err = b.readChunk(c, data)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, err := r.piece(&piece{lower: c.minT - 1, upper: c.maxT, data: data}, false); err != nil {
+			return nil, 0, fmt.Errorf("%s: item %d: %w", b.path, item, err)
+		}
+	}
+	return out, ix.vt, nil
+}
+
+// Flush moves everything in the head into block files, one per touched
+// partition, then truncates the WAL segments those blocks made
+// unnecessary. Writes wait only while the head is swapped out, not while
+// the blocks are encoded and written.
+func (s *Store) Flush() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	start := time.Now()
+
+	// Barrier: no Write is between its WAL append and its head apply while
+	// the WAL is cut and the head swapped, so every sample in a segment
+	// before the cut is in the set being flushed.
+	s.writeMu.Lock()
+	cut, err := s.wal.Cut()
+	if err != nil {
+		s.writeMu.Unlock()
+		return fmt.Errorf("flush: cannot cut the WAL: %w", err)
+	}
+	// All stripe locks are held until the swapped-out head is published
+	// as "flushing": a reader that finds a stripe already swapped is then
+	// sure to find its data in the flushing set or, later, in blocks.
+	taken := map[uint64]*series{}
+	for i := range s.stripes {
+		s.stripes[i].mu.Lock()
+	}
+	for i := range s.stripes {
+		str := &s.stripes[i]
+		for id, sr := range str.series {
+			if len(sr.chunks) == 0 && sr.open.len() == 0 && sr.late.len() == 0 {
+				continue
+			}
+			taken[id] = sr
+			str.series[id] = &series{vt: sr.vt}
+		}
+	}
+	s.flushing.Store(&taken)
+	for i := range s.stripes {
+		s.stripes[i].mu.Unlock()
+	}
+	s.writeMu.Unlock()
+
+	if len(taken) == 0 {
+		s.flushing.Store(nil)
+		return s.wal.Truncate(cut)
+	}
+	writers := map[int64]*blockWriter{}
+	values := 0
+	for id, sr := range taken {
+		all := &buf{}
+		r := reader{vt: sr.vt, lo: -1 << 63, hi: 1<<63 - 1, collect: all}
+		if err := r.series(context.Background(), sr, -1<<63, 1<<63-1, false); err != nil {
+			s.flushing.Store(nil)
+			return fmt.Errorf("flush: item %d: %w", id, err)
+		}
+		values += all.len()
+		// Split by partition and into chunks of ChunkValues.
+		for i := 0; i < all.len(); {
+			p := partitionOf(all.ts[i])
+			j := i
+			for j < all.len() && j-i < s.opts.ChunkValues && partitionOf(all.ts[j]) == p {
+				j++
+			}
+			part := all.slice(sr.vt, i, j)
+			tmp := series{vt: sr.vt, open: part}
+			tmp.seal()
+			c := tmp.chunks[0]
+			w := writers[p]
+			if w == nil {
+				w = newBlockWriter()
+				writers[p] = w
+			}
+			w.add(id, sr.vt, c.minT, c.maxT, c.n, c.data)
+			i = j
+		}
+	}
+	var opened []*block
+	for p, w := range writers {
+		s.blocksMu.Lock()
+		seq := s.nextSeq
+		s.nextSeq++
+		s.blocksMu.Unlock()
+		path := filepath.Join(partitionDir(s.blocksDir(), p), fmt.Sprintf("%012d.blk", seq))
+		if err := w.write(path); err != nil {
+			for _, b := range opened {
+				b.release()
+			}
+			s.flushing.Store(nil)
+			return fmt.Errorf("flush: cannot write block %s: %w", path, err)
+		}
+		b, err := openBlock(path, p, seq)
+		if err != nil {
+			s.flushing.Store(nil)
+			return fmt.Errorf("flush: cannot reopen block %s: %w", path, err)
+		}
+		opened = append(opened, b)
+	}
+	sort.Slice(opened, func(i, j int) bool { return opened[i].seq < opened[j].seq })
+	// Blocks in, flushing out, in one step as readers see it.
+	s.blocksMu.Lock()
+	s.blocks = append(s.blocks, opened...)
+	s.flushing.Store(nil)
+	s.blocksMu.Unlock()
+	if err := s.wal.Truncate(cut); err != nil {
+		return fmt.Errorf("flush: blocks written, but the WAL could not be truncated: %w", err)
+	}
+	s.opts.Logger.Info("history head flushed", "items", len(taken), "values", values, "blocks", len(opened), "duration", time.Since(start))
+	return nil
+}
+
+// DropBefore removes every partition that ends at or before cutoff (unix
+// seconds): whole directories, never rows. Readers that hold a dropped
+// block keep reading it until they release it.
+func (s *Store) DropBefore(cutoff int64) (dropped int, err error) {
+	limit := nanos(cutoff)
+	s.blocksMu.Lock()
+	var keep, drop []*block
+	for _, b := range s.blocks {
+		if b.partition+int64(PartitionDuration) <= limit {
+			drop = append(drop, b)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	s.blocks = keep
+	s.blocksMu.Unlock()
+	dirs := map[string]bool{}
+	for _, b := range drop {
+		if rerr := os.Remove(b.path); rerr != nil && err == nil {
+			err = rerr
+		}
+		dirs[filepath.Dir(b.path)] = true
+		b.release()
+	}
+	for d := range dirs {
+		os.Remove(d) // only succeeds once empty
+	}
+	if len(dirs) > 0 {
+		syncDir(s.blocksDir())
+	}
+	return len(drop), err
+}
+
+// Run flushes the head every interval until ctx is done.
+func (s *Store) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Flush(); err != nil {
+				s.opts.Logger.Error("history flush failed; the head keeps the values and the WAL is kept", "err", err)
+			}
+		}
+	}
+}
