@@ -87,6 +87,14 @@ type HistoryConfig struct {
 	// a process crash loses nothing).
 	Fsync         string   `yaml:"fsync"`
 	FsyncInterval Duration `yaml:"fsync_interval"`
+	// FlushInterval and MaxHeadValues say when the head is written into
+	// block files (whichever comes first); they bound the head's memory
+	// and the WAL replayed after a crash.
+	FlushInterval Duration `yaml:"flush_interval"`
+	MaxHeadValues int64    `yaml:"max_head_values"`
+	// RetentionCheck is how often partitions older than every item's
+	// history retention are dropped.
+	RetentionCheck Duration `yaml:"retention_check"`
 }
 
 // Default returns the configuration used when a field is not set.
@@ -108,7 +116,10 @@ func Default() Config {
 			QueueValues: 1 << 17,
 			MaxBatch:    1 << 14,
 		},
-		History: HistoryConfig{Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond)},
+		History: HistoryConfig{
+			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
+			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
+		},
 	}
 }
 
@@ -203,6 +214,15 @@ func (c *Config) Validate() error {
 	}
 	if c.History.FsyncInterval < Duration(time.Millisecond) || c.History.FsyncInterval > Duration(time.Minute) {
 		return fieldErr("history.fsync_interval", "must be between 1ms and 1m, not %s", c.History.FsyncInterval)
+	}
+	if c.History.FlushInterval < Duration(time.Second) || c.History.FlushInterval > Duration(24*time.Hour) {
+		return fieldErr("history.flush_interval", "must be between 1s and 24h, not %s", c.History.FlushInterval)
+	}
+	if c.History.MaxHeadValues < 10_000 {
+		return fieldErr("history.max_head_values", "must be at least 10000, not %d", c.History.MaxHeadValues)
+	}
+	if c.History.RetentionCheck < Duration(time.Second) || c.History.RetentionCheck > Duration(24*time.Hour) {
+		return fieldErr("history.retention_check", "must be between 1s and 24h, not %s", c.History.RetentionCheck)
 	}
 	return nil
 }

@@ -34,7 +34,8 @@ func TestGoodFiles(t *testing.T) {
 		},
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true},
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
-		History:  HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond)},
+		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
+			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)

@@ -56,7 +56,9 @@ type sentValue struct {
 // child, drives it with concurrent senders, kills it with SIGKILL at random
 // moments several times and restarts it; then it opens the history engine
 // on the data directory and checks that every value a sender saw
-// acknowledged is there exactly once, with the value sent.
+// acknowledged is there exactly once, with the value sent. The head is
+// flushed into blocks every second or 50k values, so kills also land
+// during flushes and WAL truncations.
 func TestIntegrationCrashLosesNothingAcknowledged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: kills and restarts the server")
@@ -65,7 +67,7 @@ func TestIntegrationCrashLosesNothingAcknowledged(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cfgPath := filepath.Join(dir, "peregrine.yaml")
-	os.WriteFile(cfgPath, []byte("data_dir: "+data+"\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\nhistory:\n  store: engine\n  fsync: batch\n"), 0o600)
+	os.WriteFile(cfgPath, []byte("data_dir: "+data+"\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\nhistory:\n  store: engine\n  fsync: batch\n  flush_interval: 1s\n  max_head_values: 50000\n"), 0o600)
 	const items = 20
 	var spec strings.Builder
 	spec.WriteString("hosts:\n  - host: crash-test\n    groups: [Crash]\n    items:\n")
@@ -82,7 +84,7 @@ func TestIntegrationCrashLosesNothingAcknowledged(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[int64]sentValue{} // clock -> value; clocks are unique across the run
 	sent := map[int64]sentValue{}
-	nextClock := int64(1_600_000_000)
+	nextClock := time.Now().Add(-30 * 24 * time.Hour).Unix() // inside the items' 90-day retention: the retention loop runs too
 	rounds := 4
 	for round := 0; round < rounds; round++ {
 		cmd := exec.Command(bin, "serve", "-config", cfgPath)
@@ -157,7 +159,7 @@ func TestIntegrationCrashLosesNothingAcknowledged(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(300+r.IntN(1200)) * time.Millisecond)
+		time.Sleep(time.Duration(500+r.IntN(2000)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL) // mid-flight: some frames were in the WAL, unanswered
 		cmd.Wait()
 		close(stop)
@@ -176,6 +178,10 @@ func TestIntegrationCrashLosesNothingAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if s.BlockCount() == 0 {
+		t.Fatal("no block was flushed: the test did not exercise flushes")
+	}
+	t.Logf("engine reopened: %d blocks, %d values replayed from the WAL", s.BlockCount(), s.Replayed())
 	stored := map[int64]int{}
 	// Item ids are assigned by the catalog in key order v[0], v[1], v[10], ...;
 	// read every id the engine may hold and match values by their clock.

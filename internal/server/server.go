@@ -163,6 +163,14 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 4)
 	wg.Add(1)
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
+	if eng, ok := s.Store.(*engine.Store); ok {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			eng.Run(pctx, engine.FlushPolicy{Interval: s.cfg.History.FlushInterval.Std(), MaxHeadValues: s.cfg.History.MaxHeadValues})
+		}()
+		go func() { defer wg.Done(); s.runRetention(pctx, eng) }()
+	}
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -220,4 +228,33 @@ func (s *Server) closeAll() error {
 		errs = append(errs, s.Catalog.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// runRetention drops history partitions older than the longest history
+// retention of any item: whole directories, never rows. (Shorter per-item
+// retention is for compaction, which is not built yet.)
+func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
+	t := time.NewTicker(s.cfg.History.RetentionCheck.Std())
+	defer t.Stop()
+	for {
+		longest := int64(0)
+		for _, h := range s.Catalog.Snapshot().Hosts() {
+			for _, it := range h.Items() {
+				longest = max(longest, it.HistorySeconds)
+			}
+		}
+		if longest > 0 {
+			cutoff := time.Now().Unix() - longest
+			if n, err := eng.DropBefore(cutoff); err != nil {
+				s.log.Error("history retention: cannot drop partitions", "cutoff", cutoff, "err", err)
+			} else if n > 0 {
+				s.log.Info("history retention dropped blocks", "blocks", n, "older_than", time.Unix(cutoff, 0).UTC())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -67,6 +67,7 @@ type Store struct {
 	blocks      []*block // in write order (seq)
 	nextSeq     uint64
 	quarantined atomic.Int64
+	headValues  atomic.Int64 // values applied since the last flush
 
 	replayed atomic.Int64 // samples replayed at Open
 }
@@ -212,6 +213,7 @@ func (s *Store) apply(samples []history.Sample) {
 	}
 	*ip = idx
 	s.idxBufs.Put(ip)
+	s.headValues.Add(int64(len(samples)))
 }
 
 // Stats describes the head.

@@ -3,13 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
-	"fmt"
-	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"

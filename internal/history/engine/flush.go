@@ -178,6 +178,7 @@ func (s *Store) Flush() error {
 		}
 	}
 	s.flushing.Store(&taken)
+	s.headValues.Store(0)
 	for i := range s.stripes {
 		s.stripes[i].mu.Unlock()
 	}
@@ -284,15 +285,34 @@ func (s *Store) DropBefore(cutoff int64) (dropped int, err error) {
 	return len(drop), err
 }
 
-// Run flushes the head every interval until ctx is done.
-func (s *Store) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
+// FlushPolicy says when Run flushes the head: every Interval, or sooner
+// once the head holds MaxHeadValues values (which bounds its memory and
+// the WAL a restart replays).
+type FlushPolicy struct {
+	Interval      time.Duration
+	MaxHeadValues int64
+}
+
+// Run flushes the head by policy until ctx is done.
+func (s *Store) Run(ctx context.Context, p FlushPolicy) {
+	if p.Interval <= 0 {
+		p.Interval = 30 * time.Minute
+	}
+	if p.MaxHeadValues <= 0 {
+		p.MaxHeadValues = 20_000_000
+	}
+	t := time.NewTicker(min(time.Second, p.Interval/4))
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			if now.Sub(last) < p.Interval && s.headValues.Load() < p.MaxHeadValues {
+				continue
+			}
+			last = now
 			if err := s.Flush(); err != nil {
 				s.opts.Logger.Error("history flush failed; the head keeps the values and the WAL is kept", "err", err)
 			}

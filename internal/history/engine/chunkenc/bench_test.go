@@ -327,3 +327,47 @@ func BenchmarkInspect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeItem decodes a whole item of 2^20 float values (stored
+// in chunks of n) per operation, into buffers reused across operations:
+// ns/op is the time to read one item's million points.
+func BenchmarkDecodeItem(b *testing.B) {
+	const total = 1 << 20
+	for _, shape := range []string{"gauge", "counter", "bytes"} {
+		for _, tsShape := range []string{"sec", "jitter"} {
+			for _, n := range benchSizes {
+				b.Run(fmt.Sprintf("enc=auto/vals=%s/ts=%s/n=%d", shape, tsShape, n), func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(7, uint64(n)))
+					vals := genFloats(rng, shape, total)
+					ts := genTS(rng, tsShape, baseT, total)
+					var chunks [][]byte
+					size := 0
+					for i := 0; i < total; i += n {
+						j := min(i+n, total)
+						c := EncodeFloats(nil, ts[i:j], vals[i:j])
+						chunks = append(chunks, c)
+						size += len(c)
+					}
+					outTS := make([]int64, 0, total)
+					outV := make([]float64, 0, total)
+					b.ReportAllocs()
+					b.SetBytes(16 * total)
+					var err error
+					for b.Loop() {
+						outTS, outV = outTS[:0], outV[:0]
+						for _, c := range chunks {
+							if outTS, outV, err = DecodeFloats(outTS, outV, c); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					if len(outV) != total {
+						b.Fatalf("decoded %d values", len(outV))
+					}
+					b.ReportMetric(float64(size)/total, "bytes/value")
+					b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+				})
+			}
+		}
+	}
+}
