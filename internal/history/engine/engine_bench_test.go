@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -128,4 +131,138 @@ func BenchmarkReadItem(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
 	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/1M-read")
+}
+
+// shapes are realistic data: slowly varying gauges (two decimals),
+// monotonically increasing counters (float and unsigned), constants and
+// short strings, one value per item per minute.
+func shape(name string, items, rounds int) [][]history.Sample {
+	r := rand.New(rand.NewPCG(5, 6))
+	level := make([]float64, items)
+	count := make([]uint64, items)
+	for i := range level {
+		level[i] = 20 + r.Float64()*10
+		count[i] = uint64(r.IntN(1 << 30))
+	}
+	states := []string{"ok", "degraded", "up", "down"}
+	var out [][]history.Sample
+	cur := make([]history.Sample, 0, 16384)
+	for round := 0; round < rounds; round++ {
+		for i := 0; i < items; i++ {
+			v := history.Sample{ItemID: uint64(i + 1), Clock: 1_700_000_000 + int64(round*60)}
+			switch name {
+			case "gauge":
+				level[i] += (r.Float64() - 0.5) / 10
+				v.Type, v.F = history.Float, math.Round(level[i]*100)/100
+			case "counter":
+				// A steady rate with ±5 % noise, e.g. requests or bytes
+				// per minute of a busy service.
+				count[i] += 1000 + uint64(r.IntN(101)) - 50
+				v.Type, v.U = history.Uint, count[i]
+			case "counter-random":
+				// Increments uniformly random in 0..4999: ~12 bits of
+				// entropy per value, so no encoding gets below ~1.5 bytes.
+				count[i] += uint64(r.IntN(5000))
+				v.Type, v.U = history.Uint, count[i]
+			case "float-counter":
+				count[i] += 1000 + uint64(r.IntN(101)) - 50
+				v.Type, v.F = history.Float, float64(count[i])
+			case "constant":
+				v.Type, v.F = history.Float, 1
+			case "string":
+				st := states[0]
+				if r.IntN(50) == 0 {
+					st = states[r.IntN(len(states))]
+				}
+				v.Type, v.S = history.Str, st
+			}
+			cur = append(cur, v)
+			if len(cur) == cap(cur) {
+				out = append(out, cur)
+				cur = make([]history.Sample, 0, 16384)
+			}
+		}
+	}
+	return append(out, cur)
+}
+
+func dirSize(t testing.TB, dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// go test -run '^$' -bench DiskBytes -benchtime 1x ./internal/history/engine/
+//
+// BenchmarkDiskBytes writes 1,000 items × 1,440 values (one day at one
+// per minute), flushes, and reports the block files' total size over the
+// value count: the bytes on disk per stored value.
+func BenchmarkDiskBytes(b *testing.B) {
+	for _, name := range []string{"gauge", "counter", "float-counter", "counter-random", "constant", "string"} {
+		b.Run("vals="+name, func(b *testing.B) {
+			batches := shape(name, 1000, 1440)
+			values := 0
+			for _, bt := range batches {
+				values += len(bt)
+			}
+			for b.Loop() {
+				dir := b.TempDir()
+				s, err := Open(Options{Dir: dir, Sync: wal.SyncNever})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, bt := range batches {
+					if err := s.Write(context.Background(), bt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := s.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "blocks")))/float64(values), "disk-bytes/value")
+				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "wal"))), "wal-bytes-after-flush")
+				s.Close()
+			}
+			b.ReportMetric(float64(values)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+		})
+	}
+}
+
+// BenchmarkReplay measures Open with 10M values in the WAL (no blocks).
+func BenchmarkReplay(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Open(Options{Dir: dir, Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 10_000_000
+	for _, bt := range gaugeBatches(10000, n/10000, 16384) {
+		if err := s.Write(context.Background(), bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	for b.Loop() {
+		s, err := Open(Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Replayed() != n {
+			b.Fatalf("replayed %d", s.Replayed())
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc)/10000, "heap-bytes/item")
+		s.Close()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/10M-replay")
 }

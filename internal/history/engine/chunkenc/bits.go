@@ -35,15 +35,6 @@ func (w *bitWriter) write(v uint64, nb uint) {
 	w.n = rest
 }
 
-// bit appends one bit.
-func (w *bitWriter) bit(b bool) {
-	var v uint64
-	if b {
-		v = 1
-	}
-	w.write(v, 1)
-}
-
 // finish flushes the pending bits, zero-padded to a byte, and returns the
 // slice.
 func (w *bitWriter) finish() []byte {
@@ -114,9 +105,6 @@ func (r *bitReader) read64(nb uint) uint64 {
 	hi := r.read(nb - 32)
 	return hi<<32 | r.read(32)
 }
-
-// bit returns the next bit.
-func (r *bitReader) bit() bool { return r.read(1) == 1 }
 
 // consumed returns the number of whole bytes the bits read so far occupy,
 // and false when more bits were read than the input holds.

@@ -202,7 +202,7 @@ func DecodeStrings(ts []int64, vals []string, src []byte) ([]int64, []string, er
 func decodeStringColumn(r *reader, field string, mode byte, out []string, nested bool) error {
 	switch mode {
 	case colRaw:
-		return decodeRawColumn(r, field, out)
+		return readStrings(r, field, out)
 	case colDict:
 		return decodeDictColumn(r, field, out)
 	case colZstd:
@@ -258,10 +258,6 @@ func readStrings(r *reader, field string, out []string) error {
 		off += l
 	}
 	return nil
-}
-
-func decodeRawColumn(r *reader, field string, out []string) error {
-	return readStrings(r, field, out)
 }
 
 func decodeDictColumn(r *reader, field string, out []string) error {
