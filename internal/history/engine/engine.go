@@ -65,6 +65,7 @@ type Store struct {
 
 	blocksMu    sync.RWMutex
 	blocks      []*block // in write order (seq)
+	trends      []*block // trend files, see trend.go
 	nextSeq     uint64
 	quarantined atomic.Int64
 	headValues  atomic.Int64 // values applied since the last flush
@@ -91,6 +92,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if err := s.loadBlocks(); err != nil {
 		return nil, fmt.Errorf("engine: cannot open blocks in %s: %w", opts.Dir, err)
+	}
+	if err := s.loadTrends(); err != nil {
+		return nil, fmt.Errorf("engine: cannot open trends in %s: %w", opts.Dir, err)
 	}
 	w, err := wal.Open(wal.Options{
 		Dir:          filepath.Join(opts.Dir, "wal"),
@@ -260,7 +264,10 @@ func (s *Store) Close() error {
 	for _, b := range s.blocks {
 		b.release()
 	}
-	s.blocks = nil
+	for _, b := range s.trends {
+		b.release()
+	}
+	s.blocks, s.trends = nil, nil
 	s.blocksMu.Unlock()
 	return s.wal.Close()
 }

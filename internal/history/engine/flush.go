@@ -189,15 +189,20 @@ func (s *Store) Flush() error {
 		return s.wal.Truncate(cut)
 	}
 	writers := map[int64]*blockWriter{}
+	trendRows := map[uint64][]Trend{}
+	trendTypes := map[uint64]history.ValueType{}
 	values := 0
 	for id, sr := range taken {
 		all := &buf{}
 		r := reader{vt: sr.vt, lo: -1 << 63, hi: 1<<63 - 1, collect: all}
 		if err := r.series(context.Background(), sr, -1<<63, 1<<63-1, false); err != nil {
-			s.flushing.Store(nil)
+			s.restore(taken)
 			return fmt.Errorf("flush: item %d: %w", id, err)
 		}
 		values += all.len()
+		if sr.vt.Numeric() {
+			trendRows[id], trendTypes[id] = hourly(sr.vt, all), sr.vt
+		}
 		// Split by partition and into chunks of ChunkValues.
 		for i := 0; i < all.len(); {
 			p := partitionOf(all.ts[i])
@@ -229,20 +234,32 @@ func (s *Store) Flush() error {
 			for _, b := range opened {
 				b.release()
 			}
-			s.flushing.Store(nil)
+			s.restore(taken)
 			return fmt.Errorf("flush: cannot write block %s: %w", path, err)
 		}
 		b, err := openBlock(path, p, seq)
 		if err != nil {
-			s.flushing.Store(nil)
+			for _, b := range opened {
+				b.release()
+			}
+			s.restore(taken)
 			return fmt.Errorf("flush: cannot reopen block %s: %w", path, err)
 		}
 		opened = append(opened, b)
 	}
 	sort.Slice(opened, func(i, j int) bool { return opened[i].seq < opened[j].seq })
-	// Blocks in, flushing out, in one step as readers see it.
+	trendFiles, err := s.writeTrends(trendRows, trendTypes)
+	if err != nil {
+		for _, b := range append(opened, trendFiles...) {
+			b.release()
+		}
+		s.restore(taken)
+		return fmt.Errorf("flush: cannot write trends: %w", err)
+	}
+	// Blocks and trends in, flushing out, in one step as readers see it.
 	s.blocksMu.Lock()
 	s.blocks = append(s.blocks, opened...)
+	s.trends = append(s.trends, trendFiles...)
 	s.flushing.Store(nil)
 	s.blocksMu.Unlock()
 	if err := s.wal.Truncate(cut); err != nil {
@@ -250,6 +267,58 @@ func (s *Store) Flush() error {
 	}
 	s.opts.Logger.Info("history head flushed", "items", len(taken), "values", values, "blocks", len(opened), "duration", time.Since(start))
 	return nil
+}
+
+// restore puts a failed flush's series back into the head, under what
+// was written since the swap (newer writes win), so that nothing becomes
+// unreadable; the WAL was not truncated, so nothing is lost either.
+// Block files already written stay; they hold the same values and lose
+// to the head on equal timestamps.
+func (s *Store) restore(taken map[uint64]*series) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	for id, old := range taken {
+		str := &s.stripes[id%stripes]
+		str.mu.Lock()
+		merged := &series{vt: old.vt}
+		collect := func(sr *series) {
+			all := &buf{}
+			r := reader{vt: sr.vt, lo: -1 << 63, hi: 1<<63 - 1, collect: all}
+			if err := r.series(context.Background(), sr, -1<<63, 1<<63-1, false); err != nil {
+				s.opts.Logger.Error("cannot restore a series after a failed flush; its values are in the WAL", "item", id, "err", err)
+				return
+			}
+			for k := 0; k < all.len(); k++ {
+				smp := history.Sample{ItemID: id, Clock: floorDiv(all.ts[k], 1e9), Type: sr.vt}
+				smp.NS = int32(all.ts[k] - smp.Clock*1e9)
+				switch sr.vt {
+				case history.Float:
+					smp.F = f64frombits(all.num[k])
+				case history.Uint:
+					smp.U = all.num[k]
+				default:
+					smp.S = all.str[k]
+					if sr.vt == history.Log {
+						m := all.meta[k]
+						smp.Log = &history.LogMeta{Timestamp: m.Timestamp, Source: m.Source, Severity: m.Severity, EventID: m.EventID}
+					}
+				}
+				merged.add(&smp, s.opts.ChunkValues)
+			}
+		}
+		collect(old)
+		if cur := str.series[id]; cur != nil {
+			if cur.vt != old.vt {
+				merged = &series{vt: cur.vt}
+			}
+			collect(cur)
+		}
+		str.series[id] = merged
+		str.mu.Unlock()
+	}
+	s.blocksMu.Lock()
+	s.flushing.Store(nil)
+	s.blocksMu.Unlock()
 }
 
 // DropBefore removes every partition that ends at or before cutoff (unix

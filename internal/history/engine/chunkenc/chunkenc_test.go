@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -490,4 +491,49 @@ func TestIntStreamModes(t *testing.T) {
 	}
 	f("periodic", periodic)
 	f("one", []uint64{math.MaxUint64})
+}
+
+// TestConcurrent encodes and decodes from several goroutines at once, for
+// the race detector to check the pooled scratch buffers and zstd coders.
+func TestConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 42))
+			for range 20 {
+				ts := genTS(rng, "jitter", baseT, 300)
+				fv := genFloats(rng, "gauge", 300)
+				sv := genStrings(rng, "lines", 300)
+				uv := genUints(rng, "bytes", 300)
+				_, gotF, err := DecodeFloats(nil, nil, EncodeFloats(nil, ts, fv))
+				if err == nil && !cmp.Equal(floatBits(fv), floatBits(gotF)) {
+					err = fmt.Errorf("floats differ")
+				}
+				if err == nil {
+					var gotS []string
+					_, gotS, err = DecodeStrings(nil, nil, EncodeStrings(nil, ts, sv))
+					if err == nil && !cmp.Equal(sv, gotS) {
+						err = fmt.Errorf("strings differ")
+					}
+				}
+				if err == nil {
+					var gotU []uint64
+					_, gotU, err = DecodeUints(nil, nil, EncodeUints(nil, ts, uv))
+					if err == nil && !cmp.Equal(uv, gotU) {
+						err = fmt.Errorf("uints differ")
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
