@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"

@@ -61,7 +61,7 @@ func TestTrendsAcrossHeadFlushesAndRestarts(t *testing.T) {
 			t.Fatalf("%s: trends (-want +got):\n%s", stage, d)
 		}
 	}
-	base := int64(1_699_999_200) // an hour boundary
+	base := int64(1_699_999_200)  // an hour boundary
 	write(base, base+3*3600+1800) // 3.5 hours
 	check("head only")
 	if err := s.Flush(); err != nil {
