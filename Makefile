@@ -23,7 +23,7 @@ test-integration:
 
 # Hot-path benchmarks; compare runs with benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./internal/zbx/... ./internal/ingest/ ./internal/pipeline/ ./internal/history/... ./internal/catalog/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./internal/zbx/... ./internal/ingest/ ./internal/pipeline/ ./internal/history/...
 
 # A short fuzzing budget per target.
 FUZZTIME ?= 20s
@@ -32,6 +32,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/itemkey/
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzSenderJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSamples$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/record/
+	$(GO) test -run '^$$' -fuzz '^FuzzReplay$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/wal/
+	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 
 lint:
 	$(GO) vet $(PKGS)

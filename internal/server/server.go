@@ -231,16 +231,26 @@ func (s *Server) closeAll() error {
 }
 
 // runRetention drops history partitions older than the longest history
-// retention of any item: whole directories, never rows. (Shorter per-item
-// retention is for compaction, which is not built yet.)
+// retention of any item, and trend partitions older than the longest
+// trends retention: whole files, never rows. (Shorter per-item retention
+// is for compaction, which is not built yet.)
 func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
 	t := time.NewTicker(s.cfg.History.RetentionCheck.Std())
 	defer t.Stop()
 	for {
-		longest := int64(0)
+		longest, longestTrends := int64(0), int64(0)
 		for _, h := range s.Catalog.Snapshot().Hosts() {
 			for _, it := range h.Items() {
 				longest = max(longest, it.HistorySeconds)
+				longestTrends = max(longestTrends, it.TrendsSeconds)
+			}
+		}
+		if longestTrends > 0 {
+			cutoff := time.Now().Unix() - longestTrends
+			if n, err := eng.DropTrendsBefore(cutoff); err != nil {
+				s.log.Error("trends retention: cannot drop partitions", "cutoff", cutoff, "err", err)
+			} else if n > 0 {
+				s.log.Info("trends retention dropped files", "files", n, "older_than", time.Unix(cutoff, 0).UTC())
 			}
 		}
 		if longest > 0 {
