@@ -253,6 +253,19 @@ func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
 				s.log.Info("trends retention dropped files", "files", n, "older_than", time.Unix(cutoff, 0).UTC())
 			}
 		}
+		// Compact finished days into day blocks, applying each item's own
+		// (shorter) retention on the way.
+		snap := s.Catalog.Snapshot()
+		if n, err := eng.Compact(ctx, time.Now(), func(id uint64) (int64, bool) {
+			if it := snap.Item(id); it != nil {
+				return it.HistorySeconds, true
+			}
+			return 0, false
+		}); err != nil {
+			s.log.Error("history compaction failed; the partitions stay as they are", "err", err)
+		} else if n > 0 {
+			s.log.Info("history compacted", "days", n)
+		}
 		if longest > 0 {
 			cutoff := time.Now().Unix() - longest
 			if n, err := eng.DropBefore(cutoff); err != nil {

@@ -46,6 +46,7 @@ type itemIndex struct {
 type block struct {
 	path      string
 	partition int64 // partition start, unix nanoseconds
+	span      int64 // partition length in nanoseconds: 2 h, or a day once compacted
 	seq       uint64
 	minT      int64
 	maxT      int64
@@ -186,7 +187,7 @@ func openBlock(path string, partition int64, seq uint64) (*block, error) {
 		f.Close()
 		return nil, err
 	}
-	b.partition, b.seq = partition, seq
+	b.partition, b.seq, b.span = partition, seq, int64(PartitionDuration)
 	b.refs.Store(1)
 	return b, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -36,34 +37,122 @@ func TestContract(t *testing.T) {
 	})
 }
 
-// model is the reference: a map from (item, ts) to the last value written.
-type model map[uint64]map[int64]history.Sample
+// model is the reference. It keeps every version of a value with where
+// it lives (head, a 2-hour block or a day block), because retention and
+// compaction act on locations: dropping a block can uncover nothing, but
+// a head version always survives them.
+type model struct {
+	vals map[uint64]map[int64][]ver
+	seq  int
+}
 
-func (m model) write(v []history.Sample) {
+type ver struct {
+	s   history.Sample
+	loc int // locHead, loc2h or locDay
+	seq int
+}
+
+const (
+	locHead = iota
+	loc2h
+	locDay
+)
+
+func newModel() *model { return &model{vals: map[uint64]map[int64][]ver{}} }
+
+func (m *model) write(v []history.Sample) {
 	for _, s := range v {
-		if m[s.ItemID] == nil {
-			m[s.ItemID] = map[int64]history.Sample{}
+		if m.vals[s.ItemID] == nil {
+			m.vals[s.ItemID] = map[int64][]ver{}
 		}
-		m[s.ItemID][s.Clock*1e9+int64(s.NS)] = s
+		ts := s.Clock*1e9 + int64(s.NS)
+		vs := m.vals[s.ItemID][ts]
+		kept := vs[:0]
+		for _, x := range vs {
+			if x.loc != locHead { // the head holds one version per timestamp
+				kept = append(kept, x)
+			}
+		}
+		m.seq++
+		m.vals[s.ItemID][ts] = append(kept, ver{s: s, loc: locHead, seq: m.seq})
 	}
 }
 
-// dropBefore mirrors DropBefore right after a Flush (everything is in
-// blocks then): whole partitions ending at or before cutoff go.
-func (m model) dropBefore(cutoff int64) {
-	for _, vals := range m {
-		for ts := range vals {
-			if partitionOf(ts)+int64(PartitionDuration) <= cutoff*1e9 {
-				delete(vals, ts)
+func (m *model) flush() {
+	for _, byTS := range m.vals {
+		for _, vs := range byTS {
+			for i := range vs {
+				if vs[i].loc == locHead {
+					vs[i].loc = loc2h
+				}
 			}
 		}
 	}
 }
 
-func (m model) read(q history.Query) []history.Sample {
+// dropBefore mirrors DropBefore: block versions whose partition ended by
+// cutoff go.
+func (m *model) dropBefore(cutoff int64) {
+	limit := cutoff * 1e9
+	day := int64(DayPartition)
+	for _, byTS := range m.vals {
+		for ts, vs := range byTS {
+			kept := vs[:0]
+			for _, x := range vs {
+				switch {
+				case x.loc == loc2h && partitionOf(ts)+int64(PartitionDuration) <= limit:
+				case x.loc == locDay && floorDiv(ts, day)*day+day <= limit:
+				default:
+					kept = append(kept, x)
+				}
+			}
+			byTS[ts] = kept
+		}
+	}
+}
+
+// compact mirrors Compact: in every finished day the newest block version
+// moves to the day block; item's block versions older than now-keep go.
+func (m *model) compact(now time.Time, item uint64, keep int64) {
+	day := int64(DayPartition)
+	today := floorDiv(now.UnixNano(), day) * day
+	for id, byTS := range m.vals {
+		for ts, vs := range byTS {
+			if floorDiv(ts, day)*day+day > today {
+				continue
+			}
+			best := -1
+			var kept []ver
+			for i, x := range vs {
+				if x.loc == locHead {
+					kept = append(kept, x)
+				} else if best < 0 || x.seq > vs[best].seq {
+					best = i
+				}
+			}
+			if best >= 0 && !(id == item && ts < nanos(now.Unix()-keep)) {
+				b := vs[best]
+				b.loc = locDay
+				kept = append(kept, b)
+			}
+			byTS[ts] = kept
+		}
+	}
+}
+
+func (m *model) read(q history.Query) []history.Sample {
 	var out []history.Sample
-	for _, s := range m[q.ItemID] {
-		if s.Clock >= q.From && s.Clock <= q.Till {
+	for _, vs := range m.vals[q.ItemID] {
+		best := -1
+		for i, x := range vs {
+			if best < 0 || x.seq > vs[best].seq {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		if s := vs[best].s; s.Clock >= q.From && s.Clock <= q.Till {
 			out = append(out, s)
 		}
 	}
@@ -83,7 +172,7 @@ func (m model) read(q history.Query) []history.Sample {
 // order, late, duplicate), reads and restarts, and checks every read
 // against the reference model.
 func TestRandomOperationsMatchModel(t *testing.T) {
-	seeds := 20
+	seeds := 10
 	if testing.Short() {
 		seeds = 5
 	}
@@ -93,7 +182,7 @@ func TestRandomOperationsMatchModel(t *testing.T) {
 			dir := t.TempDir()
 			s := open(t, dir, 8)
 			defer func() { s.Close() }()
-			m := model{}
+			m := newModel()
 			types := []history.ValueType{history.Float, history.Uint, history.Str, history.Text, history.Log}
 			clock := map[uint64]int64{}
 			for op := 0; op < 200; op++ {
@@ -143,12 +232,24 @@ func TestRandomOperationsMatchModel(t *testing.T) {
 					if err := s.Flush(); err != nil {
 						t.Fatal(err)
 					}
+					m.flush()
 					if r.IntN(3) == 0 {
 						cutoff := 1000 + int64(r.IntN(60))*600
 						if _, err := s.DropBefore(cutoff); err != nil {
 							t.Fatal(err)
 						}
 						m.dropBefore(cutoff)
+					}
+					if r.IntN(2) == 0 {
+						// Compact every finished day; item 2 keeps only
+						// what is newer than a random retention.
+						now := time.Unix(1000+int64(r.IntN(200))*600, 0)
+						keep := int64(r.IntN(100)) * 600
+						ret := func(item uint64) (int64, bool) { return keep, item == 2 }
+						if _, err := s.Compact(context.Background(), now, ret); err != nil {
+							t.Fatal(err)
+						}
+						m.compact(now, 2, keep)
 					}
 				default: // restart
 					if err := s.Close(); err != nil {

@@ -41,12 +41,16 @@ func (s *Store) loadBlocks() error {
 		return err
 	}
 	for _, pd := range parts {
-		if !pd.IsDir() || !strings.HasPrefix(pd.Name(), "p") {
+		if !pd.IsDir() || (!strings.HasPrefix(pd.Name(), "p") && !strings.HasPrefix(pd.Name(), "d")) {
 			continue
 		}
 		psec, err := strconv.ParseInt(pd.Name()[1:], 10, 64)
 		if err != nil {
 			continue
+		}
+		span := int64(PartitionDuration)
+		if pd.Name()[0] == 'd' {
+			span = int64(DayPartition)
 		}
 		dir := filepath.Join(root, pd.Name())
 		files, err := os.ReadDir(dir)
@@ -72,6 +76,7 @@ func (s *Store) loadBlocks() error {
 				s.quarantine(path, err)
 				continue
 			}
+			b.span = span
 			s.blocks = append(s.blocks, b)
 			s.nextSeq = max(s.nextSeq, seq+1)
 		}
@@ -329,7 +334,7 @@ func (s *Store) DropBefore(cutoff int64) (dropped int, err error) {
 	s.blocksMu.Lock()
 	var keep, drop []*block
 	for _, b := range s.blocks {
-		if b.partition+int64(PartitionDuration) <= limit {
+		if b.partition+b.span <= limit {
 			drop = append(drop, b)
 		} else {
 			keep = append(keep, b)

@@ -537,3 +537,31 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPackedWidths round-trips the packed mode at every width and at
+// lengths around the point where the fast unpack loop hands over to the
+// tail loop.
+func TestPackedWidths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for w := uint(0); w <= 64; w++ {
+		for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 64, 65, 200} {
+			v := make([]uint64, n)
+			for i := range v {
+				v[i] = rng.Uint64()
+				if w < 64 {
+					v[i] &= 1<<w - 1
+				}
+			}
+			p := packedPlan{w: w, size: -1}
+			b := appendIntsMode(nil, v, intPacked, &p)
+			got := make([]uint64, n)
+			r := reader{b: b}
+			if err := decodeInts(&r, "test", got); err != nil {
+				t.Fatalf("w=%d n=%d: %v", w, n, err)
+			}
+			if r.off != len(b) || !cmp.Equal(v, got) {
+				t.Fatalf("w=%d n=%d: round trip differs (consumed %d of %d)", w, n, r.off, len(b))
+			}
+		}
+	}
+}

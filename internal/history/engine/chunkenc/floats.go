@@ -439,6 +439,7 @@ func decodeDecimalStream(r *reader, vals []float64) error {
 	defer putScratch(sc)
 	u := grow(sc.u, n)
 	sc.u = u
+	vals = vals[:len(u)] // lets the compiler drop bounds checks below
 	if order == orderDelta {
 		if err := decodeInts(r, "mantissa deltas", u[1:]); err != nil {
 			return err
@@ -446,14 +447,14 @@ func decodeDecimalStream(r *reader, vals []float64) error {
 		base := param
 		if e < 0 {
 			p := pow10[-e]
-			for i := 1; i < n; i++ {
+			for i := 1; i < len(u); i++ {
 				x := u[i]
 				m += base + (int64(x>>1) ^ -int64(x&1))
 				vals[i] = float64(m) / p
 			}
 		} else {
 			p := pow10[e]
-			for i := 1; i < n; i++ {
+			for i := 1; i < len(u); i++ {
 				x := u[i]
 				m += base + (int64(x>>1) ^ -int64(x&1))
 				vals[i] = float64(m) * p
@@ -469,7 +470,7 @@ func decodeDecimalStream(r *reader, vals []float64) error {
 	}
 	if e < 0 {
 		p := pow10[-e]
-		for i := 2; i < n; i++ {
+		for i := 2; i < len(u); i++ {
 			x := u[i]
 			d += int64(x>>1) ^ -int64(x&1)
 			m += d
@@ -477,7 +478,7 @@ func decodeDecimalStream(r *reader, vals []float64) error {
 		}
 	} else {
 		p := pow10[e]
-		for i := 2; i < n; i++ {
+		for i := 2; i < len(u); i++ {
 			x := u[i]
 			d += int64(x>>1) ^ -int64(x&1)
 			m += d

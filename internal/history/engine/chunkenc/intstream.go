@@ -406,9 +406,7 @@ func unpackFixed[T ~uint64 | ~int64](br *bitReader, dst []T, w uint) {
 		clear(dst)
 		return
 	case w > 56:
-		for i := range dst {
-			dst[i] = T(br.read64(w))
-		}
+		unpackWide(br, dst, w)
 		return
 	}
 	i := 0
@@ -431,5 +429,47 @@ func unpackFixed[T ~uint64 | ~int64](br *bitReader, dst []T, w uint) {
 	br.acc, br.n, br.pos = acc, n, pos
 	for ; i < len(dst); i++ {
 		dst[i] = T(br.read(w))
+	}
+}
+
+// unpackWide is unpackFixed for widths of 57 to 64 bits: each element is
+// read as two halves, each within the 56 bits a refill guarantees.
+func unpackWide[T ~uint64 | ~int64](br *bitReader, dst []T, w uint) {
+	hw := w - 32
+	i := 0
+	acc, n, pos, b := br.acc, br.n, br.pos, br.b
+	for ; i < len(dst); i++ {
+		if n < hw {
+			if pos+8 > len(b) {
+				break
+			}
+			acc |= binary.BigEndian.Uint64(b[pos:pos+8]) >> (n & 63)
+			k := (63 - n) >> 3
+			pos += int(k)
+			n += k << 3
+		}
+		hi := acc >> ((64 - hw) & 63)
+		acc <<= hw & 63
+		n -= hw
+		if n < 32 {
+			if pos+8 > len(b) {
+				br.acc, br.n, br.pos = acc, n, pos
+				dst[i] = T(hi<<32 | br.read(32))
+				acc, n, pos = br.acc, br.n, br.pos
+				i++
+				break
+			}
+			acc |= binary.BigEndian.Uint64(b[pos:pos+8]) >> (n & 63)
+			k := (63 - n) >> 3
+			pos += int(k)
+			n += k << 3
+		}
+		dst[i] = T(hi<<32 | acc>>32)
+		acc <<= 32
+		n -= 32
+	}
+	br.acc, br.n, br.pos = acc, n, pos
+	for ; i < len(dst); i++ {
+		dst[i] = T(br.read64(w))
 	}
 }

@@ -269,13 +269,15 @@ func decodeTimestamps(r *reader, info *Info, out []int64) error {
 		if err := decodeInts(r, "timestamp deltas of deltas", out[2:]); err != nil {
 			return err
 		}
-		t := t0 + gi*s
-		out[1] = t
-		for i := 2; i < n; i++ {
+		// Accumulate in units of g and multiply per value: that keeps the
+		// multiplication out of the loop-carried dependency chain.
+		S := s
+		out[1] = t0 + gi*S
+		for i := 2; i < len(out); i++ {
 			u := uint64(out[i])
 			s += int64(u>>1) ^ -int64(u&1)
-			t += gi * s
-			out[i] = t
+			S += s
+			out[i] = t0 + gi*S
 		}
 	case tsGrid:
 		D, err := r.varint("timestamp grid interval")
@@ -291,7 +293,7 @@ func decodeTimestamps(r *reader, info *Info, out []int64) error {
 		}
 		base := t0 + gi*o
 		step := gi * D
-		for i := 1; i < n; i++ {
+		for i := 1; i < len(out); i++ {
 			base += step
 			out[i] = base + gi*out[i]
 		}

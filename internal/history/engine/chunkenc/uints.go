@@ -108,7 +108,7 @@ func decodeUintChunk(r *reader, info *Info, ts []int64, vals []uint64) error {
 			return err
 		}
 		b := uint64(base)
-		for i := 1; i < n; i++ {
+		for i := 1; i < len(vals); i++ {
 			x := vals[i]
 			v += b + uint64(int64(x>>1)^-int64(x&1))
 			vals[i] = v
@@ -126,7 +126,7 @@ func decodeUintChunk(r *reader, info *Info, ts []int64, vals []uint64) error {
 		if err := decodeInts(r, "value deltas of deltas", vals[2:]); err != nil {
 			return err
 		}
-		for i := 2; i < n; i++ {
+		for i := 2; i < len(vals); i++ {
 			x := vals[i]
 			d += int64(x>>1) ^ -int64(x&1)
 			v += uint64(d)
