@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -100,8 +101,15 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkReadItem reads one item's 1M points (sealed chunks) in order.
+// BenchmarkReadItem reads one item's 1M points in order, from the head's
+// sealed chunks and, after a flush and compaction, from day block files.
 func BenchmarkReadItem(b *testing.B) {
+	for _, from := range []string{"head", "blocks"} {
+		b.Run("from="+from, func(b *testing.B) { benchmarkReadItem(b, from == "blocks") })
+	}
+}
+
+func benchmarkReadItem(b *testing.B, blocks bool) {
 	s, err := Open(Options{Dir: b.TempDir(), Sync: wal.SyncNever})
 	if err != nil {
 		b.Fatal(err)
@@ -119,6 +127,14 @@ func BenchmarkReadItem(b *testing.B) {
 				b.Fatal(err)
 			}
 			v = v[:0]
+		}
+	}
+	if blocks {
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Compact(context.Background(), time.Unix(1_600_000_000+n+3*86400, 0), nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportAllocs()
@@ -224,6 +240,10 @@ func BenchmarkDiskBytes(b *testing.B) {
 					}
 				}
 				if err := s.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "blocks")))/float64(values), "2h-blocks-bytes/value")
+				if _, err := s.Compact(context.Background(), time.Unix(1_700_000_000+3*86400, 0), nil); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(dirSize(b, filepath.Join(dir, "blocks")))/float64(values), "disk-bytes/value")
