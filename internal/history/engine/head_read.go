@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"sort"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/chunkenc"
@@ -62,6 +64,12 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 			b.release()
 		}
 	}()
+	// The common case: the sources cover disjoint time ranges (blocks of
+	// different partitions, then the head), so the read streams them one
+	// after another in time order without materialising anything.
+	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn); done {
+		return err
+	}
 	var sources []*buf
 	var vts []history.ValueType
 	for _, b := range blocks {
@@ -375,4 +383,121 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// span is one source's time range for item and how to stream it.
+type span struct {
+	minT, maxT int64
+	vt         history.ValueType
+	block      *block
+	ser        *series
+}
+
+// seriesRange is the time range a (snapshot) series holds.
+func seriesRange(sr *series) (int64, int64, bool) {
+	minT, maxT, ok := int64(math.MaxInt64), int64(math.MinInt64), false
+	if len(sr.chunks) > 0 {
+		minT, maxT, ok = sr.chunks[0].minT, sr.chunks[len(sr.chunks)-1].maxT, true
+	}
+	for _, b := range []*buf{&sr.open, &sr.late} {
+		if b.len() > 0 {
+			minT, maxT, ok = min(minT, b.ts[0]), max(maxT, b.ts[b.len()-1]), true
+		}
+	}
+	return minT, maxT, ok
+}
+
+// readDisjoint streams the read when no two sources overlap in time and
+// all have one value type. It returns done=false, having emitted
+// nothing, when the sources overlap and must be merged.
+func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool) (bool, error) {
+	var spans []span
+	for _, b := range blocks {
+		ix := b.index[q.ItemID]
+		if len(ix.chunks) == 0 {
+			continue
+		}
+		spans = append(spans, span{minT: ix.chunks[0].minT, maxT: ix.chunks[len(ix.chunks)-1].maxT, vt: ix.vt, block: b})
+	}
+	for _, sr := range []*series{fl, snap} {
+		if sr == nil {
+			continue
+		}
+		if a, z, ok := seriesRange(sr); ok {
+			spans = append(spans, span{minT: a, maxT: z, vt: sr.vt, ser: sr})
+		}
+	}
+	if len(spans) == 0 {
+		return true, nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].minT < spans[j].minT })
+	reach := int64(math.MinInt64) // the latest maxT of the spans so far
+	for i := range spans {
+		if spans[i].vt != spans[0].vt || (i > 0 && spans[i].minT <= reach) {
+			return false, nil
+		}
+		reach = max(reach, spans[i].maxT)
+	}
+	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: &buf{}}
+	var data []byte
+	one := func(sp *span) (bool, error) {
+		if sp.maxT < lo || sp.minT >= hi {
+			return false, nil
+		}
+		if sp.ser != nil {
+			stop := false
+			inner := r
+			inner.fn = func(v *history.Sample) bool {
+				if !fn(v) {
+					stop = true
+					return false
+				}
+				r.sent++
+				if q.Limit > 0 && r.sent >= q.Limit {
+					stop = true
+					return false
+				}
+				return true
+			}
+			inner.q.Limit = 0
+			err := inner.series(ctx, sp.ser, lo, hi, q.Desc)
+			return stop, err
+		}
+		chunks := sp.block.index[q.ItemID].chunks
+		for k := range chunks {
+			c := chunks[k]
+			if q.Desc {
+				c = chunks[len(chunks)-1-k]
+			}
+			if c.maxT < lo || c.minT >= hi {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return true, err
+			}
+			var err error
+			if data, err = sp.block.readChunk(c, data); err != nil {
+				return true, err
+			}
+			r.late = &buf{}
+			done, err := r.piece(&piece{lower: c.minT - 1, upper: c.maxT, data: data}, q.Desc)
+			if err != nil {
+				return true, fmt.Errorf("%s: item %d: %w", sp.block.path, q.ItemID, err)
+			}
+			if done {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	for k := range spans {
+		sp := &spans[k]
+		if q.Desc {
+			sp = &spans[len(spans)-1-k]
+		}
+		if done, err := one(sp); done || err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
