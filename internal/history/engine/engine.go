@@ -48,9 +48,8 @@ type Store struct {
 	opts    Options
 	wal     *wal.WAL
 	stripes [stripes]stripe
-	rotor   atomic.Uint32
+	striper *history.Striper
 	encBufs sync.Pool // *[]byte WAL record buffers
-	idxBufs sync.Pool // *[]int32 sample indices grouped by stripe
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -86,7 +85,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{opts: opts, nextSeq: 1}
+	s := &Store{opts: opts, nextSeq: 1, striper: history.NewStriper(stripes)}
 	for i := range s.stripes {
 		s.stripes[i].series = map[uint64]*series{}
 	}
@@ -158,44 +157,15 @@ func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 	return nil
 }
 
-// apply inserts samples into the head, one lock per touched stripe,
-// starting at a rotating stripe so that concurrent writers do not queue
-// behind each other stripe after stripe.
+// apply inserts samples into the head, one lock per touched stripe.
 func (s *Store) apply(samples []history.Sample) {
-	var counts [stripes + 1]int32
-	for i := range samples {
-		counts[samples[i].ItemID%stripes+1]++
-	}
-	for i := 1; i <= stripes; i++ {
-		counts[i] += counts[i-1]
-	}
-	ip, _ := s.idxBufs.Get().(*[]int32)
-	if ip == nil {
-		ip = new([]int32)
-	}
-	idx := *ip
-	if cap(idx) < len(samples) {
-		idx = make([]int32, len(samples))
-	}
-	idx = idx[:len(samples)]
-	pos := counts
-	for i := range samples {
-		st := samples[i].ItemID % stripes
-		idx[pos[st]] = int32(i)
-		pos[st]++
-	}
-	first := int(s.rotor.Add(1))
-	for k := 0; k < stripes; k++ {
-		st := (first + k) % stripes
-		lo, hi := counts[st], counts[st+1]
-		if lo == hi {
-			continue
-		}
+	s.striper.Each(samples, func(st int, idx []int32) {
 		str := &s.stripes[st]
 		str.mu.Lock()
+		defer str.mu.Unlock()
 		var last *series
 		var lastID uint64
-		for _, i := range idx[lo:hi] {
+		for _, i := range idx {
 			v := &samples[i]
 			sr := last
 			if sr == nil || lastID != v.ItemID {
@@ -213,10 +183,7 @@ func (s *Store) apply(samples []history.Sample) {
 			}
 			sr.add(v, s.opts.ChunkValues)
 		}
-		str.mu.Unlock()
-	}
-	*ip = idx
-	s.idxBufs.Put(ip)
+	})
 	s.headValues.Add(int64(len(samples)))
 }
 

@@ -20,16 +20,7 @@ type piece struct {
 }
 
 // nanos converts a clock bound to nanoseconds without overflowing.
-func nanos(clock int64) int64 {
-	const maxClock = int64(math.MaxInt64 / 1_000_000_000)
-	switch {
-	case clock >= maxClock:
-		return math.MaxInt64
-	case clock <= -maxClock:
-		return math.MinInt64
-	}
-	return clock * 1e9
-}
+func nanos(clock int64) int64 { return history.ClockNanos(clock) }
 
 // Read implements history.Reader. Sources, from lowest to highest
 // priority: block files in the order they were written, the head being

@@ -2,10 +2,8 @@ package memstore
 
 import (
 	"context"
-	"math"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -28,19 +26,6 @@ type series struct {
 }
 
 func tsOf(s *history.Sample) int64 { return s.Clock*1e9 + int64(s.NS) }
-
-// nanos converts a clock bound to nanoseconds, saturating instead of
-// overflowing for "from the beginning" / "until the end" bounds.
-func nanos(clock int64) int64 {
-	const maxClock = int64(math.MaxInt64 / 1_000_000_000)
-	switch {
-	case clock >= maxClock:
-		return math.MaxInt64
-	case clock <= -maxClock:
-		return math.MinInt64
-	}
-	return clock * 1e9
-}
 
 func (sr *series) sample(i int, item uint64, out *history.Sample) {
 	t := sr.ts[i]
@@ -119,22 +104,21 @@ type Store struct {
 	stripes [stripes]stripe
 	mu      sync.RWMutex // guards closed only
 	closed  bool
-	scratch sync.Pool // *[]int32 sample indices grouped by stripe
-	rotor   atomic.Uint32
+	striper *history.Striper
 }
 
 var _ history.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{}
+	s := &Store{striper: history.NewStriper(stripes)}
 	for i := range s.stripes {
 		s.stripes[i].series = map[uint64]*series{}
 	}
 	return s
 }
 
-func stripeOf(item uint64) int { return int(item % stripes) }
+func stripeOf(item uint64) int { return int(item % stripes) } // = striper.Stripe
 
 // Write implements history.Writer. Samples are grouped by stripe first so
 // that each stripe lock is taken once per call, not once per sample.
@@ -144,43 +128,13 @@ func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 	if s.closed {
 		return history.ErrClosed
 	}
-	var counts [stripes + 1]int32
-	for i := range samples {
-		counts[stripeOf(samples[i].ItemID)+1]++
-	}
-	for i := 1; i <= stripes; i++ {
-		counts[i] += counts[i-1]
-	}
-	ip, _ := s.scratch.Get().(*[]int32)
-	if ip == nil {
-		ip = new([]int32)
-	}
-	idx := *ip
-	if cap(idx) < len(samples) {
-		idx = make([]int32, len(samples))
-	}
-	idx = idx[:len(samples)]
-	pos := counts
-	for i := range samples {
-		st := stripeOf(samples[i].ItemID)
-		idx[pos[st]] = int32(i)
-		pos[st]++
-	}
-	// Start each call at a different stripe: concurrent writers (one per
-	// pipeline shard) walking the stripes in the same order would queue
-	// behind each other on every lock.
-	first := int(s.rotor.Add(1))
-	for k := 0; k < stripes; k++ {
-		st := (first + k) % stripes
-		lo, hi := counts[st], counts[st+1]
-		if lo == hi {
-			continue
-		}
+	s.striper.Each(samples, func(st int, idx []int32) {
 		str := &s.stripes[st]
 		str.mu.Lock()
+		defer str.mu.Unlock()
 		var last *series
 		var lastID uint64
-		for _, i := range idx[lo:hi] {
+		for _, i := range idx {
 			v := &samples[i]
 			sr := last
 			if sr == nil || lastID != v.ItemID {
@@ -199,10 +153,7 @@ func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 			}
 			sr.insert(v)
 		}
-		str.mu.Unlock()
-	}
-	*ip = idx
-	s.scratch.Put(ip)
+	})
 	return nil
 }
 
@@ -220,7 +171,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	// Position by timestamp rather than index, so that writes between
 	// chunks (which may insert before the cursor) neither repeat nor skip
 	// samples. lo is inclusive, hi exclusive.
-	lo, hi := nanos(q.From), nanos(q.Till+1)
+	lo, hi := history.ClockNanos(q.From), history.ClockNanos(q.Till+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
