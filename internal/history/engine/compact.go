@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -158,21 +157,12 @@ func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention R
 	if len(sources) == 1 && sources[0].span == int64(DayPartition) && dropped == 0 {
 		return false, nil
 	}
-	s.blocksMu.Lock()
-	seq := s.nextSeq
-	s.nextSeq++
-	s.blocksMu.Unlock()
 	var nb *block
 	if len(w.index) > 0 {
-		path := filepath.Join(s.blocksDir(), "d"+strconv.FormatInt(d/1e9, 10), fmt.Sprintf("%012d.blk", seq))
-		if err := w.write(path); err != nil {
-			return false, fmt.Errorf("compaction: cannot write %s: %w", path, err)
-		}
 		var err error
-		if nb, err = openBlock(path, d, seq); err != nil {
-			return false, fmt.Errorf("compaction: cannot reopen %s: %w", path, err)
+		if nb, err = s.writeBlockFile(w, s.blocksDir(), 'd', d, int64(DayPartition)); err != nil {
+			return false, fmt.Errorf("compaction: %w", err)
 		}
-		nb.span = int64(DayPartition)
 	}
 	// Swap: the day block in, its sources out, as one step for readers.
 	gone := map[*block]bool{}

@@ -25,14 +25,19 @@ func partitionOf(t int64) int64 {
 
 func (s *Store) blocksDir() string { return filepath.Join(s.opts.Dir, "blocks") }
 
-func partitionDir(root string, p int64) string {
-	return filepath.Join(root, "p"+strconv.FormatInt(p/1e9, 10))
+// loadBlocks opens the history blocks.
+func (s *Store) loadBlocks() error {
+	if err := s.loadDir(s.blocksDir(), func(b *block) { s.blocks = append(s.blocks, b) }); err != nil {
+		return err
+	}
+	sort.Slice(s.blocks, func(i, j int) bool { return s.blocks[i].seq < s.blocks[j].seq })
+	return nil
 }
 
-// loadBlocks opens every block under blocks/, quarantining the ones that
-// do not decode, and removes temporary files left by a crash mid-flush.
-func (s *Store) loadBlocks() error {
-	root := s.blocksDir()
+// loadDir opens every block file under root (partition directories p<S>
+// of two hours, d<S> of a day), quarantining the ones that do not decode
+// and removing temporary files left by a crash in the middle of a write.
+func (s *Store) loadDir(root string, add func(*block)) error {
 	parts, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -41,18 +46,19 @@ func (s *Store) loadBlocks() error {
 		return err
 	}
 	for _, pd := range parts {
-		if !pd.IsDir() || (!strings.HasPrefix(pd.Name(), "p") && !strings.HasPrefix(pd.Name(), "d")) {
+		name := pd.Name()
+		if !pd.IsDir() || len(name) < 2 || (name[0] != 'p' && name[0] != 'd') {
 			continue
 		}
-		psec, err := strconv.ParseInt(pd.Name()[1:], 10, 64)
+		psec, err := strconv.ParseInt(name[1:], 10, 64)
 		if err != nil {
 			continue
 		}
 		span := int64(PartitionDuration)
-		if pd.Name()[0] == 'd' {
+		if name[0] == 'd' {
 			span = int64(DayPartition)
 		}
-		dir := filepath.Join(root, pd.Name())
+		dir := filepath.Join(root, name)
 		files, err := os.ReadDir(dir)
 		if err != nil {
 			return err
@@ -60,7 +66,7 @@ func (s *Store) loadBlocks() error {
 		for _, f := range files {
 			path := filepath.Join(dir, f.Name())
 			if strings.HasSuffix(f.Name(), ".tmp") {
-				os.Remove(path) // a flush that crashed before its rename
+				os.Remove(path) // a write that crashed before its rename
 				continue
 			}
 			seqStr, ok := strings.CutSuffix(f.Name(), ".blk")
@@ -77,12 +83,30 @@ func (s *Store) loadBlocks() error {
 				continue
 			}
 			b.span = span
-			s.blocks = append(s.blocks, b)
+			add(b)
 			s.nextSeq = max(s.nextSeq, seq+1)
 		}
 	}
-	sort.Slice(s.blocks, func(i, j int) bool { return s.blocks[i].seq < s.blocks[j].seq })
 	return nil
+}
+
+// writeBlockFile gives w the next sequence number, writes it as
+// root/<prefix><partition seconds>/<seq>.blk and opens it.
+func (s *Store) writeBlockFile(w *blockWriter, root string, prefix byte, partition, span int64) (*block, error) {
+	s.blocksMu.Lock()
+	seq := s.nextSeq
+	s.nextSeq++
+	s.blocksMu.Unlock()
+	path := filepath.Join(root, string(prefix)+strconv.FormatInt(floorDiv(partition, 1e9), 10), fmt.Sprintf("%012d.blk", seq))
+	if err := w.write(path); err != nil {
+		return nil, fmt.Errorf("cannot write block %s: %w", path, err)
+	}
+	b, err := openBlock(path, partition, seq)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reopen block %s: %w", path, err)
+	}
+	b.span = span
+	return b, nil
 }
 
 // quarantine moves a bad block aside, reporting it by name: the other
@@ -230,25 +254,13 @@ func (s *Store) Flush() error {
 	}
 	var opened []*block
 	for p, w := range writers {
-		s.blocksMu.Lock()
-		seq := s.nextSeq
-		s.nextSeq++
-		s.blocksMu.Unlock()
-		path := filepath.Join(partitionDir(s.blocksDir(), p), fmt.Sprintf("%012d.blk", seq))
-		if err := w.write(path); err != nil {
-			for _, b := range opened {
-				b.release()
-			}
-			s.restore(taken)
-			return fmt.Errorf("flush: cannot write block %s: %w", path, err)
-		}
-		b, err := openBlock(path, p, seq)
+		b, err := s.writeBlockFile(w, s.blocksDir(), 'p', p, int64(PartitionDuration))
 		if err != nil {
 			for _, b := range opened {
 				b.release()
 			}
 			s.restore(taken)
-			return fmt.Errorf("flush: cannot reopen block %s: %w", path, err)
+			return fmt.Errorf("flush: %w", err)
 		}
 		opened = append(opened, b)
 	}

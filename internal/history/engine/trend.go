@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -131,15 +129,7 @@ func (s *Store) writeTrends(rows map[uint64][]Trend, vts map[uint64]history.Valu
 	}
 	var out []*block
 	for day, w := range writers {
-		s.blocksMu.Lock()
-		seq := s.nextSeq
-		s.nextSeq++
-		s.blocksMu.Unlock()
-		path := filepath.Join(partitionDir(s.trendsDir(), day), fmt.Sprintf("%012d.blk", seq))
-		if err := w.write(path); err != nil {
-			return out, err
-		}
-		b, err := openBlock(path, day, seq)
+		b, err := s.writeBlockFile(w, s.trendsDir(), 'p', day, int64(TrendPartition))
 		if err != nil {
 			return out, err
 		}
@@ -150,45 +140,10 @@ func (s *Store) writeTrends(rows map[uint64][]Trend, vts map[uint64]history.Valu
 
 // loadTrends opens the trend files, quarantining bad ones.
 func (s *Store) loadTrends() error {
-	root := s.trendsDir()
-	parts, err := os.ReadDir(root)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, pd := range parts {
-		psec, err := strconv.ParseInt(strings.TrimPrefix(pd.Name(), "p"), 10, 64)
-		if err != nil || !pd.IsDir() {
-			continue
-		}
-		dir := filepath.Join(root, pd.Name())
-		files, err := os.ReadDir(dir)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			path := filepath.Join(dir, f.Name())
-			if strings.HasSuffix(f.Name(), ".tmp") {
-				os.Remove(path)
-				continue
-			}
-			seqStr, ok := strings.CutSuffix(f.Name(), ".blk")
-			seq, err := strconv.ParseUint(seqStr, 10, 64)
-			if !ok || err != nil {
-				continue
-			}
-			b, err := openBlock(path, psec*1e9, seq)
-			if err != nil {
-				s.quarantine(path, err)
-				continue
-			}
-			s.trends = append(s.trends, b)
-			s.nextSeq = max(s.nextSeq, seq+1)
-		}
-	}
-	return nil
+	return s.loadDir(s.trendsDir(), func(b *block) {
+		b.span = int64(TrendPartition) // trends partitions are days, named p<S>
+		s.trends = append(s.trends, b)
+	})
 }
 
 // ReadTrends returns item's hourly trends for hours starting in
