@@ -45,15 +45,16 @@ func main() {
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
+	historyYAML := flag.String("history", "", "with -serve: extra lines for the server's history section, e.g. 'flush_interval: 2s; retention_check: 2s' (';' separates lines)")
 	trace := flag.String("trace", "", "with -serve: write a 3-second execution trace of the server during the load to this file")
 	flag.Parse()
-	if err := run(&l, *serveBin, *shards, *profile, *trace); err != nil {
+	if err := run(&l, *serveBin, *shards, *profile, *trace, *historyYAML); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace string) error {
+func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace, historyYAML string) error {
 	ctx := context.Background()
 	var child *exec.Cmd
 	var metricsURL string
@@ -74,6 +75,12 @@ func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace strin
 		cat.Close()
 		fmt.Printf("catalog: %d items written in %.1fs\n", l.Hosts*l.ItemsPerHost, time.Since(t0).Seconds())
 		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\n  pprof: true\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
+		if historyYAML != "" {
+			cfg += "history:\n"
+			for _, line := range strings.Split(historyYAML, ";") {
+				cfg += "  " + strings.TrimSpace(line) + "\n"
+			}
+		}
 		cfgPath := filepath.Join(dir, "peregrine.yaml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return err
@@ -173,7 +180,7 @@ func waitListening(r io.Reader, timeout time.Duration) (trapper, httpAddr string
 					found <- [2]string{t, h}
 				}
 			}
-			if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
+			if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") || strings.Contains(line, "compacted") || strings.Contains(line, "flushed") {
 				fmt.Fprintln(os.Stderr, "server:", line)
 			}
 		}

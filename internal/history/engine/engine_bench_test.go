@@ -286,3 +286,100 @@ func BenchmarkReplay(b *testing.B) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/10M-replay")
 }
+
+// go test -run '^$' -bench RetentionDip -benchtime 1x ./internal/history/engine/
+//
+// BenchmarkRetentionDip writes the same load twice into an engine that
+// holds 48 old 2-hour partitions: once alone, once while retention drops
+// those partitions one by one. It reports both rates and their ratio
+// (the rate alone is the mean of a run before and a run after, after a
+// warm-up run, so that order does not favour either).
+func BenchmarkRetentionDip(b *testing.B) {
+	for b.Loop() {
+		dir := b.TempDir()
+		s, err := Open(Options{Dir: dir, Sync: wal.SyncBatch})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Old data: 4 days of 2000 items, one value per minute, in blocks.
+		old := gaugeBatches(2000, 4*1440, 16384)
+		for _, bt := range old {
+			if err := s.Write(context.Background(), bt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		partitions := s.BlockCount()
+		load := shape("gauge", 2000, 1000)
+		for i := range load {
+			for j := range load[i] {
+				load[i][j].Clock += 30 * 86400 // newer than the old data
+			}
+		}
+		rate := func(drop bool) float64 {
+			for i := range load { // every run writes new values
+				for j := range load[i] {
+					load[i][j].Clock += 7 * 86400
+				}
+			}
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if !drop {
+					return
+				}
+				base := int64(1_700_000_000)
+				for cut := base; ; cut += 7200 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := s.DropBefore(cut); err != nil {
+						b.Error(err)
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			start := time.Now()
+			n := 0
+			var wg sync.WaitGroup
+			next := make(chan []history.Sample)
+			for w := 0; w < 2; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for bt := range next {
+						if err := s.Write(context.Background(), bt); err != nil {
+							b.Error(err)
+						}
+					}
+				}()
+			}
+			for _, bt := range load {
+				next <- bt
+				n += len(bt)
+			}
+			close(next)
+			wg.Wait()
+			el := time.Since(start)
+			close(stop)
+			<-done
+			return float64(n) / el.Seconds()
+		}
+		rate(false) // warm-up: creates the series
+		before := rate(false)
+		withDrops := rate(true)
+		after := rate(false)
+		base := (before + after) / 2
+		b.ReportMetric(base, "values/s-alone")
+		b.ReportMetric(withDrops, "values/s-while-dropping")
+		b.ReportMetric(withDrops/base, "ratio")
+		b.ReportMetric(float64(partitions-s.BlockCount()), "partitions-dropped")
+		s.Close()
+	}
+}
