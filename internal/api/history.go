@@ -1,0 +1,442 @@
+package api
+
+import (
+	"bufio"
+	"container/heap"
+	"context"
+	"iter"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+func (s *Server) registerHistory() {
+	s.methods["history.get"] = &method{role: RoleUser, stream: s.historyGet}
+	s.methods["trend.get"] = &method{role: RoleUser, stream: s.trendGet}
+}
+
+type historyParams struct {
+	History     *flexInt   `json:"history"`
+	ItemIDs     ids        `json:"itemids"`
+	HostIDs     ids        `json:"hostids"`
+	TimeFrom    flexInt    `json:"time_from"`
+	TimeTill    flexInt    `json:"time_till"`
+	SortField   stringList `json:"sortfield"`
+	SortOrder   stringList `json:"sortorder"`
+	Limit       flexInt    `json:"limit"`
+	Output      stringList `json:"output"`
+	CountOutput bool       `json:"countOutput"`
+}
+
+// selectItems resolves itemids/hostids to catalog items of value type vt
+// (when vt >= 0), in ascending id order. Unknown ids select nothing, as
+// Zabbix returns nothing for objects the caller cannot see.
+func selectItems(snap *catalog.Snapshot, itemIDs, hostIDs ids, vt int) []*catalog.Item {
+	var out []*catalog.Item
+	seen := map[uint64]bool{}
+	add := func(it *catalog.Item) {
+		if it == nil || seen[it.ID] || (vt >= 0 && int(it.ValueType) != vt) {
+			return
+		}
+		seen[it.ID] = true
+		out = append(out, it)
+	}
+	for _, id := range itemIDs {
+		it := snap.Item(id)
+		if it != nil && len(hostIDs) > 0 && !containsID(hostIDs, it.HostID) {
+			continue
+		}
+		add(it)
+	}
+	if len(itemIDs) == 0 {
+		for _, hid := range hostIDs {
+			if h := snap.HostByID(hid); h != nil {
+				for _, it := range h.Items() {
+					add(it)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func containsID(l ids, id uint64) bool {
+	for _, x := range l {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
+	var p historyParams
+	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	vt := int64(history.Uint) // Zabbix's default "history" is 3
+	if p.History != nil && p.History.set {
+		vt = p.History.v
+	}
+	if vt < 0 || vt > 4 {
+		return nil, errParams(`Invalid parameter "/history": value must be one of 0, 1, 2, 3, 4.`)
+	}
+	desc := false
+	if len(p.SortOrder) > 0 {
+		switch p.SortOrder[0] {
+		case "ASC", "asc":
+		case "DESC", "desc":
+			desc = true
+		default:
+			return nil, errParams(`Invalid parameter "/sortorder": value must be one of ASC, DESC.`)
+		}
+	}
+	byClock := false
+	for _, f := range p.SortField {
+		switch f {
+		case "clock":
+			byClock = true
+		case "itemid", "ns":
+		default:
+			return nil, errParams(`Invalid parameter "/sortfield/1": value must be one of "itemid", "clock", "ns".`)
+		}
+	}
+	if p.Limit.set && p.Limit.v < 1 {
+		return nil, errParams(`Invalid parameter "/limit": value must be one of 1-%d.`, math.MaxInt32)
+	}
+	from, till := int64(0), int64(math.MaxInt32)
+	if p.TimeFrom.set {
+		from = p.TimeFrom.v
+	}
+	if p.TimeTill.set {
+		till = p.TimeTill.v
+	}
+	items := selectItems(s.opts.Catalog.Snapshot(), p.ItemIDs, p.HostIDs, int(vt))
+	out := parseOutput(p.Output, true)
+	limit := 0
+	if p.Limit.set {
+		limit = int(min(p.Limit.v, math.MaxInt32))
+	}
+	q := func(id uint64) history.Query {
+		return history.Query{ItemID: id, From: from, Till: till, Desc: desc, Limit: limit}
+	}
+	// Without a limit, count first (stopping past the bound) so that a
+	// request for more than MaxRows gets a clear error instead of a
+	// response cut off half way.
+	if limit == 0 || limit > s.opts.MaxRows || p.CountOutput {
+		n := 0
+		for _, it := range items {
+			err := s.opts.History.Read(ctx, q(it.ID), func(*history.Sample) bool {
+				n++
+				return p.CountOutput || n <= s.opts.MaxRows
+			})
+			if err != nil {
+				return nil, errApp("cannot read history: %v", err)
+			}
+			if !p.CountOutput && n > s.opts.MaxRows {
+				return nil, errApp("The request selects more than %d history rows (api.max_rows); set \"limit\" or narrow \"time_from\"/\"time_till\".", s.opts.MaxRows)
+			}
+		}
+		if p.CountOutput {
+			return func(w *bufio.Writer) error {
+				w.WriteByte('"')
+				w.WriteString(strconv.Itoa(n))
+				w.WriteByte('"')
+				return nil
+			}, nil
+		}
+	}
+	return func(w *bufio.Writer) error {
+		w.WriteByte('[')
+		rw := rowWriter{w: w, out: out, first: true}
+		sent := 0
+		emit := func(v *history.Sample) bool {
+			rw.row(v)
+			sent++
+			return limit == 0 || sent < limit
+		}
+		if byClock && len(items) > 1 {
+			if err := mergeByClock(ctx, s.opts.History, items, q, desc, emit); err != nil {
+				return err
+			}
+		} else {
+			for _, it := range items {
+				stopped := false
+				if err := s.opts.History.Read(ctx, q(it.ID), func(v *history.Sample) bool {
+					if !emit(v) {
+						stopped = true
+						return false
+					}
+					return true
+				}); err != nil {
+					return err
+				}
+				if stopped {
+					break
+				}
+			}
+		}
+		w.WriteByte(']')
+		return nil
+	}, nil
+}
+
+// mergeByClock merges the items' histories by time with a heap of pull
+// iterators: memory is one pending sample per item.
+func mergeByClock(ctx context.Context, r history.Reader, items []*catalog.Item, q func(uint64) history.Query, desc bool, emit func(*history.Sample) bool) error {
+	h := &sampleHeap{desc: desc}
+	var stops []func()
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	var readErr error
+	for _, it := range items {
+		seq := iter.Seq[history.Sample](func(yield func(history.Sample) bool) {
+			if err := r.Read(ctx, q(it.ID), func(v *history.Sample) bool { return yield(*v) }); err != nil && readErr == nil {
+				readErr = err
+			}
+		})
+		next, stop := iter.Pull(seq)
+		stops = append(stops, stop)
+		if v, ok := next(); ok {
+			heap.Push(h, cursor{v: v, next: next})
+		}
+	}
+	for h.Len() > 0 {
+		c := heap.Pop(h).(cursor)
+		if !emit(&c.v) {
+			return readErr
+		}
+		if v, ok := c.next(); ok {
+			heap.Push(h, cursor{v: v, next: c.next})
+		}
+	}
+	return readErr
+}
+
+type cursor struct {
+	v    history.Sample
+	next func() (history.Sample, bool)
+}
+
+type sampleHeap struct {
+	c    []cursor
+	desc bool
+}
+
+func (h *sampleHeap) Len() int { return len(h.c) }
+func (h *sampleHeap) Less(i, j int) bool {
+	a, b := &h.c[i].v, &h.c[j].v
+	if a.Clock == b.Clock && a.NS == b.NS {
+		return a.ItemID < b.ItemID
+	}
+	if h.desc {
+		return b.Before(a)
+	}
+	return a.Before(b)
+}
+func (h *sampleHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
+func (h *sampleHeap) Push(x any)   { h.c = append(h.c, x.(cursor)) }
+func (h *sampleHeap) Pop() any {
+	x := h.c[len(h.c)-1]
+	h.c = h.c[:len(h.c)-1]
+	return x
+}
+
+// rowWriter encodes history rows as Zabbix returns them: every field a
+// JSON string.
+type rowWriter struct {
+	w     *bufio.Writer
+	out   output
+	first bool
+	buf   []byte
+}
+
+func (rw *rowWriter) row(v *history.Sample) {
+	b := rw.buf[:0]
+	if !rw.first {
+		b = append(b, ',')
+	}
+	rw.first = false
+	b = append(b, '{')
+	n := 0
+	field := func(name string) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":"`...)
+	}
+	if rw.out.has("itemid") {
+		field("itemid")
+		b = strconv.AppendUint(b, v.ItemID, 10)
+		b = append(b, '"')
+	}
+	if rw.out.has("clock") {
+		field("clock")
+		b = strconv.AppendInt(b, v.Clock, 10)
+		b = append(b, '"')
+	}
+	if rw.out.has("value") {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `"value":`...)
+		switch v.Type {
+		case history.Float:
+			b = append(b, '"')
+			b = appendZabbixFloat(b, v.F)
+			b = append(b, '"')
+		case history.Uint:
+			b = append(b, '"')
+			b = strconv.AppendUint(b, v.U, 10)
+			b = append(b, '"')
+		default:
+			b = appendJSONString(b, v.S)
+		}
+	}
+	if rw.out.has("ns") {
+		field("ns")
+		b = strconv.AppendInt(b, int64(v.NS), 10)
+		b = append(b, '"')
+	}
+	if v.Type == history.Log {
+		var lm history.LogMeta
+		if v.Log != nil {
+			lm = *v.Log
+		}
+		if rw.out.has("timestamp") {
+			field("timestamp")
+			b = strconv.AppendInt(b, lm.Timestamp, 10)
+			b = append(b, '"')
+		}
+		if rw.out.has("source") {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `"source":`...)
+			b = appendJSONString(b, lm.Source)
+		}
+		if rw.out.has("severity") {
+			field("severity")
+			b = strconv.AppendInt(b, int64(lm.Severity), 10)
+			b = append(b, '"')
+		}
+		if rw.out.has("logeventid") {
+			field("logeventid")
+			b = strconv.AppendInt(b, lm.EventID, 10)
+			b = append(b, '"')
+		}
+	}
+	b = append(b, '}')
+	rw.w.Write(b)
+	rw.buf = b
+}
+
+// appendZabbixFloat formats a float as the shortest decimal that reads
+// back exactly, without an exponent for ordinary magnitudes (the Zabbix
+// database returns plain decimals).
+func appendZabbixFloat(b []byte, f float64) []byte {
+	if a := math.Abs(f); a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
+	var p struct {
+		ItemIDs     ids        `json:"itemids"`
+		TimeFrom    flexInt    `json:"time_from"`
+		TimeTill    flexInt    `json:"time_till"`
+		Limit       flexInt    `json:"limit"`
+		Output      stringList `json:"output"`
+		CountOutput bool       `json:"countOutput"`
+	}
+	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	from, till := int64(0), int64(math.MaxInt32)
+	if p.TimeFrom.set {
+		from = p.TimeFrom.v
+	}
+	if p.TimeTill.set {
+		till = p.TimeTill.v
+	}
+	snap := s.opts.Catalog.Snapshot()
+	var rows []struct {
+		item uint64
+		t    Trend
+	}
+	for _, id := range p.ItemIDs {
+		it := snap.Item(id)
+		if it == nil || !it.ValueType.Numeric() || s.opts.Trends == nil {
+			continue // trends exist only for numeric items
+		}
+		ts, err := s.opts.Trends.ReadTrends(ctx, id, from, till)
+		if err != nil {
+			return nil, errApp("cannot read trends: %v", err)
+		}
+		for _, t := range ts {
+			rows = append(rows, struct {
+				item uint64
+				t    Trend
+			}{id, t})
+			if p.Limit.set && int64(len(rows)) >= p.Limit.v {
+				break
+			}
+		}
+	}
+	if p.Limit.set && int64(len(rows)) > p.Limit.v {
+		rows = rows[:p.Limit.v]
+	}
+	out := parseOutput(p.Output, true)
+	return func(w *bufio.Writer) error {
+		if p.CountOutput {
+			w.WriteString(`"` + strconv.Itoa(len(rows)) + `"`)
+			return nil
+		}
+		w.WriteByte('[')
+		for i, r := range rows {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			var b []byte
+			b = append(b, '{')
+			n := 0
+			add := func(name string, val []byte) {
+				if !out.has(name) {
+					return
+				}
+				if n > 0 {
+					b = append(b, ',')
+				}
+				n++
+				b = append(b, '"')
+				b = append(b, name...)
+				b = append(b, `":"`...)
+				b = append(b, val...)
+				b = append(b, '"')
+			}
+			add("itemid", strconv.AppendUint(nil, r.item, 10))
+			add("clock", strconv.AppendInt(nil, r.t.Clock, 10))
+			add("num", strconv.AppendInt(nil, r.t.Num, 10))
+			add("value_min", appendZabbixFloat(nil, r.t.Min))
+			add("value_avg", appendZabbixFloat(nil, r.t.Avg))
+			add("value_max", appendZabbixFloat(nil, r.t.Max))
+			b = append(b, '}')
+			w.Write(b)
+		}
+		w.WriteByte(']')
+		return nil
+	}, nil
+}

@@ -1,0 +1,313 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// Version is the Zabbix API version whose behaviour the API implements;
+// clients parse it to choose "username" vs "user" and "auth" vs Bearer.
+const Version = "6.0.14"
+
+// Role levels as Zabbix user types.
+const (
+	RoleUser       = 1
+	RoleAdmin      = 2
+	RoleSuperAdmin = 3
+)
+
+// User is an authenticated caller.
+type User struct {
+	ID       uint64
+	Username string
+	Role     int
+}
+
+// Authenticator checks credentials; the auth package implements it.
+type Authenticator interface {
+	// Authenticate accepts a session id or an API token.
+	Authenticate(ctx context.Context, secret string) (User, error)
+	Login(ctx context.Context, username, password string) (session string, u User, err error)
+	Logout(ctx context.Context, session string) error
+}
+
+// Auth errors an Authenticator returns, mapped to Zabbix's texts.
+var (
+	ErrBadCredentials = errors.New("incorrect user name or password")
+	ErrBlocked        = errors.New("account is temporarily blocked")
+	ErrSessionExpired = errors.New("session expired")
+)
+
+// TrendReader reads hourly trends (the engine implements it).
+type TrendReader interface {
+	ReadTrends(ctx context.Context, item uint64, from, till int64) ([]Trend, error)
+}
+
+// Trend is one hour of one numeric item.
+type Trend struct {
+	Clock         int64
+	Num           int64
+	Min, Max, Avg float64
+}
+
+// Catalog gives the current configuration snapshot.
+type Catalog interface{ Snapshot() *catalog.Snapshot }
+
+// Options configures the API.
+type Options struct {
+	Catalog Catalog
+	History history.Reader
+	Trends  TrendReader // nil: trend.get returns nothing
+	Auth    Authenticator
+	// MaxBodyBytes bounds a request body (default 16 MiB).
+	MaxBodyBytes int64
+	// MaxRows bounds the rows one history.get may return (default
+	// 10,000,000); a request that would exceed it gets an error asking
+	// for a limit or a narrower range.
+	MaxRows int
+	// Timeout bounds one HTTP request (default 60 s).
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Server serves the API.
+type Server struct {
+	opts    Options
+	methods map[string]*method
+}
+
+type method struct {
+	// role is the least role that may call the method; 0 = no auth, and
+	// the method must then be called without "auth" (as Zabbix 6.0).
+	role int
+	// call returns a result to marshal, or stream writes it.
+	call   func(ctx context.Context, c *call) (any, error)
+	stream func(ctx context.Context, c *call) (func(w *bufio.Writer) error, error)
+}
+
+// call is one method invocation.
+type call struct {
+	params json.RawMessage
+	user   User
+	token  string
+	remote string
+}
+
+// New builds the API server.
+func New(opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 16 << 20
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = 10_000_000
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, methods: map[string]*method{}}
+	s.registerInfo()
+	s.registerUser()
+	s.registerHistory()
+	return s
+}
+
+// Handler serves POST /api_jsonrpc.php.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "the Zabbix API takes POST requests", http.StatusMethodNotAllowed)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+	defer cancel()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	w.Header().Set("Content-Type", "application/json")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: "Request body is larger than the configured maximum."}))
+			return
+		}
+		bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: "Cannot read the request body."}))
+		return
+	}
+	bearer := ""
+	if h := r.Header.Get("Authorization"); len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") {
+		bearer = h[7:]
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var reqs []json.RawMessage
+		if err := json.Unmarshal(body, &reqs); err != nil {
+			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."}))
+			return
+		}
+		if len(reqs) == 0 {
+			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`}))
+			return
+		}
+		first := true
+		bw.WriteByte('[')
+		for _, raw := range reqs {
+			var buf bytes.Buffer
+			bb := bufio.NewWriter(&buf)
+			if s.one(ctx, raw, bearer, r.RemoteAddr, bb) {
+				bb.Flush()
+				if !first {
+					bw.WriteByte(',')
+				}
+				first = false
+				bw.Write(buf.Bytes())
+			}
+		}
+		bw.WriteByte(']')
+		return
+	}
+	s.one(ctx, body, bearer, r.RemoteAddr, bw)
+}
+
+// one serves one request into w and reports whether it wrote a response
+// (notifications, without an id, get none).
+func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *bufio.Writer) bool {
+	var req request
+	if err := json.Unmarshal(raw, &req); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			w.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": an array or object is expected.`}))
+			return true
+		}
+		w.Write(appendError(nil, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."}))
+		return true
+	}
+	if e := req.validate(); e != nil {
+		w.Write(appendError(nil, req.id(), e))
+		return true
+	}
+	id := req.id()
+	if !req.hasID {
+		// A notification: run it, answer nothing (JSON-RPC 2.0).
+		defer w.Flush()
+		w = bufio.NewWriter(io.Discard)
+	}
+	m := s.methods[req.method]
+	if m == nil {
+		w.Write(appendError(nil, id, noMethod(req.method)))
+		return req.hasID
+	}
+	c := &call{params: req.Params, remote: remote}
+	token := req.auth
+	if bearer != "" {
+		token = bearer // the header wins over "auth" (7.0)
+	}
+	if m.role == 0 {
+		if req.auth != "" {
+			w.Write(appendError(nil, id, errParams(`The "%s" method must be called without the "auth" parameter.`, req.method)))
+			return req.hasID
+		}
+	} else {
+		if token == "" || s.opts.Auth == nil {
+			w.Write(appendError(nil, id, errNotAuthorized))
+			return req.hasID
+		}
+		u, err := s.opts.Auth.Authenticate(ctx, token)
+		switch {
+		case errors.Is(err, ErrSessionExpired):
+			w.Write(appendError(nil, id, errParams("Session terminated, re-login, please.")))
+			return req.hasID
+		case err != nil:
+			w.Write(appendError(nil, id, errNotAuthorized))
+			return req.hasID
+		}
+		if u.Role < m.role {
+			w.Write(appendError(nil, id, errNoPermissions))
+			return req.hasID
+		}
+		c.user, c.token = u, token
+	}
+	if m.stream != nil {
+		run, err := m.stream(ctx, c)
+		if err != nil {
+			w.Write(appendError(nil, id, asError(err)))
+			return req.hasID
+		}
+		w.WriteString(`{"jsonrpc":"2.0","result":`)
+		if err := run(w); err != nil {
+			// Bytes are already out: the client sees a truncated body,
+			// which is the only honest signal left.
+			s.opts.Logger.Error("api: streamed response aborted", "method", req.method, "remote", remote, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		w.WriteString(`,"id":`)
+		w.Write(id)
+		w.WriteByte('}')
+		return req.hasID
+	}
+	res, err := m.call(ctx, c)
+	if err != nil {
+		w.Write(appendError(nil, id, asError(err)))
+		return req.hasID
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		w.Write(appendError(nil, id, errApp("cannot encode the result: %v", err)))
+		return req.hasID
+	}
+	w.Write(appendResult(nil, id, b))
+	return req.hasID
+}
+
+func noMethod(name string) *Error {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			return &Error{Code: codeNoMethod, Data: `Incorrect method "` + name + `".`}
+		}
+	}
+	return &Error{Code: codeNoMethod, Data: `Incorrect API "` + name + `".`}
+}
+
+// decodeParams unmarshals params into v strictly enough to name the bad
+// field.
+func decodeParams(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return errParams(`Invalid parameter "/%s": a %s is expected.`, ute.Field, jsonKind(ute.Type.Kind().String()))
+		}
+		return errParams(`Invalid parameter "/": %v.`, err)
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "character string"
+	case "bool":
+		return "boolean value"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	}
+	return "number"
+}
