@@ -242,7 +242,7 @@ func (h *sampleHeap) Less(i, j int) bool {
 	return a.Before(b)
 }
 func (h *sampleHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
-func (h *sampleHeap) Push(x any)   { h.c = append(h.c, x.(cursor)) }
+func (h *sampleHeap) Push(x any)    { h.c = append(h.c, x.(cursor)) }
 func (h *sampleHeap) Pop() any {
 	x := h.c[len(h.c)-1]
 	h.c = h.c[:len(h.c)-1]
