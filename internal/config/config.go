@@ -26,6 +26,16 @@ type Config struct {
 	HTTP     HTTPConfig     `yaml:"http"`
 	Pipeline PipelineConfig `yaml:"pipeline"`
 	History  HistoryConfig  `yaml:"history"`
+	API      APIConfig      `yaml:"api"`
+}
+
+// APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
+type APIConfig struct {
+	MaxBodySize ByteSize `yaml:"max_body_size"`
+	// MaxRows bounds the rows of one history.get; beyond it the caller
+	// gets an error asking for a limit or a narrower range.
+	MaxRows int      `yaml:"max_rows"`
+	Timeout Duration `yaml:"timeout"`
 }
 
 // LogConfig selects the log level and format.
@@ -120,6 +130,7 @@ func Default() Config {
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 		},
+		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, Timeout: Duration(60 * time.Second)},
 	}
 }
 
@@ -223,6 +234,15 @@ func (c *Config) Validate() error {
 	}
 	if c.History.RetentionCheck < Duration(time.Second) || c.History.RetentionCheck > Duration(24*time.Hour) {
 		return fieldErr("history.retention_check", "must be between 1s and 24h, not %s", c.History.RetentionCheck)
+	}
+	if c.API.MaxBodySize < 1024 || c.API.MaxBodySize > 1<<30 {
+		return fieldErr("api.max_body_size", "must be between 1KiB and 1GiB, not %d bytes", c.API.MaxBodySize)
+	}
+	if c.API.MaxRows < 1 {
+		return fieldErr("api.max_rows", "must be at least 1, not %d", c.API.MaxRows)
+	}
+	if c.API.Timeout < Duration(time.Second) || c.API.Timeout > Duration(time.Hour) {
+		return fieldErr("api.timeout", "must be between 1s and 1h, not %s", c.API.Timeout)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -55,6 +56,8 @@ type Server struct {
 	Store    history.Store
 	Pipeline *pipeline.Pipeline
 	Trapper  *ingest.Server
+	API      *api.Server
+	auth     api.Authenticator // nil until the auth store is wired: every method but apiinfo.version answers "Not authorized."
 	httpLn   net.Listener
 	httpSrv  *http.Server
 }
@@ -129,6 +132,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	var trends api.TrendReader
+	if eng, ok := s.Store.(*engine.Store); ok {
+		trends = engineTrends{eng}
+	}
+	s.API = api.New(api.Options{
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth,
+		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, Timeout: cfg.API.Timeout.Std(),
+		Logger: log.With("component", "api"),
+	})
+	mux.Handle("/api_jsonrpc.php", s.API.Handler())
 	if cfg.HTTP.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -280,4 +293,19 @@ func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
 		case <-t.C:
 		}
 	}
+}
+
+// engineTrends adapts the engine's trends to the API's view.
+type engineTrends struct{ eng *engine.Store }
+
+func (e engineTrends) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]api.Trend, error) {
+	ts, err := e.eng.ReadTrends(ctx, item, from, till)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Trend, len(ts))
+	for i, t := range ts {
+		out[i] = api.Trend{Clock: t.Clock, Num: t.Num, Min: t.Min, Max: t.Max, Avg: t.Avg()}
+	}
+	return out, nil
 }

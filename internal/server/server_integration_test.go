@@ -275,3 +275,23 @@ func waitAddrs(t *testing.T, r io.Reader) map[string]string {
 		return nil
 	}
 }
+
+func TestAPIIsMounted(t *testing.T) {
+	s := startServer(t, integrationSpec())
+	url := "http://" + s.HTTPAddr().String() + "/api_jsonrpc.php"
+	post := func(body string) string {
+		resp, err := http.Post(url, "application/json-rpc", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := post(`{"jsonrpc":"2.0","method":"apiinfo.version","params":{},"id":1}`); got != `{"jsonrpc":"2.0","result":"6.0.14","id":1}` {
+		t.Fatalf("apiinfo.version: %s", got)
+	}
+	if got := post(`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2}`); !strings.Contains(got, `"data":"Not authorized."`) {
+		t.Fatalf("history.get without auth: %s", got)
+	}
+}
