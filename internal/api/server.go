@@ -68,6 +68,7 @@ type Options struct {
 	Catalog Catalog
 	History history.Reader
 	Trends  TrendReader // nil: trend.get returns nothing
+	Last    LastValues  // nil: item.get reports no last value
 	Auth    Authenticator
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
@@ -121,6 +122,7 @@ func New(opts Options) *Server {
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()
+	s.registerConfig()
 	return s
 }
 

@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		trends = engineTrends{eng}
 	}
 	s.API = api.New(api.Options{
-		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth,
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Last: s.Pipeline,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"),
 	})
