@@ -124,10 +124,6 @@ func appendResult(dst []byte, id []byte, result []byte) []byte {
 	return append(dst, '}')
 }
 
-func appendJSONString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
-}
 
 // asError turns a method's error into a JSON-RPC error.
 func asError(err error) *Error {

@@ -268,7 +268,7 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 		w.Write(appendError(nil, id, asError(err)))
 		return req.hasID
 	}
-	b, err := json.Marshal(res)
+	b, err := appendValue(nil, res)
 	if err != nil {
 		w.Write(appendError(nil, id, errApp("cannot encode the result: %v", err)))
 		return req.hasID
