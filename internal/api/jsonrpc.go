@@ -124,7 +124,6 @@ func appendResult(dst []byte, id []byte, result []byte) []byte {
 	return append(dst, '}')
 }
 
-
 // asError turns a method's error into a JSON-RPC error.
 func asError(err error) *Error {
 	var e *Error
