@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
+	"github.com/peregrine-mon/peregrine/internal/api/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -49,17 +50,18 @@ func NewLogger(c config.LogConfig, w io.Writer) *slog.Logger {
 
 // Server is a running Peregrine.
 type Server struct {
-	cfg      config.Config
-	log      *slog.Logger
-	Metrics  *selfmon.Registry
-	Catalog  *catalog.Catalog
-	Store    history.Store
-	Pipeline *pipeline.Pipeline
-	Trapper  *ingest.Server
-	API      *api.Server
-	auth     api.Authenticator // nil until the auth store is wired: every method but apiinfo.version answers "Not authorized."
-	httpLn   net.Listener
-	httpSrv  *http.Server
+	cfg       config.Config
+	log       *slog.Logger
+	Metrics   *selfmon.Registry
+	Catalog   *catalog.Catalog
+	Store     history.Store
+	Pipeline  *pipeline.Pipeline
+	Trapper   *ingest.Server
+	API       *api.Server
+	auth      api.Authenticator
+	authStore *auth.Store
+	httpLn    net.Listener
+	httpSrv   *http.Server
 }
 
 // New opens the data directory and binds the listeners; Run serves.
@@ -132,6 +134,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
+	if err != nil {
+		return nil, err
+	}
+	pwPath := filepath.Join(cfg.DataDir, "admin-password")
+	created, err := s.authStore.EnsureAdmin(ctx, pwPath)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the first API user: %w", err)
+	}
+	if created {
+		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
+	}
+	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
 	if eng, ok := s.Store.(*engine.Store); ok {
 		trends = engineTrends{eng}
@@ -239,6 +254,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Catalog != nil {
 		errs = append(errs, s.Catalog.Close())
+	}
+	if s.authStore != nil {
+		errs = append(errs, s.authStore.Close())
 	}
 	return errors.Join(errs...)
 }

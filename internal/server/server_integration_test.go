@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -293,5 +294,50 @@ func TestAPIIsMounted(t *testing.T) {
 	}
 	if got := post(`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2}`); !strings.Contains(got, `"data":"Not authorized."`) {
 		t.Fatalf("history.get without auth: %s", got)
+	}
+}
+
+// TestAPIAuthEndToEnd logs in with the first-start admin password, reads
+// values a zabbix_sender-style frame stored, and logs out.
+func TestAPIAuthEndToEnd(t *testing.T) {
+	s := startServer(t, integrationSpec())
+	pw, err := os.ReadFile(filepath.Join(s.cfg.DataDir, "admin-password"))
+	if err != nil {
+		t.Fatalf("first start must write the admin password file: %v", err)
+	}
+	if st, _ := os.Stat(filepath.Join(s.cfg.DataDir, "admin-password")); st.Mode().Perm() != 0o600 {
+		t.Fatalf("password file mode %v, want 0600", st.Mode().Perm())
+	}
+	url := "http://" + s.HTTPAddr().String() + "/api_jsonrpc.php"
+	post := func(body string) string {
+		resp, err := http.Post(url, "application/json-rpc", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := post(`{"jsonrpc":"2.0","method":"user.login","params":{"username":"Admin","password":"wrong-password"},"id":1}`); !strings.Contains(got, "Incorrect user name or password") {
+		t.Fatalf("wrong password: %s", got)
+	}
+	got := post(`{"jsonrpc":"2.0","method":"user.login","params":{"username":"Admin","password":"` + strings.TrimSpace(string(pw)) + `"},"id":1}`)
+	var login struct{ Result string }
+	if err := json.Unmarshal([]byte(got), &login); err != nil || len(login.Result) != 32 {
+		t.Fatalf("login: %s", got)
+	}
+	it := s.Catalog.Snapshot().Lookup("peregrine-test", "trap.uint")
+	if err := s.Store.Write(context.Background(), []history.Sample{{ItemID: it.ID, Clock: 1700000000, Type: history.Uint, U: 42}}); err != nil {
+		t.Fatal(err)
+	}
+	got = post(fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"itemids":"%d"},"auth":"%s","id":2}`, it.ID, login.Result))
+	if !strings.Contains(got, `"value":"42"`) {
+		t.Fatalf("history.get with a session: %s", got)
+	}
+	if got := post(`{"jsonrpc":"2.0","method":"user.logout","params":[],"auth":"` + login.Result + `","id":3}`); !strings.Contains(got, `"result":true`) {
+		t.Fatalf("logout: %s", got)
+	}
+	if got := post(fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"itemids":"%d"},"auth":"%s","id":4}`, it.ID, login.Result)); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("history.get after logout: %s", got)
 	}
 }

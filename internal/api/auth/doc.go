@@ -1,0 +1,66 @@
+// Package auth owns the identities and credentials behind Peregrine's
+// Zabbix-compatible JSON-RPC API: users, their passwords, login sessions
+// and API tokens, persisted in an SQLite database of their own
+// (Options.Path, e.g. data/auth.db, separate from the catalog).
+//
+// # What it owns
+//
+//   - Users: name, Zabbix role (user type 1..3), and an argon2id password
+//     hash stored as a PHC string with its own salt and cost parameters
+//     (hash.go). Passwords are never stored, logged or put in errors.
+//     EnsureAdmin bootstraps an empty installation with a super admin
+//     "Admin" whose random password is written once to a 0600 file.
+//   - Login policy: consecutive failed logins per user, a temporary
+//     block after Options.MaxFailures of them (persisted, so a restart
+//     does not lift it), a minimum answer time for failures
+//     (Options.FailDelay), and identical answers and timing for an
+//     unknown user and a wrong password.
+//   - Sessions, as user.login creates them: 32 lowercase hex digits, valid
+//     while used at least every Options.SessionIdle. They survive a
+//     restart.
+//   - API tokens, as token.create and token.generate manage them: 64
+//     lowercase hex digits, with an optional expiry and a status.
+//   - Session ids and token secrets are stored only as SHA-256 hashes.
+//
+// # What it does not own
+//
+// Authorisation. The package answers "who is this?" (Authenticate) and
+// stores each user's Role; which API methods a role may call, and the
+// Zabbix error texts and codes, belong to the API layer (internal/api),
+// which maps ErrBadCredentials and ErrBlocked to "Incorrect user name or
+// password or account is temporarily blocked.", ErrSessionExpired to
+// "Session terminated, re-login, please." and ErrNotAuthorized to "Not
+// authorized.". There are no user groups, host permissions, LDAP, SAML or
+// MFA. Rate limiting by client address is the HTTP layer's job; this
+// package limits guessing per account.
+//
+// # Sessions and the cache
+//
+// Authenticate runs on every API request, so live sessions and tokens
+// are cached in memory, keyed by the SHA-256 of the secret. A cache hit
+// reads no database and writes the last-access time to it at most once
+// per Options.AccessWriteInterval (default 1m) per session or token;
+// Close writes what is pending. After a crash, a session's idle time can
+// therefore be overstated by up to that interval (it may expire up to a
+// minute early). A miss (after a restart, or for a secret that matches
+// nothing) reads the database once. Expired sessions stay in the database
+// for a day, answering ErrSessionExpired, and are then pruned during
+// logins.
+//
+// Only one Store may have a database open (a lock file enforces it): the
+// caches assume that nobody else deletes sessions or tokens.
+//
+// # Concurrency contract
+//
+// A Store is safe for concurrent use by any number of goroutines. Cache
+// hits in Authenticate take two read locks and atomics only. Password
+// hashing runs outside every lock, at most Options.MaxConcurrentHashes at
+// a time, each holding HashParams.Memory. Changes that invalidate cached
+// entries (Logout, UpdatePassword, DeleteUser, GenerateToken,
+// SetTokenStatus, DeleteToken) take effect for all callers when they
+// return; an Authenticate running concurrently with them may still succeed
+// once. Close waits for running calls to finish (a failed Login may hold
+// it for up to FailDelay); afterwards every method returns ErrClosed.
+//
+// Lock order: Store.ops, then Store.fillMu, then Store.mu (store.go).
+package auth
