@@ -14,6 +14,13 @@
 //     declarative, idempotent description applied with Catalog.Apply.
 //     Apply creates and updates; it never deletes anything that is absent
 //     from the document.
+//   - Single-object changes by ID (Catalog.Edit, edit.go), the write side
+//     of the Zabbix API: create, update and delete of host groups, hosts
+//     and items, in batches. Deleting a host deletes its items; deleting
+//     a group that is some host's only group is refused. Deleting an item
+//     leaves its history in the history store: IDs are never reused, so
+//     those values cannot be attributed to another item, and retention
+//     drops them with their partitions.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.
@@ -36,14 +43,16 @@
 // the ingest path may pass strings that alias reused byte buffers. Callers
 // MUST NOT modify hosts, items or groups obtained from a Snapshot.
 //
-// Writers are serialised by a mutex in the Catalog: one Apply at a time.
-// An Apply validates, diffs the spec against the current snapshot, writes
+// Writers are serialised by a mutex in the Catalog: one Apply or Edit at
+// a time. An Apply validates, diffs the spec against the current snapshot, writes
 // the difference in one SQLite transaction, builds the next snapshot from
 // the previous one plus the difference (O(items), without reading the
 // database back) and publishes it with one atomic swap, then signals the
-// Subscribe channels without blocking. Readers never wait for writers.
+// Subscribe channels without blocking. An Edit does the same with the
+// changes its function made: all of them are one transaction and one
+// snapshot. Readers never wait for writers.
 //
-// One Catalog per database file: Apply trusts the in-memory snapshot to
+// One Catalog per database file: Apply and Edit trust the in-memory snapshot to
 // match the database, so the file must not be changed by another process
 // while a Catalog has it open.
 package catalog

@@ -68,19 +68,24 @@ func (s *Snapshot) HostByID(id uint64) *Host { return s.hostByID[id] }
 
 // Item returns the item with the given ID, or nil.
 func (s *Snapshot) Item(id uint64) *Item {
-	if s.dense != nil {
-		if id < s.idBase || id-s.idBase >= uint64(len(s.dense)) {
-			return nil
-		}
-		if i := s.dense[id-s.idBase]; i != 0 {
-			return &s.items[i-1]
-		}
-		return nil
-	}
-	if i, ok := s.sparse[id]; ok {
+	if i := s.itemIndex(id); i >= 0 {
 		return &s.items[i]
 	}
 	return nil
+}
+
+// itemIndex returns the slab index of the item with the given ID, or -1.
+func (s *Snapshot) itemIndex(id uint64) int {
+	if s.dense != nil {
+		if id < s.idBase || id-s.idBase >= uint64(len(s.dense)) {
+			return -1
+		}
+		return int(s.dense[id-s.idBase]) - 1
+	}
+	if i, ok := s.sparse[id]; ok {
+		return int(i)
+	}
+	return -1
 }
 
 // Lookup returns the item with the given key on the host with the given
@@ -152,44 +157,79 @@ func (s *Snapshot) GroupByID(id uint64) *Group { return s.groupsByID[id] }
 func (s *Snapshot) ItemCount() int { return len(s.items) }
 
 // itemSource is the input of buildSnapshot: base with some elements
-// replaced by patches (sorted by index), followed by extra and created.
-// Apply passes the old snapshot's slab as base and its new items as
-// created; Open passes the rows it read as extra. Either way each item is
-// copied once, into the new slab.
+// replaced by patches and some left out (skip, skipHosts), followed by
+// extra and created. Apply and Catalog.Edit pass the old snapshot's slab
+// as base and their new items as created; Open passes the rows it read as
+// extra. Either way each item is copied once, into the new slab.
 type itemSource struct {
-	base    []Item // read-only
-	patches []itemPatch
-	extra   []Item
-	created []*Item
+	base    []Item      // read-only
+	patches []itemPatch // sorted by idx
+	// skip lists base indexes to leave out, ascending; skipHosts the IDs
+	// of hosts whose base items are all left out (deleted hosts). Neither
+	// may name an index that patches also names.
+	skip      []int
+	skipHosts map[uint64]bool
+	extra     []Item
+	created   []*Item
 }
 
-func (src *itemSource) len() int { return len(src.base) + len(src.extra) + len(src.created) }
+// len returns the number of items all yields.
+func (src *itemSource) len() int {
+	if len(src.skip) == 0 && len(src.skipHosts) == 0 {
+		return len(src.base) + len(src.extra) + len(src.created)
+	}
+	n := 0
+	for range src.all() {
+		n++ // one pass rather than a second formula to keep in sync with all
+	}
+	return n
+}
 
-// all yields every item with its position in the source.
+// all yields every item with its position in the source, counting from
+// 0 without gaps.
 func (src *itemSource) all() iter.Seq2[int, *Item] {
 	return func(yield func(int, *Item) bool) {
-		p := src.patches
+		p, sk := src.patches, src.skip
+		k := 0
+		var lastHost uint64
+		lastDead, first := false, true
 		for i := range src.base {
 			it := &src.base[i]
+			for len(p) > 0 && p[0].idx < i {
+				p = p[1:] // a patch of a skipped item; callers do not make them
+			}
+			if len(sk) > 0 && sk[0] == i {
+				sk = sk[1:]
+				continue
+			}
+			if len(src.skipHosts) > 0 {
+				if first || it.HostID != lastHost {
+					first, lastHost, lastDead = false, it.HostID, src.skipHosts[it.HostID]
+				}
+				if lastDead {
+					continue
+				}
+			}
 			if len(p) > 0 && p[0].idx == i {
 				it = &p[0].it
 				p = p[1:]
 			}
-			if !yield(i, it) {
+			if !yield(k, it) {
 				return
 			}
+			k++
 		}
-		n := len(src.base)
 		for i := range src.extra {
-			if !yield(n+i, &src.extra[i]) {
+			if !yield(k, &src.extra[i]) {
 				return
 			}
+			k++
 		}
-		n += len(src.extra)
-		for i, it := range src.created {
-			if !yield(n+i, it) {
+		for _, it := range src.created {
+			if !yield(k, it) {
 				return
 			}
+			k++
 		}
 	}
 }
@@ -225,6 +265,8 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 	hostIdx := make(map[uint64]int32, len(hosts))
 	for i := range s.hosts {
 		h := &s.hosts[i]
+		// A host copied from an older snapshot still points into it.
+		h.items, h.table = nil, nil
 		if _, dup := s.hostByName[h.Host]; dup {
 			return nil, fmt.Errorf("%w: duplicate host %q", ErrCorrupt, h.Host)
 		}
