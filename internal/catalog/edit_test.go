@@ -202,25 +202,43 @@ func TestEditErrors(t *testing.T) {
 		{"delete only group", func(e *Edit) error { return e.DeleteGroups([]uint64{g1}) }, "groups[0]", conflict, HostWithoutGroup},
 		{"delete both groups", func(e *Edit) error { return e.DeleteGroups([]uint64{g2, g1}) }, "groups[1]", conflict, HostWithoutGroup},
 		{"delete group twice", func(e *Edit) error { return e.DeleteGroups([]uint64{g2, g2}) }, "groups[1]", invalid, 0},
-		{"host name bad", func(e *Edit) error { _, err := e.CreateHosts([]NewHost{{Host: "a/b", GroupIDs: []uint64{g1}}}); return err }, "hosts[0].host", invalid, 0},
-		{"host exists", func(e *Edit) error { _, err := e.CreateHosts([]NewHost{{Host: "h2", GroupIDs: []uint64{g1}}}); return err }, "hosts[0].host", conflict, HostExists},
+		{"host name bad", func(e *Edit) error {
+			_, err := e.CreateHosts([]NewHost{{Host: "a/b", GroupIDs: []uint64{g1}}})
+			return err
+		}, "hosts[0].host", invalid, 0},
+		{"host exists", func(e *Edit) error {
+			_, err := e.CreateHosts([]NewHost{{Host: "h2", GroupIDs: []uint64{g1}}})
+			return err
+		}, "hosts[0].host", conflict, HostExists},
 		{"visible name exists", func(e *Edit) error {
 			_, err := e.CreateHosts([]NewHost{{Host: "h3", Name: "Host one", GroupIDs: []uint64{g1}}})
 			return err
 		}, "hosts[0].name", conflict, VisibleNameExists},
 		{"host without groups", func(e *Edit) error { _, err := e.CreateHosts([]NewHost{{Host: "h3"}}); return err }, "hosts[0].groups", invalid, 0},
-		{"host unknown group", func(e *Edit) error { _, err := e.CreateHosts([]NewHost{{Host: "h3", GroupIDs: []uint64{g1, 999}}}); return err }, "hosts[0].groups[1]", notFound, 0},
-		{"host group twice", func(e *Edit) error { _, err := e.CreateHosts([]NewHost{{Host: "h3", GroupIDs: []uint64{g1, g1}}}); return err }, "hosts[0].groups[1]", invalid, 0},
+		{"host unknown group", func(e *Edit) error {
+			_, err := e.CreateHosts([]NewHost{{Host: "h3", GroupIDs: []uint64{g1, 999}}})
+			return err
+		}, "hosts[0].groups[1]", notFound, 0},
+		{"host group twice", func(e *Edit) error {
+			_, err := e.CreateHosts([]NewHost{{Host: "h3", GroupIDs: []uint64{g1, g1}}})
+			return err
+		}, "hosts[0].groups[1]", invalid, 0},
 		{"update unknown host", func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: 999}}) }, "hosts[0].id", notFound, 0},
 		{"rename host to taken", func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: h2, Host: ptr("h1")}}) }, "hosts[0].host", conflict, HostExists},
 		{"empty groups on update", func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: h2, GroupIDs: []uint64{}}}) }, "hosts[0].groups", invalid, 0},
 		{"delete unknown host", func(e *Edit) error { return e.DeleteHosts([]uint64{999}) }, "hosts[0]", notFound, 0},
-		{"item unknown host", func(e *Edit) error { _, err := e.CreateItems([]NewItem{{HostID: 999, ItemSpec: ItemSpec{Key: "k"}}}); return err }, "items[0].hostid", notFound, 0},
+		{"item unknown host", func(e *Edit) error {
+			_, err := e.CreateItems([]NewItem{{HostID: 999, ItemSpec: ItemSpec{Key: "k"}}})
+			return err
+		}, "items[0].hostid", notFound, 0},
 		{"item bad key", func(e *Edit) error {
 			_, err := e.CreateItems([]NewItem{{HostID: h2, ItemSpec: ItemSpec{Key: "k"}}, {HostID: h2, ItemSpec: ItemSpec{Key: "a["}}})
 			return err
 		}, "items[1].key", invalid, 0},
-		{"item exists", func(e *Edit) error { _, err := e.CreateItems([]NewItem{{HostID: h1, ItemSpec: ItemSpec{Key: "k2"}}}); return err }, "items[0].key", conflict, ItemExists},
+		{"item exists", func(e *Edit) error {
+			_, err := e.CreateItems([]NewItem{{HostID: h1, ItemSpec: ItemSpec{Key: "k2"}}})
+			return err
+		}, "items[0].key", conflict, ItemExists},
 		{"item twice in batch", func(e *Edit) error {
 			_, err := e.CreateItems([]NewItem{{HostID: h2, ItemSpec: ItemSpec{Key: "k"}}, {HostID: h2, ItemSpec: ItemSpec{Key: "k"}}})
 			return err
