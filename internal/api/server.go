@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -70,6 +72,11 @@ type Options struct {
 	Trends  TrendReader // nil: trend.get returns nothing
 	Last    LastValues  // nil: item.get reports no last value
 	Auth    Authenticator
+	// Accounts manages users and tokens; nil disables user.* and token.*
+	// management (login still works through Auth).
+	Accounts Accounts
+	// Ingest accepts history.push values; nil: the method is refused.
+	Ingest Pusher
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -123,6 +130,8 @@ func New(opts Options) *Server {
 	s.registerUser()
 	s.registerHistory()
 	s.registerConfig()
+	s.registerAccounts()
+	s.registerPush()
 	return s
 }
 
@@ -212,7 +221,7 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	}
 	m := s.methods[req.method]
 	if m == nil {
-		w.Write(appendError(nil, id, noMethod(req.method)))
+		w.Write(appendError(nil, id, s.noMethod(req.method)))
 		return req.hasID
 	}
 	c := &call{params: req.Params, remote: remote}
@@ -277,13 +286,16 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	return req.hasID
 }
 
-func noMethod(name string) *Error {
-	for i := 0; i < len(name); i++ {
-		if name[i] == '.' {
+// noMethod is the error for an unknown method: Zabbix names the API
+// ("host" of "host.get") when no method of it exists, else the method.
+func (s *Server) noMethod(name string) *Error {
+	api, _, _ := strings.Cut(name, ".")
+	for m := range s.methods {
+		if p, _, _ := strings.Cut(m, "."); p == api {
 			return &Error{Code: codeNoMethod, Data: `Incorrect method "` + name + `".`}
 		}
 	}
-	return &Error{Code: codeNoMethod, Data: `Incorrect API "` + name + `".`}
+	return &Error{Code: codeNoMethod, Data: `Incorrect API "` + api + `".`}
 }
 
 // decodeParams unmarshals params into v strictly enough to name the bad
@@ -295,9 +307,47 @@ func decodeParams(raw json.RawMessage, v any) error {
 		if errors.As(err, &ute) {
 			return errParams(`Invalid parameter "/%s": a %s is expected.`, ute.Field, jsonKind(ute.Type.Kind().String()))
 		}
+		if f := badField(raw, v); f != "" {
+			return errParams(`Invalid parameter "/%s": %v.`, f, err)
+		}
 		return errParams(`Invalid parameter "/": %v.`, err)
 	}
 	return nil
+}
+
+// badField finds which top-level member of raw made decoding into the
+// struct v fail, when a custom unmarshaler (ids, flexInt, ...) refused a
+// value: encoding/json reports those errors without the field. It decodes
+// each member alone into a fresh value of the field's type. "" if it
+// cannot tell.
+func badField(raw json.RawMessage, v any) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	for name, val := range members {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == "" {
+				tag = f.Name
+			}
+			if !strings.EqualFold(tag, name) {
+				continue
+			}
+			if json.Unmarshal(val, reflect.New(f.Type).Interface()) != nil {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 func jsonKind(k string) string {
@@ -312,4 +362,15 @@ func jsonKind(k string) string {
 		return "object"
 	}
 	return "number"
+}
+
+// Methods returns every method the API serves with the least role that
+// may call it (0: no authentication; the method must be called without
+// it). Documentation and tests use it.
+func (s *Server) Methods() map[string]int {
+	out := make(map[string]int, len(s.methods))
+	for name, m := range s.methods {
+		out[name] = m.role
+	}
+	return out
 }

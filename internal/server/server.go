@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		trends = engineTrends{eng}
 	}
 	s.API = api.New(api.Options{
-		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Last: s.Pipeline,
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Accounts: authAdapter{s.authStore}, Ingest: s.Trapper, Last: s.Pipeline,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"),
 	})

@@ -382,3 +382,56 @@ func randomPassword(n int) (string, error) {
 	}
 	return string(out), nil
 }
+
+// SetRole changes a user's role. Demoting the last super admin is refused
+// (ErrInvalid), for the reason DeleteUser refuses to delete it. The
+// user's cached sessions and tokens are dropped from memory so that the
+// next request reloads them with the new role; they stay valid.
+func (s *Store) SetRole(ctx context.Context, userID uint64, role Role) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	if !role.Valid() {
+		return fmt.Errorf("auth: role %d is not 1 (user), 2 (admin) or 3 (super admin): %w", int(role), ErrInvalid)
+	}
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
+	}
+	defer tx.Rollback()
+	var old int
+	err = tx.QueryRowContext(ctx, "SELECT role FROM users WHERE id = ?", int64(userID)).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("auth: user %d: %w", userID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
+	}
+	if Role(old) == role {
+		return nil
+	}
+	if Role(old) == RoleSuperAdmin {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE role = ?", int(RoleSuperAdmin)).Scan(&n); err != nil {
+			return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
+		}
+		if n <= 1 {
+			return fmt.Errorf("auth: user %d is the last super admin; promote another one first: %w", userID, ErrInvalid)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE users SET role = ? WHERE id = ?", int(role), int64(userID)); err != nil {
+		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
+	}
+	s.mu.Lock()
+	s.dropUserSessionsLocked(userID)
+	s.dropUserTokensLocked(userID)
+	s.mu.Unlock()
+	s.log.Info("auth: role changed", "userid", userID, "role", role.String())
+	return nil
+}

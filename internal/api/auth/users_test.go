@@ -235,3 +235,36 @@ func TestRandomPassword(t *testing.T) {
 		seen[pw] = true
 	}
 }
+
+func TestSetRole(t *testing.T) {
+	e := openEnv(t, nil)
+	ctx := context.Background()
+	root := mustCreateUser(t, e.s, "root", "s3cret-password", RoleSuperAdmin)
+	u := mustCreateUser(t, e.s, "alice", "s3cret-password", RoleUser)
+	sid := mustLogin(t, e.s, "alice", "s3cret-password")
+	if got, err := e.s.Authenticate(ctx, sid); err != nil || got.Role != RoleUser {
+		t.Fatalf("before: %+v, %v", got, err)
+	}
+	if err := e.s.SetRole(ctx, u.ID, RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	// The session stays valid and carries the new role at once.
+	if got, err := e.s.Authenticate(ctx, sid); err != nil || got.Role != RoleAdmin {
+		t.Fatalf("after: %+v, %v", got, err)
+	}
+	if err := e.s.SetRole(ctx, u.ID, 9); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("SetRole(9): %v", err)
+	}
+	if err := e.s.SetRole(ctx, 999, RoleUser); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SetRole(unknown): %v", err)
+	}
+	if err := e.s.SetRole(ctx, root.ID, RoleUser); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("demoting the last super admin: %v", err)
+	}
+	if err := e.s.SetRole(ctx, u.ID, RoleSuperAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.SetRole(ctx, root.ID, RoleUser); err != nil {
+		t.Fatalf("demoting one of two super admins: %v", err)
+	}
+}

@@ -1,0 +1,649 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Accounts manages users and API tokens. The auth package implements it
+// (through the server's adapter); with none configured, the user and
+// token management methods answer with an application error.
+//
+// Errors wrap ErrNotFound, ErrExists or ErrInvalid when the request was
+// at fault; their text then describes the problem without secrets.
+type Accounts interface {
+	Users(ctx context.Context) ([]Account, error)
+	CreateUser(ctx context.Context, username, password string, role int) (uint64, error)
+	SetPassword(ctx context.Context, userID uint64, password string) error
+	SetRole(ctx context.Context, userID uint64, role int) error
+	DeleteUser(ctx context.Context, userID uint64) error
+	// Tokens lists the tokens of one user, or of everybody for userID 0.
+	Tokens(ctx context.Context, userID uint64) ([]TokenInfo, error)
+	CreateToken(ctx context.Context, userID uint64, name, description string, expiresAt int64, enabled bool) (uint64, error)
+	GenerateToken(ctx context.Context, tokenID uint64) (string, error)
+	DeleteToken(ctx context.Context, tokenID uint64) error
+}
+
+// Errors an Accounts implementation wraps.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrInvalid  = errors.New("invalid")
+)
+
+// Account is a user as user.get shows it.
+type Account struct {
+	ID            uint64
+	Username      string
+	Name, Surname string
+	Role          int
+}
+
+// TokenInfo is an API token's metadata; never its secret.
+type TokenInfo struct {
+	ID          uint64
+	UserID      uint64
+	Name        string
+	Description string
+	ExpiresAt   int64
+	CreatedAt   int64
+	LastAccess  int64
+	Enabled     bool
+}
+
+func (s *Server) registerAccounts() {
+	s.methods["user.get"] = &method{role: RoleUser, call: s.userGet}
+	s.methods["user.create"] = &method{role: RoleSuperAdmin, call: s.userCreate}
+	// Any user may call user.update, to change their own password; the
+	// method checks what else they may change.
+	s.methods["user.update"] = &method{role: RoleUser, call: s.userUpdate}
+	s.methods["user.delete"] = &method{role: RoleSuperAdmin, call: s.userDelete}
+	// Every user manages their own tokens; a super admin anybody's
+	// (Zabbix's default roles allow "Manage API tokens" to all types).
+	s.methods["token.get"] = &method{role: RoleUser, call: s.tokenGet}
+	s.methods["token.create"] = &method{role: RoleUser, call: s.tokenCreate}
+	s.methods["token.generate"] = &method{role: RoleUser, call: s.tokenGenerate}
+	s.methods["token.delete"] = &method{role: RoleUser, call: s.tokenDelete}
+}
+
+func (s *Server) accounts() (Accounts, error) {
+	if s.opts.Accounts == nil {
+		return nil, errApp("User and token management is not available on this server.")
+	}
+	return s.opts.Accounts, nil
+}
+
+// accountErr maps an Accounts error to the API's error, naming path (the
+// parameter the request got wrong) when it was the request's fault.
+func (s *Server) accountErr(err error, path string, c *call) error {
+	msg := strings.TrimPrefix(err.Error(), "auth: ")
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return errNoPermissions
+	case errors.Is(err, ErrExists), errors.Is(err, ErrInvalid):
+		return errParams(`Invalid parameter "%s": %s.`, path, msg)
+	}
+	s.opts.Logger.Error("api: account operation failed", "user", c.user.Username, "remote", c.remote, "err", err)
+	return errApp("%s", msg)
+}
+
+// objects splits params that may be one object or an array of objects,
+// as every Zabbix create and update method accepts.
+func objects(raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var list []json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, errParams(`Invalid parameter "/": an array of objects is expected.`)
+		}
+		if len(list) == 0 {
+			return nil, errParams(`Invalid parameter "/": cannot be empty.`)
+		}
+		return list, nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	return []json.RawMessage{raw}, nil
+}
+
+// decodeObject decodes the n-th object (1-based, as Zabbix numbers them
+// in error paths) strictly: a parameter the method does not know is an
+// error naming it.
+func decodeObject(raw json.RawMessage, n int, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return errParams(`Invalid parameter "/%d/%s": a %s is expected.`, n, ute.Field, jsonKind(ute.Type.Kind().String()))
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return errParams(`Invalid parameter "/%d": unexpected parameter %s.`, n, f)
+		}
+		if f := badField(raw, v); f != "" {
+			return errParams(`Invalid parameter "/%d/%s": %v.`, n, f, err)
+		}
+		return errParams(`Invalid parameter "/%d": %v.`, n, err)
+	}
+	return nil
+}
+
+// idList decodes params that are an array of IDs (the delete methods and
+// token.generate).
+func idList(raw json.RawMessage) ([]uint64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errParams(`Invalid parameter "/": an array is expected.`)
+	}
+	var v ids
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, errParams(`Invalid parameter "/": %v.`, err)
+	}
+	if len(v) == 0 {
+		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
+	}
+	seen := make(map[uint64]bool, len(v))
+	for i, id := range v {
+		if seen[id] {
+			return nil, errParams(`Invalid parameter "/%d": value (%d) already exists.`, i+1, id)
+		}
+		seen[id] = true
+	}
+	return v, nil
+}
+
+// flexRole is a roleid: "1", 1, ... as clients send it.
+type flexRole struct {
+	set bool
+	v   int
+}
+
+func (r *flexRole) UnmarshalJSON(b []byte) error {
+	var f flexInt
+	if err := f.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if f.set && (f.v < RoleUser || f.v > RoleSuperAdmin) {
+		return fmt.Errorf("roleid %d is not 1 (user), 2 (admin) or 3 (super admin)", f.v)
+	}
+	r.set, r.v = f.set, int(f.v)
+	return nil
+}
+
+// ignored accepts a Zabbix parameter Peregrine does not model (user
+// groups, language, theme, ...), so scripts written for Zabbix run.
+type ignored struct{}
+
+func (ignored) UnmarshalJSON([]byte) error { return nil }
+
+func idStrings(v []uint64) []string {
+	out := make([]string, len(v))
+	for i, id := range v {
+		out[i] = strconv.FormatUint(id, 10)
+	}
+	return out
+}
+
+// ---- users ----
+
+type userParams struct {
+	UserID      *flexInt `json:"userid"`
+	Username    *string  `json:"username"`
+	Alias       *string  `json:"alias"` // the pre-5.4 name of username
+	Passwd      *string  `json:"passwd"`
+	CurrentPass *string  `json:"current_passwd"`
+	RoleID      flexRole `json:"roleid"`
+	Usrgrps     ignored  `json:"usrgrps"`
+	Medias      ignored  `json:"medias"`
+	UserMedias  ignored  `json:"user_medias"`
+	Name        ignored  `json:"name"`
+	Surname     ignored  `json:"surname"`
+	Lang        ignored  `json:"lang"`
+	Theme       ignored  `json:"theme"`
+	Autologin   ignored  `json:"autologin"`
+	Autologout  ignored  `json:"autologout"`
+	Refresh     ignored  `json:"refresh"`
+	RowsPerPage ignored  `json:"rows_per_page"`
+	URL         ignored  `json:"url"`
+	Timezone    ignored  `json:"timezone"`
+}
+
+func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := objects(c.params)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]userParams, len(list))
+	for i, raw := range list {
+		p := &ps[i]
+		if err := decodeObject(raw, i+1, p); err != nil {
+			return nil, err
+		}
+		if p.Username == nil {
+			p.Username = p.Alias
+		}
+		switch {
+		case p.UserID != nil:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "userid".`, i+1)
+		case p.Username == nil:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "username" is missing.`, i+1)
+		case p.Passwd == nil:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "passwd" is missing.`, i+1)
+		case !p.RoleID.set:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "roleid" is missing.`, i+1)
+		}
+	}
+	// Not one transaction: each user is hashed and inserted on its own
+	// (the hash is deliberately slow). A failure part-way leaves the
+	// earlier users created; the error says which one failed.
+	var out []uint64
+	for i, p := range ps {
+		id, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
+		if err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", id, "username", *p.Username)
+		out = append(out, id)
+	}
+	return map[string]any{"userids": idStrings(out)}, nil
+}
+
+func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := objects(c.params)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]userParams, len(list))
+	for i, raw := range list {
+		p := &ps[i]
+		if err := decodeObject(raw, i+1, p); err != nil {
+			return nil, err
+		}
+		if p.UserID == nil || !p.UserID.set || p.UserID.v <= 0 {
+			return nil, errParams(`Invalid parameter "/%d": the parameter "userid" is missing.`, i+1)
+		}
+		if p.Username != nil || p.Alias != nil {
+			return nil, errParams(`Invalid parameter "/%d/username": renaming users is not supported.`, i+1)
+		}
+		self := uint64(p.UserID.v) == c.user.ID
+		if c.user.Role < RoleSuperAdmin {
+			// Anybody else may change only their own password.
+			if !self || p.RoleID.set {
+				return nil, errNoPermissions
+			}
+		}
+		if self && p.RoleID.set && p.RoleID.v != c.user.Role {
+			return nil, errParams(`Invalid parameter "/%d/roleid": a user cannot change their own role.`, i+1)
+		}
+		if self && p.Passwd != nil {
+			// As Zabbix 6.0: changing one's own password needs the
+			// current one, so a stolen session cannot lock the owner out.
+			if p.CurrentPass == nil {
+				return nil, errParams(`Invalid parameter "/%d": the parameter "current_passwd" is missing.`, i+1)
+			}
+			if s.opts.Auth == nil {
+				return nil, errNoPermissions
+			}
+			sid, _, err := s.opts.Auth.Login(ctx, c.user.Username, *p.CurrentPass)
+			if err != nil {
+				return nil, errParams(`Invalid parameter "/%d/current_passwd": incorrect current password.`, i+1)
+			}
+			_ = s.opts.Auth.Logout(ctx, sid)
+		}
+	}
+	var out []uint64
+	for i, p := range ps {
+		id := uint64(p.UserID.v)
+		if p.RoleID.set {
+			if err := acc.SetRole(ctx, id, p.RoleID.v); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/roleid", i+1), c)
+			}
+		}
+		if p.Passwd != nil {
+			if err := acc.SetPassword(ctx, id, *p.Passwd); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/passwd", i+1), c)
+			}
+		}
+		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set)
+		out = append(out, id)
+	}
+	return map[string]any{"userids": idStrings(out)}, nil
+}
+
+func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := idList(c.params)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range list {
+		if id == c.user.ID {
+			return nil, errApp("User is not allowed to delete himself.")
+		}
+	}
+	for i, id := range list {
+		if err := acc.DeleteUser(ctx, id); err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: user deleted", "by", c.user.Username, "userid", id)
+	}
+	return map[string]any{"userids": idStrings(list)}, nil
+}
+
+func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		Output      stringList `json:"output"`
+		UserIDs     ids        `json:"userids"`
+		Filter      map[string]json.RawMessage
+		CountOutput bool `json:"countOutput"`
+		Preserve    bool `json:"preservekeys"`
+		Limit       flexInt
+	}
+	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	users, err := acc.Users(ctx)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	want := map[uint64]bool{}
+	for _, id := range p.UserIDs {
+		want[id] = true
+	}
+	var usernames []string
+	if f, ok := p.Filter["username"]; ok {
+		var l stringList
+		if err := json.Unmarshal(f, &l); err != nil {
+			return nil, errParams(`Invalid parameter "/filter/username": a character string is expected.`)
+		}
+		usernames = l
+	}
+	out := parseOutput(p.Output, true)
+	var rows []object
+	for _, u := range users {
+		// Only a super admin sees other users.
+		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID {
+			continue
+		}
+		if len(want) > 0 && !want[u.ID] {
+			continue
+		}
+		if usernames != nil && !containsString(usernames, u.Username) {
+			continue
+		}
+		o := object{}
+		add := func(k, v string) {
+			if out.has(k) {
+				o[k] = v
+			}
+		}
+		o["userid"] = strconv.FormatUint(u.ID, 10)
+		add("username", u.Username)
+		add("name", u.Name)
+		add("surname", u.Surname)
+		add("roleid", strconv.Itoa(u.Role))
+		add("type", strconv.Itoa(u.Role))
+		rows = append(rows, o)
+		if p.Limit.set && p.Limit.v > 0 && int64(len(rows)) >= p.Limit.v {
+			break
+		}
+	}
+	return finishRows(rows, "userid", p.CountOutput, p.Preserve), nil
+}
+
+func containsString(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// finishRows applies countOutput and preservekeys to a result.
+func finishRows(rows []object, idField string, count, preserve bool) any {
+	if count {
+		return strconv.Itoa(len(rows))
+	}
+	if preserve {
+		m := make(map[string]any, len(rows))
+		for _, r := range rows {
+			m[r[idField].(string)] = r
+		}
+		return m
+	}
+	if rows == nil {
+		return []object{}
+	}
+	return rows
+}
+
+// ---- tokens ----
+
+type tokenParams struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	UserID      flexInt `json:"userid"`
+	ExpiresAt   flexInt `json:"expires_at"`
+	Status      flexInt `json:"status"`
+}
+
+func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := objects(c.params)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]tokenParams, len(list))
+	for i, raw := range list {
+		p := &ps[i]
+		if err := decodeObject(raw, i+1, p); err != nil {
+			return nil, err
+		}
+		if p.Name == nil {
+			return nil, errParams(`Invalid parameter "/%d": the parameter "name" is missing.`, i+1)
+		}
+		if !p.UserID.set {
+			p.UserID = flexInt{set: true, v: int64(c.user.ID)}
+		}
+		if p.UserID.v <= 0 || (uint64(p.UserID.v) != c.user.ID && c.user.Role < RoleSuperAdmin) {
+			return nil, errNoPermissions
+		}
+		if p.Status.set && p.Status.v != 0 && p.Status.v != 1 {
+			return nil, errParams(`Invalid parameter "/%d/status": value must be one of 0, 1.`, i+1)
+		}
+		if p.ExpiresAt.v < 0 {
+			return nil, errParams(`Invalid parameter "/%d/expires_at": value must be 0 (never) or a Unix time.`, i+1)
+		}
+	}
+	var out []uint64
+	for i, p := range ps {
+		desc := ""
+		if p.Description != nil {
+			desc = *p.Description
+		}
+		id, err := acc.CreateToken(ctx, uint64(p.UserID.v), *p.Name, desc, p.ExpiresAt.v, p.Status.v == 0)
+		if err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: token created", "by", c.user.Username, "tokenid", id, "userid", p.UserID.v)
+		out = append(out, id)
+	}
+	return map[string]any{"tokenids": idStrings(out)}, nil
+}
+
+// ownedTokens checks that the caller may act on every token in list and
+// returns the tokens they may see.
+func (s *Server) ownedTokens(ctx context.Context, acc Accounts, c *call, list []uint64) error {
+	var uid uint64
+	if c.user.Role < RoleSuperAdmin {
+		uid = c.user.ID
+	}
+	toks, err := acc.Tokens(ctx, uid)
+	if err != nil {
+		return s.accountErr(err, "/", c)
+	}
+	have := make(map[uint64]bool, len(toks))
+	for _, t := range toks {
+		have[t.ID] = true
+	}
+	for _, id := range list {
+		if !have[id] {
+			return errNoPermissions
+		}
+	}
+	return nil
+}
+
+func (s *Server) tokenGenerate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := idList(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ownedTokens(ctx, acc, c, list); err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, 0, len(list))
+	for i, id := range list {
+		secret, err := acc.GenerateToken(ctx, id)
+		if err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		// The secret is returned once and never logged.
+		s.opts.Logger.Info("api: token generated", "by", c.user.Username, "tokenid", id)
+		out = append(out, map[string]string{"tokenid": strconv.FormatUint(id, 10), "token": secret})
+	}
+	return out, nil
+}
+
+func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := idList(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ownedTokens(ctx, acc, c, list); err != nil {
+		return nil, err
+	}
+	for i, id := range list {
+		if err := acc.DeleteToken(ctx, id); err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: token deleted", "by", c.user.Username, "tokenid", id)
+	}
+	return map[string]any{"tokenids": idStrings(list)}, nil
+}
+
+func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		Output      stringList `json:"output"`
+		TokenIDs    ids        `json:"tokenids"`
+		UserIDs     ids        `json:"userids"`
+		ValidAt     flexInt    `json:"valid_at"`
+		CountOutput bool       `json:"countOutput"`
+		Preserve    bool       `json:"preservekeys"`
+		Filter      map[string]json.RawMessage
+		Limit       flexInt
+	}
+	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	var uid uint64
+	if c.user.Role < RoleSuperAdmin {
+		uid = c.user.ID
+	}
+	toks, err := acc.Tokens(ctx, uid)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	wantTok, wantUser := idSet(p.TokenIDs), idSet(p.UserIDs)
+	var names []string
+	if f, ok := p.Filter["name"]; ok {
+		var l stringList
+		if err := json.Unmarshal(f, &l); err != nil {
+			return nil, errParams(`Invalid parameter "/filter/name": a character string is expected.`)
+		}
+		names = l
+	}
+	out := parseOutput(p.Output, true)
+	var rows []object
+	for _, t := range toks {
+		if wantTok != nil && !wantTok[t.ID] || wantUser != nil && !wantUser[t.UserID] {
+			continue
+		}
+		if names != nil && !containsString(names, t.Name) {
+			continue
+		}
+		if p.ValidAt.set && (!t.Enabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.v) {
+			continue
+		}
+		o := object{"tokenid": strconv.FormatUint(t.ID, 10)}
+		add := func(k, v string) {
+			if out.has(k) {
+				o[k] = v
+			}
+		}
+		status := "0"
+		if !t.Enabled {
+			status = "1"
+		}
+		add("name", t.Name)
+		add("description", t.Description)
+		add("userid", strconv.FormatUint(t.UserID, 10))
+		add("lastaccess", strconv.FormatInt(t.LastAccess, 10))
+		add("status", status)
+		add("expires_at", strconv.FormatInt(t.ExpiresAt, 10))
+		add("created_at", strconv.FormatInt(t.CreatedAt, 10))
+		rows = append(rows, o)
+		if p.Limit.set && p.Limit.v > 0 && int64(len(rows)) >= p.Limit.v {
+			break
+		}
+	}
+	return finishRows(rows, "tokenid", p.CountOutput, p.Preserve), nil
+}
+
+func idSet(v ids) map[uint64]bool {
+	if len(v) == 0 {
+		return nil
+	}
+	m := make(map[uint64]bool, len(v))
+	for _, id := range v {
+		m[id] = true
+	}
+	return m
+}

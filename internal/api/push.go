@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/ingest"
+)
+
+// Pusher stores history.push values with the trapper's validation; the
+// trapper (ingest.Server) implements it.
+type Pusher interface {
+	Push(ctx context.Context, values []ingest.PushValue) ([]ingest.PushResult, error)
+}
+
+// maxPushValues bounds one history.push request; the body limit bounds
+// it too, but a request of tiny objects could otherwise hold millions.
+const maxPushValues = 100_000
+
+func (s *Server) registerPush() {
+	// Writing history is a configuration-level right: Peregrine's
+	// read-only role (Zabbix "user") must not forge values.
+	s.methods["history.push"] = &method{role: RoleAdmin, call: s.historyPush}
+}
+
+// historyPush implements Zabbix 7.0's history.push: an object or array of
+// {itemid | host+key, value, clock?, ns?}; the result lists, per value,
+// its itemid or an error, so one bad value does not refuse the others.
+func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
+	if s.opts.Ingest == nil {
+		return nil, errApp("history.push is not available on this server.")
+	}
+	list, err := objects(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > maxPushValues {
+		return nil, errParams(`Invalid parameter "/": at most %d values per request.`, maxPushValues)
+	}
+	values := make([]ingest.PushValue, len(list))
+	for i, raw := range list {
+		var p struct {
+			ItemID *flexInt        `json:"itemid"`
+			Host   *string         `json:"host"`
+			Key    *string         `json:"key"`
+			Value  json.RawMessage `json:"value"`
+			Clock  *flexInt        `json:"clock"`
+			NS     *flexInt        `json:"ns"`
+		}
+		if err := decodeObject(raw, i+1, &p); err != nil {
+			return nil, err
+		}
+		v := &values[i]
+		v.Clock, v.NS = -1, -1
+		switch {
+		case p.ItemID != nil && (p.Host != nil || p.Key != nil):
+			return nil, errParams(`Invalid parameter "/%d": either "itemid" or "host" and "key" are expected, not both.`, i+1)
+		case p.ItemID != nil:
+			if !p.ItemID.set || p.ItemID.v <= 0 {
+				return nil, errParams(`Invalid parameter "/%d/itemid": a positive id is expected.`, i+1)
+			}
+			v.ItemID = uint64(p.ItemID.v)
+		case p.Host != nil && p.Key != nil:
+			v.Host, v.Key = *p.Host, *p.Key
+		default:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "itemid" (or "host" and "key") is missing.`, i+1)
+		}
+		switch {
+		case len(p.Value) == 0:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "value" is missing.`, i+1)
+		case p.Value[0] == '"':
+			var str string
+			if err := json.Unmarshal(p.Value, &str); err != nil {
+				return nil, errParams(`Invalid parameter "/%d/value": a character string is expected.`, i+1)
+			}
+			v.Value = []byte(str)
+		case p.Value[0] == '-' || (p.Value[0] >= '0' && p.Value[0] <= '9'):
+			v.Value = p.Value // a JSON number: its text is the value
+		default:
+			return nil, errParams(`Invalid parameter "/%d/value": a character string or number is expected.`, i+1)
+		}
+		if p.Clock != nil && p.Clock.set {
+			if p.Clock.v < 0 {
+				return nil, errParams(`Invalid parameter "/%d/clock": value must be 0 or greater.`, i+1)
+			}
+			v.Clock = p.Clock.v
+		}
+		if p.NS != nil && p.NS.set {
+			if p.NS.v < 0 || p.NS.v > 999999999 {
+				return nil, errParams(`Invalid parameter "/%d/ns": value must be 0..999999999.`, i+1)
+			}
+			if v.Clock < 0 {
+				return nil, errParams(`Invalid parameter "/%d/ns": "ns" needs "clock".`, i+1)
+			}
+			v.NS = p.NS.v
+		}
+	}
+	res, err := s.opts.Ingest.Push(ctx, values)
+	if err != nil {
+		s.opts.Logger.Error("api: history.push could not store values", "user", c.user.Username, "remote", c.remote, "values", len(values), "err", err)
+		return nil, errApp("Cannot store values: %v", err)
+	}
+	data := make([]map[string]string, len(res))
+	for i, r := range res {
+		if r.Err != "" {
+			data[i] = map[string]string{"error": r.Err}
+		} else {
+			data[i] = map[string]string{"itemid": strconv.FormatUint(r.ItemID, 10)}
+		}
+	}
+	return map[string]any{"response": "success", "data": data}, nil
+}
