@@ -15,6 +15,10 @@
 // late buffers; decoding and merging happen outside the lock, so reads
 // never hold up writes for longer than that copy.
 //
+// Downsampling (downsample.go) takes the same view as a read and folds
+// decoded chunks straight into history.Accumulator buckets, without
+// building samples.
+//
 // Late and duplicate values: a sample older than the item's newest sealed
 // chunk goes to the item's late buffer (it is never dropped); reads merge
 // it in. A sample with the same (item, clock, ns) as a stored one replaces

@@ -110,12 +110,56 @@ func BenchmarkReadItem(b *testing.B) {
 }
 
 func benchmarkReadItem(b *testing.B, blocks bool) {
+	const n = 1_000_000
+	s := oneItem(b, n, blocks)
+	b.ReportAllocs()
+	for b.Loop() {
+		got := 0
+		s.Read(context.Background(), history.Query{ItemID: 42, From: 0, Till: 1 << 40}, func(*history.Sample) bool { got++; return true })
+		if got != n {
+			b.Fatalf("read %d", got)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/1M-read")
+}
+
+// go test -run '^$' -bench 'Downsample' -count 6 ./internal/history/engine/
+//
+// BenchmarkDownsample folds one float item's 1M points (one a second,
+// 11.6 days) into 1,000 buckets, from the head's sealed chunks and from
+// compacted day blocks: the store side of history.get's "downsample".
+func BenchmarkDownsample(b *testing.B) {
+	const n = 1_000_000
+	for _, from := range []string{"head", "blocks"} {
+		b.Run("from="+from+"/points=1M/buckets=1000", func(b *testing.B) {
+			s := oneItem(b, n, from == "blocks")
+			q := history.DownsampleQuery{ItemID: 42, From: 1_600_000_000, Till: 1_600_000_000 + n - 1, Buckets: 1000}
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := s.Downsample(context.Background(), q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(got) != 1000 || got[999].Count != n/1000 {
+					b.Fatalf("%d buckets", len(got))
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+			b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/op")
+		})
+	}
+}
+
+// oneItem returns a store holding item 42's n points, one a second from
+// 1,600,000,000, a slowly varying gauge with two decimals; in the head's
+// sealed chunks, or flushed and compacted into day blocks.
+func oneItem(b *testing.B, n int, blocks bool) *Store {
 	s, err := Open(Options{Dir: b.TempDir(), Sync: wal.SyncNever})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
-	const n = 1_000_000
+	b.Cleanup(func() { s.Close() })
 	v := make([]history.Sample, 0, 10000)
 	level := 20.0
 	r := rand.New(rand.NewPCG(3, 4))
@@ -133,20 +177,11 @@ func benchmarkReadItem(b *testing.B, blocks bool) {
 		if err := s.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Compact(context.Background(), time.Unix(1_600_000_000+n+3*86400, 0), nil); err != nil {
+		if _, err := s.Compact(context.Background(), time.Unix(int64(1_600_000_000+n+3*86400), 0), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		got := 0
-		s.Read(context.Background(), history.Query{ItemID: 42, From: 0, Till: 1 << 40}, func(*history.Sample) bool { got++; return true })
-		if got != n {
-			b.Fatalf("read %d", got)
-		}
-	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
-	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/1M-read")
+	return s
 }
 
 // shapes are realistic data: slowly varying gauges (two decimals),

@@ -232,8 +232,11 @@ type reader struct {
 	lo, hi  int64
 	fn      func(*history.Sample) bool
 	collect *buf // when set, samples are appended here instead of passed to fn
-	late    *buf
-	sent    int
+	// runs, when set, receives each piece's selected samples as one
+	// ascending run src[i:j] instead of one call per sample (Downsample).
+	runs func(src *buf, i, j int)
+	late *buf
+	sent int
 
 	dec    buf // decoded chunk
 	merged buf // chunk merged with its late samples
@@ -266,6 +269,12 @@ func (r *reader) piece(p *piece, desc bool) (done bool, err error) {
 		src = &r.merged
 	}
 	i, j := src.search(r.lo), src.search(r.hi)
+	if r.runs != nil {
+		if i < j {
+			r.runs(src, i, j)
+		}
+		return false, nil
+	}
 	if r.collect != nil {
 		for k := i; k < j; k++ {
 			r.appendFrom(r.collect, src, k)
@@ -398,13 +407,12 @@ func seriesRange(sr *series) (int64, int64, bool) {
 	return minT, maxT, ok
 }
 
-// readDisjoint streams the read when no two sources overlap in time and
-// all have one value type. It returns done=false, having emitted
-// nothing, when the sources overlap and must be merged.
-func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool) (bool, error) {
-	var spans []span
+// disjointSpans returns item's sources (blocks, the series being flushed,
+// the head snapshot) sorted by time, and ok=false when two of them
+// overlap in time or differ in value type, so that they must be merged.
+func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span, ok bool) {
 	for _, b := range blocks {
-		ix := b.index[q.ItemID]
+		ix := b.index[item]
 		if len(ix.chunks) == 0 {
 			continue
 		}
@@ -418,16 +426,27 @@ func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64,
 			spans = append(spans, span{minT: a, maxT: z, vt: sr.vt, ser: sr})
 		}
 	}
-	if len(spans) == 0 {
-		return true, nil
-	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].minT < spans[j].minT })
 	reach := int64(math.MinInt64) // the latest maxT of the spans so far
 	for i := range spans {
 		if spans[i].vt != spans[0].vt || (i > 0 && spans[i].minT <= reach) {
-			return false, nil
+			return nil, false
 		}
 		reach = max(reach, spans[i].maxT)
+	}
+	return spans, true
+}
+
+// readDisjoint streams the read when no two sources overlap in time and
+// all have one value type. It returns done=false, having emitted
+// nothing, when the sources overlap and must be merged.
+func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool) (bool, error) {
+	spans, ok := disjointSpans(q.ItemID, blocks, fl, snap)
+	if !ok {
+		return false, nil
+	}
+	if len(spans) == 0 {
+		return true, nil
 	}
 	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: &buf{}}
 	var data []byte

@@ -1,6 +1,9 @@
 // Package historytest is the contract every history.Store must meet,
-// written once and run against each backend (memstore now; the embedded
-// engine and ClickHouse when they land).
+// written once and run against each backend (memstore and the embedded
+// engine; ClickHouse when it lands). It includes downsampling
+// (history.Downsample, through the store's own Downsampler when it has
+// one and through the generic fold of Read), checked against a naive
+// reference over a model of what was written.
 package historytest
 
 import (
@@ -210,6 +213,8 @@ func Run(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("Downsample", func(t *testing.T) { runDownsample(t, open) })
+
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)
 		if err := s.Close(); err != nil {
@@ -217,6 +222,12 @@ func Run(t *testing.T, open Opener) {
 		}
 		if err := s.Write(context.Background(), []history.Sample{{ItemID: 1, Clock: 1}}); !errors.Is(err, history.ErrClosed) {
 			t.Fatalf("Write after Close: %v, want ErrClosed", err)
+		}
+		if d, ok := s.(history.Downsampler); ok {
+			_, err := d.Downsample(context.Background(), history.DownsampleQuery{ItemID: 1, From: 0, Till: 10, Buckets: 1})
+			if !errors.Is(err, history.ErrClosed) {
+				t.Fatalf("Downsample after Close: %v, want ErrClosed", err)
+			}
 		}
 	})
 }
