@@ -15,6 +15,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
 // Version is the Zabbix API version whose behaviour the API implements;
@@ -86,12 +87,16 @@ type Options struct {
 	// Timeout bounds one HTTP request (default 60 s).
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Metrics receives the API's counters; nil: not exported.
+	Metrics *selfmon.Registry
 }
 
 // Server serves the API.
 type Server struct {
-	opts    Options
-	methods map[string]*method
+	opts     Options
+	methods  map[string]*method
+	m        *apiMetrics
+	throttle *selfmon.LogThrottle
 }
 
 type method struct {
@@ -125,7 +130,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, methods: map[string]*method{}}
+	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()
@@ -155,10 +160,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: "Request body is larger than the configured maximum."}))
+			s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeInvalidReq, Data: "Request body is larger than the configured maximum."})
 			return
 		}
-		bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: "Cannot read the request body."}))
+		s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeInvalidReq, Data: "Cannot read the request body."})
 		return
 	}
 	bearer := ""
@@ -169,11 +174,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(body) > 0 && body[0] == '[' {
 		var reqs []json.RawMessage
 		if err := json.Unmarshal(body, &reqs); err != nil {
-			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."}))
+			s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."})
 			return
 		}
 		if len(reqs) == 0 {
-			bw.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`}))
+			s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`})
 			return
 		}
 		first := true
@@ -199,18 +204,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // one serves one request into w and reports whether it wrote a response
 // (notifications, without an id, get none).
 func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *bufio.Writer) bool {
+	s.m.requests.Inc()
 	var req request
 	if err := json.Unmarshal(raw, &req); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
-			w.Write(appendError(nil, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": an array or object is expected.`}))
+			s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": an array or object is expected.`})
 			return true
 		}
-		w.Write(appendError(nil, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."}))
+		s.fail(w, remote, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."})
 		return true
 	}
 	if e := req.validate(); e != nil {
-		w.Write(appendError(nil, req.id(), e))
+		s.fail(w, remote, req.id(), e)
 		return true
 	}
 	id := req.id()
@@ -221,7 +227,7 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	}
 	m := s.methods[req.method]
 	if m == nil {
-		w.Write(appendError(nil, id, s.noMethod(req.method)))
+		s.fail(w, remote, id, s.noMethod(req.method))
 		return req.hasID
 	}
 	c := &call{params: req.Params, remote: remote}
@@ -231,25 +237,25 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	}
 	if m.role == 0 {
 		if req.auth != "" {
-			w.Write(appendError(nil, id, errParams(`The "%s" method must be called without the "auth" parameter.`, req.method)))
+			s.fail(w, remote, id, errParams(`The "%s" method must be called without the "auth" parameter.`, req.method))
 			return req.hasID
 		}
 	} else {
 		if token == "" || s.opts.Auth == nil {
-			w.Write(appendError(nil, id, errNotAuthorized))
+			s.fail(w, remote, id, errNotAuthorized)
 			return req.hasID
 		}
 		u, err := s.opts.Auth.Authenticate(ctx, token)
 		switch {
 		case errors.Is(err, ErrSessionExpired):
-			w.Write(appendError(nil, id, errParams("Session terminated, re-login, please.")))
+			s.fail(w, remote, id, errParams("Session terminated, re-login, please."))
 			return req.hasID
 		case err != nil:
-			w.Write(appendError(nil, id, errNotAuthorized))
+			s.fail(w, remote, id, errNotAuthorized)
 			return req.hasID
 		}
 		if u.Role < m.role {
-			w.Write(appendError(nil, id, errNoPermissions))
+			s.fail(w, remote, id, errNoPermissions)
 			return req.hasID
 		}
 		c.user, c.token = u, token
@@ -257,7 +263,7 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	if m.stream != nil {
 		run, err := m.stream(ctx, c)
 		if err != nil {
-			w.Write(appendError(nil, id, asError(err)))
+			s.fail(w, remote, id, asError(err))
 			return req.hasID
 		}
 		w.WriteString(`{"jsonrpc":"2.0","result":`)
@@ -274,12 +280,12 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	}
 	res, err := m.call(ctx, c)
 	if err != nil {
-		w.Write(appendError(nil, id, asError(err)))
+		s.fail(w, remote, id, asError(err))
 		return req.hasID
 	}
 	b, err := appendValue(nil, res)
 	if err != nil {
-		w.Write(appendError(nil, id, errApp("cannot encode the result: %v", err)))
+		s.fail(w, remote, id, errApp("cannot encode the result: %v", err))
 		return req.hasID
 	}
 	w.Write(appendResult(nil, id, b))

@@ -340,6 +340,16 @@ func TestAPIBadRequestsKeepServing(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &batch); err != nil || len(batch) != 2 || batch[0].Error != nil || batch[1].Error == nil || batch[1].Error.Code != -32601 {
 		t.Fatalf("batch: %s", out)
 	}
+	// Each refusal is counted by code on /metrics.
+	var metrics strings.Builder
+	if err := s.Metrics.WriteText(&metrics); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`peregrine_api_errors_total{code="-32700"} 3`, `peregrine_api_errors_total{code="-32601"} 3`, `peregrine_api_requests_total `} {
+		if !strings.Contains(metrics.String(), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(metrics.String(), "peregrine_api"))
+		}
+	}
 	// Still serving.
 	var hosts []map[string]any
 	admin.ok("host.get", map[string]any{"output": []string{"host"}}, &hosts)
@@ -396,4 +406,14 @@ func TestAPIHistoryPush(t *testing.T) {
 	if got := s.readItem(t, "peregrine-test", "trap.str"); len(got) != 1 || got[0].S != "hello" {
 		t.Fatalf("string pushed without clock: %+v", got)
 	}
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
