@@ -3,6 +3,8 @@
 //	peregrine serve [-config FILE]     run the server
 //	peregrine import [-config FILE] SPEC.yaml
 //	                                   load hosts, groups and items
+//	peregrine bench SCENARIO --target URL [flags]
+//	                                   measure a Zabbix-protocol server (see internal/bench)
 //	peregrine version                  print the version
 //
 // main only parses flags and wires packages together; the server's
@@ -19,6 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/peregrine-mon/peregrine/internal/bench"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/server"
@@ -33,6 +36,7 @@ const usage = `usage: peregrine <command> [flags]
 commands:
   serve   [-config FILE]            run the server (no file: embedded defaults)
   import  [-config FILE] SPEC.yaml  create or update hosts, groups and items from SPEC.yaml
+  bench   SCENARIO --target URL ... measure Peregrine or a Zabbix server (peregrine bench -h)
   version                           print the version
 `
 
@@ -46,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "import":
 		return importSpec(args[1:], stdout, stderr)
+	case "bench":
+		return bench.Main(args[1:], stdout, stderr, server.Version)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "peregrine %s (Zabbix protocol 6.0)\n", server.Version)
 		return 0

@@ -1,0 +1,415 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Usage is the text of `peregrine bench -h`.
+const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags]
+       peregrine bench compare --report DIR REPORT_DIR_A REPORT_DIR_B
+
+Runs the public studies' measurement methods against a server speaking the
+Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
+items it needs through the API, and writes a report (report.md, SVG plots,
+raw CSV) into --report DIR.
+
+scenarios:
+  write-scaling  step the number of monitored targets (each with --items-per-target
+                 items every --interval); values written per window against the
+                 ideal line; the knee in NVPS (HistoryGluon method)
+  sender-flood   --items trapper items, send each total of --values as fast as the
+                 senders go; sender completion, time until readable, loss (CW-Zabbix)
+  history-read   history.get of --sizes rows, --clients concurrent × --reps calls;
+                 median/p95 latency, throughput, errors (CW-Zabbix read method)
+  ingest-max     step the offered rate (--rates, or --start-rate doubling); the
+                 highest rate with every value readable and none lost
+  compare        side-by-side tables with ratios and overlaid plots of two reports
+
+target:
+  --target URL          API endpoint, e.g. http://127.0.0.1:8080/api_jsonrpc.php
+  --trapper HOST:PORT   trapper (default: the API's host, port 10051)
+  --user NAME           API user (default Admin)
+  --password-file FILE  file holding the password (Peregrine: DATA_DIR/admin-password)
+  --password PASS       the password itself (Zabbix's default: zabbix)
+  --name NAME           label in reports (default: "peregrine" when HOST/metrics has
+                        Peregrine's counters, else "zabbix")
+
+examples:
+  peregrine bench write-scaling --target http://127.0.0.1:8080/api_jsonrpc.php \
+      --password-file data/admin-password --report bench/reports/ws-peregrine
+  peregrine bench write-scaling --target http://127.0.0.1:10088/api_jsonrpc.php \
+      --trapper 127.0.0.1:10061 --password zabbix --cpu-ports 55432 --report bench/reports/ws-zabbix
+  peregrine bench compare --report bench/reports/ws-side-by-side \
+      bench/reports/ws-peregrine bench/reports/ws-zabbix
+
+flags:
+`
+
+// Main runs `peregrine bench` and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer, version string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		fs, _ := newFlags(stderr)
+		if len(args) == 0 {
+			fs.Usage()
+			return 2
+		}
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if args[0] == "compare" {
+		return compareMain(args[1:], stdout, stderr)
+	}
+	fs, o := newFlags(stderr)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "peregrine bench: unexpected argument %q (flags go after the scenario)\n", fs.Arg(0))
+		return 2
+	}
+	scens, err := o.scenarios(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
+		return 2
+	}
+	o.command = "peregrine bench " + shellJoin(maskPassword(args))
+	o.version = version
+	if err := o.run(ctx, scens, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type options struct {
+	target, trapper, user, password, passwordFile, name string
+	report, group                                       string
+	keep, quiet, compress                               bool
+	conns, packet                                       int
+	persistent                                          string
+	serverPIDs, cpuPorts                                string
+	apiTimeout                                          time.Duration
+
+	ws WriteScaling
+	sf SenderFlood
+	hr HistoryRead
+	im IngestMax
+
+	steps, values, sizes, rates string
+	items, itemsPerHost         int
+	drainTimeout                time.Duration
+
+	command, version string
+}
+
+func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), Usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.target, "target", "", "API URL of the server under test (required)")
+	fs.StringVar(&o.trapper, "trapper", "", "trapper address (default: API host, port 10051)")
+	fs.StringVar(&o.user, "user", "Admin", "API user")
+	fs.StringVar(&o.password, "password", "", "API password")
+	fs.StringVar(&o.passwordFile, "password-file", "", "file with the API password")
+	fs.StringVar(&o.name, "name", "", "target label in the report (default: detected)")
+	fs.StringVar(&o.report, "report", "", "report directory (default bench/reports/SCENARIO-NAME-TIME)")
+	fs.StringVar(&o.group, "group", "Peregrine bench", "host group of the bench hosts")
+	fs.BoolVar(&o.keep, "keep", false, "keep the bench hosts and items (a later run reuses them)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no live progress line")
+	fs.IntVar(&o.conns, "conns", 8, "concurrent sender connections")
+	fs.IntVar(&o.packet, "packet", 1000, "values per sender frame (zabbix_sender sends 250)")
+	fs.StringVar(&o.persistent, "persistent", "auto", "keep sender connections across frames: auto, yes, no")
+	fs.BoolVar(&o.compress, "compress", false, "zlib-compress sender frames")
+	fs.StringVar(&o.serverPIDs, "server-pid", "", "comma-separated PIDs whose process trees are the server's CPU (default: the processes listening on the trapper and API ports)")
+	fs.StringVar(&o.cpuPorts, "cpu-ports", "", "extra listening ports whose processes count as the server's CPU (e.g. the peer's PostgreSQL, 55432)")
+	fs.DurationVar(&o.apiTimeout, "api-timeout", 10*time.Minute, "timeout of one API call")
+
+	fs.StringVar(&o.steps, "steps", "10,20,50,100,200", "write-scaling: numbers of targets, ascending")
+	fs.IntVar(&o.ws.ItemsPerTarget, "items-per-target", 100, "write-scaling: items per target")
+	fs.DurationVar(&o.ws.Interval, "interval", time.Second, "write-scaling: each item's interval (whole seconds)")
+	fs.DurationVar(&o.ws.Warmup, "warmup", 10*time.Second, "write-scaling: warm-up per step")
+	fs.DurationVar(&o.ws.Window, "window", 30*time.Second, "write-scaling: measured window per step")
+	fs.DurationVar(&o.ws.MaxTime, "max-time", 0, "write-scaling: stop stepping after this long (0: no limit)")
+
+	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max: trapper items (default 300000 and 100000)")
+	fs.IntVar(&o.itemsPerHost, "items-per-host", 1000, "sender-flood, ingest-max: items per host")
+	fs.StringVar(&o.values, "values", "200000,900000", "sender-flood: totals of values to send, one run each")
+	fs.DurationVar(&o.sf.Stall, "stall", time.Minute, "sender-flood: stop waiting for readability when the count has not grown for this long")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", 0, "longest wait for sent values to become readable (default: write-scaling 2m, sender-flood 10m, ingest-max 2m)")
+
+	fs.StringVar(&o.sizes, "sizes", "500000,1000000,2000000", "history-read: rows per call")
+	fs.IntVar(&o.hr.Clients, "clients", 1, "history-read: concurrent clients")
+	fs.IntVar(&o.hr.Reps, "reps", 5, "history-read: calls per client per size")
+	fs.StringVar(&o.hr.Item, "item", "", "history-read: read this existing item, HOST:KEY, instead of filling one")
+
+	fs.StringVar(&o.rates, "rates", "", "ingest-max: offered rates in values/s (default: --start-rate doubling to --max-rate)")
+	fs.Float64Var(&o.im.StartRate, "start-rate", 25000, "ingest-max: first offered rate")
+	fs.Float64Var(&o.im.MaxRate, "max-rate", 3200000, "ingest-max: last offered rate")
+	fs.DurationVar(&o.im.StepDuration, "step", 20*time.Second, "ingest-max: duration of each rate step")
+	return fs, o
+}
+
+func parseInts(s string) ([]int64, error) {
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(strings.ReplaceAll(p, "_", ""))
+		if p == "" {
+			continue
+		}
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(p, "k"):
+			mult, p = 1000, strings.TrimSuffix(p, "k")
+		case strings.HasSuffix(p, "M"):
+			mult, p = 1_000_000, strings.TrimSuffix(p, "M")
+		}
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", p)
+		}
+		out = append(out, int64(v*float64(mult)))
+	}
+	return out, nil
+}
+
+func (o *options) scenarios(names string) ([]Scenario, error) {
+	var out []Scenario
+	for _, n := range strings.Split(names, ",") {
+		switch n {
+		case "write-scaling":
+			steps, err := parseInts(o.steps)
+			if err != nil {
+				return nil, fmt.Errorf("--steps: %w", err)
+			}
+			for _, s := range steps {
+				o.ws.Targets = append(o.ws.Targets, int(s))
+			}
+			o.ws.DrainTimeout = o.drainTimeout
+			out = append(out, &o.ws)
+		case "sender-flood":
+			vals, err := parseInts(o.values)
+			if err != nil {
+				return nil, fmt.Errorf("--values: %w", err)
+			}
+			o.sf.Values, o.sf.Items, o.sf.ItemsPerHost, o.sf.DrainTimeout = vals, o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.sf)
+		case "history-read":
+			sizes, err := parseInts(o.sizes)
+			if err != nil {
+				return nil, fmt.Errorf("--sizes: %w", err)
+			}
+			for _, s := range sizes {
+				o.hr.Sizes = append(o.hr.Sizes, int(s))
+			}
+			out = append(out, &o.hr)
+		case "ingest-max":
+			if o.rates != "" {
+				rs, err := parseInts(o.rates)
+				if err != nil {
+					return nil, fmt.Errorf("--rates: %w", err)
+				}
+				for _, r := range rs {
+					o.im.Rates = append(o.im.Rates, float64(r))
+				}
+			}
+			o.im.Items, o.im.ItemsPerHost, o.im.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.im)
+		default:
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, compare)", n)
+		}
+	}
+	return out, nil
+}
+
+// buildTarget resolves the target flags.
+func (o *options) buildTarget(ctx context.Context) (*Target, error) {
+	if o.target == "" {
+		return nil, errors.New("--target URL is required (e.g. http://127.0.0.1:8080/api_jsonrpc.php)")
+	}
+	u, err := url.Parse(o.target)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("--target %q is not a URL", o.target)
+	}
+	t := &Target{Name: o.name, APIURL: o.target, Trapper: o.trapper, User: o.user, Password: o.password}
+	if t.Trapper == "" {
+		t.Trapper = net.JoinHostPort(u.Hostname(), "10051")
+	}
+	if o.passwordFile != "" {
+		if t.Password, err = ReadPassword(o.passwordFile); err != nil {
+			return nil, err
+		}
+	}
+	if t.Name == "" {
+		t.Name = detectName(ctx, u)
+	}
+	switch o.persistent {
+	case "auto", "yes", "no":
+	default:
+		return nil, fmt.Errorf("--persistent must be auto, yes or no, not %q", o.persistent)
+	}
+	t.Sender = Sender{Addr: t.Trapper, Conns: o.conns, Persistent: o.persistent, Compress: o.compress}
+	if o.serverPIDs != "" {
+		pids, err := parseInts(o.serverPIDs)
+		if err != nil {
+			return nil, fmt.Errorf("--server-pid: %w", err)
+		}
+		for _, p := range pids {
+			t.ServerCPU.PIDs = append(t.ServerCPU.PIDs, int(p))
+		}
+	} else {
+		var extra []int
+		if o.cpuPorts != "" {
+			ports, err := parseInts(o.cpuPorts)
+			if err != nil {
+				return nil, fmt.Errorf("--cpu-ports: %w", err)
+			}
+			for _, p := range ports {
+				extra = append(extra, int(p))
+			}
+		}
+		t.ServerCPU = DiscoverServerCPU(t, extra)
+	}
+	return t, nil
+}
+
+// detectName asks HOST/metrics: Peregrine serves its counters there, the
+// Zabbix frontend does not.
+func detectName(ctx context.Context, api *url.URL) string {
+	m := *api
+	m.Path, m.RawQuery = "/metrics", ""
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, m.String(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "peregrine_") {
+			return "peregrine"
+		}
+	}
+	return "zabbix"
+}
+
+func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.Writer) error {
+	t, err := o.buildTarget(ctx)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, s := range scens {
+		names = append(names, s.Name())
+	}
+	started := time.Now().UTC()
+	if o.report == "" {
+		o.report = filepath.Join("bench", "reports", strings.Join(names, "+")+"-"+t.Name+"-"+started.Format("20060102-150405"))
+	}
+	api := NewAPIClient(t.APIURL, o.apiTimeout)
+	apiVersion, err := api.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot reach the API at %s (check --target): %w", t.APIURL, err)
+	}
+	if err := api.Login(ctx, t.User, t.Password); err != nil {
+		return fmt.Errorf("cannot log in as %q (check --user and --password/--password-file): %w", t.User, err)
+	}
+	var pw io.Writer = stderr
+	if o.quiet {
+		pw = nil
+	}
+	m := DescribeMachine()
+	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet}
+	rep := &Report{Title: fmt.Sprintf("peregrine bench: %s against %s", strings.Join(names, ", "), t.Name)}
+	env.Progress.Logf("peregrine bench %s → %s (API %s, version %s; trapper %s); server CPU: %s",
+		strings.Join(names, ","), t.Name, t.APIURL, apiVersion, t.Trapper, t.ServerCPU.Describe())
+	var runErr error
+	for _, s := range scens {
+		sec, err := s.Run(ctx, env)
+		if err != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("The scenario stopped with an error: %v", err))
+			if runErr == nil {
+				runErr = fmt.Errorf("%s: %w", s.Name(), err)
+			}
+		}
+		if sec.Title == "" {
+			sec.Title = s.Name()
+		}
+		sec.Text = append(sec.Text, fmt.Sprintf("Configuration: `%s`", describeScenario(s)))
+		rep.Sections = append(rep.Sections, sec)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	ended := time.Now().UTC()
+	rep.Header = runHeader(o, t, m, apiVersion, started, ended)
+	if err := rep.Write(o.report); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(o.report, "report.md"))
+	return runErr
+}
+
+func describeScenario(s Scenario) string {
+	txt := fmt.Sprintf("%+v", s)
+	return strings.TrimPrefix(txt, "&")
+}
+
+func runHeader(o *options, t *Target, m Machine, apiVersion string, started, ended time.Time) [][2]string {
+	return [][2]string{
+		{"command", "`" + o.command + "`"},
+		{"started / ended (UTC)", started.Format(time.DateTime) + " / " + ended.Format(time.DateTime)},
+		{"target", fmt.Sprintf("%s — API %s (apiinfo.version %s), trapper %s", t.Name, t.APIURL, apiVersion, t.Trapper)},
+		{"server CPU measured from", t.ServerCPU.Describe()},
+		{"sender", fmt.Sprintf("harness's own compliant Zabbix sender: %d connections, %d values per frame, persistent=%s, compress=%v", t.Sender.Conns, o.packet, t.Sender.Persistent, t.Sender.Compress)},
+		{"machine", fmt.Sprintf("%d cores (%s), %.1f GiB memory, Linux %s", m.Cores, m.CPUModel, m.MemoryGB, m.Kernel)},
+		{"load average at start / end", m.LoadAvg + " / " + LoadAvg()},
+		{"harness", fmt.Sprintf("peregrine %s, %s", o.version, m.Go)},
+	}
+}
+
+// maskPassword hides a --password value in the recorded command.
+func maskPassword(args []string) []string {
+	out := append([]string(nil), args...)
+	for i, a := range out {
+		switch {
+		case (a == "--password" || a == "-password") && i+1 < len(out):
+			out[i+1] = "***"
+		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=***"
+		}
+	}
+	return out
+}
+
+// shellJoin quotes args for a copy-pastable command line.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\"'$\\*?;&|<>()") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

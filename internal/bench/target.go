@@ -1,0 +1,340 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Target is a server speaking the Zabbix protocols: Peregrine or a real
+// Zabbix server with its frontend's API.
+type Target struct {
+	Name     string // label in reports ("peregrine", "zabbix")
+	APIURL   string // http://127.0.0.1:8080/api_jsonrpc.php
+	Trapper  string // 127.0.0.1:10051
+	User     string
+	Password string
+	// ServerCPU is the set of local processes whose CPU is reported as the
+	// server's.
+	ServerCPU ServerCPU
+	Sender    Sender
+}
+
+// ReadPassword returns the contents of a password file without the
+// trailing newline.
+func ReadPassword(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the password file (set --password-file): %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// DiscoverServerCPU finds the local processes listening on the target's
+// trapper and API ports plus extra ports (a database).
+func DiscoverServerCPU(t *Target, extraPorts []int) ServerCPU {
+	var ports []int
+	if _, p, err := net.SplitHostPort(t.Trapper); err == nil {
+		if n, err := strconv.Atoi(p); err == nil {
+			ports = append(ports, n)
+		}
+	}
+	if u, err := url.Parse(t.APIURL); err == nil {
+		p := u.Port()
+		if p == "" {
+			p = "80"
+		}
+		if n, err := strconv.Atoi(p); err == nil {
+			ports = append(ports, n)
+		}
+	}
+	ports = append(ports, extraPorts...)
+	var sc ServerCPU
+	seen := map[int]bool{}
+	for _, p := range ports {
+		for _, pid := range ListeningPIDs(p) {
+			if !seen[pid] {
+				seen[pid] = true
+				sc.PIDs = append(sc.PIDs, pid)
+				if pid == os.Getpid() {
+					sc.Self = true
+				}
+			}
+		}
+	}
+	return sc
+}
+
+// Layout is a set of bench hosts in one group, each with the same float
+// trapper items.
+type Layout struct {
+	Group        string
+	HostPrefix   string // host i is HostPrefix + i
+	Hosts        int
+	ItemsPerHost int
+	KeyPrefix    string // key j is KeyPrefix + j
+}
+
+// HostName is host i's technical name.
+func (l Layout) HostName(i int) string { return l.HostPrefix + strconv.Itoa(i) }
+
+// Key is item j's key.
+func (l Layout) Key(j int) string { return l.KeyPrefix + strconv.Itoa(j) }
+
+// ItemSet is the first hosts hosts with all their items.
+func (l Layout) ItemSet(hosts int) ItemSet {
+	s := ItemSet{Hosts: make([]string, hosts), Keys: make([]string, l.ItemsPerHost)}
+	for i := range s.Hosts {
+		s.Hosts[i] = l.HostName(i)
+	}
+	for j := range s.Keys {
+		s.Keys[j] = l.Key(j)
+	}
+	return s
+}
+
+// Provisioned is what Provision created or found.
+type Provisioned struct {
+	GroupID      string
+	HostIDs      []string // by host index
+	CreatedItems int
+	Elapsed      time.Duration
+}
+
+const itemBatch = 2000
+
+// Provision makes sure the layout's group, hosts and items exist through
+// the API (hostgroup.create, host.create, item.create with type 2
+// trapper and value_type 0 float), reusing what is already there, and
+// waits until the trapper accepts values for them: Zabbix reads new items
+// into its configuration cache only every CacheUpdateFrequency seconds.
+func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status func(string)) (Provisioned, error) {
+	start := time.Now()
+	var p Provisioned
+	var groups []struct {
+		GroupID string `json:"groupid"`
+	}
+	if err := c.Call(ctx, "hostgroup.get", map[string]any{"filter": map[string]any{"name": []string{l.Group}}, "output": []string{"groupid"}}, &groups); err != nil {
+		return p, err
+	}
+	if len(groups) > 0 {
+		p.GroupID = groups[0].GroupID
+	} else {
+		var r struct {
+			GroupIDs []string `json:"groupids"`
+		}
+		if err := c.Call(ctx, "hostgroup.create", map[string]any{"name": l.Group}, &r); err != nil {
+			return p, err
+		}
+		if len(r.GroupIDs) != 1 {
+			return p, errors.New("hostgroup.create returned no id")
+		}
+		p.GroupID = r.GroupIDs[0]
+	}
+	names := make([]string, l.Hosts)
+	for i := range names {
+		names[i] = l.HostName(i)
+	}
+	var hosts []struct {
+		HostID string `json:"hostid"`
+		Host   string `json:"host"`
+	}
+	if err := c.Call(ctx, "host.get", map[string]any{"filter": map[string]any{"host": names}, "output": []string{"hostid", "host"}}, &hosts); err != nil {
+		return p, err
+	}
+	byName := map[string]string{}
+	for _, h := range hosts {
+		byName[h.Host] = h.HostID
+	}
+	p.HostIDs = make([]string, l.Hosts)
+	var missing []int
+	for i, n := range names {
+		if id, ok := byName[n]; ok {
+			p.HostIDs[i] = id
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	group := []map[string]string{{"groupid": p.GroupID}}
+	for len(missing) > 0 {
+		batch := missing[:min(len(missing), 100)]
+		missing = missing[len(batch):]
+		req := make([]map[string]any, len(batch))
+		for k, i := range batch {
+			req[k] = map[string]any{"host": names[i], "groups": group}
+		}
+		var r struct {
+			HostIDs []string `json:"hostids"`
+		}
+		if err := c.Call(ctx, "host.create", req, &r); err != nil {
+			return p, err
+		}
+		if len(r.HostIDs) != len(batch) {
+			return p, fmt.Errorf("host.create returned %d ids for %d hosts", len(r.HostIDs), len(batch))
+		}
+		for k, i := range batch {
+			p.HostIDs[i] = r.HostIDs[k]
+		}
+	}
+	// Items: find the keys each host already has, create the others.
+	var pending []map[string]any
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		var r struct {
+			ItemIDs []string `json:"itemids"`
+		}
+		if err := c.Call(ctx, "item.create", pending, &r); err != nil {
+			return err
+		}
+		p.CreatedItems += len(pending)
+		pending = pending[:0]
+		if status != nil {
+			status(fmt.Sprintf("created %d items", p.CreatedItems))
+		}
+		return nil
+	}
+	for lo := 0; lo < l.Hosts; lo += 100 {
+		hi := min(l.Hosts, lo+100)
+		var items []struct {
+			HostID string `json:"hostid"`
+			Key    string `json:"key_"`
+		}
+		if err := c.Call(ctx, "item.get", map[string]any{"hostids": p.HostIDs[lo:hi], "output": []string{"hostid", "key_"}}, &items); err != nil {
+			return p, err
+		}
+		have := map[string]bool{}
+		for _, it := range items {
+			have[it.HostID+"\x00"+it.Key] = true
+		}
+		for i := lo; i < hi; i++ {
+			for j := 0; j < l.ItemsPerHost; j++ {
+				k := l.Key(j)
+				if have[p.HostIDs[i]+"\x00"+k] {
+					continue
+				}
+				pending = append(pending, map[string]any{
+					"hostid": p.HostIDs[i], "name": k, "key_": k, "type": 2, "value_type": 0,
+					"history": "90d", "trends": "0",
+				})
+				if len(pending) == itemBatch {
+					if err := flush(); err != nil {
+						return p, err
+					}
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return p, err
+	}
+	if err := waitAccepted(ctx, t, l, status); err != nil {
+		return p, err
+	}
+	p.Elapsed = time.Since(start)
+	return p, nil
+}
+
+// probeClock is the clock of the probe values sent while waiting for the
+// server to know new items: far before every measured range.
+const probeClock = 1_000_000_000
+
+// waitAccepted sends one value to the last item of every host (clock in
+// 2001, outside every measured range) until all are processed.
+func waitAccepted(ctx context.Context, t *Target, l Layout, status func(string)) error {
+	items := ItemSet{Keys: []string{l.Key(l.ItemsPerHost - 1)}}
+	for i := 0; i < l.Hosts; i++ {
+		items.Hosts = append(items.Hosts, l.HostName(i))
+	}
+	s := t.Sender
+	s.Conns = 1
+	deadline := time.Now().Add(3 * time.Minute)
+	for attempt := 0; ; attempt++ {
+		res, err := s.Send(ctx, SendPlan{Items: items, StartClock: probeClock + int64(attempt), Rounds: 1, PacketValues: 1000}, nil)
+		if err != nil {
+			return err
+		}
+		if res.Errors == 0 && res.Failed == 0 && res.Processed == int64(l.Hosts) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the trapper at %s still refuses values for the new items after 3 minutes (processed %d of %d, first error %v)", t.Trapper, res.Processed, l.Hosts, res.FirstErr)
+		}
+		if status != nil {
+			status(fmt.Sprintf("waiting for the server to load the new items (%d of %d hosts accepted)", res.Processed, l.Hosts))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Cleanup deletes the layout's hosts (their items go with them) and the
+// group.
+func Cleanup(ctx context.Context, c *APIClient, p Provisioned) error {
+	for lo := 0; lo < len(p.HostIDs); lo += 100 {
+		if err := c.Call(ctx, "host.delete", p.HostIDs[lo:min(len(p.HostIDs), lo+100)], nil); err != nil {
+			return err
+		}
+	}
+	if p.GroupID != "" {
+		return c.Call(ctx, "hostgroup.delete", []string{p.GroupID}, nil)
+	}
+	return nil
+}
+
+// ItemID looks up one item's id.
+func ItemID(ctx context.Context, c *APIClient, hostid, key string) (string, error) {
+	var items []struct {
+		ItemID string `json:"itemid"`
+	}
+	if err := c.Call(ctx, "item.get", map[string]any{"hostids": []string{hostid}, "filter": map[string]any{"key_": []string{key}}, "output": []string{"itemid"}}, &items); err != nil {
+		return "", err
+	}
+	if len(items) != 1 {
+		return "", fmt.Errorf("item %q on host %s: found %d", key, hostid, len(items))
+	}
+	return items[0].ItemID, nil
+}
+
+// Counter counts readable values (one history.get countOutput call).
+type Counter func(ctx context.Context) (int64, error)
+
+// WaitCount polls count until it reaches want, stops growing for stall,
+// or timeout passes. It returns the last count and when it last changed.
+func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, timeout time.Duration, tick func(int64)) (n int64, at time.Time, err error) {
+	start := time.Now()
+	last, lastChange := int64(-1), time.Now()
+	at = start
+	for {
+		got, err := count(ctx)
+		if err != nil {
+			return n, at, err
+		}
+		now := time.Now()
+		if got != last {
+			last, lastChange, at = got, now, now
+		}
+		n = got
+		if tick != nil {
+			tick(n)
+		}
+		if n >= want || now.Sub(lastChange) >= stall || now.Sub(start) >= timeout {
+			return n, at, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, at, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
