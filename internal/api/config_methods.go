@@ -18,6 +18,7 @@ func (s *Server) registerConfig() {
 	s.methods["hostgroup.get"] = &method{role: RoleUser, call: s.hostgroupGet}
 	s.methods["host.get"] = &method{role: RoleUser, call: s.hostGet}
 	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
+	s.registerConfigWrite()
 }
 
 func id(v uint64) string { return strconv.FormatUint(v, 10) }
