@@ -63,6 +63,12 @@ func (s *jstring) UnmarshalJSON(b []byte) error {
 		return typeError(b, reflect.String)
 	}
 	s.set = true
+	if len(b) >= 2 && bytes.IndexByte(b, '\\') < 0 {
+		// No escapes: the bytes between the quotes are the value. Invalid
+		// UTF-8 is kept and refused by the catalog, not replaced.
+		s.v = string(b[1 : len(b)-1])
+		return nil
+	}
 	return json.Unmarshal(b, &s.v)
 }
 
@@ -129,7 +135,7 @@ func (n *jid) UnmarshalJSON(b []byte) error {
 
 // groupList is a host's "groups": an array of {"groupid": ...} objects
 // or, as Zabbix allows, one such object. Other members of the objects (a
-// whole hostgroup.get object) are ignored.
+// whole hostgroup.get object) are notStored.
 type groupList struct {
 	set bool
 	ids []uint64
@@ -172,6 +178,12 @@ func (l *groupList) UnmarshalJSON(b []byte) error {
 type paramError struct{ path, msg string }
 
 func (e *paramError) Error() string { return e.path + ": " + e.msg }
+
+// notStored is a member Peregrine accepts and does not store. It takes no
+// room, so a batch of 10,000 objects stays small.
+type notStored struct{}
+
+func (notStored) UnmarshalJSON([]byte) error { return nil }
 
 // jlist is a member that is an array (or, as Zabbix allows, one object)
 // of elements Peregrine accepts but does not store. present reports a
@@ -422,11 +434,11 @@ func apiPath(field, idField string) string {
 // --- host groups ---
 
 type hostgroupParams struct {
-	GroupID  jid     `json:"groupid"`
-	Name     jstring `json:"name"`
-	UUID     jstring `json:"uuid"`     // accepted, not stored
-	Flags    jint    `json:"flags"`    // read-only in Zabbix; accepted as hostgroup.get returns it
-	Internal jint    `json:"internal"` // likewise
+	GroupID  jid       `json:"groupid"`
+	Name     jstring   `json:"name"`
+	UUID     notStored `json:"uuid"`     // accepted, not stored
+	Flags    notStored `json:"flags"`    // read-only in Zabbix; accepted as hostgroup.get returns it
+	Internal notStored `json:"internal"` // likewise
 }
 
 func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error) {
@@ -508,7 +520,7 @@ func (w *configWriter) hostgroupDelete(ctx context.Context, c *call) (any, error
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (interfaces, inventory, TLS and IPMI settings, tags), except
+// notStored (interfaces, inventory, TLS and IPMI settings, tags), except
 // templates and macros: ignoring those would silently lose items and
 // configuration, so they must be empty.
 type hostParams struct {
@@ -521,25 +533,25 @@ type hostParams struct {
 	Macros     jlist     `json:"macros"`
 	TemplClear jlist     `json:"templates_clear"`
 
-	Interfaces     jlist           `json:"interfaces"`
-	Tags           jlist           `json:"tags"`
-	Description    jstring         `json:"description"`
-	Inventory      json.RawMessage `json:"inventory"`
-	InventoryMode  jint            `json:"inventory_mode"`
-	ProxyHostID    jid             `json:"proxy_hostid"`
-	IPMIAuthType   jint            `json:"ipmi_authtype"`
-	IPMIPrivilege  jint            `json:"ipmi_privilege"`
-	IPMIUsername   jstring         `json:"ipmi_username"`
-	IPMIPassword   jstring         `json:"ipmi_password"`
-	TLSConnect     jint            `json:"tls_connect"`
-	TLSAccept      jint            `json:"tls_accept"`
-	TLSIssuer      jstring         `json:"tls_issuer"`
-	TLSSubject     jstring         `json:"tls_subject"`
-	TLSPSKIdentity jstring         `json:"tls_psk_identity"`
-	TLSPSK         jstring         `json:"tls_psk"`
-	UUID           jstring         `json:"uuid"`
-	Flags          jint            `json:"flags"`
-	Available      jint            `json:"available"`
+	Interfaces     notStored `json:"interfaces"`
+	Tags           notStored `json:"tags"`
+	Description    notStored `json:"description"`
+	Inventory      notStored `json:"inventory"`
+	InventoryMode  notStored `json:"inventory_mode"`
+	ProxyHostID    notStored `json:"proxy_hostid"`
+	IPMIAuthType   notStored `json:"ipmi_authtype"`
+	IPMIPrivilege  notStored `json:"ipmi_privilege"`
+	IPMIUsername   notStored `json:"ipmi_username"`
+	IPMIPassword   notStored `json:"ipmi_password"`
+	TLSConnect     notStored `json:"tls_connect"`
+	TLSAccept      notStored `json:"tls_accept"`
+	TLSIssuer      notStored `json:"tls_issuer"`
+	TLSSubject     notStored `json:"tls_subject"`
+	TLSPSKIdentity notStored `json:"tls_psk_identity"`
+	TLSPSK         notStored `json:"tls_psk"`
+	UUID           notStored `json:"uuid"`
+	Flags          notStored `json:"flags"`
+	Available      notStored `json:"available"`
 }
 
 // common validates the members host.create and host.update share.
@@ -653,7 +665,7 @@ func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
 // settings such as snmp_oid or url, interfaceid, tags, value maps) are
-// accepted and ignored; preprocessing must be empty, since ignoring it
+// accepted and notStored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
 	ItemID        jid     `json:"itemid"`
@@ -669,43 +681,43 @@ type itemParams struct {
 	Status        jint    `json:"status"`
 	Preprocessing jlist   `json:"preprocessing"`
 
-	Tags            jlist           `json:"tags"`
-	Description     jstring         `json:"description"`
-	InterfaceID     jid             `json:"interfaceid"`
-	InventoryLink   jint            `json:"inventory_link"`
-	LogTimeFmt      jstring         `json:"logtimefmt"`
-	ValueMapID      jid             `json:"valuemapid"`
-	AllowTraps      jint            `json:"allow_traps"`
-	TrapperHosts    jstring         `json:"trapper_hosts"`
-	SNMPOID         jstring         `json:"snmp_oid"`
-	URL             jstring         `json:"url"`
-	QueryFields     json.RawMessage `json:"query_fields"`
-	Posts           jstring         `json:"posts"`
-	StatusCodes     jstring         `json:"status_codes"`
-	FollowRedirects jint            `json:"follow_redirects"`
-	PostType        jint            `json:"post_type"`
-	HTTPProxy       jstring         `json:"http_proxy"`
-	Headers         json.RawMessage `json:"headers"`
-	RetrieveMode    jint            `json:"retrieve_mode"`
-	RequestMethod   jint            `json:"request_method"`
-	OutputFormat    jint            `json:"output_format"`
-	SSLCertFile     jstring         `json:"ssl_cert_file"`
-	SSLKeyFile      jstring         `json:"ssl_key_file"`
-	SSLKeyPassword  jstring         `json:"ssl_key_password"`
-	VerifyPeer      jint            `json:"verify_peer"`
-	VerifyHost      jint            `json:"verify_host"`
-	AuthType        jint            `json:"authtype"`
-	Username        jstring         `json:"username"`
-	Password        jstring         `json:"password"`
-	PublicKey       jstring         `json:"publickey"`
-	PrivateKey      jstring         `json:"privatekey"`
-	Params          jstring         `json:"params"`
-	IPMISensor      jstring         `json:"ipmi_sensor"`
-	JMXEndpoint     jstring         `json:"jmx_endpoint"`
-	MasterItemID    jid             `json:"master_itemid"`
-	Timeout         jtime           `json:"timeout"`
-	Parameters      json.RawMessage `json:"parameters"`
-	UUID            jstring         `json:"uuid"`
+	Tags            notStored `json:"tags"`
+	Description     notStored `json:"description"`
+	InterfaceID     notStored `json:"interfaceid"`
+	InventoryLink   notStored `json:"inventory_link"`
+	LogTimeFmt      notStored `json:"logtimefmt"`
+	ValueMapID      notStored `json:"valuemapid"`
+	AllowTraps      notStored `json:"allow_traps"`
+	TrapperHosts    notStored `json:"trapper_hosts"`
+	SNMPOID         notStored `json:"snmp_oid"`
+	URL             notStored `json:"url"`
+	QueryFields     notStored `json:"query_fields"`
+	Posts           notStored `json:"posts"`
+	StatusCodes     notStored `json:"status_codes"`
+	FollowRedirects notStored `json:"follow_redirects"`
+	PostType        notStored `json:"post_type"`
+	HTTPProxy       notStored `json:"http_proxy"`
+	Headers         notStored `json:"headers"`
+	RetrieveMode    notStored `json:"retrieve_mode"`
+	RequestMethod   notStored `json:"request_method"`
+	OutputFormat    notStored `json:"output_format"`
+	SSLCertFile     notStored `json:"ssl_cert_file"`
+	SSLKeyFile      notStored `json:"ssl_key_file"`
+	SSLKeyPassword  notStored `json:"ssl_key_password"`
+	VerifyPeer      notStored `json:"verify_peer"`
+	VerifyHost      notStored `json:"verify_host"`
+	AuthType        notStored `json:"authtype"`
+	Username        notStored `json:"username"`
+	Password        notStored `json:"password"`
+	PublicKey       notStored `json:"publickey"`
+	PrivateKey      notStored `json:"privatekey"`
+	Params          notStored `json:"params"`
+	IPMISensor      notStored `json:"ipmi_sensor"`
+	JMXEndpoint     notStored `json:"jmx_endpoint"`
+	MasterItemID    notStored `json:"master_itemid"`
+	Timeout         notStored `json:"timeout"`
+	Parameters      notStored `json:"parameters"`
+	UUID            notStored `json:"uuid"`
 }
 
 // itemTypes lists the supported item types for error messages.
