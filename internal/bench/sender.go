@@ -95,7 +95,7 @@ func encodeTemplates(items ItemSet, per, ns int) []template {
 	var out []template
 	var cur *template
 	nsStr := strconv.Itoa(ns)
-	for _, h := range items.Hosts {
+	for hi, h := range items.Hosts {
 		hq := strconv.Quote(h)
 		for i, k := range items.Keys {
 			if cur == nil {
@@ -111,7 +111,7 @@ func encodeTemplates(items ItemSet, per, ns int) []template {
 			cur.payload = strconv.AppendQuote(cur.payload, k)
 			cur.payload = append(cur.payload, `,"value":"`...)
 			// A slowly varying gauge, different per item.
-			cur.payload = strconv.AppendFloat(cur.payload, 20+float64((len(out)*131+i*7)%1000)/100, 'f', 2, 64)
+			cur.payload = strconv.AppendFloat(cur.payload, 20+float64((hi*31+i*7)%1000)/100, 'f', 2, 64)
 			cur.payload = append(cur.payload, `","clock":`...)
 			cur.clocks = append(cur.clocks, len(cur.payload))
 			cur.payload = append(cur.payload, "0000000000"...)

@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/server"
+)
+
+// startPeregrine runs a whole Peregrine (embedded store) in this process
+// on loopback ports and returns a bench target for it.
+func startPeregrine(t *testing.T) (*Target, string) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Trapper.Listen = "127.0.0.1:0"
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server stopped with %v", err)
+		}
+	})
+	pwFile := filepath.Join(cfg.DataDir, "admin-password")
+	pw, err := ReadPassword(pwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &Target{
+		Name:     "peregrine",
+		APIURL:   "http://" + s.HTTPAddr().String() + "/api_jsonrpc.php",
+		Trapper:  s.TrapperAddr().String(),
+		User:     "Admin",
+		Password: pw,
+	}
+	tg.Sender = Sender{Addr: tg.Trapper, Conns: 2, Persistent: "auto"}
+	tg.ServerCPU = DiscoverServerCPU(tg, nil)
+	return tg, pwFile
+}
+
+func newEnv(t *testing.T, tg *Target) *Env {
+	t.Helper()
+	api := NewAPIClient(tg.APIURL, time.Minute)
+	if err := api.Login(context.Background(), tg.User, tg.Password); err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Target: tg, API: api, Progress: NewProgress(nil), Group: "bench test", Cores: 2, Packet: 300}
+}
+
+func csvRows(t *testing.T, sec Section) *CSV {
+	t.Helper()
+	if sec.CSV == nil {
+		t.Fatalf("section %q has no CSV", sec.Title)
+	}
+	return sec.CSV
+}
+
+// TestScenariosInProcess runs each scenario at a small size against an
+// in-process Peregrine and checks the figures that must be exact.
+func TestScenariosInProcess(t *testing.T) {
+	tg, _ := startPeregrine(t)
+	ctx := context.Background()
+
+	t.Run("SenderFlood", func(t *testing.T) {
+		env := newEnv(t, tg)
+		sf := &SenderFlood{Items: 400, ItemsPerHost: 100, Values: []int64{250, 1000, 1234}, Stall: 5 * time.Second, DrainTimeout: 30 * time.Second}
+		sec, err := sf.Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := csvRows(t, sec)
+		if len(c.Rows) != 3 {
+			t.Fatalf("rows %v", c.Rows)
+		}
+		for i, want := range []string{"250", "1000", "1234"} {
+			if c.Get(i, "sent") != want || c.Get(i, "processed") != want || c.Get(i, "readable") != want || c.Get(i, "loss_rate") != "0" || c.Get(i, "complete") != "true" {
+				t.Errorf("row %d: %v", i, c.Rows[i])
+			}
+		}
+		// The hosts were deleted afterwards.
+		var hosts []map[string]string
+		if err := env.API.Call(ctx, "host.get", map[string]any{"output": []string{"hostid"}, "filter": map[string]any{"host": []string{"pb-sf-0", "pb-sf-3"}}}, &hosts); err != nil {
+			t.Fatal(err)
+		}
+		if len(hosts) != 0 {
+			t.Errorf("bench hosts left behind: %v", hosts)
+		}
+	})
+
+	t.Run("HistoryRead", func(t *testing.T) {
+		env := newEnv(t, tg)
+		hr := &HistoryRead{Sizes: []int{1000, 5000}, Clients: 2, Reps: 2}
+		sec, err := hr.Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := csvRows(t, sec)
+		if len(c.Rows) != 2 || c.Get(0, "rows") != "1000" || c.Get(1, "rows") != "5000" {
+			t.Fatalf("rows %v", c.Rows)
+		}
+		for i := range c.Rows {
+			if c.Get(i, "errors") != "0" || c.Get(i, "calls") != "4" || !(c.Float(i, "median_s") > 0) {
+				t.Errorf("row %d: %v (notes %v)", i, c.Rows[i], sec.Notes)
+			}
+		}
+		// A second run reuses the filled item.
+		sec, err = (&HistoryRead{Sizes: []int{5000}, Reps: 1}).Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(sec.Text, " "), "filled by an earlier run") {
+			t.Errorf("second run did not reuse the item: %v", sec.Text)
+		}
+	})
+
+	t.Run("IngestMax", func(t *testing.T) {
+		env := newEnv(t, tg)
+		im := &IngestMax{Items: 200, ItemsPerHost: 100, Rates: []float64{1000, 2000}, StepDuration: time.Second, Sustain: 0.5}
+		sec, err := im.Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := csvRows(t, sec)
+		if len(c.Rows) != 2 {
+			t.Fatalf("rows %v notes %v", c.Rows, sec.Notes)
+		}
+		for i, want := range []string{"1000", "2000"} {
+			if c.Get(i, "sent") != want || c.Get(i, "readable") != want || c.Get(i, "loss") != "0" || c.Get(i, "pass") != "true" {
+				t.Errorf("row %d: %v", i, c.Rows[i])
+			}
+		}
+	})
+
+	t.Run("WriteScaling", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("paced in real seconds: about 10 s")
+		}
+		env := newEnv(t, tg)
+		ws := &WriteScaling{Targets: []int{1, 3}, ItemsPerTarget: 20, Interval: time.Second, Warmup: time.Second, Window: 2 * time.Second}
+		sec, err := ws.Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := csvRows(t, sec)
+		if len(c.Rows) != 2 {
+			t.Fatalf("rows %v", c.Rows)
+		}
+		for i, want := range []string{"40", "120"} {
+			if c.Get(i, "ideal") != want || c.Get(i, "after_drain") != want {
+				t.Errorf("row %d: %v", i, c.Rows[i])
+			}
+		}
+		if txt := strings.Join(sec.Text, " "); !strings.Contains(txt, "Knee") {
+			t.Errorf("no knee in %q", txt)
+		}
+	})
+}
+
+// TestMainInProcess runs the command line end to end: two scenarios into
+// a report directory, then compare of that report with itself.
+func TestMainInProcess(t *testing.T) {
+	tg, pwFile := startPeregrine(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args := []string{"sender-flood,ingest-max", "--target", tg.APIURL, "--trapper", tg.Trapper, "--password-file", pwFile,
+		"--items", "300", "--items-per-host", "100", "--values", "300,700", "--rates", "600", "--step", "1s", "--conns", "2",
+		"--report", filepath.Join(dir, "a")}
+	if code := Main(args, &out, &errb, "test"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "a", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"against peregrine", "| command | `peregrine bench sender-flood,ingest-max", "| machine |", "sender-flood.svg", "ingest-max.csv", "Highest sustained rate"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	out.Reset()
+	if code := Main([]string{"compare", "--report", filepath.Join(dir, "c"), filepath.Join(dir, "a"), filepath.Join(dir, "a")}, &out, &errb, "test"); code != 0 {
+		t.Fatalf("compare exit %d\n%s", code, errb.String())
+	}
+	cmp, err := os.ReadFile(filepath.Join(dir, "c", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(cmp, []byte("sender-flood side by side")) || !bytes.Contains(cmp, []byte("1.00×")) {
+		t.Errorf("compare report:\n%s", cmp)
+	}
+	checkSVG(t, filepath.Join(dir, "c", "sender-flood.svg"), "values sent", "")
+}
+
+func TestMainUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: peregrine bench"},
+		{[]string{"-h"}, 0, "write-scaling"},
+		{[]string{"no-such"}, 2, `unknown scenario "no-such"`},
+		{[]string{"write-scaling"}, 1, "--target URL is required"},
+		{[]string{"write-scaling", "--steps", "a,b", "--target", "http://x"}, 2, "--steps"},
+		{[]string{"compare", "onlyone"}, 2, "usage: peregrine bench compare"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(tc.args, &out, &errb, "test")
+		got := out.String() + errb.String()
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("Main(%q) = %d, %q; want %d and %q", tc.args, code, got, tc.code, tc.want)
+		}
+	}
+}
+
+func TestMaskPassword(t *testing.T) {
+	got := shellJoin(maskPassword([]string{"x", "--password", "s3cret", "--password=abc", "--name", "a b"}))
+	if want := `x --password '***' '--password=***' --name 'a b'`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if strings.Contains(fmt.Sprint(got), "s3cret") {
+		t.Error("password leaked")
+	}
+}
