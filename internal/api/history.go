@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
+	"encoding/json"
 	"iter"
 	"math"
 	"sort"
@@ -29,6 +30,9 @@ type historyParams struct {
 	Limit       flexInt    `json:"limit"`
 	Output      stringList `json:"output"`
 	CountOutput bool       `json:"countOutput"`
+	// Downsample is our extension: see downsample.go. Raw JSON so that a
+	// bad value gets an error naming the parameter.
+	Downsample json.RawMessage `json:"downsample"`
 }
 
 // selectItems resolves itemids/hostids to catalog items of value type vt
@@ -107,6 +111,12 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	}
 	if p.Limit.set && p.Limit.v < 1 {
 		return nil, errParams(`Invalid parameter "/limit": value must be one of 1-%d.`, math.MaxInt32)
+	}
+	if n, err := parseDownsample(p.Downsample); err != nil || n > 0 {
+		if err != nil {
+			return nil, err
+		}
+		return s.historyDownsample(ctx, &p, vt, n, desc, byClock)
 	}
 	from, till := int64(0), int64(math.MaxInt32)
 	if p.TimeFrom.set {
