@@ -160,7 +160,11 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 			o["interfaces"] = []object{}
 		}
 		if p.SelectTags != nil {
-			o["tags"] = []object{}
+			tags := make([]object, 0, len(h.Tags))
+			for _, t := range h.Tags {
+				tags = append(tags, object{"tag": t.Tag, "value": t.Value})
+			}
+			o["tags"] = tags
 		}
 		if p.SelectItems != nil {
 			var items []object

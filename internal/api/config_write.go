@@ -135,7 +135,7 @@ func (n *jid) UnmarshalJSON(b []byte) error {
 
 // groupList is a host's "groups": an array of {"groupid": ...} objects
 // or, as Zabbix allows, one such object. Other members of the objects (a
-// whole hostgroup.get object) are notStored.
+// whole hostgroup.get object) are ignored.
 type groupList struct {
 	set bool
 	ids []uint64
@@ -169,6 +169,52 @@ func (l *groupList) UnmarshalJSON(b []byte) error {
 			return &paramError{path: path, msg: `the parameter "groupid" is missing`}
 		}
 		l.ids = append(l.ids, v.GroupID.v)
+	}
+	return nil
+}
+
+// tagList is a host's "tags": an array of {"tag": ..., "value": ...}.
+type tagList struct {
+	set  bool
+	tags []catalog.Tag
+}
+
+func (l *tagList) UnmarshalJSON(b []byte) error {
+	var elems []json.RawMessage
+	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
+		return &paramError{path: "tags", msg: "an array is expected"}
+	}
+	l.set, l.tags = true, make([]catalog.Tag, 0, len(elems))
+	for j, el := range elems {
+		path := "tags/" + strconv.Itoa(j+1)
+		var v struct {
+			Tag   *jstring `json:"tag"`
+			Value jstring  `json:"value"`
+		}
+		if len(el) == 0 || el[0] != '{' {
+			return &paramError{path: path, msg: "an object is expected"}
+		}
+		dec := json.NewDecoder(bytes.NewReader(el))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
+			}
+			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
+			return &paramError{path: path, msg: "unexpected parameter " + f}
+		}
+		switch {
+		case v.Tag == nil:
+			return &paramError{path: path, msg: `the parameter "tag" is missing`}
+		case v.Tag.v == "":
+			return &paramError{path: path + "/tag", msg: "cannot be empty"}
+		}
+		t := catalog.Tag{Tag: v.Tag.v, Value: v.Value.v}
+		if slices.Contains(l.tags, t) {
+			return &paramError{path: path, msg: "value (tag, value)=(" + t.Tag + ", " + t.Value + ") already exists"}
+		}
+		l.tags = append(l.tags, t)
 	}
 	return nil
 }
@@ -520,7 +566,7 @@ func (w *configWriter) hostgroupDelete(ctx context.Context, c *call) (any, error
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// notStored (interfaces, inventory, TLS and IPMI settings, tags), except
+// ignored (interfaces, inventory, TLS and IPMI settings), except
 // templates and macros: ignoring those would silently lose items and
 // configuration, so they must be empty.
 type hostParams struct {
@@ -532,9 +578,9 @@ type hostParams struct {
 	Templates  jlist     `json:"templates"`
 	Macros     jlist     `json:"macros"`
 	TemplClear jlist     `json:"templates_clear"`
+	Tags       tagList   `json:"tags"`
 
 	Interfaces     notStored `json:"interfaces"`
-	Tags           notStored `json:"tags"`
 	Description    notStored `json:"description"`
 	Inventory      notStored `json:"inventory"`
 	InventoryMode  notStored `json:"inventory_mode"`
@@ -597,7 +643,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids}
+		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags}
 	}
 	var ids []uint64
 	err := w.edit(ctx, "hostid", func(e *catalog.Edit) (err error) {
@@ -641,6 +687,9 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		if p.Groups.set {
 			u.GroupIDs = p.Groups.ids
 		}
+		if p.Tags.set {
+			u.Tags = &p.Tags.tags
+		}
 		ups[i], ids[i] = u, p.HostID.v
 	}
 	if err := w.edit(ctx, "hostid", func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
@@ -665,7 +714,7 @@ func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
 // settings such as snmp_oid or url, interfaceid, tags, value maps) are
-// accepted and notStored; preprocessing must be empty, since ignoring it
+// accepted and ignored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
 	ItemID        jid     `json:"itemid"`

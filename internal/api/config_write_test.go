@@ -116,9 +116,12 @@ func TestConfigWriteRoundTrip(t *testing.T) {
 	if diff := cmp.Diff([]map[string]any{{"groupid": gids[0], "name": "Linux servers"}, {"groupid": gids[1], "name": "Web"}}, groups); diff != "" {
 		t.Fatalf("hostgroup.get (-want +got):\n%s", diff)
 	}
-	hosts := f.get(t, "host.get", `{"output":["hostid","host","name","status"],"selectGroups":["groupid"]}`)
+	hosts := f.get(t, "host.get", `{"output":["hostid","host","name","status"],"selectGroups":["groupid"],"selectTags":"extend"}`)
 	if len(hosts) != 1 || hosts[0]["host"] != "web-01" || hosts[0]["name"] != "Web 1" || hosts[0]["status"] != "0" || len(hosts[0]["groups"].([]any)) != 2 {
 		t.Fatalf("host.get: %v", hosts)
+	}
+	if diff := cmp.Diff([]any{map[string]any{"tag": "env", "value": "prod"}}, hosts[0]["tags"]); diff != "" {
+		t.Fatalf("host tags (-want +got):\n%s", diff)
 	}
 	items := f.get(t, "item.get", `{"output":["itemid","hostid","name","key_","type","value_type","delay","history","trends","units","status"],"sortfield":"name"}`)
 	want := []map[string]any{
@@ -136,8 +139,12 @@ func TestConfigWriteRoundTrip(t *testing.T) {
 	f.ok(t, "host.update", fmt.Sprintf(`{"hostid":"%s","host":"web-02","status":1,"groups":{"groupid":"%s"}}`, hid, gids[0]))
 	f.ok(t, "item.update", fmt.Sprintf(`[{"itemid":"%s","units":"rps","status":"1","hostid":"%s"},{"itemid":"%s","value_type":4,"delay":60}]`, iids[0], hid, iids[1]))
 	s := f.cat.Snapshot()
-	if h := s.Host("web-02"); h == nil || h.Name != "Web 1" || h.Enabled || len(h.GroupIDs) != 1 || id(h.GroupIDs[0]) != gids[0] {
+	if h := s.Host("web-02"); h == nil || h.Name != "Web 1" || h.Enabled || len(h.GroupIDs) != 1 || id(h.GroupIDs[0]) != gids[0] || len(h.Tags) != 1 {
 		t.Fatalf("updated host %+v", h)
+	}
+	f.ok(t, "host.update", fmt.Sprintf(`{"hostid":"%s","tags":[]}`, hid))
+	if h := f.cat.Snapshot().Host("web-02"); h.Tags != nil || h.Enabled {
+		t.Fatalf("host.update of tags: %+v", h)
 	}
 	if g := s.Group("Web servers"); g == nil || id(g.ID) != gids[1] {
 		t.Fatal("group not renamed")
@@ -240,6 +247,10 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "host.create", `{"host":"h3","status":2,"groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Invalid parameter "/1/status": value must be one of 0, 1.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"templates":[{"templateid":"10001"}]}`, -32602, `Invalid parameter "/1/templates": templates are not supported by Peregrine.`},
 		{"super", "host.create", `[{"host":"h3","groups":[{"groupid":"` + g1 + `"}]},{"host":"h3","groups":[{"groupid":"` + g1 + `"}]}]`, -32602, `Host with the same name "h3" already exists.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":"a","value":"1"},{"tag":"a","value":"1"}]}`, -32602, `Invalid parameter "/1/tags/2": value (tag, value)=(a, 1) already exists.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"value":"1"}]}`, -32602, `Invalid parameter "/1/tags/1": the parameter "tag" is missing.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":""}]}`, -32602, `Invalid parameter "/1/tags/1/tag": cannot be empty.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":1}]}`, -32602, `Invalid parameter "/1/tags/1/tag": a character string is expected.`},
 		{"super", "host.update", `{"host":"h9"}`, -32602, `Invalid parameter "/1": the parameter "hostid" is missing.`},
 		{"super", "host.update", `{"hostid":"999","status":1}`, -32500, noPerm},
 		{"super", "host.update", `{"hostid":"` + h1 + `","groups":[]}`, -32602, `Invalid parameter "/1/groups": cannot be empty.`},

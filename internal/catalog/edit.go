@@ -64,6 +64,7 @@ type NewHost struct {
 	Name     string   // visible name; default Host
 	Disabled bool     // Zabbix status 1; hosts are created enabled by default
 	GroupIDs []uint64 // existing groups, at least one
+	Tags     []Tag    // optional; no (tag, value) pair twice
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -79,6 +80,9 @@ type HostUpdate struct {
 	// GroupIDs, if not nil, is the complete new membership: at least one
 	// existing group.
 	GroupIDs []uint64
+	// Tags, if not nil, replaces the host's tags (an empty slice removes
+	// them all).
+	Tags *[]Tag
 }
 
 // NewItem describes an item for Edit.CreateItems: an item of the import
@@ -581,7 +585,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags}
 	e.hosts[id] = h
 	return h
 }
@@ -605,6 +609,50 @@ func (e *Edit) checkGroups(p string, groups []uint64, el *errList) {
 		}
 		seen[g] = true
 	}
+}
+
+// checkTags validates a host's tags, reporting to el under p.
+func checkTags(p string, tags []Tag, el *errList) {
+	seen := make(map[Tag]bool, len(tags))
+	for j, t := range tags {
+		f := p + "[" + strconv.Itoa(j) + "]"
+		switch {
+		case t.Tag == "":
+			el.addf(f+".tag", "cannot be empty")
+		case seen[t]:
+			el.addf(f, "tag %q with value %q is listed twice", t.Tag, t.Value)
+		default:
+			if err := checkText(t.Tag, maxTagLen); err != nil {
+				el.add(f+".tag", err)
+			}
+			if err := checkText(t.Value, maxTagLen); err != nil {
+				el.add(f+".value", err)
+			}
+		}
+		seen[t] = true
+	}
+}
+
+// cloneTags copies tags with their strings, nil for none.
+func cloneTags(tags []Tag) []Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]Tag, len(tags))
+	for i, t := range tags {
+		out[i] = Tag{Tag: strings.Clone(t.Tag), Value: strings.Clone(t.Value)}
+	}
+	return out
+}
+
+// writeTags inserts a host's tags.
+func (e *Edit) writeTags(h *Host) error {
+	for _, t := range h.Tags {
+		if _, err := e.exec("INSERT INTO host_tags (host_id, tag, value) VALUES (?, ?, ?)", h.ID, t.Tag, t.Value); err != nil {
+			return e.fail(fmt.Errorf("cannot tag host %q: %w", h.Host, err))
+		}
+	}
+	return nil
 }
 
 // CreateHosts creates hosts and returns their IDs in the same order.
@@ -632,6 +680,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		}
 		visible[vis] = true
 		e.checkGroups(p+".groups", nh.GroupIDs, &el)
+		checkTags(p+".tags", nh.Tags, &el)
 	}
 	if err := el.err(); err != nil {
 		return nil, err
@@ -641,7 +690,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs)}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags)}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
@@ -656,6 +705,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 			if _, err := e.exec("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)", id, g); err != nil {
 				return nil, e.fail(fmt.Errorf("cannot add host %q to group %d: %w", h.Host, g, err))
 			}
+		}
+		if err := e.writeTags(h); err != nil {
+			return nil, err
 		}
 		e.hosts[id] = h
 		e.hostName[h.Host] = id
@@ -687,7 +739,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags}
 		if u.Host != nil && *u.Host != cur.Host {
 			n.Host = *u.Host
 			if err := checkHostName(n.Host); err != nil {
@@ -718,6 +770,10 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.checkGroups(p+".groups", u.GroupIDs, &el)
 			n.GroupIDs = slices.Sorted(slices.Values(u.GroupIDs))
 		}
+		if u.Tags != nil {
+			checkTags(p+".tags", *u.Tags, &el)
+			n.Tags = *u.Tags
+		}
 		next[i] = n
 	}
 	dupIDs("hosts", ids, &el)
@@ -731,8 +787,12 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		cur := e.host(n.ID)
 		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
-		if !rowChanged && !groupsChanged {
+		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
+		if !rowChanged && !groupsChanged && !tagsChanged {
 			continue
+		}
+		if !tagsChanged {
+			n.Tags = cur.Tags // not the caller's slice
 		}
 		if rowChanged {
 			if n.Host != cur.Host {
@@ -757,6 +817,15 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 				}
 			}
 		}
+		if tagsChanged {
+			n.Tags = cloneTags(n.Tags)
+			if _, err := e.exec("DELETE FROM host_tags WHERE host_id = ?", n.ID); err != nil {
+				return e.fail(fmt.Errorf("cannot update the tags of host %q: %w", cur.Host, err))
+			}
+			if err := e.writeTags(n); err != nil {
+				return err
+			}
+		}
 		if n.Host != cur.Host {
 			e.hostName[cur.Host] = 0
 			e.hostName[n.Host] = n.ID
@@ -765,7 +834,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs = n.Host, n.Name, n.Enabled, n.GroupIDs
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags
 		e.res.HostsUpdated++
 	}
 	return nil
@@ -793,6 +862,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 		for _, q := range []string{
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",
+			"DELETE FROM host_tags WHERE host_id = ?",
 			"DELETE FROM hosts WHERE id = ?",
 		} {
 			if _, err := e.exec(q, id); err != nil {
@@ -1065,6 +1135,9 @@ func (e *Edit) build() (*Snapshot, error) {
 	for i := range hosts {
 		if len(hosts[i].GroupIDs) == 0 {
 			hosts[i].GroupIDs = nil // as loadSnapshot leaves it
+		}
+		if len(hosts[i].Tags) == 0 {
+			hosts[i].Tags = nil
 		}
 	}
 

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -164,6 +165,86 @@ func TestEditRoundTrip(t *testing.T) {
 		return err
 	})
 	reloadMatches(t, c, path)
+}
+
+// TestEditHostTags sets, replaces and clears host tags, and checks that
+// they survive a reopen and Apply.
+func TestEditHostTags(t *testing.T) {
+	c, path := openTemp(t)
+	var h uint64
+	tags := []Tag{{Tag: "env", Value: "prod"}, {Tag: "team"}, {Tag: "env", Value: "eu"}}
+	mustEdit(t, c, func(e *Edit) error {
+		g, _ := e.CreateGroups([]string{"G"})
+		ids, err := e.CreateHosts([]NewHost{{Host: "h", GroupIDs: g, Tags: tags}})
+		h = ids[0]
+		return err
+	})
+	tags[0].Value = "changed by the caller" // must not reach the catalog
+	if got := c.Snapshot().HostByID(h).Tags; len(got) != 3 || got[0] != (Tag{"env", "prod"}) || got[1] != (Tag{Tag: "team"}) || got[2] != (Tag{"env", "eu"}) {
+		t.Fatalf("tags %v", got)
+	}
+	c = reloadMatches(t, c, path)
+	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Name: "renamed by Apply", Groups: []string{"G"}}}})
+	if got := c.Snapshot().HostByID(h).Tags; len(got) != 3 {
+		t.Fatalf("Apply changed the tags: %v", got)
+	}
+	mustEdit(t, c, func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: h, Tags: &[]Tag{{Tag: "only"}}}}) })
+	if got := c.Snapshot().HostByID(h).Tags; len(got) != 1 || got[0].Tag != "only" {
+		t.Fatalf("replaced tags %v", got)
+	}
+	c = reloadMatches(t, c, path)
+	mustEdit(t, c, func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: h, Tags: &[]Tag{}}}) })
+	if got := c.Snapshot().HostByID(h).Tags; got != nil {
+		t.Fatalf("cleared tags %v", got)
+	}
+	c = reloadMatches(t, c, path)
+	_, err := c.Edit(context.Background(), func(e *Edit) error {
+		return e.UpdateHosts([]HostUpdate{{ID: h, Tags: &[]Tag{{Tag: "a"}, {Tag: "a"}}}})
+	})
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "hosts[0].tags[1]" {
+		t.Fatalf("duplicate tag: %v", err)
+	}
+	mustEdit(t, c, func(e *Edit) error {
+		if err := e.UpdateHosts([]HostUpdate{{ID: h, Tags: &[]Tag{{Tag: "x"}}}}); err != nil {
+			return err
+		}
+		return e.DeleteHosts([]uint64{h})
+	})
+	reloadMatches(t, c, path)
+}
+
+// TestMigrateV1 opens a database of schema version 1 (no host tags).
+func TestMigrateV1(t *testing.T) {
+	c, path := openTemp(t)
+	mustApply(t, c, testSpec())
+	want := c.Snapshot()
+	c.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE host_tags", "UPDATE catalog_meta SET schema_version = 1"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c2, err := Open(context.Background(), Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if d := diffViews(want, c2.Snapshot()); d != "" {
+		t.Fatalf("migrated snapshot differs:\n%s", d)
+	}
+	mustEdit(t, c2, func(e *Edit) error {
+		return e.UpdateHosts([]HostUpdate{{ID: c2.Snapshot().Host("web-01").ID, Tags: &[]Tag{{Tag: "migrated"}}}})
+	})
+	var ver int
+	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
+		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
+	}
 }
 
 // TestEditErrors checks that invalid batches change nothing and that the
@@ -384,6 +465,13 @@ func TestEditMatchesReload(t *testing.T) {
 	mustApply(t, c, genSpec(4, 20))
 	types := []string{"trapper", "zabbix_agent", "snmp_agent"}
 	vtypes := []string{"float", "character", "log", "unsigned", "text"}
+	randomTags := func() []Tag {
+		var tags []Tag
+		for i := range rng.IntN(3) {
+			tags = append(tags, Tag{Tag: fmt.Sprintf("t%d", i), Value: []string{"", "v"}[rng.IntN(2)]})
+		}
+		return tags
+	}
 	var total EditResult
 	for round := range rounds {
 		res, err := c.Edit(context.Background(), func(e *Edit) error {
@@ -414,9 +502,13 @@ func TestEditMatchesReload(t *testing.T) {
 				case 2:
 					err = e.DeleteGroups([]uint64{pick(groupIDs)})
 				case 3:
-					_, err = e.CreateHosts([]NewHost{{Host: fmt.Sprintf("h%d", rng.IntN(10)), GroupIDs: []uint64{pick(groupIDs)}}})
+					_, err = e.CreateHosts([]NewHost{{Host: fmt.Sprintf("h%d", rng.IntN(10)), GroupIDs: []uint64{pick(groupIDs)}, Tags: randomTags()}})
 				case 4:
-					err = e.UpdateHosts([]HostUpdate{{ID: pick(hostIDs), Host: ptr(fmt.Sprintf("h%d", rng.IntN(10))), GroupIDs: []uint64{pick(groupIDs)}}})
+					u := HostUpdate{ID: pick(hostIDs), Host: ptr(fmt.Sprintf("h%d", rng.IntN(10))), GroupIDs: []uint64{pick(groupIDs)}}
+					if rng.IntN(2) == 0 {
+						u.Tags = ptr(randomTags())
+					}
+					err = e.UpdateHosts([]HostUpdate{u})
 				case 5:
 					err = e.DeleteHosts([]uint64{pick(hostIDs)})
 				case 6:

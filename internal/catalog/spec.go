@@ -77,6 +77,7 @@ const (
 	maxUnitsLen     = 255
 	maxKeyLen       = 2048
 	maxDelayLen     = 1024
+	maxTagLen       = 255 // host tag names and values
 )
 
 // maxReportedErrors bounds how many field errors Validate reports; a

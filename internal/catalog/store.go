@@ -12,8 +12,8 @@ import (
 )
 
 // schemaVersion is the version of the schema below. Open refuses a
-// database with a newer version and migrates older ones (none exist yet).
-const schemaVersion = 1
+// database with a newer version and migrates older ones (see migrations).
+const schemaVersion = 2
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,23 @@ CREATE TABLE items (
 	status     INTEGER NOT NULL,
 	UNIQUE (host_id, key_)
 );
+` + hostTagsSchema
+
+// hostTagsSchema holds host tags (schema version 2): name/value pairs in
+// the order given, the order being rowid order.
+const hostTagsSchema = `
+CREATE TABLE host_tags (
+	host_id INTEGER NOT NULL REFERENCES hosts (id),
+	tag     TEXT NOT NULL,
+	value   TEXT NOT NULL
+);
+CREATE INDEX host_tags_host ON host_tags (host_id);
 `
+
+// migrations[v-1] upgrades a database of schema version v to v+1.
+var migrations = []string{
+	hostTagsSchema, // 1 → 2: host tags
+}
 
 // dsn builds the modernc.org/sqlite data source name for path. The path
 // goes into a file: URI, escaped, so that '?' or '#' in it cannot be taken
@@ -166,7 +182,16 @@ func initSchema(ctx context.Context, db *sql.DB) error {
 	if ver < 1 {
 		return fmt.Errorf("%w: schema version %d", ErrCorrupt, ver)
 	}
-	// Migrations from older versions go here.
+	for v := ver; v < schemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+			return fmt.Errorf("cannot upgrade the schema from version %d to %d: %w", v, v+1, err)
+		}
+	}
+	if ver < schemaVersion {
+		if _, err := tx.ExecContext(ctx, "UPDATE catalog_meta SET schema_version = ? WHERE id = 1", schemaVersion); err != nil {
+			return fmt.Errorf("cannot upgrade the schema: %w", err)
+		}
+	}
 	return tx.Commit()
 }
 
@@ -226,6 +251,22 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot load host group memberships: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT host_id, tag, value FROM host_tags ORDER BY host_id, rowid", func(r *sql.Rows) error {
+		var hid uint64
+		var t Tag
+		if err := r.Scan(&hid, &t.Tag, &t.Value); err != nil {
+			return err
+		}
+		i, ok := hostIdx[hid]
+		if !ok {
+			return fmt.Errorf("%w: tag of unknown host %d", ErrCorrupt, hid)
+		}
+		hosts[i].Tags = append(hosts[i].Tags, t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load host tags: %w", err)
 	}
 
 	var count int

@@ -121,6 +121,12 @@ type Group struct {
 	Name string
 }
 
+// Tag is a host tag: a name and an optional value.
+type Tag struct {
+	Tag   string
+	Value string
+}
+
 // Host is a monitored host as seen in one Snapshot. A Host and everything
 // reachable from it belong to that snapshot and MUST NOT be modified.
 type Host struct {
@@ -132,6 +138,9 @@ type Host struct {
 	Enabled bool
 	// GroupIDs lists the groups the host belongs to, ascending.
 	GroupIDs []uint64
+	// Tags are the host's tags in the order they were given (Zabbix host
+	// tags; set through the API, left alone by Apply).
+	Tags []Tag
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
