@@ -1,10 +1,41 @@
-// Package bench holds Peregrine's load generators and, later, the
-// scenarios and reports of `peregrine bench`.
+// Package bench is `peregrine bench`: load generators, the measurement
+// scenarios of the public performance studies, and their reports. It
+// measures any server that speaks the Zabbix protocols — Peregrine or a
+// real Zabbix server — through the same two doors: the trapper port for
+// values and the JSON-RPC API for setup and for reading back.
 //
-// The trapper load generator is a compliant Zabbix sender (one "sender
-// data" frame, one reply) that pre-encodes its packets so that the
-// generator spends its CPU on the socket, not on JSON: per round it only
-// rewrites the fixed-width clock digits in place. It can keep connections
-// open between frames (Peregrine's trapper allows it) or open one per
-// frame as zabbix_sender does.
+// What it owns:
+//
+//   - Sender (sender.go): a compliant Zabbix sender. Every frame is one
+//     "sender data" request answered by one reply whose
+//     "processed: N; failed: M; total: T" is checked against the frame.
+//     Frames are encoded once per plan; per round only the fixed-width
+//     clock digits are rewritten, so the generator's CPU goes to the
+//     socket. Connections are kept across frames until the server closes
+//     them after a reply (Zabbix 6.0 does; Peregrine does not).
+//     TrapperLoad (loadgen.go) is the older generator behind cmd/loadgen.
+//   - APIClient and Provision (api.go, target.go): hostgroup.create,
+//     host.create, item.create (type 2 trapper, value type float) in
+//     batches, reusing what exists, then a probe until the trapper accepts
+//     the new items (Zabbix loads them into its configuration cache only
+//     every CacheUpdateFrequency). "Readable" is always history.get with
+//     countOutput, the same call on both servers.
+//   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
+//     ingest_max.go), each a Scenario returning a report Section.
+//   - CPU accounting (cpu.go): the generator's own getrusage and the
+//     server's process trees from /proc, found by the listening ports.
+//   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
+//     plots, raw CSV; compare joins two reports' CSVs side by side.
+//   - The command line (cli.go), called by cmd/peregrine.
+//
+// What it does not own: starting or configuring the server under test
+// (use `peregrine serve` or ../shared/peers/zabbix/setup.sh).
+//
+// Value clocks: every send carries its own clock range and a random
+// nanosecond value per run, so runs that reuse items never write the same
+// (item, clock, ns) twice and each count is over a range no other step
+// uses (before/after counts make reused items harmless).
+//
+// Concurrency: a Sender and an APIClient (after Login) are safe for
+// concurrent use; a Scenario and an Env run one at a time.
 package bench

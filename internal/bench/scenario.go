@@ -123,7 +123,7 @@ func (e *Env) waitReadable(ctx context.Context, label string, count Counter, wan
 	var cur int64
 	var mu sync.Mutex
 	stop := e.Progress.Run(Phase{Label: label, Done: func() int64 { mu.Lock(); defer mu.Unlock(); return cur }, Total: want, Unit: "readable"})
-	n, at, err := WaitCount(ctx, count, want, time.Second, stall, timeout, func(v int64) { mu.Lock(); cur = v; mu.Unlock() })
+	n, at, err := WaitCount(ctx, count, want, 200*time.Millisecond, stall, timeout, func(v int64) { mu.Lock(); cur = v; mu.Unlock() })
 	stop()
 	return n, at, err
 }

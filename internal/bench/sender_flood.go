@@ -117,7 +117,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		"%s float trapper items (%d hosts × %d). For each total, the harness's sender sends one value per item per round "+
 			"in %d-value frames over %d connections as fast as the replies come back. \"Sender completion\" is the time until the last reply; "+
 			"\"all readable after\" is the time from the start until history.get countOutput over the bench hosts returns every value sent "+
-			"(polled every second); loss = (sent − readable) / sent. %s",
+			"(polled every 200 ms); loss = (sent − readable) / sent. %s",
 		human(float64(s.Items)), hosts, s.ItemsPerHost, env.packet(), snd.Conns, cpuHelp))
 	if len(saturated) > 0 {
 		sec.Notes = append(sec.Notes, saturationNote(saturated))

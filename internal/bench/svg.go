@@ -151,7 +151,10 @@ func (p Plot) SVG() []byte {
 	}
 	// Series.
 	ci := 0
-	type legendEntry struct{ name, color, dash string }
+	type legendEntry struct {
+		name, color, dash string
+		marker            int // -1: none
+	}
 	var legend []legendEntry
 	for _, s := range p.Series {
 		color, dash, width := "#777", ` stroke-dasharray="7 5"`, 1.5
@@ -176,11 +179,15 @@ func (p Plot) SVG() []byte {
 				if math.IsNaN(s.Y[i]) || math.IsInf(s.Y[i], 0) {
 					continue
 				}
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`, sx(s.X[i]), sy(s.Y[i]), color)
+				marker(&b, ci-1, sx(s.X[i]), sy(s.Y[i]), color)
 			}
 		}
 		b.WriteString("</g>\n")
-		legend = append(legend, legendEntry{s.Name, color, dash})
+		mk := -1
+		if s.Style != StyleIdeal {
+			mk = ci - 1
+		}
+		legend = append(legend, legendEntry{s.Name, color, dash, mk})
 	}
 	// Legend, top left inside the plot area.
 	lw := 0
@@ -193,7 +200,26 @@ func (p Plot) SVG() []byte {
 		y := top + 22 + 18*i
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/><text x="%d" y="%d">%s</text>`+"\n",
 			left+18, y-4, left+46, y-4, e.color, e.dash, left+52, y, esc(e.name))
+		if e.marker >= 0 {
+			marker(&b, e.marker, float64(left+32), float64(y-4), e.color)
+		}
 	}
 	b.WriteString("</g>\n</svg>\n")
 	return b.Bytes()
+}
+
+// marker draws the k-th series' point marker: filled circle, hollow
+// square, filled triangle, hollow circle, so that overlapping series stay
+// distinguishable.
+func marker(b *bytes.Buffer, k int, x, y float64, color string) {
+	switch k % 4 {
+	case 0:
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`, x, y, color)
+	case 1:
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="none" stroke="%s" stroke-width="1.5"/>`, x-5, y-5, color)
+	case 2:
+		fmt.Fprintf(b, `<path d="M%.1f %.1fl5 8.5h-10z" fill="%s"/>`, x, y-5.5, color)
+	default:
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="6" fill="none" stroke="%s" stroke-width="1.5"/>`, x, y, color)
+	}
 }

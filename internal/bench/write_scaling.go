@@ -229,6 +229,11 @@ func WriteScalingPlot(csvs []*CSV) Plot {
 		}
 		p.Series = append(p.Series, s)
 	}
+	for _, c := range csvs {
+		if k := knee(c); k > 0 && len(c.Rows) > 0 && k < c.Float(len(c.Rows)-1, "offered_nvps") {
+			p.Marks = append(p.Marks, Mark{X: k, Label: "knee " + c.Get(0, "target") + ": " + fmtTick(k) + " NVPS"})
+		}
+	}
 	if maxX > 0 && win > 0 {
 		p.Series = append([]Series{{Name: fmt.Sprintf("ideal (offered × %.0f s window)", win), X: []float64{0, maxX}, Y: []float64{0, maxX * win}, Style: StyleIdeal}}, p.Series...)
 	}
