@@ -448,7 +448,8 @@ func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64,
 	if len(spans) == 0 {
 		return true, nil
 	}
-	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: &buf{}}
+	noLate := &buf{} // block chunks have no late samples; read only
+	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: noLate}
 	var data []byte
 	one := func(sp *span) (bool, error) {
 		if sp.maxT < lo || sp.minT >= hi {
@@ -489,7 +490,7 @@ func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64,
 			if data, err = sp.block.readChunk(c, data); err != nil {
 				return true, err
 			}
-			r.late = &buf{}
+			r.late = noLate
 			done, err := r.piece(&piece{lower: c.minT - 1, upper: c.maxT, data: data}, q.Desc)
 			if err != nil {
 				return true, fmt.Errorf("%s: item %d: %w", sp.block.path, q.ItemID, err)
