@@ -202,7 +202,7 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
-	var objs []object
+	rs := &itemRows{lv: s.opts.Last}
 	visit := func(h *catalog.Host) {
 		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) {
 			return
@@ -214,7 +214,7 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 			if p.Monitored && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, s.itemObject(h, it, p.SelectHosts != nil, p.SelectTags != nil))
+			rs.rows = append(rs.rows, itemRow{it: it})
 		}
 	}
 	switch {
@@ -233,46 +233,10 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 			}
 		}
 	default:
+		rs.rows = make([]itemRow, 0, snap.ItemCount())
 		for _, h := range snap.Hosts() {
 			visit(h)
 		}
 	}
-	return p.apply(objs, "itemid", "itemid", "name", "key_", "delay", "history", "trends", "type", "status")
-}
-
-func (s *Server) itemObject(h *catalog.Host, it *catalog.Item, withHosts, withTags bool) object {
-	o := object{
-		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
-		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
-		"units": it.Units, "delay": it.Delay, "history": it.History, "trends": it.Trends,
-		"status": status(it.Enabled), "state": "0", "valuemapid": "0", "flags": "0",
-		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
-	}
-	if s.opts.Last != nil {
-		if last, prev, ok := s.opts.Last.Last(it.ID); ok {
-			o["lastclock"] = strconv.FormatInt(last.Clock, 10)
-			o["lastns"] = strconv.Itoa(int(last.NS))
-			o["lastvalue"] = valueString(&last)
-			if prev.ItemID != 0 {
-				o["prevvalue"] = valueString(&prev)
-			}
-		}
-	}
-	if withHosts {
-		o["hosts"] = []object{{"hostid": id(h.ID), "host": h.Host, "name": h.Name}}
-	}
-	if withTags {
-		o["tags"] = []object{}
-	}
-	return o
-}
-
-func valueString(v *history.Sample) string {
-	switch v.Type {
-	case history.Float:
-		return string(appendZabbixFloat(nil, v.F))
-	case history.Uint:
-		return strconv.FormatUint(v.U, 10)
-	}
-	return v.S
+	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts != nil, tags: p.SelectTags != nil})
 }

@@ -61,6 +61,8 @@ func appendJSONString(dst []byte, s string) []byte {
 // reflection; other values go through encoding/json.
 func appendValue(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
+	case rawJSON:
+		return append(dst, x...), nil
 	case string:
 		return appendJSONString(dst, x), nil
 	case bool:

@@ -1,0 +1,416 @@
+package api
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// item.get works on typed rows rather than one map per item: with 100k
+// items, building, filtering, shaping and encoding a map[string]any of
+// 18 strings per row cost about 0.6 s; the rows are filtered and sorted
+// through a field accessor and encoded straight into the response. The
+// semantics are those of getParams.apply on the equivalent objects, which
+// TestItemGetMatchesObjects checks.
+
+// itemField numbers the scalar fields of an item object, in the order
+// they are encoded: by name, as appendValue orders object keys.
+type itemField uint8
+
+const (
+	fDelay itemField = iota
+	fFlags
+	fHistory
+	fHostID
+	fItemID
+	fKey
+	fLastClock
+	fLastNS
+	fLastValue
+	fName
+	fPrevValue
+	fState
+	fStatus
+	fTrends
+	fType
+	fUnits
+	fValueType
+	fValueMapID
+	nItemFields
+)
+
+var itemFieldNames = [nItemFields]string{
+	"delay", "flags", "history", "hostid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
+	"name", "prevvalue", "state", "status", "trends", "type", "units", "value_type", "valuemapid",
+}
+
+// itemFieldByName maps a field name to its number.
+var itemFieldByName = func() map[string]itemField {
+	m := make(map[string]itemField, nItemFields)
+	for i, n := range itemFieldNames {
+		m[n] = itemField(i)
+	}
+	return m
+}()
+
+// quoted reports whether a field's value can need JSON escaping; the
+// others are digits.
+func (f itemField) quoted() bool {
+	switch f {
+	case fDelay, fHistory, fKey, fLastValue, fName, fPrevValue, fTrends, fUnits:
+		return true
+	}
+	return false
+}
+
+// itemRow is one item of an item.get answer.
+type itemRow struct {
+	it *catalog.Item
+	// Last values, fetched on first use.
+	last, prev history.Sample
+	hasLast    bool
+	fetched    bool
+}
+
+type itemRows struct {
+	rows []itemRow
+	lv   LastValues // nil: no last values
+}
+
+func (rs *itemRows) lastOf(r *itemRow) {
+	if r.fetched {
+		return
+	}
+	r.fetched = true
+	if rs.lv != nil {
+		r.last, r.prev, r.hasLast = rs.lv.Last(r.it.ID)
+	}
+}
+
+// appendField appends field f of r as plain text (not JSON-escaped).
+func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
+	it := r.it
+	switch f {
+	case fDelay:
+		return append(dst, it.Delay...)
+	case fFlags, fState, fValueMapID:
+		return append(dst, '0')
+	case fHistory:
+		return append(dst, it.History...)
+	case fHostID:
+		return strconv.AppendUint(dst, it.HostID, 10)
+	case fItemID:
+		return strconv.AppendUint(dst, it.ID, 10)
+	case fKey:
+		return append(dst, it.Key...)
+	case fName:
+		return append(dst, it.Name...)
+	case fStatus:
+		if it.Enabled {
+			return append(dst, '0')
+		}
+		return append(dst, '1')
+	case fTrends:
+		return append(dst, it.Trends...)
+	case fType:
+		return strconv.AppendUint(dst, uint64(it.Type), 10)
+	case fUnits:
+		return append(dst, it.Units...)
+	case fValueType:
+		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
+	}
+	rs.lastOf(r)
+	switch f {
+	case fLastClock:
+		if r.hasLast {
+			return strconv.AppendInt(dst, r.last.Clock, 10)
+		}
+	case fLastNS:
+		if r.hasLast {
+			return strconv.AppendInt(dst, int64(r.last.NS), 10)
+		}
+	case fLastValue:
+		if r.hasLast {
+			return appendSampleValue(dst, &r.last)
+		}
+	case fPrevValue:
+		if r.hasLast && r.prev.ItemID != 0 {
+			return appendSampleValue(dst, &r.prev)
+		}
+	}
+	return append(dst, '0')
+}
+
+// appendSampleValue appends a value as item.get shows it (valueString).
+func appendSampleValue(dst []byte, v *history.Sample) []byte {
+	switch v.Type {
+	case history.Float:
+		return appendZabbixFloat(dst, v.F)
+	case history.Uint:
+		return strconv.AppendUint(dst, v.U, 10)
+	}
+	return append(dst, v.S...)
+}
+
+// fieldOf resolves a field name; ok is false for names item objects do
+// not have, whose value getParams.apply takes as "".
+func fieldOf(name string) (itemField, bool) {
+	f, ok := itemFieldByName[name]
+	return f, ok
+}
+
+// itemSelect holds what item.get shapes beyond getParams.
+type itemSelect struct {
+	hosts, tags bool
+}
+
+// apply does for rows what getParams.apply does for objects, and encodes
+// the answer.
+func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
+	var scratch []byte
+	value := func(r *itemRow, name string) []byte {
+		f, ok := fieldOf(name)
+		if !ok {
+			return scratch[:0]
+		}
+		scratch = rs.appendField(scratch[:0], r, f)
+		return scratch
+	}
+	rows := rs.rows
+	for name, raw := range p.Filter {
+		want := filterValues(raw)
+		kept := rows[:0]
+		for i := range rows {
+			v := value(&rows[i], name)
+			for _, w := range want {
+				if string(v) == w {
+					kept = append(kept, rows[i])
+					break
+				}
+			}
+		}
+		rows = kept
+	}
+	if len(p.Search) > 0 {
+		type search struct {
+			name string
+			want [][]byte // lower case
+		}
+		var ss []search
+		for name, raw := range p.Search {
+			s := search{name: name}
+			for _, w := range filterValues(raw) {
+				s.want = append(s.want, []byte(strings.ToLower(w)))
+			}
+			ss = append(ss, s)
+		}
+		kept := rows[:0]
+		for i := range rows {
+			matches := 0
+			for _, s := range ss {
+				lv := bytes.ToLower(value(&rows[i], s.name))
+				for _, w := range s.want {
+					if (p.StartSearch && bytes.HasPrefix(lv, w)) || (!p.StartSearch && bytes.Contains(lv, w)) {
+						matches++
+						break
+					}
+				}
+			}
+			hit := matches == len(ss) || (p.SearchByAny && matches > 0)
+			if hit != p.ExcludeSearch {
+				kept = append(kept, rows[i])
+			}
+		}
+		rows = kept
+	}
+	sortable := []string{"itemid", "name", "key_", "delay", "history", "trends", "type", "status"}
+	for i, f := range p.SortField {
+		if !slices.Contains(sortable, f) {
+			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "%s".`, i+1, strings.Join(sortable, `", "`))
+		}
+	}
+	if len(p.SortField) > 0 {
+		desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+		// One key per row and field, parsed once.
+		type key struct {
+			s     string
+			n     int64
+			isNum bool
+		}
+		keys := make([]key, len(rows)*len(p.SortField))
+		for i := range rows {
+			for j, f := range p.SortField {
+				v := string(value(&rows[i], f))
+				n, err := strconv.ParseInt(v, 10, 64)
+				keys[i*len(p.SortField)+j] = key{s: v, n: n, isNum: err == nil}
+			}
+		}
+		perm := make([]int, len(rows))
+		for i := range perm {
+			perm[i] = i
+		}
+		nf := len(p.SortField)
+		sort.SliceStable(perm, func(a, b int) bool {
+			ka, kb := keys[perm[a]*nf:perm[a]*nf+nf], keys[perm[b]*nf:perm[b]*nf+nf]
+			for j := range ka {
+				x, y := &ka[j], &kb[j]
+				if x.s == y.s {
+					continue
+				}
+				less := x.s < y.s
+				if x.isNum && y.isNum {
+					less = x.n < y.n
+				}
+				return less != desc
+			}
+			return false
+		})
+		sorted := make([]itemRow, len(rows))
+		for i, k := range perm {
+			sorted[i] = rows[k]
+		}
+		rows = sorted
+	}
+	if p.CountOutput {
+		return strconv.Itoa(len(rows)), nil
+	}
+	if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(rows) {
+		rows = rows[:p.Limit.v]
+	}
+
+	out := parseOutput(p.Output, true)
+	var fields []itemField
+	for f := range nItemFields {
+		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys {
+			fields = append(fields, f)
+		}
+	}
+	if p.PreserveKeys {
+		// Keys in string order, as a map's keys are encoded.
+		ids := make([]string, len(rows))
+		perm := make([]int, len(rows))
+		for i := range rows {
+			ids[i], perm[i] = strconv.FormatUint(rows[i].it.ID, 10), i
+		}
+		sort.Slice(perm, func(a, b int) bool { return ids[perm[a]] < ids[perm[b]] })
+		dst := make([]byte, 0, 64+len(rows)*(32+24*len(fields)))
+		dst = append(dst, '{')
+		for n, i := range perm {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, ids[i])
+			dst = append(dst, ':')
+			dst = rs.appendRow(dst, &rows[i], fields, sel)
+		}
+		return rawJSON(append(dst, '}')), nil
+	}
+	dst := make([]byte, 0, 64+len(rows)*(8+24*len(fields)))
+	dst = append(dst, '[')
+	for i := range rows {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = rs.appendRow(dst, &rows[i], fields, sel)
+	}
+	return rawJSON(append(dst, ']')), nil
+}
+
+// appendRow encodes one item object with the given fields (ascending)
+// and the selected nested lists, keys in name order.
+func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel itemSelect) []byte {
+	dst = append(dst, '{')
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+	}
+	hostsDone, tagsDone := !sel.hosts, !sel.tags
+	for _, f := range fields {
+		name := itemFieldNames[f]
+		if !hostsDone && name > "hosts" {
+			sep()
+			dst = appendItemHosts(dst, r.it.Host)
+			hostsDone = true
+		}
+		if !tagsDone && name > "tags" {
+			sep()
+			dst = append(dst, `"tags":[]`...)
+			tagsDone = true
+		}
+		sep()
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
+		if f.quoted() {
+			dst = rs.appendQuoted(dst, r, f)
+		} else {
+			dst = append(dst, '"')
+			dst = rs.appendField(dst, r, f)
+			dst = append(dst, '"')
+		}
+	}
+	if !hostsDone {
+		sep()
+		dst = appendItemHosts(dst, r.it.Host)
+	}
+	if !tagsDone {
+		sep()
+		dst = append(dst, `"tags":[]`...)
+	}
+	return append(dst, '}')
+}
+
+// appendQuoted appends a field that may need escaping as a JSON string.
+func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
+	it := r.it
+	switch f {
+	case fDelay:
+		return appendJSONString(dst, it.Delay)
+	case fHistory:
+		return appendJSONString(dst, it.History)
+	case fKey:
+		return appendJSONString(dst, it.Key)
+	case fName:
+		return appendJSONString(dst, it.Name)
+	case fTrends:
+		return appendJSONString(dst, it.Trends)
+	case fUnits:
+		return appendJSONString(dst, it.Units)
+	}
+	rs.lastOf(r)
+	v := &r.last
+	if f == fPrevValue {
+		v = &r.prev
+	}
+	if !r.hasLast || f == fPrevValue && r.prev.ItemID == 0 {
+		return append(dst, `"0"`...)
+	}
+	switch v.Type {
+	case history.Float, history.Uint:
+		dst = append(dst, '"')
+		dst = appendSampleValue(dst, v)
+		return append(dst, '"')
+	}
+	return appendJSONString(dst, v.S)
+}
+
+func appendItemHosts(dst []byte, h *catalog.Host) []byte {
+	dst = append(dst, `"hosts":[{"host":`...)
+	dst = appendJSONString(dst, h.Host)
+	dst = append(dst, `,"hostid":"`...)
+	dst = strconv.AppendUint(dst, h.ID, 10)
+	dst = append(dst, `","name":`...)
+	dst = appendJSONString(dst, h.Name)
+	return append(dst, "}]"...)
+}
+
+// rawJSON is an encoded JSON value that appendValue copies as is.
+type rawJSON []byte
