@@ -86,7 +86,7 @@ h = z.history.get(itemids=[req_id], history=3, sortfield="clock", sortorder="DES
 check([r["value"] for r in h] == ["357", "354", "351", "348", "345"], "uint DESC limit: %s" % h)
 h = z.history.get(itemids=ver_id, history=1)
 check(len(h) == 1 and h[0]["value"] == "peregrine-1.0", "char history: %s" % h)
-check(z.history.get(itemids=load_id, countOutput=True) == "120", "countOutput")
+check(z.history.get(itemids=load_id, history=0, countOutput=True) == "120", "countOutput")
 
 # trend.get: two hours, min/avg/max per hour.
 t = z.trend.get(itemids=[load_id], time_from=base, time_till=base + 7200)
