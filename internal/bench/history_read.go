@@ -206,7 +206,7 @@ func (h *HistoryRead) prepare(ctx context.Context, env *Env, n int) (itemid, not
 	count := func(ctx context.Context) (int64, error) {
 		return env.API.HistoryCountItems(ctx, []string{itemid}, probeClock+1000, math.MaxInt32)
 	}
-	got, at, err := env.waitReadable(ctx, "history-read: fill readable", count, int64(n), time.Minute, h.FillTimeout)
+	got, at, _, err := env.waitReadable(ctx, "history-read: fill readable", count, int64(n), time.Minute, h.FillTimeout)
 	if err != nil {
 		return "", "", err
 	}

@@ -29,7 +29,7 @@ func (*IngestMax) Name() string { return "ingest-max" }
 
 // IngestMaxColumns is the CSV header.
 var IngestMaxColumns = []string{"target", "items", "offered_nvps", "step_s", "sent", "processed", "failed", "frame_errors",
-	"accepted_nvps", "readable", "readable_s", "readable_nvps", "loss", "pass", "gen_cpu", "server_cpu", "gen_saturated"}
+	"accepted_nvps", "readable", "readable_s", "readable_nvps", "loss", "pass", "count_call_s", "gen_cpu", "server_cpu", "gen_saturated"}
 
 // Run implements Scenario.
 func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
@@ -94,7 +94,7 @@ func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
 			return sec, err
 		}
 		sendS := time.Since(t0).Seconds()
-		n, at, err := env.waitReadable(ctx, label+": until readable", count, before+res.Sent, 15*time.Second, m.DrainTimeout)
+		n, at, call, err := env.waitReadable(ctx, label+": until readable", count, before+res.Sent, 15*time.Second, m.DrainTimeout)
 		if err != nil {
 			return sec, err
 		}
@@ -116,7 +116,7 @@ func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
 		}
 		table.Rows = append(table.Rows, []string{human(rate), human(float64(res.Processed) / sendS), human(readRate), human(float64(lost)), human(float64(res.Failed)), passCell, gen, srv, sat})
 		csv.Rows = append(csv.Rows, []string{env.Target.Name, fi(int64(m.Items)), f(rate), f(m.StepDuration.Seconds()), fi(res.Sent), fi(res.Processed), fi(res.Failed), fi(res.Errors),
-			f(float64(res.Processed) / sendS), fi(readable), f(readS), f(readRate), fi(lost), fmt.Sprint(pass), f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores))})
+			f(float64(res.Processed) / sendS), fi(readable), f(readS), f(readRate), fi(lost), fmt.Sprint(pass), f(call.Seconds()), f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores))})
 		env.Progress.Logf("ingest-max %s NVPS offered: accepted %s/s, readable %s/s, lost %d, failed %d: pass=%v; generator %s, server %s",
 			human(rate), human(float64(res.Processed)/sendS), human(readRate), lost, res.Failed, pass, gen, srv)
 		if res.FirstErr != nil {

@@ -119,13 +119,13 @@ func (e *Env) sendWithProgress(ctx context.Context, label string, plan SendPlan,
 }
 
 // waitReadable polls a count with a live line.
-func (e *Env) waitReadable(ctx context.Context, label string, count Counter, want int64, stall, timeout time.Duration) (int64, time.Time, error) {
+func (e *Env) waitReadable(ctx context.Context, label string, count Counter, want int64, stall, timeout time.Duration) (int64, time.Time, time.Duration, error) {
 	var cur int64
 	var mu sync.Mutex
 	stop := e.Progress.Run(Phase{Label: label, Done: func() int64 { mu.Lock(); defer mu.Unlock(); return cur }, Total: want, Unit: "readable"})
-	n, at, err := WaitCount(ctx, count, want, 200*time.Millisecond, stall, timeout, func(v int64) { mu.Lock(); cur = v; mu.Unlock() })
+	n, at, call, err := WaitCount(ctx, count, want, 200*time.Millisecond, stall, timeout, func(v int64) { mu.Lock(); cur = v; mu.Unlock() })
 	stop()
-	return n, at, err
+	return n, at, call, err
 }
 
 // cpuCells formats a CPU interval for tables.

@@ -26,7 +26,7 @@ func (*SenderFlood) Name() string { return "sender-flood" }
 
 // SenderFloodColumns is the CSV header.
 var SenderFloodColumns = []string{"target", "items", "values", "conns", "packet", "sent", "processed", "failed", "frame_errors",
-	"send_s", "readable", "readable_s", "sent_vps", "readable_vps", "loss_rate", "complete", "gen_cpu", "server_cpu", "gen_saturated"}
+	"send_s", "readable", "readable_s", "sent_vps", "readable_vps", "loss_rate", "complete", "count_call_s", "gen_cpu", "server_cpu", "gen_saturated"}
 
 // Run implements Scenario.
 func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
@@ -77,7 +77,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 			return sec, err
 		}
 		sendS := time.Since(t0).Seconds()
-		n, at, err := env.waitReadable(ctx, label+": until readable", count, before+res.Sent, s.Stall, s.DrainTimeout)
+		n, at, call, err := env.waitReadable(ctx, label+": until readable", count, before+res.Sent, s.Stall, s.DrainTimeout)
 		if err != nil {
 			return sec, err
 		}
@@ -99,7 +99,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		table.Rows = append(table.Rows, []string{human(float64(m)), secs(sendS), human(float64(res.Sent) / sendS), readCell,
 			human(float64(readable) / readS), fmt.Sprintf("%.4f %%", 100*loss), gen, srv, sat})
 		csv.Rows = append(csv.Rows, []string{env.Target.Name, fi(int64(s.Items)), fi(m), fi(int64(snd.Conns)), fi(int64(env.packet())), fi(res.Sent), fi(res.Processed), fi(res.Failed), fi(res.Errors),
-			f(sendS), fi(readable), f(readS), f(float64(res.Sent) / sendS), f(float64(readable) / readS), f(loss), fmt.Sprint(complete),
+			f(sendS), fi(readable), f(readS), f(float64(res.Sent) / sendS), f(float64(readable) / readS), f(loss), fmt.Sprint(complete), f(call.Seconds()),
 			f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores))})
 		env.Progress.Logf("sender-flood %d values: senders done in %.2fs (%s values/s, processed %d, failed %d), %d readable after %.2fs, loss %.4f %%",
 			m, sendS, human(float64(res.Sent)/sendS), res.Processed, res.Failed, readable, readS, 100*loss)
@@ -117,7 +117,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		"%s float trapper items (%d hosts × %d). For each total, the harness's sender sends one value per item per round "+
 			"in %d-value frames over %d connections as fast as the replies come back. \"Sender completion\" is the time until the last reply; "+
 			"\"all readable after\" is the time from the start until history.get countOutput over the bench hosts returns every value sent "+
-			"(polled every 200 ms); loss = (sent − readable) / sent. %s",
+			"(polled every 200 ms; the time is the start of the first count call that returned them all, the CSV's count_call_s is how long that call took); loss = (sent − readable) / sent. %s",
 		human(float64(s.Items)), hosts, s.ItemsPerHost, env.packet(), snd.Conns, cpuHelp))
 	if len(saturated) > 0 {
 		sec.Notes = append(sec.Notes, saturationNote(saturated))

@@ -310,30 +310,33 @@ func ItemID(ctx context.Context, c *APIClient, hostid, key string) (string, erro
 type Counter func(ctx context.Context) (int64, error)
 
 // WaitCount polls count until it reaches want, stops growing for stall,
-// or timeout passes. It returns the last count and when it last changed.
-func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, timeout time.Duration, tick func(int64)) (n int64, at time.Time, err error) {
+// or timeout passes. It returns the last count, when the call that first
+// returned it started (the values were readable by then at the latest…
+// or while that call ran: call is its duration, the resolution of at).
+func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, timeout time.Duration, tick func(int64)) (n int64, at time.Time, call time.Duration, err error) {
 	start := time.Now()
 	last, lastChange := int64(-1), time.Now()
 	at = start
 	for {
+		t0 := time.Now()
 		got, err := count(ctx)
 		if err != nil {
-			return n, at, err
+			return n, at, call, err
 		}
 		now := time.Now()
 		if got != last {
-			last, lastChange, at = got, now, now
+			last, lastChange, at, call = got, now, t0, now.Sub(t0)
 		}
 		n = got
 		if tick != nil {
 			tick(n)
 		}
 		if n >= want || now.Sub(lastChange) >= stall || now.Sub(start) >= timeout {
-			return n, at, nil
+			return n, at, call, nil
 		}
 		select {
 		case <-ctx.Done():
-			return n, at, ctx.Err()
+			return n, at, call, ctx.Err()
 		case <-time.After(poll):
 		}
 	}

@@ -146,7 +146,7 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 		}
 		written := atEnd - before
 		use := cpu.Stop()
-		after, at, err := env.waitReadable(ctx, label+": drain", count, before+ideal, 10*time.Second, w.DrainTimeout)
+		after, at, _, err := env.waitReadable(ctx, label+": drain", count, before+ideal, 10*time.Second, w.DrainTimeout)
 		if err != nil {
 			return sec, err
 		}
