@@ -24,6 +24,8 @@ type HistoryRead struct {
 	Item string
 	// FillTimeout bounds the wait until the filled values are readable.
 	FillTimeout time.Duration
+
+	prov Provisioned // the created host, deleted at the end unless Env.Keep
 }
 
 // Name implements Scenario.
@@ -50,6 +52,7 @@ func (h *HistoryRead) Run(ctx context.Context, env *Env) (Section, error) {
 	}
 	maxN := slices.Max(h.Sizes)
 	itemid, fillNote, err := h.prepare(ctx, env, maxN)
+	defer env.cleanup(h.prov)
 	if err != nil {
 		return sec, err
 	}
@@ -171,6 +174,7 @@ func (h *HistoryRead) prepare(ctx context.Context, env *Env, n int) (itemid, not
 	if err != nil {
 		return "", "", err
 	}
+	h.prov = prov
 	itemid, err = ItemID(ctx, env.API, prov.HostIDs[0], lay.Key(0))
 	if err != nil {
 		return "", "", err

@@ -104,6 +104,7 @@ func TestScenariosInProcess(t *testing.T) {
 
 	t.Run("HistoryRead", func(t *testing.T) {
 		env := newEnv(t, tg)
+		env.Keep = true
 		hr := &HistoryRead{Sizes: []int{1000, 5000}, Clients: 2, Reps: 2}
 		sec, err := hr.Run(ctx, env)
 		if err != nil {
@@ -118,13 +119,24 @@ func TestScenariosInProcess(t *testing.T) {
 				t.Errorf("row %d: %v (notes %v)", i, c.Rows[i], sec.Notes)
 			}
 		}
-		// A second run reuses the filled item.
+		// A second run reuses the kept item, then deletes it.
+		env.Keep = false
 		sec, err = (&HistoryRead{Sizes: []int{5000}, Reps: 1}).Run(ctx, env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(strings.Join(sec.Text, " "), "filled by an earlier run") {
 			t.Errorf("second run did not reuse the item: %v", sec.Text)
+		}
+		var hosts, groups []map[string]string
+		if err := env.API.Call(ctx, "host.get", map[string]any{"output": []string{"hostid"}, "filter": map[string]any{"host": []string{"pb-hr-0"}}}, &hosts); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.API.Call(ctx, "hostgroup.get", map[string]any{"output": []string{"groupid"}, "filter": map[string]any{"name": []string{"bench test"}}}, &groups); err != nil {
+			t.Fatal(err)
+		}
+		if len(hosts) != 0 || len(groups) != 0 {
+			t.Errorf("left behind: hosts %v groups %v", hosts, groups)
 		}
 	})
 

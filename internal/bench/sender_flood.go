@@ -58,7 +58,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 	defer env.cleanup(prov)
 	snd := env.Target.Sender
 	csv := &CSV{File: "sender-flood.csv", Header: SenderFloodColumns}
-	table := Table{Header: []string{"values sent", "sender completion", "sent values/s", "all readable after", "readable values/s", "loss", "generator CPU", "server CPU", "generator saturated"}}
+	table := Table{Header: []string{"values sent", "sender completion", "sent values/s", "all readable after", "count call", "readable values/s", "loss", "generator CPU", "server CPU", "generator saturated"}}
 	var saturated []string
 	for _, m := range s.Values {
 		rounds := (m + int64(s.Items) - 1) / int64(s.Items)
@@ -96,7 +96,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("%s values: only %s of them were readable when the wait ended (%s after the start; the count had stopped growing for %s or the %s drain timeout passed).",
 				human(float64(m)), human(float64(readable)), secs(time.Since(t0).Seconds()), s.Stall, s.DrainTimeout))
 		}
-		table.Rows = append(table.Rows, []string{human(float64(m)), secs(sendS), human(float64(res.Sent) / sendS), readCell,
+		table.Rows = append(table.Rows, []string{human(float64(m)), secs(sendS), human(float64(res.Sent) / sendS), readCell, secs(call.Seconds()),
 			human(float64(readable) / readS), fmt.Sprintf("%.4f %%", 100*loss), gen, srv, sat})
 		csv.Rows = append(csv.Rows, []string{env.Target.Name, fi(int64(s.Items)), fi(m), fi(int64(snd.Conns)), fi(int64(env.packet())), fi(res.Sent), fi(res.Processed), fi(res.Failed), fi(res.Errors),
 			f(sendS), fi(readable), f(readS), f(float64(res.Sent) / sendS), f(float64(readable) / readS), f(loss), fmt.Sprint(complete), f(call.Seconds()),
@@ -117,7 +117,7 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		"%s float trapper items (%d hosts × %d). For each total, the harness's sender sends one value per item per round "+
 			"in %d-value frames over %d connections as fast as the replies come back. \"Sender completion\" is the time until the last reply; "+
 			"\"all readable after\" is the time from the start until history.get countOutput over the bench hosts returns every value sent "+
-			"(polled every 200 ms; the time is the start of the first count call that returned them all, the CSV's count_call_s is how long that call took); loss = (sent − readable) / sent. %s",
+			"(polled every 200 ms; the time is when the first count call that returned them all ended, \"count call\" is how long that call took); loss = (sent − readable) / sent. %s",
 		human(float64(s.Items)), hosts, s.ItemsPerHost, env.packet(), snd.Conns, cpuHelp))
 	if len(saturated) > 0 {
 		sec.Notes = append(sec.Notes, saturationNote(saturated))

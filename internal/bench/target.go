@@ -286,10 +286,21 @@ func Cleanup(ctx context.Context, c *APIClient, p Provisioned) error {
 			return err
 		}
 	}
-	if p.GroupID != "" {
-		return c.Call(ctx, "hostgroup.delete", []string{p.GroupID}, nil)
+	if p.GroupID == "" {
+		return nil
 	}
-	return nil
+	// The group goes only when no other host is left in it (another
+	// scenario's hosts kept with --keep, or a host added by hand).
+	var left []struct {
+		HostID string `json:"hostid"`
+	}
+	if err := c.Call(ctx, "host.get", map[string]any{"groupids": []string{p.GroupID}, "output": []string{"hostid"}}, &left); err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return nil
+	}
+	return c.Call(ctx, "hostgroup.delete", []string{p.GroupID}, nil)
 }
 
 // ItemID looks up one item's id.
@@ -310,9 +321,10 @@ func ItemID(ctx context.Context, c *APIClient, hostid, key string) (string, erro
 type Counter func(ctx context.Context) (int64, error)
 
 // WaitCount polls count until it reaches want, stops growing for stall,
-// or timeout passes. It returns the last count, when the call that first
-// returned it started (the values were readable by then at the latest…
-// or while that call ran: call is its duration, the resolution of at).
+// or timeout passes. It returns the last count, the time the call that
+// first returned it ended (when a reader had them all: the method's
+// "time until history.get returns them"), and that call's duration (a
+// slow count call delays the figure by up to that much).
 func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, timeout time.Duration, tick func(int64)) (n int64, at time.Time, call time.Duration, err error) {
 	start := time.Now()
 	last, lastChange := int64(-1), time.Now()
@@ -325,7 +337,7 @@ func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, time
 		}
 		now := time.Now()
 		if got != last {
-			last, lastChange, at, call = got, now, t0, now.Sub(t0)
+			last, lastChange, at, call = got, now, now, now.Sub(t0)
 		}
 		n = got
 		if tick != nil {

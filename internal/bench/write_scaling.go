@@ -94,7 +94,7 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 	}
 	defer env.cleanup(prov)
 	csv := &CSV{File: "write-scaling.csv", Header: WriteScalingColumns}
-	table := Table{Header: []string{"targets", "items", "offered NVPS", "ideal per window", "written by window end", "on the line", "after drain", "drain", "generator CPU", "server CPU", "generator saturated"}}
+	table := Table{Header: []string{"targets", "items", "offered NVPS", "ideal per window", "sent (whole step)", "written by window end", "on the line", "after drain", "drain", "generator CPU", "server CPU", "generator saturated"}}
 	ivl := int64(w.Interval / time.Second)
 	warmRounds, winRounds := int64(w.Warmup/w.Interval), int64(w.Window/w.Interval)
 	var saturated []string
@@ -137,8 +137,10 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 		// Written by the window's end: counted one grace period after the
 		// last round was due.
 		end := first.Add(time.Duration(rounds) * w.Interval)
-		if d := time.Until(end.Add(w.Grace)); d > 0 {
-			time.Sleep(d)
+		select {
+		case <-time.After(time.Until(end.Add(w.Grace))):
+		case <-ctx.Done():
+			return sec, ctx.Err()
 		}
 		atEnd, err := count(ctx)
 		if err != nil {
@@ -167,7 +169,7 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 			knee, kneeSet = offered, true
 		}
 		table.Rows = append(table.Rows, []string{human(float64(n)), human(float64(items)), human(offered), human(float64(ideal)),
-			fmt.Sprintf("%s (%.1f %%)", human(float64(written)), 100*ratio), on, human(float64(drained)), secs(drain), gen, srv, sat})
+			fmt.Sprintf("%s of %s", human(float64(res.Sent)), human(float64(items*rounds))), fmt.Sprintf("%s (%.1f %%)", human(float64(written)), 100*ratio), on, human(float64(drained)), secs(drain), gen, srv, sat})
 		csv.Rows = append(csv.Rows, []string{env.Target.Name, fi(int64(n)), fi(items), fi(ivl), f(offered), f(w.Window.Seconds()),
 			fi(ideal), fi(written), f(ratio), fi(drained), f(drain), fi(res.Sent), fi(res.Processed), fi(res.Failed), fi(res.Errors),
 			f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores))})
