@@ -146,8 +146,10 @@ func (p Plot) SVG() []byte {
 	fmt.Fprintf(&b, `<text class="ylabel" x="0" y="0" transform="translate(22 %.1f) rotate(-90)" text-anchor="middle" font-size="13">%s</text>`+"\n", float64(top)+ph/2, esc(p.YLabel))
 	// Marks.
 	for _, m := range p.Marks {
-		fmt.Fprintf(&b, `<g class="mark"><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/><text x="%.1f" y="%d" font-size="11" fill="#555">%s</text></g>`+"\n",
-			sx(m.X), top, sx(m.X), float64(top)+ph, sx(m.X)+4, top+12, esc(m.Label))
+		// The label sits at the bottom of the plot area, away from the
+		// legend in the top left corner.
+		fmt.Fprintf(&b, `<g class="mark"><line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/><text x="%.1f" y="%.1f" font-size="11" fill="#444">%s</text></g>`+"\n",
+			sx(m.X), top, sx(m.X), float64(top)+ph, sx(m.X)+4, float64(top)+ph-8, esc(m.Label))
 	}
 	// Series.
 	ci := 0
