@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -320,6 +321,93 @@ func runDownsample(t *testing.T, open Opener) {
 		check("late flushed")
 		w(gen(30_000, 31_000, 1, func(c int64) float64 { return float64(c % 17) }))
 		check("all")
+	})
+
+	t.Run("ConcurrentWithWritesAndFlushes", func(t *testing.T) {
+		s := open(t)
+		const writers, batches, batch = 2, 40, 250
+		q := history.DownsampleQuery{ItemID: 9, From: 0, Till: 1 << 31, Buckets: 50}
+		var wg sync.WaitGroup
+		errc := make(chan error, writers+2)
+		stop := make(chan struct{})
+		wg.Add(1)
+		go func() { // a reader: counts never shrink, buckets stay ordered
+			defer wg.Done()
+			prev := int64(0)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, err := history.Downsample(ctx, s, q)
+				if err != nil {
+					errc <- err
+					return
+				}
+				n := int64(0)
+				for i := range got {
+					if i > 0 && got[i].Clock <= got[i-1].Clock {
+						errc <- fmt.Errorf("buckets out of order: %v", clocks(got))
+						return
+					}
+					n += got[i].Count
+				}
+				if n < prev {
+					errc <- fmt.Errorf("downsample counted %d values after %d", n, prev)
+					return
+				}
+				prev = n
+			}
+		}()
+		if _, ok := s.(Flusher); ok {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := s.(Flusher).Flush(); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+		}
+		m := model{}
+		var mu sync.Mutex
+		var ww sync.WaitGroup
+		for w := 0; w < writers; w++ {
+			ww.Add(1)
+			go func(w int) {
+				defer ww.Done()
+				for k := 0; k < batches; k++ {
+					v := make([]history.Sample, batch)
+					for i := range v {
+						c := int64((k*batch + i) * writers)
+						v[i] = history.Sample{ItemID: 9, Clock: c + int64(w), Type: history.Float, F: float64(c % 101)}
+					}
+					if err := s.Write(ctx, v); err != nil {
+						errc <- err
+						return
+					}
+					mu.Lock()
+					m.write(v)
+					mu.Unlock()
+				}
+			}(w)
+		}
+		ww.Wait()
+		close(stop)
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatal(err)
+		}
+		checkDownsample(t, s, m, q)
 	})
 
 	t.Run("RandomAgainstReference", func(t *testing.T) {
