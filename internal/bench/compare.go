@@ -147,8 +147,17 @@ func compareWriteScaling(a, b *CSV) Section {
 	}
 	ka, kb := knee(a), knee(b)
 	sec.Tables = append(sec.Tables, t)
+	r := ratio(ka, kb)
+	if kneeReached(a, ka) != kneeReached(b, kb) && r != "—" {
+		// One side never left the line: its knee is only a lower bound.
+		if kneeReached(b, kb) {
+			r = "≥ " + r
+		} else {
+			r = "≤ " + r
+		}
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("Knee (largest offered load with ≥ 99 %% of the ideal written by the window's end): %s %s NVPS, %s %s NVPS — ratio %s.",
-		na, kneeText(a, ka), nb, kneeText(b, kb), ratio(ka, kb)))
+		na, kneeText(a, ka), nb, kneeText(b, kb), r))
 	sec.Plots = append(sec.Plots, NamedPlot{File: "write-scaling.svg", Plot: WriteScalingPlot([]*CSV{a, b})})
 	return sec
 }
@@ -161,6 +170,11 @@ func knee(c *CSV) float64 {
 		}
 	}
 	return k
+}
+
+// kneeReached says whether the run left the line at a step it measured.
+func kneeReached(c *CSV, k float64) bool {
+	return len(c.Rows) > 0 && c.Float(len(c.Rows)-1, "offered_nvps") != k
 }
 
 func kneeText(c *CSV, k float64) string {

@@ -252,7 +252,7 @@ func HistoryReadPlot(csvs []*CSV) Plot {
 		XLabel: "rows per history.get call",
 		YLabel: "latency until the last byte (s)",
 	}
-	for _, c := range csvs {
+	for ci, c := range csvs {
 		name := ""
 		if len(c.Rows) > 0 {
 			name = c.Get(0, "target") + ": "
@@ -263,6 +263,7 @@ func HistoryReadPlot(csvs []*CSV) Plot {
 			med.X, med.Y = append(med.X, x), append(med.Y, c.Float(i, "median_s"))
 			p95.X, p95.Y = append(p95.X, x), append(p95.Y, c.Float(i, "p95_s"))
 		}
+		med.Color, p95.Color, p95.Dashed = palette[ci%len(palette)], palette[ci%len(palette)], true
 		p.Series = append(p.Series, med, p95)
 	}
 	return p

@@ -134,7 +134,7 @@ func SenderFloodPlot(csvs []*CSV) Plot {
 		XLabel: "values sent",
 		YLabel: "time since the first value was sent (s)",
 	}
-	for _, c := range csvs {
+	for ci, c := range csvs {
 		name := ""
 		if len(c.Rows) > 0 {
 			name = c.Get(0, "target") + ": "
@@ -145,6 +145,7 @@ func SenderFloodPlot(csvs []*CSV) Plot {
 			send.X, send.Y = append(send.X, x), append(send.Y, c.Float(i, "send_s"))
 			read.X, read.Y = append(read.X, x), append(read.Y, c.Float(i, "readable_s"))
 		}
+		send.Color, read.Color, read.Dashed = palette[ci%len(palette)], palette[ci%len(palette)], true
 		p.Series = append(p.Series, send, read)
 	}
 	return p

@@ -32,6 +32,10 @@ type Series struct {
 	Name  string
 	X, Y  []float64
 	Style string // StyleLine (default) or StyleIdeal
+	// Color, if set, overrides the palette (one color per target when
+	// a plot shows two metrics of each); Dashed draws a dashed line.
+	Color  string
+	Dashed bool
 }
 
 // Mark is a labelled vertical line at X (e.g. the knee).
@@ -162,6 +166,12 @@ func (p Plot) SVG() []byte {
 		color, dash, width := "#777", ` stroke-dasharray="7 5"`, 1.5
 		if s.Style != StyleIdeal {
 			color, dash, width = palette[ci%len(palette)], "", 2
+			if s.Color != "" {
+				color = s.Color
+			}
+			if s.Dashed {
+				dash = ` stroke-dasharray="5 3"`
+			}
 			ci++
 		}
 		var pts bytes.Buffer
