@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -112,7 +113,7 @@ func rowBy(c *CSV, col string, v float64) int {
 	return -1
 }
 
-// keys is the union of a key column's values in order of appearance.
+// keys is the union of a key column's values, ascending.
 func keys(a, b *CSV, col string) []float64 {
 	var out []float64
 	seen := map[float64]bool{}
@@ -125,6 +126,7 @@ func keys(a, b *CSV, col string) []float64 {
 			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
