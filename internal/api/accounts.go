@@ -353,12 +353,8 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var p struct {
-		Output      stringList `json:"output"`
-		UserIDs     ids        `json:"userids"`
-		Filter      map[string]json.RawMessage
-		CountOutput bool `json:"countOutput"`
-		Preserve    bool `json:"preservekeys"`
-		Limit       flexInt
+		getParams
+		UserIDs ids `json:"userids"`
 	}
 	if err := decodeParams(c.params, &p); err != nil {
 		return nil, err
@@ -367,76 +363,19 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
-	want := map[uint64]bool{}
-	for _, id := range p.UserIDs {
-		want[id] = true
-	}
-	var usernames []string
-	if f, ok := p.Filter["username"]; ok {
-		var l stringList
-		if err := json.Unmarshal(f, &l); err != nil {
-			return nil, errParams(`Invalid parameter "/filter/username": a character string is expected.`)
-		}
-		usernames = l
-	}
-	out := parseOutput(p.Output, true)
-	var rows []object
+	want := idSet(p.UserIDs)
+	var objs []object
 	for _, u := range users {
 		// Only a super admin sees other users.
-		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID {
+		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID || want != nil && !want[u.ID] {
 			continue
 		}
-		if len(want) > 0 && !want[u.ID] {
-			continue
-		}
-		if usernames != nil && !containsString(usernames, u.Username) {
-			continue
-		}
-		o := object{}
-		add := func(k, v string) {
-			if out.has(k) {
-				o[k] = v
-			}
-		}
-		o["userid"] = strconv.FormatUint(u.ID, 10)
-		add("username", u.Username)
-		add("name", u.Name)
-		add("surname", u.Surname)
-		add("roleid", strconv.Itoa(u.Role))
-		add("type", strconv.Itoa(u.Role))
-		rows = append(rows, o)
-		if p.Limit.set && p.Limit.v > 0 && int64(len(rows)) >= p.Limit.v {
-			break
-		}
+		objs = append(objs, object{
+			"userid": strconv.FormatUint(u.ID, 10), "username": u.Username, "name": u.Name, "surname": u.Surname,
+			"roleid": strconv.Itoa(u.Role), "type": strconv.Itoa(u.Role),
+		})
 	}
-	return finishRows(rows, "userid", p.CountOutput, p.Preserve), nil
-}
-
-func containsString(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// finishRows applies countOutput and preservekeys to a result.
-func finishRows(rows []object, idField string, count, preserve bool) any {
-	if count {
-		return strconv.Itoa(len(rows))
-	}
-	if preserve {
-		m := make(map[string]any, len(rows))
-		for _, r := range rows {
-			m[r[idField].(string)] = r
-		}
-		return m
-	}
-	if rows == nil {
-		return []object{}
-	}
-	return rows
+	return p.apply(objs, "userid", "userid", "username")
 }
 
 // ---- tokens ----
@@ -571,14 +510,10 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var p struct {
-		Output      stringList `json:"output"`
-		TokenIDs    ids        `json:"tokenids"`
-		UserIDs     ids        `json:"userids"`
-		ValidAt     flexInt    `json:"valid_at"`
-		CountOutput bool       `json:"countOutput"`
-		Preserve    bool       `json:"preservekeys"`
-		Filter      map[string]json.RawMessage
-		Limit       flexInt
+		getParams
+		TokenIDs ids     `json:"tokenids"`
+		UserIDs  ids     `json:"userids"`
+		ValidAt  flexInt `json:"valid_at"`
 	}
 	if err := decodeParams(c.params, &p); err != nil {
 		return nil, err
@@ -592,49 +527,25 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 		return nil, s.accountErr(err, "/", c)
 	}
 	wantTok, wantUser := idSet(p.TokenIDs), idSet(p.UserIDs)
-	var names []string
-	if f, ok := p.Filter["name"]; ok {
-		var l stringList
-		if err := json.Unmarshal(f, &l); err != nil {
-			return nil, errParams(`Invalid parameter "/filter/name": a character string is expected.`)
-		}
-		names = l
-	}
-	out := parseOutput(p.Output, true)
-	var rows []object
+	var objs []object
 	for _, t := range toks {
 		if wantTok != nil && !wantTok[t.ID] || wantUser != nil && !wantUser[t.UserID] {
-			continue
-		}
-		if names != nil && !containsString(names, t.Name) {
 			continue
 		}
 		if p.ValidAt.set && (!t.Enabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.v) {
 			continue
 		}
-		o := object{"tokenid": strconv.FormatUint(t.ID, 10)}
-		add := func(k, v string) {
-			if out.has(k) {
-				o[k] = v
-			}
-		}
 		status := "0"
 		if !t.Enabled {
 			status = "1"
 		}
-		add("name", t.Name)
-		add("description", t.Description)
-		add("userid", strconv.FormatUint(t.UserID, 10))
-		add("lastaccess", strconv.FormatInt(t.LastAccess, 10))
-		add("status", status)
-		add("expires_at", strconv.FormatInt(t.ExpiresAt, 10))
-		add("created_at", strconv.FormatInt(t.CreatedAt, 10))
-		rows = append(rows, o)
-		if p.Limit.set && p.Limit.v > 0 && int64(len(rows)) >= p.Limit.v {
-			break
-		}
+		objs = append(objs, object{
+			"tokenid": strconv.FormatUint(t.ID, 10), "name": t.Name, "description": t.Description,
+			"userid": strconv.FormatUint(t.UserID, 10), "lastaccess": strconv.FormatInt(t.LastAccess, 10),
+			"status": status, "expires_at": strconv.FormatInt(t.ExpiresAt, 10), "created_at": strconv.FormatInt(t.CreatedAt, 10),
+		})
 	}
-	return finishRows(rows, "tokenid", p.CountOutput, p.Preserve), nil
+	return p.apply(objs, "tokenid", "tokenid", "name", "lastaccess", "status", "expires_at", "created_at")
 }
 
 func idSet(v ids) map[uint64]bool {

@@ -339,8 +339,10 @@ func badField(raw json.RawMessage, v any) string {
 		return ""
 	}
 	for name, val := range members {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
+		for _, f := range reflect.VisibleFields(t) {
+			if f.Anonymous || !f.IsExported() {
+				continue
+			}
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if tag == "" {
 				tag = f.Name

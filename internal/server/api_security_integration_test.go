@@ -182,6 +182,17 @@ func TestAPIRolesAndAccounts(t *testing.T) {
 	if len(users) != 3 {
 		t.Fatalf("user.get as super admin: %v", users)
 	}
+	users = nil
+	admin.ok("user.get", map[string]any{"output": []string{"username"}, "filter": map[string]any{"username": "ops"}}, &users)
+	if len(users) != 1 || users[0]["username"] != "ops" || users[0]["userid"] != "" {
+		t.Fatalf("user.get filter+output: %v", users)
+	}
+	var n string
+	admin.ok("user.get", map[string]any{"search": map[string]any{"username": "VIEW"}, "countOutput": true}, &n)
+	if n != "1" {
+		t.Fatalf("user.get search countOutput: %q", n)
+	}
+	admin.fails("user.get", map[string]any{"userids": "x1"}, -32602, `"/userids"`)
 
 	viewer := newAPIClient(t, s)
 	viewer.auth = viewer.login("viewer", "viewer-password")
