@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -92,72 +90,6 @@ func (s *Server) accountErr(err error, path string, c *call) error {
 	return errApp("%s", msg)
 }
 
-// objects splits params that may be one object or an array of objects,
-// as every Zabbix create and update method accepts.
-func objects(raw json.RawMessage) ([]json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '[' {
-		var list []json.RawMessage
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, errParams(`Invalid parameter "/": an array of objects is expected.`)
-		}
-		if len(list) == 0 {
-			return nil, errParams(`Invalid parameter "/": cannot be empty.`)
-		}
-		return list, nil
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	return []json.RawMessage{raw}, nil
-}
-
-// decodeObject decodes the n-th object (1-based, as Zabbix numbers them
-// in error paths) strictly: a parameter the method does not know is an
-// error naming it.
-func decodeObject(raw json.RawMessage, n int, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return errParams(`Invalid parameter "/%d/%s": a %s is expected.`, n, ute.Field, jsonKind(ute.Type.Kind().String()))
-		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return errParams(`Invalid parameter "/%d": unexpected parameter %s.`, n, f)
-		}
-		if f := badField(raw, v); f != "" {
-			return errParams(`Invalid parameter "/%d/%s": %v.`, n, f, err)
-		}
-		return errParams(`Invalid parameter "/%d": %v.`, n, err)
-	}
-	return nil
-}
-
-// idList decodes params that are an array of IDs (the delete methods and
-// token.generate).
-func idList(raw json.RawMessage) ([]uint64, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, errParams(`Invalid parameter "/": an array is expected.`)
-	}
-	var v ids
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, errParams(`Invalid parameter "/": %v.`, err)
-	}
-	if len(v) == 0 {
-		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
-	}
-	seen := make(map[uint64]bool, len(v))
-	for i, id := range v {
-		if seen[id] {
-			return nil, errParams(`Invalid parameter "/%d": value (%d) already exists.`, i+1, id)
-		}
-		seen[id] = true
-	}
-	return v, nil
-}
-
 // flexRole is a roleid: "1", 1, ... as clients send it.
 type flexRole struct {
 	set bool
@@ -170,48 +102,34 @@ func (r *flexRole) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if f.set && (f.v < RoleUser || f.v > RoleSuperAdmin) {
-		return fmt.Errorf("roleid %d is not 1 (user), 2 (admin) or 3 (super admin)", f.v)
+		return &paramError{path: "roleid", msg: fmt.Sprintf("value %d must be one of 1 (user), 2 (admin), 3 (super admin)", f.v)}
 	}
 	r.set, r.v = f.set, int(f.v)
 	return nil
 }
 
-// ignored accepts a Zabbix parameter Peregrine does not model (user
-// groups, language, theme, ...), so scripts written for Zabbix run.
-type ignored struct{}
-
-func (ignored) UnmarshalJSON([]byte) error { return nil }
-
-func idStrings(v []uint64) []string {
-	out := make([]string, len(v))
-	for i, id := range v {
-		out[i] = strconv.FormatUint(id, 10)
-	}
-	return out
-}
-
 // ---- users ----
 
 type userParams struct {
-	UserID      *flexInt `json:"userid"`
-	Username    *string  `json:"username"`
-	Alias       *string  `json:"alias"` // the pre-5.4 name of username
-	Passwd      *string  `json:"passwd"`
-	CurrentPass *string  `json:"current_passwd"`
-	RoleID      flexRole `json:"roleid"`
-	Usrgrps     ignored  `json:"usrgrps"`
-	Medias      ignored  `json:"medias"`
-	UserMedias  ignored  `json:"user_medias"`
-	Name        ignored  `json:"name"`
-	Surname     ignored  `json:"surname"`
-	Lang        ignored  `json:"lang"`
-	Theme       ignored  `json:"theme"`
-	Autologin   ignored  `json:"autologin"`
-	Autologout  ignored  `json:"autologout"`
-	Refresh     ignored  `json:"refresh"`
-	RowsPerPage ignored  `json:"rows_per_page"`
-	URL         ignored  `json:"url"`
-	Timezone    ignored  `json:"timezone"`
+	UserID      *flexInt  `json:"userid"`
+	Username    *string   `json:"username"`
+	Alias       *string   `json:"alias"` // the pre-5.4 name of username
+	Passwd      *string   `json:"passwd"`
+	CurrentPass *string   `json:"current_passwd"`
+	RoleID      flexRole  `json:"roleid"`
+	Usrgrps     notStored `json:"usrgrps"`
+	Medias      notStored `json:"medias"`
+	UserMedias  notStored `json:"user_medias"`
+	Name        notStored `json:"name"`
+	Surname     notStored `json:"surname"`
+	Lang        notStored `json:"lang"`
+	Theme       notStored `json:"theme"`
+	Autologin   notStored `json:"autologin"`
+	Autologout  notStored `json:"autologout"`
+	Refresh     notStored `json:"refresh"`
+	RowsPerPage notStored `json:"rows_per_page"`
+	URL         notStored `json:"url"`
+	Timezone    notStored `json:"timezone"`
 }
 
 func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
@@ -219,16 +137,12 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := objects(c.params)
-	if err != nil {
+	var ps []userParams
+	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
-	ps := make([]userParams, len(list))
-	for i, raw := range list {
+	for i := range ps {
 		p := &ps[i]
-		if err := decodeObject(raw, i+1, p); err != nil {
-			return nil, err
-		}
 		if p.Username == nil {
 			p.Username = p.Alias
 		}
@@ -255,7 +169,7 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", id, "username", *p.Username)
 		out = append(out, id)
 	}
-	return map[string]any{"userids": idStrings(out)}, nil
+	return idResult("userids", out), nil
 }
 
 func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
@@ -263,16 +177,12 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := objects(c.params)
-	if err != nil {
+	var ps []userParams
+	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
-	ps := make([]userParams, len(list))
-	for i, raw := range list {
+	for i := range ps {
 		p := &ps[i]
-		if err := decodeObject(raw, i+1, p); err != nil {
-			return nil, err
-		}
 		if p.UserID == nil || !p.UserID.set || p.UserID.v <= 0 {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "userid" is missing.`, i+1)
 		}
@@ -321,7 +231,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set)
 		out = append(out, id)
 	}
-	return map[string]any{"userids": idStrings(out)}, nil
+	return idResult("userids", out), nil
 }
 
 func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
@@ -329,7 +239,7 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := idList(c.params)
+	list, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +254,7 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 		}
 		s.opts.Logger.Info("api: user deleted", "by", c.user.Username, "userid", id)
 	}
-	return map[string]any{"userids": idStrings(list)}, nil
+	return idResult("userids", list), nil
 }
 
 func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
@@ -393,16 +303,12 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := objects(c.params)
-	if err != nil {
+	var ps []tokenParams
+	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
-	ps := make([]tokenParams, len(list))
-	for i, raw := range list {
+	for i := range ps {
 		p := &ps[i]
-		if err := decodeObject(raw, i+1, p); err != nil {
-			return nil, err
-		}
 		if p.Name == nil {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "name" is missing.`, i+1)
 		}
@@ -432,7 +338,7 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 		s.opts.Logger.Info("api: token created", "by", c.user.Username, "tokenid", id, "userid", p.UserID.v)
 		out = append(out, id)
 	}
-	return map[string]any{"tokenids": idStrings(out)}, nil
+	return idResult("tokenids", out), nil
 }
 
 // ownedTokens checks that the caller may act on every token in list and
@@ -463,7 +369,7 @@ func (s *Server) tokenGenerate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := idList(c.params)
+	list, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +394,7 @@ func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := idList(c.params)
+	list, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +407,7 @@ func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 		}
 		s.opts.Logger.Info("api: token deleted", "by", c.user.Username, "tokenid", id)
 	}
-	return map[string]any{"tokenids": idStrings(list)}, nil
+	return idResult("tokenids", list), nil
 }
 
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {

@@ -323,13 +323,15 @@ func decodeObjects[T any](params json.RawMessage, out *[]T) error {
 		dec := json.NewDecoder(bytes.NewReader(el))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&v); err != nil {
-			return memberError(i+1, err)
+			return memberError(i+1, el, &v, err)
 		}
 	}
 	return errParams(`Invalid parameter "/": %v.`, err)
 }
 
-func memberError(i int, err error) error {
+// memberError turns the error decoding element i (1-based) of a batch,
+// el, into v into Zabbix's wording, naming the member at fault.
+func memberError(i int, el json.RawMessage, v any, err error) error {
 	var pe *paramError
 	if errors.As(err, &pe) {
 		return errParams(`Invalid parameter "/%d/%s": %s.`, i, pe.path, pe.msg)
@@ -343,6 +345,10 @@ func memberError(i int, err error) error {
 	}
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return errParams(`Invalid parameter "/%d": unexpected parameter %s.`, i, f)
+	}
+	// A custom unmarshaler's own error carries no member name.
+	if f := badField(el, v); f != "" {
+		return errParams(`Invalid parameter "/%d/%s": %v.`, i, f, err)
 	}
 	return errParams(`Invalid parameter "/%d": %v.`, i, err)
 }

@@ -24,6 +24,16 @@ func (s *Server) registerPush() {
 	s.methods["history.push"] = &method{role: RoleAdmin, call: s.historyPush}
 }
 
+// pushParams is one value of a history.push request.
+type pushParams struct {
+	ItemID *flexInt        `json:"itemid"`
+	Host   *string         `json:"host"`
+	Key    *string         `json:"key"`
+	Value  json.RawMessage `json:"value"`
+	Clock  *flexInt        `json:"clock"`
+	NS     *flexInt        `json:"ns"`
+}
+
 // historyPush implements Zabbix 7.0's history.push: an object or array of
 // {itemid | host+key, value, clock?, ns?}; the result lists, per value,
 // its itemid or an error, so one bad value does not refuse the others.
@@ -31,26 +41,16 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	if s.opts.Ingest == nil {
 		return nil, errApp("history.push is not available on this server.")
 	}
-	list, err := objects(c.params)
-	if err != nil {
+	var ps []pushParams
+	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
-	if len(list) > maxPushValues {
+	if len(ps) > maxPushValues {
 		return nil, errParams(`Invalid parameter "/": at most %d values per request.`, maxPushValues)
 	}
-	values := make([]ingest.PushValue, len(list))
-	for i, raw := range list {
-		var p struct {
-			ItemID *flexInt        `json:"itemid"`
-			Host   *string         `json:"host"`
-			Key    *string         `json:"key"`
-			Value  json.RawMessage `json:"value"`
-			Clock  *flexInt        `json:"clock"`
-			NS     *flexInt        `json:"ns"`
-		}
-		if err := decodeObject(raw, i+1, &p); err != nil {
-			return nil, err
-		}
+	values := make([]ingest.PushValue, len(ps))
+	for i := range ps {
+		p := &ps[i]
 		v := &values[i]
 		v.Clock, v.NS = -1, -1
 		switch {

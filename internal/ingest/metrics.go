@@ -87,3 +87,14 @@ func (m *metrics) failedTotal() uint64 {
 	}
 	return n
 }
+
+// countFailed adds one request's processed values and its failures by
+// reason.
+func (m *metrics) countFailed(processed int, failed *[numFailReasons]int) {
+	m.processed.Add(uint64(processed))
+	for r, n := range failed {
+		if n > 0 {
+			m.failed[r].Add(uint64(n))
+		}
+	}
+}

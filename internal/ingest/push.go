@@ -56,8 +56,7 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 	out := make([]PushResult, len(values))
 	samples := make([]history.Sample, 0, len(values))
 	var failed [numFailReasons]int
-	recvClock, recvNS := recv.Unix(), int64(recv.Nanosecond())
-	nsSeq := int32(0)
+	st := newStamper(recv)
 	for i := range values {
 		v := &values[i]
 		sm := history.Sample{}
@@ -70,16 +69,8 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 			}
 			continue
 		}
-		switch {
-		case v.Clock < 0:
-			ns := recvNS + int64(i)
-			sm.Clock, sm.NS = recvClock+ns/1e9, int32(ns%1e9)
-		case v.NS < 0:
-			sm.Clock, sm.NS = v.Clock, nsSeq
-			nsSeq++
-		default:
-			sm.Clock, sm.NS = v.Clock, int32(v.NS)
-		}
+		sm.Clock, sm.NS = v.Clock, int32(v.NS)
+		st.stamp(&sm, i)
 		out[i].ItemID = sm.ItemID
 		samples = append(samples, sm)
 	}
@@ -94,12 +85,7 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 	}
 	if s != nil {
 		s.m.received.Add(uint64(len(values)))
-		s.m.processed.Add(uint64(len(samples)))
-		for r, n := range failed {
-			if n > 0 {
-				s.m.failed[r].Add(uint64(n))
-			}
-		}
+		s.m.countFailed(len(samples), &failed)
 	}
 	return out, nil
 }

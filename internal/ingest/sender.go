@@ -44,9 +44,8 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 	rows := req.rows
 	snap := s.opts.Catalog.Snapshot()
 	samples := cs.samples[:0]
-	recvClock, recvNS := recv.Unix(), int64(recv.Nanosecond())
+	st := newStamper(recv)
 	var failed [numFailReasons]int
-	nsSeq := int32(0)
 	for i := range rows {
 		sm := history.Sample{}
 		reason, ok := s.senderRow(snap, &rows[i], &sm)
@@ -54,14 +53,7 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 			failed[reason]++
 			continue
 		}
-		switch {
-		case sm.Clock < 0: // no clock in the row
-			ns := recvNS + int64(i)
-			sm.Clock, sm.NS = recvClock+ns/1e9, int32(ns%1e9)
-		case sm.NS < 0: // clock without ns
-			sm.NS = nsSeq
-			nsSeq++
-		}
+		st.stamp(&sm, i)
 		samples = append(samples, sm)
 	}
 	cs.samples = samples
@@ -76,12 +68,7 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 			return failedReply("cannot store values: " + err.Error())
 		}
 	}
-	s.m.processed.Add(uint64(processed))
-	for r, n := range failed {
-		if n > 0 {
-			s.m.failed[r].Add(uint64(n))
-		}
-	}
+	s.m.countFailed(processed, &failed)
 	out := cs.out[:0]
 	out = append(out, `{"response":"success","info":"processed: `...)
 	out = strconv.AppendInt(out, int64(processed), 10)
@@ -171,5 +158,30 @@ func (s *Server) valueFailed(r failReason, host, key []byte, err error) {
 			args = append(args, "err", err)
 		}
 		s.opts.Logger.Warn("trapper value rejected", args...)
+	}
+}
+
+// stamper gives values without a clock or ns their timestamps, the same
+// way for sender data and history.push.
+type stamper struct {
+	clock, ns int64 // receive time
+	seq       int32 // next ns for values with a clock but no ns
+}
+
+func newStamper(recv time.Time) stamper {
+	return stamper{clock: recv.Unix(), ns: int64(recv.Nanosecond())}
+}
+
+// stamp completes sm, value number i of its request: Clock -1 (absent)
+// becomes the receive time plus i nanoseconds; NS -1 with a clock
+// becomes 0, 1, 2, ... in request order.
+func (st *stamper) stamp(sm *history.Sample, i int) {
+	switch {
+	case sm.Clock < 0:
+		ns := st.ns + int64(i)
+		sm.Clock, sm.NS = st.clock+ns/1e9, int32(ns%1e9)
+	case sm.NS < 0:
+		sm.NS = st.seq
+		st.seq++
 	}
 }

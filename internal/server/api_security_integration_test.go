@@ -339,8 +339,10 @@ func TestAPIBadRequestsKeepServing(t *testing.T) {
 	admin.fails("history.get", map[string]any{"itemids": "1", "time_from": "yesterday"}, -32602, "time_from")
 	admin.fails("history.get", map[string]any{"itemids": "1", "limit": []int{1}}, -32602, "limit")
 	admin.fails("history.push", map[string]any{"host": "peregrine-test", "key": "trap.uint", "value": true}, -32602, `"/1/value"`)
+	admin.fails("history.push", map[string]any{"host": "peregrine-test", "key": "trap.uint", "value": 1, "clock": "noon"}, -32602, `"/1/clock"`)
+	admin.fails("user.create", map[string]any{"username": "x", "passwd": "long-enough", "roleid": 7}, -32602, `"/1/roleid"`)
 	admin.fails("user.delete", map[string]any{"userid": 3}, -32602, "an array is expected")
-	admin.fails("token.generate", []string{"not-a-number"}, -32602, "not an id")
+	admin.fails("token.generate", []string{"not-a-number"}, -32602, `Invalid parameter "/1": a number is expected.`)
 	// A body past api.max_body_size is refused without being read whole.
 	huge := append([]byte(`{"jsonrpc":"2.0","method":"host.get","params":{"search":{"host":"`), bytes.Repeat([]byte("x"), int(s.cfg.API.MaxBodySize)+1)...)
 	huge = append(huge, `"}},"id":1}`...)
