@@ -231,8 +231,10 @@ func fakeTrapper(t *testing.T) (addr string, frames func() int) {
 					return
 				}
 				n := bytes.Count(p, []byte(`"host":`))
-				c.Write(zbx.AppendFrame(nil, []byte(`{"response":"success","info":"processed: `+itoa(n)+`; failed: 0; total: `+itoa(n)+`; seconds spent: 0.000001"}`), zbx.FlagProtocol))
+				// Counted before the reply: the sender may return, and
+				// the test read the count, as soon as the reply arrives.
 				count <- <-count + 1
+				c.Write(zbx.AppendFrame(nil, []byte(`{"response":"success","info":"processed: `+itoa(n)+`; failed: 0; total: `+itoa(n)+`; seconds spent: 0.000001"}`), zbx.FlagProtocol))
 			}()
 		}
 	}()
