@@ -24,7 +24,7 @@ type Plot struct {
 // Series styles.
 const (
 	StyleLine  = "line"  // solid line with point markers
-	StyleIdeal = "ideal" // dashed grey reference line, no markers
+	StyleIdeal = "ideal" // dashed dark reference line drawn over the series, no markers
 )
 
 // Series is one named line.
@@ -161,9 +161,20 @@ func (p Plot) SVG() []byte {
 		name, color, dash string
 		marker            int // -1: none
 	}
-	var legend []legendEntry
-	for _, s := range p.Series {
-		color, dash, width := "#777", ` stroke-dasharray="7 5"`, 1.5
+	// The ideal line is drawn last, on top: a series that follows it
+	// exactly would hide it otherwise. The legend keeps the given order.
+	legend := make([]legendEntry, len(p.Series))
+	order := make([]int, 0, len(p.Series))
+	for pass := range 2 {
+		for i, s := range p.Series {
+			if (s.Style == StyleIdeal) == (pass == 1) {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, si := range order {
+		s := p.Series[si]
+		color, dash, width := "#222", ` stroke-dasharray="6 4"`, 1.2
 		if s.Style != StyleIdeal {
 			color, dash, width = palette[ci%len(palette)], "", 2
 			if s.Color != "" {
@@ -199,7 +210,7 @@ func (p Plot) SVG() []byte {
 		if s.Style != StyleIdeal {
 			mk = ci - 1
 		}
-		legend = append(legend, legendEntry{s.Name, color, dash, mk})
+		legend[si] = legendEntry{s.Name, color, dash, mk}
 	}
 	// Legend, top left inside the plot area.
 	lw := 0
