@@ -3,12 +3,10 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // schemaVersion is the version of the schema below. Open refuses a
@@ -76,123 +74,24 @@ var migrations = []string{
 	hostTagsSchema, // 1 → 2: host tags
 }
 
-// dsn builds the modernc.org/sqlite data source name for path. The path
-// goes into a file: URI, escaped, so that '?' or '#' in it cannot be taken
-// for parameters. The pragmas run on every new connection:
-//   - journal_mode WAL with synchronous FULL: a committed Apply survives a
-//     crash or power loss (the WAL is fsynced on every commit), which is
-//     the point of persisting configuration;
-//   - foreign_keys: items and memberships cannot point at missing rows;
-//   - busy_timeout: wait, rather than fail at once, if another process
-//     (an operator's sqlite3 shell) holds a lock briefly;
-//   - journal_size_limit: truncate the WAL after a large Apply instead of
-//     keeping it at its peak size;
-//   - _txlock=immediate: a write transaction takes the write lock at
-//     BEGIN, so it cannot fail half-way with SQLITE_BUSY.
-func dsn(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-	q := url.Values{}
-	for _, p := range []string{
-		"busy_timeout(10000)",
-		"journal_mode(WAL)",
-		"synchronous(FULL)",
-		"foreign_keys(1)",
-		"journal_size_limit(67108864)",
-		"cache_size(-32768)",
-	} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	// url.URL renders an absolute path as file:///path; SQLite accepts
-	// that form of URI.
-	return u.String() + "?" + q.Encode(), nil
+// dbSchema is how sqlitedb creates, checks and migrates the catalog.
+var dbSchema = sqlitedb.Schema{
+	Kind:       "catalog",
+	Meta:       "catalog_meta",
+	Version:    schemaVersion,
+	Create:     schema,
+	InsertMeta: "INSERT INTO catalog_meta (id, schema_version, revision) VALUES (1, ?, 0)",
+	Migrations: migrations,
+	Corrupt:    ErrCorrupt,
+	// 32 MiB of page cache: Apply and loadSnapshot walk 1M-item tables.
+	Pragmas: []string{"cache_size(-32768)"},
 }
 
-// openDB opens the database, checks the journal mode and creates or checks
-// the schema.
+// openDB opens the catalog database (see sqlitedb.Open). Writers are
+// serialised by the Catalog and readers use the snapshot, never the
+// database.
 func openDB(ctx context.Context, path string) (*sql.DB, error) {
-	name, err := dsn(path)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: cannot resolve Options.Path %q: %w", path, err)
-	}
-	db, err := sql.Open("sqlite", name)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: cannot open database %s: %w", path, err)
-	}
-	// One connection: writers are serialised by the Catalog anyway and
-	// readers use the snapshot, never the database. It also makes every
-	// statement see the connection's pragmas.
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	if err := initSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("catalog: database %s: %w", path, err)
-	}
-	return db, nil
-}
-
-// initSchema creates the schema in a new database or checks the version
-// of an existing one.
-func initSchema(ctx context.Context, db *sql.DB) error {
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("cannot read journal mode: %w", err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("journal mode is %q, not wal: put the catalog on a local file system that supports SQLite WAL", mode)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'catalog_meta'").Scan(&n); err != nil {
-		return fmt.Errorf("cannot read schema: %w", err)
-	}
-	if n == 0 {
-		var tables int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'").Scan(&tables); err != nil {
-			return fmt.Errorf("cannot read schema: %w", err)
-		}
-		if tables != 0 {
-			return errors.New("the file is an SQLite database but not a Peregrine catalog: give Options.Path a new file")
-		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("cannot create schema: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO catalog_meta (id, schema_version, revision) VALUES (1, ?, 0)", schemaVersion); err != nil {
-			return fmt.Errorf("cannot create schema: %w", err)
-		}
-		return tx.Commit()
-	}
-	var ver int64
-	if err := tx.QueryRowContext(ctx, "SELECT schema_version FROM catalog_meta WHERE id = 1").Scan(&ver); err != nil {
-		return fmt.Errorf("%w: cannot read catalog_meta: %v", ErrCorrupt, err)
-	}
-	if ver > schemaVersion {
-		return fmt.Errorf("schema version %d is newer than this binary supports (%d): run a newer Peregrine", ver, schemaVersion)
-	}
-	if ver < 1 {
-		return fmt.Errorf("%w: schema version %d", ErrCorrupt, ver)
-	}
-	for v := ver; v < schemaVersion; v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-			return fmt.Errorf("cannot upgrade the schema from version %d to %d: %w", v, v+1, err)
-		}
-	}
-	if ver < schemaVersion {
-		if _, err := tx.ExecContext(ctx, "UPDATE catalog_meta SET schema_version = ? WHERE id = 1", schemaVersion); err != nil {
-			return fmt.Errorf("cannot upgrade the schema: %w", err)
-		}
-	}
-	return tx.Commit()
+	return sqlitedb.Open(ctx, path, dbSchema)
 }
 
 // loadSnapshot reads every table once, in one read transaction, and builds

@@ -3,18 +3,14 @@ package auth
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // schemaVersion is the version of the schema below. Open refuses a
@@ -201,121 +197,24 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// lockFile takes an exclusive, non-blocking flock on path+".lock". The
-// kernel drops it when the process dies, so a crash never leaves the
-// database locked.
+// lockFile takes the auth database's lock file (sqlitedb.Lock).
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("auth: cannot open lock file: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w (is `peregrine serve` running on this data directory? stop it first; live changes go through the API)", path, ErrLocked)
-		}
-		return nil, fmt.Errorf("auth: cannot lock %s.lock: %w", path, err)
-	}
-	return f, nil
+	return sqlitedb.Lock(path, "auth", ErrLocked)
 }
 
-// dsn builds the modernc.org/sqlite data source name for path, with the
-// same pragmas as the catalog: WAL with synchronous FULL (a created user,
-// session or token survives a crash once the call returned), foreign keys
-// on, a busy timeout for an operator's sqlite3 shell, and _txlock
-// immediate so that a write transaction takes the write lock at BEGIN and
-// a read-then-write check (a user name is free, the account is not
-// blocked) cannot race another writer.
-func dsn(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-	q := url.Values{}
-	for _, p := range []string{
-		"busy_timeout(10000)",
-		"journal_mode(WAL)",
-		"synchronous(FULL)",
-		"foreign_keys(1)",
-		"journal_size_limit(16777216)",
-	} {
-		q.Add("_pragma", p)
-	}
-	q.Set("_txlock", "immediate")
-	return u.String() + "?" + q.Encode(), nil
+// dbSchema is how sqlitedb creates, checks and migrates the database.
+var dbSchema = sqlitedb.Schema{
+	Kind:       "auth database",
+	Meta:       "auth_meta",
+	Version:    schemaVersion,
+	Create:     schema,
+	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
+	Corrupt:    ErrCorrupt,
 }
 
-// openDB opens the database, checks the journal mode and creates or
-// checks the schema.
+// openDB opens the database (see sqlitedb.Open). One connection is plenty:
+// the traffic is small (logins, cache misses, one last-access write per
+// session per AccessWriteInterval).
 func openDB(ctx context.Context, path string) (*sql.DB, error) {
-	name, err := dsn(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth: cannot resolve Options.Path %q: %w", path, err)
-	}
-	db, err := sql.Open("sqlite", name)
-	if err != nil {
-		return nil, fmt.Errorf("auth: cannot open database %s: %w", path, err)
-	}
-	// One connection: the traffic is small (logins, cache misses, one
-	// last-access write per session per AccessWriteInterval), SQLite has
-	// one writer anyway, and every statement sees the pragmas.
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	if err := initSchema(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("auth: database %s: %w", path, err)
-	}
-	return db, nil
-}
-
-// initSchema creates the schema in a new database or checks the version
-// of an existing one.
-func initSchema(ctx context.Context, db *sql.DB) error {
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("cannot read journal mode: %w", err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("journal mode is %q, not wal: put the auth database on a local file system that supports SQLite WAL", mode)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'auth_meta'").Scan(&n); err != nil {
-		return fmt.Errorf("cannot read schema: %w", err)
-	}
-	if n == 0 {
-		var tables int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'").Scan(&tables); err != nil {
-			return fmt.Errorf("cannot read schema: %w", err)
-		}
-		if tables != 0 {
-			return errors.New("the file is an SQLite database but not a Peregrine auth database: give Options.Path a new file")
-		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("cannot create schema: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)", schemaVersion); err != nil {
-			return fmt.Errorf("cannot create schema: %w", err)
-		}
-		return tx.Commit()
-	}
-	var ver int64
-	if err := tx.QueryRowContext(ctx, "SELECT schema_version FROM auth_meta WHERE id = 1").Scan(&ver); err != nil {
-		return fmt.Errorf("%w: cannot read auth_meta: %v", ErrCorrupt, err)
-	}
-	if ver > schemaVersion {
-		return fmt.Errorf("schema version %d is newer than this binary supports (%d): run a newer Peregrine", ver, schemaVersion)
-	}
-	if ver < 1 {
-		return fmt.Errorf("%w: schema version %d", ErrCorrupt, ver)
-	}
-	// Migrations from older versions go here.
-	return tx.Commit()
+	return sqlitedb.Open(ctx, path, dbSchema)
 }
