@@ -136,3 +136,24 @@ func BenchmarkHistoryGetDownsample(b *testing.B) {
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 	})
 }
+
+// go test -run '^$' -bench 'HistoryGetNewest' -benchtime 5x -count 3 ./internal/api/
+//
+// BenchmarkHistoryGetNewest is the read of `peregrine bench history-read`
+// and of Zabbix's own pages: the newest N of an item's 2M values,
+// sortfield clock DESC with limit N, over HTTP on loopback from day blocks.
+func BenchmarkHistoryGetNewest(b *testing.B) {
+	const total = 2_000_000
+	url, id := historyBenchServer(b, total)
+	for _, n := range []int{500_000, 1_000_000, 2_000_000} {
+		b.Run("rows="+strconv.Itoa(n), func(b *testing.B) {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"history":0,"itemids":["%d"],"sortfield":"clock","sortorder":"DESC","limit":%d,"output":"extend"},"id":1,"auth":"t"}`, id, n)
+			benchCalls(b, url, body, func(size int64, head []byte) {
+				if size < int64(n)*40 {
+					b.Fatalf("response of %d bytes for %d rows: %s", size, n, head)
+				}
+			})
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
