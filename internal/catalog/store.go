@@ -83,8 +83,9 @@ var dbSchema = sqlitedb.Schema{
 	InsertMeta: "INSERT INTO catalog_meta (id, schema_version, revision) VALUES (1, ?, 0)",
 	Migrations: migrations,
 	Corrupt:    ErrCorrupt,
-	// 32 MiB of page cache: Apply and loadSnapshot walk 1M-item tables.
-	Pragmas: []string{"cache_size(-32768)"},
+	// 32 MiB of page cache: Apply and loadSnapshot walk 1M-item tables;
+	// SQLite's WAL kept at most 64 MiB after a large Apply.
+	Pragmas: []string{"cache_size(-32768)", "journal_size_limit(67108864)"},
 }
 
 // openDB opens the catalog database (see sqlitedb.Open). Writers are

@@ -32,7 +32,9 @@ type Schema struct {
 	// Corrupt is wrapped by errors about a Meta table that cannot be
 	// read or holds a version below 1.
 	Corrupt error
-	// Pragmas are added to the common ones (see DSN), e.g. a cache size.
+	// Pragmas are added to the common ones (see DSN): a cache size, a
+	// journal_size_limit so that SQLite's own WAL is truncated after a
+	// large transaction instead of staying at its peak size.
 	Pragmas []string
 }
 
@@ -66,8 +68,6 @@ func Lock(path, kind string, locked error) (*os.File, error) {
 //   - foreign_keys: rows cannot point at missing rows;
 //   - busy_timeout: wait, rather than fail at once, if another process
 //     (an operator's sqlite3 shell) holds a lock briefly;
-//   - journal_size_limit: truncate the WAL after a large transaction
-//     instead of keeping it at its peak size;
 //   - _txlock=immediate: a write transaction takes the write lock at
 //     BEGIN, so it cannot fail half-way with SQLITE_BUSY, and a
 //     read-then-write check (a name is free) cannot race another writer.
@@ -83,7 +83,6 @@ func DSN(path string, extra ...string) (string, error) {
 		"journal_mode(WAL)",
 		"synchronous(FULL)",
 		"foreign_keys(1)",
-		"journal_size_limit(67108864)",
 	}, extra...) {
 		q.Add("_pragma", p)
 	}

@@ -64,6 +64,10 @@ func TestCreateReopenMigrate(t *testing.T) {
 	if err := db.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
 		t.Fatalf("foreign_keys %d, %v", fk, err)
 	}
+	var cache int
+	if err := db.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil || cache != -1024 {
+		t.Fatalf("the schema's own pragma: cache_size %d, %v", cache, err)
+	}
 	db.Close()
 
 	// Reopened by a binary with schema 2: migrated, data kept.

@@ -210,6 +210,8 @@ var dbSchema = sqlitedb.Schema{
 	Create:     schema,
 	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
 	Corrupt:    ErrCorrupt,
+	// Small rows: SQLite's WAL kept at most 16 MiB.
+	Pragmas: []string{"journal_size_limit(16777216)"},
 }
 
 // openDB opens the database (see sqlitedb.Open). One connection is plenty:

@@ -260,8 +260,8 @@ func (w *WAL) startSegment(idx int) error {
 }
 
 // createSegment creates segment file idx with its header, fsyncs it, and
-// makes the new directory entry durable, so that a record acknowledged in it cannot
-// vanish with the entry.
+// makes the new directory entry durable, so that a record acknowledged in
+// it cannot vanish with the entry.
 func (w *WAL) createSegment(idx int) (File, error) {
 	path := segmentPath(w.opts.Dir, idx)
 	f, err := w.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -277,8 +277,8 @@ func (w *WAL) createSegment(idx int) (File, error) {
 	// bytes of the last segment, and a torn header cannot be told apart
 	// from a segment of another format or version, which replay must
 	// refuse rather than cut. One extra fsync per segment is nothing
-	// against a segment's worth of records.
-	// SyncNever promises no fsync before Close, headers included.
+	// against a segment's worth of records. SyncNever promises no fsync
+	// before Close, headers included.
 	if w.opts.Sync != SyncNever {
 		if err := f.Sync(); err != nil {
 			f.Close()
