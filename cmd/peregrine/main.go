@@ -1,7 +1,8 @@
 // Command peregrine is the Peregrine monitoring server.
 //
-//	peregrine serve [-config FILE]     run the server
-//	peregrine import [-config FILE] SPEC.yaml
+//	peregrine serve [-config FILE] [overrides]
+//	                                   run the server
+//	peregrine import [-config FILE] [-data-dir DIR] SPEC.yaml
 //	                                   load hosts, groups and items
 //	peregrine bench SCENARIO --target URL [flags]
 //	                                   measure a Zabbix-protocol server (see internal/bench)
@@ -34,8 +35,11 @@ func main() {
 const usage = `usage: peregrine <command> [flags]
 
 commands:
-  serve   [-config FILE]            run the server (no file: embedded defaults)
-  import  [-config FILE] SPEC.yaml  create or update hosts, groups and items from SPEC.yaml
+  serve   [-config FILE] [-data-dir DIR] [-trapper.listen ADDR] [-http.listen ADDR] [-log.level L]
+                                    run the server (no file: embedded defaults; flags override the file)
+  import  [-config FILE] [-data-dir DIR] SPEC.yaml
+                                    create or update hosts, groups and items from SPEC.yaml
+                                    (while the server is stopped: it owns the catalog when running)
   bench   SCENARIO --target URL ... measure Peregrine or a Zabbix server (peregrine bench -h)
   version                           print the version
 `
@@ -63,13 +67,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func loadConfig(fs *flag.FlagSet, args []string, stderr io.Writer) (config.Config, bool) {
+// overrides are the settings that can also be given as flags. They are the
+// ones an operator changes per run (where data lives, which ports, how
+// verbose), so they need no YAML file; a flag wins over the file.
+type overrides struct {
+	dataDir, trapperListen, httpListen, logLevel *string
+}
+
+func loadConfig(fs *flag.FlagSet, args []string, serving bool, stderr io.Writer) (config.Config, bool) {
 	path := fs.String("config", "", "YAML configuration file (default: built-in defaults)")
+	o := overrides{dataDir: fs.String("data-dir", "", "data directory (overrides data_dir)")}
+	if serving {
+		o.trapperListen = fs.String("trapper.listen", "", "trapper address, e.g. :10051 (overrides trapper.listen)")
+		o.httpListen = fs.String("http.listen", "", "HTTP address for the API and /metrics, e.g. :8080 (overrides http.listen)")
+		o.logLevel = fs.String("log.level", "", "debug, info, warn or error (overrides log.level)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return config.Config{}, false
 	}
 	cfg, err := config.Load(*path)
 	if err != nil {
+		fmt.Fprintf(stderr, "peregrine: %v\n", err)
+		return config.Config{}, false
+	}
+	set := func(dst *string, v *string) {
+		if v != nil && *v != "" {
+			*dst = *v
+		}
+	}
+	set(&cfg.DataDir, o.dataDir)
+	set(&cfg.Trapper.Listen, o.trapperListen)
+	set(&cfg.HTTP.Listen, o.httpListen)
+	set(&cfg.Log.Level, o.logLevel)
+	// Validate again: a flag's value gets the same checks as the file's,
+	// and the error names the setting the flag overrides.
+	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "peregrine: %v\n", err)
 		return config.Config{}, false
 	}
@@ -79,7 +111,7 @@ func loadConfig(fs *flag.FlagSet, args []string, stderr io.Writer) (config.Confi
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, ok := loadConfig(fs, args, stderr)
+	cfg, ok := loadConfig(fs, args, true, stderr)
 	if !ok {
 		return 2
 	}
@@ -105,12 +137,12 @@ func serve(args []string, stderr io.Writer) int {
 func importSpec(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, ok := loadConfig(fs, args, stderr)
+	cfg, ok := loadConfig(fs, args, false, stderr)
 	if !ok {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: peregrine import [-config FILE] SPEC.yaml\n")
+		fmt.Fprint(stderr, "usage: peregrine import [-config FILE] [-data-dir DIR] SPEC.yaml\n")
 		return 2
 	}
 	spec, err := catalog.LoadSpecFile(fs.Arg(0))
