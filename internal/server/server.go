@@ -22,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -56,6 +57,7 @@ type Server struct {
 	Catalog   *catalog.Catalog
 	Store     history.Store
 	Pipeline  *pipeline.Pipeline
+	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
 	API       *api.Server
 	auth      api.Authenticator
@@ -148,8 +150,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
-	if eng, ok := s.Store.(*engine.Store); ok {
-		trends = engineTrends{eng}
+	if tr, ok := s.Store.(history.TrendReader); ok {
+		trends = apiTrends{tr}
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Accounts: authAdapter{s.authStore}, Ingest: s.Trapper, Last: s.Pipeline,
@@ -171,6 +173,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		WriteTimeout:      5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	s.Housekeep, err = housekeep.New(housekeep.Options{
+		Store:         s.Store,
+		Retention:     s.retention,
+		FlushInterval: cfg.History.FlushInterval.Std(),
+		MaxHeadValues: cfg.History.MaxHeadValues,
+		CheckInterval: cfg.History.RetentionCheck.Std(),
+		Metrics:       s.Metrics,
+		Logger:        log.With("component", "housekeep"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
 	ok = true
 	return s, nil
@@ -191,14 +205,8 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 4)
 	wg.Add(1)
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
-	if eng, ok := s.Store.(*engine.Store); ok {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			eng.Run(pctx, engine.FlushPolicy{Interval: s.cfg.History.FlushInterval.Std(), MaxHeadValues: s.cfg.History.MaxHeadValues})
-		}()
-		go func() { defer wg.Done(); s.runRetention(pctx, eng) }()
-	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -261,63 +269,32 @@ func (s *Server) closeAll() error {
 	return errors.Join(errs...)
 }
 
-// runRetention drops history partitions older than the longest history
-// retention of any item, and trend partitions older than the longest
-// trends retention: whole files, never rows. (Shorter per-item retention
-// is for compaction, which is not built yet.)
-func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
-	t := time.NewTicker(s.cfg.History.RetentionCheck.Std())
-	defer t.Stop()
-	for {
-		longest, longestTrends := int64(0), int64(0)
-		for _, h := range s.Catalog.Snapshot().Hosts() {
-			for _, it := range h.Items() {
-				longest = max(longest, it.HistorySeconds)
-				longestTrends = max(longestTrends, it.TrendsSeconds)
-			}
-		}
-		if longestTrends > 0 {
-			cutoff := time.Now().Unix() - longestTrends
-			if n, err := eng.DropTrendsBefore(cutoff); err != nil {
-				s.log.Error("trends retention: cannot drop partitions", "cutoff", cutoff, "err", err)
-			} else if n > 0 {
-				s.log.Info("trends retention dropped files", "files", n, "older_than", time.Unix(cutoff, 0).UTC())
-			}
-		}
-		// Compact finished days into day blocks, applying each item's own
-		// (shorter) retention on the way.
-		snap := s.Catalog.Snapshot()
-		if n, err := eng.Compact(ctx, time.Now(), func(id uint64) (int64, bool) {
-			if it := snap.Item(id); it != nil {
-				return it.HistorySeconds, true
-			}
-			return 0, false
-		}); err != nil {
-			s.log.Error("history compaction failed; the partitions stay as they are", "err", err)
-		} else if n > 0 {
-			s.log.Info("history compacted", "days", n)
-		}
-		if longest > 0 {
-			cutoff := time.Now().Unix() - longest
-			if n, err := eng.DropBefore(cutoff); err != nil {
-				s.log.Error("history retention: cannot drop partitions", "cutoff", cutoff, "err", err)
-			} else if n > 0 {
-				s.log.Info("history retention dropped blocks", "blocks", n, "older_than", time.Unix(cutoff, 0).UTC())
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// retention is the catalog's retention now, for the housekeeper: the
+// longest history and trends retention of any item (whole partitions
+// older than that go) and each item's own (applied at compaction).
+func (s *Server) retention() housekeep.Retention {
+	snap := s.Catalog.Snapshot()
+	var r housekeep.Retention
+	for _, h := range snap.Hosts() {
+		for _, it := range h.Items() {
+			r.History = max(r.History, it.HistorySeconds)
+			r.Trends = max(r.Trends, it.TrendsSeconds)
 		}
 	}
+	r.Item = func(id uint64) (int64, bool) {
+		if it := snap.Item(id); it != nil {
+			return it.HistorySeconds, true
+		}
+		return 0, false
+	}
+	return r
 }
 
-// engineTrends adapts the engine's trends to the API's view.
-type engineTrends struct{ eng *engine.Store }
+// apiTrends adapts a store's trends to the API's view.
+type apiTrends struct{ tr history.TrendReader }
 
-func (e engineTrends) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]api.Trend, error) {
-	ts, err := e.eng.ReadTrends(ctx, item, from, till)
+func (a apiTrends) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]api.Trend, error) {
+	ts, err := a.tr.ReadTrends(ctx, item, from, till)
 	if err != nil {
 		return nil, err
 	}

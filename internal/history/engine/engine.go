@@ -19,7 +19,8 @@ const stripes = 64
 
 // Options configures the engine.
 type Options struct {
-	// Dir holds the engine's files (wal/ now; blocks later).
+	// Dir holds the engine's files: wal/, blocks/, trends/ and
+	// quarantine/.
 	Dir string
 	// Sync is the WAL fsync policy: wal.SyncBatch (the default: a Write
 	// returns after the fsync that covers it) or wal.SyncInterval.
@@ -72,7 +73,15 @@ type Store struct {
 	replayed atomic.Int64 // samples replayed at Open
 }
 
-var _ history.Store = (*Store)(nil)
+// The optional history interfaces the engine implements; the housekeeping
+// stage and the API find them by assertion on history.Store.
+var (
+	_ history.Store       = (*Store)(nil)
+	_ history.TrendReader = (*Store)(nil)
+	_ history.Flusher     = (*Store)(nil)
+	_ history.Dropper     = (*Store)(nil)
+	_ history.Compactor   = (*Store)(nil)
+)
 
 // Open opens the engine in opts.Dir, replaying the WAL into the head.
 func Open(opts Options) (*Store, error) {
