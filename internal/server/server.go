@@ -114,6 +114,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	if err := s.seedLastValues(ctx); err != nil {
+		return nil, err
+	}
 	s.Trapper, err = ingest.New(ingest.Options{
 		Listen:           cfg.Trapper.Listen,
 		MaxConnections:   cfg.Trapper.MaxConnections,
@@ -267,6 +270,31 @@ func (s *Server) closeAll() error {
 		errs = append(errs, s.authStore.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// seedLastValues restores the pipeline's last and previous value of every
+// catalog item from the store, before anything listens, so that item.get
+// shows them from the first request after a restart. A failed read costs
+// that item its last value until new ones arrive, not the start: it is
+// logged, not returned; only cancellation is.
+func (s *Server) seedLastValues(ctx context.Context) error {
+	start := time.Now()
+	var items []uint64
+	for _, h := range s.Catalog.Snapshot().Hosts() {
+		for _, it := range h.Items() {
+			items = append(items, it.ID)
+		}
+	}
+	n, err := s.Pipeline.Seed(ctx, s.Store, items)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("start cancelled while restoring last values: %w", err)
+	case err != nil:
+		s.log.Error("cannot restore the last values of some items; item.get shows them once new values arrive", "items", len(items), "restored", n, "err", err)
+	default:
+		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
+	}
+	return nil
 }
 
 // retention is the catalog's retention now, for the housekeeper: the
