@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,15 @@ type Options struct {
 	ChunkValues int
 	Logger      *slog.Logger
 }
+
+// Modes of everything the engine creates: the history is the monitored
+// systems' data, for the server's user only (the WAL uses the same).
+// Explicit modes, not the umask's: with umask 0 a 0644 file is readable by
+// every local user.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
 
 // DefaultChunkValues trades compression (longer chunks compress better)
 // against the cost of decoding a whole chunk for a short read.
@@ -93,6 +103,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.Dir, dirMode); err != nil {
+		return nil, fmt.Errorf("engine: cannot create %s: %w", opts.Dir, err)
 	}
 	s := &Store{opts: opts, nextSeq: 1, striper: history.NewStriper(stripes)}
 	for i := range s.stripes {

@@ -114,7 +114,7 @@ func (s *Store) writeBlockFile(w *blockWriter, root string, prefix byte, partiti
 func (s *Store) quarantine(path string, cause error) {
 	qdir := filepath.Join(s.opts.Dir, "quarantine")
 	dst := filepath.Join(qdir, strings.ReplaceAll(strings.TrimPrefix(path, s.blocksDir()+string(filepath.Separator)), string(filepath.Separator), "_"))
-	err := os.MkdirAll(qdir, 0o750)
+	err := os.MkdirAll(qdir, dirMode)
 	if err == nil {
 		err = os.Rename(path, dst)
 	}
