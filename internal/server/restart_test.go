@@ -14,7 +14,12 @@ import (
 // one) and returns it with a function that stops it and waits.
 func runServer(t *testing.T, cfg config.Config) (*Server, func()) {
 	t.Helper()
-	s, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	return runServerLog(t, cfg, slog.New(slog.DiscardHandler))
+}
+
+func runServerLog(t *testing.T, cfg config.Config, log *slog.Logger) (*Server, func()) {
+	t.Helper()
+	s, err := New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

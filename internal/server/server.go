@@ -66,10 +66,36 @@ type Server struct {
 	httpSrv   *http.Server
 }
 
-// New opens the data directory and binds the listeners; Run serves.
+// PrepareDataDir creates the data directory with mode 0700, or takes group
+// and other access away from an existing one, saying so: it holds password
+// hashes, sessions and every stored value. Everything Peregrine creates
+// inside is owner-only as well (0700 directories, 0600 files), whatever
+// the umask.
+func PrepareDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create data directory %s (set data_dir): %w", dir, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot use data directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("data directory %s is not a directory (set data_dir)", dir)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("data directory %s is mode %#o, open to other users, and cannot be made 0700: %w (run `chmod 700 %s` as its owner)", dir, perm, err, dir)
+		}
+		log.Warn("data directory was open to other users; made it owner-only", "dir", dir, "mode_was", fmt.Sprintf("%#o", perm), "mode", "0700")
+	}
+	return nil
+}
+
+// New opens the data directory, restores state and writes the first API
+// credentials, and only then binds the listeners; Run serves.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return nil, fmt.Errorf("cannot create data directory %s (set data_dir): %w", cfg.DataDir, err)
+	if err := PrepareDataDir(cfg.DataDir, log); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry()}
 	ok := false
@@ -103,6 +129,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	default:
 		return nil, fmt.Errorf("unknown history.store %q", cfg.History.Store)
 	}
+	// pipeline.Options.OnCommit is where trigger evaluation will attach
+	// (once per stored batch); no stage consumes committed values yet.
 	s.Pipeline, err = pipeline.New(pipeline.Options{
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
@@ -117,6 +145,36 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
+	s.Housekeep, err = housekeep.New(housekeep.Options{
+		Store:         s.Store,
+		Retention:     s.retention,
+		FlushInterval: cfg.History.FlushInterval.Std(),
+		MaxHeadValues: cfg.History.MaxHeadValues,
+		CheckInterval: cfg.History.RetentionCheck.Std(),
+		Metrics:       s.Metrics,
+		Logger:        log.With("component", "housekeep"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The first API credentials exist before any port is bound: from the
+	// moment the kernel accepts a connection, an operator may try to log
+	// in, and must find the admin-password file already there.
+	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
+	if err != nil {
+		return nil, err
+	}
+	pwPath := filepath.Join(cfg.DataDir, "admin-password")
+	created, err := s.authStore.EnsureAdmin(ctx, pwPath)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the first API user: %w", err)
+	}
+	if created {
+		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
+	}
+	// Listeners last: binding makes the ports accept connections (into
+	// the kernel's queue) before Serve, so everything a request needs is
+	// ready first.
 	s.Trapper, err = ingest.New(ingest.Options{
 		Listen:           cfg.Trapper.Listen,
 		MaxConnections:   cfg.Trapper.MaxConnections,
@@ -139,18 +197,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
-	if err != nil {
-		return nil, err
-	}
-	pwPath := filepath.Join(cfg.DataDir, "admin-password")
-	created, err := s.authStore.EnsureAdmin(ctx, pwPath)
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the first API user: %w", err)
-	}
-	if created {
-		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
-	}
 	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
 	if tr, ok := s.Store.(history.TrendReader); ok {
@@ -175,18 +221,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      5 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-	}
-	s.Housekeep, err = housekeep.New(housekeep.Options{
-		Store:         s.Store,
-		Retention:     s.retention,
-		FlushInterval: cfg.History.FlushInterval.Std(),
-		MaxHeadValues: cfg.History.MaxHeadValues,
-		CheckInterval: cfg.History.RetentionCheck.Std(),
-		Metrics:       s.Metrics,
-		Logger:        log.With("component", "housekeep"),
-	})
-	if err != nil {
-		return nil, err
 	}
 	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
 	ok = true
