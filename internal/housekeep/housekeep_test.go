@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,15 +19,52 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := checkNoLoops(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// checkNoLoops fails if a test left a housekeeping loop running.
+func checkNoLoops() error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		if !strings.Contains(string(buf), "housekeep.(*Housekeeper)") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("leaked housekeeping goroutines (a Run was not stopped):\n%s", buf)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // fakeStore records the housekeeping calls made on it.
 type fakeStore struct {
 	*memstore.Store
+	mu      sync.Mutex // the two loops call concurrently in Run
 	head    int64
 	calls   []string
 	failing map[string]bool // call name -> fail it
+	retains chan struct{}   // if set, signalled after each Compact
+}
+
+func (f *fakeStore) record(call string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	f.mu.Unlock()
 }
 
 func (f *fakeStore) fail(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.failing[name] {
 		return errors.New(name + " failed: disk full")
 	}
@@ -31,23 +72,29 @@ func (f *fakeStore) fail(name string) error {
 }
 
 func (f *fakeStore) Flush() error {
-	f.calls = append(f.calls, "flush")
+	f.record("flush")
 	if err := f.fail("flush"); err != nil {
 		return err
 	}
+	f.mu.Lock()
 	f.head = 0
+	f.mu.Unlock()
 	return nil
 }
 
-func (f *fakeStore) HeadValues() int64 { return f.head }
+func (f *fakeStore) HeadValues() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.head
+}
 
 func (f *fakeStore) DropBefore(cutoff int64) (int, error) {
-	f.calls = append(f.calls, fmt.Sprint("history<", cutoff))
+	f.record(fmt.Sprint("history<", cutoff))
 	return 2, f.fail("history")
 }
 
 func (f *fakeStore) DropTrendsBefore(cutoff int64) (int, error) {
-	f.calls = append(f.calls, fmt.Sprint("trends<", cutoff))
+	f.record(fmt.Sprint("trends<", cutoff))
 	return 1, f.fail("trends")
 }
 
@@ -56,7 +103,10 @@ func (f *fakeStore) Compact(_ context.Context, _ time.Time, retention history.Re
 	if retention != nil {
 		s, ok = retention(7)
 	}
-	f.calls = append(f.calls, fmt.Sprint("compact item7=", s, ok))
+	f.record(fmt.Sprint("compact item7=", s, ok))
+	if f.retains != nil {
+		f.retains <- struct{}{}
+	}
 	return 3, f.fail("compact")
 }
 
@@ -131,6 +181,29 @@ func TestRetentionRequiredForDroppingStore(t *testing.T) {
 	}
 	if _, err := New(Options{}); err == nil {
 		t.Fatal("New accepted no Store")
+	}
+}
+
+// Run makes the first retention pass at start and returns once its
+// context ends, its loops stopped (TestMain checks none is left).
+func TestRunRetainsAtStartAndStops(t *testing.T) {
+	f := &fakeStore{Store: memstore.New(), failing: map[string]bool{}, retains: make(chan struct{}, 1)}
+	h, err := New(Options{Store: f, FlushInterval: time.Hour, CheckInterval: time.Hour, Retention: func() Retention { return Retention{History: 60} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	<-f.retains // the pass at start, not after CheckInterval
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) != 2 || !strings.HasPrefix(f.calls[0], "history<") || !strings.HasPrefix(f.calls[1], "compact") {
+		t.Fatalf("calls %v, want one retention pass", f.calls)
 	}
 }
 
