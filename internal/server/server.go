@@ -235,7 +235,8 @@ func (s *Server) HTTPAddr() net.Addr { return s.httpLn.Addr() }
 
 // Run serves until ctx is done, then shuts down in order: the trapper
 // stops accepting and finishes its requests, the pipeline writes what it
-// holds, the store and catalog close.
+// holds while housekeeping finishes its current step, the store and
+// catalog close.
 func (s *Server) Run(ctx context.Context) error {
 	pctx, stopPipeline := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
