@@ -155,8 +155,8 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		fmt.Fprintf(stderr, "peregrine import: cannot create data directory: %v\n", err)
+	if err := server.PrepareDataDir(cfg.DataDir, server.NewLogger(cfg.Log, stderr)); err != nil {
+		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
 	cat, err := catalog.Open(ctx, catalog.Options{Path: server.CatalogPath(cfg.DataDir)})

@@ -16,10 +16,11 @@ import (
 )
 
 // Config is the whole server configuration. The YAML field names are the
-// documented ones; see docs/configuration.md and Default for the values
-// used when a field is absent.
+// documented ones: docs/configuration.md describes every field, its
+// default (Default) and its valid range (Validate); keep it in step.
 type Config struct {
-	// DataDir holds the catalog database and history files.
+	// DataDir holds the catalog and auth databases, the history files and
+	// the first admin password; the server keeps it owner-only.
 	DataDir  string         `yaml:"data_dir"`
 	Log      LogConfig      `yaml:"log"`
 	Trapper  TrapperConfig  `yaml:"trapper"`
@@ -102,8 +103,8 @@ type HistoryConfig struct {
 	// and the WAL replayed after a crash.
 	FlushInterval Duration `yaml:"flush_interval"`
 	MaxHeadValues int64    `yaml:"max_head_values"`
-	// RetentionCheck is how often partitions older than every item's
-	// history retention are dropped.
+	// RetentionCheck is how often the housekeeper drops partitions older
+	// than the longest item retention and compacts finished days.
 	RetentionCheck Duration `yaml:"retention_check"`
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,40 @@ func TestExampleFileIsDefaults(t *testing.T) {
 	}
 	if d := cmp.Diff(Default(), c); d != "" {
 		t.Fatalf("docs/peregrine.example.yaml differs from Default() (-default +file):\n%s", d)
+	}
+}
+
+// TestEveryFieldDocumented checks that docs/configuration.md names every
+// YAML field of Config by its full path, so that a new field cannot ship
+// undocumented.
+func TestEveryFieldDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(prefix+name+".", f.Type)
+				continue
+			}
+			paths = append(paths, prefix+name)
+		}
+	}
+	walk("", reflect.TypeOf(Config{}))
+	if len(paths) < 20 {
+		t.Fatalf("found only %d fields: %v", len(paths), paths)
+	}
+	for _, p := range paths {
+		if !strings.Contains(string(doc), "| `"+p+"` |") {
+			t.Errorf("docs/configuration.md has no table row for %s", p)
+		}
 	}
 }

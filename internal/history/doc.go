@@ -8,9 +8,18 @@
 // compute buckets next to its data, and Downsample, which falls back to
 // folding a Read for stores that do not.
 //
+// Optional interfaces (optional.go) cover what only some backends do:
+// TrendReader (hourly trends), Flusher (a buffered head written out in
+// bulk), Dropper (retention by whole partitions) and Compactor. Consumers
+// find them by type assertion on a Store, so that neither the API nor the
+// housekeeping stage knows a concrete backend.
+//
 // It owns no storage itself. Backends live in subpackages: memstore (in
-// memory, for tests and the first milestone), engine (the embedded
-// time-series store) and clickhouse.
+// memory, for tests and benchmarks; it implements none of the optional
+// interfaces) and engine (the embedded time-series store; it implements
+// all of them). historytest holds the contract suite every backend
+// passes. There is no ClickHouse backend yet; the optional interfaces are
+// shaped so that one can implement them.
 //
 // Concurrency: every Store method may be called from many goroutines at
 // once; the pipeline calls Write from one goroutine per shard.

@@ -16,8 +16,19 @@
 // without bound. Memory per shard is bounded by twice QueueValues (the
 // queue being filled plus the batch being written).
 //
+// Hook: Options.OnCommit (a CommitFunc) is called once per batch the store
+// accepted, before its submitters are acknowledged. It is how trigger
+// evaluation and other per-value consumers attach without this package
+// importing them; see CommitFunc for its contract.
+//
+// Restart: the per-item state lives in memory. Seed rebuilds it from the
+// store at start (the newest two values of each catalog item), so that
+// the API's last and previous values survive a restart.
+//
 // Concurrency: Submit may be called from any number of goroutines. The hot
-// path takes one short mutex per shard per submitted batch (not per
-// value); per-item state is written only by the owning shard goroutine and
-// read through Last under a per-shard read lock taken once per batch.
+// path is not lock-free: it takes each touched shard's queue mutex once
+// per submitted batch (not per value), and the shard goroutine takes its
+// state lock once per written batch to update the per-item state. Last
+// takes that lock shared for one map lookup. Seed writes the state under
+// the same lock and may run concurrently with commits.
 package pipeline

@@ -27,10 +27,32 @@ type Options struct {
 	MaxBatch int
 	// Store receives every value. Required.
 	Store history.Writer
+	// OnCommit, when set, is called after each batch the store accepted;
+	// see CommitFunc.
+	OnCommit CommitFunc
 	// Metrics receives the pipeline's counters; nil disables them.
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
 }
+
+// CommitFunc is the pipeline's one hook for its consumers (trigger
+// evaluation, item state): the wiring in server sets it, so that the
+// pipeline never imports what consumes it.
+//
+// It is called once per batch, not per value: by the shard goroutine that
+// wrote the batch, after Store.Write returned nil for it (the values are
+// as durable as the store promises) and after Last reflects it, and
+// before the batch's submitters are acknowledged, so that when Submit
+// returns nil the hook has seen every value it was given. Batches of one
+// shard arrive in commit order; different shards call it concurrently
+// with their own batches, and an item always belongs to the same shard.
+//
+// It MUST NOT block for long: the shard's next batch, and every sender
+// waiting on this one, wait for it; hand slow work to a queue of your
+// own. It MUST NOT keep samples or the slice after it returns: the shard
+// reuses the backing array. It MUST NOT call Submit (the shard would wait
+// for itself).
+type CommitFunc func(shard int, samples []history.Sample)
 
 // DefaultOptions returns the defaults for everything but Store.
 func DefaultOptions() Options {

@@ -116,6 +116,9 @@ func (s *shard) commit(batch []history.Sample, waiters []waiter) {
 		s.p.batches.Inc()
 		s.p.committed.Add(uint64(len(piece)))
 		s.updateState(piece)
+		if s.p.opts.OnCommit != nil {
+			s.p.opts.OnCommit(s.id, piece)
+		}
 		for w < len(waiters) && waiters[w].end <= end {
 			waiters[w].t.finish(nil)
 			w++
@@ -152,3 +155,32 @@ func (s *shard) last(item uint64) (last, prev history.Sample, ok bool) {
 	}
 	return st.last, st.prev, true
 }
+
+// seed merges stored values (newest first) into an item's state: the two
+// newest of the state's and the stored ones by time, the state's winning
+// on an equal timestamp (it was committed later, as the same write or a
+// replacement of it).
+func (s *shard) seed(newestFirst []history.Sample) {
+	item := newestFirst[0].ItemID
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	st := s.state[item]
+	if st == nil {
+		st = &itemState{}
+		s.state[item] = st
+	}
+	for i := len(newestFirst) - 1; i >= 0; i-- {
+		v := newestFirst[i]
+		switch {
+		case st.last.ItemID == 0:
+			st.last = v
+		case sameTime(&v, &st.last):
+		case st.last.Before(&v):
+			st.prev, st.last = st.last, v
+		case st.prev.ItemID == 0 || st.prev.Before(&v):
+			st.prev = v
+		}
+	}
+}
+
+func sameTime(a, b *history.Sample) bool { return a.Clock == b.Clock && a.NS == b.NS }

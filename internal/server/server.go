@@ -22,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -56,6 +57,7 @@ type Server struct {
 	Catalog   *catalog.Catalog
 	Store     history.Store
 	Pipeline  *pipeline.Pipeline
+	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
 	API       *api.Server
 	auth      api.Authenticator
@@ -64,10 +66,36 @@ type Server struct {
 	httpSrv   *http.Server
 }
 
-// New opens the data directory and binds the listeners; Run serves.
+// PrepareDataDir creates the data directory with mode 0700, or takes group
+// and other access away from an existing one, saying so: it holds password
+// hashes, sessions and every stored value. Everything Peregrine creates
+// inside is owner-only as well (0700 directories, 0600 files), whatever
+// the umask.
+func PrepareDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot create data directory %s (set data_dir): %w", dir, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot use data directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("data directory %s is not a directory (set data_dir)", dir)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("data directory %s is mode %#o, open to other users, and cannot be made 0700: %w (run `chmod 700 %s` as its owner)", dir, perm, err, dir)
+		}
+		log.Warn("data directory was open to other users; made it owner-only", "dir", dir, "mode_was", fmt.Sprintf("%#o", perm), "mode", "0700")
+	}
+	return nil
+}
+
+// New opens the data directory, restores state and writes the first API
+// credentials, and only then binds the listeners; Run serves.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return nil, fmt.Errorf("cannot create data directory %s (set data_dir): %w", cfg.DataDir, err)
+	if err := PrepareDataDir(cfg.DataDir, log); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry()}
 	ok := false
@@ -101,6 +129,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	default:
 		return nil, fmt.Errorf("unknown history.store %q", cfg.History.Store)
 	}
+	// pipeline.Options.OnCommit is where trigger evaluation will attach
+	// (once per stored batch); no stage consumes committed values yet.
 	s.Pipeline, err = pipeline.New(pipeline.Options{
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
@@ -112,6 +142,39 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	if err := s.seedLastValues(ctx); err != nil {
+		return nil, err
+	}
+	s.Housekeep, err = housekeep.New(housekeep.Options{
+		Store:         s.Store,
+		Retention:     s.retention,
+		FlushInterval: cfg.History.FlushInterval.Std(),
+		MaxHeadValues: cfg.History.MaxHeadValues,
+		CheckInterval: cfg.History.RetentionCheck.Std(),
+		Metrics:       s.Metrics,
+		Logger:        log.With("component", "housekeep"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The first API credentials exist before any port is bound: from the
+	// moment the kernel accepts a connection, an operator may try to log
+	// in, and must find the admin-password file already there.
+	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
+	if err != nil {
+		return nil, err
+	}
+	pwPath := filepath.Join(cfg.DataDir, "admin-password")
+	created, err := s.authStore.EnsureAdmin(ctx, pwPath)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the first API user: %w", err)
+	}
+	if created {
+		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
+	}
+	// Listeners last: binding makes the ports accept connections (into
+	// the kernel's queue) before Serve, so everything a request needs is
+	// ready first.
 	s.Trapper, err = ingest.New(ingest.Options{
 		Listen:           cfg.Trapper.Listen,
 		MaxConnections:   cfg.Trapper.MaxConnections,
@@ -134,22 +197,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
-	if err != nil {
-		return nil, err
-	}
-	pwPath := filepath.Join(cfg.DataDir, "admin-password")
-	created, err := s.authStore.EnsureAdmin(ctx, pwPath)
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the first API user: %w", err)
-	}
-	if created {
-		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
-	}
 	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
-	if eng, ok := s.Store.(*engine.Store); ok {
-		trends = engineTrends{eng}
+	if tr, ok := s.Store.(history.TrendReader); ok {
+		trends = apiTrends{tr}
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Accounts: authAdapter{s.authStore}, Ingest: s.Trapper, Last: s.Pipeline,
@@ -184,21 +235,16 @@ func (s *Server) HTTPAddr() net.Addr { return s.httpLn.Addr() }
 
 // Run serves until ctx is done, then shuts down in order: the trapper
 // stops accepting and finishes its requests, the pipeline writes what it
-// holds, the store and catalog close.
+// holds while housekeeping finishes its current step, the store and
+// catalog close.
 func (s *Server) Run(ctx context.Context) error {
 	pctx, stopPipeline := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	errc := make(chan error, 4)
 	wg.Add(1)
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
-	if eng, ok := s.Store.(*engine.Store); ok {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			eng.Run(pctx, engine.FlushPolicy{Interval: s.cfg.History.FlushInterval.Std(), MaxHeadValues: s.cfg.History.MaxHeadValues})
-		}()
-		go func() { defer wg.Done(); s.runRetention(pctx, eng) }()
-	}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -261,63 +307,57 @@ func (s *Server) closeAll() error {
 	return errors.Join(errs...)
 }
 
-// runRetention drops history partitions older than the longest history
-// retention of any item, and trend partitions older than the longest
-// trends retention: whole files, never rows. (Shorter per-item retention
-// is for compaction, which is not built yet.)
-func (s *Server) runRetention(ctx context.Context, eng *engine.Store) {
-	t := time.NewTicker(s.cfg.History.RetentionCheck.Std())
-	defer t.Stop()
-	for {
-		longest, longestTrends := int64(0), int64(0)
-		for _, h := range s.Catalog.Snapshot().Hosts() {
-			for _, it := range h.Items() {
-				longest = max(longest, it.HistorySeconds)
-				longestTrends = max(longestTrends, it.TrendsSeconds)
-			}
-		}
-		if longestTrends > 0 {
-			cutoff := time.Now().Unix() - longestTrends
-			if n, err := eng.DropTrendsBefore(cutoff); err != nil {
-				s.log.Error("trends retention: cannot drop partitions", "cutoff", cutoff, "err", err)
-			} else if n > 0 {
-				s.log.Info("trends retention dropped files", "files", n, "older_than", time.Unix(cutoff, 0).UTC())
-			}
-		}
-		// Compact finished days into day blocks, applying each item's own
-		// (shorter) retention on the way.
-		snap := s.Catalog.Snapshot()
-		if n, err := eng.Compact(ctx, time.Now(), func(id uint64) (int64, bool) {
-			if it := snap.Item(id); it != nil {
-				return it.HistorySeconds, true
-			}
-			return 0, false
-		}); err != nil {
-			s.log.Error("history compaction failed; the partitions stay as they are", "err", err)
-		} else if n > 0 {
-			s.log.Info("history compacted", "days", n)
-		}
-		if longest > 0 {
-			cutoff := time.Now().Unix() - longest
-			if n, err := eng.DropBefore(cutoff); err != nil {
-				s.log.Error("history retention: cannot drop partitions", "cutoff", cutoff, "err", err)
-			} else if n > 0 {
-				s.log.Info("history retention dropped blocks", "blocks", n, "older_than", time.Unix(cutoff, 0).UTC())
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// seedLastValues restores the pipeline's last and previous value of every
+// catalog item from the store, before anything listens, so that item.get
+// shows them from the first request after a restart. A failed read costs
+// that item its last value until new ones arrive, not the start: it is
+// logged, not returned; only cancellation is.
+func (s *Server) seedLastValues(ctx context.Context) error {
+	start := time.Now()
+	var items []uint64
+	for _, h := range s.Catalog.Snapshot().Hosts() {
+		for _, it := range h.Items() {
+			items = append(items, it.ID)
 		}
 	}
+	n, err := s.Pipeline.Seed(ctx, s.Store, items)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("start cancelled while restoring last values: %w", err)
+	case err != nil:
+		s.log.Error("cannot restore the last values of some items; item.get shows them once new values arrive", "items", len(items), "restored", n, "err", err)
+	default:
+		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
+	}
+	return nil
 }
 
-// engineTrends adapts the engine's trends to the API's view.
-type engineTrends struct{ eng *engine.Store }
+// retention is the catalog's retention now, for the housekeeper: the
+// longest history and trends retention of any item (whole partitions
+// older than that go) and each item's own (applied at compaction).
+func (s *Server) retention() housekeep.Retention {
+	snap := s.Catalog.Snapshot()
+	var r housekeep.Retention
+	for _, h := range snap.Hosts() {
+		for _, it := range h.Items() {
+			r.History = max(r.History, it.HistorySeconds)
+			r.Trends = max(r.Trends, it.TrendsSeconds)
+		}
+	}
+	r.Item = func(id uint64) (int64, bool) {
+		if it := snap.Item(id); it != nil {
+			return it.HistorySeconds, true
+		}
+		return 0, false
+	}
+	return r
+}
 
-func (e engineTrends) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]api.Trend, error) {
-	ts, err := e.eng.ReadTrends(ctx, item, from, till)
+// apiTrends adapts a store's trends to the API's view.
+type apiTrends struct{ tr history.TrendReader }
+
+func (a apiTrends) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]api.Trend, error) {
+	ts, err := a.tr.ReadTrends(ctx, item, from, till)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,9 @@ func DSN(path string, extra ...string) (string, error) {
 // in-memory state rather than the database, and every statement then sees
 // the connection's pragmas.
 func Open(ctx context.Context, path string, s Schema) (*sql.DB, error) {
+	if err := createOwnerOnly(path); err != nil {
+		return nil, fmt.Errorf("%s: cannot create database %s: %w", s.Kind, path, err)
+	}
 	name, err := DSN(path, s.Pragmas...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot resolve path %q: %w", s.Kind, path, err)
@@ -117,6 +120,23 @@ func Open(ctx context.Context, path string, s Schema) (*sql.DB, error) {
 		return nil, fmt.Errorf("%s: database %s: %w", s.Kind, path, err)
 	}
 	return db, nil
+}
+
+// createOwnerOnly creates path as an empty file of mode 0600 unless it
+// exists. SQLite would create a new database 0644 (its default, whatever
+// the umask lets through), and it gives the -wal and -shm files it creates
+// later the database file's own mode; an empty file is a valid new
+// database, so creating it first makes all three owner-only. The
+// databases hold password hashes, sessions and the whole configuration.
+func createOwnerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func initSchema(ctx context.Context, db *sql.DB, s Schema) error {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -157,5 +159,35 @@ func TestDSNEscapesPath(t *testing.T) {
 	}
 	if !strings.HasPrefix(dsn, "file:///tmp/a%3Fb%23c.db?") || !strings.Contains(dsn, "cache_size") || !strings.Contains(dsn, "_txlock=immediate") {
 		t.Fatalf("DSN %s", dsn)
+	}
+}
+
+// TestFilesOwnerOnly opens a new database under a umask of 0 and checks
+// that the database, its -wal and -shm files and the lock file are 0600.
+func TestFilesOwnerOnly(t *testing.T) {
+	old := syscall.Umask(0)
+	t.Cleanup(func() { syscall.Umask(old) })
+	path := filepath.Join(t.TempDir(), "x.db")
+	lock, err := Lock(path, "test database", errors.New("locked"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	db, err := open(t, path, schemaV(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO a VALUES ('x')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
+		st, err := os.Stat(path + suffix)
+		if err != nil {
+			t.Errorf("%s: %v", suffix, err)
+			continue
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("x.db%s: mode %v, want 0600", suffix, st.Mode().Perm())
+		}
 	}
 }

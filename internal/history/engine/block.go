@@ -142,11 +142,11 @@ func (w *blockWriter) write(path string) error {
 	binary.LittleEndian.PutUint32(foot[12:], crc32.Checksum(idx, castagnoli))
 	copy(foot[16:], footerMagic)
 	w.data.Write(foot[:])
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fileMode)
 	if err != nil {
 		return err
 	}

@@ -18,10 +18,6 @@ const DayPartition = 24 * time.Hour
 // one-minute data in one chunk compresses better than twelve 2-hour ones.
 const compactChunkValues = 2048
 
-// RetentionFunc returns an item's history retention in seconds (0 = keep
-// no history; ok false = unknown item, keep its data as is).
-type RetentionFunc func(item uint64) (seconds int64, ok bool)
-
 // Compact merges, for every day that ended before now, that day's 2-hour
 // blocks (and any earlier compaction of it) into one day block, and drops
 // the values older than each item's own retention on the way: shorter
@@ -31,7 +27,7 @@ type RetentionFunc func(item uint64) (seconds int64, ok bool)
 // It holds the flush lock, so that no flush allocates a sequence number
 // between the sources and the result: the compacted file must sort after
 // everything it replaces and before everything written after it.
-func (s *Store) Compact(ctx context.Context, now time.Time, retention RetentionFunc) (int, error) {
+func (s *Store) Compact(ctx context.Context, now time.Time, retention history.RetentionFunc) (int, error) {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	day := int64(DayPartition)
@@ -88,7 +84,7 @@ func (s *Store) Compact(ctx context.Context, now time.Time, retention RetentionF
 
 // retentionDrops reports, from the index alone, whether retention would
 // drop any value of b.
-func retentionDrops(b *block, now time.Time, retention RetentionFunc) bool {
+func retentionDrops(b *block, now time.Time, retention history.RetentionFunc) bool {
 	if retention == nil {
 		return false
 	}
@@ -101,7 +97,7 @@ func retentionDrops(b *block, now time.Time, retention RetentionFunc) bool {
 }
 
 // compactDay rewrites the blocks of one day (sorted by seq) as one file.
-func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention RetentionFunc) (bool, error) {
+func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention history.RetentionFunc) (bool, error) {
 	sort.Slice(sources, func(i, j int) bool { return sources[i].seq < sources[j].seq })
 	items := map[uint64]bool{}
 	for _, b := range sources {

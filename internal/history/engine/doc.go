@@ -29,11 +29,27 @@
 // segment (a crash in the middle of a write) is cut by the WAL; a record
 // that was acknowledged was fsynced and is therefore whole.
 //
-// Not yet here (tracked in issue 3): flushing the head into immutable
-// time-partitioned block files, WAL truncation after a flush, trends,
-// retention by dropping partitions, and compaction. Until then the WAL
-// and the head grow with the data written, and a restart replays
-// everything.
+// Blocks (flush.go, block.go; format in docs/format/blocks.md): Flush
+// swaps the head out, writes it into immutable block files, one per
+// 2-hour partition touched (history/blocks/p<S>/), and then removes the
+// WAL segments those blocks made unnecessary, so that a restart replays
+// only what was written since. Reads merge blocks, the head being flushed
+// and the head.
+//
+// Trends (trend.go): each flush also writes the hourly min/avg/max/count
+// of numeric items into day-partitioned trend files (history/trends/);
+// ReadTrends adds the hours still in the head.
+//
+// Retention and compaction (compact.go): DropBefore and DropTrendsBefore
+// remove whole partitions, never rows; Compact rewrites each finished
+// day's 2-hour blocks into one day block (d<S>/), dropping values older
+// than each item's own retention on the way. The engine does not decide
+// when: it implements history.Flusher, history.Dropper and
+// history.Compactor, and the housekeeping stage (internal/housekeep)
+// schedules them.
+//
+// Corrupt block files are moved to quarantine/ at open and counted, not
+// fatal: the rest of the history stays readable.
 //
 // Concurrency: all Store methods are safe for concurrent use. Items are
 // spread over lock stripes by id; a stripe lock is taken once per Write

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,8 @@ const stripes = 64
 
 // Options configures the engine.
 type Options struct {
-	// Dir holds the engine's files (wal/ now; blocks later).
+	// Dir holds the engine's files: wal/, blocks/, trends/ and
+	// quarantine/.
 	Dir string
 	// Sync is the WAL fsync policy: wal.SyncBatch (the default: a Write
 	// returns after the fsync that covers it) or wal.SyncInterval.
@@ -32,6 +34,15 @@ type Options struct {
 	ChunkValues int
 	Logger      *slog.Logger
 }
+
+// Modes of everything the engine creates: the history is the monitored
+// systems' data, for the server's user only (the WAL uses the same).
+// Explicit modes, not the umask's: with umask 0 a 0644 file is readable by
+// every local user.
+const (
+	dirMode  = 0o700
+	fileMode = 0o600
+)
 
 // DefaultChunkValues trades compression (longer chunks compress better)
 // against the cost of decoding a whole chunk for a short read.
@@ -72,7 +83,15 @@ type Store struct {
 	replayed atomic.Int64 // samples replayed at Open
 }
 
-var _ history.Store = (*Store)(nil)
+// The optional history interfaces the engine implements; the housekeeping
+// stage and the API find them by assertion on history.Store.
+var (
+	_ history.Store       = (*Store)(nil)
+	_ history.TrendReader = (*Store)(nil)
+	_ history.Flusher     = (*Store)(nil)
+	_ history.Dropper     = (*Store)(nil)
+	_ history.Compactor   = (*Store)(nil)
+)
 
 // Open opens the engine in opts.Dir, replaying the WAL into the head.
 func Open(opts Options) (*Store, error) {
@@ -84,6 +103,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.Dir, dirMode); err != nil {
+		return nil, fmt.Errorf("engine: cannot create %s: %w", opts.Dir, err)
 	}
 	s := &Store{opts: opts, nextSeq: 1, striper: history.NewStriper(stripes)}
 	for i := range s.stripes {

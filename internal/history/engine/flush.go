@@ -114,7 +114,7 @@ func (s *Store) writeBlockFile(w *blockWriter, root string, prefix byte, partiti
 func (s *Store) quarantine(path string, cause error) {
 	qdir := filepath.Join(s.opts.Dir, "quarantine")
 	dst := filepath.Join(qdir, strings.ReplaceAll(strings.TrimPrefix(path, s.blocksDir()+string(filepath.Separator)), string(filepath.Separator), "_"))
-	err := os.MkdirAll(qdir, 0o750)
+	err := os.MkdirAll(qdir, dirMode)
 	if err == nil {
 		err = os.Rename(path, dst)
 	}
@@ -338,6 +338,10 @@ func (s *Store) restore(taken map[uint64]*series) {
 	s.blocksMu.Unlock()
 }
 
+// HeadValues implements history.Flusher: the values applied since the
+// last flush, the measure a flush policy bounds.
+func (s *Store) HeadValues() int64 { return s.headValues.Load() }
+
 // DropBefore removes every partition that ends at or before cutoff (unix
 // seconds): whole directories, never rows. Readers that hold a dropped
 // block keep reading it until they release it.
@@ -369,39 +373,4 @@ func (s *Store) DropBefore(cutoff int64) (dropped int, err error) {
 		syncDir(s.blocksDir())
 	}
 	return len(drop), err
-}
-
-// FlushPolicy says when Run flushes the head: every Interval, or sooner
-// once the head holds MaxHeadValues values (which bounds its memory and
-// the WAL a restart replays).
-type FlushPolicy struct {
-	Interval      time.Duration
-	MaxHeadValues int64
-}
-
-// Run flushes the head by policy until ctx is done.
-func (s *Store) Run(ctx context.Context, p FlushPolicy) {
-	if p.Interval <= 0 {
-		p.Interval = 30 * time.Minute
-	}
-	if p.MaxHeadValues <= 0 {
-		p.MaxHeadValues = 20_000_000
-	}
-	t := time.NewTicker(min(time.Second, p.Interval/4))
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if now.Sub(last) < p.Interval && s.headValues.Load() < p.MaxHeadValues {
-				continue
-			}
-			last = now
-			if err := s.Flush(); err != nil {
-				s.opts.Logger.Error("history flush failed; the head keeps the values and the WAL is kept", "err", err)
-			}
-		}
-	}
 }

@@ -26,17 +26,13 @@ import (
 // TrendPartition is the time span of one trends partition.
 const TrendPartition = 24 * time.Hour
 
-// Trend is one hour of one item.
-type Trend struct {
-	Clock         int64 // start of the hour, unix seconds
-	Num           int64
-	Min, Max, Sum float64
-}
+// Trend is one hour of one item; the type is history's, so that the API
+// reads trends through history.TrendReader without knowing the engine.
+type Trend = history.Trend
 
-// Avg is the hour's mean.
-func (t Trend) Avg() float64 { return t.Sum / float64(t.Num) }
-
-func (t *Trend) add(o Trend) {
+// addTrend folds o into t (a method cannot be declared on history's type
+// here).
+func addTrend(t *Trend, o Trend) {
 	if t.Num == 0 {
 		*t = o
 		return
@@ -56,7 +52,7 @@ func hourly(vt history.ValueType, b *buf) []Trend {
 		}
 		h := floorDiv(b.ts[i], 3600e9) * 3600
 		if n := len(out); n > 0 && out[n-1].Clock == h {
-			out[n-1].add(Trend{Clock: h, Num: 1, Min: v, Max: v, Sum: v})
+			addTrend(&out[n-1], Trend{Clock: h, Num: 1, Min: v, Max: v, Sum: v})
 			continue
 		}
 		out = append(out, Trend{Clock: h, Num: 1, Min: v, Max: v, Sum: v})
@@ -156,7 +152,7 @@ func (s *Store) ReadTrends(ctx context.Context, item uint64, from, till int64) (
 			return
 		}
 		if cur := byHour[t.Clock]; cur != nil {
-			cur.add(t)
+			addTrend(cur, t)
 		} else {
 			c := t
 			byHour[t.Clock] = &c

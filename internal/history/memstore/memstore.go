@@ -166,7 +166,14 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		return history.ErrClosed
 	}
 	st := &s.stripes[stripeOf(q.ItemID)]
-	buf := make([]history.Sample, 0, readChunk)
+	// A limited read copies no more than it may send: the newest one or
+	// two values of many items (lastvalue) would otherwise allocate a
+	// whole chunk each.
+	chunk := readChunk
+	if q.Limit > 0 && q.Limit < chunk {
+		chunk = q.Limit
+	}
+	buf := make([]history.Sample, 0, chunk)
 	sent := 0
 	// Position by timestamp rather than index, so that writes between
 	// chunks (which may insert before the cursor) neither repeat nor skip
@@ -183,9 +190,9 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 			i := sort.Search(len(ts), func(k int) bool { return ts[k] >= lo })
 			j := sort.Search(len(ts), func(k int) bool { return ts[k] >= hi })
 			if q.Desc {
-				i = max(i, j-readChunk)
+				i = max(i, j-chunk)
 			} else {
-				j = min(j, i+readChunk)
+				j = min(j, i+chunk)
 			}
 			for k := i; k < j; k++ {
 				buf = append(buf, history.Sample{})
@@ -217,7 +224,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 			}
 			hi = tsOf(&buf[0])
 		}
-		if len(buf) < readChunk {
+		if len(buf) < chunk {
 			return nil
 		}
 	}

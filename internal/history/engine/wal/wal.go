@@ -218,7 +218,8 @@ func Open(opts Options) (*WAL, error) {
 		flusherDone: make(chan struct{}),
 	}
 	w.space.L = &w.mu
-	if err := w.fs.MkdirAll(opts.Dir, 0o755); err != nil {
+	// Owner-only, whatever the umask: segments hold every value written.
+	if err := w.fs.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("wal: cannot create directory %s: %w", opts.Dir, err)
 	}
 	// Make the directory itself durable, in case MkdirAll created it.
@@ -264,7 +265,7 @@ func (w *WAL) startSegment(idx int) error {
 // it cannot vanish with the entry.
 func (w *WAL) createSegment(idx int) (File, error) {
 	path := segmentPath(w.opts.Dir, idx)
-	f, err := w.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := w.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("wal: cannot create segment: %w", err)
 	}
