@@ -89,8 +89,6 @@ type template struct {
 	ends    []int
 }
 
-const nsDigits = 9
-
 func encodeTemplates(items ItemSet, per, ns int) []template {
 	var out []template
 	var cur *template
@@ -401,4 +399,25 @@ func parseReply(reply []byte, n int) (processed, failed int64, err error) {
 		return nums[0], nums[1], fmt.Errorf("reply counts total %d, the frame had %d values", nums[2], n)
 	}
 	return nums[0], nums[1], nil
+}
+
+// rateLimiter paces offered values to a rate shared by all connections:
+// the n-th value is not offered before start + n/rate.
+type rateLimiter struct {
+	mu    sync.Mutex
+	rate  float64
+	start time.Time
+	sent  float64
+}
+
+func newRateLimiter(rate float64) *rateLimiter { return &rateLimiter{rate: rate, start: time.Now()} }
+
+func (r *rateLimiter) wait(n int) {
+	r.mu.Lock()
+	r.sent += float64(n)
+	due := r.start.Add(time.Duration(r.sent / r.rate * float64(time.Second)))
+	r.mu.Unlock()
+	if d := time.Until(due); d > 0 {
+		time.Sleep(d)
+	}
 }
