@@ -31,17 +31,29 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
+// load is what the flags describe: the items, how they are sent, and for
+// how long. The sending itself is bench.Sender, the same generator
+// `peregrine bench` uses.
+type load struct {
+	layout     bench.Layout
+	sender     bench.Sender
+	packet     int
+	duration   time.Duration
+	rate       float64
+	persistent bool
+}
+
 func main() {
-	var l bench.TrapperLoad
-	flag.StringVar(&l.Addr, "addr", "127.0.0.1:10051", "trapper address (ignored with -serve)")
-	flag.IntVar(&l.Hosts, "hosts", 100, "hosts")
-	flag.IntVar(&l.ItemsPerHost, "items-per-host", 1000, "trapper items per host")
-	flag.IntVar(&l.PacketValues, "packet", 1000, "values per frame (zabbix_sender uses 250)")
-	flag.IntVar(&l.Senders, "senders", 8, "concurrent senders")
-	flag.DurationVar(&l.Duration, "duration", 20*time.Second, "how long to send")
-	flag.Float64Var(&l.Rate, "rate", 0, "offered values per second (0 = as fast as possible)")
-	flag.BoolVar(&l.Persistent, "persistent", true, "keep connections open between frames")
-	flag.BoolVar(&l.Compress, "compress", false, "zlib-compress frames")
+	l := load{layout: bench.Layout{Group: "Bench", HostPrefix: "bench-host-", KeyPrefix: "bench.item."}}
+	flag.StringVar(&l.sender.Addr, "addr", "127.0.0.1:10051", "trapper address (ignored with -serve)")
+	flag.IntVar(&l.layout.Hosts, "hosts", 100, "hosts")
+	flag.IntVar(&l.layout.ItemsPerHost, "items-per-host", 1000, "trapper items per host")
+	flag.IntVar(&l.packet, "packet", 1000, "values per frame (zabbix_sender uses 250)")
+	flag.IntVar(&l.sender.Conns, "senders", 8, "concurrent connections")
+	flag.DurationVar(&l.duration, "duration", 20*time.Second, "how long to send")
+	flag.Float64Var(&l.rate, "rate", 0, "offered values per second (0 = as fast as possible)")
+	flag.BoolVar(&l.persistent, "persistent", true, "keep connections open between frames")
+	flag.BoolVar(&l.sender.Compress, "compress", false, "zlib-compress frames")
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
@@ -54,8 +66,51 @@ func main() {
 	}
 }
 
-func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace, historyYAML string) error {
+// plan is one value per item per round for the load's duration, clocks
+// starting a day ago (inside every retention, older than live data).
+func (l *load) plan(now time.Time) (bench.SendPlan, error) {
+	if l.layout.Hosts <= 0 || l.layout.ItemsPerHost <= 0 {
+		return bench.SendPlan{}, fmt.Errorf("-hosts and -items-per-host must be positive, not %d and %d", l.layout.Hosts, l.layout.ItemsPerHost)
+	}
+	if l.duration <= 0 {
+		return bench.SendPlan{}, fmt.Errorf("-duration must be positive, not %s", l.duration)
+	}
+	return bench.SendPlan{
+		Items:        l.layout.ItemSet(l.layout.Hosts),
+		PacketValues: l.packet,
+		StartClock:   now.Add(-24 * time.Hour).Unix(),
+		Duration:     l.duration,
+		Rate:         l.rate,
+	}, nil
+}
+
+// catalogSpec creates the layout's hosts and float trapper items directly
+// in a catalog file, for a server that is not running yet.
+func catalogSpec(lay bench.Layout) catalog.Spec {
+	spec := catalog.Spec{Groups: []catalog.GroupSpec{{Name: lay.Group}}}
+	for h := 0; h < lay.Hosts; h++ {
+		hs := catalog.HostSpec{Host: lay.HostName(h), Groups: []string{lay.Group}}
+		hs.Items = make([]catalog.ItemSpec, lay.ItemsPerHost)
+		for i := range hs.Items {
+			hs.Items[i] = catalog.ItemSpec{Key: lay.Key(i), ValueType: "float"}
+		}
+		spec.Hosts = append(spec.Hosts, hs)
+	}
+	return spec
+}
+
+func run(l *load, serveBin string, shards int, profile, trace, historyYAML string) error {
 	ctx := context.Background()
+	plan, err := l.plan(time.Now())
+	if err != nil {
+		return err
+	}
+	// Each frame's reply is checked either way; "no" opens a connection
+	// per frame as zabbix_sender does.
+	l.sender.Persistent = "no"
+	if l.persistent {
+		l.sender.Persistent = "yes"
+	}
 	var child *exec.Cmd
 	var metricsURL string
 	if serveBin != "" {
@@ -69,11 +124,12 @@ func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace, hist
 		if err != nil {
 			return err
 		}
-		if _, err := cat.Apply(ctx, l.CatalogSpec()); err != nil {
+		if _, err := cat.Apply(ctx, catalogSpec(l.layout)); err != nil {
+			cat.Close()
 			return err
 		}
 		cat.Close()
-		fmt.Printf("catalog: %d items written in %.1fs\n", l.Hosts*l.ItemsPerHost, time.Since(t0).Seconds())
+		fmt.Printf("catalog: %d items written in %.1fs\n", plan.Items.Len(), time.Since(t0).Seconds())
 		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\n  pprof: true\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
 		if historyYAML != "" {
 			cfg += "history:\n"
@@ -101,20 +157,20 @@ func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace, hist
 		if err != nil {
 			return err
 		}
-		l.Addr, metricsURL = trapper, "http://"+httpAddr+"/metrics"
+		l.sender.Addr, metricsURL = trapper, "http://"+httpAddr+"/metrics"
 	}
 
-	var selfBefore, childBefore time.Duration
-	selfBefore = selfCPU()
+	var server bench.ServerCPU
 	if child != nil {
-		childBefore = procCPU(child.Process.Pid)
+		server.PIDs = []int{child.Process.Pid}
 	}
-	fmt.Printf("load: %d items, %d values/frame, %d senders, persistent=%v, compress=%v, rate=%.0f, %s\n",
-		l.Hosts*l.ItemsPerHost, l.PacketValues, l.Senders, l.Persistent, l.Compress, l.Rate, l.Duration)
+	selfBefore, serverBefore := bench.SelfCPU(), server.Sample()
+	fmt.Printf("load: %d items, %d values/frame, %d connections, persistent=%s, compress=%v, rate=%.0f, %s\n",
+		plan.Items.Len(), l.packet, l.sender.Conns, l.sender.Persistent, l.sender.Compress, l.rate, l.duration)
 	profDone := make(chan error, 1)
 	if profile != "" && metricsURL != "" {
 		go func() {
-			secs := max(1, int(l.Duration.Seconds())-2)
+			secs := max(1, int(l.duration.Seconds())-2)
 			profDone <- fetchTo(strings.TrimSuffix(metricsURL, "/metrics")+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), profile)
 		}()
 	} else if trace != "" && metricsURL != "" {
@@ -125,24 +181,25 @@ func run(l *bench.TrapperLoad, serveBin string, shards int, profile, trace, hist
 	} else {
 		profDone <- nil
 	}
-	res, err := l.Run(ctx)
+	res, err := l.sender.Send(ctx, plan, nil)
 	if perr := <-profDone; perr != nil {
 		fmt.Fprintln(os.Stderr, "cpu profile:", perr)
 	}
 	if err != nil {
 		return err
 	}
-	genCPU := selfCPU() - selfBefore
-	fmt.Printf("sent %d values in %d frames over %.2fs: processed %d, failed %d, frame errors %d\n",
-		res.Sent, res.Frames, res.Elapsed.Seconds(), res.Processed, res.Failed, res.Errors)
-	fmt.Printf("throughput: %.0f values/s processed (acknowledged after the store accepted them)\n", res.ValuesPerSecond())
-	fmt.Printf("generator CPU: %.2fs (%.0f%% of one core)\n", genCPU.Seconds(), 100*genCPU.Seconds()/res.Elapsed.Seconds())
+	genCPU := bench.SelfCPU() - selfBefore
+	el := res.Elapsed.Seconds()
+	fmt.Printf("sent %d values in %d frames over %.2fs: processed %d, failed %d, frame errors %d, reconnects %d\n",
+		res.Sent, res.Frames, el, res.Processed, res.Failed, res.Errors, res.Reconnect)
+	fmt.Printf("throughput: %.0f values/s processed (acknowledged after the store accepted them)\n", float64(res.Processed)/el)
+	fmt.Printf("generator CPU: %.2fs (%.0f%% of one core)\n", genCPU.Seconds(), 100*genCPU.Seconds()/el)
 	if res.FirstErr != nil {
 		fmt.Printf("first error: %v\n", res.FirstErr)
 	}
 	if child != nil {
-		srvCPU := procCPU(child.Process.Pid) - childBefore
-		fmt.Printf("server CPU: %.2fs (%.0f%% of one core), %.2f µs per value\n", srvCPU.Seconds(), 100*srvCPU.Seconds()/res.Elapsed.Seconds(), 1e6*srvCPU.Seconds()/float64(max(res.Processed, 1)))
+		srvCPU := server.Sample() - serverBefore
+		fmt.Printf("server CPU: %.2fs (%.0f%% of one core), %.2f µs per value\n", srvCPU.Seconds(), 100*srvCPU.Seconds()/el, 1e6*srvCPU.Seconds()/float64(max(res.Processed, 1)))
 		m, err := scrape(metricsURL)
 		if err != nil {
 			return err
@@ -212,25 +269,6 @@ func scrape(url string) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procCPU reads utime+stime of pid from /proc (clock ticks of 10 ms).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func fetchTo(url, path string) error {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
@@ -51,17 +51,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, maxRows int) *fixture {
 	t.Helper()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	_, err = cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
 		{Key: "f1", ValueType: "float"}, {Key: "f2", ValueType: "float"}, {Key: "u1", ValueType: "unsigned"}, {Key: "s1", ValueType: "character"},
 	}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := memstore.New()
 	snap := cat.Snapshot()
 	f1, f2, u1, s1 := snap.Lookup("h1", "f1").ID, snap.Lookup("h1", "f2").ID, snap.Lookup("h1", "u1").ID, snap.Lookup("h1", "s1").ID

@@ -1,16 +1,15 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
 
@@ -19,11 +18,6 @@ import (
 // BenchmarkItemGet lists 100k items (100 hosts × 1,000) with item.get over
 // HTTP, as a dashboard's item picker does.
 func BenchmarkItemGet(b *testing.B) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(b.TempDir(), "c.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
 	var spec catalog.Spec
 	for h := 0; h < 100; h++ {
 		hs := catalog.HostSpec{Host: "host-" + strconv.Itoa(h), Groups: []string{"G"}}
@@ -32,9 +26,7 @@ func BenchmarkItemGet(b *testing.B) {
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		b.Fatal(err)
-	}
+	cat := catalogtest.Open(b, spec)
 	srv := httptest.NewServer(New(Options{Catalog: cat, History: memstore.New(), Auth: &fakeAuth{sessions: map[string]User{"t": {ID: 1, Role: RoleUser}}}}).Handler())
 	defer srv.Close()
 	body := `{"jsonrpc":"2.0","method":"item.get","params":{"output":["name","key_","value_type","hostid","status","state","units","delay"],"webitems":true,"filter":{"value_type":[0,3]}},"id":1,"auth":"t"}`

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
 
@@ -25,11 +24,7 @@ type writeFixture struct {
 
 func newWriteFixture(t testing.TB) *writeFixture {
 	t.Helper()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
+	cat := catalogtest.Open(t, catalog.Spec{})
 	api := New(Options{Catalog: cat, History: memstore.New(), MaxBodyBytes: 64 << 20, Auth: &fakeAuth{sessions: map[string]User{
 		"super": {ID: 1, Username: "Admin", Role: RoleSuperAdmin},
 		"admin": {ID: 2, Username: "admin", Role: RoleAdmin},

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -104,14 +104,7 @@ func TestHistoryDownsampleErrors(t *testing.T) {
 // the engine (blocks, head and late values, through its own Downsampler)
 // and from memstore, and expects byte-identical responses.
 func TestHistoryDownsampleEngineMatchesMemstore(t *testing.T) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{{Key: "f", ValueType: "float"}, {Key: "u", ValueType: "unsigned"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{{Key: "f", ValueType: "float"}, {Key: "u", ValueType: "unsigned"}}}}})
 	fid, uid := cat.Snapshot().Lookup("h", "f").ID, cat.Snapshot().Lookup("h", "u").ID
 	eng, err := engine.Open(engine.Options{Dir: t.TempDir(), Sync: wal.SyncNever, ChunkValues: 64})
 	if err != nil {

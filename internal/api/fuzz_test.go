@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
@@ -18,16 +18,9 @@ import (
 // nothing, for notifications only), and every response object must hold
 // a result or an error.
 func FuzzRequest(f *testing.F) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(f.TempDir(), "c.db")})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
+	cat := catalogtest.Open(f, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
 		{Key: "f1", ValueType: "float"}, {Key: "s1", ValueType: "character"},
-	}}}}); err != nil {
-		f.Fatal(err)
-	}
+	}}}})
 	st := memstore.New()
 	id := cat.Snapshot().Lookup("h1", "f1").ID
 	for i := 0; i < 50; i++ {

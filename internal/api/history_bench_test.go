@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -30,14 +30,7 @@ const benchStart = 1_600_000_000
 // blocks as the server leaves data older than a day. It returns the URL
 // and the item id.
 func historyBenchServer(b *testing.B, n int) (string, uint64) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(b.TempDir(), "c.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cat.Close() })
-	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{{Key: "f", ValueType: "float"}}}}}); err != nil {
-		b.Fatal(err)
-	}
+	cat := catalogtest.Open(b, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{{Key: "f", ValueType: "float"}}}}})
 	id := cat.Snapshot().Lookup("h", "f").ID
 	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
 	if err != nil {

@@ -3,13 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
@@ -112,12 +112,7 @@ func (f fakeLast) Last(item uint64) (last, prev history.Sample, ok bool) {
 // byte for byte what the map-based getter answered, for every get
 // parameter.
 func TestItemGetMatchesObjects(t *testing.T) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	_, err = cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{
 		{Host: "h1", Name: `Host "one" <&>`, Groups: []string{"G1"}, Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float", Units: "B"}, {Key: "u1", ValueType: "unsigned", Name: "load x"},
 			{Key: `s["a b",c]`, ValueType: "character", Name: "Ünïcode \u2028 name"}, {Key: "k10", Type: "zabbix_agent", Delay: "10s", Status: "disabled"},
@@ -127,9 +122,6 @@ func TestItemGetMatchesObjects(t *testing.T) {
 			{Key: "f1", ValueType: "float"}, {Key: "text", ValueType: "text", Name: "lo"}, {Key: "x.log", ValueType: "log"},
 		}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	snap := cat.Snapshot()
 	h1, h2 := snap.Host("h1"), snap.Host("h2")
 	lv := fakeLast{

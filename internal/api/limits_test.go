@@ -5,12 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -26,14 +26,7 @@ func (stuckReader) Read(ctx context.Context, _ history.Query, _ func(*history.Sa
 // TestRequestTimeout: a history.get whose read outlives api.timeout is
 // cut off with an error, and the server answers the next request.
 func TestRequestTimeout(t *testing.T) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Items: []catalog.ItemSpec{{Key: "f1"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Items: []catalog.ItemSpec{{Key: "f1"}}}}})
 	srv := httptest.NewServer(New(Options{Catalog: cat, History: stuckReader{}, Timeout: 100 * time.Millisecond,
 		Auth: &fakeAuth{sessions: map[string]User{"tok": {ID: 1, Username: "Admin", Role: RoleSuperAdmin}}}}).Handler())
 	defer srv.Close()

@@ -6,14 +6,15 @@
 //
 // What it owns:
 //
-//   - Sender (sender.go): a compliant Zabbix sender. Every frame is one
+//   - Sender (sender.go): the one load generator, a compliant Zabbix
+//     sender used by every scenario and by cmd/loadgen. Every frame is one
 //     "sender data" request answered by one reply whose
 //     "processed: N; failed: M; total: T" is checked against the frame.
 //     Frames are encoded once per plan; per round only the fixed-width
 //     clock digits are rewritten, so the generator's CPU goes to the
 //     socket. Connections are kept across frames until the server closes
-//     them after a reply (Zabbix 6.0 does; Peregrine does not).
-//     TrapperLoad (loadgen.go) is the older generator behind cmd/loadgen.
+//     them after a reply (Zabbix 6.0 does; Peregrine does not). A plan
+//     may be paced to a rate shared by all connections.
 //   - APIClient and Provision (api.go, target.go): hostgroup.create,
 //     host.create, item.create (type 2 trapper, value type float) in
 //     batches, reusing what exists, then a probe until the trapper accepts

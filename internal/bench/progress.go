@@ -16,8 +16,6 @@ type Progress struct {
 	w    io.Writer
 	live bool // a terminal: redraw one line; otherwise print a line every 10 s
 	mu   sync.Mutex
-	stop chan struct{}
-	done chan struct{}
 	last int // length of the last line, to blank it
 }
 

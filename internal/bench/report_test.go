@@ -305,3 +305,28 @@ func TestCPUDiscovery(t *testing.T) {
 		t.Errorf("%+v", mach)
 	}
 }
+
+// A trapper that refuses connections: every frame fails with an error
+// naming the address, none counts as sent, and the send still ends when
+// its units are used up.
+func TestSenderRefusedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connect is refused
+	s := Sender{Addr: addr, Conns: 2, Persistent: "yes", Timeout: 5 * time.Second}
+	items := ItemSet{Hosts: []string{"h"}, Keys: []string{"a", "b", "c"}}
+	res, err := s.Send(t.Context(), SendPlan{Items: items, PacketValues: 2, Rounds: 3, StartClock: 1700000000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 rounds of 2 frames each.
+	if res.Errors != 6 || res.Sent != 0 || res.Frames != 0 {
+		t.Errorf("%+v", res)
+	}
+	if res.FirstErr == nil || !strings.Contains(res.FirstErr.Error(), "cannot connect to the trapper at "+addr) {
+		t.Errorf("first error %v does not name the address", res.FirstErr)
+	}
+}

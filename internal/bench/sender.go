@@ -89,8 +89,6 @@ type template struct {
 	ends    []int
 }
 
-const nsDigits = 9
-
 func encodeTemplates(items ItemSet, per, ns int) []template {
 	var out []template
 	var cur *template
@@ -269,6 +267,16 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 				}
 				if err != nil {
 					fail(err)
+					if cn.dialFailed {
+						// A server that refuses connections would
+						// otherwise turn this loop into a connect()
+						// spin counting millions of errors.
+						select {
+						case <-time.After(dialBackoff):
+						case <-ctx.Done():
+							return
+						}
+					}
 					continue
 				}
 				frames.Add(1)
@@ -296,7 +304,13 @@ type senderConn struct {
 	rd       *zbx.Reader
 	used     bool // conn already carried a frame
 	frame    []byte
+	// dialFailed: the last exchange could not connect at all.
+	dialFailed bool
 }
+
+// dialBackoff is the pause after a failed connect before the connection
+// takes its next frame.
+const dialBackoff = 10 * time.Millisecond
 
 func (c *senderConn) close() {
 	if c.conn != nil {
@@ -308,7 +322,7 @@ func (c *senderConn) close() {
 func (c *senderConn) dial() error {
 	conn, err := net.DialTimeout("tcp", c.addr, c.timeout)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot connect to the trapper at %s: %w", c.addr, err)
 	}
 	c.conn, c.used = conn, false
 	if c.rd == nil {
@@ -329,9 +343,11 @@ func (c *senderConn) exchange(payload []byte, n int) (processed, failed int64, r
 		flags |= zbx.FlagCompressed
 	}
 	c.frame = zbx.AppendFrame(c.frame[:0], payload, flags)
+	c.dialFailed = false
 	for attempt := 0; ; attempt++ {
 		if c.conn == nil {
 			if err := c.dial(); err != nil {
+				c.dialFailed = true
 				return 0, 0, retried, err
 			}
 		}
@@ -401,4 +417,25 @@ func parseReply(reply []byte, n int) (processed, failed int64, err error) {
 		return nums[0], nums[1], fmt.Errorf("reply counts total %d, the frame had %d values", nums[2], n)
 	}
 	return nums[0], nums[1], nil
+}
+
+// rateLimiter paces offered values to a rate shared by all connections:
+// the n-th value is not offered before start + n/rate.
+type rateLimiter struct {
+	mu    sync.Mutex
+	rate  float64
+	start time.Time
+	sent  float64
+}
+
+func newRateLimiter(rate float64) *rateLimiter { return &rateLimiter{rate: rate, start: time.Now()} }
+
+func (r *rateLimiter) wait(n int) {
+	r.mu.Lock()
+	r.sent += float64(n)
+	due := r.start.Add(time.Duration(r.sent / r.rate * float64(time.Second)))
+	r.mu.Unlock()
+	if d := time.Until(due); d > 0 {
+		time.Sleep(d)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
@@ -30,14 +30,7 @@ func (d *discardSubmitter) Submit(v []history.Sample, _ *pipeline.Ticket) error 
 // handlerOnly builds a Server that is never Run: tests call handle directly.
 func handlerOnly(t testing.TB, spec catalog.Spec) (*Server, *discardSubmitter) {
 	t.Helper()
-	cat, err := catalog.Open(t.Context(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if _, err := cat.Apply(t.Context(), spec); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogtest.Open(t, spec)
 	d := &discardSubmitter{}
 	s, err := New(Options{Listen: "127.0.0.1:0", Catalog: cat, Pipeline: d})
 	if err != nil {

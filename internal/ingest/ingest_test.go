@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
@@ -76,13 +77,7 @@ func (s *syncBuffer) String() string {
 func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testServer {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(t.TempDir(), "catalog.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cat.Apply(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogtest.Open(t, spec)
 	ts := &testServer{store: memstore.New(), cat: cat, reg: selfmon.NewRegistry(), logs: &syncBuffer{}}
 	p, err := pipeline.New(pipeline.Options{Shards: 2, Store: ts.store, Metrics: ts.reg})
 	if err != nil {
@@ -110,7 +105,6 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 		<-tdone
 		p.Stop()
 		<-pdone
-		cat.Close()
 	})
 	return ts
 }

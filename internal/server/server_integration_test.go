@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
@@ -33,14 +34,7 @@ func startServer(t *testing.T, spec catalog.Spec) *Server {
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	ctx := context.Background()
-	cat, err := catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cat.Apply(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	cat.Close()
+	catalogtest.Write(t, CatalogPath(cfg.DataDir), spec)
 	s, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -85,13 +85,13 @@ func (p HashParams) withDefaults() HashParams {
 func (p HashParams) validate() error {
 	switch {
 	case p.Threads == 0:
-		return errors.New("Threads must be at least 1")
+		return errors.New("threads must be at least 1")
 	case p.Memory < 8*uint32(p.Threads):
-		return fmt.Errorf("Memory %d KiB is below the argon2 minimum of 8 KiB per thread (%d threads)", p.Memory, p.Threads)
+		return fmt.Errorf("memory %d KiB is below the argon2 minimum of 8 KiB per thread (%d threads)", p.Memory, p.Threads)
 	case p.Memory > maxHashMemory:
-		return fmt.Errorf("Memory %d KiB is above the limit of %d KiB", p.Memory, maxHashMemory)
+		return fmt.Errorf("memory %d KiB is above the limit of %d KiB", p.Memory, maxHashMemory)
 	case p.Time == 0 || p.Time > maxHashTime:
-		return fmt.Errorf("Time %d is outside 1..%d", p.Time, maxHashTime)
+		return fmt.Errorf("time %d is outside 1..%d", p.Time, maxHashTime)
 	}
 	return nil
 }
