@@ -9,6 +9,16 @@
 // wires. Responses of history methods are streamed from the store to the
 // socket, so memory does not grow with the row count.
 //
+// Batches: each call of a JSON-RPC batch is answered in order, its
+// response element written to the socket as it is produced (rows of a
+// history.get included), so a batch needs the memory of one call, not
+// the sum of its responses. A call without an id (a notification) runs
+// and gets no element; a batch of notifications only is answered with an
+// empty body. A call that fails gets its error object in its place; only
+// a store error in the middle of a streamed history.get cuts the
+// connection, as it does for a single call. A batch of more than
+// Options.MaxBatchCalls (api.max_batch_calls) calls is refused whole.
+//
 // Concurrency: the Handler serves requests concurrently; every
 // dependency is safe for concurrent use.
 package api
