@@ -9,6 +9,13 @@
 // wires. Responses of history methods are streamed from the store to the
 // socket, so memory does not grow with the row count.
 //
+// history.get and trend.get check their parameters as the Zabbix API's
+// input validator does (history_params.go): an unknown parameter, a null
+// "history", a negative or too large time, a mistyped value are refused
+// with code -32602 and Zabbix's text (`Invalid parameter "/": unexpected
+// parameter "xyz".`), never ignored. history.get's "filter" and "search"
+// select rows as they stream (rowmatch.go).
+//
 // Batches: each call of a JSON-RPC batch is answered in order, its
 // response element written to the socket as it is produced (rows of a
 // history.get included), so a batch needs the memory of one call, not
