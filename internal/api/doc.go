@@ -26,6 +26,13 @@
 // connection, as it does for a single call. A batch of more than
 // Options.MaxBatchCalls (api.max_batch_calls) calls is refused whole.
 //
+// Memory bound: answering a batch of four history.get calls of 2M rows
+// each (485 MB of JSON) raises the server's peak RSS by at most 64 MiB
+// over its RSS before the batch, whatever the number of calls or rows
+// (measured: +6 MB; gathering each element first cost +389 MB).
+// TestIntegrationBatchMemoryBounded in internal/server checks it against
+// `peregrine serve`.
+//
 // Concurrency: the Handler serves requests concurrently; every
 // dependency is safe for concurrent use.
 package api
