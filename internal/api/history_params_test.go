@@ -236,3 +236,51 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHistoryParams feeds arbitrary JSON to history.get's and trend.get's
+// parameter checks: they must not panic, must answer a -32602 error or
+// values inside the ranges they promise, and the same input must give
+// the same answer twice (no dependence on map order).
+func FuzzHistoryParams(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `[]`, `[1]`, `{"history":0,"itemids":["1",2],"time_from":"0","time_till":2147483647,"limit":"5"}`,
+		`{"history":null}`, `{"time_from":-1}`, `{"xyz":1,"abc":2}`, `{"filter":{"clock":[1,"2"],"value":1.5},"searchByAny":true}`,
+		`{"history":1,"search":{"value":["a*b"]},"searchWildcardsEnabled":true,"excludeSearch":1}`,
+		`{"output":["itemid","clock"],"sortfield":["clock","itemid"],"sortorder":["DESC"],"countOutput":0}`,
+		`{"history":2,"filter":{"source":"x","severity":[1]},"output":"extend","editable":false}`,
+		`{"itemids":"99999999999999999999","downsample":10,"output":["min","count"]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // the envelope decoder refuses it before the method runs
+		}
+		check := func(err error) {
+			if e, ok := err.(*Error); err != nil && (!ok || e.Code != codeParams || !strings.HasPrefix(e.Data, `Invalid parameter "/`)) {
+				t.Fatalf("%s: error %v is not a Zabbix parameter error", raw, err)
+			}
+		}
+		p, err := parseHistoryParams(raw)
+		p2, err2 := parseHistoryParams(raw)
+		if fmt.Sprint(err) != fmt.Sprint(err2) || (err == nil && fmt.Sprint(*p) != fmt.Sprint(*p2)) {
+			t.Fatalf("%s: two answers: %v / %v", raw, err, err2)
+		}
+		check(err)
+		if err == nil {
+			if p.History < 0 || p.History > 4 || (p.Limit.set && p.Limit.v < 1) ||
+				(p.TimeFrom.set && (p.TimeFrom.v < 0 || p.TimeFrom.v > 1<<31-1)) || (p.TimeTill.set && (p.TimeTill.v < 0 || p.TimeTill.v > 1<<31-1)) {
+				t.Fatalf("%s: accepted out of range: %+v", raw, *p)
+			}
+			if m := newRowMatcher(p); m != nil {
+				m.match(&history.Sample{Type: history.Log, S: "x"})
+				m.match(&history.Sample{Type: history.Uint, U: 1})
+			}
+		}
+		tp, err := parseTrendParams(raw)
+		check(err)
+		if err == nil && tp.Limit.set && tp.Limit.v < 1 {
+			t.Fatalf("%s: trend limit %d accepted", raw, tp.Limit.v)
+		}
+	})
+}
