@@ -70,6 +70,12 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	desc := len(p.SortOrder) > 0 && p.SortOrder[0] == "DESC"
 	byClock := slices.Contains(p.SortField, "clock")
 	match := newRowMatcher(p)
+	if p.Editable && c.user.Role < RoleAdmin {
+		// "editable": only items the caller may change, and a user below
+		// admin may change none (item.update needs RoleAdmin): no ids
+		// select nothing.
+		p.ItemIDs, p.HostIDs = nil, nil
+	}
 	if n, err := parseDownsample(p.Downsample); err != nil || n > 0 {
 		if err != nil {
 			return nil, err

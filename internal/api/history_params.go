@@ -385,8 +385,8 @@ type historyParams struct {
 	// ExcludeSearch and SearchWildcards shape Search (rowmatch.go).
 	ExcludeSearch   bool
 	SearchWildcards bool
-	// Editable asks for items the caller may write; Zabbix 6.0 accepts
-	// it on history.get. The permission filter applies it.
+	// Editable asks for the history of items the caller may change only
+	// (Zabbix 6.0 accepts it on history.get): none for a user below admin.
 	Editable    bool
 	Output      stringList
 	CountOutput bool

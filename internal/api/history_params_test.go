@@ -124,6 +124,17 @@ func TestHistoryParamsAccepted(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", c.params, len(got), c.rows)
 		}
 	}
+	// "editable": the read-only user may change no item, so sees none;
+	// the super admin may change all.
+	for _, c := range []struct {
+		auth string
+		rows int
+	}{{"ro", 0}, {"tok", 10}} {
+		got := f.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"history":0,"itemids":"%d","editable":true},"id":1,"auth":"%s"}`, f1, c.auth))
+		if n := strings.Count(got, `"itemid"`); n != c.rows {
+			t.Errorf("editable as %s: %d rows, want %d: %.200s", c.auth, n, c.rows, got)
+		}
+	}
 	// countOutput is a Zabbix "flag": any non-null value means true.
 	got := f.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"history":0,"itemids":"%d","countOutput":1},"id":1,"auth":"ro"}`, f1))
 	if got != `{"jsonrpc":"2.0","result":"10","id":1}` {
