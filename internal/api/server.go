@@ -224,7 +224,7 @@ func (s *Server) serveBatch(ctx context.Context, w *bufio.Writer, body []byte, b
 	open := false
 	var discard *bufio.Writer
 	for i, raw := range reqs {
-		reqs[i] = nil // the call's bytes are not needed once it is served
+		reqs[i] = nil // only raw holds the call now: freed once it is served
 		req, e := s.decode(raw)
 		out := w
 		if e == nil && !req.hasID {
