@@ -9,6 +9,30 @@
 // wires. Responses of history methods are streamed from the store to the
 // socket, so memory does not grow with the row count.
 //
+// history.get and trend.get check their parameters as the Zabbix API's
+// input validator does (history_params.go): an unknown parameter, a null
+// "history", a negative or too large time, a mistyped value are refused
+// with code -32602 and Zabbix's text (`Invalid parameter "/": unexpected
+// parameter "xyz".`), never ignored. history.get's "filter" and "search"
+// select rows as they stream (rowmatch.go).
+//
+// Batches: each call of a JSON-RPC batch is answered in order, its
+// response element written to the socket as it is produced (rows of a
+// history.get included), so a batch needs the memory of one call, not
+// the sum of its responses. A call without an id (a notification) runs
+// and gets no element; a batch of notifications only is answered with an
+// empty body. A call that fails gets its error object in its place; only
+// a store error in the middle of a streamed history.get cuts the
+// connection, as it does for a single call. A batch of more than
+// Options.MaxBatchCalls (api.max_batch_calls) calls is refused whole.
+//
+// Memory bound: answering a batch of four history.get calls of 2M rows
+// each (485 MB of JSON) raises the server's peak RSS by at most 64 MiB
+// over its RSS before the batch, whatever the number of calls or rows
+// (measured: +6 MB; gathering each element first cost +389 MB).
+// TestIntegrationBatchMemoryBounded in internal/server checks it against
+// `peregrine serve`.
+//
 // Concurrency: the Handler serves requests concurrently; every
 // dependency is safe for concurrent use.
 package api

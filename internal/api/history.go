@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
-	"encoding/json"
 	"iter"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -17,22 +17,6 @@ import (
 func (s *Server) registerHistory() {
 	s.methods["history.get"] = &method{role: RoleUser, stream: s.historyGet}
 	s.methods["trend.get"] = &method{role: RoleUser, stream: s.trendGet}
-}
-
-type historyParams struct {
-	History     *flexInt   `json:"history"`
-	ItemIDs     ids        `json:"itemids"`
-	HostIDs     ids        `json:"hostids"`
-	TimeFrom    flexInt    `json:"time_from"`
-	TimeTill    flexInt    `json:"time_till"`
-	SortField   stringList `json:"sortfield"`
-	SortOrder   stringList `json:"sortorder"`
-	Limit       flexInt    `json:"limit"`
-	Output      stringList `json:"output"`
-	CountOutput bool       `json:"countOutput"`
-	// Downsample is our extension: see downsample.go. Raw JSON so that a
-	// bad value gets an error naming the parameter.
-	Downsample json.RawMessage `json:"downsample"`
 }
 
 // selectItems resolves itemids/hostids to catalog items of value type vt
@@ -78,45 +62,28 @@ func containsID(l ids, id uint64) bool {
 }
 
 func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
-	var p historyParams
-	if err := decodeParams(c.params, &p); err != nil {
+	p, err := parseHistoryParams(c.params)
+	if err != nil {
 		return nil, err
 	}
-	vt := int64(history.Uint) // Zabbix's default "history" is 3
-	if p.History != nil && p.History.set {
-		vt = p.History.v
-	}
-	if vt < 0 || vt > 4 {
-		return nil, errParams(`Invalid parameter "/history": value must be one of 0, 1, 2, 3, 4.`)
-	}
-	desc := false
-	if len(p.SortOrder) > 0 {
-		switch p.SortOrder[0] {
-		case "ASC", "asc":
-		case "DESC", "desc":
-			desc = true
-		default:
-			return nil, errParams(`Invalid parameter "/sortorder": value must be one of ASC, DESC.`)
-		}
-	}
-	byClock := false
-	for _, f := range p.SortField {
-		switch f {
-		case "clock":
-			byClock = true
-		case "itemid", "ns":
-		default:
-			return nil, errParams(`Invalid parameter "/sortfield/1": value must be one of "itemid", "clock", "ns".`)
-		}
-	}
-	if p.Limit.set && p.Limit.v < 1 {
-		return nil, errParams(`Invalid parameter "/limit": value must be one of 1-%d.`, math.MaxInt32)
+	vt := p.History
+	desc := len(p.SortOrder) > 0 && p.SortOrder[0] == "DESC"
+	byClock := slices.Contains(p.SortField, "clock")
+	match := newRowMatcher(p)
+	if p.Editable && c.user.Role < RoleAdmin {
+		// "editable": only items the caller may change, and a user below
+		// admin may change none (item.update needs RoleAdmin): no ids
+		// select nothing.
+		p.ItemIDs, p.HostIDs = nil, nil
 	}
 	if n, err := parseDownsample(p.Downsample); err != nil || n > 0 {
 		if err != nil {
 			return nil, err
 		}
-		return s.historyDownsample(ctx, &p, vt, n, desc, byClock)
+		if match != nil {
+			return nil, errParams(`Invalid parameter "/downsample": cannot be used with "filter" or "search".`)
+		}
+		return s.historyDownsample(ctx, p, vt, n, desc, byClock)
 	}
 	from, till := int64(0), int64(math.MaxInt32)
 	if p.TimeFrom.set {
@@ -131,8 +98,12 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	if p.Limit.set {
 		limit = int(min(p.Limit.v, math.MaxInt32))
 	}
+	storeLimit := limit
+	if match != nil {
+		storeLimit = 0 // rows the filter drops do not count
+	}
 	q := func(id uint64) history.Query {
-		return history.Query{ItemID: id, From: from, Till: till, Desc: desc, Limit: limit}
+		return history.Query{ItemID: id, From: from, Till: till, Desc: desc, Limit: storeLimit}
 	}
 	// Without a limit, count first (stopping past the bound) so that a
 	// request for more than MaxRows gets a clear error instead of a
@@ -140,7 +111,10 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	if limit == 0 || limit > s.opts.MaxRows || p.CountOutput {
 		n := 0
 		for _, it := range items {
-			err := s.opts.History.Read(ctx, q(it.ID), func(*history.Sample) bool {
+			err := s.opts.History.Read(ctx, q(it.ID), func(v *history.Sample) bool {
+				if match != nil && !match.match(v) {
+					return true
+				}
 				n++
 				return p.CountOutput || n <= s.opts.MaxRows
 			})
@@ -165,6 +139,9 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 		rw := rowWriter{w: w, out: out, first: true}
 		sent := 0
 		emit := func(v *history.Sample) bool {
+			if match != nil && !match.match(v) {
+				return true
+			}
 			rw.row(v)
 			sent++
 			return limit == 0 || sent < limit
@@ -368,15 +345,8 @@ func appendZabbixFloat(b []byte, f float64) []byte {
 }
 
 func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
-	var p struct {
-		ItemIDs     ids        `json:"itemids"`
-		TimeFrom    flexInt    `json:"time_from"`
-		TimeTill    flexInt    `json:"time_till"`
-		Limit       flexInt    `json:"limit"`
-		Output      stringList `json:"output"`
-		CountOutput bool       `json:"countOutput"`
-	}
-	if err := decodeParams(c.params, &p); err != nil {
+	p, err := parseTrendParams(c.params)
+	if err != nil {
 		return nil, err
 	}
 	from, till := int64(0), int64(math.MaxInt32)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -84,6 +85,11 @@ type Options struct {
 	// 10,000,000); a request that would exceed it gets an error asking
 	// for a limit or a narrower range.
 	MaxRows int
+	// MaxBatchCalls bounds the calls of one JSON-RPC batch (default
+	// 1000); a longer batch is refused whole with an error naming the
+	// bound. Responses are streamed element by element, so the bound
+	// limits the work one request can ask for, not memory.
+	MaxBatchCalls int
 	// Timeout bounds one HTTP request (default 60 s).
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -123,6 +129,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 10_000_000
+	}
+	if opts.MaxBatchCalls <= 0 {
+		opts.MaxBatchCalls = 1000
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
@@ -172,63 +181,103 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
-		var reqs []json.RawMessage
-		if err := json.Unmarshal(body, &reqs); err != nil {
-			s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."})
-			return
-		}
-		if len(reqs) == 0 {
-			s.fail(bw, r.RemoteAddr, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`})
-			return
-		}
-		first := true
-		bw.WriteByte('[')
-		for _, raw := range reqs {
-			var buf bytes.Buffer
-			bb := bufio.NewWriter(&buf)
-			if s.one(ctx, raw, bearer, r.RemoteAddr, bb) {
-				bb.Flush()
-				if !first {
-					bw.WriteByte(',')
-				}
-				first = false
-				bw.Write(buf.Bytes())
-			}
-		}
-		bw.WriteByte(']')
+		s.serveBatch(ctx, bw, body, bearer, r.RemoteAddr)
 		return
 	}
-	s.one(ctx, body, bearer, r.RemoteAddr, bw)
-}
-
-// one serves one request into w and reports whether it wrote a response
-// (notifications, without an id, get none).
-func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *bufio.Writer) bool {
-	s.m.requests.Inc()
-	var req request
-	if err := json.Unmarshal(raw, &req); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": an array or object is expected.`})
-			return true
-		}
-		s.fail(w, remote, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."})
-		return true
+	req, e := s.decode(body)
+	if e != nil {
+		s.fail(bw, r.RemoteAddr, req.id(), e)
+		return
 	}
-	if e := req.validate(); e != nil {
-		s.fail(w, remote, req.id(), e)
-		return true
-	}
-	id := req.id()
 	if !req.hasID {
 		// A notification: run it, answer nothing (JSON-RPC 2.0).
-		defer w.Flush()
-		w = bufio.NewWriter(io.Discard)
+		s.serve(ctx, req, bearer, r.RemoteAddr, discardWriter())
+		return
 	}
+	s.serve(ctx, req, bearer, r.RemoteAddr, bw)
+}
+
+// serveBatch answers a JSON-RPC batch: one response element per call that
+// has an id (or could not be read), in call order, and no body at all when
+// every call is a notification. Each element is written straight to w as
+// it is produced (history.get rows included), never gathered first: a
+// batch of four 2M-row reads needs the memory of one row, not of the four
+// responses. Whether a call gets an element is known from its envelope
+// before it runs, so the separators can be written ahead of the element,
+// and an element that fails before its first byte (bad params, no
+// permission) gets its error object with the batch still valid JSON.
+func (s *Server) serveBatch(ctx context.Context, w *bufio.Writer, body []byte, bearer, remote string) {
+	var reqs []json.RawMessage
+	if err := json.Unmarshal(body, &reqs); err != nil {
+		s.fail(w, remote, []byte("null"), &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."})
+		return
+	}
+	if len(reqs) == 0 {
+		s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`})
+		return
+	}
+	if len(reqs) > s.opts.MaxBatchCalls {
+		s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: fmt.Sprintf(
+			`Invalid parameter "/": the batch has %d calls, more than %d (api.max_batch_calls); split it into smaller batches.`, len(reqs), s.opts.MaxBatchCalls)})
+		return
+	}
+	open := false
+	var discard *bufio.Writer
+	for i, raw := range reqs {
+		reqs[i] = nil // only raw holds the call now: freed once it is served
+		req, e := s.decode(raw)
+		out := w
+		if e == nil && !req.hasID {
+			if discard == nil {
+				discard = discardWriter()
+			}
+			out = discard
+		} else if open {
+			w.WriteByte(',')
+		} else {
+			w.WriteByte('[')
+			open = true
+		}
+		if e != nil {
+			s.fail(out, remote, req.id(), e)
+			continue
+		}
+		s.serve(ctx, req, bearer, remote, out)
+	}
+	if open {
+		w.WriteByte(']')
+	}
+}
+
+// discardWriter is where notifications' responses go.
+func discardWriter() *bufio.Writer { return bufio.NewWriterSize(io.Discard, 512) }
+
+// decode reads and checks one call's envelope. On error the returned
+// request still gives the id to answer with ("null" if unreadable).
+func (s *Server) decode(raw []byte) (*request, *Error) {
+	s.m.requests.Inc()
+	req := &request{}
+	if err := json.Unmarshal(raw, req); err != nil {
+		req = &request{}
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return req, &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": an array or object is expected.`}
+		}
+		return req, &Error{Code: codeParse, Data: "Invalid JSON. An error occurred on the server while parsing the JSON text."}
+	}
+	if e := req.validate(); e != nil {
+		return req, e
+	}
+	return req, nil
+}
+
+// serve runs one decoded call and writes its response into w.
+func (s *Server) serve(ctx context.Context, req *request, bearer, remote string, w *bufio.Writer) {
+	id := req.id()
 	m := s.methods[req.method]
 	if m == nil {
 		s.fail(w, remote, id, s.noMethod(req.method))
-		return req.hasID
+		return
 	}
 	c := &call{params: req.Params, remote: remote}
 	token := req.auth
@@ -238,25 +287,25 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 	if m.role == 0 {
 		if req.auth != "" {
 			s.fail(w, remote, id, errParams(`The "%s" method must be called without the "auth" parameter.`, req.method))
-			return req.hasID
+			return
 		}
 	} else {
 		if token == "" || s.opts.Auth == nil {
 			s.fail(w, remote, id, errNotAuthorized)
-			return req.hasID
+			return
 		}
 		u, err := s.opts.Auth.Authenticate(ctx, token)
 		switch {
 		case errors.Is(err, ErrSessionExpired):
 			s.fail(w, remote, id, errParams("Session terminated, re-login, please."))
-			return req.hasID
+			return
 		case err != nil:
 			s.fail(w, remote, id, errNotAuthorized)
-			return req.hasID
+			return
 		}
 		if u.Role < m.role {
 			s.fail(w, remote, id, errNoPermissions)
-			return req.hasID
+			return
 		}
 		c.user, c.token = u, token
 	}
@@ -264,7 +313,7 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 		run, err := m.stream(ctx, c)
 		if err != nil {
 			s.fail(w, remote, id, asError(err))
-			return req.hasID
+			return
 		}
 		w.WriteString(`{"jsonrpc":"2.0","result":`)
 		if err := run(w); err != nil {
@@ -276,20 +325,19 @@ func (s *Server) one(ctx context.Context, raw []byte, bearer, remote string, w *
 		w.WriteString(`,"id":`)
 		w.Write(id)
 		w.WriteByte('}')
-		return req.hasID
+		return
 	}
 	res, err := m.call(ctx, c)
 	if err != nil {
 		s.fail(w, remote, id, asError(err))
-		return req.hasID
+		return
 	}
 	b, err := appendValue(nil, res)
 	if err != nil {
 		s.fail(w, remote, id, errApp("cannot encode the result: %v", err))
-		return req.hasID
+		return
 	}
 	w.Write(appendResult(nil, id, b))
-	return req.hasID
 }
 
 // noMethod is the error for an unknown method: Zabbix names the API

@@ -35,8 +35,12 @@ type APIConfig struct {
 	MaxBodySize ByteSize `yaml:"max_body_size"`
 	// MaxRows bounds the rows of one history.get; beyond it the caller
 	// gets an error asking for a limit or a narrower range.
-	MaxRows int      `yaml:"max_rows"`
-	Timeout Duration `yaml:"timeout"`
+	MaxRows int `yaml:"max_rows"`
+	// MaxBatchCalls bounds the calls of one JSON-RPC batch; a longer
+	// batch is refused whole. Responses stream, so this bounds the work
+	// one request asks for, not memory.
+	MaxBatchCalls int      `yaml:"max_batch_calls"`
+	Timeout       Duration `yaml:"timeout"`
 }
 
 // LogConfig selects the log level and format.
@@ -131,7 +135,7 @@ func Default() Config {
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 		},
-		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, Timeout: Duration(60 * time.Second)},
+		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 	}
 }
 
@@ -241,6 +245,9 @@ func (c *Config) Validate() error {
 	}
 	if c.API.MaxRows < 1 {
 		return fieldErr("api.max_rows", "must be at least 1, not %d", c.API.MaxRows)
+	}
+	if c.API.MaxBatchCalls < 1 || c.API.MaxBatchCalls > 1_000_000 {
+		return fieldErr("api.max_batch_calls", "must be between 1 and 1000000, not %d", c.API.MaxBatchCalls)
 	}
 	if c.API.Timeout < Duration(time.Second) || c.API.Timeout > Duration(time.Hour) {
 		return fieldErr("api.timeout", "must be between 1s and 1h, not %s", c.API.Timeout)

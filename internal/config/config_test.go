@@ -37,7 +37,7 @@ func TestGoodFiles(t *testing.T) {
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
 		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute)},
-		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, Timeout: Duration(60 * time.Second)},
+		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 50, Timeout: Duration(60 * time.Second)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -60,6 +60,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_shards.bad.yaml":    "pipeline.shards",
 		"bad_store.bad.yaml":     "history.store",
 		"bad_level.bad.yaml":     "log.level",
+		"bad_batch.bad.yaml":     "api.max_batch_calls",
 		"frame_too_big.bad.yaml": "trapper.max_frame_size",
 		"wrong_shape.bad.yaml":   "cannot unmarshal",
 	}
