@@ -6,53 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/auth"
 )
-
-// Accounts manages users and API tokens. The auth package implements it
-// (through the server's adapter); with none configured, the user and
-// token management methods answer with an application error.
-//
-// Errors wrap ErrNotFound, ErrExists or ErrInvalid when the request was
-// at fault; their text then describes the problem without secrets.
-type Accounts interface {
-	Users(ctx context.Context) ([]Account, error)
-	CreateUser(ctx context.Context, username, password string, role int) (uint64, error)
-	SetPassword(ctx context.Context, userID uint64, password string) error
-	SetRole(ctx context.Context, userID uint64, role int) error
-	DeleteUser(ctx context.Context, userID uint64) error
-	// Tokens lists the tokens of one user, or of everybody for userID 0.
-	Tokens(ctx context.Context, userID uint64) ([]TokenInfo, error)
-	CreateToken(ctx context.Context, userID uint64, name, description string, expiresAt int64, enabled bool) (uint64, error)
-	GenerateToken(ctx context.Context, tokenID uint64) (string, error)
-	DeleteToken(ctx context.Context, tokenID uint64) error
-}
-
-// Errors an Accounts implementation wraps.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrExists   = errors.New("already exists")
-	ErrInvalid  = errors.New("invalid")
-)
-
-// Account is a user as user.get shows it.
-type Account struct {
-	ID            uint64
-	Username      string
-	Name, Surname string
-	Role          int
-}
-
-// TokenInfo is an API token's metadata; never its secret.
-type TokenInfo struct {
-	ID          uint64
-	UserID      uint64
-	Name        string
-	Description string
-	ExpiresAt   int64
-	CreatedAt   int64
-	LastAccess  int64
-	Enabled     bool
-}
 
 func (s *Server) registerAccounts() {
 	s.methods["user.get"] = &method{role: RoleUser, call: s.userGet}
@@ -69,21 +25,21 @@ func (s *Server) registerAccounts() {
 	s.methods["token.delete"] = &method{role: RoleUser, call: s.tokenDelete}
 }
 
-func (s *Server) accounts() (Accounts, error) {
+func (s *Server) accounts() (*auth.Store, error) {
 	if s.opts.Accounts == nil {
 		return nil, errApp("User and token management is not available on this server.")
 	}
 	return s.opts.Accounts, nil
 }
 
-// accountErr maps an Accounts error to the API's error, naming path (the
+// accountErr maps an auth store error to the API's error, naming path (the
 // parameter the request got wrong) when it was the request's fault.
 func (s *Server) accountErr(err error, path string, c *call) error {
 	msg := strings.TrimPrefix(err.Error(), "auth: ")
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, auth.ErrNotFound):
 		return errNoPermissions
-	case errors.Is(err, ErrExists), errors.Is(err, ErrInvalid):
+	case errors.Is(err, auth.ErrExists), errors.Is(err, auth.ErrInvalid):
 		return errParams(`Invalid parameter "%s": %s.`, path, msg)
 	}
 	s.opts.Logger.Error("api: account operation failed", "user", c.user.Username, "remote", c.remote, "err", err)
@@ -93,7 +49,7 @@ func (s *Server) accountErr(err error, path string, c *call) error {
 // flexRole is a roleid: "1", 1, ... as clients send it.
 type flexRole struct {
 	set bool
-	v   int
+	v   auth.Role
 }
 
 func (r *flexRole) UnmarshalJSON(b []byte) error {
@@ -101,10 +57,10 @@ func (r *flexRole) UnmarshalJSON(b []byte) error {
 	if err := f.UnmarshalJSON(b); err != nil {
 		return err
 	}
-	if f.set && (f.v < RoleUser || f.v > RoleSuperAdmin) {
+	if f.set && !auth.Role(f.v).Valid() {
 		return &paramError{path: "roleid", msg: fmt.Sprintf("value %d must be one of 1 (user), 2 (admin), 3 (super admin)", f.v)}
 	}
-	r.set, r.v = f.set, int(f.v)
+	r.set, r.v = f.set, auth.Role(f.v)
 	return nil
 }
 
@@ -162,12 +118,12 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 	// earlier users created; the error says which one failed.
 	var out []uint64
 	for i, p := range ps {
-		id, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
+		u, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
 		if err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
 		}
-		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", id, "username", *p.Username)
-		out = append(out, id)
+		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", *p.Username)
+		out = append(out, u.ID)
 	}
 	return idResult("userids", out), nil
 }
@@ -224,7 +180,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		if p.Passwd != nil {
-			if err := acc.SetPassword(ctx, id, *p.Passwd); err != nil {
+			if err := acc.UpdatePassword(ctx, id, *p.Passwd); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/passwd", i+1), c)
 			}
 		}
@@ -282,7 +238,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		}
 		objs = append(objs, object{
 			"userid": strconv.FormatUint(u.ID, 10), "username": u.Username, "name": u.Name, "surname": u.Surname,
-			"roleid": strconv.Itoa(u.Role), "type": strconv.Itoa(u.Role),
+			"roleid": strconv.Itoa(int(u.Role)), "type": strconv.Itoa(int(u.Role)),
 		})
 	}
 	return p.apply(objs, "userid", "userid", "username")
@@ -331,9 +287,18 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 		if p.Description != nil {
 			desc = *p.Description
 		}
-		id, err := acc.CreateToken(ctx, uint64(p.UserID.v), *p.Name, desc, p.ExpiresAt.v, p.Status.v == 0)
+		t, err := acc.CreateToken(ctx, uint64(p.UserID.v), *p.Name, desc, p.ExpiresAt.v)
 		if err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		id := t.ID
+		if p.Status.v == auth.TokenDisabled {
+			// Zabbix creates a token disabled in one step; the store
+			// creates tokens enabled, and a token without a secret
+			// cannot be used before this second step anyway.
+			if err := acc.SetTokenStatus(ctx, id, auth.TokenDisabled); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/status", i+1), c)
+			}
 		}
 		s.opts.Logger.Info("api: token created", "by", c.user.Username, "tokenid", id, "userid", p.UserID.v)
 		out = append(out, id)
@@ -343,7 +308,7 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 
 // ownedTokens checks that the caller may act on every token in list and
 // returns the tokens they may see.
-func (s *Server) ownedTokens(ctx context.Context, acc Accounts, c *call, list []uint64) error {
+func (s *Server) ownedTokens(ctx context.Context, acc *auth.Store, c *call, list []uint64) error {
 	var uid uint64
 	if c.user.Role < RoleSuperAdmin {
 		uid = c.user.ID
@@ -438,13 +403,10 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 		if wantTok != nil && !wantTok[t.ID] || wantUser != nil && !wantUser[t.UserID] {
 			continue
 		}
-		if p.ValidAt.set && (!t.Enabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.v) {
+		if p.ValidAt.set && (t.Status != auth.TokenEnabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.v) {
 			continue
 		}
-		status := "0"
-		if !t.Enabled {
-			status = "1"
-		}
+		status := strconv.Itoa(t.Status)
 		objs = append(objs, object{
 			"tokenid": strconv.FormatUint(t.ID, 10), "name": t.Name, "description": t.Description,
 			"userid": strconv.FormatUint(t.UserID, 10), "lastaccess": strconv.FormatInt(t.LastAccess, 10),

@@ -4,9 +4,11 @@
 // or "Authorization: Bearer"), per-method roles, request limits, and one
 // file per method family (apiinfo.go, user.go, history.go, ...).
 //
-// It owns no data: it reads the catalog snapshot, the history store and
-// the auth store through the interfaces in this package, which main
-// wires. Responses of history methods are streamed from the store to the
+// It owns no data: it reads the catalog snapshot and the history store
+// through the interfaces in this package, and authenticates through the
+// small Authenticator interface that *auth.Store (internal/auth)
+// implements as is; user and token management call the *auth.Store
+// directly. main wires them. Responses of history methods are streamed from the store to the
 // socket, so memory does not grow with the row count.
 //
 // Concurrency: the Handler serves requests concurrently; every

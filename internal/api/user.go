@@ -21,7 +21,7 @@ type userObject struct {
 }
 
 func toUserObject(u User, session string) userObject {
-	return userObject{UserID: strconv.FormatUint(u.ID, 10), Username: u.Username, Type: strconv.Itoa(u.Role), RoleID: strconv.Itoa(u.Role), SessionID: session}
+	return userObject{UserID: strconv.FormatUint(u.ID, 10), Username: u.Username, Type: strconv.Itoa(int(u.Role)), RoleID: strconv.Itoa(int(u.Role)), SessionID: session}
 }
 
 func (s *Server) userLogin(ctx context.Context, c *call) (any, error) {

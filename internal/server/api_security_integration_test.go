@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
-	"github.com/peregrine-mon/peregrine/internal/api/auth"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 )
 
 // apiClient talks JSON-RPC to a test server.

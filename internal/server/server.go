@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
-	"github.com/peregrine-mon/peregrine/internal/api/auth"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -58,7 +58,6 @@ type Server struct {
 	Pipeline  *pipeline.Pipeline
 	Trapper   *ingest.Server
 	API       *api.Server
-	auth      api.Authenticator
 	authStore *auth.Store
 	httpLn    net.Listener
 	httpSrv   *http.Server
@@ -146,13 +145,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if created {
 		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
 	}
-	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
 	if eng, ok := s.Store.(*engine.Store); ok {
 		trends = engineTrends{eng}
 	}
 	s.API = api.New(api.Options{
-		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Accounts: authAdapter{s.authStore}, Ingest: s.Trapper, Last: s.Pipeline,
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
