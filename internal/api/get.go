@@ -145,3 +145,19 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 	}
 	return objs, nil
 }
+
+func id(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func status(enabled bool) string {
+	if enabled {
+		return "0"
+	}
+	return "1"
+}
+
+func nonNil(l []object) []object {
+	if l == nil {
+		return []object{}
+	}
+	return l
+}

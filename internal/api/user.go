@@ -3,7 +3,10 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/auth"
 )
 
 func (s *Server) registerUser() {
@@ -92,4 +95,200 @@ func (s *Server) userCheck(ctx context.Context, c *call) (any, error) {
 		return nil, errParams("Session terminated, re-login, please.")
 	}
 	return toUserObject(u, p.SessionID), nil
+}
+
+// flexRole is a roleid: "1", 1, ... as clients send it.
+type flexRole struct {
+	set bool
+	v   auth.Role
+}
+
+func (r *flexRole) UnmarshalJSON(b []byte) error {
+	var f flexInt
+	if err := f.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if f.set && !auth.Role(f.v).Valid() {
+		return &paramError{path: "roleid", msg: fmt.Sprintf("value %d must be one of 1 (user), 2 (admin), 3 (super admin)", f.v)}
+	}
+	r.set, r.v = f.set, auth.Role(f.v)
+	return nil
+}
+
+type userParams struct {
+	UserID      *flexID   `json:"userid"`
+	Username    *string   `json:"username"`
+	Alias       *string   `json:"alias"` // the pre-5.4 name of username
+	Passwd      *string   `json:"passwd"`
+	CurrentPass *string   `json:"current_passwd"`
+	RoleID      flexRole  `json:"roleid"`
+	Usrgrps     notStored `json:"usrgrps"`
+	Medias      notStored `json:"medias"`
+	UserMedias  notStored `json:"user_medias"`
+	Name        notStored `json:"name"`
+	Surname     notStored `json:"surname"`
+	Lang        notStored `json:"lang"`
+	Theme       notStored `json:"theme"`
+	Autologin   notStored `json:"autologin"`
+	Autologout  notStored `json:"autologout"`
+	Refresh     notStored `json:"refresh"`
+	RowsPerPage notStored `json:"rows_per_page"`
+	URL         notStored `json:"url"`
+	Timezone    notStored `json:"timezone"`
+}
+
+func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var ps []userParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		p := &ps[i]
+		if p.Username == nil {
+			p.Username = p.Alias
+		}
+		switch {
+		case p.UserID != nil:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "userid".`, i+1)
+		case p.Username == nil:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "username" is missing.`, i+1)
+		case p.Passwd == nil:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "passwd" is missing.`, i+1)
+		case !p.RoleID.set:
+			return nil, errParams(`Invalid parameter "/%d": the parameter "roleid" is missing.`, i+1)
+		}
+	}
+	// Not one transaction: each user is hashed and inserted on its own
+	// (the hash is deliberately slow). A failure part-way leaves the
+	// earlier users created; the error says which one failed.
+	var out []uint64
+	for i, p := range ps {
+		u, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
+		if err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", *p.Username)
+		out = append(out, u.ID)
+	}
+	return idResult("userids", out), nil
+}
+
+func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var ps []userParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		p := &ps[i]
+		if p.UserID == nil || !p.UserID.set || p.UserID.v == 0 {
+			return nil, errParams(`Invalid parameter "/%d": the parameter "userid" is missing.`, i+1)
+		}
+		if p.Username != nil || p.Alias != nil {
+			return nil, errParams(`Invalid parameter "/%d/username": renaming users is not supported.`, i+1)
+		}
+		self := p.UserID.v == c.user.ID
+		if c.user.Role < RoleSuperAdmin {
+			// Anybody else may change only their own password.
+			if !self || p.RoleID.set {
+				return nil, errNoPermissions
+			}
+		}
+		if self && p.RoleID.set && p.RoleID.v != c.user.Role {
+			return nil, errParams(`Invalid parameter "/%d/roleid": a user cannot change their own role.`, i+1)
+		}
+		if self && p.Passwd != nil {
+			// As Zabbix 6.0: changing one's own password needs the
+			// current one, so a stolen session cannot lock the owner out.
+			if p.CurrentPass == nil {
+				return nil, errParams(`Invalid parameter "/%d": the parameter "current_passwd" is missing.`, i+1)
+			}
+			if s.opts.Auth == nil {
+				return nil, errNoPermissions
+			}
+			sid, _, err := s.opts.Auth.Login(ctx, c.user.Username, *p.CurrentPass)
+			if err != nil {
+				return nil, errParams(`Invalid parameter "/%d/current_passwd": incorrect current password.`, i+1)
+			}
+			_ = s.opts.Auth.Logout(ctx, sid)
+		}
+	}
+	var out []uint64
+	for i, p := range ps {
+		id := p.UserID.v
+		if p.RoleID.set {
+			if err := acc.SetRole(ctx, id, p.RoleID.v); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/roleid", i+1), c)
+			}
+		}
+		if p.Passwd != nil {
+			if err := acc.UpdatePassword(ctx, id, *p.Passwd); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/passwd", i+1), c)
+			}
+		}
+		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set)
+		out = append(out, id)
+	}
+	return idResult("userids", out), nil
+}
+
+func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range list {
+		if id == c.user.ID {
+			return nil, errApp("User is not allowed to delete himself.")
+		}
+	}
+	for i, id := range list {
+		if err := acc.DeleteUser(ctx, id); err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: user deleted", "by", c.user.Username, "userid", id)
+	}
+	return idResult("userids", list), nil
+}
+
+func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		getParams
+		UserIDs ids `json:"userids"`
+	}
+	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	users, err := acc.Users(ctx)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	want := idSet(p.UserIDs)
+	var objs []object
+	for _, u := range users {
+		// Only a super admin sees other users.
+		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID || want != nil && !want[u.ID] {
+			continue
+		}
+		objs = append(objs, object{
+			"userid": strconv.FormatUint(u.ID, 10), "username": u.Username, "name": u.Name, "surname": u.Surname,
+			"roleid": strconv.Itoa(int(u.Role)), "type": strconv.Itoa(int(u.Role)),
+		})
+	}
+	return p.apply(objs, "userid", "userid", "username")
 }
