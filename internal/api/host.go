@@ -16,19 +16,37 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 		getParams
 		GroupIDs         ids  `json:"groupids"`
 		HostIDs          ids  `json:"hostids"`
+		ItemIDs          ids  `json:"itemids"`
 		MonitoredHosts   bool `json:"monitored_hosts"`
+		WithItems        bool `json:"with_items"`
+		WithMonItems     bool `json:"with_monitored_items"`
 		SelectGroups     any  `json:"selectGroups"`
 		SelectHostGroups any  `json:"selectHostGroups"`
 		SelectInterfaces any  `json:"selectInterfaces"`
 		SelectTags       any  `json:"selectTags"`
 		SelectItems      any  `json:"selectItems"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
+	var itemHosts map[uint64]bool
+	if len(p.ItemIDs) > 0 {
+		itemHosts = map[uint64]bool{}
+		for _, iid := range p.ItemIDs {
+			if it := snap.Item(iid); it != nil {
+				itemHosts[it.HostID] = true
+			}
+		}
+	}
 	var objs []object
 	for _, h := range snap.Hosts() {
+		if itemHosts != nil && !itemHosts[h.ID] {
+			continue
+		}
+		if p.WithItems && len(h.Items()) == 0 || p.WithMonItems && !anyMonitoredItem([]*catalog.Host{h}) {
+			continue
+		}
 		if len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
 			continue
 		}
@@ -45,6 +63,7 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 				groups = append(groups, groupObject(g))
 			}
 		}
+		groups = p.limitSelect(groups)
 		if p.SelectGroups != nil {
 			o["groups"] = nonNil(groups)
 		}
@@ -66,7 +85,7 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 			for _, it := range h.Items() {
 				items = append(items, object{"itemid": id(it.ID), "key_": it.Key, "name": it.Name})
 			}
-			o["items"] = nonNil(items)
+			o["items"] = nonNil(p.limitSelect(items))
 		}
 		objs = append(objs, o)
 	}

@@ -15,14 +15,17 @@ func groupObject(g *catalog.Group) object {
 func (s *Server) hostgroupGet(_ context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		GroupIDs     ids  `json:"groupids"`
-		HostIDs      ids  `json:"hostids"`
-		RealHosts    bool `json:"real_hosts"`
-		WithHosts    bool `json:"with_hosts"`
-		WithMonItems bool `json:"with_monitored_items"`
-		SelectHosts  any  `json:"selectHosts"`
+		GroupIDs       ids  `json:"groupids"`
+		HostIDs        ids  `json:"hostids"`
+		RealHosts      bool `json:"real_hosts"`
+		WithHosts      bool `json:"with_hosts"`
+		WithHostsTmpl  bool `json:"with_hosts_and_templates"` // no templates: as with_hosts
+		MonitoredHosts bool `json:"monitored_hosts"`
+		WithItems      bool `json:"with_items"`
+		WithMonItems   bool `json:"with_monitored_items"`
+		SelectHosts    any  `json:"selectHosts"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
@@ -38,7 +41,13 @@ func (s *Server) hostgroupGet(_ context.Context, c *call) (any, error) {
 			continue
 		}
 		hs := members[g.ID]
-		if (p.RealHosts || p.WithHosts) && len(hs) == 0 {
+		if (p.RealHosts || p.WithHosts || p.WithHostsTmpl) && len(hs) == 0 {
+			continue
+		}
+		if p.MonitoredHosts && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return h.Enabled }) {
+			continue
+		}
+		if p.WithItems && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return len(h.Items()) > 0 }) {
 			continue
 		}
 		if len(p.HostIDs) > 0 && !anyHost(hs, p.HostIDs) {
@@ -53,7 +62,7 @@ func (s *Server) hostgroupGet(_ context.Context, c *call) (any, error) {
 			for _, h := range hs {
 				list = append(list, hostObject(h))
 			}
-			o["hosts"] = nonNil(list)
+			o["hosts"] = nonNil(p.limitSelect(list))
 		}
 		objs = append(objs, o)
 	}

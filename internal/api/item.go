@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -17,21 +19,52 @@ type LastValues interface {
 func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		ItemIDs     ids  `json:"itemids"`
-		HostIDs     ids  `json:"hostids"`
-		GroupIDs    ids  `json:"groupids"`
-		WebItems    bool `json:"webitems"`
-		Monitored   bool `json:"monitored"`
-		SelectHosts any  `json:"selectHosts"`
-		SelectTags  any  `json:"selectTags"`
+		ItemIDs  ids  `json:"itemids"`
+		HostIDs  ids  `json:"hostids"`
+		GroupIDs ids  `json:"groupids"`
+		WebItems bool `json:"webitems"` // there are no web items to include
+		// Host and Group select by technical host name and group name.
+		Host      *string `json:"host"`
+		Group     *string `json:"group"`
+		Monitored bool    `json:"monitored"`
+		// Templated true selects template items, of which there are none.
+		Templated   *bool `json:"templated"`
+		SelectHosts any   `json:"selectHosts"`
+		SelectTags  any   `json:"selectTags"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
+	// filter.host is the host's technical name, as Zabbix's item.get
+	// joins the hosts table for it; item rows have no such field, so it
+	// is applied here and taken out of the generic filter.
+	// A null value filters nothing, as in Zabbix; an empty list matches
+	// no host.
+	var filterHosts []string
+	if raw, ok := p.Filter["host"]; ok {
+		if string(bytes.TrimSpace(raw)) != "null" {
+			filterHosts = filterValues(raw)
+		}
+		delete(p.Filter, "host")
+	}
+	var groupID uint64
+	if p.Group != nil {
+		g := snap.Group(*p.Group)
+		if g == nil {
+			return p.applyItems(&itemRows{lv: s.opts.Last}, itemSelect{})
+		}
+		groupID = g.ID
+	}
 	rs := &itemRows{lv: s.opts.Last}
+	if p.Templated != nil && *p.Templated {
+		return p.applyItems(rs, itemSelect{})
+	}
 	visit := func(h *catalog.Host) {
-		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) {
+		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) ||
+			p.Group != nil && !slices.Contains(h.GroupIDs, groupID) ||
+			p.Host != nil && h.Host != *p.Host ||
+			filterHosts != nil && !slices.Contains(filterHosts, h.Host) {
 			return
 		}
 		for _, it := range h.Items() {
@@ -44,21 +77,27 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 			rs.rows = append(rs.rows, itemRow{it: it})
 		}
 	}
+	// Visit each candidate host once, the fewest first.
+	seen := map[uint64]bool{}
+	once := func(h *catalog.Host) {
+		if h != nil && !seen[h.ID] {
+			seen[h.ID] = true
+			visit(h)
+		}
+	}
 	switch {
 	case len(p.HostIDs) > 0:
 		for _, hid := range p.HostIDs {
-			if h := snap.HostByID(hid); h != nil {
-				visit(h)
-			}
+			once(snap.HostByID(hid))
 		}
 	case len(p.ItemIDs) > 0:
-		seen := map[uint64]bool{}
 		for _, iid := range p.ItemIDs {
-			if it := snap.Item(iid); it != nil && !seen[it.HostID] {
-				seen[it.HostID] = true
-				visit(snap.HostByID(it.HostID))
+			if it := snap.Item(iid); it != nil {
+				once(snap.HostByID(it.HostID))
 			}
 		}
+	case p.Host != nil:
+		once(snap.Host(*p.Host))
 	default:
 		rs.rows = make([]itemRow, 0, snap.ItemCount())
 		for _, h := range snap.Hosts() {

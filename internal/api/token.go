@@ -138,17 +138,17 @@ func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
-	acc, err := s.accounts()
-	if err != nil {
-		return nil, err
-	}
 	var p struct {
 		getParams
 		TokenIDs ids     `json:"tokenids"`
 		UserIDs  ids     `json:"userids"`
 		ValidAt  flexInt `json:"valid_at"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	acc, err := s.accounts()
+	if err != nil {
 		return nil, err
 	}
 	var uid uint64

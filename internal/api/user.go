@@ -263,15 +263,15 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
-	acc, err := s.accounts()
-	if err != nil {
-		return nil, err
-	}
 	var p struct {
 		getParams
 		UserIDs ids `json:"userids"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	acc, err := s.accounts()
+	if err != nil {
 		return nil, err
 	}
 	users, err := acc.Users(ctx)
