@@ -24,17 +24,31 @@
 //   - API tokens, as token.create and token.generate manage them: 64
 //     lowercase hex digits, with an optional expiry and a status.
 //   - Session ids and token secrets are stored only as SHA-256 hashes.
+//   - User groups (usergroups.go): members, Zabbix's users_status (1
+//     disables every member: no login, and their sessions and tokens stop
+//     authenticating), gui_access and debug_mode (stored), and rights:
+//     read (2), read-write (3) or deny (0) on host groups, named by the
+//     catalog's host group IDs.
+//   - Rights (rights.go): a user's effective permissions, combined as
+//     Zabbix does. Per host group, a deny in any of the user's groups
+//     wins, otherwise the highest permission. Per host (Rights.Host),
+//     host groups no user group mentions do not count, a deny on any of
+//     the others denies, otherwise the highest wins. A super admin has
+//     every right; a user in no user group none.
 //
 // # What it does not own
 //
-// Authorisation. The package answers "who is this?" (Authenticate) and
-// stores each user's Role; which API methods a role may call, and the
-// Zabbix error texts and codes, belong to the API layer (internal/api),
-// which maps ErrBadCredentials and ErrBlocked to "Incorrect user name or
-// password or account is temporarily blocked.", ErrSessionExpired to
-// "Session terminated, re-login, please." and ErrNotAuthorized to "Not
-// authorized.". There are no user groups, host permissions, LDAP, SAML or
-// MFA. Rate limiting by client address is the HTTP layer's job; this
+// Applying authorisation. The package answers "who is this?"
+// (Authenticate) and "what may they do with each host group?" (Rights),
+// and stores each user's Role; which API methods a role may call, which
+// hosts, items and values a request may touch, and the Zabbix error
+// texts and codes, belong to the API layer (internal/api), which maps
+// ErrBadCredentials and ErrBlocked to "Incorrect user name or password
+// or account is temporarily blocked.", ErrSessionExpired to "Session
+// terminated, re-login, please." and ErrNotAuthorized to "Not
+// authorized.". Host groups live in the catalog: rights of a deleted host
+// group stay here and simply match no host. There are no user roles
+// beyond the three user types, tag filters, LDAP, SAML or MFA. Rate limiting by client address is the HTTP layer's job; this
 // package limits guessing per account.
 //
 // # Sessions and the cache
