@@ -79,5 +79,9 @@
 // once. Close waits for running calls to finish (a failed Login may hold
 // it for up to FailDelay); afterwards every method returns ErrClosed.
 //
-// Lock order: Store.ops, then Store.fillMu, then Store.mu (store.go).
+// Rights are cached per user and the whole cache is dropped by every
+// change to user groups or memberships; a Rights value is immutable.
+//
+// Lock order: Store.ops, then Store.fillMu, then Store.mu, then
+// Store.rightsMu (store.go).
 package auth
