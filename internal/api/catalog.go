@@ -28,14 +28,14 @@ type CatalogEditor interface {
 
 // registerConfigWrite registers the write methods if the catalog can be
 // edited. hostgroup.create needs a super admin, as in Zabbix; the other
-// methods an admin (Peregrine has no per-group permissions, so an admin
-// may change every host).
+// methods an admin with read-write on the host groups concerned
+// (perm.go).
 func (s *Server) registerConfigWrite() {
 	ed, ok := s.opts.Catalog.(CatalogEditor)
 	if !ok {
 		return
 	}
-	w := &configWriter{ed: ed, cat: s.opts.Catalog}
+	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
 	s.methods["hostgroup.create"] = &method{role: RoleSuperAdmin, call: w.hostgroupCreate}
 	s.methods["hostgroup.update"] = &method{role: RoleAdmin, call: w.hostgroupUpdate}
 	s.methods["hostgroup.delete"] = &method{role: RoleAdmin, call: w.hostgroupDelete}
@@ -48,18 +48,87 @@ func (s *Server) registerConfigWrite() {
 }
 
 type configWriter struct {
+	s   *Server
 	ed  CatalogEditor
 	cat Catalog
 }
 
 // edit runs fn in one catalog Edit and turns catalog errors into the
-// Zabbix API's. idField names the object's ID member ("itemid").
-func (w *configWriter) edit(ctx context.Context, idField string, fn func(e *catalog.Edit) error) error {
-	_, err := w.ed.Edit(ctx, fn)
+// Zabbix API's. idField names the object's ID member ("itemid"). ok, if
+// not nil, decides whether the caller may make the change (perm.go); it
+// runs inside the Edit, on the snapshot the change applies to, so that a
+// concurrent change cannot slip between the check and the write.
+func (w *configWriter) edit(ctx context.Context, c *call, idField string, ok permits, fn func(e *catalog.Edit) error) error {
+	var a access
+	if ok != nil {
+		var err error
+		if a, err = w.s.access(ctx, c); err != nil {
+			return err
+		}
+	}
+	_, err := w.ed.Edit(ctx, func(e *catalog.Edit) error {
+		if ok != nil && !a.all() && !ok(w.cat.Snapshot(), a) {
+			return errNoPermissions
+		}
+		return fn(e)
+	})
 	if err == nil {
 		return nil
 	}
 	return editError(err, idField)
+}
+
+// permits reports whether the caller (a) may make a change to the
+// catalog as it is (snap). Objects that do not exist pass: the catalog
+// then refuses the change with the same error a refusal would give.
+type permits func(snap *catalog.Snapshot, a access) bool
+
+// hostsWritable needs read-write on each host.
+func hostsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if h := snap.HostByID(id); h != nil && !a.canWrite(h) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// itemsWritable needs read-write on each item's host.
+func itemsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if it := snap.Item(id); it != nil && !a.canWrite(it.Host) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// groupsWritable needs read-write on each host group.
+func groupsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if snap.GroupByID(id) != nil && !a.seesGroup(id, true) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// allOf needs every one of ps.
+func allOf(ps ...permits) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, p := range ps {
+			if !p(snap, a) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func editError(err error, idField string) error {

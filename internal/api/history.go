@@ -82,6 +82,11 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	if err := decodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
+	// Permissions (perm.go): only items of hosts the caller may read.
+	var err error
+	if p.ItemIDs, p.HostIDs, err = s.readableIDs(ctx, c, p.ItemIDs, p.HostIDs); err != nil {
+		return nil, err
+	}
 	vt := int64(history.Uint) // Zabbix's default "history" is 3
 	if p.History != nil && p.History.set {
 		vt = p.History.v
@@ -377,6 +382,11 @@ func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) err
 		CountOutput bool       `json:"countOutput"`
 	}
 	if err := decodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	// Permissions (perm.go): only items of hosts the caller may read.
+	var err error
+	if p.ItemIDs, _, err = s.readableIDs(ctx, c, p.ItemIDs, nil); err != nil {
 		return nil, err
 	}
 	from, till := int64(0), int64(math.MaxInt32)

@@ -11,7 +11,7 @@ func hostObject(h *catalog.Host) object {
 	return object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "available": "0", "flags": "0"}
 }
 
-func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
+func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
 		GroupIDs         ids  `json:"groupids"`
@@ -29,6 +29,10 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	snap := s.opts.Catalog.Snapshot()
 	var itemHosts map[uint64]bool
 	if len(p.ItemIDs) > 0 {
@@ -41,7 +45,7 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 	}
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if itemHosts != nil && !itemHosts[h.ID] {
+		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable) {
 			continue
 		}
 		if p.WithItems && len(h.Items()) == 0 || p.WithMonItems && !anyMonitoredItem([]*catalog.Host{h}) {
@@ -59,7 +63,9 @@ func (s *Server) hostGet(_ context.Context, c *call) (any, error) {
 		o := hostObject(h)
 		var groups []object
 		for _, gid := range h.GroupIDs {
-			if g := snap.GroupByID(gid); g != nil {
+			// Only the groups the caller may read, as Zabbix's
+			// selectGroups reads them through hostgroup.get.
+			if g := snap.GroupByID(gid); g != nil && a.seesGroup(gid, false) {
 				groups = append(groups, groupObject(g))
 			}
 		}
@@ -183,7 +189,11 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags}
 	}
 	var ids []uint64
-	err := w.edit(ctx, "hostid", func(e *catalog.Edit) (err error) {
+	var groups []uint64
+	for _, h := range hosts {
+		groups = append(groups, h.GroupIDs...)
+	}
+	err := w.edit(ctx, c, "hostid", groupsWritable(groups), func(e *catalog.Edit) (err error) {
 		ids, err = e.CreateHosts(hosts)
 		return err
 	})
@@ -200,6 +210,7 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	}
 	ups := make([]catalog.HostUpdate, len(ps))
 	ids := make([]uint64, len(ps))
+	var groups []uint64 // the new groups: the caller must be able to write them too
 	for i := range ps {
 		p := &ps[i]
 		if !p.HostID.set {
@@ -223,13 +234,14 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if p.Groups.set {
 			u.GroupIDs = p.Groups.ids
+			groups = append(groups, p.Groups.ids...)
 		}
 		if p.Tags.set {
 			u.Tags = &p.Tags.tags
 		}
 		ups[i], ids[i] = u, p.HostID.v
 	}
-	if err := w.edit(ctx, "hostid", func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
+	if err := w.edit(ctx, c, "hostid", allOf(hostsWritable(ids), groupsWritable(groups)), func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
 		return nil, err
 	}
 	return idResult("hostids", ids), nil
@@ -240,7 +252,7 @@ func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.edit(ctx, "hostid", func(e *catalog.Edit) error { return e.DeleteHosts(ids) }); err != nil {
+	if err := w.edit(ctx, c, "hostid", hostsWritable(ids), func(e *catalog.Edit) error { return e.DeleteHosts(ids) }); err != nil {
 		return nil, err
 	}
 	return idResult("hostids", ids), nil

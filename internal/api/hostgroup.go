@@ -12,7 +12,7 @@ func groupObject(g *catalog.Group) object {
 	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": "0"}
 }
 
-func (s *Server) hostgroupGet(_ context.Context, c *call) (any, error) {
+func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
 		GroupIDs       ids  `json:"groupids"`
@@ -28,16 +28,25 @@ func (s *Server) hostgroupGet(_ context.Context, c *call) (any, error) {
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	snap := s.opts.Catalog.Snapshot()
+	// Members are the hosts the caller may read: the others are not
+	// shown by selectHosts nor counted by with_hosts and the like.
 	members := map[uint64][]*catalog.Host{}
 	for _, h := range snap.Hosts() {
+		if !a.canRead(h) {
+			continue
+		}
 		for _, g := range h.GroupIDs {
 			members[g] = append(members[g], h)
 		}
 	}
 	var objs []object
 	for _, g := range snap.Groups() {
-		if len(p.GroupIDs) > 0 && !containsID(p.GroupIDs, g.ID) {
+		if len(p.GroupIDs) > 0 && !containsID(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable) {
 			continue
 		}
 		hs := members[g.ID]
@@ -118,7 +127,7 @@ func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error
 		names[i] = p.Name.v
 	}
 	var ids []uint64
-	err := w.edit(ctx, "groupid", func(e *catalog.Edit) (err error) {
+	err := w.edit(ctx, c, "groupid", nil, func(e *catalog.Edit) (err error) {
 		ids, err = e.CreateGroups(names)
 		return err
 	})
@@ -147,7 +156,7 @@ func (w *configWriter) hostgroupUpdate(ctx context.Context, c *call) (any, error
 			renames = append(renames, catalog.Group{ID: p.GroupID.v, Name: p.Name.v})
 		}
 	}
-	err := w.edit(ctx, "groupid", func(e *catalog.Edit) error {
+	err := w.edit(ctx, c, "groupid", groupsWritable(ids), func(e *catalog.Edit) error {
 		if len(renames) < len(ids) {
 			// Groups named by ID only must exist all the same.
 			for i, id := range ids {
@@ -169,7 +178,7 @@ func (w *configWriter) hostgroupDelete(ctx context.Context, c *call) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if err := w.edit(ctx, "groupid", func(e *catalog.Edit) error { return e.DeleteGroups(ids) }); err != nil {
+	if err := w.edit(ctx, c, "groupid", groupsWritable(ids), func(e *catalog.Edit) error { return e.DeleteGroups(ids) }); err != nil {
 		return nil, err
 	}
 	return idResult("groupids", ids), nil

@@ -16,7 +16,7 @@ type LastValues interface {
 	Last(item uint64) (last, prev history.Sample, ok bool)
 }
 
-func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
+func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
 		ItemIDs  ids  `json:"itemids"`
@@ -33,6 +33,10 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 		SelectTags  any   `json:"selectTags"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
@@ -64,7 +68,8 @@ func (s *Server) itemGet(_ context.Context, c *call) (any, error) {
 		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) ||
 			p.Group != nil && !slices.Contains(h.GroupIDs, groupID) ||
 			p.Host != nil && h.Host != *p.Host ||
-			filterHosts != nil && !slices.Contains(filterHosts, h.Host) {
+			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
+			!a.sees(h, p.Editable) {
 			return
 		}
 		for _, it := range h.Items() {
@@ -231,7 +236,11 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		}}
 	}
 	var ids []uint64
-	err := w.edit(ctx, "itemid", func(e *catalog.Edit) (err error) {
+	hosts := make([]uint64, len(items))
+	for i, it := range items {
+		hosts[i] = it.HostID
+	}
+	err := w.edit(ctx, c, "itemid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
 		ids, err = e.CreateItems(items)
 		return err
 	})
@@ -292,7 +301,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		ups[i], ids[i] = u, p.ItemID.v
 	}
-	if err := w.edit(ctx, "itemid", func(e *catalog.Edit) error { return e.UpdateItems(ups) }); err != nil {
+	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error { return e.UpdateItems(ups) }); err != nil {
 		return nil, err
 	}
 	return idResult("itemids", ids), nil
@@ -303,7 +312,7 @@ func (w *configWriter) itemDelete(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.edit(ctx, "itemid", func(e *catalog.Edit) error { return e.DeleteItems(ids) }); err != nil {
+	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error { return e.DeleteItems(ids) }); err != nil {
 		return nil, err
 	}
 	return idResult("itemids", ids), nil

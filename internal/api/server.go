@@ -33,13 +33,16 @@ const (
 // User is an authenticated caller.
 type User = auth.User
 
-// Authenticator checks credentials. *auth.Store implements it as is;
-// tests use fakes.
+// Authenticator checks credentials and tells what a user may do with
+// each host group. *auth.Store implements it as is; tests use fakes.
 type Authenticator interface {
 	// Authenticate accepts a session id or an API token.
 	Authenticate(ctx context.Context, secret string) (User, error)
 	Login(ctx context.Context, username, password string) (session string, u User, err error)
 	Logout(ctx context.Context, session string) error
+	// Rights returns u's permissions on host groups (auth.AllRights for a
+	// super admin). It is asked once per request that needs it.
+	Rights(ctx context.Context, u User) (auth.Rights, error)
 }
 
 // The auth errors the API maps to Zabbix's texts.
