@@ -20,6 +20,7 @@ func (s *Server) registerAccounts() {
 	s.methods["token.create"] = &method{role: RoleUser, call: s.tokenCreate}
 	s.methods["token.generate"] = &method{role: RoleUser, call: s.tokenGenerate}
 	s.methods["token.delete"] = &method{role: RoleUser, call: s.tokenDelete}
+	s.registerUserGroups()
 }
 
 func (s *Server) accounts() (*auth.Store, error) {

@@ -475,3 +475,85 @@ func idResult(name string, ids []uint64) any {
 	}
 	return object{name: s}
 }
+
+// objectElems splits member name's value, an array of objects or (as
+// Zabbix allows) one object, into the objects.
+func objectElems(b []byte, name string) ([]json.RawMessage, error) {
+	var elems []json.RawMessage
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		return []json.RawMessage{b}, nil
+	case len(b) > 0 && b[0] == '[' && json.Unmarshal(b, &elems) == nil:
+		return elems, nil
+	}
+	return nil, &paramError{path: name, msg: "an array is expected"}
+}
+
+// decodeElem decodes one object of such a list strictly into v (a
+// pointer to a struct), with errors naming path ("rights/2") and the
+// member.
+func decodeElem(el json.RawMessage, path string, v any) error {
+	if len(el) == 0 || el[0] != '{' {
+		return &paramError{path: path, msg: "an object is expected"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(el))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &paramError{path: path, msg: "unexpected parameter " + f}
+		}
+		return &paramError{path: path, msg: err.Error()}
+	}
+	return nil
+}
+
+// refList is a list of references to objects by one ID member: a user's
+// "usrgrps" ([{"usrgrpid": "7"}]) or a user group's "users"
+// ([{"userid": "3"}]). Other members of the objects (a whole object as a
+// get method returns it) are ignored, as Zabbix does.
+type refList struct {
+	set bool
+	ids []uint64
+}
+
+func (l *refList) decode(b []byte, name, key string) error {
+	elems, err := objectElems(b, name)
+	if err != nil {
+		return err
+	}
+	l.set, l.ids = true, make([]uint64, 0, len(elems))
+	for j, el := range elems {
+		path := name + "/" + strconv.Itoa(j+1)
+		var m map[string]json.RawMessage
+		if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &m) != nil {
+			return &paramError{path: path, msg: "an object is expected"}
+		}
+		raw, ok := m[key]
+		if !ok {
+			return &paramError{path: path, msg: `the parameter "` + key + `" is missing`}
+		}
+		id, ok := parseID(raw)
+		if !ok {
+			return &paramError{path: path + "/" + key, msg: "a number is expected"}
+		}
+		if slices.Contains(l.ids, id) {
+			return &paramError{path: path, msg: "value (" + key + ")=(" + strconv.FormatUint(id, 10) + ") already exists"}
+		}
+		l.ids = append(l.ids, id)
+	}
+	return nil
+}
+
+// usrgrpRefs is a user's "usrgrps".
+type usrgrpRefs struct{ refList }
+
+func (l *usrgrpRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "usrgrps", "usrgrpid") }
+
+// userRefs is a user group's "users" (Zabbix 6.2).
+type userRefs struct{ refList }
+
+func (l *userRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "users", "userid") }

@@ -53,6 +53,10 @@ func (s *Server) userLogin(ctx context.Context, c *call) (any, error) {
 		return nil, errParams("Incorrect user name or password or account is temporarily blocked.")
 	}
 	session, u, err := s.opts.Auth.Login(ctx, *p.Username, *p.Password)
+	if errors.Is(err, auth.ErrDisabled) {
+		// A member of a disabled user group, with the right password.
+		return nil, errParams("No permissions for system access.")
+	}
 	if err != nil {
 		if !errors.Is(err, ErrBadCredentials) && !errors.Is(err, ErrBlocked) {
 			s.opts.Logger.Error("api: login failed", "username", *p.Username, "remote", c.remote, "err", err)
@@ -116,25 +120,25 @@ func (r *flexRole) UnmarshalJSON(b []byte) error {
 }
 
 type userParams struct {
-	UserID      *flexID   `json:"userid"`
-	Username    *string   `json:"username"`
-	Alias       *string   `json:"alias"` // the pre-5.4 name of username
-	Passwd      *string   `json:"passwd"`
-	CurrentPass *string   `json:"current_passwd"`
-	RoleID      flexRole  `json:"roleid"`
-	Usrgrps     notStored `json:"usrgrps"`
-	Medias      notStored `json:"medias"`
-	UserMedias  notStored `json:"user_medias"`
-	Name        notStored `json:"name"`
-	Surname     notStored `json:"surname"`
-	Lang        notStored `json:"lang"`
-	Theme       notStored `json:"theme"`
-	Autologin   notStored `json:"autologin"`
-	Autologout  notStored `json:"autologout"`
-	Refresh     notStored `json:"refresh"`
-	RowsPerPage notStored `json:"rows_per_page"`
-	URL         notStored `json:"url"`
-	Timezone    notStored `json:"timezone"`
+	UserID      *flexID    `json:"userid"`
+	Username    *string    `json:"username"`
+	Alias       *string    `json:"alias"` // the pre-5.4 name of username
+	Passwd      *string    `json:"passwd"`
+	CurrentPass *string    `json:"current_passwd"`
+	RoleID      flexRole   `json:"roleid"`
+	Usrgrps     usrgrpRefs `json:"usrgrps"`
+	Medias      notStored  `json:"medias"`
+	UserMedias  notStored  `json:"user_medias"`
+	Name        notStored  `json:"name"`
+	Surname     notStored  `json:"surname"`
+	Lang        notStored  `json:"lang"`
+	Theme       notStored  `json:"theme"`
+	Autologin   notStored  `json:"autologin"`
+	Autologout  notStored  `json:"autologout"`
+	Refresh     notStored  `json:"refresh"`
+	RowsPerPage notStored  `json:"rows_per_page"`
+	URL         notStored  `json:"url"`
+	Timezone    notStored  `json:"timezone"`
 }
 
 func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
@@ -162,6 +166,9 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "roleid" is missing.`, i+1)
 		}
 	}
+	if err := s.checkUsrgrps(ctx, acc, c, ps); err != nil {
+		return nil, err
+	}
 	// Not one transaction: each user is hashed and inserted on its own
 	// (the hash is deliberately slow). A failure part-way leaves the
 	// earlier users created; the error says which one failed.
@@ -170,6 +177,11 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 		u, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
 		if err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		if p.Usrgrps.set {
+			if err := acc.SetUserGroups(ctx, u.ID, p.Usrgrps.ids); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
+			}
 		}
 		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", *p.Username)
 		out = append(out, u.ID)
@@ -197,7 +209,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		self := p.UserID.v == c.user.ID
 		if c.user.Role < RoleSuperAdmin {
 			// Anybody else may change only their own password.
-			if !self || p.RoleID.set {
+			if !self || p.RoleID.set || p.Usrgrps.set {
 				return nil, errNoPermissions
 			}
 		}
@@ -220,9 +232,17 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 			_ = s.opts.Auth.Logout(ctx, sid)
 		}
 	}
+	if err := s.checkUsrgrps(ctx, acc, c, ps); err != nil {
+		return nil, err
+	}
 	var out []uint64
 	for i, p := range ps {
 		id := p.UserID.v
+		if p.Usrgrps.set {
+			if err := acc.SetUserGroups(ctx, id, p.Usrgrps.ids); err != nil {
+				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
+			}
+		}
 		if p.RoleID.set {
 			if err := acc.SetRole(ctx, id, p.RoleID.v); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/roleid", i+1), c)
@@ -233,7 +253,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/passwd", i+1), c)
 			}
 		}
-		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set)
+		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set, "usrgrps", p.Usrgrps.set)
 		out = append(out, id)
 	}
 	return idResult("userids", out), nil
@@ -265,7 +285,9 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		UserIDs ids `json:"userids"`
+		UserIDs       ids `json:"userids"`
+		UsrgrpIDs     ids `json:"usrgrpids"`
+		SelectUsrgrps any `json:"selectUsrgrps"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
@@ -278,17 +300,58 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
+	var groupsOf map[uint64][]object
+	inGroup := map[uint64]bool{}
+	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 {
+		gs, err := acc.UserGroups(ctx)
+		if err != nil {
+			return nil, s.accountErr(err, "/", c)
+		}
+		groupsOf = userGroupsOf(gs)
+		want := idSet(p.UsrgrpIDs)
+		for _, g := range gs {
+			if want[g.ID] {
+				for _, u := range g.UserIDs {
+					inGroup[u] = true
+				}
+			}
+		}
+	}
 	want := idSet(p.UserIDs)
 	var objs []object
-	for _, u := range users {
+	for i := range users {
+		u := &users[i]
 		// Only a super admin sees other users.
-		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID || want != nil && !want[u.ID] {
+		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID || want != nil && !want[u.ID] ||
+			len(p.UsrgrpIDs) > 0 && !inGroup[u.ID] {
 			continue
 		}
-		objs = append(objs, object{
-			"userid": strconv.FormatUint(u.ID, 10), "username": u.Username, "name": u.Name, "surname": u.Surname,
-			"roleid": strconv.Itoa(int(u.Role)), "type": strconv.Itoa(int(u.Role)),
-		})
+		o := accountObject(u)
+		if p.SelectUsrgrps != nil {
+			o["usrgrps"] = nonNil(p.limitSelect(groupsOf[u.ID]))
+		}
+		objs = append(objs, o)
 	}
 	return p.apply(objs, "userid", "userid", "username")
+}
+
+// checkUsrgrps makes sure the user groups that user.create or
+// user.update name exist.
+func (s *Server) checkUsrgrps(ctx context.Context, acc *auth.Store, c *call, ps []userParams) error {
+	var gs []auth.UserGroup
+	for i, p := range ps {
+		if !p.Usrgrps.set || len(p.Usrgrps.ids) == 0 {
+			continue
+		}
+		if gs == nil {
+			var err error
+			if gs, err = acc.UserGroups(ctx); err != nil {
+				return s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
+			}
+		}
+		if err := checkUserGroups(gs, p.Usrgrps.ids); err != nil {
+			return err
+		}
+	}
+	return nil
 }
