@@ -3,7 +3,8 @@
 // object and codes of the Zabbix API, authentication (the "auth" member
 // or "Authorization: Bearer"), per-method roles, request limits, and one
 // file per object family: apiinfo.go, hostgroup.go, host.go, item.go
-// (with item_rows.go), history.go, user.go, token.go, push.go. The
+// (with item_rows.go), history.go, user.go, usergroup.go, token.go,
+// push.go. The
 // params vocabulary every method decodes into (IDs, integers, strings
 // as Zabbix clients send them) is in params.go, the parameters all get
 // methods share in get.go, and catalog.go turns catalog edit errors into
@@ -13,6 +14,13 @@
 // `Invalid parameter "/": unexpected parameter "xyz".` (decodeGet), so
 // that a misspelt or unsupported filter is an error and never a wrong
 // answer.
+//
+// Permissions (perm.go): a super admin may do everything; anybody else
+// what their user groups' rights on host groups allow, combined as Zabbix
+// does (auth.Rights). Get methods, history.get and trend.get omit what
+// the caller may not read; writes to hosts and items need read-write and
+// otherwise fail as if the object did not exist. The rights are read
+// once per request.
 //
 // It owns no data: it reads the catalog snapshot and the history store
 // through the interfaces in this package, and authenticates through the
