@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -309,4 +310,61 @@ func TestMigrateVersion1(t *testing.T) {
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("user groups after migration: %v", err)
 	}
+}
+
+// TestRightsCacheConcurrentChanges reads rights in four goroutines while
+// the test changes them: after each change, the cache must give the new
+// state, never one a reader fetched before the change and stored after
+// it. (Whether a reader hits that window is up to the scheduler; run it
+// with -race and -count.)
+func TestRightsCacheConcurrentChanges(t *testing.T) {
+	e := openEnv(t, nil)
+	ctx := context.Background()
+	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{{Name: "A", UserIDs: []uint64{u.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const changes = 50
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := e.s.Rights(ctx, u); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range changes {
+		p := PermRead
+		if i%2 == 1 {
+			p = PermReadWrite
+		}
+		if err := e.s.UpdateUserGroups(ctx, []UserGroupUpdate{{ID: ids[0], Rights: &[]Right{{1, p}}}}); err != nil {
+			t.Fatal(err)
+		}
+		// Readers racing with the change may have stored what they
+		// read before it; a few reads later the cache must be right.
+		for range 20 {
+			r, err := e.s.Rights(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Group(1); got != p {
+				t.Fatalf("change %d: rights %d after setting %d", i, got, p)
+			}
+		}
+	}
+	close(done)
+	wg.Wait()
 }
