@@ -98,11 +98,21 @@ func (s *Store) Rights(ctx context.Context, u User) (Rights, error) {
 	if ok {
 		return r, nil
 	}
+	r, err := s.loadRights(ctx, u.ID)
+	if err != nil {
+		return Rights{}, err
+	}
+	s.cacheRights(u.ID, r, gen)
+	return r, nil
+}
+
+// loadRights reads a user's rights from the database.
+func (s *Store) loadRights(ctx context.Context, userID uint64) (Rights, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT r.hostgroup_id, min(r.permission), max(r.permission)
 		FROM rights r JOIN users_groups ug ON ug.usrgrp_id = r.usrgrp_id
-		WHERE ug.user_id = ? GROUP BY r.hostgroup_id`, int64(u.ID))
+		WHERE ug.user_id = ? GROUP BY r.hostgroup_id`, int64(userID))
 	if err != nil {
-		return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", u.ID, err)
+		return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", userID, err)
 	}
 	defer rows.Close()
 	groups := map[uint64]Permission{}
@@ -110,7 +120,7 @@ func (s *Store) Rights(ctx context.Context, u User) (Rights, error) {
 		var g uint64
 		var lo, hi Permission
 		if err := rows.Scan(&g, &lo, &hi); err != nil {
-			return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", u.ID, err)
+			return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", userID, err)
 		}
 		if lo == PermDeny {
 			groups[g] = PermDeny
@@ -119,17 +129,20 @@ func (s *Store) Rights(ctx context.Context, u User) (Rights, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", u.ID, err)
+		return Rights{}, fmt.Errorf("auth: cannot read the rights of user %d: %w", userID, err)
 	}
-	r = NewRights(groups)
+	return NewRights(groups), nil
+}
+
+// cacheRights stores rights read when the change counter was gen. A
+// change committed since then may have made them stale: they are then
+// not stored (the caller still uses them, as if it had come first).
+func (s *Store) cacheRights(userID uint64, r Rights, gen uint64) {
 	s.rightsMu.Lock()
-	// A change committed while we read invalidated what we read: keep it
-	// out of the cache (this caller still gets it, as if it came first).
 	if s.rightsGen == gen {
-		s.rights[u.ID] = r
+		s.rights[userID] = r
 	}
 	s.rightsMu.Unlock()
-	return r, nil
 }
 
 // groupsChanged is called, with fillMu held, after a commit that changed

@@ -368,3 +368,33 @@ func TestRightsCacheConcurrentChanges(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// TestRightsStaleFillNotCached replays, step by step, a cache fill that
+// read the database before a change and tries to store after it.
+func TestRightsStaleFillNotCached(t *testing.T) {
+	e := openEnv(t, nil)
+	ctx := context.Background()
+	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{{Name: "A", UserIDs: []uint64{u.ID}, Rights: []Right{{1, PermRead}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.rightsMu.Lock()
+	gen := e.s.rightsGen
+	e.s.rightsMu.Unlock()
+	stale, err := e.s.loadRights(ctx, u.ID)
+	if err != nil || stale.Group(1) != PermRead {
+		t.Fatalf("loadRights: %+v, %v", stale, err)
+	}
+	if err := e.s.UpdateUserGroups(ctx, []UserGroupUpdate{{ID: ids[0], Rights: &[]Right{{1, PermDeny}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.s.cacheRights(u.ID, stale, gen)
+	r, err := e.s.Rights(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Group(1); got != PermDeny {
+		t.Fatalf("rights after the change: %d, want deny (the stale fill was cached)", got)
+	}
+}
