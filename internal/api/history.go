@@ -83,8 +83,7 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 		return nil, err
 	}
 	// Permissions (perm.go): only items of hosts the caller may read.
-	var err error
-	if p.ItemIDs, p.HostIDs, err = s.readableIDs(ctx, c, p.ItemIDs, p.HostIDs); err != nil {
+	if err := s.readableIDs(ctx, c, &p.ItemIDs, &p.HostIDs); err != nil {
 		return nil, err
 	}
 	vt := int64(history.Uint) // Zabbix's default "history" is 3
@@ -385,8 +384,7 @@ func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) err
 		return nil, err
 	}
 	// Permissions (perm.go): only items of hosts the caller may read.
-	var err error
-	if p.ItemIDs, _, err = s.readableIDs(ctx, c, p.ItemIDs, nil); err != nil {
+	if err := s.readableIDs(ctx, c, &p.ItemIDs, nil); err != nil {
 		return nil, err
 	}
 	from, till := int64(0), int64(math.MaxInt32)

@@ -71,22 +71,23 @@ func (a access) seesGroup(id uint64, editable bool) bool {
 }
 
 // readableIDs narrows the itemids and hostids of history.get and
-// trend.get to the items and hosts the caller may read, so that the
-// others return no rows, as in Zabbix. When every ID of a list that was
-// given is dropped, the list becomes {0}, an ID nothing has: an empty
-// list would mean "not given" and widen the selection.
-func (s *Server) readableIDs(ctx context.Context, c *call, itemIDs, hostIDs ids) (ids, ids, error) {
+// trend.get (hostIDs may be nil) to the items and hosts the caller may
+// read, so that the others return no rows, as in Zabbix. When every ID
+// of a list that was given is dropped, the list becomes {0}, an ID
+// nothing has: an empty list would mean "not given" and widen the
+// selection.
+func (s *Server) readableIDs(ctx context.Context, c *call, itemIDs, hostIDs *ids) error {
 	a, err := s.access(ctx, c)
 	if err != nil || a.all() {
-		return itemIDs, hostIDs, err
+		return err
 	}
 	snap := s.opts.Catalog.Snapshot()
-	keep := func(list ids, ok func(uint64) bool) ids {
-		if len(list) == 0 {
-			return list
+	keep := func(list *ids, ok func(uint64) bool) {
+		if list == nil || len(*list) == 0 {
+			return
 		}
-		out := make(ids, 0, len(list))
-		for _, id := range list {
+		out := make(ids, 0, len(*list))
+		for _, id := range *list {
 			if ok(id) {
 				out = append(out, id)
 			}
@@ -94,15 +95,15 @@ func (s *Server) readableIDs(ctx context.Context, c *call, itemIDs, hostIDs ids)
 		if len(out) == 0 {
 			out = append(out, 0)
 		}
-		return out
+		*list = out
 	}
-	itemIDs = keep(itemIDs, func(id uint64) bool {
+	keep(itemIDs, func(id uint64) bool {
 		it := snap.Item(id)
-		return it != nil && a.canRead(snap.HostByID(it.HostID))
+		return it != nil && a.canRead(it.Host)
 	})
-	hostIDs = keep(hostIDs, func(id uint64) bool {
+	keep(hostIDs, func(id uint64) bool {
 		h := snap.HostByID(id)
 		return h != nil && a.canRead(h)
 	})
-	return itemIDs, hostIDs, nil
+	return nil
 }
