@@ -466,6 +466,20 @@ func TestUserGroupMethods(t *testing.T) {
 	if _, e := f.do(ro, "user.update", fmt.Sprintf(`{"userid":"%d","usrgrps":[{"usrgrpid":%q}]}`, reader, ops)); e == nil || e.Code != -32500 {
 		t.Errorf("a user joining a group: %+v", e)
 	}
+	// A user sees themselves and the members of their groups (only
+	// themselves with editable); a super admin everybody.
+	if got := f.names(ro, "user.get", `{}`, "username"); got != "newbie,reader,writer" {
+		t.Errorf("user.get as a member of Viewers: %s", got)
+	}
+	if got := f.names(ro, "user.get", `{"editable":true}`, "username"); got != "reader" {
+		t.Errorf("user.get editable as a user: %s", got)
+	}
+	if got := f.names(f.login("lonely"), "user.get", `{}`, "username"); got != "lonely" {
+		t.Errorf("user.get as a user in no group: %s", got)
+	}
+	if got := f.names(f.root, "user.get", `{}`, "username"); got != "Admin,lonely,mixed,newbie,reader,writer" {
+		t.Errorf("user.get as super admin: %s", got)
+	}
 
 	// Errors.
 	for _, c := range []struct{ method, params, want string }{

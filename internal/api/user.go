@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
@@ -302,7 +303,11 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	}
 	var groupsOf map[uint64][]object
 	inGroup := map[uint64]bool{}
-	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 {
+	// Who a user other than a super admin sees, as Zabbix: themselves and
+	// the members of their user groups; with editable, only themselves.
+	visible := map[uint64]bool{c.user.ID: true}
+	super := c.user.Role == RoleSuperAdmin
+	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 || !super && !p.Editable {
 		gs, err := acc.UserGroups(ctx)
 		if err != nil {
 			return nil, s.accountErr(err, "/", c)
@@ -315,14 +320,18 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 					inGroup[u] = true
 				}
 			}
+			if !super && !p.Editable && slices.Contains(g.UserIDs, c.user.ID) {
+				for _, u := range g.UserIDs {
+					visible[u] = true
+				}
+			}
 		}
 	}
 	want := idSet(p.UserIDs)
 	var objs []object
 	for i := range users {
 		u := &users[i]
-		// Only a super admin sees other users.
-		if c.user.Role < RoleSuperAdmin && u.ID != c.user.ID || want != nil && !want[u.ID] ||
+		if !super && !visible[u.ID] || want != nil && !want[u.ID] ||
 			len(p.UsrgrpIDs) > 0 && !inGroup[u.ID] {
 			continue
 		}
