@@ -512,6 +512,21 @@ func TestUserGroupMethods(t *testing.T) {
 		t.Errorf("usergroup.create by a user: %+v", e)
 	}
 
+	// Nobody disables themselves.
+	rootID := f.userID("Admin")
+	for _, c := range []struct{ method, params string }{
+		{"usergroup.create", fmt.Sprintf(`{"name":"Off","users_status":1,"userids":["%d"]}`, rootID)},
+		{"usergroup.update", fmt.Sprintf(`{"usrgrpid":%q,"users_status":1,"userids":["%d","%d"]}`, ops, rootID, writer)},
+	} {
+		if _, e := f.do(f.root, c.method, c.params); e == nil || e.Code != -32500 || !strings.Contains(e.Data, "disabled group") {
+			t.Errorf("%s %s: %+v", c.method, c.params, e)
+		}
+	}
+	f.mustDo(f.root, "usergroup.update", fmt.Sprintf(`{"usrgrpid":%q,"userids":["%d","%d"]}`, ops, rootID, writer), nil)
+	if _, e := f.do(f.root, "usergroup.update", fmt.Sprintf(`{"usrgrpid":%q,"users_status":1}`, ops)); e == nil || e.Code != -32500 {
+		t.Errorf("disabling one's own group: %+v", e)
+	}
+
 	// A disabled group keeps its members out.
 	f.mustDo(f.root, "usergroup.update", fmt.Sprintf(`{"usrgrpid":%q,"users_status":1}`, viewers), nil)
 	if _, e := f.do("", "user.login", `{"username":"reader","password":"reader-password"}`); e == nil || e.Data != "No permissions for system access." {

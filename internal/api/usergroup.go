@@ -176,6 +176,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 		if err := s.checkRefs(ctx, acc, c, rights, users); err != nil {
 			return nil, err
 		}
+		if p.UsersStatus.v == 1 && users != nil && slices.Contains(*users, c.user.ID) {
+			return nil, errSelfDisable
+		}
 		g := auth.UserGroup{Name: p.Name.v, GUIAccess: int(p.GUIAccess.v), UsersStatus: int(p.UsersStatus.v), DebugMode: int(p.DebugMode.v)}
 		if rights != nil {
 			g.Rights = *rights
@@ -202,6 +205,10 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
+	current, err := acc.UserGroups(ctx)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
 	us := make([]auth.UserGroupUpdate, len(ps))
 	ids := make([]uint64, len(ps))
 	for i := range ps {
@@ -218,6 +225,9 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if err := s.checkRefs(ctx, acc, c, rights, users); err != nil {
 			return nil, err
+		}
+		if selfDisabled(current, p, users, c.user.ID) {
+			return nil, errSelfDisable
 		}
 		u := auth.UserGroupUpdate{ID: p.UsrgrpID.v, Rights: rights, UserIDs: users}
 		if p.Name.set {
@@ -253,6 +263,28 @@ func (s *Server) usergroupDelete(ctx context.Context, c *call) (any, error) {
 	}
 	s.opts.Logger.Info("api: user groups deleted", "by", c.user.Username, "usrgrpids", list)
 	return idResult("usrgrpids", list), nil
+}
+
+// errSelfDisable keeps a caller from locking themselves out (Zabbix's
+// text).
+var errSelfDisable = errApp("User cannot add himself to a disabled group or grant himself a higher access level.")
+
+// selfDisabled reports whether update p would leave the caller (self) in
+// a disabled group: the group's status after the update is 1 and its
+// members after the update include self.
+func selfDisabled(current []auth.UserGroup, p *usergroupParams, users *[]uint64, self uint64) bool {
+	i := slices.IndexFunc(current, func(g auth.UserGroup) bool { return g.ID == p.UsrgrpID.v })
+	if i < 0 {
+		return false // unknown: the store refuses it
+	}
+	status, members := int64(current[i].UsersStatus), current[i].UserIDs
+	if p.UsersStatus.set {
+		status = p.UsersStatus.v
+	}
+	if users != nil {
+		members = *users
+	}
+	return status == 1 && slices.Contains(members, self)
 }
 
 func usergroupObject(g *auth.UserGroup) object {
