@@ -39,7 +39,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseHash$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/auth/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseHash$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/auth/
 	$(GO) test -run '^$$' -fuzz '^FuzzDownsampleGrid$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendZabbixFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistoryParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/

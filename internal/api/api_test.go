@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -16,7 +17,20 @@ import (
 )
 
 // fakeAuth is a test double for the auth store: one user per session.
-type fakeAuth struct{ sessions map[string]User }
+// A user without an entry in rights may do anything (so that tests of
+// other things need not set permissions up); permission tests use the
+// real store (perm_test.go).
+type fakeAuth struct {
+	sessions map[string]User
+	rights   map[uint64]auth.Rights
+}
+
+func (f *fakeAuth) Rights(_ context.Context, u User) (auth.Rights, error) {
+	if r, ok := f.rights[u.ID]; ok {
+		return r, nil
+	}
+	return auth.AllRights(), nil
+}
 
 func (f *fakeAuth) Authenticate(_ context.Context, s string) (User, error) {
 	if u, ok := f.sessions[s]; ok {

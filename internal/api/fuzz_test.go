@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -27,7 +28,11 @@ func FuzzRequest(f *testing.F) {
 		st.Write(context.Background(), []history.Sample{{ItemID: id, Clock: int64(1000 + i), Type: history.Float, F: float64(i)}})
 	}
 	srv := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, MaxRows: 1000, MaxBodyBytes: 1 << 16,
-		Auth: &fakeAuth{sessions: map[string]User{"ro": {ID: 2, Username: "viewer", Role: RoleUser}}}})
+		Auth: &fakeAuth{
+			sessions: map[string]User{"ro": {ID: 2, Username: "viewer", Role: RoleUser}},
+			// Read on G: the permission checks run on every get.
+			rights: map[uint64]auth.Rights{2: auth.NewRights(map[uint64]auth.Permission{cat.Snapshot().Group("G").ID: auth.PermRead})},
+		}})
 	h := srv.Handler()
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","method":"apiinfo.version","params":[],"id":1}`,
@@ -37,6 +42,10 @@ func FuzzRequest(f *testing.F) {
 		`[{"jsonrpc":"2.0","method":"user.login","params":{"user":"Admin","password":"x"},"id":1},{"jsonrpc":"2.0","method":"trend.get","params":{"itemids":[1]},"auth":"ro"}]`,
 		`{"jsonrpc":"2.0","method":"history.push","params":[{"itemid":1,"value":"1"}],"auth":"ro","id":4}`,
 		`{"jsonrpc":"2.0","method":"token.create","params":{"name":"t"},"auth":"ro","id":5}`,
+		`{"jsonrpc":"2.0","method":"item.get","params":{"host":"h1","filter":{"host":["h1"],"key_":"f1"},"search":{"key_":"f*"},"searchWildcardsEnabled":true},"auth":"ro","id":6}`,
+		`{"jsonrpc":"2.0","method":"hostgroup.get","params":{"selectHosts":"extend","editable":true,"limitSelects":1,"xyz":1},"auth":"ro","id":7}`,
+		`{"jsonrpc":"2.0","method":"usergroup.get","params":{"selectRights":"extend","userids":"2"},"auth":"ro","id":8}`,
+		`{"jsonrpc":"2.0","method":"history.get","params":{"itemids":["1","99"],"hostids":"1","history":0},"auth":"ro","id":9}`,
 		`[]`, `{`, `null`, `"x"`, `[1,2]`,
 	} {
 		f.Add([]byte(seed))

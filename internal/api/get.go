@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,17 +11,128 @@ import (
 
 // getParams are the parameters every Zabbix *.get method shares.
 type getParams struct {
-	Output        stringList                 `json:"output"`
-	Filter        map[string]json.RawMessage `json:"filter"`
-	Search        map[string]json.RawMessage `json:"search"`
-	SearchByAny   bool                       `json:"searchByAny"`
-	StartSearch   bool                       `json:"startSearch"`
-	ExcludeSearch bool                       `json:"excludeSearch"`
-	SortField     stringList                 `json:"sortfield"`
-	SortOrder     stringList                 `json:"sortorder"`
-	Limit         flexInt                    `json:"limit"`
-	CountOutput   bool                       `json:"countOutput"`
-	PreserveKeys  bool                       `json:"preservekeys"`
+	Output          stringList                 `json:"output"`
+	Filter          map[string]json.RawMessage `json:"filter"`
+	Search          map[string]json.RawMessage `json:"search"`
+	SearchByAny     bool                       `json:"searchByAny"`
+	StartSearch     bool                       `json:"startSearch"`
+	ExcludeSearch   bool                       `json:"excludeSearch"`
+	SearchWildcards bool                       `json:"searchWildcardsEnabled"`
+	SortField       stringList                 `json:"sortfield"`
+	SortOrder       stringList                 `json:"sortorder"`
+	Limit           flexInt                    `json:"limit"`
+	CountOutput     bool                       `json:"countOutput"`
+	PreserveKeys    bool                       `json:"preservekeys"`
+	// Editable keeps only objects the caller may change (read-write on
+	// the host groups concerned); for a super admin that is all.
+	Editable bool `json:"editable"`
+	// LimitSelects bounds the length of each selectX list.
+	LimitSelects flexInt `json:"limitSelects"`
+}
+
+// decodeGet decodes the params of a *.get method into v, a struct with
+// json tags (embedding getParams), refusing members it does not declare
+// as Zabbix does: `Invalid parameter "/": unexpected parameter "xyz".`
+// Names are compared exactly (encoding/json alone would also take
+// "OUTPUT" for "output"), and the first unknown member in the request's
+// order is the one named. An empty array stands for an empty object, as
+// PHP decodes both alike.
+func decodeGet(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "[]" {
+		return nil
+	}
+	if raw[0] != '{' {
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return decodeParams(raw, v) // malformed: let the full decode word it
+	}
+	known := jsonNames(reflect.TypeOf(v))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		name, _ := t.(string)
+		if !known[name] {
+			return errParams(`Invalid parameter "/": unexpected parameter "%s".`, name)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			break
+		}
+	}
+	return decodeParams(raw, v)
+}
+
+// jsonNames returns the member names a struct type decodes, embedded
+// structs' included.
+func jsonNames(t reflect.Type) map[string]bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		names[tag] = true
+	}
+	return names
+}
+
+// searchMatch reports whether value v matches the search pattern w as
+// Zabbix's search does: case-insensitive substring (prefix with
+// startSearch); with searchWildcardsEnabled, w matches the whole value
+// and "*" stands for any run of characters.
+func (p *getParams) searchMatch(v, w string) bool {
+	lv, lw := strings.ToLower(v), strings.ToLower(w)
+	switch {
+	case p.SearchWildcards:
+		return globMatch(lw, lv)
+	case p.StartSearch:
+		return strings.HasPrefix(lv, lw)
+	}
+	return strings.Contains(lv, lw)
+}
+
+// globMatch matches s against pattern, in which "*" matches any run of
+// bytes (also none) and every other byte itself.
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return s == pattern
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, part := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+// limitSelect cuts a selectX list to limitSelects.
+func (p *getParams) limitSelect(l []object) []object {
+	if p.LimitSelects.set && p.LimitSelects.v >= 0 && int(p.LimitSelects.v) < len(l) {
+		return l[:p.LimitSelects.v]
+	}
+	return l
 }
 
 // object is one API object: field name to string value (Zabbix returns
@@ -69,8 +182,7 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 			for f, raw := range p.Search {
 				v, _ := o[f].(string)
 				for _, w := range filterValues(raw) {
-					lv, lw := strings.ToLower(v), strings.ToLower(w)
-					if (p.StartSearch && strings.HasPrefix(lv, lw)) || (!p.StartSearch && strings.Contains(lv, lw)) {
+					if p.searchMatch(v, w) {
 						matches++
 						break
 					}
@@ -144,4 +256,20 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 		objs = []object{}
 	}
 	return objs, nil
+}
+
+func id(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func status(enabled bool) string {
+	if enabled {
+		return "0"
+	}
+	return "1"
+}
+
+func nonNil(l []object) []object {
+	if l == nil {
+		return []object{}
+	}
+	return l
 }

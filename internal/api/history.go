@@ -66,6 +66,11 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	if err != nil {
 		return nil, err
 	}
+	// Permissions (perm.go): only items of hosts the caller may read (with
+	// "editable": may change).
+	if err := s.readableIDs(ctx, c, &p.ItemIDs, &p.HostIDs, p.Editable); err != nil {
+		return nil, err
+	}
 	vt := p.History
 	desc := len(p.SortOrder) > 0 && p.SortOrder[0] == "DESC"
 	byClock := slices.Contains(p.SortField, "clock")
@@ -347,6 +352,10 @@ func appendZabbixFloat(b []byte, f float64) []byte {
 func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
 	p, err := parseTrendParams(c.params)
 	if err != nil {
+		return nil, err
+	}
+	// Permissions (perm.go): only items of hosts the caller may read.
+	if err := s.readableIDs(ctx, c, &p.ItemIDs, nil, false); err != nil {
 		return nil, err
 	}
 	from, till := int64(0), int64(math.MaxInt32)

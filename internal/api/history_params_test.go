@@ -233,7 +233,7 @@ func TestRowMatcherLog(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
+func TestGlobMatchHistorySearch(t *testing.T) {
 	for _, c := range []struct {
 		pattern, s string
 		want       bool

@@ -215,7 +215,8 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			for _, s := range ss {
 				lv := bytes.ToLower(value(&rows[i], s.name))
 				for _, w := range s.want {
-					if (p.StartSearch && bytes.HasPrefix(lv, w)) || (!p.StartSearch && bytes.Contains(lv, w)) {
+					if p.SearchWildcards && globMatch(string(w), string(lv)) ||
+						!p.SearchWildcards && (p.StartSearch && bytes.HasPrefix(lv, w) || !p.StartSearch && bytes.Contains(lv, w)) {
 						matches++
 						break
 					}

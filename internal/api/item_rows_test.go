@@ -163,7 +163,7 @@ func TestItemGetMatchesObjects(t *testing.T) {
 	}
 	for _, params := range cases {
 		want, wantErr := refItemGet(snap, lv, params)
-		res, gotErr := srv.itemGet(context.Background(), &call{params: json.RawMessage(params)})
+		res, gotErr := srv.itemGet(context.Background(), &call{params: json.RawMessage(params), user: User{Role: RoleSuperAdmin}})
 		if (wantErr != nil) != (gotErr != nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 			t.Errorf("%s: error %v, want %v", params, gotErr, wantErr)
 			continue

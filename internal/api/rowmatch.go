@@ -199,25 +199,3 @@ func searchPred(field string, pats []string, start, wildcards bool) rowPred {
 		return false
 	}
 }
-
-// globMatch reports whether s matches pattern, where "*" stands for any
-// run of characters (SQL LIKE with "*" for "%", and nothing else special).
-func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return s == pattern
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, mid := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, mid)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(mid):]
-	}
-	return strings.HasSuffix(s, last)
-}

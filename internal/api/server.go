@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -23,33 +24,33 @@ import (
 // clients parse it to choose "username" vs "user" and "auth" vs Bearer.
 const Version = "6.0.14"
 
-// Role levels as Zabbix user types.
+// Role levels as Zabbix user types (the auth package's).
 const (
-	RoleUser       = 1
-	RoleAdmin      = 2
-	RoleSuperAdmin = 3
+	RoleUser       = auth.RoleUser
+	RoleAdmin      = auth.RoleAdmin
+	RoleSuperAdmin = auth.RoleSuperAdmin
 )
 
 // User is an authenticated caller.
-type User struct {
-	ID       uint64
-	Username string
-	Role     int
-}
+type User = auth.User
 
-// Authenticator checks credentials; the auth package implements it.
+// Authenticator checks credentials and tells what a user may do with
+// each host group. *auth.Store implements it as is; tests use fakes.
 type Authenticator interface {
 	// Authenticate accepts a session id or an API token.
 	Authenticate(ctx context.Context, secret string) (User, error)
 	Login(ctx context.Context, username, password string) (session string, u User, err error)
 	Logout(ctx context.Context, session string) error
+	// Rights returns u's permissions on host groups (auth.AllRights for a
+	// super admin). It is asked once per request that needs it.
+	Rights(ctx context.Context, u User) (auth.Rights, error)
 }
 
-// Auth errors an Authenticator returns, mapped to Zabbix's texts.
+// The auth errors the API maps to Zabbix's texts.
 var (
-	ErrBadCredentials = errors.New("incorrect user name or password")
-	ErrBlocked        = errors.New("account is temporarily blocked")
-	ErrSessionExpired = errors.New("session expired")
+	ErrBadCredentials = auth.ErrBadCredentials
+	ErrBlocked        = auth.ErrBlocked
+	ErrSessionExpired = auth.ErrSessionExpired
 )
 
 // TrendReader reads hourly trends (the engine implements it).
@@ -74,9 +75,10 @@ type Options struct {
 	Trends  TrendReader // nil: trend.get returns nothing
 	Last    LastValues  // nil: item.get reports no last value
 	Auth    Authenticator
-	// Accounts manages users and tokens; nil disables user.* and token.*
-	// management (login still works through Auth).
-	Accounts Accounts
+	// Accounts manages users, user groups and tokens; nil disables the
+	// user.*, usergroup.* and token.* management methods (login still
+	// works through Auth).
+	Accounts *auth.Store
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
 	// MaxBodyBytes bounds a request body (default 16 MiB).
@@ -108,7 +110,7 @@ type Server struct {
 type method struct {
 	// role is the least role that may call the method; 0 = no auth, and
 	// the method must then be called without "auth" (as Zabbix 6.0).
-	role int
+	role auth.Role
 	// call returns a result to marshal, or stream writes it.
 	call   func(ctx context.Context, c *call) (any, error)
 	stream func(ctx context.Context, c *call) (func(w *bufio.Writer) error, error)
@@ -423,8 +425,8 @@ func jsonKind(k string) string {
 // Methods returns every method the API serves with the least role that
 // may call it (0: no authentication; the method must be called without
 // it). Documentation and tests use it.
-func (s *Server) Methods() map[string]int {
-	out := make(map[string]int, len(s.methods))
+func (s *Server) Methods() map[string]auth.Role {
+	out := make(map[string]auth.Role, len(s.methods))
 	for name, m := range s.methods {
 		out[name] = m.role
 	}

@@ -14,7 +14,9 @@
 //     declarative, idempotent description applied with Catalog.Apply.
 //     Apply creates and updates; it never deletes anything that is absent
 //     from the document.
-//   - Single-object changes by ID (Catalog.Edit, edit.go), the write side
+//   - Single-object changes by ID (Catalog.Edit: edit.go holds the
+//     transaction and overlay, edit_group.go, edit_host.go and
+//     edit_item.go one object family each), the write side
 //     of the Zabbix API: create, update and delete of host groups, hosts
 //     and items, in batches. Deleting a host deletes its items; deleting
 //     a group that is some host's only group is refused. Deleting an item

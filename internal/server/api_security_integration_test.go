@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
-	"github.com/peregrine-mon/peregrine/internal/api/auth"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 )
 
 // apiClient talks JSON-RPC to a test server.
@@ -164,9 +164,15 @@ func TestAPIRolesAndAccounts(t *testing.T) {
 	s := startServer(t, integrationSpec())
 	admin := adminLogin(t, s)
 
+	// The read-only user reads the Integration host group through a user
+	// group; without one they would see nothing.
+	var groups []struct{ GroupID string }
+	admin.ok("hostgroup.get", map[string]any{"filter": map[string]any{"name": "Integration"}}, &groups)
+	var ug struct{ UsrgrpIDs []string }
+	admin.ok("usergroup.create", map[string]any{"name": "Viewers", "rights": []map[string]any{{"id": groups[0].GroupID, "permission": 2}}}, &ug)
 	var created struct{ UserIDs []string }
 	admin.ok("user.create", []map[string]any{
-		{"username": "viewer", "passwd": "viewer-password", "roleid": "1", "usrgrps": []map[string]string{{"usrgrpid": "7"}}},
+		{"username": "viewer", "passwd": "viewer-password", "roleid": "1", "usrgrps": []map[string]string{{"usrgrpid": ug.UsrgrpIDs[0]}}},
 		{"username": "ops", "passwd": "ops-password-1", "roleid": 2},
 	}, &created)
 	if len(created.UserIDs) != 2 {
@@ -201,7 +207,11 @@ func TestAPIRolesAndAccounts(t *testing.T) {
 		t.Fatalf("user.get as a user sees only themselves: %v", users)
 	}
 	viewer.ok("history.get", map[string]any{"itemids": "1", "limit": 1}, nil)
-	viewer.ok("host.get", map[string]any{}, nil)
+	var hosts []map[string]string
+	viewer.ok("host.get", map[string]any{}, &hosts)
+	if len(hosts) != 1 || hosts[0]["host"] != "peregrine-test" {
+		t.Fatalf("host.get as a member of Viewers: %v", hosts)
+	}
 	for m, p := range map[string]any{
 		"user.create":  map[string]any{"username": "evil", "passwd": "evil-password", "roleid": "3"},
 		"user.delete":  []string{created.UserIDs[1]},

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
-	"github.com/peregrine-mon/peregrine/internal/api/auth"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -60,7 +60,6 @@ type Server struct {
 	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
 	API       *api.Server
-	auth      api.Authenticator
 	authStore *auth.Store
 	httpLn    net.Listener
 	httpSrv   *http.Server
@@ -197,13 +196,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	s.auth = authAdapter{s.authStore}
 	var trends api.TrendReader
 	if tr, ok := s.Store.(history.TrendReader); ok {
 		trends = apiTrends{tr}
 	}
 	s.API = api.New(api.Options{
-		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.auth, Accounts: authAdapter{s.authStore}, Ingest: s.Trapper, Last: s.Pipeline,
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})

@@ -276,7 +276,7 @@ func (s *Store) loadToken(ctx context.Context, h secretHash, now time.Time) (*to
 		expiresAt, lastAccessSecond int64
 	)
 	err := s.db.QueryRowContext(ctx, `SELECT t.id, t.status, t.expires_at, t.last_access, u.id, u.username, u.name, u.surname, u.role
-		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`, h.String()).
+		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND `+userEnabled, h.String()).
 		Scan(&id, &status, &expiresAt, &lastAccessSecond, &u.ID, &u.Username, &u.Name, &u.Surname, &u.Role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotAuthorized

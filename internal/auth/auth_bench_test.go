@@ -8,7 +8,7 @@ import (
 // BenchmarkAuthenticate measures the per-request cost of a cache hit,
 // the API's hot path. Compare runs with benchstat:
 //
-//	go test -run '^$' -bench Authenticate -benchmem -count 6 ./internal/api/auth/
+//	go test -run '^$' -bench Authenticate -benchmem -count 6 ./internal/auth/
 func BenchmarkAuthenticate(b *testing.B) {
 	e := openEnv(b, nil)
 	ctx := context.Background()
@@ -48,7 +48,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 // BenchmarkLoginDefaultParams shows what one successful login costs with
 // the production argon2id parameters (64 MiB, t=2, p=1).
 //
-//	go test -run '^$' -bench LoginDefault -benchmem -count 6 ./internal/api/auth/
+//	go test -run '^$' -bench LoginDefault -benchmem -count 6 ./internal/auth/
 func BenchmarkLoginDefaultParams(b *testing.B) {
 	e := openEnv(b, func(o *Options) { o.HashParams = DefaultHashParams() })
 	mustCreateUser(b, e.s, "alice", "s3cret-password", RoleUser)

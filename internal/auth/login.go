@@ -17,6 +17,8 @@ import (
 //     current parameters (a dummy one for an unknown user), and are held
 //     until Options.FailDelay has passed since the call began, so neither
 //     the answer nor its timing tells them apart.
+//   - ErrDisabled if the password is right but the user is in a user
+//     group whose users_status is 1 (disabled).
 //   - ErrBlocked once the account has had Options.MaxFailures consecutive
 //     failures, until Options.BlockFor has passed since the last one,
 //     whatever the password. Attempts during a block are not counted, so
@@ -67,6 +69,12 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 			return "", User{}, ErrBlocked
 		}
 		return "", User{}, ErrBadCredentials
+	}
+	if disabled, err := s.userDisabled(ctx, u.ID); err != nil {
+		return "", User{}, err
+	} else if disabled {
+		s.failWait(ctx, start)
+		return "", User{}, ErrDisabled
 	}
 	session, err = s.startSession(ctx, u, now)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 )
 
 // schemaVersion is the version of the schema below. Open refuses a
-// database with a newer version and migrates older ones (none exist yet).
-const schemaVersion = 1
+// database with a newer version and migrates older ones (migrations).
+const schemaVersion = 2
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused: a recycled user
@@ -32,6 +32,12 @@ const schemaVersion = 1
 //     seconds, as in the Zabbix API.
 //   - Deleting a user deletes its sessions and tokens (ON DELETE CASCADE;
 //     the connection enables foreign_keys).
+//   - User groups (version 2, usergroups.go): usrgrp, its members
+//     (users_groups) and its permissions on host groups (rights).
+//     rights.hostgroup_id is a catalog host group ID: another database,
+//     so no foreign key; rights of deleted host groups are ignored by the
+//     API, which reads the catalog. Deleting a user or a user group
+//     deletes its memberships and rights (ON DELETE CASCADE).
 const schema = `
 CREATE TABLE auth_meta (
 	id             INTEGER PRIMARY KEY CHECK (id = 1),
@@ -67,6 +73,29 @@ CREATE TABLE tokens (
 	last_access INTEGER NOT NULL,
 	UNIQUE (user_id, name)
 );
+` + userGroupSchema
+
+// userGroupSchema is what version 2 added: user groups.
+const userGroupSchema = `
+CREATE TABLE usrgrp (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	name         TEXT NOT NULL UNIQUE,
+	gui_access   INTEGER NOT NULL DEFAULT 0,
+	users_status INTEGER NOT NULL DEFAULT 0,
+	debug_mode   INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE users_groups (
+	usrgrp_id INTEGER NOT NULL REFERENCES usrgrp (id) ON DELETE CASCADE,
+	user_id   INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	PRIMARY KEY (usrgrp_id, user_id)
+) WITHOUT ROWID;
+CREATE INDEX users_groups_user ON users_groups (user_id);
+CREATE TABLE rights (
+	usrgrp_id    INTEGER NOT NULL REFERENCES usrgrp (id) ON DELETE CASCADE,
+	hostgroup_id INTEGER NOT NULL,
+	permission   INTEGER NOT NULL CHECK (permission IN (0, 2, 3)),
+	PRIMARY KEY (usrgrp_id, hostgroup_id)
+) WITHOUT ROWID;
 `
 
 // expiredSessionRetention is how long an expired session's row is kept.
@@ -106,11 +135,20 @@ type Store struct {
 	ensureMu sync.Mutex
 
 	// mu guards the maps below (not the entries' atomic fields).
-	// Lock order: ops, then fillMu, then mu.
+	// Lock order: ops, then fillMu, then mu, then rightsMu.
 	mu        sync.RWMutex
 	sessions  map[secretHash]*sessionEntry
 	tokens    map[secretHash]*tokenEntry
 	tokenByID map[uint64]secretHash
+
+	// rightsMu guards rights and rightsGen: the cache of Rights per user
+	// ID, and a counter bumped by every change to user groups, so that a
+	// fill that read the database before a change does not store its
+	// stale result after it. Taken after mu when both are held (never,
+	// today).
+	rightsMu  sync.Mutex
+	rights    map[uint64]Rights
+	rightsGen uint64
 
 	// lastPrune is the (injected-clock) time of the last prune, in Unix
 	// milliseconds.
@@ -143,6 +181,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		sessions:  map[secretHash]*sessionEntry{},
 		tokens:    map[secretHash]*tokenEntry{},
 		tokenByID: map[uint64]secretHash{},
+		rights:    map[uint64]Rights{},
 	}
 	now := s.opts.Now()
 	s.lastPrune.Store(now.UnixMilli())
@@ -209,6 +248,8 @@ var dbSchema = sqlitedb.Schema{
 	Version:    schemaVersion,
 	Create:     schema,
 	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
+	// Migrations[0]: version 1 → 2 adds user groups.
+	Migrations: []string{userGroupSchema},
 	Corrupt:    ErrCorrupt,
 	// Small rows: SQLite's WAL kept at most 16 MiB.
 	Pragmas: []string{"journal_size_limit(16777216)"},

@@ -1,7 +1,10 @@
 // Package auth owns the identities and credentials behind Peregrine's
-// Zabbix-compatible JSON-RPC API: users, their passwords, login sessions
-// and API tokens, persisted in an SQLite database of their own
-// (Options.Path, e.g. data/auth.db, separate from the catalog).
+// Zabbix-compatible JSON-RPC API and web UI: users, their passwords,
+// login sessions and API tokens, persisted in an SQLite database of their
+// own (Options.Path, e.g. data/auth.db, separate from the catalog). The
+// api package (and later the web UI) use the *Store directly: its User,
+// Role and sentinel errors are the ones they work with, so there is no
+// translation layer between them.
 //
 // # What it owns
 //
@@ -21,17 +24,31 @@
 //   - API tokens, as token.create and token.generate manage them: 64
 //     lowercase hex digits, with an optional expiry and a status.
 //   - Session ids and token secrets are stored only as SHA-256 hashes.
+//   - User groups (usergroups.go): members, Zabbix's users_status (1
+//     disables every member: no login, and their sessions and tokens stop
+//     authenticating), gui_access and debug_mode (stored), and rights:
+//     read (2), read-write (3) or deny (0) on host groups, named by the
+//     catalog's host group IDs.
+//   - Rights (rights.go): a user's effective permissions, combined as
+//     Zabbix does. Per host group, a deny in any of the user's groups
+//     wins, otherwise the highest permission. Per host (Rights.Host),
+//     host groups no user group mentions do not count, a deny on any of
+//     the others denies, otherwise the highest wins. A super admin has
+//     every right; a user in no user group none.
 //
 // # What it does not own
 //
-// Authorisation. The package answers "who is this?" (Authenticate) and
-// stores each user's Role; which API methods a role may call, and the
-// Zabbix error texts and codes, belong to the API layer (internal/api),
-// which maps ErrBadCredentials and ErrBlocked to "Incorrect user name or
-// password or account is temporarily blocked.", ErrSessionExpired to
-// "Session terminated, re-login, please." and ErrNotAuthorized to "Not
-// authorized.". There are no user groups, host permissions, LDAP, SAML or
-// MFA. Rate limiting by client address is the HTTP layer's job; this
+// Applying authorisation. The package answers "who is this?"
+// (Authenticate) and "what may they do with each host group?" (Rights),
+// and stores each user's Role; which API methods a role may call, which
+// hosts, items and values a request may touch, and the Zabbix error
+// texts and codes, belong to the API layer (internal/api), which maps
+// ErrBadCredentials and ErrBlocked to "Incorrect user name or password
+// or account is temporarily blocked.", ErrSessionExpired to "Session
+// terminated, re-login, please." and ErrNotAuthorized to "Not
+// authorized.". Host groups live in the catalog: rights of a deleted host
+// group stay here and simply match no host. There are no user roles
+// beyond the three user types, tag filters, LDAP, SAML or MFA. Rate limiting by client address is the HTTP layer's job; this
 // package limits guessing per account.
 //
 // # Sessions and the cache
@@ -62,5 +79,9 @@
 // once. Close waits for running calls to finish (a failed Login may hold
 // it for up to FailDelay); afterwards every method returns ErrClosed.
 //
-// Lock order: Store.ops, then Store.fillMu, then Store.mu (store.go).
+// Rights are cached per user and the whole cache is dropped by every
+// change to user groups or memberships; a Rights value is immutable.
+//
+// Lock order: Store.ops, then Store.fillMu, then Store.mu, then
+// Store.rightsMu (store.go).
 package auth

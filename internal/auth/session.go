@@ -270,7 +270,7 @@ func (s *Store) loadSession(ctx context.Context, h secretHash, now time.Time) (*
 		last int64
 	)
 	err := s.db.QueryRowContext(ctx, `SELECT s.last_access_ms, u.id, u.username, u.name, u.surname, u.role
-		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ?`, h.String()).
+		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ? AND `+userEnabled, h.String()).
 		Scan(&last, &u.ID, &u.Username, &u.Name, &u.Surname, &u.Role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotAuthorized

@@ -26,6 +26,9 @@ var (
 	// ErrSessionExpired: the session exists but was idle for longer than
 	// Options.SessionIdle.
 	ErrSessionExpired = errors.New("session expired")
+	// ErrDisabled: the user is a member of a disabled user group
+	// (users_status 1) and may not log in.
+	ErrDisabled = errors.New("user is disabled by a user group")
 	// ErrNotAuthorized: the secret is neither a live session nor an
 	// enabled, unexpired API token.
 	ErrNotAuthorized = errors.New("not authorized")

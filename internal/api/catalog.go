@@ -1,0 +1,198 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+func (s *Server) registerConfig() {
+	s.methods["hostgroup.get"] = &method{role: RoleUser, call: s.hostgroupGet}
+	s.methods["host.get"] = &method{role: RoleUser, call: s.hostGet}
+	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
+	s.registerConfigWrite()
+}
+
+// CatalogEditor changes the configuration; *catalog.Catalog implements
+// it. When Options.Catalog also implements CatalogEditor, the API serves
+// hostgroup.create/update/delete, host.create/update/delete and
+// item.create/update/delete. Each call is one catalog Edit: one SQLite
+// transaction and one snapshot swap, so what a call created is visible
+// to the trapper and to the *.get methods as soon as it returns.
+type CatalogEditor interface {
+	Edit(ctx context.Context, fn func(e *catalog.Edit) error) (catalog.EditResult, error)
+}
+
+// registerConfigWrite registers the write methods if the catalog can be
+// edited. hostgroup.create needs a super admin, as in Zabbix; the other
+// methods an admin with read-write on the host groups concerned
+// (perm.go).
+func (s *Server) registerConfigWrite() {
+	ed, ok := s.opts.Catalog.(CatalogEditor)
+	if !ok {
+		return
+	}
+	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
+	s.methods["hostgroup.create"] = &method{role: RoleSuperAdmin, call: w.hostgroupCreate}
+	s.methods["hostgroup.update"] = &method{role: RoleAdmin, call: w.hostgroupUpdate}
+	s.methods["hostgroup.delete"] = &method{role: RoleAdmin, call: w.hostgroupDelete}
+	s.methods["host.create"] = &method{role: RoleAdmin, call: w.hostCreate}
+	s.methods["host.update"] = &method{role: RoleAdmin, call: w.hostUpdate}
+	s.methods["host.delete"] = &method{role: RoleAdmin, call: w.hostDelete}
+	s.methods["item.create"] = &method{role: RoleAdmin, call: w.itemCreate}
+	s.methods["item.update"] = &method{role: RoleAdmin, call: w.itemUpdate}
+	s.methods["item.delete"] = &method{role: RoleAdmin, call: w.itemDelete}
+}
+
+type configWriter struct {
+	s   *Server
+	ed  CatalogEditor
+	cat Catalog
+}
+
+// edit runs fn in one catalog Edit and turns catalog errors into the
+// Zabbix API's. idField names the object's ID member ("itemid"). ok, if
+// not nil, decides whether the caller may make the change (perm.go); it
+// runs inside the Edit, on the snapshot the change applies to, so that a
+// concurrent change cannot slip between the check and the write.
+func (w *configWriter) edit(ctx context.Context, c *call, idField string, ok permits, fn func(e *catalog.Edit) error) error {
+	var a access
+	if ok != nil {
+		var err error
+		if a, err = w.s.access(ctx, c); err != nil {
+			return err
+		}
+	}
+	_, err := w.ed.Edit(ctx, func(e *catalog.Edit) error {
+		if ok != nil && !a.all() && !ok(w.cat.Snapshot(), a) {
+			return errNoPermissions
+		}
+		return fn(e)
+	})
+	if err == nil {
+		return nil
+	}
+	return editError(err, idField)
+}
+
+// permits reports whether the caller (a) may make a change to the
+// catalog as it is (snap). Objects that do not exist pass: the catalog
+// then refuses the change with the same error a refusal would give.
+type permits func(snap *catalog.Snapshot, a access) bool
+
+// hostsWritable needs read-write on each host.
+func hostsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if h := snap.HostByID(id); h != nil && !a.canWrite(h) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// itemsWritable needs read-write on each item's host.
+func itemsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if it := snap.Item(id); it != nil && !a.canWrite(it.Host) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// groupsWritable needs read-write on each host group.
+func groupsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if snap.GroupByID(id) != nil && !a.seesGroup(id, true) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// allOf needs every one of ps.
+func allOf(ps ...permits) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, p := range ps {
+			if !p(snap, a) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func editError(err error, idField string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	// Report the first of several errors, as Zabbix stops at the first.
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		err = j.Unwrap()[0]
+	}
+	var ce *catalog.ConflictError
+	if errors.As(err, &ce) {
+		switch ce.Kind {
+		case catalog.GroupExists:
+			return errParams(`Host group "%s" already exists.`, ce.Name)
+		case catalog.HostExists:
+			return errParams(`Host with the same name "%s" already exists.`, ce.Host)
+		case catalog.VisibleNameExists:
+			return errParams(`Host with the same visible name "%s" already exists.`, ce.Name)
+		case catalog.ItemExists:
+			return errParams(`Item with key "%s" already exists on "%s".`, ce.Name, ce.Host)
+		case catalog.HostWithoutGroup:
+			return errParams(`Host "%s" cannot be without host group.`, ce.Host)
+		}
+	}
+	if errors.Is(err, catalog.ErrNotFound) {
+		return errNoPermissions
+	}
+	var fe *catalog.FieldError
+	if errors.As(err, &fe) {
+		return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), strings.TrimSuffix(fe.Err.Error(), "."))
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errApp("The request was cancelled before the change was committed; nothing was changed.")
+	}
+	return errApp("%v", err)
+}
+
+// apiPath turns a catalog field path into the API's: "items[3].key"
+// becomes "/4/key_", "hosts[0].groups[1]" "/1/groups/2", "groups[2].id"
+// "/3/groupid" (for idField "groupid").
+func apiPath(field, idField string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(field, ".") {
+		name, idx, hasIdx := strings.Cut(part, "[")
+		if b.Len() > 0 || !hasIdx { // the leading collection name is the params array itself
+			switch name {
+			case "key":
+				name = "key_"
+			case "id":
+				name = idField
+			}
+			b.WriteByte('/')
+			b.WriteString(name)
+		}
+		if hasIdx {
+			n, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+			if err != nil {
+				n = -1
+			}
+			b.WriteByte('/')
+			b.WriteString(strconv.Itoa(n + 1))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,259 @@
+package api
+
+import (
+	"context"
+	"slices"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+func hostObject(h *catalog.Host) object {
+	return object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "available": "0", "flags": "0"}
+}
+
+func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		GroupIDs         ids  `json:"groupids"`
+		HostIDs          ids  `json:"hostids"`
+		ItemIDs          ids  `json:"itemids"`
+		MonitoredHosts   bool `json:"monitored_hosts"`
+		WithItems        bool `json:"with_items"`
+		WithMonItems     bool `json:"with_monitored_items"`
+		SelectGroups     any  `json:"selectGroups"`
+		SelectHostGroups any  `json:"selectHostGroups"`
+		SelectInterfaces any  `json:"selectInterfaces"`
+		SelectTags       any  `json:"selectTags"`
+		SelectItems      any  `json:"selectItems"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	var itemHosts map[uint64]bool
+	if len(p.ItemIDs) > 0 {
+		itemHosts = map[uint64]bool{}
+		for _, iid := range p.ItemIDs {
+			if it := snap.Item(iid); it != nil {
+				itemHosts[it.HostID] = true
+			}
+		}
+	}
+	var objs []object
+	for _, h := range snap.Hosts() {
+		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable) {
+			continue
+		}
+		if p.WithItems && len(h.Items()) == 0 || p.WithMonItems && !anyMonitoredItem([]*catalog.Host{h}) {
+			continue
+		}
+		if len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
+			continue
+		}
+		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) {
+			continue
+		}
+		if p.MonitoredHosts && !h.Enabled {
+			continue
+		}
+		o := hostObject(h)
+		var groups []object
+		for _, gid := range h.GroupIDs {
+			// Only the groups the caller may read, as Zabbix's
+			// selectGroups reads them through hostgroup.get.
+			if g := snap.GroupByID(gid); g != nil && a.seesGroup(gid, false) {
+				groups = append(groups, groupObject(g))
+			}
+		}
+		groups = p.limitSelect(groups)
+		if p.SelectGroups != nil {
+			o["groups"] = nonNil(groups)
+		}
+		if p.SelectHostGroups != nil {
+			o["hostgroups"] = nonNil(groups)
+		}
+		if p.SelectInterfaces != nil {
+			o["interfaces"] = []object{}
+		}
+		if p.SelectTags != nil {
+			tags := make([]object, 0, len(h.Tags))
+			for _, t := range h.Tags {
+				tags = append(tags, object{"tag": t.Tag, "value": t.Value})
+			}
+			o["tags"] = tags
+		}
+		if p.SelectItems != nil {
+			var items []object
+			for _, it := range h.Items() {
+				items = append(items, object{"itemid": id(it.ID), "key_": it.Key, "name": it.Name})
+			}
+			o["items"] = nonNil(p.limitSelect(items))
+		}
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "hostid", "hostid", "host", "name", "status")
+}
+
+func anyGroup(have []uint64, want ids) bool {
+	for _, g := range have {
+		if containsID(want, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostParams are the members of a Zabbix 6.0 host object that host.create
+// and host.update take. Those Peregrine does not model are accepted and
+// ignored (interfaces, inventory, TLS and IPMI settings), except
+// templates and macros: ignoring those would silently lose items and
+// configuration, so they must be empty.
+type hostParams struct {
+	HostID     flexID    `json:"hostid"`
+	Host       jstring   `json:"host"`
+	Name       jstring   `json:"name"`
+	Status     flexInt   `json:"status"`
+	Groups     groupList `json:"groups"`
+	Templates  jlist     `json:"templates"`
+	Macros     jlist     `json:"macros"`
+	TemplClear jlist     `json:"templates_clear"`
+	Tags       tagList   `json:"tags"`
+
+	Interfaces     notStored `json:"interfaces"`
+	Description    notStored `json:"description"`
+	Inventory      notStored `json:"inventory"`
+	InventoryMode  notStored `json:"inventory_mode"`
+	ProxyHostID    notStored `json:"proxy_hostid"`
+	IPMIAuthType   notStored `json:"ipmi_authtype"`
+	IPMIPrivilege  notStored `json:"ipmi_privilege"`
+	IPMIUsername   notStored `json:"ipmi_username"`
+	IPMIPassword   notStored `json:"ipmi_password"`
+	TLSConnect     notStored `json:"tls_connect"`
+	TLSAccept      notStored `json:"tls_accept"`
+	TLSIssuer      notStored `json:"tls_issuer"`
+	TLSSubject     notStored `json:"tls_subject"`
+	TLSPSKIdentity notStored `json:"tls_psk_identity"`
+	TLSPSK         notStored `json:"tls_psk"`
+	UUID           notStored `json:"uuid"`
+	Flags          notStored `json:"flags"`
+	Available      notStored `json:"available"`
+}
+
+// common validates the members host.create and host.update share.
+func (p *hostParams) common(i int) error {
+	switch {
+	case p.Status.set && p.Status.v != 0 && p.Status.v != 1:
+		return oneOf(i, "status", "0, 1")
+	case p.Templates.n > 0:
+		return unsupported(i, "templates", "templates")
+	case p.TemplClear.n > 0:
+		return unsupported(i, "templates_clear", "templates")
+	case p.Macros.n > 0:
+		return unsupported(i, "macros", "user macros")
+	case p.Groups.set && len(p.Groups.ids) == 0:
+		return empty(i, "groups")
+	}
+	for j, g := range p.Groups.ids {
+		if slices.Contains(p.Groups.ids[:j], g) {
+			return errParams(`Invalid parameter "/%d/groups/%d": value (groupid)=(%d) already exists.`, i+1, j+1, g)
+		}
+	}
+	return nil
+}
+
+func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
+	var ps []hostParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	hosts := make([]catalog.NewHost, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case p.HostID.set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
+		case !p.Host.set:
+			return nil, missing(i, "host")
+		case p.Host.v == "":
+			return nil, empty(i, "host")
+		case !p.Groups.set:
+			return nil, missing(i, "groups")
+		}
+		if err := p.common(i); err != nil {
+			return nil, err
+		}
+		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags}
+	}
+	var ids []uint64
+	var groups []uint64
+	for _, h := range hosts {
+		groups = append(groups, h.GroupIDs...)
+	}
+	err := w.edit(ctx, c, "hostid", groupsWritable(groups), func(e *catalog.Edit) (err error) {
+		ids, err = e.CreateHosts(hosts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("hostids", ids), nil
+}
+
+func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
+	var ps []hostParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	ups := make([]catalog.HostUpdate, len(ps))
+	ids := make([]uint64, len(ps))
+	var groups []uint64 // the new groups: the caller must be able to write them too
+	for i := range ps {
+		p := &ps[i]
+		if !p.HostID.set {
+			return nil, missing(i, "hostid")
+		}
+		if p.Host.set && p.Host.v == "" {
+			return nil, empty(i, "host")
+		}
+		if err := p.common(i); err != nil {
+			return nil, err
+		}
+		u := catalog.HostUpdate{ID: p.HostID.v}
+		if p.Host.set {
+			u.Host = &p.Host.v
+		}
+		if p.Name.set {
+			u.Name = &p.Name.v
+		}
+		if p.Status.set {
+			u.Enabled = new(p.Status.v == 0)
+		}
+		if p.Groups.set {
+			u.GroupIDs = p.Groups.ids
+			groups = append(groups, p.Groups.ids...)
+		}
+		if p.Tags.set {
+			u.Tags = &p.Tags.tags
+		}
+		ups[i], ids[i] = u, p.HostID.v
+	}
+	if err := w.edit(ctx, c, "hostid", allOf(hostsWritable(ids), groupsWritable(groups)), func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
+		return nil, err
+	}
+	return idResult("hostids", ids), nil
+}
+
+func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {
+	ids, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.edit(ctx, c, "hostid", hostsWritable(ids), func(e *catalog.Edit) error { return e.DeleteHosts(ids) }); err != nil {
+		return nil, err
+	}
+	return idResult("hostids", ids), nil
+}

@@ -1,0 +1,350 @@
+package catalog
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// NewHost describes a host for Edit.CreateHosts.
+type NewHost struct {
+	Host     string   // technical name, required
+	Name     string   // visible name; default Host
+	Disabled bool     // Zabbix status 1; hosts are created enabled by default
+	GroupIDs []uint64 // existing groups, at least one
+	Tags     []Tag    // optional; no (tag, value) pair twice
+}
+
+// HostUpdate changes the fields of host ID that are set; nil fields keep
+// their value.
+type HostUpdate struct {
+	ID   uint64
+	Host *string
+	// Name is the visible name; "" means the technical name. If Host
+	// changes, Name is nil and the visible name equalled the old
+	// technical name, the visible name follows the new one.
+	Name    *string
+	Enabled *bool
+	// GroupIDs, if not nil, is the complete new membership: at least one
+	// existing group.
+	GroupIDs []uint64
+	// Tags, if not nil, replaces the host's tags (an empty slice removes
+	// them all).
+	Tags *[]Tag
+}
+
+// eachHost calls fn with every current host until fn returns false.
+func (e *Edit) eachHost(fn func(h *Host) bool) {
+	for i := range e.old.hosts {
+		if h := e.host(e.old.hosts[i].ID); h != nil && !fn(h) {
+			return
+		}
+	}
+	for _, id := range e.newHosts {
+		if h := e.host(id); h != nil && !fn(h) {
+			return
+		}
+	}
+}
+
+// editableHost returns the overlay copy of host id, making it from the
+// old snapshot if needed. e.hosts must be initialised.
+func (e *Edit) editableHost(id uint64) *Host {
+	if h, ok := e.hosts[id]; ok {
+		return h
+	}
+	o := e.old.hostByID[id]
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags}
+	e.hosts[id] = h
+	return h
+}
+
+// checkGroups validates a host's group list, reporting to el under p.
+func (e *Edit) checkGroups(p string, groups []uint64, el *errList) {
+	if len(groups) == 0 {
+		el.addf(p, "cannot be empty: a host needs at least one host group")
+		return
+	}
+	seen := make(map[uint64]bool, len(groups))
+	for j, g := range groups {
+		f := p + "[" + strconv.Itoa(j) + "]"
+		switch {
+		case seen[g]:
+			el.addf(f, "group %d is listed twice", g)
+		case e.group(g) == nil:
+			el.add(f, notFound("host group", g))
+		}
+		seen[g] = true
+	}
+}
+
+// checkTags validates a host's tags, reporting to el under p.
+func checkTags(p string, tags []Tag, el *errList) {
+	seen := make(map[Tag]bool, len(tags))
+	for j, t := range tags {
+		f := p + "[" + strconv.Itoa(j) + "]"
+		switch {
+		case t.Tag == "":
+			el.addf(f+".tag", "cannot be empty")
+		case seen[t]:
+			el.addf(f, "tag %q with value %q is listed twice", t.Tag, t.Value)
+		default:
+			if err := checkText(t.Tag, maxTagLen); err != nil {
+				el.add(f+".tag", err)
+			}
+			if err := checkText(t.Value, maxTagLen); err != nil {
+				el.add(f+".value", err)
+			}
+		}
+		seen[t] = true
+	}
+}
+
+// cloneTags copies tags with their strings, nil for none.
+func cloneTags(tags []Tag) []Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]Tag, len(tags))
+	for i, t := range tags {
+		out[i] = Tag{Tag: strings.Clone(t.Tag), Value: strings.Clone(t.Value)}
+	}
+	return out
+}
+
+// writeTags inserts a host's tags.
+func (e *Edit) writeTags(h *Host) error {
+	for _, t := range h.Tags {
+		if _, err := e.exec("INSERT INTO host_tags (host_id, tag, value) VALUES (?, ?, ?)", h.ID, t.Tag, t.Value); err != nil {
+			return e.fail(fmt.Errorf("cannot tag host %q: %w", h.Host, err))
+		}
+	}
+	return nil
+}
+
+// CreateHosts creates hosts and returns their IDs in the same order.
+func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	var el errList
+	names := make(map[string]bool, len(hosts))
+	visible := make(map[string]bool, len(hosts))
+	for i := range hosts {
+		nh := &hosts[i]
+		p := "hosts[" + strconv.Itoa(i) + "]"
+		if err := checkHostName(nh.Host); err != nil {
+			el.add(p+".host", err)
+		} else if names[nh.Host] || e.hostByName(nh.Host) != 0 {
+			el.add(p+".host", &ConflictError{Kind: HostExists, Host: nh.Host})
+		}
+		names[nh.Host] = true
+		vis := cmp.Or(nh.Name, nh.Host)
+		if err := checkText(vis, maxHostNameLen); err != nil {
+			el.add(p+".name", err)
+		} else if visible[vis] || e.hostByVisible(vis) != 0 {
+			el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: nh.Host, Name: vis})
+		}
+		visible[vis] = true
+		e.checkGroups(p+".groups", nh.GroupIDs, &el)
+		checkTags(p+".tags", nh.Tags, &el)
+	}
+	if err := el.err(); err != nil {
+		return nil, err
+	}
+	initMap(&e.hosts)
+	initMap(&e.hostName)
+	ids := make([]uint64, len(hosts))
+	for i := range hosts {
+		nh := &hosts[i]
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags)}
+		h.Name = h.Host
+		if nh.Name != "" && nh.Name != nh.Host {
+			h.Name = strings.Clone(nh.Name)
+		}
+		slices.Sort(h.GroupIDs)
+		id, err := e.exec("INSERT INTO hosts (host, name, status) VALUES (?, ?, ?)", h.Host, h.Name, status(h.Enabled))
+		if err != nil {
+			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
+		}
+		h.ID = id
+		for _, g := range h.GroupIDs {
+			if _, err := e.exec("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)", id, g); err != nil {
+				return nil, e.fail(fmt.Errorf("cannot add host %q to group %d: %w", h.Host, g, err))
+			}
+		}
+		if err := e.writeTags(h); err != nil {
+			return nil, err
+		}
+		e.hosts[id] = h
+		e.hostName[h.Host] = id
+		e.setVisible("", h.Name, id)
+		e.newHosts = append(e.newHosts, id)
+		ids[i] = id
+	}
+	e.res.HostsCreated += len(hosts)
+	return ids, nil
+}
+
+// UpdateHosts changes hosts.
+func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
+	if e.err != nil {
+		return e.err
+	}
+	var el errList
+	ids := make([]uint64, len(hosts))
+	// The new state of each host, validated as a whole.
+	next := make([]Host, len(hosts))
+	names := make(map[string]bool, len(hosts))
+	visible := make(map[string]bool, len(hosts))
+	for i := range hosts {
+		u := &hosts[i]
+		ids[i] = u.ID
+		p := "hosts[" + strconv.Itoa(i) + "]"
+		cur := e.host(u.ID)
+		if cur == nil {
+			el.add(p+".id", notFound("host", u.ID))
+			continue
+		}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags}
+		if u.Host != nil && *u.Host != cur.Host {
+			n.Host = *u.Host
+			if err := checkHostName(n.Host); err != nil {
+				el.add(p+".host", err)
+			} else if other := e.hostByName(n.Host); names[n.Host] || other != 0 && other != u.ID {
+				el.add(p+".host", &ConflictError{Kind: HostExists, Host: n.Host})
+			}
+			if u.Name == nil && cur.Name == cur.Host {
+				n.Name = n.Host
+			}
+		}
+		names[n.Host] = true
+		if u.Name != nil {
+			n.Name = cmp.Or(*u.Name, n.Host)
+		}
+		if n.Name != cur.Name {
+			if err := checkText(n.Name, maxHostNameLen); err != nil {
+				el.add(p+".name", err)
+			} else if other := e.hostByVisible(n.Name); visible[n.Name] || other != 0 && other != u.ID {
+				el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: n.Host, Name: n.Name})
+			}
+		}
+		visible[n.Name] = true
+		if u.Enabled != nil {
+			n.Enabled = *u.Enabled
+		}
+		if u.GroupIDs != nil {
+			e.checkGroups(p+".groups", u.GroupIDs, &el)
+			n.GroupIDs = slices.Sorted(slices.Values(u.GroupIDs))
+		}
+		if u.Tags != nil {
+			checkTags(p+".tags", *u.Tags, &el)
+			n.Tags = *u.Tags
+		}
+		next[i] = n
+	}
+	dupIDs("hosts", ids, &el)
+	if err := el.err(); err != nil {
+		return err
+	}
+	initMap(&e.hosts)
+	initMap(&e.hostName)
+	for i := range next {
+		n := &next[i]
+		cur := e.host(n.ID)
+		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled
+		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
+		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
+		if !rowChanged && !groupsChanged && !tagsChanged {
+			continue
+		}
+		if !tagsChanged {
+			n.Tags = cur.Tags // not the caller's slice
+		}
+		if rowChanged {
+			if n.Host != cur.Host {
+				n.Host = strings.Clone(n.Host)
+			}
+			if n.Name == n.Host {
+				n.Name = n.Host
+			} else if n.Name != cur.Name {
+				n.Name = strings.Clone(n.Name)
+			}
+			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ? WHERE id = ?", n.Host, n.Name, status(n.Enabled), n.ID); err != nil {
+				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
+			}
+		}
+		if groupsChanged {
+			if _, err := e.exec("DELETE FROM hosts_groups WHERE host_id = ?", n.ID); err != nil {
+				return e.fail(fmt.Errorf("cannot update the groups of host %q: %w", cur.Host, err))
+			}
+			for _, g := range n.GroupIDs {
+				if _, err := e.exec("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)", n.ID, g); err != nil {
+					return e.fail(fmt.Errorf("cannot add host %q to group %d: %w", cur.Host, g, err))
+				}
+			}
+		}
+		if tagsChanged {
+			n.Tags = cloneTags(n.Tags)
+			if _, err := e.exec("DELETE FROM host_tags WHERE host_id = ?", n.ID); err != nil {
+				return e.fail(fmt.Errorf("cannot update the tags of host %q: %w", cur.Host, err))
+			}
+			if err := e.writeTags(n); err != nil {
+				return err
+			}
+		}
+		if n.Host != cur.Host {
+			e.hostName[cur.Host] = 0
+			e.hostName[n.Host] = n.ID
+		}
+		if n.Name != cur.Name {
+			e.setVisible(cur.Name, n.Name, n.ID)
+		}
+		h := e.editableHost(n.ID)
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags
+		e.res.HostsUpdated++
+	}
+	return nil
+}
+
+// DeleteHosts deletes hosts with all their items.
+func (e *Edit) DeleteHosts(ids []uint64) error {
+	if e.err != nil {
+		return e.err
+	}
+	var el errList
+	for i, id := range ids {
+		if e.host(id) == nil {
+			el.add("hosts["+strconv.Itoa(i)+"]", notFound("host", id))
+		}
+	}
+	dupIDs("hosts", ids, &el)
+	if err := el.err(); err != nil {
+		return err
+	}
+	initMap(&e.hosts)
+	initMap(&e.hostName)
+	for _, id := range ids {
+		h := e.host(id)
+		for _, q := range []string{
+			"DELETE FROM items WHERE host_id = ?",
+			"DELETE FROM hosts_groups WHERE host_id = ?",
+			"DELETE FROM host_tags WHERE host_id = ?",
+			"DELETE FROM hosts WHERE id = ?",
+		} {
+			if _, err := e.exec(q, id); err != nil {
+				return e.fail(fmt.Errorf("cannot delete host %q: %w", h.Host, err))
+			}
+		}
+		e.hostName[h.Host] = 0
+		e.setVisible(h.Name, "", id)
+		e.hosts[id] = nil
+		// Its items vanish with it: item and itemByKey check the host,
+		// and build leaves them out. Key overlay entries are left: the
+		// host ID is never reused.
+	}
+	e.res.HostsDeleted += len(ids)
+	return nil
+}
