@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -21,16 +21,9 @@ import (
 // with a float item "f1" and an unsigned item "u1"; opts fills the rest.
 func newTestServer(t *testing.T, reader history.Reader, opts Options) (*httptest.Server, *catalog.Catalog) {
 	t.Helper()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(t.TempDir(), "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
 		{Key: "f1", ValueType: "float"}, {Key: "u1", ValueType: "unsigned"},
-	}}}}); err != nil {
-		t.Fatal(err)
-	}
+	}}}})
 	opts.Catalog, opts.History = cat, reader
 	opts.Auth = &fakeAuth{sessions: map[string]User{"ro": {ID: 2, Username: "viewer", Role: RoleUser}}}
 	srv := httptest.NewServer(New(opts).Handler())

@@ -1,17 +1,16 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
 
@@ -22,11 +21,6 @@ import (
 // permission checks), and as a user whose user group reads the hosts'
 // group (each host checked against the user's rights).
 func BenchmarkItemGet(b *testing.B) {
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(b.TempDir(), "c.db")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
 	var spec catalog.Spec
 	for h := 0; h < 100; h++ {
 		hs := catalog.HostSpec{Host: "host-" + strconv.Itoa(h), Groups: []string{"G"}}
@@ -35,9 +29,7 @@ func BenchmarkItemGet(b *testing.B) {
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		b.Fatal(err)
-	}
+	cat := catalogtest.Open(b, spec)
 	fa := &fakeAuth{
 		sessions: map[string]User{"super": {ID: 1, Role: RoleSuperAdmin}, "reader": {ID: 2, Role: RoleUser}},
 		rights:   map[uint64]auth.Rights{2: auth.NewRights(map[uint64]auth.Permission{cat.Snapshot().Group("G").ID: auth.PermRead})},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
@@ -39,20 +40,12 @@ func newPermFixture(t *testing.T) *permFixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "c.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	_, err = cat.Apply(ctx, catalog.Spec{Hosts: []catalog.HostSpec{
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{
 		{Host: "web-1", Groups: []string{"Linux"}, Items: []catalog.ItemSpec{{Key: "a", ValueType: "float"}, {Key: "b", ValueType: "unsigned"}}},
 		{Host: "both-1", Groups: []string{"Linux", "DB"}, Items: []catalog.ItemSpec{{Key: "a", ValueType: "float"}}},
 		{Host: "db-1", Groups: []string{"DB"}, Items: []catalog.ItemSpec{{Key: "a", ValueType: "float"}}},
 		{Host: "secret-1", Groups: []string{"Linux", "Secret"}, Items: []catalog.ItemSpec{{Key: "a", ValueType: "float"}}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	snap := cat.Snapshot()
 	st := memstore.New()
 	var vs []history.Sample
@@ -366,6 +359,23 @@ func TestPermissionsWrite(t *testing.T) {
 		f.mustDo(w, method, params, nil)
 	}
 	web, db, both := f.host("web-1"), f.host("db-1"), f.host("both-1")
+	// history.get with editable: the items of hosts the admin may change
+	// (web-1 a and b, both-1 a), not those it may only read (db-1).
+	var rows []map[string]string
+	f.mustDo(w, "history.get", fmt.Sprintf(`{"history":0,"editable":true,"hostids":["%d","%d","%d"]}`, web, db, both), &rows)
+	if len(rows) != 6 {
+		t.Errorf("history.get editable for an admin with RW on Linux: %d rows, want 6 (web-1 a, both-1 a)", len(rows))
+	}
+	rows = nil
+	f.mustDo(w, "history.get", fmt.Sprintf(`{"history":0,"editable":true,"itemids":"%d"}`, f.item("db-1")), &rows)
+	if len(rows) != 0 {
+		t.Errorf("history.get editable on a read-only host: %v", rows)
+	}
+	rows = nil
+	f.mustDo(w, "history.get", fmt.Sprintf(`{"history":0,"itemids":"%d"}`, f.item("db-1")), &rows)
+	if len(rows) != 3 {
+		t.Errorf("history.get on a readable host: %d rows, want 3", len(rows))
+	}
 	ok("host.update", fmt.Sprintf(`{"hostid":"%d","name":"Web one"}`, web))
 	ok("host.update", fmt.Sprintf(`{"hostid":"%d","name":"Both"}`, both)) // RW on Linux is enough
 	refused("host.update", fmt.Sprintf(`{"hostid":"%d","name":"DB one"}`, db))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -47,14 +48,7 @@ func testConfig(t *testing.T, spec catalog.Spec) config.Config {
 	cfg.DataDir = t.TempDir()
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: CatalogPath(cfg.DataDir)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		t.Fatal(err)
-	}
+	catalogtest.Write(t, CatalogPath(cfg.DataDir), spec)
 	return cfg
 }
 
