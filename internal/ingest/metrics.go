@@ -72,7 +72,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	for i := range m.failed {
 		m.failed[i] = r.Counter("peregrine_trapper_values_failed_total", "Values counted as failed, by reason.", "reason", failReasonNames[i])
 	}
-	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections being served.", func() float64 { return float64(len(s.slots)) })
+	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections accepted and not yet closed.", func() float64 { return float64(s.active.Load()) })
 	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Payload bytes held by trapper connections.", func() float64 { return float64(s.budget.inUse()) })
 	r.Rate("peregrine_trapper_values_received_per_second", "Values received per second over the last rate interval.", func() float64 { return float64(m.received.Load()) })
 	r.Rate("peregrine_trapper_values_processed_per_second", "Values processed per second over the last rate interval.", func() float64 { return float64(m.processed.Load()) })

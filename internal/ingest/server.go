@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -79,9 +80,14 @@ func (o *Options) ensureDefaults() error {
 
 // Server is the trapper listener.
 type Server struct {
-	opts     Options
-	ln       net.Listener
-	slots    chan struct{}
+	opts  Options
+	ln    net.Listener
+	slots chan struct{}
+	// active counts accepted connections being served. It is not
+	// len(slots): Run takes a slot before Accept, so that the bound holds
+	// in the kernel's backlog, and a slot waiting in Accept is not a
+	// connection.
+	active   atomic.Int64
 	budget   *byteBudget
 	m        *metrics
 	throttle *selfmon.LogThrottle
@@ -161,13 +167,14 @@ func (s *Server) Run(ctx context.Context) error {
 			continue
 		}
 		s.m.connections.Inc()
+		s.active.Add(1)
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.slots }()
+			defer func() { s.active.Add(-1); <-s.slots }()
 			s.serve(ctx, c)
 			s.mu.Lock()
 			delete(s.conns, c)
