@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -29,26 +30,29 @@ var badReasonNames = [numBadReasons]string{
 	"io_error", "memory_busy", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
 }
 
-// Reasons one value is counted as failed.
+// Reasons one value is counted as failed: the trapper's own, then the
+// acceptance refusals of package preprocess in its order, so that every
+// way in counts a refusal under the same label.
 type failReason int
 
 const (
 	failMissingField failReason = iota
 	failBadClock
-	failUnknownHost
-	failHostDisabled
-	failUnknownItem
-	failItemDisabled
-	failWrongItemType
-	failBadValue
 	failStore
-	numFailReasons
+	failRefused    // failRefused-1+r is preprocess.Refusal r (r >= 1)
+	numFailReasons = failRefused + failReason(preprocess.NumRefusals) - 1
 )
 
-var failReasonNames = [numFailReasons]string{
-	"missing_field", "bad_clock", "unknown_host", "host_disabled", "unknown_item",
-	"item_disabled", "wrong_item_type", "bad_value", "store_error",
-}
+// refused maps a preprocess refusal (not Accepted) to its fail reason.
+func refused(r preprocess.Refusal) failReason { return failRefused - 1 + failReason(r) }
+
+var failReasonNames = func() (n [numFailReasons]string) {
+	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
+	for r := preprocess.Refusal(1); r < preprocess.NumRefusals; r++ {
+		n[refused(r)] = r.String()
+	}
+	return
+}()
 
 type metrics struct {
 	connections *selfmon.Counter

@@ -7,6 +7,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // maxClock is the largest clock Zabbix accepts (int32 seconds).
@@ -23,9 +24,10 @@ func str(b []byte) string {
 
 // senderData processes a "sender data" request and returns the reply.
 //
-// Per value, as the Zabbix trapper: the host must exist and be monitored,
-// the item must exist on it, be a trapper item and be enabled; otherwise
-// the value counts as failed and the rest are still processed. Unlike
+// Per value, as the Zabbix trapper (the rules are preprocess.ItemByKey's):
+// the host must exist and be monitored, the item must exist on it, be a
+// trapper item and be enabled; otherwise the value counts as failed and
+// the rest are still processed. Unlike
 // Zabbix, which counts a value that later fails conversion as processed
 // and makes the item unsupported, Peregrine converts before acknowledging
 // and counts such a value as failed, so "processed" means "stored".
@@ -112,31 +114,14 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 		}
 	}
 	host, key := row.host, row.key
-	h := snap.Host(str(host))
-	if h == nil {
-		s.valueFailed(failUnknownHost, host, key, nil)
-		return failUnknownHost, false
+	it, r := preprocess.ItemByKey(snap, str(host), str(key), preprocess.TrapperTypes)
+	if r != preprocess.Accepted {
+		s.valueFailed(refused(r), host, key, nil)
+		return refused(r), false
 	}
-	if !h.Enabled {
-		s.valueFailed(failHostDisabled, host, key, nil)
-		return failHostDisabled, false
-	}
-	it := h.Item(str(key))
-	switch {
-	case it == nil:
-		s.valueFailed(failUnknownItem, host, key, nil)
-		return failUnknownItem, false
-	case it.Type != catalog.Trapper:
-		s.valueFailed(failWrongItemType, host, key, nil)
-		return failWrongItemType, false
-	case !it.Enabled:
-		s.valueFailed(failItemDisabled, host, key, nil)
-		return failItemDisabled, false
-	}
-	sm.ItemID = it.ID
-	if err := convert(it.ValueType, row.value, sm); err != nil {
-		s.valueFailed(failBadValue, host, key, err)
-		return failBadValue, false
+	if err := preprocess.Value(it, row.value, sm); err != nil {
+		s.valueFailed(refused(preprocess.BadValue), host, key, err)
+		return refused(preprocess.BadValue), false
 	}
 	return 0, true
 }
