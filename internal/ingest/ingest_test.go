@@ -108,6 +108,10 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 	t.Cleanup(func() {
 		cancel()
 		<-tdone
+		// Every connection gave back what it took.
+		if n := ts.srv.budget.inUse(); n != 0 {
+			t.Errorf("%d budget bytes still in use after every connection closed", n)
+		}
 		p.Stop()
 		<-pdone
 		cat.Close()

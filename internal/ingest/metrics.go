@@ -17,6 +17,7 @@ const (
 	badTimeout
 	badIO
 	badBusy
+	badShare
 	badFormat
 	badJSON
 	badUnsupported
@@ -27,7 +28,7 @@ const (
 
 var badReasonNames = [numBadReasons]string{
 	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
-	"io_error", "memory_busy", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
+	"io_error", "memory_busy", "memory_share", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
 }
 
 // Reasons one value is counted as failed: the trapper's own, then the
@@ -77,7 +78,8 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 		m.failed[i] = r.Counter("peregrine_trapper_values_failed_total", "Values counted as failed, by reason.", "reason", failReasonNames[i])
 	}
 	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections accepted and not yet closed.", func() float64 { return float64(s.active.Load()) })
-	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Payload bytes held by trapper connections.", func() float64 { return float64(s.budget.inUse()) })
+	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Bytes trapper connections hold for frames, inflated payloads, decoded rows and values (bounded by trapper.max_buffered_bytes).", func() float64 { return float64(s.budget.inUse()) })
+	r.CounterFunc("peregrine_trapper_buffer_collections_total", "Garbage collections the trapper ran because released buffers, not yet collected, stood between a connection and trapper.max_buffered_bytes.", func() float64 { return float64(s.budget.collections.Load()) })
 	r.Rate("peregrine_trapper_values_received_per_second", "Values received per second over the last rate interval.", func() float64 { return float64(m.received.Load()) })
 	r.Rate("peregrine_trapper_values_processed_per_second", "Values processed per second over the last rate interval.", func() float64 { return float64(m.processed.Load()) })
 	r.Rate("peregrine_trapper_values_failed_per_second", "Values failed per second over the last rate interval.", func() float64 { return float64(m.failedTotal()) })

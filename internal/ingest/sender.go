@@ -44,6 +44,26 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 		return failedReply("cannot find the \"data\" array in the request")
 	}
 	rows := req.rows
+	// Take the memory the values need before making them: a sample per
+	// row, and the copies of string values, which are never longer than
+	// the values' text (counted for every row: cheaper than looking each
+	// item up twice, and numbers are short).
+	var strBytes int
+	for i := range rows {
+		strBytes += len(rows[i].value)
+	}
+	if err := cs.reserveSamples(len(rows)); err != nil {
+		s.refuse(classifyReadErr(err), remote, err)
+		return failedReply("cannot decode the request: " + err.Error())
+	}
+	if cs.mem != nil && strBytes > 0 {
+		if err := cs.mem.Alloc(strBytes); err != nil {
+			s.refuse(classifyReadErr(err), remote, err)
+			return failedReply("cannot decode the request: " + err.Error())
+		}
+		// The copies belong to the pipeline and the store once submitted.
+		defer cs.mem.Free(strBytes)
+	}
 	snap := s.opts.Catalog.Snapshot()
 	samples := cs.samples[:0]
 	st := newStamper(recv)

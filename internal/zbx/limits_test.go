@@ -176,6 +176,13 @@ func TestMemoryRefusal(t *testing.T) {
 	f("plain", append(frameHeader(0x01, uint32(len(big)), 0), big...))
 	z := deflate(t, big)
 	f("compressed", append(frameHeader(0x03, uint32(len(z)), uint32(len(big))), z...))
+
+	// A stream that is not zlib at all gives its state back at once.
+	var m countingMemory
+	r := NewReader(bytes.NewReader(append(frameHeader(0x03, 5, 10), "hello"...)), ReaderOptions{Memory: &m})
+	if _, _, err := r.ReadFrame(); !errors.Is(err, ErrCompression) || m.held != 0 {
+		t.Fatalf("bad zlib header: %v, %d bytes held", err, m.held)
+	}
 }
 
 // TestCompressedBodyIsNotHeld: a compressed body is inflated as it

@@ -394,6 +394,10 @@ func (r *Reader) inflate(clen uint64, n int) ([]byte, error) {
 		r.zbuf = bufio.NewReaderSize(&r.zsrc, 4096)
 		zr, err := zlib.NewReader(r.zbuf)
 		if err != nil {
+			r.zbuf = nil
+			if r.mem != nil {
+				r.mem.Free(InflateStateBytes)
+			}
 			return nil, r.inflateErr(err, 0, n)
 		}
 		r.zr = zr
