@@ -20,23 +20,29 @@ import (
 //
 // Taking memory bit by bit while holding some invites deadlock: many
 // frames each holding part of the budget and each waiting for more.
-// Three rules keep the trapper moving:
+// These rules keep the trapper moving:
 //
-//   - Older frames first. A frame gets an age at its first take; waiting
-//     requests are served oldest first, so frames in progress finish
-//     before new ones start, and any that fits is served (a big request
-//     does not block smaller ones behind it).
+//   - Small frames pass. A frame whose header announces at most small/4
+//     bytes of payload (a few thousand values) may, while it holds at
+//     most small bytes, use the whole budget, the reserve included, and
+//     does not queue behind big frames. Connections stalled halfway
+//     through big frames therefore never hold up small senders.
+//   - Older big frames first. A frame gets an age at its first take. A
+//     big frame's request is served only if it leaves every older big
+//     frame in progress room to grow to claimFactor times what it holds
+//     (up to what its header says it may need), and not while an older
+//     big frame waits.
+//     So the oldest frames finish first instead of all of them stalling
+//     halfway, and a frame that announces much but sends little (or
+//     nothing) holds, and claims, little.
 //   - Bounded shares. A connection holds at most share bytes (max minus a
 //     reserve of max/8); a frame that would need more is refused at once
 //     (memory_share) rather than left to wait for room that cannot come.
-//     Only connections holding little (at most small bytes: a frame of a
-//     few thousand values) may use the reserve, so connections stalled
-//     halfway through big frames hold at most share and small senders
-//     keep going.
 //   - No deadlock. When every byte held belongs to a waiting request
-//     and none can be served, the youngest waiting frame that holds
-//     memory is refused (memory_busy) so that the older ones can finish.
-//     A request also gives up at its frame's deadline.
+//     and none can be served, not even after a collection, the youngest
+//     waiting frame that holds memory is refused (memory_busy) so that
+//     the older ones can finish. A request also gives up at its frame's
+//     deadline (memory_busy).
 //
 // Released bytes are garbage until the Go collector frees them, and the
 // budget counts them as held until then (used+garbage <= max): without
@@ -52,12 +58,13 @@ type byteBudget struct {
 	collect func()
 
 	mu         sync.Mutex
-	used       int64 // bytes taken and not released
+	used       int64 // bytes taken and not given back
 	garbage    int64 // released bytes the collector may not have freed yet
 	waitHeld   int64 // bytes held by the connections of waiters
 	peak       int64 // high-water mark of used+garbage, for tests
 	nextAge    uint64
 	waiters    []*budgetWaiter // oldest frame first
+	frames     []*frameAcct    // big frames in progress, oldest first
 	collecting bool
 	gcDone     chan struct{} // closed when the running collection ends
 
@@ -67,10 +74,29 @@ type byteBudget struct {
 
 type budgetWaiter struct {
 	n, held, limit int64
-	age            uint64
+	f              *frameAcct
+	small          bool
 	ready          chan struct{}
 	refused        bool // set with ready closed: preempted, not granted
 }
+
+// frameAcct is what the budget knows of one connection and its current
+// frame. The budget updates it under its lock.
+type frameAcct struct {
+	held   int64  // bytes the connection holds: allocated, or taken as credit
+	age    uint64 // of the frame in progress; 0 between frames
+	est    int64  // what a big frame may need, from its header; 0: a small frame
+	listed bool   // in byteBudget.frames
+}
+
+// claimFactor bounds what a big frame claims by what it holds: a frame
+// claims what its header says it may need only as its bytes arrive, so
+// one that announces much and sends little keeps little from others.
+const claimFactor = 8
+
+// claim is the room an older big frame keeps from younger ones: up to
+// claimFactor times what it holds, and no more than its estimate.
+func (f *frameAcct) claim() int64 { return max(min(f.est-f.held, claimFactor*f.held), 0) }
 
 // Errors of take; they wrap errBusy or errShare, which the trapper counts
 // under memory_busy and memory_share.
@@ -90,34 +116,43 @@ func newByteBudget(limit int64) *byteBudget {
 	}
 }
 
-// take takes n bytes for a connection that holds held and whose frame
-// has age *age (0: none yet; take assigns one), waiting until deadline
-// for room.
-func (b *byteBudget) take(n, held int64, age *uint64, deadline time.Time) error {
-	if held+n > b.share {
-		return fmt.Errorf("decoding needs %d more bytes on top of the %d this connection holds, beyond the %d one connection may hold (7/8 of trapper.max_buffered_bytes); send smaller frames or raise trapper.max_buffered_bytes: %w", n, held, b.share, errShare)
+// quantum is the least a lease takes from the budget at a time.
+func (b *byteBudget) quantum() int64 { return min(64<<10, b.small) }
+
+// take takes n bytes for the connection of f, waiting until deadline for
+// room.
+func (b *byteBudget) take(n int64, f *frameAcct, deadline time.Time) error {
+	if f.held+n > b.share {
+		return fmt.Errorf("decoding needs %d more bytes on top of the %d this connection holds, beyond the %d one connection may hold (7/8 of trapper.max_buffered_bytes); send smaller frames or raise trapper.max_buffered_bytes: %w", n, f.held, b.share, errShare)
 	}
+	small := f.est == 0 && f.held+n <= b.small
 	limit := b.share
-	if held+n <= b.small {
+	if small {
 		limit = b.max
 	}
 	b.mu.Lock()
-	if *age == 0 {
+	if f.age == 0 {
 		b.nextAge++
-		*age = b.nextAge
+		f.age = b.nextAge
 	}
-	w := &budgetWaiter{n: n, held: held, limit: limit, age: *age}
+	if !small && !f.listed {
+		if f.est == 0 {
+			f.est = b.share // announced small, decodes big: no estimate
+		}
+		b.listFrame(f)
+	}
+	w := &budgetWaiter{n: n, held: f.held, limit: limit, f: f, small: small}
 	for {
-		if b.fits(w) && (limit == b.max || !b.olderWaiting(w)) {
-			b.grant(n)
+		if b.fits(w) && (small || !b.olderWaiting(w)) {
+			b.grant(w)
 			b.mu.Unlock()
 			return nil
 		}
 		if b.garbage == 0 || b.used+n > limit {
 			break
 		}
-		// The room is there once the collector frees what connections
-		// let go of.
+		// The room may be there once the collector frees what
+		// connections let go of.
 		done := b.startCollect()
 		b.mu.Unlock()
 		<-done
@@ -150,33 +185,57 @@ func (b *byteBudget) take(n, held int64, age *uint64, deadline time.Time) error 
 	return nil
 }
 
-func (b *byteBudget) fits(w *budgetWaiter) bool { return b.used+b.garbage+w.n <= w.limit }
+// fits reports whether w can be served now; b.mu is held.
+func (b *byteBudget) fits(w *budgetWaiter) bool {
+	need := b.used + b.garbage + w.n
+	if need > w.limit {
+		return false
+	}
+	if !w.small {
+		for _, g := range b.frames {
+			if g.age >= w.f.age {
+				break
+			}
+			if need += g.claim(); need > w.limit {
+				return false
+			}
+		}
+	}
+	return true
+}
 
-// olderWaiting reports whether an older frame's request, not a small
-// one, is waiting: then w must not take the room it waits for. Small
-// requests pass: they may use the reserve, which older big ones cannot.
+// olderWaiting reports whether an older big frame's request waits: then
+// w, a big one, must not take the room it waits for.
 func (b *byteBudget) olderWaiting(w *budgetWaiter) bool {
 	for _, x := range b.waiters {
-		if x.age >= w.age {
+		if x.f.age >= w.f.age {
 			return false
 		}
-		if x.limit != b.max {
+		if !x.small {
 			return true
 		}
 	}
 	return false
 }
 
-// release gives back n bytes taken earlier; they count as garbage until
-// the next collection.
-func (b *byteBudget) release(n int64) {
+// grant serves w; b.mu is held.
+func (b *byteBudget) grant(w *budgetWaiter) {
+	b.used += w.n
+	w.f.held += w.n
+	b.peak = max(b.peak, b.used+b.garbage)
+}
+
+// release gives back n bytes of f's that were allocated and dropped;
+// they count as garbage until the next collection.
+func (b *byteBudget) release(n int64, f *frameAcct) {
 	if n == 0 {
 		return
 	}
 	b.mu.Lock()
 	b.used -= n
 	b.garbage += n
-	if b.used < 0 {
+	f.held -= n
+	if b.used < 0 || f.held < 0 {
 		b.mu.Unlock()
 		panic("BUG: trapper byte budget released more than was taken")
 	}
@@ -184,32 +243,47 @@ func (b *byteBudget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// unreserve gives back n bytes taken but never allocated: unlike
-// release, they are not garbage.
-func (b *byteBudget) unreserve(n int64) {
-	if n == 0 {
-		return
-	}
+// endFrame gives back f's unused credit (not garbage: it was never
+// allocated) and ends its frame: the next one is younger than every
+// frame in progress.
+func (b *byteBudget) endFrame(f *frameAcct, credit int64) {
 	b.mu.Lock()
-	b.used -= n
-	if b.used < 0 {
+	b.used -= credit
+	f.held -= credit
+	if b.used < 0 || f.held < 0 {
 		b.mu.Unlock()
 		panic("BUG: trapper byte budget released more than was taken")
 	}
+	if f.listed {
+		for i, g := range b.frames {
+			if g == f {
+				b.frames = append(b.frames[:i], b.frames[i+1:]...)
+				break
+			}
+		}
+	}
+	f.age, f.est, f.listed = 0, 0, false
 	b.grantWaiters()
 	b.mu.Unlock()
 }
 
-// grant counts n bytes as used; b.mu is held.
-func (b *byteBudget) grant(n int64) {
-	b.used += n
-	b.peak = max(b.peak, b.used+b.garbage)
+// listFrame adds f to the big frames in progress, in age order; b.mu is
+// held.
+func (b *byteBudget) listFrame(f *frameAcct) {
+	i := len(b.frames)
+	for i > 0 && b.frames[i-1].age > f.age {
+		i--
+	}
+	b.frames = append(b.frames, nil)
+	copy(b.frames[i+1:], b.frames[i:])
+	b.frames[i] = f
+	f.listed = true
 }
 
 // enqueue inserts w in age order; b.mu is held.
 func (b *byteBudget) enqueue(w *budgetWaiter) {
 	i := len(b.waiters)
-	for i > 0 && b.waiters[i-1].age > w.age {
+	for i > 0 && b.waiters[i-1].f.age > w.f.age {
 		i--
 	}
 	b.waiters = append(b.waiters, nil)
@@ -237,17 +311,17 @@ func (b *byteBudget) grantWaiters() {
 	collect, blocked := false, false
 	for i := 0; i < len(b.waiters); {
 		w := b.waiters[i]
-		if !b.fits(w) || (blocked && w.limit != b.max) {
+		if (blocked && !w.small) || !b.fits(w) {
 			collect = collect || (b.garbage > 0 && b.used+w.n <= w.limit)
 			// Younger big requests wait behind an older one that does
 			// not fit, or they would take its room piece by piece.
-			blocked = blocked || w.limit != b.max
+			blocked = blocked || !w.small
 			i++
 			continue
 		}
 		b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
 		b.waitHeld -= w.held
-		b.grant(w.n)
+		b.grant(w)
 		close(w.ready)
 	}
 	if collect {
@@ -259,33 +333,33 @@ func (b *byteBudget) grantWaiters() {
 
 // breakDeadlock refuses the youngest waiting frame that holds memory
 // when all the memory held belongs to waiting frames and none of them
-// can be served, not even after a collection: nothing would ever be
-// released otherwise (until the deadlines). b.mu is held.
+// can be served, not even after a collection: nothing would be released
+// otherwise until the deadlines. b.mu is held.
 func (b *byteBudget) breakDeadlock() {
-	for len(b.waiters) > 0 && b.used > 0 && b.waitHeld == b.used && !b.collecting {
-		for _, w := range b.waiters {
-			if b.used+w.n <= w.limit && b.garbage > 0 {
-				b.startCollect()
-				return
-			}
-		}
-		var victim *budgetWaiter
-		for _, w := range b.waiters {
-			if w.held > 0 {
-				victim = w // the last one holding memory is the youngest
-			}
-		}
-		if victim == nil {
-			return
-		}
-		b.dequeue(victim)
-		victim.refused = true
-		close(victim.ready)
-		b.preempted.Add(1)
-		// Its bytes come back when its connection closes; then the
-		// others are served by release.
+	if len(b.waiters) == 0 || b.used == 0 || b.waitHeld != b.used || b.collecting {
 		return
 	}
+	for _, w := range b.waiters {
+		if b.garbage > 0 && b.used+w.n <= w.limit {
+			b.startCollect()
+			return
+		}
+	}
+	var victim *budgetWaiter
+	for _, w := range b.waiters {
+		if w.held > 0 {
+			victim = w // the last one holding memory is the youngest
+		}
+	}
+	if victim == nil {
+		return
+	}
+	b.dequeue(victim)
+	victim.refused = true
+	close(victim.ready)
+	b.preempted.Add(1)
+	// Its bytes come back when its connection closes; release then
+	// serves the others.
 }
 
 // startCollect starts a collection unless one is running and returns a
@@ -323,18 +397,27 @@ func (b *byteBudget) inUse() int64 {
 // It takes from the budget in quanta (at least b.quantum() bytes at a
 // time) and hands them out as credit, so that a frame of a few hundred
 // values takes once: a frame that takes once never holds memory while it
-// waits, which is what makes deadlocks rare (see byteBudget). Unused
-// credit goes back at the end of each frame.
+// waits. Unused credit goes back at the end of each frame.
 type lease struct {
 	b        *byteBudget
-	held     int64     // bytes allocated
+	f        frameAcct
+	held     int64     // bytes allocated (f.held is held + credit)
 	credit   int64     // bytes taken from the budget, not allocated yet
-	age      uint64    // of the frame being read; 0 between frames
 	deadline time.Time // of the frame being read: how long a take may wait
 }
 
-// quantum is the least a lease takes from the budget at a time.
-func (b *byteBudget) quantum() int64 { return min(64<<10, b.small) }
+// startFrame tells the budget what a frame's header announces: payload
+// is its size (inflated if compressed). The announcement is never taken
+// or reserved, only used to tell small frames from big ones and to cap
+// what a big one claims (see byteBudget).
+func (l *lease) startFrame(payload uint64, deadline time.Time) {
+	l.deadline = deadline
+	if payload > uint64(l.b.small/4) {
+		// Payload, rows (up to about twice the payload for typical
+		// rows), samples, string copies and one doubling in flight.
+		l.f.est = int64(min(payload, uint64(l.b.share)))*6 + l.b.quantum()
+	}
+}
 
 // Alloc takes n bytes before they are allocated.
 func (l *lease) Alloc(n int) error {
@@ -342,8 +425,8 @@ func (l *lease) Alloc(n int) error {
 	if l.credit < need {
 		take := max(need-l.credit, l.b.quantum())
 		// Within the share, a quantum shrinks to what is left of it.
-		take = max(min(take, l.b.share-l.held-l.credit), need-l.credit)
-		if err := l.b.take(take, l.held+l.credit, &l.age, l.deadline); err != nil {
+		take = max(min(take, l.b.share-l.f.held), need-l.credit)
+		if err := l.b.take(take, &l.f, l.deadline); err != nil {
 			return err
 		}
 		l.credit += take
@@ -356,12 +439,12 @@ func (l *lease) Alloc(n int) error {
 // Free gives back n bytes after their buffer was dropped.
 func (l *lease) Free(n int) {
 	l.held -= int64(n)
-	l.b.release(int64(n))
+	l.b.release(int64(n), &l.f)
 }
 
 // endFrame marks the end of a frame: unused credit goes back, and the
 // next frame is younger than every frame in progress.
 func (l *lease) endFrame() {
-	l.b.unreserve(l.credit)
-	l.credit, l.age = 0, 0
+	l.b.endFrame(&l.f, l.credit)
+	l.credit = 0
 }

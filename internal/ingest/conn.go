@@ -126,7 +126,11 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		// One deadline covers the frame's body, and bounds how long its
 		// buffers may wait for budget: a client that announces a frame
 		// and stalls holds only what it sent, and only until then.
-		l.deadline = time.Now().Add(s.opts.Timeout)
+		payloadLen := h.DataLen
+		if h.Compressed() {
+			payloadLen = h.Reserved
+		}
+		l.startFrame(payloadLen, time.Now().Add(s.opts.Timeout))
 		c.SetReadDeadline(l.deadline)
 		payload, err := rd.ReadBody(h)
 		if err != nil {
