@@ -117,7 +117,8 @@ func TestIntegrationInflateMemory(t *testing.T) {
 
 // rssConstant is the documented allowance over max_buffered_bytes for the
 // process beside the trapper's buffers: Go runtime, code, catalog and
-// connection goroutines (see ingest/doc.go).
+// allocator slack (see ingest/doc.go; the 48 connections here add well
+// under 1 MiB of per-connection state).
 const rssConstant = 48 << 20
 
 // rssFrame builds a compressed frame whose payload is head, then fill
