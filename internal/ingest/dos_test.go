@@ -1,10 +1,12 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +122,34 @@ func waitMetricWithin(t testing.TB, ts *testServer, series string, want float64,
 	if got := ts.metric(t, series); got != want {
 		t.Fatalf("%s = %v, want %v", series, got, want)
 	}
+}
+
+// TestMemoryShareRefused: a frame within max_frame_size whose decoding
+// needs more than one connection may hold is refused at once, counted as
+// memory_share and logged; the trapper goes on serving.
+func TestMemoryShareRefused(t *testing.T) {
+	ts := startTrapper(t, testSpec(), func(o *Options) {
+		o.MaxFrameSize = 256 << 10
+		o.MaxBufferedBytes = 256 << 10 // one connection: 224 KiB
+	})
+	f := func(name string, payload []byte, wantReply bool) {
+		t.Helper()
+		before := ts.metric(t, `peregrine_trapper_bad_requests_total{reason="memory_share"}`)
+		_, reply := roundTrip(t, ts.addr, zbx.AppendFrame(nil, payload, zbx.FlagProtocol))
+		switch {
+		case wantReply && !bytes.Contains(reply, []byte(`"response":"failed"`)):
+			t.Fatalf("%s: reply %s, want failed", name, reply)
+		case !wantReply && reply != nil:
+			t.Fatalf("%s: reply %s, want the connection closed", name, reply)
+		}
+		waitMetric(t, ts, `peregrine_trapper_bad_requests_total{reason="memory_share"}`, before+1)
+	}
+	// The frame alone is beyond the share.
+	f("240 KiB frame", []byte(`{"request":"sender data","pad":"`+strings.Repeat("x", 240<<10)+`","data":[]}`), false)
+	// 20 KiB of JSON, but 10,000 rows: about 1 MB decoded.
+	f("tiny rows", []byte(`{"request":"sender data","data":[`+strings.Repeat("1,", 10000)+`1]}`), true)
+	if !strings.Contains(ts.logs.String(), "reason=memory_share") {
+		t.Fatalf("memory_share not logged:\n%s", ts.logs.String())
+	}
+	goodFrame(t, ts, 1)
 }

@@ -169,20 +169,29 @@ func indexByte(b []byte, c byte) int {
 }
 
 // truncateChars returns b as a valid UTF-8 string of at most n characters;
-// invalid bytes become '?', as Zabbix replaces them.
+// invalid bytes become '?', as Zabbix replaces them. The result is built
+// in one allocation no longer than b: one pass measures it, a second
+// fills it.
 func truncateChars(b []byte, n int) string {
 	if len(b) <= n && utf8.Valid(b) {
 		return string(b)
 	}
-	out := make([]byte, 0, min(len(b), 4*n))
-	for chars := 0; len(b) > 0 && chars < n; chars++ {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size <= 1 {
-			out = append(out, '?')
-		} else {
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
+	size, chars := 0, 0
+	for rest := b; len(rest) > 0 && chars < n; chars++ {
+		_, w := utf8.DecodeRune(rest)
+		size += w // an invalid byte (w == 1) becomes one '?'
+		rest = rest[w:]
 	}
-	return string(out)
+	out := make([]byte, size)
+	for i := 0; i < size; {
+		r, w := utf8.DecodeRune(b)
+		if r == utf8.RuneError && w <= 1 {
+			out[i] = '?'
+		} else {
+			copy(out[i:], b[:w])
+		}
+		i += w
+		b = b[w:]
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }

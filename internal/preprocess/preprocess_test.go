@@ -3,9 +3,11 @@ package preprocess
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -38,6 +40,25 @@ func TestConvert(t *testing.T) {
 	f(history.Text, strings.Repeat("x", 70000), history.Sample{S: strings.Repeat("x", 65535)})
 	f(history.Log, "line\n", history.Sample{S: "line\n"})
 	f(history.Text, "", history.Sample{})
+	f(history.Str, "\xff\xfe"+strings.Repeat("é", 254), history.Sample{S: "??" + strings.Repeat("é", 253)})
+	f(history.Str, "ab\xe2\x82", history.Sample{S: "ab??"}) // a cut multi-byte character
+	f(history.Log, "\xc3", history.Sample{S: "?"})
+}
+
+// TestStringCopyIsOneAllocation: a string value that must be repaired or
+// cut costs one allocation, never longer than the value's text.
+func TestStringCopyIsOneAllocation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	raw := []byte(strings.Repeat("é", 300) + "\xff")
+	var s history.Sample
+	if n := testing.AllocsPerRun(50, func() { Convert(history.Str, raw, &s) }); n != 1 {
+		t.Fatalf("%v allocations for a cut string, want 1", n)
+	}
+	if len(s.S) > len(raw) || len(s.S) != 510 {
+		t.Fatalf("cut string is %d bytes", len(s.S))
+	}
 }
 
 func TestConvertRefuses(t *testing.T) {
@@ -171,5 +192,35 @@ func TestRefusalAndTypes(t *testing.T) {
 	}
 	if TrapperTypes != TypesOf(catalog.Trapper) {
 		t.Fatal("TrapperTypes is not the set of the trapper type")
+	}
+}
+
+// TestTruncateCharsMatchesReference compares truncateChars with the
+// obvious rune-by-rune version on seeded random byte strings, valid and
+// invalid UTF-8 mixed.
+func TestTruncateCharsMatchesReference(t *testing.T) {
+	ref := func(b []byte, n int) string {
+		var out []rune
+		for len(b) > 0 && len(out) < n {
+			r, w := utf8.DecodeRune(b)
+			if r == utf8.RuneError && w <= 1 {
+				r = '?'
+			}
+			out = append(out, r)
+			b = b[w:]
+		}
+		return string(out)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", "é", "😀", "\xff", "\xe2\x82", "\xc3", "\x00", "€"}
+	for i := 0; i < 5000; i++ {
+		var b []byte
+		for j := rng.IntN(40); j > 0; j-- {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		n := rng.IntN(30) + 1
+		if got, want := truncateChars(b, n), ref(b, n); got != want {
+			t.Fatalf("truncateChars(%q, %d) = %q, want %q", b, n, got, want)
+		}
 	}
 }
