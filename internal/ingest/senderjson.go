@@ -39,23 +39,28 @@ type senderRequest struct {
 const rowBytes = int(unsafe.Sizeof(senderRow{}))
 
 // addRow appends an empty row and returns it, growing rows through mem.
+// The common case, room left, stays out of growRows.
 func (req *senderRequest) addRow() (*senderRow, error) {
-	if len(req.rows) == cap(req.rows) {
-		c := max(2*cap(req.rows), 16)
-		if req.mem != nil {
-			if err := req.mem.Alloc(c * rowBytes); err != nil {
-				return nil, fmt.Errorf("cannot hold %d decoded rows: %w", c, err)
-			}
-		}
-		nr := make([]senderRow, len(req.rows), c)
-		copy(nr, req.rows)
-		req.dropRows()
-		req.rows = nr
+	if n := len(req.rows); n < cap(req.rows) {
+		req.rows = req.rows[:n+1]
+		req.rows[n] = senderRow{}
+		return &req.rows[n], nil
 	}
-	req.rows = req.rows[:len(req.rows)+1]
-	r := &req.rows[len(req.rows)-1]
-	*r = senderRow{}
-	return r, nil
+	return req.growRows()
+}
+
+func (req *senderRequest) growRows() (*senderRow, error) {
+	c := max(2*cap(req.rows), 16)
+	if req.mem != nil {
+		if err := req.mem.Alloc(c * rowBytes); err != nil {
+			return nil, fmt.Errorf("cannot hold %d decoded rows: %w", c, err)
+		}
+	}
+	nr := make([]senderRow, len(req.rows), c)
+	copy(nr, req.rows)
+	req.dropRows()
+	req.rows = nr
+	return req.addRow()
 }
 
 // dropRows lets go of rows' backing array (and the payload it points
