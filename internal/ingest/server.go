@@ -32,11 +32,18 @@ type Options struct {
 	Listener net.Listener
 	Listen   string
 
-	MaxConnections   int
-	MaxFrameSize     int64
+	// MaxConnections bounds the connections served at once.
+	MaxConnections int
+	// MaxFrameSize bounds a frame's payload, compressed and inflated.
+	MaxFrameSize int64
+	// MaxBufferedBytes bounds the memory all connections hold for their
+	// requests (frames, inflated payloads, decoded rows and values); one
+	// connection holds at most 7/8 of it. See the package doc.
 	MaxBufferedBytes int64
-	Timeout          time.Duration
-	IdleTimeout      time.Duration
+	// Timeout bounds reading one frame, waiting for memory for it, and
+	// writing its reply; IdleTimeout bounds the wait for a further frame.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
 
 	Catalog  Catalog
 	Pipeline Submitter
