@@ -108,9 +108,9 @@ func TestIntegrationStalledAnnouncersLatency(t *testing.T) {
 	if p99 >= 100*time.Millisecond {
 		t.Fatalf("p99 latency %v, want under 100ms", p99)
 	}
-	if got := ts.metric(t, "peregrine_trapper_connections_active"); got != stalled {
-		t.Fatalf("%v connections active; the stalled ones should still be open", got)
-	}
+	// The stalled ones are still open (the last good connection may still
+	// be closing on the server's side).
+	waitMetric(t, ts, "peregrine_trapper_connections_active", stalled)
 }
 
 func waitMetricWithin(t testing.TB, ts *testServer, series string, want float64, d time.Duration) {
