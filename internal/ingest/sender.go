@@ -27,10 +27,10 @@ func str(b []byte) string {
 // Per value, as the Zabbix trapper (the rules are preprocess.ItemByKey's):
 // the host must exist and be monitored, the item must exist on it, be a
 // trapper item and be enabled; otherwise the value counts as failed and
-// the rest are still processed. Unlike
-// Zabbix, which counts a value that later fails conversion as processed
-// and makes the item unsupported, Peregrine converts before acknowledging
-// and counts such a value as failed, so "processed" means "stored".
+// the rest are still processed. Unlike Zabbix, which counts a value that
+// later fails conversion as processed and makes the item unsupported,
+// Peregrine converts before acknowledging and counts such a value as
+// failed, so "processed" means "stored".
 //
 // Timestamps: a row with clock and ns keeps them; rows with clock but no
 // ns get ns 0, 1, 2, ... in request order (as Zabbix does); rows without
