@@ -25,8 +25,8 @@
 // zlib state, decoded rows, samples and copies of string values. JSON
 // strings are unescaped in place, so there is no scratch buffer beside
 // the payload. Memory is taken as it is allocated, never for the size a
-// header announces, so a client that announces a frame and stalls holds
-// one 64 KiB quantum, not its announcement. One connection holds at most
+// header announces: a client that announces a frame and stalls holds
+// nothing, and one 64 KiB quantum once it has sent more than 512 bytes. One connection holds at most
 // 7/8 of the budget: a frame that needs more (a frame close to
 // MaxBufferedBytes, or one of very many tiny values) is refused
 // (memory_share); keep MaxBufferedBytes at two to four times

@@ -53,9 +53,10 @@ func goodFrame(t testing.TB, ts *testServer, i int) {
 
 // TestStalledAnnouncersHoldLittle: 100 connections that announce the
 // maximum frame size (128 MiB each, 25 times max_buffered_bytes together)
-// and stall hold at most one quantum of budget each; a well-behaved
-// sender is served meanwhile, and the stalled connections are closed by
-// the timeout, counted, and give everything back.
+// and stall hold nothing, and one quantum each once they have sent a
+// little; a well-behaved sender is served meanwhile, and the stalled
+// connections are closed by the timeout, counted, and give everything
+// back.
 func TestStalledAnnouncersHoldLittle(t *testing.T) {
 	const stalled = 100
 	ts := startTrapper(t, testSpec(), func(o *Options) {
@@ -63,10 +64,23 @@ func TestStalledAnnouncersHoldLittle(t *testing.T) {
 		o.MaxBufferedBytes = 512 << 20
 		o.Timeout = 3 * time.Second
 	})
-	stallAnnouncers(t, ts, stalled, 128<<20)
+	conns := stallAnnouncers(t, ts, stalled, 128<<20)
+	// The budget is taken as bytes arrive: they hold nothing.
+	if held := ts.srv.budget.inUse(); held != 0 {
+		t.Fatalf("%d stalled connections hold %d bytes", stalled, held)
+	}
+	// Nor once they have sent a little of their bodies: at most one
+	// quantum each.
+	for _, c := range conns {
+		c.Write(make([]byte, 1000))
+	}
 	quantum := ts.srv.budget.quantum()
-	if held := ts.srv.budget.inUse(); held > stalled*quantum {
-		t.Fatalf("%d stalled connections hold %d bytes, more than a %d-byte quantum each", stalled, held, quantum)
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.srv.budget.inUse() < stalled*quantum && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held := ts.srv.budget.inUse(); held != stalled*quantum {
+		t.Fatalf("%d connections that sent 1000 bytes hold %d bytes, want a %d-byte quantum each", stalled, held, quantum)
 	}
 	for i := 0; i < 50; i++ {
 		goodFrame(t, ts, i)

@@ -18,7 +18,8 @@
 // against ReaderOptions.MaxSize before it reads or allocates. Its buffers
 // grow with the bytes that actually arrive (or inflate), never with the
 // size a peer merely announces, and they are reused from frame to frame,
-// so the steady state does not allocate for uncompressed frames. A
+// so the steady state does not allocate for uncompressed frames; nothing
+// is allocated before a body's first bytes arrive. A
 // compressed body is inflated as it arrives: only the inflated payload is
 // buffered, never the compressed bytes as well. A Reader never reads past
 // the end of the current frame: replacing it with a new Reader (or

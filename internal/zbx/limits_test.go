@@ -240,3 +240,32 @@ var errReset = errors.New("connection reset by peer")
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestNothingAllocatedBeforeBody: a peer that announces a frame and sends
+// no body costs no memory, compressed or not, and a tiny frame needs no
+// buffer at all.
+func TestNothingAllocatedBeforeBody(t *testing.T) {
+	f := func(name string, in []byte, wantErr error) {
+		t.Helper()
+		var m countingMemory
+		r := NewReader(io.MultiReader(bytes.NewReader(in), errReader{errStalled}), ReaderOptions{Memory: &m})
+		_, _, err := r.ReadFrame()
+		if !errors.Is(err, wantErr) {
+			t.Fatalf("%s: got %v, want %v", name, err, wantErr)
+		}
+		if m.peak != 0 {
+			t.Fatalf("%s: %d bytes allocated before any body byte", name, m.peak)
+		}
+	}
+	f("plain, 1 GiB announced", frameHeader(0x01, DefaultMaxSize, 0), errStalled)
+	f("compressed, 1 GiB announced", frameHeader(0x03, DefaultMaxSize, DefaultMaxSize), errStalled)
+	f("plain, 500 bytes sent of 1 GiB", append(frameHeader(0x01, DefaultMaxSize, 0), make([]byte, 500)...), errStalled)
+
+	var m countingMemory
+	r := NewReader(bytes.NewReader(append(frameHeader(0x01, 10, 0), "agent.ping"...)), ReaderOptions{Memory: &m})
+	if _, p, err := r.ReadFrame(); err != nil || string(p) != "agent.ping" || m.peak != 0 {
+		t.Fatalf("tiny frame: %q, %v, %d bytes allocated", p, err, m.peak)
+	}
+}
+
+var errStalled = errors.New("i/o timeout (stalled peer)")

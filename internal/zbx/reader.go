@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"time"
+	"unsafe"
 )
 
 // ReaderOptions configures a Reader. The zero value is usable: 1 GiB
@@ -106,20 +107,34 @@ type Reader struct {
 	zbuf *bufio.Reader
 	zr   io.ReadCloser
 	one  [1]byte
+	// pre receives a body's first bytes before anything is allocated:
+	// a peer that announces a frame and sends nothing costs nothing,
+	// and a frame of up to preLen bytes needs no buffer at all.
+	pre [preLen]byte
 }
+
+// preLen is the size of Reader.pre: an agent's or a sender's smallest
+// frames fit.
+const preLen = 512
 
 // frameSource reads at most n bytes of a compressed body from the
 // connection and remembers why the connection stopped early, so that a
 // truncated or timed-out body is not reported as bad compression.
 type frameSource struct {
 	src   io.Reader
-	n     int64 // body bytes not read yet
-	got   int64 // body bytes read
-	err   error // the connection's error (io.EOF included) before n reached 0
+	pre   []byte // bytes read ahead (counted in got), served first
+	n     int64  // body bytes not read yet
+	got   int64  // body bytes read
+	err   error  // the connection's error (io.EOF included) before n reached 0
 	empty int
 }
 
 func (f *frameSource) Read(p []byte) (int, error) {
+	if len(f.pre) > 0 {
+		m := copy(p, f.pre)
+		f.pre = f.pre[m:]
+		return m, nil
+	}
 	if f.n <= 0 {
 		return 0, io.EOF
 	}
@@ -341,7 +356,14 @@ func (r *Reader) fail(err error) error {
 // arrive.
 func (r *Reader) readBody(n int) ([]byte, error) {
 	b := r.buf[:0]
-	defer func() { r.buf = b[:0] }()
+	if cap(b) == 0 {
+		b = r.pre[:0] // see Reader.pre
+	}
+	defer func() {
+		if !r.isPre(b) {
+			r.buf = b[:0]
+		}
+	}()
 	empty := 0
 	for len(b) < n {
 		if len(b) == cap(b) {
@@ -386,6 +408,17 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 func (r *Reader) inflate(clen uint64, n int) ([]byte, error) {
 	r.zsrc = frameSource{src: r.src, n: int64(clen)}
 	if r.zr == nil {
+		// Allocate the zlib state only once the body starts to arrive.
+		if clen > 0 {
+			m, err := 0, error(nil)
+			for m == 0 && err == nil {
+				m, err = r.zsrc.Read(r.pre[:min(clen, preLen)])
+			}
+			if m == 0 {
+				return nil, r.inflateErr(io.ErrUnexpectedEOF, 0, n)
+			}
+			r.zsrc.pre = r.pre[:m]
+		}
 		if r.mem != nil {
 			if err := r.mem.Alloc(InflateStateBytes); err != nil {
 				return nil, fmt.Errorf("cannot inflate a %d-byte payload: %w", clen, err)
@@ -474,6 +507,9 @@ func (r *Reader) inflateErr(err error, got, n int) error {
 // r's Memory about the new buffer and, once copied, the old one.
 func (r *Reader) grow(b []byte, limit int) ([]byte, error) {
 	c := growCap(cap(b), len(b), limit)
+	if r.isPre(b) {
+		c = growCap(0, 0, limit) // the first chunk, as if pre were not there
+	}
 	if r.mem != nil {
 		if err := r.mem.Alloc(c); err != nil {
 			return b, fmt.Errorf("cannot grow the frame buffer to %d bytes: %w", c, err)
@@ -486,10 +522,14 @@ func (r *Reader) grow(b []byte, limit int) ([]byte, error) {
 }
 
 func (r *Reader) free(b []byte) {
-	if r.mem != nil && cap(b) > 0 {
+	if r.mem != nil && cap(b) > 0 && !r.isPre(b) {
 		r.mem.Free(cap(b))
 	}
 }
+
+// isPre reports whether b is Reader.pre, which is never allocated nor
+// freed.
+func (r *Reader) isPre(b []byte) bool { return cap(b) > 0 && unsafe.SliceData(b) == &r.pre[0] }
 
 // growCap is the capacity that replaces a full buffer of capacity c
 // holding l bytes, on the way to limit bytes.
