@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/peregrine-mon/peregrine/internal/ingest"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // Pusher stores history.push values with the trapper's validation; the
-// trapper (ingest.Server) implements it.
+// trapper implements it, and main wires it in (api does not import the
+// trapper).
 type Pusher interface {
-	Push(ctx context.Context, values []ingest.PushValue) ([]ingest.PushResult, error)
+	Push(ctx context.Context, values []preprocess.RawValue) ([]preprocess.Result, error)
 }
 
 // maxPushValues bounds one history.push request; the body limit bounds
@@ -48,7 +49,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	if len(ps) > maxPushValues {
 		return nil, errParams(`Invalid parameter "/": at most %d values per request.`, maxPushValues)
 	}
-	values := make([]ingest.PushValue, len(ps))
+	values := make([]preprocess.RawValue, len(ps))
 	for i := range ps {
 		p := &ps[i]
 		v := &values[i]

@@ -58,8 +58,10 @@ type TrapperConfig struct {
 	MaxConnections int `yaml:"max_connections"`
 	// MaxFrameSize bounds one frame's payload (compressed and inflated).
 	MaxFrameSize ByteSize `yaml:"max_frame_size"`
-	// MaxBufferedBytes bounds the payload bytes held by all connections
-	// together; a connection whose frame does not fit waits for room.
+	// MaxBufferedBytes bounds the memory all connections hold together
+	// for their requests, taken as bytes arrive; a request that does not
+	// fit waits for room, and one connection holds at most 7/8 of it
+	// (see internal/ingest).
 	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
 	// Timeout bounds reading one frame and writing one reply; a client
 	// slower than this is disconnected.

@@ -4,58 +4,104 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
-	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
 
-// maxKeptReadBuffer is the largest frame buffer a connection keeps between
-// frames; after a larger frame the reader is replaced so that one big
-// request does not pin its memory for the connection's lifetime.
-const maxKeptReadBuffer = 4 << 20
+// keepBytes is the most a connection keeps of each of its buffers (frame,
+// inflated payload, rows, samples) from one frame to the next: enough for
+// the frames agents and zabbix_sender send (250 values are about 14 KB
+// of JSON) to reuse their buffers, and little enough that an idle
+// persistent connection does not sit on budget a big frame once took.
+const keepBytes = 64 << 10
 
-// connState is the per-connection scratch space, pooled across
-// connections so that the steady state allocates little.
+// sampleBytes is what one element of connState.samples costs.
+const sampleBytes = int(unsafe.Sizeof(history.Sample{}))
+
+// connState is the per-connection scratch space. Everything in it that
+// grows with a request is taken from the connection's lease (mem).
 type connState struct {
 	req     senderRequest
 	samples []history.Sample
 	out     []byte
 	ticket  *pipeline.Ticket
+	// mem accounts for rows, samples and string copies; nil (tests,
+	// benchmarks) accounts for nothing.
+	mem zbx.Memory
 }
 
-var connStatePool = sync.Pool{New: func() any { return &connState{ticket: pipeline.NewTicket()} }}
+func newConnState(mem zbx.Memory) *connState {
+	return &connState{req: senderRequest{mem: mem}, ticket: pipeline.NewTicket(), mem: mem}
+}
 
-func (s *Server) newReader(c net.Conn) *zbx.Reader {
-	return zbx.NewReader(c, zbx.ReaderOptions{MaxSize: uint64(s.opts.MaxFrameSize), AllowLarge: true, SizeSetting: "trapper.max_frame_size"})
+// reserveSamples makes room for n samples, through mem.
+func (cs *connState) reserveSamples(n int) error {
+	if cap(cs.samples) >= n {
+		return nil
+	}
+	if cs.mem != nil {
+		if err := cs.mem.Alloc(n * sampleBytes); err != nil {
+			return fmt.Errorf("cannot hold %d decoded values: %w", n, err)
+		}
+	}
+	cs.dropSamples()
+	cs.samples = make([]history.Sample, 0, n)
+	return nil
+}
+
+func (cs *connState) dropSamples() {
+	if cs.mem != nil && cap(cs.samples) > 0 {
+		cs.mem.Free(cap(cs.samples) * sampleBytes)
+	}
+	cs.samples = nil
+}
+
+// trim drops the buffers larger than keep bytes; with keep < 0, all.
+func (cs *connState) trim(keep int) {
+	clear(cs.req.rows[:cap(cs.req.rows)]) // drop references into the payload
+	if cap(cs.req.rows)*rowBytes > keep {
+		cs.req.dropRows()
+	}
+	if cap(cs.samples)*sampleBytes > keep {
+		cs.dropSamples()
+	}
+	if cap(cs.out) > keep {
+		cs.out = nil
+	}
 }
 
 // serve handles one connection: frames one after another until the client
 // closes, a frame is bad, or the client is idle too long. zabbix_sender
 // sends one frame per connection; persistent clients may send many.
+//
+// Memory: the connection's lease takes from the budget what its Reader
+// and its decoding allocate, as they allocate it; between frames the
+// connection keeps at most keepBytes per buffer, and it gives everything
+// back when it closes.
 func (s *Server) serve(ctx context.Context, c net.Conn) {
 	defer c.Close()
-	cs := connStatePool.Get().(*connState)
+	l := &lease{b: s.budget}
+	cs := newConnState(l)
+	rd := zbx.NewReader(c, zbx.ReaderOptions{MaxSize: uint64(s.opts.MaxFrameSize), AllowLarge: true, SizeSetting: "trapper.max_frame_size", Memory: l})
 	defer func() {
-		clear(cs.samples)
-		if cap(cs.samples) > 1<<16 {
-			cs.samples = nil
+		rd.Release()
+		cs.trim(-1)
+		l.endFrame()
+		if l.held != 0 {
+			// An accounting slip must not shrink the budget for good
+			// (nor take the server down): log it and give the bytes back.
+			s.opts.Logger.Error("BUG: trapper connection closed holding budget bytes", "bytes", l.held, "remote", c.RemoteAddr().String())
+			l.Free(int(l.held))
 		}
-		if cap(cs.out) > 1<<16 {
-			cs.out = nil
-		}
-		if cap(cs.req.scratch) > 1<<20 {
-			cs.req = senderRequest{}
-		}
-		clear(cs.req.rows)
-		connStatePool.Put(cs)
 	}()
-	rd := s.newReader(c)
 	remote := c.RemoteAddr().String()
 	for first := true; ; first = false {
 		if ctx.Err() != nil {
@@ -77,27 +123,23 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 			s.refuse(classifyReadErr(err), remote, err)
 			return
 		}
-		deadline := time.Now().Add(s.opts.Timeout)
-		c.SetReadDeadline(deadline)
-		need := int64(h.DataLen)
-		if h.Flags&zbx.FlagCompressed != 0 {
-			need += int64(h.Reserved)
+		// One deadline covers the frame's body, and bounds how long its
+		// buffers may wait for budget: a client that announces a frame
+		// and stalls holds only what it sent, and only until then.
+		payloadLen := h.DataLen
+		if h.Compressed() {
+			payloadLen = h.Reserved
 		}
-		held, ok := s.budget.acquire(need, deadline)
-		if !ok {
-			s.refuse(badBusy, remote, errors.New("no room in trapper.max_buffered_bytes for this frame before the timeout"))
-			return
-		}
+		l.startFrame(payloadLen, time.Now().Add(s.opts.Timeout))
+		c.SetReadDeadline(l.deadline)
 		payload, err := rd.ReadBody(h)
 		if err != nil {
-			s.budget.release(held)
 			s.refuse(classifyReadErr(err), remote, err)
 			return
 		}
 		s.m.requests.Inc()
 		recv := s.opts.Now()
 		reply, keep := s.handle(cs, payload, recv, remote)
-		s.budget.release(held)
 		if reply != nil {
 			flags := zbx.FlagProtocol | h.Flags&zbx.FlagCompressed
 			if err := zbx.WriteFrame(c, reply, flags, s.opts.Timeout); err != nil {
@@ -108,9 +150,9 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		if !keep {
 			return
 		}
-		if need > maxKeptReadBuffer {
-			rd = s.newReader(c)
-		}
+		rd.Trim(keepBytes)
+		cs.trim(keepBytes)
+		l.endFrame()
 	}
 }
 
@@ -118,6 +160,10 @@ func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 func classifyReadErr(err error) badReason {
 	switch {
+	case errors.Is(err, errBusy):
+		return badBusy
+	case errors.Is(err, errShare):
+		return badShare
 	case errors.Is(err, zbx.ErrBadMagic):
 		return badHeader
 	case errors.Is(err, zbx.ErrBadFlags):
@@ -156,6 +202,10 @@ func (s *Server) handle(cs *connState, payload []byte, recv time.Time, remote st
 	}
 	req := &cs.req
 	if err := parseSenderRequest(payload, req); err != nil {
+		if r := classifyReadErr(err); r == badBusy || r == badShare {
+			s.refuse(r, remote, err)
+			return failedReply("cannot decode the request: " + err.Error()), false
+		}
 		s.refuse(badJSON, remote, err)
 		return failedReply("cannot parse request as JSON: " + err.Error()), false
 	}

@@ -103,6 +103,10 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 	t.Cleanup(func() {
 		cancel()
 		<-tdone
+		// Every connection gave back what it took.
+		if n := ts.srv.budget.inUse(); n != 0 {
+			t.Errorf("%d budget bytes still in use after every connection closed", n)
+		}
 		p.Stop()
 		<-pdone
 	})
@@ -480,6 +484,9 @@ func isReset(err error) bool {
 
 func TestConnectionLimit(t *testing.T) {
 	ts := startTrapper(t, testSpec(), func(o *Options) { o.MaxConnections = 2; o.Timeout = 5 * time.Second })
+	// The accept loop already holds a slot while it waits in Accept; the
+	// gauge must not count it as a connection.
+	waitMetric(t, ts, "peregrine_trapper_connections_active", 0)
 	// Two idle connections take both slots.
 	var idle []net.Conn
 	for i := 0; i < 2; i++ {
@@ -514,6 +521,22 @@ func TestConnectionLimit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("waiting connection never served after a slot freed")
+	}
+	idle[1].Close()
+	waitMetric(t, ts, "peregrine_trapper_connections_active", 0)
+}
+
+// waitMetric waits (up to 5 s) for a series to reach want: the server
+// updates gauges from its connection goroutines, after the client side
+// has already seen the close. It fails the test if want is not reached.
+func waitMetric(t testing.TB, ts *testServer, series string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.metric(t, series) != want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := ts.metric(t, series); got != want {
+		t.Fatalf("%s = %v, want %v", series, got, want)
 	}
 }
 

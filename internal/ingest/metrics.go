@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -16,6 +17,7 @@ const (
 	badTimeout
 	badIO
 	badBusy
+	badShare
 	badFormat
 	badJSON
 	badUnsupported
@@ -26,29 +28,32 @@ const (
 
 var badReasonNames = [numBadReasons]string{
 	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
-	"io_error", "memory_busy", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
+	"io_error", "memory_busy", "memory_share", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
 }
 
-// Reasons one value is counted as failed.
+// Reasons one value is counted as failed: the trapper's own, then the
+// acceptance refusals of package preprocess in its order, so that every
+// way in counts a refusal under the same label.
 type failReason int
 
 const (
 	failMissingField failReason = iota
 	failBadClock
-	failUnknownHost
-	failHostDisabled
-	failUnknownItem
-	failItemDisabled
-	failWrongItemType
-	failBadValue
 	failStore
-	numFailReasons
+	failRefused    // failRefused-1+r is preprocess.Refusal r (r >= 1)
+	numFailReasons = failRefused + failReason(preprocess.NumRefusals) - 1
 )
 
-var failReasonNames = [numFailReasons]string{
-	"missing_field", "bad_clock", "unknown_host", "host_disabled", "unknown_item",
-	"item_disabled", "wrong_item_type", "bad_value", "store_error",
-}
+// refused maps a preprocess refusal (not Accepted) to its fail reason.
+func refused(r preprocess.Refusal) failReason { return failRefused - 1 + failReason(r) }
+
+var failReasonNames = func() (n [numFailReasons]string) {
+	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
+	for r := preprocess.Refusal(1); r < preprocess.NumRefusals; r++ {
+		n[refused(r)] = r.String()
+	}
+	return
+}()
 
 type metrics struct {
 	connections *selfmon.Counter
@@ -72,8 +77,9 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	for i := range m.failed {
 		m.failed[i] = r.Counter("peregrine_trapper_values_failed_total", "Values counted as failed, by reason.", "reason", failReasonNames[i])
 	}
-	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections being served.", func() float64 { return float64(len(s.slots)) })
-	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Payload bytes held by trapper connections.", func() float64 { return float64(s.budget.inUse()) })
+	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections accepted and not yet closed.", func() float64 { return float64(s.active.Load()) })
+	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Bytes trapper connections hold for frames, inflated payloads, decoded rows and values (bounded by trapper.max_buffered_bytes).", func() float64 { return float64(s.budget.inUse()) })
+	r.CounterFunc("peregrine_trapper_buffer_collections_total", "Garbage collections the trapper ran because released buffers, not yet collected, stood between a connection and trapper.max_buffered_bytes.", func() float64 { return float64(s.budget.collections.Load()) })
 	r.Rate("peregrine_trapper_values_received_per_second", "Values received per second over the last rate interval.", func() float64 { return float64(m.received.Load()) })
 	r.Rate("peregrine_trapper_values_processed_per_second", "Values processed per second over the last rate interval.", func() float64 { return float64(m.processed.Load()) })
 	r.Rate("peregrine_trapper_values_failed_per_second", "Values failed per second over the last rate interval.", func() float64 { return float64(m.failedTotal()) })

@@ -7,34 +7,21 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
-// PushValue is one value of an API history.push request (Zabbix 7.0's
-// JSON ingest). The item is named by ItemID, or by Host and Key when
-// ItemID is 0.
-type PushValue struct {
-	ItemID    uint64
-	Host, Key string
-	Value     []byte // the value's text, as a sender would send it
-	Clock     int64  // Unix seconds; -1: the receive time
-	NS        int64  // -1: absent
+// pushMessages words each refusal for an API client, as Zabbix's
+// history.push does; an unknown host reads like an unknown item so that
+// the API does not tell which names exist.
+var pushMessages = [preprocess.NumRefusals]string{
+	preprocess.UnknownHost:   "No permissions to referred object or it does not exist.",
+	preprocess.UnknownItem:   "No permissions to referred object or it does not exist.",
+	preprocess.HostDisabled:  "Host is not monitored.",
+	preprocess.WrongItemType: "Item is not a trapper item.",
+	preprocess.ItemDisabled:  "Item is disabled.",
 }
 
-// PushResult is the outcome of one PushValue: the item it was stored for,
-// or why it was refused.
-type PushResult struct {
-	ItemID uint64
-	Err    string
-}
-
-// Push-specific refusals, worded for an API client.
-const (
-	pushNoItem     = "No permissions to referred object or it does not exist."
-	pushNotTrapper = "Item is not a trapper item."
-	pushDisabled   = "Item is disabled."
-	pushHostOff    = "Host is not monitored."
-	pushBadClock   = "Invalid clock or ns: clock must be 0..2147483647, ns 0..999999999."
-)
+const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..999999999."
 
 // Push validates values exactly as the trapper validates sender data (the
 // item must exist, be a trapper item and be enabled, its host monitored,
@@ -46,14 +33,14 @@ const (
 //
 // The returned error is a store failure: then nothing of the request is
 // acknowledged.
-func (s *Server) Push(ctx context.Context, values []PushValue) ([]PushResult, error) {
+func (s *Server) Push(ctx context.Context, values []preprocess.RawValue) ([]preprocess.Result, error) {
 	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now())
 }
 
 // push is Push without the Server, so that its rules are testable alone.
 // s may be nil (no counting, no logging).
-func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []PushValue, recv time.Time) ([]PushResult, error) {
-	out := make([]PushResult, len(values))
+func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []preprocess.RawValue, recv time.Time) ([]preprocess.Result, error) {
+	out := make([]preprocess.Result, len(values))
 	samples := make([]history.Sample, 0, len(values))
 	var failed [numFailReasons]int
 	st := newStamper(recv)
@@ -91,36 +78,22 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 }
 
 // checkPush applies the trapper's per-value rules to one pushed value.
-func checkPush(snap *catalog.Snapshot, v *PushValue, sm *history.Sample) (failReason, string) {
+func checkPush(snap *catalog.Snapshot, v *preprocess.RawValue, sm *history.Sample) (failReason, string) {
 	if v.Clock > maxClock || v.NS > 999999999 || (v.Clock < 0 && v.Clock != -1) || (v.NS < 0 && v.NS != -1) {
 		return failBadClock, pushBadClock
 	}
 	var it *catalog.Item
+	var r preprocess.Refusal
 	if v.ItemID != 0 {
-		it = snap.Item(v.ItemID)
-		if it == nil {
-			return failUnknownItem, pushNoItem
-		}
+		it, r = preprocess.ItemByID(snap, v.ItemID, preprocess.TrapperTypes)
 	} else {
-		h := snap.Host(v.Host)
-		if h == nil {
-			return failUnknownHost, pushNoItem
-		}
-		if it = h.Item(v.Key); it == nil {
-			return failUnknownItem, pushNoItem
-		}
+		it, r = preprocess.ItemByKey(snap, v.Host, v.Key, preprocess.TrapperTypes)
 	}
-	switch {
-	case it.Host != nil && !it.Host.Enabled:
-		return failHostDisabled, pushHostOff
-	case it.Type != catalog.Trapper:
-		return failWrongItemType, pushNotTrapper
-	case !it.Enabled:
-		return failItemDisabled, pushDisabled
+	if r != preprocess.Accepted {
+		return refused(r), pushMessages[r]
 	}
-	sm.ItemID = it.ID
-	if err := convert(it.ValueType, v.Value, sm); err != nil {
-		return failBadValue, "Invalid value: " + err.Error() + "."
+	if err := preprocess.Value(it, v.Value, sm); err != nil {
+		return refused(preprocess.BadValue), "Invalid value: " + err.Error() + "."
 	}
 	return 0, ""
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // maxClock is the largest clock Zabbix accepts (int32 seconds).
@@ -23,12 +24,13 @@ func str(b []byte) string {
 
 // senderData processes a "sender data" request and returns the reply.
 //
-// Per value, as the Zabbix trapper: the host must exist and be monitored,
-// the item must exist on it, be a trapper item and be enabled; otherwise
-// the value counts as failed and the rest are still processed. Unlike
-// Zabbix, which counts a value that later fails conversion as processed
-// and makes the item unsupported, Peregrine converts before acknowledging
-// and counts such a value as failed, so "processed" means "stored".
+// Per value, as the Zabbix trapper (the rules are preprocess.ItemByKey's):
+// the host must exist and be monitored, the item must exist on it, be a
+// trapper item and be enabled; otherwise the value counts as failed and
+// the rest are still processed. Unlike Zabbix, which counts a value that
+// later fails conversion as processed and makes the item unsupported,
+// Peregrine converts before acknowledging and counts such a value as
+// failed, so "processed" means "stored".
 //
 // Timestamps: a row with clock and ns keeps them; rows with clock but no
 // ns get ns 0, 1, 2, ... in request order (as Zabbix does); rows without
@@ -42,6 +44,26 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 		return failedReply("cannot find the \"data\" array in the request")
 	}
 	rows := req.rows
+	// Take the memory the values need before making them: a sample per
+	// row, and the copies of string values, which are never longer than
+	// the values' text (counted for every row: cheaper than looking each
+	// item up twice, and numbers are short).
+	var strBytes int
+	for i := range rows {
+		strBytes += len(rows[i].value)
+	}
+	if err := cs.reserveSamples(len(rows)); err != nil {
+		s.refuse(classifyReadErr(err), remote, err)
+		return failedReply("cannot decode the request: " + err.Error())
+	}
+	if cs.mem != nil && strBytes > 0 {
+		if err := cs.mem.Alloc(strBytes); err != nil {
+			s.refuse(classifyReadErr(err), remote, err)
+			return failedReply("cannot decode the request: " + err.Error())
+		}
+		// The copies belong to the pipeline and the store once submitted.
+		defer cs.mem.Free(strBytes)
+	}
 	snap := s.opts.Catalog.Snapshot()
 	samples := cs.samples[:0]
 	st := newStamper(recv)
@@ -112,31 +134,14 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 		}
 	}
 	host, key := row.host, row.key
-	h := snap.Host(str(host))
-	if h == nil {
-		s.valueFailed(failUnknownHost, host, key, nil)
-		return failUnknownHost, false
+	it, r := preprocess.ItemByKey(snap, str(host), str(key), preprocess.TrapperTypes)
+	if r != preprocess.Accepted {
+		s.valueFailed(refused(r), host, key, nil)
+		return refused(r), false
 	}
-	if !h.Enabled {
-		s.valueFailed(failHostDisabled, host, key, nil)
-		return failHostDisabled, false
-	}
-	it := h.Item(str(key))
-	switch {
-	case it == nil:
-		s.valueFailed(failUnknownItem, host, key, nil)
-		return failUnknownItem, false
-	case it.Type != catalog.Trapper:
-		s.valueFailed(failWrongItemType, host, key, nil)
-		return failWrongItemType, false
-	case !it.Enabled:
-		s.valueFailed(failItemDisabled, host, key, nil)
-		return failItemDisabled, false
-	}
-	sm.ItemID = it.ID
-	if err := convert(it.ValueType, row.value, sm); err != nil {
-		s.valueFailed(failBadValue, host, key, err)
-		return failBadValue, false
+	if err := preprocess.Value(it, row.value, sm); err != nil {
+		s.valueFailed(refused(preprocess.BadValue), host, key, err)
+		return refused(preprocess.BadValue), false
 	}
 	return 0, true
 }

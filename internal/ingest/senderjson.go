@@ -2,14 +2,21 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
 
 // senderRequest is a decoded trapper request. The scanner fills it in one
 // pass over the payload without allocating in the steady state: strings
-// are sub-slices of the payload, or of scratch when they held escapes.
+// are sub-slices of the payload. A string with escapes is unescaped in
+// place, over its own escaped text (unescaped text is never longer), so
+// decoding needs no scratch buffer beside the payload: the payload is
+// modified.
 //
 // Why not a general JSON library: the trapper's hot path is this one
 // document shape, and the general parsers we measured (fastjson) spend
@@ -21,7 +28,48 @@ type senderRequest struct {
 	hasRequest bool
 	hasData    bool // a "data" member that is an array
 	rows       []senderRow
-	scratch    []byte
+	// mem, if set, is told before rows grows and after it drops the old
+	// backing array: a request of tiny rows ("[1,1,1,...]") costs 48
+	// times its size in rows, which must count against the trapper's
+	// memory bound. nil in tests that decode alone.
+	mem zbx.Memory
+}
+
+// rowBytes is what one element of senderRequest.rows costs.
+const rowBytes = int(unsafe.Sizeof(senderRow{}))
+
+// addRow appends an empty row and returns it, growing rows through mem.
+// The common case, room left, stays out of growRows.
+func (req *senderRequest) addRow() (*senderRow, error) {
+	if n := len(req.rows); n < cap(req.rows) {
+		req.rows = req.rows[:n+1]
+		req.rows[n] = senderRow{}
+		return &req.rows[n], nil
+	}
+	return req.growRows()
+}
+
+func (req *senderRequest) growRows() (*senderRow, error) {
+	c := max(2*cap(req.rows), 16)
+	if req.mem != nil {
+		if err := req.mem.Alloc(c * rowBytes); err != nil {
+			return nil, fmt.Errorf("cannot hold %d decoded rows: %w", c, err)
+		}
+	}
+	nr := make([]senderRow, len(req.rows), c)
+	copy(nr, req.rows)
+	req.dropRows()
+	req.rows = nr
+	return req.addRow()
+}
+
+// dropRows lets go of rows' backing array (and the payload it points
+// into).
+func (req *senderRequest) dropRows() {
+	if req.mem != nil && cap(req.rows) > 0 {
+		req.mem.Free(cap(req.rows) * rowBytes)
+	}
+	req.rows = nil
 }
 
 // senderRow is one data[] element. Fields absent from the row have their
@@ -77,12 +125,6 @@ func (s *scanner) ws() {
 func parseSenderRequest(payload []byte, req *senderRequest) error {
 	req.request, req.hasRequest, req.hasData = nil, false, false
 	req.rows = req.rows[:0]
-	if cap(req.scratch) < len(payload) {
-		// Unescaped text is never longer than its escaped form, so the
-		// scratch never reallocates while slices into it are live.
-		req.scratch = make([]byte, 0, len(payload))
-	}
-	req.scratch = req.scratch[:0]
 	s := scanner{b: payload, req: req}
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
@@ -178,8 +220,10 @@ func (s *scanner) rows() error {
 	}
 	for {
 		s.ws()
-		s.req.rows = append(s.req.rows, senderRow{})
-		r := &s.req.rows[len(s.req.rows)-1]
+		r, err := s.req.addRow()
+		if err != nil {
+			return err
+		}
 		if s.i < len(s.b) && s.b[s.i] == '{' {
 			if err := s.row(r); err != nil {
 				return err
@@ -350,42 +394,46 @@ func (s *scanner) str() ([]byte, error) {
 	return nil, s.fail("control character in string")
 }
 
-// strEscaped finishes a string that has escapes, unescaping into scratch.
+// strEscaped finishes a string that has escapes, unescaping it in place:
+// w, the write position, starts at the first backslash and never passes
+// s.i, because every escape is at least as long as what it stands for
+// (\n is 2 bytes for 1, \uXXXX 6 for at most 3, a surrogate pair 12 for
+// 4), so only bytes already read are overwritten.
 func (s *scanner) strEscaped(start int) ([]byte, error) {
-	out0 := len(s.req.scratch)
-	out := append(s.req.scratch, s.b[start:s.i]...)
-	for s.i < len(s.b) {
-		c := s.b[s.i]
+	b := s.b
+	w := s.i
+	for s.i < len(b) {
+		c := b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			s.req.scratch = out
-			return out[out0:len(out):len(out)], nil
+			return b[start:w:w], nil
 		case c < 0x20:
 			return nil, s.fail("control character in string")
 		case c != '\\':
-			out = append(out, c)
+			b[w] = c
+			w++
 			s.i++
 			continue
 		}
-		if s.i+1 >= len(s.b) {
+		if s.i+1 >= len(b) {
 			return nil, s.fail("unterminated escape")
 		}
-		e := s.b[s.i+1]
+		e := b[s.i+1]
 		s.i += 2
 		switch e {
 		case '"', '\\', '/':
-			out = append(out, e)
+			b[w] = e
 		case 'b':
-			out = append(out, '\b')
+			b[w] = '\b'
 		case 'f':
-			out = append(out, '\f')
+			b[w] = '\f'
 		case 'n':
-			out = append(out, '\n')
+			b[w] = '\n'
 		case 'r':
-			out = append(out, '\r')
+			b[w] = '\r'
 		case 't':
-			out = append(out, '\t')
+			b[w] = '\t'
 		case 'u':
 			r, ok := s.hex4()
 			if !ok {
@@ -395,7 +443,7 @@ func (s *scanner) strEscaped(start int) ([]byte, error) {
 				// A high surrogate must be followed by \u low surrogate;
 				// a lone one becomes U+FFFD, as encoding/json does.
 				r2 := utf8.RuneError
-				if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+				if s.i+1 < len(b) && b[s.i] == '\\' && b[s.i+1] == 'u' {
 					save := s.i
 					s.i += 2
 					lo, ok := s.hex4()
@@ -410,10 +458,12 @@ func (s *scanner) strEscaped(start int) ([]byte, error) {
 				}
 				r = r2
 			}
-			out = utf8.AppendRune(out, r)
+			w += utf8.EncodeRune(b[w:s.i], r)
+			continue
 		default:
 			return nil, s.fail("bad escape")
 		}
+		w++
 	}
 	return nil, s.fail("unterminated string")
 }
@@ -492,7 +542,7 @@ func (s *scanner) skip(depth int) error {
 	}
 	switch c := s.b[s.i]; {
 	case c == '"':
-		// Validate without unescaping into scratch.
+		// Validate without unescaping: a skipped string is not kept.
 		s.i++
 		for s.i < len(s.b) {
 			c := s.b[s.i]

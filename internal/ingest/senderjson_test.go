@@ -13,7 +13,12 @@ func TestParseSenderRequest(t *testing.T) {
 	f := func(in string, wantErr bool, check func(*senderRequest)) {
 		t.Helper()
 		var req senderRequest
+		m := &countingMemory{}
+		req.mem = m
 		err := parseSenderRequest([]byte(in), &req)
+		if m.held != cap(req.rows)*rowBytes {
+			t.Fatalf("%s: rows hold %d bytes, the Memory was told %d", in, cap(req.rows)*rowBytes, m.held)
+		}
 		if (err != nil) != wantErr {
 			t.Fatalf("%s: err = %v, want error %v", in, err, wantErr)
 		}
@@ -65,7 +70,9 @@ func FuzzSenderJSON(f *testing.F) {
 	}
 	var req senderRequest
 	f.Fuzz(func(t *testing.T, in []byte) {
-		err := parseSenderRequest(in, &req)
+		// The scanner unescapes in place: give it a copy and keep in for
+		// encoding/json.
+		err := parseSenderRequest(bytes.Clone(in), &req)
 		if errors.Is(err, errDepth) {
 			return
 		}
@@ -115,3 +122,62 @@ func FuzzSenderJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestUnescapeInPlace: escaped strings are unescaped over their own text;
+// strings parsed earlier and later are untouched.
+func TestUnescapeInPlace(t *testing.T) {
+	in := []byte(`{"request":"sender data","data":[{"host":"h\\1","key":"k\u00e9\ud83d\ude00\ud800","value":"a\"b\/c\n"},{"host":"plain","key":"x","value":"\t"}]}`)
+	var req senderRequest
+	if err := parseSenderRequest(in, &req); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{string(req.request)}
+	for _, r := range req.rows {
+		got = append(got, string(r.host), string(r.key), string(r.value))
+	}
+	want := []string{"sender data", `h\1`, "ké😀\ufffd", "a\"b/c\n", "plain", "x", "\t"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	// The slices do not overlap: each string keeps its own bytes.
+	if cap(req.rows[0].host) != len(req.rows[0].host) {
+		t.Fatalf("unescaped string has spare capacity %d over its text", cap(req.rows[0].host)-len(req.rows[0].host))
+	}
+}
+
+// TestRowsRefused: a request whose decoded rows need more memory than
+// the Memory grants is refused with the Memory's error.
+func TestRowsRefused(t *testing.T) {
+	payload := []byte(`{"request":"sender data","data":[` + strings.Repeat("1,", 10000) + `1]}`)
+	m := &countingMemory{limit: 64 << 10}
+	req := senderRequest{mem: m}
+	if err := parseSenderRequest(payload, &req); !errors.Is(err, errNoRoom) {
+		t.Fatalf("got %v, want the Memory's refusal", err)
+	}
+	if m.peak > m.limit {
+		t.Fatalf("rows peaked at %d bytes over a %d limit", m.peak, m.limit)
+	}
+	req.dropRows()
+	if m.held != 0 {
+		t.Fatalf("%d bytes held after dropRows", m.held)
+	}
+}
+
+// countingMemory is a zbx.Memory that records what is held and can
+// refuse allocations beyond a limit.
+type countingMemory struct {
+	held, peak, limit int
+}
+
+var errNoRoom = errors.New("no room")
+
+func (m *countingMemory) Alloc(n int) error {
+	if m.limit > 0 && m.held+n > m.limit {
+		return errNoRoom
+	}
+	m.held += n
+	m.peak = max(m.peak, m.held)
+	return nil
+}
+
+func (m *countingMemory) Free(n int) { m.held -= n }

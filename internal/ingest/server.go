@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -31,11 +32,18 @@ type Options struct {
 	Listener net.Listener
 	Listen   string
 
-	MaxConnections   int
-	MaxFrameSize     int64
+	// MaxConnections bounds the connections served at once.
+	MaxConnections int
+	// MaxFrameSize bounds a frame's payload, compressed and inflated.
+	MaxFrameSize int64
+	// MaxBufferedBytes bounds the memory all connections hold for their
+	// requests (frames, inflated payloads, decoded rows and values); one
+	// connection holds at most 7/8 of it. See the package doc.
 	MaxBufferedBytes int64
-	Timeout          time.Duration
-	IdleTimeout      time.Duration
+	// Timeout bounds reading one frame, waiting for memory for it, and
+	// writing its reply; IdleTimeout bounds the wait for a further frame.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
 
 	Catalog  Catalog
 	Pipeline Submitter
@@ -79,9 +87,14 @@ func (o *Options) ensureDefaults() error {
 
 // Server is the trapper listener.
 type Server struct {
-	opts     Options
-	ln       net.Listener
-	slots    chan struct{}
+	opts  Options
+	ln    net.Listener
+	slots chan struct{}
+	// active counts accepted connections being served. It is not
+	// len(slots): Run takes a slot before Accept, so that the bound holds
+	// in the kernel's backlog, and a slot waiting in Accept is not a
+	// connection.
+	active   atomic.Int64
 	budget   *byteBudget
 	m        *metrics
 	throttle *selfmon.LogThrottle
@@ -161,13 +174,14 @@ func (s *Server) Run(ctx context.Context) error {
 			continue
 		}
 		s.m.connections.Inc()
+		s.active.Add(1)
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.slots }()
+			defer func() { s.active.Add(-1); <-s.slots }()
 			s.serve(ctx, c)
 			s.mu.Lock()
 			delete(s.conns, c)

@@ -18,9 +18,18 @@
 // against ReaderOptions.MaxSize before it reads or allocates. Its buffers
 // grow with the bytes that actually arrive (or inflate), never with the
 // size a peer merely announces, and they are reused from frame to frame,
-// so the steady state does not allocate for uncompressed frames. A Reader
-// never reads past the end of the current frame: replacing it with a new
-// Reader (or calling Reset) between frames loses no bytes.
+// so the steady state does not allocate for uncompressed frames; nothing
+// is allocated before a body's first bytes arrive. A
+// compressed body is inflated as it arrives: only the inflated payload is
+// buffered, never the compressed bytes as well. A Reader never reads past
+// the end of the current frame: replacing it with a new Reader (or
+// calling Reset) between frames loses no bytes.
+//
+// Memory: a ReaderOptions.Memory is told before every allocation (and may
+// refuse it, which fails the read) and after every buffer the Reader
+// drops; the zlib state counts as InflateStateBytes. Trim drops buffers
+// above a size between frames and Release drops everything, so a server
+// can account for, and bound, what all its connections hold.
 //
 // Writing: AppendFrame encodes into a caller-owned buffer; WriteFrame is
 // the convenience that also sets a write deadline.

@@ -1,7 +1,7 @@
 package zbx
 
 import (
-	"bytes"
+	"bufio"
 	"compress/zlib"
 	"errors"
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"time"
+	"unsafe"
 )
 
 // ReaderOptions configures a Reader. The zero value is usable: 1 GiB
@@ -29,7 +30,30 @@ type ReaderOptions struct {
 	// example "trapper.max_frame_size"). ErrTooLarge messages then tell
 	// the operator what to change.
 	SizeSetting string
+	// Memory, if set, is told before the Reader allocates a buffer and
+	// after it drops one, and may refuse an allocation: the way a server
+	// bounds the memory of all its connections together.
+	Memory Memory
 }
+
+// Memory accounts for the memory a Reader holds. A Reader calls it from
+// its own goroutine only; one Memory may serve many Readers if it is
+// safe for concurrent use.
+type Memory interface {
+	// Alloc is called before the Reader allocates n bytes. A non-nil
+	// error refuses them: the read fails with an error that wraps it and
+	// the Reader is unusable until Reset (it then holds what it held
+	// before the refused allocation).
+	Alloc(n int) error
+	// Free is called after the Reader dropped n bytes it had Alloc'ed;
+	// they are garbage from then on.
+	Free(n int)
+}
+
+// InflateStateBytes is what a Reader counts (see Memory) for its zlib
+// state, allocated on its first compressed frame and kept: the 32 KiB
+// window, the Huffman tables and a 4 KiB read buffer, rounded up.
+const InflateStateBytes = 48 << 10
 
 // growChunk is the least a buffer grows by once it has to grow.
 //
@@ -71,11 +95,78 @@ type Reader struct {
 	pending bool   // cur's body has not been read yet
 	err     error  // sticky error
 
+	mem Memory // nil: not accounted
+
 	buf []byte // body bytes as received; reused
 	out []byte // inflated payload; reused
-	br  bytes.Reader
-	zr  io.ReadCloser // zlib reader, created on the first compressed frame
-	one [1]byte
+	// Compressed bodies are inflated as they arrive, never held whole:
+	// zsrc limits the connection to the frame's bytes, zbuf gives zlib
+	// the io.ByteReader it needs without wrapping its own buffer around
+	// every frame, and zr is created on the first compressed frame.
+	zsrc frameSource
+	zbuf *bufio.Reader
+	zr   io.ReadCloser
+	one  [1]byte
+	// pre receives a body's first bytes before anything is allocated:
+	// a peer that announces a frame and sends nothing costs nothing,
+	// and a frame of up to preLen bytes needs no buffer at all.
+	pre [preLen]byte
+}
+
+// preLen is the size of Reader.pre: an agent's or a sender's smallest
+// frames fit.
+const preLen = 512
+
+// frameSource reads at most n bytes of a compressed body from the
+// connection and remembers why the connection stopped early, so that a
+// truncated or timed-out body is not reported as bad compression.
+type frameSource struct {
+	src   io.Reader
+	pre   []byte // bytes read ahead (counted in got), served first
+	n     int64  // body bytes not read yet
+	got   int64  // body bytes read
+	err   error  // the connection's error (io.EOF included) before n reached 0
+	empty int
+}
+
+func (f *frameSource) Read(p []byte) (int, error) {
+	if len(f.pre) > 0 {
+		m := copy(p, f.pre)
+		f.pre = f.pre[m:]
+		return m, nil
+	}
+	if f.n <= 0 {
+		return 0, io.EOF
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	p = p[:min(int64(len(p)), f.n)]
+	m, err := f.src.Read(p)
+	if m < 0 || m > len(p) {
+		f.err = badReadCount(m, len(p))
+		return 0, f.err
+	}
+	f.n -= int64(m)
+	f.got += int64(m)
+	switch {
+	case f.n == 0:
+		return m, nil // a pending error shows up with the next frame
+	case err != nil:
+		f.err = err
+		if m > 0 {
+			return m, nil
+		}
+		return 0, err
+	case m == 0:
+		if f.empty++; f.empty >= maxEmptyReads {
+			f.err = io.ErrNoProgress
+			return 0, f.err
+		}
+	default:
+		f.empty = 0
+	}
+	return m, nil
 }
 
 // NewReader returns a Reader of frames from r.
@@ -84,6 +175,7 @@ func NewReader(r io.Reader, opts ReaderOptions) *Reader {
 		timeout:    opts.Timeout,
 		max:        opts.MaxSize,
 		allowLarge: opts.AllowLarge,
+		mem:        opts.Memory,
 	}
 	if rd.max == 0 {
 		rd.max = DefaultMaxSize
@@ -199,18 +291,46 @@ func (r *Reader) ReadBody(h Header) ([]byte, error) {
 		return nil, fmt.Errorf("zbx: ReadBody called with header %+v, but the header just read is %+v (pending %v)", h, r.cur, r.pending)
 	}
 	r.pending = false
+	if h.Compressed() {
+		out, err := r.inflate(h.DataLen, int(h.Reserved))
+		if err != nil {
+			return nil, r.fail(err)
+		}
+		return out, nil
+	}
 	body, err := r.readBody(int(h.DataLen))
 	if err != nil {
 		return nil, r.fail(err)
 	}
-	if !h.Compressed() {
-		return body, nil
+	return body, nil
+}
+
+// Trim drops the buffers the Reader keeps between frames if they are
+// larger than keep bytes, so that one big frame does not pin its memory
+// for a connection's lifetime. Call it between frames: it invalidates the
+// payload ReadBody returned last.
+func (r *Reader) Trim(keep int) {
+	if cap(r.buf) > keep {
+		r.free(r.buf)
+		r.buf = nil
 	}
-	out, err := r.inflate(body, int(h.Reserved))
-	if err != nil {
-		return nil, r.fail(err)
+	if cap(r.out) > keep {
+		r.free(r.out)
+		r.out = nil
 	}
-	return out, nil
+}
+
+// Release drops everything the Reader holds (buffers and zlib state)
+// and tells its Memory. The Reader stays usable; it allocates again as
+// frames arrive.
+func (r *Reader) Release() {
+	r.Trim(-1)
+	if r.zr != nil {
+		r.zr, r.zbuf = nil, nil
+		if r.mem != nil {
+			r.mem.Free(InflateStateBytes)
+		}
+	}
 }
 
 // ReadFrame reads one whole frame: ReadHeader then ReadBody. The payload
@@ -236,11 +356,21 @@ func (r *Reader) fail(err error) error {
 // arrive.
 func (r *Reader) readBody(n int) ([]byte, error) {
 	b := r.buf[:0]
-	defer func() { r.buf = b[:0] }()
+	if cap(b) == 0 {
+		b = r.pre[:0] // see Reader.pre
+	}
+	defer func() {
+		if !r.isPre(b) {
+			r.buf = b[:0]
+		}
+	}()
 	empty := 0
 	for len(b) < n {
 		if len(b) == cap(b) {
-			b = grow(b, n)
+			var err error
+			if b, err = r.grow(b, n); err != nil {
+				return nil, err
+			}
 		}
 		want := min(cap(b), n) - len(b)
 		m, err := r.src.Read(b[len(b) : len(b)+want])
@@ -269,27 +399,56 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 	return b, nil
 }
 
-// inflate decompresses the zlib stream comp, which must inflate to exactly
-// n bytes, into r.out. Output memory grows with what actually inflates.
-// Bytes after the end of the zlib stream are ignored, as zlib's
-// uncompress() in the C programs does.
-func (r *Reader) inflate(comp []byte, n int) ([]byte, error) {
-	r.br.Reset(comp)
+// inflate decompresses the next clen bytes of the connection, a zlib
+// stream that must inflate to exactly n bytes, into r.out. The compressed
+// bytes are read as inflating needs them and are never held whole; the
+// output grows with what actually inflates. Bytes after the end of the
+// zlib stream (up to clen) are read and ignored, as zlib's uncompress()
+// in the C programs does.
+func (r *Reader) inflate(clen uint64, n int) ([]byte, error) {
+	r.zsrc = frameSource{src: r.src, n: int64(clen)}
 	if r.zr == nil {
-		zr, err := zlib.NewReader(&r.br)
+		// Allocate the zlib state only once the body starts to arrive.
+		if clen > 0 {
+			m, err := 0, error(nil)
+			for m == 0 && err == nil {
+				m, err = r.zsrc.Read(r.pre[:min(clen, preLen)])
+			}
+			if m == 0 {
+				return nil, r.inflateErr(io.ErrUnexpectedEOF, 0, n)
+			}
+			r.zsrc.pre = r.pre[:m]
+		}
+		if r.mem != nil {
+			if err := r.mem.Alloc(InflateStateBytes); err != nil {
+				return nil, fmt.Errorf("cannot inflate a %d-byte payload: %w", clen, err)
+			}
+		}
+		r.zbuf = bufio.NewReaderSize(&r.zsrc, 4096)
+		zr, err := zlib.NewReader(r.zbuf)
 		if err != nil {
-			return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", len(comp), err, ErrCompression)
+			r.zbuf = nil
+			if r.mem != nil {
+				r.mem.Free(InflateStateBytes)
+			}
+			return nil, r.inflateErr(err, 0, n)
 		}
 		r.zr = zr
-	} else if err := r.zr.(zlib.Resetter).Reset(&r.br, nil); err != nil {
-		return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", len(comp), err, ErrCompression)
+	} else {
+		r.zbuf.Reset(&r.zsrc)
+		if err := r.zr.(zlib.Resetter).Reset(r.zbuf, nil); err != nil {
+			return nil, r.inflateErr(err, 0, n)
+		}
 	}
 	out := r.out[:0]
 	defer func() { r.out = out[:0] }()
 	eof, empty := false, 0
 	for len(out) < n && !eof {
 		if len(out) == cap(out) {
-			out = grow(out, n)
+			var err error
+			if out, err = r.grow(out, n); err != nil {
+				return nil, err
+			}
 		}
 		m, err := r.zr.Read(out[len(out):min(cap(out), n)])
 		out = out[:len(out)+m]
@@ -297,10 +456,10 @@ func (r *Reader) inflate(comp []byte, n int) ([]byte, error) {
 		case err == io.EOF:
 			eof = true
 		case err != nil:
-			return nil, fmt.Errorf("cannot inflate %d-byte payload after %d of %d bytes: %v: %w", len(comp), len(out), n, err, ErrCompression)
+			return nil, r.inflateErr(err, len(out), n)
 		case m == 0:
 			if empty++; empty >= maxEmptyReads {
-				return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", len(comp), io.ErrNoProgress, ErrCompression)
+				return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", clen, io.ErrNoProgress, ErrCompression)
 			}
 		}
 	}
@@ -316,28 +475,72 @@ func (r *Reader) inflate(comp []byte, n int) ([]byte, error) {
 		case err == io.EOF:
 			eof = true
 		case err != nil:
-			return nil, fmt.Errorf("cannot inflate %d-byte payload at its end: %v: %w", len(comp), err, ErrCompression)
+			return nil, r.inflateErr(err, len(out), n)
 		case i >= maxEmptyReads:
-			return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", len(comp), io.ErrNoProgress, ErrCompression)
+			return nil, fmt.Errorf("cannot inflate %d-byte payload: %v: %w", clen, io.ErrNoProgress, ErrCompression)
+		}
+	}
+	// Skip what follows the stream, so the next frame starts in step.
+	if rest := int64(r.zbuf.Buffered()) + r.zsrc.n; rest > 0 {
+		if _, err := r.zbuf.Discard(int(rest)); err != nil {
+			return nil, r.inflateErr(err, len(out), n)
 		}
 	}
 	return out, nil
 }
 
-// grow returns a copy of b with more capacity, never more than needed to
-// hold limit bytes (plus rounding): see growChunk.
-func grow(b []byte, limit int) []byte {
-	c := min(max(2*cap(b), len(b)+growChunk), limit)
-	if c <= growChunk {
-		// Round small buffers up to a power of two so frames of similar
-		// size keep reusing one buffer.
-		c = 1 << bits.Len(uint(c-1))
-	} else {
-		c = (c + 4095) &^ 4095
+// inflateErr classifies an error met while inflating: the connection's
+// own (a truncated body, a deadline, a reset) or bad compressed data.
+func (r *Reader) inflateErr(err error, got, n int) error {
+	src, clen := r.zsrc.err, r.zsrc.got+r.zsrc.n
+	eofish := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	switch {
+	case src != nil && eofish && isEOF(src):
+		return fmt.Errorf("frame body truncated: got %d of %d bytes before EOF: %w", r.zsrc.got, clen, ErrTruncated)
+	case src != nil && (eofish || errors.Is(err, src)):
+		return &ioError{msg: fmt.Sprintf("cannot read frame body (got %d of %d bytes)", r.zsrc.got, clen), err: src}
+	}
+	return fmt.Errorf("cannot inflate %d-byte payload after %d of %d bytes: %v: %w", clen, got, n, err, ErrCompression)
+}
+
+// grow returns a copy of b with more capacity (see growCap), telling
+// r's Memory about the new buffer and, once copied, the old one.
+func (r *Reader) grow(b []byte, limit int) ([]byte, error) {
+	c := growCap(cap(b), len(b), limit)
+	if r.isPre(b) {
+		c = growCap(0, 0, limit) // the first chunk, as if pre were not there
+	}
+	if r.mem != nil {
+		if err := r.mem.Alloc(c); err != nil {
+			return b, fmt.Errorf("cannot grow the frame buffer to %d bytes: %w", c, err)
+		}
 	}
 	nb := make([]byte, len(b), c)
 	copy(nb, b)
-	return nb
+	r.free(b)
+	return nb, nil
+}
+
+func (r *Reader) free(b []byte) {
+	if r.mem != nil && cap(b) > 0 && !r.isPre(b) {
+		r.mem.Free(cap(b))
+	}
+}
+
+// isPre reports whether b is Reader.pre, which is never allocated nor
+// freed.
+func (r *Reader) isPre(b []byte) bool { return cap(b) > 0 && unsafe.SliceData(b) == &r.pre[0] }
+
+// growCap is the capacity that replaces a full buffer of capacity c
+// holding l bytes, on the way to limit bytes.
+func growCap(c, l, limit int) int {
+	c = min(max(2*c, l+growChunk), limit)
+	if c <= growChunk {
+		// Round small buffers up to a power of two so frames of similar
+		// size keep reusing one buffer.
+		return 1 << bits.Len(uint(c-1))
+	}
+	return (c + 4095) &^ 4095
 }
 
 func isEOF(err error) bool {

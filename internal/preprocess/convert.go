@@ -1,4 +1,4 @@
-package ingest
+package preprocess
 
 import (
 	"math"
@@ -15,35 +15,49 @@ const (
 	maxTextChars = 65535
 )
 
-// convertError says why a value does not fit its item's value type.
-type convertError struct {
-	vt    history.ValueType
-	value string
+// ConvertError says why a value does not fit its item's value type.
+type ConvertError struct {
+	Type history.ValueType
+	// Value is the start of the refused value: at most 64 bytes, then
+	// "..." if it was longer, so that refusing a huge value does not
+	// copy it.
+	Value string
 }
 
-func (e *convertError) Error() string {
-	v := e.value
-	if len(v) > 64 {
-		v = v[:64] + "..."
+func (e *ConvertError) Error() string {
+	return "value \"" + e.Value + "\" is not suitable for value type \"" + e.Type.String() + "\""
+}
+
+func convertError(vt history.ValueType, raw []byte) error {
+	if len(raw) > 64 {
+		return &ConvertError{vt, string(raw[:64]) + "..."}
 	}
-	return "value \"" + v + "\" is not suitable for value type \"" + e.vt.String() + "\""
+	return &ConvertError{vt, string(raw)}
 }
 
-// convert parses raw into s according to vt. raw is not retained: string
-// values are copied.
-func convert(vt history.ValueType, raw []byte, s *history.Sample) error {
+// Convert parses raw, a value's text as a sender or a check delivers it,
+// into s according to vt: s.Type and one of s.F, s.U or s.S. raw is not
+// retained: string values are copied, so raw may alias a reused buffer.
+// The error, a *ConvertError, quotes at most 64 bytes of raw.
+//
+// Numbers are converted without allocating. Character values are cut to
+// 255 characters and text and log values to 65535, as the Zabbix
+// database columns; invalid UTF-8 bytes become '?'. The copy of a string
+// value is never longer than raw, which lets a caller bound the memory a
+// request's conversions take before making them.
+func Convert(vt history.ValueType, raw []byte, s *history.Sample) error {
 	s.Type = vt
 	switch vt {
 	case history.Float:
 		f, ok := parseFloat(trimNumber(raw))
 		if !ok {
-			return &convertError{vt, string(raw)}
+			return convertError(vt, raw)
 		}
 		s.F = f
 	case history.Uint:
 		u, ok := parseUint(trimNumber(raw))
 		if !ok {
-			return &convertError{vt, string(raw)}
+			return convertError(vt, raw)
 		}
 		s.U = u
 	case history.Str:
@@ -51,7 +65,7 @@ func convert(vt history.ValueType, raw []byte, s *history.Sample) error {
 	case history.Text, history.Log:
 		s.S = truncateChars(raw, maxTextChars)
 	default:
-		return &convertError{vt, string(raw)}
+		return convertError(vt, raw)
 	}
 	return nil
 }
@@ -155,20 +169,29 @@ func indexByte(b []byte, c byte) int {
 }
 
 // truncateChars returns b as a valid UTF-8 string of at most n characters;
-// invalid bytes become '?', as Zabbix replaces them.
+// invalid bytes become '?', as Zabbix replaces them. The result is built
+// in one allocation no longer than b: one pass measures it, a second
+// fills it.
 func truncateChars(b []byte, n int) string {
 	if len(b) <= n && utf8.Valid(b) {
 		return string(b)
 	}
-	out := make([]byte, 0, min(len(b), 4*n))
-	for chars := 0; len(b) > 0 && chars < n; chars++ {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size <= 1 {
-			out = append(out, '?')
-		} else {
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
+	size, chars := 0, 0
+	for rest := b; len(rest) > 0 && chars < n; chars++ {
+		_, w := utf8.DecodeRune(rest)
+		size += w // an invalid byte (w == 1) becomes one '?'
+		rest = rest[w:]
 	}
-	return string(out)
+	out := make([]byte, size)
+	for i := 0; i < size; {
+		r, w := utf8.DecodeRune(b)
+		if r == utf8.RuneError && w <= 1 {
+			out[i] = '?'
+		} else {
+			copy(out[i:], b[:w])
+		}
+		i += w
+		b = b[w:]
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }

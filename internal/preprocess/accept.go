@@ -1,0 +1,106 @@
+package preprocess
+
+import (
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// Types is a set of item types: the types a way in may deliver values
+// for. Sender data and history.push deliver for trapper items only; a
+// poller will pass the types it checks.
+type Types uint32
+
+// TrapperTypes is the set for zabbix_sender and history.push.
+const TrapperTypes = Types(1) << catalog.Trapper
+
+// TypesOf returns the set of the given types.
+func TypesOf(ts ...catalog.ItemType) Types {
+	var s Types
+	for _, t := range ts {
+		s |= Types(1) << (t & 31)
+	}
+	return s
+}
+
+// Has reports whether t is in the set.
+func (s Types) Has(t catalog.ItemType) bool { return t < 32 && s&(Types(1)<<t) != 0 }
+
+// Refusal says why a value is not accepted for an item; Accepted (0)
+// means it is.
+type Refusal uint8
+
+// The refusals, in the order the rules are checked.
+const (
+	Accepted      Refusal = iota
+	UnknownHost           // no host with that technical name
+	HostDisabled          // the host is not monitored
+	UnknownItem           // no such item (on that host)
+	WrongItemType         // the item's type is not one the way in delivers
+	ItemDisabled          // the item is disabled
+	BadValue              // the value does not convert to the item's value type
+	NumRefusals
+)
+
+var refusalNames = [NumRefusals]string{"accepted", "unknown_host", "host_disabled", "unknown_item", "wrong_item_type", "item_disabled", "bad_value"}
+
+// String returns the refusal's name as used in metric labels and logs
+// ("unknown_host", ...).
+func (r Refusal) String() string {
+	if r < NumRefusals {
+		return refusalNames[r]
+	}
+	return "refusal(" + strconv.Itoa(int(r)) + ")"
+}
+
+// ItemByKey finds the item key on the host with technical name host and
+// checks that it accepts values from a way in that delivers types: the
+// host exists and is monitored, the item exists, its type is in types
+// and it is enabled, checked in that order as the Zabbix trapper does.
+// It takes no lock and does not allocate or retain host and key, so they
+// may alias a reused buffer.
+func ItemByKey(snap *catalog.Snapshot, host, key string, types Types) (*catalog.Item, Refusal) {
+	h := snap.Host(host)
+	if h == nil {
+		return nil, UnknownHost
+	}
+	if !h.Enabled {
+		return nil, HostDisabled
+	}
+	it := h.Item(key)
+	if it == nil {
+		return nil, UnknownItem
+	}
+	return it, accept(it, types)
+}
+
+// ItemByID is ItemByKey for an item named by its ID.
+func ItemByID(snap *catalog.Snapshot, id uint64, types Types) (*catalog.Item, Refusal) {
+	it := snap.Item(id)
+	if it == nil {
+		return nil, UnknownItem
+	}
+	if it.Host != nil && !it.Host.Enabled {
+		return nil, HostDisabled
+	}
+	return it, accept(it, types)
+}
+
+func accept(it *catalog.Item, types Types) Refusal {
+	switch {
+	case !types.Has(it.Type):
+		return WrongItemType
+	case !it.Enabled:
+		return ItemDisabled
+	}
+	return Accepted
+}
+
+// Value converts raw for the accepted item it into s: s.ItemID, s.Type
+// and the value (see Convert). The error is a *ConvertError; its Refusal
+// is BadValue.
+func Value(it *catalog.Item, raw []byte, s *history.Sample) error {
+	s.ItemID = it.ID
+	return Convert(it.ValueType, raw, s)
+}
