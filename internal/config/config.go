@@ -199,8 +199,11 @@ func (c *Config) Validate() error {
 	if c.Trapper.MaxFrameSize < 1024 || c.Trapper.MaxFrameSize > 1<<30 {
 		return fieldErr("trapper.max_frame_size", "must be between 1KiB and 1GiB, not %d bytes", c.Trapper.MaxFrameSize)
 	}
-	if c.Trapper.MaxBufferedBytes < c.Trapper.MaxFrameSize {
-		return fieldErr("trapper.max_buffered_bytes", "must be at least trapper.max_frame_size (%d bytes), not %d", c.Trapper.MaxFrameSize, c.Trapper.MaxBufferedBytes)
+	// One connection may hold at most 7/8 of the budget (internal/ingest),
+	// and decoding a frame needs more than the frame: below twice the
+	// frame size, a maximum-size frame could never be served.
+	if c.Trapper.MaxBufferedBytes < 2*c.Trapper.MaxFrameSize {
+		return fieldErr("trapper.max_buffered_bytes", "must be at least twice trapper.max_frame_size (%d bytes), not %d: one connection may hold 7/8 of it, and decoding a frame needs more than the frame", 2*c.Trapper.MaxFrameSize, c.Trapper.MaxBufferedBytes)
 	}
 	if c.Trapper.Timeout < Duration(100*time.Millisecond) || c.Trapper.Timeout > Duration(time.Hour) {
 		return fieldErr("trapper.timeout", "must be between 100ms and 1h, not %s", c.Trapper.Timeout)

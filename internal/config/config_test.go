@@ -61,6 +61,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_store.bad.yaml":     "history.store",
 		"bad_level.bad.yaml":     "log.level",
 		"bad_batch.bad.yaml":     "api.max_batch_calls",
+		"bad_buffered.bad.yaml":  "trapper.max_buffered_bytes: must be at least twice",
 		"frame_too_big.bad.yaml": "trapper.max_frame_size",
 		"wrong_shape.bad.yaml":   "cannot unmarshal",
 	}
