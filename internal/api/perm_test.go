@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // permFixture is an API over the real auth store, a catalog and history:
@@ -34,6 +36,32 @@ type permFixture struct {
 	store *auth.Store
 	snap  *catalog.Snapshot
 	root  string // the super admin's session
+	push  *recordingPusher
+}
+
+// recordingPusher stands in for the trapper behind history.push: it
+// records what reaches it and accepts every value it knows the item of.
+type recordingPusher struct {
+	cat *catalog.Catalog
+	got []preprocess.RawValue
+}
+
+func (p *recordingPusher) Push(_ context.Context, vs []preprocess.RawValue) ([]preprocess.Result, error) {
+	p.got = append(p.got, vs...)
+	snap := p.cat.Snapshot()
+	res := make([]preprocess.Result, len(vs))
+	for i, v := range vs {
+		it := snap.Item(v.ItemID)
+		if v.ItemID == 0 {
+			it = snap.Lookup(v.Host, v.Key)
+		}
+		if it == nil {
+			res[i].Err = "No such item."
+			continue
+		}
+		res[i].ItemID = it.ID
+	}
+	return res, nil
 }
 
 func newPermFixture(t *testing.T) *permFixture {
@@ -76,10 +104,11 @@ func newPermFixture(t *testing.T) *permFixture {
 			t.Fatal(err)
 		}
 	}
-	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store})
+	push := &recordingPusher{cat: cat}
+	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: push})
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap}
+	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap, push: push}
 	f.root = f.login("Admin")
 	return f
 }
@@ -550,4 +579,49 @@ func TestUserGroupMethods(t *testing.T) {
 		t.Errorf("after delete: %s", got)
 	}
 	f.login("reader")
+}
+
+// TestPermissionsHistoryPush: an admin may push values only to items of
+// hosts it may change; each other value gets "No permissions" in its
+// place and never reaches the trapper, while the allowed ones are stored.
+func TestPermissionsHistoryPush(t *testing.T) {
+	f := newPermFixture(t)
+	f.usergroup("Writers", map[string]int{"Linux": 3, "DB": 2}, "writer")
+	w := f.login("writer")
+	var res struct {
+		Data []map[string]string `json:"data"`
+	}
+	f.mustDo(w, "history.push", fmt.Sprintf(`[
+		{"itemid":"%d","value":1},
+		{"itemid":"%d","value":2},
+		{"host":"both-1","key":"a","value":3},
+		{"host":"db-1","key":"a","value":4},
+		{"host":"secret-1","key":"a","value":5},
+		{"itemid":"999999","value":6}]`, f.item("web-1"), f.item("db-1")), &res)
+	const noPerm = "No permissions to referred object or it does not exist!"
+	want := []map[string]string{
+		{"itemid": fmt.Sprint(f.item("web-1"))},
+		{"error": noPerm},
+		{"itemid": fmt.Sprint(f.item("both-1"))}, // RW on Linux, read on DB: RW
+		{"error": noPerm},
+		{"itemid": fmt.Sprint(f.item("secret-1"))}, // Secret is in no user group: does not count
+		{"error": "No such item."},                 // unknown: the trapper's own answer
+	}
+	if d := cmp.Diff(want, res.Data); d != "" {
+		t.Errorf("history.push results (-want +got):\n%s", d)
+	}
+	for _, v := range f.push.got {
+		if v.ItemID == f.item("db-1") || v.Host == "db-1" {
+			t.Errorf("a denied value reached the trapper: %+v", v)
+		}
+	}
+	if len(f.push.got) != 4 {
+		t.Errorf("%d values reached the trapper, want 4", len(f.push.got))
+	}
+	// A super admin pushes anywhere.
+	f.push.got = nil
+	f.mustDo(f.root, "history.push", fmt.Sprintf(`{"itemid":"%d","value":7}`, f.item("db-1")), &res)
+	if len(res.Data) != 1 || res.Data[0]["itemid"] == "" || len(f.push.got) != 1 {
+		t.Errorf("super admin push: %v (reached: %d)", res.Data, len(f.push.got))
+	}
 }

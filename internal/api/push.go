@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
@@ -97,13 +98,36 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 			v.NS = p.NS.v
 		}
 	}
-	res, err := s.opts.Ingest.Push(ctx, values)
+	// Permissions (perm.go): a value for an item of a host the caller may
+	// not change gets Zabbix's "No permissions" error in its place, the
+	// same answer as for an item that does not exist; the others go on.
+	denied, err := s.pushDenied(ctx, c, values)
+	if err != nil {
+		return nil, err
+	}
+	allowed := values
+	if denied != nil {
+		allowed = make([]preprocess.RawValue, 0, len(values))
+		for i := range values {
+			if !denied[i] {
+				allowed = append(allowed, values[i])
+			}
+		}
+	}
+	res, err := s.opts.Ingest.Push(ctx, allowed)
 	if err != nil {
 		s.opts.Logger.Error("api: history.push could not store values", "user", c.user.Username, "remote", c.remote, "values", len(values), "err", err)
 		return nil, errApp("Cannot store values: %v", err)
 	}
-	data := make([]map[string]string, len(res))
-	for i, r := range res {
+	data := make([]map[string]string, len(values))
+	j := 0
+	for i := range values {
+		if denied != nil && denied[i] {
+			data[i] = map[string]string{"error": errNoPermissions.Data}
+			continue
+		}
+		r := res[j]
+		j++
 		if r.Err != "" {
 			data[i] = map[string]string{"error": r.Err}
 		} else {
@@ -111,4 +135,28 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	return map[string]any{"response": "success", "data": data}, nil
+}
+
+// pushDenied marks the values whose item's host the caller may not change
+// (nil: none, as for a super admin). A value naming an item that does not
+// exist is left to the trapper's checks, which give it their own error.
+func (s *Server) pushDenied(ctx context.Context, c *call, values []preprocess.RawValue) ([]bool, error) {
+	a, err := s.access(ctx, c)
+	if err != nil || a.all() {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	denied := make([]bool, len(values))
+	for i, v := range values {
+		var h *catalog.Host
+		if v.ItemID != 0 {
+			if it := snap.Item(v.ItemID); it != nil {
+				h = it.Host
+			}
+		} else {
+			h = snap.Host(v.Host)
+		}
+		denied[i] = h != nil && !a.canWrite(h)
+	}
+	return denied, nil
 }
