@@ -72,7 +72,8 @@ type TrapperConfig struct {
 	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
-// HTTPConfig configures the HTTP listener (/metrics now, API and UI later).
+// HTTPConfig configures the HTTP listener: the JSON-RPC API, /metrics and
+// /healthz (and the web UI once it exists).
 type HTTPConfig struct {
 	Listen string `yaml:"listen"`
 	// Pprof serves Go's profiler at /debug/pprof/. Off by default: it
