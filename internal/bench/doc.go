@@ -10,9 +10,9 @@
 //     sender used by every scenario and by cmd/loadgen. Every frame is one
 //     "sender data" request answered by one reply whose
 //     "processed: N; failed: M; total: T" is checked against the frame.
-//     Frames are encoded once per plan; per round only the fixed-width
-//     clock digits are rewritten, so the generator's CPU goes to the
-//     socket. Connections are kept across frames until the server closes
+//     Host and key are encoded once per plan; values, clocks and
+//     nanoseconds are generated per frame, in unit order under one lock,
+//     so a send's data depends on its seed, not on its connections. Connections are kept across frames until the server closes
 //     them after a reply (Zabbix 6.0 does; Peregrine does not). A plan
 //     may be paced to a rate shared by all connections.
 //   - APIClient and Provision (api.go, target.go): hostgroup.create,
