@@ -89,6 +89,11 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
 		return 2
 	}
+	if _, err := ParseShape(o.data); err != nil {
+		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
+		return 2
+	}
+	o.settings = measurementSettings(fs)
 	o.command = "peregrine bench " + shellJoin(maskPassword(args))
 	o.version = version
 	if err := o.run(ctx, scens, stdout, stderr); err != nil {
@@ -103,6 +108,10 @@ type options struct {
 	report, group                                       string
 	keep, quiet, compress                               bool
 	conns, packet                                       int
+	data                                                string
+	seed                                                uint64
+	warmupTime                                          time.Duration
+	warmupRate                                          float64
 	persistent                                          string
 	serverPIDs, cpuPorts                                string
 	apiTimeout                                          time.Duration
@@ -117,6 +126,9 @@ type options struct {
 	drainTimeout                time.Duration
 
 	command, version string
+	// settings is every measurement flag with its value and default, in
+	// the report and in settings.csv (compare lists the differences).
+	settings [][3]string
 }
 
 func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
@@ -144,12 +156,16 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.serverPIDs, "server-pid", "", "comma-separated PIDs whose process trees are the server's CPU (default: the processes listening on the trapper and API ports)")
 	fs.StringVar(&o.cpuPorts, "cpu-ports", "", "extra listening ports whose processes count as the server's CPU (e.g. the peer's PostgreSQL, 55432)")
 	fs.DurationVar(&o.apiTimeout, "api-timeout", 10*time.Minute, "timeout of one API call")
+	fs.StringVar(&o.data, "data", "realistic", "values sent: realistic (seeded random walks, counters, sizes, status; random ns) or constant (the old data: one 2-decimal value per item)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the realistic values (the same seed sends the same values to every target)")
+	fs.DurationVar(&o.warmupTime, "warmup-time", time.Minute, "unmeasured warm-up before each scenario's first step: values to all its items at --warmup-rate, then until readable (0: none)")
+	fs.Float64Var(&o.warmupRate, "warmup-rate", 10000, "values/s of the warm-up")
 
 	fs.StringVar(&o.steps, "steps", "10,20,50,100,200", "write-scaling: numbers of targets, ascending")
 	fs.IntVar(&o.ws.ItemsPerTarget, "items-per-target", 100, "write-scaling: items per target")
 	fs.DurationVar(&o.ws.Interval, "interval", time.Second, "write-scaling: each item's interval (whole seconds)")
 	fs.DurationVar(&o.ws.Warmup, "warmup", 10*time.Second, "write-scaling: warm-up per step")
-	fs.DurationVar(&o.ws.Window, "window", 30*time.Second, "write-scaling: measured window per step")
+	fs.DurationVar(&o.ws.Window, "window", time.Minute, "write-scaling: measured window per step (≥ 60 s for figures that count)")
 	fs.DurationVar(&o.ws.MaxTime, "max-time", 0, "write-scaling: stop stepping after this long (0: no limit)")
 
 	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max: trapper items (default 300000 and 100000)")
@@ -166,7 +182,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.rates, "rates", "", "ingest-max: offered rates in values/s (default: --start-rate doubling to --max-rate)")
 	fs.Float64Var(&o.im.StartRate, "start-rate", 25000, "ingest-max: first offered rate")
 	fs.Float64Var(&o.im.MaxRate, "max-rate", 3200000, "ingest-max: last offered rate")
-	fs.DurationVar(&o.im.StepDuration, "step", 20*time.Second, "ingest-max: duration of each rate step")
+	fs.DurationVar(&o.im.StepDuration, "step", time.Minute, "ingest-max: duration of each rate step (≥ 60 s for figures that count)")
 	return fs, o
 }
 
@@ -338,7 +354,8 @@ func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.W
 		pw = nil
 	}
 	m := DescribeMachine()
-	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet}
+	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet,
+		Data: Data{Shape: Shape(o.data), Seed: o.seed}, Warmup: o.warmupTime, WarmupRate: o.warmupRate}
 	rep := &Report{Title: fmt.Sprintf("peregrine bench: %s against %s", strings.Join(names, ", "), t.Name)}
 	env.Progress.Logf("peregrine bench %s → %s (API %s, version %s; trapper %s); server CPU: %s",
 		strings.Join(names, ","), t.Name, t.APIURL, apiVersion, t.Trapper, t.ServerCPU.Describe())
@@ -365,6 +382,9 @@ func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.W
 	if err := rep.Write(o.report); err != nil {
 		return err
 	}
+	if err := settingsCSV(o.settings).Write(filepath.Join(o.report, settingsFile)); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(o.report, "report.md"))
 	return runErr
 }
@@ -381,6 +401,9 @@ func runHeader(o *options, t *Target, m Machine, apiVersion string, started, end
 		{"target", fmt.Sprintf("%s — API %s (apiinfo.version %s), trapper %s", t.Name, t.APIURL, apiVersion, t.Trapper)},
 		{"server CPU measured from", t.ServerCPU.Describe()},
 		{"sender", fmt.Sprintf("harness's own compliant Zabbix sender: %d connections, %d values per frame, persistent=%s, compress=%v", t.Sender.Conns, o.packet, t.Sender.Persistent, t.Sender.Compress)},
+		{"data", Data{Shape: Shape(o.data), Seed: o.seed}.Describe()},
+		{"warm-up", warmupText(o)},
+		{"settings that differ from the defaults", differingSettings(o.settings)},
 		{"machine", fmt.Sprintf("%d cores (%s), %.1f GiB memory, Linux %s", m.Cores, m.CPUModel, m.MemoryGB, m.Kernel)},
 		{"load average at start / end", m.LoadAvg + " / " + LoadAvg()},
 		{"harness", fmt.Sprintf("peregrine %s, %s", o.version, m.Go)},
@@ -412,4 +435,53 @@ func shellJoin(args []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// nonMeasurement are the flags that say where and how to reach the
+// target or where to write, not what is measured: they are left out of
+// the settings a comparison must hold equal.
+var nonMeasurement = map[string]bool{"target": true, "trapper": true, "user": true, "password": true, "password-file": true,
+	"name": true, "report": true, "group": true, "keep": true, "quiet": true, "server-pid": true, "cpu-ports": true, "api-timeout": true,
+	"item": true, "data-dir": true, "size-cmd": true}
+
+// measurementSettings lists every measurement flag: name, value, default.
+func measurementSettings(fs *flag.FlagSet) [][3]string {
+	var out [][3]string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !nonMeasurement[f.Name] {
+			out = append(out, [3]string{f.Name, f.Value.String(), f.DefValue})
+		}
+	})
+	return out
+}
+
+// settingsFile holds a run's measurement settings for compare.
+const settingsFile = "settings.csv"
+
+func settingsCSV(s [][3]string) *CSV {
+	c := &CSV{File: settingsFile, Header: []string{"flag", "value", "default"}}
+	for _, r := range s {
+		c.Rows = append(c.Rows, []string{r[0], r[1], r[2]})
+	}
+	return c
+}
+
+func differingSettings(s [][3]string) string {
+	var d []string
+	for _, r := range s {
+		if r[1] != r[2] {
+			d = append(d, fmt.Sprintf("`--%s %s` (default %s)", r[0], r[1], r[2]))
+		}
+	}
+	if len(d) == 0 {
+		return "none: every target gets the same connections, frame size, data and step lengths"
+	}
+	return strings.Join(d, ", ")
+}
+
+func warmupText(o *options) string {
+	if o.warmupTime <= 0 {
+		return "none (--warmup-time 0): first steps measured a cold server"
+	}
+	return fmt.Sprintf("%s at %s values/s to all of a scenario's items before its first step, then until readable; not measured", o.warmupTime, human(o.warmupRate))
 }

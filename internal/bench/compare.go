@@ -47,6 +47,7 @@ func Compare(dirA, dirB string) (*Report, error) {
 		cmd, when := headerFields(filepath.Join(d, "report.md"))
 		rep.Header = append(rep.Header, [2]string{fmt.Sprintf("run %c (%s)", 'A'+i, filepath.Base(d)), fmt.Sprintf("%s, %s", cmd, when)})
 	}
+	rep.Header = append(rep.Header, [2]string{"settings that differ between the runs", settingsDiff(dirA, dirB)})
 	found := false
 	for _, sc := range comparers {
 		a, errA := ReadCSV(filepath.Join(dirA, sc.file))
@@ -288,4 +289,53 @@ func bestPass(c *CSV) float64 {
 		}
 	}
 	return b
+}
+
+// settingsDiff names the measurement settings two runs did not share:
+// a ratio between runs with different connections, frame sizes, data or
+// step lengths is not a comparison of the servers alone.
+func settingsDiff(dirA, dirB string) string {
+	var runs [2]map[string]string
+	var missing []string
+	for i, d := range []string{dirA, dirB} {
+		c, err := ReadCSV(filepath.Join(d, settingsFile))
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("run %c", 'A'+i))
+			continue
+		}
+		runs[i] = map[string]string{}
+		for r := range c.Rows {
+			runs[i][c.Get(r, "flag")] = c.Get(r, "value")
+		}
+	}
+	if len(missing) > 0 {
+		return strings.Join(missing, " and ") + " recorded no " + settingsFile + " (made before the harness recorded its settings: constant data, settings only in the command line)"
+	}
+	var names []string
+	for k := range runs[0] {
+		names = append(names, k)
+	}
+	for k := range runs[1] {
+		if _, ok := runs[0][k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var d []string
+	for _, k := range names {
+		if a, b := runs[0][k], runs[1][k]; a != b {
+			d = append(d, fmt.Sprintf("**--%s: A %s, B %s**", k, orNone(a), orNone(b)))
+		}
+	}
+	if len(d) == 0 {
+		return "none: same connections, frame size, data, seed and step lengths"
+	}
+	return strings.Join(d, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(not set)"
+	}
+	return s
 }

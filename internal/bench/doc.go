@@ -12,9 +12,20 @@
 //     "processed: N; failed: M; total: T" is checked against the frame.
 //     Host and key are encoded once per plan; values, clocks and
 //     nanoseconds are generated per frame, in unit order under one lock,
-//     so a send's data depends on its seed, not on its connections. Connections are kept across frames until the server closes
-//     them after a reply (Zabbix 6.0 does; Peregrine does not). A plan
-//     may be paced to a rate shared by all connections.
+//     so a send's data depends on its seed, not on its connections.
+//     Connections are kept across frames until the server closes them
+//     after a reply (Zabbix 6.0 does; Peregrine does not). A plan may be
+//     paced to a rate shared by all connections.
+//   - The values (values.go): realistic by default — per item, from a
+//     seeded hash of host and key, a full-precision random-walk gauge, a
+//     counter, a disk size or a 0/1 status, with nanoseconds uniform per
+//     value — or the old constant data for comparison. Env.Data carries
+//     the run's shape and seed into every scenario.
+//   - Fairness (scenario.go, cli.go, compare.go): an unmeasured warm-up
+//     before each scenario's first step, steps of at least a minute (a
+//     shorter one is flagged), the measurement settings of a run in its
+//     report and settings.csv, and compare naming every setting in which
+//     two runs differ.
 //   - APIClient and Provision (api.go, target.go): hostgroup.create,
 //     host.create, item.create (type 2 trapper, value type float) in
 //     batches, reusing what exists, then a probe until the trapper accepts
@@ -32,10 +43,11 @@
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh).
 //
-// Value clocks: every send carries its own clock range and a random
-// nanosecond value per run, so runs that reuse items never write the same
-// (item, clock, ns) twice and each count is over a range no other step
-// uses (before/after counts make reused items harmless).
+// Value clocks: every send carries its own clock range, and its values'
+// nanoseconds are shifted by a random number per run, so runs that reuse
+// items never write the same (item, clock, ns) twice and each count is
+// over a range no other step uses (before/after counts make reused items
+// harmless).
 //
 // Concurrency: a Sender and an APIClient (after Login) are safe for
 // concurrent use; a Scenario and an Env run one at a time.
