@@ -37,7 +37,17 @@ scenarios:
                  median/p95 latency, throughput, errors (CW-Zabbix read method)
   ingest-max     step the offered rate (--rates, or --start-rate doubling); the
                  highest rate with every value readable and none lost
+  backfill       --backfill-values in order, then as many in random time order
+                 inside and outside the head window; rates against in order
+  dashboard      --panels history.get calls at once, each --items-per-panel items
+                 over the last --range (Grafana); refresh latency for --viewers
+  disk-bytes     --disk-values in order, then history bytes on disk per value
+                 (--data-dir for Peregrine, --size-cmd for any target)
   compare        side-by-side tables with ratios and overlaid plots of two reports
+
+Fair by default: realistic values (--data, --seed), the same connections and
+frame size for every target, a warm-up before each scenario (--warmup-time),
+60 s steps; flags that differ from their defaults are listed in the report.
 
 target:
   --target URL          API endpoint, e.g. http://127.0.0.1:8080/api_jsonrpc.php
@@ -120,6 +130,11 @@ type options struct {
 	sf SenderFlood
 	hr HistoryRead
 	im IngestMax
+	bf Backfill
+	db Dashboard
+	dk DiskBytes
+
+	viewers string
 
 	steps, values, sizes, rates string
 	items, itemsPerHost         int
@@ -168,11 +183,11 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.DurationVar(&o.ws.Window, "window", time.Minute, "write-scaling: measured window per step (≥ 60 s for figures that count)")
 	fs.DurationVar(&o.ws.MaxTime, "max-time", 0, "write-scaling: stop stepping after this long (0: no limit)")
 
-	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max: trapper items (default 300000 and 100000)")
-	fs.IntVar(&o.itemsPerHost, "items-per-host", 1000, "sender-flood, ingest-max: items per host")
+	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max, backfill, disk-bytes: trapper items (default 300000, 100000, 10000, 10000)")
+	fs.IntVar(&o.itemsPerHost, "items-per-host", 1000, "sender-flood, ingest-max, backfill, disk-bytes: items per host")
 	fs.StringVar(&o.values, "values", "200000,900000", "sender-flood: totals of values to send, one run each")
 	fs.DurationVar(&o.sf.Stall, "stall", time.Minute, "sender-flood: stop waiting for readability when the count has not grown for this long")
-	fs.DurationVar(&o.drainTimeout, "drain-timeout", 0, "longest wait for sent values to become readable (default: write-scaling 2m, sender-flood 10m, ingest-max 2m)")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", 0, "longest wait for sent values to become readable (default: write-scaling 2m, sender-flood 10m, ingest-max 2m, backfill and disk-bytes 10m)")
 
 	fs.StringVar(&o.sizes, "sizes", "500000,1000000,2000000", "history-read: rows per call")
 	fs.IntVar(&o.hr.Clients, "clients", 1, "history-read: concurrent clients")
@@ -183,6 +198,22 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.im.StartRate, "start-rate", 25000, "ingest-max: first offered rate")
 	fs.Float64Var(&o.im.MaxRate, "max-rate", 3200000, "ingest-max: last offered rate")
 	fs.DurationVar(&o.im.StepDuration, "step", time.Minute, "ingest-max: duration of each rate step (≥ 60 s for figures that count)")
+
+	fs.Int64Var(&o.bf.Values, "backfill-values", 5_000_000, "backfill: values per phase (in order, random inside, random outside the head window)")
+	fs.DurationVar(&o.bf.HeadWindow, "head-window", time.Hour, "backfill: the random phase inside the head window sends clocks within this of now")
+	fs.DurationVar(&o.bf.OldAge, "old-age", 72*time.Hour, "backfill: the random phase outside the head window sends clocks this far back")
+
+	fs.IntVar(&o.db.Panels, "panels", 20, "dashboard: panels, one history.get each, issued at once")
+	fs.IntVar(&o.db.ItemsPerPanel, "items-per-panel", 10, "dashboard: items per panel")
+	fs.DurationVar(&o.db.Range, "range", time.Hour, "dashboard: time range of every panel")
+	fs.DurationVar(&o.db.Interval, "fill-interval", 10*time.Second, "dashboard: one value per item per this over the range")
+	fs.StringVar(&o.viewers, "viewers", "1,4,16", "dashboard: dashboards refreshing at once, one step each")
+	fs.IntVar(&o.db.Refreshes, "refreshes", 10, "dashboard: refreshes per dashboard per step")
+
+	fs.Int64Var(&o.dk.Values, "disk-values", 10_000_000, "disk-bytes: values to send")
+	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
+	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
+	fs.DurationVar(&o.dk.FlushWait, "flush-wait", 5*time.Minute, "disk-bytes: longest wait for head flushes after the values are readable")
 	return fs, o
 }
 
@@ -251,8 +282,23 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			}
 			o.im.Items, o.im.ItemsPerHost, o.im.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.im)
+		case "backfill":
+			o.bf.Items, o.bf.ItemsPerHost, o.bf.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.bf)
+		case "dashboard":
+			vs, err := parseInts(o.viewers)
+			if err != nil {
+				return nil, fmt.Errorf("--viewers: %w", err)
+			}
+			for _, v := range vs {
+				o.db.Viewers = append(o.db.Viewers, int(v))
+			}
+			out = append(out, &o.db)
+		case "disk-bytes":
+			o.dk.Items, o.dk.ItemsPerHost, o.dk.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.dk)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, compare)", n)
 		}
 	}
 	return out, nil

@@ -95,6 +95,9 @@ var comparers = []comparer{
 	{"sender-flood.csv", compareSenderFlood},
 	{"history-read.csv", compareHistoryRead},
 	{"ingest-max.csv", compareIngestMax},
+	{"backfill.csv", compareBackfill},
+	{"dashboard.csv", compareDashboard},
+	{"disk-bytes.csv", compareDiskBytes},
 }
 
 func name(c *CSV) string {
@@ -338,4 +341,79 @@ func orNone(s string) string {
 		return "(not set)"
 	}
 	return s
+}
+
+func compareBackfill(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "backfill side by side"}
+	t := Table{Header: []string{"phase", na + " readable values/s", nb + " readable values/s", "ratio", na + " vs in order", nb + " vs in order", na + " lost", nb + " lost"}}
+	for _, ph := range []string{PhaseInOrder, PhaseInsideHead, PhaseOutside} {
+		ra, rb := phaseCell(a, ph, "readable_vps"), phaseCell(b, ph, "readable_vps")
+		t.Rows = append(t.Rows, []string{ph, human(ra), human(rb), ratio(ra, rb),
+			ratioCell(backfillRatio(a, ph)), ratioCell(backfillRatio(b, ph)),
+			human(phaseCell(a, ph, "loss")), human(phaseCell(b, ph, "loss"))})
+	}
+	sec.Tables = append(sec.Tables, t)
+	sec.Text = append(sec.Text, "\"vs in order\" is the phase's readable rate over the same run's in-order rate (1.00×: late values cost nothing extra).")
+	sec.Plots = append(sec.Plots, NamedPlot{File: "backfill.svg", Plot: BackfillPlot([]*CSV{a, b})})
+	return sec
+}
+
+func phaseCell(c *CSV, phase, col string) float64 { return phaseLike(c, "phase", phase, col) }
+
+func ratioCell(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func compareDashboard(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "dashboard side by side"}
+	t := Table{Header: []string{"dashboards at once", na + " refresh median", nb + " refresh median", "ratio " + nb + " / " + na, na + " p95", nb + " p95", na + " errors", nb + " errors"}}
+	for _, k := range keys(a, b, "viewers") {
+		ma, mb := cell(a, "viewers", k, "refresh_median_s"), cell(b, "viewers", k, "refresh_median_s")
+		t.Rows = append(t.Rows, []string{human(k), secs(ma), secs(mb), ratio(mb, ma),
+			secs(cell(a, "viewers", k, "refresh_p95_s")), secs(cell(b, "viewers", k, "refresh_p95_s")),
+			human(cell(a, "viewers", k, "errors")), human(cell(b, "viewers", k, "errors"))})
+	}
+	sec.Tables = append(sec.Tables, t)
+	if len(a.Rows) > 0 && len(b.Rows) > 0 && (a.Get(0, "panels") != b.Get(0, "panels") || a.Get(0, "rows_per_panel") != b.Get(0, "rows_per_panel")) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("The dashboards differ: %s has %s panels of %s rows, %s %s of %s.", na, a.Get(0, "panels"), a.Get(0, "rows_per_panel"), nb, b.Get(0, "panels"), b.Get(0, "rows_per_panel")))
+	}
+	sec.Text = append(sec.Text, "The ratio is how many times longer the second run's median refresh took (higher: the first is faster).")
+	sec.Plots = append(sec.Plots, NamedPlot{File: "dashboard.svg", Plot: DashboardPlot([]*CSV{a, b})})
+	return sec
+}
+
+func compareDiskBytes(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "disk-bytes side by side"}
+	ba, bb := phaseLike(a, "part", "total", "bytes_per_value"), phaseLike(b, "part", "total", "bytes_per_value")
+	t := Table{Header: []string{"", na, nb, "ratio " + nb + " / " + na}}
+	t.Rows = append(t.Rows, []string{"bytes on disk per value", fmt.Sprintf("%.2f", ba), fmt.Sprintf("%.2f", bb), ratio(bb, ba)})
+	t.Rows = append(t.Rows, []string{"values readable", human(phaseLike(a, "part", "total", "readable")), human(phaseLike(b, "part", "total", "readable")), ""})
+	t.Rows = append(t.Rows, []string{"data", firstWith(a, "part", "total", "data"), firstWith(b, "part", "total", "data"), ""})
+	t.Rows = append(t.Rows, []string{"measured", firstWith(a, "part", "total", "flushed"), firstWith(b, "part", "total", "flushed"), ""})
+	sec.Tables = append(sec.Tables, t)
+	return sec
+}
+
+func phaseLike(c *CSV, keyCol, key, col string) float64 {
+	for i := range c.Rows {
+		if c.Get(i, keyCol) == key {
+			return c.Float(i, col)
+		}
+	}
+	return nanF
+}
+
+func firstWith(c *CSV, keyCol, key, col string) string {
+	for i := range c.Rows {
+		if c.Get(i, keyCol) == key {
+			return c.Get(i, col)
+		}
+	}
+	return "—"
 }

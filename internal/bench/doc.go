@@ -33,7 +33,8 @@
 //     every CacheUpdateFrequency). "Readable" is always history.get with
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
-//     ingest_max.go), each a Scenario returning a report Section.
+//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go), each a
+//     Scenario returning a report Section.
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG

@@ -19,10 +19,20 @@ import (
 // on loopback ports and returns a bench target for it.
 func startPeregrine(t *testing.T) (*Target, string) {
 	t.Helper()
+	return startPeregrineWith(t, nil)
+}
+
+// startPeregrineWith is startPeregrine with the configuration changed by
+// edit (which may read cfg.DataDir).
+func startPeregrineWith(t *testing.T, edit func(*config.Config)) (*Target, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
+	if edit != nil {
+		edit(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

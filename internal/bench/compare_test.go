@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeRun writes a report directory holding csvs and settings.
+func writeRun(t *testing.T, settings [][3]string, csvs ...*CSV) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range csvs {
+		if err := c.Write(filepath.Join(dir, c.File)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if settings != nil {
+		if err := settingsCSV(settings).Write(filepath.Join(dir, settingsFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte("| command | `peregrine bench x` |\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func backfillCSV(target string, rates ...string) *CSV {
+	c := &CSV{File: "backfill.csv", Header: BackfillColumns}
+	for i, ph := range []string{PhaseInOrder, PhaseInsideHead, PhaseOutside} {
+		row := make([]string, len(BackfillColumns))
+		row[0], row[1] = target, ph
+		row[c.Col("readable_vps")] = rates[i]
+		row[c.Col("readable_vs_in_order")] = f(parseF(rates[i]) / parseF(rates[0]))
+		row[c.Col("loss")] = "0"
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}
+
+func parseF(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
+}
+
+func TestCompareNewScenarios(t *testing.T) {
+	dk := func(target string, bpv string) *CSV {
+		return &CSV{File: "disk-bytes.csv", Header: DiskBytesColumns, Rows: [][]string{
+			{target, "total", "10000", "1000000", "1000000", "0", "1", bpv, "after a head flush", "realistic"},
+			{target, "wal/", "10000", "1000000", "1000000", "0", "1", "0.1", "after a head flush", "realistic"}}}
+	}
+	db := func(target, med string) *CSV {
+		c := &CSV{File: "dashboard.csv", Header: DashboardColumns}
+		row := make([]string, len(DashboardColumns))
+		row[0], row[1], row[2], row[5], row[c.Col("refresh_median_s")], row[c.Col("errors")] = target, "4", "20", "3600", med, "0"
+		c.Rows = append(c.Rows, row)
+		return c
+	}
+	set := [][3]string{{"conns", "8", "8"}, {"data", "realistic", "realistic"}}
+	a := writeRun(t, set, backfillCSV("peregrine", "1000000", "500000", "250000"), dk("peregrine", "3.5"), db("peregrine", "0.05"))
+	b := writeRun(t, set, backfillCSV("zabbix", "50000", "50000", "50000"), dk("zabbix", "70"), db("zabbix", "1.5"))
+	rep, err := Compare(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := rep.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{
+		"| settings that differ between the runs | none: same connections",
+		"| random, inside head window | 500,000 | 50,000 | 10× | 0.50× | 1.00× |",
+		"| random, outside head window | 250,000 | 50,000 | 5.00× | 0.25× | 1.00× |",
+		"| bytes on disk per value | 3.50 | 70.00 | 20× |",
+		"| 4 | 50.0 ms | 1.50 s | 30× |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("compare report lacks %q:\n%s", want, md)
+		}
+	}
+	checkSVG(t, filepath.Join(out, "backfill.svg"), "phase", "")
+	checkSVG(t, filepath.Join(out, "dashboard.svg"), "dashboards refreshing at once", "")
+
+	// An old report without settings.csv is named as such.
+	old := writeRun(t, nil, backfillCSV("peregrine", "1", "1", "1"))
+	if got := settingsDiff(old, b); !strings.Contains(got, "run A recorded no settings.csv") {
+		t.Errorf("settingsDiff = %q", got)
+	}
+}
