@@ -18,9 +18,11 @@ import (
 //
 // Realistic: every item draws a kind from a seeded hash of its host and
 // key (so the same item gets the same series on every target and in every
-// scenario, whatever the layout around it), with the numeric mix of
-// internal/history/historytest.Realistic (its text kind left out: bench
-// items are float items; its uint kinds sent as integral floats):
+// scenario, whatever the layout around it), with the numeric mix of the
+// engine's realistic data set, internal/history/historytest.Realistic
+// (gauge/counter/size/status 45/20/10/15 %, renormalised without its 10 %
+// of text: bench items are float items; its uint kinds go as integral
+// floats):
 //
 //	gauge   50 %  random walk with mean reversion, full float64 precision
 //	              (the shortest decimal that parses back to the same bits,
