@@ -134,7 +134,7 @@ type options struct {
 	db Dashboard
 	dk DiskBytes
 
-	viewers string
+	viewers, bfValues, dkValues string
 
 	steps, values, sizes, rates string
 	items, itemsPerHost         int
@@ -199,7 +199,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.im.MaxRate, "max-rate", 3200000, "ingest-max: last offered rate")
 	fs.DurationVar(&o.im.StepDuration, "step", time.Minute, "ingest-max: duration of each rate step (≥ 60 s for figures that count)")
 
-	fs.Int64Var(&o.bf.Values, "backfill-values", 5_000_000, "backfill: values per phase (in order, random inside, random outside the head window)")
+	fs.StringVar(&o.bfValues, "backfill-values", "5M", "backfill: values per phase (in order, random inside, random outside the head window)")
 	fs.DurationVar(&o.bf.HeadWindow, "head-window", time.Hour, "backfill: the random phase inside the head window sends clocks within this of now")
 	fs.DurationVar(&o.bf.OldAge, "old-age", 72*time.Hour, "backfill: the random phase outside the head window sends clocks this far back")
 
@@ -210,7 +210,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.viewers, "viewers", "1,4,16", "dashboard: dashboards refreshing at once, one step each")
 	fs.IntVar(&o.db.Refreshes, "refreshes", 10, "dashboard: refreshes per dashboard per step")
 
-	fs.Int64Var(&o.dk.Values, "disk-values", 10_000_000, "disk-bytes: values to send")
+	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
 	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
 	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
 	fs.DurationVar(&o.dk.FlushWait, "flush-wait", 5*time.Minute, "disk-bytes: longest wait for head flushes after the values are readable")
@@ -238,6 +238,18 @@ func parseInts(s string) ([]int64, error) {
 		out = append(out, int64(v*float64(mult)))
 	}
 	return out, nil
+}
+
+// oneInt parses a single count with parseInts' suffixes (10k, 5M).
+func oneInt(s string) (int64, error) {
+	v, err := parseInts(s)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 1 {
+		return 0, fmt.Errorf("%q is not one number", s)
+	}
+	return v[0], nil
 }
 
 func (o *options) scenarios(names string) ([]Scenario, error) {
@@ -283,6 +295,11 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			o.im.Items, o.im.ItemsPerHost, o.im.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.im)
 		case "backfill":
+			v, err := oneInt(o.bfValues)
+			if err != nil {
+				return nil, fmt.Errorf("--backfill-values: %w", err)
+			}
+			o.bf.Values = v
 			o.bf.Items, o.bf.ItemsPerHost, o.bf.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.bf)
 		case "dashboard":
@@ -295,6 +312,11 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			}
 			out = append(out, &o.db)
 		case "disk-bytes":
+			v, err := oneInt(o.dkValues)
+			if err != nil {
+				return nil, fmt.Errorf("--disk-values: %w", err)
+			}
+			o.dk.Values = v
 			o.dk.Items, o.dk.ItemsPerHost, o.dk.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.dk)
 		default:

@@ -26,6 +26,10 @@ import (
 // peregrine_history_flushes_total), after the next flush: values still
 // in a write-ahead log cost more than what a flush leaves.
 //
+// With a flush counter, "before" is also measured after two flushes, so
+// that values of earlier scenarios still in the WAL do not move into
+// blocks between the two measurements.
+//
 // The size comes from DataDir (Peregrine: its data directory; the
 // history/ subdirectory is measured, with its wal/, blocks/ and trends/
 // listed) or from SizeCmd, a shell command that prints a byte count (the
@@ -93,11 +97,18 @@ func (d *DiskBytes) Run(ctx context.Context, env *Env) (Section, error) {
 		return sec, err
 	}
 	defer env.cleanup(prov)
+	metrics := metricsURL(env.Target.APIURL)
+	// Values of earlier scenarios may still be in the WAL: a flush now
+	// would shrink the history between the two measurements. When the
+	// target counts its flushes, "before" is taken after them too.
+	settled := ""
+	if flushes0, ok := scrapeCounter(ctx, metrics, "peregrine_history_flushes_total"); ok {
+		settled = d.waitFlush(ctx, env, metrics, flushes0)
+	}
 	before, err := d.measure(ctx)
 	if err != nil {
 		return sec, err
 	}
-	metrics := metricsURL(env.Target.APIURL)
 	rounds := d.Values / int64(d.Items)
 	from := time.Now().Unix() - 60 - rounds
 	till := from + rounds - 1
@@ -152,6 +163,12 @@ func (d *DiskBytes) Run(ctx context.Context, env *Env) (Section, error) {
 	sec.Text = append(sec.Text, fmt.Sprintf(
 		"%s values (%s float items × %d, one a second, the newest clocks, in order) of the run's data (%s); bytes are %s, measured before the send and after every value was readable (%s). "+
 			"Bytes per value = growth / values readable.", human(float64(d.Values)), human(float64(d.Items)), rounds, env.Data.shape(), where, flushed))
+	if settled != "" && settled != "after a head flush" {
+		sec.Notes = append(sec.Notes, "Before the send: "+settled+"; values of earlier runs may have moved out of the WAL between the two measurements.")
+	}
+	if after["total"] <= before["total"] {
+		sec.Notes = append(sec.Notes, "The history did not grow: something else rewrote it between the two measurements (a flush or compaction of earlier data, retention); the figure is meaningless.")
+	}
 	if readable < res.Sent || res.Failed > 0 || res.Errors > 0 {
 		sec.Notes = append(sec.Notes, fmt.Sprintf("Only %s of %s values sent were readable (%d failed, %d frames failed): the figure is per readable value.", human(float64(readable)), human(float64(res.Sent)), res.Failed, res.Errors))
 	}

@@ -289,6 +289,8 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"write-scaling", "--steps", "a,b", "--target", "http://x"}, 2, "--steps"},
 		{[]string{"compare", "onlyone"}, 2, "usage: peregrine bench compare"},
 		{[]string{"sender-flood", "--data", "random", "--target", "http://x"}, 2, `--data must be realistic or constant, not "random"`},
+		{[]string{"backfill", "--backfill-values", "1,2", "--target", "http://x"}, 2, `--backfill-values: "1,2" is not one number`},
+		{[]string{"disk-bytes", "--disk-values", "x", "--target", "http://x"}, 2, `--disk-values: "x" is not a positive number`},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(tc.args, &out, &errb, "test")
