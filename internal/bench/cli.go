@@ -193,6 +193,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.IntVar(&o.hr.Clients, "clients", 1, "history-read: concurrent clients")
 	fs.IntVar(&o.hr.Reps, "reps", 5, "history-read: calls per client per size")
 	fs.StringVar(&o.hr.Item, "item", "", "history-read: read this existing item, HOST:KEY, instead of filling one")
+	fs.DurationVar(&o.hr.FillTimeout, "fill-timeout", 30*time.Minute, "history-read: longest wait until the filled item's values are readable (Zabbix takes ≈12 min for 2M)")
 
 	fs.StringVar(&o.rates, "rates", "", "ingest-max: offered rates in values/s (default: --start-rate doubling to --max-rate)")
 	fs.Float64Var(&o.im.StartRate, "start-rate", 25000, "ingest-max: first offered rate")

@@ -24,7 +24,8 @@ type HistoryRead struct {
 	// Item, "HOST:KEY", reads an existing item (e.g. filled by the peer's
 	// read.sh) instead of creating and filling one.
 	Item string
-	// FillTimeout bounds the wait until the filled values are readable.
+	// FillTimeout bounds the wait until the filled values are readable
+	// (default 30 min).
 	FillTimeout time.Duration
 
 	prov Provisioned // the created host, deleted at the end unless Env.Keep
@@ -50,7 +51,9 @@ func (h *HistoryRead) Run(ctx context.Context, env *Env) (Section, error) {
 		h.Reps = 5
 	}
 	if h.FillTimeout <= 0 {
-		h.FillTimeout = 10 * time.Minute
+		// Zabbix writes one value per item per syncer cycle: ≈2.7k
+		// values/s into one item, ≈12 minutes for 2M.
+		h.FillTimeout = 30 * time.Minute
 	}
 	maxN := slices.Max(h.Sizes)
 	itemid, fillNote, err := h.prepare(ctx, env, maxN)
