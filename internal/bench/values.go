@@ -268,6 +268,10 @@ func (q *ValueSeq) Kind() Kind { return q.s.kind }
 // per-item rotation, so items are not all at the same clock in a frame
 // and each item still gets every position once.
 func ShuffledPositions(rounds int64, seed uint64) func(item int, round int64) int64 {
+	if rounds <= 0 {
+		// Nothing to shuffle; a plan with no rounds sends nothing.
+		return func(_ int, round int64) int64 { return round }
+	}
 	r := rand.New(rand.NewPCG(seed, 0xbacf111))
 	perm := make([]int64, rounds)
 	for i := range perm {
