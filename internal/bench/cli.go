@@ -20,7 +20,7 @@ import (
 
 // Usage is the text of `peregrine bench -h`.
 const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags]
-       peregrine bench compare --report DIR REPORT_DIR_A REPORT_DIR_B
+       peregrine bench compare --report DIR [--old-a DIR --old-b DIR] REPORT_DIR_A REPORT_DIR_B
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -43,7 +43,8 @@ scenarios:
                  over the last --range (Grafana); refresh latency for --viewers
   disk-bytes     --disk-values in order, then history bytes on disk per value
                  (--data-dir for Peregrine, --size-cmd for any target)
-  compare        side-by-side tables with ratios and overlaid plots of two reports
+  compare        side-by-side tables with ratios and overlaid plots of two reports;
+                 with --old-a/--old-b, the headline ratios of an earlier pair beside
 
 Fair by default: realistic values (--data, --seed), the same connections and
 frame size for every target, a warm-up before each scenario (--warmup-time),

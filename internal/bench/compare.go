@@ -17,14 +17,19 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("report", "", "directory of the side-by-side report (required)")
+	oldA := fs.String("old-a", "", "an earlier run of A: with --old-b, the headline ratios of the earlier pair are put beside the new ones")
+	oldB := fs.String("old-b", "", "an earlier run of B (with --old-a)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *out == "" || fs.NArg() != 2 {
-		fmt.Fprint(stderr, "usage: peregrine bench compare --report DIR REPORT_DIR_A REPORT_DIR_B\n")
+	if *out == "" || fs.NArg() != 2 || (*oldA == "") != (*oldB == "") {
+		fmt.Fprint(stderr, "usage: peregrine bench compare --report DIR [--old-a EARLIER_A --old-b EARLIER_B] REPORT_DIR_A REPORT_DIR_B\n")
 		return 2
 	}
 	rep, err := Compare(fs.Arg(0), fs.Arg(1))
+	if err == nil && *oldA != "" {
+		rep.Sections = append(rep.Sections, ratioChangeSection(fs.Arg(0), fs.Arg(1), *oldA, *oldB))
+	}
 	if err == nil {
 		err = rep.Write(*out)
 	}

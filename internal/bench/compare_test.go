@@ -91,3 +91,43 @@ func TestCompareNewScenarios(t *testing.T) {
 		t.Errorf("settingsDiff = %q", got)
 	}
 }
+
+func readCSVOf(target string, medians map[string]string) *CSV {
+	c := &CSV{File: "history-read.csv", Header: HistoryReadColumns}
+	for _, rows := range []string{"1000000", "2000000"} {
+		row := make([]string, len(HistoryReadColumns))
+		row[0], row[1], row[c.Col("median_s")], row[c.Col("errors")] = target, rows, medians[rows], "0"
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}
+
+// compare --old-a/--old-b: each headline ratio of the new pair beside
+// the earlier pair's, and a ratio that shrank is called so.
+func TestCompareAgainstEarlierRuns(t *testing.T) {
+	oldA := writeRun(t, nil, readCSVOf("peregrine", map[string]string{"1000000": "0.2", "2000000": "0.4"}), backfillCSV("peregrine", "100", "50", "50"))
+	oldB := writeRun(t, nil, readCSVOf("zabbix", map[string]string{"1000000": "3", "2000000": "6"}))
+	set := [][3]string{{"data", "realistic", "realistic"}}
+	newA := writeRun(t, set, readCSVOf("peregrine", map[string]string{"1000000": "0.3", "2000000": "0.4"}), backfillCSV("peregrine", "100", "50", "50"))
+	newB := writeRun(t, set, readCSVOf("zabbix", map[string]string{"1000000": "3", "2000000": "6.1"}), backfillCSV("zabbix", "10", "10", "10"))
+	out := t.TempDir()
+	var so, se strings.Builder
+	if code := Main([]string{"compare", "--report", out, "--old-a", oldA, "--old-b", oldB, newA, newB}, &so, &se, "test"); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{
+		"## Ratios: these runs against the earlier ones",
+		"| history-read 1,000,000 rows: median latency, B / A | 15× | 10× | **shrank** (0.67× of the earlier ratio) |",
+		"| history-read 2,000,000 rows: median latency, B / A | 15× | 15× | about the same (±5 %) |",
+		"| backfill in order: readable values/s, A / B | — | 10× | not measured earlier |",
+		"1 ratio(s) shrank against the earlier runs",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if code := Main([]string{"compare", "--report", out, "--old-a", oldA, newA, newB}, &so, &se, "test"); code != 2 || !strings.Contains(se.String(), "--old-a EARLIER_A --old-b EARLIER_B") {
+		t.Errorf("--old-a alone: exit %d, %q", code, se.String())
+	}
+}
