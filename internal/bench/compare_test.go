@@ -131,3 +131,28 @@ func TestCompareAgainstEarlierRuns(t *testing.T) {
 		t.Errorf("--old-a alone: exit %d, %q", code, se.String())
 	}
 }
+
+func wsCSV(target string, ratios ...string) *CSV {
+	c := &CSV{File: "write-scaling.csv", Header: WriteScalingColumns}
+	for i, r := range ratios {
+		row := make([]string, len(WriteScalingColumns))
+		row[0], row[c.Col("offered_nvps")], row[c.Col("written_ratio")] = target, fi(int64(10000*(i+1))), r
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}
+
+// A write-scaling run that never left the line has a lower bound for a
+// knee: its ratio is marked and not called shrunk or grown.
+func TestCompareKneeBound(t *testing.T) {
+	a := writeRun(t, nil, wsCSV("peregrine", "1", "1", "1"))
+	b := writeRun(t, nil, wsCSV("zabbix", "1", "0.5"))
+	hs := headlines(a, b)
+	if len(hs) != 1 || hs[0].bound != "≥ " || hs[0].ratio != 3 {
+		t.Fatalf("headlines %+v", hs)
+	}
+	sec := ratioChangeSection(a, b, a, b)
+	if got := sec.Tables[0].Rows[0]; got[2] != "≥ 3.00×" || !strings.Contains(got[3], "not comparable") {
+		t.Errorf("row %q", got)
+	}
+}
