@@ -22,7 +22,8 @@
 //     value — or the old constant data for comparison. Env.Data carries
 //     the run's shape and seed into every scenario.
 //   - Fairness (scenario.go, cli.go, compare.go): an unmeasured warm-up
-//     before each scenario's first step, steps of at least a minute (a
+//     before each scenario's first step, then a wait until the server's
+//     processes idle, steps of at least a minute (a
 //     shorter one is flagged), the measurement settings of a run in its
 //     report and settings.csv, and compare naming every setting in which
 //     two runs differ.
