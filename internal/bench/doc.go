@@ -21,12 +21,13 @@
 //     counter, a disk size or a 0/1 status, with nanoseconds uniform per
 //     value — or the old constant data for comparison. Env.Data carries
 //     the run's shape and seed into every scenario.
-//   - Fairness (scenario.go, cli.go, compare.go): an unmeasured warm-up
-//     before each scenario's first step, then a wait until the server's
-//     processes idle, steps of at least a minute (a
-//     shorter one is flagged), the measurement settings of a run in its
-//     report and settings.csv, and compare naming every setting in which
-//     two runs differ.
+//   - Fairness (scenario.go, cli.go, compare.go, compare_old.go): an
+//     unmeasured warm-up before each scenario's first step, then a wait
+//     until the server's processes idle; steps of at least a minute (a
+//     shorter one is flagged); the measurement settings of a run in its
+//     report and settings.csv; compare naming every setting in which two
+//     runs differ and, given an earlier pair, which headline ratios
+//     shrank.
 //   - APIClient and Provision (api.go, target.go): hostgroup.create,
 //     host.create, item.create (type 2 trapper, value type float) in
 //     batches, reusing what exists, then a probe until the trapper accepts
@@ -40,6 +41,8 @@
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
 //     plots, raw CSV; compare joins two reports' CSVs side by side.
+//     history-read fingerprints the values it reads, so two reports show
+//     whether both servers were read on the same data.
 //   - The command line (cli.go), called by cmd/peregrine.
 //
 // What it does not own: starting or configuring the server under test
