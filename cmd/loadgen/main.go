@@ -1,6 +1,7 @@
-// Command loadgen drives a Zabbix trapper with pre-encoded sender data
-// frames and reports the values per second the server processed, with
-// the CPU time the generator and the server each used.
+// Command loadgen drives a Zabbix trapper with sender data frames (the
+// realistic values of bench.Data by default, -data constant for the old
+// one-value-per-item data) and reports the values per second the server
+// processed, with the CPU time the generator and the server each used.
 //
 //	loadgen -serve bin/peregrine -items-per-host 1000 -hosts 100 -duration 20s
 //
@@ -41,6 +42,7 @@ type load struct {
 	duration   time.Duration
 	rate       float64
 	persistent bool
+	data       bench.Data
 }
 
 func main() {
@@ -54,12 +56,19 @@ func main() {
 	flag.Float64Var(&l.rate, "rate", 0, "offered values per second (0 = as fast as possible)")
 	flag.BoolVar(&l.persistent, "persistent", true, "keep connections open between frames")
 	flag.BoolVar(&l.sender.Compress, "compress", false, "zlib-compress frames")
+	shape := flag.String("data", "realistic", "values: realistic (seeded random walks, counters, sizes, status; random ns) or constant (one 2-decimal value per item, the data of the figures before issue 10)")
+	flag.Uint64Var(&l.data.Seed, "seed", 1, "seed of the realistic values")
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
 	historyYAML := flag.String("history", "", "with -serve: extra lines for the server's history section, e.g. 'flush_interval: 2s; retention_check: 2s' (';' separates lines)")
 	trace := flag.String("trace", "", "with -serve: write a 3-second execution trace of the server during the load to this file")
 	flag.Parse()
+	var err error
+	if l.data.Shape, err = bench.ParseShape(*shape); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen: -"+strings.TrimPrefix(err.Error(), "--"))
+		os.Exit(2)
+	}
 	if err := run(&l, *serveBin, *shards, *profile, *trace, *historyYAML); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -81,6 +90,7 @@ func (l *load) plan(now time.Time) (bench.SendPlan, error) {
 		StartClock:   now.Add(-24 * time.Hour).Unix(),
 		Duration:     l.duration,
 		Rate:         l.rate,
+		Data:         l.data,
 	}, nil
 }
 
@@ -167,6 +177,7 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 	selfBefore, serverBefore := bench.SelfCPU(), server.Sample()
 	fmt.Printf("load: %d items, %d values/frame, %d connections, persistent=%s, compress=%v, rate=%.0f, %s\n",
 		plan.Items.Len(), l.packet, l.sender.Conns, l.sender.Persistent, l.sender.Compress, l.rate, l.duration)
+	fmt.Printf("data: %s\n", l.data.Describe())
 	profDone := make(chan error, 1)
 	if profile != "" && metricsURL != "" {
 		go func() {

@@ -12,13 +12,13 @@ import (
 // sends, as floats: a value for an item the catalog lacks would count as
 // failed and make the run unclean.
 func TestCatalogSpecMatchesPlan(t *testing.T) {
-	l := load{layout: bench.Layout{Group: "Bench", HostPrefix: "h-", KeyPrefix: "k.", Hosts: 3, ItemsPerHost: 4}, duration: time.Second, packet: 5}
+	l := load{layout: bench.Layout{Group: "Bench", HostPrefix: "h-", KeyPrefix: "k.", Hosts: 3, ItemsPerHost: 4}, duration: time.Second, packet: 5, data: bench.Data{Seed: 9}}
 	now := time.Unix(1_800_000_000, 0)
 	plan, err := l.plan(now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.StartClock != now.Unix()-86400 || plan.PacketValues != 5 || plan.Duration != time.Second {
+	if plan.StartClock != now.Unix()-86400 || plan.PacketValues != 5 || plan.Duration != time.Second || plan.Data != l.data {
 		t.Errorf("plan %+v", plan)
 	}
 	spec := catalogSpec(l.layout)

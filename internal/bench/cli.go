@@ -20,7 +20,7 @@ import (
 
 // Usage is the text of `peregrine bench -h`.
 const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags]
-       peregrine bench compare --report DIR REPORT_DIR_A REPORT_DIR_B
+       peregrine bench compare --report DIR [--old-a DIR --old-b DIR] REPORT_DIR_A REPORT_DIR_B
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -37,7 +37,18 @@ scenarios:
                  median/p95 latency, throughput, errors (CW-Zabbix read method)
   ingest-max     step the offered rate (--rates, or --start-rate doubling); the
                  highest rate with every value readable and none lost
-  compare        side-by-side tables with ratios and overlaid plots of two reports
+  backfill       --backfill-values in order, then as many in random time order
+                 inside and outside the head window; rates against in order
+  dashboard      --panels history.get calls at once, each --items-per-panel items
+                 over the last --range (Grafana); refresh latency for --viewers
+  disk-bytes     --disk-values in order, then history bytes on disk per value
+                 (--data-dir for Peregrine, --size-cmd for any target)
+  compare        side-by-side tables with ratios and overlaid plots of two reports;
+                 with --old-a/--old-b, the headline ratios of an earlier pair beside
+
+Fair by default: realistic values (--data, --seed), the same connections and
+frame size for every target, a warm-up before each scenario (--warmup-time),
+60 s steps; flags that differ from their defaults are listed in the report.
 
 target:
   --target URL          API endpoint, e.g. http://127.0.0.1:8080/api_jsonrpc.php
@@ -89,6 +100,11 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
 		return 2
 	}
+	if _, err := ParseShape(o.data); err != nil {
+		fmt.Fprintf(stderr, "peregrine bench: %v\n", err)
+		return 2
+	}
+	o.settings = measurementSettings(fs)
 	o.command = "peregrine bench " + shellJoin(maskPassword(args))
 	o.version = version
 	if err := o.run(ctx, scens, stdout, stderr); err != nil {
@@ -103,6 +119,10 @@ type options struct {
 	report, group                                       string
 	keep, quiet, compress                               bool
 	conns, packet                                       int
+	data                                                string
+	seed                                                uint64
+	warmupTime                                          time.Duration
+	warmupRate                                          float64
 	persistent                                          string
 	serverPIDs, cpuPorts                                string
 	apiTimeout                                          time.Duration
@@ -111,12 +131,20 @@ type options struct {
 	sf SenderFlood
 	hr HistoryRead
 	im IngestMax
+	bf Backfill
+	db Dashboard
+	dk DiskBytes
+
+	viewers, bfValues, dkValues string
 
 	steps, values, sizes, rates string
 	items, itemsPerHost         int
 	drainTimeout                time.Duration
 
 	command, version string
+	// settings is every measurement flag with its value and default, in
+	// the report and in settings.csv (compare lists the differences).
+	settings [][3]string
 }
 
 func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
@@ -144,29 +172,50 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.serverPIDs, "server-pid", "", "comma-separated PIDs whose process trees are the server's CPU (default: the processes listening on the trapper and API ports)")
 	fs.StringVar(&o.cpuPorts, "cpu-ports", "", "extra listening ports whose processes count as the server's CPU (e.g. the peer's PostgreSQL, 55432)")
 	fs.DurationVar(&o.apiTimeout, "api-timeout", 10*time.Minute, "timeout of one API call")
+	fs.StringVar(&o.data, "data", "realistic", "values sent: realistic (seeded random walks, counters, sizes, status; random ns) or constant (the old data: one 2-decimal value per item)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the realistic values (the same seed sends the same values to every target)")
+	fs.DurationVar(&o.warmupTime, "warmup-time", time.Minute, "unmeasured warm-up before each scenario's first step: values to all its items at --warmup-rate, then until readable (0: none)")
+	fs.Float64Var(&o.warmupRate, "warmup-rate", 10000, "values/s of the warm-up")
 
 	fs.StringVar(&o.steps, "steps", "10,20,50,100,200", "write-scaling: numbers of targets, ascending")
 	fs.IntVar(&o.ws.ItemsPerTarget, "items-per-target", 100, "write-scaling: items per target")
 	fs.DurationVar(&o.ws.Interval, "interval", time.Second, "write-scaling: each item's interval (whole seconds)")
 	fs.DurationVar(&o.ws.Warmup, "warmup", 10*time.Second, "write-scaling: warm-up per step")
-	fs.DurationVar(&o.ws.Window, "window", 30*time.Second, "write-scaling: measured window per step")
+	fs.DurationVar(&o.ws.Window, "window", time.Minute, "write-scaling: measured window per step (≥ 60 s for figures that count)")
 	fs.DurationVar(&o.ws.MaxTime, "max-time", 0, "write-scaling: stop stepping after this long (0: no limit)")
 
-	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max: trapper items (default 300000 and 100000)")
-	fs.IntVar(&o.itemsPerHost, "items-per-host", 1000, "sender-flood, ingest-max: items per host")
+	fs.IntVar(&o.items, "items", 0, "sender-flood, ingest-max, backfill, disk-bytes: trapper items (default 300000, 100000, 10000, 10000)")
+	fs.IntVar(&o.itemsPerHost, "items-per-host", 1000, "sender-flood, ingest-max, backfill, disk-bytes: items per host")
 	fs.StringVar(&o.values, "values", "200000,900000", "sender-flood: totals of values to send, one run each")
 	fs.DurationVar(&o.sf.Stall, "stall", time.Minute, "sender-flood: stop waiting for readability when the count has not grown for this long")
-	fs.DurationVar(&o.drainTimeout, "drain-timeout", 0, "longest wait for sent values to become readable (default: write-scaling 2m, sender-flood 10m, ingest-max 2m)")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", 0, "longest wait for sent values to become readable (default: write-scaling 2m, sender-flood 10m, ingest-max 2m, backfill and disk-bytes 10m)")
 
 	fs.StringVar(&o.sizes, "sizes", "500000,1000000,2000000", "history-read: rows per call")
 	fs.IntVar(&o.hr.Clients, "clients", 1, "history-read: concurrent clients")
 	fs.IntVar(&o.hr.Reps, "reps", 5, "history-read: calls per client per size")
 	fs.StringVar(&o.hr.Item, "item", "", "history-read: read this existing item, HOST:KEY, instead of filling one")
+	fs.DurationVar(&o.hr.FillTimeout, "fill-timeout", 30*time.Minute, "history-read: longest wait until the filled item's values are readable (Zabbix takes ≈12 min for 2M)")
 
 	fs.StringVar(&o.rates, "rates", "", "ingest-max: offered rates in values/s (default: --start-rate doubling to --max-rate)")
 	fs.Float64Var(&o.im.StartRate, "start-rate", 25000, "ingest-max: first offered rate")
 	fs.Float64Var(&o.im.MaxRate, "max-rate", 3200000, "ingest-max: last offered rate")
-	fs.DurationVar(&o.im.StepDuration, "step", 20*time.Second, "ingest-max: duration of each rate step")
+	fs.DurationVar(&o.im.StepDuration, "step", time.Minute, "ingest-max: duration of each rate step (≥ 60 s for figures that count)")
+
+	fs.StringVar(&o.bfValues, "backfill-values", "5M", "backfill: values per phase (in order, random inside, random outside the head window)")
+	fs.DurationVar(&o.bf.HeadWindow, "head-window", time.Hour, "backfill: the random phase inside the head window sends clocks within this of now")
+	fs.DurationVar(&o.bf.OldAge, "old-age", 72*time.Hour, "backfill: the random phase outside the head window sends clocks this far back")
+
+	fs.IntVar(&o.db.Panels, "panels", 20, "dashboard: panels, one history.get each, issued at once")
+	fs.IntVar(&o.db.ItemsPerPanel, "items-per-panel", 10, "dashboard: items per panel")
+	fs.DurationVar(&o.db.Range, "range", time.Hour, "dashboard: time range of every panel")
+	fs.DurationVar(&o.db.Interval, "fill-interval", 10*time.Second, "dashboard: one value per item per this over the range")
+	fs.StringVar(&o.viewers, "viewers", "1,4,16", "dashboard: dashboards refreshing at once, one step each")
+	fs.IntVar(&o.db.Refreshes, "refreshes", 10, "dashboard: refreshes per dashboard per step")
+
+	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
+	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
+	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
+	fs.DurationVar(&o.dk.FlushWait, "flush-wait", 5*time.Minute, "disk-bytes: longest wait for head flushes after the values are readable")
 	return fs, o
 }
 
@@ -191,6 +240,18 @@ func parseInts(s string) ([]int64, error) {
 		out = append(out, int64(v*float64(mult)))
 	}
 	return out, nil
+}
+
+// oneInt parses a single count with parseInts' suffixes (10k, 5M).
+func oneInt(s string) (int64, error) {
+	v, err := parseInts(s)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 1 {
+		return 0, fmt.Errorf("%q is not one number", s)
+	}
+	return v[0], nil
 }
 
 func (o *options) scenarios(names string) ([]Scenario, error) {
@@ -235,8 +296,33 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			}
 			o.im.Items, o.im.ItemsPerHost, o.im.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.im)
+		case "backfill":
+			v, err := oneInt(o.bfValues)
+			if err != nil {
+				return nil, fmt.Errorf("--backfill-values: %w", err)
+			}
+			o.bf.Values = v
+			o.bf.Items, o.bf.ItemsPerHost, o.bf.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.bf)
+		case "dashboard":
+			vs, err := parseInts(o.viewers)
+			if err != nil {
+				return nil, fmt.Errorf("--viewers: %w", err)
+			}
+			for _, v := range vs {
+				o.db.Viewers = append(o.db.Viewers, int(v))
+			}
+			out = append(out, &o.db)
+		case "disk-bytes":
+			v, err := oneInt(o.dkValues)
+			if err != nil {
+				return nil, fmt.Errorf("--disk-values: %w", err)
+			}
+			o.dk.Values = v
+			o.dk.Items, o.dk.ItemsPerHost, o.dk.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.dk)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, compare)", n)
 		}
 	}
 	return out, nil
@@ -338,7 +424,8 @@ func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.W
 		pw = nil
 	}
 	m := DescribeMachine()
-	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet}
+	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet,
+		Data: Data{Shape: Shape(o.data), Seed: o.seed}, Warmup: o.warmupTime, WarmupRate: o.warmupRate}
 	rep := &Report{Title: fmt.Sprintf("peregrine bench: %s against %s", strings.Join(names, ", "), t.Name)}
 	env.Progress.Logf("peregrine bench %s → %s (API %s, version %s; trapper %s); server CPU: %s",
 		strings.Join(names, ","), t.Name, t.APIURL, apiVersion, t.Trapper, t.ServerCPU.Describe())
@@ -365,6 +452,9 @@ func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.W
 	if err := rep.Write(o.report); err != nil {
 		return err
 	}
+	if err := settingsCSV(o.settings).Write(filepath.Join(o.report, settingsFile)); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(o.report, "report.md"))
 	return runErr
 }
@@ -381,6 +471,9 @@ func runHeader(o *options, t *Target, m Machine, apiVersion string, started, end
 		{"target", fmt.Sprintf("%s — API %s (apiinfo.version %s), trapper %s", t.Name, t.APIURL, apiVersion, t.Trapper)},
 		{"server CPU measured from", t.ServerCPU.Describe()},
 		{"sender", fmt.Sprintf("harness's own compliant Zabbix sender: %d connections, %d values per frame, persistent=%s, compress=%v", t.Sender.Conns, o.packet, t.Sender.Persistent, t.Sender.Compress)},
+		{"data", Data{Shape: Shape(o.data), Seed: o.seed}.Describe()},
+		{"warm-up", warmupText(o)},
+		{"settings that differ from the defaults", differingSettings(o.settings)},
 		{"machine", fmt.Sprintf("%d cores (%s), %.1f GiB memory, Linux %s", m.Cores, m.CPUModel, m.MemoryGB, m.Kernel)},
 		{"load average at start / end", m.LoadAvg + " / " + LoadAvg()},
 		{"harness", fmt.Sprintf("peregrine %s, %s", o.version, m.Go)},
@@ -412,4 +505,53 @@ func shellJoin(args []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// nonMeasurement are the flags that say where and how to reach the
+// target or where to write, not what is measured: they are left out of
+// the settings a comparison must hold equal.
+var nonMeasurement = map[string]bool{"target": true, "trapper": true, "user": true, "password": true, "password-file": true,
+	"name": true, "report": true, "group": true, "keep": true, "quiet": true, "server-pid": true, "cpu-ports": true, "api-timeout": true,
+	"item": true, "data-dir": true, "size-cmd": true}
+
+// measurementSettings lists every measurement flag: name, value, default.
+func measurementSettings(fs *flag.FlagSet) [][3]string {
+	var out [][3]string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !nonMeasurement[f.Name] {
+			out = append(out, [3]string{f.Name, f.Value.String(), f.DefValue})
+		}
+	})
+	return out
+}
+
+// settingsFile holds a run's measurement settings for compare.
+const settingsFile = "settings.csv"
+
+func settingsCSV(s [][3]string) *CSV {
+	c := &CSV{File: settingsFile, Header: []string{"flag", "value", "default"}}
+	for _, r := range s {
+		c.Rows = append(c.Rows, []string{r[0], r[1], r[2]})
+	}
+	return c
+}
+
+func differingSettings(s [][3]string) string {
+	var d []string
+	for _, r := range s {
+		if r[1] != r[2] {
+			d = append(d, fmt.Sprintf("`--%s %s` (default %s)", r[0], r[1], r[2]))
+		}
+	}
+	if len(d) == 0 {
+		return "none: every target gets the same connections, frame size, data and step lengths"
+	}
+	return strings.Join(d, ", ")
+}
+
+func warmupText(o *options) string {
+	if o.warmupTime <= 0 {
+		return "none (--warmup-time 0): first steps measured a cold server"
+	}
+	return fmt.Sprintf("%s at %s values/s to all of a scenario's items before its first step, then until readable; not measured", o.warmupTime, human(o.warmupRate))
 }

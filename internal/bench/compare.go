@@ -17,14 +17,19 @@ func compareMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("report", "", "directory of the side-by-side report (required)")
+	oldA := fs.String("old-a", "", "an earlier run of A: with --old-b, the headline ratios of the earlier pair are put beside the new ones")
+	oldB := fs.String("old-b", "", "an earlier run of B (with --old-a)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *out == "" || fs.NArg() != 2 {
-		fmt.Fprint(stderr, "usage: peregrine bench compare --report DIR REPORT_DIR_A REPORT_DIR_B\n")
+	if *out == "" || fs.NArg() != 2 || (*oldA == "") != (*oldB == "") {
+		fmt.Fprint(stderr, "usage: peregrine bench compare --report DIR [--old-a EARLIER_A --old-b EARLIER_B] REPORT_DIR_A REPORT_DIR_B\n")
 		return 2
 	}
 	rep, err := Compare(fs.Arg(0), fs.Arg(1))
+	if err == nil && *oldA != "" {
+		rep.Sections = append(rep.Sections, ratioChangeSection(fs.Arg(0), fs.Arg(1), *oldA, *oldB))
+	}
 	if err == nil {
 		err = rep.Write(*out)
 	}
@@ -47,6 +52,7 @@ func Compare(dirA, dirB string) (*Report, error) {
 		cmd, when := headerFields(filepath.Join(d, "report.md"))
 		rep.Header = append(rep.Header, [2]string{fmt.Sprintf("run %c (%s)", 'A'+i, filepath.Base(d)), fmt.Sprintf("%s, %s", cmd, when)})
 	}
+	rep.Header = append(rep.Header, [2]string{"settings that differ between the runs", settingsDiff(dirA, dirB)})
 	found := false
 	for _, sc := range comparers {
 		a, errA := ReadCSV(filepath.Join(dirA, sc.file))
@@ -94,6 +100,9 @@ var comparers = []comparer{
 	{"sender-flood.csv", compareSenderFlood},
 	{"history-read.csv", compareHistoryRead},
 	{"ingest-max.csv", compareIngestMax},
+	{"backfill.csv", compareBackfill},
+	{"dashboard.csv", compareDashboard},
+	{"disk-bytes.csv", compareDiskBytes},
 }
 
 func name(c *CSV) string {
@@ -288,4 +297,128 @@ func bestPass(c *CSV) float64 {
 		}
 	}
 	return b
+}
+
+// settingsDiff names the measurement settings two runs did not share:
+// a ratio between runs with different connections, frame sizes, data or
+// step lengths is not a comparison of the servers alone.
+func settingsDiff(dirA, dirB string) string {
+	var runs [2]map[string]string
+	var missing []string
+	for i, d := range []string{dirA, dirB} {
+		c, err := ReadCSV(filepath.Join(d, settingsFile))
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("run %c", 'A'+i))
+			continue
+		}
+		runs[i] = map[string]string{}
+		for r := range c.Rows {
+			runs[i][c.Get(r, "flag")] = c.Get(r, "value")
+		}
+	}
+	if len(missing) > 0 {
+		return strings.Join(missing, " and ") + " recorded no " + settingsFile + " (made before the harness recorded its settings: constant data, settings only in the command line)"
+	}
+	var names []string
+	for k := range runs[0] {
+		names = append(names, k)
+	}
+	for k := range runs[1] {
+		if _, ok := runs[0][k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var d []string
+	for _, k := range names {
+		if a, b := runs[0][k], runs[1][k]; a != b {
+			d = append(d, fmt.Sprintf("**--%s: A %s, B %s**", k, orNone(a), orNone(b)))
+		}
+	}
+	if len(d) == 0 {
+		return "none: same connections, frame size, data, seed and step lengths"
+	}
+	return strings.Join(d, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(not set)"
+	}
+	return s
+}
+
+func compareBackfill(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "backfill side by side"}
+	t := Table{Header: []string{"phase", na + " readable values/s", nb + " readable values/s", "ratio", na + " vs in order", nb + " vs in order", na + " lost", nb + " lost"}}
+	for _, ph := range []string{PhaseInOrder, PhaseInsideHead, PhaseOutside} {
+		ra, rb := phaseCell(a, ph, "readable_vps"), phaseCell(b, ph, "readable_vps")
+		t.Rows = append(t.Rows, []string{ph, human(ra), human(rb), ratio(ra, rb),
+			ratioCell(backfillRatio(a, ph)), ratioCell(backfillRatio(b, ph)),
+			human(phaseCell(a, ph, "loss")), human(phaseCell(b, ph, "loss"))})
+	}
+	sec.Tables = append(sec.Tables, t)
+	sec.Text = append(sec.Text, "\"vs in order\" is the phase's readable rate over the same run's in-order rate (1.00×: late values cost nothing extra).")
+	sec.Plots = append(sec.Plots, NamedPlot{File: "backfill.svg", Plot: BackfillPlot([]*CSV{a, b})})
+	return sec
+}
+
+func phaseCell(c *CSV, phase, col string) float64 { return phaseLike(c, "phase", phase, col) }
+
+func ratioCell(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func compareDashboard(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "dashboard side by side"}
+	t := Table{Header: []string{"dashboards at once", na + " refresh median", nb + " refresh median", "ratio " + nb + " / " + na, na + " p95", nb + " p95", na + " errors", nb + " errors"}}
+	for _, k := range keys(a, b, "viewers") {
+		ma, mb := cell(a, "viewers", k, "refresh_median_s"), cell(b, "viewers", k, "refresh_median_s")
+		t.Rows = append(t.Rows, []string{human(k), secs(ma), secs(mb), ratio(mb, ma),
+			secs(cell(a, "viewers", k, "refresh_p95_s")), secs(cell(b, "viewers", k, "refresh_p95_s")),
+			human(cell(a, "viewers", k, "errors")), human(cell(b, "viewers", k, "errors"))})
+	}
+	sec.Tables = append(sec.Tables, t)
+	if len(a.Rows) > 0 && len(b.Rows) > 0 && (a.Get(0, "panels") != b.Get(0, "panels") || a.Get(0, "rows_per_panel") != b.Get(0, "rows_per_panel")) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("The dashboards differ: %s has %s panels of %s rows, %s %s of %s.", na, a.Get(0, "panels"), a.Get(0, "rows_per_panel"), nb, b.Get(0, "panels"), b.Get(0, "rows_per_panel")))
+	}
+	sec.Text = append(sec.Text, "The ratio is how many times longer the second run's median refresh took (higher: the first is faster).")
+	sec.Plots = append(sec.Plots, NamedPlot{File: "dashboard.svg", Plot: DashboardPlot([]*CSV{a, b})})
+	return sec
+}
+
+func compareDiskBytes(a, b *CSV) Section {
+	na, nb := name(a), name(b)
+	sec := Section{Title: "disk-bytes side by side"}
+	ba, bb := phaseLike(a, "part", "total", "bytes_per_value"), phaseLike(b, "part", "total", "bytes_per_value")
+	t := Table{Header: []string{"", na, nb, "ratio " + nb + " / " + na}}
+	t.Rows = append(t.Rows, []string{"bytes on disk per value", fmt.Sprintf("%.2f", ba), fmt.Sprintf("%.2f", bb), ratio(bb, ba)})
+	t.Rows = append(t.Rows, []string{"values readable", human(phaseLike(a, "part", "total", "readable")), human(phaseLike(b, "part", "total", "readable")), ""})
+	t.Rows = append(t.Rows, []string{"data", firstWith(a, "part", "total", "data"), firstWith(b, "part", "total", "data"), ""})
+	t.Rows = append(t.Rows, []string{"measured", firstWith(a, "part", "total", "flushed"), firstWith(b, "part", "total", "flushed"), ""})
+	sec.Tables = append(sec.Tables, t)
+	return sec
+}
+
+func phaseLike(c *CSV, keyCol, key, col string) float64 {
+	for i := range c.Rows {
+		if c.Get(i, keyCol) == key {
+			return c.Float(i, col)
+		}
+	}
+	return nanF
+}
+
+func firstWith(c *CSV, keyCol, key, col string) string {
+	for i := range c.Rows {
+		if c.Get(i, keyCol) == key {
+			return c.Get(i, col)
+		}
+	}
+	return "—"
 }

@@ -10,11 +10,24 @@
 //     sender used by every scenario and by cmd/loadgen. Every frame is one
 //     "sender data" request answered by one reply whose
 //     "processed: N; failed: M; total: T" is checked against the frame.
-//     Frames are encoded once per plan; per round only the fixed-width
-//     clock digits are rewritten, so the generator's CPU goes to the
-//     socket. Connections are kept across frames until the server closes
-//     them after a reply (Zabbix 6.0 does; Peregrine does not). A plan
-//     may be paced to a rate shared by all connections.
+//     Host and key are encoded once per plan; values, clocks and
+//     nanoseconds are generated per frame, in unit order under one lock,
+//     so a send's data depends on its seed, not on its connections.
+//     Connections are kept across frames until the server closes them
+//     after a reply (Zabbix 6.0 does; Peregrine does not). A plan may be
+//     paced to a rate shared by all connections.
+//   - The values (values.go): realistic by default — per item, from a
+//     seeded hash of host and key, a full-precision random-walk gauge, a
+//     counter, a disk size or a 0/1 status, with nanoseconds uniform per
+//     value — or the old constant data for comparison. Env.Data carries
+//     the run's shape and seed into every scenario.
+//   - Fairness (scenario.go, cli.go, compare.go, compare_old.go): an
+//     unmeasured warm-up before each scenario's first step, then a wait
+//     until the server's processes idle; steps of at least a minute (a
+//     shorter one is flagged); the measurement settings of a run in its
+//     report and settings.csv; compare naming every setting in which two
+//     runs differ and, given an earlier pair, which headline ratios
+//     shrank.
 //   - APIClient and Provision (api.go, target.go): hostgroup.create,
 //     host.create, item.create (type 2 trapper, value type float) in
 //     batches, reusing what exists, then a probe until the trapper accepts
@@ -22,20 +35,24 @@
 //     every CacheUpdateFrequency). "Readable" is always history.get with
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
-//     ingest_max.go), each a Scenario returning a report Section.
+//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go), each a
+//     Scenario returning a report Section.
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
 //     plots, raw CSV; compare joins two reports' CSVs side by side.
+//     history-read fingerprints the values it reads, so two reports show
+//     whether both servers were read on the same data.
 //   - The command line (cli.go), called by cmd/peregrine.
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh).
 //
-// Value clocks: every send carries its own clock range and a random
-// nanosecond value per run, so runs that reuse items never write the same
-// (item, clock, ns) twice and each count is over a range no other step
-// uses (before/after counts make reused items harmless).
+// Value clocks: every send carries its own clock range, and its values'
+// nanoseconds are shifted by a random number per run, so runs that reuse
+// items never write the same (item, clock, ns) twice and each count is
+// over a range no other step uses (before/after counts make reused items
+// harmless).
 //
 // Concurrency: a Sender and an APIClient (after Login) are safe for
 // concurrent use; a Scenario and an Env run one at a time.

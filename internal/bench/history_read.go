@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +24,8 @@ type HistoryRead struct {
 	// Item, "HOST:KEY", reads an existing item (e.g. filled by the peer's
 	// read.sh) instead of creating and filling one.
 	Item string
-	// FillTimeout bounds the wait until the filled values are readable.
+	// FillTimeout bounds the wait until the filled values are readable
+	// (default 30 min).
 	FillTimeout time.Duration
 
 	prov Provisioned // the created host, deleted at the end unless Env.Keep
@@ -48,7 +51,9 @@ func (h *HistoryRead) Run(ctx context.Context, env *Env) (Section, error) {
 		h.Reps = 5
 	}
 	if h.FillTimeout <= 0 {
-		h.FillTimeout = 10 * time.Minute
+		// Zabbix writes one value per item per syncer cycle: ≈2.7k
+		// values/s into one item, ≈12 minutes for 2M.
+		h.FillTimeout = 30 * time.Minute
 	}
 	maxN := slices.Max(h.Sizes)
 	itemid, fillNote, err := h.prepare(ctx, env, maxN)
@@ -58,6 +63,15 @@ func (h *HistoryRead) Run(ctx context.Context, env *Env) (Section, error) {
 	}
 	if fillNote != "" {
 		sec.Text = append(sec.Text, fillNote)
+	}
+	fp, err := readFingerprint(ctx, env.API, itemid, 1000)
+	if err != nil {
+		return sec, fmt.Errorf("history-read: reading the item's newest values: %w", err)
+	}
+	sec.Text = append(sec.Text, "Data read: "+fp.String()+".")
+	if fp.Distinct < fp.Values/2 || fp.FullPrecision < fp.Values/2 {
+		sec.Notes = append(sec.Notes, "The item's newest values are not full-precision random values (fewer than half distinct or with ≥ 12 significant digits): "+
+			"this read measures simpler data than agents send, which favours a compressing store. Fill it again (delete host pb-hr-0, or pass another --item).")
 	}
 	csv := &CSV{File: "history-read.csv", Header: HistoryReadColumns}
 	table := Table{Header: []string{"rows per call", "clients", "calls", "errors", "median", "p95", "rows/s (all clients)", "MB per response", "generator CPU", "server CPU", "generator saturated"}}
@@ -197,8 +211,10 @@ func (h *HistoryRead) prepare(ctx context.Context, env *Env, n int) (itemid, not
 		keys[i] = lay.Key(0)
 	}
 	base := time.Now().Add(-48*time.Hour).Unix() - missing
+	data := env.Data
+	data.Gauges = true
 	plan := SendPlan{Items: ItemSet{Hosts: []string{lay.HostName(0)}, Keys: keys}, StartClock: base, ClockStep: int64(per), ValueClockStep: 1,
-		NS: runNS(), TotalValues: missing, PacketValues: per}
+		NS: runNS(), TotalValues: missing, PacketValues: per, Data: data}
 	t0 := time.Now()
 	res, err := env.sendWithProgress(ctx, fmt.Sprintf("history-read: filling %s values", fmtCount(float64(missing))), plan, missing)
 	if err != nil {
@@ -267,4 +283,61 @@ func HistoryReadPlot(csvs []*CSV) Plot {
 		p.Series = append(p.Series, med, p95)
 	}
 	return p
+}
+
+// Fingerprint summarises values read back, so that two reports show
+// whether both servers were read on the same data: the counts say how
+// random and how precise the values are, the digest (FNV-1a of the values
+// newest first, each as the shortest decimal of its float64) is equal
+// when the values are.
+type Fingerprint struct {
+	Values, Distinct, FullPrecision int
+	Digest                          uint64
+}
+
+func (f Fingerprint) String() string {
+	return fmt.Sprintf("the newest %d values hold %d distinct values, %d with ≥ 12 significant digits; digest %016x", f.Values, f.Distinct, f.FullPrecision, f.Digest)
+}
+
+// readFingerprint reads an item's newest n values and fingerprints them.
+func readFingerprint(ctx context.Context, api *APIClient, itemid string, n int) (Fingerprint, error) {
+	var rows []struct {
+		Value string `json:"value"`
+	}
+	if err := api.Call(ctx, "history.get", map[string]any{"itemids": []string{itemid}, "history": 0, "output": []string{"value", "clock"},
+		"sortfield": "clock", "sortorder": "DESC", "limit": n}, &rows); err != nil {
+		return Fingerprint{}, err
+	}
+	var fp Fingerprint
+	h := fnv.New64a()
+	seen := map[float64]bool{}
+	for _, r := range rows {
+		v, err := strconv.ParseFloat(r.Value, 64)
+		if err != nil {
+			return fp, fmt.Errorf("history.get returned a value that is not a number: %q", r.Value)
+		}
+		fp.Values++
+		if !seen[v] {
+			seen[v] = true
+			fp.Distinct++
+		}
+		txt := strconv.FormatFloat(v, 'g', -1, 64)
+		if significantDigits(txt) >= 12 {
+			fp.FullPrecision++
+		}
+		h.Write([]byte(txt))
+		h.Write([]byte{'\n'})
+	}
+	fp.Digest = h.Sum64()
+	return fp, nil
+}
+
+// significantDigits counts the digits of a 'g' formatted number without
+// its sign, leading zeros and exponent.
+func significantDigits(s string) int {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimLeft(strings.Replace(strings.TrimPrefix(s, "-"), ".", "", 1), "0")
+	return len(s)
 }

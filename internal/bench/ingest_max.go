@@ -56,7 +56,7 @@ func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
 		}
 	}
 	if m.StepDuration <= 0 {
-		m.StepDuration = 20 * time.Second
+		m.StepDuration = time.Minute
 	}
 	if m.Sustain <= 0 {
 		m.Sustain = 0.95
@@ -71,6 +71,14 @@ func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
 		return sec, err
 	}
 	defer env.cleanup(prov)
+	warm, err := env.warmUp(ctx, "ingest-max", lay.ItemSet(hosts), prov.HostIDs)
+	if err != nil {
+		return sec, err
+	}
+	sec.Text = append(sec.Text, warm)
+	if m.StepDuration < minStep {
+		sec.Notes = append(sec.Notes, shortStepNote("--step", m.StepDuration))
+	}
 	csv := &CSV{File: "ingest-max.csv", Header: IngestMaxColumns}
 	table := Table{Header: []string{"offered NVPS", "accepted NVPS", "readable NVPS", "lost", "failed", "pass", "generator CPU", "server CPU", "generator saturated"}}
 	best := -1.0
@@ -88,8 +96,9 @@ func (m *IngestMax) Run(ctx context.Context, env *Env) (Section, error) {
 		cpu := StartCPU(env.Target.ServerCPU)
 		t0 := time.Now()
 		label := fmt.Sprintf("ingest-max %s NVPS offered", fmtCount(rate))
-		res, err := env.sendWithProgress(ctx, label, SendPlan{Items: lay.ItemSet(hosts), StartClock: base, NS: runNS(),
-			TotalValues: want, Rate: rate, Duration: m.StepDuration + m.StepDuration/2, PacketValues: env.packet()}, want)
+		plan := env.plan(lay.ItemSet(hosts), base)
+		plan.TotalValues, plan.Rate, plan.Duration = want, rate, m.StepDuration+m.StepDuration/2
+		res, err := env.sendWithProgress(ctx, label, plan, want)
 		if err != nil {
 			return sec, err
 		}

@@ -190,16 +190,14 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
-func TestTemplatesPartialAndClocks(t *testing.T) {
+func TestFramesPartialAndClocks(t *testing.T) {
 	items := ItemSet{Hosts: []string{"h0", "h1"}, Keys: []string{"a", "b", "c"}}
-	tpls := encodeTemplates(items, 4, 123)
-	if len(tpls) != 2 || len(tpls[0].ends) != 4 || len(tpls[1].ends) != 2 {
-		t.Fatalf("templates %d", len(tpls))
+	fs := newFrameSet(items, 4, Data{Shape: ShapeConstant})
+	if fs.frames() != 2 || fs.frameLen(0) != 4 || fs.frameLen(1) != 2 {
+		t.Fatalf("frames %d", fs.frames())
 	}
-	out, n := tpls[0].fill(nil, 1700000000, 10, 2)
-	if n != 2 {
-		t.Fatalf("n %d", n)
-	}
+	out := fs.build(nil, 0, 2, 0, &SendPlan{StartClock: 1700000000, ValueClockStep: 10, NS: 123})
+	// The constant shape is the harness's old data, byte for byte.
 	want := `{"request":"sender data","data":[{"host":"h0","key":"a","value":"20.00","clock":1700000000,"ns":123},{"host":"h0","key":"b","value":"20.07","clock":1700000010,"ns":123}]}`
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)

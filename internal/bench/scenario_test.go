@@ -19,10 +19,20 @@ import (
 // on loopback ports and returns a bench target for it.
 func startPeregrine(t *testing.T) (*Target, string) {
 	t.Helper()
+	return startPeregrineWith(t, nil)
+}
+
+// startPeregrineWith is startPeregrine with the configuration changed by
+// edit (which may read cfg.DataDir).
+func startPeregrineWith(t *testing.T, edit func(*config.Config)) (*Target, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
+	if edit != nil {
+		edit(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -138,14 +148,37 @@ func TestScenariosInProcess(t *testing.T) {
 		if len(hosts) != 0 || len(groups) != 0 {
 			t.Errorf("left behind: hosts %v groups %v", hosts, groups)
 		}
+		// Realistic data: the report says the read values are full
+		// precision and random; with the old constant data it warns.
+		if txt := strings.Join(sec.Text, " "); !strings.Contains(txt, "Data read: the newest 1000 values") || strings.Contains(strings.Join(sec.Notes, " "), "not full-precision") {
+			t.Errorf("realistic fill: text %q notes %q", txt, sec.Notes)
+		}
+		env.Data = Data{Shape: ShapeConstant}
+		sec, err = (&HistoryRead{Sizes: []int{1000}, Reps: 1}).Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(sec.Text, " "), "0 with ≥ 12 significant digits") || !strings.Contains(strings.Join(sec.Notes, " "), "not full-precision random values") {
+			t.Errorf("constant fill: text %q notes %q", sec.Text, sec.Notes)
+		}
 	})
 
 	t.Run("IngestMax", func(t *testing.T) {
 		env := newEnv(t, tg)
+		env.Warmup, env.WarmupRate = time.Second, 300
 		im := &IngestMax{Items: 200, ItemsPerHost: 100, Rates: []float64{1000, 2000}, StepDuration: time.Second, Sustain: 0.5}
 		sec, err := im.Run(ctx, env)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The warm-up sent at least one value to each of the 200 items,
+		// all readable, before the first step; a 1 s step is flagged.
+		txt := strings.Join(sec.Text, " ")
+		if !strings.Contains(txt, "Warm-up (not measured): 300 values to all 200 items at 300 values/s") || !strings.Contains(txt, "300 of them readable") {
+			t.Errorf("warm-up note missing or wrong: %q", txt)
+		}
+		if !strings.Contains(strings.Join(sec.Notes, " "), "shorter than 1m0s") {
+			t.Errorf("no short-step note: %q", sec.Notes)
 		}
 		c := csvRows(t, sec)
 		if len(c.Rows) != 2 {
@@ -191,7 +224,7 @@ func TestMainInProcess(t *testing.T) {
 	var out, errb bytes.Buffer
 	args := []string{"sender-flood,ingest-max", "--target", tg.APIURL, "--trapper", tg.Trapper, "--password-file", pwFile,
 		"--items", "300", "--items-per-host", "100", "--values", "300,700", "--rates", "600", "--step", "1s", "--conns", "2",
-		"--report", filepath.Join(dir, "a")}
+		"--warmup-time", "1s", "--warmup-rate", "300", "--report", filepath.Join(dir, "a")}
 	if code := Main(args, &out, &errb, "test"); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -199,10 +232,24 @@ func TestMainInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"against peregrine", "| command | `peregrine bench sender-flood,ingest-max", "| machine |", "sender-flood.svg", "ingest-max.csv", "Highest sustained rate"} {
+	for _, want := range []string{"against peregrine", "| command | `peregrine bench sender-flood,ingest-max", "| machine |", "sender-flood.svg", "ingest-max.csv", "Highest sustained rate",
+		"| data | realistic, seed 1: per item", "| warm-up | 1s at 300 values/s",
+		"| settings that differ from the defaults | `--conns 2` (default 8)", "`--step 1s` (default 1m0s)", "Warm-up (not measured)"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+	// The same runs with other connections and the old data: compare
+	// says so above its tables.
+	args = append(args[:len(args)-1], filepath.Join(dir, "b"))
+	for i, a := range args {
+		if a == "--conns" {
+			args[i+1] = "3"
+		}
+	}
+	args = append(args, "--data", "constant")
+	if code := Main(args, &out, &errb, "test"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	out.Reset()
 	if code := Main([]string{"compare", "--report", filepath.Join(dir, "c"), filepath.Join(dir, "a"), filepath.Join(dir, "a")}, &out, &errb, "test"); code != 0 {
@@ -212,8 +259,19 @@ func TestMainInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(cmp, []byte("sender-flood side by side")) || !bytes.Contains(cmp, []byte("1.00×")) {
+	if !bytes.Contains(cmp, []byte("sender-flood side by side")) || !bytes.Contains(cmp, []byte("1.00×")) ||
+		!bytes.Contains(cmp, []byte("| settings that differ between the runs | none: same connections")) {
 		t.Errorf("compare report:\n%s", cmp)
+	}
+	if code := Main([]string{"compare", "--report", filepath.Join(dir, "d"), filepath.Join(dir, "a"), filepath.Join(dir, "b")}, &out, &errb, "test"); code != 0 {
+		t.Fatalf("compare exit %d\n%s", code, errb.String())
+	}
+	diff, err := os.ReadFile(filepath.Join(dir, "d", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(diff, []byte("**--conns: A 2, B 3**; **--data: A realistic, B constant**")) {
+		t.Errorf("compare of different settings does not name them:\n%s", diff)
 	}
 	checkSVG(t, filepath.Join(dir, "c", "sender-flood.svg"), "values sent", "")
 }
@@ -230,6 +288,9 @@ func TestMainUsage(t *testing.T) {
 		{[]string{"write-scaling"}, 1, "--target URL is required"},
 		{[]string{"write-scaling", "--steps", "a,b", "--target", "http://x"}, 2, "--steps"},
 		{[]string{"compare", "onlyone"}, 2, "usage: peregrine bench compare"},
+		{[]string{"sender-flood", "--data", "random", "--target", "http://x"}, 2, `--data must be realistic or constant, not "random"`},
+		{[]string{"backfill", "--backfill-values", "1,2", "--target", "http://x"}, 2, `--backfill-values: "1,2" is not one number`},
+		{[]string{"disk-bytes", "--disk-values", "x", "--target", "http://x"}, 2, `--disk-values: "x" is not a positive number`},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(tc.args, &out, &errb, "test")

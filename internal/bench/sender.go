@@ -26,19 +26,31 @@ type ItemSet struct {
 func (s ItemSet) Len() int { return len(s.Hosts) * len(s.Keys) }
 
 // SendPlan says what to send: rounds of one value per item, each round's
-// values carrying clock StartClock + round×ClockStep and nanoseconds NS,
-// so every (item, clock, ns) is sent once. Rounds stop at Rounds, at
-// TotalValues (the last round partial), at Duration, or when ctx ends,
-// whichever comes first.
+// values carrying clock StartClock + round×ClockStep, so every (item,
+// clock) is sent once. Rounds stop at Rounds, at TotalValues (the last
+// round partial), at Duration, or when ctx ends, whichever comes first.
 type SendPlan struct {
 	Items        ItemSet
 	PacketValues int   // values per frame (default 1000; zabbix_sender sends 250)
 	StartClock   int64 // clock of round 0
 	ClockStep    int64 // clock increment per round (default 1)
-	NS           int   // nanoseconds of every value, 0..999999999
-	Rounds       int64
-	TotalValues  int64
-	Duration     time.Duration
+	// NS offsets every value's nanoseconds (modulo 1e9; 0..999999999): a
+	// random number per run keeps runs that reuse items and clocks from
+	// repeating an (item, clock, ns). With ShapeConstant it is every
+	// value's nanoseconds.
+	NS int
+	// Data is the values' shape and seed (values.go); the zero value is
+	// the realistic shape, seed 0.
+	Data Data
+	// Position, if set, sends item i's value number Position(i, round)
+	// in round, with clock StartClock + position×ClockStep: a bijection
+	// of rounds per item sends each item's series in another time order
+	// (backfill). Items are numbered host index × keys + key index of
+	// Items. It must be safe to call under the send's frame lock.
+	Position    func(item int, round int64) int64
+	Rounds      int64
+	TotalValues int64
+	Duration    time.Duration
 	// ValueClockStep, if > 0, adds k×ValueClockStep to the clock of the
 	// k-th value of a frame: many values of one item in one frame (a
 	// history fill) then get distinct clocks.
@@ -50,8 +62,9 @@ type SendPlan struct {
 }
 
 // Sender is a compliant Zabbix sender: one "sender data" frame, one reply,
-// whose "processed: N; failed: M; total: T" it checks. Frames are encoded
-// once per plan; per round only the fixed-width clock digits change.
+// whose "processed: N; failed: M; total: T" it checks. Host and key are
+// encoded once per plan; each frame's values, clocks and nanoseconds are
+// generated when the frame is built (values.go).
 type Sender struct {
 	Addr  string
 	Conns int // concurrent connections (default 4)
@@ -81,71 +94,103 @@ type SendProgress struct {
 	Sent, Processed, Failed, Errors atomic.Int64
 }
 
-// template is one pre-encoded frame payload: the clock fields' offsets and
-// the end offset of each value object (to cut a partial last frame).
-type template struct {
-	payload []byte
-	clocks  []int
-	ends    []int
+// frameSet is a plan's frames: per frame, the value slots it carries, each
+// slot the pre-encoded `{"host":…,"key":…,"value":"` of one item and the
+// item's value sequence. A frame is built per unit: prefix, generated
+// value, clock and nanoseconds per slot.
+type frameSet struct {
+	pre    []byte // every slot's prefix, concatenated
+	slots  []slot // in item-set order
+	starts []int  // frame f is slots[starts[f]:starts[f+1]]
+	series []series
 }
 
-func encodeTemplates(items ItemSet, per, ns int) []template {
-	var out []template
-	var cur *template
-	nsStr := strconv.Itoa(ns)
+type slot struct {
+	off, end int32   // prefix in pre
+	item     int32   // index into series
+	konst    float32 // ShapeConstant's value (20.00..29.99 by position)
+}
+
+// newFrameSet lays the item set out in frames of per values. An item named
+// twice (the history-read fill sends one item 1000 times per frame) is one
+// series: its values are one sequence in send order.
+func newFrameSet(items ItemSet, per int, d Data) *frameSet {
+	hostIdx, keyIdx := map[string]int{}, map[string]int{}
+	var hosts, keys []string
+	for _, h := range items.Hosts {
+		if _, ok := hostIdx[h]; !ok {
+			hostIdx[h] = len(hosts)
+			hosts = append(hosts, h)
+		}
+	}
+	for _, k := range items.Keys {
+		if _, ok := keyIdx[k]; !ok {
+			keyIdx[k] = len(keys)
+			keys = append(keys, k)
+		}
+	}
+	fs := &frameSet{slots: make([]slot, 0, items.Len()), series: make([]series, len(hosts)*len(keys))}
+	made := make([]bool, len(fs.series))
 	for hi, h := range items.Hosts {
 		hq := strconv.Quote(h)
 		for i, k := range items.Keys {
-			if cur == nil {
-				out = append(out, template{payload: []byte(`{"request":"sender data","data":[`)})
-				cur = &out[len(out)-1]
+			if len(fs.slots)%per == 0 {
+				fs.starts = append(fs.starts, len(fs.slots))
 			}
-			if len(cur.ends) > 0 {
-				cur.payload = append(cur.payload, ',')
+			item := hostIdx[h]*len(keys) + keyIdx[k]
+			konst := 20 + float64((hi*31+i*7)%1000)/100
+			if !made[item] {
+				fs.series[item] = newSeries(d, h, k, konst)
+				made[item] = true
 			}
-			cur.payload = append(cur.payload, `{"host":`...)
-			cur.payload = append(cur.payload, hq...)
-			cur.payload = append(cur.payload, `,"key":`...)
-			cur.payload = strconv.AppendQuote(cur.payload, k)
-			cur.payload = append(cur.payload, `,"value":"`...)
-			// A slowly varying gauge, different per item.
-			cur.payload = strconv.AppendFloat(cur.payload, 20+float64((hi*31+i*7)%1000)/100, 'f', 2, 64)
-			cur.payload = append(cur.payload, `","clock":`...)
-			cur.clocks = append(cur.clocks, len(cur.payload))
-			cur.payload = append(cur.payload, "0000000000"...)
-			cur.payload = append(cur.payload, `,"ns":`...)
-			cur.payload = append(cur.payload, nsStr...)
-			cur.payload = append(cur.payload, '}')
-			cur.ends = append(cur.ends, len(cur.payload))
-			if len(cur.ends) == per {
-				cur.payload = append(cur.payload, "]}"...)
-				cur = nil
-			}
+			off := len(fs.pre)
+			fs.pre = append(fs.pre, `{"host":`...)
+			fs.pre = append(fs.pre, hq...)
+			fs.pre = append(fs.pre, `,"key":`...)
+			fs.pre = strconv.AppendQuote(fs.pre, k)
+			fs.pre = append(fs.pre, `,"value":"`...)
+			fs.slots = append(fs.slots, slot{off: int32(off), end: int32(len(fs.pre)), item: int32(item), konst: float32(konst)})
 		}
 	}
-	if cur != nil {
-		cur.payload = append(cur.payload, "]}"...)
-	}
-	return out
+	fs.starts = append(fs.starts, len(fs.slots))
+	return fs
 }
 
-// fill copies t into dst with clock patched and at most n values.
-func (t *template) fill(dst []byte, clock, step int64, n int) ([]byte, int) {
-	if n >= len(t.ends) {
-		n = len(t.ends)
-		dst = append(dst[:0], t.payload...)
-	} else {
-		dst = append(dst[:0], t.payload[:t.ends[n-1]]...)
-		dst = append(dst, "]}"...)
-	}
-	for k, off := range t.clocks[:n] {
-		c := clock + int64(k)*step
-		for i := 9; i >= 0; i-- {
-			dst[off+i] = byte('0' + c%10)
-			c /= 10
+func (fs *frameSet) frames() int { return len(fs.starts) - 1 }
+
+func (fs *frameSet) frameLen(f int) int { return fs.starts[f+1] - fs.starts[f] }
+
+// build writes frame f of round with its first n values into dst. It
+// advances the items' value sequences: calls must come in unit order.
+func (fs *frameSet) build(dst []byte, f int, n int, round int64, plan *SendPlan) []byte {
+	dst = append(dst[:0], `{"request":"sender data","data":[`...)
+	for k, sl := range fs.slots[fs.starts[f]:][:n] {
+		if k > 0 {
+			dst = append(dst, ',')
 		}
+		dst = append(dst, fs.pre[sl.off:sl.end]...)
+		s := &fs.series[sl.item]
+		clock := plan.StartClock + round*plan.ClockStep + int64(k)*plan.ValueClockStep
+		var v float64
+		var ns int32
+		if plan.Position != nil {
+			p := plan.Position(int(sl.item), round)
+			clock = plan.StartClock + p*plan.ClockStep
+			v, ns = s.at(p)
+		} else {
+			v, ns = s.next()
+		}
+		if s.kind == KindConstant {
+			v = float64(sl.konst)
+		}
+		dst = appendValue(dst, s.kind, v)
+		dst = append(dst, `","clock":`...)
+		dst = strconv.AppendInt(dst, clock, 10)
+		dst = append(dst, `,"ns":`...)
+		dst = strconv.AppendInt(dst, (int64(ns)+int64(plan.NS))%1_000_000_000, 10)
+		dst = append(dst, '}')
 	}
-	return dst, n
+	return append(dst, "]}"...)
 }
 
 // Send runs plan. The work is a sequence of (round, frame) units taken in
@@ -157,6 +202,9 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 	}
 	if plan.NS < 0 || plan.NS > 999999999 {
 		return SendResult{}, fmt.Errorf("send plan: ns %d out of range", plan.NS)
+	}
+	if _, err := ParseShape(string(plan.Data.shape())); err != nil {
+		return SendResult{}, fmt.Errorf("send plan: %w", err)
 	}
 	if plan.PacketValues <= 0 {
 		plan.PacketValues = 1000
@@ -175,21 +223,22 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 	if prog == nil {
 		prog = &SendProgress{}
 	}
-	tpls := encodeTemplates(plan.Items, plan.PacketValues, plan.NS)
+	fs := newFrameSet(plan.Items, plan.PacketValues, plan.Data)
+	nf := int64(fs.frames())
 	perRound := int64(plan.Items.Len())
-	// Units: round r, frame f ↦ r*len(tpls)+f. totalUnits bounds it when a
+	// Units: round r, frame f ↦ r*nf+f. totalUnits bounds it when a
 	// round count or value total is set.
 	totalUnits := int64(-1)
 	lastUnitValues := 0 // values in the final unit when TotalValues cuts a frame
 	if plan.Rounds > 0 {
-		totalUnits = plan.Rounds * int64(len(tpls))
+		totalUnits = plan.Rounds * nf
 	}
 	if plan.TotalValues > 0 {
 		full := plan.TotalValues / perRound
 		rest := plan.TotalValues % perRound
-		units := full * int64(len(tpls))
+		units := full * nf
 		for f := 0; rest > 0; f++ {
-			n := int64(len(tpls[f].ends))
+			n := int64(fs.frameLen(f))
 			units++
 			if rest < n {
 				lastUnitValues = int(rest)
@@ -210,7 +259,28 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 	if plan.Rate > 0 {
 		limiter = newRateLimiter(plan.Rate)
 	}
-	var next atomic.Int64
+	// Frames are built in unit order under one lock: each item's value
+	// sequence advances in the order its values are sent, so the data of
+	// a send depends on the seed and the plan, not on the connections.
+	// Building costs ≈0.1 µs per value (BenchmarkBuildFrame in values_test.go),
+	// well below what any server here takes per value.
+	var unitMu sync.Mutex
+	var nextUnit int64
+	take := func(buf []byte) ([]byte, int64, int, bool) {
+		unitMu.Lock()
+		defer unitMu.Unlock()
+		u := nextUnit
+		if totalUnits >= 0 && u >= totalUnits || ctx.Err() != nil {
+			return buf, 0, 0, false
+		}
+		nextUnit++
+		round, f := u/nf, int(u%nf)
+		n := fs.frameLen(f)
+		if u == totalUnits-1 && lastUnitValues > 0 {
+			n = lastUnitValues
+		}
+		return fs.build(buf, f, n, round, &plan), u, n, true
+	}
 	var res SendResult
 	var mu sync.Mutex
 	fail := func(err error) {
@@ -232,11 +302,14 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 			defer cn.close()
 			var buf []byte
 			for {
-				u := next.Add(1) - 1
-				if totalUnits >= 0 && u >= totalUnits || ctx.Err() != nil {
+				var u int64
+				var n int
+				var ok bool
+				buf, u, n, ok = take(buf)
+				if !ok {
 					return
 				}
-				round, f := u/int64(len(tpls)), int(u%int64(len(tpls)))
+				round := u / nf
 				if plan.Interval > 0 {
 					due := start.Add(time.Duration(round) * plan.Interval)
 					if !deadline.IsZero() && due.After(deadline) {
@@ -253,14 +326,9 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 				if !deadline.IsZero() && time.Now().After(deadline) {
 					return
 				}
-				n := len(tpls[f].ends)
-				if u == totalUnits-1 && lastUnitValues > 0 {
-					n = lastUnitValues
-				}
 				if limiter != nil {
 					limiter.wait(n)
 				}
-				buf, n = tpls[f].fill(buf, plan.StartClock+round*plan.ClockStep, plan.ValueClockStep, n)
 				pr, fl, retried, err := cn.exchange(buf, n)
 				if retried {
 					reconnects.Add(1)

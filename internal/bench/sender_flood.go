@@ -56,6 +56,11 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		return sec, err
 	}
 	defer env.cleanup(prov)
+	warm, err := env.warmUp(ctx, "sender-flood", lay.ItemSet(hosts), prov.HostIDs)
+	if err != nil {
+		return sec, err
+	}
+	sec.Text = append(sec.Text, warm)
 	snd := env.Target.Sender
 	csv := &CSV{File: "sender-flood.csv", Header: SenderFloodColumns}
 	table := Table{Header: []string{"values sent", "sender completion", "sent values/s", "all readable after", "count call", "readable values/s", "loss", "generator CPU", "server CPU", "generator saturated"}}
@@ -72,7 +77,9 @@ func (s *SenderFlood) Run(ctx context.Context, env *Env) (Section, error) {
 		cpu := StartCPU(env.Target.ServerCPU)
 		t0 := time.Now()
 		label := fmt.Sprintf("sender-flood %s values → %s items", fmtCount(float64(m)), fmtCount(float64(s.Items)))
-		res, err := env.sendWithProgress(ctx, label, SendPlan{Items: lay.ItemSet(hosts), StartClock: base, NS: runNS(), TotalValues: m, PacketValues: env.packet()}, m)
+		plan := env.plan(lay.ItemSet(hosts), base)
+		plan.TotalValues = m
+		res, err := env.sendWithProgress(ctx, label, plan, m)
 		if err != nil {
 			return sec, err
 		}

@@ -353,3 +353,38 @@ func WaitCount(ctx context.Context, count Counter, want int64, poll, stall, time
 		}
 	}
 }
+
+// ItemIDsByHost returns, per host id, the item ids of the layout's keys
+// in key order.
+func ItemIDsByHost(ctx context.Context, c *APIClient, hostids []string, l Layout) (map[string][]string, error) {
+	var items []struct {
+		ItemID string `json:"itemid"`
+		HostID string `json:"hostid"`
+		Key    string `json:"key_"`
+	}
+	if err := c.Call(ctx, "item.get", map[string]any{"hostids": hostids, "output": []string{"itemid", "hostid", "key_"}}, &items); err != nil {
+		return nil, err
+	}
+	pos := map[string]int{}
+	for j := 0; j < l.ItemsPerHost; j++ {
+		pos[l.Key(j)] = j
+	}
+	out := map[string][]string{}
+	for _, h := range hostids {
+		out[h] = make([]string, l.ItemsPerHost)
+	}
+	for _, it := range items {
+		j, ok := pos[it.Key]
+		if ids, okh := out[it.HostID]; ok && okh {
+			ids[j] = it.ItemID
+		}
+	}
+	for h, ids := range out {
+		for j, id := range ids {
+			if id == "" {
+				return nil, fmt.Errorf("host %s has no item %q", h, l.Key(j))
+			}
+		}
+	}
+	return out, nil
+}

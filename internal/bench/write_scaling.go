@@ -55,7 +55,7 @@ func (w *WriteScaling) defaults() error {
 		w.Warmup = 0
 	}
 	if w.Window <= 0 {
-		w.Window = 30 * time.Second
+		w.Window = time.Minute
 	}
 	if w.Warmup%w.Interval != 0 || w.Window%w.Interval != 0 {
 		return errors.New("write-scaling: --warmup and --window must be multiples of --interval")
@@ -93,6 +93,14 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 		return sec, err
 	}
 	defer env.cleanup(prov)
+	warm, err := env.warmUp(ctx, "write-scaling", lay.ItemSet(maxT), prov.HostIDs)
+	if err != nil {
+		return sec, err
+	}
+	sec.Text = append(sec.Text, warm)
+	if w.Window < minStep {
+		sec.Notes = append(sec.Notes, shortStepNote("--window", w.Window))
+	}
 	csv := &CSV{File: "write-scaling.csv", Header: WriteScalingColumns}
 	table := Table{Header: []string{"targets", "items", "offered NVPS", "ideal per window", "sent (whole step)", "written by window end", "on the line", "after drain", "drain", "generator CPU", "server CPU", "generator saturated"}}
 	ivl := int64(w.Interval / time.Second)
@@ -125,10 +133,8 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 		}
 		ideal := items * winRounds
 		cpu := StartCPU(env.Target.ServerCPU)
-		plan := SendPlan{
-			Items: lay.ItemSet(n), StartClock: base, ClockStep: ivl, NS: runNS(),
-			Rounds: rounds, Interval: w.Interval, PacketValues: env.packet(), Duration: time.Duration(rounds)*w.Interval + w.Grace,
-		}
+		plan := env.plan(lay.ItemSet(n), base)
+		plan.ClockStep, plan.Rounds, plan.Interval, plan.Duration = ivl, rounds, w.Interval, time.Duration(rounds)*w.Interval+w.Grace
 		label := fmt.Sprintf("write-scaling %d targets (%s NVPS offered)", n, fmtCount(offered))
 		res, err := env.sendWithProgress(ctx, label, plan, items*rounds)
 		if err != nil {

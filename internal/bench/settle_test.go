@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// settle against real processes: an idle one is idle at the first
+// sample, a spinning one is still busy when the limit passes, and an
+// in-process server is not waited for.
+func TestSettle(t *testing.T) {
+	start := func(script string) int {
+		cmd := exec.Command("sh", "-c", script)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd.Process.Pid
+	}
+	idle := start("sleep 30")
+	busy := start("while :; do :; done")
+	for _, tc := range []struct {
+		name string
+		cpu  ServerCPU
+		want string
+	}{
+		{"idle", ServerCPU{PIDs: []int{idle}}, "The server then idled (0 % of a core"},
+		{"busy", ServerCPU{PIDs: []int{busy}}, "The server was still busy"},
+		{"in process", ServerCPU{PIDs: []int{idle}, Self: true}, "cannot be observed"},
+		{"none", ServerCPU{}, "cannot be observed"},
+	} {
+		env := &Env{Target: &Target{ServerCPU: tc.cpu}, settleSample: 300 * time.Millisecond, settleMax: 600 * time.Millisecond,
+			// 5 % of a core: a spinning shell gets more than that even on
+			// a loaded machine, a sleeping one nothing.
+			settleIdle: 0.05}
+		if got := env.settle(context.Background()); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
