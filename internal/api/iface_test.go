@@ -257,6 +257,9 @@ func TestItemInterfaceAPI(t *testing.T) {
 	if n := f.get(t, "item.get", `{"output":["itemid"],"filter":{"state":1}}`); len(n) != 1 || n[0]["itemid"] != ids[0] {
 		t.Fatalf("filter state 1: %v", n)
 	}
+	if n := f.get(t, "item.get", fmt.Sprintf(`{"output":["itemid"],"interfaceids":[%q]}`, id(agent1))); len(n) != 1 || n[0]["itemid"] != ids[0] {
+		t.Fatalf("interfaceids: %v", n)
+	}
 	// Recovery: a stored value sets the state back to normal.
 	rt.SetItemState(parseU(t, ids[0]), pipeline.ItemState{})
 	if n := f.get(t, "item.get", `{"output":["itemid"],"filter":{"state":1}}`); len(n) != 0 {

@@ -21,10 +21,11 @@ type LastValues interface {
 func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		ItemIDs  ids  `json:"itemids"`
-		HostIDs  ids  `json:"hostids"`
-		GroupIDs ids  `json:"groupids"`
-		WebItems bool `json:"webitems"` // there are no web items to include
+		ItemIDs      ids  `json:"itemids"`
+		HostIDs      ids  `json:"hostids"`
+		GroupIDs     ids  `json:"groupids"`
+		InterfaceIDs ids  `json:"interfaceids"`
+		WebItems     bool `json:"webitems"` // there are no web items to include
 		// Host and Group select by technical host name and group name.
 		Host      *string `json:"host"`
 		Group     *string `json:"group"`
@@ -75,7 +76,8 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 			return
 		}
 		for _, it := range h.Items() {
-			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) {
+			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) ||
+				len(p.InterfaceIDs) > 0 && !containsID(p.InterfaceIDs, it.InterfaceID) {
 				continue
 			}
 			if p.Monitored && !(it.Enabled && h.Enabled) {
