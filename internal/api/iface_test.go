@@ -199,7 +199,8 @@ func TestHostInterfaceErrors(t *testing.T) {
 }
 
 // TestItemInterfaceAPI covers item.create/update with interfaceid,
-// timeout and delay, and item.get's state and error.
+// timeout and delay (checked by the catalog with the scheduler's parser),
+// and item.get's state and error.
 func TestItemInterfaceAPI(t *testing.T) {
 	f, rt, _ := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
@@ -277,7 +278,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		t.Fatalf("moving to another host's interface: %+v", e)
 	}
 	_, e = f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[0]))
-	if e == nil || !strings.Contains(e.Data, "never checks") {
+	if e == nil || !strings.Contains(e.Data, "would never poll") {
 		t.Fatalf("delay 0 on an agent item: %+v", e)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[1])) // a trapper never polls anyway

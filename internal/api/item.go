@@ -5,11 +5,9 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 )
 
 // LastValues gives the newest and previous value of an item (the
@@ -177,21 +175,6 @@ type itemParams struct {
 	UUID            notStored `json:"uuid"`
 }
 
-// checkDelay validates the update interval of a polled item with the
-// parser the poller schedules by, so that an interval the poller could
-// not use (a bad flexible or scheduling interval) is refused here rather
-// than logged later. Trapper items are not polled: the catalog's own
-// check, which allows "0", is enough for them.
-func (p *itemParams) checkDelay(i int, t catalog.ItemType) error {
-	if !p.Delay.set || t == catalog.Trapper {
-		return nil
-	}
-	if _, err := delay.Parse(p.Delay.v); err != nil {
-		return errParams(`Invalid parameter "/%d/delay": %s.`, i+1, strings.TrimSuffix(err.Error(), "."))
-	}
-	return nil
-}
-
 // itemTypes lists the supported item types for error messages.
 const itemTypes = "0, 2, 3, 5, 7, 10, 19, 20"
 
@@ -253,9 +236,6 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		if err := p.checkDelay(i, catalog.ItemType(p.Type.v)); err != nil {
-			return nil, err
-		}
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
@@ -299,15 +279,6 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			// changes, so the current snapshot is good enough here.
 			if it := snap.Item(p.ItemID.v); it != nil && it.HostID != p.HostID.v {
 				return nil, errParams(`Invalid parameter "/%d/hostid": cannot be changed.`, i+1)
-			}
-		}
-		if it := snap.Item(p.ItemID.v); it != nil {
-			t := it.Type
-			if p.Type.set {
-				t = catalog.ItemType(p.Type.v)
-			}
-			if err := p.checkDelay(i, t); err != nil {
-				return nil, err
 			}
 		}
 		u := catalog.ItemUpdate{ID: p.ItemID.v}
