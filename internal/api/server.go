@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
@@ -74,7 +75,15 @@ type Options struct {
 	History history.Reader
 	Trends  TrendReader // nil: trend.get returns nothing
 	Last    LastValues  // nil: item.get reports no last value
-	Auth    Authenticator
+	// States gives item.get's "state" and "error"; nil: every item is
+	// normal.
+	States ItemStates
+	// Availability gives the availability of host.get's interfaces; nil:
+	// every interface is unknown (available 0).
+	Availability Availabilities
+	// CheckNow serves task.create type 6; nil: such tasks are refused.
+	CheckNow CheckNower
+	Auth     Authenticator
 	// Accounts manages users, user groups and tokens; nil disables the
 	// user.*, usergroup.* and token.* management methods (login still
 	// works through Auth).
@@ -105,6 +114,8 @@ type Server struct {
 	methods  map[string]*method
 	m        *apiMetrics
 	throttle *selfmon.LogThrottle
+	// taskSeq numbers the tasks task.create returns.
+	taskSeq atomic.Uint64
 }
 
 type method struct {

@@ -23,6 +23,13 @@
 //     leaves its history in the history store: IDs are never reused, so
 //     those values cannot be attributed to another item, and retention
 //     drops them with their partitions.
+//   - Host interfaces (iface.go, edit_iface.go): where polled checks
+//     connect, with the Zabbix 6.0 rules: per type at most one main
+//     interface (exactly one if the type is present), agent items need an
+//     agent interface of their own host (the API refuses them without;
+//     the import stores them unpolled, see ApplyResult.NotPolled), and an
+//     interface an item uses can be neither deleted nor changed to another
+//     type. Items carry InterfaceID and Timeout.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.
@@ -31,8 +38,10 @@
 //
 // It holds no history values and takes no part in ingest, polling or
 // preprocessing: those packages look items up in a Snapshot and keep their
-// own per-item state keyed by Item.ID. It does not schedule checks and does
-// not interpret custom (flexible) update intervals beyond storing them.
+// own per-item state keyed by Item.ID. It does not schedule checks; it
+// validates polled items' update intervals with the scheduler's parser
+// (internal/poll/delay, a pure package) so that what it stores can be
+// scheduled.
 //
 // # Concurrency contract
 //

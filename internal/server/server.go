@@ -59,6 +59,9 @@ type Server struct {
 	Pipeline  *pipeline.Pipeline
 	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
+	// Runtime holds item states and interface availability (not
+	// persisted); pollers and the trapper write it, the API reads it.
+	Runtime   *pipeline.Runtime
 	API       *api.Server
 	authStore *auth.Store
 	httpLn    net.Listener
@@ -144,6 +147,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
+	s.Runtime = pipeline.NewRuntime()
 	s.Housekeep, err = housekeep.New(housekeep.Options{
 		Store:         s.Store,
 		Retention:     s.retention,
@@ -202,6 +206,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
+		States: s.Runtime, Availability: s.Runtime,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
