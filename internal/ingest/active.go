@@ -1,0 +1,249 @@
+package ingest
+
+import (
+	"container/list"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// Results of an "active checks" request, as the "result" label.
+type activeResult int
+
+const (
+	activeOK activeResult = iota
+	activeUnknownHost
+	activeHostDisabled
+	activeBadRequest
+	numActiveResults
+)
+
+var activeResultNames = [numActiveResults]string{"ok", "unknown_host", "host_disabled", "bad_request"}
+
+// maxHostNameLen is Zabbix's limit on a technical host name.
+const maxHostNameLen = 128
+
+// AgentInfo is what an active agent said about itself in its latest
+// "active checks" request (and heartbeat), kept for auto-registration:
+// Zabbix registers an unknown host from exactly these fields.
+type AgentInfo struct {
+	Host         string
+	HostMetadata string // HostMetadata or HostMetadataItem's value
+	IP           string // the "ip" member (the agent's ListenIP), or ""
+	Interface    string // the "interface" member (HostInterface), or ""
+	Port         string // the "port" member (ListenPort), or ""
+	Version      string // the "version" member; "" for 6.0 zabbix_agentd
+	Remote       string // the connection's remote address
+	Known        bool   // the host existed in the catalog at the time
+	LastSeen     time.Time
+	// LastHeartbeat is when the latest "active check heartbeat" came
+	// (6.2+ agents); zero if none.
+	LastHeartbeat time.Time
+}
+
+// agentRegistry keeps the AgentInfo of the most recently seen hosts, at
+// most max of them (least recently seen dropped first), in memory only:
+// after a restart agents tell it all again within one
+// RefreshActiveChecks period. A flood of made-up host names costs at
+// most max entries.
+type agentRegistry struct {
+	mu  sync.Mutex
+	m   map[string]*list.Element // of *AgentInfo
+	lru list.List                // front = most recent
+	max int
+}
+
+func newAgentRegistry(limit int) *agentRegistry {
+	return &agentRegistry{m: map[string]*list.Element{}, max: limit}
+}
+
+// update records info (copied) for its host.
+func (r *agentRegistry) update(info AgentInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.m[info.Host]; ok {
+		a := e.Value.(*AgentInfo)
+		info.LastHeartbeat = a.LastHeartbeat
+		*a = info
+		r.lru.MoveToFront(e)
+		return
+	}
+	if r.lru.Len() >= r.max {
+		old := r.lru.Back()
+		r.lru.Remove(old)
+		delete(r.m, old.Value.(*AgentInfo).Host)
+	}
+	a := info
+	r.m[info.Host] = r.lru.PushFront(&a)
+}
+
+// heartbeat records a heartbeat of host; a host never seen gets an entry
+// with only its name.
+func (r *agentRegistry) heartbeat(host, remote string, now time.Time) {
+	r.mu.Lock()
+	if e, ok := r.m[host]; ok {
+		a := e.Value.(*AgentInfo)
+		a.LastHeartbeat, a.Remote = now, remote
+		r.lru.MoveToFront(e)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.update(AgentInfo{Host: host, Remote: remote, LastHeartbeat: now})
+}
+
+func (r *agentRegistry) get(host string) (AgentInfo, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.m[host]; ok {
+		return *e.Value.(*AgentInfo), true
+	}
+	return AgentInfo{}, false
+}
+
+// ActiveAgent returns what the active agent of host said in its latest
+// "active checks" request or heartbeat.
+func (s *Server) ActiveAgent(host string) (AgentInfo, bool) { return s.agents.get(host) }
+
+// activeChecks answers an "active checks" request (spec §4.2) with the
+// host's enabled items of type Zabbix agent (active), in the form Zabbix
+// sends agents of protocol 4.4 and later: key, itemid, delay as
+// configured (a string), lastlogsize and mtime (the stored position of
+// log items, 0 otherwise). 6.0 zabbix_agentd sends no version (a real
+// server answers it in the 4.2 form, delay in integer seconds) and
+// accepts this form as well (captured). refresh_unsupported goes to 4.4
+// and 5.0 agents only, as Zabbix sends it.
+func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []byte {
+	top := &cs.req.top
+	if top.host == nil {
+		return s.activeFailed(activeBadRequest, remote, "", `cannot find the "host" member in the request`)
+	}
+	host := string(top.host)
+	if msg := checkHostName(host); msg != "" {
+		return s.activeFailed(activeBadRequest, remote, host, "invalid host name ["+truncateForLog(host)+"]: "+msg)
+	}
+	if top.ip != nil && net.ParseIP(string(top.ip)) == nil {
+		return s.activeFailed(activeBadRequest, remote, host, strconv.Quote(truncateForLog(string(top.ip)))+" is not a valid IP address")
+	}
+	snap := s.opts.Catalog.Snapshot()
+	h := snap.Host(host)
+	s.agents.update(AgentInfo{
+		Host: host, HostMetadata: string(top.hostMetadata), IP: string(top.ip), Interface: string(top.iface),
+		Port: string(top.port), Version: string(top.version), Remote: remote, Known: h != nil, LastSeen: recv,
+	})
+	if h == nil {
+		return s.activeFailed(activeUnknownHost, remote, host, "host ["+host+"] not found")
+	}
+	if !h.Enabled {
+		return s.activeFailed(activeHostDisabled, remote, host, "host ["+host+"] not monitored")
+	}
+	s.m.active[activeOK].Inc()
+	out := append(cs.out[:0], `{"response":"success","data":[`...)
+	n := 0
+	for _, it := range h.Items() {
+		if it.Type != catalog.ZabbixAgentActive || !it.Enabled {
+			continue
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		var lp LogPos
+		if s.opts.LogPositions != nil {
+			lp, _ = s.opts.LogPositions.Get(it.ID)
+		}
+		out = append(out, `{"key":`...)
+		out = appendJSONString(out, it.Key)
+		out = append(out, `,"itemid":`...)
+		out = strconv.AppendUint(out, it.ID, 10)
+		out = append(out, `,"delay":`...)
+		out = appendJSONString(out, it.Delay)
+		out = append(out, `,"lastlogsize":`...)
+		out = strconv.AppendUint(out, lp.LastLogSize, 10)
+		out = append(out, `,"mtime":`...)
+		out = strconv.AppendInt(out, lp.Mtime, 10)
+		out = append(out, '}')
+	}
+	out = append(out, ']')
+	if v := string(top.version); v == "4.4" || v == "5.0" {
+		out = append(out, `,"refresh_unsupported":600`...)
+	}
+	out = append(out, '}')
+	cs.out = out
+	return out
+}
+
+// activeFailed counts and logs (throttled) a refused "active checks"
+// request and returns Zabbix's failure reply.
+func (s *Server) activeFailed(r activeResult, remote, host, info string) []byte {
+	s.m.active[r].Inc()
+	if n, ok := s.throttle.Allow("active:" + activeResultNames[r]); ok {
+		s.opts.Logger.Warn("active checks request refused", "result", activeResultNames[r], "host", truncateForLog(host), "remote", remote, "info", info, "suppressed", n)
+	}
+	return failedReply(info)
+}
+
+// heartbeat records an "active check heartbeat" (6.2+ agents). The agent
+// reads no reply.
+func (s *Server) heartbeat(cs *connState, recv time.Time, remote string) {
+	s.m.heartbeats.Inc()
+	host := cs.req.top.host
+	if host == nil || checkHostName(string(host)) != "" {
+		return
+	}
+	s.agents.heartbeat(string(host), remote, recv)
+}
+
+// checkHostName applies Zabbix's rule for technical host names: 1 to 128
+// characters of 0-9 a-z A-Z . _ - and space. It returns "" if valid.
+func checkHostName(h string) string {
+	if h == "" {
+		return "empty host name"
+	}
+	if utf8.RuneCountInString(h) > maxHostNameLen {
+		return "host name is longer than 128 characters"
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '_' || c == '-' || c == ' ' {
+			continue
+		}
+		return "character " + strconv.QuoteRune(rune(c)) + " is not allowed"
+	}
+	return ""
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, the rest
+// as is.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\ufffd"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
