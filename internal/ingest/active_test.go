@@ -93,45 +93,18 @@ func remapItemIDs(t testing.TB, ts *testServer, payload []byte, ids map[uint64]s
 	return out
 }
 
-type recordedState struct {
-	notSupported bool
-	msg          string
-}
-
-// stateRecorder stands in for the pipeline's runtime registry.
-type stateRecorder struct {
-	mu sync.Mutex
-	m  map[uint64]recordedState
-}
-
-func (r *stateRecorder) set(item uint64, notSupported bool, msg string, _ int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[uint64]recordedState{}
-	}
-	r.m[item] = recordedState{notSupported, msg}
-}
-
-func (r *stateRecorder) get(item uint64) (recordedState, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.m[item]
-	return s, ok
-}
-
 // activeServer starts a trapper with a state recorder and a log
 // position file in a temporary directory.
-func activeServer(t *testing.T) (*testServer, *stateRecorder, *LogPositions) {
+func activeServer(t *testing.T) (*testServer, *pipeline.Runtime, *LogPositions) {
 	t.Helper()
 	lp, err := OpenLogPositions(context.Background(), filepath.Join(t.TempDir(), "agent-state.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lp.Close() })
-	rec := &stateRecorder{}
+	rec := pipeline.NewRuntime()
 	ts := startTrapper(t, activeSpec(), func(o *Options) {
-		o.ItemState = rec.set
+		o.ItemStates = rec
 		o.LogPositions = lp
 	})
 	return ts, rec, lp
@@ -273,6 +246,7 @@ func TestAgentDataFixtures(t *testing.T) {
 
 	// zabbix_agentd 6.0: rows by host and key.
 	req1, req2 := payloadOf(t, "agentd-agent-data-req"), payloadOf(t, "agentd-agent-data-req2")
+	rec.SetItemState(ts.item(t, "peregrine-test", "agent.ping").ID, pipeline.ItemState{NotSupported: true, Error: "was broken"})
 	f(req1, 4, 0)
 	f(req2, 3, 0)
 	if count("agent.ping") != 2 || count(logKey) != 2 || count("system.cpu.load[all,avg1]") != 1 || count("no.such.key[a]") != 0 {
@@ -283,11 +257,11 @@ func TestAgentDataFixtures(t *testing.T) {
 		t.Fatalf("log values %+v", logs)
 	}
 	nosuch := ts.item(t, "peregrine-test", "no.such.key[a]")
-	if st, _ := rec.get(nosuch.ID); !st.notSupported || st.msg != "Unsupported item key." {
+	if st, _ := rec.ItemState(nosuch.ID); !st.NotSupported || st.Error != "Unsupported item key." {
 		t.Fatalf("no.such.key state %+v", st)
 	}
-	if st, ok := rec.get(ts.item(t, "peregrine-test", "agent.ping").ID); !ok || st.notSupported {
-		t.Fatalf("agent.ping state %+v, %v: want supported", st, ok)
+	if st, ok := rec.ItemState(ts.item(t, "peregrine-test", "agent.ping").ID); ok {
+		t.Fatalf("agent.ping state %+v: a stored value makes it supported again", st)
 	}
 	if pos, _ := lp.Get(ts.item(t, "peregrine-test", logKey).ID); pos.LastLogSize != 18 {
 		t.Fatalf("log position %+v, want 18", pos)
@@ -318,7 +292,7 @@ func TestAgentDataFixtures(t *testing.T) {
 	if count("agent.ping") != 5 || count(logKey) != 4 || count("system.cpu.load[all,avg1]") != 3 {
 		t.Fatalf("after agent 2: ping %d log %d load %d", count("agent.ping"), count(logKey), count("system.cpu.load[all,avg1]"))
 	}
-	if st, _ := rec.get(nosuch.ID); st.msg != "Unknown metric no.such.key" {
+	if st, _ := rec.ItemState(nosuch.ID); st.Error != "Unknown metric no.such.key" {
 		t.Fatalf("no.such.key state %+v", st)
 	}
 	// A later session of the same host (the agent restarted) starts its
@@ -390,7 +364,7 @@ func TestAgentDataRefusals(t *testing.T) {
 		t.Errorf("bad_value counted %v", got)
 	}
 	// The value that does not convert makes its item not supported.
-	if st, _ := rec.get(load.ID); !st.notSupported || !strings.Contains(st.msg, "is not suitable for value type") {
+	if st, _ := rec.ItemState(load.ID); !st.NotSupported || !strings.Contains(st.Error, "is not suitable for value type") {
 		t.Errorf("load state %+v", st)
 	}
 	// Rows of a disabled host (by host and key, 6.0 agentd's form) fail;

@@ -10,6 +10,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
@@ -45,10 +46,8 @@ type agentScratch struct {
 // stateChange is an item's supported state to set once the request's
 // values are stored.
 type stateChange struct {
-	item         uint64
-	notSupported bool
-	msg          string
-	clock        int64
+	item  uint64
+	state pipeline.ItemState
 }
 
 func (cs *connState) reserveAgentRows(n int) error {
@@ -258,7 +257,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			clock = row.clock
 		}
 		if e != nil && e.has&hasState != 0 && e.state == 1 {
-			a.states = append(a.states, stateChange{item: it.ID, notSupported: true, msg: string(row.value), clock: clock})
+			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: string(row.value), Clock: clock}})
 			processed++
 			s.m.notSupported.Inc()
 			continue
@@ -282,7 +281,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 		if err := preprocess.Value(it, row.value, &sm); err != nil {
 			failed[refused(preprocess.BadValue)]++
 			s.valueFailed(refused(preprocess.BadValue), []byte(it.Host.Host), []byte(it.Key), err)
-			a.states = append(a.states, stateChange{item: it.ID, notSupported: true, msg: err.Error(), clock: clock})
+			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: clock}})
 			continue
 		}
 		if it.ValueType == history.Log && e != nil && e.has&(hasTimestamp|hasSource|hasSeverity|hasEventID) != 0 {
@@ -290,7 +289,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 		}
 		stamp.stamp(&sm, i)
 		samples = append(samples, sm)
-		a.states = append(a.states, stateChange{item: it.ID, clock: sm.Clock})
+		a.states = append(a.states, stateChange{item: it.ID}) // normal
 	}
 	cs.samples = samples
 	s.m.received.Add(uint64(len(rows)))
@@ -311,9 +310,9 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 	for k, ss := range a.sessions {
 		ss.last = a.last[k]
 	}
-	if s.opts.ItemState != nil {
+	if s.opts.ItemStates != nil {
 		for _, sc := range a.states {
-			s.opts.ItemState(sc.item, sc.notSupported, sc.msg, sc.clock)
+			s.opts.ItemStates.SetItemState(sc.item, sc.state)
 		}
 	}
 	if len(a.posItems) > 0 && s.opts.LogPositions != nil {

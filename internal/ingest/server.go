@@ -26,6 +26,14 @@ type Submitter interface {
 	Submit(values []history.Sample, t *pipeline.Ticket) error
 }
 
+// ItemStates records items' supported state (Zabbix item.get "state"
+// and "error"); *pipeline.Runtime implements it. Setting the zero
+// ItemState (normal) on a normal item MUST be cheap: every stored active
+// value does it.
+type ItemStates interface {
+	SetItemState(item uint64, s pipeline.ItemState)
+}
+
 // LogPositionStore keeps active log items' positions; *LogPositions is
 // the durable one.
 type LogPositionStore interface {
@@ -57,11 +65,10 @@ type Options struct {
 
 	Catalog  Catalog
 	Pipeline Submitter
-	// ItemState, if set, receives the supported state of active items:
+	// ItemStates, if set, receives the supported state of active items:
 	// not supported with the agent's (or the conversion's) message, or
-	// supported again once a value is stored. main wires it to the
-	// pipeline's runtime registry.
-	ItemState func(item uint64, notSupported bool, msg string, clock int64)
+	// normal again once a value is stored. *pipeline.Runtime.
+	ItemStates ItemStates
 	// LogPositions, if set, keeps active log items' lastlogsize and mtime
 	// (see LogPositions); without it agents always resume from 0.
 	LogPositions LogPositionStore
