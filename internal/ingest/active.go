@@ -116,7 +116,9 @@ func (s *Server) ActiveAgent(host string) (AgentInfo, bool) { return s.agents.ge
 // log items, 0 otherwise). 6.0 zabbix_agentd sends no version (a real
 // server answers it in the 4.2 form, delay in integer seconds) and
 // accepts this form as well (captured). refresh_unsupported goes to 4.4
-// and 5.0 agents only, as Zabbix sends it.
+// and 5.0 agents only, and an item's timeout (if set) to 7.0 and later
+// agents only, as Zabbix sends them. No config_revision: 7.0 agents then
+// take the full list every time.
 func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []byte {
 	top := &cs.req.top
 	if top.host == nil {
@@ -142,6 +144,10 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 		return s.activeFailed(activeHostDisabled, remote, host, "host ["+host+"] not monitored")
 	}
 	s.m.active[activeOK].Inc()
+	// 7.0 agents take a per-item timeout; without one they use their
+	// own Timeout. Older agents get no such field.
+	major, _ := leadingInt(top.version)
+	v7 := major >= 7
 	out := append(cs.out[:0], `{"response":"success","data":[`...)
 	n := 0
 	for _, it := range h.Items() {
@@ -166,6 +172,10 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 		out = strconv.AppendUint(out, lp.LastLogSize, 10)
 		out = append(out, `,"mtime":`...)
 		out = strconv.AppendInt(out, lp.Mtime, 10)
+		if v7 && it.Timeout != "" {
+			out = append(out, `,"timeout":`...)
+			out = appendJSONString(out, it.Timeout)
+		}
 		out = append(out, '}')
 	}
 	out = append(out, ']')

@@ -78,7 +78,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	m := &metrics{
 		connections: r.Counter("peregrine_trapper_connections_total", "Trapper connections accepted."),
 		requests:    r.Counter("peregrine_trapper_requests_total", "Trapper frames read completely."),
-		received:    r.Counter("peregrine_trapper_values_received_total", "Values received in sender data requests."),
+		received:    r.Counter("peregrine_trapper_values_received_total", "Values received in sender data and agent data requests and history.push calls."),
 		processed:   r.Counter("peregrine_trapper_values_processed_total", "Values accepted and stored (acknowledged as processed)."),
 	}
 	for i := range m.bad {
