@@ -407,15 +407,24 @@ func (f *failingSubmitter) Submit(v []history.Sample, t *pipeline.Ticket) error 
 // A request whose store fails is not acknowledged, and its ids are not
 // taken: the agent's resend of the same rows is stored, once.
 func TestAgentDataStoreFailureAllowsResend(t *testing.T) {
-	var fs *failingSubmitter
+	lp, err := OpenLogPositions(context.Background(), filepath.Join(t.TempDir(), "agent-state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lp.Close() })
 	ts := startTrapper(t, activeSpec(), func(o *Options) {
-		fs = &failingSubmitter{fails: 1, next: o.Pipeline}
-		o.Pipeline = fs
+		o.Pipeline = &failingSubmitter{fails: 1, next: o.Pipeline}
+		o.LogPositions = lp
 	})
+	logItem := ts.item(t, "peregrine-test", "log[/tmp/peregrine-test.log]")
 	req := payloadOf(t, "agentd-agent-data-req")
 	raw := request(t, ts.addr, req)
 	if !bytes.HasPrefix(raw, []byte(`{"response":"failed","info":"cannot store values: disk full"`)) {
 		t.Fatalf("reply %s", raw)
+	}
+	// The position follows stored values only.
+	if pos, ok := lp.Get(logItem.ID); ok {
+		t.Fatalf("position %+v saved for a line that was not stored", pos)
 	}
 	if p, fl, _ := infoCounts(t, request(t, ts.addr, req)); p != 4 || fl != 0 {
 		t.Fatalf("resend: processed %d failed %d", p, fl)
@@ -425,6 +434,34 @@ func TestAgentDataStoreFailureAllowsResend(t *testing.T) {
 	}
 	if n := len(ts.read(t, "peregrine-test", "agent.ping")); n != 1 {
 		t.Fatalf("agent.ping stored %d times", n)
+	}
+	if pos, _ := lp.Get(logItem.ID); pos.LastLogSize != 9 {
+		t.Fatalf("position %+v after the resend was stored, want 9", pos)
+	}
+}
+
+// Log rows carry their metadata into the stored value; a row without a
+// value but with a position only moves the position.
+func TestAgentDataLogMeta(t *testing.T) {
+	ts, _, lp := activeServer(t)
+	logItem := ts.item(t, "peregrine-test", "log[/tmp/peregrine-test.log]")
+	id := strconv.FormatUint(logItem.ID, 10)
+	src := strings.Repeat("é", 70) // longer than Zabbix's 64 characters
+	p, fl, _ := infoCounts(t, request(t, ts.addr, []byte(`{"request":"agent data","session":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","host":"peregrine-test","version":"6.0","data":[`+
+		`{"id":1,"itemid":`+id+`,"value":"disk full","lastlogsize":100,"mtime":1700000000,"timestamp":1699999999,"source":"`+src+`","severity":4,"eventid":1234,"clock":1700000001,"ns":0},`+
+		`{"id":2,"itemid":`+id+`,"lastlogsize":250,"mtime":1700000005,"clock":1700000006,"ns":0}]}`)))
+	if p != 2 || fl != 0 {
+		t.Fatalf("processed %d failed %d, want 2 and 0", p, fl)
+	}
+	v := ts.read(t, "peregrine-test", "log[/tmp/peregrine-test.log]")
+	if len(v) != 1 || v[0].S != "disk full" || v[0].Log == nil {
+		t.Fatalf("stored %+v", v)
+	}
+	if m := *v[0].Log; m.Timestamp != 1699999999 || m.Source != strings.Repeat("é", 64) || m.Severity != 4 || m.EventID != 1234 {
+		t.Fatalf("log metadata %+v", m)
+	}
+	if pos, _ := lp.Get(logItem.ID); pos != (LogPos{LastLogSize: 250, Mtime: 1700000005}) {
+		t.Fatalf("position %+v, want the position-only row's", pos)
 	}
 }
 
