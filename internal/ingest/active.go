@@ -45,64 +45,92 @@ type AgentInfo struct {
 	LastHeartbeat time.Time
 }
 
-// agentRegistry keeps the AgentInfo of the most recently seen hosts, at
-// most max of them (least recently seen dropped first), in memory only:
-// after a restart agents tell it all again within one
-// RefreshActiveChecks period. A flood of made-up host names costs at
-// most max entries.
+// Limits on what an agent's self-description may take in memory: the
+// agents refuse a HostMetadata over 2034 bytes; the other fields are
+// addresses and names. Longer values are cut (at a character boundary).
+const (
+	maxHostMetadataBytes = 2034
+	maxAgentFieldBytes   = 255
+)
+
+// agentRegistry keeps the AgentInfo of the most recently seen hosts in
+// memory only: after a restart agents tell it all again within one
+// RefreshActiveChecks period. Hosts in the catalog and unknown hosts are
+// kept apart, each list bounded (least recently seen dropped first), so
+// that a flood of made-up host names (at most about 3 KB each) only
+// pushes out other unknown hosts, never the catalog's.
 type agentRegistry struct {
-	mu  sync.Mutex
-	m   map[string]*list.Element // of *AgentInfo
-	lru list.List                // front = most recent
-	max int
+	mu   sync.Mutex
+	m    map[string]*list.Element // of *agentEntry
+	lrus [2]list.List             // [0] unknown hosts, [1] known; front = most recent
+	max  [2]int
 }
 
-func newAgentRegistry(limit int) *agentRegistry {
-	return &agentRegistry{m: map[string]*list.Element{}, max: limit}
+type agentEntry struct {
+	info AgentInfo
+	list int // index into lrus
 }
 
-// update records info (copied) for its host.
-func (r *agentRegistry) update(info AgentInfo) {
+func newAgentRegistry(known, unknown int) *agentRegistry {
+	return &agentRegistry{m: map[string]*list.Element{}, max: [2]int{unknown, known}}
+}
+
+func listOf(known bool) int {
+	if known {
+		return 1
+	}
+	return 0
+}
+
+// update records info for its host; a heartbeat-only update (hb) keeps
+// the details of the latest "active checks".
+func (r *agentRegistry) update(info AgentInfo, hb bool) {
+	info.HostMetadata = cutUTF8(info.HostMetadata, maxHostMetadataBytes)
+	info.IP = cutUTF8(info.IP, maxAgentFieldBytes)
+	info.Interface = cutUTF8(info.Interface, maxAgentFieldBytes)
+	info.Port = cutUTF8(info.Port, maxAgentFieldBytes)
+	info.Version = cutUTF8(info.Version, maxAgentFieldBytes)
+	l := listOf(info.Known)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.m[info.Host]; ok {
-		a := e.Value.(*AgentInfo)
-		info.LastHeartbeat = a.LastHeartbeat
-		*a = info
-		r.lru.MoveToFront(e)
-		return
+		ae := e.Value.(*agentEntry)
+		if hb {
+			old := ae.info
+			old.LastHeartbeat, old.Remote, old.Known = info.LastHeartbeat, info.Remote, info.Known
+			info = old
+		} else {
+			info.LastHeartbeat = ae.info.LastHeartbeat
+		}
+		r.lrus[ae.list].Remove(e)
+		delete(r.m, info.Host)
 	}
-	if r.lru.Len() >= r.max {
-		old := r.lru.Back()
-		r.lru.Remove(old)
-		delete(r.m, old.Value.(*AgentInfo).Host)
+	if r.lrus[l].Len() >= r.max[l] {
+		old := r.lrus[l].Back()
+		r.lrus[l].Remove(old)
+		delete(r.m, old.Value.(*agentEntry).info.Host)
 	}
-	a := info
-	r.m[info.Host] = r.lru.PushFront(&a)
-}
-
-// heartbeat records a heartbeat of host; a host never seen gets an entry
-// with only its name.
-func (r *agentRegistry) heartbeat(host, remote string, now time.Time) {
-	r.mu.Lock()
-	if e, ok := r.m[host]; ok {
-		a := e.Value.(*AgentInfo)
-		a.LastHeartbeat, a.Remote = now, remote
-		r.lru.MoveToFront(e)
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	r.update(AgentInfo{Host: host, Remote: remote, LastHeartbeat: now})
+	r.m[info.Host] = r.lrus[l].PushFront(&agentEntry{info: info, list: l})
 }
 
 func (r *agentRegistry) get(host string) (AgentInfo, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.m[host]; ok {
-		return *e.Value.(*AgentInfo), true
+		return e.Value.(*agentEntry).info, true
 	}
 	return AgentInfo{}, false
+}
+
+// cutUTF8 cuts s to at most n bytes without splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ActiveAgent returns what the active agent of host said in its latest
@@ -136,7 +164,7 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 	s.agents.update(AgentInfo{
 		Host: host, HostMetadata: string(top.hostMetadata), IP: string(top.ip), Interface: string(top.iface),
 		Port: string(top.port), Version: string(top.version), Remote: remote, Known: h != nil, LastSeen: recv,
-	})
+	}, false)
 	if h == nil {
 		return s.activeFailed(activeUnknownHost, remote, host, "host ["+host+"] not found")
 	}
@@ -201,11 +229,12 @@ func (s *Server) activeFailed(r activeResult, remote, host, info string) []byte 
 // reads no reply.
 func (s *Server) heartbeat(cs *connState, recv time.Time, remote string) {
 	s.m.heartbeats.Inc()
-	host := cs.req.top.host
-	if host == nil || checkHostName(string(host)) != "" {
+	host := string(cs.req.top.host)
+	if checkHostName(host) != "" {
 		return
 	}
-	s.agents.heartbeat(string(host), remote, recv)
+	known := s.opts.Catalog.Snapshot().Host(host) != nil
+	s.agents.update(AgentInfo{Host: host, Remote: remote, Known: known, LastHeartbeat: recv}, true)
 }
 
 // checkHostName applies Zabbix's rule for technical host names: 1 to 128

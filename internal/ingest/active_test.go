@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -592,5 +593,37 @@ func TestActiveChecksTimeoutFor70(t *testing.T) {
 		if got := bytes.Contains(raw, []byte(`"delay":"30s","lastlogsize":0,"mtime":0,"timeout":"7s"}`)); got != c.want {
 			t.Errorf("version %q: reply %s, timeout sent %v, want %v", c.version, raw, got, c.want)
 		}
+	}
+}
+
+func TestAgentRegistryBounded(t *testing.T) {
+	r := newAgentRegistry(2, 3)
+	r.update(AgentInfo{Host: "known-1", Known: true, HostMetadata: strings.Repeat("é", 2000)}, false)
+	r.update(AgentInfo{Host: "known-2", Known: true}, false)
+	// A flood of unknown names pushes out unknown names only.
+	for i := range 100 {
+		r.update(AgentInfo{Host: "made-up-" + strconv.Itoa(i)}, false)
+	}
+	for _, h := range []string{"known-1", "known-2", "made-up-99", "made-up-98", "made-up-97"} {
+		if _, ok := r.get(h); !ok {
+			t.Errorf("%s forgotten", h)
+		}
+	}
+	if _, ok := r.get("made-up-96"); ok {
+		t.Error("more unknown hosts kept than the bound")
+	}
+	info, _ := r.get("known-1")
+	if len(info.HostMetadata) > maxHostMetadataBytes || !utf8.ValidString(info.HostMetadata) || len(info.HostMetadata) < maxHostMetadataBytes-1 {
+		t.Errorf("host metadata of %d bytes kept (valid UTF-8: %v)", len(info.HostMetadata), utf8.ValidString(info.HostMetadata))
+	}
+	// A heartbeat keeps the details of the latest active checks.
+	r.update(AgentInfo{Host: "known-1", Known: true, LastHeartbeat: time.Unix(5, 0)}, true)
+	if info, _ := r.get("known-1"); info.HostMetadata == "" || info.LastHeartbeat.Unix() != 5 {
+		t.Errorf("after heartbeat %+v", info)
+	}
+	// A host that appears in the catalog moves to the known list.
+	r.update(AgentInfo{Host: "made-up-97", Known: true}, false)
+	if r.lrus[1].Len() != 2 || r.lrus[0].Len() != 2 {
+		t.Errorf("lists known %d unknown %d, want 2 and 2", r.lrus[1].Len(), r.lrus[0].Len())
 	}
 }

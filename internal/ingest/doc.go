@@ -16,9 +16,10 @@
 // (agentdata.go); "active check heartbeat" is counted and gets no reply.
 // What an agent says about itself (host_metadata, ip, port, interface,
 // version), for known and unknown hosts, is kept in memory for the most
-// recent MaxActiveAgents hosts (Server.ActiveAgent), for
-// auto-registration later; it is not persisted, as agents repeat it
-// every RefreshActiveChecks.
+// recent MaxActiveAgents catalog hosts and MaxUnknownAgents others
+// (Server.ActiveAgent), host_metadata cut to 2034 bytes and the other
+// fields to 255, for auto-registration later; it is not persisted, as
+// agents repeat it every RefreshActiveChecks.
 //
 // Retransmissions: per (host, session token) the highest row id stored
 // is kept, for at most MaxAgentSessions sessions (least recently used

@@ -75,11 +75,14 @@ type Options struct {
 	// MaxAgentSessions bounds the active-agent sessions remembered to
 	// detect retransmitted rows (default 100,000, about 120 bytes each).
 	MaxAgentSessions int
-	// MaxActiveAgents bounds the hosts whose latest "active checks"
-	// details (host_metadata, ...) are kept (default 100,000).
-	MaxActiveAgents int
-	Metrics         *selfmon.Registry
-	Logger          *slog.Logger
+	// MaxActiveAgents bounds the catalog hosts whose latest "active
+	// checks" details (host_metadata, ...) are kept (default 100,000);
+	// MaxUnknownAgents the hosts not in the catalog, kept for
+	// auto-registration (default 10,000).
+	MaxActiveAgents  int
+	MaxUnknownAgents int
+	Metrics          *selfmon.Registry
+	Logger           *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
@@ -109,6 +112,9 @@ func (o *Options) ensureDefaults() error {
 	}
 	if o.MaxActiveAgents <= 0 {
 		o.MaxActiveAgents = 100_000
+	}
+	if o.MaxUnknownAgents <= 0 {
+		o.MaxUnknownAgents = 10_000
 	}
 	if o.Metrics == nil {
 		o.Metrics = selfmon.NewRegistry()
@@ -164,7 +170,7 @@ func New(opts Options) (*Server, error) {
 		budget:   newByteBudget(opts.MaxBufferedBytes),
 		throttle: selfmon.NewLogThrottle(opts.Logger, 10*time.Second),
 		sessions: newSessions(opts.MaxAgentSessions),
-		agents:   newAgentRegistry(opts.MaxActiveAgents),
+		agents:   newAgentRegistry(opts.MaxActiveAgents, opts.MaxUnknownAgents),
 		conns:    map[net.Conn]struct{}{},
 	}
 	s.m = newMetrics(opts.Metrics, s)
