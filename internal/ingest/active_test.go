@@ -580,10 +580,8 @@ func TestActiveChecksTimeoutFor70(t *testing.T) {
 	spec := activeSpec()
 	spec.Hosts[1].Items[0].Timeout = "7s"
 	ts := startTrapper(t, spec, nil)
-	if ts.item(t, "other-host", "agent.ping").Timeout != "7s" {
-		// The contract commit has the field; the import fills it once
-		// is11-model's catalog work is merged.
-		t.Skip("the catalog does not keep item timeouts yet")
+	if got := ts.item(t, "other-host", "agent.ping").Timeout; got != "7s" {
+		t.Fatalf("the catalog kept timeout %q, want 7s", got)
 	}
 	for _, c := range []struct {
 		version string
