@@ -5,9 +5,11 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 )
 
 // LastValues gives the newest and previous value of an item (the
@@ -60,7 +62,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		}
 		groupID = g.ID
 	}
-	rs := &itemRows{lv: s.opts.Last}
+	rs := &itemRows{lv: s.opts.Last, states: s.opts.States}
 	if p.Templated != nil && *p.Templated {
 		return p.applyItems(rs, itemSelect{})
 	}
@@ -114,7 +116,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as snmp_oid or url, interfaceid, tags, value maps) are
+// settings such as snmp_oid or url, tags, value maps) are
 // accepted and ignored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
@@ -130,10 +132,14 @@ type itemParams struct {
 	Units         jstring `json:"units"`
 	Status        flexInt `json:"status"`
 	Preprocessing jlist   `json:"preprocessing"`
+	// InterfaceID must be one of the host's interfaces of the type the
+	// item type needs; agent items without one get the host's main agent
+	// interface. Ignored (stored as 0) for types that use none.
+	InterfaceID flexID `json:"interfaceid"`
+	Timeout     jtime  `json:"timeout"`
 
 	Tags            notStored `json:"tags"`
 	Description     notStored `json:"description"`
-	InterfaceID     notStored `json:"interfaceid"`
 	InventoryLink   notStored `json:"inventory_link"`
 	LogTimeFmt      notStored `json:"logtimefmt"`
 	ValueMapID      notStored `json:"valuemapid"`
@@ -165,9 +171,23 @@ type itemParams struct {
 	IPMISensor      notStored `json:"ipmi_sensor"`
 	JMXEndpoint     notStored `json:"jmx_endpoint"`
 	MasterItemID    notStored `json:"master_itemid"`
-	Timeout         notStored `json:"timeout"`
 	Parameters      notStored `json:"parameters"`
 	UUID            notStored `json:"uuid"`
+}
+
+// checkDelay validates the update interval of a polled item with the
+// parser the poller schedules by, so that an interval the poller could
+// not use (a bad flexible or scheduling interval) is refused here rather
+// than logged later. Trapper items are not polled: the catalog's own
+// check, which allows "0", is enough for them.
+func (p *itemParams) checkDelay(i int, t catalog.ItemType) error {
+	if !p.Delay.set || t == catalog.Trapper {
+		return nil
+	}
+	if _, err := delay.Parse(p.Delay.v); err != nil {
+		return errParams(`Invalid parameter "/%d/delay": %s.`, i+1, strings.TrimSuffix(err.Error(), "."))
+	}
+	return nil
 }
 
 // itemTypes lists the supported item types for error messages.
@@ -192,6 +212,7 @@ func (p *itemParams) common(i int) error {
 		return empty(i, "history")
 	case p.Trends.set && p.Trends.v == "":
 		return empty(i, "trends")
+
 	case p.Preprocessing.n > 0:
 		return unsupported(i, "preprocessing", "preprocessing steps")
 	}
@@ -230,10 +251,14 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
+		if err := p.checkDelay(i, catalog.ItemType(p.Type.v)); err != nil {
+			return nil, err
+		}
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-		}}
+			Timeout: p.Timeout.v,
+		}, InterfaceID: p.InterfaceID.v}
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -274,6 +299,15 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 				return nil, errParams(`Invalid parameter "/%d/hostid": cannot be changed.`, i+1)
 			}
 		}
+		if it := snap.Item(p.ItemID.v); it != nil {
+			t := it.Type
+			if p.Type.set {
+				t = catalog.ItemType(p.Type.v)
+			}
+			if err := p.checkDelay(i, t); err != nil {
+				return nil, err
+			}
+		}
 		u := catalog.ItemUpdate{ID: p.ItemID.v}
 		str := func(s jstring) *string {
 			if s.set {
@@ -294,7 +328,10 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil
 		}
 		u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
-		u.Delay, u.History, u.Trends = tim(p.Delay), tim(p.History), tim(p.Trends)
+		u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
+		if p.InterfaceID.set {
+			u.InterfaceID = &p.InterfaceID.v
+		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))

@@ -257,7 +257,7 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":9}`, -32602, `Invalid parameter "/1/value_type": value must be one of 0, 1, 2, 3, 4.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":15,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 19, 20.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":"trapper","value_type":0}`, -32602, `Invalid parameter "/1/type": an integer is expected.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"0"}`, -32602, `Invalid parameter "/1/delay": update interval "0" would never poll`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"0"}`, -32602, `Invalid parameter "/1/delay": update interval "0" never checks`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":1,"trends":"365d"}`, -32602, `Invalid parameter "/1/trends": must be "0" for value type character`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"history":"1x"}`, -32602, `Invalid parameter "/1/history": time value "1x"`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"preprocessing":[{"type":1,"params":"2"}]}`, -32602, `Invalid parameter "/1/preprocessing": preprocessing steps are not supported by Peregrine.`},

@@ -62,9 +62,8 @@ type Server struct {
 	Pipeline  *pipeline.Pipeline
 	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
-	// Runtime holds items' supported state and interfaces' availability
-	// (not persisted); the trapper's active-agent path and the pollers
-	// write it, the API reads it.
+	// Runtime holds item states and interface availability (not
+	// persisted); pollers and the trapper write it, the API reads it.
 	Runtime *pipeline.Runtime
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
@@ -153,6 +152,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
+	s.Runtime = pipeline.NewRuntime()
 	s.Housekeep, err = housekeep.New(housekeep.Options{
 		Store:         s.Store,
 		Retention:     s.retention,
@@ -179,9 +179,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	if created {
 		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
-	}
-	if s.Runtime == nil {
-		s.Runtime = pipeline.NewRuntime()
 	}
 	s.agentState, err = ingest.OpenLogPositions(ctx, AgentStatePath(cfg.DataDir), log.With("component", "trapper"))
 	if err != nil {
@@ -227,7 +224,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		trends = apiTrends{tr}
 	}
 	s.API = api.New(api.Options{
-		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline, States: s.Runtime,
+		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
+		States: s.Runtime, Availability: s.Runtime,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
