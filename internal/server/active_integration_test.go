@@ -76,7 +76,8 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // TestIntegrationActiveAgents runs the real 6.0 zabbix_agentd and
 // zabbix_agent2 in active mode against Peregrine: the values arrive
 // (read back with history.get), the unknown key becomes not supported
-// with the agent's message, host_metadata is kept, and the log item
+// with the agent's message (item.get state 1 and error), host_metadata is
+// kept, and the log item
 // resumes without duplicates or gaps after an agent restart and after a
 // server restart (lines appended while the agent was down are sent
 // once).
@@ -136,6 +137,12 @@ func activeAgentFlow(t *testing.T, kind testutil.AgentKind) {
 		t.Errorf("agent info %+v, %v", info, ok)
 	}
 	waitFor(t, state, func() bool { st, _ := s.Runtime.ItemState(nosuchID); return st.NotSupported && st.Error != "" })
+	// item.get shows it as Zabbix does: state 1 and the agent's message.
+	var items []struct{ State, Error string }
+	c.ok("item.get", map[string]any{"itemids": []string{strconv.FormatUint(nosuchID, 10)}, "output": []string{"state", "error"}}, &items)
+	if len(items) != 1 || items[0].State != "1" || !strings.Contains(strings.ToLower(items[0].Error), "no.such.key") && !strings.Contains(items[0].Error, "Unsupported item key") {
+		t.Errorf("item.get of the unknown key: %+v", items)
+	}
 
 	// Agent restart: lines written while it is down are sent once.
 	agent.Stop()
