@@ -243,7 +243,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			k := indexOf(a.hosts, it.HostID)
 			if e.id <= a.last[k] {
 				failed[failDuplicate]++
-				s.valueFailed(failDuplicate, []byte(it.Host.Host), []byte(it.Key), nil)
+				s.itemFailed(failDuplicate, it, nil)
 				continue
 			}
 			a.last[k] = e.id
@@ -268,7 +268,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 				continue
 			}
 			failed[failMissingField]++
-			s.valueFailed(failMissingField, []byte(it.Host.Host), []byte(it.Key), nil)
+			s.itemFailed(failMissingField, it, nil)
 			continue
 		}
 		sm := history.Sample{Clock: -1, NS: -1}
@@ -280,7 +280,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 		}
 		if err := preprocess.Value(it, row.value, &sm); err != nil {
 			failed[refused(preprocess.BadValue)]++
-			s.valueFailed(refused(preprocess.BadValue), []byte(it.Host.Host), []byte(it.Key), err)
+			s.itemFailed(refused(preprocess.BadValue), it, err)
 			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: clock}})
 			continue
 		}
@@ -329,6 +329,25 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 	return countsReply(cs, processed, len(rows)-processed, len(rows), recv)
 }
 
+// itemFailed is valueFailed for a row whose item (or host) is known; it
+// converts names only when the log line is written.
+func (s *Server) itemFailed(r failReason, it *catalog.Item, err error) {
+	if n, ok := s.throttle.Allow(failKeys[r]); ok {
+		args := []any{"reason", failReasonNames[r], "host", it.Host.Host, "key", it.Key, "suppressed", n}
+		if err != nil {
+			args = append(args, "err", err)
+		}
+		s.opts.Logger.Warn("trapper value rejected", args...)
+	}
+}
+
+// idFailed logs (throttled) why a row addressed by itemid was refused.
+func (s *Server) idFailed(r failReason, host *catalog.Host, itemID uint64) {
+	if n, ok := s.throttle.Allow(failKeys[r]); ok {
+		s.opts.Logger.Warn("trapper value rejected", "reason", failReasonNames[r], "host", host.Host, "itemid", itemID, "suppressed", n)
+	}
+}
+
 func indexOf(hosts []uint64, h uint64) int {
 	for i, x := range hosts {
 		if x == h {
@@ -361,7 +380,7 @@ func (s *Server) agentRowItem(snap *catalog.Snapshot, host *catalog.Host, row *s
 	var r preprocess.Refusal
 	if host != nil {
 		if e == nil || e.has&hasItemID == 0 {
-			s.valueFailed(failMissingField, []byte(host.Host), nil, nil)
+			s.idFailed(failMissingField, host, 0)
 			return nil, failMissingField
 		}
 		it, r = preprocess.ItemByID(snap, e.itemID, activeTypes)
@@ -370,7 +389,7 @@ func (s *Server) agentRowItem(snap *catalog.Snapshot, host *catalog.Host, row *s
 			it, r = nil, preprocess.UnknownItem
 		}
 		if r != preprocess.Accepted {
-			s.valueFailed(refused(r), []byte(host.Host), []byte(strconv.FormatUint(e.itemID, 10)), nil)
+			s.idFailed(refused(r), host, e.itemID)
 			return nil, refused(r)
 		}
 		return it, 0
