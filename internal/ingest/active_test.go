@@ -321,8 +321,14 @@ func TestAgentDataRefusals(t *testing.T) {
 	if string(raw) != `{"response":"failed","info":"invalid session token length 31"}` {
 		t.Fatalf("31-character session: %s", raw)
 	}
-	if got := ts.metric(t, `peregrine_trapper_bad_requests_total{reason="bad_session"}`); got != 1 {
-		t.Fatalf("bad_session counted %v", got)
+	// Counted every time, logged once per window, with the remote address.
+	request(t, ts.addr, []byte(`{"request":"agent data","session":"short","data":[]}`))
+	request(t, ts.addr, []byte(`{"request":"agent data","session":"short","data":[]}`))
+	if got := ts.metric(t, `peregrine_trapper_bad_requests_total{reason="bad_session"}`); got != 3 {
+		t.Fatalf("bad_session counted %v, want 3", got)
+	}
+	if logs := ts.logs.String(); strings.Count(logs, "reason=bad_session") != 1 || !strings.Contains(logs, "session token of 31 characters") || !strings.Contains(logs, "remote=127.0.0.1:") {
+		t.Fatalf("bad_session not logged once with context:\n%s", logs)
 	}
 
 	// Per-row failures; the good rows of the same request are stored.
