@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -472,6 +473,40 @@ func TestAgentDataLogMeta(t *testing.T) {
 	}
 }
 
+// A request without a session (older agents, scripts) is stored as is,
+// with no retransmission check, also on a connection whose previous
+// request had a session.
+func TestAgentDataWithoutSession(t *testing.T) {
+	ts, _, _ := activeServer(t)
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := zbx.NewReader(c, zbx.ReaderOptions{Timeout: 5 * time.Second})
+	send := func(payload string) []byte {
+		t.Helper()
+		if _, err := c.Write(zbx.AppendFrame(nil, []byte(payload), zbx.FlagProtocol)); err != nil {
+			t.Fatal(err)
+		}
+		_, reply, err := rd.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte(nil), reply...)
+	}
+	withSession := `{"request":"agent data","session":"cccccccccccccccccccccccccccccccc","data":[{"host":"peregrine-test","key":"agent.ping","value":"1","id":1,"clock":1700000000,"ns":1}]}`
+	without := `{"request":"agent data","data":[{"host":"peregrine-test","key":"agent.ping","value":"1","id":1,"clock":1700000001,"ns":1}]}`
+	for _, payload := range []string{withSession, without, without} {
+		if p, _, _ := infoCounts(t, send(payload)); p != 1 {
+			t.Fatalf("%s: not processed", payload)
+		}
+	}
+	if n := len(ts.read(t, "peregrine-test", "agent.ping")); n != 2 { // the two without a session share a timestamp
+		t.Fatalf("agent.ping has %d values, want 2", n)
+	}
+}
+
 // Concurrent retransmissions of one session store each row once.
 func TestAgentDataConcurrentRetransmissions(t *testing.T) {
 	ts, _, _ := activeServer(t)
@@ -561,6 +596,9 @@ func FuzzAgentData(f *testing.F) {
 	}
 	f.Add([]byte(`{"request":"agent data","session":"0123456789abcdef0123456789abcdef","host":"peregrine-test","version":"7.0","data":[{"itemid":1,"id":1,"value":"1","state":1,"lastlogsize":3}]}`))
 	f.Add([]byte(`{"request":"active check heartbeat","host":"peregrine-test"}`))
+	// Without a session, after requests with one on the same connection
+	// state (the fuzzer reuses cs across inputs).
+	f.Add([]byte(`{"request":"agent data","data":[{"host":"peregrine-test","key":"agent.ping","value":"1","id":1}]}`))
 	s, _ := handlerOnly(f, activeSpec())
 	cs := &connState{ticket: pipeline.NewTicket()}
 	f.Fuzz(func(t *testing.T, payload []byte) {

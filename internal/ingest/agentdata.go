@@ -214,6 +214,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 	// Pass 2: lock the sessions of the hosts involved (usually one) and
 	// sort rows into duplicates, states, positions and values.
 	dedup := top.hasSession
+	a.sessions, a.last = a.sessions[:0], a.last[:0] // no sessions unless locked here
 	if dedup {
 		a.hosts, a.sessions = s.sessions.lockAll(top.session, a.hosts, a.sessions)
 		defer func() {
@@ -221,7 +222,6 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 				ss.mu.Unlock()
 			}
 		}()
-		a.last = a.last[:0]
 		for _, ss := range a.sessions {
 			a.last = append(a.last, ss.last)
 		}
