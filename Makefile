@@ -34,6 +34,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzAgentData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSamples$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/record/
 	$(GO) test -run '^$$' -fuzz '^FuzzReplay$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/wal/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/

@@ -33,6 +33,7 @@ type connState struct {
 	samples []history.Sample
 	out     []byte
 	ticket  *pipeline.Ticket
+	agent   agentScratch // "agent data" work, see agentdata.go
 	// mem accounts for rows, samples and string copies; nil (tests,
 	// benchmarks) accounts for nothing.
 	mem zbx.Memory
@@ -70,12 +71,18 @@ func (cs *connState) trim(keep int) {
 	if cap(cs.req.rows)*rowBytes > keep {
 		cs.req.dropRows()
 	}
+	clear(cs.req.ext[:cap(cs.req.ext)])
+	cs.req.top = agentTop{}
+	if cap(cs.req.ext)*extBytes > keep {
+		cs.req.dropExt()
+	}
 	if cap(cs.samples)*sampleBytes > keep {
 		cs.dropSamples()
 	}
 	if cap(cs.out) > keep {
 		cs.out = nil
 	}
+	cs.trimAgent(keep)
 }
 
 // serve handles one connection: frames one after another until the client
@@ -212,7 +219,12 @@ func (s *Server) handle(cs *connState, payload []byte, recv time.Time, remote st
 	switch string(req.request) {
 	case "sender data":
 		return s.senderData(cs, recv, remote), true
+	case "agent data":
+		return s.agentData(cs, recv, remote), true
+	case "active checks":
+		return s.activeChecks(cs, recv, remote), true
 	case "active check heartbeat":
+		s.heartbeat(cs, recv, remote)
 		return nil, false // the agent does not read a reply
 	}
 	s.refuse(badUnsupported, remote, errors.New("request "+truncateForLog(string(req.request))))

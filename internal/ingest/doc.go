@@ -8,6 +8,39 @@
 // history.push values (preprocess.RawValue); the API reaches it through
 // its own Pusher interface and does not import this package.
 //
+// Active agents (spec §4) use the same port, connections and memory
+// rules: "active checks" gets the host's enabled items of type Zabbix
+// agent (active) with itemid, delay, and lastlogsize/mtime of log items
+// (active.go); "agent data" values go through preprocess (type Zabbix
+// agent (active) only) and the pipeline exactly as sender data does
+// (agentdata.go); "active check heartbeat" is counted and gets no reply.
+// What an agent says about itself (host_metadata, ip, port, interface,
+// version), for known and unknown hosts, is kept in memory for the most
+// recent MaxActiveAgents catalog hosts and MaxUnknownAgents others
+// (Server.ActiveAgent), host_metadata cut to 2034 bytes and the other
+// fields to 255, for auto-registration later; it is not persisted, as
+// agents repeat it every RefreshActiveChecks.
+//
+// Retransmissions: per (host, session token) the highest row id stored
+// is kept, for at most MaxAgentSessions sessions (least recently used
+// dropped); rows with an id not above it are acknowledged, counted as
+// failed (duplicate) and not stored. A request holds its sessions' locks
+// from the check until its values are stored, and the ids advance only
+// once they are, so a concurrent copy waits and a copy of a request whose
+// store failed is stored in full.
+//
+// Log positions: the lastlogsize and mtime of accepted rows are saved in
+// agent-state.db, a small owner-only SQLite file in the data directory
+// (LogPositions, via internal/sqlitedb: versioned schema, one owner, WAL
+// with synchronous FULL), after the request's values are durable and
+// before the agent's reply. Concurrent requests share one transaction.
+// So the position on disk never runs ahead of the stored lines, and a
+// line the agent was told is stored is not sent again by a restarted
+// agent (which asks "active checks" where to resume), nor after a server
+// restart. Recovering positions from stored log values instead was
+// rejected: history does not keep lastlogsize, and retention would drop
+// it with the values.
+//
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog
 // and Submitter interfaces that main wires in.
@@ -48,6 +81,10 @@
 // of JSON and then 48 of 4 MiB peak at about 90 MiB (887 MiB before this
 // accounting).
 //
-// Concurrency: one goroutine per connection; all shared state is atomic
-// counters, the catalog's immutable snapshot and the pipeline.
+// Concurrency: one goroutine per connection; shared state is atomic
+// counters, the catalog's immutable snapshot, the pipeline, and for
+// active agents the session registry (16 independently locked shards),
+// the agent registry (one mutex, taken once per "active checks") and
+// LogPositions (a read lock per log item in "active checks"; one writer
+// goroutine).
 package ingest

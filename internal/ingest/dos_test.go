@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,4 +169,81 @@ func TestMemoryShareRefused(t *testing.T) {
 		t.Fatalf("memory_share not logged:\n%s", ts.logs.String())
 	}
 	goodFrame(t, ts, 1)
+}
+
+// TestIntegrationBadAgentDataLatency: while four clients flood the
+// trapper with bad "agent data" (31-character sessions, unknown and
+// foreign itemids, garbage rows, 1 MB values, replays of one session), a
+// good agent's requests are all stored and keep a p99 latency under
+// 100 ms.
+func TestIntegrationBadAgentDataLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures latency against the wall clock")
+	}
+	if raceEnabled {
+		// The detector makes the flood's 1 MB scans about ten times
+		// dearer, and on two cores the latency measures that; .ci/run
+		// runs this test plainly.
+		t.Skip("latency under the race detector measures the detector")
+	}
+	const frames = 300
+	ts, _, _ := activeServer(t)
+	ping := ts.item(t, "peregrine-test", "agent.ping").ID
+	other := ts.item(t, "other-host", "agent.ping").ID
+	bad := [][]byte{
+		[]byte(`{"request":"agent data","session":"0123456789abcdef0123456789abcde","host":"peregrine-test","version":"6.0","data":[{"id":1,"itemid":` + strconv.FormatUint(ping, 10) + `,"value":"1"}]}`),
+		[]byte(`{"request":"agent data","session":"ffffffffffffffffffffffffffffffff","host":"peregrine-test","version":"6.0","data":[{"id":1,"itemid":99999,"value":"1"},{"id":2,"itemid":` + strconv.FormatUint(other, 10) + `,"value":"1"},[1],{"itemid":"x"},null]}`),
+		[]byte(`{"request":"agent data","session":"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee","host":"peregrine-test","version":"6.0","data":[{"id":1,"itemid":` + strconv.FormatUint(ping, 10) + `,"value":"` + strings.Repeat("9", 1<<20) + `"}]}`),
+		[]byte(`{"request":"agent data","session":"dddddddddddddddddddddddddddddddd","host":"peregrine-test","version":"6.0","data":[{"id":1,"itemid":` + strconv.FormatUint(ping, 10) + `,"value":"1","clock":1600000000}]}`),
+		[]byte(`{"request":"agent data","data":[{`),
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var floods atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.Dial("tcp", ts.addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				c.Write(zbx.AppendFrame(nil, bad[i%len(bad)], zbx.FlagProtocol))
+				zbx.NewReader(c, zbx.ReaderOptions{Timeout: 5 * time.Second}).ReadFrame()
+				c.Close()
+				floods.Add(1)
+			}
+		}()
+	}
+	lat := make([]time.Duration, 0, frames)
+	for i := range frames {
+		payload := fmt.Sprintf(`{"request":"agent data","session":"0123456789abcdef0123456789abcdef","host":"peregrine-test","version":"6.0","data":[{"id":%d,"itemid":%d,"value":"1","clock":%d,"ns":0}]}`, i+1, ping, 1700000000+i)
+		start := time.Now()
+		p, _, _ := infoCounts(t, request(t, ts.addr, []byte(payload)))
+		lat = append(lat, time.Since(start))
+		if p != 1 {
+			t.Fatalf("good request %d not processed", i)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	slices.Sort(lat)
+	p50, p99 := lat[frames/2], lat[frames*99/100]
+	t.Logf("%d good agent data requests beside %d bad ones: p50 %v, p99 %v, max %v", frames, floods.Load(), p50, p99, lat[frames-1])
+	if n := len(ts.read(t, "peregrine-test", "agent.ping")); n != frames+1 { // +1: the flood's value with clock 1600000000
+		t.Fatalf("agent.ping has %d values, want %d", n, frames+1)
+	}
+	if got := ts.metric(t, `peregrine_trapper_bad_requests_total{reason="bad_session"}`); got == 0 {
+		t.Fatal("bad sessions not counted")
+	}
+	if p99 >= 100*time.Millisecond {
+		t.Fatalf("p99 latency %v beside bad agent data, want under 100ms", p99)
+	}
 }

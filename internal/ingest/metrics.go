@@ -23,12 +23,14 @@ const (
 	badUnsupported
 	badNoData
 	badStore
+	badSession
 	numBadReasons
 )
 
 var badReasonNames = [numBadReasons]string{
 	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
 	"io_error", "memory_busy", "memory_share", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
+	"bad_session",
 }
 
 // Reasons one value is counted as failed: the trapper's own, then the
@@ -40,6 +42,8 @@ const (
 	failMissingField failReason = iota
 	failBadClock
 	failStore
+	failDuplicate  // an agent row retransmitted (its session's id already stored)
+	failBadField   // an agent row field of the wrong type (itemid, id, state, ...)
 	failRefused    // failRefused-1+r is preprocess.Refusal r (r >= 1)
 	numFailReasons = failRefused + failReason(preprocess.NumRefusals) - 1
 )
@@ -49,6 +53,7 @@ func refused(r preprocess.Refusal) failReason { return failRefused - 1 + failRea
 
 var failReasonNames = func() (n [numFailReasons]string) {
 	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
+	n[failDuplicate], n[failBadField] = "duplicate", "bad_field"
 	for r := preprocess.Refusal(1); r < preprocess.NumRefusals; r++ {
 		n[refused(r)] = r.String()
 	}
@@ -62,13 +67,18 @@ type metrics struct {
 	received    *selfmon.Counter
 	processed   *selfmon.Counter
 	failed      [numFailReasons]*selfmon.Counter
+	// Active agents.
+	active       [numActiveResults]*selfmon.Counter
+	heartbeats   *selfmon.Counter
+	notSupported *selfmon.Counter
+	logPosErrors *selfmon.Counter
 }
 
 func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	m := &metrics{
 		connections: r.Counter("peregrine_trapper_connections_total", "Trapper connections accepted."),
 		requests:    r.Counter("peregrine_trapper_requests_total", "Trapper frames read completely."),
-		received:    r.Counter("peregrine_trapper_values_received_total", "Values received in sender data requests."),
+		received:    r.Counter("peregrine_trapper_values_received_total", "Values received in sender data and agent data requests and history.push calls."),
 		processed:   r.Counter("peregrine_trapper_values_processed_total", "Values accepted and stored (acknowledged as processed)."),
 	}
 	for i := range m.bad {
@@ -77,6 +87,14 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	for i := range m.failed {
 		m.failed[i] = r.Counter("peregrine_trapper_values_failed_total", "Values counted as failed, by reason.", "reason", failReasonNames[i])
 	}
+	for i := range m.active {
+		m.active[i] = r.Counter("peregrine_trapper_active_checks_total", "Active agents' \"active checks\" requests, by result.", "result", activeResultNames[i])
+	}
+	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
+	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Agent data rows reporting their item not supported (state 1); counted as processed, not stored.")
+	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")
+	r.GaugeFunc("peregrine_trapper_agent_sessions", "Active-agent sessions remembered for retransmission detection (at most 100,000, least recently used forgotten first).", func() float64 { return float64(s.sessions.count.Load()) })
+	r.CounterFunc("peregrine_trapper_agent_sessions_evicted_total", "Active-agent sessions forgotten to stay within the bound of 100,000 (a forgotten session's retransmissions would be stored again).", func() float64 { return float64(s.sessions.evicted.Load()) })
 	r.GaugeFunc("peregrine_trapper_connections_active", "Trapper connections accepted and not yet closed.", func() float64 { return float64(s.active.Load()) })
 	r.GaugeFunc("peregrine_trapper_buffered_bytes", "Bytes trapper connections hold for frames, inflated payloads, decoded rows and values (bounded by trapper.max_buffered_bytes).", func() float64 { return float64(s.budget.inUse()) })
 	r.CounterFunc("peregrine_trapper_buffer_collections_total", "Garbage collections the trapper ran because released buffers, not yet collected, stood between a connection and trapper.max_buffered_bytes.", func() float64 { return float64(s.budget.collections.Load()) })

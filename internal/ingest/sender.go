@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -91,18 +90,7 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 		}
 	}
 	s.m.countFailed(processed, &failed)
-	out := cs.out[:0]
-	out = append(out, `{"response":"success","info":"processed: `...)
-	out = strconv.AppendInt(out, int64(processed), 10)
-	out = append(out, "; failed: "...)
-	out = strconv.AppendInt(out, int64(len(rows)-processed), 10)
-	out = append(out, "; total: "...)
-	out = strconv.AppendInt(out, int64(len(rows)), 10)
-	out = append(out, "; seconds spent: "...)
-	out = strconv.AppendFloat(out, time.Since(recv).Seconds(), 'f', 6, 64)
-	out = append(out, `"}`...)
-	cs.out = out
-	return out
+	return countsReply(cs, processed, len(rows)-processed, len(rows), recv)
 }
 
 type errString string

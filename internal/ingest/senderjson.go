@@ -28,6 +28,12 @@ type senderRequest struct {
 	hasRequest bool
 	hasData    bool // a "data" member that is an array
 	rows       []senderRow
+	// top and ext hold what active agents send beyond sender data (see
+	// agentjson.go): top-level members, and per-row fields in a side
+	// slice indexed like rows, grown only when a row has one of them, so
+	// that sender data's rows stay small.
+	top agentTop
+	ext []rowExt
 	// mem, if set, is told before rows grows and after it drops the old
 	// backing array: a request of tiny rows ("[1,1,1,...]") costs 48
 	// times its size in rows, which must count against the trapper's
@@ -125,6 +131,9 @@ func (s *scanner) ws() {
 func parseSenderRequest(payload []byte, req *senderRequest) error {
 	req.request, req.hasRequest, req.hasData = nil, false, false
 	req.rows = req.rows[:0]
+	req.top = agentTop{}
+	clear(req.ext) // drop references into the previous payload
+	req.ext = req.ext[:0]
 	s := scanner{b: payload, req: req}
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
@@ -164,7 +173,7 @@ func parseSenderRequest(payload []byte, req *senderRequest) error {
 					return err
 				}
 			default:
-				if err := s.skip(0); err != nil {
+				if err := s.topMember(name); err != nil {
 					return err
 				}
 			}
@@ -225,7 +234,7 @@ func (s *scanner) rows() error {
 			return err
 		}
 		if s.i < len(s.b) && s.b[s.i] == '{' {
-			if err := s.row(r); err != nil {
+			if err := s.row(r, len(s.req.rows)-1); err != nil {
 				return err
 			}
 		} else {
@@ -244,7 +253,7 @@ func (s *scanner) rows() error {
 	}
 }
 
-func (s *scanner) row(r *senderRow) error {
+func (s *scanner) row(r *senderRow, idx int) error {
 	s.i++ // '{'
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -321,7 +330,7 @@ func (s *scanner) row(r *senderRow) error {
 				r.ns, r.has = n, r.has|hasNS
 			}
 		default:
-			if err := s.skip(0); err != nil {
+			if err := s.rowMember(name, idx); err != nil {
 				return err
 			}
 		}

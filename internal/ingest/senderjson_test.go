@@ -65,6 +65,7 @@ func FuzzSenderJSON(f *testing.F) {
 		`{"request":"sender data","data":[{"host":"h","key":"k","value":"1","clock":5,"ns":6}]}`,
 		`{"request":"sender data","data":[{"host":"h\u0041","key":"k\ud800x","value":1.5e3}],"clock":1}`,
 		`{"data":[1,[2],{"value":{"a":"b"}}],"request":"x"}`,
+		`{"request":"agent data","session":"s\u0041","host":"h","version":"6.0","data":[{"itemid":1,"id":"2","lastlogsize":18446744073709551615,"source":"a\nb"},{"itemid":-1,"id":1e3}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -97,6 +98,12 @@ func FuzzSenderJSON(f *testing.F) {
 		} else if req.hasRequest {
 			t.Fatalf("scanner found a request string encoding/json did not: %q", in)
 		}
+		for name, got := range map[string][]byte{"host": req.top.host, "session": req.top.session, "version": req.top.version, "host_metadata": req.top.hostMetadata} {
+			var want string
+			if raw, ok := top[name]; ok && raw[0] == '"' && json.Unmarshal(raw, &want) == nil && string(got) != want {
+				t.Fatalf("top-level %s: %q vs %q (%q)", name, got, want, in)
+			}
+		}
 		var rows []json.RawMessage
 		if raw, ok := top["data"]; ok && json.Unmarshal(raw, &rows) == nil && rows != nil {
 			if !req.hasData || len(req.rows) != len(rows) {
@@ -117,6 +124,31 @@ func FuzzSenderJSON(f *testing.F) {
 							t.Fatalf("row %d %s: %q vs %q", i, name, got, want)
 						}
 					}
+				}
+				// Agent fields: numbers that encoding/json reads as uint64
+				// are the scanner's, unless the scanner saw a bad
+				// duplicate of the member.
+				e := req.extAt(i)
+				for name, f := range map[string]extFields{"itemid": hasItemID, "id": hasID, "lastlogsize": hasLastLogSize} {
+					var want uint64
+					raw, ok := obj[name]
+					if !ok || json.Unmarshal(raw, &want) != nil || raw[0] == '"' {
+						continue
+					}
+					if e == nil || e.has&f == 0 {
+						t.Fatalf("row %d: %s %s not scanned (%q)", i, name, raw, in)
+					}
+					if e.bad&f != 0 {
+						continue
+					}
+					got := map[extFields]uint64{hasItemID: e.itemID, hasID: e.id, hasLastLogSize: e.lastLogSize}[f]
+					if got != want {
+						t.Fatalf("row %d %s: %d vs %d (%q)", i, name, got, want, in)
+					}
+				}
+				var src string
+				if raw, ok := obj["source"]; ok && raw[0] == '"' && json.Unmarshal(raw, &src) == nil && e != nil && e.bad&hasSource == 0 && string(e.source) != src {
+					t.Fatalf("row %d source: %q vs %q", i, e.source, src)
 				}
 			}
 		}

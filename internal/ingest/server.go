@@ -26,6 +26,24 @@ type Submitter interface {
 	Submit(values []history.Sample, t *pipeline.Ticket) error
 }
 
+// ItemStates records items' supported state (Zabbix item.get "state"
+// and "error"); *pipeline.Runtime implements it. Setting the zero
+// ItemState (normal) on a normal item MUST be cheap: every stored active
+// value does it.
+type ItemStates interface {
+	SetItemState(item uint64, s pipeline.ItemState)
+}
+
+// LogPositionStore keeps active log items' positions; *LogPositions is
+// the durable one.
+type LogPositionStore interface {
+	// Get returns an item's position as last saved.
+	Get(item uint64) (LogPos, bool)
+	// Save records positions (parallel slices; a later entry for the
+	// same item wins) and MUST NOT return nil before they are durable.
+	Save(items []uint64, pos []LogPos) error
+}
+
 // Options configures a trapper Server.
 type Options struct {
 	// Listener to serve; if nil, Listen is used.
@@ -47,8 +65,24 @@ type Options struct {
 
 	Catalog  Catalog
 	Pipeline Submitter
-	Metrics  *selfmon.Registry
-	Logger   *slog.Logger
+	// ItemStates, if set, receives the supported state of active items:
+	// not supported with the agent's (or the conversion's) message, or
+	// normal again once a value is stored. *pipeline.Runtime.
+	ItemStates ItemStates
+	// LogPositions, if set, keeps active log items' lastlogsize and mtime
+	// (see LogPositions); without it agents always resume from 0.
+	LogPositions LogPositionStore
+	// MaxAgentSessions bounds the active-agent sessions remembered to
+	// detect retransmitted rows (default 100,000, about 120 bytes each).
+	MaxAgentSessions int
+	// MaxActiveAgents bounds the catalog hosts whose latest "active
+	// checks" details (host_metadata, ...) are kept (default 100,000);
+	// MaxUnknownAgents the hosts not in the catalog, kept for
+	// auto-registration (default 10,000).
+	MaxActiveAgents  int
+	MaxUnknownAgents int
+	Metrics          *selfmon.Registry
+	Logger           *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
@@ -72,6 +106,15 @@ func (o *Options) ensureDefaults() error {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Second
+	}
+	if o.MaxAgentSessions <= 0 {
+		o.MaxAgentSessions = 100_000
+	}
+	if o.MaxActiveAgents <= 0 {
+		o.MaxActiveAgents = 100_000
+	}
+	if o.MaxUnknownAgents <= 0 {
+		o.MaxUnknownAgents = 10_000
 	}
 	if o.Metrics == nil {
 		o.Metrics = selfmon.NewRegistry()
@@ -98,6 +141,8 @@ type Server struct {
 	budget   *byteBudget
 	m        *metrics
 	throttle *selfmon.LogThrottle
+	sessions *sessions
+	agents   *agentRegistry
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -124,6 +169,8 @@ func New(opts Options) (*Server, error) {
 		slots:    make(chan struct{}, opts.MaxConnections),
 		budget:   newByteBudget(opts.MaxBufferedBytes),
 		throttle: selfmon.NewLogThrottle(opts.Logger, 10*time.Second),
+		sessions: newSessions(opts.MaxAgentSessions),
+		agents:   newAgentRegistry(opts.MaxActiveAgents, opts.MaxUnknownAgents),
 		conns:    map[net.Conn]struct{}{},
 	}
 	s.m = newMetrics(opts.Metrics, s)

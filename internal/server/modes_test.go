@@ -63,7 +63,8 @@ func TestDataDirOwnerOnly(t *testing.T) {
 	// Walk while the server runs: SQLite removes its -wal and -shm files
 	// on a clean close.
 	checkModes(t, cfg.DataDir, ".|", "catalog.db|.db", "catalog.db-wal|.db-wal", "catalog.db-shm|.db-shm", "catalog.db.lock|.lock",
-		"auth.db|.db", "auth.db-wal|.db-wal", "auth.db-shm|.db-shm", "auth.db.lock|.lock", "admin-password|", "history|.wal", "history|.blk")
+		"auth.db|.db", "auth.db-wal|.db-wal", "auth.db-shm|.db-shm", "auth.db.lock|.lock",
+		"agent-state.db|.db", "agent-state.db.lock|.lock", "admin-password|", "history|.wal", "history|.blk")
 	stop()
 	_, stop2 := runServerLog(t, cfg, log) // a second start finds nothing to fix
 	stop2()

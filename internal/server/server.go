@@ -38,6 +38,9 @@ func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog
 // HistoryPath is the embedded history engine's directory.
 func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history") }
 
+// AgentStatePath is where active agents' log positions live.
+func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
+
 // NewLogger builds the process logger from the log configuration.
 func NewLogger(c config.LogConfig, w io.Writer) *slog.Logger {
 	var lvl slog.Level
@@ -61,11 +64,13 @@ type Server struct {
 	Trapper   *ingest.Server
 	// Runtime holds item states and interface availability (not
 	// persisted); pollers and the trapper write it, the API reads it.
-	Runtime   *pipeline.Runtime
-	API       *api.Server
-	authStore *auth.Store
-	httpLn    net.Listener
-	httpSrv   *http.Server
+	Runtime *pipeline.Runtime
+	// agentState keeps active log items' positions (lastlogsize).
+	agentState *ingest.LogPositions
+	API        *api.Server
+	authStore  *auth.Store
+	httpLn     net.Listener
+	httpSrv    *http.Server
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
@@ -175,6 +180,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if created {
 		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
 	}
+	s.agentState, err = ingest.OpenLogPositions(ctx, AgentStatePath(cfg.DataDir), log.With("component", "trapper"))
+	if err != nil {
+		return nil, err
+	}
+	// Positions of items deleted since the last run go; an item deleted
+	// while running keeps its few bytes until the next start.
+	snap := s.Catalog.Snapshot()
+	if n, err := s.agentState.Prune(ctx, func(id uint64) bool { return snap.Item(id) != nil }); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Info("dropped the log positions of deleted items", "items", n)
+	}
 	// Listeners last: binding makes the ports accept connections (into
 	// the kernel's queue) before Serve, so everything a request needs is
 	// ready first.
@@ -187,6 +204,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		IdleTimeout:      cfg.Trapper.IdleTimeout.Std(),
 		Catalog:          s.Catalog,
 		Pipeline:         s.Pipeline,
+		ItemStates:       s.Runtime,
+		LogPositions:     s.agentState,
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})
@@ -297,6 +316,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Trapper != nil {
 		s.Trapper.Close() // no-op after Run; frees the port if New failed later
+	}
+	if s.agentState != nil {
+		errs = append(errs, s.agentState.Close())
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
