@@ -1,9 +1,10 @@
 package historytest
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -262,7 +263,12 @@ func (g *Gen) Next(dst []history.Sample, window time.Duration) ([]history.Sample
 	}
 	g.now = wEnd
 	batch := dst[n:]
-	sort.SliceStable(batch, func(a, b int) bool { return batch[a].Before(&batch[b]) })
+	slices.SortStableFunc(batch, func(a, b history.Sample) int {
+		if c := cmp.Compare(a.Clock, b.Clock); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.NS, b.NS)
+	})
 	return dst, true
 }
 

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+)
+
+// realisticStore fills a store in dir with the realistic data set
+// (historytest.Realistic: seed, items, span), written in one-minute
+// batches as a server receives them, flushed every two hours of data as
+// the housekeeping stage would, and compacted into day blocks when
+// compact is set. It returns the store and the number of values.
+func realisticStore(tb testing.TB, dir string, seed uint64, items int, span time.Duration, compact bool) (*Store, *historytest.Gen, int) {
+	tb.Helper()
+	s, err := Open(Options{Dir: dir, Sync: wal.SyncNever})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g := historytest.Realistic(seed, items, span)
+	var buf []history.Sample
+	n, sinceFlush := 0, 0
+	for {
+		var ok bool
+		buf, ok = g.Next(buf[:0], time.Minute)
+		if !ok {
+			break
+		}
+		if len(buf) > 0 {
+			if err := s.Write(context.Background(), buf); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		n += len(buf)
+		if sinceFlush += 1; sinceFlush == 120 {
+			if err := s.Flush(); err != nil {
+				tb.Fatal(err)
+			}
+			sinceFlush = 0
+		}
+	}
+	if err := s.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if compact {
+		if _, err := s.Compact(context.Background(), time.Unix(g.End+2*86400, 0), nil); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return s, g, n
+}
+
+// go test -run '^$' -bench 'ReadMany' -benchtime 20x -count 6 ./internal/history/engine/
+//
+// BenchmarkReadMany reads a short range of many items, the dashboard
+// pattern, from compacted day blocks of the realistic data set (one day
+// of 5,000 items): one Read per item, as history.get did before the
+// batched read.
+func BenchmarkReadMany(b *testing.B) {
+	s, g, total := realisticStore(b, b.TempDir(), 1, 5000, 24*time.Hour, true)
+	defer s.Close()
+	for _, c := range []struct {
+		items int
+		rng   int64
+	}{{5000, 3600}, {2000, 60}} {
+		b.Run("items="+strconv.Itoa(c.items)+"/range="+strconv.FormatInt(c.rng, 10)+"s/via=Read", func(b *testing.B) {
+			from := g.Start + 12*3600 + 17 // mid-day, not on a chunk boundary
+			values := 0
+			for b.Loop() {
+				values = 0
+				for id := 1; id <= c.items; id++ {
+					err := s.Read(context.Background(), history.Query{ItemID: uint64(id), From: from, Till: from + c.rng - 1}, func(*history.Sample) bool {
+						values++
+						return true
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/read")
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N)/float64(c.items), "µs/item")
+			b.ReportMetric(float64(values), "values/read")
+			b.ReportMetric(diskBytes(b, s)/float64(total), "disk-B/value")
+		})
+	}
+}
+
+// diskBytes is the size of the store's history block files.
+func diskBytes(tb testing.TB, s *Store) float64 {
+	var n int64
+	err := filepath.WalkDir(s.blocksDir(), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return float64(n)
+}
