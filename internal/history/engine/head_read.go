@@ -1,10 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/chunkenc"
@@ -42,31 +43,68 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	// flush that swaps the head out in between leaves the data in one of
 	// the latter (see Flush), so nothing is missed; seen twice, the head's
 	// copy wins, and it is the same value.
-	str := &s.stripes[q.ItemID%stripes]
-	str.mu.RLock()
-	var snap *series
-	if sr := str.series[q.ItemID]; sr != nil {
-		snap = sr.snapshot(lo, hi)
-	}
-	str.mu.RUnlock()
+	snap := s.headSnapshot(q.ItemID, lo, hi)
 	blocks, fl := s.acquireBlocks(q.ItemID, lo, hi)
 	defer func() {
 		for _, b := range blocks {
 			b.release()
 		}
 	}()
+	_, err := s.readItem(ctx, q, lo, hi, blocks, fl, snap, fn, nil)
+	return err
+}
+
+// headSnapshot copies what a read of item in [lo, hi) needs from the
+// head (see series.snapshot), or returns nil when the head has nothing of
+// the item.
+func (s *Store) headSnapshot(item uint64, lo, hi int64) *series {
+	str := &s.stripes[item%stripes]
+	str.mu.RLock()
+	defer str.mu.RUnlock()
+	if sr := str.series[item]; sr != nil {
+		return sr.snapshot(lo, hi)
+	}
+	return nil
+}
+
+// scratch holds a read's reusable buffers, so that a batched read of
+// many items (ReadMany) decodes every item's chunks into the same
+// memory instead of allocating per item.
+type scratch struct {
+	dec, merged buf
+	fbuf        []float64
+	data        []byte
+	spans       []span
+}
+
+// readItem reads one item from a consistent view: the blocks that may
+// hold it (acquired by the caller), the series being flushed and the head
+// snapshot. stopped reports that fn returned false (not that the limit
+// was reached). sc may be nil.
+func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) (stopped bool, err error) {
+	if sc == nil {
+		sc = &scratch{}
+	}
+	userFn := fn
+	fn = func(v *history.Sample) bool {
+		if !userFn(v) {
+			stopped = true
+			return false
+		}
+		return true
+	}
 	// The common case: the sources cover disjoint time ranges (blocks of
 	// different partitions, then the head), so the read streams them one
 	// after another in time order without materialising anything.
-	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn); done {
-		return err
+	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn, sc); done {
+		return stopped, err
 	}
 	var sources []*buf
 	var vts []history.ValueType
 	for _, b := range blocks {
 		out, vt, err := s.readBlock(ctx, b, q.ItemID, lo, hi)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, vt)
@@ -76,7 +114,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		out := &buf{}
 		r := reader{vt: fl.vt, lo: lo, hi: hi, collect: out}
 		if err := r.series(ctx, fl, lo, hi, false); err != nil {
-			return err
+			return false, err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, fl.vt)
@@ -84,16 +122,17 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	}
 	if len(sources) == 0 {
 		if snap == nil {
-			return nil
+			return false, nil
 		}
 		r := reader{vt: snap.vt, q: q, lo: lo, hi: hi, fn: fn}
-		return r.series(ctx, snap, lo, hi, q.Desc)
+		err := r.series(ctx, snap, lo, hi, q.Desc)
+		return stopped, err
 	}
 	if snap != nil {
 		out := &buf{}
 		r := reader{vt: snap.vt, lo: lo, hi: hi, collect: out}
 		if err := r.series(ctx, snap, lo, hi, false); err != nil {
-			return err
+			return false, err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, snap.vt)
@@ -117,17 +156,17 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	if !q.Desc {
 		for k := 0; k < acc.len(); k++ {
 			if r.emit(acc, k) {
-				return nil
+				return stopped, nil
 			}
 		}
 	} else {
 		for k := acc.len() - 1; k >= 0; k-- {
 			if r.emit(acc, k) {
-				return nil
+				return stopped, nil
 			}
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // mergeBufs merges two sorted runs; b wins on equal timestamps.
@@ -407,10 +446,10 @@ func seriesRange(sr *series) (int64, int64, bool) {
 	return minT, maxT, ok
 }
 
-// disjointSpans returns item's sources (blocks, the series being flushed,
-// the head snapshot) sorted by time, and ok=false when two of them
+// disjointSpans appends to spans item's sources (blocks, the series being
+// flushed, the head snapshot) sorted by time, and ok=false when two of them
 // overlap in time or differ in value type, so that they must be merged.
-func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span, ok bool) {
+func disjointSpans(spans []span, item uint64, blocks []*block, fl, snap *series) ([]span, bool) {
 	for _, b := range blocks {
 		ix := b.index[item]
 		if len(ix.chunks) == 0 {
@@ -426,7 +465,7 @@ func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span
 			spans = append(spans, span{minT: a, maxT: z, vt: sr.vt, ser: sr})
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].minT < spans[j].minT })
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.minT, b.minT) })
 	reach := int64(math.MinInt64) // the latest maxT of the spans so far
 	for i := range spans {
 		if spans[i].vt != spans[0].vt || (i > 0 && spans[i].minT <= reach) {
@@ -440,8 +479,9 @@ func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span
 // readDisjoint streams the read when no two sources overlap in time and
 // all have one value type. It returns done=false, having emitted
 // nothing, when the sources overlap and must be merged.
-func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool) (bool, error) {
-	spans, ok := disjointSpans(q.ItemID, blocks, fl, snap)
+func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) (bool, error) {
+	spans, ok := disjointSpans(sc.spans[:0], q.ItemID, blocks, fl, snap)
+	sc.spans = spans[:0]
 	if !ok {
 		return false, nil
 	}
@@ -449,8 +489,9 @@ func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64,
 		return true, nil
 	}
 	noLate := &buf{} // block chunks have no late samples; read only
-	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: noLate}
-	var data []byte
+	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: noLate, dec: sc.dec, merged: sc.merged, fbuf: sc.fbuf}
+	data := sc.data
+	defer func() { sc.dec, sc.merged, sc.fbuf, sc.data = r.dec, r.merged, r.fbuf, data }()
 	one := func(sp *span) (bool, error) {
 		if sp.maxT < lo || sp.minT >= hi {
 			return false, nil

@@ -61,8 +61,9 @@ func realisticStore(tb testing.TB, dir string, seed uint64, items int, span time
 //
 // BenchmarkReadMany reads a short range of many items, the dashboard
 // pattern, from compacted day blocks of the realistic data set (one day
-// of 5,000 items): one Read per item, as history.get did before the
-// batched read.
+// of 5,000 items): via=Read with one Read per item (history.ReadEach, as
+// history.get did before the batched read), via=ReadMany with the
+// engine's BatchReader.
 func BenchmarkReadMany(b *testing.B) {
 	s, g, total := realisticStore(b, b.TempDir(), 1, 5000, 24*time.Hour, true)
 	defer s.Close()
@@ -70,26 +71,35 @@ func BenchmarkReadMany(b *testing.B) {
 		items int
 		rng   int64
 	}{{5000, 3600}, {2000, 60}} {
-		b.Run("items="+strconv.Itoa(c.items)+"/range="+strconv.FormatInt(c.rng, 10)+"s/via=Read", func(b *testing.B) {
-			from := g.Start + 12*3600 + 17 // mid-day, not on a chunk boundary
-			values := 0
-			for b.Loop() {
-				values = 0
-				for id := 1; id <= c.items; id++ {
-					err := s.Read(context.Background(), history.Query{ItemID: uint64(id), From: from, Till: from + c.rng - 1}, func(*history.Sample) bool {
-						values++
-						return true
-					})
+		for _, via := range []string{"Read", "ReadMany"} {
+			b.Run("items="+strconv.Itoa(c.items)+"/range="+strconv.FormatInt(c.rng, 10)+"s/via="+via, func(b *testing.B) {
+				from := g.Start + 12*3600 + 17 // mid-day, not on a chunk boundary
+				q := history.Query{From: from, Till: from + c.rng - 1}
+				ids := make([]uint64, c.items)
+				for i := range ids {
+					ids[i] = uint64(i + 1)
+				}
+				values := 0
+				count := func(*history.Sample) bool { values++; return true }
+				b.ReportAllocs()
+				for b.Loop() {
+					values = 0
+					var err error
+					if via == "Read" {
+						err = history.ReadEach(context.Background(), s, ids, q, count)
+					} else {
+						err = s.ReadMany(context.Background(), ids, q, count)
+					}
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/read")
-			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N)/float64(c.items), "µs/item")
-			b.ReportMetric(float64(values), "values/read")
-			b.ReportMetric(diskBytes(b, s)/float64(total), "disk-B/value")
-		})
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/read")
+				b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N)/float64(c.items), "µs/item")
+				b.ReportMetric(float64(values), "values/read")
+				b.ReportMetric(diskBytes(b, s)/float64(total), "disk-B/value")
+			})
+		}
 	}
 }
 

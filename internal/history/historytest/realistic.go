@@ -230,7 +230,7 @@ func (g *Gen) Series(i int) []history.Sample {
 
 // Next appends to dst the values of every item stamped in the next
 // window (by their slot; jitter may move a value a second across the
-// window edge), sorted by time, and reports false once the span is
+// window edge), sorted by time (then item), and reports false once the span is
 // exhausted and nothing was appended. Walking the whole span with Next
 // yields, per item, exactly Series: batches as a server receives them.
 func (g *Gen) Next(dst []history.Sample, window time.Duration) ([]history.Sample, bool) {
@@ -263,11 +263,16 @@ func (g *Gen) Next(dst []history.Sample, window time.Duration) ([]history.Sample
 	}
 	g.now = wEnd
 	batch := dst[n:]
-	slices.SortStableFunc(batch, func(a, b history.Sample) int {
+	// By time, then item: a total order, so the batch is the same
+	// whatever the sort algorithm.
+	slices.SortFunc(batch, func(a, b history.Sample) int {
 		if c := cmp.Compare(a.Clock, b.Clock); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.NS, b.NS)
+		if c := cmp.Compare(a.NS, b.NS); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ItemID, b.ItemID)
 	})
 	return dst, true
 }

@@ -208,6 +208,8 @@ func Run(t *testing.T, open Opener) {
 	})
 
 	t.Run("Downsample", func(t *testing.T) { runDownsample(t, open) })
+	t.Run("Realistic", func(t *testing.T) { runRealistic(t, open) })
+	t.Run("ReadMany", func(t *testing.T) { runReadMany(t, open) })
 
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)
