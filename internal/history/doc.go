@@ -8,6 +8,10 @@
 // compute buckets next to its data, and Downsample, which falls back to
 // folding a Read for stores that do not.
 //
+// Batched reads (batch.go): the BatchReader interface reads one range of
+// many items in one call (a dashboard's pattern), and ReadMany falls back
+// to one Read per item for stores without it.
+//
 // Optional interfaces (optional.go) cover what only some backends do:
 // TrendReader (hourly trends), Flusher (a buffered head written out in
 // bulk), Dropper (retention by whole partitions) and Compactor. Consumers

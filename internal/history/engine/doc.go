@@ -15,6 +15,13 @@
 // late buffers; decoding and merging happen outside the lock, so reads
 // never hold up writes for longer than that copy.
 //
+// Many items, short ranges (read_many.go, chunkspan.go): block writers
+// cut each item's chunks at aligned time windows chosen from its rate
+// (an hour for a 10-second item, two for a one-minute one), so a read of
+// an hour decodes about an hour, and ReadMany (history.BatchReader)
+// serves many items from one view of the blocks with one set of decode
+// buffers.
+//
 // Downsampling (downsample.go) takes the same view as a read and folds
 // decoded chunks straight into history.Accumulator buckets, without
 // building samples.
