@@ -28,7 +28,11 @@
 //
 // Late and duplicate values: a sample older than the item's newest sealed
 // chunk goes to the item's late buffer (it is never dropped); reads merge
-// it in. A sample with the same (item, clock, ns) as a stored one replaces
+// it in. The late buffer (late.go) is a small log-structured merge:
+// appends to a bounded tail, sorted runs merged size-tiered, so a
+// backfill in random order costs O(log n) copies per value instead of an
+// insertion each, and a read references the runs instead of copying them
+// under the lock. A sample with the same (item, clock, ns) as a stored one replaces
 // it: last write wins, the same rule as memstore, so a sender's retry of
 // an acknowledged batch never yields the value twice.
 //

@@ -171,7 +171,10 @@ func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blo
 
 // mergeBufs merges two sorted runs; b wins on equal timestamps.
 func mergeBufs(vt history.ValueType, a, b *buf) *buf {
-	out := &buf{}
+	if vt == history.Float || vt == history.Uint {
+		return mergeNums(a, b)
+	}
+	out := newBuf(vt, a.len()+b.len())
 	r := reader{vt: vt}
 	i, j := 0, 0
 	for i < a.len() || j < b.len() {
@@ -190,9 +193,35 @@ func mergeBufs(vt history.ValueType, a, b *buf) *buf {
 	return out
 }
 
+// mergeNums is mergeBufs for numeric columns: the late buffer's runs
+// (late.go) merge through it, so it avoids the per-value type switch.
+func mergeNums(a, b *buf) *buf {
+	ts := make([]int64, 0, a.len()+b.len())
+	num := make([]uint64, 0, a.len()+b.len())
+	i, j := 0, 0
+	at, an, bt, bn := a.ts, a.num[:len(a.ts)], b.ts, b.num[:len(b.ts)]
+	for i < len(at) && j < len(bt) {
+		switch {
+		case at[i] < bt[j]:
+			ts, num = append(ts, at[i]), append(num, an[i])
+			i++
+		case bt[j] < at[i]:
+			ts, num = append(ts, bt[j]), append(num, bn[j])
+			j++
+		default: // b wins
+			ts, num = append(ts, bt[j]), append(num, bn[j])
+			i, j = i+1, j+1
+		}
+	}
+	ts, num = append(ts, at[i:]...), append(num, an[i:]...)
+	ts, num = append(ts, bt[j:]...), append(num, bn[j:]...)
+	return &buf{ts: ts, num: num}
+}
+
 // snapshot copies what a read of [lo, hi) needs from a head series:
-// references to its immutable chunks and copies of the matching parts of
-// its open and late buffers. The caller holds the stripe lock.
+// references to its immutable chunks and late runs, and copies of the
+// matching parts of its open buffer and late tail (both bounded by a
+// chunk's worth of values). The caller holds the stripe lock.
 func (sr *series) snapshot(lo, hi int64) *series {
 	out := &series{vt: sr.vt, chunks: sr.chunks[:len(sr.chunks):len(sr.chunks)]}
 	if o := &sr.open; o.len() > 0 {
@@ -200,11 +229,7 @@ func (sr *series) snapshot(lo, hi int64) *series {
 			out.open = o.slice(sr.vt, i, j)
 		}
 	}
-	if l := &sr.late; l.len() > 0 {
-		if i, j := l.search(lo), l.search(hi); i < j {
-			out.late = l.slice(sr.vt, i, j)
-		}
-	}
+	out.late = sr.late.snapshot(sr.vt, lo, hi)
 	return out
 }
 
@@ -227,12 +252,7 @@ func (r *reader) series(ctx context.Context, sr *series, lo, hi int64, desc bool
 			pieces = append(pieces, piece{lower: lower, upper: math.MaxInt64, open: &cp})
 		}
 	}
-	late := &buf{}
-	if l := &sr.late; l.len() > 0 {
-		if i, j := l.search(lo), l.search(hi); i < j {
-			*late = l.slice(sr.vt, i, j)
-		}
-	}
+	late := sr.late.collect(sr.vt, lo, hi)
 	// Late samples can fall in a gap before the first selected piece
 	// (older than every chunk in range); give them a piece of their own.
 	if late.len() > 0 && (len(pieces) == 0 || late.ts[0] <= pieces[0].lower) {
@@ -438,10 +458,11 @@ func seriesRange(sr *series) (int64, int64, bool) {
 	if len(sr.chunks) > 0 {
 		minT, maxT, ok = sr.chunks[0].minT, sr.chunks[len(sr.chunks)-1].maxT, true
 	}
-	for _, b := range []*buf{&sr.open, &sr.late} {
-		if b.len() > 0 {
-			minT, maxT, ok = min(minT, b.ts[0]), max(maxT, b.ts[b.len()-1]), true
-		}
+	if b := &sr.open; b.len() > 0 {
+		minT, maxT, ok = min(minT, b.ts[0]), max(maxT, b.ts[b.len()-1]), true
+	}
+	if a, z, has := sr.late.bounds(); has {
+		minT, maxT, ok = min(minT, a), max(maxT, z), true
 	}
 	return minT, maxT, ok
 }
