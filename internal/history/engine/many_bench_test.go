@@ -19,8 +19,13 @@ import (
 // the housekeeping stage would, and compacted into day blocks when
 // compact is set. It returns the store and the number of values.
 func realisticStore(tb testing.TB, dir string, seed uint64, items int, span time.Duration, compact bool) (*Store, *historytest.Gen, int) {
+	return realisticStoreAt(tb, dir, seed, items, span, compact, history.PrecisionNS)
+}
+
+// realisticStoreAt is realisticStore with the store's timestamp precision.
+func realisticStoreAt(tb testing.TB, dir string, seed uint64, items int, span time.Duration, compact bool, prec history.Precision) (*Store, *historytest.Gen, int) {
 	tb.Helper()
-	s, err := Open(Options{Dir: dir, Sync: wal.SyncNever})
+	s, err := Open(Options{Dir: dir, Sync: wal.SyncNever, Precision: prec})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -120,4 +125,24 @@ func diskBytes(tb testing.TB, s *Store) float64 {
 		tb.Fatal(err)
 	}
 	return float64(n)
+}
+
+// go test -run '^$' -bench 'DiskBytesRealistic' -benchtime 1x ./internal/history/engine/
+//
+// BenchmarkDiskBytesRealistic is the size on disk of a day of 1,000 items
+// of the realistic data set (historytest.Realistic seed 1) in compacted
+// day blocks, per value, at each timestamp precision. Trend files are not
+// counted (they do not depend on the precision).
+func BenchmarkDiskBytesRealistic(b *testing.B) {
+	for _, p := range []history.Precision{history.PrecisionNS, history.PrecisionUS, history.PrecisionMS, history.PrecisionS} {
+		b.Run("prec="+p.String(), func(b *testing.B) {
+			var perValue float64
+			for b.Loop() {
+				s, _, n := realisticStoreAt(b, b.TempDir(), 1, 1000, 24*time.Hour, true, p)
+				perValue = diskBytes(b, s) / float64(n)
+				s.Close()
+			}
+			b.ReportMetric(perValue, "disk-B/value")
+		})
+	}
 }
