@@ -115,11 +115,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		if cfg.History.Fsync == "interval" {
 			sync = wal.SyncInterval
 		}
+		prec, perr := history.ParsePrecision(cfg.History.TimestampPrecision)
+		if perr != nil {
+			return nil, fmt.Errorf("history.timestamp_precision: %w", perr)
+		}
 		s.Store, err = engine.Open(engine.Options{
 			Dir:          HistoryPath(cfg.DataDir),
 			Sync:         sync,
 			SyncInterval: cfg.History.FsyncInterval.Std(),
 			Logger:       log.With("component", "history"),
+			Precision:    prec,
 		})
 		if err != nil {
 			return nil, err
