@@ -951,6 +951,7 @@ func specOf(it *Item) ItemSpec {
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st,
+		TimestampPrecision: it.TimestampPrecision,
 	}
 }
 

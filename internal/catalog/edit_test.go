@@ -224,7 +224,7 @@ func TestMigrateV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE host_tags", "UPDATE catalog_meta SET schema_version = 1"} {
+	for _, q := range []string{"DROP TABLE host_tags", "ALTER TABLE items DROP COLUMN timestamp_precision", "UPDATE catalog_meta SET schema_version = 1"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -125,6 +125,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 			SyncInterval: cfg.History.FsyncInterval.Std(),
 			Logger:       log.With("component", "history"),
 			Precision:    prec,
+			// An item's own precision (catalog) over the server's; a
+			// snapshot lookup per written value, no lock.
+			ItemPrecision: func(id uint64) (history.Precision, bool) {
+				if it := s.Catalog.Snapshot().Item(id); it != nil {
+					return it.Precision()
+				}
+				return 0, false
+			},
 		})
 		if err != nil {
 			return nil, err
