@@ -50,8 +50,7 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 			b.release()
 		}
 	}()
-	_, err := s.readItem(ctx, q, lo, hi, blocks, fl, snap, fn, nil)
-	return err
+	return s.readItem(ctx, q, lo, hi, blocks, fl, snap, fn, nil)
 }
 
 // headSnapshot copies what a read of item in [lo, hi) needs from the
@@ -79,32 +78,25 @@ type scratch struct {
 
 // readItem reads one item from a consistent view: the blocks that may
 // hold it (acquired by the caller), the series being flushed and the head
-// snapshot. stopped reports that fn returned false (not that the limit
-// was reached). sc may be nil.
-func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) (stopped bool, err error) {
+// snapshot. sc may be nil. (It does not say whether fn stopped the read
+// or the limit did: ReadMany, which needs to know, wraps fn, so that a
+// plain Read pays no extra call per value.)
+func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) error {
 	if sc == nil {
 		sc = &scratch{}
-	}
-	userFn := fn
-	fn = func(v *history.Sample) bool {
-		if !userFn(v) {
-			stopped = true
-			return false
-		}
-		return true
 	}
 	// The common case: the sources cover disjoint time ranges (blocks of
 	// different partitions, then the head), so the read streams them one
 	// after another in time order without materialising anything.
 	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn, sc); done {
-		return stopped, err
+		return err
 	}
 	var sources []*buf
 	var vts []history.ValueType
 	for _, b := range blocks {
 		out, vt, err := s.readBlock(ctx, b, q.ItemID, lo, hi)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, vt)
@@ -114,7 +106,7 @@ func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blo
 		out := &buf{}
 		r := reader{vt: fl.vt, lo: lo, hi: hi, collect: out}
 		if err := r.series(ctx, fl, lo, hi, false); err != nil {
-			return false, err
+			return err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, fl.vt)
@@ -122,17 +114,16 @@ func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blo
 	}
 	if len(sources) == 0 {
 		if snap == nil {
-			return false, nil
+			return nil
 		}
 		r := reader{vt: snap.vt, q: q, lo: lo, hi: hi, fn: fn}
-		err := r.series(ctx, snap, lo, hi, q.Desc)
-		return stopped, err
+		return r.series(ctx, snap, lo, hi, q.Desc)
 	}
 	if snap != nil {
 		out := &buf{}
 		r := reader{vt: snap.vt, lo: lo, hi: hi, collect: out}
 		if err := r.series(ctx, snap, lo, hi, false); err != nil {
-			return false, err
+			return err
 		}
 		if out.len() > 0 {
 			sources, vts = append(sources, out), append(vts, snap.vt)
@@ -156,17 +147,17 @@ func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blo
 	if !q.Desc {
 		for k := 0; k < acc.len(); k++ {
 			if r.emit(acc, k) {
-				return stopped, nil
+				return nil
 			}
 		}
 	} else {
 		for k := acc.len() - 1; k >= 0; k-- {
 			if r.emit(acc, k) {
-				return stopped, nil
+				return nil
 			}
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // mergeBufs merges two sorted runs; b wins on equal timestamps.

@@ -31,6 +31,15 @@ func (s *Store) ReadMany(ctx context.Context, items []uint64, q history.Query, f
 		return nil
 	}
 	sc := &scratch{}
+	stopped := false
+	userFn := fn
+	fn = func(v *history.Sample) bool {
+		if !userFn(v) {
+			stopped = true
+			return false
+		}
+		return true
+	}
 	snaps := make([]*series, 0, min(len(items), readManyGroup))
 	var mine []*block // the view's blocks that hold the current item
 	for len(items) > 0 {
@@ -42,7 +51,6 @@ func (s *Store) ReadMany(ctx context.Context, items []uint64, q history.Query, f
 		}
 		blocks, flushing := s.acquireRange(lo, hi)
 		var err error
-		stopped := false
 		for k, id := range group {
 			if err = ctx.Err(); err != nil {
 				break
@@ -58,7 +66,7 @@ func (s *Store) ReadMany(ctx context.Context, items []uint64, q history.Query, f
 				fl = flushing[id]
 			}
 			q.ItemID = id
-			if stopped, err = s.readItem(ctx, q, lo, hi, mine, fl, snaps[k], fn, sc); stopped || err != nil {
+			if err = s.readItem(ctx, q, lo, hi, mine, fl, snaps[k], fn, sc); stopped || err != nil {
 				break
 			}
 		}
