@@ -145,11 +145,11 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 		ids[i] = it.ID
 	}
 	if limit == 0 || limit > s.opts.MaxRows || p.CountOutput {
-		n := 0
-		err := history.ReadMany(ctx, s.opts.History, ids, q(0), func(*history.Sample) bool {
-			n++
-			return p.CountOutput || n <= s.opts.MaxRows
-		})
+		bound := s.opts.MaxRows // counting may stop once past it
+		if p.CountOutput {
+			bound = 0
+		}
+		n, err := history.CountMany(ctx, s.opts.History, ids, q(0), bound)
 		if err != nil {
 			return nil, errApp("cannot read history: %v", err)
 		}

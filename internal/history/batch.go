@@ -45,3 +45,28 @@ func ReadEach(ctx context.Context, r Reader, items []uint64, q Query, fn func(*S
 	}
 	return nil
 }
+
+// Counter is a store that counts what ReadMany would give without
+// building the samples: history.get counts the rows of a request against
+// api.max_rows before it sends any, and a store that can count from its
+// index and timestamps skips decoding the values for that pass.
+type Counter interface {
+	// CountMany returns the number of samples ReadMany(items, q) would
+	// pass to its callback. When max > 0 it MAY stop counting once the
+	// count exceeds max, returning some number above max.
+	CountMany(ctx context.Context, items []uint64, q Query, max int) (int, error)
+}
+
+// CountMany counts with r's own Counter when it has one and by counting a
+// ReadMany otherwise.
+func CountMany(ctx context.Context, r Reader, items []uint64, q Query, max int) (int, error) {
+	if c, ok := r.(Counter); ok {
+		return c.CountMany(ctx, items, q, max)
+	}
+	n := 0
+	err := ReadMany(ctx, r, items, q, func(*Sample) bool {
+		n++
+		return max <= 0 || n <= max
+	})
+	return n, err
+}

@@ -68,7 +68,8 @@ func realisticStoreAt(tb testing.TB, dir string, seed uint64, items int, span ti
 // pattern, from compacted day blocks of the realistic data set (one day
 // of 5,000 items): via=Read with one Read per item (history.ReadEach, as
 // history.get did before the batched read), via=ReadMany with the
-// engine's BatchReader.
+// engine's BatchReader, via=CountMany counting the same values without
+// reading them (history.get's counting pass).
 func BenchmarkReadMany(b *testing.B) {
 	s, g, total := realisticStore(b, b.TempDir(), 1, 5000, 24*time.Hour, true)
 	defer s.Close()
@@ -76,7 +77,7 @@ func BenchmarkReadMany(b *testing.B) {
 		items int
 		rng   int64
 	}{{5000, 3600}, {2000, 60}} {
-		for _, via := range []string{"Read", "ReadMany"} {
+		for _, via := range []string{"Read", "ReadMany", "CountMany"} {
 			b.Run("items="+strconv.Itoa(c.items)+"/range="+strconv.FormatInt(c.rng, 10)+"s/via="+via, func(b *testing.B) {
 				from := g.Start + 12*3600 + 17 // mid-day, not on a chunk boundary
 				q := history.Query{From: from, Till: from + c.rng - 1}
@@ -90,10 +91,13 @@ func BenchmarkReadMany(b *testing.B) {
 				for b.Loop() {
 					values = 0
 					var err error
-					if via == "Read" {
+					switch via {
+					case "Read":
 						err = history.ReadEach(context.Background(), s, ids, q, count)
-					} else {
+					case "ReadMany":
 						err = s.ReadMany(context.Background(), ids, q, count)
+					default:
+						values, err = s.CountMany(context.Background(), ids, q, 0)
 					}
 					if err != nil {
 						b.Fatal(err)

@@ -52,7 +52,8 @@ func runRealistic(t *testing.T, open Opener) {
 
 // runReadMany: history.ReadMany (the store's BatchReader or the generic
 // one) gives exactly one Read per item, concatenated, for every range,
-// order and limit, and stops when the callback says so.
+// order and limit, and stops when the callback says so; history.CountMany
+// counts exactly that many (or, with a max, stops past it).
 func runReadMany(t *testing.T, open Opener) {
 	s := open(t)
 	g := Realistic(5, 40, 4*time.Hour)
@@ -84,6 +85,13 @@ func runReadMany(t *testing.T, open Opener) {
 				got := readMany(t, s, items, q, -1)
 				if d := cmp.Diff(want, got); d != "" {
 					t.Fatalf("%s: ReadMany differs from one Read per item (-read +readmany):\n%s", name, d)
+				}
+				n, err := history.CountMany(context.Background(), s, items, q, 0)
+				if err != nil || n != len(want) {
+					t.Fatalf("%s: CountMany = %d, %v; ReadMany gives %d", name, n, err, len(want))
+				}
+				if n, err := history.CountMany(context.Background(), s, items, q, 3); err != nil || (len(want) <= 3 && n != len(want)) || (len(want) > 3 && n <= 3) {
+					t.Fatalf("%s: CountMany with max 3 = %d, %v; ReadMany gives %d", name, n, err, len(want))
 				}
 				if len(want) > 5 {
 					if got := readMany(t, s, items, q, 5); !cmp.Equal(want[:5], got) {
