@@ -10,7 +10,9 @@
 //
 // Batched reads (batch.go): the BatchReader interface reads one range of
 // many items in one call (a dashboard's pattern), and ReadMany falls back
-// to one Read per item for stores without it.
+// to one Read per item for stores without it; Counter and CountMany count
+// what ReadMany would give (history.get's row count against
+// api.max_rows) without building samples.
 //
 // Timestamps: Precision (precision.go) is how finely a store keeps them
 // (nanoseconds by default, as Zabbix), and SnapStamp (stamp.go) is the

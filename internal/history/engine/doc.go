@@ -20,7 +20,8 @@
 // (an hour for a 10-second item, two for a one-minute one), so a read of
 // an hour decodes about an hour, and ReadMany (history.BatchReader)
 // serves many items from one view of the blocks with one set of decode
-// buffers.
+// buffers. CountMany (count.go, history.Counter) counts the same values
+// from the block index and chunk timestamps without decoding values.
 //
 // Downsampling (downsample.go) takes the same view as a read and folds
 // decoded chunks straight into history.Accumulator buckets, without
