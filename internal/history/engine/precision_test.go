@@ -124,3 +124,44 @@ func TestPrecisionChange(t *testing.T) {
 		t.Fatalf("after compaction (-want +got):\n%s", d)
 	}
 }
+
+// TestRealisticAtPrecision: the realistic data set reads back equal at
+// each precision, every timestamp cut to it, from the head and from
+// blocks.
+func TestRealisticAtPrecision(t *testing.T) {
+	for _, p := range []history.Precision{history.PrecisionUS, history.PrecisionMS, history.PrecisionS} {
+		t.Run(p.String(), func(t *testing.T) {
+			s, err := Open(Options{Dir: t.TempDir(), Sync: wal.SyncNever, Precision: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			g := historytest.Realistic(21, 40, 3*time.Hour)
+			var b []history.Sample
+			for k := 1; ; k++ {
+				var ok bool
+				if b, ok = g.Next(b[:0], time.Minute); !ok {
+					break
+				}
+				if err := s.Write(t.Context(), b); err != nil {
+					t.Fatal(err)
+				}
+				if k == 100 {
+					if err := s.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, it := range g.Items {
+				want := g.Series(i)
+				for k := range want {
+					want[k].NS = p.TruncateNS(want[k].NS)
+				}
+				got := historytest.ReadAll(t, s, history.Query{ItemID: it.ID, From: g.Start, Till: g.End})
+				if d := cmp.Diff(want, got); d != "" {
+					t.Fatalf("item %d (-want +got):\n%s", it.ID, d)
+				}
+			}
+		})
+	}
+}
