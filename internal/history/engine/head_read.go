@@ -60,7 +60,9 @@ func (s *Store) headSnapshot(item uint64, lo, hi int64) *series {
 	str := &s.stripes[item%stripes]
 	str.mu.RLock()
 	defer str.mu.RUnlock()
-	if sr := str.series[item]; sr != nil {
+	// A series emptied by a flush holds nothing to read: no snapshot (a
+	// dashboard's items are mostly in blocks, and this is per item).
+	if sr := str.series[item]; sr != nil && (len(sr.chunks) > 0 || sr.open.len() > 0 || sr.late.len() > 0) {
 		return sr.snapshot(lo, hi)
 	}
 	return nil
