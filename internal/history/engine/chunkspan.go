@@ -16,7 +16,8 @@ import (
 // max time, which lets the read skip the rest without touching them.
 //
 // The window is per item, from its rate: the shortest of chunkWindows
-// that holds at least minChunkValues values. A fast item (10 s) gets
+// that holds at least minChunkValues values; none for an item so fast
+// that the value bound cuts its chunks shorter than an hour anyway. A fast item (10 s) gets
 // one-hour chunks of 360 values; a one-minute item two-hour chunks of
 // 120; a five-minute item twelve-hour chunks of 144. Shorter windows
 // would make reads cheaper still but cost bytes: each chunk pays a header
@@ -57,22 +58,33 @@ func chunkWindow(n int, span int64) int64 {
 }
 
 // ownWindow returns the window to cut all's values at, from their own
-// rate over the given span (the partition or day they fill).
-func ownWindow(all *buf, over int64) int64 {
+// rate over the given span (the partition or day they fill), or 0 (no
+// time window) when the shortest window would hold maxValues values or
+// more: the value bound then cuts chunks at least as short, and aligning
+// them to hours as well would only add chunks (a one-second item would
+// get 2,048 + 1,552 values an hour instead of 2,048 a chunk).
+func ownWindow(all *buf, over int64, maxValues int) int64 {
 	if all.len() == 0 {
 		return chunkWindows[0]
+	}
+	over = max(over, int64(time.Hour))
+	if float64(all.len())*float64(chunkWindows[0]) >= float64(maxValues)*float64(over) {
+		return 0
 	}
 	return chunkWindow(all.len(), over)
 }
 
 // cutChunks splits all (sorted, unique) into chunks of at most maxValues
-// values that do not cross a multiple of window, encodes each and passes
-// it to add.
+// values that do not cross a multiple of window (0: no window), encodes
+// each and passes it to add.
 func cutChunks(vt history.ValueType, all *buf, window int64, maxValues int, add func(c chunk)) {
 	for i := 0; i < all.len(); {
-		end := floorDiv(all.ts[i], window)*window + window // exclusive
-		if end < all.ts[i] {
-			end = 1<<63 - 1 // the last window before the int64 limit
+		end := int64(1<<63 - 1)
+		if window > 0 {
+			end = floorDiv(all.ts[i], window)*window + window // exclusive
+			if end < all.ts[i] {
+				end = 1<<63 - 1 // the last window before the int64 limit
+			}
 		}
 		j := i + 1
 		for j < all.len() && j-i < maxValues && all.ts[j] < end {

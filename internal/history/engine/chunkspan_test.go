@@ -26,6 +26,16 @@ func TestChunkWindow(t *testing.T) {
 	f(time.Minute, 2*time.Hour)
 	f(5*time.Minute, 12*time.Hour)
 	f(time.Hour, 24*time.Hour)
+	// An item faster than the value bound per hour gets no window: the
+	// bound cuts it (a one-second item: 2,048-value chunks, not 2,048 +
+	// 1,552 an hour); one just below it gets hours.
+	perSecond := &buf{ts: make([]int64, 86400)}
+	if w := ownWindow(perSecond, day, 2048); w != 0 {
+		t.Errorf("one value a second, bound 2048: window %v, want none", time.Duration(w))
+	}
+	if w := ownWindow(perSecond, day, 3601); w != int64(time.Hour) {
+		t.Errorf("one value a second, bound 3601: window %v, want 1h", time.Duration(w))
+	}
 	// A burst of values in a few seconds: the rate is taken over at least
 	// an hour, not extrapolated from the burst.
 	if got := chunkWindow(3, int64(time.Second)); got != int64(24*time.Hour) {
@@ -45,14 +55,14 @@ func TestCutChunks(t *testing.T) {
 		for _, s := range g.Series(i) {
 			all.insert(it.Type, s.Clock*1e9+int64(s.NS), &s)
 		}
-		win := ownWindow(all, int64(DayPartition))
+		win := ownWindow(all, int64(DayPartition), 300)
 		got := &buf{}
 		r := reader{vt: it.Type, lo: -1 << 63, hi: 1<<63 - 1, collect: got, late: &buf{}}
 		cutChunks(it.Type, all, win, 300, func(c chunk) {
 			if c.n > 300 {
 				t.Fatalf("item %d: chunk of %d values, bound 300", it.ID, c.n)
 			}
-			if floorDiv(c.minT, win) != floorDiv(c.maxT, win) {
+			if win > 0 && floorDiv(c.minT, win) != floorDiv(c.maxT, win) {
 				t.Fatalf("item %d (every %d s): chunk %v..%v crosses a %v window", it.ID, it.Interval, time.Unix(0, c.minT).UTC(), time.Unix(0, c.maxT).UTC(), time.Duration(win))
 			}
 			if _, err := r.piece(&piece{lower: c.minT - 1, upper: c.maxT, data: c.data}, false); err != nil {

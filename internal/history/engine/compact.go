@@ -148,7 +148,7 @@ func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention h
 		}
 		// Chunks cut at the item's time window (chunkspan.go), its rate
 		// taken over the whole day.
-		cutChunks(vt, acc, ownWindow(acc, int64(DayPartition)), compactChunkValues, func(c chunk) {
+		cutChunks(vt, acc, ownWindow(acc, int64(DayPartition), compactChunkValues), compactChunkValues, func(c chunk) {
 			w.add(id, vt, c.minT, c.maxT, c.n, c.data)
 		})
 	}

@@ -238,7 +238,10 @@ func (s *Store) Flush() error {
 		// Split by partition and into chunks of ChunkValues that do not
 		// cross the item's time window (chunkspan.go); windows of two
 		// hours and less align with partitions.
-		win := min(ownWindow(all, max(all.ts[all.len()-1]-all.ts[0], 1)), int64(PartitionDuration))
+		win := ownWindow(all, all.ts[all.len()-1]-all.ts[0], s.opts.ChunkValues)
+		if win == 0 || win > int64(PartitionDuration) {
+			win = int64(PartitionDuration) // chunks never cross a partition
+		}
 		cutChunks(sr.vt, all, win, s.opts.ChunkValues, func(c chunk) {
 			p := partitionOf(c.minT)
 			w := writers[p]
