@@ -171,8 +171,16 @@ func readAllUints(t *testing.T, s *Store, item uint64, from, till int64) []histo
 // flushed first so that the rest arrives older than everything in the
 // head (outside the head window). The WAL does not fsync: this measures
 // the engine. Compare values/s across orders.
-func BenchmarkBackfill(b *testing.B) {
-	const items, slots, batch = 100, 10_000, 1000
+func BenchmarkBackfill(b *testing.B) { benchmarkBackfill(b, 100, 10_000) }
+
+// go test -run '^$' -bench 'Backfill10M' -benchtime 1x ./internal/history/engine/
+//
+// BenchmarkBackfill10M is BenchmarkBackfill at the scale: 10M
+// values of 1,000 items (needs about 3 GB of memory for the inputs).
+func BenchmarkBackfill10M(b *testing.B) { benchmarkBackfill(b, 1000, 10_000) }
+
+func benchmarkBackfill(b *testing.B, items, slots int) {
+	const batch = 1000
 	var in []history.Sample
 	for k := 0; k < slots; k++ {
 		for it := 1; it <= items; it++ {
