@@ -104,6 +104,7 @@ func specOf(it *Item) ItemSpec {
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
+		TimestampPrecision: it.TimestampPrecision,
 	}
 }
 

@@ -8,8 +8,11 @@ import (
 	"testing"
 )
 
-// downgradeV3 turns a schema version 3 database into version 2.
+// downgradeV3 turns a database of the current schema (version 4) into
+// version 2: without the per-item timestamp precision (version 4) and the
+// interfaces (version 3).
 var downgradeV3 = []string{
+	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",
 	"ALTER TABLE items DROP COLUMN timeout",

@@ -86,6 +86,9 @@ type ItemSpec struct {
 	// zabbix_agent items), none for other item types.
 	Interface string `yaml:"interface"`
 	Timeout   string `yaml:"timeout"` // per-check timeout, default "" (the server's)
+	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
+	// server's history.timestamp_precision).
+	TimestampPrecision string `yaml:"timestamp_precision"`
 }
 
 // Defaults applied to empty fields.
@@ -417,6 +420,12 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 	it = Item{
 		Key: is.Key, Name: is.Name, Units: is.Units, Delay: is.Delay,
 		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
+		TimestampPrecision: is.TimestampPrecision,
+	}
+	if it.TimestampPrecision != "" {
+		if _, err := history.ParsePrecision(it.TimestampPrecision); err != nil {
+			el.add(ip+".timestamp_precision", err)
+		}
 	}
 	if err := checkKey(is.Key); err != nil {
 		el.add(ip+".key", err)

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -54,6 +54,7 @@ CREATE TABLE items (
 	history    TEXT NOT NULL,
 	trends     TEXT NOT NULL,
 	status     INTEGER NOT NULL,
+	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
 ` + hostTagsSchema + interfacesSchema
@@ -97,6 +98,8 @@ ALTER TABLE items ADD COLUMN timeout TEXT NOT NULL DEFAULT '';
 var migrations = []string{
 	hostTagsSchema,   // 1 → 2: host tags
 	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
+	// 3 → 4: per-item timestamp precision ('' = the server's setting)
+	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -229,13 +232,13 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	items := make([]Item, 0, count)
 	in := newInterner()
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision FROM items", func(r *sql.Rows) error {
 		var (
-			it                             Item
-			typ, vt, status                int64
-			units, delay, hs, trs, timeout string
+			it                                   Item
+			typ, vt, status                      int64
+			units, delay, hs, trs, timeout, prec string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec); err != nil {
 			return err
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
@@ -252,6 +255,12 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		}
 		if it.Trends, it.TrendsSeconds, err = in.period(trs, minTrendsSeconds); err != nil {
 			return fmt.Errorf("%w: item %d trends: %v", ErrCorrupt, it.ID, err)
+		}
+		if prec != "" {
+			if _, err := history.ParsePrecision(prec); err != nil {
+				return fmt.Errorf("%w: item %d: %v", ErrCorrupt, it.ID, err)
+			}
+			it.TimestampPrecision = in.str(prec)
 		}
 		items = append(items, it)
 		return nil

@@ -208,6 +208,20 @@ type Item struct {
 	Type      ItemType
 	ValueType history.ValueType
 	Enabled   bool // Zabbix status 0 ("enabled")
+	// TimestampPrecision is the item's own history timestamp precision
+	// ("ns", "us", "ms" or "s"; see history.Precision), or "" for the
+	// server's history.timestamp_precision.
+	TimestampPrecision string
+}
+
+// Precision returns the item's own timestamp precision; ok is false when
+// it has none and the server's setting applies.
+func (a *Item) Precision() (p history.Precision, ok bool) {
+	if a.TimestampPrecision == "" {
+		return 0, false
+	}
+	p, err := history.ParsePrecision(a.TimestampPrecision)
+	return p, err == nil // validated when stored
 }
 
 // sameConfig reports whether a and b are configured identically, ignoring
@@ -216,5 +230,6 @@ func (a *Item) sameConfig(b *Item) bool {
 	return a.Key == b.Key && a.Name == b.Name && a.Units == b.Units && a.Delay == b.Delay &&
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
-		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout
+		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout &&
+		a.TimestampPrecision == b.TimestampPrecision
 }

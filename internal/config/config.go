@@ -113,6 +113,11 @@ type HistoryConfig struct {
 	// RetentionCheck is how often the housekeeper drops partitions older
 	// than the longest item retention and compacts finished days.
 	RetentionCheck Duration `yaml:"retention_check"`
+	// TimestampPrecision is how finely the engine keeps timestamps: "ns"
+	// (default: exact, as Zabbix keeps them), "us", "ms" or "s". Coarser
+	// is smaller on disk; two values of one item that differ only below
+	// the precision keep the later one (docs/configuration.md).
+	TimestampPrecision string `yaml:"timestamp_precision"`
 }
 
 // Default returns the configuration used when a field is not set.
@@ -137,6 +142,7 @@ func Default() Config {
 		History: HistoryConfig{
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
+			TimestampPrecision: "ns",
 		},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 	}
@@ -245,6 +251,11 @@ func (c *Config) Validate() error {
 	}
 	if c.History.RetentionCheck < Duration(time.Second) || c.History.RetentionCheck > Duration(24*time.Hour) {
 		return fieldErr("history.retention_check", "must be between 1s and 24h, not %s", c.History.RetentionCheck)
+	}
+	switch c.History.TimestampPrecision {
+	case "ns", "us", "ms", "s":
+	default:
+		return fieldErr("history.timestamp_precision", "must be one of \"ns\", \"us\", \"ms\", \"s\", not %q", c.History.TimestampPrecision)
 	}
 	if c.API.MaxBodySize < 1024 || c.API.MaxBodySize > 1<<30 {
 		return fieldErr("api.max_body_size", "must be between 1KiB and 1GiB, not %d bytes", c.API.MaxBodySize)

@@ -36,7 +36,8 @@ func TestGoodFiles(t *testing.T) {
 		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true},
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
 		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
-			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute)},
+			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
+			TimestampPrecision: "ms"},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 50, Timeout: Duration(60 * time.Second)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
@@ -59,6 +60,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_listen.bad.yaml":    "trapper.listen",
 		"bad_shards.bad.yaml":    "pipeline.shards",
 		"bad_store.bad.yaml":     "history.store",
+		"bad_precision.bad.yaml": "history.timestamp_precision",
 		"bad_level.bad.yaml":     "log.level",
 		"bad_batch.bad.yaml":     "api.max_batch_calls",
 		"bad_buffered.bad.yaml":  "trapper.max_buffered_bytes: must be at least twice",

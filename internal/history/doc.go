@@ -8,6 +8,17 @@
 // compute buckets next to its data, and Downsample, which falls back to
 // folding a Read for stores that do not.
 //
+// Batched reads (batch.go): the BatchReader interface reads one range of
+// many items in one call (a dashboard's pattern), and ReadMany falls back
+// to one Read per item for stores without it; Counter and CountMany count
+// what ReadMany would give (history.get's row count against
+// api.max_rows) without building samples.
+//
+// Timestamps: Precision (precision.go) is how finely a store keeps them
+// (nanoseconds by default, as Zabbix), and SnapStamp (stamp.go) is the
+// tolerance rule for values Peregrine stamps itself, which puts a value
+// received within a tolerance of its scheduled slot on the slot.
+//
 // Optional interfaces (optional.go) cover what only some backends do:
 // TrendReader (hourly trends), Flusher (a buffered head written out in
 // bulk), Dropper (retention by whole partitions) and Compactor. Consumers

@@ -122,11 +122,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		if cfg.History.Fsync == "interval" {
 			sync = wal.SyncInterval
 		}
+		prec, perr := history.ParsePrecision(cfg.History.TimestampPrecision)
+		if perr != nil {
+			return nil, fmt.Errorf("history.timestamp_precision: %w", perr)
+		}
 		s.Store, err = engine.Open(engine.Options{
 			Dir:          HistoryPath(cfg.DataDir),
 			Sync:         sync,
 			SyncInterval: cfg.History.FsyncInterval.Std(),
 			Logger:       log.With("component", "history"),
+			Precision:    prec,
+			// An item's own precision (catalog) over the server's; a
+			// snapshot lookup per written value, no lock.
+			ItemPrecision: func(id uint64) (history.Precision, bool) {
+				if it := s.Catalog.Snapshot().Item(id); it != nil {
+					return it.Precision()
+				}
+				return 0, false
+			},
 		})
 		if err != nil {
 			return nil, err

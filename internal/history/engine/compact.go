@@ -14,8 +14,9 @@ import (
 // DayPartition is the span of a compacted partition.
 const DayPartition = 24 * time.Hour
 
-// compactChunkValues is the chunk length in compacted blocks: a day of
-// one-minute data in one chunk compresses better than twelve 2-hour ones.
+// compactChunkValues bounds the chunk length in compacted blocks; chunks
+// are also cut at the item's time window (chunkspan.go), which for most
+// items comes first.
 const compactChunkValues = 2048
 
 // Compact merges, for every day that ended before now, that day's 2-hour
@@ -141,14 +142,15 @@ func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention h
 				dropped += start
 			}
 		}
-		for i := start; i < acc.len(); {
-			j := min(acc.len(), i+compactChunkValues)
-			tmp := series{vt: vt, open: acc.slice(vt, i, j)}
-			tmp.seal()
-			c := tmp.chunks[0]
-			w.add(id, vt, c.minT, c.maxT, c.n, c.data)
-			i = j
+		if start > 0 {
+			kept := acc.slice(vt, start, acc.len())
+			acc = &kept
 		}
+		// Chunks cut at the item's time window (chunkspan.go), its rate
+		// taken over the whole day.
+		cutChunks(vt, acc, ownWindow(acc, int64(DayPartition), compactChunkValues), compactChunkValues, func(c chunk) {
+			w.add(id, vt, c.minT, c.maxT, c.n, c.data)
+		})
 	}
 	if len(sources) == 1 && sources[0].span == int64(DayPartition) && dropped == 0 {
 		return false, nil

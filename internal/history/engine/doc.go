@@ -15,13 +15,25 @@
 // late buffers; decoding and merging happen outside the lock, so reads
 // never hold up writes for longer than that copy.
 //
+// Many items, short ranges (read_many.go, chunkspan.go): block writers
+// cut each item's chunks at aligned time windows chosen from its rate
+// (an hour for a 10-second item, two for a one-minute one), so a read of
+// an hour decodes about an hour, and ReadMany (history.BatchReader)
+// serves many items from one view of the blocks with one set of decode
+// buffers. CountMany (count.go, history.Counter) counts the same values
+// from the block index and chunk timestamps without decoding values.
+//
 // Downsampling (downsample.go) takes the same view as a read and folds
 // decoded chunks straight into history.Accumulator buckets, without
 // building samples.
 //
 // Late and duplicate values: a sample older than the item's newest sealed
 // chunk goes to the item's late buffer (it is never dropped); reads merge
-// it in. A sample with the same (item, clock, ns) as a stored one replaces
+// it in. The late buffer (late.go) is a small log-structured merge:
+// appends to a bounded tail, sorted runs merged size-tiered, so a
+// backfill in random order costs O(log n) copies per value instead of an
+// insertion each, and a read references the runs instead of copying them
+// under the lock. A sample with the same (item, clock, ns) as a stored one replaces
 // it: last write wins, the same rule as memstore, so a sender's retry of
 // an acknowledged batch never yields the value twice.
 //

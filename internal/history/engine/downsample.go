@@ -59,7 +59,7 @@ func (s *Store) Downsample(ctx context.Context, q history.DownsampleQuery) ([]hi
 			b.release()
 		}
 	}()
-	spans, ok := disjointSpans(q.ItemID, blocks, fl, snap)
+	spans, ok := disjointSpans(nil, q.ItemID, blocks, fl, snap)
 	if !ok {
 		return history.DownsampleRead(ctx, s, q)
 	}

@@ -33,6 +33,14 @@ type Options struct {
 	// it is sealed into a compressed chunk.
 	ChunkValues int
 	Logger      *slog.Logger
+	// Precision is the timestamp precision of every item that
+	// ItemPrecision does not name; the zero value keeps nanoseconds
+	// exactly. See history.Precision and precision.go.
+	Precision history.Precision
+	// ItemPrecision, when set, returns an item's own precision (ok false:
+	// Precision applies). It is called once per written value and MUST be
+	// cheap and safe for concurrent use (a catalog snapshot lookup).
+	ItemPrecision func(item uint64) (p history.Precision, ok bool)
 }
 
 // Modes of everything the engine creates: the history is the monitored
@@ -61,6 +69,7 @@ type Store struct {
 	stripes [stripes]stripe
 	striper *history.Striper
 	encBufs sync.Pool // *[]byte WAL record buffers
+	truncs  sync.Pool // *[]history.Sample batches with truncated timestamps
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -160,6 +169,8 @@ func (s *Store) Write(_ context.Context, samples []history.Sample) error {
 	if s.closed {
 		return history.ErrClosed
 	}
+	samples, release := s.truncate(samples)
+	defer release()
 	bp, _ := s.encBufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)

@@ -228,29 +228,29 @@ func (s *Store) Flush() error {
 			s.restore(taken)
 			return fmt.Errorf("flush: item %d: %w", id, err)
 		}
+		if all.len() == 0 {
+			continue
+		}
 		values += all.len()
 		if sr.vt.Numeric() {
 			trendRows[id], trendTypes[id] = hourly(sr.vt, all), sr.vt
 		}
-		// Split by partition and into chunks of ChunkValues.
-		for i := 0; i < all.len(); {
-			p := partitionOf(all.ts[i])
-			j := i
-			for j < all.len() && j-i < s.opts.ChunkValues && partitionOf(all.ts[j]) == p {
-				j++
-			}
-			part := all.slice(sr.vt, i, j)
-			tmp := series{vt: sr.vt, open: part}
-			tmp.seal()
-			c := tmp.chunks[0]
+		// Split by partition and into chunks of ChunkValues that do not
+		// cross the item's time window (chunkspan.go); windows of two
+		// hours and less align with partitions.
+		win := ownWindow(all, all.ts[all.len()-1]-all.ts[0], s.opts.ChunkValues)
+		if win == 0 || win > int64(PartitionDuration) {
+			win = int64(PartitionDuration) // chunks never cross a partition
+		}
+		cutChunks(sr.vt, all, win, s.opts.ChunkValues, func(c chunk) {
+			p := partitionOf(c.minT)
 			w := writers[p]
 			if w == nil {
 				w = newBlockWriter()
 				writers[p] = w
 			}
 			w.add(id, sr.vt, c.minT, c.maxT, c.n, c.data)
-			i = j
-		}
+		})
 	}
 	var opened []*block
 	for p, w := range writers {

@@ -24,6 +24,21 @@ type buf struct {
 
 func (b *buf) len() int { return len(b.ts) }
 
+// newBuf returns an empty buf with room for n values of type vt.
+func newBuf(vt history.ValueType, n int) *buf {
+	b := &buf{ts: make([]int64, 0, n)}
+	switch vt {
+	case history.Float, history.Uint:
+		b.num = make([]uint64, 0, n)
+	default:
+		b.str = make([]string, 0, n)
+		if vt == history.Log {
+			b.meta = make([]chunkenc.LogMeta, 0, n)
+		}
+	}
+	return b
+}
+
 // search returns the first index with ts >= t.
 func (b *buf) search(t int64) int {
 	n := len(b.ts)
@@ -100,13 +115,13 @@ func (b *buf) reset() {
 
 // series is one item's data in the head. Invariants: chunks are sorted
 // and disjoint; every open sample is newer than the last chunk's maxT;
-// late holds samples whose ts is <= the last chunk's maxT, and wins over
-// a chunk sample with the same ts.
+// late holds samples whose ts is <= the last chunk's maxT (late.go), and
+// wins over a chunk sample with the same ts.
 type series struct {
 	vt     history.ValueType
 	chunks []chunk
 	open   buf
-	late   buf
+	late   lateBuf
 }
 
 func (s *series) lastSealed() int64 {
@@ -121,7 +136,7 @@ func (s *series) lastSealed() int64 {
 func (s *series) add(v *history.Sample, chunkValues int) {
 	t := v.Clock*1e9 + int64(v.NS)
 	if t <= s.lastSealed() {
-		s.late.insert(s.vt, t, v)
+		s.late.add(s.vt, t, v)
 		return
 	}
 	s.open.insert(s.vt, t, v)
@@ -162,6 +177,6 @@ func (s *series) bytes() int {
 	for _, c := range s.chunks {
 		n += cap(c.data)
 	}
-	n += cap(s.open.ts)*8 + cap(s.open.num)*8 + cap(s.open.str)*16 + cap(s.late.ts)*8 + cap(s.late.num)*8 + cap(s.late.str)*16
+	n += cap(s.open.ts)*8 + cap(s.open.num)*8 + cap(s.open.str)*16 + s.late.bytes()
 	return n
 }

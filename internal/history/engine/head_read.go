@@ -1,10 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/chunkenc"
@@ -42,23 +43,54 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	// flush that swaps the head out in between leaves the data in one of
 	// the latter (see Flush), so nothing is missed; seen twice, the head's
 	// copy wins, and it is the same value.
-	str := &s.stripes[q.ItemID%stripes]
-	str.mu.RLock()
-	var snap *series
-	if sr := str.series[q.ItemID]; sr != nil {
-		snap = sr.snapshot(lo, hi)
-	}
-	str.mu.RUnlock()
+	snap := s.headSnapshot(q.ItemID, lo, hi)
 	blocks, fl := s.acquireBlocks(q.ItemID, lo, hi)
 	defer func() {
 		for _, b := range blocks {
 			b.release()
 		}
 	}()
+	return s.readItem(ctx, q, lo, hi, blocks, fl, snap, fn, nil)
+}
+
+// headSnapshot copies what a read of item in [lo, hi) needs from the
+// head (see series.snapshot), or returns nil when the head has nothing of
+// the item.
+func (s *Store) headSnapshot(item uint64, lo, hi int64) *series {
+	str := &s.stripes[item%stripes]
+	str.mu.RLock()
+	defer str.mu.RUnlock()
+	// A series emptied by a flush holds nothing to read: no snapshot (a
+	// dashboard's items are mostly in blocks, and this is per item).
+	if sr := str.series[item]; sr != nil && (len(sr.chunks) > 0 || sr.open.len() > 0 || sr.late.len() > 0) {
+		return sr.snapshot(lo, hi)
+	}
+	return nil
+}
+
+// scratch holds a read's reusable buffers, so that a batched read of
+// many items (ReadMany) decodes every item's chunks into the same
+// memory instead of allocating per item.
+type scratch struct {
+	dec, merged buf
+	fbuf        []float64
+	data        []byte
+	spans       []span
+}
+
+// readItem reads one item from a consistent view: the blocks that may
+// hold it (acquired by the caller), the series being flushed and the head
+// snapshot. sc may be nil. (It does not say whether fn stopped the read
+// or the limit did: ReadMany, which needs to know, wraps fn, so that a
+// plain Read pays no extra call per value.)
+func (s *Store) readItem(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) error {
+	if sc == nil {
+		sc = &scratch{}
+	}
 	// The common case: the sources cover disjoint time ranges (blocks of
 	// different partitions, then the head), so the read streams them one
 	// after another in time order without materialising anything.
-	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn); done {
+	if done, err := s.readDisjoint(ctx, q, lo, hi, blocks, fl, snap, fn, sc); done {
 		return err
 	}
 	var sources []*buf
@@ -132,7 +164,10 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 
 // mergeBufs merges two sorted runs; b wins on equal timestamps.
 func mergeBufs(vt history.ValueType, a, b *buf) *buf {
-	out := &buf{}
+	if vt == history.Float || vt == history.Uint {
+		return mergeNums(a, b)
+	}
+	out := newBuf(vt, a.len()+b.len())
 	r := reader{vt: vt}
 	i, j := 0, 0
 	for i < a.len() || j < b.len() {
@@ -151,9 +186,35 @@ func mergeBufs(vt history.ValueType, a, b *buf) *buf {
 	return out
 }
 
+// mergeNums is mergeBufs for numeric columns: the late buffer's runs
+// (late.go) merge through it, so it avoids the per-value type switch.
+func mergeNums(a, b *buf) *buf {
+	ts := make([]int64, 0, a.len()+b.len())
+	num := make([]uint64, 0, a.len()+b.len())
+	i, j := 0, 0
+	at, an, bt, bn := a.ts, a.num[:len(a.ts)], b.ts, b.num[:len(b.ts)]
+	for i < len(at) && j < len(bt) {
+		switch {
+		case at[i] < bt[j]:
+			ts, num = append(ts, at[i]), append(num, an[i])
+			i++
+		case bt[j] < at[i]:
+			ts, num = append(ts, bt[j]), append(num, bn[j])
+			j++
+		default: // b wins
+			ts, num = append(ts, bt[j]), append(num, bn[j])
+			i, j = i+1, j+1
+		}
+	}
+	ts, num = append(ts, at[i:]...), append(num, an[i:]...)
+	ts, num = append(ts, bt[j:]...), append(num, bn[j:]...)
+	return &buf{ts: ts, num: num}
+}
+
 // snapshot copies what a read of [lo, hi) needs from a head series:
-// references to its immutable chunks and copies of the matching parts of
-// its open and late buffers. The caller holds the stripe lock.
+// references to its immutable chunks and late runs, and copies of the
+// matching parts of its open buffer and late tail (both bounded by a
+// chunk's worth of values). The caller holds the stripe lock.
 func (sr *series) snapshot(lo, hi int64) *series {
 	out := &series{vt: sr.vt, chunks: sr.chunks[:len(sr.chunks):len(sr.chunks)]}
 	if o := &sr.open; o.len() > 0 {
@@ -161,11 +222,7 @@ func (sr *series) snapshot(lo, hi int64) *series {
 			out.open = o.slice(sr.vt, i, j)
 		}
 	}
-	if l := &sr.late; l.len() > 0 {
-		if i, j := l.search(lo), l.search(hi); i < j {
-			out.late = l.slice(sr.vt, i, j)
-		}
-	}
+	out.late = sr.late.snapshot(sr.vt, lo, hi)
 	return out
 }
 
@@ -188,12 +245,7 @@ func (r *reader) series(ctx context.Context, sr *series, lo, hi int64, desc bool
 			pieces = append(pieces, piece{lower: lower, upper: math.MaxInt64, open: &cp})
 		}
 	}
-	late := &buf{}
-	if l := &sr.late; l.len() > 0 {
-		if i, j := l.search(lo), l.search(hi); i < j {
-			*late = l.slice(sr.vt, i, j)
-		}
-	}
+	late := sr.late.collect(sr.vt, lo, hi)
 	// Late samples can fall in a gap before the first selected piece
 	// (older than every chunk in range); give them a piece of their own.
 	if late.len() > 0 && (len(pieces) == 0 || late.ts[0] <= pieces[0].lower) {
@@ -399,18 +451,19 @@ func seriesRange(sr *series) (int64, int64, bool) {
 	if len(sr.chunks) > 0 {
 		minT, maxT, ok = sr.chunks[0].minT, sr.chunks[len(sr.chunks)-1].maxT, true
 	}
-	for _, b := range []*buf{&sr.open, &sr.late} {
-		if b.len() > 0 {
-			minT, maxT, ok = min(minT, b.ts[0]), max(maxT, b.ts[b.len()-1]), true
-		}
+	if b := &sr.open; b.len() > 0 {
+		minT, maxT, ok = min(minT, b.ts[0]), max(maxT, b.ts[b.len()-1]), true
+	}
+	if a, z, has := sr.late.bounds(); has {
+		minT, maxT, ok = min(minT, a), max(maxT, z), true
 	}
 	return minT, maxT, ok
 }
 
-// disjointSpans returns item's sources (blocks, the series being flushed,
-// the head snapshot) sorted by time, and ok=false when two of them
+// disjointSpans appends to spans item's sources (blocks, the series being
+// flushed, the head snapshot) sorted by time, and ok=false when two of them
 // overlap in time or differ in value type, so that they must be merged.
-func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span, ok bool) {
+func disjointSpans(spans []span, item uint64, blocks []*block, fl, snap *series) ([]span, bool) {
 	for _, b := range blocks {
 		ix := b.index[item]
 		if len(ix.chunks) == 0 {
@@ -426,7 +479,7 @@ func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span
 			spans = append(spans, span{minT: a, maxT: z, vt: sr.vt, ser: sr})
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].minT < spans[j].minT })
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.minT, b.minT) })
 	reach := int64(math.MinInt64) // the latest maxT of the spans so far
 	for i := range spans {
 		if spans[i].vt != spans[0].vt || (i > 0 && spans[i].minT <= reach) {
@@ -440,8 +493,9 @@ func disjointSpans(item uint64, blocks []*block, fl, snap *series) (spans []span
 // readDisjoint streams the read when no two sources overlap in time and
 // all have one value type. It returns done=false, having emitted
 // nothing, when the sources overlap and must be merged.
-func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool) (bool, error) {
-	spans, ok := disjointSpans(q.ItemID, blocks, fl, snap)
+func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64, blocks []*block, fl, snap *series, fn func(*history.Sample) bool, sc *scratch) (bool, error) {
+	spans, ok := disjointSpans(sc.spans[:0], q.ItemID, blocks, fl, snap)
+	sc.spans = spans[:0]
 	if !ok {
 		return false, nil
 	}
@@ -449,8 +503,9 @@ func (s *Store) readDisjoint(ctx context.Context, q history.Query, lo, hi int64,
 		return true, nil
 	}
 	noLate := &buf{} // block chunks have no late samples; read only
-	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: noLate}
-	var data []byte
+	r := reader{vt: spans[0].vt, q: q, lo: lo, hi: hi, fn: fn, late: noLate, dec: sc.dec, merged: sc.merged, fbuf: sc.fbuf}
+	data := sc.data
+	defer func() { sc.dec, sc.merged, sc.fbuf, sc.data = r.dec, r.merged, r.fbuf, data }()
 	one := func(sp *span) (bool, error) {
 		if sp.maxT < lo || sp.minT >= hi {
 			return false, nil

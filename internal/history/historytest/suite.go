@@ -1,9 +1,3 @@
-// Package historytest is the contract every history.Store must meet,
-// written once and run against each backend (memstore and the embedded
-// engine; ClickHouse when it lands). It includes downsampling
-// (history.Downsample, through the store's own Downsampler when it has
-// one and through the generic fold of Read), checked against a naive
-// reference over a model of what was written.
 package historytest
 
 import (
@@ -214,6 +208,8 @@ func Run(t *testing.T, open Opener) {
 	})
 
 	t.Run("Downsample", func(t *testing.T) { runDownsample(t, open) })
+	t.Run("Realistic", func(t *testing.T) { runRealistic(t, open) })
+	t.Run("ReadMany", func(t *testing.T) { runReadMany(t, open) })
 
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)

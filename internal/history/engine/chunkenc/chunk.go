@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrCorrupt is wrapped by every error a decoder returns. The wrapping
@@ -296,3 +297,23 @@ func zigzag(x int64) uint64 { return uint64(x<<1) ^ uint64(x>>63) }
 
 // unzigzag inverts zigzag.
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// DecodeTimes appends the timestamps of a chunk of any kind to ts,
+// decoding the header and the timestamp stream only: counting a chunk's
+// values in a time range (history.get's row count) needs no values. It
+// cannot check the value streams or that the chunk ends after them; a
+// chunk that fails those checks fails its full decode, and block files
+// check every chunk's CRC before any decode.
+func DecodeTimes(ts []int64, src []byte) ([]int64, error) {
+	r := reader{b: src}
+	info, err := r.header()
+	if err != nil {
+		return ts, err
+	}
+	n := len(ts)
+	ts = slices.Grow(ts, info.Count)[:n+info.Count]
+	if err := decodeTimestamps(&r, &info, ts[n:]); err != nil {
+		return ts[:n], err
+	}
+	return ts, nil
+}

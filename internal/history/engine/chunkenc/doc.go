@@ -18,6 +18,8 @@
 //     bit-identical to the encoded one (including -0, NaN payloads and
 //     ±Inf); every timestamp is exact to the nanosecond.
 //   - Inspect reads only the header, for indexes and range pruning.
+//   - DecodeTimes decodes the header and timestamps only, for counting
+//     values in a range without decoding them.
 //
 // What it does not do: it does not know items, files, partitions or the
 // order in which chunks are cut; the caller decides how many values a

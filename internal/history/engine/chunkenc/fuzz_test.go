@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,6 +92,26 @@ func checkDecodeErr(t *testing.T, err error) {
 }
 
 // checkDecoded checks a successful decode against Inspect.
+// checkTimes runs DecodeTimes on every input (it must not panic or
+// over-allocate) and, where the full decode succeeded, wants the same
+// timestamps from it.
+func checkTimes(t *testing.T, b []byte, fullErr error, full []int64) {
+	t.Helper()
+	var ts []int64
+	var err error
+	checkAlloc(t, func() { ts, err = DecodeTimes(nil, b) })
+	checkDecodeErr(t, err)
+	if fullErr != nil {
+		return
+	}
+	if err != nil {
+		t.Fatalf("full decode succeeds, DecodeTimes fails: %v", err)
+	}
+	if !slices.Equal(ts, full) {
+		t.Fatalf("DecodeTimes gives %d timestamps unlike the full decode's %d", len(ts), len(full))
+	}
+}
+
 func checkDecoded(t *testing.T, b []byte, ts []int64) {
 	t.Helper()
 	info, err := Inspect(b)
@@ -109,6 +130,7 @@ func FuzzDecodeFloats(f *testing.F) {
 		var vals []float64
 		var err error
 		checkAlloc(t, func() { ts, vals, err = DecodeFloats(nil, nil, b) })
+		checkTimes(t, b, err, ts)
 		checkDecodeErr(t, err)
 		if err != nil {
 			return
@@ -125,6 +147,7 @@ func FuzzDecodeUints(f *testing.F) {
 		var vals []uint64
 		var err error
 		checkAlloc(t, func() { ts, vals, err = DecodeUints(nil, nil, b) })
+		checkTimes(t, b, err, ts)
 		checkDecodeErr(t, err)
 		if err != nil {
 			return
@@ -141,6 +164,7 @@ func FuzzDecodeStrings(f *testing.F) {
 		var vals []string
 		var err error
 		checkAlloc(t, func() { ts, vals, err = DecodeStrings(nil, nil, b) })
+		checkTimes(t, b, err, ts)
 		checkDecodeErr(t, err)
 		if err != nil {
 			return
@@ -158,6 +182,7 @@ func FuzzDecodeLogs(f *testing.F) {
 		var meta []LogMeta
 		var err error
 		checkAlloc(t, func() { ts, vals, meta, err = DecodeLogs(nil, nil, nil, b) })
+		checkTimes(t, b, err, ts)
 		checkDecodeErr(t, err)
 		if err != nil {
 			return

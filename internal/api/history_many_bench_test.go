@@ -1,0 +1,115 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+)
+
+// manyItemsServer serves, over HTTP on loopback, the API over an embedded
+// engine holding a day of n float items of the realistic data set
+// (historytest.Realistic, seed 1: the set's gauges, with its mix of 10 s /
+// 60 s / 300 s intervals, jitter and nanoseconds), flushed every two
+// hours of data and compacted into a day block. history.get reads one
+// value type per call, so the items are the set's first n gauges. It
+// returns the URL, the catalog ids and the generator.
+func manyItemsServer(b *testing.B, n int) (string, []uint64, *historytest.Gen) {
+	g := historytest.Realistic(1, n*3, 24*time.Hour) // gauges are 45 % of the set
+	keep := map[uint64]bool{}
+	var spec []catalog.ItemSpec
+	for _, it := range g.Items {
+		if it.Kind == historytest.Gauge && len(keep) < n {
+			keep[it.ID] = true
+			spec = append(spec, catalog.ItemSpec{Key: "g[" + strconv.FormatUint(it.ID, 10) + "]", ValueType: "float"})
+		}
+	}
+	if len(keep) < n {
+		b.Fatalf("the set has %d gauges, want %d", len(keep), n)
+	}
+	cat := catalogtest.Open(b, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: spec}}})
+	snap := cat.Snapshot()
+	idOf := map[uint64]uint64{} // generator id → catalog id
+	var ids []uint64
+	for gid := range keep {
+		idOf[gid] = snap.Lookup("h", "g["+strconv.FormatUint(gid, 10)+"]").ID
+		ids = append(ids, idOf[gid])
+	}
+	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	var buf, out []history.Sample
+	for k := 1; ; k++ {
+		var ok bool
+		if buf, ok = g.Next(buf[:0], time.Minute); !ok {
+			break
+		}
+		out = out[:0]
+		for _, s := range buf {
+			if keep[s.ItemID] {
+				s.ItemID = idOf[s.ItemID]
+				out = append(out, s)
+			}
+		}
+		if err := eng.Write(context.Background(), out); err != nil {
+			b.Fatal(err)
+		}
+		if k%120 == 0 {
+			if err := eng.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := eng.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := eng.Compact(context.Background(), time.Unix(g.End+2*86400, 0), nil); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Options{Catalog: cat, History: eng, Auth: &fakeAuth{sessions: map[string]User{"t": {ID: 1, Role: RoleUser}}}}).Handler())
+	b.Cleanup(srv.Close)
+	return srv.URL, ids, g
+}
+
+// go test -run '^$' -bench 'HistoryGetManyItems' -benchtime 10x -count 3 ./internal/api/
+//
+// BenchmarkHistoryGetManyItems is the dashboard pattern through the API:
+// one history.get for many float items over a short range, from
+// compacted day blocks of the realistic data set, over HTTP on loopback,
+// output extend, no limit (so the API also counts the rows against
+// api.max_rows first), as a Grafana panel or the UI's graph asks.
+func BenchmarkHistoryGetManyItems(b *testing.B) {
+	url, ids, g := manyItemsServer(b, 5000)
+	for _, c := range []struct {
+		items int
+		rng   int64
+	}{{5000, 3600}, {2000, 60}} {
+		b.Run("items="+strconv.Itoa(c.items)+"/range="+strconv.FormatInt(c.rng, 10)+"s", func(b *testing.B) {
+			from := g.Start + 12*3600 + 17
+			quoted := make([]string, c.items)
+			for i, id := range ids[:c.items] {
+				quoted[i] = `"` + strconv.FormatUint(id, 10) + `"`
+			}
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"history":0,"itemids":[%s],"time_from":%d,"time_till":%d,"output":"extend"},"id":1,"auth":"t"}`,
+				strings.Join(quoted, ","), from, from+c.rng-1)
+			benchCalls(b, url, body, func(size int64, head []byte) {
+				if !strings.Contains(string(head), `"itemid"`) {
+					b.Fatalf("unexpected response: %s", head)
+				}
+			})
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N)/float64(c.items), "µs/item")
+		})
+	}
+}
