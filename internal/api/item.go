@@ -137,6 +137,9 @@ type itemParams struct {
 	// interface. Ignored (stored as 0) for types that use none.
 	InterfaceID flexID `json:"interfaceid"`
 	Timeout     jtime  `json:"timeout"`
+	// TimestampPrecision is Peregrine's own: "ns", "us", "ms", "s" or ""
+	// for the server's history.timestamp_precision.
+	TimestampPrecision jstring `json:"timestamp_precision"`
 
 	Tags            notStored `json:"tags"`
 	Description     notStored `json:"description"`
@@ -239,7 +242,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-			Timeout: p.Timeout.v,
+			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v,
 		}, InterfaceID: p.InterfaceID.v}
 	}
 	var ids []uint64
@@ -305,6 +308,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if p.InterfaceID.set {
 			u.InterfaceID = &p.InterfaceID.v
 		}
+		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))

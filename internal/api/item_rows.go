@@ -40,6 +40,7 @@ const (
 	fState
 	fStatus
 	fTimeout
+	fTimestampPrecision
 	fTrends
 	fType
 	fUnits
@@ -50,7 +51,7 @@ const (
 
 var itemFieldNames = [nItemFields]string{
 	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "state", "status", "timeout", "trends", "type", "units", "value_type", "valuemapid",
+	"name", "prevvalue", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -66,7 +67,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits:
 		return true
 	}
 	return false
@@ -129,6 +130,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.InterfaceID, 10)
 	case fTimeout:
 		return append(dst, it.Timeout...)
+	case fTimestampPrecision:
+		return append(dst, it.TimestampPrecision...)
 	case fHistory:
 		return append(dst, it.History...)
 	case fHostID:
@@ -416,6 +419,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.Units)
 	case fTimeout:
 		return appendJSONString(dst, it.Timeout)
+	case fTimestampPrecision:
+		return appendJSONString(dst, it.TimestampPrecision)
 	case fError:
 		return appendJSONString(dst, rs.stateOf(r).Error)
 	}

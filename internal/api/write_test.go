@@ -375,3 +375,36 @@ func TestConfigWriteConcurrent(t *testing.T) {
 		t.Fatalf("%d items after 20 calls of 2", n)
 	}
 }
+
+// TestItemTimestampPrecision: Peregrine's own item field
+// timestamp_precision through item.create, item.update and item.get, and
+// its validation error naming the member.
+func TestItemTimestampPrecision(t *testing.T) {
+	f := newWriteFixture(t)
+	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
+	h := f.ids(t, "host.create", fmt.Sprintf(`{"host":"a","groups":[{"groupid":"%s"}]}`, g), "hostids")[0]
+	id := f.ids(t, "item.create", fmt.Sprintf(`{"name":"k","key_":"k","hostid":"%s","type":2,"value_type":0,"timestamp_precision":"ms"}`, h), "itemids")[0]
+	prec := func() any {
+		t.Helper()
+		items := f.get(t, "item.get", fmt.Sprintf(`{"itemids":"%s","output":["timestamp_precision"]}`, id))
+		if len(items) != 1 {
+			t.Fatalf("item.get: %v", items)
+		}
+		return items[0]["timestamp_precision"]
+	}
+	if p := prec(); p != "ms" {
+		t.Fatalf("created with ms, item.get says %v", p)
+	}
+	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","timestamp_precision":"s"}`, id))
+	if p := prec(); p != "s" {
+		t.Fatalf("updated to s, item.get says %v", p)
+	}
+	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","units":"B"}`, id))
+	if p := prec(); p != "s" {
+		t.Fatalf("an update of units changed the precision to %v", p)
+	}
+	_, e := f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":"%s","timestamp_precision":"fortnight"}`, id))
+	if e == nil || !strings.Contains(e.Data, "timestamp_precision") {
+		t.Fatalf("a bad precision: %+v", e)
+	}
+}

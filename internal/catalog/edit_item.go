@@ -31,6 +31,9 @@ type ItemUpdate struct {
 	Key, Name, Type, ValueType, Units, Delay *string
 	History, Trends, Status, Timeout         *string
 	InterfaceID                              *uint64
+	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
+	// setting); applies to values written after the change.
+	TimestampPrecision *string
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -80,8 +83,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 			it.Name = strings.Clone(it.Name)
 		}
 		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout)
+		it.TimestampPrecision = e.str(it.TimestampPrecision)
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -143,6 +147,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.Trends, u.Trends)
 		set(&spec.Status, u.Status)
 		set(&spec.Timeout, u.Timeout)
+		set(&spec.TimestampPrecision, u.TimestampPrecision)
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
@@ -201,8 +206,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 			n.Name = strings.Clone(n.Name)
 		}
 		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.ID)
+		n.TimestampPrecision = e.str(n.TimestampPrecision)
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ? WHERE id = ?",
+			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -88,5 +89,43 @@ func TestMigrateV3Precision(t *testing.T) {
 	mustApply(t, c2, precisionSpec("us"))
 	if got := c2.Snapshot().Lookup("h", "fine").TimestampPrecision; got != "us" {
 		t.Fatalf("precision after the upgrade: %q", got)
+	}
+}
+
+// TestEditTimestampPrecision: the edit API (item.create/update) stores an
+// item's precision, changes and clears it, and a reopen sees what the
+// snapshot saw.
+func TestEditTimestampPrecision(t *testing.T) {
+	c, path := openTemp(t)
+	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}}})
+	hid := c.Snapshot().Host("h").ID
+	var id uint64
+	mustEdit(t, c, func(e *Edit) error {
+		ids, err := e.CreateItems([]NewItem{{HostID: hid, ItemSpec: ItemSpec{Key: "k", TimestampPrecision: "us"}}})
+		if err == nil {
+			id = ids[0]
+		}
+		return err
+	})
+	f := func(what, want string) {
+		t.Helper()
+		if got := c.Snapshot().Item(id).TimestampPrecision; got != want {
+			t.Fatalf("%s: precision %q, want %q", what, got, want)
+		}
+		c = reloadMatches(t, c, path)
+		if got := c.Snapshot().Item(id).TimestampPrecision; got != want {
+			t.Fatalf("%s, reopened: precision %q, want %q", what, got, want)
+		}
+	}
+	f("created", "us")
+	for _, p := range []string{"s", ""} {
+		mustEdit(t, c, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: id, TimestampPrecision: &p}}) })
+		f("updated to "+p, p)
+	}
+	bad := "fortnight"
+	_, err := c.Edit(context.Background(), func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: id, TimestampPrecision: &bad}}) })
+	var fe *FieldError
+	if !errors.As(err, &fe) || !strings.HasSuffix(fe.Field, "timestamp_precision") {
+		t.Fatalf("bad precision: %v", err)
 	}
 }
