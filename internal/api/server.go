@@ -74,7 +74,15 @@ type Options struct {
 	History history.Reader
 	Trends  TrendReader // nil: trend.get returns nothing
 	Last    LastValues  // nil: item.get reports no last value
-	Auth    Authenticator
+	// States gives item.get's "state" and "error"; nil: every item is
+	// normal.
+	States ItemStates
+	// Availability gives the availability of host.get's interfaces; nil:
+	// every interface is unknown (available 0).
+	Availability Availabilities
+	// CheckNow serves task.create type 6; nil: such tasks are refused.
+	CheckNow CheckNower
+	Auth     Authenticator
 	// Accounts manages users, user groups and tokens; nil disables the
 	// user.*, usergroup.* and token.* management methods (login still
 	// works through Auth).

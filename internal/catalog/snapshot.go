@@ -38,6 +38,7 @@ type Snapshot struct {
 	hosts      []Host // slab, sorted by technical name
 	hostByName map[string]*Host
 	hostByID   map[uint64]*Host
+	ifaceByID  map[uint64]*Interface // into the hosts' Interfaces slices
 
 	items []Item // slab, grouped by host, see above
 
@@ -253,6 +254,7 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 		hosts:       hosts,
 		hostByName:  make(map[string]*Host, len(hosts)),
 		hostByID:    make(map[uint64]*Host, len(hosts)),
+		ifaceByID:   map[uint64]*Interface{},
 		seed:        maphash.MakeSeed(),
 	}
 	slices.SortFunc(s.groups, func(a, b Group) int { return cmp.Compare(a.Name, b.Name) })
@@ -274,6 +276,9 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 		s.hostByName[h.Host] = h
 		s.hostByID[h.ID] = h
 		hostIdx[h.ID] = int32(i)
+		for j := range h.Interfaces {
+			s.ifaceByID[h.Interfaces[j].ID] = &h.Interfaces[j]
+		}
 	}
 
 	// Group the items by host with a counting sort, copying each item

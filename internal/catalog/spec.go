@@ -41,8 +41,28 @@ type HostSpec struct {
 	Status string `yaml:"status"` // "enabled" (default) or "disabled"
 	// Groups is the complete list of the host's groups: Apply makes the
 	// host's membership equal to it. Groups that do not exist are created.
-	Groups []string   `yaml:"groups"`
-	Items  []ItemSpec `yaml:"items"`
+	Groups []string `yaml:"groups"`
+	// Interfaces, if present, is the complete list of the host's
+	// interfaces: Apply makes the host's interfaces equal to it, keeping
+	// the ID of an interface whose type and address are unchanged. Absent
+	// (nil), the host's interfaces are left as they are.
+	Interfaces []InterfaceSpec `yaml:"interfaces"`
+	Items      []ItemSpec      `yaml:"items"`
+}
+
+// InterfaceSpec declares one host interface.
+type InterfaceSpec struct {
+	Type string `yaml:"type"` // "agent" (default), "snmp", "ipmi", "jmx" or 1..4
+	// Main marks the default interface of its type. If no interface of a
+	// type is marked, the first one listed is main; two marked is an
+	// error.
+	Main bool   `yaml:"main"`
+	IP   string `yaml:"ip"`
+	DNS  string `yaml:"dns"`
+	// UseIP selects IP (true) or DNS (false); default true if IP is set,
+	// otherwise false.
+	UseIP *bool  `yaml:"useip"`
+	Port  string `yaml:"port"` // default: the type's port (10050 agent, 161 SNMP)
 }
 
 // ItemSpec declares one item of a host.
@@ -56,6 +76,12 @@ type ItemSpec struct {
 	History   string `yaml:"history"`    // default "90d"
 	Trends    string `yaml:"trends"`     // default "365d" for numeric items, "0" otherwise
 	Status    string `yaml:"status"`     // "enabled" (default) or "disabled"
+	// Interface selects the host interface of a polled item by address
+	// ("127.0.0.1:10050", as Interface.Addr gives it); default: the
+	// host's main interface of the type the item needs (agent for
+	// zabbix_agent items), none for other item types.
+	Interface string `yaml:"interface"`
+	Timeout   string `yaml:"timeout"` // per-check timeout, default "" (the server's)
 }
 
 // Defaults applied to empty fields.

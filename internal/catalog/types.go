@@ -141,6 +141,9 @@ type Host struct {
 	// Tags are the host's tags in the order they were given (Zabbix host
 	// tags; set through the API, left alone by Apply).
 	Tags []Tag
+	// Interfaces are the host's interfaces sorted by ID (Zabbix host
+	// interfaces: where polled checks connect to).
+	Interfaces []Interface
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
@@ -176,8 +179,8 @@ func (h *Host) ItemCount() int { return len(h.items) }
 // modified.
 //
 // The field order differs from the import format on purpose: the three
-// one-byte fields sit together at the end so an Item takes 144 bytes on
-// 64-bit platforms instead of 160 (one million items: 16 MB less).
+// one-byte fields sit together at the end so an Item takes 168 bytes on
+// 64-bit platforms instead of 184 (one million items: 16 MB less).
 type Item struct {
 	ID     uint64
 	HostID uint64
@@ -193,6 +196,14 @@ type Item struct {
 	Trends         string
 	HistorySeconds int64
 	TrendsSeconds  int64
+	// InterfaceID is the host interface the server polls the item
+	// through, 0 for none. Agent items (type 0) always have one: it
+	// defaults to the host's main agent interface when the item is
+	// created, as Zabbix requires.
+	InterfaceID uint64
+	// Timeout is the per-check timeout as configured ("3s"); "" means the
+	// server's default.
+	Timeout string
 
 	Type      ItemType
 	ValueType history.ValueType
@@ -204,5 +215,6 @@ type Item struct {
 func (a *Item) sameConfig(b *Item) bool {
 	return a.Key == b.Key && a.Name == b.Name && a.Units == b.Units && a.Delay == b.Delay &&
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
-		a.ValueType == b.ValueType && a.Enabled == b.Enabled
+		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
+		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout
 }

@@ -25,6 +25,13 @@
 // store at start (the newest two values of each catalog item), so that
 // the API's last and previous values survive a restart.
 //
+// Runtime state: Runtime (runtime.go) is the registry of item states
+// (supported or not, with the error) and host interface availability that
+// pollers and the active-agent server write and the API reads. It is
+// striped by ID over 64 locks, has no global lock and is not persisted:
+// after a restart every item is normal and every interface unknown until
+// checked again.
+//
 // Concurrency: Submit may be called from any number of goroutines. The hot
 // path is not lock-free: it takes each touched shard's queue mutex once
 // per submitted batch (not per value), and the shard goroutine takes its

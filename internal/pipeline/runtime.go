@@ -1,0 +1,138 @@
+package pipeline
+
+import "sync"
+
+// ItemState is the runtime state of one item as Zabbix's item.get shows
+// it: state 0 ("normal") or 1 ("not supported") and the error text.
+type ItemState struct {
+	NotSupported bool
+	Error        string // why the item is not supported; "" when normal
+	Clock        int64  // unix seconds of the check that set the state; 0 = never
+}
+
+// Availability is the runtime availability of one host interface as
+// Zabbix 6.0 shows it in host.get's interfaces.
+type Availability struct {
+	// Available is 0 unknown, 1 available, 2 unavailable (Zabbix host
+	// interface "available").
+	Available uint8
+	// Error is the last failure ("" when available); ErrorsFrom is when
+	// the failures began and DisableUntil when the next probe is due,
+	// both unix seconds, 0 = none.
+	Error        string
+	ErrorsFrom   int64
+	DisableUntil int64
+}
+
+// runtimeShards is the number of lock stripes of a Runtime. A power of
+// two so that the shard is a mask of the ID; 64 stripes keep pollers
+// and active-agent handlers writing different items from meeting on one
+// lock while costing 64 small maps.
+const runtimeShards = 64
+
+// Runtime is the registry of item states and interface availabilities
+// that pollers and the active-agent server write and the API reads. It
+// is safe for concurrent use: IDs are striped over runtimeShards locks,
+// there is no global lock.
+//
+// It is not persisted: after a restart every item is normal and every
+// interface unknown (Available 0) until it is checked again, which is
+// also what Zabbix shows for an interface not yet checked. Only items
+// that are not supported and interfaces that were checked take memory;
+// a normal item has no entry.
+type Runtime struct {
+	items  [runtimeShards]itemStripe
+	ifaces [runtimeShards]ifaceStripe
+}
+
+// The stripes are padded to a cache line so that writers of neighbouring
+// stripes do not invalidate each other's line.
+type itemStripe struct {
+	mu sync.RWMutex
+	m  map[uint64]ItemState
+	_  [64 - 32]byte
+}
+
+type ifaceStripe struct {
+	mu sync.RWMutex
+	m  map[uint64]Availability
+	_  [64 - 32]byte
+}
+
+// NewRuntime returns an empty registry.
+func NewRuntime() *Runtime {
+	r := &Runtime{}
+	for i := range r.items {
+		r.items[i].m = map[uint64]ItemState{}
+		r.ifaces[i].m = map[uint64]Availability{}
+	}
+	return r
+}
+
+// SetItemState records the state of an item. Setting the zero ItemState
+// (normal) removes the entry; for an item that is already normal it takes
+// a shared lock only, so the success path of every check may call it.
+func (r *Runtime) SetItemState(item uint64, s ItemState) {
+	st := &r.items[item&(runtimeShards-1)]
+	if !s.NotSupported && s.Error == "" {
+		st.mu.RLock()
+		_, ok := st.m[item]
+		st.mu.RUnlock()
+		if !ok {
+			return
+		}
+		st.mu.Lock()
+		delete(st.m, item)
+		st.mu.Unlock()
+		return
+	}
+	st.mu.Lock()
+	st.m[item] = s
+	st.mu.Unlock()
+}
+
+// ItemState returns the recorded state of an item; ok is false (and the
+// state the zero, normal one) if nothing is recorded.
+func (r *Runtime) ItemState(item uint64) (s ItemState, ok bool) {
+	st := &r.items[item&(runtimeShards-1)]
+	st.mu.RLock()
+	s, ok = st.m[item]
+	st.mu.RUnlock()
+	return s, ok
+}
+
+// SetAvailability records the availability of a host interface.
+func (r *Runtime) SetAvailability(iface uint64, a Availability) {
+	st := &r.ifaces[iface&(runtimeShards-1)]
+	st.mu.Lock()
+	st.m[iface] = a
+	st.mu.Unlock()
+}
+
+// Availability returns the recorded availability of a host interface; ok
+// is false (and Available 0, unknown) if it was never checked.
+func (r *Runtime) Availability(iface uint64) (a Availability, ok bool) {
+	st := &r.ifaces[iface&(runtimeShards-1)]
+	st.mu.RLock()
+	a, ok = st.m[iface]
+	st.mu.RUnlock()
+	return a, ok
+}
+
+// Forget drops what is recorded for deleted items and interfaces, so the
+// registry does not keep state of objects that no longer exist. Callers
+// pass IDs that left the catalog; unknown IDs are ignored.
+func (r *Runtime) Forget(items, ifaces []uint64) {
+	for _, id := range items {
+		st := &r.items[id&(runtimeShards-1)]
+		st.mu.Lock()
+		delete(st.m, id)
+		st.mu.Unlock()
+	}
+	for _, id := range ifaces {
+		st := &r.ifaces[id&(runtimeShards-1)]
+		st.mu.Lock()
+		delete(st.m, id)
+		st.mu.Unlock()
+	}
+}

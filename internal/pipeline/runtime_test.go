@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestRuntimeItemState(t *testing.T) {
+	r := NewRuntime()
+	if s, ok := r.ItemState(7); ok || s != (ItemState{}) {
+		t.Fatalf("unknown item: got %+v, %v; want zero, false", s, ok)
+	}
+	ns := ItemState{NotSupported: true, Error: "Unsupported item key.", Clock: 100}
+	r.SetItemState(7, ns)
+	if s, ok := r.ItemState(7); !ok || s != ns {
+		t.Fatalf("after set: got %+v, %v; want %+v, true", s, ok, ns)
+	}
+	// Another item in the same stripe is unaffected.
+	if _, ok := r.ItemState(7 + runtimeShards); ok {
+		t.Fatal("item in the same stripe reported a state")
+	}
+	r.SetItemState(7, ItemState{})
+	if s, ok := r.ItemState(7); ok || s != (ItemState{}) {
+		t.Fatalf("after recovery: got %+v, %v; want no entry", s, ok)
+	}
+	r.SetItemState(8, ItemState{}) // normal item: stays absent
+	if _, ok := r.ItemState(8); ok {
+		t.Fatal("setting a normal state created an entry")
+	}
+}
+
+func TestRuntimeAvailability(t *testing.T) {
+	r := NewRuntime()
+	if a, ok := r.Availability(3); ok || a.Available != 0 {
+		t.Fatalf("unchecked interface: got %+v, %v", a, ok)
+	}
+	down := Availability{Available: 2, Error: "connection refused", ErrorsFrom: 10, DisableUntil: 70}
+	r.SetAvailability(3, down)
+	if a, ok := r.Availability(3); !ok || a != down {
+		t.Fatalf("got %+v, %v; want %+v", a, ok, down)
+	}
+	r.SetAvailability(3, Availability{Available: 1})
+	if a, _ := r.Availability(3); a != (Availability{Available: 1}) {
+		t.Fatalf("after recovery: got %+v", a)
+	}
+	r.SetItemState(3, ItemState{NotSupported: true, Error: "x"})
+	r.Forget([]uint64{3}, []uint64{3})
+	if _, ok := r.Availability(3); ok {
+		t.Fatal("Forget kept the interface")
+	}
+	if _, ok := r.ItemState(3); ok {
+		t.Fatal("Forget kept the item")
+	}
+}
+
+// TestRuntimeConcurrent is for -race: writers and readers of overlapping
+// IDs; each writer owns its IDs, so the final states are known.
+func TestRuntimeConcurrent(t *testing.T) {
+	r := NewRuntime()
+	const writers, ids = 4, 500
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				id := uint64(i*writers + w)
+				r.SetItemState(id, ItemState{NotSupported: true, Error: "e", Clock: int64(id)})
+				r.SetAvailability(id, Availability{Available: 2, ErrorsFrom: int64(id)})
+				if i%2 == 0 {
+					r.SetItemState(id, ItemState{})
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := range ids * writers {
+				r.ItemState(uint64(i))
+				r.Availability(uint64(i))
+			}
+		}()
+	}
+	wg.Wait()
+	for id := uint64(0); id < writers*ids; id++ {
+		s, ok := r.ItemState(id)
+		even := (id/writers)%2 == 0
+		if ok == even || (ok && s.Clock != int64(id)) {
+			t.Fatalf("item %d: got %+v, %v", id, s, ok)
+		}
+		if a, ok := r.Availability(id); !ok || a.ErrorsFrom != int64(id) {
+			t.Fatalf("interface %d: got %+v, %v", id, a, ok)
+		}
+	}
+}
