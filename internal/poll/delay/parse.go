@@ -363,3 +363,7 @@ func rangeBits(from, to, step int) uint64 {
 	}
 	return b
 }
+
+// Seconds parses a single time value ("3s", "1m", "30"), as item timeouts
+// are written, into seconds; at most MaxSeconds.
+func Seconds(s string) (int64, error) { return parseTime(s) }
