@@ -164,6 +164,7 @@ type Scheduler struct {
 	ifaces   map[uint64]*ifaceState
 	inFlight int
 	lastQ    int64
+	stopping bool // Run is shutting down: abandoned checks are coming back
 	badSeen  map[uint64]string // items that cannot be scheduled, and why
 	// targetsFn lists a snapshot's polled items: targetsOf, replaced by
 	// unit tests that need interfaces the test catalog cannot hold.
@@ -261,6 +262,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	// Shut down: no new checks; abandon those in flight; keep draining
 	// until every one has come back.
 	cancelChecks()
+	s.stopping = true
 	for {
 		s.drainCompletions(s.opts.Now())
 		if s.inFlight == 0 {
@@ -403,7 +405,10 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 		s.inFlight--
 		l := s.laneOf[e.t.typ]
 		s.m.results[c.status].Inc()
-		s.availability(c, e.probe, sec)
+		if !s.stopping || c.status != NetworkError {
+			// Checks abandoned by a stop say nothing of the interface.
+			s.availability(c, e.probe, sec)
+		}
 		e.probe = false
 		if e.gone {
 			delete(s.items, c.id)

@@ -25,6 +25,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/poll"
+	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -59,6 +61,11 @@ type Server struct {
 	Pipeline  *pipeline.Pipeline
 	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
+	// Runtime holds item states and interface availability (not
+	// persisted); pollers and the trapper write it, the API reads it.
+	Runtime *pipeline.Runtime
+	// Poller schedules and runs polled checks (passive agents).
+	Poller    *poll.Scheduler
 	API       *api.Server
 	authStore *auth.Store
 	httpLn    net.Listener
@@ -144,6 +151,33 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
+	s.Runtime = pipeline.NewRuntime()
+	s.Poller, err = poll.New(poll.Options{
+		Catalog: s.Catalog,
+		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
+		Runtime: s.Runtime,
+		Checkers: map[catalog.ItemType]poll.CheckerSpec{
+			catalog.ZabbixAgent: {
+				Checker: agent.New(agent.Options{
+					ConnectTimeout: cfg.Poll.ConnectTimeout.Std(),
+					MaxReplySize:   int(cfg.Poll.MaxReplySize),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "agent"),
+				}),
+				MaxInFlight: cfg.Poll.AgentMaxInFlight,
+			},
+		},
+		MaxInFlight:       cfg.Poll.MaxInFlight,
+		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
+		UnreachablePeriod: cfg.Poll.UnreachablePeriod.Std(),
+		UnreachableDelay:  cfg.Poll.UnreachableDelay.Std(),
+		UnavailableDelay:  cfg.Poll.UnavailableDelay.Std(),
+		Metrics:           s.Metrics,
+		Logger:            log.With("component", "poll"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Housekeep, err = housekeep.New(housekeep.Options{
 		Store:         s.Store,
 		Retention:     s.retention,
@@ -202,6 +236,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
+		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -259,6 +294,11 @@ func (s *Server) Run(ctx context.Context) error {
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)
 	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+	// The poller stores through the pipeline: it stops (its checks in
+	// flight come back and are stored) before the pipeline does.
+	pollCtx, stopPoller := context.WithCancel(ctx)
+	pollerDone := make(chan struct{})
+	go func() { defer close(pollerDone); s.Poller.Run(pollCtx) }()
 
 	var runErr error
 	select {
@@ -271,6 +311,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopTrapper()
 	<-trapperDone
+	stopPoller()
+	<-pollerDone
 	shCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	s.httpSrv.Shutdown(shCtx)
 	cancel()

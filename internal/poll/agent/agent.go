@@ -134,6 +134,10 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		return c.fail(res, poll.NetworkError, r, fmt.Sprintf("cannot connect to %s: %s", ch.Addr, netMessage(err)))
 	}
 	defer conn.Close()
+	// A stopping server abandons the check at once rather than after its
+	// timeout: closing the connection ends the blocked read.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	if err := conn.SetDeadline(deadline); err != nil {
 		return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot use the connection to %s: %v", ch.Addr, err))
 	}
@@ -151,6 +155,10 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	_, payload, err := rd.ReadFrame()
 	res.Clock = time.Now()
 	if err != nil {
+		if ctx.Err() != nil {
+			res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
+			return res
+		}
 		return c.readFailed(res, err, ch.Timeout)
 	}
 	switch {
