@@ -164,7 +164,7 @@ type Scheduler struct {
 	ifaces   map[uint64]*ifaceState
 	inFlight int
 	lastQ    int64
-	stopping bool // Run is shutting down: abandoned checks are coming back
+	stopping bool              // Run is shutting down: abandoned checks are coming back
 	badSeen  map[uint64]string // items that cannot be scheduled, and why
 	// targetsFn lists a snapshot's polled items: targetsOf, replaced by
 	// unit tests that need interfaces the test catalog cannot hold.
