@@ -172,5 +172,8 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; items created: %d, updated: %d; unchanged: %d\n",
 		res.GroupsCreated, res.HostsCreated, res.HostsUpdated, res.ItemsCreated, res.ItemsUpdated, res.Unchanged)
+	if res.NotPolled > 0 {
+		fmt.Fprintf(stderr, "peregrine import: warning: %d agent items are on hosts without an agent interface and will not be polled; give those hosts `interfaces:` (docs/import-format.md)\n", res.NotPolled)
+	}
 	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +20,11 @@ type ApplyResult struct {
 	ItemsCreated  int
 	ItemsUpdated  int
 	Unchanged     int
+	// NotPolled counts agent items of the spec whose host has no agent
+	// interface: they are stored (import files written before interfaces
+	// existed stay valid) but cannot be polled until the host gets one.
+	// The edit API refuses such items, as Zabbix does.
+	NotPolled int
 }
 
 // Changed reports whether the Apply changed anything.
@@ -60,7 +66,14 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 		return ApplyResult{}, fmt.Errorf("catalog: refusing to apply until restarted: %w", c.broken)
 	}
 	old := c.snap.Load()
-	p := diff(old, &ns)
+	p, err := diff(old, &ns)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	if p.res.NotPolled > 0 {
+		c.log.Warn("agent items without an agent interface on their host will not be polled: add interfaces to the hosts",
+			"items", p.res.NotPolled, "first", p.notPolled)
+	}
 	if !p.res.Changed() {
 		return p.res, nil
 	}
@@ -98,6 +111,7 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 // write. IDs of new rows are filled in by write.
 type plan struct {
 	res       ApplyResult
+	notPolled string  // "host: key" of the first NotPolled item, for the log
 	newGroups []Group // ID set by write
 	hosts     []hostChange
 	creates   []*Item     // new items, in the normSpec; HostID set by write for new hosts
@@ -111,16 +125,32 @@ type hostChange struct {
 	isNew       bool
 	rowChanged  bool // name or status differ (existing hosts)
 	groupsDiffs bool // membership differs (existing hosts)
+	// ifacesDiffs is set if h.Interfaces differ from oldIfaces; new
+	// interfaces in h.Interfaces carry a placeholder ID (see
+	// placeholderIface) until write inserts them.
+	ifacesDiffs bool
+	oldIfaces   []Interface
 }
+
+// placeholderIface is the first placeholder ID diff gives an interface it
+// plans to create, so that items can refer to it before it has an ID;
+// write replaces placeholders with the IDs SQLite assigns. SQLite IDs
+// never reach 2^63.
+const placeholderIface = 1 << 63
 
 type itemPatch struct {
 	idx int
 	it  Item
 }
 
-// diff computes the plan without touching the database.
-func diff(old *Snapshot, ns *normSpec) *plan {
+// diff computes the plan without touching the database. It fails if the
+// spec conflicts with the catalog: an agent item on a host without an
+// agent interface, an item naming an interface the host does not have,
+// an interface removed while items use it.
+func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 	p := &plan{}
+	var el errList
+	nextPlaceholder := uint64(placeholderIface)
 	for _, g := range ns.groups {
 		if old.groupByName[g] == nil {
 			p.newGroups = append(p.newGroups, Group{Name: g})
@@ -130,10 +160,29 @@ func diff(old *Snapshot, ns *normSpec) *plan {
 	for i := range ns.hosts {
 		nh := &ns.hosts[i]
 		oh := old.hostByName[nh.host]
+		hp := "hosts[" + strconv.Itoa(i) + "]"
+		var cur []Interface
+		if oh != nil {
+			cur = oh.Interfaces
+		}
+		ifaces, ifacesDiffs := cur, false
+		if nh.ifacesSet {
+			ifaces, ifacesDiffs = matchIfaces(cur, nh.ifaces, &nextPlaceholder)
+		}
+		// The interfaces items are checked against: the host's new list.
+		tmp := &Host{Host: nh.host, Interfaces: ifaces}
+		for j := range nh.items {
+			if itemIface(&nh.items[j], tmp, nh.itemIface[j], hp+".items["+strconv.Itoa(j)+"]", "interface", true, &el) {
+				p.res.NotPolled++
+				if p.notPolled == "" {
+					p.notPolled = nh.host + ": " + nh.items[j].Key
+				}
+			}
+		}
 		if oh == nil {
 			p.hosts = append(p.hosts, hostChange{
-				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled},
-				groups: nh.groups, isNew: true,
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces},
+				groups: nh.groups, isNew: true, ifacesDiffs: len(ifaces) > 0,
 			})
 			p.res.HostsCreated++
 			hc := int32(len(p.hosts) - 1)
@@ -144,11 +193,14 @@ func diff(old *Snapshot, ns *normSpec) *plan {
 			p.res.ItemsCreated += len(nh.items)
 			continue
 		}
-		hc := hostChange{h: *oh, groups: nh.groups}
-		hc.h.Name, hc.h.Enabled = nh.name, nh.enabled
+		hc := hostChange{h: *oh, groups: nh.groups, ifacesDiffs: ifacesDiffs, oldIfaces: cur}
+		hc.h.Name, hc.h.Enabled, hc.h.Interfaces = nh.name, nh.enabled, ifaces
 		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled
 		hc.groupsDiffs = !sameGroups(old, oh.GroupIDs, nh.groups)
-		if hc.rowChanged || hc.groupsDiffs {
+		if ifacesDiffs {
+			checkIfacesInUse(oh, nh, ifaces, hp+".interfaces", &el)
+		}
+		if hc.rowChanged || hc.groupsDiffs || hc.ifacesDiffs {
 			p.hosts = append(p.hosts, hc)
 			p.res.HostsUpdated++
 		} else {
@@ -176,7 +228,63 @@ func diff(old *Snapshot, ns *normSpec) *plan {
 			p.res.ItemsUpdated++
 		}
 	}
-	return p
+	if err := el.err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// matchIfaces pairs the wanted interfaces with the host's current ones by
+// type and address, so that re-importing a host keeps its interface IDs;
+// the others get placeholder IDs from *next. It returns the new list
+// sorted by ID and whether it differs from cur.
+func matchIfaces(cur, want []Interface, next *uint64) ([]Interface, bool) {
+	out := make([]Interface, len(want))
+	used := make([]bool, len(cur))
+	changed := len(cur) != len(want)
+	for j, w := range want {
+		w.ID = 0
+		for k := range cur {
+			if !used[k] && cur[k].Type == w.Type && cur[k].Addr() == w.Addr() && cur[k].UseIP == w.UseIP && cur[k].IP == w.IP && cur[k].DNS == w.DNS {
+				used[k], w.ID, w.HostID = true, cur[k].ID, cur[k].HostID
+				if !cur[k].sameIface(&w) {
+					changed = true
+				} else {
+					w = cur[k] // share the old strings
+				}
+				break
+			}
+		}
+		if w.ID == 0 {
+			w.ID, changed = *next, true
+			*next++
+		}
+		out[j] = w
+	}
+	slices.SortFunc(out, func(a, b Interface) int { return cmp.Compare(a.ID, b.ID) })
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, changed
+}
+
+// checkIfacesInUse reports an interface of host oh that the spec removes
+// while an item of the host (from the spec, or left alone by it) uses it.
+func checkIfacesInUse(oh *Host, nh *normHost, ifaces []Interface, p string, el *errList) {
+	inSpec := make(map[string]*Item, len(nh.items))
+	for j := range nh.items {
+		inSpec[nh.items[j].Key] = &nh.items[j]
+	}
+	for i := range oh.items {
+		it := &oh.items[i]
+		if s := inSpec[it.Key]; s != nil {
+			it = s
+		}
+		if it.InterfaceID != 0 && it.InterfaceID < placeholderIface && findIface(ifaces, it.InterfaceID) == nil {
+			el.add(p, &ConflictError{Kind: InterfaceInUse, Host: oh.Host, Name: it.Name})
+			return
+		}
+	}
 }
 
 // sameGroups reports whether the groups with IDs ids are exactly the
@@ -221,8 +329,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updHost   = prep("UPDATE hosts SET name = ?, status = ? WHERE id = ?")
 		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
-		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ? WHERE id = ?")
+		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ? WHERE id = ?")
 	)
 	if err != nil {
 		return fmt.Errorf("cannot prepare statements: %w", err)
@@ -287,6 +395,15 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			h.GroupIDs = nil // as loadSnapshot leaves it
 		}
 	}
+	real, err := writeIfaces(rctx, tx, p)
+	if err != nil {
+		return err
+	}
+	fix := func(it *Item) {
+		if it.InterfaceID >= placeholderIface {
+			it.InterfaceID = real[it.InterfaceID]
+		}
+	}
 	for i := range p.creates {
 		it := p.creates[i]
 		if err := tick(); err != nil {
@@ -295,8 +412,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if hc := p.createOn[i]; hc >= 0 {
 			it.HostID = p.hosts[hc].h.ID
 		}
+		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled))
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout)
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -307,8 +425,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := tick(); err != nil {
 			return err
 		}
+		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.ID)
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}
@@ -323,6 +442,53 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		return fmt.Errorf("cannot commit: %w", err)
 	}
 	return nil
+}
+
+// writeIfaces writes the interface changes of p's hosts (after the hosts,
+// so new hosts have IDs), sets the real IDs in the hosts' new lists and
+// returns the map from placeholder to real ID.
+func writeIfaces(ctx context.Context, tx *sql.Tx, p *plan) (map[uint64]uint64, error) {
+	real := map[uint64]uint64{}
+	for i := range p.hosts {
+		hc := &p.hosts[i]
+		if !hc.ifacesDiffs {
+			continue
+		}
+		h := &hc.h
+		for _, c := range hc.oldIfaces {
+			if findIface(h.Interfaces, c.ID) == nil {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM interfaces WHERE id = ?", c.ID); err != nil {
+					return nil, fmt.Errorf("cannot delete an interface of host %q: %w", h.Host, err)
+				}
+			}
+		}
+		ifaces := slices.Clone(h.Interfaces)
+		for j := range ifaces {
+			f := &ifaces[j]
+			f.HostID = h.ID
+			if f.ID >= placeholderIface {
+				r, err := tx.ExecContext(ctx, "INSERT INTO interfaces (host_id, type, main, useip, ip, dns, port, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+					h.ID, int64(f.Type), f.Main, f.UseIP, f.IP, f.DNS, f.Port, encodeDetails(f.Details))
+				if err != nil {
+					return nil, fmt.Errorf("cannot create an interface of host %q: %w", h.Host, err)
+				}
+				id, err := r.LastInsertId()
+				if err != nil {
+					return nil, err
+				}
+				real[f.ID], f.ID = uint64(id), uint64(id)
+			} else if c := findIface(hc.oldIfaces, f.ID); c == nil || !c.sameIface(f) {
+				_, err := tx.ExecContext(ctx, "UPDATE interfaces SET type = ?, main = ?, useip = ?, ip = ?, dns = ?, port = ?, details = ? WHERE id = ?",
+					int64(f.Type), f.Main, f.UseIP, f.IP, f.DNS, f.Port, encodeDetails(f.Details), f.ID)
+				if err != nil {
+					return nil, fmt.Errorf("cannot update interface %d of host %q: %w", f.ID, h.Host, err)
+				}
+			}
+		}
+		slices.SortFunc(ifaces, func(a, b Interface) int { return cmp.Compare(a.ID, b.ID) })
+		h.Interfaces = ifaces
+	}
+	return real, nil
 }
 
 func insertID(ctx context.Context, s *sql.Stmt, args ...any) (uint64, error) {

@@ -51,6 +51,7 @@ func testSpec() Spec {
 		Hosts: []HostSpec{
 			{
 				Host: "web-01", Name: "Web server 1", Groups: []string{"Linux servers", "Web"},
+				Interfaces: []InterfaceSpec{{IP: "127.0.0.1"}},
 				Items: []ItemSpec{
 					{Key: "app.requests", ValueType: "unsigned", Units: "req"},
 					{Key: "app.latency", Units: "s"},
@@ -164,6 +165,10 @@ func TestOpenApplyReopen(t *testing.T) {
 		}
 	}
 	const d90, d365 = 90 * 86400, 365 * 86400
+	agentIf := web.MainInterface(InterfaceAgent)
+	if d := cmp.Diff([]Interface{{ID: agentIf.ID, HostID: web.ID, Type: InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1", Port: "10050"}}, web.Interfaces); d != "" {
+		t.Errorf("interfaces of web-01 (-want +got):\n%s", d)
+	}
 	check("web-01", "app.requests", Item{Name: "app.requests", Type: Trapper, ValueType: history.Uint, Units: "req",
 		Delay: "0", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true})
 	check("web-01", "app.latency", Item{Name: "app.latency", Type: Trapper, ValueType: history.Float, Units: "s",
@@ -173,9 +178,9 @@ func TestOpenApplyReopen(t *testing.T) {
 	check("web-01", `log[/var/log/app.log,"ERROR"]`, Item{Name: `log[/var/log/app.log,"ERROR"]`, Type: ZabbixAgentActive,
 		ValueType: history.Log, Delay: "30s", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true})
 	check("web-01", "system.uname", Item{Name: "system.uname", Type: ZabbixAgent, ValueType: history.Text,
-		Delay: "1h", History: "7d", Trends: "0", HistorySeconds: 7 * 86400, Enabled: true})
+		Delay: "1h", History: "7d", Trends: "0", HistorySeconds: 7 * 86400, Enabled: true, InterfaceID: agentIf.ID})
 	check("web-01", "system.cpu.load[all,avg1]", Item{Name: "CPU load", Type: ZabbixAgent, ValueType: history.Float,
-		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true})
+		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true, InterfaceID: agentIf.ID})
 	check("web-01", "zabbix[host,agent,available]", Item{Name: "zabbix[host,agent,available]", Type: Internal,
 		ValueType: history.Uint, Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365})
 	check("switch 1", "net.if.in[ifHCInOctets.1]", Item{Name: "net.if.in[ifHCInOctets.1]", Type: SNMPAgent,
@@ -375,6 +380,15 @@ func TestApplyMatchesReload(t *testing.T) {
 			for g := range rng.IntN(3) {
 				hs.Groups = append(hs.Groups, fmt.Sprintf("g%d-%d", h, g+rng.IntN(2)*3))
 			}
+			// Interfaces: none given (kept), one, or two with either main.
+			switch rng.IntN(4) {
+			case 1:
+				hs.Interfaces = []InterfaceSpec{{IP: "127.0.0.1"}}
+			case 2:
+				hs.Interfaces = []InterfaceSpec{{IP: "127.0.0.1"}, {DNS: "h.example", Main: rng.IntN(2) == 0, Port: "10060"}}
+			case 3:
+				hs.Interfaces = []InterfaceSpec{}
+			}
 			seen := map[string]bool{}
 			for range rng.IntN(20) {
 				k := fmt.Sprintf("k[%d]", rng.IntN(30))
@@ -390,8 +404,14 @@ func TestApplyMatchesReload(t *testing.T) {
 			}
 			spec.Hosts = append(spec.Hosts, hs)
 		}
+		before := c.Snapshot()
 		if _, err := c.Apply(context.Background(), spec); err != nil {
-			t.Fatalf("round %d: %v", round, err)
+			// Dropping an interface that items left out of this spec
+			// still use is refused, and must change nothing.
+			var ce *ConflictError
+			if !errors.As(err, &ce) || ce.Kind != InterfaceInUse || c.Snapshot() != before {
+				t.Fatalf("round %d: %v", round, err)
+			}
 		}
 		prev = c.Snapshot()
 		if err := c.Close(); err != nil {
@@ -650,6 +670,14 @@ func TestExampleFile(t *testing.T) {
 	res := mustApply(t, c, spec)
 	if res.HostsCreated < 2 || res.ItemsCreated < 5 || res.GroupsCreated < 2 {
 		t.Fatalf("%s created too little: %+v", path, res)
+	}
+	if res.NotPolled != 0 {
+		t.Fatalf("%s has %d agent items on hosts without an agent interface", path, res.NotPolled)
+	}
+	web := c.Snapshot().Host("web-01.example.net")
+	if len(web.Interfaces) != 2 || web.Item("vfs.fs.size[/,pfree]").InterfaceID != web.Interfaces[1].ID ||
+		web.Item("agent.ping").InterfaceID != web.MainInterface(InterfaceAgent).ID || web.Item("vfs.fs.size[/,pfree]").Timeout != "10s" {
+		t.Fatalf("interfaces of %s: %+v", web.Host, web.Interfaces)
 	}
 	s := c.Snapshot()
 	seen := map[history.ValueType]bool{}

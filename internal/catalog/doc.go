@@ -23,6 +23,13 @@
 //     leaves its history in the history store: IDs are never reused, so
 //     those values cannot be attributed to another item, and retention
 //     drops them with their partitions.
+//   - Host interfaces (iface.go, edit_iface.go): where polled checks
+//     connect, with the Zabbix 6.0 rules: per type at most one main
+//     interface (exactly one if the type is present), agent items need an
+//     agent interface of their own host (the API refuses them without;
+//     the import stores them unpolled, see ApplyResult.NotPolled), and an
+//     interface an item uses can be neither deleted nor changed to another
+//     type. Items carry InterfaceID and Timeout.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

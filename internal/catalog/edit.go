@@ -27,6 +27,14 @@ const (
 	VisibleNameExists                         // a host with the visible name exists
 	ItemExists                                // the host has an item with the key
 	HostWithoutGroup                          // the host would be left without a group
+	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
+	// ("Agent") for the first two, the item's name for the others.
+	TwoDefaultInterfaces // two main interfaces of one type
+	NoDefaultInterface   // interfaces of a type but no main one
+	InterfaceInUse       // a deleted interface is used by an item
+	NoInterface          // an item needs an interface and has none
+	ForeignInterface     // an item names an interface of no or another host
+	WrongInterfaceType   // an item names an interface of the wrong type
 )
 
 // ConflictError reports an edit that is well-formed but conflicts with
@@ -54,6 +62,18 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("an item with key %q already exists on host %q", e.Name, e.Host)
 	case HostWithoutGroup:
 		return fmt.Sprintf("host %q would be left without a host group: add it to another group first", e.Host)
+	case TwoDefaultInterfaces:
+		return fmt.Sprintf("host %q would have more than one main %s interface: mark one main", e.Host, e.Name)
+	case NoDefaultInterface:
+		return fmt.Sprintf("host %q would have %s interfaces but no main one: mark one main", e.Host, e.Name)
+	case InterfaceInUse:
+		return fmt.Sprintf("the interface is used by item %q on host %q: change or delete the item first", e.Name, e.Host)
+	case NoInterface:
+		return fmt.Sprintf("item %q on host %q needs an interface and the host has none of its type: add one to the host", e.Name, e.Host)
+	case ForeignInterface:
+		return fmt.Sprintf("item %q names an interface that is not one of host %q's", e.Name, e.Host)
+	case WrongInterfaceType:
+		return fmt.Sprintf("item %q on host %q names an interface of the wrong type for its item type", e.Name, e.Host)
 	}
 	return "conflict"
 }

@@ -15,6 +15,10 @@ type NewHost struct {
 	Disabled bool     // Zabbix status 1; hosts are created enabled by default
 	GroupIDs []uint64 // existing groups, at least one
 	Tags     []Tag    // optional; no (tag, value) pair twice
+	// Interfaces are the host's interfaces (ID and HostID unset): per
+	// type present, exactly one Main. An empty Port takes the type's
+	// default.
+	Interfaces []Interface
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -33,6 +37,12 @@ type HostUpdate struct {
 	// Tags, if not nil, replaces the host's tags (an empty slice removes
 	// them all).
 	Tags *[]Tag
+	// Interfaces, if not nil, replaces the host's interfaces, as Zabbix's
+	// host.update does: an element with the ID of one of the host's
+	// interfaces updates it (keeping the ID), one with ID 0 is created,
+	// and interfaces not listed are deleted, which is refused while an
+	// item uses them (InterfaceInUse).
+	Interfaces *[]Interface
 }
 
 // eachHost calls fn with every current host until fn returns false.
@@ -56,7 +66,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces}
 	e.hosts[id] = h
 	return h
 }
@@ -132,6 +142,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	var el errList
 	names := make(map[string]bool, len(hosts))
 	visible := make(map[string]bool, len(hosts))
+	ifaces := make([][]Interface, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
 		p := "hosts[" + strconv.Itoa(i) + "]"
@@ -150,6 +161,12 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		visible[vis] = true
 		e.checkGroups(p+".groups", nh.GroupIDs, &el)
 		checkTags(p+".tags", nh.Tags, &el)
+		for j := range nh.Interfaces {
+			if nh.Interfaces[j].ID != 0 {
+				el.addf(p+".interfaces["+strconv.Itoa(j)+"].interfaceid", "a new host has no interfaces to keep: leave the ID out")
+			}
+		}
+		ifaces[i] = e.checkIfaces(p+".interfaces", nh.Host, 0, nh.Interfaces, &el)
 	}
 	if err := el.err(); err != nil {
 		return nil, err
@@ -177,6 +194,10 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		}
 		if err := e.writeTags(h); err != nil {
 			return nil, err
+		}
+		var err2 error
+		if h.Interfaces, err2 = e.writeIfaces(h, nil, ifaces[i]); err2 != nil {
+			return nil, err2
 		}
 		e.hosts[id] = h
 		e.hostName[h.Host] = id
@@ -243,6 +264,10 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			checkTags(p+".tags", *u.Tags, &el)
 			n.Tags = *u.Tags
 		}
+		n.Interfaces = cur.Interfaces
+		if u.Interfaces != nil {
+			n.Interfaces = e.checkIfaces(p+".interfaces", n.Host, n.ID, *u.Interfaces, &el)
+		}
 		next[i] = n
 	}
 	dupIDs("hosts", ids, &el)
@@ -257,7 +282,8 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
-		if !rowChanged && !groupsChanged && !tagsChanged {
+		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
+		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged {
 			continue
 		}
 		if !tagsChanged {
@@ -295,6 +321,14 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 				return err
 			}
 		}
+		if ifacesChanged {
+			var err error
+			if n.Interfaces, err = e.writeIfaces(n, cur.Interfaces, n.Interfaces); err != nil {
+				return err
+			}
+		} else {
+			n.Interfaces = cur.Interfaces
+		}
 		if n.Host != cur.Host {
 			e.hostName[cur.Host] = 0
 			e.hostName[n.Host] = n.ID
@@ -303,7 +337,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces
 		e.res.HostsUpdated++
 	}
 	return nil
@@ -332,6 +366,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",
 			"DELETE FROM host_tags WHERE host_id = ?",
+			"DELETE FROM interfaces WHERE host_id = ?",
 			"DELETE FROM hosts WHERE id = ?",
 		} {
 			if _, err := e.exec(q, id); err != nil {

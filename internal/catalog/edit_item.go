@@ -12,16 +12,25 @@ import (
 type NewItem struct {
 	HostID uint64
 	ItemSpec
+	// InterfaceID is one of the host's interfaces, of the type the item
+	// type needs; 0 selects the host's main interface of that type
+	// (required for agent items), as does ItemSpec.Interface by address.
+	InterfaceID uint64
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
 // their value. Values have the import format's syntax (see ItemSpec); ""
 // selects the default where the import format has one, except for Units.
 // If ValueType becomes non-numeric and Trends is nil, Trends becomes "0".
+//
+// InterfaceID, if set, selects one of the host's interfaces (0: the
+// host's main interface of the type the item needs). If it is nil and
+// Type changes, the interface is chosen anew the same way.
 type ItemUpdate struct {
 	ID                                       uint64
 	Key, Name, Type, ValueType, Units, Delay *string
-	History, Trends, Status                  *string
+	History, Trends, Status, Timeout         *string
+	InterfaceID                              *uint64
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -51,6 +60,8 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		batch[k] = true
 		it.HostID = ni.HostID
+		it.InterfaceID = ni.InterfaceID
+		itemIface(&it, h, ni.Interface, p, "interfaceid", false, &el)
 		made[i] = it
 	}
 	if err := el.err(); err != nil {
@@ -68,9 +79,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		} else {
 			it.Name = strings.Clone(it.Name)
 		}
-		it.Units, it.Delay, it.History, it.Trends = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled))
+		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -92,7 +103,7 @@ func specOf(it *Item) ItemSpec {
 	}
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
-		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st,
+		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
 	}
 }
 
@@ -130,6 +141,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.History, u.History)
 		set(&spec.Trends, u.Trends)
 		set(&spec.Status, u.Status)
+		set(&spec.Timeout, u.Timeout)
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
@@ -153,6 +165,13 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		batch[k] = true
 		it.ID, it.HostID = cur.ID, cur.HostID
+		switch {
+		case u.InterfaceID != nil:
+			it.InterfaceID = *u.InterfaceID
+		case it.Type == cur.Type:
+			it.InterfaceID = cur.InterfaceID
+		}
+		itemIface(&it, e.host(cur.HostID), "", p, "interfaceid", false, &el)
 		next[i] = it
 	}
 	dupIDs("items", ids, &el)
@@ -180,9 +199,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		default:
 			n.Name = strings.Clone(n.Name)
 		}
-		n.Units, n.Delay, n.History, n.Trends = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends)
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.ID)
+		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ? WHERE id = ?",
+			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

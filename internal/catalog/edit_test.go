@@ -55,7 +55,7 @@ func TestEditRoundTrip(t *testing.T) {
 		}
 		gLinux, gWeb = g[0], g[1]
 		h, err := e.CreateHosts([]NewHost{
-			{Host: "web-01", Name: "Web 1", GroupIDs: []uint64{gWeb, gLinux}},
+			{Host: "web-01", Name: "Web 1", GroupIDs: []uint64{gWeb, gLinux}, Interfaces: []Interface{{Type: InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1"}}},
 			{Host: "db-01", Disabled: true, GroupIDs: []uint64{gLinux}},
 		})
 		if err != nil {
@@ -214,17 +214,20 @@ func TestEditHostTags(t *testing.T) {
 	reloadMatches(t, c, path)
 }
 
-// TestMigrateV1 opens a database of schema version 1 (no host tags).
+// TestMigrateV1 opens a database of schema version 1 (no host tags, no
+// interfaces). The spec has no interfaces, so the snapshot is the same.
 func TestMigrateV1(t *testing.T) {
 	c, path := openTemp(t)
-	mustApply(t, c, testSpec())
+	spec := testSpec()
+	spec.Hosts[0].Interfaces = nil
+	mustApply(t, c, spec)
 	want := c.Snapshot()
 	c.Close()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE host_tags", "UPDATE catalog_meta SET schema_version = 1"} {
+	for _, q := range append(downgradeV3, "DROP TABLE host_tags", "UPDATE catalog_meta SET schema_version = 1") {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 )
@@ -81,6 +83,10 @@ type Interface struct {
 	// Port is a decimal port number; never empty in a snapshot (the
 	// type's default port is filled in when the interface is created).
 	Port string
+	// Details are an SNMP interface's settings ("version", "community",
+	// ...) as the Zabbix 6.0 API names them; nil for other types. Stored
+	// for the SNMP poller to come; nothing reads them yet.
+	Details map[string]string
 }
 
 // Addr returns the address to dial, "ip:port" or "dns:port" per UseIP,
@@ -111,3 +117,177 @@ func (h *Host) MainInterface(t InterfaceType) *Interface {
 
 // Interface returns the host interface with the given ID, or nil.
 func (s *Snapshot) Interface(id uint64) *Interface { return s.ifaceByID[id] }
+
+// Zabbix's names of the interface types, as its messages use them ("No
+// default interface for "Agent" type on ...").
+func (t InterfaceType) zabbixName() string {
+	switch t {
+	case InterfaceAgent:
+		return "Agent"
+	case InterfaceSNMP:
+		return "SNMP"
+	case InterfaceIPMI:
+		return "IPMI"
+	case InterfaceJMX:
+		return "JMX"
+	}
+	return t.String()
+}
+
+// ItemInterfaceType returns the interface type items of type t are polled
+// through and whether they must have one. Agent items need an agent
+// interface (Zabbix refuses them without: "No interface found."); SNMP
+// items use an SNMP interface but may be stored without one until SNMP
+// polling exists; simple, external and HTTP checks may name any
+// interface (0 = any type); trapper, internal and active items use none.
+func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
+	switch t {
+	case ZabbixAgent:
+		return InterfaceAgent, true, true
+	case SNMPAgent:
+		return InterfaceSNMP, true, false
+	case SimpleCheck, External, HTTPAgent:
+		return 0, true, false
+	}
+	return 0, false, false
+}
+
+// snmpDetailKeys are the members of a Zabbix 6.0 SNMP interface's
+// "details" that are accepted and stored (for the SNMP poller to come).
+var snmpDetailKeys = map[string]bool{
+	"version": true, "bulk": true, "community": true, "securityname": true,
+	"securitylevel": true, "authpassphrase": true, "privpassphrase": true,
+	"authprotocol": true, "privprotocol": true, "contextname": true,
+}
+
+// Length limits of interface fields, from the Zabbix database schema.
+const (
+	maxIPLen  = 64
+	maxDNSLen = 255
+)
+
+// normIface validates one interface and fills in its default port,
+// reporting errors under the field path p.
+func normIface(f *Interface, p string, el *errList) {
+	if !f.Type.Valid() {
+		el.addf(p+".type", "unknown interface type %d: use 1 (agent), 2 (SNMP), 3 (IPMI) or 4 (JMX)", f.Type)
+	}
+	if f.UseIP && f.IP == "" {
+		el.addf(p+".ip", "cannot be empty when useip is 1 (connect by IP address)")
+	}
+	if !f.UseIP && f.DNS == "" {
+		el.addf(p+".dns", "cannot be empty when useip is 0 (connect by DNS name)")
+	}
+	if f.IP != "" && (len(f.IP) > maxIPLen || net.ParseIP(f.IP) == nil) {
+		el.addf(p+".ip", "%q is not an IPv4 or IPv6 address", f.IP)
+	}
+	if f.DNS != "" {
+		if err := checkDNS(f.DNS); err != nil {
+			el.add(p+".dns", err)
+		}
+	}
+	if f.Port == "" {
+		f.Port = f.Type.DefaultPort()
+	} else if n, err := strconv.ParseUint(f.Port, 10, 16); err != nil || strconv.FormatUint(n, 10) != f.Port {
+		el.addf(p+".port", "%q is not a port number 0..65535", f.Port)
+	}
+	switch {
+	case f.Type == InterfaceSNMP:
+		checkSNMPDetails(f.Details, p+".details", el)
+	case len(f.Details) > 0:
+		el.addf(p+".details", "only SNMP interfaces have details")
+	}
+}
+
+// checkDNS accepts host names of letters, digits, '-', '_' and '.', as
+// Zabbix's DNS field validation does (without user macros).
+func checkDNS(s string) error {
+	if len(s) > maxDNSLen {
+		return fmt.Errorf("DNS name %q is longer than %d characters", s, maxDNSLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '-' || c == '_') {
+			return fmt.Errorf("DNS name %q contains %q: only letters, digits, '.', '-' and '_' are allowed", s, rune(c))
+		}
+	}
+	return nil
+}
+
+func checkSNMPDetails(d map[string]string, p string, el *errList) {
+	for k, v := range d {
+		if !snmpDetailKeys[k] {
+			el.addf(p+"."+k, "unknown SNMP detail: use version, bulk, community, securityname, securitylevel, authpassphrase, privpassphrase, authprotocol, privprotocol, contextname")
+		} else if err := checkText(v, maxTagLen); err != nil {
+			el.add(p+"."+k, err)
+		}
+	}
+	switch v := d["version"]; v {
+	case "1", "2":
+		if d["community"] == "" {
+			el.addf(p+".community", "cannot be empty for SNMP version %s", v)
+		}
+	case "3":
+	case "":
+		el.addf(p+".version", "is required for an SNMP interface: 1, 2 or 3")
+	default:
+		el.addf(p+".version", "%q is not an SNMP version: use 1, 2 or 3", v)
+	}
+	if b, ok := d["bulk"]; ok && b != "0" && b != "1" {
+		el.addf(p+".bulk", "%q: use 0 or 1", b)
+	}
+}
+
+// checkMains reports, for a host's complete interface list, a type with
+// two main interfaces or with interfaces but no main one (Zabbix refuses
+// both). host names the host in the errors.
+func checkMains(host string, ifaces []Interface, p string, el *errList) {
+	var count, mains [InterfaceJMX + 1]int
+	for _, f := range ifaces {
+		if f.Type.Valid() {
+			count[f.Type]++
+			if f.Main {
+				mains[f.Type]++
+			}
+		}
+	}
+	for t := InterfaceAgent; t <= InterfaceJMX; t++ {
+		switch {
+		case mains[t] > 1:
+			el.add(p, &ConflictError{Kind: TwoDefaultInterfaces, Host: host, Name: t.zabbixName()})
+		case count[t] > 0 && mains[t] == 0:
+			el.add(p, &ConflictError{Kind: NoDefaultInterface, Host: host, Name: t.zabbixName()})
+		}
+	}
+}
+
+// sameIface reports whether a and b are configured identically, IDs
+// aside.
+func (a *Interface) sameIface(b *Interface) bool {
+	return a.Type == b.Type && a.Main == b.Main && a.UseIP == b.UseIP && a.IP == b.IP &&
+		a.DNS == b.DNS && a.Port == b.Port && maps.Equal(a.Details, b.Details)
+}
+
+// encodeDetails returns the stored form of an interface's details: ""
+// for none, else a JSON object.
+func encodeDetails(d map[string]string) string {
+	if len(d) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(d) // sorted keys: equal details store equally
+	if err != nil {
+		panic("BUG: cannot marshal a string map: " + err.Error())
+	}
+	return string(b)
+}
+
+func decodeDetails(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var d map[string]string
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

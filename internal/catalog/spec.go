@@ -63,6 +63,10 @@ type InterfaceSpec struct {
 	// otherwise false.
 	UseIP *bool  `yaml:"useip"`
 	Port  string `yaml:"port"` // default: the type's port (10050 agent, 161 SNMP)
+	// Details are an SNMP interface's settings, as in the Zabbix API:
+	// version (1, 2 or 3, required), community (v1 and v2), bulk, and
+	// the SNMPv3 ones.
+	Details map[string]string `yaml:"details"`
 }
 
 // ItemSpec declares one item of a host.
@@ -103,7 +107,10 @@ const (
 	maxUnitsLen     = 255
 	maxKeyLen       = 2048
 	maxDelayLen     = 1024
-	maxTagLen       = 255 // host tag names and values
+	// An item's check timeout: Zabbix 7's per-item range (1..600 s).
+	minTimeoutSeconds = 1
+	maxTimeoutSeconds = 600
+	maxTagLen         = 255 // host tag names and values
 )
 
 // maxReportedErrors bounds how many field errors Validate reports; a
@@ -182,6 +189,13 @@ type normHost struct {
 	enabled bool
 	groups  []string
 	items   []Item // ID, HostID and Host unset
+	// ifacesSet is set if the spec lists interfaces (ifaces, IDs unset);
+	// otherwise the host keeps those it has.
+	ifacesSet bool
+	ifaces    []Interface
+	// itemIface[i] is the interface address items[i] names, "" for the
+	// default.
+	itemIface []string
 }
 
 // errList collects field errors up to maxReportedErrors.
@@ -295,15 +309,24 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 				}
 			}
 		}
+		if hs.Interfaces != nil {
+			nh.ifacesSet = true
+			nh.ifaces = normIfaceSpecs(hs.Host, hs.Interfaces, hp+".interfaces", &el)
+		}
 		keyAt := make(map[string]int, len(hs.Items))
 		if keep {
 			nh.items = make([]Item, 0, len(hs.Items))
+			nh.itemIface = make([]string, 0, len(hs.Items))
 		}
 		for ii := range hs.Items {
 			is := &hs.Items[ii]
 			ip := hp + ".items[" + strconv.Itoa(ii) + "]"
 			it, ok := normItem(is, ip, &el)
 			if !ok {
+				continue
+			}
+			if _, uses, _ := ItemInterfaceType(it.Type); !uses && is.Interface != "" {
+				el.addf(ip+".interface", "item type %s uses no interface", it.Type)
 				continue
 			}
 			if first, dup := keyAt[is.Key]; dup {
@@ -318,8 +341,9 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 				} else {
 					it.Name = strings.Clone(it.Name)
 				}
-				it.Units, it.Delay, it.History, it.Trends = str(it.Units), str(it.Delay), str(it.History), str(it.Trends)
+				it.Units, it.Delay, it.History, it.Trends, it.Timeout = str(it.Units), str(it.Delay), str(it.History), str(it.Trends), str(it.Timeout)
 				nh.items = append(nh.items, it)
+				nh.itemIface = append(nh.itemIface, strings.Clone(is.Interface))
 			}
 		}
 		if keep {
@@ -332,6 +356,57 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 		return normSpec{}, err
 	}
 	return ns, nil
+}
+
+// normIfaceSpecs validates a host's interface list and returns it with
+// defaults applied: type agent, useip if an IP is given, the type's port,
+// and the first interface of a type main if none of that type is marked.
+func normIfaceSpecs(host string, specs []InterfaceSpec, p string, el *errList) []Interface {
+	out := make([]Interface, len(specs))
+	var marked [InterfaceJMX + 1]bool
+	for j := range specs {
+		fs := &specs[j]
+		fp := p + "[" + strconv.Itoa(j) + "]"
+		f := Interface{Type: InterfaceAgent, Main: fs.Main, IP: strings.Clone(fs.IP), DNS: strings.Clone(fs.DNS), Port: strings.Clone(fs.Port)}
+		if fs.Type != "" {
+			t, err := ParseInterfaceType(fs.Type)
+			if err != nil {
+				el.add(fp+".type", err)
+				continue
+			}
+			f.Type = t
+		}
+		f.UseIP = fs.IP != ""
+		if fs.UseIP != nil {
+			f.UseIP = *fs.UseIP
+		}
+		if len(fs.Details) > 0 {
+			f.Details = make(map[string]string, len(fs.Details))
+			for k, v := range fs.Details {
+				f.Details[strings.Clone(k)] = strings.Clone(v)
+			}
+		}
+		normIface(&f, fp, el)
+		if f.Main {
+			marked[f.Type] = true
+		}
+		out[j] = f
+	}
+	for j := range out {
+		if t := out[j].Type; t.Valid() && !marked[t] {
+			out[j].Main, marked[t] = true, true
+		}
+	}
+	checkMains(host, out, p, el)
+	for j := range out {
+		for k := range j {
+			if out[k].Type == out[j].Type && out[k].Addr() == out[j].Addr() {
+				el.addf(p+"["+strconv.Itoa(j)+"]", "the same %s interface as %s[%d]: items name interfaces by address, so each must be unique", out[j].Type, p, k)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // normItem validates one item and returns it with defaults applied. It
@@ -395,6 +470,14 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 	}
 	if it.Enabled, err = parseStatus(is.Status); err != nil {
 		el.add(ip+".status", err)
+	}
+	if is.Timeout != "" {
+		if secs, err := parseSeconds(is.Timeout); err != nil {
+			el.add(ip+".timeout", err)
+		} else if secs < minTimeoutSeconds || secs > maxTimeoutSeconds {
+			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)
+		}
+		it.Timeout = is.Timeout
 	}
 	return it, len(el.errs)+el.dropped == before
 }

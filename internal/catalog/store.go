@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -56,7 +56,7 @@ CREATE TABLE items (
 	status     INTEGER NOT NULL,
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema
+` + hostTagsSchema + interfacesSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -69,9 +69,34 @@ CREATE TABLE host_tags (
 CREATE INDEX host_tags_host ON host_tags (host_id);
 `
 
+// interfacesSchema adds host interfaces and the items' interface and
+// timeout (schema version 3). An item's interface_id is 0 for none, not
+// NULL: no foreign key, so that the Go side owns the rule that an
+// interface in use cannot be deleted and reports it with the item's name.
+// details holds an SNMP interface's settings as a JSON object, "" for
+// none. Items of an older database get no interface and the default
+// timeout.
+const interfacesSchema = `
+CREATE TABLE interfaces (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	host_id INTEGER NOT NULL REFERENCES hosts (id),
+	type    INTEGER NOT NULL,
+	main    INTEGER NOT NULL,
+	useip   INTEGER NOT NULL,
+	ip      TEXT NOT NULL,
+	dns     TEXT NOT NULL,
+	port    TEXT NOT NULL,
+	details TEXT NOT NULL
+);
+CREATE INDEX interfaces_host ON interfaces (host_id);
+ALTER TABLE items ADD COLUMN interface_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE items ADD COLUMN timeout TEXT NOT NULL DEFAULT '';
+`
+
 // migrations[v-1] upgrades a database of schema version v to v+1.
 var migrations = []string{
-	hostTagsSchema, // 1 → 2: host tags
+	hostTagsSchema,   // 1 → 2: host tags
+	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -168,6 +193,35 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load host tags: %w", err)
 	}
+	// Ordered so that each host's Interfaces come out sorted by ID.
+	err = queryEach(ctx, tx, "SELECT id, host_id, type, main, useip, ip, dns, port, details FROM interfaces ORDER BY host_id, id", func(r *sql.Rows) error {
+		var (
+			f           Interface
+			typ         int64
+			details     string
+			main, useip bool
+		)
+		if err := r.Scan(&f.ID, &f.HostID, &typ, &main, &useip, &f.IP, &f.DNS, &f.Port, &details); err != nil {
+			return err
+		}
+		f.Type, f.Main, f.UseIP = InterfaceType(typ), main, useip
+		if int64(f.Type) != typ || !f.Type.Valid() {
+			return fmt.Errorf("%w: interface %d has type %d", ErrCorrupt, f.ID, typ)
+		}
+		var err error
+		if f.Details, err = decodeDetails(details); err != nil {
+			return fmt.Errorf("%w: interface %d details: %v", ErrCorrupt, f.ID, err)
+		}
+		i, ok := hostIdx[f.HostID]
+		if !ok {
+			return fmt.Errorf("%w: interface %d of unknown host %d", ErrCorrupt, f.ID, f.HostID)
+		}
+		hosts[i].Interfaces = append(hosts[i].Interfaces, f)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load host interfaces: %w", err)
+	}
 
 	var count int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM items").Scan(&count); err != nil {
@@ -175,13 +229,13 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	items := make([]Item, 0, count)
 	in := newInterner()
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout FROM items", func(r *sql.Rows) error {
 		var (
-			it                    Item
-			typ, vt, status       int64
-			units, delay, hs, trs string
+			it                             Item
+			typ, vt, status                int64
+			units, delay, hs, trs, timeout string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout); err != nil {
 			return err
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
@@ -191,7 +245,7 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		if it.Name == it.Key {
 			it.Name = it.Key // share the bytes, as Apply does
 		}
-		it.Units, it.Delay = in.str(units), in.str(delay)
+		it.Units, it.Delay, it.Timeout = in.str(units), in.str(delay), in.str(timeout)
 		var err error
 		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {
 			return fmt.Errorf("%w: item %d history: %v", ErrCorrupt, it.ID, err)
