@@ -3,6 +3,7 @@ package poll_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,25 +31,24 @@ type system struct {
 	stopped chan struct{}
 }
 
-// items: per host, the item keys and value types; every item has delay d.
+// startSystem makes hosts hosts with the item keys given (key -> value
+// type), every item at delay d, host i's agent interface at addr(i), and
+// runs a scheduler over them.
 func startSystem(t *testing.T, hosts int, keys map[string]string, d string, addr func(host int) string, opts poll.Options) (*system, *catalog.Catalog) {
 	t.Helper()
 	var spec catalog.Spec
 	for h := 0; h < hosts; h++ {
-		hs := catalog.HostSpec{Host: fmt.Sprintf("h%05d", h)}
+		ip, port, err := net.SplitHostPort(addr(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := catalog.HostSpec{Host: fmt.Sprintf("h%05d", h), Interfaces: []catalog.InterfaceSpec{{Type: "agent", IP: ip, Port: port}}}
 		for k, vt := range keys {
 			hs.Items = append(hs.Items, catalog.ItemSpec{Key: k, Type: "zabbix_agent", ValueType: vt, Delay: d})
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
 	cat := catalogtest.Open(t, spec)
-	var targets []poll.TestTarget
-	for hi, host := range cat.Snapshot().Hosts() {
-		for _, it := range host.Items() {
-			targets = append(targets, poll.TestTarget{ItemID: it.ID, HostID: host.ID, InterfaceID: uint64(hi + 1), Type: it.Type,
-				Key: it.Key, Addr: addr(hi), Delay: it.Delay, Timeout: opts.DefaultTimeout})
-		}
-	}
 	sys := &system{store: memstore.New(), rt: pipeline.NewRuntime(), m: selfmon.NewRegistry(), stopped: make(chan struct{})}
 	p, err := pipeline.New(pipeline.Options{Store: sys.store, Metrics: sys.m})
 	if err != nil {
@@ -66,7 +66,6 @@ func startSystem(t *testing.T, hosts int, keys map[string]string, d string, addr
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys.s.UseTargets(func() []poll.TestTarget { return targets })
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(sys.stopped)
@@ -181,9 +180,10 @@ func TestIntegrationUnreachable(t *testing.T) {
 		DefaultTimeout: 2 * time.Second, UnreachablePeriod: 3 * time.Second, UnreachableDelay: time.Second, UnavailableDelay: 2 * time.Second,
 	})
 	hosts := cat.Snapshot().Hosts() // sorted by name: h00000.. are the dead ones
+	iface := func(h *catalog.Host) uint64 { return h.MainInterface(catalog.InterfaceAgent).ID }
 	waitFor(t, 25*time.Second, "every dead interface unavailable", func() bool {
-		for i := 1; i <= n; i++ {
-			if a, _ := sys.rt.Availability(uint64(i)); a.Available != 2 {
+		for _, h := range hosts[:n] {
+			if a, _ := sys.rt.Availability(iface(h)); a.Available != 2 {
 				return false
 			}
 		}
@@ -193,12 +193,12 @@ func TestIntegrationUnreachable(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	elapsed := time.Since(start)
 	sys.stop()
-	for i := n + 1; i <= 2*n; i++ {
-		if a, _ := sys.rt.Availability(uint64(i)); a.Available != 1 {
-			t.Fatalf("healthy interface %d: %+v", i, a)
+	for _, h := range hosts[n:] {
+		if a, _ := sys.rt.Availability(iface(h)); a.Available != 1 {
+			t.Fatalf("healthy interface of %s: %+v", h.Host, a)
 		}
 	}
-	a, _ := sys.rt.Availability(1)
+	a, _ := sys.rt.Availability(iface(hosts[0]))
 	if a.Error == "" || a.ErrorsFrom == 0 || a.DisableUntil == 0 {
 		t.Fatalf("dead interface availability lacks its error: %+v", a)
 	}
@@ -253,7 +253,7 @@ func TestIntegrationZabbixAgentd(t *testing.T) {
 	if !st.NotSupported || !strings.Contains(st.Error, "Unsupported item key") {
 		t.Fatalf("no.such.key state %+v", st)
 	}
-	if a, _ := sys.rt.Availability(1); a.Available != 1 {
+	if a, _ := sys.rt.Availability(h.MainInterface(catalog.InterfaceAgent).ID); a.Available != 1 {
 		t.Fatalf("agent interface %+v", a)
 	}
 }

@@ -477,3 +477,36 @@ func TestCheckNow(t *testing.T) {
 		t.Fatalf("CheckNow of an unknown item: %v", err)
 	}
 }
+
+// targetsOf reads the polled items and their interfaces from a snapshot.
+func TestTargetsOf(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{
+		{Host: "a", Interfaces: []catalog.InterfaceSpec{{IP: "127.0.0.1", Port: "10050"}, {IP: "127.0.0.2", Port: "20050"}, {DNS: "agent.example", Port: "10050"}},
+			Items: []catalog.ItemSpec{
+				{Key: "main", Type: "zabbix_agent"},
+				{Key: "second", Type: "zabbix_agent", Interface: "127.0.0.2:20050", Timeout: "7s"},
+				{Key: "by.dns", Type: "zabbix_agent", Interface: "agent.example:10050"},
+				{Key: "off", Type: "zabbix_agent", Status: "disabled"},
+				{Key: "trap", Type: "trapper"},
+			}},
+		{Host: "down", Status: "disabled", Interfaces: []catalog.InterfaceSpec{{IP: "127.0.0.3"}},
+			Items: []catalog.ItemSpec{{Key: "x", Type: "zabbix_agent"}}},
+	}})
+	got := map[string]target{}
+	for _, tg := range targetsOf(cat.Snapshot(), map[catalog.ItemType]bool{catalog.ZabbixAgent: true}, 3*time.Second) {
+		got[tg.key] = tg
+	}
+	if len(got) != 3 {
+		t.Fatalf("targets %v; want main, second and by.dns only", got)
+	}
+	f := func(key, addr string, timeout time.Duration) {
+		t.Helper()
+		tg := got[key]
+		if tg.addr != addr || tg.timeout != timeout || tg.ifaceID == 0 || tg.bad != "" || tg.delay != "1m" {
+			t.Fatalf("%s: %+v; want addr %s timeout %s", key, tg, addr, timeout)
+		}
+	}
+	f("main", "127.0.0.1:10050", 3*time.Second)
+	f("second", "127.0.0.2:20050", 7*time.Second)
+	f("by.dns", "agent.example:10050", 3*time.Second)
+}
