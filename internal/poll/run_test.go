@@ -257,3 +257,30 @@ func TestIntegrationZabbixAgentd(t *testing.T) {
 		t.Fatalf("agent interface %+v", a)
 	}
 }
+
+// Run follows the catalog: an item added through the catalog is polled
+// without a restart, a disabled one stops.
+func TestRunFollowsCatalog(t *testing.T) {
+	fleet, err := testutil.StartAgentFleet(1, func(int, string) testutil.Reply { return testutil.Reply{Value: "5"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Close()
+	sys, cat := startSystem(t, 1, map[string]string{"a": "unsigned"}, "1s", fleet.Addr, poll.Options{DefaultTimeout: 2 * time.Second})
+	ip, port, _ := net.SplitHostPort(fleet.Addr(0))
+	hs := catalog.HostSpec{Host: "h00000", Interfaces: []catalog.InterfaceSpec{{Type: "agent", IP: ip, Port: port}},
+		Items: []catalog.ItemSpec{{Key: "b", Type: "zabbix_agent", ValueType: "unsigned", Delay: "1s"}}}
+	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{hs}}); err != nil {
+		t.Fatal(err)
+	}
+	b := cat.Snapshot().Lookup("h00000", "b").ID
+	waitFor(t, 10*time.Second, "a value of the new item", func() bool { return sys.store.Len(b) > 0 })
+	if v := metric(t, sys.m, "peregrine_poll_items"); v != 2 {
+		t.Fatalf("%g items scheduled; want 2", v)
+	}
+	hs.Items = []catalog.ItemSpec{{Key: "a", Type: "zabbix_agent", ValueType: "unsigned", Delay: "1s", Status: "disabled"}}
+	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{hs}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the disabled item unscheduled", func() bool { return metric(t, sys.m, "peregrine_poll_items") == 1 })
+}

@@ -488,6 +488,8 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 		if _, still := bad[id]; !still {
 			if seen[id] {
 				s.opts.Runtime.SetItemState(id, pipeline.ItemState{}) // fixed: normal until checked
+			} else {
+				forgetItems = append(forgetItems, id) // gone, bad to the end
 			}
 		}
 	}

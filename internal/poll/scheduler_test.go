@@ -510,3 +510,24 @@ func TestTargetsOf(t *testing.T) {
 	f("second", "127.0.0.2:20050", 7*time.Second)
 	f("by.dns", "agent.example:10050", 3*time.Second)
 }
+
+// A restarted scheduler finds every item on the grid it had: the next
+// checks computed by a second scheduler started later are the ones the
+// first would have run (no storm of checks at start, nothing skipped).
+func TestRestartKeepsSchedule(t *testing.T) {
+	a := newHarness(t, 2, 50, "30s", Options{})
+	a.at(0)
+	b := newHarness(t, 2, 50, "30s", Options{})
+	b.targets = a.targets // the same items
+	b.at(17)
+	for id, ea := range a.s.items {
+		eb := b.s.items[id]
+		next := ea.next
+		for next <= b.now.Unix() {
+			next += 30
+		}
+		if eb == nil || eb.next != next {
+			t.Fatalf("item %d: first scheduler's grid gives %d after the restart, the restarted one %v", id, next, eb)
+		}
+	}
+}
