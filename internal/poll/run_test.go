@@ -18,6 +18,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 )
 
 // system is a scheduler with the real agent checker, a real pipeline
@@ -116,11 +117,11 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // The scheduler with goroutines: simulated agents are polled every
 // second, values are stored, and Run returns once stopped.
 func TestRunAgainstFleet(t *testing.T) {
-	fleet, err := testutil.StartAgentFleet(10, func(agent int, key string) testutil.Reply {
+	fleet, err := agentsim.Start(10, func(agent int, key string) agentsim.Reply {
 		if key == "bad" {
-			return testutil.NotSupported("Unsupported item key.")
+			return agentsim.NotSupported("Unsupported item key.")
 		}
-		return testutil.Reply{Value: strconv.Itoa(agent)}
+		return agentsim.Reply{Value: strconv.Itoa(agent)}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -165,11 +166,11 @@ func TestIntegrationUnreachable(t *testing.T) {
 		t.Skip("latency bound not meaningful under -race")
 	}
 	const n = 1000
-	fleet, err := testutil.StartAgentFleet(2*n, func(agent int, _ string) testutil.Reply {
+	fleet, err := agentsim.Start(2*n, func(agent int, _ string) agentsim.Reply {
 		if agent < n {
-			return testutil.Reply{Mode: testutil.Silent}
+			return agentsim.Reply{Mode: agentsim.Silent}
 		}
-		return testutil.Reply{Value: "1"}
+		return agentsim.Reply{Value: "1"}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestIntegrationZabbixAgentd(t *testing.T) {
 // Run follows the catalog: an item added through the catalog is polled
 // without a restart, a disabled one stops.
 func TestRunFollowsCatalog(t *testing.T) {
-	fleet, err := testutil.StartAgentFleet(1, func(int, string) testutil.Reply { return testutil.Reply{Value: "5"} })
+	fleet, err := agentsim.Start(1, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "5"} })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
-	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 )
 
 // collect gathers the results of one Check call.
@@ -60,22 +60,22 @@ func TestChecker(t *testing.T) {
 	cut := append([]byte("ZBXD\x01"), 100, 0, 0, 0, 0, 0, 0, 0)
 	cut = append(cut, "0123456789"...)
 	big := strings.Repeat("x", 2000)
-	replies := map[string]testutil.Reply{
+	replies := map[string]agentsim.Reply{
 		"agent.ping":       {Value: "1"},
-		"unknown.key":      testutil.NotSupported("Unsupported item key."),
+		"unknown.key":      agentsim.NotSupported("Unsupported item key."),
 		"bare.notsupp":     {Value: "ZBX_NOTSUPPORTED"},
 		"agent.error":      {Value: "ZBX_ERROR\x00Cannot obtain data."},
-		"garbage":          {Mode: testutil.Raw, Bytes: []byte("HTTP/1.1 400 Bad Request\r\n\r\n")},
-		"huge.length":      {Mode: testutil.Raw, Bytes: huge},
-		"cut.mid.frame":    {Mode: testutil.Raw, Bytes: cut},
+		"garbage":          {Mode: agentsim.Raw, Bytes: []byte("HTTP/1.1 400 Bad Request\r\n\r\n")},
+		"huge.length":      {Mode: agentsim.Raw, Bytes: huge},
+		"cut.mid.frame":    {Mode: agentsim.Raw, Bytes: cut},
 		"too.large":        {Value: big},
-		"closed":           {Mode: testutil.Close},
-		"slow":             {Mode: testutil.Slow, Bytes: []byte("123456789"), Delay: 400 * time.Millisecond},
-		"silent":           {Mode: testutil.Silent},
+		"closed":           {Mode: agentsim.Close},
+		"slow":             {Mode: agentsim.Slow, Bytes: []byte("123456789"), Delay: 400 * time.Millisecond},
+		"silent":           {Mode: agentsim.Silent},
 		"empty":            {Value: ""},
 		"system.uname.utf": {Value: "Linux ünïcode"},
 	}
-	fleet, err := testutil.StartAgentFleet(1, func(_ int, key string) testutil.Reply { return replies[key] })
+	fleet, err := agentsim.Start(1, func(_ int, key string) agentsim.Reply { return replies[key] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +154,11 @@ func TestChecker(t *testing.T) {
 // of a healthy agent handed over in the same batch complete: nobody waits
 // for the slowest host.
 func TestCheckerSilentHostHoldsNobody(t *testing.T) {
-	fleet, err := testutil.StartAgentFleet(2, func(agent int, _ string) testutil.Reply {
+	fleet, err := agentsim.Start(2, func(agent int, _ string) agentsim.Reply {
 		if agent == 0 {
-			return testutil.Reply{Mode: testutil.Silent}
+			return agentsim.Reply{Mode: agentsim.Silent}
 		}
-		return testutil.Reply{Value: "42"}
+		return agentsim.Reply{Value: "42"}
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package testutil
+package agentsim
 
 import (
 	"encoding/binary"
@@ -44,10 +44,10 @@ func NotSupported(msg string) Reply {
 	return Reply{Value: "ZBX_NOTSUPPORTED\x00" + msg}
 }
 
-// AgentFleet is a set of simulated passive Zabbix agents, each listening
+// Fleet is a set of simulated passive Zabbix agents, each listening
 // on its own port of 127.0.0.1 and answering through one function: many
 // hosts for a poller, in one process, on loopback only.
-type AgentFleet struct {
+type Fleet struct {
 	lns     []net.Listener
 	answer  func(agent int, key string) Reply
 	wg      sync.WaitGroup
@@ -58,10 +58,10 @@ type AgentFleet struct {
 	Replies atomic.Uint64 // Answer replies sent
 }
 
-// StartAgentFleet starts n agents. answer is called from many goroutines
+// Start starts n agents. answer is called from many goroutines
 // with the agent's index (0..n-1) and the requested key.
-func StartAgentFleet(n int, answer func(agent int, key string) Reply) (*AgentFleet, error) {
-	f := &AgentFleet{answer: answer, conns: map[net.Conn]struct{}{}}
+func Start(n int, answer func(agent int, key string) Reply) (*Fleet, error) {
+	f := &Fleet{answer: answer, conns: map[net.Conn]struct{}{}}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -78,17 +78,17 @@ func StartAgentFleet(n int, answer func(agent int, key string) Reply) (*AgentFle
 }
 
 // Addr returns agent i's "127.0.0.1:port".
-func (f *AgentFleet) Addr(i int) string { return f.lns[i].Addr().String() }
+func (f *Fleet) Addr(i int) string { return f.lns[i].Addr().String() }
 
 // Port returns agent i's port.
-func (f *AgentFleet) Port(i int) int { return f.lns[i].Addr().(*net.TCPAddr).Port }
+func (f *Fleet) Port(i int) int { return f.lns[i].Addr().(*net.TCPAddr).Port }
 
 // Len is the number of agents.
-func (f *AgentFleet) Len() int { return len(f.lns) }
+func (f *Fleet) Len() int { return len(f.lns) }
 
 // Close stops every agent and closes every open connection, waiting for
 // their goroutines.
-func (f *AgentFleet) Close() {
+func (f *Fleet) Close() {
 	if f.closed.Swap(true) {
 		return
 	}
@@ -103,7 +103,7 @@ func (f *AgentFleet) Close() {
 	f.wg.Wait()
 }
 
-func (f *AgentFleet) accept(i int, ln net.Listener) {
+func (f *Fleet) accept(i int, ln net.Listener) {
 	defer f.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -123,7 +123,7 @@ func (f *AgentFleet) accept(i int, ln net.Listener) {
 	}
 }
 
-func (f *AgentFleet) serve(i int, c net.Conn) {
+func (f *Fleet) serve(i int, c net.Conn) {
 	defer f.wg.Done()
 	defer func() {
 		f.mu.Lock()
