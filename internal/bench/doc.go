@@ -28,9 +28,16 @@
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
 //     plots, raw CSV; compare joins two reports' CSVs side by side.
 //   - The command line (cli.go), called by cmd/peregrine.
+//   - `bench poll` (poll.go), the exception to the two doors: it runs
+//     Peregrine's own poller (catalog, scheduler, agent checker,
+//     pipeline, values then discarded) in this process against simulated
+//     passive agents (package agentsim) in a child process, steps hosts ×
+//     items up and reports checks/s against the ideal, the in-flight peak,
+//     latency p50/p99 and the poller's CPU per check.
 //
 // What it does not own: starting or configuring the server under test
-// (use `peregrine serve` or ../shared/peers/zabbix/setup.sh).
+// (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
+// in-process poller of `bench poll`.
 //
 // Value clocks: every send carries its own clock range and a random
 // nanosecond value per run, so runs that reuse items never write the same

@@ -53,15 +53,16 @@ func (s *Scheduler) Queue() Queue {
 	return q
 }
 
-// computeQueue counts the overdue checks at unix second sec: waiting in
+// computeQueue counts the overdue checks at unix millisecond ms (more
+// than 5 s late): waiting in
 // the heaps (only their overdue part is visited) and in flight.
-func (s *Scheduler) computeQueue(sec int64) {
+func (s *Scheduler) computeQueue(ms int64) {
 	var counts [len(QueueBuckets)]int64
 	add := func(due int64) {
-		late := sec - due
-		if late <= QueueBuckets[0].From {
+		if ms-due <= QueueBuckets[0].From*1000 {
 			return
 		}
+		late := (ms - due) / 1000
 		for i := len(QueueBuckets) - 1; i >= 0; i-- {
 			if late >= QueueBuckets[i].From {
 				counts[i]++
@@ -70,7 +71,7 @@ func (s *Scheduler) computeQueue(sec int64) {
 		}
 	}
 	for _, l := range s.lanes {
-		l.heap.overdue(sec-QueueBuckets[0].From, func(e *entry) { add(e.next) })
+		l.heap.overdue(ms-QueueBuckets[0].From*1000, func(e *entry) { add(e.next) })
 	}
 	if s.inFlight > 0 {
 		for _, e := range s.items {

@@ -118,7 +118,9 @@ func (o *Options) ensureDefaults() error {
 type entry struct {
 	t        target
 	iv       delay.Interval
-	next     int64 // unix seconds of the next check
+	// next is the next check in unix milliseconds: the item's Zabbix grid
+	// second plus its spread within that second (see spreadMs).
+	next     int64
 	idx      int   // index in its type's heap, -1 when not in it
 	inFlight bool
 	probe    bool // the one check probing an interface in error
@@ -184,6 +186,7 @@ type Scheduler struct {
 	throttle      *selfmon.LogThrottle
 	queue         queueGauge
 	inFlightGauge atomic.Int64
+	inFlightPeak  atomic.Int64 // highest in-flight count since TakeInFlightPeak
 	itemsGauge    atomic.Int64
 	m             *metrics
 	stopped       chan struct{}
@@ -243,7 +246,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		now := s.opts.Now()
 		wake := s.step(now)
-		d := time.Duration(wake-now.Unix())*time.Second - time.Duration(now.Nanosecond())
+		d := time.UnixMilli(wake).Sub(now)
 		d = max(d, 0)
 		timer.Reset(d)
 		select {
@@ -296,26 +299,26 @@ func (s *Scheduler) done(r *Result) {
 
 // step is one turn of the loop at time now: take back finished checks,
 // follow a catalog swap, hand out the due checks. It returns the unix
-// second at which the loop must run again at the latest.
+// millisecond at which the loop must run again at the latest.
 func (s *Scheduler) step(now time.Time) int64 {
-	sec := now.Unix()
+	sec, ms := now.Unix(), now.UnixMilli()
 	s.drainCompletions(now)
 	if snap := s.opts.Catalog.Snapshot(); snap != s.snap {
 		s.reconcile(snap, now)
 	}
-	s.takeCheckNow(sec)
-	wake := sec + 60
+	s.takeCheckNow(ms)
+	wake := ms + 60_000
 	for _, l := range s.lanes {
 		s.dispatch(l, now)
 		if len(l.heap) > 0 && !s.full(l) {
-			wake = min(wake, max(l.heap[0].next, sec+1))
+			wake = min(wake, max(l.heap[0].next, ms+1))
 		}
 	}
 	s.inFlightGauge.Store(int64(s.inFlight))
 	s.itemsGauge.Store(int64(len(s.items)))
 	if sec != s.lastQ {
 		s.lastQ = sec
-		s.computeQueue(sec)
+		s.computeQueue(ms)
 	}
 	return wake
 }
@@ -329,8 +332,8 @@ func (s *Scheduler) full(l *lane) bool {
 // as the in-flight bounds allow; the rest stay due (and count in the
 // queue once 5 s late).
 func (s *Scheduler) dispatch(l *lane, now time.Time) {
-	sec := now.Unix()
-	for len(l.heap) > 0 && l.heap[0].next <= sec && !s.full(l) {
+	sec, ms := now.Unix(), now.UnixMilli()
+	for len(l.heap) > 0 && l.heap[0].next <= ms && !s.full(l) {
 		e := l.heap.pop()
 		if st := s.ifaces[e.t.ifaceID]; st != nil && st.inError() {
 			if sec < st.disableUntil || st.probing {
@@ -343,7 +346,7 @@ func (s *Scheduler) dispatch(l *lane, now time.Time) {
 			}
 			st.probing, e.probe = true, true
 		}
-		if late := sec - e.next; e.iv.Main > 0 && late >= e.iv.Main {
+		if late := (ms - e.next) / 1000; e.iv.Main > 0 && late >= e.iv.Main {
 			// Whole intervals went by while the check waited (the server
 			// was busy or stopped): count them, do not run them all.
 			s.m.missed.Add(uint64(late / e.iv.Main))
@@ -353,7 +356,7 @@ func (s *Scheduler) dispatch(l *lane, now time.Time) {
 		s.inFlight++
 		l.batch = append(l.batch, Check{
 			ItemID: e.t.id, HostID: e.t.hostID, InterfaceID: e.t.ifaceID,
-			Key: e.t.key, Addr: e.t.addr, Timeout: e.t.timeout, Due: time.Unix(e.next, 0),
+			Key: e.t.key, Addr: e.t.addr, Timeout: e.t.timeout, Due: time.UnixMilli(e.next),
 		})
 		if len(l.batch) >= s.opts.MaxBatch {
 			s.flush(l)
@@ -371,8 +374,20 @@ func (s *Scheduler) flush(l *lane) {
 	b := l.batch
 	l.batch = make([]Check, 0, min(len(b), s.opts.MaxBatch))
 	s.m.dispatched.Add(uint64(len(b)))
+	if n := int64(s.inFlight); n > s.inFlightPeak.Load() {
+		s.inFlightPeak.Store(n) // the loop is the only writer but for the reset
+	}
 	l.spec.Checker.Check(s.ctx, b, s.done)
 }
+
+// spreadMs is an item's offset within the second of its grid point:
+// Zabbix's grid has whole seconds, so items whose ids are equal modulo
+// their delay share a second (10,000 items at 1 s all do); handing them
+// out at the same instant opens thousands of connections at once, which
+// queue in the kernel and add their wait to every check's latency. A
+// multiplicative hash of the id spreads them over the second, the same
+// offset every time (the schedule stays stable across restarts).
+func spreadMs(id uint64) int64 { return int64((id * 0x9E3779B97F4A7C15 >> 32) % 1000) }
 
 // schedule puts e back in lane l's heap at its next check after the unix
 // second after.
@@ -382,7 +397,7 @@ func (s *Scheduler) schedule(l *lane, e *entry, after int64) {
 		e.next = 0
 		return // never within a year: left out until the catalog changes
 	}
-	e.next = next.Unix()
+	e.next = next.Unix()*1000 + spreadMs(e.t.id)
 	e.lane = l
 	l.heap.push(e)
 }
@@ -416,7 +431,7 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 		}
 		if e.again {
 			e.again = false
-			e.next, e.lane = sec, l
+			e.next, e.lane = now.UnixMilli(), l
 			l.heap.push(e)
 			continue
 		}
@@ -532,6 +547,12 @@ func (s *Scheduler) upsert(t *target, iv delay.Interval, sec int64) {
 	}
 }
 
+// TakeInFlightPeak returns the highest number of checks in flight since
+// the previous call (or the start) and starts a new period. Safe from any
+// goroutine; the peak is taken at each hand-over to a checker, so short
+// bursts that a scrape would miss are caught.
+func (s *Scheduler) TakeInFlightPeak() int { return int(s.inFlightPeak.Swap(0)) }
+
 // ErrNotPolled is wrapped by CheckNow's error for an item the scheduler
 // does not poll.
 var ErrNotPolled = errors.New("item is not polled by the server")
@@ -563,7 +584,7 @@ func (s *Scheduler) CheckNow(itemIDs []uint64) error {
 }
 
 // takeCheckNow moves the requested items to the front of their heaps.
-func (s *Scheduler) takeCheckNow(sec int64) {
+func (s *Scheduler) takeCheckNow(ms int64) {
 	s.mu.Lock()
 	ids := s.nowReqs
 	s.nowReqs = nil
@@ -577,7 +598,7 @@ func (s *Scheduler) takeCheckNow(sec int64) {
 		case e.inFlight:
 			e.again = true
 		case e.idx >= 0:
-			e.next = sec
+			e.next = ms
 			e.lane.heap.fix(e.idx)
 		}
 	}

@@ -91,10 +91,11 @@ func newHarness(t *testing.T, hosts, items int, d string, opts Options) *harness
 	return h
 }
 
-// at steps the scheduler at start + secs seconds and returns the checks
-// it handed out.
+// at steps the scheduler at the last millisecond of second start + secs
+// and returns the checks it handed out: every check due within that
+// second (its grid second plus its spread) is.
 func (h *harness) at(secs int) []Check {
-	h.now = time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(secs) * time.Second)
+	h.now = time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(secs)*time.Second + 999*time.Millisecond)
 	h.s.step(h.now)
 	return h.chk.take()
 }
@@ -239,8 +240,8 @@ func TestSnapshotSwap(t *testing.T) {
 	if h.s.items[a].next != next[a] {
 		t.Fatalf("unchanged item moved from %d to %d", next[a], h.s.items[a].next)
 	}
-	if e := h.s.items[b]; e.next-h.now.Unix() > 10 {
-		t.Fatalf("item whose delay became 10s is next checked in %d s", e.next-h.now.Unix())
+	if e := h.s.items[b]; e.next-h.now.UnixMilli() > 10_000 {
+		t.Fatalf("item whose delay became 10s is next checked in %d ms", e.next-h.now.UnixMilli())
 	}
 	for sec := 2; sec <= 62; sec++ {
 		cs := h.at(sec)
@@ -277,6 +278,12 @@ func TestInFlightBound(t *testing.T) {
 	}
 	if got := metric(t, h.m, `peregrine_poll_in_flight`); got != "5" {
 		t.Fatalf("in-flight gauge %s", got)
+	}
+	if p := h.s.TakeInFlightPeak(); p != 5 {
+		t.Fatalf("in-flight peak %d; want 5", p)
+	}
+	if p := h.s.TakeInFlightPeak(); p != 0 {
+		t.Fatalf("in-flight peak %d right after a take; want 0", p)
 	}
 	h.complete(held, OK, "1", "")
 	if cs := h.at(61); len(cs) != 5 {
@@ -523,8 +530,8 @@ func TestRestartKeepsSchedule(t *testing.T) {
 	for id, ea := range a.s.items {
 		eb := b.s.items[id]
 		next := ea.next
-		for next <= b.now.Unix() {
-			next += 30
+		for next <= b.now.UnixMilli() {
+			next += 30_000
 		}
 		if eb == nil || eb.next != next {
 			t.Fatalf("item %d: first scheduler's grid gives %d after the restart, the restarted one %v", id, next, eb)
