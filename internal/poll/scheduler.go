@@ -116,12 +116,12 @@ func (o *Options) ensureDefaults() error {
 
 // entry is one scheduled item. Entries belong to the loop goroutine.
 type entry struct {
-	t        target
-	iv       delay.Interval
+	t  target
+	iv delay.Interval
 	// next is the next check in unix milliseconds: the item's Zabbix grid
 	// second plus its spread within that second (see spreadMs).
 	next     int64
-	idx      int   // index in its type's heap, -1 when not in it
+	idx      int // index in its type's heap, -1 when not in it
 	inFlight bool
 	probe    bool // the one check probing an interface in error
 	gone     bool // left the catalog while in flight
