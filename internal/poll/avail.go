@@ -41,11 +41,16 @@ func (s *Scheduler) availability(c completion, probe bool, sec int64) {
 	if probe {
 		st.probing = false
 	}
+	if c.status == LocalError {
+		return // says nothing of the interface
+	}
 	if c.status != NetworkError {
 		if st.available != 1 || st.inError() {
 			if st.available == 2 {
 				s.m.recovered.Inc()
-				s.opts.Logger.Info("interface available again", "interfaceid", c.iface)
+				if n, ok := s.throttle.Allow("iface:recovered"); ok {
+					s.opts.Logger.Info("interface available again", "interfaceid", c.iface, "others_suppressed", n)
+				}
 			}
 			*st = ifaceState{available: 1, probing: st.probing}
 			st.publish(s.opts.Runtime, c.iface)
@@ -61,13 +66,19 @@ func (s *Scheduler) availability(c completion, probe bool, sec int64) {
 	case !st.inError():
 		st.errorsFrom = when
 		st.disableUntil = when + secs(s.opts.UnreachableDelay)
-		s.opts.Logger.Warn("interface unreachable: checks wait for a probe", "interfaceid", c.iface, "err", c.err, "probe_in", s.opts.UnreachableDelay)
+		// Throttled: a switch going down makes thousands of interfaces
+		// unreachable at once; the counters and host.get have them all.
+		if n, ok := s.throttle.Allow("iface:unreachable"); ok {
+			s.opts.Logger.Warn("interface unreachable: its checks wait for a probe", "interfaceid", c.iface, "err", c.err, "probe_in", s.opts.UnreachableDelay, "others_suppressed", n)
+		}
 	case when-st.errorsFrom < secs(s.opts.UnreachablePeriod):
 		st.disableUntil = max(st.disableUntil, when+secs(s.opts.UnreachableDelay))
 	default:
 		if st.available != 2 {
 			s.m.unavailable.Inc()
-			s.opts.Logger.Warn("interface unavailable", "interfaceid", c.iface, "err", c.err, "failing_since", time.Unix(st.errorsFrom, 0), "probe_every", s.opts.UnavailableDelay)
+			if n, ok := s.throttle.Allow("iface:unavailable"); ok {
+				s.opts.Logger.Warn("interface unavailable", "interfaceid", c.iface, "err", c.err, "failing_since", time.Unix(st.errorsFrom, 0), "probe_every", s.opts.UnavailableDelay, "others_suppressed", n)
+			}
 		}
 		st.available = 2
 		st.disableUntil = max(st.disableUntil, when+secs(s.opts.UnavailableDelay))

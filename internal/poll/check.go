@@ -36,9 +36,15 @@ const (
 	// reset, closed without a reply). The item keeps its state; the
 	// interface's availability counts the failure, with Error.
 	NetworkError
+	// LocalError: the check could not be made for a reason of this
+	// server's (out of file descriptors or ports): neither the item nor
+	// the interface is blamed; the check runs again at its next time.
+	LocalError
+	// NumStatus is the number of statuses (for arrays indexed by one).
+	NumStatus
 )
 
-var statusNames = [...]string{"ok", "not_supported", "network_error"}
+var statusNames = [NumStatus]string{"ok", "not_supported", "network_error", "local_error"}
 
 // String is the status's metric label.
 func (s Status) String() string {

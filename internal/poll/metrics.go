@@ -6,7 +6,7 @@ import (
 
 type metrics struct {
 	dispatched  *selfmon.Counter
-	results     [3]*selfmon.Counter // by Status
+	results     [NumStatus]*selfmon.Counter // by Status
 	stored      *selfmon.Counter
 	dropped     *selfmon.Counter
 	badValues   *selfmon.Counter

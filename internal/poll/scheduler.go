@@ -189,7 +189,6 @@ type Scheduler struct {
 	inFlightPeak  atomic.Int64 // highest in-flight count since TakeInFlightPeak
 	itemsGauge    atomic.Int64
 	m             *metrics
-	stopped       chan struct{}
 }
 
 // New returns a Scheduler; Run starts it.
@@ -207,7 +206,6 @@ func New(opts Options) (*Scheduler, error) {
 		wakeLoop: make(chan struct{}, 1),
 		wakeWork: make(chan struct{}, 1),
 		ctx:      context.Background(),
-		stopped:  make(chan struct{}),
 	}
 	for typ, spec := range opts.Checkers {
 		if spec.Checker == nil {
@@ -229,8 +227,9 @@ func New(opts Options) (*Scheduler, error) {
 // the checks in flight (each bounded by its timeout; checkers abandon
 // them when ctx ends) and stores their results. Submit must keep working
 // until Run returns.
+//
+// Run is called once.
 func (s *Scheduler) Run(ctx context.Context) error {
-	defer close(s.stopped)
 	sub := s.opts.Catalog.Subscribe()
 	checkCtx, cancelChecks := context.WithCancel(context.Background())
 	defer cancelChecks()
@@ -496,7 +495,9 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 		if s.badSeen[id] != why {
 			s.opts.Runtime.SetItemState(id, pipeline.ItemState{NotSupported: true, Error: why, Clock: sec})
 			s.m.badItems.Inc()
-			s.opts.Logger.Warn("item cannot be polled", "itemid", id, "err", why)
+			if n, ok := s.throttle.Allow("item:unschedulable"); ok {
+				s.opts.Logger.Warn("item cannot be polled; it is not supported until fixed", "itemid", id, "err", why, "others_suppressed", n)
+			}
 		}
 	}
 	for id := range s.badSeen {

@@ -538,3 +538,26 @@ func TestRestartKeepsSchedule(t *testing.T) {
 		}
 	}
 }
+
+// A local error (out of descriptors here) blames neither the item nor
+// the interface: no availability change, no item state.
+func TestLocalErrorBlamesNobody(t *testing.T) {
+	h := newHarness(t, 1, 1, "1s", Options{})
+	cs := h.at(1)
+	if len(cs) != 1 {
+		t.Fatalf("%d checks at 1 s", len(cs))
+	}
+	h.complete(cs, LocalError, "", "cannot connect: too many open files")
+	if cs := h.at(2); len(cs) != 1 {
+		t.Fatalf("the check did not run again at its next time: %v", cs)
+	}
+	if a, ok := h.rt.Availability(100); ok {
+		t.Fatalf("availability %+v after a local error", a)
+	}
+	if st, ok := h.rt.ItemState(h.targets[0].id); ok {
+		t.Fatalf("item state %+v after a local error", st)
+	}
+	if got := metric(t, h.m, `peregrine_poll_checks_total{result="local_error"}`); got != "1" {
+		t.Fatalf("local errors counted %s", got)
+	}
+}

@@ -52,10 +52,11 @@ const (
 	reasonTruncated               // closed in the middle of the frame
 	reasonBadFrame                // bad flags or compression
 	reasonNotSupp                 // ZBX_NOTSUPPORTED / ZBX_ERROR from the agent
+	reasonLocal                   // out of descriptors, ports or buffers here
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"connect_failed", "timeout", "closed", "io_error", "garbage", "too_large", "truncated", "bad_frame", "not_supported"}
+var reasonNames = [numReasons]string{"connect_failed", "timeout", "closed", "io_error", "garbage", "too_large", "truncated", "bad_frame", "not_supported", "local_error"}
 
 // Checker is the passive Zabbix agent checker (item type 0): one TCP
 // connection per check, the plain protocol of spec §3.1.
@@ -65,7 +66,7 @@ type Checker struct {
 	throttle *selfmon.LogThrottle
 
 	inFlight *selfmon.Gauge
-	results  [3]*selfmon.Counter // by poll.Status
+	results  [poll.NumStatus]*selfmon.Counter // by poll.Status
 	failures [numReasons]*selfmon.Counter
 
 	readers sync.Pool // *zbx.Reader
@@ -127,11 +128,16 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	conn, err := c.dial(cctx, "tcp", ch.Addr)
 	cancel()
 	if err != nil {
-		r := reasonRefused
-		if isTimeout(err) || errors.Is(err, context.DeadlineExceeded) {
-			r = reasonTimeout
+		msg := fmt.Sprintf("cannot connect to %s: %s", ch.Addr, netMessage(err))
+		switch {
+		case isLocal(err):
+			// Our shortage, not the host's: blaming the interface would
+			// make healthy hosts unavailable whenever we are overloaded.
+			return c.fail(res, poll.LocalError, reasonLocal, msg+" (raise the open files limit or lower poll.max_in_flight)")
+		case isTimeout(err) || errors.Is(err, context.DeadlineExceeded):
+			return c.fail(res, poll.NetworkError, reasonTimeout, msg)
 		}
-		return c.fail(res, poll.NetworkError, r, fmt.Sprintf("cannot connect to %s: %s", ch.Addr, netMessage(err)))
+		return c.fail(res, poll.NetworkError, reasonRefused, msg)
 	}
 	defer conn.Close()
 	// A stopping server abandons the check at once rather than after its
@@ -239,6 +245,13 @@ func (c *Checker) putReader(rd *zbx.Reader) {
 	rd.Trim(64 << 10) // keep small buffers; a huge reply's go
 	rd.Reset(nil)
 	c.readers.Put(rd)
+}
+
+// isLocal reports errors that are this process's or this machine's
+// shortage: file descriptors, local ports, socket buffers.
+func isLocal(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EADDRNOTAVAIL)
 }
 
 func isTimeout(err error) bool {

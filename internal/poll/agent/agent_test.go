@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"net"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -188,5 +190,24 @@ func TestCheckerSilentHostHoldsNobody(t *testing.T) {
 		if id%2 == 0 && r.Status != poll.NetworkError {
 			t.Errorf("silent item %d: %v %s", id, r.Status, r.Error)
 		}
+	}
+}
+
+// Running out of descriptors here is a local error: neither the item nor
+// the interface is blamed.
+func TestCheckerLocalError(t *testing.T) {
+	m := selfmon.NewRegistry()
+	c := New(Options{Metrics: m, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}
+	}})
+	col := newCollect(1)
+	c.Check(context.Background(), []poll.Check{{ItemID: 1, Key: "k", Addr: "127.0.0.1:1", Timeout: time.Second}}, col.done)
+	col.wait(t, 1)
+	r := col.got[1]
+	if r.Status != poll.LocalError || !strings.Contains(r.Error, "too many open files") || !strings.Contains(r.Error, "poll.max_in_flight") {
+		t.Fatalf("%v %q", r.Status, r.Error)
+	}
+	if got := counter(t, m, `peregrine_poll_agent_errors_total{reason="local_error"}`); got != "1" {
+		t.Fatalf("local errors counted %s", got)
 	}
 }
