@@ -543,12 +543,14 @@ func TestRestartKeepsSchedule(t *testing.T) {
 // the interface: no availability change, no item state.
 func TestLocalErrorBlamesNobody(t *testing.T) {
 	h := newHarness(t, 1, 1, "1s", Options{})
+	h.at(0) // schedules the item for second 1
 	cs := h.at(1)
 	if len(cs) != 1 {
 		t.Fatalf("%d checks at 1 s", len(cs))
 	}
 	h.complete(cs, LocalError, "", "cannot connect: too many open files")
-	if cs := h.at(2); len(cs) != 1 {
+	h.at(2) // takes the completion back: next check in second 3
+	if cs := h.at(3); len(cs) != 1 {
 		t.Fatalf("the check did not run again at its next time: %v", cs)
 	}
 	if a, ok := h.rt.Availability(100); ok {
