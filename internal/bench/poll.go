@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -89,6 +90,13 @@ func (b *PollBench) defaults() error {
 	}
 	if b.MaxInFlight <= 0 {
 		b.MaxInFlight = 20000
+	}
+	// Each check in flight holds a socket: stay under the open-files
+	// limit (Go raises the soft limit to the hard one at start), keeping
+	// room for the catalog and the runtime.
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 4096 {
+		b.MaxInFlight = min(b.MaxInFlight, int(rl.Cur)-2048)
 	}
 	if b.Timeout <= 0 {
 		b.Timeout = 3 * time.Second

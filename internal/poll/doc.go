@@ -11,7 +11,10 @@
 // the item and interface tables. Next check times come from package
 // delay: the Zabbix grid of the item's interval offset by its id, so the
 // first round after a start is spread over the interval (no storm) and a
-// restart keeps every item on the grid it had. The loop follows catalog
+// restart keeps every item on the grid it had. Within its grid second an
+// item has a fixed offset from a hash of its id (schedules are kept in
+// milliseconds): items sharing a second, all of them at a 1 s interval,
+// do not open their connections at the same instant. The loop follows catalog
 // swaps (Catalog.Subscribe): new and changed items are scheduled from
 // the swap on, items whose delay did not change keep their next check,
 // removed and disabled items stop; so an API change takes effect within
@@ -31,7 +34,10 @@
 // call Submit, which blocks until the values are durable; then the
 // checks come back to the loop, which applies availability and
 // reschedules. A not supported reply or a value that does not convert
-// sets the item's state and error; the next stored value clears it.
+// sets the item's state and error; the next stored value clears it. A
+// local error (this process out of descriptors or ports) blames neither
+// the item nor the interface; it is counted and the check runs again at
+// its next time.
 //
 // Availability (per interface, Zabbix 6.0 semantics): a network error
 // (refused, timeout, reset) starts a run of failures: the interface is
@@ -49,7 +55,9 @@
 // histogram (peregrine_poll_check_latency_seconds) measures from a
 // check's scheduled time to its value's durability (or its not supported
 // state), and leaves out network errors, whose time is the timeout.
-// CheckNow moves items to the front (Zabbix task.create "check now").
+// CheckNow moves items to the front (Zabbix task.create "check now");
+// TakeInFlightPeak gives the highest in-flight count since its last call
+// (bench poll).
 //
 // Concurrency: Run owns the loop; CheckNow and Queue are safe from any
 // goroutine. Nothing is persisted: schedules are recomputed from the

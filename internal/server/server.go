@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
@@ -152,6 +153,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	s.Runtime = pipeline.NewRuntime()
+	warnOpenFiles(cfg, log)
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -370,6 +372,22 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// warnOpenFiles says so at start when the checks in flight and the
+// trapper's connections together could exhaust the open-files limit:
+// each holds a socket, and checks that cannot get one fail as local
+// errors (counted), which an operator should hear about before load.
+func warnOpenFiles(cfg config.Config, log *slog.Logger) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return
+	}
+	need := uint64(cfg.Poll.MaxInFlight) + uint64(cfg.Trapper.MaxConnections) + 1024
+	if need > rl.Cur {
+		log.Warn("the open files limit is below poll.max_in_flight + trapper.max_connections + 1024: under load, checks may fail for want of a socket; raise the limit (LimitNOFILE=) or lower poll.max_in_flight",
+			"limit", rl.Cur, "poll.max_in_flight", cfg.Poll.MaxInFlight, "trapper.max_connections", cfg.Trapper.MaxConnections)
+	}
 }
 
 // retention is the catalog's retention now, for the housekeeper: the
