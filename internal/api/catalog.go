@@ -13,6 +13,8 @@ func (s *Server) registerConfig() {
 	s.methods["hostgroup.get"] = &method{role: RoleUser, call: s.hostgroupGet}
 	s.methods["host.get"] = &method{role: RoleUser, call: s.hostGet}
 	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
+	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
+	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.registerConfigWrite()
 }
 
@@ -153,6 +155,18 @@ func editError(err error, idField string) error {
 			return errParams(`Item with key "%s" already exists on "%s".`, ce.Name, ce.Host)
 		case catalog.HostWithoutGroup:
 			return errParams(`Host "%s" cannot be without host group.`, ce.Host)
+		case catalog.TwoDefaultInterfaces:
+			return errParams("Host cannot have more than one default interface of the same type.")
+		case catalog.NoDefaultInterface:
+			return errParams(`No default interface for "%s" type on "%s".`, ce.Name, ce.Host)
+		case catalog.InterfaceInUse:
+			return errParams(`Interface is linked to item "%s" on "%s".`, ce.Name, ce.Host)
+		case catalog.NoInterface:
+			return errParams("No interface found.")
+		case catalog.ForeignInterface:
+			return errParams("Item uses host interface from non-parent host.")
+		case catalog.WrongInterfaceType:
+			return errParams("Item uses incorrect interface type.")
 		}
 	}
 	if errors.Is(err, catalog.ErrNotFound) {

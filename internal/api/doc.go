@@ -2,9 +2,10 @@
 // POST /api_jsonrpc.php: request decoding (single and batch), the error
 // object and codes of the Zabbix API, authentication (the "auth" member
 // or "Authorization: Bearer"), per-method roles, request limits, and one
-// file per object family: apiinfo.go, hostgroup.go, host.go, item.go
-// (with item_rows.go), history.go, user.go, usergroup.go, token.go,
-// push.go. The
+// file per object family: apiinfo.go, hostgroup.go, host.go, hostiface.go
+// (host interfaces: host.get's selectInterfaces and hostinterface.get),
+// item.go (with item_rows.go), history.go, user.go, usergroup.go,
+// token.go, push.go, task.go (task.create type 6, "check now"). The
 // params vocabulary every method decodes into (IDs, integers, strings
 // as Zabbix clients send them) is in params.go, the parameters all get
 // methods share in get.go, and catalog.go turns catalog edit errors into
@@ -21,6 +22,14 @@
 // the caller may not read; writes to hosts and items need read-write and
 // otherwise fail as if the object did not exist. The rights are read
 // once per request.
+//
+// Runtime state (runtime.go): item.get's "state" and "error" and the
+// availability of host interfaces ("available", "error", "errors_from",
+// "disable_until", on the interface as in Zabbix 6.0) are read through
+// the ItemStates and Availabilities interfaces (*pipeline.Runtime), and
+// task.create hands "check now" requests to a CheckNower (the poller).
+// Without them every item is normal, every interface unknown and check
+// now is refused.
 //
 // It owns no data: it reads the catalog snapshot and the history store
 // through the interfaces in this package, and authenticates through the

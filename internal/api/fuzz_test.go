@@ -12,6 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // FuzzRequest sends arbitrary bodies to the JSON-RPC handler: whatever
@@ -19,15 +20,21 @@ import (
 // nothing, for notifications only), and every response object must hold
 // a result or an error.
 func FuzzRequest(f *testing.F) {
-	cat := catalogtest.Open(f, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{
-		{Key: "f1", ValueType: "float"}, {Key: "s1", ValueType: "character"},
-	}}}})
+	cat := catalogtest.Open(f, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"},
+		Interfaces: []catalog.InterfaceSpec{{IP: "127.0.0.1"}},
+		Items: []catalog.ItemSpec{
+			{Key: "f1", ValueType: "float"}, {Key: "s1", ValueType: "character"}, {Key: "agent.ping", Type: "zabbix_agent", ValueType: "unsigned"},
+		}}}})
+	rt := pipeline.NewRuntime()
+	rt.SetItemState(cat.Snapshot().Lookup("h1", "agent.ping").ID, pipeline.ItemState{NotSupported: true, Error: "Unsupported item key."})
+	rt.SetAvailability(cat.Snapshot().Host("h1").Interfaces[0].ID, pipeline.Availability{Available: 2, Error: "timeout"})
 	st := memstore.New()
 	id := cat.Snapshot().Lookup("h1", "f1").ID
 	for i := 0; i < 50; i++ {
 		st.Write(context.Background(), []history.Sample{{ItemID: id, Clock: int64(1000 + i), Type: history.Float, F: float64(i)}})
 	}
 	srv := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, MaxRows: 1000, MaxBodyBytes: 1 << 16,
+		States: rt, Availability: rt, CheckNow: &fakeCheckNow{},
 		Auth: &fakeAuth{
 			sessions: map[string]User{"ro": {ID: 2, Username: "viewer", Role: RoleUser}},
 			// Read on G: the permission checks run on every get.
@@ -46,6 +53,10 @@ func FuzzRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"hostgroup.get","params":{"selectHosts":"extend","editable":true,"limitSelects":1,"xyz":1},"auth":"ro","id":7}`,
 		`{"jsonrpc":"2.0","method":"usergroup.get","params":{"selectRights":"extend","userids":"2"},"auth":"ro","id":8}`,
 		`{"jsonrpc":"2.0","method":"history.get","params":{"itemids":["1","99"],"hostids":"1","history":0},"auth":"ro","id":9}`,
+		`{"jsonrpc":"2.0","method":"hostinterface.get","params":{"hostids":"1","output":["ip","available"],"selectItems":"count"},"auth":"ro","id":10}`,
+		`{"jsonrpc":"2.0","method":"host.get","params":{"selectInterfaces":["available","details"]},"auth":"ro","id":11}`,
+		`{"jsonrpc":"2.0","method":"task.create","params":[{"type":6,"request":{"itemid":"3"}}],"auth":"ro","id":12}`,
+		`{"jsonrpc":"2.0","method":"item.get","params":{"filter":{"state":"1"},"output":["error","interfaceid"]},"auth":"ro","id":13}`,
 		`[]`, `{`, `null`, `"x"`, `[1,2]`,
 	} {
 		f.Add([]byte(seed))

@@ -77,7 +77,7 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 			o["hostgroups"] = nonNil(groups)
 		}
 		if p.SelectInterfaces != nil {
-			o["interfaces"] = []object{}
+			o["interfaces"] = s.selectInterfaces(p.SelectInterfaces, h.Interfaces, &p.getParams)
 		}
 		if p.SelectTags != nil {
 			tags := make([]object, 0, len(h.Tags))
@@ -109,7 +109,7 @@ func anyGroup(have []uint64, want ids) bool {
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (interfaces, inventory, TLS and IPMI settings), except
+// ignored (inventory, TLS and IPMI settings), except
 // templates and macros: ignoring those would silently lose items and
 // configuration, so they must be empty.
 type hostParams struct {
@@ -122,8 +122,8 @@ type hostParams struct {
 	Macros     jlist     `json:"macros"`
 	TemplClear jlist     `json:"templates_clear"`
 	Tags       tagList   `json:"tags"`
+	Interfaces ifaceList `json:"interfaces"`
 
-	Interfaces     notStored `json:"interfaces"`
 	Description    notStored `json:"description"`
 	Inventory      notStored `json:"inventory"`
 	InventoryMode  notStored `json:"inventory_mode"`
@@ -186,7 +186,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags}
+		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags, Interfaces: p.Interfaces.ifaces}
 	}
 	var ids []uint64
 	var groups []uint64
@@ -238,6 +238,9 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if p.Tags.set {
 			u.Tags = &p.Tags.tags
+		}
+		if p.Interfaces.set {
+			u.Interfaces = &p.Interfaces.ifaces
 		}
 		ups[i], ids[i] = u, p.HostID.v
 	}

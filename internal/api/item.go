@@ -19,10 +19,11 @@ type LastValues interface {
 func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		ItemIDs  ids  `json:"itemids"`
-		HostIDs  ids  `json:"hostids"`
-		GroupIDs ids  `json:"groupids"`
-		WebItems bool `json:"webitems"` // there are no web items to include
+		ItemIDs      ids  `json:"itemids"`
+		HostIDs      ids  `json:"hostids"`
+		GroupIDs     ids  `json:"groupids"`
+		InterfaceIDs ids  `json:"interfaceids"`
+		WebItems     bool `json:"webitems"` // there are no web items to include
 		// Host and Group select by technical host name and group name.
 		Host      *string `json:"host"`
 		Group     *string `json:"group"`
@@ -60,7 +61,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		}
 		groupID = g.ID
 	}
-	rs := &itemRows{lv: s.opts.Last}
+	rs := &itemRows{lv: s.opts.Last, states: s.opts.States}
 	if p.Templated != nil && *p.Templated {
 		return p.applyItems(rs, itemSelect{})
 	}
@@ -73,7 +74,8 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 			return
 		}
 		for _, it := range h.Items() {
-			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) {
+			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) ||
+				len(p.InterfaceIDs) > 0 && !containsID(p.InterfaceIDs, it.InterfaceID) {
 				continue
 			}
 			if p.Monitored && !(it.Enabled && h.Enabled) {
@@ -114,7 +116,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as snmp_oid or url, interfaceid, tags, value maps) are
+// settings such as snmp_oid or url, tags, value maps) are
 // accepted and ignored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
@@ -130,10 +132,14 @@ type itemParams struct {
 	Units         jstring `json:"units"`
 	Status        flexInt `json:"status"`
 	Preprocessing jlist   `json:"preprocessing"`
+	// InterfaceID must be one of the host's interfaces of the type the
+	// item type needs; agent items without one get the host's main agent
+	// interface. Ignored (stored as 0) for types that use none.
+	InterfaceID flexID `json:"interfaceid"`
+	Timeout     jtime  `json:"timeout"`
 
 	Tags            notStored `json:"tags"`
 	Description     notStored `json:"description"`
-	InterfaceID     notStored `json:"interfaceid"`
 	InventoryLink   notStored `json:"inventory_link"`
 	LogTimeFmt      notStored `json:"logtimefmt"`
 	ValueMapID      notStored `json:"valuemapid"`
@@ -165,7 +171,6 @@ type itemParams struct {
 	IPMISensor      notStored `json:"ipmi_sensor"`
 	JMXEndpoint     notStored `json:"jmx_endpoint"`
 	MasterItemID    notStored `json:"master_itemid"`
-	Timeout         notStored `json:"timeout"`
 	Parameters      notStored `json:"parameters"`
 	UUID            notStored `json:"uuid"`
 }
@@ -192,6 +197,7 @@ func (p *itemParams) common(i int) error {
 		return empty(i, "history")
 	case p.Trends.set && p.Trends.v == "":
 		return empty(i, "trends")
+
 	case p.Preprocessing.n > 0:
 		return unsupported(i, "preprocessing", "preprocessing steps")
 	}
@@ -233,7 +239,8 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-		}}
+			Timeout: p.Timeout.v,
+		}, InterfaceID: p.InterfaceID.v}
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -294,7 +301,10 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil
 		}
 		u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
-		u.Delay, u.History, u.Trends = tim(p.Delay), tim(p.History), tim(p.Trends)
+		u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
+		if p.InterfaceID.set {
+			u.InterfaceID = &p.InterfaceID.v
+		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))

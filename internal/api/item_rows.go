@@ -9,6 +9,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // item.get works on typed rows rather than one map per item: with 100k
@@ -24,9 +25,11 @@ type itemField uint8
 
 const (
 	fDelay itemField = iota
+	fError
 	fFlags
 	fHistory
 	fHostID
+	fInterfaceID
 	fItemID
 	fKey
 	fLastClock
@@ -36,6 +39,7 @@ const (
 	fPrevValue
 	fState
 	fStatus
+	fTimeout
 	fTrends
 	fType
 	fUnits
@@ -45,8 +49,8 @@ const (
 )
 
 var itemFieldNames = [nItemFields]string{
-	"delay", "flags", "history", "hostid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "state", "status", "trends", "type", "units", "value_type", "valuemapid",
+	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
+	"name", "prevvalue", "state", "status", "timeout", "trends", "type", "units", "value_type", "valuemapid",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -62,7 +66,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fHistory, fKey, fLastValue, fName, fPrevValue, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTrends, fUnits:
 		return true
 	}
 	return false
@@ -75,11 +79,25 @@ type itemRow struct {
 	last, prev history.Sample
 	hasLast    bool
 	fetched    bool
+	// Runtime state ("state", "error"), fetched on first use.
+	st        pipeline.ItemState
+	stFetched bool
 }
 
 type itemRows struct {
-	rows []itemRow
-	lv   LastValues // nil: no last values
+	rows   []itemRow
+	lv     LastValues // nil: no last values
+	states ItemStates // nil: every item is normal
+}
+
+func (rs *itemRows) stateOf(r *itemRow) *pipeline.ItemState {
+	if !r.stFetched {
+		r.stFetched = true
+		if rs.states != nil {
+			r.st, _ = rs.states.ItemState(r.it.ID)
+		}
+	}
+	return &r.st
 }
 
 func (rs *itemRows) lastOf(r *itemRow) {
@@ -98,8 +116,19 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	switch f {
 	case fDelay:
 		return append(dst, it.Delay...)
-	case fFlags, fState, fValueMapID:
+	case fFlags, fValueMapID:
 		return append(dst, '0')
+	case fState:
+		if rs.stateOf(r).NotSupported {
+			return append(dst, '1')
+		}
+		return append(dst, '0')
+	case fError:
+		return append(dst, rs.stateOf(r).Error...)
+	case fInterfaceID:
+		return strconv.AppendUint(dst, it.InterfaceID, 10)
+	case fTimeout:
+		return append(dst, it.Timeout...)
 	case fHistory:
 		return append(dst, it.History...)
 	case fHostID:
@@ -385,6 +414,10 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.Trends)
 	case fUnits:
 		return appendJSONString(dst, it.Units)
+	case fTimeout:
+		return appendJSONString(dst, it.Timeout)
+	case fError:
+		return appendJSONString(dst, rs.stateOf(r).Error)
 	}
 	rs.lastOf(r)
 	v := &r.last

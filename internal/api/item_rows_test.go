@@ -12,17 +12,25 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // refItemObject is the map form of an item that item.get used to build
 // per row; it is the reference model for the typed rows.
-func refItemObject(lv LastValues, h *catalog.Host, it *catalog.Item, withHosts, withTags bool) object {
+func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags bool) object {
 	o := object{
 		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
 		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
 		"units": it.Units, "delay": it.Delay, "history": it.History, "trends": it.Trends,
 		"status": status(it.Enabled), "state": "0", "valuemapid": "0", "flags": "0",
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
+		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout,
+	}
+	if s, ok := st.ItemState(it.ID); ok {
+		o["error"] = s.Error
+		if s.NotSupported {
+			o["state"] = "1"
+		}
 	}
 	if lv != nil {
 		if last, prev, ok := lv.Last(it.ID); ok {
@@ -44,7 +52,7 @@ func refItemObject(lv LastValues, h *catalog.Host, it *catalog.Item, withHosts, 
 }
 
 // refItemGet answers item.get the way the map-based code did.
-func refItemGet(snap *catalog.Snapshot, lv LastValues, params string) ([]byte, error) {
+func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params string) ([]byte, error) {
 	var p struct {
 		getParams
 		ItemIDs     ids  `json:"itemids"`
@@ -70,7 +78,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, params string) ([]byte, e
 			if p.Monitored && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, h, it, p.SelectHosts != nil, p.SelectTags != nil))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil))
 		}
 	}
 	switch {
@@ -113,10 +121,10 @@ func (f fakeLast) Last(item uint64) (last, prev history.Sample, ok bool) {
 // parameter.
 func TestItemGetMatchesObjects(t *testing.T) {
 	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{
-		{Host: "h1", Name: `Host "one" <&>`, Groups: []string{"G1"}, Items: []catalog.ItemSpec{
+		{Host: "h1", Name: `Host "one" <&>`, Groups: []string{"G1"}, Interfaces: []catalog.InterfaceSpec{{IP: "127.0.0.1"}}, Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float", Units: "B"}, {Key: "u1", ValueType: "unsigned", Name: "load x"},
 			{Key: `s["a b",c]`, ValueType: "character", Name: "Ünïcode \u2028 name"}, {Key: "k10", Type: "zabbix_agent", Delay: "10s", Status: "disabled"},
-			{Key: "k9", Type: "zabbix_agent", Delay: "9s", History: "7d", Trends: "0"},
+			{Key: "k9", Type: "zabbix_agent", Delay: "9s", History: "7d", Trends: "0", Timeout: "7s"},
 		}},
 		{Host: "h2", Status: "disabled", Groups: []string{"G2"}, Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float"}, {Key: "text", ValueType: "text", Name: "lo"}, {Key: "x.log", ValueType: "log"},
@@ -129,7 +137,9 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		snap.Lookup("h1", "u1").ID:         {{ItemID: 2, Clock: 1700000001, Type: history.Uint, U: 18446744073709551615}, {}},
 		snap.Lookup("h1", `s["a b",c]`).ID: {{ItemID: 3, Clock: 1700000002, Type: history.Str, S: "say \"hi\"\n<b>"}, {ItemID: 3, Type: history.Str, S: "é"}},
 	}
-	srv := New(Options{Catalog: cat, History: memstore.New(), Last: lv})
+	rt := pipeline.NewRuntime()
+	rt.SetItemState(snap.Lookup("h1", "k9").ID, pipeline.ItemState{NotSupported: true, Error: `Unsupported item key "k9".` + "\n<x>", Clock: 5})
+	srv := New(Options{Catalog: cat, History: memstore.New(), Last: lv, States: rt})
 	hid := func(h *catalog.Host) string { return strconv.FormatUint(h.ID, 10) }
 	iid := func(host, key string) string { return strconv.FormatUint(snap.Lookup(host, key).ID, 10) }
 	cases := []string{
@@ -160,9 +170,12 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		`{"limit":0}`,
 		`{"output":[]}`,
 		`{"sortfield":"color"}`,
+		`{"filter":{"state":"1"},"output":["key_","state","error","interfaceid","timeout"]}`,
+		`{"search":{"error":"unsupported"},"output":["error"]}`,
+		`{"filter":{"interfaceid":"0"},"countOutput":true}`,
 	}
 	for _, params := range cases {
-		want, wantErr := refItemGet(snap, lv, params)
+		want, wantErr := refItemGet(snap, lv, rt, params)
 		res, gotErr := srv.itemGet(context.Background(), &call{params: json.RawMessage(params), user: User{Role: RoleSuperAdmin}})
 		if (wantErr != nil) != (gotErr != nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 			t.Errorf("%s: error %v, want %v", params, gotErr, wantErr)

@@ -557,3 +557,91 @@ func (l *usrgrpRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "usrgrps
 type userRefs struct{ refList }
 
 func (l *userRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "users", "userid") }
+
+// ifaceList is a host's "interfaces": an array of Zabbix 6.0 host
+// interface objects. type, main and useip are required (Zabbix requires
+// them all); ip and dns default to "", port to the type's default port.
+// An element may carry the interfaceid of one of the host's interfaces
+// (host.update) to keep it. "details" is taken for SNMP interfaces.
+type ifaceList struct {
+	set    bool
+	ifaces []catalog.Interface
+}
+
+func (l *ifaceList) UnmarshalJSON(b []byte) error {
+	var elems []json.RawMessage
+	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
+		return &paramError{path: "interfaces", msg: "an array is expected"}
+	}
+	l.set, l.ifaces = true, make([]catalog.Interface, 0, len(elems))
+	for j, el := range elems {
+		path := "interfaces/" + strconv.Itoa(j+1)
+		var v struct {
+			InterfaceID flexID          `json:"interfaceid"`
+			HostID      notStored       `json:"hostid"`
+			Type        flexInt         `json:"type"`
+			Main        flexInt         `json:"main"`
+			UseIP       flexInt         `json:"useip"`
+			IP          jstring         `json:"ip"`
+			DNS         jstring         `json:"dns"`
+			Port        jtime           `json:"port"` // a string or a bare number, as jtime takes
+			Details     json.RawMessage `json:"details"`
+		}
+		if len(el) == 0 || el[0] != '{' {
+			return &paramError{path: path, msg: "an object is expected"}
+		}
+		dec := json.NewDecoder(bytes.NewReader(el))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
+			}
+			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
+			return &paramError{path: path, msg: "unexpected parameter " + f}
+		}
+		for _, m := range []struct {
+			name string
+			f    flexInt
+			max  int64
+		}{{"type", v.Type, 4}, {"main", v.Main, 1}, {"useip", v.UseIP, 1}} {
+			min := int64(0)
+			if m.name == "type" {
+				min = 1
+			}
+			switch {
+			case !m.f.set:
+				return &paramError{path: path, msg: `the parameter "` + m.name + `" is missing`}
+			case m.f.v < min || m.f.v > m.max:
+				vals := "0, 1"
+				if m.name == "type" {
+					vals = "1, 2, 3, 4"
+				}
+				return &paramError{path: path + "/" + m.name, msg: "value must be one of " + vals}
+			}
+		}
+		f := catalog.Interface{
+			ID: v.InterfaceID.v, Type: catalog.InterfaceType(v.Type.v), Main: v.Main.v == 1, UseIP: v.UseIP.v == 1,
+			IP: v.IP.v, DNS: v.DNS.v, Port: v.Port.v,
+		}
+		if d := bytes.TrimSpace(v.Details); len(d) > 0 && string(d) != "null" && string(d) != "[]" {
+			// Zabbix returns "details": [] for non-SNMP interfaces, so
+			// an empty array round-trips; anything else must be an
+			// object of scalars.
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(d, &m); err != nil {
+				return &paramError{path: path + "/details", msg: "an object is expected"}
+			}
+			f.Details = make(map[string]string, len(m))
+			for k, raw := range m {
+				var s jtime
+				if err := s.UnmarshalJSON(bytes.TrimSpace(raw)); err != nil {
+					return &paramError{path: path + "/details/" + k, msg: "a character string is expected"}
+				}
+				f.Details[k] = s.v
+			}
+		}
+		l.ifaces = append(l.ifaces, f)
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
@@ -113,6 +114,8 @@ type Server struct {
 	methods  map[string]*method
 	m        *apiMetrics
 	throttle *selfmon.LogThrottle
+	// taskSeq numbers the tasks task.create returns.
+	taskSeq atomic.Uint64
 }
 
 type method struct {

@@ -38,8 +38,10 @@
 //
 // It holds no history values and takes no part in ingest, polling or
 // preprocessing: those packages look items up in a Snapshot and keep their
-// own per-item state keyed by Item.ID. It does not schedule checks and does
-// not interpret custom (flexible) update intervals beyond storing them.
+// own per-item state keyed by Item.ID. It does not schedule checks; it
+// validates polled items' update intervals with the scheduler's parser
+// (internal/poll/delay, a pure package) so that what it stores can be
+// scheduled.
 //
 // # Concurrency contract
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 )
 
 // Limits on the time periods of an item, from the Zabbix item form.
@@ -70,10 +72,12 @@ func parseRetention(s string, min int64) (int64, error) {
 }
 
 // checkDelay validates an update interval: "main" or "main;custom;...". The
-// main interval is a time value of at most one day. Custom (flexible or
-// scheduling) intervals are stored as given; only their presence is
-// checked here, the poller owns their syntax. A main interval of 0 needs a
-// custom interval unless the item is not polled (trapper).
+// main interval is a time value of at most one day. A main interval of 0
+// needs a custom interval unless the item is not polled (trapper). For
+// polled items the whole interval must then also parse with the
+// scheduler's parser (internal/poll/delay), so that a flexible or
+// scheduling interval the poller could not use is refused when it is
+// configured; a trapper's delay is never used and only checked as above.
 func checkDelay(s string, t ItemType) error {
 	main, custom, hasCustom := strings.Cut(s, ";")
 	secs, err := parseSeconds(main)
@@ -92,6 +96,13 @@ func checkDelay(s string, t ItemType) error {
 	}
 	if secs == 0 && !hasCustom && t != Trapper {
 		return fmt.Errorf("update interval %q would never poll this %s item: use a non-zero interval", s, t)
+	}
+	// A main interval alone was fully checked above (the same rules);
+	// only custom intervals need the parser, which allocates.
+	if hasCustom && t != Trapper {
+		if _, err := delay.Parse(s); err != nil {
+			return err
+		}
 	}
 	return nil
 }

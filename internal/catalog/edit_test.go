@@ -465,7 +465,14 @@ func TestEditMatchesReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, c, genSpec(4, 20))
+	start := genSpec(4, 20)
+	for h := range start.Hosts {
+		start.Hosts[h].Interfaces = []InterfaceSpec{{IP: "127.0.0.1"}}
+		for i := 0; i < len(start.Hosts[h].Items); i += 3 {
+			start.Hosts[h].Items[i].Type = "zabbix_agent"
+		}
+	}
+	mustApply(t, c, start)
 	types := []string{"trapper", "zabbix_agent", "snmp_agent"}
 	vtypes := []string{"float", "character", "log", "unsigned", "text"}
 	randomTags := func() []Tag {
@@ -475,7 +482,29 @@ func TestEditMatchesReload(t *testing.T) {
 		}
 		return tags
 	}
+	// randomIfaces makes 0..2 agent interfaces, keeping (by ID) some of
+	// cur's; exactly one is main.
+	randomIfaces := func(cur []Interface) []Interface {
+		var out []Interface
+		for _, f := range cur {
+			if rng.IntN(2) == 0 {
+				f.Main = false
+				out = append(out, f)
+			}
+		}
+		for range rng.IntN(2) {
+			out = append(out, Interface{Type: InterfaceAgent, UseIP: true, IP: fmt.Sprintf("127.0.0.%d", 1+rng.IntN(9)), Port: []string{"", "10051"}[rng.IntN(2)]})
+		}
+		if len(out) > 2 {
+			out = out[:2]
+		}
+		if len(out) > 0 {
+			out[rng.IntN(len(out))].Main = true
+		}
+		return out
+	}
 	var total EditResult
+	withIface := 0 // items seen with an interface, over all rounds
 	for round := range rounds {
 		res, err := c.Edit(context.Background(), func(e *Edit) error {
 			for range 1 + rng.IntN(6) {
@@ -505,11 +534,14 @@ func TestEditMatchesReload(t *testing.T) {
 				case 2:
 					err = e.DeleteGroups([]uint64{pick(groupIDs)})
 				case 3:
-					_, err = e.CreateHosts([]NewHost{{Host: fmt.Sprintf("h%d", rng.IntN(10)), GroupIDs: []uint64{pick(groupIDs)}, Tags: randomTags()}})
+					_, err = e.CreateHosts([]NewHost{{Host: fmt.Sprintf("h%d", rng.IntN(10)), GroupIDs: []uint64{pick(groupIDs)}, Tags: randomTags(), Interfaces: randomIfaces(nil)}})
 				case 4:
 					u := HostUpdate{ID: pick(hostIDs), Host: ptr(fmt.Sprintf("h%d", rng.IntN(10))), GroupIDs: []uint64{pick(groupIDs)}}
 					if rng.IntN(2) == 0 {
 						u.Tags = ptr(randomTags())
+					}
+					if h := s.HostByID(u.ID); h != nil && rng.IntN(2) == 0 {
+						u.Interfaces = ptr(randomIfaces(h.Interfaces))
 					}
 					err = e.UpdateHosts([]HostUpdate{u})
 				case 5:
@@ -559,6 +591,20 @@ func TestEditMatchesReload(t *testing.T) {
 				if want.Item(it.ID) != it || want.Lookup(h.Host, it.Key) != it {
 					t.Fatalf("round %d: item %d of %s not found by ID or key", round, it.ID, h.Host)
 				}
+				// Every item's interface is one of its host's, of the right
+				// type; agent items created here always have one.
+				if it.InterfaceID != 0 {
+					withIface++
+					f := want.Interface(it.InterfaceID)
+					if f == nil || f.HostID != h.ID || it.Type == ZabbixAgent && f.Type != InterfaceAgent {
+						t.Fatalf("round %d: item %d of %s uses interface %d: %+v", round, it.ID, h.Host, it.InterfaceID, f)
+					}
+				}
+			}
+			for i := range h.Interfaces {
+				if f := &h.Interfaces[i]; want.Interface(f.ID) != f || f.HostID != h.ID {
+					t.Fatalf("round %d: interface %+v of %s not indexed", round, f, h.Host)
+				}
 			}
 		}
 		if err := c.Close(); err != nil {
@@ -571,7 +617,10 @@ func TestEditMatchesReload(t *testing.T) {
 			t.Fatalf("round %d: reloaded snapshot differs (-edited +loaded):\n%s", round, d)
 		}
 	}
-	t.Logf("random edits did %+v", total)
+	t.Logf("random edits did %+v; items with an interface seen %d times", total, withIface)
+	if withIface == 0 {
+		t.Fatal("the random edits never gave an item an interface")
+	}
 	if v := c.Snapshot().Version(); v < uint64(rounds)/2 {
 		t.Fatalf("only %d of %d random edits changed anything", v-1, rounds)
 	}

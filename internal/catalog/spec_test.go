@@ -49,6 +49,9 @@ func TestValidate(t *testing.T) {
 	f(`hosts[1].items[2].delay: update interval "0" would never poll this http_agent item`, func(s *Spec) { item(s).Delay = "0" })
 	f(`hosts[1].items[2].delay: update interval "1m;" has an empty custom interval`, func(s *Spec) { item(s).Delay = "1m;" })
 	f(`hosts[1].items[2].delay: time value "s" has no number`, func(s *Spec) { item(s).Delay = "s" })
+	// Custom intervals of polled items go through the scheduler's parser.
+	f(`hosts[1].items[2].delay: update interval "1m;50s/8-9,09:00-18:00": flexible interval`, func(s *Spec) { item(s).Delay = "1m;50s/8-9,09:00-18:00" })
+	f(`hosts[1].items[2].delay: update interval "1m;wd1-5hx": scheduling interval`, func(s *Spec) { item(s).Delay = "1m;wd1-5hx" })
 	f(`hosts[1].items[2].status: unknown status "on"`, func(s *Spec) { item(s).Status = "on" })
 	f(`hosts[1].items[2].name: 256 characters is longer than the limit of 255`, func(s *Spec) { item(s).Name = strings.Repeat("é", 256) })
 	f(`hosts[1].items[2].units: "\xff" is not valid UTF-8`, func(s *Spec) { item(s).Units = "\xff" })

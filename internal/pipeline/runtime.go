@@ -121,7 +121,8 @@ func (r *Runtime) Availability(iface uint64) (a Availability, ok bool) {
 
 // Forget drops what is recorded for deleted items and interfaces, so the
 // registry does not keep state of objects that no longer exist. Callers
-// pass IDs that left the catalog; unknown IDs are ignored.
+// pass IDs that left the catalog; unknown IDs are ignored. Prune does the
+// same for callers that only know what still exists.
 func (r *Runtime) Forget(items, ifaces []uint64) {
 	for _, id := range items {
 		st := &r.items[id&(runtimeShards-1)]
@@ -135,4 +136,35 @@ func (r *Runtime) Forget(items, ifaces []uint64) {
 		delete(st.m, id)
 		st.mu.Unlock()
 	}
+}
+
+// Prune drops the entries of items and interfaces for which the keep
+// functions return false (typically: not in the current catalog
+// snapshot). It takes one stripe lock at a time, so writers of other
+// stripes go on; the cost is one call per recorded entry, and only items
+// that are not supported and interfaces that were checked have entries.
+func (r *Runtime) Prune(keepItem, keepIface func(id uint64) bool) (items, ifaces int) {
+	for i := range r.items {
+		st := &r.items[i]
+		st.mu.Lock()
+		for id := range st.m {
+			if !keepItem(id) {
+				delete(st.m, id)
+				items++
+			}
+		}
+		st.mu.Unlock()
+	}
+	for i := range r.ifaces {
+		st := &r.ifaces[i]
+		st.mu.Lock()
+		for id := range st.m {
+			if !keepIface(id) {
+				delete(st.m, id)
+				ifaces++
+			}
+		}
+		st.mu.Unlock()
+	}
+	return items, ifaces
 }

@@ -53,6 +53,26 @@ func TestRuntimeAvailability(t *testing.T) {
 	}
 }
 
+func TestRuntimePrune(t *testing.T) {
+	r := NewRuntime()
+	for id := uint64(1); id <= 10; id++ {
+		r.SetItemState(id, ItemState{NotSupported: true, Error: "x"})
+		r.SetAvailability(id, Availability{Available: 2})
+	}
+	even := func(id uint64) bool { return id%2 == 0 }
+	if items, ifaces := r.Prune(even, func(id uint64) bool { return id > 3 }); items != 5 || ifaces != 3 {
+		t.Fatalf("pruned %d items and %d interfaces, want 5 and 3", items, ifaces)
+	}
+	for id := uint64(1); id <= 10; id++ {
+		if _, ok := r.ItemState(id); ok != even(id) {
+			t.Errorf("item %d: kept %v", id, ok)
+		}
+		if _, ok := r.Availability(id); ok != (id > 3) {
+			t.Errorf("interface %d: kept %v", id, ok)
+		}
+	}
+}
+
 // TestRuntimeConcurrent is for -race: writers and readers of overlapping
 // IDs; each writer owns its IDs, so the final states are known.
 func TestRuntimeConcurrent(t *testing.T) {

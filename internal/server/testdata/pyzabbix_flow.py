@@ -118,6 +118,27 @@ for vt, iid in (("0", load_id), ("3", req_id)):
 tr = z.trend.get(output=["itemid", "clock", "value_avg"], itemids=[load_id], time_from=base, time_till=now)
 check(len(tr) == 2 and set(tr[0]) == {"itemid", "clock", "value_avg"}, "grafana trend.get: %s" % tr)
 
+# A passive agent item: without interfaceid it takes the host's main agent
+# interface; host.get and hostinterface.get show the interface with its
+# availability (0, unknown: nothing has checked it in this flow).
+iface = z.hostinterface.get(hostids=hid, output="extend")
+check(len(iface) == 1 and iface[0]["ip"] == "127.0.0.1" and iface[0]["available"] == "0",
+      "hostinterface.get: %s" % iface)
+agent_id = z.item.create(hostid=hid, name="Agent ping", key_="agent.ping", type=0, value_type=4,
+                         delay="1m;30s/1-5,09:00-18:00", timeout="5s")["itemids"][0]
+ai = z.item.get(itemids=agent_id, output=["interfaceid", "timeout", "state", "error", "delay"])[0]
+check(ai == {"interfaceid": iface[0]["interfaceid"], "timeout": "5s", "state": "0", "error": "",
+             "delay": "1m;30s/1-5,09:00-18:00"}, "agent item.get: %s" % ai)
+hi = z.host.get(hostids=hid, output=["hostid"], selectInterfaces=["interfaceid", "available", "error"])
+check(hi[0]["interfaces"] == [{"interfaceid": iface[0]["interfaceid"], "available": "0", "error": ""}],
+      "host.get selectInterfaces: %s" % hi)
+try:
+    z.host.update(hostid=hid, interfaces=[{"type": 1, "main": 1, "useip": 1, "ip": "127.0.0.2", "dns": "", "port": "10050"}])
+    raise AssertionError("deleting the interface of an agent item accepted")
+except ZabbixAPIException as e:
+    check("Interface is linked to item" in str(e), "interface in use: %s" % e)
+z.item.delete(agent_id)
+
 # Updates and deletes reach the running server.
 z.item.update(itemid=ver_id, status=1)
 check(z.item.get(itemids=ver_id, output=["status"])[0]["status"] == "1", "item.update status")
