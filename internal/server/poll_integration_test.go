@@ -27,6 +27,9 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 		{Key: "system.cpu.load[all,avg1]", Type: "zabbix_agent", ValueType: "float", Delay: "1s"},
 		{Key: "vfs.fs.size[/,pfree]", Type: "zabbix_agent", ValueType: "float", Delay: "1s"},
 		{Key: "no.such.key", Type: "zabbix_agent", ValueType: "unsigned", Delay: "1s"},
+		// Hourly: its first check is up to an hour away; task.create
+		// "check now" brings it at once.
+		{Key: "agent.version", Type: "zabbix_agent", ValueType: "character", Delay: "1h"},
 	}
 	s := startServer(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "agent-host", Groups: []string{"Agents"},
 		Interfaces: []catalog.InterfaceSpec{{Type: "agent", IP: ip, Port: port}}, Items: items}}})
@@ -69,8 +72,33 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 	if !st.NotSupported || !strings.Contains(st.Error, "Unsupported item key") {
 		t.Fatalf("no.such.key state %+v", st)
 	}
-	// item.get's "state"/"error" read this Runtime (api.Options.States);
-	// showing them is the API's part of issue 11.
+	var rows []map[string]any
+	c.ok("item.get", map[string]any{"itemids": []string{id("no.such.key"), id("agent.ping")}, "output": []string{"itemid", "state", "error"}, "sortfield": "itemid"}, &rows)
+	for _, r := range rows {
+		switch r["itemid"] {
+		case id("no.such.key"):
+			if r["state"] != "1" || !strings.Contains(r["error"].(string), "Unsupported item key") {
+				t.Fatalf("item.get of the unsupported item: %v", r)
+			}
+		case id("agent.ping"):
+			if r["state"] != "0" || r["error"] != "" {
+				t.Fatalf("item.get of agent.ping: %v", r)
+			}
+		}
+	}
+	// Check now (task.create type 6): the hourly item is checked at once
+	// (unless its spread put its first check in these seconds anyway).
+	c.ok("task.create", []map[string]any{{"type": 6, "request": map[string]any{"itemid": id("agent.version")}}}, nil)
+	end = time.Now().Add(10 * time.Second)
+	for len(read("agent.version", 1)) == 0 {
+		if time.Now().After(end) {
+			t.Fatal("no value of agent.version 10 s after task.create check now")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if v := read("agent.version", 1)[0]["value"]; !strings.HasPrefix(v, "6.") {
+		t.Fatalf("agent.version = %q", v)
+	}
 	if a, _ := s.Runtime.Availability(ifaceID); a.Available != 1 || a.Error != "" {
 		t.Fatalf("agent interface %+v; want available", a)
 	}
