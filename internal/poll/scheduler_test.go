@@ -38,7 +38,7 @@ func (f *fakeChecker) take() []Check {
 // harness drives a Scheduler by hand: step at a fake time, then complete
 // the checks it handed out, without goroutines or sleeps.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	s       *Scheduler
 	chk     *fakeChecker
 	cat     *catalog.Catalog
@@ -53,7 +53,7 @@ type harness struct {
 // newHarness makes a catalog with hosts hosts of items agent items each
 // (keys k0.., unsigned, delay d) and targets for them, host i on
 // interface 100+i.
-func newHarness(t *testing.T, hosts, items int, d string, opts Options) *harness {
+func newHarness(t testing.TB, hosts, items int, d string, opts Options) *harness {
 	t.Helper()
 	var spec catalog.Spec
 	for h := 0; h < hosts; h++ {
