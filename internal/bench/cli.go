@@ -21,6 +21,7 @@ import (
 // Usage is the text of `peregrine bench -h`.
 const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags]
        peregrine bench compare --report DIR [--old-a DIR --old-b DIR] REPORT_DIR_A REPORT_DIR_B
+       peregrine bench poll [flags]   (the poller against simulated agents; bench poll -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -84,8 +85,13 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if args[0] == "compare" {
+	switch args[0] {
+	case "compare":
 		return compareMain(args[1:], stdout, stderr)
+	case "poll":
+		return pollMain(ctx, args[1:], stdout, stderr, version)
+	case "poll-agents": // the child process of bench poll
+		return PollAgentsMain(args[1:], stdout, stderr)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

@@ -44,9 +44,16 @@
 //     history-read fingerprints the values it reads, so two reports show
 //     whether both servers were read on the same data.
 //   - The command line (cli.go), called by cmd/peregrine.
+//   - `bench poll` (poll.go), the exception to the two doors: it runs
+//     Peregrine's own poller (catalog, scheduler, agent checker,
+//     pipeline, values then discarded) in this process against simulated
+//     passive agents (package agentsim) in a child process, steps hosts ×
+//     items up and reports checks/s against the ideal, the in-flight peak,
+//     latency p50/p99 and the poller's CPU per check.
 //
 // What it does not own: starting or configuring the server under test
-// (use `peregrine serve` or ../shared/peers/zabbix/setup.sh).
+// (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
+// in-process poller of `bench poll`.
 //
 // Value clocks: every send carries its own clock range, and its values'
 // nanoseconds are shifted by a random number per run, so runs that reuse

@@ -28,6 +28,31 @@ type Config struct {
 	Pipeline PipelineConfig `yaml:"pipeline"`
 	History  HistoryConfig  `yaml:"history"`
 	API      APIConfig      `yaml:"api"`
+	Poll     PollConfig     `yaml:"poll"`
+}
+
+// PollConfig configures the check scheduler and the passive agent
+// checker (internal/poll). The availability fields are Zabbix's
+// UnreachablePeriod, UnreachableDelay and UnavailableDelay.
+type PollConfig struct {
+	// MaxInFlight bounds the checks of all types in flight together,
+	// from hand-over to a checker until the result is stored.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// AgentMaxInFlight bounds passive agent checks in flight; 0 leaves
+	// only max_in_flight.
+	AgentMaxInFlight int `yaml:"agent_max_in_flight"`
+	// ConnectTimeout bounds connecting to an agent.
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// DefaultTimeout is a check's timeout when its item sets none.
+	DefaultTimeout Duration `yaml:"default_timeout"`
+	// MaxReplySize bounds one agent reply.
+	MaxReplySize ByteSize `yaml:"max_reply_size"`
+	// UnreachablePeriod is how long an interface may fail before it is
+	// unavailable; UnreachableDelay is the wait between probes until
+	// then, UnavailableDelay the wait between probes after.
+	UnreachablePeriod Duration `yaml:"unreachable_period"`
+	UnreachableDelay  Duration `yaml:"unreachable_delay"`
+	UnavailableDelay  Duration `yaml:"unavailable_delay"`
 }
 
 // APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
@@ -145,6 +170,11 @@ func Default() Config {
 			TimestampPrecision: "ns",
 		},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
+		Poll: PollConfig{
+			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
+			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
+			UnreachableDelay: Duration(15 * time.Second), UnavailableDelay: Duration(60 * time.Second),
+		},
 	}
 }
 
@@ -268,6 +298,34 @@ func (c *Config) Validate() error {
 	}
 	if c.API.Timeout < Duration(time.Second) || c.API.Timeout > Duration(time.Hour) {
 		return fieldErr("api.timeout", "must be between 1s and 1h, not %s", c.API.Timeout)
+	}
+	return c.Poll.validate()
+}
+
+func (p *PollConfig) validate() error {
+	if p.MaxInFlight < 1 || p.MaxInFlight > 1_000_000 {
+		return fieldErr("poll.max_in_flight", "must be between 1 and 1000000, not %d", p.MaxInFlight)
+	}
+	if p.AgentMaxInFlight < 0 || p.AgentMaxInFlight > p.MaxInFlight {
+		return fieldErr("poll.agent_max_in_flight", "must be between 0 (no own bound) and poll.max_in_flight (%d), not %d", p.MaxInFlight, p.AgentMaxInFlight)
+	}
+	if p.ConnectTimeout < Duration(100*time.Millisecond) || p.ConnectTimeout > Duration(time.Minute) {
+		return fieldErr("poll.connect_timeout", "must be between 100ms and 1m, not %s", p.ConnectTimeout)
+	}
+	if p.DefaultTimeout < Duration(time.Second) || p.DefaultTimeout > Duration(10*time.Minute) {
+		return fieldErr("poll.default_timeout", "must be between 1s and 10m, not %s", p.DefaultTimeout)
+	}
+	if p.MaxReplySize < 1024 || p.MaxReplySize > 64<<20 {
+		return fieldErr("poll.max_reply_size", "must be between 1KiB and 64MiB, not %d bytes", p.MaxReplySize)
+	}
+	for _, f := range []struct {
+		name string
+		v    Duration
+	}{{"poll.unreachable_period", p.UnreachablePeriod}, {"poll.unreachable_delay", p.UnreachableDelay}, {"poll.unavailable_delay", p.UnavailableDelay}} {
+		// Zabbix allows 1..3600 seconds for each.
+		if f.v < Duration(time.Second) || f.v > Duration(time.Hour) || f.v%Duration(time.Second) != 0 {
+			return fieldErr(f.name, "must be whole seconds between 1s and 1h, not %s", f.v)
+		}
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ func TestGoodFiles(t *testing.T) {
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ms"},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 50, Timeout: Duration(60 * time.Second)},
+		Poll: PollConfig{MaxInFlight: 20000, AgentMaxInFlight: 5000, ConnectTimeout: Duration(time.Second), DefaultTimeout: Duration(5 * time.Second),
+			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -66,6 +68,8 @@ func TestBadFiles(t *testing.T) {
 		"bad_buffered.bad.yaml":  "trapper.max_buffered_bytes: must be at least twice",
 		"frame_too_big.bad.yaml": "trapper.max_frame_size",
 		"wrong_shape.bad.yaml":   "cannot unmarshal",
+		"bad_poll.bad.yaml":      "poll.agent_max_in_flight: must be between 0",
+		"bad_unreach.bad.yaml":   "poll.unreachable_delay: must be whole seconds",
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")
 	if err != nil {

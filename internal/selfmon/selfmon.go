@@ -48,11 +48,16 @@ type kind int
 const (
 	kindCounter kind = iota
 	kindGauge
+	kindHistogram
 )
 
 type series struct {
 	labels string // rendered `{a="b"}` or ""
 	value  func() float64
+	// hist and raw are set for histograms, whose series render as
+	// several lines.
+	hist *Histogram
+	raw  Labels
 }
 
 type family struct {
@@ -98,6 +103,14 @@ func escapeLabel(s string) string {
 }
 
 func (r *Registry) add(name, help string, k kind, labels Labels, value func() float64) {
+	r.addSeries(name, help, k, labels, series{labels: labels.render(), value: value})
+}
+
+func (r *Registry) addHistogram(name, help string, labels Labels, h *Histogram) {
+	r.addSeries(name, help, kindHistogram, labels, series{labels: labels.render(), hist: h, raw: labels})
+}
+
+func (r *Registry) addSeries(name, help string, k kind, labels Labels, s series) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := r.families[name]
@@ -108,13 +121,12 @@ func (r *Registry) add(name, help string, k kind, labels Labels, value func() fl
 	if f.kind != k {
 		panic("BUG: metric " + name + " registered with two kinds")
 	}
-	ls := labels.render()
-	for _, s := range f.series {
-		if s.labels == ls {
-			panic("BUG: metric " + name + ls + " registered twice")
+	for _, o := range f.series {
+		if o.labels == s.labels {
+			panic("BUG: metric " + name + s.labels + " registered twice")
 		}
 	}
-	f.series = append(f.series, series{labels: ls, value: value})
+	f.series = append(f.series, s)
 }
 
 // Counter registers and returns a new counter.
@@ -215,12 +227,20 @@ func (r *Registry) WriteText(w io.Writer) error {
 		bw.WriteString(strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(f.help))
 		bw.WriteString("\n# TYPE ")
 		bw.WriteString(f.name)
-		if f.kind == kindCounter {
+		switch f.kind {
+		case kindCounter:
 			bw.WriteString(" counter\n")
-		} else {
+		case kindHistogram:
+			bw.WriteString(" histogram\n")
+		default:
 			bw.WriteString(" gauge\n")
 		}
 		for _, s := range f.series {
+			if s.hist != nil {
+				num = s.hist.appendText(num[:0], f.name, s.raw)
+				bw.Write(num)
+				continue
+			}
 			bw.WriteString(f.name)
 			bw.WriteString(s.labels)
 			bw.WriteByte(' ')

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/api"
@@ -25,6 +26,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/poll"
+	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -67,10 +70,12 @@ type Server struct {
 	Runtime *pipeline.Runtime
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
-	API        *api.Server
-	authStore  *auth.Store
-	httpLn     net.Listener
-	httpSrv    *http.Server
+	// Poller schedules and runs polled checks (passive agents).
+	Poller    *poll.Scheduler
+	API       *api.Server
+	authStore *auth.Store
+	httpLn    net.Listener
+	httpSrv   *http.Server
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
@@ -166,6 +171,33 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	s.Runtime = pipeline.NewRuntime()
+	warnOpenFiles(cfg, log)
+	s.Poller, err = poll.New(poll.Options{
+		Catalog: s.Catalog,
+		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
+		Runtime: s.Runtime,
+		Checkers: map[catalog.ItemType]poll.CheckerSpec{
+			catalog.ZabbixAgent: {
+				Checker: agent.New(agent.Options{
+					ConnectTimeout: cfg.Poll.ConnectTimeout.Std(),
+					MaxReplySize:   int(cfg.Poll.MaxReplySize),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "agent"),
+				}),
+				MaxInFlight: cfg.Poll.AgentMaxInFlight,
+			},
+		},
+		MaxInFlight:       cfg.Poll.MaxInFlight,
+		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
+		UnreachablePeriod: cfg.Poll.UnreachablePeriod.Std(),
+		UnreachableDelay:  cfg.Poll.UnreachableDelay.Std(),
+		UnavailableDelay:  cfg.Poll.UnavailableDelay.Std(),
+		Metrics:           s.Metrics,
+		Logger:            log.With("component", "poll"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Housekeep, err = housekeep.New(housekeep.Options{
 		Store:         s.Store,
 		Retention:     s.retention,
@@ -238,7 +270,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
-		States: s.Runtime, Availability: s.Runtime,
+		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -296,6 +328,11 @@ func (s *Server) Run(ctx context.Context) error {
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)
 	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+	// The poller stores through the pipeline: it stops (its checks in
+	// flight come back and are stored) before the pipeline does.
+	pollCtx, stopPoller := context.WithCancel(ctx)
+	pollerDone := make(chan struct{})
+	go func() { defer close(pollerDone); s.Poller.Run(pollCtx) }()
 
 	var runErr error
 	select {
@@ -308,6 +345,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopTrapper()
 	<-trapperDone
+	stopPoller()
+	<-pollerDone
 	shCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	s.httpSrv.Shutdown(shCtx)
 	cancel()
@@ -368,6 +407,22 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// warnOpenFiles says so at start when the checks in flight and the
+// trapper's connections together could exhaust the open-files limit:
+// each holds a socket, and checks that cannot get one fail as local
+// errors (counted), which an operator should hear about before load.
+func warnOpenFiles(cfg config.Config, log *slog.Logger) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return
+	}
+	need := uint64(cfg.Poll.MaxInFlight) + uint64(cfg.Trapper.MaxConnections) + 1024
+	if need > rl.Cur {
+		log.Warn("the open files limit is below poll.max_in_flight + trapper.max_connections + 1024: under load, checks may fail for want of a socket; raise the limit (LimitNOFILE=) or lower poll.max_in_flight",
+			"limit", rl.Cur, "poll.max_in_flight", cfg.Poll.MaxInFlight, "trapper.max_connections", cfg.Trapper.MaxConnections)
+	}
 }
 
 // retention is the catalog's retention now, for the housekeeper: the

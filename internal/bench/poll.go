@@ -1,0 +1,463 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/poll"
+	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
+)
+
+// PollUsage is the text of `peregrine bench poll -h`.
+const PollUsage = `usage: peregrine bench poll [flags]
+
+Measures Peregrine's check scheduler and passive agent checker: a poller
+(catalog, scheduler, agent checker, pipeline; values are discarded after the
+pipeline, write-scaling measures the store) polls simulated passive agents
+run by a child process on 127.0.0.1 ports. Hosts × items at --interval are
+stepped up (--steps, host counts); per step, after --warmup, the --window
+measures checks/s done against the ideal (hosts × items / interval), the
+peak of checks in flight, check latency p50/p99 (scheduled time to value
+through the pipeline) and the poller's CPU per check (getrusage; the agents'
+CPU is reported apart). Hosts share the --agents endpoints round robin (the
+HistoryGluon method of many dummy hosts pointed at few agents).
+
+flags:
+`
+
+// PollBench is the poll scenario.
+type PollBench struct {
+	Hosts        []int // steps, ascending host counts
+	ItemsPerHost int
+	Interval     time.Duration
+	Agents       int // simulated agent endpoints
+	Warmup       time.Duration
+	Window       time.Duration
+	MaxInFlight  int
+	Timeout      time.Duration
+	// StopBelow stops stepping once a step does less than this fraction
+	// of the ideal (default 0.5).
+	StopBelow float64
+	// InProcessAgents runs the simulated agents in this process (tests:
+	// a test binary cannot re-execute itself as the agents).
+	InProcessAgents bool
+	Log             io.Writer
+}
+
+func (b *PollBench) defaults() error {
+	if len(b.Hosts) == 0 {
+		b.Hosts = []int{100, 200, 500, 1000, 2000}
+	}
+	if !slices.IsSorted(b.Hosts) || b.Hosts[0] <= 0 {
+		return errors.New("bench poll: --steps must be ascending positive host counts")
+	}
+	if b.ItemsPerHost <= 0 {
+		b.ItemsPerHost = 50
+	}
+	if b.Interval <= 0 {
+		b.Interval = 10 * time.Second
+	}
+	if b.Interval%time.Second != 0 {
+		return errors.New("bench poll: --interval must be whole seconds (Zabbix intervals are)")
+	}
+	if b.Agents <= 0 {
+		b.Agents = min(b.Hosts[len(b.Hosts)-1], 1000)
+	}
+	if b.Warmup <= 0 {
+		b.Warmup = b.Interval + 2*time.Second
+	}
+	if b.Window <= 0 {
+		b.Window = 3 * b.Interval
+	}
+	if b.MaxInFlight <= 0 {
+		b.MaxInFlight = 20000
+	}
+	// Each check in flight holds a socket: stay under the open-files
+	// limit (Go raises the soft limit to the hard one at start), keeping
+	// room for the catalog and the runtime.
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 4096 {
+		b.MaxInFlight = min(b.MaxInFlight, int(rl.Cur)-2048)
+	}
+	if b.Timeout <= 0 {
+		b.Timeout = 3 * time.Second
+	}
+	if b.StopBelow <= 0 {
+		b.StopBelow = 0.5
+	}
+	if b.Log == nil {
+		b.Log = io.Discard
+	}
+	return nil
+}
+
+// PollColumns is the CSV header.
+var PollColumns = []string{"hosts", "items", "interval_s", "ideal_cps", "done_cps", "ratio", "in_flight_peak",
+	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors"}
+
+// discard is the pipeline's store: values are converted and batched by
+// the pipeline, then dropped (the history store has its own benchmark).
+type discard struct{}
+
+func (discard) Write(context.Context, []history.Sample) error { return nil }
+
+// agentsProc is the simulated agents' process (or, in tests, a fleet in
+// this process).
+type agentsProc struct {
+	addrs []string
+	cmd   *exec.Cmd
+	stdin io.Closer
+	fleet *agentsim.Fleet
+}
+
+func startAgents(n int, inProcess bool) (*agentsProc, error) {
+	if inProcess {
+		f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1"} })
+		if err != nil {
+			return nil, err
+		}
+		p := &agentsProc{fleet: f}
+		for i := 0; i < n; i++ {
+			p.addrs = append(p.addrs, f.Addr(i))
+		}
+		return p, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "bench", "poll-agents", strconv.Itoa(n))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start the simulated agents: %w", err)
+	}
+	p := &agentsProc{cmd: cmd, stdin: stdin}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "ready" {
+			return p, nil
+		}
+		p.addrs = append(p.addrs, line)
+	}
+	p.stop()
+	return nil, errors.New("the simulated agents' process exited before it was ready")
+}
+
+func (p *agentsProc) cpu() time.Duration {
+	if p.cmd == nil {
+		return 0
+	}
+	st, ok := readProcStat(p.cmd.Process.Pid)
+	if !ok {
+		return 0
+	}
+	return st.cpu
+}
+
+func (p *agentsProc) stop() {
+	if p.fleet != nil {
+		p.fleet.Close()
+		return
+	}
+	p.stdin.Close() // the child exits when its stdin closes
+	p.cmd.Wait()
+}
+
+// PollAgentsMain is the child process: n simulated agents; it prints
+// their addresses, then "ready", and runs until its stdin closes.
+func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
+	n, err := strconv.Atoi(strings.Join(args, ""))
+	if err != nil || n <= 0 {
+		fmt.Fprintln(stderr, "usage: peregrine bench poll-agents N")
+		return 2
+	}
+	f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1"} })
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer f.Close()
+	w := bufio.NewWriter(stdout)
+	for i := 0; i < n; i++ {
+		fmt.Fprintln(w, f.Addr(i))
+	}
+	fmt.Fprintln(w, "ready")
+	w.Flush()
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// Run measures every step and returns the report section.
+func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
+	sec := Section{Title: "poll: passive agent checks"}
+	if err := b.defaults(); err != nil {
+		return sec, err
+	}
+	agents, err := startAgents(b.Agents, b.InProcessAgents)
+	if err != nil {
+		return sec, err
+	}
+	defer agents.stop()
+	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db")})
+	if err != nil {
+		return sec, err
+	}
+	defer cat.Close()
+	m := selfmon.NewRegistry()
+	log := slog.New(slog.NewTextHandler(b.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p, err := pipeline.New(pipeline.Options{Store: discard{}, Metrics: m, Logger: log})
+	if err != nil {
+		return sec, err
+	}
+	s, err := poll.New(poll.Options{
+		Catalog: cat, Runtime: pipeline.NewRuntime(), Metrics: m, Logger: log,
+		Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
+		MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
+		Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},
+	})
+	if err != nil {
+		return sec, err
+	}
+	pctx, stopPipe := context.WithCancel(context.Background())
+	pipeDone := make(chan struct{})
+	go func() { defer close(pipeDone); p.Run(pctx) }()
+	sctx, stopPoll := context.WithCancel(context.Background())
+	pollDone := make(chan struct{})
+	go func() { defer close(pollDone); s.Run(sctx) }()
+	defer func() { stopPoll(); <-pollDone; stopPipe(); <-pipeDone }()
+
+	csv := &CSV{File: "poll.csv", Header: PollColumns}
+	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "in flight (peak)", "latency p50", "latency p99", "poller CPU", "poller CPU per check", "agents CPU", "errors"}}
+	made := 0
+	for _, n := range b.Hosts {
+		if err := b.provision(ctx, cat, made, n, agents.addrs); err != nil {
+			return sec, err
+		}
+		made = n
+		select {
+		case <-time.After(b.Warmup):
+		case <-ctx.Done():
+			return sec, ctx.Err()
+		}
+		r := b.measure(ctx, m, agents, s)
+		items := n * b.ItemsPerHost
+		ideal := float64(items) / b.Interval.Seconds()
+		ratio := r.done / ideal
+		table.Rows = append(table.Rows, []string{human(float64(n)), human(float64(items)), human(ideal), human(r.done), pct(ratio),
+			human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
+			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors)})
+		csv.Rows = append(csv.Rows, []string{fi(int64(n)), fi(int64(items)), fi(int64(b.Interval / time.Second)), f(ideal), f(r.done), f(ratio),
+			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors)})
+		fmt.Fprintf(b.Log, "poll %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), in flight peak %.0f, p50 %s p99 %s, poller %.2f cores (%.1f µs/check), agents %.2f cores\n",
+			n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.peak, secs(r.p50), secs(r.p99), r.cpu, r.perCheck*1e6, r.agentsCPU)
+		if ratio < b.StopBelow {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("Stopped after %d hosts: the poller did only %.0f %% of the ideal checks.", n, 100*ratio))
+			break
+		}
+	}
+	sec.CSV = csv
+	sec.Tables = append(sec.Tables, table)
+	sec.Text = append(sec.Text, fmt.Sprintf("Each host has %d passive agent items (unsigned, delay %s) on an agent interface; %d simulated agents (a child process) answer \"1\" to every key, hosts sharing them round robin. "+
+		"Per step: %s warm-up, then a %s window. Done = checks with a value through the pipeline in the window; latency = the check's scheduled time to its value through the pipeline "+
+		"(histogram buckets: the figure is the upper bound of the bucket holding the quantile); CPU in cores over the window (1 = one core busy).",
+		b.ItemsPerHost, b.Interval, b.Agents, b.Warmup, b.Window))
+	return sec, nil
+}
+
+// provision adds hosts [from, to) with their interfaces and items.
+func (b *PollBench) provision(ctx context.Context, cat *catalog.Catalog, from, to int, addrs []string) error {
+	for start := from; start < to; start += 500 {
+		var spec catalog.Spec
+		for h := start; h < min(to, start+500); h++ {
+			addr := addrs[h%len(addrs)]
+			ip, port, _ := strings.Cut(addr, ":")
+			hs := catalog.HostSpec{Host: fmt.Sprintf("pb-poll-%06d", h), Interfaces: []catalog.InterfaceSpec{{Type: "agent", IP: ip, Port: port}}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				hs.Items = append(hs.Items, catalog.ItemSpec{Key: "bench.item[" + strconv.Itoa(i) + "]", Type: "zabbix_agent", ValueType: "unsigned",
+					Delay: strconv.Itoa(int(b.Interval / time.Second)), History: "1h", Trends: "0"})
+			}
+			spec.Hosts = append(spec.Hosts, hs)
+		}
+		if _, err := cat.Apply(ctx, spec); err != nil {
+			return fmt.Errorf("cannot create the bench hosts: %w", err)
+		}
+	}
+	return nil
+}
+
+type pollStep struct {
+	done, peak, p50, p99, cpu, perCheck, agentsCPU, errors float64
+}
+
+// measure samples the poller's metrics over one window.
+func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *agentsProc, s *poll.Scheduler) pollStep {
+	m0 := scrape(m)
+	s.TakeInFlightPeak()
+	self0, ag0, t0 := SelfCPU(), agents.cpu(), time.Now()
+	var r pollStep
+	select {
+	case <-time.After(b.Window):
+	case <-ctx.Done():
+	}
+	r.peak = float64(s.TakeInFlightPeak())
+	m1 := scrape(m)
+	wall := time.Since(t0).Seconds()
+	ok := m1[`peregrine_poll_checks_total{result="ok"}`] - m0[`peregrine_poll_checks_total{result="ok"}`]
+	r.done = ok / wall
+	r.errors = m1[`peregrine_poll_checks_total{result="network_error"}`] - m0[`peregrine_poll_checks_total{result="network_error"}`] +
+		m1[`peregrine_poll_checks_total{result="not_supported"}`] - m0[`peregrine_poll_checks_total{result="not_supported"}`]
+	cpu := (SelfCPU() - self0).Seconds()
+	r.cpu = cpu / wall
+	if ok > 0 {
+		r.perCheck = cpu / ok
+	}
+	r.agentsCPU = (agents.cpu() - ag0).Seconds() / wall
+	r.p50, r.p99 = latencyQuantile(m0, m1, 0.5), latencyQuantile(m0, m1, 0.99)
+	return r
+}
+
+// scrape reads every sample of the registry's text exposition.
+func scrape(m *selfmon.Registry) map[string]float64 {
+	var sb strings.Builder
+	m.WriteText(&sb)
+	out := map[string]float64{}
+	for _, l := range strings.Split(sb.String(), "\n") {
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(l, ' ')
+		if v, err := strconv.ParseFloat(l[i+1:], 64); err == nil {
+			out[l[:i]] = v
+		}
+	}
+	return out
+}
+
+// latencyQuantile is the q-quantile of the check latency histogram's
+// increase between two scrapes: the upper bound of the bucket holding it.
+func latencyQuantile(m0, m1 map[string]float64, q float64) float64 {
+	const prefix = `peregrine_poll_check_latency_seconds_bucket{le="`
+	type bucket struct{ le, n float64 }
+	var bs []bucket
+	for k, v := range m1 {
+		if s, ok := strings.CutPrefix(k, prefix); ok {
+			le, err := strconv.ParseFloat(strings.TrimSuffix(s, `"}`), 64)
+			if err != nil {
+				le = math.Inf(1)
+			}
+			bs = append(bs, bucket{le, v - m0[k]})
+		}
+	}
+	slices.SortFunc(bs, func(a, b bucket) int { return cmpFloat(a.le, b.le) })
+	if len(bs) == 0 || bs[len(bs)-1].n == 0 {
+		return math.NaN()
+	}
+	rank := q * bs[len(bs)-1].n
+	for _, b := range bs {
+		if b.n >= rank {
+			return b.le
+		}
+	}
+	return math.Inf(1)
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pollMain runs `peregrine bench poll`.
+func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, version string) int {
+	fs := flag.NewFlagSet("bench poll", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), PollUsage); fs.PrintDefaults() }
+	var b PollBench
+	steps := fs.String("steps", "100,200,500,1000,2000", "host counts to step through, ascending")
+	fs.IntVar(&b.ItemsPerHost, "items-per-host", 50, "passive agent items per host")
+	fs.DurationVar(&b.Interval, "interval", 10*time.Second, "update interval of every item (whole seconds)")
+	fs.IntVar(&b.Agents, "agents", 0, "simulated agent endpoints (default: hosts of the last step, at most 1000)")
+	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s)")
+	fs.DurationVar(&b.Window, "window", 0, "measurement window per step (default 3 intervals)")
+	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
+	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
+	report := fs.String("report", "", "report directory (default bench/reports/poll-TIME)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	for _, s := range strings.Split(*steps, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			fmt.Fprintf(stderr, "peregrine bench poll: --steps: %q is not a host count\n", s)
+			return 2
+		}
+		b.Hosts = append(b.Hosts, n)
+	}
+	dir := *report
+	if dir == "" {
+		dir = filepath.Join("bench", "reports", "poll-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "peregrine bench poll: cannot create the report directory (set --report): %v\n", err)
+		return 1
+	}
+	work, err := os.MkdirTemp("", "peregrine-bench-poll-")
+	if err != nil {
+		fmt.Fprintln(stderr, "peregrine bench poll:", err)
+		return 1
+	}
+	defer os.RemoveAll(work)
+	b.Log = stderr
+	mach := DescribeMachine()
+	sec, err := b.Run(ctx, work)
+	rep := &Report{Title: "Peregrine bench: poll", Header: [][2]string{
+		{"command", "peregrine bench poll " + shellJoin(args)}, {"version", version},
+		{"date", time.Now().UTC().Format(time.RFC3339)},
+		{"machine", fmt.Sprintf("%d cores, %.1f GB, %s, kernel %s, %s, load %s at start", mach.Cores, mach.MemoryGB, mach.CPUModel, mach.Kernel, mach.Go, mach.LoadAvg)},
+	}, Sections: []Section{sec}}
+	if werr := rep.Write(dir); werr != nil {
+		fmt.Fprintln(stderr, "peregrine bench poll:", werr)
+		return 1
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.md"))
+	if err != nil {
+		fmt.Fprintln(stderr, "peregrine bench poll:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,275 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/poll"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/zbx"
+)
+
+// Options configures a Checker.
+type Options struct {
+	// ConnectTimeout bounds connecting to an agent (within the check's
+	// own timeout). Default 3s.
+	ConnectTimeout time.Duration
+	// MaxReplySize bounds one reply's payload (inflated); a larger reply
+	// makes the item not supported. Default 1 MiB: a text value is at
+	// most 65535 characters.
+	MaxReplySize int
+	// Dial, when set, replaces net.Dialer (tests).
+	Dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{ConnectTimeout: 3 * time.Second, MaxReplySize: 1 << 20}
+}
+
+// Reasons a check failed, as the "reason" label.
+type reason int
+
+const (
+	reasonRefused   reason = iota // connect failed
+	reasonTimeout                 // connect or reply timed out
+	reasonClosed                  // closed without a reply (agent refused us, Server=)
+	reasonIO                      // reset or another I/O error
+	reasonGarbage                 // not a ZBXD frame
+	reasonTooLarge                // announced or inflated beyond MaxReplySize
+	reasonTruncated               // closed in the middle of the frame
+	reasonBadFrame                // bad flags or compression
+	reasonNotSupp                 // ZBX_NOTSUPPORTED / ZBX_ERROR from the agent
+	reasonLocal                   // out of descriptors, ports or buffers here
+	numReasons
+)
+
+var reasonNames = [numReasons]string{"connect_failed", "timeout", "closed", "io_error", "garbage", "too_large", "truncated", "bad_frame", "not_supported", "local_error"}
+
+// Checker is the passive Zabbix agent checker (item type 0): one TCP
+// connection per check, the plain protocol of spec §3.1.
+type Checker struct {
+	opts     Options
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	throttle *selfmon.LogThrottle
+
+	inFlight *selfmon.Gauge
+	results  [poll.NumStatus]*selfmon.Counter // by poll.Status
+	failures [numReasons]*selfmon.Counter
+
+	readers sync.Pool // *zbx.Reader
+}
+
+// New returns a Checker.
+func New(opts Options) *Checker {
+	d := DefaultOptions()
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = d.ConnectTimeout
+	}
+	if opts.MaxReplySize <= 0 {
+		opts.MaxReplySize = d.MaxReplySize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = selfmon.NewRegistry()
+	}
+	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute)}
+	c.dial = opts.Dial
+	if c.dial == nil {
+		// No TCP keep-alive: a check's connection lives for one request,
+		// and enabling it costs four setsockopt calls per check.
+		c.dial = (&net.Dialer{KeepAlive: -1}).DialContext
+	}
+	m := opts.Metrics
+	c.inFlight = m.Gauge("peregrine_poll_agent_in_flight", "Passive agent checks in flight (connecting, asking or reading).")
+	for s := range c.results {
+		c.results[s] = m.Counter("peregrine_poll_agent_checks_total", "Passive agent checks done, by result.", "result", poll.Status(s).String())
+	}
+	for r := range c.failures {
+		c.failures[r] = m.Counter("peregrine_poll_agent_errors_total", "Passive agent checks that did not bring a value, by reason.", "reason", reasonNames[r])
+	}
+	return c
+}
+
+// Check starts one goroutine per check and returns at once. The number
+// of goroutines is bounded by the scheduler's in-flight limit; they spend
+// their life blocked on the network, which the Go runtime multiplexes
+// over epoll, so this is the event loop without the bookkeeping.
+func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll.Result)) {
+	c.inFlight.Add(int64(len(batch)))
+	for i := range batch {
+		go func(ch *poll.Check) {
+			r := c.check(ctx, ch)
+			c.inFlight.Add(-1)
+			c.results[r.Status].Inc()
+			done(r)
+		}(&batch[i])
+	}
+}
+
+// check runs one check to its result.
+func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
+	res := &poll.Result{Check: *ch}
+	start := time.Now()
+	deadline := start.Add(ch.Timeout)
+	cctx, cancel := context.WithDeadline(ctx, start.Add(min(c.opts.ConnectTimeout, ch.Timeout)))
+	conn, err := c.dial(cctx, "tcp", ch.Addr)
+	cancel()
+	if err != nil {
+		msg := fmt.Sprintf("cannot connect to %s: %s", ch.Addr, netMessage(err))
+		switch {
+		case isLocal(err):
+			// Our shortage, not the host's: blaming the interface would
+			// make healthy hosts unavailable whenever we are overloaded.
+			return c.fail(res, poll.LocalError, reasonLocal, msg+" (raise the open files limit or lower poll.max_in_flight)")
+		case isTimeout(err) || errors.Is(err, context.DeadlineExceeded):
+			return c.fail(res, poll.NetworkError, reasonTimeout, msg)
+		}
+		return c.fail(res, poll.NetworkError, reasonRefused, msg)
+	}
+	defer conn.Close()
+	// A stopping server abandons the check at once rather than after its
+	// timeout: closing the connection ends the blocked read.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot use the connection to %s: %v", ch.Addr, err))
+	}
+	var reqBuf [64]byte
+	req := zbx.AppendFrame(reqBuf[:0], []byte(ch.Key), zbx.FlagProtocol)
+	if _, err := conn.Write(req); err != nil {
+		r := reasonIO
+		if isTimeout(err) {
+			r = reasonTimeout
+		}
+		return c.fail(res, poll.NetworkError, r, fmt.Sprintf("cannot send the request to %s: %s", ch.Addr, netMessage(err)))
+	}
+	rd := c.reader(conn)
+	defer c.putReader(rd)
+	_, payload, err := rd.ReadFrame()
+	res.Clock = time.Now()
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
+			return res
+		}
+		return c.readFailed(res, err, ch.Timeout)
+	}
+	switch {
+	case bytes.HasPrefix(payload, notSupported):
+		msg := "Not supported by Zabbix Agent"
+		if rest := payload[len(notSupported):]; len(rest) > 1 && rest[0] == 0 {
+			msg = string(rest[1:])
+		}
+		return c.fail(res, poll.NotSupported, reasonNotSupp, msg)
+	case bytes.HasPrefix(payload, agentError):
+		msg := "Zabbix agent error"
+		if rest := payload[len(agentError):]; len(rest) > 1 && rest[0] == 0 {
+			msg = string(rest[1:])
+		}
+		return c.fail(res, poll.NotSupported, reasonNotSupp, msg)
+	}
+	res.Status = poll.OK
+	res.Value = bytes.Clone(payload) // the Reader reuses its buffer
+	return res
+}
+
+var (
+	notSupported = []byte("ZBX_NOTSUPPORTED")
+	agentError   = []byte("ZBX_ERROR")
+)
+
+// readFailed classifies a failed read. A peer that answers, but not with
+// a readable reply, makes the item not supported (another item of the
+// same agent may well work); silence, a reset or a close before the
+// first byte counts against the interface, as Zabbix counts network and
+// timeout errors.
+func (c *Checker) readFailed(res *poll.Result, err error, timeout time.Duration) *poll.Result {
+	addr := res.Addr
+	switch {
+	case errors.Is(err, zbx.ErrBadMagic):
+		return c.fail(res, poll.NotSupported, reasonGarbage, fmt.Sprintf("the reply from %s is not a Zabbix protocol frame: %v", addr, err))
+	case errors.Is(err, zbx.ErrTooLarge):
+		return c.fail(res, poll.NotSupported, reasonTooLarge, fmt.Sprintf("the reply from %s is larger than %d bytes: %v", addr, c.opts.MaxReplySize, err))
+	case errors.Is(err, zbx.ErrTruncated):
+		return c.fail(res, poll.NotSupported, reasonTruncated, fmt.Sprintf("%s closed the connection in the middle of its reply: %v", addr, err))
+	case errors.Is(err, zbx.ErrBadFlags), errors.Is(err, zbx.ErrCompression):
+		return c.fail(res, poll.NotSupported, reasonBadFrame, fmt.Sprintf("the reply from %s is not a valid frame: %v", addr, err))
+	case errors.Is(err, io.EOF):
+		return c.fail(res, poll.NetworkError, reasonClosed, fmt.Sprintf("%s closed the connection without a reply (is this server in the agent's Server= list?)", addr))
+	case isTimeout(err):
+		return c.fail(res, poll.NetworkError, reasonTimeout, fmt.Sprintf("timeout while waiting for the reply from %s (%s)", addr, timeout))
+	}
+	return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot read the reply from %s: %s", addr, netMessage(err)))
+}
+
+// fail completes res as a failure, counts it and logs it (throttled per
+// reason: a thousand dead hosts make one line a minute).
+func (c *Checker) fail(res *poll.Result, st poll.Status, r reason, msg string) *poll.Result {
+	res.Status, res.Error = st, msg
+	if res.Clock.IsZero() {
+		res.Clock = time.Now()
+	}
+	c.failures[r].Inc()
+	if r != reasonNotSupp {
+		if n, ok := c.throttle.Allow(reasonNames[r]); ok {
+			c.opts.Logger.Warn("passive agent check failed", "reason", reasonNames[r], "addr", res.Addr,
+				"itemid", res.ItemID, "key", res.Key, "err", msg, "suppressed", n)
+		}
+	}
+	return res
+}
+
+func (c *Checker) reader(conn net.Conn) *zbx.Reader {
+	if rd, ok := c.readers.Get().(*zbx.Reader); ok {
+		rd.Reset(conn)
+		return rd
+	}
+	// Replies to passive checks never use large frames.
+	return zbx.NewReader(conn, zbx.ReaderOptions{MaxSize: uint64(c.opts.MaxReplySize), SizeSetting: "poll.max_reply_size"})
+}
+
+func (c *Checker) putReader(rd *zbx.Reader) {
+	rd.Trim(64 << 10) // keep small buffers; a huge reply's go
+	rd.Reset(nil)
+	c.readers.Put(rd)
+}
+
+// isLocal reports errors that are this process's or this machine's
+// shortage: file descriptors, local ports, socket buffers.
+func isLocal(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.EADDRNOTAVAIL)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// netMessage words a network error without Go's "dial tcp ...:" prefix
+// repetition, keeping the errno text an operator searches for.
+func netMessage(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error() + " (errno " + strconv.Itoa(int(errno)) + ")"
+	}
+	if isTimeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return "timed out"
+	}
+	return err.Error()
+}

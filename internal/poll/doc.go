@@ -1,0 +1,66 @@
+// Package poll is the check scheduler: for every enabled item of a polled
+// type (one with a Checker in Options.Checkers) on a monitored host, it
+// keeps the next check time, hands due checks in batches to the checker
+// of the item's type (package poll/agent for Zabbix agent items) and
+// brings the results the trapper's way: acceptance and conversion by
+// package preprocess, then the pipeline (Options.Submit); item states
+// and interface availability go to the pipeline's Runtime.
+//
+// Scheduling. One loop goroutine owns all schedule state: one min-heap
+// of next check times per item type (no goroutine or timer per item) and
+// the item and interface tables. Next check times come from package
+// delay: the Zabbix grid of the item's interval offset by its id, so the
+// first round after a start is spread over the interval (no storm) and a
+// restart keeps every item on the grid it had. Within its grid second an
+// item has a fixed offset from a hash of its id (schedules are kept in
+// milliseconds): items sharing a second, all of them at a 1 s interval,
+// do not open their connections at the same instant. The loop follows catalog
+// swaps (Catalog.Subscribe): new and changed items are scheduled from
+// the swap on, items whose delay did not change keep their next check,
+// removed and disabled items stop; so an API change takes effect within
+// one interval, without restart. An item that cannot be scheduled (a bad
+// interval or timeout, no interface) becomes not supported, saying why.
+// A check that waited whole intervals (an overloaded or stopped server)
+// runs once and the missed intervals are counted, not run.
+//
+// Bounds. Options.MaxInFlight bounds the checks of all types from
+// hand-over until their result is stored, CheckerSpec.MaxInFlight those
+// of one type; beyond them due checks wait in the heap, where the queue
+// sees them. Checkers never block the loop (see Checker), so a slow or
+// dead host costs its own checks a timeout and nobody else anything.
+//
+// Results. Checkers report through a callback; worker goroutines (as
+// many as CPUs, at least two) take results in batches, convert them and
+// call Submit, which blocks until the values are durable; then the
+// checks come back to the loop, which applies availability and
+// reschedules. A not supported reply or a value that does not convert
+// sets the item's state and error; the next stored value clears it. A
+// local error (this process out of descriptors or ports) blames neither
+// the item nor the interface; it is counted and the check runs again at
+// its next time.
+//
+// Availability (per interface, Zabbix 6.0 semantics): a network error
+// (refused, timeout, reset) starts a run of failures: the interface is
+// "unreachable", its checks are postponed until DisableUntil (each to
+// its own grid point after it, so they stay spread) and one check at a
+// time probes it, every UnreachableDelay; once failures have lasted
+// UnreachablePeriod it is unavailable (available 2) and probed once per
+// UnavailableDelay; the first answer (a value or not supported) makes it
+// available (1) and its checks resume their schedule. Until an
+// interface is first checked it is unknown (0).
+//
+// Queue and latency. Once a second the loop counts the checks overdue
+// by more than 5 s, waiting or in flight, by Zabbix's delay buckets
+// (Scheduler.Queue, peregrine_poll_queue{delay=...}); the check latency
+// histogram (peregrine_poll_check_latency_seconds) measures from a
+// check's scheduled time to its value's durability (or its not supported
+// state), and leaves out network errors, whose time is the timeout.
+// CheckNow moves items to the front (Zabbix task.create "check now");
+// TakeInFlightPeak gives the highest in-flight count since its last call
+// (bench poll).
+//
+// Concurrency: Run owns the loop; CheckNow and Queue are safe from any
+// goroutine. Nothing is persisted: schedules are recomputed from the
+// grid at start, states and availability start over (see
+// pipeline.Runtime).
+package poll

@@ -1,0 +1,51 @@
+package poll
+
+import (
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+type metrics struct {
+	dispatched  *selfmon.Counter
+	results     [NumStatus]*selfmon.Counter // by Status
+	stored      *selfmon.Counter
+	dropped     *selfmon.Counter
+	badValues   *selfmon.Counter
+	storeErrors *selfmon.Counter
+	missed      *selfmon.Counter
+	deferred    *selfmon.Counter
+	badItems    *selfmon.Counter
+	unavailable *selfmon.Counter
+	recovered   *selfmon.Counter
+	latency     *selfmon.Histogram
+}
+
+// newMetrics registers the scheduler's metrics. The gauges read loop
+// state through atomics or the published queue, never the loop's maps.
+func newMetrics(r *selfmon.Registry, s *Scheduler) *metrics {
+	m := &metrics{
+		dispatched:  r.Counter("peregrine_poll_checks_started_total", "Checks handed to a checker."),
+		stored:      r.Counter("peregrine_poll_values_stored_total", "Polled values stored through the pipeline."),
+		dropped:     r.Counter("peregrine_poll_values_dropped_total", "Polled values dropped because their item was deleted or disabled while the check ran."),
+		badValues:   r.Counter("peregrine_poll_values_bad_total", "Polled values that did not convert to the item's value type (the item became not supported)."),
+		storeErrors: r.Counter("peregrine_poll_values_store_errors_total", "Polled values the pipeline refused to store."),
+		missed:      r.Counter("peregrine_poll_checks_missed_total", "Whole update intervals that went by while a check waited (not run: only the latest is)."),
+		deferred:    r.Counter("peregrine_poll_checks_deferred_total", "Checks postponed because their interface was unreachable or unavailable."),
+		badItems:    r.Counter("peregrine_poll_items_unschedulable_total", "Times an item could not be scheduled (bad update interval or timeout, no interface)."),
+		unavailable: r.Counter("peregrine_poll_interfaces_unavailable_total", "Times an interface became unavailable."),
+		recovered:   r.Counter("peregrine_poll_interfaces_recovered_total", "Times an unavailable interface answered again."),
+		latency: r.Histogram("peregrine_poll_check_latency_seconds",
+			"Time from a check's scheduled time until its value (or not-supported state) was stored; network errors are not included.", latencyBuckets),
+	}
+	for st := range m.results {
+		m.results[st] = r.Counter("peregrine_poll_checks_total", "Checks done, by result.", "result", Status(st).String())
+	}
+	for i, b := range QueueBuckets {
+		r.GaugeFunc("peregrine_poll_queue", "Checks overdue (Zabbix's queue), by how late they are (the bucket's lower bound).",
+			func() float64 { return float64(s.queue.buckets[i].Load()) }, "delay", b.Name)
+	}
+	r.GaugeFunc("peregrine_poll_in_flight", "Checks handed to checkers whose results are not stored yet.",
+		func() float64 { return float64(s.inFlightGauge.Load()) })
+	r.GaugeFunc("peregrine_poll_items", "Items the scheduler polls.",
+		func() float64 { return float64(s.itemsGauge.Load()) })
+	return m
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package poll_test
+
+const raceEnabled = true

@@ -1,0 +1,107 @@
+package poll
+
+import (
+	"context"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
+)
+
+// maxTake bounds the results one worker takes at once, so that the
+// other workers share a burst (and one Submit stays a reasonable batch).
+const maxTake = 4096
+
+// work is a result worker: it turns results into stored values and item
+// states, then hands the checks back to the loop. Several run, because
+// Submit blocks until the values are durable.
+func (s *Scheduler) work(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		n := min(len(s.results), maxTake)
+		batch := make([]*Result, n)
+		copy(batch, s.results)
+		s.results = s.results[:copy(s.results, s.results[n:])]
+		more := len(s.results) > 0
+		s.mu.Unlock()
+		if more {
+			select {
+			case s.wakeWork <- struct{}{}: // let another worker help
+			default:
+			}
+		}
+		if n > 0 {
+			s.process(batch)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wakeWork:
+		}
+	}
+}
+
+// process stores one batch of results and reports their checks done.
+// Values go the trapper's way: acceptance (the item may have been
+// disabled or deleted since the check started; its value is then
+// dropped), conversion to the item's value type (a value that does not
+// convert makes the item not supported, as in Zabbix), the pipeline.
+func (s *Scheduler) process(batch []*Result) {
+	snap := s.opts.Catalog.Snapshot()
+	samples := make([]history.Sample, 0, len(batch))
+	stored := make([]*Result, 0, len(batch))
+	comps := make([]completion, len(batch))
+	rt := s.opts.Runtime
+	for i, r := range batch {
+		c := &comps[i]
+		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
+		switch r.Status {
+		case OK:
+			it, ref := preprocess.ItemByID(snap, r.ItemID, s.accept)
+			if ref != preprocess.Accepted {
+				s.m.dropped.Inc()
+				continue
+			}
+			var sm history.Sample
+			if err := preprocess.Value(it, r.Value, &sm); err != nil {
+				c.status, c.err = NotSupported, err.Error()
+				s.m.badValues.Inc()
+				rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: c.clock})
+				continue
+			}
+			sm.Clock, sm.NS = r.Clock.Unix(), int32(r.Clock.Nanosecond())
+			samples = append(samples, sm)
+			stored = append(stored, r)
+		case NotSupported:
+			rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: r.Error, Clock: c.clock})
+		}
+	}
+	if len(samples) > 0 {
+		if err := s.opts.Submit(samples); err != nil {
+			s.m.storeErrors.Add(uint64(len(samples)))
+			if n, ok := s.throttle.Allow("store"); ok {
+				s.opts.Logger.Error("cannot store polled values", "values", len(samples), "err", err, "suppressed", n)
+			}
+			stored = stored[:0]
+		}
+	}
+	now := s.opts.Now()
+	for _, r := range stored {
+		rt.SetItemState(r.ItemID, pipeline.ItemState{}) // supported again; no-op if it was
+		s.m.latency.Observe(now.Sub(r.Due).Seconds())
+	}
+	s.m.stored.Add(uint64(len(stored)))
+	for _, r := range batch {
+		if r.Status == NotSupported {
+			s.m.latency.Observe(now.Sub(r.Due).Seconds())
+		}
+	}
+	s.mu.Lock()
+	s.comps = append(s.comps, comps...)
+	s.mu.Unlock()
+	s.wake()
+}
+
+// latencyBuckets are the check latency histogram's bounds in seconds.
+var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}

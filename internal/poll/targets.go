@@ -1,0 +1,77 @@
+package poll
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+)
+
+// target is what the scheduler needs of one polled item, taken from a
+// catalog snapshot (so that the loop never holds a snapshot's items).
+type target struct {
+	id, hostID, ifaceID uint64
+	typ                 catalog.ItemType
+	key, addr           string
+	delay               string // as configured: a change reschedules
+	timeout             time.Duration
+	// bad is why the item cannot be scheduled ("" if it can): an
+	// unparsable delay or timeout, or no interface to poll.
+	bad string
+}
+
+// interfaceType is the interface type items of an item type are polled
+// through.
+func interfaceType(t catalog.ItemType) catalog.InterfaceType {
+	switch t {
+	case catalog.SNMPAgent:
+		return catalog.InterfaceSNMP
+	}
+	return catalog.InterfaceAgent
+}
+
+// targetsOf lists the items of snap the scheduler polls: enabled items
+// of a type in types on monitored hosts.
+func targetsOf(snap *catalog.Snapshot, types map[catalog.ItemType]bool, defTimeout time.Duration) []target {
+	var out []target
+	for _, h := range snap.Hosts() {
+		if !h.Enabled {
+			continue
+		}
+		for _, it := range h.Items() {
+			if !it.Enabled || !types[it.Type] {
+				continue
+			}
+			out = append(out, targetOf(snap, h, it, defTimeout))
+		}
+	}
+	return out
+}
+
+func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, defTimeout time.Duration) target {
+	t := target{id: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
+	var iface *catalog.Interface
+	if it.InterfaceID != 0 {
+		iface = snap.Interface(it.InterfaceID)
+	}
+	if iface == nil {
+		// Items created before interfaces existed have none: the host's
+		// main interface of the right type, as Zabbix assigns at create.
+		iface = h.MainInterface(interfaceType(it.Type))
+	}
+	if iface == nil {
+		t.bad = fmt.Sprintf("host %q has no %s interface to poll item %q through: add one (host.update interfaces)", h.Host, interfaceType(it.Type), it.Key)
+		return t
+	}
+	t.ifaceID, t.addr = iface.ID, iface.Addr()
+	if it.Timeout != "" {
+		secs, err := delay.Seconds(it.Timeout)
+		if err != nil || secs < 1 || secs > 600 {
+			t.bad = fmt.Sprintf("invalid timeout %q: use 1s..10m", it.Timeout)
+			return t
+		}
+		t.timeout = time.Duration(secs) * time.Second
+	}
+	return t
+}
