@@ -19,9 +19,16 @@ import (
 // followed by an index from item to chunks and a fixed footer.
 
 var (
-	blockMagic  = []byte("PGBLK001")
-	footerMagic = []byte("PGBLKEND")
-	castagnoli  = crc32.MakeTable(crc32.Castagnoli)
+	// blockMagic starts every block this engine writes: format version 2,
+	// whose chunks may use the encodings added for issue 10 (the sparse
+	// int stream); a version 1 reader would reject those chunks at read
+	// time, so the version tells it at open instead.
+	blockMagic = []byte("PGBLK002")
+	// blockMagicV1 starts blocks written before version 2; they stay
+	// readable (testdata/v1.blk).
+	blockMagicV1 = []byte("PGBLK001")
+	footerMagic  = []byte("PGBLKEND")
+	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 	// ErrCorrupt marks a block whose bytes do not decode; the engine
 	// quarantines such a block at open instead of failing.
 	ErrCorrupt = errors.New("corrupt block")
@@ -205,7 +212,7 @@ func readBlockIndex(f *os.File, path string) (*block, error) {
 		return nil, corrupt("file of %d bytes is too short", size)
 	}
 	head := make([]byte, len(blockMagic))
-	if _, err := f.ReadAt(head, 0); err != nil || !bytes.Equal(head, blockMagic) {
+	if _, err := f.ReadAt(head, 0); err != nil || !(bytes.Equal(head, blockMagic) || bytes.Equal(head, blockMagicV1)) {
 		return nil, corrupt("bad magic")
 	}
 	var foot [footerLen]byte

@@ -41,6 +41,10 @@ func seedBlock(t testing.TB) []byte {
 func FuzzBlockIndex(f *testing.F) {
 	f.Add(seedBlock(f))
 	f.Add([]byte("PGBLK001"))
+	f.Add([]byte("PGBLK002"))
+	if v1, err := os.ReadFile(filepath.Join("testdata", "v1.blk")); err == nil {
+		f.Add(v1)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "000000000001.blk")
 		if err := os.WriteFile(path, data, 0o600); err != nil {

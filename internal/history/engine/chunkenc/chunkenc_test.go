@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -457,6 +458,20 @@ func TestIntStreamModes(t *testing.T) {
 					t.Fatalf("mode %d (-want +got):\n%s", mode, diff)
 				}
 			}
+			if p.sparse.size > 0 {
+				b := appendSparse(nil, v, &p.sparse)
+				if len(b) != p.sparse.size {
+					t.Errorf("sparse size %d, plan said %d", len(b), p.sparse.size)
+				}
+				got := make([]uint64, len(v))
+				r := reader{b: b}
+				if err := decodeInts(&r, "test", got); err != nil {
+					t.Fatalf("sparse: %v", err)
+				}
+				if r.off != len(b) || !cmp.Equal(v, got) {
+					t.Fatalf("sparse: consumed %d of %d, equal %v", r.off, len(b), cmp.Equal(v, got))
+				}
+			}
 			b := appendInts(nil, v)
 			got := make([]uint64, len(v))
 			r := reader{b: b}
@@ -491,6 +506,50 @@ func TestIntStreamModes(t *testing.T) {
 	}
 	f("periodic", periodic)
 	f("one", []uint64{math.MaxUint64})
+	// Sparse: grid residuals of one-second jitter (mostly 1), with an
+	// outlier that needs the escape, and values around MaxUint64 (the
+	// distance from the base wraps).
+	jitter := make([]uint64, 1000)
+	for i := range jitter {
+		jitter[i] = 1
+		if j := rng.IntN(20); j < 2 {
+			jitter[i] = uint64(j * 2)
+		}
+	}
+	f("sparse/jitter", jitter)
+	outlier := slices.Clone(jitter)
+	outlier[500] = math.MaxUint64
+	outlier[999] = 1 << 40
+	f("sparse/outlier", outlier)
+	wrap := make([]uint64, 200)
+	for i := range wrap {
+		wrap[i] = math.MaxUint64
+		if i%17 == 0 {
+			wrap[i] = uint64(i)
+		}
+	}
+	f("sparse/wrap", wrap)
+}
+
+// TestSparseChosen checks that the stream of one-second jitter, where
+// packed mode spends two bits on every element, is written sparse and at
+// under one bit per element.
+func TestSparseChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	v := make([]uint64, 1000)
+	for i := range v {
+		v[i] = 1
+		if j := rng.IntN(20); j < 2 {
+			v[i] = uint64(j * 2)
+		}
+	}
+	b := appendInts(nil, v)
+	if b[0] != intSparse {
+		t.Fatalf("mode %d, want sparse (%d)", b[0], intSparse)
+	}
+	if p := planInts(v); len(b) >= p.packed.size || len(b)*8 >= len(v) {
+		t.Fatalf("sparse %d bytes for %d elements, packed %d", len(b), len(v), p.packed.size)
+	}
 }
 
 // TestConcurrent encodes and decodes from several goroutines at once, for

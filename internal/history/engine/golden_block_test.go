@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// goldenSamples are the values in testdata/v1.blk, a block written by the
+// engine before block format version 2 (commit aa320b4, the parent of the
+// compact format): five items, one per value type, with nanosecond
+// timestamps, three chunks for the fast ones. Never regenerate the file
+// with a newer engine: it stands for the blocks already on users' disks.
+func goldenSamples() []history.Sample {
+	var out []history.Sample
+	for i := 0; i < 300; i++ {
+		clock := int64(1_700_000_000 + i*10)
+		ns := int32((i * 7919 * 104729) % 1_000_000_000)
+		out = append(out,
+			history.Sample{ItemID: 1, Clock: clock, NS: ns, Type: history.Float, F: float64(i%97) / 8},
+			history.Sample{ItemID: 2, Clock: clock, NS: 0, Type: history.Uint, U: uint64(i) * 4096},
+			history.Sample{ItemID: 3, Clock: clock, NS: ns, Type: history.Str, S: []string{"up", "down"}[i/50%2]},
+		)
+		if i%3 == 0 {
+			out = append(out, history.Sample{ItemID: 4, Clock: clock, NS: 1, Type: history.Text, S: "line " + string(rune('a'+i%26))},
+				history.Sample{ItemID: 5, Clock: clock, Type: history.Log, S: "log", Log: &history.LogMeta{Timestamp: clock - 5, Source: "src", Severity: int32(i % 5), EventID: int64(i)}})
+		}
+	}
+	return out
+}
+
+// TestGoldenBlockV1 opens a version 1 block with today's engine and reads
+// every value back exactly.
+func TestGoldenBlockV1(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v1.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(src[:8]) != "PGBLK001" {
+		t.Fatalf("testdata/v1.blk starts with %q, not a version 1 block", src[:8])
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "blocks", "p1699999200")
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "000000000001.blk"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(s.blocks) != 1 {
+		t.Fatalf("%d blocks open, want 1 (quarantined?)", len(s.blocks))
+	}
+	want := map[uint64][]history.Sample{}
+	for _, v := range goldenSamples() {
+		want[v.ItemID] = append(want[v.ItemID], v)
+	}
+	for id := uint64(1); id <= 5; id++ {
+		var got []history.Sample
+		err := s.Read(context.Background(), history.Query{ItemID: id, From: 0, Till: 1 << 40}, func(v *history.Sample) bool {
+			c := *v
+			if v.Log != nil {
+				l := *v.Log
+				c.Log = &l
+			}
+			got = append(got, c)
+			return true
+		})
+		if err != nil {
+			t.Fatalf("item %d: %v", id, err)
+		}
+		if diff := cmp.Diff(want[id], got); diff != "" {
+			t.Errorf("item %d (-want +got):\n%s", id, diff)
+		}
+	}
+}
