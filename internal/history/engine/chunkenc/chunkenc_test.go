@@ -624,3 +624,40 @@ func TestPackedWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitTimestamps checks that agent-like timestamps (a grid with
+// one-second jitter and a random sub-second part) use the split mode and
+// that it is smaller than the best single stream, at ms and ns.
+func TestSplitTimestamps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, shape := range []string{"agent-ms", "agent-ns", "agent-neg"} {
+		t.Run(shape, func(t *testing.T) {
+			ts := genTS(rng, shape, baseT, 360)
+			sc := getScratch()
+			defer putScratch(sc)
+			split := appendTimestampsSplit(nil, ts, sc, true)
+			plain := appendTimestampsSplit(nil, ts, sc, false)
+			// At ns the sub-second part is 30 of the 32 bits: a few per
+			// cent; at ms it is 10 of 12.
+			want := 99
+			if shape == "agent-ms" {
+				want = 93
+			}
+			if len(split) >= len(plain)*want/100 {
+				t.Errorf("split %d bytes, plain %d: want under %d %%", len(split), len(plain), want)
+			}
+			r := reader{b: split}
+			info := Info{Count: len(ts), MinT: ts[0], MaxT: ts[len(ts)-1]}
+			got := make([]int64, len(ts))
+			if err := decodeTimestamps(&r, &info, got); err != nil {
+				t.Fatal(err)
+			}
+			if r.off != len(split) || !cmp.Equal(ts, got) {
+				t.Fatalf("round trip differs (consumed %d of %d)", r.off, len(split))
+			}
+			if shape == "agent-ms" && float64(len(split))/float64(len(ts)) > 1.45 {
+				t.Errorf("%.2f bytes per millisecond timestamp, want ≤ 1.45 (10 bits for the milliseconds and the jitter)", float64(len(split))/float64(len(ts)))
+			}
+		})
+	}
+}

@@ -53,6 +53,11 @@ func seedChunks(rng *rand.Rand) []seedChunk {
 		vals, meta := genLogs(rng, n, ts)
 		add("logs", EncodeLogs(nil, ts, vals, meta), decodeLogsErr)
 	}
+	// Split timestamps with sparse seconds.
+	for _, shape := range []string{"agent-ms", "agent-neg"} {
+		ts := genTS(rng, shape, baseT, 200)
+		add("split "+shape, EncodeUints(nil, ts, genUints(rng, "small", 200)), decodeUintsErr)
+	}
 	// Large enough for the zstd int stream mode.
 	ts := genTS(rng, "irregular", baseT, 400)
 	add("zstd ints", EncodeUints(nil, ts, genUints(rng, "bytes", 400)), decodeUintsErr)
