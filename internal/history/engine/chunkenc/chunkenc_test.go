@@ -661,3 +661,32 @@ func TestSplitTimestamps(t *testing.T) {
 		})
 	}
 }
+
+// TestUintScaled checks that sizes in pages are stored as scaled deltas,
+// smaller than unscaled ones, and read back exactly.
+func TestUintScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	ts := genTS(rng, "sec", baseT, 300)
+	for _, shape := range []string{"pages", "pagesdod"} {
+		v := genUints(rng, shape, 300)
+		b := EncodeUints(nil, ts, v)
+		if e := encodingOf(b); e != EncUintScaled {
+			t.Fatalf("%s: encoding %v, want UintScaled", shape, e)
+		}
+		_, got, err := DecodeUints(nil, nil, b)
+		if err != nil || !cmp.Equal(v, got) {
+			t.Fatalf("%s: round trip: %v", shape, err)
+		}
+		// Unscaled, the same deltas need 12 more bits per change.
+		d := make([]uint64, len(v))
+		for i := 1; i < len(v); i++ {
+			d[i] = v[i] - v[i-1]
+		}
+		sc := getScratch()
+		_, param, _, plan := chooseDeltas(d, sc)
+		putScratch(sc)
+		if plain := plan.size() + uvarintLen(zigzag(param)); len(b) >= plain {
+			t.Errorf("%s: scaled chunk %d bytes, unscaled value stream alone %d", shape, len(b), plain)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func seedChunks(rng *rand.Rand) []seedChunk {
 		}
 		ts := genTS(rng, "jitter", baseT, n)
 		add("xor", encodeFloats(nil, ts, genFloats(rng, "gauge", n), EncFloatXOR), decodeFloatsErr)
-		for _, shape := range []string{"counter", "constant", "small", "nearmax"} {
+		for _, shape := range []string{"counter", "constant", "small", "nearmax", "pages", "pagesdod"} {
 			add(shape, EncodeUints(nil, ts, genUints(rng, shape, n)), decodeUintsErr)
 		}
 		for _, shape := range []string{"status", "lines", "utf8"} {

@@ -170,7 +170,7 @@ func genFloats(rng *rand.Rand, shape string, n int) []float64 {
 }
 
 // uintShapes lists the unsigned value generators by name.
-var uintShapes = []string{"counter", "bytes", "constant", "random", "nearmax", "wrap", "small"}
+var uintShapes = []string{"counter", "bytes", "constant", "random", "nearmax", "wrap", "small", "pages", "pagesdod"}
 
 // genUints returns n unsigned values of the named shape.
 //
@@ -203,6 +203,25 @@ func genUints(rng *rand.Rand, shape string, n int) []uint64 {
 	case "random":
 		for i := range v {
 			v[i] = rng.Uint64()
+		}
+	case "pages", "pagesdod":
+		// A size in 4 KiB pages that changes in three values out of ten
+		// (historytest.Realistic's sizes), starting off the page grid;
+		// pagesdod grows by a near-steady number of pages instead, wrapping.
+		x := uint64(1e9 + 17)
+		for i := range v {
+			switch {
+			case shape == "pagesdod":
+				x += 4096 * (1e12 + rng.Uint64N(100))
+			case rng.IntN(10) < 3:
+				d := rng.Uint64N(1<<24) &^ 4095
+				if rng.IntN(3) == 0 {
+					x -= d
+				} else {
+					x += d
+				}
+			}
+			v[i] = x
 		}
 	case "nearmax":
 		for i := range v {
