@@ -224,18 +224,54 @@ func decodeSparse[T ~uint64 | ~int64](r *reader, field string, dst []T) error {
 	}
 	br := newBitReader(r.rest())
 	pos := -1
+	// The fast path keeps the bit reader's state in locals and reads a
+	// whole rice code (unary part and low bits, at most 24 + 63 bits) from
+	// one refill; escapes and codes longer than the bits at hand go
+	// through readRice. Through the pointer, each code cost two calls and
+	// two refill checks: the sparse seconds of split timestamps decoded
+	// at half the speed of the sub-second parts.
+	acc, nb := br.acc, br.n
+	rgU, rvU := uint(rg), uint(rv)
 	for range k {
-		gap := readRice(&br, uint(rg))
+		var gap, z uint64
+		for j := range 2 {
+			r := rgU
+			if j == 1 {
+				r = rvU
+			}
+			if nb < 56 {
+				br.acc, br.n = acc, nb
+				br.refill()
+				acc, nb = br.acc, br.n
+			}
+			q := uint(bits.LeadingZeros64(^acc))
+			var x uint64
+			if c := q + 1 + r; q < riceEscape && c <= nb {
+				x = uint64(q)<<r | acc<<(q+1)>>(64-r)
+				acc <<= c
+				nb -= c
+			} else {
+				br.acc, br.n = acc, nb
+				x = readRice(&br, r)
+				acc, nb = br.acc, br.n
+			}
+			if j == 0 {
+				gap = x
+			} else {
+				z = x
+			}
+		}
 		if gap >= uint64(len(dst)-1-pos) {
 			return r.corrupt(field, "sparse gap %d runs past element %d", gap, len(dst))
 		}
 		pos += int(gap) + 1
-		z := readRice(&br, uint(rv)) + 1
+		z++
 		if z == 0 {
 			return r.corrupt(field, "sparse value out of range at element %d", pos)
 		}
 		dst[pos] = T(base + uint64(unzigzag(z)))
 	}
+	br.acc, br.n = acc, nb
 	used, ok := br.consumed()
 	if !ok {
 		return r.corrupt(field, "%d sparse exceptions run past the end of the chunk", k)
