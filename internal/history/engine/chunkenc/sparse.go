@@ -15,8 +15,8 @@ import (
 // base costs nothing, and each other element costs a Rice-coded gap to
 // the previous one and a Rice-coded distance from the base, about
 // log2(1/p) + 2 bits for an exception of probability p. On the realistic
-// data set (issue 10) it takes whole-second timestamps from 0.28 to about
-// 0.1 bytes per value.
+// data set (issue 10) it takes whole-second timestamps from 0.28 to 0.15
+// bytes per value, stream headers included.
 //
 //	uvarint base
 //	uvarint k          number of elements ≠ base, ≤ N
