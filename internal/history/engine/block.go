@@ -355,6 +355,9 @@ func decodeBlockIndexV2(idx []byte, dataEnd int64, b *block) (map[uint64]*itemIn
 	if len(idx) == 0 {
 		return nil, errors.New("empty index")
 	}
+	if dataEnd < int64(len(blockMagic)) {
+		return nil, fmt.Errorf("index at offset %d, inside the magic", dataEnd)
+	}
 	flags := idx[0]
 	p++
 	if flags&^indexCompact != 0 {
