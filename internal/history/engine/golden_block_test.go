@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -68,6 +70,74 @@ func TestGoldenBlockV1(t *testing.T) {
 	for id := uint64(1); id <= 5; id++ {
 		var got []history.Sample
 		err := s.Read(context.Background(), history.Query{ItemID: id, From: 0, Till: 1 << 40}, func(v *history.Sample) bool {
+			c := *v
+			if v.Log != nil {
+				l := *v.Log
+				c.Log = &l
+			}
+			got = append(got, c)
+			return true
+		})
+		if err != nil {
+			t.Fatalf("item %d: %v", id, err)
+		}
+		if diff := cmp.Diff(want[id], got); diff != "" {
+			t.Errorf("item %d (-want +got):\n%s", id, diff)
+		}
+	}
+}
+
+// TestGoldenBlockV1Compacted merges the version 1 block with a version 2
+// block of older values of the same day: a compaction rewrites both into
+// one version 2 day block, and every value of both reads back.
+func TestGoldenBlockV1Compacted(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "v1.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "blocks", "p1699999200")
+	if err := os.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "000000000001.blk"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := map[uint64][]history.Sample{}
+	for _, v := range goldenSamples() {
+		want[v.ItemID] = append(want[v.ItemID], v)
+	}
+	// Three hours earlier, the same day (2023-11-14): a second 2-hour
+	// block, written now in version 2.
+	var newer []history.Sample
+	for i := range 50 {
+		v := history.Sample{ItemID: 1, Clock: 1_699_989_000 + int64(i*60), NS: int32(i * 1_000_003), Type: history.Float, F: float64(i) / 100}
+		newer = append(newer, v)
+	}
+	want[1] = append(slices.Clone(newer), want[1]...)
+	if err := s.Write(context.Background(), newer); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.blocks) != 2 || s.blocks[0].compact == s.blocks[1].compact {
+		t.Fatalf("before compaction: %d blocks, want a version 1 and a version 2 block", len(s.blocks))
+	}
+	if _, err := s.Compact(context.Background(), time.Unix(1_700_000_000+3*86400, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.blocks) != 1 || s.blocks[0].span != int64(DayPartition) || !s.blocks[0].compact {
+		t.Fatalf("after compaction: %d blocks, want one compact day block", len(s.blocks))
+	}
+	for id := uint64(1); id <= 5; id++ {
+		var got []history.Sample
+		err := s.Read(context.Background(), history.Query{ItemID: id, Till: 1 << 40}, func(v *history.Sample) bool {
 			c := *v
 			if v.Log != nil {
 				l := *v.Log
