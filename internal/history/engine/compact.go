@@ -111,7 +111,7 @@ func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention h
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	w := newBlockWriter()
+	w := newBlockWriter(true)
 	dropped := 0
 	for _, id := range ids {
 		var acc *buf

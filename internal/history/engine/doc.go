@@ -46,7 +46,10 @@
 // 2-hour partition touched (history/blocks/p<S>/), and then removes the
 // WAL segments those blocks made unnecessary, so that a restart replays
 // only what was written since. Reads merge blocks, the head being flushed
-// and the head.
+// and the head. Blocks are written in format version 2: a compact index
+// (per-item time unit, gaps and spans instead of absolute times) and
+// history chunks stored without the header times the index repeats,
+// which readChunk puts back; version 1 blocks stay readable (issue 10).
 //
 // Trends (trend.go): each flush also writes the hourly min/avg/max/count
 // of numeric items into day-partitioned trend files (history/trends/);

@@ -246,7 +246,7 @@ func (s *Store) Flush() error {
 			p := partitionOf(c.minT)
 			w := writers[p]
 			if w == nil {
-				w = newBlockWriter()
+				w = newBlockWriter(true)
 				writers[p] = w
 			}
 			w.add(id, sr.vt, c.minT, c.maxT, c.n, c.data)

@@ -150,3 +150,27 @@ func BenchmarkDiskBytesRealistic(b *testing.B) {
 		})
 	}
 }
+
+// TestDiskBytesTargets holds issue 10's size targets on the data of
+// BenchmarkDiskBytesRealistic (a day of 1,000 realistic items in a
+// compacted day block): at most 2.5 bytes per value at millisecond
+// precision and 1.4 at whole seconds. The data are seeded, so the sizes
+// are exact; a change in an encoder or the block format that costs bytes
+// shows here. Skipped with -short (it writes 2.85M values twice).
+func TestDiskBytesTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a day of 1,000 items twice")
+	}
+	for _, c := range []struct {
+		p      history.Precision
+		target float64
+	}{{history.PrecisionMS, 2.5}, {history.PrecisionS, 1.4}} {
+		s, _, n := realisticStoreAt(t, t.TempDir(), 1, 1000, 24*time.Hour, true, c.p)
+		got := diskBytes(t, s) / float64(n)
+		s.Close()
+		if got > c.target {
+			t.Errorf("precision %v: %.3f bytes per value, target %.1f", c.p, got, c.target)
+		}
+		t.Logf("precision %v: %.3f bytes per value (target %.1f)", c.p, got, c.target)
+	}
+}

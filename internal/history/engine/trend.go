@@ -116,7 +116,7 @@ func (s *Store) writeTrends(rows map[uint64][]Trend, vts map[uint64]history.Valu
 			}
 			w := writers[day]
 			if w == nil {
-				w = newBlockWriter()
+				w = newBlockWriter(false)
 				writers[day] = w
 			}
 			w.add(id, vts[id], ts[i].Clock*1e9, ts[j-1].Clock*1e9, j-i, encodeTrends(nil, ts[i:j]))

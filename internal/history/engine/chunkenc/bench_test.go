@@ -371,3 +371,48 @@ func BenchmarkDecodeItem(b *testing.B) {
 		}
 	}
 }
+
+// go test -run '^$' -bench 'Timestamps' -count 6 ./internal/history/engine/chunkenc/
+//
+// BenchmarkTimestamps decodes the timestamp stream alone (DecodeTimes, as
+// a count does) of agent-like timestamps, 360 per chunk (an hour of a
+// 10-second item), in the split mode (mode=split) and not (mode=plain),
+// at ms and ns.
+func BenchmarkTimestamps(b *testing.B) {
+	for _, shape := range []string{"agent-ms", "agent-ns"} {
+		for _, split := range []int{splitAlways, splitNever} {
+			mode := "plain"
+			if split == splitAlways {
+				mode = "split"
+			}
+			b.Run("ts="+shape+"/mode="+mode, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				const n = 360
+				var chunks [][]byte
+				size := 0
+				for range 16 {
+					ts := genTS(rng, shape, baseT, n)
+					sc := getScratch()
+					c := appendHeader(nil, EncUintConst, ts)
+					c = appendTimestampsSplit(c, ts, sc, split)
+					c = append(c, 0)
+					putScratch(sc)
+					chunks = append(chunks, c)
+					size += len(c)
+				}
+				out := make([]int64, 0, n)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					var err error
+					if out, err = DecodeTimes(out[:0], chunks[i%len(chunks)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(size)/float64(16*n), "bytes/value")
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+			})
+		}
+	}
+}

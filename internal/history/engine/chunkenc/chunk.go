@@ -47,6 +47,9 @@ const (
 	EncUintDelta Encoding = 0x12
 	// EncUintDoD: first value, first delta, then wrapping deltas of deltas.
 	EncUintDoD Encoding = 0x13
+	// EncUintScaled: deltas that share a common factor g ≥ 2 (sizes in
+	// 4 KiB pages), stored divided by it, in either order.
+	EncUintScaled Encoding = 0x14
 
 	// EncStringRaw: lengths, then the concatenated bytes.
 	EncStringRaw Encoding = 0x21
@@ -76,6 +79,8 @@ func (e Encoding) String() string {
 		return "UintDelta"
 	case EncUintDoD:
 		return "UintDoD"
+	case EncUintScaled:
+		return "UintScaled"
 	case EncStringRaw:
 		return "StringRaw"
 	case EncStringDict:
@@ -92,7 +97,7 @@ func (e Encoding) String() string {
 func (e Encoding) Valid() bool {
 	switch e {
 	case EncFloatConst, EncFloatRaw, EncFloatXOR, EncFloatDecimal,
-		EncUintConst, EncUintDelta, EncUintDoD,
+		EncUintConst, EncUintDelta, EncUintDoD, EncUintScaled,
 		EncStringRaw, EncStringDict, EncStringZstd, EncLog:
 		return true
 	}

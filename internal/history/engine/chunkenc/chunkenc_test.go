@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -457,6 +458,20 @@ func TestIntStreamModes(t *testing.T) {
 					t.Fatalf("mode %d (-want +got):\n%s", mode, diff)
 				}
 			}
+			if p.sparse.size > 0 {
+				b := appendSparse(nil, v, &p.sparse)
+				if len(b) != p.sparse.size {
+					t.Errorf("sparse size %d, plan said %d", len(b), p.sparse.size)
+				}
+				got := make([]uint64, len(v))
+				r := reader{b: b}
+				if err := decodeInts(&r, "test", got); err != nil {
+					t.Fatalf("sparse: %v", err)
+				}
+				if r.off != len(b) || !cmp.Equal(v, got) {
+					t.Fatalf("sparse: consumed %d of %d, equal %v", r.off, len(b), cmp.Equal(v, got))
+				}
+			}
 			b := appendInts(nil, v)
 			got := make([]uint64, len(v))
 			r := reader{b: b}
@@ -491,6 +506,50 @@ func TestIntStreamModes(t *testing.T) {
 	}
 	f("periodic", periodic)
 	f("one", []uint64{math.MaxUint64})
+	// Sparse: grid residuals of one-second jitter (mostly 1), with an
+	// outlier that needs the escape, and values around MaxUint64 (the
+	// distance from the base wraps).
+	jitter := make([]uint64, 1000)
+	for i := range jitter {
+		jitter[i] = 1
+		if j := rng.IntN(20); j < 2 {
+			jitter[i] = uint64(j * 2)
+		}
+	}
+	f("sparse/jitter", jitter)
+	outlier := slices.Clone(jitter)
+	outlier[500] = math.MaxUint64
+	outlier[999] = 1 << 40
+	f("sparse/outlier", outlier)
+	wrap := make([]uint64, 200)
+	for i := range wrap {
+		wrap[i] = math.MaxUint64
+		if i%17 == 0 {
+			wrap[i] = uint64(i)
+		}
+	}
+	f("sparse/wrap", wrap)
+}
+
+// TestSparseChosen checks that the stream of one-second jitter, where
+// packed mode spends two bits on every element, is written sparse and at
+// under one bit per element.
+func TestSparseChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	v := make([]uint64, 1000)
+	for i := range v {
+		v[i] = 1
+		if j := rng.IntN(20); j < 2 {
+			v[i] = uint64(j * 2)
+		}
+	}
+	b := appendInts(nil, v)
+	if b[0] != intSparse {
+		t.Fatalf("mode %d, want sparse (%d)", b[0], intSparse)
+	}
+	if p := planInts(v); len(b) >= p.packed.size || len(b)*8 >= len(v) {
+		t.Fatalf("sparse %d bytes for %d elements, packed %d", len(b), len(v), p.packed.size)
+	}
 }
 
 // TestConcurrent encodes and decodes from several goroutines at once, for
@@ -562,6 +621,78 @@ func TestPackedWidths(t *testing.T) {
 			if r.off != len(b) || !cmp.Equal(v, got) {
 				t.Fatalf("w=%d n=%d: round trip differs (consumed %d of %d)", w, n, r.off, len(b))
 			}
+		}
+	}
+}
+
+// TestSplitTimestamps checks that agent-like timestamps (a grid with
+// one-second jitter and a random sub-second part) in the split mode are
+// smaller than the best single stream, at ms and ns, and that the
+// encoder picks it at ms (8 % smaller) but not at ns (3 %, not worth its
+// slower decoding).
+func TestSplitTimestamps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, shape := range []string{"agent-ms", "agent-ns", "agent-neg"} {
+		t.Run(shape, func(t *testing.T) {
+			ts := genTS(rng, shape, baseT, 360)
+			sc := getScratch()
+			defer putScratch(sc)
+			split := appendTimestampsSplit(nil, ts, sc, splitAlways)
+			plain := appendTimestampsSplit(nil, ts, sc, splitNever)
+			// At ns the sub-second part is 30 of the 32 bits: a few per
+			// cent; at ms it is 10 of 12.
+			want := 99
+			if shape == "agent-ms" {
+				want = 93
+			}
+			if len(split) >= len(plain)*want/100 {
+				t.Errorf("split %d bytes, plain %d: want under %d %%", len(split), len(plain), want)
+			}
+			r := reader{b: split}
+			info := Info{Count: len(ts), MinT: ts[0], MaxT: ts[len(ts)-1]}
+			got := make([]int64, len(ts))
+			if err := decodeTimestamps(&r, &info, got); err != nil {
+				t.Fatal(err)
+			}
+			if r.off != len(split) || !cmp.Equal(ts, got) {
+				t.Fatalf("round trip differs (consumed %d of %d)", r.off, len(split))
+			}
+			full := EncodeUints(nil, ts, make([]uint64, len(ts)))
+			if hdr := len(appendHeader(nil, EncUintConst, ts)); (len(full)-hdr-1 == len(split)) != (shape == "agent-ms") {
+				t.Errorf("encoder's stream %d bytes, split %d, plain %d: want split only at ms", len(full)-hdr-1, len(split), len(plain))
+			}
+			if shape == "agent-ms" && float64(len(split))/float64(len(ts)) > 1.45 {
+				t.Errorf("%.2f bytes per millisecond timestamp, want ≤ 1.45 (10 bits for the milliseconds and the jitter)", float64(len(split))/float64(len(ts)))
+			}
+		})
+	}
+}
+
+// TestUintScaled checks that sizes in pages are stored as scaled deltas,
+// smaller than unscaled ones, and read back exactly.
+func TestUintScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	ts := genTS(rng, "sec", baseT, 300)
+	for _, shape := range []string{"pages", "pagesdod"} {
+		v := genUints(rng, shape, 300)
+		b := EncodeUints(nil, ts, v)
+		if e := encodingOf(b); e != EncUintScaled {
+			t.Fatalf("%s: encoding %v, want UintScaled", shape, e)
+		}
+		_, got, err := DecodeUints(nil, nil, b)
+		if err != nil || !cmp.Equal(v, got) {
+			t.Fatalf("%s: round trip: %v", shape, err)
+		}
+		// Unscaled, the same deltas need 12 more bits per change.
+		d := make([]uint64, len(v))
+		for i := 1; i < len(v); i++ {
+			d[i] = v[i] - v[i-1]
+		}
+		sc := getScratch()
+		_, param, _, plan := chooseDeltas(d, sc)
+		putScratch(sc)
+		if plain := plan.size() + uvarintLen(zigzag(param)); len(b) >= plain {
+			t.Errorf("%s: scaled chunk %d bytes, unscaled value stream alone %d", shape, len(b), plain)
 		}
 	}
 }

@@ -12,7 +12,12 @@
 //     smallest of the encodings that fit the data: a constant, a decimal
 //     mantissa stream (floats that are exact decimals such as 23.45), a
 //     Gorilla XOR bitstream, raw bits, deltas or deltas of deltas for
-//     unsigned values, a dictionary or a zstd block for text.
+//     unsigned values (divided by their common factor when they have one),
+//     a dictionary or a zstd block for text. Integer streams inside are
+//     bit-packed, varint, run-length, sparse (a dominant value plus
+//     Rice-coded exceptions) or zstd, whichever is smallest; timestamps
+//     of agents that stamp in milliseconds are split into whole seconds
+//     and sub-second parts when that saves enough.
 //   - DecodeFloats, DecodeUints, DecodeStrings and DecodeLogs append the
 //     values of one chunk to caller-owned slices. Every decoded float is
 //     bit-identical to the encoded one (including -0, NaN payloads and

@@ -44,7 +44,7 @@ func seedChunks(rng *rand.Rand) []seedChunk {
 		}
 		ts := genTS(rng, "jitter", baseT, n)
 		add("xor", encodeFloats(nil, ts, genFloats(rng, "gauge", n), EncFloatXOR), decodeFloatsErr)
-		for _, shape := range []string{"counter", "constant", "small", "nearmax"} {
+		for _, shape := range []string{"counter", "constant", "small", "nearmax", "pages", "pagesdod"} {
 			add(shape, EncodeUints(nil, ts, genUints(rng, shape, n)), decodeUintsErr)
 		}
 		for _, shape := range []string{"status", "lines", "utf8"} {
@@ -52,6 +52,11 @@ func seedChunks(rng *rand.Rand) []seedChunk {
 		}
 		vals, meta := genLogs(rng, n, ts)
 		add("logs", EncodeLogs(nil, ts, vals, meta), decodeLogsErr)
+	}
+	// Split timestamps with sparse seconds.
+	for _, shape := range []string{"agent-ms", "agent-neg"} {
+		ts := genTS(rng, shape, baseT, 200)
+		add("split "+shape, EncodeUints(nil, ts, genUints(rng, "small", 200)), decodeUintsErr)
 	}
 	// Large enough for the zstd int stream mode.
 	ts := genTS(rng, "irregular", baseT, 400)

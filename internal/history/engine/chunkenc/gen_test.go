@@ -16,7 +16,7 @@ const (
 )
 
 // tsShapes lists the timestamp generators by name.
-var tsShapes = []string{"sec", "jitter", "ms", "irregular", "gaps"}
+var tsShapes = []string{"sec", "jitter", "ms", "irregular", "gaps", "agent-ms", "agent-ns", "agent-neg"}
 
 // genTS returns n strictly ascending timestamps starting at start.
 //
@@ -37,6 +37,29 @@ func genTS(rng *rand.Rand, shape string, start int64, n int) []int64 {
 			ts[i] = start + int64(i)*minute + rng.Int64N(1e6)
 		case "ms":
 			ts[i] = start + int64(i)*minute + rng.Int64N(1000)*1e6
+		case "agent-ms", "agent-ns", "agent-neg":
+			// As agents send (historytest.Realistic): a 10 s grid, a
+			// value a second early or late one time in ten, a random
+			// sub-second part (whole milliseconds for agent-ms); agent-neg
+			// before 1970, where seconds and sub-second parts are floored.
+			sec := start/1e9 + int64(i)*10
+			if shape == "agent-neg" {
+				sec = -start/1e9 + int64(i)*10
+			}
+			switch rng.IntN(20) {
+			case 0:
+				sec--
+			case 1:
+				sec++
+			}
+			sub := rng.Int64N(1e9)
+			if shape == "agent-ms" {
+				sub = sub / 1e6 * 1e6
+			}
+			ts[i] = sec*1e9 + sub
+			if i > 0 && ts[i] <= ts[i-1] {
+				ts[i] = ts[i-1] + 1e6
+			}
 		case "irregular":
 			t += 1 + rng.Int64N(3600e9)
 			ts[i] = t
@@ -147,7 +170,7 @@ func genFloats(rng *rand.Rand, shape string, n int) []float64 {
 }
 
 // uintShapes lists the unsigned value generators by name.
-var uintShapes = []string{"counter", "bytes", "constant", "random", "nearmax", "wrap", "small"}
+var uintShapes = []string{"counter", "bytes", "constant", "random", "nearmax", "wrap", "small", "pages", "pagesdod"}
 
 // genUints returns n unsigned values of the named shape.
 //
@@ -180,6 +203,25 @@ func genUints(rng *rand.Rand, shape string, n int) []uint64 {
 	case "random":
 		for i := range v {
 			v[i] = rng.Uint64()
+		}
+	case "pages", "pagesdod":
+		// A size in 4 KiB pages that changes in three values out of ten
+		// (historytest.Realistic's sizes), starting off the page grid;
+		// pagesdod grows by a near-steady number of pages instead, wrapping.
+		x := uint64(1e9 + 17)
+		for i := range v {
+			switch {
+			case shape == "pagesdod":
+				x += 4096 * (1e12 + rng.Uint64N(100))
+			case rng.IntN(10) < 3:
+				d := rng.Uint64N(1<<24) &^ 4095
+				if rng.IntN(3) == 0 {
+					x -= d
+				} else {
+					x += d
+				}
+			}
+			v[i] = x
 		}
 	case "nearmax":
 		for i := range v {

@@ -15,6 +15,7 @@ import (
 //	intVarint: one uvarint per element
 //	intRLE:    (value, run length - 1) uvarint pairs
 //	intZstd:   a zstd block holding a packed, varint or RLE stream
+//	intSparse: a base value and Rice-coded exceptions (sparse.go)
 //
 // Signed quantities are zigzagged by the caller before they get here.
 //
@@ -51,6 +52,7 @@ type intPlan struct {
 	packed packedPlan
 	varint int // bytes including the mode byte
 	rle    int // bytes including the mode byte
+	sparse sparsePlan
 }
 
 // best returns the cheapest plain mode and its size in bytes. Ties go to
@@ -62,6 +64,9 @@ func (p *intPlan) best() (byte, int) {
 	}
 	if p.varint < size {
 		mode, size = intVarint, p.varint
+	}
+	if p.sparse.size > 0 && p.sparse.size < size {
+		mode, size = intSparse, p.sparse.size
 	}
 	return mode, size
 }
@@ -91,6 +96,7 @@ func planInts(v []uint64) intPlan {
 		p.varint += c * max(1, (l+6)/7)
 	}
 	p.packed = planPacked(v, &hist)
+	p.sparse = planSparse(v)
 	return p
 }
 
@@ -178,6 +184,9 @@ func appendIntsPlan(dst []byte, v []uint64, p *intPlan) []byte {
 			return dst
 		}
 		dst = dst[:start]
+	}
+	if mode == intSparse {
+		return appendSparse(dst, v, &p.sparse)
 	}
 	return appendIntsMode(dst, v, mode, &p.packed)
 }
@@ -325,6 +334,8 @@ func decodeIntsDepth[T ~uint64 | ~int64](r *reader, field string, dst []T, neste
 		return nil
 	case intPacked:
 		return decodePacked(r, field, dst)
+	case intSparse:
+		return decodeSparse(r, field, dst)
 	case intZstd:
 		if nested {
 			return corruptAt(field, start, "nested zstd block")

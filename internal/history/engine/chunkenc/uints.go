@@ -17,6 +17,8 @@ import (
 //	UintDelta: uvarint v[0], varint B, int stream of n-1 zigzag(d[i]-B)
 //	UintDoD:   uvarint v[0], varint d[1], int stream of n-2
 //	           zigzag(d[i]-d[i-1])
+//	UintScaled: uvarint v[0], uvarint g ≥ 2, byte order, then the
+//	           UintDelta or UintDoD stream of the deltas divided by g
 //
 // where d[i] = v[i]-v[i-1] and B is the median delta (see deltas.go).
 func EncodeUints(dst []byte, ts []int64, vals []uint64) []byte {
@@ -48,6 +50,26 @@ func EncodeUints(dst []byte, ts []int64, vals []uint64) []byte {
 		d[i] = vals[i] - vals[i-1]
 	}
 	order, param, elems, plan := chooseDeltas(d, sc)
+	if g := deltaGCD(d[1:]); g >= 2 {
+		// Try the deltas divided by their common factor; keep the
+		// smaller (planning again if the unscaled deltas win, as both
+		// plans share the scratch buffers).
+		plain := plan.size() + uvarintLen(zigzag(param))
+		s := grow(sc.u4, n)
+		sc.u4 = s
+		for i := 1; i < n; i++ {
+			s[i] = uint64(int64(d[i]) / int64(g))
+		}
+		sorder, sparam, selems, splan := chooseDeltas(s, sc)
+		if splan.size()+uvarintLen(zigzag(sparam))+uvarintLen(g)+1 < plain {
+			dst[start] = byte(EncUintScaled)
+			dst = binary.AppendUvarint(dst, g)
+			dst = append(dst, sorder)
+			dst = binary.AppendVarint(dst, sparam)
+			return appendIntsPlan(dst, selems, &splan)
+		}
+		order, param, elems, plan = chooseDeltas(d, sc)
+	}
 	if order == orderDelta {
 		dst[start] = byte(EncUintDelta)
 	} else {
@@ -55,6 +77,25 @@ func EncodeUints(dst []byte, ts []int64, vals []uint64) []byte {
 	}
 	dst = binary.AppendVarint(dst, param)
 	return appendIntsPlan(dst, elems, &plan)
+}
+
+// deltaGCD returns the gcd of the deltas' magnitudes as int64, or 0 when
+// it is above 2^62 or all deltas are 0.
+func deltaGCD(d []uint64) uint64 {
+	var g uint64
+	for _, x := range d {
+		m := x
+		if int64(x) < 0 {
+			m = -x
+		}
+		if g = gcd(g, m); g == 1 {
+			return 1
+		}
+	}
+	if g > 1<<62 {
+		return 0
+	}
+	return g
 }
 
 // DecodeUints decodes an unsigned chunk, appending its timestamps to ts
@@ -67,7 +108,7 @@ func DecodeUints(ts []int64, vals []uint64, src []byte) ([]int64, []uint64, erro
 		return ts, vals, err
 	}
 	switch info.Encoding {
-	case EncUintConst, EncUintDelta, EncUintDoD:
+	case EncUintConst, EncUintDelta, EncUintDoD, EncUintScaled:
 	default:
 		return ts, vals, corruptAt("encoding", 0, "%v is not an unsigned encoding", info.Encoding)
 	}
@@ -113,6 +154,8 @@ func decodeUintChunk(r *reader, info *Info, ts []int64, vals []uint64) error {
 			v += b + uint64(int64(x>>1)^-int64(x&1))
 			vals[i] = v
 		}
+	case EncUintScaled:
+		return decodeUintScaled(r, vals)
 	case EncUintDoD:
 		if n < 2 {
 			return r.corrupt("first value delta", "delta of delta for one value")
@@ -132,6 +175,61 @@ func decodeUintChunk(r *reader, info *Info, ts []int64, vals []uint64) error {
 			v += uint64(d)
 			vals[i] = v
 		}
+	}
+	return r.end()
+}
+
+// decodeUintScaled decodes the rest of a UintScaled chunk after the first
+// value (in vals[0]).
+func decodeUintScaled(r *reader, vals []uint64) error {
+	n := len(vals)
+	off := r.off
+	g, err := r.uvarint("value delta factor")
+	if err != nil {
+		return err
+	}
+	if g < 2 || g > 1<<62 {
+		return corruptAt("value delta factor", off, "%d out of range", g)
+	}
+	off = r.off
+	order, err := r.byte("value delta order")
+	if err != nil {
+		return err
+	}
+	if n < 2 {
+		return corruptAt("value delta order", off, "scaled deltas for one value")
+	}
+	param, err := r.varint("value delta parameter")
+	if err != nil {
+		return err
+	}
+	v := vals[0]
+	switch order {
+	case orderDelta:
+		if err := decodeInts(r, "value deltas", vals[1:]); err != nil {
+			return err
+		}
+		b := uint64(param)
+		for i := 1; i < n; i++ {
+			x := vals[i]
+			v += g * (b + uint64(int64(x>>1)^-int64(x&1)))
+			vals[i] = v
+		}
+	case orderDoD:
+		d := param
+		v += g * uint64(d)
+		vals[1] = v
+		if err := decodeInts(r, "value deltas of deltas", vals[2:]); err != nil {
+			return err
+		}
+		for i := 2; i < n; i++ {
+			x := vals[i]
+			d += int64(x>>1) ^ -int64(x&1)
+			v += g * uint64(d)
+			vals[i] = v
+		}
+	default:
+		return corruptAt("value delta order", off, "unknown order %d", order)
 	}
 	return r.end()
 }

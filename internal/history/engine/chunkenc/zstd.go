@@ -101,6 +101,8 @@ type scratch struct {
 	u  []uint64
 	u2 []uint64
 	u3 []uint64
+	u4 []uint64 // split timestamps: sub-second parts
+	i1 []int64  // split timestamps: seconds
 
 	dict map[string]uint32 // EncodeStrings: distinct values
 	sd   strDict
@@ -126,6 +128,12 @@ func putScratch(sc *scratch) {
 	}
 	if cap(sc.u3) > 1<<16 {
 		sc.u3 = nil
+	}
+	if cap(sc.u4) > 1<<16 {
+		sc.u4 = nil
+	}
+	if cap(sc.i1) > 1<<16 {
+		sc.i1 = nil
 	}
 	scratchPool.Put(sc)
 }
