@@ -273,6 +273,17 @@ func TestInFlightBound(t *testing.T) {
 	if q.Total != 40 || q.ByDelay != [6]int{0, 10, 30, 0, 0, 0} || q.Over(30) != 30 {
 		t.Fatalf("queue %+v", q)
 	}
+	// The fine queue (zabbix[queue,<from>,<to>]): at 60.999 s item k,
+	// due at k s plus its spread, is 61-k s late in whole seconds
+	// rounded up, but item 32 (spread 999 ms), 28 s late exactly.
+	for _, c := range []struct {
+		from, to int64
+		want     int
+	}{{6, 0, 40}, {0, 0, 40}, {20, 30, 9}, {28, 29, 2}, {29, 30, 0}, {25, 0, 36}, {0, 25, 4}, {59, 60, 1}, {60, 0, 1}, {61, 0, 0}, {3600, 7200, 0}} {
+		if got := h.s.QueueRange(c.from, c.to); got != c.want {
+			t.Errorf("QueueRange(%d, %d) = %d; want %d", c.from, c.to, got, c.want)
+		}
+	}
 	if got := metric(t, h.m, `peregrine_poll_queue{delay="30s"}`); got != "30" {
 		t.Fatalf("queue gauge for 30s: %s", got)
 	}
@@ -500,7 +511,7 @@ func TestTargetsOf(t *testing.T) {
 			Items: []catalog.ItemSpec{{Key: "x", Type: "zabbix_agent"}}},
 	}})
 	got := map[string]target{}
-	for _, tg := range targetsOf(cat.Snapshot(), map[catalog.ItemType]bool{catalog.ZabbixAgent: true}, 3*time.Second) {
+	for _, tg := range targetsOf(cat.Snapshot(), map[catalog.ItemType]bool{catalog.ZabbixAgent: true}, nil, 3*time.Second) {
 		got[tg.key] = tg
 	}
 	if len(got) != 3 {
