@@ -28,6 +28,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -74,6 +75,7 @@ type Server struct {
 	Poller    *poll.Scheduler
 	API       *api.Server
 	authStore *auth.Store
+	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
 	httpSrv   *http.Server
 }
@@ -109,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := PrepareDataDir(cfg.DataDir, log); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry()}
+	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry(), started: time.Now()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -167,6 +169,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	if err := s.ensureSelfHost(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
@@ -186,6 +191,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}),
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
+			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -407,6 +413,40 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// selfChecker answers internal items from this server's figures. The
+// stages are read through closures: the trapper and housekeeper are
+// created after the poller, and no check runs before Run.
+func (s *Server) selfChecker() *selfcheck.Checker {
+	return selfcheck.New(selfcheck.Options{
+		Figures: selfcheck.Figures{
+			ValuesWritten:     s.Pipeline.ValuesCommitted,
+			NotSupportedTotal: s.Runtime.NotSupportedTotal,
+			QueueRange:        func(from, to int64) int { return s.Poller.QueueRange(from, to) },
+			Snapshot:          s.Catalog.Snapshot,
+			CountNotSupported: s.Runtime.CountNotSupported,
+			Busy:              s.busyOf,
+			Started:           s.started,
+			Version:           Version,
+		},
+		Logger: s.log.With("component", "poll", "checker", "internal"),
+	})
+}
+
+// busyOf is the busy meter of a stage, by zabbix[process,<type>] name.
+func (s *Server) busyOf(process string) (*selfmon.Busy, bool) {
+	switch process {
+	case "poller":
+		return s.Poller.Busy(), true
+	case "trapper":
+		return s.Trapper.Busy(), true
+	case "pipeline shard":
+		return s.Pipeline.Busy(), true
+	case "housekeeper":
+		return s.Housekeep.Busy(), true
+	}
+	return nil, false
 }
 
 // warnOpenFiles says so at start when the checks in flight and the
