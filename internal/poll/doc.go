@@ -55,7 +55,8 @@
 // by more than 5 s, waiting or in flight, by Zabbix's delay buckets
 // (Scheduler.Queue, peregrine_poll_queue{delay=...}), and finer, by the
 // second below an hour and the minute below a day, for Zabbix's
-// zabbix[queue,<from>,<to>] (Scheduler.QueueRange); the check latency
+// zabbix[queue,<from>,<to>] (Scheduler.QueueRange), and the overdue
+// checks themselves (Scheduler.Overdue, for the API's queue.get); the check latency
 // histogram (peregrine_poll_check_latency_seconds) measures from a
 // check's scheduled time to its value's durability (or its not supported
 // state), and leaves out network errors, whose time is the timeout.

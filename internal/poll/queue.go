@@ -37,8 +37,20 @@ func (q Queue) Over(secs int64) int {
 	return n
 }
 
+// OverdueCheck is one check of the queue: more than 5 s late when the
+// queue was last computed.
+type OverdueCheck struct {
+	ItemID uint64
+	// Late is how late the check was then, in milliseconds.
+	Late int64
+}
+
 // queueGauge publishes the loop's queue to other goroutines.
 type queueGauge struct {
+	// checks lists the overdue checks (nil when none), for queue.get's
+	// per-host view and permissions; a new slice each second there are
+	// any, never modified once published.
+	checks  atomic.Pointer[[]OverdueCheck]
 	buckets [len(QueueBuckets)]atomic.Int64
 	// late counts the same checks by how late they are, finer (see
 	// lateIndex), for Zabbix's zabbix[queue,<from>,<to>] with any bounds.
@@ -78,6 +90,16 @@ func lateFrom(i int) int64 {
 		return lateSecSlots + int64(i-lateSecSlots)*60
 	}
 	return 86400
+}
+
+// Overdue returns the checks of the queue as last computed (at most a
+// second ago), in no particular order. The slice is shared: callers MUST
+// NOT modify it. Safe for concurrent use.
+func (s *Scheduler) Overdue() []OverdueCheck {
+	if p := s.queue.checks.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // QueueRange returns the checks in the queue late by at least from
@@ -121,10 +143,12 @@ func (s *Scheduler) computeQueue(ms int64) {
 	}
 	fine := s.lateScratch
 	clear(fine)
-	add := func(due int64) {
+	var checks []OverdueCheck
+	add := func(id uint64, due int64) {
 		if ms-due <= QueueBuckets[0].From*1000 {
 			return
 		}
+		checks = append(checks, OverdueCheck{ItemID: id, Late: ms - due})
 		fine[lateIndex((ms-due+999)/1000)]++
 		late := (ms - due) / 1000
 		for i := len(QueueBuckets) - 1; i >= 0; i-- {
@@ -135,12 +159,12 @@ func (s *Scheduler) computeQueue(ms int64) {
 		}
 	}
 	for _, l := range s.lanes {
-		l.heap.overdue(ms-QueueBuckets[0].From*1000, func(e *entry) { add(e.next) })
+		l.heap.overdue(ms-QueueBuckets[0].From*1000, func(e *entry) { add(e.t.id, e.next) })
 	}
 	if s.inFlight > 0 {
 		for _, e := range s.items {
 			if e.inFlight {
-				add(e.next)
+				add(e.t.id, e.next)
 			}
 		}
 	}
@@ -149,5 +173,10 @@ func (s *Scheduler) computeQueue(ms int64) {
 	}
 	for i, n := range fine {
 		s.queue.late[i].Store(n)
+	}
+	if checks == nil {
+		s.queue.checks.Store(nil)
+	} else {
+		s.queue.checks.Store(&checks)
 	}
 }

@@ -284,6 +284,15 @@ func TestInFlightBound(t *testing.T) {
 			t.Errorf("QueueRange(%d, %d) = %d; want %d", c.from, c.to, got, c.want)
 		}
 	}
+	if od := h.s.Overdue(); len(od) != 40 {
+		t.Errorf("Overdue lists %d checks; want 40", len(od))
+	} else {
+		for _, c := range od {
+			if e := h.s.items[c.ItemID]; e == nil || c.Late != h.now.UnixMilli()-e.next {
+				t.Errorf("Overdue %+v: not an item late by that", c)
+			}
+		}
+	}
 	if got := metric(t, h.m, `peregrine_poll_queue{delay="30s"}`); got != "30" {
 		t.Fatalf("queue gauge for 30s: %s", got)
 	}

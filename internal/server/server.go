@@ -276,7 +276,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
-		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller,
+		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -484,6 +484,18 @@ func (s *Server) retention() housekeep.Retention {
 		return 0, false
 	}
 	return r
+}
+
+// apiQueue adapts the poller's queue to the API's view.
+type apiQueue struct{ p *poll.Scheduler }
+
+func (q apiQueue) Overdue() []api.OverdueCheck {
+	od := q.p.Overdue()
+	out := make([]api.OverdueCheck, len(od))
+	for i, c := range od {
+		out[i] = api.OverdueCheck(c)
+	}
+	return out
 }
 
 // apiTrends adapts a store's trends to the API's view.
