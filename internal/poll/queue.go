@@ -106,9 +106,10 @@ func (s *Scheduler) Overdue() []OverdueCheck {
 // seconds and less than to seconds (to <= 0: no bound), as Zabbix's
 // zabbix[queue,<from>,<to>]: whole seconds, a check 5.2 s late counts as
 // 6 s. The queue holds only checks more than 5 s late, so a from below
-// 6 counts as 6. Above an hour the bounds are rounded to the minute
-// (a slot counts if its first second is within the range), at a day or
-// more to the day. Safe for concurrent use, like Queue.
+// 6 counts as 6. Above an hour the slots are minutes, and checks a day
+// or more late share one slot; a slot counts if its first second is
+// within the range (so a from above a day counts nothing). Safe for
+// concurrent use, like Queue.
 func (s *Scheduler) QueueRange(from, to int64) int {
 	n := int64(0)
 	for i := lateIndex(max(from, 0)); i < lateSlots; i++ {

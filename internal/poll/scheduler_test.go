@@ -583,3 +583,23 @@ func TestLocalErrorBlamesNobody(t *testing.T) {
 		t.Fatalf("local errors counted %s", got)
 	}
 }
+
+// QueueRange above an hour: minute slots up to a day, one slot beyond;
+// a coarse slot counts if its first second is within the range.
+func TestQueueRangeCoarse(t *testing.T) {
+	h := newHarness(t, 1, 1, "1m", Options{})
+	for secs, n := range map[int64]int64{30: 1, 3599: 4, 7200: 3, 7259: 10, 2 * 86400: 2} {
+		h.s.queue.late[lateIndex(secs)].Add(n)
+	}
+	for _, c := range []struct {
+		from, to int64
+		want     int
+	}{
+		{0, 0, 20}, {0, 3600, 5}, {3599, 3600, 4}, {3600, 0, 15}, {7200, 7260, 13}, {7230, 0, 2},
+		{7200, 7201, 13}, {7260, 0, 2}, {86400, 0, 2}, {86399, 86400, 0}, {3 * 86400, 0, 0}, // a day or more late is one slot
+	} {
+		if got := h.s.QueueRange(c.from, c.to); got != c.want {
+			t.Errorf("QueueRange(%d, %d) = %d; want %d", c.from, c.to, got, c.want)
+		}
+	}
+}
