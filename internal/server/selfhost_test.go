@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -117,6 +118,27 @@ func TestSelfMonitoringHost(t *testing.T) {
 		f, err := strconv.ParseFloat(v, 64)
 		return err == nil && f >= 0 && f <= 100
 	})
+	// The queue through the API (empty: nothing is late here) and the
+	// figures on /metrics.
+	var q struct {
+		Total string
+		Delay map[string]string
+		Types []any
+	}
+	admin.ok("queue.get", map[string]any{"groupby": []string{"type"}}, &q)
+	if q.Total != "0" || len(q.Delay) != 6 || q.Delay["10m"] != "0" || q.Types == nil {
+		t.Errorf("queue.get: %+v", q)
+	}
+	var metrics strings.Builder
+	if err := s.Metrics.WriteText(&metrics); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"peregrine_poll_busy_seconds_total ", "peregrine_trapper_busy_seconds_total ", "peregrine_pipeline_busy_seconds_total ",
+		"peregrine_history_housekeeping_busy_seconds_total ", `peregrine_pipeline_values_committed_by_type_total{type="float"} `} {
+		if !strings.Contains(metrics.String(), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 	up := waitUntil("zabbix[uptime]", uint, atLeast(0))
 	waitUntil("zabbix[uptime]", uint, func(v string) bool { return v != up })
 	stop()
