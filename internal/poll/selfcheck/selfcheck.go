@@ -68,7 +68,10 @@ type Options struct {
 // Checker answers internal items (poll.Checker).
 type Checker struct {
 	opts Options
-	mu   sync.Mutex
+	// throttle keeps a wrong internal item (a configuration mistake
+	// that fails every interval) to one log line a minute.
+	throttle *selfmon.LogThrottle
+	mu       sync.Mutex
 	// busyLast is, per item, the busy time and clock of its previous
 	// check: zabbix[process,...] covers the time since then. Only
 	// process items have an entry (a handful); a deleted one keeps its
@@ -89,7 +92,7 @@ func New(opts Options) *Checker {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Checker{opts: opts, busyLast: map[uint64]busySample{}}
+	return &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), busyLast: map[uint64]busySample{}}
 }
 
 // Check answers the batch on a goroutine of its own: counting a large
@@ -108,7 +111,13 @@ func (c *Checker) Answer(ch *poll.Check) *poll.Result {
 	r := &poll.Result{Check: *ch, Clock: c.opts.Now()}
 	v, msg := c.value(ch.ItemID, ch.Key, r.Clock)
 	if msg != "" {
+		// Counted by the scheduler (peregrine_poll_checks_total{result=
+		// "not_supported"}) and shown as the item's error; logged here
+		// once a minute with the others' count.
 		r.Status, r.Error = poll.NotSupported, msg
+		if n, ok := c.throttle.Allow("not_supported"); ok {
+			c.opts.Logger.Warn("internal item not supported", "itemid", ch.ItemID, "key", ch.Key, "err", msg, "others_suppressed", n)
+		}
 		return r
 	}
 	r.Status, r.Value = poll.OK, []byte(v)

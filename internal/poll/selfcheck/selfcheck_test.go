@@ -1,6 +1,9 @@
 package selfcheck
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +226,21 @@ func TestMissingFigures(t *testing.T) {
 		if r := c.Answer(&poll.Check{ItemID: 1, Key: key}); r.Status != poll.NotSupported || r.Error != msgUnsupported {
 			t.Errorf("%s without figures: %v %q", key, r.Status, r.Error)
 		}
+	}
+}
+
+// A key that cannot be answered is logged once a minute, with context,
+// however often it is checked.
+func TestNotSupportedLoggedOnce(t *testing.T) {
+	var buf bytes.Buffer
+	c := New(Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	for i := 0; i < 5; i++ {
+		c.Answer(&poll.Check{ItemID: 77, Key: "zabbix[nonesuch]"})
+	}
+	c.Answer(&poll.Check{ItemID: 1, Key: "zabbix[uptime]"}) // answered: not logged
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "itemid=77") || !strings.Contains(lines[0], `key=zabbix[nonesuch]`) ||
+		!strings.Contains(lines[0], `err="Internal check is not supported."`) {
+		t.Fatalf("log:\n%s", buf.String())
 	}
 }
