@@ -538,6 +538,43 @@ func TestTargetsOf(t *testing.T) {
 	f("by.dns", "agent.example:10050", 3*time.Second)
 }
 
+// Types whose checker needs no interface (internal items) are polled on
+// hosts without one, and keep no availability.
+func TestNoInterfaceType(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "self", Items: []catalog.ItemSpec{
+		{Key: "zabbix[uptime]", Type: "internal", Delay: "1m"},
+		{Key: "agent.ping", Type: "zabbix_agent"},
+	}}}})
+	types := map[catalog.ItemType]bool{catalog.ZabbixAgent: true, catalog.Internal: true}
+	got := map[string]target{}
+	for _, tg := range targetsOf(cat.Snapshot(), types, map[catalog.ItemType]bool{catalog.Internal: true}, 3*time.Second) {
+		got[tg.key] = tg
+	}
+	if tg := got["zabbix[uptime]"]; tg.bad != "" || tg.ifaceID != 0 || tg.addr != "" {
+		t.Errorf("internal item: %+v; want schedulable without an interface", tg)
+	}
+	if tg := got["agent.ping"]; !strings.Contains(tg.bad, "no agent interface") {
+		t.Errorf("agent item without an interface: %+v; want unschedulable", tg)
+	}
+
+	h := newHarness(t, 1, 3, "1m", Options{})
+	for i := range h.targets {
+		h.targets[i].ifaceID, h.targets[i].addr = 0, ""
+	}
+	var cs []Check
+	for sec := 0; sec <= 60; sec++ {
+		cs = append(cs, h.at(sec)...)
+	}
+	if len(cs) != 3 || cs[0].InterfaceID != 0 {
+		t.Fatalf("checks %+v; want 3 without an interface", cs)
+	}
+	h.complete(cs, OK, "1", "")
+	h.complete(h.at(61), OK, "1", "")
+	if _, ok := h.rt.Availability(0); ok || len(h.s.ifaces) != 0 {
+		t.Fatalf("availability kept for interface 0: %v", h.s.ifaces)
+	}
+}
+
 // A restarted scheduler finds every item on the grid it had: the next
 // checks computed by a second scheduler started later are the ones the
 // first would have run (no storm of checks at start, nothing skipped).
