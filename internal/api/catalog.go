@@ -15,6 +15,7 @@ func (s *Server) registerConfig() {
 	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
+	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
 }
 

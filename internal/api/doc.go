@@ -5,7 +5,9 @@
 // file per object family: apiinfo.go, hostgroup.go, host.go, hostiface.go
 // (host interfaces: host.get's selectInterfaces and hostinterface.get),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
-// token.go, push.go, task.go (task.create type 6, "check now"). The
+// token.go, push.go, task.go (task.create type 6, "check now"),
+// queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
+// the queue through its server's internal protocol, not the API). The
 // params vocabulary every method decodes into (IDs, integers, strings
 // as Zabbix clients send them) is in params.go, the parameters all get
 // methods share in get.go, and catalog.go turns catalog edit errors into
@@ -29,7 +31,10 @@
 // the ItemStates and Availabilities interfaces (*pipeline.Runtime), and
 // task.create hands "check now" requests to a CheckNower (the poller).
 // Without them every item is normal, every interface unknown and check
-// now is refused.
+// now is refused. queue.get reads the overdue checks through a
+// QueueReader (the poller) and counts them by Zabbix's delay buckets,
+// overall and per host or item type, over the hosts the caller may
+// read; without one the queue is empty.
 //
 // It owns no data: it reads the catalog snapshot and the history store
 // through the interfaces in this package, and authenticates through the

@@ -37,6 +37,7 @@ type permFixture struct {
 	snap  *catalog.Snapshot
 	root  string // the super admin's session
 	push  *recordingPusher
+	queue *fakeQueue // queue.get's overdue checks (none until set)
 }
 
 // recordingPusher stands in for the trapper behind history.push: it
@@ -105,10 +106,11 @@ func newPermFixture(t *testing.T) *permFixture {
 		}
 	}
 	push := &recordingPusher{cat: cat}
-	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: push})
+	queue := &fakeQueue{}
+	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: push, Queue: queue})
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap, push: push}
+	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap, push: push, queue: queue}
 	f.root = f.login("Admin")
 	return f
 }

@@ -83,7 +83,9 @@ type Options struct {
 	Availability Availabilities
 	// CheckNow serves task.create type 6; nil: such tasks are refused.
 	CheckNow CheckNower
-	Auth     Authenticator
+	// Queue serves queue.get; nil: the queue is empty.
+	Queue QueueReader
+	Auth  Authenticator
 	// Accounts manages users, user groups and tokens; nil disables the
 	// user.*, usergroup.* and token.* management methods (login still
 	// works through Auth).

@@ -81,6 +81,9 @@ type Housekeeper struct {
 	compacted                 *selfmon.Counter
 	retentionErrors           *selfmon.Counter
 	missed                    *selfmon.Counter
+	// busy is the time the two loops spend flushing and applying
+	// retention: zabbix[process,housekeeper,avg,busy].
+	busy *selfmon.Busy
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -108,8 +111,13 @@ func New(opts Options) (*Housekeeper, error) {
 	h.compacted = m.Counter("peregrine_history_compacted_periods_total", "Finished periods (days) rewritten by compaction.")
 	h.retentionErrors = m.Counter("peregrine_history_housekeeping_errors_total", "Retention or compaction steps that failed; the data stays as it was and the next run retries.")
 	h.missed = m.Counter("peregrine_history_housekeeping_missed_runs_total", "Retention runs skipped because the previous run overran the check interval.")
+	h.busy = m.Busy("peregrine_history_housekeeping_busy_seconds_total", "Time the housekeeping loops (flush, retention) spent working, summed over both.", 2)
 	return h, nil
 }
+
+// Busy is the housekeeper's busy time (see selfmon.Busy) over its two
+// loops, flush and retention, whether or not the store needs both.
+func (h *Housekeeper) Busy() *selfmon.Busy { return h.busy }
 
 // Run runs the loops until ctx is done or Stop is called.
 func (h *Housekeeper) Run(ctx context.Context) error {
@@ -149,7 +157,9 @@ func (h *Housekeeper) flushLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			h.flushIfDue(now)
+			if h.flushIfDue(now) {
+				h.busy.Since(now)
+			}
 		}
 	}
 }
@@ -195,6 +205,7 @@ func (h *Housekeeper) retentionLoop(ctx context.Context) {
 	for {
 		start := time.Now()
 		h.retain(ctx, start)
+		h.busy.Since(start)
 		// The ticker drops the ticks of an overrun; count them so that
 		// an operator sees retention falling behind.
 		if took := time.Since(start); took > h.opts.CheckInterval {

@@ -146,6 +146,7 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		}
 		s.m.requests.Inc()
 		recv := s.opts.Now()
+		busyFrom := time.Now() // not opts.Now: tests fix that clock
 		reply, keep := s.handle(cs, payload, recv, remote)
 		if reply != nil {
 			flags := zbx.FlagProtocol | h.Flags&zbx.FlagCompressed
@@ -154,6 +155,7 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 				return
 			}
 		}
+		s.m.busy.Since(busyFrom)
 		if !keep {
 			return
 		}

@@ -72,6 +72,10 @@ type metrics struct {
 	heartbeats   *selfmon.Counter
 	notSupported *selfmon.Counter
 	logPosErrors *selfmon.Counter
+	// busy is the time connections spent on requests, from the frame
+	// read to the reply written (store waits included), over
+	// MaxConnections slots: zabbix[process,trapper,avg,busy].
+	busy *selfmon.Busy
 }
 
 func newMetrics(r *selfmon.Registry, s *Server) *metrics {
@@ -90,6 +94,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	for i := range m.active {
 		m.active[i] = r.Counter("peregrine_trapper_active_checks_total", "Active agents' \"active checks\" requests, by result.", "result", activeResultNames[i])
 	}
+	m.busy = r.Busy("peregrine_trapper_busy_seconds_total", "Time trapper connections spent handling requests (frame read to reply written, store waits included), summed over connections.", s.opts.MaxConnections)
 	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
 	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Agent data rows reporting their item not supported (state 1); counted as processed, not stored.")
 	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")
@@ -122,3 +127,7 @@ func (m *metrics) countFailed(processed int, failed *[numFailReasons]int) {
 		}
 	}
 }
+
+// Busy is the trapper's busy time (see selfmon.Busy); Goroutines is
+// trapper.max_connections.
+func (s *Server) Busy() *selfmon.Busy { return s.m.busy }

@@ -30,7 +30,14 @@
 // pollers and the active-agent server write and the API reads. It is
 // striped by ID over 64 locks, has no global lock and is not persisted:
 // after a restart every item is normal and every interface unknown until
-// checked again.
+// checked again. It also counts the not-supported states set
+// (NotSupportedTotal) and those standing now (CountNotSupported), for
+// zabbix[wcache,values,not supported] and zabbix[items_unsupported].
+//
+// Self-monitoring: committed values are counted per value type
+// (ValuesCommitted, peregrine_pipeline_values_committed_by_type_total)
+// and the shards' time in commits is their busy time (Busy,
+// zabbix[process,pipeline shard,avg,busy]).
 //
 // Concurrency: Submit may be called from any number of goroutines. The hot
 // path is not lock-free: it takes each touched shard's queue mutex once

@@ -86,6 +86,12 @@ type Pipeline struct {
 	committed *selfmon.Counter
 	errors    *selfmon.Counter
 	batches   *selfmon.Counter
+	// byType counts committed values per value type (index: the
+	// history.ValueType), for zabbix[wcache,values,<type>].
+	byType [history.Text + 1]*selfmon.Counter
+	// busy is the shards' time writing to the store (zabbix[process,
+	// pipeline shard,avg,busy]).
+	busy *selfmon.Busy
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -102,6 +108,11 @@ func New(opts Options) (*Pipeline, error) {
 	p.committed = m.Counter("peregrine_pipeline_values_committed_total", "Values accepted by the history store.")
 	p.errors = m.Counter("peregrine_pipeline_store_errors_total", "History store writes that failed; their values were not acknowledged.")
 	p.batches = m.Counter("peregrine_pipeline_store_batches_total", "Batches written to the history store.")
+	for t := range p.byType {
+		p.byType[t] = m.Counter("peregrine_pipeline_values_committed_by_type_total", "Values accepted by the history store, by value type.",
+			"type", typeLabels[t])
+	}
+	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent writing batches (store write, last values, commit hook), summed over shards.", opts.Shards)
 	m.Rate("peregrine_pipeline_values_committed_per_second", "Values accepted by the history store per second, over the last rate interval.",
 		func() float64 { return float64(p.committed.Load()) })
 	for i := 0; i < opts.Shards; i++ {
@@ -112,6 +123,23 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// typeLabels name the value types as Zabbix's zabbix[wcache,values,<type>]
+// modes do.
+var typeLabels = [history.Text + 1]string{history.Float: "float", history.Str: "str", history.Log: "log", history.Uint: "uint", history.Text: "text"}
+
+// ValuesCommitted returns the values the store accepted so far, per
+// value type (index: history.ValueType).
+func (p *Pipeline) ValuesCommitted() (byType [history.Text + 1]uint64) {
+	for t, c := range p.byType {
+		byType[t] = c.Load()
+	}
+	return byType
+}
+
+// Busy is the shards' busy time (see selfmon.Busy); Goroutines is the
+// shard count.
+func (p *Pipeline) Busy() *selfmon.Busy { return p.busy }
 
 // Shards returns the shard count.
 func (p *Pipeline) Shards() int { return len(p.shards) }

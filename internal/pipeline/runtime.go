@@ -1,6 +1,9 @@
 package pipeline
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // ItemState is the runtime state of one item as Zabbix's item.get shows
 // it: state 0 ("normal") or 1 ("not supported") and the error text.
@@ -43,6 +46,10 @@ const runtimeShards = 64
 type Runtime struct {
 	items  [runtimeShards]itemStripe
 	ifaces [runtimeShards]ifaceStripe
+	// notSupported counts the states set to not supported: every check
+	// or agent row that left its item not supported, as Zabbix's
+	// zabbix[wcache,values,not supported] counts them.
+	notSupported atomic.Uint64
 }
 
 // The stripes are padded to a cache line so that writers of neighbouring
@@ -86,9 +93,35 @@ func (r *Runtime) SetItemState(item uint64, s ItemState) {
 		st.mu.Unlock()
 		return
 	}
+	if s.NotSupported {
+		r.notSupported.Add(1)
+	}
 	st.mu.Lock()
 	st.m[item] = s
 	st.mu.Unlock()
+}
+
+// NotSupportedTotal is how many times an item was set not supported
+// since the start (one per check or agent row that left it so).
+func (r *Runtime) NotSupportedTotal() uint64 { return r.notSupported.Load() }
+
+// CountNotSupported returns how many items are not supported now, of
+// those for which keep returns true (the caller's enabled catalog
+// items: states of items that left are dropped lazily). It visits every
+// recorded state, one stripe lock at a time.
+func (r *Runtime) CountNotSupported(keep func(item uint64) bool) int {
+	n := 0
+	for i := range r.items {
+		st := &r.items[i]
+		st.mu.RLock()
+		for id, s := range st.m {
+			if s.NotSupported && keep(id) {
+				n++
+			}
+		}
+		st.mu.RUnlock()
+	}
+	return n
 }
 
 // ItemState returns the recorded state of an item; ok is false (and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -101,6 +102,7 @@ func (s *shard) run() {
 // that had values in it and every later waiter of this batch as well,
 // since their values may share the failed piece.
 func (s *shard) commit(batch []history.Sample, waiters []waiter) {
+	defer s.p.busy.Since(time.Now())
 	maxBatch := s.p.opts.MaxBatch
 	w := 0
 	var err error
@@ -115,6 +117,7 @@ func (s *shard) commit(batch []history.Sample, waiters []waiter) {
 		}
 		s.p.batches.Inc()
 		s.p.committed.Add(uint64(len(piece)))
+		s.countTypes(piece)
 		s.updateState(piece)
 		if s.p.opts.OnCommit != nil {
 			s.p.opts.OnCommit(s.id, piece)
@@ -126,6 +129,22 @@ func (s *shard) commit(batch []history.Sample, waiters []waiter) {
 	}
 	for ; w < len(waiters); w++ {
 		waiters[w].t.finish(err)
+	}
+}
+
+// countTypes adds piece's values to the per-type counters: one pass of
+// local counts, then one atomic add per type present.
+func (s *shard) countTypes(piece []history.Sample) {
+	var n [history.Text + 1]uint64
+	for i := range piece {
+		if t := piece[i].Type; t.Valid() {
+			n[t]++
+		}
+	}
+	for t, c := range n {
+		if c > 0 {
+			s.p.byType[t].Add(c)
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ func (st *ifaceState) publish(r *pipeline.Runtime, id uint64) {
 // checks wait UnreachableDelay between probes), after that it is
 // unavailable (available 2) and probed once per UnavailableDelay.
 func (s *Scheduler) availability(c completion, probe bool, sec int64) {
+	if c.iface == 0 {
+		return // a check without an interface (internal items)
+	}
 	st := s.ifaces[c.iface]
 	if st == nil {
 		st = &ifaceState{}

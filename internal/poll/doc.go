@@ -20,6 +20,8 @@
 // removed and disabled items stop; so an API change takes effect within
 // one interval, without restart. An item that cannot be scheduled (a bad
 // interval or timeout, no interface) becomes not supported, saying why.
+// Item types whose CheckerSpec says NoInterface (internal items, package
+// poll/selfcheck) are checked without one and keep no availability.
 // A check that waited whole intervals (an overloaded or stopped server)
 // runs once and the missed intervals are counted, not run.
 //
@@ -51,13 +53,17 @@
 //
 // Queue and latency. Once a second the loop counts the checks overdue
 // by more than 5 s, waiting or in flight, by Zabbix's delay buckets
-// (Scheduler.Queue, peregrine_poll_queue{delay=...}); the check latency
+// (Scheduler.Queue, peregrine_poll_queue{delay=...}), and finer, by the
+// second below an hour and the minute below a day, for Zabbix's
+// zabbix[queue,<from>,<to>] (Scheduler.QueueRange), and the overdue
+// checks themselves (Scheduler.Overdue, for the API's queue.get); the check latency
 // histogram (peregrine_poll_check_latency_seconds) measures from a
 // check's scheduled time to its value's durability (or its not supported
 // state), and leaves out network errors, whose time is the timeout.
 // CheckNow moves items to the front (Zabbix task.create "check now");
 // TakeInFlightPeak gives the highest in-flight count since its last call
-// (bench poll).
+// (bench poll). Busy is the loop goroutine's time in its turns
+// (peregrine_poll_busy_seconds_total, zabbix[process,poller,avg,busy]).
 //
 // Concurrency: Run owns the loop; CheckNow and Queue are safe from any
 // goroutine. Nothing is persisted: schedules are recomputed from the

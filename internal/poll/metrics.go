@@ -17,6 +17,9 @@ type metrics struct {
 	unavailable *selfmon.Counter
 	recovered   *selfmon.Counter
 	latency     *selfmon.Histogram
+	// busy is the loop goroutine's time in its turns (zabbix[process,
+	// poller,avg,busy]); checks waiting on the network are not work.
+	busy *selfmon.Busy
 }
 
 // newMetrics registers the scheduler's metrics. The gauges read loop
@@ -36,6 +39,7 @@ func newMetrics(r *selfmon.Registry, s *Scheduler) *metrics {
 		latency: r.Histogram("peregrine_poll_check_latency_seconds",
 			"Time from a check's scheduled time until its value (or not-supported state) was stored; network errors are not included.", latencyBuckets),
 	}
+	m.busy = r.Busy("peregrine_poll_busy_seconds_total", "Time the scheduler loop spent in its turns (taking results back, following catalog swaps, handing out checks, the queue).", 1)
 	for st := range m.results {
 		m.results[st] = r.Counter("peregrine_poll_checks_total", "Checks done, by result.", "result", Status(st).String())
 	}

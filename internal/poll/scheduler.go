@@ -37,6 +37,10 @@ type CheckerSpec struct {
 	// MaxInFlight bounds this type's checks in flight (0: only the
 	// global bound applies).
 	MaxInFlight int
+	// NoInterface: items of this type are checked without a host
+	// interface (Zabbix internal items); their checks have no Addr and
+	// InterfaceID 0, and no availability is kept for them.
+	NoInterface bool
 }
 
 // Options configures a Scheduler.
@@ -168,6 +172,8 @@ type Scheduler struct {
 	lastQ    int64
 	stopping bool              // Run is shutting down: abandoned checks are coming back
 	badSeen  map[uint64]string // items that cannot be scheduled, and why
+	// lateScratch is computeQueue's fine count, kept between seconds.
+	lateScratch []int64
 	// targetsFn lists a snapshot's polled items: targetsOf, replaced by
 	// unit tests that need interfaces the test catalog cannot hold.
 	targetsFn func(*catalog.Snapshot) []target
@@ -218,7 +224,11 @@ func New(opts Options) (*Scheduler, error) {
 		s.accept |= preprocess.TypesOf(typ)
 	}
 	s.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
-	s.targetsFn = func(snap *catalog.Snapshot) []target { return targetsOf(snap, s.types, opts.DefaultTimeout) }
+	noIface := map[catalog.ItemType]bool{}
+	for typ, spec := range opts.Checkers {
+		noIface[typ] = spec.NoInterface
+	}
+	s.targetsFn = func(snap *catalog.Snapshot) []target { return targetsOf(snap, s.types, noIface, opts.DefaultTimeout) }
 	s.m = newMetrics(opts.Metrics, s)
 	return s, nil
 }
@@ -244,7 +254,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for ctx.Err() == nil {
 		now := s.opts.Now()
+		turn := time.Now() // not opts.Now: tests fix that clock
 		wake := s.step(now)
+		s.m.busy.Since(turn)
 		d := time.UnixMilli(wake).Sub(now)
 		d = max(d, 0)
 		timer.Reset(d)
@@ -547,6 +559,9 @@ func (s *Scheduler) upsert(t *target, iv delay.Interval, sec int64) {
 		}
 	}
 }
+
+// Busy is the loop's busy time (see selfmon.Busy; one goroutine).
+func (s *Scheduler) Busy() *selfmon.Busy { return s.m.busy }
 
 // TakeInFlightPeak returns the highest number of checks in flight since
 // the previous call (or the start) and starts a new period. Safe from any

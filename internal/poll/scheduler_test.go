@@ -273,6 +273,26 @@ func TestInFlightBound(t *testing.T) {
 	if q.Total != 40 || q.ByDelay != [6]int{0, 10, 30, 0, 0, 0} || q.Over(30) != 30 {
 		t.Fatalf("queue %+v", q)
 	}
+	// The fine queue (zabbix[queue,<from>,<to>]): at 60.999 s item k,
+	// due at k s plus its spread, is 61-k s late in whole seconds
+	// rounded up, but item 32 (spread 999 ms), 28 s late exactly.
+	for _, c := range []struct {
+		from, to int64
+		want     int
+	}{{6, 0, 40}, {0, 0, 40}, {20, 30, 9}, {28, 29, 2}, {29, 30, 0}, {25, 0, 36}, {0, 25, 4}, {59, 60, 1}, {60, 0, 1}, {61, 0, 0}, {3600, 7200, 0}} {
+		if got := h.s.QueueRange(c.from, c.to); got != c.want {
+			t.Errorf("QueueRange(%d, %d) = %d; want %d", c.from, c.to, got, c.want)
+		}
+	}
+	if od := h.s.Overdue(); len(od) != 40 {
+		t.Errorf("Overdue lists %d checks; want 40", len(od))
+	} else {
+		for _, c := range od {
+			if e := h.s.items[c.ItemID]; e == nil || c.Late != h.now.UnixMilli()-e.next {
+				t.Errorf("Overdue %+v: not an item late by that", c)
+			}
+		}
+	}
 	if got := metric(t, h.m, `peregrine_poll_queue{delay="30s"}`); got != "30" {
 		t.Fatalf("queue gauge for 30s: %s", got)
 	}
@@ -500,7 +520,7 @@ func TestTargetsOf(t *testing.T) {
 			Items: []catalog.ItemSpec{{Key: "x", Type: "zabbix_agent"}}},
 	}})
 	got := map[string]target{}
-	for _, tg := range targetsOf(cat.Snapshot(), map[catalog.ItemType]bool{catalog.ZabbixAgent: true}, 3*time.Second) {
+	for _, tg := range targetsOf(cat.Snapshot(), map[catalog.ItemType]bool{catalog.ZabbixAgent: true}, nil, 3*time.Second) {
 		got[tg.key] = tg
 	}
 	if len(got) != 3 {
@@ -516,6 +536,43 @@ func TestTargetsOf(t *testing.T) {
 	f("main", "127.0.0.1:10050", 3*time.Second)
 	f("second", "127.0.0.2:20050", 7*time.Second)
 	f("by.dns", "agent.example:10050", 3*time.Second)
+}
+
+// Types whose checker needs no interface (internal items) are polled on
+// hosts without one, and keep no availability.
+func TestNoInterfaceType(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "self", Items: []catalog.ItemSpec{
+		{Key: "zabbix[uptime]", Type: "internal", Delay: "1m"},
+		{Key: "agent.ping", Type: "zabbix_agent"},
+	}}}})
+	types := map[catalog.ItemType]bool{catalog.ZabbixAgent: true, catalog.Internal: true}
+	got := map[string]target{}
+	for _, tg := range targetsOf(cat.Snapshot(), types, map[catalog.ItemType]bool{catalog.Internal: true}, 3*time.Second) {
+		got[tg.key] = tg
+	}
+	if tg := got["zabbix[uptime]"]; tg.bad != "" || tg.ifaceID != 0 || tg.addr != "" {
+		t.Errorf("internal item: %+v; want schedulable without an interface", tg)
+	}
+	if tg := got["agent.ping"]; !strings.Contains(tg.bad, "no agent interface") {
+		t.Errorf("agent item without an interface: %+v; want unschedulable", tg)
+	}
+
+	h := newHarness(t, 1, 3, "1m", Options{})
+	for i := range h.targets {
+		h.targets[i].ifaceID, h.targets[i].addr = 0, ""
+	}
+	var cs []Check
+	for sec := 0; sec <= 60; sec++ {
+		cs = append(cs, h.at(sec)...)
+	}
+	if len(cs) != 3 || cs[0].InterfaceID != 0 {
+		t.Fatalf("checks %+v; want 3 without an interface", cs)
+	}
+	h.complete(cs, OK, "1", "")
+	h.complete(h.at(61), OK, "1", "")
+	if _, ok := h.rt.Availability(0); ok || len(h.s.ifaces) != 0 {
+		t.Fatalf("availability kept for interface 0: %v", h.s.ifaces)
+	}
 }
 
 // A restarted scheduler finds every item on the grid it had: the next
@@ -561,5 +618,25 @@ func TestLocalErrorBlamesNobody(t *testing.T) {
 	}
 	if got := metric(t, h.m, `peregrine_poll_checks_total{result="local_error"}`); got != "1" {
 		t.Fatalf("local errors counted %s", got)
+	}
+}
+
+// QueueRange above an hour: minute slots up to a day, one slot beyond;
+// a coarse slot counts if its first second is within the range.
+func TestQueueRangeCoarse(t *testing.T) {
+	h := newHarness(t, 1, 1, "1m", Options{})
+	for secs, n := range map[int64]int64{30: 1, 3599: 4, 7200: 3, 7259: 10, 2 * 86400: 2} {
+		h.s.queue.late[lateIndex(secs)].Add(n)
+	}
+	for _, c := range []struct {
+		from, to int64
+		want     int
+	}{
+		{0, 0, 20}, {0, 3600, 5}, {3599, 3600, 4}, {3600, 0, 15}, {7200, 7260, 13}, {7230, 0, 2},
+		{7200, 7201, 13}, {7260, 0, 2}, {86400, 0, 2}, {86399, 86400, 0}, {3 * 86400, 0, 0}, // a day or more late is one slot
+	} {
+		if got := h.s.QueueRange(c.from, c.to); got != c.want {
+			t.Errorf("QueueRange(%d, %d) = %d; want %d", c.from, c.to, got, c.want)
+		}
 	}
 }

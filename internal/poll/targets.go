@@ -32,8 +32,9 @@ func interfaceType(t catalog.ItemType) catalog.InterfaceType {
 }
 
 // targetsOf lists the items of snap the scheduler polls: enabled items
-// of a type in types on monitored hosts.
-func targetsOf(snap *catalog.Snapshot, types map[catalog.ItemType]bool, defTimeout time.Duration) []target {
+// of a type in types on monitored hosts. Items of a type in noIface
+// need no interface.
+func targetsOf(snap *catalog.Snapshot, types, noIface map[catalog.ItemType]bool, defTimeout time.Duration) []target {
 	var out []target
 	for _, h := range snap.Hosts() {
 		if !h.Enabled {
@@ -43,14 +44,17 @@ func targetsOf(snap *catalog.Snapshot, types map[catalog.ItemType]bool, defTimeo
 			if !it.Enabled || !types[it.Type] {
 				continue
 			}
-			out = append(out, targetOf(snap, h, it, defTimeout))
+			out = append(out, targetOf(snap, h, it, noIface[it.Type], defTimeout))
 		}
 	}
 	return out
 }
 
-func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, defTimeout time.Duration) target {
+func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface bool, defTimeout time.Duration) target {
 	t := target{id: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
+	if noIface {
+		return t
+	}
 	var iface *catalog.Interface
 	if it.InterfaceID != 0 {
 		iface = snap.Interface(it.InterfaceID)

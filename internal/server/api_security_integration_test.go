@@ -375,7 +375,7 @@ func TestAPIBadRequestsKeepServing(t *testing.T) {
 	}
 	// Still serving.
 	var hosts []map[string]any
-	admin.ok("host.get", map[string]any{"output": []string{"host"}}, &hosts)
+	admin.ok("host.get", map[string]any{"output": []string{"host"}, "filter": map[string]any{"host": "peregrine-test"}}, &hosts)
 	if len(hosts) != 1 {
 		t.Fatalf("host.get after bad requests: %v", hosts)
 	}

@@ -8,6 +8,14 @@
 // the configured one and hands it on; trends and housekeeping find the
 // optional interfaces by assertion.
 //
+// Self-monitoring: the first start of a data directory creates the host
+// "Peregrine server" (group "Zabbix servers") with internal items
+// (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
+// a user who deletes the host does not get it back. The internal items
+// are answered by package poll/selfcheck from figures wired here: the
+// pipeline's per-type counts, the runtime's not-supported counts, the
+// poller's queue, the catalog and each stage's busy meter.
+//
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.
 package server

@@ -28,6 +28,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -74,6 +75,7 @@ type Server struct {
 	Poller    *poll.Scheduler
 	API       *api.Server
 	authStore *auth.Store
+	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
 	httpSrv   *http.Server
 }
@@ -109,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := PrepareDataDir(cfg.DataDir, log); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry()}
+	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry(), started: time.Now()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -167,6 +169,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	if err := s.ensureSelfHost(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
@@ -186,6 +191,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}),
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
+			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -270,7 +276,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
-		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller,
+		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -409,6 +415,40 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 	return nil
 }
 
+// selfChecker answers internal items from this server's figures. The
+// stages are read through closures: the trapper and housekeeper are
+// created after the poller, and no check runs before Run.
+func (s *Server) selfChecker() *selfcheck.Checker {
+	return selfcheck.New(selfcheck.Options{
+		Figures: selfcheck.Figures{
+			ValuesWritten:     s.Pipeline.ValuesCommitted,
+			NotSupportedTotal: s.Runtime.NotSupportedTotal,
+			QueueRange:        func(from, to int64) int { return s.Poller.QueueRange(from, to) },
+			Snapshot:          s.Catalog.Snapshot,
+			CountNotSupported: s.Runtime.CountNotSupported,
+			Busy:              s.busyOf,
+			Started:           s.started,
+			Version:           Version,
+		},
+		Logger: s.log.With("component", "poll", "checker", "internal"),
+	})
+}
+
+// busyOf is the busy meter of a stage, by zabbix[process,<type>] name.
+func (s *Server) busyOf(process string) (*selfmon.Busy, bool) {
+	switch process {
+	case "poller":
+		return s.Poller.Busy(), true
+	case "trapper":
+		return s.Trapper.Busy(), true
+	case "pipeline shard":
+		return s.Pipeline.Busy(), true
+	case "housekeeper":
+		return s.Housekeep.Busy(), true
+	}
+	return nil, false
+}
+
 // warnOpenFiles says so at start when the checks in flight and the
 // trapper's connections together could exhaust the open-files limit:
 // each holds a socket, and checks that cannot get one fail as local
@@ -444,6 +484,18 @@ func (s *Server) retention() housekeep.Retention {
 		return 0, false
 	}
 	return r
+}
+
+// apiQueue adapts the poller's queue to the API's view.
+type apiQueue struct{ p *poll.Scheduler }
+
+func (q apiQueue) Overdue() []api.OverdueCheck {
+	od := q.p.Overdue()
+	out := make([]api.OverdueCheck, len(od))
+	for i, c := range od {
+		out[i] = api.OverdueCheck(c)
+	}
+	return out
 }
 
 // apiTrends adapts a store's trends to the API's view.
