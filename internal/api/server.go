@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -96,6 +97,12 @@ type Options struct {
 	// 10,000,000); a request that would exceed it gets an error asking
 	// for a limit or a narrower range.
 	MaxRows int
+	// PrefetchRows bounds the numeric rows that history.get requests
+	// together hold in memory (24 bytes each) to check MaxRows without a
+	// counting pass (default 4Mi rows, 96 MiB; one request holds at most
+	// 1Mi). A request that finds no room counts first instead: slower,
+	// same answer (history_prefetch.go).
+	PrefetchRows int
 	// MaxBatchCalls bounds the calls of one JSON-RPC batch (default
 	// 1000); a longer batch is refused whole with an error naming the
 	// bound. Responses are streamed element by element, so the bound
@@ -116,6 +123,11 @@ type Server struct {
 	throttle *selfmon.LogThrottle
 	// taskSeq numbers the tasks task.create returns.
 	taskSeq atomic.Uint64
+	// prefetchBudget is the rows history.get may still buffer, of
+	// Options.PrefetchRows; prefetchBlocks pools the buffers
+	// (history_prefetch.go).
+	prefetchBudget atomic.Int64
+	prefetchBlocks sync.Pool
 }
 
 type method struct {
@@ -143,6 +155,9 @@ func New(opts Options) *Server {
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 10_000_000
 	}
+	if opts.PrefetchRows <= 0 {
+		opts.PrefetchRows = 4 << 20
+	}
 	if opts.MaxBatchCalls <= 0 {
 		opts.MaxBatchCalls = 1000
 	}
@@ -153,6 +168,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
+	s.prefetchBudget.Store(int64(opts.PrefetchRows))
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()

@@ -1,0 +1,251 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"iter"
+	"math"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// The row bound without a counting pass.
+//
+// A history.get without a "limit" must fail with a clean JSON-RPC error
+// when it selects more than api.max_rows rows, so the bound has to be
+// known before the first byte of the result goes out. Counting first
+// (history.CountMany) costs a pass over the store's index and chunk
+// timestamps: for 5,000 items over an hour, about 15 ms of a call whose
+// read takes 30.
+//
+// Instead, a numeric read starts into a buffer of compact rows (24
+// bytes each, a third of their JSON) and nothing is written until it
+// either ends or the buffer is full:
+//
+//   - the read ends first (the common case: a dashboard's panel, a
+//     graph): the buffer holds every row, so the count is exact and
+//     free; more than MaxRows is the error, otherwise the rows are
+//     formatted from the buffer;
+//   - the buffer fills with MaxRows+1 rows: the request is over the
+//     bound, the error needs no count;
+//   - the buffer fills below that (its per-request or server-wide bound
+//     is smaller than MaxRows): the read is paused, the request is
+//     counted as before, and if it is within the bound the buffered rows
+//     are written and the read resumes, writing straight to the socket.
+//
+// The trade-off is memory for a pass: a request holds up to
+// prefetchRequestRows rows (24 MiB) while it reads, and all requests
+// together at most Options.PrefetchRows, so large reads cost what they
+// cost before (the count) plus a bounded buffer, and reads up to a
+// million rows skip the count. The buffer is blocks from a pool, so a
+// dashboard's repeated calls do not allocate it anew.
+//
+// The read is paused inside the store's callback with iter.Pull: one
+// read, suspended once, rather than stopped and restarted at a position
+// (which would need a position that survives concurrent writes). The
+// store contract (history.Reader) keeps no lock across the callback, so
+// counting while a read is suspended is safe.
+//
+// String, text and log rows are not buffered (their values vary in size
+// without bound); they are counted first as before.
+
+// prefetchRequestRows bounds the rows one request buffers.
+const prefetchRequestRows = 1 << 20
+
+// prefetchBlockRows is the rows of one pooled block (192 KiB).
+const prefetchBlockRows = 8192
+
+// pfRow is one buffered numeric row: its item as an index into the
+// request's item ids, its time, and its value's bits.
+type pfRow struct {
+	clock int64
+	bits  uint64
+	ns    int32
+	item  uint32
+}
+
+type pfBlock struct {
+	all  []pfRow // prefetchBlockRows long
+	rows []pfRow // the rows in use, a prefix of all capped at what was reserved
+}
+
+// prefetch is one request's buffer.
+type prefetch struct {
+	s        *Server
+	ids      []uint64 // item ids by index (the request's, plus any the store returned unasked)
+	cur      int      // index of the last row's item
+	blocks   []*pfBlock
+	reserved int // rows reserved from the server-wide budget
+	n        int // rows buffered
+	max      int // rows this request may buffer
+}
+
+// add buffers v, or reports false when the buffer is full.
+func (pf *prefetch) add(v *history.Sample) bool {
+	if pf.n >= pf.max {
+		return false
+	}
+	var b *pfBlock
+	if k := len(pf.blocks); k > 0 && len(pf.blocks[k-1].rows) < cap(pf.blocks[k-1].rows) {
+		b = pf.blocks[k-1]
+	} else if b = pf.grow(); b == nil {
+		return false
+	}
+	if pf.ids[pf.cur] != v.ItemID {
+		pf.findItem(v.ItemID)
+	}
+	bits := v.U
+	if v.Type == history.Float {
+		bits = math.Float64bits(v.F)
+	}
+	b.rows = append(b.rows, pfRow{clock: v.Clock, bits: bits, ns: v.NS, item: uint32(pf.cur)})
+	pf.n++
+	return true
+}
+
+// findItem points cur at id: the next item in a batched read's order,
+// or wherever it is.
+func (pf *prefetch) findItem(id uint64) {
+	for i := pf.cur + 1; i < len(pf.ids); i++ {
+		if pf.ids[i] == id {
+			pf.cur = i
+			return
+		}
+	}
+	for i := range pf.ids {
+		if pf.ids[i] == id {
+			pf.cur = i
+			return
+		}
+	}
+	pf.ids = append(pf.ids, id) // not asked for: still written as read
+	pf.cur = len(pf.ids) - 1
+}
+
+// grow takes a block within the request's and the server's bounds, or
+// returns nil.
+func (pf *prefetch) grow() *pfBlock {
+	want := min(prefetchBlockRows, pf.max-pf.reserved)
+	if want <= 0 {
+		return nil
+	}
+	if pf.s.prefetchBudget.Add(-int64(want)) < 0 {
+		pf.s.prefetchBudget.Add(int64(want))
+		return nil
+	}
+	pf.reserved += want
+	b, _ := pf.s.prefetchBlocks.Get().(*pfBlock)
+	if b == nil {
+		b = &pfBlock{all: make([]pfRow, prefetchBlockRows)}
+	}
+	b.rows = b.all[:0:want]
+	pf.blocks = append(pf.blocks, b)
+	return b
+}
+
+// release returns the blocks and their budget. Safe to call twice.
+func (pf *prefetch) release() {
+	for _, b := range pf.blocks {
+		b.rows = nil
+		pf.s.prefetchBlocks.Put(b)
+	}
+	pf.blocks = nil
+	pf.s.prefetchBudget.Add(int64(pf.reserved))
+	pf.reserved = 0
+}
+
+// writeTo writes the buffered rows, formatting them straight into w's
+// free space.
+func (pf *prefetch) writeTo(w *bufio.Writer, e *rowEncoder, typ history.ValueType) {
+	for _, blk := range pf.blocks {
+		rows := blk.rows
+		for len(rows) > 0 {
+			b := w.AvailableBuffer()
+			if cap(b) < maxNumericRow {
+				w.Flush()
+				b = w.AvailableBuffer()
+			}
+			k := 0
+			for ; k < len(rows) && cap(b)-len(b) >= maxNumericRow; k++ {
+				r := &rows[k]
+				b = e.appendNumeric(b, pf.ids[r.item], r.clock, r.ns, typ, r.bits)
+			}
+			w.Write(b)
+			rows = rows[k:]
+		}
+	}
+}
+
+// historyPrefetched serves a numeric history.get that must be checked
+// against MaxRows (no limit, or one above it) by buffering its rows
+// first (see above). emitRow counts and filters rows exactly as the
+// streaming path does.
+func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.Query, typ history.ValueType, match *rowMatcher, limit int, enc *rowEncoder, count func() (int, error)) (func(*bufio.Writer) error, error) {
+	pf := &prefetch{s: s, ids: append([]uint64(nil), ids...), max: min(s.opts.MaxRows+1, prefetchRequestRows, s.opts.PrefetchRows)}
+	if len(pf.ids) == 0 {
+		pf.ids = append(pf.ids, 0) // cur must index something
+	}
+	var (
+		w       *bufio.Writer // set before the read resumes
+		sent    int
+		readErr error
+	)
+	read := func(yield func(struct{}) bool) {
+		buffering := true
+		readErr = history.ReadMany(ctx, s.opts.History, ids, q, func(v *history.Sample) bool {
+			if match != nil && !match.match(v) {
+				return true
+			}
+			if buffering {
+				if pf.add(v) {
+					return limit == 0 || pf.n < limit
+				}
+				buffering = false
+				if !yield(struct{}{}) {
+					return false
+				}
+			}
+			enc.write(w, v)
+			sent++
+			return limit == 0 || sent < limit
+		})
+	}
+	next, stop := iter.Pull(read)
+	_, paused := next()
+	fail := func(e *Error) (func(*bufio.Writer) error, error) {
+		stop()
+		pf.release()
+		return nil, e
+	}
+	if !paused && readErr != nil {
+		return fail(errApp("cannot read history: %v", readErr))
+	}
+	if pf.n > s.opts.MaxRows {
+		return fail(errMaxRows(s.opts.MaxRows))
+	}
+	if paused {
+		n, err := count()
+		if err != nil {
+			return fail(errApp("cannot read history: %v", err))
+		}
+		if n > s.opts.MaxRows {
+			return fail(errMaxRows(s.opts.MaxRows))
+		}
+	}
+	return func(bw *bufio.Writer) error {
+		defer stop()
+		defer pf.release()
+		bw.WriteByte('[')
+		pf.writeTo(bw, enc, typ)
+		if paused {
+			w, sent = bw, pf.n
+			pf.release() // the rest streams: let other requests buffer
+			next()
+			if readErr != nil {
+				return readErr
+			}
+		}
+		bw.WriteByte(']')
+		return nil
+	}, nil
+}
