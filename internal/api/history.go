@@ -2,12 +2,12 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"iter"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -24,12 +24,10 @@ func (s *Server) registerHistory() {
 // Zabbix returns nothing for objects the caller cannot see.
 func selectItems(snap *catalog.Snapshot, itemIDs, hostIDs ids, vt int) []*catalog.Item {
 	var out []*catalog.Item
-	seen := map[uint64]bool{}
 	add := func(it *catalog.Item) {
-		if it == nil || seen[it.ID] || (vt >= 0 && int(it.ValueType) != vt) {
+		if it == nil || (vt >= 0 && int(it.ValueType) != vt) {
 			return
 		}
-		seen[it.ID] = true
 		out = append(out, it)
 	}
 	for _, id := range itemIDs {
@@ -48,8 +46,10 @@ func selectItems(snap *catalog.Snapshot, itemIDs, hostIDs ids, vt int) []*catalo
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	// Sorted, then duplicates dropped: cheaper than a set for the
+	// thousands of ids of a dashboard's request.
+	slices.SortFunc(out, func(a, b *catalog.Item) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b *catalog.Item) bool { return a.ID == b.ID })
 }
 
 func containsID(l ids, id uint64) bool {

@@ -128,6 +128,7 @@ type Server struct {
 	// (history_prefetch.go).
 	prefetchBudget atomic.Int64
 	prefetchBlocks sync.Pool
+	respBufs       sync.Pool // *bufio.Writer of respBufSize
 }
 
 type method struct {
@@ -193,8 +194,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	w.Header().Set("Content-Type", "application/json")
-	bw := bufio.NewWriterSize(w, 64<<10)
-	defer bw.Flush()
+	bw := s.respWriter(w)
+	defer s.putRespWriter(bw)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -224,6 +225,28 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(ctx, req, bearer, r.RemoteAddr, bw)
+}
+
+// respBufSize is the response buffer of a request: a history.get of
+// half a million rows is 40 MB of JSON, and each flush costs a chunk
+// header and a write system call or two; 256 KiB makes those a few
+// hundred. The buffers are pooled, so small requests do not allocate
+// one each.
+const respBufSize = 256 << 10
+
+func (s *Server) respWriter(w io.Writer) *bufio.Writer {
+	if bw, ok := s.respBufs.Get().(*bufio.Writer); ok {
+		bw.Reset(w)
+		return bw
+	}
+	return bufio.NewWriterSize(w, respBufSize)
+}
+
+// putRespWriter flushes bw and pools it.
+func (s *Server) putRespWriter(bw *bufio.Writer) {
+	bw.Flush()
+	bw.Reset(nil)
+	s.respBufs.Put(bw)
 }
 
 // serveBatch answers a JSON-RPC batch: one response element per call that
