@@ -3,8 +3,8 @@ package api
 import (
 	"bufio"
 	"context"
-	"iter"
 	"math"
+	"runtime"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -40,11 +40,11 @@ import (
 // million rows skip the count. The buffer is blocks from a pool, so a
 // dashboard's repeated calls do not allocate it anew.
 //
-// The read is paused inside the store's callback with iter.Pull: one
-// read, suspended once, rather than stopped and restarted at a position
-// (which would need a position that survives concurrent writes). The
-// store contract (history.Reader) keeps no lock across the callback, so
-// counting while a read is suspended is safe.
+// The read is paused inside the store's callback (its goroutine waits
+// on a channel): one read, suspended once, rather than stopped and
+// restarted at a position (which would need a position that survives
+// concurrent writes). The store contract (history.Reader) keeps no lock
+// across the callback, so counting while a read is suspended is safe.
 //
 // String, text and log rows are not buffered (their values vary in size
 // without bound); they are counted first as before.
@@ -176,51 +176,81 @@ func (pf *prefetch) writeTo(w *bufio.Writer, e *rowEncoder, typ history.ValueTyp
 	}
 }
 
+// pfPart is one part of a request's items, read by its own goroutine
+// into its own buffer. Its events (ev) say whether the read paused on a
+// full buffer (true) or ended (false); resume answers a pause: true to
+// write the rest straight to w, false to stop.
+type pfPart struct {
+	ids    []uint64
+	pf     *prefetch
+	ev     chan bool
+	resume chan bool
+	w      *bufio.Writer
+	err    error
+	live   bool // paused, not yet resumed or stopped
+}
+
+// prefetchPartItems is the least items per part worth a goroutine
+// (Server.prefetchPartItems; tests lower it).
+const prefetchPartItems = 256
+
 // historyPrefetched serves a numeric history.get that must be checked
 // against MaxRows (no limit, or one above it) by buffering its rows
-// first (see above). emitRow counts and filters rows exactly as the
-// streaming path does.
+// first (see above). count counts the whole request.
+//
+// Without a limit, a request of many items is read in up to
+// min(GOMAXPROCS, 4) parts at once (consecutive runs of its items, so
+// their rows concatenate in order): the store's decoding of half a
+// million rows is the other half of the call besides formatting them,
+// and on a second core it overlaps. With a limit the rows must stop at
+// the limit in order, so one part reads them all.
 func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.Query, typ history.ValueType, match *rowMatcher, limit int, enc *rowEncoder, count func() (int, error)) (func(*bufio.Writer) error, error) {
-	pf := &prefetch{s: s, ids: append([]uint64(nil), ids...), max: min(s.opts.MaxRows+1, prefetchRequestRows, s.opts.PrefetchRows)}
-	if len(pf.ids) == 0 {
-		pf.ids = append(pf.ids, 0) // cur must index something
+	capRows := min(s.opts.MaxRows+1, prefetchRequestRows, s.opts.PrefetchRows)
+	nparts := 1
+	if limit == 0 {
+		nparts = max(1, min(runtime.GOMAXPROCS(0), 4, len(ids)/s.prefetchPartItems))
 	}
-	var (
-		w       *bufio.Writer // set before the read resumes
-		sent    int
-		readErr error
-	)
-	read := func(yield func(struct{}) bool) {
-		buffering := true
-		readErr = history.ReadMany(ctx, s.opts.History, ids, q, func(v *history.Sample) bool {
-			if match != nil && !match.match(v) {
-				return true
-			}
-			if buffering {
-				if pf.add(v) {
-					return limit == 0 || pf.n < limit
-				}
-				buffering = false
-				if !yield(struct{}{}) {
-					return false
-				}
-			}
-			enc.write(w, v)
-			sent++
-			return limit == 0 || sent < limit
-		})
+	parts := make([]*pfPart, nparts)
+	for i := range parts {
+		p := &pfPart{ids: ids[i*len(ids)/nparts : (i+1)*len(ids)/nparts], ev: make(chan bool, 1), resume: make(chan bool)}
+		// The buffer's own copy of the ids: it may append ids the store
+		// returned unasked, which must not run into the next part's.
+		p.pf = &prefetch{s: s, ids: append([]uint64(nil), p.ids...), max: max(1, capRows/nparts)}
+		if len(p.pf.ids) == 0 {
+			p.pf.ids = []uint64{0} // cur must index something
+		}
+		parts[i] = p
+		go p.read(ctx, s.opts.History, q, match, limit, enc)
 	}
-	next, stop := iter.Pull(read)
-	_, paused := next()
+	n, paused := 0, false
+	var readErr error
+	for _, p := range parts {
+		p.live = <-p.ev
+		paused = paused || p.live
+		n += p.pf.n
+		if !p.live && p.err != nil && readErr == nil {
+			readErr = p.err
+		}
+	}
+	// stopAll ends every paused read and returns every buffer.
+	stopAll := func() {
+		for _, p := range parts {
+			if p.live {
+				p.resume <- false
+				<-p.ev
+				p.live = false
+			}
+			p.pf.release()
+		}
+	}
 	fail := func(e *Error) (func(*bufio.Writer) error, error) {
-		stop()
-		pf.release()
+		stopAll()
 		return nil, e
 	}
-	if !paused && readErr != nil {
+	if readErr != nil {
 		return fail(errApp("cannot read history: %v", readErr))
 	}
-	if pf.n > s.opts.MaxRows {
+	if n > s.opts.MaxRows {
 		return fail(errMaxRows(s.opts.MaxRows))
 	}
 	if paused {
@@ -232,20 +262,48 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 			return fail(errMaxRows(s.opts.MaxRows))
 		}
 	}
-	return func(bw *bufio.Writer) error {
-		defer stop()
-		defer pf.release()
-		bw.WriteByte('[')
-		pf.writeTo(bw, enc, typ)
-		if paused {
-			w, sent = bw, pf.n
-			pf.release() // the rest streams: let other requests buffer
-			next()
-			if readErr != nil {
-				return readErr
+	return func(w *bufio.Writer) error {
+		defer stopAll()
+		w.WriteByte('[')
+		for _, p := range parts {
+			p.pf.writeTo(w, enc, typ)
+			p.pf.release() // written: let other requests buffer
+			if p.live {
+				p.w, p.live = w, false
+				p.resume <- true
+				<-p.ev
+			}
+			if p.err != nil {
+				return p.err
 			}
 		}
-		bw.WriteByte(']')
+		w.WriteByte(']')
 		return nil
 	}, nil
+}
+
+// read reads the part's items into its buffer, pauses when it is full
+// and, when resumed, writes the rest to p.w.
+func (p *pfPart) read(ctx context.Context, r history.Reader, q history.Query, match *rowMatcher, limit int, enc *rowEncoder) {
+	buffering, sent := true, 0
+	p.err = history.ReadMany(ctx, r, p.ids, q, func(v *history.Sample) bool {
+		if match != nil && !match.match(v) {
+			return true
+		}
+		if buffering {
+			if p.pf.add(v) {
+				sent++
+				return limit == 0 || sent < limit
+			}
+			buffering = false
+			p.ev <- true
+			if !<-p.resume {
+				return false
+			}
+		}
+		enc.write(p.w, v)
+		sent++
+		return limit == 0 || sent < limit
+	})
+	p.ev <- false
 }

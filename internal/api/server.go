@@ -128,7 +128,9 @@ type Server struct {
 	// (history_prefetch.go).
 	prefetchBudget atomic.Int64
 	prefetchBlocks sync.Pool
-	respBufs       sync.Pool // *bufio.Writer of respBufSize
+	// prefetchPartItems is the least items per concurrently read part.
+	prefetchPartItems int
+	respBufs          sync.Pool // *bufio.Writer of respBufSize
 }
 
 type method struct {
@@ -170,6 +172,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
 	s.prefetchBudget.Store(int64(opts.PrefetchRows))
+	s.prefetchPartItems = prefetchPartItems
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()
