@@ -157,8 +157,13 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	// half way: numeric rows are buffered until the count is known
 	// (history_prefetch.go), other rows are counted first.
 	if limit == 0 || limit > s.opts.MaxRows {
-		if typ := history.ValueType(vt); (typ == history.Float || typ == history.Uint) && !(byClock && len(items) > 1) {
-			return s.historyPrefetched(ctx, ids, q(0), typ, match, limit, enc, count)
+		if typ := history.ValueType(vt); typ == history.Float || typ == history.Uint {
+			run, err := s.historyPrefetched(ctx, ids, q(0), typ, match, limit, enc, count, byClock && len(items) > 1, desc)
+			if err != errNoRoom {
+				return run, err
+			}
+			// A merge by clock that did not fit its buffer: counted and
+			// merged from the store as below.
 		}
 		n, err := count()
 		if err != nil {

@@ -2,7 +2,9 @@ package api
 
 import (
 	"bufio"
+	"container/heap"
 	"context"
+	"errors"
 	"math"
 	"runtime"
 
@@ -204,10 +206,19 @@ const prefetchPartItems = 256
 // million rows is the other half of the call besides formatting them,
 // and on a second core it overlaps. With a limit the rows must stop at
 // the limit in order, so one part reads them all.
-func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.Query, typ history.ValueType, match *rowMatcher, limit int, enc *rowEncoder, count func() (int, error)) (func(*bufio.Writer) error, error) {
+//
+// merge (sortfield "clock" over several items) merges the buffered rows
+// by time, ties by itemid (as mergeByClock does), applying the limit
+// after the merge; a merge whose rows do not fit the buffer returns
+// errNoRoom, and the caller merges from the store instead.
+func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.Query, typ history.ValueType, match *rowMatcher, limit int, enc *rowEncoder, count func() (int, error), merge, desc bool) (func(*bufio.Writer) error, error) {
 	capRows := min(s.opts.MaxRows+1, prefetchRequestRows, s.opts.PrefetchRows)
+	readLimit := limit
+	if merge {
+		readLimit = 0 // the limit applies to the merged rows
+	}
 	nparts := 1
-	if limit == 0 {
+	if readLimit == 0 {
 		nparts = max(1, min(runtime.GOMAXPROCS(0), 4, len(ids)/s.prefetchPartItems))
 	}
 	parts := make([]*pfPart, nparts)
@@ -220,7 +231,7 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 			p.pf.ids = []uint64{0} // cur must index something
 		}
 		parts[i] = p
-		go p.read(ctx, s.opts.History, q, match, limit, enc)
+		go p.read(ctx, s.opts.History, q, match, readLimit, enc)
 	}
 	n, paused := 0, false
 	var readErr error
@@ -252,6 +263,19 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 	}
 	if n > s.opts.MaxRows {
 		return fail(errMaxRows(s.opts.MaxRows))
+	}
+	if merge {
+		if paused {
+			stopAll()
+			return nil, errNoRoom
+		}
+		return func(w *bufio.Writer) error {
+			defer stopAll()
+			w.WriteByte('[')
+			writeMerged(w, parts, enc, typ, desc, limit)
+			w.WriteByte(']')
+			return nil
+		}, nil
 	}
 	if paused {
 		n, err := count()
@@ -306,4 +330,105 @@ func (p *pfPart) read(ctx context.Context, r history.Reader, q history.Query, ma
 		return limit == 0 || sent < limit
 	})
 	p.ev <- false
+}
+
+// errNoRoom: a merge by clock did not fit the prefetch buffer.
+var errNoRoom = errors.New("the rows do not fit the prefetch buffer")
+
+// writeMerged writes the parts' buffered rows merged by time (clock,
+// then ns; descending when desc), ties by itemid, at most limit of them
+// when limit > 0. Each item's rows are one run in its part's buffer,
+// already in order, so a heap of one cursor per item merges them: a
+// dashboard's 5,000 items cost 12 comparisons a row, where the merge
+// from the store (mergeByClock) pays a read per item and a coroutine
+// switch per row.
+func writeMerged(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ history.ValueType, desc bool, limit int) {
+	h := &runHeap{desc: desc}
+	for _, p := range parts {
+		prev := int64(-1)
+		for b, blk := range p.pf.blocks {
+			for i := range blk.rows {
+				if r := &blk.rows[i]; int64(r.item) != prev {
+					prev = int64(r.item)
+					h.c = append(h.c, runCursor{pf: p.pf, b: b, i: i, item: r.item, id: p.pf.ids[r.item], row: r})
+				}
+			}
+		}
+	}
+	heap.Init(h)
+	sent := 0
+	b := w.AvailableBuffer()
+	for len(h.c) > 0 {
+		if cap(b)-len(b) < maxNumericRow {
+			w.Write(b)
+			if w.Available() < maxNumericRow {
+				w.Flush()
+			}
+			b = w.AvailableBuffer()
+		}
+		c := &h.c[0]
+		b = e.appendNumeric(b, c.id, c.row.clock, c.row.ns, typ, c.row.bits)
+		if sent++; limit > 0 && sent >= limit {
+			break
+		}
+		if c.advance() {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+	}
+	w.Write(b)
+}
+
+// runCursor walks one item's run of buffered rows.
+type runCursor struct {
+	pf   *prefetch
+	b, i int // the current row: pf.blocks[b].rows[i]
+	item uint32
+	id   uint64
+	row  *pfRow
+}
+
+// advance moves to the run's next row, or reports false at its end.
+func (c *runCursor) advance() bool {
+	c.i++
+	if c.i == len(c.pf.blocks[c.b].rows) {
+		c.b, c.i = c.b+1, 0
+		if c.b == len(c.pf.blocks) {
+			return false
+		}
+	}
+	r := &c.pf.blocks[c.b].rows[c.i]
+	if r.item != c.item {
+		return false
+	}
+	c.row = r
+	return true
+}
+
+// runHeap orders cursors by their current row as sampleHeap orders
+// samples.
+type runHeap struct {
+	c    []runCursor
+	desc bool
+}
+
+func (h *runHeap) Len() int { return len(h.c) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.c[i].row, h.c[j].row
+	if a.clock != b.clock {
+		return (a.clock < b.clock) != h.desc
+	}
+	if a.ns != b.ns {
+		return (a.ns < b.ns) != h.desc
+	}
+	return h.c[i].id < h.c[j].id
+}
+func (h *runHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
+func (h *runHeap) Push(x any)    { h.c = append(h.c, x.(runCursor)) }
+
+// Pop drops the last cursor; nothing uses the value (no boxing).
+func (h *runHeap) Pop() any {
+	h.c = h.c[:len(h.c)-1]
+	return nil
 }

@@ -115,6 +115,9 @@ func TestHistoryGetPrefetch(t *testing.T) {
 		`{"history":0,"itemids":[` + all + `]}`,
 		`{"history":0,"itemids":[` + all + `],"sortorder":"DESC","output":["value","clock"]}`,
 		`{"history":0,"itemids":[` + all + `],"limit":100}`,
+		`{"history":0,"itemids":[` + all + `],"sortfield":"clock"}`,
+		`{"history":0,"itemids":[` + all + `],"sortfield":["clock"],"sortorder":"DESC","limit":100}`,
+		`{"history":0,"itemids":[` + all + `],"sortfield":"clock","sortorder":"DESC","filter":{"value":["2.5","3.75","-1","0",5]}}`,
 		`{"history":0,"itemids":[` + all + `],"time_from":1030,"time_till":1090}`,
 		`{"history":0,"itemids":[` + all + `],"filter":{"itemid":"` + fmt.Sprint(fids[5]) + `"}}`,
 		`{"history":0,"itemids":[` + all + `],"filter":{"value":["2.5","3.75","-1","0",5]}}`,
@@ -143,7 +146,7 @@ func TestHistoryGetPrefetch(t *testing.T) {
 			// them; parts read fewer each.
 			nids := strings.Count(params[strings.Index(params, "["):strings.Index(params, "]")], ",") + 1
 			nparts := 1
-			if !strings.Contains(params, `"limit"`) {
+			if !strings.Contains(params, `"limit"`) || strings.Contains(params, `"sortfield"`) { // a merge reads all, then limits
 				nparts = max(1, min(runtime.GOMAXPROCS(0), 4, nids/partItems))
 			}
 			mainFull := 0
