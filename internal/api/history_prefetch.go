@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"container/heap"
 	"context"
 	"errors"
 	"math"
@@ -339,26 +338,32 @@ var errNoRoom = errors.New("the rows do not fit the prefetch buffer")
 // then ns; descending when desc), ties by itemid, at most limit of them
 // when limit > 0. Each item's rows are one run in its part's buffer,
 // already in order, so a heap of one cursor per item merges them: a
-// dashboard's 5,000 items cost 12 comparisons a row, where the merge
-// from the store (mergeByClock) pays a read per item and a coroutine
-// switch per row.
+// dashboard's 5,000 items cost about 12 levels of the heap a row, where
+// the merge from the store (mergeByClock) pays a read per item and a
+// coroutine switch per row. Each cursor carries its current row's key,
+// so that the heap's comparisons stay within the cursors (5,000 of them
+// fit the cache) instead of reaching into rows spread over megabytes.
 func writeMerged(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ history.ValueType, desc bool, limit int) {
-	h := &runHeap{desc: desc}
+	var h []runCursor
 	for _, p := range parts {
 		prev := int64(-1)
 		for b, blk := range p.pf.blocks {
 			for i := range blk.rows {
 				if r := &blk.rows[i]; int64(r.item) != prev {
 					prev = int64(r.item)
-					h.c = append(h.c, runCursor{pf: p.pf, b: b, i: i, item: r.item, id: p.pf.ids[r.item], row: r})
+					c := runCursor{pf: p.pf, b: b, i: i, item: r.item, id: p.pf.ids[r.item]}
+					c.load(r, desc)
+					h = append(h, c)
 				}
 			}
 		}
 	}
-	heap.Init(h)
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
 	sent := 0
 	b := w.AvailableBuffer()
-	for len(h.c) > 0 {
+	for len(h) > 0 {
 		if cap(b)-len(b) < maxNumericRow {
 			w.Write(b)
 			if w.Available() < maxNumericRow {
@@ -366,31 +371,44 @@ func writeMerged(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ history.Va
 			}
 			b = w.AvailableBuffer()
 		}
-		c := &h.c[0]
-		b = e.appendNumeric(b, c.id, c.row.clock, c.row.ns, typ, c.row.bits)
+		c := &h[0]
+		r := &c.pf.blocks[c.b].rows[c.i]
+		b = e.appendNumeric(b, c.id, r.clock, r.ns, typ, r.bits)
 		if sent++; limit > 0 && sent >= limit {
 			break
 		}
-		if c.advance() {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
+		if !c.advance(desc) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		if len(h) > 0 {
+			siftDown(h, 0)
 		}
 	}
 	w.Write(b)
 }
 
-// runCursor walks one item's run of buffered rows.
+// runCursor walks one item's run of buffered rows. key orders it in the
+// heap: the current row's clock and ns as one number (ns < 1e9), negated
+// when the merge is descending, so the heap always takes the least key,
+// ties by id ascending as mergeByClock orders them.
 type runCursor struct {
+	key  [2]int64 // clock, ns (both negated when descending)
+	id   uint64
 	pf   *prefetch
 	b, i int // the current row: pf.blocks[b].rows[i]
 	item uint32
-	id   uint64
-	row  *pfRow
+}
+
+func (c *runCursor) load(r *pfRow, desc bool) {
+	c.key = [2]int64{r.clock, int64(r.ns)}
+	if desc {
+		c.key = [2]int64{-r.clock, -int64(r.ns)}
+	}
 }
 
 // advance moves to the run's next row, or reports false at its end.
-func (c *runCursor) advance() bool {
+func (c *runCursor) advance(desc bool) bool {
 	c.i++
 	if c.i == len(c.pf.blocks[c.b].rows) {
 		c.b, c.i = c.b+1, 0
@@ -402,33 +420,35 @@ func (c *runCursor) advance() bool {
 	if r.item != c.item {
 		return false
 	}
-	c.row = r
+	c.load(r, desc)
 	return true
 }
 
-// runHeap orders cursors by their current row as sampleHeap orders
-// samples.
-type runHeap struct {
-	c    []runCursor
-	desc bool
+func (c *runCursor) less(o *runCursor) bool {
+	if c.key[0] != o.key[0] {
+		return c.key[0] < o.key[0]
+	}
+	if c.key[1] != o.key[1] {
+		return c.key[1] < o.key[1]
+	}
+	return c.id < o.id
 }
 
-func (h *runHeap) Len() int { return len(h.c) }
-func (h *runHeap) Less(i, j int) bool {
-	a, b := h.c[i].row, h.c[j].row
-	if a.clock != b.clock {
-		return (a.clock < b.clock) != h.desc
+// siftDown restores the heap order below i.
+func siftDown(h []runCursor, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].less(&h[l]) {
+			m = r
+		}
+		if !h[m].less(&h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
-	if a.ns != b.ns {
-		return (a.ns < b.ns) != h.desc
-	}
-	return h.c[i].id < h.c[j].id
-}
-func (h *runHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
-func (h *runHeap) Push(x any)    { h.c = append(h.c, x.(runCursor)) }
-
-// Pop drops the last cursor; nothing uses the value (no boxing).
-func (h *runHeap) Pop() any {
-	h.c = h.c[:len(h.c)-1]
-	return nil
 }

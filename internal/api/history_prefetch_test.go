@@ -75,8 +75,10 @@ func TestHistoryGetPrefetch(t *testing.T) {
 		id := snap.Lookup("h", fmt.Sprintf("f%d", i)).ID
 		fids = append(fids, id)
 		var v []history.Sample
+		// Items i and i+3 share clocks (at one ns): ties that the merge
+		// by clock orders by itemid.
 		for k := range 10 + 7*i { // 10, 17, ... 45 rows: 165 in all
-			v = append(v, history.Sample{ItemID: id, Clock: 1000 + int64(3*k+i), NS: int32(k * 1000), Type: history.Float, F: float64(k)*1.25 - float64(i)})
+			v = append(v, history.Sample{ItemID: id, Clock: 1000 + int64(3*k+i), NS: 500, Type: history.Float, F: float64(k)*1.25 - float64(i)})
 		}
 		st.Write(context.Background(), v)
 	}
