@@ -73,5 +73,9 @@
 // `peregrine serve`.
 //
 // Concurrency: the Handler serves requests concurrently; every
-// dependency is safe for concurrent use.
+// dependency is safe for concurrent use. A history.get of many numeric
+// items without a limit reads them in up to min(GOMAXPROCS, 4) parts
+// on goroutines of its own, which end before the request does; a
+// "sortfield": "clock" over such items merges the buffered rows rather
+// than reading each item from the store (history_prefetch.go).
 package api
