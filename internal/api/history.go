@@ -2,12 +2,12 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"context"
 	"iter"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -24,12 +24,10 @@ func (s *Server) registerHistory() {
 // Zabbix returns nothing for objects the caller cannot see.
 func selectItems(snap *catalog.Snapshot, itemIDs, hostIDs ids, vt int) []*catalog.Item {
 	var out []*catalog.Item
-	seen := map[uint64]bool{}
 	add := func(it *catalog.Item) {
-		if it == nil || seen[it.ID] || (vt >= 0 && int(it.ValueType) != vt) {
+		if it == nil || (vt >= 0 && int(it.ValueType) != vt) {
 			return
 		}
-		seen[it.ID] = true
 		out = append(out, it)
 	}
 	for _, id := range itemIDs {
@@ -48,8 +46,10 @@ func selectItems(snap *catalog.Snapshot, itemIDs, hostIDs ids, vt int) []*catalo
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	// Sorted, then duplicates dropped: cheaper than a set for the
+	// thousands of ids of a dashboard's request.
+	slices.SortFunc(out, func(a, b *catalog.Item) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b *catalog.Item) bool { return a.ID == b.ID })
 }
 
 func containsID(l ids, id uint64) bool {
@@ -110,9 +110,6 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	q := func(id uint64) history.Query {
 		return history.Query{ItemID: id, From: from, Till: till, Desc: desc, Limit: storeLimit}
 	}
-	// Without a limit, count first (stopping past the bound) so that a
-	// request for more than MaxRows gets a clear error instead of a
-	// response cut off half way.
 	// One batched read for all items (history.ReadMany): a dashboard's
 	// thousands of items over a minute cost the store one view, not one
 	// per item.
@@ -120,50 +117,70 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	if limit == 0 || limit > s.opts.MaxRows || p.CountOutput {
-		var n int
-		var err error
+	// count counts the request's rows, stopping once past MaxRows unless
+	// countOutput wants the number.
+	count := func() (int, error) {
 		if match != nil {
 			// filter/search: only matching rows count, so the values are
 			// read (one batched read) rather than counted from the index.
-			err = history.ReadMany(ctx, s.opts.History, ids, q(0), func(v *history.Sample) bool {
+			n := 0
+			err := history.ReadMany(ctx, s.opts.History, ids, q(0), func(v *history.Sample) bool {
 				if !match.match(v) {
 					return true
 				}
 				n++
 				return p.CountOutput || n <= s.opts.MaxRows
 			})
-		} else {
-			bound := s.opts.MaxRows // counting may stop once past it
-			if p.CountOutput {
-				bound = 0
-			}
-			n, err = history.CountMany(ctx, s.opts.History, ids, q(0), bound)
+			return n, err
 		}
+		bound := s.opts.MaxRows // counting may stop once past it
+		if p.CountOutput {
+			bound = 0
+		}
+		return history.CountMany(ctx, s.opts.History, ids, q(0), bound)
+	}
+	if p.CountOutput {
+		n, err := count()
 		if err != nil {
 			return nil, errApp("cannot read history: %v", err)
 		}
-		if !p.CountOutput && n > s.opts.MaxRows {
-			return nil, errApp("The request selects more than %d history rows (api.max_rows); set \"limit\" or narrow \"time_from\"/\"time_till\".", s.opts.MaxRows)
+		return func(w *bufio.Writer) error {
+			w.WriteByte('"')
+			w.WriteString(strconv.Itoa(n))
+			w.WriteByte('"')
+			return nil
+		}, nil
+	}
+	enc := newRowEncoder(out)
+	// Without a limit (or with one above the bound) a request for more
+	// than MaxRows must get a clear error instead of a response cut off
+	// half way: numeric rows are buffered until the count is known
+	// (history_prefetch.go), other rows are counted first.
+	if limit == 0 || limit > s.opts.MaxRows {
+		if typ := history.ValueType(vt); typ == history.Float || typ == history.Uint {
+			run, err := s.historyPrefetched(ctx, ids, q(0), typ, match, limit, enc, count, byClock && len(items) > 1, desc)
+			if err != errNoRoom {
+				return run, err
+			}
+			// A merge by clock that did not fit its buffer: counted and
+			// merged from the store as below.
 		}
-		if p.CountOutput {
-			return func(w *bufio.Writer) error {
-				w.WriteByte('"')
-				w.WriteString(strconv.Itoa(n))
-				w.WriteByte('"')
-				return nil
-			}, nil
+		n, err := count()
+		if err != nil {
+			return nil, errApp("cannot read history: %v", err)
+		}
+		if n > s.opts.MaxRows {
+			return nil, errMaxRows(s.opts.MaxRows)
 		}
 	}
 	return func(w *bufio.Writer) error {
 		w.WriteByte('[')
-		rw := rowWriter{w: w, out: out, first: true}
 		sent := 0
 		emit := func(v *history.Sample) bool {
 			if match != nil && !match.match(v) {
 				return true
 			}
-			rw.row(v)
+			enc.write(w, v)
 			sent++
 			return limit == 0 || sent < limit
 		}
@@ -177,6 +194,11 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 		w.WriteByte(']')
 		return nil
 	}, nil
+}
+
+// errMaxRows is the error for a request over api.max_rows.
+func errMaxRows(maxRows int) *Error {
+	return errApp("The request selects more than %d history rows (api.max_rows); set \"limit\" or narrow \"time_from\"/\"time_till\".", maxRows)
 }
 
 // mergeByClock merges the items' histories by time with a heap of pull
@@ -241,100 +263,6 @@ func (h *sampleHeap) Pop() any {
 	x := h.c[len(h.c)-1]
 	h.c = h.c[:len(h.c)-1]
 	return x
-}
-
-// rowWriter encodes history rows as Zabbix returns them: every field a
-// JSON string.
-type rowWriter struct {
-	w     *bufio.Writer
-	out   output
-	first bool
-	buf   []byte
-}
-
-func (rw *rowWriter) row(v *history.Sample) {
-	b := rw.buf[:0]
-	if !rw.first {
-		b = append(b, ',')
-	}
-	rw.first = false
-	b = append(b, '{')
-	n := 0
-	field := func(name string) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":"`...)
-	}
-	if rw.out.has("itemid") {
-		field("itemid")
-		b = strconv.AppendUint(b, v.ItemID, 10)
-		b = append(b, '"')
-	}
-	if rw.out.has("clock") {
-		field("clock")
-		b = strconv.AppendInt(b, v.Clock, 10)
-		b = append(b, '"')
-	}
-	if rw.out.has("value") {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, `"value":`...)
-		switch v.Type {
-		case history.Float:
-			b = append(b, '"')
-			b = appendZabbixFloat(b, v.F)
-			b = append(b, '"')
-		case history.Uint:
-			b = append(b, '"')
-			b = strconv.AppendUint(b, v.U, 10)
-			b = append(b, '"')
-		default:
-			b = appendJSONString(b, v.S)
-		}
-	}
-	if rw.out.has("ns") {
-		field("ns")
-		b = strconv.AppendInt(b, int64(v.NS), 10)
-		b = append(b, '"')
-	}
-	if v.Type == history.Log {
-		var lm history.LogMeta
-		if v.Log != nil {
-			lm = *v.Log
-		}
-		if rw.out.has("timestamp") {
-			field("timestamp")
-			b = strconv.AppendInt(b, lm.Timestamp, 10)
-			b = append(b, '"')
-		}
-		if rw.out.has("source") {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			n++
-			b = append(b, `"source":`...)
-			b = appendJSONString(b, lm.Source)
-		}
-		if rw.out.has("severity") {
-			field("severity")
-			b = strconv.AppendInt(b, int64(lm.Severity), 10)
-			b = append(b, '"')
-		}
-		if rw.out.has("logeventid") {
-			field("logeventid")
-			b = strconv.AppendInt(b, lm.EventID, 10)
-			b = append(b, '"')
-		}
-	}
-	b = append(b, '}')
-	rw.w.Write(b)
-	rw.buf = b
 }
 
 // appendZabbixFloat formats a float as the shortest decimal that reads
