@@ -2,10 +2,6 @@ package api
 
 import "math"
 
-// decimalPow10 are the scales appendDecimalFloat tries: gauges are
-// usually stored with a few decimals (23.45, 0.085).
-var decimalPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}
-
 // appendDecimalFloat is the fast path of appendZabbixFloat: it formats f
 // when f is the double nearest to a decimal d with at most 6 fraction
 // digits and |f| < 1e9, which is what most stored gauge values are, and
