@@ -53,6 +53,11 @@ type PollConfig struct {
 	UnreachablePeriod Duration `yaml:"unreachable_period"`
 	UnreachableDelay  Duration `yaml:"unreachable_delay"`
 	UnavailableDelay  Duration `yaml:"unavailable_delay"`
+	// TimestampTolerance: a polled value received within this of its
+	// scheduled time is stamped at that time (history.SnapStamp), so a
+	// regular series costs next to nothing for its timestamps; 0 stamps
+	// every value with its receive time.
+	TimestampTolerance Duration `yaml:"timestamp_tolerance"`
 }
 
 // APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
@@ -174,6 +179,7 @@ func Default() Config {
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
 			UnreachableDelay: Duration(15 * time.Second), UnavailableDelay: Duration(60 * time.Second),
+			TimestampTolerance: Duration(2 * time.Millisecond),
 		},
 	}
 }
@@ -326,6 +332,9 @@ func (p *PollConfig) validate() error {
 		if f.v < Duration(time.Second) || f.v > Duration(time.Hour) || f.v%Duration(time.Second) != 0 {
 			return fieldErr(f.name, "must be whole seconds between 1s and 1h, not %s", f.v)
 		}
+	}
+	if p.TimestampTolerance < 0 || p.TimestampTolerance > Duration(time.Second) {
+		return fieldErr("poll.timestamp_tolerance", "must be between 0 (off) and 1s, not %s", p.TimestampTolerance)
 	}
 	return nil
 }

@@ -40,7 +40,8 @@ func TestGoodFiles(t *testing.T) {
 			TimestampPrecision: "ms"},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 50, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{MaxInFlight: 20000, AgentMaxInFlight: 5000, ConnectTimeout: Duration(time.Second), DefaultTimeout: Duration(5 * time.Second),
-			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute)},
+			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute),
+			TimestampTolerance: Duration(5 * time.Millisecond)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)

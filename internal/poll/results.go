@@ -70,7 +70,11 @@ func (s *Scheduler) process(batch []*Result) {
 				rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: c.clock})
 				continue
 			}
-			sm.Clock, sm.NS = r.Clock.Unix(), int32(r.Clock.Nanosecond())
+			ts := r.Clock.UnixNano()
+			if s.opts.StampTolerance > 0 {
+				ts = history.SnapStamp(r.Due.UnixNano(), ts, int64(s.opts.StampTolerance))
+			}
+			sm.Clock, sm.NS = ts/1e9, int32(ts%1e9)
 			samples = append(samples, sm)
 			stored = append(stored, r)
 		case NotSupported:

@@ -69,6 +69,13 @@ type Options struct {
 	UnreachablePeriod time.Duration
 	UnreachableDelay  time.Duration
 	UnavailableDelay  time.Duration
+	// StampTolerance: a value received within this of its scheduled time
+	// (either side) is stamped at that time, not at its receive time
+	// (history.SnapStamp): the jitter of a check's round trip carries no
+	// information, and a series on its grid then compresses to a constant
+	// delta. 0 (the zero value) stamps every value with its receive time;
+	// the server passes poll.timestamp_tolerance (2ms by default).
+	StampTolerance time.Duration
 	// Now is the clock (tests); default time.Now.
 	Now     func() time.Time
 	Metrics *selfmon.Registry

@@ -640,3 +640,43 @@ func TestQueueRangeCoarse(t *testing.T) {
 		}
 	}
 }
+
+// TestStampTolerance: a value received within the tolerance of its
+// scheduled time is stamped at that time, one received further away keeps
+// its receive time, and without a tolerance every value keeps it.
+func TestStampTolerance(t *testing.T) {
+	f := func(tol, late time.Duration, wantAtDue bool) {
+		t.Helper()
+		h := newHarness(t, 1, 1, "10s", Options{StampTolerance: tol})
+		var cs []Check
+		for sec := 0; sec < 10 && len(cs) == 0; sec++ {
+			cs = h.at(sec)
+		}
+		if len(cs) != 1 {
+			t.Fatal("the item was never checked")
+		}
+		got := cs[0].Due.Add(late)
+		h.s.done(&Result{Check: cs[0], Status: OK, Value: []byte("1"), Clock: got})
+		h.s.mu.Lock()
+		rs := h.s.results
+		h.s.results = nil
+		h.s.mu.Unlock()
+		h.s.process(rs)
+		if len(h.stored) != 1 {
+			t.Fatalf("tolerance %v, late %v: stored %d values", tol, late, len(h.stored))
+		}
+		want := got
+		if wantAtDue {
+			want = cs[0].Due
+		}
+		if st := time.Unix(h.stored[0].Clock, int64(h.stored[0].NS)); !st.Equal(want) {
+			t.Errorf("tolerance %v, received %v after its slot: stamped %v, want %v", tol, late, st.Sub(cs[0].Due), want.Sub(cs[0].Due))
+		}
+	}
+	f(2*time.Millisecond, 1500*time.Microsecond, true)
+	f(2*time.Millisecond, -1*time.Millisecond, true) // early (clock skew between due and receive)
+	f(2*time.Millisecond, 2*time.Millisecond, true)  // the bound is inclusive
+	f(2*time.Millisecond, 2*time.Millisecond+1, false)
+	f(2*time.Millisecond, 300*time.Millisecond, false) // a slow host stays visibly late
+	f(0, 1*time.Microsecond, false)                    // off
+}

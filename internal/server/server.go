@@ -198,6 +198,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		UnreachablePeriod: cfg.Poll.UnreachablePeriod.Std(),
 		UnreachableDelay:  cfg.Poll.UnreachableDelay.Std(),
 		UnavailableDelay:  cfg.Poll.UnavailableDelay.Std(),
+		StampTolerance:    cfg.Poll.TimestampTolerance.Std(),
 		Metrics:           s.Metrics,
 		Logger:            log.With("component", "poll"),
 	})
