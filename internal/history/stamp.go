@@ -1,8 +1,8 @@
 package history
 
 // Timestamp tolerance, for values Peregrine stamps itself (the pollers:
-// internal/poll applies it with poll.timestamp_tolerance; trapper and agent values carry the sender's stamp and
-// are never moved). A poller runs each check on a grid (its scheduled
+// internal/poll applies it with poll.timestamp_tolerance; trapper and
+// agent values carry the sender's stamp and are never moved). A poller runs each check on a grid (its scheduled
 // slot), but the value is received a little later, by a jitter of
 // microseconds to milliseconds that carries no information. Stamped with
 // the receive time, a perfectly regular one-minute series costs its
