@@ -181,7 +181,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		}
 		if oh == nil {
 			p.hosts = append(p.hosts, hostChange{
-				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces},
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, TLS: DefaultHostTLS},
 				groups: nh.groups, isNew: true, ifacesDiffs: len(ifaces) > 0,
 			})
 			p.res.HostsCreated++
