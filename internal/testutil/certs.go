@@ -27,8 +27,10 @@ type CertFiles struct {
 }
 
 // MakeCerts creates the PKI in a fresh temporary directory with the real
-// openssl (skipping the test without it). Keys are EC P-256: quick to
-// make, and every Zabbix 6.0 build with OpenSSL or GnuTLS takes them.
+// openssl (skipping the test without it). Keys are RSA 2048: Zabbix
+// supports RSA certificates only (Debian's 6.0 agents, built with
+// GnuTLS, offer only TLS_ECDHE_RSA and TLS_RSA cipher suites and refuse
+// an EC certificate's handshake).
 func MakeCerts(t testing.TB) *Certs {
 	t.Helper()
 	bin := Need(t, "openssl", "openssl")
@@ -44,12 +46,12 @@ func MakeCerts(t testing.TB) *Certs {
 		}
 	}
 	ca := func(name, subj string) {
-		run("req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		run("req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes",
 			"-keyout", name+".key", "-out", name+".crt", "-days", "2", "-subj", subj,
 			"-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
 	}
 	issue := func(caName, name, subj string) CertFiles {
-		run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		run("req", "-new", "-newkey", "rsa:2048", "-nodes",
 			"-keyout", name+".key", "-out", name+".csr", "-subj", subj)
 		ext := name + ".ext"
 		writeFile(t, filepath.Join(dir, ext), "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n")
