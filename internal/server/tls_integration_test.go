@@ -5,6 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +77,8 @@ func waitValues(t *testing.T, s *Server, host, key string, what string) {
 //   - sender --tls-connect cert to a host with tls_accept 4 (and its
 //     subject): processed; plain: failed; another certificate of the same
 //     CA (subject differs): failed; a certificate of another CA: the
-//     handshake is refused. Each refusal is counted.
+//     handshake is refused; a pre-shared key: refused as unsupported.
+//     Each refusal is counted.
 //   - zabbix_agentd with TLSAccept=cert polled by Peregrine with
 //     tls_connect 4 and the agent's issuer and subject: values arrive.
 //   - zabbix_agentd active with TLSConnect=cert (checking the server's
@@ -131,6 +134,17 @@ func TestIntegrationTLS(t *testing.T) {
 	send("agent certificate (subject differs)", tlsArgs(certs.Agent), 0, 1)
 	if r := send("another CA's certificate", tlsArgs(certs.Rogue), 0, 0); r.ExitCode == 0 || r.Responses != 0 {
 		t.Errorf("another CA's certificate: exit %d, %d responses\n%s", r.ExitCode, r.Responses, r.Output)
+	}
+	// A pre-shared key: refused at the handshake, counted as such.
+	pskFile := filepath.Join(t.TempDir(), "psk")
+	if err := os.WriteFile(pskFile, []byte("1f87b595725ac58dd977beef14b97461a7c1045b9a1c923453302c5473193478\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := send("pre-shared key", []string{"--tls-connect", "psk", "--tls-psk-identity", "PSK 001", "--tls-psk-file", pskFile}, 0, 0); r.ExitCode == 0 {
+		t.Errorf("pre-shared key: exit 0\n%s", r.Output)
+	}
+	if v := s.metricValue(t, `peregrine_trapper_bad_requests_total{reason="tls_psk_unsupported"}`); v != "1" {
+		t.Errorf("tls_psk_unsupported %s, want 1", v)
 	}
 	if vals := s.readItem(t, "tls-trap", "trap.a"); len(vals) != 1 {
 		t.Errorf("tls-trap stored %d values, want 1", len(vals))
