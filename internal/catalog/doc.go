@@ -32,9 +32,10 @@
 //     type. Items carry InterfaceID and Timeout.
 //   - Host encryption settings (Host.TLS, Zabbix's tls_connect,
 //     tls_accept, tls_issuer, tls_subject; schema version 5), set through
-//     the edit API only: Apply gives new hosts Zabbix's default
-//     (unencrypted both ways) and leaves existing hosts' settings alone.
-//     Pre-shared keys are not stored (Peregrine cannot use them).
+//     the edit API or a host's tls in the import (HostSpec.TLS); a host
+//     without one in the import keeps its settings, a new one gets
+//     Zabbix's default (unencrypted both ways). Pre-shared keys are not
+//     stored (Peregrine cannot use them).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

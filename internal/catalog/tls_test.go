@@ -92,3 +92,49 @@ func TestEditHostTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyHostTLS: the import sets encryption settings when given
+// (members left out take their defaults), keeps them when absent, and
+// refuses invalid ones with the field named; a reopen agrees.
+func TestApplyHostTLS(t *testing.T) {
+	c, path := openTemp(t)
+	spec := Spec{Hosts: []HostSpec{
+		{Host: "a", Groups: []string{"G"}, TLS: &TLSSpec{Connect: 4, Accept: 4, Subject: "CN=a"}},
+		{Host: "b", Groups: []string{"G"}},
+	}}
+	mustApply(t, c, spec)
+	s := c.Snapshot()
+	if got, want := s.Host("a").TLS, (HostTLS{Connect: 4, Accept: 4, Subject: "CN=a"}); got != want {
+		t.Fatalf("a: %+v, want %+v", got, want)
+	}
+	if got := s.Host("b").TLS; got != DefaultHostTLS {
+		t.Fatalf("b: %+v", got)
+	}
+	// b gets settings (accept only: connect takes its default); a's
+	// spec drops tls: a keeps its settings.
+	spec.Hosts[0].TLS = nil
+	spec.Hosts[1].TLS = &TLSSpec{Accept: 5}
+	if res := mustApply(t, c, spec); res.HostsUpdated != 1 {
+		t.Fatalf("result %+v, want one host updated", res)
+	}
+	want := c.Snapshot()
+	if got := want.Host("a").TLS; got.Connect != 4 || got.Subject != "CN=a" {
+		t.Fatalf("a after an import without tls: %+v", got)
+	}
+	if got := want.Host("b").TLS; got != (HostTLS{Connect: 1, Accept: 5}) {
+		t.Fatalf("b: %+v", got)
+	}
+	spec.Hosts[1].TLS = &TLSSpec{Connect: 3}
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "hosts[1].tls") || !strings.Contains(err.Error(), "tls_connect must be one of") {
+		t.Fatalf("invalid tls: %v", err)
+	}
+	c.Close()
+	c2, err := Open(context.Background(), Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if d := diffViews(want, c2.Snapshot()); d != "" {
+		t.Fatalf("reopened snapshot differs:\n%s", d)
+	}
+}
