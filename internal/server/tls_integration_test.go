@@ -76,7 +76,8 @@ func waitValues(t *testing.T, s *Server, host, key string, what string) {
 // certificates refuse plain connections and wrong certificates.
 //   - sender --tls-connect cert to a host with tls_accept 4 (and its
 //     subject): processed; plain: failed; another certificate of the same
-//     CA (subject differs): failed; a certificate of another CA: the
+//     CA (subject differs) or a required issuer it lacks: failed; a
+//     certificate of another CA: the
 //     handshake is refused; a pre-shared key: refused as unsupported.
 //     Each refusal is counted.
 //   - zabbix_agentd with TLSAccept=cert polled by Peregrine with
@@ -135,6 +136,17 @@ func TestIntegrationTLS(t *testing.T) {
 	if r := send("another CA's certificate", tlsArgs(certs.Rogue), 0, 0); r.ExitCode == 0 || r.Responses != 0 {
 		t.Errorf("another CA's certificate: exit %d, %d responses\n%s", r.ExitCode, r.Responses, r.Output)
 	}
+	// A required issuer the sender's certificate does not have.
+	var hosts []map[string]any
+	c.ok("host.get", map[string]any{"filter": map[string]any{"host": "tls-trap"}, "output": []string{"hostid", "tls_accept", "tls_subject"}}, &hosts)
+	if len(hosts) != 1 || hosts[0]["tls_accept"] != "4" || hosts[0]["tls_subject"] != certs.Sender.Subject {
+		t.Fatalf("host.get tls-trap: %v", hosts)
+	}
+	c.ok("host.update", map[string]any{"hostid": hosts[0]["hostid"], "tls_issuer": "CN=Some Other CA"}, nil)
+	send("sender certificate, issuer differs", tlsArgs(certs.Sender), 0, 1)
+	c.ok("host.update", map[string]any{"hostid": hosts[0]["hostid"], "tls_issuer": certs.Issuer}, nil)
+	send("sender certificate, issuer as required", tlsArgs(certs.Sender), 1, 0)
+
 	// A pre-shared key: refused at the handshake, counted as such.
 	pskFile := filepath.Join(t.TempDir(), "psk")
 	if err := os.WriteFile(pskFile, []byte("1f87b595725ac58dd977beef14b97461a7c1045b9a1c923453302c5473193478\n"), 0o600); err != nil {
@@ -146,11 +158,11 @@ func TestIntegrationTLS(t *testing.T) {
 	if v := s.metricValue(t, `peregrine_trapper_bad_requests_total{reason="tls_psk_unsupported"}`); v != "1" {
 		t.Errorf("tls_psk_unsupported %s, want 1", v)
 	}
-	if vals := s.readItem(t, "tls-trap", "trap.a"); len(vals) != 1 {
-		t.Errorf("tls-trap stored %d values, want 1", len(vals))
+	if vals := s.readItem(t, "tls-trap", "trap.a"); len(vals) != 2 {
+		t.Errorf("tls-trap stored %d values, want 2", len(vals))
 	}
-	if v := s.metricValue(t, `peregrine_trapper_values_failed_total{reason="tls_refused"}`); v != "2" {
-		t.Errorf("tls_refused %s, want 2", v)
+	if v := s.metricValue(t, `peregrine_trapper_values_failed_total{reason="tls_refused"}`); v != "3" {
+		t.Errorf("tls_refused %s, want 3", v)
 	}
 	if v := s.metricValue(t, `peregrine_trapper_bad_requests_total{reason="tls_handshake"}`); v != "1" {
 		t.Errorf("tls_handshake %s, want 1", v)
