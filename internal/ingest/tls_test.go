@@ -29,7 +29,7 @@ func tlsSpec() catalog.Spec {
 // startTLSTrapper serves tlsSpec with the server's certificate and sets
 // the hosts' policies: cert-host certificates only, both-host either,
 // subject-host certificates of the sender's subject and the CA's issuer.
-func startTLSTrapper(t *testing.T) (*testServer, *testutil.Certs) {
+func startTLSTrapper(t testing.TB) (*testServer, *testutil.Certs) {
 	t.Helper()
 	certs := testutil.MakeCerts(t)
 	m, err := zbxtls.Load(zbxtls.Files{CAFile: certs.CAFile, CertFile: certs.Server.Cert, KeyFile: certs.Server.Key})
@@ -51,7 +51,7 @@ func startTLSTrapper(t *testing.T) (*testServer, *testutil.Certs) {
 
 // tlsRoundTrip sends one frame over TLS with the given client
 // certificate (nil: none) and returns the reply payload, or the error.
-func tlsRoundTrip(t *testing.T, addr string, cert *testutil.CertFiles, raw []byte) ([]byte, error) {
+func tlsRoundTrip(t testing.TB, addr string, cert *testutil.CertFiles, raw []byte) ([]byte, error) {
 	t.Helper()
 	cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
 	if cert != nil {
