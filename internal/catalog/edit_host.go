@@ -148,6 +148,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	names := make(map[string]bool, len(hosts))
 	visible := make(map[string]bool, len(hosts))
 	ifaces := make([][]Interface, len(hosts))
+	tlss := make([]HostTLS, len(hosts)) // the caller's slice is not written
 	for i := range hosts {
 		nh := &hosts[i]
 		p := "hosts[" + strconv.Itoa(i) + "]"
@@ -172,10 +173,11 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 			}
 		}
 		ifaces[i] = e.checkIfaces(p+".interfaces", nh.Host, 0, nh.Interfaces, &el)
-		if nh.TLS == (HostTLS{}) {
-			nh.TLS = DefaultHostTLS
+		tlss[i] = nh.TLS
+		if tlss[i] == (HostTLS{}) {
+			tlss[i] = DefaultHostTLS
 		}
-		if err := nh.TLS.Check(); err != nil {
+		if err := tlss[i].Check(); err != nil {
 			el.add(p+".tls", err)
 		}
 	}
@@ -187,7 +189,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(nh.TLS)}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i])}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
