@@ -171,6 +171,24 @@ func (p *hostParams) tls(cur catalog.HostTLS) catalog.HostTLS {
 	return cur
 }
 
+// tlsPatch is the tls_* members given, for host.update.
+func (p *hostParams) tlsPatch() *catalog.HostTLSPatch {
+	var t catalog.HostTLSPatch
+	if p.TLSConnect.set {
+		t.Connect = new(uint8(p.TLSConnect.v))
+	}
+	if p.TLSAccept.set {
+		t.Accept = new(uint8(p.TLSAccept.v))
+	}
+	if p.TLSIssuer.set {
+		t.Issuer = &p.TLSIssuer.v
+	}
+	if p.TLSSubject.set {
+		t.Subject = &p.TLSSubject.v
+	}
+	return &t
+}
+
 func (p *hostParams) tlsSet() bool {
 	return p.TLSConnect.set || p.TLSAccept.set || p.TLSIssuer.set || p.TLSSubject.set
 }
@@ -283,13 +301,8 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 			u.Interfaces = &p.Interfaces.ifaces
 		}
 		if p.tlsSet() {
-			// Members not given keep their value: start from the host's
-			// current settings (an unknown host fails in the edit).
-			cur := catalog.DefaultHostTLS
-			if h := w.cat.Snapshot().HostByID(p.HostID.v); h != nil {
-				cur = h.TLS
-			}
-			u.TLS = new(p.tls(cur))
+			// Members not given keep their value (applied in the edit).
+			u.TLS = p.tlsPatch()
 		}
 		ups[i], ids[i] = u, p.HostID.v
 	}

@@ -46,8 +46,40 @@ type HostUpdate struct {
 	// and interfaces not listed are deleted, which is refused while an
 	// item uses them (InterfaceInUse).
 	Interfaces *[]Interface
-	// TLS, if not nil, replaces the host's encryption settings.
-	TLS *HostTLS
+	// TLS, if not nil, changes the host's encryption settings: the
+	// fields it sets, applied to the host's current settings within the
+	// edit (so concurrent updates of different fields do not undo each
+	// other).
+	TLS *HostTLSPatch
+}
+
+// HostTLSPatch changes the fields of a host's encryption settings that
+// are set.
+type HostTLSPatch struct {
+	Connect, Accept *uint8
+	Issuer, Subject *string
+}
+
+// SetTLS is the patch that sets all of t.
+func SetTLS(t HostTLS) *HostTLSPatch {
+	return &HostTLSPatch{Connect: &t.Connect, Accept: &t.Accept, Issuer: &t.Issuer, Subject: &t.Subject}
+}
+
+// apply returns cur with p's fields.
+func (p *HostTLSPatch) apply(cur HostTLS) HostTLS {
+	if p.Connect != nil {
+		cur.Connect = *p.Connect
+	}
+	if p.Accept != nil {
+		cur.Accept = *p.Accept
+	}
+	if p.Issuer != nil {
+		cur.Issuer = *p.Issuer
+	}
+	if p.Subject != nil {
+		cur.Subject = *p.Subject
+	}
+	return cur
 }
 
 // eachHost calls fn with every current host until fn returns false.
@@ -245,7 +277,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		}
 		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS}
 		if u.TLS != nil {
-			n.TLS = *u.TLS
+			n.TLS = u.TLS.apply(cur.TLS)
 			if err := n.TLS.Check(); err != nil {
 				el.add(p+".tls", err)
 			}

@@ -56,11 +56,20 @@ func TestEditHostTLS(t *testing.T) {
 	}
 	both := HostTLS{Connect: 1, Accept: 5}
 	mustEdit(t, c, func(e *Edit) error {
-		return e.UpdateHosts([]HostUpdate{{ID: s.Host("plain").ID, TLS: &both}})
+		return e.UpdateHosts([]HostUpdate{{ID: s.Host("plain").ID, TLS: SetTLS(both)}})
 	})
 	if got := c.Snapshot().Host("plain").TLS; got != both {
 		t.Fatalf("updated TLS %+v, want %+v", got, both)
 	}
+	// A patch of one field keeps the others.
+	subj := "CN=other"
+	mustEdit(t, c, func(e *Edit) error {
+		return e.UpdateHosts([]HostUpdate{{ID: s.Host("secure").ID, TLS: &HostTLSPatch{Subject: &subj}}})
+	})
+	if got, want := c.Snapshot().Host("secure").TLS, (HostTLS{Connect: 4, Accept: 4, Issuer: "CN=CA", Subject: "CN=other"}); got != want {
+		t.Fatalf("patched TLS %+v, want %+v", got, want)
+	}
+	certOnly.Subject = subj
 	// A re-import of the spec leaves the settings alone.
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}, {Host: "secure", Groups: []string{"G"}}}})
 	want := c.Snapshot()
@@ -85,7 +94,7 @@ func TestEditHostTLS(t *testing.T) {
 		{HostTLS{Connect: 1, Accept: 1, Subject: strings.Repeat("x", 1025)}, "tls_subject is longer than 1024"},
 	} {
 		_, err := c2.Edit(context.Background(), func(e *Edit) error {
-			return e.UpdateHosts([]HostUpdate{{ID: want.Host("h").ID, TLS: &bad.tls}})
+			return e.UpdateHosts([]HostUpdate{{ID: want.Host("h").ID, TLS: SetTLS(bad.tls)}})
 		})
 		if err == nil || !strings.Contains(err.Error(), "hosts[0].tls") || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: error %v, want hosts[0].tls: %s", bad.tls, err, bad.want)

@@ -39,9 +39,9 @@ func startTLSTrapper(t testing.TB) (*testServer, *testutil.Certs) {
 	ts := startTrapper(t, tlsSpec(), func(o *Options) { o.TLS = m.ServerConfig() })
 	s := ts.cat.Snapshot()
 	ups := []catalog.HostUpdate{
-		{ID: s.Host("cert-host").ID, TLS: &catalog.HostTLS{Connect: 4, Accept: 4}},
-		{ID: s.Host("both-host").ID, TLS: &catalog.HostTLS{Connect: 1, Accept: 5}},
-		{ID: s.Host("subject-host").ID, TLS: &catalog.HostTLS{Connect: 1, Accept: 4, Issuer: certs.Issuer, Subject: certs.Sender.Subject}},
+		{ID: s.Host("cert-host").ID, TLS: catalog.SetTLS(catalog.HostTLS{Connect: 4, Accept: 4})},
+		{ID: s.Host("both-host").ID, TLS: catalog.SetTLS(catalog.HostTLS{Connect: 1, Accept: 5})},
+		{ID: s.Host("subject-host").ID, TLS: catalog.SetTLS(catalog.HostTLS{Connect: 1, Accept: 4, Issuer: certs.Issuer, Subject: certs.Sender.Subject})},
 	}
 	if _, err := ts.cat.Edit(context.Background(), func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
 		t.Fatal(err)
