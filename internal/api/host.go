@@ -3,12 +3,18 @@ package api
 import (
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
+// hostObject is a host in the Zabbix 6.0 shape. tls_psk_identity and
+// tls_psk are write-only in Zabbix 6.0 and are never returned (Peregrine
+// does not store them at all).
 func hostObject(h *catalog.Host) object {
-	return object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "available": "0", "flags": "0"}
+	return object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "available": "0", "flags": "0",
+		"tls_connect": strconv.Itoa(int(h.TLS.Connect)), "tls_accept": strconv.Itoa(int(h.TLS.Accept)),
+		"tls_issuer": h.TLS.Issuer, "tls_subject": h.TLS.Subject}
 }
 
 func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
@@ -109,7 +115,8 @@ func anyGroup(have []uint64, want ids) bool {
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (inventory, TLS and IPMI settings), except
+// ignored (inventory, IPMI settings, the pre-shared key: PSK connections
+// are refused, see package zbx/zbxtls), except
 // templates and macros: ignoring those would silently lose items and
 // configuration, so they must be empty.
 type hostParams struct {
@@ -124,23 +131,66 @@ type hostParams struct {
 	Tags       tagList   `json:"tags"`
 	Interfaces ifaceList `json:"interfaces"`
 
-	Description    notStored `json:"description"`
-	Inventory      notStored `json:"inventory"`
-	InventoryMode  notStored `json:"inventory_mode"`
-	ProxyHostID    notStored `json:"proxy_hostid"`
-	IPMIAuthType   notStored `json:"ipmi_authtype"`
-	IPMIPrivilege  notStored `json:"ipmi_privilege"`
-	IPMIUsername   notStored `json:"ipmi_username"`
-	IPMIPassword   notStored `json:"ipmi_password"`
-	TLSConnect     notStored `json:"tls_connect"`
-	TLSAccept      notStored `json:"tls_accept"`
-	TLSIssuer      notStored `json:"tls_issuer"`
-	TLSSubject     notStored `json:"tls_subject"`
+	Description   notStored `json:"description"`
+	Inventory     notStored `json:"inventory"`
+	InventoryMode notStored `json:"inventory_mode"`
+	ProxyHostID   notStored `json:"proxy_hostid"`
+	IPMIAuthType  notStored `json:"ipmi_authtype"`
+	IPMIPrivilege notStored `json:"ipmi_privilege"`
+	IPMIUsername  notStored `json:"ipmi_username"`
+	IPMIPassword  notStored `json:"ipmi_password"`
+	TLSConnect    flexInt   `json:"tls_connect"`
+	TLSAccept     flexInt   `json:"tls_accept"`
+	TLSIssuer     jstring   `json:"tls_issuer"`
+	TLSSubject    jstring   `json:"tls_subject"`
+
 	TLSPSKIdentity notStored `json:"tls_psk_identity"`
 	TLSPSK         notStored `json:"tls_psk"`
 	UUID           notStored `json:"uuid"`
 	Flags          notStored `json:"flags"`
 	Available      notStored `json:"available"`
+}
+
+// maxTLSName is the length of Zabbix's tls_issuer and tls_subject.
+const maxTLSName = 1024
+
+// tls applies the tls_* members to cur, the host's settings so far.
+func (p *hostParams) tls(cur catalog.HostTLS) catalog.HostTLS {
+	if p.TLSConnect.set {
+		cur.Connect = uint8(p.TLSConnect.v)
+	}
+	if p.TLSAccept.set {
+		cur.Accept = uint8(p.TLSAccept.v)
+	}
+	if p.TLSIssuer.set {
+		cur.Issuer = p.TLSIssuer.v
+	}
+	if p.TLSSubject.set {
+		cur.Subject = p.TLSSubject.v
+	}
+	return cur
+}
+
+// tlsPatch is the tls_* members given, for host.update.
+func (p *hostParams) tlsPatch() *catalog.HostTLSPatch {
+	var t catalog.HostTLSPatch
+	if p.TLSConnect.set {
+		t.Connect = new(uint8(p.TLSConnect.v))
+	}
+	if p.TLSAccept.set {
+		t.Accept = new(uint8(p.TLSAccept.v))
+	}
+	if p.TLSIssuer.set {
+		t.Issuer = &p.TLSIssuer.v
+	}
+	if p.TLSSubject.set {
+		t.Subject = &p.TLSSubject.v
+	}
+	return &t
+}
+
+func (p *hostParams) tlsSet() bool {
+	return p.TLSConnect.set || p.TLSAccept.set || p.TLSIssuer.set || p.TLSSubject.set
 }
 
 // common validates the members host.create and host.update share.
@@ -156,6 +206,14 @@ func (p *hostParams) common(i int) error {
 		return unsupported(i, "macros", "user macros")
 	case p.Groups.set && len(p.Groups.ids) == 0:
 		return empty(i, "groups")
+	case p.TLSConnect.set && p.TLSConnect.v != 1 && p.TLSConnect.v != 2 && p.TLSConnect.v != 4:
+		return oneOf(i, "tls_connect", "1, 2, 4")
+	case p.TLSAccept.set && (p.TLSAccept.v < 1 || p.TLSAccept.v > 7):
+		return oneOf(i, "tls_accept", "1-7")
+	case len(p.TLSIssuer.v) > maxTLSName:
+		return errParams(`Invalid parameter "/%d/tls_issuer": value is too long.`, i+1)
+	case len(p.TLSSubject.v) > maxTLSName:
+		return errParams(`Invalid parameter "/%d/tls_subject": value is too long.`, i+1)
 	}
 	for j, g := range p.Groups.ids {
 		if slices.Contains(p.Groups.ids[:j], g) {
@@ -186,7 +244,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags, Interfaces: p.Interfaces.ifaces}
+		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags, Interfaces: p.Interfaces.ifaces, TLS: p.tls(catalog.DefaultHostTLS)}
 	}
 	var ids []uint64
 	var groups []uint64
@@ -241,6 +299,10 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if p.Interfaces.set {
 			u.Interfaces = &p.Interfaces.ifaces
+		}
+		if p.tlsSet() {
+			// Members not given keep their value (applied in the edit).
+			u.TLS = p.tlsPatch()
 		}
 		ups[i], ids[i] = u, p.HostID.v
 	}

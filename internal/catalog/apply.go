@@ -181,7 +181,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		}
 		if oh == nil {
 			p.hosts = append(p.hosts, hostChange{
-				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces},
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, TLS: newHostTLS(nh)},
 				groups: nh.groups, isNew: true, ifacesDiffs: len(ifaces) > 0,
 			})
 			p.res.HostsCreated++
@@ -195,7 +195,10 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		}
 		hc := hostChange{h: *oh, groups: nh.groups, ifacesDiffs: ifacesDiffs, oldIfaces: cur}
 		hc.h.Name, hc.h.Enabled, hc.h.Interfaces = nh.name, nh.enabled, ifaces
-		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled
+		if nh.tlsSet {
+			hc.h.TLS = nh.tls
+		}
+		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled || hc.h.TLS != oh.TLS
 		hc.groupsDiffs = !sameGroups(old, oh.GroupIDs, nh.groups)
 		if ifacesDiffs {
 			checkIfacesInUse(oh, nh, ifaces, hp+".interfaces", &el)
@@ -325,8 +328,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 	}
 	var (
 		insGroup  = prep("INSERT INTO host_groups (name) VALUES (?)")
-		insHost   = prep("INSERT INTO hosts (host, name, status) VALUES (?, ?, ?)")
-		updHost   = prep("UPDATE hosts SET name = ?, status = ? WHERE id = ?")
+		insHost   = prep("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject) VALUES (?, ?, ?, ?, ?, ?, ?)")
+		updHost   = prep("UPDATE hosts SET name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ? WHERE id = ?")
 		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
 		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -361,13 +364,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			return err
 		}
 		if hc.isNew {
-			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled))
+			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject)
 			if err != nil {
 				return fmt.Errorf("cannot create host %q: %w", h.Host, err)
 			}
 			h.ID = id
 		} else if hc.rowChanged {
-			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.ID); err != nil {
+			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.ID); err != nil {
 				return fmt.Errorf("cannot update host %q: %w", h.Host, err)
 			}
 		}
@@ -541,4 +544,13 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	slices.SortFunc(p.updates, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
 	src := itemSource{base: old.items, patches: p.updates, created: p.creates}
 	return buildSnapshot(old.version+1, groups, hosts, src)
+}
+
+// newHostTLS is a new host's encryption settings: the spec's, else
+// Zabbix's default.
+func newHostTLS(nh *normHost) HostTLS {
+	if nh.tlsSet {
+		return nh.tls
+	}
+	return DefaultHostTLS
 }

@@ -30,6 +30,12 @@
 //     the import stores them unpolled, see ApplyResult.NotPolled), and an
 //     interface an item uses can be neither deleted nor changed to another
 //     type. Items carry InterfaceID and Timeout.
+//   - Host encryption settings (Host.TLS, Zabbix's tls_connect,
+//     tls_accept, tls_issuer, tls_subject; schema version 5), set through
+//     the edit API or a host's tls in the import (HostSpec.TLS); a host
+//     without one in the import keeps its settings, a new one gets
+//     Zabbix's default (unencrypted both ways). Pre-shared keys are not
+//     stored (Peregrine cannot use them).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

@@ -19,6 +19,9 @@ type NewHost struct {
 	// type present, exactly one Main. An empty Port takes the type's
 	// default.
 	Interfaces []Interface
+	// TLS is the host's encryption settings; the zero value means
+	// DefaultHostTLS.
+	TLS HostTLS
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -43,6 +46,40 @@ type HostUpdate struct {
 	// and interfaces not listed are deleted, which is refused while an
 	// item uses them (InterfaceInUse).
 	Interfaces *[]Interface
+	// TLS, if not nil, changes the host's encryption settings: the
+	// fields it sets, applied to the host's current settings within the
+	// edit (so concurrent updates of different fields do not undo each
+	// other).
+	TLS *HostTLSPatch
+}
+
+// HostTLSPatch changes the fields of a host's encryption settings that
+// are set.
+type HostTLSPatch struct {
+	Connect, Accept *uint8
+	Issuer, Subject *string
+}
+
+// SetTLS is the patch that sets all of t.
+func SetTLS(t HostTLS) *HostTLSPatch {
+	return &HostTLSPatch{Connect: &t.Connect, Accept: &t.Accept, Issuer: &t.Issuer, Subject: &t.Subject}
+}
+
+// apply returns cur with p's fields.
+func (p *HostTLSPatch) apply(cur HostTLS) HostTLS {
+	if p.Connect != nil {
+		cur.Connect = *p.Connect
+	}
+	if p.Accept != nil {
+		cur.Accept = *p.Accept
+	}
+	if p.Issuer != nil {
+		cur.Issuer = *p.Issuer
+	}
+	if p.Subject != nil {
+		cur.Subject = *p.Subject
+	}
+	return cur
 }
 
 // eachHost calls fn with every current host until fn returns false.
@@ -66,7 +103,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS}
 	e.hosts[id] = h
 	return h
 }
@@ -143,6 +180,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	names := make(map[string]bool, len(hosts))
 	visible := make(map[string]bool, len(hosts))
 	ifaces := make([][]Interface, len(hosts))
+	tlss := make([]HostTLS, len(hosts)) // the caller's slice is not written
 	for i := range hosts {
 		nh := &hosts[i]
 		p := "hosts[" + strconv.Itoa(i) + "]"
@@ -167,6 +205,13 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 			}
 		}
 		ifaces[i] = e.checkIfaces(p+".interfaces", nh.Host, 0, nh.Interfaces, &el)
+		tlss[i] = nh.TLS
+		if tlss[i] == (HostTLS{}) {
+			tlss[i] = DefaultHostTLS
+		}
+		if err := tlss[i].Check(); err != nil {
+			el.add(p+".tls", err)
+		}
 	}
 	if err := el.err(); err != nil {
 		return nil, err
@@ -176,13 +221,14 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags)}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i])}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
 		}
 		slices.Sort(h.GroupIDs)
-		id, err := e.exec("INSERT INTO hosts (host, name, status) VALUES (?, ?, ?)", h.Host, h.Name, status(h.Enabled))
+		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
 		}
@@ -229,7 +275,13 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS}
+		if u.TLS != nil {
+			n.TLS = u.TLS.apply(cur.TLS)
+			if err := n.TLS.Check(); err != nil {
+				el.add(p+".tls", err)
+			}
+		}
 		if u.Host != nil && *u.Host != cur.Host {
 			n.Host = *u.Host
 			if err := checkHostName(n.Host); err != nil {
@@ -279,7 +331,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 	for i := range next {
 		n := &next[i]
 		cur := e.host(n.ID)
-		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled
+		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled || n.TLS != cur.TLS
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
@@ -298,7 +350,11 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			} else if n.Name != cur.Name {
 				n.Name = strings.Clone(n.Name)
 			}
-			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ? WHERE id = ?", n.Host, n.Name, status(n.Enabled), n.ID); err != nil {
+			if n.TLS != cur.TLS {
+				n.TLS = cloneTLS(n.TLS)
+			}
+			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ? WHERE id = ?",
+				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.ID); err != nil {
 				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
 			}
 		}
@@ -337,7 +393,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS
 		e.res.HostsUpdated++
 	}
 	return nil
@@ -382,4 +438,10 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	}
 	e.res.HostsDeleted += len(ids)
 	return nil
+}
+
+// cloneTLS copies t's strings: the caller's must not be retained.
+func cloneTLS(t HostTLS) HostTLS {
+	t.Issuer, t.Subject = strings.Clone(t.Issuer), strings.Clone(t.Subject)
+	return t
 }

@@ -48,6 +48,20 @@ type HostSpec struct {
 	// (nil), the host's interfaces are left as they are.
 	Interfaces []InterfaceSpec `yaml:"interfaces"`
 	Items      []ItemSpec      `yaml:"items"`
+	// TLS, if present, sets the host's encryption settings (all of
+	// them: a member left out takes its default). Absent, an existing
+	// host keeps its settings and a new one is unencrypted both ways.
+	TLS *TLSSpec `yaml:"tls"`
+}
+
+// TLSSpec declares a host's encryption settings, Zabbix's host fields
+// tls_connect (1 unencrypted, the default; 2 PSK; 4 certificate),
+// tls_accept (a sum of those, default 1), tls_issuer and tls_subject.
+type TLSSpec struct {
+	Connect int    `yaml:"connect"`
+	Accept  int    `yaml:"accept"`
+	Issuer  string `yaml:"issuer"`
+	Subject string `yaml:"subject"`
 }
 
 // InterfaceSpec declares one host interface.
@@ -199,6 +213,9 @@ type normHost struct {
 	// itemIface[i] is the interface address items[i] names, "" for the
 	// default.
 	itemIface []string
+	// tlsSet is set if the spec gives encryption settings (tls).
+	tlsSet bool
+	tls    HostTLS
 }
 
 // errList collects field errors up to maxReportedErrors.
@@ -310,6 +327,19 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 					groups[g] = true
 					ns.groups = append(ns.groups, str(g))
 				}
+			}
+		}
+		if hs.TLS != nil {
+			nh.tlsSet = true
+			nh.tls = HostTLS{Connect: 1, Accept: 1, Issuer: str(hs.TLS.Issuer), Subject: str(hs.TLS.Subject)}
+			if hs.TLS.Connect != 0 {
+				nh.tls.Connect = uint8(min(max(hs.TLS.Connect, 0), 255))
+			}
+			if hs.TLS.Accept != 0 {
+				nh.tls.Accept = uint8(min(max(hs.TLS.Accept, 0), 255))
+			}
+			if err := nh.tls.Check(); err != nil {
+				el.add(hp+".tls", err)
 			}
 		}
 		if hs.Interfaces != nil {

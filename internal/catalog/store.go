@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 4
+const schemaVersion = 5
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -94,12 +94,28 @@ ALTER TABLE items ADD COLUMN interface_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE items ADD COLUMN timeout TEXT NOT NULL DEFAULT '';
 `
 
+// hostTLSSchema adds the hosts' encryption settings (schema version 5),
+// Zabbix's host fields of the same names: tls_connect is how the server
+// connects to the host's agent (1 unencrypted, 2 PSK, 4 certificate),
+// tls_accept the bitmask of what it accepts from the host's agents and
+// senders; tls_issuer and tls_subject, if not empty, must equal the peer
+// certificate's. Existing hosts get Zabbix's defaults: unencrypted both
+// ways. Pre-shared keys are not stored: Peregrine cannot use them (see
+// package zbx/zbxtls).
+const hostTLSSchema = `
+ALTER TABLE hosts ADD COLUMN tls_connect INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE hosts ADD COLUMN tls_accept INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE hosts ADD COLUMN tls_issuer TEXT NOT NULL DEFAULT '';
+ALTER TABLE hosts ADD COLUMN tls_subject TEXT NOT NULL DEFAULT '';
+`
+
 // migrations[v-1] upgrades a database of schema version v to v+1.
 var migrations = []string{
 	hostTagsSchema,   // 1 → 2: host tags
 	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
+	hostTLSSchema, // 4 → 5: host encryption settings
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -150,11 +166,15 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	var hosts []Host
 	hostIdx := map[uint64]int{}
-	err = queryEach(ctx, tx, "SELECT id, host, name, status FROM hosts", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject FROM hosts", func(r *sql.Rows) error {
 		var h Host
-		var status int64
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status); err != nil {
+		var status, conn, accept int64
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject); err != nil {
 			return err
+		}
+		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)
+		if err := h.TLS.Check(); err != nil {
+			return fmt.Errorf("%w: host %d: %v", ErrCorrupt, h.ID, err)
 		}
 		h.Enabled = status == 0
 		hostIdx[h.ID] = len(hosts)

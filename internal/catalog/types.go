@@ -144,6 +144,8 @@ type Host struct {
 	// Interfaces are the host's interfaces sorted by ID (Zabbix host
 	// interfaces: where polled checks connect to).
 	Interfaces []Interface
+	// TLS is the host's encryption settings (Zabbix's tls_* fields).
+	TLS HostTLS
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
@@ -232,4 +234,42 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout &&
 		a.TimestampPrecision == b.TimestampPrecision
+}
+
+// HostTLS is a host's encryption settings, Zabbix's host fields
+// tls_connect, tls_accept, tls_issuer and tls_subject. The numbers are
+// Zabbix's: 1 unencrypted, 2 PSK, 4 certificate.
+type HostTLS struct {
+	// Connect is how the server connects to the host's agent: one of 1,
+	// 2, 4.
+	Connect uint8
+	// Accept is the bitmask of the connections the server accepts from
+	// the host's agents and senders: 1 to 7.
+	Accept uint8
+	// Issuer and Subject, if not empty, must equal the peer
+	// certificate's issuer and subject in RFC 4514 form
+	// (zbxtls.FormatDN).
+	Issuer  string
+	Subject string
+}
+
+// DefaultHostTLS is Zabbix's default: unencrypted both ways.
+var DefaultHostTLS = HostTLS{Connect: 1, Accept: 1}
+
+// maxTLSNameLen is Zabbix's length of tls_issuer and tls_subject.
+const maxTLSNameLen = 1024
+
+// Check validates t with Zabbix's rules, naming the offending field.
+func (t HostTLS) Check() error {
+	switch {
+	case t.Connect != 1 && t.Connect != 2 && t.Connect != 4:
+		return fmt.Errorf("tls_connect must be one of 1 (unencrypted), 2 (PSK), 4 (certificate), not %d", t.Connect)
+	case t.Accept < 1 || t.Accept > 7:
+		return fmt.Errorf("tls_accept must be a sum of 1 (unencrypted), 2 (PSK), 4 (certificate) between 1 and 7, not %d", t.Accept)
+	case len(t.Issuer) > maxTLSNameLen:
+		return fmt.Errorf("tls_issuer is longer than %d characters", maxTLSNameLen)
+	case len(t.Subject) > maxTLSNameLen:
+		return fmt.Errorf("tls_subject is longer than %d characters", maxTLSNameLen)
+	}
+	return nil
 }

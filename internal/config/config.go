@@ -29,6 +29,44 @@ type Config struct {
 	History  HistoryConfig  `yaml:"history"`
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
+	TLS      TLSConfig      `yaml:"tls"`
+}
+
+// TLSConfig is the server's certificate material for encrypted agent
+// and sender connections, Zabbix's TLSCAFile, TLSCertFile, TLSKeyFile
+// and TLSCRLFile: all of ca_file, cert_file and key_file, or none (then
+// only unencrypted connections are possible). Restart to change.
+type TLSConfig struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	CRLFile  string `yaml:"crl_file"`
+}
+
+// Enabled reports whether certificates are configured.
+func (t *TLSConfig) Enabled() bool { return t.CAFile != "" }
+
+func (t *TLSConfig) validate() error {
+	if t.CAFile == "" && t.CertFile == "" && t.KeyFile == "" {
+		if t.CRLFile != "" {
+			return fieldErr("tls.crl_file", "needs tls.ca_file, tls.cert_file and tls.key_file")
+		}
+		return nil
+	}
+	for _, f := range []struct{ name, path string }{
+		{"tls.ca_file", t.CAFile}, {"tls.cert_file", t.CertFile}, {"tls.key_file", t.KeyFile}, {"tls.crl_file", t.CRLFile},
+	} {
+		if f.path == "" {
+			if f.name == "tls.crl_file" {
+				continue
+			}
+			return fieldErr(f.name, "must be set: certificates need all of tls.ca_file, tls.cert_file and tls.key_file")
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return fieldErr(f.name, "cannot be read: %v", err)
+		}
+	}
+	return nil
 }
 
 // PollConfig configures the check scheduler and the passive agent
@@ -305,7 +343,10 @@ func (c *Config) Validate() error {
 	if c.API.Timeout < Duration(time.Second) || c.API.Timeout > Duration(time.Hour) {
 		return fieldErr("api.timeout", "must be between 1s and 1h, not %s", c.API.Timeout)
 	}
-	return c.Poll.validate()
+	if err := c.Poll.validate(); err != nil {
+		return err
+	}
+	return c.TLS.validate()
 }
 
 func (p *PollConfig) validate() error {

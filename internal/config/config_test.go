@@ -57,20 +57,23 @@ func TestGoodFiles(t *testing.T) {
 
 func TestBadFiles(t *testing.T) {
 	expected := map[string]string{
-		"unknown_field.bad.yaml": "field listn not found",
-		"bad_size.bad.yaml":      `"12 parsecs" is not a size`,
-		"bad_duration.bad.yaml":  `"soon" is not a duration`,
-		"bad_listen.bad.yaml":    "trapper.listen",
-		"bad_shards.bad.yaml":    "pipeline.shards",
-		"bad_store.bad.yaml":     "history.store",
-		"bad_precision.bad.yaml": "history.timestamp_precision",
-		"bad_level.bad.yaml":     "log.level",
-		"bad_batch.bad.yaml":     "api.max_batch_calls",
-		"bad_buffered.bad.yaml":  "trapper.max_buffered_bytes: must be at least twice",
-		"frame_too_big.bad.yaml": "trapper.max_frame_size",
-		"wrong_shape.bad.yaml":   "cannot unmarshal",
-		"bad_poll.bad.yaml":      "poll.agent_max_in_flight: must be between 0",
-		"bad_unreach.bad.yaml":   "poll.unreachable_delay: must be whole seconds",
+		"unknown_field.bad.yaml":   "field listn not found",
+		"bad_size.bad.yaml":        `"12 parsecs" is not a size`,
+		"bad_duration.bad.yaml":    `"soon" is not a duration`,
+		"bad_listen.bad.yaml":      "trapper.listen",
+		"bad_shards.bad.yaml":      "pipeline.shards",
+		"bad_store.bad.yaml":       "history.store",
+		"bad_precision.bad.yaml":   "history.timestamp_precision",
+		"bad_level.bad.yaml":       "log.level",
+		"bad_batch.bad.yaml":       "api.max_batch_calls",
+		"bad_buffered.bad.yaml":    "trapper.max_buffered_bytes: must be at least twice",
+		"frame_too_big.bad.yaml":   "trapper.max_frame_size",
+		"wrong_shape.bad.yaml":     "cannot unmarshal",
+		"bad_poll.bad.yaml":        "poll.agent_max_in_flight: must be between 0",
+		"bad_unreach.bad.yaml":     "poll.unreachable_delay: must be whole seconds",
+		"bad_tls_partial.bad.yaml": "tls.key_file: must be set",
+		"bad_tls_crl.bad.yaml":     "tls.crl_file: needs tls.ca_file",
+		"bad_tls_missing.bad.yaml": "tls.ca_file: cannot be read",
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")
 	if err != nil {
@@ -194,5 +197,28 @@ func TestEveryFieldDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "| `"+p+"` |") {
 			t.Errorf("docs/configuration.md has no table row for %s", p)
 		}
+	}
+}
+
+// TestTLSSection: the three files together (and a CRL) are valid.
+func TestTLSSection(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, n := range []string{"ca.crt", "server.crt", "server.key", "ca.crl"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	c, err := Parse([]byte("tls:\n  ca_file: " + paths[0] + "\n  cert_file: " + paths[1] + "\n  key_file: " + paths[2] + "\n  crl_file: " + paths[3] + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (TLSConfig{CAFile: paths[0], CertFile: paths[1], KeyFile: paths[2], CRLFile: paths[3]}); c.TLS != want || !c.TLS.Enabled() {
+		t.Fatalf("tls %+v, want %+v", c.TLS, want)
+	}
+	if d := Default(); d.TLS.Enabled() {
+		t.Fatal("TLS enabled by default")
 	}
 }

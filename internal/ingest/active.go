@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
 // Results of an "active checks" request, as the "result" label.
@@ -19,10 +20,11 @@ const (
 	activeUnknownHost
 	activeHostDisabled
 	activeBadRequest
+	activeTLSRefused
 	numActiveResults
 )
 
-var activeResultNames = [numActiveResults]string{"ok", "unknown_host", "host_disabled", "bad_request"}
+var activeResultNames = [numActiveResults]string{"ok", "unknown_host", "host_disabled", "bad_request", "tls_refused"}
 
 // maxHostNameLen is Zabbix's limit on a technical host name.
 const maxHostNameLen = 128
@@ -170,6 +172,9 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 	}
 	if !h.Enabled {
 		return s.activeFailed(activeHostDisabled, remote, host, "host ["+host+"] not monitored")
+	}
+	if !s.allowed(h, &cs.peer, remote) {
+		return s.activeFailed(activeTLSRefused, remote, host, "connection of type \""+zbxtls.TypeName(cs.peer.Type)+"\" is not allowed for host \""+host+"\"")
 	}
 	s.m.active[activeOK].Inc()
 	// 7.0 agents take a per-item timeout; without one they use their

@@ -14,6 +14,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
 // keepBytes is the most a connection keeps of each of its buffers (frame,
@@ -34,6 +35,9 @@ type connState struct {
 	out     []byte
 	ticket  *pipeline.Ticket
 	agent   agentScratch // "agent data" work, see agentdata.go
+	// peer is what the connection is: unencrypted, or TLS with the
+	// client's certificate; hosts' tls_accept is checked against it.
+	peer zbxtls.Peer
 	// mem accounts for rows, samples and string copies; nil (tests,
 	// benchmarks) accounts for nothing.
 	mem zbx.Memory
@@ -95,8 +99,15 @@ func (cs *connState) trim(keep int) {
 // back when it closes.
 func (s *Server) serve(ctx context.Context, c net.Conn) {
 	defer c.Close()
+	remote := c.RemoteAddr().String()
+	c, peer, ok := s.accept(c, remote)
+	if !ok {
+		return
+	}
+	defer c.Close() // a TLS connection sends its close_notify
 	l := &lease{b: s.budget}
 	cs := newConnState(l)
+	cs.peer = peer
 	rd := zbx.NewReader(c, zbx.ReaderOptions{MaxSize: uint64(s.opts.MaxFrameSize), AllowLarge: true, SizeSetting: "trapper.max_frame_size", Memory: l})
 	defer func() {
 		rd.Release()
@@ -109,7 +120,6 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 			l.Free(int(l.held))
 		}
 	}()
-	remote := c.RemoteAddr().String()
 	for first := true; ; first = false {
 		if ctx.Err() != nil {
 			return

@@ -41,6 +41,29 @@
 // rejected: history does not keep lastlogsize, and retention would drop
 // it with the values.
 //
+// Encryption (Zabbix's certificate TLS, spec: Zabbix 6.0 "Encryption"):
+// a connection is TLS if its first byte is 0x16 (a handshake record; a
+// plain frame starts with 'Z'), on the same port. With Options.TLS the
+// handshake needs TLS 1.2 or later and a client certificate that chains
+// to tls.ca_file (and is not in tls.crl_file); without it TLS clients
+// are refused (tls_not_configured). After the frame is read every host
+// it names decides: sender rows and agent data rows of a host whose
+// tls_accept does not include the connection's type (1 unencrypted, 4
+// certificate), or whose tls_issuer/tls_subject differ from the
+// certificate's (RFC 4514 form, zbxtls.FormatDN), fail (counted as
+// tls_refused) while the other rows go on, as Zabbix does; "active
+// checks" for such a host gets a failed reply (result tls_refused).
+// Handshake failures are counted (tls_handshake) and logged throttled.
+//
+// Pre-shared keys are a documented gap: Go's crypto/tls implements no
+// TLS-PSK cipher suites (neither TLS 1.2 PSK nor TLS 1.3 external PSK),
+// and no maintained pure-Go implementation was found in the module
+// proxy list; patching crypto/tls was rejected as a security liability.
+// A client that offers only PSK (the pre_shared_key extension, or only
+// cipher suites Go does not know) is refused and counted as
+// tls_psk_unsupported with that reason. Hosts may still be configured
+// with tls_accept bit 2; it admits nothing.
+//
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog
 // and Submitter interfaces that main wires in.

@@ -24,13 +24,16 @@ const (
 	badNoData
 	badStore
 	badSession
+	badTLSHandshake     // the TLS handshake failed (no or a bad client certificate, ...)
+	badTLSPSK           // the client wants a pre-shared key, which Peregrine cannot do
+	badTLSNotConfigured // a TLS client, and no tls section in the configuration
 	numBadReasons
 )
 
 var badReasonNames = [numBadReasons]string{
 	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
 	"io_error", "memory_busy", "memory_share", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
-	"bad_session",
+	"bad_session", "tls_handshake", "tls_psk_unsupported", "tls_not_configured",
 }
 
 // Reasons one value is counted as failed: the trapper's own, then the
@@ -44,6 +47,7 @@ const (
 	failStore
 	failDuplicate  // an agent row retransmitted (its session's id already stored)
 	failBadField   // an agent row field of the wrong type (itemid, id, state, ...)
+	failTLS        // the host does not accept this connection (tls_accept, tls_issuer, tls_subject)
 	failRefused    // failRefused-1+r is preprocess.Refusal r (r >= 1)
 	numFailReasons = failRefused + failReason(preprocess.NumRefusals) - 1
 )
@@ -53,7 +57,7 @@ func refused(r preprocess.Refusal) failReason { return failRefused - 1 + failRea
 
 var failReasonNames = func() (n [numFailReasons]string) {
 	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
-	n[failDuplicate], n[failBadField] = "duplicate", "bad_field"
+	n[failDuplicate], n[failBadField], n[failTLS] = "duplicate", "bad_field", "tls_refused"
 	for r := preprocess.Refusal(1); r < preprocess.NumRefusals; r++ {
 		n[refused(r)] = r.String()
 	}
@@ -76,6 +80,8 @@ type metrics struct {
 	// read to the reply written (store waits included), over
 	// MaxConnections slots: zabbix[process,trapper,avg,busy].
 	busy *selfmon.Busy
+	// tlsConnections counts completed TLS handshakes.
+	tlsConnections *selfmon.Counter
 }
 
 func newMetrics(r *selfmon.Registry, s *Server) *metrics {
@@ -95,6 +101,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 		m.active[i] = r.Counter("peregrine_trapper_active_checks_total", "Active agents' \"active checks\" requests, by result.", "result", activeResultNames[i])
 	}
 	m.busy = r.Busy("peregrine_trapper_busy_seconds_total", "Time trapper connections spent handling requests (frame read to reply written, store waits included), summed over connections.", s.opts.MaxConnections)
+	m.tlsConnections = r.Counter("peregrine_trapper_tls_connections_total", "Trapper connections that completed a TLS handshake with a client certificate.")
 	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
 	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Agent data rows reporting their item not supported (state 1); counted as processed, not stored.")
 	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")

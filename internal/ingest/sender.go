@@ -7,6 +7,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
 // maxClock is the largest clock Zabbix accepts (int32 seconds).
@@ -69,7 +70,7 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 	var failed [numFailReasons]int
 	for i := range rows {
 		sm := history.Sample{}
-		reason, ok := s.senderRow(snap, &rows[i], &sm)
+		reason, ok := s.senderRow(snap, &rows[i], &sm, &cs.peer, remote)
 		if !ok {
 			failed[reason]++
 			continue
@@ -101,7 +102,7 @@ const errNoData = errString("sender data request without a data array")
 
 // senderRow checks one data[] row into sm. Clock is set to -1 when absent
 // and NS to -1 when absent.
-func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.Sample) (failReason, bool) {
+func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.Sample, peer *zbxtls.Peer, remote string) (failReason, bool) {
 	if row.notObject || row.has&(hasHost|hasKey|hasValue) != hasHost|hasKey|hasValue {
 		return failMissingField, false
 	}
@@ -126,6 +127,12 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 	if r != preprocess.Accepted {
 		s.valueFailed(refused(r), host, key, nil)
 		return refused(r), false
+	}
+	// As Zabbix, each row's host decides whether this connection may
+	// deliver its values: a request with rows for several hosts fails
+	// the rows of the hosts that do not accept it.
+	if !s.allowed(it.Host, peer, remote) {
+		return failTLS, false
 	}
 	if err := preprocess.Value(it, row.value, sm); err != nil {
 		s.valueFailed(refused(preprocess.BadValue), host, key, err)

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,8 +82,14 @@ type Options struct {
 	// auto-registration (default 10,000).
 	MaxActiveAgents  int
 	MaxUnknownAgents int
-	Metrics          *selfmon.Registry
-	Logger           *slog.Logger
+	// TLS, if set, is the server side of encrypted connections
+	// (zbxtls.Material.ServerConfig): a connection whose first byte opens
+	// a TLS handshake is served through it. Without it such connections
+	// are refused (tls_not_configured). Hosts' tls_accept, tls_issuer and
+	// tls_subject are checked per request either way.
+	TLS     *tls.Config
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time

@@ -177,6 +177,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.Runtime = pipeline.NewRuntime()
 	warnOpenFiles(cfg, log)
+	tlsMaterial, err := loadTLS(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -186,6 +190,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				Checker: agent.New(agent.Options{
 					ConnectTimeout: cfg.Poll.ConnectTimeout.Std(),
 					MaxReplySize:   int(cfg.Poll.MaxReplySize),
+					TLS:            agentTLS(s.Catalog, tlsMaterial),
 					Metrics:        s.Metrics,
 					Logger:         log.With("component", "poll", "checker", "agent"),
 				}),
@@ -258,6 +263,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Pipeline:         s.Pipeline,
 		ItemStates:       s.Runtime,
 		LogPositions:     s.agentState,
+		TLS:              trapperTLS(tlsMaterial),
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})

@@ -37,6 +37,9 @@ type ActiveAgentOptions struct {
 	// BufferSend is how often the agent sends what it collected, in
 	// seconds (1..3600); 0 means 1, so that tests see values quickly.
 	BufferSend int
+	// Extra lines are appended to the configuration (TLSConnect=cert,
+	// TLSCAFile=..., ...).
+	Extra []string
 }
 
 // ActiveAgent is a running (or stopped) real agent in active mode only:
@@ -83,6 +86,9 @@ func StartActiveAgent(t testing.TB, kind AgentKind, o ActiveAgentOptions) *Activ
 		// An empty Server= disables agent 2's passive listener; the
 		// control socket is per test.
 		fmt.Fprintf(&conf, "Server=\nControlSocket=%s\n", filepath.Join(a.dir, "agent2.sock"))
+	}
+	for _, l := range o.Extra {
+		conf.WriteString(l + "\n")
 	}
 	a.conf = filepath.Join(a.dir, "agent.conf")
 	if err := os.WriteFile(a.conf, []byte(conf.String()), 0o644); err != nil {

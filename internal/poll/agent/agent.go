@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,13 @@ type Options struct {
 	// most 65535 characters.
 	MaxReplySize int
 	// Dial, when set, replaces net.Dialer (tests).
-	Dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS, when set, returns how to connect to a host's agent: nil for
+	// plain (tls_connect 1), a client configuration for certificates
+	// (tls_connect 4), or an error for what cannot be done (PSK, or no
+	// server certificate), which fails the check as a network error with
+	// that message. Without it every check is plain.
+	TLS     func(hostID uint64) (*tls.Config, error)
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
 }
@@ -53,10 +60,11 @@ const (
 	reasonBadFrame                // bad flags or compression
 	reasonNotSupp                 // ZBX_NOTSUPPORTED / ZBX_ERROR from the agent
 	reasonLocal                   // out of descriptors, ports or buffers here
+	reasonTLS                     // TLS refused here or by the agent (handshake, certificate, PSK)
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"connect_failed", "timeout", "closed", "io_error", "garbage", "too_large", "truncated", "bad_frame", "not_supported", "local_error"}
+var reasonNames = [numReasons]string{"connect_failed", "timeout", "closed", "io_error", "garbage", "too_large", "truncated", "bad_frame", "not_supported", "local_error", "tls"}
 
 // Checker is the passive Zabbix agent checker (item type 0): one TCP
 // connection per check, the plain protocol of spec §3.1.
@@ -124,6 +132,13 @@ func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll
 // check runs one check to its result.
 func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	res := &poll.Result{Check: *ch}
+	var tcfg *tls.Config
+	if c.opts.TLS != nil {
+		var err error
+		if tcfg, err = c.opts.TLS(ch.HostID); err != nil {
+			return c.fail(res, poll.NetworkError, reasonTLS, fmt.Sprintf("cannot connect to %s: %v", ch.Addr, err))
+		}
+	}
 	start := time.Now()
 	deadline := start.Add(ch.Timeout)
 	cctx, cancel := context.WithDeadline(ctx, start.Add(min(c.opts.ConnectTimeout, ch.Timeout)))
@@ -149,6 +164,19 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	if err := conn.SetDeadline(deadline); err != nil {
 		return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot use the connection to %s: %v", ch.Addr, err))
 	}
+	if tcfg != nil {
+		// As Zabbix: the TLS handshake starts at once on the agent's
+		// port, within the check's deadline.
+		tc := tls.Client(conn, tcfg)
+		if err := tc.Handshake(); err != nil {
+			r := reasonTLS
+			if isTimeout(err) {
+				r = reasonTimeout
+			}
+			return c.fail(res, poll.NetworkError, r, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS: %v", ch.Addr, err))
+		}
+		conn = tc
+	}
 	var reqBuf [64]byte
 	req := zbx.AppendFrame(reqBuf[:0], []byte(ch.Key), zbx.FlagProtocol)
 	if _, err := conn.Write(req); err != nil {
@@ -166,6 +194,13 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		if ctx.Err() != nil {
 			res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
 			return res
+		}
+		// With TLS 1.3 the client's handshake ends before the agent has
+		// checked our certificate: its refusal arrives as an alert on
+		// the first read (crypto/tls reports it as a "remote error").
+		var oe *net.OpError
+		if tcfg != nil && errors.As(err, &oe) && oe.Op == "remote error" {
+			return c.fail(res, poll.NetworkError, reasonTLS, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS: the agent refused the server's certificate: %v", ch.Addr, oe.Err))
 		}
 		return c.readFailed(res, err, ch.Timeout)
 	}

@@ -17,6 +17,16 @@
 // peregrine_poll_agent_errors_total by reason) and failures are logged
 // at most once a minute per reason.
 //
+// Encryption: with Options.TLS, a host whose tls_connect is 4
+// (certificate) is checked over TLS started at once on the agent's port:
+// the server's certificate as the client's, the agent's verified against
+// tls.ca_file (no host-name check, as Zabbix) and against the host's
+// tls_issuer and tls_subject when set. A failed handshake, a refused
+// certificate (with TLS 1.3 the agent's alert arrives on the first
+// read) and a host that needs a pre-shared key (not supported, see
+// package zbx/zbxtls) are network errors with reason "tls", as Zabbix
+// counts a failed TLS connection against the interface.
+//
 // Concurrency: Check starts one goroutine per check and returns at once;
 // the scheduler (package poll) bounds how many are in flight. A goroutine
 // blocked on a socket costs a few KiB and no thread: the runtime's
