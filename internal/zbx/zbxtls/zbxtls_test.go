@@ -164,9 +164,14 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	}
 }
 
-// handshake runs the server and client sides over a pipe; it returns
-// the client's error and the server's view of the client certificate.
-func handshake(t *testing.T, srv, cli *tls.Config) (error, error, *x509.Certificate) {
+// handshakeResult is what each side of a test handshake saw.
+type handshakeResult struct {
+	client, server error
+	peer           *x509.Certificate // the server's view of the client certificate
+}
+
+// handshake runs the server and client sides over loopback TCP.
+func handshake(t *testing.T, srv, cli *tls.Config) handshakeResult {
 	t.Helper()
 	// Loopback TCP, not net.Pipe: a side that fails writes its alert
 	// into the socket buffer instead of waiting for a reader.
@@ -217,7 +222,7 @@ func handshake(t *testing.T, srv, cli *tls.Config) (error, error, *x509.Certific
 	if r.err != nil && r.err.Error() == "EOF" {
 		r.err = nil
 	}
-	return cerr, r.err, r.peer
+	return handshakeResult{client: cerr, server: r.err, peer: r.peer}
 }
 
 func TestConfigsHandshake(t *testing.T) {
@@ -234,14 +239,15 @@ func TestConfigsHandshake(t *testing.T) {
 	}
 	// The poller (client, server's certificate) to an agent (server
 	// side, here the agent's material), with matching and wrong subject.
-	cerr, serr, peer := handshake(t, agent.ServerConfig(), srv.ClientConfig("CN=Test CA", "CN=agent1,O=Peregrine"))
+	h := handshake(t, agent.ServerConfig(), srv.ClientConfig("CN=Test CA", "CN=agent1,O=Peregrine"))
+	cerr, serr, peer := h.client, h.server, h.peer
 	if cerr != nil || serr != nil {
 		t.Fatalf("handshake: client %v, server %v", cerr, serr)
 	}
 	if got := FormatDN(peer.RawSubject); got != "CN=peregrine,O=Peregrine" {
 		t.Errorf("agent saw client subject %q", got)
 	}
-	if cerr, _, _ := handshake(t, agent.ServerConfig(), srv.ClientConfig("", "CN=agent2")); cerr == nil || !strings.Contains(cerr.Error(), "subject does not match") {
+	if cerr := handshake(t, agent.ServerConfig(), srv.ClientConfig("", "CN=agent2")).client; cerr == nil || !strings.Contains(cerr.Error(), "subject does not match") {
 		t.Errorf("wrong subject: client error %v", cerr)
 	}
 	// A certificate from another CA is refused by both sides.
@@ -250,14 +256,14 @@ func TestConfigsHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, serr, _ := handshake(t, srv.ServerConfig(), rogue.ClientConfig("", "")); serr == nil {
+	if serr := handshake(t, srv.ServerConfig(), rogue.ClientConfig("", "")).server; serr == nil {
 		t.Error("server accepted a client certificate of another CA")
 	}
-	if cerr, _, _ := handshake(t, rogue.ServerConfig(), srv.ClientConfig("", "")); cerr == nil || !strings.Contains(cerr.Error(), "cannot verify the agent's certificate") {
+	if cerr := handshake(t, rogue.ServerConfig(), srv.ClientConfig("", "")).client; cerr == nil || !strings.Contains(cerr.Error(), "cannot verify the agent's certificate") {
 		t.Errorf("client accepted an agent certificate of another CA: %v", cerr)
 	}
 	// A client without a certificate is refused by the server.
-	if _, serr, _ := handshake(t, srv.ServerConfig(), &tls.Config{InsecureSkipVerify: true}); serr == nil {
+	if serr := handshake(t, srv.ServerConfig(), &tls.Config{InsecureSkipVerify: true}).server; serr == nil {
 		t.Error("server accepted a client without a certificate")
 	}
 }
@@ -304,7 +310,7 @@ func TestCRLRevokes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, serr, _ := handshake(t, srv.ServerConfig(), cli.ClientConfig("", ""))
+	serr := handshake(t, srv.ServerConfig(), cli.ClientConfig("", "")).server
 	if serr == nil || !strings.Contains(serr.Error(), "revoked") {
 		t.Errorf("revoked client certificate: server error %v", serr)
 	}
