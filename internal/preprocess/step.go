@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess/jsonpath"
 )
 
 // StepType is a Zabbix 6.0 preprocessing step type (the API's "type").
@@ -67,6 +68,8 @@ type Step struct {
 	// re is the compiled pattern of the regular expression steps, so that
 	// a chain compiles its patterns once, when it is parsed, not per value.
 	re *regexp.Regexp
+	// jp is the compiled path of the JSONPath steps, for the same reason.
+	jp *jsonpath.Path
 }
 
 // stepInfo says how many parameters a type takes and whether it may have
@@ -190,7 +193,13 @@ func (s *Step) validateParams() error {
 		if p[0] == "" {
 			return errors.New("the search string cannot be empty")
 		}
-	case StepJSONPath, StepErrorFieldJSON, StepXPath, StepErrorFieldXML, StepJavaScript, StepPrometheusToJSON:
+	case StepJSONPath, StepErrorFieldJSON:
+		jp, err := jsonpath.Compile(p[0])
+		if err != nil {
+			return err
+		}
+		s.jp = jp
+	case StepXPath, StepErrorFieldXML, StepJavaScript, StepPrometheusToJSON:
 		if p[0] == "" {
 			return errors.New("cannot be empty")
 		}
@@ -402,6 +411,20 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 		return throttle(s, text, in.Time, st.at(i))
 	case StepCSVToJSON:
 		return csvToJSON(text, s.Params)
+	case StepJSONPath:
+		r, err := s.jp.Query(text)
+		if err != nil {
+			return "", stepErr(`cannot extract value from json by path "` + s.Params[0] + `": ` + err.Error())
+		}
+		return r, nil
+	case StepErrorFieldJSON:
+		// Not JSON, or no such member, is no error: the value goes on.
+		if r, ok := s.jp.Find(text); ok {
+			if msg := strings.TrimSpace(r); msg != "" {
+				return "", stepErr(msg)
+			}
+		}
+		return text, nil
 	case StepStrReplace:
 		return strings.ReplaceAll(text, unescapeReplace(s.Params[0]), unescapeReplace(s.Params[1])), nil
 	}

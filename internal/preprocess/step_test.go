@@ -54,7 +54,9 @@ func TestParseStepErrors(t *testing.T) {
 	f("24", ",\n\"\n2", "0", "", `header flag`)
 	f("25", "\nx", "0", "", `search string cannot be empty`)
 	f("26", "", "0", "", `needs an error handler`)
-	f("12", "", "0", "", `cannot be empty`)
+	f("12", "", "0", "", `unsupported construct in jsonpath`)
+	f("16", "$.a[", "0", "", `unsupported construct in jsonpath starting with: "["`)
+	f("11", "", "0", "", `cannot be empty`)
 }
 
 func TestParseChain(t *testing.T) {
@@ -286,7 +288,7 @@ func TestErrorHandlers(t *testing.T) {
 		t.Fatalf("first value of simple change with set value handler: %+v, %v", out, err)
 	}
 	// Not yet implemented steps fail through their handler.
-	chain = []Step{mustStep(t, "12", "$.a", "2", "none")}
+	chain = []Step{mustStep(t, "11", "/a", "2", "none")}
 	if out, err = Run(chain, in, nil); err != nil || out.Text != "none" {
 		t.Fatalf("unimplemented step with set value: %+v, %v", out, err)
 	}
@@ -346,3 +348,17 @@ func TestHugeInput(t *testing.T) {
 }
 
 func strconvU(t StepType) string { return string(rune('0'+t/10)) + string(rune('0'+t%10)) }
+
+func TestJSONPathSteps(t *testing.T) {
+	checkStep(t, mustStep(t, "12", "$.data[?(@.name == \"cpu\")].value.first()", "0", ""), []stepCase{
+		{vt: history.Float, in: `{"data":[{"name":"mem","value":1},{"name":"cpu","value":0.25}]}`, want: "0.25"},
+		{vt: history.Float, in: `{"data":[]}`, wantErr: `cannot extract value from json by path "$.data[?(@.name == "cpu")].value.first()": no data matches the specified path`},
+		{vt: history.Float, in: `{"data":`, wantErr: `cannot extract value from json by path "$.data[?(@.name == "cpu")].value.first()": cannot parse as a valid JSON object: unexpected end of data at: ''`},
+	})
+	checkStep(t, mustStep(t, "16", "$.error", "0", ""), []stepCase{
+		{vt: history.Text, in: `{"error":"  access denied\n"}`, wantErr: "access denied"},
+		{vt: history.Text, in: `{"result":1}`, want: `{"result":1}`},
+		{vt: history.Text, in: `{"error":""}`, want: `{"error":""}`},
+		{vt: history.Text, in: `not json`, want: `not json`},
+	})
+}

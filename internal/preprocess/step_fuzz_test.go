@@ -1,0 +1,34 @@
+package preprocess
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// FuzzRun parses an arbitrary step and runs it twice (so that the change
+// and discard steps see a previous value) on arbitrary text: neither may
+// panic, and a failure must be a *StepError.
+func FuzzRun(f *testing.F) {
+	f.Add(uint8(1), "2", uint8(0), "", "12", uint8(history.Uint))
+	f.Add(uint8(5), "(\\d+)\n\\1x", uint8(2), "v", "a12", uint8(history.Str))
+	f.Add(uint8(10), "", uint8(0), "", "18446744073709551615", uint8(history.Uint))
+	f.Add(uint8(12), "$.a[?(@.b > 1)].length()", uint8(1), "", `{"a":[{"b":2}]}`, uint8(history.Text))
+	f.Add(uint8(24), ",\n\"\n1", uint8(0), "", "a,b\n\"1\"\"\",2", uint8(history.Text))
+	f.Add(uint8(20), "1m", uint8(0), "", "x", uint8(history.Str))
+	f.Fuzz(func(t *testing.T, typ uint8, params string, handler uint8, hp, text string, vt uint8) {
+		s, err := ParseStep(strconvU(StepType(typ%30)), params, strconvU(StepType(handler%5)), hp)
+		if err != nil {
+			return
+		}
+		var st State
+		for i := 0; i < 2; i++ {
+			_, err := Run([]Step{s}, Input{Text: text, Time: t0, Type: history.ValueType(vt % 5)}, &st)
+			var se *StepError
+			if err != nil && !errors.As(err, &se) {
+				t.Fatalf("error %T: %v", err, err)
+			}
+		}
+	})
+}
