@@ -70,6 +70,8 @@ type Step struct {
 	re *regexp.Regexp
 	// jp is the compiled path of the JSONPath steps, for the same reason.
 	jp *jsonpath.Path
+	// prom is the parsed pattern of the Prometheus steps.
+	prom *promPattern
 }
 
 // stepInfo says how many parameters a type takes and whether it may have
@@ -199,7 +201,22 @@ func (s *Step) validateParams() error {
 			return err
 		}
 		s.jp = jp
-	case StepXPath, StepErrorFieldXML, StepJavaScript, StepPrometheusToJSON:
+	case StepPrometheusPattern, StepPrometheusToJSON:
+		pat, err := parsePromPattern(p[0])
+		if err != nil {
+			return err
+		}
+		s.prom = pat
+		if s.Type == StepPrometheusPattern {
+			switch {
+			case p[1] == "value" && p[2] == "":
+			case p[1] == "label" && p[2] != "":
+			case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
+			default:
+				return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
+			}
+		}
+	case StepXPath, StepErrorFieldXML, StepJavaScript:
 		if p[0] == "" {
 			return errors.New("cannot be empty")
 		}
@@ -411,6 +428,10 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 		return throttle(s, text, in.Time, st.at(i))
 	case StepCSVToJSON:
 		return csvToJSON(text, s.Params)
+	case StepPrometheusPattern:
+		return promPatternStep(s.prom, s.Params, text)
+	case StepPrometheusToJSON:
+		return promToJSON(s.prom, text)
 	case StepJSONPath:
 		r, err := s.jp.Query(text)
 		if err != nil {
