@@ -306,7 +306,7 @@ type Output struct {
 // not supported with Message, Zabbix's wording (or the handler's custom
 // message).
 type StepError struct {
-	Index   int // the step's position in the chain, from 0
+	Index   int // the step's position in the chain, from 0; -1: Input.Err passed through
 	Type    StepType
 	Message string
 }

@@ -124,6 +124,15 @@ func TestMultiplier(t *testing.T) {
 	})
 }
 
+func TestErrorQuotesBoundedValue(t *testing.T) {
+	// 63 ASCII bytes then a 2-byte character: the quote stops before it.
+	in := strings.Repeat("x", 63) + "é" + strings.Repeat("y", 100)
+	_, err := runOne(t, mustStep(t, "14", "^z", "0", ""), history.Str, in)
+	if err == nil || err.Error() != "regular expression validation error with value '"+strings.Repeat("x", 63)+"...'" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
 func TestTrim(t *testing.T) {
 	checkStep(t, mustStep(t, "2", `\s\n"`, "0", ""), []stepCase{{vt: history.Str, in: "\" ab \"\n", want: "\" ab"}})
 	checkStep(t, mustStep(t, "3", `\s\t`, "0", ""), []stepCase{{vt: history.Str, in: "\t x ", want: "x "}})

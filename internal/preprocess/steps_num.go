@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -56,11 +57,15 @@ func toNumber(text string, vt history.ValueType) (number, bool) {
 	return number{f: f}, ok
 }
 
-// desc quotes a value in an error message, cut to 64 bytes so that a
-// huge value does not make a huge message.
+// desc quotes a value in an error message, cut to 64 bytes (back to a
+// character boundary) so that a huge value does not make a huge message.
 func desc(v string) string {
 	if len(v) > 64 {
-		return v[:64] + "..."
+		n := 64
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		return v[:n] + "..."
 	}
 	return v
 }
