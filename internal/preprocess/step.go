@@ -428,6 +428,8 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 		return throttle(s, text, in.Time, st.at(i))
 	case StepCSVToJSON:
 		return csvToJSON(text, s.Params)
+	case StepXMLToJSON:
+		return xmlToJSON(text)
 	case StepPrometheusPattern:
 		return promPatternStep(s.prom, s.Params, text)
 	case StepPrometheusToJSON:
