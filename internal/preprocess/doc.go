@@ -31,11 +31,12 @@
 //     JSONPath and check for error in JSON (Zabbix's dialect, in package
 //     jsonpath), Prometheus pattern and Prometheus to JSON (a small
 //     parser of the text exposition format of its own: no Prometheus
-//     library is available to the build), XML to JSON (encoding/xml).
+//     library is available to the build), XML to JSON (encoding/xml),
+//     XML XPath and check for error in XML (XPath 1.0 by
+//     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree).
 //     Regular expressions are Go's RE2, not PCRE: no backreferences or
-//     lookaround, and no catastrophic backtracking. The other types
-//     (XPath, check for error in XML, JavaScript) parse but fail when run,
-//     through their error handler.
+//     lookaround, and no catastrophic backtracking. JavaScript (21)
+//     parses but fails when run, through its error handler.
 //
 // The steps are pure functions: nothing applies them to values in
 // flight yet. Still to come (issue 12): the missing step types, wiring

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/antchfx/xpath"
+
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess/jsonpath"
 )
@@ -70,6 +72,8 @@ type Step struct {
 	re *regexp.Regexp
 	// jp is the compiled path of the JSONPath steps, for the same reason.
 	jp *jsonpath.Path
+	// xp is the compiled expression of the XPath steps.
+	xp *xpath.Expr
 	// prom is the parsed pattern of the Prometheus steps.
 	prom *promPattern
 }
@@ -216,7 +220,16 @@ func (s *Step) validateParams() error {
 				return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
 			}
 		}
-	case StepXPath, StepErrorFieldXML, StepJavaScript:
+	case StepXPath, StepErrorFieldXML:
+		if p[0] == "" {
+			return errors.New("cannot be empty")
+		}
+		xp, err := compileXPath(p[0])
+		if err != nil {
+			return err
+		}
+		s.xp = xp
+	case StepJavaScript:
 		if p[0] == "" {
 			return errors.New("cannot be empty")
 		}
@@ -430,6 +443,10 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 		return csvToJSON(text, s.Params)
 	case StepXMLToJSON:
 		return xmlToJSON(text)
+	case StepXPath:
+		return xpathStep(s, text)
+	case StepErrorFieldXML:
+		return errorFromXML(s, text)
 	case StepPrometheusPattern:
 		return promPatternStep(s.prom, s.Params, text)
 	case StepPrometheusToJSON:
