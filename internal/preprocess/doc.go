@@ -33,13 +33,18 @@
 //     parser of the text exposition format of its own: no Prometheus
 //     library is available to the build), XML to JSON (encoding/xml),
 //     XML XPath and check for error in XML (XPath 1.0 by
-//     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree).
+//     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree),
+//     JavaScript (github.com/dop251/goja: the script is the body of a
+//     function of value, run in a fresh runtime per value and stopped
+//     after JSTimeout; Zabbix.log is ignored, HttpRequest refused).
 //     Regular expressions are Go's RE2, not PCRE: no backreferences or
-//     lookaround, and no catastrophic backtracking. JavaScript (21)
-//     parses but fails when run, through its error handler.
+//     lookaround, and no catastrophic backtracking (JavaScript's own
+//     regular expressions do backtrack, bounded by the time limit). A
+//     JavaScript step has no memory limit yet.
 //
 // The steps are pure functions: nothing applies them to values in
-// flight yet. Still to come (issue 12): the missing step types, wiring
+// flight yet. Still to come (issue 12): a memory limit for JavaScript,
+// wiring
 // Run between acceptance and conversion in the pipeline shards, keeping
 // State there across restarts, dependent and calculated items, and the
 // API's preprocessing fields.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/antchfx/xpath"
+	"github.com/dop251/goja"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess/jsonpath"
@@ -72,6 +73,10 @@ type Step struct {
 	re *regexp.Regexp
 	// jp is the compiled path of the JSONPath steps, for the same reason.
 	jp *jsonpath.Path
+	// js is the compiled script of a JavaScript step; jsLimit its time
+	// limit (0: JSTimeout).
+	js      *goja.Program
+	jsLimit time.Duration
 	// xp is the compiled expression of the XPath steps.
 	xp *xpath.Expr
 	// prom is the parsed pattern of the Prometheus steps.
@@ -233,6 +238,11 @@ func (s *Step) validateParams() error {
 		if p[0] == "" {
 			return errors.New("cannot be empty")
 		}
+		js, err := compileJS(p[0])
+		if err != nil {
+			return err
+		}
+		s.js = js
 	}
 	return nil
 }
@@ -445,6 +455,12 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 		return xmlToJSON(text)
 	case StepXPath:
 		return xpathStep(s, text)
+	case StepJavaScript:
+		limit := s.jsLimit
+		if limit <= 0 {
+			limit = JSTimeout
+		}
+		return runJS(s.js, text, limit)
 	case StepErrorFieldXML:
 		return errorFromXML(s, text)
 	case StepPrometheusPattern:
