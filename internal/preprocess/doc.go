@@ -30,8 +30,9 @@
 //     heartbeat), CSV to JSON, replace, check for not supported value,
 //     JSONPath and check for error in JSON (Zabbix's dialect, in package
 //     jsonpath), Prometheus pattern and Prometheus to JSON (a small
-//     parser of the text exposition format of its own: no Prometheus
-//     library is available to the build), XML to JSON (encoding/xml),
+//     parser of the text exposition format of its own, rather than
+//     github.com/prometheus/common/expfmt, which brings client_model and
+//     protobuf for one parser), XML to JSON (encoding/xml),
 //     XML XPath and check for error in XML (XPath 1.0 by
 //     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree),
 //     JavaScript (github.com/dop251/goja: the script is the body of a
