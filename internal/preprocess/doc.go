@@ -2,9 +2,9 @@
 // in and the pipeline: which item it belongs to, whether that item
 // accepts it, and its conversion to the item's value type.
 //
-// Today that is two things, used by every way in (the trapper's sender
-// data, the API's history.push and, later, the pollers) so that the rules
-// are written once:
+// Today that is three things, the first two used by every way in (the
+// trapper's sender data, the API's history.push and, later, the pollers)
+// so that the rules are written once:
 //
 //   - Acceptance: ItemByKey and ItemByID find the item and check, in the
 //     Zabbix trapper's order, that its host exists and is monitored, the
@@ -16,11 +16,39 @@
 //     a value's text into a float, unsigned, character, text or log
 //     value with Zabbix's rules (what is a number, how long a string may
 //     be, what becomes of invalid UTF-8).
+//   - Preprocessing steps (issue 12, first slice): ParseStep and
+//     ParseChain read and validate Zabbix 6.0 step objects (type, params
+//     joined by LF, error_handler, error_handler_params) with the API's
+//     rules; Run applies a chain to one value's text with the error
+//     handlers (default, discard value, set value, set error) and returns
+//     the text, a discarded result, or a *StepError with Zabbix's
+//     message. The per-item memory of the change and discard steps is a
+//     State the caller owns and passes in. Implemented: custom
+//     multiplier, trims, regular expression, boolean/octal/hexadecimal
+//     to decimal, simple change, change per second, in range, (does not)
+//     match regex, check for error using regex, discard unchanged (with
+//     heartbeat), CSV to JSON, replace, check for not supported value,
+//     JSONPath and check for error in JSON (Zabbix's dialect, in package
+//     jsonpath), Prometheus pattern and Prometheus to JSON (a small
+//     parser of the text exposition format of its own, rather than
+//     github.com/prometheus/common/expfmt, which brings client_model and
+//     protobuf for one parser), XML to JSON (encoding/xml),
+//     XML XPath and check for error in XML (XPath 1.0 by
+//     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree),
+//     JavaScript (github.com/dop251/goja: the script is the body of a
+//     function of value, run in a fresh runtime per value and stopped
+//     after JSTimeout; Zabbix.log is ignored, HttpRequest refused).
+//     Regular expressions are Go's RE2, not PCRE: no backreferences or
+//     lookaround, and no catastrophic backtracking (JavaScript's own
+//     regular expressions do backtrack, bounded by the time limit). A
+//     JavaScript step has no memory limit yet.
 //
-// It will later hold the preprocessing step library and per-item step
-// chains (issue 12: multipliers, regular expressions, JSONPath, change
-// per second, discard unchanged, ...), which run between acceptance and
-// conversion.
+// The steps are pure functions: nothing applies them to values in
+// flight yet. Still to come (issue 12): a memory limit for JavaScript,
+// wiring
+// Run between acceptance and conversion in the pipeline shards, keeping
+// State there across restarts, dependent and calculated items, and the
+// API's preprocessing fields.
 //
 // It does not own the transport (ingest, api), the wording of replies to
 // a client, counting or logging (the callers count refusals by their
@@ -31,5 +59,6 @@
 // caller's buffer is reused after the request.
 //
 // Concurrency: everything here is a pure function of its arguments and
-// the catalog's immutable snapshot, safe for concurrent use.
+// the catalog's immutable snapshot, safe for concurrent use, except that
+// a State belongs to one item and is used by one goroutine at a time.
 package preprocess

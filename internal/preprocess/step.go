@@ -1,0 +1,488 @@
+package preprocess
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/antchfx/xpath"
+	"github.com/dop251/goja"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess/jsonpath"
+)
+
+// StepType is a Zabbix 6.0 preprocessing step type (the API's "type").
+type StepType uint8
+
+// The step types, numbered as the Zabbix API numbers them.
+const (
+	StepMultiplier        StepType = 1
+	StepRTrim             StepType = 2
+	StepLTrim             StepType = 3
+	StepTrim              StepType = 4
+	StepRegsub            StepType = 5
+	StepBool2Dec          StepType = 6
+	StepOct2Dec           StepType = 7
+	StepHex2Dec           StepType = 8
+	StepDeltaValue        StepType = 9
+	StepDeltaSpeed        StepType = 10
+	StepXPath             StepType = 11
+	StepJSONPath          StepType = 12
+	StepValidateRange     StepType = 13
+	StepValidateRegex     StepType = 14
+	StepValidateNotRegex  StepType = 15
+	StepErrorFieldJSON    StepType = 16
+	StepErrorFieldXML     StepType = 17
+	StepErrorFieldRegex   StepType = 18
+	StepThrottleValue     StepType = 19
+	StepThrottleTimed     StepType = 20
+	StepJavaScript        StepType = 21
+	StepPrometheusPattern StepType = 22
+	StepPrometheusToJSON  StepType = 23
+	StepCSVToJSON         StepType = 24
+	StepStrReplace        StepType = 25
+	StepCheckUnsupported  StepType = 26
+	StepXMLToJSON         StepType = 27
+)
+
+// Handler is what a failing step's error handler does (the API's
+// "error_handler").
+type Handler uint8
+
+// The error handlers.
+const (
+	HandlerDefault  Handler = 0 // the item becomes not supported with the step's message
+	HandlerDiscard  Handler = 1 // the value is dropped; the item stays supported
+	HandlerSetValue Handler = 2 // the step's result is ErrorParams and the chain goes on
+	HandlerSetError Handler = 3 // the item becomes not supported with ErrorParams as message
+)
+
+// Step is one preprocessing step of an item, parsed and validated.
+// Params is the API's "params" split at LF.
+type Step struct {
+	Type         StepType
+	Params       []string
+	ErrorHandler Handler
+	ErrorParams  string
+
+	// re is the compiled pattern of the regular expression steps, so that
+	// a chain compiles its patterns once, when it is parsed, not per value.
+	re *regexp.Regexp
+	// jp is the compiled path of the JSONPath steps, for the same reason.
+	jp *jsonpath.Path
+	// js is the compiled script of a JavaScript step; jsLimit its time
+	// limit (0: JSTimeout).
+	js      *goja.Program
+	jsLimit time.Duration
+	// xp is the compiled expression of the XPath steps.
+	xp *xpath.Expr
+	// prom is the parsed pattern of the Prometheus steps.
+	prom *promPattern
+}
+
+// stepInfo says how many parameters a type takes and whether it may have
+// an error handler other than the default, as the Zabbix 6.0 API checks.
+type stepInfo struct {
+	params  int
+	handler bool
+}
+
+var stepInfos = map[StepType]stepInfo{
+	StepMultiplier: {1, true}, StepRTrim: {1, false}, StepLTrim: {1, false}, StepTrim: {1, false},
+	StepRegsub: {2, true}, StepBool2Dec: {0, true}, StepOct2Dec: {0, true}, StepHex2Dec: {0, true},
+	StepDeltaValue: {0, true}, StepDeltaSpeed: {0, true}, StepXPath: {1, true}, StepJSONPath: {1, true},
+	StepValidateRange: {2, true}, StepValidateRegex: {1, true}, StepValidateNotRegex: {1, true},
+	StepErrorFieldJSON: {1, true}, StepErrorFieldXML: {1, true}, StepErrorFieldRegex: {2, true},
+	StepThrottleValue: {0, false}, StepThrottleTimed: {1, false}, StepJavaScript: {1, true},
+	StepPrometheusPattern: {3, true}, StepPrometheusToJSON: {1, true}, StepCSVToJSON: {3, true},
+	StepStrReplace: {2, false}, StepCheckUnsupported: {0, true}, StepXMLToJSON: {0, true},
+}
+
+// ParseStep builds a Step from the API object's members (all strings, as
+// the Zabbix API sends them) and validates it as the Zabbix 6.0 API does:
+// a known type, the right number of LF-separated parameters, numbers and
+// regular expressions that parse, and an error handler only where the
+// type allows one. The error names the offending member.
+func ParseStep(typ, params, handler, handlerParams string) (Step, error) {
+	t, err := strconv.ParseUint(typ, 10, 8)
+	info, ok := stepInfos[StepType(t)]
+	if err != nil || !ok {
+		return Step{}, errors.New(`invalid parameter "type": unsupported preprocessing step type "` + typ + `"`)
+	}
+	s := Step{Type: StepType(t)}
+	if info.params == 0 {
+		if params != "" {
+			return Step{}, errors.New(`invalid parameter "params": should be empty`)
+		}
+	} else {
+		s.Params = strings.Split(params, "\n")
+		if len(s.Params) != info.params {
+			return Step{}, errors.New(`invalid parameter "params": ` + strconv.Itoa(info.params) + ` parameters expected, got ` + strconv.Itoa(len(s.Params)))
+		}
+	}
+	h, err := strconv.ParseUint(handler, 10, 8)
+	if handler == "" {
+		h, err = 0, nil
+	}
+	if err != nil || h > uint64(HandlerSetError) {
+		return Step{}, errors.New(`invalid parameter "error_handler": value must be one of 0, 1, 2, 3`)
+	}
+	s.ErrorHandler, s.ErrorParams = Handler(h), handlerParams
+	switch {
+	case !info.handler && s.ErrorHandler != HandlerDefault:
+		return Step{}, errors.New(`invalid parameter "error_handler": should be 0 for this step type`)
+	case s.Type == StepCheckUnsupported && s.ErrorHandler == HandlerDefault:
+		return Step{}, errors.New(`invalid parameter "error_handler": "Check for not supported value" needs an error handler other than 0`)
+	case (s.ErrorHandler == HandlerDefault || s.ErrorHandler == HandlerDiscard) && handlerParams != "":
+		return Step{}, errors.New(`invalid parameter "error_handler_params": should be empty`)
+	case s.ErrorHandler == HandlerSetError && handlerParams == "":
+		return Step{}, errors.New(`invalid parameter "error_handler_params": cannot be empty`)
+	}
+	if err := s.validateParams(); err != nil {
+		return Step{}, errors.New(`invalid parameter "params": ` + err.Error())
+	}
+	return s, nil
+}
+
+func (s *Step) validateParams() error {
+	p := s.Params
+	switch s.Type {
+	case StepMultiplier:
+		if _, ok := parseFloat(trimNumber([]byte(p[0]))); !ok {
+			return errors.New("a numeric value is expected, got \"" + p[0] + "\"")
+		}
+	case StepRTrim, StepLTrim, StepTrim:
+		if p[0] == "" {
+			return errors.New("cannot be empty")
+		}
+	case StepRegsub, StepValidateRegex, StepValidateNotRegex, StepErrorFieldRegex:
+		if p[0] == "" {
+			return errors.New("the regular expression cannot be empty")
+		}
+		re, err := regexp.Compile(p[0])
+		if err != nil {
+			return errors.New("invalid regular expression \"" + p[0] + "\": " + err.Error())
+		}
+		s.re = re
+	case StepValidateRange:
+		if p[0] == "" && p[1] == "" {
+			return errors.New("minimum or maximum must be set")
+		}
+		lo, hi := 0.0, 0.0
+		for i, v := range p {
+			if v == "" {
+				continue
+			}
+			f, ok := parseFloat(trimNumber([]byte(v)))
+			if !ok {
+				return errors.New("a numeric value is expected, got \"" + v + "\"")
+			}
+			if i == 0 {
+				lo = f
+			} else {
+				hi = f
+			}
+		}
+		if p[0] != "" && p[1] != "" && lo > hi {
+			return errors.New("the minimum must not be greater than the maximum")
+		}
+	case StepThrottleTimed:
+		if _, err := parseHeartbeat(p[0]); err != nil {
+			return err
+		}
+	case StepCSVToJSON:
+		if len([]rune(p[0])) > 1 || len([]rune(p[1])) > 1 {
+			return errors.New("the delimiter and the quotation character must be at most one character")
+		}
+		if p[2] != "0" && p[2] != "1" {
+			return errors.New("the header flag must be 0 or 1")
+		}
+	case StepStrReplace:
+		if p[0] == "" {
+			return errors.New("the search string cannot be empty")
+		}
+	case StepJSONPath, StepErrorFieldJSON:
+		jp, err := jsonpath.Compile(p[0])
+		if err != nil {
+			return err
+		}
+		s.jp = jp
+	case StepPrometheusPattern, StepPrometheusToJSON:
+		pat, err := parsePromPattern(p[0])
+		if err != nil {
+			return err
+		}
+		s.prom = pat
+		if s.Type == StepPrometheusPattern {
+			switch {
+			case p[1] == "value" && p[2] == "":
+			case p[1] == "label" && p[2] != "":
+			case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
+			default:
+				return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
+			}
+		}
+	case StepXPath, StepErrorFieldXML:
+		if p[0] == "" {
+			return errors.New("cannot be empty")
+		}
+		xp, err := compileXPath(p[0])
+		if err != nil {
+			return err
+		}
+		s.xp = xp
+	case StepJavaScript:
+		if p[0] == "" {
+			return errors.New("cannot be empty")
+		}
+		js, err := compileJS(p[0])
+		if err != nil {
+			return err
+		}
+		s.js = js
+	}
+	return nil
+}
+
+// ParseChain validates a whole chain: each step's own rules (done by
+// ParseStep), plus Zabbix's rules across steps: "Check for not supported
+// value" only first, and at most one of the discard-unchanged steps and
+// of the change steps.
+func ParseChain(steps []Step) error {
+	var throttle, delta int
+	for i, s := range steps {
+		switch s.Type {
+		case StepCheckUnsupported:
+			if i != 0 {
+				return errors.New(`invalid parameter "preprocessing": "Check for not supported value" must be the first step`)
+			}
+		case StepThrottleValue, StepThrottleTimed:
+			throttle++
+		case StepDeltaValue, StepDeltaSpeed:
+			delta++
+		}
+	}
+	if throttle > 1 {
+		return errors.New(`invalid parameter "preprocessing": only one "Discard unchanged" or "Discard unchanged with heartbeat" step is allowed`)
+	}
+	if delta > 1 {
+		return errors.New(`invalid parameter "preprocessing": only one "Simple change" or "Change per second" step is allowed`)
+	}
+	return nil
+}
+
+// parseHeartbeat reads the heartbeat of "Discard unchanged with
+// heartbeat": seconds, or a number with a time suffix (s, m, h, d, w), at
+// least 1 second, as the Zabbix API accepts it.
+func parseHeartbeat(s string) (time.Duration, error) {
+	mult := int64(1)
+	num := s
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 's':
+			num = s[:n-1]
+		case 'm':
+			mult, num = 60, s[:n-1]
+		case 'h':
+			mult, num = 3600, s[:n-1]
+		case 'd':
+			mult, num = 86400, s[:n-1]
+		case 'w':
+			mult, num = 7*86400, s[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 1 || v > 25*365*86400/mult {
+		return 0, errors.New("the heartbeat \"" + s + "\" must be a positive number of seconds, optionally with a suffix s, m, h, d or w")
+	}
+	return time.Duration(v*mult) * time.Second, nil
+}
+
+// Input is the value a chain runs on.
+type Input struct {
+	// Text is the value as text, as a check or a sender delivers it.
+	Text string
+	// Err, when not empty, says the check failed with that message: the
+	// item would become not supported. Only a "Check for not supported
+	// value" first step acts on it; any other chain returns it as the
+	// error.
+	Err string
+	// Time is the value's timestamp; the change and discard steps use it.
+	Time time.Time
+	// Type is the item's value type: it decides whether numbers are
+	// unsigned or float for the numeric steps, as in Zabbix.
+	Type history.ValueType
+}
+
+// Output is what a chain made of its Input.
+type Output struct {
+	Text string
+	// Discarded says the value is dropped with no error: a change step's
+	// first value, an unchanged value, or a "discard value" handler.
+	Discarded bool
+}
+
+// StepError is a step failure that no handler absorbed: the item becomes
+// not supported with Message, Zabbix's wording (or the handler's custom
+// message).
+type StepError struct {
+	Index   int // the step's position in the chain, from 0; -1: Input.Err passed through
+	Type    StepType
+	Message string
+}
+
+func (e *StepError) Error() string { return e.Message }
+
+// State is the per-item memory that the change and discard steps need
+// across values. The caller owns it, one per item, and passes the same
+// State to every Run of that item's chain; a zero State is an item that
+// has seen no value. It is not safe for concurrent use (the owner of the
+// item runs its values one at a time).
+type State struct {
+	steps []stepState
+}
+
+type stepState struct {
+	set    bool
+	isUint bool
+	u      uint64
+	f      float64
+	text   string
+	time   time.Time
+}
+
+// Reset forgets every previous value, as when the item's steps change.
+func (st *State) Reset() { st.steps = st.steps[:0] }
+
+func (st *State) at(i int) *stepState {
+	for len(st.steps) <= i {
+		st.steps = append(st.steps, stepState{})
+	}
+	return &st.steps[i]
+}
+
+// errDiscard is a step's own "drop this value" result, not a failure.
+var errDiscard = errors.New("discarded")
+
+// Run applies chain to in, in order, each step's output being the next
+// one's input, with the error handlers: a failing step with the default
+// handler stops the chain with a *StepError carrying the step's message;
+// "discard value" returns a discarded Output; "set value" replaces the
+// step's result with the handler's text and goes on; "set error" stops
+// with a *StepError carrying the handler's text. A nil st runs without
+// memory (the change steps discard every value).
+//
+// The output is still text: converting it to the item's value type is
+// Convert's job, done once after the chain.
+func Run(chain []Step, in Input, st *State) (Output, error) {
+	if st == nil {
+		st = &State{}
+	}
+	text := in.Text
+	start := 0
+	if in.Err != "" {
+		if len(chain) == 0 || chain[0].Type != StepCheckUnsupported {
+			return Output{}, &StepError{Index: -1, Message: in.Err}
+		}
+		out, stop, err := handle(chain[0], 0, in.Err)
+		if stop {
+			return out, err
+		}
+		text, start = out.Text, 1
+	}
+	for i := start; i < len(chain); i++ {
+		s := &chain[i]
+		res, err := s.apply(i, text, in, st)
+		switch {
+		case err == nil:
+			text = res
+		case errors.Is(err, errDiscard):
+			return Output{Discarded: true}, nil
+		default:
+			out, stop, herr := handle(*s, i, err.Error())
+			if stop {
+				return out, herr
+			}
+			text = out.Text
+		}
+	}
+	return Output{Text: text}, nil
+}
+
+// handle applies s's error handler to its failure msg: stop says the
+// chain ends with out and err.
+func handle(s Step, i int, msg string) (out Output, stop bool, err error) {
+	switch s.ErrorHandler {
+	case HandlerDiscard:
+		return Output{Discarded: true}, true, nil
+	case HandlerSetValue:
+		return Output{Text: s.ErrorParams}, false, nil
+	case HandlerSetError:
+		return Output{}, true, &StepError{Index: i, Type: s.Type, Message: s.ErrorParams}
+	}
+	return Output{}, true, &StepError{Index: i, Type: s.Type, Message: msg}
+}
+
+// apply runs one step on text.
+func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
+	switch s.Type {
+	case StepCheckUnsupported:
+		return text, nil // the item is supported: the step lets the value through
+	case StepMultiplier:
+		return multiplier(text, s.Params[0], in.Type)
+	case StepRTrim, StepLTrim, StepTrim:
+		return trim(s.Type, text, s.Params[0]), nil
+	case StepRegsub:
+		return regsub(s, text)
+	case StepBool2Dec, StepOct2Dec, StepHex2Dec:
+		return toDecimal(s.Type, text)
+	case StepDeltaValue, StepDeltaSpeed:
+		return delta(s.Type, text, in, st.at(i))
+	case StepValidateRange:
+		return validateRange(text, s.Params, in.Type)
+	case StepValidateRegex, StepValidateNotRegex:
+		return validateRegex(s, text)
+	case StepErrorFieldRegex:
+		return errorFromRegex(s, text)
+	case StepThrottleValue, StepThrottleTimed:
+		return throttle(s, text, in.Time, st.at(i))
+	case StepCSVToJSON:
+		return csvToJSON(text, s.Params)
+	case StepXMLToJSON:
+		return xmlToJSON(text)
+	case StepXPath:
+		return xpathStep(s, text)
+	case StepJavaScript:
+		limit := s.jsLimit
+		if limit <= 0 {
+			limit = JSTimeout
+		}
+		return runJS(s.js, text, limit)
+	case StepErrorFieldXML:
+		return errorFromXML(s, text)
+	case StepPrometheusPattern:
+		return promPatternStep(s.prom, s.Params, text)
+	case StepPrometheusToJSON:
+		return promToJSON(s.prom, text)
+	case StepJSONPath:
+		r, err := s.jp.Query(text)
+		if err != nil {
+			return "", stepErr(`cannot extract value from json by path "` + s.Params[0] + `": ` + err.Error())
+		}
+		return r, nil
+	case StepErrorFieldJSON:
+		// Not JSON, or no such member, is no error: the value goes on.
+		if r, ok := s.jp.Find(text); ok {
+			if msg := strings.TrimSpace(r); msg != "" {
+				return "", stepErr(msg)
+			}
+		}
+		return text, nil
+	case StepStrReplace:
+		return strings.ReplaceAll(text, unescapeReplace(s.Params[0]), unescapeReplace(s.Params[1])), nil
+	}
+	return "", errors.New("preprocessing step type " + strconv.Itoa(int(s.Type)) + " is not supported by this server yet")
+}

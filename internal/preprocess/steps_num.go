@@ -1,0 +1,270 @@
+package preprocess
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// number is a value read as Zabbix reads it for the numeric steps: an
+// unsigned item's value stays unsigned when it is one, everything else is
+// a float.
+type number struct {
+	isUint bool
+	u      uint64
+	f      float64
+}
+
+func (n number) float() float64 {
+	if n.isUint {
+		return float64(n.u)
+	}
+	return n.f
+}
+
+func (n number) String() string {
+	if n.isUint {
+		return strconv.FormatUint(n.u, 10)
+	}
+	return formatFloat(n.f)
+}
+
+// formatFloat writes a float as the shortest text that reads back to it,
+// without an exponent for ordinary magnitudes (Zabbix prints "%.17g" and
+// then drops trailing zeros; the shortest form reads back the same).
+func formatFloat(f float64) string {
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// toNumber converts a step's input for an item of type vt: unsigned
+// first for unsigned items, float otherwise (and for an unsigned item's
+// value that is not an unsigned integer, as "1.5").
+func toNumber(text string, vt history.ValueType) (number, bool) {
+	b := trimNumber([]byte(text))
+	if vt == history.Uint {
+		if u, ok := parseUint(b); ok {
+			return number{isUint: true, u: u}, true
+		}
+	}
+	f, ok := parseFloat(b)
+	return number{f: f}, ok
+}
+
+// desc quotes a value in an error message, cut to 64 bytes (back to a
+// character boundary) so that a huge value does not make a huge message.
+func desc(v string) string {
+	if len(v) > 64 {
+		n := 64
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		return v[:n] + "..."
+	}
+	return v
+}
+
+type stepErr string
+
+func (e stepErr) Error() string { return string(e) }
+
+const errNotNumeric = "cannot convert value to numeric type"
+
+func multiplier(text, param string, vt history.ValueType) (string, error) {
+	n, ok := toNumber(text, vt)
+	if !ok {
+		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": ` + errNotNumeric)
+	}
+	p := strings.TrimSpace(param)
+	// An unsigned value times an unsigned multiplier stays exact, as in
+	// Zabbix; a fractional multiplier makes a float.
+	if n.isUint {
+		if m, ok := parseUint([]byte(p)); ok && !strings.Contains(p, ".") {
+			if m == 0 || n.u <= math.MaxUint64/m {
+				return strconv.FormatUint(n.u*m, 10), nil
+			}
+		}
+	}
+	m, _ := parseFloat([]byte(p)) // validated by ParseStep
+	r := n.float() * m
+	if math.IsInf(r, 0) || math.Abs(r) > 1e308 {
+		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": the result is out of range`)
+	}
+	if vt == history.Uint && r >= 0 && r < 18446744073709551616.0 {
+		// Zabbix converts the float result to the unsigned item's type by
+		// truncation.
+		return strconv.FormatUint(uint64(r), 10), nil
+	}
+	return formatFloat(r), nil
+}
+
+// trueWords and falseWords are the texts "Boolean to decimal" accepts,
+// compared without case.
+var (
+	trueWords  = []string{"true", "t", "yes", "y", "on", "up", "running", "enabled", "available", "ok", "master"}
+	falseWords = []string{"false", "f", "no", "n", "off", "down", "unused", "disabled", "unavailable", "err", "slave"}
+)
+
+func toDecimal(t StepType, text string) (string, error) {
+	v := strings.TrimLeft(text, " \"")
+	v = strings.TrimRight(v, " \"\n\r")
+	var (
+		u      uint64
+		ok     bool
+		format string
+	)
+	switch t {
+	case StepBool2Dec:
+		format = "boolean"
+		u, ok = parseBool(v)
+	case StepOct2Dec:
+		format = "octal"
+		u, ok = parseBase(v, 8)
+	default:
+		format = "hexadecimal"
+		u, ok = parseBase(v, 16)
+		if !ok {
+			u, ok = parseHexBytes(v)
+		}
+	}
+	if !ok {
+		return "", stepErr(`cannot convert value "` + desc(text) + `" of type "string" from ` + format + ` format: invalid value format`)
+	}
+	return strconv.FormatUint(u, 10), nil
+}
+
+func parseBool(v string) (uint64, bool) {
+	if f, ok := parseFloat([]byte(v)); ok {
+		if f != 0 {
+			return 1, true
+		}
+		return 0, true
+	}
+	for _, w := range trueWords {
+		if strings.EqualFold(v, w) {
+			return 1, true
+		}
+	}
+	for _, w := range falseWords {
+		if strings.EqualFold(v, w) {
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// parseBase reads digits of base 8 or 16 only: no sign, no "0x" prefix,
+// no overflow.
+func parseBase(v string, base int) (uint64, bool) {
+	if v == "" || v[0] == '+' || v[0] == '-' || strings.Contains(v, "_") {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(v, base, 64)
+	return u, err == nil
+}
+
+// parseHexBytes reads a hex dump as SNMP delivers it: two-digit bytes
+// separated by spaces or line breaks ("01 0A\n FF").
+func parseHexBytes(v string) (uint64, bool) {
+	var digits []byte
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\n' }) {
+		if len(f) != 2 {
+			return 0, false
+		}
+		digits = append(digits, f...)
+	}
+	if len(digits) == 0 {
+		return 0, false
+	}
+	return parseBase(string(digits), 16)
+}
+
+// delta is "Simple change" and "Change per second". The first value, a
+// value smaller than the previous one (a counter reset or wrap-around)
+// and, for change per second, a timestamp not after the previous one are
+// discarded, as in Zabbix; the state always moves on to the new value.
+func delta(t StepType, text string, in Input, ss *stepState) (string, error) {
+	n, ok := toNumber(text, in.Type)
+	if !ok {
+		name := "simple change"
+		if t == StepDeltaSpeed {
+			name = "speed per second"
+		}
+		return "", stepErr(`cannot calculate delta (` + name + `) for value "` + desc(text) + `" of type "string": ` + errNotNumeric)
+	}
+	prev, prevTime, had := *ss, ss.time, ss.set
+	ss.set, ss.isUint, ss.u, ss.f, ss.time = true, n.isUint, n.u, n.f, in.Time
+	if !had {
+		return "", errDiscard
+	}
+	var dt float64
+	if t == StepDeltaSpeed {
+		if !in.Time.After(prevTime) {
+			return "", errDiscard
+		}
+		dt = in.Time.Sub(prevTime).Seconds()
+	}
+	if n.isUint && prev.isUint {
+		if prev.u > n.u {
+			return "", errDiscard
+		}
+		d := n.u - prev.u
+		if t == StepDeltaSpeed {
+			// Zabbix divides in floating point and truncates for an
+			// unsigned item.
+			return strconv.FormatUint(uint64(float64(d)/dt), 10), nil
+		}
+		return strconv.FormatUint(d, 10), nil
+	}
+	p := number{isUint: prev.isUint, u: prev.u, f: prev.f}.float()
+	if p > n.float() {
+		return "", errDiscard
+	}
+	d := n.float() - p
+	if t == StepDeltaSpeed {
+		d /= dt
+	}
+	return formatFloat(d), nil
+}
+
+func validateRange(text string, p []string, vt history.ValueType) (string, error) {
+	n, ok := toNumber(text, vt)
+	if !ok {
+		return "", stepErr(errNotNumeric)
+	}
+	v := n.float()
+	if p[0] != "" {
+		if lo, _ := parseFloat(trimNumber([]byte(p[0]))); v < lo {
+			return "", stepErr("range validation error with value '" + desc(text) + "'")
+		}
+	}
+	if p[1] != "" {
+		if hi, _ := parseFloat(trimNumber([]byte(p[1]))); v > hi {
+			return "", stepErr("range validation error with value '" + desc(text) + "'")
+		}
+	}
+	return text, nil
+}
+
+// throttle is "Discard unchanged" and, with a heartbeat, "Discard
+// unchanged with heartbeat": a value equal (as text) to the last kept one
+// is discarded, unless the heartbeat has passed since that one was kept.
+func throttle(s *Step, text string, now time.Time, ss *stepState) (string, error) {
+	if ss.set && ss.text == text {
+		if s.Type == StepThrottleValue {
+			return "", errDiscard
+		}
+		hb, _ := parseHeartbeat(s.Params[0]) // validated by ParseStep
+		if now.Sub(ss.time) < hb {
+			return "", errDiscard
+		}
+	}
+	ss.set, ss.text, ss.time = true, text, now
+	return text, nil
+}
