@@ -190,9 +190,7 @@ func parsePromMatchers(s string, ops bool) ([]promMatcher, string, error) {
 			m.re = re
 		}
 		out = append(out, m)
-		if strings.HasPrefix(s, ",") {
-			s = s[1:]
-		}
+		s = strings.TrimPrefix(s, ",")
 	}
 }
 

@@ -61,6 +61,7 @@ func evalXPath(e *xpath.Expr, doc string, content bool) (string, error) {
 		return "0", nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
+			//lint:ignore ST1005 Zabbix's message, shown to users as it is
 			return "", errors.New("Invalid numeric value")
 		}
 		s := strconv.FormatFloat(v, 'f', 6, 64)
@@ -70,6 +71,7 @@ func evalXPath(e *xpath.Expr, doc string, content bool) (string, error) {
 		}
 		return s, nil
 	}
+	//lint:ignore ST1005 Zabbix's message, shown to users as it is
 	return "", errors.New("Unknown result")
 }
 
