@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,49 +15,10 @@ const (
 	maxStoreSeconds   = 25 * 365 * 86400 // 25 years, Zabbix's upper bound
 )
 
-// parseSeconds parses a Zabbix time value: a non-negative decimal number
-// optionally followed by one suffix s, m, h, d or w ("90d", "30s", "3600").
-// A number alone is seconds. Signs, fractions, spaces, the "y" suffix and
-// user macros are not accepted.
-func parseSeconds(s string) (int64, error) {
-	if s == "" {
-		return 0, errors.New("empty time value")
-	}
-	mul := int64(1)
-	num := s
-	switch s[len(s)-1] {
-	case 's':
-		num = s[:len(s)-1]
-	case 'm':
-		mul, num = 60, s[:len(s)-1]
-	case 'h':
-		mul, num = 3600, s[:len(s)-1]
-	case 'd':
-		mul, num = 86400, s[:len(s)-1]
-	case 'w':
-		mul, num = 7*86400, s[:len(s)-1]
-	}
-	if num == "" {
-		return 0, fmt.Errorf("time value %q has no number", s)
-	}
-	var n int64
-	for i := 0; i < len(num); i++ {
-		c := num[i]
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("time value %q is not a number with an optional suffix s, m, h, d or w", s)
-		}
-		n = n*10 + int64(c-'0')
-		if n > 1<<40 { // far beyond any limit; keeps n*mul from overflowing
-			return 0, fmt.Errorf("time value %q is too large", s)
-		}
-	}
-	return n * mul, nil
-}
-
 // parseRetention parses a history or trends period: "0" (keep nothing) or
 // a time value within [min, maxStoreSeconds].
 func parseRetention(s string, min int64) (int64, error) {
-	secs, err := parseSeconds(s)
+	secs, err := delay.ParseSeconds(s)
 	if err != nil {
 		return 0, err
 	}
@@ -80,7 +40,7 @@ func parseRetention(s string, min int64) (int64, error) {
 // configured; a trapper's delay is never used and only checked as above.
 func checkDelay(s string, t ItemType) error {
 	main, custom, hasCustom := strings.Cut(s, ";")
-	secs, err := parseSeconds(main)
+	secs, err := delay.ParseSeconds(main)
 	if err != nil {
 		return err
 	}

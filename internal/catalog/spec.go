@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"io"
 	"os"
 	"strconv"
@@ -511,7 +512,7 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 		el.add(ip+".status", err)
 	}
 	if is.Timeout != "" {
-		if secs, err := parseSeconds(is.Timeout); err != nil {
+		if secs, err := delay.ParseSeconds(is.Timeout); err != nil {
 			el.add(ip+".timeout", err)
 		} else if secs < minTimeoutSeconds || secs > maxTimeoutSeconds {
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,15 +227,15 @@ func TestParseValueType(t *testing.T) {
 func TestParseSeconds(t *testing.T) {
 	f := func(in string, want int64, wantErr string) {
 		t.Helper()
-		got, err := parseSeconds(in)
+		got, err := delay.ParseSeconds(in)
 		if wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), wantErr) {
-				t.Fatalf("parseSeconds(%q) = %d, %v; want an error containing %q", in, got, err, wantErr)
+				t.Fatalf("delay.ParseSeconds(%q) = %d, %v; want an error containing %q", in, got, err, wantErr)
 			}
 			return
 		}
 		if err != nil || got != want {
-			t.Fatalf("parseSeconds(%q) = %d, %v; want %d", in, got, err, want)
+			t.Fatalf("delay.ParseSeconds(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	f("0", 0, "")
@@ -295,9 +296,9 @@ func FuzzParseSeconds(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseSeconds(s)
+		n, err := delay.ParseSeconds(s)
 		if err == nil && n < 0 {
-			t.Fatalf("parseSeconds(%q) = %d", s, n)
+			t.Fatalf("delay.ParseSeconds(%q) = %d", s, n)
 		}
 	})
 }

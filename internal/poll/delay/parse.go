@@ -114,9 +114,14 @@ func Parse(s string) (Interval, error) {
 	return iv, nil
 }
 
-// parseTime parses a delay: digits with an optional suffix s, m, h, d or
-// w, at most MaxSeconds.
-func parseTime(s string) (int64, error) {
+// ParseSeconds parses a Zabbix time value: a non-negative decimal number
+// optionally followed by one suffix s, m, h, d or w ("90d", "30s",
+// "3600"). A number alone is seconds. Signs, fractions, spaces, the "y"
+// suffix and user macros are not accepted. It is the one parser of such
+// values: update intervals here, retention periods and timeouts in the
+// catalog, queue bounds of internal items. Values beyond 2^40 seconds are
+// refused (far beyond any limit; keeps the multiplication exact).
+func ParseSeconds(s string) (int64, error) {
 	if s == "" {
 		return 0, errors.New("empty time value")
 	}
@@ -144,14 +149,27 @@ func parseTime(s string) (int64, error) {
 			return 0, fmt.Errorf("time value %q is not a number with an optional suffix s, m, h, d or w", s)
 		}
 		n = n*10 + int64(c-'0')
-		if n > MaxSeconds {
-			break // too large whatever follows; keeps n*mul small
+		if n > 1<<40 {
+			return 0, fmt.Errorf("time value %q is %w", s, errTooLarge)
 		}
 	}
-	if n*mul > MaxSeconds {
+	return n * mul, nil
+}
+
+// errTooLarge marks a time value beyond ParseSeconds' range.
+var errTooLarge = errors.New("too large")
+
+// parseTime parses a delay: a time value (ParseSeconds) of at most
+// MaxSeconds.
+func parseTime(s string) (int64, error) {
+	n, err := ParseSeconds(s)
+	if err != nil && !errors.Is(err, errTooLarge) {
+		return 0, err
+	}
+	if err != nil || n > MaxSeconds {
 		return 0, fmt.Errorf("time value %q is longer than one day (%d s), the most Zabbix allows", s, MaxSeconds)
 	}
-	return n * mul, nil
+	return n, nil
 }
 
 // parseFlexible parses "<delay>/<d[-d],hh:mm-hh:mm>".

@@ -293,15 +293,15 @@ func (c *Checker) queue(p []string) (string, string) {
 	}
 	from, to := int64(queueDefaultFrom), int64(0)
 	if len(p) > 1 && p[1] != "" {
-		s, ok := parseSeconds(p[1])
-		if !ok {
+		s, err := delay.ParseSeconds(p[1])
+		if err != nil {
 			return "", msgSecondParam
 		}
 		from = s
 	}
 	if len(p) > 2 && p[2] != "" {
-		s, ok := parseSeconds(p[2])
-		if !ok || s <= from {
+		s, err := delay.ParseSeconds(p[2])
+		if err != nil || s <= from {
 			return "", msgThirdParam
 		}
 		to = s
@@ -352,31 +352,6 @@ func (c *Checker) process(item uint64, p []string, now time.Time) (string, strin
 		pct = 100 - pct
 	}
 	return formatFloat(pct), ""
-}
-
-// parseSeconds reads a time with an optional suffix s, m, h, d or w, as
-// Zabbix's zabbix[queue] bounds (delay.Seconds stops at a day).
-func parseSeconds(s string) (int64, bool) {
-	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 's':
-			s = s[:n-1]
-		case 'm':
-			mult, s = 60, s[:n-1]
-		case 'h':
-			mult, s = 3600, s[:n-1]
-		case 'd':
-			mult, s = 86400, s[:n-1]
-		case 'w':
-			mult, s = 7*86400, s[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 || v > (1<<40)/mult {
-		return 0, false
-	}
-	return v * mult, true
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
