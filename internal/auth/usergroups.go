@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Permission is a user group's access to the hosts of a host group, with
@@ -65,20 +62,7 @@ type UserGroupUpdate struct {
 const maxUserGroupNameLen = 64
 
 func checkUserGroupName(name string) error {
-	n := utf8.RuneCountInString(name)
-	switch {
-	case n == 0:
-		return fmt.Errorf("auth: user group name is empty: %w", ErrInvalid)
-	case n > maxUserGroupNameLen:
-		return fmt.Errorf("auth: user group name has %d characters, more than %d: %w", n, maxUserGroupNameLen, ErrInvalid)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("auth: user group name is not valid UTF-8: %w", ErrInvalid)
-	case strings.TrimSpace(name) != name:
-		return fmt.Errorf("auth: user group name %q starts or ends with white space: %w", name, ErrInvalid)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("auth: user group name %q contains a control character: %w", name, ErrInvalid)
-	}
-	return nil
+	return checkName("user group name", name, maxUserGroupNameLen)
 }
 
 // checkUserGroupFields validates the enumerations and lists of a group.

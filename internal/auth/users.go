@@ -64,19 +64,25 @@ const (
 // UTF-8, no control characters, and no leading or trailing white space
 // (which would make "Admin " a look-alike of "Admin"). Names are
 // case-sensitive, as in Zabbix.
-func checkUsername(name string) error {
+func checkUsername(name string) error { return checkName("user name", name, maxUsernameLen) }
+
+// checkName applies the rules of names people log in with or pick from a
+// list (user and user group names): 1 to max characters of valid UTF-8,
+// no control characters, no leading or trailing white space. what names
+// the field in the error.
+func checkName(what, name string, max int) error {
 	n := utf8.RuneCountInString(name)
 	switch {
 	case n == 0:
-		return fmt.Errorf("auth: user name is empty: %w", ErrInvalid)
-	case n > maxUsernameLen:
-		return fmt.Errorf("auth: user name has %d characters, more than %d: %w", n, maxUsernameLen, ErrInvalid)
+		return fmt.Errorf("auth: %s is empty: %w", what, ErrInvalid)
+	case n > max:
+		return fmt.Errorf("auth: %s has %d characters, more than %d: %w", what, n, max, ErrInvalid)
 	case !utf8.ValidString(name):
-		return fmt.Errorf("auth: user name is not valid UTF-8: %w", ErrInvalid)
+		return fmt.Errorf("auth: %s is not valid UTF-8: %w", what, ErrInvalid)
 	case strings.TrimSpace(name) != name:
-		return fmt.Errorf("auth: user name %q starts or ends with white space: %w", name, ErrInvalid)
+		return fmt.Errorf("auth: %s %q starts or ends with white space: %w", what, name, ErrInvalid)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("auth: user name %q contains a control character: %w", name, ErrInvalid)
+		return fmt.Errorf("auth: %s %q contains a control character: %w", what, name, ErrInvalid)
 	}
 	return nil
 }
