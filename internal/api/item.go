@@ -116,7 +116,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as snmp_oid or url, tags, value maps) are
+// settings such as url, tags, value maps) are
 // accepted and ignored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
@@ -140,6 +140,9 @@ type itemParams struct {
 	// TimestampPrecision is Peregrine's own: "ns", "us", "ms", "s" or ""
 	// for the server's history.timestamp_precision.
 	TimestampPrecision jstring `json:"timestamp_precision"`
+	// SNMPOID is an SNMP agent item's OID (Zabbix 6.0's forms, checked
+	// by the catalog); ignored for other types.
+	SNMPOID jstring `json:"snmp_oid"`
 
 	Tags            notStored `json:"tags"`
 	Description     notStored `json:"description"`
@@ -148,7 +151,6 @@ type itemParams struct {
 	ValueMapID      notStored `json:"valuemapid"`
 	AllowTraps      notStored `json:"allow_traps"`
 	TrapperHosts    notStored `json:"trapper_hosts"`
-	SNMPOID         notStored `json:"snmp_oid"`
 	URL             notStored `json:"url"`
 	QueryFields     notStored `json:"query_fields"`
 	Posts           notStored `json:"posts"`
@@ -179,7 +181,7 @@ type itemParams struct {
 }
 
 // itemTypes lists the supported item types for error messages.
-const itemTypes = "0, 2, 3, 5, 7, 10, 19, 20"
+const itemTypes = "0, 2, 3, 5, 7, 10, 17, 19, 20"
 
 // common validates the members item.create and item.update share.
 func (p *itemParams) common(i int) error {
@@ -242,7 +244,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v,
+			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v,
 		}, InterfaceID: p.InterfaceID.v}
 	}
 	var ids []uint64
@@ -309,6 +311,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			u.InterfaceID = &p.InterfaceID.v
 		}
 		u.TimestampPrecision = str(p.TimestampPrecision)
+		u.SNMPOID = str(p.SNMPOID)
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))

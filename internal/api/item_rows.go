@@ -37,6 +37,7 @@ const (
 	fLastValue
 	fName
 	fPrevValue
+	fSNMPOID
 	fState
 	fStatus
 	fTimeout
@@ -51,7 +52,7 @@ const (
 
 var itemFieldNames = [nItemFields]string{
 	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
+	"name", "prevvalue", "snmp_oid", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -67,7 +68,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits:
 		return true
 	}
 	return false
@@ -130,6 +131,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.InterfaceID, 10)
 	case fTimeout:
 		return append(dst, it.Timeout...)
+	case fSNMPOID:
+		return append(dst, it.SNMPOID...)
 	case fTimestampPrecision:
 		return append(dst, it.TimestampPrecision...)
 	case fHistory:
@@ -419,6 +422,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.Units)
 	case fTimeout:
 		return appendJSONString(dst, it.Timeout)
+	case fSNMPOID:
+		return appendJSONString(dst, it.SNMPOID)
 	case fTimestampPrecision:
 		return appendJSONString(dst, it.TimestampPrecision)
 	case fError:

@@ -65,7 +65,7 @@ func testSpec() Spec {
 			{
 				Host: "switch 1", Status: "disabled", Groups: []string{"Network"},
 				Items: []ItemSpec{
-					{Key: "net.if.in[ifHCInOctets.1]", Type: "snmp_agent", ValueType: "3", Units: "bps", History: "1w", Trends: "0"},
+					{Key: "net.if.in[ifHCInOctets.1]", Type: "snmp_agent", ValueType: "3", Units: "bps", History: "1w", Trends: "0", SNMPOID: "IF-MIB::ifHCInOctets.1"},
 					{Key: "icmpping", Type: "simple", ValueType: "uint"},
 					{Key: "web.page.get[example.com]", Type: "http_agent", ValueType: "text", Delay: "5m"},
 					{Key: "check.sh[a,b]", Type: "10", ValueType: "str", Delay: "10m;50s/1-5,09:00-18:00"},
@@ -104,6 +104,12 @@ var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}), cmpopts.EquateEmpty
 
 func diffViews(want, got *Snapshot) string {
 	return cmp.Diff(viewOf(want), viewOf(got), viewOpts)
+}
+
+// diffMigrated is diffViews for a database downgraded to before schema
+// version 6, which lost the items' snmp_oid.
+func diffMigrated(want, got *Snapshot) string {
+	return cmp.Diff(viewOf(want), viewOf(got), viewOpts, cmpopts.IgnoreFields(Item{}, "SNMPOID"))
 }
 
 func TestOpenApplyReopen(t *testing.T) {
@@ -184,7 +190,8 @@ func TestOpenApplyReopen(t *testing.T) {
 	check("web-01", "zabbix[host,agent,available]", Item{Name: "zabbix[host,agent,available]", Type: Internal,
 		ValueType: history.Uint, Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365})
 	check("switch 1", "net.if.in[ifHCInOctets.1]", Item{Name: "net.if.in[ifHCInOctets.1]", Type: SNMPAgent,
-		ValueType: history.Uint, Units: "bps", Delay: "1m", History: "1w", Trends: "0", HistorySeconds: 7 * 86400, Enabled: true})
+		ValueType: history.Uint, Units: "bps", Delay: "1m", History: "1w", Trends: "0", HistorySeconds: 7 * 86400, Enabled: true,
+		SNMPOID: "IF-MIB::ifHCInOctets.1"})
 	check("switch 1", "icmpping", Item{Name: "icmpping", Type: SimpleCheck, ValueType: history.Uint,
 		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true})
 	check("switch 1", "web.page.get[example.com]", Item{Name: "web.page.get[example.com]", Type: HTTPAgent,
@@ -399,7 +406,8 @@ func TestApplyMatchesReload(t *testing.T) {
 				hs.Items = append(hs.Items, ItemSpec{
 					Key: k, Type: types[rng.IntN(len(types))], ValueType: vtypes[rng.IntN(len(vtypes))],
 					Units: []string{"", "B", "%"}[rng.IntN(3)], Name: []string{"", "named"}[rng.IntN(2)],
-					Status: []string{"", "enabled", "disabled"}[rng.IntN(3)],
+					Status:  []string{"", "enabled", "disabled"}[rng.IntN(3)],
+					SNMPOID: []string{"1.3.6.1.2.1.1.3.0", "IF-MIB::ifInOctets.1"}[rng.IntN(2)],
 				})
 			}
 			spec.Hosts = append(spec.Hosts, hs)

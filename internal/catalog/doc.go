@@ -30,6 +30,12 @@
 //     the import stores them unpolled, see ApplyResult.NotPolled), and an
 //     interface an item uses can be neither deleted nor changed to another
 //     type. Items carry InterfaceID and Timeout.
+//   - SNMP (schema version 6): SNMP interfaces' details are validated
+//     with Zabbix 6.0's rules and stored complete (iface.go,
+//     checkSNMPDetails); SNMP agent items carry snmp_oid, validated by
+//     package poll/snmp/snmpoid; SNMP trap items (type 17,
+//     snmptrap[regex] and snmptrap.fallback) are pushed like trapper
+//     items (delay "0") and use the host's SNMP interface.
 //   - Host encryption settings (Host.TLS, Zabbix's tls_connect,
 //     tls_accept, tls_issuer, tls_subject; schema version 5), set through
 //     the edit API or a host's tls in the import (HostSpec.TLS); a host

@@ -31,6 +31,8 @@ type ItemUpdate struct {
 	Key, Name, Type, ValueType, Units, Delay *string
 	History, Trends, Status, Timeout         *string
 	InterfaceID                              *uint64
+	// SNMPOID: an SNMP agent item's snmp_oid (see ItemSpec.SNMPOID).
+	SNMPOID *string
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
 	// setting); applies to values written after the change.
 	TimestampPrecision *string
@@ -84,8 +86,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
 		it.TimestampPrecision = e.str(it.TimestampPrecision)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision)
+		it.SNMPOID = strings.Clone(it.SNMPOID)
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, snmp_oid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision, it.SNMPOID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -108,7 +111,7 @@ func specOf(it *Item) ItemSpec {
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
-		TimestampPrecision: it.TimestampPrecision,
+		TimestampPrecision: it.TimestampPrecision, SNMPOID: it.SNMPOID,
 	}
 }
 
@@ -148,13 +151,14 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.Status, u.Status)
 		set(&spec.Timeout, u.Timeout)
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
+		set(&spec.SNMPOID, u.SNMPOID)
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
 			}
 		}
 		if u.Delay == nil && u.Type != nil && spec.Delay == DefaultTrapperDelay {
-			if t, err := ParseItemType(*u.Type); err == nil && t != Trapper {
+			if t, err := ParseItemType(*u.Type); err == nil && !t.pushed() {
 				spec.Delay = "" // the polled default rather than a "0" that never polls
 			}
 		}
@@ -207,8 +211,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
 		n.TimestampPrecision = e.str(n.TimestampPrecision)
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision, n.ID)
+		n.SNMPOID = strings.Clone(n.SNMPOID)
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, snmp_oid = ? WHERE id = ?",
+			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision, n.SNMPOID, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

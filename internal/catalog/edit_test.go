@@ -238,7 +238,7 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if d := diffViews(want, c2.Snapshot()); d != "" {
+	if d := diffMigrated(want, c2.Snapshot()); d != "" {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
 	mustEdit(t, c2, func(e *Edit) error {
@@ -552,6 +552,7 @@ func TestEditMatchesReload(t *testing.T) {
 					for j := range rng.IntN(20) {
 						batch = append(batch, NewItem{HostID: h, ItemSpec: ItemSpec{
 							Key: fmt.Sprintf("k[%d,%d]", round, j), Type: types[rng.IntN(len(types))], ValueType: vtypes[rng.IntN(len(vtypes))],
+							SNMPOID: "1.3.6.1.2.1.1.5.0",
 						}})
 					}
 					_, err = e.CreateItems(batch)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // InterfaceType is the Zabbix host interface type number (the "type"
@@ -84,8 +86,10 @@ type Interface struct {
 	// type's default port is filled in when the interface is created).
 	Port string
 	// Details are an SNMP interface's settings ("version", "community",
-	// ...) as the Zabbix 6.0 API names them; nil for other types. Stored
-	// for the SNMP poller to come; nothing reads them yet.
+	// ...) as the Zabbix 6.0 API names them, complete (defaults filled
+	// in, see checkSNMPDetails); nil for other types. The SNMP checker
+	// (package poll/snmp) reads them; community and the passphrases are
+	// secrets: never log them.
 	Details map[string]string
 }
 
@@ -137,14 +141,15 @@ func (t InterfaceType) zabbixName() string {
 // ItemInterfaceType returns the interface type items of type t are polled
 // through and whether they must have one. Agent items need an agent
 // interface (Zabbix refuses them without: "No interface found."); SNMP
-// items use an SNMP interface but may be stored without one until SNMP
-// polling exists; simple, external and HTTP checks may name any
+// agent and trap items use an SNMP interface but may be stored without
+// one (the import keeps them unpolled; the scheduler reports them not
+// supported, the trap receiver cannot match them); simple, external and HTTP checks may name any
 // interface (0 = any type); trapper, internal and active items use none.
 func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
 	switch t {
 	case ZabbixAgent:
 		return InterfaceAgent, true, true
-	case SNMPAgent:
+	case SNMPAgent, SNMPTrap:
 		return InterfaceSNMP, true, false
 	case SimpleCheck, External, HTTPAgent:
 		return 0, true, false
@@ -153,7 +158,7 @@ func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
 }
 
 // snmpDetailKeys are the members of a Zabbix 6.0 SNMP interface's
-// "details" that are accepted and stored (for the SNMP poller to come).
+// "details".
 var snmpDetailKeys = map[string]bool{
 	"version": true, "bulk": true, "community": true, "securityname": true,
 	"securitylevel": true, "authpassphrase": true, "privpassphrase": true,
@@ -193,7 +198,7 @@ func normIface(f *Interface, p string, el *errList) {
 	}
 	switch {
 	case f.Type == InterfaceSNMP:
-		checkSNMPDetails(f.Details, p+".details", el)
+		f.Details = checkSNMPDetails(f.Details, p+".details", el)
 	case len(f.Details) > 0:
 		el.addf(p+".details", "only SNMP interfaces have details")
 	}
@@ -214,7 +219,13 @@ func checkDNS(s string) error {
 	return nil
 }
 
-func checkSNMPDetails(d map[string]string, p string, el *errList) {
+// checkSNMPDetails validates an SNMP interface's details with Zabbix
+// 6.0's rules and returns them complete, as Zabbix stores and returns
+// them: the version's own fields with their defaults filled in (bulk 1;
+// for SNMPv3 securitylevel 0, authprotocol 0, privprotocol 0 and empty
+// strings). A field of the other versions is accepted only empty (what
+// a client copying another interface's details sends) and dropped.
+func checkSNMPDetails(d map[string]string, p string, el *errList) map[string]string {
 	for k, v := range d {
 		if !snmpDetailKeys[k] {
 			el.addf(p+"."+k, "unknown SNMP detail: use version, bulk, community, securityname, securitylevel, authpassphrase, privpassphrase, authprotocol, privprotocol, contextname")
@@ -222,21 +233,57 @@ func checkSNMPDetails(d map[string]string, p string, el *errList) {
 			el.add(p+"."+k, err)
 		}
 	}
-	switch v := d["version"]; v {
+	v := d["version"]
+	var own []string
+	switch v {
 	case "1", "2":
+		own = snmpV12Keys
 		if d["community"] == "" {
 			el.addf(p+".community", "cannot be empty for SNMP version %s", v)
 		}
 	case "3":
+		own = snmpV3Keys
 	case "":
 		el.addf(p+".version", "is required for an SNMP interface: 1, 2 or 3")
+		return d
 	default:
 		el.addf(p+".version", "%q is not an SNMP version: use 1, 2 or 3", v)
+		return d
 	}
-	if b, ok := d["bulk"]; ok && b != "0" && b != "1" {
-		el.addf(p+".bulk", "%q: use 0 or 1", b)
+	out := map[string]string{"version": v, "bulk": "1"}
+	for _, k := range own {
+		out[k] = snmpDetailDefaults[k]
 	}
+	for k, val := range d {
+		switch {
+		case slices.Contains(own, k), k == "version", k == "bulk":
+			out[k] = val
+		case snmpDetailKeys[k] && val != "":
+			el.addf(p+"."+k, "is not a setting of SNMP version %s (SNMPv1/v2c take community, SNMPv3 the security settings)", v)
+		}
+	}
+	for _, c := range []struct {
+		k, vals, names string
+	}{
+		{"bulk", "01", "0 or 1"},
+		{"securitylevel", "012", "0 (noAuthNoPriv), 1 (authNoPriv) or 2 (authPriv)"},
+		{"authprotocol", "012345", "0 (MD5), 1 (SHA1), 2 (SHA224), 3 (SHA256), 4 (SHA384) or 5 (SHA512)"},
+		{"privprotocol", "012345", "0 (DES), 1 (AES128), 2 (AES192), 3 (AES256), 4 (AES192C) or 5 (AES256C)"},
+	} {
+		if val, ok := out[c.k]; ok && (len(val) != 1 || !strings.Contains(c.vals, val)) {
+			el.addf(p+"."+c.k, "%q: use %s", val, c.names)
+		}
+	}
+	return out
 }
+
+// The details of each SNMP version (besides version and bulk), and the
+// defaults Zabbix stores for those not given.
+var (
+	snmpV12Keys        = []string{"community"}
+	snmpV3Keys         = []string{"securityname", "securitylevel", "authpassphrase", "privpassphrase", "authprotocol", "privprotocol", "contextname"}
+	snmpDetailDefaults = map[string]string{"securitylevel": "0", "authprotocol": "0", "privprotocol": "0"}
+)
 
 // checkMains reports, for a host's complete interface list, a type with
 // two main interfaces or with interfaces but no main one (Zabbix refuses

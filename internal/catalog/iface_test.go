@@ -8,9 +8,18 @@ import (
 	"testing"
 )
 
-// downgradeTLS turns a database of the current schema (version 5) into
-// version 4: without the hosts' encryption settings.
+// downgradeSNMP turns a database of the current schema (version 6) into
+// version 5: without the items' snmp_oid.
+var downgradeSNMP = []string{
+	"ALTER TABLE items DROP COLUMN snmp_oid",
+	"UPDATE catalog_meta SET schema_version = 5",
+}
+
+// downgradeTLS turns a database of the current schema (version 6) into
+// version 4: without the items' snmp_oid and the hosts' encryption
+// settings.
 var downgradeTLS = []string{
+	downgradeSNMP[0],
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
@@ -18,11 +27,12 @@ var downgradeTLS = []string{
 	"UPDATE catalog_meta SET schema_version = 4",
 }
 
-// downgradeV3 turns a database of the current schema (version 5) into
-// version 2: without the host encryption settings (version 5), the
-// per-item timestamp precision (version 4) and the interfaces (version 3).
+// downgradeV3 turns a database of the current schema (version 6) into
+// version 2: without snmp_oid (version 6), the host encryption settings
+// (version 5), the per-item timestamp precision (version 4) and the
+// interfaces (version 3).
 var downgradeV3 = []string{
-	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
+	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3], downgradeTLS[4],
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",
@@ -61,14 +71,15 @@ func TestMigrateV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diffViews(want, c2.Snapshot()); d != "" {
+	if d := diffMigrated(want, c2.Snapshot()); d != "" {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
-	// Re-importing with an interface gives the agent items that interface.
+	// Re-importing with an interface gives the agent items that interface
+	// (and the SNMP item the snmp_oid the downgrade took away).
 	spec.Hosts[0].Interfaces = []InterfaceSpec{{DNS: "web-01.example.net"}}
 	spec.Hosts[0].Items[4].Timeout = "5s"
 	res := mustApply(t, c2, spec)
-	if res.HostsUpdated != 1 || res.ItemsUpdated != 2 || res.NotPolled != 0 {
+	if res.HostsUpdated != 1 || res.ItemsUpdated != 3 || res.NotPolled != 0 {
 		t.Fatalf("re-import: %+v", res)
 	}
 	h := c2.Snapshot().Host("web-01")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+	"github.com/peregrine-mon/peregrine/internal/poll/snmp/snmpoid"
 	"io"
 	"os"
 	"strconv"
@@ -101,6 +102,12 @@ type ItemSpec struct {
 	// zabbix_agent items), none for other item types.
 	Interface string `yaml:"interface"`
 	Timeout   string `yaml:"timeout"` // per-check timeout, default "" (the server's)
+	// SNMPOID is what an snmp_agent item asks: a numeric OID
+	// ("1.3.6.1.2.1.1.3.0"), a known MIB name ("IF-MIB::ifInOctets.1"),
+	// a dynamic index or discovery[...] (Zabbix 6.0's forms, see
+	// package poll/snmp/snmpoid). Required for snmp_agent items,
+	// ignored for the others.
+	SNMPOID string `yaml:"snmp_oid"`
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
@@ -376,6 +383,7 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 					it.Name = strings.Clone(it.Name)
 				}
 				it.Units, it.Delay, it.History, it.Trends, it.Timeout = str(it.Units), str(it.Delay), str(it.History), str(it.Trends), str(it.Timeout)
+				it.SNMPOID = strings.Clone(it.SNMPOID)
 				nh.items = append(nh.items, it)
 				nh.itemIface = append(nh.itemIface, strings.Clone(is.Interface))
 			}
@@ -482,7 +490,7 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 	}
 	if it.Delay == "" {
 		it.Delay = DefaultPolledDelay
-		if it.Type == Trapper {
+		if it.Type == Trapper || it.Type == SNMPTrap {
 			it.Delay = DefaultTrapperDelay
 		}
 	}
@@ -518,6 +526,12 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)
 		}
 		it.Timeout = is.Timeout
+	}
+	if it.Type == SNMPAgent {
+		if _, err := snmpoid.Parse(is.SNMPOID); err != nil {
+			el.addf(ip+".snmp_oid", "%v", err)
+		}
+		it.SNMPOID = is.SNMPOID
 	}
 	return it, len(el.errs)+el.dropped == before
 }

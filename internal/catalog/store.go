@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 5
+const schemaVersion = 6
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + snmpSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -109,6 +109,15 @@ ALTER TABLE hosts ADD COLUMN tls_issuer TEXT NOT NULL DEFAULT '';
 ALTER TABLE hosts ADD COLUMN tls_subject TEXT NOT NULL DEFAULT '';
 `
 
+// snmpSchema adds the SNMP agent items' snmp_oid (schema version 6),
+// the Zabbix item field of the same name; "" for every other item, and
+// for the SNMP items of an older database, which could not be polled
+// before (the scheduler reports them not supported until one is set).
+// SNMP interfaces' settings were stored from version 3 on (details).
+const snmpSchema = `
+ALTER TABLE items ADD COLUMN snmp_oid TEXT NOT NULL DEFAULT '';
+`
+
 // migrations[v-1] upgrades a database of schema version v to v+1.
 var migrations = []string{
 	hostTagsSchema,   // 1 → 2: host tags
@@ -116,6 +125,7 @@ var migrations = []string{
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
 	hostTLSSchema, // 4 → 5: host encryption settings
+	snmpSchema,    // 5 → 6: SNMP items' snmp_oid
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -252,13 +262,13 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	items := make([]Item, 0, count)
 	in := newInterner()
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, snmp_oid FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.SNMPOID); err != nil {
 			return err
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0

@@ -23,14 +23,14 @@ func TestMigrateV4TLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if d := diffViews(want, c2.Snapshot()); d != "" {
+	if d := diffMigrated(want, c2.Snapshot()); d != "" {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
 	if got := c2.Snapshot().Host("web-01").TLS; got != DefaultHostTLS {
 		t.Fatalf("migrated host TLS %+v, want the default", got)
 	}
 	var ver int
-	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != 5 {
+	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
 		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
 	}
 }
