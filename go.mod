@@ -7,6 +7,7 @@ require (
 	github.com/antchfx/xpath v1.3.9
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/google/go-cmp v0.7.0
+	github.com/gosnmp/gosnmp v1.47.0
 	github.com/klauspost/compress v1.20.3
 	github.com/valyala/fastjson v1.6.10
 	gopkg.in/yaml.v3 v3.0.1

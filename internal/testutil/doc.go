@@ -1,7 +1,9 @@
-// Package testutil starts the real Zabbix programs (zabbix_sender, and
-// zabbix_agentd and zabbix_agent2 in active mode; zabbix_get, snmpd and
-// ClickHouse later) on loopback for integration tests, and parses what
-// they print.
+// Package testutil starts the real programs (zabbix_sender, and
+// zabbix_agentd and zabbix_agent2 in active mode; net-snmp's snmpd
+// (StartSnmpd); zabbix_get and ClickHouse later)
+// on loopback for integration tests, and parses what they print.
+// Simulated peers live in subpackages: agentsim (Zabbix agents) and
+// snmpsim (SNMP agents).
 //
 // A program that is not installed skips the test, except under CI (the
 // CI environment variable set), where a missing program is a failure:
