@@ -129,3 +129,16 @@ func freeUDPPort(t testing.TB) int {
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
+
+// SendTrap runs net-snmp's snmptrap (Debian snmp) with args, MIBs off
+// (numeric OIDs only), and fails the test if it fails. args are
+// snmptrap's: "-v", "2c", "-c", "public", addr, "", trapOID, varbinds...
+func SendTrap(t testing.TB, args ...string) {
+	t.Helper()
+	bin := Need(t, "snmptrap", "snmp")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+t.TempDir(), "SNMPCONFPATH="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("snmptrap %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
