@@ -29,6 +29,7 @@ type Config struct {
 	History  HistoryConfig  `yaml:"history"`
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
+	SNMP     SNMPConfig     `yaml:"snmp"`
 	TLS      TLSConfig      `yaml:"tls"`
 }
 
@@ -219,6 +220,7 @@ func Default() Config {
 			UnreachableDelay: Duration(15 * time.Second), UnavailableDelay: Duration(60 * time.Second),
 			TimestampTolerance: Duration(2 * time.Millisecond),
 		},
+		SNMP: defaultSNMP(),
 	}
 }
 
@@ -344,6 +346,9 @@ func (c *Config) Validate() error {
 		return fieldErr("api.timeout", "must be between 1s and 1h, not %s", c.API.Timeout)
 	}
 	if err := c.Poll.validate(); err != nil {
+		return err
+	}
+	if err := c.SNMP.validate(&c.Poll); err != nil {
 		return err
 	}
 	return c.TLS.validate()

@@ -42,6 +42,8 @@ func TestGoodFiles(t *testing.T) {
 		Poll: PollConfig{MaxInFlight: 20000, AgentMaxInFlight: 5000, ConnectTimeout: Duration(time.Second), DefaultTimeout: Duration(5 * time.Second),
 			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute),
 			TimestampTolerance: Duration(5 * time.Millisecond)},
+		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
+			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -70,6 +72,7 @@ func TestBadFiles(t *testing.T) {
 		"frame_too_big.bad.yaml":   "trapper.max_frame_size",
 		"wrong_shape.bad.yaml":     "cannot unmarshal",
 		"bad_poll.bad.yaml":        "poll.agent_max_in_flight: must be between 0",
+		"bad_snmp.bad.yaml":        "snmp.max_oids_per_request: must be between 1 and 128",
 		"bad_unreach.bad.yaml":     "poll.unreachable_delay: must be whole seconds",
 		"bad_tls_partial.bad.yaml": "tls.key_file: must be set",
 		"bad_tls_crl.bad.yaml":     "tls.crl_file: needs tls.ca_file",

@@ -1,6 +1,8 @@
 // Package server assembles a Peregrine server from its stages: catalog,
 // history store, pipeline, housekeeping (flush, retention, compaction),
-// trapper and the HTTP listener, and runs them as one group that starts
+// trapper, the check scheduler with its checkers (passive agent, SNMP,
+// internal), the SNMP trap receiver (when snmp.trap_listen is set) and
+// the HTTP listener, and runs them as one group that starts
 // together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).
 //

@@ -25,10 +25,12 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
+	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
+	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -66,6 +68,8 @@ type Server struct {
 	Pipeline  *pipeline.Pipeline
 	Housekeep *housekeep.Housekeeper
 	Trapper   *ingest.Server
+	// SNMPTraps receives SNMP traps; nil unless snmp.trap_listen is set.
+	SNMPTraps *snmptrap.Receiver
 	// Runtime holds item states and interface availability (not
 	// persisted); pollers and the trapper write it, the API reads it.
 	Runtime *pipeline.Runtime
@@ -196,6 +200,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}),
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
+			catalog.SNMPAgent: {
+				Checker: snmp.New(snmp.Options{
+					Snapshot:          s.Catalog.Snapshot,
+					MaxOIDsPerRequest: cfg.SNMP.MaxOIDsPerRequest,
+					MaxRepetitions:    cfg.SNMP.MaxRepetitions,
+					MaxWalkValues:     cfg.SNMP.MaxWalkValues,
+					MaxValueSize:      int(cfg.Poll.MaxReplySize),
+					IdleClose:         cfg.SNMP.IdleClose.Std(),
+					Metrics:           s.Metrics,
+					Logger:            log.With("component", "poll", "checker", "snmp"),
+				}),
+				MaxInFlight: cfg.SNMP.MaxInFlight,
+			},
 			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
@@ -270,6 +287,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	if cfg.SNMP.TrapListen != "" {
+		s.SNMPTraps, err = snmptrap.New(snmptrap.Options{
+			Listen:     cfg.SNMP.TrapListen,
+			Snapshot:   s.Catalog.Snapshot,
+			Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
+			ItemStates: s.Runtime,
+			Metrics:    s.Metrics,
+			Logger:     log.With("component", "snmptrap"),
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	s.httpLn, err = net.Listen("tcp", cfg.HTTP.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen for HTTP on %s (set http.listen): %w", cfg.HTTP.Listen, err)
@@ -341,6 +371,16 @@ func (s *Server) Run(ctx context.Context) error {
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)
 	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+	// The trap receiver stores through the pipeline too: it stops with
+	// the trapper, before the pipeline.
+	trapsDone := make(chan struct{})
+	go func() {
+		defer close(trapsDone)
+		if s.SNMPTraps != nil {
+			s.log.Info("SNMP traps listening", "addr", s.SNMPTraps.Addr().String())
+			s.SNMPTraps.Run(tctx)
+		}
+	}()
 	// The poller stores through the pipeline: it stops (its checks in
 	// flight come back and are stored) before the pipeline does.
 	pollCtx, stopPoller := context.WithCancel(ctx)
@@ -358,6 +398,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopTrapper()
 	<-trapperDone
+	<-trapsDone
 	stopPoller()
 	<-pollerDone
 	shCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -381,6 +422,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Trapper != nil {
 		s.Trapper.Close() // no-op after Run; frees the port if New failed later
+	}
+	if s.SNMPTraps != nil {
+		s.SNMPTraps.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())

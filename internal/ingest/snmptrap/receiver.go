@@ -108,6 +108,10 @@ func New(opts Options) (*Receiver, error) {
 	return r, nil
 }
 
+// Close releases the port; Run does it when its context ends, Close is
+// for a receiver that never ran.
+func (r *Receiver) Close() { r.conn.Close() }
+
 // Addr is the bound address.
 func (r *Receiver) Addr() net.Addr { return r.conn.LocalAddr() }
 

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
+)
+
+// startServerTraps is startServer with the SNMP trap receiver on a free
+// loopback port.
+func startServerTraps(t *testing.T, spec catalog.Spec) *Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Trapper.Listen = "127.0.0.1:0"
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	cfg.SNMP.TrapListen = "127.0.0.1:0"
+	catalogtest.Write(t, CatalogPath(cfg.DataDir), spec)
+	s, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server stopped with %v", err)
+		}
+	})
+	return s
+}
+
+// TestIntegrationSNMP polls the real snmpd through a whole server (an
+// SNMPv3 authPriv interface: sysName, the uptime, an interface table
+// discovery, an OID the agent lacks), sees the interface available, and
+// receives a trap sent with snmptrap into the host's snmptrap[] item.
+func TestIntegrationSNMP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs the real snmpd and snmptrap")
+	}
+	d := testutil.StartSnmpd(t)
+	ip, port, _ := net.SplitHostPort(d.Addr)
+	s := startServerTraps(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "router", Groups: []string{"Network"},
+		Interfaces: []catalog.InterfaceSpec{{Type: "snmp", IP: ip, Port: port, Details: map[string]string{
+			"version": "3", "securityname": testutil.SnmpdUserSHAAES, "securitylevel": "2",
+			"authprotocol": "1", "authpassphrase": d.AuthPass, "privprotocol": "1", "privpassphrase": d.PrivPass}}},
+		Items: []catalog.ItemSpec{
+			{Key: "sysname", Type: "snmp_agent", ValueType: "character", Delay: "1s", SNMPOID: "SNMPv2-MIB::sysName.0"},
+			{Key: "uptime", Type: "snmp_agent", ValueType: "unsigned", Delay: "1s", SNMPOID: "1.3.6.1.2.1.1.3.0"},
+			{Key: "net.if.discovery", Type: "snmp_agent", ValueType: "text", Delay: "1s", SNMPOID: "discovery[{#IFNAME},IF-MIB::ifDescr]"},
+			{Key: "missing", Type: "snmp_agent", ValueType: "unsigned", Delay: "1s", SNMPOID: "1.3.6.1.2.1.1.99.0"},
+			{Key: `snmptrap["linkDown|\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`, Type: "snmp_trap", ValueType: "text"},
+			{Key: "snmptrap.fallback", Type: "snmp_trap", ValueType: "log"},
+		}}}})
+	snap := s.Catalog.Snapshot()
+	ifaceID := snap.Host("router").MainInterface(catalog.InterfaceSNMP).ID
+	missing := snap.Lookup("router", "missing").ID
+	end := time.Now().Add(20 * time.Second)
+	for {
+		st, _ := s.Runtime.ItemState(missing)
+		a, _ := s.Runtime.Availability(ifaceID)
+		if len(s.readItem(t, "router", "sysname")) > 0 && len(s.readItem(t, "router", "uptime")) > 0 &&
+			len(s.readItem(t, "router", "net.if.discovery")) > 0 && st.NotSupported && a.Available == 1 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("after 20 s: values sysname %d uptime %d discovery %d, missing %+v, interface %+v",
+				len(s.readItem(t, "router", "sysname")), len(s.readItem(t, "router", "uptime")), len(s.readItem(t, "router", "net.if.discovery")), st, a)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if v := s.readItem(t, "router", "sysname")[0].S; v != d.SysName {
+		t.Fatalf("sysName %q, want %q", v, d.SysName)
+	}
+	if v := s.readItem(t, "router", "net.if.discovery")[0].S; !strings.Contains(v, `"{#IFNAME}":"lo"`) {
+		t.Fatalf("discovery %s", v)
+	}
+	if st, _ := s.Runtime.ItemState(missing); !strings.Contains(st.Error, "No Such Object") {
+		t.Fatalf("missing OID's state %+v", st)
+	}
+
+	testutil.SendTrap(t, "-v", "2c", "-c", "public", s.SNMPTraps.Addr().String(), "", "1.3.6.1.6.3.1.1.5.3", "1.3.6.1.2.1.2.2.1.1.1", "i", "1")
+	end = time.Now().Add(10 * time.Second)
+	for len(s.readItem(t, "router", `snmptrap["linkDown|\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`)) == 0 {
+		if time.Now().After(end) {
+			t.Fatal("no trap value 10 s after snmptrap")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	v := s.readItem(t, "router", `snmptrap["linkDown|\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`)[0].S
+	if !strings.Contains(v, "value=OID: .1.3.6.1.6.3.1.1.5.3") || !strings.Contains(v, "value=INTEGER: 1") {
+		t.Fatalf("trap value %q", v)
+	}
+	if n := len(s.readItem(t, "router", "snmptrap.fallback")); n != 0 {
+		t.Fatalf("fallback got %d values for a matched trap", n)
+	}
+}
