@@ -1,7 +1,8 @@
 // Package poll is the check scheduler: for every enabled item of a polled
 // type (one with a Checker in Options.Checkers) on a monitored host, it
 // keeps the next check time, hands due checks in batches to the checker
-// of the item's type (package poll/agent for Zabbix agent items) and
+// of the item's type (package poll/agent for Zabbix agent items,
+// poll/snmp for SNMP agent items) and
 // brings the results the trapper's way: acceptance and conversion by
 // package preprocess, then the pipeline (Options.Submit); item states
 // and interface availability go to the pipeline's Runtime.
@@ -14,7 +15,11 @@
 // restart keeps every item on the grid it had. Within its grid second an
 // item has a fixed offset from a hash of its id (schedules are kept in
 // milliseconds): items sharing a second, all of them at a 1 s interval,
-// do not open their connections at the same instant. The loop follows catalog
+// do not open their connections at the same instant. SNMP items with a
+// plain OID are placed by their interface's id instead, as Zabbix seeds
+// them: a device's items of one interval fall due at the same instant,
+// reach the checker in one batch and go out in one GET (package
+// poll/snmp). The loop follows catalog
 // swaps (Catalog.Subscribe): new and changed items are scheduled from
 // the swap on, items whose delay did not change keep their next check,
 // removed and disabled items stop; so an API change takes effect within

@@ -410,12 +410,12 @@ func spreadMs(id uint64) int64 { return int64((id * 0x9E3779B97F4A7C15 >> 32) % 
 // schedule puts e back in lane l's heap at its next check after the unix
 // second after.
 func (s *Scheduler) schedule(l *lane, e *entry, after int64) {
-	next, ok := e.iv.Next(e.t.id, time.Unix(after, 0))
+	next, ok := e.iv.Next(e.t.seed, time.Unix(after, 0))
 	if !ok {
 		e.next = 0
 		return // never within a year: left out until the catalog changes
 	}
-	e.next = next.Unix()*1000 + spreadMs(e.t.id)
+	e.next = next.Unix()*1000 + spreadMs(e.t.seed)
 	e.lane = l
 	l.heap.push(e)
 }

@@ -67,7 +67,7 @@ func newHarness(t testing.TB, hosts, items int, d string, opts Options) *harness
 	h.now = time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
 	for hi, host := range h.cat.Snapshot().Hosts() {
 		for _, it := range host.Items() {
-			h.targets = append(h.targets, target{id: it.ID, hostID: host.ID, ifaceID: uint64(100 + hi), typ: it.Type,
+			h.targets = append(h.targets, target{id: it.ID, seed: it.ID, hostID: host.ID, ifaceID: uint64(100 + hi), typ: it.Type,
 				key: it.Key, addr: fmt.Sprintf("10.0.0.%d:10050", hi), delay: it.Delay, timeout: 3 * time.Second})
 		}
 	}

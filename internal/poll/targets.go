@@ -2,6 +2,7 @@ package poll
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -12,6 +13,11 @@ import (
 // catalog snapshot (so that the loop never holds a snapshot's items).
 type target struct {
 	id, hostID, ifaceID uint64
+	// seed places the item on its interval's grid and within its second:
+	// the item's id, except for SNMP items with a plain OID, which take
+	// their interface's id, as Zabbix seeds them, so that a device's
+	// items of one interval fall due together and go out in one GET.
+	seed uint64
 	typ                 catalog.ItemType
 	key, addr           string
 	delay               string // as configured: a change reschedules
@@ -51,7 +57,7 @@ func targetsOf(snap *catalog.Snapshot, types, noIface map[catalog.ItemType]bool,
 }
 
 func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface bool, defTimeout time.Duration) target {
-	t := target{id: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
+	t := target{id: it.ID, seed: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
 	if noIface {
 		return t
 	}
@@ -69,6 +75,9 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 		return t
 	}
 	t.ifaceID, t.addr = iface.ID, iface.Addr()
+	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.SNMPOID, '[') {
+		t.seed = iface.ID // plain OIDs only: walks are not batched
+	}
 	if it.Timeout != "" {
 		secs, err := delay.Seconds(it.Timeout)
 		if err != nil || secs < 1 || secs > 600 {
