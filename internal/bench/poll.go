@@ -25,6 +25,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
+	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // PollUsage is the text of `peregrine bench poll -h`.
@@ -127,6 +128,7 @@ type agentsProc struct {
 	cmd   *exec.Cmd
 	stdin io.Closer
 	fleet *agentsim.Fleet
+	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
 }
 
 func startAgents(n int, inProcess bool) (*agentsProc, error) {
@@ -185,6 +187,10 @@ func (p *agentsProc) cpu() time.Duration {
 func (p *agentsProc) stop() {
 	if p.fleet != nil {
 		p.fleet.Close()
+		return
+	}
+	if p.snmp != nil {
+		p.snmp.Close()
 		return
 	}
 	p.stdin.Close() // the child exits when its stdin closes

@@ -22,7 +22,7 @@ type env struct {
 	ctx context.Context
 }
 
-func newEnv(t *testing.T, hosts []catalog.HostSpec, opts Options) *env {
+func newEnv(t testing.TB, hosts []catalog.HostSpec, opts Options) *env {
 	t.Helper()
 	for i := range hosts {
 		hosts[i].Groups = []string{"SNMP"}
@@ -38,7 +38,7 @@ func newEnv(t *testing.T, hosts []catalog.HostSpec, opts Options) *env {
 // snmpHost is a host with one SNMP interface at addr and SNMP items
 // (key = snmp_oid unless the oid is given after a '=' in the key, as
 // "name=oid").
-func snmpHost(t *testing.T, name, addr string, details map[string]string, items ...string) catalog.HostSpec {
+func snmpHost(t testing.TB, name, addr string, details map[string]string, items ...string) catalog.HostSpec {
 	t.Helper()
 	ip, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -56,7 +56,7 @@ func snmpHost(t *testing.T, name, addr string, details map[string]string, items 
 }
 
 // checks returns due checks of a host's items, by key.
-func (e *env) checks(t *testing.T, host string, timeout time.Duration, keys ...string) []poll.Check {
+func (e *env) checks(t testing.TB, host string, timeout time.Duration, keys ...string) []poll.Check {
 	t.Helper()
 	h := e.cat.Snapshot().Host(host)
 	if h == nil {
