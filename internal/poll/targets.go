@@ -17,11 +17,11 @@ type target struct {
 	// the item's id, except for SNMP items with a plain OID, which take
 	// their interface's id, as Zabbix seeds them, so that a device's
 	// items of one interval fall due together and go out in one GET.
-	seed uint64
-	typ                 catalog.ItemType
-	key, addr           string
-	delay               string // as configured: a change reschedules
-	timeout             time.Duration
+	seed      uint64
+	typ       catalog.ItemType
+	key, addr string
+	delay     string // as configured: a change reschedules
+	timeout   time.Duration
 	// bad is why the item cannot be scheduled ("" if it can): an
 	// unparsable delay or timeout, or no interface to poll.
 	bad string
