@@ -53,14 +53,18 @@ func (d *device) run(ctx context.Context) {
 	defer idle.Stop()
 	defer d.close()
 	for {
+		// Two buffers alternate: Check appends to queue while the
+		// worker runs work; spare is never the array queue uses.
 		c.mu.Lock()
 		work := d.queue
-		d.queue = d.spare[:0]
+		d.queue, d.spare = d.spare[:0], nil
 		c.mu.Unlock()
 		if len(work) > 0 {
 			d.process(ctx, work)
 			clear(work)
-			d.spare = work
+		}
+		d.spare = work
+		if len(work) > 0 {
 			continue
 		}
 		idle.Reset(c.opts.IdleClose)

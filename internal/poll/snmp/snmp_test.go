@@ -337,3 +337,30 @@ func TestRender(t *testing.T) {
 	f(gosnmp.SnmpPDU{Type: gosnmp.Null}, "Value has unknown type", false)
 	f(gosnmp.SnmpPDU{Type: gosnmp.Integer, Value: struct{}{}}, "Value has unknown type", false)
 }
+
+// Checks handed over one after another, while the device's worker is
+// busy, idle or leaving, each get exactly one result with their own
+// check (the worker's queue buffers are never shared with Check's).
+func TestCheckerBackToBack(t *testing.T) {
+	f := startSim(t, snmpsim.Options{})
+	e := newEnv(t, []catalog.HostSpec{snmpHost(t, "sim", f.Addr(0), v2, "sysName.0", "sysUpTime.0", "sysDescr.0")}, Options{IdleClose: time.Second})
+	keys := []string{"sysName.0", "sysUpTime.0", "sysDescr.0"}
+	all := e.checks(t, "sim", 2*time.Second, keys...)
+	res := make(chan *poll.Result, 3)
+	for round := range 300 {
+		for i := range all {
+			e.c.Check(e.ctx, all[i:i+1], func(r *poll.Result) { res <- r })
+			if round%3 == 0 {
+				time.Sleep(time.Duration(i) * 100 * time.Microsecond)
+			}
+		}
+		seen := map[string]bool{}
+		for range all {
+			r := <-res
+			if r.Status != poll.OK || seen[r.Key] {
+				t.Fatalf("round %d: %s %v %s (seen %v)", round, r.Key, r.Status, r.Error, seen)
+			}
+			seen[r.Key] = true
+		}
+	}
+}
