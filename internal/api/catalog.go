@@ -45,6 +45,9 @@ func (s *Server) registerConfigWrite() {
 	s.methods["host.create"] = &method{role: RoleAdmin, call: w.hostCreate}
 	s.methods["host.update"] = &method{role: RoleAdmin, call: w.hostUpdate}
 	s.methods["host.delete"] = &method{role: RoleAdmin, call: w.hostDelete}
+	s.methods["hostinterface.create"] = &method{role: RoleAdmin, call: w.hostinterfaceCreate}
+	s.methods["hostinterface.update"] = &method{role: RoleAdmin, call: w.hostinterfaceUpdate}
+	s.methods["hostinterface.delete"] = &method{role: RoleAdmin, call: w.hostinterfaceDelete}
 	s.methods["item.create"] = &method{role: RoleAdmin, call: w.itemCreate}
 	s.methods["item.update"] = &method{role: RoleAdmin, call: w.itemUpdate}
 	s.methods["item.delete"] = &method{role: RoleAdmin, call: w.itemDelete}

@@ -3,7 +3,11 @@
 // object and codes of the Zabbix API, authentication (the "auth" member
 // or "Authorization: Bearer"), per-method roles, request limits, and one
 // file per object family: apiinfo.go, hostgroup.go, host.go, hostiface.go
-// (host interfaces: host.get's selectInterfaces and hostinterface.get),
+// (host interfaces: host.get's selectInterfaces and hostinterface.get;
+// an SNMP interface's details are returned as Zabbix 6.0 returns them,
+// community and passphrases included), hostiface_write.go
+// (hostinterface.create, .update and .delete, through the catalog's host
+// update so the rules are host.update's),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads

@@ -47,3 +47,40 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 	}
 	f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"traps","key_":"snmptrap.fallback","type":17,"value_type":2}`, hid), "itemids")
 }
+
+// hostinterface.create/update/delete change one interface of a host,
+// with the same validation as host.update (SNMP details included), and
+// refuse to delete an interface an item uses.
+func TestHostInterfaceWrite(t *testing.T) {
+	f, _, _ := newIfaceFixture(t)
+	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
+	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"sw","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":""}]}`, g), "hostids")[0]
+	_, e := f.call(t, "super", "hostinterface.create", fmt.Sprintf(`{"hostid":%q,"type":2,"main":1,"useip":1,"ip":"127.0.0.5","dns":"","details":{"version":"2"}}`, hid))
+	if e == nil || !strings.Contains(e.Data, "community") {
+		t.Fatalf("v2 without community accepted: %+v", e)
+	}
+	ids := f.ids(t, "hostinterface.create", fmt.Sprintf(`[{"hostid":%q,"type":2,"main":1,"useip":1,"ip":"127.0.0.5","dns":"","port":"1161","details":{"version":"2","community":"c1"}}]`, hid), "interfaceids")
+	snmpIf := f.cat.Snapshot().Host("sw").MainInterface(2)
+	if len(ids) != 1 || snmpIf == nil || ids[0] != fmt.Sprint(snmpIf.ID) || snmpIf.Port != "1161" || snmpIf.Details["bulk"] != "1" {
+		t.Fatalf("created %v: %+v", ids, snmpIf)
+	}
+	f.ok(t, "hostinterface.update", fmt.Sprintf(`{"interfaceid":%q,"details":{"version":"3","securityname":"u","securitylevel":"1","authprotocol":"3","authpassphrase":"secret-pass"}}`, ids[0]))
+	up := f.cat.Snapshot().Interface(snmpIf.ID)
+	if up.Details["version"] != "3" || up.Details["authprotocol"] != "3" || up.Details["community"] != "" || up.Port != "1161" || up.IP != "127.0.0.5" {
+		t.Fatalf("updated %+v", up)
+	}
+	_, e = f.call(t, "super", "hostinterface.update", fmt.Sprintf(`{"interfaceid":%q,"details":{"version":"3","privprotocol":"9"}}`, ids[0]))
+	if e == nil || !strings.Contains(e.Data, "privprotocol") {
+		t.Fatalf("privprotocol 9 accepted: %+v", e)
+	}
+	f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"up","key_":"up","type":20,"value_type":3,"delay":"1m","snmp_oid":"1.3.6.1.2.1.1.3.0","interfaceid":%q}`, hid, ids[0]), "itemids")
+	if _, e = f.call(t, "super", "hostinterface.delete", fmt.Sprintf(`[%q]`, ids[0])); e == nil {
+		t.Fatal("an interface in use was deleted")
+	}
+	itemID := fmt.Sprint(f.cat.Snapshot().Host("sw").Item("up").ID)
+	f.ok(t, "item.delete", fmt.Sprintf(`[%q]`, itemID))
+	f.ok(t, "hostinterface.delete", fmt.Sprintf(`[%q]`, ids[0]))
+	if f.cat.Snapshot().Interface(snmpIf.ID) != nil || len(f.cat.Snapshot().Host("sw").Interfaces) != 1 {
+		t.Fatalf("interfaces after delete: %+v", f.cat.Snapshot().Host("sw").Interfaces)
+	}
+}
