@@ -237,4 +237,3 @@ func (w *configWriter) hostinterfaceDelete(ctx context.Context, c *call) (any, e
 	}
 	return idResult("interfaceids", ids), nil
 }
-
