@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -230,6 +231,11 @@ func checkSNMPDetails(d map[string]string, p string, el *errList) map[string]str
 		if !snmpDetailKeys[k] {
 			el.addf(p+"."+k, "unknown SNMP detail: use version, bulk, community, securityname, securitylevel, authpassphrase, privpassphrase, authprotocol, privprotocol, contextname")
 		} else if err := checkText(v, maxTagLen); err != nil {
+			if snmpSecrets[k] {
+				// The message would quote the secret, and API refusals
+				// are logged.
+				err = errors.New("is not valid UTF-8 or is longer than 255 characters")
+			}
 			el.add(p+"."+k, err)
 		}
 	}
@@ -276,6 +282,9 @@ func checkSNMPDetails(d map[string]string, p string, el *errList) map[string]str
 	}
 	return out
 }
+
+// snmpSecrets are the details no message or log may show.
+var snmpSecrets = map[string]bool{"community": true, "authpassphrase": true, "privpassphrase": true}
 
 // The details of each SNMP version (besides version and bulk), and the
 // defaults Zabbix stores for those not given.

@@ -136,6 +136,13 @@ func TestSNMPDetails(t *testing.T) {
 	f(map[string]string{"version": "2", "community": "p", "bulk": "2"}, nil, "details.bulk")
 	f(map[string]string{"version": "2c", "community": "p"}, nil, "not an SNMP version")
 	f(map[string]string{"version": "2", "community": "p", "max_repetitions": "10"}, nil, "unknown SNMP detail")
+	// A bad secret is refused without being quoted.
+	c, _ := openTemp(t)
+	_, err := c.Apply(context.Background(), Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"},
+		Interfaces: []InterfaceSpec{{Type: "snmp", IP: "127.0.0.1", Details: map[string]string{"version": "3", "authpassphrase": "s3cr\xffet"}}}}}})
+	if err == nil || !strings.Contains(err.Error(), "details.authpassphrase") || strings.Contains(err.Error(), "s3cr") {
+		t.Fatalf("bad passphrase: %v", err)
+	}
 }
 
 // TestSNMPTrapType: snmp_trap items (type 17) are pushed like trapper
