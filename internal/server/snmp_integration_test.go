@@ -5,24 +5,31 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gosnmp/gosnmp"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // startServerTraps is startServer with the SNMP trap receiver on a free
-// loopback port.
-func startServerTraps(t *testing.T, spec catalog.Spec) *Server {
+// loopback port; tune, if set, changes the configuration first.
+func startServerTraps(t *testing.T, spec catalog.Spec, tune func(*config.Config)) *Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	cfg.SNMP.TrapListen = "127.0.0.1:0"
+	if tune != nil {
+		tune(&cfg)
+	}
 	catalogtest.Write(t, CatalogPath(cfg.DataDir), spec)
 	s, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -61,7 +68,7 @@ func TestIntegrationSNMP(t *testing.T) {
 			{Key: "missing", Type: "snmp_agent", ValueType: "unsigned", Delay: "1s", SNMPOID: "1.3.6.1.2.1.1.99.0"},
 			{Key: `snmptrap["linkDown|\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`, Type: "snmp_trap", ValueType: "text"},
 			{Key: "snmptrap.fallback", Type: "snmp_trap", ValueType: "log"},
-		}}}})
+		}}}}, nil)
 	snap := s.Catalog.Snapshot()
 	ifaceID := snap.Host("router").MainInterface(catalog.InterfaceSNMP).ID
 	missing := snap.Lookup("router", "missing").ID
@@ -104,4 +111,68 @@ func TestIntegrationSNMP(t *testing.T) {
 	if n := len(s.readItem(t, "router", "snmptrap.fallback")); n != 0 {
 		t.Fatalf("fallback got %d values for a matched trap", n)
 	}
+}
+
+// TestSNMPAvailability: an SNMP interface that stops answering turns
+// unreachable, then unavailable, with Zabbix's timeout message, exactly
+// as an agent interface does (the scheduler's availability), while
+// another device is polled on; once it answers again it is available.
+func TestSNMPAvailability(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the unreachable period")
+	}
+	var silent atomic.Bool
+	silent.Store(true)
+	f, err := snmpsim.Start(snmpsim.Options{Agents: 2, Table: []gosnmp.SnmpPDU{
+		{Name: ".1.3.6.1.2.1.1.5.0", Type: gosnmp.OctetString, Value: []byte("sim")}},
+		Hook: func(agent int, _ *gosnmp.SnmpPacket) ([]byte, bool) { return nil, agent == 0 && silent.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var hosts []catalog.HostSpec
+	for i, name := range []string{"dead", "alive"} {
+		ip, port, _ := net.SplitHostPort(f.Addr(i))
+		hosts = append(hosts, catalog.HostSpec{Host: name, Groups: []string{"Network"},
+			Interfaces: []catalog.InterfaceSpec{{Type: "snmp", IP: ip, Port: port, Details: map[string]string{"version": "2", "community": "public"}}},
+			Items:      []catalog.ItemSpec{{Key: "sysname", Type: "snmp_agent", ValueType: "character", Delay: "1s", SNMPOID: "1.3.6.1.2.1.1.5.0"}}})
+	}
+	s := startServerTraps(t, catalog.Spec{Hosts: hosts}, func(c *config.Config) {
+		c.SNMP.TrapListen = ""
+		c.Poll.DefaultTimeout = config.Duration(time.Second)
+		c.Poll.UnreachablePeriod = config.Duration(2 * time.Second)
+		c.Poll.UnreachableDelay = config.Duration(time.Second)
+		c.Poll.UnavailableDelay = config.Duration(time.Second)
+	})
+	snap := s.Catalog.Snapshot()
+	dead := snap.Host("dead").MainInterface(catalog.InterfaceSNMP).ID
+	alive := snap.Host("alive").MainInterface(catalog.InterfaceSNMP).ID
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		end := time.Now().Add(20 * time.Second)
+		for !ok() {
+			if time.Now().After(end) {
+				a, _ := s.Runtime.Availability(dead)
+				t.Fatalf("after 20 s: not %s (dead interface %+v)", what, a)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	wait("the dead interface unavailable, the other available", func() bool {
+		a, _ := s.Runtime.Availability(dead)
+		b, _ := s.Runtime.Availability(alive)
+		return a.Available == 2 && b.Available == 1
+	})
+	a, _ := s.Runtime.Availability(dead)
+	if want := `Timeout while connecting to "` + f.Addr(0) + `".`; a.Error != want || a.ErrorsFrom == 0 {
+		t.Fatalf("dead interface %+v, want error %q", a, want)
+	}
+	if n := len(s.readItem(t, "alive", "sysname")); n == 0 {
+		t.Fatal("the answering device got no values meanwhile")
+	}
+	silent.Store(false)
+	wait("the recovered interface available", func() bool {
+		a, _ := s.Runtime.Availability(dead)
+		return a.Available == 1 && a.Error == ""
+	})
 }
