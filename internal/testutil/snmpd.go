@@ -21,9 +21,10 @@ type Snmpd struct {
 	Addr string
 	// Community is its read-only SNMPv1/v2c community.
 	Community string
-	// Users are its SNMPv3 users, all authPriv: "peregrine-sha-aes"
-	// (SHA1, AES128) and "peregrine-md5-des" (MD5, DES), with the
-	// passphrases AuthPass and PrivPass.
+	// Users are its SNMPv3 users: authPriv "peregrine-sha-aes" (SHA1,
+	// AES128) and "peregrine-md5-des" (MD5, DES), authNoPriv
+	// "peregrine-sha256" (SHA-256), noAuthNoPriv "peregrine-noauth",
+	// with the passphrases AuthPass and PrivPass.
 	AuthPass, PrivPass string
 	// SysName, SysLocation and SysContact are what it answers for the
 	// system group.
@@ -34,6 +35,8 @@ type Snmpd struct {
 const (
 	SnmpdUserSHAAES = "peregrine-sha-aes"
 	SnmpdUserMD5DES = "peregrine-md5-des"
+	SnmpdUserSHA256 = "peregrine-sha256"
+	SnmpdUserNoAuth = "peregrine-noauth"
 )
 
 // lockedBuffer collects a child's output while the test reads it.
@@ -73,6 +76,8 @@ func StartSnmpd(t testing.TB, extra ...string) *Snmpd {
 	fmt.Fprintf(&b, "rocommunity %s 127.0.0.1\n", s.Community)
 	fmt.Fprintf(&b, "createUser %s SHA %q AES %q\nrouser %s priv\n", SnmpdUserSHAAES, s.AuthPass, s.PrivPass, SnmpdUserSHAAES)
 	fmt.Fprintf(&b, "createUser %s MD5 %q DES %q\nrouser %s priv\n", SnmpdUserMD5DES, s.AuthPass, s.PrivPass, SnmpdUserMD5DES)
+	fmt.Fprintf(&b, "createUser %s SHA-256 %q\nrouser %s auth\n", SnmpdUserSHA256, s.AuthPass, SnmpdUserSHA256)
+	fmt.Fprintf(&b, "createUser %s\nrouser %s noauth\n", SnmpdUserNoAuth, SnmpdUserNoAuth)
 	fmt.Fprintf(&b, "sysName %s\nsysLocation %s\nsysContact %s\n", s.SysName, s.SysLocation, s.SysContact)
 	for _, l := range extra {
 		b.WriteString(l + "\n")

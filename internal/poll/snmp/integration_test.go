@@ -38,6 +38,9 @@ func TestIntegrationSnmpd(t *testing.T) {
 		snmpHost(t, "wrong-community", s.Addr, map[string]string{"version": "2", "community": "nope"}, "sysName.0"),
 		snmpHost(t, "wrong-pass", s.Addr, wrongPass, "sysName.0"),
 		snmpHost(t, "unknown-user", s.Addr, v3("nobody-here", "1", "1"), "sysName.0"),
+		snmpHost(t, "v3-authnopriv", s.Addr, map[string]string{"version": "3", "securityname": testutil.SnmpdUserSHA256, "securitylevel": "1",
+			"authprotocol": "3", "authpassphrase": s.AuthPass}, "sysName.0"),
+		snmpHost(t, "v3-noauth", s.Addr, map[string]string{"version": "3", "securityname": testutil.SnmpdUserNoAuth, "securitylevel": "0"}, "sysName.0"),
 	}, Options{})
 	var keys []string
 	for _, it := range items {
@@ -82,7 +85,7 @@ func TestIntegrationSnmpd(t *testing.T) {
 		}
 	}
 	var batch []poll.Check
-	for _, h := range []string{"wrong-community", "wrong-pass", "unknown-user"} {
+	for _, h := range []string{"wrong-community", "wrong-pass", "unknown-user", "v3-authnopriv", "v3-noauth"} {
 		c := e.checks(t, h, time.Second, "sysName.0")[0]
 		c.Key = h
 		batch = append(batch, c)
@@ -92,5 +95,7 @@ func TestIntegrationSnmpd(t *testing.T) {
 		"wrong-community": {poll.NetworkError, "", "Timeout while connecting"},
 		"wrong-pass":      {poll.NotSupported, "", "SNMP error: authentication failure"},
 		"unknown-user":    {poll.NotSupported, "", "SNMP error: authentication failure"},
+		"v3-authnopriv":   {poll.OK, s.SysName, ""},
+		"v3-noauth":       {poll.OK, s.SysName, ""},
 	})
 }
