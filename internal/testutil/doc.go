@@ -1,6 +1,7 @@
 // Package testutil starts the real programs (zabbix_sender, and
 // zabbix_agentd and zabbix_agent2 in active mode; net-snmp's snmpd
-// (StartSnmpd) and snmptrap (SendTrap); zabbix_get and ClickHouse later)
+// (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
+// zabbix_get and ClickHouse later)
 // on loopback for integration tests, and parses what they print.
 // Simulated peers live in subpackages: agentsim (Zabbix agents) and
 // snmpsim (SNMP agents).

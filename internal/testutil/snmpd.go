@@ -140,10 +140,22 @@ func freeUDPPort(t testing.TB) int {
 // snmptrap's: "-v", "2c", "-c", "public", addr, "", trapOID, varbinds...
 func SendTrap(t testing.TB, args ...string) {
 	t.Helper()
-	bin := Need(t, "snmptrap", "snmp")
+	runNetSNMP(t, "snmptrap", args)
+}
+
+// SendInform runs net-snmp's snmpinform (Debian snmp) as SendTrap runs
+// snmptrap: it fails the test unless the receiver acknowledges.
+func SendInform(t testing.TB, args ...string) {
+	t.Helper()
+	runNetSNMP(t, "snmpinform", args)
+}
+
+func runNetSNMP(t testing.TB, program string, args []string) {
+	t.Helper()
+	bin := Need(t, program, "snmp")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+t.TempDir(), "SNMPCONFPATH="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("snmptrap %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("%s %s: %v\n%s", program, strings.Join(args, " "), err, out)
 	}
 }

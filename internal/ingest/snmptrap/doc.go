@@ -12,7 +12,8 @@
 // PDUs, any community, decoded with github.com/gosnmp/gosnmp. SNMPv3
 // traps (which need the senders' USM users configured) are not
 // supported: they are dropped and counted (reason "v3"). Informs are
-// stored but not acknowledged. Datagrams that are not SNMP messages,
+// stored like traps and acknowledged with a Response, as snmptrapd
+// does (peregrine_snmptrap_informs_acknowledged_total). Datagrams that are not SNMP messages,
 // or SNMP messages that are not traps, are dropped and counted; nothing
 // in a datagram can make the receiver allocate more than its 64 KiB
 // read buffer and one trap text of at most 65535 bytes.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gosnmp/gosnmp"
+
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
@@ -70,6 +72,7 @@ type Receiver struct {
 
 	received *selfmon.Counter
 	stored   *selfmon.Counter
+	acked    *selfmon.Counter
 	dropped  [numDrops]*selfmon.Counter
 }
 
@@ -101,6 +104,7 @@ func New(opts Options) (*Receiver, error) {
 	r := &Receiver{opts: opts, conn: conn, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), wake: make(chan struct{}, 1)}
 	m := opts.Metrics
 	r.received = m.Counter("peregrine_snmptrap_received_total", "Datagrams received on the SNMP trap port.")
+	r.acked = m.Counter("peregrine_snmptrap_informs_acknowledged_total", "SNMPv2c InformRequests answered with a Response.")
 	r.stored = m.Counter("peregrine_snmptrap_values_total", "Trap values stored in snmptrap[] and snmptrap.fallback items.")
 	for i := range r.dropped {
 		r.dropped[i] = m.Counter("peregrine_snmptrap_dropped_total", "SNMP trap datagrams or values dropped, by reason.", "reason", dropNames[i])
@@ -156,6 +160,9 @@ func (r *Receiver) handle(b []byte, from *net.UDPAddr, text []byte) []byte {
 		r.drop(reason, from, err.Error())
 		return text
 	}
+	if pkt.PDUType == gosnmp.InformRequest {
+		r.acknowledge(pkt, from)
+	}
 	snap := r.opts.Snapshot()
 	if r.matcher == nil || r.matcher.snap != snap {
 		r.matcher = newMatcher(snap)
@@ -191,6 +198,19 @@ func (r *Receiver) handle(b []byte, from *net.UDPAddr, text []byte) []byte {
 	}
 	r.enqueue(out, from)
 	return text
+}
+
+// acknowledge answers an InformRequest with its Response (RFC 3416
+// 4.2.7), as snmptrapd does: the sender stops retrying. Every inform is
+// acknowledged, matched or not: the sender cannot do better by trying
+// again.
+func (r *Receiver) acknowledge(pkt *gosnmp.SnmpPacket, from *net.UDPAddr) {
+	resp := &gosnmp.SnmpPacket{Version: pkt.Version, Community: pkt.Community, PDUType: gosnmp.GetResponse,
+		RequestID: pkt.RequestID, Variables: pkt.Variables}
+	if b, err := resp.MarshalMsg(); err == nil {
+		r.conn.WriteToUDP(b, from)
+		r.acked.Inc()
+	}
 }
 
 func (r *Receiver) enqueue(s []history.Sample, from *net.UDPAddr) {

@@ -162,6 +162,13 @@ func TestIntegrationSnmptrap(t *testing.T) {
 		t.Errorf("item with a bad regexp: %+v", st)
 	}
 
+	// An inform: snmpinform exits 0 only once it has our Response.
+	testutil.SendInform(t, "-v", "2c", "-c", "public", "-t", "2", "-r", "0", addr, "", "1.3.6.1.6.3.1.1.5.3", "1.3.6.1.2.1.2.2.1.1.3", "i", "3")
+	if got := f.values(t, "sw", `snmptrap["\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`, 2)[1]; !strings.Contains(got.S, "notificationtype               INFORM\n") {
+		t.Errorf("inform text:\n%s", got.S)
+	}
+	f.counter(t, `peregrine_snmptrap_informs_acknowledged_total`, "1")
+
 	testutil.SendTrap(t, "-v", "3", "-u", "someone", "-l", "noAuthNoPriv", "-e", "0x8000000001020304", addr, "", "1.3.6.1.6.3.1.1.5.3")
 	f.counter(t, `peregrine_snmptrap_dropped_total{reason="v3"}`, "1")
 
@@ -182,7 +189,7 @@ func TestIntegrationSnmptrap(t *testing.T) {
 	defer from.Close()
 	from.Write(v2Trap(t, "1.3.6.1.6.3.1.1.5.4"))
 	f.counter(t, `peregrine_snmptrap_dropped_total{reason="unmatched"}`, "1")
-	f.counter(t, `peregrine_snmptrap_values_total`, "2")
+	f.counter(t, `peregrine_snmptrap_values_total`, "3")
 	f.mu.Lock()
 	if n := len(f.got[f.cat.Snapshot().Host("other").Item("snmptrap.fallback").ID]); n != 0 {
 		t.Errorf("host other got %d traps it did not send", n)
