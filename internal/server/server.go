@@ -288,8 +288,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	if cfg.SNMP.TrapListen != "" {
+		users := make([]snmptrap.User, len(cfg.SNMP.TrapUsers))
+		for i, u := range cfg.SNMP.TrapUsers {
+			users[i] = snmptrap.User{SecurityName: u.SecurityName, EngineID: u.EngineIDBytes(), SecurityLevel: u.SecurityLevel,
+				AuthProtocol: u.AuthProtocol, AuthPassphrase: u.AuthPassphrase, PrivProtocol: u.PrivProtocol, PrivPassphrase: u.PrivPassphrase}
+		}
 		s.SNMPTraps, err = snmptrap.New(snmptrap.Options{
 			Listen:     cfg.SNMP.TrapListen,
+			Users:      users,
 			Snapshot:   s.Catalog.Snapshot,
 			Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
 			ItemStates: s.Runtime,

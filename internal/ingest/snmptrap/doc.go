@@ -10,8 +10,12 @@
 //
 // Decoding: SNMPv1 Trap-PDUs and SNMPv2c SNMPv2-Trap and InformRequest
 // PDUs, any community, decoded with github.com/gosnmp/gosnmp. SNMPv3
-// traps (which need the senders' USM users configured) are not
-// supported: they are dropped and counted (reason "v3"). Informs are
+// SNMPv2-Trap PDUs are accepted from the USM users of Options.Users
+// (snmp.trap_users), as snmptrapd's "createUser -e ENGINEID": the user
+// name, the sender's engine ID, the security level and the passphrases
+// must all match; any other SNMPv3 message (an unknown user, a wrong
+// passphrase or engine ID, an SNMPv3 inform, which would need this
+// receiver's own engine) is dropped and counted (reason "v3"). Informs are
 // stored like traps and acknowledged with a Response, as snmptrapd
 // does (peregrine_snmptrap_informs_acknowledged_total). Datagrams that are not SNMP messages,
 // or SNMP messages that are not traps, are dropped and counted; nothing

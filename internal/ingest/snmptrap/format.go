@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 var (
 	errMalformed = errors.New("not an SNMP message")
 	errNotTrap   = errors.New("not a trap")
-	errV3        = errors.New("SNMPv3 traps are not supported")
+	errV3        = errors.New("SNMPv3 trap from no configured user (snmp.trap_users) or not authentic")
 )
 
 // maxTrapText bounds one trap's text: Zabbix's text values hold 65535
@@ -29,17 +30,34 @@ type trap struct {
 	recv time.Time
 }
 
-// decode decodes one datagram as an SNMPv1 Trap-PDU or SNMPv2c
-// SNMPv2-Trap/InformRequest.
-func decode(b []byte) (*gosnmp.SnmpPacket, error) {
+// decode decodes one datagram as an SNMPv1 Trap-PDU or SNMPv2c/v3
+// SNMPv2-Trap/InformRequest. v3 decodes the SNMPv3 messages of its
+// users; nil drops every SNMPv3 message.
+func decode(b []byte, v3 *v3Users) (*gosnmp.SnmpPacket, error) {
 	if len(b) < 2 || b[0] != 0x30 {
 		return nil, errMalformed
 	}
-	pkt, err := (&gosnmp.GoSNMP{}).UnmarshalTrap(b, false)
-	if err != nil {
-		if pkt == nil && len(b) > 6 && isV3(b) {
+	if isV3(b) {
+		if v3 == nil {
 			return nil, errV3
 		}
+		pkt, err := v3.g.UnmarshalTrap(b, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errV3, err)
+		}
+		// gosnmp localizes the keys with the message's engine ID: the
+		// configured one is checked here, as snmptrapd's createUser -e.
+		usm, ok := pkt.SecurityParameters.(*gosnmp.UsmSecurityParameters)
+		if !ok || !slices.Contains(v3.engines[usm.UserName], usm.AuthoritativeEngineID) {
+			return nil, fmt.Errorf("%w: the user's engine ID is not the configured one", errV3)
+		}
+		if pkt.PDUType != gosnmp.SNMPv2Trap {
+			return nil, errNotTrap // informs need our engine ID: not supported
+		}
+		return pkt, nil
+	}
+	pkt, err := (&gosnmp.GoSNMP{}).UnmarshalTrap(b, false)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	switch {
@@ -52,8 +70,11 @@ func decode(b []byte) (*gosnmp.SnmpPacket, error) {
 }
 
 // isV3 reports whether a message header says version 3 (SEQUENCE,
-// length, INTEGER 3), short form lengths only.
+// length, INTEGER 3).
 func isV3(b []byte) bool {
+	if len(b) < 2 {
+		return false
+	}
 	i := 2
 	if b[1]&0x80 != 0 {
 		i += int(b[1] & 0x7f)

@@ -30,8 +30,12 @@ func FuzzTrap(f *testing.F) {
 	}
 	f.Add([]byte("not BER"))
 	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1000}
+	v3, err := v3Decoder([]User{{SecurityName: "u", EngineID: []byte{0x80, 0, 0, 0, 1, 2, 3, 4}, SecurityLevel: 1, AuthPassphrase: "authpass1"}})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pkt, err := decode(b)
+		pkt, err := decode(b, v3)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("refusal without a reason")

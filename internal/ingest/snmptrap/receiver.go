@@ -34,6 +34,9 @@ type Options struct {
 	// supported for an invalid regular expression or a trap that does
 	// not convert to the item's value type.
 	ItemStates *pipeline.Runtime
+	// Users are the SNMPv3 users whose traps are accepted; without
+	// them SNMPv3 traps are dropped.
+	Users []User
 	// MaxQueue bounds the values decoded and waiting for the store;
 	// beyond it traps are dropped and counted. Default 65536.
 	MaxQueue int
@@ -41,6 +44,54 @@ type Options struct {
 	Now     func() time.Time
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
+}
+
+// User is an SNMPv3 trap sender's USM user (see config.SNMPTrapUser):
+// the numbers are those of Zabbix's SNMPv3 interface details.
+type User struct {
+	SecurityName   string
+	EngineID       []byte // the sender's authoritative engine ID
+	SecurityLevel  int    // 0 noAuthNoPriv, 1 authNoPriv, 2 authPriv
+	AuthProtocol   int    // 0 MD5 .. 5 SHA512
+	AuthPassphrase string
+	PrivProtocol   int // 0 DES .. 5 AES256C
+	PrivPassphrase string
+}
+
+// v3Users decodes the SNMPv3 traps of the configured users.
+type v3Users struct {
+	g       *gosnmp.GoSNMP
+	engines map[string][]string // user name → its senders' engine IDs
+}
+
+// v3Decoder builds the gosnmp decoder of SNMPv3 traps for users.
+func v3Decoder(users []User) (*v3Users, error) {
+	if len(users) == 0 {
+		return nil, nil
+	}
+	auth := [...]gosnmp.SnmpV3AuthProtocol{gosnmp.MD5, gosnmp.SHA, gosnmp.SHA224, gosnmp.SHA256, gosnmp.SHA384, gosnmp.SHA512}
+	priv := [...]gosnmp.SnmpV3PrivProtocol{gosnmp.DES, gosnmp.AES, gosnmp.AES192, gosnmp.AES256, gosnmp.AES192C, gosnmp.AES256C}
+	tbl := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+	for i, u := range users {
+		sp := &gosnmp.UsmSecurityParameters{UserName: u.SecurityName, AuthoritativeEngineID: string(u.EngineID),
+			AuthenticationProtocol: gosnmp.NoAuth, PrivacyProtocol: gosnmp.NoPriv}
+		if u.SecurityLevel >= 1 && u.AuthProtocol >= 0 && u.AuthProtocol < len(auth) {
+			sp.AuthenticationProtocol, sp.AuthenticationPassphrase = auth[u.AuthProtocol], u.AuthPassphrase
+		}
+		if u.SecurityLevel == 2 && u.PrivProtocol >= 0 && u.PrivProtocol < len(priv) {
+			sp.PrivacyProtocol, sp.PrivacyPassphrase = priv[u.PrivProtocol], u.PrivPassphrase
+		}
+		if err := tbl.Add(u.SecurityName, sp); err != nil {
+			return nil, fmt.Errorf("SNMPv3 trap user %d (%s): %v", i, u.SecurityName, err)
+		}
+	}
+	g := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
+	g.SetTrapSecurityParametersTable(tbl)
+	v := &v3Users{g: g, engines: map[string][]string{}}
+	for _, u := range users {
+		v.engines[u.SecurityName] = append(v.engines[u.SecurityName], string(u.EngineID))
+	}
+	return v, nil
 }
 
 // Reasons a datagram or a trap was dropped, as the "reason" label.
@@ -62,6 +113,7 @@ var dropNames = [numDrops]string{"malformed", "not_trap", "v3", "unmatched", "no
 type Receiver struct {
 	opts     Options
 	conn     *net.UDPConn
+	v3       *v3Users // decodes the SNMPv3 users' traps; nil without users
 	throttle *selfmon.LogThrottle
 
 	mu      sync.Mutex
@@ -101,7 +153,12 @@ func New(opts Options) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen for SNMP traps on %s (set snmp.trap_listen; port 162 needs CAP_NET_BIND_SERVICE): %w", opts.Listen, err)
 	}
-	r := &Receiver{opts: opts, conn: conn, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), wake: make(chan struct{}, 1)}
+	v3, err := v3Decoder(opts.Users)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	r := &Receiver{opts: opts, conn: conn, v3: v3, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), wake: make(chan struct{}, 1)}
 	m := opts.Metrics
 	r.received = m.Counter("peregrine_snmptrap_received_total", "Datagrams received on the SNMP trap port.")
 	r.acked = m.Counter("peregrine_snmptrap_informs_acknowledged_total", "SNMPv2c InformRequests answered with a Response.")
@@ -148,7 +205,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 // handle decodes one datagram and queues its values. text is a reused
 // scratch buffer; it is returned for the next datagram.
 func (r *Receiver) handle(b []byte, from *net.UDPAddr, text []byte) []byte {
-	pkt, err := decode(b)
+	pkt, err := decode(b, r.v3)
 	if err != nil {
 		reason := dropMalformed
 		switch {

@@ -31,12 +31,17 @@ type fixture struct {
 
 func newFixture(t *testing.T, hosts ...catalog.HostSpec) *fixture {
 	t.Helper()
+	return newFixtureUsers(t, nil, hosts...)
+}
+
+func newFixtureUsers(t *testing.T, users []User, hosts ...catalog.HostSpec) *fixture {
+	t.Helper()
 	for i := range hosts {
 		hosts[i].Groups = []string{"Network"}
 	}
 	f := &fixture{cat: catalogtest.Open(t, catalog.Spec{Hosts: hosts}), m: selfmon.NewRegistry(), rt: pipeline.NewRuntime(), got: map[uint64][]history.Sample{}}
 	var err error
-	f.r, err = New(Options{Listen: "127.0.0.1:0", Snapshot: f.cat.Snapshot, ItemStates: f.rt, Metrics: f.m, Submit: func(s []history.Sample) error {
+	f.r, err = New(Options{Listen: "127.0.0.1:0", Users: users, Snapshot: f.cat.Snapshot, ItemStates: f.rt, Metrics: f.m, Submit: func(s []history.Sample) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, v := range s {
@@ -238,5 +243,41 @@ func TestReceiverFormats(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("trap text lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestIntegrationSnmptrapV3: SNMPv3 traps of a configured user (authPriv
+// SHA/AES, and authNoPriv MD5) are stored; one with a wrong passphrase,
+// an unknown user or another engine ID is dropped and counted.
+func TestIntegrationSnmptrapV3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs snmptrap")
+	}
+	engine := []byte{0x80, 0, 0x1f, 0x88, 0x04, 'p', 'e', 'r'}
+	f := newFixtureUsers(t, []User{
+		{SecurityName: "trapper-sha", EngineID: engine, SecurityLevel: 2, AuthProtocol: 1, AuthPassphrase: "auth-pass-1", PrivProtocol: 1, PrivPassphrase: "priv-pass-1"},
+		{SecurityName: "trapper-md5", EngineID: engine, SecurityLevel: 1, AuthProtocol: 0, AuthPassphrase: "auth-pass-2"},
+	}, trapHost("sw", "127.0.0.1", trapItem("snmptrap.fallback", "log")))
+	addr := f.r.Addr().String()
+	hexEngine := "0x80001f8804706572"
+	testutil.SendTrap(t, "-v", "3", "-e", hexEngine, "-u", "trapper-sha", "-l", "authPriv", "-a", "SHA", "-A", "auth-pass-1", "-x", "AES", "-X", "priv-pass-1",
+		addr, "", "1.3.6.1.6.3.1.1.5.3", "1.3.6.1.2.1.2.2.1.1.7", "i", "7")
+	testutil.SendTrap(t, "-v", "3", "-e", hexEngine, "-u", "trapper-md5", "-l", "authNoPriv", "-a", "MD5", "-A", "auth-pass-2",
+		addr, "", "1.3.6.1.6.3.1.1.5.4", "1.3.6.1.2.1.2.2.1.1.8", "i", "8")
+	got := f.values(t, "sw", "snmptrap.fallback", 2)
+	text := got[0].S + got[1].S
+	for _, want := range []string{"  version                        3\n", "value=INTEGER: 7\n", "value=INTEGER: 8\n", "value=OID: .1.3.6.1.6.3.1.1.5.4\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("v3 traps lack %q:\n%s", want, text)
+		}
+	}
+	testutil.SendTrap(t, "-v", "3", "-e", hexEngine, "-u", "trapper-sha", "-l", "authPriv", "-a", "SHA", "-A", "wrong-pass-1", "-x", "AES", "-X", "priv-pass-1",
+		addr, "", "1.3.6.1.6.3.1.1.5.3")
+	testutil.SendTrap(t, "-v", "3", "-e", hexEngine, "-u", "stranger", "-l", "noAuthNoPriv", addr, "", "1.3.6.1.6.3.1.1.5.3")
+	testutil.SendTrap(t, "-v", "3", "-e", "0x8000000001020304", "-u", "trapper-md5", "-l", "authNoPriv", "-a", "MD5", "-A", "auth-pass-2",
+		addr, "", "1.3.6.1.6.3.1.1.5.3")
+	f.counter(t, `peregrine_snmptrap_dropped_total{reason="v3"}`, "3")
+	if n := len(f.values(t, "sw", "snmptrap.fallback", 2)); n != 2 {
+		t.Fatalf("%d values; the refused traps were stored", n)
 	}
 }
