@@ -27,6 +27,9 @@ type funcSpec struct {
 	eval      evalFunc
 }
 
+// evalFunc evaluates one call.
+type evalFunc func(ev *evaluator, c *Call) Value
+
 // lookup finds the function a call names: history functions by name
 // when the call has a query, others otherwise. avg, min, max and sum are
 // both (of a period of an item, or of their arguments).
@@ -58,6 +61,7 @@ func checkCall(c *Call) error {
 		}
 		return fmt.Errorf("unknown function %s()", c.Name)
 	}
+	c.fn = f
 	n := len(c.Args)
 	if c.Query != nil && f.period == perRequired && n == 0 {
 		return fmt.Errorf("%s() needs a period", c.Name)
