@@ -365,8 +365,12 @@ func (ev *evaluator) matching(c *Call, def string) ([]history.Sample, matcher, *
 	if !hasPattern && op == "" {
 		return s, nil, nil
 	}
+	pattern := ""
+	if hasPattern {
+		pattern = pv.text()
+	}
 	numeric := len(s) == 0 || s[0].Type.Numeric()
-	m, err := newMatcher(op, pv.text(), numeric)
+	m, err := newMatcher(op, pattern, numeric)
 	if err != nil && len(s) == 0 {
 		// No values: nothing to match, and an operator that fits only
 		// the other value type cannot be told from one that fits none
