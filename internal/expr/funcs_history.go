@@ -238,12 +238,14 @@ func maxOf(v []float64) float64 {
 // and pattern.
 type matcher func(Value) bool
 
-// newMatcher builds the matcher of op and pattern for an item whose
-// values are numeric or not. Numeric items take eq ne gt ge lt le bitand
-// (pattern a number, or "value/mask" for bitand); string items take eq
-// ne like regexp iregexp. An empty op is eq for numbers and like for
-// strings, Zabbix's defaults.
-func newMatcher(op, pattern string, numeric bool) (matcher, error) {
+// newMatcher builds the matcher of op and pattern for an item of value
+// type vt, with Zabbix's operator sets: numeric items take eq ne gt ge
+// lt le regexp iregexp (pattern a number for the first six), unsigned
+// ones also bitand (pattern "mask" or "value/mask"); string, text and log
+// items take eq ne like regexp iregexp. An empty op is eq for numbers
+// and like for strings, Zabbix's defaults.
+func newMatcher(op, pattern string, vt history.ValueType) (matcher, error) {
+	numeric := vt.Numeric()
 	if op == "" {
 		op = "like"
 		if numeric {
@@ -252,9 +254,6 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 	}
 	switch op {
 	case "regexp", "iregexp":
-		if numeric {
-			break
-		}
 		if strings.HasPrefix(pattern, "@") {
 			return nil, fmt.Errorf("global regular expression %q is not supported", pattern)
 		}
@@ -272,7 +271,7 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 		}
 		return func(v Value) bool { return strings.Contains(v.text(), pattern) }, nil
 	case "bitand":
-		if !numeric {
+		if vt != history.Uint {
 			break
 		}
 		want, mask, err := parseBitandPattern(pattern)
@@ -311,11 +310,7 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 	default:
 		return nil, fmt.Errorf("unknown operator %q", op)
 	}
-	kind := "string"
-	if numeric {
-		kind = "numeric"
-	}
-	return nil, fmt.Errorf("operator %q is not supported for %s values", op, kind)
+	return nil, fmt.Errorf("operator %q is not supported for %s values", op, vt)
 }
 
 // countOps are the operators of count, countunique and find.
@@ -369,8 +364,11 @@ func (ev *evaluator) matching(c *Call, def string) ([]history.Sample, matcher, *
 	if hasPattern {
 		pattern = pv.text()
 	}
-	numeric := len(s) == 0 || s[0].Type.Numeric()
-	m, err := newMatcher(op, pattern, numeric)
+	vt := history.Uint
+	if len(s) > 0 {
+		vt = s[0].Type
+	}
+	m, err := newMatcher(op, pattern, vt)
 	if err != nil && len(s) == 0 {
 		// No values: nothing to match, and an operator that fits only
 		// the other value type cannot be told from one that fits none
