@@ -167,9 +167,10 @@ func (n *Query) appendTo(b *strings.Builder) {
 // Expr is a parsed expression. It is immutable after Parse and safe for
 // concurrent evaluation.
 type Expr struct {
-	src  string
-	root Node
-	refs []ItemRef
+	src       string
+	root      Node
+	refs      []ItemRef
+	timeBased bool
 }
 
 // ItemRef names an item an expression reads: the host as written ("" for
@@ -200,6 +201,15 @@ func (e *Expr) String() string {
 func (e *Expr) ItemRefs() []ItemRef {
 	return append([]ItemRef(nil), e.refs...)
 }
+
+// TimeBased reports whether the expression's value can change with time
+// alone, without a new value of its items: it calls nodata() or a
+// date/time function (date, dayofmonth, dayofweek, now, time). Zabbix
+// re-evaluates such triggers on a timer as well as on new values.
+func (e *Expr) TimeBased() bool { return e.timeBased }
+
+// timeFuncs are the functions that make an expression TimeBased.
+var timeFuncs = map[string]bool{"nodata": true, "date": true, "dayofmonth": true, "dayofweek": true, "now": true, "time": true}
 
 // walk calls fn for n and every node below it, parents first.
 func walk(n Node, fn func(Node)) {

@@ -35,12 +35,15 @@ func Parse(s string) (*Expr, error) {
 	e := &Expr{src: s, root: root}
 	seen := map[ItemRef]bool{}
 	walk(root, func(n Node) {
-		if q, ok := n.(*Query); ok {
-			r := ItemRef{Host: q.Host, Key: q.Key}
+		switch n := n.(type) {
+		case *Query:
+			r := ItemRef{Host: n.Host, Key: n.Key}
 			if !seen[r] {
 				seen[r] = true
 				e.refs = append(e.refs, r)
 			}
+		case *Call:
+			e.timeBased = e.timeBased || timeFuncs[n.Name]
 		}
 	})
 	return e, nil
