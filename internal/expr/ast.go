@@ -87,6 +87,8 @@ type Query struct {
 type Period struct {
 	P   int
 	Raw string
+	// spec is Raw checked at parse time; nil when Raw holds a macro.
+	spec *periodSpec
 }
 
 func (n *Number) Pos() int { return n.P }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -74,9 +75,18 @@ func (e *Expr) Eval(ctx context.Context, opt Options) Value {
 	if opt.Location == nil {
 		opt.Location = time.UTC
 	}
-	ev := &evaluator{ctx: ctx, opt: opt}
-	return ev.eval(e.root)
+	// The evaluator escapes to the heap (function values take it), so
+	// evaluators are pooled: a trigger storm evaluates 100k expressions
+	// a second and each would otherwise allocate one.
+	ev := evaluatorPool.Get().(*evaluator)
+	ev.ctx, ev.opt = ctx, opt
+	v := ev.eval(e.root)
+	*ev = evaluator{}
+	evaluatorPool.Put(ev)
+	return v
 }
+
+var evaluatorPool = sync.Pool{New: func() any { return new(evaluator) }}
 
 // evaluator holds one evaluation's inputs; it lives for one Eval call.
 type evaluator struct {

@@ -68,8 +68,15 @@ func (ev *evaluator) period(c *Call, def string) (periodSpec, *Value) {
 	raw := def
 	if len(c.Args) > 0 {
 		if p, ok := c.Args[0].(*Period); ok {
+			if p.spec != nil {
+				// Checked at parse time (checkCall).
+				return *p.spec, nil
+			}
 			raw = ev.expandPeriod(p.Raw)
 		}
+	}
+	if raw == "#1" {
+		return periodSpec{count: true, n: 1}, nil
 	}
 	if raw == "" {
 		e := callError(c, "missing period")
@@ -198,13 +205,36 @@ func hFirst(ev *evaluator, c *Call) Value {
 	return sampleValue(&s[len(s)-1])
 }
 
-func aggregate(fn func([]float64) float64) evalFunc {
+// aggregate builds avg, min, max and sum of a period. It folds the
+// samples in place rather than through floats: these are the functions
+// of most triggers, and the copy would be their only allocation.
+func aggregate(name string) evalFunc {
 	return func(ev *evaluator, c *Call) Value {
-		v, errv := ev.numericWindow(c)
+		s, _, errv := ev.window(c, "")
 		if errv != nil {
 			return *errv
 		}
-		return NumberValue(fn(v))
+		acc := 0.0
+		for i := range s {
+			if !s[i].Type.Numeric() {
+				return callError(c, "the item's values are not numeric (%s)", s[i].Type)
+			}
+			v := sampleFloat(&s[i])
+			switch {
+			case i == 0 && (name == "min" || name == "max"):
+				acc = v
+			case name == "min":
+				acc = math.Min(acc, v)
+			case name == "max":
+				acc = math.Max(acc, v)
+			default:
+				acc += v
+			}
+		}
+		if name == "avg" {
+			acc /= float64(len(s))
+		}
+		return NumberValue(acc)
 	}
 }
 

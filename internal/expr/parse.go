@@ -444,12 +444,15 @@ func (p *parser) parsePeriod() (Node, error) {
 	if raw == "" {
 		return &Empty{P: start}, nil
 	}
+	per := &Period{P: start, Raw: raw}
 	if !strings.Contains(raw, "{") {
-		if _, err := parsePeriodSpec(raw); err != nil {
+		ps, err := parsePeriodSpec(raw)
+		if err != nil {
 			return nil, l.errf(start, "%s", err)
 		}
+		per.spec = &ps
 	}
-	return &Period{P: start, Raw: raw}, nil
+	return per, nil
 }
 
 type errString string
