@@ -3,6 +3,7 @@ package expr
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -192,7 +193,16 @@ func (ev *evaluator) binary(n *Binary) Value {
 		}
 		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", n.Op, bad.text()))
 	}
-	switch n.Op {
+	r2 := arith(n.Op, lf, rf)
+	if r2.Kind == KindNumber && (math.IsInf(r2.Num, 0) || math.IsNaN(r2.Num)) {
+		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", n.Op))
+	}
+	return r2
+}
+
+// arith applies a numeric binary operator.
+func arith(op string, lf, rf float64) Value {
+	switch op {
 	case "<":
 		return boolValue(lf < rf && !numEqual(lf, rf))
 	case "<=":
@@ -213,7 +223,7 @@ func (ev *evaluator) binary(n *Binary) Value {
 		}
 		return NumberValue(lf / rf)
 	}
-	return ErrorValue("BUG: unknown operator " + n.Op)
+	return ErrorValue("BUG: unknown operator " + op)
 }
 
 // firstError explains why an and/or could not be decided.
