@@ -84,5 +84,6 @@
 // caller's resolver), trigger states, events and scheduling.
 //
 // Concurrency: an *Expr is immutable after Parse and may be evaluated by
-// many goroutines at once. The package has no global mutable state.
+// many goroutines at once. The package keeps no global state but a
+// sync.Pool of evaluators (see Expr.Eval).
 package expr
