@@ -117,7 +117,7 @@ func (c *Checker) eval(ctx context.Context, snap *catalog.Snapshot, itemID uint6
 	opt := expr.Options{
 		Now:      now,
 		Location: c.opts.Location,
-		Source:   &source{store: c.opts.Store, trends: c.trends, snap: snap, self: it.Host},
+		Source:   &StoreSource{Store: c.opts.Store, TrendStore: c.trends, Snap: snap, Self: it.Host},
 		Started:  c.opts.Started,
 	}
 	if c.opts.Macros != nil {

@@ -6,8 +6,8 @@
 // the usual way (conversion to the item's value type, pipeline, history),
 // so calculated values are stored, graphed and can trigger.
 //
-// It owns the bridge from expressions to the server's data: a Source
-// that resolves an item query (//key is the calculated item's own host,
+// It owns the bridge from expressions to the server's data: StoreSource,
+// an expr.Source that resolves an item query (//key is the calculated item's own host,
 // as are {HOST.HOST} and {HOST.HOST1}) through the catalog snapshot and
 // reads values from the history store, and trends when the store keeps
 // them (history.TrendReader). It does not own the expression language

@@ -9,24 +9,34 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
-// source is the expr.Source of one evaluation: item queries resolved in
-// one catalog snapshot, values from the history store.
-type source struct {
-	store  history.Reader
-	trends history.TrendReader
-	snap   *catalog.Snapshot
-	self   *catalog.Host // the calculated item's host
+// StoreSource is an expr.Source over the server's data: item queries
+// resolved in one catalog snapshot, values read from the history store,
+// trends from it when it keeps them. Calculated items use one per
+// evaluation; a trigger evaluator may use it for periods longer than its
+// value cache holds.
+type StoreSource struct {
+	Store history.Reader
+	// TrendStore is Store as a history.TrendReader, nil when it keeps
+	// none.
+	TrendStore history.TrendReader
+	Snap       *catalog.Snapshot
+	// Self is the host of //key, {HOST.HOST} and {HOST.NAME} (the
+	// calculated item's or trigger's host); nil when there is none.
+	Self *catalog.Host
 }
 
 // item resolves a query's host and key to an enabled item on a
 // monitored host, with Zabbix's wording when it cannot.
-func (s *source) item(ref expr.ItemRef) (*catalog.Item, error) {
+func (s *StoreSource) item(ref expr.ItemRef) (*catalog.Item, error) {
 	host := ref.Host
 	switch host {
 	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
-		host = s.self.Host
+		if s.Self == nil {
+			return nil, fmt.Errorf("item query \"/%s/%s\" names no host", ref.Host, ref.Key)
+		}
+		host = s.Self.Host
 	}
-	it := s.snap.Lookup(host, ref.Key)
+	it := s.Snap.Lookup(host, ref.Key)
 	if it == nil {
 		return nil, fmt.Errorf("item \"/%s/%s\" does not exist", host, ref.Key)
 	}
@@ -41,7 +51,7 @@ func (s *source) item(ref expr.ItemRef) (*catalog.Item, error) {
 
 // History implements expr.Source: q's (From, Till] is the store's
 // inclusive [From+1, Till].
-func (s *source) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQuery) ([]history.Sample, error) {
+func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQuery) ([]history.Sample, error) {
 	it, err := s.item(ref)
 	if err != nil {
 		return nil, err
@@ -56,7 +66,7 @@ func (s *source) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQu
 		}
 	}
 	var out []history.Sample
-	err = s.store.Read(ctx, hq, func(v *history.Sample) bool {
+	err = s.Store.Read(ctx, hq, func(v *history.Sample) bool {
 		out = append(out, *v)
 		return true
 	})
@@ -67,18 +77,18 @@ func (s *source) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQu
 }
 
 // Trends implements expr.Source.
-func (s *source) Trends(ctx context.Context, ref expr.ItemRef, from, till int64) ([]history.Trend, error) {
+func (s *StoreSource) Trends(ctx context.Context, ref expr.ItemRef, from, till int64) ([]history.Trend, error) {
 	it, err := s.item(ref)
 	if err != nil {
 		return nil, err
 	}
-	if s.trends == nil {
+	if s.TrendStore == nil {
 		return nil, fmt.Errorf("the history store keeps no trends")
 	}
 	if till <= from {
 		return nil, nil
 	}
-	t, err := s.trends.ReadTrends(ctx, it.ID, from, till-1)
+	t, err := s.TrendStore.ReadTrends(ctx, it.ID, from, till-1)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the trends of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
 	}
