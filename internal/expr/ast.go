@@ -205,13 +205,18 @@ func (e *Expr) ItemRefs() []ItemRef {
 }
 
 // TimeBased reports whether the expression's value can change with time
-// alone, without a new value of its items: it calls nodata() or a
-// date/time function (date, dayofmonth, dayofweek, now, time). Zabbix
-// re-evaluates such triggers on a timer as well as on new values.
+// alone, without a new value of its items: it calls nodata(), a
+// date/time function (date, dayofmonth, dayofweek, now, time) or a trend
+// function (whose whole-hour periods move with the clock, while a new
+// value does not change them). Zabbix re-evaluates such triggers on a
+// timer as well as on new values.
 func (e *Expr) TimeBased() bool { return e.timeBased }
 
 // timeFuncs are the functions that make an expression TimeBased.
-var timeFuncs = map[string]bool{"nodata": true, "date": true, "dayofmonth": true, "dayofweek": true, "now": true, "time": true}
+var timeFuncs = map[string]bool{
+	"nodata": true, "date": true, "dayofmonth": true, "dayofweek": true, "now": true, "time": true,
+	"trendavg": true, "trendcount": true, "trendmax": true, "trendmin": true, "trendsum": true,
+}
 
 // walk calls fn for n and every node below it, parents first.
 func walk(n Node, fn func(Node)) {

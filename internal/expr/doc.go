@@ -31,7 +31,7 @@
 //
 // Expr.ItemRefs lists the (host, key) pairs an expression reads, for the
 // trigger model's index; Expr.TimeBased says whether it must also be
-// re-evaluated on a timer (nodata, date/time functions); Expr.String
+// re-evaluated on a timer (nodata, date/time and trend functions); Expr.String
 // gives a canonical spelling that parses back to itself.
 //
 // Evaluation. Expr.Eval(ctx, Options) gives a Value: a number, a

@@ -183,4 +183,5 @@ func TestTimeBased(t *testing.T) {
 	f("last(/h/k)>0 and time()>080000", true)
 	f("abs(dayofweek()-now())", true)
 	f(`count(/h/k,#3,"eq","now")>0`, false)
+	f("trendavg(/h/k,1h:now/h)>trendavg(/h/k,1h:now/h-1d)", true)
 }
