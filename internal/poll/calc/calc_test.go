@@ -23,7 +23,7 @@ type fixture struct {
 	now  time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	calc := func(key, formula string) catalog.ItemSpec {
 		return catalog.ItemSpec{Key: key, Type: "calculated", Delay: "1m", Params: formula}
 	}
