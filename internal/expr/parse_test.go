@@ -185,3 +185,28 @@ func TestTimeBased(t *testing.T) {
 	f(`count(/h/k,#3,"eq","now")>0`, false)
 	f("trendavg(/h/k,1h:now/h)>trendavg(/h/k,1h:now/h-1d)", true)
 }
+
+func TestMatchKey(t *testing.T) {
+	f := func(pattern, key string, want bool) {
+		t.Helper()
+		if got := MatchKey(pattern, key); got != want {
+			t.Fatalf("MatchKey(%q, %q) = %v, want %v", pattern, key, got, want)
+		}
+	}
+	f("k", "k", true)
+	f("k", "k2", false)
+	f("*", "anything[a,b]", true)
+	f("k[*]", "k[1]", true)
+	f("k[*]", "k[]", true)
+	f("k[*]", "k", false)
+	f("k[*]", "k[1,2]", false)
+	f("k[*,free]", `k["/var",free]`, true)
+	f(`k["/",*]`, "k[/,total]", true)
+	f("k[*,free]", "k[/,total]", false)
+	f(`k["a,b",*]`, `k["a,b",x]`, true)
+	f(`k[a, *]`, `k[ a ,y]`, true)
+	f(`k["a\"b"]`, `k["a\"b"]`, true)
+	f("k[[a,b],*]", "k[[a,b],c]", true)
+	f("k[", "k[", false)
+	f(`k["x]`, `k["x]`, false)
+}

@@ -45,19 +45,21 @@ var historyFuncs = map[string]*funcSpec{
 	"trendsum":     {history: true, period: perRequired, times: true, min: 1, max: 1, eval: trend("trendsum")},
 
 	// Aggregate functions of calculated items: a query with wildcards
-	// or a filter over many items. Parsed and checked so that templates
-	// load; evaluating them needs a source that finds many items, which
-	// Source does not offer yet, so they are unknown with that reason.
-	"avg_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hAggregateUnsupported},
-	"count_foreach":       {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 3, eval: hAggregateUnsupported},
-	"exists_foreach":      {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hAggregateUnsupported},
-	"last_foreach":        {history: true, aggregate: true, period: perOptional, times: true, min: 0, max: 1, eval: hAggregateUnsupported},
-	"max_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hAggregateUnsupported},
-	"min_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hAggregateUnsupported},
-	"sum_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hAggregateUnsupported},
-	"bucket_rate_foreach": {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 2, eval: hAggregateUnsupported},
-	"bucket_percentile":   {history: true, aggregate: true, period: perRequired, times: true, min: 2, max: 2, eval: hAggregateUnsupported},
-	"item_count":          {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hAggregateUnsupported},
+	// or a filter over many items, through a Source that is also an
+	// ItemLister (aggregate.go). item_count and bucket_percentile (the
+	// one the templates use) are evaluated; the *_foreach functions,
+	// whose lists feed avg/max/min/sum/count of them, parse but are
+	// unknown ("not supported yet").
+	"avg_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
+	"count_foreach":       {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 3, eval: hForeachUnsupported},
+	"exists_foreach":      {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hForeachUnsupported},
+	"last_foreach":        {history: true, aggregate: true, period: perOptional, times: true, min: 0, max: 1, eval: hForeachUnsupported},
+	"max_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
+	"min_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
+	"sum_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
+	"bucket_rate_foreach": {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 2, eval: hForeachUnsupported},
+	"bucket_percentile":   {history: true, aggregate: true, period: perRequired, times: true, min: 2, max: 2, eval: hBucketPercentile},
+	"item_count":          {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hItemCount},
 }
 
 // mathFuncs are the functions of values: math, bitwise, string,

@@ -1,0 +1,236 @@
+package expr
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ItemQuery is the item query of an aggregate function: a host ("" for
+// the evaluated item's host, "*" for any), a key whose name or
+// parameters may be "*" (see MatchKey), and the text of the ?[...]
+// filter ("" for none).
+type ItemQuery struct {
+	Host, Key, Filter string
+}
+
+// ItemLister is what a Source also implements to serve the aggregate
+// functions of calculated items (item_count, bucket_percentile): the
+// items a query selects.
+type ItemLister interface {
+	// Items lists the enabled items of monitored hosts that q selects.
+	// A filter the implementation cannot apply is an error, never
+	// ignored.
+	Items(ctx context.Context, q ItemQuery) ([]ItemRef, error)
+}
+
+// MatchKey reports whether key matches pattern, an item key whose name
+// or any parameter may be "*" (anything). Parameters compare unquoted:
+// "a" matches a.
+func MatchKey(pattern, key string) bool {
+	pn, pp, ok1 := splitKey(pattern)
+	kn, kp, ok2 := splitKey(key)
+	if !ok1 || !ok2 || (pn != "*" && pn != kn) {
+		return false
+	}
+	if pn == "*" && pp == nil {
+		return true
+	}
+	if len(pp) != len(kp) {
+		return false
+	}
+	for i := range pp {
+		if pp[i] != "*" && pp[i] != kp[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitKey splits an item key into its name and parameters (quoted ones
+// unquoted, arrays as written, surrounding spaces of unquoted ones
+// trimmed); params is nil for a key without brackets.
+func splitKey(key string) (name string, params []string, ok bool) {
+	i := strings.IndexByte(key, '[')
+	if i < 0 {
+		return key, nil, key != ""
+	}
+	name, rest := key[:i], key[i+1:]
+	if !strings.HasSuffix(rest, "]") {
+		return "", nil, false
+	}
+	rest = rest[:len(rest)-1]
+	params = []string{}
+	for {
+		rest = strings.TrimLeft(rest, " ")
+		var p string
+		switch {
+		case strings.HasPrefix(rest, `"`):
+			j := 1
+			var b strings.Builder
+			for j < len(rest) && rest[j] != '"' {
+				if rest[j] == '\\' && j+1 < len(rest) && rest[j+1] == '"' {
+					j++
+				}
+				b.WriteByte(rest[j])
+				j++
+			}
+			if j >= len(rest) {
+				return "", nil, false
+			}
+			p, rest = b.String(), strings.TrimLeft(rest[j+1:], " ")
+		case strings.HasPrefix(rest, "["):
+			j := strings.IndexByte(rest, ']')
+			if j < 0 {
+				return "", nil, false
+			}
+			p, rest = rest[:j+1], strings.TrimLeft(rest[j+1:], " ")
+		default:
+			j := strings.IndexByte(rest, ',')
+			if j < 0 {
+				j = len(rest)
+			}
+			p, rest = strings.TrimRight(rest[:j], " "), rest[j:]
+		}
+		params = append(params, p)
+		if rest == "" {
+			return name, params, true
+		}
+		if rest[0] != ',' {
+			return "", nil, false
+		}
+		rest = rest[1:]
+	}
+}
+
+// items lists the items of an aggregate call's query.
+func (ev *evaluator) items(c *Call) ([]ItemRef, *Value) {
+	lister, ok := ev.opt.Source.(ItemLister)
+	if !ok {
+		e := callError(c, "the data source cannot list items for aggregate functions")
+		return nil, &e
+	}
+	refs, err := lister.Items(ev.ctx, ItemQuery{Host: c.Query.Host, Key: c.Query.Key, Filter: c.Query.Filter})
+	if err != nil {
+		e := callError(c, "%s", err)
+		return nil, &e
+	}
+	return refs, nil
+}
+
+func hItemCount(ev *evaluator, c *Call) Value {
+	if ev.opt.Source == nil {
+		return callError(c, "no data source")
+	}
+	refs, errv := ev.items(c)
+	if errv != nil {
+		return *errv
+	}
+	return NumberValue(float64(len(refs)))
+}
+
+// hBucketPercentile is the percentile of a histogram kept as one
+// counter item per bucket, Prometheus style: the items the query
+// selects differ in the key parameter written "*", which holds the
+// bucket's upper bound (le, "+Inf" for the last). Each bucket's rate
+// over the period (rate()'s computation) is its weight; the percentile
+// falls in the first bucket whose cumulative rate reaches it and is
+// interpolated linearly within it, as Prometheus's histogram_quantile
+// does. Buckets without two values in the period are left out.
+func hBucketPercentile(ev *evaluator, c *Call) Value {
+	if ev.opt.Source == nil {
+		return callError(c, "no data source")
+	}
+	p, errv := ev.numArg(c, 1, "percentage")
+	if errv != nil {
+		return *errv
+	}
+	if p < 0 || p > 100 || math.IsNaN(p) {
+		return callError(c, "percentage %v is outside 0..100", p)
+	}
+	ps, errv := ev.period(c, "")
+	if errv != nil {
+		return *errv
+	}
+	_, pattern, _ := splitKey(c.Query.Key)
+	pos := -1
+	for i, q := range pattern {
+		if q == "*" {
+			if pos >= 0 {
+				return callError(c, "the key must have one \"*\" parameter, the bucket bound")
+			}
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return callError(c, "the key must have one \"*\" parameter, the bucket bound")
+	}
+	refs, errv := ev.items(c)
+	if errv != nil {
+		return *errv
+	}
+	end := ps.end(ev.opt.Now, ev.opt.Location)
+	start := ps.start(end)
+	type bucket struct{ le, rate float64 }
+	var buckets []bucket
+	for _, ref := range refs {
+		_, params, ok := splitKey(ref.Key)
+		if !ok || pos >= len(params) {
+			continue
+		}
+		le, err := strconv.ParseFloat(strings.TrimSpace(params[pos]), 64)
+		if err != nil {
+			continue // not a bucket bound: not part of the histogram
+		}
+		s, err := ev.opt.Source.History(ev.ctx, ref, HistoryQuery{From: start.Unix(), Till: end.Unix()})
+		if err != nil {
+			return callError(c, "%s", err)
+		}
+		if len(s) < 2 || !s[0].Type.Numeric() {
+			continue
+		}
+		r, msg := rateOf(s, float64(start.Unix()), float64(end.Unix()))
+		if msg != "" {
+			continue
+		}
+		buckets = append(buckets, bucket{le, r})
+	}
+	if len(buckets) < 2 {
+		return callError(c, "not enough data: %d buckets with values in the period", len(buckets))
+	}
+	sort.Slice(buckets, func(i, j int) bool { return buckets[i].le < buckets[j].le })
+	if !math.IsInf(buckets[len(buckets)-1].le, 1) {
+		return callError(c, "no +Inf bucket")
+	}
+	// Rates of cumulative counters: make them monotonic, as a scrape
+	// may see a bucket before the one below it is updated.
+	for i := 1; i < len(buckets); i++ {
+		buckets[i].rate = math.Max(buckets[i].rate, buckets[i-1].rate)
+	}
+	total := buckets[len(buckets)-1].rate
+	if total == 0 {
+		return callError(c, "no observations in the period")
+	}
+	rank := p / 100 * total
+	i := sort.Search(len(buckets), func(i int) bool { return buckets[i].rate >= rank })
+	if i == len(buckets)-1 {
+		return NumberValue(buckets[len(buckets)-2].le)
+	}
+	lo, below := 0.0, 0.0
+	if i > 0 {
+		lo, below = buckets[i-1].le, buckets[i-1].rate
+	} else if buckets[0].le <= 0 {
+		return NumberValue(buckets[0].le)
+	}
+	in := buckets[i].rate - below
+	if in == 0 {
+		return NumberValue(buckets[i].le)
+	}
+	return NumberValue(lo + (buckets[i].le-lo)*(rank-below)/in)
+}
+
+func hForeachUnsupported(_ *evaluator, c *Call) Value {
+	return callError(c, "the *_foreach aggregate functions are not supported yet")
+}
