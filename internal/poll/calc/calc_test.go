@@ -45,6 +45,12 @@ func newFixture(t testing.TB) *fixture {
 			calc("nodata", "avg(//cpu,10s)"),
 			calc("div", "last(//cpu)/(last(//free)-last(//free))"),
 			calc("trend", "trendavg(//cpu,1h:now/h)"),
+			{Key: "lat_bucket[0.5]"},
+			{Key: "lat_bucket[+Inf]"},
+			{Key: "lat_bucket[9]", Status: "disabled"},
+			calc("p50", "bucket_percentile(//lat_bucket[*],5m,50)"),
+			calc("buckets", "item_count(//lat_bucket[*])+item_count(/*/x)*10"),
+			calc("filtered", `item_count(/*/x?[group="g"])`),
 		}},
 		{Host: "b", Groups: []string{"g"}, Items: []catalog.ItemSpec{{Key: "x"}}},
 		{Host: "c", Groups: []string{"g"}, Status: "disabled", Items: []catalog.ItemSpec{{Key: "y"}}},
@@ -61,6 +67,11 @@ func newFixture(t testing.TB) *fixture {
 		{ItemID: id("a", "total"), Clock: t0 - 10, Type: history.Uint, U: 100},
 		{ItemID: id("a", "name"), Clock: t0 - 10, Type: history.Str, S: "db"},
 		{ItemID: id("b", "x"), Clock: t0 - 5, Type: history.Float, F: 1.5},
+		// 100 observations in the period, 40 of them <= 0.5.
+		{ItemID: id("a", "lat_bucket[0.5]"), Clock: t0 - 200, Type: history.Float, F: 0},
+		{ItemID: id("a", "lat_bucket[0.5]"), Clock: t0, Type: history.Float, F: 40},
+		{ItemID: id("a", "lat_bucket[+Inf]"), Clock: t0 - 200, Type: history.Float, F: 0},
+		{ItemID: id("a", "lat_bucket[+Inf]"), Clock: t0, Type: history.Float, F: 100},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +108,10 @@ func TestAnswerValues(t *testing.T) {
 		"cross":   "61.5",
 		"label":   "db!",
 		"limit":   "1",
+		// 50 % falls in the +Inf bucket: the bound below it.
+		"p50": "0.5",
+		// Two enabled buckets; x on host b only (c is not monitored).
+		"buckets": "12",
 	} {
 		r := f.answer(t, key)
 		if r.Status != poll.OK || string(r.Value) != want {
@@ -119,6 +134,7 @@ func TestAnswerNotSupported(t *testing.T) {
 		"nodata":   "no data in the evaluation period",
 		"div":      "division by zero",
 		"trend":    "the history store keeps no trends",
+		"filtered": "item filters (?[group=\"g\"]) are not supported yet",
 	} {
 		r := f.answer(t, key)
 		if r.Status != poll.NotSupported || !strings.Contains(r.Error, want) || r.Value != nil {

@@ -10,7 +10,10 @@
 // an expr.Source that resolves an item query (//key is the calculated item's own host,
 // as are {HOST.HOST} and {HOST.HOST1}) through the catalog snapshot and
 // reads values from the history store, and trends when the store keeps
-// them (history.TrendReader). It does not own the expression language
+// them (history.TrendReader); it also lists the items of an aggregate
+// query ("*" in host, key name or parameters) for item_count and
+// bucket_percentile. Item filters (?[group=... and tag=...]) are refused
+// with a clear error until items have tags. It does not own the expression language
 // (package expr), scheduling (package poll) or conversion (package
 // preprocess).
 //
