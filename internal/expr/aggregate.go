@@ -2,10 +2,13 @@ package expr
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
 // ItemQuery is the item query of an aggregate function: a host ("" for
@@ -232,5 +235,252 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 }
 
 func hForeachUnsupported(_ *evaluator, c *Call) Value {
-	return callError(c, "the *_foreach aggregate functions are not supported yet")
+	return callError(c, "%s() lists values: it is a parameter of avg, count, max, min, sum or a statistics function", c.Name)
+}
+
+func hBucketRateUnsupported(_ *evaluator, c *Call) Value {
+	return callError(c, "bucket_rate_foreach() is not supported yet")
+}
+
+// listFuncs are the functions of values that take the list a *_foreach
+// function gives as their first parameter; listOnly marks those that
+// take nothing but a list (the statistics, and count with its operator
+// and pattern).
+var listFuncs = map[string]struct{ listOnly bool }{
+	"avg": {}, "max": {}, "min": {}, "sum": {},
+	"count": {true}, "kurtosis": {true}, "mad": {true}, "skewness": {true}, "stddevpop": {true},
+	"stddevsamp": {true}, "sumofsquares": {true}, "varpop": {true}, "varsamp": {true},
+}
+
+// isForeach reports whether n is a call of a *_foreach function.
+func isForeach(n Node) bool {
+	c, ok := n.(*Call)
+	return ok && c.Query != nil && strings.HasSuffix(c.Name, "_foreach")
+}
+
+// checkForeach enforces at parse time that a *_foreach call is only ever
+// the first parameter of a list function, and that a list-only function
+// gets one.
+func checkForeach(n Node, parent *Call, argIndex int) error {
+	if c, ok := n.(*Call); ok {
+		if isForeach(c) && c.Name != "bucket_rate_foreach" {
+			isList := false
+			if parent != nil && argIndex == 0 && parent.Query == nil {
+				_, isList = listFuncs[parent.Name]
+			}
+			if !isList {
+				return &posError{c.P, fmt.Sprintf("%s() can only be the first parameter of avg, count, max, min, sum or a statistics function", c.Name)}
+			}
+		}
+		if c.Query == nil {
+			if lf, ok := listFuncs[c.Name]; ok && lf.listOnly && (len(c.Args) == 0 || !isForeach(c.Args[0])) {
+				return &posError{c.P, fmt.Sprintf("%s() without an item query needs a *_foreach function as its first parameter", c.Name)}
+			}
+			if lf, ok := listFuncs[c.Name]; ok && !lf.listOnly && len(c.Args) > 0 && isForeach(c.Args[0]) && len(c.Args) != 1 {
+				return &posError{c.P, fmt.Sprintf("%s() of a *_foreach function takes no other parameter", c.Name)}
+			}
+		}
+		for i, a := range c.Args {
+			if err := checkForeach(a, c, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch n := n.(type) {
+	case *Unary:
+		return checkForeach(n.X, nil, 0)
+	case *Binary:
+		if err := checkForeach(n.L, nil, 0); err != nil {
+			return err
+		}
+		return checkForeach(n.R, nil, 0)
+	case *Paren:
+		return checkForeach(n.X, nil, 0)
+	}
+	return nil
+}
+
+// posError is a check failure at a position, turned into a ParseError
+// by Parse.
+type posError struct {
+	pos int
+	msg string
+}
+
+func (e *posError) Error() string { return e.msg }
+
+// foreach evaluates a *_foreach call: one value per item of its query
+// that has data, items without data (or unreadable, or not numeric)
+// left out as Zabbix leaves them out; exists_foreach gives 1 per item
+// and count_foreach counts 0 for an item without values.
+func (ev *evaluator) foreach(c *Call) ([]float64, *Value) {
+	if ev.opt.Source == nil {
+		e := callError(c, "no data source")
+		return nil, &e
+	}
+	refs, errv := ev.items(c)
+	if errv != nil {
+		return nil, errv
+	}
+	if c.Name == "exists_foreach" {
+		out := make([]float64, len(refs))
+		for i := range out {
+			out[i] = 1
+		}
+		return out, nil
+	}
+	def := ""
+	if c.Name == "last_foreach" {
+		def = "#1"
+	}
+	ps, errv := ev.period(c, def)
+	if errv != nil {
+		return nil, errv
+	}
+	var m matcher
+	hasMatcher := false
+	if c.Name == "count_foreach" {
+		op, errv := ev.strArg(c, 1, "")
+		if errv != nil {
+			return nil, errv
+		}
+		pv, hasPattern := ev.arg(c, 2)
+		if hasPattern && pv.IsError() {
+			return nil, &pv
+		}
+		if hasPattern || op != "" {
+			pattern := ""
+			if hasPattern {
+				pattern = pv.text()
+			}
+			var err error
+			if m, err = newMatcher(op, pattern, history.Float); err != nil {
+				e := callError(c, "%s", err)
+				return nil, &e
+			}
+			hasMatcher = true
+		}
+	}
+	end := ps.end(ev.opt.Now, ev.opt.Location)
+	q := HistoryQuery{Till: end.Unix()}
+	if ps.count {
+		q.Count = int(min(ps.n, math.MaxInt32))
+	} else {
+		q.From = ps.start(end).Unix()
+	}
+	var out []float64
+	for _, ref := range refs {
+		s, err := ev.opt.Source.History(ev.ctx, ref, q)
+		if err != nil || (len(s) > 0 && !s[0].Type.Numeric()) {
+			continue
+		}
+		if c.Name == "count_foreach" {
+			n := 0
+			for i := range s {
+				if !hasMatcher || m(NumberValue(sampleFloat(&s[i]))) {
+					n++
+				}
+			}
+			out = append(out, float64(n))
+			continue
+		}
+		if len(s) == 0 {
+			continue
+		}
+		v := sampleFloat(&s[0])
+		switch c.Name {
+		case "avg_foreach", "sum_foreach":
+			sum := 0.0
+			for i := range s {
+				sum += sampleFloat(&s[i])
+			}
+			v = sum
+			if c.Name == "avg_foreach" {
+				v /= float64(len(s))
+			}
+		case "max_foreach", "min_foreach":
+			for i := range s {
+				if c.Name == "max_foreach" {
+					v = math.Max(v, sampleFloat(&s[i]))
+				} else {
+					v = math.Min(v, sampleFloat(&s[i]))
+				}
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// listOr makes a function of values also accept a *_foreach list as its
+// only parameter (avg, max, min, sum).
+func listOr(name string, plain evalFunc) evalFunc {
+	return func(ev *evaluator, c *Call) Value {
+		if len(c.Args) == 1 && isForeach(c.Args[0]) {
+			return listAggregate(name)(ev, c)
+		}
+		return plain(ev, c)
+	}
+}
+
+// listAggregate reduces the list of its first parameter. An empty list
+// (no item with data) sums and counts to 0; the other reductions are
+// unknown.
+func listAggregate(name string) evalFunc {
+	return func(ev *evaluator, c *Call) Value {
+		inner := c.Args[0].(*Call)
+		v, errv := ev.foreach(inner)
+		if errv != nil {
+			return *errv
+		}
+		switch name {
+		case "sum":
+			return NumberValue(sumOf(v))
+		case "count":
+			return ev.listCount(c, v)
+		}
+		if len(v) == 0 {
+			return callError(c, "no item of %s() has data", inner.Name)
+		}
+		switch name {
+		case "avg":
+			return NumberValue(meanOf(v))
+		case "max":
+			return NumberValue(maxOf(v))
+		case "min":
+			return NumberValue(minOf(v))
+		}
+		return statisticOf(c, name, v)
+	}
+}
+
+// listCount is count(foreach, <operator>, <pattern>).
+func (ev *evaluator) listCount(c *Call, v []float64) Value {
+	op, errv := ev.strArg(c, 1, "")
+	if errv != nil {
+		return *errv
+	}
+	pv, hasPattern := ev.arg(c, 2)
+	if hasPattern && pv.IsError() {
+		return pv
+	}
+	if !hasPattern && op == "" {
+		return NumberValue(float64(len(v)))
+	}
+	pattern := ""
+	if hasPattern {
+		pattern = pv.text()
+	}
+	m, err := newMatcher(op, pattern, history.Float)
+	if err != nil {
+		return callError(c, "%s", err)
+	}
+	n := 0
+	for _, x := range v {
+		if m(NumberValue(x)) {
+			n++
+		}
+	}
+	return NumberValue(float64(n))
 }

@@ -62,13 +62,18 @@
 // date/time functions, in and between. Parameter errors that depend only
 // on the text are parse errors; the rest (a mode, an operator, a pattern,
 // a value out of range, not enough data) make the call unknown with
-// "cannot evaluate function f(...): reason". Of the aggregate functions
-// of calculated items, item_count and bucket_percentile (the one the
-// official templates use: a Prometheus histogram kept as one counter
-// item per bucket) are evaluated when the Source is also an ItemLister,
-// which finds the items of a query with "*" in the host, the key name or
-// its parameters (MatchKey); the *_foreach functions parse but evaluate
-// to unknown ("not supported yet").
+// "cannot evaluate function f(...): reason".
+//
+// Aggregate functions of calculated items (aggregate.go) need a Source
+// that is also an ItemLister, which finds the items of a query with "*"
+// in the host, the key name or its parameters (MatchKey): item_count,
+// bucket_percentile (the one the official templates use: a Prometheus
+// histogram kept as one counter item per bucket), and the *_foreach
+// functions (avg, count, exists, last, max, min, sum), which give one
+// value per item with data and may only be the first parameter of avg,
+// count, max, min, sum or a statistics function (checked at parse
+// time), as in sum(last_foreach(/*/net.if.in[*])). bucket_rate_foreach
+// is not evaluated yet.
 //
 // Choices where Zabbix's documentation leaves room: forecast's max, min
 // and avg modes sample the fitted curve at 1000 steps (exact for lines);

@@ -746,51 +746,56 @@ func statistic(name string) evalFunc {
 		if errv != nil {
 			return *errv
 		}
-		mean, vp := moments(v)
-		n := float64(len(v))
-		switch name {
-		case "sumofsquares":
-			s := 0.0
-			for _, x := range v {
-				s += x * x
-			}
-			return NumberValue(s)
-		case "varpop":
-			return NumberValue(vp)
-		case "stddevpop":
-			return NumberValue(math.Sqrt(vp))
-		case "varsamp", "stddevsamp":
-			if len(v) < 2 {
-				return callError(c, "not enough data: %s needs 2 values", name)
-			}
-			vs := vp * n / (n - 1)
-			if name == "varsamp" {
-				return NumberValue(vs)
-			}
-			return NumberValue(math.Sqrt(vs))
-		case "mad":
-			med := median(v)
-			dev := make([]float64, len(v))
-			for i, x := range v {
-				dev[i] = math.Abs(x - med)
-			}
-			return NumberValue(median(dev))
-		case "skewness", "kurtosis":
-			if vp == 0 {
-				return callError(c, "division by zero: the values do not vary")
-			}
-			pow := 3.0
-			if name == "kurtosis" {
-				pow = 4
-			}
-			m := 0.0
-			for _, x := range v {
-				m += math.Pow(x-mean, pow)
-			}
-			return NumberValue(m / n / math.Pow(vp, pow/2))
-		}
-		return ErrorValue("BUG: unknown statistic " + name)
+		return statisticOf(c, name, v)
 	}
+}
+
+// statisticOf computes the named statistic of v (not empty) for c.
+func statisticOf(c *Call, name string, v []float64) Value {
+	mean, vp := moments(v)
+	n := float64(len(v))
+	switch name {
+	case "sumofsquares":
+		s := 0.0
+		for _, x := range v {
+			s += x * x
+		}
+		return NumberValue(s)
+	case "varpop":
+		return NumberValue(vp)
+	case "stddevpop":
+		return NumberValue(math.Sqrt(vp))
+	case "varsamp", "stddevsamp":
+		if len(v) < 2 {
+			return callError(c, "not enough data: %s needs 2 values", name)
+		}
+		vs := vp * n / (n - 1)
+		if name == "varsamp" {
+			return NumberValue(vs)
+		}
+		return NumberValue(math.Sqrt(vs))
+	case "mad":
+		med := median(v)
+		dev := make([]float64, len(v))
+		for i, x := range v {
+			dev[i] = math.Abs(x - med)
+		}
+		return NumberValue(median(dev))
+	case "skewness", "kurtosis":
+		if vp == 0 {
+			return callError(c, "division by zero: the values do not vary")
+		}
+		pow := 3.0
+		if name == "kurtosis" {
+			pow = 4
+		}
+		m := 0.0
+		for _, x := range v {
+			m += math.Pow(x-mean, pow)
+		}
+		return NumberValue(m / n / math.Pow(vp, pow/2))
+	}
+	return ErrorValue("BUG: unknown statistic " + name)
 }
 
 func median(v []float64) float64 {

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,13 @@ func Parse(s string) (*Expr, error) {
 	}
 	if tok.kind != tokEOF {
 		return nil, p.lex.errf(tok.pos, "unexpected %q", tok.text)
+	}
+	if err := checkForeach(root, nil, 0); err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return nil, &ParseError{Expr: s, Pos: pe.pos, Msg: pe.msg}
+		}
+		return nil, err
 	}
 	e := &Expr{src: s, root: root}
 	seen := map[ItemRef]bool{}

@@ -19,7 +19,7 @@ func FuzzParse(f *testing.F) {
 		`count(//k[a,"b\"c",[d,e]],#3:now-1h,"regexp","^\\d")=0`,
 		"trendavg(/h/k,1M:now/M-1y)*1K-.5e-3/2w",
 		`find(/h/k,,"like","x") and {$M:regex:"^a"}<>{#LLD}`,
-		`avg_foreach(/*/k?[group="G" and tag="t"],5m)`,
+		`avg(avg_foreach(/*/k?[group="G" and tag="t"],5m))+count(last_foreach(//k[*]),"gt",1)`,
 		`{{#A}.regsub("(.*)", \1)}=concat("a","b")`,
 		"((1))", "-(-1)", "1 andX 2", `"`, "{$", "last(/h/k",
 		"forecast(//k,#2,1h,\"polynomial3\",\"avg\")+timeleft(/h/k,1h,9,\"power\")",

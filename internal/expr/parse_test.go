@@ -34,7 +34,7 @@ func TestParseString(t *testing.T) {
 	f("{$M:\"ctx\"}+{$N:regex:\"^a\"}+{$O:plain}", "{$M:\"ctx\"}+{$N:regex:\"^a\"}+{$O:plain}")
 	f("last(/{HOST.HOST}/k[{#IF}])", "last(/{HOST.HOST}/k[{#IF}])")
 	f("trendavg(/h/k,1h:now/h)", "trendavg(/h/k,1h:now/h)")
-	f("avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m)", "avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m)")
+	f("avg(avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m))", "avg(avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m))")
 	f("now()", "now()")
 	f("bucket_percentile(//k[*,\"{#V}\"],5m,50)", "bucket_percentile(//k[*,\"{#V}\"],5m,50)")
 	f("length(last(/h/k))>0", "length(last(/h/k))>0")

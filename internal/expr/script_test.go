@@ -84,15 +84,15 @@ func (m *memSource) History(_ context.Context, item ItemRef, q HistoryQuery) ([]
 	return out, nil
 }
 
-// Items implements ItemLister over the loaded items: host "" or a name
-// (no "*" hosts, no filters in scripts), keys by MatchKey.
+// Items implements ItemLister over the loaded items: host "", a name or
+// "*", keys by MatchKey, no filters.
 func (m *memSource) Items(_ context.Context, q ItemQuery) ([]ItemRef, error) {
 	if q.Filter != "" {
 		return nil, fmt.Errorf("item filters are not supported")
 	}
 	var out []ItemRef
 	for ref := range m.items {
-		if ref.Host == q.Host && MatchKey(q.Key, ref.Key) {
+		if (q.Host == "*" || ref.Host == q.Host) && MatchKey(q.Key, ref.Key) {
 			out = append(out, ref)
 		}
 	}

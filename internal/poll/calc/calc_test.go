@@ -51,6 +51,7 @@ func newFixture(t testing.TB) *fixture {
 			calc("p50", "bucket_percentile(//lat_bucket[*],5m,50)"),
 			calc("buckets", "item_count(//lat_bucket[*])+item_count(/*/x)*10"),
 			calc("filtered", `item_count(/*/x?[group="g"])`),
+			calc("allx", "sum(last_foreach(/*/x))+count(last_foreach(//lat_bucket[*]))"),
 		}},
 		{Host: "b", Groups: []string{"g"}, Items: []catalog.ItemSpec{{Key: "x"}}},
 		{Host: "c", Groups: []string{"g"}, Status: "disabled", Items: []catalog.ItemSpec{{Key: "y"}}},
@@ -112,6 +113,8 @@ func TestAnswerValues(t *testing.T) {
 		"p50": "0.5",
 		// Two enabled buckets; x on host b only (c is not monitored).
 		"buckets": "12",
+		// x of b (1.5) plus the two buckets with values.
+		"allx": "3.5",
 	} {
 		r := f.answer(t, key)
 		if r.Status != poll.OK || string(r.Value) != want {

@@ -11,8 +11,8 @@
 // as are {HOST.HOST} and {HOST.HOST1}) through the catalog snapshot and
 // reads values from the history store, and trends when the store keeps
 // them (history.TrendReader); it also lists the items of an aggregate
-// query ("*" in host, key name or parameters) for item_count and
-// bucket_percentile. Item filters (?[group=... and tag=...]) are refused
+// query ("*" in host, key name or parameters) for the aggregate
+// functions (item_count, bucket_percentile, sum(last_foreach(...)) ...). Item filters (?[group=... and tag=...]) are refused
 // with a clear error until items have tags. It does not own the expression language
 // (package expr), scheduling (package poll) or conversion (package
 // preprocess).
