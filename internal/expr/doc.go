@@ -72,8 +72,10 @@
 // functions (avg, count, exists, last, max, min, sum), which give one
 // value per item with data and may only be the first parameter of avg,
 // count, max, min, sum or a statistics function (checked at parse
-// time), as in sum(last_foreach(/*/net.if.in[*])). bucket_rate_foreach
-// is not evaluated yet.
+// time), as in sum(last_foreach(/*/net.if.in[*])). Item filters
+// (?[group="..." and not tag="name:value"]) are parsed and checked at
+// parse time (ParseItemFilter, filter.go); the ItemLister applies them.
+// bucket_rate_foreach is not evaluated yet.
 //
 // Choices where Zabbix's documentation leaves room: forecast's max, min
 // and avg modes sample the fitted curve at 1000 steps (exact for lines);

@@ -309,6 +309,9 @@ func (p *parser) parseQuery() (*Query, error) {
 			return nil, l.errf(l.pos, "item filter: %s", err)
 		}
 		q.Filter = l.src[fstart:fend]
+		if _, err := ParseItemFilter(q.Filter); err != nil {
+			return nil, l.errf(fstart, "%s", err)
+		}
 		l.pos = fend + 1
 	}
 	return q, nil

@@ -12,10 +12,9 @@
 // reads values from the history store, and trends when the store keeps
 // them (history.TrendReader); it also lists the items of an aggregate
 // query ("*" in host, key name or parameters) for the aggregate
-// functions (item_count, bucket_percentile, sum(last_foreach(...)) ...). Item filters (?[group=... and tag=...]) are refused
-// with a clear error until items have tags. It does not own the expression language
-// (package expr), scheduling (package poll) or conversion (package
-// preprocess).
+// functions (item_count, bucket_percentile, sum(last_foreach(...)) ...),
+// applying item filters on host groups; filters on tags are refused with
+// a clear error until items have tags.
 //
 // Results: a number or a string becomes the check's value; an unknown
 // result (a missing item, no data in the period, division by zero, a
