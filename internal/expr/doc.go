@@ -31,7 +31,9 @@
 //
 // Expr.ItemRefs lists the (host, key) pairs an expression reads, for the
 // trigger model's index; Expr.TimeBased says whether it must also be
-// re-evaluated on a timer (nodata, date/time and trend functions); Expr.String
+// re-evaluated on a timer (nodata, date/time and trend functions);
+// Expr.Aggregates whether it uses aggregate functions over many items
+// (calculated items only, as in Zabbix); Expr.String
 // gives a canonical spelling that parses back to itself.
 //
 // Evaluation. Expr.Eval(ctx, Options) gives a Value: a number, a

@@ -52,6 +52,7 @@ func Parse(s string) (*Expr, error) {
 			}
 		case *Call:
 			e.timeBased = e.timeBased || timeFuncs[n.Name]
+			e.aggregate = e.aggregate || (n.fn != nil && n.fn.aggregate)
 		}
 	})
 	return e, nil

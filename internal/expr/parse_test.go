@@ -210,3 +210,20 @@ func TestMatchKey(t *testing.T) {
 	f("k[", "k[", false)
 	f(`k["x]`, `k["x]`, false)
 }
+
+func TestAggregates(t *testing.T) {
+	f := func(in string, want bool) {
+		t.Helper()
+		e, err := Parse(in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if e.Aggregates() != want {
+			t.Fatalf("Parse(%q).Aggregates() = %v, want %v", in, !want, want)
+		}
+	}
+	f("avg(/h/k,5m)>1 and sum(1,2)>2", false)
+	f("sum(last_foreach(/*/k))>1", true)
+	f("1+item_count(//k[*])", true)
+	f("bucket_percentile(//k[*],5m,50)", true)
+}
