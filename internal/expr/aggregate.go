@@ -134,50 +134,27 @@ func hItemCount(ev *evaluator, c *Call) Value {
 	return NumberValue(float64(len(refs)))
 }
 
-// hBucketPercentile is the percentile of a histogram kept as one
-// counter item per bucket, Prometheus style: the items the query
-// selects differ in the key parameter written "*", which holds the
-// bucket's upper bound (le, "+Inf" for the last). Each bucket's rate
-// over the period (rate()'s computation) is its weight; the percentile
-// falls in the first bucket whose cumulative rate reaches it and is
-// interpolated linearly within it, as Prometheus's histogram_quantile
-// does. Buckets without two values in the period are left out.
-func hBucketPercentile(ev *evaluator, c *Call) Value {
-	if ev.opt.Source == nil {
-		return callError(c, "no data source")
-	}
-	p, errv := ev.numArg(c, 1, "percentage")
-	if errv != nil {
-		return *errv
-	}
-	if p < 0 || p > 100 || math.IsNaN(p) {
-		return callError(c, "percentage %v is outside 0..100", p)
-	}
+// bucket is one bucket of a histogram: its upper bound and the rate of
+// its cumulative counter.
+type bucket struct{ le, rate float64 }
+
+// bucketRates returns, for the items of c's query, the bucket bound (the
+// key parameter at position pos, 0-based) and the rate over the period
+// (rate()'s computation) of each item with two values in the period;
+// items whose parameter is not a number are not buckets and are left
+// out.
+func (ev *evaluator) bucketRates(c *Call, pos int) ([]bucket, *Value) {
 	ps, errv := ev.period(c, "")
 	if errv != nil {
-		return *errv
-	}
-	_, pattern, _ := splitKey(c.Query.Key)
-	pos := -1
-	for i, q := range pattern {
-		if q == "*" {
-			if pos >= 0 {
-				return callError(c, "the key must have one \"*\" parameter, the bucket bound")
-			}
-			pos = i
-		}
-	}
-	if pos < 0 {
-		return callError(c, "the key must have one \"*\" parameter, the bucket bound")
+		return nil, errv
 	}
 	refs, errv := ev.items(c)
 	if errv != nil {
-		return *errv
+		return nil, errv
 	}
 	end := ps.end(ev.opt.Now, ev.opt.Location)
 	start := ps.start(end)
-	type bucket struct{ le, rate float64 }
-	var buckets []bucket
+	var out []bucket
 	for _, ref := range refs {
 		_, params, ok := splitKey(ref.Key)
 		if !ok || pos >= len(params) {
@@ -185,11 +162,12 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 		}
 		le, err := strconv.ParseFloat(strings.TrimSpace(params[pos]), 64)
 		if err != nil {
-			continue // not a bucket bound: not part of the histogram
+			continue
 		}
 		s, err := ev.opt.Source.History(ev.ctx, ref, HistoryQuery{From: start.Unix(), Till: end.Unix()})
 		if err != nil {
-			return callError(c, "%s", err)
+			e := callError(c, "%s", err)
+			return nil, &e
 		}
 		if len(s) < 2 || !s[0].Type.Numeric() {
 			continue
@@ -198,8 +176,18 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 		if msg != "" {
 			continue
 		}
-		buckets = append(buckets, bucket{le, r})
+		out = append(out, bucket{le, r})
 	}
+	return out, nil
+}
+
+// quantile is the q-quantile (0..1) of a histogram, as Prometheus's
+// histogram_quantile computes it: buckets sorted by bound, counts made
+// monotonic (a scrape may see a bucket before the one below it is
+// updated), the quantile in the first bucket whose cumulative count
+// reaches it, interpolated linearly within it (from 0 for the first
+// bucket), the bound below +Inf when it falls in the +Inf bucket.
+func quantile(c *Call, q float64, buckets []bucket) Value {
 	if len(buckets) < 2 {
 		return callError(c, "not enough data: %d buckets with values in the period", len(buckets))
 	}
@@ -207,8 +195,6 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 	if !math.IsInf(buckets[len(buckets)-1].le, 1) {
 		return callError(c, "no +Inf bucket")
 	}
-	// Rates of cumulative counters: make them monotonic, as a scrape
-	// may see a bucket before the one below it is updated.
 	for i := 1; i < len(buckets); i++ {
 		buckets[i].rate = math.Max(buckets[i].rate, buckets[i-1].rate)
 	}
@@ -216,7 +202,7 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 	if total == 0 {
 		return callError(c, "no observations in the period")
 	}
-	rank := p / 100 * total
+	rank := q * total
 	i := sort.Search(len(buckets), func(i int) bool { return buckets[i].rate >= rank })
 	if i == len(buckets)-1 {
 		return NumberValue(buckets[len(buckets)-2].le)
@@ -234,12 +220,108 @@ func hBucketPercentile(ev *evaluator, c *Call) Value {
 	return NumberValue(lo + (buckets[i].le-lo)*(rank-below)/in)
 }
 
+// hBucketPercentile is the percentile of a histogram kept as one
+// counter item per bucket, Prometheus style: the items the query
+// selects differ in the key parameter written "*", which holds the
+// bucket's upper bound (le, "+Inf" for the last); each bucket's weight
+// is its rate over the period (see quantile).
+func hBucketPercentile(ev *evaluator, c *Call) Value {
+	if ev.opt.Source == nil {
+		return callError(c, "no data source")
+	}
+	p, errv := ev.numArg(c, 1, "percentage")
+	if errv != nil {
+		return *errv
+	}
+	if p < 0 || p > 100 || math.IsNaN(p) {
+		return callError(c, "percentage %v is outside 0..100", p)
+	}
+	_, pattern, _ := splitKey(c.Query.Key)
+	pos := -1
+	for i, q := range pattern {
+		if q == "*" {
+			if pos >= 0 {
+				return callError(c, "the key must have one \"*\" parameter, the bucket bound")
+			}
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return callError(c, "the key must have one \"*\" parameter, the bucket bound")
+	}
+	buckets, errv := ev.bucketRates(c, pos)
+	if errv != nil {
+		return *errv
+	}
+	return quantile(c, p/100, buckets)
+}
+
+// fnHistogramQuantile is histogram_quantile(q, bound1, rate1, bound2,
+// rate2, ...) or histogram_quantile(q, bucket_rate_foreach(...)).
+func fnHistogramQuantile(ev *evaluator, c *Call) Value {
+	qv := ev.eval(c.Args[0])
+	if qv.IsError() {
+		return qv
+	}
+	q, ok := qv.number()
+	if !ok || q < 0 || q > 1 || math.IsNaN(q) {
+		return callError(c, "quantile %q is outside 0..1", qv.text())
+	}
+	if len(c.Args) == 2 && isForeach(c.Args[1]) {
+		inner := c.Args[1].(*Call)
+		if ev.opt.Source == nil {
+			return callError(inner, "no data source")
+		}
+		pos := 0
+		if len(inner.Args) > 1 {
+			n, errv := ev.numArg(inner, 1, "parameter number")
+			if errv != nil {
+				return *errv
+			}
+			if n < 1 || n != math.Trunc(n) || n > 1000 {
+				return callError(inner, "invalid parameter number %v", n)
+			}
+			pos = int(n) - 1
+		}
+		buckets, errv := ev.bucketRates(inner, pos)
+		if errv != nil {
+			return *errv
+		}
+		return quantile(c, q, buckets)
+	}
+	if len(c.Args)%2 != 1 {
+		return callError(c, "buckets come in pairs of bound and rate")
+	}
+	var buckets []bucket
+	for i := 1; i < len(c.Args); i += 2 {
+		bv, rv := ev.eval(c.Args[i]), ev.eval(c.Args[i+1])
+		if bv.IsError() {
+			return bv
+		}
+		if rv.IsError() {
+			return rv
+		}
+		le, ok1 := bv.number()
+		if !ok1 {
+			if f, err := strconv.ParseFloat(bv.text(), 64); err == nil {
+				le, ok1 = f, true
+			}
+		}
+		r, ok2 := rv.number()
+		if !ok1 || !ok2 {
+			return callError(c, "bucket %d: bound %q and rate %q must be numbers", (i+1)/2, bv.text(), rv.text())
+		}
+		buckets = append(buckets, bucket{le, r})
+	}
+	return quantile(c, q, buckets)
+}
+
 func hForeachUnsupported(_ *evaluator, c *Call) Value {
 	return callError(c, "%s() lists values: it is a parameter of avg, count, max, min, sum or a statistics function", c.Name)
 }
 
-func hBucketRateUnsupported(_ *evaluator, c *Call) Value {
-	return callError(c, "bucket_rate_foreach() is not supported yet")
+func hBucketRateList(_ *evaluator, c *Call) Value {
+	return callError(c, "bucket_rate_foreach() lists buckets: it is the second parameter of histogram_quantile")
 }
 
 // listFuncs are the functions of values that take the list a *_foreach
@@ -263,6 +345,9 @@ func isForeach(n Node) bool {
 // gets one.
 func checkForeach(n Node, parent *Call, argIndex int) error {
 	if c, ok := n.(*Call); ok {
+		if c.Name == "bucket_rate_foreach" && (parent == nil || parent.Name != "histogram_quantile" || argIndex != 1 || len(parent.Args) != 2) {
+			return &posError{c.P, "bucket_rate_foreach() can only be the second and last parameter of histogram_quantile"}
+		}
 		if isForeach(c) && c.Name != "bucket_rate_foreach" {
 			isList := false
 			if parent != nil && argIndex == 0 && parent.Query == nil {

@@ -77,7 +77,9 @@
 // time), as in sum(last_foreach(/*/net.if.in[*])). Item filters
 // (?[group="..." and not tag="name:value"]) are parsed and checked at
 // parse time (ParseItemFilter, filter.go); the ItemLister applies them.
-// bucket_rate_foreach is not evaluated yet.
+// bucket_rate_foreach gives (bucket bound, rate) pairs, only as the
+// second parameter of histogram_quantile, which also takes explicit
+// pairs.
 //
 // Choices where Zabbix's documentation leaves room: forecast's max, min
 // and avg modes sample the fitted curve at 1000 steps (exact for lines);

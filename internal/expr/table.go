@@ -47,8 +47,8 @@ var historyFuncs = map[string]*funcSpec{
 	// Aggregate functions of calculated items: a query with wildcards
 	// or a filter over many items, through a Source that is also an
 	// ItemLister (aggregate.go). The *_foreach ones give lists, only
-	// for the list functions (listFuncs); bucket_rate_foreach is not
-	// evaluated yet.
+	// for the list functions (listFuncs); bucket_rate_foreach gives
+	// bucket bounds and rates, only for histogram_quantile.
 	"avg_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
 	"count_foreach":       {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 3, eval: hForeachUnsupported},
 	"exists_foreach":      {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hForeachUnsupported},
@@ -56,7 +56,7 @@ var historyFuncs = map[string]*funcSpec{
 	"max_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
 	"min_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
 	"sum_foreach":         {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 1, eval: hForeachUnsupported},
-	"bucket_rate_foreach": {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 2, eval: hBucketRateUnsupported},
+	"bucket_rate_foreach": {history: true, aggregate: true, period: perRequired, times: true, min: 1, max: 2, eval: hBucketRateList},
 	"bucket_percentile":   {history: true, aggregate: true, period: perRequired, times: true, min: 2, max: 2, eval: hBucketPercentile},
 	"item_count":          {history: true, aggregate: true, period: perNone, min: 0, max: 0, eval: hItemCount},
 }
@@ -104,19 +104,20 @@ var mathFuncs = map[string]*funcSpec{
 		}
 		return 0
 	}, nil)},
-	"sin":       {min: 1, max: 1, eval: math1(math.Sin, nil)},
-	"sinh":      {min: 1, max: 1, eval: math1(math.Sinh, nil)},
-	"sqrt":      {min: 1, max: 1, eval: math1(math.Sqrt, nonNegative)},
-	"sum":       {min: 1, max: -1, eval: listOr("sum", mathN(func(v []float64) (float64, string) { return sumOf(v), "" }))},
-	"tan":       {min: 1, max: 1, eval: math1(math.Tan, nil)},
-	"truncate":  {min: 2, max: 2, eval: mathN(func(v []float64) (float64, string) { return roundTo(v, true) })},
-	"bitand":    {min: 2, max: 2, eval: bitwise("bitand")},
-	"bitor":     {min: 2, max: 2, eval: bitwise("bitor")},
-	"bitxor":    {min: 2, max: 2, eval: bitwise("bitxor")},
-	"bitnot":    {min: 1, max: 1, eval: bitwise("bitnot")},
-	"bitlshift": {min: 2, max: 2, eval: bitwise("bitlshift")},
-	"bitrshift": {min: 2, max: 2, eval: bitwise("bitrshift")},
-	"between":   {min: 3, max: 3, eval: fnBetween},
+	"sin":                {min: 1, max: 1, eval: math1(math.Sin, nil)},
+	"sinh":               {min: 1, max: 1, eval: math1(math.Sinh, nil)},
+	"sqrt":               {min: 1, max: 1, eval: math1(math.Sqrt, nonNegative)},
+	"sum":                {min: 1, max: -1, eval: listOr("sum", mathN(func(v []float64) (float64, string) { return sumOf(v), "" }))},
+	"tan":                {min: 1, max: 1, eval: math1(math.Tan, nil)},
+	"truncate":           {min: 2, max: 2, eval: mathN(func(v []float64) (float64, string) { return roundTo(v, true) })},
+	"bitand":             {min: 2, max: 2, eval: bitwise("bitand")},
+	"bitor":              {min: 2, max: 2, eval: bitwise("bitor")},
+	"bitxor":             {min: 2, max: 2, eval: bitwise("bitxor")},
+	"bitnot":             {min: 1, max: 1, eval: bitwise("bitnot")},
+	"bitlshift":          {min: 2, max: 2, eval: bitwise("bitlshift")},
+	"bitrshift":          {min: 2, max: 2, eval: bitwise("bitrshift")},
+	"between":            {min: 3, max: 3, eval: fnBetween},
+	"histogram_quantile": {min: 2, max: -1, eval: fnHistogramQuantile},
 
 	// Of the list of a *_foreach function only (aggregate.go).
 	"count":        {min: 1, max: 3, eval: listAggregate("count")},
