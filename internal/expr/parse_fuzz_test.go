@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 		"rate(/h/k,{$M})*mad(/h/k,{$N})/kurtosis(//k,1h)+percentile(/h/k,#3,50)",
 		`insert(last(/h/s),1,1e300,"z")+logsource(/h/l,,"^s")+count(/h/s,1h,"regexp","{$S}")`,
 		`trendavg(/h/k,1y:now/y-1M)+nodata(/h/k,30s,"strict")+fuzzytime(/h/k,1m)`,
+		`histogram_quantile(0.5,bucket_rate_foreach(//k[*],5m,1))+histogram_quantile(0.9,1,2,"+Inf",3)`,
+		`sum(last_foreach(/*/k[*]?[group="G" or not (tag="a:b")]))/item_count(/*/k)`,
 	} {
 		f.Add(s)
 	}
