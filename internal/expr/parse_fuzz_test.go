@@ -55,11 +55,34 @@ func FuzzParse(f *testing.F) {
 
 var fuzzMacros = MacroLevels{{{Name: "M", Value: "5m"}, {Name: "N", Value: "#2"}, {Name: "S", Value: "abc"}}}
 
-// fuzzSource answers every numeric key with floats, "s" with strings and
-// "l" with log lines.
-var fuzzSource = &ringSource{items: map[ItemRef][]history.Sample{
-	{Host: "h", Key: "k"}: {{Clock: 1000, Type: history.Float, F: 3}, {Clock: 990, Type: history.Float, F: -1}, {Clock: 700, Type: history.Float, F: 2}},
-	{Host: "", Key: "k"}:  {{Clock: 1000, Type: history.Uint, U: 7}, {Clock: 999, Type: history.Uint, U: 7}},
-	{Host: "h", Key: "s"}: {{Clock: 1000, Type: history.Str, S: "x"}, {Clock: 900, Type: history.Str, S: "yy"}},
-	{Host: "h", Key: "l"}: {{Clock: 1000, Type: history.Log, S: "m", Log: &history.LogMeta{Source: "src", Severity: 2, EventID: 5}}},
-}}
+// listingSource is a ringSource that also lists its items for the
+// aggregate functions (filters: group "G" holds every item).
+type listingSource struct{ *ringSource }
+
+func (l listingSource) Items(_ context.Context, q ItemQuery) ([]ItemRef, error) {
+	var f *ItemFilter
+	if q.Filter != "" {
+		var err error
+		if f, err = ParseItemFilter(q.Filter); err != nil {
+			return nil, err
+		}
+	}
+	var out []ItemRef
+	for ref := range l.items {
+		if (q.Host == "*" || q.Host == ref.Host) && MatchKey(q.Key, ref.Key) && (f == nil || f.Match([]string{"G"}, nil)) {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// fuzzSource answers h/k and //k with numbers, "s" with strings and "l"
+// with log lines; k[...] keys hold histogram buckets.
+var fuzzSource = listingSource{&ringSource{items: map[ItemRef][]history.Sample{
+	{Host: "h", Key: "k"}:      {{Clock: 1000, Type: history.Float, F: 3}, {Clock: 990, Type: history.Float, F: -1}, {Clock: 700, Type: history.Float, F: 2}},
+	{Host: "", Key: "k"}:       {{Clock: 1000, Type: history.Uint, U: 7}, {Clock: 999, Type: history.Uint, U: 7}},
+	{Host: "h", Key: "s"}:      {{Clock: 1000, Type: history.Str, S: "x"}, {Clock: 900, Type: history.Str, S: "yy"}},
+	{Host: "h", Key: "l"}:      {{Clock: 1000, Type: history.Log, S: "m", Log: &history.LogMeta{Source: "src", Severity: 2, EventID: 5}}},
+	{Host: "", Key: "k[1]"}:    {{Clock: 1000, Type: history.Float, F: 5}, {Clock: 900, Type: history.Float, F: 1}},
+	{Host: "", Key: "k[+Inf]"}: {{Clock: 1000, Type: history.Float, F: 9}, {Clock: 900, Type: history.Float, F: 2}},
+}}}
