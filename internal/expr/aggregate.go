@@ -20,8 +20,8 @@ type ItemQuery struct {
 }
 
 // ItemLister is what a Source also implements to serve the aggregate
-// functions of calculated items (item_count, bucket_percentile): the
-// items a query selects.
+// functions of calculated items (item_count, bucket_percentile, the
+// *_foreach functions): the items a query selects.
 type ItemLister interface {
 	// Items lists the enabled items of monitored hosts that q selects.
 	// A filter the implementation cannot apply is an error, never
