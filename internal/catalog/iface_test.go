@@ -8,18 +8,29 @@ import (
 	"testing"
 )
 
-// downgradeSNMP turns a database of the current schema (version 6) into
-// version 5: without the items' snmp_oid.
+// downgradeSNMP turns a database of the current schema (version 7) into
+// version 6: without the items' snmp_oid.
 var downgradeSNMP = []string{
 	"ALTER TABLE items DROP COLUMN snmp_oid",
+	"UPDATE catalog_meta SET schema_version = 6",
+}
+
+// downgradeV6 turns a database of the current schema (version 7) into
+// version 5: without the items' snmp_oid, master, params and
+// preprocessing.
+var downgradeV6 = []string{
+	downgradeSNMP[0],
+	"ALTER TABLE items DROP COLUMN master_item_id",
+	"ALTER TABLE items DROP COLUMN params",
+	"ALTER TABLE items DROP COLUMN preprocessing",
 	"UPDATE catalog_meta SET schema_version = 5",
 }
 
-// downgradeTLS turns a database of the current schema (version 6) into
-// version 4: without the items' snmp_oid and the hosts' encryption
-// settings.
+// downgradeTLS turns a database of the current schema (version 7) into
+// version 4: without the item fields of versions 6 and 7 and the hosts'
+// encryption settings.
 var downgradeTLS = []string{
-	downgradeSNMP[0],
+	downgradeV6[0], downgradeV6[1], downgradeV6[2], downgradeV6[3],
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
@@ -27,12 +38,13 @@ var downgradeTLS = []string{
 	"UPDATE catalog_meta SET schema_version = 4",
 }
 
-// downgradeV3 turns a database of the current schema (version 6) into
-// version 2: without snmp_oid (version 6), the host encryption settings
-// (version 5), the per-item timestamp precision (version 4) and the
-// interfaces (version 3).
+// downgradeV3 turns a database of the current schema (version 7) into
+// version 2: without snmp_oid (version 7), the issue 12 item fields
+// (version 6), the host encryption settings (version 5), the per-item
+// timestamp precision (version 4) and the interfaces (version 3).
 var downgradeV3 = []string{
-	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3], downgradeTLS[4],
+	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
+	downgradeTLS[4], downgradeTLS[5], downgradeTLS[6], downgradeTLS[7],
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",

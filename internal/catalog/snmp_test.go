@@ -8,10 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMigrateV5SNMP opens a database of schema version 5 (no snmp_oid):
+// TestMigrateV6SNMP opens a database of schema version 6 (no snmp_oid):
 // its SNMP items load with an empty snmp_oid, and a re-import gives them
 // one.
-func TestMigrateV5SNMP(t *testing.T) {
+func TestMigrateV6SNMP(t *testing.T) {
 	c, path := openTemp(t)
 	spec := testSpec()
 	mustApply(t, c, spec)
