@@ -30,7 +30,7 @@
 //     the import stores them unpolled, see ApplyResult.NotPolled), and an
 //     interface an item uses can be neither deleted nor changed to another
 //     type. Items carry InterfaceID and Timeout.
-//   - SNMP (schema version 6): SNMP interfaces' details are validated
+//   - SNMP (schema version 7): SNMP interfaces' details are validated
 //     with Zabbix 6.0's rules and stored complete (iface.go,
 //     checkSNMPDetails); SNMP agent items carry snmp_oid, validated by
 //     package poll/snmp/snmpoid; SNMP trap items (type 17,
