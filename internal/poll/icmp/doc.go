@@ -39,6 +39,9 @@
 // Concurrency: Check returns at once; no goroutine per check or packet
 // (only a DNS target costs one, for its lookup). The heap, the pending
 // table and the checks' tallies are guarded by one mutex, never held
-// across a syscall. Close stops the goroutines and reports the checks
-// still running as abandoned. Linux only (socket options).
+// across a syscall. When the context of a Check call ends (the scheduler
+// stopping), its checks are reported abandoned at once, not at their next
+// packet, which may be an interval away; Close stops the goroutines and
+// reports the checks still running as abandoned. Linux only (socket
+// options).
 package icmp

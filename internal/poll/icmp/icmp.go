@@ -70,12 +70,17 @@ type Checker struct {
 
 	// mu guards everything below; the sender loop and the receivers take
 	// it per event or reply, never across a syscall.
-	mu       sync.Mutex
-	fams     [2]*family // [0] IPv4, [1] IPv6; nil until first use
-	famErr   [2]error   // why a family's socket could not be opened
-	events   eventHeap
-	pending  map[probeKey]*probe
-	runs     int // checks in flight
+	mu      sync.Mutex
+	fams    [2]*family // [0] IPv4, [1] IPv6; nil until first use
+	famErr  [2]error   // why a family's socket could not be opened
+	events  eventHeap
+	pending map[probeKey]*probe
+	// active holds the checks started and not yet reported; watches
+	// holds, per context of a Check call, the hook that abandons its
+	// checks when it ends (a check may wait a whole interval for its
+	// next packet: a stopping server must not wait with it).
+	active   map[*run]struct{}
+	watches  map[context.Context]*watch
 	closed   bool
 	tokens   float64
 	lastFill time.Duration
@@ -94,6 +99,12 @@ type Checker struct {
 type family struct {
 	s   *sock
 	seq uint16
+}
+
+// watch is the cancellation hook of one context and its checks' count.
+type watch struct {
+	runs int
+	stop func() bool
 }
 
 type probeKey struct {
@@ -169,7 +180,7 @@ func New(opts Options) *Checker {
 	c := &Checker{
 		opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
 		epoch: time.Now(), wake: make(chan struct{}, 1), quit: make(chan struct{}),
-		pending: map[probeKey]*probe{},
+		pending: map[probeKey]*probe{}, active: map[*run]struct{}{}, watches: map[context.Context]*watch{},
 	}
 	_, _ = rand.Read(c.cookie[:])
 	var idb [2]byte
@@ -312,7 +323,15 @@ func (c *Checker) startLocked(r *run) string {
 	if err := c.famErr[r.fam]; err != nil {
 		return err.Error()
 	}
-	c.runs++
+	c.active[r] = struct{}{}
+	w := c.watches[r.ctx]
+	if w == nil {
+		w = &watch{}
+		ctx := r.ctx
+		w.stop = context.AfterFunc(ctx, func() { c.abandon(ctx) })
+		c.watches[ctx] = w
+	}
+	w.runs++
 	heap.Push(&c.events, event{at: c.now(), r: r})
 	return ""
 }
@@ -365,7 +384,7 @@ func (c *Checker) sendLoop() {
 				continue
 			}
 			r := ev.r
-			if r.ctx.Err() != nil || c.closed {
+			if r.finished || r.ctx.Err() != nil || c.closed {
 				heap.Pop(&c.events)
 				r.stopped = true
 				if c.completeLocked(r) {
@@ -478,8 +497,43 @@ func (c *Checker) completeLocked(r *run) bool {
 		return false
 	}
 	r.finished = true
-	c.runs--
+	c.forgetLocked(r)
 	return true
+}
+
+// forgetLocked drops a finished run from the active set and its
+// context's watch (stopping the watch with its last run).
+func (c *Checker) forgetLocked(r *run) {
+	if _, ok := c.active[r]; !ok {
+		return
+	}
+	delete(c.active, r)
+	if w := c.watches[r.ctx]; w != nil {
+		if w.runs--; w.runs == 0 {
+			w.stop()
+			delete(c.watches, r.ctx)
+		}
+	}
+}
+
+// abandon ends at once every check started with ctx, which has ended:
+// their packets still pending expire unseen (finished runs ignore them).
+func (c *Checker) abandon(ctx context.Context) {
+	var over []*run
+	c.mu.Lock()
+	for r := range c.active {
+		if r.ctx == ctx && !r.finished {
+			r.finished, r.stopped = true, true
+			over = append(over, r)
+		}
+	}
+	for _, r := range over {
+		c.forgetLocked(r)
+	}
+	c.mu.Unlock()
+	for _, r := range over {
+		c.finish(r, poll.OK, "") // reported abandoned: ctx has ended
+	}
 }
 
 // echo builds the echo request of pr in buf: type, code, checksum,
@@ -653,12 +707,14 @@ func (c *Checker) Close() error {
 	// Every run not yet over has an event in the heap (its next packet
 	// or a probe's expiry): all of them end now, reported here once.
 	var stopped []*run
-	for _, ev := range c.events {
-		if !ev.r.finished {
-			ev.r.finished, ev.r.stopped = true, true
-			c.runs--
-			stopped = append(stopped, ev.r)
+	for r := range c.active {
+		if !r.finished {
+			r.finished, r.stopped = true, true
+			stopped = append(stopped, r)
 		}
+	}
+	for _, r := range stopped {
+		c.forgetLocked(r)
 	}
 	c.events = nil
 	clear(c.pending)

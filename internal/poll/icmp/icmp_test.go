@@ -262,12 +262,13 @@ func TestClose(t *testing.T) {
 }
 
 // TestContextCancel stops sending a check's packets once its context
-// ends; the check reports abandoned.
+// ends (not at its next packet, an hour away); the check reports
+// abandoned.
 func TestContextCancel(t *testing.T) {
 	c := newChecker(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	col := newCollect(1)
-	c.Check(ctx, []poll.Check{{ItemID: 1, Key: "icmpping[,100,100]", Addr: "127.0.0.1:1"}}, col.done)
+	c.Check(ctx, []poll.Check{{ItemID: 1, Key: "icmpping[,100,3600000]", Addr: "127.0.0.1:1"}}, col.done)
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	r := col.wait(t, 1)[1]
