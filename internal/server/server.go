@@ -28,7 +28,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
+	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -73,6 +75,9 @@ type Server struct {
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
 	Poller    *poll.Scheduler
+	// icmp is the ICMP checker: its sockets and goroutines close after
+	// the poller stops.
+	icmp *icmp.Checker
 	API       *api.Server
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
@@ -181,6 +186,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	icmpSocket := cfg.Poll.ICMPSocket
+	if icmpSocket == "auto" {
+		icmpSocket = icmp.ModeAuto
+	}
+	s.icmp = icmp.New(icmp.Options{
+		Rate:    cfg.Poll.ICMPRate,
+		Socket:  icmpSocket,
+		Metrics: s.Metrics,
+		Logger:  log.With("component", "poll", "checker", "icmp"),
+	})
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -197,6 +212,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
 			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
+			// Simple checks: ICMP ping and TCP services, by key.
+			catalog.SimpleCheck: {
+				Checker: &poll.KeyRouter{Routes: []poll.Route{
+					{Match: icmp.IsKey, Checker: s.icmp},
+					{Match: tcpsvc.IsKey, Checker: tcpsvc.New(tcpsvc.Options{
+						Metrics: s.Metrics,
+						Logger:  log.With("component", "poll", "checker", "tcpsvc"),
+					})},
+				}},
+				MaxInFlight:    cfg.Poll.SimpleMaxInFlight,
+				NoAvailability: true,
+			},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -381,6 +408,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Trapper != nil {
 		s.Trapper.Close() // no-op after Run; frees the port if New failed later
+	}
+	if s.icmp != nil {
+		errs = append(errs, s.icmp.Close())
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
