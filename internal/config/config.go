@@ -237,7 +237,7 @@ func Default() Config {
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
 			UnreachableDelay: Duration(15 * time.Second), UnavailableDelay: Duration(60 * time.Second),
 			TimestampTolerance: Duration(2 * time.Millisecond),
-			ICMPRate: 10000, ICMPSocket: "auto",
+			ICMPRate:           10000, ICMPSocket: "auto",
 			HTTPMaxBodySize: 16 << 20, HTTPMaxHeaderSize: 1 << 20, HTTPMaxConnsPerHost: 32,
 		},
 	}

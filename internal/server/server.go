@@ -74,10 +74,10 @@ type Server struct {
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
-	Poller    *poll.Scheduler
+	Poller *poll.Scheduler
 	// icmp is the ICMP checker: its sockets and goroutines close after
 	// the poller stops.
-	icmp *icmp.Checker
+	icmp      *icmp.Checker
 	API       *api.Server
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
