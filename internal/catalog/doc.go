@@ -36,6 +36,10 @@
 //     without one in the import keeps its settings, a new one gets
 //     Zabbix's default (unencrypted both ways). Pre-shared keys are not
 //     stored (Peregrine cannot use them).
+//   - HTTP agent requests (http_item.go, Item.HTTP: Zabbix's url,
+//     query_fields, request_method, ... of type 19 items; table item_http,
+//     schema version 6), validated with Zabbix's values and names
+//     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

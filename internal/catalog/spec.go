@@ -104,6 +104,9 @@ type ItemSpec struct {
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
+	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
+	// used by http_agent items only.
+	HTTPSpec `yaml:",inline"`
 }
 
 // Defaults applied to empty fields.
@@ -519,6 +522,7 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 		}
 		it.Timeout = is.Timeout
 	}
+	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	return it, len(el.errs)+el.dropped == before
 }
 

@@ -214,6 +214,9 @@ type Item struct {
 	// ("ns", "us", "ms" or "s"; see history.Precision), or "" for the
 	// server's history.timestamp_precision.
 	TimestampPrecision string
+	// HTTP is the request of an HTTP agent item (type 19), nil for every
+	// other type.
+	HTTP *HTTPItem
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -233,7 +236,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout &&
-		a.TimestampPrecision == b.TimestampPrecision
+		a.TimestampPrecision == b.TimestampPrecision && a.HTTP.equal(b.HTTP)
 }
 
 // HostTLS is a host's encryption settings, Zabbix's host fields
