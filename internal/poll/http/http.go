@@ -52,14 +52,14 @@ func DefaultOptions() Options {
 
 // Reasons a check failed, as the "reason" label.
 const (
-	reasonConfig    = iota // the item's request cannot be made (no URL, unsupported auth, bad certificate file)
-	reasonConnect          // connecting failed (refused, DNS, proxy)
-	reasonTLS              // TLS handshake or verification failed
-	reasonTimeout          // the whole check's timeout passed
-	reasonStatus           // a status not in status_codes
-	reasonTooLarge         // body beyond MaxBodySize
-	reasonHeaders          // headers beyond MaxHeaderSize, or not HTTP
-	reasonIO               // the response broke off
+	reasonConfig   = iota // the item's request cannot be made (no URL, unsupported auth, bad certificate file)
+	reasonConnect         // connecting failed (refused, DNS, proxy)
+	reasonTLS             // TLS handshake or verification failed
+	reasonTimeout         // the whole check's timeout passed
+	reasonStatus          // a status not in status_codes
+	reasonTooLarge        // body beyond MaxBodySize
+	reasonHeaders         // headers beyond MaxHeaderSize, or not HTTP
+	reasonIO              // the response broke off
 	numReasons
 )
 
