@@ -24,11 +24,14 @@ import (
 type itemField uint8
 
 const (
-	fDelay itemField = iota
+	fAuthType itemField = iota
+	fDelay
 	fError
 	fFlags
+	fFollowRedirects
 	fHistory
 	fHostID
+	fHTTPProxy
 	fInterfaceID
 	fItemID
 	fKey
@@ -36,22 +39,39 @@ const (
 	fLastNS
 	fLastValue
 	fName
+	fOutputFormat
+	fPassword
+	fPostType
+	fPosts
 	fPrevValue
+	fRequestMethod
+	fRetrieveMode
+	fSSLCertFile
+	fSSLKeyFile
+	fSSLKeyPassword
 	fState
 	fStatus
+	fStatusCodes
 	fTimeout
 	fTimestampPrecision
 	fTrends
 	fType
 	fUnits
+	fURL
+	fUsername
 	fValueType
 	fValueMapID
+	fVerifyHost
+	fVerifyPeer
 	nItemFields
 )
 
 var itemFieldNames = [nItemFields]string{
-	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
+	"authtype", "delay", "error", "flags", "follow_redirects", "history", "hostid", "http_proxy", "interfaceid",
+	"itemid", "key_", "lastclock", "lastns", "lastvalue", "name", "output_format", "password", "post_type",
+	"posts", "prevvalue", "request_method", "retrieve_mode", "ssl_cert_file", "ssl_key_file",
+	"ssl_key_password", "state", "status", "status_codes", "timeout", "timestamp_precision", "trends", "type",
+	"units", "url", "username", "value_type", "valuemapid", "verify_host", "verify_peer",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -67,7 +87,8 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits,
+		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
 	return false
@@ -155,6 +176,10 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, it.Units...)
 	case fValueType:
 		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
+	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
+		return strconv.AppendUint(dst, uint64(httpNumber(it.HTTP, f)), 10)
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return append(dst, httpString(it.HTTP, f)...)
 	}
 	rs.lastOf(r)
 	switch f {
@@ -423,6 +448,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.TimestampPrecision)
 	case fError:
 		return appendJSONString(dst, rs.stateOf(r).Error)
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return appendJSONString(dst, httpString(it.HTTP, f))
 	}
 	rs.lastOf(r)
 	v := &r.last
@@ -453,3 +480,68 @@ func appendItemHosts(dst []byte, h *catalog.Host) []byte {
 
 // rawJSON is an encoded JSON value that appendValue copies as is.
 type rawJSON []byte
+
+// httpDefaults are the HTTP agent fields of items of other types, as
+// Zabbix 6.0 returns them (its column defaults).
+var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+
+// httpString is a string HTTP agent field of an item (h nil: not an HTTP
+// agent item).
+func httpString(h *catalog.HTTPItem, f itemField) string {
+	if h == nil {
+		h = &httpDefaults
+	}
+	switch f {
+	case fHTTPProxy:
+		return h.HTTPProxy
+	case fPassword:
+		return h.Password
+	case fPosts:
+		return h.Posts
+	case fSSLCertFile:
+		return h.SSLCertFile
+	case fSSLKeyFile:
+		return h.SSLKeyFile
+	case fSSLKeyPassword:
+		return h.SSLKeyPassword
+	case fStatusCodes:
+		return h.StatusCodes
+	case fURL:
+		return h.URL
+	case fUsername:
+		return h.Username
+	}
+	return ""
+}
+
+// httpNumber is a numeric HTTP agent field of an item.
+func httpNumber(h *catalog.HTTPItem, f itemField) uint8 {
+	if h == nil {
+		h = &httpDefaults
+	}
+	b := func(v bool) uint8 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	switch f {
+	case fAuthType:
+		return h.AuthType
+	case fFollowRedirects:
+		return b(h.FollowRedirects)
+	case fOutputFormat:
+		return h.OutputFormat
+	case fPostType:
+		return h.PostType
+	case fRequestMethod:
+		return h.RequestMethod
+	case fRetrieveMode:
+		return h.RetrieveMode
+	case fVerifyHost:
+		return b(h.VerifyHost)
+	case fVerifyPeer:
+		return b(h.VerifyPeer)
+	}
+	return 0
+}

@@ -26,6 +26,26 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
 	}
+	hi := it.HTTP
+	if hi == nil {
+		hi = &catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+	}
+	yn := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	n := func(v uint8) string { return strconv.Itoa(int(v)) }
+	for k, v := range map[string]string{
+		"url": hi.URL, "request_method": n(hi.RequestMethod), "post_type": n(hi.PostType), "posts": hi.Posts,
+		"status_codes": hi.StatusCodes, "follow_redirects": yn(hi.FollowRedirects), "retrieve_mode": n(hi.RetrieveMode),
+		"output_format": n(hi.OutputFormat), "verify_peer": yn(hi.VerifyPeer), "verify_host": yn(hi.VerifyHost),
+		"ssl_cert_file": hi.SSLCertFile, "ssl_key_file": hi.SSLKeyFile, "ssl_key_password": hi.SSLKeyPassword,
+		"authtype": n(hi.AuthType), "username": hi.Username, "password": hi.Password, "http_proxy": hi.HTTPProxy,
+	} {
+		o[k] = v
+	}
 	if s, ok := st.ItemState(it.ID); ok {
 		o["error"] = s.Error
 		if s.NotSupported {

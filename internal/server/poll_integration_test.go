@@ -1,7 +1,10 @@
 package server
 
 import (
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -187,5 +190,51 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 	ifaceID := snap.Host("simple-host").MainInterface(catalog.InterfaceAgent).ID
 	if a, _ := s.Runtime.Availability(ifaceID); a.Available != 0 || a.ErrorsFrom != 0 {
 		t.Errorf("simple checks changed the interface's availability: %+v", a)
+	}
+}
+
+// TestIntegrationHTTPAgent polls HTTP agent items through a whole
+// server: a JSON body from a test HTTP server, and a 500 that makes its
+// item not supported with Zabbix's message.
+func TestIntegrationHTTPAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: HTTP agent checks through a whole server")
+	}
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, `{"status":"ok","q":"`+r.URL.Query().Get("q")+`"}`)
+	}))
+	defer web.Close()
+	items := []catalog.ItemSpec{
+		{Key: "api.health", Type: "http_agent", ValueType: "text", Delay: "1s",
+			HTTPSpec: catalog.HTTPSpec{URL: web.URL + "/health", QueryFields: []catalog.HTTPField{{Name: "q", Value: "1"}}}},
+		{Key: "api.fail", Type: "http_agent", ValueType: "text", Delay: "1s", HTTPSpec: catalog.HTTPSpec{URL: web.URL + "/fail"}},
+	}
+	s := startServer(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "web-host", Groups: []string{"Web"}, Items: items}}})
+	c := adminLogin(t, s)
+	snap := s.Catalog.Snapshot()
+	health := strconv.FormatUint(snap.Lookup("web-host", "api.health").ID, 10)
+	fail := snap.Lookup("web-host", "api.fail").ID
+	end := time.Now().Add(20 * time.Second)
+	for {
+		var rows []map[string]string
+		c.ok("history.get", map[string]any{"history": 4, "itemids": []string{health}, "limit": 1}, &rows)
+		st, _ := s.Runtime.ItemState(fail)
+		if len(rows) > 0 && st.NotSupported {
+			if rows[0]["value"] != `{"status":"ok","q":"1"}` {
+				t.Fatalf("api.health = %q", rows[0]["value"])
+			}
+			if !strings.Contains(st.Error, `Response code "500" did not match`) {
+				t.Fatalf("api.fail state %+v", st)
+			}
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatal("after 20 s: no value of api.health, or api.fail not unsupported")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
@@ -78,6 +79,7 @@ type Server struct {
 	// icmp is the ICMP checker: its sockets and goroutines close after
 	// the poller stops.
 	icmp      *icmp.Checker
+	httpAgent *httpagent.Checker
 	API       *api.Server
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
@@ -196,6 +198,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Metrics: s.Metrics,
 		Logger:  log.With("component", "poll", "checker", "icmp"),
 	})
+	s.httpAgent = httpagent.New(httpagent.Options{
+		Item:            func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		MaxBodySize:     int64(cfg.Poll.HTTPMaxBodySize),
+		MaxHeaderSize:   int64(cfg.Poll.HTTPMaxHeaderSize),
+		MaxConnsPerHost: cfg.Poll.HTTPMaxConnsPerHost,
+		DefaultTimeout:  cfg.Poll.DefaultTimeout.Std(),
+		Metrics:         s.Metrics,
+		Logger:          log.With("component", "poll", "checker", "http"),
+	})
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -224,6 +235,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				MaxInFlight:    cfg.Poll.SimpleMaxInFlight,
 				NoAvailability: true,
 			},
+			// HTTP agent items: the URL says where; no interface, no
+			// availability (Zabbix keeps none for them).
+			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -411,6 +425,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.icmp != nil {
 		errs = append(errs, s.icmp.Close())
+	}
+	if s.httpAgent != nil {
+		s.httpAgent.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
