@@ -111,7 +111,8 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 // TestIntegrationSimpleChecks polls simple checks through a whole
 // server: ICMP ping of the interface's address (127.0.0.1), TCP service
 // checks against a listener of the test (an SSH greeting) and a port
-// nothing listens on, and a simple key no checker serves. Simple checks
+// nothing listens on, web.page.regexp against a test HTTP server, and a
+// simple key no checker serves. Simple checks
 // leave the interface's availability alone.
 func TestIntegrationSimpleChecks(t *testing.T) {
 	if testing.Short() {
@@ -136,6 +137,9 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 		}
 	}()
 	_, sshPort, _ := net.SplitHostPort(ln.Addr().String())
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page one") }))
+	defer web.Close()
+	_, webPort, _ := net.SplitHostPort(web.Listener.Addr().String())
 	closed, _ := net.Listen("tcp", "127.0.0.1:0")
 	_, closedPort, _ := net.SplitHostPort(closed.Addr().String())
 	closed.Close()
@@ -145,6 +149,7 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 		{Key: "net.tcp.service[ssh,," + sshPort + "]", Type: "simple", ValueType: "unsigned", Delay: "1s"},
 		{Key: "net.tcp.service.perf[tcp,," + closedPort + "]", Type: "simple", ValueType: "float", Delay: "1s"},
 		{Key: "net.udp.service[ntp]", Type: "simple", ValueType: "unsigned", Delay: "1s"},
+		{Key: "web.page.regexp[127.0.0.1,/," + webPort + ",page (\\w+)]", Type: "simple", ValueType: "character", Delay: "1s"},
 	}
 	s := startServer(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "simple-host", Groups: []string{"Net"},
 		Interfaces: []catalog.InterfaceSpec{{Type: "agent", IP: "127.0.0.1", Port: "10050"}}, Items: items}}})
@@ -164,7 +169,7 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 	for {
 		st, _ := s.Runtime.ItemState(udp)
 		if last("icmpping[,2,20]", 3) != "" && last("icmppingsec[,2,20]", 0) != "" && last(items[2].Key, 3) != "" &&
-			last(items[3].Key, 0) != "" && st.NotSupported {
+			last(items[3].Key, 0) != "" && last(items[5].Key, 1) != "" && st.NotSupported {
 			break
 		}
 		if time.Now().After(end) {
@@ -183,6 +188,9 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 	}
 	if v := last(items[3].Key, 0); v != "0" {
 		t.Errorf("%s = %q, want 0 (nothing listens)", items[3].Key, v)
+	}
+	if v := last(items[5].Key, 1); v != "page one" {
+		t.Errorf("%s = %q", items[5].Key, v)
 	}
 	if st, _ := s.Runtime.ItemState(udp); st.Error != "Unsupported item key." {
 		t.Errorf("net.udp.service state %+v", st)

@@ -223,7 +223,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
 			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
-			// Simple checks: ICMP ping and TCP services, by key.
+			// Simple checks: ICMP ping, TCP services and web pages, by key.
 			catalog.SimpleCheck: {
 				Checker: &poll.KeyRouter{Routes: []poll.Route{
 					{Match: icmp.IsKey, Checker: s.icmp},
@@ -231,6 +231,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 						Metrics: s.Metrics,
 						Logger:  log.With("component", "poll", "checker", "tcpsvc"),
 					})},
+					{Match: httpagent.IsWebPageKey, Checker: s.httpAgent.WebPage()},
 				}},
 				MaxInFlight:    cfg.Poll.SimpleMaxInFlight,
 				NoAvailability: true,

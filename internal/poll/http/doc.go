@@ -27,6 +27,10 @@
 // within their timeout. peregrine_poll_http_connections_total counts the
 // connections opened.
 //
+// Web pages: Checker.WebPage is the checker of the web.page.get,
+// web.page.perf and web.page.regexp keys as simple checks (item type 3),
+// through the same clients (see webpage.go).
+//
 // Concurrency: Check starts one goroutine per check and returns; the
 // scheduler bounds how many are in flight. Safe for concurrent use.
 package http

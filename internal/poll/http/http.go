@@ -279,6 +279,13 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		return c.fail(res, reasonConfig, "the item has no URL to request: set url (item.update)")
 	}
 	h := it.HTTP
+	return c.request(ctx, res, h, func(resp *http.Response, body []byte) []byte { return value(h, resp, body) })
+}
+
+// request makes h's request for res's check and completes res: with
+// val's value of the response, or not supported saying what failed.
+func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTPItem, val func(*http.Response, []byte) []byte) *poll.Result {
+	ch := &res.Check
 	switch h.AuthType {
 	case catalog.HTTPAuthNone, catalog.HTTPAuthBasic:
 	default:
@@ -335,7 +342,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	}
 	res.Clock = time.Now()
 	res.Status = poll.OK
-	res.Value = value(h, resp, body)
+	res.Value = val(resp, body)
 	return res
 }
 

@@ -304,3 +304,65 @@ func TestTLS(t *testing.T) {
 		t.Errorf("TLS failures counted: %d, want 3", n)
 	}
 }
+
+func TestWebPage(t *testing.T) {
+	srv := testServer(t)
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	m := selfmon.NewRegistry()
+	c := New(Options{Item: items{}.item, Metrics: m})
+	defer c.Close()
+	keys := []string{
+		"web.page.get[" + host + ",/ok," + port + "]",
+		"web.page.get[" + srv.URL + "/ok]",
+		"web.page.get[" + host + ",redirect," + port + "]",
+		"web.page.perf[" + host + ",/ok," + port + "]",
+		`web.page.regexp[` + host + `,/json,` + port + `,"\"a\":([0-9]+)",,"a=\1"]`,
+		`web.page.regexp[` + host + `,/json,` + port + `,X-Test: (y)es,2]`,
+		`web.page.regexp[` + host + `,/json,` + port + `,nomatch]`,
+		`web.page.regexp[` + host + `,/json,` + port + `,"(",]`,
+		"web.page.get[" + srv.URL + "/ok,/x]",
+		"web.page.get[]",
+		"web.page.get[" + host + ",/ok,70000]",
+	}
+	batch := make([]poll.Check, len(keys))
+	for i, k := range keys {
+		batch[i] = poll.Check{ItemID: uint64(i + 1), Key: k, Timeout: 5 * time.Second}
+	}
+	got := map[string]*poll.Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	wg.Add(len(keys))
+	c.WebPage().Check(context.Background(), batch, func(r *poll.Result) {
+		mu.Lock()
+		got[r.Key] = r
+		mu.Unlock()
+		wg.Done()
+	})
+	wg.Wait()
+	for _, k := range keys[:2] {
+		if v := string(got[k].Value); got[k].Status != poll.OK || !strings.HasPrefix(v, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(v, "\r\n\r\nhello") {
+			t.Errorf("%s = %s %q %s", k, got[k].Status, v, got[k].Error)
+		}
+	}
+	if v := string(got[keys[2]].Value); !strings.HasPrefix(v, "HTTP/1.1 302 Found\r\n") {
+		t.Errorf("redirect not followed: %q %s", v, got[keys[2]].Error)
+	}
+	if v, err := strconv.ParseFloat(string(got[keys[3]].Value), 64); err != nil || v <= 0 || v >= 5 {
+		t.Errorf("perf = %q %s", got[keys[3]].Value, got[keys[3]].Error)
+	}
+	wantOK(t, got[keys[4]], "a=1")
+	wantOK(t, got[keys[5]], "X-")
+	wantOK(t, got[keys[6]], "")
+	wantNotSupported(t, got[keys[7]], "Invalid fourth parameter")
+	wantNotSupported(t, got[keys[8]], "must be empty if URL is specified")
+	wantNotSupported(t, got[keys[9]], "the host is required")
+	wantNotSupported(t, got[keys[10]], "the port must be 1..65535")
+	for _, k := range []string{"web.page.get[a]", "web.page.perf", "web.page.regexp[a,,,x]"} {
+		if !IsWebPageKey(k) {
+			t.Errorf("IsWebPageKey(%q) = false", k)
+		}
+	}
+	if IsWebPageKey("web.page.size[a]") || IsWebPageKey("icmpping") {
+		t.Error("IsWebPageKey takes other keys")
+	}
+}
