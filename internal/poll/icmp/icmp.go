@@ -438,9 +438,9 @@ func (c *Checker) sendLoop() {
 			case <-c.quit:
 				return
 			case <-c.wake:
-				if !timer.Stop() {
-					<-timer.C
-				}
+				// No drain: since Go 1.23 Stop discards a fired timer's
+				// value (a receive here could block for ever).
+				timer.Stop()
 			case <-timer.C:
 			}
 		} else {
