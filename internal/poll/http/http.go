@@ -149,7 +149,7 @@ func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll
 type noFollowKey struct{}
 
 // client returns the shared client for k, making it on first use.
-func (c *Checker) client(k transportKey, keyPassword string) (*http.Client, error) {
+func (c *Checker) client(k transportKey) (*http.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl := c.transports[k]; cl != nil {
@@ -167,9 +167,6 @@ func (c *Checker) client(k transportKey, keyPassword string) (*http.Client, erro
 		}
 	}
 	if k.certFile != "" {
-		if keyPassword != "" {
-			return nil, errors.New("encrypted private keys (ssl_key_password) are not supported: give an unencrypted key file readable by the server only")
-		}
 		keyFile := k.keyFile
 		if keyFile == "" {
 			keyFile = k.certFile // cURL's default: the key in the certificate's file
@@ -295,7 +292,10 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	if err != nil {
 		return c.fail(res, reasonConfig, err.Error())
 	}
-	cl, err := c.client(transportKey{h.VerifyPeer, h.VerifyHost, h.SSLCertFile, h.SSLKeyFile, h.HTTPProxy}, h.SSLKeyPassword)
+	if h.SSLKeyPassword != "" {
+		return c.fail(res, reasonConfig, "encrypted private keys (ssl_key_password) are not supported: give an unencrypted key file readable by the server only")
+	}
+	cl, err := c.client(transportKey{h.VerifyPeer, h.VerifyHost, h.SSLCertFile, h.SSLKeyFile, h.HTTPProxy})
 	if err != nil {
 		return c.fail(res, reasonConfig, err.Error())
 	}

@@ -2,6 +2,8 @@ package http
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +21,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
 // items is a fake catalog: item id → its HTTP request.
@@ -364,5 +368,59 @@ func TestWebPage(t *testing.T) {
 	}
 	if IsWebPageKey("web.page.size[a]") || IsWebPageKey("icmpping") {
 		t.Error("IsWebPageKey takes other keys")
+	}
+}
+
+// TestClientCertificate: a server that requires a client certificate
+// signed by its CA answers the item with ssl_cert_file and ssl_key_file,
+// and refuses the one without (not supported, reason tls).
+func TestClientCertificate(t *testing.T) {
+	certs := testutil.MakeCerts(t)
+	caPEM, err := os.ReadFile(certs.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello "+r.TLS.PeerCertificates[0].Subject.CommonName)
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	with := get(srv.URL + "/")
+	with.SSLCertFile, with.SSLKeyFile = certs.Agent.Cert, certs.Agent.Key
+	encrypted := get(srv.URL + "/")
+	encrypted.SSLCertFile, encrypted.SSLKeyFile, encrypted.SSLKeyPassword = certs.Agent.Cert, certs.Agent.Key, "secret"
+	missing := get(srv.URL + "/")
+	missing.SSLCertFile = certs.Dir + "/nope.crt"
+	its := items{1: with, 2: get(srv.URL + "/"), 3: encrypted, 4: missing}
+	c := New(Options{Item: its.item})
+	defer c.Close()
+	got := run(t, c, 5*time.Second, 1, 2, 3, 4)
+	wantOK(t, got[1], "hello tls-agent")
+	wantNotSupported(t, got[2], "Cannot perform request")
+	wantNotSupported(t, got[3], "encrypted private keys (ssl_key_password) are not supported")
+	wantNotSupported(t, got[4], "cannot load the client certificate")
+}
+
+// TestProxy: with http_proxy the request goes to the proxy, in the
+// absolute form; the item's host is never contacted (example.invalid
+// does not resolve).
+func TestProxy(t *testing.T) {
+	var seen string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.URL.String()
+		io.WriteString(w, "via proxy")
+	}))
+	defer proxy.Close()
+	h := get("http://example.invalid/status")
+	h.HTTPProxy = proxy.URL
+	c := New(Options{Item: items{1: h}.item})
+	defer c.Close()
+	wantOK(t, run(t, c, 5*time.Second, 1)[1], "via proxy")
+	if seen != "http://example.invalid/status" {
+		t.Errorf("the proxy saw %q", seen)
 	}
 }
