@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,6 +56,13 @@ func TestItemHTTPFields(t *testing.T) {
 	}
 	if hd := it.HTTP.Headers; len(hd) != 2 || hd[0].Name != "X-B" || hd[1].Name != "X-A" {
 		t.Errorf("headers %+v, want in the order given", hd)
+	}
+	lists := f.get(t, "item.get", fmt.Sprintf(`{"itemids":"%s","output":["query_fields","headers","url"]}`, id))[0]
+	if q, _ := json.Marshal(lists["query_fields"]); string(q) != `[{"a":"1"},{"b":"2"}]` {
+		t.Errorf("item.get query_fields = %s", q)
+	}
+	if hd, _ := json.Marshal(lists["headers"]); string(hd) != `{"X-A":"1","X-B":"2"}` { // a map here: order not kept by the decoder
+		t.Errorf("item.get headers = %s", hd)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","url":"https://h/x","headers":[{"name":"X-C","value":"3"}],"authtype":"0"}`, id))
 	want["url"], want["authtype"] = "https://h/x", "0"

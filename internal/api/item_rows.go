@@ -224,6 +224,9 @@ func fieldOf(name string) (itemField, bool) {
 // itemSelect holds what item.get shapes beyond getParams.
 type itemSelect struct {
 	hosts, tags bool
+	// headers and queryFields: the output asks for the HTTP agent's
+	// list members (set by applyItems from the output).
+	headers, queryFields bool
 }
 
 // apply does for rows what getParams.apply does for objects, and encodes
@@ -342,6 +345,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 	}
 
 	out := parseOutput(p.Output, true)
+	sel.headers, sel.queryFields = out.has("headers"), out.has("query_fields")
 	var fields []itemField
 	for f := range nItemFields {
 		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys {
@@ -380,7 +384,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 }
 
 // appendRow encodes one item object with the given fields (ascending)
-// and the selected nested lists, keys in name order.
+// and the selected nested members, keys in name order.
 func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel itemSelect) []byte {
 	dst = append(dst, '{')
 	first := true
@@ -390,19 +394,30 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 		}
 		first = false
 	}
-	hostsDone, tagsDone := !sel.hosts, !sel.tags
+	// The nested members, by name: each is emitted before the first
+	// scalar field that sorts after it.
+	nested := [...]struct {
+		name string
+		on   bool
+		emit func([]byte) []byte
+	}{
+		{"headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) }},
+		{"hosts", sel.hosts, func(b []byte) []byte { return appendItemHosts(b, r.it.Host) }},
+		{"query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) }},
+		{"tags", sel.tags, func(b []byte) []byte { return append(b, `"tags":[]`...) }},
+	}
+	next := 0
+	flush := func(before string) {
+		for ; next < len(nested) && (before == "" || nested[next].name < before); next++ {
+			if nested[next].on {
+				sep()
+				dst = nested[next].emit(dst)
+			}
+		}
+	}
 	for _, f := range fields {
 		name := itemFieldNames[f]
-		if !hostsDone && name > "hosts" {
-			sep()
-			dst = appendItemHosts(dst, r.it.Host)
-			hostsDone = true
-		}
-		if !tagsDone && name > "tags" {
-			sep()
-			dst = append(dst, `"tags":[]`...)
-			tagsDone = true
-		}
+		flush(name)
 		sep()
 		dst = append(dst, '"')
 		dst = append(dst, name...)
@@ -415,15 +430,46 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 			dst = append(dst, '"')
 		}
 	}
-	if !hostsDone {
-		sep()
-		dst = appendItemHosts(dst, r.it.Host)
+	flush("")
+	return append(dst, '}')
+}
+
+// appendHTTPHeaders appends "headers" as Zabbix 6.0 returns it: an
+// object of names and values ([] when there are none).
+func appendHTTPHeaders(dst []byte, h *catalog.HTTPItem) []byte {
+	dst = append(dst, `"headers":`...)
+	if h == nil || len(h.Headers) == 0 {
+		return append(dst, "[]"...)
 	}
-	if !tagsDone {
-		sep()
-		dst = append(dst, `"tags":[]`...)
+	dst = append(dst, '{')
+	for i, f := range h.Headers {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, f.Name)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, f.Value)
 	}
 	return append(dst, '}')
+}
+
+// appendQueryFields appends "query_fields" as Zabbix 6.0 returns it: an
+// array of one-member objects.
+func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
+	dst = append(dst, `"query_fields":[`...)
+	if h != nil {
+		for i, f := range h.QueryFields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			dst = appendJSONString(dst, f.Name)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, f.Value)
+			dst = append(dst, '}')
+		}
+	}
+	return append(dst, ']')
 }
 
 // appendQuoted appends a field that may need escaping as a JSON string.
