@@ -28,9 +28,14 @@
 // (raw sockets; the kernel sets its own on datagram sockets), a sequence
 // number and a payload starting with a random per-checker cookie; a
 // receiver goroutine per socket matches replies by source address and
-// sequence to the pending request. Replies with another identifier (raw
-// sockets see every process's), without our cookie, or matching nothing
-// pending (late, duplicate, forged) are counted by reason in
+// sequence to the pending request. A reply's time is the kernel's
+// receive timestamp (SO_TIMESTAMPNS), and a request is declared lost 250
+// ms after its timeout: on a busy machine a reply that arrived in time
+// but was read late still counts, one that arrived late never does
+// (peregrine_poll_icmp_late_replies_total). Replies with another
+// identifier (raw sockets see every process's), without our cookie, or
+// matching nothing pending (later still, duplicate, forged) are counted
+// by reason in
 // peregrine_poll_icmp_dropped_replies_total and dropped, logged at most
 // once a minute. A packet the kernel refuses to send (a blackhole route)
 // is lost, as fping counts it, and counted in

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/poll"
@@ -39,6 +40,12 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Rate: 10000, ReceiveBuffer: 4 << 20, ResolveTimeout: 3 * time.Second}
 }
+
+// expiryGrace is how long past its timeout a request waits before it is
+// counted lost: a reply carries the kernel's receive time, and one that
+// arrived in time but was read late (a busy machine) still counts; one
+// that arrived after the timeout is lost whenever it is read.
+const expiryGrace = 250 * time.Millisecond
 
 // cookieLen is the per-Checker random prefix of every echo payload: a
 // reply is ours only if it carries it back.
@@ -93,6 +100,7 @@ type Checker struct {
 	drops     [numDrops]*selfmon.Counter
 	results   [poll.NumStatus]*selfmon.Counter
 	rateWaits *selfmon.Counter
+	late      *selfmon.Counter
 }
 
 // family is one address family's socket and sequence counter.
@@ -116,8 +124,11 @@ type probeKey struct {
 type probe struct {
 	r      *run
 	key    probeKey
-	sentAt time.Duration // since epoch
-	over   bool          // answered or expired
+	sentAt time.Duration // since epoch, when registered (expiry is from it)
+	// sent is when the packet was handed to the kernel (nanoseconds since
+	// epoch), set by the sender outside the lock: the RTT's start.
+	sent atomic.Int64
+	over bool // answered or expired
 }
 
 // run is one check in progress.
@@ -193,6 +204,7 @@ func New(opts Options) *Checker {
 	c.replies = m.Counter("peregrine_poll_icmp_replies_total", "ICMP echo replies matched to a request in time.")
 	c.lost = m.Counter("peregrine_poll_icmp_lost_total", "ICMP echo requests without a reply within their timeout.")
 	c.sendErrs = m.Counter("peregrine_poll_icmp_send_errors_total", "ICMP echo requests the kernel refused to send (no route, blackhole); counted as lost.")
+	c.late = m.Counter("peregrine_poll_icmp_late_replies_total", "ICMP echo replies that arrived after their timeout (counted as lost).")
 	c.rateWaits = m.Counter("peregrine_poll_icmp_rate_limited_total", "Times the ICMP sender waited for its rate limit (poll.icmp_rate).")
 	for r := range c.drops {
 		c.drops[r] = m.Counter("peregrine_poll_icmp_dropped_replies_total", "ICMP echo replies dropped as not ours, by reason.", "reason", dropNames[r])
@@ -409,7 +421,7 @@ func (c *Checker) sendLoop() {
 			c.pending[key] = pr
 			r.sent++
 			r.outstanding++
-			heap.Push(&c.events, event{at: now + r.p.timeout, r: r, p: pr})
+			heap.Push(&c.events, event{at: now + r.p.timeout + expiryGrace, r: r, p: pr})
 			if r.sent < r.p.packets {
 				heap.Push(&c.events, event{at: now + r.p.interval, r: r})
 			}
@@ -421,6 +433,7 @@ func (c *Checker) sendLoop() {
 		}
 		c.mu.Unlock()
 		for _, o := range outs {
+			o.pr.sent.Store(int64(c.now()))
 			if err := o.s.writeTo(c.echo(buf, o.s, o.pr), o.pr.key.addr); err != nil {
 				c.sendFailed(o.pr, err, &over)
 				continue
@@ -580,12 +593,13 @@ func checksum(b []byte) uint16 {
 func (c *Checker) receive(s *sock) {
 	defer c.wg.Done()
 	buf := make([]byte, 1<<16)
+	oob := make([]byte, 128)
 	replyType := byte(0)
 	if s.v6 {
 		replyType = 129
 	}
 	for {
-		n, from, err := s.readFrom(buf)
+		n, from, rx, err := s.readFrom(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -601,6 +615,14 @@ func (c *Checker) receive(s *sock) {
 			continue
 		}
 		at := c.now()
+		if !rx.IsZero() {
+			// Wall clock both sides (the epoch keeps its reading); a
+			// clock step since the epoch shows as a reply from the
+			// future or from long ago: then the read time will do.
+			if k := rx.Sub(c.epoch); k <= at && at-k < 5*time.Second {
+				at = k
+			}
+		}
 		b := buf[:n]
 		if len(b) < 8 || b[0] != replyType {
 			continue // the raw filter passes echo replies only; datagram sockets get errors too
@@ -624,7 +646,20 @@ func (c *Checker) receive(s *sock) {
 		pr.over = true
 		delete(c.pending, key)
 		r := pr.r
-		rtt := at - pr.sentAt
+		rtt := at - time.Duration(pr.sent.Load())
+		if rtt > r.p.timeout {
+			// Arrived after its timeout (read in the grace period): lost,
+			// as fping counts it.
+			r.outstanding--
+			complete := c.completeLocked(r)
+			c.mu.Unlock()
+			c.lost.Inc()
+			c.late.Inc()
+			if complete {
+				c.finish(r, poll.OK, "")
+			}
+			continue
+		}
 		if r.recv == 0 || rtt < r.min {
 			r.min = rtt
 		}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -71,6 +72,9 @@ func openSock(v6 bool, mode string, rcvbuf int) (*sock, error) {
 	if syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, rcvbuf) != nil {
 		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
 	}
+	// Kernel receive timestamps: a reply's time is when it arrived, not
+	// when a busy receiver got round to reading it.
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
 	if raw {
 		if err := setEchoReplyFilter(fd, v6); err != nil {
 			return nil, fmt.Errorf("cannot filter the raw ICMP socket: %w", err)
@@ -128,20 +132,52 @@ func (s *sock) writeTo(b []byte, dst netip.Addr) error {
 	return err
 }
 
-// readFrom reads one ICMP message (the IPv4 header stripped) and its
-// source address.
-func (s *sock) readFrom(b []byte) (int, netip.Addr, error) {
-	n, a, err := s.conn.ReadFrom(b)
+// readFrom reads one ICMP message (the IPv4 header stripped), its
+// source address and the kernel's receive time (zero if it gave none);
+// oob is scratch for the control messages.
+func (s *sock) readFrom(b, oob []byte) (int, netip.Addr, time.Time, error) {
+	var (
+		n, oobn int
+		addr    netip.Addr
+		err     error
+	)
+	switch c := s.conn.(type) {
+	case *net.IPConn:
+		var a *net.IPAddr
+		n, oobn, _, a, err = c.ReadMsgIP(b, oob)
+		if a != nil {
+			addr, _ = netip.AddrFromSlice(a.IP)
+		}
+		if err == nil && !s.v6 && n >= 20 && b[0]>>4 == 4 {
+			// ReadMsgIP, unlike ReadFrom, leaves IPv4's header in.
+			if hl := int(b[0]&0x0f) << 2; hl <= n {
+				n = copy(b, b[hl:n])
+			}
+		}
+	case *net.UDPConn:
+		var ap netip.AddrPort
+		n, oobn, _, ap, err = c.ReadMsgUDPAddrPort(b, oob)
+		addr = ap.Addr()
+	default:
+		return 0, netip.Addr{}, time.Time{}, fmt.Errorf("BUG: ICMP socket of type %T", s.conn)
+	}
 	if err != nil {
-		return 0, netip.Addr{}, err
+		return 0, netip.Addr{}, time.Time{}, err
 	}
-	var ip net.IP
-	switch a := a.(type) {
-	case *net.IPAddr:
-		ip = a.IP
-	case *net.UDPAddr:
-		ip = a.IP
+	return n, addr.Unmap().WithZone(""), rxTime(oob[:oobn]), nil
+}
+
+// rxTime finds SCM_TIMESTAMPNS in control messages.
+func rxTime(oob []byte) time.Time {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}
 	}
-	addr, _ := netip.AddrFromSlice(ip)
-	return n, addr.Unmap(), nil
+	for _, m := range msgs {
+		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SO_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&m.Data[0]))
+			return time.Unix(ts.Sec, ts.Nsec)
+		}
+	}
+	return time.Time{}
 }

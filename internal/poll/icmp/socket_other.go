@@ -5,6 +5,7 @@ package icmp
 import (
 	"errors"
 	"net/netip"
+	"time"
 )
 
 // Socket modes (see socket.go); ICMP checks need Linux.
@@ -25,6 +26,6 @@ func openSock(v6 bool, mode string, rcvbuf int) (*sock, error) {
 
 func (s *sock) writeTo(b []byte, dst netip.Addr) error { return errors.New("unsupported") }
 
-func (s *sock) readFrom(b []byte) (int, netip.Addr, error) {
-	return 0, netip.Addr{}, errors.New("unsupported")
+func (s *sock) readFrom(b, oob []byte) (int, netip.Addr, time.Time, error) {
+	return 0, netip.Addr{}, time.Time{}, errors.New("unsupported")
 }
