@@ -692,10 +692,14 @@ func TestExampleFile(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("%s does not use every value type: %v", path, seen)
 	}
-	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent} {
+	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent, SimpleCheck, HTTPAgent} {
 		if !types[want] {
 			t.Errorf("%s has no %s item", path, want)
 		}
+	}
+	if h := web.Item("app.health").HTTP; h == nil || h.URL != "http://127.0.0.1:8080/health" || h.StatusCodes != "200,503" ||
+		len(h.QueryFields) != 1 || h.Headers[0].Value != "application/json" || !h.FollowRedirects {
+		t.Errorf("the HTTP agent item of %s: %+v", path, h)
 	}
 	if res := mustApply(t, c, spec); res.Changed() {
 		t.Fatalf("re-applying %s changed something: %+v", path, res)
