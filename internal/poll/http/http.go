@@ -327,9 +327,13 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 		return c.fail(res, reasonStatus, fmt.Sprintf("Response code \"%d\" did not match any of the required status codes \"%s\"", resp.StatusCode, h.StatusCodes))
 	}
 	var body []byte
-	if h.RetrieveMode != catalog.HTTPRetrieveHeaders {
+	if h.RetrieveMode == catalog.HTTPRetrieveHeaders {
+		// A short body read to its end lets the connection be reused;
+		// a long one is not worth reading for a headers-only item.
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+	} else {
 		buf := c.buf()
-		defer c.bufs.Put(buf)
+		defer c.putBuf(buf)
 		n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.opts.MaxBodySize+1))
 		if err != nil {
 			r := classify(err, rctx)
@@ -346,14 +350,21 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	return res
 }
 
-// buf returns a pooled buffer for a body; a huge one is not pooled
-// again (Put keeps whatever it is given; bounded by MaxBodySize).
+// buf returns a pooled buffer for a body.
 func (c *Checker) buf() *bytes.Buffer {
 	if b, ok := c.bufs.Get().(*bytes.Buffer); ok {
 		b.Reset()
 		return b
 	}
 	return new(bytes.Buffer)
+}
+
+// putBuf pools b again unless a huge body grew it: one 16 MiB page must
+// not stay in memory for every worker after it.
+func (c *Checker) putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		c.bufs.Put(b)
+	}
 }
 
 // newRequest builds the item's request: query fields appended to the
