@@ -31,6 +31,9 @@
 // web.page.perf and web.page.regexp keys as simple checks (item type 3),
 // through the same clients (see webpage.go).
 //
-// Concurrency: Check starts one goroutine per check and returns; the
-// scheduler bounds how many are in flight. Safe for concurrent use.
+// Concurrency: Check hands each check to an idle worker goroutine or
+// starts one, and returns; the scheduler bounds how many are in flight,
+// and so the workers. A worker idle for 10 s ends (one per check would
+// regrow its stack to net/http's depth every time). Safe for concurrent
+// use.
 package http

@@ -55,12 +55,12 @@ func (w webPage) Check(ctx context.Context, batch []poll.Check, done func(*poll.
 	c := w.c
 	c.inFlight.Add(int64(len(batch)))
 	for i := range batch {
-		go func(ch *poll.Check) {
-			r := c.webCheck(ctx, ch)
+		c.run(func() {
+			r := c.webCheck(ctx, &batch[i])
 			c.inFlight.Add(-1)
 			c.results[r.Status].Inc()
 			done(r)
-		}(&batch[i])
+		})
 	}
 }
 
