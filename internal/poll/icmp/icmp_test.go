@@ -276,3 +276,14 @@ func TestContextCancel(t *testing.T) {
 		t.Errorf("after cancel: %s %q", r.Status, r.Error)
 	}
 }
+
+// TestDNSTarget: a target given by name is resolved (localhost: from
+// /etc/hosts, no packet leaves), then pinged like an address.
+func TestDNSTarget(t *testing.T) {
+	c := newChecker(t, Options{})
+	res := runKeys(t, c, "127.0.0.1:1", "icmpping[localhost,2,20]")
+	wantValue(t, res, "icmpping[localhost,2,20]", "1")
+	// The interface's DNS name when the key names no target.
+	res = runKeys(t, c, "localhost:10050", "icmppingloss[,2,20]")
+	wantValue(t, res, "icmppingloss[,2,20]", "0")
+}
