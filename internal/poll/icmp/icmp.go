@@ -200,7 +200,7 @@ func New(opts Options) *Checker {
 	c.tokens = c.burst()
 	m := opts.Metrics
 	c.inFlight = m.Gauge("peregrine_poll_icmp_in_flight", "ICMP checks in progress.")
-	c.sent = m.Counter("peregrine_poll_icmp_requests_total", "ICMP echo requests sent.")
+	c.sent = m.Counter("peregrine_poll_icmp_requests_total", "ICMP echo requests sent (those the kernel refused included, see send_errors).")
 	c.replies = m.Counter("peregrine_poll_icmp_replies_total", "ICMP echo replies matched to a request in time.")
 	c.lost = m.Counter("peregrine_poll_icmp_lost_total", "ICMP echo requests without a reply within their timeout.")
 	c.sendErrs = m.Counter("peregrine_poll_icmp_send_errors_total", "ICMP echo requests the kernel refused to send (no route, blackhole); counted as lost.")
@@ -434,11 +434,12 @@ func (c *Checker) sendLoop() {
 		c.mu.Unlock()
 		for _, o := range outs {
 			o.pr.sent.Store(int64(c.now()))
+			// Counted before the write: on loopback the reply can
+			// complete the check before the write returns.
+			c.sent.Inc()
 			if err := o.s.writeTo(c.echo(buf, o.s, o.pr), o.pr.key.addr); err != nil {
 				c.sendFailed(o.pr, err, &over)
-				continue
 			}
-			c.sent.Inc()
 		}
 		outs = outs[:0]
 		for _, r := range over {
