@@ -116,7 +116,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as url, tags, value maps) are
+// settings such as tags, value maps) are
 // accepted and ignored; preprocessing must be empty, since ignoring it
 // would store unprocessed values.
 type itemParams struct {
@@ -144,40 +144,23 @@ type itemParams struct {
 	// by the catalog); ignored for other types.
 	SNMPOID jstring `json:"snmp_oid"`
 
-	Tags            notStored `json:"tags"`
-	Description     notStored `json:"description"`
-	InventoryLink   notStored `json:"inventory_link"`
-	LogTimeFmt      notStored `json:"logtimefmt"`
-	ValueMapID      notStored `json:"valuemapid"`
-	AllowTraps      notStored `json:"allow_traps"`
-	TrapperHosts    notStored `json:"trapper_hosts"`
-	URL             notStored `json:"url"`
-	QueryFields     notStored `json:"query_fields"`
-	Posts           notStored `json:"posts"`
-	StatusCodes     notStored `json:"status_codes"`
-	FollowRedirects notStored `json:"follow_redirects"`
-	PostType        notStored `json:"post_type"`
-	HTTPProxy       notStored `json:"http_proxy"`
-	Headers         notStored `json:"headers"`
-	RetrieveMode    notStored `json:"retrieve_mode"`
-	RequestMethod   notStored `json:"request_method"`
-	OutputFormat    notStored `json:"output_format"`
-	SSLCertFile     notStored `json:"ssl_cert_file"`
-	SSLKeyFile      notStored `json:"ssl_key_file"`
-	SSLKeyPassword  notStored `json:"ssl_key_password"`
-	VerifyPeer      notStored `json:"verify_peer"`
-	VerifyHost      notStored `json:"verify_host"`
-	AuthType        notStored `json:"authtype"`
-	Username        notStored `json:"username"`
-	Password        notStored `json:"password"`
-	PublicKey       notStored `json:"publickey"`
-	PrivateKey      notStored `json:"privatekey"`
-	Params          notStored `json:"params"`
-	IPMISensor      notStored `json:"ipmi_sensor"`
-	JMXEndpoint     notStored `json:"jmx_endpoint"`
-	MasterItemID    notStored `json:"master_itemid"`
-	Parameters      notStored `json:"parameters"`
-	UUID            notStored `json:"uuid"`
+	httpParams
+
+	Tags          notStored `json:"tags"`
+	Description   notStored `json:"description"`
+	InventoryLink notStored `json:"inventory_link"`
+	LogTimeFmt    notStored `json:"logtimefmt"`
+	ValueMapID    notStored `json:"valuemapid"`
+	AllowTraps    notStored `json:"allow_traps"`
+	TrapperHosts  notStored `json:"trapper_hosts"`
+	PublicKey     notStored `json:"publickey"`
+	PrivateKey    notStored `json:"privatekey"`
+	Params        notStored `json:"params"`
+	IPMISensor    notStored `json:"ipmi_sensor"`
+	JMXEndpoint   notStored `json:"jmx_endpoint"`
+	MasterItemID  notStored `json:"master_itemid"`
+	Parameters    notStored `json:"parameters"`
+	UUID          notStored `json:"uuid"`
 }
 
 // itemTypes lists the supported item types for error messages.
@@ -246,6 +229,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
 			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v,
 		}, InterfaceID: p.InterfaceID.v}
+		p.httpParams.apply(&items[i].HTTPSpec)
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -315,6 +299,10 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))
+		}
+		if p.httpParams.any() {
+			hp := p.httpParams
+			u.HTTP = hp.apply
 		}
 		ups[i], ids[i] = u, p.ItemID.v
 	}

@@ -24,11 +24,14 @@ import (
 type itemField uint8
 
 const (
-	fDelay itemField = iota
+	fAuthType itemField = iota
+	fDelay
 	fError
 	fFlags
+	fFollowRedirects
 	fHistory
 	fHostID
+	fHTTPProxy
 	fInterfaceID
 	fItemID
 	fKey
@@ -36,23 +39,40 @@ const (
 	fLastNS
 	fLastValue
 	fName
+	fOutputFormat
+	fPassword
+	fPostType
+	fPosts
 	fPrevValue
+	fRequestMethod
+	fRetrieveMode
 	fSNMPOID
+	fSSLCertFile
+	fSSLKeyFile
+	fSSLKeyPassword
 	fState
 	fStatus
+	fStatusCodes
 	fTimeout
 	fTimestampPrecision
 	fTrends
 	fType
 	fUnits
+	fURL
+	fUsername
 	fValueType
 	fValueMapID
+	fVerifyHost
+	fVerifyPeer
 	nItemFields
 )
 
 var itemFieldNames = [nItemFields]string{
-	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "snmp_oid", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
+	"authtype", "delay", "error", "flags", "follow_redirects", "history", "hostid", "http_proxy", "interfaceid",
+	"itemid", "key_", "lastclock", "lastns", "lastvalue", "name", "output_format", "password", "post_type",
+	"posts", "prevvalue", "request_method", "retrieve_mode", "snmp_oid", "ssl_cert_file", "ssl_key_file",
+	"ssl_key_password", "state", "status", "status_codes", "timeout", "timestamp_precision", "trends", "type",
+	"units", "url", "username", "value_type", "valuemapid", "verify_host", "verify_peer",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -68,7 +88,8 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits,
+		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
 	return false
@@ -158,6 +179,10 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, it.Units...)
 	case fValueType:
 		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
+	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
+		return strconv.AppendUint(dst, uint64(httpNumber(it.HTTP, f)), 10)
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return append(dst, httpString(it.HTTP, f)...)
 	}
 	rs.lastOf(r)
 	switch f {
@@ -202,6 +227,9 @@ func fieldOf(name string) (itemField, bool) {
 // itemSelect holds what item.get shapes beyond getParams.
 type itemSelect struct {
 	hosts, tags bool
+	// headers and queryFields: the output asks for the HTTP agent's
+	// list members (set by applyItems from the output).
+	headers, queryFields bool
 }
 
 // apply does for rows what getParams.apply does for objects, and encodes
@@ -320,6 +348,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 	}
 
 	out := parseOutput(p.Output, true)
+	sel.headers, sel.queryFields = out.has("headers"), out.has("query_fields")
 	var fields []itemField
 	for f := range nItemFields {
 		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys {
@@ -358,7 +387,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 }
 
 // appendRow encodes one item object with the given fields (ascending)
-// and the selected nested lists, keys in name order.
+// and the selected nested members, keys in name order.
 func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel itemSelect) []byte {
 	dst = append(dst, '{')
 	first := true
@@ -368,19 +397,30 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 		}
 		first = false
 	}
-	hostsDone, tagsDone := !sel.hosts, !sel.tags
+	// The nested members, by name: each is emitted before the first
+	// scalar field that sorts after it.
+	nested := [...]struct {
+		name string
+		on   bool
+		emit func([]byte) []byte
+	}{
+		{"headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) }},
+		{"hosts", sel.hosts, func(b []byte) []byte { return appendItemHosts(b, r.it.Host) }},
+		{"query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) }},
+		{"tags", sel.tags, func(b []byte) []byte { return append(b, `"tags":[]`...) }},
+	}
+	next := 0
+	flush := func(before string) {
+		for ; next < len(nested) && (before == "" || nested[next].name < before); next++ {
+			if nested[next].on {
+				sep()
+				dst = nested[next].emit(dst)
+			}
+		}
+	}
 	for _, f := range fields {
 		name := itemFieldNames[f]
-		if !hostsDone && name > "hosts" {
-			sep()
-			dst = appendItemHosts(dst, r.it.Host)
-			hostsDone = true
-		}
-		if !tagsDone && name > "tags" {
-			sep()
-			dst = append(dst, `"tags":[]`...)
-			tagsDone = true
-		}
+		flush(name)
 		sep()
 		dst = append(dst, '"')
 		dst = append(dst, name...)
@@ -393,15 +433,46 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 			dst = append(dst, '"')
 		}
 	}
-	if !hostsDone {
-		sep()
-		dst = appendItemHosts(dst, r.it.Host)
+	flush("")
+	return append(dst, '}')
+}
+
+// appendHTTPHeaders appends "headers" as Zabbix 6.0 returns it: an
+// object of names and values ([] when there are none).
+func appendHTTPHeaders(dst []byte, h *catalog.HTTPItem) []byte {
+	dst = append(dst, `"headers":`...)
+	if h == nil || len(h.Headers) == 0 {
+		return append(dst, "[]"...)
 	}
-	if !tagsDone {
-		sep()
-		dst = append(dst, `"tags":[]`...)
+	dst = append(dst, '{')
+	for i, f := range h.Headers {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, f.Name)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, f.Value)
 	}
 	return append(dst, '}')
+}
+
+// appendQueryFields appends "query_fields" as Zabbix 6.0 returns it: an
+// array of one-member objects.
+func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
+	dst = append(dst, `"query_fields":[`...)
+	if h != nil {
+		for i, f := range h.QueryFields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			dst = appendJSONString(dst, f.Name)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, f.Value)
+			dst = append(dst, '}')
+		}
+	}
+	return append(dst, ']')
 }
 
 // appendQuoted appends a field that may need escaping as a JSON string.
@@ -428,6 +499,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.TimestampPrecision)
 	case fError:
 		return appendJSONString(dst, rs.stateOf(r).Error)
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return appendJSONString(dst, httpString(it.HTTP, f))
 	}
 	rs.lastOf(r)
 	v := &r.last
@@ -458,3 +531,68 @@ func appendItemHosts(dst []byte, h *catalog.Host) []byte {
 
 // rawJSON is an encoded JSON value that appendValue copies as is.
 type rawJSON []byte
+
+// httpDefaults are the HTTP agent fields of items of other types, as
+// Zabbix 6.0 returns them (its column defaults).
+var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+
+// httpString is a string HTTP agent field of an item (h nil: not an HTTP
+// agent item).
+func httpString(h *catalog.HTTPItem, f itemField) string {
+	if h == nil {
+		h = &httpDefaults
+	}
+	switch f {
+	case fHTTPProxy:
+		return h.HTTPProxy
+	case fPassword:
+		return h.Password
+	case fPosts:
+		return h.Posts
+	case fSSLCertFile:
+		return h.SSLCertFile
+	case fSSLKeyFile:
+		return h.SSLKeyFile
+	case fSSLKeyPassword:
+		return h.SSLKeyPassword
+	case fStatusCodes:
+		return h.StatusCodes
+	case fURL:
+		return h.URL
+	case fUsername:
+		return h.Username
+	}
+	return ""
+}
+
+// httpNumber is a numeric HTTP agent field of an item.
+func httpNumber(h *catalog.HTTPItem, f itemField) uint8 {
+	if h == nil {
+		h = &httpDefaults
+	}
+	b := func(v bool) uint8 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	switch f {
+	case fAuthType:
+		return h.AuthType
+	case fFollowRedirects:
+		return b(h.FollowRedirects)
+	case fOutputFormat:
+		return h.OutputFormat
+	case fPostType:
+		return h.PostType
+	case fRequestMethod:
+		return h.RequestMethod
+	case fRetrieveMode:
+		return h.RetrieveMode
+	case fVerifyHost:
+		return b(h.VerifyHost)
+	case fVerifyPeer:
+		return b(h.VerifyPeer)
+	}
+	return 0
+}

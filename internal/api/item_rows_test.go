@@ -17,7 +17,7 @@ import (
 
 // refItemObject is the map form of an item that item.get used to build
 // per row; it is the reference model for the typed rows.
-func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags bool) object {
+func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags bool, out output) object {
 	o := object{
 		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
 		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
@@ -26,6 +26,46 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
 		"snmp_oid": it.SNMPOID,
+	}
+	hi := it.HTTP
+	if hi == nil {
+		hi = &catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+	}
+	yn := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	n := func(v uint8) string { return strconv.Itoa(int(v)) }
+	for k, v := range map[string]string{
+		"url": hi.URL, "request_method": n(hi.RequestMethod), "post_type": n(hi.PostType), "posts": hi.Posts,
+		"status_codes": hi.StatusCodes, "follow_redirects": yn(hi.FollowRedirects), "retrieve_mode": n(hi.RetrieveMode),
+		"output_format": n(hi.OutputFormat), "verify_peer": yn(hi.VerifyPeer), "verify_host": yn(hi.VerifyHost),
+		"ssl_cert_file": hi.SSLCertFile, "ssl_key_file": hi.SSLKeyFile, "ssl_key_password": hi.SSLKeyPassword,
+		"authtype": n(hi.AuthType), "username": hi.Username, "password": hi.Password, "http_proxy": hi.HTTPProxy,
+	} {
+		o[k] = v
+	}
+	qf := []any{}
+	for _, f := range hi.QueryFields {
+		qf = append(qf, object{f.Name: f.Value})
+	}
+	// Lists, not strings: the generic shaping keeps them whatever the
+	// output, so they are in only when the output asks for them.
+	if out.has("query_fields") {
+		o["query_fields"] = qf
+	}
+	if out.has("headers") {
+		if len(hi.Headers) == 0 {
+			o["headers"] = []any{}
+		} else {
+			hd := object{}
+			for _, f := range hi.Headers {
+				hd[f.Name] = f.Value
+			}
+			o["headers"] = hd
+		}
 	}
 	if s, ok := st.ItemState(it.ID); ok {
 		o["error"] = s.Error
@@ -79,7 +119,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 			if p.Monitored && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, parseOutput(p.Output, true)))
 		}
 	}
 	switch {
@@ -129,6 +169,8 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		}},
 		{Host: "h2", Status: "disabled", Groups: []string{"G2"}, Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float"}, {Key: "text", ValueType: "text", Name: "lo"}, {Key: "x.log", ValueType: "log"},
+			{Key: "web", Type: "http_agent", ValueType: "text", HTTPSpec: catalog.HTTPSpec{URL: "http://h/\"q\"", Posts: "<p>",
+				QueryFields: []catalog.HTTPField{{Name: "a", Value: "1"}}, Headers: []catalog.HTTPField{{Name: "X-A", Value: "é"}}}},
 		}},
 	}})
 	snap := cat.Snapshot()
@@ -151,6 +193,7 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		`{"preservekeys":true,"selectHosts":["host"],"selectTags":"extend","output":["name","trends"]}`,
 		`{"selectHosts":"extend","selectTags":"extend"}`,
 		`{"selectHosts":"extend","output":["itemid","valuemapid"]}`,
+		`{"selectHosts":"extend","selectTags":"extend","output":["url","headers","query_fields","posts","itemid","verify_peer"]}`,
 		`{"search":{"key_":"F"},"countOutput":true}`,
 		`{"search":{"name":"LO","key_":"x"},"searchByAny":true}`,
 		`{"search":{"name":"lo","key_":"x"}}`,

@@ -470,6 +470,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
 		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ? WHERE id = ?")
+		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
+		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
 	)
 	if err != nil {
 		return fmt.Errorf("cannot prepare statements: %w", err)
@@ -566,6 +568,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if ph := p.createPH[i]; ph != 0 {
 			realItem[ph] = id
 		}
+		if it.HTTP != nil {
+			if _, err := insHTTP.ExecContext(rctx, id, encodeHTTP(it.HTTP)); err != nil {
+				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -578,6 +585,16 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
+		}
+		// The HTTP row is rewritten with every change of the item: an
+		// update is rare, and the comparison would need the old item here.
+		if _, err := delHTTP.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.HTTP != nil {
+			if _, err := insHTTP.ExecContext(rctx, it.ID, encodeHTTP(it.HTTP)); err != nil {
+				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
+			}
 		}
 	}
 	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {

@@ -67,7 +67,7 @@ func testSpec() Spec {
 				Items: []ItemSpec{
 					{Key: "net.if.in[ifHCInOctets.1]", Type: "snmp_agent", ValueType: "3", Units: "bps", History: "1w", Trends: "0", SNMPOID: "IF-MIB::ifHCInOctets.1"},
 					{Key: "icmpping", Type: "simple", ValueType: "uint"},
-					{Key: "web.page.get[example.com]", Type: "http_agent", ValueType: "text", Delay: "5m"},
+					{Key: "web.page.get[example.com]", Type: "http_agent", ValueType: "text", Delay: "5m", HTTPSpec: HTTPSpec{URL: "http://example.com/"}},
 					{Key: "check.sh[a,b]", Type: "10", ValueType: "str", Delay: "10m;50s/1-5,09:00-18:00"},
 				},
 			},
@@ -195,7 +195,8 @@ func TestOpenApplyReopen(t *testing.T) {
 	check("switch 1", "icmpping", Item{Name: "icmpping", Type: SimpleCheck, ValueType: history.Uint,
 		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true})
 	check("switch 1", "web.page.get[example.com]", Item{Name: "web.page.get[example.com]", Type: HTTPAgent,
-		ValueType: history.Text, Delay: "5m", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true})
+		ValueType: history.Text, Delay: "5m", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true,
+		HTTP: &HTTPItem{URL: "http://example.com/", StatusCodes: "200", FollowRedirects: true}})
 	check("switch 1", "check.sh[a,b]", Item{Name: "check.sh[a,b]", Type: External, ValueType: history.Str,
 		Delay: "10m;50s/1-5,09:00-18:00", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true})
 
@@ -699,10 +700,14 @@ func TestExampleFile(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("%s does not use every value type: %v", path, seen)
 	}
-	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent, Dependent, Calculated} {
+	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent, Dependent, Calculated, SimpleCheck, HTTPAgent} {
 		if !types[want] {
 			t.Errorf("%s has no %s item", path, want)
 		}
+	}
+	if h := web.Item("app.health").HTTP; h == nil || h.URL != "http://127.0.0.1:8080/health" || h.StatusCodes != "200,503" ||
+		len(h.QueryFields) != 1 || h.Headers[0].Value != "application/json" || !h.FollowRedirects {
+		t.Errorf("the HTTP agent item of %s: %+v", path, h)
 	}
 	if res := mustApply(t, c, spec); res.Changed() {
 		t.Fatalf("re-applying %s changed something: %+v", path, res)

@@ -55,6 +55,10 @@
 //     through hooks the server sets (Options.CheckPreprocessing,
 //     Options.CheckFormula); without them only names, counts and which
 //     item types may have what are checked.
+//   - HTTP agent requests (http_item.go, Item.HTTP: Zabbix's url,
+//     query_fields, request_method, ... of type 19 items; table item_http,
+//     schema version 8), validated with Zabbix's values and names
+//     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

@@ -47,6 +47,10 @@ type ItemUpdate struct {
 	Preprocessing *[]PreprocSpec
 	MasterItemID  *uint64
 	Params        *string
+	// HTTP, if set, changes the HTTP agent fields (of an http_agent
+	// item): each field of the function's spec is the current value, to
+	// be changed as the caller sets.
+	HTTP func(*HTTPSpec)
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -121,6 +125,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
 		it.ID = id
+		if err := e.writeHTTP(it, false); err != nil {
+			return nil, err
+		}
 		e.items[id] = it
 		e.keys[hostKey{it.HostID, it.Key}] = id
 		e.created = append(e.created, it)
@@ -139,7 +146,7 @@ func specOf(it *Item) ItemSpec {
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
-		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID,
+		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 	}
 }
 
@@ -250,6 +257,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else if t, err := ParseItemType(spec.Type); err == nil && t != Dependent {
 			master = 0
 		}
+		if u.HTTP != nil {
+			u.HTTP(&spec.HTTPSpec)
+		}
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
@@ -338,6 +348,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}
+		if !n.HTTP.equal(cur.HTTP) {
+			if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
+				return err
+			}
+		}
 		if n.Key != cur.Key {
 			e.keys[hostKey{cur.HostID, cur.Key}] = 0
 			e.keys[hostKey{n.HostID, n.Key}] = n.ID
@@ -375,6 +390,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	initMap(&e.keys)
 	for _, id := range ids {
 		it := e.item(id)
+		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
@@ -426,4 +444,21 @@ func (e *Edit) overlayHasDependents(host uint64) bool {
 		}
 	}
 	return false
+}
+
+// writeHTTP stores it's HTTP agent request (item_http), replacing the
+// row it had if had.
+func (e *Edit) writeHTTP(it *Item, had bool) error {
+	if had {
+		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", it.ID); err != nil {
+			return e.fail(fmt.Errorf("cannot update the HTTP settings of item %d (%q): %w", it.ID, it.Key, err))
+		}
+	}
+	if it.HTTP == nil {
+		return nil
+	}
+	if _, err := e.exec("INSERT INTO item_http (item_id, config) VALUES (?, ?)", it.ID, encodeHTTP(it.HTTP)); err != nil {
+		return e.fail(fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err))
+	}
+	return nil
 }

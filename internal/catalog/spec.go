@@ -122,6 +122,9 @@ type ItemSpec struct {
 	// Params is a calculated item's formula or a script item's script;
 	// required for those types, refused for others.
 	Params string `yaml:"params"`
+	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
+	// used by http_agent items only.
+	HTTPSpec `yaml:",inline"`
 }
 
 // Defaults applied to empty fields.
@@ -573,6 +576,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		}
 		it.SNMPOID = is.SNMPOID
 	}
+	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

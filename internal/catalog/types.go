@@ -247,6 +247,9 @@ type Item struct {
 	// ("ns", "us", "ms" or "s"; see history.Precision), or "" for the
 	// server's history.timestamp_precision.
 	TimestampPrecision string
+	// HTTP is the request of an HTTP agent item (type 19), nil for every
+	// other type.
+	HTTP *HTTPItem
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -267,7 +270,8 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision &&
-		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing)
+		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
+		a.HTTP.equal(b.HTTP)
 }
 
 // HasDependents reports whether some dependent item has a as its master,

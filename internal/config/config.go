@@ -70,8 +70,8 @@ func (t *TLSConfig) validate() error {
 	return nil
 }
 
-// PollConfig configures the check scheduler and the passive agent
-// checker (internal/poll). The availability fields are Zabbix's
+// PollConfig configures the check scheduler and its checkers
+// (internal/poll: passive agent, ICMP, TCP service, HTTP agent). The availability fields are Zabbix's
 // UnreachablePeriod, UnreachableDelay and UnavailableDelay.
 type PollConfig struct {
 	// MaxInFlight bounds the checks of all types in flight together,
@@ -97,6 +97,25 @@ type PollConfig struct {
 	// regular series costs next to nothing for its timestamps; 0 stamps
 	// every value with its receive time.
 	TimestampTolerance Duration `yaml:"timestamp_tolerance"`
+	// SimpleMaxInFlight bounds simple checks (ICMP, TCP service) in
+	// flight; 0 leaves only max_in_flight.
+	SimpleMaxInFlight int `yaml:"simple_max_in_flight"`
+	// ICMPRate bounds the ICMP echo requests sent per second.
+	ICMPRate int `yaml:"icmp_rate"`
+	// ICMPSocket is "auto" (raw if permitted, else datagram ICMP),
+	// "raw" or "dgram".
+	ICMPSocket string `yaml:"icmp_socket"`
+	// HTTPMaxInFlight bounds HTTP agent checks in flight; 0 leaves only
+	// max_in_flight.
+	HTTPMaxInFlight int `yaml:"http_max_in_flight"`
+	// HTTPMaxBodySize bounds one HTTP agent response body; a larger one
+	// makes the item not supported.
+	HTTPMaxBodySize ByteSize `yaml:"http_max_body_size"`
+	// HTTPMaxHeaderSize bounds one HTTP agent response's headers.
+	HTTPMaxHeaderSize ByteSize `yaml:"http_max_header_size"`
+	// HTTPMaxConnsPerHost bounds the HTTP agent's connections to one
+	// host (kept alive and reused between checks).
+	HTTPMaxConnsPerHost int `yaml:"http_max_conns_per_host"`
 }
 
 // APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
@@ -219,6 +238,8 @@ func Default() Config {
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
 			UnreachableDelay: Duration(15 * time.Second), UnavailableDelay: Duration(60 * time.Second),
 			TimestampTolerance: Duration(2 * time.Millisecond),
+			ICMPRate:           10000, ICMPSocket: "auto",
+			HTTPMaxBodySize: 16 << 20, HTTPMaxHeaderSize: 1 << 20, HTTPMaxConnsPerHost: 32,
 		},
 		SNMP: defaultSNMP(),
 	}
@@ -381,6 +402,31 @@ func (p *PollConfig) validate() error {
 	}
 	if p.TimestampTolerance < 0 || p.TimestampTolerance > Duration(time.Second) {
 		return fieldErr("poll.timestamp_tolerance", "must be between 0 (off) and 1s, not %s", p.TimestampTolerance)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"poll.simple_max_in_flight", p.SimpleMaxInFlight}, {"poll.http_max_in_flight", p.HTTPMaxInFlight}} {
+		if f.v < 0 || f.v > p.MaxInFlight {
+			return fieldErr(f.name, "must be between 0 (no own bound) and poll.max_in_flight (%d), not %d", p.MaxInFlight, f.v)
+		}
+	}
+	if p.ICMPRate < 1 || p.ICMPRate > 1_000_000 {
+		return fieldErr("poll.icmp_rate", "must be between 1 and 1000000 packets per second, not %d", p.ICMPRate)
+	}
+	switch p.ICMPSocket {
+	case "auto", "raw", "dgram":
+	default:
+		return fieldErr("poll.icmp_socket", "must be auto, raw or dgram, not %q", p.ICMPSocket)
+	}
+	if p.HTTPMaxBodySize < 1024 || p.HTTPMaxBodySize > 1<<30 {
+		return fieldErr("poll.http_max_body_size", "must be between 1KiB and 1GiB, not %d bytes", p.HTTPMaxBodySize)
+	}
+	if p.HTTPMaxHeaderSize < 4096 || p.HTTPMaxHeaderSize > 16<<20 {
+		return fieldErr("poll.http_max_header_size", "must be between 4KiB and 16MiB, not %d bytes", p.HTTPMaxHeaderSize)
+	}
+	if p.HTTPMaxConnsPerHost < 1 || p.HTTPMaxConnsPerHost > 10000 {
+		return fieldErr("poll.http_max_conns_per_host", "must be between 1 and 10000, not %d", p.HTTPMaxConnsPerHost)
 	}
 	return nil
 }

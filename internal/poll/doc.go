@@ -26,7 +26,12 @@
 // one interval, without restart. An item that cannot be scheduled (a bad
 // interval or timeout, no interface) becomes not supported, saying why.
 // Item types whose CheckerSpec says NoInterface (internal items, package
-// poll/selfcheck) are checked without one and keep no availability.
+// poll/selfcheck) are checked without one and keep no availability;
+// those whose spec says NoAvailability (simple checks: packages
+// poll/icmp and poll/tcpsvc behind a KeyRouter, which hands each check
+// to the checker of its key) are checked through their interface's
+// address but neither change its availability nor wait while it is
+// unreachable, as in Zabbix.
 // A check that waited whole intervals (an overloaded or stopped server)
 // runs once and the missed intervals are counted, not run.
 //

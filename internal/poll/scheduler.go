@@ -41,6 +41,12 @@ type CheckerSpec struct {
 	// interface (Zabbix internal items); their checks have no Addr and
 	// InterfaceID 0, and no availability is kept for them.
 	NoInterface bool
+	// NoAvailability: items of this type are checked through their
+	// interface (its address) but neither change its availability nor
+	// wait while it is unreachable: Zabbix keeps availability for agent,
+	// SNMP, IPMI and JMX items only, and a simple check's "down" (an
+	// icmpping of 0) is its value, not an interface error.
+	NoAvailability bool
 }
 
 // Options configures a Scheduler.
@@ -353,7 +359,7 @@ func (s *Scheduler) dispatch(l *lane, now time.Time) {
 	sec, ms := now.Unix(), now.UnixMilli()
 	for len(l.heap) > 0 && l.heap[0].next <= ms && !s.full(l) {
 		e := l.heap.pop()
-		if st := s.ifaces[e.t.ifaceID]; st != nil && st.inError() {
+		if st := s.ifaces[e.t.ifaceID]; st != nil && st.inError() && !l.spec.NoAvailability {
 			if sec < st.disableUntil || st.probing {
 				// The interface is unreachable: this check waits for the
 				// next probe (on the item's own grid, so deferred checks
@@ -438,7 +444,7 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 		s.inFlight--
 		l := s.laneOf[e.t.typ]
 		s.m.results[c.status].Inc()
-		if !s.stopping || c.status != NetworkError {
+		if (!s.stopping || c.status != NetworkError) && !e.lane.spec.NoAvailability {
 			// Checks abandoned by a stop say nothing of the interface.
 			s.availability(c, e.probe, sec)
 		}

@@ -81,7 +81,11 @@ func newHarness(t testing.TB, hosts, items int, d string, opts Options) *harness
 		h.mu.Unlock()
 		return nil
 	}
-	opts.Checkers = map[catalog.ItemType]CheckerSpec{catalog.ZabbixAgent: {Checker: h.chk}}
+	checkers := map[catalog.ItemType]CheckerSpec{catalog.ZabbixAgent: {Checker: h.chk}}
+	for typ, spec := range opts.Checkers { // a test's other types
+		checkers[typ] = spec
+	}
+	opts.Checkers = checkers
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -423,6 +427,39 @@ func TestAvailability(t *testing.T) {
 	}
 	if metric(t, h.m, "peregrine_poll_interfaces_unavailable_total") != "1" || metric(t, h.m, "peregrine_poll_interfaces_recovered_total") != "1" {
 		t.Fatal("unavailable/recovered not counted once each")
+	}
+}
+
+// TestNoAvailability: checks of a type whose spec says NoAvailability
+// (simple checks) run through their interface's address, on schedule
+// while the interface is unreachable for agent checks, and neither their
+// values nor their network errors change its availability.
+func TestNoAvailability(t *testing.T) {
+	simple := &fakeChecker{}
+	h := newHarness(t, 1, 2, "5s", Options{UnreachableDelay: 30 * time.Second,
+		Checkers: map[catalog.ItemType]CheckerSpec{catalog.SimpleCheck: {Checker: simple, NoAvailability: true}}})
+	h.targets[1].typ = catalog.SimpleCheck // item 2: a simple check on the same interface 100
+	simpleRuns := 0
+	for sec := 0; sec < 40; sec++ {
+		agentCs := h.at(sec)
+		h.complete(agentCs, NetworkError, "", "connection refused")
+		cs := simple.take()
+		simpleRuns += len(cs)
+		status := OK
+		if sec%2 == 0 {
+			status = NetworkError
+		}
+		h.complete(cs, status, "0", "")
+		if len(cs) > 0 {
+			a, _ := h.rt.Availability(100)
+			if a.ErrorsFrom == 0 {
+				t.Fatalf("second %d: a simple check's result cleared the agent interface's error: %+v", sec, a)
+			}
+		}
+	}
+	// Every 5 s for 40 s: 8 runs, none deferred by the unreachable interface.
+	if simpleRuns != 8 {
+		t.Fatalf("simple check ran %d times in 40 s at 5 s, want 8", simpleRuns)
 	}
 }
 

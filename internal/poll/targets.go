@@ -58,6 +58,16 @@ func targetsOf(snap *catalog.Snapshot, types, noIface map[catalog.ItemType]bool,
 
 func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface bool, defTimeout time.Duration) target {
 	t := target{id: it.ID, seed: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
+	if it.Timeout != "" {
+		// Before the interface: an HTTP agent item has none, and its
+		// timeout counts all the same.
+		secs, err := delay.Seconds(it.Timeout)
+		if err != nil || secs < 1 || secs > 600 {
+			t.bad = fmt.Sprintf("invalid timeout %q: use 1s..10m", it.Timeout)
+			return t
+		}
+		t.timeout = time.Duration(secs) * time.Second
+	}
 	if noIface {
 		return t
 	}
@@ -77,14 +87,6 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 	t.ifaceID, t.addr = iface.ID, iface.Addr()
 	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.SNMPOID, '[') {
 		t.seed = iface.ID // plain OIDs only: walks are not batched
-	}
-	if it.Timeout != "" {
-		secs, err := delay.Seconds(it.Timeout)
-		if err != nil || secs < 1 || secs > 600 {
-			t.bad = fmt.Sprintf("invalid timeout %q: use 1s..10m", it.Timeout)
-			return t
-		}
-		t.timeout = time.Duration(secs) * time.Second
 	}
 	return t
 }

@@ -31,8 +31,11 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/poll/calc"
+	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
+	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -78,7 +81,11 @@ type Server struct {
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
-	Poller    *poll.Scheduler
+	Poller *poll.Scheduler
+	// icmp is the ICMP checker: its sockets and goroutines close after
+	// the poller stops.
+	icmp      *icmp.Checker
+	httpAgent *httpagent.Checker
 	API       *api.Server
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
@@ -196,6 +203,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	icmpSocket := cfg.Poll.ICMPSocket
+	if icmpSocket == "auto" {
+		icmpSocket = icmp.ModeAuto
+	}
+	s.icmp = icmp.New(icmp.Options{
+		Rate:    cfg.Poll.ICMPRate,
+		Socket:  icmpSocket,
+		Metrics: s.Metrics,
+		Logger:  log.With("component", "poll", "checker", "icmp"),
+	})
+	s.httpAgent = httpagent.New(httpagent.Options{
+		Item:            func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		MaxBodySize:     int64(cfg.Poll.HTTPMaxBodySize),
+		MaxHeaderSize:   int64(cfg.Poll.HTTPMaxHeaderSize),
+		MaxConnsPerHost: cfg.Poll.HTTPMaxConnsPerHost,
+		DefaultTimeout:  cfg.Poll.DefaultTimeout.Std(),
+		Metrics:         s.Metrics,
+		Logger:          log.With("component", "poll", "checker", "http"),
+	})
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -226,6 +252,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 			},
 			catalog.Internal:   {Checker: s.selfChecker(), NoInterface: true},
 			catalog.Calculated: {Checker: calcChecker, NoInterface: true},
+			// Simple checks: ICMP ping, TCP services and web pages, by key.
+			catalog.SimpleCheck: {
+				Checker: &poll.KeyRouter{Routes: []poll.Route{
+					{Match: icmp.IsKey, Checker: s.icmp},
+					{Match: tcpsvc.IsKey, Checker: tcpsvc.New(tcpsvc.Options{
+						Metrics: s.Metrics,
+						Logger:  log.With("component", "poll", "checker", "tcpsvc"),
+					})},
+					{Match: httpagent.IsWebPageKey, Checker: s.httpAgent.WebPage()},
+				}},
+				MaxInFlight:    cfg.Poll.SimpleMaxInFlight,
+				NoAvailability: true,
+			},
+			// HTTP agent items: the URL says where; no interface, no
+			// availability (Zabbix keeps none for them).
+			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -443,6 +485,12 @@ func (s *Server) closeAll() error {
 	}
 	if s.SNMPTraps != nil {
 		s.SNMPTraps.Close()
+	}
+	if s.icmp != nil {
+		errs = append(errs, s.icmp.Close())
+	}
+	if s.httpAgent != nil {
+		s.httpAgent.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
