@@ -117,6 +117,10 @@ func ParseStep(typ, params, handler, handlerParams string) (Step, error) {
 		if params != "" {
 			return Step{}, errors.New(`invalid parameter "params": should be empty`)
 		}
+	} else if info.params == 1 {
+		// One parameter is the whole text, line feeds included: a
+		// JavaScript step's script, trim characters, a path.
+		s.Params = []string{params}
 	} else {
 		s.Params = strings.Split(params, "\n")
 		if len(s.Params) != info.params {
@@ -134,8 +138,6 @@ func ParseStep(typ, params, handler, handlerParams string) (Step, error) {
 	switch {
 	case !info.handler && s.ErrorHandler != HandlerDefault:
 		return Step{}, errors.New(`invalid parameter "error_handler": should be 0 for this step type`)
-	case s.Type == StepCheckUnsupported && s.ErrorHandler == HandlerDefault:
-		return Step{}, errors.New(`invalid parameter "error_handler": "Check for not supported value" needs an error handler other than 0`)
 	case (s.ErrorHandler == HandlerDefault || s.ErrorHandler == HandlerDiscard) && handlerParams != "":
 		return Step{}, errors.New(`invalid parameter "error_handler_params": should be empty`)
 	case s.ErrorHandler == HandlerSetError && handlerParams == "":
@@ -210,20 +212,30 @@ func (s *Step) validateParams() error {
 			return err
 		}
 		s.jp = jp
-	case StepPrometheusPattern, StepPrometheusToJSON:
+	case StepPrometheusToJSON:
+		// An empty pattern converts every metric: Zabbix's API takes it,
+		// and the GitLab, InfluxDB and TiDB templates use it.
+		if strings.TrimSpace(p[0]) == "" {
+			s.prom = &promPattern{}
+			return nil
+		}
 		pat, err := parsePromPattern(p[0])
 		if err != nil {
 			return err
 		}
 		s.prom = pat
-		if s.Type == StepPrometheusPattern {
-			switch {
-			case p[1] == "value" && p[2] == "":
-			case p[1] == "label" && p[2] != "":
-			case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
-			default:
-				return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
-			}
+	case StepPrometheusPattern:
+		pat, err := parsePromPattern(p[0])
+		if err != nil {
+			return err
+		}
+		s.prom = pat
+		switch {
+		case p[1] == "value" && p[2] == "":
+		case p[1] == "label" && p[2] != "":
+		case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
+		default:
+			return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
 		}
 	case StepXPath, StepErrorFieldXML:
 		if p[0] == "" {

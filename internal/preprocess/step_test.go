@@ -38,7 +38,8 @@ func TestParseStepErrors(t *testing.T) {
 	f("28", "", "0", "", `"type"`)
 	f("x", "", "0", "", `"type"`)
 	f("1", "abc", "0", "", `numeric value is expected`)
-	f("1", "1\n2", "0", "", `1 parameters expected, got 2`)
+	f("1", "1\n2", "0", "", `a numeric value is expected, got "1`)
+	f("13", "1\n2\n3", "0", "", `2 parameters expected, got 3`)
 	f("5", "a(\n\\1", "0", "", `invalid regular expression`)
 	f("5", "abc", "0", "", `2 parameters expected, got 1`)
 	f("6", "x", "0", "", `should be empty`)
@@ -53,10 +54,23 @@ func TestParseStepErrors(t *testing.T) {
 	f("24", ";;\n\"\n1", "0", "", `at most one character`)
 	f("24", ",\n\"\n2", "0", "", `header flag`)
 	f("25", "\nx", "0", "", `search string cannot be empty`)
-	f("26", "", "0", "", `needs an error handler`)
+	f("26", "x", "1", "", `should be empty`)
 	f("12", "", "0", "", `unsupported construct in jsonpath`)
 	f("16", "$.a[", "0", "", `unsupported construct in jsonpath starting with: "["`)
 	f("11", "", "0", "", `cannot be empty`)
+}
+
+// TestParseStepOneParamKeepsLineFeeds: a one-parameter step's params is
+// its whole text; a script's lines are not parameters.
+func TestParseStepOneParamKeepsLineFeeds(t *testing.T) {
+	js := mustStep(t, "21", "var a = value;\nreturn a + '!';", "0", "")
+	if out, err := runOne(t, js, history.Str, "v"); err != nil || out.Text != "v!" {
+		t.Fatalf("two-line script: %+v, %v", out, err)
+	}
+	tr := mustStep(t, "2", "\n ", "0", "")
+	if out, err := runOne(t, tr, history.Str, "v \n\n"); err != nil || out.Text != "v" {
+		t.Fatalf("right trim of LF and space: %+v, %v", out, err)
+	}
 }
 
 func TestParseChain(t *testing.T) {
@@ -317,6 +331,10 @@ func TestCheckUnsupported(t *testing.T) {
 	f("1", "", failed, Output{Discarded: true}, "")
 	f("2", "0!!", failed, Output{Text: "0"}, "") // the custom value goes through the next steps
 	f("3", "host down", failed, Output{}, "host down")
+	// The default handler (Zabbix 6.0's API accepts it, and the GitLab
+	// template uses it) keeps the check's own error.
+	f("0", "", failed, Output{}, "Cannot connect")
+	f("0", "", Input{Text: "v!", Type: history.Str}, Output{Text: "v"}, "")
 	// A supported item's value passes the step untouched.
 	f("1", "", Input{Text: "v!", Type: history.Str}, Output{Text: "v"}, "")
 	// Without the step, a failed check's error is the chain's error.
