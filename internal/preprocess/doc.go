@@ -18,8 +18,13 @@
 //     be, what becomes of invalid UTF-8).
 //   - Preprocessing steps (issue 12, first slice): ParseStep and
 //     ParseChain read and validate Zabbix 6.0 step objects (type, params
-//     joined by LF, error_handler, error_handler_params) with the API's
-//     rules; Run applies a chain to one value's text with the error
+//     joined by LF, except that a one-parameter step's params is its
+//     whole text, error_handler, error_handler_params) with the API's
+//     rules; ParseExportStep reads a step as Zabbix's YAML export writes
+//     it (names such as JSONPATH and DISCARD_VALUE, a parameters list;
+//     names.go is the one table of those names). Every step of the
+//     official 6.0 templates parses but five (docs/templates-conformance.md,
+//     templates_test.go). Run applies a chain to one value's text with the error
 //     handlers (default, discard value, set value, set error) and returns
 //     the text, a discarded result, or a *StepError with Zabbix's
 //     message. The per-item memory of the change and discard steps is a
