@@ -24,7 +24,9 @@
 //     it (names such as JSONPATH and DISCARD_VALUE, a parameters list;
 //     names.go is the one table of those names). Every step of the
 //     official 6.0 templates parses but five (docs/templates-conformance.md,
-//     templates_test.go). Run applies a chain to one value's text with the error
+//     templates_test.go). A step that does not validate is a *ParamError
+//     naming the member and parameter at fault, so that the API words
+//     its own path. Run applies a chain to one value's text with the error
 //     handlers (default, discard value, set value, set error) and returns
 //     the text, a discarded result, or a *StepError with Zabbix's
 //     message. The per-item memory of the change and discard steps is a
@@ -47,6 +49,10 @@
 //     lookaround, and no catastrophic backtracking (JavaScript's own
 //     regular expressions do backtrack, bounded by the time limit). A
 //     JavaScript step has no memory limit yet.
+//
+// Trace is Run reporting each step's result, error and handler's
+// effect, for the API's preprocessing.test (the frontend's "Test"
+// button); Run shares its code and pays one nil check per step for it.
 //
 // The steps are pure functions: nothing applies them to values in
 // flight yet. Still to come (issue 12): a memory limit for JavaScript,

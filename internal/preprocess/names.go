@@ -1,7 +1,6 @@
 package preprocess
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -80,11 +79,11 @@ func HandlerByName(name string) (Handler, bool) {
 func ParseExportStep(typeName string, parameters []string, handlerName, handlerParams string) (Step, error) {
 	t, ok := StepTypeByName(typeName)
 	if !ok {
-		return Step{}, errors.New(`invalid parameter "type": unknown preprocessing step type "` + typeName + `"`)
+		return Step{}, &ParamError{Field: "type", Msg: `unknown preprocessing step type "` + typeName + `"`}
 	}
 	h, ok := HandlerByName(handlerName)
 	if !ok {
-		return Step{}, errors.New(`invalid parameter "error_handler": unknown error handler "` + handlerName + `" (expected ORIGINAL_ERROR, DISCARD_VALUE, CUSTOM_VALUE or CUSTOM_ERROR)`)
+		return Step{}, &ParamError{Field: "error_handler", Msg: `unknown error handler "` + handlerName + `" (expected ORIGINAL_ERROR, DISCARD_VALUE, CUSTOM_VALUE or CUSTOM_ERROR)`}
 	}
 	return ParseStep(strconv.Itoa(int(t)), strings.Join(parameters, "\n"), strconv.Itoa(int(h)), handlerParams)
 }
