@@ -112,6 +112,8 @@ type Edit struct {
 	newGroups []uint64           // groups created in this Edit, in order
 	newHosts  []uint64           // hosts created in this Edit, in order
 	strs      map[string]string  // interned low-cardinality item fields
+	steps     stepsInterner      // interned preprocessing chains
+	ck        *checks            // the Catalog's validation hooks
 
 	res EditResult
 }
@@ -150,7 +152,7 @@ func (c *Catalog) Edit(ctx context.Context, fn func(e *Edit) error) (EditResult,
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load()}
+	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit

@@ -8,9 +8,20 @@ import (
 	"testing"
 )
 
-// downgradeTLS turns a database of the current schema (version 5) into
-// version 4: without the hosts' encryption settings.
+// downgradeV6 turns a database of the current schema (version 6) into
+// version 5: without the items' master, params and preprocessing.
+var downgradeV6 = []string{
+	"ALTER TABLE items DROP COLUMN master_item_id",
+	"ALTER TABLE items DROP COLUMN params",
+	"ALTER TABLE items DROP COLUMN preprocessing",
+	"UPDATE catalog_meta SET schema_version = 5",
+}
+
+// downgradeTLS turns a database of the current schema (version 6) into
+// version 4: without the issue 12 item fields and the hosts' encryption
+// settings.
 var downgradeTLS = []string{
+	downgradeV6[0], downgradeV6[1], downgradeV6[2],
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
@@ -18,11 +29,12 @@ var downgradeTLS = []string{
 	"UPDATE catalog_meta SET schema_version = 4",
 }
 
-// downgradeV3 turns a database of the current schema (version 5) into
-// version 2: without the host encryption settings (version 5), the
-// per-item timestamp precision (version 4) and the interfaces (version 3).
+// downgradeV3 turns a database of the current schema (version 6) into
+// version 2: without the issue 12 item fields (version 6), the host
+// encryption settings (version 5), the per-item timestamp precision
+// (version 4) and the interfaces (version 3).
 var downgradeV3 = []string{
-	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
+	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3], downgradeTLS[4], downgradeTLS[5], downgradeTLS[6],
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",
