@@ -11,7 +11,8 @@
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing
-// objects with Zabbix's error paths). The
+// objects with Zabbix's error paths, which item.create and item.update
+// share; item.get returns the steps under selectPreprocessing). The
 // params vocabulary every method decodes into (IDs, integers, strings
 // as Zabbix clients send them) is in params.go, the parameters all get
 // methods share in get.go, and catalog.go turns catalog edit errors into

@@ -35,7 +35,9 @@ const (
 	fLastClock
 	fLastNS
 	fLastValue
+	fMasterItemID
 	fName
+	fParams
 	fPrevValue
 	fState
 	fStatus
@@ -51,7 +53,7 @@ const (
 
 var itemFieldNames = [nItemFields]string{
 	"delay", "error", "flags", "history", "hostid", "interfaceid", "itemid", "key_", "lastclock", "lastns", "lastvalue",
-	"name", "prevvalue", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
+	"master_itemid", "name", "params", "prevvalue", "state", "status", "timeout", "timestamp_precision", "trends", "type", "units", "value_type", "valuemapid",
 }
 
 // itemFieldByName maps a field name to its number.
@@ -67,7 +69,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits:
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fTimeout, fTimestampPrecision, fTrends, fUnits:
 		return true
 	}
 	return false
@@ -138,6 +140,10 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.HostID, 10)
 	case fItemID:
 		return strconv.AppendUint(dst, it.ID, 10)
+	case fMasterItemID:
+		return strconv.AppendUint(dst, it.MasterItemID, 10)
+	case fParams:
+		return append(dst, it.Params...)
 	case fKey:
 		return append(dst, it.Key...)
 	case fName:
@@ -199,6 +205,77 @@ func fieldOf(name string) (itemField, bool) {
 // itemSelect holds what item.get shapes beyond getParams.
 type itemSelect struct {
 	hosts, tags bool
+	// preprocessing lists the step fields selectPreprocessing asks for
+	// (nil: not selected), in name order.
+	preprocessing []string
+}
+
+// preprocFields are a preprocessing object's fields, in name order.
+var preprocFields = []string{"error_handler", "error_handler_params", "params", "type"}
+
+// parseSelectPreprocessing reads selectPreprocessing: "extend", or a list
+// of step fields. nil: not selected.
+func parseSelectPreprocessing(v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if x == "extend" {
+			return preprocFields, nil
+		}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, f := range preprocFields {
+			for _, e := range x {
+				if e == f {
+					out = append(out, f)
+					break
+				}
+			}
+		}
+		for j, e := range x {
+			if s, ok := e.(string); !ok || !slices.Contains(preprocFields, s) {
+				return nil, errParams(`Invalid parameter "/selectPreprocessing/%d": value must be one of "%s".`, j+1, strings.Join(preprocFields, `", "`))
+			}
+		}
+		return out, nil
+	}
+	return nil, errParams(`Invalid parameter "/selectPreprocessing": value must be "extend" or an array of field names.`)
+}
+
+// appendPreprocessing appends "preprocessing":[...] with the selected
+// fields of each step, all strings as Zabbix returns them.
+func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
+	dst = append(dst, `"preprocessing":[`...)
+	for i, st := range it.Preprocessing {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		for j, f := range fields {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, f)
+			dst = append(dst, ':')
+			switch f {
+			case "error_handler":
+				dst = append(dst, '"')
+				dst = strconv.AppendInt(dst, int64(st.ErrorHandler), 10)
+				dst = append(dst, '"')
+			case "error_handler_params":
+				dst = appendJSONString(dst, st.ErrorHandlerParams)
+			case "params":
+				dst = appendJSONString(dst, st.Params)
+			case "type":
+				dst = append(dst, '"')
+				dst = strconv.AppendInt(dst, int64(st.Type), 10)
+				dst = append(dst, '"')
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }
 
 // apply does for rows what getParams.apply does for objects, and encodes
@@ -365,13 +442,18 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 		}
 		first = false
 	}
-	hostsDone, tagsDone := !sel.hosts, !sel.tags
+	hostsDone, tagsDone, preDone := !sel.hosts, !sel.tags, sel.preprocessing == nil
 	for _, f := range fields {
 		name := itemFieldNames[f]
 		if !hostsDone && name > "hosts" {
 			sep()
 			dst = appendItemHosts(dst, r.it.Host)
 			hostsDone = true
+		}
+		if !preDone && name > "preprocessing" {
+			sep()
+			dst = appendPreprocessing(dst, r.it, sel.preprocessing)
+			preDone = true
 		}
 		if !tagsDone && name > "tags" {
 			sep()
@@ -393,6 +475,10 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 	if !hostsDone {
 		sep()
 		dst = appendItemHosts(dst, r.it.Host)
+	}
+	if !preDone {
+		sep()
+		dst = appendPreprocessing(dst, r.it, sel.preprocessing)
 	}
 	if !tagsDone {
 		sep()
@@ -421,6 +507,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.Timeout)
 	case fTimestampPrecision:
 		return appendJSONString(dst, it.TimestampPrecision)
+	case fParams:
+		return appendJSONString(dst, it.Params)
 	case fError:
 		return appendJSONString(dst, rs.stateOf(r).Error)
 	}
