@@ -6,8 +6,9 @@ import (
 )
 
 // stepNames are the step types as Zabbix's YAML/XML export names them
-// (the API numbers them; the export spells them out). One table, so that
-// the import and the template conformance test read them alike.
+// (the API numbers them; the export spells them out). The catalog's
+// import keeps its own copy, since it cannot import this package;
+// TestExportNamesMatchCatalogImport keeps the two equal.
 var stepNames = [...]string{
 	StepMultiplier: "MULTIPLIER", StepRTrim: "RTRIM", StepLTrim: "LTRIM", StepTrim: "TRIM",
 	StepRegsub: "REGEX", StepBool2Dec: "BOOL_TO_DECIMAL", StepOct2Dec: "OCTAL_TO_DECIMAL",
