@@ -22,9 +22,9 @@
 //     whole text, error_handler, error_handler_params) with the API's
 //     rules; ParseExportStep reads a step as Zabbix's YAML export writes
 //     it (names such as JSONPATH and DISCARD_VALUE, a parameters list;
-//     names.go is the one table of those names). Every step of the
-//     official 6.0 templates parses but five (docs/templates-conformance.md,
-//     templates_test.go). A step that does not validate is a *ParamError
+//     names.go; the catalog's import keeps a copy, tested equal). Every
+//     step of the official 6.0 templates parses but five
+//     (docs/templates-conformance.md, templates_test.go). A step that does not validate is a *ParamError
 //     naming the member and parameter at fault, so that the API words
 //     its own path. Run applies a chain to one value's text with the error
 //     handlers (default, discard value, set value, set error) and returns
