@@ -43,12 +43,14 @@
 //     regular expressions do backtrack, bounded by the time limit). A
 //     JavaScript step has no memory limit yet.
 //
-// The steps are pure functions: nothing applies them to values in
-// flight yet. Still to come (issue 12): a memory limit for JavaScript,
-// wiring
-// Run between acceptance and conversion in the pipeline shards, keeping
-// State there across restarts, dependent and calculated items, and the
-// API's preprocessing fields.
+// The steps are pure functions; package pipeline applies them to values
+// in flight, in the shard that owns each item, and keeps each item's
+// State there (saved across restarts with State.AppendBinary and
+// UnmarshalBinary). Compile turns a catalog item's steps into a chain
+// (CheckSteps is the catalog's validation hook). Cache lets the chains
+// of many dependent items run on one master value and parse its JSON
+// once (jsonpath.Parse), instead of once per dependent. Still to come
+// (issue 12): a memory limit for JavaScript, calculated items.
 //
 // It does not own the transport (ingest, api), the wording of replies to
 // a client, counting or logging (the callers count refusals by their
