@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"time"
 	"unsafe"
 
@@ -37,8 +38,13 @@ func InShard(it *catalog.Item) bool {
 // calls it, so the rules live in one place. s gets ItemID and the value;
 // the caller sets the timestamp.
 //
-// An item with steps or dependents gets a Raw sample (a copy of raw,
-// since callers reuse their buffers): its value can only be judged after
+// An item with steps or dependents gets a Raw sample whose S aliases
+// raw, without a copy (a JSON master value may be 100 KB): raw MUST stay
+// unchanged until the Submit that carries s has returned, which every
+// caller's request buffer does (Submit returns once the shard is done
+// with the value, and nothing the shard keeps refers to the text: it
+// stores converted copies, and clones what its step state and the item
+// states keep). Its value can only be judged after
 // the steps, in the shard that owns the item, which runs them and
 // converts the result, and where a failure makes the item not supported
 // as in Zabbix; such a value is never refused here. Any other value is
@@ -51,7 +57,7 @@ func Prepare(it *catalog.Item, raw []byte, s *history.Sample) error {
 	if !InShard(it) {
 		return preprocess.Convert(it.ValueType, raw, s)
 	}
-	s.Type, s.S = Raw, string(raw)
+	s.Type, s.S = Raw, unsafe.String(unsafe.SliceData(raw), len(raw))
 	return nil
 }
 
@@ -215,6 +221,9 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 	}
 	if failed != "" {
 		s.p.notSupported.Inc()
+		// A copy: a step's message quotes its input, which may alias
+		// the submitter's buffer (see Prepare).
+		failed = strings.Clone(failed)
 		s.p.opts.Runtime.SetItemState(it.ID, ItemState{NotSupported: true, Error: failed, Clock: v.Clock})
 		if n, ok := s.p.throttle.Allow("not supported"); ok {
 			s.p.opts.Logger.Warn("item not supported: its value failed preprocessing or conversion",
@@ -226,7 +235,7 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 	}
 	din := preprocess.Input{Time: in.Time}
 	if chainErr != "" {
-		din.Err = chainErr
+		din.Err = failed // the copy made above
 	} else {
 		// One parse of the result (a JSON document, typically) serves
 		// every dependent's first step, through this level's cache.

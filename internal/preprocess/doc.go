@@ -54,12 +54,14 @@
 // effect, for the API's preprocessing.test (the frontend's "Test"
 // button); Run shares its code and pays one nil check per step for it.
 //
-// The steps are pure functions: nothing applies them to values in
-// flight yet. Still to come (issue 12): a memory limit for JavaScript,
-// wiring
-// Run between acceptance and conversion in the pipeline shards, keeping
-// State there across restarts, dependent and calculated items, and the
-// API's preprocessing fields.
+// The steps are pure functions; package pipeline applies them to values
+// in flight, in the shard that owns each item, and keeps each item's
+// State there (saved across restarts with State.AppendBinary and
+// UnmarshalBinary). Compile turns a catalog item's steps into a chain
+// (CheckSteps is the catalog's validation hook). Cache lets the chains
+// of many dependent items run on one master value and parse its JSON
+// once (jsonpath.Parse), instead of once per dependent. Still to come
+// (issue 12): a memory limit for JavaScript, calculated items.
 //
 // It does not own the transport (ingest, api), the wording of replies to
 // a client, counting or logging (the callers count refusals by their

@@ -81,6 +81,9 @@ type Step struct {
 	xp *xpath.Expr
 	// prom is the parsed pattern of the Prometheus steps.
 	prom *promPattern
+	// mul is the parsed factor of a custom multiplier, so that the hot
+	// path does not parse it per value.
+	mul *factor
 }
 
 // stepInfo says how many parameters a type takes and whether it may have
@@ -195,9 +198,11 @@ func (s *Step) validateParams() error {
 	p := s.Params
 	switch s.Type {
 	case StepMultiplier:
-		if _, ok := parseFloat(trimNumber([]byte(p[0]))); !ok {
+		f, ok := parseFloat(trimNumber([]byte(p[0])))
+		if !ok {
 			return paramErr(1, "a numeric value is expected, got \""+p[0]+"\"")
 		}
+		s.mul = newFactor(p[0], f)
 	case StepRTrim, StepLTrim, StepTrim:
 		if p[0] == "" {
 			return paramErr(1, "cannot be empty")
@@ -510,7 +515,7 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 	case StepCheckUnsupported:
 		return text, nil // the item is supported: the step lets the value through
 	case StepMultiplier:
-		return multiplier(text, s.Params[0], in.Type)
+		return multiplier(text, s.Params[0], s.mul, in.Type)
 	case StepRTrim, StepLTrim, StepTrim:
 		return trim(s.Type, text, s.Params[0]), nil
 	case StepRegsub:
