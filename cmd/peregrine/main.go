@@ -159,7 +159,7 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
-	cat, err := catalog.Open(ctx, catalog.Options{Path: server.CatalogPath(cfg.DataDir), CheckFormula: server.CheckFormula})
+	cat, err := catalog.Open(ctx, server.CatalogOptions(cfg.DataDir, nil))
 	if err != nil {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1

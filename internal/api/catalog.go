@@ -178,6 +178,9 @@ func editError(err error, idField string) error {
 	}
 	var fe *catalog.FieldError
 	if errors.As(err, &fe) {
+		if e := masterError(fe, idField); e != nil {
+			return e
+		}
 		return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), strings.TrimSuffix(fe.Err.Error(), "."))
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -213,4 +216,30 @@ func apiPath(field, idField string) string {
 		}
 	}
 	return b.String()
+}
+
+// masterError words the catalog's refusals of a dependent item's master
+// as Zabbix's API does (`Incorrect value for field "master_itemid": ...`);
+// nil for other errors. The catalog's messages are matched by their
+// words: TestItemDependentErrors pins them.
+func masterError(fe *catalog.FieldError, idField string) *Error {
+	field := fe.Field
+	if !strings.HasSuffix(field, ".master_itemid") && !strings.HasSuffix(field, ".master_item") {
+		return nil
+	}
+	msg := fe.Err.Error()
+	switch {
+	case strings.Contains(msg, "cycle"):
+		return errParams(`Incorrect value for field "master_itemid": circular item dependency is not allowed.`)
+	case strings.Contains(msg, "levels"):
+		return errParams(`Incorrect value for field "master_itemid": maximum number of dependency levels reached.`)
+	case strings.Contains(msg, "another host"):
+		return errParams(`Incorrect value for field "master_itemid": hostid of dependent item and master item should match.`)
+	case strings.Contains(msg, "does not exist"), errors.Is(fe.Err, catalog.ErrNotFound):
+		return errNoPermissions
+	case strings.Contains(msg, "needs a master"):
+		obj, _, _ := strings.Cut(apiPath(field, idField), "/master_item")
+		return errParams(`Invalid parameter "%s": the parameter "master_itemid" is missing.`, obj)
+	}
+	return nil
 }

@@ -11,7 +11,12 @@
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
-// the queue through its server's internal protocol, not the API). The
+// the queue through its server's internal protocol, not the API),
+// preprocessing.go (preprocessing.test, also an extension: the
+// frontend's "Test" button, which Zabbix's frontend sends to its server;
+// docs/api.md has its shape, and the validation of preprocessing
+// objects with Zabbix's error paths, which item.create and item.update
+// share; item.get returns the steps under selectPreprocessing). The
 // params vocabulary every method decodes into (IDs, integers, strings
 // as Zabbix clients send them) is in params.go, the parameters all get
 // methods share in get.go, and catalog.go turns catalog edit errors into

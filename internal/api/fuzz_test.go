@@ -57,6 +57,7 @@ func FuzzRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"host.get","params":{"selectInterfaces":["available","details"]},"auth":"ro","id":11}`,
 		`{"jsonrpc":"2.0","method":"task.create","params":[{"type":6,"request":{"itemid":"3"}}],"auth":"ro","id":12}`,
 		`{"jsonrpc":"2.0","method":"item.get","params":{"filter":{"state":"1"},"output":["error","interfaceid"]},"auth":"ro","id":13}`,
+		`{"jsonrpc":"2.0","method":"item.get","params":{"selectPreprocessing":["type","params"],"output":["master_itemid","params"]},"auth":"ro","id":14}`,
 		`[]`, `{`, `null`, `"x"`, `[1,2]`,
 	} {
 		f.Add([]byte(seed))

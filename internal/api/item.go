@@ -3,8 +3,10 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -32,8 +34,14 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		Templated   *bool `json:"templated"`
 		SelectHosts any   `json:"selectHosts"`
 		SelectTags  any   `json:"selectTags"`
+		// SelectPreprocessing adds each item's steps (Zabbix 6.0).
+		SelectPreprocessing any `json:"selectPreprocessing"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing)
+	if err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -111,27 +119,31 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 			visit(h)
 		}
 	}
-	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts != nil, tags: p.SelectTags != nil})
+	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts != nil, tags: p.SelectTags != nil, preprocessing: selPre})
 }
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as tags, value maps) are
-// accepted and ignored; preprocessing must be empty, since ignoring it
-// would store unprocessed values.
+// settings such as tags, value maps) are accepted and ignored.
+// preprocessing is validated as Zabbix's API validates it, with its
+// error paths (preprocessing.go); master_itemid is a dependent item's
+// master and params a calculated item's formula (or a script item's
+// script).
 type itemParams struct {
-	ItemID        flexID  `json:"itemid"`
-	HostID        flexID  `json:"hostid"`
-	Name          jstring `json:"name"`
-	Key           jstring `json:"key_"`
-	Type          flexInt `json:"type"`
-	ValueType     flexInt `json:"value_type"`
-	Delay         jtime   `json:"delay"`
-	History       jtime   `json:"history"`
-	Trends        jtime   `json:"trends"`
-	Units         jstring `json:"units"`
-	Status        flexInt `json:"status"`
-	Preprocessing jlist   `json:"preprocessing"`
+	ItemID        flexID          `json:"itemid"`
+	HostID        flexID          `json:"hostid"`
+	Name          jstring         `json:"name"`
+	Key           jstring         `json:"key_"`
+	Type          flexInt         `json:"type"`
+	ValueType     flexInt         `json:"value_type"`
+	Delay         jtime           `json:"delay"`
+	History       jtime           `json:"history"`
+	Trends        jtime           `json:"trends"`
+	Units         jstring         `json:"units"`
+	Status        flexInt         `json:"status"`
+	Preprocessing json.RawMessage `json:"preprocessing"`
+	MasterItemID  flexID          `json:"master_itemid"`
+	Params        jstring         `json:"params"`
 	// InterfaceID must be one of the host's interfaces of the type the
 	// item type needs; agent items without one get the host's main agent
 	// interface. Ignored (stored as 0) for types that use none.
@@ -155,10 +167,8 @@ type itemParams struct {
 	TrapperHosts  notStored `json:"trapper_hosts"`
 	PublicKey     notStored `json:"publickey"`
 	PrivateKey    notStored `json:"privatekey"`
-	Params        notStored `json:"params"`
 	IPMISensor    notStored `json:"ipmi_sensor"`
 	JMXEndpoint   notStored `json:"jmx_endpoint"`
-	MasterItemID  notStored `json:"master_itemid"`
 	Parameters    notStored `json:"parameters"`
 	UUID          notStored `json:"uuid"`
 }
@@ -185,9 +195,51 @@ func (p *itemParams) common(i int) error {
 		return empty(i, "history")
 	case p.Trends.set && p.Trends.v == "":
 		return empty(i, "trends")
+	}
+	return nil
+}
 
-	case p.Preprocessing.n > 0:
-		return unsupported(i, "preprocessing", "preprocessing steps")
+// steps validates the preprocessing member, if present, and returns it
+// in the catalog's form; nil means absent (an empty list removes an
+// item's steps on update).
+func (p *itemParams) steps(i int) (*[]catalog.PreprocSpec, error) {
+	if p.Preprocessing == nil {
+		return nil, nil
+	}
+	path := strconv.Itoa(i+1) + "/preprocessing"
+	in, err := decodeSteps(p.Preprocessing, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) > maxTestSteps {
+		return nil, errParams(`Invalid parameter "/%s": %d steps, more than %d.`, path, len(in), maxTestSteps)
+	}
+	chain, err := parseSteps(in, "/"+path)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]catalog.PreprocSpec, len(chain))
+	for j, st := range chain {
+		specs[j] = catalog.StepSpec(strconv.Itoa(int(st.Type)), strings.Join(st.Params, "\n"), strconv.Itoa(int(st.ErrorHandler)), st.ErrorParams)
+	}
+	return &specs, nil
+}
+
+// typeRules checks master_itemid and params against the item's type
+// (typ: the new type, or on update the current one if unchanged), as
+// Zabbix's validator does: a dependent item needs its master and only
+// it has one; a calculated item needs its formula. hasMaster says the
+// item already has a master (update).
+func (p *itemParams) typeRules(i int, typ catalog.ItemType, hasMaster, hasParams bool) error {
+	switch {
+	case typ == catalog.Dependent && !hasMaster && (!p.MasterItemID.set || p.MasterItemID.v == 0):
+		return missing(i, "master_itemid")
+	case typ != catalog.Dependent && p.MasterItemID.set && p.MasterItemID.v != 0:
+		return errParams(`Invalid parameter "/%d": unexpected parameter "master_itemid".`, i+1)
+	case typ == catalog.Calculated && !hasParams && !p.Params.set:
+		return missing(i, "params")
+	case typ == catalog.Calculated && p.Params.set && p.Params.v == "":
+		return empty(i, "params")
 	}
 	return nil
 }
@@ -224,12 +276,22 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
+		if err := p.typeRules(i, catalog.ItemType(p.Type.v), false, false); err != nil {
+			return nil, err
+		}
+		steps, err := p.steps(i)
+		if err != nil {
+			return nil, err
+		}
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v,
-		}, InterfaceID: p.InterfaceID.v}
+			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v, Params: p.Params.v,
+		}, InterfaceID: p.InterfaceID.v, MasterItemID: p.MasterItemID.v}
 		p.httpParams.apply(&items[i].HTTPSpec)
+		if steps != nil {
+			items[i].Preprocessing = *steps
+		}
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -260,6 +322,20 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil, missing(i, "itemid")
 		}
 		if err := p.common(i); err != nil {
+			return nil, err
+		}
+		cur := snap.Item(p.ItemID.v)
+		if cur != nil {
+			typ := cur.Type
+			if p.Type.set {
+				typ = catalog.ItemType(p.Type.v)
+			}
+			if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Params != ""); err != nil {
+				return nil, err
+			}
+		}
+		steps, err := p.steps(i)
+		if err != nil {
 			return nil, err
 		}
 		if p.HostID.set {
@@ -296,6 +372,10 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
+		u.Preprocessing, u.Params = steps, str(p.Params)
+		if p.MasterItemID.set {
+			u.MasterItemID = &p.MasterItemID.v
+		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {
 			u.Status = new(itemStatus(p.Status.v))

@@ -38,8 +38,10 @@ const (
 	fLastClock
 	fLastNS
 	fLastValue
+	fMasterItemID
 	fName
 	fOutputFormat
+	fParams
 	fPassword
 	fPostType
 	fPosts
@@ -69,7 +71,7 @@ const (
 
 var itemFieldNames = [nItemFields]string{
 	"authtype", "delay", "error", "flags", "follow_redirects", "history", "hostid", "http_proxy", "interfaceid",
-	"itemid", "key_", "lastclock", "lastns", "lastvalue", "name", "output_format", "password", "post_type",
+	"itemid", "key_", "lastclock", "lastns", "lastvalue", "master_itemid", "name", "output_format", "params", "password", "post_type",
 	"posts", "prevvalue", "request_method", "retrieve_mode", "snmp_oid", "ssl_cert_file", "ssl_key_file",
 	"ssl_key_password", "state", "status", "status_codes", "timeout", "timestamp_precision", "trends", "type",
 	"units", "url", "username", "value_type", "valuemapid", "verify_host", "verify_peer",
@@ -88,7 +90,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits,
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits,
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
@@ -162,6 +164,10 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.HostID, 10)
 	case fItemID:
 		return strconv.AppendUint(dst, it.ID, 10)
+	case fMasterItemID:
+		return strconv.AppendUint(dst, it.MasterItemID, 10)
+	case fParams:
+		return append(dst, it.Params...)
 	case fKey:
 		return append(dst, it.Key...)
 	case fName:
@@ -230,6 +236,77 @@ type itemSelect struct {
 	// headers and queryFields: the output asks for the HTTP agent's
 	// list members (set by applyItems from the output).
 	headers, queryFields bool
+	// preprocessing lists the step fields selectPreprocessing asks for
+	// (nil: not selected), in name order.
+	preprocessing []string
+}
+
+// preprocFields are a preprocessing object's fields, in name order.
+var preprocFields = []string{"error_handler", "error_handler_params", "params", "type"}
+
+// parseSelectPreprocessing reads selectPreprocessing: "extend", or a list
+// of step fields. nil: not selected.
+func parseSelectPreprocessing(v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if x == "extend" {
+			return preprocFields, nil
+		}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, f := range preprocFields {
+			for _, e := range x {
+				if e == f {
+					out = append(out, f)
+					break
+				}
+			}
+		}
+		for j, e := range x {
+			if s, ok := e.(string); !ok || !slices.Contains(preprocFields, s) {
+				return nil, errParams(`Invalid parameter "/selectPreprocessing/%d": value must be one of "%s".`, j+1, strings.Join(preprocFields, `", "`))
+			}
+		}
+		return out, nil
+	}
+	return nil, errParams(`Invalid parameter "/selectPreprocessing": value must be "extend" or an array of field names.`)
+}
+
+// appendPreprocessing appends "preprocessing":[...] with the selected
+// fields of each step, all strings as Zabbix returns them.
+func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
+	dst = append(dst, `"preprocessing":[`...)
+	for i, st := range it.Preprocessing {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		for j, f := range fields {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, f)
+			dst = append(dst, ':')
+			switch f {
+			case "error_handler":
+				dst = append(dst, '"')
+				dst = strconv.AppendInt(dst, int64(st.ErrorHandler), 10)
+				dst = append(dst, '"')
+			case "error_handler_params":
+				dst = appendJSONString(dst, st.ErrorHandlerParams)
+			case "params":
+				dst = appendJSONString(dst, st.Params)
+			case "type":
+				dst = append(dst, '"')
+				dst = strconv.AppendInt(dst, int64(st.Type), 10)
+				dst = append(dst, '"')
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }
 
 // apply does for rows what getParams.apply does for objects, and encodes
@@ -406,6 +483,7 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 	}{
 		{"headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) }},
 		{"hosts", sel.hosts, func(b []byte) []byte { return appendItemHosts(b, r.it.Host) }},
+		{"preprocessing", sel.preprocessing != nil, func(b []byte) []byte { return appendPreprocessing(b, r.it, sel.preprocessing) }},
 		{"query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) }},
 		{"tags", sel.tags, func(b []byte) []byte { return append(b, `"tags":[]`...) }},
 	}
@@ -497,6 +575,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.SNMPOID)
 	case fTimestampPrecision:
 		return appendJSONString(dst, it.TimestampPrecision)
+	case fParams:
+		return appendJSONString(dst, it.Params)
 	case fError:
 		return appendJSONString(dst, rs.stateOf(r).Error)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:

@@ -17,7 +17,7 @@ import (
 
 // refItemObject is the map form of an item that item.get used to build
 // per row; it is the reference model for the typed rows.
-func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags bool, out output) object {
+func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags, withSteps bool, out output) object {
 	o := object{
 		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
 		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
@@ -25,7 +25,8 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"status": status(it.Enabled), "state": "0", "valuemapid": "0", "flags": "0",
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
-		"snmp_oid": it.SNMPOID,
+		"snmp_oid":      it.SNMPOID,
+		"master_itemid": id(it.MasterItemID), "params": it.Params,
 	}
 	hi := it.HTTP
 	if hi == nil {
@@ -67,6 +68,14 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 			o["headers"] = hd
 		}
 	}
+	if withSteps {
+		steps := []object{}
+		for _, st := range it.Preprocessing {
+			steps = append(steps, object{"type": strconv.Itoa(st.Type), "params": st.Params,
+				"error_handler": strconv.Itoa(st.ErrorHandler), "error_handler_params": st.ErrorHandlerParams})
+		}
+		o["preprocessing"] = steps
+	}
 	if s, ok := st.ItemState(it.ID); ok {
 		o["error"] = s.Error
 		if s.NotSupported {
@@ -103,6 +112,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 		Monitored   bool `json:"monitored"`
 		SelectHosts any  `json:"selectHosts"`
 		SelectTags  any  `json:"selectTags"`
+		SelectSteps any  `json:"selectPreprocessing"`
 	}
 	if err := decodeParams([]byte(params), &p); err != nil {
 		return nil, err
@@ -119,7 +129,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 			if p.Monitored && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, parseOutput(p.Output, true)))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, p.SelectSteps != nil, parseOutput(p.Output, true)))
 		}
 	}
 	switch {
@@ -166,6 +176,11 @@ func TestItemGetMatchesObjects(t *testing.T) {
 			{Key: "f1", ValueType: "float", Units: "B"}, {Key: "u1", ValueType: "unsigned", Name: "load x"},
 			{Key: `s["a b",c]`, ValueType: "character", Name: "Ünïcode \u2028 name"}, {Key: "k10", Type: "zabbix_agent", Delay: "10s", Status: "disabled"},
 			{Key: "k9", Type: "zabbix_agent", Delay: "9s", History: "7d", Trends: "0", Timeout: "7s"},
+			{Key: "json", ValueType: "text"},
+			{Key: "dep", Type: "dependent", MasterItem: &catalog.MasterItemSpec{Key: "json"}, ValueType: "unsigned", Preprocessing: []catalog.PreprocSpec{
+				{Type: "JSONPATH", Parameters: []string{`$.a["b c"]`}, ErrorHandler: "CUSTOM_VALUE", ErrorHandlerParams: "0"},
+				{Type: "JAVASCRIPT", Parameters: []string{"var x = value;", "return x * 2;"}}}},
+			{Key: "calc", Type: "calculated", Params: `last(//f1) * 2`, Delay: "1m"},
 		}},
 		{Host: "h2", Status: "disabled", Groups: []string{"G2"}, Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float"}, {Key: "text", ValueType: "text", Name: "lo"}, {Key: "x.log", ValueType: "log"},
@@ -217,6 +232,11 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		`{"filter":{"state":"1"},"output":["key_","state","error","interfaceid","timeout"]}`,
 		`{"search":{"error":"unsupported"},"output":["error"]}`,
 		`{"filter":{"interfaceid":"0"},"countOutput":true}`,
+		`{"selectPreprocessing":"extend","output":["key_","master_itemid","params"]}`,
+		`{"selectPreprocessing":"extend","selectHosts":"extend","selectTags":"extend"}`,
+		`{"selectPreprocessing":"extend","preservekeys":true,"output":["itemid"]}`,
+		`{"filter":{"master_itemid":"` + iid("h1", "json") + `"},"output":["key_"]}`,
+		`{"search":{"params":"last"},"output":["key_","params"]}`,
 	}
 	for _, params := range cases {
 		want, wantErr := refItemGet(snap, lv, rt, params)

@@ -336,6 +336,8 @@ func typeError(b []byte, want reflect.Kind) error {
 		t = reflect.TypeFor[uint64]()
 	case reflect.Slice:
 		t = reflect.TypeFor[[]any]()
+	case reflect.Bool:
+		t = reflect.TypeFor[bool]()
 	default:
 		t = reflect.TypeFor[struct{}]()
 	}
@@ -357,6 +359,8 @@ func expected(t reflect.Type) string {
 		return "a number is expected"
 	case reflect.Slice:
 		return "an array is expected"
+	case reflect.Bool:
+		return "a boolean is expected"
 	}
 	return "an object is expected"
 }

@@ -181,6 +181,7 @@ func New(opts Options) *Server {
 	s.registerConfig()
 	s.registerAccounts()
 	s.registerPush()
+	s.registerPreprocessing()
 	return s
 }
 

@@ -260,9 +260,18 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			clock = row.clock
 		}
 		if e != nil && e.has&hasState != 0 && e.state == 1 {
+			s.m.notSupported.Inc()
+			if sm := (history.Sample{Clock: -1, NS: -1}); pipeline.PrepareError(it, string(row.value), &sm) {
+				// Its steps or dependents see the failure, in the shard.
+				if row.has&hasClock != 0 {
+					sm.Clock, sm.NS = row.clock, 0
+				}
+				stamp.stamp(&sm, i)
+				samples = append(samples, sm)
+				continue
+			}
 			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: string(row.value), Clock: clock}})
 			processed++
-			s.m.notSupported.Inc()
 			continue
 		}
 		if row.has&hasValue == 0 {
@@ -281,7 +290,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 				sm.NS = int32(row.ns)
 			}
 		}
-		if err := preprocess.Value(it, row.value, &sm); err != nil {
+		if err := pipeline.Prepare(it, row.value, &sm); err != nil {
 			failed[refused(preprocess.BadValue)]++
 			s.itemFailed(refused(preprocess.BadValue), it, err)
 			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: clock}})
@@ -292,7 +301,9 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 		}
 		stamp.stamp(&sm, i)
 		samples = append(samples, sm)
-		a.states = append(a.states, stateChange{item: it.ID}) // normal
+		if sm.Type != pipeline.Raw {
+			a.states = append(a.states, stateChange{item: it.ID}) // normal; a Raw value's state is the shard's to set
+		}
 	}
 	cs.samples = samples
 	s.m.received.Add(uint64(len(rows)))

@@ -55,6 +55,7 @@ type testServer struct {
 	reg   *selfmon.Registry
 	logs  *syncBuffer
 	addr  string
+	rt    *pipeline.Runtime // the item states the pipeline's preprocessing sets
 }
 
 type syncBuffer struct {
@@ -78,8 +79,8 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 	t.Helper()
 	ctx := context.Background()
 	cat := catalogtest.Open(t, spec)
-	ts := &testServer{store: memstore.New(), cat: cat, reg: selfmon.NewRegistry(), logs: &syncBuffer{}}
-	p, err := pipeline.New(pipeline.Options{Shards: 2, Store: ts.store, Metrics: ts.reg})
+	ts := &testServer{store: memstore.New(), cat: cat, reg: selfmon.NewRegistry(), logs: &syncBuffer{}, rt: pipeline.NewRuntime()}
+	p, err := pipeline.New(pipeline.Options{Shards: 2, Store: ts.store, Metrics: ts.reg, Catalog: cat.Snapshot, Runtime: ts.rt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func checkPush(snap *catalog.Snapshot, v *preprocess.RawValue, sm *history.Sampl
 	if r != preprocess.Accepted {
 		return refused(r), pushMessages[r]
 	}
-	if err := preprocess.Value(it, v.Value, sm); err != nil {
+	if err := pipeline.Prepare(it, v.Value, sm); err != nil {
 		return refused(preprocess.BadValue), "Invalid value: " + err.Error() + "."
 	}
 	return 0, ""

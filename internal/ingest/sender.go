@@ -6,6 +6,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
@@ -30,7 +31,10 @@ func str(b []byte) string {
 // the rest are still processed. Unlike Zabbix, which counts a value that
 // later fails conversion as processed and makes the item unsupported,
 // Peregrine converts before acknowledging and counts such a value as
-// failed, so "processed" means "stored".
+// failed, so "processed" means "stored" — except for items with
+// preprocessing steps or dependent items, whose values are judged after
+// their steps in the pipeline shard (pipeline.Prepare): those count as
+// processed, and a failure makes the item not supported, as in Zabbix.
 //
 // Timestamps: a row with clock and ns keeps them; rows with clock but no
 // ns get ns 0, 1, 2, ... in request order (as Zabbix does); rows without
@@ -134,7 +138,7 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 	if !s.allowed(it.Host, peer, remote) {
 		return failTLS, false
 	}
-	if err := preprocess.Value(it, row.value, sm); err != nil {
+	if err := pipeline.Prepare(it, row.value, sm); err != nil {
 		s.valueFailed(refused(preprocess.BadValue), host, key, err)
 		return refused(preprocess.BadValue), false
 	}

@@ -21,6 +21,43 @@
 // evaluation and other per-value consumers attach without this package
 // importing them; see CommitFunc for its contract.
 //
+// Preprocessing (preproc.go): a value of an item with steps or
+// dependent items is submitted as text (a Raw sample, made by Prepare,
+// which every way in calls) and preprocessed in the shard that owns the
+// item, on the shard goroutine, just before the store write: the
+// item's chain (package preprocess) runs, then the conversion to its
+// value type, then each dependent item's chain on the result, up to 3
+// levels, all in the same batch. There is no central preprocessing
+// manager and no extra goroutine hop per value. Values of items without
+// steps or dependents are converted where they arrive (Prepare again),
+// which is what the shard would do with them, so that a sender still
+// hears of a value that does not convert. A failing step or conversion
+// makes the item not supported with the message (Options.Runtime),
+// counted and logged (throttled); the next good value makes it
+// supported again; a discarded value stores nothing and changes no
+// state. A master's failure is its dependents' input, so they become
+// not supported too unless a "Check for not supported value" step turns
+// it into a value.
+//
+// Dependent items are processed in the shard of their root master,
+// where the master's value arrives: Submit routes by the submitted
+// item (always a root: only dependent items have masters, and nothing
+// submits for them), and Last and Seed look a dependent up in its
+// root's shard. An item whose master changes moves with it; its last
+// values in the old shard are then forgotten. The JSON document of a
+// master value is parsed once for all its dependents' first JSONPath
+// steps (preprocess.Cache, one per level).
+//
+// The steps' per-item state (previous values for the change and discard
+// steps) lives in the shard beside the compiled chain, and survives a
+// restart through a state file (Options.StatePath,
+// docs/format/preprocess-state.md) saved every StateInterval and at
+// stop, and read by New. It is persisted rather than rebuilt from
+// history because a change step remembers its input, which history does
+// not hold (it holds the change). A state file that is damaged is
+// refused as a whole; the change steps then discard each item's first
+// value, as after Zabbix's restarts.
+//
 // Restart: the per-item state lives in memory. Seed rebuilds it from the
 // store at start (the newest two values of each catalog item), so that
 // the API's last and previous values survive a restart.
@@ -39,7 +76,9 @@
 // and the shards' time in commits is their busy time (Busy,
 // zabbix[process,pipeline shard,avg,busy]).
 //
-// Concurrency: Submit may be called from any number of goroutines. The hot
+// Concurrency: Submit may be called from any number of goroutines. A
+// shard's preprocessing memory is touched by its goroutine, under a
+// mutex taken once per batch with Raw samples, and by SaveState. The hot
 // path is not lock-free: it takes each touched shard's queue mutex once
 // per submitted batch (not per value), and the shard goroutine takes its
 // state lock once per written batch to update the per-item state. Last

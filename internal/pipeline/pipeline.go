@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
@@ -33,6 +35,22 @@ type Options struct {
 	// Metrics receives the pipeline's counters; nil disables them.
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
+	// Catalog returns the current catalog snapshot: the shards look up
+	// the items of Raw samples (steps, value type, dependents) in it,
+	// once per batch. Required if Raw samples are submitted; without it
+	// they are dropped with an error logged.
+	Catalog func() *catalog.Snapshot
+	// Runtime receives the item states that preprocessing sets (not
+	// supported with the step's message, supported again). Default: a
+	// private one.
+	Runtime *Runtime
+	// StatePath is the file that keeps the preprocessing steps' per-item
+	// state (previous values for change and discard steps) across
+	// restarts; "" keeps it in memory only. See SaveState.
+	StatePath string
+	// StateInterval is how often Run saves the state besides at stop;
+	// default one minute, so a crash loses at most that much of it.
+	StateInterval time.Duration
 }
 
 // CommitFunc is the pipeline's one hook for its consumers (trigger
@@ -76,6 +94,12 @@ func (o *Options) ensureDefaults() {
 	if o.Metrics == nil {
 		o.Metrics = selfmon.NewRegistry()
 	}
+	if o.Runtime == nil {
+		o.Runtime = NewRuntime()
+	}
+	if o.StateInterval <= 0 {
+		o.StateInterval = time.Minute
+	}
 }
 
 // Pipeline is the sharded value pipeline.
@@ -92,6 +116,12 @@ type Pipeline struct {
 	// busy is the shards' time writing to the store (zabbix[process,
 	// pipeline shard,avg,busy]).
 	busy *selfmon.Busy
+	// discarded and notSupported count preprocessing results: values a
+	// step discarded, values that left their item not supported.
+	discarded    *selfmon.Counter
+	notSupported *selfmon.Counter
+	throttle     *selfmon.LogThrottle
+	saveMu       sync.Mutex // one SaveState at a time
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -112,6 +142,9 @@ func New(opts Options) (*Pipeline, error) {
 		p.byType[t] = m.Counter("peregrine_pipeline_values_committed_by_type_total", "Values accepted by the history store, by value type.",
 			"type", typeLabels[t])
 	}
+	p.discarded = m.Counter("peregrine_preprocessing_discarded_total", "Values that a preprocessing step discarded (discard unchanged, first value of a change step, discard-value handler).")
+	p.notSupported = m.Counter("peregrine_preprocessing_not_supported_total", "Values whose preprocessing or conversion failed, leaving their item not supported.")
+	p.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent writing batches (store write, last values, commit hook), summed over shards.", opts.Shards)
 	m.Rate("peregrine_pipeline_values_committed_per_second", "Values accepted by the history store per second, over the last rate interval.",
 		func() float64 { return float64(p.committed.Load()) })
@@ -120,6 +153,16 @@ func New(opts Options) (*Pipeline, error) {
 		p.shards = append(p.shards, s)
 		m.GaugeFunc("peregrine_pipeline_queue_values", "Values waiting in a shard's queue.",
 			func() float64 { return float64(s.depth.Load()) }, "shard", strconv.Itoa(i))
+	}
+	if opts.StatePath != "" {
+		n, err := p.loadState()
+		if err != nil {
+			// Not fatal: without it the change steps discard each item's
+			// first value, which is all a lost state costs.
+			opts.Logger.Error("cannot read the preprocessing state; starting without it", "path", opts.StatePath, "err", err)
+		} else if n > 0 {
+			opts.Logger.Info("preprocessing state restored", "path", opts.StatePath, "items", n)
+		}
 	}
 	return p, nil
 }
@@ -162,8 +205,36 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	stop := context.AfterFunc(ctx, p.Stop)
 	defer stop()
+	done := make(chan struct{})
+	if p.opts.StatePath != "" {
+		go p.saveLoop(done)
+	}
 	p.wg.Wait()
+	close(done)
+	// After the shards drained: the state of every value they wrote.
+	if err := p.SaveState(); err != nil {
+		p.opts.Logger.Error("cannot save the preprocessing state at stop", "err", err)
+		return err
+	}
 	return nil
+}
+
+// saveLoop saves the preprocessing state every StateInterval until done.
+func (p *Pipeline) saveLoop(done <-chan struct{}) {
+	t := time.NewTicker(p.opts.StateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			if err := p.SaveState(); err != nil {
+				if n, ok := p.throttle.Allow("save state"); ok {
+					p.opts.Logger.Error("cannot save the preprocessing state", "err", err, "suppressed", n)
+				}
+			}
+		}
+	}
 }
 
 // Stop makes Submit refuse new values, lets the shards write what they
@@ -305,5 +376,18 @@ func putScratch(sc *scratch) {
 // item (ok is false when the item has none yet; prev.ItemID is 0 when there
 // was only one).
 func (p *Pipeline) Last(item uint64) (last, prev history.Sample, ok bool) {
-	return p.shards[p.shardOf(item)].last(item)
+	return p.shards[p.shardFor(item)].last(item)
+}
+
+// shardFor is the shard that holds item's state: the shard of its root
+// master for a dependent item, whose values its master's shard makes
+// (see Submit), else the item's own.
+func (p *Pipeline) shardFor(item uint64) int {
+	if p.opts.Catalog != nil {
+		snap := p.opts.Catalog()
+		if it := snap.Item(item); it != nil && it.MasterItemID != 0 {
+			item = snap.Root(it).ID
+		}
+	}
+	return p.shardOf(item)
 }

@@ -57,7 +57,11 @@ type Runtime struct {
 type itemStripe struct {
 	mu sync.RWMutex
 	m  map[uint64]ItemState
-	_  [64 - 32]byte
+	// n is len(m), kept so that the success path of every value (the
+	// pipeline's preprocessing clears states per value) costs an atomic
+	// load while no item of the stripe is in trouble, not a lock.
+	n atomic.Int64
+	_ [64 - 40]byte
 }
 
 type ifaceStripe struct {
@@ -82,6 +86,9 @@ func NewRuntime() *Runtime {
 func (r *Runtime) SetItemState(item uint64, s ItemState) {
 	st := &r.items[item&(runtimeShards-1)]
 	if !s.NotSupported && s.Error == "" {
+		if st.n.Load() == 0 {
+			return
+		}
 		st.mu.RLock()
 		_, ok := st.m[item]
 		st.mu.RUnlock()
@@ -90,6 +97,7 @@ func (r *Runtime) SetItemState(item uint64, s ItemState) {
 		}
 		st.mu.Lock()
 		delete(st.m, item)
+		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
 		return
 	}
@@ -98,6 +106,7 @@ func (r *Runtime) SetItemState(item uint64, s ItemState) {
 	}
 	st.mu.Lock()
 	st.m[item] = s
+	st.n.Store(int64(len(st.m)))
 	st.mu.Unlock()
 }
 
@@ -161,6 +170,7 @@ func (r *Runtime) Forget(items, ifaces []uint64) {
 		st := &r.items[id&(runtimeShards-1)]
 		st.mu.Lock()
 		delete(st.m, id)
+		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
 	}
 	for _, id := range ifaces {
@@ -186,6 +196,7 @@ func (r *Runtime) Prune(keepItem, keepIface func(id uint64) bool) (items, ifaces
 				items++
 			}
 		}
+		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
 	}
 	for i := range r.ifaces {

@@ -76,7 +76,7 @@ func (p *Pipeline) Seed(ctx context.Context, r history.Reader, items []uint64) (
 					if n == 0 {
 						continue
 					}
-					p.shards[p.shardOf(item)].seed(newest[:n])
+					p.shards[p.shardFor(item)].seed(newest[:n])
 					seeded.Add(1)
 					clear(newest[:]) // drop string references
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // waiter is a ticket whose values end before index end of the queue.
@@ -38,10 +39,19 @@ type shard struct {
 
 	stateMu sync.RWMutex
 	state   map[uint64]*itemState
+
+	// Preprocessing (preproc.go), touched by the shard goroutine once per
+	// batch with Raw samples and by SaveState, under prepMu.
+	prepMu      sync.Mutex
+	prep        map[uint64]*itemPrep                 // items with steps seen by this shard
+	restored    map[uint64]savedState                // read at start, waiting for their items' next value
+	prepVersion uint64                               // catalog version prep was last pruned for
+	out         []history.Sample                     // the preprocessed batch, reused
+	caches      [maxDependentLevels]preprocess.Cache // one per level of dependents
 }
 
 func newShard(p *Pipeline, id int) *shard {
-	s := &shard{p: p, id: id, state: map[uint64]*itemState{}}
+	s := &shard{p: p, id: id, state: map[uint64]*itemState{}, prep: map[uint64]*itemPrep{}}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -103,6 +113,15 @@ func (s *shard) run() {
 // since their values may share the failed piece.
 func (s *shard) commit(batch []history.Sample, waiters []waiter) {
 	defer s.p.busy.Since(time.Now())
+	if pre := s.preprocess(batch, waiters); len(batch) == 0 || len(pre) == 0 || &pre[0] != &batch[0] {
+		batch = pre
+		defer func() {
+			clear(s.out) // drop string references before reuse
+			if cap(s.out) > 4*s.p.opts.QueueValues {
+				s.out = nil // one oversized request must not pin its memory
+			}
+		}()
+	}
 	maxBatch := s.p.opts.MaxBatch
 	w := 0
 	var err error

@@ -2,6 +2,7 @@ package poll
 
 import (
 	"context"
+	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
@@ -45,14 +46,20 @@ func (s *Scheduler) work(ctx context.Context) {
 // process stores one batch of results and reports their checks done.
 // Values go the trapper's way: acceptance (the item may have been
 // disabled or deleted since the check started; its value is then
-// dropped), conversion to the item's value type (a value that does not
-// convert makes the item not supported, as in Zabbix), the pipeline.
+// dropped), pipeline.Prepare (conversion to the item's value type, where
+// a value that does not convert makes the item not supported, as in
+// Zabbix; or, for an item with preprocessing steps or dependent items,
+// the text handed to the pipeline shard, which runs the steps and sets
+// the item's state), the pipeline. A failed check of an item with steps
+// or dependents goes to the shard too, for its "Check for not supported
+// value" step and its dependents.
 func (s *Scheduler) process(batch []*Result) {
 	snap := s.opts.Catalog.Snapshot()
 	samples := make([]history.Sample, 0, len(batch))
 	stored := make([]*Result, 0, len(batch))
 	comps := make([]completion, len(batch))
 	rt := s.opts.Runtime
+	var rawIDs []uint64 // items whose values went to the shard as text
 	for i, r := range batch {
 		c := &comps[i]
 		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
@@ -64,7 +71,7 @@ func (s *Scheduler) process(batch []*Result) {
 				continue
 			}
 			var sm history.Sample
-			if err := preprocess.Value(it, r.Value, &sm); err != nil {
+			if err := pipeline.Prepare(it, r.Value, &sm); err != nil {
 				c.status, c.err = NotSupported, err.Error()
 				s.m.badValues.Inc()
 				rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: c.clock})
@@ -76,11 +83,23 @@ func (s *Scheduler) process(batch []*Result) {
 			}
 			sm.Clock, sm.NS = ts/1e9, int32(ts%1e9)
 			samples = append(samples, sm)
+			if sm.Type == pipeline.Raw {
+				rawIDs = append(rawIDs, r.ItemID)
+			}
 			stored = append(stored, r)
 		case NotSupported:
+			if it, ref := preprocess.ItemByID(snap, r.ItemID, s.accept); ref == preprocess.Accepted {
+				var sm history.Sample
+				if pipeline.PrepareError(it, r.Error, &sm) {
+					sm.Clock, sm.NS = c.clock, 0
+					samples = append(samples, sm)
+					continue
+				}
+			}
 			rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: r.Error, Clock: c.clock})
 		}
 	}
+	slices.Sort(rawIDs)
 	if len(samples) > 0 {
 		if err := s.opts.Submit(samples); err != nil {
 			s.m.storeErrors.Add(uint64(len(samples)))
@@ -92,6 +111,10 @@ func (s *Scheduler) process(batch []*Result) {
 	}
 	now := s.opts.Now()
 	for _, r := range stored {
+		if _, raw := slices.BinarySearch(rawIDs, r.ItemID); raw {
+			s.m.latency.Observe(now.Sub(r.Due).Seconds())
+			continue // the shard set its state from the steps' result
+		}
 		rt.SetItemState(r.ItemID, pipeline.ItemState{}) // supported again; no-op if it was
 		s.m.latency.Observe(now.Sub(r.Due).Seconds())
 	}

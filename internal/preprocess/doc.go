@@ -18,8 +18,15 @@
 //     be, what becomes of invalid UTF-8).
 //   - Preprocessing steps (issue 12, first slice): ParseStep and
 //     ParseChain read and validate Zabbix 6.0 step objects (type, params
-//     joined by LF, error_handler, error_handler_params) with the API's
-//     rules; Run applies a chain to one value's text with the error
+//     joined by LF, except that a one-parameter step's params is its
+//     whole text, error_handler, error_handler_params) with the API's
+//     rules; ParseExportStep reads a step as Zabbix's YAML export writes
+//     it (names such as JSONPATH and DISCARD_VALUE, a parameters list;
+//     names.go; the catalog's import keeps a copy, tested equal). Every
+//     step of the official 6.0 templates parses but five
+//     (docs/templates-conformance.md, templates_test.go). A step that does not validate is a *ParamError
+//     naming the member and parameter at fault, so that the API words
+//     its own path. Run applies a chain to one value's text with the error
 //     handlers (default, discard value, set value, set error) and returns
 //     the text, a discarded result, or a *StepError with Zabbix's
 //     message. The per-item memory of the change and discard steps is a
@@ -43,12 +50,18 @@
 //     regular expressions do backtrack, bounded by the time limit). A
 //     JavaScript step has no memory limit yet.
 //
-// The steps are pure functions: nothing applies them to values in
-// flight yet. Still to come (issue 12): a memory limit for JavaScript,
-// wiring
-// Run between acceptance and conversion in the pipeline shards, keeping
-// State there across restarts, dependent and calculated items, and the
-// API's preprocessing fields.
+// Trace is Run reporting each step's result, error and handler's
+// effect, for the API's preprocessing.test (the frontend's "Test"
+// button); Run shares its code and pays one nil check per step for it.
+//
+// The steps are pure functions; package pipeline applies them to values
+// in flight, in the shard that owns each item, and keeps each item's
+// State there (saved across restarts with State.AppendBinary and
+// UnmarshalBinary). Compile turns a catalog item's steps into a chain
+// (CheckSteps is the catalog's validation hook). Cache lets the chains
+// of many dependent items run on one master value and parse its JSON
+// once (jsonpath.Parse), instead of once per dependent. Still to come
+// (issue 12): a memory limit for JavaScript, calculated items.
 //
 // It does not own the transport (ingest, api), the wording of replies to
 // a client, counting or logging (the callers count refusals by their

@@ -69,3 +69,13 @@ func jsError(err error) error {
 	}
 	return stepErr("cannot execute script: " + err.Error())
 }
+
+// LimitJS sets the time limit of one run of a JavaScript step to d
+// (at most JSTimeout); other steps ignore it. The API's
+// preprocessing.test shortens it so that a test's scripts together end
+// within the request's deadline.
+func (s *Step) LimitJS(d time.Duration) {
+	if s.Type == StepJavaScript {
+		s.jsLimit = min(d, JSTimeout)
+	}
+}

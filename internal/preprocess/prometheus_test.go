@@ -54,4 +54,10 @@ func TestPrometheusToJSON(t *testing.T) {
 		t.Fatalf("histogram samples: %+v, %v", out, err)
 	}
 	checkStep(t, mustStep(t, "23", "nothing", "0", ""), []stepCase{{vt: history.Text, in: promText, want: "[]"}})
+	// An empty pattern converts every sample (the GitLab template's
+	// gitlab.get_metrics).
+	out, err = runOne(t, mustStep(t, "23", "", "0", ""), history.Text, promText)
+	if err != nil || strings.Count(out.Text, `"name":`) != 6 {
+		t.Fatalf("empty pattern: %+v, %v", out, err)
+	}
 }

@@ -81,6 +81,9 @@ type Step struct {
 	xp *xpath.Expr
 	// prom is the parsed pattern of the Prometheus steps.
 	prom *promPattern
+	// mul is the parsed factor of a custom multiplier, so that the hot
+	// path does not parse it per value.
+	mul *factor
 }
 
 // stepInfo says how many parameters a type takes and whether it may have
@@ -101,6 +104,45 @@ var stepInfos = map[StepType]stepInfo{
 	StepStrReplace: {2, false}, StepCheckUnsupported: {0, true}, StepXMLToJSON: {0, true},
 }
 
+// ParamError is a step that does not validate. Field is the member at
+// fault ("type", "params", "error_handler", "error_handler_params"; ""
+// for the step object itself), Param the parameter's position from 1 when
+// one parameter of params is at fault (0: the member as a whole), and Msg
+// the reason, worded as the Zabbix API's validator words it where it has
+// a word for it. Error gives `invalid parameter "params": msg`; the API
+// builds its own path ("/1/preprocessing/2/params/1") from the fields.
+type ParamError struct {
+	Field string
+	Param int
+	Msg   string
+}
+
+func (e *ParamError) Error() string {
+	switch {
+	case e.Field == "":
+		return e.Msg
+	case e.Param > 0:
+		return `invalid parameter "` + e.Field + "/" + strconv.Itoa(e.Param) + `": ` + e.Msg
+	}
+	return `invalid parameter "` + e.Field + `": ` + e.Msg
+}
+
+func paramErr(param int, msg string) error {
+	return &ParamError{Field: "params", Param: param, Msg: msg}
+}
+
+// typeList is the valid types as Zabbix lists them in its error.
+var typeList = func() string {
+	var b strings.Builder
+	for t := StepMultiplier; t <= StepXMLToJSON; t++ {
+		if t > StepMultiplier {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(t)))
+	}
+	return b.String()
+}()
+
 // ParseStep builds a Step from the API object's members (all strings, as
 // the Zabbix API sends them) and validates it as the Zabbix 6.0 API does:
 // a known type, the right number of LF-separated parameters, numbers and
@@ -110,17 +152,23 @@ func ParseStep(typ, params, handler, handlerParams string) (Step, error) {
 	t, err := strconv.ParseUint(typ, 10, 8)
 	info, ok := stepInfos[StepType(t)]
 	if err != nil || !ok {
-		return Step{}, errors.New(`invalid parameter "type": unsupported preprocessing step type "` + typ + `"`)
+		return Step{}, &ParamError{Field: "type", Msg: "value must be one of " + typeList}
 	}
 	s := Step{Type: StepType(t)}
 	if info.params == 0 {
 		if params != "" {
-			return Step{}, errors.New(`invalid parameter "params": should be empty`)
+			return Step{}, &ParamError{Field: "params", Msg: "should be empty"}
 		}
+	} else if info.params == 1 {
+		// One parameter is the whole text, line feeds included: a
+		// JavaScript step's script, trim characters, a path.
+		s.Params = []string{params}
 	} else {
 		s.Params = strings.Split(params, "\n")
-		if len(s.Params) != info.params {
-			return Step{}, errors.New(`invalid parameter "params": ` + strconv.Itoa(info.params) + ` parameters expected, got ` + strconv.Itoa(len(s.Params)))
+		if n := len(s.Params); n < info.params {
+			return Step{}, &ParamError{Field: "params", Msg: `the parameter "` + strconv.Itoa(n+1) + `" is missing`}
+		} else if n > info.params {
+			return Step{}, &ParamError{Field: "params", Msg: `unexpected parameter "` + strconv.Itoa(info.params+1) + `"`}
 		}
 	}
 	h, err := strconv.ParseUint(handler, 10, 8)
@@ -128,21 +176,20 @@ func ParseStep(typ, params, handler, handlerParams string) (Step, error) {
 		h, err = 0, nil
 	}
 	if err != nil || h > uint64(HandlerSetError) {
-		return Step{}, errors.New(`invalid parameter "error_handler": value must be one of 0, 1, 2, 3`)
+		return Step{}, &ParamError{Field: "error_handler", Msg: "value must be one of 0, 1, 2, 3"}
 	}
 	s.ErrorHandler, s.ErrorParams = Handler(h), handlerParams
 	switch {
 	case !info.handler && s.ErrorHandler != HandlerDefault:
-		return Step{}, errors.New(`invalid parameter "error_handler": should be 0 for this step type`)
-	case s.Type == StepCheckUnsupported && s.ErrorHandler == HandlerDefault:
-		return Step{}, errors.New(`invalid parameter "error_handler": "Check for not supported value" needs an error handler other than 0`)
+		// Zabbix's validator has no error_handler member for these types.
+		return Step{}, &ParamError{Msg: `unexpected parameter "error_handler"`}
 	case (s.ErrorHandler == HandlerDefault || s.ErrorHandler == HandlerDiscard) && handlerParams != "":
-		return Step{}, errors.New(`invalid parameter "error_handler_params": should be empty`)
+		return Step{}, &ParamError{Field: "error_handler_params", Msg: "should be empty"}
 	case s.ErrorHandler == HandlerSetError && handlerParams == "":
-		return Step{}, errors.New(`invalid parameter "error_handler_params": cannot be empty`)
+		return Step{}, &ParamError{Field: "error_handler_params", Msg: "cannot be empty"}
 	}
 	if err := s.validateParams(); err != nil {
-		return Step{}, errors.New(`invalid parameter "params": ` + err.Error())
+		return Step{}, err
 	}
 	return s, nil
 }
@@ -151,25 +198,27 @@ func (s *Step) validateParams() error {
 	p := s.Params
 	switch s.Type {
 	case StepMultiplier:
-		if _, ok := parseFloat(trimNumber([]byte(p[0]))); !ok {
-			return errors.New("a numeric value is expected, got \"" + p[0] + "\"")
+		f, ok := parseFloat(trimNumber([]byte(p[0])))
+		if !ok {
+			return paramErr(1, "a numeric value is expected, got \""+p[0]+"\"")
 		}
+		s.mul = newFactor(p[0], f)
 	case StepRTrim, StepLTrim, StepTrim:
 		if p[0] == "" {
-			return errors.New("cannot be empty")
+			return paramErr(1, "cannot be empty")
 		}
 	case StepRegsub, StepValidateRegex, StepValidateNotRegex, StepErrorFieldRegex:
 		if p[0] == "" {
-			return errors.New("the regular expression cannot be empty")
+			return paramErr(1, "cannot be empty")
 		}
 		re, err := regexp.Compile(p[0])
 		if err != nil {
-			return errors.New("invalid regular expression \"" + p[0] + "\": " + err.Error())
+			return paramErr(1, "invalid regular expression \""+p[0]+"\": "+err.Error())
 		}
 		s.re = re
 	case StepValidateRange:
 		if p[0] == "" && p[1] == "" {
-			return errors.New("minimum or maximum must be set")
+			return paramErr(1, "minimum or maximum must be set")
 		}
 		lo, hi := 0.0, 0.0
 		for i, v := range p {
@@ -178,7 +227,7 @@ func (s *Step) validateParams() error {
 			}
 			f, ok := parseFloat(trimNumber([]byte(v)))
 			if !ok {
-				return errors.New("a numeric value is expected, got \"" + v + "\"")
+				return paramErr(i+1, "a numeric value is expected, got \""+v+"\"")
 			}
 			if i == 0 {
 				lo = f
@@ -187,60 +236,72 @@ func (s *Step) validateParams() error {
 			}
 		}
 		if p[0] != "" && p[1] != "" && lo > hi {
-			return errors.New("the minimum must not be greater than the maximum")
+			return paramErr(2, "the minimum must not be greater than the maximum")
 		}
 	case StepThrottleTimed:
 		if _, err := parseHeartbeat(p[0]); err != nil {
-			return err
+			return paramErr(1, err.Error())
 		}
 	case StepCSVToJSON:
-		if len([]rune(p[0])) > 1 || len([]rune(p[1])) > 1 {
-			return errors.New("the delimiter and the quotation character must be at most one character")
+		for i := 0; i < 2; i++ {
+			if len([]rune(p[i])) > 1 {
+				return paramErr(i+1, "the delimiter and the quotation character must be at most one character")
+			}
 		}
 		if p[2] != "0" && p[2] != "1" {
-			return errors.New("the header flag must be 0 or 1")
+			return paramErr(3, "the header flag must be 0 or 1")
 		}
 	case StepStrReplace:
 		if p[0] == "" {
-			return errors.New("the search string cannot be empty")
+			return paramErr(1, "the search string cannot be empty")
 		}
 	case StepJSONPath, StepErrorFieldJSON:
 		jp, err := jsonpath.Compile(p[0])
 		if err != nil {
-			return err
+			return paramErr(1, err.Error())
 		}
 		s.jp = jp
-	case StepPrometheusPattern, StepPrometheusToJSON:
+	case StepPrometheusToJSON:
+		// An empty pattern converts every metric: Zabbix's API takes it,
+		// and the GitLab, InfluxDB and TiDB templates use it.
+		if strings.TrimSpace(p[0]) == "" {
+			s.prom = &promPattern{}
+			return nil
+		}
 		pat, err := parsePromPattern(p[0])
 		if err != nil {
-			return err
+			return paramErr(1, err.Error())
 		}
 		s.prom = pat
-		if s.Type == StepPrometheusPattern {
-			switch {
-			case p[1] == "value" && p[2] == "":
-			case p[1] == "label" && p[2] != "":
-			case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
-			default:
-				return errors.New("the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
-			}
+	case StepPrometheusPattern:
+		pat, err := parsePromPattern(p[0])
+		if err != nil {
+			return paramErr(1, err.Error())
+		}
+		s.prom = pat
+		switch {
+		case p[1] == "value" && p[2] == "":
+		case p[1] == "label" && p[2] != "":
+		case p[1] == "function" && (p[2] == "avg" || p[2] == "min" || p[2] == "max" || p[2] == "sum" || p[2] == "count"):
+		default:
+			return paramErr(2, "the output must be \"value\", \"label\" with a label name, or \"function\" with avg, min, max, sum or count")
 		}
 	case StepXPath, StepErrorFieldXML:
 		if p[0] == "" {
-			return errors.New("cannot be empty")
+			return paramErr(1, "cannot be empty")
 		}
 		xp, err := compileXPath(p[0])
 		if err != nil {
-			return err
+			return paramErr(1, err.Error())
 		}
 		s.xp = xp
 	case StepJavaScript:
 		if p[0] == "" {
-			return errors.New("cannot be empty")
+			return paramErr(1, "cannot be empty")
 		}
 		js, err := compileJS(p[0])
 		if err != nil {
-			return err
+			return paramErr(1, err.Error())
 		}
 		s.js = js
 	}
@@ -381,6 +442,13 @@ var errDiscard = errors.New("discarded")
 // The output is still text: converting it to the item's value type is
 // Convert's job, done once after the chain.
 func Run(chain []Step, in Input, st *State) (Output, error) {
+	return run(chain, in, st, nil)
+}
+
+// run is Run, also recording each step's part in *trace when trace is
+// not nil (Trace). The hot path passes nil and pays one comparison per
+// step for it.
+func run(chain []Step, in Input, st *State, trace *[]StepResult) (Output, error) {
 	if st == nil {
 		st = &State{}
 	}
@@ -391,6 +459,9 @@ func Run(chain []Step, in Input, st *State) (Output, error) {
 			return Output{}, &StepError{Index: -1, Message: in.Err}
 		}
 		out, stop, err := handle(chain[0], 0, in.Err)
+		if trace != nil {
+			*trace = append(*trace, failed(chain[0], in.Err, out, stop))
+		}
 		if stop {
 			return out, err
 		}
@@ -402,10 +473,19 @@ func Run(chain []Step, in Input, st *State) (Output, error) {
 		switch {
 		case err == nil:
 			text = res
+			if trace != nil {
+				*trace = append(*trace, StepResult{Text: res, Valued: true})
+			}
 		case errors.Is(err, errDiscard):
+			if trace != nil {
+				*trace = append(*trace, StepResult{})
+			}
 			return Output{Discarded: true}, nil
 		default:
 			out, stop, herr := handle(*s, i, err.Error())
+			if trace != nil {
+				*trace = append(*trace, failed(*s, err.Error(), out, stop))
+			}
 			if stop {
 				return out, herr
 			}
@@ -435,7 +515,7 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 	case StepCheckUnsupported:
 		return text, nil // the item is supported: the step lets the value through
 	case StepMultiplier:
-		return multiplier(text, s.Params[0], in.Type)
+		return multiplier(text, s.Params[0], s.mul, in.Type)
 	case StepRTrim, StepLTrim, StepTrim:
 		return trim(s.Type, text, s.Params[0]), nil
 	case StepRegsub:

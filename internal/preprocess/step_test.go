@@ -34,29 +34,51 @@ func TestParseStepErrors(t *testing.T) {
 			t.Fatalf("ParseStep(%s, %q, %s, %q) = %v, want an error containing %q", typ, params, handler, hparams, err, wantErr)
 		}
 	}
-	f("0", "", "0", "", `"type"`)
-	f("28", "", "0", "", `"type"`)
-	f("x", "", "0", "", `"type"`)
-	f("1", "abc", "0", "", `numeric value is expected`)
-	f("1", "1\n2", "0", "", `1 parameters expected, got 2`)
-	f("5", "a(\n\\1", "0", "", `invalid regular expression`)
-	f("5", "abc", "0", "", `2 parameters expected, got 1`)
-	f("6", "x", "0", "", `should be empty`)
-	f("2", " ", "1", "", `"error_handler": should be 0`)
-	f("1", "2", "4", "", `"error_handler"`)
-	f("1", "2", "3", "", `"error_handler_params": cannot be empty`)
-	f("1", "2", "1", "x", `"error_handler_params": should be empty`)
+	types := "value must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27"
+	f("0", "", "0", "", `invalid parameter "type": `+types)
+	f("28", "", "0", "", types)
+	f("x", "", "0", "", types)
+	f("1", "abc", "0", "", `invalid parameter "params/1": a numeric value is expected, got "abc"`)
+	f("1", "1\n2", "0", "", `a numeric value is expected, got "1`)
+	f("13", "1\n2\n3", "0", "", `invalid parameter "params": unexpected parameter "3"`)
+	f("5", "a(\n\\1", "0", "", `invalid parameter "params/1": invalid regular expression "a("`)
+	f("5", "abc", "0", "", `invalid parameter "params": the parameter "2" is missing`)
+	f("6", "x", "0", "", `invalid parameter "params": should be empty`)
+	f("2", " ", "1", "", `unexpected parameter "error_handler"`)
+	f("1", "2", "4", "", `invalid parameter "error_handler": value must be one of 0, 1, 2, 3`)
+	f("1", "2", "3", "", `invalid parameter "error_handler_params": cannot be empty`)
+	f("1", "2", "1", "x", `invalid parameter "error_handler_params": should be empty`)
 	f("13", "\n", "0", "", `minimum or maximum`)
-	f("13", "5\n1", "0", "", `minimum must not be greater`)
+	f("13", "5\n1", "0", "", `invalid parameter "params/2": the minimum must not be greater`)
 	f("20", "0", "0", "", `heartbeat`)
 	f("20", "1x", "0", "", `heartbeat`)
-	f("24", ";;\n\"\n1", "0", "", `at most one character`)
-	f("24", ",\n\"\n2", "0", "", `header flag`)
+	f("24", ";;\n\"\n1", "0", "", `invalid parameter "params/1": the delimiter and the quotation character must be at most one character`)
+	f("24", ",\n\"\n2", "0", "", `invalid parameter "params/3": the header flag`)
 	f("25", "\nx", "0", "", `search string cannot be empty`)
-	f("26", "", "0", "", `needs an error handler`)
+	f("26", "x", "1", "", `should be empty`)
 	f("12", "", "0", "", `unsupported construct in jsonpath`)
 	f("16", "$.a[", "0", "", `unsupported construct in jsonpath starting with: "["`)
 	f("11", "", "0", "", `cannot be empty`)
+	f("21", "return (", "0", "", `invalid parameter "params/1": cannot compile the script`)
+	// The fields of the error, for the API's paths.
+	_, err := ParseStep("5", "(\nx", "0", "")
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Field != "params" || pe.Param != 1 || !strings.HasPrefix(pe.Msg, "invalid regular expression") {
+		t.Fatalf("bad regex: %#v", err)
+	}
+}
+
+// TestParseStepOneParamKeepsLineFeeds: a one-parameter step's params is
+// its whole text; a script's lines are not parameters.
+func TestParseStepOneParamKeepsLineFeeds(t *testing.T) {
+	js := mustStep(t, "21", "var a = value;\nreturn a + '!';", "0", "")
+	if out, err := runOne(t, js, history.Str, "v"); err != nil || out.Text != "v!" {
+		t.Fatalf("two-line script: %+v, %v", out, err)
+	}
+	tr := mustStep(t, "2", "\n ", "0", "")
+	if out, err := runOne(t, tr, history.Str, "v \n\n"); err != nil || out.Text != "v" {
+		t.Fatalf("right trim of LF and space: %+v, %v", out, err)
+	}
 }
 
 func TestParseChain(t *testing.T) {
@@ -317,6 +339,10 @@ func TestCheckUnsupported(t *testing.T) {
 	f("1", "", failed, Output{Discarded: true}, "")
 	f("2", "0!!", failed, Output{Text: "0"}, "") // the custom value goes through the next steps
 	f("3", "host down", failed, Output{}, "host down")
+	// The default handler (Zabbix 6.0's API accepts it, and the GitLab
+	// template uses it) keeps the check's own error.
+	f("0", "", failed, Output{}, "Cannot connect")
+	f("0", "", Input{Text: "v!", Type: history.Str}, Output{Text: "v"}, "")
 	// A supported item's value passes the step untouched.
 	f("1", "", Input{Text: "v!", Type: history.Str}, Output{Text: "v"}, "")
 	// Without the step, a failed check's error is the chain's error.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -47,7 +48,8 @@ func formatFloat(f float64) string {
 // first for unsigned items, float otherwise (and for an unsigned item's
 // value that is not an unsigned integer, as "1.5").
 func toNumber(text string, vt history.ValueType) (number, bool) {
-	b := trimNumber([]byte(text))
+	// A view, not a copy: the parsers only read it.
+	b := trimNumber(unsafe.Slice(unsafe.StringData(text), len(text)))
 	if vt == history.Uint {
 		if u, ok := parseUint(b); ok {
 			return number{isUint: true, u: u}, true
@@ -76,23 +78,39 @@ func (e stepErr) Error() string { return string(e) }
 
 const errNotNumeric = "cannot convert value to numeric type"
 
-func multiplier(text, param string, vt history.ValueType) (string, error) {
+// factor is a custom multiplier's parameter, parsed once by ParseStep.
+type factor struct {
+	f      float64
+	u      uint64
+	isUint bool // an unsigned integer without a fraction: exact for unsigned values
+}
+
+func newFactor(param string, f float64) *factor {
+	p := strings.TrimSpace(param)
+	m := &factor{f: f}
+	if u, ok := parseUint([]byte(p)); ok && !strings.Contains(p, ".") {
+		m.u, m.isUint = u, true
+	}
+	return m
+}
+
+func multiplier(text, param string, m *factor, vt history.ValueType) (string, error) {
 	n, ok := toNumber(text, vt)
 	if !ok {
 		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": ` + errNotNumeric)
 	}
-	p := strings.TrimSpace(param)
+	if m == nil {
+		f, _ := parseFloat(trimNumber([]byte(param))) // a Step built without ParseStep
+		m = newFactor(param, f)
+	}
 	// An unsigned value times an unsigned multiplier stays exact, as in
 	// Zabbix; a fractional multiplier makes a float.
-	if n.isUint {
-		if m, ok := parseUint([]byte(p)); ok && !strings.Contains(p, ".") {
-			if m == 0 || n.u <= math.MaxUint64/m {
-				return strconv.FormatUint(n.u*m, 10), nil
-			}
+	if n.isUint && m.isUint {
+		if m.u == 0 || n.u <= math.MaxUint64/m.u {
+			return strconv.FormatUint(n.u*m.u, 10), nil
 		}
 	}
-	m, _ := parseFloat([]byte(p)) // validated by ParseStep
-	r := n.float() * m
+	r := n.float() * m.f
 	if math.IsInf(r, 0) || math.Abs(r) > 1e308 {
 		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": the result is out of range`)
 	}

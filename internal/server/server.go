@@ -36,6 +36,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -51,6 +52,18 @@ func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history
 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
+
+// PreprocessStatePath is where the pipeline keeps the preprocessing
+// steps' per-item state across restarts (docs/format/preprocess-state.md).
+func PreprocessStatePath(dataDir string) string { return filepath.Join(dataDir, "preprocess.state") }
+
+// CatalogOptions are the catalog's options for the data directory, with
+// the validation hooks of steps (package preprocess) and formulas
+// (package expr), which the catalog cannot import, for the server and
+// `peregrine import` alike.
+func CatalogOptions(dataDir string, log *slog.Logger) catalog.Options {
+	return catalog.Options{Path: CatalogPath(dataDir), Logger: log, CheckPreprocessing: preprocess.CheckSteps, CheckFormula: CheckFormula}
+}
 
 // NewLogger builds the process logger from the log configuration.
 func NewLogger(c config.LogConfig, w io.Writer) *slog.Logger {
@@ -132,7 +145,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		}
 	}()
 	var err error
-	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog"), CheckFormula: CheckFormula})
+	s.Catalog, err = catalog.Open(ctx, CatalogOptions(cfg.DataDir, log.With("component", "catalog")))
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +184,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	// pipeline.Options.OnCommit is where trigger evaluation will attach
 	// (once per stored batch); no stage consumes committed values yet.
+	s.Runtime = pipeline.NewRuntime()
 	s.Pipeline, err = pipeline.New(pipeline.Options{
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
@@ -178,6 +192,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Store:       s.Store,
 		Metrics:     s.Metrics,
 		Logger:      log.With("component", "pipeline"),
+		Catalog:     s.Catalog.Snapshot,
+		Runtime:     s.Runtime,
+		StatePath:   PreprocessStatePath(cfg.DataDir),
 	})
 	if err != nil {
 		return nil, err
@@ -188,7 +205,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err := s.seedLastValues(ctx); err != nil {
 		return nil, err
 	}
-	s.Runtime = pipeline.NewRuntime()
 	warnOpenFiles(cfg, log)
 	tlsMaterial, err := loadTLS(cfg.TLS)
 	if err != nil {

@@ -6,8 +6,11 @@
 // (.* and [*]), recursive descent (..name, ..*, ..[0]), slices
 // ([start:end:step]), filters ([?(@.a == "x" && @.b > 1)], with == != <
 // <= > >= =~ ! && || and parentheses, operands @-relative or $-absolute
-// paths, numbers, strings, true, false and null), and one trailing
-// function: .length() .min() .max() .avg() .sum() .first().
+// paths, numbers, strings, true, false and null), and trailing
+// functions: .length() .min() .max() .avg() .sum() .first(), chained as
+// Zabbix chains them (each applies to the previous one's result, which
+// must then be an array: $[?(@.a == 1)].v.first().first()). As in
+// Zabbix, ".[" is read as "[" ($.['a-b'], $.[?(...)]).
 //
 // Results are formatted as Zabbix formats them: a definite path (no
 // wildcard, union, slice, filter or descent) gives its one value, a

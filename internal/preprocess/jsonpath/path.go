@@ -33,8 +33,11 @@ type segment struct {
 
 // Path is a compiled JSONPath.
 type Path struct {
-	segs     []segment
-	fn       string // "", "length", "min", "max", "avg", "sum" or "first"
+	segs []segment
+	// fns are the trailing functions ("length", "min", "max", "avg",
+	// "sum", "first"), applied in order: each to the previous one's
+	// result, as Zabbix chains them ($[?(...)].Values.first().first()).
+	fns      []string
 	definite bool
 }
 
@@ -48,7 +51,7 @@ func Compile(path string) (*Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Path{segs: segs, fn: p.fn, definite: true}
+	out := &Path{segs: segs, fns: p.fns, definite: true}
 	for _, s := range segs {
 		if s.descent || s.kind == selWildcard || s.kind == selSlice || s.kind == selFilter ||
 			len(s.names) > 1 || len(s.indexes) > 1 {
@@ -61,7 +64,7 @@ func Compile(path string) (*Path, error) {
 type pathParser struct {
 	s   string
 	pos int
-	fn  string
+	fns []string
 }
 
 func (p *pathParser) fail() error {
@@ -78,7 +81,7 @@ func (p *pathParser) segments(root bool) ([]segment, error) {
 	p.pos++
 	var segs []segment
 	for p.pos < len(p.s) {
-		c := p.s[p.pos]
+		c, start := p.s[p.pos], p.pos
 		var seg segment
 		switch {
 		case c == '.' && strings.HasPrefix(p.s[p.pos:], ".."):
@@ -94,15 +97,17 @@ func (p *pathParser) segments(root bool) ([]segment, error) {
 		case c == '.':
 			p.pos++
 			if root {
-				for _, f := range functions {
-					if p.s[p.pos:] == f+"()" {
-						p.fn = f
-						p.pos = len(p.s)
-						return segs, nil
-					}
+				if f := p.function(); f != "" {
+					p.fns = append(p.fns, f)
+					continue
 				}
 			}
-			if err := p.dotName(&seg); err != nil {
+			// Zabbix takes ".[" as "[": $.['a-b'], $.[?(...)], $.[*].
+			if p.pos < len(p.s) && p.s[p.pos] == '[' {
+				if err := p.bracket(&seg); err != nil {
+					return nil, err
+				}
+			} else if err := p.dotName(&seg); err != nil {
 				return nil, err
 			}
 		case c == '[':
@@ -115,9 +120,28 @@ func (p *pathParser) segments(root bool) ([]segment, error) {
 			}
 			return segs, nil
 		}
+		if len(p.fns) > 0 {
+			// Only functions may follow a function, as in Zabbix.
+			p.pos = start
+			return nil, p.fail()
+		}
 		segs = append(segs, seg)
 	}
 	return segs, nil
+}
+
+// function reads a function name and its "()" at pos when the path ends
+// there or goes on with another segment; "" if there is none.
+func (p *pathParser) function() string {
+	rest := p.s[p.pos:]
+	for _, f := range functions {
+		n := len(f) + 2
+		if strings.HasPrefix(rest, f+"()") && (len(rest) == n || rest[n] == '.') {
+			p.pos += n
+			return f
+		}
+	}
+	return ""
 }
 
 func (p *pathParser) dotName(seg *segment) error {
@@ -342,8 +366,22 @@ func (p *Path) FindDoc(d *Doc) (result string, found bool) {
 
 func (p *Path) query(root *node) (string, error) {
 	nodes := eval(p.segs, root, root)
-	if p.fn != "" {
-		return p.function(nodes)
+	if len(p.fns) > 0 {
+		r, err := function(p.fns[0], nodes, p.definite)
+		for _, fn := range p.fns[1:] {
+			if err != nil {
+				break
+			}
+			// A function's result is one value: the next function
+			// reads it as a definite path's result, which must be an
+			// array.
+			var n *node
+			if n, err = parseJSON(r); err != nil || n.kind != kArray {
+				return "", errors.New("cannot apply function " + fn + "() to a non-array JSON element")
+			}
+			r, err = function(fn, []*node{n}, true)
+		}
+		return r, err
 	}
 	if len(nodes) == 0 {
 		return "", ErrNoMatch
@@ -374,16 +412,16 @@ func array(nodes []*node) string {
 	return b.String()
 }
 
-// function applies the trailing function. On a definite path that
-// matched an array, it works on that array's elements, as Zabbix does
-// ($.list.length() counts the list).
-func (p *Path) function(nodes []*node) (string, error) {
-	if p.definite && len(nodes) == 1 && nodes[0].kind == kArray {
+// function applies the function fn to the matched nodes. On a definite
+// path that matched an array, it works on that array's elements, as
+// Zabbix does ($.list.length() counts the list).
+func function(fn string, nodes []*node, definite bool) (string, error) {
+	if definite && len(nodes) == 1 && nodes[0].kind == kArray {
 		nodes = nodes[0].elems
 	}
-	switch p.fn {
+	switch fn {
 	case "length":
-		if len(nodes) == 0 && p.definite {
+		if len(nodes) == 0 && definite {
 			return "", ErrNoMatch
 		}
 		return strconv.Itoa(len(nodes)), nil
@@ -400,20 +438,20 @@ func (p *Path) function(nodes []*node) (string, error) {
 	for i, n := range nodes {
 		v, ok := number(n)
 		if !ok {
-			return "", errors.New("cannot apply function " + p.fn + "() to a non-numeric value")
+			return "", errors.New("cannot apply function " + fn + "() to a non-numeric value")
 		}
 		switch {
-		case i == 0 && (p.fn == "min" || p.fn == "max"):
+		case i == 0 && (fn == "min" || fn == "max"):
 			acc = v
-		case p.fn == "min":
+		case fn == "min":
 			acc = math.Min(acc, v)
-		case p.fn == "max":
+		case fn == "max":
 			acc = math.Max(acc, v)
 		default:
 			acc += v
 		}
 	}
-	if p.fn == "avg" {
+	if fn == "avg" {
 		acc /= float64(len(nodes))
 	}
 	return formatFloat(acc), nil

@@ -76,6 +76,17 @@ func TestQuery(t *testing.T) {
 	f(`$.books[0,2].id`, `[1,3]`)
 	f(`$['closed message']`, `Store is closed`)
 	f(`$["books"][0]["price"]`, `8.95`)
+	// ".[" is "[", as the official templates write it ($.['status-numeric'],
+	// $.[?(@.pxname == 'x')]).
+	f(`$.['closed message']`, `Store is closed`)
+	f(`$.books.[0].id`, `1`)
+	f(`$.books.[?(@.id == 2)].title.first()`, `Sword of Honour`)
+	f(`$.books.[*].id`, `[1,2,3,4]`)
+	f(`$..[?(@.servicegroup == 1001)].price`, `[154.99]`)
+	// Functions chain, each on the previous one's result (the AWS
+	// templates' $[?(@.Label == "X")].Values.first().first()).
+	f(`$.services..methods.first().first()`, `{"description": "Chemical cleaning", "price": 46}`)
+	f(`$.services..methods.first().length()`, `3`)
 }
 
 func TestQueryErrors(t *testing.T) {
@@ -101,6 +112,9 @@ func TestQueryErrors(t *testing.T) {
 	f(`$.a[?(@.b ==)]`, `{}`, `unsupported construct`)
 	f(`$.a[0:1:0]`, `{}`, `unsupported construct`)
 	f(`$[?(`+strings.Repeat("(", 100)+`1`+strings.Repeat(")", 100)+`)]`, `{}`, `unsupported construct`)
+	// Only functions may follow a function.
+	f(`$.a.first().b`, `{}`, `unsupported construct in jsonpath starting with: ".b"`)
+	f(`$.a.length().first()`, `{"a":[1]}`, `cannot apply function first() to a non-array JSON element`)
 }
 
 func TestFind(t *testing.T) {

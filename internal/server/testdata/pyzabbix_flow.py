@@ -139,6 +139,32 @@ except ZabbixAPIException as e:
     check("Interface is linked to item" in str(e), "interface in use: %s" % e)
 z.item.delete(agent_id)
 
+# preprocessing.test (the frontend's "Test" button, Peregrine's API method):
+# a JSONPath function then a multiplier, with Zabbix's per-step answer.
+r = z.preprocessing.test(value='{"a": [1, 2, 3]}', value_type="0", steps=[
+    {"type": "12", "params": "$.a.sum()", "error_handler": "0", "error_handler_params": ""},
+    {"type": "1", "params": "10", "error_handler": "0", "error_handler_params": ""}])
+check(r == {"steps": [{"result": "6"}, {"result": "60"}], "result": "60"}, "preprocessing.test: %s" % r)
+try:
+    z.preprocessing.test(value="1", value_type="0", steps=[{"type": "5", "params": "a"}])
+    raise AssertionError("a regular expression step without output accepted")
+except ZabbixAPIException as e:
+    check('the parameter "2" is missing' in str(e), "preprocessing.test params error: %s" % e)
+
+# A dependent item with a preprocessing step, read back as Zabbix 6.0
+# returns it (selectPreprocessing, every member a string).
+step = {"type": "1", "params": "2", "error_handler": "0", "error_handler_params": ""}
+dep_id = z.item.create(hostid=hid, name="Requests doubled", key_="py.requests.x2", type=18, value_type=3,
+                       master_itemid=req_id, preprocessing=[step])["itemids"][0]
+d = z.item.get(itemids=dep_id, output=["master_itemid", "type"], selectPreprocessing="extend")[0]
+check(d == {"master_itemid": req_id, "type": "18", "preprocessing": [step]}, "dependent item.get: %s" % d)
+try:
+    z.item.create(hostid=hid, name="orphan", key_="py.orphan", type=18, value_type=3)
+    raise AssertionError("a dependent item without master accepted")
+except ZabbixAPIException as e:
+    check('"master_itemid" is missing' in str(e), "dependent item error: %s" % e)
+z.item.delete(dep_id)
+
 # Updates and deletes reach the running server.
 z.item.update(itemid=ver_id, status=1)
 check(z.item.get(itemids=ver_id, output=["status"])[0]["status"] == "1", "item.update status")

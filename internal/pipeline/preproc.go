@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/preprocess"
+)
+
+// Raw marks a Sample whose value is still text, in S, for the shard to
+// preprocess and convert: the value of an item with preprocessing steps
+// or dependent items (see Prepare). It is outside history's value types,
+// so a store can never be handed one by mistake: the shard replaces
+// every Raw sample before it writes.
+const Raw history.ValueType = 0x80
+
+// RawError marks a Sample of a check that failed, S holding the error:
+// for an item whose steps may turn it into a value ("Check for not
+// supported value") or whose dependent items inherit it (see
+// PrepareError).
+const RawError history.ValueType = 0x81
+
+// maxDependentLevels is how deep fan-out goes below a submitted item,
+// the catalog's limit (Zabbix's).
+const maxDependentLevels = 3
+
+// InShard reports whether values of it must pass the shard's
+// preprocessing: it has steps, or dependent items to feed.
+func InShard(it *catalog.Item) bool {
+	return len(it.Preprocessing) > 0 || it.HasDependents()
+}
+
+// Prepare readies raw, the text of a value for the accepted item it, for
+// Submit: every way in (trapper, history.push, active agents, pollers)
+// calls it, so the rules live in one place. s gets ItemID and the value;
+// the caller sets the timestamp.
+//
+// An item with steps or dependents gets a Raw sample whose S aliases
+// raw, without a copy (a JSON master value may be 100 KB): raw MUST stay
+// unchanged until the Submit that carries s has returned, which every
+// caller's request buffer does (Submit returns once the shard is done
+// with the value, and nothing the shard keeps refers to the text: it
+// stores converted copies, and clones what its step state and the item
+// states keep). Its value can only be judged after
+// the steps, in the shard that owns the item, which runs them and
+// converts the result, and where a failure makes the item not supported
+// as in Zabbix; such a value is never refused here. Any other value is
+// converted now, with the same preprocess.Convert, so that the way in
+// can still refuse it to its client (the trapper's "failed" count, a
+// history.push error): the result is what the shard would make of it
+// without steps, and the conversion stays on the receiving goroutine.
+func Prepare(it *catalog.Item, raw []byte, s *history.Sample) error {
+	s.ItemID = it.ID
+	if !InShard(it) {
+		return preprocess.Convert(it.ValueType, raw, s)
+	}
+	s.Type, s.S = Raw, unsafe.String(unsafe.SliceData(raw), len(raw))
+	return nil
+}
+
+// PrepareError readies a failed check of it for Submit when its
+// preprocessing must see the failure (InShard: a "Check for not
+// supported value" step may turn it into a value, dependents inherit
+// it) and reports whether it did; otherwise the caller records the
+// failure itself.
+func PrepareError(it *catalog.Item, msg string, s *history.Sample) bool {
+	if !InShard(it) {
+		return false
+	}
+	s.ItemID, s.Type, s.S = it.ID, RawError, msg
+	return true
+}
+
+// itemPrep is a shard's preprocessing memory of one item: its compiled
+// chain and the state of its change and discard steps.
+type itemPrep struct {
+	// src is the catalog chain compiled into chain, compared by the
+	// address of its first step: the catalog keeps an unchanged chain's
+	// slice across snapshots, so a changed address means changed steps.
+	src   *catalog.PreprocStep
+	n     int
+	chain []preprocess.Step
+	err   error // the chain does not compile: the item is not supported with it
+	hash  uint64
+	state preprocess.State
+}
+
+// prepOf returns it's memory, compiling its chain if it is new or
+// changed (which also forgets the state, as Zabbix does when an item's
+// steps change).
+func (s *shard) prepOf(it *catalog.Item) *itemPrep {
+	ip := s.prep[it.ID]
+	first := &it.Preprocessing[0]
+	if ip != nil && ip.src == first && ip.n == len(it.Preprocessing) {
+		return ip
+	}
+	if ip == nil {
+		ip = &itemPrep{}
+		s.prep[it.ID] = ip
+	}
+	ip.src, ip.n, ip.hash = first, len(it.Preprocessing), chainHash(it.Preprocessing)
+	ip.chain, ip.err = preprocess.Compile(it.Preprocessing)
+	ip.state.Reset()
+	if st, ok := s.restored[it.ID]; ok {
+		// Saved before a restart for this very chain: carry on from it.
+		delete(s.restored, it.ID)
+		if st.hash == ip.hash {
+			ip.state = st.state
+		}
+	}
+	return ip
+}
+
+// preprocess replaces the Raw and RawError samples of batch by what
+// their items' steps make of them (nothing for a discarded value), plus
+// the values of their dependent items, converted to their value types,
+// into s.out; other samples are copied as they are. Waiters' ends are
+// moved to the new positions. It returns the new batch.
+func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.Sample {
+	raw := false
+	for i := range batch {
+		if batch[i].Type >= Raw {
+			raw = true
+			break
+		}
+	}
+	if !raw {
+		return batch
+	}
+	if s.p.opts.Catalog == nil {
+		s.p.opts.Logger.Error("BUG: values to preprocess but no Options.Catalog; dropped", "shard", s.id)
+		out := s.out[:0]
+		for i := range batch {
+			if batch[i].Type < Raw {
+				out = append(out, batch[i])
+			}
+		}
+		for w := range waiters {
+			waiters[w].end = min(waiters[w].end, len(out)) // all acknowledged with the batch's write
+		}
+		s.out = out
+		return out
+	}
+	snap := s.p.opts.Catalog()
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if v := snap.Version(); v != s.prepVersion {
+		s.prune(snap)
+		s.prepVersion = v
+	}
+	out := s.out[:0]
+	w := 0
+	for i := range batch {
+		v := &batch[i]
+		if v.Type < Raw {
+			out = append(out, *v)
+		} else if it := snap.Item(v.ItemID); it != nil {
+			// An item deleted since its value was accepted: dropped.
+			in := preprocess.Input{Time: time.Unix(v.Clock, int64(v.NS))}
+			if v.Type == RawError {
+				in.Err = v.S
+			} else {
+				in.Text = v.S
+			}
+			out = s.runItem(snap, it, in, v, out, 0)
+		}
+		for w < len(waiters) && waiters[w].end == i+1 {
+			waiters[w].end = len(out)
+			w++
+		}
+	}
+	s.out = out
+	return out
+}
+
+// runItem runs it's chain on in and appends the converted result, then
+// its dependents' (up to maxDependentLevels below the submitted item).
+// A failure of the steps or of the conversion makes the item not
+// supported; a failure of the steps (or of the check, in.Err, that no
+// step turned into a value) is also the dependents' input, as in Zabbix,
+// while a value that only fails conversion still feeds them its text.
+// A discarded value ends there: nothing stored, no state change, nothing
+// for the dependents.
+func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.Input, v *history.Sample, out []history.Sample, depth int) []history.Sample {
+	in.Type = it.ValueType
+	text, chainErr := in.Text, in.Err
+	if len(it.Preprocessing) > 0 {
+		ip := s.prepOf(it)
+		if ip.err != nil {
+			chainErr = "invalid preprocessing: " + ip.err.Error()
+		} else {
+			o, err := preprocess.Run(ip.chain, in, &ip.state)
+			switch {
+			case err != nil:
+				chainErr = err.Error()
+			case o.Discarded:
+				s.p.discarded.Inc()
+				return out
+			default:
+				text, chainErr = o.Text, ""
+			}
+		}
+	}
+	failed := chainErr
+	if failed == "" {
+		sm := history.Sample{ItemID: it.ID, Clock: v.Clock, NS: v.NS}
+		if it.ValueType == history.Log && v.ItemID == it.ID {
+			sm.Log = v.Log
+		}
+		// Convert copies string values, so sm never pins text (which may
+		// be a span of a large master document).
+		if err := preprocess.Convert(it.ValueType, unsafe.Slice(unsafe.StringData(text), len(text)), &sm); err != nil {
+			failed = err.Error()
+		} else {
+			out = append(out, sm)
+			s.p.opts.Runtime.SetItemState(it.ID, ItemState{}) // supported (again)
+		}
+	}
+	if failed != "" {
+		s.p.notSupported.Inc()
+		// A copy: a step's message quotes its input, which may alias
+		// the submitter's buffer (see Prepare).
+		failed = strings.Clone(failed)
+		s.p.opts.Runtime.SetItemState(it.ID, ItemState{NotSupported: true, Error: failed, Clock: v.Clock})
+		if n, ok := s.p.throttle.Allow("not supported"); ok {
+			s.p.opts.Logger.Warn("item not supported: its value failed preprocessing or conversion",
+				"item", it.ID, "key", it.Key, "host", hostName(it), "err", failed, "suppressed", n)
+		}
+	}
+	if !it.HasDependents() || depth >= maxDependentLevels {
+		return out
+	}
+	din := preprocess.Input{Time: in.Time}
+	if chainErr != "" {
+		din.Err = failed // the copy made above
+	} else {
+		// One parse of the result (a JSON document, typically) serves
+		// every dependent's first step, through this level's cache.
+		din.Text = text
+		s.caches[depth].Reset(text)
+		din.Cache = &s.caches[depth]
+	}
+	for _, d := range snap.Dependents(it.ID) {
+		if d.Enabled {
+			out = s.runItem(snap, d, din, v, out, depth+1)
+		}
+	}
+	if din.Cache != nil {
+		din.Cache.Reset("") // do not pin the text until the next value
+	}
+	return out
+}
+
+func hostName(it *catalog.Item) string {
+	if it.Host != nil {
+		return it.Host.Host
+	}
+	return ""
+}
+
+// prune drops the memory of items that left the catalog or stopped
+// having steps. It runs when the catalog's version changes.
+func (s *shard) prune(snap *catalog.Snapshot) {
+	for id := range s.prep {
+		if it := snap.Item(id); it == nil || len(it.Preprocessing) == 0 {
+			delete(s.prep, id)
+		}
+	}
+}
