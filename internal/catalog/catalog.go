@@ -28,6 +28,10 @@ type Options struct {
 	Path string
 	// Logger receives load and apply summaries. Default: discard.
 	Logger *slog.Logger
+	// ExprRefs parses trigger expressions for validation and returns the
+	// items they reference. Without it, trigger changes are refused
+	// (ErrNoExprParser); stored triggers still load.
+	ExprRefs RefsFunc
 }
 
 // withDefaults returns o with defaults filled in, or an error naming the
@@ -48,6 +52,7 @@ func (o Options) withDefaults() (Options, error) {
 type Catalog struct {
 	log  *slog.Logger
 	path string
+	refs RefsFunc
 	snap atomic.Pointer[Snapshot]
 
 	// mu serialises writers (Apply, Close) and guards db, closed and
@@ -92,10 +97,10 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		lock.Close()
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
-	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock}
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock, refs: opts.ExprRefs}
 	c.snap.Store(snap)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
-		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items),
+		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))
 	return c, nil
 }

@@ -82,6 +82,8 @@ type view struct {
 	Groups  []Group
 	Hosts   []Host
 	Items   map[string][]Item
+	// Triggers, ascending by ID, as Snapshot.Triggers has them.
+	Triggers []Trigger
 }
 
 func viewOf(s *Snapshot) view {
@@ -97,6 +99,7 @@ func viewOf(s *Snapshot) view {
 			v.Items[h.Host] = append(v.Items[h.Host], c)
 		}
 	}
+	v.Triggers = append(v.Triggers, s.Triggers()...)
 	return v
 }
 

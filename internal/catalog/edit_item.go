@@ -244,6 +244,7 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	}
 	initMap(&e.items)
 	initMap(&e.keys)
+	e.itemsGone = true
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {

@@ -4,25 +4,27 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // downgradeTLS turns a database of the current schema (version 5) into
 // version 4: without the hosts' encryption settings.
-var downgradeTLS = []string{
+var downgradeTLS = append(slices.Clip(downgradeTriggers),
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
 	"ALTER TABLE hosts DROP COLUMN tls_subject",
 	"UPDATE catalog_meta SET schema_version = 4",
-}
+)
 
 // downgradeV3 turns a database of the current schema (version 5) into
 // version 2: without the host encryption settings (version 5), the
 // per-item timestamp precision (version 4) and the interfaces (version 3).
 var downgradeV3 = []string{
 	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
+	downgradeTLS[4], downgradeTLS[5], downgradeTLS[6], downgradeTLS[7],
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",

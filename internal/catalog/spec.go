@@ -53,6 +53,9 @@ type HostSpec struct {
 	// them: a member left out takes its default). Absent, an existing
 	// host keeps its settings and a new one is unencrypted both ways.
 	TLS *TLSSpec `yaml:"tls"`
+	// Triggers are created or updated (matched by name and expression),
+	// never deleted; their expressions may reference any host's items.
+	Triggers []TriggerSpec `yaml:"triggers"`
 }
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
@@ -189,7 +192,10 @@ func ParseSpec(b []byte) (Spec, error) {
 // `hosts[3].items[12].key: invalid item key "a[": ...`. Groups referenced by
 // hosts need not be declared in Groups; Apply creates them.
 func (s Spec) Validate() error {
-	_, err := s.normalize(false)
+	if _, err := s.normalize(false); err != nil {
+		return err
+	}
+	_, err := s.triggerSpecs()
 	return err
 }
 

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 5
+const schemaVersion = 6
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + triggerSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -116,6 +116,7 @@ var migrations = []string{
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
 	hostTLSSchema, // 4 → 5: host encryption settings
+	triggerSchema, // 5 → 6: triggers, their items, dependencies and tags
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -288,7 +289,16 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load items: %w", err)
 	}
-	return buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	trigs, err := loadTriggers(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(trigs)
+	return s, nil
 }
 
 func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) error) error {
