@@ -20,13 +20,13 @@ const (
 
 // Acknowledge action bits (Zabbix's event.acknowledge "action").
 const (
-	ActionClose          = 1
-	ActionAcknowledge    = 2
-	ActionMessage        = 4
-	ActionSeverity       = 8
-	ActionUnacknowledge  = 16
-	actionsKnown         = 31
-	recordVersion   byte = 1
+	ActionClose              = 1
+	ActionAcknowledge        = 2
+	ActionMessage            = 4
+	ActionSeverity           = 8
+	ActionUnacknowledge      = 16
+	actionsKnown             = 31
+	recordVersion       byte = 1
 )
 
 // Tag is an event tag.

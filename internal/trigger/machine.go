@@ -90,10 +90,10 @@ func (m *Machine) Runtime(id uint64) event.Runtime {
 
 // Outcome counts what one Process call did.
 type Outcome struct {
-	Problems  int // problem events made
-	Resolved  int // OK events made
-	Unchanged int // results that changed nothing
-	Skipped   int // results of unknown or disabled triggers
+	Problems   int // problem events made
+	Resolved   int // OK events made
+	Unchanged  int // results that changed nothing
+	Skipped    int // results of unknown or disabled triggers
 	Suppressed int // PROBLEM results ignored because a master is in PROBLEM
 }
 
