@@ -455,3 +455,22 @@ func (e *Edit) buildTriggers() []Trigger {
 	}
 	return out
 }
+
+// TriggerHosts returns the IDs of the hosts trigger id references as the
+// Edit sees it (nil if there is no such trigger), so that a caller can
+// check permissions on what it just created or changed before the Edit
+// commits.
+func (e *Edit) TriggerHosts(id uint64) []uint64 {
+	t := e.trigger(id)
+	if t == nil {
+		return nil
+	}
+	var hosts []uint64
+	for _, iid := range t.ItemIDs {
+		if it := e.item(iid); it != nil && !slices.Contains(hosts, it.HostID) {
+			hosts = append(hosts, it.HostID)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts
+}

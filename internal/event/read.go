@@ -123,3 +123,13 @@ func (s *Store) Runtimes() map[uint64]Runtime {
 	}
 	return out
 }
+
+// LastEvent returns a copy of trigger's newest retained event.
+func (s *Store) LastEvent(trigger uint64) (Event, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.events[s.last[trigger]]; e != nil {
+		return *e, true
+	}
+	return Event{}, false
+}

@@ -72,6 +72,7 @@ type Store struct {
 	acks    map[uint64][]Ack    // by event ID
 	rts     map[uint64]Runtime  // by trigger ID
 	recent  []uint64            // problems resolved, in resolution order (Recent)
+	last    map[uint64]uint64   // the newest event ID of each trigger
 	dayIDs  map[string][]uint64 // event IDs written in each day directory
 	curDay  string              // the day being replayed or written, for dayIDs
 }
@@ -105,7 +106,7 @@ func Open(opts Options) (*Store, error) {
 	s := &Store{
 		opts: opts, log: opts.Logger, nextEvent: 1, nextAck: 1,
 		events: map[uint64]*Event{}, open: map[uint64]*Event{}, byTrig: map[uint64][]uint64{},
-		acks: map[uint64][]Ack{}, rts: map[uint64]Runtime{}, dayIDs: map[string][]uint64{},
+		acks: map[uint64][]Ack{}, rts: map[uint64]Runtime{}, dayIDs: map[string][]uint64{}, last: map[uint64]uint64{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	start := time.Now()
@@ -324,6 +325,9 @@ func (s *Store) applyLocked(b *Batch) {
 		p := &e
 		s.events[e.ID] = p
 		s.dayIDs[s.curDay] = append(s.dayIDs[s.curDay], e.ID)
+		if e.ID > s.last[e.ObjectID] {
+			s.last[e.ObjectID] = e.ID
+		}
 		if e.Value == ValueProblem && e.REventID == 0 {
 			s.open[e.ID] = p
 			s.byTrig[e.ObjectID] = append(s.byTrig[e.ObjectID], e.ID)

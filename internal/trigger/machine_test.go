@@ -8,22 +8,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
-	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 )
-
-// exprRefs is the server's hook: the real parser.
-func exprRefs(s string) ([]catalog.ItemRef, error) {
-	e, err := expr.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	var out []catalog.ItemRef
-	for _, r := range e.ItemRefs() {
-		out = append(out, catalog.ItemRef{Host: r.Host, Key: r.Key})
-	}
-	return out, nil
-}
 
 type env struct {
 	t     *testing.T
@@ -38,7 +24,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: exprRefs})
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
 	if err != nil {
 		t.Fatal(err)
 	}
