@@ -17,19 +17,19 @@ import (
 // selects events by them, before any object is built: problem.get over
 // 100,000 open problems builds only the objects it returns.
 type eventFilter struct {
-	EventIDs     ids     `json:"eventids"`
-	ObjectIDs    ids     `json:"objectids"`
-	HostIDs      ids     `json:"hostids"`
-	GroupIDs     ids     `json:"groupids"`
-	Source       flexInt `json:"source"`
-	Object       flexInt `json:"object"`
-	Severities   intList `json:"severities"`
-	Acknowledged *bool   `json:"acknowledged"`
-	Suppressed   *bool   `json:"suppressed"`
-	TimeFrom     flexInt `json:"time_from"`
-	TimeTill     flexInt `json:"time_till"`
-	EventIDFrom  flexID  `json:"eventid_from"`
-	EventIDTill  flexID  `json:"eventid_till"`
+	EventIDs     ids         `json:"eventids"`
+	ObjectIDs    ids         `json:"objectids"`
+	HostIDs      ids         `json:"hostids"`
+	GroupIDs     ids         `json:"groupids"`
+	Source       flexInt     `json:"source"`
+	Object       flexInt     `json:"object"`
+	Severities   intList     `json:"severities"`
+	Acknowledged *bool       `json:"acknowledged"`
+	Suppressed   *bool       `json:"suppressed"`
+	TimeFrom     flexInt     `json:"time_from"`
+	TimeTill     flexInt     `json:"time_till"`
+	EventIDFrom  flexID      `json:"eventid_from"`
+	EventIDTill  flexID      `json:"eventid_till"`
 	Tags         []tagFilter `json:"tags"`
 	EvalType     flexInt     `json:"evaltype"`
 }

@@ -90,29 +90,29 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		TriggerIDs          ids     `json:"triggerids"`
-		HostIDs             ids     `json:"hostids"`
-		GroupIDs            ids     `json:"groupids"`
-		ItemIDs             ids     `json:"itemids"`
-		OnlyTrue            bool    `json:"only_true"`
-		MinSeverity         flexInt `json:"min_severity"`
-		ExpandDescription   bool    `json:"expandDescription"`
-		ExpandExpression    bool    `json:"expandExpression"` // expressions are stored expanded
-		ExpandData          bool    `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
-		ExpandComment       bool    `json:"expandComment"`
-		SelectHosts         any     `json:"selectHosts"`
-		SelectGroups        any     `json:"selectGroups"`
-		SelectItems         any     `json:"selectItems"`
-		SelectTags          any     `json:"selectTags"`
-		SelectLastEvent     any     `json:"selectLastEvent"`
-		SelectDependencies  any     `json:"selectDependencies"`
-		SkipDependent       bool    `json:"skipDependent"`
-		LastChangeSince     flexInt `json:"lastChangeSince"`
-		LastChangeTill      flexInt `json:"lastChangeTill"`
-		Monitored           bool    `json:"monitored"`
-		Active              bool    `json:"active"`
-		WithUnacknowledged  bool    `json:"withUnacknowledgedEvents"`
-		WithLastEventUnack  bool    `json:"withLastEventUnacknowledged"`
+		TriggerIDs         ids     `json:"triggerids"`
+		HostIDs            ids     `json:"hostids"`
+		GroupIDs           ids     `json:"groupids"`
+		ItemIDs            ids     `json:"itemids"`
+		OnlyTrue           bool    `json:"only_true"`
+		MinSeverity        flexInt `json:"min_severity"`
+		ExpandDescription  bool    `json:"expandDescription"`
+		ExpandExpression   bool    `json:"expandExpression"` // expressions are stored expanded
+		ExpandData         bool    `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
+		ExpandComment      bool    `json:"expandComment"`
+		SelectHosts        any     `json:"selectHosts"`
+		SelectGroups       any     `json:"selectGroups"`
+		SelectItems        any     `json:"selectItems"`
+		SelectTags         any     `json:"selectTags"`
+		SelectLastEvent    any     `json:"selectLastEvent"`
+		SelectDependencies any     `json:"selectDependencies"`
+		SkipDependent      bool    `json:"skipDependent"`
+		LastChangeSince    flexInt `json:"lastChangeSince"`
+		LastChangeTill     flexInt `json:"lastChangeTill"`
+		Monitored          bool    `json:"monitored"`
+		Active             bool    `json:"active"`
+		WithUnacknowledged bool    `json:"withUnacknowledgedEvents"`
+		WithLastEventUnack bool    `json:"withLastEventUnacknowledged"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err

@@ -242,7 +242,7 @@ func TestProblemsThroughAPI(t *testing.T) {
 		t.Fatalf("acknowledges %v", acks)
 	}
 	f.ok(t, "event.acknowledge", `{"eventids":"`+eid+`","action":1}`)
-	check(`{"objectids":[`+ids[0]+`]}`)
+	check(`{"objectids":[` + ids[0] + `]}`)
 	if rec := f.get(t, "problem.get", `{"objectids":[`+ids[0]+`],"recent":true}`); len(rec) != 1 || rec[0]["r_eventid"] == "0" || rec[0]["userid"] != "1" {
 		t.Fatalf("recent: %v", rec)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -30,6 +31,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // Version is the Peregrine version, set at build time with
@@ -41,6 +43,9 @@ func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog
 
 // HistoryPath is the embedded history engine's directory.
 func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history") }
+
+// EventsPath is the event store's directory under dataDir.
+func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
@@ -72,8 +77,13 @@ type Server struct {
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
-	Poller    *poll.Scheduler
-	API       *api.Server
+	Poller *poll.Scheduler
+	API    *api.Server
+	// Events is the event store (data_dir/events) and Triggers the
+	// problem state machine over it: evaluation results go to
+	// Triggers.Process, the API reads both.
+	Events    *event.Store
+	Triggers  *trigger.Machine
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
@@ -119,7 +129,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		}
 	}()
 	var err error
-	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog")})
+	// Trigger expressions are validated, and their items found, by the
+	// expression parser.
+	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		return nil, err
+	}
+	evSync := wal.SyncBatch
+	if cfg.Events.Fsync == "interval" {
+		evSync = wal.SyncInterval
+	}
+	s.Events, err = event.Open(event.Options{
+		Dir: EventsPath(cfg.DataDir), Sync: evSync, SyncInterval: cfg.Events.FsyncInterval.Std(),
+		Retention: time.Duration(cfg.Events.RetentionSeconds()) * time.Second, Logger: log.With("component", "events"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Logger: log.With("component", "trigger")})
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +311,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
+		Events: s.Events, TriggerStates: s.Triggers,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -325,6 +353,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -387,6 +417,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
+	}
+	if s.Events != nil {
+		errs = append(errs, s.Events.Close())
 	}
 	if s.Catalog != nil {
 		errs = append(errs, s.Catalog.Close())
