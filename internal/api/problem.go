@@ -292,6 +292,11 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 			if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(evs) {
 				evs = evs[:p.Limit.v]
 			}
+			// Done here on typed IDs: apply would sort again by
+			// parsing the strings of every object.
+			q := *p
+			q.SortField, q.Limit = nil, flexInt{}
+			p = &q
 		}
 	}
 	objs := make([]object, len(evs))
