@@ -258,6 +258,14 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 			kept = append(kept, evs[i])
 		}
 	}
+	if fastProblems(&p.getParams) {
+		sortLimit(&p.getParams, kept)
+		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
+			kept = kept[:p.Limit.v]
+		}
+		sel := problemSelects{acks: p.SelectAcknowledges != nil, tags: p.SelectTags != nil, suppression: p.SelectSuppressionData != nil}
+		return rawJSON(s.appendProblems(nil, kept, sel)), nil
+	}
 	return s.eventResult(&p.getParams, kept, func(e *event.Event) object {
 		o := problemObject(e)
 		if p.SelectAcknowledges != nil {
@@ -281,14 +289,7 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 		if p.CountOutput {
 			return strconv.Itoa(len(evs)), nil
 		}
-		desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
-		if len(p.SortField) > 0 && p.SortField[0] == "eventid" || len(p.SortField) == 0 {
-			slices.SortFunc(evs, func(a, b event.Event) int {
-				if desc {
-					return cmp.Compare(b.ID, a.ID)
-				}
-				return cmp.Compare(a.ID, b.ID)
-			})
+		if sortLimit(p, evs) {
 			if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(evs) {
 				evs = evs[:p.Limit.v]
 			}
@@ -304,4 +305,21 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 		objs[i] = build(&evs[i])
 	}
 	return p.apply(objs, "eventid", sortable...)
+}
+
+// sortLimit sorts evs by event ID as p asks (ascending unless sortorder
+// is DESC) when p sorts by eventid or not at all, and reports whether it
+// did.
+func sortLimit(p *getParams, evs []event.Event) bool {
+	if len(p.SortField) > 0 && p.SortField[0] != "eventid" {
+		return false
+	}
+	desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	slices.SortFunc(evs, func(a, b event.Event) int {
+		if desc {
+			return cmp.Compare(b.ID, a.ID)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return true
 }

@@ -280,3 +280,43 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// TestProblemEncodingMatches checks problem.get's fast encoder against
+// the generic objects, byte for byte, with every combination of selects.
+func TestProblemEncodingMatches(t *testing.T) {
+	f := newEventFixture(t)
+	ids := f.ids(t, "trigger.create", `{"description":"Quote \" and <b>ünïcode</b> on {HOST.NAME}","expression":"last(/web-1/load)>2","priority":4,
+		"opdata":"tab\there","tags":[{"tag":"a\"b","value":"\u0001"},{"tag":"empty","value":""}]}`, "triggerids")
+	var tid uint64
+	fmt.Sscan(ids[0], &tid)
+	f.feed(trigger.Result{TriggerID: tid, Value: trigger.Problem, Clock: -5, NS: 999999999})
+	open := f.store.OpenProblems()
+	if err := f.machine.Acknowledge(f.cat.Snapshot(), trigger.AckRequest{EventIDs: []uint64{open[0].ID}, Action: 6, Message: "ok \"quoted\"", UserID: 1, Clock: 7}); err != nil {
+		t.Fatal(err)
+	}
+	open = f.store.OpenProblems()
+	srv := New(Options{Catalog: f.cat, Events: f.store, TriggerStates: f.machine})
+	for _, sel := range []problemSelects{{}, {acks: true}, {tags: true}, {suppression: true}, {true, true, true}} {
+		objs := make([]object, len(open))
+		for i := range open {
+			o := problemObject(&open[i])
+			if sel.acks {
+				o["acknowledges"] = ackObjects(f.store.Acks(open[i].ID))
+			}
+			if sel.tags {
+				o["tags"] = tagObjects(open[i].Tags)
+			}
+			if sel.suppression {
+				o["suppression_data"] = []object{}
+			}
+			objs[i] = o
+		}
+		want, err := appendValue(nil, objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.appendProblems(nil, open, sel); string(got) != string(want) {
+			t.Errorf("%+v:\nfast    %s\ngeneric %s", sel, got, want)
+		}
+	}
+}
