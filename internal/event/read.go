@@ -133,3 +133,20 @@ func (s *Store) LastEvent(trigger uint64) (Event, bool) {
 	}
 	return Event{}, false
 }
+
+// Stats are the store's figures for self-monitoring.
+type Stats struct {
+	Events       int    // retained events
+	OpenProblems int    // open problems
+	Commits      uint64 // Commit calls that wrote something, since Open
+	CommitErrors uint64 // of those, the ones that failed
+}
+
+// Stats returns the current figures.
+func (s *Store) Stats() Stats {
+	s.mu.RLock()
+	st := Stats{Events: len(s.events), OpenProblems: len(s.open)}
+	s.mu.RUnlock()
+	st.Commits, st.CommitErrors = s.commits.Load(), s.commitErrs.Load()
+	return st
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -60,6 +61,8 @@ type Store struct {
 	seq       uint64 // commits enqueued
 	buf       []byte
 	closed    bool
+
+	commits, commitErrs atomic.Uint64
 
 	// mu guards the in-memory state below; applied counts the commits
 	// applied to it, in seq order (cond waits for a commit's turn).
@@ -286,7 +289,9 @@ func (s *Store) Commit(b *Batch) error {
 	s.applied++
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	s.commits.Add(1)
 	if err != nil {
+		s.commitErrs.Add(1)
 		return fmt.Errorf("event: commit failed, the events were not stored: %w", err)
 	}
 	return nil

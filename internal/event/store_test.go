@@ -97,6 +97,9 @@ func TestCommitResolveAckReopen(t *testing.T) {
 	if acks := s.Acks(p3); len(acks) != 2 || acks[0].Message != "on it" || acks[1].ID != 2 {
 		t.Fatalf("acks: %+v", acks)
 	}
+	if st := s.Stats(); st.Events != 4 || st.OpenProblems != 1 || st.Commits != 4 || st.CommitErrors != 0 {
+		t.Fatalf("stats %+v", st)
+	}
 	want := stateOf(s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -331,6 +331,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		MaxHeaderBytes:    64 << 10,
 	}
 	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
+	s.Metrics.GaugeFunc("peregrine_catalog_triggers", "Triggers in the catalog snapshot.", func() float64 { return float64(len(s.Catalog.Snapshot().Triggers())) })
+	s.Metrics.GaugeFunc("peregrine_problems_open", "Open problems in the event store.", func() float64 { return float64(s.Events.Stats().OpenProblems) })
+	s.Metrics.GaugeFunc("peregrine_events_retained", "Events kept by the event store (within events.retention).", func() float64 { return float64(s.Events.Stats().Events) })
+	s.Metrics.CounterFunc("peregrine_event_commits_total", "Event store commits (batches of events, acknowledge actions and trigger states).", func() float64 { return float64(s.Events.Stats().Commits) })
+	s.Metrics.CounterFunc("peregrine_event_commit_errors_total", "Event store commits that failed (their events were not stored).", func() float64 { return float64(s.Events.Stats().CommitErrors) })
 	ok = true
 	return s, nil
 }

@@ -28,7 +28,7 @@ func TestProblemsSurviveRestart(t *testing.T) {
 	}
 	type problem struct {
 		EventID, ObjectID, Name, Severity, Clock, Acknowledged string
-		Tags                                                  []struct{ Tag, Value string }
+		Tags                                                   []struct{ Tag, Value string }
 	}
 	var ps []problem
 	admin.ok("problem.get", map[string]any{"output": "extend", "selectTags": "extend"}, &ps)
