@@ -103,7 +103,7 @@ func viewOf(s *Snapshot) view {
 	return v
 }
 
-var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}), cmpopts.EquateEmpty()}
+var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}), cmpopts.EquateEmpty()}
 
 func diffViews(want, got *Snapshot) string {
 	return cmp.Diff(viewOf(want), viewOf(got), viewOpts)
@@ -163,7 +163,7 @@ func TestOpenApplyReopen(t *testing.T) {
 			t.Fatalf("Lookup(%q, %q): inconsistent back pointers or indexes: %+v", host, key, got)
 		}
 		want.ID, want.HostID, want.Host, want.Key = got.ID, got.HostID, got.Host, key
-		if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(Item{}, "Host")); d != "" {
+		if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(Item{}, "Host"), cmpopts.IgnoreUnexported(Item{})); d != "" {
 			t.Errorf("Lookup(%q, %q) (-want +got):\n%s", host, key, d)
 		}
 	}
@@ -694,7 +694,7 @@ func TestExampleFile(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("%s does not use every value type: %v", path, seen)
 	}
-	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent} {
+	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent, Dependent, Calculated} {
 		if !types[want] {
 			t.Errorf("%s has no %s item", path, want)
 		}

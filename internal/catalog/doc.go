@@ -36,8 +36,21 @@
 //     without one in the import keeps its settings, a new one gets
 //     Zabbix's default (unencrypted both ways). Pre-shared keys are not
 //     stored (Peregrine cannot use them).
+//   - What issue 12 adds to items (schema version 6): preprocessing
+//     steps (Item.Preprocessing, Zabbix's step objects, identical chains
+//     shared), the master of a dependent item (Item.MasterItemID, with
+//     Zabbix's rules: same host, no cycles, at most 3 levels below a
+//     master; deleting a master deletes its dependents; items never
+//     change host, so neither do masters) and the formula or script of
+//     calculated and script items (Item.Params). The snapshot indexes
+//     dependents by master (Snapshot.Dependents, Item.HasDependents,
+//     Snapshot.Root). What steps and formulas mean is not the catalog's
+//     to know: package preprocess imports this one, so it validates them
+//     through hooks the server sets (Options.CheckPreprocessing,
+//     Options.CheckFormula); without them only names, counts and which
+//     item types may have what are checked.
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
-//     version 6): Zabbix's trigger fields, tags, dependencies (no cycles,
+//     version 7): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved
 //     when stored through Options.ExprRefs, a parser hook the server
 //     sets so that the catalog does not depend on the evaluator. A

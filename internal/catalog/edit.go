@@ -112,6 +112,8 @@ type Edit struct {
 	newGroups []uint64           // groups created in this Edit, in order
 	newHosts  []uint64           // hosts created in this Edit, in order
 	strs      map[string]string  // interned low-cardinality item fields
+	steps     stepsInterner      // interned preprocessing chains
+	ck        *checks            // the Catalog's validation hooks
 
 	refs        RefsFunc            // the catalog's expression parser
 	triggers    map[uint64]*Trigger // overlay, nil value: deleted
@@ -164,7 +166,7 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), refs: c.refs}
+	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit

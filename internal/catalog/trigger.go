@@ -129,7 +129,7 @@ func (s *Snapshot) setTriggers(trigs []Trigger) {
 	}
 }
 
-// triggerSchema holds triggers (schema version 6), Zabbix's trigger
+// triggerSchema holds triggers (schema version 7), Zabbix's trigger
 // fields; trigger_items is what the expressions reference (Zabbix's
 // functions table, reduced to the item), so that loading needs no
 // expression parser; trigger_deps the dependencies (trigger_id depends

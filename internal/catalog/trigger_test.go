@@ -208,13 +208,13 @@ func TestTriggerCascade(t *testing.T) {
 	}
 }
 
-// downgradeTriggers turns a database of the current schema (version 6)
-// into version 5 but for the version number.
+// downgradeTriggers turns a database of the current schema (version 7)
+// into version 6 but for the version number.
 var downgradeTriggers = []string{"DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers"}
 
-// TestMigrateV5Triggers opens a database of schema version 5 (no
+// TestMigrateV6Triggers opens a database of schema version 6 (no
 // triggers): it is upgraded and triggers can be created.
-func TestMigrateV5Triggers(t *testing.T) {
+func TestMigrateV6Triggers(t *testing.T) {
 	c, path := openTemp(t)
 	mustApply(t, c, testSpec())
 	want := c.Snapshot()
@@ -223,7 +223,7 @@ func TestMigrateV5Triggers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(downgradeTriggers, "UPDATE catalog_meta SET schema_version = 5") {
+	for _, q := range append(slices.Clip(downgradeTriggers), "UPDATE catalog_meta SET schema_version = 6") {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -87,6 +87,8 @@ type Query struct {
 type Period struct {
 	P   int
 	Raw string
+	// spec is Raw checked at parse time; nil when Raw holds a macro.
+	spec *periodSpec
 }
 
 func (n *Number) Pos() int { return n.P }
@@ -167,9 +169,10 @@ func (n *Query) appendTo(b *strings.Builder) {
 // Expr is a parsed expression. It is immutable after Parse and safe for
 // concurrent evaluation.
 type Expr struct {
-	src  string
-	root Node
-	refs []ItemRef
+	src       string
+	root      Node
+	refs      []ItemRef
+	timeBased bool
 }
 
 // ItemRef names an item an expression reads: the host as written ("" for
@@ -199,6 +202,20 @@ func (e *Expr) String() string {
 // first appearance. The trigger model indexes triggers by them.
 func (e *Expr) ItemRefs() []ItemRef {
 	return append([]ItemRef(nil), e.refs...)
+}
+
+// TimeBased reports whether the expression's value can change with time
+// alone, without a new value of its items: it calls nodata(), a
+// date/time function (date, dayofmonth, dayofweek, now, time) or a trend
+// function (whose whole-hour periods move with the clock, while a new
+// value does not change them). Zabbix re-evaluates such triggers on a
+// timer as well as on new values.
+func (e *Expr) TimeBased() bool { return e.timeBased }
+
+// timeFuncs are the functions that make an expression TimeBased.
+var timeFuncs = map[string]bool{
+	"nodata": true, "date": true, "dayofmonth": true, "dayofweek": true, "now": true, "time": true,
+	"trendavg": true, "trendcount": true, "trendmax": true, "trendmin": true, "trendsum": true,
 }
 
 // walk calls fn for n and every node below it, parents first.

@@ -30,8 +30,53 @@
 // ("incorrect expression starting from ...").
 //
 // Expr.ItemRefs lists the (host, key) pairs an expression reads, for the
-// trigger model's index; Expr.String gives a canonical spelling that
-// parses back to itself.
+// trigger model's index; Expr.TimeBased says whether it must also be
+// re-evaluated on a timer (nodata, date/time and trend functions); Expr.String
+// gives a canonical spelling that parses back to itself.
+//
+// Evaluation. Expr.Eval(ctx, Options) gives a Value: a number, a
+// string, or unknown (KindError) with the reason, Zabbix's unknown state.
+// Nothing in evaluation fails otherwise. The rules (eval.go) are
+// Zabbix's: "and" is 0 when either side is 0 even if the other is
+// unknown, "or" is 1 when either side is non-zero likewise, every other
+// operator and function propagates unknown; = and <> compare numerically
+// when both sides are numbers or numeric strings ("5m", "1K" and "1e3"
+// count) and as strings otherwise; all comparisons treat numbers within
+// 2.22e-16 as equal; division by zero is unknown.
+//
+// The caller supplies, in Options: the evaluation time; a Source of item
+// values (History: the #N newest values or a time window (from, till]
+// ending at the evaluation time, newest first; Trends: hourly trends) so
+// that triggers and calculated items can feed it from per-item state, a
+// value cache or the history store; Macros, resolving user macros
+// (MacroLevels applies the host, templates, global order and Zabbix's
+// context rules); the server's time zone for date/time functions and
+// "now/d" shifts; the start of data collection for nodata().
+//
+// Function library (table.go, funcs_*.go): the 6.0 history functions
+// (last first avg min max sum count countunique change changecount find
+// nodata rate percentile forecast timeleft fuzzytime logeventid
+// logseverity logsource monoinc monodec, the statistics kurtosis mad
+// skewness stddevpop stddevsamp sumofsquares varpop varsamp, and trendavg
+// trendcount trendmax trendmin trendsum), the math, bitwise, string and
+// date/time functions, in and between. Parameter errors that depend only
+// on the text are parse errors; the rest (a mode, an operator, a pattern,
+// a value out of range, not enough data) make the call unknown with
+// "cannot evaluate function f(...): reason". The aggregate functions of
+// calculated items (*_foreach, bucket_percentile, item_count) parse but
+// evaluate to unknown: Source cannot yet list many items.
+//
+// Choices where Zabbix's documentation leaves room: forecast's max, min
+// and avg modes sample the fitted curve at 1000 steps (exact for lines);
+// timeleft searches a century ahead and returns the largest double when
+// the threshold is not reached; rate extrapolates to the period's edges
+// as Prometheus's rate() does; percentile is the nearest rank; count's
+// bitand pattern is "mask" or "value/mask"; global regular expressions
+// (@name) are refused.
+//
+// testdata/*.test are the evaluator's scripts (format in
+// script_test.go): values loaded per item, then "eval at T: EXPR =>
+// expected value / unknown / parse error".
 //
 // What it does not own: where values come from (the caller implements
 // the data source: per-item state, a value cache or the history store),
@@ -39,5 +84,6 @@
 // caller's resolver), trigger states, events and scheduling.
 //
 // Concurrency: an *Expr is immutable after Parse and may be evaluated by
-// many goroutines at once. The package has no global mutable state.
+// many goroutines at once. The package keeps no global state but a
+// sync.Pool of evaluators (see Expr.Eval).
 package expr

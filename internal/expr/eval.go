@@ -3,8 +3,10 @@ package expr
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -74,9 +76,18 @@ func (e *Expr) Eval(ctx context.Context, opt Options) Value {
 	if opt.Location == nil {
 		opt.Location = time.UTC
 	}
-	ev := &evaluator{ctx: ctx, opt: opt}
-	return ev.eval(e.root)
+	// The evaluator escapes to the heap (function values take it), so
+	// evaluators are pooled: a trigger storm evaluates 100k expressions
+	// a second and each would otherwise allocate one.
+	ev := evaluatorPool.Get().(*evaluator)
+	ev.ctx, ev.opt = ctx, opt
+	v := ev.eval(e.root)
+	*ev = evaluator{}
+	evaluatorPool.Put(ev)
+	return v
 }
+
+var evaluatorPool = sync.Pool{New: func() any { return new(evaluator) }}
 
 // evaluator holds one evaluation's inputs; it lives for one Eval call.
 type evaluator struct {
@@ -182,7 +193,16 @@ func (ev *evaluator) binary(n *Binary) Value {
 		}
 		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", n.Op, bad.text()))
 	}
-	switch n.Op {
+	r2 := arith(n.Op, lf, rf)
+	if r2.Kind == KindNumber && (math.IsInf(r2.Num, 0) || math.IsNaN(r2.Num)) {
+		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", n.Op))
+	}
+	return r2
+}
+
+// arith applies a numeric binary operator.
+func arith(op string, lf, rf float64) Value {
+	switch op {
 	case "<":
 		return boolValue(lf < rf && !numEqual(lf, rf))
 	case "<=":
@@ -203,7 +223,7 @@ func (ev *evaluator) binary(n *Binary) Value {
 		}
 		return NumberValue(lf / rf)
 	}
-	return ErrorValue("BUG: unknown operator " + n.Op)
+	return ErrorValue("BUG: unknown operator " + op)
 }
 
 // firstError explains why an and/or could not be decided.

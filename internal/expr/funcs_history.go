@@ -68,8 +68,15 @@ func (ev *evaluator) period(c *Call, def string) (periodSpec, *Value) {
 	raw := def
 	if len(c.Args) > 0 {
 		if p, ok := c.Args[0].(*Period); ok {
+			if p.spec != nil {
+				// Checked at parse time (checkCall).
+				return *p.spec, nil
+			}
 			raw = ev.expandPeriod(p.Raw)
 		}
+	}
+	if raw == "#1" {
+		return periodSpec{count: true, n: 1}, nil
 	}
 	if raw == "" {
 		e := callError(c, "missing period")
@@ -198,13 +205,36 @@ func hFirst(ev *evaluator, c *Call) Value {
 	return sampleValue(&s[len(s)-1])
 }
 
-func aggregate(fn func([]float64) float64) evalFunc {
+// aggregate builds avg, min, max and sum of a period. It folds the
+// samples in place rather than through floats: these are the functions
+// of most triggers, and the copy would be their only allocation.
+func aggregate(name string) evalFunc {
 	return func(ev *evaluator, c *Call) Value {
-		v, errv := ev.numericWindow(c)
+		s, _, errv := ev.window(c, "")
 		if errv != nil {
 			return *errv
 		}
-		return NumberValue(fn(v))
+		acc := 0.0
+		for i := range s {
+			if !s[i].Type.Numeric() {
+				return callError(c, "the item's values are not numeric (%s)", s[i].Type)
+			}
+			v := sampleFloat(&s[i])
+			switch {
+			case i == 0 && (name == "min" || name == "max"):
+				acc = v
+			case name == "min":
+				acc = math.Min(acc, v)
+			case name == "max":
+				acc = math.Max(acc, v)
+			default:
+				acc += v
+			}
+		}
+		if name == "avg" {
+			acc /= float64(len(s))
+		}
+		return NumberValue(acc)
 	}
 }
 
@@ -238,12 +268,14 @@ func maxOf(v []float64) float64 {
 // and pattern.
 type matcher func(Value) bool
 
-// newMatcher builds the matcher of op and pattern for an item whose
-// values are numeric or not. Numeric items take eq ne gt ge lt le bitand
-// (pattern a number, or "value/mask" for bitand); string items take eq
-// ne like regexp iregexp. An empty op is eq for numbers and like for
-// strings, Zabbix's defaults.
-func newMatcher(op, pattern string, numeric bool) (matcher, error) {
+// newMatcher builds the matcher of op and pattern for an item of value
+// type vt, with Zabbix's operator sets: numeric items take eq ne gt ge
+// lt le regexp iregexp (pattern a number for the first six), unsigned
+// ones also bitand (pattern "mask" or "value/mask"); string, text and log
+// items take eq ne like regexp iregexp. An empty op is eq for numbers
+// and like for strings, Zabbix's defaults.
+func newMatcher(op, pattern string, vt history.ValueType) (matcher, error) {
+	numeric := vt.Numeric()
 	if op == "" {
 		op = "like"
 		if numeric {
@@ -252,9 +284,6 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 	}
 	switch op {
 	case "regexp", "iregexp":
-		if numeric {
-			break
-		}
 		if strings.HasPrefix(pattern, "@") {
 			return nil, fmt.Errorf("global regular expression %q is not supported", pattern)
 		}
@@ -272,7 +301,7 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 		}
 		return func(v Value) bool { return strings.Contains(v.text(), pattern) }, nil
 	case "bitand":
-		if !numeric {
+		if vt != history.Uint {
 			break
 		}
 		want, mask, err := parseBitandPattern(pattern)
@@ -311,11 +340,7 @@ func newMatcher(op, pattern string, numeric bool) (matcher, error) {
 	default:
 		return nil, fmt.Errorf("unknown operator %q", op)
 	}
-	kind := "string"
-	if numeric {
-		kind = "numeric"
-	}
-	return nil, fmt.Errorf("operator %q is not supported for %s values", op, kind)
+	return nil, fmt.Errorf("operator %q is not supported for %s values", op, vt)
 }
 
 // countOps are the operators of count, countunique and find.
@@ -365,8 +390,15 @@ func (ev *evaluator) matching(c *Call, def string) ([]history.Sample, matcher, *
 	if !hasPattern && op == "" {
 		return s, nil, nil
 	}
-	numeric := len(s) == 0 || s[0].Type.Numeric()
-	m, err := newMatcher(op, pv.text(), numeric)
+	pattern := ""
+	if hasPattern {
+		pattern = pv.text()
+	}
+	vt := history.Uint
+	if len(s) > 0 {
+		vt = s[0].Type
+	}
+	m, err := newMatcher(op, pattern, vt)
 	if err != nil && len(s) == 0 {
 		// No values: nothing to match, and an operator that fits only
 		// the other value type cannot be told from one that fits none

@@ -231,11 +231,14 @@ func fnInsert(ev *evaluator, c *Call) Value {
 	r := []rune(vs[0].text())
 	start, ok1 := vs[1].number()
 	length, ok2 := vs[2].number()
-	if !ok1 || !ok2 || start != math.Trunc(start) || length != math.Trunc(length) || length < 0 || start < 1 || int(start) > len(r)+1 {
+	if !ok1 || !ok2 || start != math.Trunc(start) || length != math.Trunc(length) || length < 0 || start < 1 || start > float64(len(r)+1) {
 		return callError(c, "invalid start or length")
 	}
 	i := int(start) - 1
-	j := min(i+int(length), len(r))
+	j := len(r)
+	if length < float64(len(r)-i) {
+		j = i + int(length)
+	}
 	return StringValue(string(r[:i]) + vs[3].text() + string(r[j:]))
 }
 

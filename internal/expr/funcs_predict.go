@@ -211,7 +211,9 @@ func hForecast(ev *evaluator, c *Call) Value {
 	for i := 0; i <= steps; i++ {
 		v := m(now + horizon*float64(i)/steps)
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
-		if i > 0 {
+		if i == 0 || i == steps {
+			sum += v / 2 // trapezoid rule: exact for lines
+		} else {
 			sum += v
 		}
 	}

@@ -35,12 +35,15 @@ func Parse(s string) (*Expr, error) {
 	e := &Expr{src: s, root: root}
 	seen := map[ItemRef]bool{}
 	walk(root, func(n Node) {
-		if q, ok := n.(*Query); ok {
-			r := ItemRef{Host: q.Host, Key: q.Key}
+		switch n := n.(type) {
+		case *Query:
+			r := ItemRef{Host: n.Host, Key: n.Key}
 			if !seen[r] {
 				seen[r] = true
 				e.refs = append(e.refs, r)
 			}
+		case *Call:
+			e.timeBased = e.timeBased || timeFuncs[n.Name]
 		}
 	})
 	return e, nil
@@ -441,12 +444,15 @@ func (p *parser) parsePeriod() (Node, error) {
 	if raw == "" {
 		return &Empty{P: start}, nil
 	}
+	per := &Period{P: start, Raw: raw}
 	if !strings.Contains(raw, "{") {
-		if _, err := parsePeriodSpec(raw); err != nil {
+		ps, err := parsePeriodSpec(raw)
+		if err != nil {
 			return nil, l.errf(start, "%s", err)
 		}
+		per.spec = &ps
 	}
-	return &Period{P: start, Raw: raw}, nil
+	return per, nil
 }
 
 type errString string

@@ -1,9 +1,17 @@
 package expr
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
 
-// FuzzParse checks that Parse never panics and that whatever it accepts
-// prints (String) to a spelling that parses back to the same spelling.
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// FuzzParse checks that Parse never panics, that whatever it accepts
+// prints (String) to a spelling that parses back to the same spelling,
+// and that evaluating it (against a small item of each value type)
+// never panics either.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"last(/h/k)>90",
@@ -14,6 +22,10 @@ func FuzzParse(f *testing.F) {
 		`avg_foreach(/*/k?[group="G" and tag="t"],5m)`,
 		`{{#A}.regsub("(.*)", \1)}=concat("a","b")`,
 		"((1))", "-(-1)", "1 andX 2", `"`, "{$", "last(/h/k",
+		"forecast(//k,#2,1h,\"polynomial3\",\"avg\")+timeleft(/h/k,1h,9,\"power\")",
+		"rate(/h/k,{$M})*mad(/h/k,{$N})/kurtosis(//k,1h)+percentile(/h/k,#3,50)",
+		`insert(last(/h/s),1,1e300,"z")+logsource(/h/l,,"^s")+count(/h/s,1h,"regexp","{$S}")`,
+		`trendavg(/h/k,1y:now/y-1M)+nodata(/h/k,30s,"strict")+fuzzytime(/h/k,1m)`,
 	} {
 		f.Add(s)
 	}
@@ -35,5 +47,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("String not stable: %q -> %q -> %q", s, out, again.String())
 		}
 		_ = e.ItemRefs()
+		e.Eval(context.Background(), Options{Now: time.Unix(1000, 0), Source: fuzzSource, Macros: fuzzMacros})
 	})
 }
+
+var fuzzMacros = MacroLevels{{{Name: "M", Value: "5m"}, {Name: "N", Value: "#2"}, {Name: "S", Value: "abc"}}}
+
+// fuzzSource answers every numeric key with floats, "s" with strings and
+// "l" with log lines.
+var fuzzSource = &ringSource{items: map[ItemRef][]history.Sample{
+	{Host: "h", Key: "k"}: {{Clock: 1000, Type: history.Float, F: 3}, {Clock: 990, Type: history.Float, F: -1}, {Clock: 700, Type: history.Float, F: 2}},
+	{Host: "", Key: "k"}:  {{Clock: 1000, Type: history.Uint, U: 7}, {Clock: 999, Type: history.Uint, U: 7}},
+	{Host: "h", Key: "s"}: {{Clock: 1000, Type: history.Str, S: "x"}, {Clock: 900, Type: history.Str, S: "yy"}},
+	{Host: "h", Key: "l"}: {{Clock: 1000, Type: history.Log, S: "m", Log: &history.LogMeta{Source: "src", Severity: 2, EventID: 5}}},
+}}

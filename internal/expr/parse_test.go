@@ -165,3 +165,23 @@ func TestItemRefs(t *testing.T) {
 		t.Fatalf("ItemRefs (-want +got):\n%s", diff)
 	}
 }
+
+func TestTimeBased(t *testing.T) {
+	f := func(in string, want bool) {
+		t.Helper()
+		e, err := Parse(in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if e.TimeBased() != want {
+			t.Fatalf("Parse(%q).TimeBased() = %v, want %v", in, !want, want)
+		}
+	}
+	f("last(/h/k)>90", false)
+	f("avg(/h/k,5m)>1", false)
+	f("nodata(/h/k,5m)=1", true)
+	f("last(/h/k)>0 and time()>080000", true)
+	f("abs(dayofweek()-now())", true)
+	f(`count(/h/k,#3,"eq","now")>0`, false)
+	f("trendavg(/h/k,1h:now/h)>trendavg(/h/k,1h:now/h-1d)", true)
+}

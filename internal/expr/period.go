@@ -60,6 +60,10 @@ func parsePeriodSpec(raw string) (periodSpec, error) {
 	return ps, nil
 }
 
+// maxSeconds bounds a period or a shift step (about 272 years) so that
+// it fits a time.Duration in nanoseconds with room to spare.
+const maxSeconds = 1 << 33
+
 // parseTimeLength parses "N" or "N<unit>" with unit in s m h d w M y.
 func parseTimeLength(s string) (int64, byte, error) {
 	unit := byte('s')
@@ -68,7 +72,7 @@ func parseTimeLength(s string) (int64, byte, error) {
 		s = s[:len(s)-1]
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > 1<<40 {
+	if err != nil || n < 0 || n > maxSeconds/unitSeconds(unit) {
 		return 0, 0, errString("invalid time period " + strconv.Quote(s+string(unit)))
 	}
 	return n, unit, nil
@@ -98,13 +102,13 @@ func parseShift(s string) ([]shiftOp, error) {
 				return nil, errString("invalid time shift " + strconv.Quote(s))
 			}
 			n, err := strconv.ParseInt(rest[1:j], 10, 64)
-			if err != nil || n > 1<<40 {
-				return nil, errString("invalid time shift " + strconv.Quote(s))
-			}
 			unit := byte('s')
 			if j < len(rest) && strings.IndexByte("smhdwMy", rest[j]) >= 0 {
 				unit = rest[j]
 				j++
+			}
+			if err != nil || n > maxSeconds/unitSeconds(unit) {
+				return nil, errString("invalid time shift " + strconv.Quote(s))
 			}
 			if c == '-' {
 				n = -n

@@ -435,3 +435,53 @@ func checkValue(got Value, want string) error {
 	}
 	return nil
 }
+
+// TestScriptsCoverEveryFunction: every function of the table is
+// evaluated by at least one script line, so a new function comes with
+// its scripts.
+func TestScriptsCoverEveryFunction(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{} // "h:name" for history functions, "m:name" for the others
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			_, rest, ok := strings.Cut(line, ": ")
+			if !strings.HasPrefix(line, "eval at ") || !ok {
+				continue
+			}
+			i := strings.LastIndex(rest, " => ")
+			if i < 0 {
+				continue
+			}
+			e, err := Parse(rest[:i])
+			if err != nil {
+				continue
+			}
+			walk(e.Root(), func(n Node) {
+				if c, ok := n.(*Call); ok {
+					kind := "m:"
+					if c.Query != nil {
+						kind = "h:"
+					}
+					used[kind+c.Name] = true
+				}
+			})
+		}
+	}
+	for name := range historyFuncs {
+		if !used["h:"+name] {
+			t.Errorf("history function %s() is not evaluated by any testdata script", name)
+		}
+	}
+	for name := range mathFuncs {
+		if !used["m:"+name] {
+			t.Errorf("function %s() is not evaluated by any testdata script", name)
+		}
+	}
+}

@@ -24,6 +24,10 @@
 // pipeline's per-type counts, the runtime's not-supported counts, the
 // poller's queue, the catalog and each stage's busy meter.
 //
+// Calculated items (type 15) are evaluated by package poll/calc on the
+// scheduler's intervals, reading the history store; the catalog refuses
+// a formula that does not parse (CheckFormula, package expr).
+//
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.
 package server

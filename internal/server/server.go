@@ -20,6 +20,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -29,6 +30,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/poll/calc"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
@@ -131,7 +133,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	var err error
 	// Trigger expressions are validated, and their items found, by the
 	// expression parser.
-	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog"), ExprRefs: trigger.ItemRefs})
+	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog"), ExprRefs: trigger.ItemRefs, CheckFormula: CheckFormula})
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +210,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	calcChecker, err := calc.New(calc.Options{
+		Snapshot: s.Catalog.Snapshot,
+		Store:    s.Store,
+		Started:  s.started,
+		Logger:   log.With("component", "poll", "checker", "calculated"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -223,7 +234,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}),
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
-			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
+			catalog.Internal:   {Checker: s.selfChecker(), NoInterface: true},
+			catalog.Calculated: {Checker: calcChecker, NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -458,6 +470,14 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// CheckFormula validates a calculated item's formula for the catalog
+// (catalog.Options.CheckFormula): it must parse as a Zabbix 6.0
+// expression; the error carries the position.
+func CheckFormula(formula string) error {
+	_, err := expr.Parse(formula)
+	return err
 }
 
 // selfChecker answers internal items from this server's figures. The
