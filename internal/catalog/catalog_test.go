@@ -669,8 +669,11 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := openTemp(t)
+	c := reopenTrig(t, filepath.Join(t.TempDir(), "catalog.db"))
 	res := mustApply(t, c, spec)
+	if res.TriggersCreated != 2 {
+		t.Errorf("%s created %d triggers, want 2", path, res.TriggersCreated)
+	}
 	if res.HostsCreated < 2 || res.ItemsCreated < 5 || res.GroupsCreated < 2 {
 		t.Fatalf("%s created too little: %+v", path, res)
 	}
