@@ -10,7 +10,9 @@
 // over it are opened before the listeners and serve the trigger, problem
 // and event API methods. Evaluation is not wired yet: nothing calls
 // Server.Triggers.Process but tests. The event store's retention runs
-// beside housekeeping and stops with it.
+// beside housekeeping and stops with it, and so does a loop that resolves
+// the problems of deleted triggers (Machine.Reconcile) after every
+// catalog change.
 //
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the

@@ -372,6 +372,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
+	wg.Add(1)
+	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -419,6 +421,22 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Info("stopped")
 	return runErr
+}
+
+// reconcileProblems resolves the problems of deleted triggers at start
+// and after every catalog change, until ctx ends.
+func (s *Server) reconcileProblems(ctx context.Context) {
+	changed := s.Catalog.Subscribe()
+	for {
+		if _, err := s.Triggers.Reconcile(s.Catalog.Snapshot()); err != nil {
+			s.log.Error("cannot resolve the problems of deleted triggers", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
 }
 
 func (s *Server) closeAll() error {

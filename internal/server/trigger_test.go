@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
@@ -53,5 +54,21 @@ func TestProblemsSurviveRestart(t *testing.T) {
 	admin.ok("problem.get", map[string]any{}, &again)
 	if len(again) != 0 {
 		t.Fatalf("problems after a manual close: %+v", again)
+	}
+
+	// Deleting a trigger resolves its open problems (the server
+	// reconciles after every catalog change).
+	if _, err := s2.Triggers.Process(s2.Catalog.Snapshot(), []trigger.Result{{TriggerID: tid, Value: trigger.Problem, Clock: 1700000100}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s2.Events.Stats().OpenProblems; n != 1 {
+		t.Fatalf("%d open problems, want 1", n)
+	}
+	admin.ok("trigger.delete", created.TriggerIDs, nil)
+	for i := 0; s2.Events.Stats().OpenProblems != 0; i++ {
+		if i == 500 {
+			t.Fatalf("the deleted trigger's problem is still open after 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -24,6 +24,9 @@
 //     unacknowledge, message, severity change and manual close with
 //     Zabbix's rules and messages; a close makes an OK event carrying
 //     the user, and a trigger left without open problems becomes OK.
+//   - Deleted triggers (Machine.Reconcile): the open problems of
+//     triggers no longer in the catalog are resolved by an OK event
+//     without a user, and their runtime dropped, as Zabbix drops them.
 //   - Runtime persistence: every change of value, state or error is
 //     written to the event store with the events it goes with, in one
 //     commit; New reads the runtimes back, so they survive a restart.

@@ -292,3 +292,57 @@ func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroCont
 	}
 	return out
 }
+
+// OpenProblemsStore is what Reconcile needs besides Store: every open
+// problem (*event.Store).
+type OpenProblemsStore interface {
+	OpenProblems() []event.Event
+}
+
+// Reconcile resolves the open problems of triggers that are no longer
+// in snap (deleted, or gone with their items or hosts), as Zabbix drops
+// a deleted trigger's problems: one OK event per trigger, without a
+// user. It returns the number of problems resolved. It costs O(open
+// problems); the server calls it after each catalog change.
+func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
+	ops, ok := m.store.(OpenProblemsStore)
+	if !ok {
+		return 0, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gone := map[uint64][]uint64{}
+	var order []uint64
+	var clock int64
+	for _, e := range ops.OpenProblems() {
+		if snap.Trigger(e.ObjectID) != nil {
+			continue
+		}
+		if _, seen := gone[e.ObjectID]; !seen {
+			order = append(order, e.ObjectID)
+		}
+		gone[e.ObjectID] = append(gone[e.ObjectID], e.ID)
+		clock = max(clock, e.Clock)
+	}
+	if len(order) == 0 {
+		return 0, nil
+	}
+	var b event.Batch
+	n := 0
+	for _, tid := range order {
+		b.Events = append(b.Events, event.Event{
+			Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: tid,
+			Clock: clock, Value: event.ValueOK, Resolves: gone[tid],
+		})
+		b.Runtimes = append(b.Runtimes, event.Runtime{TriggerID: tid})
+		n += len(gone[tid])
+	}
+	if err := m.store.Commit(&b); err != nil {
+		return 0, fmt.Errorf("trigger: cannot resolve the problems of deleted triggers: %w", err)
+	}
+	for _, tid := range order {
+		delete(m.rts, tid)
+	}
+	m.log.Info("resolved the problems of deleted triggers", "triggers", len(order), "problems", n)
+	return n, nil
+}

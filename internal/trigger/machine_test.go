@@ -265,3 +265,36 @@ func TestAcknowledgeActions(t *testing.T) {
 		t.Fatalf("after unacknowledge: %+v, acks %+v", ev, acks)
 	}
 }
+
+// TestReconcileDeletedTriggers: deleting a trigger (or its item) resolves
+// its open problems; other triggers' problems stay.
+func TestReconcileDeletedTriggers(t *testing.T) {
+	e := newEnv(t)
+	a := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>1", Multiple: true})
+	b := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>1"})
+	if _, err := e.m.Process(e.cat.Snapshot(), []Result{{TriggerID: a, Value: Problem, Clock: 5}, {TriggerID: b, Value: Problem, Clock: 6}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Process(e.cat.Snapshot(), []Result{{TriggerID: a, Value: Problem, Clock: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.m.Reconcile(e.cat.Snapshot()); err != nil || n != 0 {
+		t.Fatalf("nothing deleted: resolved %d (%v)", n, err)
+	}
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error { return ed.DeleteTriggers([]uint64{a}) }); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.m.Reconcile(e.cat.Snapshot()); err != nil || n != 2 {
+		t.Fatalf("resolved %d (%v), want 2", n, err)
+	}
+	if got := e.store.OpenProblems(); len(got) != 1 || got[0].ObjectID != b {
+		t.Fatalf("open problems %+v", got)
+	}
+	if r := e.m.Runtime(a); r.Value != 0 {
+		t.Fatalf("deleted trigger's runtime %+v", r)
+	}
+	e.reopen()
+	if got := e.store.OpenProblems(); len(got) != 1 || got[0].ObjectID != b {
+		t.Fatalf("after restart: open problems %+v", got)
+	}
+}
