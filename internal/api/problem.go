@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,8 @@ type eventFilter struct {
 	Source       flexInt     `json:"source"`
 	Object       flexInt     `json:"object"`
 	Severities   intList     `json:"severities"`
-	Acknowledged *bool       `json:"acknowledged"`
-	Suppressed   *bool       `json:"suppressed"`
+	Acknowledged flexBool    `json:"acknowledged"`
+	Suppressed   flexBool    `json:"suppressed"`
 	TimeFrom     flexInt     `json:"time_from"`
 	TimeTill     flexInt     `json:"time_till"`
 	EventIDFrom  flexID      `json:"eventid_from"`
@@ -40,6 +41,25 @@ type tagFilter struct {
 	Tag      string  `json:"tag"`
 	Value    string  `json:"value"`
 	Operator flexInt `json:"operator"`
+}
+
+// flexBool is a boolean as Zabbix clients send them: true or false,
+// "true" or "false" (Grafana's datasource sends recent: "true"), 1 or 0
+// as a number or a string. null leaves it unset.
+type flexBool struct{ set, v bool }
+
+func (f *flexBool) UnmarshalJSON(b []byte) error {
+	switch strings.TrimSpace(string(b)) {
+	case "null":
+		return nil
+	case "true", `"true"`, "1", `"1"`:
+		f.set, f.v = true, true
+	case "false", `"false"`, "0", `"0"`:
+		f.set, f.v = true, false
+	default:
+		return typeError(b, reflect.Bool)
+	}
+	return nil
 }
 
 // intList is a number or a list of numbers ("severities").
@@ -112,8 +132,8 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 		f.Source.set && f.Source.v != int64(e.Source),
 		f.Object.set && f.Object.v != int64(e.Object),
 		len(f.Severities) > 0 && !slices.Contains(f.Severities, int64(e.Severity)),
-		f.Acknowledged != nil && *f.Acknowledged != e.Acknowledged,
-		f.Suppressed != nil && *f.Suppressed != e.Suppressed,
+		f.Acknowledged.set && f.Acknowledged.v != e.Acknowledged,
+		f.Suppressed.set && f.Suppressed.v != e.Suppressed,
 		f.TimeFrom.set && e.Clock < f.TimeFrom.v,
 		f.TimeTill.set && e.Clock > f.TimeTill.v,
 		f.EventIDFrom.set && e.ID < f.EventIDFrom.v,
@@ -227,10 +247,10 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
 		eventFilter
-		Recent                bool `json:"recent"`
-		SelectAcknowledges    any  `json:"selectAcknowledges"`
-		SelectTags            any  `json:"selectTags"`
-		SelectSuppressionData any  `json:"selectSuppressionData"`
+		Recent                flexBool `json:"recent"`
+		SelectAcknowledges    any      `json:"selectAcknowledges"`
+		SelectTags            any      `json:"selectTags"`
+		SelectSuppressionData any      `json:"selectSuppressionData"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
@@ -249,7 +269,7 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 	}
 	sc := &eventScope{snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
 	evs := s.opts.Events.OpenProblems()
-	if p.Recent {
+	if p.Recent.v {
 		evs = append(evs, s.opts.Events.Recent(time.Now().Unix()-okPeriod)...)
 	}
 	kept := evs[:0]

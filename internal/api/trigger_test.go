@@ -203,6 +203,10 @@ func TestProblemsThroughAPI(t *testing.T) {
 	check(`{"tags":[{"tag":"service","value":"we","operator":0}]}`, ids[0])
 	check(`{"tags":[{"tag":"service","operator":5}],"time_from":1002}`, ids[2], ids[2])
 	check(`{"time_till":1001}`, ids[0], ids[1])
+	// What Grafana's Zabbix datasource sends: strings for flags and numbers.
+	check(`{"output":"extend","selectAcknowledges":"extend","selectSuppressionData":"extend","selectTags":"extend","source":"0","object":"0",
+		"sortfield":["eventid"],"sortorder":"DESC","evaltype":"0","recent":"true","severities":[4],"acknowledged":0,"limit":50,"time_from":100,"time_till":2000000000}`, ids[0])
+	check(`{"suppressed":"false","acknowledged":"1"}`)
 	if n, _ := f.call(t, "super", "problem.get", `{"countOutput":true}`); string(n) != `"4"` {
 		t.Errorf("countOutput: %s", n)
 	}
