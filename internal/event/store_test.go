@@ -313,3 +313,72 @@ func TestCrashKeepsAcknowledged(t *testing.T) {
 		t.Logf("round %d: %d acknowledged events and %d acks survived", round, len(events), len(acks))
 	}
 }
+
+// TestConcurrentCommits: commits from many goroutines, with readers
+// running, get unique consecutive IDs, are all applied, and replay to
+// the same state.
+func TestConcurrentCommits(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+	s := open(t, dir, c)
+	const writers, per = 8, 50
+	done := make(chan []uint64, writers)
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				s.OpenProblems()
+				s.Stats()
+				time.Sleep(200 * time.Microsecond) // let the writers run
+			}
+		}
+	}()
+	for w := range writers {
+		go func() {
+			var ids []uint64
+			for i := range per {
+				b := Batch{Events: []Event{problem(uint64(w), int64(i), "w")}}
+				if i > 0 {
+					b.Acks = []Ack{{EventID: ids[len(ids)-1], Action: ActionAcknowledge}}
+				}
+				if err := s.Commit(&b); err != nil {
+					t.Error(err)
+					break
+				}
+				ids = append(ids, b.Events[0].ID)
+			}
+			done <- ids
+		}()
+	}
+	seen := map[uint64]bool{}
+	for range writers {
+		for _, id := range <-done {
+			if seen[id] {
+				t.Fatalf("ID %d assigned twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	close(stop)
+	<-readerDone
+	for id := uint64(1); id <= writers*per; id++ {
+		if !seen[id] {
+			t.Fatalf("ID %d never assigned: IDs are not consecutive", id)
+		}
+	}
+	if st := s.Stats(); st.OpenProblems != writers*per {
+		t.Fatalf("stats %+v", st)
+	}
+	want := stateOf(s)
+	s.Close()
+	s2 := open(t, dir, c)
+	defer s2.Close()
+	if d := cmp.Diff(want, stateOf(s2)); d != "" {
+		t.Fatalf("replayed state differs:\n%s", d)
+	}
+}
