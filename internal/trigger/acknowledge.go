@@ -100,8 +100,10 @@ func (m *Machine) Acknowledge(snap *catalog.Snapshot, req AckRequest) error {
 	if err := m.store.Commit(&b); err != nil {
 		return fmt.Errorf("trigger: cannot store the acknowledgement: %w", err)
 	}
+	m.rtMu.Lock()
 	for id, r := range rts {
 		m.rts[id] = r
 	}
+	m.rtMu.Unlock()
 	return nil
 }

@@ -43,7 +43,8 @@
 // A Machine may be used from any number of goroutines: Process and
 // Acknowledge are serialised by one mutex, held while their batch is
 // committed, so a trigger's events are decided and stored in order.
-// Runtime and Runtimes take the same mutex briefly. Evaluation callers
+// Runtime takes only a read lock that writers hold for a map update, never
+// across an fsync, so readers do not wait for evaluation. Evaluation callers
 // should hand over results in batches: one commit (and fsync) covers a
 // whole batch.
 package trigger

@@ -298,3 +298,45 @@ func TestReconcileDeletedTriggers(t *testing.T) {
 		t.Fatalf("after restart: open problems %+v", got)
 	}
 }
+
+// blockingStore is an event store whose Commit waits for a signal, as a
+// slow fsync would.
+type blockingStore struct {
+	*event.Store
+	entered, release chan struct{}
+}
+
+func (b *blockingStore) Commit(batch *event.Batch) error {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Store.Commit(batch)
+}
+
+// TestRuntimeDoesNotWaitForCommits: reading a trigger's runtime (what
+// trigger.get does for every trigger) while a Process commit waits for
+// the disk returns at once with the state before the commit.
+func TestRuntimeDoesNotWaitForCommits(t *testing.T) {
+	e := newEnv(t)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>1"})
+	bs := &blockingStore{Store: e.store, entered: make(chan struct{}), release: make(chan struct{})}
+	m, err := New(Options{Store: bs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Process(e.cat.Snapshot(), []Result{{TriggerID: id, Value: Problem, Clock: 1}})
+		done <- err
+	}()
+	<-bs.entered // the commit is in progress and holds the machine's mutex
+	if r := m.Runtime(id); r.Value != 0 {
+		t.Fatalf("runtime during the commit: %+v, want the state before it", r)
+	}
+	close(bs.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Runtime(id); r.Value != 1 || r.LastChange != 1 {
+		t.Fatalf("runtime after the commit: %+v", r)
+	}
+}
