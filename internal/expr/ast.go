@@ -173,6 +173,7 @@ type Expr struct {
 	root      Node
 	refs      []ItemRef
 	timeBased bool
+	aggregate bool
 }
 
 // ItemRef names an item an expression reads: the host as written ("" for
@@ -211,6 +212,11 @@ func (e *Expr) ItemRefs() []ItemRef {
 // value does not change them). Zabbix re-evaluates such triggers on a
 // timer as well as on new values.
 func (e *Expr) TimeBased() bool { return e.timeBased }
+
+// Aggregates reports whether the expression uses an aggregate function
+// over many items (*_foreach, item_count, bucket_*). Zabbix allows them
+// in calculated items only: the trigger model refuses such expressions.
+func (e *Expr) Aggregates() bool { return e.aggregate }
 
 // timeFuncs are the functions that make an expression TimeBased.
 var timeFuncs = map[string]bool{

@@ -31,7 +31,9 @@
 //
 // Expr.ItemRefs lists the (host, key) pairs an expression reads, for the
 // trigger model's index; Expr.TimeBased says whether it must also be
-// re-evaluated on a timer (nodata, date/time and trend functions); Expr.String
+// re-evaluated on a timer (nodata, date/time and trend functions);
+// Expr.Aggregates whether it uses aggregate functions over many items
+// (calculated items only, as in Zabbix); Expr.String
 // gives a canonical spelling that parses back to itself.
 //
 // Evaluation. Expr.Eval(ctx, Options) gives a Value: a number, a
@@ -62,9 +64,22 @@
 // date/time functions, in and between. Parameter errors that depend only
 // on the text are parse errors; the rest (a mode, an operator, a pattern,
 // a value out of range, not enough data) make the call unknown with
-// "cannot evaluate function f(...): reason". The aggregate functions of
-// calculated items (*_foreach, bucket_percentile, item_count) parse but
-// evaluate to unknown: Source cannot yet list many items.
+// "cannot evaluate function f(...): reason".
+//
+// Aggregate functions of calculated items (aggregate.go) need a Source
+// that is also an ItemLister, which finds the items of a query with "*"
+// in the host, the key name or its parameters (MatchKey): item_count,
+// bucket_percentile (the one the official templates use: a Prometheus
+// histogram kept as one counter item per bucket), and the *_foreach
+// functions (avg, count, exists, last, max, min, sum), which give one
+// value per item with data and may only be the first parameter of avg,
+// count, max, min, sum or a statistics function (checked at parse
+// time), as in sum(last_foreach(/*/net.if.in[*])). Item filters
+// (?[group="..." and not tag="name:value"]) are parsed and checked at
+// parse time (ParseItemFilter, filter.go); the ItemLister applies them.
+// bucket_rate_foreach gives (bucket bound, rate) pairs, only as the
+// second parameter of histogram_quantile, which also takes explicit
+// pairs.
 //
 // Choices where Zabbix's documentation leaves room: forecast's max, min
 // and avg modes sample the fitted curve at 1000 steps (exact for lines);

@@ -545,21 +545,29 @@ func hRate(ev *evaluator, c *Call) Value {
 	if errv != nil {
 		return *errv
 	}
-	if len(s) < 2 {
-		return callError(c, "not enough data: rate needs 2 values, have %d", len(s))
-	}
-	v, errv := floats(c, s)
-	if errv != nil {
+	if _, errv := floats(c, s); errv != nil {
 		return *errv
 	}
+	end := ps.end(ev.opt.Now, ev.opt.Location)
+	r, msg := rateOf(s, float64(ps.start(end).Unix()), float64(end.Unix()))
+	if msg != "" {
+		return callError(c, "%s", msg)
+	}
+	return NumberValue(r)
+}
+
+// rateOf is rate's computation over numeric samples (newest first) of
+// the window [rangeStart, rangeEnd]; msg says why there is none.
+func rateOf(s []history.Sample, rangeStart, rangeEnd float64) (float64, string) {
+	if len(s) < 2 {
+		return 0, fmt.Sprintf("not enough data: rate needs 2 values, have %d", len(s))
+	}
+	v := make([]float64, len(s))
 	ts := make([]float64, len(s))
 	for i := range s {
-		ts[len(s)-1-i] = float64(s[i].Clock) + float64(s[i].NS)/1e9
+		v[len(s)-1-i] = sampleFloat(&s[i])
+		ts[len(s)-1-i] = stamp(&s[i])
 	}
-	end := ps.end(ev.opt.Now, ev.opt.Location)
-	rangeEnd := float64(end.Unix())
-	rangeStart := float64(ps.start(end).Unix())
-
 	increase := v[len(v)-1] - v[0]
 	for i := 1; i < len(v); i++ {
 		if v[i] < v[i-1] {
@@ -568,7 +576,7 @@ func hRate(ev *evaluator, c *Call) Value {
 	}
 	sampled := ts[len(ts)-1] - ts[0]
 	if sampled <= 0 {
-		return callError(c, "not enough data: values share one timestamp")
+		return 0, "not enough data: values share one timestamp"
 	}
 	avgStep := sampled / float64(len(v)-1)
 	toStart := ts[0] - rangeStart
@@ -592,7 +600,7 @@ func hRate(ev *evaluator, c *Call) Value {
 	} else {
 		interval += avgStep / 2
 	}
-	return NumberValue(increase * (interval / sampled) / (rangeEnd - rangeStart))
+	return increase * (interval / sampled) / (rangeEnd - rangeStart), ""
 }
 
 // hPercentile is the nearest-rank percentile: the value at rank
@@ -738,51 +746,56 @@ func statistic(name string) evalFunc {
 		if errv != nil {
 			return *errv
 		}
-		mean, vp := moments(v)
-		n := float64(len(v))
-		switch name {
-		case "sumofsquares":
-			s := 0.0
-			for _, x := range v {
-				s += x * x
-			}
-			return NumberValue(s)
-		case "varpop":
-			return NumberValue(vp)
-		case "stddevpop":
-			return NumberValue(math.Sqrt(vp))
-		case "varsamp", "stddevsamp":
-			if len(v) < 2 {
-				return callError(c, "not enough data: %s needs 2 values", name)
-			}
-			vs := vp * n / (n - 1)
-			if name == "varsamp" {
-				return NumberValue(vs)
-			}
-			return NumberValue(math.Sqrt(vs))
-		case "mad":
-			med := median(v)
-			dev := make([]float64, len(v))
-			for i, x := range v {
-				dev[i] = math.Abs(x - med)
-			}
-			return NumberValue(median(dev))
-		case "skewness", "kurtosis":
-			if vp == 0 {
-				return callError(c, "division by zero: the values do not vary")
-			}
-			pow := 3.0
-			if name == "kurtosis" {
-				pow = 4
-			}
-			m := 0.0
-			for _, x := range v {
-				m += math.Pow(x-mean, pow)
-			}
-			return NumberValue(m / n / math.Pow(vp, pow/2))
-		}
-		return ErrorValue("BUG: unknown statistic " + name)
+		return statisticOf(c, name, v)
 	}
+}
+
+// statisticOf computes the named statistic of v (not empty) for c.
+func statisticOf(c *Call, name string, v []float64) Value {
+	mean, vp := moments(v)
+	n := float64(len(v))
+	switch name {
+	case "sumofsquares":
+		s := 0.0
+		for _, x := range v {
+			s += x * x
+		}
+		return NumberValue(s)
+	case "varpop":
+		return NumberValue(vp)
+	case "stddevpop":
+		return NumberValue(math.Sqrt(vp))
+	case "varsamp", "stddevsamp":
+		if len(v) < 2 {
+			return callError(c, "not enough data: %s needs 2 values", name)
+		}
+		vs := vp * n / (n - 1)
+		if name == "varsamp" {
+			return NumberValue(vs)
+		}
+		return NumberValue(math.Sqrt(vs))
+	case "mad":
+		med := median(v)
+		dev := make([]float64, len(v))
+		for i, x := range v {
+			dev[i] = math.Abs(x - med)
+		}
+		return NumberValue(median(dev))
+	case "skewness", "kurtosis":
+		if vp == 0 {
+			return callError(c, "division by zero: the values do not vary")
+		}
+		pow := 3.0
+		if name == "kurtosis" {
+			pow = 4
+		}
+		m := 0.0
+		for _, x := range v {
+			m += math.Pow(x-mean, pow)
+		}
+		return NumberValue(m / n / math.Pow(vp, pow/2))
+	}
+	return ErrorValue("BUG: unknown statistic " + name)
 }
 
 func median(v []float64) float64 {
@@ -834,8 +847,4 @@ func trend(name string) evalFunc {
 		}
 		return NumberValue(hi)
 	}
-}
-
-func hAggregateUnsupported(_ *evaluator, c *Call) Value {
-	return callError(c, "aggregate calculations over many items are not supported yet")
 }

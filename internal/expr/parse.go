@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -32,6 +33,13 @@ func Parse(s string) (*Expr, error) {
 	if tok.kind != tokEOF {
 		return nil, p.lex.errf(tok.pos, "unexpected %q", tok.text)
 	}
+	if err := checkForeach(root, nil, 0); err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return nil, &ParseError{Expr: s, Pos: pe.pos, Msg: pe.msg}
+		}
+		return nil, err
+	}
 	e := &Expr{src: s, root: root}
 	seen := map[ItemRef]bool{}
 	walk(root, func(n Node) {
@@ -44,6 +52,7 @@ func Parse(s string) (*Expr, error) {
 			}
 		case *Call:
 			e.timeBased = e.timeBased || timeFuncs[n.Name]
+			e.aggregate = e.aggregate || (n.fn != nil && n.fn.aggregate)
 		}
 	})
 	return e, nil
@@ -301,6 +310,9 @@ func (p *parser) parseQuery() (*Query, error) {
 			return nil, l.errf(l.pos, "item filter: %s", err)
 		}
 		q.Filter = l.src[fstart:fend]
+		if _, err := ParseItemFilter(q.Filter); err != nil {
+			return nil, l.errf(fstart, "%s", err)
+		}
 		l.pos = fend + 1
 	}
 	return q, nil

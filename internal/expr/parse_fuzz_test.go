@@ -19,13 +19,15 @@ func FuzzParse(f *testing.F) {
 		`count(//k[a,"b\"c",[d,e]],#3:now-1h,"regexp","^\\d")=0`,
 		"trendavg(/h/k,1M:now/M-1y)*1K-.5e-3/2w",
 		`find(/h/k,,"like","x") and {$M:regex:"^a"}<>{#LLD}`,
-		`avg_foreach(/*/k?[group="G" and tag="t"],5m)`,
+		`avg(avg_foreach(/*/k?[group="G" and tag="t"],5m))+count(last_foreach(//k[*]),"gt",1)`,
 		`{{#A}.regsub("(.*)", \1)}=concat("a","b")`,
 		"((1))", "-(-1)", "1 andX 2", `"`, "{$", "last(/h/k",
 		"forecast(//k,#2,1h,\"polynomial3\",\"avg\")+timeleft(/h/k,1h,9,\"power\")",
 		"rate(/h/k,{$M})*mad(/h/k,{$N})/kurtosis(//k,1h)+percentile(/h/k,#3,50)",
 		`insert(last(/h/s),1,1e300,"z")+logsource(/h/l,,"^s")+count(/h/s,1h,"regexp","{$S}")`,
 		`trendavg(/h/k,1y:now/y-1M)+nodata(/h/k,30s,"strict")+fuzzytime(/h/k,1m)`,
+		`histogram_quantile(0.5,bucket_rate_foreach(//k[*],5m,1))+histogram_quantile(0.9,1,2,"+Inf",3)`,
+		`sum(last_foreach(/*/k[*]?[group="G" or not (tag="a:b")]))/item_count(/*/k)`,
 	} {
 		f.Add(s)
 	}
@@ -53,11 +55,34 @@ func FuzzParse(f *testing.F) {
 
 var fuzzMacros = MacroLevels{{{Name: "M", Value: "5m"}, {Name: "N", Value: "#2"}, {Name: "S", Value: "abc"}}}
 
-// fuzzSource answers every numeric key with floats, "s" with strings and
-// "l" with log lines.
-var fuzzSource = &ringSource{items: map[ItemRef][]history.Sample{
-	{Host: "h", Key: "k"}: {{Clock: 1000, Type: history.Float, F: 3}, {Clock: 990, Type: history.Float, F: -1}, {Clock: 700, Type: history.Float, F: 2}},
-	{Host: "", Key: "k"}:  {{Clock: 1000, Type: history.Uint, U: 7}, {Clock: 999, Type: history.Uint, U: 7}},
-	{Host: "h", Key: "s"}: {{Clock: 1000, Type: history.Str, S: "x"}, {Clock: 900, Type: history.Str, S: "yy"}},
-	{Host: "h", Key: "l"}: {{Clock: 1000, Type: history.Log, S: "m", Log: &history.LogMeta{Source: "src", Severity: 2, EventID: 5}}},
-}}
+// listingSource is a ringSource that also lists its items for the
+// aggregate functions (filters: group "G" holds every item).
+type listingSource struct{ *ringSource }
+
+func (l listingSource) Items(_ context.Context, q ItemQuery) ([]ItemRef, error) {
+	var f *ItemFilter
+	if q.Filter != "" {
+		var err error
+		if f, err = ParseItemFilter(q.Filter); err != nil {
+			return nil, err
+		}
+	}
+	var out []ItemRef
+	for ref := range l.items {
+		if (q.Host == "*" || q.Host == ref.Host) && MatchKey(q.Key, ref.Key) && (f == nil || f.Match([]string{"G"}, nil)) {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// fuzzSource answers h/k and //k with numbers, "s" with strings and "l"
+// with log lines; k[...] keys hold histogram buckets.
+var fuzzSource = listingSource{&ringSource{items: map[ItemRef][]history.Sample{
+	{Host: "h", Key: "k"}:      {{Clock: 1000, Type: history.Float, F: 3}, {Clock: 990, Type: history.Float, F: -1}, {Clock: 700, Type: history.Float, F: 2}},
+	{Host: "", Key: "k"}:       {{Clock: 1000, Type: history.Uint, U: 7}, {Clock: 999, Type: history.Uint, U: 7}},
+	{Host: "h", Key: "s"}:      {{Clock: 1000, Type: history.Str, S: "x"}, {Clock: 900, Type: history.Str, S: "yy"}},
+	{Host: "h", Key: "l"}:      {{Clock: 1000, Type: history.Log, S: "m", Log: &history.LogMeta{Source: "src", Severity: 2, EventID: 5}}},
+	{Host: "", Key: "k[1]"}:    {{Clock: 1000, Type: history.Float, F: 5}, {Clock: 900, Type: history.Float, F: 1}},
+	{Host: "", Key: "k[+Inf]"}: {{Clock: 1000, Type: history.Float, F: 9}, {Clock: 900, Type: history.Float, F: 2}},
+}}}

@@ -34,7 +34,7 @@ func TestParseString(t *testing.T) {
 	f("{$M:\"ctx\"}+{$N:regex:\"^a\"}+{$O:plain}", "{$M:\"ctx\"}+{$N:regex:\"^a\"}+{$O:plain}")
 	f("last(/{HOST.HOST}/k[{#IF}])", "last(/{HOST.HOST}/k[{#IF}])")
 	f("trendavg(/h/k,1h:now/h)", "trendavg(/h/k,1h:now/h)")
-	f("avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m)", "avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m)")
+	f("avg(avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m))", "avg(avg_foreach(/*/k?[group=\"G\" and tag=\"a:b\"],5m))")
 	f("now()", "now()")
 	f("bucket_percentile(//k[*,\"{#V}\"],5m,50)", "bucket_percentile(//k[*,\"{#V}\"],5m,50)")
 	f("length(last(/h/k))>0", "length(last(/h/k))>0")
@@ -184,4 +184,46 @@ func TestTimeBased(t *testing.T) {
 	f("abs(dayofweek()-now())", true)
 	f(`count(/h/k,#3,"eq","now")>0`, false)
 	f("trendavg(/h/k,1h:now/h)>trendavg(/h/k,1h:now/h-1d)", true)
+}
+
+func TestMatchKey(t *testing.T) {
+	f := func(pattern, key string, want bool) {
+		t.Helper()
+		if got := MatchKey(pattern, key); got != want {
+			t.Fatalf("MatchKey(%q, %q) = %v, want %v", pattern, key, got, want)
+		}
+	}
+	f("k", "k", true)
+	f("k", "k2", false)
+	f("*", "anything[a,b]", true)
+	f("k[*]", "k[1]", true)
+	f("k[*]", "k[]", true)
+	f("k[*]", "k", false)
+	f("k[*]", "k[1,2]", false)
+	f("k[*,free]", `k["/var",free]`, true)
+	f(`k["/",*]`, "k[/,total]", true)
+	f("k[*,free]", "k[/,total]", false)
+	f(`k["a,b",*]`, `k["a,b",x]`, true)
+	f(`k[a, *]`, `k[ a ,y]`, true)
+	f(`k["a\"b"]`, `k["a\"b"]`, true)
+	f("k[[a,b],*]", "k[[a,b],c]", true)
+	f("k[", "k[", false)
+	f(`k["x]`, `k["x]`, false)
+}
+
+func TestAggregates(t *testing.T) {
+	f := func(in string, want bool) {
+		t.Helper()
+		e, err := Parse(in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if e.Aggregates() != want {
+			t.Fatalf("Parse(%q).Aggregates() = %v, want %v", in, !want, want)
+		}
+	}
+	f("avg(/h/k,5m)>1 and sum(1,2)>2", false)
+	f("sum(last_foreach(/*/k))>1", true)
+	f("1+item_count(//k[*])", true)
+	f("bucket_percentile(//k[*],5m,50)", true)
 }

@@ -84,6 +84,22 @@ func (m *memSource) History(_ context.Context, item ItemRef, q HistoryQuery) ([]
 	return out, nil
 }
 
+// Items implements ItemLister over the loaded items: host "", a name or
+// "*", keys by MatchKey, no filters.
+func (m *memSource) Items(_ context.Context, q ItemQuery) ([]ItemRef, error) {
+	if q.Filter != "" {
+		return nil, fmt.Errorf("item filters are not supported")
+	}
+	var out []ItemRef
+	for ref := range m.items {
+		if (q.Host == "*" || ref.Host == q.Host) && MatchKey(q.Key, ref.Key) {
+			out = append(out, ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
 func (m *memSource) Trends(_ context.Context, item ItemRef, from, till int64) ([]history.Trend, error) {
 	if reason, ok := m.fails[item]; ok {
 		return nil, errors.New(reason)

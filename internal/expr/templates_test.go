@@ -77,6 +77,16 @@ func (s sameTypeSource) History(_ context.Context, _ ItemRef, q HistoryQuery) ([
 	return out, nil
 }
 
+// Items answers an aggregate query with three histogram buckets: the
+// key with its "*" parameters replaced by 0.1, 1 and +Inf.
+func (sameTypeSource) Items(_ context.Context, q ItemQuery) ([]ItemRef, error) {
+	var out []ItemRef
+	for _, le := range []string{"0.1", "1", "+Inf"} {
+		out = append(out, ItemRef{Host: q.Host, Key: strings.ReplaceAll(q.Key, "*", le)})
+	}
+	return out, nil
+}
+
 func (sameTypeSource) Trends(context.Context, ItemRef, int64, int64) ([]history.Trend, error) {
 	return []history.Trend{{Clock: 0, Num: 1, Min: 1, Max: 1, Sum: 1}}, nil
 }

@@ -16,14 +16,15 @@ import (
 
 // fixture: host "a" with trapper items cpu (float), free and total
 // (unsigned), name (character), off (disabled), and calculated items
-// with formulas; host "b" monitored with item x; host "c" not monitored.
+// with formulas; hosts "b" (group g) and "d" (group g2) monitored with
+// item x; host "c" not monitored.
 type fixture struct {
 	c    *Checker
 	snap *catalog.Snapshot
 	now  time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	calc := func(key, formula string) catalog.ItemSpec {
 		return catalog.ItemSpec{Key: key, Type: "calculated", Delay: "1m", Params: formula}
 	}
@@ -45,8 +46,17 @@ func newFixture(t *testing.T) *fixture {
 			calc("nodata", "avg(//cpu,10s)"),
 			calc("div", "last(//cpu)/(last(//free)-last(//free))"),
 			calc("trend", "trendavg(//cpu,1h:now/h)"),
+			{Key: "lat_bucket[0.5]"},
+			{Key: "lat_bucket[+Inf]"},
+			{Key: "lat_bucket[9]", Status: "disabled"},
+			calc("p50", "bucket_percentile(//lat_bucket[*],5m,50)"),
+			calc("buckets", "item_count(//lat_bucket[*])+item_count(/*/x)*10"),
+			calc("filtered", `item_count(/*/x?[tag="t"])`),
+			calc("grouped", `item_count(/*/x?[group="g2"])*10+item_count(/*/x?[group="g"])`),
+			calc("allx", "sum(last_foreach(/*/x))+count(last_foreach(//lat_bucket[*]))"),
 		}},
 		{Host: "b", Groups: []string{"g"}, Items: []catalog.ItemSpec{{Key: "x"}}},
+		{Host: "d", Groups: []string{"g2"}, Items: []catalog.ItemSpec{{Key: "x"}, {Key: "x2"}}},
 		{Host: "c", Groups: []string{"g"}, Status: "disabled", Items: []catalog.ItemSpec{{Key: "y"}}},
 	}})
 	f := &fixture{snap: cat.Snapshot(), now: time.Unix(1_700_000_000, 0)}
@@ -61,6 +71,11 @@ func newFixture(t *testing.T) *fixture {
 		{ItemID: id("a", "total"), Clock: t0 - 10, Type: history.Uint, U: 100},
 		{ItemID: id("a", "name"), Clock: t0 - 10, Type: history.Str, S: "db"},
 		{ItemID: id("b", "x"), Clock: t0 - 5, Type: history.Float, F: 1.5},
+		// 100 observations in the period, 40 of them <= 0.5.
+		{ItemID: id("a", "lat_bucket[0.5]"), Clock: t0 - 200, Type: history.Float, F: 0},
+		{ItemID: id("a", "lat_bucket[0.5]"), Clock: t0, Type: history.Float, F: 40},
+		{ItemID: id("a", "lat_bucket[+Inf]"), Clock: t0 - 200, Type: history.Float, F: 0},
+		{ItemID: id("a", "lat_bucket[+Inf]"), Clock: t0, Type: history.Float, F: 100},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +112,14 @@ func TestAnswerValues(t *testing.T) {
 		"cross":   "61.5",
 		"label":   "db!",
 		"limit":   "1",
+		// 50 % falls in the +Inf bucket: the bound below it.
+		"p50": "0.5",
+		// Two enabled buckets; x on hosts b and d (c is not monitored).
+		"buckets": "22",
+		// x of b (1.5; x of d has no data) plus the two buckets with values.
+		"allx": "3.5",
+		// x on d in g2; x on b in g.
+		"grouped": "11",
 	} {
 		r := f.answer(t, key)
 		if r.Status != poll.OK || string(r.Value) != want {
@@ -119,6 +142,7 @@ func TestAnswerNotSupported(t *testing.T) {
 		"nodata":   "no data in the evaluation period",
 		"div":      "division by zero",
 		"trend":    "the history store keeps no trends",
+		"filtered": "item filters on tags (?[tag=\"t\"]) are not supported yet",
 	} {
 		r := f.answer(t, key)
 		if r.Status != poll.NotSupported || !strings.Contains(r.Error, want) || r.Value != nil {

@@ -10,9 +10,11 @@
 // an expr.Source that resolves an item query (//key is the calculated item's own host,
 // as are {HOST.HOST} and {HOST.HOST1}) through the catalog snapshot and
 // reads values from the history store, and trends when the store keeps
-// them (history.TrendReader). It does not own the expression language
-// (package expr), scheduling (package poll) or conversion (package
-// preprocess).
+// them (history.TrendReader); it also lists the items of an aggregate
+// query ("*" in host, key name or parameters) for the aggregate
+// functions (item_count, bucket_percentile, sum(last_foreach(...)) ...),
+// applying item filters on host groups; filters on tags are refused with
+// a clear error until items have tags.
 //
 // Results: a number or a string becomes the check's value; an unknown
 // result (a missing item, no data in the period, division by zero, a

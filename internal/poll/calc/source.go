@@ -94,3 +94,61 @@ func (s *StoreSource) Trends(ctx context.Context, ref expr.ItemRef, from, till i
 	}
 	return t, nil
 }
+
+// Items implements expr.ItemLister for the aggregate functions: the
+// enabled items of monitored hosts whose key matches q.Key (expr.MatchKey),
+// on the own host ("" and host macros), one named host, or every host
+// ("*", which walks the whole catalog: meant for small setups until an
+// index by key name exists), that pass the filter. Filters on host
+// groups apply; filters on tags are refused (items have no tags yet, and
+// a half-applied filter would give wrong sums).
+func (s *StoreSource) Items(_ context.Context, q expr.ItemQuery) ([]expr.ItemRef, error) {
+	var filter *expr.ItemFilter
+	if q.Filter != "" {
+		f, err := expr.ParseItemFilter(q.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if f.UsesTags() {
+			return nil, fmt.Errorf("item filters on tags (?[%s]) are not supported yet: items have no tags", q.Filter)
+		}
+		filter = f
+	}
+	var hosts []*catalog.Host
+	switch q.Host {
+	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
+		if s.Self == nil {
+			return nil, fmt.Errorf("item query \"/%s/%s\" names no host", q.Host, q.Key)
+		}
+		hosts = []*catalog.Host{s.Self}
+	case "*":
+		hosts = s.Snap.Hosts()
+	default:
+		if h := s.Snap.Host(q.Host); h != nil {
+			hosts = []*catalog.Host{h}
+		}
+	}
+	var out []expr.ItemRef
+	for _, h := range hosts {
+		if !h.Enabled {
+			continue
+		}
+		if filter != nil {
+			groups := make([]string, 0, len(h.GroupIDs))
+			for _, id := range h.GroupIDs {
+				if g := s.Snap.GroupByID(id); g != nil {
+					groups = append(groups, g.Name)
+				}
+			}
+			if !filter.Match(groups, nil) {
+				continue
+			}
+		}
+		for _, it := range h.Items() {
+			if it.Enabled && expr.MatchKey(q.Key, it.Key) {
+				out = append(out, expr.ItemRef{Host: h.Host, Key: it.Key})
+			}
+		}
+	}
+	return out, nil
+}
