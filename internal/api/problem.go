@@ -335,11 +335,14 @@ func sortLimit(p *getParams, evs []event.Event) bool {
 		return false
 	}
 	desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
-	slices.SortFunc(evs, func(a, b event.Event) int {
-		if desc {
-			return cmp.Compare(b.ID, a.ID)
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	byID := func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) }
+	// The store returns events in ID order (recent problems appended
+	// after the open ones are the exception): check before sorting.
+	if !slices.IsSortedFunc(evs, byID) {
+		slices.SortFunc(evs, byID)
+	}
+	if desc {
+		slices.Reverse(evs)
+	}
 	return true
 }
