@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -338,5 +339,18 @@ func TestRuntimeDoesNotWaitForCommits(t *testing.T) {
 	}
 	if r := m.Runtime(id); r.Value != 1 || r.LastChange != 1 {
 		t.Fatalf("runtime after the commit: %+v", r)
+	}
+}
+
+func TestItemRefs(t *testing.T) {
+	refs, err := ItemRefs("last(/h1/a)>1 and avg(/h2/b[x,\"y\"],5m)<last(/h1/a)")
+	if err != nil || len(refs) != 2 || refs[0] != (catalog.ItemRef{Host: "h1", Key: "a"}) || refs[1] != (catalog.ItemRef{Host: "h2", Key: `b[x,"y"]`}) {
+		t.Fatalf("refs %+v (%v)", refs, err)
+	}
+	if _, err := ItemRefs("last(/h1/a)>"); err == nil {
+		t.Fatal("a syntax error was accepted")
+	}
+	if _, err := ItemRefs("sum(last_foreach(/*/a))>1"); err == nil || !strings.Contains(err.Error(), "calculated items only") {
+		t.Fatalf("an aggregate function: %v", err)
 	}
 }
