@@ -75,21 +75,6 @@ func (v *textValue) UnmarshalJSON(b []byte) error {
 	return typeError(b, reflect.String)
 }
 
-// flexBool is true, false, "true", "false", 1, 0, "1" or "0"; the
-// frontend sends "single": "true".
-type flexBool struct{ v bool }
-
-func (f *flexBool) UnmarshalJSON(b []byte) error {
-	switch unquote(b) {
-	case "true", "1":
-		f.v = true
-	case "false", "0", "null", "":
-	default:
-		return typeError(b, reflect.Bool)
-	}
-	return nil
-}
-
 // stepInput is one preprocessing object as the API takes it: numbers as
 // JSON numbers or numeric strings, params as one string with parameters
 // joined by LF.

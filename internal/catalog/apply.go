@@ -25,11 +25,14 @@ type ApplyResult struct {
 	// existed stay valid) but cannot be polled until the host gets one.
 	// The edit API refuses such items, as Zabbix does.
 	NotPolled int
+	// TriggersCreated and TriggersUpdated count the spec's triggers
+	// (written in a second transaction, after hosts and items).
+	TriggersCreated, TriggersUpdated int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
-	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated > 0
+	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its
@@ -57,6 +60,10 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	trigs, err := spec.triggerSpecs()
+	if err != nil {
+		return ApplyResult{}, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -75,7 +82,7 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 			"items", p.res.NotPolled, "first", p.notPolled)
 	}
 	if !p.res.Changed() {
-		return p.res, nil
+		return c.applyTriggersAfter(ctx, p.res, trigs)
 	}
 	if err := c.write(ctx, old, p); err != nil {
 		// database/sql rolls the transaction back when ctx ends, so a
@@ -104,7 +111,24 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 		"hosts_updated", p.res.HostsUpdated, "items_created", p.res.ItemsCreated,
 		"items_updated", p.res.ItemsUpdated, "unchanged", p.res.Unchanged,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
-	return p.res, nil
+	return c.applyTriggersAfter(ctx, p.res, trigs)
+}
+
+// applyTriggersAfter applies the spec's triggers once its hosts and items
+// are in the snapshot, so that expressions may reference items the same
+// spec created. It is a second transaction: a crash between the two
+// leaves the items without the triggers, and applying the spec again
+// completes it. c.mu is held.
+func (c *Catalog) applyTriggersAfter(ctx context.Context, res ApplyResult, trigs []specTrigger) (ApplyResult, error) {
+	if len(trigs) == 0 {
+		return res, nil
+	}
+	var err error
+	res.TriggersCreated, res.TriggersUpdated, err = c.applyTriggerSpecs(ctx, trigs)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("catalog: hosts and items were applied, triggers were not: %w", err)
+	}
+	return res, nil
 }
 
 // plan is the difference between a snapshot and a spec: what Apply must
@@ -705,7 +729,12 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	}
 	slices.SortFunc(p.updates, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
 	src := itemSource{base: old.items, patches: p.updates, created: p.creates}
-	return buildSnapshot(old.version+1, groups, hosts, src)
+	s, err := buildSnapshot(old.version+1, groups, hosts, src)
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
+	return s, nil
 }
 
 // newHostTLS is a new host's encryption settings: the spec's, else

@@ -38,6 +38,10 @@ type Options struct {
 	// CheckFormula, when set, validates a calculated item's formula the
 	// same way; nil accepts any formula that is not empty.
 	CheckFormula func(formula string) error
+	// ExprRefs parses trigger expressions for validation and returns the
+	// items they reference. Without it, trigger changes are refused
+	// (ErrNoExprParser); stored triggers still load.
+	ExprRefs RefsFunc
 }
 
 // withDefaults returns o with defaults filled in, or an error naming the
@@ -58,6 +62,7 @@ func (o Options) withDefaults() (Options, error) {
 type Catalog struct {
 	log  *slog.Logger
 	path string
+	refs RefsFunc
 	snap atomic.Pointer[Snapshot]
 	ck   checks // Options' validation hooks
 
@@ -103,11 +108,11 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		lock.Close()
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
-	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock,
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock, refs: opts.ExprRefs,
 		ck: checks{steps: opts.CheckPreprocessing, formula: opts.CheckFormula}}
 	c.snap.Store(snap)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
-		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items),
+		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))
 	return c, nil
 }

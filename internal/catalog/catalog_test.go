@@ -82,6 +82,8 @@ type view struct {
 	Groups  []Group
 	Hosts   []Host
 	Items   map[string][]Item
+	// Triggers, ascending by ID, as Snapshot.Triggers has them.
+	Triggers []Trigger
 }
 
 func viewOf(s *Snapshot) view {
@@ -97,6 +99,7 @@ func viewOf(s *Snapshot) view {
 			v.Items[h.Host] = append(v.Items[h.Host], c)
 		}
 	}
+	v.Triggers = append(v.Triggers, s.Triggers()...)
 	return v
 }
 
@@ -675,8 +678,11 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := openTemp(t)
+	c := reopenTrig(t, filepath.Join(t.TempDir(), "catalog.db"))
 	res := mustApply(t, c, spec)
+	if res.TriggersCreated != 2 {
+		t.Errorf("%s created %d triggers, want 2", path, res.TriggersCreated)
+	}
 	if res.HostsCreated < 2 || res.ItemsCreated < 5 || res.GroupsCreated < 2 {
 		t.Fatalf("%s created too little: %+v", path, res)
 	}

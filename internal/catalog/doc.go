@@ -59,6 +59,18 @@
 //     query_fields, request_method, ... of type 19 items; table item_http,
 //     schema version 8), validated with Zabbix's values and names
 //     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
+//   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
+//     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
+//     at most 32 deep) and the items the expressions reference, resolved
+//     when stored through Options.ExprRefs, a parser hook the server
+//     sets so that the catalog does not depend on the evaluator. A
+//     trigger referencing an unknown host or key is refused; deleting an
+//     item or host deletes the triggers referencing it. The snapshot
+//     looks triggers up by ID and by item (TriggersOfItem: what to
+//     evaluate when a value is committed). The import takes triggers
+//     under hosts in Zabbix's export form and matches existing ones by
+//     name and expression; an item's key change does not rewrite the
+//     expressions that name the old key.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

@@ -388,6 +388,7 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	ids = e.withDependents(ids)
 	initMap(&e.items)
 	initMap(&e.keys)
+	e.itemsGone = true
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {

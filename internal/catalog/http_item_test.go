@@ -150,7 +150,7 @@ func TestMigrateV7HTTP(t *testing.T) {
 	}}}})
 	id := c.Snapshot().Lookup("web", "api.health").ID
 	c.Close()
-	execAll(t, path, "DROP TABLE item_http", "UPDATE catalog_meta SET schema_version = 7")
+	execAll(t, path, downgradeHTTP...)
 	c2, err := Open(context.Background(), Options{Path: path})
 	if err != nil {
 		t.Fatal(err)

@@ -4,53 +4,61 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// downgradeSNMP turns a database of the current schema (version 7) into
-// version 6: without the items' snmp_oid.
-var downgradeSNMP = []string{
+// The downgrades below turn a database of the current schema (version
+// 9) into an older version, for the migration tests. Each ends with the
+// version update; the statements before it compose longer downgrades.
+
+// downgradeHTTP: version 7, without the triggers (version 9) and the HTTP
+// agent requests (version 8).
+var downgradeHTTP = slices.Concat(downgradeTriggers, []string{
+	"DROP TABLE item_http",
+	"UPDATE catalog_meta SET schema_version = 7",
+})
+
+// downgradeSNMP: version 6, also without the items' snmp_oid (version 7).
+// It keeps item_http, which the 7 → 8 migration creates only if missing,
+// so that the migrated snapshot still matches the one before.
+var downgradeSNMP = slices.Concat(downgradeTriggers, []string{
 	"ALTER TABLE items DROP COLUMN snmp_oid",
 	"UPDATE catalog_meta SET schema_version = 6",
-}
+})
 
-// downgradeV6 turns a database of the current schema (version 7) into
-// version 5: without the items' snmp_oid, master, params and
-// preprocessing.
-var downgradeV6 = []string{
-	downgradeSNMP[0],
+// downgradeV6: version 5, also without the items' master, params and
+// preprocessing (version 6).
+var downgradeV6 = slices.Concat(downgradeSNMP[:len(downgradeSNMP)-1], []string{
 	"ALTER TABLE items DROP COLUMN master_item_id",
 	"ALTER TABLE items DROP COLUMN params",
 	"ALTER TABLE items DROP COLUMN preprocessing",
 	"UPDATE catalog_meta SET schema_version = 5",
-}
+})
 
-// downgradeTLS turns a database of the current schema (version 7) into
-// version 4: without the item fields of versions 6 and 7 and the hosts'
-// encryption settings.
-var downgradeTLS = []string{
-	downgradeV6[0], downgradeV6[1], downgradeV6[2], downgradeV6[3],
+// downgradeTLS: version 4, also without the hosts' encryption settings
+// (version 5). Its first tlsSteps statements are the steps without the
+// version update, for longer downgrades.
+var downgradeTLS = slices.Concat(downgradeV6[:len(downgradeV6)-1], []string{
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
 	"ALTER TABLE hosts DROP COLUMN tls_subject",
 	"UPDATE catalog_meta SET schema_version = 4",
-}
+})
 
-// downgradeV3 turns a database of the current schema (version 7) into
-// version 2: without snmp_oid (version 7), the issue 12 item fields
-// (version 6), the host encryption settings (version 5), the per-item
-// timestamp precision (version 4) and the interfaces (version 3).
-var downgradeV3 = []string{
-	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
-	downgradeTLS[4], downgradeTLS[5], downgradeTLS[6], downgradeTLS[7],
+var tlsSteps = len(downgradeTLS) - 1
+
+// downgradeV3: version 2, also without the per-item timestamp precision
+// (version 4) and the interfaces (version 3).
+var downgradeV3 = slices.Concat(downgradeTLS[:tlsSteps], []string{
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",
 	"ALTER TABLE items DROP COLUMN timeout",
 	"UPDATE catalog_meta SET schema_version = 2",
-}
+})
 
 func execAll(t *testing.T, path string, qs ...string) {
 	t.Helper()

@@ -57,6 +57,12 @@ type Snapshot struct {
 	// (0: empty) and, in the bits of tagMask, more bits of the key's hash.
 	tagMask uint32
 	seed    maphash.Seed
+
+	// Triggers (trigger.go): a slab sorted by ID, indexed by ID and by
+	// referenced item.
+	triggers   []Trigger
+	trigByID   map[uint64]int32
+	trigByItem map[uint64][]*Trigger
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

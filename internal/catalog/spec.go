@@ -54,6 +54,9 @@ type HostSpec struct {
 	// them: a member left out takes its default). Absent, an existing
 	// host keeps its settings and a new one is unencrypted both ways.
 	TLS *TLSSpec `yaml:"tls"`
+	// Triggers are created or updated (matched by name and expression),
+	// never deleted; their expressions may reference any host's items.
+	Triggers []TriggerSpec `yaml:"triggers"`
 }
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
@@ -215,7 +218,10 @@ func ParseSpec(b []byte) (Spec, error) {
 // steps mean is checked by Apply through Options.CheckPreprocessing and
 // Options.CheckFormula.
 func (s Spec) Validate() error {
-	_, err := s.normalize(false, nil)
+	if _, err := s.normalize(false, nil); err != nil {
+		return err
+	}
+	_, err := s.triggerSpecs()
 	return err
 }
 

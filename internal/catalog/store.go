@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 8
+const schemaVersion = 9
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -163,6 +163,7 @@ var migrations = []string{
 	itemPreprocSchema, // 5 → 6: master item, params, preprocessing steps
 	snmpSchema,        // 6 → 7: SNMP items' snmp_oid
 	migrateItemHTTP(), // 7 → 8: HTTP agent requests
+	triggerSchema,     // 8 → 9: triggers, their items, dependencies and tags
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -347,7 +348,16 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err := loadHTTP(ctx, tx, items); err != nil {
 		return nil, err
 	}
-	return buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	trigs, err := loadTriggers(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(trigs)
+	return s, nil
 }
 
 func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) error) error {

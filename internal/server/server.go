@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
@@ -38,6 +39,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // Version is the Peregrine version, set at build time with
@@ -50,6 +52,9 @@ func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog
 // HistoryPath is the embedded history engine's directory.
 func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history") }
 
+// EventsPath is the event store's directory under dataDir.
+func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
+
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
 
@@ -58,11 +63,13 @@ func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agen
 func PreprocessStatePath(dataDir string) string { return filepath.Join(dataDir, "preprocess.state") }
 
 // CatalogOptions are the catalog's options for the data directory, with
-// the validation hooks of steps (package preprocess) and formulas
-// (package expr), which the catalog cannot import, for the server and
+// the validation hooks of steps (package preprocess), formulas (package
+// expr) and trigger expressions (package trigger), which the catalog
+// cannot import, for the server and
 // `peregrine import` alike.
 func CatalogOptions(dataDir string, log *slog.Logger) catalog.Options {
-	return catalog.Options{Path: CatalogPath(dataDir), Logger: log, CheckPreprocessing: preprocess.CheckSteps, CheckFormula: CheckFormula}
+	return catalog.Options{Path: CatalogPath(dataDir), Logger: log, CheckPreprocessing: preprocess.CheckSteps, CheckFormula: CheckFormula,
+		ExprRefs: trigger.ItemRefs}
 }
 
 // NewLogger builds the process logger from the log configuration.
@@ -100,6 +107,11 @@ type Server struct {
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
 	API       *api.Server
+	// Events is the event store (data_dir/events) and Triggers the
+	// problem state machine over it: evaluation results go to
+	// Triggers.Process, the API reads both.
+	Events    *event.Store
+	Triggers  *trigger.Machine
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
@@ -145,7 +157,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		}
 	}()
 	var err error
+	// Trigger expressions are validated, and their items found, by the
+	// expression parser (CatalogOptions).
 	s.Catalog, err = catalog.Open(ctx, CatalogOptions(cfg.DataDir, log.With("component", "catalog")))
+	if err != nil {
+		return nil, err
+	}
+	evSync := wal.SyncBatch
+	if cfg.Events.Fsync == "interval" {
+		evSync = wal.SyncInterval
+	}
+	s.Events, err = event.Open(event.Options{
+		Dir: EventsPath(cfg.DataDir), Sync: evSync, SyncInterval: cfg.Events.FsyncInterval.Std(),
+		Retention: time.Duration(cfg.Events.RetentionSeconds()) * time.Second, Logger: log.With("component", "events"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Logger: log.With("component", "trigger")})
 	if err != nil {
 		return nil, err
 	}
@@ -390,6 +419,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
+		Events: s.Events, TriggerStates: s.Triggers,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -409,6 +439,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		MaxHeaderBytes:    64 << 10,
 	}
 	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
+	s.Metrics.GaugeFunc("peregrine_catalog_triggers", "Triggers in the catalog snapshot.", func() float64 { return float64(len(s.Catalog.Snapshot().Triggers())) })
+	s.Metrics.GaugeFunc("peregrine_problems_open", "Open problems in the event store.", func() float64 { return float64(s.Events.Stats().OpenProblems) })
+	s.Metrics.GaugeFunc("peregrine_events_retained", "Events kept by the event store (within events.retention).", func() float64 { return float64(s.Events.Stats().Events) })
+	s.Metrics.CounterFunc("peregrine_event_commits_total", "Event store commits (batches of events, acknowledge actions and trigger states).", func() float64 { return float64(s.Events.Stats().Commits) })
+	s.Metrics.CounterFunc("peregrine_event_commit_errors_total", "Event store commits that failed (their events were not stored).", func() float64 { return float64(s.Events.Stats().CommitErrors) })
 	ok = true
 	return s, nil
 }
@@ -431,6 +466,10 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
+	wg.Add(1)
+	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -491,6 +530,22 @@ func (s *Server) Run(ctx context.Context) error {
 	return runErr
 }
 
+// reconcileProblems resolves the problems of deleted triggers at start
+// and after every catalog change, until ctx ends.
+func (s *Server) reconcileProblems(ctx context.Context) {
+	changed := s.Catalog.Subscribe()
+	for {
+		if _, err := s.Triggers.Reconcile(s.Catalog.Snapshot()); err != nil {
+			s.log.Error("cannot resolve the problems of deleted triggers", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
 func (s *Server) closeAll() error {
 	var errs []error
 	if s.httpLn != nil && s.httpSrv == nil {
@@ -513,6 +568,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
+	}
+	if s.Events != nil {
+		errs = append(errs, s.Events.Close())
 	}
 	if s.Catalog != nil {
 		errs = append(errs, s.Catalog.Close())
