@@ -54,16 +54,20 @@ export function fmtTime(sec) {
 
 export function fmtAge(sec, now = Date.now() / 1000) {
   if (!sec || sec === '0') return '';
-  let s = Math.max(0, Math.round(now - Number(sec)));
+  return fmtDuration(now - Number(sec));
+}
+
+// fmtDuration formats seconds as the two largest units ("3d 4h").
+export function fmtDuration(sec) {
+  let s = Math.max(0, Math.round(Number(sec)));
   const parts = [];
   for (const [u, n] of [['d', 86400], ['h', 3600], ['m', 60]]) {
     if (s >= n) {
       parts.push(Math.floor(s / n) + u);
       s %= n;
     }
-    if (parts.length === 2) break;
   }
-  if (parts.length < 2) parts.push(s + 's');
+  parts.push(s + 's');
   return parts.slice(0, 2).join(' ');
 }
 
@@ -78,7 +82,7 @@ export function fmtValue(v, units, valueType) {
   const n = Number(v);
   if (!Number.isFinite(n)) return v;
   if (units === 'unixtime') return fmtTime(n);
-  if (units === 'uptime' || units === 's') return fmtAge(0, n) || '0s';
+  if (units === 'uptime' || units === 's') return fmtDuration(n);
   if (units === '%') return `${round(n)} %`;
   if (units && !['B', 'Bps'].includes(units) && Math.abs(n) < 1000) return `${round(n)} ${units}`;
   const base = units === 'B' || units === 'Bps' ? 1024 : 1000;

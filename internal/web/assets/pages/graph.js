@@ -94,8 +94,8 @@ export async function render(main, q) {
       const base = data.length;
       data.push(s.max, s.min, s.avg);
       sers.push(
-        { label: `${label} (max)`, stroke: c + '55', width: 1, value: (u, v) => fmtValue(v, units), points: { show: false } },
-        { label: `${label} (min)`, stroke: c + '55', width: 1, value: (u, v) => fmtValue(v, units), points: { show: false } },
+        { label: 'max', stroke: c + '55', width: 1, value: (u, v) => fmtValue(v, units), points: { show: false } },
+        { label: 'min', stroke: c + '55', width: 1, value: (u, v) => fmtValue(v, units), points: { show: false } },
         { label, stroke: c, width: 1.5, value: (u, v) => fmtValue(v, units), points: { show: false } },
       );
       bands.push({ series: [base, base + 1], fill: c + '22' });

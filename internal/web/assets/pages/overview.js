@@ -67,7 +67,8 @@ async function loadProblems(sevEl, topEl, withProblems) {
   clear(topEl);
   topEl.append(h('h3', {}, 'Top hosts by problems'));
   if (!withProblems) {
-    sevEl.append(h('p', { class: 'muted' }, 'This server has no problem.get yet (the trigger engine): no problems to count.'));
+    sevEl.append(h('p', { class: 'muted wide', id: 'no-problem-api' }, 'This server has no problem.get yet (the trigger engine): no problems to count.'));
+    topEl.append(h('p', { class: 'muted' }, 'Needs problem.get.'));
     return;
   }
   const res = await batch(SEVERITIES.map((_, s) => ['problem.get', { countOutput: true, severities: [s] }]));

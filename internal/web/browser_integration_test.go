@@ -1,0 +1,302 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/server"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
+)
+
+// xssName is a host's visible name that a UI writing HTML from strings
+// would run as a script.
+const xssName = "<script>alert(1)</script>"
+
+// startServer runs a whole Peregrine in this process on loopback with
+// spec applied, and returns it with its base URL and the generated
+// Admin password.
+func startServer(t *testing.T, spec catalog.Spec) (*server.Server, string, string) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Trapper.Listen = "127.0.0.1:0"
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	catalogtest.Write(t, server.CatalogPath(cfg.DataDir), spec)
+	ctx := context.Background()
+	s, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server stopped with %v", err)
+		}
+	})
+	pw, err := os.ReadFile(filepath.Join(cfg.DataDir, "admin-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, "http://" + s.HTTPAddr().String(), strings.TrimSpace(string(pw))
+}
+
+// browser starts the system's headless Chromium (Debian package
+// chromium; no downloaded browser) at a 1280×900 window.
+func browser(t *testing.T) (context.Context, *shots) {
+	t.Helper()
+	bin := testutil.Need(t, "chromium", "chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.NoSandbox, // tests run as root in CI
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("cannot start %s: %v", bin, err)
+	}
+	dir := os.Getenv("PEREGRINE_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, &shots{dir: dir}
+}
+
+// shots saves screenshots as test artifacts (PEREGRINE_SCREENSHOTS, or
+// the test's temporary directory).
+type shots struct{ dir string }
+
+func (s *shots) take(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&png)); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(s.dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", p)
+}
+
+func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var loc string
+		chromedp.Run(ctx, chromedp.Location(&loc))
+		t.Fatalf("%s (at %s): %v", what, loc, err)
+	}
+}
+
+func login(t *testing.T, ctx context.Context, base, password string) {
+	t.Helper()
+	run(t, ctx, "log in",
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible("#username", chromedp.ByQuery),
+		chromedp.SendKeys("#username", "Admin", chromedp.ByQuery),
+		chromedp.SendKeys("#password", password, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#health .stat", chromedp.ByQuery),
+	)
+}
+
+func TestIntegrationBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs headless Chromium and the real zabbix_sender")
+	}
+	spec := catalog.Spec{Hosts: []catalog.HostSpec{
+		{Host: "web-test", Name: "Web test host", Groups: []string{"Web"}, Items: []catalog.ItemSpec{
+			{Key: "trap.temp", Name: "Room temperature", ValueType: "float", Units: "C"},
+			{Key: "trap.count", Name: "Requests", ValueType: "unsigned"},
+		}},
+		{Host: "xss-host", Name: xssName, Groups: []string{"Web"}, Items: []catalog.ItemSpec{
+			{Key: "trap.note", Name: "<img src=x onerror=alert(2)>", ValueType: "character"},
+		}},
+	}}
+	s, base, password := startServer(t, spec)
+	ctx, sh := browser(t)
+	var dialogs []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			dialogs = append(dialogs, d.Message)
+			go chromedp.Run(ctx, page.HandleJavaScriptDialog(false))
+		}
+	})
+
+	// Every page sends a visitor without a session to the login page.
+	for _, p := range []string{"/", "/overview", "/problems", "/hosts", "/latest", "/graph?itemids=1"} {
+		var loc string
+		run(t, ctx, "open "+p+" without a session", chromedp.Navigate(base+p), chromedp.WaitVisible("#login-form", chromedp.ByQuery), chromedp.Location(&loc))
+		if loc != base+"/login" {
+			t.Errorf("%s without a session ended at %s, want %s/login", p, loc, base)
+		}
+	}
+	var help string
+	run(t, ctx, "read the first-start help", chromedp.Text("#password-file", &help, chromedp.ByQuery))
+	if !strings.HasSuffix(help, "admin-password") {
+		t.Errorf("first-start help names %q, want the admin-password file", help)
+	}
+	sh.take(t, ctx, "login")
+
+	// Wrong password: the API's message, no session.
+	run(t, ctx, "wrong password",
+		chromedp.SendKeys("#username", "Admin", chromedp.ByQuery),
+		chromedp.SendKeys("#password", "not-the-password", chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.WaitVisible("#login-error", chromedp.ByQuery))
+
+	login(t, ctx, base, password)
+	sh.take(t, ctx, "overview")
+
+	// A value sent with the real zabbix_sender shows in latest data.
+	res := testutil.RunSender(t, s.TrapperAddr().String(), "-s", "web-test", "-k", "trap.temp", "-o", "21.75")
+	if res.Processed != 1 {
+		t.Fatalf("zabbix_sender: %+v", res)
+	}
+	temp := s.Catalog.Snapshot().Lookup("web-test", "trap.temp")
+	row := fmt.Sprintf(`.item-row[data-itemid="%d"] .last-value`, temp.ID)
+	var shown string
+	run(t, ctx, "latest data shows the sent value",
+		chromedp.Click(`#nav a[data-page="latest"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#item-search", chromedp.ByQuery),
+		chromedp.SendKeys("#item-search", "temperature", chromedp.ByQuery),
+		chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('.item-row').length === 1 && document.querySelector(%q) !== null`, row), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Text(row, &shown, chromedp.ByQuery))
+	if shown != "21.75 C" {
+		t.Errorf("latest data shows %q for the sent 21.75 (units C)", shown)
+	}
+	sh.take(t, ctx, "latest")
+
+	// User-provided strings are text: the host name and item name that
+	// are markup show literally and run nothing.
+	var hostText, itemText string
+	run(t, ctx, "hosts page shows the XSS name as text",
+		chromedp.Click(`#nav a[data-page="hosts"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(".host-row", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('.host-name')].map(e => e.textContent).find(t => t.includes('script')) || ''`, &hostText))
+	if hostText != xssName {
+		t.Errorf("host name shown as %q, want the literal %q", hostText, xssName)
+	}
+	sh.take(t, ctx, "hosts")
+	xss := s.Catalog.Snapshot().Host("xss-host")
+	run(t, ctx, "latest data of the XSS host",
+		chromedp.Navigate(fmt.Sprintf("%s/latest?hostid=%d", base, xss.ID)),
+		chromedp.WaitVisible(".item-row:not(.loading) .item-name", chromedp.ByQuery),
+		chromedp.Text(".item-row .item-name", &itemText, chromedp.ByQuery))
+	if itemText != "<img src=x onerror=alert(2)>" {
+		t.Errorf("item name shown as %q", itemText)
+	}
+	var injected int
+	run(t, ctx, "count injected elements", chromedp.Evaluate(`document.querySelectorAll('main script, main img').length`, &injected))
+	if injected != 0 || len(dialogs) != 0 {
+		t.Errorf("markup from names became elements (%d) or ran (dialogs %q)", injected, dialogs)
+	}
+
+	// A graph of values sent with timestamps over the last hour, zoomed
+	// by dragging across the chart.
+	now := time.Now().Unix()
+	var lines strings.Builder
+	for i := int64(0); i < 60; i++ {
+		fmt.Fprintf(&lines, "web-test trap.temp %d %d\n", now-3540+i*60, 20+i%7)
+	}
+	f := filepath.Join(t.TempDir(), "values.txt")
+	os.WriteFile(f, []byte(lines.String()), 0o600)
+	if res := testutil.RunSender(t, s.TrapperAddr().String(), "-T", "-i", f); res.Processed != 60 {
+		t.Fatalf("zabbix_sender with timestamps: %+v", res)
+	}
+	var points, from0, till0 string
+	run(t, ctx, "open the graph",
+		chromedp.Navigate(fmt.Sprintf("%s/graph?itemids=%d&range=1h", base, temp.ID)),
+		chromedp.WaitVisible(`#chart[data-state="ready"] canvas`, chromedp.ByQuery),
+		chromedp.AttributeValue("#chart", "data-points", &points, nil, chromedp.ByQuery))
+	if n, _ := strconv.Atoi(points); n < 30 {
+		t.Errorf("graph has %s points for 61 values over 1 h", points)
+	}
+	sh.take(t, ctx, "graph")
+	var box []float64
+	run(t, ctx, "find the plot area", chromedp.Evaluate(`(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`, &box))
+	x0, x1, y := box[0]+box[2]*0.25, box[0]+box[2]*0.5, box[1]+box[3]/2
+	var zoomed string
+	run(t, ctx, "drag to zoom",
+		chromedp.Evaluate(`document.querySelector('#chart').dataset.state = 'old'`, nil),
+		chromedp.MouseEvent(input.MouseMoved, x0, y),
+		chromedp.MouseEvent(input.MousePressed, x0, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.MouseMoved, (x0+x1)/2, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.MouseMoved, x1, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.MouseReleased, x1, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.WaitVisible(`#chart[data-state="ready"] canvas`, chromedp.ByQuery),
+		chromedp.Location(&zoomed))
+	from0, till0 = queryParam(zoomed, "from"), queryParam(zoomed, "till")
+	fr, _ := strconv.ParseInt(from0, 10, 64)
+	ti, _ := strconv.ParseInt(till0, 10, 64)
+	if ti-fr < 300 || ti-fr > 1500 {
+		t.Errorf("dragging over a quarter of a 1 h graph gave the range %s..%s (%d s), want about 900 s", from0, till0, ti-fr)
+	}
+	sh.take(t, ctx, "graph-zoomed")
+
+	// Problems: without problem.get (the trigger engine) the page says so.
+	run(t, ctx, "problems page",
+		chromedp.Click(`#nav a[data-page="problems"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#no-problem-api, .vlist", chromedp.ByQuery))
+	sh.take(t, ctx, "problems")
+
+	// CSRF: a call without the token is refused by the server.
+	var status int
+	run(t, ctx, "API call without CSRF token", chromedp.Evaluate(
+		`fetch('/ui/api', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{"jsonrpc":"2.0","method":"host.get","params":{},"id":1}'}).then(r => r.status)`,
+		&status, awaitPromise))
+	if status != 403 {
+		t.Errorf("/ui/api without the CSRF token: HTTP %d, want 403", status)
+	}
+
+	// Phone width: the overview still lays out.
+	run(t, ctx, "phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/overview"), chromedp.WaitVisible("#health .stat", chromedp.ByQuery))
+	sh.take(t, ctx, "overview-phone")
+	run(t, ctx, "dark theme", chromedp.EmulateViewport(1280, 900), chromedp.Click("#theme-toggle", chromedp.ByQuery), chromedp.Sleep(100*time.Millisecond))
+	sh.take(t, ctx, "overview-theme-toggled")
+
+	// Log out: the session ends on the server, pages go to the login page.
+	var loc string
+	run(t, ctx, "log out", chromedp.Click("#logout", chromedp.ByQuery), chromedp.WaitVisible("#login-form", chromedp.ByQuery),
+		chromedp.Navigate(base+"/latest"), chromedp.WaitVisible("#login-form", chromedp.ByQuery), chromedp.Location(&loc))
+	if loc != base+"/login" {
+		t.Errorf("after logout /latest ended at %s", loc)
+	}
+}
+
+// awaitPromise makes Evaluate wait for the promise an expression returns.
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+
+func queryParam(u, name string) string {
+	_, q, _ := strings.Cut(u, "?")
+	for _, kv := range strings.Split(q, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
