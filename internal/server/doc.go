@@ -1,6 +1,6 @@
 // Package server assembles a Peregrine server from its stages: catalog,
 // history store, pipeline, housekeeping (flush, retention, compaction),
-// trapper and the HTTP listener, and runs them as one group that starts
+// trapper and the HTTP listener (web UI, API, metrics), and runs them as one group that starts
 // together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).
 //
@@ -15,6 +15,12 @@
 // are answered by package poll/selfcheck from figures wired here: the
 // pipeline's per-type counts, the runtime's not-supported counts, the
 // poller's queue, the catalog and each stage's busy meter.
+//
+// HTTP port: the web UI (internal/web) at / when http.ui is on, the
+// JSON-RPC API at /api_jsonrpc.php, /metrics and /healthz. With
+// http.tls_cert_file and tls_key_file the port serves HTTPS only (TLS 1.2
+// or later) and every response carries Strict-Transport-Security; the
+// certificate is loaded in New, so a bad file stops the start.
 //
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.

@@ -317,8 +317,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		handler = hsts(mux, cfg.HTTP.HSTSMaxAge.Std())
 	}
 	s.httpSrv = &http.Server{
-		Handler:           handler,
-		TLSConfig:         httpsConf,
+		Handler:   handler,
+		TLSConfig: httpsConf,
+		// net/http's own complaints (failed TLS handshakes: plain HTTP to
+		// the HTTPS port, scanners) go to our log at debug level, not to
+		// stderr once per connection.
+		ErrorLog:          slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelDebug),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      5 * time.Minute,

@@ -30,12 +30,19 @@ const xssName = "<script>alert(1)</script>"
 // startServer runs a whole Peregrine in this process on loopback with
 // spec applied, and returns it with its base URL and the generated
 // Admin password.
-func startServer(t *testing.T, spec catalog.Spec) (*server.Server, string, string) {
+func startServer(t *testing.T, spec catalog.Spec, edit ...func(*config.Config)) (*server.Server, string, string) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Trapper.Listen = "127.0.0.1:0"
 	cfg.HTTP.Listen = "127.0.0.1:0"
+	scheme := "http://"
+	for _, e := range edit {
+		e(&cfg)
+	}
+	if cfg.HTTP.TLSCertFile != "" {
+		scheme = "https://"
+	}
 	catalogtest.Write(t, server.CatalogPath(cfg.DataDir), spec)
 	ctx := context.Background()
 	s, err := server.New(ctx, cfg, slog.New(slog.DiscardHandler))
@@ -55,7 +62,7 @@ func startServer(t *testing.T, spec catalog.Spec) (*server.Server, string, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, "http://" + s.HTTPAddr().String(), strings.TrimSpace(string(pw))
+	return s, scheme + s.HTTPAddr().String(), strings.TrimSpace(string(pw))
 }
 
 // browser starts the system's headless Chromium (Debian package
