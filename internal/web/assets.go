@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -32,7 +33,16 @@ type asset struct {
 	ctype string
 }
 
-type assetSet struct{ files map[string]*asset }
+// assetSet holds the embedded files by path ("/assets/app.js") and the
+// version: a hash of all of them. Pages link the assets under
+// /assets/v-<version>/..., which may be cached for good (immutable), since
+// any change to any file changes the version and so every URL; relative
+// module imports stay under the same prefix. Unversioned paths still
+// work, revalidated on every use.
+type assetSet struct {
+	files   map[string]*asset
+	version string
+}
 
 // loadAssets reads every embedded asset once and hashes it: responses
 // carry a strong ETag and "no-cache", so a browser revalidates each
@@ -66,21 +76,47 @@ func loadAssets() (*assetSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BUG: cannot read the embedded web assets: %w", err)
 	}
+	names := make([]string, 0, len(s.files))
+	for n := range s.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte(s.files[n].etag))
+	}
+	s.version = "v-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
 	return s, nil
 }
+
+// prefix is where pages link the assets.
+func (s *assetSet) prefix() string { return "/assets/" + s.version + "/" }
 
 // serveAsset serves /assets/...: scripts, styles and the vendored
 // library, with no data in them, so they need no session (the login
 // page uses the style sheet).
 func (u *UI) serveAsset(w http.ResponseWriter, r *http.Request) {
-	a := u.assets.files[r.URL.Path]
+	p := r.URL.Path
+	cache := "no-cache"
+	if rest, ok := strings.CutPrefix(p, "/assets/v-"); ok {
+		// A versioned URL: the current version's files never change
+		// under it. Another version (a page from before an upgrade) gets
+		// today's files, revalidated.
+		ver, file, _ := strings.Cut(rest, "/")
+		if "v-"+ver == u.assets.version {
+			cache = "public, max-age=31536000, immutable"
+		}
+		p = "/assets/" + file
+	}
+	a := u.assets.files[p]
 	if a == nil {
 		http.NotFound(w, r)
 		return
 	}
 	h := w.Header()
 	h.Set("ETag", a.etag)
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", cache)
 	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, a.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -89,14 +125,23 @@ func (u *UI) serveAsset(w http.ResponseWriter, r *http.Request) {
 	w.Write(a.body)
 }
 
-// pageSet holds the app document and the login page template.
+// pageSet holds the app document and the login page templates.
 type pageSet struct {
-	app   []byte
+	app   *template.Template
 	login *template.Template
+}
+
+// appData fills the app document: the asset prefix, and the user and
+// CSRF token of the session, so the app starts without asking for them.
+type appData struct {
+	Assets   string
+	Username string
+	CSRF     string
 }
 
 // loginData fills the login page; html/template escapes every field.
 type loginData struct {
+	Assets             string
 	CSRF               string
 	Error              string
 	PasswordFile       string
@@ -104,9 +149,9 @@ type loginData struct {
 }
 
 func loadPages() (*pageSet, error) {
-	app, err := pageFS.ReadFile("pages/app.html")
+	app, err := template.ParseFS(pageFS, "pages/app.html")
 	if err != nil {
-		return nil, fmt.Errorf("BUG: %w", err)
+		return nil, fmt.Errorf("BUG: cannot parse the app document: %w", err)
 	}
 	login, err := template.ParseFS(pageFS, "pages/login.html")
 	if err != nil {

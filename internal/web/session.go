@@ -154,14 +154,21 @@ func (u *UI) checkSession(r *http.Request) (session string, user sessionUser, ok
 // servePage serves the app's document to a logged-in user and sends
 // anyone else to the login page.
 func (u *UI) servePage(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok := u.checkSession(r); !ok {
+	session, user, ok := u.checkSession(r)
+	if !ok {
 		u.m.noSession.Inc()
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
+	var b bytes.Buffer
+	if err := u.pages.app.Execute(&b, appData{Assets: u.assets.prefix(), Username: user.Username, CSRF: u.csrfToken("api", session)}); err != nil {
+		u.opts.Logger.Error("web: cannot render the app document", "err", err)
+		http.Error(w, "cannot render the page", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(u.pages.app)
+	w.Write(b.Bytes())
 }
 
 // serveSession tells the app who is logged in and the CSRF token its
@@ -221,7 +228,7 @@ func (u *UI) renderLogin(w http.ResponseWriter, r *http.Request, errMsg string, 
 	rand.Read(raw[:])
 	lc := base64.RawURLEncoding.EncodeToString(raw[:])
 	u.setCookie(w, r, loginCookie, lc, 3600)
-	d := loginData{CSRF: u.csrfToken("login", lc), Error: errMsg, PasswordFile: u.opts.AdminPasswordFile}
+	d := loginData{Assets: u.assets.prefix(), CSRF: u.csrfToken("login", lc), Error: errMsg, PasswordFile: u.opts.AdminPasswordFile}
 	if d.PasswordFile != "" {
 		if _, err := os.Stat(d.PasswordFile); err == nil {
 			d.PasswordFileExists = true

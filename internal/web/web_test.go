@@ -205,12 +205,16 @@ func TestLoginSetsHardenedCookieAndLogoutEndsSession(t *testing.T) {
 	}
 	r, _ = c.Get(f.srv.URL + "/hosts")
 	body := read(t, r)
-	if r.StatusCode != 200 || !strings.Contains(body, `src="/assets/app.js"`) {
-		t.Fatalf("GET /hosts logged in: %d, body %.200q", r.StatusCode, body)
+	if r.StatusCode != 200 || !regexp.MustCompile(`src="/assets/v-[\w-]+/app.js"`).MatchString(body) {
+		t.Fatalf("GET /hosts logged in: %d, body %.400q", r.StatusCode, body)
 	}
 	s := f.session(t, c)
 	if s["username"] != "Admin" || s["csrf"] == "" {
 		t.Fatalf("/ui/session = %v", s)
+	}
+	// The page carries the same token, so the app needs no round trip.
+	if !strings.Contains(body, `<meta name="peregrine-csrf" content="`+s["csrf"]+`">`) {
+		t.Fatalf("page lacks the session's CSRF token: %.600q", body)
 	}
 	// Logout without the token is refused and the session lives on.
 	r, _ = c.PostForm(f.srv.URL+"/logout", url.Values{})
@@ -422,6 +426,19 @@ func TestAssetsRevalidate(t *testing.T) {
 	read(t, r)
 	if r.StatusCode != http.StatusNotModified {
 		t.Fatalf("revalidation: %d, want 304", r.StatusCode)
+	}
+	// Versioned URLs (what pages link) are cached for good; another
+	// version's are served but revalidated.
+	ui := f.mustUI(t)
+	r, _ = c.Get(f.srv.URL + ui.assets.prefix() + "pages/graph.js")
+	read(t, r)
+	if r.StatusCode != 200 || r.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Fatalf("versioned asset: %d %q", r.StatusCode, r.Header.Get("Cache-Control"))
+	}
+	r, _ = c.Get(f.srv.URL + "/assets/v-old/pages/graph.js")
+	read(t, r)
+	if r.StatusCode != 200 || r.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("asset of another version: %d %q", r.StatusCode, r.Header.Get("Cache-Control"))
 	}
 	r, _ = c.Get(f.srv.URL + "/assets/nope.js")
 	read(t, r)

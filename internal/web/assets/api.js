@@ -16,6 +16,13 @@ export class APIError extends Error {
 // loadSession fetches who is logged in and the CSRF token; without a
 // session the server answers 401 and the app goes to the login page.
 export async function loadSession() {
+  // The page carries them (meta elements, no round trip); /ui/session
+  // is the fallback.
+  const meta = (n) => document.querySelector(`meta[name="${n}"]`)?.content;
+  if (meta('peregrine-csrf')) {
+    session = { username: meta('peregrine-user'), csrf: meta('peregrine-csrf') };
+    return session;
+  }
   const r = await fetch('/ui/session', { credentials: 'same-origin', cache: 'no-store' });
   if (r.status === 401) {
     location.assign('/login');

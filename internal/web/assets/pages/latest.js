@@ -11,6 +11,8 @@ import { navigate } from '../app.js';
 
 const DETAIL = ['itemid', 'hostid', 'name', 'key_', 'lastvalue', 'lastclock', 'prevvalue', 'units', 'value_type', 'state', 'error', 'status'];
 const REFRESH_MS = 30000;
+// FIRST_ROWS fills a tall screen.
+const FIRST_ROWS = 60;
 
 export async function render(main, q) {
   const hostid = q.get('hostid') || '';
@@ -73,10 +75,7 @@ export async function render(main, q) {
     const gen = inFlight;
     try {
       const items = await call('item.get', { output: DETAIL, itemids: want });
-      const newHosts = [...new Set(items.map((x) => x.hostid).filter((x) => !hostNames.has(x)))];
-      if (newHosts.length) {
-        for (const ho of await call('host.get', { output: ['hostid', 'name'], hostids: newHosts })) hostNames.set(ho.hostid, ho.name);
-      }
+      await hostsFor(items);
       if (gen !== inFlight) return; // the list was reloaded meanwhile
       for (const it of items) details.set(it.itemid, it);
       const pos = new Map(want.map((id) => [id, ids.indexOf(id, start)]));
@@ -86,6 +85,9 @@ export async function render(main, q) {
     }
   }
 
+  // load asks for the first screenful with details (limit) and for all
+  // matching ids at once: the first answer is small and paints the top
+  // of the list while the id list (2 MB for 100k items) is on its way.
   let seq = 0;
   async function load() {
     const my = ++seq;
@@ -93,13 +95,31 @@ export async function render(main, q) {
     if (hostid) params.hostids = [hostid];
     if (search.value) params.search = { name: search.value };
     const t0 = performance.now();
+    let all = false;
+    const first = call('item.get', { ...params, output: DETAIL, limit: FIRST_ROWS }).then(async (items) => {
+      await hostsFor(items);
+      if (my !== seq || all) return;
+      for (const it of items) details.set(it.itemid, it);
+      ids = items.map((x) => x.itemid);
+      status.textContent = items.length < FIRST_ROWS ? `${ids.length} items` : 'counting…';
+      list.setCount(ids.length);
+    });
     const res = await call('item.get', params);
     if (my !== seq) return;
+    all = true;
     ids = res.map((x) => x.itemid);
     inFlight = new Set();
     status.textContent = `${ids.length} items`;
-    list.setCount(ids.length);
+    list.setCount(ids.length, true);
     status.dataset.ms = String(Math.round(performance.now() - t0));
+    await first;
+  }
+
+  async function hostsFor(items) {
+    const newHosts = [...new Set(items.map((x) => x.hostid).filter((x) => !hostNames.has(x)))];
+    if (newHosts.length) {
+      for (const ho of await call('host.get', { output: ['hostid', 'name'], hostids: newHosts })) hostNames.set(ho.hostid, ho.name);
+    }
   }
 
   graphBtn.addEventListener('click', () => navigate(`/graph?itemids=${[...selected].join(',')}`));
