@@ -79,7 +79,7 @@ func browser(t *testing.T) (context.Context, *shots) {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("cannot start %s: %v", bin, err)
@@ -112,7 +112,17 @@ func (s *shots) take(t *testing.T, ctx context.Context, name string) {
 
 func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
+	t0 := time.Now()
+	defer func() {
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Logf("slow step %q: %v", what, d.Round(time.Millisecond))
+		}
+	}()
+	// One step may take 90 s at most: a selector that never matches
+	// fails here, naming the step, instead of at the browser's deadline.
+	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Run(sctx, actions...); err != nil {
 		var loc string
 		chromedp.Run(ctx, chromedp.Location(&loc))
 		t.Fatalf("%s (at %s): %v", what, loc, err)

@@ -19,11 +19,15 @@
 //     `serve` wrote the generated Admin password (Options.AdminPasswordFile)
 //     and whether the file is still there, never its content.
 //   - POST /logout: user.logout, then the cookie is dropped.
-//   - GET /ui/session: who is logged in and the CSRF token.
+//   - GET /ui/session: who is logged in and the CSRF token (the app
+//     document carries both in meta elements; this is the fallback).
 //   - POST /ui/api: JSON-RPC (single or batch) passed to the API handler
 //     with "Authorization: Bearer <session>" attached here.
 //   - GET /assets/...: modules, styles, vendored uPlot (no data, no
-//     session needed: the login page uses the style sheet).
+//     session needed: the login page uses the style sheet). Pages link
+//     them under /assets/v-<hash of all assets>/, cached as immutable:
+//     an upgrade changes every URL, and a repeat visit loads no module
+//     over the network. Unversioned paths are revalidated (ETag).
 //
 // Session and CSRF (design): the session cookie holds the API session id
 // itself, HttpOnly, SameSite=Strict, Secure when the listener serves

@@ -35,6 +35,8 @@ export class VList {
   refresh() {
     for (const el of this.shown.values()) el.remove();
     this.shown.clear();
+    // Same range, other rows: onRange must hear of it again.
+    this.firedRange = null;
     this.render();
   }
 
@@ -75,7 +77,27 @@ export class VList {
       this.spacer.appendChild(row);
       this.shown.set(i, row);
     }
-    if (this.o.onRange) this.o.onRange(start, end);
+    if (this.o.onRange) this.rangeChanged(start, end);
+  }
+
+  // rangeChanged tells onRange the rows in view at most every 100 ms
+  // (first call at once, last call always): a fast scroll through 50,000
+  // rows asks the server for the rows it stops at, not for every screen
+  // it passes.
+  rangeChanged(start, end) {
+    this.lastRange = [start, end];
+    if (this.rangeTimer) return;
+    const fire = () => {
+      const [s, e] = this.lastRange;
+      this.firedRange = s + ':' + e;
+      this.o.onRange(s, e);
+    };
+    if (this.firedRange !== start + ':' + end) fire();
+    this.rangeTimer = setTimeout(() => {
+      this.rangeTimer = 0;
+      const [s, e] = this.lastRange;
+      if (this.firedRange !== s + ':' + e) fire();
+    }, 100);
   }
 
   // replaceRow re-renders one row if it is in view (its data arrived).
@@ -88,6 +110,7 @@ export class VList {
   }
 
   destroy() {
+    clearTimeout(this.rangeTimer);
     this.ro.disconnect();
     clear(this.el);
   }

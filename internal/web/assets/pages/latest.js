@@ -98,8 +98,9 @@ export async function render(main, q) {
     let all = false;
     const first = call('item.get', { ...params, output: DETAIL, limit: FIRST_ROWS }).then(async (items) => {
       await hostsFor(items);
-      if (my !== seq || all) return;
+      if (my !== seq) return;
       for (const it of items) details.set(it.itemid, it);
+      if (all) { list.refresh(); return; }
       ids = items.map((x) => x.itemid);
       status.textContent = items.length < FIRST_ROWS ? `${ids.length} items` : 'counting…';
       list.setCount(ids.length);

@@ -14,6 +14,7 @@ import { VList, cells } from '../vlist.js';
 
 const REFRESH_MS = 30000;
 const MAX_PROBLEMS = 100000;
+const FIRST_ROWS = 60;
 
 export async function render(main, q) {
   const sevBoxes = SEVERITIES.map((name, s) => h('label', { class: `sev-check sev-${s}` },
@@ -37,7 +38,7 @@ export async function render(main, q) {
 
   const list = new VList({
     header: ['Severity', 'Time', 'Host', 'Problem', 'Duration', 'Ack', 'Tags', ''],
-    columns: '6.5rem 10rem minmax(6rem, 1fr) minmax(10rem, 3fr) 6rem 3.5rem minmax(6rem, 1.5fr) 11rem',
+    columns: '6.5rem 9.5rem minmax(7rem, 1fr) minmax(12rem, 3fr) 5.5rem 3rem minmax(6rem, 1fr) 8.5rem',
     rowHeight: 30,
     renderRow(i) {
       const r = rows[i];
@@ -54,15 +55,41 @@ export async function render(main, q) {
         fmtAge(p.clock),
         p.acknowledged === '1' ? h('span', { class: 'ack-yes' }, 'Yes') : h('span', { class: 'ack-no' }, 'No'),
         h('span', { class: 'tags' }, tags),
+        // Two buttons a row, handled by one listener on the list (below):
+        // rows are made and dropped by the dozen on every scrolled frame.
         h('span', { class: 'actions' },
-          h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', onclick: () => act(p, { action: 2 }) }, 'Ack'),
-          h('button', { type: 'button', class: 'close-btn', title: 'Close problem', onclick: () => act(p, { action: 1 }) }, 'Close'),
-          h('select', { class: 'sev-change', 'aria-label': 'Change severity', onchange: (e) => e.target.value !== '' && act(p, { action: 8, severity: Number(e.target.value) }) },
-            h('option', { value: '' }, 'Severity…'), SEVERITIES.map((s, k) => h('option', { value: String(k) }, s))),
-          h('button', { type: 'button', class: 'hist-btn', title: 'Event history', onclick: () => showHistory(p) }, 'History')),
+          h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
+          h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')),
       ));
     },
     onRange: (s, e) => fetchDetails(s, e, false).catch((err) => console.error(err)),
+  });
+
+  // One panel of further actions, opened under a row's "More…" button.
+  const panel = h('div', { class: 'card action-panel', id: 'problem-actions', hidden: true });
+  function openPanel(p, anchor) {
+    clear(panel);
+    panel.append(
+      h('div', { class: 'muted' }, p.name),
+      h('button', { type: 'button', class: 'close-btn', onclick: () => { panel.hidden = true; act(p, { action: 1 }); } }, 'Close problem'),
+      h('select', { class: 'sev-change', 'aria-label': 'Change severity', onchange: (e) => { if (e.target.value !== '') { panel.hidden = true; act(p, { action: 8, severity: Number(e.target.value) }); } } },
+        h('option', { value: '' }, 'Change severity…'), SEVERITIES.map((s, k) => h('option', { value: String(k) }, s))),
+      h('button', { type: 'button', class: 'hist-btn', onclick: () => { panel.hidden = true; showHistory(p); } }, 'Event history'),
+      h('button', { type: 'button', onclick: () => { panel.hidden = true; } }, 'Cancel'));
+    const r = anchor.getBoundingClientRect();
+    const top = r.bottom + window.scrollY + 2;
+    panel.hidden = false;
+    panel.style.top = `${top}px`;
+    panel.style.left = `${Math.max(8, Math.min(r.right - panel.offsetWidth, window.innerWidth - panel.offsetWidth - 8))}px`;
+  }
+  list.el.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('button[data-act]');
+    if (!b) return;
+    const row = b.closest('.problem-row');
+    const p = row && details.get(row.dataset.eventid);
+    if (!p) return;
+    if (b.dataset.act === 'ack') act(p, { action: 2 });
+    else openPanel(p, b);
   });
 
   async function act(p, a) {
@@ -93,13 +120,17 @@ export async function render(main, q) {
           h('td', {}, SEVERITIES[e.severity] || e.severity), h('td', {}, e.acknowledged === '1' ? 'Yes' : 'No')))));
   }
 
-  async function fetchDetailsFor(eventids) {
-    const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
+  async function hostsFor(ps) {
     const trig = [...new Set(ps.map((p) => p.objectid).filter((t) => !hostsOf.has(t)))];
     if (trig.length) {
       const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'] });
       for (const t of ts) hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
     }
+  }
+
+  async function fetchDetailsFor(eventids) {
+    const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
+    await hostsFor(ps);
     for (const p of ps) details.set(p.eventid, p);
     const want = new Set(eventids);
     rows.forEach((r, i) => { if (want.has(r.eventid)) list.replaceRow(i); });
@@ -140,6 +171,9 @@ export async function render(main, q) {
   async function load(keepScroll) {
     const my = ++seq;
     const t0 = performance.now();
+    // A new filter shows fresh details; a refresh keeps them until the
+    // rows in view are read again.
+    if (!keepScroll) details.clear();
     const p = filterParams();
     if (hostidParam) p.hostids = [hostidParam];
     if (hostSearch.value) {
@@ -147,17 +181,30 @@ export async function render(main, q) {
       p.hostids = hs.map((x) => x.hostid);
       if (!p.hostids.length) p.hostids = ['0'];
     }
+    // The first screenful with details, beside the full list: it paints
+    // while the 50,000 short rows are on their way.
+    let all = false;
+    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then(async (ps) => {
+      await hostsFor(ps);
+      if (my !== seq) return;
+      for (const x of ps) details.set(x.eventid, x);
+      if (all) { list.refresh(); return; }
+      rows = ps.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
+      status.textContent = ps.length < FIRST_ROWS ? `${rows.length} problems` : 'counting…';
+      list.setCount(rows.length);
+    }).catch(() => {});
     const res = await call('problem.get', p);
     if (my !== seq) return;
+    all = true;
     rows = res.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
     if (sortSel.value === 'severity') rows.sort((a, b) => b.severity - a.severity || b.clock - a.clock);
     inFlight = new Set();
-    if (!keepScroll) details.clear();
     status.classList.remove('error');
     status.textContent = `${rows.length} problems${rows.length >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : ''}`;
-    list.setCount(rows.length, keepScroll);
+    list.setCount(rows.length, true);
     if (keepScroll) { const [s, e] = list.range(); await fetchDetails(s, e, true); }
     status.dataset.ms = String(Math.round(performance.now() - t0));
+    if (first) await first;
   }
 
   const reload = debounce(() => load(false).catch(alertBox), 250);
@@ -167,7 +214,7 @@ export async function render(main, q) {
   main.append(
     h('div', { class: 'toolbar' }, h('h1', {}, 'Problems'), status),
     h('div', { class: 'filters' }, sevBoxes, groupSel, hostSearch, nameSearch, tagInput, ackSel, sortSel),
-    list.el, history);
+    list.el, history, panel);
   try {
     for (const g of await call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' })) groupSel.append(h('option', { value: g.groupid }, g.name));
     await load(false);
