@@ -75,12 +75,26 @@ func browser(t *testing.T) (context.Context, *shots) {
 		chromedp.NoSandbox, // tests run as root in CI
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-gpu", true),
-		chromedp.UserDataDir(t.TempDir()),
 	)
+	// Not t.TempDir: Chromium may still be writing its profile for a
+	// moment after it is told to stop, and TempDir's removal would fail
+	// the test.
+	profile, err := os.MkdirTemp("", "peregrine-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append(opts, chromedp.UserDataDir(profile))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 8*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA()
+		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("cannot start %s: %v", bin, err)
 	}
