@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFloats$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeUints$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeStrings$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/event/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLogs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTripFloats$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
@@ -60,6 +61,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzFormatDN$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/zbxtls/
 	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/preprocess/jsonpath/
 	$(GO) test -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/preprocess/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/expr/
 
 # staticcheck at a pinned version, built by the go command from the module
 # proxy (checksum-verified, cached after the first run) rather than added to

@@ -26,6 +26,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/server"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 func main() {
@@ -159,7 +160,7 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
-	cat, err := catalog.Open(ctx, catalog.Options{Path: server.CatalogPath(cfg.DataDir)})
+	cat, err := catalog.Open(ctx, catalog.Options{Path: server.CatalogPath(cfg.DataDir), CheckFormula: server.CheckFormula, ExprRefs: trigger.ItemRefs})
 	if err != nil {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1

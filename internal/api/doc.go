@@ -6,6 +6,9 @@
 // (host interfaces: host.get's selectInterfaces and hostinterface.get),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
+// trigger.go and trigger_write.go (trigger.get/create/update/delete),
+// problem.go (problem.get and the event filters it shares with
+// event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
 // the queue through its server's internal protocol, not the API). The
 // params vocabulary every method decodes into (IDs, integers, strings
@@ -24,6 +27,16 @@
 // the caller may not read; writes to hosts and items need read-write and
 // otherwise fail as if the object did not exist. The rights are read
 // once per request.
+//
+// Triggers, problems and events are read through the Events interface
+// (*event.Store: open problems in O(open problems), retained events,
+// acknowledge actions) and TriggerStates (*trigger.Machine: trigger
+// value, state, error, last change; event.acknowledge goes through it);
+// without both those methods are not served. A trigger is visible when
+// every host it references is (Zabbix's rule for triggers spanning
+// hosts), and so are its events; trigger.create/update/delete need
+// read-write on every host the trigger references after the change,
+// checked inside the catalog Edit once the expression is resolved.
 //
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",

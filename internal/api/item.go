@@ -179,7 +179,7 @@ type itemParams struct {
 }
 
 // itemTypes lists the supported item types for error messages.
-const itemTypes = "0, 2, 3, 5, 7, 10, 19, 20"
+const itemTypes = "0, 2, 3, 5, 7, 10, 15, 18, 19, 20, 21"
 
 // common validates the members item.create and item.update share.
 func (p *itemParams) common(i int) error {

@@ -93,6 +93,10 @@ type Options struct {
 	Accounts *auth.Store
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
+	// Events and TriggerStates serve trigger.*, problem.get, event.get
+	// and event.acknowledge; without both those methods do not exist.
+	Events        Events
+	TriggerStates TriggerStates
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -181,6 +185,7 @@ func New(opts Options) *Server {
 	s.registerConfig()
 	s.registerAccounts()
 	s.registerPush()
+	s.registerTriggers()
 	return s
 }
 

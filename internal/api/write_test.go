@@ -255,7 +255,7 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "item.create", `{"name":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid parameter "/1": the parameter "key_" is missing.`},
 		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid parameter "/2/key_": invalid item key "z["`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":9}`, -32602, `Invalid parameter "/1/value_type": value must be one of 0, 1, 2, 3, 4.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":15,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 19, 20.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 15, 18, 19, 20, 21.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":"trapper","value_type":0}`, -32602, `Invalid parameter "/1/type": an integer is expected.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"0"}`, -32602, `Invalid parameter "/1/delay": update interval "0" would never poll`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":1,"trends":"365d"}`, -32602, `Invalid parameter "/1/trends": must be "0" for value type character`},

@@ -25,11 +25,14 @@ type ApplyResult struct {
 	// existed stay valid) but cannot be polled until the host gets one.
 	// The edit API refuses such items, as Zabbix does.
 	NotPolled int
+	// TriggersCreated and TriggersUpdated count the spec's triggers
+	// (written in a second transaction, after hosts and items).
+	TriggersCreated, TriggersUpdated int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
-	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated > 0
+	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its
@@ -53,7 +56,11 @@ const ctxCheckEvery = 1024
 // Apply calls are serialised; readers are never blocked.
 func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 	start := time.Now()
-	ns, err := spec.normalize(true)
+	ns, err := spec.normalize(true, &c.ck)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	trigs, err := spec.triggerSpecs()
 	if err != nil {
 		return ApplyResult{}, err
 	}
@@ -75,7 +82,7 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 			"items", p.res.NotPolled, "first", p.notPolled)
 	}
 	if !p.res.Changed() {
-		return p.res, nil
+		return c.applyTriggersAfter(ctx, p.res, trigs)
 	}
 	if err := c.write(ctx, old, p); err != nil {
 		// database/sql rolls the transaction back when ctx ends, so a
@@ -104,7 +111,24 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 		"hosts_updated", p.res.HostsUpdated, "items_created", p.res.ItemsCreated,
 		"items_updated", p.res.ItemsUpdated, "unchanged", p.res.Unchanged,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
-	return p.res, nil
+	return c.applyTriggersAfter(ctx, p.res, trigs)
+}
+
+// applyTriggersAfter applies the spec's triggers once its hosts and items
+// are in the snapshot, so that expressions may reference items the same
+// spec created. It is a second transaction: a crash between the two
+// leaves the items without the triggers, and applying the spec again
+// completes it. c.mu is held.
+func (c *Catalog) applyTriggersAfter(ctx context.Context, res ApplyResult, trigs []specTrigger) (ApplyResult, error) {
+	if len(trigs) == 0 {
+		return res, nil
+	}
+	var err error
+	res.TriggersCreated, res.TriggersUpdated, err = c.applyTriggerSpecs(ctx, trigs)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("catalog: hosts and items were applied, triggers were not: %w", err)
+	}
+	return res, nil
 }
 
 // plan is the difference between a snapshot and a spec: what Apply must
@@ -117,6 +141,11 @@ type plan struct {
 	creates   []*Item     // new items, in the normSpec; HostID set by write for new hosts
 	createOn  []int32     // per create: index into hosts if the host is new, else -1
 	updates   []itemPatch // changed items, by slab index of the old snapshot
+	// createPH[i] is the placeholder ID that dependent items of this
+	// plan carry in MasterItemID for creates[i] until write inserts it
+	// (see placeholderIface), 0 if none refers to it. Creates are
+	// ordered so that a master is inserted before its dependents.
+	createPH []uint64
 }
 
 type hostChange struct {
@@ -169,6 +198,10 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		if nh.ifacesSet {
 			ifaces, ifacesDiffs = matchIfaces(cur, nh.ifaces, &nextPlaceholder)
 		}
+		var phOf map[*Item]uint64
+		if nh.hasMasters {
+			phOf = resolveMasters(old, oh, nh, hp, &nextPlaceholder, &el)
+		}
 		// The interfaces items are checked against: the host's new list.
 		tmp := &Host{Host: nh.host, Interfaces: ifaces}
 		for j := range nh.items {
@@ -189,6 +222,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 			for j := range nh.items {
 				p.creates = append(p.creates, &nh.items[j])
 				p.createOn = append(p.createOn, hc)
+				p.createPH = append(p.createPH, phOf[&nh.items[j]])
 			}
 			p.res.ItemsCreated += len(nh.items)
 			continue
@@ -216,6 +250,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 				it.HostID = oh.ID
 				p.creates = append(p.creates, it)
 				p.createOn = append(p.createOn, -1)
+				p.createPH = append(p.createPH, phOf[it])
 				p.res.ItemsCreated++
 				continue
 			}
@@ -227,6 +262,9 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 			n := *it
 			n.ID, n.HostID = cur.ID, cur.HostID
 			n.Key = cur.Key // identical bytes; keep the old string shared
+			if sameSteps(n.Preprocessing, cur.Preprocessing) {
+				n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
+			}
 			p.updates = append(p.updates, itemPatch{idx: idx, it: n})
 			p.res.ItemsUpdated++
 		}
@@ -234,7 +272,129 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 	if err := el.err(); err != nil {
 		return nil, err
 	}
+	p.orderCreates()
 	return p, nil
+}
+
+// resolveMasters sets the MasterItemID of nh's items that name a master
+// by key: the ID of the host's existing item with that key, or a
+// placeholder for an item this Apply creates (returned by item, for
+// write to replace). It checks that every master exists on the host and
+// that the host's dependency trees stay acyclic and at most
+// maxDependentLevels deep, counting the host's items the spec leaves
+// alone.
+func resolveMasters(old *Snapshot, oh *Host, nh *normHost, hp string, next *uint64, el *errList) map[*Item]uint64 {
+	inSpec := make(map[string]int, len(nh.items))
+	for j := range nh.items {
+		inSpec[nh.items[j].Key] = j
+	}
+	existing := func(key string) *Item {
+		if oh == nil {
+			return nil
+		}
+		if i := oh.lookupIndex(key); i >= 0 {
+			return &old.items[i]
+		}
+		return nil
+	}
+	// masterKey is the key of key's master after the Apply, "" for none.
+	masterKey := func(key string) string {
+		if j, ok := inSpec[key]; ok {
+			return nh.itemMaster[j]
+		}
+		if it := existing(key); it != nil && it.MasterItemID != 0 {
+			if m := old.Item(it.MasterItemID); m != nil {
+				return m.Key
+			}
+		}
+		return ""
+	}
+	depthOK := func(key string) error {
+		k := key
+		for depth := 0; ; depth++ {
+			mk := masterKey(k)
+			if mk == "" {
+				return nil
+			}
+			if mk == key {
+				return errors.New("the master item chain would be a cycle")
+			}
+			if depth >= maxDependentLevels {
+				return fmt.Errorf("dependent items may be at most %d levels below their master", maxDependentLevels)
+			}
+			k = mk
+		}
+	}
+	phOf := map[*Item]uint64{}
+	for j, mk := range nh.itemMaster {
+		if mk == "" {
+			continue
+		}
+		ip := hp + ".items[" + strconv.Itoa(j) + "].master_item"
+		if m := existing(mk); m != nil {
+			nh.items[j].MasterItemID = m.ID
+		} else if k, ok := inSpec[mk]; ok {
+			m := &nh.items[k]
+			ph := phOf[m]
+			if ph == 0 {
+				ph = *next
+				*next++
+				phOf[m] = ph
+			}
+			nh.items[j].MasterItemID = ph
+		} else {
+			el.addf(ip, "master item %q is not an item of host %q", mk, nh.host)
+			continue
+		}
+		if err := depthOK(nh.items[j].Key); err != nil {
+			el.add(ip, err)
+		}
+	}
+	if oh != nil {
+		for i := range oh.items {
+			it := &oh.items[i]
+			if _, ok := inSpec[it.Key]; ok || it.MasterItemID == 0 {
+				continue
+			}
+			if err := depthOK(it.Key); err != nil {
+				el.addf(hp+".items", "existing item %q: %v", it.Key, err)
+			}
+		}
+	}
+	return phOf
+}
+
+// orderCreates orders p.creates (with createOn and createPH) so that
+// every master created by the plan comes before its dependents: by the
+// number of new masters above each item, stable otherwise.
+func (p *plan) orderCreates() {
+	if len(p.createPH) == 0 || !slices.ContainsFunc(p.createPH, func(ph uint64) bool { return ph != 0 }) {
+		return
+	}
+	byPH := map[uint64]*Item{}
+	for i, ph := range p.createPH {
+		if ph != 0 {
+			byPH[ph] = p.creates[i]
+		}
+	}
+	level := func(it *Item) int {
+		n := 0
+		for it != nil && it.MasterItemID >= placeholderIface && n <= maxDependentLevels {
+			it, n = byPH[it.MasterItemID], n+1
+		}
+		return n
+	}
+	idx := make([]int, len(p.creates))
+	lv := make([]int, len(p.creates))
+	for i := range idx {
+		idx[i], lv[i] = i, level(p.creates[i])
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(lv[a], lv[b]) })
+	creates, on, ph := make([]*Item, len(idx)), make([]int32, len(idx)), make([]uint64, len(idx))
+	for k, i := range idx {
+		creates[k], on[k], ph[k] = p.creates[i], p.createOn[i], p.createPH[i]
+	}
+	p.creates, p.createOn, p.createPH = creates, on, ph
 }
 
 // matchIfaces pairs the wanted interfaces with the host's current ones by
@@ -332,8 +492,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updHost   = prep("UPDATE hosts SET name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ? WHERE id = ?")
 		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
-		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ? WHERE id = ?")
+		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ? WHERE id = ?")
 	)
 	if err != nil {
 		return fmt.Errorf("cannot prepare statements: %w", err)
@@ -402,9 +562,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 	if err != nil {
 		return err
 	}
+	realItem := map[uint64]uint64{}
 	fix := func(it *Item) {
 		if it.InterfaceID >= placeholderIface {
 			it.InterfaceID = real[it.InterfaceID]
+		}
+		if it.MasterItemID >= placeholderIface {
+			it.MasterItemID = realItem[it.MasterItemID] // inserted earlier: see orderCreates
 		}
 	}
 	for i := range p.creates {
@@ -417,11 +581,15 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision)
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing))
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
 		it.ID = id
+		if ph := p.createPH[i]; ph != 0 {
+			realItem[ph] = id
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -430,7 +598,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision, it.ID)
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}
@@ -543,7 +712,12 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	}
 	slices.SortFunc(p.updates, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
 	src := itemSource{base: old.items, patches: p.updates, created: p.creates}
-	return buildSnapshot(old.version+1, groups, hosts, src)
+	s, err := buildSnapshot(old.version+1, groups, hosts, src)
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
+	return s, nil
 }
 
 // newHostTLS is a new host's encryption settings: the spec's, else

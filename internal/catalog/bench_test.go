@@ -34,7 +34,7 @@ func heapAlloc() uint64 {
 // assigned as SQLite would, without a database.
 func memInput(tb testing.TB, hosts, perHost int) ([]Host, []Item) {
 	tb.Helper()
-	ns, err := genSpec(hosts, perHost).normalize(true)
+	ns, err := genSpec(hosts, perHost).normalize(true, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

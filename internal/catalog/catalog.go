@@ -28,6 +28,20 @@ type Options struct {
 	Path string
 	// Logger receives load and apply summaries. Default: discard.
 	Logger *slog.Logger
+	// CheckPreprocessing, when set, validates an item's preprocessing
+	// steps whenever Apply or Edit creates or changes the item; it may
+	// return a *StepCheckError to name the offending step. nil accepts
+	// any steps (the catalog checks only their names and count). It is a
+	// hook rather than a call because package preprocess, which knows
+	// what the steps mean, imports this package; the server sets it.
+	CheckPreprocessing func(steps []PreprocStep) error
+	// CheckFormula, when set, validates a calculated item's formula the
+	// same way; nil accepts any formula that is not empty.
+	CheckFormula func(formula string) error
+	// ExprRefs parses trigger expressions for validation and returns the
+	// items they reference. Without it, trigger changes are refused
+	// (ErrNoExprParser); stored triggers still load.
+	ExprRefs RefsFunc
 }
 
 // withDefaults returns o with defaults filled in, or an error naming the
@@ -48,7 +62,9 @@ func (o Options) withDefaults() (Options, error) {
 type Catalog struct {
 	log  *slog.Logger
 	path string
+	refs RefsFunc
 	snap atomic.Pointer[Snapshot]
+	ck   checks // Options' validation hooks
 
 	// mu serialises writers (Apply, Close) and guards db, closed and
 	// broken. Readers never take it.
@@ -92,10 +108,11 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		lock.Close()
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
-	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock}
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock, refs: opts.ExprRefs,
+		ck: checks{steps: opts.CheckPreprocessing, formula: opts.CheckFormula}}
 	c.snap.Store(snap)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
-		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items),
+		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))
 	return c, nil
 }

@@ -82,6 +82,8 @@ type view struct {
 	Groups  []Group
 	Hosts   []Host
 	Items   map[string][]Item
+	// Triggers, ascending by ID, as Snapshot.Triggers has them.
+	Triggers []Trigger
 }
 
 func viewOf(s *Snapshot) view {
@@ -97,10 +99,11 @@ func viewOf(s *Snapshot) view {
 			v.Items[h.Host] = append(v.Items[h.Host], c)
 		}
 	}
+	v.Triggers = append(v.Triggers, s.Triggers()...)
 	return v
 }
 
-var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}), cmpopts.EquateEmpty()}
+var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}), cmpopts.EquateEmpty()}
 
 func diffViews(want, got *Snapshot) string {
 	return cmp.Diff(viewOf(want), viewOf(got), viewOpts)
@@ -160,7 +163,7 @@ func TestOpenApplyReopen(t *testing.T) {
 			t.Fatalf("Lookup(%q, %q): inconsistent back pointers or indexes: %+v", host, key, got)
 		}
 		want.ID, want.HostID, want.Host, want.Key = got.ID, got.HostID, got.Host, key
-		if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(Item{}, "Host")); d != "" {
+		if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(Item{}, "Host"), cmpopts.IgnoreUnexported(Item{})); d != "" {
 			t.Errorf("Lookup(%q, %q) (-want +got):\n%s", host, key, d)
 		}
 	}
@@ -666,8 +669,11 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := openTemp(t)
+	c := reopenTrig(t, filepath.Join(t.TempDir(), "catalog.db"))
 	res := mustApply(t, c, spec)
+	if res.TriggersCreated != 2 {
+		t.Errorf("%s created %d triggers, want 2", path, res.TriggersCreated)
+	}
 	if res.HostsCreated < 2 || res.ItemsCreated < 5 || res.GroupsCreated < 2 {
 		t.Fatalf("%s created too little: %+v", path, res)
 	}
@@ -691,7 +697,7 @@ func TestExampleFile(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("%s does not use every value type: %v", path, seen)
 	}
-	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent} {
+	for _, want := range []ItemType{Trapper, ZabbixAgent, SNMPAgent, Dependent, Calculated} {
 		if !types[want] {
 			t.Errorf("%s has no %s item", path, want)
 		}

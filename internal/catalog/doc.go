@@ -36,6 +36,31 @@
 //     without one in the import keeps its settings, a new one gets
 //     Zabbix's default (unencrypted both ways). Pre-shared keys are not
 //     stored (Peregrine cannot use them).
+//   - What issue 12 adds to items (schema version 6): preprocessing
+//     steps (Item.Preprocessing, Zabbix's step objects, identical chains
+//     shared), the master of a dependent item (Item.MasterItemID, with
+//     Zabbix's rules: same host, no cycles, at most 3 levels below a
+//     master; deleting a master deletes its dependents; items never
+//     change host, so neither do masters) and the formula or script of
+//     calculated and script items (Item.Params). The snapshot indexes
+//     dependents by master (Snapshot.Dependents, Item.HasDependents,
+//     Snapshot.Root). What steps and formulas mean is not the catalog's
+//     to know: package preprocess imports this one, so it validates them
+//     through hooks the server sets (Options.CheckPreprocessing,
+//     Options.CheckFormula); without them only names, counts and which
+//     item types may have what are checked.
+//   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
+//     version 7): Zabbix's trigger fields, tags, dependencies (no cycles,
+//     at most 32 deep) and the items the expressions reference, resolved
+//     when stored through Options.ExprRefs, a parser hook the server
+//     sets so that the catalog does not depend on the evaluator. A
+//     trigger referencing an unknown host or key is refused; deleting an
+//     item or host deletes the triggers referencing it. The snapshot
+//     looks triggers up by ID and by item (TriggersOfItem: what to
+//     evaluate when a value is committed). The import takes triggers
+//     under hosts in Zabbix's export form and matches existing ones by
+//     name and expression; an item's key change does not rewrite the
+//     expressions that name the old key.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

@@ -54,12 +54,12 @@ func checkDelay(s string, t ItemType) error {
 			}
 		}
 	}
-	if secs == 0 && !hasCustom && t != Trapper {
+	if secs == 0 && !hasCustom && !t.unscheduled() {
 		return fmt.Errorf("update interval %q would never poll this %s item: use a non-zero interval", s, t)
 	}
 	// A main interval alone was fully checked above (the same rules);
 	// only custom intervals need the parser, which allocates.
-	if hasCustom && t != Trapper {
+	if hasCustom && !t.unscheduled() {
 		if _, err := delay.Parse(s); err != nil {
 			return err
 		}

@@ -112,6 +112,15 @@ type Edit struct {
 	newGroups []uint64           // groups created in this Edit, in order
 	newHosts  []uint64           // hosts created in this Edit, in order
 	strs      map[string]string  // interned low-cardinality item fields
+	steps     stepsInterner      // interned preprocessing chains
+	ck        *checks            // the Catalog's validation hooks
+
+	refs        RefsFunc            // the catalog's expression parser
+	triggers    map[uint64]*Trigger // overlay, nil value: deleted
+	newTriggers []uint64            // triggers created in this Edit, in order
+	// itemsGone is set once items or hosts were deleted: their triggers
+	// must go too (cascadeTriggers).
+	itemsGone bool
 
 	res EditResult
 }
@@ -126,6 +135,8 @@ type EditResult struct {
 	GroupsCreated, GroupsUpdated, GroupsDeleted int
 	HostsCreated, HostsUpdated, HostsDeleted    int
 	ItemsCreated, ItemsUpdated, ItemsDeleted    int
+	// TriggersDeleted includes the triggers deleted with their items.
+	TriggersCreated, TriggersUpdated, TriggersDeleted int
 }
 
 // Edit runs fn with an Edit and, if fn returns nil and changed anything,
@@ -141,16 +152,21 @@ type EditResult struct {
 // store: item IDs are never reused, so the values cannot be attributed to
 // another item, and retention drops them with their partitions.
 func (c *Catalog) Edit(ctx context.Context, fn func(e *Edit) error) (EditResult, error) {
-	start := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.editLocked(ctx, fn)
+}
+
+// editLocked is Edit with c.mu held.
+func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditResult, error) {
+	start := time.Now()
 	if c.closed {
 		return EditResult{}, ErrClosed
 	}
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load()}
+	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit
@@ -183,6 +199,7 @@ func (c *Catalog) Edit(ctx context.Context, fn func(e *Edit) error) (EditResult,
 		"groups_created", r.GroupsCreated, "groups_updated", r.GroupsUpdated, "groups_deleted", r.GroupsDeleted,
 		"hosts_created", r.HostsCreated, "hosts_updated", r.HostsUpdated, "hosts_deleted", r.HostsDeleted,
 		"items_created", r.ItemsCreated, "items_updated", r.ItemsUpdated, "items_deleted", r.ItemsDeleted,
+		"triggers_created", r.TriggersCreated, "triggers_updated", r.TriggersUpdated, "triggers_deleted", r.TriggersDeleted,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
 	return r, nil
 }
@@ -241,8 +258,14 @@ func (e *Edit) exec(q string, args ...any) (uint64, error) {
 	return uint64(id), nil
 }
 
-// commit bumps the revision and commits.
+// commit deletes the triggers of deleted items, bumps the revision and
+// commits.
 func (e *Edit) commit() error {
+	if e.itemsGone {
+		if err := e.cascadeTriggers(); err != nil {
+			return err
+		}
+	}
 	if _, err := e.exec("UPDATE catalog_meta SET revision = ? WHERE id = 1", e.old.version+1); err != nil {
 		return fmt.Errorf("cannot bump revision: %w", err)
 	}
@@ -451,5 +474,10 @@ func (e *Edit) build() (*Snapshot, error) {
 			src.created = append(src.created, it)
 		}
 	}
-	return buildSnapshot(old.version+1, groups, hosts, src)
+	s, err := buildSnapshot(old.version+1, groups, hosts, src)
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(e.buildTriggers())
+	return s, nil
 }

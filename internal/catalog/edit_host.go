@@ -416,6 +416,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	}
 	initMap(&e.hosts)
 	initMap(&e.hostName)
+	e.itemsGone = true
 	for _, id := range ids {
 		h := e.host(id)
 		for _, q := range []string{

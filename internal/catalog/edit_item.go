@@ -16,6 +16,10 @@ type NewItem struct {
 	// type needs; 0 selects the host's main interface of that type
 	// (required for agent items), as does ItemSpec.Interface by address.
 	InterfaceID uint64
+	// MasterItemID is a dependent item's master, an item of the same
+	// host (the API's master_itemid); 0 takes ItemSpec.MasterItem's key
+	// if that is set.
+	MasterItemID uint64
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
@@ -34,6 +38,13 @@ type ItemUpdate struct {
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
 	// setting); applies to values written after the change.
 	TimestampPrecision *string
+	// Preprocessing, if set, replaces the item's steps (an empty list
+	// removes them); MasterItemID its master (dependent items only; a
+	// type change away from dependent without it clears the master);
+	// Params its formula or script.
+	Preprocessing *[]PreprocSpec
+	MasterItemID  *uint64
+	Params        *string
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -52,9 +63,23 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 			el.add(p+".hostid", notFound("host", ni.HostID))
 			continue
 		}
-		it, ok := normItem(&ni.ItemSpec, p, &el)
+		master := ni.MasterItemID
+		if master == 0 && ni.MasterItem != nil {
+			if master = e.itemByKey(ni.HostID, ni.MasterItem.Key); master == 0 {
+				el.add(p+".master_item", fmt.Errorf("%w: item %q on host %q", ErrNotFound, ni.MasterItem.Key, h.Host))
+				continue
+			}
+		}
+		it, ok := normItem(&ni.ItemSpec, p, &el, e.ck, master != 0)
 		if !ok {
 			continue
+		}
+		if master != 0 {
+			if err := dependentLinks(0, master, ni.HostID, 0, e.masterOf(nil)); err != nil {
+				el.add(p+".master_itemid", err)
+				continue
+			}
+			it.MasterItemID = master
 		}
 		k := hostKey{ni.HostID, ni.Key}
 		if batch[k] || e.itemByKey(ni.HostID, ni.Key) != 0 {
@@ -84,8 +109,11 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
 		it.TimestampPrecision = e.str(it.TimestampPrecision)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision)
+		it.Params = strings.Clone(it.Params)
+		it.Preprocessing = e.steps.get(it.Preprocessing)
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing))
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -108,8 +136,67 @@ func specOf(it *Item) ItemSpec {
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
-		TimestampPrecision: it.TimestampPrecision,
+		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params,
 	}
+}
+
+// masterOf returns the lookup dependentLinks needs over the Edit's
+// overlay, with pending (item → new master, for updates validated
+// earlier in the same batch) taking precedence.
+func (e *Edit) masterOf(pending map[uint64]uint64) func(uint64) (uint64, uint64, bool) {
+	return func(id uint64) (uint64, uint64, bool) {
+		it := e.item(id)
+		if it == nil {
+			return 0, 0, false
+		}
+		if m, ok := pending[id]; ok {
+			return m, it.HostID, true
+		}
+		return it.MasterItemID, it.HostID, true
+	}
+}
+
+// hostItems returns the current items of a host, over the overlay.
+func (e *Edit) hostItems(host uint64) []*Item {
+	var out []*Item
+	if h := e.old.hostByID[host]; h != nil {
+		for i := range h.items {
+			if it := e.item(h.items[i].ID); it != nil {
+				out = append(out, it)
+			}
+		}
+	}
+	for _, it := range e.created {
+		if it.HostID == host && e.items[it.ID] != nil {
+			out = append(out, e.items[it.ID])
+		}
+	}
+	return out
+}
+
+// dependentsBelow returns, for the items of a host, each master's
+// dependents by ID.
+func dependentsBelow(items []*Item) map[uint64][]uint64 {
+	m := map[uint64][]uint64{}
+	for _, it := range items {
+		if it.MasterItemID != 0 {
+			m[it.MasterItemID] = append(m[it.MasterItemID], it.ID)
+		}
+	}
+	return m
+}
+
+// levelsBelow is the number of levels of dependents under id (0 for
+// none), bounded so that a cycle cannot loop.
+func levelsBelow(deps map[uint64][]uint64, id uint64, bound int) int {
+	if bound <= 0 {
+		return 0
+	}
+	n := 0
+	for _, d := range deps[id] {
+		n = max(n, 1+levelsBelow(deps, d, bound-1))
+	}
+	return n
 }
 
 // UpdateItems changes items. The resulting item is validated as a whole,
@@ -122,6 +209,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 	ids := make([]uint64, len(items))
 	next := make([]Item, len(items))
 	batch := make(map[hostKey]bool, len(items))
+	var pending map[uint64]uint64 // masters set by this batch, for cycle checks
 	for i := range items {
 		u := &items[i]
 		ids[i] = u.ID
@@ -148,20 +236,42 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.Status, u.Status)
 		set(&spec.Timeout, u.Timeout)
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
+		set(&spec.Params, u.Params)
+		if u.Preprocessing != nil {
+			spec.Preprocessing = *u.Preprocessing
+		}
+		master := cur.MasterItemID
+		if u.MasterItemID != nil {
+			master = *u.MasterItemID
+		} else if t, err := ParseItemType(spec.Type); err == nil && t != Dependent {
+			master = 0
+		}
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
 			}
 		}
 		if u.Delay == nil && u.Type != nil && spec.Delay == DefaultTrapperDelay {
-			if t, err := ParseItemType(*u.Type); err == nil && t != Trapper {
+			if t, err := ParseItemType(*u.Type); err == nil && !t.unscheduled() {
 				spec.Delay = "" // the polled default rather than a "0" that never polls
 			}
 		}
-		it, ok := normItem(&spec, p, &el)
+		it, ok := normItem(&spec, p, &el, e.ck, master != 0)
 		if !ok {
 			continue
 		}
+		if master != 0 && master != cur.MasterItemID {
+			below := levelsBelow(dependentsBelow(e.hostItems(cur.HostID)), cur.ID, maxDependentLevels+1)
+			if err := dependentLinks(cur.ID, master, cur.HostID, below, e.masterOf(pending)); err != nil {
+				el.add(p+".master_itemid", err)
+				continue
+			}
+		}
+		it.MasterItemID = master
+		if pending == nil {
+			pending = map[uint64]uint64{}
+		}
+		pending[cur.ID] = master
 		k := hostKey{cur.HostID, it.Key}
 		if it.Key != cur.Key {
 			if other := e.itemByKey(cur.HostID, it.Key); batch[k] || other != 0 && other != u.ID {
@@ -207,8 +317,19 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
 		n.TimestampPrecision = e.str(n.TimestampPrecision)
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision, n.ID)
+		if sameSteps(n.Preprocessing, cur.Preprocessing) {
+			n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
+		} else {
+			n.Preprocessing = e.steps.get(n.Preprocessing)
+		}
+		if n.Params == cur.Params {
+			n.Params = cur.Params
+		} else {
+			n.Params = strings.Clone(n.Params)
+		}
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ? WHERE id = ?",
+			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
+			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}
@@ -227,7 +348,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 	return nil
 }
 
-// DeleteItems deletes items. Their history stays in the history store.
+// DeleteItems deletes items, and with them their dependent items (and
+// theirs), as Zabbix does; ItemsDeleted counts both. Their history stays
+// in the history store.
 func (e *Edit) DeleteItems(ids []uint64) error {
 	if e.err != nil {
 		return e.err
@@ -242,8 +365,10 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	if err := el.err(); err != nil {
 		return err
 	}
+	ids = e.withDependents(ids)
 	initMap(&e.items)
 	initMap(&e.keys)
+	e.itemsGone = true
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {
@@ -254,4 +379,47 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	}
 	e.res.ItemsDeleted += len(ids)
 	return nil
+}
+
+// withDependents returns ids followed by every dependent item below
+// them that ids does not list, each once.
+func (e *Edit) withDependents(ids []uint64) []uint64 {
+	hosts := map[uint64]bool{}
+	for _, id := range ids {
+		if it := e.item(id); it != nil && (it.hasDeps || e.overlayHasDependents(it.HostID)) {
+			hosts[it.HostID] = true
+		}
+	}
+	if len(hosts) == 0 {
+		return ids
+	}
+	seen := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	out := slices.Clone(ids)
+	for h := range hosts {
+		deps := dependentsBelow(e.hostItems(h))
+		for i := 0; i < len(out); i++ {
+			for _, d := range deps[out[i]] {
+				if !seen[d] {
+					seen[d] = true
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// overlayHasDependents reports whether an item created or changed in
+// this Edit on the host is a dependent item: the old snapshot's hasDeps
+// does not know about those links.
+func (e *Edit) overlayHasDependents(host uint64) bool {
+	for _, it := range e.items {
+		if it != nil && it.HostID == host && it.MasterItemID != 0 {
+			return true
+		}
+	}
+	return false
 }

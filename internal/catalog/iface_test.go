@@ -4,31 +4,47 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// downgradeTLS turns a database of the current schema (version 5) into
-// version 4: without the hosts' encryption settings.
-var downgradeTLS = []string{
+// downgradeV6 turns a database of the current schema (version 7) into
+// version 5: without the triggers (version 7) and the items' master,
+// params and preprocessing (version 6).
+var downgradeV6 = slices.Concat(downgradeTriggers, []string{
+	"ALTER TABLE items DROP COLUMN master_item_id",
+	"ALTER TABLE items DROP COLUMN params",
+	"ALTER TABLE items DROP COLUMN preprocessing",
+	"UPDATE catalog_meta SET schema_version = 5",
+})
+
+// downgradeTLS turns a database of the current schema (version 7) into
+// version 4: without the triggers, the issue 12 item fields and the
+// hosts' encryption settings. Its first tlsSteps statements are the
+// steps without the version update, for longer downgrades.
+var downgradeTLS = slices.Concat(downgradeV6[:len(downgradeV6)-1], []string{
 	"ALTER TABLE hosts DROP COLUMN tls_connect",
 	"ALTER TABLE hosts DROP COLUMN tls_accept",
 	"ALTER TABLE hosts DROP COLUMN tls_issuer",
 	"ALTER TABLE hosts DROP COLUMN tls_subject",
 	"UPDATE catalog_meta SET schema_version = 4",
-}
+})
 
-// downgradeV3 turns a database of the current schema (version 5) into
-// version 2: without the host encryption settings (version 5), the
-// per-item timestamp precision (version 4) and the interfaces (version 3).
-var downgradeV3 = []string{
-	downgradeTLS[0], downgradeTLS[1], downgradeTLS[2], downgradeTLS[3],
+var tlsSteps = len(downgradeTLS) - 1
+
+// downgradeV3 turns a database of the current schema (version 7) into
+// version 2: without the triggers (version 7), the issue 12 item fields
+// (version 6), the host
+// encryption settings (version 5), the per-item timestamp precision
+// (version 4) and the interfaces (version 3).
+var downgradeV3 = slices.Concat(downgradeTLS[:tlsSteps], []string{
 	"ALTER TABLE items DROP COLUMN timestamp_precision",
 	"DROP TABLE interfaces",
 	"ALTER TABLE items DROP COLUMN interface_id",
 	"ALTER TABLE items DROP COLUMN timeout",
 	"UPDATE catalog_meta SET schema_version = 2",
-}
+})
 
 func execAll(t *testing.T, path string, qs ...string) {
 	t.Helper()

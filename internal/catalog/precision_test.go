@@ -72,7 +72,7 @@ func TestMigrateV3Precision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(downgradeTLS[:4:4], "ALTER TABLE items DROP COLUMN timestamp_precision", "UPDATE catalog_meta SET schema_version = 3") {
+	for _, q := range append(downgradeTLS[:tlsSteps:tlsSteps], "ALTER TABLE items DROP COLUMN timestamp_precision", "UPDATE catalog_meta SET schema_version = 3") {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

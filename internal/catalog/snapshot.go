@@ -48,11 +48,21 @@ type Snapshot struct {
 	dense  []uint32
 	sparse map[uint64]uint32
 
+	// deps maps a master item's ID to its dependent items (pointers into
+	// items); only masters have an entry.
+	deps map[uint64][]*Item
+
 	// Each host's key index (Host.table) uses linear probing over a power
 	// of two number of slots, at most half full, holding slab index+1
 	// (0: empty) and, in the bits of tagMask, more bits of the key's hash.
 	tagMask uint32
 	seed    maphash.Seed
+
+	// Triggers (trigger.go): a slab sorted by ID, indexed by ID and by
+	// referenced item.
+	triggers   []Trigger
+	trigByID   map[uint64]int32
+	trigByItem map[uint64][]*Trigger
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0
@@ -310,6 +320,7 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 		p := &s.items[next[h]]
 		*p = *it
 		p.Host = &s.hosts[h]
+		p.hasDeps = false // set below from this snapshot's items
 		next[h]++
 	}
 	for i := range s.hosts {
@@ -317,10 +328,54 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 	}
 
 	s.buildIDIndex()
+	s.buildDeps()
 	if err := s.buildTable(start); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// buildDeps indexes dependent items by master. A dependent whose master
+// is missing (which Edit and Apply never leave behind) is left out: it
+// gets no values.
+func (s *Snapshot) buildDeps() {
+	for i := range s.items {
+		it := &s.items[i]
+		if it.MasterItemID == 0 {
+			continue
+		}
+		m := s.itemIndex(it.MasterItemID)
+		if m < 0 {
+			continue
+		}
+		if s.deps == nil {
+			s.deps = map[uint64][]*Item{}
+		}
+		s.items[m].hasDeps = true
+		s.deps[it.MasterItemID] = append(s.deps[it.MasterItemID], it)
+	}
+}
+
+// Dependents returns the dependent items whose master is the item with
+// the given ID, in no particular order, or nil. The slice is shared and
+// read-only; the call does not allocate.
+func (s *Snapshot) Dependents(id uint64) []*Item { return s.deps[id] }
+
+// Root returns the top of it's master chain: it itself unless it is a
+// dependent item, else the master of its master... (at most 3 levels
+// up). A dependent whose master is missing is its own root.
+func (s *Snapshot) Root(it *Item) *Item {
+	for range maxDependentLevels + 1 {
+		if it.MasterItemID == 0 {
+			return it
+		}
+		m := s.Item(it.MasterItemID)
+		if m == nil {
+			return it
+		}
+		it = m
+	}
+	return it
 }
 
 func (s *Snapshot) buildIDIndex() {

@@ -53,6 +53,9 @@ type HostSpec struct {
 	// them: a member left out takes its default). Absent, an existing
 	// host keeps its settings and a new one is unencrypted both ways.
 	TLS *TLSSpec `yaml:"tls"`
+	// Triggers are created or updated (matched by name and expression),
+	// never deleted; their expressions may reference any host's items.
+	Triggers []TriggerSpec `yaml:"triggers"`
 }
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
@@ -104,6 +107,17 @@ type ItemSpec struct {
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
+	// Preprocessing is the item's steps in order, in the form of
+	// Zabbix's template YAML (see PreprocSpec); none by default. Apply
+	// makes the item's steps equal to this list.
+	Preprocessing []PreprocSpec `yaml:"preprocessing"`
+	// MasterItem names a dependent item's master by key, on the same
+	// host (in this document or already in the catalog); required for
+	// type dependent, refused for other types.
+	MasterItem *MasterItemSpec `yaml:"master_item"`
+	// Params is a calculated item's formula or a script item's script;
+	// required for those types, refused for others.
+	Params string `yaml:"params"`
 }
 
 // Defaults applied to empty fields.
@@ -188,8 +202,16 @@ func ParseSpec(b []byte) (Spec, error) {
 // first few offending fields by path, for example
 // `hosts[3].items[12].key: invalid item key "a[": ...`. Groups referenced by
 // hosts need not be declared in Groups; Apply creates them.
+//
+// Preprocessing steps and formulas are checked for what the catalog
+// itself knows (names, counts, which item types have them); what the
+// steps mean is checked by Apply through Options.CheckPreprocessing and
+// Options.CheckFormula.
 func (s Spec) Validate() error {
-	_, err := s.normalize(false)
+	if _, err := s.normalize(false, nil); err != nil {
+		return err
+	}
+	_, err := s.triggerSpecs()
 	return err
 }
 
@@ -214,6 +236,10 @@ type normHost struct {
 	// itemIface[i] is the interface address items[i] names, "" for the
 	// default.
 	itemIface []string
+	// itemMaster[i] is the key of items[i]'s master item, "" for none;
+	// hasMasters is set if any is not "".
+	itemMaster []string
+	hasMasters bool
 	// tlsSet is set if the spec gives encryption settings (tls).
 	tlsSet bool
 	tls    HostTLS
@@ -253,12 +279,13 @@ func (l *errList) err() error {
 // normalize validates s and, if keep is set, returns it with defaults
 // applied. Strings kept are cloned, so the result does not pin the memory
 // of whatever buffer s was decoded from.
-func (s Spec) normalize(keep bool) (normSpec, error) {
+func (s Spec) normalize(keep bool, ck *checks) (normSpec, error) {
 	var (
-		el     errList
-		ns     normSpec
-		intern = map[string]string{}
-		groups = map[string]bool{}
+		el      errList
+		ns      normSpec
+		intern  = map[string]string{}
+		groups  = map[string]bool{}
+		stepsIn stepsInterner
 	)
 	str := func(v string) string {
 		if !keep {
@@ -351,12 +378,22 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 		if keep {
 			nh.items = make([]Item, 0, len(hs.Items))
 			nh.itemIface = make([]string, 0, len(hs.Items))
+			nh.itemMaster = make([]string, 0, len(hs.Items))
 		}
 		for ii := range hs.Items {
 			is := &hs.Items[ii]
 			ip := hp + ".items[" + strconv.Itoa(ii) + "]"
-			it, ok := normItem(is, ip, &el)
+			hasMaster := is.MasterItem != nil
+			if hasMaster && is.MasterItem.Key == "" {
+				el.addf(ip+".master_item.key", "the master item's key is required")
+				continue
+			}
+			it, ok := normItem(is, ip, &el, ck, hasMaster)
 			if !ok {
+				continue
+			}
+			if hasMaster && is.MasterItem.Key == is.Key {
+				el.addf(ip+".master_item", "an item cannot be its own master")
 				continue
 			}
 			if _, uses, _ := ItemInterfaceType(it.Type); !uses && is.Interface != "" {
@@ -376,8 +413,15 @@ func (s Spec) normalize(keep bool) (normSpec, error) {
 					it.Name = strings.Clone(it.Name)
 				}
 				it.Units, it.Delay, it.History, it.Trends, it.Timeout = str(it.Units), str(it.Delay), str(it.History), str(it.Trends), str(it.Timeout)
+				it.Params = strings.Clone(it.Params)
+				it.Preprocessing = stepsIn.get(it.Preprocessing)
 				nh.items = append(nh.items, it)
 				nh.itemIface = append(nh.itemIface, strings.Clone(is.Interface))
+				mk := ""
+				if hasMaster {
+					mk, nh.hasMasters = strings.Clone(is.MasterItem.Key), true
+				}
+				nh.itemMaster = append(nh.itemMaster, mk)
 			}
 		}
 		if keep {
@@ -445,13 +489,15 @@ func normIfaceSpecs(host string, specs []InterfaceSpec, p string, el *errList) [
 
 // normItem validates one item and returns it with defaults applied. It
 // reports errors to el under the path prefix ip and returns ok=false if
-// there were any.
-func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
+// there were any. hasMaster says whether the item names a master item
+// (which the caller resolves); ck may be nil.
+func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) (it Item, ok bool) {
 	before := len(el.errs) + el.dropped
 	it = Item{
 		Key: is.Key, Name: is.Name, Units: is.Units, Delay: is.Delay,
 		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
-		TimestampPrecision: is.TimestampPrecision,
+		TimestampPrecision: is.TimestampPrecision, Params: is.Params,
+		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
 	}
 	if it.TimestampPrecision != "" {
 		if _, err := history.ParsePrecision(it.TimestampPrecision); err != nil {
@@ -482,7 +528,7 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 	}
 	if it.Delay == "" {
 		it.Delay = DefaultPolledDelay
-		if it.Type == Trapper {
+		if it.Type.unscheduled() {
 			it.Delay = DefaultTrapperDelay
 		}
 	}
@@ -518,6 +564,9 @@ func normItem(is *ItemSpec, ip string, el *errList) (it Item, ok bool) {
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)
 		}
 		it.Timeout = is.Timeout
+	}
+	if len(el.errs)+el.dropped == before {
+		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}
 	return it, len(el.errs)+el.dropped == before
 }

@@ -37,8 +37,10 @@ func TestValidate(t *testing.T) {
 	f(`hosts[0].items[3].key: duplicate key "app.latency" (first at hosts[0].items[1])`, func(s *Spec) { s.Hosts[0].Items[3].Key = "app.latency" })
 	f(`hosts[1].items[2].value_type: unknown value type "double"`, func(s *Spec) { item(s).ValueType = "double" })
 	f(`hosts[1].items[2].value_type: unknown value type "5"`, func(s *Spec) { item(s).ValueType = "5" })
-	f(`hosts[1].items[2].type: unknown item type "calculated"`, func(s *Spec) { item(s).Type = "calculated" })
-	f(`hosts[1].items[2].type: unknown item type "15"`, func(s *Spec) { item(s).Type = "15" })
+	f(`hosts[1].items[2].type: unknown item type "aggregate"`, func(s *Spec) { item(s).Type = "aggregate" })
+	f(`hosts[1].items[2].params: a calculated item needs its formula in params`, func(s *Spec) { item(s).Type = "calculated" })
+	f(`hosts[1].items[2].master_item: a dependent item needs a master item`, func(s *Spec) { item(s).Type = "dependent" })
+	f(`hosts[1].items[2].type: unknown item type "16"`, func(s *Spec) { item(s).Type = "16" })
 	f(`hosts[1].items[2].history: time value "90 days" is not a number`, func(s *Spec) { item(s).History = "90 days" })
 	f(`hosts[1].items[2].history: period "30m" is out of range: use 0 or 1h..9125d`, func(s *Spec) { item(s).History = "30m" })
 	f(`hosts[1].items[2].history: period "9126d" is out of range`, func(s *Spec) { item(s).History = "9126d" })
@@ -179,6 +181,7 @@ func TestParseItemType(t *testing.T) {
 		{"zabbix_agent_active", ZabbixAgentActive}, {"7", ZabbixAgentActive}, {"simple", SimpleCheck}, {"3", SimpleCheck},
 		{"internal", Internal}, {"5", Internal}, {"external", External}, {"10", External},
 		{"http_agent", HTTPAgent}, {"19", HTTPAgent}, {"snmp_agent", SNMPAgent}, {"20", SNMPAgent},
+		{"calculated", Calculated}, {"15", Calculated}, {"dependent", Dependent}, {"18", Dependent}, {"script", Script}, {"21", Script},
 	} {
 		got, err := ParseItemType(c.in)
 		if err != nil || got != c.want {
@@ -188,7 +191,7 @@ func TestParseItemType(t *testing.T) {
 			t.Errorf("%v does not round-trip through String: %v, %v", got, back, err)
 		}
 	}
-	for _, in := range []string{"", "Trapper", "1", "15", "18", "256", "-2", " 2", "02x", "calculated"} {
+	for _, in := range []string{"", "Trapper", "1", "16", "17", "256", "-2", " 2", "02x", "Calculated", "DEPENDENT"} {
 		if got, err := ParseItemType(in); err == nil {
 			t.Errorf("ParseItemType(%q) = %v, want an error", in, got)
 		}
@@ -277,7 +280,7 @@ func FuzzParseSpec(f *testing.F) {
 			return
 		}
 		// A spec that validated normalizes, and stays valid.
-		ns, err := s.normalize(true)
+		ns, err := s.normalize(true, nil)
 		if err != nil {
 			t.Fatalf("ParseSpec accepted a spec that normalize rejects: %v", err)
 		}

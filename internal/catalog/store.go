@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 5
+const schemaVersion = 7
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + triggerSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -109,13 +109,31 @@ ALTER TABLE hosts ADD COLUMN tls_issuer TEXT NOT NULL DEFAULT '';
 ALTER TABLE hosts ADD COLUMN tls_subject TEXT NOT NULL DEFAULT '';
 `
 
+// itemPreprocSchema adds what issue 12 needs of items (schema version
+// 6): master_item_id is a dependent item's master (0 for none; no
+// foreign key, as interface_id, so that deleting a master deletes its
+// dependents by the Go side's rule, which also counts them); params is
+// a calculated item's formula or a script item's script;
+// preprocessing is the steps as a JSON array of Zabbix's step objects
+// ({"type":12,"params":"$.a","error_handler":0,"error_handler_params":""}),
+// "" for none. One column rather than a table of steps: the steps are
+// only ever read and written whole, with their item. Existing items get
+// no master, no params and no steps.
+const itemPreprocSchema = `
+ALTER TABLE items ADD COLUMN master_item_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE items ADD COLUMN params TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN preprocessing TEXT NOT NULL DEFAULT '';
+`
+
 // migrations[v-1] upgrades a database of schema version v to v+1.
 var migrations = []string{
 	hostTagsSchema,   // 1 → 2: host tags
 	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
-	hostTLSSchema, // 4 → 5: host encryption settings
+	hostTLSSchema,     // 4 → 5: host encryption settings
+	itemPreprocSchema, // 5 → 6: master item, params, preprocessing steps
+	triggerSchema,     // 6 → 7: triggers, their items, dependencies and tags
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -252,14 +270,23 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	items := make([]Item, 0, count)
 	in := newInterner()
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision FROM items", func(r *sql.Rows) error {
+	var stepsIn stepsInterner
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
+			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps); err != nil {
 			return err
+		}
+		if steps != "" {
+			ps, err := decodeSteps(steps)
+			if err != nil {
+				return fmt.Errorf("%w: item %d preprocessing: %v", ErrCorrupt, it.ID, err)
+			}
+			it.Preprocessing = stepsIn.get(ps)
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
 		if int64(it.Type) != typ || !it.Type.Valid() || int64(it.ValueType) != vt || !it.ValueType.Valid() {
@@ -288,7 +315,16 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load items: %w", err)
 	}
-	return buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	trigs, err := loadTriggers(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	if err != nil {
+		return nil, err
+	}
+	s.setTriggers(trigs)
+	return s, nil
 }
 
 func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) error) error {

@@ -30,7 +30,7 @@ func TestMigrateV4TLS(t *testing.T) {
 		t.Fatalf("migrated host TLS %+v, want the default", got)
 	}
 	var ver int
-	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != 5 {
+	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
 		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
 	}
 }

@@ -22,8 +22,11 @@ const (
 	Internal          ItemType = 5  // zabbix[...] self-monitoring
 	ZabbixAgentActive ItemType = 7  // active agent check, pushed by the agent
 	External          ItemType = 10 // external script run by the server
+	Calculated        ItemType = 15 // formula (Item.Params) evaluated on schedule
+	Dependent         ItemType = 18 // fed by its master item's values (Item.MasterItemID)
 	HTTPAgent         ItemType = 19 // HTTP request made by the server
 	SNMPAgent         ItemType = 20 // SNMP get/walk made by the server
+	Script            ItemType = 21 // JavaScript (Item.Params) run on schedule
 )
 
 // itemTypeNames maps every supported type to its import-format name.
@@ -37,8 +40,11 @@ var itemTypeNames = [...]struct {
 	{Internal, "internal"},
 	{ZabbixAgentActive, "zabbix_agent_active"},
 	{External, "external"},
+	{Calculated, "calculated"},
+	{Dependent, "dependent"},
 	{HTTPAgent, "http_agent"},
 	{SNMPAgent, "snmp_agent"},
+	{Script, "script"},
 }
 
 // Valid reports whether t is one of the supported item types.
@@ -62,10 +68,16 @@ func (t ItemType) String() string {
 	return "ItemType(" + strconv.Itoa(int(t)) + ")"
 }
 
+// unscheduled reports whether items of type t are never polled: their
+// values arrive (trapper) or come from their master (dependent), so an
+// update interval of 0 is theirs by default.
+func (t ItemType) unscheduled() bool { return t == Trapper || t == Dependent }
+
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "http_agent", "snmp_agent") or by its Zabbix number as a
-// decimal string ("2" for trapper). Names are case-sensitive.
+// "external", "calculated", "dependent", "http_agent", "snmp_agent",
+// "script") or by its Zabbix number as a decimal string ("2" for
+// trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
 	for _, n := range itemTypeNames {
 		if n.name == s {
@@ -75,7 +87,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, http_agent, snmp_agent (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 19, 20)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, calculated, dependent, http_agent, snmp_agent, script (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 15, 18, 19, 20, 21)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -180,9 +192,9 @@ func (h *Host) ItemCount() int { return len(h.items) }
 // Item is one configured item as seen in one Snapshot. It MUST NOT be
 // modified.
 //
-// The field order differs from the import format on purpose: the three
-// one-byte fields sit together at the end so an Item takes 168 bytes on
-// 64-bit platforms instead of 184 (one million items: 16 MB less).
+// The field order differs from the import format on purpose: the
+// one-byte fields sit together at the end so an Item takes 216 bytes on
+// 64-bit platforms instead of 232 (one million items: 16 MB less).
 type Item struct {
 	ID     uint64
 	HostID uint64
@@ -206,10 +218,26 @@ type Item struct {
 	// Timeout is the per-check timeout as configured ("3s"); "" means the
 	// server's default.
 	Timeout string
+	// MasterItemID is the master of a dependent item (type 18): another
+	// item of the same host whose values, after its own preprocessing,
+	// feed this one's steps. 0 for every other type. At most 3 levels of
+	// dependents hang below a master, as in Zabbix.
+	MasterItemID uint64
+	// Preprocessing is the item's steps in order, nil for none. Items
+	// with identical steps share one slice within a snapshot and across
+	// snapshots while the steps do not change, so a consumer may cache
+	// what it compiles from a chain by the slice's address.
+	Preprocessing []PreprocStep
+	// Params is the formula of a calculated item (type 15) or the script
+	// of a script item (type 21); "" for other types.
+	Params string
 
 	Type      ItemType
 	ValueType history.ValueType
 	Enabled   bool // Zabbix status 0 ("enabled")
+	// hasDeps is set by buildSnapshot on items that are some dependent
+	// item's master, so the ingest path learns it without a map lookup.
+	hasDeps bool
 	// TimestampPrecision is the item's own history timestamp precision
 	// ("ns", "us", "ms" or "s"; see history.Precision), or "" for the
 	// server's history.timestamp_precision.
@@ -233,8 +261,13 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout &&
-		a.TimestampPrecision == b.TimestampPrecision
+		a.TimestampPrecision == b.TimestampPrecision &&
+		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing)
 }
+
+// HasDependents reports whether some dependent item has a as its master,
+// in a's snapshot.
+func (a *Item) HasDependents() bool { return a.hasDeps }
 
 // HostTLS is a host's encryption settings, Zabbix's host fields
 // tls_connect, tls_accept, tls_issuer and tls_subject. The numbers are

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 )
 
 // Config is the whole server configuration. The YAML field names are the
@@ -27,6 +29,7 @@ type Config struct {
 	HTTP     HTTPConfig     `yaml:"http"`
 	Pipeline PipelineConfig `yaml:"pipeline"`
 	History  HistoryConfig  `yaml:"history"`
+	Events   EventsConfig   `yaml:"events"`
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
 	TLS      TLSConfig      `yaml:"tls"`
@@ -198,6 +201,25 @@ type HistoryConfig struct {
 	TimestampPrecision string `yaml:"timestamp_precision"`
 }
 
+// EventsConfig configures the event store (data_dir/events): trigger
+// events, acknowledge actions and trigger runtime. Restart to change.
+type EventsConfig struct {
+	// Fsync and FsyncInterval are the event log's policy, with the
+	// meaning of history.fsync: "batch" makes an event durable before
+	// it counts as made, "interval" fsyncs every fsync_interval.
+	Fsync         string   `yaml:"fsync"`
+	FsyncInterval Duration `yaml:"fsync_interval"`
+	// Retention is how long events are kept, a Zabbix time value
+	// ("365d", Zabbix's default); whole days older than it are deleted.
+	Retention string `yaml:"retention"`
+}
+
+// RetentionSeconds is Retention parsed (valid after Validate).
+func (e EventsConfig) RetentionSeconds() int64 {
+	v, _ := delay.ParseSeconds(e.Retention)
+	return v
+}
+
 // Default returns the configuration used when a field is not set.
 func Default() Config {
 	return Config{
@@ -222,7 +244,8 @@ func Default() Config {
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ns",
 		},
-		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
+		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
+		API:    APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
@@ -354,6 +377,19 @@ func (c *Config) Validate() error {
 	case "ns", "us", "ms", "s":
 	default:
 		return fieldErr("history.timestamp_precision", "must be one of \"ns\", \"us\", \"ms\", \"s\", not %q", c.History.TimestampPrecision)
+	}
+	switch c.Events.Fsync {
+	case "batch", "interval":
+	default:
+		return fieldErr("events.fsync", "must be \"batch\" or \"interval\", not %q", c.Events.Fsync)
+	}
+	if c.Events.FsyncInterval < Duration(time.Millisecond) || c.Events.FsyncInterval > Duration(time.Minute) {
+		return fieldErr("events.fsync_interval", "must be between 1ms and 1m, not %s", c.Events.FsyncInterval)
+	}
+	if r, err := delay.ParseSeconds(c.Events.Retention); err != nil {
+		return fieldErr("events.retention", "must be a time such as 365d: %v", err)
+	} else if r < 86400 || r > 25*365*86400 {
+		return fieldErr("events.retention", "must be between 1d and 25 years (events are kept in whole days), not %s", c.Events.Retention)
 	}
 	if c.API.MaxBodySize < 1024 || c.API.MaxBodySize > 1<<30 {
 		return fieldErr("api.max_body_size", "must be between 1KiB and 1GiB, not %d bytes", c.API.MaxBodySize)

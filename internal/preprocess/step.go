@@ -315,6 +315,9 @@ type Input struct {
 	// Type is the item's value type: it decides whether numbers are
 	// unsigned or float for the numeric steps, as in Zabbix.
 	Type history.ValueType
+	// Cache, if set, holds what was parsed of Text for other chains run
+	// on the same text (see Cache); nil parses as needed.
+	Cache *Cache
 }
 
 // Output is what a chain made of its Input.
@@ -468,14 +471,24 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 	case StepPrometheusToJSON:
 		return promToJSON(s.prom, text)
 	case StepJSONPath:
-		r, err := s.jp.Query(text)
+		var r string
+		var err error
+		if d := in.Cache.jsonDoc(text); d != nil {
+			r, err = s.jp.QueryDoc(d)
+		} else {
+			r, err = s.jp.Query(text)
+		}
 		if err != nil {
 			return "", stepErr(`cannot extract value from json by path "` + s.Params[0] + `": ` + err.Error())
 		}
 		return r, nil
 	case StepErrorFieldJSON:
 		// Not JSON, or no such member, is no error: the value goes on.
-		if r, ok := s.jp.Find(text); ok {
+		find := s.jp.Find
+		if d := in.Cache.jsonDoc(text); d != nil {
+			find = func(string) (string, bool) { return s.jp.FindDoc(d) }
+		}
+		if r, ok := find(text); ok {
 			if msg := strings.TrimSpace(r); msg != "" {
 				return "", stepErr(msg)
 			}

@@ -265,6 +265,8 @@ func throttle(s *Step, text string, now time.Time, ss *stepState) (string, error
 			return "", errDiscard
 		}
 	}
-	ss.set, ss.text, ss.time = true, text, now
+	// A copy: text may be a span of a large master document (a JSONPath
+	// result), which the state would otherwise keep alive.
+	ss.set, ss.text, ss.time = true, strings.Clone(text), now
 	return text, nil
 }

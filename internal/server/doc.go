@@ -4,6 +4,16 @@
 // together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).
 //
+// Triggers: the catalog validates trigger expressions with the expression
+// parser (trigger.ItemRefs as catalog.Options.ExprRefs); the event store
+// (data_dir/events, events.* settings) and the problem state machine
+// over it are opened before the listeners and serve the trigger, problem
+// and event API methods. Evaluation is not wired yet: nothing calls
+// Server.Triggers.Process but tests. The event store's retention runs
+// beside housekeeping and stops with it, and so does a loop that resolves
+// the problems of deleted triggers (Machine.Reconcile) after every
+// catalog change.
+//
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the
 // optional interfaces by assertion.
@@ -15,6 +25,10 @@
 // are answered by package poll/selfcheck from figures wired here: the
 // pipeline's per-type counts, the runtime's not-supported counts, the
 // poller's queue, the catalog and each stage's busy meter.
+//
+// Calculated items (type 15) are evaluated by package poll/calc on the
+// scheduler's intervals, reading the history store; the catalog refuses
+// a formula that does not parse (CheckFormula, package expr).
 //
 // HTTP port: the web UI (internal/web) at / when http.ui is on, the
 // JSON-RPC API at /api_jsonrpc.php, /metrics and /healthz. With

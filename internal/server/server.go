@@ -20,6 +20,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
@@ -29,8 +31,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/poll/calc"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 	"github.com/peregrine-mon/peregrine/internal/web"
 )
 
@@ -43,6 +47,9 @@ func CatalogPath(dataDir string) string { return filepath.Join(dataDir, "catalog
 
 // HistoryPath is the embedded history engine's directory.
 func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history") }
+
+// EventsPath is the event store's directory under dataDir.
+func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
@@ -74,8 +81,13 @@ type Server struct {
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
-	Poller    *poll.Scheduler
-	API       *api.Server
+	Poller *poll.Scheduler
+	API    *api.Server
+	// Events is the event store (data_dir/events) and Triggers the
+	// problem state machine over it: evaluation results go to
+	// Triggers.Process, the API reads both.
+	Events    *event.Store
+	Triggers  *trigger.Machine
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
@@ -121,7 +133,24 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		}
 	}()
 	var err error
-	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog")})
+	// Trigger expressions are validated, and their items found, by the
+	// expression parser.
+	s.Catalog, err = catalog.Open(ctx, catalog.Options{Path: CatalogPath(cfg.DataDir), Logger: log.With("component", "catalog"), ExprRefs: trigger.ItemRefs, CheckFormula: CheckFormula})
+	if err != nil {
+		return nil, err
+	}
+	evSync := wal.SyncBatch
+	if cfg.Events.Fsync == "interval" {
+		evSync = wal.SyncInterval
+	}
+	s.Events, err = event.Open(event.Options{
+		Dir: EventsPath(cfg.DataDir), Sync: evSync, SyncInterval: cfg.Events.FsyncInterval.Std(),
+		Retention: time.Duration(cfg.Events.RetentionSeconds()) * time.Second, Logger: log.With("component", "events"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Logger: log.With("component", "trigger")})
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +212,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
+	calcChecker, err := calc.New(calc.Options{
+		Snapshot: s.Catalog.Snapshot,
+		Store:    s.Store,
+		Started:  s.started,
+		Logger:   log.With("component", "poll", "checker", "calculated"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		Submit:  func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -198,7 +236,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}),
 				MaxInFlight: cfg.Poll.AgentMaxInFlight,
 			},
-			catalog.Internal: {Checker: s.selfChecker(), NoInterface: true},
+			catalog.Internal:   {Checker: s.selfChecker(), NoInterface: true},
+			catalog.Calculated: {Checker: calcChecker, NoInterface: true},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
@@ -286,6 +325,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
+		Events: s.Events, TriggerStates: s.Triggers,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -329,6 +369,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		MaxHeaderBytes:    64 << 10,
 	}
 	s.Metrics.GaugeFunc("peregrine_catalog_items", "Items in the catalog snapshot.", func() float64 { return float64(s.Catalog.Snapshot().ItemCount()) })
+	s.Metrics.GaugeFunc("peregrine_catalog_triggers", "Triggers in the catalog snapshot.", func() float64 { return float64(len(s.Catalog.Snapshot().Triggers())) })
+	s.Metrics.GaugeFunc("peregrine_problems_open", "Open problems in the event store.", func() float64 { return float64(s.Events.Stats().OpenProblems) })
+	s.Metrics.GaugeFunc("peregrine_events_retained", "Events kept by the event store (within events.retention).", func() float64 { return float64(s.Events.Stats().Events) })
+	s.Metrics.CounterFunc("peregrine_event_commits_total", "Event store commits (batches of events, acknowledge actions and trigger states).", func() float64 { return float64(s.Events.Stats().Commits) })
+	s.Metrics.CounterFunc("peregrine_event_commit_errors_total", "Event store commits that failed (their events were not stored).", func() float64 { return float64(s.Events.Stats().CommitErrors) })
 	ok = true
 	return s, nil
 }
@@ -351,6 +396,10 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); errc <- s.Pipeline.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Housekeep.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
+	wg.Add(1)
+	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -404,6 +453,22 @@ func (s *Server) Run(ctx context.Context) error {
 	return runErr
 }
 
+// reconcileProblems resolves the problems of deleted triggers at start
+// and after every catalog change, until ctx ends.
+func (s *Server) reconcileProblems(ctx context.Context) {
+	changed := s.Catalog.Subscribe()
+	for {
+		if _, err := s.Triggers.Reconcile(s.Catalog.Snapshot()); err != nil {
+			s.log.Error("cannot resolve the problems of deleted triggers", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
 func (s *Server) closeAll() error {
 	var errs []error
 	if s.httpLn != nil && s.httpSrv == nil {
@@ -417,6 +482,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
+	}
+	if s.Events != nil {
+		errs = append(errs, s.Events.Close())
 	}
 	if s.Catalog != nil {
 		errs = append(errs, s.Catalog.Close())
@@ -450,6 +518,14 @@ func (s *Server) seedLastValues(ctx context.Context) error {
 		s.log.Info("last values restored from history", "items", len(items), "with_values", n, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// CheckFormula validates a calculated item's formula for the catalog
+// (catalog.Options.CheckFormula): it must parse as a Zabbix 6.0
+// expression; the error carries the position.
+func CheckFormula(formula string) error {
+	_, err := expr.Parse(formula)
+	return err
 }
 
 // selfChecker answers internal items from this server's figures. The

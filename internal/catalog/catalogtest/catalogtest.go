@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // Open returns a new catalog in a temporary directory of tb with spec
@@ -36,7 +37,7 @@ func Write(tb testing.TB, path string, spec catalog.Spec) {
 func open(tb testing.TB, path string, spec catalog.Spec) *catalog.Catalog {
 	tb.Helper()
 	ctx := context.Background()
-	c, err := catalog.Open(ctx, catalog.Options{Path: path})
+	c, err := catalog.Open(ctx, catalog.Options{Path: path, ExprRefs: trigger.ItemRefs})
 	if err != nil {
 		tb.Fatalf("opening catalog %s: %v", path, err)
 	}

@@ -4,7 +4,9 @@
 //
 // What it owns: only the setup that api, ingest, server and cmd tests
 // used to copy (open in a temp dir, apply, close). It does not build
-// specs; each test states its own hosts and items.
+// specs; each test states its own hosts and items. The catalogs parse
+// trigger expressions with trigger.ItemRefs, as the server's do, so a
+// Spec may hold triggers.
 //
 // The catalog package's own tests cannot use it (catalogtest imports
 // catalog); they keep their openTemp helper.

@@ -306,6 +306,40 @@ func (p *Path) Find(doc string) (result string, found bool) {
 	return r, err == nil
 }
 
+// Doc is a JSON text parsed once so that many paths can run on it: the
+// dependent items of one master value, each with its own JSONPath step,
+// parse the master's document once instead of once each. A Doc is
+// immutable after Parse and safe for concurrent use.
+type Doc struct {
+	root *node
+	err  error
+}
+
+// Parse parses text for QueryDoc and FindDoc. A text that is not JSON
+// gives a Doc that carries the error: QueryDoc returns it, as Query
+// would.
+func Parse(text string) *Doc {
+	root, err := parseJSON(text)
+	return &Doc{root: root, err: err}
+}
+
+// QueryDoc is Query on a parsed document.
+func (p *Path) QueryDoc(d *Doc) (string, error) {
+	if d.err != nil {
+		return "", d.err
+	}
+	return p.query(d.root)
+}
+
+// FindDoc is Find on a parsed document.
+func (p *Path) FindDoc(d *Doc) (result string, found bool) {
+	if d.err != nil {
+		return "", false
+	}
+	r, err := p.query(d.root)
+	return r, err == nil
+}
+
 func (p *Path) query(root *node) (string, error) {
 	nodes := eval(p.segs, root, root)
 	if p.fn != "" {

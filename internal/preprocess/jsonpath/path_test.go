@@ -28,6 +28,7 @@ const store = `{
 }`
 
 func TestQuery(t *testing.T) {
+	storeDoc := Parse(store)
 	f := func(path, want string) {
 		t.Helper()
 		p, err := Compile(path)
@@ -37,6 +38,11 @@ func TestQuery(t *testing.T) {
 		got, err := p.Query(store)
 		if err != nil || got != want {
 			t.Fatalf("Query(%q) = %q, %v; want %q", path, got, err, want)
+		}
+		// The same on the one parsed document every case shares: a
+		// query leaves the document as it found it.
+		if got, err := p.QueryDoc(storeDoc); err != nil || got != want {
+			t.Fatalf("QueryDoc(%q) = %q, %v; want %q", path, got, err, want)
 		}
 	}
 	// The Zabbix docs' examples.
@@ -113,5 +119,23 @@ func TestFind(t *testing.T) {
 	q, _ := Compile(`$.missing`)
 	if _, err := q.Query(`{}`); !errors.Is(err, ErrNoMatch) {
 		t.Fatalf("Query of a missing member: %v, want ErrNoMatch", err)
+	}
+}
+
+func TestDocNotJSON(t *testing.T) {
+	p, err := Compile("$.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Parse(`{"a":`)
+	_, qerr := p.Query(`{"a":`)
+	if _, err := p.QueryDoc(d); err == nil || err.Error() != qerr.Error() {
+		t.Fatalf("QueryDoc on broken JSON: %v, want Query's %v", err, qerr)
+	}
+	if _, found := p.FindDoc(d); found {
+		t.Fatal("FindDoc found something in broken JSON")
+	}
+	if r, found := p.FindDoc(Parse(`{"a":"x"}`)); !found || r != "x" {
+		t.Fatalf("FindDoc = %q, %v", r, found)
 	}
 }

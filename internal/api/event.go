@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
+)
+
+func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		eventFilter
+		Value              intList `json:"value"`
+		SelectAcknowledges any     `json:"select_acknowledges"`
+		SelectAcks         any     `json:"selectAcknowledges"`
+		SelectTags         any     `json:"selectTags"`
+		SelectHosts        any     `json:"selectHosts"`
+		SelectRelated      any     `json:"selectRelatedObject"`
+		SelectSuppression  any     `json:"selectSuppressionData"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	sc := &eventScope{snap: snap, a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
+	// The filter runs under the store's read lock: it must not call the
+	// store (eventScope only reads the snapshot).
+	evs := s.opts.Events.Events(func(e *event.Event) bool {
+		return (len(p.Value) == 0 || slices.Contains(p.Value, int64(e.Value))) && p.match(e, sc)
+	})
+	return s.eventResult(&p.getParams, evs, func(e *event.Event) object {
+		o := eventObject(e)
+		if p.SelectAcknowledges != nil || p.SelectAcks != nil {
+			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
+		}
+		if p.SelectTags != nil {
+			o["tags"] = tagObjects(e.Tags)
+		}
+		if p.SelectSuppression != nil {
+			o["suppression_data"] = []object{}
+		}
+		t := snap.Trigger(e.ObjectID)
+		if p.SelectHosts != nil {
+			var hosts []object
+			if t != nil {
+				for _, hid := range t.HostIDs {
+					if h := snap.HostByID(hid); h != nil {
+						hosts = append(hosts, hostObject(h))
+					}
+				}
+			}
+			o["hosts"] = nonNil(hosts)
+		}
+		if p.SelectRelated != nil {
+			if t != nil {
+				o["relatedObject"] = triggerObject(t, s.opts.TriggerStates.Runtime(t.ID))
+			} else {
+				o["relatedObject"] = []object{}
+			}
+		}
+		return o
+	}, "eventid", "objectid", "clock")
+}
+
+// eventAcknowledge serves event.acknowledge: the caller needs read access
+// to the events' triggers, as in Zabbix; the state machine applies the
+// actions with Zabbix's rules.
+func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		EventIDs ids     `json:"eventids"`
+		Action   flexInt `json:"action"`
+		Message  jstring `json:"message"`
+		Severity flexInt `json:"severity"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(p.EventIDs) == 0:
+		return nil, errParams(`Invalid parameter "/": the parameter "eventids" is missing.`)
+	case !p.Action.set:
+		return nil, errParams(`Invalid parameter "/": the parameter "action" is missing.`)
+	case p.Action.v < 0 || p.Action.v > 31:
+		return nil, errParams(`Invalid parameter "/action": value must be one of 1-31.`)
+	case p.Action.v&event.ActionSeverity != 0 && !p.Severity.set:
+		return nil, errParams(`Invalid parameter "/": the parameter "severity" is missing.`)
+	case p.Severity.set && (p.Severity.v < 0 || p.Severity.v > 5):
+		return nil, errParams(`Invalid parameter "/severity": value must be one of 0-5.`)
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	eids := slices.Compact(slices.Sorted(slices.Values(p.EventIDs)))
+	for _, eid := range eids {
+		e, ok := s.opts.Events.Event(eid)
+		if !ok {
+			return nil, errNoPermissions
+		}
+		t := snap.Trigger(e.ObjectID)
+		if t == nil || !triggerReadable(snap, a, t, false) {
+			return nil, errNoPermissions
+		}
+	}
+	err = s.opts.TriggerStates.Acknowledge(snap, trigger.AckRequest{
+		EventIDs: eids, Action: uint32(p.Action.v), Message: p.Message.v, Severity: uint8(p.Severity.v),
+		UserID: c.user.ID, Clock: time.Now().Unix(),
+	})
+	var ae *trigger.AckError
+	switch {
+	case errors.As(err, &ae):
+		if ae.Msg == errNoPermissions.Data {
+			return nil, errNoPermissions
+		}
+		return nil, errParams("%s", ae.Msg)
+	case err != nil:
+		s.opts.Logger.Error("api: event.acknowledge failed", "user", c.user.Username, "remote", c.remote, "err", err)
+		return nil, errApp("Cannot store the acknowledgement: %v", err)
+	}
+	return idResult("eventids", eids), nil
+}

@@ -1,0 +1,348 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+)
+
+// eventFilter holds the parameters problem.get and event.get share and
+// selects events by them, before any object is built: problem.get over
+// 100,000 open problems builds only the objects it returns.
+type eventFilter struct {
+	EventIDs     ids         `json:"eventids"`
+	ObjectIDs    ids         `json:"objectids"`
+	HostIDs      ids         `json:"hostids"`
+	GroupIDs     ids         `json:"groupids"`
+	Source       flexInt     `json:"source"`
+	Object       flexInt     `json:"object"`
+	Severities   intList     `json:"severities"`
+	Acknowledged flexBool    `json:"acknowledged"`
+	Suppressed   flexBool    `json:"suppressed"`
+	TimeFrom     flexInt     `json:"time_from"`
+	TimeTill     flexInt     `json:"time_till"`
+	EventIDFrom  flexID      `json:"eventid_from"`
+	EventIDTill  flexID      `json:"eventid_till"`
+	Tags         []tagFilter `json:"tags"`
+	EvalType     flexInt     `json:"evaltype"`
+}
+
+// tagFilter is one element of "tags": operator 0 contains, 1 equals,
+// 2 does not contain, 3 does not equal, 4 exists, 5 does not exist.
+type tagFilter struct {
+	Tag      string  `json:"tag"`
+	Value    string  `json:"value"`
+	Operator flexInt `json:"operator"`
+}
+
+// flexBool is a boolean as Zabbix clients send them: true or false,
+// "true" or "false" (Grafana's datasource sends recent: "true"), 1 or 0
+// as a number or a string. null leaves it unset.
+type flexBool struct{ set, v bool }
+
+func (f *flexBool) UnmarshalJSON(b []byte) error {
+	switch strings.TrimSpace(string(b)) {
+	case "null":
+		return nil
+	case "true", `"true"`, "1", `"1"`:
+		f.set, f.v = true, true
+	case "false", `"false"`, "0", `"0"`:
+		f.set, f.v = true, false
+	default:
+		return typeError(b, reflect.Bool)
+	}
+	return nil
+}
+
+// intList is a number or a list of numbers ("severities").
+type intList []int64
+
+func (l *intList) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		raw = []json.RawMessage{b}
+	}
+	for _, r := range raw {
+		var f flexInt
+		if err := f.UnmarshalJSON(r); err != nil {
+			return err
+		}
+		if f.set {
+			*l = append(*l, f.v)
+		}
+	}
+	return nil
+}
+
+func (f *eventFilter) check() error {
+	for i, t := range f.Tags {
+		if t.Operator.v < 0 || t.Operator.v > 5 {
+			return errParams(`Invalid parameter "/tags/%d/operator": value must be one of 0, 1, 2, 3, 4, 5.`, i+1)
+		}
+	}
+	if f.EvalType.set && f.EvalType.v != 0 && f.EvalType.v != 2 {
+		return errParams(`Invalid parameter "/evaltype": value must be one of 0, 2.`)
+	}
+	return nil
+}
+
+// eventScope is what a request may see: triggers readable by the caller,
+// with the host and group restrictions of the request applied; the
+// answer is cached per trigger.
+type eventScope struct {
+	snap  *catalog.Snapshot
+	a     access
+	f     *eventFilter
+	cache map[uint64]bool
+}
+
+func (sc *eventScope) trigger(id uint64) bool {
+	if v, ok := sc.cache[id]; ok {
+		return v
+	}
+	t := sc.snap.Trigger(id)
+	ok := t != nil && triggerReadable(sc.snap, sc.a, t, false)
+	if ok && len(sc.f.HostIDs) > 0 {
+		ok = slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(sc.f.HostIDs, h) })
+	}
+	if ok && len(sc.f.GroupIDs) > 0 {
+		ok = slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
+			h := sc.snap.HostByID(hid)
+			return h != nil && anyGroup(h.GroupIDs, sc.f.GroupIDs)
+		})
+	}
+	sc.cache[id] = ok
+	return ok
+}
+
+// match reports whether e passes the filter. Permissions and host and
+// group restrictions come from sc.
+func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
+	switch {
+	case len(f.EventIDs) > 0 && !containsID(f.EventIDs, e.ID),
+		len(f.ObjectIDs) > 0 && !containsID(f.ObjectIDs, e.ObjectID),
+		f.Source.set && f.Source.v != int64(e.Source),
+		f.Object.set && f.Object.v != int64(e.Object),
+		len(f.Severities) > 0 && !slices.Contains(f.Severities, int64(e.Severity)),
+		f.Acknowledged.set && f.Acknowledged.v != e.Acknowledged,
+		f.Suppressed.set && f.Suppressed.v != e.Suppressed,
+		f.TimeFrom.set && e.Clock < f.TimeFrom.v,
+		f.TimeTill.set && e.Clock > f.TimeTill.v,
+		f.EventIDFrom.set && e.ID < f.EventIDFrom.v,
+		f.EventIDTill.set && e.ID > f.EventIDTill.v,
+		len(f.Tags) > 0 && !f.tagsMatch(e.Tags):
+		return false
+	}
+	return sc.trigger(e.ObjectID)
+}
+
+// tagsMatch applies "tags" with "evaltype": 0 (and/or: conditions on the
+// same tag name are or-ed, different names and-ed) or 2 (or).
+func (f *eventFilter) tagsMatch(tags []event.Tag) bool {
+	one := func(c tagFilter) bool {
+		has := false
+		for _, t := range tags {
+			if t.Tag != c.Tag {
+				continue
+			}
+			has = true
+			switch c.Operator.v {
+			case 0:
+				if strings.Contains(strings.ToLower(t.Value), strings.ToLower(c.Value)) {
+					return true
+				}
+			case 1:
+				if t.Value == c.Value {
+					return true
+				}
+			case 4:
+				return true
+			}
+		}
+		switch c.Operator.v {
+		case 2:
+			return !slices.ContainsFunc(tags, func(t event.Tag) bool {
+				return t.Tag == c.Tag && strings.Contains(strings.ToLower(t.Value), strings.ToLower(c.Value))
+			})
+		case 3:
+			return !slices.ContainsFunc(tags, func(t event.Tag) bool { return t.Tag == c.Tag && t.Value == c.Value })
+		case 5:
+			return !has
+		}
+		return false
+	}
+	if f.EvalType.v == 2 {
+		return slices.ContainsFunc(f.Tags, one)
+	}
+	byName := map[string]bool{}
+	for _, c := range f.Tags {
+		byName[c.Tag] = byName[c.Tag] || one(c)
+	}
+	for _, ok := range byName {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func problemObject(e *event.Event) object {
+	return object{
+		"eventid": id(e.ID), "source": strconv.Itoa(int(e.Source)), "object": strconv.Itoa(int(e.Object)),
+		"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "ns": strconv.Itoa(int(e.NS)),
+		"r_eventid": id(e.REventID), "r_clock": strconv.FormatInt(e.RClock, 10), "r_ns": strconv.Itoa(int(e.RNS)),
+		"correlationid": "0", "userid": id(e.UserID), "name": e.Name, "acknowledged": boolStr(e.Acknowledged),
+		"severity": strconv.Itoa(int(e.Severity)), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
+		"urls": []object{},
+	}
+}
+
+func eventObject(e *event.Event) object {
+	return object{
+		"eventid": id(e.ID), "source": strconv.Itoa(int(e.Source)), "object": strconv.Itoa(int(e.Object)),
+		"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "ns": strconv.Itoa(int(e.NS)),
+		"value": strconv.Itoa(int(e.Value)), "acknowledged": boolStr(e.Acknowledged), "name": e.Name,
+		"severity": strconv.Itoa(int(e.Severity)), "r_eventid": id(e.REventID), "c_eventid": id(e.CEventID),
+		"correlationid": "0", "userid": id(e.UserID), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
+		"urls": []object{},
+	}
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func ackObjects(acks []event.Ack) []object {
+	out := make([]object, 0, len(acks))
+	for _, a := range acks {
+		out = append(out, object{
+			"acknowledgeid": id(a.ID), "userid": id(a.UserID), "eventid": id(a.EventID),
+			"clock": strconv.FormatInt(a.Clock, 10), "message": a.Message, "action": strconv.Itoa(int(a.Action)),
+			"old_severity": strconv.Itoa(int(a.OldSeverity)), "new_severity": strconv.Itoa(int(a.NewSeverity)),
+		})
+	}
+	return out
+}
+
+func tagObjects(tags []event.Tag) []object {
+	out := make([]object, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, object{"tag": t.Tag, "value": t.Value})
+	}
+	return out
+}
+
+func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		eventFilter
+		Recent                flexBool `json:"recent"`
+		SelectAcknowledges    any      `json:"selectAcknowledges"`
+		SelectTags            any      `json:"selectTags"`
+		SelectSuppressionData any      `json:"selectSuppressionData"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	for i, f := range p.SortField {
+		if f != "eventid" {
+			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "eventid".`, i+1)
+		}
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	sc := &eventScope{snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
+	evs := s.opts.Events.OpenProblems()
+	if p.Recent.v {
+		evs = append(evs, s.opts.Events.Recent(time.Now().Unix()-okPeriod)...)
+	}
+	kept := evs[:0]
+	for i := range evs {
+		if p.match(&evs[i], sc) {
+			kept = append(kept, evs[i])
+		}
+	}
+	if fastProblems(&p.getParams) {
+		sortLimit(&p.getParams, kept)
+		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
+			kept = kept[:p.Limit.v]
+		}
+		sel := problemSelects{acks: p.SelectAcknowledges != nil, tags: p.SelectTags != nil, suppression: p.SelectSuppressionData != nil}
+		return rawJSON(s.appendProblems(nil, kept, sel)), nil
+	}
+	return s.eventResult(&p.getParams, kept, func(e *event.Event) object {
+		o := problemObject(e)
+		if p.SelectAcknowledges != nil {
+			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
+		}
+		if p.SelectTags != nil {
+			o["tags"] = tagObjects(e.Tags)
+		}
+		if p.SelectSuppressionData != nil {
+			o["suppression_data"] = []object{}
+		}
+		return o
+	}, "eventid")
+}
+
+// eventResult sorts, limits and shapes events. Without filter or search
+// (which work on the objects' fields) the events are sorted and cut to
+// the limit before any object is built.
+func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.Event) object, sortable ...string) (any, error) {
+	if len(p.Filter) == 0 && len(p.Search) == 0 {
+		if p.CountOutput {
+			return strconv.Itoa(len(evs)), nil
+		}
+		if sortLimit(p, evs) {
+			if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(evs) {
+				evs = evs[:p.Limit.v]
+			}
+			// Done here on typed IDs: apply would sort again by
+			// parsing the strings of every object.
+			q := *p
+			q.SortField, q.Limit = nil, flexInt{}
+			p = &q
+		}
+	}
+	objs := make([]object, len(evs))
+	for i := range evs {
+		objs[i] = build(&evs[i])
+	}
+	return p.apply(objs, "eventid", sortable...)
+}
+
+// sortLimit sorts evs by event ID as p asks (ascending unless sortorder
+// is DESC) when p sorts by eventid or not at all, and reports whether it
+// did.
+func sortLimit(p *getParams, evs []event.Event) bool {
+	if len(p.SortField) > 0 && p.SortField[0] != "eventid" {
+		return false
+	}
+	desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	byID := func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) }
+	// The store returns events in ID order (recent problems appended
+	// after the open ones are the exception): check before sorting.
+	if !slices.IsSortedFunc(evs, byID) {
+		slices.SortFunc(evs, byID)
+	}
+	if desc {
+		slices.Reverse(evs)
+	}
+	return true
+}

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
+)
+
+// BenchmarkProblemGet answers problem.get through the API handler (no
+// network) with 1,000 and 100,000 open problems, as Grafana's problems
+// panel asks for them: everything, with tags and acknowledgements, newest
+// first. 1,000 triggers each hold open/1000 problems ("multiple problem
+// events"), so the 100,000 case needs no 100,000-trigger catalog; the
+// per-problem work (permission via its trigger, object, tags) is the
+// same.
+//
+//	go test -run '^$' -bench BenchmarkProblemGet -benchtime 20x -count 6 ./internal/api/
+func BenchmarkProblemGet(b *testing.B) {
+	const triggers = 1000
+	dir := b.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	spec := catalog.Spec{}
+	for h := range 10 {
+		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
+		for i := range triggers / 10 {
+			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("load[%d]", i)})
+			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Load %d on {HOST.NAME}", i),
+				Expression: fmt.Sprintf("last(/host-%d/load[%d])>1", h, i), Priority: "HIGH", Type: "MULTIPLE",
+				Tags: []catalog.TagSpec{{Tag: "service", Value: "web"}, {Tag: "scope", Value: "capacity"}}})
+		}
+		spec.Hosts = append(spec.Hosts, hs)
+	}
+	if _, err := cat.Apply(context.Background(), spec); err != nil {
+		b.Fatal(err)
+	}
+	trigs := cat.Snapshot().Triggers()
+	for _, open := range []int{1000, 100_000} {
+		b.Run(fmt.Sprintf("open=%d", open), func(b *testing.B) {
+			st, err := event.Open(event.Options{Dir: filepath.Join(b.TempDir(), "events"), Sync: wal.SyncNever})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			m, err := trigger.New(trigger.Options{Store: st})
+			if err != nil {
+				b.Fatal(err)
+			}
+			results := make([]trigger.Result, 0, triggers)
+			for round := range open / triggers {
+				results = results[:0]
+				for i := range trigs {
+					results = append(results, trigger.Result{TriggerID: trigs[i].ID, Value: trigger.Problem, Clock: 1700000000 + int64(round)})
+				}
+				if _, err := m.Process(cat.Snapshot(), results); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if n := len(st.OpenProblems()); n != open {
+				b.Fatalf("%d open problems, want %d", n, open)
+			}
+			api := New(Options{Catalog: cat, History: memstore.New(), Events: st, TriggerStates: m,
+				Auth: &fakeAuth{sessions: map[string]User{"super": {ID: 1, Username: "Admin", Role: RoleSuperAdmin}}}})
+			h := api.Handler()
+			body := `{"jsonrpc":"2.0","method":"problem.get","params":{"output":"extend","selectAcknowledges":"extend","selectTags":"extend","recent":true,"sortfield":["eventid"],"sortorder":"DESC"},"id":1,"auth":"super"}`
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int
+			for range b.N {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api_jsonrpc.php", strings.NewReader(body)))
+				if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"jsonrpc":"2.0","result":[{`) {
+					b.Fatalf("problem.get: %d %.200s", rec.Code, rec.Body.String())
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size)/float64(open), "bytes/problem")
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/event"
+)
+
+// Fast encoding of problem.get's common case: all fields (output
+// "extend" or none), no filter, search or preservekeys. Each problem is
+// written straight into one buffer in the generic encoder's order (keys
+// sorted), without building an object map per problem: with 100,000
+// open problems the maps, key sorts and per-field strings were most of
+// the time. TestProblemEncodingMatches checks it against the generic
+// path byte for byte.
+
+// problemSelects says which selectX members problem.get adds.
+type problemSelects struct{ acks, tags, suppression bool }
+
+// fastProblems reports whether the request can take the fast path.
+func fastProblems(p *getParams) bool {
+	if len(p.Filter) > 0 || len(p.Search) > 0 || p.PreserveKeys || p.CountOutput {
+		return false
+	}
+	return parseOutput(p.Output, true).all
+}
+
+// appendProblems encodes evs as problem.get's result array.
+func (s *Server) appendProblems(dst []byte, evs []event.Event, sel problemSelects) []byte {
+	// About 360 bytes a problem with tags: sized once rather than
+	// doubled (and copied) some twenty times for 100,000 problems.
+	dst = slices.Grow(dst, 2+len(evs)*400)
+	dst = append(dst, '[')
+	for i := range evs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = s.appendProblem(dst, &evs[i], sel)
+	}
+	return append(dst, ']')
+}
+
+func appendQuotedInt(dst []byte, name string, v int64) []byte {
+	dst = append(dst, `,"`...)
+	dst = append(dst, name...)
+	dst = append(dst, `":"`...)
+	dst = strconv.AppendInt(dst, v, 10)
+	return append(dst, '"')
+}
+
+func appendQuotedUint(dst []byte, name string, v uint64) []byte {
+	dst = append(dst, `,"`...)
+	dst = append(dst, name...)
+	dst = append(dst, `":"`...)
+	dst = strconv.AppendUint(dst, v, 10)
+	return append(dst, '"')
+}
+
+func appendField(dst []byte, name, v string) []byte {
+	dst = append(dst, `,"`...)
+	dst = append(dst, name...)
+	dst = append(dst, `":`...)
+	return appendJSONString(dst, v)
+}
+
+// appendProblem writes one problem object; the keys in sorted order.
+func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) []byte {
+	dst = append(dst, `{"acknowledged":"`...)
+	dst = append(dst, boolStr(e.Acknowledged)...)
+	dst = append(dst, '"')
+	if sel.acks {
+		dst = append(dst, `,"acknowledges":`...)
+		dst, _ = appendValue(dst, ackObjects(s.opts.Events.Acks(e.ID)))
+	}
+	dst = appendQuotedInt(dst, "clock", e.Clock)
+	dst = append(dst, `,"correlationid":"0"`...)
+	dst = appendQuotedUint(dst, "eventid", e.ID)
+	dst = appendField(dst, "name", e.Name)
+	dst = appendQuotedInt(dst, "ns", int64(e.NS))
+	dst = appendQuotedInt(dst, "object", int64(e.Object))
+	dst = appendQuotedUint(dst, "objectid", e.ObjectID)
+	dst = appendField(dst, "opdata", e.Opdata)
+	dst = appendQuotedInt(dst, "r_clock", e.RClock)
+	dst = appendQuotedUint(dst, "r_eventid", e.REventID)
+	dst = appendQuotedInt(dst, "r_ns", int64(e.RNS))
+	dst = appendQuotedInt(dst, "severity", int64(e.Severity))
+	dst = appendQuotedInt(dst, "source", int64(e.Source))
+	dst = append(dst, `,"suppressed":"`...)
+	dst = append(dst, boolStr(e.Suppressed)...)
+	dst = append(dst, '"')
+	if sel.suppression {
+		dst = append(dst, `,"suppression_data":[]`...)
+	}
+	if sel.tags {
+		dst = append(dst, `,"tags":[`...)
+		for i, t := range e.Tags {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"tag":`...)
+			dst = appendJSONString(dst, t.Tag)
+			dst = append(dst, `,"value":`...)
+			dst = appendJSONString(dst, t.Value)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"urls":[]`...)
+	dst = appendQuotedUint(dst, "userid", e.UserID)
+	return append(dst, '}')
+}

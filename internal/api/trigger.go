@@ -1,0 +1,297 @@
+package api
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
+)
+
+// Events reads the event store (*event.Store implements it).
+type Events interface {
+	OpenProblems() []event.Event
+	Recent(since int64) []event.Event
+	Events(keep func(*event.Event) bool) []event.Event
+	Event(id uint64) (event.Event, bool)
+	LastEvent(trigger uint64) (event.Event, bool)
+	Acks(eventID uint64) []event.Ack
+}
+
+// TriggerStates gives triggers' runtime and takes acknowledge actions
+// (*trigger.Machine implements it).
+type TriggerStates interface {
+	Runtime(id uint64) event.Runtime
+	Acknowledge(snap *catalog.Snapshot, req trigger.AckRequest) error
+}
+
+// okPeriod is Zabbix's default "display OK triggers for": how long a
+// recovered trigger counts for only_true and a resolved problem for
+// problem.get's recent.
+const okPeriod = 5 * 60
+
+// registerTriggers registers trigger.*, problem.get, event.get and
+// event.acknowledge when the event store and the state machine are
+// wired; trigger.create/update/delete also need an editable catalog.
+func (s *Server) registerTriggers() {
+	if s.opts.Events == nil || s.opts.TriggerStates == nil {
+		return
+	}
+	s.methods["trigger.get"] = &method{role: RoleUser, call: s.triggerGet}
+	s.methods["problem.get"] = &method{role: RoleUser, call: s.problemGet}
+	s.methods["event.get"] = &method{role: RoleUser, call: s.eventGet}
+	s.methods["event.acknowledge"] = &method{role: RoleUser, call: s.eventAcknowledge}
+	if ed, ok := s.opts.Catalog.(CatalogEditor); ok {
+		w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
+		s.methods["trigger.create"] = &method{role: RoleAdmin, call: w.triggerCreate}
+		s.methods["trigger.update"] = &method{role: RoleAdmin, call: w.triggerUpdate}
+		s.methods["trigger.delete"] = &method{role: RoleAdmin, call: w.triggerDelete}
+	}
+}
+
+// triggerReadable reports whether the caller may read t: every host it
+// references readable (Zabbix's rule for triggers spanning hosts).
+func triggerReadable(snap *catalog.Snapshot, a access, t *catalog.Trigger, editable bool) bool {
+	if a.all() {
+		return true
+	}
+	for _, hid := range t.HostIDs {
+		h := snap.HostByID(hid)
+		if h == nil || !a.sees(h, editable) {
+			return false
+		}
+	}
+	return true
+}
+
+func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
+	typ := "0"
+	if t.Multiple {
+		typ = "1"
+	}
+	mc := "0"
+	if t.ManualClose {
+		mc = "1"
+	}
+	return object{
+		"triggerid": id(t.ID), "description": t.Description, "expression": t.Expression,
+		"recovery_mode": strconv.Itoa(int(t.RecoveryMode)), "recovery_expression": t.RecoveryExpression,
+		"priority": strconv.Itoa(int(t.Priority)), "status": status(t.Enabled), "type": typ, "manual_close": mc,
+		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": "", "uuid": "",
+		"correlation_mode": strconv.Itoa(int(t.CorrelationMode)), "correlation_tag": t.CorrelationTag,
+		"value": strconv.Itoa(int(rt.Value)), "state": strconv.Itoa(int(rt.State)), "error": rt.Error,
+		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": "0", "flags": "0",
+	}
+}
+
+func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		TriggerIDs         ids     `json:"triggerids"`
+		HostIDs            ids     `json:"hostids"`
+		GroupIDs           ids     `json:"groupids"`
+		ItemIDs            ids     `json:"itemids"`
+		OnlyTrue           bool    `json:"only_true"`
+		MinSeverity        flexInt `json:"min_severity"`
+		ExpandDescription  bool    `json:"expandDescription"`
+		ExpandExpression   bool    `json:"expandExpression"` // expressions are stored expanded
+		ExpandData         bool    `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
+		ExpandComment      bool    `json:"expandComment"`
+		SelectHosts        any     `json:"selectHosts"`
+		SelectGroups       any     `json:"selectGroups"`
+		SelectItems        any     `json:"selectItems"`
+		SelectTags         any     `json:"selectTags"`
+		SelectLastEvent    any     `json:"selectLastEvent"`
+		SelectDependencies any     `json:"selectDependencies"`
+		SkipDependent      bool    `json:"skipDependent"`
+		LastChangeSince    flexInt `json:"lastChangeSince"`
+		LastChangeTill     flexInt `json:"lastChangeTill"`
+		Monitored          bool    `json:"monitored"`
+		Active             bool    `json:"active"`
+		WithUnacknowledged bool    `json:"withUnacknowledgedEvents"`
+		WithLastEventUnack bool    `json:"withLastEventUnacknowledged"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	now := time.Now().Unix()
+	rts := s.opts.TriggerStates
+	res := trigger.MacroResolver{}
+	var objs []object
+	for i := range snap.Triggers() {
+		t := &snap.Triggers()[i]
+		if len(p.TriggerIDs) > 0 && !containsID(p.TriggerIDs, t.ID) ||
+			len(p.HostIDs) > 0 && !slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(p.HostIDs, h) }) ||
+			len(p.ItemIDs) > 0 && !slices.ContainsFunc(t.ItemIDs, func(it uint64) bool { return containsID(p.ItemIDs, it) }) ||
+			p.MinSeverity.set && int64(t.Priority) < p.MinSeverity.v {
+			continue
+		}
+		if len(p.GroupIDs) > 0 && !slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
+			h := snap.HostByID(hid)
+			return h != nil && anyGroup(h.GroupIDs, p.GroupIDs)
+		}) {
+			continue
+		}
+		if !triggerReadable(snap, a, t, p.Editable) {
+			continue
+		}
+		if (p.Monitored || p.Active) && !triggerActive(snap, t, p.Monitored) {
+			continue
+		}
+		rt := rts.Runtime(t.ID)
+		if p.OnlyTrue && rt.Value != event.ValueProblem && rt.LastChange < now-okPeriod {
+			continue
+		}
+		if p.LastChangeSince.set && rt.LastChange < p.LastChangeSince.v || p.LastChangeTill.set && rt.LastChange > p.LastChangeTill.v {
+			continue
+		}
+		if p.SkipDependent && dependsOnProblem(snap, rts, t, 0) {
+			continue
+		}
+		if p.WithUnacknowledged || p.WithLastEventUnack {
+			last, ok := s.opts.Events.LastEvent(t.ID)
+			if !ok || last.Value != event.ValueProblem || last.Acknowledged {
+				continue
+			}
+		}
+		o := triggerObject(t, rt)
+		if p.ExpandDescription || p.ExpandData || p.ExpandComment {
+			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: &trigger.Result{ItemValues: s.lastValues(snap, t)}}
+			if p.ExpandDescription || p.ExpandData {
+				o["description"] = res.Expand(t.Description, mc)
+			}
+			if p.ExpandComment {
+				o["comments"] = res.Expand(t.Comments, mc)
+			}
+		}
+		s.triggerSelects(o, &p.getParams, snap, a, t, p.SelectHosts, p.SelectGroups, p.SelectItems, p.SelectTags, p.SelectLastEvent, p.SelectDependencies)
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "triggerid", "triggerid", "description", "status", "priority", "lastchange", "value", "state")
+}
+
+// triggerSelects adds the selectX members of trigger.get.
+func (s *Server) triggerSelects(o object, p *getParams, snap *catalog.Snapshot, a access, t *catalog.Trigger, hosts, groups, items, tags, last, deps any) {
+	if hosts != nil {
+		var l []object
+		for _, hid := range t.HostIDs {
+			if h := snap.HostByID(hid); h != nil {
+				l = append(l, hostObject(h))
+			}
+		}
+		o["hosts"] = nonNil(p.limitSelect(l))
+	}
+	if groups != nil {
+		var l []object
+		var seen []uint64
+		for _, hid := range t.HostIDs {
+			if h := snap.HostByID(hid); h != nil {
+				for _, gid := range h.GroupIDs {
+					if g := snap.GroupByID(gid); g != nil && !slices.Contains(seen, gid) && a.seesGroup(gid, false) {
+						seen = append(seen, gid)
+						l = append(l, groupObject(g))
+					}
+				}
+			}
+		}
+		o["groups"] = nonNil(p.limitSelect(l))
+	}
+	if items != nil {
+		var l []object
+		for _, iid := range t.ItemIDs {
+			if it := snap.Item(iid); it != nil {
+				l = append(l, object{"itemid": id(it.ID), "hostid": id(it.HostID), "key_": it.Key, "name": it.Name,
+					"value_type": strconv.Itoa(int(it.ValueType)), "status": status(it.Enabled), "units": it.Units})
+			}
+		}
+		o["items"] = nonNil(p.limitSelect(l))
+	}
+	if tags != nil {
+		l := make([]object, 0, len(t.Tags))
+		for _, tg := range t.Tags {
+			l = append(l, object{"tag": tg.Tag, "value": tg.Value})
+		}
+		o["tags"] = l
+	}
+	if deps != nil {
+		var l []object
+		for _, did := range t.Dependencies {
+			if d := snap.Trigger(did); d != nil {
+				l = append(l, object{"triggerid": id(d.ID), "description": d.Description, "expression": d.Expression})
+			}
+		}
+		o["dependencies"] = nonNil(l)
+	}
+	if last != nil {
+		if e, ok := s.opts.Events.LastEvent(t.ID); ok {
+			o["lastEvent"] = eventObject(&e)
+		} else {
+			o["lastEvent"] = []object{} // Zabbix gives an empty array for none
+		}
+	}
+}
+
+// lastValues are the last values of t's items, for {ITEM.VALUE<N>}.
+func (s *Server) lastValues(snap *catalog.Snapshot, t *catalog.Trigger) []string {
+	if s.opts.Last == nil {
+		return nil
+	}
+	out := make([]string, 0, len(t.ItemIDs))
+	for _, iid := range t.ItemIDs {
+		last, _, ok := s.opts.Last.Last(iid)
+		it := snap.Item(iid)
+		if !ok || it == nil {
+			out = append(out, "*UNKNOWN*")
+			continue
+		}
+		out = append(out, string(appendSampleValue(nil, &last)))
+	}
+	return out
+}
+
+// triggerActive: the trigger and its hosts are enabled, and with
+// monitored its items too.
+func triggerActive(snap *catalog.Snapshot, t *catalog.Trigger, monitored bool) bool {
+	if !t.Enabled {
+		return false
+	}
+	for _, hid := range t.HostIDs {
+		if h := snap.HostByID(hid); h == nil || !h.Enabled {
+			return false
+		}
+	}
+	if monitored {
+		for _, iid := range t.ItemIDs {
+			if it := snap.Item(iid); it == nil || !it.Enabled {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dependsOnProblem reports whether a master of t, up the chain, is in
+// PROBLEM (skipDependent).
+func dependsOnProblem(snap *catalog.Snapshot, rts TriggerStates, t *catalog.Trigger, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	for _, did := range t.Dependencies {
+		d := snap.Trigger(did)
+		if d == nil {
+			continue
+		}
+		if rts.Runtime(did).Value == event.ValueProblem || dependsOnProblem(snap, rts, d, depth+1) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,476 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// TriggerFields is everything configurable about a trigger (see
+// Trigger): what Edit.CreateTriggers takes.
+type TriggerFields struct {
+	Description        string
+	Expression         string
+	RecoveryMode       RecoveryMode
+	RecoveryExpression string
+	Priority           uint8
+	Enabled            bool
+	Multiple           bool
+	ManualClose        bool
+	Opdata             string
+	Comments           string
+	URL                string
+	CorrelationMode    uint8
+	CorrelationTag     string
+	Tags               []Tag
+	Dependencies       []uint64
+}
+
+// TriggerUpdate changes the fields of trigger ID that are set; nil
+// fields keep their value. The result is validated as a whole.
+type TriggerUpdate struct {
+	ID                             uint64
+	Description, Expression        *string
+	RecoveryMode                   *RecoveryMode
+	RecoveryExpression             *string
+	Priority                       *uint8
+	Enabled, Multiple, ManualClose *bool
+	Opdata, Comments, URL          *string
+	CorrelationMode                *uint8
+	CorrelationTag                 *string
+	Tags                           *[]Tag
+	Dependencies                   *[]uint64
+}
+
+// Limits from the Zabbix 6.0 database schema.
+const (
+	maxTriggerDescLen = 255
+	maxExpressionLen  = 2048
+	maxOpdataLen      = 255
+	maxURLLen         = 255
+	maxCommentsLen    = 65535
+	// maxDependencyDepth is how deep a chain of masters may be, as in
+	// Zabbix (ZBX_TRIGGER_DEPENDENCY_LEVELS_MAX).
+	maxDependencyDepth = 32
+)
+
+func (e *Edit) trigger(id uint64) *Trigger {
+	if t, ok := e.triggers[id]; ok {
+		return t
+	}
+	return e.old.Trigger(id)
+}
+
+// CreateTriggers creates triggers and returns their IDs in order. A
+// trigger's expressions must reference existing items (by host technical
+// name and key); the error names the field and, from the parser, the
+// position.
+func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	var el errList
+	made := make([]Trigger, len(trigs))
+	for i := range trigs {
+		p := "triggers[" + strconv.Itoa(i) + "]"
+		if t, ok := e.normTrigger(&trigs[i], p, &el); ok {
+			made[i] = t
+		}
+	}
+	if err := el.err(); err != nil {
+		return nil, err
+	}
+	initMap(&e.triggers)
+	ids := make([]uint64, len(made))
+	for i := range made {
+		t := &made[i]
+		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag)
+		if err != nil {
+			return nil, e.fail(fmt.Errorf("cannot create trigger %q: %w", t.Description, err))
+		}
+		t.ID = id
+		if err := e.writeTriggerRefs(t, false); err != nil {
+			return nil, err
+		}
+		e.triggers[id] = t
+		e.newTriggers = append(e.newTriggers, id)
+		ids[i] = id
+	}
+	e.res.TriggersCreated += len(made)
+	return ids, nil
+}
+
+// UpdateTriggers changes triggers.
+func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
+	if e.err != nil {
+		return e.err
+	}
+	var el errList
+	next := make([]Trigger, len(ups))
+	ids := make([]uint64, len(ups))
+	for i := range ups {
+		u := &ups[i]
+		ids[i] = u.ID
+		p := "triggers[" + strconv.Itoa(i) + "]"
+		cur := e.trigger(u.ID)
+		if cur == nil {
+			el.add(p+".triggerid", notFound("trigger", u.ID))
+			continue
+		}
+		f := fieldsOf(cur)
+		setp(&f.Description, u.Description)
+		setp(&f.Expression, u.Expression)
+		setp(&f.RecoveryMode, u.RecoveryMode)
+		setp(&f.RecoveryExpression, u.RecoveryExpression)
+		setp(&f.Priority, u.Priority)
+		setp(&f.Enabled, u.Enabled)
+		setp(&f.Multiple, u.Multiple)
+		setp(&f.ManualClose, u.ManualClose)
+		setp(&f.Opdata, u.Opdata)
+		setp(&f.Comments, u.Comments)
+		setp(&f.URL, u.URL)
+		setp(&f.CorrelationMode, u.CorrelationMode)
+		setp(&f.CorrelationTag, u.CorrelationTag)
+		setp(&f.Tags, u.Tags)
+		setp(&f.Dependencies, u.Dependencies)
+		if u.RecoveryMode != nil && *u.RecoveryMode != RecoverRecoveryExpression && u.RecoveryExpression == nil {
+			f.RecoveryExpression = "" // dropped with the mode that needs it, as Zabbix does
+		}
+		if t, ok := e.normTrigger(&f, p, &el); ok {
+			t.ID = u.ID
+			next[i] = t
+		}
+	}
+	dupIDs("triggers", ids, &el)
+	if err := el.err(); err != nil {
+		return err
+	}
+	// Cycles are checked over the graph with all of the batch applied.
+	initMap(&e.triggers)
+	saved := make(map[uint64]*Trigger, len(next))
+	for i := range next {
+		saved[next[i].ID] = e.triggers[next[i].ID]
+		e.triggers[next[i].ID] = &next[i]
+	}
+	for i := range next {
+		if err := e.checkDepCycle(next[i].ID); err != nil {
+			el.add("triggers["+strconv.Itoa(i)+"].dependencies", err)
+		}
+	}
+	if err := el.err(); err != nil {
+		for id, t := range saved {
+			if t == nil {
+				delete(e.triggers, id)
+			} else {
+				e.triggers[id] = t
+			}
+		}
+		return err
+	}
+	for i := range next {
+		t := &next[i]
+		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ? WHERE id = ?",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, t.ID)
+		if err != nil {
+			return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
+		}
+		if err := e.writeTriggerRefs(t, true); err != nil {
+			return err
+		}
+	}
+	e.res.TriggersUpdated += len(next)
+	return nil
+}
+
+// DeleteTriggers deletes triggers. Dependencies on them go with them, as
+// in Zabbix.
+func (e *Edit) DeleteTriggers(ids []uint64) error {
+	if e.err != nil {
+		return e.err
+	}
+	var el errList
+	for i, id := range ids {
+		if e.trigger(id) == nil {
+			el.add("triggers["+strconv.Itoa(i)+"]", notFound("trigger", id))
+		}
+	}
+	dupIDs("triggers", ids, &el)
+	if err := el.err(); err != nil {
+		return err
+	}
+	initMap(&e.triggers)
+	for _, id := range ids {
+		if err := e.deleteTriggerRows(id); err != nil {
+			return err
+		}
+		e.triggers[id] = nil
+	}
+	e.res.TriggersDeleted += len(ids)
+	return nil
+}
+
+func (e *Edit) deleteTriggerRows(id uint64) error {
+	for _, q := range []string{
+		"DELETE FROM trigger_items WHERE trigger_id = ?",
+		"DELETE FROM trigger_tags WHERE trigger_id = ?",
+		"DELETE FROM trigger_deps WHERE trigger_id = ?1 OR depends_on = ?1",
+		"DELETE FROM triggers WHERE id = ?",
+	} {
+		if _, err := e.exec(q, id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete trigger %d: %w", id, err))
+		}
+	}
+	return nil
+}
+
+// writeTriggerRefs writes t's items, dependencies and tags, replacing
+// the old rows if replace is set.
+func (e *Edit) writeTriggerRefs(t *Trigger, replace bool) error {
+	if replace {
+		for _, q := range []string{"DELETE FROM trigger_items WHERE trigger_id = ?", "DELETE FROM trigger_tags WHERE trigger_id = ?", "DELETE FROM trigger_deps WHERE trigger_id = ?"} {
+			if _, err := e.exec(q, t.ID); err != nil {
+				return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
+			}
+		}
+	}
+	for _, id := range t.ItemIDs {
+		if _, err := e.exec("INSERT INTO trigger_items (trigger_id, item_id) VALUES (?, ?)", t.ID, id); err != nil {
+			return e.fail(fmt.Errorf("cannot store the items of trigger %d: %w", t.ID, err))
+		}
+	}
+	for _, id := range t.Dependencies {
+		if _, err := e.exec("INSERT INTO trigger_deps (trigger_id, depends_on) VALUES (?, ?)", t.ID, id); err != nil {
+			return e.fail(fmt.Errorf("cannot store the dependencies of trigger %d: %w", t.ID, err))
+		}
+	}
+	for _, tg := range t.Tags {
+		if _, err := e.exec("INSERT INTO trigger_tags (trigger_id, tag, value) VALUES (?, ?, ?)", t.ID, tg.Tag, tg.Value); err != nil {
+			return e.fail(fmt.Errorf("cannot store the tags of trigger %d: %w", t.ID, err))
+		}
+	}
+	return nil
+}
+
+// cascadeTriggers deletes the triggers that reference an item deleted
+// in this Edit (directly or with its host), as Zabbix does. It runs
+// before commit, only when the Edit deleted items or hosts.
+func (e *Edit) cascadeTriggers() error {
+	gone := func(t *Trigger) bool {
+		for _, id := range t.ItemIDs {
+			if e.item(id) == nil {
+				return true
+			}
+		}
+		return false
+	}
+	var dead []uint64
+	for i := range e.old.triggers {
+		if t := e.trigger(e.old.triggers[i].ID); t != nil && gone(t) {
+			dead = append(dead, t.ID)
+		}
+	}
+	for _, id := range e.newTriggers {
+		if t := e.trigger(id); t != nil && gone(t) {
+			dead = append(dead, id)
+		}
+	}
+	initMap(&e.triggers)
+	for _, id := range dead {
+		if err := e.deleteTriggerRows(id); err != nil {
+			return err
+		}
+		e.triggers[id] = nil
+	}
+	e.res.TriggersDeleted += len(dead)
+	return nil
+}
+
+// checkDepCycle reports a dependency chain from trigger id back to
+// itself, or one deeper than Zabbix allows.
+func (e *Edit) checkDepCycle(id uint64) error {
+	var walk func(cur uint64, depth int) error
+	walk = func(cur uint64, depth int) error {
+		if depth > maxDependencyDepth {
+			return fmt.Errorf("the chain of dependencies is deeper than %d triggers", maxDependencyDepth)
+		}
+		t := e.trigger(cur)
+		if t == nil {
+			return nil
+		}
+		for _, d := range t.Dependencies {
+			if d == id {
+				return errors.New("Cannot create circular dependencies.") //lint:ignore ST1005 Zabbix's text
+			}
+			if err := walk(d, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(id, 0)
+}
+
+// normTrigger validates f and resolves its expressions' items,
+// reporting to el under p.
+func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bool) {
+	n := len(el.errs) + el.dropped
+	t := Trigger{
+		Description: strings.Clone(f.Description), Expression: strings.Clone(f.Expression),
+		RecoveryMode: f.RecoveryMode, RecoveryExpression: strings.Clone(f.RecoveryExpression),
+		Priority: f.Priority, Enabled: f.Enabled, Multiple: f.Multiple, ManualClose: f.ManualClose,
+		Opdata: strings.Clone(f.Opdata), Comments: strings.Clone(f.Comments), URL: strings.Clone(f.URL),
+		CorrelationMode: f.CorrelationMode, CorrelationTag: strings.Clone(f.CorrelationTag),
+		Tags: cloneTags(f.Tags),
+	}
+	text := func(field, v string, max int, required bool) {
+		if required && strings.TrimSpace(v) == "" {
+			el.addf(p+"."+field, "cannot be empty")
+		} else if err := checkText(v, max); err != nil {
+			el.add(p+"."+field, err)
+		}
+	}
+	text("description", t.Description, maxTriggerDescLen, true)
+	text("expression", t.Expression, maxExpressionLen, true)
+	text("recovery_expression", t.RecoveryExpression, maxExpressionLen, t.RecoveryMode == RecoverRecoveryExpression)
+	text("opdata", t.Opdata, maxOpdataLen, false)
+	text("comments", t.Comments, maxCommentsLen, false)
+	text("url", t.URL, maxURLLen, false)
+	text("correlation_tag", t.CorrelationTag, maxTagLen, t.CorrelationMode == 1)
+	switch {
+	case t.RecoveryMode > RecoverNone:
+		el.addf(p+".recovery_mode", "must be one of 0 (expression), 1 (recovery expression), 2 (none), not %d", t.RecoveryMode)
+	case t.RecoveryMode != RecoverRecoveryExpression && t.RecoveryExpression != "":
+		el.addf(p+".recovery_expression", "must be empty unless recovery_mode is 1 (recovery expression)")
+	}
+	if t.Priority > 5 {
+		el.addf(p+".priority", "must be between 0 (not classified) and 5 (disaster), not %d", t.Priority)
+	}
+	if t.CorrelationMode > 1 {
+		el.addf(p+".correlation_mode", "must be 0 (all problems) or 1 (problems with the same tag value), not %d", t.CorrelationMode)
+	}
+	checkTags(p+".tags", t.Tags, el)
+	if len(el.errs)+el.dropped > n {
+		return t, false
+	}
+	items := e.resolveRefs(t.Expression, p+".expression", el)
+	if t.RecoveryMode == RecoverRecoveryExpression {
+		items = append(items, e.resolveRefs(t.RecoveryExpression, p+".recovery_expression", el)...)
+	}
+	slices.Sort(items)
+	t.ItemIDs = slices.Compact(items)
+	seen := map[uint64]bool{}
+	for j, d := range f.Dependencies {
+		fp := p + ".dependencies[" + strconv.Itoa(j) + "]"
+		switch {
+		case seen[d]:
+			el.addf(fp, "trigger %d is listed twice", d)
+		case e.trigger(d) == nil:
+			el.add(fp, notFound("trigger", d))
+		default:
+			t.Dependencies = append(t.Dependencies, d)
+		}
+		seen[d] = true
+	}
+	slices.Sort(t.Dependencies)
+	return t, len(el.errs)+el.dropped == n
+}
+
+// resolveRefs parses expr with the catalog's RefsFunc and returns the
+// IDs of the items it references.
+func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
+	if e.refs == nil {
+		el.add(field, ErrNoExprParser)
+		return nil
+	}
+	refs, err := e.refs(expr)
+	if err != nil {
+		el.add(field, err)
+		return nil
+	}
+	if len(refs) == 0 {
+		el.addf(field, "Trigger expression must contain at least one /host/key reference.")
+		return nil
+	}
+	ids := make([]uint64, 0, len(refs))
+	for _, r := range refs {
+		hid := e.hostByName(r.Host)
+		if hid == 0 || e.host(hid) == nil {
+			el.addf(field, "Incorrect trigger expression. Host %q does not exist or you have no access to this host.", r.Host)
+			return nil
+		}
+		iid := e.itemByKey(hid, r.Key)
+		if iid == 0 || e.item(iid) == nil {
+			el.addf(field, "Incorrect item key %q provided for trigger expression on %q.", r.Key, r.Host)
+			return nil
+		}
+		ids = append(ids, iid)
+	}
+	return ids
+}
+
+func fieldsOf(t *Trigger) TriggerFields {
+	return TriggerFields{
+		Description: t.Description, Expression: t.Expression, RecoveryMode: t.RecoveryMode,
+		RecoveryExpression: t.RecoveryExpression, Priority: t.Priority, Enabled: t.Enabled,
+		Multiple: t.Multiple, ManualClose: t.ManualClose, Opdata: t.Opdata, Comments: t.Comments,
+		URL: t.URL, CorrelationMode: t.CorrelationMode, CorrelationTag: t.CorrelationTag,
+		Tags: t.Tags, Dependencies: t.Dependencies,
+	}
+}
+
+func setp[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// buildTriggers is the trigger list of the snapshot after the Edit: the
+// old triggers with the overlay applied, then the created ones.
+func (e *Edit) buildTriggers() []Trigger {
+	out := make([]Trigger, 0, len(e.old.triggers)+len(e.newTriggers))
+	for i := range e.old.triggers {
+		t := &e.old.triggers[i]
+		if o, ok := e.triggers[t.ID]; ok {
+			if o != nil {
+				out = append(out, *o)
+			}
+			continue
+		}
+		out = append(out, *t)
+	}
+	for _, id := range e.newTriggers {
+		if t := e.triggers[id]; t != nil {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
+
+// TriggerHosts returns the IDs of the hosts trigger id references as the
+// Edit sees it (nil if there is no such trigger), so that a caller can
+// check permissions on what it just created or changed before the Edit
+// commits.
+func (e *Edit) TriggerHosts(id uint64) []uint64 {
+	t := e.trigger(id)
+	if t == nil {
+		return nil
+	}
+	var hosts []uint64
+	for _, iid := range t.ItemIDs {
+		if it := e.item(iid); it != nil && !slices.Contains(hosts, it.HostID) {
+			hosts = append(hosts, it.HostID)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts
+}

@@ -1,0 +1,236 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Trigger is a configured trigger as seen in one Snapshot (Zabbix's
+// trigger object). It MUST NOT be modified.
+type Trigger struct {
+	ID uint64
+	// Description is the trigger's name (Zabbix calls the name
+	// "description" in the API and "name" in exports); it may contain
+	// macros, expanded when an event is made.
+	Description string
+	// Expression and RecoveryExpression are kept as written; ItemIDs are
+	// the items they reference, resolved when the trigger was stored.
+	Expression         string
+	RecoveryMode       RecoveryMode
+	RecoveryExpression string
+	Priority           uint8 // severity 0 (not classified) .. 5 (disaster)
+	Enabled            bool  // Zabbix status 0
+	// Multiple is Zabbix's type 1: every PROBLEM evaluation makes a new
+	// problem event, not only the change from OK.
+	Multiple        bool
+	ManualClose     bool
+	Opdata          string
+	Comments        string
+	URL             string
+	CorrelationMode uint8 // 0 all problems, 1 problems with the same tag value
+	CorrelationTag  string
+	Tags            []Tag
+	// Dependencies are the IDs of the triggers this one depends on (its
+	// masters), ascending.
+	Dependencies []uint64
+	// ItemIDs and HostIDs are the items and hosts the expressions
+	// reference, ascending and without duplicates.
+	ItemIDs []uint64
+	HostIDs []uint64
+}
+
+// RecoveryMode is Zabbix's trigger recovery_mode.
+type RecoveryMode uint8
+
+// Recovery modes.
+const (
+	RecoverExpression         RecoveryMode = 0 // OK when the expression is false
+	RecoverRecoveryExpression RecoveryMode = 1 // OK when the expression is false and the recovery expression true
+	RecoverNone               RecoveryMode = 2 // problems are only closed manually
+)
+
+// ItemRef is an item an expression references: /host/key.
+type ItemRef struct {
+	Host string
+	Key  string
+}
+
+// RefsFunc parses a trigger expression and returns the items it
+// references, or an error saying what is wrong and where. The server
+// sets it (Options.ExprRefs) from the expression parser, so that the
+// catalog does not depend on the evaluator.
+type RefsFunc func(expr string) ([]ItemRef, error)
+
+// ErrNoExprParser is returned for a trigger change when Options.ExprRefs
+// is not set.
+var ErrNoExprParser = errors.New("triggers cannot be stored: no expression parser is configured (Options.ExprRefs)")
+
+// Trigger returns the trigger with the given ID, or nil.
+func (s *Snapshot) Trigger(id uint64) *Trigger {
+	if i, ok := s.trigByID[id]; ok {
+		return &s.triggers[i]
+	}
+	return nil
+}
+
+// Triggers returns every trigger, ascending by ID. The slice is shared
+// and read-only.
+func (s *Snapshot) Triggers() []Trigger { return s.triggers }
+
+// TriggersOfItem returns the triggers whose expressions reference the
+// item: the triggers to evaluate when a value of it is committed. It does
+// not allocate; the slice is shared and read-only.
+func (s *Snapshot) TriggersOfItem(itemID uint64) []*Trigger { return s.trigByItem[itemID] }
+
+// setTriggers installs trigs (in any order) into s, a snapshot whose
+// items are final: it copies them into one slab, sorts it by ID, drops
+// references to triggers and items that no longer exist and indexes the
+// triggers by ID and by item. Host IDs are derived from the items.
+func (s *Snapshot) setTriggers(trigs []Trigger) {
+	s.triggers = make([]Trigger, 0, len(trigs))
+	for i := range trigs {
+		t := trigs[i]
+		gone := false
+		for _, id := range t.ItemIDs {
+			if s.Item(id) == nil {
+				gone = true // deleted with its item; Edit deletes the row too
+				break
+			}
+		}
+		if !gone {
+			s.triggers = append(s.triggers, t)
+		}
+	}
+	slices.SortFunc(s.triggers, func(a, b Trigger) int { return cmp.Compare(a.ID, b.ID) })
+	s.trigByID = make(map[uint64]int32, len(s.triggers))
+	for i := range s.triggers {
+		s.trigByID[s.triggers[i].ID] = int32(i)
+	}
+	s.trigByItem = make(map[uint64][]*Trigger)
+	for i := range s.triggers {
+		t := &s.triggers[i]
+		if slices.ContainsFunc(t.Dependencies, func(id uint64) bool { _, ok := s.trigByID[id]; return !ok }) {
+			t.Dependencies = slices.DeleteFunc(slices.Clone(t.Dependencies), func(id uint64) bool { _, ok := s.trigByID[id]; return !ok })
+		}
+		hosts := make([]uint64, 0, 1)
+		for _, id := range t.ItemIDs {
+			it := s.Item(id)
+			s.trigByItem[id] = append(s.trigByItem[id], t)
+			if !slices.Contains(hosts, it.HostID) {
+				hosts = append(hosts, it.HostID)
+			}
+		}
+		slices.Sort(hosts)
+		t.HostIDs = hosts
+	}
+}
+
+// triggerSchema holds triggers (schema version 7), Zabbix's trigger
+// fields; trigger_items is what the expressions reference (Zabbix's
+// functions table, reduced to the item), so that loading needs no
+// expression parser; trigger_deps the dependencies (trigger_id depends
+// on depends_on). Tags keep their order by rowid, as host tags do.
+const triggerSchema = `
+CREATE TABLE triggers (
+	id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+	description         TEXT NOT NULL,
+	expression          TEXT NOT NULL,
+	recovery_mode       INTEGER NOT NULL,
+	recovery_expression TEXT NOT NULL,
+	priority            INTEGER NOT NULL,
+	status              INTEGER NOT NULL,
+	type                INTEGER NOT NULL,
+	manual_close        INTEGER NOT NULL,
+	opdata              TEXT NOT NULL,
+	comments            TEXT NOT NULL,
+	url                 TEXT NOT NULL,
+	correlation_mode    INTEGER NOT NULL,
+	correlation_tag     TEXT NOT NULL
+);
+CREATE TABLE trigger_items (
+	trigger_id INTEGER NOT NULL REFERENCES triggers (id),
+	item_id    INTEGER NOT NULL,
+	PRIMARY KEY (trigger_id, item_id)
+) WITHOUT ROWID;
+CREATE INDEX trigger_items_item ON trigger_items (item_id);
+CREATE TABLE trigger_deps (
+	trigger_id INTEGER NOT NULL REFERENCES triggers (id),
+	depends_on INTEGER NOT NULL REFERENCES triggers (id),
+	PRIMARY KEY (trigger_id, depends_on)
+) WITHOUT ROWID;
+CREATE TABLE trigger_tags (
+	trigger_id INTEGER NOT NULL REFERENCES triggers (id),
+	tag        TEXT NOT NULL,
+	value      TEXT NOT NULL
+);
+CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
+`
+
+// loadTriggers reads the triggers in tx.
+func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
+	var trigs []Trigger
+	idx := map[uint64]int{}
+	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag FROM triggers", func(r *sql.Rows) error {
+		var t Trigger
+		var rm, prio, st, typ, mc, cm int64
+		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag); err != nil {
+			return err
+		}
+		if rm < 0 || rm > 2 || prio < 0 || prio > 5 || typ < 0 || typ > 1 || cm < 0 || cm > 1 {
+			return fmt.Errorf("%w: trigger %d has recovery_mode %d, priority %d, type %d, correlation_mode %d", ErrCorrupt, t.ID, rm, prio, typ, cm)
+		}
+		t.RecoveryMode, t.Priority, t.Enabled, t.Multiple, t.ManualClose, t.CorrelationMode = RecoveryMode(rm), uint8(prio), st == 0, typ == 1, mc == 1, uint8(cm)
+		idx[t.ID] = len(trigs)
+		trigs = append(trigs, t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load triggers: %w", err)
+	}
+	each := func(what, q string, fn func(t *Trigger, a uint64, b, c string)) error {
+		return queryEach(ctx, tx, q, func(r *sql.Rows) error {
+			var tid, a uint64
+			var b, c string
+			var err error
+			if what == "tag" {
+				err = r.Scan(&tid, &b, &c)
+			} else {
+				err = r.Scan(&tid, &a)
+			}
+			if err != nil {
+				return err
+			}
+			i, ok := idx[tid]
+			if !ok {
+				return fmt.Errorf("%w: %s of unknown trigger %d", ErrCorrupt, what, tid)
+			}
+			fn(&trigs[i], a, b, c)
+			return nil
+		})
+	}
+	if err := each("item", "SELECT trigger_id, item_id FROM trigger_items ORDER BY trigger_id, item_id", func(t *Trigger, a uint64, _, _ string) {
+		t.ItemIDs = append(t.ItemIDs, a)
+	}); err != nil {
+		return nil, fmt.Errorf("cannot load trigger items: %w", err)
+	}
+	if err := each("dependency", "SELECT trigger_id, depends_on FROM trigger_deps ORDER BY trigger_id, depends_on", func(t *Trigger, a uint64, _, _ string) {
+		t.Dependencies = append(t.Dependencies, a)
+	}); err != nil {
+		return nil, fmt.Errorf("cannot load trigger dependencies: %w", err)
+	}
+	if err := each("tag", "SELECT trigger_id, tag, value FROM trigger_tags ORDER BY trigger_id, rowid", func(t *Trigger, _ uint64, b, c string) {
+		t.Tags = append(t.Tags, Tag{Tag: b, Value: c})
+	}); err != nil {
+		return nil, fmt.Errorf("cannot load trigger tags: %w", err)
+	}
+	for i := range trigs {
+		if len(trigs[i].ItemIDs) == 0 {
+			return nil, fmt.Errorf("%w: trigger %d references no item", ErrCorrupt, trigs[i].ID)
+		}
+	}
+	return trigs, nil
+}

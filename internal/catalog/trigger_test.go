@@ -1,0 +1,321 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeRefs stands in for the expression parser: it takes /host/key
+// after an opening parenthesis (keys without commas or parentheses) and
+// refuses unbalanced parentheses with a position, as the parser would.
+var fakeRefRE = regexp.MustCompile(`\(/([^/]*)/([^,)]+)`)
+
+func fakeRefs(expr string) ([]ItemRef, error) {
+	depth := 0
+	for i, c := range expr {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return nil, fmt.Errorf("unexpected \")\" at position %d", i+1)
+			}
+		}
+	}
+	if depth != 0 {
+		return nil, fmt.Errorf("missing \")\" at position %d", len(expr)+1)
+	}
+	var refs []ItemRef
+	for _, m := range fakeRefRE.FindAllStringSubmatch(expr, -1) {
+		refs = append(refs, ItemRef{Host: m[1], Key: m[2]})
+	}
+	return refs, nil
+}
+
+// openTrig opens a catalog with the fake parser and testSpec applied.
+func openTrig(t *testing.T) (*Catalog, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c := reopenTrig(t, path)
+	mustApply(t, c, testSpec())
+	return c, path
+}
+
+func reopenTrig(t *testing.T, path string) *Catalog {
+	t.Helper()
+	c, err := Open(context.Background(), Options{Path: path, ExprRefs: fakeRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func createTriggers(t *testing.T, c *Catalog, fs ...TriggerFields) []uint64 {
+	t.Helper()
+	var ids []uint64
+	mustEdit(t, c, func(e *Edit) error {
+		var err error
+		ids, err = e.CreateTriggers(fs)
+		return err
+	})
+	return ids
+}
+
+func TestTriggerCreateLookupReload(t *testing.T) {
+	c, path := openTrig(t)
+	s := c.Snapshot()
+	lat, req := s.Lookup("web-01", "app.latency"), s.Lookup("web-01", "app.requests")
+	ping := s.Lookup("switch 1", "icmpping")
+	ids := createTriggers(t, c,
+		TriggerFields{Description: "Slow on {HOST.NAME}", Expression: "last(/web-01/app.latency)>1 and last(/web-01/app.requests)>0",
+			Priority: 4, Enabled: true, Multiple: true, ManualClose: true, Opdata: "{ITEM.LASTVALUE}",
+			Tags: []Tag{{Tag: "scope", Value: "performance"}}, CorrelationMode: 1, CorrelationTag: "scope"},
+		TriggerFields{Description: "Unreachable", Expression: "max(/switch 1/icmpping,3m)=0",
+			RecoveryMode: RecoverRecoveryExpression, RecoveryExpression: "min(/switch 1/icmpping,1m)=1", Priority: 5, Enabled: true},
+	)
+	s = c.Snapshot()
+	slow, down := s.Trigger(ids[0]), s.Trigger(ids[1])
+	if slow == nil || down == nil {
+		t.Fatalf("triggers %v not in the snapshot", ids)
+	}
+	if !slices.Equal(slow.ItemIDs, sorted(lat.ID, req.ID)) || !slices.Equal(slow.HostIDs, []uint64{lat.HostID}) {
+		t.Errorf("slow: items %v hosts %v", slow.ItemIDs, slow.HostIDs)
+	}
+	if !slow.Multiple || !slow.ManualClose || slow.Priority != 4 || slow.CorrelationTag != "scope" || len(slow.Tags) != 1 {
+		t.Errorf("slow: fields not kept: %+v", slow)
+	}
+	if got := s.TriggersOfItem(lat.ID); len(got) != 1 || got[0].ID != ids[0] {
+		t.Errorf("TriggersOfItem(latency) = %v", got)
+	}
+	if got := s.TriggersOfItem(ping.ID); len(got) != 1 || got[0] != down {
+		t.Errorf("TriggersOfItem(icmpping) = %v", got)
+	}
+	if got := s.TriggersOfItem(s.Lookup("web-01", "app.version").ID); len(got) != 0 {
+		t.Errorf("an unreferenced item has triggers %v", got)
+	}
+	mustEdit(t, c, func(e *Edit) error {
+		return e.UpdateTriggers([]TriggerUpdate{{ID: ids[0], Dependencies: &[]uint64{ids[1]}, Priority: new(uint8(2))}})
+	})
+	c = reloadMatches(t, c, path)
+	if got := c.Snapshot().Trigger(ids[0]); !slices.Equal(got.Dependencies, []uint64{ids[1]}) || got.Priority != 2 {
+		t.Fatalf("after reload: %+v", got)
+	}
+}
+
+func sorted(ids ...uint64) []uint64 { slices.Sort(ids); return ids }
+
+// TestTriggerRefused checks that invalid triggers change nothing and name
+// the field.
+func TestTriggerRefused(t *testing.T) {
+	c, _ := openTrig(t)
+	ok := TriggerFields{Description: "ok", Expression: "last(/web-01/app.latency)>1", Enabled: true}
+	base := createTriggers(t, c, ok)[0]
+	f := func(name, field, msg string, tf TriggerFields) {
+		t.Helper()
+		before := c.Snapshot().Version()
+		_, err := c.Edit(context.Background(), func(e *Edit) error {
+			_, err := e.CreateTriggers([]TriggerFields{ok, tf})
+			return err
+		})
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != field || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want field %s with %q", name, err, field, msg)
+		}
+		if c.Snapshot().Version() != before {
+			t.Errorf("%s: a refused batch changed the catalog", name)
+		}
+	}
+	f("unknown host", "triggers[1].expression", `Host "db-01" does not exist`, TriggerFields{Description: "x", Expression: "last(/db-01/app.latency)>1"})
+	f("unknown key", "triggers[1].expression", `Incorrect item key "nope"`, TriggerFields{Description: "x", Expression: "last(/web-01/nope)>1"})
+	f("parse error", "triggers[1].expression", "at position 27", TriggerFields{Description: "x", Expression: "last(/web-01/app.latency>1"})
+	f("no reference", "triggers[1].expression", "at least one", TriggerFields{Description: "x", Expression: "1=1"})
+	f("empty name", "triggers[1].description", "cannot be empty", TriggerFields{Expression: ok.Expression})
+	f("priority", "triggers[1].priority", "not 6", TriggerFields{Description: "x", Expression: ok.Expression, Priority: 6})
+	f("recovery without expression", "triggers[1].recovery_expression", "cannot be empty", TriggerFields{Description: "x", Expression: ok.Expression, RecoveryMode: 1})
+	f("recovery expression unused", "triggers[1].recovery_expression", "must be empty", TriggerFields{Description: "x", Expression: ok.Expression, RecoveryExpression: ok.Expression})
+	f("recovery mode", "triggers[1].recovery_mode", "not 3", TriggerFields{Description: "x", Expression: ok.Expression, RecoveryMode: 3})
+	f("correlation tag", "triggers[1].correlation_tag", "cannot be empty", TriggerFields{Description: "x", Expression: ok.Expression, CorrelationMode: 1})
+	f("unknown dependency", "triggers[1].dependencies[0]", "no such object", TriggerFields{Description: "x", Expression: ok.Expression, Dependencies: []uint64{base + 100}})
+	f("empty tag", "triggers[1].tags[0].tag", "cannot be empty", TriggerFields{Description: "x", Expression: ok.Expression, Tags: []Tag{{Value: "v"}}})
+
+	// Without a parser nothing can be validated, so nothing is stored.
+	c.refs = nil
+	_, err := c.Edit(context.Background(), func(e *Edit) error { _, err := e.CreateTriggers([]TriggerFields{ok}); return err })
+	if !errors.Is(err, ErrNoExprParser) {
+		t.Errorf("without a parser: %v", err)
+	}
+}
+
+func TestTriggerDependencyCycles(t *testing.T) {
+	c, _ := openTrig(t)
+	e1 := "last(/web-01/app.latency)>1"
+	ids := createTriggers(t, c, TriggerFields{Description: "a", Expression: e1}, TriggerFields{Description: "b", Expression: e1}, TriggerFields{Description: "c", Expression: e1})
+	a, b, cc := ids[0], ids[1], ids[2]
+	mustEdit(t, c, func(e *Edit) error {
+		return e.UpdateTriggers([]TriggerUpdate{{ID: a, Dependencies: &[]uint64{b}}, {ID: b, Dependencies: &[]uint64{cc}}})
+	})
+	f := func(name string, ups ...TriggerUpdate) {
+		t.Helper()
+		_, err := c.Edit(context.Background(), func(e *Edit) error { return e.UpdateTriggers(ups) })
+		if err == nil || !strings.Contains(err.Error(), "circular") {
+			t.Errorf("%s: %v, want a circular dependency error", name, err)
+		}
+	}
+	f("self", TriggerUpdate{ID: a, Dependencies: &[]uint64{a}})
+	f("two", TriggerUpdate{ID: b, Dependencies: &[]uint64{a}})
+	f("three", TriggerUpdate{ID: cc, Dependencies: &[]uint64{a}})
+	f("in one batch", TriggerUpdate{ID: cc, Dependencies: &[]uint64{b}}, TriggerUpdate{ID: b, Dependencies: &[]uint64{cc}})
+	if got := c.Snapshot().Trigger(cc); len(got.Dependencies) != 0 {
+		t.Fatalf("a refused update left dependencies %v", got.Dependencies)
+	}
+	// Deleting b drops a's dependency on it.
+	mustEdit(t, c, func(e *Edit) error { return e.DeleteTriggers([]uint64{b}) })
+	if got := c.Snapshot().Trigger(a); len(got.Dependencies) != 0 || c.Snapshot().Trigger(b) != nil {
+		t.Fatalf("after deleting b: a depends on %v", got.Dependencies)
+	}
+}
+
+// TestTriggerCascade checks that deleting an item or a host deletes the
+// triggers that reference it, in the database too.
+func TestTriggerCascade(t *testing.T) {
+	c, path := openTrig(t)
+	s := c.Snapshot()
+	ids := createTriggers(t, c,
+		TriggerFields{Description: "a", Expression: "last(/web-01/app.latency)>1"},
+		TriggerFields{Description: "b", Expression: "last(/web-01/app.requests)>1 or last(/switch 1/icmpping)=0"},
+		TriggerFields{Description: "c", Expression: "last(/switch 1/icmpping)=0"},
+	)
+	res := mustEdit(t, c, func(e *Edit) error { return e.DeleteItems([]uint64{s.Lookup("web-01", "app.latency").ID}) })
+	if res.TriggersDeleted != 1 || c.Snapshot().Trigger(ids[0]) != nil || c.Snapshot().Trigger(ids[1]) == nil {
+		t.Fatalf("deleting an item: %+v", res)
+	}
+	res = mustEdit(t, c, func(e *Edit) error { return e.DeleteHosts([]uint64{s.Host("switch 1").ID}) })
+	if res.TriggersDeleted != 2 || len(c.Snapshot().Triggers()) != 0 {
+		t.Fatalf("deleting a host: %+v, left %d triggers", res, len(c.Snapshot().Triggers()))
+	}
+	c = reloadMatches(t, c, path)
+	var n int
+	if err := c.db.QueryRow("SELECT (SELECT count(*) FROM triggers) + (SELECT count(*) FROM trigger_items)").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d trigger rows left (%v)", n, err)
+	}
+}
+
+// downgradeTriggers turns a database of the current schema (version 7)
+// into version 6 but for the version number.
+var downgradeTriggers = []string{"DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers"}
+
+// TestMigrateV6Triggers opens a database of schema version 6 (no
+// triggers): it is upgraded and triggers can be created.
+func TestMigrateV6Triggers(t *testing.T) {
+	c, path := openTemp(t)
+	mustApply(t, c, testSpec())
+	want := c.Snapshot()
+	c.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(slices.Clip(downgradeTriggers), "UPDATE catalog_meta SET schema_version = 6") {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c2 := reopenTrig(t, path)
+	if d := diffViews(want, c2.Snapshot()); d != "" {
+		t.Fatalf("migrated snapshot differs:\n%s", d)
+	}
+	createTriggers(t, c2, TriggerFields{Description: "a", Expression: "last(/web-01/app.latency)>1"})
+	var ver int
+	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
+		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
+	}
+}
+
+const triggerYAML = `
+hosts:
+  - host: web-01
+    groups: [Linux servers]
+    items:
+      - key: app.latency
+      - key: app.errors
+        value_type: unsigned
+    triggers:
+      - name: 'Errors on {HOST.NAME}'
+        expression: 'last(/web-01/app.errors)>0'
+        priority: HIGH
+        type: MULTIPLE
+        manual_close: 'YES'
+        description: 'Check the application log.'
+        tags:
+          - tag: scope
+            value: availability
+        dependencies:
+          - name: 'Slow'
+            expression: 'avg(/web-01/app.latency,5m)>2'
+      - name: 'Slow'
+        uuid: 3f8ad1c0e5c04a4ab3ff0e8a3f0c4d11
+        expression: 'avg(/web-01/app.latency,5m)>2'
+        recovery_mode: RECOVERY_EXPRESSION
+        recovery_expression: 'avg(/web-01/app.latency,5m)<1'
+        priority: '2'
+`
+
+func TestApplyTriggers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c := reopenTrig(t, path)
+	spec, err := ParseSpec([]byte(triggerYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustApply(t, c, spec)
+	if res.TriggersCreated != 2 || res.ItemsCreated != 2 {
+		t.Fatalf("first apply: %+v", res)
+	}
+	s := c.Snapshot()
+	var errs, slow *Trigger
+	for i := range s.Triggers() {
+		switch tr := &s.Triggers()[i]; tr.Description {
+		case "Slow":
+			slow = tr
+		default:
+			errs = tr
+		}
+	}
+	if errs == nil || slow == nil {
+		t.Fatalf("triggers: %+v", s.Triggers())
+	}
+	if errs.Priority != 4 || !errs.Multiple || !errs.ManualClose || errs.Comments != "Check the application log." ||
+		!slices.Equal(errs.Dependencies, []uint64{slow.ID}) || len(errs.Tags) != 1 || errs.Tags[0].Value != "availability" {
+		t.Errorf("errors trigger: %+v", errs)
+	}
+	if slow.RecoveryMode != RecoverRecoveryExpression || slow.Priority != 2 || !slow.Enabled {
+		t.Errorf("slow trigger: %+v", slow)
+	}
+	if res := mustApply(t, c, spec); res.Changed() {
+		t.Errorf("second apply changed something: %+v", res)
+	}
+	spec.Hosts[0].Triggers[1].Priority = "DISASTER"
+	if res := mustApply(t, c, spec); res.TriggersUpdated != 1 || res.TriggersCreated != 0 || c.Snapshot().Trigger(slow.ID).Priority != 5 {
+		t.Errorf("changed priority: %+v", res)
+	}
+
+	bad := strings.Replace(triggerYAML, "priority: HIGH", "priority: URGENT", 1)
+	if _, err := ParseSpec([]byte(bad)); err == nil || !strings.Contains(err.Error(), "hosts[0].triggers[0].priority") {
+		t.Errorf("bad priority: %v", err)
+	}
+	spec.Hosts[0].Triggers[0].Expression = "last(/web-01/nope)>0"
+	_, err = c.Apply(context.Background(), spec)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "hosts[0].triggers[0].expression" {
+		t.Errorf("unknown key in an imported trigger: %v", err)
+	}
+}

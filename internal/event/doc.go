@@ -1,0 +1,40 @@
+// Package event is Peregrine's event store: trigger events (problems and
+// the OK events that resolve them), acknowledge actions and trigger
+// runtime (value, state, error, last change), appended to day-partitioned
+// logs. The format is specified in docs/format/events.md.
+//
+// # What it owns
+//
+//   - The directory Options.Dir: one write-ahead log per UTC day
+//     (internal/history/engine/wal framing and fsync policies), each
+//     starting with a carry record of the open problems and trigger
+//     runtimes so that older days can be deleted whole.
+//   - Durability: Commit returns nil only once its batch is durable under
+//     the fsync policy (Options.Sync, the history WAL's), so an event is
+//     acknowledged to its producer only then.
+//   - ID assignment: event and acknowledge IDs increase and are never
+//     reused, also after old days are deleted.
+//   - The in-memory state rebuilt by replay at Open: every retained
+//     event, the open problems indexed by event ID and by trigger (so
+//     OpenProblems costs O(open problems)), acknowledge actions per
+//     event, trigger runtimes.
+//   - Retention: ApplyRetention (and Run, periodically) deletes day
+//     directories older than Options.Retention; nothing is rewritten.
+//
+// # What it does not own
+//
+// Deciding which events to make (package trigger's state machine), who may
+// read them (the API), and actions or notifications. Event.get-style reads
+// scan all retained events in memory: memory grows with the events kept
+// (about 200 bytes an event plus its strings), which suits the volumes of
+// trigger events, not of history.
+//
+// # Concurrency contract
+//
+// All methods may be called from any number of goroutines. Commits are
+// serialised for ID assignment and logging (one WAL append each, group
+// committed by the WAL across concurrent callers) and applied to memory
+// in log order; readers take a read lock and get copies. Lock order:
+// Store.wmu, then Store.mu; neither is held while waiting for an fsync,
+// except that a day rollover holds wmu while it closes the old day.
+package event

@@ -1,0 +1,152 @@
+package event
+
+import (
+	"cmp"
+	"slices"
+)
+
+// OpenProblems returns copies of the open problems, ascending by ID. It
+// costs O(open problems), whatever the number of events retained.
+func (s *Store) OpenProblems() []Event {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	open := s.sortedOpenLocked()
+	out := make([]Event, len(open))
+	for i, e := range open {
+		out[i] = *e
+	}
+	return out
+}
+
+func (s *Store) sortedOpenLocked() []*Event {
+	out := make([]*Event, 0, len(s.open))
+	for _, e := range s.open {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// OpenProblemsOf returns copies of trigger's open problems, ascending by
+// ID.
+func (s *Store) OpenProblemsOf(trigger uint64) []Event {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.byTrig[trigger]
+	out := make([]Event, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, *s.open[id])
+	}
+	return out
+}
+
+// Recent returns copies of the problems resolved at or after since (a
+// Unix time), ascending by ID, for problem.get's "recent". Problems
+// resolved more than RecentWindow before the newest are forgotten here
+// (they stay in Events).
+func (s *Store) Recent(since int64) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Event
+	keep := s.recent[:0]
+	var newest int64
+	for _, id := range s.recent {
+		if e := s.events[id]; e != nil {
+			newest = max(newest, e.RClock)
+		}
+	}
+	for _, id := range s.recent {
+		e := s.events[id]
+		if e == nil || e.RClock < newest-int64(RecentWindow.Seconds()) {
+			continue
+		}
+		keep = append(keep, id)
+		if e.RClock >= since {
+			out = append(out, *e)
+		}
+	}
+	s.recent = keep
+	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Event returns a copy of the event with the ID.
+func (s *Store) Event(id uint64) (Event, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.events[id]; e != nil {
+		return *e, true
+	}
+	return Event{}, false
+}
+
+// Events returns copies of the retained events that keep accepts,
+// ascending by ID. It scans every retained event (event.get); keep is
+// called with the lock held and must not call the Store.
+func (s *Store) Events(keep func(*Event) bool) []Event {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []Event
+	for _, e := range s.events {
+		if keep(e) {
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Acks returns the acknowledge actions of an event, oldest first. The
+// slice is a copy.
+func (s *Store) Acks(eventID uint64) []Ack {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.acks[eventID])
+}
+
+// Runtime returns a trigger's runtime; ok is false for a trigger that
+// never changed (value OK, state normal).
+func (s *Store) Runtime(trigger uint64) (Runtime, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.rts[trigger]
+	return r, ok
+}
+
+// Runtimes returns every trigger runtime stored.
+func (s *Store) Runtimes() map[uint64]Runtime {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[uint64]Runtime, len(s.rts))
+	for k, v := range s.rts {
+		out[k] = v
+	}
+	return out
+}
+
+// LastEvent returns a copy of trigger's newest retained event.
+func (s *Store) LastEvent(trigger uint64) (Event, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.events[s.last[trigger]]; e != nil {
+		return *e, true
+	}
+	return Event{}, false
+}
+
+// Stats are the store's figures for self-monitoring.
+type Stats struct {
+	Events       int    // retained events
+	OpenProblems int    // open problems
+	Commits      uint64 // Commit calls that wrote something, since Open
+	CommitErrors uint64 // of those, the ones that failed
+}
+
+// Stats returns the current figures.
+func (s *Store) Stats() Stats {
+	s.mu.RLock()
+	st := Stats{Events: len(s.events), OpenProblems: len(s.open)}
+	s.mu.RUnlock()
+	st.Commits, st.CommitErrors = s.commits.Load(), s.commitErrs.Load()
+	return st
+}

@@ -1,0 +1,462 @@
+package event
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+)
+
+// Defaults applied by Open.
+const (
+	DefaultRetention      = 365 * 24 * time.Hour // Zabbix's default for trigger events
+	DefaultRetentionCheck = time.Hour
+	// RecentWindow is how long a resolved problem stays in Recent, for
+	// problem.get's "recent" (Zabbix's default "display OK triggers for"
+	// is 5 minutes; resolved problems are kept listed a little longer).
+	RecentWindow = 30 * time.Minute
+)
+
+// Options configures Open.
+type Options struct {
+	// Dir holds one directory per day (docs/format/events.md). Required.
+	Dir string
+	// Sync and SyncInterval are the fsync policy, as the history WAL's
+	// (history.fsync): what a nil error from Commit promises.
+	Sync         wal.SyncMode
+	SyncInterval time.Duration
+	// Retention is how long events are kept (events.retention); whole
+	// days older than it are deleted. Default 365 days.
+	Retention time.Duration
+	// RetentionCheck is how often Run applies retention. Default 1 h.
+	RetentionCheck time.Duration
+	// Now is the clock that picks the day directory; default time.Now.
+	Now    func() time.Time
+	FS     wal.FS // nil: the operating system's
+	Logger *slog.Logger
+}
+
+// Store is the event store. See the package documentation for the
+// concurrency contract.
+type Store struct {
+	opts Options
+	log  *slog.Logger
+
+	// wmu serialises the write side: ID assignment, enqueueing into the
+	// WAL (so that WAL order is ID order) and day rollover.
+	wmu       sync.Mutex
+	w         *wal.WAL
+	day       string // the day directory w writes to
+	nextEvent uint64
+	nextAck   uint64
+	seq       uint64 // commits enqueued
+	buf       []byte
+	closed    bool
+
+	commits, commitErrs atomic.Uint64
+
+	// mu guards the in-memory state below; applied counts the commits
+	// applied to it, in seq order (cond waits for a commit's turn).
+	mu      sync.RWMutex
+	cond    *sync.Cond
+	applied uint64
+	events  map[uint64]*Event
+	open    map[uint64]*Event   // open problems by ID
+	byTrig  map[uint64][]uint64 // open problem IDs by trigger, ascending
+	acks    map[uint64][]Ack    // by event ID
+	rts     map[uint64]Runtime  // by trigger ID
+	recent  []uint64            // problems resolved, in resolution order (Recent)
+	last    map[uint64]uint64   // the newest event ID of each trigger
+	dayIDs  map[string][]uint64 // event IDs written in each day directory
+	curDay  string              // the day being replayed or written, for dayIDs
+}
+
+// Open opens or creates the store in opts.Dir and replays it.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("event: Options.Dir is empty; set it to the events directory")
+	}
+	if opts.Retention == 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.RetentionCheck == 0 {
+		opts.RetentionCheck = DefaultRetentionCheck
+	}
+	if opts.Retention < 24*time.Hour {
+		return nil, fmt.Errorf("event: retention %v is shorter than one day; events are kept in whole days", opts.Retention)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FS == nil {
+		opts.FS = wal.OS()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := opts.FS.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("event: cannot create %s: %w", opts.Dir, err)
+	}
+	s := &Store{
+		opts: opts, log: opts.Logger, nextEvent: 1, nextAck: 1,
+		events: map[uint64]*Event{}, open: map[uint64]*Event{}, byTrig: map[uint64][]uint64{},
+		acks: map[uint64][]Ack{}, rts: map[uint64]Runtime{}, dayIDs: map[string][]uint64{}, last: map[uint64]uint64{},
+	}
+	s.cond = sync.NewCond(&s.mu)
+	start := time.Now()
+	days, err := s.listDays()
+	if err != nil {
+		return nil, err
+	}
+	today := dayOf(opts.Now())
+	for i, d := range days {
+		if d > today {
+			// A clock set back: keep writing to the newest directory
+			// rather than to one that sorts before it.
+			today = d
+		}
+		keep := i == len(days)-1 && d == today
+		if err := s.replayDay(d, keep); err != nil {
+			s.closeWAL()
+			return nil, err
+		}
+	}
+	if s.w == nil {
+		if err := s.startDay(today); err != nil {
+			return nil, err
+		}
+	}
+	s.log.Info("event store loaded", "dir", opts.Dir, "days", len(days), "events", len(s.events),
+		"open_problems", len(s.open), "triggers", len(s.rts), "duration", time.Since(start))
+	return s, nil
+}
+
+// dayOf is the directory name of t's UTC day.
+func dayOf(t time.Time) string { return t.UTC().Format("20060102") }
+
+func (s *Store) dayDir(day string) string { return filepath.Join(s.opts.Dir, day) }
+
+// listDays returns the day directories, oldest first.
+func (s *Store) listDays() ([]string, error) {
+	names, err := s.opts.FS.ReadDir(s.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("event: cannot list %s: %w", s.opts.Dir, err)
+	}
+	var days []string
+	for _, n := range names {
+		if _, err := time.Parse("20060102", n); err == nil && len(n) == 8 {
+			days = append(days, n)
+		}
+	}
+	slices.Sort(days)
+	return days, nil
+}
+
+// replayDay replays one day directory; keep leaves its WAL open for
+// appending (the current day).
+func (s *Store) replayDay(day string, keep bool) error {
+	w, err := wal.Open(wal.Options{Dir: s.dayDir(day), Sync: s.opts.Sync, SyncInterval: s.opts.SyncInterval, FS: s.opts.FS, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("event: cannot open day %s: %w", day, err)
+	}
+	s.curDay = day
+	err = w.Replay(func(rec []byte) error {
+		h, b, err := decode(rec)
+		if err != nil {
+			return err
+		}
+		s.nextEvent, s.nextAck = max(s.nextEvent, h.nextEvent), max(s.nextAck, h.nextAck)
+		s.applyLocked(&b)
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("event: cannot replay day %s: %w", day, err)
+	}
+	if !keep {
+		return w.Close()
+	}
+	s.w, s.day = w, day
+	return nil
+}
+
+// startDay opens a new day directory and writes its carry record. wmu
+// is held (or the store is being opened).
+func (s *Store) startDay(day string) error {
+	w, err := wal.Open(wal.Options{Dir: s.dayDir(day), Sync: s.opts.Sync, SyncInterval: s.opts.SyncInterval, FS: s.opts.FS, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("event: cannot create day %s: %w", day, err)
+	}
+	if err := w.Replay(func([]byte) error { return nil }); err != nil {
+		w.Close()
+		return fmt.Errorf("event: cannot start day %s: %w", day, err)
+	}
+	if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
+		w.Close()
+		return fmt.Errorf("event: cannot sync %s: %w", s.opts.Dir, err)
+	}
+	s.mu.Lock()
+	carry := s.carryLocked()
+	s.curDay = day
+	s.mu.Unlock()
+	s.buf = encode(s.buf[:0], kindCarry, s.nextEvent, s.nextAck, &carry)
+	if err := w.Append(s.buf); err != nil {
+		w.Close()
+		return fmt.Errorf("event: cannot write the carry record of day %s: %w", day, err)
+	}
+	s.w, s.day = w, day
+	return nil
+}
+
+// carryLocked is what a new day starts with: open problems, their acks,
+// and every trigger runtime.
+func (s *Store) carryLocked() Batch {
+	var b Batch
+	for _, e := range s.sortedOpenLocked() {
+		b.Events = append(b.Events, *e)
+		b.Acks = append(b.Acks, s.acks[e.ID]...)
+	}
+	for _, r := range s.rts {
+		b.Runtimes = append(b.Runtimes, r)
+	}
+	slices.SortFunc(b.Runtimes, func(a, c Runtime) int { return cmp.Compare(a.TriggerID, c.TriggerID) })
+	return b
+}
+
+func (s *Store) closeWAL() {
+	if s.w != nil {
+		s.w.Close()
+		s.w = nil
+	}
+}
+
+// Commit assigns IDs to the batch's new events and acks (written back
+// into b), appends it to the log and applies it to memory. It returns
+// nil only once the batch is durable under the fsync policy: an event
+// is acknowledged to its producer only then. Commits from concurrent
+// callers are applied in the order they were logged. After a write or
+// fsync failure every Commit fails until the store is reopened.
+func (s *Store) Commit(b *Batch) error {
+	if b.empty() {
+		return nil
+	}
+	s.wmu.Lock()
+	if s.closed {
+		s.wmu.Unlock()
+		return wal.ErrClosed
+	}
+	if day := dayOf(s.opts.Now()); day > s.day {
+		if err := s.rollover(day); err != nil {
+			s.wmu.Unlock()
+			return err
+		}
+	}
+	for i := range b.Events {
+		if b.Events[i].ID == 0 {
+			b.Events[i].ID = s.nextEvent
+			s.nextEvent++
+		}
+	}
+	for i := range b.Acks {
+		if b.Acks[i].ID == 0 {
+			b.Acks[i].ID = s.nextAck
+			s.nextAck++
+		}
+	}
+	s.buf = encode(s.buf[:0], kindCommit, s.nextEvent, s.nextAck, b)
+	p := s.w.AppendAsync(s.buf) // copies the record
+	seq := s.seq
+	s.seq++
+	s.wmu.Unlock()
+
+	err := p.Wait()
+	s.mu.Lock()
+	for s.applied != seq {
+		s.cond.Wait()
+	}
+	if err == nil {
+		s.applyLocked(b)
+	}
+	s.applied++
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.commits.Add(1)
+	if err != nil {
+		s.commitErrs.Add(1)
+		return fmt.Errorf("event: commit failed, the events were not stored: %w", err)
+	}
+	return nil
+}
+
+// rollover closes the current day and starts day. wmu is held. It
+// waits until every commit enqueued so far is applied, so the carry
+// record holds them.
+func (s *Store) rollover(day string) error {
+	old := s.w
+	s.w = nil
+	if err := old.Close(); err != nil { // writes and fsyncs what is queued
+		return fmt.Errorf("event: cannot close day %s: %w", s.day, err)
+	}
+	s.mu.Lock()
+	for s.applied != s.seq {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+	if err := s.startDay(day); err != nil {
+		return err
+	}
+	s.log.Info("event store started a new day", "day", day)
+	return nil
+}
+
+// applyLocked applies b to memory; mu is held (or the store is being
+// opened). Events and acks already known (carried into a later day) are
+// skipped.
+func (s *Store) applyLocked(b *Batch) {
+	for i := range b.Events {
+		e := b.Events[i]
+		if _, dup := s.events[e.ID]; dup {
+			continue
+		}
+		p := &e
+		s.events[e.ID] = p
+		s.dayIDs[s.curDay] = append(s.dayIDs[s.curDay], e.ID)
+		if e.ID > s.last[e.ObjectID] {
+			s.last[e.ObjectID] = e.ID
+		}
+		if e.Value == ValueProblem && e.REventID == 0 {
+			s.open[e.ID] = p
+			s.byTrig[e.ObjectID] = append(s.byTrig[e.ObjectID], e.ID)
+		}
+		for _, pid := range e.Resolves {
+			pr := s.open[pid]
+			if pr == nil {
+				continue // resolved before, or older than retention
+			}
+			pr.REventID, pr.RClock, pr.RNS, pr.UserID = e.ID, e.Clock, e.NS, e.UserID
+			delete(s.open, pid)
+			ids := slices.DeleteFunc(s.byTrig[pr.ObjectID], func(id uint64) bool { return id == pid })
+			if len(ids) == 0 {
+				delete(s.byTrig, pr.ObjectID)
+			} else {
+				s.byTrig[pr.ObjectID] = ids
+			}
+			s.recent = append(s.recent, pid)
+		}
+	}
+	for _, a := range b.Acks {
+		if slices.ContainsFunc(s.acks[a.EventID], func(x Ack) bool { return x.ID == a.ID }) {
+			continue
+		}
+		e := s.events[a.EventID]
+		if e == nil {
+			continue // the event's day was dropped
+		}
+		s.acks[a.EventID] = append(s.acks[a.EventID], a)
+		if a.Action&ActionAcknowledge != 0 {
+			e.Acknowledged = true
+		}
+		if a.Action&ActionUnacknowledge != 0 {
+			e.Acknowledged = false
+		}
+		if a.Action&ActionSeverity != 0 {
+			e.Severity = a.NewSeverity
+		}
+	}
+	for _, r := range b.Runtimes {
+		s.rts[r.TriggerID] = r
+	}
+}
+
+// Close writes what is queued and closes the log. Later Commits fail.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Close()
+	s.w = nil
+	return err
+}
+
+// Run applies retention at start and every Options.RetentionCheck until
+// ctx ends.
+func (s *Store) Run(ctx context.Context) {
+	t := time.NewTicker(s.opts.RetentionCheck)
+	defer t.Stop()
+	for {
+		if _, err := s.ApplyRetention(); err != nil {
+			s.log.Error("event store: cannot apply retention", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ApplyRetention deletes the day directories whose day ended more than
+// Options.Retention ago (never the current day) and forgets their events
+// that are not open problems: open problems and trigger runtimes were
+// carried into every later day. It returns the number of days deleted.
+func (s *Store) ApplyRetention() (int, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed {
+		return 0, wal.ErrClosed
+	}
+	days, err := s.listDays()
+	if err != nil {
+		return 0, err
+	}
+	now := s.opts.Now()
+	dropped := 0
+	for _, d := range days {
+		if d >= s.day {
+			break
+		}
+		t, _ := time.Parse("20060102", d)
+		if now.Sub(t.Add(24*time.Hour)) <= s.opts.Retention {
+			break
+		}
+		if err := os.RemoveAll(s.dayDir(d)); err != nil {
+			return dropped, fmt.Errorf("event: cannot delete day %s: %w", d, err)
+		}
+		s.mu.Lock()
+		for _, id := range s.dayIDs[d] {
+			if _, open := s.open[id]; open {
+				// Still open: it now belongs to the current day, whose
+				// carry record holds it.
+				s.dayIDs[s.day] = append(s.dayIDs[s.day], id)
+				continue
+			}
+			delete(s.events, id)
+			delete(s.acks, id)
+		}
+		delete(s.dayIDs, d)
+		s.mu.Unlock()
+		dropped++
+		s.log.Info("event store dropped a day older than the retention", "day", d, "retention", s.opts.Retention)
+	}
+	if dropped > 0 {
+		if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
+			return dropped, fmt.Errorf("event: cannot sync %s: %w", s.opts.Dir, err)
+		}
+	}
+	return dropped, nil
+}

@@ -1,0 +1,154 @@
+package calc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/expr"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// StoreSource is an expr.Source over the server's data: item queries
+// resolved in one catalog snapshot, values read from the history store,
+// trends from it when it keeps them. Calculated items use one per
+// evaluation; a trigger evaluator may use it for periods longer than its
+// value cache holds.
+type StoreSource struct {
+	Store history.Reader
+	// TrendStore is Store as a history.TrendReader, nil when it keeps
+	// none.
+	TrendStore history.TrendReader
+	Snap       *catalog.Snapshot
+	// Self is the host of //key, {HOST.HOST} and {HOST.NAME} (the
+	// calculated item's or trigger's host); nil when there is none.
+	Self *catalog.Host
+}
+
+// item resolves a query's host and key to an enabled item on a
+// monitored host, with Zabbix's wording when it cannot.
+func (s *StoreSource) item(ref expr.ItemRef) (*catalog.Item, error) {
+	host := ref.Host
+	switch host {
+	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
+		if s.Self == nil {
+			return nil, fmt.Errorf("item query \"/%s/%s\" names no host", ref.Host, ref.Key)
+		}
+		host = s.Self.Host
+	}
+	it := s.Snap.Lookup(host, ref.Key)
+	if it == nil {
+		return nil, fmt.Errorf("item \"/%s/%s\" does not exist", host, ref.Key)
+	}
+	if !it.Enabled {
+		return nil, fmt.Errorf("item \"/%s/%s\" is disabled", host, ref.Key)
+	}
+	if it.Host == nil || !it.Host.Enabled {
+		return nil, fmt.Errorf("host %q is not monitored", host)
+	}
+	return it, nil
+}
+
+// History implements expr.Source: q's (From, Till] is the store's
+// inclusive [From+1, Till].
+func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQuery) ([]history.Sample, error) {
+	it, err := s.item(ref)
+	if err != nil {
+		return nil, err
+	}
+	hq := history.Query{ItemID: it.ID, Till: q.Till, Desc: true}
+	if q.Count > 0 {
+		hq.Limit = q.Count
+	} else {
+		hq.From = q.From + 1
+		if hq.From > hq.Till {
+			return nil, nil
+		}
+	}
+	var out []history.Sample
+	err = s.Store.Read(ctx, hq, func(v *history.Sample) bool {
+		out = append(out, *v)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
+	}
+	return out, nil
+}
+
+// Trends implements expr.Source.
+func (s *StoreSource) Trends(ctx context.Context, ref expr.ItemRef, from, till int64) ([]history.Trend, error) {
+	it, err := s.item(ref)
+	if err != nil {
+		return nil, err
+	}
+	if s.TrendStore == nil {
+		return nil, fmt.Errorf("the history store keeps no trends")
+	}
+	if till <= from {
+		return nil, nil
+	}
+	t, err := s.TrendStore.ReadTrends(ctx, it.ID, from, till-1)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the trends of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
+	}
+	return t, nil
+}
+
+// Items implements expr.ItemLister for the aggregate functions: the
+// enabled items of monitored hosts whose key matches q.Key (expr.MatchKey),
+// on the own host ("" and host macros), one named host, or every host
+// ("*", which walks the whole catalog: meant for small setups until an
+// index by key name exists), that pass the filter. Filters on host
+// groups apply; filters on tags are refused (items have no tags yet, and
+// a half-applied filter would give wrong sums).
+func (s *StoreSource) Items(_ context.Context, q expr.ItemQuery) ([]expr.ItemRef, error) {
+	var filter *expr.ItemFilter
+	if q.Filter != "" {
+		f, err := expr.ParseItemFilter(q.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if f.UsesTags() {
+			return nil, fmt.Errorf("item filters on tags (?[%s]) are not supported yet: items have no tags", q.Filter)
+		}
+		filter = f
+	}
+	var hosts []*catalog.Host
+	switch q.Host {
+	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
+		if s.Self == nil {
+			return nil, fmt.Errorf("item query \"/%s/%s\" names no host", q.Host, q.Key)
+		}
+		hosts = []*catalog.Host{s.Self}
+	case "*":
+		hosts = s.Snap.Hosts()
+	default:
+		if h := s.Snap.Host(q.Host); h != nil {
+			hosts = []*catalog.Host{h}
+		}
+	}
+	var out []expr.ItemRef
+	for _, h := range hosts {
+		if !h.Enabled {
+			continue
+		}
+		if filter != nil {
+			groups := make([]string, 0, len(h.GroupIDs))
+			for _, id := range h.GroupIDs {
+				if g := s.Snap.GroupByID(id); g != nil {
+					groups = append(groups, g.Name)
+				}
+			}
+			if !filter.Match(groups, nil) {
+				continue
+			}
+		}
+		for _, it := range h.Items() {
+			if it.Enabled && expr.MatchKey(q.Key, it.Key) {
+				out = append(out, expr.ItemRef{Host: h.Host, Key: it.Key})
+			}
+		}
+	}
+	return out, nil
+}

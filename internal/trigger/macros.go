@@ -1,0 +1,117 @@
+package trigger
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// MacroContext is what a macro in an event's name, operational data or
+// tag value may refer to.
+type MacroContext struct {
+	Trigger  *catalog.Trigger
+	Snapshot *catalog.Snapshot
+	// Result is the evaluation that made the event; nil for OK events
+	// made by a manual close.
+	Result *Result
+}
+
+// Resolver expands macros in text. Implementations must be safe for
+// concurrent use and must leave macros they do not know as written, as
+// Zabbix does.
+type Resolver interface {
+	Expand(text string, mc *MacroContext) string
+}
+
+// MacroResolver expands the macros Zabbix offers in trigger names, event
+// tags and operational data:
+//
+//   - {HOST.HOST}, {HOST.NAME}, {HOSTNAME} (the first host; {HOST.HOST2}
+//     the second, in ascending host ID order),
+//   - {TRIGGER.ID}, {TRIGGER.NAME} (unexpanded), {TRIGGER.SEVERITY}
+//     (Zabbix's English names), {TRIGGER.EXPRESSION},
+//   - {ITEM.VALUE}, {ITEM.LASTVALUE} and their indexed forms
+//     {ITEM.VALUE2} (the value of the expression's Nth item at
+//     evaluation; "*UNKNOWN*" if there is none, as in Zabbix),
+//   - user macros {$NAME} through UserMacro, if set.
+type MacroResolver struct {
+	// UserMacro resolves a user macro ("{$NAME}") for a host, host first
+	// then global, reporting whether it is defined.
+	UserMacro func(hostID uint64, macro string) (string, bool)
+}
+
+var severityNames = [...]string{"Not classified", "Information", "Warning", "Average", "High", "Disaster"}
+
+// Expand implements Resolver.
+func (r MacroResolver) Expand(text string, mc *MacroContext) string {
+	if !strings.Contains(text, "{") {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(text, '{')
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		j := strings.IndexByte(text[i:], '}')
+		if j < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		m := text[i : i+j+1]
+		if v, ok := r.macro(m, mc); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(m)
+		}
+		text = text[i+j+1:]
+	}
+}
+
+// macro resolves one macro, "{...}" included.
+func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
+	t := mc.Trigger
+	if strings.HasPrefix(m, "{$") {
+		if r.UserMacro == nil || len(t.HostIDs) == 0 {
+			return "", false
+		}
+		return r.UserMacro(t.HostIDs[0], m)
+	}
+	name, idx := m[1:len(m)-1], 1
+	if n := len(name); n > 0 && name[n-1] >= '1' && name[n-1] <= '9' {
+		idx, name = int(name[n-1]-'0'), name[:n-1]
+	}
+	switch name {
+	case "TRIGGER.ID":
+		return strconv.FormatUint(t.ID, 10), true
+	case "TRIGGER.NAME":
+		return t.Description, true
+	case "TRIGGER.EXPRESSION":
+		return t.Expression, true
+	case "TRIGGER.SEVERITY":
+		if int(t.Priority) < len(severityNames) {
+			return severityNames[t.Priority], true
+		}
+	case "HOST.HOST", "HOSTNAME", "HOST.NAME":
+		if idx > len(t.HostIDs) || mc.Snapshot == nil {
+			return "", false
+		}
+		h := mc.Snapshot.HostByID(t.HostIDs[idx-1])
+		if h == nil {
+			return "", false
+		}
+		if name == "HOST.NAME" {
+			return h.Name, true
+		}
+		return h.Host, true
+	case "ITEM.VALUE", "ITEM.LASTVALUE":
+		if mc.Result == nil || idx > len(mc.Result.ItemValues) {
+			return "*UNKNOWN*", true
+		}
+		return mc.Result.ItemValues[idx-1], true
+	}
+	return "", false
+}
