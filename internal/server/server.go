@@ -404,18 +404,21 @@ func (s *Server) Run(ctx context.Context) error {
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
 
+	// The TLS listener is made here, before Serve: Serve writes to
+	// httpSrv.TLSConfig (HTTP/2 set-up), so nothing may read it after.
+	ln := s.httpLn
+	https := s.httpSrv.TLSConfig != nil
+	if https {
+		ln = tls.NewListener(ln, s.httpSrv.TLSConfig)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ln := s.httpLn
-		if s.httpSrv.TLSConfig != nil {
-			ln = tls.NewListener(ln, s.httpSrv.TLSConfig)
-		}
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	s.log.Info("http listening", "addr", s.httpLn.Addr().String(), "https", s.httpSrv.TLSConfig != nil)
+	s.log.Info("http listening", "addr", s.httpLn.Addr().String(), "https", https)
 
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)

@@ -54,7 +54,9 @@ export async function render(main, q) {
         h('span', { class: 'muted' }, hostNames.get(it.hostid) || ''),
         name,
         h('span', { title: fmtTime(it.lastclock) }, it.lastclock !== '0' ? fmtAge(it.lastclock) + ' ago' : ''),
-        h('span', { class: 'last-value', title: it.lastvalue }, fmtValue(it.lastvalue, it.units, it.value_type)),
+        // Zabbix reports lastvalue "0" for an item with no value yet:
+        // lastclock 0 tells them apart.
+        h('span', { class: 'last-value', title: it.lastvalue }, it.lastclock !== '0' ? fmtValue(it.lastvalue, it.units, it.value_type) : ''),
         change,
         info,
       ));
