@@ -62,31 +62,45 @@ func newStormAPI() *stormAPI {
 	return a
 }
 
+type stormRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage `json:"id"`
+}
+
 func (a *stormAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-		ID     json.RawMessage `json:"id"`
-	}
 	body, _ := io.ReadAll(r.Body)
-	if json.Unmarshal(body, &req) != nil {
-		http.Error(w, "batch or bad JSON: the storm API serves single calls", 400)
+	w.Header().Set("Content-Type", "application/json")
+	var batch []stormRequest
+	if json.Unmarshal(body, &batch) == nil {
+		out := make([]map[string]any, 0, len(batch))
+		for _, req := range batch {
+			out = append(out, a.answer(req, r.Header.Get("Authorization")))
+		}
+		json.NewEncoder(w).Encode(out)
 		return
 	}
+	var req stormRequest
+	if json.Unmarshal(body, &req) != nil {
+		http.Error(w, "bad JSON", 400)
+		return
+	}
+	json.NewEncoder(w).Encode(a.answer(req, r.Header.Get("Authorization")))
+}
+
+func (a *stormAPI) answer(req stormRequest, authz string) map[string]any {
 	a.mu.Lock()
 	a.calls[req.Method]++
-	res, errData := a.call(req.Method, req.Params, r.Header.Get("Authorization"))
+	res, errData := a.call(req.Method, req.Params, authz)
 	a.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
 	if errData != "" {
 		code := -32602
 		if errData == "no method" {
 			code = -32601
 		}
-		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": code, "message": "error", "data": errData}, "id": req.ID})
-		return
+		return map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": code, "message": "error", "data": errData}, "id": req.ID}
 	}
-	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "result": res, "id": req.ID})
+	return map[string]any{"jsonrpc": "2.0", "result": res, "id": req.ID}
 }
 
 func hostName(h int) string { return fmt.Sprintf("storm-host-%03d", h) }
