@@ -61,6 +61,13 @@
 // history.get "downsample" (one bucket per pixel column: min/max band
 // and avg line) or trend.get beyond the items' history retention.
 //
+// Problems (assets/pages/problems.js) are built for an incident storm:
+// server-side filters (severity, host group, host, tags, acknowledged,
+// name), a windowed list, details only for the rows in view, event
+// history (event.get) only when a row's history is asked for, never per
+// row, and acknowledge, close and change severity (event.acknowledge)
+// in place. The page refreshes every 30 s without losing its place.
+//
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.
 package web
