@@ -218,7 +218,7 @@ func TestIntegrationBrowser(t *testing.T) {
 		chromedp.WaitVisible("#item-search", chromedp.ByQuery),
 		chromedp.SendKeys("#item-search", "temperature", chromedp.ByQuery),
 		chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('.item-row').length === 1 && document.querySelector(%q) !== null`, row), nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Text(row, &shown, chromedp.ByQuery))
+		textOf(row, &shown))
 	if shown != "21.75 C" {
 		t.Errorf("latest data shows %q for the sent 21.75 (units C)", shown)
 	}
@@ -239,7 +239,7 @@ func TestIntegrationBrowser(t *testing.T) {
 	run(t, ctx, "latest data of the XSS host",
 		chromedp.Navigate(fmt.Sprintf("%s/latest?hostid=%d", base, xss.ID)),
 		chromedp.WaitVisible(".item-row:not(.loading) .item-name", chromedp.ByQuery),
-		chromedp.Text(".item-row .item-name", &itemText, chromedp.ByQuery))
+		textOf(".item-row:not(.loading) .item-name", &itemText))
 	if itemText != "<img src=x onerror=alert(2)>" {
 		t.Errorf("item name shown as %q", itemText)
 	}
@@ -290,6 +290,17 @@ func TestIntegrationBrowser(t *testing.T) {
 		t.Errorf("dragging over a quarter of a 1 h graph gave the range %s..%s (%d s), want about 900 s", from0, till0, ti-fr)
 	}
 	sh.take(t, ctx, "graph-zoomed")
+	var panned string
+	run(t, ctx, "pan to earlier",
+		chromedp.Evaluate(`document.querySelector('#chart').dataset.state = 'old'`, nil),
+		chromedp.Click("#pan-left", chromedp.ByQuery),
+		chromedp.WaitVisible(`#chart[data-state="ready"] canvas`, chromedp.ByQuery),
+		chromedp.Location(&panned))
+	pf, _ := strconv.ParseInt(queryParam(panned, "from"), 10, 64)
+	pt, _ := strconv.ParseInt(queryParam(panned, "till"), 10, 64)
+	if d := pf - (fr - (ti-fr)/2); pt-pf != ti-fr || d < -1 || d > 1 {
+		t.Errorf("◀ moved %d..%d to %d..%d, want the same width half a width earlier", fr, ti, pf, pt)
+	}
 
 	// Problems: without problem.get (the trigger engine) the page says so.
 	run(t, ctx, "problems page",
@@ -379,13 +390,11 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 	run(t, ctx, "problems page",
 		chromedp.Click(`#nav a[data-page="problems"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
-		chromedp.Text(row+` .host-name`, &host, chromedp.ByQuery),
-		chromedp.Text(row+` .problem-name`, &name, chromedp.ByQuery),
-		chromedp.Text(row+` .tags`, &tags, chromedp.ByQuery))
+		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name), textOf(row+` .tags`, &tags))
 	if host != "Database <1>" || name != "Load too high on db-1" || tags != "team: dba" {
 		t.Errorf("problem row: host %q, name %q, tags %q", host, name, tags)
 	}
-	run(t, ctx, "acknowledge", chromedp.Click(row+` .ack-btn`, chromedp.ByQuery), chromedp.WaitVisible(row+` .ack-yes`, chromedp.ByQuery))
+	run(t, ctx, "acknowledge", press(row+` .ack-btn`), chromedp.WaitVisible(row+` .ack-yes`, chromedp.ByQuery))
 	var ps []struct {
 		Acknowledged string `json:"acknowledged"`
 	}
@@ -394,16 +403,30 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 		t.Errorf("after Ack in the page, problem.get says %+v", ps)
 	}
 	run(t, ctx, "event history",
-		chromedp.Click(row+` .more-btn`, chromedp.ByQuery),
+		press(row+` .more-btn`),
 		chromedp.Click(`#problem-actions .hist-btn`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#event-history table td`, chromedp.ByQuery))
 	sh.take(t, ctx, "problems-real")
 	run(t, ctx, "close the problem",
-		chromedp.Click(row+` .more-btn`, chromedp.ByQuery),
+		press(row+` .more-btn`),
 		chromedp.Click(`#problem-actions .close-btn`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector('#problem-count').textContent === '0 problems'`, nil, chromedp.WithPollingTimeout(30*time.Second)))
 	json.Unmarshal(apiCall(t, base, token, "problem.get", map[string]any{"output": "extend"}), &ps)
 	if len(ps) != 0 {
 		t.Errorf("after Close in the page, problem.get still has %+v", ps)
 	}
+}
+
+// textOf reads an element's text in one step in the page: list rows are
+// replaced when their details arrive, and a node found in one DevTools
+// call may be gone by the next.
+func textOf(sel string, out *string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(document.querySelector(%q) || {textContent: ''}).textContent`, sel), out)
+}
+
+// press clicks a button of a list row from inside the page (the row may
+// be re-rendered between finding it and a DevTools mouse event).
+func press(sel string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b) return false; b.click(); return true; })()`, sel), nil,
+		chromedp.WithPollingTimeout(30*time.Second))
 }

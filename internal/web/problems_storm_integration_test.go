@@ -387,9 +387,9 @@ func TestIntegrationProblemsStorm(t *testing.T) {
 	var first string
 	run(t, ctx, "find an unacknowledged row", poll(`document.querySelector('.problem-row:not(.loading) .ack-no') !== null`),
 		chromedp.Evaluate(`document.querySelector('.problem-row:not(.loading) .ack-no').closest('.problem-row').dataset.eventid`, &first))
-	run(t, ctx, "click Ack on "+first, chromedp.Click(`.problem-row[data-eventid="`+first+`"] .ack-btn`, chromedp.ByQuery))
+	run(t, ctx, "click Ack on "+first, press(`.problem-row[data-eventid="`+first+`"] .ack-btn`))
 	run(t, ctx, "row "+first+" shows acknowledged", poll(`document.querySelector('.problem-row[data-eventid="`+first+`"] .ack-yes') !== null`))
-	run(t, ctx, "history", chromedp.Click(`.problem-row[data-eventid="`+first+`"] .more-btn`, chromedp.ByQuery),
+	run(t, ctx, "history", press(`.problem-row[data-eventid="`+first+`"] .more-btn`),
 		chromedp.WaitVisible(`#problem-actions .hist-btn`, chromedp.ByQuery),
 		chromedp.Click(`#problem-actions .hist-btn`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#event-history table`, chromedp.ByQuery))
