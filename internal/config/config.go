@@ -163,10 +163,20 @@ type TrapperConfig struct {
 	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
-// HTTPConfig configures the HTTP listener: the JSON-RPC API, /metrics and
-// /healthz (and the web UI once it exists).
+// HTTPConfig configures the HTTP listener: the web UI at /, the
+// JSON-RPC API, /metrics and /healthz.
 type HTTPConfig struct {
 	Listen string `yaml:"listen"`
+	// TLSCertFile and TLSKeyFile (PEM), both or neither, make the port
+	// serve HTTPS only; the UI then sends Strict-Transport-Security and
+	// marks its session cookie Secure. Restart to change.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
+	// HSTSMaxAge is the max-age of Strict-Transport-Security under HTTPS.
+	HSTSMaxAge Duration `yaml:"hsts_max_age"`
+	// UI serves the web UI at /; false leaves the port to the API and
+	// metrics.
+	UI bool `yaml:"ui"`
 	// Pprof serves Go's profiler at /debug/pprof/. Off by default: it
 	// exposes internals and can cost CPU, so an operator turns it on to
 	// investigate.
@@ -243,7 +253,7 @@ func Default() Config {
 			Timeout:          Duration(30 * time.Second),
 			IdleTimeout:      Duration(30 * time.Second),
 		},
-		HTTP: HTTPConfig{Listen: ":8080"},
+		HTTP: HTTPConfig{Listen: ":8080", HSTSMaxAge: Duration(365 * 24 * time.Hour), UI: true},
 		Pipeline: PipelineConfig{
 			Shards:      0,
 			QueueValues: 1 << 17,
@@ -340,6 +350,20 @@ func (c *Config) Validate() error {
 	}
 	if err := validAddr(c.HTTP.Listen); err != nil {
 		return fieldErr("http.listen", "%v", err)
+	}
+	if (c.HTTP.TLSCertFile == "") != (c.HTTP.TLSKeyFile == "") {
+		return fieldErr("http.tls_cert_file", "and http.tls_key_file must be set together (HTTPS needs both) or both left empty")
+	}
+	for _, f := range []struct{ name, path string }{{"http.tls_cert_file", c.HTTP.TLSCertFile}, {"http.tls_key_file", c.HTTP.TLSKeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return fieldErr(f.name, "cannot be read: %v", err)
+		}
+	}
+	if c.HTTP.HSTSMaxAge < 0 || c.HTTP.HSTSMaxAge > Duration(2*365*24*time.Hour) {
+		return fieldErr("http.hsts_max_age", "must be between 0s and 2 years (17520h), not %s", c.HTTP.HSTSMaxAge)
 	}
 	if c.Pipeline.Shards < 0 || c.Pipeline.Shards > 1024 {
 		return fieldErr("pipeline.shards", "must be between 0 (one per CPU) and 1024, not %d", c.Pipeline.Shards)

@@ -1,9 +1,10 @@
 // Package server assembles a Peregrine server from its stages: catalog,
 // history store, pipeline, housekeeping (flush, retention, compaction),
 // trapper, the check scheduler with its checkers (passive agent, SNMP,
+// simple checks: ICMP, TCP services, web pages; HTTP agent, calculated,
 // internal), the SNMP trap receiver (when snmp.trap_listen is set) and
-// the HTTP listener, and runs them as one group that starts
-// together and stops in dependency order (ingest first, then the pipeline
+// the HTTP listener (web UI, API, metrics), and runs them as one group
+// that starts together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).
 //
 // Triggers: the catalog validates trigger expressions with the expression
@@ -31,6 +32,12 @@
 // Calculated items (type 15) are evaluated by package poll/calc on the
 // scheduler's intervals, reading the history store; the catalog refuses
 // a formula that does not parse (CheckFormula, package expr).
+//
+// HTTP port: the web UI (internal/web) at / when http.ui is on, the
+// JSON-RPC API at /api_jsonrpc.php, /metrics and /healthz. With
+// http.tls_cert_file and tls_key_file the port serves HTTPS only (TLS 1.2
+// or later) and every response carries Strict-Transport-Security; the
+// certificate is loaded in New, so a bad file stops the start.
 //
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.

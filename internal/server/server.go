@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
+	"github.com/peregrine-mon/peregrine/internal/web"
 )
 
 // Version is the Peregrine version, set at build time with
@@ -424,6 +426,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
 	mux.Handle("/api_jsonrpc.php", s.API.Handler())
+	httpsConf, err := loadHTTPS(cfg.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.HTTP.UI {
+		ui, err := web.New(web.Options{
+			API: s.API.Handler(), AdminPasswordFile: pwPath,
+			TLS: httpsConf != nil, HSTSMaxAge: cfg.HTTP.HSTSMaxAge.Std(),
+			Logger: log.With("component", "web"), Metrics: s.Metrics,
+		})
+		if err != nil {
+			return nil, err
+		}
+		ui.Register(mux)
+	}
 	if cfg.HTTP.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -431,8 +448,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	}
+	var handler http.Handler = mux
+	if httpsConf != nil {
+		handler = hsts(mux, cfg.HTTP.HSTSMaxAge.Std())
+	}
 	s.httpSrv = &http.Server{
-		Handler:           mux,
+		Handler:   handler,
+		TLSConfig: httpsConf,
+		// net/http's own complaints (failed TLS handshakes: plain HTTP to
+		// the HTTPS port, scanners) go to our log at debug level, not to
+		// stderr once per connection.
+		ErrorLog:          slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelDebug),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      5 * time.Minute,
@@ -474,14 +500,21 @@ func (s *Server) Run(ctx context.Context) error {
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
 
+	// The TLS listener is made here, before Serve: Serve writes to
+	// httpSrv.TLSConfig (HTTP/2 set-up), so nothing may read it after.
+	ln := s.httpLn
+	https := s.httpSrv.TLSConfig != nil
+	if https {
+		ln = tls.NewListener(ln, s.httpSrv.TLSConfig)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := s.httpSrv.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	s.log.Info("http listening", "addr", s.httpLn.Addr().String())
+	s.log.Info("http listening", "addr", s.httpLn.Addr().String(), "https", https)
 
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)

@@ -3,6 +3,9 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
+	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
@@ -50,4 +53,29 @@ func agentTLS(cat *catalog.Catalog, m *zbxtls.Material) func(uint64) (*tls.Confi
 		}
 		return nil, nil
 	}
+}
+
+// loadHTTPS loads the HTTP port's certificate (http.tls_cert_file and
+// tls_key_file); nil without one. Loaded in New so that a bad file stops
+// the start with its name, before any port is bound.
+func loadHTTPS(c config.HTTPConfig) (*tls.Config, error) {
+	if c.TLSCertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("http.tls_cert_file %s / http.tls_key_file %s: %w", c.TLSCertFile, c.TLSKeyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// hsts adds Strict-Transport-Security to every HTTPS response (API and
+// metrics too, not only the UI's): a browser that once reached this host
+// over HTTPS then refuses plain HTTP to it for maxAge.
+func hsts(h http.Handler, maxAge time.Duration) http.Handler {
+	v := "max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", v)
+		h.ServeHTTP(w, r)
+	})
 }

@@ -1,0 +1,90 @@
+// The UI's only data path: JSON-RPC calls to the API through /ui/api,
+// where the server attaches this session's credentials (the session
+// cookie is HttpOnly: no script here can read it). Every call carries the
+// CSRF token that /ui/session hands out.
+
+let session = null;
+
+export class APIError extends Error {
+  constructor(method, e) {
+    super(`${method}: ${e.message} ${e.data || ''}`.trim());
+    this.code = e.code;
+    this.data = e.data || '';
+  }
+}
+
+// loadSession fetches who is logged in and the CSRF token; without a
+// session the server answers 401 and the app goes to the login page.
+export async function loadSession() {
+  // The page carries them (meta elements, no round trip); /ui/session
+  // is the fallback.
+  const meta = (n) => document.querySelector(`meta[name="${n}"]`)?.content;
+  if (meta('peregrine-csrf')) {
+    session = { username: meta('peregrine-user'), csrf: meta('peregrine-csrf') };
+    return session;
+  }
+  const r = await fetch('/ui/session', { credentials: 'same-origin', cache: 'no-store' });
+  if (r.status === 401) {
+    location.assign('/login');
+    throw new Error('not logged in');
+  }
+  if (!r.ok) throw new Error(`/ui/session: HTTP ${r.status}`);
+  session = await r.json();
+  return session;
+}
+
+export function currentSession() { return session; }
+
+let nextID = 1;
+
+async function post(body) {
+  const r = await fetch('/ui/api', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json-rpc', 'X-CSRF-Token': session.csrf },
+    body: JSON.stringify(body),
+  });
+  if (r.status === 401) {
+    location.assign('/login');
+    throw new Error('session ended');
+  }
+  if (!r.ok) throw new Error(`API: HTTP ${r.status}: ${(await r.text()).trim()}`);
+  return r.json();
+}
+
+// call runs one API method and returns its result or throws APIError.
+export async function call(method, params) {
+  const res = await post({ jsonrpc: '2.0', method, params, id: nextID++ });
+  if (res.error) {
+    if (/re-login|Not authorized/.test(res.error.data || '')) location.assign('/login');
+    throw new APIError(method, res.error);
+  }
+  return res.result;
+}
+
+// batch runs several calls in one request (a JSON-RPC batch) and returns
+// one entry per call: {result} or {error: APIError}, in order.
+export async function batch(calls) {
+  const base = nextID;
+  nextID += calls.length;
+  const res = await post(calls.map((c, i) => ({ jsonrpc: '2.0', method: c[0], params: c[1], id: base + i })));
+  const byID = new Map(res.map((r) => [r.id, r]));
+  return calls.map((c, i) => {
+    const r = byID.get(base + i);
+    if (!r) return { error: new APIError(c[0], { message: 'no answer', data: '' }) };
+    return r.error ? { error: new APIError(c[0], r.error) } : { result: r.result };
+  });
+}
+
+// hasMethod tells whether the server knows an API method (problem.get
+// comes with the trigger engine): "Incorrect API"/"Incorrect method" is
+// code -32601.
+export async function hasMethod(method, params) {
+  try {
+    await call(method, params);
+    return true;
+  } catch (e) {
+    if (e instanceof APIError && e.code === -32601) return false;
+    throw e;
+  }
+}

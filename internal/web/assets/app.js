@@ -1,0 +1,65 @@
+// The app shell: loads the session, wires the header (logout form with
+// its CSRF token, theme switch), and routes between pages with the
+// History API. Pages are real server paths (/hosts, /latest, ...), so a
+// reload or a shared link goes through the server's session check.
+import { loadSession } from './api.js';
+import { clear, h } from './dom.js';
+import { toggleTheme } from './theme.js';
+
+const pages = {
+  overview: () => import('./pages/overview.js'),
+  problems: () => import('./pages/problems.js'),
+  hosts: () => import('./pages/hosts.js'),
+  latest: () => import('./pages/latest.js'),
+  graph: () => import('./pages/graph.js'),
+};
+
+let cleanup = null;
+let seq = 0;
+
+async function show() {
+  const name = location.pathname.replace(/^\//, '') || 'overview';
+  const load = pages[name] || pages.overview;
+  const main = document.getElementById('main');
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name);
+  if (cleanup) {
+    try { cleanup(); } catch (e) { console.error(e); }
+    cleanup = null;
+  }
+  const my = ++seq;
+  clear(main);
+  document.title = `Peregrine: ${name}`;
+  try {
+    const mod = await load();
+    if (my !== seq) return;
+    cleanup = (await mod.render(main, new URLSearchParams(location.search))) || null;
+  } catch (e) {
+    console.error(e);
+    if (my === seq) main.appendChild(h('p', { class: 'error', role: 'alert' }, String(e.message || e)));
+  }
+}
+
+// navigate moves to a page of the app without reloading it.
+export function navigate(url) {
+  history.pushState(null, '', url);
+  show();
+}
+
+async function start() {
+  const s = await loadSession();
+  document.getElementById('whoami').textContent = s.username;
+  document.getElementById('logout-csrf').value = s.csrf;
+  document.getElementById('theme-toggle').addEventListener('click', toggleTheme);
+  document.addEventListener('click', (ev) => {
+    const a = ev.target.closest && ev.target.closest('a');
+    if (!a || a.target || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+    const u = new URL(a.href, location.href);
+    if (u.origin !== location.origin || !(u.pathname.slice(1) in pages)) return;
+    ev.preventDefault();
+    navigate(u.pathname + u.search);
+  });
+  addEventListener('popstate', show);
+  await show();
+}
+
+start();

@@ -1,0 +1,231 @@
+// Problems, built for an incident storm (50,000 open problems): the
+// server filters (problem.get severities, groupids, hostids, tags,
+// acknowledged, search name) and answers first with three short fields a
+// problem (eventid, severity, clock) so the list can be sorted and sized;
+// the rows in view then fetch their details by eventids, a screenful at a
+// time, with their hosts (trigger.get selectHosts). Event history is read
+// only when asked for (event.get on one trigger), never per row: the
+// lesson of a Zabbix frontend whose per-row pop-ups took minutes to load
+// during an outage. The list refreshes every 30 s in place, keeping the
+// scroll position.
+import { call } from '../api.js';
+import { h, clear, debounce, fmtAge, fmtTime, SEVERITIES } from '../dom.js';
+import { VList, cells } from '../vlist.js';
+
+const REFRESH_MS = 30000;
+const MAX_PROBLEMS = 100000;
+const FIRST_ROWS = 60;
+
+export async function render(main, q) {
+  const sevBoxes = SEVERITIES.map((name, s) => h('label', { class: `sev-check sev-${s}` },
+    h('input', { type: 'checkbox', value: String(s), checked: q.getAll('severity').includes(String(s)) }), name));
+  const groupSel = h('select', { id: 'problem-group', 'aria-label': 'Host group' }, h('option', { value: '' }, 'All host groups'));
+  const hostSearch = h('input', { type: 'search', id: 'problem-host', placeholder: 'Host name', 'aria-label': 'Host name' });
+  const nameSearch = h('input', { type: 'search', id: 'problem-search', placeholder: 'Problem name', 'aria-label': 'Problem name' });
+  const tagInput = h('input', { type: 'search', id: 'problem-tag', placeholder: 'tag:value', 'aria-label': 'Tag' });
+  const ackSel = h('select', { id: 'problem-ack', 'aria-label': 'Acknowledged' },
+    h('option', { value: '' }, 'Acknowledged or not'), h('option', { value: '1' }, 'Acknowledged'), h('option', { value: '0' }, 'Not acknowledged'));
+  const sortSel = h('select', { id: 'problem-sort', 'aria-label': 'Sort' },
+    h('option', { value: 'time' }, 'Newest first'), h('option', { value: 'severity' }, 'Severity, then newest'));
+  const status = h('span', { class: 'muted', id: 'problem-count' });
+  const history = h('section', { class: 'card', id: 'event-history', hidden: true });
+  const hostidParam = q.get('hostid');
+
+  let rows = []; // [{eventid, severity, clock}]
+  const details = new Map();
+  const hostsOf = new Map(); // triggerid -> [names]
+  let inFlight = new Set();
+
+  const list = new VList({
+    header: ['Severity', 'Time', 'Host', 'Problem', 'Duration', 'Ack', 'Tags', ''],
+    columns: '6.5rem 9.5rem minmax(7rem, 1fr) minmax(12rem, 3fr) 5.5rem 3rem minmax(6rem, 1fr) 8.5rem',
+    rowHeight: 30,
+    renderRow(i) {
+      const r = rows[i];
+      const p = details.get(r.eventid);
+      const sev = h('span', { class: `badge sev-${r.severity}` }, SEVERITIES[r.severity] || r.severity);
+      if (!p) return h('div', { class: 'problem-row loading', dataset: { eventid: r.eventid } }, cells(sev, fmtTime(r.clock), '…', '', '', '', '', ''));
+      const tags = (p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag));
+      const name = h('span', { class: 'problem-name', title: p.name }, p.name, p.opdata ? h('span', { class: 'muted' }, ` (${p.opdata})`) : null);
+      return h('div', { class: 'problem-row', dataset: { eventid: r.eventid } }, cells(
+        sev,
+        fmtTime(p.clock),
+        h('span', { class: 'host-name' }, (hostsOf.get(p.objectid) || []).join(', ')),
+        name,
+        fmtAge(p.clock),
+        p.acknowledged === '1' ? h('span', { class: 'ack-yes' }, 'Yes') : h('span', { class: 'ack-no' }, 'No'),
+        h('span', { class: 'tags' }, tags),
+        // Two buttons a row, handled by one listener on the list (below):
+        // rows are made and dropped by the dozen on every scrolled frame.
+        h('span', { class: 'actions' },
+          h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
+          h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')),
+      ));
+    },
+    onRange: (s, e) => fetchDetails(s, e, false).catch((err) => console.error(err)),
+  });
+
+  // One panel of further actions, opened under a row's "More…" button.
+  const panel = h('div', { class: 'card action-panel', id: 'problem-actions', hidden: true });
+  function openPanel(p, anchor) {
+    clear(panel);
+    panel.append(
+      h('div', { class: 'muted' }, p.name),
+      h('button', { type: 'button', class: 'close-btn', onclick: () => { panel.hidden = true; act(p, { action: 1 }); } }, 'Close problem'),
+      h('select', { class: 'sev-change', 'aria-label': 'Change severity', onchange: (e) => { if (e.target.value !== '') { panel.hidden = true; act(p, { action: 8, severity: Number(e.target.value) }); } } },
+        h('option', { value: '' }, 'Change severity…'), SEVERITIES.map((s, k) => h('option', { value: String(k) }, s))),
+      h('button', { type: 'button', class: 'hist-btn', onclick: () => { panel.hidden = true; showHistory(p); } }, 'Event history'),
+      h('button', { type: 'button', onclick: () => { panel.hidden = true; } }, 'Cancel'));
+    const r = anchor.getBoundingClientRect();
+    const top = r.bottom + window.scrollY + 2;
+    panel.hidden = false;
+    panel.style.top = `${top}px`;
+    panel.style.left = `${Math.max(8, Math.min(r.right - panel.offsetWidth, window.innerWidth - panel.offsetWidth - 8))}px`;
+  }
+  list.el.addEventListener('click', (ev) => {
+    const b = ev.target.closest && ev.target.closest('button[data-act]');
+    if (!b) return;
+    const row = b.closest('.problem-row');
+    const p = row && details.get(row.dataset.eventid);
+    if (!p) return;
+    if (b.dataset.act === 'ack') act(p, { action: 2 });
+    else openPanel(p, b);
+  });
+
+  async function act(p, a) {
+    try {
+      await call('event.acknowledge', { eventids: [p.eventid], ...a });
+      await fetchDetailsFor([p.eventid]);
+      if (a.action === 1 || a.action === 8) await load(true);
+    } catch (e) {
+      alertBox(e);
+    }
+  }
+
+  function alertBox(e) {
+    status.textContent = String(e.message || e);
+    status.classList.add('error');
+  }
+
+  async function showHistory(p) {
+    history.hidden = false;
+    clear(history);
+    history.append(h('h3', {}, `Event history: ${p.name}`), h('p', { class: 'muted' }, 'Loading…'));
+    const evs = await call('event.get', { output: ['eventid', 'clock', 'value', 'severity', 'acknowledged', 'name'], objectids: [p.objectid], sortfield: ['clock'], sortorder: 'DESC', limit: 50 });
+    clear(history);
+    history.append(h('h3', {}, `Event history: ${p.name}`),
+      h('button', { type: 'button', onclick: () => { history.hidden = true; } }, 'Close history'),
+      h('table', { class: 'plain' }, h('tr', {}, h('th', {}, 'Time'), h('th', {}, 'Status'), h('th', {}, 'Severity'), h('th', {}, 'Ack')),
+        evs.map((e) => h('tr', {}, h('td', {}, fmtTime(e.clock)), h('td', {}, e.value === '1' ? 'PROBLEM' : 'RESOLVED'),
+          h('td', {}, SEVERITIES[e.severity] || e.severity), h('td', {}, e.acknowledged === '1' ? 'Yes' : 'No')))));
+  }
+
+  async function hostsFor(ps) {
+    const trig = [...new Set(ps.map((p) => p.objectid).filter((t) => !hostsOf.has(t)))];
+    if (trig.length) {
+      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'] });
+      for (const t of ts) hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+    }
+  }
+
+  async function fetchDetailsFor(eventids) {
+    const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
+    await hostsFor(ps);
+    for (const p of ps) details.set(p.eventid, p);
+    const want = new Set(eventids);
+    rows.forEach((r, i) => { if (want.has(r.eventid)) list.replaceRow(i); });
+  }
+
+  async function fetchDetails(start, end, all) {
+    const want = [];
+    for (let i = start; i < end; i++) {
+      const id = rows[i].eventid;
+      if ((all || !details.has(id)) && !inFlight.has(id)) want.push(id);
+    }
+    if (!want.length) return;
+    const gen = inFlight;
+    for (const id of want) gen.add(id);
+    try {
+      await fetchDetailsFor(want);
+    } finally {
+      for (const id of want) gen.delete(id);
+    }
+  }
+
+  function filterParams() {
+    const p = { output: ['eventid', 'severity', 'clock'], sortfield: ['eventid'], sortorder: 'DESC', limit: MAX_PROBLEMS };
+    const sevs = sevBoxes.map((l) => l.firstChild).filter((b) => b.checked).map((b) => Number(b.value));
+    if (sevs.length) p.severities = sevs;
+    if (groupSel.value) p.groupids = [groupSel.value];
+    if (nameSearch.value) p.search = { name: nameSearch.value };
+    if (ackSel.value !== '') p.acknowledged = ackSel.value === '1';
+    const tag = tagInput.value.trim();
+    if (tag) {
+      const [t, ...v] = tag.split(':');
+      p.tags = [{ tag: t.trim(), value: v.join(':').trim(), operator: 0 }];
+    }
+    return p;
+  }
+
+  let seq = 0;
+  async function load(keepScroll) {
+    const my = ++seq;
+    const t0 = performance.now();
+    // A new filter shows fresh details; a refresh keeps them until the
+    // rows in view are read again.
+    if (!keepScroll) details.clear();
+    const p = filterParams();
+    if (hostidParam) p.hostids = [hostidParam];
+    if (hostSearch.value) {
+      const hs = await call('host.get', { output: ['hostid'], search: { name: hostSearch.value } });
+      p.hostids = hs.map((x) => x.hostid);
+      if (!p.hostids.length) p.hostids = ['0'];
+    }
+    // The first screenful with details, beside the full list: it paints
+    // while the 50,000 short rows are on their way.
+    let all = false;
+    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then(async (ps) => {
+      await hostsFor(ps);
+      if (my !== seq) return;
+      for (const x of ps) details.set(x.eventid, x);
+      if (all) { list.refresh(); return; }
+      rows = ps.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
+      status.textContent = ps.length < FIRST_ROWS ? `${rows.length} problems` : 'counting…';
+      list.setCount(rows.length);
+    }).catch(() => {});
+    const res = await call('problem.get', p);
+    if (my !== seq) return;
+    all = true;
+    rows = res.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
+    if (sortSel.value === 'severity') rows.sort((a, b) => b.severity - a.severity || b.clock - a.clock);
+    inFlight = new Set();
+    status.classList.remove('error');
+    status.textContent = `${rows.length} problems${rows.length >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : ''}`;
+    list.setCount(rows.length, true);
+    if (keepScroll) { const [s, e] = list.range(); await fetchDetails(s, e, true); }
+    status.dataset.ms = String(Math.round(performance.now() - t0));
+    if (first) await first;
+  }
+
+  const reload = debounce(() => load(false).catch(alertBox), 250);
+  for (const el of [groupSel, ackSel, sortSel, ...sevBoxes.map((l) => l.firstChild)]) el.addEventListener('change', reload);
+  for (const el of [hostSearch, nameSearch, tagInput]) el.addEventListener('input', reload);
+
+  main.append(
+    h('div', { class: 'toolbar' }, h('h1', {}, 'Problems'), status),
+    h('div', { class: 'filters' }, sevBoxes, groupSel, hostSearch, nameSearch, tagInput, ackSel, sortSel),
+    list.el, history, panel);
+  try {
+    for (const g of await call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' })) groupSel.append(h('option', { value: g.groupid }, g.name));
+    await load(false);
+  } catch (e) {
+    if (e.code === -32601) {
+      clear(main);
+      main.append(h('h1', {}, 'Problems'), h('p', { class: 'muted', id: 'no-problem-api' }, 'This server has no problem.get yet: problems come with the trigger engine.'));
+      return () => list.destroy();
+    }
+    throw e;
+  }
+  const timer = setInterval(() => load(true).catch((e) => console.error(e)), REFRESH_MS);
+  return () => { clearInterval(timer); list.destroy(); };
+}

@@ -1,0 +1,73 @@
+// Package web is Peregrine's web UI: a small single-page app of plain ES
+// modules (assets/, embedded with embed; no build step, no bundle to keep
+// in step with its sources) and the few server endpoints it needs, on the
+// HTTP port beside the API.
+//
+// Data path: the app reads and writes only through the JSON-RPC API, the
+// same handler (api.Server.Handler) that serves /api_jsonrpc.php, with
+// the same permissions and error texts; logging in and out are the API's
+// user.login and user.logout, and the session check is
+// user.checkAuthentication, all called in-process (session.go). The
+// package owns no data and no second query path.
+//
+// Routes (Register):
+//   - GET /, /overview, /problems, /hosts, /latest, /graph: the app
+//     document for a live session, else 303 to /login. Pages are real
+//     paths (not "#" fragments) so the server sees every page request.
+//   - GET /login, POST /login: the login page (html/template, every
+//     field escaped) with the first-start password flow explained: where
+//     `serve` wrote the generated Admin password (Options.AdminPasswordFile)
+//     and whether the file is still there, never its content.
+//   - POST /logout: user.logout, then the cookie is dropped.
+//   - GET /ui/session: who is logged in and the CSRF token (the app
+//     document carries both in meta elements; this is the fallback).
+//   - POST /ui/api: JSON-RPC (single or batch) passed to the API handler
+//     with "Authorization: Bearer <session>" attached here.
+//   - GET /assets/...: modules, styles, vendored uPlot (no data, no
+//     session needed: the login page uses the style sheet). Pages link
+//     them under /assets/v-<hash of all assets>/, cached as immutable:
+//     an upgrade changes every URL, and a repeat visit loads no module
+//     over the network. Unversioned paths are revalidated (ETag).
+//
+// Session and CSRF (design): the session cookie holds the API session id
+// itself, HttpOnly, SameSite=Strict, Secure when the listener serves
+// HTTPS. Since no script can read an HttpOnly cookie, the app cannot put
+// the session in the API's "auth" member or an Authorization header;
+// /ui/api attaches it server-side instead, so the secret never reaches
+// script, a URL or a log. Every state change carries a CSRF token
+// (X-CSRF-Token on /ui/api, a form field on /logout), an HMAC-SHA256 of
+// the session under a key drawn at start: nothing is stored, and a
+// restart only makes open pages fetch a new token. /ui/api asks for it
+// on reads too (one rule, and a read through a stolen session is a leak
+// too). The login form has its own pair (a random cookie and its HMAC in
+// the form) against login CSRF. Browsers' Origin header, when present,
+// must name this host. Refusals are 403, counted
+// (peregrine_web_csrf_refused_total) and logged once per 10 s.
+//
+// Headers on every UI response: a Content-Security-Policy that allows
+// scripts, styles and connections from this origin only (no inline
+// script or style element, no eval), nosniff, frame-ancestors 'none' /
+// X-Frame-Options DENY, Referrer-Policy same-origin, and
+// Strict-Transport-Security when Options.TLS. The app builds the DOM
+// with textContent and properties only (assets/dom.js), never innerHTML:
+// user-provided strings (host names, item values, problem names) are
+// text.
+//
+// Large lists (assets/vlist.js): latest data and problems render only
+// the rows in view. The server filters and sorts; the first answer holds
+// ids only (item.get output ["itemid"], problem.get eventid, severity
+// and clock), and the rows in view fetch their details by id. Graphs use
+// uPlot (assets/vendor/uplot, MIT, vendored release file) with
+// history.get "downsample" (one bucket per pixel column: min/max band
+// and avg line) or trend.get beyond the items' history retention.
+//
+// Problems (assets/pages/problems.js) are built for an incident storm:
+// server-side filters (severity, host group, host, tags, acknowledged,
+// name), a windowed list, details only for the rows in view, event
+// history (event.get) only when a row's history is asked for, never per
+// row, and acknowledge, close and change severity (event.acknowledge)
+// in place. The page refreshes every 30 s without losing its place.
+//
+// Concurrency: a UI is safe for concurrent use; its state after New is
+// read-only (assets, templates, the CSRF key) apart from counters.
+package web
