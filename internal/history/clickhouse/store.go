@@ -134,6 +134,8 @@ type Store struct {
 	types   map[uint64]uint8 // item -> bit set of the tables holding its values
 
 	closed   atomic.Bool
+	ctx      context.Context // canceled by Close: ends an insert in flight
+	cancel   context.CancelFunc
 	kick     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -207,6 +209,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s.metrics()
 	s.log.Info("clickhouse history store open", "version", vs, "codecs", s.feat.Codecs, "ttl", s.feat.TTL,
 		"database", s.db, "migrations_applied", n, "spooled_values", s.spooled)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	go s.ship()
 	return s, nil
 }
@@ -372,6 +375,9 @@ func (s *Store) ship() {
 			}
 			err := s.insertGen(g)
 			s.mLag.Set(int64(time.Since(since) / time.Second))
+			if err != nil && s.ctx.Err() != nil {
+				return // Close: the values stay in the WAL
+			}
 			if err != nil {
 				kind := Kind(err)
 				s.mShipErr[kind].Inc()
@@ -439,7 +445,7 @@ func (s *Store) insertGen(g *gen) error {
 		if rows[t] == 0 {
 			return nil
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.o.QueryTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, s.o.QueryTimeout)
 		defer cancel()
 		tb := &tables[t]
 		if err := s.c.insert(ctx, s.db+"."+tb.name, tb.columns, bufs[t]); err != nil {
@@ -503,6 +509,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	close(s.stop)
+	s.cancel()
 	<-s.done
 	s.sealMu.Lock() // no writer is between its WAL append and the spool
 	defer s.sealMu.Unlock()
