@@ -117,44 +117,14 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 		return nil
 	}
 	sp, mask := s.spoolValues(q.ItemID, from, till, q.Desc)
-	emitted := 0
-	i := 0
-	before := func(a, b *history.Sample) bool { // a comes first in q's order
-		if q.Desc {
-			return key(a) > key(b)
-		}
-		return key(a) < key(b)
-	}
-	// emit passes v on; false ends the read.
-	emit := func(v *history.Sample) bool {
-		if !fn(v) {
-			return false
-		}
-		emitted++
-		return q.Limit <= 0 || emitted < q.Limit
-	}
-	// row merges one ClickHouse row: spool values before it go first, a
-	// spool value at its timestamp replaces it.
-	row := func(v *history.Sample) bool {
-		for i < len(sp) && before(&sp[i], v) {
-			if !emit(&sp[i]) {
-				return false
-			}
-			i++
-		}
-		if i < len(sp) && key(&sp[i]) == key(v) {
-			i++
-			return emit(&sp[i-1])
-		}
-		return emit(v)
-	}
-	more := true
+	m := merger{sp: sp, limit: q.Limit, desc: q.Desc, fn: fn}
 	switch bits.OnesCount8(mask) {
 	case 0:
 	case 1:
 		t := history.ValueType(bits.TrailingZeros8(mask))
-		var err error
-		more, err = s.stream(ctx, &tables[t], q.ItemID, from, till, q.Desc, q.Limit, row)
+		_, err := s.stream(ctx, &tables[t], q.ItemID, from, till, q.Desc, q.Limit, func(v *history.Sample) bool {
+			return m.row(v) && !m.full()
+		})
 		if err != nil {
 			return err
 		}
@@ -179,16 +149,15 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 				return err
 			}
 		}
-		sort.SliceStable(all, func(a, b int) bool { return before(&all[a], &all[b]) })
+		sort.SliceStable(all, func(a, b int) bool { return m.before(&all[a], &all[b]) })
 		for k := range all {
-			if more = row(&all[k]); !more {
+			if !m.row(&all[k]) || m.full() {
 				break
 			}
 		}
 	}
-	for more && i < len(sp) {
-		more = emit(&sp[i])
-		i++
+	if !m.stopped {
+		m.rest()
 	}
 	return nil
 }
