@@ -23,7 +23,8 @@
 // (SELECT version()) decides the extras: column codecs (DoubleDelta,
 // Gorilla, T64 with ZSTD) from 19.11, table TTL from 19.6; 18.16 gets
 // the plain schema. Peregrine creates the schema and records its version
-// in peregrine_schema; migrations apply only what is missing.
+// in peregrine_schema; migrations apply only what is missing, and DDL
+// runs only when the schema is behind. Schema 2 adds the trends table.
 //
 // # Durability and idempotence (store.go)
 //

@@ -249,9 +249,11 @@ func (s *Store) Downsample(ctx context.Context, q history.DownsampleQuery) ([]hi
 	return out, nil
 }
 
-// ReadTrends returns hourly trends computed in ClickHouse from the
+// ReadTrends returns hourly trends: computed in ClickHouse from the
 // deduplicated history (GROUP BY the hour), or from a merged Read when
-// the item has unshipped values in the range.
+// the item has unshipped values in the range, and for hours whose
+// history was dropped, the rolled-up rows of the trends table
+// (retention.go).
 func (s *Store) ReadTrends(ctx context.Context, item uint64, from, till int64) ([]history.Trend, error) {
 	if s.closed.Load() {
 		return nil, history.ErrClosed
@@ -267,6 +269,18 @@ func (s *Store) ReadTrends(ctx context.Context, item uint64, from, till int64) (
 	if !ok {
 		return nil, nil
 	}
+	h, err := s.historyTrends(ctx, item, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	rolled, err := s.rolledTrends(ctx, item, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return mergeTrends(h, rolled), nil
+}
+
+func (s *Store) historyTrends(ctx context.Context, item uint64, lo, hi int64) ([]history.Trend, error) {
 	sp, mask := s.spoolValues(item, lo, hi, false)
 	numeric := mask & (1<<history.Float | 1<<history.Uint)
 	if numeric == 0 {

@@ -118,7 +118,10 @@ func migrations(db string, f Features, ttl time.Duration) [][]string {
 	for _, t := range tables {
 		v1 = append(v1, createTable(db, t, f, ttl))
 	}
-	return [][]string{v1}
+	// 2: hourly trends of dropped history (retention.go).
+	v2 := []string{"CREATE TABLE IF NOT EXISTS " + db + ".trends (itemid UInt64, clock DateTime, num UInt64, value_min Float64, value_max Float64, value_sum Float64, ver UInt64) " +
+		"ENGINE = ReplacingMergeTree(ver) PARTITION BY toYYYYMM(clock) ORDER BY (itemid, clock) SETTINGS index_granularity = 8192"}
+	return [][]string{v1, v2}
 }
 
 // migrate creates the database and brings its schema up to date. It
