@@ -218,6 +218,12 @@ type ClickHouseConfig struct {
 	SpoolLimit int64 `yaml:"spool_limit"`
 	// QueryTimeout bounds one HTTP request.
 	QueryTimeout Duration `yaml:"query_timeout"`
+	// Cluster names a cluster of the servers' remote_servers: URLs are
+	// then its shards in order, and reads go through Distributed tables.
+	Cluster string `yaml:"cluster"`
+	// DirectWrites sends each item's rows to its shard's local table
+	// instead of through the Distributed table.
+	DirectWrites bool `yaml:"direct_writes"`
 }
 
 // ClickHouseTLS is the client side of https:// ClickHouse URLs.
@@ -476,6 +482,9 @@ func (c *ClickHouseConfig) validate() error {
 	}
 	if c.QueryTimeout < Duration(time.Second) || c.QueryTimeout > Duration(time.Hour) {
 		return fieldErr("history.clickhouse.query_timeout", "must be between 1s and 1h, not %s", c.QueryTimeout)
+	}
+	if c.Cluster != "" && !clickhouseDB.MatchString(c.Cluster) {
+		return fieldErr("history.clickhouse.cluster", "must be letters, digits and _, not %q", c.Cluster)
 	}
 	t := c.TLS
 	if (t.CertFile == "") != (t.KeyFile == "") {

@@ -46,10 +46,39 @@ const QuotaQueries = 30
 // the test ends.
 func StartClickHouse(t testing.TB) *ClickHouse {
 	t.Helper()
+	ports := freePorts(t, 2)
+	return startClickHouse(t, ports[0], ports[1], "")
+}
+
+// ClusterName is the cluster StartClickHouseCluster defines in every
+// server's remote_servers, for Distributed tables.
+const ClusterName = "peregrine"
+
+// StartClickHouseCluster starts n private servers that each know the
+// cluster ClusterName of n shards (one server each, in the order
+// returned), so that a Distributed table on any of them spans all.
+// There is no ZooKeeper: no replication and no ON CLUSTER DDL.
+func StartClickHouseCluster(t testing.TB, n int) []*ClickHouse {
+	t.Helper()
+	ports := freePorts(t, 2*n)
+	var rs bytes.Buffer
+	fmt.Fprintf(&rs, "<remote_servers><%s>", ClusterName)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&rs, "<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>", ports[2*i+1])
+	}
+	fmt.Fprintf(&rs, "</%s></remote_servers>", ClusterName)
+	out := make([]*ClickHouse, n)
+	for i := range out {
+		out[i] = startClickHouse(t, ports[2*i], ports[2*i+1], rs.String())
+	}
+	return out
+}
+
+func startClickHouse(t testing.TB, httpPort, tcpPort int, extra string) *ClickHouse {
+	t.Helper()
 	bin := Need(t, "clickhouse-server", "clickhouse-server")
 	ch := &ClickHouse{t: t, bin: bin, dir: t.TempDir()}
-	ports := twoFreePorts(t)
-	ch.HTTP, ch.TCP = ports[0], ports[1]
+	ch.HTTP, ch.TCP = httpPort, tcpPort
 	ch.URL = fmt.Sprintf("http://127.0.0.1:%d/", ch.HTTP)
 	for _, d := range []string{"data", "tmp", "user_files", "log", "format_schemas"} {
 		if err := os.MkdirAll(filepath.Join(ch.dir, d), 0o700); err != nil {
@@ -78,8 +107,9 @@ func StartClickHouse(t testing.TB) *ClickHouse {
   <default_database>default</default_database>
   <timezone>UTC</timezone>
   <mlock_executable>false</mlock_executable>
+  %[4]s
 </yandex>
-`, ch.dir, ch.HTTP, ch.TCP)
+`, ch.dir, ch.HTTP, ch.TCP, extra)
 	users := fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
   <profiles>
@@ -108,11 +138,11 @@ func StartClickHouse(t testing.TB) *ClickHouse {
 	return ch
 }
 
-// twoFreePorts returns two distinct free ports of 127.0.0.1, holding the
-// first while asking for the second.
-func twoFreePorts(t testing.TB) [2]int {
+// freePorts returns n distinct free ports of 127.0.0.1, holding each
+// while asking for the next.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var out [2]int
+	out := make([]int, n)
 	var lns []net.Listener
 	defer func() {
 		for _, l := range lns {

@@ -232,8 +232,8 @@ func (c *client) queryString(ctx context.Context, sql string) (string, error) {
 }
 
 // insert sends RowBinary rows to table.
-func (c *client) insert(ctx context.Context, table, columns string, rows []byte) error {
-	rc, err := c.do(ctx, "INSERT INTO "+table+" ("+columns+") FORMAT RowBinary", rows, nil)
+func (c *client) insert(ctx context.Context, table, columns string, rows []byte, settings map[string]string) error {
+	rc, err := c.do(ctx, "INSERT INTO "+table+" ("+columns+") FORMAT RowBinary", rows, settings)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestClientErrorsAndFailover(t *testing.T) {
 		kind string
 		code int
 	}{
-		{func() error { return c.insert(ctx, "db.history", "itemid", []byte{1}) }, "readonly", 164},
+		{func() error { return c.insert(ctx, "db.history", "itemid", []byte{1}, nil) }, "readonly", 164},
 		{func() error { return c.exec(ctx, "SELECT 1") }, "quota", 201},
 	} {
 		err := k.run()

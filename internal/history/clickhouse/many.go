@@ -93,8 +93,8 @@ func (s *Store) manySQL(t *table, items []uint64, from, till int64, desc bool, l
 		}
 		in.WriteString(strconv.FormatUint(id, 10))
 	}
-	inner := fmt.Sprintf("SELECT itemid, toUInt32(clock) AS c, ns, %s FROM %s.%s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s, ver DESC LIMIT 1 BY itemid, clock, ns",
-		t.read, s.db, t.name, in.String(), from, till, dir, dir)
+	inner := fmt.Sprintf("SELECT itemid, toUInt32(clock) AS c, ns, %s FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s, ver DESC LIMIT 1 BY itemid, clock, ns",
+		t.read, s.from(t.name), in.String(), from, till, dir, dir)
 	if limit <= 0 {
 		return inner + " FORMAT RowBinary"
 	}
@@ -314,8 +314,8 @@ func (s *Store) CountMany(ctx context.Context, items []uint64, q history.Query, 
 				}
 				in.WriteString(strconv.FormatUint(id, 10))
 			}
-			sql := fmt.Sprintf("SELECT itemid, count() FROM (SELECT itemid FROM %s.%s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) GROUP BY itemid, clock, ns) GROUP BY itemid FORMAT RowBinary",
-				s.db, tables[t].name, in.String(), from, till)
+			sql := fmt.Sprintf("SELECT itemid, count() FROM (SELECT itemid FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) GROUP BY itemid, clock, ns) GROUP BY itemid FORMAT RowBinary",
+				s.from(tables[t].name), in.String(), from, till)
 			rc, err := s.c.do(ctx, sql, nil, nil)
 			if err != nil {
 				return 0, fmt.Errorf("clickhouse: counting %d items: %w", len(chunk), err)

@@ -74,8 +74,8 @@ func (s *Store) selectSQL(t *table, item uint64, from, till int64, desc bool, li
 		dir = " DESC"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "SELECT toUInt32(clock), ns, %s FROM %s.%s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock%s, ns%s, ver DESC LIMIT 1 BY clock, ns",
-		t.read, s.db, t.name, item, from, till, dir, dir)
+	fmt.Fprintf(&b, "SELECT toUInt32(clock), ns, %s FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock%s, ns%s, ver DESC LIMIT 1 BY clock, ns",
+		t.read, s.from(t.name), item, from, till, dir, dir)
 	if limit > 0 {
 		fmt.Fprintf(&b, " LIMIT %d", limit)
 	}
@@ -219,8 +219,8 @@ func (s *Store) Downsample(ctx context.Context, q history.DownsampleQuery) ([]hi
 		// (below 2^32 values per bucket) and give the exact 128-bit sum.
 		agg = "count(), min(value), max(value), sum(intDiv(value, 4294967296)), sum(value % 4294967296)"
 	}
-	sql := fmt.Sprintf("SELECT intDiv(toInt64(toUInt32(clock)) - %d, %d) AS b, %s FROM (SELECT clock, value FROM %s.%s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ns, ver DESC LIMIT 1 BY clock, ns) GROUP BY b ORDER BY b FORMAT RowBinary",
-		g.Start, g.Width, agg, s.db, tables[t].name, q.ItemID, from, till)
+	sql := fmt.Sprintf("SELECT intDiv(toInt64(toUInt32(clock)) - %d, %d) AS b, %s FROM (SELECT clock, value FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ns, ver DESC LIMIT 1 BY clock, ns) GROUP BY b ORDER BY b FORMAT RowBinary",
+		g.Start, g.Width, agg, s.from(tables[t].name), q.ItemID, from, till)
 	rc, err := s.c.do(ctx, sql, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: downsampling item %d: %w", q.ItemID, err)
@@ -311,8 +311,8 @@ func (s *Store) historyTrends(ctx context.Context, item uint64, lo, hi int64) ([
 		return out, err
 	}
 	t := history.ValueType(bits.TrailingZeros8(numeric))
-	sql := fmt.Sprintf("SELECT toUInt32(toStartOfHour(clock)) AS h, count(), toFloat64(min(value)), toFloat64(max(value)), sum(toFloat64(value)) FROM (SELECT clock, value FROM %s.%s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ns, ver DESC LIMIT 1 BY clock, ns) GROUP BY h ORDER BY h FORMAT RowBinary",
-		s.db, tables[t].name, item, lo, hi)
+	sql := fmt.Sprintf("SELECT toUInt32(toStartOfHour(clock)) AS h, count(), toFloat64(min(value)), toFloat64(max(value)), sum(toFloat64(value)) FROM (SELECT clock, value FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ns, ver DESC LIMIT 1 BY clock, ns) GROUP BY h ORDER BY h FORMAT RowBinary",
+		s.from(tables[t].name), item, lo, hi)
 	rc, err := s.c.do(ctx, sql, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: trends of item %d: %w", item, err)

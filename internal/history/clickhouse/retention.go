@@ -24,8 +24,8 @@ import (
 
 // partitions lists the active partitions of table, as their partition
 // values (YYYYMMDD for history, YYYYMM for trends).
-func (s *Store) partitions(ctx context.Context, table string) ([]int64, error) {
-	rc, err := s.c.do(ctx, fmt.Sprintf("SELECT DISTINCT toUInt32(toUInt64OrZero(partition)) FROM system.parts WHERE database = '%s' AND table = '%s' AND active FORMAT RowBinary", s.db, table), nil, nil)
+func (s *Store) partitions(ctx context.Context, c *client, table string) ([]int64, error) {
+	rc, err := c.do(ctx, fmt.Sprintf("SELECT DISTINCT toUInt32(toUInt64OrZero(partition)) FROM system.parts WHERE database = '%s' AND table = '%s' AND active FORMAT RowBinary", s.db, table), nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: listing partitions of %s.%s: %w", s.db, table, err)
 	}
@@ -56,8 +56,24 @@ func (s *Store) DropBefore(cutoff int64) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*s.o.QueryTimeout)
 	defer cancel()
 	n := 0
-	for _, t := range tables {
-		parts, err := s.partitions(ctx, t.name)
+	for _, c := range s.shards {
+		for _, t := range tables {
+			m, err := s.dropDays(ctx, c, t, cutoff)
+			n += m
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// dropDays is DropBefore for one table of one server (a shard's local
+// table in a cluster: partitions are per server).
+func (s *Store) dropDays(ctx context.Context, c *client, t table, cutoff int64) (int, error) {
+	n := 0
+	{
+		parts, err := s.partitions(ctx, c, t.name)
 		if err != nil {
 			return n, err
 		}
@@ -67,11 +83,11 @@ func (s *Store) DropBefore(cutoff int64) (int, error) {
 				continue
 			}
 			if t.typ.Numeric() {
-				if err := s.rollup(ctx, &t, start); err != nil {
+				if err := s.rollup(ctx, c, &t, start); err != nil {
 					return n, err
 				}
 			}
-			if err := s.c.exec(ctx, fmt.Sprintf("ALTER TABLE %s.%s DROP PARTITION %d", s.db, t.name, p)); err != nil {
+			if err := c.exec(ctx, fmt.Sprintf("ALTER TABLE %s.%s DROP PARTITION %d", s.db, t.name, p)); err != nil {
 				return n, fmt.Errorf("clickhouse: dropping partition %d of %s.%s: %w", p, s.db, t.name, err)
 			}
 			n++
@@ -81,11 +97,11 @@ func (s *Store) DropBefore(cutoff int64) (int, error) {
 }
 
 // rollup writes the trends of one day of a numeric table.
-func (s *Store) rollup(ctx context.Context, t *table, day int64) error {
+func (s *Store) rollup(ctx context.Context, c *client, t *table, day int64) error {
 	sql := fmt.Sprintf("INSERT INTO %[1]s.trends SELECT itemid, toStartOfHour(clock) AS h, count(), min(toFloat64(value)), max(toFloat64(value)), sum(toFloat64(value)), %[5]d "+
 		"FROM (SELECT itemid, clock, value FROM %[1]s.%[2]s WHERE clock >= toDateTime(%[3]d) AND clock < toDateTime(%[4]d) ORDER BY itemid, clock, ns, ver DESC LIMIT 1 BY itemid, clock, ns) GROUP BY itemid, h",
 		s.db, t.name, day, day+86400, time.Now().UnixNano())
-	if err := s.c.exec(ctx, sql); err != nil {
+	if err := c.exec(ctx, sql); err != nil {
 		return fmt.Errorf("clickhouse: rolling up trends of %s.%s for %s: %w", s.db, t.name, time.Unix(day, 0).UTC().Format("2006-01-02"), err)
 	}
 	return nil
@@ -99,7 +115,19 @@ func (s *Store) DropTrendsBefore(cutoff int64) (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.o.QueryTimeout)
 	defer cancel()
-	parts, err := s.partitions(ctx, "trends")
+	n := 0
+	for _, c := range s.shards {
+		m, err := s.dropMonths(ctx, c, cutoff)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) dropMonths(ctx context.Context, c *client, cutoff int64) (int, error) {
+	parts, err := s.partitions(ctx, c, "trends")
 	if err != nil {
 		return 0, err
 	}
@@ -109,7 +137,7 @@ func (s *Store) DropTrendsBefore(cutoff int64) (int, error) {
 		if err != nil || m.AddDate(0, 1, 0).Unix() > cutoff {
 			continue
 		}
-		if err := s.c.exec(ctx, fmt.Sprintf("ALTER TABLE %s.trends DROP PARTITION %d", s.db, p)); err != nil {
+		if err := c.exec(ctx, fmt.Sprintf("ALTER TABLE %s.trends DROP PARTITION %d", s.db, p)); err != nil {
 			return n, fmt.Errorf("clickhouse: dropping trends partition %d: %w", p, err)
 		}
 		n++
@@ -119,8 +147,8 @@ func (s *Store) DropTrendsBefore(cutoff int64) (int, error) {
 
 // rolledTrends reads item's rolled-up trends for hours in [from, till].
 func (s *Store) rolledTrends(ctx context.Context, item uint64, from, till int64) ([]history.Trend, error) {
-	sql := fmt.Sprintf("SELECT toUInt32(clock), num, value_min, value_max, value_sum FROM %s.trends WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ver DESC LIMIT 1 BY clock FORMAT RowBinary",
-		s.db, item, from, till)
+	sql := fmt.Sprintf("SELECT toUInt32(clock), num, value_min, value_max, value_sum FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock, ver DESC LIMIT 1 BY clock FORMAT RowBinary",
+		s.from("trends"), item, from, till)
 	rc, err := s.c.do(ctx, sql, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: trends of item %d: %w", item, err)

@@ -113,14 +113,29 @@ func createTable(db string, t table, f Features, ttl time.Duration) string {
 // schema from version i to i+1. Applied versions are recorded in
 // peregrine_schema, so a restart applies only what is new, and a newer
 // schema than this build knows is refused.
-func migrations(db string, f Features, ttl time.Duration) [][]string {
+//
+// With a cluster every table also gets a Distributed twin named
+// <table>_all over cluster, sharded by itemid, so that all values of an
+// item are on one shard (deduplication and LIMIT 1 BY work per shard).
+// There is no ON CLUSTER (it needs ZooKeeper): migrate runs on each
+// server.
+func migrations(db string, f Features, ttl time.Duration, cluster string) [][]string {
+	dist := func(name string) string {
+		return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %[1]s.%[2]s_all AS %[1]s.%[2]s ENGINE = Distributed(%[3]s, %[1]s, %[2]s, itemid)", db, name, cluster)
+	}
 	var v1 []string
 	for _, t := range tables {
 		v1 = append(v1, createTable(db, t, f, ttl))
+		if cluster != "" {
+			v1 = append(v1, dist(t.name))
+		}
 	}
 	// 2: hourly trends of dropped history (retention.go).
 	v2 := []string{"CREATE TABLE IF NOT EXISTS " + db + ".trends (itemid UInt64, clock DateTime, num UInt64, value_min Float64, value_max Float64, value_sum Float64, ver UInt64) " +
 		"ENGINE = ReplacingMergeTree(ver) PARTITION BY toYYYYMM(clock) ORDER BY (itemid, clock) SETTINGS index_granularity = 8192"}
+	if cluster != "" {
+		v2 = append(v2, dist("trends"))
+	}
 	return [][]string{v1, v2}
 }
 
@@ -128,8 +143,8 @@ func migrations(db string, f Features, ttl time.Duration) [][]string {
 // reads the schema version first and runs DDL only when the schema is
 // behind, so that a user without DDL rights (readonly=2, or a replica's
 // writer) can open an up-to-date database.
-func migrate(ctx context.Context, c *client, db string, f Features, ttl time.Duration) (applied int, err error) {
-	ms := migrations(db, f, ttl)
+func migrate(ctx context.Context, c *client, db string, f Features, ttl time.Duration, cluster string) (applied int, err error) {
+	ms := migrations(db, f, ttl, cluster)
 	s, err := c.queryString(ctx, "SELECT max(version) FROM "+db+".peregrine_schema")
 	if err != nil {
 		var se *ServerError

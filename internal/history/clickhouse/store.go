@@ -57,6 +57,16 @@ type Options struct {
 	QueryTimeout  time.Duration // per HTTP request
 	TTL           time.Duration // table TTL where the server supports it; 0 = none
 
+	// Cluster is the name of a cluster in the servers' remote_servers.
+	// When set, URLs are the cluster's shards, one server each, in the
+	// cluster's shard order; Peregrine creates local tables and
+	// Distributed <table>_all tables on each and reads through the
+	// latter. DirectWrites inserts each item's rows into its shard's local
+	// table (itemid modulo the shard count, the Distributed table's own
+	// rule for equal weights) instead of through the Distributed table.
+	Cluster      string
+	DirectWrites bool
+
 	Metrics *selfmon.Registry // nil: a private registry
 	Logger  *slog.Logger      // nil: discard
 }
@@ -113,13 +123,15 @@ func (g *gen) add(v []history.Sample) {
 
 // Store is the ClickHouse history backend. See the package documentation.
 type Store struct {
-	o    Options
-	c    *client
-	db   string
-	ver  Version
-	feat Features
-	log  *slog.Logger
-	wal  *wal.WAL
+	o      Options
+	c      *client   // all URLs, failing over: reads, version, schema checks
+	shards []*client // one per URL: DDL, retention, direct writes
+	suffix string    // "_all" with a cluster: the tables reads and routed writes use
+	db     string
+	ver    Version
+	feat   Features
+	log    *slog.Logger
+	wal    *wal.WAL
 
 	// sealMu orders writers against sealing: a writer holds it shared
 	// from its WAL append until its values are in cur, and sealing holds
@@ -164,6 +176,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Cluster != "" && !identRE.MatchString(o.Cluster) {
+		return nil, fmt.Errorf("clickhouse: cluster name %q must be letters, digits and _", o.Cluster)
+	}
 	s := &Store{o: o, c: c, db: o.Database, log: o.Logger, cur: newGen(), types: map[uint64]uint8{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		throttle: selfmon.NewLogThrottle(o.Logger, time.Minute)}
@@ -175,12 +190,28 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.feat = FeaturesOf(s.ver)
+	s.shards = []*client{c}
+	if o.Cluster != "" {
+		s.suffix = "_all"
+		s.shards = nil
+		for _, u := range o.URLs {
+			sc, err := newClient(clientOptions{URLs: []string{u}, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.QueryTimeout})
+			if err != nil {
+				return nil, err
+			}
+			s.shards = append(s.shards, sc)
+		}
+	}
 	if o.TTL > 0 && !s.feat.TTL {
 		s.log.Warn("history.clickhouse.ttl is set but this ClickHouse has no table TTL; retention relies on partition drops only", "version", s.ver.String())
 	}
-	n, err := migrate(ctx, c, s.db, s.feat, o.TTL)
-	if err != nil {
-		return nil, err
+	var n int
+	for _, sc := range s.shards {
+		m, err := migrate(ctx, sc, s.db, s.feat, o.TTL, o.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		n = max(n, m)
 	}
 	if err := s.loadTypes(ctx); err != nil {
 		return nil, err
@@ -236,7 +267,7 @@ func (s *Store) metrics() {
 // only those (an item has one value type, except after a type change).
 func (s *Store) loadTypes(ctx context.Context) error {
 	for _, t := range tables {
-		rc, err := s.c.do(ctx, "SELECT DISTINCT itemid FROM "+s.db+"."+t.name+" FORMAT RowBinary", nil, nil)
+		rc, err := s.c.do(ctx, "SELECT DISTINCT itemid FROM "+s.from(t.name)+" FORMAT RowBinary", nil, nil)
 		if err != nil {
 			return fmt.Errorf("clickhouse: listing the items of %s.%s: %w", s.db, t.name, err)
 		}
@@ -439,27 +470,43 @@ func (s *Store) insertGen(g *gen) error {
 		maxLen = max(maxLen, len(v))
 	}
 	base := s.nextVer(maxLen)
-	var bufs [len(tables)][]byte
-	var rows [len(tables)]int
-	flush := func(t history.ValueType) error {
-		if rows[t] == 0 {
+	// One buffer per (destination, table): with direct writes the
+	// destinations are the shards, otherwise the one routed target.
+	nd := 1
+	if s.o.DirectWrites && s.o.Cluster != "" {
+		nd = len(s.shards)
+	}
+	bufs := make([][len(tables)][]byte, nd)
+	rows := make([][len(tables)]int, nd)
+	flush := func(dst int, t history.ValueType) error {
+		if rows[dst][t] == 0 {
 			return nil
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, s.o.QueryTimeout)
 		defer cancel()
 		tb := &tables[t]
-		if err := s.c.insert(ctx, s.db+"."+tb.name, tb.columns, bufs[t]); err != nil {
+		var err error
+		if nd > 1 {
+			err = s.shards[dst].insert(ctx, s.db+"."+tb.name, tb.columns, bufs[dst][t], nil)
+		} else {
+			// Through a Distributed table: synchronously, so that
+			// the rows are on their shards (and readable) when the
+			// spool lets go of them.
+			err = s.c.insert(ctx, s.from(tb.name), tb.columns, bufs[dst][t], s.routedSettings())
+		}
+		if err != nil {
 			return err
 		}
 		s.mInserts.Inc()
-		s.mShipped.Add(uint64(rows[t]))
-		bufs[t], rows[t] = bufs[t][:0], 0
+		s.mShipped.Add(uint64(rows[dst][t]))
+		bufs[dst][t], rows[dst][t] = bufs[dst][t][:0], 0
 		return nil
 	}
 	for id, vs := range g.items {
+		dst := int(id % uint64(nd))
 		for i := range vs {
 			v := &vs[i]
-			b := bufs[v.Type]
+			b := bufs[dst][v.Type]
 			b = appendU64(b, id)
 			b = appendU32(b, uint32(v.Clock))
 			b = appendU32(b, uint32(v.NS))
@@ -484,21 +531,36 @@ func (s *Store) insertGen(g *gen) error {
 				b = append(b, has)
 			}
 			b = appendU64(b, base+uint64(i))
-			bufs[v.Type] = b
-			rows[v.Type]++
-			if rows[v.Type] >= s.o.BatchSize {
-				if err := flush(v.Type); err != nil {
+			bufs[dst][v.Type] = b
+			rows[dst][v.Type]++
+			if rows[dst][v.Type] >= s.o.BatchSize {
+				if err := flush(dst, v.Type); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	for t := range tables {
-		if err := flush(history.ValueType(t)); err != nil {
-			return err
+	for dst := range bufs {
+		for t := range tables {
+			if err := flush(dst, history.ValueType(t)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// from names a table for reads (and routed writes): the Distributed
+// twin in a cluster, the table itself otherwise.
+func (s *Store) from(name string) string { return s.db + "." + name + s.suffix }
+
+// routedSettings are the settings of an insert through a Distributed
+// table (none without a cluster).
+func (s *Store) routedSettings() map[string]string {
+	if s.suffix == "" {
+		return nil
+	}
+	return map[string]string{"insert_distributed_sync": "1"}
 }
 
 // Close stops the shipper and closes the spool. Unshipped values stay in
