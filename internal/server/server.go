@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 			Dir: ClickHouseSpoolPath(cfg.DataDir), Sync: sync, SyncInterval: cfg.History.FsyncInterval.Std(),
 			BatchSize: chc.BatchSize, FlushInterval: chc.FlushInterval.Std(), SpoolLimit: chc.SpoolLimit,
 			QueryTimeout: chc.QueryTimeout.Std(), Cluster: chc.Cluster, DirectWrites: chc.DirectWrites,
-			Metrics:      s.Metrics, Logger: log.With("component", "history"),
+			Metrics: s.Metrics, Logger: log.With("component", "history"),
 		})
 		if err != nil {
 			return nil, err
