@@ -93,11 +93,12 @@ func (s *Store) manySQL(t *table, items []uint64, from, till int64, desc bool, l
 		}
 		in.WriteString(strconv.FormatUint(id, 10))
 	}
+	if limit <= 0 { // deduplicated by the decoder, as in selectSQL
+		return fmt.Sprintf("SELECT itemid, toUInt32(clock), ns, %s, ver FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s FORMAT RowBinary",
+			t.read, s.from(t.name), in.String(), from, till, dir, dir)
+	}
 	inner := fmt.Sprintf("SELECT itemid, toUInt32(clock) AS c, ns, %s FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s, ver DESC LIMIT 1 BY itemid, clock, ns",
 		t.read, s.from(t.name), in.String(), from, till, dir, dir)
-	if limit <= 0 {
-		return inner + " FORMAT RowBinary"
-	}
 	// LIMIT n BY itemid after the deduplication: a second level, which
 	// must sort again (a subquery's order is not kept).
 	return fmt.Sprintf("SELECT * FROM (%s) ORDER BY itemid, c%s, ns%s LIMIT %d BY itemid FORMAT RowBinary", inner, dir, dir, limit)
@@ -111,6 +112,26 @@ func (s *Store) streamMany(ctx context.Context, t *table, items []uint64, from, 
 	}
 	defer rc.Close()
 	d := newRowReader(rc)
+	if limit <= 0 {
+		lw := lastWins{fn: fn}
+		for d.more() {
+			id := d.u64()
+			v, lm := lw.slot()
+			readRow(d, t.typ, id, v, lm)
+			ver := d.u64()
+			if d.err != nil {
+				break
+			}
+			if !lw.push(ver) {
+				return nil
+			}
+		}
+		if d.err != nil {
+			return fmt.Errorf("clickhouse: reading %d items: %w", len(items), d.err)
+		}
+		lw.flush()
+		return nil
+	}
 	var v history.Sample
 	var lm history.LogMeta
 	for d.more() {

@@ -68,12 +68,25 @@ func clampRange(from, till int64) (int64, int64, bool) {
 	return from, till, from <= till
 }
 
+//
+// Deduplication. With a limit, ClickHouse keeps each timestamp's last
+// write (LIMIT 1 BY after ORDER BY ... ver DESC), so that LIMIT counts
+// values, not rows. Without one (history.get's common case, and the
+// large reads) the rows come with their ver and the decoder keeps the
+// highest per timestamp (lastWins): on 18.16 LIMIT 1 BY over a million
+// rows costs several times the sort itself, and duplicates are rare
+// (retries, rewrites, not yet merged away).
 func (s *Store) selectSQL(t *table, item uint64, from, till int64, desc bool, limit int) string {
 	dir := ""
 	if desc {
 		dir = " DESC"
 	}
 	var b strings.Builder
+	if limit <= 0 {
+		fmt.Fprintf(&b, "SELECT toUInt32(clock), ns, %s, ver FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock%s, ns%s FORMAT RowBinary",
+			t.read, s.from(t.name), item, from, till, dir, dir)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "SELECT toUInt32(clock), ns, %s FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY clock%s, ns%s, ver DESC LIMIT 1 BY clock, ns",
 		t.read, s.from(t.name), item, from, till, dir, dir)
 	if limit > 0 {
@@ -171,6 +184,24 @@ func (s *Store) stream(ctx context.Context, t *table, item uint64, from, till in
 	}
 	defer rc.Close()
 	d := newRowReader(rc)
+	if limit <= 0 {
+		lw := lastWins{fn: fn}
+		for d.more() {
+			v, lm := lw.slot()
+			readRow(d, t.typ, item, v, lm)
+			ver := d.u64()
+			if d.err != nil {
+				break
+			}
+			if !lw.push(ver) {
+				return false, nil
+			}
+		}
+		if d.err != nil {
+			return false, fmt.Errorf("clickhouse: reading item %d: %w", item, d.err)
+		}
+		return lw.flush(), nil
+	}
 	var v history.Sample
 	var lm history.LogMeta
 	for d.more() {
@@ -186,6 +217,54 @@ func (s *Store) stream(ctx context.Context, t *table, item uint64, from, till in
 		return false, fmt.Errorf("clickhouse: reading item %d: %w", item, d.err)
 	}
 	return true, nil
+}
+
+// lastWins passes on one row per (item, clock, ns) of a stream ordered
+// by them, the one with the highest ver. Rows are decoded into
+// alternating slots so that the pending row survives the next decode.
+type lastWins struct {
+	have bool
+	v    [2]history.Sample
+	lm   [2]history.LogMeta
+	ver  uint64
+	cur  int // the pending row's slot
+	fn   func(*history.Sample) bool
+}
+
+// slot is where to decode the next row.
+func (l *lastWins) slot() (*history.Sample, *history.LogMeta) {
+	o := 1 - l.cur
+	return &l.v[o], &l.lm[o]
+}
+
+// push takes the row decoded into slot(); false when fn ended the read.
+func (l *lastWins) push(ver uint64) bool {
+	o := 1 - l.cur
+	n := &l.v[o]
+	if l.have {
+		p := &l.v[l.cur]
+		if p.ItemID == n.ItemID && p.Clock == n.Clock && p.NS == n.NS {
+			if ver > l.ver {
+				l.cur, l.ver = o, ver
+			}
+			return true
+		}
+		if !l.fn(p) {
+			l.have = false
+			return false
+		}
+	}
+	l.cur, l.ver, l.have = o, ver, true
+	return true
+}
+
+// flush passes on the pending row; false when fn ended the read.
+func (l *lastWins) flush() bool {
+	if !l.have {
+		return true
+	}
+	l.have = false
+	return l.fn(&l.v[l.cur])
 }
 
 // Downsample computes the buckets in ClickHouse (GROUP BY the bucket
