@@ -36,9 +36,9 @@
 // RetryInterval: delivery is at least once, and duplicates are harmless
 // because every row carries ver (increasing in write order) and rows of
 // one (itemid, clock, ns) are one value: merges keep the highest ver, and
-// reads keep it before merges (ORDER BY ... ver DESC LIMIT 1 BY clock,
-// ns). The same rule gives Zabbix's last-write-wins for a resent
-// timestamp. After a crash the WAL is replayed into the spool and shipped
+// reads keep it before merges (unlimited reads in the RowBinary decoder,
+// limited ones and aggregates in SQL with LIMIT 1 BY clock, ns). The same
+// rule gives Zabbix's last-write-wins for a resent timestamp. After a crash the WAL is replayed into the spool and shipped
 // again. Shipping errors are counted by cause
 // (peregrine_clickhouse_ship_errors_total{kind}: unreachable, readonly,
 // quota, disk_full, too_many_parts, server) and logged once a minute per
@@ -60,6 +60,18 @@
 //
 // Which tables hold an item is learned from writes and, at Open, from
 // SELECT DISTINCT itemid per table, so a read asks one table.
+//
+// # Cluster
+//
+// With Options.Cluster (a cluster of the servers' remote_servers) every
+// server gets the local tables and a Distributed twin of each
+// (history_all, ..., trends_all) sharded by itemid, so an item's rows are
+// all on one shard and deduplicate there. Reads go through the twins;
+// writes go through them synchronously (insert_distributed_sync) or, with
+// DirectWrites, straight to the shard's local table (itemid modulo the
+// shard count). DDL and retention run on each server (no ON CLUSTER: it
+// needs ZooKeeper). Replication (ReplicatedMergeTree) is not set up by
+// Peregrine.
 //
 // Concurrency: every method may be called from many goroutines; Read
 // holds the spool lock only to copy one item's unshipped values.

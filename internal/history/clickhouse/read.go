@@ -68,6 +68,8 @@ func clampRange(from, till int64) (int64, int64, bool) {
 	return from, till, from <= till
 }
 
+// selectSQL reads one item of one table in q's order.
+//
 // Deduplication. With a limit, ClickHouse keeps each timestamp's last
 // write (LIMIT 1 BY after ORDER BY ... ver DESC), so that LIMIT counts
 // values, not rows. Without one (history.get's common case, and the
