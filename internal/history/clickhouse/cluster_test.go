@@ -23,6 +23,7 @@ var clusterContract = flag.Bool("clickhouse.cluster", false, "run the contract s
 // with writes through the Distributed table the same values land on the
 // same shards; either way each item lives on exactly one shard.
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two clickhouse-servers")
 	}

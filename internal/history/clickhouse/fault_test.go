@@ -61,6 +61,7 @@ func countRows(t *testing.T, s *Store, table string) (raw, dedup int) {
 // Every acknowledged value is read back exactly once, the backlog grows
 // during the outage and drains after, and the outage is counted.
 func TestOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server and keeps it down for a while")
 	}
@@ -179,6 +180,7 @@ func TestOutage(t *testing.T) {
 // insert that landed but whose answer was lost) is stored twice and read
 // once; the later write of a timestamp still wins.
 func TestRetryIsIdempotent(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}
@@ -231,6 +233,7 @@ func TestRetryIsIdempotent(t *testing.T) {
 // here) keeps values in the spool, readable, and is counted by kind and
 // logged with the server's message.
 func TestRefusedInserts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}
@@ -290,6 +293,7 @@ func TestRefusedInserts(t *testing.T) {
 // shipped), and once the spool holds SpoolLimit values Write refuses more
 // with ErrSpoolFull instead of growing without bound.
 func TestSpoolSurvivesRestartAndLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}

@@ -17,6 +17,7 @@ import (
 // after; DropTrendsBefore drops trend months. Hours are computed over the
 // last write of each timestamp.
 func TestRetentionAndTrends(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}
@@ -112,6 +113,7 @@ func TestRetentionAndTrends(t *testing.T) {
 // TestSchemaVersion: a reopen applies nothing; a schema newer than this
 // build is refused with a clear error.
 func TestSchemaVersion(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}

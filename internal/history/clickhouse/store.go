@@ -300,6 +300,9 @@ func (s *Store) Write(ctx context.Context, samples []history.Sample) error {
 		v := &samples[i]
 		if v.Clock < 0 || v.Clock > maxClock || v.NS < 0 || v.NS > 999_999_999 || !v.Type.Valid() {
 			s.mRejected.Add(uint64(len(samples)))
+			if sup, ok := s.throttle.Allow("rejected"); ok {
+				s.log.Warn("refusing a batch with a value ClickHouse cannot store", "item", v.ItemID, "clock", v.Clock, "ns", v.NS, "type", v.Type, "batch", len(samples), "suppressed", sup)
+			}
 			return fmt.Errorf("clickhouse: item %d: value at clock %d ns %d type %d cannot be stored (ClickHouse DateTime holds clocks from 0 to %d); the batch of %d values was refused",
 				v.ItemID, v.Clock, v.NS, v.Type, maxClock, len(samples))
 		}

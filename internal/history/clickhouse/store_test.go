@@ -38,6 +38,9 @@ func openStore(t *testing.T, ch *testutil.ClickHouse, mod func(*Options)) *Store
 }
 
 func TestContract(t *testing.T) {
+	// Each test has its own servers; most of their time is waiting
+	// (an outage, the server starting), so they overlap.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts clickhouse-server")
 	}
