@@ -138,3 +138,63 @@ func BenchmarkRead1M(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "values/s")
 }
+
+// BenchmarkIngestCluster: b.N values into a 2-shard cluster, written to
+// the shards directly and through the Distributed table; reports
+// values/s persisted and each shard's share of the rows.
+//
+//	go test -run '^$' -bench IngestCluster -benchtime 2000000x ./internal/history/clickhouse/
+func BenchmarkIngestCluster(b *testing.B) {
+	chs := testutil.StartClickHouseCluster(b, 2)
+	for _, direct := range []bool{true, false} {
+		name := "distributed"
+		if direct {
+			name = "direct"
+		}
+		b.Run(name, func(b *testing.B) {
+			data := realistic(min(b.N, 2_000_000))
+			s, err := Open(context.Background(), Options{URLs: []string{chs[0].URL, chs[1].URL}, Cluster: testutil.ClusterName, DirectWrites: direct,
+				Database: fmt.Sprintf("bench_%s_%d", name, b.N), Dir: b.TempDir(), Sync: wal.SyncBatch, FlushInterval: 500 * time.Millisecond, BatchSize: 200_000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			const batch = 10_000
+			buf := make([]history.Sample, 0, batch)
+			start := time.Now()
+			for i := 0; i < b.N; {
+				buf = buf[:0]
+				for ; len(buf) < batch && i < b.N; i++ {
+					v := data[i%len(data)]
+					v.Clock += int64(i/len(data)) * 86400
+					buf = append(buf, v)
+				}
+				if err := s.Write(ctx, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+			defer cancel()
+			if err := s.Flush(fctx); err != nil {
+				b.Fatal(err)
+			}
+			el := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/el.Seconds(), "values/s")
+			for i, sc := range s.shards {
+				var total int64
+				for _, t := range tables {
+					v, err := sc.queryString(ctx, "SELECT count() FROM "+s.db+"."+t.name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var n int64
+					fmt.Sscan(v, &n)
+					total += n
+				}
+				b.ReportMetric(float64(total)/float64(b.N)*100, fmt.Sprintf("%%shard%d", i))
+			}
+		})
+	}
+}
