@@ -58,8 +58,9 @@
 // Last values for triggers and item.get come from the pipeline's state,
 // never from here.
 //
-// Which tables hold an item is learned from writes and, at Open, from
-// SELECT DISTINCT itemid per table, so a read asks one table.
+// Which tables hold an item is learned from writes and, on the item's
+// first read, from one primary-key lookup per table (batched for many
+// items), so that later reads ask one table.
 //
 // # Cluster
 //

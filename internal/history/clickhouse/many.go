@@ -86,19 +86,13 @@ func (s *Store) manySQL(t *table, items []uint64, from, till int64, desc bool, l
 	if desc {
 		dir = " DESC"
 	}
-	var in strings.Builder
-	for i, id := range items {
-		if i > 0 {
-			in.WriteByte(',')
-		}
-		in.WriteString(strconv.FormatUint(id, 10))
-	}
+	in := idList(items)
 	if limit <= 0 { // deduplicated by the decoder, as in selectSQL
 		return fmt.Sprintf("SELECT itemid, toUInt32(clock), ns, %s, ver FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s FORMAT RowBinary",
-			t.read, s.from(t.name), in.String(), from, till, dir, dir)
+			t.read, s.from(t.name), in, from, till, dir, dir)
 	}
 	inner := fmt.Sprintf("SELECT itemid, toUInt32(clock) AS c, ns, %s FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) ORDER BY itemid, clock%s, ns%s, ver DESC LIMIT 1 BY itemid, clock, ns",
-		t.read, s.from(t.name), in.String(), from, till, dir, dir)
+		t.read, s.from(t.name), in, from, till, dir, dir)
 	// LIMIT n BY itemid after the deduplication: a second level, which
 	// must sort again (a subquery's order is not kept).
 	return fmt.Sprintf("SELECT * FROM (%s) ORDER BY itemid, c%s, ns%s LIMIT %d BY itemid FORMAT RowBinary", inner, dir, dir, limit)
@@ -174,6 +168,9 @@ func (s *Store) ReadMany(ctx context.Context, items []uint64, q history.Query, f
 
 // readChunk reads one chunk of ReadMany; stop reports that fn ended it.
 func (s *Store) readChunk(ctx context.Context, items []uint64, q history.Query, from, till int64, fn func(*history.Sample) bool) (stop bool, err error) {
+	if err := s.resolve(ctx, items); err != nil {
+		return false, err
+	}
 	// The spool first (see read.go), one copy per distinct item.
 	sp := make(map[uint64][]history.Sample, len(items))
 	masks := make(map[uint64]uint8, len(items))
@@ -308,6 +305,9 @@ func (s *Store) CountMany(ctx context.Context, items []uint64, q history.Query, 
 		})
 		return n, err
 	}
+	if err := s.resolve(ctx, items); err != nil {
+		return 0, err
+	}
 	byTable := map[int][]uint64{}
 	seen := map[uint64]bool{}
 	for _, id := range items {
@@ -328,15 +328,9 @@ func (s *Store) CountMany(ctx context.Context, items []uint64, q history.Query, 
 	for t, ids := range byTable {
 		for start := 0; start < len(ids); start += inChunk {
 			chunk := ids[start:min(start+inChunk, len(ids))]
-			var in strings.Builder
-			for i, id := range chunk {
-				if i > 0 {
-					in.WriteByte(',')
-				}
-				in.WriteString(strconv.FormatUint(id, 10))
-			}
+			in := idList(chunk)
 			sql := fmt.Sprintf("SELECT itemid, count() FROM (SELECT itemid FROM %s WHERE itemid IN (%s) AND clock >= toDateTime(%d) AND clock <= toDateTime(%d) GROUP BY itemid, clock, ns) GROUP BY itemid FORMAT RowBinary",
-				s.from(tables[t].name), in.String(), from, till)
+				s.from(tables[t].name), in, from, till)
 			rc, err := s.c.do(ctx, sql, nil, nil)
 			if err != nil {
 				return 0, fmt.Errorf("clickhouse: counting %d items: %w", len(chunk), err)
@@ -363,4 +357,16 @@ func (s *Store) CountMany(ctx context.Context, items []uint64, q history.Query, 
 		total += n
 	}
 	return total, nil
+}
+
+// idList is items as an SQL IN list.
+func idList(items []uint64) string {
+	var b strings.Builder
+	for i, id := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(id, 10))
+	}
+	return b.String()
 }

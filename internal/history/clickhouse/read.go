@@ -26,7 +26,7 @@ func key(v *history.Sample) int64 { return v.Clock*1_000_000_000 + int64(v.NS) }
 // the bit set of the tables holding the item.
 func (s *Store) spoolValues(item uint64, from, till int64, desc bool) ([]history.Sample, uint8) {
 	s.mu.Lock()
-	mask := s.types[item]
+	mask := s.types[item] &^ known
 	var out []history.Sample
 	gens := append(append([]*gen(nil), s.sealed...), s.cur)
 	for _, g := range gens {
@@ -129,6 +129,9 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	from, till, ok := clampRange(q.From, q.Till)
 	if !ok {
 		return nil
+	}
+	if err := s.resolve(ctx, []uint64{q.ItemID}); err != nil {
+		return err
 	}
 	sp, mask := s.spoolValues(q.ItemID, from, till, q.Desc)
 	m := merger{sp: sp, limit: q.Limit, desc: q.Desc, fn: fn}
@@ -284,6 +287,9 @@ func (s *Store) Downsample(ctx context.Context, q history.DownsampleQuery) ([]hi
 	if !ok || g.N == 0 {
 		return nil, nil
 	}
+	if err := s.resolve(ctx, []uint64{q.ItemID}); err != nil {
+		return nil, err
+	}
 	sp, mask := s.spoolValues(q.ItemID, from, till, false)
 	numeric := mask & (1<<history.Float | 1<<history.Uint)
 	if len(sp) > 0 || bits.OnesCount8(numeric) > 1 {
@@ -361,6 +367,9 @@ func (s *Store) ReadTrends(ctx context.Context, item uint64, from, till int64) (
 }
 
 func (s *Store) historyTrends(ctx context.Context, item uint64, lo, hi int64) ([]history.Trend, error) {
+	if err := s.resolve(ctx, []uint64{item}); err != nil {
+		return nil, err
+	}
 	sp, mask := s.spoolValues(item, lo, hi, false)
 	numeric := mask & (1<<history.Float | 1<<history.Uint)
 	if numeric == 0 {

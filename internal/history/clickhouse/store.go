@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,7 +145,7 @@ type Store struct {
 	cur     *gen
 	sealed  []*gen // oldest first; sealed[0] is being shipped
 	spooled int64
-	types   map[uint64]uint8 // item -> bit set of the tables holding its values
+	types   map[uint64]uint8 // item -> bit set of the tables holding its values, | known
 
 	closed   atomic.Bool
 	ctx      context.Context // canceled by Close: ends an insert in flight
@@ -213,9 +215,6 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		n = max(n, m)
 	}
-	if err := s.loadTypes(ctx); err != nil {
-		return nil, err
-	}
 	s.wal, err = wal.Open(wal.Options{Dir: o.Dir, Sync: o.Sync, SyncInterval: o.SyncInterval, Logger: o.Logger})
 	if err != nil {
 		return nil, err
@@ -263,25 +262,62 @@ func (s *Store) metrics() {
 	})
 }
 
-// loadTypes learns which tables hold each item, so that a read queries
-// only those (an item has one value type, except after a type change).
-func (s *Store) loadTypes(ctx context.Context) error {
-	for _, t := range tables {
-		rc, err := s.c.do(ctx, "SELECT DISTINCT itemid FROM "+s.from(t.name)+" FORMAT RowBinary", nil, nil)
-		if err != nil {
-			return fmt.Errorf("clickhouse: listing the items of %s.%s: %w", s.db, t.name, err)
+// known marks an item of Store.types whose tables in ClickHouse have
+// been looked up; the low bits are the value types (1 << ValueType).
+const known = 0x80
+
+// resolve learns which tables hold each of items not looked up yet, with
+// one query per chunk of items (a UNION ALL over the tables, each a
+// primary-key lookup). Writes add their type bits themselves; resolve
+// adds what was in ClickHouse before (an earlier run, or a value type
+// the item had before a change). Lazily, not at Open: listing every item
+// of a large installation would read the whole itemid column.
+func (s *Store) resolve(ctx context.Context, items []uint64) error {
+	s.mu.Lock()
+	var todo []uint64
+	for _, id := range items {
+		if s.types[id]&known == 0 {
+			todo = append(todo, id)
 		}
+	}
+	s.mu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.Sort(todo)
+	todo = slices.Compact(todo)
+	for start := 0; start < len(todo); start += inChunk {
+		chunk := todo[start:min(start+inChunk, len(todo))]
+		in := idList(chunk)
+		var sql strings.Builder
+		for i, t := range tables {
+			if i > 0 {
+				sql.WriteString(" UNION ALL ")
+			}
+			fmt.Fprintf(&sql, "SELECT itemid, toUInt8(%d) FROM %s WHERE itemid IN (%s) GROUP BY itemid", t.typ, s.from(t.name), in)
+		}
+		sql.WriteString(" FORMAT RowBinary")
+		rc, err := s.c.do(ctx, sql.String(), nil, nil)
+		if err != nil {
+			return fmt.Errorf("clickhouse: looking up the tables of %d items: %w", len(chunk), err)
+		}
+		found := map[uint64]uint8{}
 		d := newRowReader(rc)
 		for d.more() {
-			id := d.u64()
-			if d.err == nil {
-				s.types[id] |= 1 << t.typ
+			id, t := d.u64(), d.u8()
+			if d.err == nil && t < 8 {
+				found[id] |= 1 << t
 			}
 		}
 		rc.Close()
 		if d.err != nil {
-			return d.err
+			return fmt.Errorf("clickhouse: looking up the tables of %d items: %w", len(chunk), d.err)
 		}
+		s.mu.Lock()
+		for _, id := range chunk {
+			s.types[id] |= found[id] | known
+		}
+		s.mu.Unlock()
 	}
 	return nil
 }
