@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
@@ -139,5 +140,52 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	if _, err := Open(ctx, o); err == nil || !strings.Contains(err.Error(), "schema version 99, newer") {
 		t.Fatalf("Open on a newer schema: %v", err)
+	}
+}
+
+// TestTablesLookedUp: a store with an empty spool finds what an earlier
+// run shipped, in every table an item used (a value type change), on the
+// item's first read, for Read and ReadMany alike.
+func TestTablesLookedUp(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts clickhouse-server")
+	}
+	ch := testutil.StartClickHouse(t)
+	first := openStore(t, ch, nil)
+	ctx := context.Background()
+	in := []history.Sample{
+		{ItemID: 7, Clock: 100, Type: history.Float, F: 1.5},
+		{ItemID: 7, Clock: 200, Type: history.Str, S: "now a string"},
+		{ItemID: 8, Clock: 150, Type: history.Log, S: "line", Log: &history.LogMeta{Source: "app", EventID: 3}},
+	}
+	if err := first.Write(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := first.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	later := openStore(t, ch, func(o *Options) { o.Database = first.db })
+	got := historytest.ReadAll(t, later, history.Query{ItemID: 7, From: 0, Till: 1000})
+	if d := cmp.Diff(in[:2], got); d != "" {
+		t.Fatalf("item 7 after a restart (-want +got):\n%s", d)
+	}
+	var many []history.Sample
+	if err := later.ReadMany(ctx, []uint64{8, 7}, history.Query{From: 0, Till: 1000}, func(v *history.Sample) bool {
+		c := *v
+		if c.Log != nil {
+			lm := *c.Log
+			c.Log = &lm
+		}
+		many = append(many, c)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]history.Sample{in[2], in[0], in[1]}, many); d != "" {
+		t.Fatalf("ReadMany after a restart (-want +got):\n%s", d)
 	}
 }
