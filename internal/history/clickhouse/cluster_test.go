@@ -15,7 +15,9 @@ import (
 
 // The contract suite through a cluster issues a few thousand
 // distributed queries: about two minutes on the shared CI machine, so it
-// runs on request (go test -run TestCluster -clickhouse.cluster).
+// runs on request:
+//
+//	go test -run TestCluster ./internal/history/clickhouse -args -clickhouse.cluster
 var clusterContract = flag.Bool("clickhouse.cluster", false, "run the contract suite against the 2-shard cluster")
 
 // TestCluster: two servers, one shard each, Distributed tables sharded by

@@ -17,8 +17,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
-// The outage is short in CI; -clickhouse.outage=60s is the issue's
-// benchmark-length run.
+// The outage is short in CI; the benchmark-length run is
+//
+//	go test -run 'TestOutage$' -v ./internal/history/clickhouse -args -clickhouse.outage=60s
 var outage = flag.Duration("clickhouse.outage", 10*time.Second, "how long TestOutage keeps ClickHouse down")
 
 // syncBuf is a log sink for assertions.
