@@ -139,9 +139,13 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	case 0:
 	case 1:
 		t := history.ValueType(bits.TrailingZeros8(mask))
-		_, err := s.stream(ctx, &tables[t], q.ItemID, from, till, q.Desc, q.Limit, func(v *history.Sample) bool {
-			return m.row(v) && !m.full()
-		})
+		row := func(v *history.Sample) bool { return m.row(v) && !m.full() }
+		var err error
+		if q.Desc && q.Limit > 0 {
+			err = s.newest(ctx, &tables[t], q.ItemID, from, till, q.Limit, row)
+		} else {
+			_, err = s.stream(ctx, &tables[t], q.ItemID, from, till, q.Desc, q.Limit, row)
+		}
 		if err != nil {
 			return err
 		}
@@ -221,6 +225,34 @@ func (s *Store) stream(ctx context.Context, t *table, item uint64, from, till in
 		return false, fmt.Errorf("clickhouse: reading item %d: %w", item, d.err)
 	}
 	return true, nil
+}
+
+// firstWindow is the first time window newest reads.
+const firstWindow = 3600
+
+// newest is stream for the newest limit values (Desc with a limit: the
+// last values of an item, history.get's "latest data" with or without a
+// time range). 18.16 cannot read in primary-key order, so one query
+// over the whole range would sort all of the item's rows; newest asks
+// for windows ending at till instead, each 8 times longer than the last,
+// until limit rows came or the range is exhausted: a primary-key range
+// of an hour for a live item, a handful of queries for one that stopped
+// long ago.
+func (s *Store) newest(ctx context.Context, t *table, item uint64, from, till int64, limit int, fn func(*history.Sample) bool) error {
+	got := 0
+	count := func(v *history.Sample) bool {
+		got++
+		return fn(v)
+	}
+	for w, hi := int64(firstWindow), till; hi >= from; w *= 8 {
+		lo := max(from, hi-w+1)
+		more, err := s.stream(ctx, t, item, lo, hi, true, limit-got, count)
+		if err != nil || !more || got >= limit {
+			return err
+		}
+		hi = lo - 1
+	}
+	return nil
 }
 
 // lastWins passes on one row per (item, clock, ns) of a stream ordered

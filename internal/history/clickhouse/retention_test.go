@@ -189,3 +189,48 @@ func TestTablesLookedUp(t *testing.T) {
 		t.Fatalf("ReadMany after a restart (-want +got):\n%s", d)
 	}
 }
+
+// TestNewestAcrossWindows: the newest values of an item are found
+// whatever the gaps between them (newest reads growing windows back
+// from till), merged with unshipped values, in order.
+func TestNewestAcrossWindows(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts clickhouse-server")
+	}
+	ch := testutil.StartClickHouse(t)
+	// Shipping only when Flush asks: the last write stays in the spool.
+	s := openStore(t, ch, func(o *Options) { o.FlushInterval = time.Hour })
+	ctx := context.Background()
+	const till = 2_000_000_000
+	var in []history.Sample
+	for _, age := range []int64{5, 4000, 50_000, 3_000_000, 1_900_000_000} { // an hour, a day, a month, 60 years apart
+		in = append(in, history.Sample{ItemID: 1, Clock: till - age, Type: history.Uint, U: uint64(age)})
+	}
+	if err := s.Write(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	// One more, not shipped, between the second and third.
+	late := history.Sample{ItemID: 1, Clock: till - 10_000, Type: history.Uint, U: 10_000}
+	if err := s.Write(ctx, []history.Sample{late}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Backlog() != 1 {
+		t.Fatalf("backlog %d, want the one unshipped value", s.Backlog())
+	}
+	want := []history.Sample{in[0], in[1], late, in[2], in[3], in[4]}
+	for limit := 1; limit <= 7; limit++ {
+		got := historytest.ReadAll(t, s, history.Query{ItemID: 1, From: 0, Till: till + 100, Desc: true, Limit: limit})
+		if d := cmp.Diff(want[:min(limit, len(want))], got); d != "" {
+			t.Fatalf("newest %d (-want +got):\n%s", limit, d)
+		}
+	}
+	if got := historytest.ReadAll(t, s, history.Query{ItemID: 1, From: till - 60_000, Till: till - 4500, Desc: true, Limit: 5}); !cmp.Equal(got, []history.Sample{late, in[2]}) {
+		t.Fatalf("newest in a bounded range: %+v", got)
+	}
+}
