@@ -51,7 +51,10 @@
 // row by row from the response stream. The item's unshipped values are
 // copied from the spool before ClickHouse is asked and merged in, the
 // spool winning on equal timestamps, so a value is readable as soon as
-// Write returns. Downsample and trends of an item with unshipped values
+// Write returns. The newest values of an item (descending with a limit:
+// last values) are read in windows growing back from the range's end,
+// because 18.16 cannot read in key order and would sort the whole range.
+// Downsample and trends of an item with unshipped values
 // in the range fold a merged Read instead. Trends are computed from the
 // deduplicated history at read time: exact under retries and
 // last-write-wins, and an hour of one item is a primary-key range.
