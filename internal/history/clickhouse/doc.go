@@ -54,12 +54,20 @@
 // Write returns. The newest values of an item (descending with a limit:
 // last values) are read in windows growing back from the range's end,
 // because 18.16 cannot read in key order and would sort the whole range.
-// Downsample and trends of an item with unshipped values
-// in the range fold a merged Read instead. Trends are computed from the
-// deduplicated history at read time: exact under retries and
-// last-write-wins, and an hour of one item is a primary-key range.
-// Last values for triggers and item.get come from the pipeline's state,
-// never from here.
+// Downsample and trends of an item with unshipped values in the range
+// fold a merged Read instead. ReadMany and CountMany (many.go) ask one
+// query per table for up to 8192 items. Last values for triggers and
+// item.get come from the pipeline's state, never from here.
+//
+// # Trends and retention (retention.go)
+//
+// Trends are computed from the deduplicated history at read time while
+// it exists: exact under retries and last-write-wins, and an hour of one
+// item is a primary-key range. DropBefore rolls each numeric day up into
+// the trends table (INSERT ... SELECT, idempotent on (itemid, clock))
+// and then drops the day partitions; ReadTrends reads the rolled-up
+// hours where history is gone. Retention is ALTER TABLE ... DROP
+// PARTITION, never DELETE.
 //
 // Which tables hold an item is learned from writes and, on the item's
 // first read, from one primary-key lookup per table (batched for many
