@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -225,6 +226,29 @@ func TestRetryIsIdempotent(t *testing.T) {
 		}
 		if id == 0 && got[0].U != 77 {
 			t.Fatalf("item 0 at clock 1000: read %d, want the later write 77", got[0].U)
+		}
+		// Limited reads, where every timestamp has two rows: a limit
+		// counts values, and the last write still wins at the edges.
+		for _, desc := range []bool{false, true} {
+			for _, limit := range []int{1, 2, 5, 99, 100, 150} {
+				var lim []history.Sample
+				if err := s.Read(context.Background(), history.Query{ItemID: id, From: 0, Till: maxClock, Desc: desc, Limit: limit}, func(v *history.Sample) bool {
+					lim = append(lim, *v)
+					return true
+				}); err != nil {
+					t.Fatal(err)
+				}
+				want := got[:min(limit, len(got))]
+				if desc {
+					want = nil
+					for i := len(got) - 1; i >= 0 && len(want) < limit; i-- {
+						want = append(want, got[i])
+					}
+				}
+				if !slices.Equal(lim, want) {
+					t.Fatalf("item %d desc=%v limit %d: read %d values %v, want %v", id, desc, limit, len(lim), lim, want)
+				}
+			}
 		}
 	}
 }

@@ -153,6 +153,12 @@ func (s *Store) ReadMany(ctx context.Context, items []uint64, q history.Query, f
 	if s.closed.Load() {
 		return history.ErrClosed
 	}
+	if len(items) == 1 {
+		// history.get of one item: Read's paths (windows for the newest
+		// values, limits deduplicated by the decoder) fit it better.
+		q.ItemID = items[0]
+		return s.Read(ctx, q, fn)
+	}
 	from, till, ok := clampRange(q.From, q.Till)
 	if !ok || len(items) == 0 {
 		return nil

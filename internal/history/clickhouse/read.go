@@ -186,6 +186,9 @@ func (s *Store) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 // stream runs one table's select and calls fn per row; it reports
 // whether fn wanted more.
 func (s *Store) stream(ctx context.Context, t *table, item uint64, from, till int64, desc bool, limit int, fn func(*history.Sample) bool) (bool, error) {
+	if limit > 0 {
+		return s.streamLimited(ctx, t, item, from, till, desc, limit, fn)
+	}
 	rc, err := s.c.do(ctx, s.selectSQL(t, item, from, till, desc, limit), nil, nil)
 	if err != nil {
 		return false, fmt.Errorf("clickhouse: reading item %d: %w", item, err)
@@ -253,6 +256,74 @@ func (s *Store) newest(ctx context.Context, t *table, item uint64, from, till in
 		hi = lo - 1
 	}
 	return nil
+}
+
+// streamLimited is stream with a limit, deduplicated by the decoder as
+// unlimited reads are (LIMIT 1 BY costs more than the sort on 18.16):
+// it asks for limit+1 rows; when that many came, the last timestamp's
+// duplicates may lie beyond them, so it asks again from that timestamp
+// (inclusive) for what is still missing, until limit values were passed
+// on or the range ran out. Without duplicates, which is the rule, one
+// query suffices.
+func (s *Store) streamLimited(ctx context.Context, t *table, item uint64, from, till int64, desc bool, limit int, fn func(*history.Sample) bool) (bool, error) {
+	emitted, stopped := 0, false
+	lw := lastWins{fn: func(v *history.Sample) bool {
+		emitted++
+		if !fn(v) {
+			stopped = true
+			return false
+		}
+		return true
+	}}
+	dir, cmp := "", ">"
+	if desc {
+		dir, cmp = " DESC", "<"
+	}
+	cont := ""
+	want := limit + 1
+	for {
+		sql := fmt.Sprintf("SELECT toUInt32(clock), ns, %s, ver FROM %s WHERE itemid = %d AND clock >= toDateTime(%d) AND clock <= toDateTime(%d)%s ORDER BY clock%s, ns%s LIMIT %d FORMAT RowBinary",
+			t.read, s.from(t.name), item, from, till, cont, dir, dir, want)
+		rc, err := s.c.do(ctx, sql, nil, nil)
+		if err != nil {
+			return false, fmt.Errorf("clickhouse: reading item %d: %w", item, err)
+		}
+		d := newRowReader(rc)
+		rows, before := 0, emitted
+		for d.more() && emitted < limit {
+			v, lm := lw.slot()
+			readRow(d, t.typ, item, v, lm)
+			ver := d.u64()
+			if d.err != nil {
+				break
+			}
+			rows++
+			if !lw.push(ver) {
+				rc.Close()
+				return false, nil
+			}
+		}
+		rc.Close()
+		if d.err != nil {
+			return false, fmt.Errorf("clickhouse: reading item %d: %w", item, d.err)
+		}
+		if emitted >= limit {
+			return !stopped, nil
+		}
+		if rows < want { // the range ran out: the pending row is complete
+			return lw.flush(), nil
+		}
+		// Truncated inside the pending timestamp's duplicates (or just
+		// after it): read again from it, inclusive; its copies seen so
+		// far compare by ver again, harmlessly.
+		p := &lw.v[lw.cur]
+		cont = fmt.Sprintf(" AND (clock %s toDateTime(%d) OR (clock = toDateTime(%d) AND ns %s= %d))", cmp, p.Clock, p.Clock, cmp, p.NS)
+		if emitted == before {
+			want *= 2 // no progress: more copies of one timestamp than asked for
+		} else {
+			want = limit - emitted + 1
+		}
+	}
 }
 
 // lastWins passes on one row per (item, clock, ns) of a stream ordered
