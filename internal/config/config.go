@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -196,8 +198,10 @@ type PipelineConfig struct {
 
 // HistoryConfig selects and tunes the history backend.
 type HistoryConfig struct {
-	// Store is "engine" (the embedded store under data_dir/history) or
-	// "memory" (nothing survives a restart; for tests and benchmarks).
+	// Store is "engine" (the embedded store under data_dir/history),
+	// "clickhouse" (ClickHouse servers, with a spool under
+	// data_dir/clickhouse-spool) or "memory" (nothing survives a restart;
+	// for tests and benchmarks).
 	Store string `yaml:"store"`
 	// Fsync is the WAL policy and so what an acknowledgement means:
 	// "batch" (default) acknowledges a value only after the fsync of the
@@ -219,6 +223,47 @@ type HistoryConfig struct {
 	// is smaller on disk; two values of one item that differ only below
 	// the precision keep the later one (docs/configuration.md).
 	TimestampPrecision string `yaml:"timestamp_precision"`
+	// ClickHouse configures history.store: clickhouse.
+	ClickHouse ClickHouseConfig `yaml:"clickhouse"`
+}
+
+// ClickHouseConfig is the ClickHouse history backend's connection and
+// shipping. The spool's fsync policy is history.fsync.
+type ClickHouseConfig struct {
+	// URLs are HTTP(S) endpoints of equivalent servers: a request that
+	// cannot reach one tries the next.
+	URLs     []string `yaml:"urls"`
+	Database string   `yaml:"database"`
+	User     string   `yaml:"user"`
+	// Password is sent in HTTP Basic auth and never logged.
+	Password string `yaml:"password"`
+	// TLS for https:// URLs: a CA to trust instead of the system's, and a
+	// client certificate when the server asks for one.
+	TLS ClickHouseTLS `yaml:"tls"`
+	// BatchSize is the most rows per INSERT, and shipping starts early
+	// once that many values wait.
+	BatchSize int `yaml:"batch_size"`
+	// FlushInterval is the longest a value waits in the spool before its
+	// insert starts.
+	FlushInterval Duration `yaml:"flush_interval"`
+	// SpoolLimit is the most acknowledged values waiting for ClickHouse;
+	// beyond it Write fails and senders are told so.
+	SpoolLimit int64 `yaml:"spool_limit"`
+	// QueryTimeout bounds one HTTP request.
+	QueryTimeout Duration `yaml:"query_timeout"`
+	// Cluster names a cluster of the servers' remote_servers: URLs are
+	// then its shards in order, and reads go through Distributed tables.
+	Cluster string `yaml:"cluster"`
+	// DirectWrites sends each item's rows to its shard's local table
+	// instead of through the Distributed table.
+	DirectWrites bool `yaml:"direct_writes"`
+}
+
+// ClickHouseTLS is the client side of https:// ClickHouse URLs.
+type ClickHouseTLS struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // EventsConfig configures the event store (data_dir/events): trigger
@@ -263,6 +308,8 @@ func Default() Config {
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ns",
+			ClickHouse: ClickHouseConfig{URLs: []string{"http://127.0.0.1:8123/"}, Database: "peregrine", User: "default",
+				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
 		},
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
 		API:    APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
@@ -376,8 +423,12 @@ func (c *Config) Validate() error {
 	}
 	switch c.History.Store {
 	case "engine", "memory":
+	case "clickhouse":
+		if err := c.History.ClickHouse.validate(); err != nil {
+			return err
+		}
 	default:
-		return fieldErr("history.store", "must be \"engine\" or \"memory\", not %q", c.History.Store)
+		return fieldErr("history.store", "must be \"engine\", \"clickhouse\" or \"memory\", not %q", c.History.Store)
 	}
 	switch c.History.Fsync {
 	case "batch", "interval":
@@ -516,4 +567,61 @@ func validAddr(s string) error {
 		return fmt.Errorf("host must be an IP address or localhost, not %q", host)
 	}
 	return nil
+}
+
+func (c *ClickHouseConfig) validate() error {
+	if len(c.URLs) == 0 {
+		return fieldErr("history.clickhouse.urls", "must name at least one ClickHouse HTTP endpoint, such as http://127.0.0.1:8123/")
+	}
+	for _, s := range c.URLs {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fieldErr("history.clickhouse.urls", "%q is not an http:// or https:// address", redactURL(s))
+		}
+	}
+	if !clickhouseDB.MatchString(c.Database) {
+		return fieldErr("history.clickhouse.database", "must be letters, digits and _ (not starting with a digit), not %q", c.Database)
+	}
+	if c.BatchSize < 1000 || c.BatchSize > 10_000_000 {
+		return fieldErr("history.clickhouse.batch_size", "must be between 1000 and 10000000, not %d", c.BatchSize)
+	}
+	if c.FlushInterval < Duration(10*time.Millisecond) || c.FlushInterval > Duration(time.Minute) {
+		return fieldErr("history.clickhouse.flush_interval", "must be between 10ms and 1m, not %s", c.FlushInterval)
+	}
+	if c.SpoolLimit < int64(c.BatchSize) {
+		return fieldErr("history.clickhouse.spool_limit", "must be at least history.clickhouse.batch_size (%d), not %d", c.BatchSize, c.SpoolLimit)
+	}
+	if c.QueryTimeout < Duration(time.Second) || c.QueryTimeout > Duration(time.Hour) {
+		return fieldErr("history.clickhouse.query_timeout", "must be between 1s and 1h, not %s", c.QueryTimeout)
+	}
+	if c.Cluster != "" && !clickhouseDB.MatchString(c.Cluster) {
+		return fieldErr("history.clickhouse.cluster", "must be letters, digits and _, not %q", c.Cluster)
+	}
+	t := c.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return fieldErr("history.clickhouse.tls.cert_file", "and history.clickhouse.tls.key_file must be set together")
+	}
+	for _, f := range []struct{ name, path string }{{"history.clickhouse.tls.ca_file", t.CAFile}, {"history.clickhouse.tls.cert_file", t.CertFile}, {"history.clickhouse.tls.key_file", t.KeyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return fieldErr(f.name, "cannot be read: %v", err)
+		}
+	}
+	return nil
+}
+
+var clickhouseDB = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// redactURL drops a password from a URL for an error message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	return u.String()
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
@@ -56,6 +58,10 @@ func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history
 
 // EventsPath is the event store's directory under dataDir.
 func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
+
+// ClickHouseSpoolPath is the ClickHouse backend's spool (a WAL of values
+// acknowledged but not yet in ClickHouse).
+func ClickHouseSpoolPath(dataDir string) string { return filepath.Join(dataDir, "clickhouse-spool") }
 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
@@ -204,6 +210,26 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 				}
 				return 0, false
 			},
+		})
+		if err != nil {
+			return nil, err
+		}
+	case "clickhouse":
+		sync := wal.SyncBatch
+		if cfg.History.Fsync == "interval" {
+			sync = wal.SyncInterval
+		}
+		chc := cfg.History.ClickHouse
+		tc, terr := clickhouseTLS(chc.TLS)
+		if terr != nil {
+			return nil, terr
+		}
+		s.Store, err = clickhouse.Open(ctx, clickhouse.Options{
+			URLs: chc.URLs, Database: chc.Database, User: chc.User, Password: chc.Password, TLS: tc,
+			Dir: ClickHouseSpoolPath(cfg.DataDir), Sync: sync, SyncInterval: cfg.History.FsyncInterval.Std(),
+			BatchSize: chc.BatchSize, FlushInterval: chc.FlushInterval.Std(), SpoolLimit: chc.SpoolLimit,
+			QueryTimeout: chc.QueryTimeout.Std(), Cluster: chc.Cluster, DirectWrites: chc.DirectWrites,
+			Metrics: s.Metrics, Logger: log.With("component", "history"),
 		})
 		if err != nil {
 			return nil, err
@@ -743,4 +769,31 @@ func (a apiTrends) ReadTrends(ctx context.Context, item uint64, from, till int64
 		out[i] = api.Trend{Clock: t.Clock, Num: t.Num, Min: t.Min, Max: t.Max, Avg: t.Avg()}
 	}
 	return out, nil
+}
+
+// clickhouseTLS builds the client TLS settings for https:// ClickHouse
+// URLs; nil (Go's defaults, the system's CAs) when nothing is set.
+func clickhouseTLS(c config.ClickHouseTLS) (*tls.Config, error) {
+	if c.CAFile == "" && c.CertFile == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("history.clickhouse.tls.ca_file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("history.clickhouse.tls.ca_file: %s holds no PEM certificate", c.CAFile)
+		}
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("history.clickhouse.tls.cert_file/key_file: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
 }
