@@ -262,11 +262,18 @@ func hostName(it *catalog.Item) string {
 }
 
 // prune drops the memory of items that left the catalog or stopped
-// having steps. It runs when the catalog's version changes.
+// having steps, and restored states waiting for such items. It runs when
+// the catalog's version changes: a walk over the shard's items with
+// steps, once per catalog change, not per value.
 func (s *shard) prune(snap *catalog.Snapshot) {
 	for id := range s.prep {
 		if it := snap.Item(id); it == nil || len(it.Preprocessing) == 0 {
 			delete(s.prep, id)
+		}
+	}
+	for id := range s.restored {
+		if it := snap.Item(id); it == nil || len(it.Preprocessing) == 0 {
+			delete(s.restored, id)
 		}
 	}
 }
