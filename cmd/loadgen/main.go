@@ -43,6 +43,8 @@ type load struct {
 	rate       float64
 	persistent bool
 	data       bench.Data
+	// steps are the preprocessing steps every item gets (-steps).
+	steps []catalog.PreprocSpec
 }
 
 func main() {
@@ -61,12 +63,21 @@ func main() {
 	serveBin := flag.String("serve", "", "path of the peregrine binary to start as the server under test")
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
+	steps := flag.String("steps", "none", "preprocessing on every item: none, or mult+heartbeat (custom multiplier 8, then discard unchanged with heartbeat 1h: the typical two-step chain of the templates)")
 	historyYAML := flag.String("history", "", "with -serve: extra lines for the server's history section, e.g. 'flush_interval: 2s; retention_check: 2s' (';' separates lines)")
 	trace := flag.String("trace", "", "with -serve: write a 3-second execution trace of the server during the load to this file")
 	flag.Parse()
 	var err error
 	if l.data.Shape, err = bench.ParseShape(*shape); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen: -"+strings.TrimPrefix(err.Error(), "--"))
+		os.Exit(2)
+	}
+	switch *steps {
+	case "none":
+	case "mult+heartbeat":
+		l.steps = []catalog.PreprocSpec{{Type: "MULTIPLIER", Parameters: []string{"8"}}, {Type: "DISCARD_UNCHANGED_HEARTBEAT", Parameters: []string{"1h"}}}
+	default:
+		fmt.Fprintf(os.Stderr, "loadgen: -steps must be none or mult+heartbeat, not %q\n", *steps)
 		os.Exit(2)
 	}
 	if err := run(&l, *serveBin, *shards, *profile, *trace, *historyYAML); err != nil {
@@ -96,13 +107,13 @@ func (l *load) plan(now time.Time) (bench.SendPlan, error) {
 
 // catalogSpec creates the layout's hosts and float trapper items directly
 // in a catalog file, for a server that is not running yet.
-func catalogSpec(lay bench.Layout) catalog.Spec {
+func catalogSpec(lay bench.Layout, steps []catalog.PreprocSpec) catalog.Spec {
 	spec := catalog.Spec{Groups: []catalog.GroupSpec{{Name: lay.Group}}}
 	for h := 0; h < lay.Hosts; h++ {
 		hs := catalog.HostSpec{Host: lay.HostName(h), Groups: []string{lay.Group}}
 		hs.Items = make([]catalog.ItemSpec, lay.ItemsPerHost)
 		for i := range hs.Items {
-			hs.Items[i] = catalog.ItemSpec{Key: lay.Key(i), ValueType: "float"}
+			hs.Items[i] = catalog.ItemSpec{Key: lay.Key(i), ValueType: "float", Preprocessing: steps}
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
@@ -134,7 +145,7 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		if err != nil {
 			return err
 		}
-		if _, err := cat.Apply(ctx, catalogSpec(l.layout)); err != nil {
+		if _, err := cat.Apply(ctx, catalogSpec(l.layout, l.steps)); err != nil {
 			cat.Close()
 			return err
 		}
@@ -217,10 +228,13 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		}
 		committed := m["peregrine_pipeline_values_committed_total"]
 		processed := m["peregrine_trapper_values_processed_total"]
-		fmt.Printf("server counters: processed %.0f, committed to store %.0f, received %.0f\n", processed, committed, m["peregrine_trapper_values_received_total"])
-		lost := float64(res.Sent) - committed
-		fmt.Printf("lost (sent with a reply - committed): %.0f; failed: %d\n", lost, res.Failed)
-		if lost != 0 || res.Failed != 0 || res.Errors != 0 || float64(res.Processed) != committed {
+		// With -steps, "discard unchanged" drops repeated values on
+		// purpose: they are acknowledged and not stored.
+		discarded := m["peregrine_preprocessing_discarded_total"]
+		fmt.Printf("server counters: processed %.0f, committed to store %.0f, discarded by preprocessing %.0f, received %.0f\n", processed, committed, discarded, m["peregrine_trapper_values_received_total"])
+		lost := float64(res.Sent) - committed - discarded
+		fmt.Printf("lost (sent with a reply - committed - discarded): %.0f; failed: %d\n", lost, res.Failed)
+		if lost != 0 || res.Failed != 0 || res.Errors != 0 || float64(res.Processed) != committed+discarded {
 			return fmt.Errorf("not a clean run: lost %.0f, failed %d, frame errors %d", lost, res.Failed, res.Errors)
 		}
 	}

@@ -21,7 +21,7 @@ func TestCatalogSpecMatchesPlan(t *testing.T) {
 	if plan.StartClock != now.Unix()-86400 || plan.PacketValues != 5 || plan.Duration != time.Second || plan.Data != l.data {
 		t.Errorf("plan %+v", plan)
 	}
-	spec := catalogSpec(l.layout)
+	spec := catalogSpec(l.layout, nil)
 	have := map[string]string{}
 	for _, h := range spec.Hosts {
 		if len(h.Groups) != 1 || h.Groups[0] != "Bench" {

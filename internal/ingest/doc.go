@@ -1,8 +1,11 @@
 // Package ingest owns Peregrine's Zabbix trapper listener: it accepts TCP
 // connections, reads ZBXD frames (package zbx), decodes "sender data"
-// requests, checks every value against the catalog snapshot and converts
-// it to its item's value type (with package preprocess's rules, the same
-// for every way in), hands the accepted values to the pipeline and
+// requests, checks every value against the catalog snapshot, prepares it
+// with pipeline.Prepare (the same for every way in: converted to its
+// item's value type with package preprocess's rules, or, for an item
+// with preprocessing steps or dependent items, handed to the pipeline
+// shard as text, where the steps run and a failure makes the item not
+// supported instead of failing the value), hands the accepted values to the pipeline and
 // answers with the reply the real Zabbix server gives once the pipeline
 // has acknowledged them. Server.Push applies the same rules to the API's
 // history.push values (preprocess.RawValue); the API reaches it through

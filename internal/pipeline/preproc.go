@@ -88,21 +88,104 @@ type itemPrep struct {
 	state preprocess.State
 }
 
+// prepPageBits sizes the pages of prepTable: 256 items a page.
+const prepPageBits = 8
+
+// prepTable maps item IDs to their preprocessing memory in pages of
+// consecutive IDs: the map of pages is small (SQLite hands out IDs in
+// sequence, so a million items make 4k pages) and stays in cache, where
+// a map of every item cost a cache miss or two per value (a tenth of a
+// loaded shard's time), and a sender's values of one host, whose IDs are
+// close, mostly hit the last page.
+type prepTable struct {
+	pages    map[uint64]*[1 << prepPageBits]*itemPrep
+	last     uint64 // page number of lastPage
+	lastPage *[1 << prepPageBits]*itemPrep
+}
+
+func (t *prepTable) get(id uint64) *itemPrep {
+	pn := id >> prepPageBits
+	if t.lastPage == nil || t.last != pn {
+		p := t.pages[pn]
+		if p == nil {
+			return nil
+		}
+		t.last, t.lastPage = pn, p
+	}
+	return t.lastPage[id&(1<<prepPageBits-1)]
+}
+
+func (t *prepTable) put(id uint64, ip *itemPrep) {
+	pn := id >> prepPageBits
+	p := t.pages[pn]
+	if p == nil {
+		if t.pages == nil {
+			t.pages = map[uint64]*[1 << prepPageBits]*itemPrep{}
+		}
+		p = new([1 << prepPageBits]*itemPrep)
+		t.pages[pn] = p
+	}
+	p[id&(1<<prepPageBits-1)] = ip
+}
+
+// each calls fn with every entry; fn may delete the entry it is given
+// (by returning true).
+func (t *prepTable) each(fn func(id uint64, ip *itemPrep) (del bool)) {
+	for pn, p := range t.pages {
+		used := false
+		for i, ip := range p {
+			if ip == nil {
+				continue
+			}
+			if fn(pn<<prepPageBits|uint64(i), ip) {
+				p[i] = nil
+			} else {
+				used = true
+			}
+		}
+		if !used {
+			delete(t.pages, pn)
+			if t.lastPage == p {
+				t.lastPage = nil
+			}
+		}
+	}
+}
+
+// compiled is a chain compiled once per shard for every item that
+// shares the catalog's slice of steps (the catalog interns identical
+// chains: a template's items share one), so a shard holds one copy of
+// the compiled steps per distinct chain, not per item.
+type compiled struct {
+	chain []preprocess.Step
+	err   error
+	hash  uint64
+}
+
 // prepOf returns it's memory, compiling its chain if it is new or
 // changed (which also forgets the state, as Zabbix does when an item's
 // steps change).
 func (s *shard) prepOf(it *catalog.Item) *itemPrep {
-	ip := s.prep[it.ID]
+	ip := s.prep.get(it.ID)
 	first := &it.Preprocessing[0]
 	if ip != nil && ip.src == first && ip.n == len(it.Preprocessing) {
 		return ip
 	}
 	if ip == nil {
 		ip = &itemPrep{}
-		s.prep[it.ID] = ip
+		s.prep.put(it.ID, ip)
 	}
-	ip.src, ip.n, ip.hash = first, len(it.Preprocessing), chainHash(it.Preprocessing)
-	ip.chain, ip.err = preprocess.Compile(it.Preprocessing)
+	c := s.chains[first]
+	if c == nil || len(c.chain) != len(it.Preprocessing) && c.err == nil {
+		c = &compiled{hash: chainHash(it.Preprocessing)}
+		c.chain, c.err = preprocess.Compile(it.Preprocessing)
+		if s.chains == nil {
+			s.chains = map[*catalog.PreprocStep]*compiled{}
+		}
+		s.chains[first] = c
+	}
+	ip.src, ip.n, ip.hash = first, len(it.Preprocessing), c.hash
+	ip.chain, ip.err = c.chain, c.err
 	ip.state.Reset()
 	if st, ok := s.restored[it.ID]; ok {
 		// Saved before a restart for this very chain: carry on from it.
@@ -262,11 +345,20 @@ func hostName(it *catalog.Item) string {
 }
 
 // prune drops the memory of items that left the catalog or stopped
-// having steps. It runs when the catalog's version changes.
+// having steps, and restored states waiting for such items. It runs when
+// the catalog's version changes: a walk over the shard's items with
+// steps, once per catalog change, not per value.
 func (s *shard) prune(snap *catalog.Snapshot) {
-	for id := range s.prep {
+	s.prep.each(func(id uint64, _ *itemPrep) bool {
+		it := snap.Item(id)
+		return it == nil || len(it.Preprocessing) == 0
+	})
+	// Compiled chains are shared by address; items whose chain changed
+	// compile again and the old entries would only pin memory.
+	clear(s.chains)
+	for id := range s.restored {
 		if it := snap.Item(id); it == nil || len(it.Preprocessing) == 0 {
-			delete(s.prep, id)
+			delete(s.restored, id)
 		}
 	}
 }

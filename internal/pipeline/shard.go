@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
@@ -43,7 +44,8 @@ type shard struct {
 	// Preprocessing (preproc.go), touched by the shard goroutine once per
 	// batch with Raw samples and by SaveState, under prepMu.
 	prepMu      sync.Mutex
-	prep        map[uint64]*itemPrep                 // items with steps seen by this shard
+	prep        prepTable                            // items with steps seen by this shard
+	chains      map[*catalog.PreprocStep]*compiled   // compiled chains by the catalog's slice
 	restored    map[uint64]savedState                // read at start, waiting for their items' next value
 	prepVersion uint64                               // catalog version prep was last pruned for
 	out         []history.Sample                     // the preprocessed batch, reused
@@ -51,7 +53,7 @@ type shard struct {
 }
 
 func newShard(p *Pipeline, id int) *shard {
-	s := &shard{p: p, id: id, state: map[uint64]*itemState{}, prep: map[uint64]*itemPrep{}}
+	s := &shard{p: p, id: id, state: map[uint64]*itemState{}}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }

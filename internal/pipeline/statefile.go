@@ -67,15 +67,15 @@ func (p *Pipeline) SaveState() error {
 	for _, s := range p.shards {
 		s.prepMu.Lock()
 		var err error
-		for id, ip := range s.prep {
-			if ip.err != nil {
-				continue
+		s.prep.each(func(id uint64, ip *itemPrep) bool {
+			if ip.err != nil || err != nil {
+				return false
 			}
-			if b, err = appendRecord(b, id, ip.hash, &ip.state); err != nil {
-				break
+			if b, err = appendRecord(b, id, ip.hash, &ip.state); err == nil {
+				items++
 			}
-			items++
-		}
+			return false
+		})
 		// States restored at start whose items have had no value since
 		// are kept for their next value.
 		for id, st := range s.restored {

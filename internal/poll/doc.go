@@ -1,11 +1,17 @@
 // Package poll is the check scheduler: for every enabled item of a polled
 // type (one with a Checker in Options.Checkers) on a monitored host, it
 // keeps the next check time, hands due checks in batches to the checker
-// of the item's type (package poll/agent for Zabbix agent items,
-// poll/snmp for SNMP agent items) and
-// brings the results the trapper's way: acceptance and conversion by
-// package preprocess, then the pipeline (Options.Submit); item states
-// and interface availability go to the pipeline's Runtime.
+// of the item's type (poll/agent for Zabbix agent items, poll/snmp for SNMP, poll/icmp,
+// poll/tcpsvc and poll/http for simple checks and the HTTP agent,
+// poll/calc for calculated items) and
+// brings the results the trapper's way: acceptance by package
+// preprocess, pipeline.Prepare (conversion, or the text for the shard's
+// preprocessing steps and dependent items), then the pipeline
+// (Options.Submit); item states and interface availability go to the
+// pipeline's Runtime. The state of an item with steps or dependents is
+// set by the shard from the steps' result, and its failed checks go to
+// the shard too (for "Check for not supported value" steps and the
+// dependents).
 //
 // Scheduling. One loop goroutine owns all schedule state: one min-heap
 // of next check times per item type (no goroutine or timer per item) and

@@ -415,6 +415,7 @@ type stepState struct {
 	u      uint64
 	f      float64
 	text   string
+	buf    []byte // backs text for the discard steps (see throttle)
 	time   time.Time
 }
 

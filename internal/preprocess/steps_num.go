@@ -283,8 +283,12 @@ func throttle(s *Step, text string, now time.Time, ss *stepState) (string, error
 			return "", errDiscard
 		}
 	}
-	// A copy: text may be a span of a large master document (a JSONPath
-	// result), which the state would otherwise keep alive.
-	ss.set, ss.text, ss.time = true, strings.Clone(text), now
+	// A copy, into the step's own buffer (reused, so a changing value
+	// costs no allocation): text may be a span of a large master
+	// document (a JSONPath result) or of the submitter's request
+	// buffer, which the state must not keep. ss.text views ss.buf and
+	// is replaced whenever ss.buf is rewritten; nothing else holds it.
+	ss.buf = append(ss.buf[:0], text...)
+	ss.set, ss.text, ss.time = true, unsafe.String(unsafe.SliceData(ss.buf), len(ss.buf)), now
 	return text, nil
 }

@@ -187,3 +187,33 @@ func TestIntegrationPreprocessing(t *testing.T) {
 	}
 	check("pids", 3, "12", "12", "12")
 }
+
+// TestPreprocessStateSurvivesServerRestart: a "change per second" item
+// gets a value, the server stops and starts again on the same data
+// directory, and the next value gives a rate at once (the step's
+// previous value came back from the state file) instead of being
+// discarded as a first value.
+func TestPreprocessStateSurvivesServerRestart(t *testing.T) {
+	cfg := testConfig(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{
+		{Key: "bytes", Preprocessing: []catalog.PreprocSpec{{Type: "CHANGE_PER_SECOND", Parameters: []string{""}}}},
+	}}}})
+	push := func(s *Server, value, clock int) {
+		t.Helper()
+		var res struct{ Response string }
+		adminLogin(t, s).ok("history.push", []map[string]any{{"host": "h", "key": "bytes", "value": value, "clock": clock}}, &res)
+		if res.Response != "success" {
+			t.Fatalf("history.push: %+v", res)
+		}
+	}
+	s, stop := runServer(t, cfg)
+	push(s, 1000, 1700000000)
+	stop()
+	if _, err := os.Stat(PreprocessStatePath(cfg.DataDir)); err != nil {
+		t.Fatalf("no state file after the stop: %v", err)
+	}
+	s, _ = runServer(t, cfg)
+	push(s, 4000, 1700000030)
+	if got := s.readItem(t, "h", "bytes"); len(got) != 1 || got[0].F != 100 || got[0].Clock != 1700000030 {
+		t.Fatalf("stored after the restart: %+v, want one value of 100 per second", got)
+	}
+}
