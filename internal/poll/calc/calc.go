@@ -9,6 +9,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/expr"
+	"github.com/peregrine-mon/peregrine/internal/expr/exprsource"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -117,7 +118,7 @@ func (c *Checker) eval(ctx context.Context, snap *catalog.Snapshot, itemID uint6
 	opt := expr.Options{
 		Now:      now,
 		Location: c.opts.Location,
-		Source:   &StoreSource{Store: c.opts.Store, TrendStore: c.trends, Snap: snap, Self: it.Host},
+		Source:   &exprsource.StoreSource{Store: c.opts.Store, TrendStore: c.trends, Snap: snap, Self: it.Host},
 		Started:  c.opts.Started,
 	}
 	if c.opts.Macros != nil {

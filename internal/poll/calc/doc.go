@@ -6,15 +6,12 @@
 // the usual way (conversion to the item's value type, pipeline, history),
 // so calculated values are stored, graphed and can trigger.
 //
-// It owns the bridge from expressions to the server's data: StoreSource,
-// an expr.Source that resolves an item query (//key is the calculated item's own host,
-// as are {HOST.HOST} and {HOST.HOST1}) through the catalog snapshot and
-// reads values from the history store, and trends when the store keeps
-// them (history.TrendReader); it also lists the items of an aggregate
-// query ("*" in host, key name or parameters) for the aggregate
-// functions (item_count, bucket_percentile, sum(last_foreach(...)) ...),
-// applying item filters on host groups; filters on tags are refused with
-// a clear error until items have tags.
+// The bridge from expressions to the server's data, an expr.Source over
+// the catalog snapshot and the history store (//key is the calculated
+// item's own host, as are {HOST.HOST} and {HOST.HOST1}), is
+// exprsource.StoreSource, shared with trigger evaluation; it also lists
+// the items of aggregate queries for item_count, bucket_percentile and
+// the *_foreach functions.
 //
 // Results: a number or a string becomes the check's value; an unknown
 // result (a missing item, no data in the period, division by zero, a
