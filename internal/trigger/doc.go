@@ -27,14 +27,36 @@
 //   - Deleted triggers (Machine.Reconcile): the open problems of
 //     triggers no longer in the catalog are resolved by an OK event
 //     without a user, and their runtime dropped, as Zabbix drops them.
+//   - Evaluation (Evaluator, eval.go): Commit is the pipeline's commit
+//     hook; it looks up the triggers of each committed value's item
+//     (catalog TriggersOfItem) and adds them to a pending set keyed by
+//     trigger, keeping the newest value time, under one short lock per
+//     batch, then wakes Run's goroutine. Triggers already pending are
+//     coalesced; past EvaluatorOptions.MaxPending distinct triggers new
+//     ones are dropped and counted (peregrine_trigger_eval_dropped_total),
+//     never waited for, so ingest never blocks on evaluation. Each pass
+//     (Drain) swaps the set out and evaluates every pending trigger once,
+//     at the time of its newest committed value (Zabbix's rule: the
+//     event's clock is the value's), however many values and shards
+//     touched it, and hands all results to Process in one call (one
+//     commit). A timer pass (TimerPass, every TimerInterval, 30 s by
+//     default as Zabbix's timer) evaluates the time-based triggers
+//     (expr.Expr.TimeBased: nodata, date/time and trend functions) at
+//     the clock's time. Expressions are parsed once per trigger and kept
+//     while the trigger's texts are unchanged; entries of deleted
+//     triggers go at the first pass after the catalog change. Values are
+//     read from the history store through exprsource.StoreSource;
+//     //key names the trigger's host when it has exactly one. The
+//     recovery expression is evaluated when the expression is false and
+//     the trigger's recovery mode is "recovery expression"; a result
+//     that is not a number is UNKNOWN.
 //   - Runtime persistence: every change of value, state or error is
 //     written to the event store with the events it goes with, in one
 //     commit; New reads the runtimes back, so they survive a restart.
 //
 // # What it does not own
 //
-// Evaluating expressions (package expr; the evaluator calls Process with
-// its results), storing events (package event, behind the Store
+// The expression language and its functions (package expr), storing events (package event, behind the Store
 // interface), permissions and the API's parameter checks, actions and
 // notifications.
 //
@@ -46,5 +68,7 @@
 // Runtime takes only a read lock that writers hold for a map update, never
 // across an fsync, so readers do not wait for evaluation. Evaluation callers
 // should hand over results in batches: one commit (and fsync) covers a
-// whole batch.
+// whole batch. An Evaluator's Commit may be called by every pipeline
+// shard at once; its passes (Drain, TimerPass) are serialised with each
+// other and run on Run's goroutine.
 package trigger

@@ -25,9 +25,9 @@ type StoreSource struct {
 	Self *catalog.Host
 }
 
-// item resolves a query's host and key to an enabled item on a
+// Item resolves a query's host and key to an enabled item on a
 // monitored host, with Zabbix's wording when it cannot.
-func (s *StoreSource) item(ref expr.ItemRef) (*catalog.Item, error) {
+func (s *StoreSource) Item(ref expr.ItemRef) (*catalog.Item, error) {
 	host := ref.Host
 	switch host {
 	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
@@ -52,7 +52,7 @@ func (s *StoreSource) item(ref expr.ItemRef) (*catalog.Item, error) {
 // History implements expr.Source: q's (From, Till] is the store's
 // inclusive [From+1, Till].
 func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.HistoryQuery) ([]history.Sample, error) {
-	it, err := s.item(ref)
+	it, err := s.Item(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 
 // Trends implements expr.Source.
 func (s *StoreSource) Trends(ctx context.Context, ref expr.ItemRef, from, till int64) ([]history.Trend, error) {
-	it, err := s.item(ref)
+	it, err := s.Item(ref)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,268 @@
+package trigger
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// evalEnv is env with a history store and an evaluator over it.
+type evalEnv struct {
+	*env
+	hist *memstore.Store
+	ev   *Evaluator
+	now  time.Time // the timer's clock
+	last map[uint64]history.Sample
+}
+
+const t0 = 1_700_000_000
+
+func newEvalEnv(t *testing.T, maxPending int) *evalEnv {
+	e := &evalEnv{env: newEnv(t), hist: memstore.New(), now: time.Unix(t0, 0), last: map[uint64]history.Sample{}}
+	ev, err := NewEvaluator(EvaluatorOptions{
+		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, MaxPending: maxPending,
+		LastValue: func(id uint64) (history.Sample, bool) { s, ok := e.last[id]; return s, ok },
+		Location:  time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
+		Metrics: selfmon.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ev = ev
+	return e
+}
+
+// commit stores values of key on h1 as the pipeline would, then calls
+// the commit hook with them.
+func (e *evalEnv) commit(key string, clock int64, vals ...float64) {
+	e.t.Helper()
+	id := e.cat.Snapshot().Lookup("h1", key).ID
+	var ss []history.Sample
+	for i, v := range vals {
+		ss = append(ss, history.Sample{ItemID: id, Clock: clock, NS: int32(i), Type: history.Float, F: v})
+	}
+	if err := e.hist.Write(context.Background(), ss); err != nil {
+		e.t.Fatal(err)
+	}
+	e.last[id] = ss[len(ss)-1]
+	e.ev.Commit(0, ss)
+}
+
+func (e *evalEnv) open(trigger uint64) []event.Event { return e.store.OpenProblemsOf(trigger) }
+
+func TestEvaluatorRaisesAndResolvesOnCommit(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE} on {HOST.HOST}", Expression: "last(/h1/a)>10", Priority: 4})
+	e.commit("a", t0, 42)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem || rt.LastChange != t0 {
+		t.Fatalf("after 42: runtime %+v, want PROBLEM since %d (the value's time)", rt, t0)
+	}
+	open := e.open(id)
+	if len(open) != 1 || open[0].Name != "a is 42 on h1" || open[0].Severity != 4 {
+		t.Fatalf("open problems after 42: %+v", open)
+	}
+	e.commit("a", t0+5, 1)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(id); rt.Value != event.ValueOK || rt.LastChange != t0+5 {
+		t.Fatalf("after 1: runtime %+v, want OK since %d", rt, t0+5)
+	}
+	if open := e.open(id); len(open) != 0 {
+		t.Fatalf("problems still open after recovery: %+v", open)
+	}
+	if n := e.ev.evaluated.Load(); n != 2 {
+		t.Fatalf("%d evaluations, want 2", n)
+	}
+}
+
+// Values of several items, in several committed batches (as different
+// shards commit them), evaluate each affected trigger once per pass.
+func TestEvaluatorCoalescesPerPass(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	tb := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
+	tab := e.trigger(catalog.TriggerFields{Description: "a+b", Expression: "last(/h1/a)+last(/h1/b)>30"})
+	e.commit("a", t0, 1, 2, 20)
+	e.commit("b", t0, 15)
+	e.commit("a", t0+1, 21)
+	if q := e.ev.queued.Load(); q != 3 {
+		t.Fatalf("%d triggers queued, want 3 (coalesced by trigger)", q)
+	}
+	e.ev.Drain(context.Background())
+	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 3 || p != 1 {
+		t.Fatalf("%d evaluations in %d passes, want 3 in 1", n, p)
+	}
+	for _, id := range []uint64{ta, tb, tab} {
+		if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
+			t.Fatalf("trigger %d: %+v, want PROBLEM", id, rt)
+		}
+	}
+	// The trigger over a and b changed with a's newest value: its event
+	// carries that value's time.
+	if rt := e.m.Runtime(tab); rt.LastChange != t0+1 {
+		t.Fatalf("a+b changed at %d, want %d", rt.LastChange, t0+1)
+	}
+	e.ev.Drain(context.Background()) // nothing queued: no pass
+	if p := e.ev.passes.Load(); p != 1 {
+		t.Fatalf("%d passes after an empty drain, want 1", p)
+	}
+}
+
+// A full queue drops new triggers (counted) instead of waiting; triggers
+// already queued still take new values.
+func TestEvaluatorFullQueueDrops(t *testing.T) {
+	e := newEvalEnv(t, 1)
+	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
+	e.commit("a", t0, 42)
+	e.commit("b", t0, 42) // no room: dropped, and Commit returned without a drain
+	e.commit("a", t0+1, 43)
+	if q, d := e.ev.queued.Load(), e.ev.dropped.Load(); q != 1 || d != 1 {
+		t.Fatalf("queued %d dropped %d, want 1 and 1", q, d)
+	}
+	e.ev.Drain(context.Background())
+	if n := e.ev.evaluated.Load(); n != 1 {
+		t.Fatalf("%d evaluations, want 1", n)
+	}
+	if rt := e.m.Runtime(ta); rt.Value != event.ValueProblem || rt.LastChange != t0+1 {
+		t.Fatalf("a: %+v", rt)
+	}
+	// Room again after the drain.
+	e.commit("b", t0+2, 42)
+	if q := e.ev.queued.Load(); q != 2 {
+		t.Fatalf("queued %d after the drain, want 2", q)
+	}
+}
+
+func TestEvaluatorRecoveryExpression(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10",
+		RecoveryMode: catalog.RecoverRecoveryExpression, RecoveryExpression: "last(/h1/a)<5"})
+	steps := []struct {
+		v    float64
+		want uint8
+	}{{42, event.ValueProblem}, {7, event.ValueProblem}, {3, event.ValueOK}}
+	for i, s := range steps {
+		e.commit("a", t0+int64(i), s.v)
+		e.ev.Drain(context.Background())
+		if rt := e.m.Runtime(id); rt.Value != s.want {
+			t.Fatalf("after %v: value %d, want %d", s.v, rt.Value, s.want)
+		}
+	}
+	if open := e.open(id); len(open) != 0 {
+		t.Fatalf("open after recovery: %+v", open)
+	}
+}
+
+// Unknown results (no data) set the trigger's state and error, not its value.
+func TestEvaluatorUnknown(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a-b", Expression: "last(/h1/a)>last(/h1/b)"})
+	e.commit("a", t0, 42)
+	e.ev.Drain(context.Background())
+	rt := e.m.Runtime(id)
+	if rt.Value != event.ValueOK || rt.State != 1 || rt.Error == "" {
+		t.Fatalf("runtime %+v, want OK, unknown state with an error", rt)
+	}
+	if e.ev.unknown.Load() != 1 {
+		t.Fatalf("unknown count %d, want 1", e.ev.unknown.Load())
+	}
+}
+
+// The parsed expression is cached per trigger and parsed again when the
+// trigger's expression changes; deleted triggers leave the cache.
+func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 42)
+	e.ev.Drain(context.Background())
+	first := e.ev.cache[id]
+	e.commit("a", t0+1, 43)
+	e.ev.Drain(context.Background())
+	if e.ev.cache[id] != first {
+		t.Fatal("an unchanged trigger was parsed again")
+	}
+	if e.m.Runtime(id).Value != event.ValueProblem {
+		t.Fatal("not PROBLEM at 43 > 10")
+	}
+	expr := "last(/h1/a)>100"
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+		return ed.UpdateTriggers([]catalog.TriggerUpdate{{ID: id, Expression: &expr}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("a", t0+2, 44)
+	e.ev.Drain(context.Background())
+	if c := e.ev.cache[id]; c == first || c.text != expr {
+		t.Fatalf("cache not refreshed: %+v", c)
+	}
+	if e.m.Runtime(id).Value != event.ValueOK {
+		t.Fatal("still PROBLEM at 44 under the new expression >100")
+	}
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error { return ed.DeleteTriggers([]uint64{id}) }); err != nil {
+		t.Fatal(err)
+	}
+	// The next pass, for another trigger, drops it.
+	e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
+	e.commit("b", t0+3, 45)
+	e.ev.Drain(context.Background())
+	if _, ok := e.ev.cache[id]; ok {
+		t.Fatal("a deleted trigger stays in the cache")
+	}
+}
+
+// The timer evaluates time-based triggers only, at the clock's time.
+func TestEvaluatorTimerPass(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	nd := e.trigger(catalog.TriggerFields{Description: "no data", Expression: "nodata(/h1/a,30s)=1"})
+	e.trigger(catalog.TriggerFields{Description: "plain", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 1)
+	e.ev.Drain(context.Background()) // both evaluated: 2
+	e.now = time.Unix(t0+10, 0)
+	e.ev.TimerPass(context.Background())
+	if rt := e.m.Runtime(nd); rt.Value != event.ValueOK {
+		t.Fatalf("10 s after a value: %+v, want OK", rt)
+	}
+	e.now = time.Unix(t0+31, 0)
+	e.ev.TimerPass(context.Background())
+	rt := e.m.Runtime(nd)
+	if rt.Value != event.ValueProblem || rt.LastChange != t0+31 {
+		t.Fatalf("31 s after the last value: %+v, want PROBLEM since %d", rt, t0+31)
+	}
+	if n := e.ev.evaluated.Load(); n != 4 {
+		t.Fatalf("%d evaluations, want 4 (2 on the value, 1 per timer pass)", n)
+	}
+	// A new value resolves it at once, without waiting for the timer.
+	e.commit("a", t0+40, 1)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(nd); rt.Value != event.ValueOK {
+		t.Fatalf("after a new value: %+v, want OK", rt)
+	}
+}
+
+// Run drains on its own goroutine when values are committed.
+func TestEvaluatorRun(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.ev.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	e.commit("a", t0, 42)
+	for i := 0; e.m.Runtime(id).Value != event.ValueProblem; i++ {
+		if i == 1000 {
+			t.Fatal("not evaluated within 10 s of the commit")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if open := e.open(id); len(open) != 1 || !strings.HasPrefix(open[0].Name, "a") {
+		t.Fatalf("open: %+v", open)
+	}
+}
