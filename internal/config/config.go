@@ -32,6 +32,7 @@ type Config struct {
 	Pipeline PipelineConfig `yaml:"pipeline"`
 	History  HistoryConfig  `yaml:"history"`
 	Events   EventsConfig   `yaml:"events"`
+	Triggers TriggersConfig `yaml:"triggers"`
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
 	SNMP     SNMPConfig     `yaml:"snmp"`
@@ -279,6 +280,18 @@ type EventsConfig struct {
 	Retention string `yaml:"retention"`
 }
 
+// TriggersConfig configures trigger evaluation. Restart to change.
+type TriggersConfig struct {
+	// TimerInterval is how often triggers with time-based functions
+	// (nodata, date and time, trends) are evaluated without new values;
+	// Zabbix's timer process runs every 30 s.
+	TimerInterval Duration `yaml:"timer_interval"`
+	// MaxPending bounds the distinct triggers waiting for evaluation
+	// after their items' values were committed; past it, evaluations are
+	// dropped and counted rather than slowing ingest.
+	MaxPending int `yaml:"max_pending"`
+}
+
 // RetentionSeconds is Retention parsed (valid after Validate).
 func (e EventsConfig) RetentionSeconds() int64 {
 	v, _ := delay.ParseSeconds(e.Retention)
@@ -312,7 +325,10 @@ func Default() Config {
 				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
 		},
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
-		API:    APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
+		// 1M pending triggers cost ~40 MB at most and cover a storm over
+		// every trigger of a large installation.
+		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20},
+		API:      APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
@@ -464,6 +480,12 @@ func (c *Config) Validate() error {
 		return fieldErr("events.retention", "must be a time such as 365d: %v", err)
 	} else if r < 86400 || r > 25*365*86400 {
 		return fieldErr("events.retention", "must be between 1d and 25 years (events are kept in whole days), not %s", c.Events.Retention)
+	}
+	if c.Triggers.TimerInterval < Duration(time.Second) || c.Triggers.TimerInterval > Duration(time.Hour) {
+		return fieldErr("triggers.timer_interval", "must be between 1s and 1h, not %s", c.Triggers.TimerInterval)
+	}
+	if c.Triggers.MaxPending < 1024 || c.Triggers.MaxPending > 1<<26 {
+		return fieldErr("triggers.max_pending", "must be between 1024 and 67108864, not %d", c.Triggers.MaxPending)
 	}
 	if c.API.MaxBodySize < 1024 || c.API.MaxBodySize > 1<<30 {
 		return fieldErr("api.max_body_size", "must be between 1KiB and 1GiB, not %d bytes", c.API.MaxBodySize)

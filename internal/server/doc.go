@@ -11,8 +11,13 @@
 // parser (trigger.ItemRefs as catalog.Options.ExprRefs); the event store
 // (data_dir/events, events.* settings) and the problem state machine
 // over it are opened before the listeners and serve the trigger, problem
-// and event API methods. Evaluation is not wired yet: nothing calls
-// Server.Triggers.Process but tests. The event store's retention runs
+// and event API methods. Evaluation (trigger.Evaluator, Server.Evaluator)
+// is the pipeline's OnCommit hook: each committed batch queues the
+// triggers of its items, and the evaluator's goroutine evaluates them
+// against the history store and feeds Server.Triggers; a timer
+// (triggers.timer_interval) evaluates time-based triggers. At shutdown,
+// after the pipeline has written its last batches, one more pass
+// evaluates what they queued. The event store's retention runs
 // beside housekeeping and stops with it, and so does a loop that resolves
 // the problems of deleted triggers (Machine.Reconcile) after every
 // catalog change.

@@ -118,8 +118,11 @@ type Server struct {
 	// Events is the event store (data_dir/events) and Triggers the
 	// problem state machine over it: evaluation results go to
 	// Triggers.Process, the API reads both.
-	Events    *event.Store
-	Triggers  *trigger.Machine
+	Events   *event.Store
+	Triggers *trigger.Machine
+	// Evaluator evaluates triggers when the pipeline commits values of
+	// their items (its Commit is the pipeline's OnCommit) and on a timer.
+	Evaluator *trigger.Evaluator
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
@@ -239,10 +242,30 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	default:
 		return nil, fmt.Errorf("unknown history.store %q", cfg.History.Store)
 	}
-	// pipeline.Options.OnCommit is where trigger evaluation will attach
-	// (once per stored batch); no stage consumes committed values yet.
+	// Trigger evaluation hangs off the pipeline's commit hook: Commit
+	// only queues the affected triggers; the evaluation runs on the
+	// evaluator's goroutine (Run). LastValue reads the pipeline, made
+	// just below, through a closure.
+	s.Evaluator, err = trigger.NewEvaluator(trigger.EvaluatorOptions{
+		Machine:       s.Triggers,
+		Snapshot:      s.Catalog.Snapshot,
+		Store:         s.Store,
+		MaxPending:    cfg.Triggers.MaxPending,
+		TimerInterval: cfg.Triggers.TimerInterval.Std(),
+		LastValue: func(id uint64) (history.Sample, bool) {
+			last, _, ok := s.Pipeline.Last(id)
+			return last, ok
+		},
+		Started: s.started,
+		Metrics: s.Metrics,
+		Logger:  log.With("component", "trigger", "stage", "evaluation"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Runtime = pipeline.NewRuntime()
 	s.Pipeline, err = pipeline.New(pipeline.Options{
+		OnCommit:    s.Evaluator.Commit,
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
 		MaxBatch:    cfg.Pipeline.MaxBatch,
@@ -522,6 +545,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
 	wg.Add(1)
 	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -581,6 +606,10 @@ func (s *Server) Run(ctx context.Context) error {
 	stopPipeline()
 	s.Pipeline.Stop()
 	wg.Wait()
+	// The pipeline's last batches were committed after the evaluator
+	// stopped: their triggers are evaluated now, while the event store is
+	// still open, so that no acknowledged value goes unevaluated.
+	s.Evaluator.Drain(context.Background())
 	close(stopRates)
 	if err := s.closeAll(); err != nil && runErr == nil {
 		runErr = err

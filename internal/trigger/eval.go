@@ -116,7 +116,7 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		opts: opts, pending: map[uint64]int64{}, spare: map[uint64]int64{}, wake: make(chan struct{}, 1),
 		cache: map[uint64]*compiled{}, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
 		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Triggers queued for evaluation by committed values (coalesced: a trigger already waiting is not counted again)."),
-		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because trigger.eval_max_pending triggers were already waiting."),
+		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending triggers were already waiting."),
 		evaluated:    reg.Counter("peregrine_trigger_evaluations_total", "Trigger expressions evaluated (after values were committed and by the timer)."),
 		unknown:      reg.Counter("peregrine_trigger_evaluations_unknown_total", "Trigger evaluations whose result was unknown (the trigger's error says why)."),
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation passes whose results could not be stored by the problem state machine."),
@@ -168,7 +168,7 @@ func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 	if dropped > 0 {
 		ev.dropped.Add(dropped)
 		if others, ok := ev.throttle.Allow("dropped"); ok {
-			ev.opts.Logger.Warn("trigger evaluation queue full: evaluations dropped (raise trigger.eval_max_pending)",
+			ev.opts.Logger.Warn("trigger evaluation queue full: evaluations dropped (raise triggers.max_pending)",
 				"dropped", dropped, "max_pending", ev.opts.MaxPending, "others_suppressed", others)
 		}
 	}
