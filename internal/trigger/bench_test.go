@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 )
 
 // BenchmarkProcessStorm: one batch of results turns 10,000 triggers to
@@ -71,4 +74,85 @@ func BenchmarkProcessStorm(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "events/s")
+}
+
+// BenchmarkEvaluateStorm: one committed batch of 100,000 values, one per
+// item, touches 100,000 triggers (last(/h/k[i])>10); each op is the commit
+// hook (queueing) plus one pass that evaluates all of them against the
+// history store (memstore) and hands the results to Process: alternately
+// every trigger turns PROBLEM and back to OK, so each op also makes
+// 100,000 events in one commit (fsync under SyncBatch). evals/s is per op.
+//
+//	go test -run '^$' -bench BenchmarkEvaluateStorm -benchtime 4x ./internal/trigger/
+func BenchmarkEvaluateStorm(b *testing.B) {
+	const n, hosts = 100_000, 10
+	dir := b.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	spec := catalog.Spec{}
+	for h := range hosts {
+		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
+		for i := range n / hosts {
+			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: "float"})
+			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high on {HOST.NAME}", i),
+				Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i), Priority: "HIGH"})
+		}
+		spec.Hosts = append(spec.Hosts, hs)
+	}
+	if _, err := cat.Apply(context.Background(), spec); err != nil {
+		b.Fatal(err)
+	}
+	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m, err := New(Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist := memstore.New()
+	ev, err := NewEvaluator(EvaluatorOptions{Machine: m, Snapshot: cat.Snapshot, Store: hist, Location: time.UTC})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := cat.Snapshot()
+	var batch []history.Sample
+	for _, h := range snap.Hosts() {
+		for _, it := range h.Items() {
+			batch = append(batch, history.Sample{ItemID: it.ID, Type: history.Float})
+		}
+	}
+	if len(batch) != n || len(snap.Triggers()) != n {
+		b.Fatalf("%d items, %d triggers", len(batch), len(snap.Triggers()))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		v := 42.0
+		if i%2 == 1 {
+			v = 1
+		}
+		for j := range batch {
+			batch[j].Clock, batch[j].F = 1_700_000_000+int64(i), v
+		}
+		b.StopTimer()
+		if err := hist.Write(ctx, batch); err != nil { // the pipeline's write, not measured
+			b.Fatal(err)
+		}
+		before := st.Stats().Events
+		b.StartTimer()
+		ev.Commit(0, batch)
+		ev.Drain(ctx)
+		b.StopTimer()
+		if got := st.Stats().Events - before; got != n {
+			b.Fatalf("op %d made %d events, want %d", i, got, n)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "evals/s")
 }
