@@ -9,8 +9,9 @@ import (
 )
 
 // TestProblemsSurviveRestart creates a trigger through the API, feeds
-// evaluation results into the server's state machine (until evaluation
-// on value commit exists), reads the problem back through the API, and
+// evaluation results straight into the server's state machine (no value
+// is sent, so the evaluator stays out of it; evaluation on commit is
+// TestIntegrationTriggerEvaluation), reads the problem back through the API, and
 // again after a restart on the same data directory, where it can still
 // be acknowledged and closed.
 func TestProblemsSurviveRestart(t *testing.T) {
