@@ -161,9 +161,9 @@ func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 	if !locked {
 		return
 	}
-	n := len(ev.pending)
+	// Set under mu so that a drain's reset cannot be overtaken.
+	ev.pendingGauge.Set(int64(len(ev.pending)))
 	ev.mu.Unlock()
-	ev.pendingGauge.Set(int64(n))
 	ev.queued.Add(queued)
 	if dropped > 0 {
 		ev.dropped.Add(dropped)
@@ -204,8 +204,8 @@ func (ev *Evaluator) Drain(ctx context.Context) {
 	ev.mu.Lock()
 	batch := ev.pending
 	ev.pending, ev.spare = ev.spare, nil
-	ev.mu.Unlock()
 	ev.pendingGauge.Set(0)
+	ev.mu.Unlock()
 	if len(batch) == 0 {
 		ev.spare = batch
 		return
