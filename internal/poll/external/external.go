@@ -23,7 +23,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxProcesses = 64
+	DefaultMaxProcesses = 32
 	DefaultMaxOutput    = 64 << 10
 	// MinMaxOutput is the least output kept: the Nagios plugin
 	// guidelines ask a server to keep at least 8 KiB of it.
