@@ -330,43 +330,60 @@ func (c *Checker) run(ctx context.Context, req request, timeout time.Duration, d
 	defer c.running.Add(-1)
 	pid := cmd.Process.Pid
 
-	// The group is killed only while its leader is not reaped (reaping
-	// waits for exited below, which never reaps), so its pid, which is
-	// the group's id, cannot have been reused by then.
+	// The group is killed only while its leader is not reaped: reaped
+	// is set under mu after waitExited (which never reaps) and before
+	// cmd.Wait, so the pid, which is the group's id, cannot have been
+	// reused by another process when it is signalled. The timer and
+	// ctx may fire at any moment, even after Stop.
 	var mu sync.Mutex
-	killed := false
+	killed, reaped := false, false
+	killLocked := func() bool {
+		if killed || reaped {
+			return false
+		}
+		killed = true
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return true
+	}
 	kill := func() {
 		mu.Lock()
-		defer mu.Unlock()
-		if !killed {
-			killed = true
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
+		killLocked()
+		mu.Unlock()
 	}
-	deadline := start.Add(timeout)
 	timer := time.AfterFunc(timeout, func() {
 		mu.Lock()
-		out.timedOut = !killed
+		if killLocked() {
+			out.timedOut = true
+		}
 		mu.Unlock()
-		kill()
 		// A child that escaped the group may still hold the pipe.
 		_ = r.SetReadDeadline(time.Now())
 	})
-	stopCtx := context.AfterFunc(ctx, func() { kill(); _ = r.SetReadDeadline(time.Now()) })
-	_ = r.SetReadDeadline(deadline.Add(time.Second))
+	stopCtx := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		if killLocked() {
+			out.timedOut = true // the check was abandoned: no value
+		}
+		mu.Unlock()
+		_ = r.SetReadDeadline(time.Now())
+	})
+	// A backstop only: the timer ends the read at the timeout.
+	_ = r.SetReadDeadline(start.Add(timeout + time.Second))
 
 	buf, rerr := io.ReadAll(io.LimitReader(r, int64(c.opts.MaxOutput)+1))
 	if len(buf) > c.opts.MaxOutput {
 		buf = buf[:c.opts.MaxOutput]
 		mu.Lock()
-		out.tooLarge = !killed
+		out.tooLarge = killLocked()
 		mu.Unlock()
-		kill()
 	} else if rerr != nil && errors.Is(rerr, os.ErrDeadlineExceeded) {
 		kill()
 	}
 	out.output = buf
 	waitExited(pid)
+	mu.Lock()
+	reaped = true
+	mu.Unlock()
 	timer.Stop()
 	stopCtx()
 	_ = cmd.Wait()
@@ -379,9 +396,6 @@ func (c *Checker) run(ctx context.Context, req request, timeout time.Duration, d
 		} else {
 			out.code = ws.ExitStatus()
 		}
-	}
-	if !out.timedOut && ctx.Err() != nil && killed {
-		out.timedOut = true
 	}
 	return out
 }
