@@ -17,8 +17,8 @@ import (
 // TestIntegrationExternalChecks polls external checks through a whole
 // server with Debian's monitoring-plugins: check_dummy as a plain
 // external check (OK is the value, CRITICAL makes the item not
-// supported, as in Zabbix), nagios[check_tcp,...] against a listener of
-// the test with dependent items taking the state and the "time" perfdata
+// supported, as in Zabbix), nagios[check_tcp,-H,{HOST.CONN},...] against
+// a listener of the test (the macro from the item's interface) with dependent items taking the state and the "time" perfdata
 // label by JSONPath, and a script of the test's own directory.
 func TestIntegrationExternalChecks(t *testing.T) {
 	if testing.Short() {
@@ -45,12 +45,12 @@ func TestIntegrationExternalChecks(t *testing.T) {
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	tcpKey := "nagios[check_tcp,-H,127.0.0.1,-p," + port + "]"
+	tcpKey := "nagios[check_tcp,-H,{HOST.CONN},-p," + port + "]"
 	items := []catalog.ItemSpec{
 		{Key: `check_dummy["0","all good"]`, Type: "external", ValueType: "character", Delay: "1s"},
 		{Key: `check_dummy["2","down"]`, Type: "external", ValueType: "character", Delay: "1s"},
 		{Key: `echo.sh[a,"b c"]`, Type: "external", ValueType: "character", Delay: "1s"},
-		{Key: tcpKey, Type: "external", ValueType: "text", Trends: "0", Delay: "1s"},
+		{Key: tcpKey, Type: "external", ValueType: "text", Trends: "0", Delay: "1s", Interface: "127.0.0.1:10050"},
 		{Key: "tcp.state", Type: "dependent", ValueType: "unsigned", MasterItem: &catalog.MasterItemSpec{Key: tcpKey},
 			Preprocessing: []catalog.PreprocSpec{{Type: "JSONPATH", Parameters: []string{"$.state"}}}},
 		{Key: "tcp.time", Type: "dependent", ValueType: "float", MasterItem: &catalog.MasterItemSpec{Key: tcpKey},

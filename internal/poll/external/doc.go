@@ -7,8 +7,9 @@
 // and /usr/lib/nagios/plugins, where Debian's monitoring-plugins install),
 // with the key's parameters (Zabbix item-key parsing, package
 // zbx/itemkey) as its arguments, without a shell. A name containing '/'
-// or ".." is refused, so nothing outside those directories runs. Macros
-// in keys are not expanded yet.
+// or ".." is refused, so nothing outside those directories runs. In the
+// parameters {HOST.CONN} and {HOST.PORT} are the item's interface's
+// address and port (if it has one); other macros are not expanded yet.
 //
 // Zabbix's rule for external checks: stdout and stderr go to one pipe,
 // exit code 0 makes the output (trailing white space removed) the value;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,7 +143,7 @@ type request struct {
 
 // parseKey resolves a key to the program it runs and its arguments; the
 // error is the item's not supported message.
-func (c *Checker) parseKey(key string) (request, error) {
+func (c *Checker) parseKey(key, addr string) (request, error) {
 	var r request
 	k, err := itemkey.Parse(key)
 	if err != nil {
@@ -170,10 +171,25 @@ func (c *Checker) parseKey(key string) (request, error) {
 		if strings.IndexByte(p.Value, 0) >= 0 {
 			return r, fmt.Errorf("parameter %d contains a NUL byte", i+1)
 		}
-		r.args = append(r.args, p.Value)
+		r.args = append(r.args, expandMacros(p.Value, addr))
 	}
 	r.path, err = c.find(name)
 	return r, err
+}
+
+// expandMacros resolves {HOST.CONN} and {HOST.PORT} in a parameter from
+// the item's interface ("host:port", by its useip), as Zabbix does for
+// external check keys; other macros, and these without an interface,
+// stay as written.
+func expandMacros(v, addr string) string {
+	if addr == "" || !strings.Contains(v, "{HOST.") {
+		return v
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return v
+	}
+	return strings.NewReplacer("{HOST.CONN}", host, "{HOST.PORT}", port).Replace(v)
 }
 
 // checkName refuses names that could leave the configured directories.
@@ -214,7 +230,7 @@ func (c *Checker) find(name string) (string, error) {
 
 func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	res := &poll.Result{Check: *ch}
-	req, err := c.parseKey(ch.Key)
+	req, err := c.parseKey(ch.Key, ch.Addr)
 	if err != nil {
 		return c.notSupported(res, resNotSupported, "bad_key", err.Error())
 	}

@@ -152,6 +152,13 @@ func TestArgumentsWithoutShell(t *testing.T) {
 	if want := `<a b><;echo x><$HOME><><'q'>`; r.Status != poll.OK || string(r.Value) != want {
 		t.Fatalf("got %v %q %q, want %q", r.Status, r.Value, r.Error, want)
 	}
+	// {HOST.CONN} and {HOST.PORT} come from the item's interface.
+	got := make(chan *poll.Result, 1)
+	c.Check(context.Background(), []poll.Check{{ItemID: 8, Key: `args.sh["-H{HOST.CONN}",{HOST.PORT},{HOST.NAME}]`,
+		Addr: "[::1]:10050", Timeout: 5 * time.Second}}, func(r *poll.Result) { got <- r })
+	if r := <-got; r.Status != poll.OK || string(r.Value) != `<-H::1><10050><{HOST.NAME}>` {
+		t.Fatalf("macros: got %v %q %q", r.Status, r.Value, r.Error)
+	}
 	r = runOne(t, c, `args.sh`, 5*time.Second)
 	if r.Status != poll.OK || string(r.Value) != "" {
 		t.Fatalf("no parameters: got %v %q %q", r.Status, r.Value, r.Error)
