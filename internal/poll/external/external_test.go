@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -381,6 +384,36 @@ func TestShutdownKillsRunning(t *testing.T) {
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("checks did not end after the context did")
+		}
+	}
+}
+
+func TestCheckHTTPLoopback(t *testing.T) {
+	dir := pluginDir(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/broken" {
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		}
+		io.WriteString(w, "hello from the test")
+	}))
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	c := New(Options{Dirs: []string{dir}})
+	for _, tc := range []struct {
+		path  string
+		state int
+	}{{"/", StateOK}, {"/broken", StateCritical}} {
+		r := runOne(t, c, `nagios[check_http,-H,127.0.0.1,-p,`+port+`,-u,`+tc.path+`]`, 5*time.Second)
+		var v Result
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("%s: value %q (%v %q): %v", tc.path, r.Value, r.Status, r.Error, err)
+		}
+		if v.State != tc.state || !strings.HasPrefix(v.Output, "HTTP "+stateNames[tc.state]) {
+			t.Fatalf("%s: got %+v, want state %d", tc.path, v, tc.state)
+		}
+		if size, ok := v.Perfdata["size"]; !ok || size.Value == nil || size.UOM != "B" || *size.Value <= 0 {
+			t.Fatalf("%s: perfdata %+v, want the size in bytes", tc.path, v.Perfdata)
 		}
 	}
 }
