@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -122,6 +123,16 @@ type PollConfig struct {
 	// HTTPMaxConnsPerHost bounds the HTTP agent's connections to one
 	// host (kept alive and reused between checks).
 	HTTPMaxConnsPerHost int `yaml:"http_max_conns_per_host"`
+	// ExternalScripts are the directories external checks and nagios[]
+	// plugins are run from, searched in order (Zabbix's
+	// ExternalScripts, plus Debian's Nagios plugin directory).
+	ExternalScripts []string `yaml:"external_scripts"`
+	// ExternalMaxProcesses bounds the external check processes running
+	// at once; further checks wait for a slot.
+	ExternalMaxProcesses int `yaml:"external_max_processes"`
+	// ExternalMaxOutput bounds what is read of one process's output; a
+	// process writing more is killed and its item not supported.
+	ExternalMaxOutput ByteSize `yaml:"external_max_output"`
 }
 
 // APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
@@ -336,6 +347,8 @@ func Default() Config {
 			TimestampTolerance: Duration(2 * time.Millisecond),
 			ICMPRate:           10000, ICMPSocket: "auto",
 			HTTPMaxBodySize: 16 << 20, HTTPMaxHeaderSize: 1 << 20, HTTPMaxConnsPerHost: 32,
+			ExternalScripts:      []string{"/usr/lib/zabbix/externalscripts", "/usr/lib/nagios/plugins"},
+			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
 		},
 		SNMP: defaultSNMP(),
 	}
@@ -560,6 +573,23 @@ func (p *PollConfig) validate() error {
 	}
 	if p.HTTPMaxConnsPerHost < 1 || p.HTTPMaxConnsPerHost > 10000 {
 		return fieldErr("poll.http_max_conns_per_host", "must be between 1 and 10000, not %d", p.HTTPMaxConnsPerHost)
+	}
+	if len(p.ExternalScripts) == 0 {
+		return fieldErr("poll.external_scripts", "must name at least one directory")
+	}
+	for _, d := range p.ExternalScripts {
+		// A relative directory would depend on the server's working
+		// directory, which the operator does not see in the config.
+		if !filepath.IsAbs(d) {
+			return fieldErr("poll.external_scripts", "%q must be an absolute path", d)
+		}
+	}
+	if p.ExternalMaxProcesses < 1 || p.ExternalMaxProcesses > 10000 {
+		return fieldErr("poll.external_max_processes", "must be between 1 and 10000, not %d", p.ExternalMaxProcesses)
+	}
+	// The Nagios plugin guidelines ask a server to keep 8 KiB at least.
+	if p.ExternalMaxOutput < 8<<10 || p.ExternalMaxOutput > 64<<20 {
+		return fieldErr("poll.external_max_output", "must be between 8KiB and 64MiB, not %d bytes", p.ExternalMaxOutput)
 	}
 	return nil
 }

@@ -45,7 +45,8 @@ func TestGoodFiles(t *testing.T) {
 		Poll: PollConfig{MaxInFlight: 20000, AgentMaxInFlight: 5000, ConnectTimeout: Duration(time.Second), DefaultTimeout: Duration(5 * time.Second),
 			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute),
 			TimestampTolerance: Duration(5 * time.Millisecond), SimpleMaxInFlight: 3000, ICMPRate: 2000, ICMPSocket: "dgram",
-			HTTPMaxInFlight: 4000, HTTPMaxBodySize: 4 << 20, HTTPMaxHeaderSize: 64 << 10, HTTPMaxConnsPerHost: 8},
+			HTTPMaxInFlight: 4000, HTTPMaxBodySize: 4 << 20, HTTPMaxHeaderSize: 64 << 10, HTTPMaxConnsPerHost: 8,
+			ExternalScripts: []string{"/opt/plugins", "/usr/lib/nagios/plugins"}, ExternalMaxProcesses: 16, ExternalMaxOutput: 128 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
 	}
@@ -82,6 +83,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_unreach.bad.yaml":        "poll.unreachable_delay: must be whole seconds",
 		"bad_icmp.bad.yaml":           "poll.icmp_socket: must be auto, raw or dgram",
 		"bad_http_body.bad.yaml":      "poll.http_max_body_size: must be between 1KiB and 1GiB",
+		"bad_external.bad.yaml":       `poll.external_scripts: "plugins" must be an absolute path`,
 		"bad_tls_partial.bad.yaml":    "tls.key_file: must be set",
 		"bad_tls_crl.bad.yaml":        "tls.crl_file: needs tls.ca_file",
 		"bad_tls_missing.bad.yaml":    "tls.ca_file: cannot be read",

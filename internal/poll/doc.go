@@ -3,7 +3,8 @@
 // keeps the next check time, hands due checks in batches to the checker
 // of the item's type (poll/agent for Zabbix agent items, poll/snmp for SNMP, poll/icmp,
 // poll/tcpsvc and poll/http for simple checks and the HTTP agent,
-// poll/calc for calculated items) and
+// poll/calc for calculated items, poll/external for external checks and
+// Nagios plugins) and
 // brings the results the trapper's way: acceptance by package
 // preprocess, pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline

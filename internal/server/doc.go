@@ -38,6 +38,10 @@
 // scheduler's intervals, reading the history store; the catalog refuses
 // a formula that does not parse (CheckFormula, package expr).
 //
+// External checks (type 10) and nagios[] plugin checks run as processes
+// from poll.external_scripts through package poll/external, with its
+// own process pool (poll.external_max_processes) and output bound.
+//
 // HTTP port: the web UI (internal/web) at / when http.ui is on, the
 // JSON-RPC API at /api_jsonrpc.php, /metrics and /healthz. With
 // http.tls_cert_file and tls_key_file the port serves HTTPS only (TLS 1.2

@@ -35,6 +35,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/poll/calc"
+	"github.com/peregrine-mon/peregrine/internal/poll/external"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
@@ -364,6 +365,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 			// HTTP agent items: the URL says where; no interface, no
 			// availability (Zabbix keeps none for them).
 			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
+			// External checks and nagios[] plugins: processes from the
+			// configured directories; like simple checks they may name an
+			// interface but keep no availability (Zabbix keeps none).
+			catalog.External: {
+				Checker: external.New(external.Options{
+					Dirs:           cfg.Poll.ExternalScripts,
+					MaxProcesses:   cfg.Poll.ExternalMaxProcesses,
+					MaxOutput:      int(cfg.Poll.ExternalMaxOutput),
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "external"),
+				}),
+				NoAvailability: true,
+			},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
