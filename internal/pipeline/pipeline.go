@@ -57,7 +57,7 @@ type Options struct {
 // evaluation, item state): the wiring in server sets it, so that the
 // pipeline never imports what consumes it.
 //
-// It is called once per batch, not per value: by the shard goroutine that
+// It is called once per batch, not per value: by the shard's commit stage that
 // wrote the batch, after Store.Write returned nil for it (the values are
 // as durable as the store promises) and after Last reflects it, and
 // before the batch's submitters are acknowledged, so that when Submit

@@ -43,8 +43,9 @@ type shard struct {
 	stateMu sync.RWMutex
 	state   map[uint64]*itemState
 
-	// Preprocessing (preproc.go), touched by the shard goroutine once per
-	// batch with Raw samples and by SaveState, under prepMu.
+	// Preprocessing (preproc.go), touched by the preprocessing stage once per
+	// batch with Raw samples, by SaveState and by the commit stage after a
+	// failed write (forgetState), under prepMu.
 	prepMu      sync.Mutex
 	prep        prepTable                            // items with steps seen by this shard
 	chains      map[*catalog.PreprocStep]*compiled   // compiled chains by the catalog's slice
