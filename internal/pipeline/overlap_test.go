@@ -132,8 +132,8 @@ func TestBatchAfterFailedWriteFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "preprocessed after values whose write failed") || err.Error() == "disk on fire" {
 		t.Fatalf("second: Submit = %v, want it failed for following the failed write", err)
 	}
-	if !errors.Is(err, errors.Unwrap(err)) || !strings.Contains(err.Error(), "disk on fire") {
-		t.Fatalf("second: Submit = %v does not carry the store's error", err)
+	if cause := errors.Unwrap(err); cause == nil || cause.Error() != "disk on fire" {
+		t.Fatalf("second: Submit = %v does not wrap the store's error", err)
 	}
 	g.fail.Store(false)
 	f.send(t, 1020, "num", "5")
