@@ -2,8 +2,16 @@
 //
 // Values are routed by item id to one of N shards (N defaults to the CPU
 // count). Each shard owns a bounded queue, the per-item state that
-// triggers and the API read (last and previous value), and one goroutine
-// that drains its queue in batches into the history Writer.
+// triggers and the API read (last and previous value), and two
+// goroutines, a preprocessing stage and a commit stage: the first drains
+// the queue in batches and preprocesses (and converts) each, the second
+// writes it to the history Writer. They overlap, so that batch N+1 is
+// preprocessed while batch N is written and fsynced; the hand-off is one
+// channel send per batch, and at most two batches are in flight between
+// the queue and the store (one being written, one preprocessed or being
+// preprocessed). The commit stage takes batches in the order the first
+// drained them, so an item's values are written, and its per-item state
+// updated, in the order they were submitted.
 //
 // Acknowledgement: Submit returns only after every value it was given has
 // been accepted by the store's Write, which for the durable engine means
@@ -11,10 +19,26 @@
 // submitter of the failed batch, so nothing is acknowledged that was not
 // stored.
 //
+// A failed write and the preprocessing state: Zabbix keeps the state its
+// preprocessing computed (previous values of the change and discard
+// steps) even when the history write then fails. Peregrine does not: a
+// value sent again after the failure would be compared with its own
+// unstored self, and a discard-unchanged step would discard it, so that
+// it is never stored. The commit stage therefore forgets the step state
+// of the items of a failed batch (as when an item's steps change: a
+// change step discards its next value as a first one, a discard step
+// stores it) before it fails the batch's submitters, and it fails
+// without a write the batch preprocessed meanwhile on that state (its
+// submitters hear the store's error, wrapped), forgetting its items'
+// state too. Nothing is acknowledged that was computed from values that
+// were not stored.
+//
 // Back-pressure: when a shard's queue holds QueueValues values, Submit
 // blocks until the shard drains; nothing is dropped and no queue grows
-// without bound. Memory per shard is bounded by twice QueueValues (the
-// queue being filled plus the batch being written).
+// without bound. The preprocessing stage drains the queue only when one
+// of the two in-flight slots is free, so memory per shard is bounded by
+// three times QueueValues (the queue being filled plus two batches in
+// flight), plus the values dependent items add.
 //
 // Hook: Options.OnCommit (a CommitFunc) is called once per batch the store
 // accepted, before its submitters are acknowledged. It is how trigger
@@ -24,7 +48,7 @@
 // Preprocessing (preproc.go): a value of an item with steps or
 // dependent items is submitted as text (a Raw sample, made by Prepare,
 // which every way in calls) and preprocessed in the shard that owns the
-// item, on the shard goroutine, just before the store write: the
+// item, on the shard's preprocessing stage, just before the store write: the
 // item's chain (package preprocess) runs, then the conversion to its
 // value type, then each dependent item's chain on the result, up to 3
 // levels, all in the same batch. There is no central preprocessing
@@ -73,14 +97,16 @@
 //
 // Self-monitoring: committed values are counted per value type
 // (ValuesCommitted, peregrine_pipeline_values_committed_by_type_total)
-// and the shards' time in commits is their busy time (Busy,
-// zabbix[process,pipeline shard,avg,busy]).
+// and the time both stages work (preprocessing; writing, last values and
+// the commit hook) is the shards' busy time, over two goroutines per
+// shard (Busy, zabbix[process,pipeline shard,avg,busy]).
 //
 // Concurrency: Submit may be called from any number of goroutines. A
-// shard's preprocessing memory is touched by its goroutine, under a
-// mutex taken once per batch with Raw samples, and by SaveState. The hot
+// shard's preprocessing memory is touched by its preprocessing stage,
+// under a mutex taken once per batch with Raw samples, by SaveState,
+// and by the commit stage after a failed write. The hot
 // path is not lock-free: it takes each touched shard's queue mutex once
-// per submitted batch (not per value), and the shard goroutine takes its
+// per submitted batch (not per value), and the commit stage takes its
 // state lock once per written batch to update the per-item state. Last
 // takes that lock shared for one map lookup. Seed writes the state under
 // the same lock and may run concurrently with commits.

@@ -57,7 +57,7 @@ type Options struct {
 // evaluation, item state): the wiring in server sets it, so that the
 // pipeline never imports what consumes it.
 //
-// It is called once per batch, not per value: by the shard goroutine that
+// It is called once per batch, not per value: by the shard's commit stage that
 // wrote the batch, after Store.Write returned nil for it (the values are
 // as durable as the store promises) and after Last reflects it, and
 // before the batch's submitters are acknowledged, so that when Submit
@@ -113,8 +113,8 @@ type Pipeline struct {
 	// byType counts committed values per value type (index: the
 	// history.ValueType), for zabbix[wcache,values,<type>].
 	byType [history.Text + 1]*selfmon.Counter
-	// busy is the shards' time writing to the store (zabbix[process,
-	// pipeline shard,avg,busy]).
+	// busy is the shards' time preprocessing and writing to the store
+	// (zabbix[process,pipeline shard,avg,busy]).
 	busy *selfmon.Busy
 	// discarded and notSupported count preprocessing results: values a
 	// step discarded, values that left their item not supported.
@@ -145,7 +145,8 @@ func New(opts Options) (*Pipeline, error) {
 	p.discarded = m.Counter("peregrine_preprocessing_discarded_total", "Values that a preprocessing step discarded (discard unchanged, first value of a change step, discard-value handler).")
 	p.notSupported = m.Counter("peregrine_preprocessing_not_supported_total", "Values whose preprocessing or conversion failed, leaving their item not supported.")
 	p.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
-	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent writing batches (store write, last values, commit hook), summed over shards.", opts.Shards)
+	// Each shard has two goroutines, preprocessing and commit (see run).
+	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent preprocessing batches and writing them (store write, last values, commit hook), summed over the shards' two goroutines each.", 2*opts.Shards)
 	m.Rate("peregrine_pipeline_values_committed_per_second", "Values accepted by the history store per second, over the last rate interval.",
 		func() float64 { return float64(p.committed.Load()) })
 	for i := 0; i < opts.Shards; i++ {

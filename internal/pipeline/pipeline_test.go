@@ -73,12 +73,18 @@ func TestSubmitReachesStoreAndState(t *testing.T) {
 // gateStore blocks every Write until released and can be told to fail.
 type gateStore struct {
 	*memstore.Store
-	gate   chan struct{}
-	fail   atomic.Bool
-	writes atomic.Int64
+	gate    chan struct{}
+	fail    atomic.Bool
+	writes  atomic.Int64
+	entered atomic.Int64 // Writes begun, blocked or not
+	once    sync.Once
 }
 
+// release opens the gate; it may be called more than once.
+func (g *gateStore) release() { g.once.Do(func() { close(g.gate) }) }
+
 func (g *gateStore) Write(ctx context.Context, v []history.Sample) error {
+	g.entered.Add(1)
 	<-g.gate
 	g.writes.Add(1)
 	if g.fail.Load() {
@@ -103,8 +109,8 @@ func TestBackPressureBoundsQueue(t *testing.T) {
 			submitted.Add(256)
 		}(i)
 	}
-	// With the store stalled, the shard holds at most one batch in flight
-	// plus a full queue; everyone else waits.
+	// With the store stalled, the shard holds at most two batches in
+	// flight (jobsInFlight) plus a full queue; everyone else waits.
 	deadline := time.Now().Add(5 * time.Second)
 	for p.shards[0].depth.Load() < queue && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

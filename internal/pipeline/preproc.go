@@ -197,12 +197,16 @@ func (s *shard) prepOf(it *catalog.Item) *itemPrep {
 	return ip
 }
 
-// preprocess replaces the Raw and RawError samples of batch by what
+// preprocess replaces the Raw and RawError samples of j's batch by what
 // their items' steps make of them (nothing for a discarded value), plus
 // the values of their dependent items, converted to their value types,
-// into s.out; other samples are copied as they are. Waiters' ends are
-// moved to the new positions. It returns the new batch.
-func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.Sample {
+// into j.buf; other samples are copied as they are. Waiters' ends are
+// moved to the new positions. It returns the batch to write: j.in itself
+// when it holds nothing to preprocess. It records in j.gen the
+// generation of step state it ran on (see forgetState).
+func (s *shard) preprocess(j *job) []history.Sample {
+	batch, waiters := j.in, j.waiters
+	j.gen = noState
 	raw := false
 	for i := range batch {
 		if batch[i].Type >= Raw {
@@ -215,7 +219,7 @@ func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.S
 	}
 	if s.p.opts.Catalog == nil {
 		s.p.opts.Logger.Error("BUG: values to preprocess but no Options.Catalog; dropped", "shard", s.id)
-		out := s.out[:0]
+		out := j.buf[:0]
 		for i := range batch {
 			if batch[i].Type < Raw {
 				out = append(out, batch[i])
@@ -224,7 +228,7 @@ func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.S
 		for w := range waiters {
 			waiters[w].end = min(waiters[w].end, len(out)) // all acknowledged with the batch's write
 		}
-		s.out = out
+		j.buf = out
 		return out
 	}
 	snap := s.p.opts.Catalog()
@@ -234,7 +238,8 @@ func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.S
 		s.prune(snap)
 		s.prepVersion = v
 	}
-	out := s.out[:0]
+	j.gen = s.stateGen
+	out := j.buf[:0]
 	w := 0
 	for i := range batch {
 		v := &batch[i]
@@ -255,7 +260,7 @@ func (s *shard) preprocess(batch []history.Sample, waiters []waiter) []history.S
 			w++
 		}
 	}
-	s.out = out
+	j.buf = out
 	return out
 }
 

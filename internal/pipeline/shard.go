@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,30 +32,55 @@ type shard struct {
 	waiters  []waiter
 	stopping bool
 
-	// spare buffers swapped with queue/waiters by the shard goroutine, so
-	// that steady state allocates nothing.
-	spareQ []history.Sample
-	spareW []waiter
+	// free holds the jobs not in flight: the preprocessing stage takes
+	// one before it drains the queue, the commit stage returns it once
+	// the batch is acknowledged. There are jobsInFlight of them, which
+	// bounds the batches between the queue and the store.
+	free chan *job
 
 	depth atomic.Int64
 
 	stateMu sync.RWMutex
 	state   map[uint64]*itemState
 
-	// Preprocessing (preproc.go), touched by the shard goroutine once per
-	// batch with Raw samples and by SaveState, under prepMu.
+	// Preprocessing (preproc.go), touched by the preprocessing stage once per
+	// batch with Raw samples, by SaveState and by the commit stage after a
+	// failed write (forgetState), under prepMu.
 	prepMu      sync.Mutex
 	prep        prepTable                            // items with steps seen by this shard
 	chains      map[*catalog.PreprocStep]*compiled   // compiled chains by the catalog's slice
 	restored    map[uint64]savedState                // read at start, waiting for their items' next value
 	prepVersion uint64                               // catalog version prep was last pruned for
-	out         []history.Sample                     // the preprocessed batch, reused
 	caches      [maxDependentLevels]preprocess.Cache // one per level of dependents
+	stateGen    uint64                               // bumped by forgetState
 }
 
+// jobsInFlight is how many batches a shard holds between its queue and
+// the store: one being written (and fsynced) while the next is
+// preprocessed, or waits, preprocessed, for the write to finish. Two is
+// the least that overlaps the stages; more would only add memory, as the
+// write is the slower stage when the two are unbalanced.
+const jobsInFlight = 2
+
+// job is one batch on its way through a shard's two stages. Its buffers
+// are reused batch after batch, so that steady state allocates nothing.
+type job struct {
+	in      []history.Sample // the values drained from the queue
+	waiters []waiter         // their tickets, ends indexing batch
+	buf     []history.Sample // backs a preprocessed batch
+	batch   []history.Sample // what the commit stage writes: in or buf
+	gen     uint64           // the shard's stateGen its steps ran on, or noState
+}
+
+// noState is the gen of a batch whose values ran no steps.
+const noState = ^uint64(0)
+
 func newShard(p *Pipeline, id int) *shard {
-	s := &shard{p: p, id: id, state: map[uint64]*itemState{}}
+	s := &shard{p: p, id: id, state: map[uint64]*itemState{}, free: make(chan *job, jobsInFlight)}
 	s.cond = sync.NewCond(&s.mu)
+	for range jobsInFlight {
+		s.free <- &job{}
+	}
 	return s
 }
 
@@ -82,8 +108,27 @@ func (s *shard) enqueue(values []history.Sample, t *Ticket) error {
 	return nil
 }
 
+// run is the shard's preprocessing stage; it starts the commit stage
+// and hands it each batch, so that batch N+1 is preprocessed while
+// batch N is written and fsynced. The hand-off is one channel send per
+// batch, and the commit stage takes batches in the order they were
+// drained, so per-item order is kept. run returns once both stages have
+// drained after Stop.
 func (s *shard) run() {
+	commits := make(chan *job, jobsInFlight-1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.commitLoop(commits)
+	}()
+	defer func() {
+		close(commits)
+		<-done
+	}()
 	for {
+		// A free job first: while jobsInFlight batches are in flight the
+		// queue is left to fill, and its limit blocks the submitters.
+		j := <-s.free
 		s.mu.Lock()
 		for len(s.queue) == 0 && !s.stopping {
 			s.cond.Wait()
@@ -93,41 +138,135 @@ func (s *shard) run() {
 			return
 		}
 		batch, waiters := s.queue, s.waiters
-		s.queue, s.waiters = s.spareQ[:0], s.spareW[:0]
+		s.queue, s.waiters = j.in[:0], j.waiters[:0]
 		s.depth.Store(0)
 		s.mu.Unlock()
 		s.cond.Broadcast() // room for blocked submitters
 
-		s.commit(batch, waiters)
+		j.in, j.waiters = batch, waiters
+		start := time.Now()
+		j.batch = s.preprocess(j)
+		s.p.busy.Since(start)
+		commits <- j
+	}
+}
 
-		clear(batch) // drop string references before reuse
-		clear(waiters)
-		s.spareQ, s.spareW = batch[:0], waiters[:0]
-		if cap(s.spareQ) > 4*s.p.opts.QueueValues {
-			s.spareQ = nil // one oversized request must not pin its memory
+// recycle readies j's buffers for another batch.
+func (s *shard) recycle(j *job) {
+	clear(j.in) // drop string references before reuse
+	clear(j.waiters)
+	if len(j.batch) > 0 && len(j.in) > 0 && &j.batch[0] != &j.in[0] {
+		clear(j.batch)
+	}
+	j.in, j.waiters, j.batch = j.in[:0], j.waiters[:0], nil
+	// One oversized request must not pin its memory.
+	if cap(j.in) > 4*s.p.opts.QueueValues {
+		j.in = nil
+	}
+	if cap(j.buf) > 4*s.p.opts.QueueValues {
+		j.buf = nil
+	}
+}
+
+// commitLoop is the shard's commit stage. After a failed write it keeps
+// the failed job from the preprocessing stage until the next batch has
+// been dealt with: that batch may have run its steps on the state the
+// failure made forgotten (it was preprocessed while the write was under
+// way), and is then failed too (see forgetState); holding the job back
+// makes sure no third batch runs on the state that batch left.
+func (s *shard) commitLoop(commits <-chan *job) {
+	var held *job
+	var lastErr error
+	for j := range commits {
+		var err error
+		if j.gen != noState && held != nil && j.gen != s.currentGen() {
+			err = s.failStale(j, lastErr)
+		} else {
+			err = s.commit(j)
+		}
+		if held != nil {
+			s.recycle(held)
+			s.free <- held
+			held = nil
+		}
+		s.recycle(j)
+		if err != nil && j.gen != noState {
+			held, lastErr = j, err
+			continue
+		}
+		s.free <- j
+	}
+	if held != nil {
+		s.recycle(held)
+		s.free <- held
+	}
+}
+
+func (s *shard) currentGen() uint64 {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	return s.stateGen
+}
+
+// failStale fails a batch whose steps ran on step state that a failed
+// write has since made forgotten, without writing it: its results may
+// depend on values that were never stored (a value discarded as
+// unchanged from one that was not written). Its items' state is
+// forgotten as well, and its submitters may send again.
+func (s *shard) failStale(j *job, cause error) error {
+	err := fmt.Errorf("values not written: preprocessed after values whose write failed: %w", cause)
+	s.p.errors.Inc()
+	s.p.opts.Logger.Error("batch not written: its preprocessing followed a failed write", "shard", s.id, "values", len(j.batch), "err", cause)
+	s.forgetState(j.batch, j.in)
+	for _, w := range j.waiters {
+		w.t.finish(err)
+	}
+	return err
+}
+
+// forgetState resets the step state of the items of written (values
+// preprocessed but not written) and of in's Raw samples (whose chains
+// ran), as when an item's steps change: the next value of a change step
+// is then discarded as a first value, and a discard-unchanged step
+// stores it. It is the choice made for a failed write: Zabbix keeps the
+// state its preprocessing manager computed even when the history write
+// fails, but then a value sent again after the failure would be
+// compared with its own unstored self and could be discarded as
+// unchanged, so nothing would ever be stored for it. Forgetting costs
+// at most one discarded first value of a change step. It bumps the
+// state generation, so that a batch preprocessed before is failed too.
+func (s *shard) forgetState(written, in []history.Sample) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	s.stateGen++
+	for i := range written {
+		if ip := s.prep.get(written[i].ItemID); ip != nil {
+			ip.state.Reset()
+		}
+	}
+	for i := range in {
+		if in[i].Type >= Raw {
+			if ip := s.prep.get(in[i].ItemID); ip != nil {
+				ip.state.Reset()
+			}
 		}
 	}
 }
 
-// commit writes batch to the store in MaxBatch pieces and completes the
-// waiters whose values are all written. A failed write fails the waiters
-// that had values in it and every later waiter of this batch as well,
-// since their values may share the failed piece.
-func (s *shard) commit(batch []history.Sample, waiters []waiter) {
+// commit writes j's batch to the store in MaxBatch pieces and completes
+// the waiters whose values are all written. A failed write fails the
+// waiters that had values in it and every later waiter of this batch as
+// well, since their values may share the failed piece; the step state of
+// the items whose values were not written is forgotten first (see
+// forgetState).
+func (s *shard) commit(j *job) error {
 	defer s.p.busy.Since(time.Now())
-	if pre := s.preprocess(batch, waiters); len(batch) == 0 || len(pre) == 0 || &pre[0] != &batch[0] {
-		batch = pre
-		defer func() {
-			clear(s.out) // drop string references before reuse
-			if cap(s.out) > 4*s.p.opts.QueueValues {
-				s.out = nil // one oversized request must not pin its memory
-			}
-		}()
-	}
+	batch, waiters := j.batch, j.waiters
 	maxBatch := s.p.opts.MaxBatch
 	w := 0
 	var err error
-	for off := 0; off < len(batch) && err == nil; off += maxBatch {
+	off := 0
+	for ; off < len(batch); off += maxBatch {
 		end := min(off+maxBatch, len(batch))
 		piece := batch[off:end]
 		err = s.p.opts.Store.Write(context.Background(), piece)
@@ -148,9 +287,15 @@ func (s *shard) commit(batch []history.Sample, waiters []waiter) {
 			w++
 		}
 	}
+	if err != nil && j.gen != noState {
+		// Before the submitters hear of the failure, so that a value
+		// they send again meets the forgotten state.
+		s.forgetState(batch[off:], j.in)
+	}
 	for ; w < len(waiters); w++ {
 		waiters[w].t.finish(err)
 	}
+	return err
 }
 
 // countTypes adds piece's values to the per-type counters: one pass of
