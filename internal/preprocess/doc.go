@@ -48,7 +48,9 @@
 //     Regular expressions are Go's RE2, not PCRE: no backreferences or
 //     lookaround, and no catastrophic backtracking (JavaScript's own
 //     regular expressions do backtrack, bounded by the time limit). A
-//     JavaScript step has no memory limit yet.
+//     run that grows the heap by more than 512 MiB (Zabbix's Duktape
+//     heap limit) is interrupted by a watchdog sampling the live heap
+//     (approximate: goja keeps no account per runtime).
 //
 // Trace is Run reporting each step's result, error and handler's
 // effect, for the API's preprocessing.test (the frontend's "Test"
@@ -60,8 +62,9 @@
 // UnmarshalBinary). Compile turns a catalog item's steps into a chain
 // (CheckSteps is the catalog's validation hook). Cache lets the chains
 // of many dependent items run on one master value and parse its JSON
-// once (jsonpath.Parse), instead of once per dependent. Still to come
-// (issue 12): a memory limit for JavaScript, calculated items.
+// once (jsonpath.Parse), instead of once per dependent. Calculated
+// items are not steps: package poll/calc evaluates them with package
+// expr.
 //
 // It does not own the transport (ingest, api), the wording of replies to
 // a client, counting or logging (the callers count refusals by their

@@ -38,3 +38,18 @@ func TestJavaScriptLimit(t *testing.T) {
 	s.jsLimit = 50 * time.Millisecond
 	checkStep(t, s, []stepCase{{vt: history.Text, in: "x", want: "stopped"}})
 }
+
+// TestJavaScriptMemoryLimit: a script that allocates without bound is
+// stopped by the heap watchdog, well before its time limit, and fails its
+// step with the memory message; a script that allocates a little is not
+// disturbed. The limit is lowered for the test (it is process-wide
+// growth, so this test does not run in parallel with others).
+func TestJavaScriptMemoryLimit(t *testing.T) {
+	old := jsHeapLimit
+	jsHeapLimit = 64 << 20
+	t.Cleanup(func() { jsHeapLimit = old })
+	s := mustStep(t, "21", "var a = []; for (;;) { a.push('x'.repeat(1 << 20) + a.length); }", "0", "")
+	checkStep(t, s, []stepCase{{vt: history.Text, in: "x", wantErr: "cannot execute script: memory limit exceeded"}})
+	s = mustStep(t, "21", "var a = []; for (var i = 0; i < 100; i++) { a.push(new Array(1001).join('x')); } return a.length;", "0", "")
+	checkStep(t, s, []stepCase{{vt: history.Text, in: "x", want: "100"}})
+}
