@@ -22,7 +22,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/server"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // xssName is a host's visible name that a UI writing HTML from strings
@@ -346,17 +345,18 @@ func queryParam(u, name string) string {
 }
 
 // TestIntegrationBrowserProblems runs the problems page and the overview
-// against the server's own problem.get, trigger.get, event.get and
-// event.acknowledge: a problem of a trigger created through the API
-// shows with its host, severity and tags, is acknowledged in the page,
-// and its event history is read when asked for. The server does not yet
-// evaluate triggers when values arrive, so the problem is fed to its
-// state machine directly, as internal/server's tests do; once evaluation
-// on commit exists, a zabbix_sender value should raise it instead.
+// against the whole server, nothing fed to it but values: a trigger
+// created through the API, a value sent with the real zabbix_sender
+// raises its problem (evaluation on commit), which the page shows with
+// its host, name, severity and tags; it is acknowledged in the page and
+// its event history read when asked for; a recovering value resolves it
+// and the page lists it no more. A second raise is closed in the page
+// (manual close, event.acknowledge).
 func TestIntegrationBrowserProblems(t *testing.T) {
 	if testing.Short() {
-		t.Skip("integration test: runs headless Chromium")
+		t.Skip("integration test: runs headless Chromium and zabbix_sender")
 	}
+	testutil.Need(t, "zabbix_sender", "zabbix-agent")
 	spec := catalog.Spec{Hosts: []catalog.HostSpec{{Host: "db-1", Name: "Database <1>", Groups: []string{"Web"}, Items: []catalog.ItemSpec{
 		{Key: "trap.load", Name: "Load", ValueType: "float"},
 	}}}}
@@ -372,9 +372,40 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 	if err := json.Unmarshal(res, &created); err != nil || len(created.TriggerIDs) != 1 {
 		t.Fatalf("trigger.create: %s", res)
 	}
-	tid, _ := strconv.ParseUint(created.TriggerIDs[0], 10, 64)
-	if _, err := s.Triggers.Process(s.Catalog.Snapshot(), []trigger.Result{{TriggerID: tid, Value: trigger.Problem, Clock: time.Now().Unix() - 90, NS: 1}}); err != nil {
-		t.Fatal(err)
+	type problem struct {
+		ObjectID     string `json:"objectid"`
+		Severity     string `json:"severity"`
+		Acknowledged string `json:"acknowledged"`
+	}
+	// problems polls problem.get until it holds want problems (at most
+	// 10 s): evaluation runs on its own goroutine after the sender's
+	// values are committed.
+	problems := func(want int) []problem {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var ps []problem
+			if err := json.Unmarshal(apiCall(t, base, token, "problem.get", map[string]any{"output": "extend"}), &ps); err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) == want || time.Now().After(deadline) {
+				if len(ps) != want {
+					t.Fatalf("problem.get: %+v after 10 s, want %d problems", ps, want)
+				}
+				return ps
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	send := func(v string) {
+		t.Helper()
+		if r := testutil.RunSender(t, s.TrapperAddr().String(), "-s", "db-1", "-k", "trap.load", "-o", v); r.Processed != 1 {
+			t.Fatalf("zabbix_sender -o %s: %+v", v, r)
+		}
+	}
+	send("42")
+	if ps := problems(1); ps[0].ObjectID != created.TriggerIDs[0] || ps[0].Severity != "4" {
+		t.Fatalf("problem raised by 42: %+v", ps[0])
 	}
 	ctx, sh := browser(t)
 	login(t, ctx, base, password)
@@ -386,20 +417,17 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 	}
 	sh.take(t, ctx, "overview-problem")
 	const row = `.problem-row:not(.loading)`
-	var host, name, tags string
+	var host, name, sev, tags string
 	run(t, ctx, "problems page",
 		chromedp.Click(`#nav a[data-page="problems"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
-		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name), textOf(row+` .tags`, &tags))
-	if host != "Database <1>" || name != "Load too high on db-1" || tags != "team: dba" {
-		t.Errorf("problem row: host %q, name %q, tags %q", host, name, tags)
+		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name),
+		textOf(row+` .badge.sev-4`, &sev), textOf(row+` .tags`, &tags))
+	if host != "Database <1>" || name != "Load too high on db-1" || sev != "High" || tags != "team: dba" {
+		t.Errorf("problem row: host %q, name %q, severity %q, tags %q", host, name, sev, tags)
 	}
 	run(t, ctx, "acknowledge", press(row+` .ack-btn`), chromedp.WaitVisible(row+` .ack-yes`, chromedp.ByQuery))
-	var ps []struct {
-		Acknowledged string `json:"acknowledged"`
-	}
-	json.Unmarshal(apiCall(t, base, token, "problem.get", map[string]any{"output": "extend"}), &ps)
-	if len(ps) != 1 || ps[0].Acknowledged != "1" {
+	if ps := problems(1); ps[0].Acknowledged != "1" {
 		t.Errorf("after Ack in the page, problem.get says %+v", ps)
 	}
 	run(t, ctx, "event history",
@@ -407,14 +435,23 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 		chromedp.Click(`#problem-actions .hist-btn`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#event-history table td`, chromedp.ByQuery))
 	sh.take(t, ctx, "problems-real")
+
+	send("1")
+	problems(0)
+	// The page refreshes itself every 30 s; a reload shows the change
+	// at once.
+	zero := chromedp.Poll(`(document.querySelector('#problem-count') || {}).textContent === '0 problems'`, nil, chromedp.WithPollingTimeout(30*time.Second))
+	run(t, ctx, "resolved by a value: the reloaded page lists no problem", chromedp.Reload(), zero)
+	sh.take(t, ctx, "problems-resolved")
+
+	send("42")
+	problems(1)
+	run(t, ctx, "raised again: the reloaded page lists it", chromedp.Reload(), chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery))
 	run(t, ctx, "close the problem",
 		press(row+` .more-btn`),
 		chromedp.Click(`#problem-actions .close-btn`, chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector('#problem-count').textContent === '0 problems'`, nil, chromedp.WithPollingTimeout(30*time.Second)))
-	json.Unmarshal(apiCall(t, base, token, "problem.get", map[string]any{"output": "extend"}), &ps)
-	if len(ps) != 0 {
-		t.Errorf("after Close in the page, problem.get still has %+v", ps)
-	}
+		zero)
+	problems(0)
 }
 
 // textOf reads an element's text in one step in the page: list rows are
