@@ -15,7 +15,9 @@ import (
 // acknowledgement until problem.get countOutput over the storm's hosts
 // says Items. Then every item gets 0 and the figure is the time until the
 // count is 0. At the peak it times problem.get of 1,000 problems and of
-// all open ones. Only the shared API is used (trigger.create with an
+// all open ones. Before the storm a probe fires and recovers the last
+// trigger alone, so that Zabbix's configuration cache is known to hold
+// the triggers. Only the shared API is used (trigger.create with an
 // array, problem.get), so it runs against Zabbix 6.0 as well.
 type Storm struct {
 	Items   int           // default 100,000
@@ -85,7 +87,9 @@ func (s *Storm) Run(ctx context.Context, env *Env) (Section, error) {
 	count := func(ctx context.Context) (int64, error) { return env.API.ProblemCount(ctx, prov.HostIDs) }
 
 	// Baseline: every trigger evaluated once, OK, and the values readable.
-	base := env.clockSpan(3)
+	// Clocks: base for the baseline, base+1 and base+2 for the storm,
+	// the rest for the probe.
+	base := env.clockSpan(3 + 2*probeAttempts)
 	items := lay.ItemSet(hosts)
 	n := int64(s.Items)
 	if _, err := s.send(ctx, env, "storm: baseline 0 to every item", items, base, 0); err != nil {
@@ -103,6 +107,9 @@ func (s *Storm) Run(ctx context.Context, env *Env) (Section, error) {
 		return sec, err
 	} else if open != 0 {
 		return sec, fmt.Errorf("storm baseline: %d problems open on the storm's hosts after every item got 0, want 0", open)
+	}
+	if err := s.probe(ctx, env, lay, count, base+3); err != nil {
+		return sec, err
 	}
 	// No warm-up of realistic values: they would fire the triggers. The
 	// baseline is the warm-up; then wait for the server to idle.
@@ -315,4 +322,54 @@ func deleteTriggerIDs(ctx context.Context, c *APIClient, ids []string) error {
 		ids = ids[n:]
 	}
 	return errors.Join(errs...)
+}
+
+// probeAttempts bounds the probe's sends (one every probeWait).
+const (
+	probeAttempts = 150
+	probeWait     = 2 * time.Second
+)
+
+// probe fires and recovers the last trigger alone until a problem shows:
+// Zabbix evaluates only the triggers its configuration cache has loaded
+// (every CacheUpdateFrequency), and a storm sent before then would never
+// fire. Triggers were created in order, so the last one loaded means all
+// are. Each attempt uses its own clocks from clock on.
+func (s *Storm) probe(ctx context.Context, env *Env, lay Layout, count Counter, clock int64) error {
+	one := ItemSet{Hosts: []string{lay.HostName(lay.Hosts - 1)}, Keys: []string{lay.Key(lay.ItemsPerHost - 1)}}
+	sender := env.Target.Sender
+	sender.Conns = 1
+	t0 := time.Now()
+	for a := range probeAttempts {
+		v := 1.0
+		plan := env.plan(one, clock+int64(2*a))
+		plan.Rounds, plan.Fixed = 1, &v
+		if res, err := sender.Send(ctx, plan, nil); err != nil {
+			return fmt.Errorf("storm probe: %w", err)
+		} else if res.Failed > 0 || res.Errors > 0 {
+			return fmt.Errorf("storm probe: the value was not accepted (%v)", res.FirstErr)
+		}
+		ps := *s
+		ps.Timeout = probeWait
+		_, fired, err := ps.waitFor(ctx, env, "storm: probe trigger", count, func(n int64) bool { return n >= 1 }, 1)
+		if err != nil {
+			return err
+		}
+		if !fired {
+			continue
+		}
+		v = 0
+		plan.StartClock++
+		if _, err := sender.Send(ctx, plan, nil); err != nil {
+			return fmt.Errorf("storm probe: %w", err)
+		}
+		if _, ok, err := s.waitFor(ctx, env, "storm: probe recovery", count, func(n int64) bool { return n == 0 }, 1); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("storm probe: the probe problem did not resolve within %s", s.Timeout)
+		}
+		env.Progress.Logf("storm: triggers evaluated (probe fired after %s)", time.Since(t0).Round(100*time.Millisecond))
+		return nil
+	}
+	return fmt.Errorf("storm probe: the last trigger did not fire within %d attempts (%s): the server is not evaluating the storm's triggers", probeAttempts, time.Since(t0).Round(time.Second))
 }
