@@ -45,6 +45,8 @@ scenarios:
                  over the last --range (Grafana); refresh latency for --viewers
   disk-bytes     --disk-values in order, then history bytes on disk per value
                  (--data-dir for Peregrine, --size-cmd for any target)
+  storm          --storm-items triggers last(/host/key)>0 all fire at once, then all
+                 recover; time until problem.get shows them, problem.get latency
   compare        side-by-side tables with ratios and overlaid plots of two reports;
                  with --old-a/--old-b, the headline ratios of an earlier pair beside
 
@@ -145,6 +147,7 @@ type options struct {
 	bf Backfill
 	db Dashboard
 	dk DiskBytes
+	st Storm
 
 	viewers, bfValues, dkValues string
 
@@ -223,6 +226,8 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.viewers, "viewers", "1,4,16", "dashboard: dashboards refreshing at once, one step each")
 	fs.IntVar(&o.db.Refreshes, "refreshes", 10, "dashboard: refreshes per dashboard per step")
 
+	fs.IntVar(&o.st.Items, "storm-items", 100000, "storm: trapper items, one trigger each, on hosts of 1,000")
+	fs.DurationVar(&o.st.Timeout, "storm-timeout", 5*time.Minute, "storm: longest wait for all problems to show, and to resolve")
 	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
 	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
 	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
@@ -332,8 +337,10 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			o.dk.Values = v
 			o.dk.Items, o.dk.ItemsPerHost, o.dk.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.dk)
+		case "storm":
+			out = append(out, &o.st)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, compare)", n)
 		}
 	}
 	return out, nil

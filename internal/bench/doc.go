@@ -35,8 +35,11 @@
 //     every CacheUpdateFrequency). "Readable" is always history.get with
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
-//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go), each a
-//     Scenario returning a report Section.
+//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go, storm.go),
+//     each a Scenario returning a report Section. storm also creates
+//     triggers (trigger.create in arrays, Zabbix 6.0's shape) and counts
+//     open problems with problem.get countOutput; its sends carry one
+//     fixed value (SendPlan.Fixed) instead of the realistic data.
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG

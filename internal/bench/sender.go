@@ -59,6 +59,9 @@ type SendPlan struct {
 	Interval time.Duration
 	// Rate, if > 0, paces offered values per second over all connections.
 	Rate float64
+	// Fixed, if set, is every value sent, whatever Data says: the storm
+	// needs all items at 0, then all at 1, to flip their triggers.
+	Fixed *float64
 }
 
 // Sender is a compliant Zabbix sender: one "sender data" frame, one reply,
@@ -183,7 +186,11 @@ func (fs *frameSet) build(dst []byte, f int, n int, round int64, plan *SendPlan)
 		if s.kind == KindConstant {
 			v = float64(sl.konst)
 		}
-		dst = appendValue(dst, s.kind, v)
+		if plan.Fixed != nil {
+			dst = strconv.AppendFloat(dst, *plan.Fixed, 'f', -1, 64)
+		} else {
+			dst = appendValue(dst, s.kind, v)
+		}
 		dst = append(dst, `","clock":`...)
 		dst = strconv.AppendInt(dst, clock, 10)
 		dst = append(dst, `,"ns":`...)
