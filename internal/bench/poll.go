@@ -426,43 +426,54 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 		}
 		return 2
 	}
-	for _, s := range strings.Split(*steps, ",") {
+	return runLocalBench(stdout, stderr, "poll", args, version, *steps, *report, func(hosts []int, work string) (Section, error) {
+		b.Hosts, b.Log = hosts, stderr
+		return b.Run(ctx, work)
+	})
+}
+
+// runLocalBench is what the in-process benches (poll, snmp) share once
+// their flags are parsed: the --steps host counts, the report directory
+// (default bench/reports/NAME-TIME), a temporary work directory, the run
+// and its report, and the exit code.
+func runLocalBench(stdout, stderr io.Writer, name string, args []string, version, steps, report string, run func(hosts []int, work string) (Section, error)) int {
+	var hosts []int
+	for _, s := range strings.Split(steps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			fmt.Fprintf(stderr, "peregrine bench poll: --steps: %q is not a host count\n", s)
+			fmt.Fprintf(stderr, "peregrine bench %s: --steps: %q is not a host count\n", name, s)
 			return 2
 		}
-		b.Hosts = append(b.Hosts, n)
+		hosts = append(hosts, n)
 	}
-	dir := *report
+	dir := report
 	if dir == "" {
-		dir = filepath.Join("bench", "reports", "poll-"+time.Now().UTC().Format("20060102-150405"))
+		dir = filepath.Join("bench", "reports", name+"-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "peregrine bench poll: cannot create the report directory (set --report): %v\n", err)
+		fmt.Fprintf(stderr, "peregrine bench %s: cannot create the report directory (set --report): %v\n", name, err)
 		return 1
 	}
-	work, err := os.MkdirTemp("", "peregrine-bench-poll-")
+	work, err := os.MkdirTemp("", "peregrine-bench-"+name+"-")
 	if err != nil {
-		fmt.Fprintln(stderr, "peregrine bench poll:", err)
+		fmt.Fprintf(stderr, "peregrine bench %s: %v\n", name, err)
 		return 1
 	}
 	defer os.RemoveAll(work)
-	b.Log = stderr
 	mach := DescribeMachine()
-	sec, err := b.Run(ctx, work)
-	rep := &Report{Title: "Peregrine bench: poll", Header: [][2]string{
-		{"command", "peregrine bench poll " + shellJoin(args)}, {"version", version},
+	sec, err := run(hosts, work)
+	rep := &Report{Title: "Peregrine bench: " + name, Header: [][2]string{
+		{"command", "peregrine bench " + name + " " + shellJoin(args)}, {"version", version},
 		{"date", time.Now().UTC().Format(time.RFC3339)},
 		{"machine", fmt.Sprintf("%d cores, %.1f GB, %s, kernel %s, %s, load %s at start", mach.Cores, mach.MemoryGB, mach.CPUModel, mach.Kernel, mach.Go, mach.LoadAvg)},
 	}, Sections: []Section{sec}}
 	if werr := rep.Write(dir); werr != nil {
-		fmt.Fprintln(stderr, "peregrine bench poll:", werr)
+		fmt.Fprintf(stderr, "peregrine bench %s: %v\n", name, werr)
 		return 1
 	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.md"))
 	if err != nil {
-		fmt.Fprintln(stderr, "peregrine bench poll:", err)
+		fmt.Fprintf(stderr, "peregrine bench %s: %v\n", name, err)
 		return 1
 	}
 	return 0

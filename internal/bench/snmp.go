@@ -307,44 +307,8 @@ func snmpMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 		}
 		return 2
 	}
-	for _, s := range strings.Split(*steps, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			fmt.Fprintf(stderr, "peregrine bench snmp: --steps: %q is not a host count\n", s)
-			return 2
-		}
-		b.Hosts = append(b.Hosts, n)
-	}
-	dir := *report
-	if dir == "" {
-		dir = filepath.Join("bench", "reports", "snmp-"+time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "peregrine bench snmp: cannot create the report directory (set --report): %v\n", err)
-		return 1
-	}
-	work, err := os.MkdirTemp("", "peregrine-bench-snmp-")
-	if err != nil {
-		fmt.Fprintln(stderr, "peregrine bench snmp:", err)
-		return 1
-	}
-	defer os.RemoveAll(work)
-	b.Log = stderr
-	mach := DescribeMachine()
-	sec, err := b.Run(ctx, work)
-	rep := &Report{Title: "Peregrine bench: snmp", Header: [][2]string{
-		{"command", "peregrine bench snmp " + shellJoin(args)}, {"version", version},
-		{"date", time.Now().UTC().Format(time.RFC3339)},
-		{"machine", fmt.Sprintf("%d cores, %.1f GB, %s, kernel %s, %s, load %s at start", mach.Cores, mach.MemoryGB, mach.CPUModel, mach.Kernel, mach.Go, mach.LoadAvg)},
-	}, Sections: []Section{sec}}
-	if werr := rep.Write(dir); werr != nil {
-		fmt.Fprintln(stderr, "peregrine bench snmp:", werr)
-		return 1
-	}
-	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "report.md"))
-	if err != nil {
-		fmt.Fprintln(stderr, "peregrine bench snmp:", err)
-		return 1
-	}
-	return 0
+	return runLocalBench(stdout, stderr, "snmp", args, version, *steps, *report, func(hosts []int, work string) (Section, error) {
+		b.Hosts, b.Log = hosts, stderr
+		return b.Run(ctx, work)
+	})
 }
