@@ -51,6 +51,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDownsampleGrid$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendZabbixFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistoryParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/usermacro/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSeconds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFloats$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
