@@ -28,11 +28,16 @@ type ApplyResult struct {
 	// TriggersCreated and TriggersUpdated count the spec's triggers
 	// (written in a second transaction, after hosts and items).
 	TriggersCreated, TriggersUpdated int
+	// TemplatesCreated and TemplatesUpdated count templates;
+	// MacrosChanged the hosts, templates and the global scope whose
+	// macros or linked templates changed (a later transaction still).
+	TemplatesCreated, TemplatesUpdated, MacrosChanged int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
-	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated > 0
+	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated+
+		r.TemplatesCreated+r.TemplatesUpdated+r.MacrosChanged > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its
@@ -64,6 +69,10 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	sm, err := spec.macroSpecs()
+	if err != nil {
+		return ApplyResult{}, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -82,7 +91,7 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 			"items", p.res.NotPolled, "first", p.notPolled)
 	}
 	if !p.res.Changed() {
-		return c.applyTriggersAfter(ctx, p.res, trigs)
+		return c.applyRest(ctx, p.res, trigs, sm)
 	}
 	if err := c.write(ctx, old, p); err != nil {
 		// database/sql rolls the transaction back when ctx ends, so a
@@ -111,7 +120,17 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 		"hosts_updated", p.res.HostsUpdated, "items_created", p.res.ItemsCreated,
 		"items_updated", p.res.ItemsUpdated, "unchanged", p.res.Unchanged,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
-	return c.applyTriggersAfter(ctx, p.res, trigs)
+	return c.applyRest(ctx, p.res, trigs, sm)
+}
+
+// applyRest applies what needs the hosts in the snapshot first: the
+// triggers, then macros and templates.
+func (c *Catalog) applyRest(ctx context.Context, res ApplyResult, trigs []specTrigger, sm specMacros) (ApplyResult, error) {
+	res, err := c.applyTriggersAfter(ctx, res, trigs)
+	if err != nil {
+		return res, err
+	}
+	return c.applyMacrosAfter(ctx, res, sm)
 }
 
 // applyTriggersAfter applies the spec's triggers once its hosts and items
@@ -734,6 +753,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 		return nil, err
 	}
 	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
+	s.macros = old.macros       // written in a later Edit (applyMacrosAfter)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -84,6 +85,10 @@ type view struct {
 	Items   map[string][]Item
 	// Triggers, ascending by ID, as Snapshot.Triggers has them.
 	Triggers []Trigger
+	// Macros by ID; Templates by name; Links by owner.
+	Macros    map[uint64]Macro
+	Templates []Template
+	Scopes    map[uint64]string // a probe of each owner's resolution
 }
 
 func viewOf(s *Snapshot) view {
@@ -100,10 +105,30 @@ func viewOf(s *Snapshot) view {
 		}
 	}
 	v.Triggers = append(v.Triggers, s.Triggers()...)
+	v.Macros = map[uint64]Macro{}
+	for _, m := range append(s.AllMacros(), s.Macros(0)...) {
+		v.Macros[m.ID] = *m
+	}
+	v.Templates = s.Templates()
+	v.Scopes = map[uint64]string{}
+	ids := slices.Sorted(maps.Keys(v.Macros))
+	for _, id := range ids {
+		owner := v.Macros[id].HostID
+		if _, done := v.Scopes[owner]; done {
+			continue
+		}
+		sc := s.UserMacros(owner)
+		v.Scopes[owner] = ""
+		for _, o := range ids {
+			r := v.Macros[o].Ref()
+			val, _ := sc.UserMacro(r.Name, r.Context)
+			v.Scopes[owner] += r.Key() + "=" + val + ";"
+		}
+	}
 	return v
 }
 
-var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}), cmpopts.EquateEmpty()}
+var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}, Macro{}), cmpopts.EquateEmpty()}
 
 func diffViews(want, got *Snapshot) string {
 	return cmp.Diff(viewOf(want), viewOf(got), viewOpts)

@@ -71,6 +71,24 @@
 //     under hosts in Zabbix's export form and matches existing ones by
 //     name and expression; an item's key change does not rewrite the
 //     expressions that name the old key.
+//   - User macros and templates (macro.go, edit_macro.go,
+//     spec_macro.go; schema version 10): global, host and template
+//     macros (types text and secret; vault refused) with Zabbix's
+//     fields, and templates as far as macros need them: names, macros
+//     and linked templates (their items and triggers are not stored;
+//     template IDs start above 2^40 so they never equal a host ID).
+//     Snapshot.UserMacros gives a host's resolution scope (package
+//     usermacro: host, linked templates level by level in ascending ID
+//     order, global; exact context, regex context, default), built once
+//     per snapshot, so a macro change applies at the next evaluation
+//     without a restart. A macro is unique per owner by name and
+//     context in any spelling ({$A:x} = {$A:"x"}). Deleting a host
+//     deletes its macros and links; a template may not be linked to
+//     itself through others. The import takes global macros, hosts'
+//     macros and templates, templates, and a Zabbix export file's
+//     zabbix_export.templates (macros and links stored, other fields
+//     skipped), applied after hosts and triggers in one more
+//     transaction.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

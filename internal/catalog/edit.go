@@ -26,6 +26,7 @@ const (
 	HostExists                                // a host with the technical name exists
 	VisibleNameExists                         // a host with the visible name exists
 	ItemExists                                // the host has an item with the key
+	MacroExists                               // the host, template or global scope has the macro
 	HostWithoutGroup                          // the host would be left without a group
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
 	// ("Agent") for the first two, the item's name for the others.
@@ -60,6 +61,11 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("a host with the visible name %q already exists", e.Name)
 	case ItemExists:
 		return fmt.Sprintf("an item with key %q already exists on host %q", e.Name, e.Host)
+	case MacroExists:
+		if e.Host == "" {
+			return fmt.Sprintf("macro %q already exists", e.Name)
+		}
+		return fmt.Sprintf("macro %q already exists on %q", e.Name, e.Host)
 	case HostWithoutGroup:
 		return fmt.Sprintf("host %q would be left without a host group: add it to another group first", e.Host)
 	case TwoDefaultInterfaces:
@@ -121,6 +127,9 @@ type Edit struct {
 	// itemsGone is set once items or hosts were deleted: their triggers
 	// must go too (cascadeTriggers).
 	itemsGone bool
+	// mst is the macro and template overlay, nil until one changes
+	// (edit_macro.go).
+	mst *macroState
 
 	res EditResult
 }
@@ -137,6 +146,8 @@ type EditResult struct {
 	ItemsCreated, ItemsUpdated, ItemsDeleted    int
 	// TriggersDeleted includes the triggers deleted with their items.
 	TriggersCreated, TriggersUpdated, TriggersDeleted int
+	MacrosCreated, MacrosUpdated, MacrosDeleted       int
+	TemplatesCreated, TemplatesUpdated                int
 }
 
 // Edit runs fn with an Edit and, if fn returns nil and changed anything,
@@ -200,6 +211,8 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 		"hosts_created", r.HostsCreated, "hosts_updated", r.HostsUpdated, "hosts_deleted", r.HostsDeleted,
 		"items_created", r.ItemsCreated, "items_updated", r.ItemsUpdated, "items_deleted", r.ItemsDeleted,
 		"triggers_created", r.TriggersCreated, "triggers_updated", r.TriggersUpdated, "triggers_deleted", r.TriggersDeleted,
+		"macros_created", r.MacrosCreated, "macros_updated", r.MacrosUpdated, "macros_deleted", r.MacrosDeleted,
+		"templates_created", r.TemplatesCreated, "templates_updated", r.TemplatesUpdated,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
 	return r, nil
 }
@@ -479,5 +492,9 @@ func (e *Edit) build() (*Snapshot, error) {
 		return nil, err
 	}
 	s.setTriggers(e.buildTriggers())
+	s.macros = old.macros
+	if e.mst != nil {
+		s.macros = e.mst.build()
+	}
 	return s, nil
 }

@@ -425,6 +425,8 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM hosts_groups WHERE host_id = ?",
 			"DELETE FROM host_tags WHERE host_id = ?",
 			"DELETE FROM interfaces WHERE host_id = ?",
+			"DELETE FROM usermacros WHERE owner_id = ?",
+			"DELETE FROM template_links WHERE owner_id = ?",
 			"DELETE FROM hosts WHERE id = ?",
 		} {
 			if _, err := e.exec(q, id); err != nil {
@@ -434,6 +436,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 		e.hostName[h.Host] = 0
 		e.setVisible(h.Name, "", id)
 		e.hosts[id] = nil
+		e.dropOwner(id)
 		// Its items vanish with it: item and itemByKey check the host,
 		// and build leaves them out. Key overlay entries are left: the
 		// host ID is never reused.

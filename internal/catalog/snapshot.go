@@ -63,6 +63,9 @@ type Snapshot struct {
 	triggers   []Trigger
 	trigByID   map[uint64]int32
 	trigByItem map[uint64][]*Trigger
+
+	// macros holds user macros and templates (macro.go); nil: none.
+	macros *macroSet
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

@@ -29,6 +29,13 @@ import (
 type Spec struct {
 	Groups []GroupSpec `yaml:"groups"`
 	Hosts  []HostSpec  `yaml:"hosts"`
+	// Macros are global user macros, created or updated by name and
+	// context, never deleted.
+	Macros []MacroSpec `yaml:"macros"`
+	// Templates are created or updated by technical name (see
+	// TemplateSpec); ZabbixExport takes a Zabbix export file's top level.
+	Templates    []TemplateSpec `yaml:"templates"`
+	ZabbixExport *ZabbixExport  `yaml:"zabbix_export"`
 }
 
 // GroupSpec declares a host group.
@@ -57,6 +64,12 @@ type HostSpec struct {
 	// Triggers are created or updated (matched by name and expression),
 	// never deleted; their expressions may reference any host's items.
 	Triggers []TriggerSpec `yaml:"triggers"`
+	// Macros, if present, is the complete list of the host's user
+	// macros; absent, the host keeps its macros.
+	Macros []MacroSpec `yaml:"macros"`
+	// Templates, if present, is the complete list of the templates
+	// linked to the host (by technical name); absent, it keeps its links.
+	Templates []TemplateRef `yaml:"templates"`
 }
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
@@ -221,7 +234,10 @@ func (s Spec) Validate() error {
 	if _, err := s.normalize(false, nil); err != nil {
 		return err
 	}
-	_, err := s.triggerSpecs()
+	if _, err := s.triggerSpecs(); err != nil {
+		return err
+	}
+	_, err := s.macroSpecs()
 	return err
 }
 

@@ -1,0 +1,310 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
+)
+
+// macroSchema holds user macros and templates (schema version 10).
+//
+//   - usermacros: global macros (owner_id 0), host macros and template
+//     macros (owner_id the host's or template's ID), with Zabbix's
+//     fields. Uniqueness per owner is by the macro's canonical spelling
+//     ({$A:x} and {$A:"x"} are one macro), which only the Go side
+//     computes, so it checks it.
+//   - templates: Zabbix templates as far as Peregrine uses them: a
+//     technical and visible name, their macros and the templates
+//     linked to them. Their items, triggers and discovery rules are not
+//     stored (an import skips them). Template IDs start above 2^40 so
+//     that they never equal a host ID: the Zabbix API takes both in one
+//     "hostids" parameter.
+//   - template_links: the templates linked to a host or a template, the
+//     owner being either.
+const macroSchema = `
+CREATE TABLE IF NOT EXISTS usermacros (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	owner_id    INTEGER NOT NULL,
+	macro       TEXT NOT NULL,
+	value       TEXT NOT NULL,
+	type        INTEGER NOT NULL,
+	description TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usermacros_owner ON usermacros (owner_id);
+CREATE TABLE IF NOT EXISTS templates (
+	id   INTEGER PRIMARY KEY AUTOINCREMENT,
+	host TEXT NOT NULL UNIQUE,
+	name TEXT NOT NULL
+);
+INSERT INTO sqlite_sequence (name, seq) SELECT 'templates', 1099511627776
+	WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'templates');
+CREATE TABLE IF NOT EXISTS template_links (
+	owner_id    INTEGER NOT NULL,
+	template_id INTEGER NOT NULL,
+	PRIMARY KEY (owner_id, template_id)
+) WITHOUT ROWID;
+`
+
+// Macro is a user macro definition: global (HostID 0), of a host or of
+// a template (HostID the template's ID), Zabbix's usermacro object.
+type Macro struct {
+	ID          uint64
+	HostID      uint64
+	Macro       string // as written when created or updated
+	Value       string // secret values too: callers must not show them
+	Type        usermacro.Type
+	Description string
+	def         usermacro.Def
+}
+
+// Ref returns the parsed macro name and context.
+func (m Macro) Ref() usermacro.Ref { return m.def.Ref }
+
+// Template is a template as Peregrine keeps it: names, macros and
+// linked templates (see macroSchema).
+type Template struct {
+	ID   uint64
+	Host string // technical name, unique
+	Name string // visible name
+	// TemplateIDs are the templates linked to this one, ascending.
+	TemplateIDs []uint64
+}
+
+// macroSet is a snapshot's macros and templates, immutable once built.
+type macroSet struct {
+	byID      map[uint64]*Macro
+	byOwner   map[uint64][]*Macro // 0: global; sorted by ID
+	templates []Template          // sorted by Host
+	tmplByID  map[uint64]*Template
+	tmplName  map[string]*Template
+	links     map[uint64][]uint64 // host or template → linked templates, ascending
+	// scopes holds the resolution scope of every host and template that
+	// has macros or templates of its own; the others see global.
+	scopes map[uint64]*usermacro.Scope
+	global *usermacro.Scope
+}
+
+// macroState is the mutable form of a macroSet, for Edit's overlay and
+// loading.
+type macroState struct {
+	macros    map[uint64]Macro
+	templates map[uint64]Template
+	links     map[uint64][]uint64
+}
+
+func (ms *macroSet) state() *macroState {
+	st := &macroState{macros: map[uint64]Macro{}, templates: map[uint64]Template{}, links: map[uint64][]uint64{}}
+	if ms == nil {
+		return st
+	}
+	for id, m := range ms.byID {
+		st.macros[id] = *m
+	}
+	for _, t := range ms.templates {
+		st.templates[t.ID] = t
+	}
+	for o, l := range ms.links {
+		st.links[o] = slices.Clone(l)
+	}
+	return st
+}
+
+// build makes the immutable set. Owners' levels follow Zabbix's order:
+// the owner's macros, then its templates level by level, each level in
+// ascending template ID order, then global.
+func (st *macroState) build() *macroSet {
+	ms := &macroSet{
+		byID:     make(map[uint64]*Macro, len(st.macros)),
+		byOwner:  map[uint64][]*Macro{},
+		tmplByID: make(map[uint64]*Template, len(st.templates)),
+		tmplName: make(map[string]*Template, len(st.templates)),
+		links:    map[uint64][]uint64{},
+		scopes:   map[uint64]*usermacro.Scope{},
+	}
+	for _, m := range st.macros {
+		p := new(Macro)
+		*p = m
+		ms.byID[m.ID] = p
+		ms.byOwner[m.HostID] = append(ms.byOwner[m.HostID], p)
+	}
+	for _, l := range ms.byOwner {
+		slices.SortFunc(l, func(a, b *Macro) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	for o, l := range st.links {
+		if len(l) > 0 {
+			ms.links[o] = slices.Sorted(slices.Values(l))
+		}
+	}
+	ms.templates = slices.Collect(maps.Values(st.templates))
+	slices.SortFunc(ms.templates, func(a, b Template) int { return cmp.Compare(a.Host, b.Host) })
+	for i := range ms.templates {
+		t := &ms.templates[i]
+		t.TemplateIDs = ms.links[t.ID]
+		ms.tmplByID[t.ID] = t
+		ms.tmplName[t.Host] = t
+	}
+	globalDefs := ms.defs(0)
+	ms.global = usermacro.NewScope(globalDefs)
+	owners := map[uint64]bool{}
+	for o := range ms.byOwner {
+		owners[o] = true
+	}
+	for o := range ms.links {
+		owners[o] = true
+	}
+	delete(owners, 0)
+	for o := range owners {
+		levels := [][]usermacro.Def{ms.defs(o)}
+		seen := map[uint64]bool{o: true}
+		level := ms.links[o]
+		for len(level) > 0 {
+			var defs []usermacro.Def
+			var next []uint64
+			for _, t := range level {
+				if seen[t] {
+					continue
+				}
+				seen[t] = true
+				defs = append(defs, ms.defs(t)...)
+				next = append(next, ms.links[t]...)
+			}
+			levels = append(levels, defs)
+			slices.Sort(next)
+			level = slices.Compact(next)
+		}
+		levels = append(levels, globalDefs)
+		ms.scopes[o] = usermacro.NewScope(levels...)
+	}
+	return ms
+}
+
+func (ms *macroSet) defs(owner uint64) []usermacro.Def {
+	l := ms.byOwner[owner]
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]usermacro.Def, len(l))
+	for i, m := range l {
+		out[i] = m.def
+	}
+	return out
+}
+
+// UserMacros returns the macro scope of a host or template: what
+// {$MACRO} means in its items, triggers and event names. Unknown IDs
+// (and 0) see the global macros only. It does not allocate.
+func (s *Snapshot) UserMacros(hostID uint64) *usermacro.Scope {
+	ms := s.macroSet()
+	if sc := ms.scopes[hostID]; sc != nil {
+		return sc
+	}
+	return ms.global
+}
+
+var emptyMacroSet = (&macroState{}).build()
+
+func (s *Snapshot) macroSet() *macroSet {
+	if s.macros == nil {
+		return emptyMacroSet
+	}
+	return s.macros
+}
+
+// Macros returns the macros defined on a host or template (0: the
+// global macros), sorted by ID. The slice is shared and read-only.
+func (s *Snapshot) Macros(ownerID uint64) []*Macro { return s.macroSet().byOwner[ownerID] }
+
+// Macro returns the macro with the ID, or nil.
+func (s *Snapshot) Macro(id uint64) *Macro { return s.macroSet().byID[id] }
+
+// AllMacros returns every host and template macro (not the global
+// ones), in no particular order.
+func (s *Snapshot) AllMacros() []*Macro {
+	var out []*Macro
+	for o, l := range s.macroSet().byOwner {
+		if o != 0 {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+// Templates returns the templates sorted by technical name; shared and
+// read-only.
+func (s *Snapshot) Templates() []Template { return s.macroSet().templates }
+
+// Template returns the template with the ID, or nil.
+func (s *Snapshot) Template(id uint64) *Template { return s.macroSet().tmplByID[id] }
+
+// TemplateByName returns the template with the technical name, or nil.
+func (s *Snapshot) TemplateByName(name string) *Template { return s.macroSet().tmplName[name] }
+
+// LinkedTemplates returns the templates linked directly to a host or
+// template, ascending; shared and read-only.
+func (s *Snapshot) LinkedTemplates(ownerID uint64) []uint64 { return s.macroSet().links[ownerID] }
+
+// loadMacros reads the macros, templates and links.
+func loadMacros(ctx context.Context, tx *sql.Tx) (*macroSet, error) {
+	st := &macroState{macros: map[uint64]Macro{}, templates: map[uint64]Template{}, links: map[uint64][]uint64{}}
+	err := queryEach(ctx, tx, "SELECT id, host, name FROM templates", func(r *sql.Rows) error {
+		var t Template
+		if err := r.Scan(&t.ID, &t.Host, &t.Name); err != nil {
+			return err
+		}
+		st.templates[t.ID] = t
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load templates: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT owner_id, template_id FROM template_links", func(r *sql.Rows) error {
+		var o, t uint64
+		if err := r.Scan(&o, &t); err != nil {
+			return err
+		}
+		if _, ok := st.templates[t]; !ok {
+			return fmt.Errorf("%w: link to unknown template %d", ErrCorrupt, t)
+		}
+		st.links[o] = append(st.links[o], t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load template links: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT id, owner_id, macro, value, type, description FROM usermacros", func(r *sql.Rows) error {
+		var m Macro
+		var typ int
+		if err := r.Scan(&m.ID, &m.HostID, &m.Macro, &m.Value, &typ, &m.Description); err != nil {
+			return err
+		}
+		t, err := usermacro.CheckType(typ)
+		if err != nil {
+			return fmt.Errorf("%w: macro %d: %v", ErrCorrupt, m.ID, err)
+		}
+		if err := m.setDef(t); err != nil {
+			return fmt.Errorf("%w: macro %d: %v", ErrCorrupt, m.ID, err)
+		}
+		st.macros[m.ID] = m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load user macros: %w", err)
+	}
+	return st.build(), nil
+}
+
+// setDef parses m.Macro and makes m's definition of type t.
+func (m *Macro) setDef(t usermacro.Type) error {
+	r, err := usermacro.CheckDefinition(m.Macro)
+	if err != nil {
+		return err
+	}
+	m.Type = t
+	m.def, err = usermacro.NewDef(r, m.Value, t)
+	return err
+}

@@ -1,0 +1,211 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
+)
+
+// macroSpecDoc links two template levels to a host and defines macros
+// on each level and globally, in Zabbix's export form.
+const macroSpecDoc = `
+macros:
+  - {macro: '{$A}', value: global}
+  - {macro: '{$G}', value: global}
+  - {macro: '{$CTX}', value: default}
+hosts:
+  - host: web-01
+    groups: [Linux servers]
+    macros:
+      - {macro: '{$A}', value: host}
+      - {macro: '{$CTX:"db"}', value: host-db}
+      - {macro: '{$PW}', value: s3cret, type: SECRET_TEXT}
+    templates:
+      - name: Linux by Zabbix agent
+      - name: Extra
+  - host: db-01
+    groups: [Linux servers]
+zabbix_export:
+  version: '6.0'
+  template_groups:
+    - {uuid: 846977d1dfed4968bc5f8bdb363285bc, name: Templates/Operating systems}
+  templates:
+    - template: Linux by Zabbix agent
+      name: Linux by Zabbix agent
+      items:
+        - {name: CPU, key: system.cpu.util, type: ZABBIX_ACTIVE}
+      macros:
+        - {macro: '{$A}', value: linux}
+        - {macro: '{$T1}', value: linux}
+        - {macro: '{$CTX:regex:"^/var"}', value: linux-var}
+      templates:
+        - name: Generic
+    - template: Extra
+      macros:
+        - {macro: '{$T1}', value: extra}
+        - {macro: '{$T2}', value: extra}
+    - template: Generic
+      macros:
+        - {macro: '{$T2}', value: generic}
+        - {macro: '{$T3}', value: generic}
+`
+
+func TestMacrosImportAndResolve(t *testing.T) {
+	c, path := openTemp(t)
+	spec, err := ParseSpec([]byte(macroSpecDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustApply(t, c, spec)
+	if res.TemplatesCreated != 3 || res.MacrosChanged == 0 {
+		t.Fatalf("apply result %+v", res)
+	}
+	if again := mustApply(t, c, spec); again.Changed() {
+		t.Fatalf("second apply changed something: %+v", again)
+	}
+	c = reloadMatches(t, c, path)
+	s := c.Snapshot()
+	web, db := s.Host("web-01"), s.Host("db-01")
+	linux := s.TemplateByName("Linux by Zabbix agent")
+	if linux == nil || len(linux.TemplateIDs) != 1 || s.Template(linux.TemplateIDs[0]).Host != "Generic" {
+		t.Fatalf("template %+v", linux)
+	}
+	if linux.ID <= 1<<40 || linux.ID == web.ID {
+		t.Fatalf("template ID %d shares the host ID space", linux.ID)
+	}
+	for _, c := range []struct {
+		host     uint64
+		name, cx string
+		want     string
+		ok       bool
+	}{
+		{web.ID, "A", "", "host", true},
+		{web.ID, "T1", "", "linux", true},   // first-level templates by ID: Linux (created first) before Extra
+		{web.ID, "T2", "", "extra", true},   // first level before second
+		{web.ID, "T3", "", "generic", true}, // second level
+		{web.ID, "G", "", "global", true},
+		{web.ID, "CTX", "db", "host-db", true},
+		{web.ID, "CTX", "/var/log", "linux-var", true},
+		{web.ID, "CTX", "/tmp", "default", true},
+		{web.ID, "PW", "", "s3cret", true},
+		{web.ID, "NONE", "", "", false},
+		{db.ID, "A", "", "global", true},
+		{db.ID, "T1", "", "", false},
+		{linux.ID, "A", "", "linux", true},
+		{linux.ID, "T3", "", "generic", true},
+		{0, "A", "", "global", true},
+	} {
+		got, ok := s.UserMacros(c.host).UserMacro(c.name, c.cx)
+		if got != c.want || ok != c.ok {
+			t.Errorf("host %d {$%s:%s} = %q, %v; want %q, %v", c.host, c.name, c.cx, got, ok, c.want, c.ok)
+		}
+	}
+	var pw *Macro
+	for _, m := range s.Macros(web.ID) {
+		if m.Macro == "{$PW}" {
+			pw = m
+		}
+	}
+	if pw == nil || pw.Type != usermacro.Secret {
+		t.Fatalf("secret macro %+v", pw)
+	}
+}
+
+func TestMacrosEdit(t *testing.T) {
+	c, path := openTemp(t)
+	mustApply(t, c, testSpec())
+	web := c.Snapshot().Host("web-01").ID
+	var ids []uint64
+	mustEdit(t, c, func(e *Edit) error {
+		var err error
+		ids, err = e.CreateMacros([]MacroFields{
+			{Macro: "{$LIMIT}", Value: "10"},
+			{HostID: web, Macro: "{$LIMIT}", Value: "20"},
+			{HostID: web, Macro: "{$LIMIT:/home}", Value: "30"},
+			{HostID: web, Macro: "{$KEY}", Value: "k", Type: 1},
+		})
+		return err
+	})
+	s := c.Snapshot()
+	if v, _ := s.UserMacros(web).UserMacro("LIMIT", "/home"); v != "30" {
+		t.Fatalf("{$LIMIT:/home} = %q", v)
+	}
+	// Errors change nothing and name the field.
+	for _, bad := range []struct {
+		m    []MacroFields
+		want string
+	}{
+		{[]MacroFields{{HostID: web, Macro: `{$LIMIT:"/home"}`}}, `macro "{$LIMIT:\"/home\"}" already exists on "web-01"`},
+		{[]MacroFields{{Macro: "{$LIMIT}"}}, `macro "{$LIMIT}" already exists`},
+		{[]MacroFields{{Macro: "{$N}"}, {Macro: "{$N}"}}, `macros[1].macro: macro "{$N}" already exists`},
+		{[]MacroFields{{Macro: "{$lower}"}}, "macros[0].macro: incorrect user macro syntax"},
+		{[]MacroFields{{Macro: `{$R:regex:"("}`}}, "invalid regular expression"},
+		{[]MacroFields{{Macro: "{$V}", Type: 2}}, "vault"},
+		{[]MacroFields{{HostID: 999999, Macro: "{$V}"}}, "macros[0].hostid: no such object"},
+	} {
+		_, err := c.Edit(context.Background(), func(e *Edit) error { _, err := e.CreateMacros(bad.m); return err })
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("CreateMacros(%+v) = %v, want %q", bad.m, err, bad.want)
+		}
+	}
+	var ce *ConflictError
+	_, err := c.Edit(context.Background(), func(e *Edit) error { _, err := e.CreateMacros([]MacroFields{{Macro: "{$LIMIT}"}}); return err })
+	if !errors.As(err, &ce) || ce.Kind != MacroExists {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if c.Snapshot() != s {
+		t.Fatal("a failed edit published a snapshot")
+	}
+	// Update: a type change without a value keeps the secret value.
+	mustEdit(t, c, func(e *Edit) error {
+		return e.UpdateMacros([]MacroUpdate{{ID: ids[3], Type: ptr(0)}, {ID: ids[1], Value: ptr("25")}})
+	})
+	if m := c.Snapshot().Macro(ids[3]); m.Value != "k" || m.Type != usermacro.Text {
+		t.Fatalf("updated %+v", m)
+	}
+	if v, _ := c.Snapshot().UserMacros(web).UserMacro("LIMIT", ""); v != "25" {
+		t.Fatalf("{$LIMIT} after update = %q", v)
+	}
+	// Renaming onto an existing macro is a conflict.
+	_, err = c.Edit(context.Background(), func(e *Edit) error {
+		return e.UpdateMacros([]MacroUpdate{{ID: ids[2], Macro: ptr("{$LIMIT}")}})
+	})
+	if !errors.As(err, &ce) {
+		t.Fatalf("rename onto an existing macro: %v", err)
+	}
+	mustEdit(t, c, func(e *Edit) error { return e.DeleteMacros([]uint64{ids[2]}) })
+	if v, _ := c.Snapshot().UserMacros(web).UserMacro("LIMIT", "/home"); v != "25" {
+		t.Fatalf("after delete {$LIMIT:/home} = %q, want the host's default", v)
+	}
+	c = reloadMatches(t, c, path)
+	// Deleting the host deletes its macros; the global one stays.
+	mustEdit(t, c, func(e *Edit) error { return e.DeleteHosts([]uint64{web}) })
+	s = c.Snapshot()
+	if len(s.Macros(web)) != 0 || s.Macro(ids[1]) != nil || s.Macro(ids[0]) == nil {
+		t.Fatalf("macros after the host's deletion: %v", s.AllMacros())
+	}
+	reloadMatches(t, c, path)
+}
+
+func TestTemplateLinkCycle(t *testing.T) {
+	c, _ := openTemp(t)
+	spec, err := ParseSpec([]byte("templates:\n  - {template: A, templates: [{name: B}]}\n  - {template: B}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, c, spec)
+	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: A}]}\n"))
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "linked to itself") {
+		t.Fatalf("cycle: %v", err)
+	}
+	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: Missing}]}\n"))
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), `template "Missing"`) {
+		t.Fatalf("missing template: %v", err)
+	}
+	if _, err := ParseSpec([]byte("macros:\n  - {macro: '{$V}', type: VAULT}\n")); err == nil || !strings.Contains(err.Error(), "vault") {
+		t.Fatalf("vault macro in the import: %v", err)
+	}
+}

@@ -1,0 +1,276 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
+)
+
+// MacroSpec declares a user macro in the form of Zabbix's YAML export:
+// macro, value, type (TEXT, the default, or SECRET_TEXT; VAULT is
+// refused; the API's numbers 0 and 1 are accepted) and description.
+type MacroSpec struct {
+	Macro       string `yaml:"macro"`
+	Value       string `yaml:"value"`
+	Type        string `yaml:"type"`
+	Description string `yaml:"description"`
+}
+
+// TemplateRef names a linked template, as Zabbix's export does
+// (templates: [{name: ...}]); the name is the template's technical name.
+type TemplateRef struct {
+	Name string `yaml:"name"`
+}
+
+// TemplateSpec declares a template in the form of Zabbix's YAML export.
+// Peregrine stores a template's names, macros and linked templates; the
+// other fields of an export (items, triggers, discovery_rules, groups,
+// ...) are accepted and not stored (Ignored holds them), so that an
+// official template file imports as it is.
+type TemplateSpec struct {
+	Template string `yaml:"template"` // technical name, required
+	Name     string `yaml:"name"`     // visible name, default Template
+	// Macros, if present, is the complete list of the template's macros.
+	Macros    []MacroSpec          `yaml:"macros"`
+	Templates []TemplateRef        `yaml:"templates"`
+	Ignored   map[string]yaml.Node `yaml:",inline"`
+}
+
+// ZabbixExport is the top level of a Zabbix YAML export file: its
+// templates are imported as Spec.Templates are; the rest (version,
+// groups, template_groups, graphs, value_maps, ...) is not stored.
+type ZabbixExport struct {
+	Templates []TemplateSpec       `yaml:"templates"`
+	Ignored   map[string]yaml.Node `yaml:",inline"`
+}
+
+var macroTypeNames = []string{"TEXT", "SECRET_TEXT"}
+
+// specMacros is the validated macro part of a Spec.
+type specMacros struct {
+	global    []MacroFields // created or updated, never deleted
+	templates []specTemplate
+	hosts     []specHostMacros
+}
+
+type specTemplate struct {
+	field     string
+	host      string
+	name      string
+	macrosSet bool
+	macros    []MacroFields
+	links     []string
+}
+
+type specHostMacros struct {
+	field     string
+	host      string
+	macrosSet bool // the host lists macros: they replace its macros
+	macros    []MacroFields
+	linksSet  bool // the host lists templates: they replace its links
+	links     []string
+}
+
+func macroFields(ms []MacroSpec, p string, el *errList) []MacroFields {
+	out := make([]MacroFields, 0, len(ms))
+	for i, m := range ms {
+		f := p + "[" + strconv.Itoa(i) + "]"
+		if _, err := usermacro.CheckDefinition(m.Macro); err != nil {
+			el.add(f+".macro", err)
+			continue
+		}
+		if m.Type == "VAULT" {
+			el.add(f+".type", usermacro.ErrVault)
+			continue
+		}
+		t, err := enumValue(m.Type, macroTypeNames, 0)
+		if err != nil {
+			el.add(f+".type", err)
+			continue
+		}
+		out = append(out, MacroFields{Macro: m.Macro, Value: m.Value, Type: t, Description: m.Description})
+	}
+	return out
+}
+
+// macroSpecs validates the macros and templates of s.
+func (s Spec) macroSpecs() (specMacros, error) {
+	var el errList
+	var sm specMacros
+	sm.global = macroFields(s.Macros, "macros", &el)
+	tmpls := s.Templates
+	tfield := "templates"
+	if s.ZabbixExport != nil {
+		tmpls = append(tmpls[:len(tmpls):len(tmpls)], s.ZabbixExport.Templates...)
+	}
+	seen := map[string]int{}
+	for i, t := range tmpls {
+		p := tfield + "[" + strconv.Itoa(i) + "]"
+		if s.ZabbixExport != nil && i >= len(s.Templates) {
+			p = "zabbix_export.templates[" + strconv.Itoa(i-len(s.Templates)) + "]"
+		}
+		if err := checkHostName(t.Template); err != nil {
+			el.add(p+".template", err)
+			continue
+		}
+		if first, dup := seen[t.Template]; dup {
+			el.addf(p+".template", "duplicate template %q (first at templates[%d])", t.Template, first)
+			continue
+		}
+		seen[t.Template] = i
+		st := specTemplate{field: p, host: t.Template, name: t.Name, macrosSet: t.Macros != nil,
+			macros: macroFields(t.Macros, p+".macros", &el)}
+		for _, l := range t.Templates {
+			st.links = append(st.links, l.Name)
+		}
+		sm.templates = append(sm.templates, st)
+	}
+	for i, h := range s.Hosts {
+		if h.Macros == nil && h.Templates == nil {
+			continue
+		}
+		p := "hosts[" + strconv.Itoa(i) + "]"
+		hm := specHostMacros{field: p, host: h.Host, macrosSet: h.Macros != nil, linksSet: h.Templates != nil,
+			macros: macroFields(h.Macros, p+".macros", &el)}
+		for _, l := range h.Templates {
+			hm.links = append(hm.links, l.Name)
+		}
+		sm.hosts = append(sm.hosts, hm)
+	}
+	return sm, el.err()
+}
+
+func (sm *specMacros) empty() bool {
+	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0
+}
+
+// applyMacrosAfter applies the spec's macros and templates once its
+// hosts are in the snapshot, in one more transaction (as triggers are):
+// templates first (all of them, so that links may name templates later
+// in the document), then their links, macros, global macros, then the
+// hosts' links and macros. c.mu is held.
+func (c *Catalog) applyMacrosAfter(ctx context.Context, res ApplyResult, sm specMacros) (ApplyResult, error) {
+	if sm.empty() {
+		return res, nil
+	}
+	er, err := c.editLocked(ctx, func(e *Edit) error { return e.applyMacros(&sm, &res) })
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("catalog: hosts, items and triggers were applied, macros and templates were not: %w", err)
+	}
+	res.TemplatesCreated, res.TemplatesUpdated = er.TemplatesCreated, er.TemplatesUpdated
+	return res, nil
+}
+
+func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
+	ids := make([]uint64, len(sm.templates))
+	for i, t := range sm.templates {
+		id, err := e.UpsertTemplate(t.host, t.name)
+		if err != nil {
+			return prefixField(err, t.field)
+		}
+		ids[i] = id
+	}
+	links := func(names []string, field string) ([]uint64, error) {
+		out := make([]uint64, 0, len(names))
+		for j, n := range names {
+			t := e.templateByName(n)
+			if t == 0 {
+				return nil, &FieldError{Field: field + "[" + strconv.Itoa(j) + "].name", Err: fmt.Errorf("%w: template %q (import it first or in the same document)", ErrNotFound, n)}
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	for i, t := range sm.templates {
+		l, err := links(t.links, t.field+".templates")
+		if err != nil {
+			return err
+		}
+		if ch, err := e.LinkTemplates(ids[i], l, t.field+".templates"); err != nil {
+			return err
+		} else if ch {
+			res.MacrosChanged++
+		}
+		if t.macrosSet {
+			ch, err := e.SetMacros(ids[i], t.macros, t.field+".macros")
+			if err != nil {
+				return err
+			}
+			if ch {
+				res.MacrosChanged++
+			}
+		}
+	}
+	// Global macros are created or updated by name, never deleted.
+	if len(sm.global) > 0 {
+		all := sm.global
+		for _, m := range e.old.Macros(0) {
+			found := false
+			for _, f := range sm.global {
+				if r, err := usermacro.ParseRef(f.Macro); err == nil && r.Key() == m.Ref().Key() {
+					found = true
+				}
+			}
+			if !found {
+				all = append(all, MacroFields{Macro: m.Macro, Value: m.Value, Type: int(m.Type), Description: m.Description})
+			}
+		}
+		ch, err := e.SetMacros(0, all, "macros")
+		if err != nil {
+			return err
+		}
+		if ch {
+			res.MacrosChanged++
+		}
+	}
+	for _, h := range sm.hosts {
+		id := e.hostByName(h.host)
+		if id == 0 {
+			return &FieldError{Field: h.field + ".host", Err: fmt.Errorf("BUG: host %q was not applied", h.host)}
+		}
+		if h.linksSet {
+			l, err := links(h.links, h.field+".templates")
+			if err != nil {
+				return err
+			}
+			ch, err := e.LinkTemplates(id, l, h.field+".templates")
+			if err != nil {
+				return err
+			}
+			if ch {
+				res.MacrosChanged++
+			}
+		}
+		if h.macrosSet {
+			ch, err := e.SetMacros(id, h.macros, h.field+".macros")
+			if err != nil {
+				return err
+			}
+			if ch {
+				res.MacrosChanged++
+			}
+		}
+	}
+	return nil
+}
+
+// templateByName returns the ID of the template with the technical
+// name in the Edit's view, or 0.
+func (e *Edit) templateByName(name string) uint64 {
+	if e.mst == nil {
+		if t := e.old.TemplateByName(name); t != nil {
+			return t.ID
+		}
+		return 0
+	}
+	for _, t := range e.mst.templates {
+		if t.Host == name {
+			return t.ID
+		}
+	}
+	return 0
+}
