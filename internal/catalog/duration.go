@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // Limits on the time periods of an item, from the Zabbix item form.
@@ -38,7 +39,14 @@ func parseRetention(s string, min int64) (int64, error) {
 // scheduler's parser (internal/poll/delay), so that a flexible or
 // scheduling interval the poller could not use is refused when it is
 // configured; a trapper's delay is never used and only checked as above.
+//
+// An interval with user macros ({$INTERVAL}) is checked when it is
+// scheduled, with the host's macros (package poll); here only the macro
+// references must be well-formed.
 func checkDelay(s string, t ItemType) error {
+	if strings.Contains(s, "{$") {
+		return checkMacroRefs(s)
+	}
 	main, custom, hasCustom := strings.Cut(s, ";")
 	secs, err := delay.ParseSeconds(main)
 	if err != nil {
@@ -65,6 +73,22 @@ func checkDelay(s string, t ItemType) error {
 		}
 	}
 	return nil
+}
+
+// checkMacroRefs checks that every "{$" of s starts a well-formed user
+// macro reference.
+func checkMacroRefs(s string) error {
+	for {
+		i := strings.Index(s, "{$")
+		if i < 0 {
+			return nil
+		}
+		_, n, err := usermacro.ScanRef(s[i:])
+		if err != nil {
+			return fmt.Errorf("%q: %w", s, err)
+		}
+		s = s[i+n:]
+	}
 }
 
 // fmtSeconds renders a limit in the largest exact unit, for messages.

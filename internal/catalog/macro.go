@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
@@ -307,4 +308,53 @@ func (m *Macro) setDef(t usermacro.Type) error {
 	m.Type = t
 	m.def, err = usermacro.NewDef(r, m.Value, t)
 	return err
+}
+
+// UserMacros returns the host's macro scope (Snapshot.UserMacros).
+func (h *Host) UserMacros() *usermacro.Scope { return h.snap.UserMacros(h.ID) }
+
+// Expand returns h with the user macros of sc resolved in the fields
+// Zabbix resolves them in: URL, query fields, posts, headers, status
+// codes, user name, password and proxy. h itself is returned when none
+// holds a macro.
+func (h *HTTPItem) Expand(sc *usermacro.Scope) *HTTPItem {
+	has := func(s string) bool { return strings.Contains(s, "{$") }
+	fieldsHave := func(fs []HTTPField) bool {
+		return slices.ContainsFunc(fs, func(f HTTPField) bool { return has(f.Name) || has(f.Value) })
+	}
+	if !has(h.URL) && !has(h.Posts) && !has(h.StatusCodes) && !has(h.Username) && !has(h.Password) && !has(h.HTTPProxy) &&
+		!fieldsHave(h.QueryFields) && !fieldsHave(h.Headers) {
+		return h
+	}
+	c := *h
+	c.URL, c.Posts, c.StatusCodes = sc.Expand(h.URL), sc.Expand(h.Posts), sc.Expand(h.StatusCodes)
+	c.Username, c.Password, c.HTTPProxy = sc.Expand(h.Username), sc.Expand(h.Password), sc.Expand(h.HTTPProxy)
+	expandFields := func(fs []HTTPField) []HTTPField {
+		out := make([]HTTPField, len(fs))
+		for i, f := range fs {
+			out[i] = HTTPField{Name: sc.Expand(f.Name), Value: sc.Expand(f.Value)}
+		}
+		return out
+	}
+	c.QueryFields, c.Headers = expandFields(h.QueryFields), expandFields(h.Headers)
+	return &c
+}
+
+// StepsHaveMacros reports whether a step's parameters or error handler
+// parameters hold a user macro.
+func StepsHaveMacros(steps []PreprocStep) bool {
+	return slices.ContainsFunc(steps, func(s PreprocStep) bool {
+		return strings.Contains(s.Params, "{$") || strings.Contains(s.ErrorHandlerParams, "{$")
+	})
+}
+
+// ExpandSteps returns a copy of steps with the user macros of sc
+// resolved in their parameters and error handler parameters.
+func ExpandSteps(steps []PreprocStep, sc *usermacro.Scope) []PreprocStep {
+	out := slices.Clone(steps)
+	for i := range out {
+		out[i].Params = sc.Expand(out[i].Params)
+		out[i].ErrorHandlerParams = sc.Expand(out[i].ErrorHandlerParams)
+	}
+	return out
 }

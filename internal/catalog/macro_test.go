@@ -209,3 +209,41 @@ func TestTemplateLinkCycle(t *testing.T) {
 		t.Fatalf("vault macro in the import: %v", err)
 	}
 }
+
+func TestExpandHTTPAndSteps(t *testing.T) {
+	r1, _ := usermacro.ParseRef("{$URL}")
+	r2, _ := usermacro.ParseRef("{$TOKEN}")
+	d1, _ := usermacro.NewDef(r1, "http://127.0.0.1:8080", usermacro.Text)
+	d2, _ := usermacro.NewDef(r2, "abc", usermacro.Secret)
+	sc := usermacro.NewScope([]usermacro.Def{d1, d2})
+	h := &HTTPItem{URL: "{$URL}/status", Headers: []HTTPField{{Name: "Authorization", Value: "Bearer {$TOKEN}"}}, StatusCodes: "200"}
+	got := h.Expand(sc)
+	if got.URL != "http://127.0.0.1:8080/status" || got.Headers[0].Value != "Bearer abc" || h.URL != "{$URL}/status" {
+		t.Fatalf("expanded %+v, original %+v", got, h)
+	}
+	plain := &HTTPItem{URL: "http://x"}
+	if plain.Expand(sc) != plain {
+		t.Fatal("an item without macros was copied")
+	}
+	steps := []PreprocStep{{Type: 1, Params: "{$URL}"}, {Type: 12, Params: "$.a", ErrorHandler: 2, ErrorHandlerParams: "{$TOKEN}"}}
+	if !StepsHaveMacros(steps) || StepsHaveMacros(steps[:0]) {
+		t.Fatal("StepsHaveMacros")
+	}
+	ex := ExpandSteps(steps, sc)
+	if ex[0].Params != "http://127.0.0.1:8080" || ex[1].ErrorHandlerParams != "abc" || steps[0].Params != "{$URL}" {
+		t.Fatalf("ExpandSteps: %+v (original %+v)", ex, steps)
+	}
+}
+
+// Intervals and timeouts may be user macros; their references must be
+// well-formed.
+func TestDelayMacros(t *testing.T) {
+	c, _ := openTemp(t)
+	spec := testSpec()
+	spec.Hosts[0].Items[0].Type, spec.Hosts[0].Items[0].Delay, spec.Hosts[0].Items[0].Timeout = "zabbix_agent", "{$INTERVAL}", "{$TIMEOUT}"
+	mustApply(t, c, spec)
+	spec.Hosts[0].Items[0].Delay = "{$bad"
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "delay") {
+		t.Fatalf("malformed macro in delay: %v", err)
+	}
+}

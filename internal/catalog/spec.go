@@ -585,7 +585,12 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		el.add(ip+".status", err)
 	}
 	if is.Timeout != "" {
-		if secs, err := delay.ParseSeconds(is.Timeout); err != nil {
+		if strings.Contains(is.Timeout, "{$") {
+			// Resolved and range-checked when scheduled (package poll).
+			if err := checkMacroRefs(is.Timeout); err != nil {
+				el.add(ip+".timeout", err)
+			}
+		} else if secs, err := delay.ParseSeconds(is.Timeout); err != nil {
 			el.add(ip+".timeout", err)
 		} else if secs < minTimeoutSeconds || secs > maxTimeoutSeconds {
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)

@@ -72,6 +72,13 @@
 // master value is parsed once for all its dependents' first JSONPath
 // steps (preprocess.Cache, one per level).
 //
+// Chains are compiled once per shard per distinct chain of the catalog,
+// except those whose parameters hold user macros ({$MULTIPLIER}): those
+// are compiled per item with its host's values (catalog.ExpandSteps),
+// again when the snapshot's macros change (which forgets the item's
+// step state, as a change of its steps does); one that does not compile
+// with the values makes the item not supported, saying why.
+//
 // The steps' per-item state (previous values for the change and discard
 // steps) lives in the shard beside the compiled chain, and survives a
 // restart through a state file (Options.StatePath,

@@ -8,6 +8,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // Raw marks a Sample whose value is still text, in S, for the shard to
@@ -80,8 +81,12 @@ type itemPrep struct {
 	// src is the catalog chain compiled into chain, compared by the
 	// address of its first step: the catalog keeps an unchanged chain's
 	// slice across snapshots, so a changed address means changed steps.
-	src   *catalog.PreprocStep
-	n     int
+	src *catalog.PreprocStep
+	n   int
+	// scope is the macro scope a chain with user macros was compiled
+	// with (nil for chains without): a snapshot whose macros changed
+	// has another scope, which compiles the chain again.
+	scope *usermacro.Scope
 	chain []preprocess.Step
 	err   error // the chain does not compile: the item is not supported with it
 	hash  uint64
@@ -168,24 +173,33 @@ type compiled struct {
 func (s *shard) prepOf(it *catalog.Item) *itemPrep {
 	ip := s.prep.get(it.ID)
 	first := &it.Preprocessing[0]
-	if ip != nil && ip.src == first && ip.n == len(it.Preprocessing) {
+	if ip != nil && ip.src == first && ip.n == len(it.Preprocessing) && (ip.scope == nil || ip.scope == it.Host.UserMacros()) {
 		return ip
 	}
 	if ip == nil {
 		ip = &itemPrep{}
 		s.prep.put(it.ID, ip)
 	}
-	c := s.chains[first]
-	if c == nil || len(c.chain) != len(it.Preprocessing) && c.err == nil {
-		c = &compiled{hash: chainHash(it.Preprocessing)}
-		c.chain, c.err = preprocess.Compile(it.Preprocessing)
-		if s.chains == nil {
-			s.chains = map[*catalog.PreprocStep]*compiled{}
+	ip.scope = nil
+	if catalog.StepsHaveMacros(it.Preprocessing) && it.Host != nil {
+		// Per item, not shared: the values are the host's.
+		ip.scope = it.Host.UserMacros()
+		steps := catalog.ExpandSteps(it.Preprocessing, ip.scope)
+		ip.src, ip.n, ip.hash = first, len(it.Preprocessing), chainHash(steps)
+		ip.chain, ip.err = preprocess.Compile(steps)
+	} else {
+		c := s.chains[first]
+		if c == nil || len(c.chain) != len(it.Preprocessing) && c.err == nil {
+			c = &compiled{hash: chainHash(it.Preprocessing)}
+			c.chain, c.err = preprocess.Compile(it.Preprocessing)
+			if s.chains == nil {
+				s.chains = map[*catalog.PreprocStep]*compiled{}
+			}
+			s.chains[first] = c
 		}
-		s.chains[first] = c
+		ip.src, ip.n, ip.hash = first, len(it.Preprocessing), c.hash
+		ip.chain, ip.err = c.chain, c.err
 	}
-	ip.src, ip.n, ip.hash = first, len(it.Preprocessing), c.hash
-	ip.chain, ip.err = c.chain, c.err
 	ip.state.Reset()
 	if st, ok := s.restored[it.ID]; ok {
 		// Saved before a restart for this very chain: carry on from it.

@@ -226,3 +226,36 @@ func TestPreprocessStateSurvivesRestart(t *testing.T) {
 
 func itoa(u uint64) string  { return strconv.FormatUint(u, 10) }
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
+
+// TestPreprocessUserMacros: a step parameter that is a user macro takes
+// the host's value, again after the macro changes; a value that makes
+// the step invalid makes the item not supported.
+func TestPreprocessUserMacros(t *testing.T) {
+	spec := catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"},
+		Macros: []catalog.MacroSpec{{Macro: "{$MULT}", Value: "2"}},
+		Items:  []catalog.ItemSpec{{Key: "m", Preprocessing: []catalog.PreprocSpec{step("MULTIPLIER", "{$MULT}")}}},
+	}}}
+	cat := catalogtest.Open(t, spec)
+	f := newFixture(t, cat, "")
+	f.send(t, 1000, "m", "21")
+	setMult := func(v string) {
+		t.Helper()
+		h := cat.Snapshot().Host("h").ID
+		if _, err := cat.Edit(context.Background(), func(e *catalog.Edit) error {
+			_, err := e.SetMacros(h, []catalog.MacroFields{{Macro: "{$MULT}", Value: v}}, "macros")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMult("3")
+	f.send(t, 1010, "m", "10")
+	if got := strings.Join(f.values(t, "m"), " "); got != "42 30" {
+		t.Fatalf("stored %q, want 42 (x2) then 30 (x3)", got)
+	}
+	setMult("x")
+	f.send(t, 1020, "m", "10")
+	if st := f.state("m"); !st.NotSupported || !strings.Contains(st.Error, "x") {
+		t.Fatalf("state with {$MULT}=x: %+v", st)
+	}
+}

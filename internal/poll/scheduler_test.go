@@ -507,7 +507,7 @@ func TestBadDelay(t *testing.T) {
 	h.targets[0].delay = "{$DELAY}"
 	h.at(0)
 	st, _ := h.rt.ItemState(h.targets[0].id)
-	if !st.NotSupported || !strings.Contains(st.Error, "user macros") {
+	if !st.NotSupported || !strings.Contains(st.Error, "macro that is not defined") {
 		t.Fatalf("state %+v", st)
 	}
 	if _, ok := h.s.items[h.targets[0].id]; ok {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
+	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
 )
 
 // target is what the scheduler needs of one polled item, taken from a
@@ -25,6 +27,28 @@ type target struct {
 	// bad is why the item cannot be scheduled ("" if it can): an
 	// unparsable delay or timeout, or no interface to poll.
 	bad string
+}
+
+// ExpandKey resolves the user macros in an item key's parameters with
+// the host's scope, quoting a parameter whose value needs it (a comma,
+// a bracket), as Zabbix substitutes them. A key that does not parse is
+// returned as it is.
+func ExpandKey(key string, sc *usermacro.Scope) string {
+	if !strings.Contains(key, "{$") {
+		return key
+	}
+	k, err := itemkey.Parse(key)
+	if err != nil {
+		return key
+	}
+	for i := range k.Params {
+		p := &k.Params[i]
+		p.Value = sc.Expand(p.Value)
+		for j := range p.Array {
+			p.Array[j].Value = sc.Expand(p.Array[j].Value)
+		}
+	}
+	return k.String()
 }
 
 // interfaceType is the interface type items of an item type are polled
@@ -58,6 +82,22 @@ func targetsOf(snap *catalog.Snapshot, types, noIface map[catalog.ItemType]bool,
 
 func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface bool, defTimeout time.Duration) target {
 	t := target{id: it.ID, seed: it.ID, hostID: h.ID, typ: it.Type, key: it.Key, delay: it.Delay, timeout: defTimeout}
+	// User macros of the host (its templates, global) in the key's
+	// parameters, the interval and the timeout, as Zabbix resolves them
+	// there. The expanded interval is what is compared at the next
+	// snapshot, so a macro's change reschedules the item.
+	if strings.Contains(it.Key, "{$") || strings.Contains(it.Delay, "{$") || strings.Contains(it.Timeout, "{$") {
+		sc := snap.UserMacros(h.ID)
+		t.key, t.delay = ExpandKey(it.Key, sc), sc.Expand(it.Delay)
+		timeout := sc.Expand(it.Timeout)
+		if strings.Contains(timeout, "{$") {
+			t.bad = fmt.Sprintf("timeout %q uses a user macro that is not defined on host %q, its templates or globally", it.Timeout, h.Host)
+			return t
+		}
+		it2 := *it
+		it2.Timeout = timeout
+		it = &it2
+	}
 	if it.Timeout != "" {
 		// Before the interface: an HTTP agent item has none, and its
 		// timeout counts all the same.

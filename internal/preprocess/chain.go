@@ -26,8 +26,15 @@ func Compile(steps []catalog.PreprocStep) ([]Step, error) {
 }
 
 // CheckSteps validates steps for the catalog (catalog.Options.
-// CheckPreprocessing): Compile without keeping the result.
+// CheckPreprocessing): Compile without keeping the result. Steps with
+// user macros depend on the host's macro values, so they are compiled
+// with the values when the item's values are preprocessed (package
+// pipeline); a chain that does not compile then makes the item not
+// supported, saying why.
 func CheckSteps(steps []catalog.PreprocStep) error {
+	if catalog.StepsHaveMacros(steps) {
+		return nil
+	}
 	_, err := Compile(steps)
 	return err
 }

@@ -37,8 +37,9 @@ type EvaluatorOptions struct {
 	// LastValue gives an item's newest value for {ITEM.VALUE} in event
 	// names; nil leaves ItemValues empty.
 	LastValue func(itemID uint64) (history.Sample, bool)
-	// Macros returns the user macro resolver of a host; nil leaves user
-	// macros unknown.
+	// Macros returns the user macro resolver of a host; nil: the
+	// evaluated snapshot's (catalog.Snapshot.UserMacros), so a macro
+	// changed through the API counts from the next evaluation on.
 	Macros func(hostID uint64) expr.Macros
 	// Location is the time zone of date/time functions; default time.Local.
 	Location *time.Location
@@ -323,8 +324,15 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 	if len(t.HostIDs) == 1 {
 		// //key and {HOST.HOST} name the trigger's host when it has one.
 		src.Self = snap.HostByID(t.HostIDs[0])
+	}
+	if len(t.HostIDs) > 0 {
+		// User macros are the first host's (ascending ID) view: host,
+		// its templates, global. A trigger over several hosts is rare
+		// and Zabbix's own choice there is not documented.
 		if ev.opts.Macros != nil {
 			opt.Macros = ev.opts.Macros(t.HostIDs[0])
+		} else {
+			opt.Macros = snap.UserMacros(t.HostIDs[0])
 		}
 	}
 	v := c.e.Eval(ctx, opt)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // MacroContext is what a macro in an event's name, operational data or
@@ -34,10 +35,15 @@ type Resolver interface {
 //   - {ITEM.VALUE}, {ITEM.LASTVALUE} and their indexed forms
 //     {ITEM.VALUE2} (the value of the expression's Nth item at
 //     evaluation; "*UNKNOWN*" if there is none, as in Zabbix),
-//   - user macros {$NAME} through UserMacro, if set.
+//   - user macros {$NAME}, {$NAME:context}: through UserMacro if set,
+//     else the snapshot's scope of the trigger's first host
+//     (catalog.Snapshot.UserMacros: host, templates, global); secret
+//     macros show as usermacro.Mask, never their value, since names,
+//     tags and operational data are shown to every user who sees the
+//     problem.
 type MacroResolver struct {
 	// UserMacro resolves a user macro ("{$NAME}") for a host, host first
-	// then global, reporting whether it is defined.
+	// then global, reporting whether it is defined. Tests set it.
 	UserMacro func(hostID uint64, macro string) (string, bool)
 }
 
@@ -75,10 +81,27 @@ func (r MacroResolver) Expand(text string, mc *MacroContext) string {
 func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
 	t := mc.Trigger
 	if strings.HasPrefix(m, "{$") {
-		if r.UserMacro == nil || len(t.HostIDs) == 0 {
+		if len(t.HostIDs) == 0 {
 			return "", false
 		}
-		return r.UserMacro(t.HostIDs[0], m)
+		if r.UserMacro != nil {
+			return r.UserMacro(t.HostIDs[0], m)
+		}
+		if mc.Snapshot == nil {
+			return "", false
+		}
+		ref, err := usermacro.ParseRef(m)
+		if err != nil {
+			return "", false
+		}
+		d, ok := mc.Snapshot.UserMacros(t.HostIDs[0]).Resolve(ref)
+		if !ok {
+			return "", false
+		}
+		if d.Type != usermacro.Text {
+			return usermacro.Mask, true
+		}
+		return d.Value, true
 	}
 	name, idx := m[1:len(m)-1], 1
 	if n := len(name); n > 0 && name[n-1] >= '1' && name[n-1] <= '9' {

@@ -23,7 +23,7 @@ type Options struct {
 	// history.TrendReader the trend functions use its trends.
 	Store history.Reader
 	// Macros returns the user macro resolver of a host (host, its
-	// templates, global); nil leaves user macros unknown.
+	// templates, global); nil: the snapshot's (catalog.Snapshot.UserMacros).
 	Macros func(hostID uint64) expr.Macros
 	// Location is the server's time zone for date/time functions and
 	// aligned time shifts; default time.Local, as Zabbix uses the
@@ -123,6 +123,8 @@ func (c *Checker) eval(ctx context.Context, snap *catalog.Snapshot, itemID uint6
 	}
 	if c.opts.Macros != nil {
 		opt.Macros = c.opts.Macros(it.HostID)
+	} else {
+		opt.Macros = snap.UserMacros(it.HostID)
 	}
 	return e.Eval(ctx, opt)
 }

@@ -17,7 +17,9 @@
 // result (a missing item, no data in the period, division by zero, a
 // formula that does not parse) makes the item not supported with the
 // reason as its error, Zabbix's behaviour; the next good value clears it.
-// User macros resolve through Options.Macros, when the server has them.
+// User macros resolve through Options.Macros, by default the snapshot's
+// scope of the item's host (host, linked templates, global), so an API
+// change counts from the next check on.
 //
 // Concurrency: Check evaluates each batch on a goroutine of its own
 // (reading history may wait on disk, which the scheduler's loop must

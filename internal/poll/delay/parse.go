@@ -18,9 +18,10 @@ const maxLen = 1024
 // also bounds the work of finding period boundaries in Next.
 const maxFlexible = 7
 
-// ErrMacro is wrapped by Parse's error for a delay that uses a user
-// macro.
-var ErrMacro = errors.New("user macros are not supported in update intervals yet")
+// ErrMacro is wrapped by Parse's error for a delay that still holds a
+// macro: the scheduler expands user macros first (package poll), so one
+// left is undefined on the item's host, its templates and globally.
+var ErrMacro = errors.New("the update interval uses a macro that is not defined")
 
 // Interval is a parsed update interval. The zero value never checks.
 type Interval struct {
@@ -76,7 +77,7 @@ func Parse(s string) (Interval, error) {
 		return iv, fmt.Errorf("update interval is %d characters long; at most %d are allowed", len(s), maxLen)
 	}
 	if strings.Contains(s, "{") {
-		return iv, fmt.Errorf("update interval %q: %w (write the interval itself, e.g. \"1m\")", s, ErrMacro)
+		return iv, fmt.Errorf("update interval %q: %w (define it on the host, a linked template or globally, or write the interval itself, e.g. \"1m\")", s, ErrMacro)
 	}
 	parts := strings.Split(s, ";")
 	main, err := parseTime(parts[0])

@@ -311,6 +311,9 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		return c.fail(res, reasonConfig, "the item has no URL to request: set url (item.update)")
 	}
 	h := it.HTTP
+	if it.Host != nil {
+		h = h.Expand(it.Host.UserMacros()) // the host's user macros in the URL, headers ...
+	}
 	return c.request(ctx, res, h, func(resp *http.Response, body []byte) []byte { return value(h, resp, body) })
 }
 

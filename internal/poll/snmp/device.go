@@ -17,6 +17,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp/snmpoid"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // device is one SNMP interface with checks to run. Its queue is guarded
@@ -198,6 +199,12 @@ func (d *device) open(ctx context.Context, snap *catalog.Snapshot, timeout time.
 	if f.Type != catalog.InterfaceSNMP {
 		return fmt.Sprintf("interface %s is not an SNMP interface: point the item at the host's SNMP interface", f.Addr())
 	}
+	if det := expandDetails(f.Details, snap.UserMacros(f.HostID)); det != nil {
+		// {$SNMP_COMMUNITY} and friends: the host's user macros.
+		f2 := *f
+		f2.Details = det
+		f = &f2
+	}
 	addr := f.Addr()
 	if d.g != nil && addr == d.addr && maps.Equal(d.details, f.Details) {
 		d.g.Timeout = timeout
@@ -220,6 +227,21 @@ func (d *device) open(ctx context.Context, snap *catalog.Snapshot, timeout time.
 	clear(d.indexes)
 	d.c.sessions.Add(1)
 	return ""
+}
+
+// expandDetails returns the interface details with user macros
+// resolved, or nil when none holds one.
+func expandDetails(det map[string]string, sc *usermacro.Scope) map[string]string {
+	var out map[string]string
+	for k, v := range det {
+		if strings.Contains(v, "{$") {
+			if out == nil {
+				out = maps.Clone(det)
+			}
+			out[k] = sc.Expand(v)
+		}
+	}
+	return out
 }
 
 // sessionOf builds the gosnmp session of an interface from its Zabbix
