@@ -17,7 +17,9 @@
 //     and error. Disabled and deleted triggers are skipped.
 //   - Event content: name and operational data expanded through a
 //     Resolver (MacroResolver: {HOST.*}, {TRIGGER.*}, {ITEM.VALUE}-style
-//     macros and user macros through a lookup function), severity from
+//     macros and user macros of the trigger's first host, with its
+//     templates and the global ones, from the snapshot; secret values
+//     masked as ******), severity from
 //     the trigger's priority, tags from the trigger and its hosts with
 //     macros in values expanded, duplicates dropped.
 //   - Acknowledge actions (Machine.Acknowledge): acknowledge,
@@ -47,6 +49,11 @@
 //     triggers go at the first pass after the catalog change. Values are
 //     read from the history store through exprsource.StoreSource;
 //     //key names the trigger's host when it has exactly one. The
+//     User macros in expressions ({$CPU.UTIL.CRIT}, with contexts)
+//     resolve in the evaluated snapshot's scope of the trigger's first
+//     host (catalog.Snapshot.UserMacros), so a macro changed through the
+//     API counts from the next evaluation; an undefined one makes the
+//     trigger unknown. The
 //     recovery expression is evaluated when the expression is false and
 //     the trigger's recovery mode is "recovery expression"; a result
 //     that is not a number is UNKNOWN.
