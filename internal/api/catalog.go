@@ -17,6 +17,7 @@ func (s *Server) registerConfig() {
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
+	s.registerMacros()
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements
@@ -157,6 +158,11 @@ func editError(err error, idField string) error {
 			return errParams(`Host with the same visible name "%s" already exists.`, ce.Name)
 		case catalog.ItemExists:
 			return errParams(`Item with key "%s" already exists on "%s".`, ce.Name, ce.Host)
+		case catalog.MacroExists:
+			if ce.Host == "" {
+				return errParams(`Macro "%s" already exists.`, ce.Name)
+			}
+			return errParams(`Macro "%s" already exists on "%s".`, ce.Name, ce.Host)
 		case catalog.HostWithoutGroup:
 			return errParams(`Host "%s" cannot be without host group.`, ce.Host)
 		case catalog.TwoDefaultInterfaces:

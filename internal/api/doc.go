@@ -47,6 +47,17 @@
 // read-write on every host the trigger references after the change,
 // checked inside the catalog Edit once the expression is resolved.
 //
+// User macros and templates (usermacro.go): usermacro.get/create/update/
+// delete for host and template macros, usermacro.createglobal/
+// updateglobal/deleteglobal (super admin) for global ones, template.get
+// (templates as the catalog keeps them: names, macros, links), and
+// host.get's selectMacros and selectParentTemplates, host.create/
+// update's macros (replacing the host's), templates and templates_clear.
+// A secret macro's value is never returned, as Zabbix omits it; a vault
+// macro is refused. Host macros need the rights on the host; template
+// macros are readable by every user and written by admins (templates
+// have no groups here).
+//
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",
 // "disable_until", on the interface as in Zabbix 6.0) are read through

@@ -31,6 +31,9 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		SelectInterfaces any  `json:"selectInterfaces"`
 		SelectTags       any  `json:"selectTags"`
 		SelectItems      any  `json:"selectItems"`
+		SelectMacros     any  `json:"selectMacros"`
+		SelectParents    any  `json:"selectParentTemplates"`
+		TemplateIDs      ids  `json:"templateids"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
@@ -66,6 +69,9 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		if p.MonitoredHosts && !h.Enabled {
 			continue
 		}
+		if len(p.TemplateIDs) > 0 && !anyGroup(snap.LinkedTemplates(h.ID), p.TemplateIDs) {
+			continue
+		}
 		o := hostObject(h)
 		var groups []object
 		for _, gid := range h.GroupIDs {
@@ -92,6 +98,12 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["tags"] = tags
 		}
+		if p.SelectMacros != nil {
+			o["macros"] = macroObjects(snap.Macros(h.ID), &p.getParams)
+		}
+		if p.SelectParents != nil {
+			o["parentTemplates"] = templateRefs(snap, snap.LinkedTemplates(h.ID), &p.getParams)
+		}
 		if p.SelectItems != nil {
 			var items []object
 			for _, it := range h.Items() {
@@ -116,18 +128,18 @@ func anyGroup(have []uint64, want ids) bool {
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
 // ignored (inventory, IPMI settings, the pre-shared key: PSK connections
-// are refused, see package zbx/zbxtls), except
-// templates and macros: ignoring those would silently lose items and
-// configuration, so they must be empty.
+// are refused, see package zbx/zbxtls). Templates link templates for
+// their macros (Peregrine's templates hold no items; see package
+// catalog); macros replace the host's user macros.
 type hostParams struct {
-	HostID     flexID    `json:"hostid"`
-	Host       jstring   `json:"host"`
-	Name       jstring   `json:"name"`
-	Status     flexInt   `json:"status"`
-	Groups     groupList `json:"groups"`
-	Templates  jlist     `json:"templates"`
-	Macros     jlist     `json:"macros"`
-	TemplClear jlist     `json:"templates_clear"`
+	HostID     flexID       `json:"hostid"`
+	Host       jstring      `json:"host"`
+	Name       jstring      `json:"name"`
+	Status     flexInt      `json:"status"`
+	Groups     groupList    `json:"groups"`
+	Templates  templateList `json:"templates"`
+	Macros     macroList    `json:"macros"`
+	TemplClear templateList `json:"templates_clear"`
 	Tags       tagList   `json:"tags"`
 	Interfaces ifaceList `json:"interfaces"`
 
@@ -198,12 +210,6 @@ func (p *hostParams) common(i int) error {
 	switch {
 	case p.Status.set && p.Status.v != 0 && p.Status.v != 1:
 		return oneOf(i, "status", "0, 1")
-	case p.Templates.n > 0:
-		return unsupported(i, "templates", "templates")
-	case p.TemplClear.n > 0:
-		return unsupported(i, "templates_clear", "templates")
-	case p.Macros.n > 0:
-		return unsupported(i, "macros", "user macros")
 	case p.Groups.set && len(p.Groups.ids) == 0:
 		return empty(i, "groups")
 	case p.TLSConnect.set && p.TLSConnect.v != 1 && p.TLSConnect.v != 2 && p.TLSConnect.v != 4:
@@ -251,9 +257,26 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	for _, h := range hosts {
 		groups = append(groups, h.GroupIDs...)
 	}
+	macros := make([][]catalog.MacroFields, len(ps))
+	for i := range ps {
+		if ps[i].TemplClear.set {
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "templates_clear".`, i+1)
+		}
+		var err error
+		if macros[i], err = ps[i].Macros.fields(i); err != nil {
+			return nil, err
+		}
+	}
 	err := w.edit(ctx, c, "hostid", groupsWritable(groups), func(e *catalog.Edit) (err error) {
-		ids, err = e.CreateHosts(hosts)
-		return err
+		if ids, err = e.CreateHosts(hosts); err != nil {
+			return err
+		}
+		for i := range ps {
+			if err := ps[i].setMacrosAndTemplates(e, i, ids[i], macros[i], nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -306,10 +329,60 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		ups[i], ids[i] = u, p.HostID.v
 	}
-	if err := w.edit(ctx, c, "hostid", allOf(hostsWritable(ids), groupsWritable(groups)), func(e *catalog.Edit) error { return e.UpdateHosts(ups) }); err != nil {
+	macros := make([][]catalog.MacroFields, len(ps))
+	for i := range ps {
+		var err error
+		if macros[i], err = ps[i].Macros.fields(i); err != nil {
+			return nil, err
+		}
+	}
+	snap := w.cat.Snapshot()
+	err := w.edit(ctx, c, "hostid", allOf(hostsWritable(ids), groupsWritable(groups)), func(e *catalog.Edit) error {
+		if err := e.UpdateHosts(ups); err != nil {
+			return err
+		}
+		for i := range ps {
+			if err := ps[i].setMacrosAndTemplates(e, i, ids[i], macros[i], snap.LinkedTemplates(ids[i])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return idResult("hostids", ids), nil
+}
+
+// setMacrosAndTemplates applies "macros" (replacing the host's),
+// "templates" (replacing its links) and "templates_clear" (unlinking
+// from cur, its links before the call).
+func (p *hostParams) setMacrosAndTemplates(e *catalog.Edit, i int, hostID uint64, macros []catalog.MacroFields, cur []uint64) error {
+	field := "hosts[" + strconv.Itoa(i) + "]"
+	if p.Macros.set {
+		if _, err := e.SetMacros(hostID, macros, field+".macros"); err != nil {
+			return err
+		}
+	}
+	links, set := cur, false
+	if p.Templates.set {
+		links, set = p.Templates.ids, true
+	}
+	if p.TemplClear.set {
+		var kept []uint64
+		for _, t := range links {
+			if !slices.Contains(p.TemplClear.ids, t) {
+				kept = append(kept, t)
+			}
+		}
+		links, set = kept, true
+	}
+	if set {
+		if _, err := e.LinkTemplates(hostID, links, field+".templates"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {

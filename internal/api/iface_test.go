@@ -220,7 +220,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		{item(h1, `,"interfaceid":"999"`), "Item uses host interface from non-parent host."},
 		{item(h1, `,"delay":"30s;50s/8-9,09:00-18:00"`), `Invalid parameter "/1/delay": update interval "30s;50s/8-9,09:00-18:00": flexible interval "50s/8-9,09:00-18:00":`},
 		{item(h1, `,"delay":"1m;wd1-5hx"`), `Invalid parameter "/1/delay": update interval "1m;wd1-5hx": scheduling interval`},
-		{item(h1, `,"delay":"{$DELAY}"`), `Invalid parameter "/1/delay":`},
+		{item(h1, `,"delay":"{$delay}"`), `Invalid parameter "/1/delay":`},
 		{item(h1, `,"timeout":"0"`), `Invalid parameter "/1/timeout": timeout "0" is out of range`},
 		{item(h1, `,"timeout":"abc"`), `Invalid parameter "/1/timeout":`},
 		{item(h1, `,"interfaceid":"x"`), `Invalid parameter "/1/interfaceid": a number is expected.`},

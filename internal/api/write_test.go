@@ -240,7 +240,7 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"999"}]}`, -32500, noPerm},
 		{"super", "host.create", `{"host":"h/3","groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Invalid parameter "/1/host": host name "h/3" contains '/'`},
 		{"super", "host.create", `{"host":"h3","status":2,"groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Invalid parameter "/1/status": value must be one of 0, 1.`},
-		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"templates":[{"templateid":"10001"}]}`, -32602, `Invalid parameter "/1/templates": templates are not supported by Peregrine.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"templates":[{"templateid":"10001"}]}`, -32500, noPerm},
 		{"super", "host.create", `[{"host":"h3","groups":[{"groupid":"` + g1 + `"}]},{"host":"h3","groups":[{"groupid":"` + g1 + `"}]}]`, -32602, `Host with the same name "h3" already exists.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":"a","value":"1"},{"tag":"a","value":"1"}]}`, -32602, `Invalid parameter "/1/tags/2": value (tag, value)=(a, 1) already exists.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"value":"1"}]}`, -32602, `Invalid parameter "/1/tags/1": the parameter "tag" is missing.`},

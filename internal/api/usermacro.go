@@ -1,0 +1,500 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
+)
+
+// registerMacros registers usermacro.* and template.get. Reading needs a
+// user; host macros are read and written with the rights on the host
+// (templates have no groups in Peregrine: their macros are readable by
+// every user and writable by admins); global macros are written by super
+// admins, as in Zabbix.
+func (s *Server) registerMacros() {
+	s.methods["usermacro.get"] = &method{role: RoleUser, call: s.usermacroGet}
+	s.methods["template.get"] = &method{role: RoleUser, call: s.templateGet}
+	ed, ok := s.opts.Catalog.(CatalogEditor)
+	if !ok {
+		return
+	}
+	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
+	s.methods["usermacro.create"] = &method{role: RoleAdmin, call: w.usermacroCreate}
+	s.methods["usermacro.update"] = &method{role: RoleAdmin, call: w.usermacroUpdate}
+	s.methods["usermacro.delete"] = &method{role: RoleAdmin, call: w.usermacroDelete}
+	s.methods["usermacro.createglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroCreate}
+	s.methods["usermacro.updateglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroUpdate}
+	s.methods["usermacro.deleteglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroDelete}
+}
+
+// macroObject is a macro in Zabbix 6.0's shape. A secret macro's value
+// is never returned, as Zabbix omits it.
+func macroObject(m *catalog.Macro) object {
+	o := object{"macro": m.Macro, "type": strconv.Itoa(int(m.Type)), "description": m.Description}
+	if m.HostID == 0 {
+		o["globalmacroid"] = id(m.ID)
+	} else {
+		o["hostmacroid"], o["hostid"], o["automatic"] = id(m.ID), id(m.HostID), "0"
+	}
+	if m.Type == usermacro.Text {
+		o["value"] = m.Value
+	}
+	return o
+}
+
+func macroObjects(ms []*catalog.Macro, p *getParams) []object {
+	out := make([]object, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, macroObject(m))
+	}
+	return p.limitSelect(out)
+}
+
+func templateObject(t *catalog.Template) object {
+	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": "", "uuid": ""}
+}
+
+// macroOwnerVisible reports whether the caller may read (or, editable,
+// write) the macros of a host or template.
+func macroOwnerVisible(snap *catalog.Snapshot, a access, owner uint64, editable bool) bool {
+	if h := snap.HostByID(owner); h != nil {
+		return a.sees(h, editable)
+	}
+	return snap.Template(owner) != nil
+}
+
+func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		GlobalMacro     bool `json:"globalmacro"`
+		GlobalMacroIDs  ids  `json:"globalmacroids"`
+		HostMacroIDs    ids  `json:"hostmacroids"`
+		HostIDs         ids  `json:"hostids"`
+		TemplateIDs     ids  `json:"templateids"`
+		GroupIDs        ids  `json:"groupids"`
+		SelectHosts     any  `json:"selectHosts"`
+		SelectTemplates any  `json:"selectTemplates"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	if p.GlobalMacro || len(p.GlobalMacroIDs) > 0 {
+		var objs []object
+		for _, m := range snap.Macros(0) {
+			if len(p.GlobalMacroIDs) == 0 || containsID(p.GlobalMacroIDs, m.ID) {
+				objs = append(objs, macroObject(m))
+			}
+		}
+		return p.apply(objs, "globalmacroid", "globalmacroid", "macro")
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var objs []object
+	for _, m := range snap.AllMacros() {
+		switch {
+		case len(p.HostMacroIDs) > 0 && !containsID(p.HostMacroIDs, m.ID),
+			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID),
+			len(p.TemplateIDs) > 0 && !containsID(p.TemplateIDs, m.HostID),
+			!macroOwnerVisible(snap, a, m.HostID, p.Editable):
+			continue
+		}
+		if len(p.GroupIDs) > 0 {
+			h := snap.HostByID(m.HostID)
+			if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs) {
+				continue
+			}
+		}
+		o := macroObject(m)
+		if p.SelectHosts != nil {
+			var hs []object
+			if h := snap.HostByID(m.HostID); h != nil {
+				hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
+			}
+			o["hosts"] = nonNil(hs)
+		}
+		if p.SelectTemplates != nil {
+			var ts []object
+			if t := snap.Template(m.HostID); t != nil {
+				ts = append(ts, templateObject(t))
+			}
+			o["templates"] = nonNil(ts)
+		}
+		objs = append(objs, o)
+	}
+	sortByID(objs, "hostmacroid")
+	return p.apply(objs, "hostmacroid", "hostmacroid", "hostid", "macro")
+}
+
+// sortByID orders objects by a numeric ID member, the default order of
+// Zabbix's get methods.
+func sortByID(objs []object, field string) {
+	num := func(o object) uint64 { v, _ := strconv.ParseUint(o[field].(string), 10, 64); return v }
+	for i := 1; i < len(objs); i++ {
+		for j := i; j > 0 && num(objs[j]) < num(objs[j-1]); j-- {
+			objs[j], objs[j-1] = objs[j-1], objs[j]
+		}
+	}
+}
+
+func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		TemplateIDs           ids `json:"templateids"`
+		HostIDs               ids `json:"hostids"`
+		ParentTemplateIDs     ids `json:"parentTemplateids"`
+		SelectMacros          any `json:"selectMacros"`
+		SelectParentTemplates any `json:"selectParentTemplates"`
+		SelectTemplates       any `json:"selectTemplates"`
+		SelectHosts           any `json:"selectHosts"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	// linkedTo maps a template to the hosts and templates linking it.
+	linkedTo := map[uint64][]uint64{}
+	for _, h := range snap.Hosts() {
+		for _, t := range snap.LinkedTemplates(h.ID) {
+			linkedTo[t] = append(linkedTo[t], h.ID)
+		}
+	}
+	tmpls := snap.Templates()
+	for i := range tmpls {
+		for _, t := range tmpls[i].TemplateIDs {
+			linkedTo[t] = append(linkedTo[t], tmpls[i].ID)
+		}
+	}
+	var objs []object
+	for i := range tmpls {
+		t := &tmpls[i]
+		if len(p.TemplateIDs) > 0 && !containsID(p.TemplateIDs, t.ID) {
+			continue
+		}
+		if len(p.HostIDs) > 0 && !anyGroup(linkedTo[t.ID], p.HostIDs) {
+			continue
+		}
+		if len(p.ParentTemplateIDs) > 0 && !anyGroup(t.TemplateIDs, p.ParentTemplateIDs) {
+			continue
+		}
+		o := templateObject(t)
+		if p.SelectMacros != nil {
+			o["macros"] = macroObjects(snap.Macros(t.ID), &p.getParams)
+		}
+		if p.SelectParentTemplates != nil {
+			o["parentTemplates"] = templateRefs(snap, t.TemplateIDs, &p.getParams)
+		}
+		if p.SelectTemplates != nil {
+			var ts []uint64
+			for _, o := range linkedTo[t.ID] {
+				if snap.Template(o) != nil {
+					ts = append(ts, o)
+				}
+			}
+			o["templates"] = templateRefs(snap, ts, &p.getParams)
+		}
+		if p.SelectHosts != nil {
+			var hs []object
+			for _, hid := range linkedTo[t.ID] {
+				if h := snap.HostByID(hid); h != nil && a.sees(h, false) {
+					hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
+				}
+			}
+			o["hosts"] = nonNil(p.limitSelect(hs))
+		}
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "templateid", "templateid", "host", "name")
+}
+
+func templateRefs(snap *catalog.Snapshot, tids []uint64, p *getParams) []object {
+	var out []object
+	for _, tid := range tids {
+		if t := snap.Template(tid); t != nil {
+			out = append(out, object{"templateid": id(t.ID), "host": t.Host, "name": t.Name})
+		}
+	}
+	return nonNil(p.limitSelect(out))
+}
+
+// macroParams are the members of a usermacro object that the write
+// methods take.
+type macroParams struct {
+	HostMacroID   flexID    `json:"hostmacroid"`
+	GlobalMacroID flexID    `json:"globalmacroid"`
+	HostID        flexID    `json:"hostid"`
+	Macro         jstring   `json:"macro"`
+	Value         jstring   `json:"value"`
+	Type          flexInt   `json:"type"`
+	Description   jstring   `json:"description"`
+	Automatic     notStored `json:"automatic"`
+}
+
+// check validates what the catalog does not word as Zabbix does; path
+// is the object's ("/1", or "/1/macros/2" in a host).
+func (p *macroParams) check(path string, create bool) error {
+	switch {
+	case create && !p.Macro.set:
+		return errParams(`Invalid parameter "%s": the parameter "macro" is missing.`, path)
+	case p.Macro.set && p.Macro.v == "":
+		return errParams(`Invalid parameter "%s/macro": cannot be empty.`, path)
+	case p.Type.set && p.Type.v == int64(usermacro.Vault):
+		return errParams(`Invalid parameter "%s/type": vault secret macros are not supported by Peregrine: store the value as a secret text macro (type 1).`, path)
+	case p.Type.set && p.Type.v != 0 && p.Type.v != 1:
+		return errParams(`Invalid parameter "%s/type": value must be one of 0, 1, 2.`, path)
+	}
+	if p.Macro.set {
+		if _, err := usermacro.CheckDefinition(p.Macro.v); err != nil {
+			return errParams(`Invalid parameter "%s/macro": %s.`, path, err.Error())
+		}
+	}
+	return nil
+}
+
+func objPath(i int) string { return "/" + strconv.Itoa(i+1) }
+
+func (p *macroParams) fields(owner uint64) catalog.MacroFields {
+	return catalog.MacroFields{HostID: owner, Macro: p.Macro.v, Value: p.Value.v, Type: int(p.Type.v), Description: p.Description.v}
+}
+
+func (p *macroParams) update(mid uint64) catalog.MacroUpdate {
+	u := catalog.MacroUpdate{ID: mid}
+	if p.Macro.set {
+		u.Macro = &p.Macro.v
+	}
+	if p.Value.set {
+		u.Value = &p.Value.v
+	}
+	if p.Type.set {
+		u.Type = new(int(p.Type.v))
+	}
+	if p.Description.set {
+		u.Description = &p.Description.v
+	}
+	return u
+}
+
+// macroOwnersWritable needs write access to each macro owner: read-write
+// on a host, admin for a template (role checked by the method).
+func macroOwnersWritable(owners []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, o := range owners {
+			if h := snap.HostByID(o); h != nil && !a.canWrite(h) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error) {
+	var ps []macroParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	fs := make([]catalog.MacroFields, len(ps))
+	owners := make([]uint64, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		if !p.HostID.set {
+			return nil, missing(i, "hostid")
+		}
+		if err := p.check(objPath(i), true); err != nil {
+			return nil, err
+		}
+		fs[i], owners[i] = p.fields(p.HostID.v), p.HostID.v
+	}
+	var ids []uint64
+	err := w.edit(ctx, c, "hostmacroid", macroOwnersWritable(owners), func(e *catalog.Edit) (err error) {
+		ids, err = e.CreateMacros(fs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("hostmacroids", ids), nil
+}
+
+// macroIDsOf checks that each ID is a macro of the wanted kind (global
+// or not) and returns the owners; a wrong kind is "no permissions", as
+// for an ID that does not exist.
+func macroIDsOf(snap *catalog.Snapshot, mids []uint64, global bool) ([]uint64, error) {
+	owners := make([]uint64, len(mids))
+	for i, mid := range mids {
+		m := snap.Macro(mid)
+		if m == nil || (m.HostID == 0) != global {
+			return nil, errNoPermissions
+		}
+		owners[i] = m.HostID
+	}
+	return owners, nil
+}
+
+func (w *configWriter) usermacroUpdate(ctx context.Context, c *call) (any, error) {
+	return w.macroUpdate(ctx, c, false)
+}
+
+func (w *configWriter) globalmacroUpdate(ctx context.Context, c *call) (any, error) {
+	return w.macroUpdate(ctx, c, true)
+}
+
+func (w *configWriter) macroUpdate(ctx context.Context, c *call, global bool) (any, error) {
+	var ps []macroParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	idField := "hostmacroid"
+	if global {
+		idField = "globalmacroid"
+	}
+	ups := make([]catalog.MacroUpdate, len(ps))
+	mids := make([]uint64, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		mid := p.HostMacroID
+		if global {
+			mid = p.GlobalMacroID
+		}
+		switch {
+		case !mid.set:
+			return nil, missing(i, idField)
+		case p.HostID.set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
+		}
+		if err := p.check(objPath(i), false); err != nil {
+			return nil, err
+		}
+		ups[i], mids[i] = p.update(mid.v), mid.v
+	}
+	owners, err := macroIDsOf(w.cat.Snapshot(), mids, global)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.edit(ctx, c, idField, macroOwnersWritable(owners), func(e *catalog.Edit) error { return e.UpdateMacros(ups) }); err != nil {
+		return nil, err
+	}
+	return idResult(idField+"s", mids), nil
+}
+
+func (w *configWriter) usermacroDelete(ctx context.Context, c *call) (any, error) {
+	return w.macroDelete(ctx, c, false)
+}
+
+func (w *configWriter) globalmacroDelete(ctx context.Context, c *call) (any, error) {
+	return w.macroDelete(ctx, c, true)
+}
+
+func (w *configWriter) macroDelete(ctx context.Context, c *call, global bool) (any, error) {
+	mids, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	owners, err := macroIDsOf(w.cat.Snapshot(), mids, global)
+	if err != nil {
+		return nil, err
+	}
+	idField := "hostmacroid"
+	if global {
+		idField = "globalmacroid"
+	}
+	if err := w.edit(ctx, c, idField, macroOwnersWritable(owners), func(e *catalog.Edit) error { return e.DeleteMacros(mids) }); err != nil {
+		return nil, err
+	}
+	return idResult(idField+"s", mids), nil
+}
+
+func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, error) {
+	var ps []macroParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	fs := make([]catalog.MacroFields, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		if p.HostID.set {
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
+		}
+		if err := p.check(objPath(i), true); err != nil {
+			return nil, err
+		}
+		fs[i] = p.fields(0)
+	}
+	var ids []uint64
+	err := w.edit(ctx, c, "globalmacroid", nil, func(e *catalog.Edit) (err error) {
+		ids, err = e.CreateMacros(fs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("globalmacroids", ids), nil
+}
+
+// macroList is host.create/update's "macros": usermacro objects
+// without hostid.
+type macroList struct {
+	set bool
+	ps  []macroParams
+}
+
+func (l *macroList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		return &paramError{path: "macros", msg: "an array is expected"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l.ps); err != nil {
+		var pe *paramError
+		if errors.As(err, &pe) {
+			return &paramError{path: "macros/" + pe.path, msg: pe.msg}
+		}
+		return &paramError{path: "macros", msg: "an array of macro objects (macro, value, type, description) is expected"}
+	}
+	l.set = true
+	return nil
+}
+
+// fields validates the list as element i's macros.
+func (l *macroList) fields(i int) ([]catalog.MacroFields, error) {
+	out := make([]catalog.MacroFields, len(l.ps))
+	for j := range l.ps {
+		p := &l.ps[j]
+		path := objPath(i) + "/macros" + objPath(j)
+		if p.HostID.set {
+			return nil, errParams(`Invalid parameter "%s": unexpected parameter "hostid".`, path)
+		}
+		if err := p.check(path, true); err != nil {
+			return nil, err
+		}
+		out[j] = p.fields(0)
+	}
+	return out, nil
+}
+
+// templateList is host.create/update's "templates" and
+// "templates_clear": [{templateid}, ...].
+type templateList struct {
+	set bool
+	ids []uint64
+}
+
+func (l *templateList) UnmarshalJSON(b []byte) error {
+	var r refList
+	if err := r.decode(b, "templates", "templateid"); err != nil {
+		return err
+	}
+	l.set, l.ids = true, r.ids
+	return nil
+}
