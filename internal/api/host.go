@@ -140,8 +140,8 @@ type hostParams struct {
 	Templates  templateList `json:"templates"`
 	Macros     macroList    `json:"macros"`
 	TemplClear templateList `json:"templates_clear"`
-	Tags       tagList   `json:"tags"`
-	Interfaces ifaceList `json:"interfaces"`
+	Tags       tagList      `json:"tags"`
+	Interfaces ifaceList    `json:"interfaces"`
 
 	Description   notStored `json:"description"`
 	Inventory     notStored `json:"inventory"`
