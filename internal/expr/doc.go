@@ -50,9 +50,10 @@
 // values (History: the #N newest values or a time window (from, till]
 // ending at the evaluation time, newest first; Trends: hourly trends) so
 // that triggers and calculated items can feed it from per-item state, a
-// value cache or the history store; Macros, resolving user macros
-// (MacroLevels applies the host, templates, global order and Zabbix's
-// context rules); the server's time zone for date/time functions and
+// value cache or the history store; Macros, resolving user macros (the
+// server passes catalog.Snapshot.UserMacros, a usermacro.Scope; the
+// small MacroLevels here applies the same order for tests); the
+// server's time zone for date/time functions and
 // "now/d" shifts; the start of data collection for nodata().
 //
 // Function library (table.go, funcs_*.go): the 6.0 history functions
