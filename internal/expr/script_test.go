@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // The scripts in testdata/*.test drive the evaluator. Format, one command
@@ -26,9 +28,14 @@ import (
 //	                             source=S severity=N eventid=N
 //	fail /host/key "reason"      the source answers this item with an error
 //	clear                        forget every item, macro and setting
-//	macro {$NAME[:ctx]} "value"  a host-level macro definition
-//	macro-global {$NAME} "value" a global one (resolved after host level)
-//	macro-regex {$NAME} "re" "value"  a regex-context definition
+//	macro {$NAME[:ctx]} "value"  a host-level macro definition ({$N:regex:"re"} too)
+//	macro-template D {$NAME} "value"  one of a template at depth D (1: linked
+//	                             to the host, 2: linked to such a template...)
+//	macro-global {$NAME} "value" a global one (resolved after the others)
+//	macro-regex {$NAME} "re" "value"  a host-level regex-context definition
+//
+// Macros resolve through usermacro.Scope, the server's resolver, over the
+// levels host, templates by depth, global.
 //	started TIME                 Options.Started
 //	tz ZONE                      Options.Location (IANA name)
 //	rand N                       rand() returns N
@@ -131,8 +138,10 @@ func (m *memSource) Trends(_ context.Context, item ItemRef, from, till int64) ([
 
 type scriptState struct {
 	src     *memSource
-	host    []MacroDef
-	global  []MacroDef
+	// levels[0] is the host's macros, levels[d] those of templates at
+	// depth d; global is resolved last.
+	levels  [][]usermacro.Def
+	global  []usermacro.Def
 	opt     Options
 	current *ItemRef
 	curType history.ValueType
@@ -263,23 +272,44 @@ func (st *scriptState) command(cmd, rest string) error {
 		st.src.fails[ref] = args[1]
 	case "clear":
 		*st = *newScriptState()
-	case "macro", "macro-global":
+	case "macro", "macro-global", "macro-template", "macro-regex":
+		depth := 0
+		if cmd == "macro-template" {
+			if len(args) != 3 {
+				return fmt.Errorf("macro-template DEPTH {$NAME} \"value\"")
+			}
+			d, err := strconv.Atoi(args[0])
+			if err != nil || d < 1 {
+				return fmt.Errorf("macro-template: depth %q must be 1 or more", args[0])
+			}
+			depth, args = d, args[1:]
+		}
+		if cmd == "macro-regex" {
+			if len(args) != 3 {
+				return fmt.Errorf("macro-regex {$NAME} \"re\" \"value\"")
+			}
+			name, _ := splitUserMacro(args[0])
+			args = []string{(usermacro.Ref{Name: name, HasContext: true, Regex: true, Context: args[1]}).Key(), args[2]}
+		}
 		if len(args) != 2 {
 			return fmt.Errorf("%s {$NAME} \"value\"", cmd)
 		}
-		name, context := splitUserMacro(args[0])
-		d := MacroDef{Name: name, Context: context, Value: args[1]}
-		if cmd == "macro" {
-			st.host = append(st.host, d)
-		} else {
+		r, err := usermacro.CheckDefinition(args[0])
+		if err != nil {
+			return err
+		}
+		d, err := usermacro.NewDef(r, args[1], usermacro.Text)
+		if err != nil {
+			return err
+		}
+		if cmd == "macro-global" {
 			st.global = append(st.global, d)
+			break
 		}
-	case "macro-regex":
-		if len(args) != 3 {
-			return fmt.Errorf("macro-regex {$NAME} \"re\" \"value\"")
+		for len(st.levels) <= depth {
+			st.levels = append(st.levels, nil)
 		}
-		name, _ := splitUserMacro(args[0])
-		st.host = append(st.host, MacroDef{Name: name, Context: args[1], Regex: true, Value: args[2]})
+		st.levels[depth] = append(st.levels[depth], d)
 	case "started":
 		tm, err := parseTime(args[0])
 		if err != nil {
@@ -399,7 +429,7 @@ func (st *scriptState) eval(rest string) error {
 	}
 	opt := st.opt
 	opt.Now, opt.Source = now, st.src
-	opt.Macros = MacroLevels{st.host, st.global}
+	opt.Macros = usermacro.NewScope(append(slices.Clone(st.levels), st.global)...)
 	got := e.Eval(context.Background(), opt)
 	return checkValue(got, want)
 }
