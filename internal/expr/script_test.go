@@ -36,6 +36,7 @@ import (
 //
 // Macros resolve through usermacro.Scope, the server's resolver, over the
 // levels host, templates by depth, global.
+//
 //	started TIME                 Options.Started
 //	tz ZONE                      Options.Location (IANA name)
 //	rand N                       rand() returns N
@@ -137,7 +138,7 @@ func (m *memSource) Trends(_ context.Context, item ItemRef, from, till int64) ([
 }
 
 type scriptState struct {
-	src     *memSource
+	src *memSource
 	// levels[0] is the host's macros, levels[d] those of templates at
 	// depth d; global is resolved last.
 	levels  [][]usermacro.Def
