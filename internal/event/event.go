@@ -94,24 +94,35 @@ type Runtime struct {
 	LastChangeNS int32
 }
 
+// Suppression changes whether a problem is suppressed: maintenance
+// starting or ending over a problem that is already open.
+type Suppression struct {
+	EventID    uint64
+	Suppressed bool
+}
+
 // Batch is what one Commit writes. Events and Acks with ID 0 get IDs
 // assigned by Commit, written back into the batch.
 type Batch struct {
 	Events   []Event
 	Acks     []Ack
 	Runtimes []Runtime
+	Suppress []Suppression
 }
 
-func (b *Batch) empty() bool { return len(b.Events)+len(b.Acks)+len(b.Runtimes) == 0 }
+func (b *Batch) empty() bool {
+	return len(b.Events)+len(b.Acks)+len(b.Runtimes)+len(b.Suppress) == 0
+}
 
 // Record kinds and entry types (docs/format/events.md).
 const (
 	kindCommit = 1
 	kindCarry  = 2
 
-	entryEvent   = 1
-	entryAck     = 2
-	entryRuntime = 3
+	entryEvent    = 1
+	entryAck      = 2
+	entryRuntime  = 3
+	entrySuppress = 4
 )
 
 // ErrCorrupt marks a record this package could not have written.
@@ -122,7 +133,7 @@ func encode(dst []byte, kind byte, nextEvent, nextAck uint64, b *Batch) []byte {
 	dst = append(dst, recordVersion, kind)
 	dst = binary.AppendUvarint(dst, nextEvent)
 	dst = binary.AppendUvarint(dst, nextAck)
-	dst = binary.AppendUvarint(dst, uint64(len(b.Events)+len(b.Acks)+len(b.Runtimes)))
+	dst = binary.AppendUvarint(dst, uint64(len(b.Events)+len(b.Acks)+len(b.Runtimes)+len(b.Suppress)))
 	for i := range b.Events {
 		e := &b.Events[i]
 		dst = append(dst, entryEvent)
@@ -170,6 +181,15 @@ func encode(dst []byte, kind byte, nextEvent, nextAck uint64, b *Batch) []byte {
 		dst = appendString(dst, r.Error)
 		dst = binary.AppendVarint(dst, r.LastChange)
 		dst = binary.AppendUvarint(dst, uint64(uint32(r.LastChangeNS)))
+	}
+	for _, sp := range b.Suppress {
+		dst = append(dst, entrySuppress)
+		dst = binary.AppendUvarint(dst, sp.EventID)
+		var flags byte
+		if sp.Suppressed {
+			flags = 1
+		}
+		dst = append(dst, flags)
 	}
 	return dst
 }
@@ -242,6 +262,11 @@ func decode(rec []byte) (header, Batch, error) {
 			r.LastChange = d.varint()
 			r.LastChangeNS = int32(uint32(d.uvarint()))
 			b.Runtimes = append(b.Runtimes, r)
+		case entrySuppress:
+			var sp Suppression
+			sp.EventID = d.uvarint()
+			sp.Suppressed = d.byte()&1 != 0
+			b.Suppress = append(b.Suppress, sp)
 		default:
 			if d.err == nil {
 				d.err = fmt.Errorf("%w: entry type %d", ErrCorrupt, t)

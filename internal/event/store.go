@@ -375,6 +375,11 @@ func (s *Store) applyLocked(b *Batch) {
 	for _, r := range b.Runtimes {
 		s.rts[r.TriggerID] = r
 	}
+	for _, sp := range b.Suppress {
+		if e := s.events[sp.EventID]; e != nil {
+			e.Suppressed = sp.Suppressed
+		}
+	}
 }
 
 // Close writes what is queued and closes the log. Later Commits fail.
