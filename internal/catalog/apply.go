@@ -754,6 +754,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	}
 	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
 	s.macros = old.macros       // written in a later Edit (applyMacrosAfter)
+	s.maints = old.maints
 	return s, nil
 }
 

@@ -89,6 +89,7 @@ type view struct {
 	Macros    map[uint64]Macro
 	Templates []Template
 	Scopes    map[uint64]string // a probe of each owner's resolution
+	Maints    []Maintenance
 }
 
 func viewOf(s *Snapshot) view {
@@ -110,6 +111,7 @@ func viewOf(s *Snapshot) view {
 		v.Macros[m.ID] = *m
 	}
 	v.Templates = s.Templates()
+	v.Maints = s.Maintenances()
 	v.Scopes = map[uint64]string{}
 	ids := slices.Sorted(maps.Keys(v.Macros))
 	for _, id := range ids {

@@ -89,6 +89,14 @@
 //     zabbix_export.templates (macros and links stored, other fields
 //     skipped), applied after hosts and triggers in one more
 //     transaction.
+//   - Maintenances (maintenance.go; schema version 10): Zabbix's
+//     maintenance with data collection, one time, daily and weekly
+//     periods, hosts, groups and problem tag conditions, validated with
+//     Zabbix's rules (times rounded down to minutes, periods of at least
+//     5 minutes); monthly periods are refused. Snapshot.Maintenances
+//     serves them to package maintenance, which decides when they are
+//     active. A deleted host's ID stays in a maintenance and matches
+//     nothing.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

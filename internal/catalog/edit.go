@@ -130,6 +130,8 @@ type Edit struct {
 	// mst is the macro and template overlay, nil until one changes
 	// (edit_macro.go).
 	mst *macroState
+	// mnt is the maintenances overlay, nil until one changes.
+	mnt []Maintenance
 
 	res EditResult
 }
@@ -495,6 +497,14 @@ func (e *Edit) build() (*Snapshot, error) {
 	s.macros = old.macros
 	if e.mst != nil {
 		s.macros = e.mst.build()
+	}
+	s.maints = old.maints
+	if e.mnt != nil {
+		s.maints = slices.Clone(e.mnt)
+		slices.SortFunc(s.maints, func(a, b Maintenance) int { return cmp.Compare(a.ID, b.ID) })
+		if len(s.maints) == 0 {
+			s.maints = nil
+		}
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,4 +247,52 @@ func TestDelayMacros(t *testing.T) {
 	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "delay") {
 		t.Fatalf("malformed macro in delay: %v", err)
 	}
+}
+
+func TestMaintenancesEdit(t *testing.T) {
+	c, path := openTemp(t)
+	mustApply(t, c, testSpec())
+	s := c.Snapshot()
+	web, g := s.Host("web-01").ID, s.Group("Network").ID
+	m := Maintenance{Name: "night", ActiveSince: 1000, ActiveTill: 100000, HostIDs: []uint64{web}, GroupIDs: []uint64{g},
+		Periods: []MaintenancePeriod{{Type: PeriodDaily, StartTime: 3630, Period: 3659, Every: 1}},
+		Tags:    []MaintenanceTag{{Tag: "service", Operator: 2, Value: "db"}}}
+	var ids []uint64
+	mustEdit(t, c, func(e *Edit) (err error) { ids, err = e.CreateMaintenances([]Maintenance{m}); return err })
+	got := c.Snapshot().Maintenance(ids[0])
+	if got == nil || got.ActiveSince != 960 || got.Periods[0].StartTime != 3600 || got.Periods[0].Period != 3600 {
+		t.Fatalf("stored %+v: want times rounded down to minutes", got)
+	}
+	for _, bad := range []struct {
+		f    func(*Maintenance)
+		want string
+	}{
+		{func(m *Maintenance) {}, "already exists"},
+		{func(m *Maintenance) { m.Name, m.ActiveTill = "x", 0 }, "active_till: must be after active_since"},
+		{func(m *Maintenance) { m.Name, m.HostIDs, m.GroupIDs = "x", nil, nil }, "at least one host group or host"},
+		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodMonthly, Period: 3600}} }, "monthly periods (4) are not supported"},
+		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodWeekly, Period: 3600, Every: 1}} }, "dayofweek"},
+		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodOnce, Period: 60}} }, "at least 300 seconds"},
+		{func(m *Maintenance) { m.Name, m.HostIDs = "x", []uint64{99999} }, "no such object"},
+	} {
+		mm := m
+		mm.Periods = slices.Clone(m.Periods)
+		bad.f(&mm)
+		_, err := c.Edit(context.Background(), func(e *Edit) error { _, err := e.CreateMaintenances([]Maintenance{mm}); return err })
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("CreateMaintenances(%+v) = %v, want %q", mm, err, bad.want)
+		}
+	}
+	up := *got
+	up.Name, up.Periods = "night2", []MaintenancePeriod{{Type: PeriodWeekly, StartTime: 0, Period: 7200, Every: 2, DayOfWeek: 1 | 64}}
+	mustEdit(t, c, func(e *Edit) error { return e.UpdateMaintenances([]Maintenance{up}) })
+	c = reloadMatches(t, c, path)
+	if m := c.Snapshot().Maintenance(ids[0]); m.Name != "night2" || m.Periods[0].DayOfWeek != 65 {
+		t.Fatalf("after update and reload: %+v", m)
+	}
+	mustEdit(t, c, func(e *Edit) error { return e.DeleteMaintenances(ids) })
+	if len(c.Snapshot().Maintenances()) != 0 {
+		t.Fatal("maintenance not deleted")
+	}
+	reloadMatches(t, c, path)
 }

@@ -66,6 +66,8 @@ type Snapshot struct {
 
 	// macros holds user macros and templates (macro.go); nil: none.
 	macros *macroSet
+	// maints are the maintenances ascending by ID (maintenance.go).
+	maints []Maintenance
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

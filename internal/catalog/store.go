@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -159,12 +159,12 @@ var migrations = []string{
 	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
-	hostTLSSchema,     // 4 → 5: host encryption settings
-	itemPreprocSchema, // 5 → 6: master item, params, preprocessing steps
-	snmpSchema,        // 6 → 7: SNMP items' snmp_oid
-	migrateItemHTTP(), // 7 → 8: HTTP agent requests
-	triggerSchema,     // 8 → 9: triggers, their items, dependencies and tags
-	macroSchema,       // 9 → 10: user macros, templates and their links
+	hostTLSSchema,                   // 4 → 5: host encryption settings
+	itemPreprocSchema,               // 5 → 6: master item, params, preprocessing steps
+	snmpSchema,                      // 6 → 7: SNMP items' snmp_oid
+	migrateItemHTTP(),               // 7 → 8: HTTP agent requests
+	triggerSchema,                   // 8 → 9: triggers, their items, dependencies and tags
+	macroSchema + maintenanceSchema, // 9 → 10: user macros, templates and their links, maintenances
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -359,6 +359,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	s.setTriggers(trigs)
 	if s.macros, err = loadMacros(ctx, tx); err != nil {
+		return nil, err
+	}
+	if s.maints, err = loadMaintenances(ctx, tx); err != nil {
 		return nil, err
 	}
 	return s, nil
