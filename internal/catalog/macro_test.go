@@ -270,8 +270,14 @@ func TestMaintenancesEdit(t *testing.T) {
 		{func(m *Maintenance) {}, "already exists"},
 		{func(m *Maintenance) { m.Name, m.ActiveTill = "x", 0 }, "active_till: must be after active_since"},
 		{func(m *Maintenance) { m.Name, m.HostIDs, m.GroupIDs = "x", nil, nil }, "at least one host group or host"},
-		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodMonthly, Period: 3600}} }, "monthly periods (4) are not supported"},
-		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodWeekly, Period: 3600, Every: 1}} }, "dayofweek"},
+		{func(m *Maintenance) {
+			m.Name = "x"
+			m.Periods = []MaintenancePeriod{{Type: PeriodMonthly, Period: 3600}}
+		}, "monthly periods (4) are not supported"},
+		{func(m *Maintenance) {
+			m.Name = "x"
+			m.Periods = []MaintenancePeriod{{Type: PeriodWeekly, Period: 3600, Every: 1}}
+		}, "dayofweek"},
 		{func(m *Maintenance) { m.Name = "x"; m.Periods = []MaintenancePeriod{{Type: PeriodOnce, Period: 60}} }, "at least 300 seconds"},
 		{func(m *Maintenance) { m.Name, m.HostIDs = "x", []uint64{99999} }, "no such object"},
 	} {
