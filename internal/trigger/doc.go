@@ -21,7 +21,9 @@
 //     templates and the global ones, from the snapshot; secret values
 //     masked as ******), severity from
 //     the trigger's priority, tags from the trigger and its hosts with
-//     macros in values expanded, duplicates dropped.
+//     macros in values expanded, duplicates dropped; a problem is made
+//     suppressed when Options.Suppress says a maintenance covers it
+//     (package maintenance).
 //   - Acknowledge actions (Machine.Acknowledge): acknowledge,
 //     unacknowledge, message, severity change and manual close with
 //     Zabbix's rules and messages; a close makes an OK event carrying

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
@@ -50,14 +51,19 @@ type Store interface {
 type Options struct {
 	Store    Store    // required
 	Resolver Resolver // default: MacroResolver{} (no user macros)
+	// Suppress, if set, says whether a problem of t with tags, made at
+	// the given time, is covered by a maintenance in effect; the
+	// problem is then made suppressed (maintenance.Tracker.Covers).
+	Suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
 	Logger   *slog.Logger
 }
 
 // Machine is the problem state machine. See the package documentation.
 type Machine struct {
-	store Store
-	res   Resolver
-	log   *slog.Logger
+	store    Store
+	res      Resolver
+	suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
+	log      *slog.Logger
 
 	// mu serialises Process, Acknowledge and Reconcile; it is held
 	// while their commit is made durable.
@@ -81,7 +87,7 @@ func New(opts Options) (*Machine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Machine{store: opts.Store, res: opts.Resolver, log: opts.Logger, rts: opts.Store.Runtimes()}, nil
+	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, log: opts.Logger, rts: opts.Store.Runtimes()}, nil
 }
 
 // Runtime returns a trigger's runtime: value, state, error, last change.
@@ -260,12 +266,16 @@ func (m *Machine) openIDs(trigger uint64) []uint64 {
 
 func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Result) event.Event {
 	mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
-	return event.Event{
+	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
 		Name: m.res.Expand(t.Description, mc), Opdata: m.res.Expand(t.Opdata, mc),
 		Tags: m.tags(snap, t, mc),
 	}
+	if m.suppress != nil {
+		e.Suppressed = m.suppress(snap, t, e.Tags, time.Unix(r.Clock, int64(r.NS)))
+	}
+	return e
 }
 
 // okEvent resolves problems ids of t; user is who closed them by hand.
