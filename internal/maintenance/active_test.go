@@ -76,7 +76,7 @@ func TestTagsMatch(t *testing.T) {
 		{0, []catalog.MaintenanceTag{{Tag: "service", Operator: 2, Value: "db"}}, true},
 		{0, []catalog.MaintenanceTag{{Tag: "service", Operator: 0, Value: "db"}}, false},
 		{0, []catalog.MaintenanceTag{{Tag: "service", Operator: 0, Value: "x"}, {Tag: "service", Operator: 2, Value: "mysql"}}, true}, // same name: or
-		{0, []catalog.MaintenanceTag{{Tag: "service", Operator: 2, Value: "db"}, {Tag: "env", Operator: 0, Value: "test"}}, false}, // names: and
+		{0, []catalog.MaintenanceTag{{Tag: "service", Operator: 2, Value: "db"}, {Tag: "env", Operator: 0, Value: "test"}}, false},    // names: and
 		{2, []catalog.MaintenanceTag{{Tag: "service", Operator: 2, Value: "db"}, {Tag: "env", Operator: 0, Value: "test"}}, true},
 		{2, []catalog.MaintenanceTag{{Tag: "none", Operator: 2, Value: ""}}, false},
 	} {
