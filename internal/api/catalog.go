@@ -18,6 +18,7 @@ func (s *Server) registerConfig() {
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
 	s.registerMacros()
+	s.registerMaintenance()
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements
@@ -163,6 +164,8 @@ func editError(err error, idField string) error {
 				return errParams(`Macro "%s" already exists.`, ce.Name)
 			}
 			return errParams(`Macro "%s" already exists on "%s".`, ce.Name, ce.Host)
+		case catalog.MaintenanceExists:
+			return errParams(`Maintenance "%s" already exists.`, ce.Name)
 		case catalog.HostWithoutGroup:
 			return errParams(`Host "%s" cannot be without host group.`, ce.Host)
 		case catalog.TwoDefaultInterfaces:

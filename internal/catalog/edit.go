@@ -27,6 +27,7 @@ const (
 	VisibleNameExists                         // a host with the visible name exists
 	ItemExists                                // the host has an item with the key
 	MacroExists                               // the host, template or global scope has the macro
+	MaintenanceExists                         // a maintenance with the name exists
 	HostWithoutGroup                          // the host would be left without a group
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
 	// ("Agent") for the first two, the item's name for the others.
@@ -66,6 +67,8 @@ func (e *ConflictError) Error() string {
 			return fmt.Sprintf("macro %q already exists", e.Name)
 		}
 		return fmt.Sprintf("macro %q already exists on %q", e.Name, e.Host)
+	case MaintenanceExists:
+		return fmt.Sprintf("maintenance %q already exists", e.Name)
 	case HostWithoutGroup:
 		return fmt.Sprintf("host %q would be left without a host group: add it to another group first", e.Host)
 	case TwoDefaultInterfaces:

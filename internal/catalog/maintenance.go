@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,13 +65,6 @@ const (
 	PeriodWeekly  = 3
 	PeriodMonthly = 4
 )
-
-// maintenanceExistsMsg words ErrMaintenanceExists.
-const maintenanceExistsMsg = "maintenance %q already exists"
-
-// ErrMaintenanceExists marks a duplicate maintenance name; the error is
-// a *FieldError naming the field.
-var ErrMaintenanceExists = errors.New("maintenance already exists")
 
 // Maintenances returns the maintenances ascending by ID; shared and
 // read-only.
@@ -217,7 +209,7 @@ func (e *Edit) CreateMaintenances(ms []Maintenance) ([]uint64, error) {
 		p := "maintenances[" + strconv.Itoa(i) + "]"
 		e.checkMaintenance(&ms[i], p, &el)
 		if e.maintNameTaken(ms[i].Name, 0) || slices.ContainsFunc(ms[:i], func(o Maintenance) bool { return o.Name == ms[i].Name }) {
-			el.add(p+".name", fmt.Errorf("%w: "+maintenanceExistsMsg, ErrMaintenanceExists, ms[i].Name))
+			el.add(p+".name", &ConflictError{Kind: MaintenanceExists, Name: ms[i].Name})
 		}
 	}
 	if err := el.err(); err != nil {
@@ -253,7 +245,7 @@ func (e *Edit) UpdateMaintenances(ms []Maintenance) error {
 		}
 		e.checkMaintenance(&ms[i], p, &el)
 		if e.maintNameTaken(ms[i].Name, ms[i].ID) {
-			el.add(p+".name", fmt.Errorf("%w: "+maintenanceExistsMsg, ErrMaintenanceExists, ms[i].Name))
+			el.add(p+".name", &ConflictError{Kind: MaintenanceExists, Name: ms[i].Name})
 		}
 	}
 	dupIDs("maintenances", ids, &el)

@@ -20,7 +20,13 @@
 // evaluates what they queued. The event store's retention runs
 // beside housekeeping and stops with it, and so does a loop that resolves
 // the problems of deleted triggers (Machine.Reconcile) after every
-// catalog change.
+// catalog change. Maintenance (maintenance.Tracker, Server.Maintenance)
+// decides at problem creation whether a maintenance covers it
+// (trigger.Options.Suppress) and, on its own goroutine, suppresses and
+// unsuppresses open problems at every minute boundary and catalog
+// change; its Suppressed(eventID) is the hook for the action engine.
+// User macros come from the catalog snapshot (Snapshot.UserMacros) in
+// every consumer, so API changes apply without a restart.
 //
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the

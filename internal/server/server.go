@@ -31,6 +31,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
+	"github.com/peregrine-mon/peregrine/internal/maintenance"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -121,6 +122,10 @@ type Server struct {
 	// Triggers.Process, the API reads both.
 	Events   *event.Store
 	Triggers *trigger.Machine
+	// Maintenance suppresses problems covered by maintenances (at their
+	// creation through Triggers, and as periods start and end); its
+	// Suppressed is the action engine's "problem is suppressed" hook.
+	Maintenance *maintenance.Tracker
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
@@ -186,7 +191,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Logger: log.With("component", "trigger")})
+	s.Maintenance, err = maintenance.New(maintenance.Options{Catalog: s.Catalog, Events: s.Events,
+		Metrics: s.Metrics, Logger: log.With("component", "maintenance")})
+	if err != nil {
+		return nil, err
+	}
+	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Suppress: s.Maintenance.Covers, Logger: log.With("component", "trigger")})
 	if err != nil {
 		return nil, err
 	}
@@ -562,6 +572,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Maintenance.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)

@@ -1,0 +1,347 @@
+package api
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// registerMaintenance registers maintenance.*: Zabbix's maintenance in
+// the reduced form the catalog keeps (with data collection; one time,
+// daily and weekly periods). Reading needs read access to every host and
+// group of a maintenance, writing an admin with read-write on them, as
+// Zabbix checks.
+func (s *Server) registerMaintenance() {
+	s.methods["maintenance.get"] = &method{role: RoleUser, call: s.maintenanceGet}
+	ed, ok := s.opts.Catalog.(CatalogEditor)
+	if !ok {
+		return
+	}
+	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
+	s.methods["maintenance.create"] = &method{role: RoleAdmin, call: w.maintenanceCreate}
+	s.methods["maintenance.update"] = &method{role: RoleAdmin, call: w.maintenanceUpdate}
+	s.methods["maintenance.delete"] = &method{role: RoleAdmin, call: w.maintenanceDelete}
+}
+
+func periodObject(p *catalog.MaintenancePeriod) object {
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return object{"timeperiod_type": strconv.Itoa(int(p.Type)), "every": strconv.Itoa(max(p.Every, 1)), "month": "0",
+		"dayofweek": strconv.Itoa(int(p.DayOfWeek)), "day": "0", "start_time": i64(p.StartTime), "period": i64(p.Period),
+		"start_date": i64(p.StartDate)}
+}
+
+// maintenanceReadable needs read access to every host and group of m.
+func maintenanceReadable(snap *catalog.Snapshot, a access, m *catalog.Maintenance, editable bool) bool {
+	for _, hid := range m.HostIDs {
+		if h := snap.HostByID(hid); h != nil && !a.sees(h, editable) {
+			return false
+		}
+	}
+	for _, g := range m.GroupIDs {
+		if !a.seesGroup(g, editable) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		MaintenanceIDs    ids `json:"maintenanceids"`
+		HostIDs           ids `json:"hostids"`
+		GroupIDs          ids `json:"groupids"`
+		SelectHosts       any `json:"selectHosts"`
+		SelectGroups      any `json:"selectGroups"`
+		SelectHostGroups  any `json:"selectHostGroups"`
+		SelectTimeperiods any `json:"selectTimeperiods"`
+		SelectTags        any `json:"selectTags"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	var objs []object
+	for _, m := range snap.Maintenances() {
+		m := m
+		switch {
+		case len(p.MaintenanceIDs) > 0 && !containsID(p.MaintenanceIDs, m.ID),
+			len(p.HostIDs) > 0 && !anyGroup(m.HostIDs, p.HostIDs),
+			len(p.GroupIDs) > 0 && !anyGroup(m.GroupIDs, p.GroupIDs),
+			!maintenanceReadable(snap, a, &m, p.Editable):
+			continue
+		}
+		o := object{"maintenanceid": id(m.ID), "name": m.Name, "description": m.Description,
+			"active_since": strconv.FormatInt(m.ActiveSince, 10), "active_till": strconv.FormatInt(m.ActiveTill, 10),
+			"maintenance_type": "0", "tags_evaltype": strconv.Itoa(int(m.TagsEval))}
+		if p.SelectHosts != nil {
+			var hs []object
+			for _, hid := range m.HostIDs {
+				if h := snap.HostByID(hid); h != nil {
+					hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
+				}
+			}
+			o["hosts"] = nonNil(p.limitSelect(hs))
+		}
+		if p.SelectGroups != nil || p.SelectHostGroups != nil {
+			var gs []object
+			for _, gid := range m.GroupIDs {
+				if g := snap.GroupByID(gid); g != nil {
+					gs = append(gs, groupObject(g))
+				}
+			}
+			gs = nonNil(p.limitSelect(gs))
+			if p.SelectGroups != nil {
+				o["groups"] = gs
+			}
+			if p.SelectHostGroups != nil {
+				o["hostgroups"] = gs
+			}
+		}
+		if p.SelectTimeperiods != nil {
+			tps := make([]object, 0, len(m.Periods))
+			for i := range m.Periods {
+				tps = append(tps, periodObject(&m.Periods[i]))
+			}
+			o["timeperiods"] = tps
+		}
+		if p.SelectTags != nil {
+			tags := make([]object, 0, len(m.Tags))
+			for _, tg := range m.Tags {
+				tags = append(tags, object{"tag": tg.Tag, "operator": strconv.Itoa(int(tg.Operator)), "value": tg.Value})
+			}
+			o["tags"] = tags
+		}
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "maintenanceid", "maintenanceid", "name", "maintenance_type")
+}
+
+// maintenanceParams are the members maintenance.create and .update take.
+type maintenanceParams struct {
+	MaintenanceID flexID    `json:"maintenanceid"`
+	Name          jstring   `json:"name"`
+	Description   jstring   `json:"description"`
+	ActiveSince   flexInt   `json:"active_since"`
+	ActiveTill    flexInt   `json:"active_till"`
+	Type          flexInt   `json:"maintenance_type"`
+	TagsEval      flexInt   `json:"tags_evaltype"`
+	GroupIDs      *ids      `json:"groupids"`
+	HostIDs       *ids      `json:"hostids"`
+	Groups        groupList `json:"groups"`
+	Hosts         hostRefs  `json:"hosts"`
+	Periods       *[]struct {
+		Type      flexInt   `json:"timeperiod_type"`
+		Every     flexInt   `json:"every"`
+		DayOfWeek flexInt   `json:"dayofweek"`
+		Day       flexInt   `json:"day"`
+		Month     flexInt   `json:"month"`
+		StartTime flexInt   `json:"start_time"`
+		StartDate flexInt   `json:"start_date"`
+		Period    flexInt   `json:"period"`
+		ID        notStored `json:"timeperiodid"`
+	} `json:"timeperiods"`
+	Tags *[]struct {
+		Tag      jstring `json:"tag"`
+		Operator flexInt `json:"operator"`
+		Value    jstring `json:"value"`
+	} `json:"tags"`
+}
+
+// hostRefs is "hosts": [{"hostid": ...}].
+type hostRefs struct{ refList }
+
+func (l *hostRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "hosts", "hostid") }
+
+// apply sets the given members on m and reports what Zabbix words
+// itself; the catalog validates the rest.
+func (p *maintenanceParams) apply(i int, m *catalog.Maintenance) error {
+	if p.Type.set && p.Type.v != 0 {
+		return errParams(`Invalid parameter "/%d/maintenance_type": maintenance without data collection (1) is not supported by Peregrine: use 0 (with data collection), whose problems are suppressed.`, i+1)
+	}
+	if p.Name.set {
+		m.Name = p.Name.v
+	}
+	if p.Description.set {
+		m.Description = p.Description.v
+	}
+	if p.ActiveSince.set {
+		m.ActiveSince = p.ActiveSince.v
+	}
+	if p.ActiveTill.set {
+		m.ActiveTill = p.ActiveTill.v
+	}
+	if p.TagsEval.set {
+		m.TagsEval = uint8(min(max(p.TagsEval.v, 0), 255))
+	}
+	switch {
+	case p.Groups.set:
+		m.GroupIDs = p.Groups.ids
+	case p.GroupIDs != nil:
+		m.GroupIDs = *p.GroupIDs
+	}
+	switch {
+	case p.Hosts.set:
+		m.HostIDs = p.Hosts.ids
+	case p.HostIDs != nil:
+		m.HostIDs = *p.HostIDs
+	}
+	if p.Periods != nil {
+		m.Periods = nil
+		for j, tp := range *p.Periods {
+			if !tp.Period.set {
+				tp.Period.v = 3600 // Zabbix's default
+			}
+			every := int(tp.Every.v)
+			if !tp.Every.set {
+				every = 1
+			}
+			typ := tp.Type.v
+			if typ < 0 || typ > 255 {
+				return errParams(`Invalid parameter "/%d/timeperiods/%d/timeperiod_type": value must be one of 0, 2, 3.`, i+1, j+1)
+			}
+			m.Periods = append(m.Periods, catalog.MaintenancePeriod{Type: uint8(typ), Every: every,
+				DayOfWeek: uint8(min(max(tp.DayOfWeek.v, 0), 255)), StartTime: tp.StartTime.v, StartDate: tp.StartDate.v, Period: tp.Period.v})
+		}
+	}
+	if p.Tags != nil {
+		m.Tags = nil
+		for _, tg := range *p.Tags {
+			op := uint8(2) // Zabbix's default: contains
+			if tg.Operator.set {
+				op = uint8(min(max(tg.Operator.v, 0), 255))
+			}
+			m.Tags = append(m.Tags, catalog.MaintenanceTag{Tag: tg.Tag.v, Operator: op, Value: tg.Value.v})
+		}
+	}
+	return nil
+}
+
+// maintenancesWritable needs read-write on the hosts and groups of each
+// maintenance, before and after the change.
+func maintenancesWritable(ms []catalog.Maintenance, ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for i := range ms {
+			if !maintenanceReadable(snap, a, &ms[i], true) {
+				return false
+			}
+		}
+		for _, mid := range ids {
+			if m := snap.Maintenance(mid); m != nil && !maintenanceReadable(snap, a, m, true) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// maintenanceError words the catalog's errors as Zabbix's API does.
+func maintenanceError(err error) error { return editError(err, "maintenanceid") }
+
+func (w *configWriter) maintenanceCreate(ctx context.Context, c *call) (any, error) {
+	var ps []maintenanceParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	ms := make([]catalog.Maintenance, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case p.MaintenanceID.set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "maintenanceid".`, i+1)
+		case !p.Name.set:
+			return nil, missing(i, "name")
+		case !p.ActiveSince.set:
+			return nil, missing(i, "active_since")
+		case !p.ActiveTill.set:
+			return nil, missing(i, "active_till")
+		case p.Periods == nil:
+			return nil, missing(i, "timeperiods")
+		}
+		if err := p.apply(i, &ms[i]); err != nil {
+			return nil, err
+		}
+	}
+	var ids []uint64
+	_, err := w.ed.Edit(ctx, func(e *catalog.Edit) (err error) {
+		if err := w.permitted(ctx, c, maintenancesWritable(ms, nil)); err != nil {
+			return err
+		}
+		ids, err = e.CreateMaintenances(ms)
+		return err
+	})
+	if err != nil {
+		return nil, maintenanceError(err)
+	}
+	return idResult("maintenanceids", ids), nil
+}
+
+// permitted checks ok for the caller on the current snapshot.
+func (w *configWriter) permitted(ctx context.Context, c *call, ok permits) error {
+	a, err := w.s.access(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !a.all() && !ok(w.cat.Snapshot(), a) {
+		return errNoPermissions
+	}
+	return nil
+}
+
+func (w *configWriter) maintenanceUpdate(ctx context.Context, c *call) (any, error) {
+	var ps []maintenanceParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, len(ps))
+	for i := range ps {
+		if !ps[i].MaintenanceID.set {
+			return nil, missing(i, "maintenanceid")
+		}
+		ids[i] = ps[i].MaintenanceID.v
+	}
+	_, err := w.ed.Edit(ctx, func(e *catalog.Edit) error {
+		snap := w.cat.Snapshot()
+		ms := make([]catalog.Maintenance, len(ps))
+		for i := range ps {
+			cur := snap.Maintenance(ids[i])
+			if cur == nil {
+				return errNoPermissions
+			}
+			ms[i] = *cur
+			if err := ps[i].apply(i, &ms[i]); err != nil {
+				return err
+			}
+		}
+		if err := w.permitted(ctx, c, maintenancesWritable(ms, ids)); err != nil {
+			return err
+		}
+		return e.UpdateMaintenances(ms)
+	})
+	if err != nil {
+		return nil, maintenanceError(err)
+	}
+	return idResult("maintenanceids", ids), nil
+}
+
+func (w *configWriter) maintenanceDelete(ctx context.Context, c *call) (any, error) {
+	ids, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.ed.Edit(ctx, func(e *catalog.Edit) error {
+		if err := w.permitted(ctx, c, maintenancesWritable(nil, ids)); err != nil {
+			return err
+		}
+		return e.DeleteMaintenances(ids)
+	})
+	if err != nil {
+		return nil, maintenanceError(err)
+	}
+	return idResult("maintenanceids", ids), nil
+}
