@@ -34,6 +34,7 @@ type ItemUpdate struct {
 	ID                                       uint64
 	Key, Name, Type, ValueType, Units, Delay *string
 	History, Trends, Status, Timeout         *string
+	RetryDelay                               *string
 	InterfaceID                              *uint64
 	// SNMPOID: an SNMP agent item's snmp_oid (see ItemSpec.SNMPOID).
 	SNMPOID *string
@@ -118,9 +119,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.SNMPOID = strings.Clone(it.SNMPOID)
 		it.Params = strings.Clone(it.Params)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID)
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -145,7 +146,7 @@ func specOf(it *Item) ItemSpec {
 	}
 	return ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
-		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout,
+		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 	}
 }
@@ -245,6 +246,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.Trends, u.Trends)
 		set(&spec.Status, u.Status)
 		set(&spec.Timeout, u.Timeout)
+		set(&spec.RetryDelay, u.RetryDelay)
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
 		set(&spec.SNMPOID, u.SNMPOID)
 		set(&spec.Params, u.Params)
@@ -342,9 +344,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Params = strings.Clone(n.Params)
 		}
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ? WHERE id = ?",
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ? WHERE id = ?",
 			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.ID)
+			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

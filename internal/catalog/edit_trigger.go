@@ -26,6 +26,8 @@ type TriggerFields struct {
 	CorrelationTag     string
 	Tags               []Tag
 	Dependencies       []uint64
+	// MaxCheckAttempts is Peregrine's soft/hard state option (0 means 1).
+	MaxCheckAttempts uint8
 }
 
 // TriggerUpdate changes the fields of trigger ID that are set; nil
@@ -42,6 +44,7 @@ type TriggerUpdate struct {
 	CorrelationTag                 *string
 	Tags                           *[]Tag
 	Dependencies                   *[]uint64
+	MaxCheckAttempts               *uint8
 }
 
 // Limits from the Zabbix 6.0 database schema.
@@ -54,6 +57,9 @@ const (
 	// maxDependencyDepth is how deep a chain of masters may be, as in
 	// Zabbix (ZBX_TRIGGER_DEPENDENCY_LEVELS_MAX).
 	maxDependencyDepth = 32
+	// maxCheckAttempts bounds Peregrine's max_check_attempts (Nagios
+	// has no bound; a hundred re-checks is past any useful setting).
+	maxCheckAttempts = 100
 )
 
 func (e *Edit) trigger(id uint64) *Trigger {
@@ -86,8 +92,8 @@ func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
 	ids := make([]uint64, len(made))
 	for i := range made {
 		t := &made[i]
-		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag)
+		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts))
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create trigger %q: %w", t.Description, err))
 		}
@@ -136,6 +142,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		setp(&f.CorrelationTag, u.CorrelationTag)
 		setp(&f.Tags, u.Tags)
 		setp(&f.Dependencies, u.Dependencies)
+		setp(&f.MaxCheckAttempts, u.MaxCheckAttempts)
 		if u.RecoveryMode != nil && *u.RecoveryMode != RecoverRecoveryExpression && u.RecoveryExpression == nil {
 			f.RecoveryExpression = "" // dropped with the mode that needs it, as Zabbix does
 		}
@@ -172,8 +179,8 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 	}
 	for i := range next {
 		t := &next[i]
-		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ? WHERE id = ?",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, t.ID)
+		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ?, max_check_attempts = ? WHERE id = ?",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
 		}
@@ -323,7 +330,10 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 		Priority: f.Priority, Enabled: f.Enabled, Multiple: f.Multiple, ManualClose: f.ManualClose,
 		Opdata: strings.Clone(f.Opdata), Comments: strings.Clone(f.Comments), URL: strings.Clone(f.URL),
 		CorrelationMode: f.CorrelationMode, CorrelationTag: strings.Clone(f.CorrelationTag),
-		Tags: cloneTags(f.Tags),
+		Tags: cloneTags(f.Tags), MaxCheckAttempts: max(f.MaxCheckAttempts, 1),
+	}
+	if t.MaxCheckAttempts > maxCheckAttempts {
+		el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, t.MaxCheckAttempts)
 	}
 	text := func(field, v string, max int, required bool) {
 		if required && strings.TrimSpace(v) == "" {
@@ -417,7 +427,7 @@ func fieldsOf(t *Trigger) TriggerFields {
 		RecoveryExpression: t.RecoveryExpression, Priority: t.Priority, Enabled: t.Enabled,
 		Multiple: t.Multiple, ManualClose: t.ManualClose, Opdata: t.Opdata, Comments: t.Comments,
 		URL: t.URL, CorrelationMode: t.CorrelationMode, CorrelationTag: t.CorrelationTag,
-		Tags: t.Tags, Dependencies: t.Dependencies,
+		Tags: t.Tags, Dependencies: t.Dependencies, MaxCheckAttempts: t.MaxCheckAttempts,
 	}
 }
 

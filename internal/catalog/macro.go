@@ -51,6 +51,15 @@ CREATE TABLE IF NOT EXISTS template_links (
 ) WITHOUT ROWID;
 `
 
+// softHardSchema adds Peregrine's soft and hard states (schema version
+// 10, with the macros): the triggers' max_check_attempts (1, Zabbix's
+// behaviour, for existing ones) and the items' retry_delay ("" for none:
+// a soft trigger's items keep their interval).
+const softHardSchema = `
+ALTER TABLE triggers ADD COLUMN max_check_attempts INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE items ADD COLUMN retry_delay TEXT NOT NULL DEFAULT '';
+`
+
 // Macro is a user macro definition: global (HostID 0), of a host or of
 // a template (HostID the template's ID), Zabbix's usermacro object.
 type Macro struct {

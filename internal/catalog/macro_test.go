@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -301,4 +302,51 @@ func TestMaintenancesEdit(t *testing.T) {
 		t.Fatal("maintenance not deleted")
 	}
 	reloadMatches(t, c, path)
+}
+
+// TestSoftHardFields: triggers' max_check_attempts and items'
+// retry_delay are stored, validated and reloaded.
+func TestSoftHardFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c := reopenTrig(t, path)
+	spec := testSpec()
+	spec.Hosts[0].Items[0].RetryDelay = "10s"
+	spec.Hosts[0].Triggers = []TriggerSpec{{Name: "t", Expression: "last(/web-01/app.requests)>0", MaxCheckAttempts: 3}}
+	mustApply(t, c, spec)
+	s := c.Snapshot()
+	if it := s.Lookup("web-01", "app.requests"); it.RetryDelay != "10s" {
+		t.Fatalf("retry_delay %q", it.RetryDelay)
+	}
+	if tr := s.Triggers()[0]; tr.MaxCheckAttempts != 3 {
+		t.Fatalf("max_check_attempts %d", tr.MaxCheckAttempts)
+	}
+	if again := mustApply(t, c, spec); again.Changed() {
+		t.Fatalf("second apply changed %+v", again)
+	}
+	want := c.Snapshot()
+	c.Close()
+	c = reopenTrig(t, path)
+	if d := diffViews(want, c.Snapshot()); d != "" {
+		t.Fatalf("reloaded differs:\n%s", d)
+	}
+	for _, bad := range []struct {
+		f    func(*Spec)
+		want string
+	}{
+		{func(s *Spec) { s.Hosts[0].Items[0].RetryDelay = "2d" }, "retry_delay"},
+		{func(s *Spec) { s.Hosts[0].Triggers[0].MaxCheckAttempts = 101 }, "max_check_attempts"},
+	} {
+		sp := testSpec()
+		sp.Hosts[0].Triggers = []TriggerSpec{{Name: "t", Expression: "last(/web-01/app.requests)>0"}}
+		bad.f(&sp)
+		if _, err := c.Apply(context.Background(), sp); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v", bad.want, err)
+		}
+	}
+	// The default is 1.
+	id := c.Snapshot().Triggers()[0].ID
+	mustEdit(t, c, func(e *Edit) error { return e.UpdateTriggers([]TriggerUpdate{{ID: id, MaxCheckAttempts: ptr(uint8(0))}}) })
+	if got := c.Snapshot().Trigger(id).MaxCheckAttempts; got != 1 {
+		t.Fatalf("max_check_attempts 0 stored as %d, want 1", got)
+	}
 }

@@ -118,6 +118,9 @@ type ItemSpec struct {
 	// zabbix_agent items), none for other item types.
 	Interface string `yaml:"interface"`
 	Timeout   string `yaml:"timeout"` // per-check timeout, default "" (the server's)
+	// RetryDelay is the retry interval while a trigger of the item is
+	// soft (Peregrine's extension, see Item.RetryDelay); default none.
+	RetryDelay string `yaml:"retry_delay"`
 	// SNMPOID is what an snmp_agent item asks: a numeric OID
 	// ("1.3.6.1.2.1.1.3.0"), a known MIB name ("IF-MIB::ifInOctets.1"),
 	// a dynamic index or discovery[...] (Zabbix 6.0's forms, see
@@ -596,6 +599,18 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)
 		}
 		it.Timeout = is.Timeout
+	}
+	if is.RetryDelay != "" {
+		if strings.Contains(is.RetryDelay, "{$") {
+			if err := checkMacroRefs(is.RetryDelay); err != nil {
+				el.add(ip+".retry_delay", err)
+			}
+		} else if secs, err := delay.ParseSeconds(is.RetryDelay); err != nil {
+			el.add(ip+".retry_delay", err)
+		} else if secs < 1 || secs > maxDelaySeconds {
+			el.addf(ip+".retry_delay", "retry interval %q is out of range: use 1s..1d, or nothing for none", is.RetryDelay)
+		}
+		it.RetryDelay = strings.Clone(is.RetryDelay) // not interned: rare
 	}
 	if it.Type == SNMPAgent {
 		if _, err := snmpoid.Parse(is.SNMPOID); err != nil {

@@ -31,6 +31,9 @@ type TriggerSpec struct {
 	CorrelationTag  string           `yaml:"correlation_tag"`
 	Tags            []TagSpec        `yaml:"tags"`
 	Dependencies    []TriggerRefSpec `yaml:"dependencies"`
+	// MaxCheckAttempts is Peregrine's soft/hard option (default 1; see
+	// Trigger.MaxCheckAttempts).
+	MaxCheckAttempts int `yaml:"max_check_attempts"`
 	// UUID and EventName appear in Zabbix exports; they are accepted and
 	// ignored.
 	UUID      string `yaml:"uuid"`
@@ -110,6 +113,11 @@ func (s Spec) triggerSpecs() ([]specTrigger, error) {
 			}
 			if ts.Expression == "" {
 				el.addf(p+".expression", "is required")
+			}
+			if ts.MaxCheckAttempts < 0 || ts.MaxCheckAttempts > maxCheckAttempts {
+				el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, ts.MaxCheckAttempts)
+			} else {
+				f.MaxCheckAttempts = uint8(ts.MaxCheckAttempts)
 			}
 			for di, d := range ts.Dependencies {
 				if d.Name == "" || d.Expression == "" {
@@ -230,7 +238,8 @@ func sameTriggerFields(a, b TriggerFields) bool {
 		a.RecoveryExpression == b.RecoveryExpression && a.Priority == b.Priority && a.Enabled == b.Enabled &&
 		a.Multiple == b.Multiple && a.ManualClose == b.ManualClose && a.Opdata == b.Opdata &&
 		a.Comments == b.Comments && a.URL == b.URL && a.CorrelationMode == b.CorrelationMode &&
-		a.CorrelationTag == b.CorrelationTag && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Dependencies, b.Dependencies)
+		a.CorrelationTag == b.CorrelationTag && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Dependencies, b.Dependencies) &&
+		max(a.MaxCheckAttempts, 1) == max(b.MaxCheckAttempts, 1)
 }
 
 // applyTriggerSpecs runs applyTriggers in its own Edit; c.mu is held.

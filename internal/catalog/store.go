@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -159,12 +159,14 @@ var migrations = []string{
 	interfacesSchema, // 2 → 3: host interfaces, item interface and timeout
 	// 3 → 4: per-item timestamp precision ('' = the server's setting)
 	"ALTER TABLE items ADD COLUMN timestamp_precision TEXT NOT NULL DEFAULT '';",
-	hostTLSSchema,                   // 4 → 5: host encryption settings
-	itemPreprocSchema,               // 5 → 6: master item, params, preprocessing steps
-	snmpSchema,                      // 6 → 7: SNMP items' snmp_oid
-	migrateItemHTTP(),               // 7 → 8: HTTP agent requests
-	triggerSchema,                   // 8 → 9: triggers, their items, dependencies and tags
-	macroSchema + maintenanceSchema, // 9 → 10: user macros, templates and their links, maintenances
+	hostTLSSchema,     // 4 → 5: host encryption settings
+	itemPreprocSchema, // 5 → 6: master item, params, preprocessing steps
+	snmpSchema,        // 6 → 7: SNMP items' snmp_oid
+	migrateItemHTTP(), // 7 → 8: HTTP agent requests
+	triggerSchema,     // 8 → 9: triggers, their items, dependencies and tags
+	// 9 → 10: user macros, templates and their links, maintenances,
+	// soft/hard states (triggers' max_check_attempts, items' retry_delay)
+	macroSchema + maintenanceSchema + softHardSchema,
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -302,14 +304,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay); err != nil {
 			return err
 		}
 		if steps != "" {

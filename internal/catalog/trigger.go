@@ -41,6 +41,12 @@ type Trigger struct {
 	// reference, ascending and without duplicates.
 	ItemIDs []uint64
 	HostIDs []uint64
+	// MaxCheckAttempts is Peregrine's extension for Nagios-style soft
+	// and hard states: a problem is raised only after this many
+	// consecutive PROBLEM evaluations (1, the default, is Zabbix's
+	// behaviour); meanwhile the trigger is in a soft state and its items
+	// are re-checked at their retry interval (Item.RetryDelay).
+	MaxCheckAttempts uint8
 }
 
 // RecoveryMode is Zabbix's trigger recovery_mode.
@@ -174,15 +180,16 @@ CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
 func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	var trigs []Trigger
 	idx := map[uint64]int{}
-	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag FROM triggers", func(r *sql.Rows) error {
+	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts FROM triggers", func(r *sql.Rows) error {
 		var t Trigger
-		var rm, prio, st, typ, mc, cm int64
-		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag); err != nil {
+		var rm, prio, st, typ, mc, cm, mca int64
+		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag, &mca); err != nil {
 			return err
 		}
-		if rm < 0 || rm > 2 || prio < 0 || prio > 5 || typ < 0 || typ > 1 || cm < 0 || cm > 1 {
-			return fmt.Errorf("%w: trigger %d has recovery_mode %d, priority %d, type %d, correlation_mode %d", ErrCorrupt, t.ID, rm, prio, typ, cm)
+		if rm < 0 || rm > 2 || prio < 0 || prio > 5 || typ < 0 || typ > 1 || cm < 0 || cm > 1 || mca < 1 || mca > maxCheckAttempts {
+			return fmt.Errorf("%w: trigger %d has recovery_mode %d, priority %d, type %d, correlation_mode %d, max_check_attempts %d", ErrCorrupt, t.ID, rm, prio, typ, cm, mca)
 		}
+		t.MaxCheckAttempts = uint8(mca)
 		t.RecoveryMode, t.Priority, t.Enabled, t.Multiple, t.ManualClose, t.CorrelationMode = RecoveryMode(rm), uint8(prio), st == 0, typ == 1, mc == 1, uint8(cm)
 		idx[t.ID] = len(trigs)
 		trigs = append(trigs, t)
