@@ -345,7 +345,9 @@ func TestSoftHardFields(t *testing.T) {
 	}
 	// The default is 1.
 	id := c.Snapshot().Triggers()[0].ID
-	mustEdit(t, c, func(e *Edit) error { return e.UpdateTriggers([]TriggerUpdate{{ID: id, MaxCheckAttempts: ptr(uint8(0))}}) })
+	mustEdit(t, c, func(e *Edit) error {
+		return e.UpdateTriggers([]TriggerUpdate{{ID: id, MaxCheckAttempts: ptr(uint8(0))}})
+	})
 	if got := c.Snapshot().Trigger(id).MaxCheckAttempts; got != 1 {
 		t.Fatalf("max_check_attempts 0 stored as %d, want 1", got)
 	}
