@@ -24,6 +24,15 @@
 //     macros in values expanded, duplicates dropped; a problem is made
 //     suppressed when Options.Suppress says a maintenance covers it
 //     (package maintenance).
+//   - Nagios-style soft and hard states (Peregrine's extension, issue
+//     13 item 5): a trigger with MaxCheckAttempts N > 1 whose value is
+//     OK counts consecutive PROBLEM results; below N it is SOFT (no
+//     event, Machine.Soft gives the attempt), the Nth makes the problem
+//     event (HARD). An OK result starts the count over; UNKNOWN keeps
+//     it; recovery from a HARD problem is immediate. Options.OnSoft
+//     hears a trigger enter and leave the soft state (the server then
+//     re-checks its items at their retry interval). Attempts live in
+//     memory: after a restart counting starts over.
 //   - Acknowledge actions (Machine.Acknowledge): acknowledge,
 //     unacknowledge, message, severity change and manual close with
 //     Zabbix's rules and messages; a close makes an OK event carrying

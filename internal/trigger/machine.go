@@ -55,7 +55,13 @@ type Options struct {
 	// the given time, is covered by a maintenance in effect; the
 	// problem is then made suppressed (maintenance.Tracker.Covers).
 	Suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
-	Logger   *slog.Logger
+	// OnSoft, if set, is told when a trigger enters a soft state (its
+	// first PROBLEM evaluation of fewer than MaxCheckAttempts) and when
+	// it leaves it (HARD problem, OK, or the trigger gone), so that its
+	// items are re-checked at their retry interval meanwhile. It is
+	// called with the machine's lock held and must not block.
+	OnSoft func(t *catalog.Trigger, soft bool)
+	Logger *slog.Logger
 }
 
 // Machine is the problem state machine. See the package documentation.
@@ -63,6 +69,7 @@ type Machine struct {
 	store    Store
 	res      Resolver
 	suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
+	onSoft   func(t *catalog.Trigger, soft bool)
 	log      *slog.Logger
 
 	// mu serialises Process, Acknowledge and Reconcile; it is held
@@ -74,6 +81,11 @@ type Machine struct {
 	// 100,000 triggers during an incident storm).
 	rtMu sync.RWMutex
 	rts  map[uint64]event.Runtime
+	// attempts counts the consecutive PROBLEM evaluations of triggers in
+	// a soft state (MaxCheckAttempts > 1, value OK); absent: none. Kept
+	// in memory only: after a restart counting starts over, as a Nagios
+	// without retained state does. Writers hold mu and rtMu.
+	attempts map[uint64]uint8
 }
 
 // New makes a machine whose trigger runtimes are those stored.
@@ -87,7 +99,40 @@ func New(opts Options) (*Machine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, log: opts.Logger, rts: opts.Store.Runtimes()}, nil
+	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, onSoft: opts.OnSoft, log: opts.Logger,
+		rts: opts.Store.Runtimes(), attempts: map[uint64]uint8{}}, nil
+}
+
+// SoftState is a trigger's Nagios-style state: Soft while it counts
+// PROBLEM evaluations towards MaxCheckAttempts (Attempt of them so far),
+// hard otherwise (Attempt 0).
+type SoftState struct {
+	Soft    bool
+	Attempt uint8
+}
+
+// Soft returns a trigger's soft state.
+func (m *Machine) Soft(id uint64) SoftState {
+	m.rtMu.RLock()
+	defer m.rtMu.RUnlock()
+	a := m.attempts[id]
+	return SoftState{Soft: a > 0, Attempt: a}
+}
+
+// setAttempt records a trigger's soft attempts and tells OnSoft when it
+// enters or leaves the soft state. m.mu is held.
+func (m *Machine) setAttempt(t *catalog.Trigger, a uint8) {
+	m.rtMu.Lock()
+	prev := m.attempts[t.ID]
+	if a == 0 {
+		delete(m.attempts, t.ID)
+	} else {
+		m.attempts[t.ID] = a
+	}
+	m.rtMu.Unlock()
+	if m.onSoft != nil && (prev == 0) != (a == 0) {
+		m.onSoft(t, a > 0)
+	}
 }
 
 // Runtime returns a trigger's runtime: value, state, error, last change.
@@ -108,6 +153,7 @@ type Outcome struct {
 	Unchanged  int // results that changed nothing
 	Skipped    int // results of unknown or disabled triggers
 	Suppressed int // PROBLEM results ignored because a master is in PROBLEM
+	Soft       int // PROBLEM results counted as soft attempts (no event yet)
 }
 
 // pending is the state of one Process batch: the events and runtimes
@@ -196,11 +242,28 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		return
 	}
 	next.State, next.Error = 0, ""
+	if r.Value == OK && m.attempts[t.ID] > 0 {
+		m.setAttempt(t, 0) // a soft problem that cleared: no event, as in Nagios
+	}
 	switch {
 	case r.Value == Problem:
 		if m.masterInProblem(snap, p, t, 0) {
 			out.Suppressed++
 			break
+		}
+		if t.MaxCheckAttempts <= 1 && m.attempts[t.ID] > 0 {
+			m.setAttempt(t, 0) // the option was turned off while soft
+		}
+		if cur.Value == event.ValueOK && t.MaxCheckAttempts > 1 {
+			// Nagios's soft state: the problem becomes HARD (an event)
+			// only at the MaxCheckAttempts-th consecutive PROBLEM.
+			a := m.attempts[t.ID] + 1
+			if a < t.MaxCheckAttempts {
+				m.setAttempt(t, a)
+				out.Soft++
+				break
+			}
+			m.setAttempt(t, 0)
 		}
 		if cur.Value == event.ValueOK || t.Multiple {
 			p.batch.Events = append(p.batch.Events, m.problemEvent(snap, t, r))
@@ -330,6 +393,13 @@ func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rtMu.Lock()
+	for id := range m.attempts {
+		if snap.Trigger(id) == nil {
+			delete(m.attempts, id) // its items left the retry interval with it
+		}
+	}
+	m.rtMu.Unlock()
 	gone := map[uint64][]uint64{}
 	var order []uint64
 	var clock int64
