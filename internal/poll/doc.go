@@ -39,6 +39,13 @@
 // to the checker of its key) are checked through their interface's
 // address but neither change its availability nor wait while it is
 // unreachable, as in Zabbix.
+// Retry interval (Nagios soft states): SetRetry puts items with a retry
+// interval (Item.RetryDelay) into retry mode while a trigger of theirs
+// is soft (trigger.Options.OnSoft, wired by the server): they are then
+// checked every retry interval, counted from the previous check, instead
+// of on their grid, and go back to the grid when the trigger becomes
+// HARD or OK. User macros of the item's host resolve in keys, intervals,
+// timeouts and retry intervals (targets.go, catalog.Snapshot.UserMacros).
 // A check that waited whole intervals (an overloaded or stopped server)
 // runs once and the missed intervals are counted, not run.
 //

@@ -143,6 +143,9 @@ type entry struct {
 	probe    bool // the one check probing an interface in error
 	gone     bool // left the catalog while in flight
 	again    bool // CheckNow while in flight: check once more at once
+	// retry is set while a trigger of the item is soft (SetRetry): the
+	// item is checked every t.retry seconds instead of on its grid.
+	retry bool
 	// lane is the lane whose heap holds the entry or on which it is in
 	// flight; after a type change it differs from laneOf[t.typ] until
 	// the check in flight comes back.
@@ -197,6 +200,7 @@ type Scheduler struct {
 	results  []*Result
 	comps    []completion
 	nowReqs  []uint64
+	retryReq []retryReq
 	wakeLoop chan struct{} // 1-buffered: "the loop has something to do"
 	wakeWork chan struct{} // 1-buffered: "results are waiting"
 
@@ -331,6 +335,7 @@ func (s *Scheduler) step(now time.Time) int64 {
 		s.reconcile(snap, now)
 	}
 	s.takeCheckNow(ms)
+	s.takeRetry(sec)
 	wake := ms + 60_000
 	for _, l := range s.lanes {
 		s.dispatch(l, now)
@@ -416,6 +421,12 @@ func spreadMs(id uint64) int64 { return int64((id * 0x9E3779B97F4A7C15 >> 32) % 
 // schedule puts e back in lane l's heap at its next check after the unix
 // second after.
 func (s *Scheduler) schedule(l *lane, e *entry, after int64) {
+	if e.retry && e.t.retry > 0 {
+		e.next = (after+e.t.retry)*1000 + spreadMs(e.t.seed)
+		e.lane = l
+		l.heap.push(e)
+		return
+	}
 	next, ok := e.iv.Next(e.t.seed, time.Unix(after, 0))
 	if !ok {
 		e.next = 0
@@ -459,7 +470,13 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 			l.heap.push(e)
 			continue
 		}
-		s.schedule(l, e, sec)
+		after := sec
+		if e.retry && c.clock > 0 && c.clock < sec {
+			// The retry interval counts from the check, not from when
+			// its value was stored.
+			after = c.clock
+		}
+		s.schedule(l, e, after)
 	}
 }
 
@@ -610,6 +627,57 @@ func (s *Scheduler) CheckNow(itemIDs []uint64) error {
 	s.mu.Unlock()
 	s.wake()
 	return nil
+}
+
+// retryReq is one SetRetry request.
+type retryReq struct {
+	id uint64
+	on bool
+}
+
+// SetRetry puts items into (on) or out of their retry interval: while
+// a trigger of theirs is in a soft state (trigger.Options.OnSoft) they
+// are checked every Item.RetryDelay instead of their interval, as Nagios
+// re-checks a service in a soft state. Items without a retry interval,
+// or not polled, are left alone. It does not wait. An item with several
+// soft triggers follows the last request.
+func (s *Scheduler) SetRetry(itemIDs []uint64, on bool) {
+	s.mu.Lock()
+	for _, id := range itemIDs {
+		s.retryReq = append(s.retryReq, retryReq{id, on})
+	}
+	s.mu.Unlock()
+	s.wake()
+}
+
+// takeRetry applies SetRetry requests: an item entering its retry
+// interval is due within that interval from now (sooner if its next
+// check is sooner); one leaving it goes back to its grid.
+func (s *Scheduler) takeRetry(sec int64) {
+	s.mu.Lock()
+	reqs := s.retryReq
+	s.retryReq = nil
+	s.mu.Unlock()
+	for _, r := range reqs {
+		e := s.items[r.id]
+		if e == nil || e.t.retry == 0 || e.retry == r.on {
+			continue
+		}
+		e.retry = r.on
+		if e.idx < 0 || e.inFlight {
+			continue // scheduled as it comes back
+		}
+		if r.on {
+			if next := (sec+e.t.retry)*1000 + spreadMs(e.t.seed); next < e.next {
+				e.next = next
+				e.lane.heap.fix(e.idx)
+			}
+			continue
+		}
+		l := e.lane
+		l.heap.remove(e)
+		s.schedule(l, e, sec)
+	}
 }
 
 // takeCheckNow moves the requested items to the front of their heaps.

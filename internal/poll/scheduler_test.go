@@ -717,3 +717,44 @@ func TestStampTolerance(t *testing.T) {
 	f(2*time.Millisecond, 300*time.Millisecond, false) // a slow host stays visibly late
 	f(0, 1*time.Microsecond, false)                    // off
 }
+
+// SetRetry: an item with a retry interval is checked at that interval
+// while a trigger of it is soft, then goes back to its grid; an item
+// without one is left alone.
+func TestRetryInterval(t *testing.T) {
+	h := newHarness(t, 1, 2, "1h", Options{})
+	h.targets[0].retry = 10
+	id, other := h.targets[0].id, h.targets[1].id
+	for sec := 0; sec < 3600; sec += 600 {
+		h.complete(h.at(sec), OK, "1", "") // the first round, somewhere in the hour
+	}
+	h.complete(h.at(3599), OK, "1", "")
+	h.s.SetRetry([]uint64{id, other}, true)
+	var seen []int
+	for sec := 3600; sec < 3650; sec++ {
+		cs := h.at(sec)
+		for _, c := range cs {
+			if c.ItemID == id {
+				seen = append(seen, sec)
+			}
+		}
+		h.complete(cs, OK, "1", "")
+	}
+	if len(seen) < 4 || seen[1]-seen[0] != 10 || seen[2]-seen[1] != 10 {
+		t.Fatalf("checks in retry mode at %v; want every 10 s", seen)
+	}
+	h.s.SetRetry([]uint64{id}, false)
+	n := 0
+	for sec := 3650; sec < 3650+3000; sec += 5 {
+		cs := h.at(sec)
+		for _, c := range cs {
+			if c.ItemID == id {
+				n++
+			}
+		}
+		h.complete(cs, OK, "1", "")
+	}
+	if n > 1 {
+		t.Fatalf("%d checks in 50 minutes after leaving retry mode; want its hourly grid", n)
+	}
+}

@@ -24,6 +24,9 @@ type target struct {
 	key, addr string
 	delay     string // as configured: a change reschedules
 	timeout   time.Duration
+	// retry is the retry interval in seconds (Item.RetryDelay), 0 for
+	// none: the interval while a trigger of the item is soft.
+	retry int64
 	// bad is why the item cannot be scheduled ("" if it can): an
 	// unparsable delay or timeout, or no interface to poll.
 	bad string
@@ -86,7 +89,7 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 	// parameters, the interval and the timeout, as Zabbix resolves them
 	// there. The expanded interval is what is compared at the next
 	// snapshot, so a macro's change reschedules the item.
-	if strings.Contains(it.Key, "{$") || strings.Contains(it.Delay, "{$") || strings.Contains(it.Timeout, "{$") {
+	if strings.Contains(it.Key, "{$") || strings.Contains(it.Delay, "{$") || strings.Contains(it.Timeout, "{$") || strings.Contains(it.RetryDelay, "{$") {
 		sc := snap.UserMacros(h.ID)
 		t.key, t.delay = ExpandKey(it.Key, sc), sc.Expand(it.Delay)
 		timeout := sc.Expand(it.Timeout)
@@ -95,8 +98,16 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 			return t
 		}
 		it2 := *it
-		it2.Timeout = timeout
+		it2.Timeout, it2.RetryDelay = timeout, sc.Expand(it.RetryDelay)
 		it = &it2
+	}
+	if it.RetryDelay != "" {
+		secs, err := delay.Seconds(it.RetryDelay)
+		if err != nil || secs < 1 || secs > 86400 {
+			t.bad = fmt.Sprintf("invalid retry interval %q: use 1s..1d", it.RetryDelay)
+			return t
+		}
+		t.retry = secs
 	}
 	if it.Timeout != "" {
 		// Before the interface: an HTTP agent item has none, and its

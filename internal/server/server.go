@@ -196,7 +196,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Suppress: s.Maintenance.Covers, Logger: log.With("component", "trigger")})
+	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Suppress: s.Maintenance.Covers,
+		// A soft trigger's items are re-checked at their retry interval;
+		// the poller is made later, and results only flow once it runs.
+		OnSoft: func(t *catalog.Trigger, soft bool) {
+			if s.Poller != nil {
+				s.Poller.SetRetry(t.ItemIDs, soft)
+			}
+		},
+		Logger: log.With("component", "trigger")})
 	if err != nil {
 		return nil, err
 	}
