@@ -149,6 +149,8 @@ type itemParams struct {
 	// interface. Ignored (stored as 0) for types that use none.
 	InterfaceID flexID `json:"interfaceid"`
 	Timeout     jtime  `json:"timeout"`
+	// RetryDelay is Peregrine's retry interval (soft trigger states).
+	RetryDelay jtime `json:"retry_delay"`
 	// TimestampPrecision is Peregrine's own: "ns", "us", "ms", "s" or ""
 	// for the server's history.timestamp_precision.
 	TimestampPrecision jstring `json:"timestamp_precision"`
@@ -286,7 +288,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-			Timeout: p.Timeout.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v, Params: p.Params.v,
+			Timeout: p.Timeout.v, RetryDelay: p.RetryDelay.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v, Params: p.Params.v,
 		}, InterfaceID: p.InterfaceID.v, MasterItemID: p.MasterItemID.v}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		if steps != nil {
@@ -367,6 +369,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
 		u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
+		u.RetryDelay = tim(p.RetryDelay)
 		if p.InterfaceID.set {
 			u.InterfaceID = &p.InterfaceID.v
 		}

@@ -48,6 +48,7 @@ const (
 	fPrevValue
 	fRequestMethod
 	fRetrieveMode
+	fRetryDelay
 	fSNMPOID
 	fSSLCertFile
 	fSSLKeyFile
@@ -72,7 +73,7 @@ const (
 var itemFieldNames = [nItemFields]string{
 	"authtype", "delay", "error", "flags", "follow_redirects", "history", "hostid", "http_proxy", "interfaceid",
 	"itemid", "key_", "lastclock", "lastns", "lastvalue", "master_itemid", "name", "output_format", "params", "password", "post_type",
-	"posts", "prevvalue", "request_method", "retrieve_mode", "snmp_oid", "ssl_cert_file", "ssl_key_file",
+	"posts", "prevvalue", "request_method", "retrieve_mode", "retry_delay", "snmp_oid", "ssl_cert_file", "ssl_key_file",
 	"ssl_key_password", "state", "status", "status_codes", "timeout", "timestamp_precision", "trends", "type",
 	"units", "url", "username", "value_type", "valuemapid", "verify_host", "verify_peer",
 }
@@ -90,7 +91,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits,
+	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
@@ -154,6 +155,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.InterfaceID, 10)
 	case fTimeout:
 		return append(dst, it.Timeout...)
+	case fRetryDelay:
+		return append(dst, it.RetryDelay...)
 	case fSNMPOID:
 		return append(dst, it.SNMPOID...)
 	case fTimestampPrecision:
@@ -571,6 +574,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return appendJSONString(dst, it.Units)
 	case fTimeout:
 		return appendJSONString(dst, it.Timeout)
+	case fRetryDelay:
+		return appendJSONString(dst, it.RetryDelay)
 	case fSNMPOID:
 		return appendJSONString(dst, it.SNMPOID)
 	case fTimestampPrecision:

@@ -84,7 +84,15 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 		"correlation_mode": strconv.Itoa(int(t.CorrelationMode)), "correlation_tag": t.CorrelationTag,
 		"value": strconv.Itoa(int(rt.Value)), "state": strconv.Itoa(int(rt.State)), "error": rt.Error,
 		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": "0", "flags": "0",
+		"max_check_attempts": strconv.Itoa(int(max(t.MaxCheckAttempts, 1))),
 	}
+}
+
+// SoftStates gives triggers' Nagios-style soft states
+// (*trigger.Machine); when TriggerStates implements it, trigger.get
+// returns Peregrine's "state_type" ("1" soft, "0" hard) and "attempt".
+type SoftStates interface {
+	Soft(id uint64) trigger.SoftState
 }
 
 func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
@@ -163,6 +171,13 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		o := triggerObject(t, rt)
+		if ss, ok := s.opts.TriggerStates.(SoftStates); ok {
+			st := ss.Soft(t.ID)
+			o["state_type"], o["attempt"] = "0", strconv.Itoa(int(st.Attempt))
+			if st.Soft {
+				o["state_type"] = "1"
+			}
+		}
 		if p.ExpandDescription || p.ExpandData || p.ExpandComment {
 			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: &trigger.Result{ItemValues: s.lastValues(snap, t)}}
 			if p.ExpandDescription || p.ExpandData {

@@ -25,6 +25,8 @@ type triggerParams struct {
 	CorrelationTag     jstring    `json:"correlation_tag"`
 	Tags               tagList    `json:"tags"`
 	Dependencies       triggerRef `json:"dependencies"`
+	// MaxCheckAttempts is Peregrine's soft/hard extension (1..100).
+	MaxCheckAttempts flexInt `json:"max_check_attempts"`
 	// Accepted and not stored: the event name (the trigger's name is
 	// used), the UUID of templated triggers.
 	EventName notStored `json:"event_name"`
@@ -52,6 +54,8 @@ func (p *triggerParams) check(i int) error {
 		return oneOf(i, "recovery_mode", "0, 1, 2")
 	case !in(p.CorrelationMode, 1):
 		return oneOf(i, "correlation_mode", "0, 1")
+	case p.MaxCheckAttempts.set && (p.MaxCheckAttempts.v < 1 || p.MaxCheckAttempts.v > 100):
+		return errParams(`Invalid parameter "/%d/max_check_attempts": value must be one of 1-100.`, i+1)
 	case p.Description.set && p.Description.v == "":
 		return empty(i, "description")
 	case p.Expression.set && p.Expression.v == "":
@@ -85,7 +89,7 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 			Priority: uint8(p.Priority.v), Enabled: p.Status.v == 0, Multiple: p.Type.v == 1, ManualClose: p.ManualClose.v == 1,
 			Opdata: p.Opdata.v, Comments: p.Comments.v, URL: p.URL.v,
 			CorrelationMode: uint8(p.CorrelationMode.v), CorrelationTag: p.CorrelationTag.v,
-			Tags: p.Tags.tags, Dependencies: p.Dependencies.ids,
+			Tags: p.Tags.tags, Dependencies: p.Dependencies.ids, MaxCheckAttempts: uint8(max(p.MaxCheckAttempts.v, 1)),
 		}
 	}
 	var ids []uint64
@@ -129,6 +133,9 @@ func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) 
 		}
 		if p.Priority.set {
 			u.Priority = new(uint8(p.Priority.v))
+		}
+		if p.MaxCheckAttempts.set {
+			u.MaxCheckAttempts = new(uint8(p.MaxCheckAttempts.v))
 		}
 		if p.CorrelationMode.set {
 			u.CorrelationMode = new(uint8(p.CorrelationMode.v))

@@ -200,9 +200,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made later, and results only flow once it runs.
 		OnSoft: func(t *catalog.Trigger, soft bool) {
-			if s.Poller != nil {
-				s.Poller.SetRetry(t.ItemIDs, soft)
+			if s.Poller == nil {
+				return
 			}
+			// A dependent item is re-checked through its master.
+			snap := s.Catalog.Snapshot()
+			ids := make([]uint64, 0, len(t.ItemIDs))
+			for _, id := range t.ItemIDs {
+				if it := snap.Item(id); it != nil {
+					ids = append(ids, snap.Root(it).ID)
+				}
+			}
+			s.Poller.SetRetry(ids, soft)
 		},
 		Logger: log.With("component", "trigger")})
 	if err != nil {
