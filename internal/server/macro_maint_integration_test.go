@@ -31,7 +31,7 @@ func TestIntegrationMacrosAndMaintenance(t *testing.T) {
 	now := time.Now().Unix()
 	var m struct{ MaintenanceIDs []string }
 	admin.ok("maintenance.create", map[string]any{"name": "upgrade", "active_since": now - 3600, "active_till": now + 3600,
-		"hosts": []map[string]string{{"hostid": h.HostIDs[0]}},
+		"hosts":       []map[string]string{{"hostid": h.HostIDs[0]}},
 		"timeperiods": []map[string]any{{"timeperiod_type": 0, "start_date": now - 600, "period": 3600}}}, &m)
 
 	type problem struct{ EventID, Name, Suppressed string }
