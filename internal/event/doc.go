@@ -18,12 +18,16 @@
 //     event, the open problems indexed by event ID and by trigger (so
 //     OpenProblems costs O(open problems)), acknowledge actions per
 //     event, trigger runtimes.
+//   - Suppression changes (Batch.Suppress): a maintenance starting or
+//     ending over an open problem sets or clears its Suppressed flag;
+//     replayed, and carried into new days with the problem.
 //   - Retention: ApplyRetention (and Run, periodically) deletes day
 //     directories older than Options.Retention; nothing is rewritten.
 //
 // # What it does not own
 //
-// Deciding which events to make (package trigger's state machine), who may
+// Deciding which events to make (package trigger's state machine) and
+// which problems are suppressed (package maintenance), who may
 // read them (the API), and actions or notifications. Event.get-style reads
 // scan all retained events in memory: memory grows with the events kept
 // (about 200 bytes an event plus its strings), which suits the volumes of

@@ -66,6 +66,12 @@ func (r MacroResolver) Expand(text string, mc *MacroContext) string {
 			b.WriteString(text)
 			return b.String()
 		}
+		if strings.HasPrefix(text[i:], "{$") {
+			// A user macro's quoted context may hold '}'.
+			if _, n, err := usermacro.ScanRef(text[i:]); err == nil {
+				j = n - 1
+			}
+		}
 		b.WriteString(text[:i])
 		m := text[i : i+j+1]
 		if v, ok := r.macro(m, mc); ok {

@@ -84,3 +84,22 @@ hosts:
 		t.Fatalf("after {$CRIT}=70, 60 still a problem: %+v", rt)
 	}
 }
+
+// TestResolverQuotedContext: a user macro whose quoted context holds
+// '}' is expanded whole in a name.
+func TestResolverQuotedContext(t *testing.T) {
+	e := newEnv(t)
+	h := e.cat.Snapshot().Host("h1").ID
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+		_, err := ed.SetMacros(h, []catalog.MacroFields{{Macro: `{$T:"a}b"}`, Value: "30"}, {Macro: "{$T}", Value: "10"}}, "macros")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	snap := e.cat.Snapshot()
+	tr := &catalog.Trigger{ID: 1, HostIDs: []uint64{h}}
+	got := MacroResolver{}.Expand(`over {$T:"a}b"} and {$T} on {HOST.HOST}, {$NONE} kept`, &MacroContext{Trigger: tr, Snapshot: snap})
+	if want := "over 30 and 10 on h1, {$NONE} kept"; got != want {
+		t.Fatalf("Expand = %q, want %q", got, want)
+	}
+}
