@@ -722,6 +722,16 @@ func TestExampleFile(t *testing.T) {
 		t.Fatalf("interfaces of %s: %+v", web.Host, web.Interfaces)
 	}
 	s := c.Snapshot()
+	sc := s.UserMacros(web.ID)
+	if v, _ := sc.UserMacro("CHECKOUT.SLOW", ""); v != "2" {
+		t.Errorf("{$CHECKOUT.SLOW} on %s = %q, want the host's 2", web.Host, v)
+	}
+	if v, _ := sc.UserMacro("FS.PFREE.MIN.WARN", ""); v != "10" {
+		t.Errorf("{$FS.PFREE.MIN.WARN} on %s = %q, want the template's 10", web.Host, v)
+	}
+	if v, _ := s.UserMacros(s.Host("core-sw-01").ID).UserMacro("FS.PFREE.MIN.WARN", ""); v != "5" {
+		t.Errorf("{$FS.PFREE.MIN.WARN} on core-sw-01 = %q, want the global 5", v)
+	}
 	seen := map[history.ValueType]bool{}
 	types := map[ItemType]bool{}
 	for _, h := range s.Hosts() {
