@@ -158,8 +158,15 @@ func (st *macroState) build() *macroSet {
 		ms.tmplByID[t.ID] = t
 		ms.tmplName[t.Host] = t
 	}
-	globalDefs := ms.defs(0)
-	ms.global = usermacro.NewScope(globalDefs)
+	// One Level per owner, shared by every scope that includes it: the
+	// scopes of 100,000 hosts linked to one template hold 100,000
+	// pointers to its Level, not 100,000 copies of its macros.
+	levels := make(map[uint64]*usermacro.Level, len(ms.byOwner))
+	for o := range ms.byOwner {
+		levels[o] = usermacro.NewLevel(ms.defs(o))
+	}
+	global := levels[0]
+	ms.global = usermacro.NewScope(global)
 	owners := map[uint64]bool{}
 	for o := range ms.byOwner {
 		owners[o] = true
@@ -169,26 +176,24 @@ func (st *macroState) build() *macroSet {
 	}
 	delete(owners, 0)
 	for o := range owners {
-		levels := [][]usermacro.Def{ms.defs(o)}
+		chain := []*usermacro.Level{levels[o]}
 		seen := map[uint64]bool{o: true}
 		level := ms.links[o]
 		for len(level) > 0 {
-			var defs []usermacro.Def
 			var next []uint64
 			for _, t := range level {
 				if seen[t] {
 					continue
 				}
 				seen[t] = true
-				defs = append(defs, ms.defs(t)...)
+				chain = append(chain, levels[t])
 				next = append(next, ms.links[t]...)
 			}
-			levels = append(levels, defs)
 			slices.Sort(next)
 			level = slices.Compact(next)
 		}
-		levels = append(levels, globalDefs)
-		ms.scopes[o] = usermacro.NewScope(levels...)
+		chain = append(chain, global)
+		ms.scopes[o] = usermacro.NewScope(chain...)
 	}
 	return ms
 }

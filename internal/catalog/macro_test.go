@@ -217,7 +217,7 @@ func TestExpandHTTPAndSteps(t *testing.T) {
 	r2, _ := usermacro.ParseRef("{$TOKEN}")
 	d1, _ := usermacro.NewDef(r1, "http://127.0.0.1:8080", usermacro.Text)
 	d2, _ := usermacro.NewDef(r2, "abc", usermacro.Secret)
-	sc := usermacro.NewScope([]usermacro.Def{d1, d2})
+	sc := usermacro.NewScope(usermacro.NewLevel([]usermacro.Def{d1, d2}))
 	h := &HTTPItem{URL: "{$URL}/status", Headers: []HTTPField{{Name: "Authorization", Value: "Bearer {$TOKEN}"}}, StatusCodes: "200"}
 	got := h.Expand(sc)
 	if got.URL != "http://127.0.0.1:8080/status" || got.Headers[0].Value != "Bearer abc" || h.URL != "{$URL}/status" {

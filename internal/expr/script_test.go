@@ -430,7 +430,11 @@ func (st *scriptState) eval(rest string) error {
 	}
 	opt := st.opt
 	opt.Now, opt.Source = now, st.src
-	opt.Macros = usermacro.NewScope(append(slices.Clone(st.levels), st.global)...)
+	var levels []*usermacro.Level
+	for _, l := range append(slices.Clone(st.levels), st.global) {
+		levels = append(levels, usermacro.NewLevel(l))
+	}
+	opt.Macros = usermacro.NewScope(levels...)
 	got := e.Eval(context.Background(), opt)
 	return checkValue(got, want)
 }

@@ -44,6 +44,11 @@ type Options struct {
 type Tracker struct {
 	opts Options
 	mu   sync.Mutex // serialises passes
+	// idle is set after a pass that found no maintenance: with none then
+	// and none now no problem can be suppressed, so the next pass is
+	// skipped rather than walk every open problem (a storm's 100,000)
+	// at every catalog change. Guarded by mu.
+	idle bool
 
 	changed  *selfmon.Counter // problems whose suppression a pass changed
 	passErrs *selfmon.Counter
@@ -119,6 +124,10 @@ func (tr *Tracker) Pass() (int, error) {
 	defer tr.mu.Unlock()
 	snap := tr.opts.Catalog.Snapshot()
 	now := tr.opts.Now()
+	none := len(snap.Maintenances()) == 0
+	if none && tr.idle {
+		return 0, nil
+	}
 	var b event.Batch
 	for _, e := range tr.opts.Events.OpenProblems() {
 		t := snap.Trigger(e.ObjectID)
@@ -131,12 +140,14 @@ func (tr *Tracker) Pass() (int, error) {
 		}
 	}
 	if len(b.Suppress) == 0 {
+		tr.idle = none
 		return 0, nil
 	}
 	if err := tr.opts.Events.Commit(&b); err != nil {
 		tr.passErrs.Inc()
 		return 0, err
 	}
+	tr.idle = none
 	tr.changed.Add(uint64(len(b.Suppress)))
 	return len(b.Suppress), nil
 }

@@ -11,9 +11,14 @@
 //     runs to the first '}', a quoted one may hold \" and spaces around
 //     it are ignored, as in Zabbix. Ref.Key is the identity of a
 //     definition: {$A:x} and {$A:"x"} are the same macro.
-//   - Scope resolves a macro over levels in Zabbix's order, which the
-//     caller builds: the host first, then its templates level by level
-//     (first-level templates, then theirs, ...), then global. A
+//   - Level holds one owner's definitions (a host's, a template's, the
+//     global ones) indexed by name; Scope resolves a macro over levels
+//     in Zabbix's order, which the caller builds: the host first, then
+//     its templates level by level (first-level templates, then theirs,
+//     ...), then global. Levels are shared between scopes, so a template
+//     linked to many hosts costs one Level, and a lookup costs the
+//     definitions of that name, not of the scope (BenchmarkScope: tens
+//     of nanoseconds, no allocation). A
 //     reference with a context is resolved, in order: a definition with
 //     exactly that context, on the first level that has one; else one
 //     whose regular expression matches the context, likewise; else the

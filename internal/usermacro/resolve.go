@@ -63,18 +63,37 @@ func compile(pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// Scope is the definitions a host sees, level by level: host, templates
-// by depth, global. The zero Scope and a nil *Scope define nothing.
-type Scope struct {
-	levels [][]Def
+// Level is the definitions of one owner (a host, a template, the global
+// ones), indexed by macro name. Levels are shared by every Scope that
+// includes them: a template linked to 100,000 hosts is one Level.
+type Level struct {
+	defs  []Def
+	index map[string][]int32 // name → positions in defs, in order
 }
 
-// NewScope makes a scope of levels, most specific first. Empty levels
-// are dropped; the slices are kept, not copied.
-func NewScope(levels ...[]Def) *Scope {
+// NewLevel makes a level of defs; the slice is kept, not copied.
+func NewLevel(defs []Def) *Level {
+	l := &Level{defs: defs, index: make(map[string][]int32, len(defs))}
+	for i := range defs {
+		n := defs[i].Ref.Name
+		l.index[n] = append(l.index[n], int32(i))
+	}
+	return l
+}
+
+// Scope is the definitions a host sees, level by level: host, templates
+// by depth (within a depth in the caller's order), global. The zero
+// Scope and a nil *Scope define nothing.
+type Scope struct {
+	levels []*Level
+}
+
+// NewScope makes a scope of levels, most specific first; nil and empty
+// levels are dropped.
+func NewScope(levels ...*Level) *Scope {
 	s := &Scope{}
 	for _, l := range levels {
-		if len(l) > 0 {
+		if l != nil && len(l.defs) > 0 {
 			s.levels = append(s.levels, l)
 		}
 	}
@@ -82,33 +101,34 @@ func NewScope(levels ...[]Def) *Scope {
 }
 
 // Lookup resolves {$name} (context "" and hasContext false) or
-// {$name:context} and returns the definition used.
+// {$name:context} and returns the definition used. It does not allocate;
+// its cost grows with the definitions of that name, not of the scope.
 func (s *Scope) Lookup(name string, hasContext bool, context string) (*Def, bool) {
 	if s == nil {
 		return nil, false
 	}
 	if hasContext {
 		for _, l := range s.levels {
-			for i := range l {
-				d := &l[i]
-				if d.Ref.Name == name && d.Ref.HasContext && !d.Ref.Regex && d.Ref.Context == context {
+			for _, i := range l.index[name] {
+				d := &l.defs[i]
+				if d.Ref.HasContext && !d.Ref.Regex && d.Ref.Context == context {
 					return d, true
 				}
 			}
 		}
 		for _, l := range s.levels {
-			for i := range l {
-				d := &l[i]
-				if d.Ref.Name == name && d.re != nil && d.re.MatchString(context) {
+			for _, i := range l.index[name] {
+				d := &l.defs[i]
+				if d.re != nil && d.re.MatchString(context) {
 					return d, true
 				}
 			}
 		}
 	}
 	for _, l := range s.levels {
-		for i := range l {
-			d := &l[i]
-			if d.Ref.Name == name && !d.Ref.HasContext {
+		for _, i := range l.index[name] {
+			d := &l.defs[i]
+			if !d.Ref.HasContext {
 				return d, true
 			}
 		}

@@ -24,7 +24,7 @@ func TestScopeOrder(t *testing.T) {
 	tmpl2 := []Def{def(t, "{$B}", "tmpl2", Text), def(t, "{$D}", "tmpl2", Text), def(t, `{$C:regex:"^w"}`, "tmpl2-re", Text)}
 	global := []Def{def(t, "{$A}", "global", Text), def(t, "{$C}", "global-default", Text), def(t, "{$E}", "global", Text),
 		def(t, "{$C:web}", "global-web", Text), def(t, "{$S}", "hidden", Secret)}
-	s := NewScope(host, tmpl1, nil, tmpl2, global)
+	s := NewScope(NewLevel(host), NewLevel(tmpl1), nil, NewLevel(tmpl2), NewLevel(global))
 	for _, c := range []struct {
 		name, ctx string
 		want      string
@@ -57,7 +57,7 @@ func TestScopeOrder(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	s := NewScope([]Def{def(t, "{$PORT}", "8080", Text), def(t, "{$PW}", "s3cr3t", Secret), def(t, "{$T:/tmp}", "5", Text)})
+	s := NewScope(NewLevel([]Def{def(t, "{$PORT}", "8080", Text), def(t, "{$PW}", "s3cr3t", Secret), def(t, "{$T:/tmp}", "5", Text)}))
 	for _, c := range []struct{ in, want, masked string }{
 		{"http://h:{$PORT}/x", "http://h:8080/x", "http://h:8080/x"},
 		{"pw={$PW}", "pw=s3cr3t", "pw=" + Mask},
