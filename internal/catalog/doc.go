@@ -97,6 +97,10 @@
 //     serves them to package maintenance, which decides when they are
 //     active. A deleted host's ID stays in a maintenance and matches
 //     nothing.
+//   - Peregrine's soft/hard state settings (schema version 10):
+//     Trigger.MaxCheckAttempts (1..100, default 1) and Item.RetryDelay
+//     (1s..1d, a user macro, or none), used by package trigger and the
+//     poller.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.
