@@ -70,3 +70,17 @@ func CountMany(ctx context.Context, r Reader, items []uint64, q Query, max int) 
 	})
 	return n, err
 }
+
+// NewestReader is a Store that finds the newest values of many items in
+// a few requests. The pipeline restores every item's last and previous
+// value at start; a store whose reads are network round trips (ClickHouse)
+// would otherwise pay one or more requests per item, which for 100k items
+// is minutes before the server listens.
+type NewestReader interface {
+	// ReadNewest calls fn once for each distinct item of items that has
+	// values, with its newest n values, newest first: the samples a Read
+	// with Desc and Limit n over all time gives. Items come in any order;
+	// fn runs on the caller's goroutine, MUST NOT keep the slice, and
+	// ends the read by returning false.
+	ReadNewest(ctx context.Context, items []uint64, n int, fn func(newestFirst []Sample) bool) error
+}

@@ -12,7 +12,9 @@
 // many items in one call (a dashboard's pattern), and ReadMany falls back
 // to one Read per item for stores without it; Counter and CountMany count
 // what ReadMany would give (history.get's row count against
-// api.max_rows) without building samples.
+// api.max_rows) without building samples; NewestReader finds the newest
+// values of many items at once (the pipeline's last values at start) for
+// stores whose reads are round trips.
 //
 // Timestamps: Precision (precision.go) is how finely a store keeps them
 // (nanoseconds by default, as Zabbix), and SnapStamp (stamp.go) is the
@@ -27,10 +29,11 @@
 //
 // It owns no storage itself. Backends live in subpackages: memstore (in
 // memory, for tests and benchmarks; it implements none of the optional
-// interfaces) and engine (the embedded time-series store; it implements
-// all of them). historytest holds the contract suite every backend
-// passes. There is no ClickHouse backend yet; the optional interfaces are
-// shaped so that one can implement them.
+// interfaces), engine (the embedded time-series store; it implements
+// all but NewestReader, its reads being local) and clickhouse (history in
+// a ClickHouse server or cluster; BatchReader, Counter, Downsampler,
+// NewestReader, TrendReader, Dropper). historytest holds the contract suite every
+// backend passes.
 //
 // Concurrency: every Store method may be called from many goroutines at
 // once; the pipeline calls Write from one goroutine per shard.

@@ -225,3 +225,110 @@ func TestSeedReportsFailedItemsAndGoesOn(t *testing.T) {
 		t.Fatalf("Seed with a cancelled context = %v", err)
 	}
 }
+
+// newestReader is a history.NewestReader over a store, answering each
+// item with one newest-first Read, as a reference; it records the size
+// of every call and fails the call whose chunk holds bad.
+type newestReader struct {
+	history.Reader
+	bad   uint64
+	mu    sync.Mutex
+	calls []int
+}
+
+func (r *newestReader) ReadNewest(ctx context.Context, items []uint64, n int, fn func([]history.Sample) bool) error {
+	r.mu.Lock()
+	r.calls = append(r.calls, len(items))
+	r.mu.Unlock()
+	for _, id := range items {
+		if id == r.bad {
+			return errors.New("shard unreachable")
+		}
+		var got []history.Sample
+		err := r.Read(ctx, history.Query{ItemID: id, From: 0, Till: 1 << 40, Desc: true, Limit: n}, func(v *history.Sample) bool {
+			got = append(got, *v)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if len(got) > 0 && !fn(got) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// A NewestReader is asked per chunk of items, and the state is the one
+// per-item reads give; a failed chunk is counted whole, its items read
+// before the failure keep their state, and the other chunks are seeded.
+func TestSeedBatchedByChunk(t *testing.T) {
+	const items = 2*seedChunk + 100
+	store := memstore.New()
+	var vals []history.Sample
+	ids := make([]uint64, 0, items)
+	for item := uint64(1); item <= items; item++ {
+		ids = append(ids, item)
+		for k := int64(item % 3); k > 0; k-- { // 0, 1 or 2 values
+			vals = append(vals, history.Sample{ItemID: item, Clock: 1000 + k, Type: history.Uint, U: item*10 + uint64(k)})
+		}
+	}
+	if err := store.Write(context.Background(), vals); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := New(Options{Shards: 2, Store: discard{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ref.Seed(context.Background(), store, ids); err != nil {
+		t.Fatal(err)
+	}
+	f := func(bad uint64, wantSeeded int, wantErr string) {
+		t.Helper()
+		r := &newestReader{Reader: store, bad: bad}
+		p, err := New(Options{Shards: 2, Store: discard{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := p.Seed(context.Background(), r, ids)
+		if (err == nil) != (wantErr == "") || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+			t.Fatalf("bad item %d: Seed error %v, want %q", bad, err, wantErr)
+		}
+		if n != wantSeeded {
+			t.Fatalf("bad item %d: seeded %d items, want %d", bad, n, wantSeeded)
+		}
+		if len(r.calls) != 3 {
+			t.Fatalf("bad item %d: %d ReadNewest calls (%v), want 3 for %d items", bad, len(r.calls), r.calls, items)
+		}
+		for _, id := range ids {
+			last, prev, ok := p.Last(id)
+			rl, rp, rok := ref.Last(id)
+			if bad != 0 && id >= bad && id <= 2*seedChunk { // the failed chunk after the failure
+				if ok {
+					t.Fatalf("item %d of the failed chunk has state %+v", id, last)
+				}
+				continue
+			}
+			if last != rl || prev != rp || ok != rok {
+				t.Fatalf("bad item %d: item %d: last %+v prev %+v %v; per-item reads give %+v %+v %v", bad, id, last, prev, ok, rl, rp, rok)
+			}
+		}
+	}
+	withValues := items - items/3
+	f(0, withValues, "")
+	// Item seedChunk+10 fails the second chunk (items seedChunk+1 to
+	// 2*seedChunk); the 9 items before it in that chunk were read.
+	before := 0
+	for id := seedChunk + 1; id < seedChunk+10; id++ {
+		if id%3 != 0 {
+			before++
+		}
+	}
+	inChunk := 0
+	for id := seedChunk + 1; id <= 2*seedChunk; id++ {
+		if id%3 != 0 {
+			inChunk++
+		}
+	}
+	f(seedChunk+10, withValues-inChunk+before, fmt.Sprintf("cannot read the newest values of %d items; first: items %d to %d: shard unreachable", seedChunk, seedChunk+1, 2*seedChunk))
+}

@@ -81,4 +81,17 @@ func TestIntegrationClickHouseStore(t *testing.T) {
 	if !strings.Contains(m.String(), "peregrine_clickhouse_spool_values 0") || !strings.Contains(m.String(), "peregrine_clickhouse_shipped_values_total 1") {
 		t.Fatalf("metrics after shipping:\n%s", m.String())
 	}
+	// A restart restores the item's last value from ClickHouse (the
+	// spool is empty) through the batched newest read.
+	id := s.Catalog.Snapshot().Lookup("peregrine-test", "trap.float").ID
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("server stopped with %v", err)
+	}
+	done <- nil // for the deferred stop
+	s2, stop2 := runServer(t, cfg)
+	defer stop2()
+	if last, _, ok := s2.Pipeline.Last(id); !ok || last.F != 2.5 || last.Type != history.Float {
+		t.Fatalf("last value after a restart: %+v, %v; want 2.5", last, ok)
+	}
 }

@@ -57,7 +57,11 @@
 // Downsample and trends of an item with unshipped values in the range
 // fold a merged Read instead. ReadMany and CountMany (many.go) ask one
 // query per table for up to 8192 items. Last values for triggers and
-// item.get come from the pipeline's state, never from here.
+// item.get come from the pipeline's state, never from here; only at
+// start does the pipeline seed that state, through ReadNewest
+// (newest.go): per chunk of 8192 items and per table holding values,
+// windows growing back from now (LIMIT n BY itemid), so 100k items cost
+// a few dozen queries instead of several per item.
 //
 // # Trends and retention (retention.go)
 //

@@ -234,3 +234,46 @@ func TestNewestAcrossWindows(t *testing.T) {
 		t.Fatalf("newest in a bounded range: %+v", got)
 	}
 }
+
+// TestTablesLookedUpForManyItems: the lookup of which tables hold many
+// items (long ids, more than one IN list's worth) stays within the
+// server's max_query_size, and ReadMany finds every item after a restart.
+func TestTablesLookedUpForManyItems(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts clickhouse-server")
+	}
+	ch := testutil.StartClickHouse(t)
+	first := openStore(t, ch, nil)
+	ctx := context.Background()
+	const n = inChunk + 500
+	items := make([]uint64, n)
+	in := make([]history.Sample, n)
+	for i := range items {
+		items[i] = 1e18 + uint64(i)*7919 // 19 digits
+		in[i] = history.Sample{ItemID: items[i], Clock: 1000, Type: history.Uint, U: uint64(i)}
+	}
+	if err := first.Write(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := first.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	later := openStore(t, ch, func(o *Options) { o.Database = first.db })
+	got := 0
+	if err := later.ReadMany(ctx, items, history.Query{From: 0, Till: 2000}, func(v *history.Sample) bool {
+		if v.ItemID != items[got] || v.U != uint64(got) {
+			t.Fatalf("value %d: %+v, want item %d", got, *v, items[got])
+		}
+		got++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got != n {
+		t.Fatalf("ReadMany of %d items after a restart gave %d values", n, got)
+	}
+}

@@ -262,6 +262,11 @@ func (s *Store) metrics() {
 	})
 }
 
+// resolveChunk bounds the items of one lookup in resolve: its query
+// repeats the IN list once per table, and inChunk items five times over
+// exceed 18.16's max_query_size (found by a history.get of 300k items).
+const resolveChunk = inChunk / len(tables)
+
 // known marks an item of Store.types whose tables in ClickHouse have
 // been looked up; the low bits are the value types (1 << ValueType).
 const known = 0x80
@@ -286,8 +291,8 @@ func (s *Store) resolve(ctx context.Context, items []uint64) error {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
-	for start := 0; start < len(todo); start += inChunk {
-		chunk := todo[start:min(start+inChunk, len(todo))]
+	for start := 0; start < len(todo); start += resolveChunk {
+		chunk := todo[start:min(start+resolveChunk, len(todo))]
 		in := idList(chunk)
 		var sql strings.Builder
 		for i, t := range tables {

@@ -3,6 +3,7 @@ package historytest
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -99,6 +100,55 @@ func runReadMany(t *testing.T, open Opener) {
 					}
 				}
 			}
+		}
+	}
+	if nr, ok := s.(history.NewestReader); ok {
+		checkNewest(t, s, nr, items)
+	}
+}
+
+// checkNewest: a NewestReader gives each item with values once, with
+// what a newest-first Read over all time limited to n gives, and stops
+// when told.
+func checkNewest(t *testing.T, s history.Store, nr history.NewestReader, items []uint64) {
+	t.Helper()
+	for _, n := range []int{1, 2, 7} {
+		want := map[uint64][]history.Sample{}
+		for _, id := range items {
+			if v := ReadAll(t, s, history.Query{ItemID: id, From: math.MinInt64, Till: math.MaxInt64 - 1, Desc: true, Limit: n}); len(v) > 0 {
+				want[id] = v
+			}
+		}
+		got := map[uint64][]history.Sample{}
+		calls := 0
+		err := nr.ReadNewest(context.Background(), items, n, func(v []history.Sample) bool {
+			calls++
+			if len(v) == 0 {
+				t.Errorf("newest %d: an empty slice", n)
+				return true
+			}
+			if _, dup := got[v[0].ItemID]; dup {
+				t.Errorf("newest %d: item %d given twice", n, v[0].ItemID)
+			}
+			for i := range v {
+				c := v[i]
+				if c.Log != nil {
+					lm := *c.Log
+					c.Log = &lm
+				}
+				got[v[0].ItemID] = append(got[v[0].ItemID], c)
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatalf("ReadNewest(%d): %v", n, err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("ReadNewest(%d) differs from a newest-first Read per item (-read +newest):\n%s", n, d)
+		}
+		calls = 0
+		if err := nr.ReadNewest(context.Background(), items, n, func([]history.Sample) bool { calls++; return calls < 2 }); err != nil || (len(want) >= 2 && calls != 2) {
+			t.Fatalf("ReadNewest(%d) told to stop after 2 items: %d calls, %v", n, calls, err)
 		}
 	}
 }
