@@ -53,6 +53,9 @@
 //     passive agents (package agentsim) in a child process, steps hosts ×
 //     items up and reports checks/s against the ideal, the in-flight peak,
 //     latency p50/p99 and the poller's CPU per check.
+//   - `bench tcp-floor` (tcpfloor.go): the machine's floor under bench
+//     poll, a bare Go client and server (child process) doing connect,
+//     write, read, close on loopback, with the CPU per connection of each.
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
