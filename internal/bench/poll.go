@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,11 @@ type PollBench struct {
 	// InProcessAgents runs the simulated agents in this process (tests:
 	// a test binary cannot re-execute itself as the agents).
 	InProcessAgents bool
-	Log             io.Writer
+	// ProfileDir, when set, receives CPU profiles of every step's window:
+	// poller-HOSTS.pprof (this process) and agents-HOSTS.pprof (the
+	// agents' child process), to tell the poller's cost from the fleet's.
+	ProfileDir string
+	Log        io.Writer
 }
 
 func (b *PollBench) defaults() error {
@@ -126,7 +131,8 @@ func (discard) Write(context.Context, []history.Sample) error { return nil }
 type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
-	stdin io.Closer
+	stdin io.WriteCloser
+	out   *bufio.Scanner
 	fleet *agentsim.Fleet
 	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
 }
@@ -160,8 +166,8 @@ func startAgents(n int, inProcess bool) (*agentsProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the simulated agents: %w", err)
 	}
-	p := &agentsProc{cmd: cmd, stdin: stdin}
 	sc := bufio.NewScanner(out)
+	p := &agentsProc{cmd: cmd, stdin: stdin, out: sc}
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "ready" {
@@ -184,6 +190,24 @@ func (p *agentsProc) cpu() time.Duration {
 	return st.cpu
 }
 
+// profile starts (path set) or stops (empty) a CPU profile in the
+// agents' child process and waits for its acknowledgement.
+func (p *agentsProc) profile(path string) error {
+	if p.cmd == nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(p.stdin, "profile %s\n", path); err != nil {
+		return err
+	}
+	if !p.out.Scan() {
+		return errors.New("the simulated agents' process exited")
+	}
+	if l := p.out.Text(); l != "ok" {
+		return fmt.Errorf("the simulated agents' process: %s", l)
+	}
+	return nil
+}
+
 func (p *agentsProc) stop() {
 	if p.fleet != nil {
 		p.fleet.Close()
@@ -198,7 +222,9 @@ func (p *agentsProc) stop() {
 }
 
 // PollAgentsMain is the child process: n simulated agents; it prints
-// their addresses, then "ready", and runs until its stdin closes.
+// their addresses, then "ready", and runs until its stdin closes. A line
+// "profile PATH" on stdin starts a CPU profile into PATH, "profile "
+// stops it; each is answered "ok" or the error.
 func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	n, err := strconv.Atoi(strings.Join(args, ""))
 	if err != nil || n <= 0 {
@@ -217,7 +243,37 @@ func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(w, "ready")
 	w.Flush()
-	io.Copy(io.Discard, os.Stdin)
+	sc := bufio.NewScanner(os.Stdin)
+	var prof *os.File
+	for sc.Scan() {
+		path, ok := strings.CutPrefix(sc.Text(), "profile ")
+		if !ok {
+			continue
+		}
+		var err error
+		if path == "" {
+			if prof != nil {
+				pprof.StopCPUProfile()
+				err = prof.Close()
+				prof = nil
+			}
+		} else if prof, err = os.Create(path); err == nil {
+			if err = pprof.StartCPUProfile(prof); err != nil {
+				prof.Close()
+				prof = nil
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(w, err)
+		} else {
+			fmt.Fprintln(w, "ok")
+		}
+		w.Flush()
+	}
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+	}
 	return 0
 }
 
@@ -273,7 +329,14 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		case <-ctx.Done():
 			return sec, ctx.Err()
 		}
+		stopProf, err := b.startProfiles(agents, n)
+		if err != nil {
+			return sec, err
+		}
 		r := b.measure(ctx, m, agents, s)
+		if err := stopProf(); err != nil {
+			return sec, err
+		}
 		items := n * b.ItemsPerHost
 		ideal := float64(items) / b.Interval.Seconds()
 		ratio := r.done / ideal
@@ -296,6 +359,32 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		"(histogram buckets: the figure is the upper bound of the bucket holding the quantile); CPU in cores over the window (1 = one core busy).",
 		b.ItemsPerHost, b.Interval, b.Agents, b.Warmup, b.Window))
 	return sec, nil
+}
+
+// startProfiles starts the step's CPU profiles when ProfileDir is set
+// and returns what stops them.
+func (b *PollBench) startProfiles(agents *agentsProc, hosts int) (func() error, error) {
+	if b.ProfileDir == "" {
+		return func() error { return nil }, nil
+	}
+	pf, err := os.Create(filepath.Join(b.ProfileDir, fmt.Sprintf("poller-%d.pprof", hosts)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("cannot profile the poller: %w", err)
+	}
+	abs, _ := filepath.Abs(filepath.Join(b.ProfileDir, fmt.Sprintf("agents-%d.pprof", hosts)))
+	if err := agents.profile(abs); err != nil {
+		pprof.StopCPUProfile()
+		pf.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return errors.Join(pf.Close(), agents.profile(""))
+	}, nil
 }
 
 // provision adds hosts [from, to) with their interfaces and items.
@@ -420,6 +509,7 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
 	report := fs.String("report", "", "report directory (default bench/reports/poll-TIME)")
+	fs.StringVar(&b.ProfileDir, "profile", "", "directory for CPU profiles of each step's window (poller-HOSTS.pprof, agents-HOSTS.pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
