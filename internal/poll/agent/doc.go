@@ -35,8 +35,7 @@
 // one TCP connection per check), not to goroutines, so a hand-written
 // epoll loop would not buy much: BenchmarkCheck costs within a few µs of
 // CPU of BenchmarkBareConn (connect, write, read, close and nothing
-// else, ≈ 80 µs per check for both ends on this machine). An IP address
-// is dialled as parsed, without the resolver's path, and the connect
+// else, ≈ 80 µs per check for both ends on this machine). The connect
 // timeout is the socket's own deadline rather than a context timer.
 // Frame readers are pooled; a reply's value is copied once, into the
 // Result. Checker is safe for concurrent use.
