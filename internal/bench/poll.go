@@ -596,7 +596,7 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 50, "passive agent items per host")
 	fs.DurationVar(&b.Interval, "interval", 10*time.Second, "update interval of every item (whole seconds)")
 	fs.IntVar(&b.Agents, "agents", 0, "simulated agent endpoints (default: hosts of the last step, at most 1000)")
-	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s)")
+	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s; with --target also + --config-delay)")
 	fs.DurationVar(&b.Window, "window", 0, "measurement window per step (default 3 intervals)")
 	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
