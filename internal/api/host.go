@@ -127,10 +127,11 @@ func anyGroup(have []uint64, want ids) bool {
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (inventory, IPMI settings, the pre-shared key: PSK connections
-// are refused, see package zbx/zbxtls). Templates link templates for
-// their macros (Peregrine's templates hold no items; see package
-// catalog); macros replace the host's user macros.
+// ignored (inventory, IPMI settings, tls_psk_identity and tls_psk; a
+// host asking for PSK through tls_connect or tls_accept is refused, see
+// package zbx/zbxtls). Templates link templates for their macros
+// (Peregrine's templates hold no items; see package catalog); macros
+// replace the host's user macros.
 type hostParams struct {
 	HostID     flexID       `json:"hostid"`
 	Host       jstring      `json:"host"`
@@ -162,6 +163,10 @@ type hostParams struct {
 	Flags          notStored `json:"flags"`
 	Available      notStored `json:"available"`
 }
+
+// noPSK refuses a host that asks for a pre-shared key: rather than
+// store it and fail every connection, say so when it is configured.
+const noPSK = "pre-shared keys (PSK, 2) are not supported by Peregrine: Go's crypto/tls has no PSK cipher suites and no maintained Go implementation of them exists; use 1 (unencrypted) or 4 (certificate)."
 
 // maxTLSName is the length of Zabbix's tls_issuer and tls_subject.
 const maxTLSName = 1024
@@ -216,6 +221,10 @@ func (p *hostParams) common(i int) error {
 		return oneOf(i, "tls_connect", "1, 2, 4")
 	case p.TLSAccept.set && (p.TLSAccept.v < 1 || p.TLSAccept.v > 7):
 		return oneOf(i, "tls_accept", "1-7")
+	case p.TLSConnect.set && p.TLSConnect.v == 2:
+		return errParams(`Invalid parameter "/%d/tls_connect": %s`, i+1, noPSK)
+	case p.TLSAccept.set && p.TLSAccept.v&2 != 0:
+		return errParams(`Invalid parameter "/%d/tls_accept": %s`, i+1, noPSK)
 	case len(p.TLSIssuer.v) > maxTLSName:
 		return errParams(`Invalid parameter "/%d/tls_issuer": value is too long.`, i+1)
 	case len(p.TLSSubject.v) > maxTLSName:

@@ -35,6 +35,13 @@ func TestHostTLSAPI(t *testing.T) {
 			t.Fatalf("host.get extend returns tls_psk: %v", h)
 		}
 	}
+	// host.create with PSK is refused and creates nothing.
+	if _, e := f.call(t, "super", "host.create", fmt.Sprintf(`{"host":"psk","groups":[{"groupid":%q}],"tls_connect":2,"tls_psk_identity":"id","tls_psk":"0123456789abcdef0123456789abcdef"}`, g)); e == nil || e.Data != `Invalid parameter "/1/tls_connect": `+noPSK {
+		t.Fatalf("host.create with tls_connect 2: error %+v", e)
+	}
+	if f.cat.Snapshot().Host("psk") != nil {
+		t.Fatal("host.create with tls_connect 2 created the host")
+	}
 	// Only tls_accept: the other members stay.
 	f.ids(t, "host.update", fmt.Sprintf(`{"hostid":%q,"tls_accept":5}`, hid), "hostids")
 	if got, want := f.cat.Snapshot().Host("secure").TLS, (catalog.HostTLS{Connect: 4, Accept: 5, Issuer: "CN=Test CA", Subject: "CN=agent,O=Peregrine"}); got != want {
@@ -45,6 +52,10 @@ func TestHostTLSAPI(t *testing.T) {
 		{`"tls_accept":0`, `Invalid parameter "/1/tls_accept": value must be one of 1-7.`},
 		{`"tls_accept":8`, `Invalid parameter "/1/tls_accept": value must be one of 1-7.`},
 		{`"tls_subject":"` + strings.Repeat("x", 1025) + `"`, `Invalid parameter "/1/tls_subject": value is too long.`},
+		// A host asking for a pre-shared key is refused, not stored and
+		// then polled or accepted some other way.
+		{`"tls_connect":2`, `Invalid parameter "/1/tls_connect": ` + noPSK},
+		{`"tls_accept":"3"`, `Invalid parameter "/1/tls_accept": ` + noPSK},
 	} {
 		_, e := f.call(t, "super", "host.update", fmt.Sprintf(`{"hostid":%q,%s}`, hid, c.params))
 		if e == nil || e.Data != c.want {

@@ -23,6 +23,7 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench compare --report DIR [--old-a DIR --old-b DIR] REPORT_DIR_A REPORT_DIR_B
        peregrine bench poll [flags]   (the poller against simulated agents; bench poll -h)
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
+       peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -95,6 +96,10 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return pollMain(ctx, args[1:], stdout, stderr, version)
 	case "poll-agents": // the child process of bench poll
 		return PollAgentsMain(args[1:], stdout, stderr)
+	case "tcp-floor":
+		return tcpFloorMain(ctx, args[1:], stdout, stderr)
+	case "tcp-floor-server": // the child process of bench tcp-floor
+		return TCPFloorServerMain(args[1:], stdout, stderr)
 	case "snmp":
 		return snmpMain(ctx, args[1:], stdout, stderr, version)
 	case "snmp-agents": // the child process of bench snmp

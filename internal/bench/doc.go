@@ -52,7 +52,13 @@
 //     pipeline, values then discarded) in this process against simulated
 //     passive agents (package agentsim) in a child process, steps hosts ×
 //     items up and reports checks/s against the ideal, the in-flight peak,
-//     latency p50/p99 and the poller's CPU per check.
+//     latency p50/p99 and the poller's CPU per check. With --target
+//     (poll_zabbix.go) a real Zabbix server's pollers poll the same
+//     agents instead, configured through its API; both targets are
+//     counted at the agents and by their queue.
+//   - `bench tcp-floor` (tcpfloor.go): the machine's floor under bench
+//     poll, a bare Go client and server (child process) doing connect,
+//     write, read, close on loopback, with the CPU per connection of each.
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the

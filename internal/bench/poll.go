@@ -9,9 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +33,7 @@ import (
 
 // PollUsage is the text of `peregrine bench poll -h`.
 const PollUsage = `usage: peregrine bench poll [flags]
+       peregrine bench poll --target http://127.0.0.1:10088/api_jsonrpc.php --trapper 127.0.0.1:10061 [flags]
 
 Measures Peregrine's check scheduler and passive agent checker: a poller
 (catalog, scheduler, agent checker, pipeline; values are discarded after the
@@ -41,6 +45,13 @@ peak of checks in flight, check latency p50/p99 (scheduled time to value
 through the pipeline) and the poller's CPU per check (getrusage; the agents'
 CPU is reported apart). Hosts share the --agents endpoints round robin (the
 HistoryGluon method of many dummy hosts pointed at few agents).
+
+With --target, a real Zabbix server polls the same agents instead: the bench
+creates the hosts (agent interfaces on the agents) and items through its API
+in host group peregrine-bench-poll, counts the checks the agents answer (the
+counter both targets are reported by), asks the server's queue.get for the
+items more than 5 s late, samples its CPU, and deletes what it created at the
+end.
 
 flags:
 `
@@ -61,7 +72,14 @@ type PollBench struct {
 	// InProcessAgents runs the simulated agents in this process (tests:
 	// a test binary cannot re-execute itself as the agents).
 	InProcessAgents bool
-	Log             io.Writer
+	// ProfileDir, when set, receives CPU profiles of every step's window:
+	// poller-HOSTS.pprof (this process) and agents-HOSTS.pprof (the
+	// agents' child process), to tell the poller's cost from the fleet's.
+	ProfileDir string
+	// Target, when set, is a real Zabbix server polling the simulated
+	// agents instead of Peregrine's in-process poller.
+	Target *PollTarget
+	Log    io.Writer
 }
 
 func (b *PollBench) defaults() error {
@@ -85,6 +103,9 @@ func (b *PollBench) defaults() error {
 	}
 	if b.Warmup <= 0 {
 		b.Warmup = b.Interval + 2*time.Second
+		if b.Target != nil {
+			b.Warmup += b.Target.ConfigDelay
+		}
 	}
 	if b.Window <= 0 {
 		b.Window = 3 * b.Interval
@@ -113,7 +134,7 @@ func (b *PollBench) defaults() error {
 
 // PollColumns is the CSV header.
 var PollColumns = []string{"hosts", "items", "interval_s", "ideal_cps", "done_cps", "ratio", "in_flight_peak",
-	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors"}
+	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors", "at_agents_cps", "queue"}
 
 // discard is the pipeline's store: values are converted and batched by
 // the pipeline, then dropped (the history store has its own benchmark).
@@ -126,7 +147,8 @@ func (discard) Write(context.Context, []history.Sample) error { return nil }
 type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
-	stdin io.Closer
+	stdin io.WriteCloser
+	out   *bufio.Scanner
 	fleet *agentsim.Fleet
 	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
 }
@@ -160,8 +182,8 @@ func startAgents(n int, inProcess bool) (*agentsProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the simulated agents: %w", err)
 	}
-	p := &agentsProc{cmd: cmd, stdin: stdin}
 	sc := bufio.NewScanner(out)
+	p := &agentsProc{cmd: cmd, stdin: stdin, out: sc}
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "ready" {
@@ -184,6 +206,48 @@ func (p *agentsProc) cpu() time.Duration {
 	return st.cpu
 }
 
+// profile starts (path set) or stops (empty) a CPU profile in the
+// agents' child process and waits for its acknowledgement.
+func (p *agentsProc) profile(path string) error {
+	if p.cmd == nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(p.stdin, "profile %s\n", path); err != nil {
+		return err
+	}
+	if !p.out.Scan() {
+		return errors.New("the simulated agents' process exited")
+	}
+	if l := p.out.Text(); l != "ok" {
+		return fmt.Errorf("the simulated agents' process: %s", l)
+	}
+	return nil
+}
+
+// count is the number of checks the agents have answered with a value:
+// the counter every target is measured by.
+func (p *agentsProc) count() (uint64, error) {
+	switch {
+	case p.fleet != nil:
+		return p.fleet.Replies.Load(), nil
+	case p.snmp != nil:
+		return 0, nil // bench snmp counts through the poller only
+	case p.cmd == nil:
+		return 0, errors.New("BUG: count of agents that are not bench poll's")
+	}
+	if _, err := fmt.Fprintln(p.stdin, "count"); err != nil {
+		return 0, err
+	}
+	if !p.out.Scan() {
+		return 0, errors.New("the simulated agents' process exited")
+	}
+	n, err := strconv.ParseUint(p.out.Text(), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the simulated agents' process: %s", p.out.Text())
+	}
+	return n, nil
+}
+
 func (p *agentsProc) stop() {
 	if p.fleet != nil {
 		p.fleet.Close()
@@ -198,7 +262,10 @@ func (p *agentsProc) stop() {
 }
 
 // PollAgentsMain is the child process: n simulated agents; it prints
-// their addresses, then "ready", and runs until its stdin closes.
+// their addresses, then "ready", and runs until its stdin closes. A line
+// "profile PATH" on stdin starts a CPU profile into PATH, "profile "
+// stops it; each is answered "ok" or the error. "count" is answered with
+// the number of checks answered with a value so far.
 func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	n, err := strconv.Atoi(strings.Join(args, ""))
 	if err != nil || n <= 0 {
@@ -217,7 +284,42 @@ func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(w, "ready")
 	w.Flush()
-	io.Copy(io.Discard, os.Stdin)
+	sc := bufio.NewScanner(os.Stdin)
+	var prof *os.File
+	for sc.Scan() {
+		if sc.Text() == "count" {
+			fmt.Fprintln(w, f.Replies.Load())
+			w.Flush()
+			continue
+		}
+		path, ok := strings.CutPrefix(sc.Text(), "profile ")
+		if !ok {
+			continue
+		}
+		var err error
+		if path == "" {
+			if prof != nil {
+				pprof.StopCPUProfile()
+				err = prof.Close()
+				prof = nil
+			}
+		} else if prof, err = os.Create(path); err == nil {
+			if err = pprof.StartCPUProfile(prof); err != nil {
+				prof.Close()
+				prof = nil
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(w, err)
+		} else {
+			fmt.Fprintln(w, "ok")
+		}
+		w.Flush()
+	}
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+	}
 	return 0
 }
 
@@ -232,39 +334,64 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		return sec, err
 	}
 	defer agents.stop()
-	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db")})
-	if err != nil {
-		return sec, err
+	var provision func(from, to int) error
+	var measure func() (pollStep, error)
+	name := "peregrine"
+	if b.Target != nil {
+		name = b.Target.Name
+		sec.Title += " — " + name
+		z, err := b.startZabbix(ctx)
+		if err != nil {
+			return sec, err
+		}
+		defer func() {
+			// A background context: an interrupted run still leaves
+			// the server as it found it.
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if cerr := z.cleanup(cctx); cerr != nil {
+				fmt.Fprintf(b.Log, "poll: cannot delete the bench hosts on %s (delete host group %q by hand): %v\n", b.Target.APIURL, pollGroup, cerr)
+			}
+		}()
+		provision = func(from, to int) error { return z.provision(ctx, b, from, to, agents.addrs) }
+		measure = func() (pollStep, error) { return z.measure(ctx, b, agents) }
+	} else {
+		cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db")})
+		if err != nil {
+			return sec, err
+		}
+		defer cat.Close()
+		m := selfmon.NewRegistry()
+		log := slog.New(slog.NewTextHandler(b.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		p, err := pipeline.New(pipeline.Options{Store: discard{}, Metrics: m, Logger: log})
+		if err != nil {
+			return sec, err
+		}
+		s, err := poll.New(poll.Options{
+			Catalog: cat, Runtime: pipeline.NewRuntime(), Metrics: m, Logger: log,
+			Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
+			MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
+			Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},
+		})
+		if err != nil {
+			return sec, err
+		}
+		pctx, stopPipe := context.WithCancel(context.Background())
+		pipeDone := make(chan struct{})
+		go func() { defer close(pipeDone); p.Run(pctx) }()
+		sctx, stopPoll := context.WithCancel(context.Background())
+		pollDone := make(chan struct{})
+		go func() { defer close(pollDone); s.Run(sctx) }()
+		defer func() { stopPoll(); <-pollDone; stopPipe(); <-pipeDone }()
+		provision = func(from, to int) error { return b.provision(ctx, cat, from, to, agents.addrs) }
+		measure = func() (pollStep, error) { return b.measure(ctx, m, agents, s) }
 	}
-	defer cat.Close()
-	m := selfmon.NewRegistry()
-	log := slog.New(slog.NewTextHandler(b.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, err := pipeline.New(pipeline.Options{Store: discard{}, Metrics: m, Logger: log})
-	if err != nil {
-		return sec, err
-	}
-	s, err := poll.New(poll.Options{
-		Catalog: cat, Runtime: pipeline.NewRuntime(), Metrics: m, Logger: log,
-		Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
-		MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
-		Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},
-	})
-	if err != nil {
-		return sec, err
-	}
-	pctx, stopPipe := context.WithCancel(context.Background())
-	pipeDone := make(chan struct{})
-	go func() { defer close(pipeDone); p.Run(pctx) }()
-	sctx, stopPoll := context.WithCancel(context.Background())
-	pollDone := make(chan struct{})
-	go func() { defer close(pollDone); s.Run(sctx) }()
-	defer func() { stopPoll(); <-pollDone; stopPipe(); <-pipeDone }()
 
 	csv := &CSV{File: "poll.csv", Header: PollColumns}
-	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "in flight (peak)", "latency p50", "latency p99", "poller CPU", "poller CPU per check", "agents CPU", "errors"}}
+	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "answered at the agents/s", "queue (> 5 s late)", "in flight (peak)", "latency p50", "latency p99", name + " CPU", name + " CPU per check", "agents CPU", "errors"}}
 	made := 0
 	for _, n := range b.Hosts {
-		if err := b.provision(ctx, cat, made, n, agents.addrs); err != nil {
+		if err := provision(made, n); err != nil {
 			return sec, err
 		}
 		made = n
@@ -273,29 +400,72 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		case <-ctx.Done():
 			return sec, ctx.Err()
 		}
-		r := b.measure(ctx, m, agents, s)
+		stopProf, err := b.startProfiles(agents, n)
+		if err != nil {
+			return sec, err
+		}
+		r, err := measure()
+		if perr := stopProf(); err == nil {
+			err = perr
+		}
+		if err != nil {
+			return sec, err
+		}
 		items := n * b.ItemsPerHost
 		ideal := float64(items) / b.Interval.Seconds()
 		ratio := r.done / ideal
 		table.Rows = append(table.Rows, []string{human(float64(n)), human(float64(items)), human(ideal), human(r.done), pct(ratio),
-			human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
+			human(r.atAgents), human(r.queue), human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
 			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors)})
 		csv.Rows = append(csv.Rows, []string{fi(int64(n)), fi(int64(items)), fi(int64(b.Interval / time.Second)), f(ideal), f(r.done), f(ratio),
-			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors)})
-		fmt.Fprintf(b.Log, "poll %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), in flight peak %.0f, p50 %s p99 %s, poller %.2f cores (%.1f µs/check), agents %.2f cores\n",
-			n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.peak, secs(r.p50), secs(r.p99), r.cpu, r.perCheck*1e6, r.agentsCPU)
+			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors), f(r.atAgents), f(r.queue)})
+		fmt.Fprintf(b.Log, "poll %s %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), %.0f/s at the agents, queue %.0f, in flight peak %.0f, p50 %s p99 %s, %s %.2f cores (%.1f µs/check), agents %.2f cores\n",
+			name, n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.atAgents, r.queue, r.peak, secs(r.p50), secs(r.p99), name, r.cpu, r.perCheck*1e6, r.agentsCPU)
 		if ratio < b.StopBelow {
-			sec.Notes = append(sec.Notes, fmt.Sprintf("Stopped after %d hosts: the poller did only %.0f %% of the ideal checks.", n, 100*ratio))
+			sec.Notes = append(sec.Notes, fmt.Sprintf("Stopped after %d hosts: %s did only %.0f %% of the ideal checks.", n, name, 100*ratio))
 			break
 		}
 	}
 	sec.CSV = csv
 	sec.Tables = append(sec.Tables, table)
 	sec.Text = append(sec.Text, fmt.Sprintf("Each host has %d passive agent items (unsigned, delay %s) on an agent interface; %d simulated agents (a child process) answer \"1\" to every key, hosts sharing them round robin. "+
-		"Per step: %s warm-up, then a %s window. Done = checks with a value through the pipeline in the window; latency = the check's scheduled time to its value through the pipeline "+
-		"(histogram buckets: the figure is the upper bound of the bucket holding the quantile); CPU in cores over the window (1 = one core busy).",
+		"Per step: %s warm-up, then a %s window. Answered at the agents = replies with a value the simulated agents sent in the window, the counter every target is measured by; "+
+		"queue = the server's items overdue by more than 5 s at the end of the window (Peregrine: zabbix[queue]; Zabbix: queue.get, its Queue page).",
 		b.ItemsPerHost, b.Interval, b.Agents, b.Warmup, b.Window))
+	if b.Target == nil {
+		sec.Text = append(sec.Text, "Done = checks with a value through the pipeline in the window; latency = the check's scheduled time to its value through the pipeline "+
+			"(histogram buckets: the figure is the upper bound of the bucket holding the quantile); CPU in cores over the window (1 = one core busy), the poller's by getrusage.")
+	} else {
+		sec.Text = append(sec.Text, fmt.Sprintf("Done = answered at the agents (%s has no per-check latency or in-flight figure: n/a); CPU = the process tree listening on %s (its pollers, preprocessing and history syncers; not its database), from /proc.",
+			name, b.Target.Trapper))
+	}
 	return sec, nil
+}
+
+// startProfiles starts the step's CPU profiles when ProfileDir is set
+// and returns what stops them.
+func (b *PollBench) startProfiles(agents *agentsProc, hosts int) (func() error, error) {
+	if b.ProfileDir == "" {
+		return func() error { return nil }, nil
+	}
+	pf, err := os.Create(filepath.Join(b.ProfileDir, fmt.Sprintf("poller-%d.pprof", hosts)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("cannot profile the poller: %w", err)
+	}
+	abs, _ := filepath.Abs(filepath.Join(b.ProfileDir, fmt.Sprintf("agents-%d.pprof", hosts)))
+	if err := agents.profile(abs); err != nil {
+		pprof.StopCPUProfile()
+		pf.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return errors.Join(pf.Close(), agents.profile(""))
+	}, nil
 }
 
 // provision adds hosts [from, to) with their interfaces and items.
@@ -321,19 +491,29 @@ func (b *PollBench) provision(ctx context.Context, cat *catalog.Catalog, from, t
 
 type pollStep struct {
 	done, peak, p50, p99, cpu, perCheck, agentsCPU, errors float64
+	atAgents, queue                                        float64
 }
 
 // measure samples the poller's metrics over one window.
-func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *agentsProc, s *poll.Scheduler) pollStep {
+func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *agentsProc, s *poll.Scheduler) (pollStep, error) {
+	var r pollStep
+	a0, err := agents.count()
+	if err != nil {
+		return r, err
+	}
 	m0 := scrape(m)
 	s.TakeInFlightPeak()
 	self0, ag0, t0 := SelfCPU(), agents.cpu(), time.Now()
-	var r pollStep
 	select {
 	case <-time.After(b.Window):
 	case <-ctx.Done():
 	}
+	a1, err := agents.count()
+	if err != nil {
+		return r, err
+	}
 	r.peak = float64(s.TakeInFlightPeak())
+	r.queue = float64(s.Queue().Total)
 	m1 := scrape(m)
 	wall := time.Since(t0).Seconds()
 	ok := m1[`peregrine_poll_checks_total{result="ok"}`] - m0[`peregrine_poll_checks_total{result="ok"}`]
@@ -347,7 +527,8 @@ func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *ag
 	}
 	r.agentsCPU = (agents.cpu() - ag0).Seconds() / wall
 	r.p50, r.p99 = latencyQuantile(m0, m1, 0.5), latencyQuantile(m0, m1, 0.99)
-	return r
+	r.atAgents = float64(a1-a0) / wall
+	return r, nil
 }
 
 // scrape reads every sample of the registry's text exposition.
@@ -415,16 +596,35 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 50, "passive agent items per host")
 	fs.DurationVar(&b.Interval, "interval", 10*time.Second, "update interval of every item (whole seconds)")
 	fs.IntVar(&b.Agents, "agents", 0, "simulated agent endpoints (default: hosts of the last step, at most 1000)")
-	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s)")
+	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s; with --target also + --config-delay)")
 	fs.DurationVar(&b.Window, "window", 0, "measurement window per step (default 3 intervals)")
 	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
 	report := fs.String("report", "", "report directory (default bench/reports/poll-TIME)")
+	fs.StringVar(&b.ProfileDir, "profile", "", "directory for CPU profiles of each step's window (poller-HOSTS.pprof, agents-HOSTS.pprof)")
+	var t PollTarget
+	fs.StringVar(&t.APIURL, "target", "", "a real Zabbix server's API URL: its pollers poll the agents instead of Peregrine's in-process poller")
+	fs.StringVar(&t.Trapper, "trapper", "", "that server's port, for queue.get and its CPU (default: the API's host, port 10051)")
+	fs.StringVar(&t.User, "user", "Admin", "API user")
+	fs.StringVar(&t.Password, "password", "zabbix", "API password")
+	fs.StringVar(&t.Name, "name", "zabbix", "the target's label in the report")
+	fs.DurationVar(&t.ConfigDelay, "config-delay", 10*time.Second, "how long the target takes to load new items (its CacheUpdateFrequency), added to the default warm-up")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if t.APIURL != "" {
+		if t.Trapper == "" {
+			u, err := url.Parse(t.APIURL)
+			if err != nil {
+				fmt.Fprintf(stderr, "peregrine bench poll: --target: %v\n", err)
+				return 2
+			}
+			t.Trapper = net.JoinHostPort(u.Hostname(), "10051")
+		}
+		b.Target = &t
 	}
 	return runLocalBench(stdout, stderr, "poll", args, version, *steps, *report, func(hosts []int, work string) (Section, error) {
 		b.Hosts, b.Log = hosts, stderr

@@ -41,6 +41,15 @@ func TestPollBench(t *testing.T) {
 		if c.Float(i, "poller_cpu_us_per_check") <= 0 || c.Float(i, "in_flight_peak") < 1 {
 			t.Fatalf("row %d: %v", i, c.Rows[i])
 		}
+		// The agents' own count agrees with the poller's: every check
+		// they answer is one done (the windows are sampled apart, so
+		// within a couple of checks' worth either way).
+		if at := c.Float(i, "at_agents_cps"); math.Abs(at-done) > 0.25*ideal {
+			t.Fatalf("row %d: %g checks/s answered at the agents, %g done", i, at, done)
+		}
+		if q := c.Float(i, "queue"); q != 0 {
+			t.Fatalf("row %d: queue %g with every check answered", i, q)
+		}
 	}
 	rep := &Report{Title: "t", Sections: []Section{sec}}
 	if err := rep.Write(dir); err != nil {
@@ -63,5 +72,33 @@ func TestLatencyQuantile(t *testing.T) {
 	}
 	if q := latencyQuantile(m0, m1, 1); !math.IsInf(q, 1) {
 		t.Fatalf("p100 %g", q)
+	}
+}
+
+// queue.get "overview" replies: the delay buckets of every item type
+// summed; a failed reply or a bucket that is not a count is an error.
+func TestParseQueue(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{`{"response":"success","data":[{"itemtype":0,"delay5":3,"delay10":2,"delay30":0,"delay60":1,"delay300":0,"delay600":4}]}`, 10, ""},
+		{`{"response":"success","data":[{"itemtype":0,"delay5":"3"},{"itemtype":5,"delay5":1}]}`, 4, ""},
+		{`{"response":"success","data":[]}`, 0, ""},
+		{`{"response":"failed","info":"Permission denied."}`, 0, "Permission denied."},
+		{`{"response":"success","data":[{"delay5":"x"}]}`, 0, "delay5 is"},
+		{`garbage`, 0, "queue.get reply"},
+	} {
+		n, err := parseQueue([]byte(c.in))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || n != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.in, n, err, c.want)
+		}
 	}
 }

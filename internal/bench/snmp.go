@@ -239,7 +239,10 @@ func (b *SNMPBench) Run(ctx context.Context, dir string) (Section, error) {
 		}
 		req0 := scrape(m)[`peregrine_poll_snmp_requests_total{pdu="get"}`]
 		t0 := time.Now()
-		r := pb.measure(ctx, m, devices, s)
+		r, err := pb.measure(ctx, m, devices, s)
+		if err != nil {
+			return sec, err
+		}
 		reqs := (scrape(m)[`peregrine_poll_snmp_requests_total{pdu="get"}`] - req0) / time.Since(t0).Seconds()
 		items := n * b.ItemsPerHost
 		ideal := float64(items) / b.Interval.Seconds()

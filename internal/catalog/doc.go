@@ -41,7 +41,10 @@
 //     the edit API or a host's tls in the import (HostSpec.TLS); a host
 //     without one in the import keeps its settings, a new one gets
 //     Zabbix's default (unencrypted both ways). Pre-shared keys are not
-//     stored (Peregrine cannot use them).
+//     stored (Peregrine cannot use them), and an edit or import asking
+//     for them (tls_connect 2, tls_accept with 2) is refused
+//     (HostTLS.CheckSupported); rows stored so by an older version
+//     still load.
 //   - What issue 12 adds to items (schema version 6): preprocessing
 //     steps (Item.Preprocessing, Zabbix's step objects, identical chains
 //     shared), the master of a dependent item (Item.MasterItemID, with

@@ -209,7 +209,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if tlss[i] == (HostTLS{}) {
 			tlss[i] = DefaultHostTLS
 		}
-		if err := tlss[i].Check(); err != nil {
+		if err := tlss[i].CheckSupported(); err != nil {
 			el.add(p+".tls", err)
 		}
 	}
@@ -278,7 +278,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS}
 		if u.TLS != nil {
 			n.TLS = u.TLS.apply(cur.TLS)
-			if err := n.TLS.Check(); err != nil {
+			if err := n.TLS.CheckSupported(); err != nil {
 				el.add(p+".tls", err)
 			}
 		}

@@ -395,7 +395,7 @@ func (s Spec) normalize(keep bool, ck *checks) (normSpec, error) {
 			if hs.TLS.Accept != 0 {
 				nh.tls.Accept = uint8(min(max(hs.TLS.Accept, 0), 255))
 			}
-			if err := nh.tls.Check(); err != nil {
+			if err := nh.tls.CheckSupported(); err != nil {
 				el.add(hp+".tls", err)
 			}
 		}

@@ -60,12 +60,15 @@
 //
 // Pre-shared keys are a documented gap: Go's crypto/tls implements no
 // TLS-PSK cipher suites (neither TLS 1.2 PSK nor TLS 1.3 external PSK),
-// and no maintained pure-Go implementation was found in the module
-// proxy list; patching crypto/tls was rejected as a security liability.
-// A client that offers only PSK (the pre_shared_key extension, or only
-// cipher suites Go does not know) is refused and counted as
-// tls_psk_unsupported with that reason. Hosts may still be configured
-// with tls_accept bit 2; it admits nothing.
+// and no maintained pure-Go implementation exists (the forks of
+// crypto/tls with PSK suites were last updated for Go 1.13; pion/dtls
+// has them for DTLS over UDP only); patching crypto/tls was rejected as
+// a security liability. A client that offers only PSK (the
+// pre_shared_key extension, or only cipher suites Go does not know) is
+// refused and counted as tls_psk_unsupported with that reason. A host
+// cannot be configured with tls_accept bit 2 (the API and the import
+// refuse it, catalog.HostTLS.CheckSupported); one stored so by an older
+// version still loads, and the bit admits nothing.
 //
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog

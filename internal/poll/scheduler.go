@@ -301,6 +301,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 		<-s.wakeLoop
 	}
+	// The gauge is otherwise set by step: without this, checks that came
+	// back during the drain would still show in flight after Run.
+	s.inFlightGauge.Store(int64(s.inFlight))
 	stopWork()
 	workers.Wait()
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -209,5 +210,68 @@ func TestCheckerLocalError(t *testing.T) {
 	}
 	if got := counter(t, m, `peregrine_poll_agent_errors_total{reason="local_error"}`); got != "1" {
 		t.Fatalf("local errors counted %s", got)
+	}
+}
+
+// blackHole returns the address of a listening socket whose accept queue
+// is full, so that the kernel drops further SYNs: a connect there never
+// completes (a host behind a firewall that drops), on loopback.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err != nil {
+			return addr // this one's SYN was dropped: the queue is full
+		}
+		t.Cleanup(func() { c.Close() })
+		if i == 8 {
+			t.Skip("the kernel keeps accepting into a full queue; no black hole on loopback here")
+		}
+	}
+}
+
+// A connect that is never answered ends at the connect timeout (not the
+// check's much longer timeout) as a network timeout; one pending when the
+// server stops ends at once, abandoned. Both go through the dial by
+// parsed IP with the deadline on the socket (Checker.connect).
+func TestCheckerConnectTimeoutAndStop(t *testing.T) {
+	addr := blackHole(t)
+	m := selfmon.NewRegistry()
+	c := New(Options{Metrics: m, ConnectTimeout: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	col := newCollect(1)
+	c.Check(ctx, []poll.Check{{ItemID: 1, Key: "k", Addr: addr, Timeout: 10 * time.Minute}}, col.done)
+	col.wait(t, 1)
+	if r := col.got[1]; r.Status != poll.NetworkError || !strings.Contains(r.Error, "timed out") {
+		t.Fatalf("unanswered connect: %v %q", r.Status, r.Error)
+	}
+	if got := counter(t, m, `peregrine_poll_agent_errors_total{reason="timeout"}`); got != "1" {
+		t.Fatalf("timeouts counted %s", got)
+	}
+
+	slow := New(Options{Metrics: selfmon.NewRegistry(), ConnectTimeout: 10 * time.Minute})
+	col = newCollect(1)
+	slow.Check(ctx, []poll.Check{{ItemID: 2, Key: "k", Addr: addr, Timeout: 10 * time.Minute}}, col.done)
+	cancel()
+	col.wait(t, 1) // bounded by wait's own limit, far below the timeouts
+	if r := col.got[2]; r.Status != poll.NetworkError {
+		t.Fatalf("connect pending at stop: %v %q", r.Status, r.Error)
 	}
 }

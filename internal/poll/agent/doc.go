@@ -33,7 +33,10 @@
 // netpoller is the event loop. Profiles of the simulated fleet show the
 // time going to the kernel (connect, accept, close: the plain protocol is
 // one TCP connection per check), not to goroutines, so a hand-written
-// epoll loop would not buy much. Frame readers are pooled; a reply's
-// value is copied once, into the Result. Checker is safe for concurrent
-// use.
+// epoll loop would not buy much: BenchmarkCheck costs within a few µs of
+// CPU of BenchmarkBareConn (connect, write, read, close and nothing
+// else, ≈ 80 µs per check for both ends on this machine). The connect
+// timeout is the socket's own deadline rather than a context timer.
+// Frame readers are pooled; a reply's value is copied once, into the
+// Result. Checker is safe for concurrent use.
 package agent

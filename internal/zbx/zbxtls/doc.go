@@ -20,8 +20,10 @@
 // Pre-shared keys (Zabbix's "psk", tls_connect 2 / tls_accept bit 2) are
 // not implemented: Go's crypto/tls has no TLS-PSK cipher suites and no
 // maintained pure-Go implementation was found (see package ingest's
-// doc). Hosts may be configured with them; a connection that needs PSK
-// is refused with ErrPSK.
+// doc). host.create, host.update and the import refuse a host that asks
+// for them (catalog.HostTLS.CheckSupported), so none is configured
+// silently unencrypted; a connection that needs PSK (a host stored by an
+// older version, a sender offering only PSK) is refused with ErrPSK.
 //
 // Everything here is safe for concurrent use once built; nothing keeps
 // state between connections.

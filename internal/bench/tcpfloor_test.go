@@ -1,0 +1,25 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The floor's loops complete whole checks against the in-process floor
+// server, with and without SO_LINGER 0, and account CPU per connection.
+func TestTCPFloor(t *testing.T) {
+	for _, linger0 := range []bool{false, true} {
+		f := TCPFloor{Conns: 4, Addrs: 3, Duration: 200 * time.Millisecond, Linger0: linger0, InProcess: true}
+		r, err := f.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Done == 0 || r.Errors != 0 || r.FirstErr != "" {
+			t.Fatalf("linger0 %v: %+v", linger0, r)
+		}
+		if r.PerSecond <= 0 || r.ClientCPUPerConn <= 0 {
+			t.Fatalf("linger0 %v: rate %g, client CPU per connection %s", linger0, r.PerSecond, r.ClientCPUPerConn)
+		}
+	}
+}
