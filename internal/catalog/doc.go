@@ -71,6 +71,12 @@
 //     under hosts in Zabbix's export form and matches existing ones by
 //     name and expression; an item's key change does not rewrite the
 //     expressions that name the old key.
+//   - The notification configuration (alert.go; schema version 10):
+//     media types, trigger actions and users' media, stored as JSON
+//     objects with Zabbix's field names, published whole as an
+//     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
+//     beside the snapshot. IDs come from per-kind sequences and are
+//     never reused. The catalog stores; the API validates.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 9
+const schemaVersion = 10
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + alertSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -164,6 +164,7 @@ var migrations = []string{
 	snmpSchema,        // 6 → 7: SNMP items' snmp_oid
 	migrateItemHTTP(), // 7 → 8: HTTP agent requests
 	triggerSchema,     // 8 → 9: triggers, their items, dependencies and tags
+	migrateAlerts(),   // 9 → 10: media types, actions, user media
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
