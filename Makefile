@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendZabbixFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistoryParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/
+	$(GO) test -run '^$$' -fuzz '^FuzzExpand$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/alert/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSeconds$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFloats$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeUints$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
