@@ -99,6 +99,10 @@ type Engine struct {
 	// byEvent indexes them by problem.
 	escs    map[uint64]*Escalation
 	byEvent map[uint64][]uint64
+	// running holds the escalations not Done: the only ones due and
+	// nextDue look at, so that a storm's finished escalations (waiting
+	// for recoveries) cost nothing per pass.
+	running map[uint64]*Escalation
 
 	qMu    sync.Mutex
 	queues map[uint64]*mediaQueue
@@ -153,7 +157,7 @@ func New(opts Options) (*Engine, error) {
 	r := opts.Metrics
 	e := &Engine{opts: opts, log: opts.Logger, store: st, wake: make(chan struct{}, 1),
 		throt: selfmon.NewLogThrottle(opts.Logger, time.Minute),
-		escs:  map[uint64]*Escalation{}, byEvent: map[uint64][]uint64{}, queues: map[uint64]*mediaQueue{},
+		escs:  map[uint64]*Escalation{}, byEvent: map[uint64][]uint64{}, running: map[uint64]*Escalation{}, queues: map[uint64]*mediaQueue{},
 		senders: map[int]Sender{
 			catalog.MediaWebhook: &WebhookSender{MaxBody: opts.MaxBody, Logger: opts.Logger},
 			catalog.MediaScript:  &ScriptSender{Dir: opts.ScriptsDir},
@@ -265,12 +269,16 @@ func (e *Engine) catchUp() {
 
 func (e *Engine) addEsc(x *Escalation) {
 	e.escs[x.ID] = x
+	if !x.Done {
+		e.running[x.ID] = x
+	}
 	e.byEvent[x.EventID] = append(e.byEvent[x.EventID], x.ID)
 	e.m.escalations.Set(int64(len(e.escs)))
 }
 
 func (e *Engine) delEsc(x *Escalation) {
 	delete(e.escs, x.ID)
+	delete(e.running, x.ID)
 	ids := e.byEvent[x.EventID]
 	for i, id := range ids {
 		if id == x.ID {
@@ -289,8 +297,8 @@ func (e *Engine) delEsc(x *Escalation) {
 // nextDue is the earliest NextCheck of a running escalation, 0 if none.
 func (e *Engine) nextDue() int64 {
 	var n int64
-	for _, x := range e.escs {
-		if !x.Done && (n == 0 || x.NextCheck < n) {
+	for _, x := range e.running {
+		if n == 0 || x.NextCheck < n {
 			n = x.NextCheck
 		}
 	}
@@ -331,7 +339,7 @@ func (e *Engine) pass() {
 		// would be wrong (they were changed in place), so reload them
 		// from the log, which is the truth, and try again next pass.
 		e.log.Error("alert: cannot persist alerts and escalations; retrying at the next pass", "err", err)
-		e.escs, e.byEvent = map[uint64]*Escalation{}, map[uint64][]uint64{}
+		e.escs, e.byEvent, e.running = map[uint64]*Escalation{}, map[uint64][]uint64{}, map[uint64]*Escalation{}
 		for _, x := range e.store.escalations() {
 			cp := x
 			e.addEsc(&cp)
@@ -418,8 +426,8 @@ func (p *passState) update(ack *event.Ack) {
 // due runs the escalation steps whose time has come.
 func (p *passState) due() {
 	now := p.now.UnixNano()
-	for _, x := range p.e.escs {
-		if x.Done || x.NextCheck > now {
+	for _, x := range p.e.running {
+		if x.NextCheck > now {
 			continue
 		}
 		a := p.cfg.Actions[x.ActionID]
@@ -470,6 +478,7 @@ func (p *passState) due() {
 			x.NextCheck = now + int64(period)
 		} else {
 			x.Done = true
+			delete(p.e.running, x.ID)
 		}
 		p.putEsc(x)
 	}
