@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +294,71 @@ func TestIntegrationAlertRestartKeepsEscalation(t *testing.T) {
 	newAPI.ok("alert.get", map[string]any{"output": "extend", "sortfield": "alertid"}, &esc)
 	if len(esc) != 2 || esc[0].EscStep != "1" || esc[1].EscStep != "2" || esc[0].Status != "1" || esc[1].Status != "1" {
 		t.Fatalf("alert.get after the restart: %+v", esc)
+	}
+}
+
+// TestIntegrationAlertEmailAndScript: one operation to every medium of
+// the user sends an email through a real SMTP server (aiosmtpd, STARTTLS
+// and AUTH) and runs a script media type.
+func TestIntegrationAlertEmailAndScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs zabbix_sender and aiosmtpd")
+	}
+	testutil.Need(t, "zabbix_sender", "zabbix-agent")
+	certs := testutil.MakeCerts(t)
+	smtpd := testutil.StartSMTPD(t, testutil.SMTPDOptions{CertFile: certs.Server.Cert, KeyFile: certs.Server.Key, User: "zabbix", Password: "mail-pw"})
+	scripts := t.TempDir()
+	out := filepath.Join(scripts, "out")
+	if err := os.WriteFile(filepath.Join(scripts, "page.sh"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+out+".tmp && mv "+out+".tmp "+out+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, catalog.Spec{})
+	cfg.Alerts.ScriptsDir = scripts
+	s, _ := runServer(t, cfg)
+	admin := adminLogin(t, s)
+	var g struct{ GroupIDs []string }
+	admin.ok("hostgroup.create", map[string]any{"name": "Mail"}, &g)
+	var h struct{ HostIDs []string }
+	admin.ok("host.create", map[string]any{"host": "mail-1", "groups": []map[string]string{{"groupid": g.GroupIDs[0]}}}, &h)
+	admin.ok("item.create", map[string]any{"name": "queue", "key_": "queue", "hostid": h.HostIDs[0], "type": 2, "value_type": 3}, nil)
+	admin.ok("trigger.create", map[string]any{"description": "Mail queue of {HOST.HOST} too long", "expression": "last(/mail-1/queue)>1000", "priority": 3}, nil)
+	var email, script struct{ MediaTypeIDs []string }
+	admin.ok("mediatype.create", map[string]any{"name": "Email", "type": 0, "smtp_server": "127.0.0.1", "smtp_port": smtpd.Port,
+		"smtp_helo": "peregrine.test", "smtp_email": "peregrine@example.com", "smtp_security": 1, "smtp_authentication": 1,
+		"username": "zabbix", "passwd": "mail-pw"}, &email)
+	admin.ok("mediatype.create", map[string]any{"name": "Pager", "type": 1, "exec_path": "page.sh",
+		"exec_params": "{ALERT.SENDTO}\n{ALERT.SUBJECT}\n{ITEM.LASTVALUE}\n"}, &script)
+	var users []struct{ UserID string }
+	admin.ok("user.get", map[string]any{"filter": map[string]string{"username": "Admin"}}, &users)
+	admin.ok("user.update", map[string]any{"userid": users[0].UserID, "medias": []map[string]any{
+		{"mediatypeid": email.MediaTypeIDs[0], "sendto": []string{"ops@example.com"}},
+		{"mediatypeid": script.MediaTypeIDs[0], "sendto": "pager-7"},
+	}}, nil)
+	admin.ok("action.create", map[string]any{"name": "Mail admins", "eventsource": 0, "operations": []map[string]any{{
+		"operationtype": 0, "opmessage": map[string]any{"default_msg": 0, "subject": "Problem: {EVENT.NAME}", "message": "Host {HOST.HOST}: {ITEM.NAME} is {ITEM.LASTVALUE}"},
+		"opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}}}, nil)
+	if r := testutil.RunSender(t, s.TrapperAddr().String(), "-s", "mail-1", "-k", "queue", "-o", "5000"); r.Processed != 1 {
+		t.Fatalf("zabbix_sender: %+v", r)
+	}
+	var msgs []string
+	var page []byte
+	for i := 0; ; i++ {
+		msgs = smtpd.Messages(t)
+		page, _ = os.ReadFile(out)
+		if len(msgs) == 1 && len(page) > 0 {
+			break
+		}
+		if i == 1000 {
+			var alerts []map[string]any
+			admin.ok("alert.get", map[string]any{"output": "extend"}, &alerts)
+			t.Fatalf("after 20 s: %d messages, page %q; alerts %v", len(msgs), page, alerts)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(msgs[0], "X-Envelope-To: ops@example.com") || !strings.Contains(msgs[0], "X-Auth: yes") || !strings.Contains(msgs[0], "X-TLS: yes") {
+		t.Fatalf("email: %q", msgs[0])
+	}
+	if string(page) != "pager-7\nProblem: Mail queue of mail-1 too long\n5000\n" {
+		t.Fatalf("script arguments: %q", page)
 	}
 }
