@@ -195,35 +195,41 @@ func CheckCondition(c *catalog.Condition) error {
 	}
 	allowed, ok := ops[c.ConditionType]
 	if !ok {
-		return fmt.Errorf("Incorrect filter condition type for action.")
+		return textError("Incorrect filter condition type for action.")
 	}
 	okOp := false
 	for _, o := range allowed {
 		okOp = okOp || o == c.Operator
 	}
 	if !okOp {
-		return fmt.Errorf("Incorrect filter condition operator for action.")
+		return textError("Incorrect filter condition operator for action.")
 	}
 	switch c.ConditionType {
 	case catalog.CondHostGroup, catalog.CondHost, catalog.CondTrigger:
 		if _, err := strconv.ParseUint(c.Value, 10, 64); err != nil {
-			return fmt.Errorf("Incorrect filter condition value for action.")
+			return textError("Incorrect filter condition value for action.")
 		}
 	case catalog.CondSeverity:
 		if n, err := strconv.Atoi(c.Value); err != nil || n < 0 || n > 5 {
-			return fmt.Errorf("Incorrect filter condition value for action.")
+			return textError("Incorrect filter condition value for action.")
 		}
 	case catalog.CondEventName, catalog.CondTag:
 		if c.Value == "" {
-			return fmt.Errorf("Empty filter condition value for action.")
+			return textError("Empty filter condition value for action.")
 		}
 	case catalog.CondTagValue:
 		if c.Value2 == "" {
-			return fmt.Errorf("Empty filter condition value for action.")
+			return textError("Empty filter condition value for action.")
 		}
 	}
 	return nil
 }
+
+// textError is an error whose text is Zabbix's, capital and full stop
+// included, shown to API callers as is.
+type textError string
+
+func (e textError) Error() string { return string(e) }
 
 // errFormula is a custom expression that does not parse.
 var errFormula = errors.New("incorrect custom expression")

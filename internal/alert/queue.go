@@ -195,7 +195,7 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 	s := e.senders[mt.Type]
 	var err error
 	if s == nil {
-		err = fmt.Errorf("Unsupported media type %d.", mt.Type)
+		err = fmt.Errorf("unsupported media type %d", mt.Type)
 	} else {
 		timeout, perr := ParsePeriod(mt.Timeout)
 		if perr != nil || timeout <= 0 {

@@ -75,7 +75,7 @@ func (s *ScriptSender) Send(ctx context.Context, mt *catalog.MediaType, a *Alert
 		case <-done:
 		case <-time.After(5 * time.Second):
 		}
-		return fmt.Errorf("Timeout while executing %s.", name)
+		return textError(fmt.Sprintf("Timeout while executing %s.", name)) // Zabbix's text
 	}
 	if err != nil {
 		text := strings.TrimSpace(out.b.String())

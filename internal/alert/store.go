@@ -103,18 +103,16 @@ type logStore struct {
 	// fsyncs, and write-locked by a checkpoint, so that no record is
 	// appended to a segment the checkpoint deletes before it is applied
 	// to the memory the checkpoint copies. Lock order: wmu, then mu.
-	wmu         sync.RWMutex
-	mu          sync.Mutex
-	alerts      map[uint64]*Alert
-	order       []uint64 // alert IDs, ascending (creation order)
-	escs        map[uint64]*Escalation
-	nextAlert   uint64
-	nextEsc     uint64
-	watermark   uint64
-	sinceCkpt   int
-	liveAtCkpt  int
-	buf         []byte
-	appendCount uint64
+	wmu        sync.RWMutex
+	mu         sync.Mutex
+	alerts     map[uint64]*Alert
+	order      []uint64 // alert IDs, ascending (creation order)
+	escs       map[uint64]*Escalation
+	nextAlert  uint64
+	nextEsc    uint64
+	watermark  uint64
+	sinceCkpt  int
+	liveAtCkpt int
 }
 
 func openLog(dir string, sync wal.SyncMode, keep int, log *slog.Logger) (*logStore, error) {
@@ -291,15 +289,6 @@ func (s *logStore) Alerts(keep func(*Alert) bool) []Alert {
 		}
 	}
 	return out
-}
-
-func (s *logStore) alert(id uint64) (Alert, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a := s.alerts[id]; a != nil {
-		return *a, true
-	}
-	return Alert{}, false
 }
 
 // escalations returns copies of every escalation.

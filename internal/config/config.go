@@ -371,7 +371,7 @@ func Default() Config {
 		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20},
 		Alerts: AlertsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), QueueSize: 10_000, RateLimit: 100,
 			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute)},
-		API:      APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
+		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),

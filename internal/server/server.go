@@ -522,7 +522,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers,
-		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std()},
+		Alerting:     &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std()},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
