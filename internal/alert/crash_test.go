@@ -143,11 +143,14 @@ func TestCrashKeepsEscalations(t *testing.T) {
 		waitFor(t, "pending alerts delivered after the restart", func() bool { return h.snd.count() == pending })
 		cancel()
 		<-done
+		h.snd.mu.Lock()
 		for _, a := range h.snd.sent {
 			if sentBefore[a.ID] {
+				h.snd.mu.Unlock()
 				t.Fatalf("round %d: alert %d recorded as sent before the kill was sent again", round, a.ID)
 			}
 		}
+		h.snd.mu.Unlock()
 		h.e.Close()
 		for _, id := range escalated {
 			next = max(next, id+1)

@@ -376,6 +376,8 @@ func TestRestartKeepsEscalations(t *testing.T) {
 	if n := h.snd.count(); n != 1 {
 		t.Fatalf("first engine sent %d", n)
 	}
+	h2.snd.mu.Lock()
+	defer h2.snd.mu.Unlock()
 	for _, a := range h2.snd.sent {
 		if a.ID == 1 {
 			t.Fatal("the alert delivered before the restart was sent again")
@@ -439,32 +441,41 @@ func TestFloodBounded(t *testing.T) {
 	act := catalog.Action{Name: "a", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}}}
 	cfg := testConfig(act)
 	cfg.MediaTypes[1].MaxSessions = 1
-	const n, qsize = 100_000, 1000
-	h := newHarness(t, cfg, "", func(o *Options) { o.QueueSize = qsize; o.RateLimit = 10; o.Sync = wal.SyncNever })
+	n, qsize := 100_000, 1000
+	if raceEnabled {
+		n = 10_000
+	}
+	const keep = 5000
+	h := newHarness(t, cfg, "", func(o *Options) { o.QueueSize = qsize; o.KeepAlerts = keep; o.RateLimit = 10; o.Sync = wal.SyncNever })
 	h.snd.block = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { h.e.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	b := &event.Batch{}
-	for i := uint64(1); i <= n; i++ {
+	for i := uint64(1); i <= uint64(n); i++ {
 		b.Events = append(b.Events, problem(i, 4, "p"))
 	}
 	h.ev.put(b.Events...)
 	h.e.Notify(b)
-	waitFor(t, "every alert made and recorded", func() bool {
-		return h.e.m.queued.Load()+h.e.m.dropped.Load() == n &&
-			len(h.e.Alerts(func(a *Alert) bool { return a.Status == StatusFailed })) == int(h.e.m.dropped.Load())
+	waitFor(t, "every alert made", func() bool { return h.e.m.queued.Load()+h.e.m.dropped.Load() == uint64(n) })
+	// Memory: the queue holds qsize alerts and the log keeps at most
+	// keep finished ones besides those still to be sent.
+	waitFor(t, "the failed alerts recorded and trimmed to the bound", func() bool {
+		return len(h.e.Alerts(all)) <= keep+qsize+1
 	})
+	if kept := len(h.e.Alerts(all)); kept > keep+qsize+1 {
+		t.Fatalf("%d alerts kept in memory, bound %d", kept, keep+qsize+1)
+	}
 	backlog := h.e.Backlog()[1]
 	if backlog < qsize || backlog > qsize+1 {
 		t.Fatalf("backlog %d, want %d (+1 in flight)", backlog, qsize)
 	}
-	if g := h.e.m.backlog.Load(); g < qsize || g > qsize+1 {
+	if g := int(h.e.m.backlog.Load()); g < qsize || g > qsize+1 {
 		t.Fatalf("backlog gauge %d", g)
 	}
 	failed := h.e.Alerts(func(a *Alert) bool { return a.Status == StatusFailed })
-	if uint64(len(failed)) != h.e.m.dropped.Load() || len(failed) < n-qsize-1 {
+	if h.e.m.dropped.Load() < uint64(n-qsize-1) || len(failed) == 0 {
 		t.Fatalf("failed %d, dropped %d", len(failed), h.e.m.dropped.Load())
 	}
 	if !strings.HasPrefix(failed[0].Error, "Queue of media type 1 is full") {
