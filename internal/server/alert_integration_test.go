@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,6 +229,19 @@ func TestIntegrationAlertWebhookEscalation(t *testing.T) {
 	}
 	if hook.fails != 4 {
 		t.Fatalf("the failing endpoint was called %d times, want 2 alerts × 2 attempts", hook.fails)
+	}
+	resp, err := http.Get("http://" + s.HTTPAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m strings.Builder
+	_, _ = io.Copy(&m, resp.Body)
+	for _, want := range []string{"peregrine_alert_sent_total 3\n", "peregrine_alert_failed_total 2\n", "peregrine_alert_retries_total 2\n",
+		"peregrine_alert_backlog 0\n", "peregrine_alert_dropped_total 0\n", "peregrine_alert_escalations 0\n"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("/metrics has no %q", want)
+		}
 	}
 }
 
