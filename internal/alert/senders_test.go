@@ -2,6 +2,8 @@ package alert
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -222,6 +224,28 @@ func TestIntegrationEmail(t *testing.T) {
 	}
 	if n := len(plain.Messages(t)); n != 1 {
 		t.Fatalf("plain server got %d messages", n)
+	}
+
+	// SSL/TLS from the first byte, with the server's certificate checked
+	// against the test CA (smtp_verify_peer 1).
+	smtps := testutil.StartSMTPD(t, testutil.SMTPDOptions{CertFile: certs.Server.Cert, KeyFile: certs.Server.Key, SMTPS: true, User: "zbx", Password: "s3cret"})
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(certs.CAFile)
+	if err != nil || !pool.AppendCertsFromPEM(ca) {
+		t.Fatalf("test CA: %v", err)
+	}
+	ssl := *mt
+	ssl.SMTPPort, ssl.SMTPSecurity, ssl.SMTPVerifyPeer = smtps.Port, catalog.SMTPSSL, 1
+	verified := &EmailSender{TLSConfig: &tls.Config{RootCAs: pool}}
+	if err := verified.Send(ctx, &ssl, a); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("SSL with a certificate not for 127.0.0.1: %v", err) // the test certificate names peregrine-server only
+	}
+	ssl.SMTPVerifyPeer = 0
+	if err := verified.Send(ctx, &ssl, a); err != nil {
+		t.Fatalf("SSL/TLS: %v", err)
+	}
+	if m := smtps.Messages(t); len(m) != 1 || !strings.Contains(m[0], "X-TLS: yes") || !strings.Contains(m[0], "X-Auth: yes") {
+		t.Fatalf("SMTPS server got %q", m)
 	}
 }
 

@@ -15,13 +15,13 @@ import (
 // Controller, which its command line does not expose with
 // authentication: STARTTLS with the given certificate, AUTH PLAIN and
 // LOGIN for one user (also without TLS), recipients starting with
-// "refuse" refused with 550, each message written whole to a file of
+// "refuse" refused with 550, or SMTPS, each message written whole to a file of
 // the spool directory.
 const smtpdScript = `
 import os, ssl, sys, time, uuid
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-port, spool, cert, key, user, pw = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+port, spool, cert, key, user, pw, smtps = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7] == "1"
 class Handler:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address.startswith("refuse"):
@@ -41,15 +41,19 @@ def auth(server, session, envelope, mechanism, data):
     ok = isinstance(data, LoginPassword) and data.login.decode() == user and data.password.decode() == pw
     return AuthResult(success=ok, handled=False)
 kw = {}
+ckw = {}
 if cert:
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(cert, key)
-    kw["tls_context"] = ctx
-    kw["require_starttls"] = False
+    if smtps:
+        ckw["ssl_context"] = ctx
+    else:
+        kw["tls_context"] = ctx
+        kw["require_starttls"] = False
 if user:
     kw["authenticator"] = auth
     kw["auth_require_tls"] = False
-c = Controller(Handler(), hostname="127.0.0.1", port=port, **kw)
+c = Controller(Handler(), hostname="127.0.0.1", port=port, server_kwargs=kw, **ckw) if ckw else Controller(Handler(), hostname="127.0.0.1", port=port, **kw)
 c.start()
 print("READY", flush=True)
 while True:
@@ -64,8 +68,10 @@ type SMTPD struct {
 
 // SMTPDOptions configures StartSMTPD.
 type SMTPDOptions struct {
-	// CertFile and KeyFile enable STARTTLS.
+	// CertFile and KeyFile enable STARTTLS, or with SMTPS TLS from the
+	// first byte (Zabbix's "SSL/TLS").
 	CertFile, KeyFile string
+	SMTPS             bool
 	// User and Password enable AUTH PLAIN and LOGIN.
 	User, Password string
 }
@@ -90,7 +96,11 @@ func StartSMTPD(t testing.TB, o SMTPDOptions) *SMTPD {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	cmd := exec.Command(py, script, strconv.Itoa(port), spool, o.CertFile, o.KeyFile, o.User, o.Password)
+	smtps := "0"
+	if o.SMTPS {
+		smtps = "1"
+	}
+	cmd := exec.Command(py, script, strconv.Itoa(port), spool, o.CertFile, o.KeyFile, o.User, o.Password, smtps)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
