@@ -34,6 +34,8 @@ type Options struct {
 	// Dir is the alert log's directory. Required.
 	Dir  string
 	Sync wal.SyncMode
+	// SyncInterval is the fsync period under wal.SyncInterval.
+	SyncInterval time.Duration
 	// Config returns the notification configuration (catalog); Snapshot
 	// the catalog snapshot. Required.
 	Config   func() *catalog.AlertConfig
@@ -150,7 +152,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.Suppressed == nil {
 		opts.Suppressed = func(ev *event.Event) bool { return ev.Suppressed }
 	}
-	st, err := openLog(opts.Dir, opts.Sync, opts.KeepAlerts, opts.Logger)
+	st, err := openLog(wal.Options{Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: opts.Logger}, opts.KeepAlerts)
 	if err != nil {
 		return nil, err
 	}

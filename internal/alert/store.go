@@ -115,8 +115,9 @@ type logStore struct {
 	liveAtCkpt int
 }
 
-func openLog(dir string, sync wal.SyncMode, keep int, log *slog.Logger) (*logStore, error) {
-	w, err := wal.Open(wal.Options{Dir: dir, Sync: sync, Logger: log})
+func openLog(wo wal.Options, keep int) (*logStore, error) {
+	dir, log := wo.Dir, wo.Logger
+	w, err := wal.Open(wo)
 	if err != nil {
 		return nil, fmt.Errorf("alert: cannot open log %s: %w", dir, err)
 	}

@@ -301,6 +301,13 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 		if err := acc.DeleteUser(ctx, id); err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
 		}
+		if s.opts.Alerting != nil {
+			// The user's media go with the user, as in Zabbix.
+			err := s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error { delete(cfg.Medias, id); return nil })
+			if err != nil {
+				s.opts.Logger.Error("api: cannot delete the media of a deleted user", "userid", id, "err", err)
+			}
+		}
 		s.opts.Logger.Info("api: user deleted", "by", c.user.Username, "userid", id)
 	}
 	return idResult("userids", list), nil

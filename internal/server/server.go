@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		alSync = wal.SyncInterval
 	}
 	s.Alerts, err = alert.New(alert.Options{
-		Dir: AlertsPath(cfg.DataDir), Sync: alSync,
+		Dir: AlertsPath(cfg.DataDir), Sync: alSync, SyncInterval: cfg.Alerts.FsyncInterval.Std(),
 		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
 		// Closures: the accounts and the pipeline are made below.
 		UsersOfGroups: s.usersOfGroups,
