@@ -272,6 +272,10 @@ func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
 					return missing(i, need)
 				}
 			}
+			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+				// 0 would read as "not given" (the default 3) below.
+				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
+			}
 			var in mediaTypeIn
 			if err := decodeObjectStrict(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
 				return err
@@ -309,6 +313,9 @@ func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
 					return missing(i, "mediatypeid")
 				}
 				return errNoPermissions
+			}
+			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
 			}
 			var in mediaTypeIn
 			if err := decodeObjectStrict(merge(old, o), fmt.Sprintf("/%d", i+1), &in); err != nil {
