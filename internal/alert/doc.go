@@ -50,7 +50,10 @@
 //     A failed attempt with attempts left (maxattempts, default 3) waits
 //     attempt_interval outside the sessions and goes back first in the
 //     queue; the last failure is the alert's error. Each send is bounded
-//     by the media type's timeout.
+//     by the media type's timeout. Metrics: peregrine_alert_backlog,
+//     _queued_total, _sent_total, _failed_total, _retries_total,
+//     _dropped_total, _events_dropped_total, _escalations, and
+//     peregrine_alert_queue_length{mediatypeid} per media type.
 //   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest and
 //     Zabbix.log on the preprocessing engine, goja; or, as a Peregrine
 //     convenience, a JSON POST of the parameters to the "URL"

@@ -3,6 +3,7 @@ package alert
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -57,6 +58,14 @@ func (e *Engine) admit(a Alert) (int, bool) {
 	if q == nil && ctx != nil {
 		q = &mediaQueue{id: a.MediaTypeID, e: e, wake: make(chan struct{}, 1)}
 		e.queues[a.MediaTypeID] = q
+		// Queues are made once per media type and never dropped, so the
+		// series is registered once.
+		e.opts.Metrics.GaugeFunc("peregrine_alert_queue_length", "Alerts queued, waiting for a retry or being sent, per media type.",
+			func() float64 {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return float64(len(q.q) + q.retrying + q.inflight)
+			}, "mediatypeid", strconv.FormatUint(q.id, 10))
 		e.wg.Add(1)
 		go q.dispatch(ctx)
 	}

@@ -113,7 +113,8 @@ func (w *WebhookSender) run(ctx context.Context, script, value string) (string, 
 	}
 	zbx := vm.NewObject()
 	_ = zbx.Set("log", func(c goja.FunctionCall) goja.Value {
-		log.Info("webhook script", "level", c.Argument(0).String(), "message", c.Argument(1).String())
+		// Debug: a script may log on every alert.
+		log.Debug("webhook script", "level", c.Argument(0).String(), "message", c.Argument(1).String())
 		return goja.Undefined()
 	})
 	_ = vm.Set("Zabbix", zbx)
