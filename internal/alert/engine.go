@@ -315,6 +315,7 @@ func (e *Engine) pass() {
 	e.inbox, e.inLen = nil, 0
 	e.inMu.Unlock()
 	p := &passState{e: e, cfg: e.opts.Config(), snap: e.opts.Snapshot(), now: e.opts.Now()}
+	p.actions = p.cfg.SortedActions() // once per pass, not per event
 	for i := range in {
 		for j := range in[i].Events {
 			ev := &in[i].Events[j]
@@ -361,6 +362,7 @@ type passState struct {
 	cfg       *catalog.AlertConfig
 	snap      *catalog.Snapshot
 	now       time.Time
+	actions   []*catalog.Action // enabled or not, by ID
 	recs      []record
 	alerts    []*Alert
 	watermark uint64
@@ -380,7 +382,7 @@ func (p *passState) problem(ev *event.Event) {
 	if p.snap != nil {
 		in.trig = p.snap.Trigger(ev.ObjectID)
 	}
-	for _, a := range p.cfg.SortedActions() {
+	for _, a := range p.actions {
 		if a.Status != 0 || a.EventSource != 0 || !p.e.matches(a, in) {
 			continue
 		}
