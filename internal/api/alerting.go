@@ -213,7 +213,7 @@ func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, 
 	case m.SMTPPort < 1 || m.SMTPPort > 65535:
 		return errParams(`Invalid parameter "%s/smtp_port": value must be one of 0-65535.`, p)
 	}
-	if err := dur("attempt_interval", m.AttemptInterval, 0, time.Minute); err != nil {
+	if err := dur("attempt_interval", m.AttemptInterval, 0, time.Hour); err != nil {
 		return err
 	}
 	if err := dur("timeout", m.Timeout, time.Second, time.Minute); err != nil {
@@ -271,6 +271,9 @@ func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
 				if _, ok := o[need]; !ok {
 					return missing(i, need)
 				}
+			}
+			if _, ok := o["maxsessions"]; !ok {
+				o["maxsessions"] = json.Number("1") // Zabbix's default; 0 is "unlimited"
 			}
 			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
 				// 0 would read as "not given" (the default 3) below.

@@ -18,7 +18,7 @@ func TestAlertingAPI(t *testing.T) {
 	var got []map[string]any
 	admin.ok("mediatype.get", map[string]any{"output": "extend", "mediatypeids": mt.MediaTypeIDs, "selectMessageTemplates": "extend"}, &got)
 	if len(got) != 1 || got[0]["smtp_port"] != "25" || got[0]["maxattempts"] != "3" || got[0]["attempt_interval"] != "10s" ||
-		got[0]["timeout"] != "30s" || got[0]["smtp_security"] != "1" || got[0]["passwd"] != nil {
+		got[0]["timeout"] != "30s" || got[0]["smtp_security"] != "1" || got[0]["passwd"] != nil || got[0]["maxsessions"] != "1" {
 		t.Fatalf("mediatype.get: %v", got)
 	}
 	admin.ok("mediatype.update", map[string]any{"mediatypeid": mt.MediaTypeIDs[0], "smtp_port": "587", "status": 1}, nil)
