@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,5 +262,73 @@ func TestLoginAuth(t *testing.T) {
 	}
 	if _, err := a.Next([]byte("Other:"), true); err == nil {
 		t.Fatal("unknown prompt accepted")
+	}
+}
+
+// TestHangingWebhookFailsOthersDelivered: through the engine and the
+// real webhook sender, a user whose endpoint hangs gets an alert failed
+// with the timeout after its attempts, a user whose endpoint answers 500
+// one failed with the status, and a user with a working endpoint is
+// delivered meanwhile, not after them.
+func TestHangingWebhookFailsOthersDelivered(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var hangTriedWhenOK []int // the hanging alert's finished attempts when /ok was called
+	var eng *Engine
+	mux := http.NewServeMux()
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range eng.Alerts(func(a *Alert) bool { return a.SendTo == "/hang" }) {
+			hangTriedWhenOK = append(hangTriedWhenOK, a.Retries)
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer close(release)
+	act := catalog.Action{Name: "a", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1, 2, 3}}}}
+	cfg := testConfig(act)
+	mt := cfg.MediaTypes[1]
+	mt.Parameters, mt.Timeout, mt.MaxAttempts, mt.AttemptInterval, mt.MaxSessions = []catalog.MediaParam{{Name: "URL", Value: srv.URL + "{ALERT.SENDTO}"}}, "1s", 2, "0s", 3
+	cfg.Medias[1][0].SendTo = []string{"/hang"}
+	cfg.Medias[2][0].SendTo = []string{"/500"}
+	cfg.Medias[3] = []catalog.UserMedia{{ID: 3, MediaTypeID: 1, SendTo: []string{"/ok"}, Severity: 63}}
+	h := newHarness(t, cfg, "", func(o *Options) { o.Senders = map[int]Sender{catalog.MediaWebhook: &WebhookSender{}} })
+	eng = h.e
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	h.e.Notify(h.ev.put(problem(1, 4, "p")))
+	waitFor(t, "all three final", func() bool {
+		return len(h.e.Alerts(func(a *Alert) bool { return a.Status == StatusSent || a.Status == StatusFailed })) == 3
+	})
+	for _, a := range h.e.Alerts(all) {
+		switch a.SendTo {
+		case "/hang":
+			if a.Status != StatusFailed || a.Retries != 2 || !strings.Contains(a.Error, "context deadline exceeded") {
+				t.Errorf("hanging endpoint: %+v", a)
+			}
+		case "/500":
+			if a.Status != StatusFailed || a.Retries != 2 || !strings.Contains(a.Error, "500 Internal Server Error: boom") {
+				t.Errorf("500 endpoint: %+v", a)
+			}
+		case "/ok":
+			if a.Status != StatusSent || a.Retries != 1 {
+				t.Errorf("working endpoint: %+v", a)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hangTriedWhenOK) != 1 || hangTriedWhenOK[0] != 0 {
+		t.Fatalf("the working endpoint was called when the hanging alert had %v attempts done, want during its first", hangTriedWhenOK)
 	}
 }
