@@ -347,6 +347,15 @@ func (e *Engine) pass() {
 			cp := x
 			e.addEsc(&cp)
 		}
+		// The batches go back first in the inbox, so the next pass
+		// decides them again.
+		e.inMu.Lock()
+		for _, b := range in {
+			e.inLen += len(b.Events) + len(b.Acks)
+		}
+		e.inbox = append(in, e.inbox...)
+		e.inMu.Unlock()
+		time.AfterFunc(time.Second, e.signal)
 		return
 	}
 	as := make([]Alert, len(p.alerts))
