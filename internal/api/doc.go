@@ -58,6 +58,20 @@
 // macros are readable by every user and written by admins (templates
 // have no groups here).
 //
+// Notifications (alerting.go) go through the Alerting interface (the
+// catalog's AlertConfig and EditAlerts, the alert engine's alerts):
+// mediatype.get/create/update/delete (admin reads, super admin writes;
+// types 0 email, 1 script, 4 webhook; SMS is refused), action.get/
+// create/update/delete (admin; trigger actions only, operations that
+// send messages, recovery and update operations, with selectFilter,
+// selectOperations, selectRecoveryOperations, selectUpdateOperations),
+// alert.get (any user; an alert is visible when every host of its
+// trigger is) and users' media (user.create/update "medias", user.get
+// selectMedias to a super admin or the user). Members given as numeric
+// strings are taken as numbers, unknown members are refused, and the
+// error texts are Zabbix's where Zabbix has one. mediatype.get does not
+// return passwd. Without Alerting those methods are not served.
+//
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",
 // "disable_until", on the interface as in Zabbix 6.0) are read through

@@ -97,6 +97,9 @@ type Options struct {
 	// and event.acknowledge; without both those methods do not exist.
 	Events        Events
 	TriggerStates TriggerStates
+	// Alerting serves mediatype.*, action.*, alert.get and users'
+	// media; nil: those methods do not exist.
+	Alerting Alerting
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -187,6 +190,7 @@ func New(opts Options) *Server {
 	s.registerPush()
 	s.registerPreprocessing()
 	s.registerTriggers()
+	s.registerAlerting()
 	return s
 }
 

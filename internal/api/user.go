@@ -2,12 +2,14 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
 func (s *Server) registerUser() {
@@ -128,18 +130,21 @@ type userParams struct {
 	CurrentPass *string    `json:"current_passwd"`
 	RoleID      flexRole   `json:"roleid"`
 	Usrgrps     usrgrpRefs `json:"usrgrps"`
-	Medias      notStored  `json:"medias"`
-	UserMedias  notStored  `json:"user_medias"`
-	Name        notStored  `json:"name"`
-	Surname     notStored  `json:"surname"`
-	Lang        notStored  `json:"lang"`
-	Theme       notStored  `json:"theme"`
-	Autologin   notStored  `json:"autologin"`
-	Autologout  notStored  `json:"autologout"`
-	Refresh     notStored  `json:"refresh"`
-	RowsPerPage notStored  `json:"rows_per_page"`
-	URL         notStored  `json:"url"`
-	Timezone    notStored  `json:"timezone"`
+	// Medias are the user's media (alert recipients' addresses), kept
+	// in the catalog's notification configuration; user_medias is the
+	// pre-5.2 name.
+	Medias      json.RawMessage `json:"medias"`
+	UserMedias  json.RawMessage `json:"user_medias"`
+	Name        notStored       `json:"name"`
+	Surname     notStored       `json:"surname"`
+	Lang        notStored       `json:"lang"`
+	Theme       notStored       `json:"theme"`
+	Autologin   notStored       `json:"autologin"`
+	Autologout  notStored       `json:"autologout"`
+	Refresh     notStored       `json:"refresh"`
+	RowsPerPage notStored       `json:"rows_per_page"`
+	URL         notStored       `json:"url"`
+	Timezone    notStored       `json:"timezone"`
 }
 
 func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
@@ -170,6 +175,10 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 	if err := s.checkUsrgrps(ctx, acc, c, ps); err != nil {
 		return nil, err
 	}
+	medias, err := s.userMedias(ps)
+	if err != nil {
+		return nil, err
+	}
 	// Not one transaction: each user is hashed and inserted on its own
 	// (the hash is deliberately slow). A failure part-way leaves the
 	// earlier users created; the error says which one failed.
@@ -182,6 +191,11 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 		if p.Usrgrps.set {
 			if err := acc.SetUserGroups(ctx, u.ID, p.Usrgrps.ids); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
+			}
+		}
+		if ms, ok := medias[i]; ok {
+			if err := s.setMedias(ctx, map[uint64][]catalog.UserMedia{u.ID: ms}); err != nil {
+				return nil, err
 			}
 		}
 		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", *p.Username)
@@ -210,7 +224,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		self := p.UserID.v == c.user.ID
 		if c.user.Role < RoleSuperAdmin {
 			// Anybody else may change only their own password.
-			if !self || p.RoleID.set || p.Usrgrps.set {
+			if !self || p.RoleID.set || p.Usrgrps.set || p.Medias != nil || p.UserMedias != nil {
 				return nil, errNoPermissions
 			}
 		}
@@ -236,9 +250,18 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 	if err := s.checkUsrgrps(ctx, acc, c, ps); err != nil {
 		return nil, err
 	}
+	medias, err := s.userMedias(ps)
+	if err != nil {
+		return nil, err
+	}
 	var out []uint64
 	for i, p := range ps {
 		id := p.UserID.v
+		if ms, ok := medias[i]; ok {
+			if err := s.setMedias(ctx, map[uint64][]catalog.UserMedia{id: ms}); err != nil {
+				return nil, err
+			}
+		}
 		if p.Usrgrps.set {
 			if err := acc.SetUserGroups(ctx, id, p.Usrgrps.ids); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
@@ -278,6 +301,13 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 		if err := acc.DeleteUser(ctx, id); err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
 		}
+		if s.opts.Alerting != nil {
+			// The user's media go with the user, as in Zabbix.
+			err := s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error { delete(cfg.Medias, id); return nil })
+			if err != nil {
+				s.opts.Logger.Error("api: cannot delete the media of a deleted user", "userid", id, "err", err)
+			}
+		}
 		s.opts.Logger.Info("api: user deleted", "by", c.user.Username, "userid", id)
 	}
 	return idResult("userids", list), nil
@@ -289,6 +319,9 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		UserIDs       ids `json:"userids"`
 		UsrgrpIDs     ids `json:"usrgrpids"`
 		SelectUsrgrps any `json:"selectUsrgrps"`
+		SelectMedias  any `json:"selectMedias"`
+		// selectMediatypes: the media types of the user's media.
+		SelectMediatypes any `json:"selectMediatypes"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
@@ -339,6 +372,14 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		if p.SelectUsrgrps != nil {
 			o["usrgrps"] = nonNil(p.limitSelect(groupsOf[u.ID]))
 		}
+		// Media only to a super admin or the user themselves: they hold
+		// addresses.
+		if p.SelectMedias != nil && (super || u.ID == c.user.ID) {
+			o["medias"] = s.mediaObjects(u.ID)
+		}
+		if p.SelectMediatypes != nil && (super || u.ID == c.user.ID) {
+			o["mediatypes"] = s.userMediaTypes(u.ID)
+		}
 		objs = append(objs, o)
 	}
 	return p.apply(objs, "userid", "userid", "username")
@@ -363,4 +404,25 @@ func (s *Server) checkUsrgrps(ctx context.Context, acc *auth.Store, c *call, ps 
 		}
 	}
 	return nil
+}
+
+// userMedias parses the "medias" of each user object that has them, by
+// index.
+func (s *Server) userMedias(ps []userParams) (map[int][]catalog.UserMedia, error) {
+	out := map[int][]catalog.UserMedia{}
+	for i, p := range ps {
+		raw, name := p.Medias, "medias"
+		if raw == nil {
+			raw, name = p.UserMedias, "user_medias"
+		}
+		if raw == nil {
+			continue
+		}
+		ms, err := s.parseMedias(raw, fmt.Sprintf("/%d/%s", i+1, name))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ms
+	}
+	return out, nil
 }

@@ -79,8 +79,13 @@ type Catalog struct {
 
 	// subMu guards subs; it is separate from mu so that Subscribe does
 	// not wait for a long Apply.
-	subMu sync.Mutex
-	subs  []chan struct{}
+	subMu     sync.Mutex
+	subs      []chan struct{}
+	alertSubs []chan struct{}
+
+	// alerts is the notification configuration (alert.go): media types,
+	// actions, user media. Written under mu, read without a lock.
+	alerts atomic.Pointer[AlertConfig]
 }
 
 // Open opens or creates the catalog database at opts.Path and loads the
@@ -111,6 +116,13 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock, refs: opts.ExprRefs,
 		ck: checks{steps: opts.CheckPreprocessing, formula: opts.CheckFormula}}
 	c.snap.Store(snap)
+	ac, err := loadAlerts(ctx, db)
+	if err != nil {
+		db.Close()
+		lock.Close()
+		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
+	}
+	c.alerts.Store(ac)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
 		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))

@@ -104,6 +104,12 @@
 //     Trigger.MaxCheckAttempts (1..100, default 1) and Item.RetryDelay
 //     (1s..1d, a user macro, or none), used by package trigger and the
 //     poller.
+//   - The notification configuration (alert.go; schema version 11):
+//     media types, trigger actions and users' media, stored as JSON
+//     objects with Zabbix's field names, published whole as an
+//     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
+//     beside the snapshot. IDs come from per-kind sequences and are
+//     never reused. The catalog stores; the API validates.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

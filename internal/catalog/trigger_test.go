@@ -208,15 +208,19 @@ func TestTriggerCascade(t *testing.T) {
 	}
 }
 
-// downgradeTriggers turns a database of the current schema (version 9)
+// downgradeTriggers turns a database of the current schema (version 11)
 // into version 8 but for the version number.
 var downgradeTriggers = append(slices.Clone(downgradeV10), "DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers")
 
-// downgradeV10 takes away what schema version 10 added (macros,
-// templates, maintenances, soft/hard state columns).
-var downgradeV10 = []string{"DROP TABLE usermacros", "DROP TABLE templates", "DROP TABLE template_links", "DROP TABLE maintenances",
+// downgradeV11 takes away what schema version 11 added (media types,
+// actions, user media).
+var downgradeV11 = []string{"DROP TABLE media_types", "DROP TABLE actions", "DROP TABLE user_medias", "DROP TABLE alert_seq"}
+
+// downgradeV10 takes away what schema versions 11 and 10 added (10:
+// macros, templates, maintenances, soft/hard state columns).
+var downgradeV10 = append(slices.Clone(downgradeV11), "DROP TABLE usermacros", "DROP TABLE templates", "DROP TABLE template_links", "DROP TABLE maintenances",
 	"DELETE FROM sqlite_sequence WHERE name IN ('usermacros', 'templates', 'maintenances')",
-	"ALTER TABLE items DROP COLUMN retry_delay", "ALTER TABLE triggers DROP COLUMN max_check_attempts"}
+	"ALTER TABLE items DROP COLUMN retry_delay", "ALTER TABLE triggers DROP COLUMN max_check_attempts")
 
 // TestMigrateV8Triggers opens a database of schema version 8 (no
 // triggers): it is upgraded and triggers can be created.

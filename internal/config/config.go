@@ -34,6 +34,7 @@ type Config struct {
 	History  HistoryConfig  `yaml:"history"`
 	Events   EventsConfig   `yaml:"events"`
 	Triggers TriggersConfig `yaml:"triggers"`
+	Alerts   AlertsConfig   `yaml:"alerts"`
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
 	SNMP     SNMPConfig     `yaml:"snmp"`
@@ -303,6 +304,35 @@ type TriggersConfig struct {
 	MaxPending int `yaml:"max_pending"`
 }
 
+// AlertsConfig configures notifications (package alert): the alert log
+// under data_dir/alerts and the delivery bounds. Restart to change.
+type AlertsConfig struct {
+	// Fsync and FsyncInterval are the alert log's policy, as events'.
+	Fsync         string   `yaml:"fsync"`
+	FsyncInterval Duration `yaml:"fsync_interval"`
+	// QueueSize bounds the alerts waiting per media type; past it new
+	// alerts fail at once (a flood never grows memory without bound).
+	QueueSize int `yaml:"queue_size"`
+	// RateLimit bounds the sends started per second per media type; 0
+	// is unlimited.
+	RateLimit float64 `yaml:"rate_limit"`
+	// MaxSessions is the concurrency of a media type whose maxsessions
+	// is 0 (Zabbix: unlimited).
+	MaxSessions int `yaml:"max_sessions"`
+	// KeepAlerts bounds the finished alerts kept for alert.get.
+	KeepAlerts int `yaml:"keep_alerts"`
+	// InboxSize bounds the events waiting to be matched to actions.
+	InboxSize int `yaml:"inbox_size"`
+	// ScriptsDir holds the programs of script media types (Zabbix's
+	// AlertScriptsPath); "" disables script media types.
+	ScriptsDir string `yaml:"scripts_dir"`
+	// WebhookMaxBody bounds a response body a webhook reads.
+	WebhookMaxBody ByteSize `yaml:"webhook_max_body"`
+	// MinStepDuration is the shortest esc_period the API accepts
+	// (Zabbix: 60s); tests and demonstrations may lower it.
+	MinStepDuration Duration `yaml:"min_step_duration"`
+}
+
 // RetentionSeconds is Retention parsed (valid after Validate).
 func (e EventsConfig) RetentionSeconds() int64 {
 	v, _ := delay.ParseSeconds(e.Retention)
@@ -339,7 +369,9 @@ func Default() Config {
 		// 1M pending triggers cost ~40 MB at most and cover a storm over
 		// every trigger of a large installation.
 		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20},
-		API:      APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
+		Alerts: AlertsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), QueueSize: 10_000, RateLimit: 100,
+			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute)},
+		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
 			MaxReplySize: 1 << 20, UnreachablePeriod: Duration(45 * time.Second),
@@ -493,6 +525,9 @@ func (c *Config) Validate() error {
 		return fieldErr("events.retention", "must be a time such as 365d: %v", err)
 	} else if r < 86400 || r > 25*365*86400 {
 		return fieldErr("events.retention", "must be between 1d and 25 years (events are kept in whole days), not %s", c.Events.Retention)
+	}
+	if err := c.Alerts.validate(); err != nil {
+		return err
 	}
 	if c.Triggers.TimerInterval < Duration(time.Second) || c.Triggers.TimerInterval > Duration(time.Hour) {
 		return fieldErr("triggers.timer_interval", "must be between 1s and 1h, not %s", c.Triggers.TimerInterval)
@@ -676,4 +711,28 @@ func redactURL(s string) string {
 		u.User = url.User(u.User.Username())
 	}
 	return u.String()
+}
+
+func (a AlertsConfig) validate() error {
+	switch {
+	case a.Fsync != "batch" && a.Fsync != "interval":
+		return fieldErr("alerts.fsync", "must be \"batch\" or \"interval\", not %q", a.Fsync)
+	case a.FsyncInterval < Duration(time.Millisecond) || a.FsyncInterval > Duration(time.Minute):
+		return fieldErr("alerts.fsync_interval", "must be between 1ms and 1m, not %s", a.FsyncInterval)
+	case a.QueueSize < 1 || a.QueueSize > 10_000_000:
+		return fieldErr("alerts.queue_size", "must be between 1 and 10000000, not %d", a.QueueSize)
+	case a.RateLimit < 0:
+		return fieldErr("alerts.rate_limit", "must be 0 (unlimited) or positive, not %g", a.RateLimit)
+	case a.MaxSessions < 1 || a.MaxSessions > 10_000:
+		return fieldErr("alerts.max_sessions", "must be between 1 and 10000, not %d", a.MaxSessions)
+	case a.KeepAlerts < 1000:
+		return fieldErr("alerts.keep_alerts", "must be at least 1000, not %d", a.KeepAlerts)
+	case a.InboxSize < 1000:
+		return fieldErr("alerts.inbox_size", "must be at least 1000, not %d", a.InboxSize)
+	case a.WebhookMaxBody < 1024:
+		return fieldErr("alerts.webhook_max_body", "must be at least 1KiB, not %d", a.WebhookMaxBody)
+	case a.MinStepDuration < Duration(time.Second) || a.MinStepDuration > Duration(time.Hour):
+		return fieldErr("alerts.min_step_duration", "must be between 1s and 1h, not %s", a.MinStepDuration)
+	}
+	return nil
 }

@@ -28,6 +28,16 @@
 // User macros come from the catalog snapshot (Snapshot.UserMacros) in
 // every consumer, so API changes apply without a restart.
 //
+// Notifications: the alert engine (package alert, Server.Alerts, log
+// under data_dir/alerts, alerts.* settings) is opened with the event
+// store; the state machine commits through a wrapper of the event store
+// that hands every committed batch (problems, OK events, acknowledges)
+// to Engine.Notify, which only queues it. The engine reads actions,
+// media types and users' media from the catalog (AlertConfig), user
+// groups from the account store, {ITEM.LASTVALUE} from the pipeline, and
+// serves the API's mediatype.*, action.* and alert.get; it stops after
+// the last evaluation pass at shutdown.
+//
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the
 // optional interfaces by assertion.

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/api"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -60,6 +61,9 @@ func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history
 
 // EventsPath is the event store's directory under dataDir.
 func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
+
+// AlertsPath is the alert engine's log (alerts and escalations).
+func AlertsPath(dataDir string) string { return filepath.Join(dataDir, "alerts") }
 
 // ClickHouseSpoolPath is the ClickHouse backend's spool (a WAL of values
 // acknowledged but not yet in ClickHouse).
@@ -129,6 +133,9 @@ type Server struct {
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
+	// Alerts matches committed events to actions and sends alerts
+	// (data_dir/alerts); it runs until the evaluator has stopped.
+	Alerts    *alert.Engine
 	authStore *auth.Store
 	started   time.Time // zabbix[uptime]
 	httpLn    net.Listener
@@ -196,7 +203,40 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	s.Triggers, err = trigger.New(trigger.Options{Store: s.Events, Suppress: s.Maintenance.Covers,
+	alSync := wal.SyncBatch
+	if cfg.Alerts.Fsync == "interval" {
+		alSync = wal.SyncInterval
+	}
+	s.Alerts, err = alert.New(alert.Options{
+		Dir: AlertsPath(cfg.DataDir), Sync: alSync, SyncInterval: cfg.Alerts.FsyncInterval.Std(),
+		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
+		// Closures: the accounts and the pipeline are made below.
+		UsersOfGroups: s.usersOfGroups,
+		LastValue: func(id uint64) (string, bool) {
+			if s.Pipeline == nil {
+				return "", false
+			}
+			last, _, ok := s.Pipeline.Last(id)
+			if !ok {
+				return "", false
+			}
+			return sampleText(&last), true
+		},
+		QueueSize: cfg.Alerts.QueueSize, RateLimit: cfg.Alerts.RateLimit, MaxSessions: cfg.Alerts.MaxSessions,
+		KeepAlerts: cfg.Alerts.KeepAlerts, InboxSize: cfg.Alerts.InboxSize, ScriptsDir: cfg.Alerts.ScriptsDir,
+		MaxBody: int64(cfg.Alerts.WebhookMaxBody),
+		// A problem is suppressed when made in a maintenance (its flag) or
+		// covered by one that started later (the tracker's record).
+		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
+		Metrics: s.Metrics, Logger: log.With("component", "alert"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The state machine commits through notifyStore: every committed
+	// batch of events and acknowledges is handed to the alert engine,
+	// which only queues it (it never blocks evaluation).
+	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, s.Alerts.Notify}, Suppress: s.Maintenance.Covers,
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made later, and results only flow once it runs.
 		OnSoft: func(t *catalog.Trigger, soft bool) {
@@ -513,6 +553,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers,
+		Alerting:     &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std()},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
@@ -591,6 +632,12 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Maintenance.Run(pctx) }()
+	// The alert engine outlives evaluation: it stops after the last
+	// evaluation pass below, so every event made is matched (or in the
+	// log's catch-up at the next start).
+	actx, stopAlerts := context.WithCancel(context.Background())
+	alertsDone := make(chan struct{})
+	go func() { defer close(alertsDone); s.Alerts.Run(actx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -654,6 +701,8 @@ func (s *Server) Run(ctx context.Context) error {
 	// stopped: their triggers are evaluated now, while the event store is
 	// still open, so that no acknowledged value goes unevaluated.
 	s.Evaluator.Drain(context.Background())
+	stopAlerts()
+	<-alertsDone
 	close(stopRates)
 	if err := s.closeAll(); err != nil && runErr == nil {
 		runErr = err
@@ -700,6 +749,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
+	}
+	if s.Alerts != nil {
+		errs = append(errs, s.Alerts.Close())
 	}
 	if s.Events != nil {
 		errs = append(errs, s.Events.Close())

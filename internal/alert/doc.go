@@ -1,0 +1,92 @@
+// Package alert turns trigger events into notifications: Zabbix 6.0's
+// trigger actions (event source 0), escalations, media types (email,
+// script, webhook) and alerts.
+//
+// # What it owns
+//
+//   - Matching (match.go): each problem event is checked against the
+//     enabled trigger actions' filters: host group, host, trigger, event
+//     name (contains), severity (=, <>, >=, <=), tag name and tag value,
+//     problem is (not) suppressed (Options.Suppressed, the maintenance
+//     hook; default the event's own flag); evaluation and/or (same
+//     condition type or-ed, types and-ed), and, or, or a custom formula
+//     ("A and (B or not C)").
+//   - Escalations (engine.go): a matching action starts an escalation at
+//     step 1. Each step runs the operations whose esc_step_from..to
+//     (to 0: no end) include it, then waits the shortest esc_period of
+//     those operations (0: the action's); the escalation is done when no
+//     operation covers a later step, and then only waits for the problem
+//     to end. The recovery event ends it: recovery operations run (send
+//     a message, or notify everyone the escalation messaged), and update
+//     operations run for each acknowledge of an escalated problem. An
+//     escalation of a deleted or disabled action, or of a problem no
+//     longer stored, is cancelled; a problem found resolved at a step is
+//     recovered then; with pause_suppressed a suppressed problem's
+//     escalation is re-checked each minute instead of stepping.
+//   - Alerts: one per user medium an operation reaches (active, the
+//     event's severity in its mask, now in its period, of the
+//     operation's media type or any). A user without a medium of the
+//     type gets one failed alert "No media defined for user.", as in
+//     Zabbix. Subject and message come from the operation or, with
+//     default_msg, from the media type's template for problem (0),
+//     recovery (1) or update (2). Macros (macros.go, Expand) are
+//     expanded when the alert is made, in subject, message, webhook
+//     parameters and script parameters: {EVENT.ID NAME SEVERITY NSEVERITY
+//     STATUS VALUE DATE TIME TAGS TAGSJSON OPDATA ACK.STATUS},
+//     {EVENT.RECOVERY.ID DATE TIME NAME STATUS VALUE TAGS TAGSJSON},
+//     {EVENT.UPDATE.MESSAGE ACTION DATE TIME}, {HOST.NAME HOST.HOST
+//     HOST.ID}<N>, {ITEM.NAME KEY ID LASTVALUE VALUE}<N> (items by
+//     ascending ID), {TRIGGER.ID NAME NAME.ORIG SEVERITY NSEVERITY STATUS
+//     VALUE DESCRIPTION URL EXPRESSION}, {ACTION.ID NAME}, {ALERT.SENDTO
+//     SUBJECT MESSAGE}. A macro without data is "*UNKNOWN*"; an unknown
+//     one stays as written.
+//   - Delivery (queue.go): one bounded queue per media type
+//     (Options.QueueSize, a slice and a signal channel) and one
+//     dispatcher goroutine that starts at most maxsessions sends at once
+//     (0: Options.MaxSessions), no faster than Options.RateLimit a
+//     second. An alert that finds its queue full fails at once with
+//     "Queue of media type N is full (M alerts waiting)." and is counted
+//     (peregrine_alert_dropped_total): memory stays bounded in a flood.
+//     A failed attempt with attempts left (maxattempts, default 3) waits
+//     attempt_interval outside the sessions and goes back first in the
+//     queue; the last failure is the alert's error. Each send is bounded
+//     by the media type's timeout. Metrics: peregrine_alert_backlog,
+//     _queued_total, _sent_total, _failed_total, _retries_total,
+//     _dropped_total, _events_dropped_total, _escalations, and
+//     peregrine_alert_queue_length{mediatypeid} per media type.
+//   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest and
+//     Zabbix.log on the preprocessing engine, goja; or, as a Peregrine
+//     convenience, a JSON POST of the parameters to the "URL"
+//     parameter), script.go (exec without a shell, process group killed
+//     at the timeout), email.go (net/smtp: none, STARTTLS or SSL, AUTH
+//     PLAIN or LOGIN, UTF-8 message with Date and Message-ID).
+//   - Durability (store.go; docs/format/alerts.md): alerts, escalations
+//     and the highest event ID decided are appended to a log with the
+//     history WAL's framing (Options.Sync) before alerts are queued, and
+//     checkpointed into a new segment at open and when the log outgrows
+//     what is live. A restart restores escalations (steps fire at their
+//     times), re-queues alerts not yet delivered (an alert in flight at
+//     a crash may be sent twice; a delivered one is never sent again),
+//     and matches events the event store committed after the watermark.
+//     Options.KeepAlerts bounds the finished alerts kept for alert.get.
+//
+// # What it does not own
+//
+// Making events (package trigger), storing them (package event: Events
+// is read for problems and their resolution), the configuration
+// (catalog's AlertConfig; the API validates it), user groups
+// (Options.UsersOfGroups), maintenance (Options.Suppressed), and
+// permissions: alerts go to the users an operation names whatever their
+// rights on the host. Acknowledges are not replayed after a crash (only
+// events are).
+//
+// # Concurrency contract
+//
+// Notify may be called from any goroutine and never blocks on sending:
+// it copies the batch into an inbox bounded by Options.InboxSize
+// (overflow counted in peregrine_alert_events_dropped_total) and wakes
+// Run. Run's goroutine alone matches and escalates; dispatchers and
+// sends run on their own goroutines and only touch their queue (q.mu)
+// and the log (wmu read-locked for writes, then mu). Alerts, Backlog
+// and Escalations may be called from any goroutine.
+package alert

@@ -1,0 +1,653 @@
+package alert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// Events is the event store the engine reads problems from (*event.Store).
+type Events interface {
+	Event(id uint64) (event.Event, bool)
+	Events(keep func(*event.Event) bool) []event.Event
+}
+
+// Sender delivers one alert through one media type. Send must honour
+// ctx (the media type's timeout) and return an error saying what the
+// far end answered.
+type Sender interface {
+	Send(ctx context.Context, mt *catalog.MediaType, a *Alert) error
+}
+
+// Options configures New.
+type Options struct {
+	// Dir is the alert log's directory. Required.
+	Dir  string
+	Sync wal.SyncMode
+	// SyncInterval is the fsync period under wal.SyncInterval.
+	SyncInterval time.Duration
+	// Config returns the notification configuration (catalog); Snapshot
+	// the catalog snapshot. Required.
+	Config   func() *catalog.AlertConfig
+	Snapshot func() *catalog.Snapshot
+	// Events is the event store. Required.
+	Events Events
+	// UsersOfGroups returns the members of user groups; nil: operations
+	// that name groups reach nobody.
+	UsersOfGroups func(groupIDs []uint64) []uint64
+	// Suppressed says whether a problem is suppressed (maintenance);
+	// nil: the event's Suppressed flag.
+	Suppressed func(ev *event.Event) bool
+	// LastValue gives {ITEM.LASTVALUE}.
+	LastValue func(itemID uint64) (string, bool)
+	// Senders by media type kind (catalog.MediaEmail, ...); missing kinds
+	// get the built-in senders.
+	Senders map[int]Sender
+	// QueueSize bounds the alerts waiting per media type (default
+	// 10,000): past it a new alert fails at once.
+	QueueSize int
+	// RateLimit bounds the alerts started per second per media type
+	// (0: unlimited).
+	RateLimit float64
+	// MaxSessions caps a media type's concurrent sends when it says 0
+	// (unlimited) (default 100).
+	MaxSessions int
+	// KeepAlerts bounds the alerts kept for alert.get (default 100,000).
+	KeepAlerts int
+	// InboxSize bounds the events waiting to be matched (default
+	// 1,000,000); past it events are dropped and counted.
+	InboxSize int
+	// ScriptsDir holds script media types' programs (Zabbix's
+	// AlertScriptsPath).
+	ScriptsDir string
+	// MaxBody bounds a webhook response body (default 1 MiB).
+	MaxBody int64
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+	// Location is the zone of {EVENT.DATE} and {EVENT.TIME}; default
+	// local time.
+	Location *time.Location
+	Metrics  *selfmon.Registry
+	Logger   *slog.Logger
+}
+
+// Engine matches events to actions, runs escalations and delivers
+// alerts. See the package documentation.
+type Engine struct {
+	opts    Options
+	log     *slog.Logger
+	store   *logStore
+	m       metrics
+	throt   *selfmon.LogThrottle
+	senders map[int]Sender
+
+	// inbox holds what Notify was given and Run has not taken.
+	inMu  sync.Mutex
+	inbox []event.Batch
+	inLen int
+	wake  chan struct{}
+
+	// escs is the working set of escalations (Run's goroutine only);
+	// byEvent indexes them by problem.
+	escs    map[uint64]*Escalation
+	byEvent map[uint64][]uint64
+	// running holds the escalations not Done: the only ones due and
+	// nextDue look at, so that a storm's finished escalations (waiting
+	// for recoveries) cost nothing per pass.
+	running map[uint64]*Escalation
+
+	qMu    sync.Mutex
+	queues map[uint64]*mediaQueue
+	ctx    context.Context
+	wg     sync.WaitGroup
+}
+
+type metrics struct {
+	backlog, escalations                                  *selfmon.Gauge
+	sent, failed, retries, dropped, eventsDropped, queued *selfmon.Counter
+}
+
+// New opens the alert log and restores escalations and alerts.
+func New(opts Options) (*Engine, error) {
+	switch {
+	case opts.Dir == "":
+		return nil, errors.New("alert: Options.Dir is required")
+	case opts.Config == nil || opts.Snapshot == nil || opts.Events == nil:
+		return nil, errors.New("alert: Options.Config, Snapshot and Events are required")
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 10_000
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 100
+	}
+	if opts.KeepAlerts <= 0 {
+		opts.KeepAlerts = 100_000
+	}
+	if opts.InboxSize <= 0 {
+		opts.InboxSize = 1_000_000
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 1 << 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = selfmon.NewRegistry()
+	}
+	if opts.Suppressed == nil {
+		opts.Suppressed = func(ev *event.Event) bool { return ev.Suppressed }
+	}
+	st, err := openLog(wal.Options{Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: opts.Logger}, opts.KeepAlerts)
+	if err != nil {
+		return nil, err
+	}
+	r := opts.Metrics
+	e := &Engine{opts: opts, log: opts.Logger, store: st, wake: make(chan struct{}, 1),
+		throt: selfmon.NewLogThrottle(opts.Logger, time.Minute),
+		escs:  map[uint64]*Escalation{}, byEvent: map[uint64][]uint64{}, running: map[uint64]*Escalation{}, queues: map[uint64]*mediaQueue{},
+		senders: map[int]Sender{
+			catalog.MediaWebhook: &WebhookSender{MaxBody: opts.MaxBody, Logger: opts.Logger},
+			catalog.MediaScript:  &ScriptSender{Dir: opts.ScriptsDir},
+			catalog.MediaEmail:   &EmailSender{Now: opts.Now},
+		},
+		m: metrics{
+			backlog:       r.Gauge("peregrine_alert_backlog", "Alerts waiting to be sent or retried, all media types."),
+			escalations:   r.Gauge("peregrine_alert_escalations", "Escalations in progress or waiting for a recovery."),
+			queued:        r.Counter("peregrine_alert_queued_total", "Alerts made and queued for sending."),
+			sent:          r.Counter("peregrine_alert_sent_total", "Alerts delivered."),
+			failed:        r.Counter("peregrine_alert_failed_total", "Alerts that failed after their last attempt, or at once (full queue, no media)."),
+			retries:       r.Counter("peregrine_alert_retries_total", "Failed attempts that were retried."),
+			dropped:       r.Counter("peregrine_alert_dropped_total", "Alerts failed at once because their media type's queue was full."),
+			eventsDropped: r.Counter("peregrine_alert_events_dropped_total", "Events not matched against actions because the engine's inbox was full."),
+		},
+	}
+	for k, s := range opts.Senders {
+		e.senders[k] = s
+	}
+	for _, x := range st.escalations() {
+		cp := x
+		e.addEsc(&cp)
+	}
+	return e, nil
+}
+
+// Notify hands the engine a committed batch of the event store: problem
+// and OK events and acknowledge actions. It never blocks on sending:
+// the batch is queued for Run, and dropped and counted if the inbox
+// holds Options.InboxSize events already. It is the event store's
+// commit hook (wired by the server).
+func (e *Engine) Notify(b *event.Batch) {
+	n := len(b.Events) + len(b.Acks)
+	if n == 0 {
+		return
+	}
+	cp := event.Batch{Events: append([]event.Event(nil), b.Events...), Acks: append([]event.Ack(nil), b.Acks...)}
+	e.inMu.Lock()
+	if e.inLen+n > e.opts.InboxSize {
+		e.inMu.Unlock()
+		e.m.eventsDropped.Add(uint64(n))
+		e.throt.Warn("inbox", "alert: inbox full, events not matched against actions (raise alerts.inbox_size)", "events", n, "inbox", e.opts.InboxSize)
+		return
+	}
+	e.inbox = append(e.inbox, cp)
+	e.inLen += n
+	e.inMu.Unlock()
+	e.signal()
+}
+
+func (e *Engine) signal() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run matches events, runs escalations on time and delivers alerts
+// until ctx ends; it then waits for sends in flight (bounded by their
+// timeouts). At start it catches up with problems the event store
+// holds beyond the log's watermark (a crash between an event's commit
+// and its escalation's), and re-queues alerts not yet delivered.
+func (e *Engine) Run(ctx context.Context) {
+	e.qMu.Lock()
+	e.ctx = ctx
+	e.qMu.Unlock()
+	e.catchUp()
+	e.enqueue(e.store.Alerts(func(a *Alert) bool { return a.Status == StatusNew || a.Status == StatusNotSent }))
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		e.pass()
+		next := e.nextDue()
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if next > 0 {
+			timer.Reset(max(time.Duration(next-e.opts.Now().UnixNano()), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			e.wg.Wait()
+			return
+		case <-e.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// Close closes the log. Run must have returned.
+func (e *Engine) Close() error { return e.store.close() }
+
+// catchUp queues the events after the watermark, as if notified.
+func (e *Engine) catchUp() {
+	w := e.store.watermark
+	if w == 0 {
+		// A new log: start from now, not from every retained event.
+		return
+	}
+	evs := e.opts.Events.Events(func(ev *event.Event) bool { return ev.ID > w })
+	if len(evs) > 0 {
+		e.log.Info("alert: matching events committed before the last stop", "events", len(evs), "after_event", w)
+		e.Notify(&event.Batch{Events: evs})
+	}
+}
+
+func (e *Engine) addEsc(x *Escalation) {
+	e.escs[x.ID] = x
+	if !x.Done {
+		e.running[x.ID] = x
+	}
+	e.byEvent[x.EventID] = append(e.byEvent[x.EventID], x.ID)
+	e.m.escalations.Set(int64(len(e.escs)))
+}
+
+func (e *Engine) delEsc(x *Escalation) {
+	delete(e.escs, x.ID)
+	delete(e.running, x.ID)
+	ids := e.byEvent[x.EventID]
+	for i, id := range ids {
+		if id == x.ID {
+			ids = append(ids[:i], ids[i+1:]...)
+			break
+		}
+	}
+	if len(ids) == 0 {
+		delete(e.byEvent, x.EventID)
+	} else {
+		e.byEvent[x.EventID] = ids
+	}
+	e.m.escalations.Set(int64(len(e.escs)))
+}
+
+// nextDue is the earliest NextCheck of a running escalation, 0 if none.
+func (e *Engine) nextDue() int64 {
+	var n int64
+	for _, x := range e.running {
+		if n == 0 || x.NextCheck < n {
+			n = x.NextCheck
+		}
+	}
+	return n
+}
+
+// pass is one round of Run: take the inbox, start and stop escalations,
+// run the steps that are due, persist, then queue the alerts.
+func (e *Engine) pass() {
+	e.inMu.Lock()
+	in := e.inbox
+	e.inbox, e.inLen = nil, 0
+	e.inMu.Unlock()
+	p := &passState{e: e, cfg: e.opts.Config(), snap: e.opts.Snapshot(), now: e.opts.Now()}
+	p.actions = p.cfg.SortedActions() // once per pass, not per event
+	for i := range in {
+		for j := range in[i].Events {
+			ev := &in[i].Events[j]
+			p.watermark = max(p.watermark, ev.ID)
+			if ev.Value == event.ValueProblem {
+				p.problem(ev)
+			} else {
+				p.recovery(ev, ev.Resolves)
+			}
+		}
+		for j := range in[i].Acks {
+			p.update(&in[i].Acks[j])
+		}
+	}
+	p.due()
+	if len(p.recs) == 0 && p.watermark == 0 {
+		return
+	}
+	if p.watermark > 0 {
+		p.recs = append(p.recs, record{Events: p.watermark})
+	}
+	if err := e.store.write(p.recs); err != nil {
+		// Not applied: the escalations stay as they were in memory too
+		// would be wrong (they were changed in place), so reload them
+		// from the log, which is the truth, and try again next pass.
+		e.log.Error("alert: cannot persist alerts and escalations; retrying at the next pass", "err", err)
+		e.escs, e.byEvent, e.running = map[uint64]*Escalation{}, map[uint64][]uint64{}, map[uint64]*Escalation{}
+		for _, x := range e.store.escalations() {
+			cp := x
+			e.addEsc(&cp)
+		}
+		// The batches go back first in the inbox, so the next pass
+		// decides them again.
+		e.inMu.Lock()
+		for _, b := range in {
+			e.inLen += len(b.Events) + len(b.Acks)
+		}
+		e.inbox = append(in, e.inbox...)
+		e.inMu.Unlock()
+		time.AfterFunc(time.Second, e.signal)
+		return
+	}
+	as := make([]Alert, len(p.alerts))
+	for i, a := range p.alerts {
+		as[i] = *a
+	}
+	e.enqueue(as)
+}
+
+// passState collects the changes of one pass.
+type passState struct {
+	e         *Engine
+	cfg       *catalog.AlertConfig
+	snap      *catalog.Snapshot
+	now       time.Time
+	actions   []*catalog.Action // enabled or not, by ID
+	recs      []record
+	alerts    []*Alert
+	watermark uint64
+}
+
+func (p *passState) putEsc(x *Escalation) {
+	cp := *x
+	p.recs = append(p.recs, record{Escalation: &cp})
+}
+
+// problem starts an escalation per matching enabled trigger action.
+func (p *passState) problem(ev *event.Event) {
+	if len(p.e.byEvent[ev.ID]) > 0 {
+		return // already escalating (catch-up after a restart)
+	}
+	in := &matchInput{ev: ev, snap: p.snap, suppressed: p.e.opts.Suppressed(ev)}
+	if p.snap != nil {
+		in.trig = p.snap.Trigger(ev.ObjectID)
+	}
+	for _, a := range p.actions {
+		if a.Status != 0 || a.EventSource != 0 || !p.e.matches(a, in) {
+			continue
+		}
+		_, id := p.e.store.ids(0, 1)
+		x := &Escalation{ID: id, ActionID: a.ID, EventID: ev.ID, TriggerID: ev.ObjectID, Step: 1, NextCheck: p.now.UnixNano()}
+		p.e.addEsc(x)
+		p.putEsc(x)
+	}
+}
+
+// recovery ends the escalations of the resolved problems with their
+// actions' recovery operations.
+func (p *passState) recovery(ok *event.Event, problems []uint64) {
+	for _, pid := range problems {
+		for _, xid := range append([]uint64(nil), p.e.byEvent[pid]...) {
+			x := p.e.escs[xid]
+			a := p.cfg.Actions[x.ActionID]
+			if a != nil && a.Status == 0 {
+				prob, _ := p.e.opts.Events.Event(pid)
+				p.run(a, x, a.RecoveryOperations, 1, &prob, ok, nil)
+			}
+			p.e.delEsc(x)
+			p.recs = append(p.recs, record{DeleteEsc: x.ID})
+		}
+	}
+}
+
+// update runs the update operations of the actions escalating the
+// acknowledged problem.
+func (p *passState) update(ack *event.Ack) {
+	for _, xid := range p.e.byEvent[ack.EventID] {
+		x := p.e.escs[xid]
+		a := p.cfg.Actions[x.ActionID]
+		if a == nil || a.Status != 0 || len(a.UpdateOperations) == 0 {
+			continue
+		}
+		prob, ok := p.e.opts.Events.Event(ack.EventID)
+		if !ok {
+			continue
+		}
+		p.run(a, x, a.UpdateOperations, 2, &prob, nil, ack)
+	}
+}
+
+// due runs the escalation steps whose time has come.
+func (p *passState) due() {
+	now := p.now.UnixNano()
+	for _, x := range p.e.running {
+		if x.NextCheck > now {
+			continue
+		}
+		a := p.cfg.Actions[x.ActionID]
+		prob, ok := p.e.opts.Events.Event(x.EventID)
+		switch {
+		case !ok || a == nil || a.Status != 0:
+			// The action was deleted or disabled, or the problem
+			// retention-dropped: Zabbix cancels the escalation.
+			p.e.log.Info("alert: escalation cancelled", "action", x.ActionID, "event", x.EventID, "action_exists", a != nil, "event_exists", ok)
+			p.e.delEsc(x)
+			p.recs = append(p.recs, record{DeleteEsc: x.ID})
+			continue
+		case !prob.Open():
+			// Resolved while the engine did not hear of it (a full inbox,
+			// a crash): recover now.
+			okEv, _ := p.e.opts.Events.Event(prob.REventID)
+			p.recovery(&okEv, []uint64{prob.ID})
+			continue
+		case a.PauseSuppressed == 1 && p.e.opts.Suppressed(&prob):
+			x.NextCheck = now + int64(time.Minute) // re-check; maintenance may end
+			p.putEsc(x)
+			continue
+		}
+		var ops []catalog.Operation
+		var period time.Duration
+		more := false
+		for _, op := range a.Operations {
+			from, to := max(op.StepFrom, 1), op.StepTo
+			if from <= x.Step && (to == 0 || x.Step <= to) {
+				ops = append(ops, op)
+				if d, err := ParsePeriod(op.Period); err == nil && d > 0 && (period == 0 || d < period) {
+					period = d
+				}
+			}
+			if to == 0 || to > x.Step || from > x.Step {
+				more = true
+			}
+		}
+		if period == 0 {
+			period, _ = ParsePeriod(a.Period)
+			if period <= 0 {
+				period = time.Hour
+			}
+		}
+		p.run(a, x, ops, 0, &prob, nil, nil)
+		if more {
+			x.Step++
+			x.NextCheck = now + int64(period)
+		} else {
+			x.Done = true
+			delete(p.e.running, x.ID)
+		}
+		p.putEsc(x)
+	}
+}
+
+// ParsePeriod parses Zabbix's time suffixes: "30", "30s", "1m", "1h",
+// "1d", "1w".
+func ParsePeriod(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	mult := time.Second
+	switch s[len(s)-1] {
+	case 's':
+		s = s[:len(s)-1]
+	case 'm':
+		mult, s = time.Minute, s[:len(s)-1]
+	case 'h':
+		mult, s = time.Hour, s[:len(s)-1]
+	case 'd':
+		mult, s = 24*time.Hour, s[:len(s)-1]
+	case 'w':
+		mult, s = 7*24*time.Hour, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid time period %q", s)
+	}
+	return time.Duration(n) * mult, nil
+}
+
+// kind 0 problem, 1 recovery, 2 update: Zabbix's message template
+// "recovery" value.
+func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operation, kind int, prob, ok *event.Event, ack *event.Ack) {
+	for i := range ops {
+		op := &ops[i]
+		var targets []Recipient
+		switch op.OperationType {
+		case catalog.OpSendMessage:
+			users := append([]uint64(nil), op.UserIDs...)
+			if len(op.GroupIDs) > 0 && p.e.opts.UsersOfGroups != nil {
+				users = append(users, p.e.opts.UsersOfGroups(op.GroupIDs)...)
+			}
+			seen := map[uint64]bool{}
+			for _, u := range users {
+				if !seen[u] {
+					seen[u] = true
+					targets = append(targets, Recipient{UserID: u, MediaTypeID: op.MediaTypeID})
+				}
+			}
+		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
+			targets = x.Recipients
+		default:
+			continue
+		}
+		for _, t := range targets {
+			p.send(a, x, op, kind, t, prob, ok, ack)
+		}
+	}
+}
+
+// send makes the alerts of one operation for one user: one per matching
+// medium, or one failed alert if the user has none.
+func (p *passState) send(a *catalog.Action, x *Escalation, op *catalog.Operation, kind int, t Recipient, prob, ok *event.Event, ack *event.Ack) {
+	sev := prob.Severity
+	var made bool
+	have := false
+	for _, md := range p.cfg.Medias[t.UserID] {
+		if t.MediaTypeID != 0 && md.MediaTypeID != t.MediaTypeID {
+			continue
+		}
+		mt := p.cfg.MediaTypes[md.MediaTypeID]
+		if mt == nil || mt.Status != 0 {
+			continue
+		}
+		have = true
+		if md.Active != 0 || md.Severity&(1<<sev) == 0 || !inPeriod(md.Period, p.now.In(p.loc())) {
+			continue
+		}
+		subject, message := op.Subject, op.Message
+		if op.DefaultMsg == 1 || op.OperationType != catalog.OpSendMessage {
+			subject, message = "", ""
+			for _, tm := range mt.Templates {
+				if tm.EventSource == 0 && tm.Recovery == kind {
+					subject, message = tm.Subject, tm.Message
+				}
+			}
+		}
+		p.alert(a, x, kind, t.UserID, mt, strings.Join(md.SendTo, ","), subject, message, prob, ok, ack, "")
+		made = true
+	}
+	if !have {
+		p.alert(a, x, kind, t.UserID, nil, "", "", "", prob, ok, ack, "No media defined for user.")
+	}
+	if made && kind == 0 {
+		for _, r := range x.Recipients {
+			if r.UserID == t.UserID && r.MediaTypeID == t.MediaTypeID {
+				return
+			}
+		}
+		x.Recipients = append(x.Recipients, t)
+	}
+}
+
+func (p *passState) loc() *time.Location {
+	if p.e.opts.Location != nil {
+		return p.e.opts.Location
+	}
+	return time.Local
+}
+
+// alert makes one alert: expands subject, message and parameters, and
+// records it (failed at once when failErr is set).
+func (p *passState) alert(a *catalog.Action, x *Escalation, kind int, user uint64, mt *catalog.MediaType, sendto, subject, message string, prob, ok *event.Event, ack *event.Ack, failErr string) {
+	md := &MacroData{Problem: prob, Recovery: ok, Ack: ack, Snap: p.snap, LastValue: p.e.opts.LastValue, Action: a, Loc: p.e.opts.Location}
+	if p.snap != nil {
+		md.Trigger = p.snap.Trigger(prob.ObjectID)
+	}
+	id, _ := p.e.store.ids(1, 0)
+	al := &Alert{ID: id, ActionID: a.ID, EventID: prob.ID, PEventID: prob.ID, TriggerID: prob.ObjectID, UserID: user,
+		Clock: p.now.Unix(), SendTo: sendto, Subject: Expand(subject, md), Message: Expand(message, md), Status: StatusNew, EscStep: x.Step}
+	if ok != nil {
+		al.EventID = ok.ID
+	}
+	if ack != nil {
+		al.AckID = ack.ID
+	}
+	if kind != 0 {
+		al.EscStep = 0
+	}
+	if failErr != "" {
+		al.Status, al.Error = StatusFailed, failErr
+		p.e.m.failed.Inc()
+		p.recs = append(p.recs, record{Alert: al})
+		return
+	}
+	al.MediaTypeID = mt.ID
+	md.SendTo, md.Subject, md.Message = al.SendTo, al.Subject, al.Message
+	switch mt.Type {
+	case catalog.MediaWebhook:
+		for _, prm := range mt.Parameters {
+			al.Params = append(al.Params, Param{Name: prm.Name, Value: Expand(prm.Value, md)})
+		}
+	case catalog.MediaScript:
+		for _, line := range strings.Split(strings.TrimSuffix(mt.ExecParams, "\n"), "\n") {
+			if mt.ExecParams != "" {
+				al.Params = append(al.Params, Param{Value: Expand(line, md)})
+			}
+		}
+	}
+	p.recs = append(p.recs, record{Alert: al})
+	p.alerts = append(p.alerts, al)
+}
+
+// Alerts returns the kept alerts that keep accepts, ascending by ID.
+func (e *Engine) Alerts(keep func(*Alert) bool) []Alert { return e.store.Alerts(keep) }
+
+// Escalations returns the escalations as last persisted.
+func (e *Engine) Escalations() []Escalation { return e.store.escalations() }

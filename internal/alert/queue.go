@@ -1,0 +1,278 @@
+package alert
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// mediaQueue holds one media type's alerts waiting to be sent: a slice
+// bounded by Options.QueueSize plus a one-slot signal channel (values in
+// slices, signals in channels), drained by one dispatcher goroutine
+// that starts up to maxsessions sends and paces them by the rate limit.
+type mediaQueue struct {
+	id   uint64
+	e    *Engine
+	wake chan struct{}
+
+	mu       sync.Mutex
+	q        []Alert
+	retrying int // alerts waiting for their next attempt
+	inflight int
+	// Token bucket of the rate limit: tokens refill at RateLimit per
+	// second up to a burst of one second's worth.
+	tokens float64
+	last   time.Time
+}
+
+// enqueue queues alerts for sending; those whose media type's queue is
+// full fail at once, recorded in one write: a notification flood must
+// neither grow memory without bound nor block the engine.
+func (e *Engine) enqueue(as []Alert) {
+	var failed []record
+	for _, a := range as {
+		if n, ok := e.admit(a); !ok {
+			e.m.dropped.Inc()
+			e.m.failed.Inc()
+			e.throt.Warn(fmt.Sprint("queue", a.MediaTypeID), "alert: media type queue full; alerts fail at once (raise alerts.queue_size or the media type's maxsessions, or lower the flood)",
+				"mediatypeid", a.MediaTypeID, "queued", n)
+			a.Status, a.Error = StatusFailed, fmt.Sprintf("Queue of media type %d is full (%d alerts waiting).", a.MediaTypeID, n)
+			failed = append(failed, record{Alert: &a})
+		}
+	}
+	if err := e.store.write(failed); err != nil {
+		e.log.Error("alert: cannot record alerts failed by a full queue", "alerts", len(failed), "err", err)
+	}
+}
+
+// admit puts a in its media type's queue unless the queue is full; it
+// returns the queue's length.
+func (e *Engine) admit(a Alert) (int, bool) {
+	e.qMu.Lock()
+	ctx := e.ctx
+	q := e.queues[a.MediaTypeID]
+	if q == nil && ctx != nil {
+		q = &mediaQueue{id: a.MediaTypeID, e: e, wake: make(chan struct{}, 1)}
+		e.queues[a.MediaTypeID] = q
+		// Queues are made once per media type and never dropped, so the
+		// series is registered once.
+		e.opts.Metrics.GaugeFunc("peregrine_alert_queue_length", "Alerts queued, waiting for a retry or being sent, per media type.",
+			func() float64 {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return float64(len(q.q) + q.retrying + q.inflight)
+			}, "mediatypeid", strconv.FormatUint(q.id, 10))
+		e.wg.Add(1)
+		go q.dispatch(ctx)
+	}
+	e.qMu.Unlock()
+	if q == nil {
+		return 0, true // Run has not started; it re-queues unsent alerts
+	}
+	q.mu.Lock()
+	if n := len(q.q); n >= e.opts.QueueSize {
+		q.mu.Unlock()
+		return n, false
+	}
+	q.q = append(q.q, a)
+	q.mu.Unlock()
+	e.m.queued.Inc()
+	e.m.backlog.Add(1)
+	q.signal()
+	return 0, true
+}
+
+func (q *mediaQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish records an alert's final or intermediate status.
+func (e *Engine) finish(a Alert, status int, errText string) {
+	a.Status, a.Error = status, errText
+	switch status {
+	case StatusSent:
+		e.m.sent.Inc()
+	case StatusFailed:
+		e.m.failed.Inc()
+	}
+	if err := e.store.write([]record{{Alert: &a}}); err != nil {
+		e.log.Error("alert: cannot record an alert's status", "alertid", a.ID, "status", status, "err", err)
+	}
+}
+
+// sessions is the media type's concurrency now (it may be edited).
+func (q *mediaQueue) sessions(mt *catalog.MediaType) int {
+	if mt == nil || mt.MaxSessions <= 0 {
+		return q.e.opts.MaxSessions
+	}
+	return mt.MaxSessions
+}
+
+// dispatch starts sends while sessions and the rate limit allow.
+func (q *mediaQueue) dispatch(ctx context.Context) {
+	defer q.e.wg.Done()
+	var sends sync.WaitGroup
+	defer sends.Wait()
+	for {
+		for {
+			mt := q.e.opts.Config().MediaTypes[q.id]
+			q.mu.Lock()
+			if len(q.q) == 0 || q.inflight >= q.sessions(mt) {
+				q.mu.Unlock()
+				break
+			}
+			if wait := q.take(); wait > 0 {
+				q.mu.Unlock()
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			a := q.q[0]
+			q.q[0] = Alert{}
+			q.q = q.q[1:]
+			q.inflight++
+			q.mu.Unlock()
+			sends.Add(1)
+			go func() {
+				defer sends.Done()
+				q.deliver(ctx, a)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wake:
+		}
+	}
+}
+
+// take takes a rate token, or says how long to wait for one. q.mu is
+// held.
+func (q *mediaQueue) take() time.Duration {
+	rate := q.e.opts.RateLimit
+	if rate <= 0 {
+		return 0
+	}
+	now := time.Now()
+	if q.last.IsZero() {
+		q.tokens = 1
+	} else {
+		q.tokens = min(q.tokens+now.Sub(q.last).Seconds()*rate, max(rate, 1))
+	}
+	q.last = now
+	if q.tokens >= 1 {
+		q.tokens--
+		return 0
+	}
+	return time.Duration((1 - q.tokens) / rate * float64(time.Second))
+}
+
+// deliver makes one attempt and records the outcome; a failed attempt
+// with attempts left comes back to the queue after the media type's
+// attempt_interval, not holding a session while it waits.
+func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
+	e := q.e
+	done := func() {
+		q.mu.Lock()
+		q.inflight--
+		q.mu.Unlock()
+		q.signal()
+	}
+	mt := e.opts.Config().MediaTypes[a.MediaTypeID]
+	if mt == nil || mt.Status != 0 {
+		e.m.backlog.Add(-1)
+		msg := "Media type disabled."
+		if mt == nil {
+			msg = "Media type does not exist."
+		}
+		e.finish(a, StatusFailed, msg)
+		done()
+		return
+	}
+	s := e.senders[mt.Type]
+	var err error
+	if s == nil {
+		err = fmt.Errorf("unsupported media type %d", mt.Type)
+	} else {
+		timeout, perr := ParsePeriod(mt.Timeout)
+		if perr != nil || timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		err = s.Send(sctx, mt, &a)
+		cancel()
+	}
+	if err == nil {
+		e.m.backlog.Add(-1)
+		a.Retries++
+		e.finish(a, StatusSent, "")
+		done()
+		return
+	}
+	a.Retries++
+	attempts := mt.MaxAttempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	if a.Retries >= attempts {
+		e.m.backlog.Add(-1)
+		e.finish(a, StatusFailed, err.Error())
+		done()
+		return
+	}
+	if ctx.Err() != nil {
+		// Stopping: the alert stays "not sent" in the log and is sent
+		// again after the restart.
+		e.finish(a, StatusNotSent, err.Error())
+		done()
+		return
+	}
+	e.m.retries.Inc()
+	e.finish(a, StatusNotSent, err.Error())
+	interval, perr := ParsePeriod(mt.AttemptInterval)
+	if perr != nil {
+		interval = 10 * time.Second
+	}
+	q.mu.Lock()
+	q.inflight--
+	q.retrying++
+	q.mu.Unlock()
+	t := time.NewTimer(interval)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+	case <-t.C:
+	}
+	q.mu.Lock()
+	q.retrying--
+	// A retry goes first and past the bound: it was admitted already.
+	q.q = append([]Alert{a}, q.q...)
+	q.mu.Unlock()
+	q.signal()
+}
+
+// Backlog returns the alerts queued or waiting for a retry, per media
+// type ID.
+func (e *Engine) Backlog() map[uint64]int {
+	e.qMu.Lock()
+	defer e.qMu.Unlock()
+	out := map[uint64]int{}
+	for id, q := range e.queues {
+		q.mu.Lock()
+		out[id] = len(q.q) + q.retrying + q.inflight
+		q.mu.Unlock()
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+package alert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+)
+
+// Alert statuses (Zabbix's alert "status").
+const (
+	StatusNotSent = 0 // being retried
+	StatusSent    = 1
+	StatusFailed  = 2
+	StatusNew     = 3 // not yet tried
+)
+
+// Alert is one notification to one user through one medium (Zabbix's
+// alert object, alerttype 0).
+type Alert struct {
+	ID          uint64 `json:"id"`
+	ActionID    uint64 `json:"action"`
+	EventID     uint64 `json:"event"`   // the event the alert is about: problem, or OK for a recovery
+	PEventID    uint64 `json:"pevent"`  // the problem event
+	TriggerID   uint64 `json:"trigger"` // for alert.get selectHosts
+	UserID      uint64 `json:"user"`
+	MediaTypeID uint64 `json:"mediatype"`
+	AckID       uint64 `json:"ack,omitempty"`
+	Clock       int64  `json:"clock"`
+	SendTo      string `json:"sendto"`
+	Subject     string `json:"subject"`
+	Message     string `json:"message"`
+	Status      int    `json:"status"`
+	Retries     int    `json:"retries"`
+	Error       string `json:"error"`
+	EscStep     int    `json:"esc_step"`
+	// Params are a webhook's parameters or a script's arguments with
+	// their macros expanded when the alert was made (Zabbix stores them
+	// with the alert too), so a retry after a restart sends the same.
+	Params []Param `json:"params,omitempty"`
+}
+
+// Param is an expanded media type parameter.
+type Param struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Recipient is a user and medium an escalation sent a problem message
+// to, for "notify all involved".
+type Recipient struct {
+	UserID      uint64 `json:"user"`
+	MediaTypeID uint64 `json:"mediatype"`
+}
+
+// Escalation is the running state of one action for one problem.
+type Escalation struct {
+	ID        uint64 `json:"id"`
+	ActionID  uint64 `json:"action"`
+	EventID   uint64 `json:"event"`
+	TriggerID uint64 `json:"trigger"`
+	// Step is the next step to run (1-based); NextCheck when, in Unix
+	// nanoseconds.
+	Step      int   `json:"step"`
+	NextCheck int64 `json:"next"`
+	// Done is set once no operation remains for later steps: the
+	// escalation then waits for the recovery (recovery operations) or
+	// updates (update operations).
+	Done       bool        `json:"done,omitempty"`
+	Recipients []Recipient `json:"rcpt,omitempty"`
+}
+
+// record is one log entry: an upsert of an alert or escalation, the
+// deletion of an escalation, or the event watermark. JSON keeps the
+// format readable in docs/format/alerts.md; the volumes are those of
+// notifications, not of history.
+type record struct {
+	Alert      *Alert      `json:"a,omitempty"`
+	Escalation *Escalation `json:"e,omitempty"`
+	DeleteEsc  uint64      `json:"x,omitempty"`
+	// Events is the highest event ID whose notifications are decided.
+	Events uint64 `json:"w,omitempty"`
+}
+
+// ErrCorrupt marks a log record this package could not have written.
+var ErrCorrupt = errors.New("alert log is corrupt")
+
+// logStore is the durable state: alerts and escalations, replayed at
+// open, checkpointed into a fresh segment so that the log stays in
+// proportion to what is live.
+type logStore struct {
+	w   *wal.WAL
+	log *slog.Logger
+	// keep bounds the alerts kept (in memory and at checkpoints); the
+	// oldest go first.
+	keep int
+
+	// wmu is read-locked by every write, so that concurrent writes share
+	// fsyncs, and write-locked by a checkpoint, so that no record is
+	// appended to a segment the checkpoint deletes before it is applied
+	// to the memory the checkpoint copies. Lock order: wmu, then mu.
+	wmu        sync.RWMutex
+	mu         sync.Mutex
+	alerts     map[uint64]*Alert
+	order      []uint64 // alert IDs, ascending (creation order)
+	escs       map[uint64]*Escalation
+	nextAlert  uint64
+	nextEsc    uint64
+	watermark  uint64
+	sinceCkpt  int
+	liveAtCkpt int
+}
+
+func openLog(wo wal.Options, keep int) (*logStore, error) {
+	dir, log := wo.Dir, wo.Logger
+	w, err := wal.Open(wo)
+	if err != nil {
+		return nil, fmt.Errorf("alert: cannot open log %s: %w", dir, err)
+	}
+	s := &logStore{w: w, log: log, keep: keep, alerts: map[uint64]*Alert{}, escs: map[uint64]*Escalation{}, nextAlert: 1, nextEsc: 1}
+	err = w.Replay(func(rec []byte) error {
+		var r record
+		if err := json.Unmarshal(rec, &r); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		s.apply(&r)
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("alert: cannot replay log %s: %w", dir, err)
+	}
+	slices.Sort(s.order)
+	s.order = slices.Compact(s.order)
+	s.trim()
+	if err := s.checkpoint(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// apply applies a record to memory. s.mu is held (or the store is being
+// opened).
+func (s *logStore) apply(r *record) {
+	if a := r.Alert; a != nil {
+		if _, ok := s.alerts[a.ID]; !ok {
+			s.order = append(s.order, a.ID)
+		}
+		cp := *a
+		s.alerts[a.ID] = &cp
+		s.nextAlert = max(s.nextAlert, a.ID+1)
+	}
+	if e := r.Escalation; e != nil {
+		cp := *e
+		s.escs[e.ID] = &cp
+		s.nextEsc = max(s.nextEsc, e.ID+1)
+	}
+	if r.DeleteEsc != 0 {
+		delete(s.escs, r.DeleteEsc)
+	}
+	s.watermark = max(s.watermark, r.Events)
+}
+
+// trim drops the oldest alerts past keep; alerts still to be sent are
+// kept whatever their age.
+func (s *logStore) trim() {
+	if len(s.order) <= s.keep {
+		return
+	}
+	n := len(s.order) - s.keep
+	kept := s.order[:0]
+	for i, id := range s.order {
+		a := s.alerts[id]
+		if i < n && a != nil && (a.Status == StatusSent || a.Status == StatusFailed) {
+			delete(s.alerts, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	s.order = kept
+}
+
+// checkpoint starts a new segment holding every live object and deletes
+// the older segments. Records are upserts, so a crash between the two
+// leaves a log that replays to the same state.
+func (s *logStore) checkpoint() error {
+	idx, err := s.w.Cut()
+	if err != nil {
+		return fmt.Errorf("alert: cannot cut the log: %w", err)
+	}
+	var last wal.Pending
+	n := 0
+	put := func(r *record) error {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		last = s.w.AppendAsync(b)
+		n++
+		return nil
+	}
+	if err := put(&record{Events: s.watermark}); err != nil {
+		return err
+	}
+	for _, id := range s.order {
+		if err := put(&record{Alert: s.alerts[id]}); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.escs {
+		if err := put(&record{Escalation: e}); err != nil {
+			return err
+		}
+	}
+	if err := last.Wait(); err != nil {
+		return fmt.Errorf("alert: cannot write the checkpoint: %w", err)
+	}
+	if err := s.w.Truncate(idx); err != nil {
+		return fmt.Errorf("alert: cannot delete old log segments: %w", err)
+	}
+	s.sinceCkpt, s.liveAtCkpt = 0, n
+	return nil
+}
+
+// write makes records durable and applies them. Records are encoded in
+// one log record each, appended together, waited for once.
+func (s *logStore) write(recs []record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	s.wmu.RLock()
+	var last wal.Pending
+	for i := range recs {
+		b, err := json.Marshal(&recs[i])
+		if err != nil {
+			s.wmu.RUnlock()
+			return fmt.Errorf("BUG: alert: cannot encode a log record: %w", err)
+		}
+		last = s.w.AppendAsync(b)
+	}
+	if err := last.Wait(); err != nil {
+		s.wmu.RUnlock()
+		return fmt.Errorf("alert: cannot write the log: %w", err)
+	}
+	s.mu.Lock()
+	for i := range recs {
+		s.apply(&recs[i])
+	}
+	s.sinceCkpt += len(recs)
+	s.trim()
+	need := s.sinceCkpt > 4*s.liveAtCkpt+100_000
+	s.mu.Unlock()
+	s.wmu.RUnlock()
+	if !need {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sinceCkpt <= 4*s.liveAtCkpt+100_000 {
+		return nil // another writer checkpointed
+	}
+	return s.checkpoint()
+}
+
+// ids reserves n alert IDs and m escalation IDs.
+func (s *logStore) ids(n, m int) (alertID, escID uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	alertID, escID = s.nextAlert, s.nextEsc
+	s.nextAlert += uint64(n)
+	s.nextEsc += uint64(m)
+	return alertID, escID
+}
+
+// Alerts returns copies of the alerts keep accepts, ascending by ID.
+func (s *logStore) Alerts(keep func(*Alert) bool) []Alert {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Alert
+	for _, id := range s.order {
+		if a := s.alerts[id]; a != nil && keep(a) {
+			out = append(out, *a)
+		}
+	}
+	return out
+}
+
+// escalations returns copies of every escalation.
+func (s *logStore) escalations() []Escalation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Escalation, 0, len(s.escs))
+	for _, e := range s.escs {
+		cp := *e
+		cp.Recipients = slices.Clone(e.Recipients)
+		out = append(out, cp)
+	}
+	slices.SortFunc(out, func(a, b Escalation) int { return cmpU(a.ID, b.ID) })
+	return out
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (s *logStore) close() error { return s.w.Close() }

@@ -1,0 +1,438 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// alertSchema holds what notifications need (schema version 10): media
+// types, actions and users' media, each row an ID, the name where Zabbix
+// makes it unique, and the object as JSON with Zabbix's field names. One
+// JSON column rather than a dozen tables of operations, conditions and
+// templates: the objects are small, few (hundreds, not millions), always
+// read and written whole, and loaded once per change into AlertConfig.
+// alert_seq keeps the next ID of each kind, so that an ID is never reused
+// after a delete: alerts name their action and media type by ID.
+const alertSchema = `
+CREATE TABLE IF NOT EXISTS media_types (
+	id     INTEGER PRIMARY KEY,
+	name   TEXT NOT NULL UNIQUE,
+	config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS actions (
+	id     INTEGER PRIMARY KEY,
+	name   TEXT NOT NULL UNIQUE,
+	config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS user_medias (
+	user_id INTEGER PRIMARY KEY,
+	config  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS alert_seq (
+	kind TEXT PRIMARY KEY,
+	next INTEGER NOT NULL
+);
+`
+
+// migrateAlerts is the migration 10 → 11 (media types, actions, user
+// media), self-contained so that schema changes made in parallel
+// renumber cleanly.
+func migrateAlerts() string { return alertSchema }
+
+// Media type kinds (Zabbix's mediatype "type").
+const (
+	MediaEmail   = 0
+	MediaScript  = 1
+	MediaWebhook = 4
+)
+
+// SMTP security (Zabbix's smtp_security).
+const (
+	SMTPNone     = 0
+	SMTPStartTLS = 1
+	SMTPSSL      = 2
+)
+
+// MediaParam is one webhook parameter.
+type MediaParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// MessageTemplate is a media type's default message for one kind of
+// event: Recovery 0 problem, 1 recovery, 2 update (Zabbix's "recovery").
+type MessageTemplate struct {
+	EventSource int    `json:"eventsource"`
+	Recovery    int    `json:"recovery"`
+	Subject     string `json:"subject"`
+	Message     string `json:"message"`
+}
+
+// MediaType is a Zabbix 6.0 media type: how alerts are delivered.
+type MediaType struct {
+	ID          uint64 `json:"mediatypeid"`
+	Name        string `json:"name"`
+	Type        int    `json:"type"`
+	Status      int    `json:"status"` // 0 enabled, 1 disabled
+	Description string `json:"description"`
+	// Email.
+	SMTPServer   string `json:"smtp_server"`
+	SMTPPort     int    `json:"smtp_port"`
+	SMTPHelo     string `json:"smtp_helo"`
+	SMTPEmail    string `json:"smtp_email"`
+	SMTPSecurity int    `json:"smtp_security"`
+	// SMTPVerifyPeer and SMTPVerifyHost check the server's certificate
+	// (1) or not (0) under STARTTLS and SSL.
+	SMTPVerifyPeer int    `json:"smtp_verify_peer"`
+	SMTPVerifyHost int    `json:"smtp_verify_host"`
+	SMTPAuth       int    `json:"smtp_authentication"` // 0 none, 1 password
+	Username       string `json:"username"`
+	Passwd         string `json:"passwd"`
+	ContentType    int    `json:"content_type"` // 0 plain text, 1 HTML
+	// Script: the program's name (under alerts.scripts_dir) and its
+	// parameters, one a line, as Zabbix 6.0's exec_params.
+	ExecPath   string `json:"exec_path"`
+	ExecParams string `json:"exec_params"`
+	// Webhook: parameters, JavaScript, and whether to take tags from the
+	// script's result.
+	Parameters  []MediaParam `json:"parameters"`
+	Script      string       `json:"script"`
+	Timeout     string       `json:"timeout"` // "30s"
+	ProcessTags int          `json:"process_tags"`
+	// Delivery: concurrent sessions (0 unlimited), attempts and the pause
+	// between them.
+	MaxSessions     int               `json:"maxsessions"`
+	MaxAttempts     int               `json:"maxattempts"`
+	AttemptInterval string            `json:"attempt_interval"` // "10s"
+	Templates       []MessageTemplate `json:"message_templates"`
+}
+
+// UserMedia is one medium of a user (Zabbix's media object).
+type UserMedia struct {
+	ID          uint64   `json:"mediaid"`
+	MediaTypeID uint64   `json:"mediatypeid"`
+	SendTo      []string `json:"sendto"` // one address; several for email
+	Active      int      `json:"active"` // 0 enabled, 1 disabled
+	Severity    int      `json:"severity"`
+	Period      string   `json:"period"`
+}
+
+// Action condition types Peregrine evaluates (Zabbix's conditiontype).
+const (
+	CondHostGroup  = 0
+	CondHost       = 1
+	CondTrigger    = 2
+	CondEventName  = 3
+	CondSeverity   = 4
+	CondSuppressed = 16
+	CondTag        = 25
+	CondTagValue   = 26
+)
+
+// Condition operators (Zabbix's operator).
+const (
+	OpEqual      = 0
+	OpNotEqual   = 1
+	OpLike       = 2
+	OpNotLike    = 3
+	OpGreaterEq  = 5
+	OpLessEq     = 6
+	OpYes        = 10
+	OpNo         = 11
+	opMaxDefined = 11
+)
+
+// Condition is one action filter condition. For CondTagValue, Value2 is
+// the tag's name and Value its value.
+type Condition struct {
+	ConditionType int    `json:"conditiontype"`
+	Operator      int    `json:"operator"`
+	Value         string `json:"value"`
+	Value2        string `json:"value2"`
+	FormulaID     string `json:"formulaid"`
+}
+
+// Filter is an action's filter: EvalType 0 and/or, 1 and, 2 or, 3 custom
+// Formula over the conditions' FormulaIDs.
+type Filter struct {
+	EvalType   int         `json:"evaltype"`
+	Formula    string      `json:"formula"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// Operation types (Zabbix's operationtype) Peregrine runs.
+const (
+	OpSendMessage       = 0
+	OpNotifyAllRecovery = 11 // recovery operations: notify all involved
+	OpNotifyAllUpdate   = 12 // update operations: notify all involved
+)
+
+// Operation is one action operation; step fields are for problem
+// operations only.
+type Operation struct {
+	OperationType int    `json:"operationtype"`
+	StepFrom      int    `json:"esc_step_from"`
+	StepTo        int    `json:"esc_step_to"` // 0: to the end
+	Period        string `json:"esc_period"`  // "0": the action's
+	// Message: DefaultMsg 1 takes the media type's template.
+	DefaultMsg  int      `json:"default_msg"`
+	Subject     string   `json:"subject"`
+	Message     string   `json:"message"`
+	MediaTypeID uint64   `json:"mediatypeid"` // 0: every medium of the user
+	UserIDs     []uint64 `json:"users"`
+	GroupIDs    []uint64 `json:"groups"`
+}
+
+// Action is a Zabbix 6.0 trigger action.
+type Action struct {
+	ID                 uint64      `json:"actionid"`
+	Name               string      `json:"name"`
+	EventSource        int         `json:"eventsource"`
+	Status             int         `json:"status"`     // 0 enabled, 1 disabled
+	Period             string      `json:"esc_period"` // default step duration
+	PauseSuppressed    int         `json:"pause_suppressed"`
+	NotifyIfCanceled   int         `json:"notify_if_canceled"`
+	Filter             Filter      `json:"filter"`
+	Operations         []Operation `json:"operations"`
+	RecoveryOperations []Operation `json:"recovery_operations"`
+	UpdateOperations   []Operation `json:"update_operations"`
+}
+
+// AlertConfig is the notification configuration: immutable once
+// published; EditAlerts builds the next one.
+type AlertConfig struct {
+	MediaTypes map[uint64]*MediaType
+	Actions    map[uint64]*Action
+	Medias     map[uint64][]UserMedia // by user ID
+	// Revision increases with every change.
+	Revision uint64
+	// next IDs by kind: "mediatype", "action", "media".
+	next map[string]uint64
+}
+
+// SortedActions returns the actions by ID.
+func (c *AlertConfig) SortedActions() []*Action {
+	out := slices.Collect(maps.Values(c.Actions))
+	slices.SortFunc(out, func(a, b *Action) int { return cmpID(a.ID, b.ID) })
+	return out
+}
+
+// SortedMediaTypes returns the media types by ID.
+func (c *AlertConfig) SortedMediaTypes() []*MediaType {
+	out := slices.Collect(maps.Values(c.MediaTypes))
+	slices.SortFunc(out, func(a, b *MediaType) int { return cmpID(a.ID, b.ID) })
+	return out
+}
+
+func cmpID(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// NextID reserves the next ID of kind ("mediatype", "action", "media")
+// in a configuration being edited.
+func (c *AlertConfig) NextID(kind string) uint64 {
+	n := max(c.next[kind], 1)
+	c.next[kind] = n + 1
+	return n
+}
+
+// clone copies c deeply enough for an edit: maps are new, objects are
+// copied on write by the editor (EditAlerts hands out copies).
+func (c *AlertConfig) clone() *AlertConfig {
+	n := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{},
+		Revision: c.Revision, next: maps.Clone(c.next)}
+	if n.next == nil {
+		n.next = map[string]uint64{}
+	}
+	for id, m := range c.MediaTypes {
+		cp := *m
+		cp.Parameters = slices.Clone(m.Parameters)
+		cp.Templates = slices.Clone(m.Templates)
+		n.MediaTypes[id] = &cp
+	}
+	for id, a := range c.Actions {
+		cp := *a
+		cp.Filter.Conditions = slices.Clone(a.Filter.Conditions)
+		cp.Operations = slices.Clone(a.Operations)
+		cp.RecoveryOperations = slices.Clone(a.RecoveryOperations)
+		cp.UpdateOperations = slices.Clone(a.UpdateOperations)
+		n.Actions[id] = &cp
+	}
+	for id, ms := range c.Medias {
+		n.Medias[id] = slices.Clone(ms)
+	}
+	return n
+}
+
+// AlertConfig returns the current notification configuration; never nil.
+// It must not be modified.
+func (c *Catalog) AlertConfig() *AlertConfig { return c.alerts.Load() }
+
+// EditAlerts runs fn on a copy of the notification configuration and,
+// if fn returns nil, writes the copy whole (the configuration is small)
+// in one transaction and publishes it. Writers are serialised with Apply
+// and Edit. fn validates: the catalog only stores.
+func (c *Catalog) EditAlerts(ctx context.Context, fn func(cfg *AlertConfig) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	next := c.alerts.Load().clone()
+	if err := fn(next); err != nil {
+		return err
+	}
+	next.Revision++
+	if err := writeAlerts(ctx, c.db, next); err != nil {
+		return fmt.Errorf("catalog: cannot store the alert configuration: %w", err)
+	}
+	c.alerts.Store(next)
+	c.subMu.Lock()
+	for _, ch := range c.alertSubs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	c.subMu.Unlock()
+	return nil
+}
+
+// SubscribeAlerts is Subscribe for the notification configuration.
+func (c *Catalog) SubscribeAlerts() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	c.subMu.Lock()
+	c.alertSubs = append(c.alertSubs, ch)
+	c.subMu.Unlock()
+	return ch
+}
+
+func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{"DELETE FROM media_types", "DELETE FROM actions", "DELETE FROM user_medias", "DELETE FROM alert_seq"} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	for _, m := range cfg.MediaTypes {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO media_types (id, name, config) VALUES (?, ?, ?)", m.ID, m.Name, string(b)); err != nil {
+			return err
+		}
+	}
+	for _, a := range cfg.Actions {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO actions (id, name, config) VALUES (?, ?, ?)", a.ID, a.Name, string(b)); err != nil {
+			return err
+		}
+	}
+	for uid, ms := range cfg.Medias {
+		if len(ms) == 0 {
+			continue
+		}
+		b, err := json.Marshal(ms)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO user_medias (user_id, config) VALUES (?, ?)", uid, string(b)); err != nil {
+			return err
+		}
+	}
+	for k, n := range cfg.next {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO alert_seq (kind, next) VALUES (?, ?)", k, n); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// loadAlerts reads the notification configuration.
+func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
+	cfg := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{}, next: map[string]uint64{}}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	err = queryEach(ctx, tx, "SELECT id, config FROM media_types", func(r *sql.Rows) error {
+		var id uint64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			return err
+		}
+		m := &MediaType{}
+		if err := json.Unmarshal([]byte(s), m); err != nil || m.ID != id {
+			return fmt.Errorf("%w: media type %d: %v", ErrCorrupt, id, err)
+		}
+		cfg.MediaTypes[id] = m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load media types: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT id, config FROM actions", func(r *sql.Rows) error {
+		var id uint64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			return err
+		}
+		a := &Action{}
+		if err := json.Unmarshal([]byte(s), a); err != nil || a.ID != id {
+			return fmt.Errorf("%w: action %d: %v", ErrCorrupt, id, err)
+		}
+		cfg.Actions[id] = a
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load actions: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT user_id, config FROM user_medias", func(r *sql.Rows) error {
+		var id uint64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			return err
+		}
+		var ms []UserMedia
+		if err := json.Unmarshal([]byte(s), &ms); err != nil {
+			return fmt.Errorf("%w: media of user %d: %v", ErrCorrupt, id, err)
+		}
+		cfg.Medias[id] = ms
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load user media: %w", err)
+	}
+	err = queryEach(ctx, tx, "SELECT kind, next FROM alert_seq", func(r *sql.Rows) error {
+		var k string
+		var n uint64
+		if err := r.Scan(&k, &n); err != nil {
+			return err
+		}
+		cfg.next[k] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot load alert ID sequences: %w", err)
+	}
+	return cfg, nil
+}

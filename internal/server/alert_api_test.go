@@ -1,0 +1,112 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// TestAlertingAPI: media types and actions through their API methods —
+// create, get, partial update, delete — with Zabbix's field names, and
+// the refusals of bad input with their messages.
+func TestAlertingAPI(t *testing.T) {
+	s, stop := runServer(t, testConfig(t, catalog.Spec{}))
+	admin := adminLogin(t, s)
+	var mt struct{ MediaTypeIDs []string }
+	admin.ok("mediatype.create", map[string]any{"name": "Mail", "type": "0", "smtp_server": "mail.example.com", "smtp_email": "z@example.com",
+		"smtp_security": "1", "smtp_authentication": 1, "username": "z", "passwd": "secret"}, &mt)
+	var got []map[string]any
+	admin.ok("mediatype.get", map[string]any{"output": "extend", "mediatypeids": mt.MediaTypeIDs, "selectMessageTemplates": "extend"}, &got)
+	if len(got) != 1 || got[0]["smtp_port"] != "25" || got[0]["maxattempts"] != "3" || got[0]["attempt_interval"] != "10s" ||
+		got[0]["timeout"] != "30s" || got[0]["smtp_security"] != "1" || got[0]["passwd"] != nil || got[0]["maxsessions"] != "1" {
+		t.Fatalf("mediatype.get: %v", got)
+	}
+	admin.ok("mediatype.update", map[string]any{"mediatypeid": mt.MediaTypeIDs[0], "smtp_port": "587", "status": 1}, nil)
+	admin.ok("mediatype.get", map[string]any{"output": []string{"smtp_port", "status", "smtp_server"}}, &got)
+	if len(got) != 1 || got[0]["smtp_port"] != "587" || got[0]["status"] != "1" || got[0]["smtp_server"] != "mail.example.com" {
+		t.Fatalf("after a partial update: %v", got)
+	}
+	for _, c := range []struct {
+		params any
+		want   string
+	}{
+		{map[string]any{"name": "SMS", "type": 2}, "SMS media types are not supported"},
+		{map[string]any{"type": 4}, `Invalid parameter "/1": the parameter "name" is missing.`},
+		{map[string]any{"name": "x", "type": 7}, `Invalid parameter "/1/type": value must be one of 0, 1, 2, 4.`},
+		{map[string]any{"name": "x", "type": 1}, `Invalid parameter "/1/exec_path": cannot be empty.`},
+		{map[string]any{"name": "x", "type": 4, "script": "return 1", "maxattempts": 0}, `Invalid parameter "/1/maxattempts": value must be one of 1-100.`},
+		{map[string]any{"name": "x", "type": 4, "script": "return 1", "bogus": 1}, `Invalid parameter "/1": unexpected parameter "bogus".`},
+		{map[string]any{"name": "x", "type": "four"}, `Invalid parameter "/1/type": an integer is expected.`},
+	} {
+		admin.fails("mediatype.create", c.params, -32602, c.want)
+	}
+
+	var users []struct{ UserID string }
+	admin.ok("user.get", map[string]any{"filter": map[string]string{"username": "Admin"}}, &users)
+	admin.fails("user.update", map[string]any{"userid": users[0].UserID, "medias": []map[string]any{{"mediatypeid": mt.MediaTypeIDs[0], "sendto": "a@b", "period": "8-9,00:00-24:00"}}},
+		-32602, `Invalid parameter "/1/medias/1/period": invalid time period "8-9,00:00-24:00": days must be 1-7.`)
+	admin.fails("user.update", map[string]any{"userid": users[0].UserID, "medias": []map[string]any{{"mediatypeid": "999", "sendto": "a@b"}}},
+		-32602, `Invalid parameter "/1/medias/1/mediatypeid": No permissions to referred object or it does not exist!`)
+
+	op := map[string]any{"operationtype": 0, "esc_step_from": 1, "esc_step_to": 2,
+		"opmessage": map[string]any{"default_msg": 1, "mediatypeid": mt.MediaTypeIDs[0]}, "opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}
+	var act struct{ ActionIDs []string }
+	admin.ok("action.create", map[string]any{"name": "Page", "eventsource": "0", "operations": []any{op},
+		"update_operations": []any{map[string]any{"operationtype": 12}}}, &act)
+	for _, c := range []struct {
+		params any
+		want   string
+	}{
+		{map[string]any{"name": "Page", "eventsource": 0, "operations": []any{op}}, `Action "Page" already exists.`},
+		{map[string]any{"name": "Short", "eventsource": 0, "esc_period": "30s", "operations": []any{op}}, `Invalid parameter "/1/esc_period": value must be one of 60-604800.`},
+		{map[string]any{"name": "Disco", "eventsource": 1, "operations": []any{op}}, "only trigger actions (0) are supported"},
+		{map[string]any{"name": "Empty", "eventsource": 0}, `Action "Empty" no operations defined.`},
+		{map[string]any{"name": "Cmd", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 1}}}, "remote commands are not supported"},
+		{map[string]any{"name": "Nobody", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 0, "opmessage": map[string]any{"default_msg": 1}}}},
+			"No recipients specified for action operation message."},
+		{map[string]any{"name": "Ghost", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 0, "opmessage": map[string]any{"default_msg": 1},
+			"opmessage_usr": []map[string]string{{"userid": "777"}}}}}, `Incorrect user ID "777" in action "Ghost".`},
+		{map[string]any{"name": "Steps", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 0, "esc_step_from": 3, "esc_step_to": 2,
+			"opmessage": map[string]any{"default_msg": 1}, "opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}}}, "Incorrect action operation escalation step values."},
+		{map[string]any{"name": "Formula", "eventsource": 0, "operations": []any{op}, "filter": map[string]any{"evaltype": 3, "formula": "A and B",
+			"conditions": []map[string]any{{"conditiontype": 4, "operator": 5, "value": "2", "formulaid": "A"}}}}, `Invalid parameter "/1/filter/formula"`},
+		{map[string]any{"name": "Sev", "eventsource": 0, "operations": []any{op}, "filter": map[string]any{"evaltype": 0,
+			"conditions": []map[string]any{{"conditiontype": 4, "operator": 5, "value": "9"}}}}, "Incorrect filter condition value for action."},
+	} {
+		admin.fails("action.create", c.params, -32602, c.want)
+	}
+	admin.ok("action.update", map[string]any{"actionid": act.ActionIDs[0], "status": "1", "esc_period": "2h"}, nil)
+	var acts []struct {
+		Name, Status     string
+		EscPeriod        string `json:"esc_period"`
+		Operations       []map[string]any
+		UpdateOperations []map[string]any `json:"update_operations"`
+	}
+	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend", "selectUpdateOperations": "extend"}, &acts)
+	if len(acts) != 1 || acts[0].EscPeriod != "2h" || len(acts[0].Operations) != 1 || acts[0].Operations[0]["esc_step_to"] != "2" ||
+		len(acts[0].UpdateOperations) != 1 || acts[0].UpdateOperations[0]["operationtype"] != "12" {
+		t.Fatalf("action.get after update: %+v", acts)
+	}
+
+	// The configuration survives a restart.
+	stop()
+	s2, _ := runServer(t, s.cfg)
+	admin = adminLogin(t, s2)
+	admin.ok("action.get", map[string]any{"output": "extend"}, &acts)
+	if len(acts) != 1 || acts[0].Name != "Page" || acts[0].Status != "1" {
+		t.Fatalf("action.get after a restart: %+v", acts)
+	}
+	admin.ok("action.delete", act.ActionIDs, nil)
+	admin.ok("mediatype.delete", mt.MediaTypeIDs, nil)
+	admin.ok("mediatype.get", map[string]any{}, &got)
+	admin.ok("action.get", map[string]any{}, &acts)
+	if len(got)+len(acts) != 0 {
+		t.Fatalf("left after delete: %v %v", got, acts)
+	}
+	admin.fails("action.delete", act.ActionIDs, -32500, "No permissions to referred object or it does not exist!")
+	var alerts []any
+	admin.ok("alert.get", map[string]any{"output": "extend"}, &alerts)
+	if len(alerts) != 0 {
+		t.Fatalf("alert.get: %v", alerts)
+	}
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/alert"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// notifyStore is the event store as the trigger state machine sees it:
+// after each successful commit the batch (IDs assigned) goes to notify.
+// Embedding keeps the store's other methods (OpenProblems, for
+// Reconcile).
+type notifyStore struct {
+	*event.Store
+	notify func(*event.Batch)
+}
+
+func (n notifyStore) Commit(b *event.Batch) error {
+	if err := n.Store.Commit(b); err != nil {
+		return err
+	}
+	n.notify(b)
+	return nil
+}
+
+// usersOfGroups returns the members of user groups, for operations that
+// message groups.
+func (s *Server) usersOfGroups(ids []uint64) []uint64 {
+	if s.authStore == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	gs, err := s.authStore.UserGroups(ctx)
+	if err != nil {
+		s.log.Error("alert: cannot read user groups; their members get no message", "err", err)
+		return nil
+	}
+	want := map[uint64]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []uint64
+	for _, g := range gs {
+		if want[g.ID] {
+			out = append(out, g.UserIDs...)
+		}
+	}
+	return out
+}
+
+// sampleText is a value as {ITEM.LASTVALUE} shows it.
+func sampleText(s *history.Sample) string {
+	switch s.Type {
+	case history.Float:
+		return strconv.FormatFloat(s.F, 'f', -1, 64)
+	case history.Uint:
+		return strconv.FormatUint(s.U, 10)
+	}
+	return s.S
+}
+
+// apiAlerting serves the API's action, media type and alert methods
+// from the catalog and the engine.
+type apiAlerting struct {
+	e       *alert.Engine
+	c       *catalog.Catalog
+	minStep time.Duration
+}
+
+func (a *apiAlerting) AlertConfig() *catalog.AlertConfig { return a.c.AlertConfig() }
+
+func (a *apiAlerting) EditAlerts(ctx context.Context, fn func(*catalog.AlertConfig) error) error {
+	return a.c.EditAlerts(ctx, fn)
+}
+
+func (a *apiAlerting) Alerts(keep func(*alert.Alert) bool) []alert.Alert { return a.e.Alerts(keep) }
+
+func (a *apiAlerting) MinStepDuration() time.Duration { return a.minStep }
