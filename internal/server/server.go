@@ -28,6 +28,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
@@ -124,10 +125,13 @@ type Server struct {
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
-	authStore *auth.Store
-	started   time.Time // zabbix[uptime]
-	httpLn    net.Listener
-	httpSrv   *http.Server
+	// ValueCache keeps the recent values trigger functions and
+	// calculated items read (fed by the pipeline's commit hook).
+	ValueCache *valuecache.Cache
+	authStore  *auth.Store
+	started    time.Time // zabbix[uptime]
+	httpLn     net.Listener
+	httpSrv    *http.Server
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
@@ -247,10 +251,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	// only queues the affected triggers; the evaluation runs on the
 	// evaluator's goroutine (Run). LastValue reads the pipeline, made
 	// just below, through a closure.
+	// The value cache sits in front of the store for trigger functions
+	// and calculated items; the commit hook feeds it before the
+	// evaluator queues, so a pass never reads a cache that lacks the
+	// values that queued it.
+	s.ValueCache, err = valuecache.New(valuecache.Options{
+		Store: s.Store, MaxBytes: int64(cfg.Triggers.ValueCacheSize), MaxPeriod: cfg.Triggers.ValueCacheMaxPeriod.Std(),
+		Metrics: s.Metrics, Logger: log.With("component", "valuecache"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Evaluator, err = trigger.NewEvaluator(trigger.EvaluatorOptions{
 		Machine:       s.Triggers,
 		Snapshot:      s.Catalog.Snapshot,
 		Store:         s.Store,
+		Values:        s.ValueCache,
 		MaxPending:    cfg.Triggers.MaxPending,
 		TimerInterval: cfg.Triggers.TimerInterval.Std(),
 		LastValue: func(id uint64) (history.Sample, bool) {
@@ -266,7 +282,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.Runtime = pipeline.NewRuntime()
 	s.Pipeline, err = pipeline.New(pipeline.Options{
-		OnCommit:    s.Evaluator.Commit,
+		OnCommit: func(shard int, samples []history.Sample) {
+			s.ValueCache.Add(shard, samples)
+			s.Evaluator.Commit(shard, samples)
+		},
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
 		MaxBatch:    cfg.Pipeline.MaxBatch,
@@ -294,6 +313,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	calcChecker, err := calc.New(calc.Options{
 		Snapshot: s.Catalog.Snapshot,
 		Store:    s.Store,
+		Values:   s.ValueCache,
 		Started:  s.started,
 		Logger:   log.With("component", "poll", "checker", "calculated"),
 	})
@@ -562,6 +582,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.ValueCache.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)

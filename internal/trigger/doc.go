@@ -45,7 +45,9 @@
 //     the clock's time. Expressions are parsed once per trigger and kept
 //     while the trigger's texts are unchanged; entries of deleted
 //     triggers go at the first pass after the catalog change. Values are
-//     read from the history store through exprsource.StoreSource;
+//     read through exprsource.StoreSource from EvaluatorOptions.Values,
+//     the value cache (package history/valuecache, fed by the same
+//     commit hook before Commit), or from the history store without it;
 //     //key names the trigger's host when it has exactly one. The
 //     recovery expression is evaluated when the expression is false and
 //     the trigger's recovery mode is "recovery expression"; a result

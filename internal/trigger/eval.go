@@ -25,6 +25,10 @@ type EvaluatorOptions struct {
 	// Store is where history functions read item values. Required. When
 	// it is also a history.TrendReader the trend functions use it.
 	Store history.Reader
+	// Values, when set, is where history functions read values instead
+	// of Store: the value cache (package history/valuecache) in front of
+	// it. Trends are still read from Store.
+	Values history.Reader
 	// MaxPending bounds the distinct triggers waiting for evaluation;
 	// default 1<<20. A committed value whose trigger is already waiting
 	// costs nothing (it is coalesced); one that would exceed the bound is
@@ -56,6 +60,7 @@ type EvaluatorOptions struct {
 type Evaluator struct {
 	opts   EvaluatorOptions
 	trends history.TrendReader
+	values history.Reader // Values, or Store without it
 
 	// mu guards pending, the triggers waiting for the next pass with the
 	// newest value time seen for each (unix ns). Commit holds it for a map
@@ -124,6 +129,10 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation."),
 	}
 	ev.trends, _ = opts.Store.(history.TrendReader)
+	ev.values = opts.Store
+	if opts.Values != nil {
+		ev.values = opts.Values
+	}
 	return ev, nil
 }
 
@@ -318,7 +327,7 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 		ev.unknown.Inc()
 		return r, true
 	}
-	src := &exprsource.StoreSource{Store: ev.opts.Store, TrendStore: ev.trends, Snap: snap}
+	src := &exprsource.StoreSource{Store: ev.values, TrendStore: ev.trends, Snap: snap}
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
 	if len(t.HostIDs) == 1 {
 		// //key and {HOST.HOST} name the trigger's host when it has one.
