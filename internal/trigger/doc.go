@@ -72,5 +72,9 @@
 // should hand over results in batches: one commit (and fsync) covers a
 // whole batch. An Evaluator's Commit may be called by every pipeline
 // shard at once; its passes (Drain, TimerPass) are serialised with each
-// other and run on Run's goroutine.
+// other and run on Run's goroutine. A value pass of more than a few
+// thousand triggers parses new expressions first, serially, then
+// evaluates on up to GOMAXPROCS goroutines, so the Store, Values,
+// LastValue and Macros it was given must be safe for concurrent use;
+// the results go to Process in one call as before.
 package trigger

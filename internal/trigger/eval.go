@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -39,7 +40,8 @@ type EvaluatorOptions struct {
 	// 30 s, Zabbix's timer period.
 	TimerInterval time.Duration
 	// LastValue gives an item's newest value for {ITEM.VALUE} in event
-	// names; nil leaves ItemValues empty.
+	// names; nil leaves ItemValues empty. Like Macros, Store and Values
+	// it is called from several goroutines at once in a large pass.
 	LastValue func(itemID uint64) (history.Sample, bool)
 	// Macros returns the user macro resolver of a host; nil leaves user
 	// macros unknown.
@@ -78,6 +80,7 @@ type Evaluator struct {
 	cacheSnap *catalog.Snapshot // the snapshot cache was last pruned for
 	timerSnap *catalog.Snapshot // the snapshot timed was built from
 	timed     []uint64          // time-based triggers of timerSnap
+	work      []evalJob         // a pass's triggers, reused
 
 	throttle *selfmon.LogThrottle
 
@@ -221,15 +224,56 @@ func (ev *Evaluator) Drain(ctx context.Context) {
 	}
 	snap := ev.opts.Snapshot()
 	ev.prune(snap)
-	results := make([]Result, 0, len(batch))
+	// Compiling touches the parse cache, so it runs here, serially;
+	// the evaluations only read (snapshot, value cache, store) and run
+	// on up to GOMAXPROCS goroutines when the pass is large.
+	work := ev.work[:0]
 	for id, ts := range batch {
-		if r, ok := ev.evaluate(ctx, snap, id, time.Unix(0, ts)); ok {
-			results = append(results, r)
+		t := snap.Trigger(id)
+		if t == nil || !t.Enabled {
+			continue
 		}
+		work = append(work, evalJob{t: t, c: ev.compile(snap, t), at: ts})
 	}
 	clear(batch)
 	ev.spare = batch
+	results := make([]Result, len(work))
+	workers := min(runtime.GOMAXPROCS(0), len(work)/parallelMin)
+	if workers <= 1 {
+		for i := range work {
+			results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
+		}
+	} else {
+		var wg sync.WaitGroup
+		chunk := (len(work) + workers - 1) / workers
+		for lo := 0; lo < len(work); lo += chunk {
+			hi := min(lo+chunk, len(work))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := lo; i < hi; i++ {
+					results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	clear(work)
+	ev.work = work[:0]
 	ev.process(snap, results, "value")
+}
+
+// parallelMin is the pending triggers per goroutine below which a pass
+// evaluates on one goroutine: starting goroutines costs more than a few
+// hundred evaluations of a microsecond or two.
+const parallelMin = 1024
+
+// evalJob is one trigger of a pass, compiled, with its evaluation time
+// (unix ns).
+type evalJob struct {
+	t  *catalog.Trigger
+	c  *compiled
+	at int64
 }
 
 // TimerPass evaluates every enabled time-based trigger at the clock's
@@ -317,15 +361,20 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 	if t == nil || !t.Enabled {
 		return Result{}, false
 	}
+	return ev.evaluateCompiled(ctx, snap, t, ev.compile(snap, t), now), true
+}
+
+// evaluateCompiled evaluates t, whose parsed expressions are c, at now.
+// It only reads shared state, so a pass may run it concurrently.
+func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) Result {
 	ev.evaluated.Inc()
-	r := Result{TriggerID: id, Clock: now.Unix(), NS: int32(now.Nanosecond())}
-	c := ev.compile(snap, t)
+	r := Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
 	if c.err != nil {
 		// The catalog refuses expressions that do not parse; this is a
 		// trigger stored by an older parser.
 		r.Value, r.Error = Unknown, "invalid expression: "+c.err.Error()
 		ev.unknown.Inc()
-		return r, true
+		return r
 	}
 	src := &exprsource.StoreSource{Store: ev.values, TrendStore: ev.trends, Snap: snap}
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
@@ -369,7 +418,7 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 			}
 		}
 	}
-	return r, true
+	return r
 }
 
 // formatSample is a value as {ITEM.VALUE} shows it.

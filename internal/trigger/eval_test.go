@@ -2,6 +2,8 @@ package trigger
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +327,40 @@ func TestEvaluatorRun(t *testing.T) {
 	}
 	if open := e.open(id); len(open) != 1 || !strings.HasPrefix(open[0].Name, "a") {
 		t.Fatalf("open: %+v", open)
+	}
+}
+
+// A pass large enough to be evaluated on several goroutines gives every
+// trigger its own result: 4,096 triggers last(/h1/a)>N on one item, one
+// value, through the value cache (run it with -race).
+func TestEvaluatorLargePassParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	e := newEvalEnvCache(t, 0, true)
+	const n = 4096
+	fs := make([]catalog.TriggerFields, n)
+	for i := range fs {
+		fs[i] = catalog.TriggerFields{Description: fmt.Sprint("t", i), Expression: fmt.Sprintf("last(/h1/a)>%d", i), Enabled: true}
+	}
+	var ids []uint64
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+		var err error
+		ids, err = ed.CreateTriggers(fs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("a", t0, 2000)
+	e.ev.Drain(context.Background())
+	if got := e.ev.evaluated.Load(); got != n {
+		t.Fatalf("%d evaluations, want %d", got, n)
+	}
+	for i, id := range ids {
+		want := event.ValueOK
+		if i < 2000 {
+			want = event.ValueProblem
+		}
+		if rt := e.m.Runtime(id); rt.Value != uint8(want) {
+			t.Fatalf("last(/h1/a)>%d with a = 2000: value %d, want %d", i, rt.Value, want)
+		}
 	}
 }
