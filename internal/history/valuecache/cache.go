@@ -277,24 +277,52 @@ func (e *entry) covers(w want) bool {
 }
 
 // selectInto appends the values q selects from vals (ascending), newest
-// first, to dst.
+// first, to dst, growing it once to the exact size.
 func selectInto(dst, vals []history.Sample, q history.Query) []history.Sample {
 	tillNs := (q.Till+1)*1e9 - 1
 	fromNs := int64(math.MinInt64)
 	if q.From > 0 {
 		fromNs = q.From * 1e9
 	}
-	i := sort.Search(len(vals), func(i int) bool { return ts(&vals[i]) > tillNs })
-	for i--; i >= 0 && ts(&vals[i]) >= fromNs; i-- {
-		if q.Limit > 0 && len(dst) >= q.Limit {
-			break
-		}
+	hi := sort.Search(len(vals), func(i int) bool { return ts(&vals[i]) > tillNs })
+	lo := sort.Search(hi, func(i int) bool { return ts(&vals[i]) >= fromNs })
+	if q.Limit > 0 {
+		lo = max(lo, hi-q.Limit)
+	}
+	dst = slices.Grow(dst, hi-lo)
+	for i := hi - 1; i >= lo; i-- {
 		dst = append(dst, vals[i])
 	}
 	return dst
 }
 
 var bufPool = sync.Pool{New: func() any { return new([]history.Sample) }}
+
+// AppendRead appends the values Read would pass to fn to dst and
+// returns it: on a hit the selected values are copied once, into a
+// slice grown once (exprsource.StoreSource uses it when its store has
+// it).
+func (c *Cache) AppendRead(ctx context.Context, q history.Query, dst []history.Sample) ([]history.Sample, error) {
+	if w, ok := c.shape(q); ok {
+		sh := c.shard(q.ItemID)
+		sh.mu.Lock()
+		if e := sh.items[q.ItemID]; e != nil && !e.loading && e.covers(w) {
+			e.access = c.opts.Now().Unix()
+			if w.from >= 0 {
+				e.period = max(e.period, q.Till-q.From)
+			} else {
+				e.count = max(e.count, w.count)
+			}
+			dst = selectInto(dst, e.vals, q)
+			sh.mu.Unlock()
+			c.hits.Inc()
+			return dst, nil
+		}
+		sh.mu.Unlock()
+	}
+	err := c.Read(ctx, q, func(s *history.Sample) bool { dst = append(dst, *s); return true })
+	return dst, err
+}
 
 // Read implements history.Reader: from the cache when the item's entry
 // covers q, else from the store (loading the entry for cacheable reads).

@@ -81,13 +81,21 @@ func TestMatchesStore(t *testing.T) {
 			}
 		case r < 8:
 			q := history.Query{ItemID: item, Till: clock, Desc: true, Limit: rng.IntN(5) + 1}
-			if got, want := read(t, c, q), read(t, st.Store, q); !slices.Equal(got, want) {
+			want := read(t, st.Store, q)
+			if got := read(t, c, q); !slices.Equal(got, want) {
 				t.Fatalf("step %d: count read %+v:\n got %v\nwant %v", step, q, got, want)
+			}
+			if got, err := c.AppendRead(context.Background(), q, nil); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("step %d: AppendRead %+v:\n got %v (%v)\nwant %v", step, q, got, err, want)
 			}
 		default:
 			q := history.Query{ItemID: item, From: clock - int64(rng.IntN(60)), Till: clock, Desc: true}
-			if got, want := read(t, c, q), read(t, st.Store, q); !slices.Equal(got, want) {
+			want := read(t, st.Store, q)
+			if got := read(t, c, q); !slices.Equal(got, want) {
 				t.Fatalf("step %d: window read %+v:\n got %v\nwant %v", step, q, got, want)
+			}
+			if got, err := c.AppendRead(context.Background(), q, nil); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("step %d: AppendRead %+v:\n got %v (%v)\nwant %v", step, q, got, err, want)
 			}
 		}
 	}
