@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/expr/exprsource"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -404,7 +405,13 @@ func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	if r.Value == Unknown {
 		ev.unknown.Inc()
 	}
-	if ev.opts.LastValue != nil {
+	// {ITEM.VALUE} is only read by the events a result may make: an
+	// unknown result makes none, nor does OK on a trigger that is OK
+	// (acknowledgements cannot turn a trigger to PROBLEM meanwhile).
+	// Most evaluations under load are the latter; they skip the lookups
+	// and formatting.
+	needValues := r.Value != Unknown && !(r.Value == OK && ev.opts.Machine.Runtime(t.ID).Value == event.ValueOK)
+	if ev.opts.LastValue != nil && needValues {
 		for _, ref := range c.e.ItemRefs() {
 			it, err := src.Item(ref)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ type evalEnv struct {
 	now  time.Time // the timer's clock
 	last map[uint64]history.Sample
 	vc   *valuecache.Cache // nil without a value cache
+	// lastCalls counts LastValue calls.
+	lastCalls atomic.Int64
 }
 
 const t0 = 1_700_000_000
@@ -44,7 +47,7 @@ func newEvalEnvCache(t *testing.T, maxPending int, cached bool) *evalEnv {
 	}
 	ev, err := NewEvaluator(EvaluatorOptions{
 		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: values, MaxPending: maxPending,
-		LastValue: func(id uint64) (history.Sample, bool) { s, ok := e.last[id]; return s, ok },
+		LastValue: func(id uint64) (history.Sample, bool) { e.lastCalls.Add(1); s, ok := e.last[id]; return s, ok },
 		Location:  time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
 		Metrics: selfmon.NewRegistry(),
 	})
@@ -362,5 +365,30 @@ func TestEvaluatorLargePassParallel(t *testing.T) {
 		if rt := e.m.Runtime(id); rt.Value != uint8(want) {
 			t.Fatalf("last(/h1/a)>%d with a = 2000: value %d, want %d", i, rt.Value, want)
 		}
+	}
+}
+
+// {ITEM.VALUE} is looked up only for results that may make an event:
+// not for OK on an OK trigger, which is most evaluations under load.
+func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 1)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 0 {
+		t.Fatalf("OK on an OK trigger looked up %d item values", n)
+	}
+	e.commit("a", t0+1, 42)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 1 {
+		t.Fatalf("PROBLEM looked up %d item values, want 1", n)
+	}
+	if open := e.open(id); len(open) != 1 || open[0].Name != "a is 42" {
+		t.Fatalf("open problems %+v", open)
+	}
+	e.commit("a", t0+2, 2)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 2 {
+		t.Fatalf("the recovery looked up %d item values in all, want 2", n)
 	}
 }
