@@ -188,7 +188,8 @@ func (s *TriggerLatency) Run(ctx context.Context, env *Env) (Section, error) {
 		sec.Notes = append(sec.Notes, fmt.Sprintf("The server acknowledged %s values/s of the %s offered: the load was not sustained.", human(ackedVPS), human(s.Rate)))
 	}
 	if int64(len(lat)) < flipsSent {
-		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d problems were never seen in problem.get.", flipsSent-int64(len(lat)), flipsSent))
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d problems were never seen in problem.get (waited until none showed for %s): "+
+			"a trigger evaluated only after its item's recovering 0 was committed never fires, so evaluation lagging more than a second loses flips.", flipsSent-int64(len(lat)), flipsSent, latencyStall))
 	}
 	env.Progress.Logf("trigger-latency %s triggers at %s values/s offered (%s acknowledged): p50 %s, p99 %s, max %s; %d/%d problems seen",
 		human(float64(n)), human(s.Rate), human(ackedVPS), secs(ls.median), secs(p99), secs(ls.max), len(lat), flipsSent)
@@ -369,13 +370,16 @@ func (r *latencyRun) do(ctx context.Context) (latencyResult, error) {
 		fr.items, fr.vals = fr.items[n:], fr.vals[n:]
 	}
 	cn.close()
-	// Let the poller see the last problems (or give up after Timeout).
+	// Let the poller see the last problems; give up after Timeout, or
+	// once no new one showed for latencyStall (a 1 whose 0 was already
+	// committed when its trigger was evaluated never makes a problem).
 	wait := time.Now().Add(r.s.Timeout)
-	for time.Now().Before(wait) && ctx.Err() == nil {
-		if r.unseen() == 0 {
-			break
-		}
+	last, lastChange := r.unseen(), time.Now()
+	for time.Now().Before(wait) && ctx.Err() == nil && last > 0 && time.Since(lastChange) < latencyStall {
 		time.Sleep(r.s.Poll)
+		if n := r.unseen(); n != last {
+			last, lastChange = n, time.Now()
+		}
 	}
 	stopPoll()
 	if err := <-pollErr; err != nil && !errors.Is(err, context.Canceled) {
@@ -383,6 +387,10 @@ func (r *latencyRun) do(ctx context.Context) (latencyResult, error) {
 	}
 	return res, ctx.Err()
 }
+
+// latencyStall is how long the end of a run waits for a problem to
+// show before it counts the rest as never made.
+const latencyStall = 15 * time.Second
 
 // unseen counts acknowledged flips whose problem no poll returned yet.
 func (r *latencyRun) unseen() int {
