@@ -39,7 +39,11 @@
 //     at the time of its newest committed value (Zabbix's rule: the
 //     event's clock is the value's), however many values and shards
 //     touched it, and hands all results to Process in one call (one
-//     commit). A timer pass (TimerPass, every TimerInterval, 30 s by
+//     commit); pass durations are observed in
+//     peregrine_trigger_eval_pass_seconds: values of a trigger that
+//     arrive while a pass runs are coalesced into one evaluation at the
+//     newest one's time, so a late pass can skip a PROBLEM that a later
+//     value already ended (Zabbix evaluates every value). A timer pass (TimerPass, every TimerInterval, 30 s by
 //     default as Zabbix's timer) evaluates the time-based triggers
 //     (expr.Expr.TimeBased: nodata, date/time and trend functions) at
 //     the clock's time. Expressions are parsed once per trigger and kept

@@ -87,6 +87,10 @@ type Evaluator struct {
 
 	queued, dropped, evaluated, unknown, failed, passes *selfmon.Counter
 	pendingGauge                                        *selfmon.Gauge
+	// passSeconds times value passes, evaluation and Process together:
+	// a pass that runs late coalesces its triggers' values into one
+	// evaluation, so its duration bounds value-to-event latency.
+	passSeconds *selfmon.Histogram
 }
 
 // compiled is a trigger's parsed expressions, valid while the trigger's
@@ -131,6 +135,8 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation passes whose results could not be stored by the problem state machine."),
 		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Evaluation passes (one per coalesced group of committed batches, one per timer tick)."),
 		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation."),
+		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results).",
+			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
 	ev.trends, _ = opts.Store.(history.TrendReader)
 	ev.values = opts.Store
@@ -223,6 +229,8 @@ func (ev *Evaluator) Drain(ctx context.Context) {
 		ev.spare = batch
 		return
 	}
+	start := time.Now()
+	defer func() { ev.passSeconds.Observe(time.Since(start).Seconds()) }()
 	snap := ev.opts.Snapshot()
 	ev.prune(snap)
 	// Compiling touches the parse cache, so it runs here, serially;

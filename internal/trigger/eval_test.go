@@ -102,6 +102,9 @@ func TestEvaluatorRaisesAndResolvesOnCommit(t *testing.T) {
 	if n := e.ev.evaluated.Load(); n != 2 {
 		t.Fatalf("%d evaluations, want 2", n)
 	}
+	if n := e.ev.passSeconds.Count(); n != 2 {
+		t.Fatalf("%d pass durations observed, want 2 (one per value pass)", n)
+	}
 }
 
 // Evaluation through the value cache gives the results evaluation
