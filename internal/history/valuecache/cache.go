@@ -209,19 +209,26 @@ func (e *entry) insert(s *history.Sample) {
 	e.bytes += sampleBytes + int64(len(s.S))
 }
 
+// trimSpare is how many values beyond the largest count asked trimming
+// keeps: an evaluation runs at the time of the value that queued it, and
+// when newer values arrived before it ran, last() must still find the
+// older one in the cache rather than read the store (which, when
+// evaluation lags, would make it lag more).
+const trimSpare = 3
+
 // trim drops values older than the entry's window before its newest
-// value, keeping at least count of them, once a quarter of the values
-// can go (so that trimming costs O(1) a value).
+// value, keeping at least count+trimSpare of them, once a quarter of the
+// values can go (so that trimming costs O(1) a value).
 func (e *entry) trim() {
 	n := len(e.vals)
-	if n < 8 || n <= e.count {
+	if n < 8 || n <= e.count+trimSpare {
 		return
 	}
 	// One second of slack: windows end at the evaluation time, which
 	// may be a little after the newest value.
 	keepFrom := ts(&e.vals[n-1]) - (e.period+1)*1e9
 	k := sort.Search(n, func(i int) bool { return ts(&e.vals[i]) >= keepFrom })
-	k = min(k, n-e.count)
+	k = min(k, n-e.count-trimSpare)
 	if k < n/4 {
 		return
 	}

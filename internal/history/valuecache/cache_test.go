@@ -299,3 +299,32 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("stats %+v, entries hold %d bytes in %d items", s, bytes, items)
 	}
 }
+
+// A count-read item keeps a few values beyond its count, so that a read
+// at the time of an older value (an evaluation that ran after newer
+// values arrived) still hits.
+func TestTrimKeepsSpare(t *testing.T) {
+	c, st := newCache(t, Options{})
+	commit(t, c, st, fv(1, 1000, 0, 0))
+	read(t, c, history.Query{ItemID: 1, Till: 1000, Desc: true, Limit: 1})
+	for i := range int64(100) {
+		commit(t, c, st, fv(1, 1001+i, 0, float64(i)))
+	}
+	before := st.reads.Load()
+	for lag := int64(0); lag <= trimSpare; lag++ {
+		q := history.Query{ItemID: 1, Till: 1100 - lag, Desc: true, Limit: 1}
+		if got, want := read(t, c, q), read(t, st.Store, q); !slices.Equal(got, want) {
+			t.Fatalf("lag %d: %v, want %v", lag, got, want)
+		}
+	}
+	if st.reads.Load() != before {
+		t.Fatalf("reads %d values behind the newest went to the store", trimSpare)
+	}
+	sh := c.shard(1)
+	sh.mu.Lock()
+	n := len(sh.items[1].vals)
+	sh.mu.Unlock()
+	if n > 8 {
+		t.Fatalf("%d values kept for last()", n)
+	}
+}

@@ -11,8 +11,10 @@
 //     (newest first) and keeps it. From then on the pipeline's commit
 //     hook (Add) appends the item's new values, so the next reads hit.
 //   - Each item keeps the longest window (seconds) and the largest count
-//     any read asked of it, and the cache keeps that much of the item:
-//     older values are trimmed as new ones arrive. The window only grows
+//     any read asked of it, and the cache keeps that much of the item
+//     (plus a few values, so that an evaluation that runs after newer
+//     values arrived still hits): older values are trimmed as new ones
+//     arrive. The window only grows
 //     while the item is cached (Zabbix also shrinks it daily; here an
 //     item read for a long window once is trimmed again only when it is
 //     evicted or dropped as idle).
