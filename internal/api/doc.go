@@ -46,6 +46,12 @@
 // hosts), and so are its events; trigger.create/update/delete need
 // read-write on every host the trigger references after the change,
 // checked inside the catalog Edit once the expression is resolved.
+// problem.get (problem_select.go) does not copy every open problem when
+// the store is also an OpenScanner (*event.Store is): with a limit and
+// the eventid order it walks the open problems in ID order and stops at
+// the limit; when the hosts, groups or triggers it names hold under an
+// eighth of the open problems it reads them through the store's index by
+// trigger; countOutput counts without copying.
 //
 // User macros and templates (usermacro.go): usermacro.get/create/update/
 // delete for host and template macros, usermacro.createglobal/

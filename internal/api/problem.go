@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
@@ -103,6 +102,7 @@ type eventScope struct {
 	a     access
 	f     *eventFilter
 	cache map[uint64]bool
+	hosts map[uint64]bool // see hostSet
 }
 
 func (sc *eventScope) trigger(id uint64) bool {
@@ -112,7 +112,8 @@ func (sc *eventScope) trigger(id uint64) bool {
 	t := sc.snap.Trigger(id)
 	ok := t != nil && triggerReadable(sc.snap, sc.a, t, false)
 	if ok && len(sc.f.HostIDs) > 0 {
-		ok = slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(sc.f.HostIDs, h) })
+		hs := sc.hostSet()
+		ok = slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return hs[h] })
 	}
 	if ok && len(sc.f.GroupIDs) > 0 {
 		ok = slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
@@ -122,6 +123,18 @@ func (sc *eventScope) trigger(id uint64) bool {
 	}
 	sc.cache[id] = ok
 	return ok
+}
+
+// hostSet is the request's hostids as a set, built at the first use:
+// a storm's problem.get names 100 hosts for 100,000 triggers.
+func (sc *eventScope) hostSet() map[uint64]bool {
+	if sc.hosts == nil {
+		sc.hosts = make(map[uint64]bool, len(sc.f.HostIDs))
+		for _, h := range sc.f.HostIDs {
+			sc.hosts[h] = true
+		}
+	}
+	return sc.hosts
 }
 
 // match reports whether e passes the filter. Permissions and host and
@@ -269,15 +282,9 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	sc := &eventScope{snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
-	evs := s.opts.Events.OpenProblems()
-	if p.Recent.v {
-		evs = append(evs, s.opts.Events.Recent(time.Now().Unix()-okPeriod)...)
-	}
-	kept := evs[:0]
-	for i := range evs {
-		if p.match(&evs[i], sc) {
-			kept = append(kept, evs[i])
-		}
+	kept, n := s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.v)
+	if p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0 {
+		return strconv.Itoa(n), nil
 	}
 	if fastProblems(&p.getParams) {
 		sortLimit(&p.getParams, kept)

@@ -48,6 +48,9 @@ scenarios:
                  (--data-dir for Peregrine, --size-cmd for any target)
   storm          --storm-items triggers last(/host/key)>0 all fire at once, then all
                  recover; time until problem.get shows them, problem.get latency
+  trigger-latency --latency-items triggers under --latency-rate values/s for
+                 --latency-duration, --latency-flip of them firing each second;
+                 value-to-event latency p50/p99 (acknowledged → in problem.get)
   compare        side-by-side tables with ratios and overlaid plots of two reports;
                  with --old-a/--old-b, the headline ratios of an earlier pair beside
 
@@ -153,6 +156,7 @@ type options struct {
 	db Dashboard
 	dk DiskBytes
 	st Storm
+	tl TriggerLatency
 
 	viewers, bfValues, dkValues string
 
@@ -233,6 +237,12 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 
 	fs.IntVar(&o.st.Items, "storm-items", 100000, "storm: trapper items, one trigger each, on hosts of 1,000")
 	fs.DurationVar(&o.st.Timeout, "storm-timeout", 5*time.Minute, "storm: longest wait for all problems to show, and to resolve")
+	fs.IntVar(&o.st.Batch, "storm-trigger-batch", 1000, "storm: triggers per trigger.create call")
+	fs.IntVar(&o.tl.Items, "latency-items", 1000000, "trigger-latency: trapper items, one trigger each, on hosts of 1,000")
+	fs.Float64Var(&o.tl.Rate, "latency-rate", 500000, "trigger-latency: values/s offered")
+	fs.Float64Var(&o.tl.Flip, "latency-flip", 0.001, "trigger-latency: share of the triggers that fire each second (and recover the next)")
+	fs.DurationVar(&o.tl.Duration, "latency-duration", time.Minute, "trigger-latency: how long the load runs")
+	fs.IntVar(&o.tl.Batch, "latency-trigger-batch", 10000, "trigger-latency: triggers per trigger.create call")
 	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
 	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
 	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
@@ -344,8 +354,10 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			out = append(out, &o.dk)
 		case "storm":
 			out = append(out, &o.st)
+		case "trigger-latency":
+			out = append(out, &o.tl)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, trigger-latency, compare)", n)
 		}
 	}
 	return out, nil

@@ -35,11 +35,16 @@
 //     every CacheUpdateFrequency). "Readable" is always history.get with
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
-//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go, storm.go),
-//     each a Scenario returning a report Section. storm also creates
-//     triggers (trigger.create in arrays, Zabbix 6.0's shape) and counts
-//     open problems with problem.get countOutput; its sends carry one
-//     fixed value (SendPlan.Fixed) instead of the realistic data.
+//     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go, storm.go,
+//     trigger_latency.go), each a Scenario returning a report Section.
+//     storm also creates triggers (trigger.create in arrays, Zabbix 6.0's
+//     shape) and counts open problems with problem.get countOutput; its
+//     sends carry one fixed value (SendPlan.Fixed) instead of the
+//     realistic data. trigger-latency reuses storm's triggers but sends
+//     with its own loop (0 or 1 per item, clocked with the send time,
+//     paced to a rate) so that it knows which frame's acknowledgement
+//     carried each firing value, and polls problem.get with
+//     eventid_from for the problems.
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG

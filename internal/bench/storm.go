@@ -24,6 +24,7 @@ type Storm struct {
 	Timeout time.Duration // longest wait for each count (default 5 min)
 	Poll    time.Duration // count polling period (default 50 ms)
 	Reps    int           // problem.get calls per size at the peak (default 5)
+	Batch   int           // triggers per trigger.create call (default 1,000)
 }
 
 // Name implements Scenario.
@@ -54,6 +55,9 @@ func (s *Storm) defaults() error {
 	}
 	if s.Reps <= 0 {
 		s.Reps = 5
+	}
+	if s.Batch <= 0 {
+		s.Batch = triggerBatch
 	}
 	return nil
 }
@@ -171,7 +175,7 @@ func (s *Storm) Run(ctx context.Context, env *Env) (Section, error) {
 			"until problem.get `countOutput` over the storm's hosts returned %s (polled every %s); then one 0 each, and `all resolved` is the time until it returned 0. "+
 			"At the peak, problem.get (`output: extend`, the storm's hosts) of `limit: 1000` and of all open problems, %d calls each, median. "+
 			"Server CPU is over the fire and recovery. %s",
-		human(float64(n)), hosts, per, triggerBatch, createdIn.Round(100*time.Millisecond), max(env.Target.Sender.Conns, 1), human(float64(n)), s.Poll, s.Reps, cpuHelp))
+		human(float64(n)), hosts, per, s.Batch, createdIn.Round(100*time.Millisecond), max(env.Target.Sender.Conns, 1), human(float64(n)), s.Poll, s.Reps, cpuHelp))
 	sec.Text = append(sec.Text, warm)
 	if !fireOK || !recOK {
 		sec.Notes = append(sec.Notes, fmt.Sprintf("The problem count did not reach its target within --storm-timeout %s (fire reached: %v, recovery reached: %v).", s.Timeout, fireOK, recOK))
@@ -289,7 +293,7 @@ func (s *Storm) createTriggers(ctx context.Context, env *Env, lay Layout, hostid
 				"expression":  fmt.Sprintf("last(/%s/%s)>0", host, key),
 				"priority":    3,
 			})
-			if len(batch) == triggerBatch {
+			if len(batch) == s.Batch {
 				if err := flush(); err != nil {
 					return ids, err
 				}

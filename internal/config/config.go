@@ -302,6 +302,13 @@ type TriggersConfig struct {
 	// after their items' values were committed; past it, evaluations are
 	// dropped and counted rather than slowing ingest.
 	MaxPending int `yaml:"max_pending"`
+	// ValueCacheSize bounds the value cache (recent values of the items
+	// trigger functions and calculated items read); past it the items
+	// read least recently are evicted. Zabbix's ValueCacheSize.
+	ValueCacheSize ByteSize `yaml:"value_cache_size"`
+	// ValueCacheMaxPeriod is the longest function period the value cache
+	// keeps; longer ones (avg(/h/k,1d)) read the history store.
+	ValueCacheMaxPeriod Duration `yaml:"value_cache_max_period"`
 }
 
 // AlertsConfig configures notifications (package alert): the alert log
@@ -368,7 +375,7 @@ func Default() Config {
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
 		// 1M pending triggers cost ~40 MB at most and cover a storm over
 		// every trigger of a large installation.
-		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20},
+		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20, ValueCacheSize: 256 << 20, ValueCacheMaxPeriod: Duration(time.Hour)},
 		Alerts: AlertsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), QueueSize: 10_000, RateLimit: 100,
 			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute)},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
@@ -534,6 +541,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Triggers.MaxPending < 1024 || c.Triggers.MaxPending > 1<<26 {
 		return fieldErr("triggers.max_pending", "must be between 1024 and 67108864, not %d", c.Triggers.MaxPending)
+	}
+	if c.Triggers.ValueCacheSize < 1<<20 || c.Triggers.ValueCacheSize > 64<<30 {
+		return fieldErr("triggers.value_cache_size", "must be between 1MiB and 64GiB, not %d bytes", c.Triggers.ValueCacheSize)
+	}
+	if c.Triggers.ValueCacheMaxPeriod < Duration(time.Minute) || c.Triggers.ValueCacheMaxPeriod > Duration(7*24*time.Hour) {
+		return fieldErr("triggers.value_cache_max_period", "must be between 1m and 168h, not %s", c.Triggers.ValueCacheMaxPeriod)
 	}
 	if c.API.MaxBodySize < 1024 || c.API.MaxBodySize > 1<<30 {
 		return fieldErr("api.max_body_size", "must be between 1KiB and 1GiB, not %d bytes", c.API.MaxBodySize)

@@ -15,9 +15,11 @@
 //   - ID assignment: event and acknowledge IDs increase and are never
 //     reused, also after old days are deleted.
 //   - The in-memory state rebuilt by replay at Open: every retained
-//     event, the open problems indexed by event ID and by trigger (so
-//     OpenProblems costs O(open problems)), acknowledge actions per
-//     event, trigger runtimes.
+//     event, the open problems indexed by event ID, by trigger and in ID
+//     order (so OpenProblems costs O(open problems), and ScanOpen walks
+//     them newest or oldest first without copying, for problem.get to
+//     stop at its limit), acknowledge actions per event, trigger
+//     runtimes.
 //   - Suppression changes (Batch.Suppress): a maintenance starting or
 //     ending over an open problem sets or clears its Suppressed flag;
 //     replayed, and carried into new days with the problem.

@@ -20,11 +20,69 @@ func (s *Store) OpenProblems() []Event {
 
 func (s *Store) sortedOpenLocked() []*Event {
 	out := make([]*Event, 0, len(s.open))
-	for _, e := range s.open {
-		out = append(out, e)
+	for _, id := range s.order {
+		if e := s.open[id]; e != nil {
+			out = append(out, e)
+		}
 	}
-	slices.SortFunc(out, func(a, b *Event) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// ScanOpen calls fn with each open problem in ID order (newest first
+// when desc) until fn returns false. It copies nothing: problem.get
+// with a limit stops after the problems it returns instead of copying
+// and sorting every open one. fn runs under the store's read lock: it
+// must not call the Store, modify the event or keep the pointer.
+func (s *Store) ScanOpen(desc bool, fn func(*Event) bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if desc {
+		for i := len(s.order) - 1; i >= 0; i-- {
+			if e := s.open[s.order[i]]; e != nil && !fn(e) {
+				return
+			}
+		}
+		return
+	}
+	for _, id := range s.order {
+		if e := s.open[id]; e != nil && !fn(e) {
+			return
+		}
+	}
+}
+
+// ScanOpenOf calls fn with the open problems of the triggers, in no
+// particular order, until fn returns false: problem.get's index by
+// host, through the triggers of the hosts' items, when they hold a few
+// of the open problems. The rules of ScanOpen's fn apply.
+func (s *Store) ScanOpenOf(triggers []uint64, fn func(*Event) bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range triggers {
+		for _, id := range s.byTrig[t] {
+			if !fn(s.open[id]) {
+				return
+			}
+		}
+	}
+}
+
+// OpenCountOf is the number of open problems of the triggers.
+func (s *Store) OpenCountOf(triggers []uint64) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, t := range triggers {
+		n += len(s.byTrig[t])
+	}
+	return n
+}
+
+// OpenCount is the number of open problems.
+func (s *Store) OpenCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.open)
 }
 
 // OpenProblemsOf returns copies of trigger's open problems, ascending by

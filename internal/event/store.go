@@ -72,12 +72,20 @@ type Store struct {
 	events  map[uint64]*Event
 	open    map[uint64]*Event   // open problems by ID
 	byTrig  map[uint64][]uint64 // open problem IDs by trigger, ascending
-	acks    map[uint64][]Ack    // by event ID
-	rts     map[uint64]Runtime  // by trigger ID
-	recent  []uint64            // problems resolved, in resolution order (Recent)
-	last    map[uint64]uint64   // the newest event ID of each trigger
-	dayIDs  map[string][]uint64 // event IDs written in each day directory
-	curDay  string              // the day being replayed or written, for dayIDs
+	// order holds the open problems' IDs ascending, plus IDs resolved
+	// since the last compaction (dead of them): problem.get walks it
+	// newest first and stops at its limit instead of sorting every open
+	// problem. New problems get the highest IDs, so an insert is an
+	// append; a resolve only counts, and the slice is compacted once
+	// half of it is dead, so both cost O(1) amortised.
+	order  []uint64
+	dead   int
+	acks   map[uint64][]Ack    // by event ID
+	rts    map[uint64]Runtime  // by trigger ID
+	recent []uint64            // problems resolved, in resolution order (Recent)
+	last   map[uint64]uint64   // the newest event ID of each trigger
+	dayIDs map[string][]uint64 // event IDs written in each day directory
+	curDay string              // the day being replayed or written, for dayIDs
 }
 
 // Open opens or creates the store in opts.Dir and replays it.
@@ -336,6 +344,7 @@ func (s *Store) applyLocked(b *Batch) {
 		if e.Value == ValueProblem && e.REventID == 0 {
 			s.open[e.ID] = p
 			s.byTrig[e.ObjectID] = append(s.byTrig[e.ObjectID], e.ID)
+			s.addOrderLocked(e.ID)
 		}
 		for _, pid := range e.Resolves {
 			pr := s.open[pid]
@@ -344,6 +353,7 @@ func (s *Store) applyLocked(b *Batch) {
 			}
 			pr.REventID, pr.RClock, pr.RNS, pr.UserID = e.ID, e.Clock, e.NS, e.UserID
 			delete(s.open, pid)
+			s.dropOrderLocked()
 			ids := slices.DeleteFunc(s.byTrig[pr.ObjectID], func(id uint64) bool { return id == pid })
 			if len(ids) == 0 {
 				delete(s.byTrig, pr.ObjectID)
@@ -380,6 +390,35 @@ func (s *Store) applyLocked(b *Batch) {
 			e.Suppressed = sp.Suppressed
 		}
 	}
+}
+
+// addOrderLocked adds an open problem's ID to order. IDs are assigned
+// in commit order and applied in that order, so this is an append; a
+// replay that meets an older ID (never expected) inserts it in place.
+func (s *Store) addOrderLocked(id uint64) {
+	if n := len(s.order); n == 0 || s.order[n-1] < id {
+		s.order = append(s.order, id)
+		return
+	}
+	i, found := slices.BinarySearch(s.order, id)
+	if found {
+		// A resolved ID still in order cannot be reopened (IDs are
+		// never reused), so it was dead: it is live again.
+		s.dead--
+		return
+	}
+	s.order = slices.Insert(s.order, i, id)
+}
+
+// dropOrderLocked counts one ID of order as resolved, and compacts
+// order once half of it is.
+func (s *Store) dropOrderLocked() {
+	s.dead++
+	if s.dead < 1024 || s.dead*2 < len(s.order) {
+		return
+	}
+	s.order = slices.DeleteFunc(s.order, func(id uint64) bool { return s.open[id] == nil })
+	s.dead = 0
 }
 
 // Close writes what is queued and closes the log. Later Commits fail.

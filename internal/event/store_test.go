@@ -382,3 +382,82 @@ func TestConcurrentCommits(t *testing.T) {
 		t.Fatalf("replayed state differs:\n%s", d)
 	}
 }
+
+// TestScanOpenOrder checks the ordered walk over open problems: both
+// directions equal OpenProblems, stopping early works, and resolving
+// most problems (compacting the order) keeps it exact, also after a
+// reopen.
+func TestScanOpenOrder(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	s := open(t, dir, c)
+	var b Batch
+	for i := range 5000 {
+		b.Events = append(b.Events, problem(uint64(i%700+1), 1000+int64(i), "p"))
+	}
+	b = commit(t, s, b)
+	// Resolve the problems of every trigger but those ≡ 0 mod 3:
+	// well over half, so the order is compacted.
+	for tr := uint64(1); tr <= 700; tr++ {
+		if tr%3 == 0 {
+			continue
+		}
+		var ids []uint64
+		for _, e := range b.Events {
+			if e.ObjectID == tr {
+				ids = append(ids, e.ID)
+			}
+		}
+		commit(t, s, Batch{Events: []Event{{ObjectID: tr, Clock: 9000, Value: ValueOK, Resolves: ids}}})
+	}
+	commit(t, s, Batch{Events: []Event{problem(1, 9001, "late")}})
+	check := func(s *Store) {
+		t.Helper()
+		want := s.OpenProblems()
+		if len(want) != s.OpenCount() || len(want) < 1000 {
+			t.Fatalf("%d open problems, OpenCount %d", len(want), s.OpenCount())
+		}
+		var asc, desc []uint64
+		s.ScanOpen(false, func(e *Event) bool { asc = append(asc, e.ID); return true })
+		s.ScanOpen(true, func(e *Event) bool { desc = append(desc, e.ID); return true })
+		ids := make([]uint64, len(want))
+		for i := range want {
+			ids[i] = want[i].ID
+			if !want[i].Open() {
+				t.Fatalf("OpenProblems returned a resolved event %+v", want[i])
+			}
+		}
+		slices.Reverse(desc)
+		if !slices.Equal(asc, ids) || !slices.Equal(desc, ids) {
+			t.Fatalf("ScanOpen: asc %d ids, desc %d, want %d in order", len(asc), len(desc), len(ids))
+		}
+		var first3 []uint64
+		s.ScanOpen(true, func(e *Event) bool { first3 = append(first3, e.ID); return len(first3) < 3 })
+		if !slices.Equal(first3, []uint64{ids[len(ids)-1], ids[len(ids)-2], ids[len(ids)-3]}) {
+			t.Fatalf("newest 3: %v", first3)
+		}
+		var of []uint64
+		s.ScanOpenOf([]uint64{1, 3, 2}, func(e *Event) bool { of = append(of, e.ID); return true })
+		want13 := append(ids[:0:0], 0)[:0]
+		for _, e := range want {
+			if e.ObjectID == 1 || e.ObjectID == 3 {
+				want13 = append(want13, e.ID)
+			}
+		}
+		slices.Sort(of)
+		if !slices.Equal(of, want13) {
+			t.Fatalf("ScanOpenOf(1,3,2): %v, want %v", of, want13)
+		}
+		if n := s.OpenCountOf([]uint64{1, 3, 2}); n != len(want13) {
+			t.Fatalf("OpenCountOf(1,3,2) = %d, want %d", n, len(want13))
+		}
+	}
+	check(s)
+	if len(s.order) > 2*s.OpenCount()+1024 {
+		t.Errorf("order holds %d IDs for %d open problems: not compacted", len(s.order), s.OpenCount())
+	}
+	s.Close()
+	s = open(t, dir, c)
+	defer s.Close()
+	check(s)
+}

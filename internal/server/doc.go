@@ -14,7 +14,9 @@
 // and event API methods. Evaluation (trigger.Evaluator, Server.Evaluator)
 // is the pipeline's OnCommit hook: each committed batch queues the
 // triggers of its items, and the evaluator's goroutine evaluates them
-// against the history store and feeds Server.Triggers; a timer
+// against the value cache (Server.ValueCache, fed by the same hook just
+// before, falling back to the history store; calculated items read it
+// too) and feeds Server.Triggers; a timer
 // (triggers.timer_interval) evaluates time-based triggers. At shutdown,
 // after the pipeline has written its last batches, one more pass
 // evaluates what they queued. The event store's retention runs

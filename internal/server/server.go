@@ -29,6 +29,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
@@ -135,11 +136,14 @@ type Server struct {
 	Evaluator *trigger.Evaluator
 	// Alerts matches committed events to actions and sends alerts
 	// (data_dir/alerts); it runs until the evaluator has stopped.
-	Alerts    *alert.Engine
-	authStore *auth.Store
-	started   time.Time // zabbix[uptime]
-	httpLn    net.Listener
-	httpSrv   *http.Server
+	Alerts *alert.Engine
+	// ValueCache keeps the recent values trigger functions and
+	// calculated items read (fed by the pipeline's commit hook).
+	ValueCache *valuecache.Cache
+	authStore  *auth.Store
+	started    time.Time // zabbix[uptime]
+	httpLn     net.Listener
+	httpSrv    *http.Server
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
@@ -228,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		// A problem is suppressed when made in a maintenance (its flag) or
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
-		Metrics: s.Metrics, Logger: log.With("component", "alert"),
+		Metrics:    s.Metrics, Logger: log.With("component", "alert"),
 	})
 	if err != nil {
 		return nil, err
@@ -314,10 +318,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	// only queues the affected triggers; the evaluation runs on the
 	// evaluator's goroutine (Run). LastValue reads the pipeline, made
 	// just below, through a closure.
+	// The value cache sits in front of the store for trigger functions
+	// and calculated items; the commit hook feeds it before the
+	// evaluator queues, so a pass never reads a cache that lacks the
+	// values that queued it.
+	s.ValueCache, err = valuecache.New(valuecache.Options{
+		Store: s.Store, MaxBytes: int64(cfg.Triggers.ValueCacheSize), MaxPeriod: cfg.Triggers.ValueCacheMaxPeriod.Std(),
+		Metrics: s.Metrics, Logger: log.With("component", "valuecache"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.Evaluator, err = trigger.NewEvaluator(trigger.EvaluatorOptions{
 		Machine:       s.Triggers,
 		Snapshot:      s.Catalog.Snapshot,
 		Store:         s.Store,
+		Values:        s.ValueCache,
 		MaxPending:    cfg.Triggers.MaxPending,
 		TimerInterval: cfg.Triggers.TimerInterval.Std(),
 		LastValue: func(id uint64) (history.Sample, bool) {
@@ -333,7 +349,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	s.Runtime = pipeline.NewRuntime()
 	s.Pipeline, err = pipeline.New(pipeline.Options{
-		OnCommit:    s.Evaluator.Commit,
+		OnCommit: func(shard int, samples []history.Sample) {
+			s.ValueCache.Add(shard, samples)
+			s.Evaluator.Commit(shard, samples)
+		},
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,
 		MaxBatch:    cfg.Pipeline.MaxBatch,
@@ -361,6 +380,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	calcChecker, err := calc.New(calc.Options{
 		Snapshot: s.Catalog.Snapshot,
 		Store:    s.Store,
+		Values:   s.ValueCache,
 		Started:  s.started,
 		Logger:   log.With("component", "poll", "checker", "calculated"),
 	})
@@ -638,6 +658,8 @@ func (s *Server) Run(ctx context.Context) error {
 	actx, stopAlerts := context.WithCancel(context.Background())
 	alertsDone := make(chan struct{})
 	go func() { defer close(alertsDone); s.Alerts.Run(actx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.ValueCache.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)

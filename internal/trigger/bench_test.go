@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 )
 
 // BenchmarkProcessStorm: one batch of results turns 10,000 triggers to
@@ -78,8 +81,10 @@ func BenchmarkProcessStorm(b *testing.B) {
 
 // BenchmarkEvaluateStorm: one committed batch of 100,000 values, one per
 // item, touches 100,000 triggers (last(/h/k[i])>10); each op is the commit
-// hook (queueing) plus one pass that evaluates all of them against the
-// history store (memstore) and hands the results to Process: alternately
+// hooks (the value cache's Add, the evaluator's queueing) plus one pass
+// that evaluates all of them through the value cache (in front of
+// memstore, as the server wires it; warm from the first op on) and hands
+// the results to Process: alternately
 // every trigger turns PROBLEM and back to OK, so each op also makes
 // 100,000 events in one commit (fsync under SyncBatch). evals/s is per op.
 //
@@ -115,7 +120,11 @@ func BenchmarkEvaluateStorm(b *testing.B) {
 		b.Fatal(err)
 	}
 	hist := memstore.New()
-	ev, err := NewEvaluator(EvaluatorOptions{Machine: m, Snapshot: cat.Snapshot, Store: hist, Location: time.UTC})
+	vc, err := valuecache.New(valuecache.Options{Store: hist})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev, err := NewEvaluator(EvaluatorOptions{Machine: m, Snapshot: cat.Snapshot, Store: hist, Values: vc, Location: time.UTC})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,6 +155,7 @@ func BenchmarkEvaluateStorm(b *testing.B) {
 		}
 		before := st.Stats().Events
 		b.StartTimer()
+		vc.Add(0, batch)
 		ev.Commit(0, batch)
 		ev.Drain(ctx)
 		b.StopTimer()
@@ -155,4 +165,101 @@ func BenchmarkEvaluateStorm(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "evals/s")
+}
+
+// BenchmarkFunctionRead evaluates one trigger per op, `last(/h/k)>0` or
+// `avg(/h/k,5m)>0`, over 100 items with 10 minutes of values at one a
+// second in the embedded history engine: reading the store for every
+// evaluation (source=store, how evaluation read before the value cache)
+// against reading through the value cache (source=cache, warm: every
+// item read once before timing).
+//
+//	go test -run '^$' -bench BenchmarkFunctionRead -benchtime 20000x ./internal/trigger/
+func BenchmarkFunctionRead(b *testing.B) {
+	const items, span = 100, 600
+	dir := b.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	hs := catalog.HostSpec{Host: "h", Groups: []string{"G"}}
+	for i := range items {
+		hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: "float"})
+		hs.Triggers = append(hs.Triggers,
+			catalog.TriggerSpec{Name: fmt.Sprintf("last %d", i), Expression: fmt.Sprintf("last(/h/k[%d])>0", i)},
+			catalog.TriggerSpec{Name: fmt.Sprintf("avg %d", i), Expression: fmt.Sprintf("avg(/h/k[%d],5m)>0", i)})
+	}
+	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{hs}}); err != nil {
+		b.Fatal(err)
+	}
+	store, err := engine.Open(engine.Options{Dir: filepath.Join(dir, "history"), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	snap := cat.Snapshot()
+	const t0 = 1_700_000_000
+	for s := range int64(span) {
+		var batch []history.Sample
+		for _, it := range snap.Host("h").Items() {
+			batch = append(batch, history.Sample{ItemID: it.ID, Clock: t0 + s, Type: history.Float, F: float64(s)})
+		}
+		if err := store.Write(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	byFn := map[string][]uint64{}
+	for _, t := range snap.Triggers() {
+		fn := t.Expression[:strings.IndexByte(t.Expression, '(')]
+		byFn[fn] = append(byFn[fn], t.ID)
+	}
+	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m, err := New(Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Unix(t0+span-1, 0)
+	ctx := context.Background()
+	for _, fn := range []string{"last", "avg"} {
+		for _, source := range []string{"store", "cache"} {
+			b.Run("fn="+fn+"/source="+source, func(b *testing.B) {
+				opts := EvaluatorOptions{Machine: m, Snapshot: cat.Snapshot, Store: store, Location: time.UTC}
+				var vc *valuecache.Cache
+				if source == "cache" {
+					if vc, err = valuecache.New(valuecache.Options{Store: store}); err != nil {
+						b.Fatal(err)
+					}
+					opts.Values = vc
+				}
+				ev, err := NewEvaluator(opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids := byFn[fn]
+				for _, id := range ids { // warm: parsed, and cached when cached
+					if r, _ := ev.evaluate(ctx, snap, id, now); r.Value != Problem {
+						b.Fatalf("trigger %d: %+v", id, r)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if r, _ := ev.evaluate(ctx, snap, ids[i%len(ids)], now); r.Value != Problem {
+						b.Fatalf("trigger %d: %+v", ids[i%len(ids)], r)
+					}
+				}
+				b.StopTimer()
+				if vc != nil {
+					if s := vc.Stats(); s.Misses != uint64(len(ids)) || s.Hits < uint64(b.N) {
+						b.Fatalf("value cache %+v: want %d misses (the warm-up) and every timed read a hit", s, len(ids))
+					}
+				}
+			})
+		}
+	}
 }

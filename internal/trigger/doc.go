@@ -52,13 +52,19 @@
 //     at the time of its newest committed value (Zabbix's rule: the
 //     event's clock is the value's), however many values and shards
 //     touched it, and hands all results to Process in one call (one
-//     commit). A timer pass (TimerPass, every TimerInterval, 30 s by
+//     commit); pass durations are observed in
+//     peregrine_trigger_eval_pass_seconds: values of a trigger that
+//     arrive while a pass runs are coalesced into one evaluation at the
+//     newest one's time, so a late pass can skip a PROBLEM that a later
+//     value already ended (Zabbix evaluates every value). A timer pass (TimerPass, every TimerInterval, 30 s by
 //     default as Zabbix's timer) evaluates the time-based triggers
 //     (expr.Expr.TimeBased: nodata, date/time and trend functions) at
 //     the clock's time. Expressions are parsed once per trigger and kept
 //     while the trigger's texts are unchanged; entries of deleted
 //     triggers go at the first pass after the catalog change. Values are
-//     read from the history store through exprsource.StoreSource;
+//     read through exprsource.StoreSource from EvaluatorOptions.Values,
+//     the value cache (package history/valuecache, fed by the same
+//     commit hook before Commit), or from the history store without it;
 //     //key names the trigger's host when it has exactly one. The
 //     User macros in expressions ({$CPU.UTIL.CRIT}, with contexts)
 //     resolve in the evaluated snapshot's scope of the trigger's first
@@ -88,5 +94,9 @@
 // should hand over results in batches: one commit (and fsync) covers a
 // whole batch. An Evaluator's Commit may be called by every pipeline
 // shard at once; its passes (Drain, TimerPass) are serialised with each
-// other and run on Run's goroutine.
+// other and run on Run's goroutine. A value pass of more than a few
+// thousand triggers parses new expressions first, serially, then
+// evaluates on up to GOMAXPROCS goroutines, so the Store, Values,
+// LastValue and Macros it was given must be safe for concurrent use;
+// the results go to Process in one call as before.
 package trigger

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/expr/exprsource"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -25,6 +27,10 @@ type EvaluatorOptions struct {
 	// Store is where history functions read item values. Required. When
 	// it is also a history.TrendReader the trend functions use it.
 	Store history.Reader
+	// Values, when set, is where history functions read values instead
+	// of Store: the value cache (package history/valuecache) in front of
+	// it. Trends are still read from Store.
+	Values history.Reader
 	// MaxPending bounds the distinct triggers waiting for evaluation;
 	// default 1<<20. A committed value whose trigger is already waiting
 	// costs nothing (it is coalesced); one that would exceed the bound is
@@ -35,7 +41,8 @@ type EvaluatorOptions struct {
 	// 30 s, Zabbix's timer period.
 	TimerInterval time.Duration
 	// LastValue gives an item's newest value for {ITEM.VALUE} in event
-	// names; nil leaves ItemValues empty.
+	// names; nil leaves ItemValues empty. Like Macros, Store and Values
+	// it is called from several goroutines at once in a large pass.
 	LastValue func(itemID uint64) (history.Sample, bool)
 	// Macros returns the user macro resolver of a host; nil: the
 	// evaluated snapshot's (catalog.Snapshot.UserMacros), so a macro
@@ -57,6 +64,7 @@ type EvaluatorOptions struct {
 type Evaluator struct {
 	opts   EvaluatorOptions
 	trends history.TrendReader
+	values history.Reader // Values, or Store without it
 
 	// mu guards pending, the triggers waiting for the next pass with the
 	// newest value time seen for each (unix ns). Commit holds it for a map
@@ -74,11 +82,16 @@ type Evaluator struct {
 	cacheSnap *catalog.Snapshot // the snapshot cache was last pruned for
 	timerSnap *catalog.Snapshot // the snapshot timed was built from
 	timed     []uint64          // time-based triggers of timerSnap
+	work      []evalJob         // a pass's triggers, reused
 
 	throttle *selfmon.LogThrottle
 
 	queued, dropped, evaluated, unknown, failed, passes *selfmon.Counter
 	pendingGauge                                        *selfmon.Gauge
+	// passSeconds times value passes, evaluation and Process together:
+	// a pass that runs late coalesces its triggers' values into one
+	// evaluation, so its duration bounds value-to-event latency.
+	passSeconds *selfmon.Histogram
 }
 
 // compiled is a trigger's parsed expressions, valid while the trigger's
@@ -123,8 +136,14 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation passes whose results could not be stored by the problem state machine."),
 		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Evaluation passes (one per coalesced group of committed batches, one per timer tick)."),
 		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation."),
+		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results).",
+			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
 	ev.trends, _ = opts.Store.(history.TrendReader)
+	ev.values = opts.Store
+	if opts.Values != nil {
+		ev.values = opts.Values
+	}
 	return ev, nil
 }
 
@@ -211,17 +230,60 @@ func (ev *Evaluator) Drain(ctx context.Context) {
 		ev.spare = batch
 		return
 	}
+	start := time.Now()
+	defer func() { ev.passSeconds.Observe(time.Since(start).Seconds()) }()
 	snap := ev.opts.Snapshot()
 	ev.prune(snap)
-	results := make([]Result, 0, len(batch))
+	// Compiling touches the parse cache, so it runs here, serially;
+	// the evaluations only read (snapshot, value cache, store) and run
+	// on up to GOMAXPROCS goroutines when the pass is large.
+	work := ev.work[:0]
 	for id, ts := range batch {
-		if r, ok := ev.evaluate(ctx, snap, id, time.Unix(0, ts)); ok {
-			results = append(results, r)
+		t := snap.Trigger(id)
+		if t == nil || !t.Enabled {
+			continue
 		}
+		work = append(work, evalJob{t: t, c: ev.compile(snap, t), at: ts})
 	}
 	clear(batch)
 	ev.spare = batch
+	results := make([]Result, len(work))
+	workers := min(runtime.GOMAXPROCS(0), len(work)/parallelMin)
+	if workers <= 1 {
+		for i := range work {
+			results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
+		}
+	} else {
+		var wg sync.WaitGroup
+		chunk := (len(work) + workers - 1) / workers
+		for lo := 0; lo < len(work); lo += chunk {
+			hi := min(lo+chunk, len(work))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := lo; i < hi; i++ {
+					results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	clear(work)
+	ev.work = work[:0]
 	ev.process(snap, results, "value")
+}
+
+// parallelMin is the pending triggers per goroutine below which a pass
+// evaluates on one goroutine: starting goroutines costs more than a few
+// hundred evaluations of a microsecond or two.
+const parallelMin = 1024
+
+// evalJob is one trigger of a pass, compiled, with its evaluation time
+// (unix ns).
+type evalJob struct {
+	t  *catalog.Trigger
+	c  *compiled
+	at int64
 }
 
 // TimerPass evaluates every enabled time-based trigger at the clock's
@@ -309,17 +371,22 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 	if t == nil || !t.Enabled {
 		return Result{}, false
 	}
+	return ev.evaluateCompiled(ctx, snap, t, ev.compile(snap, t), now), true
+}
+
+// evaluateCompiled evaluates t, whose parsed expressions are c, at now.
+// It only reads shared state, so a pass may run it concurrently.
+func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) Result {
 	ev.evaluated.Inc()
-	r := Result{TriggerID: id, Clock: now.Unix(), NS: int32(now.Nanosecond())}
-	c := ev.compile(snap, t)
+	r := Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
 	if c.err != nil {
 		// The catalog refuses expressions that do not parse; this is a
 		// trigger stored by an older parser.
 		r.Value, r.Error = Unknown, "invalid expression: "+c.err.Error()
 		ev.unknown.Inc()
-		return r, true
+		return r
 	}
-	src := &exprsource.StoreSource{Store: ev.opts.Store, TrendStore: ev.trends, Snap: snap}
+	src := &exprsource.StoreSource{Store: ev.values, TrendStore: ev.trends, Snap: snap}
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
 	if len(t.HostIDs) == 1 {
 		// //key and {HOST.HOST} name the trigger's host when it has one.
@@ -354,7 +421,13 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 	if r.Value == Unknown {
 		ev.unknown.Inc()
 	}
-	if ev.opts.LastValue != nil {
+	// {ITEM.VALUE} is only read by the events a result may make: an
+	// unknown result makes none, nor does OK on a trigger that is OK
+	// (acknowledgements cannot turn a trigger to PROBLEM meanwhile).
+	// Most evaluations under load are the latter; they skip the lookups
+	// and formatting.
+	needValues := r.Value != Unknown && !(r.Value == OK && ev.opts.Machine.Runtime(t.ID).Value == event.ValueOK)
+	if ev.opts.LastValue != nil && needValues {
 		for _, ref := range c.e.ItemRefs() {
 			it, err := src.Item(ref)
 			if err != nil {
@@ -368,7 +441,7 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 			}
 		}
 	}
-	return r, true
+	return r
 }
 
 // formatSample is a value as {ITEM.VALUE} shows it.

@@ -2,7 +2,10 @@ package trigger
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -20,15 +24,30 @@ type evalEnv struct {
 	ev   *Evaluator
 	now  time.Time // the timer's clock
 	last map[uint64]history.Sample
+	vc   *valuecache.Cache // nil without a value cache
+	// lastCalls counts LastValue calls.
+	lastCalls atomic.Int64
 }
 
 const t0 = 1_700_000_000
 
-func newEvalEnv(t *testing.T, maxPending int) *evalEnv {
+func newEvalEnv(t *testing.T, maxPending int) *evalEnv { return newEvalEnvCache(t, maxPending, false) }
+
+// newEvalEnvCache is newEvalEnv with, when cached, a value cache in
+// front of the store, fed by commit before the evaluator.
+func newEvalEnvCache(t *testing.T, maxPending int, cached bool) *evalEnv {
 	e := &evalEnv{env: newEnv(t), hist: memstore.New(), now: time.Unix(t0, 0), last: map[uint64]history.Sample{}}
+	var values history.Reader
+	if cached {
+		vc, err := valuecache.New(valuecache.Options{Store: e.hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.vc, values = vc, vc
+	}
 	ev, err := NewEvaluator(EvaluatorOptions{
-		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, MaxPending: maxPending,
-		LastValue: func(id uint64) (history.Sample, bool) { s, ok := e.last[id]; return s, ok },
+		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: values, MaxPending: maxPending,
+		LastValue: func(id uint64) (history.Sample, bool) { e.lastCalls.Add(1); s, ok := e.last[id]; return s, ok },
 		Location:  time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
 		Metrics: selfmon.NewRegistry(),
 	})
@@ -52,6 +71,9 @@ func (e *evalEnv) commit(key string, clock int64, vals ...float64) {
 		e.t.Fatal(err)
 	}
 	e.last[id] = ss[len(ss)-1]
+	if e.vc != nil {
+		e.vc.Add(0, ss)
+	}
 	e.ev.Commit(0, ss)
 }
 
@@ -79,6 +101,53 @@ func TestEvaluatorRaisesAndResolvesOnCommit(t *testing.T) {
 	}
 	if n := e.ev.evaluated.Load(); n != 2 {
 		t.Fatalf("%d evaluations, want 2", n)
+	}
+	if n := e.ev.passSeconds.Count(); n != 2 {
+		t.Fatalf("%d pass durations observed, want 2 (one per value pass)", n)
+	}
+}
+
+// Evaluation through the value cache gives the results evaluation
+// against the store gives, value after value, for functions over counts
+// and windows, and its reads hit the cache after the first.
+func TestEvaluatorValueCacheMatchesStore(t *testing.T) {
+	exprs := []string{"last(/h1/a)>10", "avg(/h1/a,5m)>10", "count(/h1/a,1m,\"gt\",5)>=3", "min(/h1/a,#3)<2 or max(/h1/b,30s)>50",
+		"last(/h1/a,#2)>last(/h1/a)", "sum(/h1/b,2m)>100"}
+	plain, cached := newEvalEnvCache(t, 0, false), newEvalEnvCache(t, 0, true)
+	var ids [2][]uint64
+	for i, e := range []*evalEnv{plain, cached} {
+		for _, x := range exprs {
+			ids[i] = append(ids[i], e.trigger(catalog.TriggerFields{Description: x, Expression: x}))
+		}
+	}
+	clock := int64(t0)
+	seen := make([]map[event.Runtime]bool, len(exprs))
+	for step := range 400 {
+		key := []string{"a", "b"}[step%2]
+		v := float64((step * 37) % 61)
+		clock += int64(step%7) * 3
+		for _, e := range []*evalEnv{plain, cached} {
+			e.commit(key, clock, v)
+			e.ev.Drain(context.Background())
+		}
+		for i := range exprs {
+			p, c := plain.m.Runtime(ids[0][i]), cached.m.Runtime(ids[1][i])
+			if p.Value != c.Value || p.State != c.State || p.Error != c.Error {
+				t.Fatalf("step %d, %s: with the value cache %+v, against the store %+v", step, exprs[i], c, p)
+			}
+			if seen[i] == nil {
+				seen[i] = map[event.Runtime]bool{}
+			}
+			seen[i][event.Runtime{Value: p.Value}] = true
+		}
+	}
+	for i, m := range seen {
+		if len(m) != 2 {
+			t.Errorf("%s never changed value: the comparison proves little", exprs[i])
+		}
+	}
+	if s := cached.vc.Stats(); s.Hits < 100*s.Misses/10 || s.Misses == 0 || s.Bypass != 0 {
+		t.Fatalf("value cache %+v: want mostly hits, no bypass", s)
 	}
 }
 
@@ -264,5 +333,65 @@ func TestEvaluatorRun(t *testing.T) {
 	}
 	if open := e.open(id); len(open) != 1 || !strings.HasPrefix(open[0].Name, "a") {
 		t.Fatalf("open: %+v", open)
+	}
+}
+
+// A pass large enough to be evaluated on several goroutines gives every
+// trigger its own result: 4,096 triggers last(/h1/a)>N on one item, one
+// value, through the value cache (run it with -race).
+func TestEvaluatorLargePassParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	e := newEvalEnvCache(t, 0, true)
+	const n = 4096
+	fs := make([]catalog.TriggerFields, n)
+	for i := range fs {
+		fs[i] = catalog.TriggerFields{Description: fmt.Sprint("t", i), Expression: fmt.Sprintf("last(/h1/a)>%d", i), Enabled: true}
+	}
+	var ids []uint64
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+		var err error
+		ids, err = ed.CreateTriggers(fs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("a", t0, 2000)
+	e.ev.Drain(context.Background())
+	if got := e.ev.evaluated.Load(); got != n {
+		t.Fatalf("%d evaluations, want %d", got, n)
+	}
+	for i, id := range ids {
+		want := event.ValueOK
+		if i < 2000 {
+			want = event.ValueProblem
+		}
+		if rt := e.m.Runtime(id); rt.Value != uint8(want) {
+			t.Fatalf("last(/h1/a)>%d with a = 2000: value %d, want %d", i, rt.Value, want)
+		}
+	}
+}
+
+// {ITEM.VALUE} is looked up only for results that may make an event:
+// not for OK on an OK trigger, which is most evaluations under load.
+func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 1)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 0 {
+		t.Fatalf("OK on an OK trigger looked up %d item values", n)
+	}
+	e.commit("a", t0+1, 42)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 1 {
+		t.Fatalf("PROBLEM looked up %d item values, want 1", n)
+	}
+	if open := e.open(id); len(open) != 1 || open[0].Name != "a is 42" {
+		t.Fatalf("open problems %+v", open)
+	}
+	e.commit("a", t0+2, 2)
+	e.ev.Drain(context.Background())
+	if n := e.lastCalls.Load(); n != 2 {
+		t.Fatalf("the recovery looked up %d item values in all, want 2", n)
 	}
 }

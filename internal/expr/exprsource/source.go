@@ -25,6 +25,13 @@ type StoreSource struct {
 	Self *catalog.Host
 }
 
+// AppendReader is a history.Reader that can also append what it reads
+// to a slice directly (the value cache: one copy, one allocation of the
+// exact size, instead of a callback per value into a growing slice).
+type AppendReader interface {
+	AppendRead(ctx context.Context, q history.Query, dst []history.Sample) ([]history.Sample, error)
+}
+
 // Item resolves a query's host and key to an enabled item on a
 // monitored host, with Zabbix's wording when it cannot.
 func (s *StoreSource) Item(ref expr.ItemRef) (*catalog.Item, error) {
@@ -66,10 +73,14 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 		}
 	}
 	var out []history.Sample
-	err = s.Store.Read(ctx, hq, func(v *history.Sample) bool {
-		out = append(out, *v)
-		return true
-	})
+	if ar, ok := s.Store.(AppendReader); ok {
+		out, err = ar.AppendRead(ctx, hq, nil)
+	} else {
+		err = s.Store.Read(ctx, hq, func(v *history.Sample) bool {
+			out = append(out, *v)
+			return true
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
 	}

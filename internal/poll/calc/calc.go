@@ -22,6 +22,9 @@ type Options struct {
 	// Store is where item values are read. Required. When it is also a
 	// history.TrendReader the trend functions use its trends.
 	Store history.Reader
+	// Values, when set, is where item values are read instead of Store:
+	// the value cache in front of it. Trends still come from Store.
+	Values history.Reader
 	// Macros returns the user macro resolver of a host (host, its
 	// templates, global); nil: the snapshot's (catalog.Snapshot.UserMacros).
 	Macros func(hostID uint64) expr.Macros
@@ -71,6 +74,9 @@ func New(opts Options) (*Checker, error) {
 	}
 	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), parsed: map[string]parsed{}}
 	c.trends, _ = opts.Store.(history.TrendReader)
+	if opts.Values == nil {
+		c.opts.Values = opts.Store
+	}
 	return c, nil
 }
 
@@ -118,7 +124,7 @@ func (c *Checker) eval(ctx context.Context, snap *catalog.Snapshot, itemID uint6
 	opt := expr.Options{
 		Now:      now,
 		Location: c.opts.Location,
-		Source:   &exprsource.StoreSource{Store: c.opts.Store, TrendStore: c.trends, Snap: snap, Self: it.Host},
+		Source:   &exprsource.StoreSource{Store: c.opts.Values, TrendStore: c.trends, Snap: snap, Self: it.Host},
 		Started:  c.opts.Started,
 	}
 	if c.opts.Macros != nil {
