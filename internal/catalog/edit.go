@@ -416,7 +416,8 @@ func dupIDs(kind string, ids []uint64, el *errList) {
 	}
 }
 
-// triggersOnly reports whether the Edit changed nothing but triggers.
+// triggersOnly reports whether the Edit changed no group, host or item
+// (triggers, macros, templates and maintenances may have changed).
 func (e *Edit) triggersOnly() bool {
 	return len(e.groups) == 0 && len(e.hosts) == 0 && len(e.items) == 0 && len(e.created) == 0 &&
 		len(e.newGroups) == 0 && len(e.newHosts) == 0 && !e.itemsGone
@@ -439,6 +440,7 @@ func (e *Edit) build() (*Snapshot, error) {
 		s := *old
 		s.version = old.version + 1
 		s.setTriggers(e.buildTriggers())
+		e.applyOverlays(&s)
 		return &s, nil
 	}
 	groups := make([]Group, 0, len(old.groups)+len(e.newGroups))
@@ -514,10 +516,17 @@ func (e *Edit) build() (*Snapshot, error) {
 	}
 	s.setTriggers(e.buildTriggers())
 	s.macros = old.macros
+	s.maints = old.maints
+	e.applyOverlays(s)
+	return s, nil
+}
+
+// applyOverlays puts the Edit's macro/template and maintenance changes,
+// if any, into the new snapshot s (which starts with the old ones).
+func (e *Edit) applyOverlays(s *Snapshot) {
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}
-	s.maints = old.maints
 	if e.mnt != nil {
 		s.maints = slices.Clone(e.mnt)
 		slices.SortFunc(s.maints, func(a, b Maintenance) int { return cmp.Compare(a.ID, b.ID) })
@@ -525,5 +534,4 @@ func (e *Edit) build() (*Snapshot, error) {
 			s.maints = nil
 		}
 	}
-	return s, nil
 }
