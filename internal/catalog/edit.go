@@ -416,10 +416,11 @@ func dupIDs(kind string, ids []uint64, el *errList) {
 	}
 }
 
-// triggersOnly reports whether the Edit changed no group, host or item
-// (triggers, macros, templates and maintenances may have changed).
+// triggersOnly reports whether the Edit changed no group, host, item or
+// user macro (triggers and maintenances may have changed). Macro changes
+// take the full path: each host carries its macro scope.
 func (e *Edit) triggersOnly() bool {
-	return len(e.groups) == 0 && len(e.hosts) == 0 && len(e.items) == 0 && len(e.created) == 0 &&
+	return e.mst == nil && len(e.groups) == 0 && len(e.hosts) == 0 && len(e.items) == 0 && len(e.created) == 0 &&
 		len(e.newGroups) == 0 && len(e.newHosts) == 0 && !e.itemsGone
 }
 
