@@ -23,6 +23,9 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench compare --report DIR [--old-a DIR --old-b DIR] REPORT_DIR_A REPORT_DIR_B
        peregrine bench poll [flags]   (the poller against simulated agents; bench poll -h)
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
+       peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
+       peregrine bench checks --kind snmp|external --target URL [flags]
+                                      (a server's SNMP or external checks through its API; bench checks -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -99,6 +102,10 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return snmpMain(ctx, args[1:], stdout, stderr, version)
 	case "snmp-agents": // the child process of bench snmp
 		return SNMPAgentsMain(args[1:], stdout, stderr)
+	case "icmp":
+		return icmpMain(ctx, args[1:], stdout, stderr, version)
+	case "checks":
+		return checksMain(ctx, args[1:], stdout, stderr, version)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

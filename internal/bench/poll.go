@@ -127,6 +127,9 @@ type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
 	stdin io.Closer
+	// ctl and out talk to bench snmp-agents (counts); nil otherwise.
+	ctl io.Writer
+	out *bufio.Scanner
 	fleet *agentsim.Fleet
 	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
 }
