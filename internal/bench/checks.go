@@ -310,4 +310,3 @@ var SweepColumns = []string{"target", "round", "checks", "sweep_s", "p50_s", "p9
 
 // sweepHeader is the table header of sweep rows.
 var sweepHeader = []string{"target", "round", "checks", "all done after", "p50", "p99", "checks/s", "missing", "wrong"}
-

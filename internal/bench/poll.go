@@ -128,8 +128,8 @@ type agentsProc struct {
 	cmd   *exec.Cmd
 	stdin io.Closer
 	// ctl and out talk to bench snmp-agents (counts); nil otherwise.
-	ctl io.Writer
-	out *bufio.Scanner
+	ctl   io.Writer
+	out   *bufio.Scanner
 	fleet *agentsim.Fleet
 	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
 }
