@@ -50,6 +50,9 @@ scenarios:
                  (--data-dir for Peregrine, --size-cmd for any target)
   storm          --storm-items triggers last(/host/key)>0 all fire at once, then all
                  recover; time until problem.get shows them, problem.get latency
+  preprocess     --pp-items trapper items with custom multiplier + discard unchanged
+                 with heartbeat, --pp-values values; --pp-masters JSON masters with
+                 --pp-dependents JSONPath dependent items each; persisted values/s
   compare        side-by-side tables with ratios and overlaid plots of two reports;
                  with --old-a/--old-b, the headline ratios of an earlier pair beside
 
@@ -155,6 +158,9 @@ type options struct {
 	db Dashboard
 	dk DiskBytes
 	st Storm
+	pp Preprocess
+
+	ppValues string
 
 	viewers, bfValues, dkValues string
 
@@ -235,6 +241,12 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 
 	fs.IntVar(&o.st.Items, "storm-items", 100000, "storm: trapper items, one trigger each, on hosts of 1,000")
 	fs.DurationVar(&o.st.Timeout, "storm-timeout", 5*time.Minute, "storm: longest wait for all problems to show, and to resolve")
+	fs.IntVar(&o.pp.Items, "pp-items", 100000, "preprocess: trapper items with the two-step chain (0: skip that part)")
+	fs.StringVar(&o.ppValues, "pp-values", "1M", "preprocess: values sent to the chain items")
+	fs.IntVar(&o.pp.Masters, "pp-masters", 1000, "preprocess: JSON master items (0: skip that part)")
+	fs.IntVar(&o.pp.Dependents, "pp-dependents", 10, "preprocess: JSONPath dependent items per master")
+	fs.Int64Var(&o.pp.MasterRounds, "pp-rounds", 100, "preprocess: JSON documents sent to every master")
+	fs.DurationVar(&o.pp.Settle, "pp-settle", 15*time.Second, "preprocess: wait after creating the dependent items (Zabbix: CacheUpdateFrequency + margin)")
 	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
 	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
 	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
@@ -346,8 +358,15 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			out = append(out, &o.dk)
 		case "storm":
 			out = append(out, &o.st)
+		case "preprocess":
+			v, err := oneInt(o.ppValues)
+			if err != nil {
+				return nil, fmt.Errorf("--pp-values: %w", err)
+			}
+			o.pp.Values, o.pp.ItemsPerHost, o.pp.DrainTimeout = v, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.pp)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, preprocess, compare)", n)
 		}
 	}
 	return out, nil
