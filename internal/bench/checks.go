@@ -181,6 +181,9 @@ type SweepResult struct {
 	Missing  int           // items without a value at the timeout
 	Wrong    int           // values Expect refused
 	Example  string        // the first refused value, with the reason
+	// DeviceOIDs, DeviceRequests: what the simulated devices answered
+	// during the sweep (SNMP; 0 otherwise).
+	DeviceOIDs, DeviceRequests uint64
 }
 
 // historyRow is one history.get row.
@@ -299,14 +302,14 @@ func sweepRow(target string, round int, r SweepResult) (table, csv []string) {
 		rate = float64(r.Items-r.Missing) / r.All.Seconds()
 	}
 	table = []string{target, strconv.Itoa(round), human(float64(r.Items)), secs(r.All.Seconds()), secs(r.P50.Seconds()), secs(r.P99.Seconds()),
-		human(rate), strconv.Itoa(r.Missing), strconv.Itoa(r.Wrong)}
+		human(rate), strconv.Itoa(r.Missing), strconv.Itoa(r.Wrong), human(float64(r.DeviceOIDs)), human(float64(r.DeviceRequests))}
 	csv = []string{target, strconv.Itoa(round), fi(int64(r.Items)), f(r.All.Seconds()), f(r.P50.Seconds()), f(r.P99.Seconds()), f(rate),
-		fi(int64(r.Missing)), fi(int64(r.Wrong)), f(r.First.Seconds()), f(r.Requests.Seconds())}
+		fi(int64(r.Missing)), fi(int64(r.Wrong)), f(r.First.Seconds()), f(r.Requests.Seconds()), fi(int64(r.DeviceOIDs)), fi(int64(r.DeviceRequests))}
 	return table, csv
 }
 
 // SweepColumns is the CSV header of sweep rows.
-var SweepColumns = []string{"target", "round", "checks", "sweep_s", "p50_s", "p99_s", "checks_per_s", "missing", "wrong", "first_s", "request_s"}
+var SweepColumns = []string{"target", "round", "checks", "sweep_s", "p50_s", "p99_s", "checks_per_s", "missing", "wrong", "first_s", "request_s", "device_oids", "device_requests"}
 
 // sweepHeader is the table header of sweep rows.
-var sweepHeader = []string{"target", "round", "checks", "all done after", "p50", "p99", "checks/s", "missing", "wrong"}
+var sweepHeader = []string{"target", "round", "checks", "all done after", "p50", "p99", "checks/s", "missing", "wrong", "device OIDs", "device requests"}

@@ -195,16 +195,17 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 			if err != nil {
 				return sec, err
 			}
-			tr, cr := sweepRow(b.Server.Name, round, r)
-			table.Rows, csv.Rows = append(table.Rows, tr), append(csv.Rows, cr)
 			extra := ""
 			if devices != nil {
 				req1, oid1, err := devices.counts()
 				if err != nil {
 					return sec, err
 				}
+				r.DeviceOIDs, r.DeviceRequests = oid1-oid0, req1-req0
 				extra = fmt.Sprintf(", devices answered %d OIDs in %d requests", oid1-oid0, req1-req0)
 			}
+			tr, cr := sweepRow(b.Server.Name, round, r)
+			table.Rows, csv.Rows = append(table.Rows, tr), append(csv.Rows, cr)
 			fmt.Fprintf(b.Log, "checks %s %s round %d: %d items, all after %.2f s (first %.2f s, p50 %.2f s, p99 %.2f s; task.create %.2f s), %d missing, %d wrong %s%s\n",
 				b.Server.Name, b.Kind, round, r.Items, r.All.Seconds(), r.First.Seconds(), r.P50.Seconds(), r.P99.Seconds(), r.Requests.Seconds(), r.Missing, r.Wrong, r.Example, extra)
 		}

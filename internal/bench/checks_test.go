@@ -30,7 +30,7 @@ func TestChecksSNMPInProcess(t *testing.T) {
 	}
 	for i := range c.Rows {
 		if c.Get(i, "checks") != "12" || c.Get(i, "missing") != "0" || c.Get(i, "wrong") != "0" || !(c.Float(i, "sweep_s") > 0) ||
-			c.Float(i, "p50_s") > c.Float(i, "p99_s") || c.Float(i, "p99_s") > c.Float(i, "sweep_s") {
+			c.Float(i, "p50_s") > c.Float(i, "p99_s") || c.Float(i, "p99_s") > c.Float(i, "sweep_s") || c.Float(i, "device_oids") < 12 || !(c.Float(i, "device_requests") > 0) {
 			t.Errorf("round %d: %v", i+1, c.Rows[i])
 		}
 	}
