@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # usage: /work/notes/quietbench bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
-#   WHAT: icmp PINGERS | snmp POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
+#   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
 # `peregrine serve` (bench/peregrine-run.sh) and a private Zabbix 6.0 (bench/zabbix-private.sh: the
 # peer's packages, configuration and PostgreSQL, its own database; only the process counts named
@@ -20,12 +20,13 @@ icmp)
   "$BIN" bench icmp --rounds 3 --zabbix-rounds 2 --zabbix-target $ZAPI --zabbix-start "ZP_PINGERS=$P bench/zabbix-private.sh start" \
     --zabbix-stop "$ZSTOP" --zabbix-name zabbix-pingers-$P --zabbix-timeout 6m --report "$R/pingers-$P" ;;
 snmp)
-  A="--kind snmp --hosts 500 --items-per-host 64 --rounds 2 --timeout 3m"
-  beside "$BIN bench checks $A --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine --report $R/peregrine"
+  MODE=${1:-sweep}; shift || true
+  A="--kind snmp --hosts 500 --items-per-host 64 --mode $MODE --rounds 2 --timeout 3m --delay 5s --warmup 15s --window 30s"
+  beside "$BIN bench checks $A --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine --report $R/$MODE-peregrine"
   [ $# -gt 0 ] || set -- 1 5
   for P in "$@"; do
     "$BIN" bench checks $A --target $ZAPI --start "ZP_POLLERS=$P bench/zabbix-private.sh start" --stop "$ZSTOP" \
-      --name zabbix-pollers-$P --report "$R/zabbix-pollers-$P"
+      --name zabbix-pollers-$P --report "$R/$MODE-zabbix-pollers-$P"
   done ;;
 external)
   MODE=${1:-sweep}; shift || true

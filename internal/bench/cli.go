@@ -529,9 +529,9 @@ func maskPassword(args []string) []string {
 	out := append([]string(nil), args...)
 	for i, a := range out {
 		switch {
-		case (a == "--password" || a == "-password") && i+1 < len(out):
+		case (a == "--password" || a == "-password" || a == "--zabbix-password" || a == "-zabbix-password") && i+1 < len(out):
 			out[i+1] = "***"
-		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password="):
+		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password=") || strings.HasPrefix(a, "--zabbix-password=") || strings.HasPrefix(a, "-zabbix-password="):
 			k, _, _ := strings.Cut(a, "=")
 			out[i] = k + "=***"
 		}
