@@ -56,7 +56,6 @@
 //     passive agents (package agentsim) in a child process, steps hosts ×
 //     items up and reports checks/s against the ideal, the in-flight peak,
 //     latency p50/p99 and the poller's CPU per check.
-//
 //   - `bench icmp` (icmp.go): re-executes itself under `unshare -rn` and
 //     sweeps live and dead addresses of that namespace with Peregrine's
 //     ICMP checker in this process, then, given --zabbix-target, with a
