@@ -28,8 +28,11 @@ func TestChecksSNMPInProcess(t *testing.T) {
 	if len(c.Rows) != 2 {
 		t.Fatalf("rows %v", c.Rows)
 	}
+	// A sweep on a quiet machine can finish within the request's second,
+	// whose values then read as done at once (0 s): only the order of the
+	// times is asserted.
 	for i := range c.Rows {
-		if c.Get(i, "checks") != "12" || c.Get(i, "missing") != "0" || c.Get(i, "wrong") != "0" || !(c.Float(i, "sweep_s") > 0) ||
+		if c.Get(i, "checks") != "12" || c.Get(i, "missing") != "0" || c.Get(i, "wrong") != "0" || c.Float(i, "sweep_s") < 0 ||
 			c.Float(i, "p50_s") > c.Float(i, "p99_s") || c.Float(i, "p99_s") > c.Float(i, "sweep_s") || c.Float(i, "device_oids") < 12 || !(c.Float(i, "device_requests") > 0) {
 			t.Errorf("round %d: %v", i+1, c.Rows[i])
 		}
