@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test test-race test-integration bench fuzz lint tidy
+.PHONY: build run test test-race test-integration bench bench-sidebyside fuzz lint tidy
 
 build:
 	$(GO) build -o bin/peregrine ./cmd/peregrine
@@ -24,6 +24,14 @@ test-integration:
 # Hot-path benchmarks; compare runs with benchstat.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./internal/zbx/... ./internal/ingest/ ./internal/pipeline/ ./internal/history/...
+
+# Side by side with Zabbix 6.0 (BENCHMARKS.md, issues 12 and 14), as root with ../shared beside it:
+#   make bench-sidebyside WHAT="icmp 10"      (also: "snmp sweep 1 5", "external rate 1 32",
+#                                              "preprocess peregrine 2 3"; see bench/sidebyside.sh)
+# QUIET is the serialising wrapper of a shared machine (empty: run directly).
+QUIET ?= $(wildcard ../notes/quietbench)
+bench-sidebyside: build
+	BIN=bin/peregrine $(QUIET) bench/peer-run.sh bench/sidebyside.sh $(WHAT)
 
 # A short fuzzing budget per target. Every `func Fuzz` in the tree has a
 # line here: internal/buildcheck's test fails when one is missing.

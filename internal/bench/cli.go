@@ -24,6 +24,9 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench poll [flags]   (the poller against simulated agents; bench poll -h)
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
        peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
+       peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
+       peregrine bench checks --kind snmp|external --target URL [flags]
+                                      (a server's SNMP or external checks through its API; bench checks -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -51,6 +54,9 @@ scenarios:
   trigger-latency --latency-items triggers under --latency-rate values/s for
                  --latency-duration, --latency-flip of them firing each second;
                  value-to-event latency p50/p99 (acknowledged → in problem.get)
+  preprocess     --pp-items trapper items with custom multiplier + discard unchanged
+                 with heartbeat, --pp-values values; --pp-masters JSON masters with
+                 --pp-dependents JSONPath dependent items each; persisted values/s
   compare        side-by-side tables with ratios and overlaid plots of two reports;
                  with --old-a/--old-b, the headline ratios of an earlier pair beside
 
@@ -107,6 +113,10 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return snmpMain(ctx, args[1:], stdout, stderr, version)
 	case "snmp-agents": // the child process of bench snmp
 		return SNMPAgentsMain(args[1:], stdout, stderr)
+	case "icmp":
+		return icmpMain(ctx, args[1:], stdout, stderr, version)
+	case "checks":
+		return checksMain(ctx, args[1:], stdout, stderr, version)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {
@@ -157,6 +167,9 @@ type options struct {
 	dk DiskBytes
 	st Storm
 	tl TriggerLatency
+	pp Preprocess
+
+	ppValues string
 
 	viewers, bfValues, dkValues string
 
@@ -243,6 +256,12 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.Float64Var(&o.tl.Flip, "latency-flip", 0.001, "trigger-latency: share of the triggers that fire each second (and recover the next)")
 	fs.DurationVar(&o.tl.Duration, "latency-duration", time.Minute, "trigger-latency: how long the load runs")
 	fs.IntVar(&o.tl.Batch, "latency-trigger-batch", 10000, "trigger-latency: triggers per trigger.create call")
+	fs.IntVar(&o.pp.Items, "pp-items", 100000, "preprocess: trapper items with the two-step chain (0: skip that part)")
+	fs.StringVar(&o.ppValues, "pp-values", "1M", "preprocess: values sent to the chain items")
+	fs.IntVar(&o.pp.Masters, "pp-masters", 1000, "preprocess: JSON master items (0: skip that part)")
+	fs.IntVar(&o.pp.Dependents, "pp-dependents", 10, "preprocess: JSONPath dependent items per master")
+	fs.Int64Var(&o.pp.MasterRounds, "pp-rounds", 100, "preprocess: JSON documents sent to every master")
+	fs.DurationVar(&o.pp.Settle, "pp-settle", 15*time.Second, "preprocess: wait after creating the dependent items (Zabbix: CacheUpdateFrequency + margin)")
 	fs.StringVar(&o.dkValues, "disk-values", "10M", "disk-bytes: values to send")
 	fs.StringVar(&o.dk.DataDir, "data-dir", "", "disk-bytes: Peregrine's data directory (its history/ is measured)")
 	fs.StringVar(&o.dk.SizeCmd, "size-cmd", "", "disk-bytes: shell command printing the history's bytes (e.g. psql -tAc \"select pg_total_relation_size('history')\")")
@@ -356,8 +375,15 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			out = append(out, &o.st)
 		case "trigger-latency":
 			out = append(out, &o.tl)
+		case "preprocess":
+			v, err := oneInt(o.ppValues)
+			if err != nil {
+				return nil, fmt.Errorf("--pp-values: %w", err)
+			}
+			o.pp.Values, o.pp.ItemsPerHost, o.pp.DrainTimeout = v, o.itemsPerHost, o.drainTimeout
+			out = append(out, &o.pp)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, trigger-latency, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, trigger-latency, preprocess, compare)", n)
 		}
 	}
 	return out, nil
@@ -520,9 +546,9 @@ func maskPassword(args []string) []string {
 	out := append([]string(nil), args...)
 	for i, a := range out {
 		switch {
-		case (a == "--password" || a == "-password") && i+1 < len(out):
+		case (a == "--password" || a == "-password" || a == "--zabbix-password" || a == "-zabbix-password") && i+1 < len(out):
 			out[i+1] = "***"
-		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password="):
+		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password=") || strings.HasPrefix(a, "--zabbix-password=") || strings.HasPrefix(a, "-zabbix-password="):
 			k, _, _ := strings.Cut(a, "=")
 			out[i] = k + "=***"
 		}

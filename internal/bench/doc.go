@@ -36,15 +36,18 @@
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
 //     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go, storm.go,
-//     trigger_latency.go), each a Scenario returning a report Section.
-//     storm also creates triggers (trigger.create in arrays, Zabbix 6.0's
-//     shape) and counts open problems with problem.get countOutput; its
-//     sends carry one fixed value (SendPlan.Fixed) instead of the
-//     realistic data. trigger-latency reuses storm's triggers but sends
-//     with its own loop (0 or 1 per item, clocked with the send time,
-//     paced to a rate) so that it knows which frame's acknowledgement
-//     carried each firing value, and polls problem.get with
-//     eventid_from for the problems.
+//     trigger_latency.go, preprocess.go), each a Scenario returning a
+//     report Section. storm also creates triggers (trigger.create in
+//     arrays, Zabbix 6.0's shape) and counts open problems with
+//     problem.get countOutput; its sends carry one fixed value
+//     (SendPlan.Fixed) instead of the realistic data. trigger-latency
+//     reuses storm's triggers but sends with its own loop (0 or 1 per
+//     item, clocked with the send time, paced to a rate) so that it knows
+//     which frame's acknowledgement carried each firing value, and polls
+//     problem.get with eventid_from for the problems. preprocess creates
+//     items with preprocessing steps and dependent items (Layout.Steps,
+//     master_itemid) and sends its JSON masters one fixed document
+//     (SendPlan.FixedText).
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
@@ -64,10 +67,21 @@
 //   - `bench tcp-floor` (tcpfloor.go): the machine's floor under bench
 //     poll, a bare Go client and server (child process) doing connect,
 //     write, read, close on loopback, with the CPU per connection of each.
+//     latency p50/p99 and the poller's CPU per check.
+//   - `bench icmp` (icmp.go): re-executes itself under `unshare -rn` and
+//     sweeps live and dead addresses of that namespace with Peregrine's
+//     ICMP checker in this process, then, given --zabbix-target, with a
+//     Zabbix server started in the same namespace, through Checks.
+//   - `bench checks` and Checks (checks_cli.go, checks.go): a server's own
+//     pollers (SNMP on the simulated devices of bench snmp, external
+//     checks) measured through its API only: items created, made due at
+//     once with task.create ("Execute now") or polled on a delay, values
+//     read back with history.get; the same calls on Zabbix and Peregrine.
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
-// in-process poller of `bench poll`.
+// in-process pollers of `bench poll`, `bench snmp` and `bench icmp`, and the
+// commands --start/--zabbix-start run (bench/zabbix-private.sh).
 //
 // Value clocks: every send carries its own clock range, and its values'
 // nanoseconds are shifted by a random number per run, so runs that reuse

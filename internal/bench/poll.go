@@ -148,6 +148,8 @@ type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	// ctl and out talk to bench snmp-agents (counts); nil otherwise.
+	ctl   io.Writer
 	out   *bufio.Scanner
 	fleet *agentsim.Fleet
 	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
@@ -663,7 +665,7 @@ func runLocalBench(stdout, stderr io.Writer, name string, args []string, version
 	mach := DescribeMachine()
 	sec, err := run(hosts, work)
 	rep := &Report{Title: "Peregrine bench: " + name, Header: [][2]string{
-		{"command", "peregrine bench " + name + " " + shellJoin(args)}, {"version", version},
+		{"command", "peregrine bench " + name + " " + shellJoin(maskPassword(args))}, {"version", version},
 		{"date", time.Now().UTC().Format(time.RFC3339)},
 		{"machine", fmt.Sprintf("%d cores, %.1f GB, %s, kernel %s, %s, load %s at start", mach.Cores, mach.MemoryGB, mach.CPUModel, mach.Kernel, mach.Go, mach.LoadAvg)},
 	}, Sections: []Section{sec}}

@@ -62,6 +62,10 @@ type SendPlan struct {
 	// Fixed, if set, is every value sent, whatever Data says: the storm
 	// needs all items at 0, then all at 1, to flip their triggers.
 	Fixed *float64
+	// FixedText, if set, is every value sent, whatever Data and Fixed
+	// say, already escaped for a JSON string: bench preprocess sends one
+	// JSON document to its master items.
+	FixedText string
 }
 
 // Sender is a compliant Zabbix sender: one "sender data" frame, one reply,
@@ -186,7 +190,9 @@ func (fs *frameSet) build(dst []byte, f int, n int, round int64, plan *SendPlan)
 		if s.kind == KindConstant {
 			v = float64(sl.konst)
 		}
-		if plan.Fixed != nil {
+		if plan.FixedText != "" {
+			dst = append(dst, plan.FixedText...)
+		} else if plan.Fixed != nil {
 			dst = strconv.AppendFloat(dst, *plan.Fixed, 'f', -1, 64)
 		} else {
 			dst = appendValue(dst, s.kind, v)

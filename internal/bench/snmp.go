@@ -141,13 +141,14 @@ func startSNMPDevices(n, oids int, inProcess bool) (*agentsProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the simulated SNMP devices: %w", err)
 	}
-	p := &agentsProc{cmd: cmd, stdin: stdin}
+	p := &agentsProc{cmd: cmd, stdin: stdin, ctl: stdin}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if line := sc.Text(); line != "ready" {
 			p.addrs = append(p.addrs, line)
 			continue
 		}
+		p.out = sc
 		return p, nil
 	}
 	p.stop()
@@ -156,7 +157,9 @@ func startSNMPDevices(n, oids int, inProcess bool) (*agentsProc, error) {
 
 // SNMPAgentsMain is the child process: n simulated SNMP devices with
 // oids values each; it prints their addresses, then "ready", and runs
-// until its stdin closes.
+// until its stdin closes. Each line "count" on its stdin is answered by
+// one line "REQUESTS OIDS", the devices' totals so far: the count at the
+// devices, the same for every poller (bench checks against Zabbix).
 func SNMPAgentsMain(args []string, stdout, stderr io.Writer) int {
 	var n, oids int
 	if len(args) == 2 {
@@ -179,8 +182,34 @@ func SNMPAgentsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(w, "ready")
 	w.Flush()
-	io.Copy(io.Discard, os.Stdin)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "count" {
+			fmt.Fprintf(w, "%d %d\n", f.Requests(), f.OIDs())
+			w.Flush()
+		}
+	}
 	return 0
+}
+
+// counts asks the devices for their totals of requests and OIDs answered.
+func (p *agentsProc) counts() (requests, oids uint64, err error) {
+	if p.snmp != nil {
+		return p.snmp.Requests(), p.snmp.OIDs(), nil
+	}
+	if p.ctl == nil || p.out == nil {
+		return 0, 0, errors.New("BUG: counts of devices that are not SNMP devices")
+	}
+	if _, err := io.WriteString(p.ctl, "count\n"); err != nil {
+		return 0, 0, fmt.Errorf("cannot ask the simulated devices for their counts: %w", err)
+	}
+	if !p.out.Scan() {
+		return 0, 0, errors.New("the simulated devices' process exited")
+	}
+	if _, err := fmt.Sscan(p.out.Text(), &requests, &oids); err != nil {
+		return 0, 0, fmt.Errorf("the simulated devices answered %q to count: %w", p.out.Text(), err)
+	}
+	return requests, oids, nil
 }
 
 // Run measures every step and returns the report section.

@@ -79,6 +79,12 @@ type Layout struct {
 	Hosts        int
 	ItemsPerHost int
 	KeyPrefix    string // key j is KeyPrefix + j
+	// ValueType is the items' value_type (0 float, the default; bench
+	// preprocess's JSON masters are 4, text).
+	ValueType int
+	// Steps, if set, is every item's "preprocessing" (Zabbix 6.0's
+	// objects: type, params, error_handler, error_handler_params).
+	Steps []map[string]string
 }
 
 // HostName is host i's technical name.
@@ -220,10 +226,14 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 				if have[p.HostIDs[i]+"\x00"+k] {
 					continue
 				}
-				pending = append(pending, map[string]any{
-					"hostid": p.HostIDs[i], "name": k, "key_": k, "type": 2, "value_type": 0,
+				it := map[string]any{
+					"hostid": p.HostIDs[i], "name": k, "key_": k, "type": 2, "value_type": l.ValueType,
 					"history": "90d", "trends": "0",
-				})
+				}
+				if l.Steps != nil {
+					it["preprocessing"] = l.Steps
+				}
+				pending = append(pending, it)
 				if len(pending) == itemBatch {
 					if err := flush(); err != nil {
 						return p, err

@@ -43,6 +43,7 @@ type Fleet struct {
 	wg       sync.WaitGroup
 	closing  atomic.Bool
 	requests atomic.Uint64
+	oids     atomic.Uint64
 	bad      atomic.Uint64
 }
 
@@ -85,6 +86,10 @@ func (f *Fleet) Addr(i int) string { return f.conns[i].LocalAddr().String() }
 
 // Requests returns the requests the agents decoded.
 func (f *Fleet) Requests() uint64 { return f.requests.Load() }
+
+// OIDs returns the values the agents answered to GETs (one per OID
+// found): what a benchmark counts at the devices, whichever poller asked.
+func (f *Fleet) OIDs() uint64 { return f.oids.Load() }
 
 // Undecodable returns the datagrams the agents could not decode.
 func (f *Fleet) Undecodable() uint64 { return f.bad.Load() }
@@ -151,6 +156,7 @@ func (f *Fleet) answer(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
 		for i, q := range req.Variables {
 			if j, ok := f.index[q.Name]; ok {
 				resp.Variables = append(resp.Variables, f.table[j])
+				f.oids.Add(1)
 				continue
 			}
 			if v1 {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# usage: /work/notes/quietbench bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
+#   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
+# The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
+# `peregrine serve` (bench/peregrine-run.sh) and a private Zabbix 6.0 (bench/zabbix-private.sh: the
+# peer's packages, configuration and PostgreSQL, its own database; only the process counts named
+# change). Reports go under $R (default bench/reports/DATE-WHAT-side-by-side). BIN: the peregrine
+# binary (default bin/peregrine). Run from the repository's root, as root (namespaces, raw sockets).
+set -euo pipefail
+BIN=${BIN:-bin/peregrine}
+WHAT=${1:?usage: $0 icmp|snmp|external|preprocess ...}; shift
+R=${R:-bench/reports/$(date -u +%F)-$WHAT-side-by-side}
+ZAPI=http://127.0.0.1:10089/api_jsonrpc.php
+ZSTOP="bench/zabbix-private.sh stop"
+# A command run beside a fresh peregrine serve: $PG_API, $PG_TRAPPER, $PG_PASSWORD_FILE are its.
+beside() { bench/peregrine-run.sh "$BIN" sh -c "$1"; }
+case $WHAT in
+icmp)
+  P=${1:-1}
+  "$BIN" bench icmp --rounds 3 --zabbix-rounds 2 --zabbix-target $ZAPI --zabbix-start "ZP_PINGERS=$P bench/zabbix-private.sh start" \
+    --zabbix-stop "$ZSTOP" --zabbix-name zabbix-pingers-$P --zabbix-timeout 6m --report "$R/pingers-$P" ;;
+snmp)
+  MODE=${1:-sweep}; shift || true
+  A="--kind snmp --hosts 500 --items-per-host 64 --mode $MODE --rounds 2 --timeout 3m --delay 5s --warmup 15s --window 30s"
+  beside "$BIN bench checks $A --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine --report $R/$MODE-peregrine"
+  [ $# -gt 0 ] || set -- 1 5
+  for P in "$@"; do
+    "$BIN" bench checks $A --target $ZAPI --start "ZP_POLLERS=$P bench/zabbix-private.sh start" --stop "$ZSTOP" \
+      --name zabbix-pollers-$P --report "$R/$MODE-zabbix-pollers-$P"
+  done ;;
+external)
+  MODE=${1:-sweep}; shift || true
+  # Zabbix runs external checks from its ExternalScripts directory: there, a symlink to the plugin.
+  mkdir -p /tmp/sbs-zbx/scripts && ln -sf /usr/lib/nagios/plugins/check_dummy /tmp/sbs-zbx/scripts/check_dummy
+  A="--kind external --hosts 100 --items-per-host 100 --mode $MODE --rounds 2 --timeout 3m --delay 10s --warmup 20s --window 30s"
+  beside "$BIN bench checks $A --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine --report $R/$MODE-peregrine"
+  [ $# -gt 0 ] || set -- 1 5 32
+  for P in "$@"; do
+    "$BIN" bench checks $A --target $ZAPI --start "ZP_POLLERS=$P ZP_EXTERNAL_SCRIPTS=/tmp/sbs-zbx/scripts bench/zabbix-private.sh start" \
+      --stop "$ZSTOP" --name zabbix-pollers-$P --report "$R/$MODE-zabbix-pollers-$P"
+  done ;;
+preprocess)
+  A="--pp-items 10000 --pp-values 1M --pp-masters 1000 --pp-dependents 10 --pp-rounds 100 --warmup-time 20s --quiet"
+  for P in "$@"; do
+    if [ "$P" = peregrine ]; then
+      beside "$BIN bench preprocess $A --target \$PG_API --trapper \$PG_TRAPPER --password-file \$PG_PASSWORD_FILE --name peregrine --report $R/peregrine"
+      continue
+    fi
+    ZP_PREPROC=$P bench/zabbix-private.sh start
+    "$BIN" bench preprocess $A --target $ZAPI --trapper 127.0.0.1:10071 --password zabbix --cpu-ports 55432 \
+      --name zabbix-preprocessors-$P --report "$R/zabbix-preprocessors-$P" || { $ZSTOP; exit 1; }
+    $ZSTOP
+  done ;;
+*) echo "unknown: $WHAT" >&2; exit 2 ;;
+esac
