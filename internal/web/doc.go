@@ -66,7 +66,12 @@
 // name), a windowed list, details only for the rows in view, event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
-// in place. The page refreshes every 30 s without losing its place.
+// in place. Live updates without a reload: every 5 s the page reads the
+// newest event id and, when it moved, only what changed since its
+// watermark (problem.get and event.get with eventid_from: problems
+// opened, triggers recovered) plus the rows in view by eventids; the
+// whole id list is read again every 5 min. The overview's problem counts
+// follow the same watermark.
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.
