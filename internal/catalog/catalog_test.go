@@ -84,6 +84,8 @@ type view struct {
 	Items   map[string][]Item
 	// Triggers, ascending by ID, as Snapshot.Triggers has them.
 	Triggers []Trigger
+	// ValueMaps, ascending by ID.
+	ValueMaps []ValueMap
 }
 
 func viewOf(s *Snapshot) view {
@@ -100,6 +102,7 @@ func viewOf(s *Snapshot) view {
 		}
 	}
 	v.Triggers = append(v.Triggers, s.Triggers()...)
+	v.ValueMaps = append(v.ValueMaps, s.ValueMaps()...)
 	return v
 }
 

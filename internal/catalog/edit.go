@@ -122,6 +122,9 @@ type Edit struct {
 	// must go too (cascadeTriggers).
 	itemsGone bool
 
+	valueMaps    map[uint64]*ValueMap // overlay, nil value: deleted
+	newValueMaps []uint64             // value maps created in this Edit, in order
+
 	res EditResult
 }
 
@@ -137,6 +140,8 @@ type EditResult struct {
 	ItemsCreated, ItemsUpdated, ItemsDeleted    int
 	// TriggersDeleted includes the triggers deleted with their items.
 	TriggersCreated, TriggersUpdated, TriggersDeleted int
+	// ValueMapsDeleted excludes the maps deleted with their hosts.
+	ValueMapsCreated, ValueMapsUpdated, ValueMapsDeleted int
 }
 
 // Edit runs fn with an Edit and, if fn returns nil and changed anything,
@@ -479,5 +484,6 @@ func (e *Edit) build() (*Snapshot, error) {
 		return nil, err
 	}
 	s.setTriggers(e.buildTriggers())
+	s.setValueMaps(e.buildValueMaps())
 	return s, nil
 }

@@ -63,6 +63,10 @@ type Snapshot struct {
 	triggers   []Trigger
 	trigByID   map[uint64]int32
 	trigByItem map[uint64][]*Trigger
+
+	// Value maps (valuemap.go), sorted by ID, indexed by ID.
+	valueMaps []ValueMap
+	vmByID    map[uint64]int
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

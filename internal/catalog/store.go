@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 9
+const schemaVersion = 10
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + valueMapSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -164,6 +164,7 @@ var migrations = []string{
 	snmpSchema,        // 6 → 7: SNMP items' snmp_oid
 	migrateItemHTTP(), // 7 → 8: HTTP agent requests
 	triggerSchema,     // 8 → 9: triggers, their items, dependencies and tags
+	valueMapSchema,    // 9 → 10: value maps, items' valuemap_id
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -301,14 +302,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, valuemap_id FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.ValueMapID); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -357,6 +358,11 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		return nil, err
 	}
 	s.setTriggers(trigs)
+	vms, err := loadValueMaps(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s.setValueMaps(vms)
 	return s, nil
 }
 

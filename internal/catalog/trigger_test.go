@@ -208,9 +208,10 @@ func TestTriggerCascade(t *testing.T) {
 	}
 }
 
-// downgradeTriggers turns a database of the current schema (version 9)
-// into version 8 but for the version number.
-var downgradeTriggers = []string{"DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers"}
+// downgradeTriggers turns a database of the current schema (version 10)
+// into version 8 but for the version number: without the value maps
+// (version 10) and the triggers (version 9).
+var downgradeTriggers = slices.Concat(downgradeValueMaps, []string{"DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers"})
 
 // TestMigrateV8Triggers opens a database of schema version 8 (no
 // triggers): it is upgraded and triggers can be created.

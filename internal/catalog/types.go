@@ -250,6 +250,9 @@ type Item struct {
 	// HTTP is the request of an HTTP agent item (type 19), nil for every
 	// other type.
 	HTTP *HTTPItem
+	// ValueMapID is the value map of the item's host that its values are
+	// shown through (Snapshot.ValueMap), 0 for none.
+	ValueMapID uint64
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
