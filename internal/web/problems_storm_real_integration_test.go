@@ -111,7 +111,7 @@ func TestIntegrationProblemsStormReal(t *testing.T) {
 	const row = `.problem-row:not(.loading)`
 	run(t, ctx, "a row's details", chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
 		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name), textOf(row+` .tags`, &tags))
-	if !strings.HasPrefix(host, "storm-") || !strings.HasPrefix(name, "Interface ") || !strings.HasSuffix(name, " on "+host) || !strings.HasPrefix(tags, "service: svc-") {
+	if !strings.HasPrefix(host, "storm-") || !strings.HasPrefix(name, "Interface ") || !strings.HasSuffix(name, " on "+host+" (1)") || !strings.HasPrefix(tags, "service: svc-") {
 		t.Errorf("first row: host %q, name %q, tags %q", host, name, tags)
 	}
 }

@@ -20,6 +20,7 @@
 import { call } from '../api.js';
 import { h, clear, debounce, fmtAge, fmtTime, SEVERITIES } from '../dom.js';
 import { VList, cells } from '../vlist.js';
+import { ValueMaps } from '../valuemap.js';
 
 const REFRESH_MS = 5 * 60000;
 const LIVE_MS = 5000;
@@ -50,6 +51,9 @@ export async function render(main, q) {
   let watermark = 0; // the newest event id the list accounts for
   const details = new Map();
   const hostsOf = new Map(); // triggerid -> [names]
+  const itemsOf = new Map(); // triggerid -> [itemid]
+  const lastOf = new Map(); // itemid -> item with its last value
+  const vmaps = new ValueMaps();
   let inFlight = new Set();
 
   const list = new VList({
@@ -63,7 +67,12 @@ export async function render(main, q) {
       const sev = h('span', { class: `badge sev-${r.severity}` }, SEVERITIES[r.severity] || r.severity);
       if (!p) return h('div', { class: 'problem-row loading', dataset: { eventid: r.eventid } }, cells(sev, fmtTime(r.clock), '…', '', '', '', '', ''));
       const tags = (p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag));
-      const name = h('span', { class: 'problem-name', title: p.name }, p.name, p.opdata ? h('span', { class: 'muted' }, ` (${p.opdata})`) : null);
+      // Operational data, else the last values of the trigger's items
+      // through their value maps ("Up (1)"), as read for the rows in view.
+      const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
+        .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
+      const op = p.opdata || last;
+      const name = h('span', { class: 'problem-name', title: p.name }, p.name, op ? h('span', { class: 'muted opdata' }, ` (${op})`) : null);
       return h('div', { class: 'problem-row', dataset: { eventid: r.eventid } }, cells(
         sev,
         fmtTime(p.clock),
@@ -140,8 +149,19 @@ export async function render(main, q) {
   async function hostsFor(ps) {
     const trig = [...new Set(ps.map((p) => p.objectid).filter((t) => !hostsOf.has(t)))];
     if (trig.length) {
-      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'] });
-      for (const t of ts) hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'], selectItems: ['itemid'] });
+      for (const t of ts) {
+        hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+        itemsOf.set(t.triggerid, (t.items || []).map((x) => x.itemid));
+      }
+    }
+    // The last values of the items of the rows without operational
+    // data: one item.get for the rows asked for.
+    const items = [...new Set(ps.filter((p) => !p.opdata).flatMap((p) => itemsOf.get(p.objectid) || []))];
+    if (items.length) {
+      const its = await call('item.get', { output: ['itemid', 'lastvalue', 'lastclock', 'units', 'value_type', 'valuemapid'], itemids: items });
+      await vmaps.load(its);
+      for (const it of its) lastOf.set(it.itemid, it);
     }
   }
 
