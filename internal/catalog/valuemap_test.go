@@ -121,7 +121,7 @@ func TestEditValueMaps(t *testing.T) {
 	if n := len(c.Snapshot().ValueMaps()); n != 0 {
 		t.Fatalf("%d value maps left after deleting their host", n)
 	}
-	c = reloadMatches(t, c, path)
+	reloadMatches(t, c, path)
 }
 
 const valueMapYAML = `

@@ -3,7 +3,6 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +210,4 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 	if injected != 0 || len(dialogs) != 0 {
 		t.Errorf("markup from names became elements (%d) or ran (dialogs %q)", injected, dialogs)
 	}
-	_ = strconv.Itoa
 }
