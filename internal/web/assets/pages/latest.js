@@ -85,7 +85,8 @@ export async function render(main, q) {
       if (gen !== inFlight) return; // the list was reloaded meanwhile
       for (const it of items) details.set(it.itemid, it);
       const pos = new Map(want.map((id) => [id, ids.indexOf(id, start)]));
-      for (const id of want) list.replaceRow(pos.get(id));
+      const idx = new Set(want.map((id) => pos.get(id)));
+      list.replaceRows((i) => idx.has(i));
     } finally {
       for (const id of want) gen.delete(id);
     }

@@ -178,7 +178,7 @@ export async function render(main, q) {
       dropRows((r) => want.has(r.eventid));
     }
     const got = new Set(ps.map((p) => p.eventid));
-    rows.forEach((r, i) => { if (got.has(r.eventid)) list.replaceRow(i); });
+    list.replaceRows((i) => i < rows.length && got.has(rows[i].eventid));
   }
 
   // dropRows removes the rows gone matches, keeping the place in the list.
