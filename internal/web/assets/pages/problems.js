@@ -155,14 +155,23 @@ export async function render(main, q) {
         itemsOf.set(t.triggerid, (t.items || []).map((x) => x.itemid));
       }
     }
-    // The last values of the items of the rows without operational
-    // data: one item.get for the rows asked for.
-    const items = [...new Set(ps.filter((p) => !p.opdata).flatMap((p) => itemsOf.get(p.objectid) || []))];
-    if (items.length) {
-      const its = await call('item.get', { output: ['itemid', 'lastvalue', 'lastclock', 'units', 'value_type', 'valuemapid'], itemids: items });
-      await vmaps.load(its);
-      for (const it of its) lastOf.set(it.itemid, it);
-    }
+    // The last values are not waited for: the rows show with their
+    // hosts first and get the values a round trip later.
+    lastValuesFor(ps).catch((e) => console.error(e));
+  }
+
+  // lastValuesFor reads the last values of the items of the rows without
+  // operational data (one item.get for the rows asked for) and redraws
+  // those rows.
+  async function lastValuesFor(ps) {
+    const without = ps.filter((p) => !p.opdata);
+    const items = [...new Set(without.flatMap((p) => itemsOf.get(p.objectid) || []))];
+    if (!items.length) return;
+    const its = await call('item.get', { output: ['itemid', 'lastvalue', 'lastclock', 'units', 'value_type', 'valuemapid'], itemids: items });
+    await vmaps.load(its);
+    for (const it of its) lastOf.set(it.itemid, it);
+    const redraw = new Set(without.map((p) => p.eventid));
+    list.replaceRows((i) => i < rows.length && redraw.has(rows[i].eventid));
   }
 
   async function fetchDetailsFor(eventids) {
