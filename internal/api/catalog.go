@@ -14,6 +14,7 @@ func (s *Server) registerConfig() {
 	s.methods["host.get"] = &method{role: RoleUser, call: s.hostGet}
 	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
+	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
@@ -53,6 +54,9 @@ func (s *Server) registerConfigWrite() {
 	s.methods["item.create"] = &method{role: RoleAdmin, call: w.itemCreate}
 	s.methods["item.update"] = &method{role: RoleAdmin, call: w.itemUpdate}
 	s.methods["item.delete"] = &method{role: RoleAdmin, call: w.itemDelete}
+	s.methods["valuemap.create"] = &method{role: RoleAdmin, call: w.valuemapCreate}
+	s.methods["valuemap.update"] = &method{role: RoleAdmin, call: w.valuemapUpdate}
+	s.methods["valuemap.delete"] = &method{role: RoleAdmin, call: w.valuemapDelete}
 }
 
 type configWriter struct {

@@ -11,6 +11,9 @@
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete),
+// valuemap.go (valuemap.get/create/update/delete: Zabbix 6.0's per-host
+// value maps with mappings of types 0-5; items name one by valuemapid,
+// which item.get returns and item.create/update set),
 // problem.go (problem.get and the event filters it shares with
 // event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads

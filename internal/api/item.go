@@ -164,7 +164,7 @@ type itemParams struct {
 	Description   notStored `json:"description"`
 	InventoryLink notStored `json:"inventory_link"`
 	LogTimeFmt    notStored `json:"logtimefmt"`
-	ValueMapID    notStored `json:"valuemapid"`
+	ValueMapID    flexID    `json:"valuemapid"` // one of the host's value maps, 0 for none
 	AllowTraps    notStored `json:"allow_traps"`
 	TrapperHosts  notStored `json:"trapper_hosts"`
 	PublicKey     notStored `json:"publickey"`
@@ -289,7 +289,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
 			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
 			Timeout: p.Timeout.v, RetryDelay: p.RetryDelay.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v, Params: p.Params.v,
-		}, InterfaceID: p.InterfaceID.v, MasterItemID: p.MasterItemID.v}
+		}, InterfaceID: p.InterfaceID.v, MasterItemID: p.MasterItemID.v, ValueMapID: p.ValueMapID.v}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		if steps != nil {
 			items[i].Preprocessing = *steps
@@ -378,6 +378,9 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		u.Preprocessing, u.Params = steps, str(p.Params)
 		if p.MasterItemID.set {
 			u.MasterItemID = &p.MasterItemID.v
+		}
+		if p.ValueMapID.set {
+			u.ValueMapID = &p.ValueMapID.v
 		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.set {

@@ -142,8 +142,10 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	switch f {
 	case fDelay:
 		return append(dst, it.Delay...)
-	case fFlags, fValueMapID:
+	case fFlags:
 		return append(dst, '0')
+	case fValueMapID:
+		return strconv.AppendUint(dst, it.ValueMapID, 10)
 	case fState:
 		if rs.stateOf(r).NotSupported {
 			return append(dst, '1')

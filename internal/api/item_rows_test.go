@@ -22,7 +22,7 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
 		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
 		"units": it.Units, "delay": it.Delay, "history": it.History, "trends": it.Trends,
-		"status": status(it.Enabled), "state": "0", "valuemapid": "0", "flags": "0",
+		"status": status(it.Enabled), "state": "0", "valuemapid": id(it.ValueMapID), "flags": "0",
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
 		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay,

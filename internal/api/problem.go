@@ -294,6 +294,13 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		sel := problemSelects{acks: p.SelectAcknowledges != nil, tags: p.SelectTags != nil, suppression: p.SelectSuppressionData != nil}
 		return rawJSON(s.appendProblems(nil, kept, sel)), nil
 	}
+	if fields := shortProblems(&p.getParams, p.SelectAcknowledges, p.SelectTags, p.SelectSuppressionData); fields != nil {
+		sortLimit(&p.getParams, kept)
+		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
+			kept = kept[:p.Limit.v]
+		}
+		return rawJSON(appendShortProblems(nil, kept, fields)), nil
+	}
 	return s.eventResult(&p.getParams, kept, func(e *event.Event) object {
 		o := problemObject(e)
 		if p.SelectAcknowledges != nil {

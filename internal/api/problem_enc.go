@@ -2,6 +2,7 @@ package api
 
 import (
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/event"
@@ -109,4 +110,68 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 	dst = append(dst, `,"urls":[]`...)
 	dst = appendQuotedUint(dst, "userid", e.UserID)
 	return append(dst, '}')
+}
+
+// shortProblemFields are the fields of the short problem.get a client
+// asks for to list and sort an incident storm before reading details
+// (the web UI's ["eventid", "objectid", "severity", "clock"]).
+var shortProblemFields = map[string]bool{"clock": true, "eventid": true, "objectid": true, "severity": true}
+
+// shortProblems returns the requested fields, sorted as the generic
+// encoder writes keys, when the request is an output list of short
+// fields only, without filter, search, preservekeys, countOutput or
+// selects; nil otherwise. With 50,000 open problems this skips building
+// 50,000 object maps to write four numbers each.
+func shortProblems(p *getParams, selects ...any) []string {
+	if len(p.Filter) > 0 || len(p.Search) > 0 || p.PreserveKeys || p.CountOutput || len(p.Output) == 0 {
+		return nil
+	}
+	for _, s := range selects {
+		if s != nil {
+			return nil
+		}
+	}
+	o := parseOutput(p.Output, true)
+	if o.all || len(o.fields) == 0 {
+		return nil
+	}
+	fields := make([]string, 0, len(o.fields))
+	for f := range o.fields {
+		if !shortProblemFields[f] {
+			return nil
+		}
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	return fields
+}
+
+// appendShortProblems encodes evs with only fields (from shortProblems).
+func appendShortProblems(dst []byte, evs []event.Event, fields []string) []byte {
+	dst = slices.Grow(dst, 2+len(evs)*(16+24*len(fields)))
+	dst = append(dst, '[')
+	for i := range evs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		e := &evs[i]
+		for j, f := range fields {
+			n := len(dst)
+			switch f {
+			case "clock":
+				dst = appendQuotedInt(dst, f, e.Clock)
+			case "eventid":
+				dst = appendQuotedUint(dst, f, e.ID)
+			case "objectid":
+				dst = appendQuotedUint(dst, f, e.ObjectID)
+			case "severity":
+				dst = appendQuotedInt(dst, f, int64(e.Severity))
+			}
+			if j == 0 {
+				dst[n] = '{' // the helpers write a leading comma
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }

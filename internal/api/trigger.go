@@ -224,7 +224,7 @@ func (s *Server) triggerSelects(o object, p *getParams, snap *catalog.Snapshot, 
 		for _, iid := range t.ItemIDs {
 			if it := snap.Item(iid); it != nil {
 				l = append(l, object{"itemid": id(it.ID), "hostid": id(it.HostID), "key_": it.Key, "name": it.Name,
-					"value_type": strconv.Itoa(int(it.ValueType)), "status": status(it.Enabled), "units": it.Units})
+					"value_type": strconv.Itoa(int(it.ValueType)), "status": status(it.Enabled), "units": it.Units, "valuemapid": id(it.ValueMapID)})
 			}
 		}
 		o["items"] = nonNil(p.limitSelect(l))

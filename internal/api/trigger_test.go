@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -322,5 +323,39 @@ func TestProblemEncodingMatches(t *testing.T) {
 		if got := srv.appendProblems(nil, open, sel); string(got) != string(want) {
 			t.Errorf("%+v:\nfast    %s\ngeneric %s", sel, got, want)
 		}
+	}
+	// The short lists (the web UI's id list of a storm), over two
+	// problems so that the separator is written too.
+	open = append(slices.Clone(open), open...)
+	for _, out := range [][]string{{"eventid", "objectid", "severity", "clock"}, {"severity"}, {"objectid", "eventid"}} {
+		p := &getParams{Output: out}
+		fields := shortProblems(p, nil, nil, nil)
+		if fields == nil {
+			t.Fatalf("output %q did not take the short path", out)
+		}
+		objs := make([]object, len(open))
+		for i := range open {
+			full := problemObject(&open[i])
+			o := object{}
+			for _, f := range out {
+				o[f] = full[f]
+			}
+			objs[i] = o
+		}
+		want, err := appendValue(nil, objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendShortProblems(nil, open, fields); string(got) != string(want) {
+			t.Errorf("output %q:\nshort   %s\ngeneric %s", out, got, want)
+		}
+	}
+	for _, p := range []*getParams{{Output: []string{"eventid", "name"}}, {Output: []string{"extend"}}, {Output: []string{"eventid"}, CountOutput: true}} {
+		if shortProblems(p, nil) != nil {
+			t.Errorf("%+v took the short path", p)
+		}
+	}
+	if shortProblems(&getParams{Output: []string{"eventid"}}, "extend") != nil {
+		t.Error("a select took the short path")
 	}
 }

@@ -32,12 +32,16 @@ type ApplyResult struct {
 	// MacrosChanged the hosts, templates and the global scope whose
 	// macros or linked templates changed (a later transaction still).
 	TemplatesCreated, TemplatesUpdated, MacrosChanged int
+	// ValueMapsCreated and ValueMapsUpdated count the spec's value maps
+	// created and changed.
+	ValueMapsCreated, ValueMapsUpdated int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
 	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated+
-		r.TemplatesCreated+r.TemplatesUpdated+r.MacrosChanged > 0
+		r.TemplatesCreated+r.TemplatesUpdated+r.MacrosChanged+
+		r.ValueMapsCreated+r.ValueMapsUpdated > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its
@@ -73,6 +77,10 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	vms, err := spec.valueMapSpecs()
+	if err != nil {
+		return ApplyResult{}, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -91,7 +99,7 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 			"items", p.res.NotPolled, "first", p.notPolled)
 	}
 	if !p.res.Changed() {
-		return c.applyRest(ctx, p.res, trigs, sm)
+		return c.applyRest(ctx, p.res, trigs, vms, sm)
 	}
 	if err := c.write(ctx, old, p); err != nil {
 		// database/sql rolls the transaction back when ctx ends, so a
@@ -120,13 +128,13 @@ func (c *Catalog) Apply(ctx context.Context, spec Spec) (ApplyResult, error) {
 		"hosts_updated", p.res.HostsUpdated, "items_created", p.res.ItemsCreated,
 		"items_updated", p.res.ItemsUpdated, "unchanged", p.res.Unchanged,
 		"write_duration", written.Sub(start), "build_duration", time.Since(written))
-	return c.applyRest(ctx, p.res, trigs, sm)
+	return c.applyRest(ctx, p.res, trigs, vms, sm)
 }
 
 // applyRest applies what needs the hosts in the snapshot first: the
-// triggers, then macros and templates.
-func (c *Catalog) applyRest(ctx context.Context, res ApplyResult, trigs []specTrigger, sm specMacros) (ApplyResult, error) {
-	res, err := c.applyTriggersAfter(ctx, res, trigs)
+// value maps and triggers, then macros and templates.
+func (c *Catalog) applyRest(ctx context.Context, res ApplyResult, trigs []specTrigger, vms []specValueMaps, sm specMacros) (ApplyResult, error) {
+	res, err := c.applyTriggersAfter(ctx, res, trigs, vms)
 	if err != nil {
 		return res, err
 	}
@@ -138,11 +146,20 @@ func (c *Catalog) applyRest(ctx context.Context, res ApplyResult, trigs []specTr
 // spec created. It is a second transaction: a crash between the two
 // leaves the items without the triggers, and applying the spec again
 // completes it. c.mu is held.
-func (c *Catalog) applyTriggersAfter(ctx context.Context, res ApplyResult, trigs []specTrigger) (ApplyResult, error) {
+//
+// Value maps go first, the same way (a second transaction): items name
+// them by name, and the maps may be new.
+func (c *Catalog) applyTriggersAfter(ctx context.Context, res ApplyResult, trigs []specTrigger, vms []specValueMaps) (ApplyResult, error) {
+	var err error
+	if len(vms) > 0 {
+		res.ValueMapsCreated, res.ValueMapsUpdated, err = c.applyValueMaps(ctx, vms)
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("catalog: hosts and items were applied, value maps were not: %w", err)
+		}
+	}
 	if len(trigs) == 0 {
 		return res, nil
 	}
-	var err error
 	res.TriggersCreated, res.TriggersUpdated, err = c.applyTriggerSpecs(ctx, trigs)
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("catalog: hosts and items were applied, triggers were not: %w", err)
@@ -281,6 +298,9 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 			n := *it
 			n.ID, n.HostID = cur.ID, cur.HostID
 			n.Key = cur.Key // identical bytes; keep the old string shared
+			// Value maps are applied after the items (applyValueMapsAfter);
+			// the UPDATE leaves the column alone.
+			n.ValueMapID = cur.ValueMapID
 			if sameSteps(n.Preprocessing, cur.Preprocessing) {
 				n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
 			}
@@ -755,6 +775,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
 	s.macros = old.macros       // written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
+	s.setValueMaps(old.valueMaps)
 	return s, nil
 }
 

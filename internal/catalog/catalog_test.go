@@ -90,6 +90,8 @@ type view struct {
 	Templates []Template
 	Scopes    map[uint64]string // a probe of each owner's resolution
 	Maints    []Maintenance
+	// ValueMaps, ascending by ID.
+	ValueMaps []ValueMap
 }
 
 func viewOf(s *Snapshot) view {
@@ -127,6 +129,7 @@ func viewOf(s *Snapshot) view {
 			v.Scopes[owner] += r.Key() + "=" + val + ";"
 		}
 	}
+	v.ValueMaps = append(v.ValueMaps, s.ValueMaps()...)
 	return v
 }
 

@@ -110,6 +110,13 @@
 //     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
 //     beside the snapshot. IDs come from per-kind sequences and are
 //     never reused. The catalog stores; the API validates.
+//   - Value maps (valuemap.go, spec_valuemap.go; schema version 12):
+//     Zabbix 6.0's per-host maps (name unique on the host, mappings of
+//     types equal, ≥, ≤, range, regexp and default, ValueMap.Map applies
+//     them) and Item.ValueMapID, which must name a map of the item's own
+//     host. Deleting a map leaves its items without one; deleting a host
+//     deletes its maps. The import declares them under hosts in Zabbix's
+//     export form, applied after the items like triggers.
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

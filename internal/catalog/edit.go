@@ -136,6 +136,9 @@ type Edit struct {
 	// mnt is the maintenances overlay, nil until one changes.
 	mnt []Maintenance
 
+	valueMaps    map[uint64]*ValueMap // overlay, nil value: deleted
+	newValueMaps []uint64             // value maps created in this Edit, in order
+
 	res EditResult
 }
 
@@ -153,6 +156,8 @@ type EditResult struct {
 	TriggersCreated, TriggersUpdated, TriggersDeleted int
 	MacrosCreated, MacrosUpdated, MacrosDeleted       int
 	TemplatesCreated, TemplatesUpdated                int
+	// ValueMapsDeleted excludes the maps deleted with their hosts.
+	ValueMapsCreated, ValueMapsUpdated, ValueMapsDeleted int
 }
 
 // Edit runs fn with an Edit and, if fn returns nil and changed anything,
@@ -522,9 +527,11 @@ func (e *Edit) build() (*Snapshot, error) {
 	return s, nil
 }
 
-// applyOverlays puts the Edit's macro/template and maintenance changes,
-// if any, into the new snapshot s (which starts with the old ones).
+// applyOverlays puts the Edit's value map, macro/template and maintenance
+// changes, if any, into the new snapshot s (which starts with the old
+// ones).
 func (e *Edit) applyOverlays(s *Snapshot) {
+	s.setValueMaps(e.buildValueMaps())
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}

@@ -422,6 +422,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 		for _, q := range []string{
 			"DELETE FROM item_http WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM items WHERE host_id = ?",
+			"DELETE FROM valuemaps WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",
 			"DELETE FROM host_tags WHERE host_id = ?",
 			"DELETE FROM interfaces WHERE host_id = ?",

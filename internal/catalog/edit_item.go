@@ -20,6 +20,9 @@ type NewItem struct {
 	// host (the API's master_itemid); 0 takes ItemSpec.MasterItem's key
 	// if that is set.
 	MasterItemID uint64
+	// ValueMapID is one of the host's value maps (the API's valuemapid),
+	// 0 for none.
+	ValueMapID uint64
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
@@ -52,6 +55,8 @@ type ItemUpdate struct {
 	// item): each field of the function's spec is the current value, to
 	// be changed as the caller sets.
 	HTTP func(*HTTPSpec)
+	// ValueMapID, if set, is one of the host's value maps (0: none).
+	ValueMapID *uint64
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -97,6 +102,8 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.HostID = ni.HostID
 		it.InterfaceID = ni.InterfaceID
 		itemIface(&it, h, ni.Interface, p, "interfaceid", false, &el)
+		it.ValueMapID = ni.ValueMapID
+		e.checkItemValueMap(p+".valuemapid", ni.HostID, ni.ValueMapID, &el)
 		made[i] = it
 	}
 	if err := el.err(); err != nil {
@@ -119,9 +126,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.SNMPOID = strings.Clone(it.SNMPOID)
 		it.Params = strings.Clone(it.Params)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay)
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -304,6 +311,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 			it.InterfaceID = cur.InterfaceID
 		}
 		itemIface(&it, e.host(cur.HostID), "", p, "interfaceid", false, &el)
+		it.ValueMapID = cur.ValueMapID
+		if u.ValueMapID != nil {
+			it.ValueMapID = *u.ValueMapID
+			e.checkItemValueMap(p+".valuemapid", cur.HostID, it.ValueMapID, &el)
+		}
 		next[i] = it
 	}
 	dupIDs("items", ids, &el)
@@ -315,7 +327,8 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 	for i := range next {
 		n := &next[i]
 		cur := e.item(n.ID)
-		if cur.sameConfig(n) {
+		// The value map is outside sameConfig: Apply sets it apart.
+		if cur.sameConfig(n) && cur.ValueMapID == n.ValueMapID {
 			continue
 		}
 		if n.Key == cur.Key {
@@ -344,9 +357,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Params = strings.Clone(n.Params)
 		}
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ? WHERE id = ?",
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ? WHERE id = ?",
 			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ID)
+			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

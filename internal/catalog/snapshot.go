@@ -68,6 +68,9 @@ type Snapshot struct {
 	macros *macroSet
 	// maints are the maintenances ascending by ID (maintenance.go).
 	maints []Maintenance
+	// Value maps (valuemap.go), sorted by ID, indexed by ID.
+	valueMaps []ValueMap
+	vmByID    map[uint64]int
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

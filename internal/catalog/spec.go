@@ -70,6 +70,9 @@ type HostSpec struct {
 	// Templates, if present, is the complete list of the templates
 	// linked to the host (by technical name); absent, it keeps its links.
 	Templates []TemplateRef `yaml:"templates"`
+	// ValueMaps are created or updated by name, never deleted (see
+	// ValueMapSpec); items name them with valuemap.
+	ValueMaps []ValueMapSpec `yaml:"valuemaps"`
 }
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
@@ -144,6 +147,10 @@ type ItemSpec struct {
 	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
 	// used by http_agent items only.
 	HTTPSpec `yaml:",inline"`
+	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
+	// or one already in the catalog) that the item's values are shown
+	// through. Absent, the item keeps the map it has.
+	ValueMap *ValueMapRefSpec `yaml:"valuemap"`
 }
 
 // Defaults applied to empty fields.

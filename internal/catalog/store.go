@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 11
+const schemaVersion = 12
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -168,6 +168,7 @@ var migrations = []string{
 	// soft/hard states (triggers' max_check_attempts, items' retry_delay)
 	macroSchema + maintenanceSchema + softHardSchema,
 	migrateAlerts(), // 10 → 11: media types, actions, user media
+	valueMapSchema,  // 11 → 12: value maps, items' valuemap_id
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -305,14 +306,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -367,6 +368,11 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if s.maints, err = loadMaintenances(ctx, tx); err != nil {
 		return nil, err
 	}
+	vms, err := loadValueMaps(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s.setValueMaps(vms)
 	return s, nil
 }
 

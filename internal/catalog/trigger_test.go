@@ -208,13 +208,13 @@ func TestTriggerCascade(t *testing.T) {
 	}
 }
 
-// downgradeTriggers turns a database of the current schema (version 11)
+// downgradeTriggers turns a database of the current schema (version 12)
 // into version 8 but for the version number.
 var downgradeTriggers = append(slices.Clone(downgradeV10), "DROP TABLE trigger_tags", "DROP TABLE trigger_deps", "DROP TABLE trigger_items", "DROP TABLE triggers")
 
-// downgradeV11 takes away what schema version 11 added (media types,
-// actions, user media).
-var downgradeV11 = []string{"DROP TABLE media_types", "DROP TABLE actions", "DROP TABLE user_medias", "DROP TABLE alert_seq"}
+// downgradeV11 takes away what schema versions 12 and 11 added (11:
+// media types, actions, user media).
+var downgradeV11 = append(slices.Clone(downgradeValueMaps), "DROP TABLE media_types", "DROP TABLE actions", "DROP TABLE user_medias", "DROP TABLE alert_seq")
 
 // downgradeV10 takes away what schema versions 11 and 10 added (10:
 // macros, templates, maintenances, soft/hard state columns).

@@ -255,6 +255,9 @@ type Item struct {
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
 	// instead of Delay, as Nagios re-checks at retry_interval.
 	RetryDelay string
+	// ValueMapID is the value map of the item's host that its values are
+	// shown through (Snapshot.ValueMap), 0 for none.
+	ValueMapID uint64
 }
 
 // Precision returns the item's own timestamp precision; ok is false when

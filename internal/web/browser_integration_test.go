@@ -423,7 +423,9 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 		chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
 		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name),
 		textOf(row+` .badge.sev-4`, &sev), textOf(row+` .tags`, &tags))
-	if host != "Database <1>" || name != "Load too high on db-1" || sev != "High" || tags != "team: dba" {
+	// Without operational data the row shows the last value of the
+	// trigger's item.
+	if host != "Database <1>" || name != "Load too high on db-1 (42)" || sev != "High" || tags != "team: dba" {
 		t.Errorf("problem row: host %q, name %q, severity %q, tags %q", host, name, sev, tags)
 	}
 	run(t, ctx, "acknowledge", press(row+` .ack-btn`), chromedp.WaitVisible(row+` .ack-yes`, chromedp.ByQuery))
@@ -436,17 +438,51 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 		chromedp.WaitVisible(`#event-history table td`, chromedp.ByQuery))
 	sh.take(t, ctx, "problems-real")
 
+	// Live updates: the page follows the server without a reload (a
+	// mark on the window survives only if the document stays).
+	var one string
+	run(t, ctx, "count text", textOf("#problem-count", &one))
+	if one != "1 problem" {
+		t.Errorf("count shows %q for one problem, want \"1 problem\"", one)
+	}
+	run(t, ctx, "mark the document", chromedp.Evaluate(`window.peregrineNoReload = 1`, nil))
+	stillSame := func(what string) {
+		t.Helper()
+		var mark bool
+		run(t, ctx, "same document", chromedp.Evaluate(`window.peregrineNoReload === 1`, &mark))
+		if !mark {
+			t.Errorf("%s: the page was reloaded", what)
+		}
+	}
 	send("1")
 	problems(0)
-	// The page refreshes itself every 30 s; a reload shows the change
-	// at once.
 	zero := chromedp.Poll(`(document.querySelector('#problem-count') || {}).textContent === '0 problems'`, nil, chromedp.WithPollingTimeout(30*time.Second))
-	run(t, ctx, "resolved by a value: the reloaded page lists no problem", chromedp.Reload(), zero)
+	run(t, ctx, "resolved by a value: the live page drops it", zero)
+	stillSame("resolved")
 	sh.take(t, ctx, "problems-resolved")
 
 	send("42")
 	problems(1)
-	run(t, ctx, "raised again: the reloaded page lists it", chromedp.Reload(), chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery))
+	run(t, ctx, "raised again: the live page lists it", chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector('#problem-count').textContent === '1 problem'`, nil, chromedp.WithPollingTimeout(30*time.Second)))
+	stillSame("raised again")
+
+	// The overview's counts follow too.
+	send("1")
+	problems(0)
+	run(t, ctx, "overview", chromedp.Click(`#nav a[data-page="overview"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#severity-counts a.sev-4`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.peregrineNoReload = 2`, nil))
+	send("42")
+	problems(1)
+	run(t, ctx, "the live overview counts the new problem",
+		chromedp.Poll(`document.querySelector('#severity-counts a.sev-4 .stat-value').textContent === '1'`, nil, chromedp.WithPollingTimeout(30*time.Second)))
+	var mark int
+	run(t, ctx, "same document", chromedp.Evaluate(`window.peregrineNoReload`, &mark))
+	if mark != 2 {
+		t.Error("the overview was reloaded")
+	}
+	run(t, ctx, "back to problems", chromedp.Click(`#nav a[data-page="problems"]`, chromedp.ByQuery), chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery))
 	run(t, ctx, "close the problem",
 		press(row+` .more-btn`),
 		chromedp.Click(`#problem-actions .close-btn`, chromedp.ByQuery),

@@ -11,7 +11,9 @@
 // package owns no data and no second query path.
 //
 // Routes (Register):
-//   - GET /, /overview, /problems, /hosts, /latest, /graph: the app
+//   - GET /, /overview, /problems, /hosts, /latest, /graph and the
+//     configuration pages /config/hosts, /config/items,
+//     /config/triggers, /config/valuemaps, /config/actions: the app
 //     document for a live session, else 303 to /login. Pages are real
 //     paths (not "#" fragments) so the server sees every page request.
 //   - GET /login, POST /login: the login page (html/template, every
@@ -66,7 +68,31 @@
 // name), a windowed list, details only for the rows in view, event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
-// in place. The page refreshes every 30 s without losing its place.
+// in place. Live updates without a reload: every 5 s the page reads the
+// newest event id and, when it moved, only what changed since its
+// watermark (problem.get and event.get with eventid_from: problems
+// opened, triggers recovered) plus the rows in view by eventids; the
+// whole id list is read again every 5 min. The overview's problem counts
+// follow the same watermark.
+//
+// Value maps (assets/valuemap.js): latest data and problem rows show a
+// value through its item's value map as Zabbix does, "Up (1)"; the maps
+// are read by valuemapid (valuemap.get) for the rows in view only, and
+// a server without valuemap.get shows plain values. A problem without
+// operational data shows the last values of its trigger's items (one
+// item.get per screenful).
+//
+// Configuration (assets/pages/config/, assets/form.js) is minimal and
+// goes through the same API calls as any client: hosts (list, create
+// and edit name, groups, interfaces, tags, status: host.create/update),
+// items per host (item.create/update: name, key, type, type of
+// information, interval, units, value map, status), triggers
+// (trigger.create/update; a refused expression is shown with the API's
+// message and the part from the position it names marked), value maps
+// (valuemap.*), actions and media types (action.get, mediatype.get,
+// enable/disable with *.update). A method the server does not have
+// ("Incorrect API", -32601) makes its section say "not available", so
+// the page works before and after those methods exist.
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.

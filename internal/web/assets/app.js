@@ -12,6 +12,11 @@ const pages = {
   hosts: () => import('./pages/hosts.js'),
   latest: () => import('./pages/latest.js'),
   graph: () => import('./pages/graph.js'),
+  'config/hosts': () => import('./pages/config/hosts.js'),
+  'config/items': () => import('./pages/config/items.js'),
+  'config/triggers': () => import('./pages/config/triggers.js'),
+  'config/valuemaps': () => import('./pages/config/valuemaps.js'),
+  'config/actions': () => import('./pages/config/actions.js'),
 };
 
 let cleanup = null;
@@ -21,14 +26,15 @@ async function show() {
   const name = location.pathname.replace(/^\//, '') || 'overview';
   const load = pages[name] || pages.overview;
   const main = document.getElementById('main');
-  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name);
+  // "config" marks every configuration page (config/hosts, ...).
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name || name.startsWith(a.dataset.page + '/'));
   if (cleanup) {
     try { cleanup(); } catch (e) { console.error(e); }
     cleanup = null;
   }
   const my = ++seq;
   clear(main);
-  document.title = `Peregrine: ${name}`;
+  document.title = `Peregrine: ${name.replace('/', ': ')}`;
   try {
     const mod = await load();
     if (my !== seq) return;
@@ -52,7 +58,9 @@ async function start() {
   document.getElementById('theme-toggle').addEventListener('click', toggleTheme);
   document.addEventListener('click', (ev) => {
     const a = ev.target.closest && ev.target.closest('a');
-    if (!a || a.target || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+    // A link whose own handler took the click (the configuration
+    // pages' "edit" links) is not a page change.
+    if (!a || ev.defaultPrevented || a.target || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
     const u = new URL(a.href, location.href);
     if (u.origin !== location.origin || !(u.pathname.slice(1) in pages)) return;
     ev.preventDefault();

@@ -102,11 +102,20 @@ export class VList {
 
   // replaceRow re-renders one row if it is in view (its data arrived).
   replaceRow(i) {
-    const old = this.shown.get(i);
-    if (!old) return;
-    old.remove();
-    this.shown.delete(i);
-    this.render();
+    this.replaceRows((j) => j === i);
+  }
+
+  // replaceRows re-renders the rows in view that want(index) picks, in
+  // one pass: a screenful of details costs one render, not one each.
+  replaceRows(want) {
+    let any = false;
+    for (const [i, el] of this.shown) {
+      if (!want(i)) continue;
+      el.remove();
+      this.shown.delete(i);
+      any = true;
+    }
+    if (any) this.render();
   }
 
   destroy() {

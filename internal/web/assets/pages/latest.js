@@ -3,13 +3,16 @@
 // "search", "sortfield"), and answers first with item ids only (about
 // 20 bytes an item); the rows in view then fetch their details by id
 // (item.get "itemids", a screenful at a time) and are refreshed every
-// 30 s while they stay in view. Nothing is rendered out of view.
+// 30 s while they stay in view. Nothing is rendered out of view. Values
+// of items with a value map show as Zabbix shows them, "Up (1)"
+// (valuemap.js: the maps of the rows in view, read once).
 import { call } from '../api.js';
 import { h, debounce, fmtTime, fmtAge, fmtValue } from '../dom.js';
 import { VList, cells } from '../vlist.js';
 import { navigate } from '../app.js';
+import { ValueMaps } from '../valuemap.js';
 
-const DETAIL = ['itemid', 'hostid', 'name', 'key_', 'lastvalue', 'lastclock', 'prevvalue', 'units', 'value_type', 'state', 'error', 'status'];
+const DETAIL = ['itemid', 'hostid', 'name', 'key_', 'lastvalue', 'lastclock', 'prevvalue', 'units', 'value_type', 'state', 'error', 'status', 'valuemapid'];
 const REFRESH_MS = 30000;
 // FIRST_ROWS fills a tall screen.
 const FIRST_ROWS = 60;
@@ -25,6 +28,7 @@ export async function render(main, q) {
   const hostNames = new Map();
   const selected = new Set();
   let inFlight = new Set();
+  const vmaps = new ValueMaps();
 
   const list = new VList({
     header: ['', 'Host', 'Name', 'Last check', 'Last value', 'Change', 'Info'],
@@ -56,7 +60,7 @@ export async function render(main, q) {
         h('span', { title: fmtTime(it.lastclock) }, it.lastclock !== '0' ? fmtAge(it.lastclock) + ' ago' : ''),
         // Zabbix reports lastvalue "0" for an item with no value yet:
         // lastclock 0 tells them apart.
-        h('span', { class: 'last-value', title: it.lastvalue }, it.lastclock !== '0' ? fmtValue(it.lastvalue, it.units, it.value_type) : ''),
+        h('span', { class: 'last-value', title: it.lastvalue }, it.lastclock !== '0' ? vmaps.fmt(it.lastvalue, it) : ''),
         change,
         info,
       ));
@@ -77,11 +81,12 @@ export async function render(main, q) {
     const gen = inFlight;
     try {
       const items = await call('item.get', { output: DETAIL, itemids: want });
-      await hostsFor(items);
+      await Promise.all([hostsFor(items), vmaps.load(items)]);
       if (gen !== inFlight) return; // the list was reloaded meanwhile
       for (const it of items) details.set(it.itemid, it);
       const pos = new Map(want.map((id) => [id, ids.indexOf(id, start)]));
-      for (const id of want) list.replaceRow(pos.get(id));
+      const idx = new Set(want.map((id) => pos.get(id)));
+      list.replaceRows((i) => idx.has(i));
     } finally {
       for (const id of want) gen.delete(id);
     }
@@ -99,7 +104,7 @@ export async function render(main, q) {
     const t0 = performance.now();
     let all = false;
     const first = call('item.get', { ...params, output: DETAIL, limit: FIRST_ROWS }).then(async (items) => {
-      await hostsFor(items);
+      await Promise.all([hostsFor(items), vmaps.load(items)]);
       if (my !== seq) return;
       for (const it of items) details.set(it.itemid, it);
       if (all) { list.refresh(); return; }

@@ -3,7 +3,10 @@
 // queue, goroutine utilisation of the poller, trapper, pipeline shards
 // and housekeeper), open problems by severity and the hosts with most
 // problems (when the server has problem.get), hosts with unavailable
-// interfaces. Refreshed every 30 s.
+// interfaces. Refreshed in place every 30 s; the problem counts also
+// whenever the newest event id moves (checked every 5 s with one
+// event.get of limit 1, so a quiet server costs one tiny call and a storm
+// is seen within seconds).
 import { call, batch, hasMethod } from '../api.js';
 import { h, clear, fmtValue, fmtAge, SEVERITIES, zabbixSeconds } from '../dom.js';
 import { problemCounts } from './hosts.js';
@@ -19,12 +22,35 @@ export async function render(main) {
     h('h2', {}, 'Open problems'), sev, h('div', { class: 'two' }, top, unavail));
   const withProblems = await hasMethod('problem.get', { countOutput: true, limit: 1 }).catch(() => false);
 
+  let watermark = '';
+  async function newestEvent() {
+    const r = await call('event.get', { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 });
+    return r.length ? r[0].eventid : '0';
+  }
   async function refresh() {
+    if (withProblems) watermark = await newestEvent().catch(() => watermark);
     await Promise.all([loadHealth(health), loadProblems(sev, top, withProblems), loadUnavailable(unavail)]);
+  }
+  let busy = false;
+  async function live() {
+    if (!withProblems || busy) return;
+    busy = true;
+    try {
+      const w = await newestEvent();
+      if (w !== watermark) {
+        watermark = w;
+        // Counts only: the top hosts read every open problem, so they
+        // wait for the 30 s refresh.
+        await loadCounts(sev);
+      }
+    } finally {
+      busy = false;
+    }
   }
   await refresh();
   const timer = setInterval(() => refresh().catch((e) => console.error(e)), 30000);
-  return () => clearInterval(timer);
+  const liveTimer = setInterval(() => live().catch((e) => console.error(e)), 5000);
+  return () => { clearInterval(timer); clearInterval(liveTimer); };
 }
 
 function card(label, value, sub, cls) {
@@ -62,24 +88,33 @@ async function loadHealth(el) {
   show('zabbix[uptime]', 'Uptime');
 }
 
-async function loadProblems(sevEl, topEl, withProblems) {
-  clear(sevEl);
-  clear(topEl);
-  topEl.append(h('h3', {}, 'Top hosts by problems'));
-  if (!withProblems) {
-    sevEl.append(h('p', { class: 'muted wide', id: 'no-problem-api' }, 'This server has no problem.get yet (the trigger engine): no problems to count.'));
-    topEl.append(h('p', { class: 'muted' }, 'Needs problem.get.'));
-    return;
-  }
+// loadCounts shows the open problems by severity; the cards are
+// replaced only when the answer is in (no empty flash on a live update).
+async function loadCounts(sevEl) {
   const res = await batch(SEVERITIES.map((_, s) => ['problem.get', { countOutput: true, severities: [s] }]));
+  clear(sevEl);
   res.forEach((r, s) => {
     const n = r.error ? '?' : String(r.result);
     sevEl.append(h('a', { class: `card stat sev-${s}`, href: `/problems?severity=${s}` }, h('div', { class: 'stat-label' }, SEVERITIES[s]), h('div', { class: 'stat-value' }, n)));
   });
+}
+
+async function loadProblems(sevEl, topEl, withProblems) {
+  if (!withProblems) {
+    clear(sevEl);
+    clear(topEl);
+    topEl.append(h('h3', {}, 'Top hosts by problems'));
+    sevEl.append(h('p', { class: 'muted wide', id: 'no-problem-api' }, 'This server has no problem.get yet (the trigger engine): no problems to count.'));
+    topEl.append(h('p', { class: 'muted' }, 'Needs problem.get.'));
+    return;
+  }
+  await loadCounts(sevEl);
   const hosts = await call('host.get', { output: ['hostid', 'name'] });
   const counts = await problemCounts(hosts.map((x) => x.hostid));
   const names = new Map(hosts.map((x) => [x.hostid, x.name]));
   const ranked = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  clear(topEl);
+  topEl.append(h('h3', {}, 'Top hosts by problems'));
   if (!ranked.length) topEl.append(h('p', { class: 'muted' }, 'No open problems.'));
   for (const [hid, n] of ranked) {
     topEl.append(h('div', { class: 'kv' }, h('a', { href: `/problems?hostid=${hid}` }, names.get(hid) || hid), h('span', { class: 'badge sev-4' }, String(n))));

@@ -6,15 +6,31 @@
 // time, with their hosts (trigger.get selectHosts). Event history is read
 // only when asked for (event.get on one trigger), never per row: the
 // lesson of a Zabbix frontend whose per-row pop-ups took minutes to load
-// during an outage. The list refreshes every 30 s in place, keeping the
-// scroll position.
+// during an outage.
+//
+// Live updates (every LIVE_MS, in place, no reload) work from an event-id
+// watermark so that their cost follows what changed, not the 50,000
+// rows: the newest event id is read (event.get, limit 1); the problems
+// opened since the watermark (problem.get eventid_from, the page's
+// filters) are merged in; the triggers that recovered since it (event.get
+// value 0, eventid_from) drop their rows; the rows in view are read again
+// by eventids (acknowledged, severity changed, closed). Every REFRESH_MS
+// the whole id list is read again, which also drops what a missed update
+// would leave.
 import { call } from '../api.js';
 import { h, clear, debounce, fmtAge, fmtTime, SEVERITIES } from '../dom.js';
 import { VList, cells } from '../vlist.js';
+import { ValueMaps } from '../valuemap.js';
 
-const REFRESH_MS = 30000;
+const REFRESH_MS = 5 * 60000;
+const LIVE_MS = 5000;
 const MAX_PROBLEMS = 100000;
 const FIRST_ROWS = 60;
+
+// countText is the count shown above the list: "1 problem", "2 problems".
+export function countText(n) {
+  return n === 1 ? '1 problem' : `${n} problems`;
+}
 
 export async function render(main, q) {
   const sevBoxes = SEVERITIES.map((name, s) => h('label', { class: `sev-check sev-${s}` },
@@ -31,9 +47,13 @@ export async function render(main, q) {
   const history = h('section', { class: 'card', id: 'event-history', hidden: true });
   const hostidParam = q.get('hostid');
 
-  let rows = []; // [{eventid, severity, clock}]
+  let rows = []; // [{eventid (string), id (number), objectid, severity, clock}]
+  let watermark = 0; // the newest event id the list accounts for
   const details = new Map();
   const hostsOf = new Map(); // triggerid -> [names]
+  const itemsOf = new Map(); // triggerid -> [itemid]
+  const lastOf = new Map(); // itemid -> item with its last value
+  const vmaps = new ValueMaps();
   let inFlight = new Set();
 
   const list = new VList({
@@ -43,10 +63,16 @@ export async function render(main, q) {
     renderRow(i) {
       const r = rows[i];
       const p = details.get(r.eventid);
+      if (p) r.severity = Number(p.severity);
       const sev = h('span', { class: `badge sev-${r.severity}` }, SEVERITIES[r.severity] || r.severity);
       if (!p) return h('div', { class: 'problem-row loading', dataset: { eventid: r.eventid } }, cells(sev, fmtTime(r.clock), '…', '', '', '', '', ''));
       const tags = (p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag));
-      const name = h('span', { class: 'problem-name', title: p.name }, p.name, p.opdata ? h('span', { class: 'muted' }, ` (${p.opdata})`) : null);
+      // Operational data, else the last values of the trigger's items
+      // through their value maps ("Up (1)"), as read for the rows in view.
+      const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
+        .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
+      const op = p.opdata || last;
+      const name = h('span', { class: 'problem-name', title: p.name }, p.name, op ? h('span', { class: 'muted opdata' }, ` (${op})`) : null);
       return h('div', { class: 'problem-row', dataset: { eventid: r.eventid } }, cells(
         sev,
         fmtTime(p.clock),
@@ -123,9 +149,29 @@ export async function render(main, q) {
   async function hostsFor(ps) {
     const trig = [...new Set(ps.map((p) => p.objectid).filter((t) => !hostsOf.has(t)))];
     if (trig.length) {
-      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'] });
-      for (const t of ts) hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'], selectItems: ['itemid'] });
+      for (const t of ts) {
+        hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+        itemsOf.set(t.triggerid, (t.items || []).map((x) => x.itemid));
+      }
     }
+    // The last values are not waited for: the rows show with their
+    // hosts first and get the values a round trip later.
+    lastValuesFor(ps).catch((e) => console.error(e));
+  }
+
+  // lastValuesFor reads the last values of the items of the rows without
+  // operational data (one item.get for the rows asked for) and redraws
+  // those rows.
+  async function lastValuesFor(ps) {
+    const without = ps.filter((p) => !p.opdata);
+    const items = [...new Set(without.flatMap((p) => itemsOf.get(p.objectid) || []))];
+    if (!items.length) return;
+    const its = await call('item.get', { output: ['itemid', 'lastvalue', 'lastclock', 'units', 'value_type', 'valuemapid'], itemids: items });
+    await vmaps.load(its);
+    for (const it of its) lastOf.set(it.itemid, it);
+    const redraw = new Set(without.map((p) => p.eventid));
+    list.replaceRows((i) => i < rows.length && redraw.has(rows[i].eventid));
   }
 
   async function fetchDetailsFor(eventids) {
@@ -133,7 +179,75 @@ export async function render(main, q) {
     await hostsFor(ps);
     for (const p of ps) details.set(p.eventid, p);
     const want = new Set(eventids);
-    rows.forEach((r, i) => { if (want.has(r.eventid)) list.replaceRow(i); });
+    // Asked for and not answered: no longer open (resolved or closed
+    // since the list was read).
+    for (const p of ps) want.delete(p.eventid);
+    if (want.size) {
+      for (const id of want) details.delete(id);
+      dropRows((r) => want.has(r.eventid));
+    }
+    const got = new Set(ps.map((p) => p.eventid));
+    list.replaceRows((i) => i < rows.length && got.has(rows[i].eventid));
+  }
+
+  // dropRows removes the rows gone matches, keeping the place in the list.
+  function dropRows(gone) {
+    const before = rows.length;
+    rows = rows.filter((r) => !gone(r));
+    if (rows.length !== before) {
+      list.setCount(rows.length, true);
+      showCount();
+    }
+  }
+
+  function showCount() {
+    status.classList.remove('error');
+    status.textContent = `${countText(rows.length)}${rows.length >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : ''}`;
+  }
+
+  const byOrder = () => (sortSel.value === 'severity'
+    ? (a, b) => b.severity - a.severity || b.clock - a.clock || b.id - a.id
+    : (a, b) => b.id - a.id);
+
+  // live merges what changed since the watermark (see the top comment).
+  let liveBusy = false;
+  async function live() {
+    if (liveBusy || !watermark) return;
+    liveBusy = true;
+    try {
+      const my = seq;
+      const head = await call('event.get', { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 });
+      const top = head.length ? Number(head[0].eventid) : 0;
+      if (top > watermark) {
+        const p = await filterParamsWithHosts();
+        const [opened, recovered] = await Promise.all([
+          call('problem.get', { ...p, eventid_from: String(watermark + 1), eventid_till: String(top) }),
+          call('event.get', { output: ['eventid', 'objectid'], value: [0], eventid_from: String(watermark + 1), eventid_till: String(top) }),
+        ]);
+        if (my !== seq) return;
+        const rec = new Map();
+        for (const e of recovered) rec.set(e.objectid, Math.max(rec.get(e.objectid) || 0, Number(e.eventid)));
+        if (rec.size) dropRows((r) => rec.has(r.objectid) && r.id < rec.get(r.objectid));
+        const have = new Set(rows.map((r) => r.eventid));
+        const add = opened.map(shortRow).filter((r) => !have.has(r.eventid));
+        if (add.length) {
+          // Merged in order. A list scrolled down keeps its first row in
+          // place; at the top, the new problems show.
+          const order = byOrder();
+          const [s] = list.range();
+          const first = list.viewport.scrollTop > 0 ? rows[Math.min(s + list.o.overscan, rows.length - 1)] : null;
+          rows = rows.concat(add).sort(order);
+          list.setCount(rows.length, true);
+          if (first) list.viewport.scrollTop += add.filter((r) => order(r, first) < 0).length * list.o.rowHeight;
+          showCount();
+        }
+        watermark = top;
+      }
+      const [s, e] = list.range();
+      await fetchDetails(s, e, true);
+    } finally {
+      liveBusy = false;
+    }
   }
 
   async function fetchDetails(start, end, all) {
@@ -152,8 +266,21 @@ export async function render(main, q) {
     }
   }
 
+  const shortRow = (x) => ({ eventid: x.eventid, id: Number(x.eventid), objectid: x.objectid, severity: Number(x.severity), clock: Number(x.clock) });
+
+  async function filterParamsWithHosts() {
+    const p = filterParams();
+    if (hostidParam) p.hostids = [hostidParam];
+    if (hostSearch.value) {
+      const hs = await call('host.get', { output: ['hostid'], search: { name: hostSearch.value } });
+      p.hostids = hs.map((x) => x.hostid);
+      if (!p.hostids.length) p.hostids = ['0'];
+    }
+    return p;
+  }
+
   function filterParams() {
-    const p = { output: ['eventid', 'severity', 'clock'], sortfield: ['eventid'], sortorder: 'DESC', limit: MAX_PROBLEMS };
+    const p = { output: ['eventid', 'objectid', 'severity', 'clock'], sortfield: ['eventid'], sortorder: 'DESC', limit: MAX_PROBLEMS };
     const sevs = sevBoxes.map((l) => l.firstChild).filter((b) => b.checked).map((b) => Number(b.value));
     if (sevs.length) p.severities = sevs;
     if (groupSel.value) p.groupids = [groupSel.value];
@@ -174,13 +301,10 @@ export async function render(main, q) {
     // A new filter shows fresh details; a refresh keeps them until the
     // rows in view are read again.
     if (!keepScroll) details.clear();
-    const p = filterParams();
-    if (hostidParam) p.hostids = [hostidParam];
-    if (hostSearch.value) {
-      const hs = await call('host.get', { output: ['hostid'], search: { name: hostSearch.value } });
-      p.hostids = hs.map((x) => x.hostid);
-      if (!p.hostids.length) p.hostids = ['0'];
-    }
+    // The watermark is read first: an event after it is seen by the
+    // next live update even if this list already holds it.
+    const head = call('event.get', { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 }).catch(() => []);
+    const p = await filterParamsWithHosts();
     // The first screenful with details, beside the full list: it paints
     // while the 50,000 short rows are on their way.
     let all = false;
@@ -189,27 +313,29 @@ export async function render(main, q) {
       if (my !== seq) return;
       for (const x of ps) details.set(x.eventid, x);
       if (all) { list.refresh(); return; }
-      rows = ps.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
-      status.textContent = ps.length < FIRST_ROWS ? `${rows.length} problems` : 'counting…';
+      rows = ps.map(shortRow);
+      status.textContent = ps.length < FIRST_ROWS ? countText(rows.length) : 'counting…';
       list.setCount(rows.length);
     }).catch(() => {});
-    const res = await call('problem.get', p);
+    const [res, hd] = await Promise.all([call('problem.get', p), head]);
     if (my !== seq) return;
     all = true;
-    rows = res.map((x) => ({ eventid: x.eventid, severity: Number(x.severity), clock: Number(x.clock) }));
-    if (sortSel.value === 'severity') rows.sort((a, b) => b.severity - a.severity || b.clock - a.clock);
+    rows = res.map(shortRow);
+    if (sortSel.value === 'severity') rows.sort(byOrder());
+    watermark = hd.length ? Number(hd[0].eventid) : 0;
     inFlight = new Set();
-    status.classList.remove('error');
-    status.textContent = `${rows.length} problems${rows.length >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : ''}`;
+    showCount();
     list.setCount(rows.length, true);
     if (keepScroll) { const [s, e] = list.range(); await fetchDetails(s, e, true); }
     status.dataset.ms = String(Math.round(performance.now() - t0));
     if (first) await first;
   }
 
-  const reload = debounce(() => load(false).catch(alertBox), 250);
+  // Typing waits for a pause; a click or a choice applies at once.
+  const reload = () => load(false).catch(alertBox);
+  const typed = debounce(reload, 250);
   for (const el of [groupSel, ackSel, sortSel, ...sevBoxes.map((l) => l.firstChild)]) el.addEventListener('change', reload);
-  for (const el of [hostSearch, nameSearch, tagInput]) el.addEventListener('input', reload);
+  for (const el of [hostSearch, nameSearch, tagInput]) el.addEventListener('input', typed);
 
   main.append(
     h('div', { class: 'toolbar' }, h('h1', {}, 'Problems'), status),
@@ -227,5 +353,6 @@ export async function render(main, q) {
     throw e;
   }
   const timer = setInterval(() => load(true).catch((e) => console.error(e)), REFRESH_MS);
-  return () => { clearInterval(timer); list.destroy(); };
+  const liveTimer = setInterval(() => live().catch((e) => console.error(e)), LIVE_MS);
+  return () => { clearInterval(timer); clearInterval(liveTimer); list.destroy(); };
 }

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// Value maps (Zabbix 6.0's valuemap.*): per-host maps of values to their
+// meaning, which items name by valuemapid. Reading needs read access to
+// the map's host, writing read-write, as for the host's items.
+
+func valueMapObject(m *catalog.ValueMap) object {
+	return object{"valuemapid": id(m.ID), "hostid": id(m.HostID), "name": m.Name, "uuid": ""}
+}
+
+func mappingObjects(ms []catalog.Mapping) []object {
+	out := make([]object, len(ms))
+	for i, m := range ms {
+		out[i] = object{"type": strconv.Itoa(int(m.Type)), "value": m.Value, "newvalue": m.NewValue}
+	}
+	return out
+}
+
+func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		getParams
+		ValueMapIDs    ids `json:"valuemapids"`
+		HostIDs        ids `json:"hostids"`
+		SelectMappings any `json:"selectMappings"`
+	}
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	a, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	var objs []object
+	for _, m := range snap.ValueMaps() {
+		h := snap.HostByID(m.HostID)
+		if h == nil || !a.canRead(h) || p.Editable && !a.canWrite(h) ||
+			len(p.ValueMapIDs) > 0 && !containsID(p.ValueMapIDs, m.ID) ||
+			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID) {
+			continue
+		}
+		o := valueMapObject(&m)
+		if p.SelectMappings != nil {
+			o["mappings"] = mappingObjects(m.Mappings)
+		}
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "valuemapid", "valuemapid", "name")
+}
+
+type mappingParams struct {
+	Type     flexInt `json:"type"`
+	Value    jstring `json:"value"`
+	NewValue jstring `json:"newvalue"`
+}
+
+type valuemapParams struct {
+	ValueMapID flexID    `json:"valuemapid"`
+	HostID     flexID    `json:"hostid"`
+	Name       jstring   `json:"name"`
+	UUID       notStored `json:"uuid"`
+	// Mappings is nil when absent: an update without it keeps the
+	// map's mappings.
+	Mappings *[]mappingParams `json:"mappings"`
+}
+
+func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
+	out := make([]catalog.Mapping, len(*p.Mappings))
+	for j, m := range *p.Mappings {
+		if m.Type.v < 0 || m.Type.v > int64(catalog.MapDefault) {
+			return nil, errParams(`Invalid parameter "/%d/mappings/%d/type": value must be one of 0, 1, 2, 3, 4, 5.`, i+1, j+1)
+		}
+		out[j] = catalog.Mapping{Type: catalog.MappingType(m.Type.v), Value: m.Value.v, NewValue: m.NewValue.v}
+	}
+	return out, nil
+}
+
+func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error) {
+	var ps []valuemapParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	maps := make([]catalog.ValueMap, len(ps))
+	hosts := make([]uint64, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case p.ValueMapID.set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "valuemapid".`, i+1)
+		case !p.HostID.set:
+			return nil, missing(i, "hostid")
+		case !p.Name.set:
+			return nil, missing(i, "name")
+		case p.Mappings == nil:
+			return nil, missing(i, "mappings")
+		}
+		ms, err := p.mappings(i)
+		if err != nil {
+			return nil, err
+		}
+		maps[i] = catalog.ValueMap{HostID: p.HostID.v, Name: p.Name.v, Mappings: ms}
+		hosts[i] = p.HostID.v
+	}
+	var ids []uint64
+	err := w.edit(ctx, c, "valuemapid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
+		ids, err = e.CreateValueMaps(maps)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("valuemapids", ids), nil
+}
+
+func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error) {
+	var ps []valuemapParams
+	if err := decodeObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	ups := make([]catalog.ValueMapUpdate, len(ps))
+	ids := make([]uint64, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case !p.ValueMapID.set:
+			return nil, missing(i, "valuemapid")
+		case p.HostID.set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
+		}
+		u := catalog.ValueMapUpdate{ID: p.ValueMapID.v}
+		if p.Name.set {
+			u.Name = &p.Name.v
+		}
+		if p.Mappings != nil {
+			ms, err := p.mappings(i)
+			if err != nil {
+				return nil, err
+			}
+			u.Mappings = &ms
+		}
+		ups[i], ids[i] = u, p.ValueMapID.v
+	}
+	err := w.edit(ctx, c, "valuemapid", valueMapsWritable(ids), func(e *catalog.Edit) error { return e.UpdateValueMaps(ups) })
+	if err != nil {
+		return nil, err
+	}
+	return idResult("valuemapids", ids), nil
+}
+
+func (w *configWriter) valuemapDelete(ctx context.Context, c *call) (any, error) {
+	ids, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.edit(ctx, c, "valuemapid", valueMapsWritable(ids), func(e *catalog.Edit) error { return e.DeleteValueMaps(ids) }); err != nil {
+		return nil, err
+	}
+	return idResult("valuemapids", ids), nil
+}
+
+// valueMapsWritable needs read-write on each map's host.
+func valueMapsWritable(ids []uint64) permits {
+	return func(snap *catalog.Snapshot, a access) bool {
+		for _, id := range ids {
+			if m := snap.ValueMap(id); m != nil {
+				if h := snap.HostByID(m.HostID); h != nil && !a.canWrite(h) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+}

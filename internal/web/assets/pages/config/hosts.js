@@ -1,0 +1,100 @@
+// Configuration: hosts. The list (host.get with groups, interfaces, tags)
+// and one form to create or edit a host: technical and visible name,
+// host groups, interfaces, tags, status (host.create, host.update; the
+// API's error is shown as it comes).
+import { call } from '../../api.js';
+import { h, clear, debounce } from '../../dom.js';
+import { field, select, rowsEditor, showError, configNav } from '../../form.js';
+
+const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
+const STATUS = [[0, 'Enabled'], [1, 'Disabled']];
+
+export async function render(main) {
+  const search = h('input', { type: 'search', id: 'config-host-search', placeholder: 'Search host name', 'aria-label': 'Search host name' });
+  const count = h('span', { class: 'muted', id: 'config-host-count' });
+  const formBox = h('section', { class: 'card config-form', id: 'host-form', hidden: true });
+  const table = h('table', { class: 'plain', id: 'config-hosts' });
+  const createBtn = h('button', { type: 'button', id: 'host-create', onclick: () => edit(null) }, 'Create host');
+  main.append(configNav('hosts'), h('div', { class: 'toolbar' }, h('h1', {}, 'Hosts'), search, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
+  const groups = await call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' });
+
+  async function load() {
+    const p = { output: ['hostid', 'host', 'name', 'status'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend', sortfield: 'name', limit: 1000 };
+    if (search.value) p.search = { name: search.value };
+    const hosts = await call('host.get', p);
+    count.textContent = hosts.length === 1 ? '1 host' : `${hosts.length} hosts${hosts.length === 1000 ? ' (the first 1000: search to narrow)' : ''}`;
+    clear(table);
+    table.append(h('tr', {}, ['Name', 'Host', 'Groups', 'Interfaces', 'Tags', 'Status', ''].map((x) => h('th', {}, x))));
+    for (const ho of hosts) {
+      table.append(h('tr', { class: 'config-host-row', dataset: { hostid: ho.hostid } },
+        h('td', {}, h('a', { href: '#', class: 'host-name', onclick: (e) => { e.preventDefault(); edit(ho); } }, ho.name)),
+        h('td', { class: 'muted' }, ho.host),
+        h('td', {}, (ho.groups || []).map((g) => g.name).join(', ')),
+        h('td', {}, (ho.interfaces || []).map((f) => `${(IFTYPES.find((t) => String(t[0]) === f.type) || [0, '?'])[1]} ${f.useip === '0' ? f.dns : f.ip}:${f.port}`).join(', ')),
+        h('td', {}, (ho.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag))),
+        h('td', {}, ho.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled')),
+        h('td', {}, h('a', { href: `/config/items?hostid=${ho.hostid}` }, 'Items'), ' ', h('a', { href: `/config/triggers?hostid=${ho.hostid}` }, 'Triggers'))));
+    }
+  }
+
+  function edit(ho) {
+    clear(formBox);
+    formBox.hidden = false;
+    const isNew = !ho;
+    ho = ho || { host: '', name: '', status: '0', groups: [], interfaces: [], tags: [] };
+    const host = h('input', { type: 'text', id: 'host-host', value: ho.host, required: true });
+    const name = h('input', { type: 'text', id: 'host-name', value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
+    const inGroup = new Set((ho.groups || []).map((g) => g.groupid));
+    const groupSel = h('select', { id: 'host-groups', multiple: true, size: Math.min(6, Math.max(2, groups.length)), 'aria-label': 'Host groups' },
+      groups.map((g) => h('option', { value: g.groupid, selected: inGroup.has(g.groupid) }, g.name)));
+    const ifaces = rowsEditor('host-ifaces', [
+      { key: 'type', label: 'Type', type: 'select', options: IFTYPES, def: 1 },
+      { key: 'ip', label: 'IP address', def: '' },
+      { key: 'dns', label: 'DNS name', def: '' },
+      { key: 'port', label: 'Port', def: '10050' },
+      { key: 'useip', label: 'Use IP', type: 'checkbox', def: '1' },
+      { key: 'main', label: 'Default', type: 'checkbox', def: '1' },
+    ], ho.interfaces || []);
+    const tags = rowsEditor('host-tags', [{ key: 'tag', label: 'Tag' }, { key: 'value', label: 'Value' }], ho.tags || []);
+    const status = select('host-status', STATUS, ho.status);
+    const err = h('p', { class: 'error', id: 'host-error', role: 'alert', hidden: true });
+    const save = async (ev) => {
+      ev.preventDefault();
+      const p = {
+        host: host.value.trim(), name: name.value.trim() || host.value.trim(), status: Number(status.value),
+        groups: [...groupSel.selectedOptions].map((o) => ({ groupid: o.value })),
+        interfaces: ifaces.values().map((f) => {
+          const o = { type: Number(f.type), main: Number(f.main), useip: Number(f.useip), ip: f.ip, dns: f.dns, port: f.port };
+          if (f.interfaceid) o.interfaceid = f.interfaceid;
+          // SNMP interfaces need their details; a new one gets SNMPv2c
+          // with the usual community macro.
+          if (o.type === 2) o.details = f.details && !Array.isArray(f.details) ? f.details : { version: 2, bulk: 1, community: '{$SNMP_COMMUNITY}' };
+          return o;
+        }),
+        tags: tags.values().map((t) => ({ tag: t.tag, value: t.value })),
+      };
+      try {
+        if (isNew) await call('host.create', p);
+        else await call('host.update', { hostid: ho.hostid, ...p });
+        formBox.hidden = true;
+        await load();
+      } catch (e) {
+        showError(err, e);
+      }
+    };
+    formBox.append(h('form', { id: 'host-edit', onsubmit: save },
+      h('h3', {}, isNew ? 'New host' : `Host ${ho.name}`),
+      h('div', { class: 'form-grid' },
+        field('Host name', host), field('Visible name', name), field('Host groups', groupSel), field('Status', status)),
+      h('h4', {}, 'Interfaces'), ifaces.el,
+      h('h4', {}, 'Tags'), tags.el,
+      err,
+      h('div', { class: 'form-buttons' },
+        h('button', { type: 'submit', id: 'host-save' }, isNew ? 'Create' : 'Update'),
+        h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
+    host.focus();
+  }
+
+  search.addEventListener('input', debounce(() => load().catch((e) => showError(count, e)), 250));
+  await load();
+}

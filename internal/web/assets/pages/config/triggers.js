@@ -1,0 +1,94 @@
+// Configuration: triggers, of one host or all (trigger.get with hosts,
+// expandExpression). A form creates or edits a trigger: name,
+// expression, severity, status. When the API refuses an expression, its
+// error is shown as it comes and, when it names a position, the
+// expression is shown with the offending part marked.
+import { call } from '../../api.js';
+import { h, clear, SEVERITIES } from '../../dom.js';
+import { field, select, showError, configNav, hostPicker } from '../../form.js';
+import { navigate } from '../../app.js';
+
+// errorPosition finds where an expression error points: "(position N)"
+// in Peregrine's message, or the text after "starting from" (Zabbix's).
+export function errorPosition(msg, expr) {
+  const m = /\(position (\d+)\)/.exec(msg);
+  if (m) return Math.min(Number(m[1]), expr.length);
+  const s = /starting from "((?:[^"\\]|\\.)*)"/.exec(msg);
+  if (s) {
+    const frag = s[1].replace(/\.\.\.$/, '').replace(/\\"/g, '"');
+    const i = expr.indexOf(frag);
+    if (i >= 0) return i;
+  }
+  return -1;
+}
+
+export async function render(main, q) {
+  const hostid = q.get('hostid') || '';
+  const picker = await hostPicker(call, hostid, (id) => navigate(id ? `/config/triggers?hostid=${id}` : '/config/triggers'));
+  picker.firstChild.textContent = 'All hosts';
+  const count = h('span', { class: 'muted', id: 'config-trigger-count' });
+  const formBox = h('section', { class: 'card config-form', id: 'trigger-form', hidden: true });
+  const table = h('table', { class: 'plain', id: 'config-triggers' });
+  const createBtn = h('button', { type: 'button', id: 'trigger-create', onclick: () => edit(null) }, 'Create trigger');
+  main.append(configNav('triggers'), h('div', { class: 'toolbar' }, h('h1', {}, 'Triggers'), picker, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
+
+  async function load() {
+    const p = { output: ['triggerid', 'description', 'expression', 'priority', 'status', 'value', 'error'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000 };
+    if (hostid) p.hostids = [hostid];
+    const ts = await call('trigger.get', p);
+    count.textContent = ts.length === 1 ? '1 trigger' : `${ts.length} triggers${ts.length === 1000 ? ' (the first 1000: choose a host)' : ''}`;
+    clear(table);
+    table.append(h('tr', {}, ['Severity', 'Value', 'Host', 'Name', 'Expression', 'Status'].map((x) => h('th', {}, x))));
+    for (const t of ts) {
+      table.append(h('tr', { class: 'config-trigger-row', dataset: { triggerid: t.triggerid } },
+        h('td', {}, h('span', { class: `badge sev-${t.priority}` }, SEVERITIES[t.priority] || t.priority)),
+        h('td', {}, t.value === '1' ? h('span', { class: 'ack-no' }, 'PROBLEM') : h('span', { class: 'ack-yes' }, 'OK')),
+        h('td', {}, (t.hosts || []).map((x) => x.name).join(', ')),
+        h('td', {}, h('a', { href: '#', class: 'trigger-name', onclick: (e) => { e.preventDefault(); edit(t); } }, t.description)),
+        h('td', {}, h('code', { class: 'trigger-expression' }, t.expression)),
+        h('td', {}, t.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled'))));
+    }
+  }
+
+  function edit(t) {
+    clear(formBox);
+    formBox.hidden = false;
+    const isNew = !t;
+    t = t || { description: '', expression: '', priority: '2', status: '0' };
+    const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
+    const expr = h('textarea', { id: 'trigger-expression-input', rows: 3, 'aria-label': 'Expression' });
+    expr.value = t.expression;
+    const prio = select('trigger-priority', SEVERITIES.map((s, i) => [i, s]), t.priority);
+    const status = select('trigger-status', [[0, 'Enabled'], [1, 'Disabled']], t.status);
+    const err = h('div', { class: 'error', id: 'trigger-error', role: 'alert', hidden: true });
+    const save = async (ev) => {
+      ev.preventDefault();
+      const p = { description: desc.value, expression: expr.value, priority: Number(prio.value), status: Number(status.value) };
+      try {
+        if (isNew) await call('trigger.create', p);
+        else await call('trigger.update', { triggerid: t.triggerid, ...p });
+        formBox.hidden = true;
+        await load();
+      } catch (e) {
+        showError(err, e);
+        const at = errorPosition(String(e.data || e.message), expr.value);
+        if (at >= 0) {
+          // The expression with the part the API stopped at marked.
+          err.append(h('pre', { class: 'expr-error', id: 'trigger-error-pos' },
+            expr.value.slice(0, at), h('mark', {}, expr.value.slice(at) || ' '), '\n', ' '.repeat(at) + '^'));
+          expr.focus();
+          expr.setSelectionRange(at, expr.value.length);
+        }
+      }
+    };
+    formBox.append(h('form', { id: 'trigger-edit', onsubmit: save },
+      h('h3', {}, isNew ? 'New trigger' : `Trigger ${t.description}`),
+      h('div', { class: 'form-grid' }, field('Name', desc), field('Severity', prio), field('Status', status)),
+      field('Expression', expr),
+      err,
+      h('div', { class: 'form-buttons' },
+        h('button', { type: 'submit', id: 'trigger-save' }, isNew ? 'Create' : 'Update'),
+        h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
+  }
+  await load();
+}
