@@ -20,8 +20,9 @@ import (
 // ("Up (1)"); a host is created and then edited through the UI's form
 // and the API sees both; an item is edited; a bad trigger expression
 // shows the API's error with its position marked, then a good one is
-// saved; actions and media types degrade to "not available" on a server
-// without those methods; names that are markup stay text on every new
+// saved; actions and media types are listed and an action is disabled in
+// place (the page says "not available" on a server without those
+// methods); names that are markup stay text on every new
 // page.
 func TestIntegrationBrowserConfig(t *testing.T) {
 	if testing.Short() {
@@ -198,12 +199,38 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 		chromedp.Navigate(fmt.Sprintf("%s/config/items?hostid=%d", base, xss.ID)),
 		chromedp.WaitVisible(`.config-item-row .item-name`, chromedp.ByQuery))
 
-	// Actions and media types: no such API on this server yet.
-	run(t, ctx, "actions page degrades",
+	// Actions and media types: listed (a markup name stays text), and an
+	// action disabled in place is disabled for the API too.
+	var mt struct{ MediaTypeIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "mediatype.create", map[string]any{"name": xssName, "type": 4,
+		"parameters": []map[string]string{{"name": "URL", "value": "http://127.0.0.1:9/hook"}}}), &mt)
+	var users []struct{ UserID string }
+	json.Unmarshal(apiCall(t, base, token, "user.get", map[string]any{"filter": map[string]string{"username": "Admin"}}), &users)
+	var act struct{ ActionIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "action.create", map[string]any{"name": "Notify ops", "eventsource": 0, "esc_period": "1h",
+		"operations": []map[string]any{{"operationtype": 0, "opmessage": map[string]any{"default_msg": 1, "mediatypeid": mt.MediaTypeIDs[0]},
+			"opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}}}), &act)
+	if len(mt.MediaTypeIDs) != 1 || len(act.ActionIDs) != 1 {
+		t.Fatalf("mediatype.create %v, action.create %v", mt, act)
+	}
+	var mtName string
+	run(t, ctx, "actions and media types listed",
 		chromedp.Navigate(base+"/config/actions"),
-		chromedp.WaitVisible(`#action-not-available`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#mediatype-not-available`, chromedp.ByQuery))
+		poll(`[...document.querySelectorAll('.action-row .action-name')].some((e) => e.textContent === 'Notify ops')`),
+		chromedp.WaitVisible(`.mediatype-row .mediatype-name`, chromedp.ByQuery),
+		textOf(`.mediatype-row .mediatype-name`, &mtName))
+	if mtName != xssName {
+		t.Errorf("media type name shown as %q", mtName)
+	}
 	sh.take(t, ctx, "config-actions")
+	run(t, ctx, "disable the action in place",
+		chromedp.Click(`.action-row .status-toggle`, chromedp.ByQuery),
+		poll(`document.querySelector('.action-row .status-toggle').textContent === 'Disabled'`))
+	var got []struct{ Status string }
+	json.Unmarshal(apiCall(t, base, token, "action.get", map[string]any{"actionids": act.ActionIDs[0], "output": []string{"status"}}), &got)
+	if len(got) != 1 || got[0].Status != "1" {
+		t.Errorf("action.get after disabling in the page: %+v", got)
+	}
 
 	var injected int
 	run(t, ctx, "count injected elements", chromedp.Evaluate(`document.querySelectorAll('main script, main img, main b').length`, &injected))
