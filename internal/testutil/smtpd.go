@@ -33,10 +33,14 @@ class Handler:
         with open(name + ".tmp", "wb") as f:
             f.write(("X-Envelope-From: %s\r\nX-Envelope-To: %s\r\nX-Auth: %s\r\nX-TLS: %s\r\n" % (
                 envelope.mail_from, ",".join(envelope.rcpt_tos),
-                session.authenticated and "yes" or "no", session.ssl and "yes" or "no")).encode())
+                session.authenticated and "yes" or "no", tls(server, session) and "yes" or "no")).encode())
             f.write(envelope.original_content)
         os.rename(name + ".tmp", name + ".eml")
         return "250 Message accepted for delivery"
+def tls(server, session):
+    # session.ssl is set by STARTTLS only; an SMTPS connection is TLS from
+    # its first byte, which its transport tells.
+    return bool(session.ssl) or server.transport.get_extra_info("ssl_object") is not None
 def auth(server, session, envelope, mechanism, data):
     ok = isinstance(data, LoginPassword) and data.login.decode() == user and data.password.decode() == pw
     return AuthResult(success=ok, handled=False)
@@ -81,7 +85,12 @@ type SMTPDOptions struct {
 // stops it at the test's end.
 func StartSMTPD(t testing.TB, o SMTPDOptions) *SMTPD {
 	t.Helper()
-	py := Need(t, "python3", "python3")
+	// Debian's interpreter, where python3-aiosmtpd installs the module:
+	// a python3 earlier in PATH (pyenv, a venv) does not see it.
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		py = Need(t, "python3", "python3")
+	}
 	if exec.Command(py, "-c", "import aiosmtpd").Run() != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("python3 module aiosmtpd not found under CI: .ci/run must install the Debian package python3-aiosmtpd")
