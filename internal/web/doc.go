@@ -65,7 +65,10 @@
 //
 // Problems (assets/pages/problems.js) are built for an incident storm:
 // server-side filters (severity, host group, host, tags, acknowledged,
-// name), a windowed list, details only for the rows in view, event
+// name; a filter paints its first page of rows as soon as problem.get
+// answers, hosts, count (countOutput) and the full id list following
+// without holding the paint), a windowed list, details only for the rows
+// in view, event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
 // in place. Live updates without a reload: every 5 s the page reads the

@@ -307,16 +307,30 @@ export async function render(main, q) {
     const p = await filterParamsWithHosts();
     // The first screenful with details, beside the full list: it paints
     // while the 50,000 short rows are on their way.
+    // It paints as soon as problem.get answers: the hosts (trigger.get)
+    // fill in when their call returns, and the count comes from a
+    // countOutput call (one number, not 50,000 rows), so neither holds
+    // the paint back. Rows have one fixed height, so the late host names
+    // move nothing.
     let all = false;
-    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then(async (ps) => {
-      await hostsFor(ps);
+    let counted = -1;
+    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then((ps) => {
       if (my !== seq) return;
       for (const x of ps) details.set(x.eventid, x);
-      if (all) { list.refresh(); return; }
-      rows = ps.map(shortRow);
-      status.textContent = ps.length < FIRST_ROWS ? countText(rows.length) : 'counting…';
-      list.setCount(rows.length);
+      if (!all) {
+        rows = ps.map(shortRow);
+        status.textContent = ps.length < FIRST_ROWS ? countText(rows.length) : counted >= 0 ? countText(counted) : 'counting…';
+        list.setCount(rows.length);
+      }
+      return hostsFor(ps).then(() => { if (my === seq) list.refresh(); });
     }).catch(() => {});
+    if (!keepScroll) {
+      call('problem.get', { ...p, output: undefined, limit: undefined, countOutput: true }).then((n) => {
+        if (my !== seq || all) return;
+        counted = Math.min(Number(n), MAX_PROBLEMS);
+        if (rows.length) status.textContent = countText(counted) + (counted >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : '');
+      }).catch(() => {});
+    }
     const [res, hd] = await Promise.all([call('problem.get', p), head]);
     if (my !== seq) return;
     all = true;
