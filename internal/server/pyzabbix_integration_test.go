@@ -24,15 +24,7 @@ func TestIntegrationPyzabbix(t *testing.T) {
 		t.Skip("integration test")
 	}
 	sender := testutil.Need(t, "zabbix_sender", "zabbix-agent")
-	// Debian's module lives in /usr/lib/python3/dist-packages: use the
-	// system interpreter, not whatever python3 is first on PATH.
-	python := "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import pyzabbix").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("pyzabbix not importable by %s under CI: .ci/run must install python3-pyzabbix: %v", python, err)
-		}
-		t.Skipf("python3-pyzabbix not installed: %v", err)
-	}
+	python := testutil.NeedPythonModule(t, "pyzabbix", "python3-pyzabbix")
 	s := startServer(t, catalog.Spec{})
 	pw, err := os.ReadFile(filepath.Join(s.cfg.DataDir, "admin-password"))
 	if err != nil {

@@ -27,6 +27,23 @@ func Need(t testing.TB, program, debianPackage string) string {
 	return p
 }
 
+// NeedPythonModule returns Debian's Python interpreter, /usr/bin/python3,
+// once it can import module; without it the test fails under CI (where
+// .ci/run installs debianPackage) and is skipped elsewhere. Debian's
+// python3-* packages install into /usr/lib/python3/dist-packages, which
+// a python3 earlier in PATH (pyenv, a venv) does not see.
+func NeedPythonModule(t testing.TB, module, debianPackage string) string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import "+module).Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("python3 module %s not importable by %s under CI: .ci/run must install the Debian package %s: %v", module, python, debianPackage, err)
+		}
+		t.Skipf("%s not installed (apt-get install %s): %v", debianPackage, debianPackage, err)
+	}
+	return python
+}
+
 // SenderResult is what one zabbix_sender run reported.
 type SenderResult struct {
 	ExitCode  int

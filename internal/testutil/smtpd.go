@@ -85,18 +85,7 @@ type SMTPDOptions struct {
 // stops it at the test's end.
 func StartSMTPD(t testing.TB, o SMTPDOptions) *SMTPD {
 	t.Helper()
-	// Debian's interpreter, where python3-aiosmtpd installs the module:
-	// a python3 earlier in PATH (pyenv, a venv) does not see it.
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		py = Need(t, "python3", "python3")
-	}
-	if exec.Command(py, "-c", "import aiosmtpd").Run() != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 module aiosmtpd not found under CI: .ci/run must install the Debian package python3-aiosmtpd")
-		}
-		t.Skip("python3-aiosmtpd not installed (apt-get install python3-aiosmtpd)")
-	}
+	py := NeedPythonModule(t, "aiosmtpd", "python3-aiosmtpd")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "smtpd.py")
 	writeFile(t, script, smtpdScript)
