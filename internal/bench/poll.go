@@ -148,11 +148,12 @@ type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	// ctl and out talk to bench snmp-agents (counts); nil otherwise.
-	ctl   io.Writer
-	out   *bufio.Scanner
-	fleet *agentsim.Fleet
-	snmp  *snmpsim.Fleet // bench snmp's devices, in this process
+	// snmpChild: the child is bench snmp-agents, whose "count" answers
+	// requests and OIDs (counts), not bench poll-agents' one number.
+	snmpChild bool
+	out       *bufio.Scanner
+	fleet     *agentsim.Fleet
+	snmp      *snmpsim.Fleet // bench snmp's devices, in this process
 }
 
 func startAgents(n int, inProcess bool) (*agentsProc, error) {

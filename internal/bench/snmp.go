@@ -141,7 +141,7 @@ func startSNMPDevices(n, oids int, inProcess bool) (*agentsProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the simulated SNMP devices: %w", err)
 	}
-	p := &agentsProc{cmd: cmd, stdin: stdin, ctl: stdin}
+	p := &agentsProc{cmd: cmd, stdin: stdin, snmpChild: true}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		if line := sc.Text(); line != "ready" {
@@ -197,10 +197,10 @@ func (p *agentsProc) counts() (requests, oids uint64, err error) {
 	if p.snmp != nil {
 		return p.snmp.Requests(), p.snmp.OIDs(), nil
 	}
-	if p.ctl == nil || p.out == nil {
+	if !p.snmpChild || p.out == nil {
 		return 0, 0, errors.New("BUG: counts of devices that are not SNMP devices")
 	}
-	if _, err := io.WriteString(p.ctl, "count\n"); err != nil {
+	if _, err := io.WriteString(p.stdin, "count\n"); err != nil {
 		return 0, 0, fmt.Errorf("cannot ask the simulated devices for their counts: %w", err)
 	}
 	if !p.out.Scan() {
