@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 )
 
@@ -157,5 +160,179 @@ func TestCrashKeepsEscalations(t *testing.T) {
 		}
 		next += 1000 // events the child made but did not report
 		t.Logf("round %d: %d escalations survived, %d alerts were sent, %d re-queued", round, len(escalated), len(sentBefore), pending)
+	}
+}
+
+// The child of TestCrashReplaysAcks commits problems and acknowledges
+// through a real event store in the directory named here, hands each
+// batch to the engine, and prints "A <ack>" as soon as an acknowledge is
+// committed (durable in the event store, perhaps not yet decided by the
+// engine); the parent kills it with SIGKILL. The ack numbered _HOLD (of
+// this run) is committed and never handed to the engine: the kill then
+// lands, for sure, in the window between the event store's commit and
+// the engine's decision, which a plain kill hits only by chance.
+const ackCrashEnv = "PEREGRINE_ALERT_ACK_CRASH_DIR"
+
+// ackAction messages user 1 at step 1 and user 2 on every update.
+func ackAction() catalog.Action {
+	return catalog.Action{Name: "a", Period: "1h",
+		Operations:       []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
+		UpdateOperations: []catalog.Operation{{OperationType: catalog.OpSendMessage, DefaultMsg: 1, UserIDs: []uint64{2}}}}
+}
+
+func openAckCrash(dir string) (*event.Store, error) {
+	return event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
+}
+
+func TestCrashAckChild(t *testing.T) {
+	dir := os.Getenv(ackCrashEnv)
+	if dir == "" {
+		t.Skip("the child of TestCrashReplaysAcks")
+	}
+	evs, err := openAckCrash(dir)
+	if err != nil {
+		fmt.Println("open events:", err)
+		os.Exit(2)
+	}
+	cfg := testConfig(ackAction())
+	ps := &printSender{w: bufio.NewWriter(os.Stdout)}
+	e, err := New(Options{Dir: filepath.Join(dir, "alerts"), Sync: wal.SyncBatch, Config: func() *catalog.AlertConfig { return cfg },
+		Snapshot: func() *catalog.Snapshot { return nil }, Events: evs, Senders: map[int]Sender{catalog.MediaWebhook: ps}})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	go e.Run(context.Background())
+	start, _ := strconv.ParseUint(os.Getenv(ackCrashEnv+"_START"), 10, 64)
+	hold, _ := strconv.ParseUint(os.Getenv(ackCrashEnv+"_HOLD"), 10, 64)
+	for trig := start; trig < start+100_000; trig++ {
+		b := &event.Batch{Events: []event.Event{{ObjectID: trig, Value: event.ValueProblem, Severity: 4, Name: "crash", Clock: time.Now().Unix()}}}
+		if err := evs.Commit(b); err != nil {
+			fmt.Println("commit:", err)
+			os.Exit(2)
+		}
+		e.Notify(b)
+		id := b.Events[0].ID
+		// The update operations run for escalated problems only: wait
+		// until this one's escalation is durable.
+		for !slices.ContainsFunc(e.Escalations(), func(x Escalation) bool { return x.EventID == id }) {
+			time.Sleep(time.Millisecond)
+		}
+		a := &event.Batch{Acks: []event.Ack{{EventID: id, UserID: 1, Clock: time.Now().Unix(), Action: event.ActionAcknowledge | event.ActionMessage, Message: "on it"}}}
+		if err := evs.Commit(a); err != nil {
+			fmt.Println("commit:", err)
+			os.Exit(2)
+		}
+		ps.mu.Lock()
+		fmt.Fprintf(ps.w, "A %d\n", a.Acks[0].ID)
+		ps.w.Flush()
+		ps.mu.Unlock()
+		if trig-start+1 == hold {
+			select {} // killed here
+		}
+		e.Notify(a)
+	}
+}
+
+// TestCrashReplaysAcks: after kill -9, every acknowledge the event store
+// committed gets its update operations exactly once, whether or not the
+// engine had decided it before the kill.
+func TestCrashReplaysAcks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	next := uint64(1)
+	for round := range 3 {
+		hold := 20 + round*11
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashAckChild$")
+		cmd.Env = append(os.Environ(), ackCrashEnv+"="+dir, ackCrashEnv+"_START="+strconv.FormatUint(next, 10),
+			ackCrashEnv+"_HOLD="+strconv.Itoa(hold))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		var acked []uint64
+		parse := func(line string) {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "A" {
+				id, _ := strconv.ParseUint(f[1], 10, 64)
+				acked = append(acked, id)
+			}
+		}
+		for sc.Scan() {
+			if f := strings.Fields(sc.Text()); len(f) != 2 || f[0] != "A" && f[0] != "S" {
+				t.Fatalf("child: %s", sc.Text())
+			}
+			parse(sc.Text())
+			if len(acked) >= hold {
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		for sc.Scan() {
+			parse(sc.Text())
+		}
+		cmd.Wait()
+
+		evs, err := openAckCrash(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snd := &recSender{}
+		cfg := testConfig(ackAction())
+		e, err := New(Options{Dir: filepath.Join(dir, "alerts"), Sync: wal.SyncBatch, Config: func() *catalog.AlertConfig { return cfg },
+			Snapshot: func() *catalog.Snapshot { return nil }, Events: evs, Senders: map[int]Sender{catalog.MediaWebhook: snd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		updates := func() map[uint64]int {
+			n := map[uint64]int{}
+			for _, a := range e.Alerts(func(a *Alert) bool { return a.AckID != 0 }) {
+				if a.UserID != 2 {
+					t.Fatalf("round %d: update alert %d to user %d, want 2", round, a.ID, a.UserID)
+				}
+				n[a.AckID]++
+			}
+			return n
+		}
+		before := updates()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { e.Run(ctx); close(done) }()
+		waitFor(t, "an update alert for every committed acknowledge", func() bool {
+			n := updates()
+			for _, id := range acked {
+				if n[id] == 0 {
+					return false
+				}
+			}
+			return true
+		})
+		cancel()
+		<-done
+		for id, c := range updates() {
+			if c != 1 {
+				t.Fatalf("round %d: acknowledge %d has %d update alerts, want 1", round, id, c)
+			}
+		}
+		replayed := 0
+		for _, id := range acked {
+			if before[id] == 0 {
+				replayed++
+			}
+		}
+		if last := acked[len(acked)-1]; before[last] != 0 {
+			t.Fatalf("round %d: acknowledge %d, never handed to the engine before the kill, had update alerts before the restart", round, last)
+		}
+		e.Close()
+		if err := evs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		next += 100_000
+		t.Logf("round %d: %d acknowledges committed, %d of them decided only after the restart", round, len(acked), replayed)
 	}
 }

@@ -67,7 +67,11 @@
 //     what is live. A restart restores escalations (steps fire at their
 //     times), re-queues alerts not yet delivered (an alert in flight at
 //     a crash may be sent twice; a delivered one is never sent again),
-//     and matches events the event store committed after the watermark.
+//     matches events the event store committed after the watermark, and
+//     runs the update operations of the acknowledges from the ack mark
+//     on (the lowest ack ID not yet decided; an ack whose update alerts
+//     are already logged is not decided twice), so an acknowledge
+//     committed just before a kill -9 still sends its messages.
 //     Options.KeepAlerts bounds the finished alerts kept for alert.get.
 //
 // # What it does not own
@@ -77,8 +81,7 @@
 // (catalog's AlertConfig; the API validates it), user groups
 // (Options.UsersOfGroups), maintenance (Options.Suppressed), and
 // permissions: alerts go to the users an operation names whatever their
-// rights on the host. Acknowledges are not replayed after a crash (only
-// events are).
+// rights on the host.
 //
 // # Concurrency contract
 //

@@ -20,6 +20,8 @@ import (
 type Events interface {
 	Event(id uint64) (event.Event, bool)
 	Events(keep func(*event.Event) bool) []event.Event
+	// AcksAfter returns the acknowledges with an ID above id, ascending.
+	AcksAfter(id uint64) []event.Ack
 }
 
 // Sender delivers one alert through one media type. Send must honour
@@ -255,17 +257,48 @@ func (e *Engine) Run(ctx context.Context) {
 // Close closes the log. Run must have returned.
 func (e *Engine) Close() error { return e.store.close() }
 
-// catchUp queues the events after the watermark, as if notified.
+// catchUp queues the events after the watermark and the acknowledges
+// from the ack mark on, as if notified: the event store committed them
+// (the producer was told they are stored) but the engine may not have
+// decided them before a crash. Events go first in one batch with the
+// acks, so an ack's escalation exists when its update operations run.
 func (e *Engine) catchUp() {
-	w := e.store.watermark
-	if w == 0 {
-		// A new log: start from now, not from every retained event.
-		return
+	w, ackNext := e.store.marks()
+	var b event.Batch
+	if w > 0 {
+		b.Events = e.opts.Events.Events(func(ev *event.Event) bool { return ev.ID > w })
 	}
-	evs := e.opts.Events.Events(func(ev *event.Event) bool { return ev.ID > w })
-	if len(evs) > 0 {
-		e.log.Info("alert: matching events committed before the last stop", "events", len(evs), "after_event", w)
-		e.Notify(&event.Batch{Events: evs})
+	if ackNext == 0 {
+		// A new log, or one written before acks were tracked: start from
+		// the acks stored now, not from every retained one, and record
+		// the mark at once so that an ack committed before the first
+		// pass is replayed after a crash.
+		next := uint64(1)
+		if as := e.opts.Events.AcksAfter(0); len(as) > 0 {
+			next = as[len(as)-1].ID + 1
+		}
+		if err := e.store.write([]record{{AckNext: next}}); err != nil {
+			e.log.Error("alert: cannot record the acknowledge mark; acks of a crash before the next pass are not replayed", "err", err)
+		}
+	} else if as := e.opts.Events.AcksAfter(ackNext - 1); len(as) > 0 {
+		// A pass's alerts and its mark are separate log frames: a torn
+		// tail may keep an ack's alerts and lose the mark. An ack with
+		// alerts already logged was decided; deciding it again would
+		// send its update messages twice.
+		done := map[uint64]bool{}
+		for _, a := range e.store.Alerts(func(a *Alert) bool { return a.AckID >= ackNext }) {
+			done[a.AckID] = true
+		}
+		for _, a := range as {
+			if !done[a.ID] {
+				b.Acks = append(b.Acks, a)
+			}
+		}
+	}
+	if len(b.Events)+len(b.Acks) > 0 {
+		e.log.Info("alert: matching events and acknowledges committed before the last stop",
+			"events", len(b.Events), "after_event", w, "acks", len(b.Acks), "from_ack", ackNext)
+		e.Notify(&b)
 	}
 }
 
@@ -327,15 +360,17 @@ func (e *Engine) pass() {
 			}
 		}
 		for j := range in[i].Acks {
-			p.update(&in[i].Acks[j])
+			ack := &in[i].Acks[j]
+			p.ackNext = max(p.ackNext, ack.ID+1)
+			p.update(ack)
 		}
 	}
 	p.due()
-	if len(p.recs) == 0 && p.watermark == 0 {
+	if len(p.recs) == 0 && p.watermark == 0 && p.ackNext == 0 {
 		return
 	}
-	if p.watermark > 0 {
-		p.recs = append(p.recs, record{Events: p.watermark})
+	if p.watermark > 0 || p.ackNext > 0 {
+		p.recs = append(p.recs, record{Events: p.watermark, AckNext: p.ackNext})
 	}
 	if err := e.store.write(p.recs); err != nil {
 		// Not applied: the escalations stay as they were in memory too
@@ -375,6 +410,7 @@ type passState struct {
 	recs      []record
 	alerts    []*Alert
 	watermark uint64
+	ackNext   uint64 // the next ack ID after those of this pass, 0 if none
 }
 
 func (p *passState) putEsc(x *Escalation) {

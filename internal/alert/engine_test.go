@@ -16,8 +16,29 @@ import (
 
 // fakeEvents is an event store of a few events.
 type fakeEvents struct {
-	mu  sync.Mutex
-	evs map[uint64]event.Event
+	mu   sync.Mutex
+	evs  map[uint64]event.Event
+	acks []event.Ack
+}
+
+func (f *fakeEvents) AcksAfter(id uint64) []event.Ack {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []event.Ack
+	for _, a := range f.acks {
+		if a.ID > id {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ack stores acknowledges (ascending IDs) and returns their batch.
+func (f *fakeEvents) ack(as ...event.Ack) *event.Batch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acks = append(f.acks, as...)
+	return &event.Batch{Acks: as}
 }
 
 func (f *fakeEvents) Event(id uint64) (event.Event, bool) {

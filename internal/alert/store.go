@@ -84,6 +84,12 @@ type record struct {
 	DeleteEsc  uint64      `json:"x,omitempty"`
 	// Events is the highest event ID whose notifications are decided.
 	Events uint64 `json:"w,omitempty"`
+	// AckNext is the lowest acknowledge ID whose update operations are
+	// not yet decided: acks from it on are replayed from the event store
+	// after a crash. It is the next ID rather than the last one so that
+	// "set, no ack yet" (1) differs from "never set" (0, a log written
+	// before acks were tracked).
+	AckNext uint64 `json:"k,omitempty"`
 }
 
 // ErrCorrupt marks a log record this package could not have written.
@@ -111,6 +117,7 @@ type logStore struct {
 	nextAlert  uint64
 	nextEsc    uint64
 	watermark  uint64
+	ackNext    uint64
 	sinceCkpt  int
 	liveAtCkpt int
 }
@@ -164,6 +171,7 @@ func (s *logStore) apply(r *record) {
 		delete(s.escs, r.DeleteEsc)
 	}
 	s.watermark = max(s.watermark, r.Events)
+	s.ackNext = max(s.ackNext, r.AckNext)
 }
 
 // trim drops the oldest alerts past keep; alerts still to be sent are
@@ -204,7 +212,7 @@ func (s *logStore) checkpoint() error {
 		n++
 		return nil
 	}
-	if err := put(&record{Events: s.watermark}); err != nil {
+	if err := put(&record{Events: s.watermark, AckNext: s.ackNext}); err != nil {
 		return err
 	}
 	for _, id := range s.order {
@@ -290,6 +298,13 @@ func (s *logStore) Alerts(keep func(*Alert) bool) []Alert {
 		}
 	}
 	return out
+}
+
+// marks returns the event watermark and the next undecided ack ID.
+func (s *logStore) marks() (events, ackNext uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watermark, s.ackNext
 }
 
 // escalations returns copies of every escalation.

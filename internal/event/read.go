@@ -162,6 +162,25 @@ func (s *Store) Acks(eventID uint64) []Ack {
 	return slices.Clone(s.acks[eventID])
 }
 
+// AcksAfter returns the retained acknowledge actions with an ID above
+// id, ascending by ID: what a consumer that decided acks up to id has
+// not seen (the alert engine's catch-up after a crash). It scans every
+// retained ack; it is meant for start-up, not for each request.
+func (s *Store) AcksAfter(id uint64) []Ack {
+	s.mu.RLock()
+	var out []Ack
+	for _, as := range s.acks {
+		for _, a := range as {
+			if a.ID > id {
+				out = append(out, a)
+			}
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Ack) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
 // Runtime returns a trigger's runtime; ok is false for a trigger that
 // never changed (value OK, state normal).
 func (s *Store) Runtime(trigger uint64) (Runtime, bool) {
