@@ -16,7 +16,9 @@
 //     (to 0: no end) include it, then waits the shortest esc_period of
 //     those operations (0: the action's); the escalation is done when no
 //     operation covers a later step, and then only waits for the problem
-//     to end. The recovery event ends it: recovery operations run (send
+//     to end. An operation with conditions (opconditions: "event
+//     acknowledged" or not, match.go) runs at a step only if they hold
+//     then; its step counts for the step's duration either way. The recovery event ends it: recovery operations run (send
 //     a message, or notify everyone the escalation messaged), and update
 //     operations run for each acknowledge of an escalated problem. An
 //     escalation of a deleted or disabled action, or of a problem no

@@ -506,7 +506,12 @@ func (p *passState) due() {
 		for _, op := range a.Operations {
 			from, to := max(op.StepFrom, 1), op.StepTo
 			if from <= x.Step && (to == 0 || x.Step <= to) {
-				ops = append(ops, op)
+				// The step's duration counts every operation of the step,
+				// run or not: a condition decides whether an operation
+				// runs, not when the next step comes (as Zabbix).
+				if opConditionsHold(&op, &prob) {
+					ops = append(ops, op)
+				}
 				if d, err := ParsePeriod(op.Period); err == nil && d > 0 && (period == 0 || d < period) {
 					period = d
 				}

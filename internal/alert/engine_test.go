@@ -515,3 +515,66 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestOpConditionNotAcknowledged: step 2 runs only for a problem that is
+// not acknowledged when the step comes (opconditions, conditiontype 14);
+// an "acknowledged" operation runs only for the acknowledged one. The
+// step duration is the same for both.
+func TestOpConditionNotAcknowledged(t *testing.T) {
+	notAck := []catalog.OpCondition{{ConditionType: catalog.OpCondAcknowledged, Operator: catalog.OpEqual, Value: "0"}}
+	isAck := []catalog.OpCondition{{ConditionType: catalog.OpCondAcknowledged, Operator: catalog.OpEqual, Value: "1"}}
+	act := catalog.Action{Name: "a", Period: "10m",
+		Operations: []catalog.Operation{
+			{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}},
+			{StepFrom: 2, StepTo: 2, Subject: "unacked {EVENT.NAME}", UserIDs: []uint64{2}, Conditions: notAck},
+			{StepFrom: 2, StepTo: 2, Subject: "acked {EVENT.NAME}", UserIDs: []uint64{1}, Conditions: isAck},
+		}}
+	h := newHarness(t, testConfig(act), "", nil)
+	h.e.Notify(h.ev.put(problem(1, 4, "p1"), problem(2, 4, "p2")))
+	h.e.pass()
+	// Problem 1 is acknowledged between the steps.
+	p1, _ := h.ev.Event(1)
+	p1.Acknowledged = true
+	h.ev.put(p1)
+	h.e.Notify(h.ev.ack(event.Ack{ID: 1, EventID: 1, Action: event.ActionAcknowledge}))
+	h.e.pass()
+	h.clk.add(9 * time.Minute)
+	h.e.pass()
+	if n := len(h.e.Alerts(all)); n != 2 {
+		t.Fatalf("alerts before step 2 is due: %d, want 2", n)
+	}
+	h.clk.add(time.Minute)
+	h.e.pass()
+	eq(t, "alerts", summary(h.e.Alerts(all)), []string{
+		"u1 step1 Problem: p1", "u1 step1 Problem: p2",
+		"u1 step2 acked p1", "u2 step2 unacked p2",
+	})
+}
+
+// TestOpConditionEval: the evaluation types of operation conditions.
+func TestOpConditionEval(t *testing.T) {
+	ack := catalog.OpCondition{ConditionType: catalog.OpCondAcknowledged, Value: "1"}
+	nack := catalog.OpCondition{ConditionType: catalog.OpCondAcknowledged, Value: "0"}
+	f := func(evaltype int, acked, want bool, conds ...catalog.OpCondition) {
+		t.Helper()
+		op := &catalog.Operation{EvalType: evaltype, Conditions: conds}
+		if got := opConditionsHold(op, &event.Event{Acknowledged: acked}); got != want {
+			t.Errorf("evaltype %d, acknowledged %v, %+v: %v, want %v", evaltype, acked, conds, got, want)
+		}
+	}
+	f(0, false, true)
+	f(0, true, true, ack)
+	f(0, false, false, ack)
+	f(0, false, true, ack, nack) // same type: or-ed
+	f(1, false, false, ack, nack)
+	f(2, true, true, ack, nack)
+	f(2, false, false, ack)
+	for _, c := range []catalog.OpCondition{{ConditionType: 13, Value: "1"}, {ConditionType: 14, Operator: 1, Value: "1"}, {ConditionType: 14, Value: "2"}} {
+		if CheckOpCondition(&c) == nil {
+			t.Errorf("CheckOpCondition(%+v) accepted", c)
+		}
+	}
+	if err := CheckOpCondition(&nack); err != nil {
+		t.Error(err)
+	}
+}

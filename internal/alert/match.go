@@ -3,6 +3,7 @@ package alert
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,52 @@ func (e *Engine) matches(a *catalog.Action, in *matchInput) bool {
 		}
 	}
 	return true
+}
+
+// opConditionsHold reports whether an escalation operation's conditions
+// hold for the problem now (Zabbix's opconditions; only "event
+// acknowledged" exists). They are checked when the step runs, so an
+// acknowledge between steps stops a "not acknowledged" operation.
+func opConditionsHold(op *catalog.Operation, prob *event.Event) bool {
+	if len(op.Conditions) == 0 {
+		return true
+	}
+	res := make([]bool, len(op.Conditions))
+	for i, c := range op.Conditions {
+		switch c.ConditionType {
+		case catalog.OpCondAcknowledged:
+			res[i] = prob.Acknowledged == (c.Value == "1")
+		}
+	}
+	switch op.EvalType {
+	case 1:
+		return !slices.Contains(res, false)
+	case 2:
+		return slices.Contains(res, true)
+	}
+	byType := map[int]bool{}
+	for i, c := range op.Conditions {
+		byType[c.ConditionType] = byType[c.ConditionType] || res[i]
+	}
+	for _, v := range byType {
+		if !v {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckOpCondition validates an operation condition as Zabbix's API does.
+func CheckOpCondition(c *catalog.OpCondition) error {
+	switch {
+	case c.ConditionType != catalog.OpCondAcknowledged:
+		return textError("Incorrect action operation condition type.")
+	case c.Operator != catalog.OpEqual:
+		return textError("Incorrect action operation condition operator.")
+	case c.Value != "0" && c.Value != "1":
+		return textError(`Incorrect action operation condition value: "0" (not acknowledged) or "1" (acknowledged).`)
+	}
+	return nil
 }
 
 // like is Zabbix's "contains" (operators like and not like).

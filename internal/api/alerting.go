@@ -50,7 +50,7 @@ var numericKeys = map[string]bool{
 	"notify_if_canceled": true, "evaltype": true, "conditiontype": true, "operator": true, "operationtype": true,
 	"esc_step_from": true, "esc_step_to": true, "default_msg": true, "usrgrpid": true, "userid": true, "active": true,
 	"severity": true, "mediaid": true, "show_event_menu": true, "operationid": true, "conditionid": true, "sortorder": true,
-	"pause_symptoms": true,
+	"pause_symptoms": true, "opconditionid": true,
 }
 
 // normalize rewrites numeric members given as strings into numbers, or
@@ -448,14 +448,22 @@ type operationIn struct {
 	StepFrom      int          `json:"esc_step_from"`
 	StepTo        int          `json:"esc_step_to"`
 	Period        string       `json:"esc_period"`
-	EvalType      int          `json:"evaltype"`
-	OpConditions  []any        `json:"opconditions"`
+	EvalType      int             `json:"evaltype"`
+	OpConditions  []opConditionIn `json:"opconditions"`
 	OpMessage     *opMessageIn `json:"opmessage"`
 	OpMessageGrp  []groupRefIn `json:"opmessage_grp"`
 	OpMessageUsr  []userRefIn  `json:"opmessage_usr"`
 	OpCommand     any          `json:"opcommand"`
 	OpCommandHst  any          `json:"opcommand_hst"`
 	OpCommandGrp  any          `json:"opcommand_grp"`
+}
+
+type opConditionIn struct {
+	OpConditionID uint64 `json:"opconditionid"`
+	OperationID   uint64 `json:"operationid"`
+	ConditionType int    `json:"conditiontype"`
+	Operator      int    `json:"operator"`
+	Value         string `json:"value"`
 }
 
 type groupRefIn struct {
@@ -511,7 +519,10 @@ func actionStored(a *catalog.Action) map[string]any {
 	conv := func(ops []catalog.Operation) []operationIn {
 		out := []operationIn{}
 		for _, op := range ops {
-			o := operationIn{OperationType: op.OperationType, StepFrom: op.StepFrom, StepTo: op.StepTo, Period: op.Period}
+			o := operationIn{OperationType: op.OperationType, StepFrom: op.StepFrom, StepTo: op.StepTo, Period: op.Period, EvalType: op.EvalType}
+			for _, c := range op.Conditions {
+				o.OpConditions = append(o.OpConditions, opConditionIn{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value})
+			}
 			if op.OperationType == catalog.OpSendMessage {
 				o.OpMessage = &opMessageIn{DefaultMsg: op.DefaultMsg, Subject: op.Subject, Message: op.Message, MediaTypeID: op.MediaTypeID}
 			}
@@ -627,6 +638,20 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 				if !stepOK(op.Period, true) {
 					return nil, errParams(`Invalid parameter "%s/esc_period": value must be one of 0, %d-%d.`, path, int(minStep.Seconds()), 7*24*3600)
 				}
+				if o.EvalType < 0 || o.EvalType > 2 {
+					return nil, errParams(`Invalid parameter "%s/evaltype": value must be one of 0, 1, 2.`, path)
+				}
+				op.EvalType = o.EvalType
+				for k, c := range o.OpConditions {
+					oc := catalog.OpCondition{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value}
+					if err := alert.CheckOpCondition(&oc); err != nil {
+						return nil, errParams(`Invalid parameter "%s/opconditions/%d": %s`, path, k+1, err.Error())
+					}
+					op.Conditions = append(op.Conditions, oc)
+				}
+			} else if len(o.OpConditions) > 0 {
+				// Zabbix has conditions on escalation steps only.
+				return nil, errParams(`Invalid parameter "%s": unexpected parameter "opconditions".`, path)
 			}
 			if o.OperationType == catalog.OpSendMessage {
 				if o.OpMessage == nil {
@@ -830,8 +855,14 @@ func (s *Server) actionDelete(ctx context.Context, c *call) (any, error) {
 func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) []object {
 	out := []object{}
 	for i, op := range ops {
-		o := object{"operationid": u64(a.ID*1000 + uint64(recovery*300+i+1)), "actionid": u64(a.ID), "operationtype": istr(op.OperationType),
-			"evaltype": "0", "opconditions": []object{}}
+		opid := u64(a.ID*1000 + uint64(recovery*300+i+1))
+		conds := []object{}
+		for k, c := range op.Conditions {
+			conds = append(conds, object{"opconditionid": opid + istr(k+1), "operationid": opid, "conditiontype": istr(c.ConditionType),
+				"operator": istr(c.Operator), "value": c.Value})
+		}
+		o := object{"operationid": opid, "actionid": u64(a.ID), "operationtype": istr(op.OperationType),
+			"evaltype": istr(op.EvalType), "opconditions": conds}
 		if recovery == 0 {
 			o["esc_step_from"], o["esc_step_to"], o["esc_period"] = istr(op.StepFrom), istr(op.StepTo), op.Period
 		}

@@ -171,8 +171,22 @@ const (
 	OpNotifyAllUpdate   = 12 // update operations: notify all involved
 )
 
-// Operation is one action operation; step fields are for problem
-// operations only.
+// Operation condition type and values (Zabbix's opconditions): "event
+// acknowledged", value "1" acknowledged, "0" not.
+const (
+	OpCondAcknowledged = 14
+)
+
+// OpCondition is one condition of an escalation operation: the operation
+// runs at its step only if its conditions hold then.
+type OpCondition struct {
+	ConditionType int    `json:"conditiontype"`
+	Operator      int    `json:"operator"` // 0 (=): the only one Zabbix allows
+	Value         string `json:"value"`
+}
+
+// Operation is one action operation; step fields and conditions are for
+// problem operations only.
 type Operation struct {
 	OperationType int    `json:"operationtype"`
 	StepFrom      int    `json:"esc_step_from"`
@@ -185,6 +199,10 @@ type Operation struct {
 	MediaTypeID uint64   `json:"mediatypeid"` // 0: every medium of the user
 	UserIDs     []uint64 `json:"users"`
 	GroupIDs    []uint64 `json:"groups"`
+	// EvalType combines Conditions: 0 and/or (Zabbix's default: of one
+	// condition type or-ed, types and-ed), 1 and, 2 or.
+	EvalType   int           `json:"evaltype,omitempty"`
+	Conditions []OpCondition `json:"opconditions,omitempty"`
 }
 
 // Action is a Zabbix 6.0 trigger action.

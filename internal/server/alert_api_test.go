@@ -110,3 +110,49 @@ func TestAlertingAPI(t *testing.T) {
 		t.Fatalf("alert.get: %v", alerts)
 	}
 }
+
+// TestActionOpConditionsAPI: escalation operations take Zabbix 6.0's
+// opconditions ("event acknowledged", conditiontype 14) and evaltype,
+// action.get returns them, an update keeps them, and bad ones are
+// refused with the position of the mistake.
+func TestActionOpConditionsAPI(t *testing.T) {
+	s, _ := runServer(t, testConfig(t, catalog.Spec{}))
+	admin := adminLogin(t, s)
+	var mt struct{ MediaTypeIDs []string }
+	admin.ok("mediatype.create", map[string]any{"name": "Hook", "type": 4, "parameters": []map[string]string{{"name": "URL", "value": "http://127.0.0.1:1/"}}}, &mt)
+	var users []struct{ UserID string }
+	admin.ok("user.get", map[string]any{"filter": map[string]string{"username": "Admin"}}, &users)
+	op := func(conds ...map[string]any) map[string]any {
+		return map[string]any{"operationtype": 0, "esc_step_from": 2, "esc_step_to": 2, "evaltype": "0", "opconditions": conds,
+			"opmessage": map[string]any{"default_msg": 1, "mediatypeid": mt.MediaTypeIDs[0]}, "opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}
+	}
+	var act struct{ ActionIDs []string }
+	admin.ok("action.create", map[string]any{"name": "Unacked", "eventsource": 0,
+		"operations": []any{op(map[string]any{"conditiontype": "14", "operator": "0", "value": "0"})}}, &act)
+	admin.ok("action.update", map[string]any{"actionid": act.ActionIDs[0], "esc_period": "2h"}, nil)
+	var acts []struct{ Operations []map[string]any }
+	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend"}, &acts)
+	if len(acts) != 1 || len(acts[0].Operations) != 1 {
+		t.Fatalf("action.get: %+v", acts)
+	}
+	conds, _ := acts[0].Operations[0]["opconditions"].([]any)
+	if len(conds) != 1 {
+		t.Fatalf("opconditions after an update: %+v", acts[0].Operations[0])
+	}
+	if c := conds[0].(map[string]any); c["conditiontype"] != "14" || c["operator"] != "0" || c["value"] != "0" {
+		t.Fatalf("opcondition: %v", c)
+	}
+	for _, c := range []struct {
+		cond map[string]any
+		want string
+	}{
+		{map[string]any{"conditiontype": 13, "operator": 0, "value": "1"}, `Invalid parameter "/1/operations/1/opconditions/1": Incorrect action operation condition type.`},
+		{map[string]any{"conditiontype": 14, "operator": 1, "value": "1"}, `Incorrect action operation condition operator.`},
+		{map[string]any{"conditiontype": 14, "operator": 0, "value": "yes"}, `Incorrect action operation condition value`},
+	} {
+		admin.fails("action.create", map[string]any{"name": "Bad", "eventsource": 0, "operations": []any{op(c.cond)}}, -32602, c.want)
+	}
+	admin.fails("action.create", map[string]any{"name": "Bad", "eventsource": 0, "operations": []any{op()},
+		"recovery_operations": []any{map[string]any{"operationtype": 11, "opconditions": []map[string]any{{"conditiontype": 14, "value": "1"}}}}},
+		-32602, `Invalid parameter "/1/recovery_operations/1": unexpected parameter "opconditions".`)
+}
