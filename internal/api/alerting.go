@@ -442,20 +442,20 @@ type opMessageIn struct {
 }
 
 type operationIn struct {
-	OperationID   uint64       `json:"operationid"`
-	ActionID      uint64       `json:"actionid"`
-	OperationType int          `json:"operationtype"`
-	StepFrom      int          `json:"esc_step_from"`
-	StepTo        int          `json:"esc_step_to"`
-	Period        string       `json:"esc_period"`
+	OperationID   uint64          `json:"operationid"`
+	ActionID      uint64          `json:"actionid"`
+	OperationType int             `json:"operationtype"`
+	StepFrom      int             `json:"esc_step_from"`
+	StepTo        int             `json:"esc_step_to"`
+	Period        string          `json:"esc_period"`
 	EvalType      int             `json:"evaltype"`
 	OpConditions  []opConditionIn `json:"opconditions"`
-	OpMessage     *opMessageIn `json:"opmessage"`
-	OpMessageGrp  []groupRefIn `json:"opmessage_grp"`
-	OpMessageUsr  []userRefIn  `json:"opmessage_usr"`
-	OpCommand     any          `json:"opcommand"`
-	OpCommandHst  any          `json:"opcommand_hst"`
-	OpCommandGrp  any          `json:"opcommand_grp"`
+	OpMessage     *opMessageIn    `json:"opmessage"`
+	OpMessageGrp  []groupRefIn    `json:"opmessage_grp"`
+	OpMessageUsr  []userRefIn     `json:"opmessage_usr"`
+	OpCommand     any             `json:"opcommand"`
+	OpCommandHst  any             `json:"opcommand_hst"`
+	OpCommandGrp  any             `json:"opcommand_grp"`
 }
 
 type opConditionIn struct {
