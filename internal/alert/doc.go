@@ -81,9 +81,13 @@
 // Making events (package trigger), storing them (package event: Events
 // is read for problems and their resolution), the configuration
 // (catalog's AlertConfig; the API validates it), user groups
-// (Options.UsersOfGroups), maintenance (Options.Suppressed), and
-// permissions: alerts go to the users an operation names whatever their
-// rights on the host.
+// (Options.UsersOfGroups), maintenance (Options.Suppressed), and users'
+// rights (Options.Rights). The engine applies Zabbix's rule with them: a
+// user (named, or a member of a user group) is sent a message about an
+// event only with at least read permission on a host of its trigger;
+// others are skipped, counted in peregrine_alert_recipients_denied_total
+// and logged once a minute per action and user. "Notify all involved"
+// re-checks, since rights may have changed since the problem.
 //
 // # Concurrency contract
 //

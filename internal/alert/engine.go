@@ -47,6 +47,14 @@ type Options struct {
 	// UsersOfGroups returns the members of user groups; nil: operations
 	// that name groups reach nobody.
 	UsersOfGroups func(groupIDs []uint64) []uint64
+	// Rights returns what a user may read: reads reports whether the
+	// user has at least read permission on a host in the given host
+	// groups (Zabbix's rule, auth.Rights.Host). A user is sent a message
+	// about an event only if reads holds for a host of its trigger;
+	// otherwise the user is skipped, counted and logged. nil: no check
+	// (every user reads everything). Called at most once per user per
+	// pass.
+	Rights func(userID uint64) (reads func(hostGroupIDs []uint64) bool, err error)
 	// Suppressed says whether a problem is suppressed (maintenance);
 	// nil: the event's Suppressed flag.
 	Suppressed func(ev *event.Event) bool
@@ -117,6 +125,7 @@ type Engine struct {
 type metrics struct {
 	backlog, escalations                                  *selfmon.Gauge
 	sent, failed, retries, dropped, eventsDropped, queued *selfmon.Counter
+	denied                                                *selfmon.Counter
 }
 
 // New opens the alert log and restores escalations and alerts.
@@ -176,6 +185,7 @@ func New(opts Options) (*Engine, error) {
 			retries:       r.Counter("peregrine_alert_retries_total", "Failed attempts that were retried."),
 			dropped:       r.Counter("peregrine_alert_dropped_total", "Alerts failed at once because their media type's queue was full."),
 			eventsDropped: r.Counter("peregrine_alert_events_dropped_total", "Events not matched against actions because the engine's inbox was full."),
+			denied: r.Counter("peregrine_alert_recipients_denied_total", "Messages not made because the user has no read permission on any host of the event's trigger."),
 		},
 	}
 	for k, s := range opts.Senders {
@@ -409,6 +419,8 @@ type passState struct {
 	actions   []*catalog.Action // enabled or not, by ID
 	recs      []record
 	alerts    []*Alert
+	// reads caches Options.Rights per user for the pass.
+	reads     map[uint64]func([]uint64) bool
 	watermark uint64
 	ackNext   uint64 // the next ack ID after those of this pass, 0 if none
 }
@@ -597,6 +609,13 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 // send makes the alerts of one operation for one user: one per matching
 // medium, or one failed alert if the user has none.
 func (p *passState) send(a *catalog.Action, x *Escalation, op *catalog.Operation, kind int, t Recipient, prob, ok *event.Event, ack *event.Ack) {
+	if !p.permitted(t.UserID, prob) {
+		p.e.m.denied.Inc()
+		p.e.throt.Warn(fmt.Sprint("denied", a.ID, "/", t.UserID),
+			"alert: user not messaged: no read permission on any host of the event's trigger (give one of the user's groups read on a host group of the host)",
+			"userid", t.UserID, "actionid", a.ID, "eventid", prob.ID, "triggerid", prob.ObjectID)
+		return
+	}
 	sev := prob.Severity
 	var made bool
 	have := false
@@ -635,6 +654,43 @@ func (p *passState) send(a *catalog.Action, x *Escalation, op *catalog.Operation
 		}
 		x.Recipients = append(x.Recipients, t)
 	}
+}
+
+// permitted reports whether user may be told about the problem: at
+// least read permission on one host of its trigger (Zabbix's rule). A
+// trigger no longer in the catalog has no host anybody can be shown;
+// rights that cannot be read deny (and are logged), rather than leak an
+// event to someone who may not see it.
+func (p *passState) permitted(user uint64, prob *event.Event) bool {
+	if p.e.opts.Rights == nil {
+		return true
+	}
+	reads, ok := p.reads[user]
+	if !ok {
+		var err error
+		reads, err = p.e.opts.Rights(user)
+		if err != nil {
+			p.e.throt.Warn(fmt.Sprint("rights", user), "alert: cannot read a user's permissions; the user is not messaged", "userid", user, "err", err)
+			reads = nil
+		}
+		if p.reads == nil {
+			p.reads = map[uint64]func([]uint64) bool{}
+		}
+		p.reads[user] = reads
+	}
+	if reads == nil || p.snap == nil {
+		return false
+	}
+	t := p.snap.Trigger(prob.ObjectID)
+	if t == nil {
+		return false
+	}
+	for _, hid := range t.HostIDs {
+		if h := p.snap.HostByID(hid); h != nil && reads(h.GroupIDs) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *passState) loc() *time.Location {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -52,6 +53,32 @@ func (s *Server) usersOfGroups(ids []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// readsOf is the alert engine's Options.Rights: what a user may read,
+// by the rights of their user groups (a super admin reads everything).
+// A user who no longer exists reads nothing.
+func (s *Server) readsOf(userID uint64) (func([]uint64) bool, error) {
+	if s.authStore == nil {
+		return func([]uint64) bool { return true }, nil // no accounts: no permissions to apply
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	us, err := s.authStore.Users(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range us {
+		if u.ID != userID {
+			continue
+		}
+		r, err := s.authStore.Rights(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		return func(groups []uint64) bool { return r.Host(groups) >= auth.PermRead }, nil
+	}
+	return func([]uint64) bool { return false }, nil
 }
 
 // sampleText is a value as {ITEM.LASTVALUE} shows it.

@@ -216,6 +216,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
 		// Closures: the accounts and the pipeline are made below.
 		UsersOfGroups: s.usersOfGroups,
+		Rights:        s.readsOf,
 		LastValue: func(id uint64) (string, bool) {
 			if s.Pipeline == nil {
 				return "", false
