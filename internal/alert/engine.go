@@ -185,7 +185,7 @@ func New(opts Options) (*Engine, error) {
 			retries:       r.Counter("peregrine_alert_retries_total", "Failed attempts that were retried."),
 			dropped:       r.Counter("peregrine_alert_dropped_total", "Alerts failed at once because their media type's queue was full."),
 			eventsDropped: r.Counter("peregrine_alert_events_dropped_total", "Events not matched against actions because the engine's inbox was full."),
-			denied: r.Counter("peregrine_alert_recipients_denied_total", "Messages not made because the user has no read permission on any host of the event's trigger."),
+			denied:        r.Counter("peregrine_alert_recipients_denied_total", "Messages not made because the user has no read permission on any host of the event's trigger."),
 		},
 	}
 	for k, s := range opts.Senders {
@@ -412,13 +412,13 @@ func (e *Engine) pass() {
 
 // passState collects the changes of one pass.
 type passState struct {
-	e         *Engine
-	cfg       *catalog.AlertConfig
-	snap      *catalog.Snapshot
-	now       time.Time
-	actions   []*catalog.Action // enabled or not, by ID
-	recs      []record
-	alerts    []*Alert
+	e       *Engine
+	cfg     *catalog.AlertConfig
+	snap    *catalog.Snapshot
+	now     time.Time
+	actions []*catalog.Action // enabled or not, by ID
+	recs    []record
+	alerts  []*Alert
 	// reads caches Options.Rights per user for the pass.
 	reads     map[uint64]func([]uint64) bool
 	watermark uint64
