@@ -167,6 +167,7 @@ type Filter struct {
 // Operation types (Zabbix's operationtype) Peregrine runs.
 const (
 	OpSendMessage       = 0
+	OpRemoteCommand     = 1
 	OpNotifyAllRecovery = 11 // recovery operations: notify all involved
 	OpNotifyAllUpdate   = 12 // update operations: notify all involved
 )
@@ -203,6 +204,12 @@ type Operation struct {
 	// condition type or-ed, types and-ed), 1 and, 2 or.
 	EvalType   int           `json:"evaltype,omitempty"`
 	Conditions []OpCondition `json:"opconditions,omitempty"`
+	// Remote command: the script, and the hosts it runs on (ID 0: the
+	// hosts of the event's trigger) and the host groups whose hosts it
+	// runs on.
+	ScriptID      uint64   `json:"scriptid,omitempty"`
+	CommandHosts  []uint64 `json:"command_hosts,omitempty"`
+	CommandGroups []uint64 `json:"command_groups,omitempty"`
 }
 
 // Action is a Zabbix 6.0 trigger action.
@@ -226,9 +233,10 @@ type AlertConfig struct {
 	MediaTypes map[uint64]*MediaType
 	Actions    map[uint64]*Action
 	Medias     map[uint64][]UserMedia // by user ID
+	Scripts    map[uint64]*GlobalScript
 	// Revision increases with every change.
 	Revision uint64
-	// next IDs by kind: "mediatype", "action", "media".
+	// next IDs by kind: "mediatype", "action", "media", "script".
 	next map[string]uint64
 }
 
@@ -268,7 +276,11 @@ func (c *AlertConfig) NextID(kind string) uint64 {
 // copied on write by the editor (EditAlerts hands out copies).
 func (c *AlertConfig) clone() *AlertConfig {
 	n := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{},
-		Revision: c.Revision, next: maps.Clone(c.next)}
+		Scripts: map[uint64]*GlobalScript{}, Revision: c.Revision, next: maps.Clone(c.next)}
+	for id, sc := range c.Scripts {
+		cp := *sc
+		n.Scripts[id] = &cp
+	}
 	if n.next == nil {
 		n.next = map[string]uint64{}
 	}
@@ -381,12 +393,16 @@ func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig) error {
 			return err
 		}
 	}
+	if err := writeScripts(ctx, tx, cfg); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
 // loadAlerts reads the notification configuration.
 func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
-	cfg := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{}, next: map[string]uint64{}}
+	cfg := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{},
+		Scripts: map[uint64]*GlobalScript{}, next: map[string]uint64{}}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -451,6 +467,9 @@ func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot load alert ID sequences: %w", err)
+	}
+	if err := loadScripts(ctx, tx, cfg); err != nil {
+		return nil, fmt.Errorf("cannot load scripts: %w", err)
 	}
 	return cfg, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 12
+const schemaVersion = 13
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -167,8 +167,9 @@ var migrations = []string{
 	// 9 → 10: user macros, templates and their links, maintenances,
 	// soft/hard states (triggers' max_check_attempts, items' retry_delay)
 	macroSchema + maintenanceSchema + softHardSchema,
-	migrateAlerts(), // 10 → 11: media types, actions, user media
-	valueMapSchema,  // 11 → 12: value maps, items' valuemap_id
+	migrateAlerts(),  // 10 → 11: media types, actions, user media
+	valueMapSchema,   // 11 → 12: value maps, items' valuemap_id
+	migrateScripts(), // 12 → 13: global scripts
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
