@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,12 @@ type Options struct {
 	// Senders by media type kind (catalog.MediaEmail, ...); missing kinds
 	// get the built-in senders.
 	Senders map[int]Sender
+	// Commander runs remote commands (operation type 1); default a
+	// CommandRunner without agents.
+	Commander Commander
+	// CommandTimeout bounds one remote command (default 30 s, Zabbix's
+	// longest Timeout).
+	CommandTimeout time.Duration
 	// QueueSize bounds the alerts waiting per media type (default
 	// 10,000): past it a new alert fails at once.
 	QueueSize int
@@ -147,6 +154,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.InboxSize <= 0 {
 		opts.InboxSize = 1_000_000
+	}
+	if opts.Commander == nil {
+		opts.Commander = &CommandRunner{}
+	}
+	if opts.CommandTimeout <= 0 {
+		opts.CommandTimeout = 30 * time.Second
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 1 << 20
@@ -597,6 +610,9 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 			}
 		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
 			targets = x.Recipients
+		case catalog.OpRemoteCommand:
+			p.command(a, x, op, kind, prob, ok, ack)
+			continue
 		default:
 			continue
 		}
@@ -741,6 +757,91 @@ func (p *passState) alert(a *catalog.Action, x *Escalation, kind int, user uint6
 	}
 	p.recs = append(p.recs, record{Alert: al})
 	p.alerts = append(p.alerts, al)
+}
+
+// command makes one command alert per target host of a remote command
+// operation: the hosts named (0: the trigger's hosts) and the hosts of
+// the host groups named, restricted to the script's host group. They are
+// run by the commands queue (media type ID 0), off this goroutine.
+func (p *passState) command(a *catalog.Action, x *Escalation, op *catalog.Operation, kind int, prob, ok *event.Event, ack *event.Ack) {
+	fail := func(hostID uint64, msg string) {
+		id, _ := p.e.store.ids(1, 0)
+		al := &Alert{ID: id, ActionID: a.ID, EventID: prob.ID, PEventID: prob.ID, TriggerID: prob.ObjectID, Clock: p.now.Unix(),
+			AlertType: AlertCommand, HostID: hostID, ScriptID: op.ScriptID, Status: StatusFailed, Error: msg, EscStep: x.Step}
+		if kind != 0 {
+			al.EscStep = 0
+		}
+		if ok != nil {
+			al.EventID = ok.ID
+		}
+		p.e.m.failed.Inc()
+		p.recs = append(p.recs, record{Alert: al})
+	}
+	sc := p.cfg.Scripts[op.ScriptID]
+	if sc == nil || sc.Scope != catalog.ScopeAction {
+		fail(0, "Script does not exist or is not for action operations.")
+		return
+	}
+	if p.snap == nil {
+		fail(0, "No hosts to run the command on.")
+		return
+	}
+	var hosts []*catalog.Host
+	seen := map[uint64]bool{}
+	add := func(h *catalog.Host) {
+		if h != nil && !seen[h.ID] {
+			seen[h.ID] = true
+			hosts = append(hosts, h)
+		}
+	}
+	for _, hid := range op.CommandHosts {
+		if hid == 0 {
+			if t := p.snap.Trigger(prob.ObjectID); t != nil {
+				for _, th := range t.HostIDs {
+					add(p.snap.HostByID(th))
+				}
+			}
+			continue
+		}
+		add(p.snap.HostByID(hid))
+	}
+	if len(op.CommandGroups) > 0 {
+		for _, h := range p.snap.Hosts() {
+			for _, g := range op.CommandGroups {
+				if slices.Contains(h.GroupIDs, g) {
+					add(h)
+					break
+				}
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		fail(0, "No hosts to run the command on.")
+		return
+	}
+	md := &MacroData{Problem: prob, Recovery: ok, Ack: ack, Snap: p.snap, LastValue: p.e.opts.LastValue, Action: a, Loc: p.e.opts.Location}
+	md.Trigger = p.snap.Trigger(prob.ObjectID)
+	command := Expand(sc.Command, md)
+	for _, h := range hosts {
+		if sc.GroupID != 0 && !slices.Contains(h.GroupIDs, sc.GroupID) {
+			fail(h.ID, fmt.Sprintf("Script %q is not allowed on host %q (not in its host group).", sc.Name, h.Host))
+			continue
+		}
+		id, _ := p.e.store.ids(1, 0)
+		al := &Alert{ID: id, ActionID: a.ID, EventID: prob.ID, PEventID: prob.ID, TriggerID: prob.ObjectID, Clock: p.now.Unix(),
+			AlertType: AlertCommand, HostID: h.ID, ScriptID: sc.ID, Message: command, Status: StatusNew, EscStep: x.Step}
+		if kind != 0 {
+			al.EscStep = 0
+		}
+		if ok != nil {
+			al.EventID = ok.ID
+		}
+		if ack != nil {
+			al.AckID = ack.ID
+		}
+		p.recs = append(p.recs, record{Alert: al})
+		p.alerts = append(p.alerts, al)
+	}
 }
 
 // Alerts returns the kept alerts that keep accepts, ascending by ID.

@@ -190,6 +190,11 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 		q.mu.Unlock()
 		q.signal()
 	}
+	if a.AlertType == AlertCommand {
+		e.runCommand(ctx, a)
+		done()
+		return
+	}
 	mt := e.opts.Config().MediaTypes[a.MediaTypeID]
 	if mt == nil || mt.Status != 0 {
 		e.m.backlog.Add(-1)
@@ -275,4 +280,35 @@ func (e *Engine) Backlog() map[uint64]int {
 		q.mu.Unlock()
 	}
 	return out
+}
+
+// runCommand runs a command alert once (Zabbix does not retry remote
+// commands: a command is not known to be safe to run twice) and records
+// its output or error.
+func (e *Engine) runCommand(ctx context.Context, a Alert) {
+	e.m.backlog.Add(-1)
+	cfg, snap := e.opts.Config(), e.opts.Snapshot()
+	sc := cfg.Scripts[a.ScriptID]
+	var h *catalog.Host
+	if snap != nil {
+		h = snap.HostByID(a.HostID)
+	}
+	a.Retries = 1
+	switch {
+	case sc == nil:
+		e.finish(a, StatusFailed, "Script does not exist.")
+		return
+	case h == nil:
+		e.finish(a, StatusFailed, "Host does not exist.")
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opts.CommandTimeout)
+	out, err := e.opts.Commander.Run(cctx, sc, h, a.Message)
+	cancel()
+	a.Output = out
+	if err != nil {
+		e.finish(a, StatusFailed, err.Error())
+		return
+	}
+	e.finish(a, StatusSent, "")
 }

@@ -38,6 +38,13 @@ type Alert struct {
 	Retries     int    `json:"retries"`
 	Error       string `json:"error"`
 	EscStep     int    `json:"esc_step"`
+	// AlertType is AlertMessage or AlertCommand. A command's Message is
+	// the command as run, HostID the host it ran for, Output what it
+	// printed (bounded).
+	AlertType int    `json:"type,omitempty"`
+	HostID    uint64 `json:"host,omitempty"`
+	ScriptID  uint64 `json:"script,omitempty"`
+	Output    string `json:"output,omitempty"`
 	// Params are a webhook's parameters or a script's arguments with
 	// their macros expanded when the alert was made (Zabbix stores them
 	// with the alert too), so a retry after a restart sends the same.

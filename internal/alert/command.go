@@ -1,0 +1,135 @@
+package alert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// Alert types (Zabbix's alerttype).
+const (
+	AlertMessage = 0
+	AlertCommand = 1
+)
+
+// Commander runs a global script's command for one host: on the server
+// or through the host's agent. Run must honour ctx (its deadline is the
+// command timeout) and return the command's output, or an error saying
+// what failed (with the output, if any).
+type Commander interface {
+	Run(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (output string, err error)
+}
+
+// AgentQuery asks a passive agent for one item key (the agent protocol
+// of spec §3.1) and returns its value, or an error with the agent's
+// "not supported" text or the network failure.
+type AgentQuery func(ctx context.Context, hostID uint64, addr, key string) (string, error)
+
+// CommandRunner is the built-in Commander.
+//
+// On the server (execute_on 1, and 2: there are no proxies) the command
+// runs as Zabbix runs it, through the shell: /bin/sh -c COMMAND, in its
+// own process group, killed whole at the timeout, output (stdout and
+// stderr) bounded. A shell, because a Zabbix script is a shell command
+// line (pipes, redirections, variables), not a program and arguments;
+// this is why only super admins may create scripts.
+//
+// On the agent (execute_on 0) it asks the host's main agent interface
+// for system.run["COMMAND"], which the agent runs only if its
+// configuration allows the key (AllowKey=system.run[*]); the agent's
+// refusal is the error.
+type CommandRunner struct {
+	// Shell runs server commands; default /bin/sh.
+	Shell string
+	// Agent queries passive agents; nil: agent execution fails.
+	Agent AgentQuery
+	// MaxOutput bounds the output kept (default 64 KiB, Zabbix's limit
+	// of a script's result).
+	MaxOutput int
+}
+
+// Run implements Commander.
+func (r *CommandRunner) Run(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
+	if sc.ExecuteOn == catalog.ExecOnAgent {
+		return r.onAgent(ctx, host, command)
+	}
+	return r.onServer(ctx, command)
+}
+
+func (r *CommandRunner) onServer(ctx context.Context, command string) (string, error) {
+	shell := r.Shell
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	max := r.MaxOutput
+	if max <= 0 {
+		max = 64 << 10
+	}
+	cmd := exec.Command(shell, "-c", command)
+	cmd.Dir = "/"
+	out := &boundedBuf{max: max}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("cannot execute %s: %w", shell, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// The group: the shell's children would otherwise outlive it and
+		// keep its output open.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		return strings.TrimRight(out.b.String(), "\n"), textError("Timeout while executing a shell script.") // Zabbix's text
+	}
+	text := strings.TrimRight(out.b.String(), "\n")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		msg := fmt.Sprintf("Process exited with code: %d.", ee.ExitCode())
+		if text != "" {
+			msg += " " + text
+		}
+		return text, textError(msg)
+	}
+	if err != nil {
+		return text, fmt.Errorf("cannot execute %s: %w", shell, err)
+	}
+	return text, nil
+}
+
+// SystemRunKey quotes a command as the parameter of system.run, by the
+// item key rules: inside double quotes only \" is an escape, so a
+// command ending in a backslash cannot be quoted.
+func SystemRunKey(command string) (string, error) {
+	if strings.HasSuffix(command, `\`) {
+		return "", textError("A command ending with a backslash cannot be passed to system.run.")
+	}
+	return `system.run["` + strings.ReplaceAll(command, `"`, `\"`) + `"]`, nil
+}
+
+func (r *CommandRunner) onAgent(ctx context.Context, host *catalog.Host, command string) (string, error) {
+	if r.Agent == nil {
+		return "", textError("Remote commands on agents are not available.")
+	}
+	f := host.MainInterface(catalog.InterfaceAgent)
+	if f == nil {
+		return "", textError(fmt.Sprintf("No default interface for \"Agent\" type on \"%s\".", host.Host))
+	}
+	key, err := SystemRunKey(command)
+	if err != nil {
+		return "", err
+	}
+	return r.Agent(ctx, host.ID, f.Addr(), key)
+}

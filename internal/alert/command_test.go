@@ -1,0 +1,71 @@
+package alert
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// TestCommandOnServer: a server command runs through /bin/sh -c (a
+// pipe works), its output is returned, a non-zero exit fails with the
+// code and the output, and at the timeout the whole process group is
+// killed: a background child that would write a file later never does.
+func TestCommandOnServer(t *testing.T) {
+	r := &CommandRunner{}
+	sc := &catalog.GlobalScript{ExecuteOn: catalog.ExecOnServer}
+	h := &catalog.Host{ID: 1, Host: "h"}
+	out, err := r.Run(context.Background(), sc, h, `echo "one two" | tr a-z A-Z`)
+	if err != nil || out != "ONE TWO" {
+		t.Fatalf("pipe: %q, %v", out, err)
+	}
+	out, err = r.Run(context.Background(), sc, h, "echo broken; exit 3")
+	if err == nil || err.Error() != "Process exited with code: 3. broken" || out != "broken" {
+		t.Fatalf("exit 3: %q, %v", out, err)
+	}
+	mark := filepath.Join(t.TempDir(), "late")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = r.Run(ctx, sc, h, "(sleep 1; touch "+mark+") & sleep 30")
+	if err == nil || !strings.Contains(err.Error(), "Timeout while executing") {
+		t.Fatalf("timeout: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // past the moment the child would have written
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the background child outlived the timeout: %v", err)
+	}
+	big := &CommandRunner{MaxOutput: 10}
+	out, _ = big.Run(context.Background(), sc, h, "echo 0123456789abcdef")
+	if out != "0123456789" {
+		t.Fatalf("bounded output: %q", out)
+	}
+}
+
+// TestCommandOnAgent: an agent command asks the host's main agent
+// interface for system.run with the command quoted by the key rules.
+func TestCommandOnAgent(t *testing.T) {
+	var gotAddr, gotKey string
+	r := &CommandRunner{Agent: func(_ context.Context, _ uint64, addr, key string) (string, error) {
+		gotAddr, gotKey = addr, key
+		return "ok", nil
+	}}
+	sc := &catalog.GlobalScript{ExecuteOn: catalog.ExecOnAgent}
+	h := &catalog.Host{ID: 1, Host: "h", Interfaces: []catalog.Interface{{Type: catalog.InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1", Port: "10050"}}}
+	if out, err := r.Run(context.Background(), sc, h, `echo "hi"`); err != nil || out != "ok" {
+		t.Fatalf("%q, %v", out, err)
+	}
+	if gotAddr != "127.0.0.1:10050" || gotKey != `system.run["echo \"hi\""]` {
+		t.Fatalf("asked %s for %s", gotAddr, gotKey)
+	}
+	if _, err := r.Run(context.Background(), sc, h, `echo \`); err == nil {
+		t.Fatal("a command ending in a backslash was accepted")
+	}
+	if _, err := r.Run(context.Background(), sc, &catalog.Host{Host: "none"}, "true"); err == nil || !strings.Contains(err.Error(), "No default interface") {
+		t.Fatalf("host without an agent interface: %v", err)
+	}
+}
