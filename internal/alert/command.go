@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -131,5 +132,36 @@ func (r *CommandRunner) onAgent(ctx context.Context, host *catalog.Host, command
 	if err != nil {
 		return "", err
 	}
-	return r.Agent(ctx, host.ID, f.Addr(), key)
+	out, err := r.Agent(ctx, host.ID, f.Addr(), key)
+	if err != nil {
+		msg := fmt.Sprintf("Cannot run the command on the agent of %q (%s): %v", host.Host, f.Addr(), err)
+		if strings.Contains(err.Error(), "Unsupported item key") {
+			// zabbix_agentd 6.0 denies system.run unless allowed, and
+			// says only that the key is unsupported.
+			msg += " (the agent runs commands only with AllowKey=system.run[*])"
+		}
+		return "", textError(msg)
+	}
+	return out, nil
+}
+
+// ExpandHost expands the host macros of a command for the host it runs
+// on: {HOST.HOST} {HOST.NAME} {HOST.ID} and, from the main agent
+// interface, {HOST.IP} {HOST.DNS} {HOST.CONN} (empty without one). The
+// values go into a shell command line unquoted, as in Zabbix: a
+// script's author quotes them where a host's name may hold spaces.
+func ExpandHost(command string, h *catalog.Host) string {
+	if !strings.Contains(command, "{HOST.") {
+		return command
+	}
+	var ip, dns, conn string
+	if f := h.MainInterface(catalog.InterfaceAgent); f != nil {
+		ip, dns = f.IP, f.DNS
+		conn = dns
+		if f.UseIP {
+			conn = ip
+		}
+	}
+	return strings.NewReplacer("{HOST.HOST}", h.Host, "{HOST.NAME}", h.Name, "{HOST.ID}", strconv.FormatUint(h.ID, 10),
+		"{HOST.IP}", ip, "{HOST.DNS}", dns, "{HOST.CONN}", conn).Replace(command)
 }

@@ -821,8 +821,10 @@ func (p *passState) command(a *catalog.Action, x *Escalation, op *catalog.Operat
 	}
 	md := &MacroData{Problem: prob, Recovery: ok, Ack: ack, Snap: p.snap, LastValue: p.e.opts.LastValue, Action: a, Loc: p.e.opts.Location}
 	md.Trigger = p.snap.Trigger(prob.ObjectID)
-	command := Expand(sc.Command, md)
 	for _, h := range hosts {
+		// Host macros are the host the command runs on; the others the
+		// event's.
+		command := Expand(ExpandHost(sc.Command, h), md)
 		if sc.GroupID != 0 && !slices.Contains(h.GroupIDs, sc.GroupID) {
 			fail(h.ID, fmt.Sprintf("Script %q is not allowed on host %q (not in its host group).", sc.Name, h.Host))
 			continue

@@ -24,6 +24,9 @@ type Alerting interface {
 	Alerts(keep func(*alert.Alert) bool) []alert.Alert
 	// MinStepDuration is the shortest esc_period accepted.
 	MinStepDuration() time.Duration
+	// RunScript runs a global script's command for a host now
+	// (script.execute), bounded by the command timeout.
+	RunScript(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error)
 }
 
 func (s *Server) registerAlerting() {
@@ -39,6 +42,7 @@ func (s *Server) registerAlerting() {
 	s.methods["action.update"] = &method{role: RoleAdmin, call: s.actionUpdate}
 	s.methods["action.delete"] = &method{role: RoleAdmin, call: s.actionDelete}
 	s.methods["alert.get"] = &method{role: RoleUser, call: s.alertGet}
+	s.registerScripts()
 }
 
 // numericKeys are the members Zabbix clients send as numbers or as
@@ -50,7 +54,8 @@ var numericKeys = map[string]bool{
 	"notify_if_canceled": true, "evaltype": true, "conditiontype": true, "operator": true, "operationtype": true,
 	"esc_step_from": true, "esc_step_to": true, "default_msg": true, "usrgrpid": true, "userid": true, "active": true,
 	"severity": true, "mediaid": true, "show_event_menu": true, "operationid": true, "conditionid": true, "sortorder": true,
-	"pause_symptoms": true, "opconditionid": true,
+	"pause_symptoms": true, "opconditionid": true, "scriptid": true, "hostid": true, "groupid": true, "scope": true,
+	"execute_on": true, "host_access": true,
 }
 
 // normalize rewrites numeric members given as strings into numbers, or
@@ -442,20 +447,32 @@ type opMessageIn struct {
 }
 
 type operationIn struct {
-	OperationID   uint64          `json:"operationid"`
-	ActionID      uint64          `json:"actionid"`
-	OperationType int             `json:"operationtype"`
-	StepFrom      int             `json:"esc_step_from"`
-	StepTo        int             `json:"esc_step_to"`
-	Period        string          `json:"esc_period"`
-	EvalType      int             `json:"evaltype"`
-	OpConditions  []opConditionIn `json:"opconditions"`
-	OpMessage     *opMessageIn    `json:"opmessage"`
-	OpMessageGrp  []groupRefIn    `json:"opmessage_grp"`
-	OpMessageUsr  []userRefIn     `json:"opmessage_usr"`
-	OpCommand     any             `json:"opcommand"`
-	OpCommandHst  any             `json:"opcommand_hst"`
-	OpCommandGrp  any             `json:"opcommand_grp"`
+	OperationID   uint64           `json:"operationid"`
+	ActionID      uint64           `json:"actionid"`
+	OperationType int              `json:"operationtype"`
+	StepFrom      int              `json:"esc_step_from"`
+	StepTo        int              `json:"esc_step_to"`
+	Period        string           `json:"esc_period"`
+	EvalType      int              `json:"evaltype"`
+	OpConditions  []opConditionIn  `json:"opconditions"`
+	OpMessage     *opMessageIn     `json:"opmessage"`
+	OpMessageGrp  []groupRefIn     `json:"opmessage_grp"`
+	OpMessageUsr  []userRefIn      `json:"opmessage_usr"`
+	OpCommand     *opCommandIn     `json:"opcommand"`
+	OpCommandHst  []hostRefIn      `json:"opcommand_hst"`
+	OpCommandGrp  []hostGroupRefIn `json:"opcommand_grp"`
+}
+
+type opCommandIn struct {
+	ScriptID uint64 `json:"scriptid"`
+}
+
+type hostRefIn struct {
+	ID uint64 `json:"hostid"`
+}
+
+type hostGroupRefIn struct {
+	ID uint64 `json:"groupid"`
 }
 
 type opConditionIn struct {
@@ -525,6 +542,15 @@ func actionStored(a *catalog.Action) map[string]any {
 			}
 			if op.OperationType == catalog.OpSendMessage {
 				o.OpMessage = &opMessageIn{DefaultMsg: op.DefaultMsg, Subject: op.Subject, Message: op.Message, MediaTypeID: op.MediaTypeID}
+			}
+			if op.OperationType == catalog.OpRemoteCommand {
+				o.OpCommand = &opCommandIn{ScriptID: op.ScriptID}
+				for _, id := range op.CommandHosts {
+					o.OpCommandHst = append(o.OpCommandHst, hostRefIn{id})
+				}
+				for _, id := range op.CommandGroups {
+					o.OpCommandGrp = append(o.OpCommandGrp, hostGroupRefIn{id})
+				}
 			}
 			for _, id := range op.GroupIDs {
 				o.OpMessageGrp = append(o.OpMessageGrp, groupRefIn{id})
@@ -620,9 +646,6 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 			op := catalog.Operation{OperationType: o.OperationType, StepFrom: o.StepFrom, StepTo: o.StepTo, Period: o.Period}
 			path := fmt.Sprintf("%s/%s/%d", p, kind, j+1)
 			if !slices.Contains(allowed, o.OperationType) {
-				if o.OperationType == 1 {
-					return nil, errParams(`Invalid parameter "%s/operationtype": remote commands are not supported by Peregrine.`, path)
-				}
 				return nil, errParams(`Invalid parameter "%s/operationtype": value must be one of %s.`, path, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(allowed)), ", "), "[]"))
 			}
 			if kind == "operations" {
@@ -671,18 +694,47 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 					return nil, errParams(`No recipients specified for action operation message.`)
 				}
 			}
+			if o.OperationType == catalog.OpRemoteCommand {
+				if o.OpCommand == nil {
+					return nil, errParams(`Invalid parameter "%s": the parameter "opcommand" is missing.`, path)
+				}
+				sc := cfg.Scripts[o.OpCommand.ScriptID]
+				if sc == nil {
+					return nil, errParams(`Invalid parameter "%s/opcommand/scriptid": No permissions to referred object or it does not exist!`, path)
+				}
+				if sc.Scope != catalog.ScopeAction {
+					return nil, errParams(`Invalid parameter "%s/opcommand/scriptid": script "%s" is not for action operations (scope 1).`, path, sc.Name)
+				}
+				op.ScriptID = sc.ID
+				snap := s.opts.Catalog.Snapshot()
+				for k, h := range o.OpCommandHst {
+					if h.ID != 0 && snap.HostByID(h.ID) == nil {
+						return nil, errParams(`Invalid parameter "%s/opcommand_hst/%d/hostid": No permissions to referred object or it does not exist!`, path, k+1)
+					}
+					op.CommandHosts = append(op.CommandHosts, h.ID)
+				}
+				for k, g := range o.OpCommandGrp {
+					if snap.GroupByID(g.ID) == nil {
+						return nil, errParams(`Invalid parameter "%s/opcommand_grp/%d/groupid": No permissions to referred object or it does not exist!`, path, k+1)
+					}
+					op.CommandGroups = append(op.CommandGroups, g.ID)
+				}
+				if len(op.CommandHosts)+len(op.CommandGroups) == 0 {
+					return nil, errParams(`No targets specified for action operation global script.`)
+				}
+			}
 			out = append(out, op)
 		}
 		return out, nil
 	}
 	var err error
-	if a.Operations, err = conv("operations", in.Operations, catalog.OpSendMessage); err != nil {
+	if a.Operations, err = conv("operations", in.Operations, catalog.OpSendMessage, catalog.OpRemoteCommand); err != nil {
 		return nil, err
 	}
-	if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations, catalog.OpSendMessage, catalog.OpNotifyAllRecovery); err != nil {
+	if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllRecovery); err != nil {
 		return nil, err
 	}
-	if a.UpdateOperations, err = conv("update_operations", in.UpdateOperations, catalog.OpSendMessage, catalog.OpNotifyAllUpdate); err != nil {
+	if a.UpdateOperations, err = conv("update_operations", in.UpdateOperations, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllUpdate); err != nil {
 		return nil, err
 	}
 	if len(a.Operations)+len(a.RecoveryOperations)+len(a.UpdateOperations) == 0 {
@@ -877,6 +929,17 @@ func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) 
 			}
 			o["opmessage_grp"], o["opmessage_usr"] = grp, usr
 		}
+		if op.OperationType == catalog.OpRemoteCommand {
+			hst, grp := []object{}, []object{}
+			for _, id := range op.CommandHosts {
+				hst = append(hst, object{"hostid": u64(id)})
+			}
+			for _, id := range op.CommandGroups {
+				grp = append(grp, object{"groupid": u64(id)})
+			}
+			o["opcommand"] = object{"scriptid": u64(op.ScriptID)}
+			o["opcommand_hst"], o["opcommand_grp"] = hst, grp
+		}
 		out = append(out, o)
 	}
 	return out
@@ -1055,7 +1118,12 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 		o := object{"alertid": u64(al.ID), "actionid": u64(al.ActionID), "eventid": u64(al.EventID), "p_eventid": u64(al.PEventID),
 			"userid": u64(al.UserID), "clock": strconv.FormatInt(al.Clock, 10), "mediatypeid": u64(al.MediaTypeID), "sendto": al.SendTo,
 			"subject": al.Subject, "message": al.Message, "status": istr(al.Status), "retries": istr(al.Retries), "error": al.Error,
-			"esc_step": istr(al.EscStep), "alerttype": "0", "acknowledgeid": u64(al.AckID), "parameters": "{}"}
+			"esc_step": istr(al.EscStep), "alerttype": istr(al.AlertType), "acknowledgeid": u64(al.AckID), "parameters": "{}"}
+		if al.AlertType == alert.AlertCommand {
+			// Peregrine's additions for remote commands: the host the
+			// command ran for and what it printed.
+			o["hostid"], o["output"] = u64(al.HostID), al.Output
+		}
 		if len(al.Params) > 0 {
 			pm := map[string]string{}
 			for _, prm := range al.Params {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
@@ -10,6 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/poll"
 )
 
 // notifyStore is the event store as the trigger state machine sees it:
@@ -95,9 +98,11 @@ func sampleText(s *history.Sample) string {
 // apiAlerting serves the API's action, media type and alert methods
 // from the catalog and the engine.
 type apiAlerting struct {
-	e       *alert.Engine
-	c       *catalog.Catalog
-	minStep time.Duration
+	e          *alert.Engine
+	c          *catalog.Catalog
+	minStep    time.Duration
+	cmd        alert.Commander
+	cmdTimeout time.Duration
 }
 
 func (a *apiAlerting) AlertConfig() *catalog.AlertConfig { return a.c.AlertConfig() }
@@ -109,3 +114,35 @@ func (a *apiAlerting) EditAlerts(ctx context.Context, fn func(*catalog.AlertConf
 func (a *apiAlerting) Alerts(keep func(*alert.Alert) bool) []alert.Alert { return a.e.Alerts(keep) }
 
 func (a *apiAlerting) MinStepDuration() time.Duration { return a.minStep }
+
+func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cmdTimeout)
+	defer cancel()
+	return a.cmd.Run(ctx, sc, host, command)
+}
+
+// commander runs global scripts: on the server through /bin/sh, on
+// agents through the commands' agent checker (made with the poller; a
+// command before then fails).
+func (s *Server) commander() alert.Commander {
+	return &alert.CommandRunner{Agent: s.agentQuery}
+}
+
+// agentQuery asks a passive agent for one key, bounded by ctx's deadline.
+func (s *Server) agentQuery(ctx context.Context, hostID uint64, addr, key string) (string, error) {
+	if s.cmdAgent == nil {
+		return "", errors.New("the agent checker is not running")
+	}
+	timeout := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	done := make(chan *poll.Result, 1)
+	s.cmdAgent.Check(ctx, []poll.Check{{HostID: hostID, Key: key, Addr: addr, Timeout: timeout, Due: time.Now()}},
+		func(r *poll.Result) { done <- r })
+	r := <-done
+	if r.Status != poll.OK {
+		return "", errors.New(r.Error)
+	}
+	return strings.TrimRight(string(r.Value), "\n"), nil
+}

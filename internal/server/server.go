@@ -121,7 +121,10 @@ type Server struct {
 	// the poller stops.
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
-	API       *api.Server
+	// cmdAgent asks agents for system.run (remote commands): its own
+	// checker, so that commands are not counted as item checks.
+	cmdAgent *agent.Checker
+	API      *api.Server
 	// Events is the event store (data_dir/events) and Triggers the
 	// problem state machine over it: evaluation results go to
 	// Triggers.Process, the API reads both.
@@ -217,6 +220,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		// Closures: the accounts and the pipeline are made below.
 		UsersOfGroups: s.usersOfGroups,
 		Rights:        s.readsOf,
+		Commander:     s.commander(),
 		LastValue: func(id uint64) (string, bool) {
 			if s.Pipeline == nil {
 				return "", false
@@ -398,6 +402,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Metrics: s.Metrics,
 		Logger:  log.With("component", "poll", "checker", "icmp"),
 	})
+	s.cmdAgent = agent.New(agent.Options{
+		ConnectTimeout: cfg.Poll.ConnectTimeout.Std(),
+		MaxReplySize:   int(cfg.Poll.MaxReplySize),
+		TLS:            agentTLS(s.Catalog, tlsMaterial),
+		Metrics:        selfmon.NewRegistry(),
+		Logger:         log.With("component", "alert", "checker", "agent"),
+	})
 	s.httpAgent = httpagent.New(httpagent.Options{
 		Item:            func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
 		MaxBodySize:     int64(cfg.Poll.HTTPMaxBodySize),
@@ -574,7 +585,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: s.Trapper, Last: s.Pipeline,
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers,
-		Alerting:     &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std()},
+		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
+			cmd: s.commander(), cmdTimeout: 30 * time.Second},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
