@@ -42,6 +42,18 @@
 //     VALUE DESCRIPTION URL EXPRESSION}, {ACTION.ID NAME}, {ALERT.SENDTO
 //     SUBJECT MESSAGE}. A macro without data is "*UNKNOWN*"; an unknown
 //     one stays as written.
+//   - Remote commands (engine.go command, command.go): an operation of
+//     type 1 makes one command alert (alerttype 1) per target host: the
+//     hosts it names (0: the event's trigger's hosts) and those of the
+//     host groups it names, outside the script's host group refused.
+//     Host macros are the target host's, the others the event's. Command
+//     alerts go through the queue of media type ID 0 and run once (a
+//     command is not known to be safe to run twice), bounded by
+//     Options.CommandTimeout, through Options.Commander: CommandRunner
+//     runs /bin/sh -c on the server (the shell, as Zabbix: a script is a
+//     command line) in its own process group, killed whole at the
+//     timeout, or asks the host's agent for system.run. The output
+//     (bounded) and error are kept on the alert.
 //   - Delivery (queue.go): one bounded queue per media type
 //     (Options.QueueSize, a slice and a signal channel) and one
 //     dispatcher goroutine that starts at most maxsessions sends at once
