@@ -578,3 +578,40 @@ func TestOpConditionEval(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAckMark: a new log starts after the acknowledges stored already
+// (their update operations are history, not news); an ack committed to
+// the event store and never handed to the engine is decided at the
+// next start, once.
+func TestAckMark(t *testing.T) {
+	act := catalog.Action{Name: "a", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
+		UpdateOperations: []catalog.Operation{{OperationType: catalog.OpSendMessage, DefaultMsg: 1, UserIDs: []uint64{2}}}}
+	dir := t.TempDir()
+	h := newHarness(t, testConfig(act), dir, nil)
+	h.ev.put(problem(1, 3, "p"))
+	h.ev.ack(event.Ack{ID: 5, EventID: 1, Action: event.ActionMessage, Message: "old"})
+	h.e.catchUp()
+	h.e.Notify(&event.Batch{Events: []event.Event{problem(1, 3, "p")}})
+	h.e.pass()
+	h.ev.ack(event.Ack{ID: 6, EventID: 1, Action: event.ActionMessage, Message: "lost in the crash"})
+	h.e.Close()
+
+	updates := func(e *Engine) []string {
+		var out []string
+		for _, a := range e.Alerts(func(a *Alert) bool { return a.AckID != 0 }) {
+			out = append(out, fmt.Sprintf("ack%d u%d %s", a.AckID, a.UserID, a.Message))
+		}
+		return out
+	}
+	for round := range 2 {
+		e, err := New(Options{Dir: dir, Sync: wal.SyncBatch, Config: func() *catalog.AlertConfig { return h.cfg },
+			Snapshot: func() *catalog.Snapshot { return nil }, Events: h.ev, Now: h.clk.now, Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.catchUp()
+		e.pass()
+		eq(t, fmt.Sprintf("update alerts after start %d", round+1), updates(e), []string{"ack6 u2 commented: lost in the crash"})
+		e.Close()
+	}
+}
