@@ -53,12 +53,18 @@ type CommandRunner struct {
 	// MaxOutput bounds the output kept (default 64 KiB, Zabbix's limit
 	// of a script's result).
 	MaxOutput int
+	// ServerDisabled refuses commands on the server (Zabbix 7's
+	// EnableGlobalScripts=0); agents' commands still run.
+	ServerDisabled bool
 }
 
 // Run implements Commander.
 func (r *CommandRunner) Run(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
 	if sc.ExecuteOn == catalog.ExecOnAgent {
 		return r.onAgent(ctx, host, command)
+	}
+	if r.ServerDisabled {
+		return "", textError("Global script execution on Zabbix server is disabled by server configuration.") // Zabbix's text
 	}
 	return r.onServer(ctx, command)
 }

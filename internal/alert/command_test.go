@@ -39,6 +39,13 @@ func TestCommandOnServer(t *testing.T) {
 	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the background child outlived the timeout: %v", err)
 	}
+	off := &CommandRunner{ServerDisabled: true}
+	if _, err := off.Run(context.Background(), sc, h, "touch "+mark); err == nil || !strings.Contains(err.Error(), "disabled by server configuration") {
+		t.Fatalf("server commands disabled: %v", err)
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a disabled server command ran: %v", err)
+	}
 	big := &CommandRunner{MaxOutput: 10}
 	out, _ = big.Run(context.Background(), sc, h, "echo 0123456789abcdef")
 	if out != "0123456789" {

@@ -338,6 +338,13 @@ type AlertsConfig struct {
 	// MinStepDuration is the shortest esc_period the API accepts
 	// (Zabbix: 60s); tests and demonstrations may lower it.
 	MinStepDuration Duration `yaml:"min_step_duration"`
+	// CommandTimeout bounds one remote command or script.execute.
+	CommandTimeout Duration `yaml:"command_timeout"`
+	// EnableGlobalScripts lets global scripts run on the server (actions'
+	// remote commands and script.execute with execute_on 1 or 2); false
+	// refuses them there. Agent execution is the agent's own choice
+	// (AllowKey=system.run[*]).
+	EnableGlobalScripts bool `yaml:"enable_global_scripts"`
 }
 
 // RetentionSeconds is Retention parsed (valid after Validate).
@@ -377,7 +384,8 @@ func Default() Config {
 		// every trigger of a large installation.
 		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20, ValueCacheSize: 256 << 20, ValueCacheMaxPeriod: Duration(time.Hour)},
 		Alerts: AlertsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), QueueSize: 10_000, RateLimit: 100,
-			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute)},
+			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute),
+			CommandTimeout: Duration(30 * time.Second), EnableGlobalScripts: true},
 		API: APIConfig{MaxBodySize: 16 << 20, MaxRows: 10_000_000, MaxBatchCalls: 1000, Timeout: Duration(60 * time.Second)},
 		Poll: PollConfig{
 			MaxInFlight: 10000, ConnectTimeout: Duration(3 * time.Second), DefaultTimeout: Duration(3 * time.Second),
@@ -746,6 +754,8 @@ func (a AlertsConfig) validate() error {
 		return fieldErr("alerts.webhook_max_body", "must be at least 1KiB, not %d", a.WebhookMaxBody)
 	case a.MinStepDuration < Duration(time.Second) || a.MinStepDuration > Duration(time.Hour):
 		return fieldErr("alerts.min_step_duration", "must be between 1s and 1h, not %s", a.MinStepDuration)
+	case a.CommandTimeout < Duration(time.Second) || a.CommandTimeout > Duration(10*time.Minute):
+		return fieldErr("alerts.command_timeout", "must be between 1s and 10m, not %s", a.CommandTimeout)
 	}
 	return nil
 }

@@ -125,7 +125,7 @@ func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, h
 // agents through the commands' agent checker (made with the poller; a
 // command before then fails).
 func (s *Server) commander() alert.Commander {
-	return &alert.CommandRunner{Agent: s.agentQuery}
+	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts}
 }
 
 // agentQuery asks a passive agent for one key, bounded by ctx's deadline.

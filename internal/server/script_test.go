@@ -205,3 +205,24 @@ func TestIntegrationRemoteCommandOnAgent(t *testing.T) {
 	}
 	admin.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[1], "hostid": deniedHost}, -32500, "Unsupported item key")
 }
+
+// TestGlobalScriptsDisabled: with alerts.enable_global_scripts false a
+// server script is refused, with Zabbix's message, and does not run.
+func TestGlobalScriptsDisabled(t *testing.T) {
+	cfg := testConfig(t, catalog.Spec{})
+	cfg.Alerts.EnableGlobalScripts = false
+	s, _ := runServer(t, cfg)
+	admin := adminLogin(t, s)
+	var g struct{ GroupIDs []string }
+	admin.ok("hostgroup.create", map[string]any{"name": "Web"}, &g)
+	var h struct{ HostIDs []string }
+	admin.ok("host.create", map[string]any{"host": "web-1", "groups": []map[string]string{{"groupid": g.GroupIDs[0]}}}, &h)
+	mark := filepath.Join(t.TempDir(), "ran")
+	var sc struct{ ScriptIDs []string }
+	admin.ok("script.create", map[string]any{"name": "Touch", "type": 0, "scope": 2, "execute_on": 1, "command": "touch " + mark}, &sc)
+	admin.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[0], "hostid": h.HostIDs[0]}, -32500,
+		"Global script execution on Zabbix server is disabled by server configuration.")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the refused script ran")
+	}
+}

@@ -218,9 +218,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Dir: AlertsPath(cfg.DataDir), Sync: alSync, SyncInterval: cfg.Alerts.FsyncInterval.Std(),
 		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
 		// Closures: the accounts and the pipeline are made below.
-		UsersOfGroups: s.usersOfGroups,
-		Rights:        s.readsOf,
-		Commander:     s.commander(),
+		UsersOfGroups:  s.usersOfGroups,
+		Rights:         s.readsOf,
+		Commander:      s.commander(),
+		CommandTimeout: cfg.Alerts.CommandTimeout.Std(),
 		LastValue: func(id uint64) (string, bool) {
 			if s.Pipeline == nil {
 				return "", false
@@ -586,7 +587,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		States: s.Runtime, Availability: s.Runtime, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers,
 		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
-			cmd: s.commander(), cmdTimeout: 30 * time.Second},
+			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		Logger: log.With("component", "api"), Metrics: s.Metrics,
 	})
