@@ -48,7 +48,9 @@
 //     host groups it names, outside the script's host group refused.
 //     Host macros are the target host's, the others the event's. Command
 //     alerts go through the queue of media type ID 0 and run once (a
-//     command is not known to be safe to run twice), bounded by
+//     command is not known to be safe to run twice; only one in flight
+//     at a crash runs again after the restart, as an alert in flight is
+//     sent again), bounded by
 //     Options.CommandTimeout, through Options.Commander: CommandRunner
 //     runs /bin/sh -c on the server (the shell, as Zabbix: a script is a
 //     command line) in its own process group, killed whole at the
