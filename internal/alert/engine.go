@@ -432,10 +432,12 @@ type passState struct {
 	actions []*catalog.Action // enabled or not, by ID
 	recs    []record
 	alerts  []*Alert
-	// reads caches Options.Rights per user for the pass.
-	reads     map[uint64]func([]uint64) bool
-	watermark uint64
-	ackNext   uint64 // the next ack ID after those of this pass, 0 if none
+	// reads caches Options.Rights per user for the pass; groupHosts the
+	// hosts of each host group, made on the first command that needs it.
+	reads      map[uint64]func([]uint64) bool
+	groupHosts map[uint64][]*catalog.Host
+	watermark  uint64
+	ackNext    uint64 // the next ack ID after those of this pass, 0 if none
 }
 
 func (p *passState) putEsc(x *Escalation) {
@@ -806,12 +808,19 @@ func (p *passState) command(a *catalog.Action, x *Escalation, op *catalog.Operat
 		add(p.snap.HostByID(hid))
 	}
 	if len(op.CommandGroups) > 0 {
-		for _, h := range p.snap.Hosts() {
-			for _, g := range op.CommandGroups {
-				if slices.Contains(h.GroupIDs, g) {
-					add(h)
-					break
+		if p.groupHosts == nil {
+			// Once per pass, not per event: a storm of problems with a
+			// group-wide command must not walk every host per problem.
+			p.groupHosts = map[uint64][]*catalog.Host{}
+			for _, h := range p.snap.Hosts() {
+				for _, g := range h.GroupIDs {
+					p.groupHosts[g] = append(p.groupHosts[g], h)
 				}
+			}
+		}
+		for _, g := range op.CommandGroups {
+			for _, h := range p.groupHosts[g] {
+				add(h)
 			}
 		}
 	}

@@ -226,14 +226,13 @@ func (s *Server) userGroupsOf(ctx context.Context, user uint64) (map[uint64]bool
 func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		getParams
-		ScriptIDs       ids `json:"scriptids"`
-		HostIDs         ids `json:"hostids"`
-		GroupIDs        ids `json:"groupids"`
-		UsrgrpIDs       ids `json:"usrgrpids"`
-		SelectHosts     any `json:"selectHosts"`
-		SelectGroups    any `json:"selectGroups"`
-		SelectActions   any `json:"selectActions"`
-		ScopeFilterHost any `json:"scope"`
+		ScriptIDs     ids `json:"scriptids"`
+		HostIDs       ids `json:"hostids"`
+		GroupIDs      ids `json:"groupids"`
+		UsrgrpIDs     ids `json:"usrgrpids"`
+		SelectHosts   any `json:"selectHosts"`
+		SelectGroups  any `json:"selectGroups"`
+		SelectActions any `json:"selectActions"`
 	}
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
@@ -334,6 +333,7 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var host *catalog.Host
+	var eventTrigger uint64
 	if p.HostID.set {
 		if sc.Scope != catalog.ScopeManualHost {
 			return nil, errApp("Cannot execute script: it is not a manual host action script.")
@@ -350,16 +350,26 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 		if !ok {
 			return nil, errNoPermissions
 		}
-		if t := snap.Trigger(ev.ObjectID); t != nil && len(t.HostIDs) > 0 {
-			host = snap.HostByID(t.HostIDs[0])
-		}
-	}
-	if host == nil {
-		return nil, errNoPermissions
+		eventTrigger = ev.ObjectID
 	}
 	acc, err := s.access(ctx, c)
 	if err != nil {
 		return nil, err
+	}
+	if !p.HostID.set {
+		// The event's host: the first of its trigger's hosts the caller
+		// can read.
+		if t := snap.Trigger(eventTrigger); t != nil {
+			for _, hid := range t.HostIDs {
+				if h := snap.HostByID(hid); h != nil && acc.canRead(h) {
+					host = h
+					break
+				}
+			}
+		}
+	}
+	if host == nil {
+		return nil, errNoPermissions
 	}
 	// Without read permission the host "does not exist"; with read only
 	// where the script needs write, the refusal says so.

@@ -55,15 +55,20 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	admin.ok("host.create", map[string]any{"host": "web-1", "groups": []map[string]string{{"groupid": g.GroupIDs[0]}}}, &h)
 	admin.ok("item.create", map[string]any{"name": "Load", "key_": "load", "hostid": h.HostIDs[0], "type": 2, "value_type": 3}, nil)
 	admin.ok("trigger.create", map[string]any{"description": "Load high", "expression": "last(/web-1/load)>10", "priority": 4}, nil)
+	var g2 struct{ GroupIDs []string }
+	admin.ok("hostgroup.create", map[string]any{"name": "Web 2"}, &g2)
+	var h2 struct{ HostIDs []string }
+	admin.ok("host.create", map[string]any{"host": "web-2", "groups": []map[string]string{{"groupid": g2.GroupIDs[0]}}}, &h2)
 
 	mark := filepath.Join(t.TempDir(), "ran")
 	var sc struct{ ScriptIDs []string }
 	admin.ok("script.create", []map[string]any{
-		{"name": "Restart", "type": "0", "scope": "1", "execute_on": "1", "command": "echo ran on {HOST.HOST} for {EVENT.NAME} | tee " + mark},
+		{"name": "Restart", "type": "0", "scope": "1", "execute_on": "1", "command": "echo ran on {HOST.HOST} for {EVENT.NAME} | tee -a " + mark},
 		{"name": "Uptime", "type": 0, "scope": 2, "execute_on": 1, "command": "echo up {HOST.NAME}", "host_access": 2},
 		{"name": "Reboot", "type": 0, "scope": 2, "execute_on": 1, "command": "echo rebooting", "host_access": 3},
+		{"name": "Event echo", "type": 0, "scope": 4, "execute_on": 2, "command": "echo event on {HOST.HOST}"},
 	}, &sc)
-	if len(sc.ScriptIDs) != 3 {
+	if len(sc.ScriptIDs) != 4 {
 		t.Fatalf("script.create: %+v", sc)
 	}
 	for _, c := range []struct {
@@ -88,7 +93,8 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	}
 
 	var act struct{ ActionIDs []string }
-	cmdOp := map[string]any{"operationtype": 1, "opcommand": map[string]any{"scriptid": sc.ScriptIDs[0]}, "opcommand_hst": []map[string]any{{"hostid": 0}}}
+	cmdOp := map[string]any{"operationtype": 1, "opcommand": map[string]any{"scriptid": sc.ScriptIDs[0]}, "opcommand_hst": []map[string]any{{"hostid": 0}},
+		"opcommand_grp": []map[string]any{{"groupid": g2.GroupIDs[0]}}}
 	admin.fails("action.create", map[string]any{"name": "Manual", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 1,
 		"opcommand": map[string]any{"scriptid": sc.ScriptIDs[1]}, "opcommand_hst": []map[string]any{{"hostid": 0}}}}}, -32602, "is not for action operations")
 	admin.fails("action.create", map[string]any{"name": "Nowhere", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 1,
@@ -102,14 +108,22 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	admin.fails("script.delete", []string{sc.ScriptIDs[0]}, -32500, `Script "Restart" is used in action operation "Fix".`)
 
 	admin.ok("history.push", map[string]any{"host": "web-1", "key": "load", "value": 42}, nil)
-	alerts := waitCommandAlerts(t, admin, act.ActionIDs[0], 1)
-	a := alerts[0]
-	if len(alerts) != 1 || a.AlertType != "1" || a.Status != "1" || a.HostID != h.HostIDs[0] || a.Output != "ran on web-1 for Load high" ||
-		a.Message != "echo ran on web-1 for Load high | tee "+mark || a.EscStep != "1" {
-		t.Fatalf("command alert: %+v", alerts)
+	// One command per target host: the event's (hostid 0) and the host
+	// of the group, each with its own host macros.
+	alerts := waitCommandAlerts(t, admin, act.ActionIDs[0], 2)
+	if len(alerts) != 2 {
+		t.Fatalf("command alerts: %+v", alerts)
 	}
-	if b, err := os.ReadFile(mark); err != nil || string(b) != "ran on web-1 for Load high\n" {
-		t.Fatalf("the command's file: %q, %v", b, err)
+	for i, want := range []struct{ host, name string }{{h.HostIDs[0], "web-1"}, {h2.HostIDs[0], "web-2"}} {
+		a := alerts[i]
+		if a.AlertType != "1" || a.Status != "1" || a.HostID != want.host || a.Output != "ran on "+want.name+" for Load high" ||
+			a.Message != "echo ran on "+want.name+" for Load high | tee -a "+mark || a.EscStep != "1" {
+			t.Fatalf("command alert for %s: %+v", want.name, a)
+		}
+	}
+	b, err := os.ReadFile(mark)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err != nil || len(lines) != 2 {
+		t.Fatalf("the commands' file: %q, %v", b, err)
 	}
 
 	// script.execute: a user who reads the host runs the read script and
@@ -140,6 +154,18 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	if res.Value != "rebooting" {
 		t.Fatalf("script.execute as super admin: %+v", res)
 	}
+	// A manual event script runs for the event's host.
+	var probs []struct{ EventID string }
+	admin.ok("problem.get", map[string]any{"output": "extend"}, &probs)
+	if len(probs) != 1 {
+		t.Fatalf("problem.get: %+v", probs)
+	}
+	reader.ok("script.execute", map[string]any{"scriptid": sc.ScriptIDs[3], "eventid": probs[0].EventID}, &res)
+	if res.Value != "event on web-1" {
+		t.Fatalf("script.execute with an event: %+v", res)
+	}
+	reader.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[3], "hostid": h.HostIDs[0]}, -32500, "not a manual host action script")
+	outsider.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[3], "eventid": probs[0].EventID}, -32500, "No permissions to referred object")
 
 	admin.ok("action.delete", act.ActionIDs, nil)
 	admin.ok("script.delete", sc.ScriptIDs, nil)
