@@ -1,9 +1,12 @@
 package server
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/config"
 )
 
 // TestAlertingAPI: media types and actions through their API methods —
@@ -155,4 +158,82 @@ func TestActionOpConditionsAPI(t *testing.T) {
 	admin.fails("action.create", map[string]any{"name": "Bad", "eventsource": 0, "operations": []any{op()},
 		"recovery_operations": []any{map[string]any{"operationtype": 11, "opconditions": []map[string]any{{"conditiontype": 14, "value": "1"}}}}},
 		-32602, `Invalid parameter "/1/recovery_operations/1": unexpected parameter "opconditions".`)
+}
+
+// TestOpConditionAcknowledgedEndToEnd: two problems escalate with a
+// step 2 that runs only when not acknowledged; the one acknowledged with
+// event.acknowledge between the steps gets no step 2, the other does.
+// The acknowledged flag comes from the real event store at the step.
+func TestOpConditionAcknowledgedEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a 2 s escalation step")
+	}
+	hook := newHookListener(t)
+	cfg := testConfig(t, catalog.Spec{})
+	cfg.Alerts.MinStepDuration = config.Duration(time.Second)
+	cfg.Alerts.RateLimit = 0
+	s, _ := runServer(t, cfg)
+	admin := adminLogin(t, s)
+	var g struct{ GroupIDs []string }
+	admin.ok("hostgroup.create", map[string]any{"name": "Web"}, &g)
+	for _, host := range []string{"a", "b"} {
+		var h struct{ HostIDs []string }
+		admin.ok("host.create", map[string]any{"host": host, "groups": []map[string]string{{"groupid": g.GroupIDs[0]}}}, &h)
+		admin.ok("item.create", map[string]any{"name": "Load", "key_": "load", "hostid": h.HostIDs[0], "type": 2, "value_type": 3}, nil)
+		admin.ok("trigger.create", map[string]any{"description": "Load high on " + host, "expression": "last(/" + host + "/load)>10", "priority": 4}, nil)
+	}
+	var mt struct{ MediaTypeIDs []string }
+	admin.ok("mediatype.create", map[string]any{"name": "Hook", "type": 4, "parameters": []map[string]string{
+		{"name": "URL", "value": hook.srv.URL + "/x"}, {"name": "subject", "value": "{ALERT.SUBJECT}"}}}, &mt)
+	var users []struct{ UserID string }
+	admin.ok("user.get", map[string]any{"filter": map[string]string{"username": "Admin"}}, &users)
+	admin.ok("user.update", map[string]any{"userid": users[0].UserID, "medias": []map[string]any{{"mediatypeid": mt.MediaTypeIDs[0], "sendto": "admin"}}}, nil)
+	op := func(step int, subject string, conds ...map[string]any) map[string]any {
+		return map[string]any{"operationtype": 0, "esc_step_from": step, "esc_step_to": step, "opconditions": conds,
+			"opmessage": map[string]any{"default_msg": 0, "subject": subject, "message": "m"}, "opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}
+	}
+	var act struct{ ActionIDs []string }
+	admin.ok("action.create", map[string]any{"name": "Escalate", "eventsource": 0, "esc_period": "2s", "operations": []any{
+		op(1, "first {EVENT.NAME}"), op(2, "unacknowledged {EVENT.NAME}", map[string]any{"conditiontype": 14, "operator": 0, "value": "0"})}}, &act)
+
+	admin.ok("history.push", []map[string]any{{"host": "a", "key": "load", "value": 42}, {"host": "b", "key": "load", "value": 42}}, nil)
+	var probs []struct{ EventID, Name string }
+	for i := 0; len(probs) < 2; i++ {
+		if i == 1000 {
+			t.Fatalf("problem.get: %+v", probs)
+		}
+		time.Sleep(10 * time.Millisecond)
+		admin.ok("problem.get", map[string]any{"output": "extend"}, &probs)
+	}
+	for _, p := range probs {
+		if p.Name == "Load high on a" {
+			admin.ok("event.acknowledge", map[string]any{"eventids": p.EventID, "action": 2}, nil)
+		}
+	}
+	var subjects []string
+	for i := 0; ; i++ {
+		subjects = subjects[:0]
+		for _, b := range hook.got() {
+			subjects = append(subjects, b["subject"])
+		}
+		if slices.Contains(subjects, "unacknowledged Load high on b") {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("no step 2 for the unacknowledged problem after 20 s: %q", subjects)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The alerts of a pass are logged before any is sent: once b's step 2
+	// arrived, alert.get has every alert a's step 2 could have made.
+	var alerts []struct{ Subject string }
+	admin.ok("alert.get", map[string]any{"output": "extend", "actionids": act.ActionIDs}, &alerts)
+	subjects = subjects[:0]
+	for _, a := range alerts {
+		subjects = append(subjects, a.Subject)
+	}
+	slices.Sort(subjects)
+	if want := []string{"first Load high on a", "first Load high on b", "unacknowledged Load high on b"}; !slices.Equal(subjects, want) {
+		t.Fatalf("alerts: %q, want %q", subjects, want)
+	}
 }
