@@ -72,10 +72,15 @@
 // mediatype.get/create/update/delete (admin reads, super admin writes;
 // types 0 email, 1 script, 4 webhook; SMS is refused), action.get/
 // create/update/delete (admin; trigger actions only, operations that
-// send messages, recovery and update operations, with selectFilter,
+// send messages or run remote commands, with opconditions on escalation
+// steps, recovery and update operations, with selectFilter,
 // selectOperations, selectRecoveryOperations, selectUpdateOperations),
 // alert.get (any user; an alert is visible when every host of its
-// trigger is) and users' media (user.create/update "medias", user.get
+// trigger is; remote commands are alerttype 1 with hostid and output),
+// script.get/create/update/delete (script.go; super admin writes, type
+// 0 scripts only) and script.execute (any user with the script's user
+// group and its host access on the host; run through Alerting.RunScript)
+// and users' media (user.create/update "medias", user.get
 // selectMedias to a super admin or the user). Members given as numeric
 // strings are taken as numbers, unknown members are refused, and the
 // error texts are Zabbix's where Zabbix has one. mediatype.get does not

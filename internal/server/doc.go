@@ -36,9 +36,13 @@
 // that hands every committed batch (problems, OK events, acknowledges)
 // to Engine.Notify, which only queues it. The engine reads actions,
 // media types and users' media from the catalog (AlertConfig), user
-// groups from the account store, {ITEM.LASTVALUE} from the pipeline, and
-// serves the API's mediatype.*, action.* and alert.get; it stops after
-// the last evaluation pass at shutdown.
+// groups and users' rights (recipients need read on a host of the
+// event) from the account store, {ITEM.LASTVALUE} from the pipeline, and
+// serves the API's mediatype.*, action.*, script.* and alert.get. Remote
+// commands run on the server through /bin/sh or on agents through a
+// passive agent checker of their own (system.run), bounded by
+// alerts.command_timeout. It stops after the last evaluation pass at
+// shutdown.
 //
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the
