@@ -103,6 +103,7 @@ var comparers = []comparer{
 	{"backfill.csv", compareBackfill},
 	{"dashboard.csv", compareDashboard},
 	{"disk-bytes.csv", compareDiskBytes},
+	{"storm.csv", compareStorm}, // compare_storm.go
 }
 
 func name(c *CSV) string {

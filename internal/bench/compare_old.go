@@ -71,6 +71,7 @@ var headliners = map[string]func(a, b *CSV) []headline{
 	"disk-bytes.csv": func(a, b *CSV) []headline {
 		return []headline{{figure: "disk-bytes: bytes per value, B / A", ratio: safeDiv(phaseLike(b, "part", "total", "bytes_per_value"), phaseLike(a, "part", "total", "bytes_per_value"))}}
 	},
+	"storm.csv": stormHeadlines,
 }
 
 func safeDiv(a, b float64) float64 {

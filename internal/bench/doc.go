@@ -51,7 +51,8 @@
 //   - CPU accounting (cpu.go): the generator's own getrusage and the
 //     server's process trees from /proc, found by the listening ports.
 //   - Reports (report.go, svg.go, compare.go): report.md, hand-written SVG
-//     plots, raw CSV; compare joins two reports' CSVs side by side.
+//     plots, raw CSV; compare joins two reports' CSVs side by side
+//     (compare_storm.go for the storm).
 //     history-read fingerprints the values it reads, so two reports show
 //     whether both servers were read on the same data.
 //   - The command line (cli.go), called by cmd/peregrine.

@@ -148,8 +148,9 @@ type agentsProc struct {
 	addrs []string
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	// snmpChild: the child is bench snmp-agents, whose "count" answers
-	// requests and OIDs (counts), not bench poll-agents' one number.
+	// snmpChild: the child is bench snmp-agents, whose counters are
+	// requests and OIDs (counts), not bench poll-agents' one number
+	// (count); both answer through childcount.go's protocol.
 	snmpChild bool
 	out       *bufio.Scanner
 	fleet     *agentsim.Fleet
@@ -233,22 +234,16 @@ func (p *agentsProc) count() (uint64, error) {
 	switch {
 	case p.fleet != nil:
 		return p.fleet.Replies.Load(), nil
-	case p.snmp != nil:
+	case p.snmp != nil || p.snmpChild:
 		return 0, nil // bench snmp counts through the poller only
 	case p.cmd == nil:
 		return 0, errors.New("BUG: count of agents that are not bench poll's")
 	}
-	if _, err := fmt.Fprintln(p.stdin, "count"); err != nil {
+	vs, err := readCounts(p.stdin, p.out, 1, "the simulated agents")
+	if err != nil {
 		return 0, err
 	}
-	if !p.out.Scan() {
-		return 0, errors.New("the simulated agents' process exited")
-	}
-	n, err := strconv.ParseUint(p.out.Text(), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("the simulated agents' process: %s", p.out.Text())
-	}
-	return n, nil
+	return vs[0], nil
 }
 
 func (p *agentsProc) stop() {
@@ -268,7 +263,7 @@ func (p *agentsProc) stop() {
 // their addresses, then "ready", and runs until its stdin closes. A line
 // "profile PATH" on stdin starts a CPU profile into PATH, "profile "
 // stops it; each is answered "ok" or the error. "count" is answered with
-// the number of checks answered with a value so far.
+// the number of checks answered with a value so far (childcount.go).
 func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	n, err := strconv.Atoi(strings.Join(args, ""))
 	if err != nil || n <= 0 {
@@ -287,17 +282,12 @@ func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(w, "ready")
 	w.Flush()
-	sc := bufio.NewScanner(os.Stdin)
 	var prof *os.File
-	for sc.Scan() {
-		if sc.Text() == "count" {
-			fmt.Fprintln(w, f.Replies.Load())
-			w.Flush()
-			continue
-		}
-		path, ok := strings.CutPrefix(sc.Text(), "profile ")
+	counts := func() []uint64 { return []uint64{f.Replies.Load()} }
+	serveChild(os.Stdin, w, counts, func(line string) {
+		path, ok := strings.CutPrefix(line, "profile ")
 		if !ok {
-			continue
+			return
 		}
 		var err error
 		if path == "" {
@@ -318,7 +308,7 @@ func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(w, "ok")
 		}
 		w.Flush()
-	}
+	})
 	if prof != nil {
 		pprof.StopCPUProfile()
 		prof.Close()

@@ -158,8 +158,9 @@ func startSNMPDevices(n, oids int, inProcess bool) (*agentsProc, error) {
 // SNMPAgentsMain is the child process: n simulated SNMP devices with
 // oids values each; it prints their addresses, then "ready", and runs
 // until its stdin closes. Each line "count" on its stdin is answered by
-// one line "REQUESTS OIDS", the devices' totals so far: the count at the
-// devices, the same for every poller (bench checks against Zabbix).
+// one line "REQUESTS OIDS", the devices' totals so far (childcount.go):
+// the count at the devices, the same for every poller (bench checks
+// against Zabbix).
 func SNMPAgentsMain(args []string, stdout, stderr io.Writer) int {
 	var n, oids int
 	if len(args) == 2 {
@@ -182,13 +183,7 @@ func SNMPAgentsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(w, "ready")
 	w.Flush()
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		if in.Text() == "count" {
-			fmt.Fprintf(w, "%d %d\n", f.Requests(), f.OIDs())
-			w.Flush()
-		}
-	}
+	serveChild(os.Stdin, w, func() []uint64 { return []uint64{f.Requests(), f.OIDs()} }, nil)
 	return 0
 }
 
@@ -200,16 +195,11 @@ func (p *agentsProc) counts() (requests, oids uint64, err error) {
 	if !p.snmpChild || p.out == nil {
 		return 0, 0, errors.New("BUG: counts of devices that are not SNMP devices")
 	}
-	if _, err := io.WriteString(p.stdin, "count\n"); err != nil {
-		return 0, 0, fmt.Errorf("cannot ask the simulated devices for their counts: %w", err)
+	vs, err := readCounts(p.stdin, p.out, 2, "the simulated devices")
+	if err != nil {
+		return 0, 0, err
 	}
-	if !p.out.Scan() {
-		return 0, 0, errors.New("the simulated devices' process exited")
-	}
-	if _, err := fmt.Sscan(p.out.Text(), &requests, &oids); err != nil {
-		return 0, 0, fmt.Errorf("the simulated devices answered %q to count: %w", p.out.Text(), err)
-	}
-	return requests, oids, nil
+	return vs[0], vs[1], nil
 }
 
 // Run measures every step and returns the report section.

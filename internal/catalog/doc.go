@@ -84,7 +84,9 @@
 //     usermacro: host, linked templates level by level in ascending ID
 //     order, global; exact context, regex context, default), built once
 //     per snapshot, so a macro change applies at the next evaluation
-//     without a restart. A macro is unique per owner by name and
+//     without a restart; Snapshot.UserMacrosOfHosts, the scope of a
+//     trigger over several hosts (their own macros, then their templates
+//     depth by depth, then global), is built on demand. A macro is unique per owner by name and
 //     context in any spelling ({$A:x} = {$A:"x"}). Deleting a host
 //     deletes its macros and links; a template may not be linked to
 //     itself through others. The import takes global macros, hosts'

@@ -97,6 +97,9 @@ type macroSet struct {
 	// has macros or templates of its own; the others see global.
 	scopes map[uint64]*usermacro.Scope
 	global *usermacro.Scope
+	// levels holds every owner's definitions (0: global), for scopes
+	// built on demand (UserMacrosOfHosts).
+	levels map[uint64]*usermacro.Level
 }
 
 // macroState is the mutable form of a macroSet, for Edit's overlay and
@@ -175,27 +178,35 @@ func (st *macroState) build() *macroSet {
 		owners[o] = true
 	}
 	delete(owners, 0)
+	ms.levels = levels
 	for o := range owners {
-		chain := []*usermacro.Level{levels[o]}
-		seen := map[uint64]bool{o: true}
-		level := ms.links[o]
-		for len(level) > 0 {
-			var next []uint64
-			for _, t := range level {
-				if seen[t] {
-					continue
-				}
-				seen[t] = true
-				chain = append(chain, levels[t])
-				next = append(next, ms.links[t]...)
-			}
-			slices.Sort(next)
-			level = slices.Compact(next)
-		}
-		chain = append(chain, global)
-		ms.scopes[o] = usermacro.NewScope(chain...)
+		ms.scopes[o] = ms.scopeOf([]uint64{o})
 	}
 	return ms
+}
+
+// scopeOf chains the levels of owners (in the order given), then of
+// their templates depth by depth (each depth in ascending ID, every
+// template once), then global.
+func (ms *macroSet) scopeOf(owners []uint64) *usermacro.Scope {
+	var chain []*usermacro.Level
+	seen := map[uint64]bool{}
+	level := owners
+	for len(level) > 0 {
+		var next []uint64
+		for _, t := range level {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			chain = append(chain, ms.levels[t])
+			next = append(next, ms.links[t]...)
+		}
+		slices.Sort(next)
+		level = slices.Compact(next)
+	}
+	chain = append(chain, ms.levels[0])
+	return usermacro.NewScope(chain...)
 }
 
 func (ms *macroSet) defs(owner uint64) []usermacro.Def {
@@ -219,6 +230,26 @@ func (s *Snapshot) UserMacros(hostID uint64) *usermacro.Scope {
 		return sc
 	}
 	return ms.global
+}
+
+// UserMacrosOfHosts returns the scope of a trigger over several hosts:
+// Zabbix resolves the user macros of its expression that are no item
+// function's parameters (constants such as the threshold in
+// last(/a/k)>{$MAX} or last(/b/k)>{$MAX}) over all of its hosts at
+// once: the hosts' own macros (in the order given), then their templates
+// depth by depth, then global, the first definition found winning and a
+// definition with the macro's context preferred at any depth. A function's
+// parameters use its item's host's scope (UserMacros). With one host it
+// is UserMacros; with more it allocates the scope.
+func (s *Snapshot) UserMacrosOfHosts(hostIDs []uint64) *usermacro.Scope {
+	if len(hostIDs) == 1 {
+		return s.UserMacros(hostIDs[0])
+	}
+	ms := s.macroSet()
+	if len(hostIDs) == 0 {
+		return ms.global
+	}
+	return ms.scopeOf(hostIDs)
 }
 
 var emptyMacroSet = (&macroState{}).build()

@@ -352,3 +352,66 @@ func TestSoftHardFields(t *testing.T) {
 		t.Fatalf("max_check_attempts 0 stored as %d, want 1", got)
 	}
 }
+
+// TestUserMacrosOfHosts: the scope of a trigger over several hosts is
+// the hosts' own macros (in the order given), then their templates
+// depth by depth, then global, a context match winning at any depth.
+func TestUserMacrosOfHosts(t *testing.T) {
+	c, _ := openTemp(t)
+	spec, err := ParseSpec([]byte(`
+macros:
+  - {macro: '{$Z}', value: global}
+templates:
+  - template: TA
+    macros:
+      - {macro: '{$X}', value: ta}
+    templates: [{name: TX}]
+  - template: TB
+    macros:
+      - {macro: '{$X}', value: tb}
+      - {macro: '{$Y}', value: tb}
+      - {macro: '{$Z:"c"}', value: tb-c}
+  - template: TX
+    macros:
+      - {macro: '{$DEEP}', value: tx}
+hosts:
+  - host: x
+    groups: [G]
+    templates: [{name: TA}]
+    macros:
+      - {macro: '{$A}', value: x}
+  - host: y
+    groups: [G]
+    templates: [{name: TB}]
+    macros:
+      - {macro: '{$A}', value: y}
+      - {macro: '{$Y}', value: y}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, c, spec)
+	s := c.Snapshot()
+	x, y := s.Host("x").ID, s.Host("y").ID
+	for _, c := range []struct {
+		hosts    []uint64
+		name, cx string
+		want     string
+		ok       bool
+	}{
+		{[]uint64{x, y}, "A", "", "x", true},      // own macros in the order given
+		{[]uint64{y, x}, "A", "", "y", true},      //
+		{[]uint64{x, y}, "Y", "", "y", true},      // y's own before x's and y's templates
+		{[]uint64{x, y}, "X", "", "ta", true},     // first-level templates by ID: TA before TB
+		{[]uint64{x, y}, "Z", "c", "tb-c", true},  // a context match at any depth before the default
+		{[]uint64{x, y}, "Z", "", "global", true}, //
+		{[]uint64{x, y}, "DEEP", "", "tx", true},  // second level
+		{[]uint64{x}, "Y", "", "", false},         // one host: its scope only
+		{nil, "Z", "", "global", true},            // no host: global
+	} {
+		got, ok := s.UserMacrosOfHosts(c.hosts).UserMacro(c.name, c.cx)
+		if got != c.want || ok != c.ok {
+			t.Errorf("hosts %v {$%s:%s} = %q, %v; want %q, %v", c.hosts, c.name, c.cx, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -52,7 +52,9 @@
 // that triggers and calculated items can feed it from per-item state, a
 // value cache or the history store; Macros, resolving user macros (the
 // server passes catalog.Snapshot.UserMacros, a usermacro.Scope; the
-// small MacroLevels here applies the same order for tests); the
+// small MacroLevels here applies the same order for tests) and, for an
+// expression over several hosts, FuncMacros, resolving those in a history
+// function's parameters in its item's host's scope as Zabbix does; the
 // server's time zone for date/time functions and
 // "now/d" shifts; the start of data collection for nodata().
 //

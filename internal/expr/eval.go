@@ -59,6 +59,12 @@ type Options struct {
 	Source Source
 	// Macros resolves user macros; without it they are unknown.
 	Macros Macros
+	// FuncMacros, if set, resolves the user macros in the parameters of
+	// a history function of one item (/host/key): Zabbix expands those
+	// in the scope of that item's host, and Macros (for a trigger over
+	// several hosts, all of its hosts) serves the rest of the
+	// expression. A nil result, or a nil FuncMacros, leaves Macros.
+	FuncMacros func(item ItemRef) Macros
 	// Builtin resolves built-in macros such as {TRIGGER.VALUE}; nil
 	// leaves them unknown.
 	Builtin func(name string) (string, bool)
@@ -113,11 +119,28 @@ func (ev *evaluator) eval(n Node) Value {
 		if n.fn == nil || n.fn.eval == nil {
 			return ErrorValue(fmt.Sprintf("function %s() cannot be evaluated", n.Name))
 		}
+		if ev.opt.FuncMacros != nil && n.Query != nil && n.Query.Host != "*" && n.Query.Filter == "" {
+			return ev.callWithItemMacros(n)
+		}
 		return n.fn.eval(ev, n)
 	case *Empty:
 		return ErrorValue("missing parameter")
 	}
 	return ErrorValue(fmt.Sprintf("BUG: cannot evaluate %T", n))
+}
+
+// callWithItemMacros evaluates a history function of one item with the
+// user macros of that item's host (Options.FuncMacros).
+func (ev *evaluator) callWithItemMacros(n *Call) Value {
+	m := ev.opt.FuncMacros(ItemRef{Host: n.Query.Host, Key: n.Query.Key})
+	if m == nil {
+		return n.fn.eval(ev, n)
+	}
+	outer := ev.opt.Macros
+	ev.opt.Macros = m
+	v := n.fn.eval(ev, n)
+	ev.opt.Macros = outer
+	return v
 }
 
 func (ev *evaluator) unary(n *Unary) Value {

@@ -29,12 +29,22 @@ import (
 //     through big frames therefore never hold up small senders.
 //   - Older big frames first. A frame gets an age at its first take. A
 //     big frame's request is served only if it leaves every older big
-//     frame in progress room to grow to claimFactor times what it holds
-//     (up to what its header says it may need), and not while an older
-//     big frame waits.
+//     frame in progress room to grow to what it claims, and not while
+//     an older big frame waits (for room or for a collection). A frame
+//     whose body is still arriving claims up to claimFactor times what
+//     it holds; once its whole body has been read from the connection
+//     (for a compressed one, its last compressed byte, usually before
+//     most of its inflating and decoding), it claims all its header says
+//     it may need.
 //     So the oldest frames finish first instead of all of them stalling
-//     halfway, and a frame that announces much but sends little (or
-//     nothing) holds, and claims, little.
+//     halfway, a frame that announces much but sends little (or
+//     nothing) holds, and claims, little, and a frame the client has
+//     sent whole is never refused because the server is slow to decode
+//     it. Claims by what is held alone were not enough: under CPU
+//     starvation dozens of 4 MiB frames all started while the oldest
+//     held a few KiB, each took a few MiB, and the deadlock rule below
+//     had to refuse the youngest of them although every frame would
+//     have fitted one after the other.
 //   - Bounded shares. A connection holds at most share bytes (max minus a
 //     reserve of max/8); a frame that would need more is refused at once
 //     (memory_share) rather than left to wait for room that cannot come.
@@ -87,6 +97,9 @@ type frameAcct struct {
 	age    uint64 // of the frame in progress; 0 between frames
 	est    int64  // what a big frame may need, from its header; 0: a small frame
 	listed bool   // in byteBudget.frames
+	// arrived: the frame's body has been read whole, so it no longer
+	// waits for its client and claims all of est (see claim).
+	arrived bool
 }
 
 // claimFactor bounds what a big frame claims by what it holds: a frame
@@ -94,9 +107,15 @@ type frameAcct struct {
 // one that announces much and sends little keeps little from others.
 const claimFactor = 8
 
-// claim is the room an older big frame keeps from younger ones: up to
-// claimFactor times what it holds, and no more than its estimate.
-func (f *frameAcct) claim() int64 { return max(min(f.est-f.held, claimFactor*f.held), 0) }
+// claim is the room an older big frame keeps from younger ones: the rest
+// of its estimate once its body has arrived, before that up to
+// claimFactor times what it holds and no more than its estimate.
+func (f *frameAcct) claim() int64 {
+	if f.arrived {
+		return max(f.est-f.held, 0)
+	}
+	return max(min(f.est-f.held, claimFactor*f.held), 0)
+}
 
 // Errors of take; they wrap errBusy or errShare, which the trapper counts
 // under memory_busy and memory_share.
@@ -142,28 +161,23 @@ func (b *byteBudget) take(n int64, f *frameAcct, deadline time.Time) error {
 		b.listFrame(f)
 	}
 	w := &budgetWaiter{n: n, held: f.held, limit: limit, f: f, small: small}
-	for {
-		if b.fits(w) && (small || !b.olderWaiting(w)) {
-			b.grant(w)
-			b.mu.Unlock()
-			return nil
-		}
-		if b.garbage == 0 || b.used+n > limit {
-			break
-		}
-		// The room may be there once the collector frees what
-		// connections let go of.
-		done := b.startCollect()
+	if b.fits(w) && (small || !b.olderWaiting(w)) {
+		b.grant(w)
 		b.mu.Unlock()
-		<-done
-		if !time.Now().Before(deadline) {
-			return fmt.Errorf("waited for %d bytes until the frame's deadline: %w", n, errBusy)
-		}
-		b.mu.Lock()
+		return nil
 	}
+	// A request waits in the queue even when a collection may make room:
+	// the collection's end serves the queue oldest first. (Waiting for
+	// the collection outside the queue let younger frames that came back
+	// first take the room, and an older frame that held nothing yet
+	// claimed none of it.)
 	w.ready = make(chan struct{})
 	b.enqueue(w)
-	b.breakDeadlock()
+	if b.garbage > 0 && b.used+n <= limit {
+		b.startCollect()
+	} else {
+		b.breakDeadlock()
+	}
 	b.mu.Unlock()
 
 	t := time.NewTimer(time.Until(deadline))
@@ -262,7 +276,7 @@ func (b *byteBudget) endFrame(f *frameAcct, credit int64) {
 			}
 		}
 	}
-	f.age, f.est, f.listed = 0, 0, false
+	f.age, f.est, f.listed, f.arrived = 0, 0, false, false
 	b.grantWaiters()
 	b.mu.Unlock()
 }
@@ -434,6 +448,17 @@ func (l *lease) Alloc(n int) error {
 	l.credit -= need
 	l.held += need
 	return nil
+}
+
+// Arrived marks the frame's body as read whole from the connection
+// (zbx.ArrivalWatcher): from now on it claims all of its estimate.
+func (l *lease) Arrived() { l.b.arrived(&l.f) }
+
+// arrived marks f's body as read whole.
+func (b *byteBudget) arrived(f *frameAcct) {
+	b.mu.Lock()
+	f.arrived = true
+	b.mu.Unlock()
 }
 
 // Free gives back n bytes after their buffer was dropped.

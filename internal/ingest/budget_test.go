@@ -42,6 +42,13 @@ func waitWaiters(t *testing.T, b *byteBudget, n int) {
 	}
 }
 
+// queued is the number of requests waiting in b's queue.
+func queued(b *byteBudget) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}
+
 func pending(ch <-chan error) bool {
 	select {
 	case err := <-ch:
@@ -130,10 +137,97 @@ func TestBudgetClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A frame claims what it holds, up to its estimate.
-	for _, c := range []struct{ est, held, claim int64 }{{100, 10, 80}, {100, 60, 40}, {8, 8, 0}, {8, 10, 0}, {8, 0, 0}} {
-		if got := (&frameAcct{est: c.est, held: c.held}).claim(); got != c.claim {
-			t.Fatalf("est %d held %d: claim %d, want %d", c.est, c.held, got, c.claim)
+	// Once its body has arrived, all of its estimate.
+	for _, c := range []struct {
+		est, held, claim int64
+		arrived          bool
+	}{{100, 10, 80, false}, {100, 60, 40, false}, {8, 8, 0, false}, {8, 10, 0, false}, {8, 0, 0, false},
+		{100, 0, 100, true}, {100, 10, 90, true}, {8, 10, 0, true}, {0, 10, 0, true}} {
+		if got := (&frameAcct{est: c.est, held: c.held, arrived: c.arrived}).claim(); got != c.claim {
+			t.Fatalf("est %d held %d arrived %v: claim %d, want %d", c.est, c.held, c.arrived, got, c.claim)
 		}
+	}
+}
+
+// TestBudgetArrivedFrameClaimsItsEstimate: a younger big frame may take
+// the room an older one will need while the older one's body is still
+// arriving (it may never come), but not once that body is all in: then
+// the older frame grows to its whole estimate without waiting, and the
+// younger one is served after it. Claims by what was held alone let
+// dozens of slowly decoded 4 MiB frames each take a few MiB, all wait,
+// and the youngest be refused (TestIntegrationInflateMemory under CPU
+// starvation).
+func TestBudgetArrivedFrameClaimsItsEstimate(t *testing.T) {
+	b, _ := testBudget(64 << 20) // share 56 MiB
+	const est = 24 << 20
+	old := &frameAcct{est: est}
+	if err := b.take(64<<10, old, far()); err != nil {
+		t.Fatal(err)
+	}
+	// Still arriving: the old frame claims 8 x 64 KiB, the young one
+	// gets its 33 MiB at once.
+	young := &frameAcct{est: 40 << 20}
+	if err := b.take(33<<20, young, far()); err != nil {
+		t.Fatalf("young frame beside an old one still arriving: %v", err)
+	}
+	b.release(33<<20, young)
+	b.endFrame(young, 0)
+
+	b.arrived(old)
+	young = &frameAcct{est: 40 << 20}
+	ch := takeAsync(b, 33<<20, young, far()) // 64 KiB + the other 24 MiB - 64 KiB + 33 MiB > 56 MiB
+	waitWaiters(t, b, 1)
+	for n := int64(64 << 10); old.held < est; n *= 2 {
+		if err := b.take(min(n, est-old.held), old, far()); err != nil {
+			t.Fatalf("old frame growing from %d bytes: %v", old.held, err)
+		}
+		if n := queued(b); n != 1 {
+			t.Fatalf("%d waiters while the old frame grows to %d bytes, want the young one", n, old.held)
+		}
+	}
+	b.release(est, old)
+	b.endFrame(old, 0)
+	if err := <-ch; err != nil {
+		t.Fatalf("young frame after the old one ended: %v", err)
+	}
+	if b.preempted.Load() != 0 {
+		t.Fatalf("%d frames refused to break a deadlock", b.preempted.Load())
+	}
+}
+
+// TestBudgetCollectionKeepsAgeOrder: requests that wait for a collection
+// wait in the queue, so the collection's end serves the oldest first; a
+// younger request cannot take the room while the older one, holding
+// nothing yet, claims none.
+func TestBudgetCollectionKeepsAgeOrder(t *testing.T) {
+	b := newByteBudget(64 << 20) // share 56 MiB
+	gc := make(chan struct{})
+	b.collect = func() { <-gc }
+	holder := &frameAcct{est: 50 << 20}
+	if err := b.take(50<<20, holder, far()); err != nil {
+		t.Fatal(err)
+	}
+	b.release(50<<20, holder)
+	b.endFrame(holder, 0)
+	old, young := &frameAcct{est: 40 << 20}, &frameAcct{est: 40 << 20}
+	oldCh := takeAsync(b, 40<<20, old, far()) // starts a collection
+	waitWaiters(t, b, 1)
+	youngCh := takeAsync(b, 30<<20, young, far())
+	waitWaiters(t, b, 2) // both wait in the queue for the collection
+	close(gc)
+	if err := <-oldCh; err != nil {
+		t.Fatal(err)
+	}
+	if n := queued(b); n != 1 { // 40 + 30 MiB > 56 MiB
+		t.Fatalf("%d waiters after the old frame was served, want the young one", n)
+	}
+	b.release(40<<20, old)
+	b.endFrame(old, 0)
+	if err := <-youngCh; err != nil {
+		t.Fatal(err)
+	}
+	if !(old.age < young.age) || b.collections.Load() < 2 {
+		t.Fatalf("ages old %d young %d, %d collections", old.age, young.age, b.collections.Load())
 	}
 }
 

@@ -93,7 +93,13 @@
 // MaxBufferedBytes, or one of very many tiny values) is refused
 // (memory_share); keep MaxBufferedBytes at two to four times
 // MaxFrameSize. Small frames pass big ones; big ones are served oldest
-// first; a request that finds no room waits until its frame's deadline,
+// first, and once a big frame's body has arrived whole it claims all its
+// header says it may need, so younger frames wait instead of taking the
+// room it will need: a frame the client sent whole and that stays
+// within that estimate is not refused because the server is slow to
+// decode it (TestIntegrationInflateMemory failed that way under CPU
+// starvation). A request that finds no room waits until its frame's
+// deadline,
 // and when every byte is held by frames waiting for more, the youngest is
 // refused (memory_busy). See byteBudget for the rules. Released buffers
 // count until the garbage collector frees them, and the trapper runs a

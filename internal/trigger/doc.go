@@ -67,10 +67,13 @@
 //     commit hook before Commit), or from the history store without it;
 //     //key names the trigger's host when it has exactly one. The
 //     User macros in expressions ({$CPU.UTIL.CRIT}, with contexts)
-//     resolve in the evaluated snapshot's scope of the trigger's first
-//     host (catalog.Snapshot.UserMacros), so a macro changed through the
+//     resolve in the evaluated snapshot's scope of the trigger's host
+//     (catalog.Snapshot.UserMacros), so a macro changed through the
 //     API counts from the next evaluation; an undefined one makes the
-//     trigger unknown. The
+//     trigger unknown. A trigger over several hosts resolves, as Zabbix
+//     does, each item function's parameters in its item's host's scope
+//     and the other macros over all of its hosts
+//     (catalog.Snapshot.UserMacrosOfHosts; hostmacros.go). The
 //     recovery expression is evaluated when the expression is false and
 //     the trigger's recovery mode is "recovery expression"; a result
 //     that is not a number is UNKNOWN.

@@ -392,16 +392,7 @@ func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 		// //key and {HOST.HOST} name the trigger's host when it has one.
 		src.Self = snap.HostByID(t.HostIDs[0])
 	}
-	if len(t.HostIDs) > 0 {
-		// User macros are the first host's (ascending ID) view: host,
-		// its templates, global. A trigger over several hosts is rare
-		// and Zabbix's own choice there is not documented.
-		if ev.opts.Macros != nil {
-			opt.Macros = ev.opts.Macros(t.HostIDs[0])
-		} else {
-			opt.Macros = snap.UserMacros(t.HostIDs[0])
-		}
-	}
+	ev.setUserMacros(&opt, snap, t, src) // hostmacros.go
 	v := c.e.Eval(ctx, opt)
 	truth, ok := v.Bool()
 	switch {

@@ -27,7 +27,10 @@
 //
 // Memory: a ReaderOptions.Memory is told before every allocation (and may
 // refuse it, which fails the read) and after every buffer the Reader
-// drops; the zlib state counts as InflateStateBytes. Trim drops buffers
+// drops; the zlib state counts as InflateStateBytes. A Memory that is
+// also an ArrivalWatcher hears when each frame's body has been read
+// from the connection (for a compressed body, its last compressed byte),
+// after which the frame no longer waits for its peer. Trim drops buffers
 // above a size between frames and Release drops everything, so a server
 // can account for, and bound, what all its connections hold.
 //

@@ -269,3 +269,53 @@ func TestNothingAllocatedBeforeBody(t *testing.T) {
 }
 
 var errStalled = errors.New("i/o timeout (stalled peer)")
+
+// arrivalMemory records the order of allocations and arrivals.
+type arrivalMemory struct {
+	countingMemory
+	events []string // "alloc" or "arrived"
+}
+
+func (m *arrivalMemory) Alloc(n int) error {
+	m.events = append(m.events, "alloc")
+	return m.countingMemory.Alloc(n)
+}
+
+func (m *arrivalMemory) Arrived() { m.events = append(m.events, "arrived") }
+
+// TestArrivalIsReported: a Memory that is an ArrivalWatcher hears once
+// per frame that its body has been read whole: for a compressed frame as
+// soon as its last compressed byte is in, before the inflated buffer has
+// finished growing, and never for a frame whose body is cut short.
+func TestArrivalIsReported(t *testing.T) {
+	f := func(name string, frame []byte, wantErr error, wantArrived int, allocsAfter bool) {
+		t.Helper()
+		var m arrivalMemory
+		r := NewReader(bytes.NewReader(frame), ReaderOptions{Memory: &m})
+		_, _, err := r.ReadFrame()
+		if !errors.Is(err, wantErr) {
+			t.Fatalf("%s: got %v, want %v", name, err, wantErr)
+		}
+		arrived, allocAfter := 0, false
+		for _, e := range m.events {
+			switch {
+			case e == "arrived":
+				arrived++
+			case arrived > 0:
+				allocAfter = true
+			}
+		}
+		if arrived != wantArrived || allocAfter != allocsAfter {
+			t.Fatalf("%s: events %v: %d arrivals, allocations after one %v; want %d, %v", name, m.events, arrived, allocAfter, wantArrived, allocsAfter)
+		}
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	plain := append(frameHeader(0x01, uint32(len(big)), 0), big...)
+	f("plain", plain, nil, 1, false)
+	f("plain, cut short", plain[:len(plain)-1], ErrTruncated, 0, false)
+	z := deflate(t, big) // a few KiB: in long before 1 MiB has inflated
+	comp := append(frameHeader(0x03, uint32(len(z)), uint32(len(big))), z...)
+	f("compressed", comp, nil, 1, true)
+	f("compressed, cut short", comp[:len(comp)-1], ErrTruncated, 0, false)
+	f("empty", frameHeader(0x01, 0, 0), nil, 1, false)
+}

@@ -50,6 +50,18 @@ type Memory interface {
 	Free(n int)
 }
 
+// ArrivalWatcher may be implemented by a Memory that wants to know when
+// the frame being read stops depending on its peer: Arrived is called
+// once per frame, when the last byte of its body has been read from the
+// connection. For a compressed frame that is the last compressed byte,
+// usually long before inflating ends. What the Reader (and its caller)
+// allocate after that is bounded by the frame's header and CPU time
+// alone, which a memory budget may use to tell a frame that is merely
+// slow from one whose peer stalls.
+type ArrivalWatcher interface {
+	Arrived()
+}
+
 // InflateStateBytes is what a Reader counts (see Memory) for its zlib
 // state, allocated on its first compressed frame and kept: the 32 KiB
 // window, the Huffman tables and a 4 KiB read buffer, rounded up.
@@ -396,6 +408,7 @@ func (r *Reader) readBody(n int) ([]byte, error) {
 			return nil, &ioError{msg: fmt.Sprintf("cannot read frame body (got %d of %d bytes)", len(b), n), err: err}
 		}
 	}
+	r.arrived()
 	return b, nil
 }
 
@@ -442,8 +455,14 @@ func (r *Reader) inflate(clen uint64, n int) ([]byte, error) {
 	}
 	out := r.out[:0]
 	defer func() { r.out = out[:0] }()
-	eof, empty := false, 0
+	eof, empty, told := false, 0, false
 	for len(out) < n && !eof {
+		if !told && r.zsrc.n == 0 {
+			// Every compressed byte is in: what is left to inflate no
+			// longer waits for the peer.
+			told = true
+			r.arrived()
+		}
 		if len(out) == cap(out) {
 			var err error
 			if out, err = r.grow(out, n); err != nil {
@@ -486,7 +505,18 @@ func (r *Reader) inflate(clen uint64, n int) ([]byte, error) {
 			return nil, r.inflateErr(err, len(out), n)
 		}
 	}
+	if !told {
+		r.arrived()
+	}
 	return out, nil
+}
+
+// arrived tells r's Memory, if it watches arrivals, that the current
+// frame's body has been read from the connection.
+func (r *Reader) arrived() {
+	if w, ok := r.mem.(ArrivalWatcher); ok {
+		w.Arrived()
+	}
 }
 
 // inflateErr classifies an error met while inflating: the connection's
