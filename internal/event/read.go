@@ -20,8 +20,8 @@ func (s *Store) OpenProblems() []Event {
 
 func (s *Store) sortedOpenLocked() []*Event {
 	out := make([]*Event, 0, len(s.open))
-	for _, id := range s.order {
-		if e := s.open[id]; e != nil {
+	for _, e := range s.order {
+		if e.REventID == 0 {
 			out = append(out, e)
 		}
 	}
@@ -38,14 +38,14 @@ func (s *Store) ScanOpen(desc bool, fn func(*Event) bool) {
 	defer s.mu.RUnlock()
 	if desc {
 		for i := len(s.order) - 1; i >= 0; i-- {
-			if e := s.open[s.order[i]]; e != nil && !fn(e) {
+			if e := s.order[i]; e.REventID == 0 && !fn(e) {
 				return
 			}
 		}
 		return
 	}
-	for _, id := range s.order {
-		if e := s.open[id]; e != nil && !fn(e) {
+	for _, e := range s.order {
+		if e.REventID == 0 && !fn(e) {
 			return
 		}
 	}
