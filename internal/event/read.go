@@ -98,6 +98,14 @@ func (s *Store) OpenProblemsOf(trigger uint64) []Event {
 	return out
 }
 
+// OpenIDsOf appends the IDs of trigger's open problems, ascending, to
+// dst: what resolving them needs, without copying the problems.
+func (s *Store) OpenIDsOf(trigger uint64, dst []uint64) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append(dst, s.byTrig[trigger]...)
+}
+
 // Recent returns copies of the problems resolved at or after since (a
 // Unix time), ascending by ID, for problem.get's "recent". Problems
 // resolved more than RecentWindow before the newest are forgotten here

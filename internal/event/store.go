@@ -333,12 +333,19 @@ func (s *Store) rollover(day string) error {
 // opened). Events and acks already known (carried into a later day) are
 // skipped.
 func (s *Store) applyLocked(b *Batch) {
+	// The batch's events are kept in one slab and the open problem IDs
+	// of triggers without any in another: a storm's commit of 100,000
+	// problems makes two allocations instead of 200,000. Both live as
+	// long as their longest-kept event, which is at most its day.
+	slab := make([]Event, len(b.Events))
+	var idSlab []uint64
 	for i := range b.Events {
-		e := b.Events[i]
+		p := &slab[i]
+		*p = b.Events[i]
+		e := p
 		if _, dup := s.events[e.ID]; dup {
 			continue
 		}
-		p := &e
 		s.events[e.ID] = p
 		s.dayIDs[s.curDay] = append(s.dayIDs[s.curDay], e.ID)
 		if e.ID > s.last[e.ObjectID] {
@@ -346,7 +353,19 @@ func (s *Store) applyLocked(b *Batch) {
 		}
 		if e.Value == ValueProblem && e.REventID == 0 {
 			s.open[e.ID] = p
-			s.byTrig[e.ObjectID] = append(s.byTrig[e.ObjectID], e.ID)
+			ids := s.byTrig[e.ObjectID]
+			if ids == nil {
+				if len(idSlab) == cap(idSlab) {
+					idSlab = make([]uint64, 0, len(b.Events)-i)
+				}
+				idSlab = append(idSlab, e.ID)
+				// Capped at one, so a second problem of the trigger
+				// reallocates instead of writing over its neighbour.
+				ids = idSlab[len(idSlab)-1 : len(idSlab) : len(idSlab)]
+			} else {
+				ids = append(ids, e.ID)
+			}
+			s.byTrig[e.ObjectID] = ids
 			s.addOrderLocked(p)
 		}
 		for _, pid := range e.Resolves {

@@ -1,7 +1,6 @@
 package trigger
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -157,11 +156,23 @@ type Outcome struct {
 }
 
 // pending is the state of one Process batch: the events and runtimes
-// decided but not yet committed.
+// decided but not yet committed. A storm's batch holds 100,000 of each,
+// so the runtimes are kept in the batch itself, indexed by trigger
+// (first change first), instead of in a map copied and sorted at the
+// commit.
 type pending struct {
-	batch   event.Batch
-	rts     map[uint64]event.Runtime
-	touched map[uint64]bool // triggers with uncommitted events
+	batch event.Batch
+	rtAt  map[uint64]int // trigger → index in batch.Runtimes
+	// touched holds the triggers with uncommitted events.
+	touched map[uint64]bool
+	ids     []uint64 // slab the OK events' Resolves are cut from
+}
+
+func newPending(n int) *pending {
+	p := &pending{rtAt: make(map[uint64]int, n), touched: make(map[uint64]bool, n)}
+	p.batch.Events = make([]event.Event, 0, n)
+	p.batch.Runtimes = make([]event.Runtime, 0, n)
+	return p
 }
 
 // Process applies evaluation results, in order, and commits the events
@@ -172,7 +183,7 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out Outcome
-	p := &pending{rts: map[uint64]event.Runtime{}, touched: map[uint64]bool{}}
+	p := newPending(len(results))
 	for i := range results {
 		r := &results[i]
 		if p.touched[r.TriggerID] {
@@ -189,8 +200,8 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 
 // rt is trigger id's runtime as the batch sees it.
 func (m *Machine) rt(p *pending, id uint64) event.Runtime {
-	if r, ok := p.rts[id]; ok {
-		return r
+	if i, ok := p.rtAt[id]; ok {
+		return p.batch.Runtimes[i]
 	}
 	if r, ok := m.rts[id]; ok {
 		return r
@@ -200,28 +211,34 @@ func (m *Machine) rt(p *pending, id uint64) event.Runtime {
 
 // flush commits p and applies its runtimes. m.mu is held.
 func (m *Machine) flush(p *pending) error {
-	if len(p.batch.Events)+len(p.rts) > 0 {
-		for _, r := range p.rts {
-			p.batch.Runtimes = append(p.batch.Runtimes, r)
-		}
-		slices.SortFunc(p.batch.Runtimes, func(a, b event.Runtime) int { return cmp.Compare(a.TriggerID, b.TriggerID) })
+	if len(p.batch.Events)+len(p.batch.Runtimes) > 0 {
 		if err := m.store.Commit(&p.batch); err != nil {
 			return fmt.Errorf("trigger: cannot store events: %w", err)
 		}
 	}
 	m.rtMu.Lock()
-	for id, r := range p.rts {
-		m.rts[id] = r
+	for _, r := range p.batch.Runtimes {
+		m.rts[r.TriggerID] = r
 	}
 	m.rtMu.Unlock()
+	// The committed slices may be kept by the store's observers (the
+	// alert engine copies them, but the batch is theirs to read until
+	// Commit returns): start new ones rather than reuse them.
 	p.batch = event.Batch{}
-	clear(p.rts)
+	clear(p.rtAt)
 	clear(p.touched)
 	return nil
 }
 
 // setRT records trigger's new runtime in the batch.
-func (p *pending) setRT(r event.Runtime) { p.rts[r.TriggerID] = r }
+func (p *pending) setRT(r event.Runtime) {
+	if i, ok := p.rtAt[r.TriggerID]; ok {
+		p.batch.Runtimes[i] = r
+		return
+	}
+	p.rtAt[r.TriggerID] = len(p.batch.Runtimes)
+	p.batch.Runtimes = append(p.batch.Runtimes, r)
+}
 
 // step applies one result. m.mu is held.
 func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outcome) {
@@ -242,7 +259,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		return
 	}
 	next.State, next.Error = 0, ""
-	if r.Value == OK && m.attempts[t.ID] > 0 {
+	if r.Value == OK && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 		m.setAttempt(t, 0) // a soft problem that cleared: no event, as in Nagios
 	}
 	switch {
@@ -251,7 +268,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			out.Suppressed++
 			break
 		}
-		if t.MaxCheckAttempts <= 1 && m.attempts[t.ID] > 0 {
+		if t.MaxCheckAttempts <= 1 && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 			m.setAttempt(t, 0) // the option was turned off while soft
 		}
 		if cur.Value == event.ValueOK && t.MaxCheckAttempts > 1 {
@@ -279,7 +296,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			}
 			fallthrough
 		case catalog.RecoverExpression:
-			if ids := m.openIDs(t.ID); len(ids) > 0 {
+			if ids := m.openIDs(t.ID, p); len(ids) > 0 {
 				p.batch.Events = append(p.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
 				p.touched[t.ID] = true
 				out.Resolved++
@@ -317,8 +334,33 @@ func (m *Machine) masterInProblem(snap *catalog.Snapshot, p *pending, t *catalog
 	return false
 }
 
-// openIDs are the IDs of trigger's open problems.
-func (m *Machine) openIDs(trigger uint64) []uint64 {
+// OpenIDsStore is implemented by stores (*event.Store) that can list a
+// trigger's open problem IDs without copying the problems: a storm's
+// recovery resolves 100,000 of them in one batch.
+type OpenIDsStore interface {
+	OpenIDsOf(trigger uint64, dst []uint64) []uint64
+}
+
+// openIDs are the IDs of trigger's open problems, in a slice of their
+// own (the OK event keeps it).
+func (m *Machine) openIDs(trigger uint64, p *pending) []uint64 {
+	if s, ok := m.store.(OpenIDsStore); ok {
+		// Appended to the batch's slab of IDs: one allocation per few
+		// thousand OK events rather than one each.
+		if cap(p.ids)-len(p.ids) < 16 {
+			p.ids = make([]uint64, 0, 4096)
+		}
+		start := len(p.ids)
+		out := s.OpenIDsOf(trigger, p.ids[start:start])
+		if len(out) == 0 {
+			return nil
+		}
+		if len(out) > cap(p.ids)-start {
+			return out // outgrew the slab: a slice of its own
+		}
+		p.ids = p.ids[:start+len(out)]
+		return out[:len(out):len(out)]
+	}
 	open := m.store.OpenProblemsOf(trigger)
 	ids := make([]uint64, len(open))
 	for i := range open {
