@@ -98,6 +98,17 @@ func (s *Store) OpenProblemsOf(trigger uint64) []Event {
 	return out
 }
 
+// OpenTriggers appends the IDs of the triggers with open problems, in no
+// particular order, to dst: O(such triggers), nothing else copied.
+func (s *Store) OpenTriggers(dst []uint64) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for t := range s.byTrig {
+		dst = append(dst, t)
+	}
+	return dst
+}
+
 // OpenIDsOf appends the IDs of trigger's open problems, ascending, to
 // dst: what resolving them needs, without copying the problems.
 func (s *Store) OpenIDsOf(trigger uint64, dst []uint64) []uint64 {

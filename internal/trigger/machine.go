@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -417,19 +418,21 @@ func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroCont
 	return out
 }
 
-// OpenProblemsStore is what Reconcile needs besides Store: every open
-// problem (*event.Store).
-type OpenProblemsStore interface {
-	OpenProblems() []event.Event
+// OpenTriggersStore is what Reconcile needs besides Store: the
+// triggers with open problems (*event.Store).
+type OpenTriggersStore interface {
+	OpenTriggers(dst []uint64) []uint64
 }
 
 // Reconcile resolves the open problems of triggers that are no longer
 // in snap (deleted, or gone with their items or hosts), as Zabbix drops
 // a deleted trigger's problems: one OK event per trigger, without a
-// user. It returns the number of problems resolved. It costs O(open
-// problems); the server calls it after each catalog change.
+// user. It returns the number of problems resolved. It costs a lookup
+// per trigger with open problems and copies only the problems of the
+// triggers gone (the server calls it after each catalog change, also in
+// the middle of a storm of 100,000 open problems).
 func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
-	ops, ok := m.store.(OpenProblemsStore)
+	ots, ok := m.store.(OpenTriggersStore)
 	if !ok {
 		return 0, nil
 	}
@@ -445,16 +448,21 @@ func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
 	gone := map[uint64][]uint64{}
 	var order []uint64
 	var clock int64
-	for _, e := range ops.OpenProblems() {
-		if snap.Trigger(e.ObjectID) != nil {
+	for _, tid := range ots.OpenTriggers(nil) {
+		if snap.Trigger(tid) != nil {
 			continue
 		}
-		if _, seen := gone[e.ObjectID]; !seen {
-			order = append(order, e.ObjectID)
+		for _, e := range m.store.OpenProblemsOf(tid) {
+			gone[tid] = append(gone[tid], e.ID)
+			clock = max(clock, e.Clock)
 		}
-		gone[e.ObjectID] = append(gone[e.ObjectID], e.ID)
-		clock = max(clock, e.Clock)
+		if len(gone[tid]) > 0 {
+			order = append(order, tid)
+		}
 	}
+	// In the order of their oldest open problem, as the events were
+	// made before the store was asked by trigger.
+	slices.SortFunc(order, func(a, b uint64) int { return cmp.Compare(gone[a][0], gone[b][0]) })
 	if len(order) == 0 {
 		return 0, nil
 	}
