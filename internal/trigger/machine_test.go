@@ -3,9 +3,13 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
@@ -352,5 +356,163 @@ func TestItemRefs(t *testing.T) {
 	}
 	if _, err := ItemRefs("sum(last_foreach(/*/a))>1"); err == nil || !strings.Contains(err.Error(), "calculated items only") {
 		t.Fatalf("an aggregate function: %v", err)
+	}
+}
+
+// chunkStore records, at the start of each commit, how many problems the
+// store already shows and the batch's size; it fails the commit
+// numbered failAt (1-based), and holds the first commit until hold is
+// closed, when hold is set.
+type chunkStore struct {
+	*event.Store
+	mu       sync.Mutex
+	openSeen []int
+	sizes    []int
+	failAt   int
+	hold     chan struct{}
+}
+
+func (c *chunkStore) Commit(b *event.Batch) error {
+	c.mu.Lock()
+	c.openSeen = append(c.openSeen, c.Store.OpenCount())
+	c.sizes = append(c.sizes, len(b.Events))
+	n := len(c.openSeen)
+	c.mu.Unlock()
+	if n == 1 && c.hold != nil {
+		<-c.hold
+	}
+	if n == c.failAt {
+		return errors.New("disk full")
+	}
+	return c.Store.Commit(b)
+}
+
+// chunkEnv is an env with 20 triggers on item a.
+func chunkEnv(t *testing.T) (*env, []uint64) {
+	e := newEnv(t)
+	var ids []uint64
+	for i := range 20 {
+		ids = append(ids, e.trigger(catalog.TriggerFields{Description: fmt.Sprintf("t%d", i), Expression: fmt.Sprintf("last(/h1/a)>%d", i)}))
+	}
+	return e, ids
+}
+
+func problems(ids []uint64) []Result {
+	var rs []Result
+	for _, id := range ids {
+		rs = append(rs, Result{TriggerID: id, Value: Problem, Clock: 10})
+	}
+	return rs
+}
+
+// TestProcessCommitsInChunks: a Process call of 20 problems with
+// CommitChunk 4 commits in chunks, earlier chunks visible in the store
+// before later ones are committed; a trigger's second result right
+// after its chunk was handed off (an OK for a problem still being
+// committed) resolves that problem; all of it survives a restart.
+func TestProcessCommitsInChunks(t *testing.T) {
+	e, ids := chunkEnv(t)
+	var rs []Result
+	for i, r := range problems(ids) {
+		rs = append(rs, r)
+		if i == 3 { // ids[0..3] fill the first chunk, handed off now
+			rs = append(rs, Result{TriggerID: ids[0], Value: OK, Clock: 11})
+		}
+	}
+	cs := &chunkStore{Store: e.store}
+	m, err := New(Options{Store: cs, CommitChunk: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Process(e.cat.Snapshot(), rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Problems != 20 || out.Resolved != 1 {
+		t.Fatalf("outcome %+v, want 20 problems and 1 resolved", out)
+	}
+	// At least the first chunk, then the rest; as many more as the
+	// commits were quick to end.
+	if len(cs.openSeen) < 2 || cs.sizes[0] != 4 {
+		t.Fatalf("commits of %v events: want the first chunk of 4 on its own", cs.sizes)
+	}
+	if !slices.IsSorted(cs.openSeen) || cs.openSeen[len(cs.openSeen)-1] < 4 {
+		t.Errorf("open problems seen as each commit started: %v; want earlier chunks visible before the last commit", cs.openSeen)
+	}
+	check := func(when string) {
+		t.Helper()
+		if n := e.store.OpenCount(); n != 19 {
+			t.Errorf("%s: %d open problems, want 19", when, n)
+		}
+		if len(e.store.OpenProblemsOf(ids[0])) != 0 {
+			t.Errorf("%s: the problem resolved right after its chunk was handed off is open", when)
+		}
+	}
+	check("after Process")
+	if r := m.Runtime(ids[0]); r.Value != event.ValueOK || r.LastChange != 11 {
+		t.Errorf("runtime of the resolved trigger %+v", r)
+	}
+	if r := m.Runtime(ids[19]); r.Value != event.ValueProblem {
+		t.Errorf("runtime of the last trigger %+v", r)
+	}
+	e.reopen()
+	check("after a restart")
+}
+
+// TestProcessChunksGrowWhileCommitting: while a commit has not ended,
+// the next chunk keeps growing instead of queueing behind it, so a slow
+// disk makes fewer, larger commits: the first commit is held until the
+// last problem is built, and the other 16 go in one commit.
+func TestProcessChunksGrowWhileCommitting(t *testing.T) {
+	e, ids := chunkEnv(t)
+	cs := &chunkStore{Store: e.store, hold: make(chan struct{})}
+	last := ids[len(ids)-1]
+	m, err := New(Options{Store: cs, CommitChunk: 4,
+		Suppress: func(_ *catalog.Snapshot, t *catalog.Trigger, _ []event.Tag, _ time.Time) bool {
+			if t.ID == last {
+				close(cs.hold)
+			}
+			return false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Process(e.cat.Snapshot(), problems(ids)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cs.sizes, []int{4, 16}) || e.store.OpenCount() != 20 {
+		t.Fatalf("commits of %v events, %d open; want 4 then 16, 20 open", cs.sizes, e.store.OpenCount())
+	}
+}
+
+// TestProcessChunkFails: a failed chunk leaves the chunks before it
+// applied (store and runtimes) and nothing of itself or later ones;
+// processing the same results again completes the rest without
+// duplicates.
+func TestProcessChunkFails(t *testing.T) {
+	e, ids := chunkEnv(t)
+	rs := problems(ids)
+	cs := &chunkStore{Store: e.store, failAt: 2}
+	m, err := New(Options{Store: cs, CommitChunk: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Process(e.cat.Snapshot(), rs); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Process over a failing commit: %v", err)
+	}
+	if n := e.store.OpenCount(); n != 4 {
+		t.Fatalf("%d open problems after the second commit failed, want 4 (the first chunk)", n)
+	}
+	for i, id := range ids {
+		if i < 4 && m.Runtime(id).Value != event.ValueProblem || i >= 4 && m.Runtime(id).Value != event.ValueOK {
+			t.Fatalf("trigger %d runtime %+v after the failed commit", i, m.Runtime(id))
+		}
+	}
+	out, err := m.Process(e.cat.Snapshot(), rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Problems != 16 || out.Unchanged != 4 || e.store.OpenCount() != 20 {
+		t.Fatalf("again: outcome %+v, %d open; want 16 new problems, 4 unchanged, 20 open", out, e.store.OpenCount())
 	}
 }
