@@ -75,18 +75,8 @@
 //     the trigger's recovery mode is "recovery expression"; a result
 //     that is not a number is UNKNOWN.
 //   - Runtime persistence: every change of value, state or error is
-//     written to the event store with the events it goes with, in the
-//     same commit; New reads the runtimes back, so they survive a restart.
-//   - Commit pipelining: Process hands its changes to the store in
-//     chunks of at least Options.CommitChunk (4,096) events, building
-//     the next chunk while one is made durable; a chunk grows while the
-//     commit before it has not ended, so a slow disk gets fewer, larger
-//     commits. Problems of a chunk become visible, and its runtimes
-//     apply, once its commit is durable; Process returns once all are.
-//     A trigger's events never span two commits in flight: a second
-//     result for a trigger waits for its first chunk to be stored.
-//   - Deleted triggers are found through the store's triggers with open
-//     problems (OpenTriggersStore), not by copying every open problem.
+//     written to the event store with the events it goes with, in one
+//     commit; New reads the runtimes back, so they survive a restart.
 //
 // # What it does not own
 //
@@ -99,9 +89,6 @@
 // A Machine may be used from any number of goroutines: Process and
 // Acknowledge are serialised by one mutex, held while their batch is
 // committed, so a trigger's events are decided and stored in order.
-// Process commits a chunk on a goroutine of its own while it builds the
-// next, one at a time, so a Store's Commit is called from goroutines
-// other than Process's caller (never two of one Process at once).
 // Runtime takes only a read lock that writers hold for a map update, never
 // across an fsync, so readers do not wait for evaluation. Evaluation callers
 // should hand over results in batches: one commit (and fsync) covers a

@@ -61,19 +61,8 @@ type Options struct {
 	// items are re-checked at their retry interval meanwhile. It is
 	// called with the machine's lock held and must not block.
 	OnSoft func(t *catalog.Trigger, soft bool)
-	// CommitChunk is the fewest events (or runtime changes) Process
-	// hands to the store in one commit while it builds the next; a
-	// chunk grows past it while the commit before is not yet durable,
-	// so the number of commits adapts to the disk (slow fsyncs, fewer
-	// and larger commits). Default DefaultCommitChunk.
-	CommitChunk int
-	Logger      *slog.Logger
+	Logger *slog.Logger
 }
-
-// DefaultCommitChunk is Options.CommitChunk's default: a storm's 100,000
-// events go to the store in at most 25 commits, the first visible while
-// the rest are built, each fsync overlapping the next chunk's work.
-const DefaultCommitChunk = 4096
 
 // Machine is the problem state machine. See the package documentation.
 type Machine struct {
@@ -81,7 +70,6 @@ type Machine struct {
 	res      Resolver
 	suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
 	onSoft   func(t *catalog.Trigger, soft bool)
-	chunk    int
 	log      *slog.Logger
 
 	// mu serialises Process, Acknowledge and Reconcile; it is held
@@ -111,10 +99,7 @@ func New(opts Options) (*Machine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.CommitChunk <= 0 {
-		opts.CommitChunk = DefaultCommitChunk
-	}
-	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, onSoft: opts.OnSoft, chunk: opts.CommitChunk, log: opts.Logger,
+	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, onSoft: opts.OnSoft, log: opts.Logger,
 		rts: opts.Store.Runtimes(), attempts: map[uint64]uint8{}}, nil
 }
 
@@ -171,115 +156,53 @@ type Outcome struct {
 	Soft       int // PROBLEM results counted as soft attempts (no event yet)
 }
 
-// chunk is one commit of a Process call: the events and runtimes
-// decided but not yet committed. A storm's call holds 100,000 of each,
+// pending is the state of one Process batch: the events and runtimes
+// decided but not yet committed. A storm's batch holds 100,000 of each,
 // so the runtimes are kept in the batch itself, indexed by trigger
 // (first change first), instead of in a map copied and sorted at the
 // commit.
-type chunk struct {
+type pending struct {
 	batch event.Batch
 	rtAt  map[uint64]int // trigger → index in batch.Runtimes
-	// touched holds the triggers with events in the chunk.
+	// touched holds the triggers with uncommitted events.
 	touched map[uint64]bool
-	// done, of a chunk being committed, receives the commit's result;
-	// once received it is in err, and recv is set.
-	done chan error
-	err  error
-	recv bool
+	ids     []uint64 // slab the OK events' Resolves are cut from
 }
 
-// committed reports, without waiting, whether the chunk's commit ended.
-func (c *chunk) committed() bool {
-	if !c.recv {
-		select {
-		case c.err = <-c.done:
-			c.recv = true
-		default:
-		}
-	}
-	return c.recv
-}
-
-// wait waits for the chunk's commit to end and returns its error.
-func (c *chunk) wait() error {
-	if !c.recv {
-		c.err, c.recv = <-c.done, true
-	}
-	return c.err
-}
-
-func newChunk(n int) *chunk {
-	c := &chunk{rtAt: make(map[uint64]int, n), touched: make(map[uint64]bool, n)}
-	c.batch.Events = make([]event.Event, 0, n)
-	c.batch.Runtimes = make([]event.Runtime, 0, n)
-	return c
-}
-
-// runtime is trigger id's runtime in the chunk, if it changed there.
-func (c *chunk) runtime(id uint64) (event.Runtime, bool) {
-	if i, ok := c.rtAt[id]; ok {
-		return c.batch.Runtimes[i], true
-	}
-	return event.Runtime{}, false
-}
-
-func (c *chunk) size() int { return max(len(c.batch.Events), len(c.batch.Runtimes)) }
-
-// pending is the state of one Process call: the chunk being built and
-// the one being committed meanwhile (at most one, so commits stay in
-// order: a chunk is handed off only once the one before is durable).
-type pending struct {
-	cur    *chunk
-	flying *chunk   // being committed by its own goroutine; nil: none
-	ids    []uint64 // slab the OK events' Resolves are cut from
-	size   int      // chunk capacity
+func newPending(n int) *pending {
+	p := &pending{rtAt: make(map[uint64]int, n), touched: make(map[uint64]bool, n)}
+	p.batch.Events = make([]event.Event, 0, n)
+	p.batch.Runtimes = make([]event.Runtime, 0, n)
+	return p
 }
 
 // Process applies evaluation results, in order, and commits the events
-// and runtime changes they cause; it returns once they are all durable.
-// The changes go to the store in chunks of at least Options.CommitChunk:
-// while one chunk is being made durable the next is built (and handed
-// off once the one before is durable), and each chunk's problems become
-// visible (and its runtimes apply) once its commit is durable, before
-// Process returns. On a commit error the chunks
-// committed before it stay applied, nothing of the failed one or later
-// ones is, and the results may be processed again (those already
-// applied then change nothing).
+// and runtime changes they cause; it returns once they are durable. On
+// a commit error nothing of the failed commit is applied, and the
+// results may be processed again.
 func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out Outcome
-	p := &pending{size: min(len(results), m.chunk)}
-	p.cur = newChunk(p.size)
+	p := newPending(len(results))
 	for i := range results {
 		r := &results[i]
-		if p.cur.touched[r.TriggerID] || p.flying != nil && p.flying.touched[r.TriggerID] {
-			// A second result for a trigger in one call: its first
-			// events need to be stored before an OK event can name
-			// them.
+		if p.touched[r.TriggerID] {
+			// A second result for a trigger in one batch: its first
+			// events need their IDs before an OK event can name them.
 			if err := m.flush(p); err != nil {
 				return out, err
 			}
 		}
 		m.step(snap, r, p, &out)
-		if p.cur.size() >= m.chunk && (p.flying == nil || p.flying.committed()) {
-			if err := m.handOff(p); err != nil {
-				return out, err
-			}
-		}
 	}
 	return out, m.flush(p)
 }
 
-// rt is trigger id's runtime as the call sees it.
+// rt is trigger id's runtime as the batch sees it.
 func (m *Machine) rt(p *pending, id uint64) event.Runtime {
-	if r, ok := p.cur.runtime(id); ok {
-		return r
-	}
-	if p.flying != nil {
-		if r, ok := p.flying.runtime(id); ok {
-			return r
-		}
+	if i, ok := p.rtAt[id]; ok {
+		return p.batch.Runtimes[i]
 	}
 	if r, ok := m.rts[id]; ok {
 		return r
@@ -287,72 +210,35 @@ func (m *Machine) rt(p *pending, id uint64) event.Runtime {
 	return event.Runtime{TriggerID: id}
 }
 
-// land waits for the chunk being committed, if any, and applies its
-// runtimes once it is durable. m.mu is held.
-func (m *Machine) land(p *pending) error {
-	c := p.flying
-	if c == nil {
-		return nil
+// flush commits p and applies its runtimes. m.mu is held.
+func (m *Machine) flush(p *pending) error {
+	if len(p.batch.Events)+len(p.batch.Runtimes) > 0 {
+		if err := m.store.Commit(&p.batch); err != nil {
+			return fmt.Errorf("trigger: cannot store events: %w", err)
+		}
 	}
-	p.flying = nil
-	if err := c.wait(); err != nil {
-		return fmt.Errorf("trigger: cannot store events: %w", err)
-	}
-	m.applyRuntimes(c)
-	return nil
-}
-
-func (m *Machine) applyRuntimes(c *chunk) {
 	m.rtMu.Lock()
-	for _, r := range c.batch.Runtimes {
+	for _, r := range p.batch.Runtimes {
 		m.rts[r.TriggerID] = r
 	}
 	m.rtMu.Unlock()
-}
-
-// handOff starts committing the current chunk on its own goroutine,
-// after the one before it is durable, and starts a new chunk. m.mu is
-// held. Nothing but the commit touches the chunk's batch meanwhile; the
-// builder only reads its runtimes and touched triggers.
-func (m *Machine) handOff(p *pending) error {
-	if err := m.land(p); err != nil {
-		return err
-	}
-	c := p.cur
-	c.done = make(chan error, 1)
-	go func() { c.done <- m.store.Commit(&c.batch) }()
-	p.flying, p.cur = c, newChunk(p.size)
+	// The committed slices may be kept by the store's observers (the
+	// alert engine copies them, but the batch is theirs to read until
+	// Commit returns): start new ones rather than reuse them.
+	p.batch = event.Batch{}
+	clear(p.rtAt)
+	clear(p.touched)
 	return nil
 }
 
-// flush waits for the chunk being committed, then commits the current
-// one and applies its runtimes. m.mu is held.
-func (m *Machine) flush(p *pending) error {
-	if err := m.land(p); err != nil {
-		return err
-	}
-	c := p.cur
-	if c.size() > 0 {
-		if err := m.store.Commit(&c.batch); err != nil {
-			return fmt.Errorf("trigger: cannot store events: %w", err)
-		}
-		m.applyRuntimes(c)
-		// The committed slices may be kept by the store's observers:
-		// start a new chunk rather than reuse them.
-		p.cur = newChunk(p.size)
-	}
-	return nil
-}
-
-// setRT records trigger's new runtime in the chunk.
+// setRT records trigger's new runtime in the batch.
 func (p *pending) setRT(r event.Runtime) {
-	c := p.cur
-	if i, ok := c.rtAt[r.TriggerID]; ok {
-		c.batch.Runtimes[i] = r
+	if i, ok := p.rtAt[r.TriggerID]; ok {
+		p.batch.Runtimes[i] = r
 		return
 	}
-	c.rtAt[r.TriggerID] = len(c.batch.Runtimes)
-	c.batch.Runtimes = append(c.batch.Runtimes, r)
+	p.rtAt[r.TriggerID] = len(p.batch.Runtimes)
+	p.batch.Runtimes = append(p.batch.Runtimes, r)
 }
 
 // step applies one result. m.mu is held.
@@ -398,8 +284,8 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			m.setAttempt(t, 0)
 		}
 		if cur.Value == event.ValueOK || t.Multiple {
-			p.cur.batch.Events = append(p.cur.batch.Events, m.problemEvent(snap, t, r))
-			p.cur.touched[t.ID] = true
+			p.batch.Events = append(p.batch.Events, m.problemEvent(snap, t, r))
+			p.touched[t.ID] = true
 			out.Problems++
 			next.Value, next.LastChange, next.LastChangeNS = event.ValueProblem, r.Clock, r.NS
 		}
@@ -412,8 +298,8 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			fallthrough
 		case catalog.RecoverExpression:
 			if ids := m.openIDs(t.ID, p); len(ids) > 0 {
-				p.cur.batch.Events = append(p.cur.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
-				p.cur.touched[t.ID] = true
+				p.batch.Events = append(p.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
+				p.touched[t.ID] = true
 				out.Resolved++
 			}
 			next.Value, next.LastChange, next.LastChangeNS = event.ValueOK, r.Clock, r.NS
