@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +87,9 @@ type Machine struct {
 	// in memory only: after a restart counting starts over, as a Nagios
 	// without retained state does. Writers hold mu and rtMu.
 	attempts map[uint64]uint8
+	// exp caches macro expansions per trigger for one snapshot; guarded
+	// by mu.
+	exp expCache
 }
 
 // New makes a machine whose trigger runtimes are those stored.
@@ -375,8 +379,20 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
-		Name: m.res.Expand(t.Description, mc), Opdata: m.res.Expand(t.Opdata, mc),
-		Tags: m.tags(snap, t, mc),
+	}
+	if x := m.cached(snap, t); x != nil {
+		e.Name, e.Opdata, e.Tags = x.problem.name, x.problem.opdata, x.problem.tags
+		if !x.problem.nameConst {
+			e.Name = m.res.Expand(t.Description, mc)
+		}
+		if !x.problem.opdataConst {
+			e.Opdata = m.res.Expand(t.Opdata, mc)
+		}
+		if !x.problem.tagsConst {
+			e.Tags = m.tags(snap, t, mc)
+		}
+	} else {
+		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.res.Expand(t.Opdata, mc), m.tags(snap, t, mc)
 	}
 	if m.suppress != nil {
 		e.Suppressed = m.suppress(snap, t, e.Tags, time.Unix(r.Clock, int64(r.NS)))
@@ -386,12 +402,120 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 
 // okEvent resolves problems ids of t; user is who closed them by hand.
 func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int64, ns int32, ids []uint64, user uint64) event.Event {
-	mc := &MacroContext{Trigger: t, Snapshot: snap}
-	return event.Event{
+	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: clock, NS: ns, Value: event.ValueOK,
-		Name: m.res.Expand(t.Description, mc), Tags: m.tags(snap, t, mc),
 		Resolves: ids, UserID: user,
+	}
+	if x := m.cached(snap, t); x != nil {
+		e.Name, e.Tags = x.okName, x.okTags
+	} else {
+		mc := &MacroContext{Trigger: t, Snapshot: snap}
+		e.Name, e.Tags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+	}
+	return e
+}
+
+// expCache holds, for the snapshot the machine last made events in, the
+// expansions of the triggers' texts that do not depend on the
+// evaluation: a template's "High CPU on {HOST.NAME}" and its
+// "host:{HOST.HOST}" tag are expanded once per trigger, not once per
+// event of a storm. Only triggers with a macro in their own texts are
+// cached (the others cost little to expand), and only for MacroResolver,
+// whose results depend on the trigger and the snapshot alone, apart from
+// {ITEM.*} macros. It holds at most one entry per trigger with macros
+// (100,000 such triggers: about 10 MB) and is dropped with its snapshot.
+type expCache struct {
+	snap *catalog.Snapshot
+	m    map[uint64]*expansion
+}
+
+// expansion is one trigger's cached texts.
+type expansion struct {
+	// problem holds the problem event's texts; a text with an {ITEM.*}
+	// macro is not constant and is expanded per event.
+	problem struct {
+		name, opdata                      string
+		tags                              []event.Tag
+		nameConst, opdataConst, tagsConst bool
+	}
+	// An OK event's texts never see an evaluation ({ITEM.VALUE} is
+	// *UNKNOWN* in them), so they are always constant.
+	okName string
+	okTags []event.Tag
+}
+
+// cached returns t's cached expansions, made at first use in snap; nil
+// when t's own texts have no macro (hasMacro) or the resolver is not
+// MacroResolver.
+// m.mu is held.
+func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion {
+	if _, ok := m.res.(MacroResolver); !ok || !hasMacro(t) {
+		return nil
+	}
+	if m.exp.snap != snap {
+		// A catalog change may rename a host or change a macro: start
+		// over with the new snapshot.
+		m.exp = expCache{snap: snap, m: map[uint64]*expansion{}}
+	}
+	if x := m.exp.m[t.ID]; x != nil {
+		return x
+	}
+	x := &expansion{}
+	mc := &MacroContext{Trigger: t, Snapshot: snap}
+	x.okName, x.okTags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+	p := &x.problem
+	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(t.Description), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
+	if p.nameConst {
+		p.name = x.okName
+	}
+	if p.opdataConst {
+		p.opdata = m.res.Expand(t.Opdata, mc)
+	}
+	if p.tagsConst {
+		p.tags = x.okTags
+	}
+	m.exp.m[t.ID] = x
+	return x
+}
+
+// hasMacro reports whether t's own texts (name, operational data, tags)
+// have a macro. Its hosts' tags are not looked at: that would cost a
+// host lookup per event of every trigger, and a trigger whose only
+// macros are in its hosts' tags is expanded per event as before.
+func hasMacro(t *catalog.Trigger) bool {
+	if strings.IndexByte(t.Description, '{') >= 0 || strings.IndexByte(t.Opdata, '{') >= 0 {
+		return true
+	}
+	for _, tg := range t.Tags {
+		if strings.IndexByte(tg.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// itemMacro reports whether text has a macro whose value comes from the
+// evaluation ({ITEM.VALUE}, {ITEM.LASTVALUE} and their indexed forms).
+func itemMacro(text string) bool { return strings.Contains(text, "{ITEM.") }
+
+func tagItemMacro(snap *catalog.Snapshot, t *catalog.Trigger) bool {
+	found := false
+	eachTag(snap, t, func(tg catalog.Tag) { found = found || itemMacro(tg.Value) })
+	return found
+}
+
+// eachTag calls fn with t's tags, then its hosts' tags.
+func eachTag(snap *catalog.Snapshot, t *catalog.Trigger, fn func(catalog.Tag)) {
+	for _, tg := range t.Tags {
+		fn(tg)
+	}
+	for _, hid := range t.HostIDs {
+		if h := snap.HostByID(hid); h != nil {
+			for _, tg := range h.Tags {
+				fn(tg)
+			}
+		}
 	}
 }
 
@@ -399,22 +523,12 @@ func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int6
 // without duplicates.
 func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroContext) []event.Tag {
 	var out []event.Tag
-	add := func(tg catalog.Tag) {
+	eachTag(snap, t, func(tg catalog.Tag) {
 		e := event.Tag{Tag: tg.Tag, Value: m.res.Expand(tg.Value, mc)}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}
-	}
-	for _, tg := range t.Tags {
-		add(tg)
-	}
-	for _, hid := range t.HostIDs {
-		if h := snap.HostByID(hid); h != nil {
-			for _, tg := range h.Tags {
-				add(tg)
-			}
-		}
-	}
+	})
 	return out
 }
 
