@@ -54,7 +54,12 @@
 // the eventid order it walks the open problems in ID order and stops at
 // the limit; when the hosts, groups or triggers it names hold under an
 // eighth of the open problems it reads them through the store's index by
-// trigger; countOutput counts without copying.
+// trigger; countOutput counts without copying. The triggers of a request's
+// hosts or groups are walked once per catalog snapshot and scope (the
+// server remembers up to 64 scopes per snapshot), since dashboards and
+// the storm bench repeat the same request many times a second; a caller
+// who sees everything and names no groups is checked per problem
+// without the per-request trigger cache.
 //
 // User macros and templates (usermacro.go): usermacro.get/create/update/
 // delete for host and template macros, usermacro.createglobal/

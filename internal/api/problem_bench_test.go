@@ -101,3 +101,78 @@ func BenchmarkProblemGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProblemGetStorm answers the requests `peregrine bench storm`
+// makes at its peak, 100,000 triggers on 100 hosts of 1,000 items, each
+// with one open problem: the count it polls every 50 ms while the storm
+// fires and recovers (hostids of every host, countOutput), and the
+// newest 1,000 with tags and acknowledgements. The poll shares the
+// server's core with evaluation during the measured window, so its cost
+// delays the problems it waits for.
+//
+//	go test -run '^$' -bench BenchmarkProblemGetStorm -benchtime 20x ./internal/api/
+func BenchmarkProblemGetStorm(b *testing.B) {
+	const hosts, perHost = 100, 1000
+	dir := b.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	spec := catalog.Spec{}
+	for h := range hosts {
+		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
+		for i := range perHost {
+			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i)})
+			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("storm host-%d k[%d]", h, i),
+				Expression: fmt.Sprintf("last(/host-%d/k[%d])>0", h, i)})
+		}
+		spec.Hosts = append(spec.Hosts, hs)
+	}
+	if _, err := cat.Apply(context.Background(), spec); err != nil {
+		b.Fatal(err)
+	}
+	snap := cat.Snapshot()
+	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m, err := trigger.New(trigger.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	trigs := snap.Triggers()
+	results := make([]trigger.Result, len(trigs))
+	for i := range trigs {
+		results[i] = trigger.Result{TriggerID: trigs[i].ID, Value: trigger.Problem, Clock: 1700000000}
+	}
+	if _, err := m.Process(snap, results); err != nil {
+		b.Fatal(err)
+	}
+	api := New(Options{Catalog: cat, History: memstore.New(), Events: st, TriggerStates: m,
+		Auth: &fakeAuth{sessions: map[string]User{"super": {ID: 1, Username: "Admin", Role: RoleSuperAdmin}}}})
+	h := api.Handler()
+	var hostids []string
+	for _, h := range snap.Hosts() {
+		hostids = append(hostids, fmt.Sprintf("%q", fmt.Sprint(h.ID)))
+	}
+	hs := `"hostids":[` + strings.Join(hostids, ",") + `]`
+	for _, q := range []struct{ name, params, want string }{
+		{"count", hs + `,"countOutput":true`, `{"jsonrpc":"2.0","result":"100000"`},
+		{"limit1000", hs + `,"output":"extend","selectAcknowledges":"extend","selectTags":"extend","limit":1000,"sortfield":["eventid"],"sortorder":"DESC"`, `{"jsonrpc":"2.0","result":[{`},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			body := `{"jsonrpc":"2.0","method":"problem.get","params":{` + q.params + `},"id":1,"auth":"super"}`
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api_jsonrpc.php", strings.NewReader(body)))
+				if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), q.want) {
+					b.Fatalf("problem.get: %d %.200s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}

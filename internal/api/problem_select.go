@@ -3,8 +3,12 @@ package api
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 
 	"github.com/peregrine-mon/peregrine/internal/event"
 )
@@ -154,6 +158,22 @@ func (sc *eventScope) candidates(limit int) ([]uint64, bool) {
 	if len(f.HostIDs) == 0 && len(f.GroupIDs) == 0 {
 		return nil, false
 	}
+	if sc.cands == nil {
+		return sc.hostCandidates(limit)
+	}
+	key := candKey(f)
+	if ids, ok, known := sc.cands.get(sc.snap, key, limit); known {
+		return ids, ok
+	}
+	ids, ok := sc.hostCandidates(limit)
+	sc.cands.put(sc.snap, key, limit, ids, ok)
+	return ids, ok
+}
+
+// hostCandidates walks the triggers of the request's hosts (or of the
+// hosts of its groups), giving up past limit.
+func (sc *eventScope) hostCandidates(limit int) ([]uint64, bool) {
+	f := sc.f
 	var hosts []uint64
 	if len(f.HostIDs) > 0 {
 		hosts = f.HostIDs
@@ -184,4 +204,80 @@ func (sc *eventScope) candidates(limit int) ([]uint64, bool) {
 		}
 	}
 	return out, true
+}
+
+// candCache remembers, for the current catalog snapshot, the candidate
+// triggers of the host and group scopes problem.get was asked for: a
+// dashboard or the storm bench polls the same request many times a
+// second, and walking 100 hosts' items for their triggers cost more than
+// the count itself. Entries are a function of the snapshot alone (which
+// triggers the hosts have), so they are dropped when it changes. A walk
+// that gave up past its limit is remembered as such: a later request
+// with a limit no higher gives up at once.
+type candCache struct {
+	mu   sync.Mutex
+	snap *catalog.Snapshot
+	m    map[string]candEntry
+}
+
+// candEntry is one scope's walk: ids when complete, else the limit it
+// gave up past.
+type candEntry struct {
+	ids      []uint64
+	complete bool
+	over     int
+}
+
+// maxCandScopes bounds the scopes remembered per snapshot; past it the
+// cache starts over (requests naming ever new host sets only cost their
+// walk, as without the cache).
+const maxCandScopes = 64
+
+func (c *candCache) get(snap *catalog.Snapshot, key string, limit int) (ids []uint64, ok, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap != snap {
+		return nil, false, false
+	}
+	e, found := c.m[key]
+	switch {
+	case !found:
+		return nil, false, false
+	case e.complete:
+		if len(e.ids) > limit {
+			return nil, false, true
+		}
+		return e.ids, true, true
+	case limit <= e.over:
+		return nil, false, true
+	}
+	return nil, false, false
+}
+
+func (c *candCache) put(snap *catalog.Snapshot, key string, limit int, ids []uint64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap != snap || len(c.m) >= maxCandScopes {
+		c.snap, c.m = snap, map[string]candEntry{}
+	}
+	if ok {
+		c.m[key] = candEntry{ids: ids, complete: true}
+	} else {
+		c.m[key] = candEntry{over: limit}
+	}
+}
+
+// candKey names a request's host and group scope.
+func candKey(f *eventFilter) string {
+	b := make([]byte, 0, 8*(len(f.HostIDs)+len(f.GroupIDs))+1)
+	for _, h := range slices.Sorted(slices.Values(f.HostIDs)) {
+		b = strconv.AppendUint(b, h, 36)
+		b = append(b, ',')
+	}
+	b = append(b, '|')
+	for _, g := range slices.Sorted(slices.Values(f.GroupIDs)) {
+		b = strconv.AppendUint(b, g, 36)
+		b = append(b, ',')
+	}
+	return string(b)
 }

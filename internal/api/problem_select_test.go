@@ -172,3 +172,129 @@ func TestProblemSelectMatchesFullSort(t *testing.T) {
 		t.Errorf("host 3, severities 0 and 2, newest 4: %v, want %v", got, want[:4])
 	}
 }
+
+// TestCandCache checks what the candidate cache answers: nothing for an
+// unknown scope or another snapshot, the walk's triggers while they are
+// within the limit, and "too many" for a limit no higher than one a walk
+// gave up past.
+func TestCandCache(t *testing.T) {
+	s1, s2 := &catalog.Snapshot{}, &catalog.Snapshot{}
+	var c candCache
+	if _, _, known := c.get(s1, "a", 10); known {
+		t.Fatal("empty cache knows scope a")
+	}
+	c.put(s1, "a", 10, []uint64{1, 2, 3}, true)
+	c.put(s1, "b", 10, nil, false)
+	for _, tc := range []struct {
+		snap         *catalog.Snapshot
+		key          string
+		limit        int
+		ok, known    bool
+		wantIDsCount int
+	}{
+		{s1, "a", 10, true, true, 3},
+		{s1, "a", 3, true, true, 3},
+		{s1, "a", 2, false, true, 0},  // complete, but more than the limit
+		{s1, "b", 10, false, true, 0}, // gave up past 10
+		{s1, "b", 4, false, true, 0},
+		{s1, "b", 11, false, false, 0}, // might fit a higher limit: walk again
+		{s2, "a", 10, false, false, 0}, // another snapshot
+	} {
+		ids, ok, known := c.get(tc.snap, tc.key, tc.limit)
+		if ok != tc.ok || known != tc.known || len(ids) != tc.wantIDsCount {
+			t.Errorf("get(%s, limit %d) = %v %v %v, want %d ids, ok %v, known %v", tc.key, tc.limit, ids, ok, known, tc.wantIDsCount, tc.ok, tc.known)
+		}
+	}
+	c.put(s2, "c", 10, []uint64{9}, true)
+	if _, _, known := c.get(s1, "a", 10); known {
+		t.Error("entries of an older snapshot survived a newer one's put")
+	}
+	for i := range maxCandScopes + 1 {
+		c.put(s2, fmt.Sprint(i), 10, []uint64{1}, true)
+	}
+	if len(c.m) > maxCandScopes {
+		t.Errorf("%d scopes remembered, bound %d", len(c.m), maxCandScopes)
+	}
+}
+
+// TestProblemCandidatesFollowCatalog: problem.get's count over a host
+// whose few triggers are read through the index (and remembered) counts
+// a trigger added to the host afterwards: the remembered candidates
+// belong to the snapshot they were walked in.
+func TestProblemCandidatesFollowCatalog(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	mkSpec := func(small int) catalog.Spec {
+		big := catalog.HostSpec{Host: "big", Groups: []string{"G"}}
+		for i := range 40 {
+			big.Items = append(big.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i)})
+			big.Triggers = append(big.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("big %d", i), Expression: fmt.Sprintf("last(/big/k[%d])>1", i)})
+		}
+		sm := catalog.HostSpec{Host: "small", Groups: []string{"G"}}
+		for i := range 3 {
+			sm.Items = append(sm.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i)})
+		}
+		for i := range small {
+			sm.Triggers = append(sm.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("small %d", i), Expression: fmt.Sprintf("last(/small/k[%d])>1", i)})
+		}
+		return catalog.Spec{Hosts: []catalog.HostSpec{big, sm}}
+	}
+	if _, err := cat.Apply(context.Background(), mkSpec(2)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := trigger.New(trigger.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fire := func() {
+		t.Helper()
+		snap := cat.Snapshot()
+		var rs []trigger.Result
+		for _, tr := range snap.Triggers() {
+			rs = append(rs, trigger.Result{TriggerID: tr.ID, Value: trigger.Problem, Clock: 1_700_000_000})
+		}
+		if _, err := m.Process(snap, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fire()
+	api := New(Options{Catalog: cat, History: memstore.New(), Events: st, TriggerStates: m,
+		Auth: &fakeAuth{sessions: map[string]User{"super": {ID: 1, Username: "Admin", Role: RoleSuperAdmin}}}})
+	h := api.Handler()
+	count := func(host string) string {
+		t.Helper()
+		hid := cat.Snapshot().Host(host).ID
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"problem.get","params":{"countOutput":true,"hostids":["%d"]},"id":1,"auth":"super"}`, hid)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api_jsonrpc.php", strings.NewReader(body)))
+		var r struct{ Result string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+			t.Fatalf("%v: %s", err, rec.Body.String())
+		}
+		return r.Result
+	}
+	for range 2 { // the second answer comes from the remembered walk
+		if n := count("small"); n != "2" {
+			t.Fatalf("small: %s open problems, want 2", n)
+		}
+		if n := count("big"); n != "40" {
+			t.Fatalf("big: %s open problems, want 40", n)
+		}
+	}
+	if _, err := cat.Apply(context.Background(), mkSpec(3)); err != nil {
+		t.Fatal(err)
+	}
+	fire() // the new trigger's problem; the others are already open
+	if n := count("small"); n != "3" {
+		t.Fatalf("small after a trigger was added: %s open problems, want 3", n)
+	}
+}

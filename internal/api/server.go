@@ -140,6 +140,9 @@ type Server struct {
 	// prefetchPartItems is the least items per concurrently read part.
 	prefetchPartItems int
 	respBufs          sync.Pool // *bufio.Writer of respBufSize
+	// cands remembers problem.get's candidate triggers per request
+	// scope for the current snapshot (problem_select.go).
+	cands candCache
 }
 
 type method struct {

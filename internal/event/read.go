@@ -20,8 +20,8 @@ func (s *Store) OpenProblems() []Event {
 
 func (s *Store) sortedOpenLocked() []*Event {
 	out := make([]*Event, 0, len(s.open))
-	for _, id := range s.order {
-		if e := s.open[id]; e != nil {
+	for _, e := range s.order {
+		if e.REventID == 0 {
 			out = append(out, e)
 		}
 	}
@@ -38,14 +38,14 @@ func (s *Store) ScanOpen(desc bool, fn func(*Event) bool) {
 	defer s.mu.RUnlock()
 	if desc {
 		for i := len(s.order) - 1; i >= 0; i-- {
-			if e := s.open[s.order[i]]; e != nil && !fn(e) {
+			if e := s.order[i]; e.REventID == 0 && !fn(e) {
 				return
 			}
 		}
 		return
 	}
-	for _, id := range s.order {
-		if e := s.open[id]; e != nil && !fn(e) {
+	for _, e := range s.order {
+		if e.REventID == 0 && !fn(e) {
 			return
 		}
 	}
@@ -96,6 +96,25 @@ func (s *Store) OpenProblemsOf(trigger uint64) []Event {
 		out = append(out, *s.open[id])
 	}
 	return out
+}
+
+// OpenTriggers appends the IDs of the triggers with open problems, in no
+// particular order, to dst: O(such triggers), nothing else copied.
+func (s *Store) OpenTriggers(dst []uint64) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for t := range s.byTrig {
+		dst = append(dst, t)
+	}
+	return dst
+}
+
+// OpenIDsOf appends the IDs of trigger's open problems, ascending, to
+// dst: what resolving them needs, without copying the problems.
+func (s *Store) OpenIDsOf(trigger uint64, dst []uint64) []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append(dst, s.byTrig[trigger]...)
 }
 
 // Recent returns copies of the problems resolved at or after since (a

@@ -23,7 +23,10 @@
 //     the trigger's priority, tags from the trigger and its hosts with
 //     macros in values expanded, duplicates dropped; a problem is made
 //     suppressed when Options.Suppress says a maintenance covers it
-//     (package maintenance).
+//     (package maintenance). With MacroResolver, a trigger whose own
+//     texts have macros has them expanded once per catalog snapshot,
+//     except texts with {ITEM.*} macros (per event); OK events' texts
+//     are always the trigger's with *UNKNOWN* item values.
 //   - Nagios-style soft and hard states (Peregrine's extension, issue
 //     13 item 5): a trigger with MaxCheckAttempts N > 1 whose value is
 //     OK counts consecutive PROBLEM results; below N it is SOFT (no

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +87,9 @@ type Machine struct {
 	// in memory only: after a restart counting starts over, as a Nagios
 	// without retained state does. Writers hold mu and rtMu.
 	attempts map[uint64]uint8
+	// exp caches macro expansions per trigger for one snapshot; guarded
+	// by mu.
+	exp expCache
 }
 
 // New makes a machine whose trigger runtimes are those stored.
@@ -157,11 +161,23 @@ type Outcome struct {
 }
 
 // pending is the state of one Process batch: the events and runtimes
-// decided but not yet committed.
+// decided but not yet committed. A storm's batch holds 100,000 of each,
+// so the runtimes are kept in the batch itself, indexed by trigger
+// (first change first), instead of in a map copied and sorted at the
+// commit.
 type pending struct {
-	batch   event.Batch
-	rts     map[uint64]event.Runtime
-	touched map[uint64]bool // triggers with uncommitted events
+	batch event.Batch
+	rtAt  map[uint64]int // trigger → index in batch.Runtimes
+	// touched holds the triggers with uncommitted events.
+	touched map[uint64]bool
+	ids     []uint64 // slab the OK events' Resolves are cut from
+}
+
+func newPending(n int) *pending {
+	p := &pending{rtAt: make(map[uint64]int, n), touched: make(map[uint64]bool, n)}
+	p.batch.Events = make([]event.Event, 0, n)
+	p.batch.Runtimes = make([]event.Runtime, 0, n)
+	return p
 }
 
 // Process applies evaluation results, in order, and commits the events
@@ -172,7 +188,7 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out Outcome
-	p := &pending{rts: map[uint64]event.Runtime{}, touched: map[uint64]bool{}}
+	p := newPending(len(results))
 	for i := range results {
 		r := &results[i]
 		if p.touched[r.TriggerID] {
@@ -189,8 +205,8 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 
 // rt is trigger id's runtime as the batch sees it.
 func (m *Machine) rt(p *pending, id uint64) event.Runtime {
-	if r, ok := p.rts[id]; ok {
-		return r
+	if i, ok := p.rtAt[id]; ok {
+		return p.batch.Runtimes[i]
 	}
 	if r, ok := m.rts[id]; ok {
 		return r
@@ -200,28 +216,34 @@ func (m *Machine) rt(p *pending, id uint64) event.Runtime {
 
 // flush commits p and applies its runtimes. m.mu is held.
 func (m *Machine) flush(p *pending) error {
-	if len(p.batch.Events)+len(p.rts) > 0 {
-		for _, r := range p.rts {
-			p.batch.Runtimes = append(p.batch.Runtimes, r)
-		}
-		slices.SortFunc(p.batch.Runtimes, func(a, b event.Runtime) int { return cmp.Compare(a.TriggerID, b.TriggerID) })
+	if len(p.batch.Events)+len(p.batch.Runtimes) > 0 {
 		if err := m.store.Commit(&p.batch); err != nil {
 			return fmt.Errorf("trigger: cannot store events: %w", err)
 		}
 	}
 	m.rtMu.Lock()
-	for id, r := range p.rts {
-		m.rts[id] = r
+	for _, r := range p.batch.Runtimes {
+		m.rts[r.TriggerID] = r
 	}
 	m.rtMu.Unlock()
+	// The committed slices may be kept by the store's observers (the
+	// alert engine copies them, but the batch is theirs to read until
+	// Commit returns): start new ones rather than reuse them.
 	p.batch = event.Batch{}
-	clear(p.rts)
+	clear(p.rtAt)
 	clear(p.touched)
 	return nil
 }
 
 // setRT records trigger's new runtime in the batch.
-func (p *pending) setRT(r event.Runtime) { p.rts[r.TriggerID] = r }
+func (p *pending) setRT(r event.Runtime) {
+	if i, ok := p.rtAt[r.TriggerID]; ok {
+		p.batch.Runtimes[i] = r
+		return
+	}
+	p.rtAt[r.TriggerID] = len(p.batch.Runtimes)
+	p.batch.Runtimes = append(p.batch.Runtimes, r)
+}
 
 // step applies one result. m.mu is held.
 func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outcome) {
@@ -242,7 +264,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		return
 	}
 	next.State, next.Error = 0, ""
-	if r.Value == OK && m.attempts[t.ID] > 0 {
+	if r.Value == OK && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 		m.setAttempt(t, 0) // a soft problem that cleared: no event, as in Nagios
 	}
 	switch {
@@ -251,7 +273,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			out.Suppressed++
 			break
 		}
-		if t.MaxCheckAttempts <= 1 && m.attempts[t.ID] > 0 {
+		if t.MaxCheckAttempts <= 1 && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 			m.setAttempt(t, 0) // the option was turned off while soft
 		}
 		if cur.Value == event.ValueOK && t.MaxCheckAttempts > 1 {
@@ -279,7 +301,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			}
 			fallthrough
 		case catalog.RecoverExpression:
-			if ids := m.openIDs(t.ID); len(ids) > 0 {
+			if ids := m.openIDs(t.ID, p); len(ids) > 0 {
 				p.batch.Events = append(p.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
 				p.touched[t.ID] = true
 				out.Resolved++
@@ -317,8 +339,33 @@ func (m *Machine) masterInProblem(snap *catalog.Snapshot, p *pending, t *catalog
 	return false
 }
 
-// openIDs are the IDs of trigger's open problems.
-func (m *Machine) openIDs(trigger uint64) []uint64 {
+// OpenIDsStore is implemented by stores (*event.Store) that can list a
+// trigger's open problem IDs without copying the problems: a storm's
+// recovery resolves 100,000 of them in one batch.
+type OpenIDsStore interface {
+	OpenIDsOf(trigger uint64, dst []uint64) []uint64
+}
+
+// openIDs are the IDs of trigger's open problems, in a slice of their
+// own (the OK event keeps it).
+func (m *Machine) openIDs(trigger uint64, p *pending) []uint64 {
+	if s, ok := m.store.(OpenIDsStore); ok {
+		// Appended to the batch's slab of IDs: one allocation per few
+		// thousand OK events rather than one each.
+		if cap(p.ids)-len(p.ids) < 16 {
+			p.ids = make([]uint64, 0, 4096)
+		}
+		start := len(p.ids)
+		out := s.OpenIDsOf(trigger, p.ids[start:start])
+		if len(out) == 0 {
+			return nil
+		}
+		if len(out) > cap(p.ids)-start {
+			return out // outgrew the slab: a slice of its own
+		}
+		p.ids = p.ids[:start+len(out)]
+		return out[:len(out):len(out)]
+	}
 	open := m.store.OpenProblemsOf(trigger)
 	ids := make([]uint64, len(open))
 	for i := range open {
@@ -332,8 +379,20 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
-		Name: m.res.Expand(t.Description, mc), Opdata: m.res.Expand(t.Opdata, mc),
-		Tags: m.tags(snap, t, mc),
+	}
+	if x := m.cached(snap, t); x != nil {
+		e.Name, e.Opdata, e.Tags = x.problem.name, x.problem.opdata, x.problem.tags
+		if !x.problem.nameConst {
+			e.Name = m.res.Expand(t.Description, mc)
+		}
+		if !x.problem.opdataConst {
+			e.Opdata = m.res.Expand(t.Opdata, mc)
+		}
+		if !x.problem.tagsConst {
+			e.Tags = m.tags(snap, t, mc)
+		}
+	} else {
+		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.res.Expand(t.Opdata, mc), m.tags(snap, t, mc)
 	}
 	if m.suppress != nil {
 		e.Suppressed = m.suppress(snap, t, e.Tags, time.Unix(r.Clock, int64(r.NS)))
@@ -343,12 +402,120 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 
 // okEvent resolves problems ids of t; user is who closed them by hand.
 func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int64, ns int32, ids []uint64, user uint64) event.Event {
-	mc := &MacroContext{Trigger: t, Snapshot: snap}
-	return event.Event{
+	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: clock, NS: ns, Value: event.ValueOK,
-		Name: m.res.Expand(t.Description, mc), Tags: m.tags(snap, t, mc),
 		Resolves: ids, UserID: user,
+	}
+	if x := m.cached(snap, t); x != nil {
+		e.Name, e.Tags = x.okName, x.okTags
+	} else {
+		mc := &MacroContext{Trigger: t, Snapshot: snap}
+		e.Name, e.Tags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+	}
+	return e
+}
+
+// expCache holds, for the snapshot the machine last made events in, the
+// expansions of the triggers' texts that do not depend on the
+// evaluation: a template's "High CPU on {HOST.NAME}" and its
+// "host:{HOST.HOST}" tag are expanded once per trigger, not once per
+// event of a storm. Only triggers with a macro in their own texts are
+// cached (the others cost little to expand), and only for MacroResolver,
+// whose results depend on the trigger and the snapshot alone, apart from
+// {ITEM.*} macros. It holds at most one entry per trigger with macros
+// (100,000 such triggers: about 10 MB) and is dropped with its snapshot.
+type expCache struct {
+	snap *catalog.Snapshot
+	m    map[uint64]*expansion
+}
+
+// expansion is one trigger's cached texts.
+type expansion struct {
+	// problem holds the problem event's texts; a text with an {ITEM.*}
+	// macro is not constant and is expanded per event.
+	problem struct {
+		name, opdata                      string
+		tags                              []event.Tag
+		nameConst, opdataConst, tagsConst bool
+	}
+	// An OK event's texts never see an evaluation ({ITEM.VALUE} is
+	// *UNKNOWN* in them), so they are always constant.
+	okName string
+	okTags []event.Tag
+}
+
+// cached returns t's cached expansions, made at first use in snap; nil
+// when t's own texts have no macro (hasMacro) or the resolver is not
+// MacroResolver.
+// m.mu is held.
+func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion {
+	if _, ok := m.res.(MacroResolver); !ok || !hasMacro(t) {
+		return nil
+	}
+	if m.exp.snap != snap {
+		// A catalog change may rename a host or change a macro: start
+		// over with the new snapshot.
+		m.exp = expCache{snap: snap, m: map[uint64]*expansion{}}
+	}
+	if x := m.exp.m[t.ID]; x != nil {
+		return x
+	}
+	x := &expansion{}
+	mc := &MacroContext{Trigger: t, Snapshot: snap}
+	x.okName, x.okTags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+	p := &x.problem
+	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(t.Description), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
+	if p.nameConst {
+		p.name = x.okName
+	}
+	if p.opdataConst {
+		p.opdata = m.res.Expand(t.Opdata, mc)
+	}
+	if p.tagsConst {
+		p.tags = x.okTags
+	}
+	m.exp.m[t.ID] = x
+	return x
+}
+
+// hasMacro reports whether t's own texts (name, operational data, tags)
+// have a macro. Its hosts' tags are not looked at: that would cost a
+// host lookup per event of every trigger, and a trigger whose only
+// macros are in its hosts' tags is expanded per event as before.
+func hasMacro(t *catalog.Trigger) bool {
+	if strings.IndexByte(t.Description, '{') >= 0 || strings.IndexByte(t.Opdata, '{') >= 0 {
+		return true
+	}
+	for _, tg := range t.Tags {
+		if strings.IndexByte(tg.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// itemMacro reports whether text has a macro whose value comes from the
+// evaluation ({ITEM.VALUE}, {ITEM.LASTVALUE} and their indexed forms).
+func itemMacro(text string) bool { return strings.Contains(text, "{ITEM.") }
+
+func tagItemMacro(snap *catalog.Snapshot, t *catalog.Trigger) bool {
+	found := false
+	eachTag(snap, t, func(tg catalog.Tag) { found = found || itemMacro(tg.Value) })
+	return found
+}
+
+// eachTag calls fn with t's tags, then its hosts' tags.
+func eachTag(snap *catalog.Snapshot, t *catalog.Trigger, fn func(catalog.Tag)) {
+	for _, tg := range t.Tags {
+		fn(tg)
+	}
+	for _, hid := range t.HostIDs {
+		if h := snap.HostByID(hid); h != nil {
+			for _, tg := range h.Tags {
+				fn(tg)
+			}
+		}
 	}
 }
 
@@ -356,38 +523,30 @@ func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int6
 // without duplicates.
 func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroContext) []event.Tag {
 	var out []event.Tag
-	add := func(tg catalog.Tag) {
+	eachTag(snap, t, func(tg catalog.Tag) {
 		e := event.Tag{Tag: tg.Tag, Value: m.res.Expand(tg.Value, mc)}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}
-	}
-	for _, tg := range t.Tags {
-		add(tg)
-	}
-	for _, hid := range t.HostIDs {
-		if h := snap.HostByID(hid); h != nil {
-			for _, tg := range h.Tags {
-				add(tg)
-			}
-		}
-	}
+	})
 	return out
 }
 
-// OpenProblemsStore is what Reconcile needs besides Store: every open
-// problem (*event.Store).
-type OpenProblemsStore interface {
-	OpenProblems() []event.Event
+// OpenTriggersStore is what Reconcile needs besides Store: the
+// triggers with open problems (*event.Store).
+type OpenTriggersStore interface {
+	OpenTriggers(dst []uint64) []uint64
 }
 
 // Reconcile resolves the open problems of triggers that are no longer
 // in snap (deleted, or gone with their items or hosts), as Zabbix drops
 // a deleted trigger's problems: one OK event per trigger, without a
-// user. It returns the number of problems resolved. It costs O(open
-// problems); the server calls it after each catalog change.
+// user. It returns the number of problems resolved. It costs a lookup
+// per trigger with open problems and copies only the problems of the
+// triggers gone (the server calls it after each catalog change, also in
+// the middle of a storm of 100,000 open problems).
 func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
-	ops, ok := m.store.(OpenProblemsStore)
+	ots, ok := m.store.(OpenTriggersStore)
 	if !ok {
 		return 0, nil
 	}
@@ -403,16 +562,21 @@ func (m *Machine) Reconcile(snap *catalog.Snapshot) (int, error) {
 	gone := map[uint64][]uint64{}
 	var order []uint64
 	var clock int64
-	for _, e := range ops.OpenProblems() {
-		if snap.Trigger(e.ObjectID) != nil {
+	for _, tid := range ots.OpenTriggers(nil) {
+		if snap.Trigger(tid) != nil {
 			continue
 		}
-		if _, seen := gone[e.ObjectID]; !seen {
-			order = append(order, e.ObjectID)
+		for _, e := range m.store.OpenProblemsOf(tid) {
+			gone[tid] = append(gone[tid], e.ID)
+			clock = max(clock, e.Clock)
 		}
-		gone[e.ObjectID] = append(gone[e.ObjectID], e.ID)
-		clock = max(clock, e.Clock)
+		if len(gone[tid]) > 0 {
+			order = append(order, tid)
+		}
 	}
+	// In the order of their oldest open problem, as the events were
+	// made before the store was asked by trigger.
+	slices.SortFunc(order, func(a, b uint64) int { return cmp.Compare(gone[a][0], gone[b][0]) })
 	if len(order) == 0 {
 		return 0, nil
 	}

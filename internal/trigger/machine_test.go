@@ -3,7 +3,9 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -353,4 +355,59 @@ func TestItemRefs(t *testing.T) {
 	if _, err := ItemRefs("sum(last_foreach(/*/a))>1"); err == nil || !strings.Contains(err.Error(), "calculated items only") {
 		t.Fatalf("an aggregate function: %v", err)
 	}
+}
+
+// TestExpansionCache: names, operational data and tags are expanded once
+// per trigger and snapshot where they do not depend on the evaluation,
+// and per event where they do ({ITEM.VALUE}); an OK event's texts are
+// the trigger's with *UNKNOWN* values; a renamed host shows in the next
+// event (the cache belongs to the snapshot).
+func TestExpansionCache(t *testing.T) {
+	e := newEnv(t)
+	id := e.trigger(catalog.TriggerFields{Description: "CPU on {HOST.NAME}: {ITEM.VALUE}", Expression: "last(/h1/a)>1",
+		Opdata: "host {HOST.HOST}", Tags: []catalog.Tag{{Tag: "v", Value: "{ITEM.VALUE}"}, {Tag: "trig", Value: "{TRIGGER.ID}"}}})
+	plain := e.trigger(catalog.TriggerFields{Description: "plain", Expression: "last(/h1/b)>1"})
+	step := func(v Value, clock int64, val string) {
+		t.Helper()
+		rs := []Result{{TriggerID: id, Value: v, Clock: clock, ItemValues: []string{val}}, {TriggerID: plain, Value: v, Clock: clock}}
+		if _, err := e.m.Process(e.cat.Snapshot(), rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := func(trig uint64) event.Event {
+		t.Helper()
+		ev, ok := e.store.LastEvent(trig)
+		if !ok {
+			t.Fatalf("no event of trigger %d", trig)
+		}
+		return ev
+	}
+	tid := fmt.Sprint(id)
+	want := func(ev event.Event, name, opdata string, tags ...event.Tag) {
+		t.Helper()
+		if ev.Name != name || ev.Opdata != opdata || !slices.Equal(ev.Tags, tags) {
+			t.Errorf("event %q %q %v, want %q %q %v", ev.Name, ev.Opdata, ev.Tags, name, opdata, tags)
+		}
+	}
+	hostTags := []event.Tag{{Tag: "env", Value: "Host one"}, {Tag: "scope", Value: "x"}}
+	step(Problem, 10, "1")
+	want(last(id), "CPU on Host one: 1", "host h1", append([]event.Tag{{Tag: "v", Value: "1"}, {Tag: "trig", Value: tid}}, hostTags...)...)
+	want(last(plain), "plain", "", hostTags...)
+	step(OK, 11, "0")
+	want(last(id), "CPU on Host one: *UNKNOWN*", "", append([]event.Tag{{Tag: "v", Value: "*UNKNOWN*"}, {Tag: "trig", Value: tid}}, hostTags...)...)
+	step(Problem, 12, "2")
+	want(last(id), "CPU on Host one: 2", "host h1", append([]event.Tag{{Tag: "v", Value: "2"}, {Tag: "trig", Value: tid}}, hostTags...)...)
+	step(OK, 13, "0")
+
+	h := e.cat.Snapshot().Host("h1").ID
+	name := "Host uno"
+	if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+		return ed.UpdateHosts([]catalog.HostUpdate{{ID: h, Name: &name}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	step(Problem, 14, "3")
+	hostTags[0].Value = "Host uno"
+	want(last(id), "CPU on Host uno: 3", "host h1", append([]event.Tag{{Tag: "v", Value: "3"}, {Tag: "trig", Value: tid}}, hostTags...)...)
+	want(last(plain), "plain", "", hostTags...)
 }
