@@ -1,10 +1,10 @@
 package alert
 
 import (
-	"sort"
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
