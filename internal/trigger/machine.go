@@ -37,6 +37,9 @@ type Result struct {
 	// ItemValues are the values of the expression's items in order of
 	// appearance, for {ITEM.VALUE} and {ITEM.VALUE<N>}.
 	ItemValues []string
+	// ItemIDs are those items (0: not found), in the same order, for
+	// their value maps in operational data (opdata.go); may be nil.
+	ItemIDs []uint64
 }
 
 // Store is the event store the machine writes to (*event.Store).
@@ -332,7 +335,7 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
-		Name: m.res.Expand(t.Description, mc), Opdata: m.res.Expand(t.Opdata, mc),
+		Name: m.res.Expand(t.Description, mc), Opdata: m.opdata(t, mc),
 		Tags: m.tags(snap, t, mc),
 	}
 	if m.suppress != nil {
