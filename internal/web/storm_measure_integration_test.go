@@ -25,6 +25,7 @@ type stormFigures struct {
 	counted   []time.Duration // navigation → the whole list counted
 	filter    time.Duration   // severity click → filtered rows drawn
 	filterJS  int             // the page's own load time for the filter (data-ms)
+	phases    string          // the filter's phases from the page's marks (filterPhases)
 	idleFrame float64         // median frame of an idle page, ms
 	frames    []float64       // frame times while scrolling, ms
 	dropped   int             // frames missed while scrolling (vs the idle frame)
@@ -42,6 +43,9 @@ func (f stormFigures) log(t *testing.T, what string) {
 		"JS heap used %.1f MB of %.1f MB, %.0f DOM nodes",
 		what, f.firstRows, f.counted, f.filter.Round(time.Millisecond), f.filterJS,
 		fr[len(fr)/2], fr[len(fr)*95/100], f.dropped, f.idleFrame, f.heapUsed/1e6, f.heapTotal/1e6, f.nodes)
+	if f.phases != "" {
+		t.Logf("%s: severity filter phases (ms from the click's change event): %s", what, f.phases)
+	}
 }
 
 // measureStorm opens the problems page of a logged-in browser over a
@@ -124,6 +128,7 @@ func measureStorm(t *testing.T, ctx context.Context, sh *shots, base string, exp
 	var ms string
 	run(t, ctx, "page's load time", chromedp.AttributeValue("#problem-count", "data-ms", &ms, nil, chromedp.ByQuery))
 	f.filterJS, _ = strconv.Atoi(ms)
+	f.phases = filterPhases(t, ctx)
 	sh.take(t, ctx, "problems-storm-filtered")
 	run(t, ctx, "unfilter", chromedp.Click(`.sev-check.sev-5 input`, chromedp.ByQuery), poll(counted))
 	return f
@@ -135,4 +140,31 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// filterPhases reads the problems page's performance marks of its last
+// filter (problems.js PHASES) and formats them as milliseconds after the
+// change event, with each API call's server time and round trip: where a
+// slow filter spends its time. A page without the marks (another
+// server's frontend) gives "".
+func filterPhases(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	var js string
+	run(t, ctx, "filter phases", chromedp.Evaluate(`(() => {
+		const names = ['pf:input', 'pf:sent', 'pf:first', 'pf:painted', 'pf:frame', 'pf:count', 'pf:all'];
+		const at = (n) => performance.getEntriesByName(n, 'mark').pop();
+		const t0 = at('pf:input');
+		if (!t0) return '';
+		const out = [];
+		for (const n of names.slice(1)) {
+			const m = at(n);
+			if (!m) continue;
+			let s = n.slice(3) + ' ' + (m.startTime - t0.startTime).toFixed(0);
+			const d = m.detail;
+			if (d && d.sent) s += ' (sent +' + (d.sent - t0.startTime).toFixed(0) + ', server ' + d.server.toFixed(1) + ', round trip ' + (d.answered - d.sent).toFixed(0) + ')';
+			out.push(s);
+		}
+		return out.join('; ');
+	})()`, &js))
+	return js
 }

@@ -26,6 +26,12 @@ const REFRESH_MS = 5 * 60000;
 const LIVE_MS = 5000;
 const MAX_PROBLEMS = 100000;
 const FIRST_ROWS = 60;
+// PHASES are the performance marks of one filter, in order: the user's
+// change, the requests sent, the first page answered (detail: its
+// timing, server time included), its rows in the DOM and on screen (the
+// next frame), the count answered, the whole id list answered. The
+// storm measurement reads them; each load replaces the last set.
+export const PHASES = ['pf:input', 'pf:sent', 'pf:first', 'pf:painted', 'pf:frame', 'pf:count', 'pf:all'];
 
 // countText is the count shown above the list: "1 problem", "2 problems".
 export function countText(n) {
@@ -300,11 +306,18 @@ export async function render(main, q) {
     const t0 = performance.now();
     // A new filter shows fresh details; a refresh keeps them until the
     // rows in view are read again.
-    if (!keepScroll) details.clear();
+    if (!keepScroll) {
+      details.clear();
+      for (const n of PHASES.slice(1)) performance.clearMarks(n);
+    }
     // The watermark is read first: an event after it is seen by the
     // next live update even if this list already holds it.
     const head = call('event.get', { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 }).catch(() => []);
     const p = await filterParamsWithHosts();
+    if (!keepScroll) performance.mark('pf:sent');
+    const tFirst = {};
+    const tCount = {};
+    const tAll = {};
     // The first screenful with details, beside the full list: it paints
     // while the 50,000 short rows are on their way.
     // It paints as soon as problem.get answers: the hosts (trigger.get)
@@ -314,25 +327,31 @@ export async function render(main, q) {
     // move nothing.
     let all = false;
     let counted = -1;
-    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then((ps) => {
+    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }, { timing: tFirst }).then((ps) => {
       if (my !== seq) return;
+      performance.mark('pf:first', { detail: tFirst });
       for (const x of ps) details.set(x.eventid, x);
       if (!all) {
         rows = ps.map(shortRow);
         status.textContent = ps.length < FIRST_ROWS ? countText(rows.length) : counted >= 0 ? countText(counted) : 'counting…';
         list.setCount(rows.length);
+        performance.mark('pf:painted');
+        requestAnimationFrame(() => performance.mark('pf:frame'));
       }
       return hostsFor(ps).then(() => { if (my === seq) list.refresh(); });
     }).catch(() => {});
     if (!keepScroll) {
-      call('problem.get', { ...p, output: undefined, limit: undefined, countOutput: true }).then((n) => {
-        if (my !== seq || all) return;
+      call('problem.get', { ...p, output: undefined, limit: undefined, countOutput: true }, { timing: tCount }).then((n) => {
+        if (my !== seq) return;
+        performance.mark('pf:count', { detail: tCount });
+        if (all) return;
         counted = Math.min(Number(n), MAX_PROBLEMS);
         if (rows.length) status.textContent = countText(counted) + (counted >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : '');
       }).catch(() => {});
     }
-    const [res, hd] = await Promise.all([call('problem.get', p), head]);
+    const [res, hd] = await Promise.all([call('problem.get', p, { timing: tAll }), head]);
     if (my !== seq) return;
+    if (!keepScroll) performance.mark('pf:all', { detail: tAll });
     all = true;
     rows = res.map(shortRow);
     if (sortSel.value === 'severity') rows.sort(byOrder());
@@ -346,7 +365,13 @@ export async function render(main, q) {
   }
 
   // Typing waits for a pause; a click or a choice applies at once.
-  const reload = () => load(false).catch(alertBox);
+  // pf:input marks the user's change, the start of the phases the
+  // storm measurement reads (PHASES).
+  const reload = () => {
+    performance.clearMarks('pf:input');
+    performance.mark('pf:input');
+    return load(false).catch(alertBox);
+  };
   const typed = debounce(reload, 250);
   for (const el of [groupSel, ackSel, sortSel, ...sevBoxes.map((l) => l.firstChild)]) el.addEventListener('change', reload);
   for (const el of [hostSearch, nameSearch, tagInput]) el.addEventListener('input', typed);
