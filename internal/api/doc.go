@@ -54,7 +54,10 @@
 // the eventid order it walks the open problems in ID order and stops at
 // the limit; when the hosts, groups or triggers it names hold under an
 // eighth of the open problems it reads them through the store's index by
-// trigger; countOutput counts without copying.
+// trigger; a few eventids (up to that eighth) are looked up one by one;
+// countOutput counts without copying. event.get newest first
+// with a limit (the web UI's watermark) walks the store's events from
+// the newest (EventScanner) and stops at the limit.
 //
 // User macros and templates (usermacro.go): usermacro.get/create/update/
 // delete for host and template macros, usermacro.createglobal/
