@@ -54,3 +54,31 @@ func reversed(s []string) []string {
 	}
 	return out
 }
+
+// TestTriggerGetByFewIDs: trigger.get naming a few of many triggers
+// looks them up; the answer equals the full list cut to those IDs, in
+// the same order, with duplicates and unknown IDs ignored.
+func TestTriggerGetByFewIDs(t *testing.T) {
+	f := newEventFixture(t)
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"description":"t%d","expression":"last(/web-1/load)>%d"}`, i, i)
+	}
+	b.WriteString("]")
+	ids := f.ids(t, "trigger.create", b.String(), "triggerids")
+	all := f.get(t, "trigger.get", `{"selectHosts":["name"]}`)
+	want := []map[string]any{}
+	for _, o := range all {
+		if o["triggerid"] == ids[2] || o["triggerid"] == ids[15] {
+			want = append(want, o)
+		}
+	}
+	got := f.get(t, "trigger.get", `{"selectHosts":["name"],"triggerids":["`+ids[15]+`","`+ids[2]+`","`+ids[15]+`","999999"]}`)
+	if mustJSON(t, got) != mustJSON(t, want) || len(got) != 2 {
+		t.Errorf("trigger.get by two IDs:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, want))
+	}
+}
