@@ -24,7 +24,9 @@
 //   - GET /ui/session: who is logged in and the CSRF token (the app
 //     document carries both in meta elements; this is the fallback).
 //   - POST /ui/api: JSON-RPC (single or batch) passed to the API handler
-//     with "Authorization: Bearer <session>" attached here.
+//     with "Authorization: Bearer <session>" attached here; the answer
+//     carries "Server-Timing: api;dur=<ms>", the API's own time, which
+//     the page's measurements read.
 //   - GET /assets/...: modules, styles, vendored uPlot (no data, no
 //     session needed: the login page uses the style sheet). Pages link
 //     them under /assets/v-<hash of all assets>/, cached as immutable:
@@ -56,8 +58,10 @@
 // text.
 //
 // Large lists (assets/vlist.js): latest data and problems render only
-// the rows in view. The server filters and sorts; the first answer holds
-// ids only (item.get output ["itemid"], problem.get eventid, severity
+// the rows in view, placed by transform at one fixed height, each row
+// CSS-contained so that drawing or filling one lays out nothing else.
+// The server filters and sorts; the list's answer holds ids only
+// (item.get output ["itemid"], problem.get eventid, objectid, severity
 // and clock), and the rows in view fetch their details by id. Graphs use
 // uPlot (assets/vendor/uplot, MIT, vendored release file) with
 // history.get "downsample" (one bucket per pixel column: min/max band
@@ -65,10 +69,16 @@
 //
 // Problems (assets/pages/problems.js) are built for an incident storm:
 // server-side filters (severity, host group, host, tags, acknowledged,
-// name; a filter paints its first page of rows as soon as problem.get
-// answers, hosts, count (countOutput) and the full id list following
-// without holding the paint), a windowed list, details only for the rows
-// in view, event
+// name). A filter paints from one round trip, a JSON-RPC batch of the
+// watermark, the first 60 problems with details and the count
+// (countOutput); the whole id list is asked for after it and read,
+// parsed and sorted by a worker (assets/idlist.js), so 50,000 rows of
+// JSON never hold the page's main thread; a filter applied meanwhile
+// cancels the superseded reads. The list is windowed; the rows in view
+// read their details (problem.get by eventids) at most once a frame with
+// one read on its way at a time (a window passed meanwhile is never
+// asked for), their hosts (trigger.get) beside it, and each fills its
+// rows in place when it answers. Event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
 // in place. Live updates without a reload: every 5 s the page reads the
@@ -99,4 +109,9 @@
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.
+//
+// Measuring (problems.js PHASES): a filter leaves performance marks of
+// its phases (change event, request sent, first page answered with the
+// API's time, rows in the DOM and on screen, whole list read); the storm
+// measurement (storm_measure_integration_test.go) logs them.
 package web

@@ -78,11 +78,12 @@ export async function call(method, params, opts) {
 }
 
 // batch runs several calls in one request (a JSON-RPC batch) and returns
-// one entry per call: {result} or {error: APIError}, in order.
-export async function batch(calls) {
+// one entry per call: {result} or {error: APIError}, in order (opts as
+// for call).
+export async function batch(calls, opts) {
   const base = nextID;
   nextID += calls.length;
-  const res = await post(calls.map((c, i) => ({ jsonrpc: '2.0', method: c[0], params: c[1], id: base + i })));
+  const res = await post(calls.map((c, i) => ({ jsonrpc: '2.0', method: c[0], params: c[1], id: base + i })), opts);
   const byID = new Map(res.map((r) => [r.id, r]));
   return calls.map((c, i) => {
     const r = byID.get(base + i);
