@@ -102,8 +102,12 @@
 // information, interval, units, value map, status), triggers
 // (trigger.create/update; a refused expression is shown with the API's
 // message and the part from the position it names marked), value maps
-// (valuemap.*), actions and media types (action.get, mediatype.get,
-// enable/disable with *.update). A method the server does not have
+// (valuemap.*), actions and media types (listed, enabled/disabled, and
+// created and edited with forms: a media type's email, script or
+// webhook fields through mediatype.create/update, an action's name,
+// conditions and message operations with their steps, media type and
+// recipients through action.create/update; a stored SMTP password is
+// never shown, an empty field keeps it). A method the server does not have
 // ("Incorrect API", -32601) makes its section say "not available", so
 // the page works before and after those methods exist.
 //
