@@ -81,7 +81,7 @@ func TestIntegrationBrowserAlertingForms(t *testing.T) {
 		poll(fmt.Sprintf(`[...document.querySelectorAll('.mediatype-row .mediatype-name')].some((e) => e.textContent === %q)`, mtName)))
 	type mediaType struct {
 		MediaTypeID, Name, Type, MaxAttempts, SMTPServer, SMTPEmail string
-		Parameters                                                   []struct{ Name, Value string }
+		Parameters                                                  []struct{ Name, Value string }
 	}
 	readMT := func() mediaType {
 		t.Helper()
@@ -147,7 +147,7 @@ func TestIntegrationBrowserAlertingForms(t *testing.T) {
 			OpMessage   struct {
 				MediaTypeID string
 			}
-			OpMessageUsr []struct{ UserID string } `json:"opmessage_usr"`
+			OpMessageUsr []struct{ UserID string }   `json:"opmessage_usr"`
 			OpMessageGrp []struct{ UsrGrpID string } `json:"opmessage_grp"`
 		}
 	}
