@@ -59,7 +59,10 @@
 //
 // Large lists (assets/vlist.js): latest data and problems render only
 // the rows in view, placed by transform at one fixed height, each row
-// CSS-contained so that drawing or filling one lays out nothing else.
+// CSS-contained so that drawing or filling one lays out nothing else; a
+// page that can fill a row in place (problems) gets rows scrolled out
+// back for the rows scrolled in, so scrolling moves elements and sets
+// text instead of making them.
 // The server filters and sorts; the list's answer holds ids only
 // (item.get output ["itemid"], problem.get eventid, objectid, severity
 // and clock), and the rows in view fetch their details by id. Graphs use

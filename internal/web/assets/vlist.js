@@ -67,23 +67,33 @@ export class VList {
 
   render() {
     const [start, end] = this.range();
+    // Rows scrolled out are reused for rows scrolled in when the page
+    // can fill a row in place (opts.updateRow): the element stays in the
+    // DOM and only moves and changes text.
+    const free = [];
     for (const [i, el] of this.shown) {
       if (i < start || i >= end) {
-        el.remove();
         this.shown.delete(i);
+        free.push(el);
       }
     }
     for (let i = start; i < end; i++) {
       if (this.shown.has(i)) continue;
-      const row = this.o.renderRow(i);
-      row.classList.add('vrow');
-      row.setAttribute('role', 'row');
-      row.style.gridTemplateColumns = this.o.columns;
+      let row = this.o.updateRow ? free.pop() : undefined;
+      if (row) {
+        this.o.updateRow(i, row);
+      } else {
+        row = this.o.renderRow(i);
+        row.classList.add('vrow');
+        row.setAttribute('role', 'row');
+        row.style.gridTemplateColumns = this.o.columns;
+        row.style.height = `${this.o.rowHeight}px`;
+        this.spacer.appendChild(row);
+      }
       row.style.transform = `translateY(${i * this.o.rowHeight}px)`;
-      row.style.height = `${this.o.rowHeight}px`;
-      this.spacer.appendChild(row);
       this.shown.set(i, row);
     }
+    for (const el of free) el.remove();
     if (this.o.onRange) this.rangeChanged(start, end);
   }
 

@@ -74,56 +74,78 @@ export async function render(main, q) {
     columns: '6.5rem 9.5rem minmax(7rem, 1fr) minmax(12rem, 3fr) 5.5rem 3rem minmax(6rem, 1fr) 8.5rem',
     rowHeight: 30,
     renderRow(i) {
-      const el = h('div', { class: 'problem-row' });
+      const el = skeleton();
       fillRow(i, el);
       return el;
     },
-    // Details, hosts and last values fill the row's cells in place when
-    // they arrive: the row element stays where it is.
+    // Rows are filled in place: when details, hosts or last values
+    // arrive, and when a row scrolled out is reused for one scrolled in
+    // (VList recycles it), so scrolling sets text instead of making
+    // elements.
     updateRow: (i, el) => fillRow(i, el),
     rangeEachFrame: true,
     onRange: (s, e) => fetchDetails(s, e, false).catch((err) => console.error(err)),
   });
 
-  // fillRow (re)draws row i's cells into el: the short row (severity,
-  // time) with placeholders until its details are read, then the
-  // problem; the hosts and last values show when their calls answer.
+  // skeleton makes a row's elements once; fillRow sets their content.
+  function skeleton() {
+    const c = {
+      sev: h('span', { class: 'badge' }),
+      time: document.createTextNode(''),
+      host: h('span', { class: 'host-name' }),
+      name: h('span', { class: 'problem-name' }),
+      age: document.createTextNode(''),
+      ack: h('span', {}),
+      tags: h('span', { class: 'tags' }),
+      // Two buttons a row, handled by one listener on the list (below).
+      actions: h('span', { class: 'actions' },
+        h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
+        h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')),
+    };
+    const el = h('div', { class: 'problem-row' }, cells(c.sev, c.time, c.host, c.name, c.age, c.ack, c.tags, c.actions));
+    el.c = c;
+    return el;
+  }
+
+  // fillRow shows row i in el: the short row (severity, time) with
+  // placeholders until its details are read, then the problem; the
+  // hosts and last values show when their calls answer.
   function fillRow(i, el) {
     const r = rows[i];
     const p = details.get(r.eventid);
     if (p) r.severity = Number(p.severity);
+    const c = el.c;
     el.dataset.eventid = r.eventid;
     el.classList.toggle('loading', !p);
-    const sev = h('span', { class: `badge sev-${r.severity}` }, SEVERITIES[r.severity] || r.severity);
+    c.sev.className = `badge sev-${r.severity}`;
+    c.sev.textContent = SEVERITIES[r.severity] || String(r.severity);
+    c.time.data = fmtTime(p ? p.clock : r.clock);
     const hosts = hostsOf.get(r.objectid);
-    const host = h('span', { class: 'host-name' }, hosts ? hosts.join(', ') : '…');
-    let cs;
+    c.host.textContent = hosts ? hosts.join(', ') : '…';
+    c.actions.hidden = !p;
     if (!p) {
-      cs = cells(sev, fmtTime(r.clock), host, '', '', '', '', '');
-    } else {
-      const tags = (p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag));
-      // Operational data (value maps applied by the server), else the
-      // last values of the trigger's items through their value maps
-      // ("Up (1)"), as read for the rows in view.
-      const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
-        .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
-      const op = p.opdata || last;
-      const name = h('span', { class: 'problem-name', title: p.name }, p.name, op ? h('span', { class: 'muted opdata' }, ` (${op})`) : null);
-      cs = cells(
-        sev,
-        fmtTime(p.clock),
-        host,
-        name,
-        fmtAge(p.clock),
-        p.acknowledged === '1' ? h('span', { class: 'ack-yes' }, 'Yes') : h('span', { class: 'ack-no' }, 'No'),
-        h('span', { class: 'tags' }, tags),
-        // Two buttons a row, handled by one listener on the list (below):
-        // rows are made and dropped by the dozen on every scrolled frame.
-        h('span', { class: 'actions' },
-          h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
-          h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')));
+      c.name.textContent = '';
+      c.name.removeAttribute('title');
+      c.age.data = '';
+      c.ack.textContent = '';
+      c.ack.className = '';
+      c.tags.replaceChildren();
+      return;
     }
-    el.replaceChildren(...cs);
+    // Operational data (value maps applied by the server), else the
+    // last values of the trigger's items through their value maps
+    // ("Up (1)"), as read for the rows in view.
+    const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
+      .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
+    const op = p.opdata || last;
+    c.name.textContent = p.name;
+    c.name.title = p.name;
+    if (op) c.name.append(h('span', { class: 'muted opdata' }, ` (${op})`));
+    c.age.data = fmtAge(p.clock);
+    const acked = p.acknowledged === '1';
+    c.ack.className = acked ? 'ack-yes' : 'ack-no';
+    c.ack.textContent = acked ? 'Yes' : 'No';
+    c.tags.replaceChildren(...(p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag)));
   }
 
   // One panel of further actions, opened under a row's "More…" button.
