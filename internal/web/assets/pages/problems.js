@@ -557,7 +557,8 @@ export async function render(main, q) {
       main.append(h('h1', {}, 'Problems'), h('p', { class: 'muted', id: 'no-problem-api' }, 'This server has no problem.get yet: problems come with the trigger engine.'));
       return () => { if (idWorker) idWorker.terminate(); list.destroy(); };
     }
-    throw e;
+    // A filter chosen while the first list was loading superseded it.
+    if (e.name !== 'AbortError') throw e;
   }
   const timer = setInterval(() => load(true).catch((e) => { if (e.name !== 'AbortError') console.error(e); }), REFRESH_MS);
   const liveTimer = setInterval(() => live().catch((e) => console.error(e)), LIVE_MS);
