@@ -126,11 +126,19 @@ func measureStorm(t *testing.T, ctx context.Context, sh *shots, base string, exp
 	}
 
 	// A filter runs on the server: from the click to the filtered rows.
+	// The checkbox is found and measured before the clock starts, and
+	// the click is then what a user's is, one mouse press and release
+	// at its place: chromedp.Click would also time its own DevTools
+	// round trips to find, scroll to and measure the element (up to
+	// 100 ms on a loaded core), which no user waits for.
 	run(t, ctx, "back to top", chromedp.Navigate(base+"/problems"), poll(firstRows), poll(counted))
+	var at []float64
+	run(t, ctx, "find the Disaster box", chromedp.Evaluate(`(() => { const r = document.querySelector('.sev-check.sev-5 input').getBoundingClientRect();
+		return [r.x + r.width / 2, r.y + r.height / 2]; })()`, &at))
 	t0 := time.Now()
 	clickAt := float64(t0.UnixMicro()) / 1000
 	run(t, ctx, "filter by severity",
-		chromedp.Click(`.sev-check.sev-5 input`, chromedp.ByQuery),
+		chromedp.MouseClickXY(at[0], at[1]),
 		poll(fmt.Sprintf(`document.querySelector('#problem-count').textContent === %q && document.querySelector('.problem-row:not(.loading) .badge.sev-5') !== null && document.querySelector('.problem-row .badge:not(.sev-5)') === null`, plural(exp.disaster, "problem"))))
 	f.filter = time.Since(t0)
 	var ms string
