@@ -40,6 +40,22 @@ const FIRST_ROWS = 60;
 // each load replaces the last set.
 export const PHASES = ['pf:input', 'pf:sent', 'pf:first', 'pf:painted', 'pf:frame', 'pf:count', 'pf:all', 'pf:prev-all'];
 
+// Row is one problem of the list: numbers only, so that 50,000 of them
+// are 50,000 small objects and no strings; the ids as the API's strings
+// are made when a row in view asks for them.
+class Row {
+  constructor(id, oid, severity, clock) {
+    this.id = id;
+    this.oid = oid;
+    this.severity = severity;
+    this.clock = clock;
+  }
+
+  get eventid() { return String(this.id); }
+
+  get objectid() { return String(this.oid); }
+}
+
 // countText is the count shown above the list: "1 problem", "2 problems".
 export function countText(n) {
   return n === 1 ? '1 problem' : `${n} problems`;
@@ -60,7 +76,7 @@ export async function render(main, q) {
   const history = h('section', { class: 'card', id: 'event-history', hidden: true });
   const hostidParam = q.get('hostid');
 
-  let rows = []; // [{eventid (string), id (number), objectid, severity, clock}]
+  let rows = []; // [Row], in the list's order
   let watermark = 0; // the newest event id the list accounts for
   const details = new Map();
   const hostsOf = new Map(); // triggerid -> [names]
@@ -178,7 +194,8 @@ export async function render(main, q) {
   async function act(p, a) {
     try {
       await call('event.acknowledge', { eventids: [p.eventid], ...a });
-      await fetchDetailsFor([p.eventid]);
+      const r = rows.find((x) => x.eventid === p.eventid);
+      if (r) await fetchDetailsFor([r]);
       if (a.action === 1 || a.action === 8) await load(true);
     } catch (e) {
       alertBox(e);
@@ -241,13 +258,13 @@ export async function render(main, q) {
     list.updateRows((i) => fill.has(rows[i].eventid));
   }
 
-  // fetchDetailsFor reads the problems by eventids and fills their rows
+  // fetchDetailsFor reads the rows' problems by eventids and fills them
   // as soon as problem.get answers; the hosts (trigger.get, asked for at
   // the same time: the short rows know their triggers) fill in when
   // they come.
-  async function fetchDetailsFor(eventids) {
+  async function fetchDetailsFor(rs) {
+    const eventids = rs.map((r) => r.eventid);
     const want = new Set(eventids);
-    const rs = rows.filter((r) => want.has(r.eventid));
     const hosts = hostsFor(rs).catch((e) => console.error(e));
     const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
     for (const p of ps) details.set(p.eventid, p);
@@ -301,10 +318,10 @@ export async function render(main, q) {
         ]);
         if (my !== seq) return;
         const rec = new Map();
-        for (const e of recovered) rec.set(e.objectid, Math.max(rec.get(e.objectid) || 0, Number(e.eventid)));
-        if (rec.size) dropRows((r) => rec.has(r.objectid) && r.id < rec.get(r.objectid));
-        const have = new Set(rows.map((r) => r.eventid));
-        const add = opened.map(shortRow).filter((r) => !have.has(r.eventid));
+        for (const e of recovered) rec.set(Number(e.objectid), Math.max(rec.get(Number(e.objectid)) || 0, Number(e.eventid)));
+        if (rec.size) dropRows((r) => rec.has(r.oid) && r.id < rec.get(r.oid));
+        const have = new Set(rows.map((r) => r.id));
+        const add = opened.map(shortRow).filter((r) => !have.has(r.id));
         if (add.length) {
           // Merged in order. A list scrolled down keeps its first row in
           // place; at the top, the new problems show.
@@ -343,16 +360,20 @@ export async function render(main, q) {
       return;
     }
     const want = [];
+    const wantRows = [];
     for (let i = start; i < Math.min(end, rows.length); i++) {
       const id = rows[i].eventid;
-      if ((all || !details.has(id)) && !inFlight.has(id)) want.push(id);
+      if ((all || !details.has(id)) && !inFlight.has(id)) {
+        want.push(id);
+        wantRows.push(rows[i]);
+      }
     }
     if (!want.length) return;
     const gen = inFlight;
     for (const id of want) gen.add(id);
     if (!all) rangeBusy = true;
     try {
-      await fetchDetailsFor(want);
+      await fetchDetailsFor(wantRows);
     } finally {
       for (const id of want) gen.delete(id);
       if (!all) {
@@ -368,7 +389,7 @@ export async function render(main, q) {
     }
   }
 
-  const shortRow = (x) => ({ eventid: x.eventid, id: Number(x.eventid), objectid: x.objectid, severity: Number(x.severity), clock: Number(x.clock) });
+  const shortRow = (x) => new Row(Number(x.eventid), Number(x.objectid), Number(x.severity), Number(x.clock));
 
   async function filterParamsWithHosts(signal) {
     const p = filterParams();
@@ -453,10 +474,7 @@ export async function render(main, q) {
     timing.server = m.timing.server;
     const n = m.eventid.length;
     const out = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const id = m.eventid[i];
-      out[i] = { eventid: String(id), id, objectid: String(m.objectid[i]), severity: m.severity[i], clock: m.clock[i] };
-    }
+    for (let i = 0; i < n; i++) out[i] = new Row(m.eventid[i], m.objectid[i], m.severity[i], m.clock[i]);
     return out;
   }
 
