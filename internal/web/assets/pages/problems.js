@@ -464,10 +464,17 @@ export async function render(main, q) {
       w.resolve(null);
     }
     idWaiting.clear();
-    const m = await new Promise((resolve, reject) => {
-      idWaiting.set(my, { resolve, reject });
-      idWorker.postMessage({ seq: my, params: p, csrf: currentSession().csrf, order });
-    });
+    let m;
+    try {
+      m = await new Promise((resolve, reject) => {
+        idWaiting.set(my, { resolve, reject });
+        idWorker.postMessage({ seq: my, params: p, csrf: currentSession().csrf, order });
+      });
+    } catch (e) {
+      // The worker died (onerror cleared it): read the list here.
+      if (!idWorker) return idList(p, my, timing);
+      throw e;
+    }
     if (!m) return null;
     timing.sent = m.timing.sent - performance.timeOrigin;
     timing.answered = m.timing.answered - performance.timeOrigin;
