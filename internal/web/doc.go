@@ -78,10 +78,11 @@
 // parsed and sorted by a worker (assets/idlist.js), so 50,000 rows of
 // JSON never hold the page's main thread; a filter applied meanwhile
 // cancels the superseded reads. The list is windowed; the rows in view
-// read their details (problem.get by eventids) at most once a frame with
-// one read on its way at a time (a window passed meanwhile is never
-// asked for), their hosts (trigger.get) beside it, and each fills its
-// rows in place when it answers. Event
+// read their details (problem.get by eventids) once the window has
+// stayed in view for a frame (a fast scroll asks for nothing until it
+// stops), one read on its way at a time (a window passed meanwhile is
+// never asked for), their hosts (trigger.get) beside it, and each fills
+// its rows in place when it answers. Event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
 // in place. Live updates without a reload: every 5 s the page reads the

@@ -5,10 +5,11 @@
 // count); then the whole list in four short fields a problem (eventid,
 // objectid, severity, clock), read, parsed and sorted by a worker
 // (assets/idlist.js) so that the page never stalls on it, sizes the list.
-// The rows in view fetch their details by eventids, at most one request
-// a frame while scrolling (a superseded one is cancelled), and their
-// hosts (trigger.get selectHosts) beside it; each fills its rows in place
-// when it answers, nothing waits for the other. Event history is read
+// The rows in view fetch their details by eventids once they have stayed
+// in view for a frame, one request at a time (a window scrolled past is
+// never asked for), and their hosts (trigger.get selectHosts) beside it;
+// each fills its rows in place when it answers, nothing waits for the
+// other. Event history is read
 // only when asked for (event.get on one trigger), never per row: the
 // lesson of a Zabbix frontend whose per-row pop-ups took minutes to load
 // during an outage.
@@ -100,8 +101,31 @@ export async function render(main, q) {
     // elements.
     updateRow: (i, el) => fillRow(i, el),
     rangeEachFrame: true,
-    onRange: (s, e) => fetchDetails(s, e, false).catch((err) => console.error(err)),
+    onRange: (s, e) => settleThen(s, e),
   });
+
+  // settleThen asks for the details of a window once it has stayed in
+  // view for a frame: a fast scroll moves the window every frame and
+  // asks for nothing until it stops (its rows show their severity and
+  // time meanwhile), so the server and the page, sharing a core in a
+  // storm, do no work for rows that are gone a frame later; a slow
+  // scroll (a row every few frames) and a stop read at once.
+  let settleKey = '';
+  let settleRaf = 0;
+  function settleThen(s, e) {
+    settleKey = s + ':' + e;
+    if (!settleRaf) settleRaf = requestAnimationFrame(settle);
+  }
+  function settle() {
+    settleRaf = 0;
+    const [s, e] = list.range();
+    if (settleKey !== s + ':' + e) {
+      settleKey = s + ':' + e;
+      settleRaf = requestAnimationFrame(settle);
+      return;
+    }
+    fetchDetails(s, e, false).catch((err) => console.error(err));
+  }
 
   // skeleton makes a row's elements once; fillRow sets their content.
   function skeleton() {
@@ -343,13 +367,13 @@ export async function render(main, q) {
   }
 
   // fetchDetails reads the details of the rows start..end (all: again,
-  // else those without). While scrolling it is called at most once a
-  // frame (VList rangeEachFrame) with the window in view, and at most one
-  // such read is on its way: a window asked for meanwhile supersedes any
-  // other waiting one and goes out when the read in flight answers, so a
-  // fast scroll asks for the rows it stops at, not for every screen it
-  // passes, and the server and the page (one shared core in the storm
-  // measurement) are never handed more than one window at a time. A
+  // else those without). While scrolling it is called for a window that
+  // stayed in view for a frame (settleThen), and at most one such read is
+  // on its way: a window asked for meanwhile supersedes any other waiting
+  // one and goes out when the read in flight answers, so a fast scroll
+  // asks for the rows it stops at, not for every screen it passes, and
+  // the server and the page (one shared core in the storm measurement)
+  // are never handed more than one window at a time. A
   // request is not cancelled once sent: the server's work is done by
   // then and its rows are cached for a scroll back.
   let rangeBusy = false;
@@ -580,7 +604,7 @@ export async function render(main, q) {
     if (e.code === -32601) {
       clear(main);
       main.append(h('h1', {}, 'Problems'), h('p', { class: 'muted', id: 'no-problem-api' }, 'This server has no problem.get yet: problems come with the trigger engine.'));
-      return () => { if (idWorker) idWorker.terminate(); list.destroy(); };
+      return () => { cancelAnimationFrame(settleRaf); if (idWorker) idWorker.terminate(); list.destroy(); };
     }
     // A filter chosen while the first list was loading superseded it.
     if (e.name !== 'AbortError') throw e;
@@ -592,6 +616,7 @@ export async function render(main, q) {
     clearInterval(liveTimer);
     if (loadAbort) loadAbort.abort();
     if (idWorker) idWorker.terminate();
+    cancelAnimationFrame(settleRaf);
     list.destroy();
   };
 }
