@@ -54,12 +54,15 @@
 // the eventid order it walks the open problems in ID order and stops at
 // the limit; when the hosts, groups or triggers it names hold under an
 // eighth of the open problems it reads them through the store's index by
-// trigger; countOutput counts without copying. The triggers of a request's
+// trigger; a few eventids (up to that eighth) are looked up one by one;
+// countOutput counts without copying. The triggers of a request's
 // hosts or groups are walked once per catalog snapshot and scope (the
 // server remembers up to 64 scopes per snapshot), since dashboards and
 // the storm bench repeat the same request many times a second; a caller
 // who sees everything and names no groups is checked per problem
-// without the per-request trigger cache.
+// without the per-request trigger cache. event.get newest first
+// with a limit (the web UI's watermark) walks the store's events from
+// the newest (EventScanner) and stops at the limit.
 //
 // User macros and templates (usermacro.go): usermacro.get/create/update/
 // delete for host and template macros, usermacro.createglobal/

@@ -36,9 +36,28 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	sc := &eventScope{snap: snap, a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
 	// The filter runs under the store's read lock: it must not call the
 	// store (eventScope only reads the snapshot).
-	evs := s.opts.Events.Events(func(e *event.Event) bool {
+	keep := func(e *event.Event) bool {
 		return (len(p.Value) == 0 || slices.Contains(p.Value, int64(e.Value))) && p.match(e, sc)
-	})
+	}
+	var evs []event.Event
+	if scan, ok := s.opts.Events.(EventScanner); ok && newestOnly(&p.getParams) {
+		// The newest few events (the web UI's watermark, event.get
+		// limit 1, every few seconds): walked from the newest, stopped
+		// at the limit, instead of copying every retained event.
+		n := int(p.Limit.v)
+		scan.ScanEventsDesc(func(e *event.Event) bool {
+			if len(evs) >= n {
+				return false
+			}
+			if keep(e) {
+				evs = append(evs, *e)
+			}
+			return true
+		})
+		slices.Reverse(evs) // ascending, as Events returns them
+	} else {
+		evs = s.opts.Events.Events(keep)
+	}
 	return s.eventResult(&p.getParams, evs, func(e *event.Event) object {
 		o := eventObject(e)
 		if p.SelectAcknowledges != nil || p.SelectAcks != nil {
@@ -130,4 +149,21 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		return nil, errApp("Cannot store the acknowledgement: %v", err)
 	}
 	return idResult("eventids", eids), nil
+}
+
+// EventScanner is the part of the event store event.get reads the newest
+// events through without copying the others (*event.Store implements
+// it).
+type EventScanner interface {
+	// ScanEventsDesc calls fn with each retained event, newest first,
+	// until fn returns false; fn must not keep the pointer.
+	ScanEventsDesc(fn func(*event.Event) bool)
+}
+
+// newestOnly reports whether p asks for the newest events only: sorted
+// by eventid, newest first, with a limit, no filter or search (which
+// work on the built objects) and no count.
+func newestOnly(p *getParams) bool {
+	return len(p.SortField) > 0 && p.SortField[0] == "eventid" && descOrder(p) &&
+		p.Limit.set && p.Limit.v >= 0 && !p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0
 }

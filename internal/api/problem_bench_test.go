@@ -23,7 +23,8 @@ import (
 // events"), so the 100,000 case needs no 100,000-trigger catalog; the
 // per-problem work (permission via its trigger, object, tags) is the
 // same. hosts-limit1000 is the storm's request: hostids of every host
-// and limit 1,000, newest first.
+// and limit 1,000, newest first; severity-count and severity-first60 are
+// the web UI's severity filter (its count and first page).
 //
 //	go test -run '^$' -bench BenchmarkProblemGet -benchtime 20x -count 6 ./internal/api/
 func BenchmarkProblemGet(b *testing.B) {
@@ -80,19 +81,24 @@ func BenchmarkProblemGet(b *testing.B) {
 			for _, h := range cat.Snapshot().Hosts() {
 				hostids = append(hostids, fmt.Sprintf("%q", fmt.Sprint(h.ID)))
 			}
-			for _, q := range []struct{ name, params string }{
-				{"all", `"recent":true`},
+			const extend = `"output":"extend","selectAcknowledges":"extend","selectTags":"extend","sortfield":["eventid"],"sortorder":"DESC",`
+			for _, q := range []struct{ name, params, want string }{
+				{"all", extend + `"recent":true`, `[{`},
 				// The storm's request: the hosts named, the newest 1,000.
-				{"hosts-limit1000", `"hostids":[` + strings.Join(hostids, ",") + `],"limit":1000`},
+				{"hosts-limit1000", extend + `"hostids":[` + strings.Join(hostids, ",") + `],"limit":1000`, `[{`},
+				// The web UI's severity filter: its count, and its first
+				// page (the newest 60 with tags).
+				{"severity-count", `"countOutput":true,"severities":[4]`, `"`},
+				{"severity-first60", `"output":"extend","selectTags":"extend","severities":[4],"sortfield":["eventid"],"sortorder":"DESC","limit":60`, `[{`},
 			} {
 				b.Run(q.name, func(b *testing.B) {
-					body := `{"jsonrpc":"2.0","method":"problem.get","params":{"output":"extend","selectAcknowledges":"extend","selectTags":"extend",` + q.params + `,"sortfield":["eventid"],"sortorder":"DESC"},"id":1,"auth":"super"}`
+					body := `{"jsonrpc":"2.0","method":"problem.get","params":{` + q.params + `},"id":1,"auth":"super"}`
 					b.ReportAllocs()
 					b.ResetTimer()
 					for range b.N {
 						rec := httptest.NewRecorder()
 						h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api_jsonrpc.php", strings.NewReader(body)))
-						if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"jsonrpc":"2.0","result":[{`) {
+						if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"jsonrpc":"2.0","result":`+q.want) {
 							b.Fatalf("problem.get: %d %.200s", rec.Code, rec.Body.String())
 						}
 					}

@@ -82,6 +82,22 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 		return true
 	}
 	share := scan.OpenCount() / indexShare
+	if !recent && len(f.EventIDs) > 0 && len(f.EventIDs) <= share {
+		// A few problems by ID (the web UI's rows in view, a screenful
+		// at a time while scrolling a storm): looked up one by one
+		// instead of matching every open problem against the list.
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(f.EventIDs))) {
+			e, ok := s.opts.Events.Event(id)
+			if ok && e.Open() && f.match(&e, sc) {
+				if countOnly {
+					count++
+				} else {
+					evs = append(evs, e)
+				}
+			}
+		}
+		return cutToLimit(p, evs, limit), max(count, len(evs))
+	}
 	if cands, ok := sc.candidates(share); ok && scan.OpenCountOf(cands) <= share {
 		// Few candidates: read them through the index, then order
 		// and cut them as the scan would have.
@@ -92,14 +108,7 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 			emit(&rec[i])
 		}
 		slices.SortFunc(evs, func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) })
-		if lim >= 0 && lim < len(evs) {
-			if descOrder(p) {
-				evs = evs[len(evs)-lim:]
-			} else {
-				evs = evs[:lim]
-			}
-		}
-		return evs, max(count, len(evs))
+		return cutToLimit(p, evs, lim), max(count, len(evs))
 	}
 	if limit < 0 && !countOnly {
 		// Sized once: 100,000 open problems would otherwise be copied
@@ -135,6 +144,18 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 		slices.Reverse(evs)
 	}
 	return evs, max(count, len(evs))
+}
+
+// cutToLimit keeps the limit's share of evs (ascending by ID) from the
+// end p's order starts at; lim < 0: all.
+func cutToLimit(p *getParams, evs []event.Event, lim int) []event.Event {
+	if lim >= 0 && lim < len(evs) {
+		if descOrder(p) {
+			return evs[len(evs)-lim:]
+		}
+		return evs[:lim]
+	}
+	return evs
 }
 
 // descOrder reports whether p sorts newest first.

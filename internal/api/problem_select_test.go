@@ -26,7 +26,8 @@ import (
 // against problems counted by hand: 12 hosts in 3 groups, 20 triggers
 // each with severities 0–4, every fifth trigger "multiple" with three
 // problems, every seventh resolved (recent). One host's triggers are
-// few enough for the host index, five hosts' are not, so both paths run.
+// few enough for the host index, five hosts' are not, so both paths run;
+// a few problems by ID are looked up one by one.
 func TestProblemSelectMatchesFullSort(t *testing.T) {
 	const hosts, perHost = 12, 20
 	dir := t.TempDir()
@@ -120,6 +121,20 @@ func TestProblemSelectMatchesFullSort(t *testing.T) {
 	}
 
 	open := st.OpenProblems()
+	var resolved uint64
+	for _, e := range st.Events(func(e *event.Event) bool { return e.Value == event.ValueProblem && e.REventID != 0 }) {
+		resolved = e.ID
+	}
+	if resolved == 0 {
+		t.Fatal("no resolved problem")
+	}
+	idList := func(ids ...uint64) string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, strconv.FormatUint(id, 10))
+		}
+		return strings.Join(out, ",")
+	}
 	if len(open) < hosts*perHost*3/4 {
 		t.Fatalf("%d open problems, want at least %d", len(open), hosts*perHost*3/4)
 	}
@@ -131,6 +146,10 @@ func TestProblemSelectMatchesFullSort(t *testing.T) {
 		`"hostids":[` + hostID(3) + `],"severities":[0,2]`,
 		`"objectids":[` + strconv.FormatUint(trigs[0].ID, 10) + `,` + strconv.FormatUint(trigs[5].ID, 10) + `]`,
 		`"time_from":` + strconv.FormatInt(now-99, 10),
+		// A few by ID (looked up one by one): open ones, a duplicate,
+		// a resolved one and one that does not exist.
+		`"eventids":[` + idList(open[3].ID, open[10].ID, open[10].ID, resolved, 999999, open[len(open)-1].ID) + `]`,
+		`"eventids":[` + idList(open[3].ID, open[10].ID, open[20].ID, open[30].ID) + `],"severities":[3,4]`,
 	}
 	for _, fl := range filters {
 		for _, recent := range []string{"", `,"recent":true`} {

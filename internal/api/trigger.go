@@ -134,8 +134,20 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	rts := s.opts.TriggerStates
 	res := trigger.MacroResolver{}
 	var objs []object
-	for i := range snap.Triggers() {
-		t := &snap.Triggers()[i]
+	// A few triggers by ID (the web UI's problem rows in view, a
+	// screenful per scrolled frame) are looked up, not matched against
+	// every trigger; ascending by ID, as the snapshot holds them.
+	cands := snap.Triggers()
+	if n := len(p.TriggerIDs); n > 0 && n <= len(cands)/8 {
+		cands = make([]catalog.Trigger, 0, n)
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TriggerIDs))) {
+			if t := snap.Trigger(id); t != nil {
+				cands = append(cands, *t)
+			}
+		}
+	}
+	for i := range cands {
+		t := &cands[i]
 		if len(p.TriggerIDs) > 0 && !containsID(p.TriggerIDs, t.ID) ||
 			len(p.HostIDs) > 0 && !slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(p.HostIDs, h) }) ||
 			len(p.ItemIDs) > 0 && !slices.ContainsFunc(t.ItemIDs, func(it uint64) bool { return containsID(p.ItemIDs, it) }) ||

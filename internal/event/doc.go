@@ -18,8 +18,9 @@
 //     event, the open problems indexed by event ID, by trigger and in ID
 //     order (so OpenProblems costs O(open problems), and ScanOpen walks
 //     them newest or oldest first without copying, for problem.get to
-//     stop at its limit), acknowledge actions per event, trigger
-//     runtimes.
+//     stop at its limit; ScanEventsDesc walks every retained event
+//     newest first by ID, for event.get's "the newest events"),
+//     acknowledge actions per event, trigger runtimes.
 //   - Suppression changes (Batch.Suppress): a maintenance starting or
 //     ending over an open problem sets or clears its Suppressed flag;
 //     replayed, and carried into new days with the problem.

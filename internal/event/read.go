@@ -173,6 +173,33 @@ func (s *Store) Events(keep func(*Event) bool) []Event {
 	return out
 }
 
+// ScanEventsDesc calls fn with each retained event, newest (highest ID)
+// first, until fn returns false. Event IDs are assigned one by one, so
+// it walks the IDs down from the last one assigned and stops once it
+// has met every retained event: event.get's "the newest event" (the web
+// UI's watermark, every few seconds) costs a few lookups instead of
+// copying and sorting every retained event, and a walk that matches
+// nothing costs one lookup per ID still retained. The rules of
+// ScanOpen's fn apply.
+func (s *Store) ScanEventsDesc(fn func(*Event) bool) {
+	// The write side's counter, read before the lock (never both held):
+	// IDs assigned but not yet applied are simply not met.
+	s.wmu.Lock()
+	next := s.nextEvent
+	s.wmu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	left := len(s.events)
+	for id := next - 1; id > 0 && left > 0; id-- {
+		if e := s.events[id]; e != nil {
+			left--
+			if !fn(e) {
+				return
+			}
+		}
+	}
+}
+
 // Acks returns the acknowledge actions of an event, oldest first. The
 // slice is a copy.
 func (s *Store) Acks(eventID uint64) []Ack {

@@ -19,7 +19,9 @@
 //     Resolver (MacroResolver: {HOST.*}, {TRIGGER.*}, {ITEM.VALUE}-style
 //     macros and user macros of the trigger's first host, with its
 //     templates and the global ones, from the snapshot; secret values
-//     masked as ******), severity from
+//     masked as ******); in operational data {ITEM.VALUE} and
+//     {ITEM.LASTVALUE} go through the item's value map, "Up (1)", as
+//     Zabbix's frontend shows them (opdata.go); severity from
 //     the trigger's priority, tags from the trigger and its hosts with
 //     macros in values expanded, duplicates dropped; a problem is made
 //     suppressed when Options.Suppress says a maintenance covers it

@@ -423,8 +423,10 @@ func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 			it, err := src.Item(ref)
 			if err != nil {
 				r.ItemValues = append(r.ItemValues, "UNKNOWN")
+				r.ItemIDs = append(r.ItemIDs, 0)
 				continue
 			}
+			r.ItemIDs = append(r.ItemIDs, it.ID)
 			if s, ok := ev.opts.LastValue(it.ID); ok {
 				r.ItemValues = append(r.ItemValues, formatSample(&s))
 			} else {

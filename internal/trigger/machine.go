@@ -38,6 +38,9 @@ type Result struct {
 	// ItemValues are the values of the expression's items in order of
 	// appearance, for {ITEM.VALUE} and {ITEM.VALUE<N>}.
 	ItemValues []string
+	// ItemIDs are those items (0: not found), in the same order, for
+	// their value maps in operational data (opdata.go); may be nil.
+	ItemIDs []uint64
 }
 
 // Store is the event store the machine writes to (*event.Store).
@@ -386,13 +389,13 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 			e.Name = m.res.Expand(t.Description, mc)
 		}
 		if !x.problem.opdataConst {
-			e.Opdata = m.res.Expand(t.Opdata, mc)
+			e.Opdata = m.opdata(t, mc)
 		}
 		if !x.problem.tagsConst {
 			e.Tags = m.tags(snap, t, mc)
 		}
 	} else {
-		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.res.Expand(t.Opdata, mc), m.tags(snap, t, mc)
+		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.opdata(t, mc), m.tags(snap, t, mc)
 	}
 	if m.suppress != nil {
 		e.Suppressed = m.suppress(snap, t, e.Tags, time.Unix(r.Clock, int64(r.NS)))

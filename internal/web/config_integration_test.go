@@ -17,7 +17,8 @@ import (
 // TestIntegrationBrowserConfig drives the configuration pages and value
 // maps in headless Chromium against a whole server: a value map created
 // through the API shows in latest data and in the problem it raises
-// ("Up (1)"); a host is created and then edited through the UI's form
+// ("Up (1)"), and in a problem's operational data ({ITEM.LASTVALUE},
+// mapped by the server: problem.get and the row say "state Up (1)"); a host is created and then edited through the UI's form
 // and the API sees both; an item is edited; a bad trigger expression
 // shows the API's error with its position marked, then a good one is
 // saved; actions and media types are listed and an action is disabled in
@@ -52,6 +53,11 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 		"mappings": []map[string]any{{"value": "1", "newvalue": "<b onmouseover=alert(3)>x</b>"}}})
 	apiCall(t, base, token, "item.update", map[string]any{"itemid": state.ID, "valuemapid": vm.ValueMapIDs[0]})
 	apiCall(t, base, token, "trigger.create", map[string]any{"description": "Service is up on {HOST.HOST}", "expression": "last(/web-test/trap.state)=1", "priority": 2})
+	// Operational data: the server applies the value map to
+	// {ITEM.LASTVALUE} when it makes the problem.
+	var opTrig struct{ TriggerIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "trigger.create", map[string]any{"description": "Service state known", "expression": "last(/web-test/trap.state)>=0",
+		"priority": 1, "opdata": "state {ITEM.LASTVALUE}"}), &opTrig)
 	if r := testutil.RunSender(t, s.TrapperAddr().String(), "-s", "web-test", "-k", "trap.state", "-o", "1"); r.Processed != 1 {
 		t.Fatalf("zabbix_sender: %+v", r)
 	}
@@ -79,11 +85,18 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 	var op string
 	run(t, ctx, "the problem shows the mapped value",
 		chromedp.Navigate(base+"/problems"),
-		poll(`document.querySelector('.problem-row:not(.loading) .opdata') !== null`),
-		textOf(`.problem-row:not(.loading) .opdata`, &op))
+		poll(`[...document.querySelectorAll('.problem-row:not(.loading) .problem-name')].some((e) => e.textContent.startsWith('Service is up') && e.querySelector('.opdata'))`),
+		chromedp.Evaluate(`[...document.querySelectorAll('.problem-row:not(.loading) .problem-name')].find((e) => e.textContent.startsWith('Service is up')).querySelector('.opdata').textContent`, &op))
 	if op != " (Up (1))" {
 		t.Errorf("problem row's value: %q, want \" (Up (1))\"", op)
 	}
+	var opdata []struct{ Opdata string }
+	json.Unmarshal(apiCall(t, base, token, "problem.get", map[string]any{"objectids": opTrig.TriggerIDs, "output": []string{"opdata"}}), &opdata)
+	if len(opdata) != 1 || opdata[0].Opdata != "state Up (1)" {
+		t.Errorf("problem.get opdata of the trigger with operational data: %+v, want \"state Up (1)\"", opdata)
+	}
+	run(t, ctx, "the problem's operational data shows the mapped value",
+		poll(`[...document.querySelectorAll('.problem-row:not(.loading) .opdata')].some((e) => e.textContent === ' (state Up (1))')`))
 
 	// Create a host through the form.
 	run(t, ctx, "open the hosts configuration",

@@ -24,7 +24,9 @@
 //   - GET /ui/session: who is logged in and the CSRF token (the app
 //     document carries both in meta elements; this is the fallback).
 //   - POST /ui/api: JSON-RPC (single or batch) passed to the API handler
-//     with "Authorization: Bearer <session>" attached here.
+//     with "Authorization: Bearer <session>" attached here; the answer
+//     carries "Server-Timing: api;dur=<ms>", the API's own time, which
+//     the page's measurements read.
 //   - GET /assets/...: modules, styles, vendored uPlot (no data, no
 //     session needed: the login page uses the style sheet). Pages link
 //     them under /assets/v-<hash of all assets>/, cached as immutable:
@@ -56,8 +58,13 @@
 // text.
 //
 // Large lists (assets/vlist.js): latest data and problems render only
-// the rows in view. The server filters and sorts; the first answer holds
-// ids only (item.get output ["itemid"], problem.get eventid, severity
+// the rows in view, placed by transform at one fixed height, each row
+// CSS-contained so that drawing or filling one lays out nothing else; a
+// page that can fill a row in place (problems) gets rows scrolled out
+// back for the rows scrolled in, so scrolling moves elements and sets
+// text instead of making them.
+// The server filters and sorts; the list's answer holds ids only
+// (item.get output ["itemid"], problem.get eventid, objectid, severity
 // and clock), and the rows in view fetch their details by id. Graphs use
 // uPlot (assets/vendor/uplot, MIT, vendored release file) with
 // history.get "downsample" (one bucket per pixel column: min/max band
@@ -65,10 +72,17 @@
 //
 // Problems (assets/pages/problems.js) are built for an incident storm:
 // server-side filters (severity, host group, host, tags, acknowledged,
-// name; a filter paints its first page of rows as soon as problem.get
-// answers, hosts, count (countOutput) and the full id list following
-// without holding the paint), a windowed list, details only for the rows
-// in view, event
+// name). A filter paints from one round trip, a JSON-RPC batch of the
+// watermark, the first 60 problems with details and the count
+// (countOutput); the whole id list is asked for after it and read,
+// parsed and sorted by a worker (assets/idlist.js), so 50,000 rows of
+// JSON never hold the page's main thread; a filter applied meanwhile
+// cancels the superseded reads. The list is windowed; the rows in view
+// read their details (problem.get by eventids) once the window has
+// stayed in view for a frame (a fast scroll asks for nothing until it
+// stops), one read on its way at a time (a window passed meanwhile is
+// never asked for), their hosts (trigger.get) beside it, and each fills
+// its rows in place when it answers. Event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
 // in place. Live updates without a reload: every 5 s the page reads the
@@ -92,11 +106,20 @@
 // information, interval, units, value map, status), triggers
 // (trigger.create/update; a refused expression is shown with the API's
 // message and the part from the position it names marked), value maps
-// (valuemap.*), actions and media types (action.get, mediatype.get,
-// enable/disable with *.update). A method the server does not have
+// (valuemap.*), actions and media types (listed, enabled/disabled, and
+// created and edited with forms: a media type's email, script or
+// webhook fields through mediatype.create/update, an action's name,
+// conditions and message operations with their steps, media type and
+// recipients through action.create/update; a stored SMTP password is
+// never shown, an empty field keeps it). A method the server does not have
 // ("Incorrect API", -32601) makes its section say "not available", so
 // the page works before and after those methods exist.
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.
+//
+// Measuring (problems.js PHASES): a filter leaves performance marks of
+// its phases (change event, request sent, first page answered with the
+// API's time, rows in the DOM and on screen, whole list read); the storm
+// measurement (storm_measure_integration_test.go) logs them.
 package web

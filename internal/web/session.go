@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Cookies. sessionCookie holds the API session id itself: the browser
@@ -215,8 +217,41 @@ func (u *UI) serveAPI(w http.ResponseWriter, r *http.Request) {
 	req.URL.Path = "/api_jsonrpc.php"
 	req.Header = http.Header{"Content-Type": {"application/json-rpc"}, "Authorization": {"Bearer " + session}}
 	w.Header().Set("Cache-Control", "no-store")
-	u.opts.API.ServeHTTP(w, req)
+	u.opts.API.ServeHTTP(&timedWriter{ResponseWriter: w, start: time.Now()}, req)
 }
+
+// timedWriter adds "Server-Timing: api;dur=<ms>" to an API answer: the
+// time from the request reaching the API handler to its first byte out
+// (the API encodes an answer whole before writing it, so this is the
+// method's own time). The page's measurements read it (PerformanceEntry
+// serverTiming) to tell the server's share of a filter from the
+// network's and the browser's; it names no method and holds no data.
+type timedWriter struct {
+	http.ResponseWriter
+	start time.Time
+	done  bool
+}
+
+func (t *timedWriter) stamp() {
+	if !t.done {
+		t.done = true
+		ms := float64(time.Since(t.start).Microseconds()) / 1000
+		t.Header().Set("Server-Timing", "api;dur="+strconv.FormatFloat(ms, 'f', 1, 64))
+	}
+}
+
+func (t *timedWriter) WriteHeader(code int) {
+	t.stamp()
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *timedWriter) Write(b []byte) (int, error) {
+	t.stamp()
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // serveLoginForm shows the login page with a fresh login CSRF pair.
 func (u *UI) serveLoginForm(w http.ResponseWriter, r *http.Request) {

@@ -110,7 +110,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 // csp allows scripts, styles and connections to this origin only: no
 // inline script or style element, no eval. uPlot styles its elements
 // through the CSSOM (element.style), which style-src does not govern.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+const csp = "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // secure sets the headers every UI response carries.

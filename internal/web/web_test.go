@@ -319,6 +319,10 @@ func TestAPIProxyAttachesSessionAndNeedsCSRF(t *testing.T) {
 	if r.StatusCode != 200 || !strings.Contains(body, `"authorization":"Bearer 0123456789abcdef0123456789abcdef"`) {
 		t.Fatalf("proxied call: %d %s", r.StatusCode, body)
 	}
+	// The API's own time rides along for the page's measurements.
+	if st := r.Header.Get("Server-Timing"); !strings.HasPrefix(st, "api;dur=") {
+		t.Errorf("proxied call: Server-Timing %q, want api;dur=<ms>", st)
+	}
 	for _, tc := range []struct{ name, token, origin string }{
 		{"no token", "", ""},
 		{"wrong token", "AAAA" + s["csrf"][4:], ""},

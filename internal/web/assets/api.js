@@ -37,24 +37,39 @@ export function currentSession() { return session; }
 
 let nextID = 1;
 
-async function post(body) {
+// post sends one JSON-RPC body. opts (optional): signal (an
+// AbortSignal: a superseded request is dropped, its answer never
+// parsed) and timing (an object filled with sent, answered — page
+// clock, ms — and server: the API's own time from the Server-Timing
+// header, for the page's measurements).
+async function post(body, opts = {}) {
+  const t = opts.timing;
+  if (t) t.sent = performance.now();
   const r = await fetch('/ui/api', {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json-rpc', 'X-CSRF-Token': session.csrf },
     body: JSON.stringify(body),
+    signal: opts.signal,
   });
   if (r.status === 401) {
     location.assign('/login');
     throw new Error('session ended');
   }
   if (!r.ok) throw new Error(`API: HTTP ${r.status}: ${(await r.text()).trim()}`);
-  return r.json();
+  const res = await r.json();
+  if (t) {
+    t.answered = performance.now();
+    const m = /api;dur=([0-9.]+)/.exec(r.headers.get('Server-Timing') || '');
+    t.server = m ? Number(m[1]) : -1;
+  }
+  return res;
 }
 
-// call runs one API method and returns its result or throws APIError.
-export async function call(method, params) {
-  const res = await post({ jsonrpc: '2.0', method, params, id: nextID++ });
+// call runs one API method and returns its result or throws APIError
+// (an AbortError when opts.signal aborted it; see post for opts).
+export async function call(method, params, opts) {
+  const res = await post({ jsonrpc: '2.0', method, params, id: nextID++ }, opts);
   if (res.error) {
     if (/re-login|Not authorized/.test(res.error.data || '')) location.assign('/login');
     throw new APIError(method, res.error);
@@ -63,11 +78,12 @@ export async function call(method, params) {
 }
 
 // batch runs several calls in one request (a JSON-RPC batch) and returns
-// one entry per call: {result} or {error: APIError}, in order.
-export async function batch(calls) {
+// one entry per call: {result} or {error: APIError}, in order (opts as
+// for call).
+export async function batch(calls, opts) {
   const base = nextID;
   nextID += calls.length;
-  const res = await post(calls.map((c, i) => ({ jsonrpc: '2.0', method: c[0], params: c[1], id: base + i })));
+  const res = await post(calls.map((c, i) => ({ jsonrpc: '2.0', method: c[0], params: c[1], id: base + i })), opts);
   const byID = new Map(res.map((r) => [r.id, r]));
   return calls.map((c, i) => {
     const r = byID.get(base + i);

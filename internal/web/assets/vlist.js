@@ -1,12 +1,19 @@
 // Windowed list: only the rows in view (plus a margin) exist in the DOM,
 // positioned in a spacer as tall as all rows, so 100,000 items or 50,000
-// problems cost the same to scroll as 50. Rows have one fixed height;
-// the columns are a CSS grid shared with the header row.
+// problems cost the same to scroll as 50. Rows have one fixed height and
+// are placed by transform, each contained (style.css: contain), so a
+// row drawn or filled in never lays out the others; the columns are a
+// CSS grid shared with the header row. Rows whose data arrives are
+// filled in place (updateRow) when the page can, not removed and made
+// again.
 import { h, clear } from './dom.js';
 
 export class VList {
   // opts: {rowHeight, columns (grid-template-columns), header: [labels],
-  //        renderRow(i) -> Element, onRange(start, end) (rows in view)}
+  //        renderRow(i) -> Element, onRange(start, end) (rows in view),
+  //        updateRow(i, el) (optional: fill row i's element in place),
+  //        rangeEachFrame (onRange at most once a frame instead of
+  //        every 100 ms: the page drops superseded requests itself)}
   constructor(opts) {
     this.o = Object.assign({ rowHeight: 28, overscan: 10 }, opts);
     this.count = 0;
@@ -60,23 +67,33 @@ export class VList {
 
   render() {
     const [start, end] = this.range();
+    // Rows scrolled out are reused for rows scrolled in when the page
+    // can fill a row in place (opts.updateRow): the element stays in the
+    // DOM and only moves and changes text.
+    const free = [];
     for (const [i, el] of this.shown) {
       if (i < start || i >= end) {
-        el.remove();
         this.shown.delete(i);
+        free.push(el);
       }
     }
     for (let i = start; i < end; i++) {
       if (this.shown.has(i)) continue;
-      const row = this.o.renderRow(i);
-      row.classList.add('vrow');
-      row.setAttribute('role', 'row');
-      row.style.gridTemplateColumns = this.o.columns;
+      let row = this.o.updateRow ? free.pop() : undefined;
+      if (row) {
+        this.o.updateRow(i, row);
+      } else {
+        row = this.o.renderRow(i);
+        row.classList.add('vrow');
+        row.setAttribute('role', 'row');
+        row.style.gridTemplateColumns = this.o.columns;
+        row.style.height = `${this.o.rowHeight}px`;
+        this.spacer.appendChild(row);
+      }
       row.style.transform = `translateY(${i * this.o.rowHeight}px)`;
-      row.style.height = `${this.o.rowHeight}px`;
-      this.spacer.appendChild(row);
       this.shown.set(i, row);
     }
+    for (const el of free) el.remove();
     if (this.o.onRange) this.rangeChanged(start, end);
   }
 
@@ -85,6 +102,14 @@ export class VList {
   // rows asks the server for the rows it stops at, not for every screen
   // it passes.
   rangeChanged(start, end) {
+    if (this.o.rangeEachFrame) {
+      // render runs once a frame (schedule): one call a frame at most.
+      if (this.firedRange !== start + ':' + end) {
+        this.firedRange = start + ':' + end;
+        this.o.onRange(start, end);
+      }
+      return;
+    }
     this.lastRange = [start, end];
     if (this.rangeTimer) return;
     const fire = () => {
@@ -116,6 +141,18 @@ export class VList {
       any = true;
     }
     if (any) this.render();
+  }
+
+  // updateRows fills the rows in view that want(index) picks in place
+  // (opts.updateRow), or re-renders them without it.
+  updateRows(want) {
+    if (!this.o.updateRow) {
+      this.replaceRows(want);
+      return;
+    }
+    for (const [i, el] of this.shown) {
+      if (i < this.count && want(i)) this.o.updateRow(i, el);
+    }
   }
 
   destroy() {

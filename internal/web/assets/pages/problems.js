@@ -1,9 +1,15 @@
 // Problems, built for an incident storm (50,000 open problems): the
 // server filters (problem.get severities, groupids, hostids, tags,
-// acknowledged, search name) and answers first with three short fields a
-// problem (eventid, severity, clock) so the list can be sorted and sized;
-// the rows in view then fetch their details by eventids, a screenful at a
-// time, with their hosts (trigger.get selectHosts). Event history is read
+// acknowledged, search name). A filter paints from one round trip (a
+// JSON-RPC batch: the watermark, the first screenful with details, the
+// count); then the whole list in four short fields a problem (eventid,
+// objectid, severity, clock), read, parsed and sorted by a worker
+// (assets/idlist.js) so that the page never stalls on it, sizes the list.
+// The rows in view fetch their details by eventids once they have stayed
+// in view for a frame, one request at a time (a window scrolled past is
+// never asked for), and their hosts (trigger.get selectHosts) beside it;
+// each fills its rows in place when it answers, nothing waits for the
+// other. Event history is read
 // only when asked for (event.get on one trigger), never per row: the
 // lesson of a Zabbix frontend whose per-row pop-ups took minutes to load
 // during an outage.
@@ -17,7 +23,7 @@
 // by eventids (acknowledged, severity changed, closed). Every REFRESH_MS
 // the whole id list is read again, which also drops what a missed update
 // would leave.
-import { call } from '../api.js';
+import { APIError, batch, call, currentSession } from '../api.js';
 import { h, clear, debounce, fmtAge, fmtTime, SEVERITIES } from '../dom.js';
 import { VList, cells } from '../vlist.js';
 import { ValueMaps } from '../valuemap.js';
@@ -26,6 +32,30 @@ const REFRESH_MS = 5 * 60000;
 const LIVE_MS = 5000;
 const MAX_PROBLEMS = 100000;
 const FIRST_ROWS = 60;
+// PHASES are the performance marks of one filter, in order: the user's
+// change, the first request sent, the first page answered (detail: its
+// timing, server time included; the count comes in the same batch, so
+// pf:count is the same answer), its rows in the DOM and on screen (the
+// next frame), the whole id list answered (read by the worker), and when
+// the previous whole list had arrived. The storm measurement reads them;
+// each load replaces the last set.
+export const PHASES = ['pf:input', 'pf:sent', 'pf:first', 'pf:painted', 'pf:frame', 'pf:count', 'pf:all', 'pf:prev-all'];
+
+// Row is one problem of the list: numbers only, so that 50,000 of them
+// are 50,000 small objects and no strings; the ids as the API's strings
+// are made when a row in view asks for them.
+class Row {
+  constructor(id, oid, severity, clock) {
+    this.id = id;
+    this.oid = oid;
+    this.severity = severity;
+    this.clock = clock;
+  }
+
+  get eventid() { return String(this.id); }
+
+  get objectid() { return String(this.oid); }
+}
 
 // countText is the count shown above the list: "1 problem", "2 problems".
 export function countText(n) {
@@ -47,7 +77,7 @@ export async function render(main, q) {
   const history = h('section', { class: 'card', id: 'event-history', hidden: true });
   const hostidParam = q.get('hostid');
 
-  let rows = []; // [{eventid (string), id (number), objectid, severity, clock}]
+  let rows = []; // [Row], in the list's order
   let watermark = 0; // the newest event id the list accounts for
   const details = new Map();
   const hostsOf = new Map(); // triggerid -> [names]
@@ -61,35 +91,102 @@ export async function render(main, q) {
     columns: '6.5rem 9.5rem minmax(7rem, 1fr) minmax(12rem, 3fr) 5.5rem 3rem minmax(6rem, 1fr) 8.5rem',
     rowHeight: 30,
     renderRow(i) {
-      const r = rows[i];
-      const p = details.get(r.eventid);
-      if (p) r.severity = Number(p.severity);
-      const sev = h('span', { class: `badge sev-${r.severity}` }, SEVERITIES[r.severity] || r.severity);
-      if (!p) return h('div', { class: 'problem-row loading', dataset: { eventid: r.eventid } }, cells(sev, fmtTime(r.clock), '…', '', '', '', '', ''));
-      const tags = (p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag));
-      // Operational data, else the last values of the trigger's items
-      // through their value maps ("Up (1)"), as read for the rows in view.
-      const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
-        .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
-      const op = p.opdata || last;
-      const name = h('span', { class: 'problem-name', title: p.name }, p.name, op ? h('span', { class: 'muted opdata' }, ` (${op})`) : null);
-      return h('div', { class: 'problem-row', dataset: { eventid: r.eventid } }, cells(
-        sev,
-        fmtTime(p.clock),
-        h('span', { class: 'host-name' }, (hostsOf.get(p.objectid) || []).join(', ')),
-        name,
-        fmtAge(p.clock),
-        p.acknowledged === '1' ? h('span', { class: 'ack-yes' }, 'Yes') : h('span', { class: 'ack-no' }, 'No'),
-        h('span', { class: 'tags' }, tags),
-        // Two buttons a row, handled by one listener on the list (below):
-        // rows are made and dropped by the dozen on every scrolled frame.
-        h('span', { class: 'actions' },
-          h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
-          h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')),
-      ));
+      const el = skeleton();
+      fillRow(i, el);
+      return el;
     },
-    onRange: (s, e) => fetchDetails(s, e, false).catch((err) => console.error(err)),
+    // Rows are filled in place: when details, hosts or last values
+    // arrive, and when a row scrolled out is reused for one scrolled in
+    // (VList recycles it), so scrolling sets text instead of making
+    // elements.
+    updateRow: (i, el) => fillRow(i, el),
+    rangeEachFrame: true,
+    onRange: (s, e) => settleThen(s, e),
   });
+
+  // settleThen asks for the details of a window once it has stayed in
+  // view for a frame: a fast scroll moves the window every frame and
+  // asks for nothing until it stops (its rows show their severity and
+  // time meanwhile), so the server and the page, sharing a core in a
+  // storm, do no work for rows that are gone a frame later; a slow
+  // scroll (a row every few frames) and a stop read at once.
+  let settleKey = '';
+  let settleRaf = 0;
+  function settleThen(s, e) {
+    settleKey = s + ':' + e;
+    if (!settleRaf) settleRaf = requestAnimationFrame(settle);
+  }
+  function settle() {
+    settleRaf = 0;
+    const [s, e] = list.range();
+    if (settleKey !== s + ':' + e) {
+      settleKey = s + ':' + e;
+      settleRaf = requestAnimationFrame(settle);
+      return;
+    }
+    fetchDetails(s, e, false).catch((err) => console.error(err));
+  }
+
+  // skeleton makes a row's elements once; fillRow sets their content.
+  function skeleton() {
+    const c = {
+      sev: h('span', { class: 'badge' }),
+      time: document.createTextNode(''),
+      host: h('span', { class: 'host-name' }),
+      name: h('span', { class: 'problem-name' }),
+      age: document.createTextNode(''),
+      ack: h('span', {}),
+      tags: h('span', { class: 'tags' }),
+      // Two buttons a row, handled by one listener on the list (below).
+      actions: h('span', { class: 'actions' },
+        h('button', { type: 'button', class: 'ack-btn', title: 'Acknowledge', dataset: { act: 'ack' } }, 'Ack'),
+        h('button', { type: 'button', class: 'more-btn', title: 'Close, change severity, event history', dataset: { act: 'more' }, 'aria-haspopup': 'true' }, 'More…')),
+    };
+    const el = h('div', { class: 'problem-row' }, cells(c.sev, c.time, c.host, c.name, c.age, c.ack, c.tags, c.actions));
+    el.c = c;
+    return el;
+  }
+
+  // fillRow shows row i in el: the short row (severity, time) with
+  // placeholders until its details are read, then the problem; the
+  // hosts and last values show when their calls answer.
+  function fillRow(i, el) {
+    const r = rows[i];
+    const p = details.get(r.eventid);
+    if (p) r.severity = Number(p.severity);
+    const c = el.c;
+    el.dataset.eventid = r.eventid;
+    el.classList.toggle('loading', !p);
+    c.sev.className = `badge sev-${r.severity}`;
+    c.sev.textContent = SEVERITIES[r.severity] || String(r.severity);
+    c.time.data = fmtTime(p ? p.clock : r.clock);
+    const hosts = hostsOf.get(r.objectid);
+    c.host.textContent = hosts ? hosts.join(', ') : '…';
+    c.actions.hidden = !p;
+    if (!p) {
+      c.name.textContent = '';
+      c.name.removeAttribute('title');
+      c.age.data = '';
+      c.ack.textContent = '';
+      c.ack.className = '';
+      c.tags.replaceChildren();
+      return;
+    }
+    // Operational data (value maps applied by the server), else the
+    // last values of the trigger's items through their value maps
+    // ("Up (1)"), as read for the rows in view.
+    const last = p.opdata ? '' : (itemsOf.get(p.objectid) || []).map((id) => lastOf.get(id)).filter((it) => it && it.lastclock !== '0')
+      .map((it) => vmaps.fmt(it.lastvalue, it)).join(', ');
+    const op = p.opdata || last;
+    c.name.textContent = p.name;
+    c.name.title = p.name;
+    if (op) c.name.append(h('span', { class: 'muted opdata' }, ` (${op})`));
+    c.age.data = fmtAge(p.clock);
+    const acked = p.acknowledged === '1';
+    c.ack.className = acked ? 'ack-yes' : 'ack-no';
+    c.ack.textContent = acked ? 'Yes' : 'No';
+    c.tags.replaceChildren(...(p.tags || []).map((t) => h('span', { class: 'tag' }, t.value ? `${t.tag}: ${t.value}` : t.tag)));
+  }
 
   // One panel of further actions, opened under a row's "More…" button.
   const panel = h('div', { class: 'card action-panel', id: 'problem-actions', hidden: true });
@@ -121,7 +218,8 @@ export async function render(main, q) {
   async function act(p, a) {
     try {
       await call('event.acknowledge', { eventids: [p.eventid], ...a });
-      await fetchDetailsFor([p.eventid]);
+      const r = rows.find((x) => x.eventid === p.eventid);
+      if (r) await fetchDetailsFor([r]);
       if (a.action === 1 || a.action === 8) await load(true);
     } catch (e) {
       alertBox(e);
@@ -146,39 +244,54 @@ export async function render(main, q) {
           h('td', {}, SEVERITIES[e.severity] || e.severity), h('td', {}, e.acknowledged === '1' ? 'Yes' : 'No')))));
   }
 
-  async function hostsFor(ps) {
-    const trig = [...new Set(ps.map((p) => p.objectid).filter((t) => !hostsOf.has(t)))];
+  // hostsFor reads the hosts and items of the rows' triggers not known
+  // yet (one trigger.get by triggerids) and fills those rows in place;
+  // nothing waits for it. The last values follow (lastValuesFor).
+  const trigInFlight = new Set();
+  async function hostsFor(rs) {
+    const trig = [...new Set(rs.map((r) => r.objectid).filter((t) => !hostsOf.has(t) && !trigInFlight.has(t)))];
     if (trig.length) {
-      const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'], selectItems: ['itemid'] });
-      for (const t of ts) {
-        hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
-        itemsOf.set(t.triggerid, (t.items || []).map((x) => x.itemid));
+      for (const t of trig) trigInFlight.add(t);
+      try {
+        const ts = await call('trigger.get', { output: ['triggerid'], triggerids: trig, selectHosts: ['hostid', 'name'], selectItems: ['itemid'] });
+        for (const t of ts) {
+          hostsOf.set(t.triggerid, (t.hosts || []).map((x) => x.name));
+          itemsOf.set(t.triggerid, (t.items || []).map((x) => x.itemid));
+        }
+      } finally {
+        for (const t of trig) trigInFlight.delete(t);
       }
+      const got = new Set(trig);
+      list.updateRows((i) => got.has(rows[i].objectid));
     }
-    // The last values are not waited for: the rows show with their
-    // hosts first and get the values a round trip later.
-    lastValuesFor(ps).catch((e) => console.error(e));
+    const ps = rs.map((r) => details.get(r.eventid)).filter((p) => p);
+    if (ps.length) await lastValuesFor(ps);
   }
 
   // lastValuesFor reads the last values of the items of the rows without
-  // operational data (one item.get for the rows asked for) and redraws
-  // those rows.
+  // operational data (one item.get for the rows asked for) and fills
+  // those rows in.
   async function lastValuesFor(ps) {
-    const without = ps.filter((p) => !p.opdata);
-    const items = [...new Set(without.flatMap((p) => itemsOf.get(p.objectid) || []))];
+    const without = ps.filter((p) => !p.opdata && itemsOf.has(p.objectid));
+    const items = [...new Set(without.flatMap((p) => itemsOf.get(p.objectid)))];
     if (!items.length) return;
     const its = await call('item.get', { output: ['itemid', 'lastvalue', 'lastclock', 'units', 'value_type', 'valuemapid'], itemids: items });
     await vmaps.load(its);
     for (const it of its) lastOf.set(it.itemid, it);
-    const redraw = new Set(without.map((p) => p.eventid));
-    list.replaceRows((i) => i < rows.length && redraw.has(rows[i].eventid));
+    const fill = new Set(without.map((p) => p.eventid));
+    list.updateRows((i) => fill.has(rows[i].eventid));
   }
 
-  async function fetchDetailsFor(eventids) {
-    const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
-    await hostsFor(ps);
-    for (const p of ps) details.set(p.eventid, p);
+  // fetchDetailsFor reads the rows' problems by eventids and fills them
+  // as soon as problem.get answers; the hosts (trigger.get, asked for at
+  // the same time: the short rows know their triggers) fill in when
+  // they come.
+  async function fetchDetailsFor(rs) {
+    const eventids = rs.map((r) => r.eventid);
     const want = new Set(eventids);
+    const hosts = hostsFor(rs).catch((e) => console.error(e));
+    const ps = await call('problem.get', { output: 'extend', eventids, selectTags: 'extend' });
+    for (const p of ps) details.set(p.eventid, p);
     // Asked for and not answered: no longer open (resolved or closed
     // since the list was read).
     for (const p of ps) want.delete(p.eventid);
@@ -187,7 +300,10 @@ export async function render(main, q) {
       dropRows((r) => want.has(r.eventid));
     }
     const got = new Set(ps.map((p) => p.eventid));
-    list.replaceRows((i) => i < rows.length && got.has(rows[i].eventid));
+    list.updateRows((i) => got.has(rows[i].eventid));
+    // Rows whose hosts were known already get their last values now.
+    lastValuesFor(ps.filter((p) => hostsOf.has(p.objectid))).catch((e) => console.error(e));
+    return hosts;
   }
 
   // dropRows removes the rows gone matches, keeping the place in the list.
@@ -226,10 +342,10 @@ export async function render(main, q) {
         ]);
         if (my !== seq) return;
         const rec = new Map();
-        for (const e of recovered) rec.set(e.objectid, Math.max(rec.get(e.objectid) || 0, Number(e.eventid)));
-        if (rec.size) dropRows((r) => rec.has(r.objectid) && r.id < rec.get(r.objectid));
-        const have = new Set(rows.map((r) => r.eventid));
-        const add = opened.map(shortRow).filter((r) => !have.has(r.eventid));
+        for (const e of recovered) rec.set(Number(e.objectid), Math.max(rec.get(Number(e.objectid)) || 0, Number(e.eventid)));
+        if (rec.size) dropRows((r) => rec.has(r.oid) && r.id < rec.get(r.oid));
+        const have = new Set(rows.map((r) => r.id));
+        const add = opened.map(shortRow).filter((r) => !have.has(r.id));
         if (add.length) {
           // Merged in order. A list scrolled down keeps its first row in
           // place; at the top, the new problems show.
@@ -250,29 +366,60 @@ export async function render(main, q) {
     }
   }
 
+  // fetchDetails reads the details of the rows start..end (all: again,
+  // else those without). While scrolling it is called for a window that
+  // stayed in view for a frame (settleThen), and at most one such read is
+  // on its way: a window asked for meanwhile supersedes any other waiting
+  // one and goes out when the read in flight answers, so a fast scroll
+  // asks for the rows it stops at, not for every screen it passes, and
+  // the server and the page (one shared core in the storm measurement)
+  // are never handed more than one window at a time. A
+  // request is not cancelled once sent: the server's work is done by
+  // then and its rows are cached for a scroll back.
+  let rangeBusy = false;
+  let rangeNext = null;
   async function fetchDetails(start, end, all) {
+    if (!all && rangeBusy) {
+      rangeNext = [start, end];
+      return;
+    }
     const want = [];
-    for (let i = start; i < end; i++) {
+    const wantRows = [];
+    for (let i = start; i < Math.min(end, rows.length); i++) {
       const id = rows[i].eventid;
-      if ((all || !details.has(id)) && !inFlight.has(id)) want.push(id);
+      if ((all || !details.has(id)) && !inFlight.has(id)) {
+        want.push(id);
+        wantRows.push(rows[i]);
+      }
     }
     if (!want.length) return;
     const gen = inFlight;
     for (const id of want) gen.add(id);
+    if (!all) rangeBusy = true;
     try {
-      await fetchDetailsFor(want);
+      await fetchDetailsFor(wantRows);
     } finally {
       for (const id of want) gen.delete(id);
+      if (!all) {
+        rangeBusy = false;
+        const next = rangeNext;
+        rangeNext = null;
+        // The window in view now (it may have moved again since).
+        if (next) {
+          const [s, e] = list.range();
+          fetchDetails(s, e, false).catch((err) => console.error(err));
+        }
+      }
     }
   }
 
-  const shortRow = (x) => ({ eventid: x.eventid, id: Number(x.eventid), objectid: x.objectid, severity: Number(x.severity), clock: Number(x.clock) });
+  const shortRow = (x) => new Row(Number(x.eventid), Number(x.objectid), Number(x.severity), Number(x.clock));
 
-  async function filterParamsWithHosts() {
+  async function filterParamsWithHosts(signal) {
     const p = filterParams();
     if (hostidParam) p.hostids = [hostidParam];
     if (hostSearch.value) {
-      const hs = await call('host.get', { output: ['hostid'], search: { name: hostSearch.value } });
+      const hs = await call('host.get', { output: ['hostid'], search: { name: hostSearch.value } }, { signal });
       p.hostids = hs.map((x) => x.hostid);
       if (!p.hostids.length) p.hostids = ['0'];
     }
@@ -294,59 +441,154 @@ export async function render(main, q) {
     return p;
   }
 
+  // The whole id list is read by a worker (assets/idlist.js) so that
+  // parsing and sorting 50,000 rows never holds the page; without
+  // workers it is read here.
+  let idWorker = null;
+  const idWaiting = new Map(); // seq -> {resolve, reject}
+  try {
+    idWorker = new Worker(new URL('../idlist.js', import.meta.url), { type: 'module' });
+    // A worker that cannot start or dies fails its waiting reads; the
+    // page then reads the list itself.
+    idWorker.onerror = (ev) => {
+      console.error('problems: the id list worker failed', ev.message || ev);
+      idWorker = null;
+      for (const w of idWaiting.values()) w.reject(new Error('the id list worker failed'));
+      idWaiting.clear();
+    };
+    idWorker.onmessage = (ev) => {
+      const m = ev.data;
+      const w = idWaiting.get(m.seq);
+      if (!w) return;
+      idWaiting.delete(m.seq);
+      if (m.error) {
+        if (m.error.status === 401) location.assign('/login');
+        w.reject(new APIError('problem.get', m.error));
+      } else {
+        w.resolve(m);
+      }
+    };
+  } catch (e) {
+    console.error('problems: no worker for the id list, reading it on the page', e);
+  }
+
+  // idList reads the filtered problems' short rows, sorted as the page
+  // shows them, into timing (page clock). A superseded request (seq
+  // moved on) is cancelled in the worker.
+  async function idList(p, my, timing) {
+    const order = sortSel.value;
+    if (!idWorker) {
+      const res = await call('problem.get', p, { timing });
+      const out = res.map(shortRow);
+      if (order === 'severity') out.sort(byOrder());
+      return out;
+    }
+    for (const [s, w] of idWaiting) {
+      idWorker.postMessage({ abort: s });
+      w.resolve(null);
+    }
+    idWaiting.clear();
+    let m;
+    try {
+      m = await new Promise((resolve, reject) => {
+        idWaiting.set(my, { resolve, reject });
+        idWorker.postMessage({ seq: my, params: p, csrf: currentSession().csrf, order });
+      });
+    } catch (e) {
+      // The worker died (onerror cleared it): read the list here.
+      if (!idWorker) return idList(p, my, timing);
+      throw e;
+    }
+    if (!m) return null;
+    timing.sent = m.timing.sent - performance.timeOrigin;
+    timing.answered = m.timing.answered - performance.timeOrigin;
+    timing.server = m.timing.server;
+    const n = m.eventid.length;
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = new Row(m.eventid[i], m.objectid[i], m.severity[i], m.clock[i]);
+    return out;
+  }
+
+  const headParams = { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 };
   let seq = 0;
+  let loadAbort = null;
   async function load(keepScroll) {
     const my = ++seq;
     const t0 = performance.now();
+    // A superseded load's calls are cancelled: their answers would be
+    // dropped anyway, and parsing them competes with this one.
+    if (loadAbort) loadAbort.abort();
+    const ac = loadAbort = new AbortController();
+    const signal = ac.signal;
     // A new filter shows fresh details; a refresh keeps them until the
     // rows in view are read again.
-    if (!keepScroll) details.clear();
-    // The watermark is read first: an event after it is seen by the
-    // next live update even if this list already holds it.
-    const head = call('event.get', { output: ['eventid'], sortfield: ['eventid'], sortorder: 'DESC', limit: 1 }).catch(() => []);
-    const p = await filterParamsWithHosts();
-    // The first screenful with details, beside the full list: it paints
-    // while the 50,000 short rows are on their way.
-    // It paints as soon as problem.get answers: the hosts (trigger.get)
-    // fill in when their call returns, and the count comes from a
-    // countOutput call (one number, not 50,000 rows), so neither holds
-    // the paint back. Rows have one fixed height, so the late host names
-    // move nothing.
-    let all = false;
-    let counted = -1;
-    const first = keepScroll ? null : call('problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }).then((ps) => {
-      if (my !== seq) return;
-      for (const x of ps) details.set(x.eventid, x);
-      if (!all) {
-        rows = ps.map(shortRow);
-        status.textContent = ps.length < FIRST_ROWS ? countText(rows.length) : counted >= 0 ? countText(counted) : 'counting…';
-        list.setCount(rows.length);
-      }
-      return hostsFor(ps).then(() => { if (my === seq) list.refresh(); });
-    }).catch(() => {});
     if (!keepScroll) {
-      call('problem.get', { ...p, output: undefined, limit: undefined, countOutput: true }).then((n) => {
-        if (my !== seq || all) return;
-        counted = Math.min(Number(n), MAX_PROBLEMS);
-        if (rows.length) status.textContent = countText(counted) + (counted >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : '');
-      }).catch(() => {});
+      details.clear();
+      // The last whole list's arrival is kept as pf:prev-all: a filter
+      // applied while it was still on its way competes with it.
+      const prev = performance.getEntriesByName('pf:all', 'mark').pop();
+      for (const n of PHASES.slice(1)) performance.clearMarks(n);
+      if (prev) performance.mark('pf:prev-all', { startTime: prev.startTime });
     }
-    const [res, hd] = await Promise.all([call('problem.get', p), head]);
+    const p = await filterParamsWithHosts(signal);
     if (my !== seq) return;
-    all = true;
-    rows = res.map(shortRow);
-    if (sortSel.value === 'severity') rows.sort(byOrder());
+    let hd;
+    if (keepScroll) {
+      // The watermark is read first: an event after it is seen by the
+      // next live update even if this list already holds it.
+      hd = await call('event.get', headParams, { signal }).catch(() => []);
+    } else {
+      // What the first paint needs comes in one round trip, before the
+      // whole id list is asked for, so that nothing competes with it
+      // for the server or the page: the watermark (read first, as
+      // above), the first screenful with details and the count
+      // (countOutput: one number, not 50,000 rows). The hosts
+      // (trigger.get) fill in when their call returns; rows have one
+      // fixed height, so the late host names move nothing.
+      performance.mark('pf:sent');
+      const tFirst = {};
+      const [h0, first, count] = await batch([
+        ['event.get', headParams],
+        ['problem.get', { ...p, output: 'extend', selectTags: 'extend', limit: FIRST_ROWS }],
+        ['problem.get', { ...p, output: undefined, limit: undefined, countOutput: true }],
+      ], { signal, timing: tFirst });
+      if (my !== seq) return;
+      performance.mark('pf:first', { detail: tFirst });
+      performance.mark('pf:count', { detail: tFirst });
+      if (first.error) throw first.error;
+      hd = h0.result || [];
+      const ps = first.result;
+      for (const x of ps) details.set(x.eventid, x);
+      rows = ps.map(shortRow);
+      const counted = count.error ? -1 : Math.min(Number(count.result), MAX_PROBLEMS);
+      status.classList.remove('error');
+      status.textContent = counted >= 0 ? countText(counted) + (counted >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : '') : 'counting…';
+      list.setCount(rows.length);
+      performance.mark('pf:painted');
+      requestAnimationFrame(() => performance.mark('pf:frame'));
+      hostsFor(ps).catch((e) => console.error(e));
+    }
+    const tAll = {};
+    const res = await idList(p, my, tAll);
+    if (my !== seq || !res) return;
+    if (!keepScroll) performance.mark('pf:all', { detail: tAll });
+    rows = res;
     watermark = hd.length ? Number(hd[0].eventid) : 0;
     inFlight = new Set();
     showCount();
     list.setCount(rows.length, true);
     if (keepScroll) { const [s, e] = list.range(); await fetchDetails(s, e, true); }
     status.dataset.ms = String(Math.round(performance.now() - t0));
-    if (first) await first;
   }
 
   // Typing waits for a pause; a click or a choice applies at once.
-  const reload = () => load(false).catch(alertBox);
+  // pf:input marks the user's change, the start of the phases the
+  // storm measurement reads (PHASES).
+  const reload = () => {
+    performance.clearMarks('pf:input');
+    performance.mark('pf:input');
+    return load(false).catch((e) => { if (e.name !== 'AbortError') alertBox(e); });
+  };
   const typed = debounce(reload, 250);
   for (const el of [groupSel, ackSel, sortSel, ...sevBoxes.map((l) => l.firstChild)]) el.addEventListener('change', reload);
   for (const el of [hostSearch, nameSearch, tagInput]) el.addEventListener('input', typed);
@@ -362,11 +604,19 @@ export async function render(main, q) {
     if (e.code === -32601) {
       clear(main);
       main.append(h('h1', {}, 'Problems'), h('p', { class: 'muted', id: 'no-problem-api' }, 'This server has no problem.get yet: problems come with the trigger engine.'));
-      return () => list.destroy();
+      return () => { cancelAnimationFrame(settleRaf); if (idWorker) idWorker.terminate(); list.destroy(); };
     }
-    throw e;
+    // A filter chosen while the first list was loading superseded it.
+    if (e.name !== 'AbortError') throw e;
   }
-  const timer = setInterval(() => load(true).catch((e) => console.error(e)), REFRESH_MS);
+  const timer = setInterval(() => load(true).catch((e) => { if (e.name !== 'AbortError') console.error(e); }), REFRESH_MS);
   const liveTimer = setInterval(() => live().catch((e) => console.error(e)), LIVE_MS);
-  return () => { clearInterval(timer); clearInterval(liveTimer); list.destroy(); };
+  return () => {
+    clearInterval(timer);
+    clearInterval(liveTimer);
+    if (loadAbort) loadAbort.abort();
+    if (idWorker) idWorker.terminate();
+    cancelAnimationFrame(settleRaf);
+    list.destroy();
+  };
 }
