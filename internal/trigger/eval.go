@@ -539,7 +539,8 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	// One source per shard, reset per evaluation: a new one would be an
 	// allocation per evaluation (it escapes through expr.Options).
 	src := &sh.src
-	*src = exprsource.StoreSource{Store: ev.values, TrendStore: ev.trends, Snap: snap}
+	src.Store, src.TrendStore, src.Snap, src.Self = ev.values, ev.trends, snap, nil
+	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
 	if len(t.HostIDs) == 1 {
 		// //key and {HOST.HOST} name the trigger's host when it has one.

@@ -556,3 +556,22 @@ func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
 		t.Fatalf("the recovery looked up %d item values in all, want 2", n)
 	}
 }
+
+// An evaluation of a last()/comparison trigger through the value cache
+// allocates nothing: the shard's source and its read buffer are reused.
+func TestEvaluatorLastAllocatesNothing(t *testing.T) {
+	e := newEvalEnvCache(t, 0, true)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10 and avg(/h1/a,5m)<100"})
+	e.commit("a", t0, 5)
+	e.ev.Drain(context.Background()) // parsed, and the cache loaded
+	snap := e.cat.Snapshot()
+	now := time.Unix(t0, 0)
+	allocs := testing.AllocsPerRun(100, func() {
+		if r, ok := e.ev.evaluate(context.Background(), snap, id, now); !ok || r.Value != OK {
+			t.Fatalf("result %+v", r)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per evaluation, want 0", allocs)
+	}
+}
