@@ -180,6 +180,14 @@ type compiled struct {
 	text, recoveryText string
 	e, recovery        *expr.Expr
 	err                error
+
+	// What evaluations in snap share, looked up at its first evaluation
+	// in it: the trigger's host for //key, its user macros and its item
+	// queries resolved. Owned by the shard's goroutine like the cache.
+	snap   *catalog.Snapshot
+	self   *catalog.Host
+	macros expr.Macros
+	memo   []exprsource.Resolved
 }
 
 // NewEvaluator returns an evaluator; Run starts it.
@@ -539,22 +547,24 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	// One source per shard, reset per evaluation: a new one would be an
 	// allocation per evaluation (it escapes through expr.Options).
 	src := &sh.src
-	src.Store, src.TrendStore, src.Snap, src.Self = ev.values, ev.trends, snap, nil
-	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
-	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
-	if len(t.HostIDs) == 1 {
-		// //key and {HOST.HOST} name the trigger's host when it has one.
-		src.Self = snap.HostByID(t.HostIDs[0])
-	}
-	if len(t.HostIDs) > 0 {
-		// User macros are the first host's (ascending ID) view: host,
-		// its templates, global. A trigger over several hosts is rare
-		// and Zabbix's own choice there is not documented.
-		if ev.opts.Macros != nil {
-			opt.Macros = ev.opts.Macros(t.HostIDs[0])
-		} else {
-			opt.Macros = snap.UserMacros(t.HostIDs[0])
+	if c.snap != snap {
+		c.snap, c.self, c.macros, c.memo = snap, nil, nil, c.memo[:0]
+		if len(t.HostIDs) == 1 {
+			// //key and {HOST.HOST} name the trigger's host when it has one.
+			c.self = snap.HostByID(t.HostIDs[0])
 		}
+		if len(t.HostIDs) > 0 && ev.opts.Macros == nil {
+			// User macros are the first host's (ascending ID) view:
+			// host, its templates, global. A trigger over several hosts
+			// is rare and Zabbix's own choice there is not documented.
+			c.macros = snap.UserMacros(t.HostIDs[0])
+		}
+	}
+	src.Store, src.TrendStore, src.Snap, src.Self, src.Memo = ev.values, ev.trends, snap, c.self, &c.memo
+	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
+	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
+	if len(t.HostIDs) > 0 && ev.opts.Macros != nil {
+		opt.Macros = ev.opts.Macros(t.HostIDs[0])
 	}
 	v := c.e.Eval(ctx, opt)
 	truth, ok := v.Bool()

@@ -575,3 +575,33 @@ func TestEvaluatorLastAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per evaluation, want 0", allocs)
 	}
 }
+
+// A trigger's resolved item queries are kept per snapshot: disabling the
+// item makes the next evaluation unknown, enabling it again evaluates.
+func TestEvaluatorItemMemoFollowsCatalog(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 42)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
+		t.Fatalf("runtime %+v", rt)
+	}
+	aid := e.cat.Snapshot().Lookup("h1", "a").ID
+	setStatus := func(status string) {
+		t.Helper()
+		if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+			return ed.UpdateItems([]catalog.ItemUpdate{{ID: aid, Status: &status}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStatus("disabled")
+	r, _ := e.ev.evaluate(context.Background(), e.cat.Snapshot(), id, time.Unix(t0, 0))
+	if r.Value != Unknown || !strings.Contains(r.Error, "disabled") {
+		t.Fatalf("with the item disabled: %+v", r)
+	}
+	setStatus("enabled")
+	if r, _ := e.ev.evaluate(context.Background(), e.cat.Snapshot(), id, time.Unix(t0, 0)); r.Value != Problem {
+		t.Fatalf("with the item enabled again: %+v", r)
+	}
+}

@@ -30,6 +30,19 @@ type StoreSource struct {
 	// its per-shard source; a caller that keeps results must not.
 	Reuse bool
 	buf   []history.Sample
+	// Memo, when set, remembers Item's answers. A caller evaluating one
+	// expression many times in one snapshot with one Self (the trigger
+	// evaluator, per trigger) keeps one per expression and empties it
+	// when the snapshot or Self changes: a query is then resolved once
+	// per catalog change instead of two map lookups per read.
+	Memo *[]Resolved
+}
+
+// Resolved is an item query as Item answered it, kept in a Memo.
+type Resolved struct {
+	Ref  expr.ItemRef
+	Item *catalog.Item
+	Err  error
 }
 
 // maxReuse is the largest buffer (values) Reuse keeps between calls: a
@@ -46,6 +59,22 @@ type AppendReader interface {
 // Item resolves a query's host and key to an enabled item on a
 // monitored host, with Zabbix's wording when it cannot.
 func (s *StoreSource) Item(ref expr.ItemRef) (*catalog.Item, error) {
+	if s.Memo == nil {
+		return s.resolve(ref)
+	}
+	for i := range *s.Memo {
+		// The refs come from one parsed expression: equal strings share
+		// their memory, so the comparison is mostly a pointer check.
+		if r := &(*s.Memo)[i]; r.Ref == ref {
+			return r.Item, r.Err
+		}
+	}
+	it, err := s.resolve(ref)
+	*s.Memo = append(*s.Memo, Resolved{Ref: ref, Item: it, Err: err})
+	return it, err
+}
+
+func (s *StoreSource) resolve(ref expr.ItemRef) (*catalog.Item, error) {
 	host := ref.Host
 	switch host {
 	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
