@@ -189,7 +189,8 @@ func (s *TriggerLatency) Run(ctx context.Context, env *Env) (Section, error) {
 	}
 	if int64(len(lat)) < flipsSent {
 		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d problems were never seen in problem.get (waited until none showed for %s): "+
-			"a trigger evaluated only after its item's recovering 0 was committed never fires, so evaluation lagging more than a second loses flips.", flipsSent-int64(len(lat)), flipsSent, latencyStall))
+			"the poller asks for open problems, so a problem resolved by its item's next-second 0 before a poll saw it is not counted "+
+			"(with evaluation lagging; a server that coalesces a trigger's values, as Peregrine did before every value was evaluated, may also never raise it: count the events to tell).", flipsSent-int64(len(lat)), flipsSent, latencyStall))
 	}
 	env.Progress.Logf("trigger-latency %s triggers at %s values/s offered (%s acknowledged): p50 %s, p99 %s, max %s; %d/%d problems seen",
 		human(float64(n)), human(s.Rate), human(ackedVPS), secs(ls.median), secs(p99), secs(ls.max), len(lat), flipsSent)
@@ -372,7 +373,7 @@ func (r *latencyRun) do(ctx context.Context) (latencyResult, error) {
 	cn.close()
 	// Let the poller see the last problems; give up after Timeout, or
 	// once no new one showed for latencyStall (a 1 whose 0 was already
-	// committed when its trigger was evaluated never makes a problem).
+	// resolved before a poll saw it is never returned by problem.get).
 	wait := time.Now().Add(r.s.Timeout)
 	last, lastChange := r.unseen(), time.Now()
 	for time.Now().Before(wait) && ctx.Err() == nil && last > 0 && time.Since(lastChange) < latencyStall {

@@ -298,10 +298,14 @@ type TriggersConfig struct {
 	// (nodata, date and time, trends) are evaluated without new values;
 	// Zabbix's timer process runs every 30 s.
 	TimerInterval Duration `yaml:"timer_interval"`
-	// MaxPending bounds the distinct triggers waiting for evaluation
-	// after their items' values were committed; past it, evaluations are
-	// dropped and counted rather than slowing ingest.
+	// MaxPending bounds the distinct triggers waiting for evaluation in
+	// each evaluation shard after their items' values were committed;
+	// past it, evaluations are dropped and counted rather than slowing
+	// ingest.
 	MaxPending int `yaml:"max_pending"`
+	// EvalShards is the number of evaluation goroutines, each owning the
+	// triggers whose id modulo EvalShards is its index; 0: GOMAXPROCS.
+	EvalShards int `yaml:"eval_shards"`
 	// ValueCacheSize bounds the value cache (recent values of the items
 	// trigger functions and calculated items read); past it the items
 	// read least recently are evicted. Zabbix's ValueCacheSize.
@@ -549,6 +553,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Triggers.MaxPending < 1024 || c.Triggers.MaxPending > 1<<26 {
 		return fieldErr("triggers.max_pending", "must be between 1024 and 67108864, not %d", c.Triggers.MaxPending)
+	}
+	if c.Triggers.EvalShards < 0 || c.Triggers.EvalShards > 256 {
+		return fieldErr("triggers.eval_shards", "must be between 0 (GOMAXPROCS) and 256, not %d", c.Triggers.EvalShards)
 	}
 	if c.Triggers.ValueCacheSize < 1<<20 || c.Triggers.ValueCacheSize > 64<<30 {
 		return fieldErr("triggers.value_cache_size", "must be between 1MiB and 64GiB, not %d bytes", c.Triggers.ValueCacheSize)

@@ -32,7 +32,9 @@ type HistoryQuery struct {
 type Source interface {
 	// History returns the selected values of item, newest first. An
 	// unknown or unsupported item is an error, whose text becomes the
-	// unknown value's reason. No values is not an error.
+	// unknown value's reason. No values is not an error. The evaluator
+	// is done with the returned slice before its next History call on
+	// the same Source, so an implementation may reuse its memory.
 	History(ctx context.Context, item ItemRef, q HistoryQuery) ([]history.Sample, error)
 	// Trends returns item's hourly trends for the hours starting in
 	// [from, till), oldest first.

@@ -13,7 +13,9 @@
 // over it are opened before the listeners and serve the trigger, problem
 // and event API methods. Evaluation (trigger.Evaluator, Server.Evaluator)
 // is the pipeline's OnCommit hook: each committed batch queues the
-// triggers of its items, and the evaluator's goroutine evaluates them
+// triggers of its items with their values' times in the evaluation shard
+// that owns each trigger (triggers.eval_shards, one goroutine each), and
+// the shards evaluate them, every second of values in order,
 // against the value cache (Server.ValueCache, fed by the same hook just
 // before, falling back to the history store; calculated items read it
 // too) and feeds Server.Triggers; a timer

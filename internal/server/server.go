@@ -341,6 +341,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Store:         s.Store,
 		Values:        s.ValueCache,
 		MaxPending:    cfg.Triggers.MaxPending,
+		Shards:        cfg.Triggers.EvalShards,
 		TimerInterval: cfg.Triggers.TimerInterval.Std(),
 		LastValue: func(id uint64) (history.Sample, bool) {
 			last, _, ok := s.Pipeline.Last(id)

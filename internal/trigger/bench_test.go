@@ -3,7 +3,10 @@ package trigger
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -318,5 +321,111 @@ func BenchmarkReconcile(b *testing.B) {
 		if k, err := m.Reconcile(snap); err != nil || k != 0 {
 			b.Fatalf("resolved %d (%v), want 0", k, err)
 		}
+	}
+}
+
+// BenchmarkEvaluatePass is the steady-state value pass: PEREGRINE_BENCH_TRIGGERS
+// triggers `last(/host-H/k[i])>10` (1,000,000 by default; hosts of 1,000
+// items), one value of each item committed per op, every value 0 so no
+// trigger changes (most evaluations under load) and Process stores
+// nothing. shards=N is the evaluator's shard count with GOMAXPROCS=N:
+// evals/s/core is evaluations per second divided by N.
+//
+//	go test -run '^$' -bench BenchmarkEvaluatePass -benchtime 3x ./internal/trigger/
+func BenchmarkEvaluatePass(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("PEREGRINE_BENCH_TRIGGERS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1000 || n%1000 != 0 {
+			b.Fatalf("PEREGRINE_BENCH_TRIGGERS=%q: want a multiple of 1000", v)
+		}
+	}
+	const perHost = 1000
+	dir := b.TempDir()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	for lo := 0; lo < n/perHost; lo += 100 { // applied in slices: one huge spec needs several GB
+		spec := catalog.Spec{}
+		for h := lo; h < min(lo+100, n/perHost); h++ {
+			hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
+			for i := range perHost {
+				hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: "float"})
+				hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high", i),
+					Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i)})
+			}
+			spec.Hosts = append(spec.Hosts, hs)
+		}
+		if _, err := cat.Apply(context.Background(), spec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m, err := New(Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist := memstore.New()
+	vc, err := valuecache.New(valuecache.Options{Store: hist, MaxBytes: 4 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := cat.Snapshot()
+	var batch []history.Sample
+	for _, h := range snap.Hosts() {
+		for _, it := range h.Items() {
+			batch = append(batch, history.Sample{ItemID: it.ID, Type: history.Float})
+		}
+	}
+	if len(batch) != n {
+		b.Fatalf("%d items", len(batch))
+	}
+	ctx := context.Background()
+	clock := int64(1_700_000_000)
+	commit := func(ev *Evaluator) {
+		clock++
+		for j := range batch {
+			batch[j].Clock = clock
+		}
+		if err := hist.Write(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		vc.Add(0, batch)
+		ev.Commit(0, batch)
+	}
+	for _, shards := range []int{1, 2} {
+		b.Run(fmt.Sprintf("shards=%d", shards), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(shards))
+			ev, err := NewEvaluator(EvaluatorOptions{Machine: m, Snapshot: cat.Snapshot, Store: hist, Values: vc, Location: time.UTC, Shards: shards})
+			if err != nil {
+				b.Fatal(err)
+			}
+			commit(ev) // warm: parsed, the value cache filled
+			ev.Drain(ctx)
+			before := ev.evaluated.Load()
+			var d time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				commit(ev) // the pipeline's write and hooks, not measured
+				b.StartTimer()
+				t := time.Now()
+				ev.Drain(ctx)
+				d += time.Since(t)
+			}
+			b.StopTimer()
+			if got := ev.evaluated.Load() - before; got != uint64(n*b.N) {
+				b.Fatalf("%d evaluations, want %d", got, n*b.N)
+			}
+			b.ReportMetric(float64(n*b.N)/d.Seconds(), "evals/s")
+			b.ReportMetric(float64(n*b.N)/d.Seconds()/float64(shards), "evals/s/core")
+		})
 	}
 }

@@ -45,24 +45,38 @@
 //   - Deleted triggers (Machine.Reconcile): the open problems of
 //     triggers no longer in the catalog are resolved by an OK event
 //     without a user, and their runtime dropped, as Zabbix drops them.
-//   - Evaluation (Evaluator, eval.go): Commit is the pipeline's commit
-//     hook; it looks up the triggers of each committed value's item
-//     (catalog TriggersOfItem) and adds them to a pending set keyed by
-//     trigger, keeping the newest value time, under one short lock per
-//     batch, then wakes Run's goroutine. Triggers already pending are
-//     coalesced; past EvaluatorOptions.MaxPending distinct triggers new
-//     ones are dropped and counted (peregrine_trigger_eval_dropped_total),
-//     never waited for, so ingest never blocks on evaluation. Each pass
-//     (Drain) swaps the set out and evaluates every pending trigger once,
-//     at the time of its newest committed value (Zabbix's rule: the
-//     event's clock is the value's), however many values and shards
-//     touched it, and hands all results to Process in one call (one
-//     commit); pass durations are observed in
-//     peregrine_trigger_eval_pass_seconds: values of a trigger that
-//     arrive while a pass runs are coalesced into one evaluation at the
-//     newest one's time, so a late pass can skip a PROBLEM that a later
-//     value already ended (Zabbix evaluates every value). A timer pass (TimerPass, every TimerInterval, 30 s by
-//     default as Zabbix's timer) evaluates the time-based triggers
+//   - Evaluation (Evaluator, eval.go): triggers are sharded by id over
+//     EvaluatorOptions.Shards evaluation shards (GOMAXPROCS by
+//     default), each with its own pending set, lock, parse cache, timer
+//     and goroutine; no lock is shared by all of them. Commit is the
+//     pipeline's commit hook: it looks up the triggers of each committed
+//     value's item (catalog TriggersOfItem), buckets them by shard and
+//     adds them, with the value's time, to each affected shard's pending
+//     set under one short lock per shard and batch, then wakes the
+//     shard. Every value is evaluated, in order (Zabbix's rule: its
+//     history syncer hands triggers every value): a pending trigger keeps
+//     one evaluation time per distinct second of its values, and a pass
+//     (Drain) evaluates round by round (round r is each trigger's r-th
+//     oldest time), handing each round's results to Process in one call
+//     (one commit), so a 1 followed by a 0 makes a problem and its
+//     recovery even when both arrive before or during a pass. History
+//     functions evaluated as of a time read values up to that second
+//     only (expr's queries end at a unix second), so the values of one
+//     second are one evaluation at the newest of them: that coalescing
+//     cannot change the outcome. Values of several items (and pipeline
+//     shards) in one second are likewise one evaluation. Two bounds,
+//     both counted and never waited for: a trigger keeps at most 16
+//     seconds waiting, past which the newest waiting one is replaced by
+//     the newer value's (peregrine_trigger_eval_merged_total: only a pass
+//     lagging by 16 s merges), and past EvaluatorOptions.MaxPending
+//     distinct triggers in a shard new ones are dropped
+//     (peregrine_trigger_eval_dropped_total), so ingest never blocks on
+//     evaluation. An event's clock is its value's (the newest
+//     nanosecond of the second); pass durations are observed per shard
+//     in peregrine_trigger_eval_pass_seconds. {ITEM.VALUE} is the item's
+//     newest value at evaluation, not the one as of the evaluated time.
+//     Each shard's timer pass (TimerPass, every TimerInterval, 30 s by
+//     default as Zabbix's timer) evaluates its time-based triggers
 //     (expr.Expr.TimeBased: nodata, date/time and trend functions) at
 //     the clock's time. Expressions are parsed once per trigger and kept
 //     while the trigger's texts are unchanged; entries of deleted
@@ -101,10 +115,9 @@
 // across an fsync, so readers do not wait for evaluation. Evaluation callers
 // should hand over results in batches: one commit (and fsync) covers a
 // whole batch. An Evaluator's Commit may be called by every pipeline
-// shard at once; its passes (Drain, TimerPass) are serialised with each
-// other and run on Run's goroutine. A value pass of more than a few
-// thousand triggers parses new expressions first, serially, then
-// evaluates on up to GOMAXPROCS goroutines, so the Store, Values,
-// LastValue and Macros it was given must be safe for concurrent use;
-// the results go to Process in one call as before.
+// shard at once; each evaluation shard's passes are serialised with each
+// other and run on its own goroutine under Run (Drain and TimerPass run
+// all shards at once), so the Store, Values, LastValue and Macros it was
+// given must be safe for concurrent use, and Process is called by
+// several shards at once (its mutex orders them).
 package trigger

@@ -1,11 +1,13 @@
 package trigger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,11 +33,15 @@ type EvaluatorOptions struct {
 	// of Store: the value cache (package history/valuecache) in front of
 	// it. Trends are still read from Store.
 	Values history.Reader
-	// MaxPending bounds the distinct triggers waiting for evaluation;
-	// default 1<<20. A committed value whose trigger is already waiting
-	// costs nothing (it is coalesced); one that would exceed the bound is
-	// dropped and counted, never waited for.
+	// MaxPending bounds the distinct triggers waiting for evaluation in
+	// each shard; default 1<<20. A committed value whose trigger is
+	// already waiting adds its time to it (or nothing, within the same
+	// second); one that would exceed the bound is dropped and counted,
+	// never waited for.
 	MaxPending int
+	// Shards is the number of evaluation goroutines, each owning the
+	// triggers whose id modulo Shards is its index; default GOMAXPROCS.
+	Shards int
 	// TimerInterval is how often time-based triggers (nodata, date and
 	// time functions, trends) are evaluated without new values; default
 	// 30 s, Zabbix's timer period.
@@ -65,33 +71,107 @@ type Evaluator struct {
 	opts   EvaluatorOptions
 	trends history.TrendReader
 	values history.Reader // Values, or Store without it
+	shards []*evalShard   // trigger id % len(shards) owns a trigger
+
+	// bufs recycles Commit's per-shard buckets, so a commit allocates
+	// nothing once warm.
+	bufs sync.Pool
+
+	throttle *selfmon.LogThrottle
+
+	queued, merged, dropped, evaluated, unknown, failed, passes *selfmon.Counter
+	pendingGauge                                                *selfmon.Gauge
+	// passSeconds times value passes, evaluation and Process together:
+	// a value waits at most about one pass before it is evaluated.
+	passSeconds *selfmon.Histogram
+}
+
+// evalShard is one evaluation goroutine's share of the triggers: its own
+// pending set under its own lock, its own parse cache and timer list, so
+// shards never wait for each other.
+type evalShard struct {
+	ev    *Evaluator
+	index int
 
 	// mu guards pending, the triggers waiting for the next pass with the
-	// newest value time seen for each (unix ns). Commit holds it for a map
-	// update per affected trigger; the evaluation goroutine swaps the map
-	// out under it, so neither waits on the other's work.
+	// seconds of the values that touched them. Commit holds it for a map
+	// update per affected trigger; the shard's pass swaps the map out
+	// under it, so neither waits on the other's work.
 	mu      sync.Mutex
-	pending map[uint64]int64
-	spare   map[uint64]int64
+	pending map[uint64]pendingTimes
+	spare   map[uint64]pendingTimes
 	wake    chan struct{}
 
-	// passMu serialises passes (Drain, TimerPass) and guards the cache
-	// and the timer's list.
+	// passMu serialises the shard's passes (drain, timerPass) and guards
+	// everything below.
 	passMu    sync.Mutex
 	cache     map[uint64]*compiled
 	cacheSnap *catalog.Snapshot // the snapshot cache was last pruned for
 	timerSnap *catalog.Snapshot // the snapshot timed was built from
-	timed     []uint64          // time-based triggers of timerSnap
+	timed     []uint64          // time-based triggers of timerSnap in this shard
 	work      []evalJob         // a pass's triggers, reused
+	results   []Result          // a round's results, reused
+	src       exprsource.StoreSource
+}
 
-	throttle *selfmon.LogThrottle
+// maxTimesPerTrigger bounds the distinct seconds one trigger keeps
+// waiting between two passes: a pass evaluates each of them in order, so
+// the bound caps a lagging pass's work per trigger. Past it the newest
+// waiting second is replaced by the newer value's (counted in
+// peregrine_trigger_eval_merged_total).
+const maxTimesPerTrigger = 16
 
-	queued, dropped, evaluated, unknown, failed, passes *selfmon.Counter
-	pendingGauge                                        *selfmon.Gauge
-	// passSeconds times value passes, evaluation and Process together:
-	// a pass that runs late coalesces its triggers' values into one
-	// evaluation, so its duration bounds value-to-event latency.
-	passSeconds *selfmon.Histogram
+// pendingTimes is a waiting trigger's evaluation times (unix ns), one per
+// distinct second of the values that touched it: earlier ascending, then
+// last, the newest. Values within one second are one evaluation at the
+// newest of them: history functions read whole seconds (Till is a unix
+// second), so an evaluation as of any of them reads the same values and
+// gives the same result. The common case, one second, allocates nothing.
+type pendingTimes struct {
+	last    int64
+	earlier []int64
+}
+
+// add records ts; it reports false when a waiting second had to be merged
+// into a newer one because of maxTimesPerTrigger.
+func (p *pendingTimes) add(ts int64) bool {
+	sec := ts / 1e9
+	switch ls := p.last / 1e9; {
+	case sec == ls:
+		p.last = max(p.last, ts)
+		return true
+	case sec > ls:
+		if len(p.earlier)+1 >= maxTimesPerTrigger {
+			p.last = ts
+			return false
+		}
+		p.earlier = append(p.earlier, p.last)
+		p.last = ts
+		return true
+	}
+	// Older than the newest (values of another pipeline shard, or a
+	// sender's clock): kept in order among the earlier seconds.
+	i, found := slices.BinarySearchFunc(p.earlier, sec, func(e, s int64) int { return cmp.Compare(e/1e9, s) })
+	if found {
+		p.earlier[i] = max(p.earlier[i], ts)
+		return true
+	}
+	if len(p.earlier)+1 >= maxTimesPerTrigger {
+		return false
+	}
+	p.earlier = slices.Insert(p.earlier, i, ts)
+	return true
+}
+
+// n is the number of evaluations waiting.
+func (p *pendingTimes) n() int { return len(p.earlier) + 1 }
+
+// at is the i-th evaluation time, oldest first.
+func (p *pendingTimes) at(i int) int64 {
+	if i < len(p.earlier) {
+		return p.earlier[i]
+	}
+	return p.last
 }
 
 // compiled is a trigger's parsed expressions, valid while the trigger's
@@ -100,6 +180,14 @@ type compiled struct {
 	text, recoveryText string
 	e, recovery        *expr.Expr
 	err                error
+
+	// What evaluations in snap share, looked up at its first evaluation
+	// in it: the trigger's host for //key, its user macros and its item
+	// queries resolved. Owned by the shard's goroutine like the cache.
+	snap   *catalog.Snapshot
+	self   *catalog.Host
+	macros expr.Macros
+	memo   []exprsource.Resolved
 }
 
 // NewEvaluator returns an evaluator; Run starts it.
@@ -109,6 +197,9 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	}
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 1 << 20
+	}
+	if opts.Shards <= 0 {
+		opts.Shards = runtime.GOMAXPROCS(0)
 	}
 	if opts.TimerInterval <= 0 {
 		opts.TimerInterval = 30 * time.Second
@@ -127,16 +218,16 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		reg = selfmon.NewRegistry() // counted, not exported
 	}
 	ev := &Evaluator{
-		opts: opts, pending: map[uint64]int64{}, spare: map[uint64]int64{}, wake: make(chan struct{}, 1),
-		cache: map[uint64]*compiled{}, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
-		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Triggers queued for evaluation by committed values (coalesced: a trigger already waiting is not counted again)."),
-		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending triggers were already waiting."),
+		opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
+		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations queued by committed values: one per trigger and distinct second of its values (values of a trigger within one second are one evaluation)."),
+		merged:       reg.Counter("peregrine_trigger_eval_merged_total", "Trigger evaluations merged into a newer one because the trigger already had 16 seconds of values waiting: the values between were not evaluated on their own."),
+		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending triggers were already waiting in their evaluation shard."),
 		evaluated:    reg.Counter("peregrine_trigger_evaluations_total", "Trigger expressions evaluated (after values were committed and by the timer)."),
 		unknown:      reg.Counter("peregrine_trigger_evaluations_unknown_total", "Trigger evaluations whose result was unknown (the trigger's error says why)."),
-		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation passes whose results could not be stored by the problem state machine."),
-		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Evaluation passes (one per coalesced group of committed batches, one per timer tick)."),
-		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation."),
-		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results).",
+		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation rounds whose results could not be stored by the problem state machine."),
+		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Batches of evaluation results handed to the problem state machine (one per round of a value pass, one per timer tick and shard)."),
+		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation, all shards."),
+		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results), per shard.",
 			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
 	ev.trends, _ = opts.Store.(history.TrendReader)
@@ -144,175 +235,251 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	if opts.Values != nil {
 		ev.values = opts.Values
 	}
+	for i := range opts.Shards {
+		ev.shards = append(ev.shards, &evalShard{ev: ev, index: i,
+			pending: map[uint64]pendingTimes{}, spare: map[uint64]pendingTimes{}, wake: make(chan struct{}, 1),
+			cache: map[uint64]*compiled{}})
+	}
+	ev.bufs.New = func() any { b := make([][]queuedEval, len(ev.shards)); return &b }
 	return ev, nil
 }
 
+// queuedEval is one trigger touched by a committed value, on its way to
+// its shard.
+type queuedEval struct {
+	trigger uint64
+	ts      int64
+}
+
 // Commit is the pipeline's commit hook (pipeline.CommitFunc): it queues
-// the triggers of the committed values' items and returns. It never
-// blocks on evaluation: it takes one short lock per batch.
+// the triggers of the committed values' items, each with its value's
+// time, and returns. It never blocks on evaluation: it takes each
+// affected shard's lock once per batch, no lock shared by all shards.
 func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 	snap := ev.opts.Snapshot()
-	locked := false
-	var queued, dropped uint64
+	bp := ev.bufs.Get().(*[][]queuedEval)
+	buckets := *bp
+	nsh := uint64(len(ev.shards))
+	touched := false
 	for i := range samples {
 		s := &samples[i]
 		trigs := snap.TriggersOfItem(s.ItemID)
 		if len(trigs) == 0 {
 			continue
 		}
-		if !locked {
-			ev.mu.Lock()
-			locked = true
-		}
 		ts := s.Clock*1e9 + int64(s.NS)
 		for _, t := range trigs {
-			if old, ok := ev.pending[t.ID]; ok {
-				ev.pending[t.ID] = max(old, ts)
-				continue
-			}
-			if len(ev.pending) >= ev.opts.MaxPending {
-				dropped++
-				continue
-			}
-			ev.pending[t.ID] = ts
-			queued++
+			k := t.ID % nsh
+			buckets[k] = append(buckets[k], queuedEval{trigger: t.ID, ts: ts})
+			touched = true
 		}
 	}
-	if !locked {
-		return
+	if touched {
+		for k, b := range buckets {
+			if len(b) > 0 {
+				ev.shards[k].queue(b)
+				buckets[k] = b[:0]
+			}
+		}
 	}
-	// Set under mu so that a drain's reset cannot be overtaken.
-	ev.pendingGauge.Set(int64(len(ev.pending)))
-	ev.mu.Unlock()
+	ev.bufs.Put(bp)
+}
+
+// queue adds one commit's triggers to the shard's pending set and wakes
+// its goroutine.
+func (sh *evalShard) queue(b []queuedEval) {
+	ev := sh.ev
+	var queued, merged, dropped uint64
+	sh.mu.Lock()
+	before := len(sh.pending)
+	for _, q := range b {
+		if p, ok := sh.pending[q.trigger]; ok {
+			n := p.n()
+			if !p.add(q.ts) {
+				merged++
+			} else if p.n() > n {
+				queued++
+			}
+			sh.pending[q.trigger] = p
+			continue
+		}
+		if len(sh.pending) >= ev.opts.MaxPending {
+			dropped++
+			continue
+		}
+		sh.pending[q.trigger] = pendingTimes{last: q.ts}
+		queued++
+	}
+	ev.pendingGauge.Add(int64(len(sh.pending) - before))
+	sh.mu.Unlock()
 	ev.queued.Add(queued)
+	if merged > 0 {
+		ev.merged.Add(merged)
+	}
 	if dropped > 0 {
 		ev.dropped.Add(dropped)
 		if others, ok := ev.throttle.Allow("dropped"); ok {
 			ev.opts.Logger.Warn("trigger evaluation queue full: evaluations dropped (raise triggers.max_pending)",
-				"dropped", dropped, "max_pending", ev.opts.MaxPending, "others_suppressed", others)
+				"dropped", dropped, "max_pending", ev.opts.MaxPending, "shard", sh.index, "others_suppressed", others)
 		}
 	}
 	select {
-	case ev.wake <- struct{}{}:
+	case sh.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Run evaluates queued triggers and runs the timer until ctx ends. Values
-// queued when it ends are not evaluated.
+// Run evaluates queued triggers and runs the timer, one goroutine per
+// shard, until ctx ends. Values queued when it ends are not evaluated.
 func (ev *Evaluator) Run(ctx context.Context) {
-	tick := time.NewTicker(ev.opts.TimerInterval)
+	var wg sync.WaitGroup
+	for _, sh := range ev.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh.run(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+func (sh *evalShard) run(ctx context.Context) {
+	tick := time.NewTicker(sh.ev.opts.TimerInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ev.wake:
-			ev.Drain(ctx)
+		case <-sh.wake:
+			sh.drain(ctx)
 		case <-tick.C:
-			ev.TimerPass(ctx)
+			sh.timerPass(ctx)
 		}
 	}
 }
 
-// Drain evaluates the triggers queued so far, once each, in one pass
-// (one Machine.Process, one event commit). Run calls it; tests and
-// benchmarks may call it directly instead of running Run.
+// Drain evaluates the triggers queued so far in every shard, the shards
+// concurrently (see evalShard.drain). Run calls the shards' drains; tests
+// and benchmarks may call it directly instead of running Run.
 func (ev *Evaluator) Drain(ctx context.Context) {
-	ev.passMu.Lock()
-	defer ev.passMu.Unlock()
-	ev.mu.Lock()
-	batch := ev.pending
-	ev.pending, ev.spare = ev.spare, nil
-	ev.pendingGauge.Set(0)
-	ev.mu.Unlock()
+	ev.eachShard(func(sh *evalShard) { sh.drain(ctx) })
+}
+
+// TimerPass evaluates every enabled time-based trigger at the clock's
+// time, the shards concurrently. Run's shards do it every TimerInterval.
+func (ev *Evaluator) TimerPass(ctx context.Context) {
+	ev.eachShard(func(sh *evalShard) { sh.timerPass(ctx) })
+}
+
+func (ev *Evaluator) eachShard(fn func(*evalShard)) {
+	if len(ev.shards) == 1 {
+		fn(ev.shards[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, sh := range ev.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(sh)
+		}()
+	}
+	wg.Wait()
+}
+
+// drain evaluates the shard's queued triggers at every waiting time, in
+// order: round r evaluates each trigger's r-th oldest time and hands the
+// round's results to Process in one call (one commit), so a trigger's
+// results reach the state machine in its values' order and a 1 followed
+// by a 0 makes a problem and its recovery, however late the pass.
+func (sh *evalShard) drain(ctx context.Context) {
+	ev := sh.ev
+	sh.passMu.Lock()
+	defer sh.passMu.Unlock()
+	sh.mu.Lock()
+	batch := sh.pending
+	sh.pending, sh.spare = sh.spare, nil
+	ev.pendingGauge.Add(-int64(len(batch)))
+	sh.mu.Unlock()
 	if len(batch) == 0 {
-		ev.spare = batch
+		sh.spare = batch
 		return
 	}
 	start := time.Now()
 	defer func() { ev.passSeconds.Observe(time.Since(start).Seconds()) }()
 	snap := ev.opts.Snapshot()
-	ev.prune(snap)
-	// Compiling touches the parse cache, so it runs here, serially;
-	// the evaluations only read (snapshot, value cache, store) and run
-	// on up to GOMAXPROCS goroutines when the pass is large.
-	work := ev.work[:0]
-	for id, ts := range batch {
+	sh.prune(snap)
+	work := sh.work[:0]
+	rounds := 0
+	for id, p := range batch {
 		t := snap.Trigger(id)
 		if t == nil || !t.Enabled {
 			continue
 		}
-		work = append(work, evalJob{t: t, c: ev.compile(snap, t), at: ts})
+		work = append(work, evalJob{t: t, c: sh.compile(t), times: p})
+		rounds = max(rounds, p.n())
 	}
 	clear(batch)
-	ev.spare = batch
-	results := make([]Result, len(work))
-	workers := min(runtime.GOMAXPROCS(0), len(work)/parallelMin)
-	if workers <= 1 {
+	sh.spare = batch
+	for r := range rounds {
+		results := sh.results[:0]
 		for i := range work {
-			results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
-		}
-	} else {
-		var wg sync.WaitGroup
-		chunk := (len(work) + workers - 1) / workers
-		for lo := 0; lo < len(work); lo += chunk {
-			hi := min(lo+chunk, len(work))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := lo; i < hi; i++ {
-					results[i] = ev.evaluateCompiled(ctx, snap, work[i].t, work[i].c, time.Unix(0, work[i].at))
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	clear(work)
-	ev.work = work[:0]
-	ev.process(snap, results, "value")
-}
-
-// parallelMin is the pending triggers per goroutine below which a pass
-// evaluates on one goroutine: starting goroutines costs more than a few
-// hundred evaluations of a microsecond or two.
-const parallelMin = 1024
-
-// evalJob is one trigger of a pass, compiled, with its evaluation time
-// (unix ns).
-type evalJob struct {
-	t  *catalog.Trigger
-	c  *compiled
-	at int64
-}
-
-// TimerPass evaluates every enabled time-based trigger at the clock's
-// time. Run calls it every TimerInterval.
-func (ev *Evaluator) TimerPass(ctx context.Context) {
-	ev.passMu.Lock()
-	defer ev.passMu.Unlock()
-	snap := ev.opts.Snapshot()
-	ev.prune(snap)
-	if snap != ev.timerSnap {
-		// Rebuilt once per catalog change: parses only triggers whose
-		// text changed (the cache), then keeps the time-based ones.
-		ev.timed = ev.timed[:0]
-		for _, t := range snap.Triggers() {
-			if c := ev.compile(snap, &t); c.err == nil && (c.e.TimeBased() || (c.recovery != nil && c.recovery.TimeBased())) {
-				ev.timed = append(ev.timed, t.ID)
+			j := &work[i]
+			if r < j.times.n() {
+				results = append(results, sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times.at(r))))
 			}
 		}
-		ev.timerSnap = snap
+		ev.process(snap, results, "value")
+		clear(results)
+		sh.results = results[:0]
 	}
-	if len(ev.timed) == 0 {
+	clear(work)
+	sh.work = work[:0]
+}
+
+// evalJob is one trigger of a pass, compiled, with its evaluation times.
+type evalJob struct {
+	t     *catalog.Trigger
+	c     *compiled
+	times pendingTimes
+}
+
+// timerPass evaluates the shard's enabled time-based triggers at the
+// clock's time.
+func (sh *evalShard) timerPass(ctx context.Context) {
+	ev := sh.ev
+	sh.passMu.Lock()
+	defer sh.passMu.Unlock()
+	snap := ev.opts.Snapshot()
+	sh.prune(snap)
+	if snap != sh.timerSnap {
+		// Rebuilt once per catalog change: parses only triggers whose
+		// text changed (the cache), then keeps the time-based ones.
+		sh.timed = sh.timed[:0]
+		nsh := uint64(len(ev.shards))
+		trigs := snap.Triggers()
+		for i := range trigs {
+			t := &trigs[i]
+			if t.ID%nsh != uint64(sh.index) {
+				continue
+			}
+			if c := sh.compile(t); c.err == nil && (c.e.TimeBased() || (c.recovery != nil && c.recovery.TimeBased())) {
+				sh.timed = append(sh.timed, t.ID)
+			}
+		}
+		sh.timerSnap = snap
+	}
+	if len(sh.timed) == 0 {
 		return
 	}
 	now := ev.opts.Now()
-	results := make([]Result, 0, len(ev.timed))
-	for _, id := range ev.timed {
-		if r, ok := ev.evaluate(ctx, snap, id, now); ok {
-			results = append(results, r)
+	results := make([]Result, 0, len(sh.timed))
+	for _, id := range sh.timed {
+		t := snap.Trigger(id)
+		if t == nil || !t.Enabled {
+			continue
 		}
+		results = append(results, sh.evaluateCompiled(ctx, snap, t, sh.compile(t), now))
 	}
 	ev.process(snap, results, "timer")
 }
@@ -334,22 +501,22 @@ func (ev *Evaluator) process(snap *catalog.Snapshot, results []Result, cause str
 
 // prune drops the cache entries of triggers gone from snap, once per
 // snapshot: a pass over the cache per catalog change.
-func (ev *Evaluator) prune(snap *catalog.Snapshot) {
-	if snap == ev.cacheSnap {
+func (sh *evalShard) prune(snap *catalog.Snapshot) {
+	if snap == sh.cacheSnap {
 		return
 	}
-	for id := range ev.cache {
+	for id := range sh.cache {
 		if snap.Trigger(id) == nil {
-			delete(ev.cache, id)
+			delete(sh.cache, id)
 		}
 	}
-	ev.cacheSnap = snap
+	sh.cacheSnap = snap
 }
 
 // compile returns t's parsed expressions from the cache, parsing them
 // again when the trigger's texts changed.
-func (ev *Evaluator) compile(snap *catalog.Snapshot, t *catalog.Trigger) *compiled {
-	if c, ok := ev.cache[t.ID]; ok && c.text == t.Expression && c.recoveryText == t.RecoveryExpression {
+func (sh *evalShard) compile(t *catalog.Trigger) *compiled {
+	if c, ok := sh.cache[t.ID]; ok && c.text == t.Expression && c.recoveryText == t.RecoveryExpression {
 		return c
 	}
 	c := &compiled{text: t.Expression, recoveryText: t.RecoveryExpression}
@@ -360,23 +527,14 @@ func (ev *Evaluator) compile(snap *catalog.Snapshot, t *catalog.Trigger) *compil
 			c.err = fmt.Errorf("recovery expression: %w", c.err)
 		}
 	}
-	ev.cache[t.ID] = c
+	sh.cache[t.ID] = c
 	return c
 }
 
-// evaluate evaluates trigger id at now; ok is false for a trigger that
-// is gone or disabled.
-func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id uint64, now time.Time) (Result, bool) {
-	t := snap.Trigger(id)
-	if t == nil || !t.Enabled {
-		return Result{}, false
-	}
-	return ev.evaluateCompiled(ctx, snap, t, ev.compile(snap, t), now), true
-}
-
 // evaluateCompiled evaluates t, whose parsed expressions are c, at now.
-// It only reads shared state, so a pass may run it concurrently.
-func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) Result {
+// It reads shared state only; the shard's reused source is its own.
+func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) Result {
+	ev := sh.ev
 	ev.evaluated.Inc()
 	r := Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
 	if c.err != nil {
@@ -386,13 +544,28 @@ func (ev *Evaluator) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 		ev.unknown.Inc()
 		return r
 	}
-	src := &exprsource.StoreSource{Store: ev.values, TrendStore: ev.trends, Snap: snap}
-	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started}
-	if len(t.HostIDs) == 1 {
-		// //key and {HOST.HOST} name the trigger's host when it has one.
-		src.Self = snap.HostByID(t.HostIDs[0])
+	// One source per shard, reset per evaluation: a new one would be an
+	// allocation per evaluation (it escapes through expr.Options).
+	src := &sh.src
+	if c.snap != snap {
+		c.snap, c.self, c.macros, c.memo = snap, nil, nil, c.memo[:0]
+		if len(t.HostIDs) == 1 {
+			// //key and {HOST.HOST} name the trigger's host when it has one.
+			c.self = snap.HostByID(t.HostIDs[0])
+			if ev.opts.Macros == nil {
+				// The host's view: host, its templates, global.
+				c.macros = snap.UserMacros(t.HostIDs[0])
+			}
+		}
 	}
-	ev.setUserMacros(&opt, snap, t, src) // hostmacros.go
+	src.Store, src.TrendStore, src.Snap, src.Self, src.Memo = ev.values, ev.trends, snap, c.self, &c.memo
+	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
+	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
+	if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
+		// Several hosts (Zabbix's per-function and all-hosts scopes) or
+		// an embedder's resolver: hostmacros.go. Rare, so not cached.
+		ev.setUserMacros(&opt, snap, t, src)
+	}
 	v := c.e.Eval(ctx, opt)
 	truth, ok := v.Bool()
 	switch {
@@ -446,4 +619,18 @@ func formatSample(s *history.Sample) string {
 		return strconv.FormatUint(s.U, 10)
 	}
 	return s.S
+}
+
+// evaluate evaluates trigger id at now in its shard, outside any pass
+// (benchmarks of one evaluation); ok is false for a trigger that is gone
+// or disabled.
+func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id uint64, now time.Time) (Result, bool) {
+	sh := ev.shards[id%uint64(len(ev.shards))]
+	sh.passMu.Lock()
+	defer sh.passMu.Unlock()
+	t := snap.Trigger(id)
+	if t == nil || !t.Enabled {
+		return Result{}, false
+	}
+	return sh.evaluateCompiled(ctx, snap, t, sh.compile(t), now), true
 }

@@ -36,6 +36,11 @@ func newEvalEnv(t *testing.T, maxPending int) *evalEnv { return newEvalEnvCache(
 // newEvalEnvCache is newEvalEnv with, when cached, a value cache in
 // front of the store, fed by commit before the evaluator.
 func newEvalEnvCache(t *testing.T, maxPending int, cached bool) *evalEnv {
+	return newEvalEnvShards(t, maxPending, cached, 1)
+}
+
+// newEvalEnvShards is newEvalEnvCache with shards evaluation shards.
+func newEvalEnvShards(t *testing.T, maxPending int, cached bool, shards int) *evalEnv {
 	e := &evalEnv{env: newEnv(t), hist: memstore.New(), now: time.Unix(t0, 0), last: map[uint64]history.Sample{}}
 	var values history.Reader
 	if cached {
@@ -46,7 +51,7 @@ func newEvalEnvCache(t *testing.T, maxPending int, cached bool) *evalEnv {
 		e.vc, values = vc, vc
 	}
 	ev, err := NewEvaluator(EvaluatorOptions{
-		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: values, MaxPending: maxPending,
+		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: values, MaxPending: maxPending, Shards: shards,
 		LastValue: func(id uint64) (history.Sample, bool) { e.lastCalls.Add(1); s, ok := e.last[id]; return s, ok },
 		Location:  time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
 		Metrics: selfmon.NewRegistry(),
@@ -152,35 +157,191 @@ func TestEvaluatorValueCacheMatchesStore(t *testing.T) {
 }
 
 // Values of several items, in several committed batches (as different
-// shards commit them), evaluate each affected trigger once per pass.
-func TestEvaluatorCoalescesPerPass(t *testing.T) {
+// pipeline shards commit them), evaluate each affected trigger once per
+// distinct second of its values, in order, in one pass.
+func TestEvaluatorCoalescesPerSecond(t *testing.T) {
 	e := newEvalEnv(t, 0)
 	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
 	tb := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	tab := e.trigger(catalog.TriggerFields{Description: "a+b", Expression: "last(/h1/a)+last(/h1/b)>30"})
-	e.commit("a", t0, 1, 2, 20)
-	e.commit("b", t0, 15)
-	e.commit("a", t0+1, 21)
-	if q := e.ev.queued.Load(); q != 3 {
-		t.Fatalf("%d triggers queued, want 3 (coalesced by trigger)", q)
+	e.commit("a", t0, 1, 2, 20) // one second: one evaluation of a and of a+b
+	e.commit("b", t0, 15)       // the same second of a+b: nothing new
+	e.commit("a", t0+1, 21)     // a new second of a and a+b
+	if q := e.ev.queued.Load(); q != 5 {
+		t.Fatalf("%d evaluations queued, want 5 (a and a+b at t0 and t0+1, b at t0)", q)
 	}
 	e.ev.Drain(context.Background())
-	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 3 || p != 1 {
-		t.Fatalf("%d evaluations in %d passes, want 3 in 1", n, p)
+	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 5 || p != 2 {
+		t.Fatalf("%d evaluations in %d rounds, want 5 in 2", n, p)
 	}
 	for _, id := range []uint64{ta, tb, tab} {
 		if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
 			t.Fatalf("trigger %d: %+v, want PROBLEM", id, rt)
 		}
 	}
-	// The trigger over a and b changed with a's newest value: its event
-	// carries that value's time.
-	if rt := e.m.Runtime(tab); rt.LastChange != t0+1 {
-		t.Fatalf("a+b changed at %d, want %d", rt.LastChange, t0+1)
+	// a+b was already true as of t0 (20+15): its event carries that
+	// second, with the newest nanosecond of it (the 20's).
+	if rt := e.m.Runtime(tab); rt.LastChange != t0 {
+		t.Fatalf("a+b changed at %d, want %d", rt.LastChange, t0)
+	}
+	if ev := e.open(tab); len(ev) != 1 || ev[0].Clock != t0 || ev[0].NS != 2 {
+		t.Fatalf("a+b open problems %+v, want one at %d.2", ev, t0)
 	}
 	e.ev.Drain(context.Background()) // nothing queued: no pass
-	if p := e.ev.passes.Load(); p != 1 {
-		t.Fatalf("%d passes after an empty drain, want 1", p)
+	if p := e.ev.passes.Load(); p != 2 {
+		t.Fatalf("%d rounds after an empty drain, want 2", p)
+	}
+}
+
+// Zabbix evaluates every value: a 1 followed by a 0 committed before a
+// pass (in one batch or two) makes a problem and its recovery, in order,
+// each at its value's time.
+func TestEvaluatorEveryValueInOrder(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>0"})
+	aid := e.cat.Snapshot().Lookup("h1", "a").ID
+	batch := []history.Sample{
+		{ItemID: aid, Clock: t0, Type: history.Float, F: 1},
+		{ItemID: aid, Clock: t0 + 1, Type: history.Float, F: 0},
+	}
+	if err := e.hist.Write(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	e.ev.Commit(0, batch)
+	e.ev.Drain(context.Background())
+	assertFlip(t, e, id, t0, t0+1)
+}
+
+// assertFlip checks that trigger id made exactly one problem at clock
+// problem, resolved by an OK event at clock ok, and is OK again.
+func assertFlip(t *testing.T, e *evalEnv, id uint64, problem, ok int64) {
+	t.Helper()
+	evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == id })
+	if len(evs) != 2 {
+		t.Fatalf("events %+v, want a problem and its recovery", evs)
+	}
+	p, r := evs[0], evs[1]
+	if p.Value != event.ValueProblem || p.Clock != problem || r.Value != event.ValueOK || r.Clock != ok || p.REventID != r.ID || r.ID < p.ID {
+		t.Fatalf("events %+v, want PROBLEM at %d resolved by OK at %d", evs, problem, ok)
+	}
+	if rt := e.m.Runtime(id); rt.Value != event.ValueOK {
+		t.Fatalf("runtime %+v, want OK", rt)
+	}
+}
+
+// blockingReader holds the first read until release is closed, so a test
+// can commit values while a pass is running.
+type blockingReader struct {
+	history.Reader
+	once    atomic.Bool
+	reading chan struct{}
+	release chan struct{}
+}
+
+func (r *blockingReader) Read(ctx context.Context, q history.Query, fn func(*history.Sample) bool) error {
+	if r.once.CompareAndSwap(false, true) {
+		close(r.reading)
+		<-r.release
+	}
+	return r.Reader.Read(ctx, q, fn)
+}
+
+// A 0 committed while the pass evaluating the 1 runs is evaluated by the
+// next pass: the problem is made and then resolved, not skipped.
+func TestEvaluatorValueDuringPass(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	br := &blockingReader{Reader: e.hist, reading: make(chan struct{}), release: make(chan struct{})}
+	ev, err := NewEvaluator(EvaluatorOptions{Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: br, Shards: 1, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ev = ev
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>0"})
+	e.commit("a", t0, 1)
+	done := make(chan struct{})
+	go func() { defer close(done); ev.Drain(context.Background()) }()
+	<-br.reading // the pass is evaluating the 1
+	e.commit("a", t0+1, 0)
+	close(br.release)
+	<-done
+	ev.Drain(context.Background())
+	assertFlip(t, e, id, t0, t0+1)
+	if n := ev.evaluated.Load(); n != 2 {
+		t.Fatalf("%d evaluations, want 2", n)
+	}
+}
+
+// A trigger keeps at most maxTimesPerTrigger seconds waiting; past that
+// the newest waiting second gives way to the newer value's, counted.
+func TestEvaluatorBoundPerTrigger(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>0"})
+	const n = maxTimesPerTrigger + 4
+	for i := range n {
+		e.commit("a", t0+int64(i), float64(i%2))
+	}
+	if q, m := e.ev.queued.Load(), e.ev.merged.Load(); q != maxTimesPerTrigger || m != 4 {
+		t.Fatalf("queued %d merged %d, want %d and 4", q, m, maxTimesPerTrigger)
+	}
+	e.ev.Drain(context.Background())
+	if got := e.ev.evaluated.Load(); got != maxTimesPerTrigger {
+		t.Fatalf("%d evaluations, want %d", got, maxTimesPerTrigger)
+	}
+	// The newest value (n-1, odd: 1) is the last evaluated.
+	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem || rt.LastChange != t0+n-1 {
+		t.Fatalf("runtime %+v, want PROBLEM since %d", rt, t0+n-1)
+	}
+}
+
+// pendingTimes keeps one time per second, ascending, whatever the order
+// values arrive in.
+func TestPendingTimesOrder(t *testing.T) {
+	p := pendingTimes{last: 5e9 + 1}
+	for _, ts := range []int64{5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9} {
+		if !p.add(ts) {
+			t.Fatalf("add %d refused", ts)
+		}
+	}
+	var got []int64
+	for i := range p.n() {
+		got = append(got, p.at(i))
+	}
+	want := []int64{1e9, 3e9 + 9, 4e9, 5e9 + 7, 6e9}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("times %v, want %v", got, want)
+	}
+}
+
+// With several shards every trigger is evaluated once by its own shard,
+// including a trigger over items whose values come from two commits
+// (pipeline shards) in the same second.
+func TestEvaluatorSharded(t *testing.T) {
+	e := newEvalEnvShards(t, 0, false, 3)
+	var ids []uint64
+	for i := range 7 {
+		ids = append(ids, e.trigger(catalog.TriggerFields{Description: fmt.Sprint("a", i), Expression: fmt.Sprintf("last(/h1/a)>%d", i)}))
+	}
+	tab := e.trigger(catalog.TriggerFields{Description: "a+b", Expression: "last(/h1/a)+last(/h1/b)>100"})
+	e.commit("a", t0, 4)
+	e.commit("b", t0, 99)
+	e.ev.Drain(context.Background())
+	if n := e.ev.evaluated.Load(); n != 8 {
+		t.Fatalf("%d evaluations, want 8 (one per trigger)", n)
+	}
+	for i, id := range ids {
+		want := uint8(event.ValueOK)
+		if i < 4 {
+			want = event.ValueProblem
+		}
+		if rt := e.m.Runtime(id); rt.Value != want {
+			t.Fatalf("last(/h1/a)>%d at 4: %+v", i, rt)
+		}
+	}
+	if rt := e.m.Runtime(tab); rt.Value != event.ValueProblem {
+		t.Fatalf("a+b: %+v", rt)
+	}
+	if g := e.ev.pendingGauge.Load(); g != 0 {
+		t.Fatalf("pending gauge %d after the drain", g)
 	}
 }
 
@@ -193,20 +354,20 @@ func TestEvaluatorFullQueueDrops(t *testing.T) {
 	e.commit("a", t0, 42)
 	e.commit("b", t0, 42) // no room: dropped, and Commit returned without a drain
 	e.commit("a", t0+1, 43)
-	if q, d := e.ev.queued.Load(), e.ev.dropped.Load(); q != 1 || d != 1 {
-		t.Fatalf("queued %d dropped %d, want 1 and 1", q, d)
+	if q, d := e.ev.queued.Load(), e.ev.dropped.Load(); q != 2 || d != 1 {
+		t.Fatalf("queued %d dropped %d, want 2 (a at two seconds) and 1", q, d)
 	}
 	e.ev.Drain(context.Background())
-	if n := e.ev.evaluated.Load(); n != 1 {
-		t.Fatalf("%d evaluations, want 1", n)
+	if n := e.ev.evaluated.Load(); n != 2 {
+		t.Fatalf("%d evaluations, want 2", n)
 	}
-	if rt := e.m.Runtime(ta); rt.Value != event.ValueProblem || rt.LastChange != t0+1 {
+	if rt := e.m.Runtime(ta); rt.Value != event.ValueProblem || rt.LastChange != t0 {
 		t.Fatalf("a: %+v", rt)
 	}
 	// Room again after the drain.
 	e.commit("b", t0+2, 42)
-	if q := e.ev.queued.Load(); q != 2 {
-		t.Fatalf("queued %d after the drain, want 2", q)
+	if q := e.ev.queued.Load(); q != 3 {
+		t.Fatalf("queued %d after the drain, want 3", q)
 	}
 }
 
@@ -252,10 +413,10 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
 	e.commit("a", t0, 42)
 	e.ev.Drain(context.Background())
-	first := e.ev.cache[id]
+	first := e.ev.shards[0].cache[id]
 	e.commit("a", t0+1, 43)
 	e.ev.Drain(context.Background())
-	if e.ev.cache[id] != first {
+	if e.ev.shards[0].cache[id] != first {
 		t.Fatal("an unchanged trigger was parsed again")
 	}
 	if e.m.Runtime(id).Value != event.ValueProblem {
@@ -269,7 +430,7 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	}
 	e.commit("a", t0+2, 44)
 	e.ev.Drain(context.Background())
-	if c := e.ev.cache[id]; c == first || c.text != expr {
+	if c := e.ev.shards[0].cache[id]; c == first || c.text != expr {
 		t.Fatalf("cache not refreshed: %+v", c)
 	}
 	if e.m.Runtime(id).Value != event.ValueOK {
@@ -282,7 +443,7 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	e.commit("b", t0+3, 45)
 	e.ev.Drain(context.Background())
-	if _, ok := e.ev.cache[id]; ok {
+	if _, ok := e.ev.shards[0].cache[id]; ok {
 		t.Fatal("a deleted trigger stays in the cache")
 	}
 }
@@ -336,12 +497,12 @@ func TestEvaluatorRun(t *testing.T) {
 	}
 }
 
-// A pass large enough to be evaluated on several goroutines gives every
-// trigger its own result: 4,096 triggers last(/h1/a)>N on one item, one
-// value, through the value cache (run it with -race).
+// Four shards draining at once give every trigger its own result: 4,096
+// triggers last(/h1/a)>N on one item, one value, through the value cache
+// (run it with -race).
 func TestEvaluatorLargePassParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	e := newEvalEnvCache(t, 0, true)
+	e := newEvalEnvShards(t, 0, true, 4)
 	const n = 4096
 	fs := make([]catalog.TriggerFields, n)
 	for i := range fs {
@@ -393,5 +554,54 @@ func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
 	e.ev.Drain(context.Background())
 	if n := e.lastCalls.Load(); n != 2 {
 		t.Fatalf("the recovery looked up %d item values in all, want 2", n)
+	}
+}
+
+// An evaluation of a last()/comparison trigger through the value cache
+// allocates nothing: the shard's source and its read buffer are reused.
+func TestEvaluatorLastAllocatesNothing(t *testing.T) {
+	e := newEvalEnvCache(t, 0, true)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10 and avg(/h1/a,5m)<100"})
+	e.commit("a", t0, 5)
+	e.ev.Drain(context.Background()) // parsed, and the cache loaded
+	snap := e.cat.Snapshot()
+	now := time.Unix(t0, 0)
+	allocs := testing.AllocsPerRun(100, func() {
+		if r, ok := e.ev.evaluate(context.Background(), snap, id, now); !ok || r.Value != OK {
+			t.Fatalf("result %+v", r)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per evaluation, want 0", allocs)
+	}
+}
+
+// A trigger's resolved item queries are kept per snapshot: disabling the
+// item makes the next evaluation unknown, enabling it again evaluates.
+func TestEvaluatorItemMemoFollowsCatalog(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 42)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
+		t.Fatalf("runtime %+v", rt)
+	}
+	aid := e.cat.Snapshot().Lookup("h1", "a").ID
+	setStatus := func(status string) {
+		t.Helper()
+		if _, err := e.cat.Edit(context.Background(), func(ed *catalog.Edit) error {
+			return ed.UpdateItems([]catalog.ItemUpdate{{ID: aid, Status: &status}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStatus("disabled")
+	r, _ := e.ev.evaluate(context.Background(), e.cat.Snapshot(), id, time.Unix(t0, 0))
+	if r.Value != Unknown || !strings.Contains(r.Error, "disabled") {
+		t.Fatalf("with the item disabled: %+v", r)
+	}
+	setStatus("enabled")
+	if r, _ := e.ev.evaluate(context.Background(), e.cat.Snapshot(), id, time.Unix(t0, 0)); r.Value != Problem {
+		t.Fatalf("with the item enabled again: %+v", r)
 	}
 }

@@ -23,7 +23,31 @@ type StoreSource struct {
 	// Self is the host of //key, {HOST.HOST} and {HOST.NAME} (the
 	// calculated item's or trigger's host); nil when there is none.
 	Self *catalog.Host
+	// Reuse makes History return its values in one buffer kept by the
+	// source and reused by the next call, instead of a new slice per
+	// call: expr's functions are done with a read before they make the
+	// next (expr.Source's contract). The trigger evaluator sets it on
+	// its per-shard source; a caller that keeps results must not.
+	Reuse bool
+	buf   []history.Sample
+	// Memo, when set, remembers Item's answers. A caller evaluating one
+	// expression many times in one snapshot with one Self (the trigger
+	// evaluator, per trigger) keeps one per expression and empties it
+	// when the snapshot or Self changes: a query is then resolved once
+	// per catalog change instead of two map lookups per read.
+	Memo *[]Resolved
 }
+
+// Resolved is an item query as Item answered it, kept in a Memo.
+type Resolved struct {
+	Ref  expr.ItemRef
+	Item *catalog.Item
+	Err  error
+}
+
+// maxReuse is the largest buffer (values) Reuse keeps between calls: a
+// rare long read should not pin its memory in every shard's source.
+const maxReuse = 1024
 
 // AppendReader is a history.Reader that can also append what it reads
 // to a slice directly (the value cache: one copy, one allocation of the
@@ -35,6 +59,22 @@ type AppendReader interface {
 // Item resolves a query's host and key to an enabled item on a
 // monitored host, with Zabbix's wording when it cannot.
 func (s *StoreSource) Item(ref expr.ItemRef) (*catalog.Item, error) {
+	if s.Memo == nil {
+		return s.resolve(ref)
+	}
+	for i := range *s.Memo {
+		// The refs come from one parsed expression: equal strings share
+		// their memory, so the comparison is mostly a pointer check.
+		if r := &(*s.Memo)[i]; r.Ref == ref {
+			return r.Item, r.Err
+		}
+	}
+	it, err := s.resolve(ref)
+	*s.Memo = append(*s.Memo, Resolved{Ref: ref, Item: it, Err: err})
+	return it, err
+}
+
+func (s *StoreSource) resolve(ref expr.ItemRef) (*catalog.Item, error) {
 	host := ref.Host
 	switch host {
 	case "", "{HOST.HOST}", "{HOST.HOST1}", "{HOST.NAME}", "{HOST.NAME1}":
@@ -72,19 +112,33 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 			return nil, nil
 		}
 	}
+	var dst []history.Sample
+	if s.Reuse {
+		dst = s.buf[:0]
+	}
 	var out []history.Sample
 	if ar, ok := s.Store.(AppendReader); ok {
-		out, err = ar.AppendRead(ctx, hq, nil)
+		out, err = ar.AppendRead(ctx, hq, dst)
 	} else {
-		err = s.Store.Read(ctx, hq, func(v *history.Sample) bool {
-			out = append(out, *v)
-			return true
-		})
+		out, err = readAppend(ctx, s.Store, hq, dst)
+	}
+	if s.Reuse && cap(out) <= maxReuse {
+		s.buf = out
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
 	}
 	return out, nil
+}
+
+// readAppend reads q from store into dst. Its callback captures the slice,
+// which in History would move it to the heap on every call.
+func readAppend(ctx context.Context, store history.Reader, q history.Query, dst []history.Sample) ([]history.Sample, error) {
+	err := store.Read(ctx, q, func(v *history.Sample) bool {
+		dst = append(dst, *v)
+		return true
+	})
+	return dst, err
 }
 
 // Trends implements expr.Source.

@@ -327,6 +327,13 @@ func (c *Cache) AppendRead(ctx context.Context, q history.Query, dst []history.S
 		}
 		sh.mu.Unlock()
 	}
+	return c.readAppend(ctx, q, dst)
+}
+
+// readAppend is AppendRead's miss: Read into dst. It is a function of its
+// own because the callback captures the slice: in AppendRead that would
+// move dst to the heap on every call, hits included.
+func (c *Cache) readAppend(ctx context.Context, q history.Query, dst []history.Sample) ([]history.Sample, error) {
 	err := c.Read(ctx, q, func(s *history.Sample) bool { dst = append(dst, *s); return true })
 	return dst, err
 }

@@ -1,0 +1,163 @@
+package trigger
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history"
+)
+
+// The scripts in testdata/*.test drive the evaluator and the state
+// machine together: values in, trigger states and events out. Host h1
+// has items a and b; every script runs in a fresh environment. Format,
+// one command per line ('#' starts a comment line):
+//
+//	shards N                      evaluation shards (default 1); first command only
+//	trigger NAME: EXPR            a trigger described NAME
+//	commit KEY T=V [T=V...]       store values of /h1/KEY and commit them as
+//	                              one batch (T: seconds after t0, optionally
+//	                              .NNN nanoseconds)
+//	drain                         one evaluation pass (Evaluator.Drain)
+//	state NAME: ok|problem        the trigger's value now
+//	events NAME: [problem@T|ok@T ...]  every event of the trigger so far, in
+//	                              order (T as above, whole seconds)
+//	evaluated N                   evaluations so far
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no testdata/*.test scripts")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+func runScript(t *testing.T, path string) {
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var e *evalEnv
+	trigs := map[string]uint64{}
+	sc := bufio.NewScanner(fh)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d: %s", path, line, text)
+		cmd, rest, _ := strings.Cut(text, " ")
+		if cmd == "shards" {
+			if e != nil {
+				t.Fatalf("%s: shards must come first", where)
+			}
+			n, err := strconv.Atoi(rest)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			e = newEvalEnvShards(t, 0, true, n)
+			continue
+		}
+		if e == nil {
+			e = newEvalEnvShards(t, 0, true, 1)
+		}
+		name, arg, _ := strings.Cut(rest, ": ")
+		switch cmd {
+		case "trigger":
+			trigs[name] = e.trigger(catalog.TriggerFields{Description: name, Expression: arg})
+		case "commit":
+			fields := strings.Fields(rest)
+			it := e.cat.Snapshot().Lookup("h1", fields[0])
+			if it == nil || len(fields) < 2 {
+				t.Fatalf("%s: want an item of h1 and values", where)
+			}
+			var batch []history.Sample
+			for _, f := range fields[1:] {
+				ts, v, ok := strings.Cut(f, "=")
+				clock, ns := parseScriptTime(t, where, ts)
+				x, err := strconv.ParseFloat(v, 64)
+				if !ok || err != nil {
+					t.Fatalf("%s: bad value %q", where, f)
+				}
+				batch = append(batch, history.Sample{ItemID: it.ID, Clock: clock, NS: ns, Type: history.Float, F: x})
+			}
+			if err := e.hist.Write(context.Background(), batch); err != nil {
+				t.Fatal(err)
+			}
+			e.vc.Add(0, batch)
+			e.ev.Commit(0, batch)
+		case "drain":
+			e.ev.Drain(context.Background())
+		case "state":
+			id := scriptTrigger(t, where, trigs, name)
+			want := map[string]uint8{"ok": event.ValueOK, "problem": event.ValueProblem}[arg]
+			if got := e.m.Runtime(id).Value; got != want {
+				t.Errorf("%s: value %d", where, got)
+			}
+		case "events":
+			id := scriptTrigger(t, where, trigs, name)
+			var got []string
+			for _, ev := range e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == id }) {
+				v := "ok"
+				if ev.Value == event.ValueProblem {
+					v = "problem"
+				}
+				got = append(got, fmt.Sprintf("%s@%d", v, ev.Clock-t0))
+			}
+			if g, w := strings.Join(got, " "), strings.Join(strings.Fields(arg), " "); g != w {
+				t.Errorf("%s: got %q", where, g)
+			}
+		case "evaluated":
+			n, err := strconv.ParseUint(rest, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if got := e.ev.evaluated.Load(); got != n {
+				t.Errorf("%s: %d evaluations", where, got)
+			}
+		default:
+			t.Fatalf("%s: unknown command", where)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// parseScriptTime reads "S" or "S.NNN": seconds after t0 and nanoseconds.
+func parseScriptTime(t *testing.T, where, s string) (int64, int32) {
+	t.Helper()
+	sec, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: bad time %q", where, s)
+	}
+	var ns int64
+	if frac != "" {
+		if ns, err = strconv.ParseInt(frac, 10, 32); err != nil {
+			t.Fatalf("%s: bad time %q", where, s)
+		}
+	}
+	return t0 + n, int32(ns)
+}
+
+func scriptTrigger(t *testing.T, where string, trigs map[string]uint64, name string) uint64 {
+	t.Helper()
+	id, ok := trigs[name]
+	if !ok {
+		t.Fatalf("%s: no trigger %q", where, name)
+	}
+	return id
+}
