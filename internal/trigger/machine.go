@@ -226,9 +226,9 @@ func (m *Machine) flush(p *pending) error {
 		m.rts[r.TriggerID] = r
 	}
 	m.rtMu.Unlock()
-	// The committed slices may be kept by the store's observers (the
-	// alert engine copies them, but the batch is theirs to read until
-	// Commit returns): start new ones rather than reuse them.
+	// The committed slices are kept by the store's observers (the alert
+	// engine queues the batch without copying it): start new ones
+	// rather than reuse them.
 	p.batch = event.Batch{}
 	clear(p.rtAt)
 	clear(p.touched)
