@@ -106,7 +106,9 @@
 // # Concurrency contract
 //
 // Notify may be called from any goroutine and never blocks on sending:
-// it copies the batch into an inbox bounded by Options.InboxSize
+// it queues the batch, not a copy (the committer must leave it
+// unchanged; the engine only reads it), in an inbox bounded by
+// Options.InboxSize
 // (overflow counted in peregrine_alert_events_dropped_total) and wakes
 // Run. Run's goroutine alone matches and escalates; dispatchers and
 // sends run on their own goroutines and only touch their queue (q.mu)

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -546,10 +547,8 @@ func TestOpConditionNotAcknowledged(t *testing.T) {
 	}
 	h.clk.add(time.Minute)
 	h.e.pass()
-	// The two escalations reach step 2 in the same pass, in no set order.
-	got := summary(h.e.Alerts(all))
-	sort.Strings(got)
-	eq(t, "alerts", got, []string{
+	// The two escalations reach step 2 in the same pass: in ID order.
+	eq(t, "alerts", summary(h.e.Alerts(all)), []string{
 		"u1 step1 Problem: p1", "u1 step1 Problem: p2",
 		"u1 step2 acked p1", "u2 step2 unacked p2",
 	})
@@ -617,5 +616,52 @@ func TestAckMark(t *testing.T) {
 		e.pass()
 		eq(t, fmt.Sprintf("update alerts after start %d", round+1), updates(e), []string{"ack6 u2 commented: lost in the crash"})
 		e.Close()
+	}
+}
+
+// TestNotifyLeavesBatch: Notify queues the committed batch itself, not a
+// copy, so matching, escalating, recovering and updating must only read
+// it: after passes over a problem with tags, its acknowledge and its OK
+// event, every batch equals what was committed.
+func TestNotifyLeavesBatch(t *testing.T) {
+	act := catalog.Action{Name: "a", Period: "1h",
+		Operations:         []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
+		RecoveryOperations: []catalog.Operation{{OperationType: catalog.OpNotifyAllRecovery}},
+		UpdateOperations:   []catalog.Operation{{OperationType: catalog.OpNotifyAllUpdate}},
+	}
+	h := newHarness(t, testConfig(act), "", nil)
+	// Each batch is stored just before its Notify, as the event store
+	// commits before its hook runs.
+	commits := []func() *event.Batch{
+		func() *event.Batch {
+			return h.ev.put(problem(1, 4, "disk full", event.Tag{Tag: "service", Value: "web"}))
+		},
+		func() *event.Batch {
+			return h.ev.ack(event.Ack{ID: 1, EventID: 1, Action: event.ActionAcknowledge | event.ActionMessage, Message: "on it"})
+		},
+		func() *event.Batch {
+			return h.ev.put(event.Event{ID: 2, ObjectID: 101, Value: event.ValueOK, Clock: 1_800_000_600, Resolves: []uint64{1}})
+		},
+	}
+	var batches []*event.Batch
+	var want []event.Batch
+	for _, commit := range commits {
+		b := commit()
+		cp := event.Batch{Events: slices.Clone(b.Events), Acks: slices.Clone(b.Acks)}
+		for i := range cp.Events {
+			cp.Events[i].Tags = slices.Clone(cp.Events[i].Tags)
+			cp.Events[i].Resolves = slices.Clone(cp.Events[i].Resolves)
+		}
+		batches, want = append(batches, b), append(want, cp)
+		h.e.Notify(b)
+		h.e.pass()
+	}
+	if n := len(h.e.Alerts(all)); n < 3 {
+		t.Fatalf("%d alerts, want the problem's, the update's and the recovery's", n)
+	}
+	for i, b := range batches {
+		if !reflect.DeepEqual(*b, want[i]) {
+			t.Errorf("batch %d changed after Notify:\n got %+v\nwant %+v", i, *b, want[i])
+		}
 	}
 }

@@ -327,3 +327,32 @@ func TestMillionItems(t *testing.T) {
 	}
 	lookupAll(c.Snapshot())
 }
+
+// BenchmarkHostItems measures a walk of every host's Items, as the API's
+// candidate walk and the poller's target list make on each call, over
+// one snapshot (after the first walk the sorted slices are cached). One
+// op is one walk; ns/item is per item listed. Run:
+//
+//	go test -run '^$' -bench BenchmarkHostItems/items=100k -benchtime 20x -count 6 ./internal/catalog/
+func BenchmarkHostItems(b *testing.B) {
+	for _, sz := range sizes {
+		b.Run(sz.name, func(b *testing.B) {
+			hosts, items := memInput(b, sz.hosts, sz.perHost)
+			s, err := buildSnapshot(1, nil, hosts, itemSource{extra: items})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				for _, h := range s.Hosts() {
+					n += len(h.Items())
+				}
+			}
+			if n != b.N*len(items) {
+				b.Fatalf("listed %d items in %d walks, want %d each", n, b.N, len(items))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+		})
+	}
+}

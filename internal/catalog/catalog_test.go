@@ -862,3 +862,57 @@ func TestSecondOpenIsRefused(t *testing.T) {
 	}
 	c2.Close()
 }
+
+// TestHostItemsShared: Host.Items is sorted once per snapshot and every
+// caller, concurrent ones included, gets that one slice; a later
+// snapshot has its own, with the change, and the old one is untouched.
+func TestHostItemsShared(t *testing.T) {
+	c, _ := openTemp(t)
+	mustApply(t, c, testSpec())
+	before := c.Snapshot()
+	web := before.Host("web-01")
+	const n = 8
+	got := make([][]*Item, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = web.Items()
+		}()
+	}
+	wg.Wait()
+	keysOf := func(its []*Item) []string {
+		var ks []string
+		for _, it := range its {
+			ks = append(ks, it.Key)
+		}
+		return ks
+	}
+	first := keysOf(got[0])
+	if len(first) != 7 || !slices.IsSorted(first) {
+		t.Fatalf("web-01 Items: %q, want its 7 keys sorted", first)
+	}
+	for i := range got {
+		if &got[i][0] != &got[0][0] || len(got[i]) != len(got[0]) {
+			t.Fatalf("call %d got a slice of its own, want the snapshot's shared one", i)
+		}
+	}
+	if again := web.Items(); &again[0] != &got[0][0] {
+		t.Fatal("a later call sorted again")
+	}
+	if its := before.Host("switch 1").Items(); &its[0] == &got[0][0] || len(its) != 4 {
+		t.Fatalf("switch 1 got %d items sharing web-01's slice", len(its))
+	}
+
+	spec := testSpec()
+	spec.Hosts[0].Items = append(spec.Hosts[0].Items, ItemSpec{Key: "aaa.first", Units: "s"})
+	mustApply(t, c, spec)
+	now := keysOf(c.Snapshot().Host("web-01").Items())
+	if len(now) != 8 || now[0] != "aaa.first" {
+		t.Fatalf("after adding aaa.first: %q", now)
+	}
+	if old := keysOf(web.Items()); !slices.Equal(old, first) {
+		t.Fatalf("the old snapshot's Items changed: %q, was %q", old, first)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -164,6 +165,10 @@ type Host struct {
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
 	table []uint32  // key index of items, see Snapshot
+	// sorted caches Items' result: a cell of snap.sorted, made on the
+	// first call rather than at build (sorting every host's keys took a
+	// third of a million-item build, and most hosts are never listed).
+	sorted *atomic.Pointer[[]*Item]
 }
 
 // Item returns the host's item with exactly the given key, or nil. It does
@@ -176,16 +181,30 @@ func (h *Host) Item(key string) *Item {
 }
 
 // Items returns the host's items sorted by key (byte-wise). The slice is
-// freshly allocated and sorted on each call, which is fine for the API and
-// the UI but not for hot paths; the items themselves are shared and
-// read-only.
+// made and sorted on the first call and then shared by every caller for
+// the snapshot's life (the API's and the poller's host walks call it for
+// every host), so it MUST NOT be modified, like the items themselves.
 func (h *Host) Items() []*Item {
+	if len(h.items) == 0 {
+		return nil
+	}
+	if h.sorted != nil {
+		if p := h.sorted.Load(); p != nil {
+			return *p
+		}
+	}
 	out := make([]*Item, len(h.items))
 	for i := range h.items {
 		out[i] = &h.items[i]
 	}
 	slices.SortFunc(out, func(a, b *Item) int { return cmp.Compare(a.Key, b.Key) })
-	return out
+	if h.sorted == nil {
+		return out // a host outside a built snapshot
+	}
+	// Callers racing on the first call made equal slices; all return
+	// the one stored.
+	h.sorted.CompareAndSwap(nil, &out)
+	return *h.sorted.Load()
 }
 
 // ItemCount returns the number of items of the host.

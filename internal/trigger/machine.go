@@ -229,9 +229,9 @@ func (m *Machine) flush(p *pending) error {
 		m.rts[r.TriggerID] = r
 	}
 	m.rtMu.Unlock()
-	// The committed slices may be kept by the store's observers (the
-	// alert engine copies them, but the batch is theirs to read until
-	// Commit returns): start new ones rather than reuse them.
+	// The committed slices are kept by the store's observers (the alert
+	// engine queues the batch without copying it): start new ones
+	// rather than reuse them.
 	p.batch = event.Batch{}
 	clear(p.rtAt)
 	clear(p.touched)
@@ -378,13 +378,19 @@ func (m *Machine) openIDs(trigger uint64, p *pending) []uint64 {
 }
 
 func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Result) event.Event {
-	mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
 	}
 	if x := m.cached(snap, t); x != nil {
 		e.Name, e.Opdata, e.Tags = x.problem.name, x.problem.opdata, x.problem.tags
+		if x.problem.nameConst && x.problem.opdataConst && x.problem.tagsConst {
+			// The usual case in a storm: no macro context is needed, and
+			// making one is an allocation per event.
+			m.setSuppressed(snap, t, r, &e)
+			return e
+		}
+		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 		if !x.problem.nameConst {
 			e.Name = m.res.Expand(t.Description, mc)
 		}
@@ -395,12 +401,19 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 			e.Tags = m.tags(snap, t, mc)
 		}
 	} else {
+		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.opdata(t, mc), m.tags(snap, t, mc)
 	}
+	m.setSuppressed(snap, t, r, &e)
+	return e
+}
+
+// setSuppressed sets e.Suppressed: whether a maintenance covers the new
+// problem.
+func (m *Machine) setSuppressed(snap *catalog.Snapshot, t *catalog.Trigger, r *Result, e *event.Event) {
 	if m.suppress != nil {
 		e.Suppressed = m.suppress(snap, t, e.Tags, time.Unix(r.Clock, int64(r.NS)))
 	}
-	return e
 }
 
 // okEvent resolves problems ids of t; user is who closed them by hand.
