@@ -353,28 +353,19 @@ func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig) error {
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range []string{"DELETE FROM media_types", "DELETE FROM actions", "DELETE FROM user_medias", "DELETE FROM alert_seq"} {
+	for _, q := range []string{"DELETE FROM user_medias", "DELETE FROM alert_seq"} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	for _, m := range cfg.MediaTypes {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO media_types (id, name, config) VALUES (?, ?, ?)", m.ID, m.Name, string(b)); err != nil {
-			return err
-		}
+	if err := writeConfigRows(ctx, tx, "media_types", cfg.MediaTypes, func(m *MediaType) (uint64, string) { return m.ID, m.Name }); err != nil {
+		return err
 	}
-	for _, a := range cfg.Actions {
-		b, err := json.Marshal(a)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO actions (id, name, config) VALUES (?, ?, ?)", a.ID, a.Name, string(b)); err != nil {
-			return err
-		}
+	if err := writeConfigRows(ctx, tx, "actions", cfg.Actions, func(a *Action) (uint64, string) { return a.ID, a.Name }); err != nil {
+		return err
+	}
+	if err := writeConfigRows(ctx, tx, "scripts", cfg.Scripts, func(sc *GlobalScript) (uint64, string) { return sc.ID, sc.Name }); err != nil {
+		return err
 	}
 	for uid, ms := range cfg.Medias {
 		if len(ms) == 0 {
@@ -393,9 +384,6 @@ func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig) error {
 			return err
 		}
 	}
-	if err := writeScripts(ctx, tx, cfg); err != nil {
-		return err
-	}
 	return tx.Commit()
 }
 
@@ -408,36 +396,10 @@ func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	err = queryEach(ctx, tx, "SELECT id, config FROM media_types", func(r *sql.Rows) error {
-		var id uint64
-		var s string
-		if err := r.Scan(&id, &s); err != nil {
-			return err
-		}
-		m := &MediaType{}
-		if err := json.Unmarshal([]byte(s), m); err != nil || m.ID != id {
-			return fmt.Errorf("%w: media type %d: %v", ErrCorrupt, id, err)
-		}
-		cfg.MediaTypes[id] = m
-		return nil
-	})
-	if err != nil {
+	if err := loadConfigRows(ctx, tx, "media_types", "media type", cfg.MediaTypes, func(m *MediaType) uint64 { return m.ID }); err != nil {
 		return nil, fmt.Errorf("cannot load media types: %w", err)
 	}
-	err = queryEach(ctx, tx, "SELECT id, config FROM actions", func(r *sql.Rows) error {
-		var id uint64
-		var s string
-		if err := r.Scan(&id, &s); err != nil {
-			return err
-		}
-		a := &Action{}
-		if err := json.Unmarshal([]byte(s), a); err != nil || a.ID != id {
-			return fmt.Errorf("%w: action %d: %v", ErrCorrupt, id, err)
-		}
-		cfg.Actions[id] = a
-		return nil
-	})
-	if err != nil {
+	if err := loadConfigRows(ctx, tx, "actions", "action", cfg.Actions, func(a *Action) uint64 { return a.ID }); err != nil {
 		return nil, fmt.Errorf("cannot load actions: %w", err)
 	}
 	err = queryEach(ctx, tx, "SELECT user_id, config FROM user_medias", func(r *sql.Rows) error {
@@ -468,8 +430,49 @@ func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load alert ID sequences: %w", err)
 	}
-	if err := loadScripts(ctx, tx, cfg); err != nil {
+	if err := loadConfigRows(ctx, tx, "scripts", "script", cfg.Scripts, func(sc *GlobalScript) uint64 { return sc.ID }); err != nil {
 		return nil, fmt.Errorf("cannot load scripts: %w", err)
 	}
 	return cfg, nil
+}
+
+// Media types, actions and global scripts are each stored as rows of
+// (id, name, config JSON): the whole set is rewritten on every edit, the
+// way the rest of the notification configuration is.
+
+// writeConfigRows replaces table's rows with rows, each as its JSON.
+func writeConfigRows[T any](ctx context.Context, tx *sql.Tx, table string, rows map[uint64]*T, key func(*T) (uint64, string)) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+		return err
+	}
+	for _, v := range rows {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		id, name := key(v)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (id, name, config) VALUES (?, ?, ?)", id, name, string(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadConfigRows reads table's rows into into; a row whose JSON does not
+// decode, or names another ID than its row's, is ErrCorrupt (what names
+// the kind of object in the error).
+func loadConfigRows[T any](ctx context.Context, tx *sql.Tx, table, what string, into map[uint64]*T, idOf func(*T) uint64) error {
+	return queryEach(ctx, tx, "SELECT id, config FROM "+table, func(r *sql.Rows) error {
+		var id uint64
+		var s string
+		if err := r.Scan(&id, &s); err != nil {
+			return err
+		}
+		v := new(T)
+		if err := json.Unmarshal([]byte(s), v); err != nil || idOf(v) != id {
+			return fmt.Errorf("%w: %s %d: %v", ErrCorrupt, what, id, err)
+		}
+		into[id] = v
+		return nil
+	})
 }

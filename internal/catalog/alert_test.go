@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestAlertConfigPersists: media types, actions and user media survive a
+// TestAlertConfigPersists: media types, actions, global scripts and user media survive a
 // reopen whole, a failed edit changes nothing, and IDs are not reused
 // after a delete.
 func TestAlertConfigPersists(t *testing.T) {
@@ -24,6 +24,8 @@ func TestAlertConfigPersists(t *testing.T) {
 		act.ID = cfg.NextID("action")
 		cfg.Actions[act.ID] = &act
 		cfg.Medias[1] = []UserMedia{{ID: cfg.NextID("media"), MediaTypeID: mt.ID, SendTo: []string{"x"}, Severity: 63, Period: "1-7,00:00-24:00"}}
+		sc := &GlobalScript{ID: cfg.NextID("script"), Name: "restart", Command: "echo {HOST.HOST}", Scope: 1, HostAccess: 2}
+		cfg.Scripts[sc.ID] = sc
 		return nil
 	})
 	if err != nil {
@@ -52,6 +54,12 @@ func TestAlertConfigPersists(t *testing.T) {
 	}
 	if d := cmp.Diff(want.Medias, got.Medias); d != "" {
 		t.Errorf("user media after reopen (-want +got):\n%s", d)
+	}
+	if len(want.Scripts) != 1 {
+		t.Fatalf("scripts before reopen: %d, want 1", len(want.Scripts))
+	}
+	if d := cmp.Diff(want.Scripts, got.Scripts); d != "" {
+		t.Errorf("scripts after reopen (-want +got):\n%s", d)
 	}
 	var again uint64
 	err = c2.EditAlerts(ctx, func(cfg *AlertConfig) error {

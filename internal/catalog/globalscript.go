@@ -1,10 +1,6 @@
 package catalog
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 )
@@ -64,36 +60,4 @@ func (c *AlertConfig) SortedScripts() []*GlobalScript {
 	out := slices.Collect(maps.Values(c.Scripts))
 	slices.SortFunc(out, func(a, b *GlobalScript) int { return cmpID(a.ID, b.ID) })
 	return out
-}
-
-func writeScripts(ctx context.Context, tx *sql.Tx, cfg *AlertConfig) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM scripts"); err != nil {
-		return err
-	}
-	for _, sc := range cfg.Scripts {
-		b, err := json.Marshal(sc)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO scripts (id, name, config) VALUES (?, ?, ?)", sc.ID, sc.Name, string(b)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func loadScripts(ctx context.Context, tx *sql.Tx, cfg *AlertConfig) error {
-	return queryEach(ctx, tx, "SELECT id, config FROM scripts", func(r *sql.Rows) error {
-		var id uint64
-		var s string
-		if err := r.Scan(&id, &s); err != nil {
-			return err
-		}
-		sc := &GlobalScript{}
-		if err := json.Unmarshal([]byte(s), sc); err != nil || sc.ID != id {
-			return fmt.Errorf("%w: script %d: %v", ErrCorrupt, id, err)
-		}
-		cfg.Scripts[id] = sc
-		return nil
-	})
 }
