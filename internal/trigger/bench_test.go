@@ -29,25 +29,11 @@ import (
 func BenchmarkProcessStorm(b *testing.B) {
 	const n = 10_000
 	dir := b.TempDir()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
-	spec := catalog.Spec{}
-	for h := range 10 {
-		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
-		for i := range n / 10 {
-			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i)})
-			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high on {HOST.NAME}: {ITEM.VALUE}", i),
-				Expression: fmt.Sprintf("last(/host-%d/k[%d])>1", h, i), Priority: "HIGH",
-				Tags: []catalog.TagSpec{{Tag: "host", Value: "{HOST.HOST}"}}})
-		}
-		spec.Hosts = append(spec.Hosts, hs)
-	}
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		b.Fatal(err)
-	}
+	cat := benchCatalog(b, dir, 10, n/10, "", func(h, i int) catalog.TriggerSpec {
+		return catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high on {HOST.NAME}: {ITEM.VALUE}", i),
+			Expression: fmt.Sprintf("last(/host-%d/k[%d])>1", h, i), Priority: "HIGH",
+			Tags: []catalog.TagSpec{{Tag: "host", Value: "{HOST.HOST}"}}}
+	})
 	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
 	if err != nil {
 		b.Fatal(err)
@@ -95,24 +81,10 @@ func BenchmarkProcessStorm(b *testing.B) {
 func BenchmarkEvaluateStorm(b *testing.B) {
 	const n, hosts = 100_000, 10
 	dir := b.TempDir()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
-	spec := catalog.Spec{}
-	for h := range hosts {
-		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
-		for i := range n / hosts {
-			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: "float"})
-			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high on {HOST.NAME}", i),
-				Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i), Priority: "HIGH"})
-		}
-		spec.Hosts = append(spec.Hosts, hs)
-	}
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		b.Fatal(err)
-	}
+	cat := benchCatalog(b, dir, hosts, n/hosts, "float", func(h, i int) catalog.TriggerSpec {
+		return catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high on {HOST.NAME}", i),
+			Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i), Priority: "HIGH"}
+	})
 	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
 	if err != nil {
 		b.Fatal(err)
@@ -275,24 +247,10 @@ func BenchmarkFunctionRead(b *testing.B) {
 func BenchmarkReconcile(b *testing.B) {
 	const n, per = 10_000, 10
 	dir := b.TempDir()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
-	spec := catalog.Spec{}
-	for h := range 10 {
-		hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
-		for i := range n / 10 {
-			hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i)})
-			hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("t %d", i),
-				Expression: fmt.Sprintf("last(/host-%d/k[%d])>1", h, i), Type: "MULTIPLE"})
-		}
-		spec.Hosts = append(spec.Hosts, hs)
-	}
-	if _, err := cat.Apply(context.Background(), spec); err != nil {
-		b.Fatal(err)
-	}
+	cat := benchCatalog(b, dir, 10, n/10, "", func(h, i int) catalog.TriggerSpec {
+		return catalog.TriggerSpec{Name: fmt.Sprintf("t %d", i),
+			Expression: fmt.Sprintf("last(/host-%d/k[%d])>1", h, i), Type: "MULTIPLE"}
+	})
 	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncNever})
 	if err != nil {
 		b.Fatal(err)
@@ -342,26 +300,9 @@ func BenchmarkEvaluatePass(b *testing.B) {
 	}
 	const perHost = 1000
 	dir := b.TempDir()
-	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cat.Close()
-	for lo := 0; lo < n/perHost; lo += 100 { // applied in slices: one huge spec needs several GB
-		spec := catalog.Spec{}
-		for h := lo; h < min(lo+100, n/perHost); h++ {
-			hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
-			for i := range perHost {
-				hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: "float"})
-				hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high", i),
-					Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i)})
-			}
-			spec.Hosts = append(spec.Hosts, hs)
-		}
-		if _, err := cat.Apply(context.Background(), spec); err != nil {
-			b.Fatal(err)
-		}
-	}
+	cat := benchCatalog(b, dir, n/perHost, perHost, "float", func(h, i int) catalog.TriggerSpec {
+		return catalog.TriggerSpec{Name: fmt.Sprintf("Value %d too high", i), Expression: fmt.Sprintf("last(/host-%d/k[%d])>10", h, i)}
+	})
 	st, err := event.Open(event.Options{Dir: filepath.Join(dir, "events"), Sync: wal.SyncBatch})
 	if err != nil {
 		b.Fatal(err)
@@ -428,4 +369,33 @@ func BenchmarkEvaluatePass(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/d.Seconds()/float64(shards), "evals/s/core")
 		})
 	}
+}
+
+// benchCatalog opens a catalog in dir with hosts "host-0".. of perHost
+// items "k[0]".. of valueType ("": the default), item i of host h
+// carrying the trigger trig(h, i). Hosts are applied 100 at a time: one
+// spec of a million items needs several GB. The catalog is closed when
+// the benchmark ends.
+func benchCatalog(b *testing.B, dir string, hosts, perHost int, valueType string, trig func(h, i int) catalog.TriggerSpec) *catalog.Catalog {
+	b.Helper()
+	cat, err := catalog.Open(context.Background(), catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: ItemRefs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cat.Close() })
+	for lo := 0; lo < hosts; lo += 100 {
+		spec := catalog.Spec{}
+		for h := lo; h < min(lo+100, hosts); h++ {
+			hs := catalog.HostSpec{Host: fmt.Sprintf("host-%d", h), Groups: []string{"G"}}
+			for i := range perHost {
+				hs.Items = append(hs.Items, catalog.ItemSpec{Key: fmt.Sprintf("k[%d]", i), ValueType: valueType})
+				hs.Triggers = append(hs.Triggers, trig(h, i))
+			}
+			spec.Hosts = append(spec.Hosts, hs)
+		}
+		if _, err := cat.Apply(context.Background(), spec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return cat
 }
