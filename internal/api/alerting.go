@@ -117,6 +117,22 @@ func decodeObjectStrict(obj map[string]any, path string, v any) error {
 	return nil
 }
 
+// existingOf returns the object of m that the i-th update object o names
+// by field, with its ID: "missing" when o names none, "no permissions"
+// when the one it names does not exist, as Zabbix answers both.
+func existingOf[T any](o map[string]any, i int, field string, m map[uint64]*T) (uint64, *T, error) {
+	n, _ := o[field].(json.Number)
+	id, _ := strconv.ParseUint(string(n), 10, 64)
+	old := m[id]
+	if old == nil {
+		if n == "" {
+			return 0, nil, missing(i, field)
+		}
+		return 0, nil, errNoPermissions
+	}
+	return id, old, nil
+}
+
 // objectsOf decodes params as a list of objects (or one object), each
 // normalised.
 func objectsOf(params json.RawMessage) ([]map[string]any, error) {
@@ -313,14 +329,9 @@ func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
 	var out []uint64
 	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
 		for i, o := range objs {
-			n, _ := o["mediatypeid"].(json.Number)
-			id, _ := strconv.ParseUint(string(n), 10, 64)
-			old := cfg.MediaTypes[id]
-			if old == nil {
-				if n == "" {
-					return missing(i, "mediatypeid")
-				}
-				return errNoPermissions
+			id, old, err := existingOf(o, i, "mediatypeid", cfg.MediaTypes)
+			if err != nil {
+				return err
 			}
 			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
 				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
@@ -849,14 +860,9 @@ func (s *Server) actionUpdate(ctx context.Context, c *call) (any, error) {
 	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
 		var built []*catalog.Action
 		for i, o := range objs {
-			n, _ := o["actionid"].(json.Number)
-			id, _ := strconv.ParseUint(string(n), 10, 64)
-			old := cfg.Actions[id]
-			if old == nil {
-				if n == "" {
-					return missing(i, "actionid")
-				}
-				return errNoPermissions
+			id, old, err := existingOf(o, i, "actionid", cfg.Actions)
+			if err != nil {
+				return err
 			}
 			var in actionIn
 			if err := decodeObjectStrict(merge(actionStored(old), o), fmt.Sprintf("/%d", i+1), &in); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
@@ -127,14 +126,9 @@ func (s *Server) scriptUpdate(ctx context.Context, c *call) (any, error) {
 	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
 		out = out[:0]
 		for i, o := range objs {
-			n, _ := o["scriptid"].(json.Number)
-			id, _ := strconv.ParseUint(string(n), 10, 64)
-			old := cfg.Scripts[id]
-			if old == nil {
-				if n == "" {
-					return missing(i, "scriptid")
-				}
-				return errNoPermissions
+			id, old, err := existingOf(o, i, "scriptid", cfg.Scripts)
+			if err != nil {
+				return err
 			}
 			var sc catalog.GlobalScript
 			if err := decodeObjectStrict(merge(old, o), fmt.Sprintf("/%d", i+1), &sc); err != nil {

@@ -107,6 +107,11 @@ func TestAlertingAPI(t *testing.T) {
 		t.Fatalf("left after delete: %v %v", got, acts)
 	}
 	admin.fails("action.delete", act.ActionIDs, -32500, "No permissions to referred object or it does not exist!")
+	// Updates name their object: none named, or one that does not exist.
+	for _, m := range []struct{ method, field string }{{"mediatype.update", "mediatypeid"}, {"action.update", "actionid"}, {"script.update", "scriptid"}} {
+		admin.fails(m.method, map[string]any{"name": "x"}, -32602, `Invalid parameter "/1": the parameter "`+m.field+`" is missing.`)
+		admin.fails(m.method, map[string]any{m.field: "999999", "name": "x"}, -32500, "No permissions to referred object or it does not exist!")
+	}
 	var alerts []any
 	admin.ok("alert.get", map[string]any{"output": "extend"}, &alerts)
 	if len(alerts) != 0 {
