@@ -241,3 +241,11 @@ func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	}
 	return trigs, nil
 }
+
+// TriggerIndex returns the position of trigger id in Triggers(), or
+// false. Consumers that keep per-trigger state in slices (the trigger
+// evaluator) index them by it rather than by a map of IDs.
+func (s *Snapshot) TriggerIndex(id uint64) (int, bool) {
+	i, ok := s.trigByID[id]
+	return int(i), ok
+}

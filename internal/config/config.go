@@ -298,10 +298,10 @@ type TriggersConfig struct {
 	// (nodata, date and time, trends) are evaluated without new values;
 	// Zabbix's timer process runs every 30 s.
 	TimerInterval Duration `yaml:"timer_interval"`
-	// MaxPending bounds the distinct triggers waiting for evaluation in
-	// each evaluation shard after their items' values were committed;
-	// past it, evaluations are dropped and counted rather than slowing
-	// ingest.
+	// MaxPending bounds the trigger evaluations queued in each
+	// evaluation shard after their items' values were committed (one
+	// per value and trigger, merged per second at the pass); past it,
+	// evaluations are dropped and counted rather than slowing ingest.
 	MaxPending int `yaml:"max_pending"`
 	// EvalShards is the number of evaluation goroutines, each owning the
 	// triggers whose id modulo EvalShards is its index; 0: GOMAXPROCS.
@@ -386,7 +386,7 @@ func Default() Config {
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
 		// 1M pending triggers cost ~40 MB at most and cover a storm over
 		// every trigger of a large installation.
-		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 20, ValueCacheSize: 256 << 20, ValueCacheMaxPeriod: Duration(time.Hour)},
+		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 22, ValueCacheSize: 256 << 20, ValueCacheMaxPeriod: Duration(time.Hour)},
 		Alerts: AlertsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), QueueSize: 10_000, RateLimit: 100,
 			MaxSessions: 100, KeepAlerts: 100_000, InboxSize: 1_000_000, WebhookMaxBody: 1 << 20, MinStepDuration: Duration(time.Minute),
 			CommandTimeout: Duration(30 * time.Second), EnableGlobalScripts: true},

@@ -33,10 +33,10 @@ type EvaluatorOptions struct {
 	// of Store: the value cache (package history/valuecache) in front of
 	// it. Trends are still read from Store.
 	Values history.Reader
-	// MaxPending bounds the distinct triggers waiting for evaluation in
-	// each shard; default 1<<20. A committed value whose trigger is
-	// already waiting adds its time to it (or nothing, within the same
-	// second); one that would exceed the bound is dropped and counted,
+	// MaxPending bounds the trigger evaluations queued in each shard
+	// (one per committed value and trigger of its item, before values of
+	// a trigger in the same second are merged at the pass); default
+	// 1<<22. One that would exceed the bound is dropped and counted,
 	// never waited for.
 	MaxPending int
 	// Shards is the number of evaluation goroutines, each owning the
@@ -87,31 +87,44 @@ type Evaluator struct {
 }
 
 // evalShard is one evaluation goroutine's share of the triggers: its own
-// pending set under its own lock, its own parse cache and timer list, so
-// shards never wait for each other.
+// queue under its own lock, its own parse cache and timer list, so shards
+// never wait for each other.
+//
+// With a million triggers the cost of an evaluation is mostly memory
+// that is not in the CPU's caches: maps keyed by trigger ID put
+// neighbouring triggers in random places. So the shard keeps no such
+// map. Commit appends to a queue; a pass sorts it by trigger ID and
+// walks the snapshot's triggers (sorted by ID) and the parse cache
+// (indexed like them) in that order, so consecutive evaluations touch
+// neighbouring memory, and the parsed expressions, first made in that
+// order, lie in it too.
 type evalShard struct {
 	ev    *Evaluator
 	index int
 
-	// mu guards pending, the triggers waiting for the next pass with the
-	// seconds of the values that touched them. Commit holds it for a map
-	// update per affected trigger; the shard's pass swaps the map out
-	// under it, so neither waits on the other's work.
-	mu      sync.Mutex
-	pending map[uint64]pendingTimes
-	spare   map[uint64]pendingTimes
-	wake    chan struct{}
+	// mu guards queued, the evaluations waiting for the next pass: one
+	// per committed value and trigger. Commit holds it for an append per
+	// batch; the shard's pass swaps the slice out under it, so neither
+	// waits on the other's work.
+	mu     sync.Mutex
+	queued []queuedEval
+	spare  []queuedEval
+	wake   chan struct{}
 
 	// passMu serialises the shard's passes (drain, timerPass) and guards
 	// everything below.
-	passMu    sync.Mutex
-	cache     map[uint64]*compiled
-	cacheSnap *catalog.Snapshot // the snapshot cache was last pruned for
-	timerSnap *catalog.Snapshot // the snapshot timed was built from
-	timed     []uint64          // time-based triggers of timerSnap in this shard
-	work      []evalJob         // a pass's triggers, reused
-	results   []Result          // a round's results, reused
-	src       exprsource.StoreSource
+	passMu sync.Mutex
+	// compiledAt[i] is the parsed form of cacheSnap.Triggers()[i] when
+	// this shard owns it and evaluated it; reindex carries the entries
+	// over to each new snapshot by ID.
+	compiledAt []*compiled
+	cacheSnap  *catalog.Snapshot
+	timerSnap  *catalog.Snapshot // the snapshot timed was built from
+	timed      []int32           // positions of time-based triggers of timerSnap in this shard
+	sorted     []queuedEval      // the radix sort's other buffer, reused
+	work       []evalJob         // a pass's triggers, reused
+	results    []Result          // a round's results, reused
+	src        exprsource.StoreSource
 }
 
 // maxTimesPerTrigger bounds the distinct seconds one trigger keeps
@@ -196,7 +209,7 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		return nil, errors.New("trigger: EvaluatorOptions.Machine, Snapshot and Store are required")
 	}
 	if opts.MaxPending <= 0 {
-		opts.MaxPending = 1 << 20
+		opts.MaxPending = 1 << 22
 	}
 	if opts.Shards <= 0 {
 		opts.Shards = runtime.GOMAXPROCS(0)
@@ -219,14 +232,14 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	}
 	ev := &Evaluator{
 		opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
-		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations queued by committed values: one per trigger and distinct second of its values (values of a trigger within one second are one evaluation)."),
+		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations due to committed values: one per trigger and distinct second of its values (values of a trigger within one second are one evaluation)."),
 		merged:       reg.Counter("peregrine_trigger_eval_merged_total", "Trigger evaluations merged into a newer one because the trigger already had 16 seconds of values waiting: the values between were not evaluated on their own."),
-		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending triggers were already waiting in their evaluation shard."),
+		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending evaluations were already queued in their evaluation shard."),
 		evaluated:    reg.Counter("peregrine_trigger_evaluations_total", "Trigger expressions evaluated (after values were committed and by the timer)."),
 		unknown:      reg.Counter("peregrine_trigger_evaluations_unknown_total", "Trigger evaluations whose result was unknown (the trigger's error says why)."),
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation rounds whose results could not be stored by the problem state machine."),
 		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Batches of evaluation results handed to the problem state machine (one per round of a value pass, one per timer tick and shard)."),
-		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Triggers waiting for evaluation, all shards."),
+		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Trigger evaluations queued by committed values and not yet taken by a pass, all shards (values of a trigger in the same second not yet merged)."),
 		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results), per shard.",
 			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
@@ -236,9 +249,7 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 		ev.values = opts.Values
 	}
 	for i := range opts.Shards {
-		ev.shards = append(ev.shards, &evalShard{ev: ev, index: i,
-			pending: map[uint64]pendingTimes{}, spare: map[uint64]pendingTimes{}, wake: make(chan struct{}, 1),
-			cache: map[uint64]*compiled{}})
+		ev.shards = append(ev.shards, &evalShard{ev: ev, index: i, wake: make(chan struct{}, 1)})
 	}
 	ev.bufs.New = func() any { b := make([][]queuedEval, len(ev.shards)); return &b }
 	return ev, nil
@@ -285,39 +296,23 @@ func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 	ev.bufs.Put(bp)
 }
 
-// queue adds one commit's triggers to the shard's pending set and wakes
-// its goroutine.
+// queue adds one commit's evaluations to the shard's queue and wakes its
+// goroutine. It appends only: merging a trigger's values and looking up
+// the trigger wait for the pass, off the pipeline's commit path.
 func (sh *evalShard) queue(b []queuedEval) {
 	ev := sh.ev
-	var queued, merged, dropped uint64
 	sh.mu.Lock()
-	before := len(sh.pending)
-	for _, q := range b {
-		if p, ok := sh.pending[q.trigger]; ok {
-			n := p.n()
-			if !p.add(q.ts) {
-				merged++
-			} else if p.n() > n {
-				queued++
-			}
-			sh.pending[q.trigger] = p
-			continue
-		}
-		if len(sh.pending) >= ev.opts.MaxPending {
-			dropped++
-			continue
-		}
-		sh.pending[q.trigger] = pendingTimes{last: q.ts}
-		queued++
+	room := ev.opts.MaxPending - len(sh.queued)
+	dropped := 0
+	if len(b) > room {
+		dropped = len(b) - max(room, 0)
+		b = b[:max(room, 0)]
 	}
-	ev.pendingGauge.Add(int64(len(sh.pending) - before))
+	sh.queued = append(sh.queued, b...)
 	sh.mu.Unlock()
-	ev.queued.Add(queued)
-	if merged > 0 {
-		ev.merged.Add(merged)
-	}
+	ev.pendingGauge.Add(int64(len(b)))
 	if dropped > 0 {
-		ev.dropped.Add(dropped)
+		ev.dropped.Add(uint64(dropped))
 		if others, ok := ev.throttle.Allow("dropped"); ok {
 			ev.opts.Logger.Warn("trigger evaluation queue full: evaluations dropped (raise triggers.max_pending)",
 				"dropped", dropped, "max_pending", ev.opts.MaxPending, "shard", sh.index, "others_suppressed", others)
@@ -397,36 +392,63 @@ func (sh *evalShard) drain(ctx context.Context) {
 	sh.passMu.Lock()
 	defer sh.passMu.Unlock()
 	sh.mu.Lock()
-	batch := sh.pending
-	sh.pending, sh.spare = sh.spare, nil
-	ev.pendingGauge.Add(-int64(len(batch)))
+	q := sh.queued
+	sh.queued, sh.spare = sh.spare[:0], nil
 	sh.mu.Unlock()
-	if len(batch) == 0 {
-		sh.spare = batch
+	ev.pendingGauge.Add(-int64(len(q)))
+	if len(q) == 0 {
+		sh.spare = q
 		return
 	}
 	start := time.Now()
 	defer func() { ev.passSeconds.Observe(time.Since(start).Seconds()) }()
+	q, sh.sorted = sortByTrigger(q, sh.sorted)
 	snap := ev.opts.Snapshot()
-	sh.prune(snap)
+	sh.reindex(snap)
+	trigs := snap.Triggers()
 	work := sh.work[:0]
-	rounds := 0
-	for id, p := range batch {
-		t := snap.Trigger(id)
-		if t == nil || !t.Enabled {
-			continue
+	rounds, pos := 0, 0
+	var queued, merged uint64
+	for i := 0; i < len(q); {
+		// One trigger's values, in commit order (the sort is stable):
+		// its distinct seconds, as pendingTimes keeps them.
+		id := q[i].trigger
+		p := pendingTimes{last: q[i].ts}
+		queued++
+		for i++; i < len(q) && q[i].trigger == id; i++ {
+			n := p.n()
+			if !p.add(q[i].ts) {
+				merged++
+			} else if p.n() > n {
+				queued++
+			}
 		}
-		work = append(work, evalJob{t: t, c: sh.compile(t), times: p})
+		pos = seekTrigger(trigs, pos, id)
+		if pos == len(trigs) || trigs[pos].ID != id || !trigs[pos].Enabled {
+			continue // deleted or disabled since the value was committed
+		}
+		t := &trigs[pos]
+		work = append(work, evalJob{t: t, c: sh.compile(t, pos), times: p})
 		rounds = max(rounds, p.n())
 	}
-	clear(batch)
-	sh.spare = batch
+	ev.queued.Add(queued)
+	if merged > 0 {
+		ev.merged.Add(merged)
+	}
+	clear(q)
+	sh.mu.Lock()
+	if sh.spare == nil {
+		sh.spare = q[:0]
+	}
+	sh.mu.Unlock()
 	for r := range rounds {
 		results := sh.results[:0]
 		for i := range work {
 			j := &work[i]
 			if r < j.times.n() {
-				results = append(results, sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times.at(r))))
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times.at(r))); send {
+					results = append(results, res)
+				}
 			}
 		}
 		ev.process(snap, results, "value")
@@ -435,6 +457,69 @@ func (sh *evalShard) drain(ctx context.Context) {
 	}
 	clear(work)
 	sh.work = work[:0]
+}
+
+// seekTrigger returns the position of id in trigs (sorted by ID) at or
+// after from, or where it would be: a gallop from from, because a pass
+// looks up ascending IDs and most lie close to the previous one.
+func seekTrigger(trigs []catalog.Trigger, from int, id uint64) int {
+	if from >= len(trigs) || trigs[from].ID >= id {
+		return from
+	}
+	lo, step := from, 1
+	for lo+step < len(trigs) && trigs[lo+step].ID < id {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(trigs)-1)
+	// trigs[lo].ID < id; the answer is in (lo, hi] or len(trigs).
+	i, _ := slices.BinarySearchFunc(trigs[lo+1:hi+1], id, func(t catalog.Trigger, id uint64) int { return cmp.Compare(t.ID, id) })
+	return lo + 1 + i
+}
+
+// sortByTrigger sorts q by trigger ID, keeping the order of entries of
+// the same trigger (their commit order), with an LSD radix sort of 11-bit
+// digits over the IDs' range: two or three linear passes for any
+// realistic catalog, where a comparison sort of a million entries costs
+// far more than the evaluations it orders. buf is the other buffer; it
+// returns the sorted slice and the other one for reuse.
+func sortByTrigger(q, buf []queuedEval) (sorted, spare []queuedEval) {
+	lo, hi := q[0].trigger, q[0].trigger
+	inOrder := true
+	for i := 1; i < len(q); i++ {
+		id := q[i].trigger
+		lo, hi = min(lo, id), max(hi, id)
+		if id < q[i-1].trigger {
+			inOrder = false
+		}
+	}
+	if inOrder {
+		return q, buf
+	}
+	if cap(buf) < len(q) {
+		buf = make([]queuedEval, len(q), cap(q))
+	}
+	buf = buf[:len(q)]
+	const bits = 11
+	var count [1 << bits]int
+	for shift := uint(0); shift < 64 && (hi-lo)>>shift > 0; shift += bits {
+		clear(count[:])
+		for i := range q {
+			count[((q[i].trigger-lo)>>shift)&(1<<bits-1)]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i := range q {
+			d := ((q[i].trigger - lo) >> shift) & (1<<bits - 1)
+			buf[count[d]] = q[i]
+			count[d]++
+		}
+		q, buf = buf, q
+	}
+	return q, buf
 }
 
 // evalJob is one trigger of a pass, compiled, with its evaluation times.
@@ -451,20 +536,20 @@ func (sh *evalShard) timerPass(ctx context.Context) {
 	sh.passMu.Lock()
 	defer sh.passMu.Unlock()
 	snap := ev.opts.Snapshot()
-	sh.prune(snap)
+	sh.reindex(snap)
+	trigs := snap.Triggers()
 	if snap != sh.timerSnap {
 		// Rebuilt once per catalog change: parses only triggers whose
 		// text changed (the cache), then keeps the time-based ones.
 		sh.timed = sh.timed[:0]
 		nsh := uint64(len(ev.shards))
-		trigs := snap.Triggers()
 		for i := range trigs {
 			t := &trigs[i]
 			if t.ID%nsh != uint64(sh.index) {
 				continue
 			}
-			if c := sh.compile(t); c.err == nil && (c.e.TimeBased() || (c.recovery != nil && c.recovery.TimeBased())) {
-				sh.timed = append(sh.timed, t.ID)
+			if c := sh.compile(t, i); c.err == nil && (c.e.TimeBased() || (c.recovery != nil && c.recovery.TimeBased())) {
+				sh.timed = append(sh.timed, int32(i))
 			}
 		}
 		sh.timerSnap = snap
@@ -474,12 +559,14 @@ func (sh *evalShard) timerPass(ctx context.Context) {
 	}
 	now := ev.opts.Now()
 	results := make([]Result, 0, len(sh.timed))
-	for _, id := range sh.timed {
-		t := snap.Trigger(id)
-		if t == nil || !t.Enabled {
+	for _, i := range sh.timed {
+		t := &trigs[i]
+		if !t.Enabled {
 			continue
 		}
-		results = append(results, sh.evaluateCompiled(ctx, snap, t, sh.compile(t), now))
+		if r, send := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, int(i)), now); send {
+			results = append(results, r)
+		}
 	}
 	ev.process(snap, results, "timer")
 }
@@ -499,24 +586,37 @@ func (ev *Evaluator) process(snap *catalog.Snapshot, results []Result, cause str
 	}
 }
 
-// prune drops the cache entries of triggers gone from snap, once per
-// snapshot: a pass over the cache per catalog change.
-func (sh *evalShard) prune(snap *catalog.Snapshot) {
+// reindex moves the parse cache to snap's positions, once per snapshot:
+// the entries of triggers still in snap are carried over by ID (both
+// snapshots' triggers are sorted by ID, so this is one merge walk), the
+// others are dropped.
+func (sh *evalShard) reindex(snap *catalog.Snapshot) {
 	if snap == sh.cacheSnap {
 		return
 	}
-	for id := range sh.cache {
-		if snap.Trigger(id) == nil {
-			delete(sh.cache, id)
+	trigs := snap.Triggers()
+	next := make([]*compiled, len(trigs))
+	if sh.cacheSnap != nil {
+		old := sh.cacheSnap.Triggers()
+		j := 0
+		for i, c := range sh.compiledAt {
+			if c == nil {
+				continue
+			}
+			j = seekTrigger(trigs, j, old[i].ID)
+			if j < len(trigs) && trigs[j].ID == old[i].ID {
+				next[j] = c
+			}
 		}
 	}
-	sh.cacheSnap = snap
+	sh.compiledAt, sh.cacheSnap = next, snap
 }
 
-// compile returns t's parsed expressions from the cache, parsing them
-// again when the trigger's texts changed.
-func (sh *evalShard) compile(t *catalog.Trigger) *compiled {
-	if c, ok := sh.cache[t.ID]; ok && c.text == t.Expression && c.recoveryText == t.RecoveryExpression {
+// compile returns the parsed expressions of t, at position pos of the
+// snapshot reindex last ran for, from the cache, parsing them again when
+// the trigger's texts changed.
+func (sh *evalShard) compile(t *catalog.Trigger, pos int) *compiled {
+	if c := sh.compiledAt[pos]; c != nil && c.text == t.Expression && c.recoveryText == t.RecoveryExpression {
 		return c
 	}
 	c := &compiled{text: t.Expression, recoveryText: t.RecoveryExpression}
@@ -527,22 +627,24 @@ func (sh *evalShard) compile(t *catalog.Trigger) *compiled {
 			c.err = fmt.Errorf("recovery expression: %w", c.err)
 		}
 	}
-	sh.cache[t.ID] = c
+	sh.compiledAt[pos] = c
 	return c
 }
 
 // evaluateCompiled evaluates t, whose parsed expressions are c, at now.
-// It reads shared state only; the shard's reused source is its own.
-func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) Result {
+// It reads shared state only; the shard's reused source is its own. send
+// is false for a result that would change nothing (OK on a settled
+// trigger, see Machine.Settled): the pass leaves it out of Process.
+func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) (r Result, send bool) {
 	ev := sh.ev
 	ev.evaluated.Inc()
-	r := Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
+	r = Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
 	if c.err != nil {
 		// The catalog refuses expressions that do not parse; this is a
 		// trigger stored by an older parser.
 		r.Value, r.Error = Unknown, "invalid expression: "+c.err.Error()
 		ev.unknown.Inc()
-		return r
+		return r, true
 	}
 	// One source per shard, reset per evaluation: a new one would be an
 	// allocation per evaluation (it escapes through expr.Options).
@@ -585,11 +687,13 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	if r.Value == Unknown {
 		ev.unknown.Inc()
 	}
+	if r.Value == OK && ev.opts.Machine.Settled(t.ID) {
+		// Most evaluations under load: nothing to tell the machine.
+		return r, false
+	}
 	// {ITEM.VALUE} is only read by the events a result may make: an
 	// unknown result makes none, nor does OK on a trigger that is OK
 	// (acknowledgements cannot turn a trigger to PROBLEM meanwhile).
-	// Most evaluations under load are the latter; they skip the lookups
-	// and formatting.
 	needValues := r.Value != Unknown && !(r.Value == OK && ev.opts.Machine.Runtime(t.ID).Value == event.ValueOK)
 	if ev.opts.LastValue != nil && needValues {
 		for _, ref := range c.e.ItemRefs() {
@@ -607,7 +711,7 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 			}
 		}
 	}
-	return r
+	return r, true
 }
 
 // formatSample is a value as {ITEM.VALUE} shows it.
@@ -628,9 +732,12 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 	sh := ev.shards[id%uint64(len(ev.shards))]
 	sh.passMu.Lock()
 	defer sh.passMu.Unlock()
-	t := snap.Trigger(id)
-	if t == nil || !t.Enabled {
+	sh.reindex(snap)
+	pos, ok := snap.TriggerIndex(id)
+	if !ok || !snap.Triggers()[pos].Enabled {
 		return Result{}, false
 	}
-	return sh.evaluateCompiled(ctx, snap, t, sh.compile(t), now), true
+	t := &snap.Triggers()[pos]
+	r, _ := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, pos), now)
+	return r, true
 }

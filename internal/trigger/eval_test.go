@@ -1,9 +1,13 @@
 package trigger
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -167,10 +171,13 @@ func TestEvaluatorCoalescesPerSecond(t *testing.T) {
 	e.commit("a", t0, 1, 2, 20) // one second: one evaluation of a and of a+b
 	e.commit("b", t0, 15)       // the same second of a+b: nothing new
 	e.commit("a", t0+1, 21)     // a new second of a and a+b
-	if q := e.ev.queued.Load(); q != 5 {
-		t.Fatalf("%d evaluations queued, want 5 (a and a+b at t0 and t0+1, b at t0)", q)
+	if g := e.ev.pendingGauge.Load(); g != 10 {
+		t.Fatalf("%d waiting in the queue, want 10 (one per value and trigger of its item)", g)
 	}
 	e.ev.Drain(context.Background())
+	if q := e.ev.queued.Load(); q != 5 {
+		t.Fatalf("%d evaluations due, want 5 (a and a+b at t0 and t0+1, b at t0)", q)
+	}
 	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 5 || p != 2 {
 		t.Fatalf("%d evaluations in %d rounds, want 5 in 2", n, p)
 	}
@@ -280,10 +287,10 @@ func TestEvaluatorBoundPerTrigger(t *testing.T) {
 	for i := range n {
 		e.commit("a", t0+int64(i), float64(i%2))
 	}
+	e.ev.Drain(context.Background())
 	if q, m := e.ev.queued.Load(), e.ev.merged.Load(); q != maxTimesPerTrigger || m != 4 {
 		t.Fatalf("queued %d merged %d, want %d and 4", q, m, maxTimesPerTrigger)
 	}
-	e.ev.Drain(context.Background())
 	if got := e.ev.evaluated.Load(); got != maxTimesPerTrigger {
 		t.Fatalf("%d evaluations, want %d", got, maxTimesPerTrigger)
 	}
@@ -345,29 +352,32 @@ func TestEvaluatorSharded(t *testing.T) {
 	}
 }
 
-// A full queue drops new triggers (counted) instead of waiting; triggers
-// already queued still take new values.
+// A full queue drops new evaluations (counted) instead of waiting.
 func TestEvaluatorFullQueueDrops(t *testing.T) {
-	e := newEvalEnv(t, 1)
+	e := newEvalEnv(t, 2)
 	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
-	e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
+	tb := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	e.commit("a", t0, 42)
-	e.commit("b", t0, 42) // no room: dropped, and Commit returned without a drain
 	e.commit("a", t0+1, 43)
-	if q, d := e.ev.queued.Load(), e.ev.dropped.Load(); q != 2 || d != 1 {
-		t.Fatalf("queued %d dropped %d, want 2 (a at two seconds) and 1", q, d)
+	e.commit("b", t0, 42) // no room: dropped, and Commit returned without a drain
+	if d := e.ev.dropped.Load(); d != 1 {
+		t.Fatalf("dropped %d, want 1", d)
 	}
 	e.ev.Drain(context.Background())
-	if n := e.ev.evaluated.Load(); n != 2 {
-		t.Fatalf("%d evaluations, want 2", n)
+	if q, n := e.ev.queued.Load(), e.ev.evaluated.Load(); q != 2 || n != 2 {
+		t.Fatalf("queued %d evaluated %d, want 2 (a at two seconds)", q, n)
 	}
 	if rt := e.m.Runtime(ta); rt.Value != event.ValueProblem || rt.LastChange != t0 {
 		t.Fatalf("a: %+v", rt)
 	}
+	if rt := e.m.Runtime(tb); rt.Value != event.ValueOK {
+		t.Fatalf("b: %+v, want never evaluated", rt)
+	}
 	// Room again after the drain.
 	e.commit("b", t0+2, 42)
-	if q := e.ev.queued.Load(); q != 3 {
-		t.Fatalf("queued %d after the drain, want 3", q)
+	e.ev.Drain(context.Background())
+	if rt := e.m.Runtime(tb); rt.Value != event.ValueProblem {
+		t.Fatalf("b after the drain: %+v", rt)
 	}
 }
 
@@ -413,10 +423,10 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
 	e.commit("a", t0, 42)
 	e.ev.Drain(context.Background())
-	first := e.ev.shards[0].cache[id]
+	first := e.ev.shards[0].cachedFor(id)
 	e.commit("a", t0+1, 43)
 	e.ev.Drain(context.Background())
-	if e.ev.shards[0].cache[id] != first {
+	if e.ev.shards[0].cachedFor(id) != first {
 		t.Fatal("an unchanged trigger was parsed again")
 	}
 	if e.m.Runtime(id).Value != event.ValueProblem {
@@ -430,7 +440,8 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	}
 	e.commit("a", t0+2, 44)
 	e.ev.Drain(context.Background())
-	if c := e.ev.shards[0].cache[id]; c == first || c.text != expr {
+	second := e.ev.shards[0].cachedFor(id)
+	if c := second; c == nil || c == first || c.text != expr {
 		t.Fatalf("cache not refreshed: %+v", c)
 	}
 	if e.m.Runtime(id).Value != event.ValueOK {
@@ -443,9 +454,23 @@ func TestEvaluatorCacheFollowsCatalog(t *testing.T) {
 	e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	e.commit("b", t0+3, 45)
 	e.ev.Drain(context.Background())
-	if _, ok := e.ev.shards[0].cache[id]; ok {
-		t.Fatal("a deleted trigger stays in the cache")
+	for _, c := range e.ev.shards[0].compiledAt {
+		if c == second {
+			t.Fatal("a deleted trigger stays in the cache")
+		}
 	}
+}
+
+// cachedFor is the parse cache's entry for trigger id, or nil.
+func (sh *evalShard) cachedFor(id uint64) *compiled {
+	if sh.cacheSnap == nil {
+		return nil
+	}
+	i, ok := sh.cacheSnap.TriggerIndex(id)
+	if !ok {
+		return nil
+	}
+	return sh.compiledAt[i]
 }
 
 // The timer evaluates time-based triggers only, at the clock's time.
@@ -603,5 +628,43 @@ func TestEvaluatorItemMemoFollowsCatalog(t *testing.T) {
 	setStatus("enabled")
 	if r, _ := e.ev.evaluate(context.Background(), e.cat.Snapshot(), id, time.Unix(t0, 0)); r.Value != Problem {
 		t.Fatalf("with the item enabled again: %+v", r)
+	}
+}
+
+// sortByTrigger orders by trigger ID and keeps commit order within a
+// trigger, as a stable comparison sort does, for ID ranges needing one to
+// several radix passes; seekTrigger finds every ID from any start before it.
+func TestSortByTriggerAndSeek(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, span := range []uint64{1, 7, 2000, 1 << 20, 1 << 40, math.MaxUint64 - 5} {
+		base := rng.Uint64N(math.MaxUint64 - span)
+		q := make([]queuedEval, 3000)
+		for i := range q {
+			q[i] = queuedEval{trigger: base + rng.Uint64N(span), ts: int64(i)}
+		}
+		want := slices.Clone(q)
+		slices.SortStableFunc(want, func(a, b queuedEval) int { return cmp.Compare(a.trigger, b.trigger) })
+		got, spare := sortByTrigger(slices.Clone(q), nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("span %d: not the stable order", span)
+		}
+		if len(spare) != len(q) && len(spare) != 0 {
+			t.Fatalf("span %d: spare of %d", span, len(spare))
+		}
+		// The snapshot side: unique sorted IDs, every third one present.
+		var trigs []catalog.Trigger
+		for i, e := range want {
+			if (i == 0 || e.trigger != want[i-1].trigger) && i%3 == 0 {
+				trigs = append(trigs, catalog.Trigger{ID: e.trigger})
+			}
+		}
+		pos := 0
+		for _, e := range want {
+			pos = seekTrigger(trigs, pos, e.trigger)
+			wantPos, found := slices.BinarySearchFunc(trigs, e.trigger, func(t catalog.Trigger, id uint64) int { return cmp.Compare(t.ID, id) })
+			if pos != wantPos {
+				t.Fatalf("span %d: seek %d at %d, want %d (found %v)", span, e.trigger, pos, wantPos, found)
+			}
+		}
 	}
 }

@@ -153,6 +153,23 @@ func (m *Machine) Runtime(id uint64) event.Runtime {
 	return event.Runtime{TriggerID: id}
 }
 
+// Settled reports whether an OK result for trigger id would change
+// nothing: the trigger is OK, its state normal, with no soft attempts
+// counted. The evaluator drops such results instead of sending them to
+// Process (most evaluations under load), which saves their step and a
+// lookup of the trigger. Nothing in between can make it unsettled: only
+// the trigger's own evaluation shard sends its results, and the other
+// writers (a manual close, Reconcile) only turn PROBLEM into OK.
+func (m *Machine) Settled(id uint64) bool {
+	m.rtMu.RLock()
+	defer m.rtMu.RUnlock()
+	if len(m.attempts) > 0 && m.attempts[id] > 0 {
+		return false
+	}
+	r, ok := m.rts[id]
+	return !ok || (r.Value == event.ValueOK && r.State == 0 && r.Error == "")
+}
+
 // Outcome counts what one Process call did.
 type Outcome struct {
 	Problems   int // problem events made
@@ -176,11 +193,13 @@ type pending struct {
 	ids     []uint64 // slab the OK events' Resolves are cut from
 }
 
-func newPending(n int) *pending {
-	p := &pending{rtAt: make(map[uint64]int, n), touched: make(map[uint64]bool, n)}
-	p.batch.Events = make([]event.Event, 0, n)
-	p.batch.Runtimes = make([]event.Runtime, 0, n)
-	return p
+// newPending starts an empty batch. Nothing is sized by the number of
+// results: under load most results change nothing (the evaluator does
+// not even send those, see Settled), and sizing the events and runtimes
+// by the results allocated tens of MB per pass for a few events; a storm
+// grows them by appending instead.
+func newPending() *pending {
+	return &pending{rtAt: make(map[uint64]int), touched: make(map[uint64]bool)}
 }
 
 // Process applies evaluation results, in order, and commits the events
@@ -191,7 +210,7 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out Outcome
-	p := newPending(len(results))
+	p := newPending()
 	for i := range results {
 		r := &results[i]
 		if p.touched[r.TriggerID] {
