@@ -322,8 +322,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	}
 	// Trigger evaluation hangs off the pipeline's commit hook: Commit
 	// only queues the affected triggers; the evaluation runs on the
-	// evaluator's goroutine (Run). LastValue reads the pipeline, made
-	// just below, through a closure.
+	// evaluator's goroutine (Run).
 	// The value cache sits in front of the store for trigger functions
 	// and calculated items; the commit hook feeds it before the
 	// evaluator queues, so a pass never reads a cache that lacks the
@@ -343,13 +342,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		MaxPending:    cfg.Triggers.MaxPending,
 		Shards:        cfg.Triggers.EvalShards,
 		TimerInterval: cfg.Triggers.TimerInterval.Std(),
-		LastValue: func(id uint64) (history.Sample, bool) {
-			last, _, ok := s.Pipeline.Last(id)
-			return last, ok
-		},
-		Started: s.started,
-		Metrics: s.Metrics,
-		Logger:  log.With("component", "trigger", "stage", "evaluation"),
+		Started:       s.started,
+		Metrics:       s.Metrics,
+		Logger:        log.With("component", "trigger", "stage", "evaluation"),
 	})
 	if err != nil {
 		return nil, err

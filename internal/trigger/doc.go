@@ -80,8 +80,9 @@
 //     (Machine.Settled), most of them under load, are not sent to
 //     Process. An event's clock is its value's (the newest
 //     nanosecond of the second); pass durations are observed per shard
-//     in peregrine_trigger_eval_pass_seconds. {ITEM.VALUE} is the item's
-//     newest value at evaluation, not the one as of the evaluated time.
+//     in peregrine_trigger_eval_pass_seconds. {ITEM.VALUE} of an event is the
+//     item's value as of the evaluated second (read as last() reads
+//     it), so a pass running late still names the value that raised it.
 //     Each shard's timer pass (TimerPass, every TimerInterval, 30 s by
 //     default as Zabbix's timer) evaluates its time-based triggers
 //     (expr.Expr.TimeBased: nodata, date/time and trend functions) at

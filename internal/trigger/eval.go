@@ -46,10 +46,6 @@ type EvaluatorOptions struct {
 	// time functions, trends) are evaluated without new values; default
 	// 30 s, Zabbix's timer period.
 	TimerInterval time.Duration
-	// LastValue gives an item's newest value for {ITEM.VALUE} in event
-	// names; nil leaves ItemValues empty. Like Macros, Store and Values
-	// it is called from several goroutines at once in a large pass.
-	LastValue func(itemID uint64) (history.Sample, bool)
 	// Macros returns the user macro resolver of a host; nil: the
 	// evaluated snapshot's (catalog.Snapshot.UserMacros), so a macro
 	// changed through the API counts from the next evaluation on.
@@ -694,8 +690,7 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	// {ITEM.VALUE} is only read by the events a result may make: an
 	// unknown result makes none, nor does OK on a trigger that is OK
 	// (acknowledgements cannot turn a trigger to PROBLEM meanwhile).
-	needValues := r.Value != Unknown && !(r.Value == OK && ev.opts.Machine.Runtime(t.ID).Value == event.ValueOK)
-	if ev.opts.LastValue != nil && needValues {
+	if r.Value != Unknown && !(r.Value == OK && ev.opts.Machine.Runtime(t.ID).Value == event.ValueOK) {
 		for _, ref := range c.e.ItemRefs() {
 			it, err := src.Item(ref)
 			if err != nil {
@@ -704,11 +699,15 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 				continue
 			}
 			r.ItemIDs = append(r.ItemIDs, it.ID)
-			if s, ok := ev.opts.LastValue(it.ID); ok {
-				r.ItemValues = append(r.ItemValues, formatSample(&s))
-			} else {
+			// The value as of the evaluated second, read as last()
+			// reads it: the one that made this result, even when the
+			// pass runs after newer values were committed.
+			ss, err := src.History(ctx, ref, expr.HistoryQuery{Count: 1, Till: now.Unix()})
+			if err != nil || len(ss) == 0 {
 				r.ItemValues = append(r.ItemValues, "UNKNOWN")
+				continue
 			}
+			r.ItemValues = append(r.ItemValues, formatSample(&ss[0]))
 		}
 	}
 	return r, true

@@ -26,11 +26,21 @@ type evalEnv struct {
 	*env
 	hist *memstore.Store
 	ev   *Evaluator
-	now  time.Time // the timer's clock
-	last map[uint64]history.Sample
+	now  time.Time         // the timer's clock
 	vc   *valuecache.Cache // nil without a value cache
-	// lastCalls counts LastValue calls.
-	lastCalls atomic.Int64
+	// reads counts the evaluator's history reads without a value cache.
+	reads atomic.Int64
+}
+
+// countingReader counts reads of a history store.
+type countingReader struct {
+	history.Reader
+	n *atomic.Int64
+}
+
+func (r countingReader) Read(ctx context.Context, q history.Query, fn func(*history.Sample) bool) error {
+	r.n.Add(1)
+	return r.Reader.Read(ctx, q, fn)
 }
 
 const t0 = 1_700_000_000
@@ -45,8 +55,8 @@ func newEvalEnvCache(t *testing.T, maxPending int, cached bool) *evalEnv {
 
 // newEvalEnvShards is newEvalEnvCache with shards evaluation shards.
 func newEvalEnvShards(t *testing.T, maxPending int, cached bool, shards int) *evalEnv {
-	e := &evalEnv{env: newEnv(t), hist: memstore.New(), now: time.Unix(t0, 0), last: map[uint64]history.Sample{}}
-	var values history.Reader
+	e := &evalEnv{env: newEnv(t), hist: memstore.New(), now: time.Unix(t0, 0)}
+	var values history.Reader = countingReader{e.hist, &e.reads}
 	if cached {
 		vc, err := valuecache.New(valuecache.Options{Store: e.hist})
 		if err != nil {
@@ -56,8 +66,7 @@ func newEvalEnvShards(t *testing.T, maxPending int, cached bool, shards int) *ev
 	}
 	ev, err := NewEvaluator(EvaluatorOptions{
 		Machine: e.m, Snapshot: e.cat.Snapshot, Store: e.hist, Values: values, MaxPending: maxPending, Shards: shards,
-		LastValue: func(id uint64) (history.Sample, bool) { e.lastCalls.Add(1); s, ok := e.last[id]; return s, ok },
-		Location:  time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
+		Location: time.UTC, Started: time.Unix(t0-3600, 0), Now: func() time.Time { return e.now },
 		Metrics: selfmon.NewRegistry(),
 	})
 	if err != nil {
@@ -79,7 +88,6 @@ func (e *evalEnv) commit(key string, clock int64, vals ...float64) {
 	if err := e.hist.Write(context.Background(), ss); err != nil {
 		e.t.Fatal(err)
 	}
-	e.last[id] = ss[len(ss)-1]
 	if e.vc != nil {
 		e.vc.Add(0, ss)
 	}
@@ -558,28 +566,47 @@ func TestEvaluatorLargePassParallel(t *testing.T) {
 }
 
 // {ITEM.VALUE} is looked up only for results that may make an event:
-// not for OK on an OK trigger, which is most evaluations under load.
+// not for OK on an OK trigger, which is most evaluations under load. Each
+// evaluation reads the history once for last(); a result that may make
+// an event reads it once more for the item's value.
 func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
 	e := newEvalEnv(t, 0)
 	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: "last(/h1/a)>10"})
 	e.commit("a", t0, 1)
 	e.ev.Drain(context.Background())
-	if n := e.lastCalls.Load(); n != 0 {
-		t.Fatalf("OK on an OK trigger looked up %d item values", n)
+	if n := e.reads.Load(); n != 1 {
+		t.Fatalf("OK on an OK trigger: %d reads, want 1 (no item value)", n)
 	}
 	e.commit("a", t0+1, 42)
 	e.ev.Drain(context.Background())
-	if n := e.lastCalls.Load(); n != 1 {
-		t.Fatalf("PROBLEM looked up %d item values, want 1", n)
+	if n := e.reads.Load(); n != 3 {
+		t.Fatalf("PROBLEM: %d reads in all, want 3 (last() and the item value)", n)
 	}
 	if open := e.open(id); len(open) != 1 || open[0].Name != "a is 42" {
 		t.Fatalf("open problems %+v", open)
 	}
 	e.commit("a", t0+2, 2)
 	e.ev.Drain(context.Background())
-	if n := e.lastCalls.Load(); n != 2 {
-		t.Fatalf("the recovery looked up %d item values in all, want 2", n)
+	if n := e.reads.Load(); n != 5 {
+		t.Fatalf("the recovery: %d reads in all, want 5", n)
 	}
+}
+
+// {ITEM.VALUE} is the value as of the evaluated second, not the item's
+// newest: a pass that runs after 0, 42, 0 were committed names its
+// problem after the 42 that raised it.
+func TestEvaluatorItemValueAsOfEvaluation(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 0)
+	e.commit("a", t0+1, 42)
+	e.commit("a", t0+2, 0)
+	e.ev.Drain(context.Background())
+	evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == id && ev.Value == event.ValueProblem })
+	if len(evs) != 1 || evs[0].Name != "a is 42" || evs[0].Clock != t0+1 {
+		t.Fatalf("problem events %+v, want one named after 42 at %d", evs, t0+1)
+	}
+	assertFlip(t, e, id, t0+1, t0+2)
 }
 
 // An evaluation of a last()/comparison trigger through the value cache

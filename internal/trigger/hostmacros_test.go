@@ -82,6 +82,5 @@ func (e *evalEnv) commitOn(host, key string, clock int64, vals ...float64) {
 	if err := e.hist.Write(context.Background(), ss); err != nil {
 		e.t.Fatal(err)
 	}
-	e.last[id] = ss[len(ss)-1]
 	e.ev.Commit(0, ss)
 }
