@@ -164,7 +164,7 @@ func (ev *evaluator) bucketRates(c *Call, pos int) ([]bucket, *Value) {
 		if err != nil {
 			continue
 		}
-		s, err := ev.opt.Source.History(ev.ctx, ref, HistoryQuery{From: start.Unix(), Till: end.Unix()})
+		s, err := ev.opt.Source.History(ev.ctx, ref, HistoryQuery{From: start.Unix(), Till: end.Unix(), Before: ev.before(end)})
 		if err != nil {
 			e := callError(c, "%s", err)
 			return nil, &e
@@ -448,7 +448,7 @@ func (ev *evaluator) foreach(c *Call) ([]float64, *Value) {
 		}
 	}
 	end := ps.end(ev.opt.Now, ev.opt.Location)
-	q := HistoryQuery{Till: end.Unix()}
+	q := HistoryQuery{Till: end.Unix(), Before: ev.before(end)}
 	if ps.count {
 		q.Count = int(min(ps.n, math.MaxInt32))
 	} else {

@@ -15,11 +15,16 @@ import (
 // HistoryQuery selects values of one item: the Count newest values with
 // a clock at or before Till when Count > 0, else the values with a clock
 // in (From, Till] (unix seconds, as Zabbix's periods: "5m" at 12:00:00
-// covers 11:55:01 to 12:00:00).
+// covers 11:55:01 to 12:00:00). When Before is not 0 (unix ns, in second
+// Till), values after it are left out too: a window that ends at the
+// evaluation's time (Options.Now) sees the values up to that nanosecond,
+// so the values of one second are evaluated one by one, as Zabbix
+// evaluates every value.
 type HistoryQuery struct {
-	Count int
-	From  int64
-	Till  int64
+	Count  int
+	From   int64
+	Till   int64
+	Before int64
 }
 
 // Source is where an evaluation reads item data. The caller implements

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -102,6 +103,16 @@ func (ev *evaluator) expandPeriod(raw string) string {
 	return ev.expandString(raw)
 }
 
+// before is HistoryQuery.Before for a window ending at end: the
+// evaluation's nanosecond when the window ends now, else 0 (a shifted
+// window, "1h:now-1d", ends on a whole second).
+func (ev *evaluator) before(end time.Time) int64 {
+	if end.Equal(ev.opt.Now) {
+		return ev.opt.Now.UnixNano()
+	}
+	return 0
+}
+
 // fetch reads the values of the call's item over ps, newest first.
 func (ev *evaluator) fetch(c *Call, ps periodSpec) ([]history.Sample, *Value) {
 	if ev.opt.Source == nil {
@@ -109,7 +120,7 @@ func (ev *evaluator) fetch(c *Call, ps periodSpec) ([]history.Sample, *Value) {
 		return nil, &e
 	}
 	end := ps.end(ev.opt.Now, ev.opt.Location)
-	q := HistoryQuery{Till: end.Unix()}
+	q := HistoryQuery{Till: end.Unix(), Before: ev.before(end)}
 	if ps.count {
 		q.Count = int(min(ps.n, math.MaxInt32))
 	} else {

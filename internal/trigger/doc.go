@@ -59,30 +59,28 @@
 //     made every evaluation a string of cache misses (BenchmarkEvaluatePass:
 //     3.6x faster this way). Every value is evaluated, in order (Zabbix's
 //     rule: its history syncer hands triggers every value): a queued
-//     trigger keeps one evaluation time per distinct second of its
-//     values, and a pass
-//     (Drain) evaluates round by round (round r is each trigger's r-th
-//     oldest time), handing each round's results to Process in one call
-//     (one commit), so a 1 followed by a 0 makes a problem and its
-//     recovery even when both arrive before or during a pass. History
-//     functions evaluated as of a time read values up to that second
-//     only (expr's queries end at a unix second), so the values of one
-//     second are one evaluation at the newest of them: that coalescing
-//     cannot change the outcome. Values of several items (and pipeline
-//     shards) in one second are likewise one evaluation. Two bounds,
-//     both counted and never waited for: a trigger keeps at most 16
-//     seconds waiting, past which the newest waiting one is replaced by
-//     the newer value's (peregrine_trigger_eval_merged_total: only a pass
-//     lagging by 16 s merges), and past EvaluatorOptions.MaxPending
+//     trigger keeps one evaluation time per distinct timestamp of its
+//     values, and a pass (Drain) evaluates round by round (round r is
+//     each trigger's r-th oldest time), handing each round's results to
+//     Process in one call (one commit), so a 1 followed by a 0 makes a
+//     problem and its recovery even when both arrive before or during a
+//     pass, or within one second: history functions evaluated as of a
+//     time read the values up to that nanosecond (expr.HistoryQuery's
+//     Before). Values with the same timestamp (of one item, or of several
+//     items of the trigger) are one evaluation. Two bounds, both counted
+//     and never waited for: a trigger keeps at most 16 times waiting,
+//     past which the newest waiting one is replaced by the newer value's
+//     (peregrine_trigger_eval_merged_total: only a pass lagging behind 16
+//     values of one trigger merges), and past EvaluatorOptions.MaxPending
 //     queued evaluations in a shard new ones are dropped
 //     (peregrine_trigger_eval_dropped_total), so ingest never blocks on
 //     evaluation. OK results of triggers that are OK and normal
 //     (Machine.Settled), most of them under load, are not sent to
-//     Process. An event's clock is its value's (the newest
-//     nanosecond of the second); pass durations are observed per shard
-//     in peregrine_trigger_eval_pass_seconds. {ITEM.VALUE} of an event is the
-//     item's value as of the evaluated second (read as last() reads
-//     it), so a pass running late still names the value that raised it.
+//     Process. An event's clock is its value's; pass durations are
+//     observed per shard in peregrine_trigger_eval_pass_seconds.
+//     {ITEM.VALUE} of an event is the item's value as of the evaluated
+//     time (read as last() reads it), so a pass running late still names
+//     the value that raised it.
 //     Each shard's timer pass (TimerPass, every TimerInterval, 30 s by
 //     default as Zabbix's timer) evaluates its time-based triggers
 //     (expr.Expr.TimeBased: nodata, date/time and trend functions) at

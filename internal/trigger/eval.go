@@ -35,7 +35,7 @@ type EvaluatorOptions struct {
 	Values history.Reader
 	// MaxPending bounds the trigger evaluations queued in each shard
 	// (one per committed value and trigger of its item, before values of
-	// a trigger in the same second are merged at the pass); default
+	// a trigger with the same timestamp are merged at the pass); default
 	// 1<<22. One that would exceed the bound is dropped and counted,
 	// never waited for.
 	MaxPending int
@@ -123,33 +123,31 @@ type evalShard struct {
 	src        exprsource.StoreSource
 }
 
-// maxTimesPerTrigger bounds the distinct seconds one trigger keeps
-// waiting between two passes: a pass evaluates each of them in order, so
-// the bound caps a lagging pass's work per trigger. Past it the newest
-// waiting second is replaced by the newer value's (counted in
+// maxTimesPerTrigger bounds the distinct times one trigger keeps waiting
+// between two passes: a pass evaluates each of them in order, so the
+// bound caps a lagging pass's work per trigger. Past it the newest
+// waiting time is replaced by the newer value's (counted in
 // peregrine_trigger_eval_merged_total).
 const maxTimesPerTrigger = 16
 
 // pendingTimes is a waiting trigger's evaluation times (unix ns), one per
-// distinct second of the values that touched it: earlier ascending, then
-// last, the newest. Values within one second are one evaluation at the
-// newest of them: history functions read whole seconds (Till is a unix
-// second), so an evaluation as of any of them reads the same values and
-// gives the same result. The common case, one second, allocates nothing.
+// distinct timestamp of the values that touched it: earlier ascending,
+// then last, the newest. History functions read as of an evaluation's
+// nanosecond (expr.HistoryQuery.Before), so each value is evaluated on
+// its own, as Zabbix does; values with the same timestamp are one
+// evaluation. The common case, one time, allocates nothing.
 type pendingTimes struct {
 	last    int64
 	earlier []int64
 }
 
-// add records ts; it reports false when a waiting second had to be merged
+// add records ts; it reports false when a waiting time had to be merged
 // into a newer one because of maxTimesPerTrigger.
 func (p *pendingTimes) add(ts int64) bool {
-	sec := ts / 1e9
-	switch ls := p.last / 1e9; {
-	case sec == ls:
-		p.last = max(p.last, ts)
+	switch {
+	case ts == p.last:
 		return true
-	case sec > ls:
+	case ts > p.last:
 		if len(p.earlier)+1 >= maxTimesPerTrigger {
 			p.last = ts
 			return false
@@ -159,10 +157,9 @@ func (p *pendingTimes) add(ts int64) bool {
 		return true
 	}
 	// Older than the newest (values of another pipeline shard, or a
-	// sender's clock): kept in order among the earlier seconds.
-	i, found := slices.BinarySearchFunc(p.earlier, sec, func(e, s int64) int { return cmp.Compare(e/1e9, s) })
+	// sender's clock): kept in order among the earlier times.
+	i, found := slices.BinarySearch(p.earlier, ts)
 	if found {
-		p.earlier[i] = max(p.earlier[i], ts)
 		return true
 	}
 	if len(p.earlier)+1 >= maxTimesPerTrigger {
@@ -228,14 +225,14 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	}
 	ev := &Evaluator{
 		opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
-		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations due to committed values: one per trigger and distinct second of its values (values of a trigger within one second are one evaluation)."),
-		merged:       reg.Counter("peregrine_trigger_eval_merged_total", "Trigger evaluations merged into a newer one because the trigger already had 16 seconds of values waiting: the values between were not evaluated on their own."),
+		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations due to committed values: one per trigger and distinct timestamp of its values (values of a trigger with the same timestamp are one evaluation)."),
+		merged:       reg.Counter("peregrine_trigger_eval_merged_total", "Trigger evaluations merged into a newer one because the trigger already had 16 distinct value times waiting: the values between were not evaluated on their own."),
 		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending evaluations were already queued in their evaluation shard."),
 		evaluated:    reg.Counter("peregrine_trigger_evaluations_total", "Trigger expressions evaluated (after values were committed and by the timer)."),
 		unknown:      reg.Counter("peregrine_trigger_evaluations_unknown_total", "Trigger evaluations whose result was unknown (the trigger's error says why)."),
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation rounds whose results could not be stored by the problem state machine."),
 		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Batches of evaluation results handed to the problem state machine (one per round of a value pass, one per timer tick and shard)."),
-		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Trigger evaluations queued by committed values and not yet taken by a pass, all shards (values of a trigger in the same second not yet merged)."),
+		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Trigger evaluations queued by committed values and not yet taken by a pass, all shards (values of a trigger with the same timestamp not yet merged)."),
 		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results), per shard.",
 			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
@@ -407,7 +404,7 @@ func (sh *evalShard) drain(ctx context.Context) {
 	var queued, merged uint64
 	for i := 0; i < len(q); {
 		// One trigger's values, in commit order (the sort is stable):
-		// its distinct seconds, as pendingTimes keeps them.
+		// its distinct times, as pendingTimes keeps them.
 		id := q[i].trigger
 		p := pendingTimes{last: q[i].ts}
 		queued++
@@ -699,10 +696,10 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 				continue
 			}
 			r.ItemIDs = append(r.ItemIDs, it.ID)
-			// The value as of the evaluated second, read as last()
-			// reads it: the one that made this result, even when the
-			// pass runs after newer values were committed.
-			ss, err := src.History(ctx, ref, expr.HistoryQuery{Count: 1, Till: now.Unix()})
+			// The value as of the evaluated time, read as last() reads
+			// it: the one that made this result, even when the pass
+			// runs after newer values were committed.
+			ss, err := src.History(ctx, ref, expr.HistoryQuery{Count: 1, Till: now.Unix(), Before: now.UnixNano()})
 			if err != nil || len(ss) == 0 {
 				r.ItemValues = append(r.ItemValues, "UNKNOWN")
 				continue

@@ -170,41 +170,42 @@ func TestEvaluatorValueCacheMatchesStore(t *testing.T) {
 
 // Values of several items, in several committed batches (as different
 // pipeline shards commit them), evaluate each affected trigger once per
-// distinct second of its values, in order, in one pass.
-func TestEvaluatorCoalescesPerSecond(t *testing.T) {
+// distinct timestamp of its values, in order, in one pass: values with
+// the same timestamp (a's first and b's) are one evaluation of a+b.
+func TestEvaluatorOneEvaluationPerTimestamp(t *testing.T) {
 	e := newEvalEnv(t, 0)
 	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
 	tb := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	tab := e.trigger(catalog.TriggerFields{Description: "a+b", Expression: "last(/h1/a)+last(/h1/b)>30"})
-	e.commit("a", t0, 1, 2, 20) // one second: one evaluation of a and of a+b
-	e.commit("b", t0, 15)       // the same second of a+b: nothing new
-	e.commit("a", t0+1, 21)     // a new second of a and a+b
+	e.commit("a", t0, 1, 2, 20) // at t0 ns 0, 1, 2: three evaluations of a and of a+b
+	e.commit("b", t0, 15)       // at t0 ns 0: b, and a+b's first time again
+	e.commit("a", t0+1, 21)     // a new time of a and a+b
 	if g := e.ev.pendingGauge.Load(); g != 10 {
 		t.Fatalf("%d waiting in the queue, want 10 (one per value and trigger of its item)", g)
 	}
 	e.ev.Drain(context.Background())
-	if q := e.ev.queued.Load(); q != 5 {
-		t.Fatalf("%d evaluations due, want 5 (a and a+b at t0 and t0+1, b at t0)", q)
+	if q := e.ev.queued.Load(); q != 9 {
+		t.Fatalf("%d evaluations due, want 9 (a and a+b at four times, b at one)", q)
 	}
-	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 5 || p != 2 {
-		t.Fatalf("%d evaluations in %d rounds, want 5 in 2", n, p)
+	// Rounds whose results are all OK on OK triggers send nothing: b's
+	// problem (round 0), a's and a+b's at t0.2 (round 2), and both again
+	// at t0+1 (round 3) make three.
+	if n, p := e.ev.evaluated.Load(), e.ev.passes.Load(); n != 9 || p != 3 {
+		t.Fatalf("%d evaluations in %d rounds sent, want 9 in 3", n, p)
 	}
 	for _, id := range []uint64{ta, tb, tab} {
 		if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
 			t.Fatalf("trigger %d: %+v, want PROBLEM", id, rt)
 		}
 	}
-	// a+b was already true as of t0 (20+15): its event carries that
-	// second, with the newest nanosecond of it (the 20's).
-	if rt := e.m.Runtime(tab); rt.LastChange != t0 {
-		t.Fatalf("a+b changed at %d, want %d", rt.LastChange, t0)
-	}
+	// a+b became true with the 20 (t0 ns 2: 20+15), not before: 1+15 and
+	// 2+15 were each evaluated on their own.
 	if ev := e.open(tab); len(ev) != 1 || ev[0].Clock != t0 || ev[0].NS != 2 {
 		t.Fatalf("a+b open problems %+v, want one at %d.2", ev, t0)
 	}
 	e.ev.Drain(context.Background()) // nothing queued: no pass
-	if p := e.ev.passes.Load(); p != 2 {
-		t.Fatalf("%d rounds after an empty drain, want 2", p)
+	if p := e.ev.passes.Load(); p != 3 {
+		t.Fatalf("%d rounds after an empty drain, want 3", p)
 	}
 }
 
@@ -308,11 +309,11 @@ func TestEvaluatorBoundPerTrigger(t *testing.T) {
 	}
 }
 
-// pendingTimes keeps one time per second, ascending, whatever the order
+// pendingTimes keeps one time per distinct timestamp, ascending, whatever the order
 // values arrive in.
 func TestPendingTimesOrder(t *testing.T) {
 	p := pendingTimes{last: 5e9 + 1}
-	for _, ts := range []int64{5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9} {
+	for _, ts := range []int64{5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9, 3e9 + 9, 5e9 + 7} {
 		if !p.add(ts) {
 			t.Fatalf("add %d refused", ts)
 		}
@@ -321,7 +322,7 @@ func TestPendingTimesOrder(t *testing.T) {
 	for i := range p.n() {
 		got = append(got, p.at(i))
 	}
-	want := []int64{1e9, 3e9 + 9, 4e9, 5e9 + 7, 6e9}
+	want := []int64{1e9, 3e9 + 1, 3e9 + 9, 4e9, 5e9 + 1, 5e9 + 7, 6e9}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("times %v, want %v", got, want)
 	}

@@ -112,11 +112,47 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 			return nil, nil
 		}
 	}
+	out, err := s.read(ctx, hq)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
+	}
+	if q.Before == 0 || q.Before/1e9 != q.Till {
+		return out, nil
+	}
+	// Values of second Till after Before are not there yet as of the
+	// evaluation; newest first, they lead the result. A count read that
+	// lost some to the cut reads again with room for them (a few rounds
+	// at most: only values committed meanwhile can add more).
+	for round := 0; ; round++ {
+		cut := 0
+		for cut < len(out) && out[cut].Clock*1e9+int64(out[cut].NS) > q.Before {
+			cut++
+		}
+		if cut == 0 {
+			return out, nil
+		}
+		if q.Count == 0 || len(out)-cut >= q.Count || len(out) < hq.Limit || round == 3 {
+			out = out[cut:]
+			if q.Count > 0 && len(out) > q.Count {
+				out = out[:q.Count]
+			}
+			return out, nil
+		}
+		hq.Limit = q.Count + cut
+		if out, err = s.read(ctx, hq); err != nil {
+			return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
+		}
+	}
+}
+
+// read runs hq against the store, into the reused buffer with Reuse.
+func (s *StoreSource) read(ctx context.Context, hq history.Query) ([]history.Sample, error) {
 	var dst []history.Sample
 	if s.Reuse {
 		dst = s.buf[:0]
 	}
 	var out []history.Sample
+	var err error
 	if ar, ok := s.Store.(AppendReader); ok {
 		out, err = ar.AppendRead(ctx, hq, dst)
 	} else {
@@ -125,10 +161,7 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 	if s.Reuse && cap(out) <= maxReuse {
 		s.buf = out
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the history of \"/%s/%s\": %w", it.Host.Host, it.Key, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // readAppend reads q from store into dst. Its callback captures the slice,
