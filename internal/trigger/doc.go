@@ -123,7 +123,7 @@
 // whole batch. An Evaluator's Commit may be called by every pipeline
 // shard at once; each evaluation shard's passes are serialised with each
 // other and run on its own goroutine under Run (Drain and TimerPass run
-// all shards at once), so the Store, Values, LastValue and Macros it was
+// all shards at once), so the Store, Values and Macros it was
 // given must be safe for concurrent use, and Process is called by
 // several shards at once (its mutex orders them).
 package trigger
