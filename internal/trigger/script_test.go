@@ -21,12 +21,25 @@ import (
 // one command per line ('#' starts a comment line):
 //
 //	shards N                      evaluation shards (default 1); first command only
-//	trigger NAME: EXPR            a trigger described NAME
+//	trigger NAME: EXPR            a trigger described NAME; indented lines after
+//	                              it set its options:
+//	  recovery: EXPR              recovery mode "recovery expression"
+//	  recovery: none              recovery mode "none" (closed only by hand)
+//	  multiple                    multiple problem events
+//	  manual_close                problems may be closed by hand
+//	  depends: NAME               depends on trigger NAME (defined before)
 //	commit KEY T=V [T=V...]       store values of /h1/KEY and commit them as
 //	                              one batch (T: seconds after t0, optionally
 //	                              .NNN nanoseconds)
 //	drain                         one evaluation pass (Evaluator.Drain)
-//	state NAME: ok|problem        the trigger's value now
+//	state NAME: ok|problem        the trigger's value now, its state normal
+//	state NAME: ok|problem unknown "TEXT"
+//	                              the value kept, the state unknown, TEXT in
+//	                              its error
+//	open NAME: N                  open problems of the trigger
+//	close NAME at T               close its open problems by hand at T
+//	                              (event.acknowledge with action close)
+//	close NAME at T => error "TEXT"  the same, refused with TEXT
 //	events NAME: [problem@T|ok@T ...]  every event of the trigger so far, in
 //	                              order (T as above, whole seconds)
 //	evaluated N                   evaluations so far
@@ -51,13 +64,20 @@ func runScript(t *testing.T, path string) {
 	defer fh.Close()
 	var e *evalEnv
 	trigs := map[string]uint64{}
+	var lines []string
 	sc := bufio.NewScanner(fh)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(lines); i++ {
+		text := strings.TrimSpace(lines[i])
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		where := fmt.Sprintf("%s:%d: %s", path, line, text)
+		where := fmt.Sprintf("%s:%d: %s", path, i+1, text)
 		cmd, rest, _ := strings.Cut(text, " ")
 		if cmd == "shards" {
 			if e != nil {
@@ -73,10 +93,18 @@ func runScript(t *testing.T, path string) {
 		if e == nil {
 			e = newEvalEnvShards(t, 0, true, 1)
 		}
-		name, arg, _ := strings.Cut(rest, ": ")
+		name, arg, ok := strings.Cut(rest, ": ")
+		if !ok {
+			name = strings.TrimSuffix(name, ":") // "events NAME:" expects none
+		}
 		switch cmd {
 		case "trigger":
-			trigs[name] = e.trigger(catalog.TriggerFields{Description: name, Expression: arg})
+			f := catalog.TriggerFields{Description: name, Expression: arg}
+			for i+1 < len(lines) && strings.TrimLeft(lines[i+1], " \t") != lines[i+1] && strings.TrimSpace(lines[i+1]) != "" {
+				i++
+				scriptOption(t, fmt.Sprintf("%s:%d: %s", path, i+1, strings.TrimSpace(lines[i])), &f, trigs, strings.TrimSpace(lines[i]))
+			}
+			trigs[name] = e.trigger(f)
 		case "commit":
 			fields := strings.Fields(rest)
 			it := e.cat.Snapshot().Lookup("h1", fields[0])
@@ -102,9 +130,48 @@ func runScript(t *testing.T, path string) {
 			e.ev.Drain(context.Background())
 		case "state":
 			id := scriptTrigger(t, where, trigs, name)
-			want := map[string]uint8{"ok": event.ValueOK, "problem": event.ValueProblem}[arg]
-			if got := e.m.Runtime(id).Value; got != want {
-				t.Errorf("%s: value %d", where, got)
+			value, unknown, isUnknown := strings.Cut(arg, " unknown ")
+			want, ok := map[string]uint8{"ok": event.ValueOK, "problem": event.ValueProblem}[value]
+			if !ok {
+				t.Fatalf("%s: want ok or problem", where)
+			}
+			rt := e.m.Runtime(id)
+			if rt.Value != want {
+				t.Errorf("%s: value %d", where, rt.Value)
+			}
+			switch {
+			case !isUnknown && rt.State != 0:
+				t.Errorf("%s: state unknown: %q", where, rt.Error)
+			case isUnknown && (rt.State != 1 || !strings.Contains(rt.Error, scriptString(t, where, unknown))):
+				t.Errorf("%s: state %d, error %q", where, rt.State, rt.Error)
+			}
+		case "open":
+			id := scriptTrigger(t, where, trigs, name)
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if got := len(e.store.OpenProblemsOf(id)); got != n {
+				t.Errorf("%s: %d open", where, got)
+			}
+		case "close":
+			who, wantErr, refused := strings.Cut(rest, " => error ")
+			tname, at, ok := strings.Cut(who, " at ")
+			if !ok {
+				t.Fatalf("%s: want close NAME at T", where)
+			}
+			id := scriptTrigger(t, where, trigs, tname)
+			clock, _ := parseScriptTime(t, where, at)
+			req := AckRequest{Action: event.ActionClose, UserID: 1, Clock: clock}
+			for _, p := range e.store.OpenProblemsOf(id) {
+				req.EventIDs = append(req.EventIDs, p.ID)
+			}
+			err := e.m.Acknowledge(e.cat.Snapshot(), req)
+			switch {
+			case !refused && err != nil:
+				t.Errorf("%s: %v", where, err)
+			case refused && (err == nil || !strings.Contains(err.Error(), scriptString(t, where, wantErr))):
+				t.Errorf("%s: got error %v", where, err)
 			}
 		case "events":
 			id := scriptTrigger(t, where, trigs, name)
@@ -131,9 +198,38 @@ func runScript(t *testing.T, path string) {
 			t.Fatalf("%s: unknown command", where)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+}
+
+// scriptOption applies one option line of a trigger to f.
+func scriptOption(t *testing.T, where string, f *catalog.TriggerFields, trigs map[string]uint64, opt string) {
+	t.Helper()
+	key, arg, _ := strings.Cut(opt, ": ")
+	switch key {
+	case "recovery":
+		if arg == "none" {
+			f.RecoveryMode = catalog.RecoverNone
+		} else {
+			f.RecoveryMode, f.RecoveryExpression = catalog.RecoverRecoveryExpression, arg
+		}
+	case "multiple":
+		f.Multiple = true
+	case "manual_close":
+		f.ManualClose = true
+	case "depends":
+		f.Dependencies = append(f.Dependencies, scriptTrigger(t, where, trigs, arg))
+	default:
+		t.Fatalf("%s: unknown trigger option", where)
 	}
+}
+
+// scriptString reads a double-quoted string.
+func scriptString(t *testing.T, where, s string) string {
+	t.Helper()
+	v, err := strconv.Unquote(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatalf("%s: want a quoted string, not %s", where, s)
+	}
+	return v
 }
 
 // parseScriptTime reads "S" or "S.NNN": seconds after t0 and nanoseconds.
