@@ -17,12 +17,24 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
-// keepBytes is the most a connection keeps of each of its buffers (frame,
-// inflated payload, rows, samples) from one frame to the next: enough for
-// the frames agents and zabbix_sender send (250 values are about 14 KB
-// of JSON) to reuse their buffers, and little enough that an idle
-// persistent connection does not sit on budget a big frame once took.
+// keepBytes is the most an idle connection keeps of each of its buffers
+// (frame, inflated payload, rows, samples): enough for the frames agents
+// and zabbix_sender send (250 values are about 14 KB of JSON) to reuse
+// their buffers, and little enough that an idle persistent connection
+// does not sit on budget a big frame once took.
 const keepBytes = 64 << 10
+
+// busyKeepBytes is the most a connection keeps of each buffer while its
+// client sends frame after frame: a proxy or a loader sending thousands
+// of values per frame then reuses its buffers instead of allocating them
+// (and making garbage) for every frame. Once the next frame has not begun
+// within keepIdle, the buffers are trimmed to keepBytes; and when a
+// quarter of trapper.max_buffered_bytes is in use, busy connections keep
+// no more than idle ones.
+const (
+	busyKeepBytes = 1 << 20
+	keepIdle      = time.Second
+)
 
 // sampleBytes is what one element of connState.samples costs.
 const sampleBytes = int(unsafe.Sizeof(history.Sample{}))
@@ -95,8 +107,9 @@ func (cs *connState) trim(keep int) {
 //
 // Memory: the connection's lease takes from the budget what its Reader
 // and its decoding allocate, as they allocate it; between frames the
-// connection keeps at most keepBytes per buffer, and it gives everything
-// back when it closes.
+// connection keeps at most busyKeepBytes per buffer, keepBytes once it
+// has been idle for keepIdle, and it gives everything back when it
+// closes.
 func (s *Server) serve(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	remote := c.RemoteAddr().String()
@@ -129,7 +142,7 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 			wait = s.opts.Timeout
 		}
 		c.SetReadDeadline(time.Now().Add(wait))
-		h, err := rd.ReadHeader()
+		h, err := readHeaderTrimming(rd, cs, first, s.opts.keepIdle)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return // clean close between frames
@@ -169,10 +182,37 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		if !keep {
 			return
 		}
-		rd.Trim(keepBytes)
-		cs.trim(keepBytes)
+		hold := busyKeepBytes
+		if s.budget.inUse() > s.budget.max/4 {
+			hold = keepBytes // room is getting short: frames in progress need it more
+		}
+		rd.Trim(hold)
+		cs.trim(hold)
 		l.endFrame()
 	}
+}
+
+// readHeaderTrimming reads the next frame's header; on a persistent
+// connection, if none has begun within idle, it trims the buffers the
+// last frame left to keepBytes meanwhile. The trim runs on a timer's
+// goroutine while this one is blocked in ReadHeader, which touches only
+// the header bytes; waiting for the timer's function before returning
+// orders the two.
+func readHeaderTrimming(rd *zbx.Reader, cs *connState, first bool, idle time.Duration) (zbx.Header, error) {
+	if first {
+		return rd.ReadHeader()
+	}
+	trimmed := make(chan struct{})
+	t := time.AfterFunc(idle, func() {
+		rd.Trim(keepBytes)
+		cs.trim(keepBytes)
+		close(trimmed)
+	})
+	h, err := rd.ReadHeader()
+	if !t.Stop() {
+		<-trimmed
+	}
+	return h, err
 }
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }

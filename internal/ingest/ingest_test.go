@@ -606,3 +606,60 @@ func TestManyConnections(t *testing.T) {
 		t.Fatalf("buffered bytes peaked at %d, budget %d", peak, budget)
 	}
 }
+
+// TestPersistentConnectionKeepsBuffersWhileBusy: a client sending big
+// frames back to back finds its buffers kept from one frame to the next
+// (they stay in the budget), and once it pauses longer than keepIdle
+// they are trimmed to keepBytes each; frames after the trim decode as
+// before, with nothing of an earlier frame leaking into them.
+func TestPersistentConnectionKeepsBuffersWhileBusy(t *testing.T) {
+	for _, idle := range []time.Duration{time.Hour, 50 * time.Millisecond} {
+		t.Run("idle="+idle.String(), func(t *testing.T) {
+			ts := startTrapper(t, benchSpec(10, 1000), func(o *Options) { o.IdleTimeout = time.Minute; o.keepIdle = idle })
+			c, err := net.Dial("tcp", ts.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			rd := zbx.NewReader(c, zbx.ReaderOptions{Timeout: 5 * time.Second})
+			send := func(payload []byte, want int) {
+				t.Helper()
+				if _, err := c.Write(zbx.AppendFrame(nil, payload, zbx.FlagProtocol)); err != nil {
+					t.Fatal(err)
+				}
+				_, p, err := rd.ReadFrame()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, failed, _ := infoCounts(t, p); n != want || failed != 0 {
+					t.Fatalf("reply %s, want %d processed", p, want)
+				}
+			}
+			big := senderPayload(4000, 10, 1000)
+			send(big, 4000)
+			// A second, one-value frame: once it is answered the first
+			// frame's end (its trim) is behind us.
+			send([]byte(`{"request":"sender data","data":[{"host":"host-1","key":"item.float[7]","value":"1.5","clock":1800000000}]}`), 1)
+			if idle == time.Hour {
+				if n := ts.srv.budget.inUse(); n < int64(len(big)) {
+					t.Fatalf("budget in use %d after a %d-byte frame: its buffers were not kept", n, len(big))
+				}
+			} else {
+				deadline := time.Now().Add(10 * time.Second)
+				for ts.srv.budget.inUse() > 4*keepBytes {
+					if time.Now().After(deadline) {
+						t.Fatalf("budget in use %d: the buffers were not trimmed to %d bytes each once idle", ts.srv.budget.inUse(), keepBytes)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			// After the trim (or without it) frames decode as before.
+			send(senderPayload(3000, 10, 1000), 3000)
+			send([]byte(`{"request":"sender data","data":[{"host":"host-2","key":"item.float[8]","value":"2.5","clock":1800000001}]}`), 1)
+			got := ts.read(t, "host-2", "item.float[8]")
+			if last := got[len(got)-1]; last.Clock != 1800000001 || last.F != 2.5 {
+				t.Fatalf("host-2 item.float[8]: %+v", got)
+			}
+		})
+	}
+}

@@ -93,6 +93,9 @@ type Options struct {
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
+	// keepIdle is how long a persistent connection waits for its next
+	// frame before trimming its buffers (conn.go); tests shorten it.
+	keepIdle time.Duration
 }
 
 func (o *Options) ensureDefaults() error {
@@ -101,6 +104,9 @@ func (o *Options) ensureDefaults() error {
 	}
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = 4096
+	}
+	if o.keepIdle <= 0 {
+		o.keepIdle = keepIdle
 	}
 	if o.MaxFrameSize <= 0 {
 		o.MaxFrameSize = 128 << 20
