@@ -105,6 +105,10 @@
 // count until the garbage collector frees them, and the trapper runs a
 // collection itself when they stand in the way, so the heap does not
 // reach twice the budget between the runtime's own collections.
+// Between frames a connection keeps its buffers for the next frame: up
+// to 1 MiB each while its client sends frame after frame, 64 KiB once it
+// has waited a second for the next one (or at once when a quarter of the
+// budget is in use); what it keeps stays counted.
 //
 // The bound: the process's peak RSS stays within MaxBufferedBytes plus
 // 48 MiB (Go runtime, code, catalog, allocator slack), plus about 8 KiB
