@@ -80,7 +80,7 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 		"triggerid": id(t.ID), "description": t.Description, "expression": t.Expression,
 		"recovery_mode": strconv.Itoa(int(t.RecoveryMode)), "recovery_expression": t.RecoveryExpression,
 		"priority": strconv.Itoa(int(t.Priority)), "status": status(t.Enabled), "type": typ, "manual_close": mc,
-		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": "", "uuid": "",
+		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": t.EventName, "uuid": "",
 		"correlation_mode": strconv.Itoa(int(t.CorrelationMode)), "correlation_tag": t.CorrelationTag,
 		"value": strconv.Itoa(int(rt.Value)), "state": strconv.Itoa(int(rt.State)), "error": rt.Error,
 		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": "0", "flags": "0",

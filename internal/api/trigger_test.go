@@ -125,14 +125,15 @@ func TestTriggerCRUD(t *testing.T) {
 	if len(ids) != 2 {
 		t.Fatalf("ids %v", ids)
 	}
-	f.ok(t, "trigger.update", fmt.Sprintf(`{"triggerid":%q,"dependencies":[{"triggerid":%q}],"comments":"see runbook"}`, ids[0], ids[1]))
+	f.ok(t, "trigger.update", fmt.Sprintf(`{"triggerid":%q,"dependencies":[{"triggerid":%q}],"comments":"see runbook","event_name":"Load {ITEM.LASTVALUE} on {HOST.NAME}"}`, ids[0], ids[1]))
 	got := f.get(t, "trigger.get", fmt.Sprintf(`{"triggerids":%q,"output":"extend","selectHosts":["host"],"selectItems":"extend","selectTags":"extend","selectDependencies":"extend","expandDescription":true}`, ids[0]))
 	if len(got) != 1 {
 		t.Fatalf("trigger.get: %v", got)
 	}
 	tr := got[0]
 	want := map[string]string{"description": "High load on web-1", "expression": "avg(/web-1/load,5m)>2", "priority": "4",
-		"manual_close": "1", "value": "0", "state": "0", "status": "0", "type": "0", "recovery_mode": "0", "comments": "see runbook", "lastchange": "0"}
+		"manual_close": "1", "value": "0", "state": "0", "status": "0", "type": "0", "recovery_mode": "0", "comments": "see runbook", "lastchange": "0",
+		"event_name": "Load {ITEM.LASTVALUE} on {HOST.NAME}"} // expandDescription expands the description only
 	for k, v := range want {
 		if tr[k] != v {
 			t.Errorf("%s = %v, want %q", k, tr[k], v)
@@ -167,7 +168,7 @@ func TestTriggerCRUD(t *testing.T) {
 func TestProblemsThroughAPI(t *testing.T) {
 	f := newEventFixture(t)
 	ids := f.ids(t, "trigger.create", `[{"description":"Load on {HOST.NAME}","expression":"last(/web-1/load)>2","priority":4,"manual_close":1,"tags":[{"tag":"service","value":"web"}]},
-		{"description":"DB load","expression":"last(/db-1/load)>5","priority":2},
+		{"description":"DB load","expression":"last(/db-1/load)>5","priority":2,"event_name":"DB load on {HOST.HOST} is high"},
 		{"description":"Errors","expression":"last(/web-1/errors)>0","priority":3,"type":1}]`, "triggerids")
 	tid := func(i int) uint64 {
 		var v uint64
@@ -186,6 +187,9 @@ func TestProblemsThroughAPI(t *testing.T) {
 	p0 := all[3]
 	if p0["name"] != "Load on web-1" || p0["severity"] != "4" || p0["r_eventid"] != "0" || p0["clock"] != "1000" || p0["acknowledged"] != "0" {
 		t.Errorf("problem: %v", p0)
+	}
+	if all[2]["name"] != "DB load on db-1 is high" {
+		t.Errorf("problem of a trigger with an event name: %v", all[2]["name"])
 	}
 	if tags := p0["tags"].([]any); len(tags) != 1 || tags[0].(map[string]any)["tag"] != "service" {
 		t.Errorf("tags: %v", p0["tags"])

@@ -27,10 +27,10 @@ type triggerParams struct {
 	Dependencies       triggerRef `json:"dependencies"`
 	// MaxCheckAttempts is Peregrine's soft/hard extension (1..100).
 	MaxCheckAttempts flexInt `json:"max_check_attempts"`
-	// Accepted and not stored: the event name (the trigger's name is
-	// used), the UUID of templated triggers.
-	EventName notStored `json:"event_name"`
-	UUID      notStored `json:"uuid"`
+	// EventName names the trigger's events instead of its description.
+	EventName jstring `json:"event_name"`
+	// Accepted and not stored: the UUID of templated triggers.
+	UUID notStored `json:"uuid"`
 }
 
 // triggerRef is "dependencies": [{"triggerid": "1"}].
@@ -87,7 +87,7 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 			Description: p.Description.v, Expression: p.Expression.v,
 			RecoveryMode: catalog.RecoveryMode(p.RecoveryMode.v), RecoveryExpression: p.RecoveryExpression.v,
 			Priority: uint8(p.Priority.v), Enabled: p.Status.v == 0, Multiple: p.Type.v == 1, ManualClose: p.ManualClose.v == 1,
-			Opdata: p.Opdata.v, Comments: p.Comments.v, URL: p.URL.v,
+			Opdata: p.Opdata.v, Comments: p.Comments.v, URL: p.URL.v, EventName: p.EventName.v,
 			CorrelationMode: uint8(p.CorrelationMode.v), CorrelationTag: p.CorrelationTag.v,
 			Tags: p.Tags.tags, Dependencies: p.Dependencies.ids, MaxCheckAttempts: uint8(max(p.MaxCheckAttempts.v, 1)),
 		}
@@ -128,6 +128,7 @@ func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) 
 		}
 		u.Description, u.Expression, u.RecoveryExpression = str(p.Description), str(p.Expression), str(p.RecoveryExpression)
 		u.Opdata, u.Comments, u.URL, u.CorrelationTag = str(p.Opdata), str(p.Comments), str(p.URL), str(p.CorrelationTag)
+		u.EventName = str(p.EventName)
 		if p.RecoveryMode.set {
 			u.RecoveryMode = new(catalog.RecoveryMode(p.RecoveryMode.v))
 		}

@@ -112,6 +112,8 @@
 //     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
 //     beside the snapshot. IDs come from per-kind sequences and are
 //     never reused. The catalog stores; the API validates.
+//   - Trigger.EventName (schema version 14): Zabbix 6.0's event name,
+//     which names the trigger's events instead of its description.
 //   - Value maps (valuemap.go, spec_valuemap.go; schema version 12):
 //     Zabbix 6.0's per-host maps (name unique on the host, mappings of
 //     types equal, ≥, ≤, range, regexp and default, ValueMap.Map applies

@@ -12,6 +12,7 @@ import (
 // Trigger): what Edit.CreateTriggers takes.
 type TriggerFields struct {
 	Description        string
+	EventName          string
 	Expression         string
 	RecoveryMode       RecoveryMode
 	RecoveryExpression string
@@ -34,7 +35,8 @@ type TriggerFields struct {
 // fields keep their value. The result is validated as a whole.
 type TriggerUpdate struct {
 	ID                             uint64
-	Description, Expression        *string
+	Description, EventName         *string
+	Expression                     *string
 	RecoveryMode                   *RecoveryMode
 	RecoveryExpression             *string
 	Priority                       *uint8
@@ -52,6 +54,7 @@ const (
 	maxTriggerDescLen = 255
 	maxExpressionLen  = 2048
 	maxOpdataLen      = 255
+	maxEventNameLen   = 2048
 	maxTriggerURLLen  = 255
 	maxCommentsLen    = 65535
 	// maxDependencyDepth is how deep a chain of masters may be, as in
@@ -92,8 +95,8 @@ func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
 	ids := make([]uint64, len(made))
 	for i := range made {
 		t := &made[i]
-		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts))
+		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create trigger %q: %w", t.Description, err))
 		}
@@ -136,6 +139,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		setp(&f.Multiple, u.Multiple)
 		setp(&f.ManualClose, u.ManualClose)
 		setp(&f.Opdata, u.Opdata)
+		setp(&f.EventName, u.EventName)
 		setp(&f.Comments, u.Comments)
 		setp(&f.URL, u.URL)
 		setp(&f.CorrelationMode, u.CorrelationMode)
@@ -179,8 +183,8 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 	}
 	for i := range next {
 		t := &next[i]
-		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ?, max_check_attempts = ? WHERE id = ?",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.ID)
+		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ?, max_check_attempts = ?, event_name = ? WHERE id = ?",
+			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName, t.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
 		}
@@ -325,7 +329,7 @@ func (e *Edit) checkDepCycle(id uint64) error {
 func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bool) {
 	n := len(el.errs) + el.dropped
 	t := Trigger{
-		Description: strings.Clone(f.Description), Expression: strings.Clone(f.Expression),
+		Description: strings.Clone(f.Description), EventName: strings.Clone(f.EventName), Expression: strings.Clone(f.Expression),
 		RecoveryMode: f.RecoveryMode, RecoveryExpression: strings.Clone(f.RecoveryExpression),
 		Priority: f.Priority, Enabled: f.Enabled, Multiple: f.Multiple, ManualClose: f.ManualClose,
 		Opdata: strings.Clone(f.Opdata), Comments: strings.Clone(f.Comments), URL: strings.Clone(f.URL),
@@ -346,6 +350,7 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	text("expression", t.Expression, maxExpressionLen, true)
 	text("recovery_expression", t.RecoveryExpression, maxExpressionLen, t.RecoveryMode == RecoverRecoveryExpression)
 	text("opdata", t.Opdata, maxOpdataLen, false)
+	text("event_name", t.EventName, maxEventNameLen, false)
 	text("comments", t.Comments, maxCommentsLen, false)
 	text("url", t.URL, maxTriggerURLLen, false)
 	text("correlation_tag", t.CorrelationTag, maxTagLen, t.CorrelationMode == 1)
@@ -423,7 +428,7 @@ func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
 
 func fieldsOf(t *Trigger) TriggerFields {
 	return TriggerFields{
-		Description: t.Description, Expression: t.Expression, RecoveryMode: t.RecoveryMode,
+		Description: t.Description, EventName: t.EventName, Expression: t.Expression, RecoveryMode: t.RecoveryMode,
 		RecoveryExpression: t.RecoveryExpression, Priority: t.Priority, Enabled: t.Enabled,
 		Multiple: t.Multiple, ManualClose: t.ManualClose, Opdata: t.Opdata, Comments: t.Comments,
 		URL: t.URL, CorrelationMode: t.CorrelationMode, CorrelationTag: t.CorrelationTag,

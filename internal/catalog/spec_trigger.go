@@ -34,10 +34,10 @@ type TriggerSpec struct {
 	// MaxCheckAttempts is Peregrine's soft/hard option (default 1; see
 	// Trigger.MaxCheckAttempts).
 	MaxCheckAttempts int `yaml:"max_check_attempts"`
-	// UUID and EventName appear in Zabbix exports; they are accepted and
-	// ignored.
-	UUID      string `yaml:"uuid"`
+	// EventName names the trigger's events instead of Name when set.
 	EventName string `yaml:"event_name"`
+	// UUID appears in Zabbix exports; it is accepted and ignored.
+	UUID string `yaml:"uuid"`
 }
 
 // TagSpec is a tag in the import format.
@@ -90,7 +90,7 @@ func (s Spec) triggerSpecs() ([]specTrigger, error) {
 			p := "hosts[" + strconv.Itoa(hi) + "].triggers[" + strconv.Itoa(ti) + "]"
 			st := specTrigger{field: p, deps: ts.Dependencies}
 			f := &st.f
-			f.Description, f.Expression, f.RecoveryExpression = ts.Name, ts.Expression, ts.RecoveryExpression
+			f.Description, f.Expression, f.RecoveryExpression, f.EventName = ts.Name, ts.Expression, ts.RecoveryExpression, ts.EventName
 			f.Opdata, f.Comments, f.URL, f.CorrelationTag = ts.Opdata, ts.Description, ts.URL, ts.CorrelationTag
 			enum := func(field, v string, names []string) int {
 				n, err := enumValue(v, names, 0)
@@ -159,6 +159,7 @@ func (e *Edit) applyTriggers(specs []specTrigger) (created, updated int, err err
 			u.Description, u.Expression, u.RecoveryMode, u.RecoveryExpression = &f.Description, &f.Expression, &f.RecoveryMode, &f.RecoveryExpression
 			u.Priority, u.Enabled, u.Multiple, u.ManualClose = &f.Priority, &f.Enabled, &f.Multiple, &f.ManualClose
 			u.Opdata, u.Comments, u.URL, u.CorrelationMode, u.CorrelationTag, u.Tags = &f.Opdata, &f.Comments, &f.URL, &f.CorrelationMode, &f.CorrelationTag, &f.Tags
+			u.EventName, u.MaxCheckAttempts = &f.EventName, &f.MaxCheckAttempts
 			updates = append(updates, u)
 			continue
 		}
@@ -236,7 +237,7 @@ func renameTriggerErr(err error, specs []specTrigger, at []int) error {
 func sameTriggerFields(a, b TriggerFields) bool {
 	return a.Description == b.Description && a.Expression == b.Expression && a.RecoveryMode == b.RecoveryMode &&
 		a.RecoveryExpression == b.RecoveryExpression && a.Priority == b.Priority && a.Enabled == b.Enabled &&
-		a.Multiple == b.Multiple && a.ManualClose == b.ManualClose && a.Opdata == b.Opdata &&
+		a.Multiple == b.Multiple && a.ManualClose == b.ManualClose && a.Opdata == b.Opdata && a.EventName == b.EventName &&
 		a.Comments == b.Comments && a.URL == b.URL && a.CorrelationMode == b.CorrelationMode &&
 		a.CorrelationTag == b.CorrelationTag && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Dependencies, b.Dependencies) &&
 		max(a.MaxCheckAttempts, 1) == max(b.MaxCheckAttempts, 1)

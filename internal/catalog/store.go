@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 13
+const schemaVersion = 14
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -170,6 +170,7 @@ var migrations = []string{
 	migrateAlerts(),  // 10 → 11: media types, actions, user media
 	valueMapSchema,   // 11 → 12: value maps, items' valuemap_id
 	migrateScripts(), // 12 → 13: global scripts
+	eventNameSchema,  // 13 → 14: triggers' event_name
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.

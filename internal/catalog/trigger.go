@@ -17,6 +17,9 @@ type Trigger struct {
 	// "description" in the API and "name" in exports); it may contain
 	// macros, expanded when an event is made.
 	Description string
+	// EventName, if set, names the trigger's events instead of
+	// Description (Zabbix 6.0's "Event name"), with the same macros.
+	EventName string
 	// Expression and RecoveryExpression are kept as written; ItemIDs are
 	// the items they reference, resolved when the trigger was stored.
 	Expression         string
@@ -135,6 +138,12 @@ func (s *Snapshot) setTriggers(trigs []Trigger) {
 	}
 }
 
+// eventNameSchema adds the triggers' event_name (schema version 14;
+// empty: events are named after the trigger).
+const eventNameSchema = `
+ALTER TABLE triggers ADD COLUMN event_name TEXT NOT NULL DEFAULT '';
+`
+
 // triggerSchema holds triggers (schema version 9), Zabbix's trigger
 // fields; trigger_items is what the expressions reference (Zabbix's
 // functions table, reduced to the item), so that loading needs no
@@ -180,10 +189,10 @@ CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
 func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	var trigs []Trigger
 	idx := map[uint64]int{}
-	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts FROM triggers", func(r *sql.Rows) error {
+	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name FROM triggers", func(r *sql.Rows) error {
 		var t Trigger
 		var rm, prio, st, typ, mc, cm, mca int64
-		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag, &mca); err != nil {
+		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag, &mca, &t.EventName); err != nil {
 			return err
 		}
 		if rm < 0 || rm > 2 || prio < 0 || prio > 5 || typ < 0 || typ > 1 || cm < 0 || cm > 1 || mca < 1 || mca > maxCheckAttempts {

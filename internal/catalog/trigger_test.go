@@ -273,6 +273,7 @@ hosts:
             expression: 'avg(/web-01/app.latency,5m)>2'
       - name: 'Slow'
         uuid: 3f8ad1c0e5c04a4ab3ff0e8a3f0c4d11
+        event_name: 'Slow: latency over 2 s for 5m'
         expression: 'avg(/web-01/app.latency,5m)>2'
         recovery_mode: RECOVERY_EXPRESSION
         recovery_expression: 'avg(/web-01/app.latency,5m)<1'
@@ -307,7 +308,7 @@ func TestApplyTriggers(t *testing.T) {
 		!slices.Equal(errs.Dependencies, []uint64{slow.ID}) || len(errs.Tags) != 1 || errs.Tags[0].Value != "availability" {
 		t.Errorf("errors trigger: %+v", errs)
 	}
-	if slow.RecoveryMode != RecoverRecoveryExpression || slow.Priority != 2 || !slow.Enabled {
+	if slow.RecoveryMode != RecoverRecoveryExpression || slow.Priority != 2 || !slow.Enabled || slow.EventName != "Slow: latency over 2 s for 5m" || errs.EventName != "" {
 		t.Errorf("slow trigger: %+v", slow)
 	}
 	if res := mustApply(t, c, spec); res.Changed() {
@@ -316,6 +317,14 @@ func TestApplyTriggers(t *testing.T) {
 	spec.Hosts[0].Triggers[1].Priority = "DISASTER"
 	if res := mustApply(t, c, spec); res.TriggersUpdated != 1 || res.TriggersCreated != 0 || c.Snapshot().Trigger(slow.ID).Priority != 5 {
 		t.Errorf("changed priority: %+v", res)
+	}
+	spec.Hosts[0].Triggers[1].EventName = "Slow on {HOST.NAME}"
+	if res := mustApply(t, c, spec); res.TriggersUpdated != 1 || c.Snapshot().Trigger(slow.ID).EventName != "Slow on {HOST.NAME}" {
+		t.Errorf("changed event name: %+v", res)
+	}
+	spec.Hosts[0].Triggers[1].MaxCheckAttempts = 3
+	if res := mustApply(t, c, spec); res.TriggersUpdated != 1 || c.Snapshot().Trigger(slow.ID).MaxCheckAttempts != 3 {
+		t.Errorf("changed max_check_attempts: %+v, now %d", res, c.Snapshot().Trigger(slow.ID).MaxCheckAttempts)
 	}
 
 	bad := strings.Replace(triggerYAML, "priority: HIGH", "priority: URGENT", 1)
@@ -327,5 +336,51 @@ func TestApplyTriggers(t *testing.T) {
 	var fe *FieldError
 	if !errors.As(err, &fe) || fe.Field != "hosts[0].triggers[0].expression" {
 		t.Errorf("unknown key in an imported trigger: %v", err)
+	}
+}
+
+// downgradeEventName turns a database of schema version 14 into version
+// 13 but for the version number.
+var downgradeEventName = []string{"ALTER TABLE triggers DROP COLUMN event_name"}
+
+// TestTriggerEventName: a trigger's event name is stored, read back
+// after a reopen, changed by an update, and refused past Zabbix's 2,048
+// characters; a database of schema version 13 gains the column with ""
+// for its triggers.
+func TestTriggerEventName(t *testing.T) {
+	c, path := openTrig(t)
+	ids := createTriggers(t, c,
+		TriggerFields{Description: "latency", EventName: "Latency over {$MAX} on {HOST.NAME}", Expression: "last(/web-01/app.latency)>1"},
+		TriggerFields{Description: "plain", Expression: "last(/web-01/app.latency)>2"})
+	c.Close()
+	c = reopenTrig(t, path)
+	if got := c.Snapshot().Trigger(ids[0]).EventName; got != "Latency over {$MAX} on {HOST.NAME}" {
+		t.Fatalf("event name after reopen: %q", got)
+	}
+	if got := c.Snapshot().Trigger(ids[1]).EventName; got != "" {
+		t.Fatalf("unset event name: %q", got)
+	}
+	name := "renamed"
+	mustEdit(t, c, func(e *Edit) error { return e.UpdateTriggers([]TriggerUpdate{{ID: ids[1], EventName: &name}}) })
+	if got := c.Snapshot().Trigger(ids[1]); got.EventName != "renamed" || got.Description != "plain" {
+		t.Fatalf("after update: %+v", got)
+	}
+	long := strings.Repeat("x", 2049)
+	if _, err := c.Edit(t.Context(), func(e *Edit) error { return e.UpdateTriggers([]TriggerUpdate{{ID: ids[1], EventName: &long}}) }); err == nil || !strings.Contains(err.Error(), "event_name") {
+		t.Fatalf("2,049-character event name: %v", err)
+	}
+	c.Close()
+
+	execAll(t, path, append(slices.Clone(downgradeEventName), "UPDATE catalog_meta SET schema_version = 13")...)
+	c2 := reopenTrig(t, path)
+	defer c2.Close()
+	for _, id := range ids {
+		if tr := c2.Snapshot().Trigger(id); tr == nil || tr.EventName != "" {
+			t.Fatalf("trigger %d after the 13 → 14 migration: %+v", id, tr)
+		}
+	}
+	var ver int
+	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
+		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
 	}
 }

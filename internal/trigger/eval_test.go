@@ -696,3 +696,27 @@ func TestSortByTriggerAndSeek(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluatorEventName: a trigger with an event name names its events
+// from it, macros expanded ({ITEM.VALUE} per event, {HOST.*} once per
+// snapshot), while trigger names stay what {TRIGGER.NAME} shows.
+func TestEvaluatorEventName(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	perEvent := e.trigger(catalog.TriggerFields{Description: "a high", EventName: "a is {ITEM.VALUE} on {HOST.HOST} ({TRIGGER.NAME})", Expression: "last(/h1/a)>10"})
+	constant := e.trigger(catalog.TriggerFields{Description: "b high", EventName: "b over 10 on {HOST.NAME}", Expression: "last(/h1/b)>10"})
+	e.commit("a", t0, 42)
+	e.commit("b", t0, 11)
+	e.ev.Drain(context.Background())
+	if open := e.open(perEvent); len(open) != 1 || open[0].Name != "a is 42 on h1 (a high)" {
+		t.Fatalf("problem of %d: %+v", perEvent, open)
+	}
+	if open := e.open(constant); len(open) != 1 || open[0].Name != "b over 10 on Host one" {
+		t.Fatalf("problem of %d: %+v", constant, open)
+	}
+	e.commit("b", t0+1, 1)
+	e.ev.Drain(context.Background())
+	evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == constant })
+	if len(evs) != 2 || evs[1].Value != event.ValueOK || evs[1].Name != "b over 10 on Host one" {
+		t.Fatalf("events of %d: %+v", constant, evs)
+	}
+}

@@ -411,7 +411,7 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 		}
 		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 		if !x.problem.nameConst {
-			e.Name = m.res.Expand(t.Description, mc)
+			e.Name = m.res.Expand(eventName(t), mc)
 		}
 		if !x.problem.opdataConst {
 			e.Opdata = m.opdata(t, mc)
@@ -421,7 +421,7 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 		}
 	} else {
 		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
-		e.Name, e.Opdata, e.Tags = m.res.Expand(t.Description, mc), m.opdata(t, mc), m.tags(snap, t, mc)
+		e.Name, e.Opdata, e.Tags = m.res.Expand(eventName(t), mc), m.opdata(t, mc), m.tags(snap, t, mc)
 	}
 	m.setSuppressed(snap, t, r, &e)
 	return e
@@ -446,7 +446,7 @@ func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int6
 		e.Name, e.Tags = x.okName, x.okTags
 	} else {
 		mc := &MacroContext{Trigger: t, Snapshot: snap}
-		e.Name, e.Tags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+		e.Name, e.Tags = m.res.Expand(eventName(t), mc), m.tags(snap, t, mc)
 	}
 	return e
 }
@@ -498,9 +498,9 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 	}
 	x := &expansion{}
 	mc := &MacroContext{Trigger: t, Snapshot: snap}
-	x.okName, x.okTags = m.res.Expand(t.Description, mc), m.tags(snap, t, mc)
+	x.okName, x.okTags = m.res.Expand(eventName(t), mc), m.tags(snap, t, mc)
 	p := &x.problem
-	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(t.Description), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
+	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(eventName(t)), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
 	if p.nameConst {
 		p.name = x.okName
 	}
@@ -514,12 +514,21 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 	return x
 }
 
+// eventName is the text t's events are named from: its event name if
+// set, else its name (as Zabbix 6.0 does).
+func eventName(t *catalog.Trigger) string {
+	if t.EventName != "" {
+		return t.EventName
+	}
+	return t.Description
+}
+
 // hasMacro reports whether t's own texts (name, operational data, tags)
 // have a macro. Its hosts' tags are not looked at: that would cost a
 // host lookup per event of every trigger, and a trigger whose only
 // macros are in its hosts' tags is expanded per event as before.
 func hasMacro(t *catalog.Trigger) bool {
-	if strings.IndexByte(t.Description, '{') >= 0 || strings.IndexByte(t.Opdata, '{') >= 0 {
+	if strings.IndexByte(eventName(t), '{') >= 0 || strings.IndexByte(t.Opdata, '{') >= 0 {
 		return true
 	}
 	for _, tg := range t.Tags {
