@@ -184,6 +184,7 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 		chromedp.WaitVisible(`.config-trigger-row`, chromedp.ByQuery),
 		chromedp.Click(`#trigger-create`, chromedp.ByQuery),
 		chromedp.SendKeys(`#trigger-description`, "Too many requests", chromedp.ByQuery),
+		chromedp.SendKeys(`#trigger-event-name`, "Requests over 100 on {HOST.NAME}", chromedp.ByQuery),
 		chromedp.SendKeys(`#trigger-expression-input`, "last(/web-test/trap.requests)>>100", chromedp.ByQuery),
 		chromedp.Click(`#trigger-save`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#trigger-error-pos mark`, chromedp.ByQuery))
@@ -197,6 +198,11 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('#trigger-expression-input').value = 'last(/web-test/trap.requests)>100'`, nil),
 		chromedp.Click(`#trigger-save`, chromedp.ByQuery),
 		poll(`[...document.querySelectorAll('.config-trigger-row .trigger-name')].some((e) => e.textContent === 'Too many requests')`))
+	var made []struct{ EventName string `json:"event_name"` }
+	json.Unmarshal(apiCall(t, base, token, "trigger.get", map[string]any{"filter": map[string]string{"description": "Too many requests"}, "output": []string{"event_name"}}), &made)
+	if len(made) != 1 || made[0].EventName != "Requests over 100 on {HOST.NAME}" {
+		t.Errorf("trigger made by the form: %+v", made)
+	}
 
 	// Value maps page, with the XSS names as text.
 	var vmName string

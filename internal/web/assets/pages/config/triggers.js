@@ -33,7 +33,7 @@ export async function render(main, q) {
   main.append(configNav('triggers'), h('div', { class: 'toolbar' }, h('h1', {}, 'Triggers'), picker, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
 
   async function load() {
-    const p = { output: ['triggerid', 'description', 'expression', 'priority', 'status', 'value', 'error'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000 };
+    const p = { output: ['triggerid', 'description', 'event_name', 'expression', 'priority', 'status', 'value', 'error'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000 };
     if (hostid) p.hostids = [hostid];
     const ts = await call('trigger.get', p);
     count.textContent = ts.length === 1 ? '1 trigger' : `${ts.length} triggers${ts.length === 1000 ? ' (the first 1000: choose a host)' : ''}`;
@@ -54,8 +54,10 @@ export async function render(main, q) {
     clear(formBox);
     formBox.hidden = false;
     const isNew = !t;
-    t = t || { description: '', expression: '', priority: '2', status: '0' };
+    t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0' };
     const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
+    // The problems' name when set (macros as in the name); empty: the trigger's name.
+    const evName = h('input', { type: 'text', id: 'trigger-event-name', value: t.event_name || '', placeholder: 'the trigger name' });
     const expr = h('textarea', { id: 'trigger-expression-input', rows: 3, 'aria-label': 'Expression' });
     expr.value = t.expression;
     const prio = select('trigger-priority', SEVERITIES.map((s, i) => [i, s]), t.priority);
@@ -63,7 +65,7 @@ export async function render(main, q) {
     const err = h('div', { class: 'error', id: 'trigger-error', role: 'alert', hidden: true });
     const save = async (ev) => {
       ev.preventDefault();
-      const p = { description: desc.value, expression: expr.value, priority: Number(prio.value), status: Number(status.value) };
+      const p = { description: desc.value, event_name: evName.value, expression: expr.value, priority: Number(prio.value), status: Number(status.value) };
       try {
         if (isNew) await call('trigger.create', p);
         else await call('trigger.update', { triggerid: t.triggerid, ...p });
@@ -84,6 +86,7 @@ export async function render(main, q) {
     formBox.append(h('form', { id: 'trigger-edit', onsubmit: save },
       h('h3', {}, isNew ? 'New trigger' : `Trigger ${t.description}`),
       h('div', { class: 'form-grid' }, field('Name', desc), field('Severity', prio), field('Status', status)),
+      field('Event name', evName),
       field('Expression', expr),
       err,
       h('div', { class: 'form-buttons' },
