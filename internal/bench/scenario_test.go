@@ -232,12 +232,18 @@ func TestMainInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"against peregrine", "| command | `peregrine bench sender-flood,ingest-max", "| machine |", "sender-flood.svg", "ingest-max.csv", "Highest sustained rate",
+	for _, want := range []string{"against peregrine", "| command | `peregrine bench sender-flood,ingest-max", "| machine |", "sender-flood.svg", "ingest-max.csv",
 		"| data | realistic, seed 1: per item", "| warm-up | 1s at 300 values/s",
 		"| settings that differ from the defaults | `--conns 2` (default 8)", "`--step 1s` (default 1m0s)", "Warm-up (not measured)"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+	// The one-second step at 600 values/s passes on an idle machine; on a
+	// loaded one (the rest of the suite beside it) it may not reach 95 %
+	// of the rate in time, and the report must say which it was.
+	if !bytes.Contains(md, []byte("Highest sustained rate")) && !bytes.Contains(md, []byte("**No step passed.**")) {
+		t.Errorf("report.md gives no ingest-max outcome:\n%s", md)
 	}
 	// The same runs with other connections and the old data: compare
 	// says so above its tables.
