@@ -198,7 +198,9 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('#trigger-expression-input').value = 'last(/web-test/trap.requests)>100'`, nil),
 		chromedp.Click(`#trigger-save`, chromedp.ByQuery),
 		poll(`[...document.querySelectorAll('.config-trigger-row .trigger-name')].some((e) => e.textContent === 'Too many requests')`))
-	var made []struct{ EventName string `json:"event_name"` }
+	var made []struct {
+		EventName string `json:"event_name"`
+	}
 	json.Unmarshal(apiCall(t, base, token, "trigger.get", map[string]any{"filter": map[string]string{"description": "Too many requests"}, "output": []string{"event_name"}}), &made)
 	if len(made) != 1 || made[0].EventName != "Requests over 100 on {HOST.NAME}" {
 		t.Errorf("trigger made by the form: %+v", made)
