@@ -772,8 +772,10 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.setTriggers(old.triggers) // Apply never deletes, so every reference still holds
-	s.macros = old.macros       // written in a later Edit (applyMacrosAfter)
+	// A copy: setTriggers takes its slice over. Apply never deletes, so
+	// every reference still holds.
+	s.setTriggers(slices.Clone(old.triggers))
+	s.macros = old.macros // written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
 	s.setValueMaps(old.valueMaps)
 	return s, nil
