@@ -133,6 +133,7 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 			l.Free(int(l.held))
 		}
 	}()
+	bigLeft := false // the last frame left a buffer over keepBytes
 	for first := true; ; first = false {
 		if ctx.Err() != nil {
 			return
@@ -142,7 +143,7 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 			wait = s.opts.Timeout
 		}
 		c.SetReadDeadline(time.Now().Add(wait))
-		h, err := readHeaderTrimming(rd, cs, first, s.opts.keepIdle)
+		h, err := readHeaderTrimming(rd, cs, bigLeft, s.opts.keepIdle)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return // clean close between frames
@@ -189,17 +190,22 @@ func (s *Server) serve(ctx context.Context, c net.Conn) {
 		rd.Trim(hold)
 		cs.trim(hold)
 		l.endFrame()
+		// Every buffer the trims weigh is counted in l.held but the
+		// reply's: when neither is over keepBytes (or this trim already
+		// kept no more), an idle trim would drop nothing and the next
+		// read needs no timer.
+		bigLeft = hold > keepBytes && (l.held > keepBytes || cap(cs.out) > keepBytes)
 	}
 }
 
-// readHeaderTrimming reads the next frame's header; on a persistent
-// connection, if none has begun within idle, it trims the buffers the
-// last frame left to keepBytes meanwhile. The trim runs on a timer's
+// readHeaderTrimming reads the next frame's header; when the last frame
+// left buffers over keepBytes (bigLeft), and no header has begun within
+// idle, it trims them to keepBytes meanwhile. The trim runs on a timer's
 // goroutine while this one is blocked in ReadHeader, which touches only
 // the header bytes; waiting for the timer's function before returning
 // orders the two.
-func readHeaderTrimming(rd *zbx.Reader, cs *connState, first bool, idle time.Duration) (zbx.Header, error) {
-	if first {
+func readHeaderTrimming(rd *zbx.Reader, cs *connState, bigLeft bool, idle time.Duration) (zbx.Header, error) {
+	if !bigLeft {
 		return rd.ReadHeader()
 	}
 	trimmed := make(chan struct{})
