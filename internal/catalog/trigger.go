@@ -115,9 +115,7 @@ func (s *Snapshot) setTriggers(trigs []Trigger) {
 		}
 		return false
 	})
-	if !slices.IsSortedFunc(trigs, func(a, b Trigger) int { return cmp.Compare(a.ID, b.ID) }) {
-		slices.SortFunc(trigs, func(a, b Trigger) int { return cmp.Compare(a.ID, b.ID) })
-	}
+	slices.SortFunc(trigs, func(a, b Trigger) int { return cmp.Compare(a.ID, b.ID) }) // linear when sorted, as Edit builds it
 	s.triggers = trigs
 	s.trigByID = make(map[uint64]int32, len(s.triggers))
 	refs := 0
