@@ -97,7 +97,7 @@
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",
 // "disable_until", on the interface as in Zabbix 6.0) are read through
-// the ItemStates and Availabilities interfaces (*pipeline.Runtime), and
+// the ItemStates and Availabilities interfaces (*itemstate.Registry), and
 // task.create hands "check now" requests to a CheckNower (the poller).
 // Without them every item is normal, every interface unknown and check
 // now is refused. queue.get reads the overdue checks through a

@@ -12,7 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // FuzzRequest sends arbitrary bodies to the JSON-RPC handler: whatever
@@ -25,9 +25,9 @@ func FuzzRequest(f *testing.F) {
 		Items: []catalog.ItemSpec{
 			{Key: "f1", ValueType: "float"}, {Key: "s1", ValueType: "character"}, {Key: "agent.ping", Type: "zabbix_agent", ValueType: "unsigned"},
 		}}}})
-	rt := pipeline.NewRuntime()
-	rt.SetItemState(cat.Snapshot().Lookup("h1", "agent.ping").ID, pipeline.ItemState{NotSupported: true, Error: "Unsupported item key."})
-	rt.SetAvailability(cat.Snapshot().Host("h1").Interfaces[0].ID, pipeline.Availability{Available: 2, Error: "timeout"})
+	rt := itemstate.New()
+	rt.SetItemState(cat.Snapshot().Lookup("h1", "agent.ping").ID, itemstate.Item{NotSupported: true, Error: "Unsupported item key."})
+	rt.SetAvailability(cat.Snapshot().Host("h1").Interfaces[0].ID, itemstate.Availability{Available: 2, Error: "timeout"})
 	st := memstore.New()
 	id := cat.Snapshot().Lookup("h1", "f1").ID
 	for i := 0; i < 50; i++ {

@@ -15,7 +15,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // fakeCheckNow records the items it was asked to check.
@@ -37,10 +37,10 @@ func (f *fakeCheckNow) CheckNow(items []uint64) error {
 
 // newIfaceFixture is a write fixture with a runtime registry, a check-now
 // recorder and a user "nobody" without rights on any host group.
-func newIfaceFixture(t *testing.T) (*writeFixture, *pipeline.Runtime, *fakeCheckNow) {
+func newIfaceFixture(t *testing.T) (*writeFixture, *itemstate.Registry, *fakeCheckNow) {
 	t.Helper()
 	cat := catalogtest.Open(t, catalog.Spec{})
-	rt := pipeline.NewRuntime()
+	rt := itemstate.New()
 	cn := &fakeCheckNow{}
 	api := New(Options{Catalog: cat, History: memstore.New(), States: rt, Availability: rt, CheckNow: cn,
 		Auth: &fakeAuth{
@@ -72,8 +72,8 @@ func TestHostInterfacesAPI(t *testing.T) {
 	if snmp.Port != "161" || second.Port != "20050" || second.UseIP || snmp.Details["version"] != "2" {
 		t.Fatalf("interfaces %+v", h.Interfaces)
 	}
-	rt.SetAvailability(agent.ID, pipeline.Availability{Available: 2, Error: "connection refused", ErrorsFrom: 1700000000, DisableUntil: 1700000060})
-	rt.SetAvailability(second.ID, pipeline.Availability{Available: 1})
+	rt.SetAvailability(agent.ID, itemstate.Availability{Available: 2, Error: "connection refused", ErrorsFrom: 1700000000, DisableUntil: 1700000060})
+	rt.SetAvailability(second.ID, itemstate.Availability{Available: 1})
 
 	var hosts []struct {
 		HostID     string           `json:"hostid"`
@@ -245,7 +245,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 	}
 
 	// item.get shows interfaceid, timeout, state and error.
-	rt.SetItemState(parseU(t, ids[0]), pipeline.ItemState{NotSupported: true, Error: "Unsupported item key.", Clock: 1})
+	rt.SetItemState(parseU(t, ids[0]), itemstate.Item{NotSupported: true, Error: "Unsupported item key.", Clock: 1})
 	got := f.get(t, "item.get", `{"output":["itemid","interfaceid","timeout","state","error"],"sortfield":"itemid"}`)
 	want := []map[string]any{
 		{"itemid": ids[0], "interfaceid": id(agent1), "timeout": "10s", "state": "1", "error": "Unsupported item key."},
@@ -262,7 +262,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		t.Fatalf("interfaceids: %v", n)
 	}
 	// Recovery: a stored value sets the state back to normal.
-	rt.SetItemState(parseU(t, ids[0]), pipeline.ItemState{})
+	rt.SetItemState(parseU(t, ids[0]), itemstate.Item{})
 	if n := f.get(t, "item.get", `{"output":["itemid"],"filter":{"state":1}}`); len(n) != 0 {
 		t.Fatalf("after recovery: %v", n)
 	}

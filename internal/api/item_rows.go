@@ -9,7 +9,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // item.get works on typed rows rather than one map per item: with 100k
@@ -106,7 +106,7 @@ type itemRow struct {
 	hasLast    bool
 	fetched    bool
 	// Runtime state ("state", "error"), fetched on first use.
-	st        pipeline.ItemState
+	st        itemstate.Item
 	stFetched bool
 }
 
@@ -116,7 +116,7 @@ type itemRows struct {
 	states ItemStates // nil: every item is normal
 }
 
-func (rs *itemRows) stateOf(r *itemRow) *pipeline.ItemState {
+func (rs *itemRows) stateOf(r *itemRow) *itemstate.Item {
 	if !r.stFetched {
 		r.stFetched = true
 		if rs.states != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // refItemObject is the map form of an item that item.get used to build
@@ -195,8 +195,8 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		snap.Lookup("h1", "u1").ID:         {{ItemID: 2, Clock: 1700000001, Type: history.Uint, U: 18446744073709551615}, {}},
 		snap.Lookup("h1", `s["a b",c]`).ID: {{ItemID: 3, Clock: 1700000002, Type: history.Str, S: "say \"hi\"\n<b>"}, {ItemID: 3, Type: history.Str, S: "é"}},
 	}
-	rt := pipeline.NewRuntime()
-	rt.SetItemState(snap.Lookup("h1", "k9").ID, pipeline.ItemState{NotSupported: true, Error: `Unsupported item key "k9".` + "\n<x>", Clock: 5})
+	rt := itemstate.New()
+	rt.SetItemState(snap.Lookup("h1", "k9").ID, itemstate.Item{NotSupported: true, Error: `Unsupported item key "k9".` + "\n<x>", Clock: 5})
 	srv := New(Options{Catalog: cat, History: memstore.New(), Last: lv, States: rt})
 	hid := func(h *catalog.Host) string { return strconv.FormatUint(h.ID, 10) }
 	iid := func(host, key string) string { return strconv.FormatUint(snap.Lookup(host, key).ID, 10) }

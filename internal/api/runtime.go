@@ -1,21 +1,21 @@
 package api
 
-import "github.com/peregrine-mon/peregrine/internal/pipeline"
+import "github.com/peregrine-mon/peregrine/internal/itemstate"
 
 // ItemStates gives the runtime state of items ("state" and "error" in
-// item.get). *pipeline.Runtime implements it.
+// item.get). *itemstate.Registry implements it.
 type ItemStates interface {
 	// ItemState returns the item's state; ok false means normal.
-	ItemState(item uint64) (s pipeline.ItemState, ok bool)
+	ItemState(item uint64) (s itemstate.Item, ok bool)
 }
 
 // Availabilities gives the runtime availability of host interfaces
 // ("available", "error", "errors_from", "disable_until" of host.get's
-// interfaces). *pipeline.Runtime implements it.
+// interfaces). *itemstate.Registry implements it.
 type Availabilities interface {
 	// Availability returns the interface's availability; ok false means
 	// never checked (Zabbix "unknown", available 0).
-	Availability(iface uint64) (a pipeline.Availability, ok bool)
+	Availability(iface uint64) (a itemstate.Availability, ok bool)
 }
 
 // CheckNower schedules immediate checks of items (Zabbix task.create type

@@ -23,6 +23,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -361,7 +362,7 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 			return sec, err
 		}
 		s, err := poll.New(poll.Options{
-			Catalog: cat, Runtime: pipeline.NewRuntime(), Metrics: m, Logger: log,
+			Catalog: cat, Runtime: itemstate.New(), Metrics: m, Logger: log,
 			Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
 			MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
 			Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},

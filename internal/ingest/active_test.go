@@ -16,6 +16,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
@@ -97,14 +98,14 @@ func remapItemIDs(t testing.TB, ts *testServer, payload []byte, ids map[uint64]s
 
 // activeServer starts a trapper with a state recorder and a log
 // position file in a temporary directory.
-func activeServer(t *testing.T) (*testServer, *pipeline.Runtime, *LogPositions) {
+func activeServer(t *testing.T) (*testServer, *itemstate.Registry, *LogPositions) {
 	t.Helper()
 	lp, err := OpenLogPositions(context.Background(), filepath.Join(t.TempDir(), "agent-state.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lp.Close() })
-	rec := pipeline.NewRuntime()
+	rec := itemstate.New()
 	ts := startTrapper(t, activeSpec(), func(o *Options) {
 		o.ItemStates = rec
 		o.LogPositions = lp
@@ -248,7 +249,7 @@ func TestAgentDataFixtures(t *testing.T) {
 
 	// zabbix_agentd 6.0: rows by host and key.
 	req1, req2 := payloadOf(t, "agentd-agent-data-req"), payloadOf(t, "agentd-agent-data-req2")
-	rec.SetItemState(ts.item(t, "peregrine-test", "agent.ping").ID, pipeline.ItemState{NotSupported: true, Error: "was broken"})
+	rec.SetItemState(ts.item(t, "peregrine-test", "agent.ping").ID, itemstate.Item{NotSupported: true, Error: "was broken"})
 	f(req1, 4, 0)
 	f(req2, 3, 0)
 	if count("agent.ping") != 2 || count(logKey) != 2 || count("system.cpu.load[all,avg1]") != 1 || count("no.such.key[a]") != 0 {

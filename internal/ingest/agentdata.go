@@ -10,6 +10,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
@@ -47,7 +48,7 @@ type agentScratch struct {
 // values are stored.
 type stateChange struct {
 	item  uint64
-	state pipeline.ItemState
+	state itemstate.Item
 }
 
 func (cs *connState) reserveAgentRows(n int) error {
@@ -270,7 +271,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 				samples = append(samples, sm)
 				continue
 			}
-			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: string(row.value), Clock: clock}})
+			a.states = append(a.states, stateChange{it.ID, itemstate.Item{NotSupported: true, Error: string(row.value), Clock: clock}})
 			processed++
 			continue
 		}
@@ -293,7 +294,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 		if err := pipeline.Prepare(it, row.value, &sm); err != nil {
 			failed[refused(preprocess.BadValue)]++
 			s.itemFailed(refused(preprocess.BadValue), it, err)
-			a.states = append(a.states, stateChange{it.ID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: clock}})
+			a.states = append(a.states, stateChange{it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: clock}})
 			continue
 		}
 		if it.ValueType == history.Log && e != nil && e.has&(hasTimestamp|hasSource|hasSeverity|hasEventID) != 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
@@ -55,7 +56,7 @@ type testServer struct {
 	reg   *selfmon.Registry
 	logs  *syncBuffer
 	addr  string
-	rt    *pipeline.Runtime // the item states the pipeline's preprocessing sets
+	rt    *itemstate.Registry // the item states the pipeline's preprocessing sets
 }
 
 type syncBuffer struct {
@@ -79,8 +80,8 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 	t.Helper()
 	ctx := context.Background()
 	cat := catalogtest.Open(t, spec)
-	ts := &testServer{store: memstore.New(), cat: cat, reg: selfmon.NewRegistry(), logs: &syncBuffer{}, rt: pipeline.NewRuntime()}
-	p, err := pipeline.New(pipeline.Options{Shards: 2, Store: ts.store, Metrics: ts.reg, Catalog: cat.Snapshot, Runtime: ts.rt})
+	ts := &testServer{store: memstore.New(), cat: cat, reg: selfmon.NewRegistry(), logs: &syncBuffer{}, rt: itemstate.New()}
+	p, err := pipeline.New(pipeline.Options{Shards: 2, Store: ts.store, Metrics: ts.reg, Catalog: cat.Snapshot, ItemStates: ts.rt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
@@ -28,11 +29,11 @@ type Submitter interface {
 }
 
 // ItemStates records items' supported state (Zabbix item.get "state"
-// and "error"); *pipeline.Runtime implements it. Setting the zero
+// and "error"); *itemstate.Registry implements it. Setting the zero
 // ItemState (normal) on a normal item MUST be cheap: every stored active
 // value does it.
 type ItemStates interface {
-	SetItemState(item uint64, s pipeline.ItemState)
+	SetItemState(item uint64, s itemstate.Item)
 }
 
 // LogPositionStore keeps active log items' positions; *LogPositions is
@@ -68,7 +69,7 @@ type Options struct {
 	Pipeline Submitter
 	// ItemStates, if set, receives the supported state of active items:
 	// not supported with the agent's (or the conversion's) message, or
-	// normal again once a value is stored. *pipeline.Runtime.
+	// normal again once a value is stored. *itemstate.Registry.
 	ItemStates ItemStates
 	// LogPositions, if set, keeps active log items' lastlogsize and mtime
 	// (see LogPositions); without it agents always resume from 0.

@@ -44,24 +44,3 @@ func TestValuesCommittedByType(t *testing.T) {
 		t.Fatalf("busy %d ns over %d goroutines after a commit; want > 0 over 4", p.Busy().Nanos(), p.Busy().Goroutines)
 	}
 }
-
-// Not-supported states are counted each time they are set, and counted
-// now among the items the caller keeps.
-func TestRuntimeNotSupportedCounts(t *testing.T) {
-	r := NewRuntime()
-	r.SetItemState(1, ItemState{NotSupported: true, Error: "a"})
-	r.SetItemState(1, ItemState{NotSupported: true, Error: "a"})
-	r.SetItemState(2, ItemState{NotSupported: true, Error: "b"})
-	r.SetItemState(3, ItemState{NotSupported: true, Error: "c"})
-	r.SetItemState(3, ItemState{})
-	r.SetItemState(4, ItemState{})
-	if n := r.NotSupportedTotal(); n != 4 {
-		t.Fatalf("NotSupportedTotal = %d; want 4", n)
-	}
-	if n := r.CountNotSupported(func(uint64) bool { return true }); n != 2 {
-		t.Fatalf("CountNotSupported(all) = %d; want 2", n)
-	}
-	if n := r.CountNotSupported(func(id uint64) bool { return id != 2 }); n != 1 {
-		t.Fatalf("CountNotSupported(not 2) = %d; want 1", n)
-	}
-}

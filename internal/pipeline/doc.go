@@ -93,14 +93,10 @@
 // store at start (the newest two values of each catalog item), so that
 // the API's last and previous values survive a restart.
 //
-// Runtime state: Runtime (runtime.go) is the registry of item states
-// (supported or not, with the error) and host interface availability that
-// pollers and the active-agent server write and the API reads. It is
-// striped by ID over 64 locks, has no global lock and is not persisted:
-// after a restart every item is normal and every interface unknown until
-// checked again. It also counts the not-supported states set
-// (NotSupportedTotal) and those standing now (CountNotSupported), for
-// zabbix[wcache,values,not supported] and zabbix[items_unsupported].
+// Item states: a failing step or conversion in a shard sets its item
+// not supported, the next good value supported again, in the registry
+// of package itemstate (Options.ItemStates), which the other ways in
+// and the pollers write and the API reads.
 //
 // Self-monitoring: committed values are counted per value type
 // (ValuesCommitted, peregrine_pipeline_values_committed_by_type_total)

@@ -9,6 +9,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // gatedFixture is a one-shard pipeline over preprocSpec whose store
@@ -17,8 +18,8 @@ func gatedFixture(t *testing.T) (*fixture, *gateStore) {
 	t.Helper()
 	cat := catalogtest.Open(t, preprocSpec())
 	g := &gateStore{Store: memstore.New(), gate: make(chan struct{})}
-	f := &fixture{store: g.Store, rt: NewRuntime(), snap: cat.Snapshot()}
-	f.p = start(t, Options{Shards: 1, Store: g, Catalog: cat.Snapshot, Runtime: f.rt})
+	f := &fixture{store: g.Store, rt: itemstate.New(), snap: cat.Snapshot()}
+	f.p = start(t, Options{Shards: 1, Store: g, Catalog: cat.Snapshot, ItemStates: f.rt})
 	t.Cleanup(g.release) // registered last, so run first: Stop waits for the writes
 	return f, g
 }

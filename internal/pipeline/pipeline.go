@@ -13,6 +13,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -40,10 +41,10 @@ type Options struct {
 	// once per batch. Required if Raw samples are submitted; without it
 	// they are dropped with an error logged.
 	Catalog func() *catalog.Snapshot
-	// Runtime receives the item states that preprocessing sets (not
+	// ItemStates receives the item states that preprocessing sets (not
 	// supported with the step's message, supported again). Default: a
 	// private one.
-	Runtime *Runtime
+	ItemStates *itemstate.Registry
 	// StatePath is the file that keeps the preprocessing steps' per-item
 	// state (previous values for change and discard steps) across
 	// restarts; "" keeps it in memory only. See SaveState.
@@ -94,8 +95,8 @@ func (o *Options) ensureDefaults() {
 	if o.Metrics == nil {
 		o.Metrics = selfmon.NewRegistry()
 	}
-	if o.Runtime == nil {
-		o.Runtime = NewRuntime()
+	if o.ItemStates == nil {
+		o.ItemStates = itemstate.New()
 	}
 	if o.StateInterval <= 0 {
 		o.StateInterval = time.Minute

@@ -7,6 +7,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
@@ -318,7 +319,7 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 			failed = err.Error()
 		} else {
 			out = append(out, sm)
-			s.p.opts.Runtime.SetItemState(it.ID, ItemState{}) // supported (again)
+			s.p.opts.ItemStates.SetItemState(it.ID, itemstate.Item{}) // supported (again)
 		}
 	}
 	if failed != "" {
@@ -326,7 +327,7 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 		// A copy: a step's message quotes its input, which may alias
 		// the submitter's buffer (see Prepare).
 		failed = strings.Clone(failed)
-		s.p.opts.Runtime.SetItemState(it.ID, ItemState{NotSupported: true, Error: failed, Clock: v.Clock})
+		s.p.opts.ItemStates.SetItemState(it.ID, itemstate.Item{NotSupported: true, Error: failed, Clock: v.Clock})
 		if n, ok := s.p.throttle.Allow("not supported"); ok {
 			s.p.opts.Logger.Warn("item not supported: its value failed preprocessing or conversion",
 				"item", it.ID, "key", it.Key, "host", hostName(it), "err", failed, "suppressed", n)

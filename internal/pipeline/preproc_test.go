@@ -12,6 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 func step(typ string, params ...string) catalog.PreprocSpec {
@@ -40,13 +41,13 @@ func preprocSpec() catalog.Spec {
 type fixture struct {
 	p     *Pipeline
 	store *memstore.Store
-	rt    *Runtime
+	rt    *itemstate.Registry
 	snap  *catalog.Snapshot
 }
 
 func newFixture(t *testing.T, cat *catalog.Catalog, statePath string) *fixture {
-	f := &fixture{store: memstore.New(), rt: NewRuntime(), snap: cat.Snapshot()}
-	f.p = start(t, Options{Shards: 3, Store: f.store, Catalog: cat.Snapshot, Runtime: f.rt, StatePath: statePath})
+	f := &fixture{store: memstore.New(), rt: itemstate.New(), snap: cat.Snapshot()}
+	f.p = start(t, Options{Shards: 3, Store: f.store, Catalog: cat.Snapshot, ItemStates: f.rt, StatePath: statePath})
 	return f
 }
 
@@ -89,7 +90,7 @@ func trimFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(strings.TrimRight(ftoa(f), "0"), "."), ".")
 }
 
-func (f *fixture) state(key string) ItemState {
+func (f *fixture) state(key string) itemstate.Item {
 	st, _ := f.rt.ItemState(f.snap.Lookup("h", key).ID)
 	return st
 }

@@ -3,7 +3,7 @@ package poll
 import (
 	"time"
 
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 )
 
 // ifaceState is the availability of one interface as the loop tracks it
@@ -20,8 +20,8 @@ type ifaceState struct {
 // wait and one probe at a time tests it.
 func (st *ifaceState) inError() bool { return st.errorsFrom != 0 }
 
-func (st *ifaceState) publish(r *pipeline.Runtime, id uint64) {
-	r.SetAvailability(id, pipeline.Availability{
+func (st *ifaceState) publish(r *itemstate.Registry, id uint64) {
+	r.SetAvailability(id, itemstate.Availability{
 		Available: st.available, Error: st.err, ErrorsFrom: st.errorsFrom, DisableUntil: st.disableUntil,
 	})
 }

@@ -92,5 +92,5 @@
 // Concurrency: Run owns the loop; CheckNow and Queue are safe from any
 // goroutine. Nothing is persisted: schedules are recomputed from the
 // grid at start, states and availability start over (see
-// pipeline.Runtime).
+// itemstate.Registry).
 package poll

@@ -11,6 +11,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -47,8 +48,8 @@ func TestPolledPreprocessing(t *testing.T) {
 			dep("down.fallback", "down", catalog.PreprocSpec{Type: "CHECK_NOT_SUPPORTED", Parameters: []string{""}, ErrorHandler: "CUSTOM_VALUE", ErrorHandlerParams: "-1"}),
 		},
 	}}})
-	store, rt := memstore.New(), pipeline.NewRuntime()
-	p, err := pipeline.New(pipeline.Options{Store: store, Catalog: cat.Snapshot, Runtime: rt})
+	store, rt := memstore.New(), itemstate.New()
+	p, err := pipeline.New(pipeline.Options{Store: store, Catalog: cat.Snapshot, ItemStates: rt})
 	if err != nil {
 		t.Fatal(err)
 	}

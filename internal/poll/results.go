@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
@@ -74,7 +75,7 @@ func (s *Scheduler) process(batch []*Result) {
 			if err := pipeline.Prepare(it, r.Value, &sm); err != nil {
 				c.status, c.err = NotSupported, err.Error()
 				s.m.badValues.Inc()
-				rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: c.clock})
+				rt.SetItemState(r.ItemID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: c.clock})
 				continue
 			}
 			ts := r.Clock.UnixNano()
@@ -96,7 +97,7 @@ func (s *Scheduler) process(batch []*Result) {
 					continue
 				}
 			}
-			rt.SetItemState(r.ItemID, pipeline.ItemState{NotSupported: true, Error: r.Error, Clock: c.clock})
+			rt.SetItemState(r.ItemID, itemstate.Item{NotSupported: true, Error: r.Error, Clock: c.clock})
 		}
 	}
 	slices.Sort(rawIDs)
@@ -115,7 +116,7 @@ func (s *Scheduler) process(batch []*Result) {
 			s.m.latency.Observe(now.Sub(r.Due).Seconds())
 			continue // the shard set its state from the steps' result
 		}
-		rt.SetItemState(r.ItemID, pipeline.ItemState{}) // supported again; no-op if it was
+		rt.SetItemState(r.ItemID, itemstate.Item{}) // supported again; no-op if it was
 		s.m.latency.Observe(now.Sub(r.Due).Seconds())
 	}
 	s.m.stored.Add(uint64(len(stored)))

@@ -13,6 +13,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -26,7 +27,7 @@ import (
 type system struct {
 	s       *poll.Scheduler
 	store   *memstore.Store
-	rt      *pipeline.Runtime
+	rt      *itemstate.Registry
 	m       *selfmon.Registry
 	cancel  func()
 	stopped chan struct{}
@@ -50,7 +51,7 @@ func startSystem(t *testing.T, hosts int, keys map[string]string, d string, addr
 		spec.Hosts = append(spec.Hosts, hs)
 	}
 	cat := catalogtest.Open(t, spec)
-	sys := &system{store: memstore.New(), rt: pipeline.NewRuntime(), m: selfmon.NewRegistry(), stopped: make(chan struct{})}
+	sys := &system{store: memstore.New(), rt: itemstate.New(), m: selfmon.NewRegistry(), stopped: make(chan struct{})}
 	p, err := pipeline.New(pipeline.Options{Store: sys.store, Metrics: sys.m})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -55,7 +55,7 @@ type Options struct {
 	Submit  SubmitFunc
 	// Runtime receives item states (not supported, and back to normal)
 	// and interface availability. Required.
-	Runtime *pipeline.Runtime
+	Runtime *itemstate.Registry
 	// Checkers maps each polled item type to its checker.
 	Checkers map[catalog.ItemType]CheckerSpec
 	// MaxInFlight bounds the checks of all types in flight together,
@@ -538,7 +538,7 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 	// per change, not per swap.
 	for id, why := range bad {
 		if s.badSeen[id] != why {
-			s.opts.Runtime.SetItemState(id, pipeline.ItemState{NotSupported: true, Error: why, Clock: sec})
+			s.opts.Runtime.SetItemState(id, itemstate.Item{NotSupported: true, Error: why, Clock: sec})
 			s.m.badItems.Inc()
 			if n, ok := s.throttle.Allow("item:unschedulable"); ok {
 				s.opts.Logger.Warn("item cannot be polled; it is not supported until fixed", "itemid", id, "err", why, "others_suppressed", n)
@@ -548,7 +548,7 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 	for id := range s.badSeen {
 		if _, still := bad[id]; !still {
 			if seen[id] {
-				s.opts.Runtime.SetItemState(id, pipeline.ItemState{}) // fixed: normal until checked
+				s.opts.Runtime.SetItemState(id, itemstate.Item{}) // fixed: normal until checked
 			} else {
 				forgetItems = append(forgetItems, id) // gone, bad to the end
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -42,7 +42,7 @@ type harness struct {
 	s       *Scheduler
 	chk     *fakeChecker
 	cat     *catalog.Catalog
-	rt      *pipeline.Runtime
+	rt      *itemstate.Registry
 	m       *selfmon.Registry
 	mu      sync.Mutex
 	stored  []history.Sample
@@ -63,7 +63,7 @@ func newHarness(t testing.TB, hosts, items int, d string, opts Options) *harness
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
-	h := &harness{t: t, chk: &fakeChecker{}, cat: catalogtest.Open(t, spec), rt: pipeline.NewRuntime(), m: selfmon.NewRegistry()}
+	h := &harness{t: t, chk: &fakeChecker{}, cat: catalogtest.Open(t, spec), rt: itemstate.New(), m: selfmon.NewRegistry()}
 	h.now = time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
 	for hi, host := range h.cat.Snapshot().Hosts() {
 		for _, it := range host.Items() {

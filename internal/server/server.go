@@ -33,6 +33,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
@@ -112,7 +113,7 @@ type Server struct {
 	SNMPTraps *snmptrap.Receiver
 	// Runtime holds item states and interface availability (not
 	// persisted); pollers and the trapper write it, the API reads it.
-	Runtime *pipeline.Runtime
+	Runtime *itemstate.Registry
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 	// Poller schedules and runs polled checks (passive agents).
@@ -349,7 +350,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	s.Runtime = pipeline.NewRuntime()
+	s.Runtime = itemstate.New()
 	s.Pipeline, err = pipeline.New(pipeline.Options{
 		OnCommit: func(shard int, samples []history.Sample) {
 			s.ValueCache.Add(shard, samples)
@@ -362,7 +363,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		Metrics:     s.Metrics,
 		Logger:      log.With("component", "pipeline"),
 		Catalog:     s.Catalog.Snapshot,
-		Runtime:     s.Runtime,
+		ItemStates:  s.Runtime,
 		StatePath:   PreprocessStatePath(cfg.DataDir),
 	})
 	if err != nil {

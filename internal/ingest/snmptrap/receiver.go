@@ -14,7 +14,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
@@ -33,7 +33,7 @@ type Options struct {
 	// ItemStates, if set, receives the state of trap items: not
 	// supported for an invalid regular expression or a trap that does
 	// not convert to the item's value type.
-	ItemStates *pipeline.Runtime
+	ItemStates *itemstate.Registry
 	// Users are the SNMPv3 users whose traps are accepted; without
 	// them SNMPv3 traps are dropped.
 	Users []User
@@ -242,12 +242,12 @@ func (r *Receiver) handle(b []byte, from *net.UDPAddr, text []byte) []byte {
 			var s history.Sample
 			if err := preprocess.Value(it, text, &s); err != nil {
 				if r.opts.ItemStates != nil {
-					r.opts.ItemStates.SetItemState(it.ID, pipeline.ItemState{NotSupported: true, Error: err.Error(), Clock: t.recv.Unix()})
+					r.opts.ItemStates.SetItemState(it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: t.recv.Unix()})
 				}
 				continue
 			}
 			if r.opts.ItemStates != nil {
-				r.opts.ItemStates.SetItemState(it.ID, pipeline.ItemState{}) // normal again
+				r.opts.ItemStates.SetItemState(it.ID, itemstate.Item{}) // normal again
 			}
 			s.Clock, s.NS = t.recv.Unix(), int32(t.recv.Nanosecond())
 			out = append(out, s)
@@ -369,7 +369,7 @@ func newMatcher(snap *catalog.Snapshot) *matcher {
 // enabled snmptrap[regexp] item whose regexp matches text (or that has
 // none), else the snmptrap.fallback item. Items using another interface
 // of the host are left out, as Zabbix matches items by interface.
-func (m *matcher) itemsOf(f *catalog.Interface, text []byte, states *pipeline.Runtime) []*catalog.Item {
+func (m *matcher) itemsOf(f *catalog.Interface, text []byte, states *itemstate.Registry) []*catalog.Item {
 	items, ok := m.items[f.HostID]
 	if !ok {
 		if h := m.snap.HostByID(f.HostID); h != nil {
@@ -405,7 +405,7 @@ func (m *matcher) itemsOf(f *catalog.Interface, text []byte, states *pipeline.Ru
 // regexpOf compiles an snmptrap[regexp] key once per snapshot; a key
 // that is not snmptrap[...] or whose regexp does not compile makes the
 // item not supported.
-func (m *matcher) regexpOf(it *catalog.Item, states *pipeline.Runtime) (*regexp.Regexp, bool) {
+func (m *matcher) regexpOf(it *catalog.Item, states *itemstate.Registry) (*regexp.Regexp, bool) {
 	if re, ok := m.res[it.ID]; ok {
 		return re, true
 	}
@@ -434,7 +434,7 @@ func (m *matcher) regexpOf(it *catalog.Item, states *pipeline.Runtime) (*regexp.
 	}
 	m.bad[it.ID] = msg
 	if states != nil {
-		states.SetItemState(it.ID, pipeline.ItemState{NotSupported: true, Error: msg, Clock: time.Now().Unix()})
+		states.SetItemState(it.ID, itemstate.Item{NotSupported: true, Error: msg, Clock: time.Now().Unix()})
 	}
 	return nil, false
 }

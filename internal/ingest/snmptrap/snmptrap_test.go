@@ -14,7 +14,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
@@ -23,7 +23,7 @@ type fixture struct {
 	r   *Receiver
 	cat *catalog.Catalog
 	m   *selfmon.Registry
-	rt  *pipeline.Runtime
+	rt  *itemstate.Registry
 
 	mu  sync.Mutex
 	got map[uint64][]history.Sample
@@ -39,7 +39,7 @@ func newFixtureUsers(t *testing.T, users []User, hosts ...catalog.HostSpec) *fix
 	for i := range hosts {
 		hosts[i].Groups = []string{"Network"}
 	}
-	f := &fixture{cat: catalogtest.Open(t, catalog.Spec{Hosts: hosts}), m: selfmon.NewRegistry(), rt: pipeline.NewRuntime(), got: map[uint64][]history.Sample{}}
+	f := &fixture{cat: catalogtest.Open(t, catalog.Spec{Hosts: hosts}), m: selfmon.NewRegistry(), rt: itemstate.New(), got: map[uint64][]history.Sample{}}
 	var err error
 	f.r, err = New(Options{Listen: "127.0.0.1:0", Users: users, Snapshot: f.cat.Snapshot, ItemStates: f.rt, Metrics: f.m, Submit: func(s []history.Sample) error {
 		f.mu.Lock()

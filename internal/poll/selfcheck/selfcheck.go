@@ -46,7 +46,7 @@ type Figures struct {
 	// Snapshot returns the current catalog snapshot.
 	Snapshot func() *catalog.Snapshot
 	// CountNotSupported returns how many of the items keep accepts are
-	// not supported now: pipeline.Runtime.CountNotSupported.
+	// not supported now: itemstate.Registry.CountNotSupported.
 	CountNotSupported func(keep func(item uint64) bool) int
 	// Busy returns the busy meter of a process type (one of Processes);
 	// false if there is none.

@@ -1,36 +1,36 @@
-package pipeline
+package itemstate
 
 import (
 	"sync"
 	"testing"
 )
 
-func TestRuntimeItemState(t *testing.T) {
-	r := NewRuntime()
-	if s, ok := r.ItemState(7); ok || s != (ItemState{}) {
+func TestRegistryItemState(t *testing.T) {
+	r := New()
+	if s, ok := r.ItemState(7); ok || s != (Item{}) {
 		t.Fatalf("unknown item: got %+v, %v; want zero, false", s, ok)
 	}
-	ns := ItemState{NotSupported: true, Error: "Unsupported item key.", Clock: 100}
+	ns := Item{NotSupported: true, Error: "Unsupported item key.", Clock: 100}
 	r.SetItemState(7, ns)
 	if s, ok := r.ItemState(7); !ok || s != ns {
 		t.Fatalf("after set: got %+v, %v; want %+v, true", s, ok, ns)
 	}
 	// Another item in the same stripe is unaffected.
-	if _, ok := r.ItemState(7 + runtimeShards); ok {
+	if _, ok := r.ItemState(7 + stripes); ok {
 		t.Fatal("item in the same stripe reported a state")
 	}
-	r.SetItemState(7, ItemState{})
-	if s, ok := r.ItemState(7); ok || s != (ItemState{}) {
+	r.SetItemState(7, Item{})
+	if s, ok := r.ItemState(7); ok || s != (Item{}) {
 		t.Fatalf("after recovery: got %+v, %v; want no entry", s, ok)
 	}
-	r.SetItemState(8, ItemState{}) // normal item: stays absent
+	r.SetItemState(8, Item{}) // normal item: stays absent
 	if _, ok := r.ItemState(8); ok {
 		t.Fatal("setting a normal state created an entry")
 	}
 }
 
-func TestRuntimeAvailability(t *testing.T) {
-	r := NewRuntime()
+func TestRegistryAvailability(t *testing.T) {
+	r := New()
 	if a, ok := r.Availability(3); ok || a.Available != 0 {
 		t.Fatalf("unchecked interface: got %+v, %v", a, ok)
 	}
@@ -43,7 +43,7 @@ func TestRuntimeAvailability(t *testing.T) {
 	if a, _ := r.Availability(3); a != (Availability{Available: 1}) {
 		t.Fatalf("after recovery: got %+v", a)
 	}
-	r.SetItemState(3, ItemState{NotSupported: true, Error: "x"})
+	r.SetItemState(3, Item{NotSupported: true, Error: "x"})
 	r.Forget([]uint64{3}, []uint64{3})
 	if _, ok := r.Availability(3); ok {
 		t.Fatal("Forget kept the interface")
@@ -53,10 +53,10 @@ func TestRuntimeAvailability(t *testing.T) {
 	}
 }
 
-func TestRuntimePrune(t *testing.T) {
-	r := NewRuntime()
+func TestRegistryPrune(t *testing.T) {
+	r := New()
 	for id := uint64(1); id <= 10; id++ {
-		r.SetItemState(id, ItemState{NotSupported: true, Error: "x"})
+		r.SetItemState(id, Item{NotSupported: true, Error: "x"})
 		r.SetAvailability(id, Availability{Available: 2})
 	}
 	even := func(id uint64) bool { return id%2 == 0 }
@@ -73,10 +73,10 @@ func TestRuntimePrune(t *testing.T) {
 	}
 }
 
-// TestRuntimeConcurrent is for -race: writers and readers of overlapping
+// TestRegistryConcurrent is for -race: writers and readers of overlapping
 // IDs; each writer owns its IDs, so the final states are known.
-func TestRuntimeConcurrent(t *testing.T) {
-	r := NewRuntime()
+func TestRegistryConcurrent(t *testing.T) {
+	r := New()
 	const writers, ids = 4, 500
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -85,10 +85,10 @@ func TestRuntimeConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range ids {
 				id := uint64(i*writers + w)
-				r.SetItemState(id, ItemState{NotSupported: true, Error: "e", Clock: int64(id)})
+				r.SetItemState(id, Item{NotSupported: true, Error: "e", Clock: int64(id)})
 				r.SetAvailability(id, Availability{Available: 2, ErrorsFrom: int64(id)})
 				if i%2 == 0 {
-					r.SetItemState(id, ItemState{})
+					r.SetItemState(id, Item{})
 				}
 			}
 		}()
@@ -110,5 +110,26 @@ func TestRuntimeConcurrent(t *testing.T) {
 		if a, ok := r.Availability(id); !ok || a.ErrorsFrom != int64(id) {
 			t.Fatalf("interface %d: got %+v, %v", id, a, ok)
 		}
+	}
+}
+
+// Not-supported states are counted each time they are set, and counted
+// now among the items the caller keeps.
+func TestRegistryNotSupportedCounts(t *testing.T) {
+	r := New()
+	r.SetItemState(1, Item{NotSupported: true, Error: "a"})
+	r.SetItemState(1, Item{NotSupported: true, Error: "a"})
+	r.SetItemState(2, Item{NotSupported: true, Error: "b"})
+	r.SetItemState(3, Item{NotSupported: true, Error: "c"})
+	r.SetItemState(3, Item{})
+	r.SetItemState(4, Item{})
+	if n := r.NotSupportedTotal(); n != 4 {
+		t.Fatalf("NotSupportedTotal = %d; want 4", n)
+	}
+	if n := r.CountNotSupported(func(uint64) bool { return true }); n != 2 {
+		t.Fatalf("CountNotSupported(all) = %d; want 2", n)
+	}
+	if n := r.CountNotSupported(func(id uint64) bool { return id != 2 }); n != 1 {
+		t.Fatalf("CountNotSupported(not 2) = %d; want 1", n)
 	}
 }

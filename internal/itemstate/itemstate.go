@@ -1,13 +1,13 @@
-package pipeline
+package itemstate
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// ItemState is the runtime state of one item as Zabbix's item.get shows
+// Item is the runtime state of one item as Zabbix's item.get shows
 // it: state 0 ("normal") or 1 ("not supported") and the error text.
-type ItemState struct {
+type Item struct {
 	NotSupported bool
 	Error        string // why the item is not supported; "" when normal
 	Clock        int64  // unix seconds of the check that set the state; 0 = never
@@ -27,15 +27,15 @@ type Availability struct {
 	DisableUntil int64
 }
 
-// runtimeShards is the number of lock stripes of a Runtime. A power of
+// stripes is the number of lock stripes of a Registry. A power of
 // two so that the shard is a mask of the ID; 64 stripes keep pollers
 // and active-agent handlers writing different items from meeting on one
 // lock while costing 64 small maps.
-const runtimeShards = 64
+const stripes = 64
 
-// Runtime is the registry of item states and interface availabilities
+// Registry is the registry of item states and interface availabilities
 // that pollers and the active-agent server write and the API reads. It
-// is safe for concurrent use: IDs are striped over runtimeShards locks,
+// is safe for concurrent use: IDs are striped over stripes locks,
 // there is no global lock.
 //
 // It is not persisted: after a restart every item is normal and every
@@ -43,9 +43,9 @@ const runtimeShards = 64
 // also what Zabbix shows for an interface not yet checked. Only items
 // that are not supported and interfaces that were checked take memory;
 // a normal item has no entry.
-type Runtime struct {
-	items  [runtimeShards]itemStripe
-	ifaces [runtimeShards]ifaceStripe
+type Registry struct {
+	items  [stripes]itemStripe
+	ifaces [stripes]ifaceStripe
 	// notSupported counts the states set to not supported: every check
 	// or agent row that left its item not supported, as Zabbix's
 	// zabbix[wcache,values,not supported] counts them.
@@ -56,7 +56,7 @@ type Runtime struct {
 // stripes do not invalidate each other's line.
 type itemStripe struct {
 	mu sync.RWMutex
-	m  map[uint64]ItemState
+	m  map[uint64]Item
 	// n is len(m), kept so that the success path of every value (the
 	// pipeline's preprocessing clears states per value) costs an atomic
 	// load while no item of the stripe is in trouble, not a lock.
@@ -70,21 +70,21 @@ type ifaceStripe struct {
 	_  [64 - 32]byte
 }
 
-// NewRuntime returns an empty registry.
-func NewRuntime() *Runtime {
-	r := &Runtime{}
+// New returns an empty registry.
+func New() *Registry {
+	r := &Registry{}
 	for i := range r.items {
-		r.items[i].m = map[uint64]ItemState{}
+		r.items[i].m = map[uint64]Item{}
 		r.ifaces[i].m = map[uint64]Availability{}
 	}
 	return r
 }
 
-// SetItemState records the state of an item. Setting the zero ItemState
+// SetItemState records the state of an item. Setting the zero Item
 // (normal) removes the entry; for an item that is already normal it takes
 // a shared lock only, so the success path of every check may call it.
-func (r *Runtime) SetItemState(item uint64, s ItemState) {
-	st := &r.items[item&(runtimeShards-1)]
+func (r *Registry) SetItemState(item uint64, s Item) {
+	st := &r.items[item&(stripes-1)]
 	if !s.NotSupported && s.Error == "" {
 		if st.n.Load() == 0 {
 			return
@@ -112,13 +112,13 @@ func (r *Runtime) SetItemState(item uint64, s ItemState) {
 
 // NotSupportedTotal is how many times an item was set not supported
 // since the start (one per check or agent row that left it so).
-func (r *Runtime) NotSupportedTotal() uint64 { return r.notSupported.Load() }
+func (r *Registry) NotSupportedTotal() uint64 { return r.notSupported.Load() }
 
 // CountNotSupported returns how many items are not supported now, of
 // those for which keep returns true (the caller's enabled catalog
 // items: states of items that left are dropped lazily). It visits every
 // recorded state, one stripe lock at a time.
-func (r *Runtime) CountNotSupported(keep func(item uint64) bool) int {
+func (r *Registry) CountNotSupported(keep func(item uint64) bool) int {
 	n := 0
 	for i := range r.items {
 		st := &r.items[i]
@@ -135,8 +135,8 @@ func (r *Runtime) CountNotSupported(keep func(item uint64) bool) int {
 
 // ItemState returns the recorded state of an item; ok is false (and the
 // state the zero, normal one) if nothing is recorded.
-func (r *Runtime) ItemState(item uint64) (s ItemState, ok bool) {
-	st := &r.items[item&(runtimeShards-1)]
+func (r *Registry) ItemState(item uint64) (s Item, ok bool) {
+	st := &r.items[item&(stripes-1)]
 	st.mu.RLock()
 	s, ok = st.m[item]
 	st.mu.RUnlock()
@@ -144,8 +144,8 @@ func (r *Runtime) ItemState(item uint64) (s ItemState, ok bool) {
 }
 
 // SetAvailability records the availability of a host interface.
-func (r *Runtime) SetAvailability(iface uint64, a Availability) {
-	st := &r.ifaces[iface&(runtimeShards-1)]
+func (r *Registry) SetAvailability(iface uint64, a Availability) {
+	st := &r.ifaces[iface&(stripes-1)]
 	st.mu.Lock()
 	st.m[iface] = a
 	st.mu.Unlock()
@@ -153,8 +153,8 @@ func (r *Runtime) SetAvailability(iface uint64, a Availability) {
 
 // Availability returns the recorded availability of a host interface; ok
 // is false (and Available 0, unknown) if it was never checked.
-func (r *Runtime) Availability(iface uint64) (a Availability, ok bool) {
-	st := &r.ifaces[iface&(runtimeShards-1)]
+func (r *Registry) Availability(iface uint64) (a Availability, ok bool) {
+	st := &r.ifaces[iface&(stripes-1)]
 	st.mu.RLock()
 	a, ok = st.m[iface]
 	st.mu.RUnlock()
@@ -165,16 +165,16 @@ func (r *Runtime) Availability(iface uint64) (a Availability, ok bool) {
 // registry does not keep state of objects that no longer exist. Callers
 // pass IDs that left the catalog; unknown IDs are ignored. Prune does the
 // same for callers that only know what still exists.
-func (r *Runtime) Forget(items, ifaces []uint64) {
+func (r *Registry) Forget(items, ifaces []uint64) {
 	for _, id := range items {
-		st := &r.items[id&(runtimeShards-1)]
+		st := &r.items[id&(stripes-1)]
 		st.mu.Lock()
 		delete(st.m, id)
 		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
 	}
 	for _, id := range ifaces {
-		st := &r.ifaces[id&(runtimeShards-1)]
+		st := &r.ifaces[id&(stripes-1)]
 		st.mu.Lock()
 		delete(st.m, id)
 		st.mu.Unlock()
@@ -186,7 +186,7 @@ func (r *Runtime) Forget(items, ifaces []uint64) {
 // snapshot). It takes one stripe lock at a time, so writers of other
 // stripes go on; the cost is one call per recorded entry, and only items
 // that are not supported and interfaces that were checked have entries.
-func (r *Runtime) Prune(keepItem, keepIface func(id uint64) bool) (items, ifaces int) {
+func (r *Registry) Prune(keepItem, keepIface func(id uint64) bool) (items, ifaces int) {
 	for i := range r.items {
 		st := &r.items[i]
 		st.mu.Lock()
