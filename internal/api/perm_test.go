@@ -17,7 +17,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // permFixture is an API over the real auth store, a catalog and history:
@@ -44,13 +44,13 @@ type permFixture struct {
 // records what reaches it and accepts every value it knows the item of.
 type recordingPusher struct {
 	cat *catalog.Catalog
-	got []preprocess.RawValue
+	got []pipeline.RawValue
 }
 
-func (p *recordingPusher) Push(_ context.Context, vs []preprocess.RawValue) ([]preprocess.Result, error) {
+func (p *recordingPusher) Push(_ context.Context, vs []pipeline.RawValue) ([]pipeline.Result, error) {
 	p.got = append(p.got, vs...)
 	snap := p.cat.Snapshot()
-	res := make([]preprocess.Result, len(vs))
+	res := make([]pipeline.Result, len(vs))
 	for i, v := range vs {
 		it := snap.Item(v.ItemID)
 		if v.ItemID == 0 {

@@ -6,14 +6,14 @@ import (
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // Pusher stores history.push values with the trapper's validation; the
 // trapper implements it, and main wires it in (api does not import the
 // trapper).
 type Pusher interface {
-	Push(ctx context.Context, values []preprocess.RawValue) ([]preprocess.Result, error)
+	Push(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error)
 }
 
 // maxPushValues bounds one history.push request; the body limit bounds
@@ -50,7 +50,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	if len(ps) > maxPushValues {
 		return nil, errParams(`Invalid parameter "/": at most %d values per request.`, maxPushValues)
 	}
-	values := make([]preprocess.RawValue, len(ps))
+	values := make([]pipeline.RawValue, len(ps))
 	for i := range ps {
 		p := &ps[i]
 		v := &values[i]
@@ -107,7 +107,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	}
 	allowed := values
 	if denied != nil {
-		allowed = make([]preprocess.RawValue, 0, len(values))
+		allowed = make([]pipeline.RawValue, 0, len(values))
 		for i := range values {
 			if !denied[i] {
 				allowed = append(allowed, values[i])
@@ -140,7 +140,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 // pushDenied marks the values whose item's host the caller may not change
 // (nil: none, as for a super admin). A value naming an item that does not
 // exist is left to the trapper's checks, which give it their own error.
-func (s *Server) pushDenied(ctx context.Context, c *call, values []preprocess.RawValue) ([]bool, error) {
+func (s *Server) pushDenied(ctx context.Context, c *call, values []pipeline.RawValue) ([]bool, error) {
 	a, err := s.access(ctx, c)
 	if err != nil || a.all() {
 		return nil, err

@@ -12,11 +12,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // activeTypes is the set of item types active agents deliver values for.
-var activeTypes = preprocess.TypesOf(catalog.ZabbixAgentActive)
+var activeTypes = pipeline.TypesOf(catalog.ZabbixAgentActive)
 
 // maxLogSourceChars is Zabbix's limit on a log value's source.
 const maxLogSourceChars = 64
@@ -169,8 +168,8 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			// Zabbix acknowledges the request (the agent would resend it
 			// forever otherwise) and says why nothing was stored.
 			s.m.received.Add(uint64(len(rows)))
-			s.m.failed[refused(preprocess.UnknownHost)].Add(uint64(len(rows)))
-			s.valueFailed(refused(preprocess.UnknownHost), top.host, nil, nil)
+			s.m.failed[refused(pipeline.UnknownHost)].Add(uint64(len(rows)))
+			s.valueFailed(refused(pipeline.UnknownHost), top.host, nil, nil)
 			return successReply(cs, "unknown host '"+truncateForLog(string(top.host))+"'")
 		}
 	}
@@ -292,8 +291,8 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			}
 		}
 		if err := pipeline.Prepare(it, row.value, &sm); err != nil {
-			failed[refused(preprocess.BadValue)]++
-			s.itemFailed(refused(preprocess.BadValue), it, err)
+			failed[refused(pipeline.BadValue)]++
+			s.itemFailed(refused(pipeline.BadValue), it, err)
 			a.states = append(a.states, stateChange{it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: clock}})
 			continue
 		}
@@ -392,18 +391,18 @@ func (s *Server) agentRowItem(snap *catalog.Snapshot, host *catalog.Host, row *s
 		return nil, failBadClock
 	}
 	var it *catalog.Item
-	var r preprocess.Refusal
+	var r pipeline.Refusal
 	if host != nil {
 		if e == nil || e.has&hasItemID == 0 {
 			s.idFailed(failMissingField, host, 0)
 			return nil, failMissingField
 		}
-		it, r = preprocess.ItemByID(snap, e.itemID, activeTypes)
+		it, r = pipeline.ItemByID(snap, e.itemID, activeTypes)
 		if it != nil && it.HostID != host.ID {
 			// Another host's item: as unknown as one that does not exist.
-			it, r = nil, preprocess.UnknownItem
+			it, r = nil, pipeline.UnknownItem
 		}
-		if r != preprocess.Accepted {
+		if r != pipeline.Accepted {
 			s.idFailed(refused(r), host, e.itemID)
 			return nil, refused(r)
 		}
@@ -413,8 +412,8 @@ func (s *Server) agentRowItem(snap *catalog.Snapshot, host *catalog.Host, row *s
 		s.valueFailed(failMissingField, row.host, row.key, nil)
 		return nil, failMissingField
 	}
-	it, r = preprocess.ItemByKey(snap, str(row.host), str(row.key), activeTypes)
-	if r != preprocess.Accepted {
+	it, r = pipeline.ItemByKey(snap, str(row.host), str(row.key), activeTypes)
+	if r != pipeline.Accepted {
 		s.valueFailed(refused(r), row.host, row.key, nil)
 		return nil, refused(r)
 	}

@@ -1,21 +1,22 @@
 // Package ingest owns Peregrine's Zabbix trapper listener: it accepts TCP
 // connections, reads ZBXD frames (package zbx), decodes "sender data"
-// requests, checks every value against the catalog snapshot, prepares it
-// with pipeline.Prepare (the same for every way in: converted to its
-// item's value type with package preprocess's rules, or, for an item
+// requests, and hands every value to the pipeline's one way in:
+// pipeline.ItemByKey (the item exists and accepts it), pipeline.Prepare
+// (converted to its item's value type with package preprocess's rules,
+// or, for an item
 // with preprocessing steps or dependent items, handed to the pipeline
 // shard as text, where the steps run and a failure makes the item not
 // supported instead of failing the value), hands the accepted values to the pipeline and
 // answers with the reply the real Zabbix server gives once the pipeline
 // has acknowledged them. Server.Push applies the same rules to the API's
-// history.push values (preprocess.RawValue); the API reaches it through
+// history.push values (pipeline.RawValue); the API reaches it through
 // its own Pusher interface and does not import this package.
 //
 // Active agents (spec §4) use the same port, connections and memory
 // rules: "active checks" gets the host's enabled items of type Zabbix
 // agent (active) with itemid, delay, and lastlogsize/mtime of log items
-// (active.go); "agent data" values go through preprocess (type Zabbix
-// agent (active) only) and the pipeline exactly as sender data does
+// (active.go); "agent data" values go through the same
+// acceptance (type Zabbix agent (active) only) and the pipeline exactly as sender data does
 // (agentdata.go); "active check heartbeat" is counted and gets no reply.
 // What an agent says about itself (host_metadata, ip, port, interface,
 // version), for known and unknown hosts, is kept in memory for the most

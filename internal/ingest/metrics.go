@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -48,17 +48,17 @@ const (
 	failDuplicate  // an agent row retransmitted (its session's id already stored)
 	failBadField   // an agent row field of the wrong type (itemid, id, state, ...)
 	failTLS        // the host does not accept this connection (tls_accept, tls_issuer, tls_subject)
-	failRefused    // failRefused-1+r is preprocess.Refusal r (r >= 1)
-	numFailReasons = failRefused + failReason(preprocess.NumRefusals) - 1
+	failRefused    // failRefused-1+r is pipeline.Refusal r (r >= 1)
+	numFailReasons = failRefused + failReason(pipeline.NumRefusals) - 1
 )
 
 // refused maps a preprocess refusal (not Accepted) to its fail reason.
-func refused(r preprocess.Refusal) failReason { return failRefused - 1 + failReason(r) }
+func refused(r pipeline.Refusal) failReason { return failRefused - 1 + failReason(r) }
 
 var failReasonNames = func() (n [numFailReasons]string) {
 	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
 	n[failDuplicate], n[failBadField], n[failTLS] = "duplicate", "bad_field", "tls_refused"
-	for r := preprocess.Refusal(1); r < preprocess.NumRefusals; r++ {
+	for r := pipeline.Refusal(1); r < pipeline.NumRefusals; r++ {
 		n[refused(r)] = r.String()
 	}
 	return

@@ -7,18 +7,17 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // pushMessages words each refusal for an API client, as Zabbix's
 // history.push does; an unknown host reads like an unknown item so that
 // the API does not tell which names exist.
-var pushMessages = [preprocess.NumRefusals]string{
-	preprocess.UnknownHost:   "No permissions to referred object or it does not exist.",
-	preprocess.UnknownItem:   "No permissions to referred object or it does not exist.",
-	preprocess.HostDisabled:  "Host is not monitored.",
-	preprocess.WrongItemType: "Item is not a trapper item.",
-	preprocess.ItemDisabled:  "Item is disabled.",
+var pushMessages = [pipeline.NumRefusals]string{
+	pipeline.UnknownHost:   "No permissions to referred object or it does not exist.",
+	pipeline.UnknownItem:   "No permissions to referred object or it does not exist.",
+	pipeline.HostDisabled:  "Host is not monitored.",
+	pipeline.WrongItemType: "Item is not a trapper item.",
+	pipeline.ItemDisabled:  "Item is disabled.",
 }
 
 const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..999999999."
@@ -33,14 +32,14 @@ const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..99
 //
 // The returned error is a store failure: then nothing of the request is
 // acknowledged.
-func (s *Server) Push(ctx context.Context, values []preprocess.RawValue) ([]preprocess.Result, error) {
+func (s *Server) Push(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error) {
 	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now())
 }
 
 // push is Push without the Server, so that its rules are testable alone.
 // s may be nil (no counting, no logging).
-func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []preprocess.RawValue, recv time.Time) ([]preprocess.Result, error) {
-	out := make([]preprocess.Result, len(values))
+func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []pipeline.RawValue, recv time.Time) ([]pipeline.Result, error) {
+	out := make([]pipeline.Result, len(values))
 	samples := make([]history.Sample, 0, len(values))
 	var failed [numFailReasons]int
 	st := newStamper(recv)
@@ -78,22 +77,22 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 }
 
 // checkPush applies the trapper's per-value rules to one pushed value.
-func checkPush(snap *catalog.Snapshot, v *preprocess.RawValue, sm *history.Sample) (failReason, string) {
+func checkPush(snap *catalog.Snapshot, v *pipeline.RawValue, sm *history.Sample) (failReason, string) {
 	if v.Clock > maxClock || v.NS > 999999999 || (v.Clock < 0 && v.Clock != -1) || (v.NS < 0 && v.NS != -1) {
 		return failBadClock, pushBadClock
 	}
 	var it *catalog.Item
-	var r preprocess.Refusal
+	var r pipeline.Refusal
 	if v.ItemID != 0 {
-		it, r = preprocess.ItemByID(snap, v.ItemID, preprocess.TrapperTypes)
+		it, r = pipeline.ItemByID(snap, v.ItemID, pipeline.TrapperTypes)
 	} else {
-		it, r = preprocess.ItemByKey(snap, v.Host, v.Key, preprocess.TrapperTypes)
+		it, r = pipeline.ItemByKey(snap, v.Host, v.Key, pipeline.TrapperTypes)
 	}
-	if r != preprocess.Accepted {
+	if r != pipeline.Accepted {
 		return refused(r), pushMessages[r]
 	}
 	if err := pipeline.Prepare(it, v.Value, sm); err != nil {
-		return refused(preprocess.BadValue), "Invalid value: " + err.Error() + "."
+		return refused(pipeline.BadValue), "Invalid value: " + err.Error() + "."
 	}
 	return 0, ""
 }

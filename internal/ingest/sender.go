@@ -7,7 +7,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
@@ -25,7 +24,7 @@ func str(b []byte) string {
 
 // senderData processes a "sender data" request and returns the reply.
 //
-// Per value, as the Zabbix trapper (the rules are preprocess.ItemByKey's):
+// Per value, as the Zabbix trapper (the rules are pipeline.ItemByKey's):
 // the host must exist and be monitored, the item must exist on it, be a
 // trapper item and be enabled; otherwise the value counts as failed and
 // the rest are still processed. Unlike Zabbix, which counts a value that
@@ -127,8 +126,8 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 		}
 	}
 	host, key := row.host, row.key
-	it, r := preprocess.ItemByKey(snap, str(host), str(key), preprocess.TrapperTypes)
-	if r != preprocess.Accepted {
+	it, r := pipeline.ItemByKey(snap, str(host), str(key), pipeline.TrapperTypes)
+	if r != pipeline.Accepted {
 		s.valueFailed(refused(r), host, key, nil)
 		return refused(r), false
 	}
@@ -139,8 +138,8 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 		return failTLS, false
 	}
 	if err := pipeline.Prepare(it, row.value, sm); err != nil {
-		s.valueFailed(refused(preprocess.BadValue), host, key, err)
-		return refused(preprocess.BadValue), false
+		s.valueFailed(refused(pipeline.BadValue), host, key, err)
+		return refused(pipeline.BadValue), false
 	}
 	return 0, true
 }

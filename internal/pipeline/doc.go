@@ -1,5 +1,26 @@
 // Package pipeline moves accepted values from ingest to the history store.
 //
+// One way in: every source of values (the trapper's sender data, the
+// API's history.push, active agents, pollers, SNMP traps, and the ways
+// to come: proxies, discovery) enters through this package's intake, in
+// this order, and nowhere else converts or preprocesses a value:
+//
+//   - acceptance (accept.go): ItemByKey or ItemByID finds the item and
+//     applies Zabbix's trapper rules in its order (host exists and is
+//     monitored, item exists, its type is one the way in delivers
+//     (Types), item enabled); a refusal is a Refusal, whose String is
+//     the metric label. A way in may add its own rules after it (the
+//     trapper's TLS check, an active agent's session).
+//   - Prepare (or PrepareError for a failed check): conversion to the
+//     item's value type, or, for an item with preprocessing steps or
+//     dependent items, the text handed on as a Raw sample.
+//   - Submit, per batch: preprocessing and dependent items in the
+//     item's shard, the store write, the commit hook, acknowledgement.
+//
+// internal/buildcheck's layer test fails if a package other than this
+// one (and the API's preprocessing.test, which traces steps without
+// storing) calls package preprocess's conversion or step functions.
+//
 // Values are routed by item id to one of N shards (N defaults to the CPU
 // count). Each shard owns a bounded queue, the per-item state that
 // triggers and the API read (last and previous value), and two

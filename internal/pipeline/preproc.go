@@ -36,8 +36,8 @@ func InShard(it *catalog.Item) bool {
 }
 
 // Prepare readies raw, the text of a value for the accepted item it, for
-// Submit: every way in (trapper, history.push, active agents, pollers)
-// calls it, so the rules live in one place. s gets ItemID and the value;
+// Submit: every way in (trapper, history.push, active agents, pollers,
+// SNMP traps) calls it, so the rules live in one place. s gets ItemID and the value;
 // the caller sets the timestamp.
 //
 // An item with steps or dependents gets a Raw sample whose S aliases

@@ -5,11 +5,11 @@
 // poll/tcpsvc and poll/http for simple checks and the HTTP agent,
 // poll/calc for calculated items, poll/external for external checks and
 // Nagios plugins) and
-// brings the results the trapper's way: acceptance by package
-// preprocess, pipeline.Prepare (conversion, or the text for the shard's
+// brings the results the trapper's way, the pipeline's one way in:
+// acceptance (pipeline.ItemByID), pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline
 // (Options.Submit); item states and interface availability go to the
-// pipeline's Runtime. The state of an item with steps or dependents is
+// itemstate.Registry. The state of an item with steps or dependents is
 // set by the shard from the steps' result, and its failed checks go to
 // the shard too (for "Check for not supported value" steps and the
 // dependents).

@@ -7,7 +7,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // maxTake bounds the results one worker takes at once, so that the
@@ -66,8 +65,8 @@ func (s *Scheduler) process(batch []*Result) {
 		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
 		switch r.Status {
 		case OK:
-			it, ref := preprocess.ItemByID(snap, r.ItemID, s.accept)
-			if ref != preprocess.Accepted {
+			it, ref := pipeline.ItemByID(snap, r.ItemID, s.accept)
+			if ref != pipeline.Accepted {
 				s.m.dropped.Inc()
 				continue
 			}
@@ -89,7 +88,7 @@ func (s *Scheduler) process(batch []*Result) {
 			}
 			stored = append(stored, r)
 		case NotSupported:
-			if it, ref := preprocess.ItemByID(snap, r.ItemID, s.accept); ref == preprocess.Accepted {
+			if it, ref := pipeline.ItemByID(snap, r.ItemID, s.accept); ref == pipeline.Accepted {
 				var sm history.Sample
 				if pipeline.PrepareError(it, r.Error, &sm) {
 					sm.Clock, sm.NS = c.clock, 0

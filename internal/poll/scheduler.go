@@ -13,8 +13,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -205,7 +205,7 @@ type Scheduler struct {
 	wakeWork chan struct{} // 1-buffered: "results are waiting"
 
 	ctx           context.Context
-	accept        preprocess.Types
+	accept        pipeline.Types
 	throttle      *selfmon.LogThrottle
 	queue         queueGauge
 	inFlightGauge atomic.Int64
@@ -238,7 +238,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.lanes = append(s.lanes, l)
 		s.laneOf[typ] = l
 		s.types[typ] = true
-		s.accept |= preprocess.TypesOf(typ)
+		s.accept |= pipeline.TypesOf(typ)
 	}
 	s.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	noIface := map[catalog.ItemType]bool{}

@@ -1,18 +1,15 @@
-// Package preprocess owns what happens to a value between the way it came
-// in and the pipeline: which item it belongs to, whether that item
-// accepts it, and its conversion to the item's value type.
+// Package preprocess owns the rules that turn a value's text into what
+// is stored: its conversion to the item's value type and the item's
+// preprocessing steps. It applies them to one value at a time and keeps
+// no state of its own (the caller owns each item's step State).
 //
-// Today that is three things, the first two used by every way in (the
-// trapper's sender data, the API's history.push and, later, the pollers)
-// so that the rules are written once:
+// Which item a value belongs to and whether it accepts it is the
+// pipeline's intake (pipeline.ItemByKey, pipeline.ItemByID), which
+// every way in goes through and which calls this package; nothing else
+// calls Convert or Run on values to be stored (internal/buildcheck
+// enforces it). The parts:
 //
-//   - Acceptance: ItemByKey and ItemByID find the item and check, in the
-//     Zabbix trapper's order, that its host exists and is monitored, the
-//     item exists, its type is one the way in delivers (Types: trapper
-//     items for sender data and history.push; a poller passes its own
-//     types) and it is enabled. A refusal is a Refusal value, whose
-//     String is the metric label the callers count it under.
-//   - Conversion: Convert (and Value, which also sets the item ID) turns
+//   - Conversion: Convert turns
 //     a value's text into a float, unsigned, character, text or log
 //     value with Zabbix's rules (what is a number, how long a string may
 //     be, what becomes of invalid UTF-8).

@@ -176,3 +176,70 @@ func TestSNMPAvailability(t *testing.T) {
 		return a.Available == 1 && a.Error == ""
 	})
 }
+
+// TestIntegrationSNMPTrapPreprocessing sends a trap with the real
+// snmptrap to an SNMP trap item with a regular expression step and a
+// dependent item: traps take the one way into the pipeline that every
+// value takes, so the step runs on the trap text (the item stores what
+// it extracted, not the text) and the dependent item gets a value from
+// the master's. A second trap whose text the step cannot match makes
+// the item not supported with the step's error, and its dependent too,
+// as a failed step does for a trapper item. (Traps used to be converted
+// in the receiver and handed to the store directly: the item stored the
+// whole text and the dependent never got a value.)
+func TestIntegrationSNMPTrapPreprocessing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs the real snmptrap")
+	}
+	trapKey := `snmptrap["\.1\.3\.6\.1\.6\.3\.1\.1\.5\.3"]`
+	s := startServerTraps(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "sw", Groups: []string{"Network"},
+		Interfaces: []catalog.InterfaceSpec{{Type: "snmp", IP: "127.0.0.1", Details: map[string]string{"version": "2", "community": "public"}}},
+		Items: []catalog.ItemSpec{
+			// ifDescr of the interface that went down: .1.3.6.1.2.1.2.2.1.2.N type=4 value=STRING: "eth0"
+			{Key: trapKey, Type: "snmp_trap", ValueType: "character", Preprocessing: []catalog.PreprocSpec{
+				{Type: "REGEX", Parameters: []string{`\.1\.3\.6\.1\.2\.1\.2\.2\.1\.2\.(\d+) +type=4 +value=STRING: "([^"]*)"`, `\1:\2`}}}},
+			{Key: "link.index", Type: "dependent", ValueType: "unsigned", MasterItem: &catalog.MasterItemSpec{Key: trapKey},
+				Preprocessing: []catalog.PreprocSpec{{Type: "REGEX", Parameters: []string{`^(\d+):`, `\1`}}}},
+		}}}}, nil)
+	send := func(varbinds ...string) {
+		args := append([]string{"-v", "2c", "-c", "public", s.SNMPTraps.Addr().String(), "", "1.3.6.1.6.3.1.1.5.3"}, varbinds...)
+		testutil.SendTrap(t, args...)
+	}
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		end := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(end) {
+				t.Fatalf("10 s after snmptrap: %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	send("1.3.6.1.2.1.2.2.1.1.7", "i", "7", "1.3.6.1.2.1.2.2.1.2.7", "s", "eth7")
+	wait("a value in both items", func() bool {
+		return len(s.readItem(t, "sw", trapKey)) > 0 && len(s.readItem(t, "sw", "link.index")) > 0
+	})
+	if v := s.readItem(t, "sw", trapKey)[0]; v.S != "7:eth7" {
+		t.Fatalf("trap item stored %q; want the regex step's output 7:eth7", v.S)
+	}
+	if v := s.readItem(t, "sw", "link.index")[0]; v.U != 7 {
+		t.Fatalf("dependent item stored %+v; want 7", v)
+	}
+
+	// No ifDescr varbind: the step does not match, so both items become
+	// not supported, and nothing more is stored.
+	send("1.3.6.1.2.1.2.2.1.1.8", "i", "8")
+	snap := s.Catalog.Snapshot()
+	master, dep := snap.Lookup("sw", trapKey).ID, snap.Lookup("sw", "link.index").ID
+	wait("both items not supported", func() bool {
+		m, _ := s.Runtime.ItemState(master)
+		d, _ := s.Runtime.ItemState(dep)
+		return m.NotSupported && d.NotSupported
+	})
+	if m, _ := s.Runtime.ItemState(master); !strings.Contains(m.Error, "cannot perform regular expression") {
+		t.Errorf("trap item's error %q; want the regex step's", m.Error)
+	}
+	if n, d := len(s.readItem(t, "sw", trapKey)), len(s.readItem(t, "sw", "link.index")); n != 1 || d != 1 {
+		t.Fatalf("after the failing trap: %d and %d values; want 1 and 1", n, d)
+	}
+}

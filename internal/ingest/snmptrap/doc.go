@@ -5,7 +5,7 @@
 //
 // Why here and not under poll/snmp: traps are pushed by devices, like
 // sender and active-agent data; nothing schedules them. The package
-// shares the trapper's path into storage (preprocess conversion, then a
+// takes the trapper's way into the pipeline (pipeline.Prepare, then a
 // durable Submit) and none of the scheduler's, so it sits with ingest.
 //
 // Decoding: SNMPv1 Trap-PDUs and SNMPv2c SNMPv2-Trap and InformRequest
@@ -41,9 +41,13 @@
 // community, errorindex, requestid, and the v1 header's enterprise,
 // agentaddress, generictrap, specifictrap, uptime), then "VARBINDS:"
 // with one line per variable, "<OID> type=<BER type> value=<net-snmp
-// rendering>" (OIDs numeric: no MIBs are loaded). It is converted to the
-// item's value type (text and log items take it whole) and stamped with
-// the receive time.
+// rendering>" (OIDs numeric: no MIBs are loaded). It is stamped with the receive
+// time and prepared as every value is (pipeline.Prepare): converted to
+// the item's value type (text and log items take it whole), or, for an
+// item with preprocessing steps or dependent items, passed as text to
+// the item's pipeline shard, which runs the steps, feeds the dependents
+// and sets the item's state (a Raw value is copied, since it waits in
+// the queue while the read buffer is reused).
 //
 // Concurrency: Run reads the socket on one goroutine, which decodes,
 // matches and queues values; a second goroutine stores them in batches,

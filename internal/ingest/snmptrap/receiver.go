@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
 )
@@ -240,13 +241,19 @@ func (r *Receiver) handle(b []byte, from *net.UDPAddr, text []byte) []byte {
 		}
 		for _, it := range items {
 			var s history.Sample
-			if err := preprocess.Value(it, text, &s); err != nil {
+			if err := pipeline.Prepare(it, text, &s); err != nil {
 				if r.opts.ItemStates != nil {
 					r.opts.ItemStates.SetItemState(it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: t.recv.Unix()})
 				}
 				continue
 			}
-			if r.opts.ItemStates != nil {
+			if s.Type == pipeline.Raw {
+				// The item's steps and dependents run in its shard, which
+				// also sets its state. The Raw text aliases text, reused
+				// for the next datagram while this value waits in the
+				// queue: it gets its own copy.
+				s.S = strings.Clone(s.S)
+			} else if r.opts.ItemStates != nil {
 				r.opts.ItemStates.SetItemState(it.ID, itemstate.Item{}) // normal again
 			}
 			s.Clock, s.NS = t.recv.Unix(), int32(t.recv.Nanosecond())

@@ -1,10 +1,9 @@
-package preprocess
+package pipeline
 
 import (
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
 // Types is a set of item types: the types a way in may deliver values
@@ -97,10 +96,20 @@ func accept(it *catalog.Item, types Types) Refusal {
 	return Accepted
 }
 
-// Value converts raw for the accepted item it into s: s.ItemID, s.Type
-// and the value (see Convert). The error is a *ConvertError; its Refusal
-// is BadValue.
-func Value(it *catalog.Item, raw []byte, s *history.Sample) error {
-	s.ItemID = it.ID
-	return Convert(it.ValueType, raw, s)
+// RawValue is one value of a request that names its item itself, as
+// history.push (Zabbix 7.0's JSON ingest) does: by ItemID, or by Host and
+// Key when ItemID is 0.
+type RawValue struct {
+	ItemID    uint64
+	Host, Key string
+	Value     []byte // the value's text, as a sender would send it
+	Clock     int64  // Unix seconds; -1: the receive time
+	NS        int64  // -1: absent
+}
+
+// Result is the outcome of one RawValue: the item it was stored for, or
+// why it was refused, worded for the client.
+type Result struct {
+	ItemID uint64
+	Err    string
 }
