@@ -47,7 +47,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzAgentData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSamples$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/record/
-	$(GO) test -run '^$$' -fuzz '^FuzzReplay$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/wal/
+	$(GO) test -run '^$$' -fuzz '^FuzzReplay$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/wal/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndexV2$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/

@@ -12,8 +12,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // The fixture's data (see newFixture): f1 at clocks 1000, 1002, ...,

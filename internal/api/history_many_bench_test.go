@@ -13,8 +13,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // manyItemsServer serves, over HTTP on loopback, the API over an embedded

@@ -27,7 +27,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
@@ -47,6 +46,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 	"github.com/peregrine-mon/peregrine/internal/web"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/record"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // Defaults for zero Options fields.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/record"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 const stripes = 64
