@@ -39,7 +39,7 @@ FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadFrame$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/itemkey/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/snmp/snmpoid/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/snmpoid/
 	$(GO) test -run '^$$' -fuzz '^FuzzResponse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/snmp/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrap$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/snmptrap/
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
@@ -72,7 +72,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTripFloats$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTripUints$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTripStrings$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/delay/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/delay/
 	$(GO) test -run '^$$' -fuzz '^FuzzReply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/agent/
 	$(GO) test -run '^$$' -fuzz '^FuzzFormatDN$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/zbxtls/
 	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/preprocess/jsonpath/

@@ -13,9 +13,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // Catalog is what the scheduler needs of the catalog: the current
