@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // permFixture is an API over the real auth store, a catalog and history:

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 func step(typ string, params ...string) catalog.PreprocSpec {
