@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // Alert statuses (Zabbix's alert "status").

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // newTestServer serves the API over reader for a catalog of one host "h1"

@@ -9,10 +9,10 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // FuzzRequest sends arbitrary bodies to the JSON-RPC handler: whatever

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // countingStore counts the counting passes history.get asks for: a

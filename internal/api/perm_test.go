@@ -14,10 +14,9 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // permFixture is an API over the real auth store, a catalog and history:
@@ -44,13 +43,13 @@ type permFixture struct {
 // records what reaches it and accepts every value it knows the item of.
 type recordingPusher struct {
 	cat *catalog.Catalog
-	got []pipeline.RawValue
+	got []PushValue
 }
 
-func (p *recordingPusher) Push(_ context.Context, vs []pipeline.RawValue) ([]pipeline.Result, error) {
+func (p *recordingPusher) Push(_ context.Context, vs []PushValue) ([]PushResult, error) {
 	p.got = append(p.got, vs...)
 	snap := p.cat.Snapshot()
-	res := make([]pipeline.Result, len(vs))
+	res := make([]PushResult, len(vs))
 	for i, v := range vs {
 		it := snap.Item(v.ItemID)
 		if v.ItemID == 0 {

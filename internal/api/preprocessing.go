@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // preprocessing.test runs preprocessing steps on a value given in the

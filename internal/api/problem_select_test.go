@@ -15,9 +15,9 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // TestProblemSelectMatchesFullSort checks problem.get's ordered walk

@@ -6,14 +6,32 @@ import (
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/pipeline"
 )
 
 // Pusher stores history.push values with the trapper's validation; the
-// trapper implements it, and main wires it in (api does not import the
-// trapper).
+// trapper implements it, and main wires it in. The API owns the value
+// types so that it imports neither the trapper nor the pipeline: a
+// reader never depends on the value path (internal/buildcheck's layers).
 type Pusher interface {
-	Push(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error)
+	Push(ctx context.Context, values []PushValue) ([]PushResult, error)
+}
+
+// PushValue is one value of a history.push request, which names its item
+// itself: by ItemID, or by Host and Key when ItemID is 0. It has the
+// fields of PushValue, which the wiring converts it to.
+type PushValue struct {
+	ItemID    uint64
+	Host, Key string
+	Value     []byte // the value's text, as a sender would send it
+	Clock     int64  // Unix seconds; -1: the receive time
+	NS        int64  // -1: absent
+}
+
+// PushResult is the outcome of one PushValue: the item it was stored
+// for, or why it was refused, worded for the client.
+type PushResult struct {
+	ItemID uint64
+	Err    string
 }
 
 // maxPushValues bounds one history.push request; the body limit bounds
@@ -50,7 +68,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	if len(ps) > maxPushValues {
 		return nil, errParams(`Invalid parameter "/": at most %d values per request.`, maxPushValues)
 	}
-	values := make([]pipeline.RawValue, len(ps))
+	values := make([]PushValue, len(ps))
 	for i := range ps {
 		p := &ps[i]
 		v := &values[i]
@@ -107,7 +125,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 	}
 	allowed := values
 	if denied != nil {
-		allowed = make([]pipeline.RawValue, 0, len(values))
+		allowed = make([]PushValue, 0, len(values))
 		for i := range values {
 			if !denied[i] {
 				allowed = append(allowed, values[i])
@@ -140,7 +158,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 // pushDenied marks the values whose item's host the caller may not change
 // (nil: none, as for a super admin). A value naming an item that does not
 // exist is left to the trapper's checks, which give it their own error.
-func (s *Server) pushDenied(ctx context.Context, c *call, values []pipeline.RawValue) ([]bool, error) {
+func (s *Server) pushDenied(ctx context.Context, c *call, values []PushValue) ([]bool, error) {
 	a, err := s.access(ctx, c)
 	if err != nil || a.all() {
 		return nil, err

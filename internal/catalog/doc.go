@@ -33,7 +33,7 @@
 //   - SNMP (schema version 7): SNMP interfaces' details are validated
 //     with Zabbix 6.0's rules and stored complete (iface.go,
 //     checkSNMPDetails); SNMP agent items carry snmp_oid, validated by
-//     package poll/snmp/snmpoid; SNMP trap items (type 17,
+//     package zbx/snmpoid; SNMP trap items (type 17,
 //     snmptrap[regex] and snmptrap.fallback) are pushed like trapper
 //     items (delay "0") and use the host's SNMP interface.
 //   - Host encryption settings (Host.TLS, Zabbix's tls_connect,
@@ -131,7 +131,7 @@
 // preprocessing: those packages look items up in a Snapshot and keep their
 // own per-item state keyed by Item.ID. It does not schedule checks; it
 // validates polled items' update intervals with the scheduler's parser
-// (internal/poll/delay, a pure package) so that what it stores can be
+// (internal/zbx/delay, a pure package) so that what it stores can be
 // scheduled.
 //
 // # Concurrency contract

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // Limits on the time periods of an item, from the Zabbix item form.
@@ -36,7 +36,7 @@ func parseRetention(s string, min int64) (int64, error) {
 // main interval is a time value of at most one day. A main interval of 0
 // needs a custom interval unless the item is not polled (trapper). For
 // polled items the whole interval must then also parse with the
-// scheduler's parser (internal/poll/delay), so that a flexible or
+// scheduler's parser (internal/zbx/delay), so that a flexible or
 // scheduling interval the poller could not use is refused when it is
 // configured; a trapper's delay is never used and only checked as above.
 //

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
-	"github.com/peregrine-mon/peregrine/internal/poll/snmp/snmpoid"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
+	"github.com/peregrine-mon/peregrine/internal/zbx/snmpoid"
 	"io"
 	"os"
 	"strconv"
@@ -127,7 +127,7 @@ type ItemSpec struct {
 	// SNMPOID is what an snmp_agent item asks: a numeric OID
 	// ("1.3.6.1.2.1.1.3.0"), a known MIB name ("IF-MIB::ifInOctets.1"),
 	// a dynamic index or discovery[...] (Zabbix 6.0's forms, see
-	// package poll/snmp/snmpoid). Required for snmp_agent items,
+	// package zbx/snmpoid). Required for snmp_agent items,
 	// ignored for the others.
 	SNMPOID string `yaml:"snmp_oid"`
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"errors"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 	"os"
 	"path/filepath"
 	"strings"

@@ -240,7 +240,7 @@ type Item struct {
 	// server's default.
 	Timeout string
 	// SNMPOID is an SNMP agent item's snmp_oid as configured (validated
-	// by package poll/snmp/snmpoid); "" for other types.
+	// by package zbx/snmpoid); "" for other types.
 	SNMPOID string
 	// MasterItemID is the master of a dependent item (type 18): another
 	// item of the same host whose values, after its own preprocessing,

@@ -17,7 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // Config is the whole server configuration. The YAML field names are the

@@ -6,7 +6,7 @@
 // # What it owns
 //
 //   - The directory Options.Dir: one write-ahead log per UTC day
-//     (internal/history/engine/wal framing and fsync policies), each
+//     (internal/wal framing and fsync policies), each
 //     starting with a carry record of the open problems and trigger
 //     runtimes so that older days can be deleted whole.
 //   - Durability: Commit returns nil only once its batch is durable under

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // fixture: a catalog with two hosts and a trigger each, an event store,

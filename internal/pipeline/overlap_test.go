@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // gatedFixture is a one-shard pipeline over preprocSpec whose store

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // go test -run '^$' -bench Dependents100K -count 6 ./internal/pipeline/

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 func step(typ string, params ...string) catalog.PreprocSpec {
@@ -219,7 +220,7 @@ func TestPreprocessStateSurvivesRestart(t *testing.T) {
 		t.Fatalf("after a restart without state: stored %q, want nothing", got)
 	}
 	// A damaged file is refused as a whole and the pipeline starts anyway.
-	writeFileAtomic(path, []byte("PRGNPPS1garbage!"))
+	fsutil.WriteFileAtomic(path, []byte("PRGNPPS1garbage!"), 0o600)
 	if got := run(path, 130, "70"); len(got) != 0 {
 		t.Fatalf("with a damaged state file: stored %q, want the first value discarded", got)
 	}

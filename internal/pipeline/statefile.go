@@ -8,10 +8,10 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
@@ -92,7 +92,7 @@ func (p *Pipeline) SaveState() error {
 		}
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
-	if err := writeFileAtomic(path, b); err != nil {
+	if err := fsutil.WriteFileAtomic(path, b, 0o600); err != nil {
 		return fmt.Errorf("pipeline: cannot save the preprocessing state to %s: %w", path, err)
 	}
 	p.opts.Logger.Debug("preprocessing state saved", "path", path, "items", items, "bytes", len(b))
@@ -168,35 +168,4 @@ func (p *Pipeline) loadState() (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// writeFileAtomic replaces path by b: written to a temporary file beside
-// it, synced, renamed over it, and the directory synced, so that a crash
-// leaves the old file or the new one, never a part.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
@@ -20,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // system is a scheduler with the real agent checker, a real pipeline

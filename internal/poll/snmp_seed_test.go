@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // SNMP items with a plain OID are seeded by their interface, as Zabbix

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
 )
 

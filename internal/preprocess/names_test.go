@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // TestExportNamesMatchCatalogImport: the catalog's import reads the same

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // What the ClickHouse backend offers the server: trends, retention,

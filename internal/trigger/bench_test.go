@@ -15,9 +15,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // BenchmarkProcessStorm: one batch of results turns 10,000 triggers to

@@ -5,7 +5,10 @@
 //
 // It does not own the payloads: decoding "sender data" JSON, agent data or
 // passive check replies is the business of the packages that read frames
-// (ingest, poll/agent). Item key syntax lives in the subpackage itemkey.
+// (ingest, poll/agent). Item fields with a Zabbix syntax of their own
+// have pure subpackages here, beside the protocol, so that the catalog,
+// config and API can validate with the same code the stages run: item
+// keys (itemkey), update intervals (delay) and SNMP OIDs (snmpoid).
 //
 // Wire format (see shared/spec/zabbix-compat.md §1): "ZBXD", one flags
 // byte, then two little-endian unsigned sizes, datalen and reserved, of 4

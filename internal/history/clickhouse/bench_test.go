@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // Benchmarks against a private clickhouse-server (Debian's 18.16). The

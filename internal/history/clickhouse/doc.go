@@ -1,7 +1,7 @@
 // Package clickhouse is the ClickHouse history backend
 // (history.store: clickhouse): values are acknowledged once they are in
-// Peregrine's own spool, a write-ahead log (the embedded engine's wal
-// package), and a shipper goroutine inserts them into ClickHouse
+// Peregrine's own spool, a write-ahead log (package internal/wal, the
+// one the embedded engine uses), and a shipper goroutine inserts them into ClickHouse
 // asynchronously, so that a ClickHouse outage of minutes loses nothing
 // and does not stop ingest until the spool holds Options.SpoolLimit
 // values.

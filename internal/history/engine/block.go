@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync/atomic"
 
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine/chunkenc"
 )
@@ -245,35 +246,10 @@ func (w *blockWriter) write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fileMode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(w.data.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	// fsync the file, rename, fsync the directory: a block is whole or
+	// absent after a crash, and the WAL segments it replaces are removed
+	// only once it is durable. A crashed write's .tmp is removed at open.
+	return fsutil.WriteFileAtomic(path, w.data.Bytes(), fileMode)
 }
 
 // openBlock opens and checks a block file's footer and index.

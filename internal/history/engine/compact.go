@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -188,7 +189,7 @@ func (s *Store) compactDay(d int64, sources []*block, now time.Time, retention h
 		os.Remove(filepath.Dir(b.path)) // once empty
 		b.release()                     // the engine's own reference
 	}
-	syncDir(s.blocksDir())
+	fsutil.SyncDir(s.blocksDir())
 	s.opts.Logger.Info("history day compacted", "day", time.Unix(0, d).UTC().Format(time.DateOnly), "sources", len(sources), "items", len(ids), "values_dropped_by_retention", dropped)
 	return true, nil
 }

@@ -2,9 +2,10 @@
 // history.Store, inside the server process, with no external database.
 //
 // Write path: every Write encodes its batch as one WAL record
-// (engine/record) and appends it to the segmented write-ahead log
-// (engine/wal), which group-commits concurrent appends into one write and,
-// under the default sync policy, one fsync. Only after the WAL has the
+// (package history/record, shared with the ClickHouse spool) and appends it to the segmented write-ahead log
+// (internal/wal, shared with the event and alert stores and the
+// ClickHouse spool), which group-commits concurrent appends into one
+// write and, under the default sync policy, one fsync. Only after the WAL has the
 // record does Write apply the samples to the head and return: the trapper
 // acknowledges a value on the strength of that return. The head keeps,
 // per item, an open buffer of recent samples in columns and a list of

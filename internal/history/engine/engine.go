@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/record"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/record"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 const stripes = 64

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // gaugeBatches makes realistic batches: items of slowly varying gauges

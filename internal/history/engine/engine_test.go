@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 func open(t testing.TB, dir string, chunkValues int) *Store {

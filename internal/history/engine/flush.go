@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -370,7 +371,7 @@ func (s *Store) DropBefore(cutoff int64) (dropped int, err error) {
 		os.Remove(d) // only succeeds once empty
 	}
 	if len(dirs) > 0 {
-		syncDir(s.blocksDir())
+		fsutil.SyncDir(s.blocksDir())
 	}
 	return len(drop), err
 }

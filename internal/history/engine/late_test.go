@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // lateModel is the reference: the last value written per timestamp.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // realisticStore fills a store in dir with the realistic data set

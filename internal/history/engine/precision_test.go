@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // TestPrecision: timestamps are cut to the item's precision (its own or

@@ -10,8 +10,8 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/poll/snmp/snmpoid"
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
+	"github.com/peregrine-mon/peregrine/internal/zbx/snmpoid"
 )
 
 // device is one SNMP interface with checks to run. Its queue is guarded

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // env is a catalog of SNMP hosts and a checker reading it.

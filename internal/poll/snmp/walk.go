@@ -11,7 +11,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/poll/snmp/snmpoid"
+	"github.com/peregrine-mon/peregrine/internal/zbx/snmpoid"
 )
 
 // walk returns the variables under root, in order, with GetBulk

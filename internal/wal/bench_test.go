@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/record"
+	"github.com/peregrine-mon/peregrine/internal/history/record"
 )
 
 const benchValuesPerRecord = 1000
@@ -39,7 +39,7 @@ func benchRecords(n int) [][]byte {
 // group commit amortises fsyncs. The async variant is one goroutine that
 // keeps up to 8 AppendAsync calls in flight.
 //
-//	go test -run '^$' -bench 'Append' -benchtime 3s -count 6 ./internal/history/engine/wal/
+//	go test -run '^$' -bench 'Append' -benchtime 3s -count 6 ./internal/wal/
 func BenchmarkAppend(b *testing.B) {
 	recs := benchRecords(64)
 	cases := []struct {
@@ -126,7 +126,7 @@ func appendAsync(b *testing.B, w *WAL, recs [][]byte, depth int) {
 // about 18 MB, in the page cache), with and without decoding the records
 // into samples.
 //
-//	go test -run '^$' -bench 'Replay' -count 6 ./internal/history/engine/wal/
+//	go test -run '^$' -bench 'Replay' -count 6 ./internal/wal/
 func BenchmarkReplay(b *testing.B) {
 	const nrec = 1000
 	dir := b.TempDir()

@@ -1,8 +1,14 @@
-// Package wal is the embedded history engine's write-ahead log: a
-// directory of numbered segment files holding checksummed records, written
-// with group commit under a named fsync policy, and replayed at start.
-// The on-disk format, the torn-tail rules and what "acknowledged" means
-// under each policy are specified in docs/format/wal.md.
+// Package wal is Peregrine's write-ahead log: a directory of numbered
+// segment files holding checksummed records, written with group commit
+// under a named fsync policy, and replayed at start. The on-disk format,
+// the torn-tail rules and what "acknowledged" means under each policy are
+// specified in docs/format/wal.md.
+//
+// Its users are the embedded history engine (internal/history/engine),
+// the event store (internal/event), the alert store (internal/alert) and
+// the ClickHouse spool (internal/history/clickhouse). It sits in the
+// foundation layer (docs/layout.md) and imports no other package of the
+// module, so that any stage may use it.
 //
 // # What it owns
 //
@@ -17,10 +23,11 @@
 //
 // # What it does not own
 //
-// Record payloads are opaque bytes here; package record defines them.
-// Checkpoints, deciding which segments a checkpoint made redundant, and
-// what to do about a CorruptionError belong to the engine. There is no
-// directory lock: the engine must ensure one WAL per directory.
+// Record payloads are opaque bytes here; each user defines its own (the
+// engine's are in internal/history/record). Checkpoints, deciding
+// which segments a checkpoint made redundant, and what to do about a
+// CorruptionError belong to the user. There is no directory lock: the
+// user must ensure one WAL per directory.
 //
 // # Concurrency contract
 //

@@ -11,6 +11,9 @@
 // The catalog package's own tests cannot use it (catalogtest imports
 // catalog); they keep their openTemp helper.
 //
+// It sits under testutil, not under catalog, because it imports a stage
+// (trigger): a package in the catalog's tree must not (docs/layout.md).
+//
 // Concurrency: each call works on its own file; the returned Catalog has
 // the catalog package's contract.
 package catalogtest

@@ -189,7 +189,7 @@ func TestDecodeSamplesCorrupt(t *testing.T) {
 // panic, must leave dst alone on error, and whatever it accepts must
 // survive a re-encode/decode round trip unchanged.
 //
-//	go test -run '^$' -fuzz '^FuzzDecodeSamples$' -fuzztime 30s ./internal/history/engine/record/
+//	go test -run '^$' -fuzz '^FuzzDecodeSamples$' -fuzztime 30s ./internal/history/record/
 func FuzzDecodeSamples(f *testing.F) {
 	r := rand.New(rand.NewPCG(3, 4))
 	f.Add([]byte{})

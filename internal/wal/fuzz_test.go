@@ -15,7 +15,7 @@ import (
 // Replay must not panic; when it succeeds, a second replay of the cut
 // file must return the same records and cut nothing.
 //
-//	go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 30s ./internal/history/engine/wal/
+//	go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 30s ./internal/wal/
 func FuzzReplay(f *testing.F) {
 	seg := func(recs ...string) []byte {
 		b := segHeader()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 var spec = catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h1", Groups: []string{"G"}, Items: []catalog.ItemSpec{

@@ -292,7 +292,7 @@ func TestParseTooManyFlexible(t *testing.T) {
 // whose delays never fit their periods (a year of boundaries searched),
 // and a scheduling interval matching a few days a year.
 //
-//	go test -run '^$' -bench Next -benchmem ./internal/poll/delay/
+//	go test -run '^$' -bench Next -benchmem ./internal/zbx/delay/
 func BenchmarkNext(b *testing.B) {
 	for _, s := range []string{"1m", "1m;10s/1-5,09:00-18:00", "0" + strings.Repeat(";1d/1-7,00:00-00:01", 7), "0;md31wd7h23m59s59"} {
 		iv, err := Parse(s)

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 )
 
 // FS is the filesystem seam of the WAL: every file and directory operation
@@ -70,14 +72,4 @@ func (osFS) ReadDir(dir string) ([]string, error) {
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
+func (osFS) SyncDir(dir string) error { return fsutil.SyncDir(dir) }

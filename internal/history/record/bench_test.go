@@ -35,7 +35,7 @@ var benchTypes = []struct {
 	vt   history.ValueType
 }{{"float", history.Float}, {"uint", history.Uint}, {"text", history.Text}}
 
-// go test -run '^$' -bench 'Samples' -benchmem -count 6 ./internal/history/engine/record/
+// go test -run '^$' -bench 'Samples' -benchmem -count 6 ./internal/history/record/
 func BenchmarkAppendSamples(b *testing.B) {
 	for _, bt := range benchTypes {
 		b.Run("vals="+bt.name, func(b *testing.B) {

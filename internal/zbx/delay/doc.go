@@ -37,4 +37,8 @@
 //
 // Everything here is pure and safe for concurrent use; an Interval is
 // immutable once parsed.
+//
+// It lives under zbx, not poll, because the catalog, config and API parse
+// intervals and durations with it too: it is a foundation package
+// (docs/layout.md) and imports nothing from the module.
 package delay

@@ -24,4 +24,8 @@
 //
 // OIDs come out in one canonical form, numeric with a leading dot
 // (".1.3.6.1.2.1.1.3.0"), the form gosnmp and net-snmp's -On print.
+//
+// It lives under zbx, not poll/snmp, because the catalog validates with
+// it: it is a foundation package (docs/layout.md) and imports only
+// zbx/itemkey.
 package snmpoid
