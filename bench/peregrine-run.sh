@@ -3,7 +3,7 @@
 # Starts `peregrine serve` on a fresh data directory (API 127.0.0.1:18391, trapper 127.0.0.1:18361,
 # its defaults otherwise), runs CMD with PG_API, PG_TRAPPER and PG_PASSWORD_FILE set (CMD may use
 # them through sh -c), then stops the server and removes its data. For the side-by-side runs,
-# under /work/notes/quietbench like the peer's.
+# under bash bench/quiet.sh like the peer's.
 set -euo pipefail
 BIN=$1; shift
 DATA=$(mktemp -d /tmp/pg-sbs-XXXXXX)
