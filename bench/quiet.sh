@@ -110,7 +110,8 @@ movable() {
 # also_pids: the PIDs named by QUIET_ALSO.
 also_pids() {
   local n
-  for n in $ALSO; do pgrep -x -- "$n"; done 2>/dev/null | sort -un
+  # The kernel keeps 15 characters of a process's name (clickhouse-serv).
+  for n in $ALSO; do pgrep -x -- "${n:0:15}"; done 2>/dev/null | sort -un
 }
 
 if [ "$CHECK" = 1 ]; then
