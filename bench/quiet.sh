@@ -15,9 +15,11 @@
 #  3. When run as root on a machine with more than one CPU, moves the threads
 #     of every other process to the remaining CPUs (taskset -a -p) while
 #     COMMAND runs, and gives each thread its previous affinity back when
-#     COMMAND ends, fails or is interrupted (Ctrl-C, SIGTERM). Processes they
-#     start meanwhile inherit the other CPUs. Kernel threads and PID 1 are
-#     left where they are.
+#     COMMAND ends, fails or is interrupted (Ctrl-C reaches both; a SIGTERM
+#     sent to this script alone takes effect once COMMAND has ended, so the
+#     core stays reserved while it runs). Processes they start meanwhile
+#     inherit the other CPUs. Kernel threads and PID 1 are left where they
+#     are.
 #
 # Without root only steps 1 and 2 apply (other users' processes may still run
 # on the benchmark's CPU; the script says so). With one CPU only the lock
