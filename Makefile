@@ -28,8 +28,9 @@ bench:
 # Side by side with Zabbix 6.0 (BENCHMARKS.md, issues 12 and 14), as root with ../shared beside it:
 #   make bench-sidebyside WHAT="icmp 10"      (also: "snmp sweep 1 5", "external rate 1 32",
 #                                              "preprocess peregrine 2 3"; see bench/sidebyside.sh)
-# QUIET is the serialising wrapper of a shared machine (empty: run directly).
-QUIET ?= $(wildcard ../notes/quietbench)
+# QUIET is the wrapper that takes the machine-wide bench lock and gives the run
+# CPU 0 (bench/quiet.sh; QUIET= runs directly).
+QUIET ?= bash bench/quiet.sh
 bench-sidebyside: build
 	BIN=bin/peregrine $(QUIET) bench/peer-run.sh bench/sidebyside.sh $(WHAT)
 

@@ -6,15 +6,14 @@
 # is copied with only StartPollers changed, its zabbix_server (and only
 # that: PostgreSQL and the API stay up) is restarted on the copy, the
 # bench runs, and the server is restarted on its own configuration, as
-# it was found. Run it inside /work/notes/quietbench (one peer user at a
+# it was found. Run it inside bash bench/quiet.sh (one peer user at a
 # time). The peer's setup.sh starts it if it is not running.
 set -euo pipefail
 pollers=$1; bin=$2; shift 2
 ZBX_ROOT=${ZBX_ROOT:-/tmp/zbxpeer}
 conf=$ZBX_ROOT/zabbix_server.conf
 pidf=$ZBX_ROOT/run/zabbix_server.pid
-peer=$(cd "$(dirname "$0")/../.." && pwd)/shared/peers/zabbix
-[ -d "$peer" ] || peer=/work/shared/peers/zabbix
+peer=${PEERS:-$(cd "$(dirname "$0")/../.." && pwd)/shared/peers}/zabbix
 
 stop_server() {
   local pid

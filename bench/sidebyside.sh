@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: /work/notes/quietbench bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
+# usage: bash bench/quiet.sh bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
 #   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
 # `peregrine serve` (bench/peregrine-run.sh) and a private Zabbix 6.0 (bench/zabbix-private.sh: the

@@ -9,7 +9,7 @@
 # RUNS=N runs the bench N times against the same server, printing the counters after each. Each
 # run creates its triggers; without --keep it deletes them at the end, and event.get no longer
 # counts their events. So: --keep with RUNS=1 to count a run's events, RUNS=N without --keep.
-# For one core each: /work/notes/quietbench bench/trigger-run.sh ... (the lock and CPU 0).
+# For one core each: bash bench/quiet.sh bench/trigger-run.sh ... (the lock and CPU 0).
 set -euo pipefail
 BIN=$1 CONF=$2 SC=$3; shift 3
 DATA=$(mktemp -d /tmp/pg-trig-XXXXXX)

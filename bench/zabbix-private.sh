@@ -118,8 +118,8 @@ cat > "$ZP_ROOT/web/conf/zabbix.conf.php" <<PHPC
 PHPC
 
 stop
-# 9>&-: the daemons must not inherit /work/notes/quietbench's lock descriptor (fd 9), or they would
-# hold the machine-wide benchmark lock for as long as they run.
+# 9>&-: the daemons must not inherit a bench lock held on fd 9 (a wrapper that passes it on), or
+# they would hold the machine-wide benchmark lock for as long as they run.
 zabbix_server -c "$ZP_ROOT/zabbix_server.conf" </dev/null 9>&-
 for _ in $(seq 1 60); do [ -f "$ZP_ROOT/run/zabbix_server.pid" ] && break; sleep 0.5; done
 PHP_CLI_SERVER_WORKERS=${PHP_WORKERS:-2} setsid php \

@@ -6,22 +6,26 @@
 # and the harness against it: write-scaling (400 and 1,200 targets of 100
 # items at 1 s), sender-flood (900k values to 300k trapper items),
 # history-read (1M rows, 5 calls) and disk-bytes (5M realistic values).
-# About 8 minutes.
-# Run it under /work/notes/quietbench so that the server, ClickHouse (the
-# peer of ../shared/peers/clickhouse, started here if it is not running,
-# and moved into the reserved core by quietbench) and the bench client
-# share CPU 0. The ClickHouse database it uses (pb_bench) is dropped at
-# the end, so the peer is left as found.
+# About 8 minutes. BIN: the peregrine binary (default bin/peregrine); run
+# it from the repository's root.
+# Run it under bench/quiet.sh so that the server, ClickHouse (the peer of
+# ../shared/peers/clickhouse, started here if it is not running) and the
+# bench client share CPU 0; a ClickHouse that was already running is put
+# there with QUIET_ALSO=clickhouse-server:
+#   QUIET_ALSO=clickhouse-server bash bench/quiet.sh bench/scripts/clickhouse-side-by-side.sh engine REPORT
+# The ClickHouse database it uses (pb_bench) is dropped at the end, so the
+# peer is left as found.
 set -u
 STORE=$1 REPORT=$2
-BIN=${BIN:-/tmp/s4ch-bench/peregrine}
-W=/tmp/s4ch-bench/$STORE
+BIN=${BIN:-bin/peregrine}
+PEERS=${PEERS:-$(cd "$(dirname "$0")/../../../shared/peers" && pwd)}
+W=$(mktemp -d "${TMPDIR:-/tmp}/pg-ch-XXXXXX")/$STORE
 CH=http://127.0.0.1:18123/
 API=http://127.0.0.1:18180/api_jsonrpc.php
 rm -rf "$W" && mkdir -p "$W"
 chq() { curl -fsS "$CH" --data-binary "$1"; }
 if [ "$STORE" = clickhouse ]; then
-  bash /work/shared/peers/clickhouse/setup.sh >/dev/null || exit 1
+  bash "$PEERS/clickhouse/setup.sh" >/dev/null || exit 1
   chq "DROP DATABASE IF EXISTS pb_bench"
 fi
 cat > "$W/p.yaml" <<YAML
@@ -57,5 +61,6 @@ fi
 rc=$((rc | $?))
 date -u
 kill $SP; wait $SP
+rm -rf "${W%/*}"
 [ "$STORE" = clickhouse ] && chq "DROP DATABASE IF EXISTS pb_bench"
 exit $rc

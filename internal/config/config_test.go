@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -242,5 +243,96 @@ func TestTLSSection(t *testing.T) {
 	}
 	if d := Default(); d.TLS.Enabled() {
 		t.Fatal("TLS enabled by default")
+	}
+}
+
+// yamlPaths returns the YAML path of every setting of typ ("trapper.listen",
+// "history.clickhouse.tls.ca_file"), and separately the fields of list
+// elements, such as snmp.trap_users' "securityname", keyed by the list's
+// path.
+func yamlPaths(prefix string, typ reflect.Type, elems map[string][]string) []string {
+	var out []string
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			out = append(out, yamlPaths(prefix+name+".", f.Type, elems)...)
+			continue
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			elems[prefix+name] = yamlPaths("", f.Type.Elem(), map[string][]string{})
+		}
+		out = append(out, prefix+name)
+	}
+	return out
+}
+
+// yamlKeys returns the path of every key set in the YAML mapping n (lists
+// are not entered), and whether each has a comment of its own.
+func yamlKeys(prefix string, n *yaml.Node, out map[string]bool) {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		yamlKeys(prefix, n.Content[0], out)
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := prefix + k.Value
+		out[path] = k.HeadComment != "" || k.LineComment != "" || v.LineComment != ""
+		yamlKeys(path+".", v, out)
+	}
+}
+
+// TestExampleListsEverySetting checks that docs/peregrine.example.yaml sets
+// every field of Config by its YAML path, each with a comment, describes the
+// fields of list elements, and loads and validates with the real loader (its
+// values are the defaults: TestExampleFileIsDefaults).
+func TestExampleListsEverySetting(t *testing.T) {
+	const path = "../../docs/peregrine.example.yaml"
+	if _, err := Load(path); err != nil {
+		t.Fatalf("%s does not load: %v", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	yamlKeys("", &doc, have)
+	elems := map[string][]string{}
+	want := yamlPaths("", reflect.TypeOf(Config{}), elems)
+	if len(want) < 80 {
+		t.Fatalf("found only %d settings in Config: %v", len(want), want)
+	}
+	var missing, uncommented []string
+	for _, p := range want {
+		commented, ok := have[p]
+		switch {
+		case !ok:
+			missing = append(missing, p)
+		case !commented:
+			uncommented = append(uncommented, p)
+		}
+	}
+	for list, fields := range elems {
+		for _, f := range fields {
+			if !strings.Contains(string(b), " "+f+":") {
+				missing = append(missing, list+"[]."+f+" (in a commented example entry)")
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%s does not set %d settings; add each with its default and a comment:\n  %s", path, len(missing), strings.Join(missing, "\n  "))
+	}
+	if len(uncommented) > 0 {
+		t.Errorf("%s has settings without a comment saying what they are:\n  %s", path, strings.Join(uncommented, "\n  "))
 	}
 }

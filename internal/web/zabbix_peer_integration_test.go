@@ -37,10 +37,10 @@ const (
 // measured in headless Chromium as measureStorm measures Peregrine's:
 // first rows (three loads), a severity filter, a scripted scroll and the
 // page's JS heap. Everything it created is deleted at the end (and at
-// the start, if a killed run left it). Run it through quietbench with
-// the peer started:
+// the start, if a killed run left it). Run it through bench/quiet.sh
+// (one core for the test, the browser and the peer) with the peer started:
 //
-//	PEREGRINE_UI_ZABBIX_PEER=10000 /work/notes/quietbench go test -count=1 -run TestIntegrationZabbixPeerProblems -v ./internal/web/
+//	PEREGRINE_UI_ZABBIX_PEER=10000 bash bench/quiet.sh go test -count=1 -run TestIntegrationZabbixPeerProblems -v ./internal/web/
 func TestIntegrationZabbixPeerProblems(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("PEREGRINE_UI_ZABBIX_PEER"))
 	if testing.Short() || n < 1000 {
