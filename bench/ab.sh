@@ -12,9 +12,9 @@
 # directory); the headline lines of each are printed at the end.
 #
 # Example (issue 23's check that a refactoring changed no figure):
-#   git worktree add /tmp/old HEAD~10 && (cd /tmp/old && go build -o bin/peregrine ./cmd/peregrine)
+#   git worktree add ../peregrine-old HEAD~10 && (cd ../peregrine-old && go build -o bin/peregrine ./cmd/peregrine)
 #   go build -o bin/peregrine ./cmd/peregrine
-#   bench/ab.sh /tmp/old/bin/peregrine bin/peregrine -- ingest-max,history-read \
+#   bench/ab.sh ../peregrine-old/bin/peregrine bin/peregrine -- ingest-max,history-read \
 #       --items 20000 --rates 100k,200k,400k --step 10s --sizes 100000,1000000 --reps 5 --warmup-time 10s
 # For one core each, run it under bench/quiet.sh.
 set -euo pipefail
