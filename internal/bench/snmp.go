@@ -17,13 +17,13 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // SNMPUsage is the text of `peregrine bench snmp -h`.

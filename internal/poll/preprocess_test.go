@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -14,7 +15,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 )
 
 // TestPolledPreprocessing: a polled master's value reaches its dependent

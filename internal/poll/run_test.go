@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -18,7 +19,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 )
 
 // system is a scheduler with the real agent checker, a real pipeline

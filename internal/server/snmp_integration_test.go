@@ -11,11 +11,11 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/catalog/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // startServerTraps is startServer with the SNMP trap receiver on a free

@@ -3,8 +3,10 @@
 // (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
 // zabbix_get and ClickHouse later)
 // on loopback for integration tests, and parses what they print.
-// Simulated peers live in subpackages: agentsim (Zabbix agents) and
-// snmpsim (SNMP agents).
+// The simulated peers (agentsim for Zabbix agents, snmpsim for SNMP
+// agents) are not here but under internal/bench/sim: `peregrine bench`
+// runs them, and the production binary links nothing from this package
+// or its subpackages (cmd/peregrine's TestBinaryLinksNoTestHelpers).
 //
 // A program that is not installed skips the test, except under CI (the
 // CI environment variable set), where a missing program is a failure:

@@ -10,9 +10,9 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // simTable is the simulated agents' MIB.
