@@ -13,7 +13,7 @@ import (
 // server or service. It returns its "host:port"; it stops, closing every
 // connection, when the test ends.
 func SilentTCP(t testing.TB) string {
-	return serveTCP(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	return ServeTCP(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // FloodTCP starts a peer on 127.0.0.1 that sends each connection prefix
@@ -22,7 +22,7 @@ func SilentTCP(t testing.TB) string {
 // flood allocates nothing here.
 func FloodTCP(t testing.TB, prefix []byte) string {
 	filler := bytes.Repeat([]byte("flood "), 64<<10/6)
-	return serveTCP(t, func(c net.Conn) {
+	return ServeTCP(t, func(c net.Conn) {
 		if _, err := c.Write(prefix); err != nil {
 			return
 		}
@@ -37,10 +37,10 @@ func FloodTCP(t testing.TB, prefix []byte) string {
 	})
 }
 
-// serveTCP listens on 127.0.0.1 and runs serve for each connection; at
+// ServeTCP listens on 127.0.0.1 and runs serve for each connection; at
 // the test's end it closes the listener and every connection and waits
 // for its goroutines.
-func serveTCP(t testing.TB, serve func(net.Conn)) string {
+func ServeTCP(t testing.TB, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
