@@ -34,6 +34,7 @@
 // Concurrency: Check hands each check to an idle worker goroutine or
 // starts one, and returns; the scheduler bounds how many are in flight,
 // and so the workers. A worker idle for 10 s ends (one per check would
-// regrow its stack to net/http's depth every time). Safe for concurrent
+// regrow its stack to net/http's depth every time); Close ends the idle
+// ones at once and closes the idle connections. Safe for concurrent
 // use.
 package http

@@ -90,6 +90,10 @@ type Checker struct {
 	// jobs hands checks to idle workers (unbuffered: a send succeeds
 	// only if a worker is waiting).
 	jobs chan job
+	// quit, closed by Close, ends the idle workers at once rather than
+	// after workerIdle: nothing of a stopped checker is left running.
+	quit      chan struct{}
+	closeOnce sync.Once
 }
 
 // New returns a Checker.
@@ -113,7 +117,7 @@ func New(opts Options) *Checker {
 	if opts.Metrics == nil {
 		opts.Metrics = selfmon.NewRegistry()
 	}
-	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), transports: map[transportKey]*http.Client{}, jobs: make(chan job)}
+	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), transports: map[transportKey]*http.Client{}, jobs: make(chan job), quit: make(chan struct{})}
 	m := opts.Metrics
 	c.inFlight = m.Gauge("peregrine_poll_http_in_flight", "HTTP agent checks in flight.")
 	c.conns = m.Counter("peregrine_poll_http_connections_total", "TCP connections the HTTP agent opened (the rest of its requests reused kept-alive ones).")
@@ -126,8 +130,11 @@ func New(opts Options) *Checker {
 	return c
 }
 
-// Close closes the idle kept-alive connections.
+// Close ends the idle workers and closes the idle kept-alive
+// connections; call it once no check is in flight (the scheduler has
+// stopped). It is safe to call more than once.
 func (c *Checker) Close() {
+	c.closeOnce.Do(func() { close(c.quit) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, cl := range c.transports {
@@ -176,6 +183,8 @@ func (c *Checker) worker(fn job) {
 		select {
 		case fn = <-c.jobs:
 		case <-t.C:
+			return
+		case <-c.quit:
 			return
 		}
 	}
