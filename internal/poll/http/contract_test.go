@@ -1,6 +1,7 @@
 package http
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,9 +25,16 @@ func TestContract(t *testing.T) {
 	silent := "http://" + polltest.SilentTCP(t) + "/"
 	body := "http://" + polltest.FloodTCP(t, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n")) + "/"
 	header := "http://" + polltest.FloodTCP(t, []byte("HTTP/1.1 200 OK\r\nX-Endless: ")) + "/"
+	// Headers, the start of a body, then silence: a server that hangs
+	// while the checker reads the body.
+	stall := "http://" + polltest.ServeTCP(t, func(c net.Conn) {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial"); err == nil {
+			_, _ = io.Copy(io.Discard, c)
+		}
+	}) + "/"
 	const maxBody = 64 << 10
 	polltest.Run(t, func(t *testing.T) *polltest.Subject {
-		urls := items{1: get(web.URL + "/a"), 2: get(web.URL + "/b"), 3: get(silent), 4: get(silent), 5: get(silent), 6: get(body), 7: get(header)}
+		urls := items{1: get(web.URL + "/a"), 2: get(web.URL + "/b"), 3: get(silent), 4: get(stall), 5: get(silent), 6: get(body), 7: get(header), 8: get(stall)}
 		c := New(Options{Item: urls.item, MaxBodySize: maxBody, MaxHeaderSize: 16 << 10})
 		check := func(id uint64) poll.Check {
 			return poll.Check{ItemID: id, Key: "http.item", Timeout: 3 * time.Second, Due: time.Now()}
@@ -36,7 +44,7 @@ func TestContract(t *testing.T) {
 			Close:    c.Close,
 			Answer:   []poll.Check{check(1), check(2)},
 			Hang:     []poll.Check{check(3), check(4)},
-			Expire:   []poll.Check{check(5)},
+			Expire:   []poll.Check{check(5), check(8)},
 			Flood:    []poll.Check{check(6), check(7)},
 			MaxValue: maxBody,
 			Markers:  httpMarkers,

@@ -12,7 +12,9 @@
 // Every failure makes the item not supported with a message saying what
 // went wrong (Zabbix's own for a status mismatch and a timeout), as
 // Zabbix's HTTP agent does; HTTP agent items keep no interface
-// availability. Bounds: a body beyond Options.MaxBodySize (an endless
+// availability. The exception is a check cut short because the Check
+// call's context ended (the server stopping), while connecting or
+// reading the body: it is reported abandoned, a network error. Bounds: a body beyond Options.MaxBodySize (an endless
 // one included) and a header block beyond Options.MaxHeaderSize are
 // refused with "response too large" / "larger than ... bytes", each
 // counted by reason in peregrine_poll_http_errors_total and logged at

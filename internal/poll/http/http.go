@@ -362,8 +362,7 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	resp, err := cl.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			res.Status, res.Error, res.Clock = poll.NetworkError, "check abandoned: the server is stopping", time.Now()
-			return res
+			return abandoned(res)
 		}
 		r := classify(err, rctx)
 		return c.fail(res, r, fmt.Sprintf("Cannot perform request: %s", requestMessage(err, r, timeout, c.opts.MaxHeaderSize)))
@@ -383,6 +382,12 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 		defer c.putBuf(buf)
 		n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.opts.MaxBodySize+1))
 		if err != nil {
+			if ctx.Err() != nil {
+				// Not "Timeout was reached", nor not supported: the
+				// server is stopping (found by polltest's
+				// CancelInFlight with a body that stalls).
+				return abandoned(res)
+			}
 			r := classify(err, rctx)
 			return c.fail(res, r, fmt.Sprintf("Cannot read the response body: %s", requestMessage(err, r, timeout, c.opts.MaxHeaderSize)))
 		}
@@ -394,6 +399,14 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	res.Clock = time.Now()
 	res.Status = poll.OK
 	res.Value = val(resp, body)
+	return res
+}
+
+// abandoned completes res as a check abandoned because the scheduler's
+// context ended: a network error, which a stopping scheduler keeps out
+// of availability and which stores nothing.
+func abandoned(res *poll.Result) *poll.Result {
+	res.Status, res.Error, res.Clock = poll.NetworkError, "check abandoned: the server is stopping", time.Now()
 	return res
 }
 

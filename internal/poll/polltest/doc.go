@@ -18,8 +18,9 @@
 //   - One target that never answers holds no other check of the batch
 //     (unless Subject.InOrder says the checker answers in order).
 //   - When ctx ends every check still running is reported within
-//     seconds, not at its timeout; once Subject.Close (when there is
-//     one) has returned, no goroutine of the checker is left
+//     seconds, not at its timeout, as abandoned (a network or local
+//     error, never a value or not supported); once Subject.Close (when
+//     there is one) has returned, no goroutine of the checker is left
 //     (Subject.Markers, through testutil.NoLeakedGoroutines).
 //   - A check whose target never answers ends by its timeout.
 //   - A target that sends without end costs bounded memory: the value

@@ -152,6 +152,7 @@ func cancelledBefore(t *testing.T, s *Subject) {
 	batch := slices.Concat(s.Answer, withTimeout(s.Hang, HangTimeout), withTimeout(s.Expire, ExpireTimeout), withTimeout(s.Flood, FloodTimeout))
 	col := start(t, s, ctx, batch)
 	col.waitAll(t, cancelBound, "handed over with ctx ended")
+	col.wantAbandoned(t, s.Hang)
 	finish(t, s, cancel, col)
 }
 
@@ -181,11 +182,7 @@ func cancelInFlight(t *testing.T, s *Subject) {
 	if missing := col.wait(ids(hang), cancelBound); len(missing) > 0 {
 		t.Errorf("checks %v not reported within %v of ctx ending", col.keys(missing), cancelBound)
 	}
-	for _, c := range hang {
-		if r := col.result(c.ItemID); r != nil && r.Status == poll.OK {
-			t.Errorf("%s: an abandoned check reported a value %q", c.Key, r.Value)
-		}
-	}
+	col.wantAbandoned(t, hang)
 	finish(t, s, cancel, col)
 }
 
@@ -364,6 +361,19 @@ func (c *collector) result(id uint64) *poll.Result {
 		return rs[0]
 	}
 	return nil
+}
+
+// wantAbandoned checks that checks which could only end with ctx were
+// reported as abandoned: a network or local error, never a value or not
+// supported (see poll.Checker).
+func (c *collector) wantAbandoned(t *testing.T, checks []poll.Check) {
+	t.Helper()
+	for _, ch := range checks {
+		r := c.result(ch.ItemID)
+		if r != nil && r.Status != poll.NetworkError && r.Status != poll.LocalError {
+			t.Errorf("%s: abandoned when ctx ended, but reported %s %q %q, want a network or local error", ch.Key, r.Status, r.Value, r.Error)
+		}
+	}
 }
 
 // keys names items by their keys, for messages.
