@@ -59,7 +59,7 @@
 //   - `bench poll` (poll.go), the exception to the two doors: it runs
 //     Peregrine's own poller (catalog, scheduler, agent checker,
 //     pipeline, values then discarded) in this process against simulated
-//     passive agents (package agentsim) in a child process, steps hosts ×
+//     passive agents (package sim/agentsim) in a child process, steps hosts ×
 //     items up and reports checks/s against the ideal, the in-flight peak,
 //     latency p50/p99 and the poller's CPU per check. With --target
 //     (poll_zabbix.go) a real Zabbix server's pollers poll the same
@@ -78,6 +78,12 @@
 //     checks) measured through its API only: items created, made due at
 //     once with task.create ("Execute now") or polled on a delay, values
 //     read back with history.get; the same calls on Zabbix and Peregrine.
+//   - The simulated peers, in subpackages: sim/agentsim (passive Zabbix
+//     agents) and sim/snmpsim (SNMPv1/v2c devices). They are here, not
+//     in internal/testutil, because the production binary runs them
+//     (bench poll, bench snmp); tests use them too. They import no
+//     testing package, and cmd/peregrine's TestBinaryLinksNoTestHelpers
+//     fails if the binary links internal/testutil or a *test package.
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
@@ -28,8 +30,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // PollUsage is the text of `peregrine bench poll -h`.
@@ -362,7 +362,7 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 			return sec, err
 		}
 		s, err := poll.New(poll.Options{
-			Catalog: cat, Runtime: itemstate.New(), Metrics: m, Logger: log,
+			Catalog: cat, ItemStates: itemstate.New(), Metrics: m, Logger: log,
 			Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
 			MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
 			Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
@@ -24,7 +25,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // SNMPUsage is the text of `peregrine bench snmp -h`.
@@ -226,7 +226,7 @@ func (b *SNMPBench) Run(ctx context.Context, dir string) (Section, error) {
 		return sec, err
 	}
 	s, err := poll.New(poll.Options{
-		Catalog: cat, Runtime: itemstate.New(), Metrics: m, Logger: log,
+		Catalog: cat, ItemStates: itemstate.New(), Metrics: m, Logger: log,
 		Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
 		MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
 		Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.SNMPAgent: {Checker: snmp.New(snmp.Options{

@@ -7,7 +7,7 @@ import (
 )
 
 // ifaceState is the availability of one interface as the loop tracks it
-// (Zabbix 6.0 semantics); every change is published to the Runtime.
+// (Zabbix 6.0 semantics); every change is published to the itemstate.Registry.
 type ifaceState struct {
 	available    uint8 // 0 unknown, 1 available, 2 unavailable
 	err          string
@@ -56,7 +56,7 @@ func (s *Scheduler) availability(c completion, probe bool, sec int64) {
 				}
 			}
 			*st = ifaceState{available: 1, probing: st.probing}
-			st.publish(s.opts.Runtime, c.iface)
+			st.publish(s.opts.ItemStates, c.iface)
 		}
 		return
 	}
@@ -86,7 +86,7 @@ func (s *Scheduler) availability(c completion, probe bool, sec int64) {
 		st.available = 2
 		st.disableUntil = max(st.disableUntil, when+secs(s.opts.UnavailableDelay))
 	}
-	st.publish(s.opts.Runtime, c.iface)
+	st.publish(s.opts.ItemStates, c.iface)
 }
 
 func secs(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

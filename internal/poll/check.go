@@ -73,7 +73,11 @@ type Result struct {
 // loop, and a slow host must never hold the others. It MUST call done
 // exactly once per check of batch, from any goroutine, once that check is
 // over (or abandoned because ctx ended); done does not block for long
-// and may be called concurrently. Check MAY keep batch until every done
+// and may be called concurrently. A check abandoned because ctx ended
+// MUST be reported as a NetworkError (which a stopping scheduler keeps
+// out of availability) or a LocalError, never as OK or NotSupported:
+// both can store a value, the latter through an item's "check for not
+// supported value" step. Package polltest holds checkers to this. Check MAY keep batch until every done
 // of it has been called. The scheduler bounds how many checks are in
 // flight, so a checker needs no queue of its own.
 type Checker interface {

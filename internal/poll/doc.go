@@ -89,6 +89,11 @@
 // (bench poll). Busy is the loop goroutine's time in its turns
 // (peregrine_poll_busy_seconds_total, zabbix[process,poller,avg,busy]).
 //
+// Checkers: every checker's package runs package polltest's contract
+// suite (Check returns at once, one report per check, abandoned checks
+// reported as such when ctx ends, timeouts kept, bounded memory, no
+// goroutine left) against realistic targets on loopback.
+//
 // Concurrency: Run owns the loop; CheckNow and Queue are safe from any
 // goroutine. Nothing is persisted: schedules are recomputed from the
 // grid at start, states and availability start over (see

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
@@ -14,7 +15,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
@@ -56,7 +56,7 @@ func TestPolledPreprocessing(t *testing.T) {
 	go p.Run(context.Background())
 	defer p.Stop()
 	s, err := poll.New(poll.Options{
-		Catalog: cat, Runtime: rt,
+		Catalog: cat, ItemStates: rt,
 		Submit:   func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
 		Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{})}},
 	})

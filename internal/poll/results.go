@@ -58,7 +58,7 @@ func (s *Scheduler) process(batch []*Result) {
 	samples := make([]history.Sample, 0, len(batch))
 	stored := make([]*Result, 0, len(batch))
 	comps := make([]completion, len(batch))
-	rt := s.opts.Runtime
+	rt := s.opts.ItemStates
 	var rawIDs []uint64 // items whose values went to the shard as text
 	for i, r := range batch {
 		c := &comps[i]

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
@@ -18,7 +19,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
@@ -60,7 +60,7 @@ func startSystem(t *testing.T, hosts int, keys map[string]string, d string, addr
 	pipeDone := make(chan struct{})
 	go func() { defer close(pipeDone); p.Run(pctx) }()
 	opts.Catalog = cat
-	opts.Runtime = sys.rt
+	opts.ItemStates = sys.rt
 	opts.Metrics = sys.m
 	opts.Submit = func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) }
 	opts.Checkers = map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: sys.m})}}

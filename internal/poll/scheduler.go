@@ -53,9 +53,9 @@ type CheckerSpec struct {
 type Options struct {
 	Catalog Catalog
 	Submit  SubmitFunc
-	// Runtime receives item states (not supported, and back to normal)
+	// ItemStates receives item states (not supported, and back to normal)
 	// and interface availability. Required.
-	Runtime *itemstate.Registry
+	ItemStates *itemstate.Registry
 	// Checkers maps each polled item type to its checker.
 	Checkers map[catalog.ItemType]CheckerSpec
 	// MaxInFlight bounds the checks of all types in flight together,
@@ -97,8 +97,8 @@ func DefaultOptions() Options {
 }
 
 func (o *Options) ensureDefaults() error {
-	if o.Catalog == nil || o.Submit == nil || o.Runtime == nil {
-		return errors.New("poll: Options.Catalog, Submit and Runtime are required")
+	if o.Catalog == nil || o.Submit == nil || o.ItemStates == nil {
+		return errors.New("poll: Options.Catalog, Submit and ItemStates are required")
 	}
 	d := DefaultOptions()
 	if o.MaxInFlight <= 0 {
@@ -538,7 +538,7 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 	// per change, not per swap.
 	for id, why := range bad {
 		if s.badSeen[id] != why {
-			s.opts.Runtime.SetItemState(id, itemstate.Item{NotSupported: true, Error: why, Clock: sec})
+			s.opts.ItemStates.SetItemState(id, itemstate.Item{NotSupported: true, Error: why, Clock: sec})
 			s.m.badItems.Inc()
 			if n, ok := s.throttle.Allow("item:unschedulable"); ok {
 				s.opts.Logger.Warn("item cannot be polled; it is not supported until fixed", "itemid", id, "err", why, "others_suppressed", n)
@@ -548,14 +548,14 @@ func (s *Scheduler) reconcile(snap *catalog.Snapshot, now time.Time) {
 	for id := range s.badSeen {
 		if _, still := bad[id]; !still {
 			if seen[id] {
-				s.opts.Runtime.SetItemState(id, itemstate.Item{}) // fixed: normal until checked
+				s.opts.ItemStates.SetItemState(id, itemstate.Item{}) // fixed: normal until checked
 			} else {
 				forgetItems = append(forgetItems, id) // gone, bad to the end
 			}
 		}
 	}
 	s.badSeen = bad
-	s.opts.Runtime.Forget(forgetItems, forgetIfaces)
+	s.opts.ItemStates.Forget(forgetItems, forgetIfaces)
 }
 
 // upsert adds or updates the entry of t.

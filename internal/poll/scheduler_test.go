@@ -72,7 +72,7 @@ func newHarness(t testing.TB, hosts, items int, d string, opts Options) *harness
 		}
 	}
 	opts.Catalog = h.cat
-	opts.Runtime = h.rt
+	opts.ItemStates = h.rt
 	opts.Metrics = h.m
 	opts.Now = func() time.Time { return h.now }
 	opts.Submit = func(s []history.Sample) error {

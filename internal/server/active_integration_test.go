@@ -136,7 +136,7 @@ func activeAgentFlow(t *testing.T, kind testutil.AgentKind) {
 	if info, ok := s.Trapper.ActiveAgent(host); !ok || info.HostMetadata != "Linux peregrine-it" || !info.Known {
 		t.Errorf("agent info %+v, %v", info, ok)
 	}
-	waitFor(t, state, func() bool { st, _ := s.Runtime.ItemState(nosuchID); return st.NotSupported && st.Error != "" })
+	waitFor(t, state, func() bool { st, _ := s.ItemStates.ItemState(nosuchID); return st.NotSupported && st.Error != "" })
 	// item.get shows it as Zabbix does: state 1 and the agent's message.
 	var items []struct{ State, Error string }
 	c.ok("item.get", map[string]any{"itemids": []string{strconv.FormatUint(nosuchID, 10)}, "output": []string{"state", "error"}}, &items)

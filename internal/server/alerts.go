@@ -122,8 +122,8 @@ func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, h
 }
 
 // commander runs global scripts: on the server through /bin/sh, on
-// agents through the commands' agent checker (made with the poller; a
-// command before then fails).
+// agents through the commands' agent checker (s.cmdAgent, made in the
+// rules stage; a command before then fails).
 func (s *Server) commander() alert.Commander {
 	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts}
 }

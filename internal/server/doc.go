@@ -7,6 +7,32 @@
 // that starts together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).
 //
+// Stages of New: construction runs in four stages, each a function in
+// its own file whose comment says what it builds and what it needs from
+// the stages before it; a later feature adds to one of them.
+//
+//   - openState (server_state.go): the data directory, catalog, event
+//     store, history backend, value cache, item runtime, housekeeper,
+//     API accounts (the first credentials written here, before any port
+//     is bound) and active agents' log positions. It needs nothing else.
+//   - buildRules (server_rules.go): maintenance, the alert engine with
+//     its remote-command agent checker, the problem state machine and
+//     the trigger evaluator, over the state. Hooks into later stages
+//     (last values from the pipeline, soft-state re-checks on the poller)
+//     are read when called, and nothing calls them before Run.
+//   - openWaysIn (server_wayin.go): the pipeline (its commit hook feeds
+//     the value cache, then the evaluator), the self-monitoring host,
+//     last values restored from history, the checkers and the poller,
+//     then the trapper's and the SNMP trap receiver's ports.
+//   - openHTTP (server_http.go): the HTTP port, the API, web UI, pprof
+//     and /metrics over everything above.
+//
+// Certificate files (tls, http.tls_*) are read between the first two, so
+// a bad one stops the start before a port opens. If a stage fails, what
+// was opened is closed (closeAll). The logs' fsync settings
+// (history.fsync, events.fsync, alerts.fsync) become WAL sync modes in
+// one function, walSync.
+//
 // Triggers: the catalog validates trigger expressions with the expression
 // parser (trigger.ItemRefs as catalog.Options.ExprRefs); the event store
 // (data_dir/events, events.* settings) and the problem state machine

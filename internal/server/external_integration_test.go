@@ -73,7 +73,7 @@ func TestIntegrationExternalChecks(t *testing.T) {
 	}
 	end := time.Now().Add(30 * time.Second)
 	for {
-		st, _ := s.Runtime.ItemState(id(items[1].Key))
+		st, _ := s.ItemStates.ItemState(id(items[1].Key))
 		if last(items[0].Key, 1) != "" && last(items[2].Key, 1) != "" && last("tcp.state", 3) != "" &&
 			last("tcp.time", 0) != "" && st.NotSupported {
 			break
@@ -86,7 +86,7 @@ func TestIntegrationExternalChecks(t *testing.T) {
 	if v := last(items[0].Key, 1); v != "OK: all good" {
 		t.Errorf("%s = %q", items[0].Key, v)
 	}
-	if st, _ := s.Runtime.ItemState(id(items[1].Key)); st.Error != "CRITICAL: down" {
+	if st, _ := s.ItemStates.ItemState(id(items[1].Key)); st.Error != "CRITICAL: down" {
 		t.Errorf("%s state %+v, want not supported with the plugin's output", items[1].Key, st)
 	}
 	if v := last(items[2].Key, 1); v != "a-b c" {

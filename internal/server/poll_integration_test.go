@@ -52,8 +52,8 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 	for {
 		// Values are readable before the poller's loop hears of their
 		// checks (availability), and the unknown key may come later.
-		st, _ := s.Runtime.ItemState(unknown)
-		a, _ := s.Runtime.Availability(ifaceID)
+		st, _ := s.ItemStates.ItemState(unknown)
+		a, _ := s.ItemStates.Availability(ifaceID)
 		if len(read("agent.ping", 3)) > 0 && len(read("system.cpu.load[all,avg1]", 0)) > 0 && len(read("vfs.fs.size[/,pfree]", 0)) > 0 &&
 			st.NotSupported && a.Available == 1 {
 			break
@@ -72,7 +72,7 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 	if len(read("no.such.key", 3)) != 0 {
 		t.Fatal("values stored for the unsupported key")
 	}
-	st, _ := s.Runtime.ItemState(unknown)
+	st, _ := s.ItemStates.ItemState(unknown)
 	if !st.NotSupported || !strings.Contains(st.Error, "Unsupported item key") {
 		t.Fatalf("no.such.key state %+v", st)
 	}
@@ -103,7 +103,7 @@ func TestIntegrationPassiveAgent(t *testing.T) {
 	if v := read("agent.version", 1)[0]["value"]; !strings.HasPrefix(v, "6.") {
 		t.Fatalf("agent.version = %q", v)
 	}
-	if a, _ := s.Runtime.Availability(ifaceID); a.Available != 1 || a.Error != "" {
+	if a, _ := s.ItemStates.Availability(ifaceID); a.Available != 1 || a.Error != "" {
 		t.Fatalf("agent interface %+v; want available", a)
 	}
 }
@@ -167,7 +167,7 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 	udp := snap.Lookup("simple-host", "net.udp.service[ntp]").ID
 	end := time.Now().Add(20 * time.Second)
 	for {
-		st, _ := s.Runtime.ItemState(udp)
+		st, _ := s.ItemStates.ItemState(udp)
 		if last("icmpping[,2,20]", 3) != "" && last("icmppingsec[,2,20]", 0) != "" && last(items[2].Key, 3) != "" &&
 			last(items[3].Key, 0) != "" && last(items[5].Key, 1) != "" && st.NotSupported {
 			break
@@ -192,11 +192,11 @@ func TestIntegrationSimpleChecks(t *testing.T) {
 	if v := last(items[5].Key, 1); v != "page one" {
 		t.Errorf("%s = %q", items[5].Key, v)
 	}
-	if st, _ := s.Runtime.ItemState(udp); st.Error != "Unsupported item key." {
+	if st, _ := s.ItemStates.ItemState(udp); st.Error != "Unsupported item key." {
 		t.Errorf("net.udp.service state %+v", st)
 	}
 	ifaceID := snap.Host("simple-host").MainInterface(catalog.InterfaceAgent).ID
-	if a, _ := s.Runtime.Availability(ifaceID); a.Available != 0 || a.ErrorsFrom != 0 {
+	if a, _ := s.ItemStates.Availability(ifaceID); a.Available != 0 || a.ErrorsFrom != 0 {
 		t.Errorf("simple checks changed the interface's availability: %+v", a)
 	}
 }
@@ -230,7 +230,7 @@ func TestIntegrationHTTPAgent(t *testing.T) {
 	for {
 		var rows []map[string]string
 		c.ok("history.get", map[string]any{"history": 4, "itemids": []string{health}, "limit": 1}, &rows)
-		st, _ := s.Runtime.ItemState(fail)
+		st, _ := s.ItemStates.ItemState(fail)
 		if len(rows) > 0 && st.NotSupported {
 			if rows[0]["value"] != `{"status":"ok","q":"1"}` {
 				t.Fatalf("api.health = %q", rows[0]["value"])

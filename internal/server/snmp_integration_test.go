@@ -11,11 +11,11 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // startServerTraps is startServer with the SNMP trap receiver on a free
@@ -74,8 +74,8 @@ func TestIntegrationSNMP(t *testing.T) {
 	missing := snap.Lookup("router", "missing").ID
 	end := time.Now().Add(20 * time.Second)
 	for {
-		st, _ := s.Runtime.ItemState(missing)
-		a, _ := s.Runtime.Availability(ifaceID)
+		st, _ := s.ItemStates.ItemState(missing)
+		a, _ := s.ItemStates.Availability(ifaceID)
 		if len(s.readItem(t, "router", "sysname")) > 0 && len(s.readItem(t, "router", "uptime")) > 0 &&
 			len(s.readItem(t, "router", "net.if.discovery")) > 0 && st.NotSupported && a.Available == 1 {
 			break
@@ -92,7 +92,7 @@ func TestIntegrationSNMP(t *testing.T) {
 	if v := s.readItem(t, "router", "net.if.discovery")[0].S; !strings.Contains(v, `"{#IFNAME}":"lo"`) {
 		t.Fatalf("discovery %s", v)
 	}
-	if st, _ := s.Runtime.ItemState(missing); !strings.Contains(st.Error, "No Such Object") {
+	if st, _ := s.ItemStates.ItemState(missing); !strings.Contains(st.Error, "No Such Object") {
 		t.Fatalf("missing OID's state %+v", st)
 	}
 
@@ -152,18 +152,18 @@ func TestSNMPAvailability(t *testing.T) {
 		end := time.Now().Add(20 * time.Second)
 		for !ok() {
 			if time.Now().After(end) {
-				a, _ := s.Runtime.Availability(dead)
+				a, _ := s.ItemStates.Availability(dead)
 				t.Fatalf("after 20 s: not %s (dead interface %+v)", what, a)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	wait("the dead interface unavailable, the other available", func() bool {
-		a, _ := s.Runtime.Availability(dead)
-		b, _ := s.Runtime.Availability(alive)
+		a, _ := s.ItemStates.Availability(dead)
+		b, _ := s.ItemStates.Availability(alive)
 		return a.Available == 2 && b.Available == 1
 	})
-	a, _ := s.Runtime.Availability(dead)
+	a, _ := s.ItemStates.Availability(dead)
 	if want := `Timeout while connecting to "` + f.Addr(0) + `".`; a.Error != want || a.ErrorsFrom == 0 {
 		t.Fatalf("dead interface %+v, want error %q", a, want)
 	}
@@ -172,7 +172,7 @@ func TestSNMPAvailability(t *testing.T) {
 	}
 	silent.Store(false)
 	wait("the recovered interface available", func() bool {
-		a, _ := s.Runtime.Availability(dead)
+		a, _ := s.ItemStates.Availability(dead)
 		return a.Available == 1 && a.Error == ""
 	})
 }
@@ -232,11 +232,11 @@ func TestIntegrationSNMPTrapPreprocessing(t *testing.T) {
 	snap := s.Catalog.Snapshot()
 	master, dep := snap.Lookup("sw", trapKey).ID, snap.Lookup("sw", "link.index").ID
 	wait("both items not supported", func() bool {
-		m, _ := s.Runtime.ItemState(master)
-		d, _ := s.Runtime.ItemState(dep)
+		m, _ := s.ItemStates.ItemState(master)
+		d, _ := s.ItemStates.ItemState(dep)
 		return m.NotSupported && d.NotSupported
 	})
-	if m, _ := s.Runtime.ItemState(master); !strings.Contains(m.Error, "cannot perform regular expression") {
+	if m, _ := s.ItemStates.ItemState(master); !strings.Contains(m.Error, "cannot perform regular expression") {
 		t.Errorf("trap item's error %q; want the regex step's", m.Error)
 	}
 	if n, d := len(s.readItem(t, "sw", trapKey)), len(s.readItem(t, "sw", "link.index")); n != 1 || d != 1 {

@@ -44,7 +44,7 @@ func TestIntegrationSoftHardStates(t *testing.T) {
 			c.ok("trigger.get", map[string]any{"output": "extend"}, &trigs)
 			var rows []map[string]string
 			c.ok("history.get", map[string]any{"history": 3, "itemids": []string{strconv.FormatUint(s.Catalog.Snapshot().Lookup("svc-host", "svc.state").ID, 10)}}, &rows)
-			st, _ := s.Runtime.ItemState(s.Catalog.Snapshot().Lookup("svc-host", key).ID)
+			st, _ := s.ItemStates.ItemState(s.Catalog.Snapshot().Lookup("svc-host", key).ID)
 			t.Fatalf("no problem after 40 s; trigger %v, state values %v, item state %+v", trigs, rows, st)
 		}
 		time.Sleep(200 * time.Millisecond)

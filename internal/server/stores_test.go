@@ -6,6 +6,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // The server wires trends, flushing, retention and compaction through
@@ -39,5 +40,16 @@ func TestStoresOptionalInterfaces(t *testing.T) {
 	// has nothing to do and trend.get answers nothing.
 	if got := has(memstore.New()); got != [4]bool{} {
 		t.Errorf("memstore implements [trends flush drop compact] = %v, want none", got)
+	}
+}
+
+// TestWALSync holds the one mapping from the fsync settings of history,
+// events and alerts to WAL sync modes: "interval" relaxes, anything else
+// (config accepts only "batch" besides) keeps the fsync per batch.
+func TestWALSync(t *testing.T) {
+	for in, want := range map[string]wal.SyncMode{"batch": wal.SyncBatch, "interval": wal.SyncInterval, "": wal.SyncBatch} {
+		if got := walSync(in); got != want {
+			t.Errorf("walSync(%q) = %v, want %v", in, got, want)
+		}
 	}
 }

@@ -3,14 +3,15 @@
 // (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
 // zabbix_get and ClickHouse later)
 // on loopback for integration tests, and parses what they print.
-// Simulated peers live in subpackages: agentsim (Zabbix agents) and
-// snmpsim (SNMP agents); catalogtest opens a test catalog with a spec.
+// catalogtest opens a test catalog with a spec. The simulated peers
+// (agentsim for Zabbix agents, snmpsim for SNMP agents) are not here but
+// under internal/bench/sim: `peregrine bench` runs them, and the
+// production binary links nothing from this package or its subpackages
+// (cmd/peregrine's TestBinaryLinksNoTestHelpers).
 //
 // Only _test.go files may import testutil and its subpackages (a rule
 // internal/buildcheck's layer test enforces; docs/layout.md), so that the
-// helpers may import any stage, as catalogtest imports trigger. The one
-// exception, until its simulated fleets move out, is internal/bench's
-// use of agentsim and snmpsim.
+// helpers may import any stage, as catalogtest imports trigger.
 //
 // A program that is not installed skips the test, except under CI (the
 // CI environment variable set), where a missing program is a failure:

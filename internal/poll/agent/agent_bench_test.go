@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/agentsim"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
-	"github.com/peregrine-mon/peregrine/internal/testutil/agentsim"
 )
 
 // collect gathers the results of one Check call.

@@ -95,6 +95,12 @@ func (c *Checker) Answer(ctx context.Context, snap *catalog.Snapshot, ch *poll.C
 	now := c.opts.Now()
 	r := &poll.Result{Check: *ch, Clock: now}
 	v := c.eval(ctx, snap, ch.ItemID, now)
+	if v.IsError() && ctx.Err() != nil {
+		// A read cut short because the server is stopping says nothing
+		// of the formula: not supported would reach the item's steps.
+		r.Status, r.Error = poll.NetworkError, "check abandoned: the server is stopping"
+		return r
+	}
 	if v.IsError() {
 		// Counted by the scheduler (checks_total{result="not_supported"})
 		// and shown as the item's error; logged once a minute with the

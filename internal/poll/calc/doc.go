@@ -17,6 +17,10 @@
 // result (a missing item, no data in the period, division by zero, a
 // formula that does not parse) makes the item not supported with the
 // reason as its error, Zabbix's behaviour; the next good value clears it.
+// An evaluation cut short because the Check call's context ended (the
+// server stopping) is reported abandoned (a network error), not as not
+// supported. No timeout applies beyond the store's own (as in Zabbix,
+// calculated items have none).
 // User macros resolve through Options.Macros, by default the snapshot's
 // scope of the item's host (host, linked templates, global), so an API
 // change counts from the next check on.

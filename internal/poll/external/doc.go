@@ -50,6 +50,12 @@
 // leader is unreaped (the exit is awaited with waitid WNOWAIT first), so
 // a recycled pid is never signalled. A failure to start for want of
 // processes, memory or descriptors is a local error (blames no item).
+// When the context of the Check call ends (the server stopping), a
+// process still running is killed the same way and its check reported
+// abandoned (a network error, which keeps no availability for these
+// items), never as a timeout: nagios[] would make that an UNKNOWN value
+// and a not supported item's steps may store one. A check still
+// waiting for a slot is a local error.
 //
 // Metrics: peregrine_poll_external_latency_seconds is check latency as
 // Nagios defines it, from the scheduled time to the process's start;

@@ -263,6 +263,14 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	case out.tooLarge:
 		return c.notSupported(res, resTooLarge, "too_large",
 			fmt.Sprintf("%s wrote more than %d bytes of output: killed", req.path, c.opts.MaxOutput))
+	case out.abandoned:
+		// Neither a value (nagios[]'s UNKNOWN "timed out") nor not
+		// supported (which an item's "check for not supported value"
+		// step would turn into a stored value): the process was killed
+		// because the server is stopping, as the other checkers say.
+		c.results[resLocalError].Inc()
+		res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
+		return res
 	}
 	if req.nagios {
 		return c.nagiosResult(res, req, out, timeout)
@@ -313,8 +321,10 @@ type outcome struct {
 	output   []byte
 	tooLarge bool
 	timedOut bool
-	code     int
-	signal   syscall.Signal
+	// abandoned: killed because ctx ended (the server stopping).
+	abandoned bool
+	code      int
+	signal    syscall.Signal
 }
 
 // run starts req's program in a process group of its own, with stdout
@@ -378,7 +388,7 @@ func (c *Checker) run(ctx context.Context, req request, timeout time.Duration, d
 	stopCtx := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		if killLocked() {
-			out.timedOut = true // the check was abandoned: no value
+			out.abandoned = true
 		}
 		mu.Unlock()
 		_ = r.SetReadDeadline(time.Now())

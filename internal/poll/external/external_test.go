@@ -388,6 +388,34 @@ func TestShutdownKillsRunning(t *testing.T) {
 	}
 }
 
+// A process killed because the server is stopping is an abandoned
+// check, not a timeout: nagios[] made it an UNKNOWN value "plugin timed
+// out after 5m0s", stored at every shutdown, and a plain check a not
+// supported item (found by polltest's CancelInFlight).
+func TestShutdownAbandonsRatherThanTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	writeScript(t, dir, "hang.sh", `sleep 300`)
+	c := New(Options{Dirs: []string{dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan *poll.Result, 2)
+	c.Check(ctx, []poll.Check{{ItemID: 1, Key: "hang.sh", Timeout: 5 * time.Minute}, {ItemID: 2, Key: "nagios[hang.sh]", Timeout: 5 * time.Minute}},
+		func(r *poll.Result) { got <- r })
+	for c.running.Load() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	for range 2 {
+		select {
+		case r := <-got:
+			if r.Status != poll.NetworkError || r.Error != "check abandoned: the server is stopping" {
+				t.Errorf("%s after cancel: %v %q %q, want abandoned", r.Key, r.Status, r.Value, r.Error)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("checks did not end after the context did")
+		}
+	}
+}
+
 func TestCheckHTTPLoopback(t *testing.T) {
 	dir := pluginDir(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,9 @@
 // Every failure makes the item not supported with a message saying what
 // went wrong (Zabbix's own for a status mismatch and a timeout), as
 // Zabbix's HTTP agent does; HTTP agent items keep no interface
-// availability. Bounds: a body beyond Options.MaxBodySize (an endless
+// availability. The exception is a check cut short because the Check
+// call's context ended (the server stopping), while connecting or
+// reading the body: it is reported abandoned, a network error. Bounds: a body beyond Options.MaxBodySize (an endless
 // one included) and a header block beyond Options.MaxHeaderSize are
 // refused with "response too large" / "larger than ... bytes", each
 // counted by reason in peregrine_poll_http_errors_total and logged at
@@ -34,6 +36,7 @@
 // Concurrency: Check hands each check to an idle worker goroutine or
 // starts one, and returns; the scheduler bounds how many are in flight,
 // and so the workers. A worker idle for 10 s ends (one per check would
-// regrow its stack to net/http's depth every time). Safe for concurrent
+// regrow its stack to net/http's depth every time); Close ends the idle
+// ones at once and closes the idle connections. Safe for concurrent
 // use.
 package http

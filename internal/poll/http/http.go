@@ -90,6 +90,10 @@ type Checker struct {
 	// jobs hands checks to idle workers (unbuffered: a send succeeds
 	// only if a worker is waiting).
 	jobs chan job
+	// quit, closed by Close, ends the idle workers at once rather than
+	// after workerIdle: nothing of a stopped checker is left running.
+	quit      chan struct{}
+	closeOnce sync.Once
 }
 
 // New returns a Checker.
@@ -113,7 +117,7 @@ func New(opts Options) *Checker {
 	if opts.Metrics == nil {
 		opts.Metrics = selfmon.NewRegistry()
 	}
-	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), transports: map[transportKey]*http.Client{}, jobs: make(chan job)}
+	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), transports: map[transportKey]*http.Client{}, jobs: make(chan job), quit: make(chan struct{})}
 	m := opts.Metrics
 	c.inFlight = m.Gauge("peregrine_poll_http_in_flight", "HTTP agent checks in flight.")
 	c.conns = m.Counter("peregrine_poll_http_connections_total", "TCP connections the HTTP agent opened (the rest of its requests reused kept-alive ones).")
@@ -126,8 +130,11 @@ func New(opts Options) *Checker {
 	return c
 }
 
-// Close closes the idle kept-alive connections.
+// Close ends the idle workers and closes the idle kept-alive
+// connections; call it once no check is in flight (the scheduler has
+// stopped). It is safe to call more than once.
 func (c *Checker) Close() {
+	c.closeOnce.Do(func() { close(c.quit) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, cl := range c.transports {
@@ -176,6 +183,8 @@ func (c *Checker) worker(fn job) {
 		select {
 		case fn = <-c.jobs:
 		case <-t.C:
+			return
+		case <-c.quit:
 			return
 		}
 	}
@@ -353,8 +362,7 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	resp, err := cl.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			res.Status, res.Error, res.Clock = poll.NetworkError, "check abandoned: the server is stopping", time.Now()
-			return res
+			return abandoned(res)
 		}
 		r := classify(err, rctx)
 		return c.fail(res, r, fmt.Sprintf("Cannot perform request: %s", requestMessage(err, r, timeout, c.opts.MaxHeaderSize)))
@@ -374,6 +382,12 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 		defer c.putBuf(buf)
 		n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.opts.MaxBodySize+1))
 		if err != nil {
+			if ctx.Err() != nil {
+				// Not "Timeout was reached", nor not supported: the
+				// server is stopping (found by polltest's
+				// CancelInFlight with a body that stalls).
+				return abandoned(res)
+			}
 			r := classify(err, rctx)
 			return c.fail(res, r, fmt.Sprintf("Cannot read the response body: %s", requestMessage(err, r, timeout, c.opts.MaxHeaderSize)))
 		}
@@ -385,6 +399,14 @@ func (c *Checker) request(ctx context.Context, res *poll.Result, h *catalog.HTTP
 	res.Clock = time.Now()
 	res.Status = poll.OK
 	res.Value = val(resp, body)
+	return res
+}
+
+// abandoned completes res as a check abandoned because the scheduler's
+// context ended: a network error, which a stopping scheduler keeps out
+// of availability and which stores nothing.
+func abandoned(res *poll.Result) *poll.Result {
+	res.Status, res.Error, res.Clock = poll.NetworkError, "check abandoned: the server is stopping", time.Now()
 	return res
 }
 

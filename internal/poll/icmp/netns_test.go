@@ -55,9 +55,11 @@ func inNetns(t *testing.T, ipBatch []string) bool {
 		t.Skipf("cannot create a network namespace here: %s", strings.TrimSpace(text))
 	case err != nil:
 		t.Fatalf("the test in its namespace failed: %v\n%s", err, text)
-	case strings.Contains(text, "--- SKIP: "+t.Name()):
+	// " (" ends the test's own name: a skipped subtest
+	// ("--- SKIP: TestX/sub") does not skip the test.
+	case strings.Contains(text, "--- SKIP: "+t.Name()+" ("):
 		t.Skipf("skipped in its namespace:\n%s", text)
-	case !strings.Contains(text, "--- PASS: "+t.Name()):
+	case !strings.Contains(text, "--- PASS: "+t.Name()+" ("):
 		t.Fatalf("the test in its namespace did not pass:\n%s", text)
 	}
 	t.Logf("in its namespace:\n%s", text)

@@ -32,6 +32,9 @@ type device struct {
 	addr    string
 	details map[string]string // the session's, to notice a change
 	g       *gosnmp.GoSNMP
+	// unwatch stops the watch that closes g's socket when the worker's
+	// ctx ends (see open).
+	unwatch func() bool
 	bulk    bool
 	reqs    map[uint64]parsedOID // item → its parsed snmp_oid
 	indexes map[string]string    // dynamic index snmp_oid → the index found
@@ -100,7 +103,8 @@ func (d *device) abandoned(p pending) *poll.Result {
 
 func (d *device) close() {
 	if d.g != nil {
-		d.g.Close()
+		d.unwatch()
+		d.g.Close() // after the watch closed it: an error, ignored
 		d.g = nil
 		d.c.sessions.Add(-1)
 	}
@@ -222,6 +226,14 @@ func (d *device) open(ctx context.Context, snap *catalog.Snapshot, timeout time.
 	if err := g.Connect(); err != nil {
 		return fmt.Sprintf("cannot open an SNMP session to %s: %v", addr, err)
 	}
+	// gosnmp looks at Context only before it sends: a request already
+	// out waits for its response or its whole timeout, and a stopping
+	// server would wait that long for the device. Closing the socket
+	// when ctx ends fails the pending read at once (polltest's
+	// CancelInFlight). The watch holds this session's socket, never
+	// d.g, which the worker alone may change.
+	conn := g.Conn
+	d.unwatch = context.AfterFunc(ctx, func() { conn.Close() })
 	d.g, d.addr, d.details = g, addr, f.Details
 	d.bulk = f.Details["bulk"] != "0"
 	clear(d.indexes)

@@ -60,5 +60,9 @@
 // receive buffer and the SNMPv3 engine state) stays open for
 // Options.IdleClose after the device's last check, then the worker
 // leaves; a change of the interface's address or details opens a new
-// one. Checker is safe for concurrent use.
+// one. When the context of the Check call that started a device's
+// worker ends (the scheduler stopping), the session's socket is closed:
+// a request in flight is abandoned at once, not at its timeout, and the
+// device's queued checks are reported abandoned. Checker is safe for
+// concurrent use.
 package snmp

@@ -7,10 +7,10 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // benchTable is a device's MIB for the benchmarks: n Counter64 values

@@ -1,6 +1,7 @@
 package snmp
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"strings"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/snmpsim"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/poll"
-	"github.com/peregrine-mon/peregrine/internal/testutil/snmpsim"
 )
 
 // simTable is the simulated agents' MIB.
@@ -316,6 +317,37 @@ func TestCheckerOneRequestPerDevice(t *testing.T) {
 	}
 	if n := reqs.Load(); n != 2 {
 		t.Errorf("the slow device got %d requests, want 2 (the second batching both later checks)", n)
+	}
+}
+
+// A request already out when ctx ends is abandoned at once, not at its
+// timeout: gosnmp looks at its Context only before sending, so the
+// checker closes the session's socket (found by polltest's
+// CancelInFlight: a stopping server waited a whole item timeout per
+// dead device).
+func TestCheckerCancelRequestInFlight(t *testing.T) {
+	seen := make(chan struct{}, 1)
+	f := startSim(t, snmpsim.Options{Hook: func(int, *gosnmp.SnmpPacket) ([]byte, bool) {
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+		return nil, true // never answered
+	}})
+	e := newEnv(t, []catalog.HostSpec{snmpHost(t, "dead", f.Addr(0), v2, "sysName.0")}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results := make(chan *poll.Result, 1)
+	e.c.Check(ctx, e.checks(t, "dead", time.Hour, "sysName.0"), func(r *poll.Result) { results <- r })
+	<-seen // the request is out
+	cancel()
+	select {
+	case r := <-results:
+		if r.Status != poll.NetworkError || !strings.Contains(r.Error, "stopping") {
+			t.Errorf("after cancel: %v %q, want abandoned", r.Status, r.Error)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a check with an hour's timeout was not abandoned within 10 s of ctx ending")
 	}
 }
 
