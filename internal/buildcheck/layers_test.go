@@ -705,7 +705,7 @@ func TestLayoutDocListsEveryPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	heading := regexp.MustCompile("^### (?:\\d+\\. )?(.+)$")
+	heading := regexp.MustCompile(`^### (?:\d+\. )?(.+)$`)
 	item := regexp.MustCompile("^- `([a-z0-9_/.-]+)`")
 	listed := map[string]string{} // package → layer heading
 	cur := ""
