@@ -75,8 +75,10 @@
 // macros are readable by every user and written by admins (templates
 // have no groups here).
 //
-// Notifications (alerting.go) go through the Alerting interface (the
-// catalog's AlertConfig and EditAlerts, the alert engine's alerts):
+// Notifications go through the Alerting interface (alerting.go: the
+// catalog's AlertConfig and EditAlerts, the alert engine's alerts), one
+// file per family: mediatype.go, action.go, alert.go, media.go (users'
+// media) and script.go.
 // mediatype.get/create/update/delete (admin reads, super admin writes;
 // types 0 email, 1 script, 4 webhook; SMS is refused), action.get/
 // create/update/delete (admin; trigger actions only, operations that
