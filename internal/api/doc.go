@@ -113,21 +113,24 @@
 // implements as is; user and token management call the *auth.Store
 // directly. main wires them. Responses of history methods are streamed
 // from the store to the socket, so memory does not grow with the row
-// count beyond one bounded buffer: a numeric history.get that must be
-// checked against api.max_rows (no "limit") first reads up to 1Mi rows
-// into compact blocks (24 bytes a row; Options.PrefetchRows bounds all
-// requests together) and writes nothing until it knows whether the
-// request is within the bound, so the usual read needs no separate
-// counting pass; a read larger than its buffer is counted then streamed
-// (history_prefetch.go). Rows are formatted straight into the response
-// buffer (history_enc.go).
+// count beyond one bounded buffer: history.get's rows are read and
+// written by the subpackage histread (its doc.go has how: a numeric read
+// that must be checked against api.max_rows is first buffered as compact
+// rows, Options.PrefetchRows bounding all requests together, so the
+// usual read needs no separate counting pass; rows are formatted
+// straight into the response buffer). history.go is parse and call: it
+// turns the checked parameters and the caller's readable items into a
+// histread.Request, and histread's errors into Zabbix's. The scalars of
+// every answer (strings, floats as Zabbix prints them) are written by
+// the subpackage zjson.
 //
 // history.get and trend.get check their parameters as the Zabbix API's
 // input validator does (history_params.go): an unknown parameter, a null
 // "history", a negative or too large time, a mistyped value are refused
 // with code -32602 and Zabbix's text (`Invalid parameter "/": unexpected
 // parameter "xyz".`), never ignored. history.get's "filter" and "search"
-// select rows as they stream (rowmatch.go).
+// are compiled into a predicate (rowmatch.go) that histread applies to
+// the rows as they stream.
 //
 // Batches: each call of a JSON-RPC batch is answered in order, its
 // response element written to the socket as it is produced (rows of a
@@ -153,5 +156,5 @@
 // items without a limit reads them in up to min(GOMAXPROCS, 4) parts
 // on goroutines of its own, which end before the request does; a
 // "sortfield": "clock" over such items merges the buffered rows rather
-// than reading each item from the store (history_prefetch.go).
+// than reading each item from the store (histread/prefetch.go).
 package api

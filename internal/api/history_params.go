@@ -393,8 +393,8 @@ type historyParams struct {
 	SortField   stringList
 	SortOrder   stringList
 	Limit       flexInt
-	// Downsample is our extension: see downsample.go. Raw JSON so that a
-	// bad value gets an error naming the parameter.
+	// Downsample is our extension: see histread/downsample.go. Raw JSON
+	// so that a bad value gets an error naming the parameter.
 	Downsample json.RawMessage
 }
 
@@ -542,4 +542,23 @@ func parseTrendParams(raw json.RawMessage) (*trendParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// parseDownsample reads the "downsample" parameter, Peregrine's
+// extension (histread/downsample.go has what it does): absent or null
+// means a raw read (n 0); otherwise an integer (or numeric string) in
+// 1..history.MaxBuckets.
+func parseDownsample(raw json.RawMessage) (int, error) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || string(b) == "null" {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(string(bytes.Trim(b, `"`)), 10, 64)
+	if err != nil {
+		return 0, errParams(`Invalid parameter "/downsample": an integer is expected.`)
+	}
+	if v < 1 || v > history.MaxBuckets {
+		return 0, errParams(`Invalid parameter "/downsample": value must be one of 1-%d.`, history.MaxBuckets)
+	}
+	return int(v), nil
 }

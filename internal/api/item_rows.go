@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
@@ -221,7 +222,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 func appendSampleValue(dst []byte, v *history.Sample) []byte {
 	switch v.Type {
 	case history.Float:
-		return appendZabbixFloat(dst, v.F)
+		return zjson.AppendFloat(dst, v.F)
 	case history.Uint:
 		return strconv.AppendUint(dst, v.U, 10)
 	}
@@ -292,7 +293,7 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, f)
+			dst = zjson.AppendString(dst, f)
 			dst = append(dst, ':')
 			switch f {
 			case "error_handler":
@@ -300,9 +301,9 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 				dst = strconv.AppendInt(dst, int64(st.ErrorHandler), 10)
 				dst = append(dst, '"')
 			case "error_handler_params":
-				dst = appendJSONString(dst, st.ErrorHandlerParams)
+				dst = zjson.AppendString(dst, st.ErrorHandlerParams)
 			case "params":
-				dst = appendJSONString(dst, st.Params)
+				dst = zjson.AppendString(dst, st.Params)
 			case "type":
 				dst = append(dst, '"')
 				dst = strconv.AppendInt(dst, int64(st.Type), 10)
@@ -451,7 +452,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, ids[i])
+			dst = zjson.AppendString(dst, ids[i])
 			dst = append(dst, ':')
 			dst = rs.appendRow(dst, &rows[i], fields, sel)
 		}
@@ -532,9 +533,9 @@ func appendHTTPHeaders(dst []byte, h *catalog.HTTPItem) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f.Name)
+		dst = zjson.AppendString(dst, f.Name)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, f.Value)
+		dst = zjson.AppendString(dst, f.Value)
 	}
 	return append(dst, '}')
 }
@@ -549,9 +550,9 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '{')
-			dst = appendJSONString(dst, f.Name)
+			dst = zjson.AppendString(dst, f.Name)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, f.Value)
+			dst = zjson.AppendString(dst, f.Value)
 			dst = append(dst, '}')
 		}
 	}
@@ -563,31 +564,31 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
 	switch f {
 	case fDelay:
-		return appendJSONString(dst, it.Delay)
+		return zjson.AppendString(dst, it.Delay)
 	case fHistory:
-		return appendJSONString(dst, it.History)
+		return zjson.AppendString(dst, it.History)
 	case fKey:
-		return appendJSONString(dst, it.Key)
+		return zjson.AppendString(dst, it.Key)
 	case fName:
-		return appendJSONString(dst, it.Name)
+		return zjson.AppendString(dst, it.Name)
 	case fTrends:
-		return appendJSONString(dst, it.Trends)
+		return zjson.AppendString(dst, it.Trends)
 	case fUnits:
-		return appendJSONString(dst, it.Units)
+		return zjson.AppendString(dst, it.Units)
 	case fTimeout:
-		return appendJSONString(dst, it.Timeout)
+		return zjson.AppendString(dst, it.Timeout)
 	case fRetryDelay:
-		return appendJSONString(dst, it.RetryDelay)
+		return zjson.AppendString(dst, it.RetryDelay)
 	case fSNMPOID:
-		return appendJSONString(dst, it.SNMPOID)
+		return zjson.AppendString(dst, it.SNMPOID)
 	case fTimestampPrecision:
-		return appendJSONString(dst, it.TimestampPrecision)
+		return zjson.AppendString(dst, it.TimestampPrecision)
 	case fParams:
-		return appendJSONString(dst, it.Params)
+		return zjson.AppendString(dst, it.Params)
 	case fError:
-		return appendJSONString(dst, rs.stateOf(r).Error)
+		return zjson.AppendString(dst, rs.stateOf(r).Error)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return appendJSONString(dst, httpString(it.HTTP, f))
+		return zjson.AppendString(dst, httpString(it.HTTP, f))
 	}
 	rs.lastOf(r)
 	v := &r.last
@@ -603,16 +604,16 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		dst = appendSampleValue(dst, v)
 		return append(dst, '"')
 	}
-	return appendJSONString(dst, v.S)
+	return zjson.AppendString(dst, v.S)
 }
 
 func appendItemHosts(dst []byte, h *catalog.Host) []byte {
 	dst = append(dst, `"hosts":[{"host":`...)
-	dst = appendJSONString(dst, h.Host)
+	dst = zjson.AppendString(dst, h.Host)
 	dst = append(dst, `,"hostid":"`...)
 	dst = strconv.AppendUint(dst, h.ID, 10)
 	dst = append(dst, `","name":`...)
-	dst = appendJSONString(dst, h.Name)
+	dst = zjson.AppendString(dst, h.Name)
 	return append(dst, "}]"...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/poll/delay"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
@@ -387,7 +388,7 @@ func convertForTest(vt history.ValueType, text string) (string, error) {
 	}
 	switch vt {
 	case history.Float:
-		return string(appendZabbixFloat(nil, smp.F)), nil
+		return string(zjson.AppendFloat(nil, smp.F)), nil
 	case history.Uint:
 		return strconv.FormatUint(smp.U, 10), nil
 	}

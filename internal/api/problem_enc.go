@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/event"
 )
 
@@ -62,7 +63,7 @@ func appendField(dst []byte, name, v string) []byte {
 	dst = append(dst, `,"`...)
 	dst = append(dst, name...)
 	dst = append(dst, `":`...)
-	return appendJSONString(dst, v)
+	return zjson.AppendString(dst, v)
 }
 
 // appendProblem writes one problem object; the keys in sorted order.
@@ -100,9 +101,9 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"tag":`...)
-			dst = appendJSONString(dst, t.Tag)
+			dst = zjson.AppendString(dst, t.Tag)
 			dst = append(dst, `,"value":`...)
-			dst = appendJSONString(dst, t.Value)
+			dst = zjson.AppendString(dst, t.Value)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api/histread"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -110,7 +111,7 @@ type Options struct {
 	// together hold in memory (24 bytes each) to check MaxRows without a
 	// counting pass (default 4Mi rows, 96 MiB; one request holds at most
 	// 1Mi). A request that finds no room counts first instead: slower,
-	// same answer (history_prefetch.go).
+	// same answer (histread/prefetch.go).
 	PrefetchRows int
 	// MaxBatchCalls bounds the calls of one JSON-RPC batch (default
 	// 1000); a longer batch is refused whole with an error naming the
@@ -132,14 +133,10 @@ type Server struct {
 	throttle *selfmon.LogThrottle
 	// taskSeq numbers the tasks task.create returns.
 	taskSeq atomic.Uint64
-	// prefetchBudget is the rows history.get may still buffer, of
-	// Options.PrefetchRows; prefetchBlocks pools the buffers
-	// (history_prefetch.go).
-	prefetchBudget atomic.Int64
-	prefetchBlocks sync.Pool
-	// prefetchPartItems is the least items per concurrently read part.
-	prefetchPartItems int
-	respBufs          sync.Pool // *bufio.Writer of respBufSize
+	// hist reads history.get's rows; it holds the buffer budget
+	// requests share (Options.PrefetchRows).
+	hist     *histread.Reader
+	respBufs sync.Pool // *bufio.Writer of respBufSize
 	// cands remembers problem.get's candidate triggers per request
 	// scope for the current snapshot (problem_select.go).
 	cands candCache
@@ -183,8 +180,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
-	s.prefetchBudget.Store(int64(opts.PrefetchRows))
-	s.prefetchPartItems = prefetchPartItems
+	s.hist = histread.New(histread.Options{Store: opts.History, MaxRows: opts.MaxRows, PrefetchRows: opts.PrefetchRows})
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()
