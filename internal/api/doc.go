@@ -23,15 +23,31 @@
 // docs/api.md has its shape, and the validation of preprocessing
 // objects with Zabbix's error paths, which item.create and item.update
 // share; item.get returns the steps under selectPreprocessing). The
-// params vocabulary every method decodes into (IDs, integers, strings
-// as Zabbix clients send them) is in params.go, the parameters all get
-// methods share in get.go, and catalog.go turns catalog edit errors into
-// Zabbix's.
+// parameters all get methods share are in get.go, and catalog.go turns
+// catalog edit errors into Zabbix's.
 //
-// Get methods refuse members they do not know, as Zabbix does, with
-// `Invalid parameter "/": unexpected parameter "xyz".` (decodeGet), so
-// that a misspelt or unsupported filter is an error and never a wrong
-// answer.
+// Parameters (params.go, decode.go): each method declares its parameters
+// in one place, a params struct next to it, one field per parameter:
+// the json tag names it, the field's type and "as" tag say how its value
+// is read (IDs, integers, strings, time units, outputs as Zabbix clients
+// send them: "10084" or 10084, one ID for a list of one), the "in",
+// "zbx" and "default" tags give the values it may take, whether null
+// means absent, and its default, and a method whose rules depend on
+// another parameter adjusts them in one place (ruleHook). Every field is
+// an opt[T], which tells a member absent, null or given (empty or not).
+// One decoder walks the params object: it refuses the first member no
+// field declares, as Zabbix does (`Invalid parameter "/": unexpected
+// parameter "xyz".`), so that a misspelt or unsupported filter is an
+// error and never a wrong answer, then reads each member into its field
+// and names the member of any problem ("/1/status", "/itemids/2"). The
+// entry points are the shapes of Zabbix's params: decodeGet (an
+// object), decodeObjects (create and update: objects), decodeIDs
+// (delete), decodeValidated (history.get and trend.get: checked in the
+// order and with the texts of Zabbix's API input validator) and
+// decodeLenient (user.login, which takes unknown members). Each keeps
+// the texts its methods answered before the vocabulary was one
+// (decodeRules); the methods not yet declared this way still decode
+// with the former types and decoders (params_legacy.go lists them).
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix

@@ -22,7 +22,7 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 		SelectRelated      any     `json:"selectRelatedObject"`
 		SelectSuppression  any     `json:"selectSuppressionData"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {
@@ -102,7 +102,7 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		Message  jstring `json:"message"`
 		Severity flexInt `json:"severity"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	switch {

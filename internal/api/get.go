@@ -37,7 +37,7 @@ type getParams struct {
 // "OUTPUT" for "output"), and the first unknown member in the request's
 // order is the one named. An empty array stands for an empty object, as
 // PHP decodes both alike.
-func decodeGet(raw json.RawMessage, v any) error {
+func legacyDecodeGet(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "[]" {
 		return nil
@@ -47,7 +47,7 @@ func decodeGet(raw json.RawMessage, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
-		return decodeParams(raw, v) // malformed: let the full decode word it
+		return legacyDecodeParams(raw, v) // malformed: let the full decode word it
 	}
 	known := jsonNames(reflect.TypeOf(v))
 	for dec.More() {
@@ -64,7 +64,7 @@ func decodeGet(raw json.RawMessage, v any) error {
 			break
 		}
 	}
-	return decodeParams(raw, v)
+	return legacyDecodeParams(raw, v)
 }
 
 // jsonNames returns the member names a struct type decodes, embedded

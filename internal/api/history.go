@@ -65,24 +65,24 @@ func containsID(l ids, id uint64) bool {
 // historyGet is history.get: the parameters checked and the items
 // narrowed to the caller's, the read is histread's.
 func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
-	p, err := parseHistoryParams(c.params)
-	if err != nil {
+	var p historyGetParams
+	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
 	// Permissions (perm.go): only items of hosts the caller may read (with
 	// "editable": may change).
-	if err := s.readableIDs(ctx, c, &p.ItemIDs, &p.HostIDs, p.Editable); err != nil {
+	if err := s.readableIDs(ctx, c, &p.ItemIDs.Value, &p.HostIDs.Value, p.Editable.Value); err != nil {
 		return nil, err
 	}
-	vt := p.History
-	match := newRowMatcher(p)
-	if p.Editable && c.user.Role < RoleAdmin {
+	vt := p.History.Value
+	match := newRowMatcher(p.rowFilter())
+	if p.Editable.Value && c.user.Role < RoleAdmin {
 		// "editable": only items the caller may change, and a user below
 		// admin may change none (item.update needs RoleAdmin): no ids
 		// select nothing.
-		p.ItemIDs, p.HostIDs = nil, nil
+		p.ItemIDs.Value, p.HostIDs.Value = nil, nil
 	}
-	n, err := parseDownsample(p.Downsample)
+	n, err := parseDownsample(p.Downsample.Value)
 	if err != nil {
 		return nil, err
 	}
@@ -94,25 +94,25 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 			return nil, errParams(`Invalid parameter "/downsample": only numeric history can be downsampled ("history" 0 or 3, not %d).`, vt)
 		}
 	}
-	items := selectItems(s.opts.Catalog.Snapshot(), p.ItemIDs, p.HostIDs, int(vt))
+	items := selectItems(s.opts.Catalog.Snapshot(), p.ItemIDs.Value, p.HostIDs.Value, int(vt))
 	req := histread.Request{
 		Items:      make([]uint64, len(items)),
 		Type:       history.ValueType(vt),
-		From:       p.TimeFrom.v,
-		Till:       p.TimeTill.v,
-		HasFrom:    p.TimeFrom.set,
-		HasTill:    p.TimeTill.set,
-		Desc:       len(p.SortOrder) > 0 && p.SortOrder[0] == "DESC",
-		ByClock:    slices.Contains(p.SortField, "clock"),
-		Count:      p.CountOutput,
-		Fields:     historyFields(parseOutput(p.Output, true)),
+		From:       p.TimeFrom.Value,
+		Till:       p.TimeTill.Value,
+		HasFrom:    p.TimeFrom.Given(),
+		HasTill:    p.TimeTill.Given(),
+		Desc:       len(p.SortOrder.Value) > 0 && p.SortOrder.Value[0] == "DESC",
+		ByClock:    slices.Contains(p.SortField.Value, "clock"),
+		Count:      p.CountOutput.Value,
+		Fields:     historyFields(parseOutput(p.Output.Value, true)),
 		Downsample: n,
 	}
 	for i, it := range items {
 		req.Items[i] = it.ID
 	}
-	if p.Limit.set {
-		req.Limit = int(min(p.Limit.v, math.MaxInt32))
+	if p.Limit.Given() {
+		req.Limit = int(min(p.Limit.Value, math.MaxInt32))
 	}
 	if match != nil {
 		req.Match = match.match
@@ -159,27 +159,27 @@ func errMaxRows(maxRows int) *Error {
 }
 
 func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
-	p, err := parseTrendParams(c.params)
-	if err != nil {
+	var p trendGetParams
+	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
 	// Permissions (perm.go): only items of hosts the caller may read.
-	if err := s.readableIDs(ctx, c, &p.ItemIDs, nil, false); err != nil {
+	if err := s.readableIDs(ctx, c, &p.ItemIDs.Value, nil, false); err != nil {
 		return nil, err
 	}
 	from, till := int64(0), int64(math.MaxInt32)
-	if p.TimeFrom.set {
-		from = p.TimeFrom.v
+	if p.TimeFrom.Given() {
+		from = p.TimeFrom.Value
 	}
-	if p.TimeTill.set {
-		till = p.TimeTill.v
+	if p.TimeTill.Given() {
+		till = p.TimeTill.Value
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var rows []struct {
 		item uint64
 		t    Trend
 	}
-	for _, id := range p.ItemIDs {
+	for _, id := range p.ItemIDs.Value {
 		it := snap.Item(id)
 		if it == nil || !it.ValueType.Numeric() || s.opts.Trends == nil {
 			continue // trends exist only for numeric items
@@ -193,17 +193,17 @@ func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) err
 				item uint64
 				t    Trend
 			}{id, t})
-			if p.Limit.set && int64(len(rows)) >= p.Limit.v {
+			if p.Limit.Given() && int64(len(rows)) >= p.Limit.Value {
 				break
 			}
 		}
 	}
-	if p.Limit.set && int64(len(rows)) > p.Limit.v {
-		rows = rows[:p.Limit.v]
+	if p.Limit.Given() && int64(len(rows)) > p.Limit.Value {
+		rows = rows[:p.Limit.Value]
 	}
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	return func(w *bufio.Writer) error {
-		if p.CountOutput {
+		if p.CountOutput.Value {
 			w.WriteString(`"` + strconv.Itoa(len(rows)) + `"`)
 			return nil
 		}

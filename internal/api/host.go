@@ -35,7 +35,7 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		SelectParents    any  `json:"selectParentTemplates"`
 		TemplateIDs      ids  `json:"templateids"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -240,7 +240,7 @@ func (p *hostParams) common(i int) error {
 
 func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	var ps []hostParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	hosts := make([]catalog.NewHost, len(ps))
@@ -295,7 +295,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 
 func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []hostParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.HostUpdate, len(ps))

@@ -25,7 +25,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 		WithMonItems   bool `json:"with_monitored_items"`
 		SelectHosts    any  `json:"selectHosts"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -111,7 +111,7 @@ type hostgroupParams struct {
 
 func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error) {
 	var ps []hostgroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(ps))
@@ -139,7 +139,7 @@ func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error
 
 func (w *configWriter) hostgroupUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []hostgroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	var renames []catalog.Group

@@ -96,7 +96,7 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 		SelectHosts  any `json:"selectHosts"`
 		SelectItems  any `json:"selectItems"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)

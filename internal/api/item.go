@@ -37,7 +37,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		// SelectPreprocessing adds each item's steps (Zabbix 6.0).
 		SelectPreprocessing any `json:"selectPreprocessing"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing)
@@ -255,7 +255,7 @@ func itemStatus(v int64) string {
 
 func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 	var ps []itemParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	items := make([]catalog.NewItem, len(ps))
@@ -312,7 +312,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 
 func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []itemParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.ItemUpdate, len(ps))

@@ -114,7 +114,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 		SelectTags  any  `json:"selectTags"`
 		SelectSteps any  `json:"selectPreprocessing"`
 	}
-	if err := decodeParams([]byte(params), &p); err != nil {
+	if err := legacyDecodeParams([]byte(params), &p); err != nil {
 		return nil, err
 	}
 	var objs []object

@@ -58,7 +58,7 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 		SelectTimeperiods any `json:"selectTimeperiods"`
 		SelectTags        any `json:"selectTags"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -245,7 +245,7 @@ func maintenanceError(err error) error { return editError(err, "maintenanceid") 
 
 func (w *configWriter) maintenanceCreate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ms := make([]catalog.Maintenance, len(ps))
@@ -295,7 +295,7 @@ func (w *configWriter) permitted(ctx context.Context, c *call, ok permits) error
 
 func (w *configWriter) maintenanceUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ids := make([]uint64, len(ps))

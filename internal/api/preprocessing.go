@@ -416,5 +416,5 @@ func decodeStrict(raw json.RawMessage, v any) error {
 			return errParams(`Invalid parameter "/": unexpected parameter "%s".`, name)
 		}
 	}
-	return decodeParams(raw, v)
+	return legacyDecodeParams(raw, v)
 }

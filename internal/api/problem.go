@@ -282,7 +282,7 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		SelectTags            any      `json:"selectTags"`
 		SelectSuppressionData any      `json:"selectSuppressionData"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {

@@ -44,7 +44,7 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 		return nil, errApp("history.push is not available on this server.")
 	}
 	var ps []pushParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	if len(ps) > maxPushValues {

@@ -228,7 +228,7 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 		SelectGroups  any `json:"selectGroups"`
 		SelectActions any `json:"selectActions"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	// A user sees the scripts of their user groups (or of all); a super
@@ -312,7 +312,7 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 		HostID   flexID `json:"hostid"`
 		EventID  flexID `json:"eventid"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := legacyDecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
 	if !p.ScriptID.set {

@@ -420,7 +420,7 @@ func (s *Server) noMethod(name string) *Error {
 
 // decodeParams unmarshals params into v strictly enough to name the bad
 // field.
-func decodeParams(raw json.RawMessage, v any) error {
+func legacyDecodeParams(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
 		var ute *json.UnmarshalTypeError

@@ -22,7 +22,7 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []tokenParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {
@@ -144,7 +144,7 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 		UserIDs  ids     `json:"userids"`
 		ValidAt  flexInt `json:"valid_at"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()

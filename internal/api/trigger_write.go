@@ -66,7 +66,7 @@ func (p *triggerParams) check(i int) error {
 
 func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) {
 	var ps []triggerParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.TriggerFields, len(ps))
@@ -106,7 +106,7 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 
 func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []triggerParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.TriggerUpdate, len(ps))

@@ -37,7 +37,7 @@ func (s *Server) userLogin(ctx context.Context, c *call) (any, error) {
 		Password *string `json:"password"`
 		UserData bool    `json:"userData"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := legacyDecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
 	if p.Username != nil && p.User != nil {
@@ -84,7 +84,7 @@ func (s *Server) userCheck(ctx context.Context, c *call) (any, error) {
 		SessionID string `json:"sessionid"`
 		Token     string `json:"token"`
 	}
-	if err := decodeParams(c.params, &p); err != nil {
+	if err := legacyDecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
 	secret := p.SessionID
@@ -153,7 +153,7 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []userParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {
@@ -210,7 +210,7 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []userParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {
@@ -323,7 +323,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		// selectMediatypes: the media types of the user's media.
 		SelectMediatypes any `json:"selectMediatypes"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()

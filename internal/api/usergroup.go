@@ -157,7 +157,7 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []usergroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	gs := make([]auth.UserGroup, len(ps))
@@ -202,7 +202,7 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []usergroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	current, err := acc.UserGroups(ctx)
@@ -315,7 +315,7 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 		SelectTemplateGroupRights any `json:"selectTemplateGroupRights"`
 		SelectTagFilters          any `json:"selectTagFilters"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()

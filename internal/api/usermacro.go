@@ -80,7 +80,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 		SelectHosts     any  `json:"selectHosts"`
 		SelectTemplates any  `json:"selectTemplates"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
@@ -155,7 +155,7 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		SelectTemplates       any `json:"selectTemplates"`
 		SelectHosts           any `json:"selectHosts"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -300,7 +300,7 @@ func macroOwnersWritable(owners []uint64) permits {
 
 func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))
@@ -351,7 +351,7 @@ func (w *configWriter) globalmacroUpdate(ctx context.Context, c *call) (any, err
 
 func (w *configWriter) macroUpdate(ctx context.Context, c *call, global bool) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	idField := "hostmacroid"
@@ -416,7 +416,7 @@ func (w *configWriter) macroDelete(ctx context.Context, c *call, global bool) (a
 
 func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))

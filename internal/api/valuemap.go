@@ -30,7 +30,7 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 		HostIDs        ids `json:"hostids"`
 		SelectMappings any `json:"selectMappings"`
 	}
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := legacyDecodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -84,7 +84,7 @@ func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
 
 func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error) {
 	var ps []valuemapParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	maps := make([]catalog.ValueMap, len(ps))
@@ -121,7 +121,7 @@ func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error)
 
 func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []valuemapParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := legacyDecodeObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.ValueMapUpdate, len(ps))
