@@ -561,7 +561,7 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 		SelectRecoveryOperations any `json:"selectRecoveryOperations"`
 		SelectUpdateOperations   any `json:"selectUpdateOperations"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	cfg := s.opts.Alerting.AlertConfig()

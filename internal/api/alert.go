@@ -30,7 +30,7 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 		SelectMediatypes any     `json:"selectMediatypes"`
 		SelectUsers      any     `json:"selectUsers"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)

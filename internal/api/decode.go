@@ -52,12 +52,19 @@ type decodeRules struct {
 	// strictNested: members of nested objects decoded by encoding/json
 	// are refused when unknown ("json: unknown field").
 	strictNested bool
+	// unknownLater: an unknown member is a problem in its place in the
+	// request (decodeMembers), not refused before any value is read.
+	unknownLater bool
+	// jsonOrder: of several problems, the one reported is the one
+	// encoding/json reported for the former decoders (decodeMembers);
+	// without it, the first met.
+	jsonOrder bool
 }
 
 var (
-	getRules       = decodeRules{dialect: dialectGet}
-	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true}
-	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true}
+	getRules       = decodeRules{dialect: dialectGet, jsonOrder: true}
+	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
+	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
 	validatorRules = decodeRules{dialect: dialectValidator, ruleOrder: true}
 )
 
@@ -146,6 +153,15 @@ func (r *fieldRule) setIn(in string) {
 type fieldInfo struct {
 	index []int
 	rule  fieldRule
+	// selfDecoding: the field's value (an opt's) has its own
+	// UnmarshalJSON, whose errors encoding/json reported at once
+	// (decodeRules.jsonOrder).
+	selfDecoding bool
+	// embed is the Go names of the embedded structs the field is
+	// promoted from, each followed by a dot ("getParams."): the former
+	// decoders named a mistyped promoted field so ("/getParams.limit"),
+	// and kind errors still do until the conformance work drops it.
+	embed string
 }
 
 // structInfo is a params struct's fields in declaration order.
@@ -190,21 +206,28 @@ func structInfoOf(t reflect.Type) *structInfo {
 				r.normalize = true
 			}
 		}
+		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
+		for k := 1; k < len(f.Index); k++ {
+			fi.embed += t.FieldByIndex(f.Index[:k]).Name + "."
+		}
 		if k, ok := si.byName[name]; ok {
-			si.fields[k] = fieldInfo{index: f.Index, rule: r}
+			si.fields[k] = fi
 			continue
 		}
 		si.byName[name] = len(si.fields)
-		si.fields = append(si.fields, fieldInfo{index: f.Index, rule: r})
+		si.fields = append(si.fields, fi)
 	}
 	got, _ := structInfos.LoadOrStore(t, si)
 	return got.(*structInfo)
 }
 
-// kindOf is how a value of Go type t (an opt's value type, for an opt)
-// is read, given the field's "as" tag.
+// kindOf is how the value of a field of Go type t is read, given its
+// "as" tag: for an opt, by its value type; a field of another type
+// decodes itself (paramValue) or is read by encoding/json, as the former
+// decoders read every field.
 func kindOf(t reflect.Type, as string) valueKind {
-	if o, ok := reflect.New(t).Interface().(optional); ok {
+	o, isOpt := reflect.New(t).Interface().(optional)
+	if isOpt {
 		t = o.valueType()
 	}
 	switch as {
@@ -226,6 +249,9 @@ func kindOf(t reflect.Type, as string) valueKind {
 	if _, ok := reflect.New(t).Interface().(paramValue); ok {
 		return kindCustom
 	}
+	if !isOpt {
+		return kindJSON
+	}
 	switch t {
 	case reflect.TypeFor[uint64]():
 		return kindID
@@ -241,6 +267,16 @@ func kindOf(t reflect.Type, as string) valueKind {
 		return kindBool
 	}
 	return kindJSON
+}
+
+// selfDecoding reports whether a field of type t (an opt's value type,
+// for an opt) decodes itself with its own UnmarshalJSON.
+func selfDecoding(t reflect.Type) bool {
+	if o, ok := reflect.New(t).Interface().(optional); ok {
+		t = o.valueType()
+	}
+	_, ok := reflect.New(t).Interface().(json.Unmarshaler)
+	return ok
 }
 
 // lookup returns the field that takes member name, or -1.
@@ -468,7 +504,7 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	field := make([]int, len(ms))
 	for i, m := range ms {
 		field[i] = si.lookup(m.name, r.fold)
-		if field[i] < 0 && !r.lenient {
+		if field[i] < 0 && !r.lenient && !r.unknownLater {
 			return invalid(path, `unexpected parameter "`+m.name+`"`)
 		}
 	}
@@ -484,7 +520,7 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 		}
 		return false
 	}
-	decode := func(k int, raw []byte) error {
+	decode := func(k int, raw []byte) (error, bool) {
 		f := &si.fields[k]
 		rule := &f.rule
 		if hook != nil {
@@ -494,9 +530,9 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 		}
 		c := &fieldCtx{rules: r, rule: rule}
 		if err := decodeValue(raw, rv.FieldByIndex(f.index).Addr().Interface(), c); err != nil {
-			return r.word(path, rule.name, err)
+			return r.word(path, rule.name, f.embed, err), !f.selfDecoding && jsonSaved(err)
 		}
-		return nil
+		return nil, false
 	}
 	if r.ruleOrder {
 		for k := range si.fields {
@@ -512,21 +548,53 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 				}
 			}
 			if last >= 0 {
-				if err := decode(k, ms[last].raw); err != nil {
+				if err, _ := decode(k, ms[last].raw); err != nil {
 					return err
 				}
 			}
 		}
-	} else {
-		for i, m := range ms {
-			if field[i] >= 0 {
-				if err := decode(field[i], m.raw); err != nil {
-					return err
-				}
+		return nil
+	}
+	// Request order. With jsonOrder, as encoding/json decoded for the
+	// former decoders: an unknown member or a value of the wrong JSON
+	// type for a plain Go type is kept while decoding goes on, the
+	// first one kept is reported at the end, and any other problem
+	// (found by a value that reads itself) is reported at once.
+	var saved error
+	for i, m := range ms {
+		if field[i] < 0 {
+			if !r.lenient && saved == nil {
+				saved = invalid(path, `unexpected parameter "`+m.name+`"`)
 			}
+			continue
+		}
+		err, keep := decode(field[i], m.raw)
+		switch {
+		case err == nil:
+		case !r.jsonOrder || !keep:
+			return err
+		case saved == nil:
+			saved = err
 		}
 	}
-	return nil
+	return saved
+}
+
+// jsonSaved reports whether err is one encoding/json keeps while it
+// goes on decoding (decodeRules.jsonOrder): a type mismatch it found
+// itself (its UnmarshalTypeError names a JSON kind, where the former
+// types named the value they refused) or an unknown member of a nested
+// object.
+func jsonSaved(err error) bool {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		switch v := ute.Value; {
+		case v == "string", v == "bool", v == "array", v == "object", v == "number", strings.HasPrefix(v, "number "):
+			return true
+		}
+		return false
+	}
+	return strings.HasPrefix(err.Error(), "json: unknown field ")
 }
 
 // applyDefaults gives the fields not set their declared default.
@@ -567,9 +635,17 @@ func decodeJSON(raw []byte, p any, r *decodeRules) error {
 }
 
 // word turns the error decoding member name of the object at path into
-// the API's error.
-func (r *decodeRules) word(path, name string, err error) error {
+// the API's error; embed is the field's (fieldInfo).
+func (r *decodeRules) word(path, name, embed string, err error) error {
 	p := subpath(path, name)
+	kindPath := p
+	if embed != "" && r.dialect != dialectValidator {
+		if r.dialect == dialectGet {
+			kindPath = subpath(path, embed+name)
+		} else {
+			kindPath = subpath(path, strings.ReplaceAll(embed, ".", "/")+name)
+		}
+	}
 	var ve *valueError
 	var ke kindError
 	var pe *paramError
@@ -581,11 +657,12 @@ func (r *decodeRules) word(path, name string, err error) error {
 		}
 		return invalid(p, ve.msg)
 	case errors.As(err, &ke):
-		return invalid(p, r.kindText(ke.kind))
+		return invalid(kindPath, r.kindText(ke.kind))
 	case errors.As(err, &pe):
 		// The former decoders' errors carry the member's name.
 		return invalid(subpath(path, pe.path), pe.msg)
 	case errors.As(err, &ute):
+		p = kindPath
 		if ute.Field != "" {
 			if r.dialect == dialectGet {
 				p += "." + ute.Field

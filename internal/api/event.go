@@ -22,7 +22,7 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 		SelectRelated      any     `json:"selectRelatedObject"`
 		SelectSuppression  any     `json:"selectSuppressionData"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {
@@ -44,7 +44,7 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 		// The newest few events (the web UI's watermark, event.get
 		// limit 1, every few seconds): walked from the newest, stopped
 		// at the limit, instead of copying every retained event.
-		n := int(p.Limit.v)
+		n := int(p.Limit.Value)
 		scan.ScanEventsDesc(func(e *event.Event) bool {
 			if len(evs) >= n {
 				return false
@@ -102,7 +102,7 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		Message  jstring `json:"message"`
 		Severity flexInt `json:"severity"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	switch {
@@ -164,6 +164,6 @@ type EventScanner interface {
 // by eventid, newest first, with a limit, no filter or search (which
 // work on the built objects) and no count.
 func newestOnly(p *getParams) bool {
-	return len(p.SortField) > 0 && p.SortField[0] == "eventid" && descOrder(p) &&
-		p.Limit.set && p.Limit.v >= 0 && !p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0
+	return len(p.SortField.Value) > 0 && p.SortField.Value[0] == "eventid" && descOrder(p) &&
+		p.Limit.Given() && p.Limit.Value >= 0 && !p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0
 }

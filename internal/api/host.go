@@ -35,7 +35,7 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		SelectParents    any  `json:"selectParentTemplates"`
 		TemplateIDs      ids  `json:"templateids"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -54,7 +54,7 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	}
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable) {
+		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable.Value) {
 			continue
 		}
 		if p.WithItems && len(h.Items()) == 0 || p.WithMonItems && !anyMonitoredItem([]*catalog.Host{h}) {

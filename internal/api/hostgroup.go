@@ -25,7 +25,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 		WithMonItems   bool `json:"with_monitored_items"`
 		SelectHosts    any  `json:"selectHosts"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -46,7 +46,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 	}
 	var objs []object
 	for _, g := range snap.Groups() {
-		if len(p.GroupIDs) > 0 && !containsID(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable) {
+		if len(p.GroupIDs) > 0 && !containsID(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable.Value) {
 			continue
 		}
 		hs := members[g.ID]

@@ -96,7 +96,7 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 		SelectHosts  any `json:"selectHosts"`
 		SelectItems  any `json:"selectItems"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -113,10 +113,10 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable) || len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
+		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable.Value) || len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
 			continue
 		}
 		for i := range h.Interfaces {

@@ -37,7 +37,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		// SelectPreprocessing adds each item's steps (Zabbix 6.0).
 		SelectPreprocessing any `json:"selectPreprocessing"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing)
@@ -55,11 +55,11 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	// A null value filters nothing, as in Zabbix; an empty list matches
 	// no host.
 	var filterHosts []string
-	if raw, ok := p.Filter["host"]; ok {
+	if raw, ok := p.Filter.Value["host"]; ok {
 		if string(bytes.TrimSpace(raw)) != "null" {
 			filterHosts = filterValues(raw)
 		}
-		delete(p.Filter, "host")
+		delete(p.Filter.Value, "host")
 	}
 	var groupID uint64
 	if p.Group != nil {
@@ -78,7 +78,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 			p.Group != nil && !slices.Contains(h.GroupIDs, groupID) ||
 			p.Host != nil && h.Host != *p.Host ||
 			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
-			!a.sees(h, p.Editable) {
+			!a.sees(h, p.Editable.Value) {
 			return
 		}
 		for _, it := range h.Items() {

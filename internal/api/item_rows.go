@@ -328,7 +328,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		return scratch
 	}
 	rows := rs.rows
-	for name, raw := range p.Filter {
+	for name, raw := range p.Filter.Value {
 		want := filterValues(raw)
 		kept := rows[:0]
 		for i := range rows {
@@ -342,13 +342,13 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		}
 		rows = kept
 	}
-	if len(p.Search) > 0 {
+	if len(p.Search.Value) > 0 {
 		type search struct {
 			name string
 			want [][]byte // lower case
 		}
 		var ss []search
-		for name, raw := range p.Search {
+		for name, raw := range p.Search.Value {
 			s := search{name: name}
 			for _, w := range filterValues(raw) {
 				s.want = append(s.want, []byte(strings.ToLower(w)))
@@ -361,47 +361,47 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			for _, s := range ss {
 				lv := bytes.ToLower(value(&rows[i], s.name))
 				for _, w := range s.want {
-					if p.SearchWildcards && globMatch(string(w), string(lv)) ||
-						!p.SearchWildcards && (p.StartSearch && bytes.HasPrefix(lv, w) || !p.StartSearch && bytes.Contains(lv, w)) {
+					if p.SearchWildcards.Value && globMatch(string(w), string(lv)) ||
+						!p.SearchWildcards.Value && (p.StartSearch.Value && bytes.HasPrefix(lv, w) || !p.StartSearch.Value && bytes.Contains(lv, w)) {
 						matches++
 						break
 					}
 				}
 			}
-			hit := matches == len(ss) || (p.SearchByAny && matches > 0)
-			if hit != p.ExcludeSearch {
+			hit := matches == len(ss) || (p.SearchByAny.Value && matches > 0)
+			if hit != p.ExcludeSearch.Value {
 				kept = append(kept, rows[i])
 			}
 		}
 		rows = kept
 	}
 	sortable := []string{"itemid", "name", "key_", "delay", "history", "trends", "type", "status"}
-	for i, f := range p.SortField {
+	for i, f := range p.SortField.Value {
 		if !slices.Contains(sortable, f) {
 			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "%s".`, i+1, strings.Join(sortable, `", "`))
 		}
 	}
-	if len(p.SortField) > 0 {
-		desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	if len(p.SortField.Value) > 0 {
+		desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 		// One key per row and field, parsed once.
 		type key struct {
 			s     string
 			n     int64
 			isNum bool
 		}
-		keys := make([]key, len(rows)*len(p.SortField))
+		keys := make([]key, len(rows)*len(p.SortField.Value))
 		for i := range rows {
-			for j, f := range p.SortField {
+			for j, f := range p.SortField.Value {
 				v := string(value(&rows[i], f))
 				n, err := strconv.ParseInt(v, 10, 64)
-				keys[i*len(p.SortField)+j] = key{s: v, n: n, isNum: err == nil}
+				keys[i*len(p.SortField.Value)+j] = key{s: v, n: n, isNum: err == nil}
 			}
 		}
 		perm := make([]int, len(rows))
 		for i := range perm {
 			perm[i] = i
 		}
-		nf := len(p.SortField)
+		nf := len(p.SortField.Value)
 		sort.SliceStable(perm, func(a, b int) bool {
 			ka, kb := keys[perm[a]*nf:perm[a]*nf+nf], keys[perm[b]*nf:perm[b]*nf+nf]
 			for j := range ka {
@@ -423,22 +423,22 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		}
 		rows = sorted
 	}
-	if p.CountOutput {
+	if p.CountOutput.Value {
 		return strconv.Itoa(len(rows)), nil
 	}
-	if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(rows) {
-		rows = rows[:p.Limit.v]
+	if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(rows) {
+		rows = rows[:p.Limit.Value]
 	}
 
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	sel.headers, sel.queryFields = out.has("headers"), out.has("query_fields")
 	var fields []itemField
 	for f := range nItemFields {
-		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys {
+		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys.Value {
 			fields = append(fields, f)
 		}
 	}
-	if p.PreserveKeys {
+	if p.PreserveKeys.Value {
 		// Keys in string order, as a map's keys are encoded.
 		ids := make([]string, len(rows))
 		perm := make([]int, len(rows))

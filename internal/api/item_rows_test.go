@@ -114,7 +114,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 		SelectTags  any  `json:"selectTags"`
 		SelectSteps any  `json:"selectPreprocessing"`
 	}
-	if err := legacyDecodeParams([]byte(params), &p); err != nil {
+	if err := decodeLenient([]byte(params), &p); err != nil {
 		return nil, err
 	}
 	var objs []object
@@ -129,7 +129,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 			if p.Monitored && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, p.SelectSteps != nil, parseOutput(p.Output, true)))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, p.SelectSteps != nil, parseOutput(p.Output.Value, true)))
 		}
 	}
 	switch {

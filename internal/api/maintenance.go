@@ -58,7 +58,7 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 		SelectTimeperiods any `json:"selectTimeperiods"`
 		SelectTags        any `json:"selectTags"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -73,7 +73,7 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 		case len(p.MaintenanceIDs) > 0 && !containsID(p.MaintenanceIDs, m.ID),
 			len(p.HostIDs) > 0 && !anyGroup(m.HostIDs, p.HostIDs),
 			len(p.GroupIDs) > 0 && !anyGroup(m.GroupIDs, p.GroupIDs),
-			!maintenanceReadable(snap, a, &m, p.Editable):
+			!maintenanceReadable(snap, a, &m, p.Editable.Value):
 			continue
 		}
 		o := object{"maintenanceid": id(m.ID), "name": m.Name, "description": m.Description,

@@ -244,7 +244,7 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 		SelectMessageTemplates any `json:"selectMessageTemplates"`
 		SelectUsers            any `json:"selectUsers"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	cfg := s.opts.Alerting.AlertConfig()

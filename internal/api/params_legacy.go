@@ -14,15 +14,17 @@ import (
 
 // The former params types and decoders, for the methods not yet
 // declared with the vocabulary of params.go: their presence is a "set"
-// field of their own, and legacyDecodeGet, legacyDecodeObjects and
-// legacyDecodeParams decode them with encoding/json. The methods that
-// still use them:
+// field of their own, and legacyDecodeObjects and legacyDecodeParams
+// decode them with encoding/json. The methods that still use them:
 //
-//   - legacyDecodeGet: hostgroup.get, host.get, hostinterface.get,
-//     item.get, trigger.get, problem.get, event.get, user.get,
-//     usergroup.get, token.get, usermacro.get, template.get,
-//     valuemap.get, maintenance.get, queue.get, mediatype.get,
-//     action.get, alert.get, script.get, event.acknowledge;
+//   - the former types (fields not yet opt[T], read by decodeGet with
+//     encoding/json as before): the method-specific fields of
+//     hostgroup.get, host.get, hostinterface.get, item.get,
+//     trigger.get, problem.get, event.get, user.get, usergroup.get,
+//     token.get, usermacro.get, template.get, valuemap.get,
+//     maintenance.get, queue.get, mediatype.get, action.get,
+//     alert.get, script.get, event.acknowledge (their shared getParams
+//     are declared with the vocabulary);
 //   - legacyDecodeObjects: hostgroup.create/update, host.create/update,
 //     item.create/update, trigger.create/update, usermacro.create/update/
 //     createglobal/updateglobal, valuemap.create/update,

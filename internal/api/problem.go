@@ -282,13 +282,13 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		SelectTags            any      `json:"selectTags"`
 		SelectSuppressionData any      `json:"selectSuppressionData"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	for i, f := range p.SortField {
+	for i, f := range p.SortField.Value {
 		if f != "eventid" {
 			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "eventid".`, i+1)
 		}
@@ -299,21 +299,21 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 	}
 	sc := &eventScope{cands: &s.cands, snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
 	kept, n := s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.v)
-	if p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0 {
+	if p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
 		return strconv.Itoa(n), nil
 	}
 	if fastProblems(&p.getParams) {
 		sortLimit(&p.getParams, kept)
-		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
-			kept = kept[:p.Limit.v]
+		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
+			kept = kept[:p.Limit.Value]
 		}
 		sel := problemSelects{acks: p.SelectAcknowledges != nil, tags: p.SelectTags != nil, suppression: p.SelectSuppressionData != nil}
 		return rawJSON(s.appendProblems(nil, kept, sel)), nil
 	}
 	if fields := shortProblems(&p.getParams, p.SelectAcknowledges, p.SelectTags, p.SelectSuppressionData); fields != nil {
 		sortLimit(&p.getParams, kept)
-		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
-			kept = kept[:p.Limit.v]
+		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
+			kept = kept[:p.Limit.Value]
 		}
 		return rawJSON(appendShortProblems(nil, kept, fields)), nil
 	}
@@ -336,18 +336,18 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 // (which work on the objects' fields) the events are sorted and cut to
 // the limit before any object is built.
 func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.Event) object, sortable ...string) (any, error) {
-	if len(p.Filter) == 0 && len(p.Search) == 0 {
-		if p.CountOutput {
+	if len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
+		if p.CountOutput.Value {
 			return strconv.Itoa(len(evs)), nil
 		}
 		if sortLimit(p, evs) {
-			if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(evs) {
-				evs = evs[:p.Limit.v]
+			if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(evs) {
+				evs = evs[:p.Limit.Value]
 			}
 			// Done here on typed IDs: apply would sort again by
 			// parsing the strings of every object.
 			q := *p
-			q.SortField, q.Limit = nil, flexInt{}
+			q.SortField, q.Limit = opt[[]string]{}, opt[int64]{}
 			p = &q
 		}
 	}
@@ -362,10 +362,10 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 // is DESC) when p sorts by eventid or not at all, and reports whether it
 // did.
 func sortLimit(p *getParams, evs []event.Event) bool {
-	if len(p.SortField) > 0 && p.SortField[0] != "eventid" {
+	if len(p.SortField.Value) > 0 && p.SortField.Value[0] != "eventid" {
 		return false
 	}
-	desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 	byID := func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) }
 	// The store returns events in ID order (recent problems appended
 	// after the open ones are the exception): check before sorting.

@@ -62,12 +62,12 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 		}
 		return kept, len(kept)
 	}
-	plain := len(p.Filter) == 0 && len(p.Search) == 0
+	plain := len(p.Filter.Value) == 0 && len(p.Search.Value) == 0
 	limit := -1
-	if plain && !p.CountOutput && (len(p.SortField) == 0 || p.SortField[0] == "eventid") && p.Limit.set && p.Limit.v >= 0 {
-		limit = int(p.Limit.v)
+	if plain && !p.CountOutput.Value && (len(p.SortField.Value) == 0 || p.SortField.Value[0] == "eventid") && p.Limit.Given() && p.Limit.Value >= 0 {
+		limit = int(p.Limit.Value)
 	}
-	countOnly := plain && p.CountOutput
+	countOnly := plain && p.CountOutput.Value
 	emit := func(e *event.Event) bool {
 		if limit >= 0 && len(evs) >= limit {
 			return false
@@ -160,7 +160,7 @@ func cutToLimit(p *getParams, evs []event.Event, lim int) []event.Event {
 
 // descOrder reports whether p sorts newest first.
 func descOrder(p *getParams) bool {
-	return len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	return len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 }
 
 // candidates returns the triggers a request naming hosts, groups or

@@ -228,7 +228,7 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 		SelectGroups  any `json:"selectGroups"`
 		SelectActions any `json:"selectActions"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	// A user sees the scripts of their user groups (or of all); a super

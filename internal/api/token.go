@@ -144,7 +144,7 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 		UserIDs  ids     `json:"userids"`
 		ValidAt  flexInt `json:"valid_at"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()

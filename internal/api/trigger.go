@@ -122,7 +122,7 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 		WithUnacknowledged bool    `json:"withUnacknowledgedEvents"`
 		WithLastEventUnack bool    `json:"withLastEventUnacknowledged"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -160,7 +160,7 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 		}) {
 			continue
 		}
-		if !triggerReadable(snap, a, t, p.Editable) {
+		if !triggerReadable(snap, a, t, p.Editable.Value) {
 			continue
 		}
 		if (p.Monitored || p.Active) && !triggerActive(snap, t, p.Monitored) {

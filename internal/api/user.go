@@ -323,7 +323,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 		// selectMediatypes: the media types of the user's media.
 		SelectMediatypes any `json:"selectMediatypes"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()
@@ -340,7 +340,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	// the members of their user groups; with editable, only themselves.
 	visible := map[uint64]bool{c.user.ID: true}
 	super := c.user.Role == RoleSuperAdmin
-	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 || !super && !p.Editable {
+	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 || !super && !p.Editable.Value {
 		gs, err := acc.UserGroups(ctx)
 		if err != nil {
 			return nil, s.accountErr(err, "/", c)
@@ -353,7 +353,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 					inGroup[u] = true
 				}
 			}
-			if !super && !p.Editable && slices.Contains(g.UserIDs, c.user.ID) {
+			if !super && !p.Editable.Value && slices.Contains(g.UserIDs, c.user.ID) {
 				for _, u := range g.UserIDs {
 					visible[u] = true
 				}

@@ -315,7 +315,7 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 		SelectTemplateGroupRights any `json:"selectTemplateGroupRights"`
 		SelectTagFilters          any `json:"selectTagFilters"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()
@@ -339,7 +339,7 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 		g := &gs[i]
 		// Anybody but a super admin sees only their own groups, and
 		// none as editable (as Zabbix).
-		if c.user.Role < RoleSuperAdmin && (p.Editable || !slices.Contains(g.UserIDs, c.user.ID)) {
+		if c.user.Role < RoleSuperAdmin && (p.Editable.Value || !slices.Contains(g.UserIDs, c.user.ID)) {
 			continue
 		}
 		if wantGroup != nil && !wantGroup[g.ID] ||

@@ -80,7 +80,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 		SelectHosts     any  `json:"selectHosts"`
 		SelectTemplates any  `json:"selectTemplates"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
@@ -103,7 +103,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 		case len(p.HostMacroIDs) > 0 && !containsID(p.HostMacroIDs, m.ID),
 			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID),
 			len(p.TemplateIDs) > 0 && !containsID(p.TemplateIDs, m.HostID),
-			!macroOwnerVisible(snap, a, m.HostID, p.Editable):
+			!macroOwnerVisible(snap, a, m.HostID, p.Editable.Value):
 			continue
 		}
 		if len(p.GroupIDs) > 0 {
@@ -155,7 +155,7 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		SelectTemplates       any `json:"selectTemplates"`
 		SelectHosts           any `json:"selectHosts"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)

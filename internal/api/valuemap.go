@@ -30,7 +30,7 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 		HostIDs        ids `json:"hostids"`
 		SelectMappings any `json:"selectMappings"`
 	}
-	if err := legacyDecodeGet(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -41,7 +41,7 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	var objs []object
 	for _, m := range snap.ValueMaps() {
 		h := snap.HostByID(m.HostID)
-		if h == nil || !a.canRead(h) || p.Editable && !a.canWrite(h) ||
+		if h == nil || !a.canRead(h) || p.Editable.Value && !a.canWrite(h) ||
 			len(p.ValueMapIDs) > 0 && !containsID(p.ValueMapIDs, m.ID) ||
 			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID) {
 			continue
