@@ -610,3 +610,33 @@ func parseOutput(l []string, defaultAll bool) output {
 }
 
 func (o output) has(f string) bool { return o.all || o.fields[f] }
+
+// ignored is a member Peregrine accepts, whatever its value, and does
+// not store. It takes no room, so a batch of 10,000 objects stays small.
+type ignored struct{}
+
+func (*ignored) decodeParam([]byte, *fieldCtx) error { return nil }
+
+// listLen is a member that is an array (or, as Zabbix allows, one
+// object) of elements Peregrine accepts but does not store: it keeps
+// how many there are (an empty object counts none).
+type listLen int
+
+func (l *listLen) decodeParam(b []byte, _ *fieldCtx) error {
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		*l = 0
+		if string(bytes.Join(bytes.Fields(b), nil)) != "{}" {
+			*l = 1
+		}
+		return nil
+	case len(b) > 0 && b[0] == '[':
+		elems, ok := arrayElems(b)
+		if !ok {
+			return kindError{reflect.Slice}
+		}
+		*l = listLen(len(elems))
+		return nil
+	}
+	return kindError{reflect.Slice}
+}

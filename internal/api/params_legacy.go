@@ -19,13 +19,13 @@ import (
 //
 //   - the former types (fields not yet opt[T], read by decodeGet with
 //     encoding/json as before): the method-specific fields of
-//     hostgroup.get, host.get, hostinterface.get, item.get,
+//     host.get, hostinterface.get, item.get,
 //     trigger.get, problem.get, event.get, user.get, usergroup.get,
 //     token.get, usermacro.get, template.get, valuemap.get,
 //     maintenance.get, queue.get, mediatype.get, action.get,
 //     alert.get, script.get, event.acknowledge (their shared getParams
 //     are declared with the vocabulary);
-//   - legacyDecodeObjects: hostgroup.create/update, host.create/update,
+//   - legacyDecodeObjects: host.create/update,
 //     item.create/update, trigger.create/update, usermacro.create/update/
 //     createglobal/updateglobal, valuemap.create/update,
 //     maintenance.create/update, user.create/update,
