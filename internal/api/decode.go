@@ -106,6 +106,12 @@ type fieldRule struct {
 	normalize bool
 	// deflt is the value of a field not given, as JSON.
 	deflt string
+	// key is the ID member of the objects of a list of references
+	// (refs: "templateid").
+	key string
+	// errname, when set, is the name errors give the member: the
+	// former decoders named templates_clear's problems "templates".
+	errname string
 }
 
 // inRange reports whether n is one of the rule's ranges (any n when the
@@ -196,7 +202,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 			}
 			si.fields[k] = fieldInfo{}
 		}
-		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default")}
+		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default"), key: f.Tag.Get("key"), errname: f.Tag.Get("errname")}
 		r.setIn(f.Tag.Get("in"))
 		for _, flag := range strings.Split(f.Tag.Get("zbx"), ",") {
 			switch flag {
@@ -473,6 +479,42 @@ type ruleHook interface {
 	adjustRule(rule *fieldRule, given func(name string) bool)
 }
 
+// pathError is a problem found in a params object: path is where
+// (absolute, "/1/status", at the top; relative, "2/tag", inside a
+// member's value), msg what. The entry points make it the API's error.
+type pathError struct{ path, msg string }
+
+func (e *pathError) Error() string { return e.path + ": " + e.msg }
+
+func problem(path, msg string) *pathError { return &pathError{path, msg} }
+
+// apiError makes a decoding problem the API's error.
+func apiError(err error) error {
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return invalid(pe.path, pe.msg)
+	}
+	return err
+}
+
+// decodeElement decodes el, an object inside a member's value (an
+// element of a list: sub is its path below the member, "2"), into v per
+// r; a problem is a *valueError for the member's own decoder to report.
+func decodeElement(el []byte, sub string, v any, r *decodeRules) error {
+	ms, ok := objectMembers(el)
+	if !ok {
+		return &valueError{sub: sub, msg: r.kindText(reflect.Struct)}
+	}
+	if err := decodeMembers(ms, sub, v, r); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return &valueError{sub: pe.path, msg: pe.msg}
+		}
+		return err
+	}
+	return nil
+}
+
 // valueError is a problem with a value, worded: path is below the
 // member ("" for the member itself, "2" for its second element).
 type valueError struct {
@@ -492,7 +534,7 @@ func (e kindError) Error() string { return "a " + e.kind.String() + " is expecte
 func decodeObject(raw []byte, path string, v any, r *decodeRules) error {
 	ms, ok := objectMembers(raw)
 	if !ok {
-		return invalid(path, "an object is expected")
+		return problem(path, "an object is expected")
 	}
 	return decodeMembers(ms, path, v, r)
 }
@@ -505,7 +547,7 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	for i, m := range ms {
 		field[i] = si.lookup(m.name, r.fold)
 		if field[i] < 0 && !r.lenient && !r.unknownLater {
-			return invalid(path, `unexpected parameter "`+m.name+`"`)
+			return problem(path, `unexpected parameter "`+m.name+`"`)
 		}
 	}
 	// Defaults first: a member given overwrites its field's, and a null
@@ -530,7 +572,11 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 		}
 		c := &fieldCtx{rules: r, rule: rule}
 		if err := decodeValue(raw, rv.FieldByIndex(f.index).Addr().Interface(), c); err != nil {
-			return r.word(path, rule.name, f.embed, err), !f.selfDecoding && jsonSaved(err)
+			name := rule.name
+			if rule.errname != "" {
+				name = rule.errname
+			}
+			return r.word(path, name, f.embed, err), !f.selfDecoding && jsonSaved(err)
 		}
 		return nil, false
 	}
@@ -564,7 +610,7 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	for i, m := range ms {
 		if field[i] < 0 {
 			if !r.lenient && saved == nil {
-				saved = invalid(path, `unexpected parameter "`+m.name+`"`)
+				saved = problem(path, `unexpected parameter "`+m.name+`"`)
 			}
 			continue
 		}
@@ -655,12 +701,12 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 		if ve.sub != "" {
 			p += "/" + ve.sub
 		}
-		return invalid(p, ve.msg)
+		return problem(p, ve.msg)
 	case errors.As(err, &ke):
-		return invalid(kindPath, r.kindText(ke.kind))
+		return problem(kindPath, r.kindText(ke.kind))
 	case errors.As(err, &pe):
 		// The former decoders' errors carry the member's name.
-		return invalid(subpath(path, pe.path), pe.msg)
+		return problem(subpath(path, pe.path), pe.msg)
 	case errors.As(err, &ute):
 		p = kindPath
 		if ute.Field != "" {
@@ -670,16 +716,16 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 				p += "/" + strings.ReplaceAll(ute.Field, ".", "/")
 			}
 		}
-		return invalid(p, r.kindText(ute.Type.Kind()))
+		return problem(p, r.kindText(ute.Type.Kind()))
 	}
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return invalid(path, "unexpected parameter "+f)
+		return problem(path, "unexpected parameter "+f)
 	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return invalid(p, err.Error())
+	return problem(p, err.Error())
 }
 
 // kindText words a value of the wrong type.
@@ -712,7 +758,7 @@ func decodeValidated(raw json.RawMessage, v any) error {
 	if !ok {
 		return invalid("/", "an array is expected")
 	}
-	return decodeMembers(ms, "/", v, &validatorRules)
+	return apiError(decodeMembers(ms, "/", v, &validatorRules))
 }
 
 // decodeGet decodes the params of a get method: an object, whose
@@ -729,7 +775,7 @@ func decodeGet(raw json.RawMessage, v any) error {
 	if raw[0] != '{' {
 		return errParams(`Invalid parameter "/": an array or object is expected.`)
 	}
-	return decodeObject(raw, "/", v, &getRules)
+	return apiError(decodeObject(raw, "/", v, &getRules))
 }
 
 // decodeLenient decodes the params of a method that ignores members it
@@ -738,7 +784,7 @@ func decodeLenient(raw json.RawMessage, v any) error {
 	if jsonKindOf(raw) != 'o' {
 		return invalid("/", "a object is expected")
 	}
-	return decodeObject(raw, "/", v, &lenientRules)
+	return apiError(decodeObject(raw, "/", v, &lenientRules))
 }
 
 // decodeObjects decodes the params of a create or update method: an
@@ -773,7 +819,7 @@ func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
 			return invalid(path, writeRules.kindText(reflect.Struct))
 		}
 		if err := decodeMembers(ms, path, &(*out)[i], &writeRules); err != nil {
-			return err
+			return apiError(err)
 		}
 	}
 	return nil

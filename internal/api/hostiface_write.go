@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -31,18 +32,15 @@ func ifaceElems(params json.RawMessage) ([]json.RawMessage, error) {
 	return elems, nil
 }
 
-// decodeIface decodes one interface object as host.create's interfaces
-// do, naming element i (0-based) in errors.
-func decodeIface(i int, el json.RawMessage) (catalog.Interface, error) {
-	var l ifaceList
-	if err := l.UnmarshalJSON(append(append([]byte{'['}, el...), ']')); err != nil {
-		if pe, ok := err.(*paramError); ok {
-			_, rest, _ := bytes.Cut([]byte(pe.path), []byte("interfaces/1"))
-			return catalog.Interface{}, errParams(`Invalid parameter "/%d%s": %s.`, i+1, rest, pe.msg)
-		}
-		return catalog.Interface{}, errParams(`Invalid parameter "/%d": %v.`, i+1, err)
+// legacyDecodeIface decodes one interface object as host.create's
+// interfaces do, naming element i (0-based) in errors.
+func legacyDecodeIface(i int, el json.RawMessage) (catalog.Interface, error) {
+	f, err := decodeIface(bytes.TrimSpace(el), "")
+	var ve *valueError
+	if errors.As(err, &ve) {
+		return catalog.Interface{}, errParams(`Invalid parameter "/%d%s": %s.`, i+1, ve.sub, ve.msg)
 	}
-	return l.ifaces[0], nil
+	return f, err
 }
 
 // editIfaces applies per-host changes to the interface lists of the
@@ -76,7 +74,7 @@ func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, e
 		case h.InterfaceID.set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "interfaceid".`, i+1)
 		}
-		if news[i], err = decodeIface(i, el); err != nil {
+		if news[i], err = legacyDecodeIface(i, el); err != nil {
 			return nil, err
 		}
 		news[i].HostID, hosts[i] = h.HostID.v, h.HostID.v
@@ -170,7 +168,7 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 				merged[k] = v
 			}
 			b, _ := json.Marshal(merged)
-			f, err := decodeIface(i, b)
+			f, err := legacyDecodeIface(i, b)
 			if err != nil {
 				return nil, err
 			}

@@ -45,7 +45,8 @@ import (
 //
 // "in" lists the values a field may take in Zabbix's syntax: integers
 // and ranges ("0,1,2,3,4", "1:2147483647") or words ("itemid,clock");
-// zbx:"null" takes null as absent (API_ALLOW_NULL); zbx:"normalize"
+// zbx:"null" takes null as absent (API_ALLOW_NULL); "key" names the ID
+// member of a list of references (refs); zbx:"normalize"
 // takes one value for a list of one (API_NORMALIZE); "default" is the
 // value (as JSON) of a field not given. Rules that depend on another
 // parameter are in the struct's adjustRule method (ruleHook).
@@ -90,6 +91,9 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
 	v := c.rules.dialect == dialectValidator
 	r := c.rule
+	if r.null && !v && string(raw) == "null" {
+		return nil // absent (the validator's kinds each decide)
+	}
 	switch k {
 	case kindID:
 		if v {

@@ -18,14 +18,13 @@ import (
 // decode them with encoding/json. The methods that still use them:
 //
 //   - the former types (fields not yet opt[T], read by decodeGet with
-//     encoding/json as before): the method-specific fields of
-//     host.get, hostinterface.get, item.get,
+//     encoding/json as before): the method-specific fields of hostinterface.get, item.get,
 //     trigger.get, problem.get, event.get, user.get, usergroup.get,
 //     token.get, usermacro.get, template.get, valuemap.get,
 //     maintenance.get, queue.get, mediatype.get, action.get,
 //     alert.get, script.get, event.acknowledge (their shared getParams
 //     are declared with the vocabulary);
-//   - legacyDecodeObjects: host.create/update,
+//   - legacyDecodeObjects:
 //     item.create/update, trigger.create/update, usermacro.create/update/
 //     createglobal/updateglobal, valuemap.create/update,
 //     maintenance.create/update, user.create/update,
@@ -176,92 +175,6 @@ func (s *jtime) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	s.set, s.v = true, js.v
-	return nil
-}
-
-// groupList is a host's "groups": an array of {"groupid": ...} objects
-// or, as Zabbix allows, one such object. Other members of the objects (a
-// whole hostgroup.get object) are ignored.
-type groupList struct {
-	set bool
-	ids []uint64
-}
-
-func (l *groupList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
-	switch {
-	case len(b) > 0 && b[0] == '{':
-		elems = []json.RawMessage{b}
-	case len(b) > 0 && b[0] == '[':
-		if err := json.Unmarshal(b, &elems); err != nil {
-			return err
-		}
-	default:
-		return &paramError{path: "groups", msg: "an array is expected"}
-	}
-	l.set, l.ids = true, make([]uint64, 0, len(elems))
-	for j, el := range elems {
-		path := "groups/" + strconv.Itoa(j+1)
-		var v struct {
-			GroupID *flexID `json:"groupid"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		if err := json.Unmarshal(el, &v); err != nil {
-			return &paramError{path: path + "/groupid", msg: "a number is expected"}
-		}
-		if v.GroupID == nil {
-			return &paramError{path: path, msg: `the parameter "groupid" is missing`}
-		}
-		l.ids = append(l.ids, v.GroupID.v)
-	}
-	return nil
-}
-
-// tagList is a host's "tags": an array of {"tag": ..., "value": ...}.
-type tagList struct {
-	set  bool
-	tags []catalog.Tag
-}
-
-func (l *tagList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
-	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
-		return &paramError{path: "tags", msg: "an array is expected"}
-	}
-	l.set, l.tags = true, make([]catalog.Tag, 0, len(elems))
-	for j, el := range elems {
-		path := "tags/" + strconv.Itoa(j+1)
-		var v struct {
-			Tag   *jstring `json:"tag"`
-			Value jstring  `json:"value"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(el))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			var ute *json.UnmarshalTypeError
-			if errors.As(err, &ute) {
-				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
-			}
-			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
-			return &paramError{path: path, msg: "unexpected parameter " + f}
-		}
-		switch {
-		case v.Tag == nil:
-			return &paramError{path: path, msg: `the parameter "tag" is missing`}
-		case v.Tag.v == "":
-			return &paramError{path: path + "/tag", msg: "cannot be empty"}
-		}
-		t := catalog.Tag{Tag: v.Tag.v, Value: v.Value.v}
-		if slices.Contains(l.tags, t) {
-			return &paramError{path: path, msg: "value (tag, value)=(" + t.Tag + ", " + t.Value + ") already exists"}
-		}
-		l.tags = append(l.tags, t)
-	}
 	return nil
 }
 
@@ -539,90 +452,54 @@ type userRefs struct{ refList }
 
 func (l *userRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "users", "userid") }
 
-// ifaceList is a host's "interfaces": an array of Zabbix 6.0 host
-// interface objects. type, main and useip are required (Zabbix requires
-// them all); ip and dns default to "", port to the type's default port.
-// An element may carry the interfaceid of one of the host's interfaces
-// (host.update) to keep it. "details" is taken for SNMP interfaces.
-type ifaceList struct {
-	set    bool
-	ifaces []catalog.Interface
+// The vocabulary's lists (params_refs.go) for the former decoders: set
+// records the member's presence, and problems name the member as their
+// paramError did.
+
+// legacyCtx is the decoding context of a vocabulary value under a
+// former decoder.
+var legacyCtx = &fieldCtx{rules: &writeRules, rule: &fieldRule{}}
+
+// legacyAdapt words err, from decoding member's value, as the former
+// types did.
+func legacyAdapt(member string, err error) error {
+	var ve *valueError
+	if errors.As(err, &ve) {
+		p := member
+		if ve.sub != "" {
+			p += "/" + ve.sub
+		}
+		return &paramError{path: p, msg: ve.msg}
+	}
+	return err
 }
 
-func (l *ifaceList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
-	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
-		return &paramError{path: "interfaces", msg: "an array is expected"}
+// groupList is groupRefs for the former decoders (maintenance "groups").
+type groupList struct {
+	set bool
+	ids []uint64
+}
+
+func (l *groupList) UnmarshalJSON(b []byte) error {
+	var g groupRefs
+	if err := g.decodeParam(b, legacyCtx); err != nil {
+		return legacyAdapt("groups", err)
 	}
-	l.set, l.ifaces = true, make([]catalog.Interface, 0, len(elems))
-	for j, el := range elems {
-		path := "interfaces/" + strconv.Itoa(j+1)
-		var v struct {
-			InterfaceID flexID          `json:"interfaceid"`
-			HostID      notStored       `json:"hostid"`
-			Type        flexInt         `json:"type"`
-			Main        flexInt         `json:"main"`
-			UseIP       flexInt         `json:"useip"`
-			IP          jstring         `json:"ip"`
-			DNS         jstring         `json:"dns"`
-			Port        jtime           `json:"port"` // a string or a bare number, as jtime takes
-			Details     json.RawMessage `json:"details"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(el))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			var ute *json.UnmarshalTypeError
-			if errors.As(err, &ute) {
-				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
-			}
-			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
-			return &paramError{path: path, msg: "unexpected parameter " + f}
-		}
-		for _, m := range []struct {
-			name string
-			f    flexInt
-			max  int64
-		}{{"type", v.Type, 4}, {"main", v.Main, 1}, {"useip", v.UseIP, 1}} {
-			min := int64(0)
-			if m.name == "type" {
-				min = 1
-			}
-			switch {
-			case !m.f.set:
-				return &paramError{path: path, msg: `the parameter "` + m.name + `" is missing`}
-			case m.f.v < min || m.f.v > m.max:
-				vals := "0, 1"
-				if m.name == "type" {
-					vals = "1, 2, 3, 4"
-				}
-				return &paramError{path: path + "/" + m.name, msg: "value must be one of " + vals}
-			}
-		}
-		f := catalog.Interface{
-			ID: v.InterfaceID.v, Type: catalog.InterfaceType(v.Type.v), Main: v.Main.v == 1, UseIP: v.UseIP.v == 1,
-			IP: v.IP.v, DNS: v.DNS.v, Port: v.Port.v,
-		}
-		if d := bytes.TrimSpace(v.Details); len(d) > 0 && string(d) != "null" && string(d) != "[]" {
-			// Zabbix returns "details": [] for non-SNMP interfaces, so
-			// an empty array round-trips; anything else must be an
-			// object of scalars.
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(d, &m); err != nil {
-				return &paramError{path: path + "/details", msg: "an object is expected"}
-			}
-			f.Details = make(map[string]string, len(m))
-			for k, raw := range m {
-				var s jtime
-				if err := s.UnmarshalJSON(bytes.TrimSpace(raw)); err != nil {
-					return &paramError{path: path + "/details/" + k, msg: "a character string is expected"}
-				}
-				f.Details[k] = s.v
-			}
-		}
-		l.ifaces = append(l.ifaces, f)
+	l.set, l.ids = true, g
+	return nil
+}
+
+// tagList is hostTags for the former decoders (trigger "tags").
+type tagList struct {
+	set  bool
+	tags []catalog.Tag
+}
+
+func (l *tagList) UnmarshalJSON(b []byte) error {
+	var t hostTags
+	if err := t.decodeParam(b, legacyCtx); err != nil {
+		return legacyAdapt("tags", err)
 	}
+	l.set, l.tags = true, t
 	return nil
 }

@@ -443,34 +443,28 @@ func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, err
 
 // macroList is host.create/update's "macros": usermacro objects
 // without hostid.
-type macroList struct {
-	set bool
-	ps  []macroParams
-}
+type macroList []macroParams
 
-func (l *macroList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+func (l *macroList) decodeParam(b []byte, _ *fieldCtx) error {
 	if len(b) == 0 || b[0] != '[' {
-		return &paramError{path: "macros", msg: "an array is expected"}
+		return &valueError{msg: "an array is expected"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l.ps); err != nil {
+	if err := dec.Decode((*[]macroParams)(l)); err != nil {
 		var pe *paramError
 		if errors.As(err, &pe) {
-			return &paramError{path: "macros/" + pe.path, msg: pe.msg}
+			return &valueError{sub: pe.path, msg: pe.msg}
 		}
-		return &paramError{path: "macros", msg: "an array of macro objects (macro, value, type, description) is expected"}
+		return &valueError{msg: "an array of macro objects (macro, value, type, description) is expected"}
 	}
-	l.set = true
 	return nil
 }
 
-// fields validates the list as element i's macros.
-func (l *macroList) fields(i int) ([]catalog.MacroFields, error) {
-	out := make([]catalog.MacroFields, len(l.ps))
-	for j := range l.ps {
-		p := &l.ps[j]
+func (l macroList) fields(i int) ([]catalog.MacroFields, error) {
+	out := make([]catalog.MacroFields, len(l))
+	for j := range l {
+		p := &l[j]
 		path := objPath(i) + "/macros" + objPath(j)
 		if p.HostID.set {
 			return nil, errParams(`Invalid parameter "%s": unexpected parameter "hostid".`, path)
@@ -481,20 +475,4 @@ func (l *macroList) fields(i int) ([]catalog.MacroFields, error) {
 		out[j] = p.fields(0)
 	}
 	return out, nil
-}
-
-// templateList is host.create/update's "templates" and
-// "templates_clear": [{templateid}, ...].
-type templateList struct {
-	set bool
-	ids []uint64
-}
-
-func (l *templateList) UnmarshalJSON(b []byte) error {
-	var r refList
-	if err := r.decode(b, "templates", "templateid"); err != nil {
-		return err
-	}
-	l.set, l.ids = true, r.ids
-	return nil
 }
