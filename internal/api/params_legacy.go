@@ -25,7 +25,7 @@ import (
 //     alert.get, script.get, event.acknowledge (their shared getParams
 //     are declared with the vocabulary);
 //   - legacyDecodeObjects:
-//     item.create/update, trigger.create/update, usermacro.create/update/
+//     trigger.create/update, usermacro.create/update/
 //     createglobal/updateglobal, valuemap.create/update,
 //     maintenance.create/update, user.create/update,
 //     usergroup.create/update, token.create, task.create, history.push;
