@@ -76,6 +76,14 @@ type opt[T any] struct {
 // Given reports a member sent with a value other than null.
 func (o opt[T]) Given() bool { return o.Set && !o.Null }
 
+// ptr is the value given, or nil: a patch's "keep the current value".
+func (o *opt[T]) ptr() *T {
+	if o.Given() {
+		return &o.Value
+	}
+	return nil
+}
+
 func (o *opt[T]) decodeParam(raw []byte, c *fieldCtx) error {
 	o.Set, o.Null = true, isNull(raw)
 	return decodeValue(raw, &o.Value, c)
