@@ -112,6 +112,10 @@ type fieldRule struct {
 	// errname, when set, is the name errors give the member: the
 	// former decoders named templates_clear's problems "templates".
 	errname string
+	// nullKeeps: null is absent and leaves the value a repeated member
+	// gave before it (an integer, a boolean, a plain Go scalar), where
+	// other kinds take null as a value (or refuse it).
+	nullKeeps bool
 }
 
 // inRange reports whether n is one of the rule's ranges (any n when the
@@ -204,6 +208,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 		}
 		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default"), key: f.Tag.Get("key"), errname: f.Tag.Get("errname")}
 		r.setIn(f.Tag.Get("in"))
+		r.nullKeeps = nullKeeps(f.Type, r.kind)
 		for _, flag := range strings.Split(f.Tag.Get("zbx"), ",") {
 			switch flag {
 			case "null":
@@ -273,6 +278,29 @@ func kindOf(t reflect.Type, as string) valueKind {
 		return kindBool
 	}
 	return kindJSON
+}
+
+// nullKeeps reports whether a null member leaves a field of type t (an
+// opt's value type, for an opt) read as kind k unchanged, as encoding/json
+// leaves a scalar and the former integer type did.
+func nullKeeps(t reflect.Type, k valueKind) bool {
+	if o, ok := reflect.New(t).Interface().(optional); ok {
+		t = o.valueType()
+	}
+	switch k {
+	case kindInt, kindBool:
+		return true
+	case kindJSON:
+		if _, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
+			return false
+		}
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // selfDecoding reports whether a field of type t (an opt's value type,

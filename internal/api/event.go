@@ -101,9 +101,9 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 // eventAcknowledgeParams are event.acknowledge's parameters.
 type eventAcknowledgeParams struct {
 	EventIDs opt[ids]    `json:"eventids"`
-	Action   opt[int64]  `json:"action" zbx:"null"`
+	Action   opt[int64]  `json:"action"`
 	Message  opt[string] `json:"message"`
-	Severity opt[int64]  `json:"severity" zbx:"null"`
+	Severity opt[int64]  `json:"severity"`
 }
 
 func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {

@@ -139,7 +139,7 @@ type hostParams struct {
 	HostID     opt[uint64]     `json:"hostid"`
 	Host       opt[string]     `json:"host"`
 	Name       opt[string]     `json:"name"`
-	Status     opt[int64]      `json:"status" zbx:"null"`
+	Status     opt[int64]      `json:"status"`
 	Groups     opt[groupRefs]  `json:"groups"`
 	Templates  opt[refs]       `json:"templates" key:"templateid"`
 	Macros     opt[macroList]  `json:"macros"`
@@ -155,8 +155,8 @@ type hostParams struct {
 	IPMIPrivilege opt[ignored] `json:"ipmi_privilege"`
 	IPMIUsername  opt[ignored] `json:"ipmi_username"`
 	IPMIPassword  opt[ignored] `json:"ipmi_password"`
-	TLSConnect    opt[int64]   `json:"tls_connect" zbx:"null"`
-	TLSAccept     opt[int64]   `json:"tls_accept" zbx:"null"`
+	TLSConnect    opt[int64]   `json:"tls_connect"`
+	TLSAccept     opt[int64]   `json:"tls_accept"`
 	TLSIssuer     opt[string]  `json:"tls_issuer"`
 	TLSSubject    opt[string]  `json:"tls_subject"`
 

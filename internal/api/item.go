@@ -137,13 +137,13 @@ type itemParams struct {
 	HostID        opt[uint64]          `json:"hostid"`
 	Name          opt[string]          `json:"name"`
 	Key           opt[string]          `json:"key_"`
-	Type          opt[int64]           `json:"type" zbx:"null"`
-	ValueType     opt[int64]           `json:"value_type" zbx:"null"`
+	Type          opt[int64]           `json:"type"`
+	ValueType     opt[int64]           `json:"value_type"`
 	Delay         opt[string]          `json:"delay" as:"timeunit"`
 	History       opt[string]          `json:"history" as:"timeunit"`
 	Trends        opt[string]          `json:"trends" as:"timeunit"`
 	Units         opt[string]          `json:"units"`
-	Status        opt[int64]           `json:"status" zbx:"null"`
+	Status        opt[int64]           `json:"status"`
 	Preprocessing opt[json.RawMessage] `json:"preprocessing" as:"json"`
 	MasterItemID  opt[uint64]          `json:"master_itemid"`
 	Params        opt[string]          `json:"params"`

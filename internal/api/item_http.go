@@ -14,20 +14,20 @@ import (
 type httpParams struct {
 	URL             opt[string]    `json:"url"`
 	QueryFields     opt[httpPairs] `json:"query_fields"`
-	RequestMethod   opt[int64]     `json:"request_method" zbx:"null"`
-	PostType        opt[int64]     `json:"post_type" zbx:"null"`
+	RequestMethod   opt[int64]     `json:"request_method"`
+	PostType        opt[int64]     `json:"post_type"`
 	Posts           opt[string]    `json:"posts"`
 	Headers         opt[httpPairs] `json:"headers"`
 	StatusCodes     opt[string]    `json:"status_codes"`
-	FollowRedirects opt[int64]     `json:"follow_redirects" zbx:"null"`
-	RetrieveMode    opt[int64]     `json:"retrieve_mode" zbx:"null"`
-	OutputFormat    opt[int64]     `json:"output_format" zbx:"null"`
+	FollowRedirects opt[int64]     `json:"follow_redirects"`
+	RetrieveMode    opt[int64]     `json:"retrieve_mode"`
+	OutputFormat    opt[int64]     `json:"output_format"`
 	SSLCertFile     opt[string]    `json:"ssl_cert_file"`
 	SSLKeyFile      opt[string]    `json:"ssl_key_file"`
 	SSLKeyPassword  opt[string]    `json:"ssl_key_password"`
-	VerifyPeer      opt[int64]     `json:"verify_peer" zbx:"null"`
-	VerifyHost      opt[int64]     `json:"verify_host" zbx:"null"`
-	AuthType        opt[int64]     `json:"authtype" zbx:"null"`
+	VerifyPeer      opt[int64]     `json:"verify_peer"`
+	VerifyHost      opt[int64]     `json:"verify_host"`
+	AuthType        opt[int64]     `json:"authtype"`
 	Username        opt[string]    `json:"username"`
 	Password        opt[string]    `json:"password"`
 	HTTPProxy       opt[string]    `json:"http_proxy"`

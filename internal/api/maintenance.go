@@ -130,10 +130,10 @@ type maintenanceParams struct {
 	MaintenanceID opt[uint64]              `json:"maintenanceid"`
 	Name          opt[string]              `json:"name"`
 	Description   opt[string]              `json:"description"`
-	ActiveSince   opt[int64]               `json:"active_since" zbx:"null"`
-	ActiveTill    opt[int64]               `json:"active_till" zbx:"null"`
-	Type          opt[int64]               `json:"maintenance_type" zbx:"null"`
-	TagsEval      opt[int64]               `json:"tags_evaltype" zbx:"null"`
+	ActiveSince   opt[int64]               `json:"active_since"`
+	ActiveTill    opt[int64]               `json:"active_till"`
+	Type          opt[int64]               `json:"maintenance_type"`
+	TagsEval      opt[int64]               `json:"tags_evaltype"`
 	GroupIDs      opt[ids]                 `json:"groupids"`
 	HostIDs       opt[ids]                 `json:"hostids"`
 	Groups        opt[groupRefs]           `json:"groups"`

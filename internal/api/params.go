@@ -85,7 +85,25 @@ func (o *opt[T]) ptr() *T {
 }
 
 func (o *opt[T]) decodeParam(raw []byte, c *fieldCtx) error {
-	o.Set, o.Null = true, isNull(raw)
+	null := isNull(raw)
+	if null && c.rules.dialect != dialectValidator {
+		switch {
+		case c.rule.null:
+			// Absent, whatever an earlier member of the same name gave
+			// (the former pointer fields were set to nil).
+			var zero T
+			o.Set, o.Null, o.Value = true, true, zero
+			return nil
+		case c.rule.nullKeeps:
+			// Absent, but a repeated member's earlier value stays, as
+			// encoding/json left such a field.
+			if !o.Set {
+				o.Set, o.Null = true, true
+			}
+			return nil
+		}
+	}
+	o.Set, o.Null = true, null
 	return decodeValue(raw, &o.Value, c)
 }
 

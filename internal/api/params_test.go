@@ -86,6 +86,9 @@ func TestOptPresence(t *testing.T) {
 	f(`{"ids":null,"n":null,"any":null,"names":[]}`, params{IDs: opt[ids]{Set: true, Null: true}, N: opt[int64]{Set: true, Null: true, Value: 5},
 		Any: opt[any]{Set: true, Null: true}, Names: opt[[]string]{Set: true, Value: []string{}}})
 	f(`{"ids":7,"ids":[8]}`, params{IDs: opt[ids]{Set: true, Value: ids{8}}, N: opt[int64]{Value: 5}}) // the last wins
+	// An integer's null is absent and leaves an earlier value of a
+	// repeated member, as the former integer type did.
+	f(`{"n":3,"n":null}`, params{N: opt[int64]{Set: true, Value: 3}})
 }
 
 // TestDecodeRules: each entry point refuses unknown members (the first

@@ -21,17 +21,17 @@ type eventFilter struct {
 	ObjectIDs    opt[ids]         `json:"objectids"`
 	HostIDs      opt[ids]         `json:"hostids"`
 	GroupIDs     opt[ids]         `json:"groupids"`
-	Source       opt[int64]       `json:"source" zbx:"null"`
-	Object       opt[int64]       `json:"object" zbx:"null"`
+	Source       opt[int64]       `json:"source"`
+	Object       opt[int64]       `json:"object"`
 	Severities   opt[intList]     `json:"severities"`
 	Acknowledged opt[flexBool]    `json:"acknowledged"`
 	Suppressed   opt[flexBool]    `json:"suppressed"`
-	TimeFrom     opt[int64]       `json:"time_from" zbx:"null"`
-	TimeTill     opt[int64]       `json:"time_till" zbx:"null"`
+	TimeFrom     opt[int64]       `json:"time_from"`
+	TimeTill     opt[int64]       `json:"time_till"`
 	EventIDFrom  opt[uint64]      `json:"eventid_from"`
 	EventIDTill  opt[uint64]      `json:"eventid_till"`
 	Tags         opt[[]tagFilter] `json:"tags" as:"json"`
-	EvalType     opt[int64]       `json:"evaltype" zbx:"null"`
+	EvalType     opt[int64]       `json:"evaltype"`
 }
 
 // tagFilter is one element of "tags": operator 0 contains, 1 equals,

@@ -13,8 +13,8 @@ type tokenParams struct {
 	Name        opt[string] `json:"name" as:"json"`
 	Description opt[string] `json:"description" as:"json"`
 	UserID      opt[uint64] `json:"userid"`
-	ExpiresAt   opt[int64]  `json:"expires_at" zbx:"null"`
-	Status      opt[int64]  `json:"status" zbx:"null"`
+	ExpiresAt   opt[int64]  `json:"expires_at"`
+	Status      opt[int64]  `json:"status"`
 }
 
 func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
@@ -143,7 +143,7 @@ type tokenGetParams struct {
 	getParams
 	TokenIDs opt[ids]   `json:"tokenids"`
 	UserIDs  opt[ids]   `json:"userids"`
-	ValidAt  opt[int64] `json:"valid_at" zbx:"null"`
+	ValidAt  opt[int64] `json:"valid_at"`
 }
 
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {

@@ -103,7 +103,7 @@ type triggerGetParams struct {
 	GroupIDs           opt[ids]   `json:"groupids"`
 	ItemIDs            opt[ids]   `json:"itemids"`
 	OnlyTrue           opt[bool]  `json:"only_true"`
-	MinSeverity        opt[int64] `json:"min_severity" zbx:"null"`
+	MinSeverity        opt[int64] `json:"min_severity"`
 	ExpandDescription  opt[bool]  `json:"expandDescription"`
 	ExpandExpression   opt[bool]  `json:"expandExpression"` // expressions are stored expanded
 	ExpandData         opt[bool]  `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
@@ -115,8 +115,8 @@ type triggerGetParams struct {
 	SelectLastEvent    opt[any]   `json:"selectLastEvent"`
 	SelectDependencies opt[any]   `json:"selectDependencies"`
 	SkipDependent      opt[bool]  `json:"skipDependent"`
-	LastChangeSince    opt[int64] `json:"lastChangeSince" zbx:"null"`
-	LastChangeTill     opt[int64] `json:"lastChangeTill" zbx:"null"`
+	LastChangeSince    opt[int64] `json:"lastChangeSince"`
+	LastChangeTill     opt[int64] `json:"lastChangeTill"`
 	Monitored          opt[bool]  `json:"monitored"`
 	Active             opt[bool]  `json:"active"`
 	WithUnacknowledged opt[bool]  `json:"withUnacknowledgedEvents"`

@@ -12,21 +12,21 @@ type triggerParams struct {
 	TriggerID          opt[uint64]   `json:"triggerid"`
 	Description        opt[string]   `json:"description"`
 	Expression         opt[string]   `json:"expression"`
-	RecoveryMode       opt[int64]    `json:"recovery_mode" zbx:"null"`
+	RecoveryMode       opt[int64]    `json:"recovery_mode"`
 	RecoveryExpression opt[string]   `json:"recovery_expression"`
-	Priority           opt[int64]    `json:"priority" zbx:"null"`
-	Status             opt[int64]    `json:"status" zbx:"null"`
-	Type               opt[int64]    `json:"type" zbx:"null"`
-	ManualClose        opt[int64]    `json:"manual_close" zbx:"null"`
+	Priority           opt[int64]    `json:"priority"`
+	Status             opt[int64]    `json:"status"`
+	Type               opt[int64]    `json:"type"`
+	ManualClose        opt[int64]    `json:"manual_close"`
 	Opdata             opt[string]   `json:"opdata"`
 	Comments           opt[string]   `json:"comments"`
 	URL                opt[string]   `json:"url"`
-	CorrelationMode    opt[int64]    `json:"correlation_mode" zbx:"null"`
+	CorrelationMode    opt[int64]    `json:"correlation_mode"`
 	CorrelationTag     opt[string]   `json:"correlation_tag"`
 	Tags               opt[hostTags] `json:"tags"`
 	Dependencies       opt[refs]     `json:"dependencies" key:"triggerid"`
 	// MaxCheckAttempts is Peregrine's soft/hard extension (1..100).
-	MaxCheckAttempts opt[int64] `json:"max_check_attempts" zbx:"null"`
+	MaxCheckAttempts opt[int64] `json:"max_check_attempts"`
 	// EventName names the trigger's events instead of its description.
 	EventName opt[string] `json:"event_name"`
 	// Accepted and not stored: the UUID of templated triggers.

@@ -62,9 +62,9 @@ func (l *hostRights) decodeParam(b []byte, _ *fieldCtx) error {
 type usergroupParams struct {
 	UsrgrpID    opt[uint64] `json:"usrgrpid"`
 	Name        opt[string] `json:"name"`
-	GUIAccess   opt[int64]  `json:"gui_access" zbx:"null"`
-	UsersStatus opt[int64]  `json:"users_status" zbx:"null"`
-	DebugMode   opt[int64]  `json:"debug_mode" zbx:"null"`
+	GUIAccess   opt[int64]  `json:"gui_access"`
+	UsersStatus opt[int64]  `json:"users_status"`
+	DebugMode   opt[int64]  `json:"debug_mode"`
 	// Rights (6.0) and HostGroupRights (6.2) are two names of one list.
 	Rights          opt[hostRights] `json:"rights"`
 	HostGroupRights opt[hostRights] `json:"hostgroup_rights"`

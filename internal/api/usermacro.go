@@ -239,7 +239,7 @@ type macroParams struct {
 	HostID        opt[uint64]  `json:"hostid"`
 	Macro         opt[string]  `json:"macro"`
 	Value         opt[string]  `json:"value"`
-	Type          opt[int64]   `json:"type" zbx:"null"`
+	Type          opt[int64]   `json:"type"`
 	Description   opt[string]  `json:"description"`
 	Automatic     opt[ignored] `json:"automatic"`
 }
