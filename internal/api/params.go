@@ -73,6 +73,9 @@ type opt[T any] struct {
 	Value T
 }
 
+// given is a parameter given v.
+func given[T any](v T) opt[T] { return opt[T]{Set: true, Value: v} }
+
 // Given reports a member sent with a value other than null.
 func (o opt[T]) Given() bool { return o.Set && !o.Null }
 
@@ -103,8 +106,12 @@ func (o *opt[T]) decodeParam(raw []byte, c *fieldCtx) error {
 			return nil
 		}
 	}
+	// Set only once the value reads: a member refused is not given.
+	if err := decodeValue(raw, &o.Value, c); err != nil {
+		return err
+	}
 	o.Set, o.Null = true, null
-	return decodeValue(raw, &o.Value, c)
+	return nil
 }
 
 func (o *opt[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }

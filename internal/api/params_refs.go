@@ -183,6 +183,12 @@ func decodeIface(el []byte, sub string) (catalog.Interface, error) {
 	if err := decodeElement(el, sub, &v, &writeRules); err != nil {
 		return catalog.Interface{}, err
 	}
+	return checkIface(&v, sub)
+}
+
+// checkIface checks an interface object as Zabbix does and makes the
+// interface; sub is the object's path below the member.
+func checkIface(v *ifaceParams, sub string) (catalog.Interface, error) {
 	for _, m := range []struct {
 		name string
 		f    opt[int64]
