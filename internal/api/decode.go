@@ -852,3 +852,13 @@ func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
 	}
 	return nil
 }
+
+// decodeStrictObject decodes params that must be an object (an array,
+// even an empty one, is refused), as decodeGet decodes a get's
+// (preprocessing.test).
+func decodeStrictObject(raw json.RawMessage, v any) error {
+	if jsonKindOf(raw) != 'o' {
+		return invalid("/", "an object is expected")
+	}
+	return apiError(decodeObject(raw, "/", v, &getRules))
+}
