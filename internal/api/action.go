@@ -551,21 +551,24 @@ func evalFormula(f *catalog.Filter) string {
 	return strings.Join(parts, " and ")
 }
 
+// actionGetParams are action.get's parameters.
+type actionGetParams struct {
+	getParams
+	ActionIDs                opt[ids] `json:"actionids"`
+	MediaTypeIDs             opt[ids] `json:"mediatypeids"`
+	SelectFilter             opt[any] `json:"selectFilter"`
+	SelectOperations         opt[any] `json:"selectOperations"`
+	SelectRecoveryOperations opt[any] `json:"selectRecoveryOperations"`
+	SelectUpdateOperations   opt[any] `json:"selectUpdateOperations"`
+}
+
 func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		ActionIDs                ids `json:"actionids"`
-		MediaTypeIDs             ids `json:"mediatypeids"`
-		SelectFilter             any `json:"selectFilter"`
-		SelectOperations         any `json:"selectOperations"`
-		SelectRecoveryOperations any `json:"selectRecoveryOperations"`
-		SelectUpdateOperations   any `json:"selectUpdateOperations"`
-	}
+	var p actionGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	cfg := s.opts.Alerting.AlertConfig()
-	want, wantMT := idSet(p.ActionIDs), idSet(p.MediaTypeIDs)
+	want, wantMT := idSet(p.ActionIDs.Value), idSet(p.MediaTypeIDs.Value)
 	var objs []object
 	for _, a := range cfg.SortedActions() {
 		if want != nil && !want[a.ID] {
@@ -583,7 +586,7 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 		o := object{"actionid": u64(a.ID), "name": a.Name, "eventsource": istr(a.EventSource), "status": istr(a.Status),
 			"esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed), "notify_if_canceled": istr(a.NotifyIfCanceled),
 			"pause_symptoms": "1"}
-		if p.SelectFilter != nil {
+		if p.SelectFilter.Given() {
 			conds := []object{}
 			for _, cd := range a.Filter.Conditions {
 				conds = append(conds, object{"conditiontype": istr(cd.ConditionType), "operator": istr(cd.Operator), "value": cd.Value,
@@ -591,13 +594,13 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["filter"] = object{"evaltype": istr(a.Filter.EvalType), "formula": a.Filter.Formula, "eval_formula": evalFormula(&a.Filter), "conditions": conds}
 		}
-		if p.SelectOperations != nil {
+		if p.SelectOperations.Given() {
 			o["operations"] = operationObjects(a, a.Operations, 0)
 		}
-		if p.SelectRecoveryOperations != nil {
+		if p.SelectRecoveryOperations.Given() {
 			o["recovery_operations"] = operationObjects(a, a.RecoveryOperations, 1)
 		}
-		if p.SelectUpdateOperations != nil {
+		if p.SelectUpdateOperations.Given() {
 			o["update_operations"] = operationObjects(a, a.UpdateOperations, 2)
 		}
 		objs = append(objs, o)

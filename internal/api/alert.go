@@ -11,25 +11,28 @@ import (
 
 // alertGet is alert.get: the alert engine's alerts (messages and remote
 // commands) that the caller may see.
+// alertGetParams are alert.get's parameters.
+type alertGetParams struct {
+	getParams
+	AlertIDs         opt[ids]   `json:"alertids"`
+	ActionIDs        opt[ids]   `json:"actionids"`
+	EventIDs         opt[ids]   `json:"eventids"`
+	ObjectIDs        opt[ids]   `json:"objectids"`
+	MediaTypeIDs     opt[ids]   `json:"mediatypeids"`
+	UserIDs          opt[ids]   `json:"userids"`
+	HostIDs          opt[ids]   `json:"hostids"`
+	GroupIDs         opt[ids]   `json:"groupids"`
+	EventSource      opt[int64] `json:"eventsource"`
+	EventObject      opt[int64] `json:"eventobject"`
+	TimeFrom         opt[int64] `json:"time_from"`
+	TimeTill         opt[int64] `json:"time_till"`
+	SelectHosts      opt[any]   `json:"selectHosts"`
+	SelectMediatypes opt[any]   `json:"selectMediatypes"`
+	SelectUsers      opt[any]   `json:"selectUsers"`
+}
+
 func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		AlertIDs         ids     `json:"alertids"`
-		ActionIDs        ids     `json:"actionids"`
-		EventIDs         ids     `json:"eventids"`
-		ObjectIDs        ids     `json:"objectids"`
-		MediaTypeIDs     ids     `json:"mediatypeids"`
-		UserIDs          ids     `json:"userids"`
-		HostIDs          ids     `json:"hostids"`
-		GroupIDs         ids     `json:"groupids"`
-		EventSource      flexInt `json:"eventsource"`
-		EventObject      flexInt `json:"eventobject"`
-		TimeFrom         flexInt `json:"time_from"`
-		TimeTill         flexInt `json:"time_till"`
-		SelectHosts      any     `json:"selectHosts"`
-		SelectMediatypes any     `json:"selectMediatypes"`
-		SelectUsers      any     `json:"selectUsers"`
-	}
+	var p alertGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -39,8 +42,8 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	cfg := s.opts.Alerting.AlertConfig()
-	sets := []map[uint64]bool{idSet(p.AlertIDs), idSet(p.ActionIDs), idSet(p.EventIDs), idSet(p.ObjectIDs), idSet(p.MediaTypeIDs), idSet(p.UserIDs)}
-	hostSet, groupSet := idSet(p.HostIDs), idSet(p.GroupIDs)
+	sets := []map[uint64]bool{idSet(p.AlertIDs.Value), idSet(p.ActionIDs.Value), idSet(p.EventIDs.Value), idSet(p.ObjectIDs.Value), idSet(p.MediaTypeIDs.Value), idSet(p.UserIDs.Value)}
+	hostSet, groupSet := idSet(p.HostIDs.Value), idSet(p.GroupIDs.Value)
 	in := func(m map[uint64]bool, id uint64) bool { return m == nil || m[id] }
 	hostsOf := func(al *alert.Alert) []*catalog.Host {
 		var hs []*catalog.Host
@@ -53,7 +56,7 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 		}
 		return hs
 	}
-	if (p.EventSource.set && p.EventSource.v != 0) || (p.EventObject.set && p.EventObject.v != 0) {
+	if (p.EventSource.Given() && p.EventSource.Value != 0) || (p.EventObject.Given() && p.EventObject.Value != 0) {
 		return p.apply(nil, "alertid")
 	}
 	list := s.opts.Alerting.Alerts(func(al *alert.Alert) bool {
@@ -61,7 +64,7 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 			!in(sets[3], al.TriggerID) || !in(sets[4], al.MediaTypeID) || !in(sets[5], al.UserID) {
 			return false
 		}
-		if p.TimeFrom.set && al.Clock < p.TimeFrom.v || p.TimeTill.set && al.Clock > p.TimeTill.v {
+		if p.TimeFrom.Given() && al.Clock < p.TimeFrom.Value || p.TimeTill.Given() && al.Clock > p.TimeTill.Value {
 			return false
 		}
 		return true
@@ -109,21 +112,21 @@ func (s *Server) alertGet(ctx context.Context, c *call) (any, error) {
 			b, _ := json.Marshal(pm)
 			o["parameters"] = string(b)
 		}
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			ho := []object{}
 			for _, h := range hs {
 				ho = append(ho, hostObject(h))
 			}
 			o["hosts"] = ho
 		}
-		if p.SelectMediatypes != nil {
+		if p.SelectMediatypes.Given() {
 			mo := []object{}
 			if m := cfg.MediaTypes[al.MediaTypeID]; m != nil {
 				mo = append(mo, mediaTypeObject(m))
 			}
 			o["mediatypes"] = mo
 		}
-		if p.SelectUsers != nil {
+		if p.SelectUsers.Given() {
 			o["users"] = []object{{"userid": u64(al.UserID)}}
 		}
 		objs = append(objs, o)

@@ -237,32 +237,35 @@ func mediaTypeObject(m *catalog.MediaType) object {
 	}
 }
 
+// mediatypeGetParams are mediatype.get's parameters.
+type mediatypeGetParams struct {
+	getParams
+	MediaTypeIDs           opt[ids] `json:"mediatypeids"`
+	SelectMessageTemplates opt[any] `json:"selectMessageTemplates"`
+	SelectUsers            opt[any] `json:"selectUsers"`
+}
+
 func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		MediaTypeIDs           ids `json:"mediatypeids"`
-		SelectMessageTemplates any `json:"selectMessageTemplates"`
-		SelectUsers            any `json:"selectUsers"`
-	}
+	var p mediatypeGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	cfg := s.opts.Alerting.AlertConfig()
-	want := idSet(p.MediaTypeIDs)
+	want := idSet(p.MediaTypeIDs.Value)
 	var objs []object
 	for _, m := range cfg.SortedMediaTypes() {
 		if want != nil && !want[m.ID] {
 			continue
 		}
 		o := mediaTypeObject(m)
-		if p.SelectMessageTemplates != nil {
+		if p.SelectMessageTemplates.Given() {
 			ts := []object{}
 			for _, t := range m.Templates {
 				ts = append(ts, object{"eventsource": istr(t.EventSource), "recovery": istr(t.Recovery), "subject": t.Subject, "message": t.Message})
 			}
 			o["message_templates"] = ts
 		}
-		if p.SelectUsers != nil {
+		if p.SelectUsers.Given() {
 			us := []object{}
 			for uid, ms := range cfg.Medias {
 				for _, um := range ms {
