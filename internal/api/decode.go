@@ -733,7 +733,7 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 	case errors.As(err, &ke):
 		return problem(kindPath, r.kindText(ke.kind))
 	case errors.As(err, &pe):
-		// The former decoders' errors carry the member's name.
+		// A former type's error carries the member's name.
 		return problem(subpath(path, pe.path), pe.msg)
 	case errors.As(err, &ute):
 		p = kindPath

@@ -26,28 +26,37 @@
 // parameters all get methods share are in get.go, and catalog.go turns
 // catalog edit errors into Zabbix's.
 //
-// Parameters (params.go, decode.go): each method declares its parameters
-// in one place, a params struct next to it, one field per parameter:
-// the json tag names it, the field's type and "as" tag say how its value
-// is read (IDs, integers, strings, time units, outputs as Zabbix clients
-// send them: "10084" or 10084, one ID for a list of one), the "in",
-// "zbx" and "default" tags give the values it may take, whether null
-// means absent, and its default, and a method whose rules depend on
+// Parameters (params.go, decode.go, params_refs.go): each method
+// declares its parameters in one place, a params struct next to it, one
+// field per parameter: the json tag names it, the field's type and "as"
+// tag say how its value is read (IDs, integers, strings, time units,
+// outputs as Zabbix clients send them: "10084" or 10084, one ID for a
+// list of one), the "in", "zbx", "key" and "default" tags give the
+// values it may take, whether null means absent, the ID member of a list
+// of references and its default, and a method whose rules depend on
 // another parameter adjusts them in one place (ruleHook). Every field is
 // an opt[T], which tells a member absent, null or given (empty or not).
 // One decoder walks the params object: it refuses the first member no
 // field declares, as Zabbix does (`Invalid parameter "/": unexpected
 // parameter "xyz".`), so that a misspelt or unsupported filter is an
 // error and never a wrong answer, then reads each member into its field
-// and names the member of any problem ("/1/status", "/itemids/2"). The
-// entry points are the shapes of Zabbix's params: decodeGet (an
-// object), decodeObjects (create and update: objects), decodeIDs
-// (delete), decodeValidated (history.get and trend.get: checked in the
-// order and with the texts of Zabbix's API input validator) and
-// decodeLenient (user.login, which takes unknown members). Each keeps
-// the texts its methods answered before the vocabulary was one
-// (decodeRules); the methods not yet declared this way still decode
-// with the former types and decoders (params_legacy.go lists them).
+// and names the member of any problem ("/1/status", "/itemids/2");
+// lists of objects inside a member (a host's groups, tags, interfaces,
+// a user group's rights, preprocessing steps) are read element by
+// element by the same walker. The entry points are the shapes of
+// Zabbix's params: decodeGet (an object; [] is none), decodeObjects
+// (create and update: objects), decodeIDs (delete), decodeValidated
+// (history.get and trend.get: checked in the order and with the texts
+// of Zabbix's API input validator), decodeStrictObject
+// (preprocessing.test) and decodeLenient (user.login,
+// user.checkAuthentication, script.execute, which ignore unknown
+// members). Each keeps the texts and, of several problems, the one its
+// methods answered before the vocabulary was one (decodeRules), quirks
+// included ("/getParams.limit"), for the conformance work to change
+// deliberately. Two corners still use the former ways: nested objects
+// read by encoding/json (params_nested.go lists them) and the create
+// and update methods of media types, actions and scripts and users'
+// "medias", which decode through JSON maps (alerting.go).
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix

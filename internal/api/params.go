@@ -55,12 +55,13 @@ import (
 // (an object; [] is no params), decodeObjects (create and update: an
 // array of objects or one object), decodeIDs (delete: an array of IDs),
 // decodeValidated (an object checked as Zabbix's API input validator
-// checks it) and decodeLenient (unknown members ignored, as user.login
-// always has). Each refuses a member no field declares with Zabbix's
-// `Invalid parameter "/": unexpected parameter "xyz".` (decodeLenient
-// excepted) and names the member of any other problem ("/1/status",
-// "/itemids/2"). Until the conformance work aligns them with Zabbix's,
-// each entry point keeps the wording its methods had (decodeRules).
+// checks it), decodeStrictObject (an object only) and decodeLenient
+// (unknown members ignored, as user.login always has). Each refuses a
+// member no field declares with Zabbix's `Invalid parameter "/":
+// unexpected parameter "xyz".` (decodeLenient excepted) and names the
+// member of any other problem ("/1/status", "/itemids/2"). Until the
+// conformance work aligns them with Zabbix's, each entry point keeps
+// the wording its methods had (decodeRules).
 
 // opt is one parameter: whether it was given, null, and its value.
 type opt[T any] struct {
@@ -676,4 +677,64 @@ func (l *listLen) decodeParam(b []byte, _ *fieldCtx) error {
 		return nil
 	}
 	return kindError{reflect.Slice}
+}
+
+// ids is a list of IDs (an opt[ids] reads one ID as a list of one).
+type ids []uint64
+
+// decodeIDs decodes the params of a *.delete method: an array of IDs.
+func decodeIDs(params json.RawMessage) ([]uint64, error) {
+	raw := bytes.TrimSpace(params)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, errParams(`Invalid parameter "/": an array is expected.`)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, errParams(`Invalid parameter "/": an array is expected.`)
+	}
+	if len(elems) == 0 {
+		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
+	}
+	out := make([]uint64, len(elems))
+	seen := make(map[uint64]bool, len(elems))
+	for i, el := range elems {
+		id, ok := parseID(el)
+		if !ok {
+			return nil, errParams(`Invalid parameter "/%d": a number is expected.`, i+1)
+		}
+		if seen[id] {
+			return nil, errParams(`Invalid parameter "/%d": value (%d) already exists.`, i+1, id)
+		}
+		seen[id] = true
+		out[i] = id
+	}
+	return out, nil
+}
+
+// The errors of the write methods' own checks, in Zabbix's words; i is
+// the object's index (0-based).
+
+func missing(i int, name string) error {
+	return errParams(`Invalid parameter "/%d": the parameter "%s" is missing.`, i+1, name)
+}
+
+func empty(i int, name string) error {
+	return errParams(`Invalid parameter "/%d/%s": cannot be empty.`, i+1, name)
+}
+
+func oneOf(i int, name, values string) error {
+	return errParams(`Invalid parameter "/%d/%s": value must be one of %s.`, i+1, name, values)
+}
+
+func unsupported(i int, name, what string) error {
+	return errParams(`Invalid parameter "/%d/%s": %s are not supported by Peregrine.`, i+1, name, what)
+}
+
+// idResult is the result of a write method: {"itemids": ["1", ...]}.
+func idResult(name string, ids []uint64) any {
+	s := make([]string, len(ids))
+	for i, v := range ids {
+		s[i] = id(v)
+	}
+	return object{name: s}
 }

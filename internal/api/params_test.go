@@ -2,45 +2,43 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestParamsVocabulary checks the one set of lenient types that get and
-// write params share: what each accepts, and the type error (with the
-// member's name) for what it refuses.
+// TestParamsVocabulary checks the values get and write params share:
+// what each accepts, and the type error (with the member's name) for
+// what it refuses.
 func TestParamsVocabulary(t *testing.T) {
 	type params struct {
-		ID    flexID  `json:"id"`
-		IDs   ids     `json:"ids"`
-		N     flexInt `json:"n"`
-		Names stringList
+		ID    opt[uint64]   `json:"id"`
+		IDs   opt[ids]      `json:"ids"`
+		N     opt[int64]    `json:"n"`
+		Names opt[[]string] `json:"Names"`
 	}
 	ok := func(in string, want params) {
 		t.Helper()
-		var got params
-		if err := json.Unmarshal([]byte(in), &got); err != nil {
+		var got []params
+		if err := decodeObjects(json.RawMessage(in), &got); err != nil {
 			t.Errorf("%s: %v", in, err)
 			return
 		}
-		if d := cmp.Diff(want, got, cmp.AllowUnexported(flexID{}, flexInt{})); d != "" {
+		if d := cmp.Diff(want, got[0]); d != "" {
 			t.Errorf("%s (-want +got):\n%s", in, d)
 		}
 	}
-	ok(`{"id":7,"ids":7,"n":-3}`, params{ID: flexID{true, 7}, IDs: ids{7}, N: flexInt{true, -3}})
-	ok(`{"id":"7","ids":["1",2],"n":"12"}`, params{ID: flexID{true, 7}, IDs: ids{1, 2}, N: flexInt{true, 12}})
-	ok(`{"id":18446744073709551615,"ids":[]}`, params{ID: flexID{true, 18446744073709551615}, IDs: ids{}})
-	ok(`{"ids":null,"n":null}`, params{}) // null: absent
-	ok(`{"Names":"a"}`, params{Names: stringList{"a"}})
+	ok(`{"id":7,"ids":7,"n":-3}`, params{ID: given[uint64](7), IDs: given(ids{7}), N: given[int64](-3)})
+	ok(`{"id":"7","ids":["1",2],"n":"12"}`, params{ID: given[uint64](7), IDs: given(ids{1, 2}), N: given[int64](12)})
+	ok(`{"id":18446744073709551615,"ids":[]}`, params{ID: given[uint64](18446744073709551615), IDs: given(ids{})})
+	ok(`{"ids":null,"n":null}`, params{IDs: opt[ids]{Set: true, Null: true}, N: opt[int64]{Set: true, Null: true}}) // null: absent
+	ok(`{"Names":"a"}`, params{Names: given([]string{"a"})})
 
 	bad := func(in, field, want string) {
 		t.Helper()
-		var got params
-		err := json.Unmarshal([]byte(in), &got)
-		var ute *json.UnmarshalTypeError
-		if !errors.As(err, &ute) || ute.Field != field || expected(ute.Type) != want {
+		var got []params
+		err := decodeObjects(json.RawMessage(in), &got)
+		if e, ok := err.(*Error); !ok || e.Data != `Invalid parameter "/1/`+field+`": `+want+`.` {
 			t.Errorf("%s: error %v, want a type error on %q: %s", in, err, field, want)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -418,60 +417,7 @@ func (s *Server) noMethod(name string) *Error {
 	return &Error{Code: codeNoMethod, Data: `Incorrect API "` + api + `".`}
 }
 
-// decodeParams unmarshals params into v strictly enough to name the bad
-// field.
-func legacyDecodeParams(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return errParams(`Invalid parameter "/%s": a %s is expected.`, ute.Field, jsonKind(ute.Type.Kind().String()))
-		}
-		if f := badField(raw, v); f != "" {
-			return errParams(`Invalid parameter "/%s": %v.`, f, err)
-		}
-		return errParams(`Invalid parameter "/": %v.`, err)
-	}
-	return nil
-}
-
-// badField finds which top-level member of raw made decoding into the
-// struct v fail, when a custom unmarshaler (ids, flexInt, ...) refused a
-// value: encoding/json reports those errors without the field. It decodes
-// each member alone into a fresh value of the field's type. "" if it
-// cannot tell.
-func badField(raw json.RawMessage, v any) string {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return ""
-	}
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return ""
-	}
-	for name, val := range members {
-		for _, f := range reflect.VisibleFields(t) {
-			if f.Anonymous || !f.IsExported() {
-				continue
-			}
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if tag == "" {
-				tag = f.Name
-			}
-			if !strings.EqualFold(tag, name) {
-				continue
-			}
-			if json.Unmarshal(val, reflect.New(f.Type).Interface()) != nil {
-				return name
-			}
-		}
-	}
-	return ""
-}
-
+// jsonKind is the get dialect's word for a Go kind's JSON value.
 func jsonKind(k string) string {
 	switch k {
 	case "string":

@@ -69,8 +69,8 @@ type valuemapParams struct {
 	HostID     opt[uint64]  `json:"hostid"`
 	Name       opt[string]  `json:"name"`
 	UUID       opt[ignored] `json:"uuid"`
-	// Mappings is nil when absent: an update without it keeps the
-	// map's mappings.
+	// Mappings not given (absent or null): an update without them
+	// keeps the map's mappings.
 	Mappings opt[[]mappingParams] `json:"mappings" as:"json"`
 }
 
