@@ -52,13 +52,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlockIndexV2$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSONString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/zjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHash$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/auth/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/icmp/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/tcpsvc/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/external/
 	$(GO) test -run '^$$' -fuzz '^FuzzDownsampleGrid$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendZabbixFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/zjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistoryParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/usermacro/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/

@@ -23,15 +23,40 @@
 // docs/api.md has its shape, and the validation of preprocessing
 // objects with Zabbix's error paths, which item.create and item.update
 // share; item.get returns the steps under selectPreprocessing). The
-// params vocabulary every method decodes into (IDs, integers, strings
-// as Zabbix clients send them) is in params.go, the parameters all get
-// methods share in get.go, and catalog.go turns catalog edit errors into
-// Zabbix's.
+// parameters all get methods share are in get.go, and catalog.go turns
+// catalog edit errors into Zabbix's.
 //
-// Get methods refuse members they do not know, as Zabbix does, with
-// `Invalid parameter "/": unexpected parameter "xyz".` (decodeGet), so
-// that a misspelt or unsupported filter is an error and never a wrong
-// answer.
+// Parameters (params.go, decode.go, params_refs.go): each method
+// declares its parameters in one place, a params struct next to it, one
+// field per parameter: the json tag names it, the field's type and "as"
+// tag say how its value is read (IDs, integers, strings, time units,
+// outputs as Zabbix clients send them: "10084" or 10084, one ID for a
+// list of one), the "in", "zbx", "key" and "default" tags give the
+// values it may take, whether null means absent, the ID member of a list
+// of references and its default, and a method whose rules depend on
+// another parameter adjusts them in one place (ruleHook). Every field is
+// an opt[T], which tells a member absent, null or given (empty or not).
+// One decoder walks the params object: it refuses the first member no
+// field declares, as Zabbix does (`Invalid parameter "/": unexpected
+// parameter "xyz".`), so that a misspelt or unsupported filter is an
+// error and never a wrong answer, then reads each member into its field
+// and names the member of any problem ("/1/status", "/itemids/2");
+// lists of objects inside a member (a host's groups, tags, interfaces,
+// a user group's rights, preprocessing steps) are read element by
+// element by the same walker. The entry points are the shapes of
+// Zabbix's params: decodeGet (an object; [] is none), decodeObjects
+// (create and update: objects), decodeIDs (delete), decodeValidated
+// (history.get and trend.get: checked in the order and with the texts
+// of Zabbix's API input validator), decodeStrictObject
+// (preprocessing.test) and decodeLenient (user.login,
+// user.checkAuthentication, script.execute, which ignore unknown
+// members). Each keeps the texts and, of several problems, the one its
+// methods answered before the vocabulary was one (decodeRules), quirks
+// included ("/getParams.limit"), for the conformance work to change
+// deliberately. Two corners still use the former ways: nested objects
+// read by encoding/json (params_nested.go lists them) and the create
+// and update methods of media types, actions and scripts and users'
+// "medias", which decode through JSON maps (alerting.go).
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix
@@ -75,8 +100,10 @@
 // macros are readable by every user and written by admins (templates
 // have no groups here).
 //
-// Notifications (alerting.go) go through the Alerting interface (the
-// catalog's AlertConfig and EditAlerts, the alert engine's alerts):
+// Notifications go through the Alerting interface (alerting.go: the
+// catalog's AlertConfig and EditAlerts, the alert engine's alerts), one
+// file per family: mediatype.go, action.go, alert.go, media.go (users'
+// media) and script.go.
 // mediatype.get/create/update/delete (admin reads, super admin writes;
 // types 0 email, 1 script, 4 webhook; SMS is refused), action.get/
 // create/update/delete (admin; trigger actions only, operations that
@@ -111,21 +138,24 @@
 // implements as is; user and token management call the *auth.Store
 // directly. main wires them. Responses of history methods are streamed
 // from the store to the socket, so memory does not grow with the row
-// count beyond one bounded buffer: a numeric history.get that must be
-// checked against api.max_rows (no "limit") first reads up to 1Mi rows
-// into compact blocks (24 bytes a row; Options.PrefetchRows bounds all
-// requests together) and writes nothing until it knows whether the
-// request is within the bound, so the usual read needs no separate
-// counting pass; a read larger than its buffer is counted then streamed
-// (history_prefetch.go). Rows are formatted straight into the response
-// buffer (history_enc.go).
+// count beyond one bounded buffer: history.get's rows are read and
+// written by the subpackage histread (its doc.go has how: a numeric read
+// that must be checked against api.max_rows is first buffered as compact
+// rows, Options.PrefetchRows bounding all requests together, so the
+// usual read needs no separate counting pass; rows are formatted
+// straight into the response buffer). history.go is parse and call: it
+// turns the checked parameters and the caller's readable items into a
+// histread.Request, and histread's errors into Zabbix's. The scalars of
+// every answer (strings, floats as Zabbix prints them) are written by
+// the subpackage zjson.
 //
 // history.get and trend.get check their parameters as the Zabbix API's
 // input validator does (history_params.go): an unknown parameter, a null
 // "history", a negative or too large time, a mistyped value are refused
 // with code -32602 and Zabbix's text (`Invalid parameter "/": unexpected
 // parameter "xyz".`), never ignored. history.get's "filter" and "search"
-// select rows as they stream (rowmatch.go).
+// are compiled into a predicate (rowmatch.go) that histread applies to
+// the rows as they stream.
 //
 // Batches: each call of a JSON-RPC batch is answered in order, its
 // response element written to the socket as it is produced (rows of a
@@ -151,5 +181,5 @@
 // items without a limit reads them in up to min(GOMAXPROCS, 4) parts
 // on goroutines of its own, which end before the request does; a
 // "sortfield": "clock" over such items merges the buffered rows rather
-// than reading each item from the store (history_prefetch.go).
+// than reading each item from the store (histread/prefetch.go).
 package api

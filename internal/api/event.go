@@ -10,18 +10,21 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
+// eventGetParams are event.get's parameters.
+type eventGetParams struct {
+	getParams
+	eventFilter
+	Value              opt[intList] `json:"value"`
+	SelectAcknowledges opt[any]     `json:"select_acknowledges"`
+	SelectAcks         opt[any]     `json:"selectAcknowledges"`
+	SelectTags         opt[any]     `json:"selectTags"`
+	SelectHosts        opt[any]     `json:"selectHosts"`
+	SelectRelated      opt[any]     `json:"selectRelatedObject"`
+	SelectSuppression  opt[any]     `json:"selectSuppressionData"`
+}
+
 func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		eventFilter
-		Value              intList `json:"value"`
-		SelectAcknowledges any     `json:"select_acknowledges"`
-		SelectAcks         any     `json:"selectAcknowledges"`
-		SelectTags         any     `json:"selectTags"`
-		SelectHosts        any     `json:"selectHosts"`
-		SelectRelated      any     `json:"selectRelatedObject"`
-		SelectSuppression  any     `json:"selectSuppressionData"`
-	}
+	var p eventGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -37,14 +40,14 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	// The filter runs under the store's read lock: it must not call the
 	// store (eventScope only reads the snapshot).
 	keep := func(e *event.Event) bool {
-		return (len(p.Value) == 0 || slices.Contains(p.Value, int64(e.Value))) && p.match(e, sc)
+		return (len(p.Value.Value) == 0 || slices.Contains(p.Value.Value, int64(e.Value))) && p.match(e, sc)
 	}
 	var evs []event.Event
 	if scan, ok := s.opts.Events.(EventScanner); ok && newestOnly(&p.getParams) {
 		// The newest few events (the web UI's watermark, event.get
 		// limit 1, every few seconds): walked from the newest, stopped
 		// at the limit, instead of copying every retained event.
-		n := int(p.Limit.v)
+		n := int(p.Limit.Value)
 		scan.ScanEventsDesc(func(e *event.Event) bool {
 			if len(evs) >= n {
 				return false
@@ -60,17 +63,17 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	}
 	return s.eventResult(&p.getParams, evs, func(e *event.Event) object {
 		o := eventObject(e)
-		if p.SelectAcknowledges != nil || p.SelectAcks != nil {
+		if p.SelectAcknowledges.Given() || p.SelectAcks.Given() {
 			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
 		}
-		if p.SelectTags != nil {
+		if p.SelectTags.Given() {
 			o["tags"] = tagObjects(e.Tags)
 		}
-		if p.SelectSuppression != nil {
+		if p.SelectSuppression.Given() {
 			o["suppression_data"] = []object{}
 		}
 		t := snap.Trigger(e.ObjectID)
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			var hosts []object
 			if t != nil {
 				for _, hid := range t.HostIDs {
@@ -81,7 +84,7 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["hosts"] = nonNil(hosts)
 		}
-		if p.SelectRelated != nil {
+		if p.SelectRelated.Given() {
 			if t != nil {
 				o["relatedObject"] = triggerObject(t, s.opts.TriggerStates.Runtime(t.ID))
 			} else {
@@ -95,26 +98,29 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 // eventAcknowledge serves event.acknowledge: the caller needs read access
 // to the events' triggers, as in Zabbix; the state machine applies the
 // actions with Zabbix's rules.
+// eventAcknowledgeParams are event.acknowledge's parameters.
+type eventAcknowledgeParams struct {
+	EventIDs opt[ids]    `json:"eventids"`
+	Action   opt[int64]  `json:"action"`
+	Message  opt[string] `json:"message"`
+	Severity opt[int64]  `json:"severity"`
+}
+
 func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		EventIDs ids     `json:"eventids"`
-		Action   flexInt `json:"action"`
-		Message  jstring `json:"message"`
-		Severity flexInt `json:"severity"`
-	}
+	var p eventAcknowledgeParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	switch {
-	case len(p.EventIDs) == 0:
+	case len(p.EventIDs.Value) == 0:
 		return nil, errParams(`Invalid parameter "/": the parameter "eventids" is missing.`)
-	case !p.Action.set:
+	case !p.Action.Given():
 		return nil, errParams(`Invalid parameter "/": the parameter "action" is missing.`)
-	case p.Action.v < 0 || p.Action.v > 31:
+	case p.Action.Value < 0 || p.Action.Value > 31:
 		return nil, errParams(`Invalid parameter "/action": value must be one of 1-31.`)
-	case p.Action.v&event.ActionSeverity != 0 && !p.Severity.set:
+	case p.Action.Value&event.ActionSeverity != 0 && !p.Severity.Given():
 		return nil, errParams(`Invalid parameter "/": the parameter "severity" is missing.`)
-	case p.Severity.set && (p.Severity.v < 0 || p.Severity.v > 5):
+	case p.Severity.Given() && (p.Severity.Value < 0 || p.Severity.Value > 5):
 		return nil, errParams(`Invalid parameter "/severity": value must be one of 0-5.`)
 	}
 	a, err := s.access(ctx, c)
@@ -122,7 +128,7 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
-	eids := slices.Compact(slices.Sorted(slices.Values(p.EventIDs)))
+	eids := slices.Compact(slices.Sorted(slices.Values(p.EventIDs.Value)))
 	for _, eid := range eids {
 		e, ok := s.opts.Events.Event(eid)
 		if !ok {
@@ -134,7 +140,7 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	err = s.opts.TriggerStates.Acknowledge(snap, trigger.AckRequest{
-		EventIDs: eids, Action: uint32(p.Action.v), Message: p.Message.v, Severity: uint8(p.Severity.v),
+		EventIDs: eids, Action: uint32(p.Action.Value), Message: p.Message.Value, Severity: uint8(p.Severity.Value),
 		UserID: c.user.ID, Clock: time.Now().Unix(),
 	})
 	var ae *trigger.AckError
@@ -164,6 +170,6 @@ type EventScanner interface {
 // by eventid, newest first, with a limit, no filter or search (which
 // work on the built objects) and no count.
 func newestOnly(p *getParams) bool {
-	return len(p.SortField) > 0 && p.SortField[0] == "eventid" && descOrder(p) &&
-		p.Limit.set && p.Limit.v >= 0 && !p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0
+	return len(p.SortField.Value) > 0 && p.SortField.Value[0] == "eventid" && descOrder(p) &&
+		p.Limit.Given() && p.Limit.Value >= 0 && !p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0
 }

@@ -1,93 +1,32 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// getParams are the parameters every Zabbix *.get method shares.
+// getParams are the parameters every Zabbix *.get method shares; each
+// get method's params struct embeds them (decodeGet decodes it).
 type getParams struct {
-	Output          stringList                 `json:"output"`
-	Filter          map[string]json.RawMessage `json:"filter"`
-	Search          map[string]json.RawMessage `json:"search"`
-	SearchByAny     bool                       `json:"searchByAny"`
-	StartSearch     bool                       `json:"startSearch"`
-	ExcludeSearch   bool                       `json:"excludeSearch"`
-	SearchWildcards bool                       `json:"searchWildcardsEnabled"`
-	SortField       stringList                 `json:"sortfield"`
-	SortOrder       stringList                 `json:"sortorder"`
-	Limit           flexInt                    `json:"limit"`
-	CountOutput     bool                       `json:"countOutput"`
-	PreserveKeys    bool                       `json:"preservekeys"`
+	Output          opt[[]string]                   `json:"output"`
+	Filter          opt[map[string]json.RawMessage] `json:"filter"`
+	Search          opt[map[string]json.RawMessage] `json:"search"`
+	SearchByAny     opt[bool]                       `json:"searchByAny"`
+	StartSearch     opt[bool]                       `json:"startSearch"`
+	ExcludeSearch   opt[bool]                       `json:"excludeSearch"`
+	SearchWildcards opt[bool]                       `json:"searchWildcardsEnabled"`
+	SortField       opt[[]string]                   `json:"sortfield"`
+	SortOrder       opt[[]string]                   `json:"sortorder"`
+	Limit           opt[int64]                      `json:"limit"`
+	CountOutput     opt[bool]                       `json:"countOutput"`
+	PreserveKeys    opt[bool]                       `json:"preservekeys"`
 	// Editable keeps only objects the caller may change (read-write on
 	// the host groups concerned); for a super admin that is all.
-	Editable bool `json:"editable"`
+	Editable opt[bool] `json:"editable"`
 	// LimitSelects bounds the length of each selectX list.
-	LimitSelects flexInt `json:"limitSelects"`
-}
-
-// decodeGet decodes the params of a *.get method into v, a struct with
-// json tags (embedding getParams), refusing members it does not declare
-// as Zabbix does: `Invalid parameter "/": unexpected parameter "xyz".`
-// Names are compared exactly (encoding/json alone would also take
-// "OUTPUT" for "output"), and the first unknown member in the request's
-// order is the one named. An empty array stands for an empty object, as
-// PHP decodes both alike.
-func decodeGet(raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "[]" {
-		return nil
-	}
-	if raw[0] != '{' {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return decodeParams(raw, v) // malformed: let the full decode word it
-	}
-	known := jsonNames(reflect.TypeOf(v))
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			break
-		}
-		name, _ := t.(string)
-		if !known[name] {
-			return errParams(`Invalid parameter "/": unexpected parameter "%s".`, name)
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			break
-		}
-	}
-	return decodeParams(raw, v)
-}
-
-// jsonNames returns the member names a struct type decodes, embedded
-// structs' included.
-func jsonNames(t reflect.Type) map[string]bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	names := map[string]bool{}
-	for _, f := range reflect.VisibleFields(t) {
-		if f.Anonymous || !f.IsExported() {
-			continue
-		}
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == "-" {
-			continue
-		}
-		if tag == "" {
-			tag = f.Name
-		}
-		names[tag] = true
-	}
-	return names
+	LimitSelects opt[int64] `json:"limitSelects"`
 }
 
 // searchMatch reports whether value v matches the search pattern w as
@@ -97,9 +36,9 @@ func jsonNames(t reflect.Type) map[string]bool {
 func (p *getParams) searchMatch(v, w string) bool {
 	lv, lw := strings.ToLower(v), strings.ToLower(w)
 	switch {
-	case p.SearchWildcards:
+	case p.SearchWildcards.Value:
 		return globMatch(lw, lv)
-	case p.StartSearch:
+	case p.StartSearch.Value:
 		return strings.HasPrefix(lv, lw)
 	}
 	return strings.Contains(lv, lw)
@@ -129,8 +68,8 @@ func globMatch(pattern, s string) bool {
 
 // limitSelect cuts a selectX list to limitSelects.
 func (p *getParams) limitSelect(l []object) []object {
-	if p.LimitSelects.set && p.LimitSelects.v >= 0 && int(p.LimitSelects.v) < len(l) {
-		return l[:p.LimitSelects.v]
+	if p.LimitSelects.Given() && p.LimitSelects.Value >= 0 && int(p.LimitSelects.Value) < len(l) {
+		return l[:p.LimitSelects.Value]
 	}
 	return l
 }
@@ -161,7 +100,7 @@ func filterValues(raw json.RawMessage) []string {
 // names the object's id (for preservekeys); sortable lists the fields
 // sortfield may name.
 func (p *getParams) apply(objs []object, idField string, sortable ...string) (any, error) {
-	for f, raw := range p.Filter {
+	for f, raw := range p.Filter.Value {
 		want := filterValues(raw)
 		kept := objs[:0]
 		for _, o := range objs {
@@ -175,11 +114,11 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 		}
 		objs = kept
 	}
-	if len(p.Search) > 0 {
+	if len(p.Search.Value) > 0 {
 		kept := objs[:0]
 		for _, o := range objs {
 			matches := 0
-			for f, raw := range p.Search {
+			for f, raw := range p.Search.Value {
 				v, _ := o[f].(string)
 				for _, w := range filterValues(raw) {
 					if p.searchMatch(v, w) {
@@ -188,14 +127,14 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 					}
 				}
 			}
-			hit := matches == len(p.Search) || (p.SearchByAny && matches > 0)
-			if hit != p.ExcludeSearch {
+			hit := matches == len(p.Search.Value) || (p.SearchByAny.Value && matches > 0)
+			if hit != p.ExcludeSearch.Value {
 				kept = append(kept, o)
 			}
 		}
 		objs = kept
 	}
-	for i, f := range p.SortField {
+	for i, f := range p.SortField.Value {
 		ok := false
 		for _, s := range sortable {
 			ok = ok || s == f
@@ -204,10 +143,10 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "%s".`, i+1, strings.Join(sortable, `", "`))
 		}
 	}
-	if len(p.SortField) > 0 {
-		desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	if len(p.SortField.Value) > 0 {
+		desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 		sort.SliceStable(objs, func(i, j int) bool {
-			for _, f := range p.SortField {
+			for _, f := range p.SortField.Value {
 				a, _ := objs[i][f].(string)
 				b, _ := objs[j][f].(string)
 				if a == b {
@@ -224,18 +163,18 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 			return false
 		})
 	}
-	if p.CountOutput {
+	if p.CountOutput.Value {
 		return strconv.Itoa(len(objs)), nil
 	}
-	if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(objs) {
-		objs = objs[:p.Limit.v]
+	if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(objs) {
+		objs = objs[:p.Limit.Value]
 	}
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	if !out.all {
 		for i, o := range objs {
 			shaped := object{}
 			for k, v := range o {
-				if out.has(k) || k == idField && p.PreserveKeys {
+				if out.has(k) || k == idField && p.PreserveKeys.Value {
 					shaped[k] = v
 				} else if _, nested := v.(string); !nested {
 					shaped[k] = v // selectX results are always returned
@@ -244,7 +183,7 @@ func (p *getParams) apply(objs []object, idField string, sortable ...string) (an
 			objs[i] = shaped
 		}
 	}
-	if p.PreserveKeys {
+	if p.PreserveKeys.Value {
 		m := make(map[string]object, len(objs))
 		for _, o := range objs {
 			id, _ := o[idField].(string)

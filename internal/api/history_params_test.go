@@ -210,25 +210,25 @@ func TestRowMatcherLog(t *testing.T) {
 		return &history.Sample{Type: history.Log, S: "disk full", Log: &history.LogMeta{Source: src, Severity: sev, EventID: ev, Timestamp: 77}}
 	}
 	cases := []struct {
-		p    historyParams
+		p    rowFilter
 		row  *history.Sample
 		want bool
 	}{
-		{historyParams{Search: map[string][]string{"source": {"APP"}}}, row("MyApp", 1, 2), true},
-		{historyParams{Search: map[string][]string{"source": {"db"}}}, row("MyApp", 1, 2), false},
-		{historyParams{Search: map[string][]string{"source": {"x"}, "value": {"FULL"}}, SearchByAny: true}, row("MyApp", 1, 2), true},
-		{historyParams{Search: map[string][]string{"source": {"x"}, "value": {"FULL"}}}, row("MyApp", 1, 2), false},
-		{historyParams{Filter: map[string][]string{"severity": {"3", "4"}}}, row("a", 4, 2), true},
-		{historyParams{Filter: map[string][]string{"logeventid": {"2"}, "timestamp": {"77"}, "source": {"a"}}}, row("a", 4, 2), true},
-		{historyParams{Filter: map[string][]string{"source": {"A"}}}, row("a", 4, 2), false},
-		{historyParams{Filter: map[string][]string{"severity": {"0"}}}, &history.Sample{Type: history.Log}, true},
+		{rowFilter{Search: map[string][]string{"source": {"APP"}}}, row("MyApp", 1, 2), true},
+		{rowFilter{Search: map[string][]string{"source": {"db"}}}, row("MyApp", 1, 2), false},
+		{rowFilter{Search: map[string][]string{"source": {"x"}, "value": {"FULL"}}, SearchByAny: true}, row("MyApp", 1, 2), true},
+		{rowFilter{Search: map[string][]string{"source": {"x"}, "value": {"FULL"}}}, row("MyApp", 1, 2), false},
+		{rowFilter{Filter: map[string][]string{"severity": {"3", "4"}}}, row("a", 4, 2), true},
+		{rowFilter{Filter: map[string][]string{"logeventid": {"2"}, "timestamp": {"77"}, "source": {"a"}}}, row("a", 4, 2), true},
+		{rowFilter{Filter: map[string][]string{"source": {"A"}}}, row("a", 4, 2), false},
+		{rowFilter{Filter: map[string][]string{"severity": {"0"}}}, &history.Sample{Type: history.Log}, true},
 	}
 	for _, c := range cases {
 		if got := newRowMatcher(&c.p).match(c.row); got != c.want {
 			t.Errorf("%+v on %+v: %v, want %v", c.p, *c.row.Log, got, c.want)
 		}
 	}
-	if newRowMatcher(&historyParams{}) != nil {
+	if newRowMatcher(&rowFilter{}) != nil {
 		t.Error("no filter or search must compile to nil (nothing to pay per row)")
 	}
 }
@@ -272,26 +272,27 @@ func FuzzHistoryParams(f *testing.F) {
 				t.Fatalf("%s: error %v is not a Zabbix parameter error", raw, err)
 			}
 		}
-		p, err := parseHistoryParams(raw)
-		p2, err2 := parseHistoryParams(raw)
-		if fmt.Sprint(err) != fmt.Sprint(err2) || (err == nil && fmt.Sprint(*p) != fmt.Sprint(*p2)) {
+		var p, p2 historyGetParams
+		err, err2 := decodeValidated(raw, &p), decodeValidated(raw, &p2)
+		if fmt.Sprint(err) != fmt.Sprint(err2) || (err == nil && fmt.Sprint(p) != fmt.Sprint(p2)) {
 			t.Fatalf("%s: two answers: %v / %v", raw, err, err2)
 		}
 		check(err)
 		if err == nil {
-			if p.History < 0 || p.History > 4 || (p.Limit.set && p.Limit.v < 1) ||
-				(p.TimeFrom.set && (p.TimeFrom.v < 0 || p.TimeFrom.v > 1<<31-1)) || (p.TimeTill.set && (p.TimeTill.v < 0 || p.TimeTill.v > 1<<31-1)) {
-				t.Fatalf("%s: accepted out of range: %+v", raw, *p)
+			if p.History.Value < 0 || p.History.Value > 4 || (p.Limit.Given() && p.Limit.Value < 1) ||
+				(p.TimeFrom.Given() && (p.TimeFrom.Value < 0 || p.TimeFrom.Value > 1<<31-1)) || (p.TimeTill.Given() && (p.TimeTill.Value < 0 || p.TimeTill.Value > 1<<31-1)) {
+				t.Fatalf("%s: accepted out of range: %+v", raw, p)
 			}
-			if m := newRowMatcher(p); m != nil {
+			if m := newRowMatcher(p.rowFilter()); m != nil {
 				m.match(&history.Sample{Type: history.Log, S: "x"})
 				m.match(&history.Sample{Type: history.Uint, U: 1})
 			}
 		}
-		tp, err := parseTrendParams(raw)
+		var tp trendGetParams
+		err = decodeValidated(raw, &tp)
 		check(err)
-		if err == nil && tp.Limit.set && tp.Limit.v < 1 {
-			t.Fatalf("%s: trend limit %d accepted", raw, tp.Limit.v)
+		if err == nil && tp.Limit.Given() && tp.Limit.Value < 1 {
+			t.Fatalf("%s: trend limit %d accepted", raw, tp.Limit.Value)
 		}
 	})
 }

@@ -17,24 +17,27 @@ func hostObject(h *catalog.Host) object {
 		"tls_issuer": h.TLS.Issuer, "tls_subject": h.TLS.Subject}
 }
 
+// hostGetParams are host.get's parameters.
+type hostGetParams struct {
+	getParams
+	GroupIDs         opt[ids]  `json:"groupids"`
+	HostIDs          opt[ids]  `json:"hostids"`
+	ItemIDs          opt[ids]  `json:"itemids"`
+	MonitoredHosts   opt[bool] `json:"monitored_hosts"`
+	WithItems        opt[bool] `json:"with_items"`
+	WithMonItems     opt[bool] `json:"with_monitored_items"`
+	SelectGroups     opt[any]  `json:"selectGroups"`
+	SelectHostGroups opt[any]  `json:"selectHostGroups"`
+	SelectInterfaces opt[any]  `json:"selectInterfaces"`
+	SelectTags       opt[any]  `json:"selectTags"`
+	SelectItems      opt[any]  `json:"selectItems"`
+	SelectMacros     opt[any]  `json:"selectMacros"`
+	SelectParents    opt[any]  `json:"selectParentTemplates"`
+	TemplateIDs      opt[ids]  `json:"templateids"`
+}
+
 func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		GroupIDs         ids  `json:"groupids"`
-		HostIDs          ids  `json:"hostids"`
-		ItemIDs          ids  `json:"itemids"`
-		MonitoredHosts   bool `json:"monitored_hosts"`
-		WithItems        bool `json:"with_items"`
-		WithMonItems     bool `json:"with_monitored_items"`
-		SelectGroups     any  `json:"selectGroups"`
-		SelectHostGroups any  `json:"selectHostGroups"`
-		SelectInterfaces any  `json:"selectInterfaces"`
-		SelectTags       any  `json:"selectTags"`
-		SelectItems      any  `json:"selectItems"`
-		SelectMacros     any  `json:"selectMacros"`
-		SelectParents    any  `json:"selectParentTemplates"`
-		TemplateIDs      ids  `json:"templateids"`
-	}
+	var p hostGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -44,9 +47,9 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var itemHosts map[uint64]bool
-	if len(p.ItemIDs) > 0 {
+	if len(p.ItemIDs.Value) > 0 {
 		itemHosts = map[uint64]bool{}
-		for _, iid := range p.ItemIDs {
+		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil {
 				itemHosts[it.HostID] = true
 			}
@@ -54,22 +57,22 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	}
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable) {
+		if itemHosts != nil && !itemHosts[h.ID] || !a.sees(h, p.Editable.Value) {
 			continue
 		}
-		if p.WithItems && len(h.Items()) == 0 || p.WithMonItems && !anyMonitoredItem([]*catalog.Host{h}) {
+		if p.WithItems.Value && len(h.Items()) == 0 || p.WithMonItems.Value && !anyMonitoredItem([]*catalog.Host{h}) {
 			continue
 		}
-		if len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
+		if len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, h.ID) {
 			continue
 		}
-		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) {
+		if len(p.GroupIDs.Value) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
 			continue
 		}
-		if p.MonitoredHosts && !h.Enabled {
+		if p.MonitoredHosts.Value && !h.Enabled {
 			continue
 		}
-		if len(p.TemplateIDs) > 0 && !anyGroup(snap.LinkedTemplates(h.ID), p.TemplateIDs) {
+		if len(p.TemplateIDs.Value) > 0 && !anyGroup(snap.LinkedTemplates(h.ID), p.TemplateIDs.Value) {
 			continue
 		}
 		o := hostObject(h)
@@ -82,29 +85,29 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		groups = p.limitSelect(groups)
-		if p.SelectGroups != nil {
+		if p.SelectGroups.Given() {
 			o["groups"] = nonNil(groups)
 		}
-		if p.SelectHostGroups != nil {
+		if p.SelectHostGroups.Given() {
 			o["hostgroups"] = nonNil(groups)
 		}
-		if p.SelectInterfaces != nil {
-			o["interfaces"] = s.selectInterfaces(p.SelectInterfaces, h.Interfaces, &p.getParams)
+		if p.SelectInterfaces.Given() {
+			o["interfaces"] = s.selectInterfaces(p.SelectInterfaces.Value, h.Interfaces, &p.getParams)
 		}
-		if p.SelectTags != nil {
+		if p.SelectTags.Given() {
 			tags := make([]object, 0, len(h.Tags))
 			for _, t := range h.Tags {
 				tags = append(tags, object{"tag": t.Tag, "value": t.Value})
 			}
 			o["tags"] = tags
 		}
-		if p.SelectMacros != nil {
+		if p.SelectMacros.Given() {
 			o["macros"] = macroObjects(snap.Macros(h.ID), &p.getParams)
 		}
-		if p.SelectParents != nil {
+		if p.SelectParents.Given() {
 			o["parentTemplates"] = templateRefs(snap, snap.LinkedTemplates(h.ID), &p.getParams)
 		}
-		if p.SelectItems != nil {
+		if p.SelectItems.Given() {
 			var items []object
 			for _, it := range h.Items() {
 				items = append(items, object{"itemid": id(it.ID), "key_": it.Key, "name": it.Name})
@@ -133,35 +136,35 @@ func anyGroup(have []uint64, want ids) bool {
 // (Peregrine's templates hold no items; see package catalog); macros
 // replace the host's user macros.
 type hostParams struct {
-	HostID     flexID       `json:"hostid"`
-	Host       jstring      `json:"host"`
-	Name       jstring      `json:"name"`
-	Status     flexInt      `json:"status"`
-	Groups     groupList    `json:"groups"`
-	Templates  templateList `json:"templates"`
-	Macros     macroList    `json:"macros"`
-	TemplClear templateList `json:"templates_clear"`
-	Tags       tagList      `json:"tags"`
-	Interfaces ifaceList    `json:"interfaces"`
+	HostID     opt[uint64]     `json:"hostid"`
+	Host       opt[string]     `json:"host"`
+	Name       opt[string]     `json:"name"`
+	Status     opt[int64]      `json:"status"`
+	Groups     opt[groupRefs]  `json:"groups"`
+	Templates  opt[refs]       `json:"templates" key:"templateid"`
+	Macros     opt[macroList]  `json:"macros"`
+	TemplClear opt[refs]       `json:"templates_clear" key:"templateid" errname:"templates"`
+	Tags       opt[hostTags]   `json:"tags"`
+	Interfaces opt[hostIfaces] `json:"interfaces"`
 
-	Description   notStored `json:"description"`
-	Inventory     notStored `json:"inventory"`
-	InventoryMode notStored `json:"inventory_mode"`
-	ProxyHostID   notStored `json:"proxy_hostid"`
-	IPMIAuthType  notStored `json:"ipmi_authtype"`
-	IPMIPrivilege notStored `json:"ipmi_privilege"`
-	IPMIUsername  notStored `json:"ipmi_username"`
-	IPMIPassword  notStored `json:"ipmi_password"`
-	TLSConnect    flexInt   `json:"tls_connect"`
-	TLSAccept     flexInt   `json:"tls_accept"`
-	TLSIssuer     jstring   `json:"tls_issuer"`
-	TLSSubject    jstring   `json:"tls_subject"`
+	Description   opt[ignored] `json:"description"`
+	Inventory     opt[ignored] `json:"inventory"`
+	InventoryMode opt[ignored] `json:"inventory_mode"`
+	ProxyHostID   opt[ignored] `json:"proxy_hostid"`
+	IPMIAuthType  opt[ignored] `json:"ipmi_authtype"`
+	IPMIPrivilege opt[ignored] `json:"ipmi_privilege"`
+	IPMIUsername  opt[ignored] `json:"ipmi_username"`
+	IPMIPassword  opt[ignored] `json:"ipmi_password"`
+	TLSConnect    opt[int64]   `json:"tls_connect"`
+	TLSAccept     opt[int64]   `json:"tls_accept"`
+	TLSIssuer     opt[string]  `json:"tls_issuer"`
+	TLSSubject    opt[string]  `json:"tls_subject"`
 
-	TLSPSKIdentity notStored `json:"tls_psk_identity"`
-	TLSPSK         notStored `json:"tls_psk"`
-	UUID           notStored `json:"uuid"`
-	Flags          notStored `json:"flags"`
-	Available      notStored `json:"available"`
+	TLSPSKIdentity opt[ignored] `json:"tls_psk_identity"`
+	TLSPSK         opt[ignored] `json:"tls_psk"`
+	UUID           opt[ignored] `json:"uuid"`
+	Flags          opt[ignored] `json:"flags"`
+	Available      opt[ignored] `json:"available"`
 }
 
 // noPSK refuses a host that asks for a pre-shared key: rather than
@@ -173,17 +176,17 @@ const maxTLSName = 1024
 
 // tls applies the tls_* members to cur, the host's settings so far.
 func (p *hostParams) tls(cur catalog.HostTLS) catalog.HostTLS {
-	if p.TLSConnect.set {
-		cur.Connect = uint8(p.TLSConnect.v)
+	if p.TLSConnect.Given() {
+		cur.Connect = uint8(p.TLSConnect.Value)
 	}
-	if p.TLSAccept.set {
-		cur.Accept = uint8(p.TLSAccept.v)
+	if p.TLSAccept.Given() {
+		cur.Accept = uint8(p.TLSAccept.Value)
 	}
-	if p.TLSIssuer.set {
-		cur.Issuer = p.TLSIssuer.v
+	if p.TLSIssuer.Set {
+		cur.Issuer = p.TLSIssuer.Value
 	}
-	if p.TLSSubject.set {
-		cur.Subject = p.TLSSubject.v
+	if p.TLSSubject.Set {
+		cur.Subject = p.TLSSubject.Value
 	}
 	return cur
 }
@@ -191,47 +194,47 @@ func (p *hostParams) tls(cur catalog.HostTLS) catalog.HostTLS {
 // tlsPatch is the tls_* members given, for host.update.
 func (p *hostParams) tlsPatch() *catalog.HostTLSPatch {
 	var t catalog.HostTLSPatch
-	if p.TLSConnect.set {
-		t.Connect = new(uint8(p.TLSConnect.v))
+	if p.TLSConnect.Given() {
+		t.Connect = new(uint8(p.TLSConnect.Value))
 	}
-	if p.TLSAccept.set {
-		t.Accept = new(uint8(p.TLSAccept.v))
+	if p.TLSAccept.Given() {
+		t.Accept = new(uint8(p.TLSAccept.Value))
 	}
-	if p.TLSIssuer.set {
-		t.Issuer = &p.TLSIssuer.v
+	if p.TLSIssuer.Set {
+		t.Issuer = &p.TLSIssuer.Value
 	}
-	if p.TLSSubject.set {
-		t.Subject = &p.TLSSubject.v
+	if p.TLSSubject.Set {
+		t.Subject = &p.TLSSubject.Value
 	}
 	return &t
 }
 
 func (p *hostParams) tlsSet() bool {
-	return p.TLSConnect.set || p.TLSAccept.set || p.TLSIssuer.set || p.TLSSubject.set
+	return p.TLSConnect.Given() || p.TLSAccept.Given() || p.TLSIssuer.Set || p.TLSSubject.Set
 }
 
 // common validates the members host.create and host.update share.
 func (p *hostParams) common(i int) error {
 	switch {
-	case p.Status.set && p.Status.v != 0 && p.Status.v != 1:
+	case p.Status.Given() && p.Status.Value != 0 && p.Status.Value != 1:
 		return oneOf(i, "status", "0, 1")
-	case p.Groups.set && len(p.Groups.ids) == 0:
+	case p.Groups.Set && len(p.Groups.Value) == 0:
 		return empty(i, "groups")
-	case p.TLSConnect.set && p.TLSConnect.v != 1 && p.TLSConnect.v != 2 && p.TLSConnect.v != 4:
+	case p.TLSConnect.Given() && p.TLSConnect.Value != 1 && p.TLSConnect.Value != 2 && p.TLSConnect.Value != 4:
 		return oneOf(i, "tls_connect", "1, 2, 4")
-	case p.TLSAccept.set && (p.TLSAccept.v < 1 || p.TLSAccept.v > 7):
+	case p.TLSAccept.Given() && (p.TLSAccept.Value < 1 || p.TLSAccept.Value > 7):
 		return oneOf(i, "tls_accept", "1-7")
-	case p.TLSConnect.set && p.TLSConnect.v == 2:
+	case p.TLSConnect.Given() && p.TLSConnect.Value == 2:
 		return errParams(`Invalid parameter "/%d/tls_connect": %s`, i+1, noPSK)
-	case p.TLSAccept.set && p.TLSAccept.v&2 != 0:
+	case p.TLSAccept.Given() && p.TLSAccept.Value&2 != 0:
 		return errParams(`Invalid parameter "/%d/tls_accept": %s`, i+1, noPSK)
-	case len(p.TLSIssuer.v) > maxTLSName:
+	case len(p.TLSIssuer.Value) > maxTLSName:
 		return errParams(`Invalid parameter "/%d/tls_issuer": value is too long.`, i+1)
-	case len(p.TLSSubject.v) > maxTLSName:
+	case len(p.TLSSubject.Value) > maxTLSName:
 		return errParams(`Invalid parameter "/%d/tls_subject": value is too long.`, i+1)
 	}
-	for j, g := range p.Groups.ids {
-		if slices.Contains(p.Groups.ids[:j], g) {
+	for j, g := range p.Groups.Value {
+		if slices.Contains(p.Groups.Value[:j], g) {
 			return errParams(`Invalid parameter "/%d/groups/%d": value (groupid)=(%d) already exists.`, i+1, j+1, g)
 		}
 	}
@@ -247,19 +250,19 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.HostID.set:
+		case p.HostID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
-		case !p.Host.set:
+		case !p.Host.Set:
 			return nil, missing(i, "host")
-		case p.Host.v == "":
+		case p.Host.Value == "":
 			return nil, empty(i, "host")
-		case !p.Groups.set:
+		case !p.Groups.Set:
 			return nil, missing(i, "groups")
 		}
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.v, Name: p.Name.v, Disabled: p.Status.v == 1, GroupIDs: p.Groups.ids, Tags: p.Tags.tags, Interfaces: p.Interfaces.ifaces, TLS: p.tls(catalog.DefaultHostTLS)}
+		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value == 1, GroupIDs: p.Groups.Value, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS)}
 	}
 	var ids []uint64
 	var groups []uint64
@@ -268,11 +271,11 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	}
 	macros := make([][]catalog.MacroFields, len(ps))
 	for i := range ps {
-		if ps[i].TemplClear.set {
+		if ps[i].TemplClear.Set {
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "templates_clear".`, i+1)
 		}
 		var err error
-		if macros[i], err = ps[i].Macros.fields(i); err != nil {
+		if macros[i], err = ps[i].Macros.Value.fields(i); err != nil {
 			return nil, err
 		}
 	}
@@ -303,45 +306,45 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	var groups []uint64 // the new groups: the caller must be able to write them too
 	for i := range ps {
 		p := &ps[i]
-		if !p.HostID.set {
+		if !p.HostID.Set {
 			return nil, missing(i, "hostid")
 		}
-		if p.Host.set && p.Host.v == "" {
+		if p.Host.Set && p.Host.Value == "" {
 			return nil, empty(i, "host")
 		}
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		u := catalog.HostUpdate{ID: p.HostID.v}
-		if p.Host.set {
-			u.Host = &p.Host.v
+		u := catalog.HostUpdate{ID: p.HostID.Value}
+		if p.Host.Set {
+			u.Host = &p.Host.Value
 		}
-		if p.Name.set {
-			u.Name = &p.Name.v
+		if p.Name.Set {
+			u.Name = &p.Name.Value
 		}
-		if p.Status.set {
-			u.Enabled = new(p.Status.v == 0)
+		if p.Status.Given() {
+			u.Enabled = new(p.Status.Value == 0)
 		}
-		if p.Groups.set {
-			u.GroupIDs = p.Groups.ids
-			groups = append(groups, p.Groups.ids...)
+		if p.Groups.Set {
+			u.GroupIDs = p.Groups.Value
+			groups = append(groups, p.Groups.Value...)
 		}
-		if p.Tags.set {
-			u.Tags = &p.Tags.tags
+		if p.Tags.Set {
+			u.Tags = (*[]catalog.Tag)(&p.Tags.Value)
 		}
-		if p.Interfaces.set {
-			u.Interfaces = &p.Interfaces.ifaces
+		if p.Interfaces.Set {
+			u.Interfaces = (*[]catalog.Interface)(&p.Interfaces.Value)
 		}
 		if p.tlsSet() {
 			// Members not given keep their value (applied in the edit).
 			u.TLS = p.tlsPatch()
 		}
-		ups[i], ids[i] = u, p.HostID.v
+		ups[i], ids[i] = u, p.HostID.Value
 	}
 	macros := make([][]catalog.MacroFields, len(ps))
 	for i := range ps {
 		var err error
-		if macros[i], err = ps[i].Macros.fields(i); err != nil {
+		if macros[i], err = ps[i].Macros.Value.fields(i); err != nil {
 			return nil, err
 		}
 	}
@@ -368,19 +371,19 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 // from cur, its links before the call).
 func (p *hostParams) setMacrosAndTemplates(e *catalog.Edit, i int, hostID uint64, macros []catalog.MacroFields, cur []uint64) error {
 	field := "hosts[" + strconv.Itoa(i) + "]"
-	if p.Macros.set {
+	if p.Macros.Set {
 		if _, err := e.SetMacros(hostID, macros, field+".macros"); err != nil {
 			return err
 		}
 	}
 	links, set := cur, false
-	if p.Templates.set {
-		links, set = p.Templates.ids, true
+	if p.Templates.Set {
+		links, set = p.Templates.Value, true
 	}
-	if p.TemplClear.set {
+	if p.TemplClear.Set {
 		var kept []uint64
 		for _, t := range links {
-			if !slices.Contains(p.TemplClear.ids, t) {
+			if !slices.Contains(p.TemplClear.Value, t) {
 				kept = append(kept, t)
 			}
 		}

@@ -12,19 +12,22 @@ func groupObject(g *catalog.Group) object {
 	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": "0"}
 }
 
+// hostgroupGetParams are hostgroup.get's parameters.
+type hostgroupGetParams struct {
+	getParams
+	GroupIDs       opt[ids]  `json:"groupids"`
+	HostIDs        opt[ids]  `json:"hostids"`
+	RealHosts      opt[bool] `json:"real_hosts"`
+	WithHosts      opt[bool] `json:"with_hosts"`
+	WithHostsTmpl  opt[bool] `json:"with_hosts_and_templates"` // no templates: as with_hosts
+	MonitoredHosts opt[bool] `json:"monitored_hosts"`
+	WithItems      opt[bool] `json:"with_items"`
+	WithMonItems   opt[bool] `json:"with_monitored_items"`
+	SelectHosts    opt[any]  `json:"selectHosts"`
+}
+
 func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		GroupIDs       ids  `json:"groupids"`
-		HostIDs        ids  `json:"hostids"`
-		RealHosts      bool `json:"real_hosts"`
-		WithHosts      bool `json:"with_hosts"`
-		WithHostsTmpl  bool `json:"with_hosts_and_templates"` // no templates: as with_hosts
-		MonitoredHosts bool `json:"monitored_hosts"`
-		WithItems      bool `json:"with_items"`
-		WithMonItems   bool `json:"with_monitored_items"`
-		SelectHosts    any  `json:"selectHosts"`
-	}
+	var p hostgroupGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -46,27 +49,27 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 	}
 	var objs []object
 	for _, g := range snap.Groups() {
-		if len(p.GroupIDs) > 0 && !containsID(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable) {
+		if len(p.GroupIDs.Value) > 0 && !containsID(p.GroupIDs.Value, g.ID) || !a.seesGroup(g.ID, p.Editable.Value) {
 			continue
 		}
 		hs := members[g.ID]
-		if (p.RealHosts || p.WithHosts || p.WithHostsTmpl) && len(hs) == 0 {
+		if (p.RealHosts.Value || p.WithHosts.Value || p.WithHostsTmpl.Value) && len(hs) == 0 {
 			continue
 		}
-		if p.MonitoredHosts && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return h.Enabled }) {
+		if p.MonitoredHosts.Value && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return h.Enabled }) {
 			continue
 		}
-		if p.WithItems && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return len(h.Items()) > 0 }) {
+		if p.WithItems.Value && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return len(h.Items()) > 0 }) {
 			continue
 		}
-		if len(p.HostIDs) > 0 && !anyHost(hs, p.HostIDs) {
+		if len(p.HostIDs.Value) > 0 && !anyHost(hs, p.HostIDs.Value) {
 			continue
 		}
-		if p.WithMonItems && !anyMonitoredItem(hs) {
+		if p.WithMonItems.Value && !anyMonitoredItem(hs) {
 			continue
 		}
 		o := groupObject(g)
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			var list []object
 			for _, h := range hs {
 				list = append(list, hostObject(h))
@@ -101,12 +104,13 @@ func anyMonitoredItem(hs []*catalog.Host) bool {
 	return false
 }
 
+// hostgroupParams are the objects of hostgroup.create and .update.
 type hostgroupParams struct {
-	GroupID  flexID    `json:"groupid"`
-	Name     jstring   `json:"name"`
-	UUID     notStored `json:"uuid"`     // accepted, not stored
-	Flags    notStored `json:"flags"`    // read-only in Zabbix; accepted as hostgroup.get returns it
-	Internal notStored `json:"internal"` // likewise
+	GroupID  opt[uint64]  `json:"groupid"`
+	Name     opt[string]  `json:"name"`
+	UUID     opt[ignored] `json:"uuid"`     // accepted, not stored
+	Flags    opt[ignored] `json:"flags"`    // read-only in Zabbix; accepted as hostgroup.get returns it
+	Internal opt[ignored] `json:"internal"` // likewise
 }
 
 func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error) {
@@ -117,14 +121,14 @@ func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		switch {
-		case p.GroupID.set:
+		case p.GroupID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "groupid".`, i+1)
-		case !p.Name.set:
+		case !p.Name.Set:
 			return nil, missing(i, "name")
-		case p.Name.v == "":
+		case p.Name.Value == "":
 			return nil, empty(i, "name")
 		}
-		names[i] = p.Name.v
+		names[i] = p.Name.Value
 	}
 	var ids []uint64
 	err := w.edit(ctx, c, "groupid", nil, func(e *catalog.Edit) (err error) {
@@ -145,15 +149,15 @@ func (w *configWriter) hostgroupUpdate(ctx context.Context, c *call) (any, error
 	var renames []catalog.Group
 	ids := make([]uint64, len(ps))
 	for i, p := range ps {
-		if !p.GroupID.set {
+		if !p.GroupID.Set {
 			return nil, missing(i, "groupid")
 		}
-		ids[i] = p.GroupID.v
-		if p.Name.set {
-			if p.Name.v == "" {
+		ids[i] = p.GroupID.Value
+		if p.Name.Set {
+			if p.Name.Value == "" {
 				return nil, empty(i, "name")
 			}
-			renames = append(renames, catalog.Group{ID: p.GroupID.v, Name: p.Name.v})
+			renames = append(renames, catalog.Group{ID: p.GroupID.Value, Name: p.Name.Value})
 		}
 	}
 	err := w.edit(ctx, c, "groupid", groupsWritable(ids), func(e *catalog.Edit) error {

@@ -87,15 +87,18 @@ func (s *Server) selectInterfaces(sel any, ifaces []catalog.Interface, p *getPar
 // hostinterfaceGet serves hostinterface.get: the interfaces of the hosts
 // the caller may read, selected by hostids, interfaceids and itemids (the
 // interfaces those items use), with the common get parameters.
+// hostinterfaceGetParams are hostinterface.get's parameters.
+type hostinterfaceGetParams struct {
+	getParams
+	HostIDs      opt[ids] `json:"hostids"`
+	InterfaceIDs opt[ids] `json:"interfaceids"`
+	ItemIDs      opt[ids] `json:"itemids"`
+	SelectHosts  opt[any] `json:"selectHosts"`
+	SelectItems  opt[any] `json:"selectItems"`
+}
+
 func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		HostIDs      ids `json:"hostids"`
-		InterfaceIDs ids `json:"interfaceids"`
-		ItemIDs      ids `json:"itemids"`
-		SelectHosts  any `json:"selectHosts"`
-		SelectItems  any `json:"selectItems"`
-	}
+	var p hostinterfaceGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -105,30 +108,30 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var itemIfaces map[uint64]bool
-	if len(p.ItemIDs) > 0 {
+	if len(p.ItemIDs.Value) > 0 {
 		itemIfaces = map[uint64]bool{}
-		for _, iid := range p.ItemIDs {
+		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil && it.InterfaceID != 0 {
 				itemIfaces[it.InterfaceID] = true
 			}
 		}
 	}
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable) || len(p.HostIDs) > 0 && !containsID(p.HostIDs, h.ID) {
+		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable.Value) || len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, h.ID) {
 			continue
 		}
 		for i := range h.Interfaces {
 			f := &h.Interfaces[i]
-			if len(p.InterfaceIDs) > 0 && !containsID(p.InterfaceIDs, f.ID) || itemIfaces != nil && !itemIfaces[f.ID] {
+			if len(p.InterfaceIDs.Value) > 0 && !containsID(p.InterfaceIDs.Value, f.ID) || itemIfaces != nil && !itemIfaces[f.ID] {
 				continue
 			}
 			o := s.ifaceObject(f, out.has("details"))
-			if p.SelectHosts != nil {
+			if p.SelectHosts.Given() {
 				o["hosts"] = []object{{"hostid": id(h.ID), "host": h.Host, "name": h.Name}}
 			}
-			if p.SelectItems != nil {
+			if p.SelectItems.Given() {
 				items := []object{}
 				for _, it := range h.Items() {
 					if it.InterfaceID == f.ID {

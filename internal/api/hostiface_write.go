@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -16,13 +18,13 @@ import (
 // host.update.
 
 // ifaceElems splits params (one object or an array) into objects.
-func ifaceElems(params json.RawMessage) ([]json.RawMessage, error) {
+func ifaceElems(params json.RawMessage) ([][]byte, error) {
 	raw := bytes.TrimSpace(params)
 	if len(raw) > 0 && raw[0] == '{' {
-		return []json.RawMessage{raw}, nil
+		return [][]byte{raw}, nil
 	}
-	var elems []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+	elems, ok := arrayElems(raw)
+	if !ok {
 		return nil, errParams(`Invalid parameter "/": an array or object is expected.`)
 	}
 	if len(elems) == 0 {
@@ -31,18 +33,14 @@ func ifaceElems(params json.RawMessage) ([]json.RawMessage, error) {
 	return elems, nil
 }
 
-// decodeIface decodes one interface object as host.create's interfaces
-// do, naming element i (0-based) in errors.
-func decodeIface(i int, el json.RawMessage) (catalog.Interface, error) {
-	var l ifaceList
-	if err := l.UnmarshalJSON(append(append([]byte{'['}, el...), ']')); err != nil {
-		if pe, ok := err.(*paramError); ok {
-			_, rest, _ := bytes.Cut([]byte(pe.path), []byte("interfaces/1"))
-			return catalog.Interface{}, errParams(`Invalid parameter "/%d%s": %s.`, i+1, rest, pe.msg)
-		}
-		return catalog.Interface{}, errParams(`Invalid parameter "/%d": %v.`, i+1, err)
+// ifaceError words a problem of interface object i (0-based), whose
+// path below the object is ve.sub ("/type", or "" for the object).
+func ifaceError(i int, err error) error {
+	var ve *valueError
+	if errors.As(err, &ve) {
+		return errParams(`Invalid parameter "/%d%s": %s.`, i+1, ve.sub, ve.msg)
 	}
-	return l.ifaces[0], nil
+	return err
 }
 
 // editIfaces applies per-host changes to the interface lists of the
@@ -65,21 +63,23 @@ func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, e
 	news := make([]catalog.Interface, len(elems))
 	hosts := make([]uint64, len(elems))
 	for i, el := range elems {
+		// The host and a refused interfaceid first, read leniently: a
+		// value that is no ID reads as not given, as it always has.
 		var h struct {
-			HostID      flexID `json:"hostid"`
-			InterfaceID flexID `json:"interfaceid"`
+			HostID      opt[uint64] `json:"hostid"`
+			InterfaceID opt[uint64] `json:"interfaceid"`
 		}
-		json.Unmarshal(el, &h)
+		decodeObject(el, "", &h, &lenientRules)
 		switch {
-		case !h.HostID.set:
+		case !h.HostID.Set:
 			return nil, missing(i, "hostid")
-		case h.InterfaceID.set:
+		case h.InterfaceID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "interfaceid".`, i+1)
 		}
-		if news[i], err = decodeIface(i, el); err != nil {
-			return nil, err
+		if news[i], err = decodeIface(bytes.TrimSpace(el), ""); err != nil {
+			return nil, ifaceError(i, err)
 		}
-		news[i].HostID, hosts[i] = h.HostID.v, h.HostID.v
+		news[i].HostID, hosts[i] = h.HostID.Value, h.HostID.Value
 	}
 	var before *catalog.Snapshot
 	err = w.editIfaces(ctx, c, hosts, func(snap *catalog.Snapshot) ([]catalog.HostUpdate, error) {
@@ -129,16 +129,23 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 		return nil, err
 	}
 	ids := make([]uint64, len(elems))
-	patches := make([]map[string]json.RawMessage, len(elems))
+	patches := make([][]member, len(elems))
 	for i, el := range elems {
-		if err := json.Unmarshal(el, &patches[i]); err != nil {
+		ms, ok := objectMembers(el)
+		if !ok && !isNull(el) {
 			return nil, errParams(`Invalid parameter "/%d": an object is expected.`, i+1)
 		}
-		var id flexID
-		if raw, ok := patches[i]["interfaceid"]; !ok || id.UnmarshalJSON(bytes.TrimSpace(raw)) != nil {
+		var idRaw []byte
+		for _, m := range ms {
+			if m.name == "interfaceid" {
+				idRaw = m.raw // a repeated member keeps its last value
+			}
+		}
+		id, ok := parseID(idRaw)
+		if idRaw == nil || !ok {
 			return nil, missing(i, "interfaceid")
 		}
-		ids[i] = id.v
+		ids[i], patches[i] = id, ms
 	}
 	snap := w.cat.Snapshot()
 	var hosts []uint64
@@ -155,24 +162,23 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 			if cur == nil {
 				return nil, errParams(`Invalid parameter "/%d/interfaceid": No permissions to referred object or it does not exist!`, i+1)
 			}
-			// The current interface as an object, the given members over it.
-			obj := map[string]any{"interfaceid": id, "type": int(cur.Type), "main": boolNum(cur.Main), "useip": boolNum(cur.UseIP),
-				"ip": cur.IP, "dns": cur.DNS, "port": cur.Port}
+			// The current interface, the given members over it.
+			v := ifaceParams{InterfaceID: given(id), Type: given(int64(cur.Type)), Main: given(boolNum64(cur.Main)),
+				UseIP: given(boolNum64(cur.UseIP)), IP: given(cur.IP), DNS: given(cur.DNS), Port: given(cur.Port)}
 			if cur.Details != nil {
-				obj["details"] = cur.Details
+				b, _ := json.Marshal(cur.Details)
+				v.Details = given(json.RawMessage(b))
 			}
-			merged := map[string]json.RawMessage{}
-			for k, v := range obj {
-				b, _ := json.Marshal(v)
-				merged[k] = b
-			}
-			for k, v := range patches[i] {
-				merged[k] = v
-			}
-			b, _ := json.Marshal(merged)
-			f, err := decodeIface(i, b)
-			if err != nil {
+			if err := decodeMembers(patchOrder(patches[i]), "", &v, &writeRules); err != nil {
+				var pe *pathError
+				if errors.As(err, &pe) {
+					return nil, errParams(`Invalid parameter "/%d%s": %s.`, i+1, pe.path, pe.msg)
+				}
 				return nil, err
+			}
+			f, err := checkIface(&v, "")
+			if err != nil {
+				return nil, ifaceError(i, err)
 			}
 			if _, ok := lists[cur.HostID]; !ok {
 				lists[cur.HostID] = slices.Clone(snap.HostByID(cur.HostID).Interfaces)
@@ -236,4 +242,30 @@ func (w *configWriter) hostinterfaceDelete(ctx context.Context, c *call) (any, e
 		return nil, err
 	}
 	return idResult("interfaceids", ids), nil
+}
+
+// boolNum64 is b as Zabbix's 0 or 1.
+func boolNum64(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// patchOrder is the members of an update object as the former merge of
+// the current object and the patch read them: a repeated member's last
+// value only, in the order of the names.
+func patchOrder(ms []member) []member {
+	last := map[string]int{}
+	for i, m := range ms {
+		last[m.name] = i
+	}
+	out := make([]member, 0, len(last))
+	for i, m := range ms {
+		if last[m.name] == i {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	return out
 }

@@ -18,29 +18,32 @@ type LastValues interface {
 	Last(item uint64) (last, prev history.Sample, ok bool)
 }
 
+// itemGetParams are item.get's parameters.
+type itemGetParams struct {
+	getParams
+	ItemIDs      opt[ids]  `json:"itemids"`
+	HostIDs      opt[ids]  `json:"hostids"`
+	GroupIDs     opt[ids]  `json:"groupids"`
+	InterfaceIDs opt[ids]  `json:"interfaceids"`
+	WebItems     opt[bool] `json:"webitems"` // there are no web items to include
+	// Host and Group select by technical host name and group name.
+	Host      opt[string] `json:"host" as:"json"`
+	Group     opt[string] `json:"group" as:"json"`
+	Monitored opt[bool]   `json:"monitored"`
+	// Templated true selects template items, of which there are none.
+	Templated   opt[bool] `json:"templated"`
+	SelectHosts opt[any]  `json:"selectHosts"`
+	SelectTags  opt[any]  `json:"selectTags"`
+	// SelectPreprocessing adds each item's steps (Zabbix 6.0).
+	SelectPreprocessing opt[any] `json:"selectPreprocessing"`
+}
+
 func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		ItemIDs      ids  `json:"itemids"`
-		HostIDs      ids  `json:"hostids"`
-		GroupIDs     ids  `json:"groupids"`
-		InterfaceIDs ids  `json:"interfaceids"`
-		WebItems     bool `json:"webitems"` // there are no web items to include
-		// Host and Group select by technical host name and group name.
-		Host      *string `json:"host"`
-		Group     *string `json:"group"`
-		Monitored bool    `json:"monitored"`
-		// Templated true selects template items, of which there are none.
-		Templated   *bool `json:"templated"`
-		SelectHosts any   `json:"selectHosts"`
-		SelectTags  any   `json:"selectTags"`
-		// SelectPreprocessing adds each item's steps (Zabbix 6.0).
-		SelectPreprocessing any `json:"selectPreprocessing"`
-	}
+	var p itemGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
-	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing)
+	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing.Value)
 	if err != nil {
 		return nil, err
 	}
@@ -55,38 +58,38 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	// A null value filters nothing, as in Zabbix; an empty list matches
 	// no host.
 	var filterHosts []string
-	if raw, ok := p.Filter["host"]; ok {
+	if raw, ok := p.Filter.Value["host"]; ok {
 		if string(bytes.TrimSpace(raw)) != "null" {
 			filterHosts = filterValues(raw)
 		}
-		delete(p.Filter, "host")
+		delete(p.Filter.Value, "host")
 	}
 	var groupID uint64
-	if p.Group != nil {
-		g := snap.Group(*p.Group)
+	if p.Group.Given() {
+		g := snap.Group(p.Group.Value)
 		if g == nil {
 			return p.applyItems(&itemRows{lv: s.opts.Last}, itemSelect{})
 		}
 		groupID = g.ID
 	}
 	rs := &itemRows{lv: s.opts.Last, states: s.opts.States}
-	if p.Templated != nil && *p.Templated {
+	if p.Templated.Given() && p.Templated.Value {
 		return p.applyItems(rs, itemSelect{})
 	}
 	visit := func(h *catalog.Host) {
-		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) ||
-			p.Group != nil && !slices.Contains(h.GroupIDs, groupID) ||
-			p.Host != nil && h.Host != *p.Host ||
+		if len(p.GroupIDs.Value) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs.Value) ||
+			p.Group.Given() && !slices.Contains(h.GroupIDs, groupID) ||
+			p.Host.Given() && h.Host != p.Host.Value ||
 			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
-			!a.sees(h, p.Editable) {
+			!a.sees(h, p.Editable.Value) {
 			return
 		}
 		for _, it := range h.Items() {
-			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) ||
-				len(p.InterfaceIDs) > 0 && !containsID(p.InterfaceIDs, it.InterfaceID) {
+			if len(p.ItemIDs.Value) > 0 && !containsID(p.ItemIDs.Value, it.ID) ||
+				len(p.InterfaceIDs.Value) > 0 && !containsID(p.InterfaceIDs.Value, it.InterfaceID) {
 				continue
 			}
-			if p.Monitored && !(it.Enabled && h.Enabled) {
+			if p.Monitored.Value && !(it.Enabled && h.Enabled) {
 				continue
 			}
 			rs.rows = append(rs.rows, itemRow{it: it})
@@ -101,25 +104,25 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	switch {
-	case len(p.HostIDs) > 0:
-		for _, hid := range p.HostIDs {
+	case len(p.HostIDs.Value) > 0:
+		for _, hid := range p.HostIDs.Value {
 			once(snap.HostByID(hid))
 		}
-	case len(p.ItemIDs) > 0:
-		for _, iid := range p.ItemIDs {
+	case len(p.ItemIDs.Value) > 0:
+		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil {
 				once(snap.HostByID(it.HostID))
 			}
 		}
-	case p.Host != nil:
-		once(snap.Host(*p.Host))
+	case p.Host.Given():
+		once(snap.Host(p.Host.Value))
 	default:
 		rs.rows = make([]itemRow, 0, snap.ItemCount())
 		for _, h := range snap.Hosts() {
 			visit(h)
 		}
 	}
-	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts != nil, tags: p.SelectTags != nil, preprocessing: selPre})
+	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts.Given(), tags: p.SelectTags.Given(), preprocessing: selPre})
 }
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
@@ -130,49 +133,49 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 // master and params a calculated item's formula (or a script item's
 // script).
 type itemParams struct {
-	ItemID        flexID          `json:"itemid"`
-	HostID        flexID          `json:"hostid"`
-	Name          jstring         `json:"name"`
-	Key           jstring         `json:"key_"`
-	Type          flexInt         `json:"type"`
-	ValueType     flexInt         `json:"value_type"`
-	Delay         jtime           `json:"delay"`
-	History       jtime           `json:"history"`
-	Trends        jtime           `json:"trends"`
-	Units         jstring         `json:"units"`
-	Status        flexInt         `json:"status"`
-	Preprocessing json.RawMessage `json:"preprocessing"`
-	MasterItemID  flexID          `json:"master_itemid"`
-	Params        jstring         `json:"params"`
+	ItemID        opt[uint64]          `json:"itemid"`
+	HostID        opt[uint64]          `json:"hostid"`
+	Name          opt[string]          `json:"name"`
+	Key           opt[string]          `json:"key_"`
+	Type          opt[int64]           `json:"type"`
+	ValueType     opt[int64]           `json:"value_type"`
+	Delay         opt[string]          `json:"delay" as:"timeunit"`
+	History       opt[string]          `json:"history" as:"timeunit"`
+	Trends        opt[string]          `json:"trends" as:"timeunit"`
+	Units         opt[string]          `json:"units"`
+	Status        opt[int64]           `json:"status"`
+	Preprocessing opt[json.RawMessage] `json:"preprocessing" as:"json"`
+	MasterItemID  opt[uint64]          `json:"master_itemid"`
+	Params        opt[string]          `json:"params"`
 	// InterfaceID must be one of the host's interfaces of the type the
 	// item type needs; agent items without one get the host's main agent
 	// interface. Ignored (stored as 0) for types that use none.
-	InterfaceID flexID `json:"interfaceid"`
-	Timeout     jtime  `json:"timeout"`
+	InterfaceID opt[uint64] `json:"interfaceid"`
+	Timeout     opt[string] `json:"timeout" as:"timeunit"`
 	// RetryDelay is Peregrine's retry interval (soft trigger states).
-	RetryDelay jtime `json:"retry_delay"`
+	RetryDelay opt[string] `json:"retry_delay" as:"timeunit"`
 	// TimestampPrecision is Peregrine's own: "ns", "us", "ms", "s" or ""
 	// for the server's history.timestamp_precision.
-	TimestampPrecision jstring `json:"timestamp_precision"`
+	TimestampPrecision opt[string] `json:"timestamp_precision"`
 	// SNMPOID is an SNMP agent item's OID (Zabbix 6.0's forms, checked
 	// by the catalog); ignored for other types.
-	SNMPOID jstring `json:"snmp_oid"`
+	SNMPOID opt[string] `json:"snmp_oid"`
 
 	httpParams
 
-	Tags          notStored `json:"tags"`
-	Description   notStored `json:"description"`
-	InventoryLink notStored `json:"inventory_link"`
-	LogTimeFmt    notStored `json:"logtimefmt"`
-	ValueMapID    flexID    `json:"valuemapid"` // one of the host's value maps, 0 for none
-	AllowTraps    notStored `json:"allow_traps"`
-	TrapperHosts  notStored `json:"trapper_hosts"`
-	PublicKey     notStored `json:"publickey"`
-	PrivateKey    notStored `json:"privatekey"`
-	IPMISensor    notStored `json:"ipmi_sensor"`
-	JMXEndpoint   notStored `json:"jmx_endpoint"`
-	Parameters    notStored `json:"parameters"`
-	UUID          notStored `json:"uuid"`
+	Tags          opt[ignored] `json:"tags"`
+	Description   opt[ignored] `json:"description"`
+	InventoryLink opt[ignored] `json:"inventory_link"`
+	LogTimeFmt    opt[ignored] `json:"logtimefmt"`
+	ValueMapID    opt[uint64]  `json:"valuemapid"` // one of the host's value maps, 0 for none
+	AllowTraps    opt[ignored] `json:"allow_traps"`
+	TrapperHosts  opt[ignored] `json:"trapper_hosts"`
+	PublicKey     opt[ignored] `json:"publickey"`
+	PrivateKey    opt[ignored] `json:"privatekey"`
+	IPMISensor    opt[ignored] `json:"ipmi_sensor"`
+	JMXEndpoint   opt[ignored] `json:"jmx_endpoint"`
+	Parameters    opt[ignored] `json:"parameters"`
+	UUID          opt[ignored] `json:"uuid"`
 }
 
 // itemTypes lists the supported item types for error messages.
@@ -181,21 +184,21 @@ const itemTypes = "0, 2, 3, 5, 7, 10, 15, 17, 18, 19, 20, 21"
 // common validates the members item.create and item.update share.
 func (p *itemParams) common(i int) error {
 	switch {
-	case p.Name.set && p.Name.v == "":
+	case p.Name.Set && p.Name.Value == "":
 		return empty(i, "name")
-	case p.Key.set && p.Key.v == "":
+	case p.Key.Set && p.Key.Value == "":
 		return empty(i, "key_")
-	case p.Type.set && (p.Type.v < 0 || p.Type.v > 255 || !catalog.ItemType(p.Type.v).Valid()):
+	case p.Type.Given() && (p.Type.Value < 0 || p.Type.Value > 255 || !catalog.ItemType(p.Type.Value).Valid()):
 		return oneOf(i, "type", itemTypes)
-	case p.ValueType.set && (p.ValueType.v < 0 || p.ValueType.v > 4):
+	case p.ValueType.Given() && (p.ValueType.Value < 0 || p.ValueType.Value > 4):
 		return oneOf(i, "value_type", "0, 1, 2, 3, 4")
-	case p.Status.set && p.Status.v != 0 && p.Status.v != 1:
+	case p.Status.Given() && p.Status.Value != 0 && p.Status.Value != 1:
 		return oneOf(i, "status", "0, 1")
-	case p.Delay.set && p.Delay.v == "":
+	case p.Delay.Set && p.Delay.Value == "":
 		return empty(i, "delay")
-	case p.History.set && p.History.v == "":
+	case p.History.Set && p.History.Value == "":
 		return empty(i, "history")
-	case p.Trends.set && p.Trends.v == "":
+	case p.Trends.Set && p.Trends.Value == "":
 		return empty(i, "trends")
 	}
 	return nil
@@ -205,11 +208,11 @@ func (p *itemParams) common(i int) error {
 // in the catalog's form; nil means absent (an empty list removes an
 // item's steps on update).
 func (p *itemParams) steps(i int) (*[]catalog.PreprocSpec, error) {
-	if p.Preprocessing == nil {
+	if !p.Preprocessing.Set {
 		return nil, nil
 	}
 	path := strconv.Itoa(i+1) + "/preprocessing"
-	in, err := decodeSteps(p.Preprocessing, path)
+	in, err := decodeSteps(p.Preprocessing.Value, path)
 	if err != nil {
 		return nil, err
 	}
@@ -234,13 +237,13 @@ func (p *itemParams) steps(i int) (*[]catalog.PreprocSpec, error) {
 // item already has a master (update).
 func (p *itemParams) typeRules(i int, typ catalog.ItemType, hasMaster, hasParams bool) error {
 	switch {
-	case typ == catalog.Dependent && !hasMaster && (!p.MasterItemID.set || p.MasterItemID.v == 0):
+	case typ == catalog.Dependent && !hasMaster && (!p.MasterItemID.Set || p.MasterItemID.Value == 0):
 		return missing(i, "master_itemid")
-	case typ != catalog.Dependent && p.MasterItemID.set && p.MasterItemID.v != 0:
+	case typ != catalog.Dependent && p.MasterItemID.Set && p.MasterItemID.Value != 0:
 		return errParams(`Invalid parameter "/%d": unexpected parameter "master_itemid".`, i+1)
-	case typ == catalog.Calculated && !hasParams && !p.Params.set:
+	case typ == catalog.Calculated && !hasParams && !p.Params.Set:
 		return missing(i, "params")
-	case typ == catalog.Calculated && p.Params.set && p.Params.v == "":
+	case typ == catalog.Calculated && p.Params.Set && p.Params.Value == "":
 		return empty(i, "params")
 	}
 	return nil
@@ -262,34 +265,34 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.ItemID.set:
+		case p.ItemID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "itemid".`, i+1)
-		case !p.Name.set:
+		case !p.Name.Set:
 			return nil, missing(i, "name")
-		case !p.Key.set:
+		case !p.Key.Set:
 			return nil, missing(i, "key_")
-		case !p.HostID.set:
+		case !p.HostID.Set:
 			return nil, missing(i, "hostid")
-		case !p.Type.set:
+		case !p.Type.Given():
 			return nil, missing(i, "type")
-		case !p.ValueType.set:
+		case !p.ValueType.Given():
 			return nil, missing(i, "value_type")
 		}
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		if err := p.typeRules(i, catalog.ItemType(p.Type.v), false, false); err != nil {
+		if err := p.typeRules(i, catalog.ItemType(p.Type.Value), false, false); err != nil {
 			return nil, err
 		}
 		steps, err := p.steps(i)
 		if err != nil {
 			return nil, err
 		}
-		items[i] = catalog.NewItem{HostID: p.HostID.v, ItemSpec: catalog.ItemSpec{
-			Key: p.Key.v, Name: p.Name.v, Type: strconv.FormatInt(p.Type.v, 10), ValueType: strconv.FormatInt(p.ValueType.v, 10),
-			Units: p.Units.v, Delay: p.Delay.v, History: p.History.v, Trends: p.Trends.v, Status: itemStatus(p.Status.v),
-			Timeout: p.Timeout.v, RetryDelay: p.RetryDelay.v, TimestampPrecision: p.TimestampPrecision.v, SNMPOID: p.SNMPOID.v, Params: p.Params.v,
-		}, InterfaceID: p.InterfaceID.v, MasterItemID: p.MasterItemID.v, ValueMapID: p.ValueMapID.v}
+		items[i] = catalog.NewItem{HostID: p.HostID.Value, ItemSpec: catalog.ItemSpec{
+			Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
+			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
+			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
+		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		if steps != nil {
 			items[i].Preprocessing = *steps
@@ -320,17 +323,17 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 	snap := w.cat.Snapshot()
 	for i := range ps {
 		p := &ps[i]
-		if !p.ItemID.set {
+		if !p.ItemID.Set {
 			return nil, missing(i, "itemid")
 		}
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		cur := snap.Item(p.ItemID.v)
+		cur := snap.Item(p.ItemID.Value)
 		if cur != nil {
 			typ := cur.Type
-			if p.Type.set {
-				typ = catalog.ItemType(p.Type.v)
+			if p.Type.Given() {
+				typ = catalog.ItemType(p.Type.Value)
 			}
 			if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Params != ""); err != nil {
 				return nil, err
@@ -340,57 +343,52 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.HostID.set {
+		if p.HostID.Set {
 			// Items do not move between hosts; an unchanged hostid (as
 			// item.get returns it) is accepted. An item's host never
 			// changes, so the current snapshot is good enough here.
-			if it := snap.Item(p.ItemID.v); it != nil && it.HostID != p.HostID.v {
+			if it := snap.Item(p.ItemID.Value); it != nil && it.HostID != p.HostID.Value {
 				return nil, errParams(`Invalid parameter "/%d/hostid": cannot be changed.`, i+1)
 			}
 		}
-		u := catalog.ItemUpdate{ID: p.ItemID.v}
-		str := func(s jstring) *string {
-			if s.set {
-				return &s.v
+		u := catalog.ItemUpdate{ID: p.ItemID.Value}
+		str := func(s opt[string]) *string {
+			if s.Set {
+				return &s.Value
 			}
 			return nil
 		}
-		tim := func(s jtime) *string {
-			if s.set {
-				return &s.v
-			}
-			return nil
-		}
-		num := func(n flexInt) *string {
-			if n.set {
-				return new(strconv.FormatInt(n.v, 10))
+		tim := str
+		num := func(n opt[int64]) *string {
+			if n.Given() {
+				return new(strconv.FormatInt(n.Value, 10))
 			}
 			return nil
 		}
 		u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
 		u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
 		u.RetryDelay = tim(p.RetryDelay)
-		if p.InterfaceID.set {
-			u.InterfaceID = &p.InterfaceID.v
+		if p.InterfaceID.Set {
+			u.InterfaceID = &p.InterfaceID.Value
 		}
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
 		u.Preprocessing, u.Params = steps, str(p.Params)
-		if p.MasterItemID.set {
-			u.MasterItemID = &p.MasterItemID.v
+		if p.MasterItemID.Set {
+			u.MasterItemID = &p.MasterItemID.Value
 		}
-		if p.ValueMapID.set {
-			u.ValueMapID = &p.ValueMapID.v
+		if p.ValueMapID.Set {
+			u.ValueMapID = &p.ValueMapID.Value
 		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
-		if p.Status.set {
-			u.Status = new(itemStatus(p.Status.v))
+		if p.Status.Given() {
+			u.Status = new(itemStatus(p.Status.Value))
 		}
 		if p.httpParams.any() {
 			hp := p.httpParams
 			u.HTTP = hp.apply
 		}
-		ups[i], ids[i] = u, p.ItemID.v
+		ups[i], ids[i] = u, p.ItemID.Value
 	}
 	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error { return e.UpdateItems(ups) }); err != nil {
 		return nil, err

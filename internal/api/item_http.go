@@ -12,46 +12,46 @@ import (
 // httpParams are the HTTP agent members of a Zabbix 6.0 item object
 // (type 19), validated by the catalog with the import format's rules.
 type httpParams struct {
-	URL             jstring   `json:"url"`
-	QueryFields     httpPairs `json:"query_fields"`
-	RequestMethod   flexInt   `json:"request_method"`
-	PostType        flexInt   `json:"post_type"`
-	Posts           jstring   `json:"posts"`
-	Headers         httpPairs `json:"headers"`
-	StatusCodes     jstring   `json:"status_codes"`
-	FollowRedirects flexInt   `json:"follow_redirects"`
-	RetrieveMode    flexInt   `json:"retrieve_mode"`
-	OutputFormat    flexInt   `json:"output_format"`
-	SSLCertFile     jstring   `json:"ssl_cert_file"`
-	SSLKeyFile      jstring   `json:"ssl_key_file"`
-	SSLKeyPassword  jstring   `json:"ssl_key_password"`
-	VerifyPeer      flexInt   `json:"verify_peer"`
-	VerifyHost      flexInt   `json:"verify_host"`
-	AuthType        flexInt   `json:"authtype"`
-	Username        jstring   `json:"username"`
-	Password        jstring   `json:"password"`
-	HTTPProxy       jstring   `json:"http_proxy"`
+	URL             opt[string]    `json:"url"`
+	QueryFields     opt[httpPairs] `json:"query_fields"`
+	RequestMethod   opt[int64]     `json:"request_method"`
+	PostType        opt[int64]     `json:"post_type"`
+	Posts           opt[string]    `json:"posts"`
+	Headers         opt[httpPairs] `json:"headers"`
+	StatusCodes     opt[string]    `json:"status_codes"`
+	FollowRedirects opt[int64]     `json:"follow_redirects"`
+	RetrieveMode    opt[int64]     `json:"retrieve_mode"`
+	OutputFormat    opt[int64]     `json:"output_format"`
+	SSLCertFile     opt[string]    `json:"ssl_cert_file"`
+	SSLKeyFile      opt[string]    `json:"ssl_key_file"`
+	SSLKeyPassword  opt[string]    `json:"ssl_key_password"`
+	VerifyPeer      opt[int64]     `json:"verify_peer"`
+	VerifyHost      opt[int64]     `json:"verify_host"`
+	AuthType        opt[int64]     `json:"authtype"`
+	Username        opt[string]    `json:"username"`
+	Password        opt[string]    `json:"password"`
+	HTTPProxy       opt[string]    `json:"http_proxy"`
 }
 
 // any reports whether any HTTP member was given.
 func (h *httpParams) any() bool {
-	return h.URL.set || h.QueryFields.set || h.RequestMethod.set || h.PostType.set || h.Posts.set ||
-		h.Headers.set || h.StatusCodes.set || h.FollowRedirects.set || h.RetrieveMode.set || h.OutputFormat.set ||
-		h.SSLCertFile.set || h.SSLKeyFile.set || h.SSLKeyPassword.set || h.VerifyPeer.set || h.VerifyHost.set ||
-		h.AuthType.set || h.Username.set || h.Password.set || h.HTTPProxy.set
+	return h.URL.Set || h.QueryFields.Given() || h.RequestMethod.Given() || h.PostType.Given() || h.Posts.Set ||
+		h.Headers.Given() || h.StatusCodes.Set || h.FollowRedirects.Given() || h.RetrieveMode.Given() || h.OutputFormat.Given() ||
+		h.SSLCertFile.Set || h.SSLKeyFile.Set || h.SSLKeyPassword.Set || h.VerifyPeer.Given() || h.VerifyHost.Given() ||
+		h.AuthType.Given() || h.Username.Set || h.Password.Set || h.HTTPProxy.Set
 }
 
 // apply sets the members given on hs (numbers as strings, which the
 // catalog parses and bounds).
 func (h *httpParams) apply(hs *catalog.HTTPSpec) {
-	str := func(dst *string, v jstring) {
-		if v.set {
-			*dst = v.v
+	str := func(dst *string, v opt[string]) {
+		if v.Set {
+			*dst = v.Value
 		}
 	}
-	num := func(dst *string, v flexInt) {
-		if v.set {
-			*dst = strconv.FormatInt(v.v, 10)
+	num := func(dst *string, v opt[int64]) {
+		if v.Given() {
+			*dst = strconv.FormatInt(v.Value, 10)
 		}
 	}
 	str(&hs.URL, h.URL)
@@ -71,11 +71,11 @@ func (h *httpParams) apply(hs *catalog.HTTPSpec) {
 	str(&hs.Username, h.Username)
 	str(&hs.Password, h.Password)
 	str(&hs.HTTPProxy, h.HTTPProxy)
-	if h.QueryFields.set {
-		hs.QueryFields = h.QueryFields.v
+	if h.QueryFields.Given() {
+		hs.QueryFields = h.QueryFields.Value
 	}
-	if h.Headers.set {
-		hs.Headers = h.Headers.v
+	if h.Headers.Given() {
+		hs.Headers = h.Headers.Value
 	}
 }
 
@@ -83,27 +83,23 @@ func (h *httpParams) apply(hs *catalog.HTTPSpec) {
 // has used: Zabbix 6.0's query_fields, an array of one-member objects
 // ([{"a": "1"}, {"b": "2"}]); its headers, one object ({"a": "1", "b":
 // "2"}, members in order); and Zabbix 7's [{"name": "a", "value": "1"}].
-type httpPairs struct {
-	set bool
-	v   []catalog.HTTPField
-}
+type httpPairs []catalog.HTTPField
 
 var errPairs = errors.New(`must be an object of names and values, or an array of {"name": ..., "value": ...}`)
 
-func (p *httpPairs) UnmarshalJSON(b []byte) error {
+func (p *httpPairs) decodeParam(b []byte, _ *fieldCtx) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" {
-		return nil
+		return nil // absent
 	}
-	p.set = true
-	p.v = nil
+	*p = nil
 	switch {
 	case len(b) > 0 && b[0] == '{':
 		pairs, err := orderedPairs(b)
 		if err != nil {
 			return err
 		}
-		p.v = pairs
+		*p = pairs
 		return nil
 	case len(b) > 0 && b[0] == '[':
 		var elems []json.RawMessage
@@ -120,14 +116,14 @@ func (p *httpPairs) UnmarshalJSON(b []byte) error {
 				if nv.Value != nil {
 					f.Value = *nv.Value
 				}
-				p.v = append(p.v, f)
+				*p = append(*p, f)
 				continue
 			}
 			pairs, err := orderedPairs(e)
 			if err != nil {
 				return err
 			}
-			p.v = append(p.v, pairs...)
+			*p = append(*p, pairs...)
 		}
 		return nil
 	}

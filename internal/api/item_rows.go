@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
@@ -221,7 +222,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 func appendSampleValue(dst []byte, v *history.Sample) []byte {
 	switch v.Type {
 	case history.Float:
-		return appendZabbixFloat(dst, v.F)
+		return zjson.AppendFloat(dst, v.F)
 	case history.Uint:
 		return strconv.AppendUint(dst, v.U, 10)
 	}
@@ -292,7 +293,7 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, f)
+			dst = zjson.AppendString(dst, f)
 			dst = append(dst, ':')
 			switch f {
 			case "error_handler":
@@ -300,9 +301,9 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 				dst = strconv.AppendInt(dst, int64(st.ErrorHandler), 10)
 				dst = append(dst, '"')
 			case "error_handler_params":
-				dst = appendJSONString(dst, st.ErrorHandlerParams)
+				dst = zjson.AppendString(dst, st.ErrorHandlerParams)
 			case "params":
-				dst = appendJSONString(dst, st.Params)
+				dst = zjson.AppendString(dst, st.Params)
 			case "type":
 				dst = append(dst, '"')
 				dst = strconv.AppendInt(dst, int64(st.Type), 10)
@@ -327,7 +328,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		return scratch
 	}
 	rows := rs.rows
-	for name, raw := range p.Filter {
+	for name, raw := range p.Filter.Value {
 		want := filterValues(raw)
 		kept := rows[:0]
 		for i := range rows {
@@ -341,13 +342,13 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		}
 		rows = kept
 	}
-	if len(p.Search) > 0 {
+	if len(p.Search.Value) > 0 {
 		type search struct {
 			name string
 			want [][]byte // lower case
 		}
 		var ss []search
-		for name, raw := range p.Search {
+		for name, raw := range p.Search.Value {
 			s := search{name: name}
 			for _, w := range filterValues(raw) {
 				s.want = append(s.want, []byte(strings.ToLower(w)))
@@ -360,47 +361,47 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			for _, s := range ss {
 				lv := bytes.ToLower(value(&rows[i], s.name))
 				for _, w := range s.want {
-					if p.SearchWildcards && globMatch(string(w), string(lv)) ||
-						!p.SearchWildcards && (p.StartSearch && bytes.HasPrefix(lv, w) || !p.StartSearch && bytes.Contains(lv, w)) {
+					if p.SearchWildcards.Value && globMatch(string(w), string(lv)) ||
+						!p.SearchWildcards.Value && (p.StartSearch.Value && bytes.HasPrefix(lv, w) || !p.StartSearch.Value && bytes.Contains(lv, w)) {
 						matches++
 						break
 					}
 				}
 			}
-			hit := matches == len(ss) || (p.SearchByAny && matches > 0)
-			if hit != p.ExcludeSearch {
+			hit := matches == len(ss) || (p.SearchByAny.Value && matches > 0)
+			if hit != p.ExcludeSearch.Value {
 				kept = append(kept, rows[i])
 			}
 		}
 		rows = kept
 	}
 	sortable := []string{"itemid", "name", "key_", "delay", "history", "trends", "type", "status"}
-	for i, f := range p.SortField {
+	for i, f := range p.SortField.Value {
 		if !slices.Contains(sortable, f) {
 			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "%s".`, i+1, strings.Join(sortable, `", "`))
 		}
 	}
-	if len(p.SortField) > 0 {
-		desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	if len(p.SortField.Value) > 0 {
+		desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 		// One key per row and field, parsed once.
 		type key struct {
 			s     string
 			n     int64
 			isNum bool
 		}
-		keys := make([]key, len(rows)*len(p.SortField))
+		keys := make([]key, len(rows)*len(p.SortField.Value))
 		for i := range rows {
-			for j, f := range p.SortField {
+			for j, f := range p.SortField.Value {
 				v := string(value(&rows[i], f))
 				n, err := strconv.ParseInt(v, 10, 64)
-				keys[i*len(p.SortField)+j] = key{s: v, n: n, isNum: err == nil}
+				keys[i*len(p.SortField.Value)+j] = key{s: v, n: n, isNum: err == nil}
 			}
 		}
 		perm := make([]int, len(rows))
 		for i := range perm {
 			perm[i] = i
 		}
-		nf := len(p.SortField)
+		nf := len(p.SortField.Value)
 		sort.SliceStable(perm, func(a, b int) bool {
 			ka, kb := keys[perm[a]*nf:perm[a]*nf+nf], keys[perm[b]*nf:perm[b]*nf+nf]
 			for j := range ka {
@@ -422,22 +423,22 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		}
 		rows = sorted
 	}
-	if p.CountOutput {
+	if p.CountOutput.Value {
 		return strconv.Itoa(len(rows)), nil
 	}
-	if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(rows) {
-		rows = rows[:p.Limit.v]
+	if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(rows) {
+		rows = rows[:p.Limit.Value]
 	}
 
-	out := parseOutput(p.Output, true)
+	out := parseOutput(p.Output.Value, true)
 	sel.headers, sel.queryFields = out.has("headers"), out.has("query_fields")
 	var fields []itemField
 	for f := range nItemFields {
-		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys {
+		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys.Value {
 			fields = append(fields, f)
 		}
 	}
-	if p.PreserveKeys {
+	if p.PreserveKeys.Value {
 		// Keys in string order, as a map's keys are encoded.
 		ids := make([]string, len(rows))
 		perm := make([]int, len(rows))
@@ -451,7 +452,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, ids[i])
+			dst = zjson.AppendString(dst, ids[i])
 			dst = append(dst, ':')
 			dst = rs.appendRow(dst, &rows[i], fields, sel)
 		}
@@ -532,9 +533,9 @@ func appendHTTPHeaders(dst []byte, h *catalog.HTTPItem) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, f.Name)
+		dst = zjson.AppendString(dst, f.Name)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, f.Value)
+		dst = zjson.AppendString(dst, f.Value)
 	}
 	return append(dst, '}')
 }
@@ -549,9 +550,9 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '{')
-			dst = appendJSONString(dst, f.Name)
+			dst = zjson.AppendString(dst, f.Name)
 			dst = append(dst, ':')
-			dst = appendJSONString(dst, f.Value)
+			dst = zjson.AppendString(dst, f.Value)
 			dst = append(dst, '}')
 		}
 	}
@@ -563,31 +564,31 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
 	switch f {
 	case fDelay:
-		return appendJSONString(dst, it.Delay)
+		return zjson.AppendString(dst, it.Delay)
 	case fHistory:
-		return appendJSONString(dst, it.History)
+		return zjson.AppendString(dst, it.History)
 	case fKey:
-		return appendJSONString(dst, it.Key)
+		return zjson.AppendString(dst, it.Key)
 	case fName:
-		return appendJSONString(dst, it.Name)
+		return zjson.AppendString(dst, it.Name)
 	case fTrends:
-		return appendJSONString(dst, it.Trends)
+		return zjson.AppendString(dst, it.Trends)
 	case fUnits:
-		return appendJSONString(dst, it.Units)
+		return zjson.AppendString(dst, it.Units)
 	case fTimeout:
-		return appendJSONString(dst, it.Timeout)
+		return zjson.AppendString(dst, it.Timeout)
 	case fRetryDelay:
-		return appendJSONString(dst, it.RetryDelay)
+		return zjson.AppendString(dst, it.RetryDelay)
 	case fSNMPOID:
-		return appendJSONString(dst, it.SNMPOID)
+		return zjson.AppendString(dst, it.SNMPOID)
 	case fTimestampPrecision:
-		return appendJSONString(dst, it.TimestampPrecision)
+		return zjson.AppendString(dst, it.TimestampPrecision)
 	case fParams:
-		return appendJSONString(dst, it.Params)
+		return zjson.AppendString(dst, it.Params)
 	case fError:
-		return appendJSONString(dst, rs.stateOf(r).Error)
+		return zjson.AppendString(dst, rs.stateOf(r).Error)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return appendJSONString(dst, httpString(it.HTTP, f))
+		return zjson.AppendString(dst, httpString(it.HTTP, f))
 	}
 	rs.lastOf(r)
 	v := &r.last
@@ -603,16 +604,16 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		dst = appendSampleValue(dst, v)
 		return append(dst, '"')
 	}
-	return appendJSONString(dst, v.S)
+	return zjson.AppendString(dst, v.S)
 }
 
 func appendItemHosts(dst []byte, h *catalog.Host) []byte {
 	dst = append(dst, `"hosts":[{"host":`...)
-	dst = appendJSONString(dst, h.Host)
+	dst = zjson.AppendString(dst, h.Host)
 	dst = append(dst, `,"hostid":"`...)
 	dst = strconv.AppendUint(dst, h.ID, 10)
 	dst = append(dst, `","name":`...)
-	dst = appendJSONString(dst, h.Name)
+	dst = zjson.AppendString(dst, h.Name)
 	return append(dst, "}]"...)
 }
 

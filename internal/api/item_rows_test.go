@@ -105,43 +105,43 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params string) ([]byte, error) {
 	var p struct {
 		getParams
-		ItemIDs     ids  `json:"itemids"`
-		HostIDs     ids  `json:"hostids"`
-		GroupIDs    ids  `json:"groupids"`
-		WebItems    bool `json:"webitems"`
-		Monitored   bool `json:"monitored"`
-		SelectHosts any  `json:"selectHosts"`
-		SelectTags  any  `json:"selectTags"`
-		SelectSteps any  `json:"selectPreprocessing"`
+		ItemIDs     opt[ids]  `json:"itemids"`
+		HostIDs     opt[ids]  `json:"hostids"`
+		GroupIDs    opt[ids]  `json:"groupids"`
+		WebItems    opt[bool] `json:"webitems"`
+		Monitored   opt[bool] `json:"monitored"`
+		SelectHosts opt[any]  `json:"selectHosts"`
+		SelectTags  opt[any]  `json:"selectTags"`
+		SelectSteps opt[any]  `json:"selectPreprocessing"`
 	}
-	if err := decodeParams([]byte(params), &p); err != nil {
+	if err := decodeLenient([]byte(params), &p); err != nil {
 		return nil, err
 	}
 	var objs []object
 	visit := func(h *catalog.Host) {
-		if len(p.GroupIDs) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs) {
+		if len(p.GroupIDs.Value) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
 			return
 		}
 		for _, it := range h.Items() {
-			if len(p.ItemIDs) > 0 && !containsID(p.ItemIDs, it.ID) {
+			if len(p.ItemIDs.Value) > 0 && !containsID(p.ItemIDs.Value, it.ID) {
 				continue
 			}
-			if p.Monitored && !(it.Enabled && h.Enabled) {
+			if p.Monitored.Value && !(it.Enabled && h.Enabled) {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts != nil, p.SelectTags != nil, p.SelectSteps != nil, parseOutput(p.Output, true)))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts.Given(), p.SelectTags.Given(), p.SelectSteps.Given(), parseOutput(p.Output.Value, true)))
 		}
 	}
 	switch {
-	case len(p.HostIDs) > 0:
-		for _, hid := range p.HostIDs {
+	case len(p.HostIDs.Value) > 0:
+		for _, hid := range p.HostIDs.Value {
 			if h := snap.HostByID(hid); h != nil {
 				visit(h)
 			}
 		}
-	case len(p.ItemIDs) > 0:
+	case len(p.ItemIDs.Value) > 0:
 		seen := map[uint64]bool{}
-		for _, iid := range p.ItemIDs {
+		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil && !seen[it.HostID] {
 				seen[it.HostID] = true
 				visit(snap.HostByID(it.HostID))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 )
 
 // Zabbix API error codes (JSON-RPC codes as the Zabbix frontend maps them).
@@ -107,9 +109,9 @@ func appendError(dst []byte, id []byte, e *Error) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendJSONString(dst, codeMessages[e.Code])
+	dst = zjson.AppendString(dst, codeMessages[e.Code])
 	dst = append(dst, `,"data":`...)
-	dst = appendJSONString(dst, e.Data)
+	dst = zjson.AppendString(dst, e.Data)
 	dst = append(dst, `},"id":`...)
 	dst = append(dst, id...)
 	return append(dst, '}')

@@ -46,18 +46,21 @@ func maintenanceReadable(snap *catalog.Snapshot, a access, m *catalog.Maintenanc
 	return true
 }
 
+// maintenanceGetParams are maintenance.get's parameters.
+type maintenanceGetParams struct {
+	getParams
+	MaintenanceIDs    opt[ids] `json:"maintenanceids"`
+	HostIDs           opt[ids] `json:"hostids"`
+	GroupIDs          opt[ids] `json:"groupids"`
+	SelectHosts       opt[any] `json:"selectHosts"`
+	SelectGroups      opt[any] `json:"selectGroups"`
+	SelectHostGroups  opt[any] `json:"selectHostGroups"`
+	SelectTimeperiods opt[any] `json:"selectTimeperiods"`
+	SelectTags        opt[any] `json:"selectTags"`
+}
+
 func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		MaintenanceIDs    ids `json:"maintenanceids"`
-		HostIDs           ids `json:"hostids"`
-		GroupIDs          ids `json:"groupids"`
-		SelectHosts       any `json:"selectHosts"`
-		SelectGroups      any `json:"selectGroups"`
-		SelectHostGroups  any `json:"selectHostGroups"`
-		SelectTimeperiods any `json:"selectTimeperiods"`
-		SelectTags        any `json:"selectTags"`
-	}
+	var p maintenanceGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -70,16 +73,16 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 	for _, m := range snap.Maintenances() {
 		m := m
 		switch {
-		case len(p.MaintenanceIDs) > 0 && !containsID(p.MaintenanceIDs, m.ID),
-			len(p.HostIDs) > 0 && !anyGroup(m.HostIDs, p.HostIDs),
-			len(p.GroupIDs) > 0 && !anyGroup(m.GroupIDs, p.GroupIDs),
-			!maintenanceReadable(snap, a, &m, p.Editable):
+		case len(p.MaintenanceIDs.Value) > 0 && !containsID(p.MaintenanceIDs.Value, m.ID),
+			len(p.HostIDs.Value) > 0 && !anyGroup(m.HostIDs, p.HostIDs.Value),
+			len(p.GroupIDs.Value) > 0 && !anyGroup(m.GroupIDs, p.GroupIDs.Value),
+			!maintenanceReadable(snap, a, &m, p.Editable.Value):
 			continue
 		}
 		o := object{"maintenanceid": id(m.ID), "name": m.Name, "description": m.Description,
 			"active_since": strconv.FormatInt(m.ActiveSince, 10), "active_till": strconv.FormatInt(m.ActiveTill, 10),
 			"maintenance_type": "0", "tags_evaltype": strconv.Itoa(int(m.TagsEval))}
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			var hs []object
 			for _, hid := range m.HostIDs {
 				if h := snap.HostByID(hid); h != nil {
@@ -88,7 +91,7 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["hosts"] = nonNil(p.limitSelect(hs))
 		}
-		if p.SelectGroups != nil || p.SelectHostGroups != nil {
+		if p.SelectGroups.Given() || p.SelectHostGroups.Given() {
 			var gs []object
 			for _, gid := range m.GroupIDs {
 				if g := snap.GroupByID(gid); g != nil {
@@ -96,21 +99,21 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 				}
 			}
 			gs = nonNil(p.limitSelect(gs))
-			if p.SelectGroups != nil {
+			if p.SelectGroups.Given() {
 				o["groups"] = gs
 			}
-			if p.SelectHostGroups != nil {
+			if p.SelectHostGroups.Given() {
 				o["hostgroups"] = gs
 			}
 		}
-		if p.SelectTimeperiods != nil {
+		if p.SelectTimeperiods.Given() {
 			tps := make([]object, 0, len(m.Periods))
 			for i := range m.Periods {
 				tps = append(tps, periodObject(&m.Periods[i]))
 			}
 			o["timeperiods"] = tps
 		}
-		if p.SelectTags != nil {
+		if p.SelectTags.Given() {
 			tags := make([]object, 0, len(m.Tags))
 			for _, tg := range m.Tags {
 				tags = append(tags, object{"tag": tg.Tag, "operator": strconv.Itoa(int(tg.Operator)), "value": tg.Value})
@@ -124,76 +127,79 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 
 // maintenanceParams are the members maintenance.create and .update take.
 type maintenanceParams struct {
-	MaintenanceID flexID    `json:"maintenanceid"`
-	Name          jstring   `json:"name"`
-	Description   jstring   `json:"description"`
-	ActiveSince   flexInt   `json:"active_since"`
-	ActiveTill    flexInt   `json:"active_till"`
-	Type          flexInt   `json:"maintenance_type"`
-	TagsEval      flexInt   `json:"tags_evaltype"`
-	GroupIDs      *ids      `json:"groupids"`
-	HostIDs       *ids      `json:"hostids"`
-	Groups        groupList `json:"groups"`
-	Hosts         hostRefs  `json:"hosts"`
-	Periods       *[]struct {
-		Type      flexInt   `json:"timeperiod_type"`
-		Every     flexInt   `json:"every"`
-		DayOfWeek flexInt   `json:"dayofweek"`
-		Day       flexInt   `json:"day"`
-		Month     flexInt   `json:"month"`
-		StartTime flexInt   `json:"start_time"`
-		StartDate flexInt   `json:"start_date"`
-		Period    flexInt   `json:"period"`
-		ID        notStored `json:"timeperiodid"`
-	} `json:"timeperiods"`
-	Tags *[]struct {
-		Tag      jstring `json:"tag"`
-		Operator flexInt `json:"operator"`
-		Value    jstring `json:"value"`
-	} `json:"tags"`
+	MaintenanceID opt[uint64]              `json:"maintenanceid"`
+	Name          opt[string]              `json:"name"`
+	Description   opt[string]              `json:"description"`
+	ActiveSince   opt[int64]               `json:"active_since"`
+	ActiveTill    opt[int64]               `json:"active_till"`
+	Type          opt[int64]               `json:"maintenance_type"`
+	TagsEval      opt[int64]               `json:"tags_evaltype"`
+	GroupIDs      opt[ids]                 `json:"groupids"`
+	HostIDs       opt[ids]                 `json:"hostids"`
+	Groups        opt[groupRefs]           `json:"groups"`
+	Hosts         opt[refs]                `json:"hosts" key:"hostid"`
+	Periods       opt[[]maintenancePeriod] `json:"timeperiods" as:"json"`
+	Tags          opt[[]maintenanceTag]    `json:"tags" as:"json"`
 }
 
-// hostRefs is "hosts": [{"hostid": ...}].
-type hostRefs struct{ refList }
+// maintenancePeriod is one of "timeperiods", a nested object read by
+// encoding/json.
+type maintenancePeriod struct {
+	Type      flexInt   `json:"timeperiod_type"`
+	Every     flexInt   `json:"every"`
+	DayOfWeek flexInt   `json:"dayofweek"`
+	Day       flexInt   `json:"day"`
+	Month     flexInt   `json:"month"`
+	StartTime flexInt   `json:"start_time"`
+	StartDate flexInt   `json:"start_date"`
+	Period    flexInt   `json:"period"`
+	ID        notStored `json:"timeperiodid"`
+}
 
-func (l *hostRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "hosts", "hostid") }
+// maintenanceTag is one of "tags", a nested object read by
+// encoding/json.
+type maintenanceTag struct {
+	Tag      jstring `json:"tag"`
+	Operator flexInt `json:"operator"`
+	Value    jstring `json:"value"`
+}
 
 // apply sets the given members on m and reports what Zabbix words
 // itself; the catalog validates the rest.
 func (p *maintenanceParams) apply(i int, m *catalog.Maintenance) error {
-	if p.Type.set && p.Type.v != 0 {
+	if p.Type.Given() && p.Type.Value != 0 {
 		return errParams(`Invalid parameter "/%d/maintenance_type": maintenance without data collection (1) is not supported by Peregrine: use 0 (with data collection), whose problems are suppressed.`, i+1)
 	}
-	if p.Name.set {
-		m.Name = p.Name.v
+	if p.Name.Set {
+		m.Name = p.Name.Value
 	}
-	if p.Description.set {
-		m.Description = p.Description.v
+	if p.Description.Set {
+		m.Description = p.Description.Value
 	}
-	if p.ActiveSince.set {
-		m.ActiveSince = p.ActiveSince.v
+	if p.ActiveSince.Given() {
+		m.ActiveSince = p.ActiveSince.Value
 	}
-	if p.ActiveTill.set {
-		m.ActiveTill = p.ActiveTill.v
+	if p.ActiveTill.Given() {
+		m.ActiveTill = p.ActiveTill.Value
 	}
-	if p.TagsEval.set {
-		m.TagsEval = uint8(min(max(p.TagsEval.v, 0), 255))
-	}
-	switch {
-	case p.Groups.set:
-		m.GroupIDs = p.Groups.ids
-	case p.GroupIDs != nil:
-		m.GroupIDs = *p.GroupIDs
+	if p.TagsEval.Given() {
+		m.TagsEval = uint8(min(max(p.TagsEval.Value, 0), 255))
 	}
 	switch {
-	case p.Hosts.set:
-		m.HostIDs = p.Hosts.ids
-	case p.HostIDs != nil:
-		m.HostIDs = *p.HostIDs
+	case p.Groups.Set:
+		m.GroupIDs = p.Groups.Value
+	case p.GroupIDs.Given():
+		m.GroupIDs = p.GroupIDs.Value
 	}
-	if p.Periods != nil {
+	switch {
+	case p.Hosts.Set:
+		m.HostIDs = p.Hosts.Value
+	case p.HostIDs.Given():
+		m.HostIDs = p.HostIDs.Value
+	}
+	if p.Periods.Given() {
 		m.Periods = nil
-		for j, tp := range *p.Periods {
+		for j, tp := range p.Periods.Value {
 			if !tp.Period.set {
 				tp.Period.v = 3600 // Zabbix's default
 			}
@@ -209,9 +215,9 @@ func (p *maintenanceParams) apply(i int, m *catalog.Maintenance) error {
 				DayOfWeek: uint8(min(max(tp.DayOfWeek.v, 0), 255)), StartTime: tp.StartTime.v, StartDate: tp.StartDate.v, Period: tp.Period.v})
 		}
 	}
-	if p.Tags != nil {
+	if p.Tags.Given() {
 		m.Tags = nil
-		for _, tg := range *p.Tags {
+		for _, tg := range p.Tags.Value {
 			op := uint8(2) // Zabbix's default: contains
 			if tg.Operator.set {
 				op = uint8(min(max(tg.Operator.v, 0), 255))
@@ -252,15 +258,15 @@ func (w *configWriter) maintenanceCreate(ctx context.Context, c *call) (any, err
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.MaintenanceID.set:
+		case p.MaintenanceID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "maintenanceid".`, i+1)
-		case !p.Name.set:
+		case !p.Name.Set:
 			return nil, missing(i, "name")
-		case !p.ActiveSince.set:
+		case !p.ActiveSince.Given():
 			return nil, missing(i, "active_since")
-		case !p.ActiveTill.set:
+		case !p.ActiveTill.Given():
 			return nil, missing(i, "active_till")
-		case p.Periods == nil:
+		case !p.Periods.Given():
 			return nil, missing(i, "timeperiods")
 		}
 		if err := p.apply(i, &ms[i]); err != nil {
@@ -300,10 +306,10 @@ func (w *configWriter) maintenanceUpdate(ctx context.Context, c *call) (any, err
 	}
 	ids := make([]uint64, len(ps))
 	for i := range ps {
-		if !ps[i].MaintenanceID.set {
+		if !ps[i].MaintenanceID.Set {
 			return nil, missing(i, "maintenanceid")
 		}
-		ids[i] = ps[i].MaintenanceID.v
+		ids[i] = ps[i].MaintenanceID.Value
 	}
 	_, err := w.ed.Edit(ctx, func(e *catalog.Edit) error {
 		snap := w.cat.Snapshot()

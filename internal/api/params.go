@@ -3,46 +3,249 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// The params vocabulary. Every method, get and write alike, decodes its
-// params into these types, so that a number, an ID or a list of IDs is
-// accepted and refused the same way everywhere. Zabbix clients send
-// numbers and IDs either as JSON numbers or as numeric strings (pyzabbix
-// sends "10084", Grafana 10084); both are taken. A value of the wrong
-// kind is refused with a *json.UnmarshalTypeError (typeError), to which
-// encoding/json adds the member's path, so that the error names it
-// ("/1/status", "/itemids") in Zabbix's words (expected).
+// The params vocabulary. Every method declares its parameters once, as
+// a params struct next to the method: one field per parameter, whose
+// json tag is the parameter's name, whose type and "as" tag say how its
+// value is read, and whose "in", "zbx" and "default" tags give the rest
+// of Zabbix's rule for it:
 //
-//   - flexID: one ID ("hostid").
-//   - ids: a list of IDs, or one ("itemids": "23296", 23296, ["1","2"]).
-//   - flexInt: an integer ("status", "limit", "time_from"); null means
-//     absent, as Zabbix's API_ALLOW_NULL.
-//   - stringList: a string or an array of strings ("output").
-//   - jstring, jtime: a string member that records its presence; a time
-//     unit ("30s", or a bare number of seconds).
-//   - notStored, jlist: members accepted and not stored.
+//	type trendGetParams struct {
+//		ItemIDs opt[ids]   `json:"itemids"`
+//		Limit   opt[int64] `json:"limit" in:"1:2147483647" zbx:"null"`
+//	}
+//
+// A field is an opt[T]: it knows whether its member was absent (Set
+// false), JSON null (Null) or given (Value, empty or not); Given says
+// set and not null. How a T is read (decodeAs):
+//
+//   - uint64: one ID, a JSON number or a string of digits ("10084" as
+//     pyzabbix sends it, 10084 as Grafana does);
+//   - ids ([]uint64): a list of IDs, or one ID for a list of one;
+//   - int64: an integer, a number or a numeric string; as:"timestamp"
+//     a Unix time (unsigned, at most 2^31-1);
+//   - string: a JSON string; as:"timeunit" also a bare number ("30s",
+//     30);
+//   - []string: a string or a list of strings; as:"output" "extend" or
+//     field names, as:"sortorder" ASC/DESC or a list of them;
+//   - bool: true or false; as:"flag" a Zabbix flag (any value but null
+//     and false is true);
+//   - map[string][]string, as:"filter": field name to values (filter,
+//     search), the names limited by "in";
+//   - anything else, or as:"json": encoding/json (select parameters, the
+//     nested objects of the write methods);
+//   - a type with a decodeParam method reads itself (a host's "groups",
+//     "tags", "interfaces").
+//
+// "in" lists the values a field may take in Zabbix's syntax: integers
+// and ranges ("0,1,2,3,4", "1:2147483647") or words ("itemid,clock");
+// zbx:"null" takes null as absent (API_ALLOW_NULL); "key" names the ID
+// member of a list of references (refs); zbx:"normalize"
+// takes one value for a list of one (API_NORMALIZE); "default" is the
+// value (as JSON) of a field not given. Rules that depend on another
+// parameter are in the struct's adjustRule method (ruleHook).
+//
+// The entry points (decode.go) take a method's params whole: decodeGet
+// (an object; [] is no params), decodeObjects (create and update: an
+// array of objects or one object), decodeIDs (delete: an array of IDs),
+// decodeValidated (an object checked as Zabbix's API input validator
+// checks it), decodeStrictObject (an object only) and decodeLenient
+// (unknown members ignored, as user.login always has). Each refuses a
+// member no field declares with Zabbix's `Invalid parameter "/":
+// unexpected parameter "xyz".` (decodeLenient excepted) and names the
+// member of any other problem ("/1/status", "/itemids/2"). Until the
+// conformance work aligns them with Zabbix's, each entry point keeps
+// the wording its methods had (decodeRules).
 
-// flexID is one ID, given as a number or a numeric string.
-type flexID struct {
-	set bool
-	v   uint64
+// opt is one parameter: whether it was given, null, and its value.
+type opt[T any] struct {
+	// Set: the member was sent, null included.
+	Set bool
+	// Null: the member was JSON null.
+	Null bool
+	// Value is the member's value; the default (or zero) when it was
+	// absent or null.
+	Value T
 }
 
-func (n *flexID) UnmarshalJSON(b []byte) error {
-	v, ok := parseID(b)
-	if !ok {
-		return typeError(b, reflect.Uint64)
+// given is a parameter given v.
+func given[T any](v T) opt[T] { return opt[T]{Set: true, Value: v} }
+
+// Given reports a member sent with a value other than null.
+func (o opt[T]) Given() bool { return o.Set && !o.Null }
+
+// ptr is the value given, or nil: a patch's "keep the current value".
+func (o *opt[T]) ptr() *T {
+	if o.Given() {
+		return &o.Value
 	}
-	n.set, n.v = true, v
 	return nil
+}
+
+func (o *opt[T]) decodeParam(raw []byte, c *fieldCtx) error {
+	null := isNull(raw)
+	if null && c.rules.dialect != dialectValidator {
+		switch {
+		case c.rule.null:
+			// Absent, whatever an earlier member of the same name gave
+			// (the former pointer fields were set to nil).
+			var zero T
+			o.Set, o.Null, o.Value = true, true, zero
+			return nil
+		case c.rule.nullKeeps:
+			// Absent, but a repeated member's earlier value stays, as
+			// encoding/json left such a field.
+			if !o.Set {
+				o.Set, o.Null = true, true
+			}
+			return nil
+		}
+	}
+	// Set only once the value reads: a member refused is not given.
+	if err := decodeValue(raw, &o.Value, c); err != nil {
+		return err
+	}
+	o.Set, o.Null = true, null
+	return nil
+}
+
+func (o *opt[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
+func (o *opt[T]) isSet() bool             { return o.Set }
+func (o *opt[T]) valuePtr() any           { return &o.Value }
+
+// decodeAs reads raw into p, a pointer to a value of kind k, per the
+// field's rule and the entry point's dialect.
+func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
+	raw = bytes.TrimSpace(raw)
+	v := c.rules.dialect == dialectValidator
+	r := c.rule
+	if r.null && !v && string(raw) == "null" {
+		return nil // absent (the validator's kinds each decide)
+	}
+	switch k {
+	case kindID:
+		if v {
+			if jsonKindOf(raw) == 'n' && r.null {
+				return nil
+			}
+			id, reason := oneIDParam(raw)
+			if reason != "" {
+				return &valueError{msg: reason}
+			}
+			*p.(*uint64) = id
+			return nil
+		}
+		id, ok := parseID(raw)
+		if !ok {
+			return kindError{reflect.Uint64}
+		}
+		*p.(*uint64) = id
+		return nil
+	case kindIDs:
+		var out []uint64
+		var err error
+		if v {
+			out, err = idsParam(raw)
+		} else {
+			out, err = idsValue(raw)
+		}
+		if err != nil {
+			return err
+		}
+		switch q := p.(type) {
+		case *ids:
+			*q = out
+		case *[]uint64:
+			*q = out
+		}
+		return nil
+	case kindInt:
+		if v {
+			return int32Param(raw, r, p.(*int64))
+		}
+		if jsonKindOf(raw) == 'n' {
+			return nil
+		}
+		n, err := strconv.ParseInt(unquote(raw), 10, 64)
+		if err != nil {
+			return kindError{reflect.Int64}
+		}
+		*p.(*int64) = n
+		return nil
+	case kindTimestamp:
+		return timestampParam(raw, p.(*int64))
+	case kindStr:
+		s, ok := strValue(raw)
+		if !ok {
+			return kindError{reflect.String}
+		}
+		*p.(*string) = s
+		return nil
+	case kindTimeUnit:
+		if len(raw) > 0 && raw[0] >= '0' && raw[0] <= '9' {
+			if _, err := strconv.ParseUint(string(raw), 10, 63); err != nil {
+				return kindError{reflect.String}
+			}
+			*p.(*string) = string(raw)
+			return nil
+		}
+		s, ok := strValue(raw)
+		if !ok {
+			return kindError{reflect.String}
+		}
+		*p.(*string) = s
+		return nil
+	case kindStrings, kindOutput, kindSortOrder:
+		var out []string
+		var err error
+		switch {
+		case !v:
+			out, err = stringsValue(raw)
+		case k == kindOutput:
+			out, err = outputParam(raw, r.in)
+		case k == kindSortOrder:
+			out, err = sortOrderParam(raw)
+		default:
+			out, err = stringsParam(raw, r.in, r.normalize)
+		}
+		if err != nil {
+			return err
+		}
+		*p.(*[]string) = out
+		return nil
+	case kindBool:
+		if v {
+			switch string(raw) {
+			case "true":
+				*p.(*bool) = true
+				return nil
+			case "false":
+				*p.(*bool) = false
+				return nil
+			}
+			return &valueError{msg: "a boolean is expected"}
+		}
+		return decodeJSON(raw, p, c.rules)
+	case kindFlag:
+		*p.(*bool) = string(raw) != "false" && string(raw) != "null"
+		return nil
+	case kindFilter:
+		m, err := filterParam(raw, r.in)
+		if err != nil {
+			return err
+		}
+		*p.(*map[string][]string) = m
+		return nil
+	case kindCustom:
+		return p.(paramValue).decodeParam(raw, c)
+	}
+	return decodeJSON(raw, p, c.rules)
 }
 
 // parseID reads an ID from a JSON number or string.
@@ -62,78 +265,365 @@ func unquote(b []byte) string {
 	return string(b)
 }
 
-// ids is a list of IDs; one ID alone stands for a list of one.
-type ids []uint64
-
-func (v *ids) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+// idsValue reads a list of IDs or one ID; null is none.
+func idsValue(b []byte) ([]uint64, error) {
 	if len(b) > 0 && b[0] == '[' {
-		var raw []json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return err
+		elems, ok := arrayElems(b)
+		if !ok {
+			return nil, kindError{reflect.Uint64}
 		}
-		out := make(ids, 0, len(raw))
-		for _, r := range raw {
+		out := make([]uint64, 0, len(elems))
+		for _, r := range elems {
 			id, ok := parseID(r)
 			if !ok {
-				return typeError(r, reflect.Uint64)
+				return nil, kindError{reflect.Uint64}
 			}
 			out = append(out, id)
 		}
-		*v = out
-		return nil
+		return out, nil
 	}
 	if string(b) == "null" {
-		*v = nil
-		return nil
+		return nil, nil
 	}
 	id, ok := parseID(b)
 	if !ok {
-		return typeError(b, reflect.Uint64)
+		return nil, kindError{reflect.Uint64}
 	}
-	*v = ids{id}
-	return nil
+	return []uint64{id}, nil
 }
 
-// flexInt is an integer given as a number or a numeric string; null
-// leaves it unset.
-type flexInt struct {
-	set bool
-	v   int64
+// strValue reads a JSON string. Without escapes the bytes between the
+// quotes are the value: invalid UTF-8 is kept (and refused by the
+// catalog), not replaced.
+func strValue(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(b, &s) == nil
 }
 
-func (f *flexInt) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "null" {
-		return nil
-	}
-	v, err := strconv.ParseInt(unquote(b), 10, 64)
-	if err != nil {
-		return typeError(b, reflect.Int64)
-	}
-	f.set, f.v = true, v
-	return nil
-}
-
-// stringList accepts a string or an array of strings ("sortfield",
-// "output").
-type stringList []string
-
-func (l *stringList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+// stringsValue reads a string or a list of strings. null reads as a
+// list of one empty string, which "output" takes as no field.
+func stringsValue(b []byte) ([]string, error) {
 	if len(b) > 0 && b[0] == '[' {
 		var v []string
 		if err := json.Unmarshal(b, &v); err != nil {
-			return err
+			return nil, kindError{reflect.String}
 		}
-		*l = v
-		return nil
+		return v, nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+		return nil, kindError{reflect.String}
 	}
-	*l = stringList{s}
+	return []string{s}, nil
+}
+
+// The values as Zabbix's API input validator reads them
+// (dialectValidator): its kinds of JSON value and its texts.
+
+// jsonKindOf classifies a JSON value by its first byte, as PHP's
+// json_decode types it: 'n' null, 'b' boolean, 's' string, 'a' array,
+// 'o' object, 'i' integer, 'f' float (a fraction, an exponent, or an
+// integer beyond int64, which PHP decodes as a float).
+func jsonKindOf(v []byte) byte {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return 'n'
+	}
+	switch v[0] {
+	case 'n':
+		return 'n'
+	case 't', 'f':
+		return 'b'
+	case '"':
+		return 's'
+	case '[':
+		return 'a'
+	case '{':
+		return 'o'
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return 'f'
+	}
+	if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+		return 'f'
+	}
+	return 'i'
+}
+
+func invalid(path, reason string) *Error {
+	return errParams(`Invalid parameter "%s": %s.`, path, reason)
+}
+
+// subpath is path/name as Zabbix builds it ("/" + "limit" = "/limit").
+func subpath(path, name string) string {
+	if path == "/" {
+		return "/" + name
+	}
+	return path + "/" + name
+}
+
+// validatorMembers reads a value that must be an object (or, as PHP
+// sees a JSON list, a list whose keys are "0", "1", ...) into its
+// members in order.
+func validatorMembers(raw []byte) ([]member, bool) {
+	switch jsonKindOf(raw) {
+	case 'o':
+		return objectMembers(raw)
+	case 'a':
+		elems, ok := arrayElems(raw)
+		if !ok {
+			return nil, false
+		}
+		out := make([]member, len(elems))
+		for i, e := range elems {
+			out[i] = member{name: strconv.Itoa(i), raw: e}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// int32Param reads an integer (a JSON integer or a string of one)
+// within the rule's ranges; null leaves it unset when the rule allows.
+func int32Param(v []byte, r *fieldRule, p *int64) error {
+	k := jsonKindOf(v)
+	if k == 'n' && r.null {
+		return nil
+	}
+	var text string
+	switch k {
+	case 'i':
+		text = string(v)
+	case 's':
+		json.Unmarshal(v, &text)
+		if !isInteger(text) {
+			return &valueError{msg: "an integer is expected"}
+		}
+	default:
+		return &valueError{msg: "an integer is expected"}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < math.MinInt32 || n > math.MaxInt32 {
+		return &valueError{msg: "a number is too large"}
+	}
+	if !r.inRange(n) {
+		return &valueError{msg: "value must be one of " + r.inText}
+	}
+	*p = n
 	return nil
+}
+
+// isInteger reports whether s is an optional minus and decimal digits.
+func isInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// timestampParam reads a Unix time: an unsigned integer (or a string of
+// digits) up to 2^31-1; null leaves it unset.
+func timestampParam(v []byte, p *int64) error {
+	var text string
+	switch jsonKindOf(v) {
+	case 'n':
+		return nil
+	case 'i':
+		text = string(v)
+	case 's':
+		json.Unmarshal(v, &text)
+	default:
+		return &valueError{msg: "an unsigned integer is expected"}
+	}
+	if text == "" || strings.Trim(text, "0123456789") != "" {
+		return &valueError{msg: "an unsigned integer is expected"}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n > math.MaxInt32 {
+		return &valueError{msg: "a timestamp is too large"}
+	}
+	*p = n
+	return nil
+}
+
+// idsParam reads ids: one id or a list of them, each a JSON integer or a
+// string of digits; null selects no filter.
+func idsParam(v []byte) ([]uint64, error) {
+	k := jsonKindOf(v)
+	if k == 'n' {
+		return nil, nil
+	}
+	if k != 'a' {
+		if id, reason := oneIDParam(v); reason == "" {
+			return []uint64{id}, nil
+		}
+		return nil, &valueError{msg: "an array is expected"}
+	}
+	elems, ok := arrayElems(v)
+	if !ok {
+		return nil, &valueError{msg: "an array is expected"}
+	}
+	list := make([]uint64, 0, len(elems))
+	for i, e := range elems {
+		id, reason := oneIDParam(e)
+		if reason != "" {
+			return nil, &valueError{sub: strconv.Itoa(i + 1), msg: reason}
+		}
+		list = append(list, id)
+	}
+	return list, nil
+}
+
+// oneIDParam reads one id: digits as a JSON integer or string, at most
+// 2^63-1 (Zabbix's largest id). It returns why not otherwise.
+func oneIDParam(v []byte) (uint64, string) {
+	var text string
+	switch jsonKindOf(v) {
+	case 'i':
+		text = string(bytes.TrimSpace(v))
+	case 's':
+		json.Unmarshal(v, &text)
+	default:
+		return 0, "a number is expected"
+	}
+	if text == "" || strings.Trim(text, "0123456789") != "" {
+		return 0, "a number is expected"
+	}
+	id, err := strconv.ParseUint(text, 10, 64)
+	if err != nil || id > math.MaxInt64 {
+		return 0, "a number is too large"
+	}
+	return id, ""
+}
+
+// stringsParam reads a string (with normalize) or a list of strings,
+// each one of in.
+func stringsParam(v []byte, in []string, normalize bool) ([]string, error) {
+	var elems [][]byte
+	switch k := jsonKindOf(v); {
+	case k == 's' && normalize:
+		elems = [][]byte{v}
+	case k == 'a':
+		var ok bool
+		if elems, ok = arrayElems(v); !ok {
+			return nil, &valueError{msg: "an array is expected"}
+		}
+	default:
+		return nil, &valueError{msg: "an array is expected"}
+	}
+	out := make([]string, 0, len(elems))
+	for i, e := range elems {
+		sub := strconv.Itoa(i + 1)
+		var s string
+		if jsonKindOf(e) != 's' || json.Unmarshal(e, &s) != nil {
+			return nil, &valueError{sub: sub, msg: "a character string is expected"}
+		}
+		if !slices.Contains(in, s) {
+			return nil, &valueError{sub: sub, msg: "value must be one of " + strings.Join(in, ", ")}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// outputParam reads "output": "extend" or a list of field names from in.
+func outputParam(v []byte, in []string) ([]string, error) {
+	switch jsonKindOf(v) {
+	case 's':
+		var s string
+		json.Unmarshal(v, &s)
+		if s != "extend" {
+			return nil, &valueError{msg: "value must be one of extend"}
+		}
+		return []string{s}, nil
+	case 'a':
+		return stringsParam(v, in, false)
+	}
+	return nil, &valueError{msg: "an array or a character string is expected"}
+}
+
+// sortOrderParam reads "sortorder": ASC or DESC, or a list of them.
+func sortOrderParam(v []byte) ([]string, error) {
+	switch jsonKindOf(v) {
+	case 's':
+		var s string
+		json.Unmarshal(v, &s)
+		if s != "ASC" && s != "DESC" {
+			return nil, &valueError{msg: "value must be one of ASC, DESC"}
+		}
+		return []string{s}, nil
+	case 'a':
+		return stringsParam(v, []string{"ASC", "DESC"}, false)
+	}
+	return nil, &valueError{msg: "an array or a character string is expected"}
+}
+
+// filterParam reads "filter" or "search": an object of field name to one
+// value or a list of values (strings or numbers), the names limited to
+// fields; null, or a null field, filters nothing.
+func filterParam(v []byte, fields []string) (map[string][]string, error) {
+	k := jsonKindOf(v)
+	if k == 'n' {
+		return nil, nil
+	}
+	if k == 'a' {
+		// An empty JSON list is an empty PHP array: no condition.
+		if l, ok := arrayElems(v); ok && len(l) == 0 {
+			return nil, nil
+		}
+	}
+	ms, ok := validatorMembers(v)
+	if !ok {
+		return nil, &valueError{msg: "an array is expected"}
+	}
+	if len(fields) == 0 {
+		// No field may be searched (numeric history): Zabbix's words for
+		// an object whose rules list no fields.
+		if len(ms) > 0 {
+			return nil, &valueError{msg: "should be empty"}
+		}
+		return nil, nil
+	}
+	byName := make(map[string][]byte, len(ms))
+	for _, m := range ms {
+		if !slices.Contains(fields, m.name) {
+			return nil, &valueError{msg: `unexpected parameter "` + m.name + `"`}
+		}
+		byName[m.name] = m.raw // a repeated name keeps its last value
+	}
+	out := map[string][]string{}
+	for _, f := range fields { // Zabbix's order, so the first error is its first
+		raw, ok := byName[f]
+		if !ok || jsonKindOf(raw) == 'n' {
+			continue
+		}
+		elems := [][]byte{raw}
+		switch jsonKindOf(raw) {
+		case 'a':
+			elems, _ = arrayElems(raw)
+		case 'o':
+			return nil, &valueError{sub: f, msg: "an array is expected"}
+		}
+		vals := make([]string, 0, len(elems))
+		for i, e := range elems {
+			switch jsonKindOf(e) {
+			case 's':
+				var s string
+				json.Unmarshal(e, &s)
+				vals = append(vals, s)
+			case 'i', 'f':
+				vals = append(vals, string(bytes.TrimSpace(e)))
+			default:
+				return nil, &valueError{sub: f + "/" + strconv.Itoa(i+1), msg: "a character string, integer or floating point value is expected"}
+			}
+		}
+		out[f] = vals
+	}
+	return out, nil
 }
 
 // output is the "output" parameter: "extend" (or absent) means every
@@ -143,7 +633,7 @@ type output struct {
 	fields map[string]bool
 }
 
-func parseOutput(l stringList, defaultAll bool) output {
+func parseOutput(l []string, defaultAll bool) output {
 	if len(l) == 0 {
 		return output{all: defaultAll}
 	}
@@ -159,272 +649,38 @@ func parseOutput(l stringList, defaultAll bool) output {
 
 func (o output) has(f string) bool { return o.all || o.fields[f] }
 
-// jstring is a string member that records its presence. Like Zabbix, it
-// takes only JSON strings.
-type jstring struct {
-	set bool
-	v   string
-}
+// ignored is a member Peregrine accepts, whatever its value, and does
+// not store. It takes no room, so a batch of 10,000 objects stays small.
+type ignored struct{}
 
-func (s *jstring) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '"' {
-		return typeError(b, reflect.String)
-	}
-	s.set = true
-	if len(b) >= 2 && bytes.IndexByte(b, '\\') < 0 {
-		// No escapes: the bytes between the quotes are the value. Invalid
-		// UTF-8 is kept and refused by the catalog, not replaced.
-		s.v = string(b[1 : len(b)-1])
-		return nil
-	}
-	return json.Unmarshal(b, &s.v)
-}
+func (*ignored) decodeParam([]byte, *fieldCtx) error { return nil }
 
-// jtime is a time unit ("30s", "90d"); Zabbix also takes a bare integer.
-type jtime struct {
-	set bool
-	v   string
-}
+// listLen is a member that is an array (or, as Zabbix allows, one
+// object) of elements Peregrine accepts but does not store: it keeps
+// how many there are (an empty object counts none).
+type listLen int
 
-func (s *jtime) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] >= '0' && b[0] <= '9' {
-		if _, err := strconv.ParseUint(string(b), 10, 63); err != nil {
-			return typeError(b, reflect.String)
-		}
-		s.set, s.v = true, string(b)
-		return nil
-	}
-	var js jstring
-	if err := js.UnmarshalJSON(b); err != nil {
-		return err
-	}
-	s.set, s.v = true, js.v
-	return nil
-}
-
-// groupList is a host's "groups": an array of {"groupid": ...} objects
-// or, as Zabbix allows, one such object. Other members of the objects (a
-// whole hostgroup.get object) are ignored.
-type groupList struct {
-	set bool
-	ids []uint64
-}
-
-func (l *groupList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
+func (l *listLen) decodeParam(b []byte, _ *fieldCtx) error {
 	switch {
 	case len(b) > 0 && b[0] == '{':
-		elems = []json.RawMessage{b}
-	case len(b) > 0 && b[0] == '[':
-		if err := json.Unmarshal(b, &elems); err != nil {
-			return err
-		}
-	default:
-		return &paramError{path: "groups", msg: "an array is expected"}
-	}
-	l.set, l.ids = true, make([]uint64, 0, len(elems))
-	for j, el := range elems {
-		path := "groups/" + strconv.Itoa(j+1)
-		var v struct {
-			GroupID *flexID `json:"groupid"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		if err := json.Unmarshal(el, &v); err != nil {
-			return &paramError{path: path + "/groupid", msg: "a number is expected"}
-		}
-		if v.GroupID == nil {
-			return &paramError{path: path, msg: `the parameter "groupid" is missing`}
-		}
-		l.ids = append(l.ids, v.GroupID.v)
-	}
-	return nil
-}
-
-// tagList is a host's "tags": an array of {"tag": ..., "value": ...}.
-type tagList struct {
-	set  bool
-	tags []catalog.Tag
-}
-
-func (l *tagList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
-	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
-		return &paramError{path: "tags", msg: "an array is expected"}
-	}
-	l.set, l.tags = true, make([]catalog.Tag, 0, len(elems))
-	for j, el := range elems {
-		path := "tags/" + strconv.Itoa(j+1)
-		var v struct {
-			Tag   *jstring `json:"tag"`
-			Value jstring  `json:"value"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(el))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			var ute *json.UnmarshalTypeError
-			if errors.As(err, &ute) {
-				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
-			}
-			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
-			return &paramError{path: path, msg: "unexpected parameter " + f}
-		}
-		switch {
-		case v.Tag == nil:
-			return &paramError{path: path, msg: `the parameter "tag" is missing`}
-		case v.Tag.v == "":
-			return &paramError{path: path + "/tag", msg: "cannot be empty"}
-		}
-		t := catalog.Tag{Tag: v.Tag.v, Value: v.Value.v}
-		if slices.Contains(l.tags, t) {
-			return &paramError{path: path, msg: "value (tag, value)=(" + t.Tag + ", " + t.Value + ") already exists"}
-		}
-		l.tags = append(l.tags, t)
-	}
-	return nil
-}
-
-// paramError is a decoding error with the member path already known
-// ("groups/2/groupid"); encoding/json passes it through unchanged.
-type paramError struct{ path, msg string }
-
-func (e *paramError) Error() string { return e.path + ": " + e.msg }
-
-// notStored is a member Peregrine accepts and does not store. It takes no
-// room, so a batch of 10,000 objects stays small.
-type notStored struct{}
-
-func (notStored) UnmarshalJSON([]byte) error { return nil }
-
-// jlist is a member that is an array (or, as Zabbix allows, one object)
-// of elements Peregrine accepts but does not store. present reports a
-// non-empty value.
-type jlist struct{ n int }
-
-func (l *jlist) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) > 0 && b[0] == '{':
+		*l = 0
 		if string(bytes.Join(bytes.Fields(b), nil)) != "{}" {
-			l.n = 1
+			*l = 1
 		}
 		return nil
 	case len(b) > 0 && b[0] == '[':
-		var v []json.RawMessage
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
+		elems, ok := arrayElems(b)
+		if !ok {
+			return kindError{reflect.Slice}
 		}
-		l.n = len(v)
+		*l = listLen(len(elems))
 		return nil
 	}
-	return typeError(b, reflect.Slice)
+	return kindError{reflect.Slice}
 }
 
-// typeError reports a member of the wrong JSON type; encoding/json adds
-// the member's path.
-func typeError(b []byte, want reflect.Kind) error {
-	var t reflect.Type
-	switch want {
-	case reflect.String:
-		t = reflect.TypeFor[string]()
-	case reflect.Int64:
-		t = reflect.TypeFor[int64]()
-	case reflect.Uint64:
-		t = reflect.TypeFor[uint64]()
-	case reflect.Slice:
-		t = reflect.TypeFor[[]any]()
-	case reflect.Bool:
-		t = reflect.TypeFor[bool]()
-	default:
-		t = reflect.TypeFor[struct{}]()
-	}
-	v := "value"
-	if len(b) > 0 {
-		v = string(b[:min(len(b), 32)])
-	}
-	return &json.UnmarshalTypeError{Value: v, Type: t}
-}
-
-// expected is Zabbix's wording for a member of the wrong type.
-func expected(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a character string is expected"
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		return "an integer is expected"
-	case reflect.Uint64:
-		return "a number is expected"
-	case reflect.Slice:
-		return "an array is expected"
-	case reflect.Bool:
-		return "a boolean is expected"
-	}
-	return "an object is expected"
-}
-
-// decodeObjects decodes params, one object or an array of them, into
-// out, rejecting unknown members. Errors name the element as Zabbix does:
-// "/1/key_" for the first object's key_.
-func decodeObjects[T any](params json.RawMessage, out *[]T) error {
-	raw := bytes.TrimSpace(params)
-	if len(raw) > 0 && raw[0] == '{' {
-		raw = append(append([]byte{'['}, raw...), ']')
-	}
-	if len(raw) == 0 || raw[0] != '[' {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	// Fast path: the whole batch at once. Only if it fails, find the
-	// element to blame (encoding/json reports no index).
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(out)
-	if err == nil {
-		if len(*out) == 0 {
-			return errParams(`Invalid parameter "/": cannot be empty.`)
-		}
-		return nil
-	}
-	var elems []json.RawMessage
-	if json.Unmarshal(raw, &elems) != nil {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	for i, el := range elems {
-		var v T
-		dec := json.NewDecoder(bytes.NewReader(el))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			return memberError(i+1, el, &v, err)
-		}
-	}
-	return errParams(`Invalid parameter "/": %v.`, err)
-}
-
-// memberError turns the error decoding element i (1-based) of a batch,
-// el, into v into Zabbix's wording, naming the member at fault.
-func memberError(i int, el json.RawMessage, v any, err error) error {
-	var pe *paramError
-	if errors.As(err, &pe) {
-		return errParams(`Invalid parameter "/%d/%s": %s.`, i, pe.path, pe.msg)
-	}
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		if ute.Field == "" {
-			return errParams(`Invalid parameter "/%d": %s.`, i, expected(ute.Type))
-		}
-		return errParams(`Invalid parameter "/%d/%s": %s.`, i, strings.ReplaceAll(ute.Field, ".", "/"), expected(ute.Type))
-	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return errParams(`Invalid parameter "/%d": unexpected parameter %s.`, i, f)
-	}
-	// A custom unmarshaler's own error carries no member name.
-	if f := badField(el, v); f != "" {
-		return errParams(`Invalid parameter "/%d/%s": %v.`, i, f, err)
-	}
-	return errParams(`Invalid parameter "/%d": %v.`, i, err)
-}
+// ids is a list of IDs (an opt[ids] reads one ID as a list of one).
+type ids []uint64
 
 // decodeIDs decodes the params of a *.delete method: an array of IDs.
 func decodeIDs(params json.RawMessage) ([]uint64, error) {
@@ -442,18 +698,21 @@ func decodeIDs(params json.RawMessage) ([]uint64, error) {
 	out := make([]uint64, len(elems))
 	seen := make(map[uint64]bool, len(elems))
 	for i, el := range elems {
-		var id flexID
-		if id.UnmarshalJSON(bytes.TrimSpace(el)) != nil {
+		id, ok := parseID(el)
+		if !ok {
 			return nil, errParams(`Invalid parameter "/%d": a number is expected.`, i+1)
 		}
-		if seen[id.v] {
-			return nil, errParams(`Invalid parameter "/%d": value (%d) already exists.`, i+1, id.v)
+		if seen[id] {
+			return nil, errParams(`Invalid parameter "/%d": value (%d) already exists.`, i+1, id)
 		}
-		seen[id.v] = true
-		out[i] = id.v
+		seen[id] = true
+		out[i] = id
 	}
 	return out, nil
 }
+
+// The errors of the write methods' own checks, in Zabbix's words; i is
+// the object's index (0-based).
 
 func missing(i int, name string) error {
 	return errParams(`Invalid parameter "/%d": the parameter "%s" is missing.`, i+1, name)
@@ -478,174 +737,4 @@ func idResult(name string, ids []uint64) any {
 		s[i] = id(v)
 	}
 	return object{name: s}
-}
-
-// objectElems splits member name's value, an array of objects or (as
-// Zabbix allows) one object, into the objects.
-func objectElems(b []byte, name string) ([]json.RawMessage, error) {
-	var elems []json.RawMessage
-	switch {
-	case len(b) > 0 && b[0] == '{':
-		return []json.RawMessage{b}, nil
-	case len(b) > 0 && b[0] == '[' && json.Unmarshal(b, &elems) == nil:
-		return elems, nil
-	}
-	return nil, &paramError{path: name, msg: "an array is expected"}
-}
-
-// decodeElem decodes one object of such a list strictly into v (a
-// pointer to a struct), with errors naming path ("rights/2") and the
-// member.
-func decodeElem(el json.RawMessage, path string, v any) error {
-	if len(el) == 0 || el[0] != '{' {
-		return &paramError{path: path, msg: "an object is expected"}
-	}
-	dec := json.NewDecoder(bytes.NewReader(el))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
-		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return &paramError{path: path, msg: "unexpected parameter " + f}
-		}
-		return &paramError{path: path, msg: err.Error()}
-	}
-	return nil
-}
-
-// refList is a list of references to objects by one ID member: a user's
-// "usrgrps" ([{"usrgrpid": "7"}]) or a user group's "users"
-// ([{"userid": "3"}]). Other members of the objects (a whole object as a
-// get method returns it) are ignored, as Zabbix does.
-type refList struct {
-	set bool
-	ids []uint64
-}
-
-func (l *refList) decode(b []byte, name, key string) error {
-	elems, err := objectElems(b, name)
-	if err != nil {
-		return err
-	}
-	l.set, l.ids = true, make([]uint64, 0, len(elems))
-	for j, el := range elems {
-		path := name + "/" + strconv.Itoa(j+1)
-		var m map[string]json.RawMessage
-		if len(el) == 0 || el[0] != '{' || json.Unmarshal(el, &m) != nil {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		raw, ok := m[key]
-		if !ok {
-			return &paramError{path: path, msg: `the parameter "` + key + `" is missing`}
-		}
-		id, ok := parseID(raw)
-		if !ok {
-			return &paramError{path: path + "/" + key, msg: "a number is expected"}
-		}
-		if slices.Contains(l.ids, id) {
-			return &paramError{path: path, msg: "value (" + key + ")=(" + strconv.FormatUint(id, 10) + ") already exists"}
-		}
-		l.ids = append(l.ids, id)
-	}
-	return nil
-}
-
-// usrgrpRefs is a user's "usrgrps".
-type usrgrpRefs struct{ refList }
-
-func (l *usrgrpRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "usrgrps", "usrgrpid") }
-
-// userRefs is a user group's "users" (Zabbix 6.2).
-type userRefs struct{ refList }
-
-func (l *userRefs) UnmarshalJSON(b []byte) error { return l.decode(b, "users", "userid") }
-
-// ifaceList is a host's "interfaces": an array of Zabbix 6.0 host
-// interface objects. type, main and useip are required (Zabbix requires
-// them all); ip and dns default to "", port to the type's default port.
-// An element may carry the interfaceid of one of the host's interfaces
-// (host.update) to keep it. "details" is taken for SNMP interfaces.
-type ifaceList struct {
-	set    bool
-	ifaces []catalog.Interface
-}
-
-func (l *ifaceList) UnmarshalJSON(b []byte) error {
-	var elems []json.RawMessage
-	if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &elems) != nil {
-		return &paramError{path: "interfaces", msg: "an array is expected"}
-	}
-	l.set, l.ifaces = true, make([]catalog.Interface, 0, len(elems))
-	for j, el := range elems {
-		path := "interfaces/" + strconv.Itoa(j+1)
-		var v struct {
-			InterfaceID flexID          `json:"interfaceid"`
-			HostID      notStored       `json:"hostid"`
-			Type        flexInt         `json:"type"`
-			Main        flexInt         `json:"main"`
-			UseIP       flexInt         `json:"useip"`
-			IP          jstring         `json:"ip"`
-			DNS         jstring         `json:"dns"`
-			Port        jtime           `json:"port"` // a string or a bare number, as jtime takes
-			Details     json.RawMessage `json:"details"`
-		}
-		if len(el) == 0 || el[0] != '{' {
-			return &paramError{path: path, msg: "an object is expected"}
-		}
-		dec := json.NewDecoder(bytes.NewReader(el))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil {
-			var ute *json.UnmarshalTypeError
-			if errors.As(err, &ute) {
-				return &paramError{path: path + "/" + ute.Field, msg: expected(ute.Type)}
-			}
-			f, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
-			return &paramError{path: path, msg: "unexpected parameter " + f}
-		}
-		for _, m := range []struct {
-			name string
-			f    flexInt
-			max  int64
-		}{{"type", v.Type, 4}, {"main", v.Main, 1}, {"useip", v.UseIP, 1}} {
-			min := int64(0)
-			if m.name == "type" {
-				min = 1
-			}
-			switch {
-			case !m.f.set:
-				return &paramError{path: path, msg: `the parameter "` + m.name + `" is missing`}
-			case m.f.v < min || m.f.v > m.max:
-				vals := "0, 1"
-				if m.name == "type" {
-					vals = "1, 2, 3, 4"
-				}
-				return &paramError{path: path + "/" + m.name, msg: "value must be one of " + vals}
-			}
-		}
-		f := catalog.Interface{
-			ID: v.InterfaceID.v, Type: catalog.InterfaceType(v.Type.v), Main: v.Main.v == 1, UseIP: v.UseIP.v == 1,
-			IP: v.IP.v, DNS: v.DNS.v, Port: v.Port.v,
-		}
-		if d := bytes.TrimSpace(v.Details); len(d) > 0 && string(d) != "null" && string(d) != "[]" {
-			// Zabbix returns "details": [] for non-SNMP interfaces, so
-			// an empty array round-trips; anything else must be an
-			// object of scalars.
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(d, &m); err != nil {
-				return &paramError{path: path + "/details", msg: "an object is expected"}
-			}
-			f.Details = make(map[string]string, len(m))
-			for k, raw := range m {
-				var s jtime
-				if err := s.UnmarshalJSON(bytes.TrimSpace(raw)); err != nil {
-					return &paramError{path: path + "/details/" + k, msg: "a character string is expected"}
-				}
-				f.Details[k] = s.v
-			}
-		}
-		l.ifaces = append(l.ifaces, f)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
@@ -46,12 +47,12 @@ func (s *Server) registerPreprocessing() {
 
 // testParams are preprocessing.test's params, Zabbix's request "data".
 type testParams struct {
-	Value     *textValue      `json:"value"`
-	ValueType flexInt         `json:"value_type"`
-	Single    flexBool        `json:"single"`
-	State     flexInt         `json:"state"`
-	History   *testHist       `json:"history"`
-	Steps     json.RawMessage `json:"steps"`
+	Value     opt[textValue]       `json:"value" zbx:"null"`
+	ValueType opt[int64]           `json:"value_type"`
+	Single    opt[flexBool]        `json:"single"`
+	State     opt[int64]           `json:"state"`
+	History   opt[testHist]        `json:"history" as:"json" zbx:"null"`
+	Steps     opt[json.RawMessage] `json:"steps" as:"json"`
 }
 
 type testHist struct {
@@ -79,10 +80,10 @@ func (v *textValue) UnmarshalJSON(b []byte) error {
 // JSON numbers or numeric strings, params as one string with parameters
 // joined by LF.
 type stepInput struct {
-	Type               json.RawMessage `json:"type"`
-	Params             *jstring        `json:"params"`
-	ErrorHandler       json.RawMessage `json:"error_handler"`
-	ErrorHandlerParams *jstring        `json:"error_handler_params"`
+	Type               opt[json.RawMessage] `json:"type" as:"json"`
+	Params             opt[string]          `json:"params" zbx:"null"`
+	ErrorHandler       opt[json.RawMessage] `json:"error_handler" as:"json"`
+	ErrorHandlerParams opt[string]          `json:"error_handler_params" zbx:"null"`
 }
 
 // decodeSteps decodes a list of preprocessing objects strictly (a
@@ -93,16 +94,16 @@ func decodeSteps(raw json.RawMessage, path string) ([]stepInput, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	var elems []json.RawMessage
-	if raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+	elems, ok := arrayElems(raw)
+	if !ok {
 		return nil, errParams(`Invalid parameter "/%s": an array is expected.`, path)
 	}
 	out := make([]stepInput, len(elems))
 	for i, el := range elems {
-		if err := decodeElem(el, path+"/"+strconv.Itoa(i+1), &out[i]); err != nil {
-			var pe *paramError
-			if errors.As(err, &pe) {
-				return nil, errParams(`Invalid parameter "/%s": %s.`, pe.path, pe.msg)
+		if err := decodeElement(el, strconv.Itoa(i+1), &out[i], &writeRules); err != nil {
+			var ve *valueError
+			if errors.As(err, &ve) {
+				return nil, errParams(`Invalid parameter "/%s/%s": %s.`, path, ve.sub, ve.msg)
 			}
 			return nil, errParams(`Invalid parameter "/%s": %v.`, path, err)
 		}
@@ -117,25 +118,25 @@ func parseSteps(in []stepInput, path string) ([]preprocess.Step, error) {
 	chain := make([]preprocess.Step, len(in))
 	for i, si := range in {
 		at := path + "/" + strconv.Itoa(i+1)
-		if len(si.Type) == 0 {
+		if len(si.Type.Value) == 0 {
 			return nil, errParams(`Invalid parameter "%s": the parameter "type" is missing.`, at)
 		}
-		typ, ok := numText(si.Type)
+		typ, ok := numText(si.Type.Value)
 		if !ok {
 			return nil, errParams(`Invalid parameter "%s/type": an integer is expected.`, at)
 		}
 		handler := "0"
-		if len(si.ErrorHandler) > 0 {
-			if handler, ok = numText(si.ErrorHandler); !ok {
+		if len(si.ErrorHandler.Value) > 0 {
+			if handler, ok = numText(si.ErrorHandler.Value); !ok {
 				return nil, errParams(`Invalid parameter "%s/error_handler": an integer is expected.`, at)
 			}
 		}
 		var params, hparams string
-		if si.Params != nil {
-			params = si.Params.v
+		if si.Params.Given() {
+			params = si.Params.Value
 		}
-		if si.ErrorHandlerParams != nil {
-			hparams = si.ErrorHandlerParams.v
+		if si.ErrorHandlerParams.Given() {
+			hparams = si.ErrorHandlerParams.Value
 		}
 		// Zabbix's API takes CRLF line ends in params as LF.
 		params = strings.ReplaceAll(params, "\r\n", "\n")
@@ -193,24 +194,24 @@ const itemNotSupported = `This item is not supported. Please, add a preprocessin
 // none, and "previous": true says the history value's run failed.
 func (s *Server) preprocessingTest(ctx context.Context, c *call) (any, error) {
 	var p testParams
-	if err := decodeStrict(c.params, &p); err != nil {
+	if err := decodeStrictObject(c.params, &p); err != nil {
 		return nil, err
 	}
 	switch {
-	case p.Value == nil:
+	case !p.Value.Given():
 		return nil, errParams(`Invalid parameter "/": the parameter "value" is missing.`)
-	case !p.ValueType.set:
+	case !p.ValueType.Given():
 		return nil, errParams(`Invalid parameter "/": the parameter "value_type" is missing.`)
-	case p.ValueType.v < 0 || p.ValueType.v > 4:
+	case p.ValueType.Value < 0 || p.ValueType.Value > 4:
 		return nil, errParams(`Invalid parameter "/value_type": value must be one of 0, 1, 2, 3, 4.`)
-	case p.State.set && p.State.v != 0 && p.State.v != 1:
+	case p.State.Given() && p.State.Value != 0 && p.State.Value != 1:
 		return nil, errParams(`Invalid parameter "/state": value must be one of 0, 1.`)
-	case len(p.Value.s) > maxTestValueBytes:
-		return nil, errParams(`Invalid parameter "/value": the value is %d bytes, more than %d.`, len(p.Value.s), maxTestValueBytes)
-	case p.Steps == nil:
+	case len(p.Value.Value.s) > maxTestValueBytes:
+		return nil, errParams(`Invalid parameter "/value": the value is %d bytes, more than %d.`, len(p.Value.Value.s), maxTestValueBytes)
+	case !p.Steps.Set:
 		return nil, errParams(`Invalid parameter "/": the parameter "steps" is missing.`)
 	}
-	in, err := decodeSteps(p.Steps, "steps")
+	in, err := decodeSteps(p.Steps.Value, "steps")
 	if err != nil {
 		return nil, err
 	}
@@ -227,22 +228,22 @@ func (s *Server) preprocessingTest(ctx context.Context, c *call) (any, error) {
 		at   time.Time
 	}
 	var runs []run
-	if p.History != nil {
-		if p.History.Value == nil {
+	if p.History.Given() {
+		if p.History.Value.Value == nil {
 			return nil, errParams(`Invalid parameter "/history": the parameter "value" is missing.`)
 		}
-		if len(p.History.Value.s) > maxTestValueBytes {
-			return nil, errParams(`Invalid parameter "/history/value": the value is %d bytes, more than %d.`, len(p.History.Value.s), maxTestValueBytes)
+		if len(p.History.Value.Value.s) > maxTestValueBytes {
+			return nil, errParams(`Invalid parameter "/history/value": the value is %d bytes, more than %d.`, len(p.History.Value.Value.s), maxTestValueBytes)
 		}
-		at, ok := historyTime(p.History.Timestamp.v, now)
+		at, ok := historyTime(p.History.Value.Timestamp.v, now)
 		if !ok {
 			return nil, errParams(`Invalid parameter "/history/timestamp": "now" or "now-<time>" (e.g. "now-1m") is expected.`)
 		}
-		runs = append(runs, run{p.History.Value.s, at})
+		runs = append(runs, run{p.History.Value.Value.s, at})
 	}
-	runs = append(runs, run{p.Value.s, now})
-	vt := history.ValueType(p.ValueType.v)
-	notSupported := p.State.v == 1
+	runs = append(runs, run{p.Value.Value.s, now})
+	vt := history.ValueType(p.ValueType.Value)
+	notSupported := p.State.Value == 1
 
 	// A supported item's "Check for not supported value" step does
 	// nothing; Zabbix leaves it out of the run and reports it as passed.
@@ -277,7 +278,7 @@ func (s *Server) preprocessingTest(ctx context.Context, c *call) (any, error) {
 			prevErr = i < len(runs)-1
 			break
 		}
-		if !p.Single.v && !out.Discarded {
+		if !p.Single.Value.v && !out.Discarded {
 			text, cerr := convertForTest(vt, out.Text)
 			if cerr != nil {
 				failure = cerr.Error()
@@ -387,33 +388,9 @@ func convertForTest(vt history.ValueType, text string) (string, error) {
 	}
 	switch vt {
 	case history.Float:
-		return string(appendZabbixFloat(nil, smp.F)), nil
+		return string(zjson.AppendFloat(nil, smp.F)), nil
 	case history.Uint:
 		return strconv.FormatUint(smp.U, 10), nil
 	}
 	return smp.S, nil
-}
-
-// decodeStrict is decodeParams refusing members v does not have, as
-// Zabbix's validator does: `Invalid parameter "/": unexpected parameter
-// "x".`.
-func decodeStrict(raw json.RawMessage, v any) error {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return errParams(`Invalid parameter "/": an object is expected.`)
-	}
-	t := reflect.TypeOf(v).Elem()
-	for name := range members {
-		known := false
-		for _, f := range reflect.VisibleFields(t) {
-			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
-				known = true
-				break
-			}
-		}
-		if !known {
-			return errParams(`Invalid parameter "/": unexpected parameter "%s".`, name)
-		}
-	}
-	return decodeParams(raw, v)
 }

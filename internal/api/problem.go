@@ -17,21 +17,21 @@ import (
 // selects events by them, before any object is built: problem.get over
 // 100,000 open problems builds only the objects it returns.
 type eventFilter struct {
-	EventIDs     ids         `json:"eventids"`
-	ObjectIDs    ids         `json:"objectids"`
-	HostIDs      ids         `json:"hostids"`
-	GroupIDs     ids         `json:"groupids"`
-	Source       flexInt     `json:"source"`
-	Object       flexInt     `json:"object"`
-	Severities   intList     `json:"severities"`
-	Acknowledged flexBool    `json:"acknowledged"`
-	Suppressed   flexBool    `json:"suppressed"`
-	TimeFrom     flexInt     `json:"time_from"`
-	TimeTill     flexInt     `json:"time_till"`
-	EventIDFrom  flexID      `json:"eventid_from"`
-	EventIDTill  flexID      `json:"eventid_till"`
-	Tags         []tagFilter `json:"tags"`
-	EvalType     flexInt     `json:"evaltype"`
+	EventIDs     opt[ids]         `json:"eventids"`
+	ObjectIDs    opt[ids]         `json:"objectids"`
+	HostIDs      opt[ids]         `json:"hostids"`
+	GroupIDs     opt[ids]         `json:"groupids"`
+	Source       opt[int64]       `json:"source"`
+	Object       opt[int64]       `json:"object"`
+	Severities   opt[intList]     `json:"severities"`
+	Acknowledged opt[flexBool]    `json:"acknowledged"`
+	Suppressed   opt[flexBool]    `json:"suppressed"`
+	TimeFrom     opt[int64]       `json:"time_from"`
+	TimeTill     opt[int64]       `json:"time_till"`
+	EventIDFrom  opt[uint64]      `json:"eventid_from"`
+	EventIDTill  opt[uint64]      `json:"eventid_till"`
+	Tags         opt[[]tagFilter] `json:"tags" as:"json"`
+	EvalType     opt[int64]       `json:"evaltype"`
 }
 
 // tagFilter is one element of "tags": operator 0 contains, 1 equals,
@@ -83,12 +83,12 @@ func (l *intList) UnmarshalJSON(b []byte) error {
 }
 
 func (f *eventFilter) check() error {
-	for i, t := range f.Tags {
+	for i, t := range f.Tags.Value {
 		if t.Operator.v < 0 || t.Operator.v > 5 {
 			return errParams(`Invalid parameter "/tags/%d/operator": value must be one of 0, 1, 2, 3, 4, 5.`, i+1)
 		}
 	}
-	if f.EvalType.set && f.EvalType.v != 0 && f.EvalType.v != 2 {
+	if f.EvalType.Given() && f.EvalType.Value != 0 && f.EvalType.Value != 2 {
 		return errParams(`Invalid parameter "/evaltype": value must be one of 0, 2.`)
 	}
 	return nil
@@ -107,7 +107,7 @@ type eventScope struct {
 }
 
 func (sc *eventScope) trigger(id uint64) bool {
-	if len(sc.f.GroupIDs) == 0 && sc.a.all() {
+	if len(sc.f.GroupIDs.Value) == 0 && sc.a.all() {
 		// Nothing costlier than the trigger's lookup and its hosts:
 		// answered directly, without filling the cache, since a
 		// storm's problems are one per trigger and its poll would
@@ -116,7 +116,7 @@ func (sc *eventScope) trigger(id uint64) bool {
 		if t == nil {
 			return false
 		}
-		if len(sc.f.HostIDs) == 0 {
+		if len(sc.f.HostIDs.Value) == 0 {
 			return true
 		}
 		hs := sc.hostSet()
@@ -127,14 +127,14 @@ func (sc *eventScope) trigger(id uint64) bool {
 	}
 	t := sc.snap.Trigger(id)
 	ok := t != nil && triggerReadable(sc.snap, sc.a, t, false)
-	if ok && len(sc.f.HostIDs) > 0 {
+	if ok && len(sc.f.HostIDs.Value) > 0 {
 		hs := sc.hostSet()
 		ok = slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return hs[h] })
 	}
-	if ok && len(sc.f.GroupIDs) > 0 {
+	if ok && len(sc.f.GroupIDs.Value) > 0 {
 		ok = slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
 			h := sc.snap.HostByID(hid)
-			return h != nil && anyGroup(h.GroupIDs, sc.f.GroupIDs)
+			return h != nil && anyGroup(h.GroupIDs, sc.f.GroupIDs.Value)
 		})
 	}
 	sc.cache[id] = ok
@@ -145,8 +145,8 @@ func (sc *eventScope) trigger(id uint64) bool {
 // a storm's problem.get names 100 hosts for 100,000 triggers.
 func (sc *eventScope) hostSet() map[uint64]bool {
 	if sc.hosts == nil {
-		sc.hosts = make(map[uint64]bool, len(sc.f.HostIDs))
-		for _, h := range sc.f.HostIDs {
+		sc.hosts = make(map[uint64]bool, len(sc.f.HostIDs.Value))
+		for _, h := range sc.f.HostIDs.Value {
 			sc.hosts[h] = true
 		}
 	}
@@ -157,18 +157,18 @@ func (sc *eventScope) hostSet() map[uint64]bool {
 // group restrictions come from sc.
 func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 	switch {
-	case len(f.EventIDs) > 0 && !containsID(f.EventIDs, e.ID),
-		len(f.ObjectIDs) > 0 && !containsID(f.ObjectIDs, e.ObjectID),
-		f.Source.set && f.Source.v != int64(e.Source),
-		f.Object.set && f.Object.v != int64(e.Object),
-		len(f.Severities) > 0 && !slices.Contains(f.Severities, int64(e.Severity)),
-		f.Acknowledged.set && f.Acknowledged.v != e.Acknowledged,
-		f.Suppressed.set && f.Suppressed.v != e.Suppressed,
-		f.TimeFrom.set && e.Clock < f.TimeFrom.v,
-		f.TimeTill.set && e.Clock > f.TimeTill.v,
-		f.EventIDFrom.set && e.ID < f.EventIDFrom.v,
-		f.EventIDTill.set && e.ID > f.EventIDTill.v,
-		len(f.Tags) > 0 && !f.tagsMatch(e.Tags):
+	case len(f.EventIDs.Value) > 0 && !containsID(f.EventIDs.Value, e.ID),
+		len(f.ObjectIDs.Value) > 0 && !containsID(f.ObjectIDs.Value, e.ObjectID),
+		f.Source.Given() && f.Source.Value != int64(e.Source),
+		f.Object.Given() && f.Object.Value != int64(e.Object),
+		len(f.Severities.Value) > 0 && !slices.Contains(f.Severities.Value, int64(e.Severity)),
+		f.Acknowledged.Value.set && f.Acknowledged.Value.v != e.Acknowledged,
+		f.Suppressed.Value.set && f.Suppressed.Value.v != e.Suppressed,
+		f.TimeFrom.Given() && e.Clock < f.TimeFrom.Value,
+		f.TimeTill.Given() && e.Clock > f.TimeTill.Value,
+		f.EventIDFrom.Set && e.ID < f.EventIDFrom.Value,
+		f.EventIDTill.Set && e.ID > f.EventIDTill.Value,
+		len(f.Tags.Value) > 0 && !f.tagsMatch(e.Tags):
 		return false
 	}
 	return sc.trigger(e.ObjectID)
@@ -209,11 +209,11 @@ func (f *eventFilter) tagsMatch(tags []event.Tag) bool {
 		}
 		return false
 	}
-	if f.EvalType.v == 2 {
-		return slices.ContainsFunc(f.Tags, one)
+	if f.EvalType.Value == 2 {
+		return slices.ContainsFunc(f.Tags.Value, one)
 	}
 	byName := map[string]bool{}
-	for _, c := range f.Tags {
+	for _, c := range f.Tags.Value {
 		byName[c.Tag] = byName[c.Tag] || one(c)
 	}
 	for _, ok := range byName {
@@ -273,22 +273,25 @@ func tagObjects(tags []event.Tag) []object {
 	return out
 }
 
+// problemGetParams are problem.get's parameters.
+type problemGetParams struct {
+	getParams
+	eventFilter
+	Recent                opt[flexBool] `json:"recent"`
+	SelectAcknowledges    opt[any]      `json:"selectAcknowledges"`
+	SelectTags            opt[any]      `json:"selectTags"`
+	SelectSuppressionData opt[any]      `json:"selectSuppressionData"`
+}
+
 func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		eventFilter
-		Recent                flexBool `json:"recent"`
-		SelectAcknowledges    any      `json:"selectAcknowledges"`
-		SelectTags            any      `json:"selectTags"`
-		SelectSuppressionData any      `json:"selectSuppressionData"`
-	}
+	var p problemGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	for i, f := range p.SortField {
+	for i, f := range p.SortField.Value {
 		if f != "eventid" {
 			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "eventid".`, i+1)
 		}
@@ -298,34 +301,34 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	sc := &eventScope{cands: &s.cands, snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
-	kept, n := s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.v)
-	if p.CountOutput && len(p.Filter) == 0 && len(p.Search) == 0 {
+	kept, n := s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.Value.v)
+	if p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
 		return strconv.Itoa(n), nil
 	}
 	if fastProblems(&p.getParams) {
 		sortLimit(&p.getParams, kept)
-		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
-			kept = kept[:p.Limit.v]
+		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
+			kept = kept[:p.Limit.Value]
 		}
-		sel := problemSelects{acks: p.SelectAcknowledges != nil, tags: p.SelectTags != nil, suppression: p.SelectSuppressionData != nil}
+		sel := problemSelects{acks: p.SelectAcknowledges.Given(), tags: p.SelectTags.Given(), suppression: p.SelectSuppressionData.Given()}
 		return rawJSON(s.appendProblems(nil, kept, sel)), nil
 	}
-	if fields := shortProblems(&p.getParams, p.SelectAcknowledges, p.SelectTags, p.SelectSuppressionData); fields != nil {
+	if fields := shortProblems(&p.getParams, p.SelectAcknowledges.Value, p.SelectTags.Value, p.SelectSuppressionData.Value); fields != nil {
 		sortLimit(&p.getParams, kept)
-		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(kept) {
-			kept = kept[:p.Limit.v]
+		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
+			kept = kept[:p.Limit.Value]
 		}
 		return rawJSON(appendShortProblems(nil, kept, fields)), nil
 	}
 	return s.eventResult(&p.getParams, kept, func(e *event.Event) object {
 		o := problemObject(e)
-		if p.SelectAcknowledges != nil {
+		if p.SelectAcknowledges.Given() {
 			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
 		}
-		if p.SelectTags != nil {
+		if p.SelectTags.Given() {
 			o["tags"] = tagObjects(e.Tags)
 		}
-		if p.SelectSuppressionData != nil {
+		if p.SelectSuppressionData.Given() {
 			o["suppression_data"] = []object{}
 		}
 		return o
@@ -336,18 +339,18 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 // (which work on the objects' fields) the events are sorted and cut to
 // the limit before any object is built.
 func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.Event) object, sortable ...string) (any, error) {
-	if len(p.Filter) == 0 && len(p.Search) == 0 {
-		if p.CountOutput {
+	if len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
+		if p.CountOutput.Value {
 			return strconv.Itoa(len(evs)), nil
 		}
 		if sortLimit(p, evs) {
-			if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(evs) {
-				evs = evs[:p.Limit.v]
+			if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(evs) {
+				evs = evs[:p.Limit.Value]
 			}
 			// Done here on typed IDs: apply would sort again by
 			// parsing the strings of every object.
 			q := *p
-			q.SortField, q.Limit = nil, flexInt{}
+			q.SortField, q.Limit = opt[[]string]{}, opt[int64]{}
 			p = &q
 		}
 	}
@@ -362,10 +365,10 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 // is DESC) when p sorts by eventid or not at all, and reports whether it
 // did.
 func sortLimit(p *getParams, evs []event.Event) bool {
-	if len(p.SortField) > 0 && p.SortField[0] != "eventid" {
+	if len(p.SortField.Value) > 0 && p.SortField.Value[0] != "eventid" {
 		return false
 	}
-	desc := len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 	byID := func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) }
 	// The store returns events in ID order (recent problems appended
 	// after the open ones are the exception): check before sorting.

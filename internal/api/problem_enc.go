@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/event"
 )
 
@@ -21,10 +22,10 @@ type problemSelects struct{ acks, tags, suppression bool }
 
 // fastProblems reports whether the request can take the fast path.
 func fastProblems(p *getParams) bool {
-	if len(p.Filter) > 0 || len(p.Search) > 0 || p.PreserveKeys || p.CountOutput {
+	if len(p.Filter.Value) > 0 || len(p.Search.Value) > 0 || p.PreserveKeys.Value || p.CountOutput.Value {
 		return false
 	}
-	return parseOutput(p.Output, true).all
+	return parseOutput(p.Output.Value, true).all
 }
 
 // appendProblems encodes evs as problem.get's result array.
@@ -62,7 +63,7 @@ func appendField(dst []byte, name, v string) []byte {
 	dst = append(dst, `,"`...)
 	dst = append(dst, name...)
 	dst = append(dst, `":`...)
-	return appendJSONString(dst, v)
+	return zjson.AppendString(dst, v)
 }
 
 // appendProblem writes one problem object; the keys in sorted order.
@@ -100,9 +101,9 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"tag":`...)
-			dst = appendJSONString(dst, t.Tag)
+			dst = zjson.AppendString(dst, t.Tag)
 			dst = append(dst, `,"value":`...)
-			dst = appendJSONString(dst, t.Value)
+			dst = zjson.AppendString(dst, t.Value)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -123,7 +124,7 @@ var shortProblemFields = map[string]bool{"clock": true, "eventid": true, "object
 // selects; nil otherwise. With 50,000 open problems this skips building
 // 50,000 object maps to write four numbers each.
 func shortProblems(p *getParams, selects ...any) []string {
-	if len(p.Filter) > 0 || len(p.Search) > 0 || p.PreserveKeys || p.CountOutput || len(p.Output) == 0 {
+	if len(p.Filter.Value) > 0 || len(p.Search.Value) > 0 || p.PreserveKeys.Value || p.CountOutput.Value || len(p.Output.Value) == 0 {
 		return nil
 	}
 	for _, s := range selects {
@@ -131,7 +132,7 @@ func shortProblems(p *getParams, selects ...any) []string {
 			return nil
 		}
 	}
-	o := parseOutput(p.Output, true)
+	o := parseOutput(p.Output.Value, true)
 	if o.all || len(o.fields) == 0 {
 		return nil
 	}

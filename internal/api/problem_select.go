@@ -62,12 +62,12 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 		}
 		return kept, len(kept)
 	}
-	plain := len(p.Filter) == 0 && len(p.Search) == 0
+	plain := len(p.Filter.Value) == 0 && len(p.Search.Value) == 0
 	limit := -1
-	if plain && !p.CountOutput && (len(p.SortField) == 0 || p.SortField[0] == "eventid") && p.Limit.set && p.Limit.v >= 0 {
-		limit = int(p.Limit.v)
+	if plain && !p.CountOutput.Value && (len(p.SortField.Value) == 0 || p.SortField.Value[0] == "eventid") && p.Limit.Given() && p.Limit.Value >= 0 {
+		limit = int(p.Limit.Value)
 	}
-	countOnly := plain && p.CountOutput
+	countOnly := plain && p.CountOutput.Value
 	emit := func(e *event.Event) bool {
 		if limit >= 0 && len(evs) >= limit {
 			return false
@@ -82,11 +82,11 @@ func (s *Server) selectProblems(p *getParams, f *eventFilter, sc *eventScope, re
 		return true
 	}
 	share := scan.OpenCount() / indexShare
-	if !recent && len(f.EventIDs) > 0 && len(f.EventIDs) <= share {
+	if !recent && len(f.EventIDs.Value) > 0 && len(f.EventIDs.Value) <= share {
 		// A few problems by ID (the web UI's rows in view, a screenful
 		// at a time while scrolling a storm): looked up one by one
 		// instead of matching every open problem against the list.
-		for _, id := range slices.Compact(slices.Sorted(slices.Values(f.EventIDs))) {
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(f.EventIDs.Value))) {
 			e, ok := s.opts.Events.Event(id)
 			if ok && e.Open() && f.match(&e, sc) {
 				if countOnly {
@@ -160,7 +160,7 @@ func cutToLimit(p *getParams, evs []event.Event, lim int) []event.Event {
 
 // descOrder reports whether p sorts newest first.
 func descOrder(p *getParams) bool {
-	return len(p.SortOrder) > 0 && strings.EqualFold(p.SortOrder[0], "DESC")
+	return len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 }
 
 // candidates returns the triggers a request naming hosts, groups or
@@ -170,13 +170,13 @@ func descOrder(p *getParams) bool {
 // none or they are more than limit.
 func (sc *eventScope) candidates(limit int) ([]uint64, bool) {
 	f := sc.f
-	if len(f.ObjectIDs) > 0 {
-		if len(f.ObjectIDs) > limit {
+	if len(f.ObjectIDs.Value) > 0 {
+		if len(f.ObjectIDs.Value) > limit {
 			return nil, false
 		}
-		return slices.Compact(slices.Sorted(slices.Values(f.ObjectIDs))), true
+		return slices.Compact(slices.Sorted(slices.Values(f.ObjectIDs.Value))), true
 	}
-	if len(f.HostIDs) == 0 && len(f.GroupIDs) == 0 {
+	if len(f.HostIDs.Value) == 0 && len(f.GroupIDs.Value) == 0 {
 		return nil, false
 	}
 	if sc.cands == nil {
@@ -196,11 +196,11 @@ func (sc *eventScope) candidates(limit int) ([]uint64, bool) {
 func (sc *eventScope) hostCandidates(limit int) ([]uint64, bool) {
 	f := sc.f
 	var hosts []uint64
-	if len(f.HostIDs) > 0 {
-		hosts = f.HostIDs
+	if len(f.HostIDs.Value) > 0 {
+		hosts = f.HostIDs.Value
 	} else {
 		for _, h := range sc.snap.Hosts() {
-			if anyGroup(h.GroupIDs, f.GroupIDs) {
+			if anyGroup(h.GroupIDs, f.GroupIDs.Value) {
 				hosts = append(hosts, h.ID)
 			}
 		}
@@ -290,13 +290,13 @@ func (c *candCache) put(snap *catalog.Snapshot, key string, limit int, ids []uin
 
 // candKey names a request's host and group scope.
 func candKey(f *eventFilter) string {
-	b := make([]byte, 0, 8*(len(f.HostIDs)+len(f.GroupIDs))+1)
-	for _, h := range slices.Sorted(slices.Values(f.HostIDs)) {
+	b := make([]byte, 0, 8*(len(f.HostIDs.Value)+len(f.GroupIDs.Value))+1)
+	for _, h := range slices.Sorted(slices.Values(f.HostIDs.Value)) {
 		b = strconv.AppendUint(b, h, 36)
 		b = append(b, ',')
 	}
 	b = append(b, '|')
-	for _, g := range slices.Sorted(slices.Values(f.GroupIDs)) {
+	for _, g := range slices.Sorted(slices.Values(f.GroupIDs.Value)) {
 		b = strconv.AppendUint(b, g, 36)
 		b = append(b, ',')
 	}

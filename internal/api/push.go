@@ -46,12 +46,12 @@ func (s *Server) registerPush() {
 
 // pushParams is one value of a history.push request.
 type pushParams struct {
-	ItemID *flexInt        `json:"itemid"`
-	Host   *string         `json:"host"`
-	Key    *string         `json:"key"`
-	Value  json.RawMessage `json:"value"`
-	Clock  *flexInt        `json:"clock"`
-	NS     *flexInt        `json:"ns"`
+	ItemID opt[int64]           `json:"itemid" zbx:"null"`
+	Host   opt[string]          `json:"host" as:"json"`
+	Key    opt[string]          `json:"key" as:"json"`
+	Value  opt[json.RawMessage] `json:"value" as:"json"`
+	Clock  opt[int64]           `json:"clock" zbx:"null"`
+	NS     opt[int64]           `json:"ns" zbx:"null"`
 }
 
 // historyPush implements Zabbix 7.0's history.push: an object or array of
@@ -74,46 +74,46 @@ func (s *Server) historyPush(ctx context.Context, c *call) (any, error) {
 		v := &values[i]
 		v.Clock, v.NS = -1, -1
 		switch {
-		case p.ItemID != nil && (p.Host != nil || p.Key != nil):
+		case p.ItemID.Given() && (p.Host.Given() || p.Key.Given()):
 			return nil, errParams(`Invalid parameter "/%d": either "itemid" or "host" and "key" are expected, not both.`, i+1)
-		case p.ItemID != nil:
-			if !p.ItemID.set || p.ItemID.v <= 0 {
+		case p.ItemID.Given():
+			if p.ItemID.Value <= 0 {
 				return nil, errParams(`Invalid parameter "/%d/itemid": a positive id is expected.`, i+1)
 			}
-			v.ItemID = uint64(p.ItemID.v)
-		case p.Host != nil && p.Key != nil:
-			v.Host, v.Key = *p.Host, *p.Key
+			v.ItemID = uint64(p.ItemID.Value)
+		case p.Host.Given() && p.Key.Given():
+			v.Host, v.Key = p.Host.Value, p.Key.Value
 		default:
 			return nil, errParams(`Invalid parameter "/%d": the parameter "itemid" (or "host" and "key") is missing.`, i+1)
 		}
 		switch {
-		case len(p.Value) == 0:
+		case len(p.Value.Value) == 0:
 			return nil, errParams(`Invalid parameter "/%d": the parameter "value" is missing.`, i+1)
-		case p.Value[0] == '"':
+		case p.Value.Value[0] == '"':
 			var str string
-			if err := json.Unmarshal(p.Value, &str); err != nil {
+			if err := json.Unmarshal(p.Value.Value, &str); err != nil {
 				return nil, errParams(`Invalid parameter "/%d/value": a character string is expected.`, i+1)
 			}
 			v.Value = []byte(str)
-		case p.Value[0] == '-' || (p.Value[0] >= '0' && p.Value[0] <= '9'):
-			v.Value = p.Value // a JSON number: its text is the value
+		case p.Value.Value[0] == '-' || (p.Value.Value[0] >= '0' && p.Value.Value[0] <= '9'):
+			v.Value = p.Value.Value // a JSON number: its text is the value
 		default:
 			return nil, errParams(`Invalid parameter "/%d/value": a character string or number is expected.`, i+1)
 		}
-		if p.Clock != nil && p.Clock.set {
-			if p.Clock.v < 0 {
+		if p.Clock.Given() {
+			if p.Clock.Value < 0 {
 				return nil, errParams(`Invalid parameter "/%d/clock": value must be 0 or greater.`, i+1)
 			}
-			v.Clock = p.Clock.v
+			v.Clock = p.Clock.Value
 		}
-		if p.NS != nil && p.NS.set {
-			if p.NS.v < 0 || p.NS.v > 999999999 {
+		if p.NS.Given() {
+			if p.NS.Value < 0 || p.NS.Value > 999999999 {
 				return nil, errParams(`Invalid parameter "/%d/ns": value must be 0..999999999.`, i+1)
 			}
 			if v.Clock < 0 {
 				return nil, errParams(`Invalid parameter "/%d/ns": "ns" needs "clock".`, i+1)
 			}
-			v.NS = p.NS.v
+			v.NS = p.NS.Value
 		}
 	}
 	// Permissions (perm.go): a value for an item of a host the caller may

@@ -34,12 +34,12 @@ var queueBuckets = [...]struct {
 // as by the *.get methods.
 type queueParams struct {
 	// HostIDs keeps the checks of these hosts only.
-	HostIDs ids `json:"hostids"`
+	HostIDs opt[ids] `json:"hostids"`
 	// GroupBy adds per-host ("host") and per-item-type ("type") counts.
-	GroupBy stringList `json:"groupby"`
+	GroupBy opt[[]string] `json:"groupby"`
 	// Limit bounds the per-host list (the hosts with most overdue
 	// checks first).
-	Limit flexInt `json:"limit"`
+	Limit opt[int64] `json:"limit"`
 }
 
 // queueCounts counts checks per bucket.
@@ -89,7 +89,7 @@ func (s *Server) queueGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	byHost, byType := false, false
-	for i, g := range p.GroupBy {
+	for i, g := range p.GroupBy.Value {
 		switch g {
 		case "host":
 			byHost = true
@@ -108,9 +108,9 @@ func (s *Server) queueGet(ctx context.Context, c *call) (any, error) {
 		checks = s.opts.Queue.Overdue()
 	}
 	var want map[uint64]bool
-	if len(p.HostIDs) > 0 {
-		want = make(map[uint64]bool, len(p.HostIDs))
-		for _, id := range p.HostIDs {
+	if len(p.HostIDs.Value) > 0 {
+		want = make(map[uint64]bool, len(p.HostIDs.Value))
+		for _, id := range p.HostIDs.Value {
 			want[id] = true
 		}
 	}
@@ -154,8 +154,8 @@ func (s *Server) queueGet(ctx context.Context, c *call) (any, error) {
 			}
 			return cmp.Compare(x, y)
 		})
-		if p.Limit.set && p.Limit.v >= 0 && int(p.Limit.v) < len(hostIDs) {
-			hostIDs = hostIDs[:p.Limit.v]
+		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(hostIDs) {
+			hostIDs = hostIDs[:p.Limit.Value]
 		}
 		list := make([]object, 0, len(hostIDs))
 		for _, id := range hostIDs {

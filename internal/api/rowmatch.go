@@ -33,9 +33,19 @@ type rowMatcher struct {
 	exclude  bool
 }
 
+// rowFilter is history.get's filter and search, as the params give them.
+type rowFilter struct {
+	Filter, Search map[string][]string
+	SearchByAny    bool
+	StartSearch    bool
+	// ExcludeSearch and SearchWildcards shape Search.
+	ExcludeSearch   bool
+	SearchWildcards bool
+}
+
 // newRowMatcher compiles p's filter and search; nil when there are none,
 // so that the common read pays nothing.
-func newRowMatcher(p *historyParams) *rowMatcher {
+func newRowMatcher(p *rowFilter) *rowMatcher {
 	m := &rowMatcher{byAny: p.SearchByAny, exclude: p.ExcludeSearch}
 	for _, f := range []string{"itemid", "clock", "ns", "value", "timestamp", "source", "severity", "logeventid"} {
 		if vals, ok := p.Filter[f]; ok {

@@ -217,17 +217,20 @@ func (s *Server) userGroupsOf(ctx context.Context, user uint64) (map[uint64]bool
 	return out, nil
 }
 
+// scriptGetParams are script.get's parameters.
+type scriptGetParams struct {
+	getParams
+	ScriptIDs     opt[ids] `json:"scriptids"`
+	HostIDs       opt[ids] `json:"hostids"`
+	GroupIDs      opt[ids] `json:"groupids"`
+	UsrgrpIDs     opt[ids] `json:"usrgrpids"`
+	SelectHosts   opt[any] `json:"selectHosts"`
+	SelectGroups  opt[any] `json:"selectGroups"`
+	SelectActions opt[any] `json:"selectActions"`
+}
+
 func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		ScriptIDs     ids `json:"scriptids"`
-		HostIDs       ids `json:"hostids"`
-		GroupIDs      ids `json:"groupids"`
-		UsrgrpIDs     ids `json:"usrgrpids"`
-		SelectHosts   any `json:"selectHosts"`
-		SelectGroups  any `json:"selectGroups"`
-		SelectActions any `json:"selectActions"`
-	}
+	var p scriptGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -242,11 +245,11 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 	}
 	cfg := s.opts.Alerting.AlertConfig()
 	snap := s.opts.Catalog.Snapshot()
-	want, wantUG, wantG := idSet(p.ScriptIDs), idSet(p.UsrgrpIDs), idSet(p.GroupIDs)
+	want, wantUG, wantG := idSet(p.ScriptIDs.Value), idSet(p.UsrgrpIDs.Value), idSet(p.GroupIDs.Value)
 	var hostGroups map[uint64]bool
-	if len(p.HostIDs) > 0 {
+	if len(p.HostIDs.Value) > 0 {
 		hostGroups = map[uint64]bool{}
-		for _, id := range p.HostIDs {
+		for _, id := range p.HostIDs.Value {
 			if h := snap.HostByID(id); h != nil {
 				for _, g := range h.GroupIDs {
 					hostGroups[g] = true
@@ -265,7 +268,7 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := scriptObject(sc)
-		if p.SelectActions != nil {
+		if p.SelectActions.Given() {
 			acts := []object{}
 			for _, a := range cfg.SortedActions() {
 				if slices.ContainsFunc(slices.Concat(a.Operations, a.RecoveryOperations, a.UpdateOperations), func(op catalog.Operation) bool {
@@ -276,7 +279,7 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["actions"] = acts
 		}
-		if p.SelectGroups != nil {
+		if p.SelectGroups.Given() {
 			gs := []object{}
 			for _, g := range snap.Groups() {
 				if sc.GroupID == 0 || g.ID == sc.GroupID {
@@ -285,7 +288,7 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["groups"] = gs
 		}
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			hs := []object{}
 			for _, h := range snap.Hosts() {
 				if sc.GroupID == 0 || slices.Contains(h.GroupIDs, sc.GroupID) {
@@ -306,33 +309,37 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 // the script's host group is refused. Answers as Zabbix 6.0:
 // {"response": "success", "value": output}, or an application error
 // with the command's error.
+// scriptExecuteParams are script.execute's parameters; other members
+// are ignored, as they always were.
+type scriptExecuteParams struct {
+	ScriptID opt[uint64] `json:"scriptid"`
+	HostID   opt[uint64] `json:"hostid"`
+	EventID  opt[uint64] `json:"eventid"`
+}
+
 func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		ScriptID flexID `json:"scriptid"`
-		HostID   flexID `json:"hostid"`
-		EventID  flexID `json:"eventid"`
-	}
-	if err := decodeParams(c.params, &p); err != nil {
+	var p scriptExecuteParams
+	if err := decodeLenient(c.params, &p); err != nil {
 		return nil, err
 	}
-	if !p.ScriptID.set {
+	if !p.ScriptID.Set {
 		return nil, errParams(`Invalid parameter "/": the parameter "scriptid" is missing.`)
 	}
-	if p.HostID.set == p.EventID.set {
+	if p.HostID.Set == p.EventID.Set {
 		return nil, errParams(`Invalid parameter "/": either "hostid" or "eventid" is required.`)
 	}
-	sc := s.opts.Alerting.AlertConfig().Scripts[p.ScriptID.v]
+	sc := s.opts.Alerting.AlertConfig().Scripts[p.ScriptID.Value]
 	if sc == nil {
 		return nil, errNoPermissions
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var host *catalog.Host
 	var eventTrigger uint64
-	if p.HostID.set {
+	if p.HostID.Set {
 		if sc.Scope != catalog.ScopeManualHost {
 			return nil, errApp("Cannot execute script: it is not a manual host action script.")
 		}
-		host = snap.HostByID(p.HostID.v)
+		host = snap.HostByID(p.HostID.Value)
 	} else {
 		if sc.Scope != catalog.ScopeManualEvent {
 			return nil, errApp("Cannot execute script: it is not a manual event action script.")
@@ -340,7 +347,7 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 		if s.opts.Events == nil {
 			return nil, errNoPermissions
 		}
-		ev, ok := s.opts.Events.Event(p.EventID.v)
+		ev, ok := s.opts.Events.Event(p.EventID.Value)
 		if !ok {
 			return nil, errNoPermissions
 		}
@@ -350,7 +357,7 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !p.HostID.set {
+	if !p.HostID.Set {
 		// The event's host: the first of its trigger's hosts the caller
 		// can read.
 		if t := snap.Trigger(eventTrigger); t != nil {

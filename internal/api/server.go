@@ -10,12 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api/histread"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -110,7 +110,7 @@ type Options struct {
 	// together hold in memory (24 bytes each) to check MaxRows without a
 	// counting pass (default 4Mi rows, 96 MiB; one request holds at most
 	// 1Mi). A request that finds no room counts first instead: slower,
-	// same answer (history_prefetch.go).
+	// same answer (histread/prefetch.go).
 	PrefetchRows int
 	// MaxBatchCalls bounds the calls of one JSON-RPC batch (default
 	// 1000); a longer batch is refused whole with an error naming the
@@ -132,14 +132,10 @@ type Server struct {
 	throttle *selfmon.LogThrottle
 	// taskSeq numbers the tasks task.create returns.
 	taskSeq atomic.Uint64
-	// prefetchBudget is the rows history.get may still buffer, of
-	// Options.PrefetchRows; prefetchBlocks pools the buffers
-	// (history_prefetch.go).
-	prefetchBudget atomic.Int64
-	prefetchBlocks sync.Pool
-	// prefetchPartItems is the least items per concurrently read part.
-	prefetchPartItems int
-	respBufs          sync.Pool // *bufio.Writer of respBufSize
+	// hist reads history.get's rows; it holds the buffer budget
+	// requests share (Options.PrefetchRows).
+	hist     *histread.Reader
+	respBufs sync.Pool // *bufio.Writer of respBufSize
 	// cands remembers problem.get's candidate triggers per request
 	// scope for the current snapshot (problem_select.go).
 	cands candCache
@@ -183,8 +179,7 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
-	s.prefetchBudget.Store(int64(opts.PrefetchRows))
-	s.prefetchPartItems = prefetchPartItems
+	s.hist = histread.New(histread.Options{Store: opts.History, MaxRows: opts.MaxRows, PrefetchRows: opts.PrefetchRows})
 	s.registerInfo()
 	s.registerUser()
 	s.registerHistory()
@@ -422,60 +417,7 @@ func (s *Server) noMethod(name string) *Error {
 	return &Error{Code: codeNoMethod, Data: `Incorrect API "` + api + `".`}
 }
 
-// decodeParams unmarshals params into v strictly enough to name the bad
-// field.
-func decodeParams(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return errParams(`Invalid parameter "/%s": a %s is expected.`, ute.Field, jsonKind(ute.Type.Kind().String()))
-		}
-		if f := badField(raw, v); f != "" {
-			return errParams(`Invalid parameter "/%s": %v.`, f, err)
-		}
-		return errParams(`Invalid parameter "/": %v.`, err)
-	}
-	return nil
-}
-
-// badField finds which top-level member of raw made decoding into the
-// struct v fail, when a custom unmarshaler (ids, flexInt, ...) refused a
-// value: encoding/json reports those errors without the field. It decodes
-// each member alone into a fresh value of the field's type. "" if it
-// cannot tell.
-func badField(raw json.RawMessage, v any) string {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil {
-		return ""
-	}
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return ""
-	}
-	for name, val := range members {
-		for _, f := range reflect.VisibleFields(t) {
-			if f.Anonymous || !f.IsExported() {
-				continue
-			}
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if tag == "" {
-				tag = f.Name
-			}
-			if !strings.EqualFold(tag, name) {
-				continue
-			}
-			if json.Unmarshal(val, reflect.New(f.Type).Interface()) != nil {
-				return name
-			}
-		}
-	}
-	return ""
-}
-
+// jsonKind is the get dialect's word for a Go kind's JSON value.
 func jsonKind(k string) string {
 	switch k {
 	case "string":

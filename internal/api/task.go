@@ -14,9 +14,9 @@ const taskCheckNow = 6
 // information) has no counterpart and is refused; proxy_hostid is
 // accepted and ignored, as Zabbix ignores it for check-now tasks.
 type taskParams struct {
-	Type        flexInt   `json:"type"`
-	Request     *taskReq  `json:"request"`
-	ProxyHostID notStored `json:"proxy_hostid"`
+	Type        opt[int64]   `json:"type"`
+	Request     opt[taskReq] `json:"request" as:"json"`
+	ProxyHostID opt[ignored] `json:"proxy_hostid"`
 }
 
 type taskReq struct {
@@ -49,13 +49,13 @@ func (s *Server) taskCreate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case !p.Type.set:
+		case !p.Type.Given():
 			return nil, missing(i, "type")
-		case p.Type.v != taskCheckNow:
+		case p.Type.Value != taskCheckNow:
 			return nil, errParams(`Invalid parameter "/%d/type": value must be %d (check now); diagnostic information tasks are not supported.`, i+1, taskCheckNow)
-		case p.Request == nil:
+		case !p.Request.Given():
 			return nil, missing(i, "request")
-		case !p.Request.ItemID.set:
+		case !p.Request.Value.ItemID.set:
 			return nil, errParams(`Invalid parameter "/%d/request": the parameter "itemid" is missing.`, i+1)
 		}
 	}
@@ -69,7 +69,7 @@ func (s *Server) taskCreate(ctx context.Context, c *call) (any, error) {
 	snap := s.opts.Catalog.Snapshot()
 	items := make([]uint64, len(ps))
 	for i := range ps {
-		it := snap.Item(ps[i].Request.ItemID.v)
+		it := snap.Item(ps[i].Request.Value.ItemID.v)
 		switch {
 		case it == nil || !a.canRead(it.Host):
 			return nil, errNoPermissions

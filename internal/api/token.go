@@ -8,12 +8,13 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/auth"
 )
 
+// tokenParams are the objects of token.create.
 type tokenParams struct {
-	Name        *string `json:"name"`
-	Description *string `json:"description"`
-	UserID      flexID  `json:"userid"`
-	ExpiresAt   flexInt `json:"expires_at"`
-	Status      flexInt `json:"status"`
+	Name        opt[string] `json:"name" as:"json"`
+	Description opt[string] `json:"description" as:"json"`
+	UserID      opt[uint64] `json:"userid"`
+	ExpiresAt   opt[int64]  `json:"expires_at"`
+	Status      opt[int64]  `json:"status"`
 }
 
 func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
@@ -27,34 +28,34 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		if p.Name == nil {
+		if !p.Name.Given() {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "name" is missing.`, i+1)
 		}
-		if !p.UserID.set {
-			p.UserID = flexID{set: true, v: c.user.ID}
+		if !p.UserID.Set {
+			p.UserID = opt[uint64]{Set: true, Value: c.user.ID}
 		}
-		if p.UserID.v == 0 || (p.UserID.v != c.user.ID && c.user.Role < RoleSuperAdmin) {
+		if p.UserID.Value == 0 || (p.UserID.Value != c.user.ID && c.user.Role < RoleSuperAdmin) {
 			return nil, errNoPermissions
 		}
-		if p.Status.set && p.Status.v != 0 && p.Status.v != 1 {
+		if p.Status.Given() && p.Status.Value != 0 && p.Status.Value != 1 {
 			return nil, errParams(`Invalid parameter "/%d/status": value must be one of 0, 1.`, i+1)
 		}
-		if p.ExpiresAt.v < 0 {
+		if p.ExpiresAt.Value < 0 {
 			return nil, errParams(`Invalid parameter "/%d/expires_at": value must be 0 (never) or a Unix time.`, i+1)
 		}
 	}
 	var out []uint64
 	for i, p := range ps {
 		desc := ""
-		if p.Description != nil {
-			desc = *p.Description
+		if p.Description.Given() {
+			desc = p.Description.Value
 		}
-		t, err := acc.CreateToken(ctx, p.UserID.v, *p.Name, desc, p.ExpiresAt.v)
+		t, err := acc.CreateToken(ctx, p.UserID.Value, p.Name.Value, desc, p.ExpiresAt.Value)
 		if err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
 		}
 		id := t.ID
-		if p.Status.v == auth.TokenDisabled {
+		if p.Status.Value == auth.TokenDisabled {
 			// Zabbix creates a token disabled in one step; the store
 			// creates tokens enabled, and a token without a secret
 			// cannot be used before this second step anyway.
@@ -62,7 +63,7 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/status", i+1), c)
 			}
 		}
-		s.opts.Logger.Info("api: token created", "by", c.user.Username, "tokenid", id, "userid", p.UserID.v)
+		s.opts.Logger.Info("api: token created", "by", c.user.Username, "tokenid", id, "userid", p.UserID.Value)
 		out = append(out, id)
 	}
 	return idResult("tokenids", out), nil
@@ -137,13 +138,16 @@ func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 	return idResult("tokenids", list), nil
 }
 
+// tokenGetParams are token.get's parameters.
+type tokenGetParams struct {
+	getParams
+	TokenIDs opt[ids]   `json:"tokenids"`
+	UserIDs  opt[ids]   `json:"userids"`
+	ValidAt  opt[int64] `json:"valid_at"`
+}
+
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		TokenIDs ids     `json:"tokenids"`
-		UserIDs  ids     `json:"userids"`
-		ValidAt  flexInt `json:"valid_at"`
-	}
+	var p tokenGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -159,13 +163,13 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
-	wantTok, wantUser := idSet(p.TokenIDs), idSet(p.UserIDs)
+	wantTok, wantUser := idSet(p.TokenIDs.Value), idSet(p.UserIDs.Value)
 	var objs []object
 	for _, t := range toks {
 		if wantTok != nil && !wantTok[t.ID] || wantUser != nil && !wantUser[t.UserID] {
 			continue
 		}
-		if p.ValidAt.set && (t.Status != auth.TokenEnabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.v) {
+		if p.ValidAt.Given() && (t.Status != auth.TokenEnabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.Value) {
 			continue
 		}
 		status := strconv.Itoa(t.Status)

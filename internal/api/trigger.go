@@ -95,33 +95,36 @@ type SoftStates interface {
 	Soft(id uint64) trigger.SoftState
 }
 
+// triggerGetParams are trigger.get's parameters.
+type triggerGetParams struct {
+	getParams
+	TriggerIDs         opt[ids]   `json:"triggerids"`
+	HostIDs            opt[ids]   `json:"hostids"`
+	GroupIDs           opt[ids]   `json:"groupids"`
+	ItemIDs            opt[ids]   `json:"itemids"`
+	OnlyTrue           opt[bool]  `json:"only_true"`
+	MinSeverity        opt[int64] `json:"min_severity"`
+	ExpandDescription  opt[bool]  `json:"expandDescription"`
+	ExpandExpression   opt[bool]  `json:"expandExpression"` // expressions are stored expanded
+	ExpandData         opt[bool]  `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
+	ExpandComment      opt[bool]  `json:"expandComment"`
+	SelectHosts        opt[any]   `json:"selectHosts"`
+	SelectGroups       opt[any]   `json:"selectGroups"`
+	SelectItems        opt[any]   `json:"selectItems"`
+	SelectTags         opt[any]   `json:"selectTags"`
+	SelectLastEvent    opt[any]   `json:"selectLastEvent"`
+	SelectDependencies opt[any]   `json:"selectDependencies"`
+	SkipDependent      opt[bool]  `json:"skipDependent"`
+	LastChangeSince    opt[int64] `json:"lastChangeSince"`
+	LastChangeTill     opt[int64] `json:"lastChangeTill"`
+	Monitored          opt[bool]  `json:"monitored"`
+	Active             opt[bool]  `json:"active"`
+	WithUnacknowledged opt[bool]  `json:"withUnacknowledgedEvents"`
+	WithLastEventUnack opt[bool]  `json:"withLastEventUnacknowledged"`
+}
+
 func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		TriggerIDs         ids     `json:"triggerids"`
-		HostIDs            ids     `json:"hostids"`
-		GroupIDs           ids     `json:"groupids"`
-		ItemIDs            ids     `json:"itemids"`
-		OnlyTrue           bool    `json:"only_true"`
-		MinSeverity        flexInt `json:"min_severity"`
-		ExpandDescription  bool    `json:"expandDescription"`
-		ExpandExpression   bool    `json:"expandExpression"` // expressions are stored expanded
-		ExpandData         bool    `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
-		ExpandComment      bool    `json:"expandComment"`
-		SelectHosts        any     `json:"selectHosts"`
-		SelectGroups       any     `json:"selectGroups"`
-		SelectItems        any     `json:"selectItems"`
-		SelectTags         any     `json:"selectTags"`
-		SelectLastEvent    any     `json:"selectLastEvent"`
-		SelectDependencies any     `json:"selectDependencies"`
-		SkipDependent      bool    `json:"skipDependent"`
-		LastChangeSince    flexInt `json:"lastChangeSince"`
-		LastChangeTill     flexInt `json:"lastChangeTill"`
-		Monitored          bool    `json:"monitored"`
-		Active             bool    `json:"active"`
-		WithUnacknowledged bool    `json:"withUnacknowledgedEvents"`
-		WithLastEventUnack bool    `json:"withLastEventUnacknowledged"`
-	}
+	var p triggerGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -138,9 +141,9 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	// screenful per scrolled frame) are looked up, not matched against
 	// every trigger; ascending by ID, as the snapshot holds them.
 	cands := snap.Triggers()
-	if n := len(p.TriggerIDs); n > 0 && n <= len(cands)/8 {
+	if n := len(p.TriggerIDs.Value); n > 0 && n <= len(cands)/8 {
 		cands = make([]catalog.Trigger, 0, n)
-		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TriggerIDs))) {
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TriggerIDs.Value))) {
 			if t := snap.Trigger(id); t != nil {
 				cands = append(cands, *t)
 			}
@@ -148,35 +151,35 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	}
 	for i := range cands {
 		t := &cands[i]
-		if len(p.TriggerIDs) > 0 && !containsID(p.TriggerIDs, t.ID) ||
-			len(p.HostIDs) > 0 && !slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(p.HostIDs, h) }) ||
-			len(p.ItemIDs) > 0 && !slices.ContainsFunc(t.ItemIDs, func(it uint64) bool { return containsID(p.ItemIDs, it) }) ||
-			p.MinSeverity.set && int64(t.Priority) < p.MinSeverity.v {
+		if len(p.TriggerIDs.Value) > 0 && !containsID(p.TriggerIDs.Value, t.ID) ||
+			len(p.HostIDs.Value) > 0 && !slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(p.HostIDs.Value, h) }) ||
+			len(p.ItemIDs.Value) > 0 && !slices.ContainsFunc(t.ItemIDs, func(it uint64) bool { return containsID(p.ItemIDs.Value, it) }) ||
+			p.MinSeverity.Given() && int64(t.Priority) < p.MinSeverity.Value {
 			continue
 		}
-		if len(p.GroupIDs) > 0 && !slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
+		if len(p.GroupIDs.Value) > 0 && !slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
 			h := snap.HostByID(hid)
-			return h != nil && anyGroup(h.GroupIDs, p.GroupIDs)
+			return h != nil && anyGroup(h.GroupIDs, p.GroupIDs.Value)
 		}) {
 			continue
 		}
-		if !triggerReadable(snap, a, t, p.Editable) {
+		if !triggerReadable(snap, a, t, p.Editable.Value) {
 			continue
 		}
-		if (p.Monitored || p.Active) && !triggerActive(snap, t, p.Monitored) {
+		if (p.Monitored.Value || p.Active.Value) && !triggerActive(snap, t, p.Monitored.Value) {
 			continue
 		}
 		rt := rts.Runtime(t.ID)
-		if p.OnlyTrue && rt.Value != event.ValueProblem && rt.LastChange < now-okPeriod {
+		if p.OnlyTrue.Value && rt.Value != event.ValueProblem && rt.LastChange < now-okPeriod {
 			continue
 		}
-		if p.LastChangeSince.set && rt.LastChange < p.LastChangeSince.v || p.LastChangeTill.set && rt.LastChange > p.LastChangeTill.v {
+		if p.LastChangeSince.Given() && rt.LastChange < p.LastChangeSince.Value || p.LastChangeTill.Given() && rt.LastChange > p.LastChangeTill.Value {
 			continue
 		}
-		if p.SkipDependent && dependsOnProblem(snap, rts, t, 0) {
+		if p.SkipDependent.Value && dependsOnProblem(snap, rts, t, 0) {
 			continue
 		}
-		if p.WithUnacknowledged || p.WithLastEventUnack {
+		if p.WithUnacknowledged.Value || p.WithLastEventUnack.Value {
 			last, ok := s.opts.Events.LastEvent(t.ID)
 			if !ok || last.Value != event.ValueProblem || last.Acknowledged {
 				continue
@@ -190,16 +193,16 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 				o["state_type"] = "1"
 			}
 		}
-		if p.ExpandDescription || p.ExpandData || p.ExpandComment {
+		if p.ExpandDescription.Value || p.ExpandData.Value || p.ExpandComment.Value {
 			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: &trigger.Result{ItemValues: s.lastValues(snap, t)}}
-			if p.ExpandDescription || p.ExpandData {
+			if p.ExpandDescription.Value || p.ExpandData.Value {
 				o["description"] = res.Expand(t.Description, mc)
 			}
-			if p.ExpandComment {
+			if p.ExpandComment.Value {
 				o["comments"] = res.Expand(t.Comments, mc)
 			}
 		}
-		s.triggerSelects(o, &p.getParams, snap, a, t, p.SelectHosts, p.SelectGroups, p.SelectItems, p.SelectTags, p.SelectLastEvent, p.SelectDependencies)
+		s.triggerSelects(o, &p.getParams, snap, a, t, p.SelectHosts.Value, p.SelectGroups.Value, p.SelectItems.Value, p.SelectTags.Value, p.SelectLastEvent.Value, p.SelectDependencies.Value)
 		objs = append(objs, o)
 	}
 	return p.apply(objs, "triggerid", "triggerid", "description", "status", "priority", "lastchange", "value", "state")

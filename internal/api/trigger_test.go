@@ -332,7 +332,7 @@ func TestProblemEncodingMatches(t *testing.T) {
 	// problems so that the separator is written too.
 	open = append(slices.Clone(open), open...)
 	for _, out := range [][]string{{"eventid", "objectid", "severity", "clock"}, {"severity"}, {"objectid", "eventid"}} {
-		p := &getParams{Output: out}
+		p := &getParams{Output: opt[[]string]{Set: true, Value: out}}
 		fields := shortProblems(p, nil, nil, nil)
 		if fields == nil {
 			t.Fatalf("output %q did not take the short path", out)
@@ -354,12 +354,12 @@ func TestProblemEncodingMatches(t *testing.T) {
 			t.Errorf("output %q:\nshort   %s\ngeneric %s", out, got, want)
 		}
 	}
-	for _, p := range []*getParams{{Output: []string{"eventid", "name"}}, {Output: []string{"extend"}}, {Output: []string{"eventid"}, CountOutput: true}} {
+	for _, p := range []*getParams{{Output: opt[[]string]{Set: true, Value: []string{"eventid", "name"}}}, {Output: opt[[]string]{Set: true, Value: []string{"extend"}}}, {Output: opt[[]string]{Set: true, Value: []string{"eventid"}}, CountOutput: opt[bool]{Set: true, Value: true}}} {
 		if shortProblems(p, nil) != nil {
 			t.Errorf("%+v took the short path", p)
 		}
 	}
-	if shortProblems(&getParams{Output: []string{"eventid"}}, "extend") != nil {
+	if shortProblems(&getParams{Output: opt[[]string]{Set: true, Value: []string{"eventid"}}}, "extend") != nil {
 		t.Error("a select took the short path")
 	}
 }

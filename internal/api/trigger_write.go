@@ -9,38 +9,33 @@ import (
 // triggerParams are the members of a Zabbix 6.0 trigger object that
 // trigger.create and trigger.update take.
 type triggerParams struct {
-	TriggerID          flexID     `json:"triggerid"`
-	Description        jstring    `json:"description"`
-	Expression         jstring    `json:"expression"`
-	RecoveryMode       flexInt    `json:"recovery_mode"`
-	RecoveryExpression jstring    `json:"recovery_expression"`
-	Priority           flexInt    `json:"priority"`
-	Status             flexInt    `json:"status"`
-	Type               flexInt    `json:"type"`
-	ManualClose        flexInt    `json:"manual_close"`
-	Opdata             jstring    `json:"opdata"`
-	Comments           jstring    `json:"comments"`
-	URL                jstring    `json:"url"`
-	CorrelationMode    flexInt    `json:"correlation_mode"`
-	CorrelationTag     jstring    `json:"correlation_tag"`
-	Tags               tagList    `json:"tags"`
-	Dependencies       triggerRef `json:"dependencies"`
+	TriggerID          opt[uint64]   `json:"triggerid"`
+	Description        opt[string]   `json:"description"`
+	Expression         opt[string]   `json:"expression"`
+	RecoveryMode       opt[int64]    `json:"recovery_mode"`
+	RecoveryExpression opt[string]   `json:"recovery_expression"`
+	Priority           opt[int64]    `json:"priority"`
+	Status             opt[int64]    `json:"status"`
+	Type               opt[int64]    `json:"type"`
+	ManualClose        opt[int64]    `json:"manual_close"`
+	Opdata             opt[string]   `json:"opdata"`
+	Comments           opt[string]   `json:"comments"`
+	URL                opt[string]   `json:"url"`
+	CorrelationMode    opt[int64]    `json:"correlation_mode"`
+	CorrelationTag     opt[string]   `json:"correlation_tag"`
+	Tags               opt[hostTags] `json:"tags"`
+	Dependencies       opt[refs]     `json:"dependencies" key:"triggerid"`
 	// MaxCheckAttempts is Peregrine's soft/hard extension (1..100).
-	MaxCheckAttempts flexInt `json:"max_check_attempts"`
+	MaxCheckAttempts opt[int64] `json:"max_check_attempts"`
 	// EventName names the trigger's events instead of its description.
-	EventName jstring `json:"event_name"`
+	EventName opt[string] `json:"event_name"`
 	// Accepted and not stored: the UUID of templated triggers.
-	UUID notStored `json:"uuid"`
+	UUID opt[ignored] `json:"uuid"`
 }
-
-// triggerRef is "dependencies": [{"triggerid": "1"}].
-type triggerRef struct{ refList }
-
-func (l *triggerRef) UnmarshalJSON(b []byte) error { return l.decode(b, "dependencies", "triggerid") }
 
 // check validates the enumerations as the Zabbix API does.
 func (p *triggerParams) check(i int) error {
-	in := func(f flexInt, hi int64) bool { return !f.set || f.v >= 0 && f.v <= hi }
+	in := func(f opt[int64], hi int64) bool { return !f.Given() || f.Value >= 0 && f.Value <= hi }
 	switch {
 	case !in(p.Priority, 5):
 		return oneOf(i, "priority", "0, 1, 2, 3, 4, 5")
@@ -54,11 +49,11 @@ func (p *triggerParams) check(i int) error {
 		return oneOf(i, "recovery_mode", "0, 1, 2")
 	case !in(p.CorrelationMode, 1):
 		return oneOf(i, "correlation_mode", "0, 1")
-	case p.MaxCheckAttempts.set && (p.MaxCheckAttempts.v < 1 || p.MaxCheckAttempts.v > 100):
+	case p.MaxCheckAttempts.Given() && (p.MaxCheckAttempts.Value < 1 || p.MaxCheckAttempts.Value > 100):
 		return errParams(`Invalid parameter "/%d/max_check_attempts": value must be one of 1-100.`, i+1)
-	case p.Description.set && p.Description.v == "":
+	case p.Description.Set && p.Description.Value == "":
 		return empty(i, "description")
-	case p.Expression.set && p.Expression.v == "":
+	case p.Expression.Set && p.Expression.Value == "":
 		return empty(i, "expression")
 	}
 	return nil
@@ -73,23 +68,23 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.TriggerID.set:
+		case p.TriggerID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "triggerid".`, i+1)
-		case !p.Description.set:
+		case !p.Description.Set:
 			return nil, missing(i, "description")
-		case !p.Expression.set:
+		case !p.Expression.Set:
 			return nil, missing(i, "expression")
 		}
 		if err := p.check(i); err != nil {
 			return nil, err
 		}
 		fs[i] = catalog.TriggerFields{
-			Description: p.Description.v, Expression: p.Expression.v,
-			RecoveryMode: catalog.RecoveryMode(p.RecoveryMode.v), RecoveryExpression: p.RecoveryExpression.v,
-			Priority: uint8(p.Priority.v), Enabled: p.Status.v == 0, Multiple: p.Type.v == 1, ManualClose: p.ManualClose.v == 1,
-			Opdata: p.Opdata.v, Comments: p.Comments.v, URL: p.URL.v, EventName: p.EventName.v,
-			CorrelationMode: uint8(p.CorrelationMode.v), CorrelationTag: p.CorrelationTag.v,
-			Tags: p.Tags.tags, Dependencies: p.Dependencies.ids, MaxCheckAttempts: uint8(max(p.MaxCheckAttempts.v, 1)),
+			Description: p.Description.Value, Expression: p.Expression.Value,
+			RecoveryMode: catalog.RecoveryMode(p.RecoveryMode.Value), RecoveryExpression: p.RecoveryExpression.Value,
+			Priority: uint8(p.Priority.Value), Enabled: p.Status.Value == 0, Multiple: p.Type.Value == 1, ManualClose: p.ManualClose.Value == 1,
+			Opdata: p.Opdata.Value, Comments: p.Comments.Value, URL: p.URL.Value, EventName: p.EventName.Value,
+			CorrelationMode: uint8(p.CorrelationMode.Value), CorrelationTag: p.CorrelationTag.Value,
+			Tags: p.Tags.Value, Dependencies: p.Dependencies.Value, MaxCheckAttempts: uint8(max(p.MaxCheckAttempts.Value, 1)),
 		}
 	}
 	var ids []uint64
@@ -113,48 +108,42 @@ func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) 
 	ids := make([]uint64, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		if !p.TriggerID.set {
+		if !p.TriggerID.Set {
 			return nil, missing(i, "triggerid")
 		}
 		if err := p.check(i); err != nil {
 			return nil, err
 		}
-		u := catalog.TriggerUpdate{ID: p.TriggerID.v}
-		str := func(s jstring) *string {
-			if s.set {
-				return &s.v
-			}
-			return nil
+		u := catalog.TriggerUpdate{ID: p.TriggerID.Value}
+		u.Description, u.Expression, u.RecoveryExpression = p.Description.ptr(), p.Expression.ptr(), p.RecoveryExpression.ptr()
+		u.Opdata, u.Comments, u.URL, u.CorrelationTag = p.Opdata.ptr(), p.Comments.ptr(), p.URL.ptr(), p.CorrelationTag.ptr()
+		u.EventName = p.EventName.ptr()
+		if p.RecoveryMode.Given() {
+			u.RecoveryMode = new(catalog.RecoveryMode(p.RecoveryMode.Value))
 		}
-		u.Description, u.Expression, u.RecoveryExpression = str(p.Description), str(p.Expression), str(p.RecoveryExpression)
-		u.Opdata, u.Comments, u.URL, u.CorrelationTag = str(p.Opdata), str(p.Comments), str(p.URL), str(p.CorrelationTag)
-		u.EventName = str(p.EventName)
-		if p.RecoveryMode.set {
-			u.RecoveryMode = new(catalog.RecoveryMode(p.RecoveryMode.v))
+		if p.Priority.Given() {
+			u.Priority = new(uint8(p.Priority.Value))
 		}
-		if p.Priority.set {
-			u.Priority = new(uint8(p.Priority.v))
+		if p.MaxCheckAttempts.Given() {
+			u.MaxCheckAttempts = new(uint8(p.MaxCheckAttempts.Value))
 		}
-		if p.MaxCheckAttempts.set {
-			u.MaxCheckAttempts = new(uint8(p.MaxCheckAttempts.v))
+		if p.CorrelationMode.Given() {
+			u.CorrelationMode = new(uint8(p.CorrelationMode.Value))
 		}
-		if p.CorrelationMode.set {
-			u.CorrelationMode = new(uint8(p.CorrelationMode.v))
+		if p.Status.Given() {
+			u.Enabled = new(p.Status.Value == 0)
 		}
-		if p.Status.set {
-			u.Enabled = new(p.Status.v == 0)
+		if p.Type.Given() {
+			u.Multiple = new(p.Type.Value == 1)
 		}
-		if p.Type.set {
-			u.Multiple = new(p.Type.v == 1)
+		if p.ManualClose.Given() {
+			u.ManualClose = new(p.ManualClose.Value == 1)
 		}
-		if p.ManualClose.set {
-			u.ManualClose = new(p.ManualClose.v == 1)
+		if p.Tags.Set {
+			u.Tags = (*[]catalog.Tag)(&p.Tags.Value)
 		}
-		if p.Tags.set {
-			u.Tags = &p.Tags.tags
-		}
-		if p.Dependencies.set {
-			u.Dependencies = &p.Dependencies.ids
+		if p.Dependencies.Set {
+			u.Dependencies = (*[]uint64)(&p.Dependencies.Value)
 		}
 		ups[i], ids[i] = u, u.ID
 	}

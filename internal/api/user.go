@@ -30,43 +30,47 @@ func toUserObject(u User, session string) userObject {
 	return userObject{UserID: strconv.FormatUint(u.ID, 10), Username: u.Username, Type: strconv.Itoa(int(u.Role)), RoleID: strconv.Itoa(int(u.Role)), SessionID: session}
 }
 
+// userLoginParams are user.login's parameters; other members are
+// ignored, as they always were.
+type userLoginParams struct {
+	Username opt[string] `json:"username" as:"json"`
+	User     opt[string] `json:"user" as:"json"` // 5.x name, deprecated in 6.0
+	Password opt[string] `json:"password" as:"json"`
+	UserData opt[bool]   `json:"userData"`
+}
+
 func (s *Server) userLogin(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		Username *string `json:"username"`
-		User     *string `json:"user"` // 5.x name, deprecated in 6.0
-		Password *string `json:"password"`
-		UserData bool    `json:"userData"`
-	}
-	if err := decodeParams(c.params, &p); err != nil {
+	var p userLoginParams
+	if err := decodeLenient(c.params, &p); err != nil {
 		return nil, err
 	}
-	if p.Username != nil && p.User != nil {
+	if p.Username.Given() && p.User.Given() {
 		return nil, errParams(`Invalid parameter "/": unexpected parameter "user".`)
 	}
-	if p.Username == nil {
+	if !p.Username.Given() {
 		p.Username = p.User
 	}
-	if p.Username == nil {
+	if !p.Username.Given() {
 		return nil, errParams(`Invalid parameter "/": the parameter "username" is missing.`)
 	}
-	if p.Password == nil {
+	if !p.Password.Given() {
 		return nil, errParams(`Invalid parameter "/": the parameter "password" is missing.`)
 	}
 	if s.opts.Auth == nil {
 		return nil, errParams("Incorrect user name or password or account is temporarily blocked.")
 	}
-	session, u, err := s.opts.Auth.Login(ctx, *p.Username, *p.Password)
+	session, u, err := s.opts.Auth.Login(ctx, p.Username.Value, p.Password.Value)
 	if errors.Is(err, auth.ErrDisabled) {
 		// A member of a disabled user group, with the right password.
 		return nil, errParams("No permissions for system access.")
 	}
 	if err != nil {
 		if !errors.Is(err, ErrBadCredentials) && !errors.Is(err, ErrBlocked) {
-			s.opts.Logger.Error("api: login failed", "username", *p.Username, "remote", c.remote, "err", err)
+			s.opts.Logger.Error("api: login failed", "username", p.Username.Value, "remote", c.remote, "err", err)
 		}
 		return nil, errParams("Incorrect user name or password or account is temporarily blocked.")
 	}
-	if p.UserData {
+	if p.UserData.Value {
 		return toUserObject(u, session), nil
 	}
 	return session, nil
@@ -79,17 +83,21 @@ func (s *Server) userLogout(ctx context.Context, c *call) (any, error) {
 	return true, nil
 }
 
+// userCheckParams are user.checkAuthentication's parameters; other
+// members are ignored.
+type userCheckParams struct {
+	SessionID opt[string] `json:"sessionid" as:"json"`
+	Token     opt[string] `json:"token" as:"json"`
+}
+
 func (s *Server) userCheck(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionid"`
-		Token     string `json:"token"`
-	}
-	if err := decodeParams(c.params, &p); err != nil {
+	var p userCheckParams
+	if err := decodeLenient(c.params, &p); err != nil {
 		return nil, err
 	}
-	secret := p.SessionID
+	secret := p.SessionID.Value
 	if secret == "" {
-		secret = p.Token
+		secret = p.Token.Value
 	}
 	if secret == "" || s.opts.Auth == nil {
 		return nil, errParams(`Invalid parameter "/": the parameter "sessionid" is missing.`)
@@ -101,50 +109,52 @@ func (s *Server) userCheck(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, errParams("Session terminated, re-login, please.")
 	}
-	return toUserObject(u, p.SessionID), nil
+	return toUserObject(u, p.SessionID.Value), nil
 }
 
-// flexRole is a roleid: "1", 1, ... as clients send it.
-type flexRole struct {
-	set bool
-	v   auth.Role
-}
+// roleParam is a roleid: "1", 1, ... as clients send it; null is not
+// given.
+type roleParam auth.Role
 
-func (r *flexRole) UnmarshalJSON(b []byte) error {
-	var f flexInt
-	if err := f.UnmarshalJSON(b); err != nil {
+func (r *roleParam) decodeParam(b []byte, c *fieldCtx) error {
+	var n int64
+	if err := decodeAs(kindInt, b, &n, c); err != nil {
 		return err
 	}
-	if f.set && !auth.Role(f.v).Valid() {
-		return &paramError{path: "roleid", msg: fmt.Sprintf("value %d must be one of 1 (user), 2 (admin), 3 (super admin)", f.v)}
+	if isNull(b) {
+		return nil
 	}
-	r.set, r.v = f.set, auth.Role(f.v)
+	if !auth.Role(n).Valid() {
+		return &valueError{msg: fmt.Sprintf("value %d must be one of 1 (user), 2 (admin), 3 (super admin)", n)}
+	}
+	*r = roleParam(n)
 	return nil
 }
 
+// userParams are the objects of user.create and user.update.
 type userParams struct {
-	UserID      *flexID    `json:"userid"`
-	Username    *string    `json:"username"`
-	Alias       *string    `json:"alias"` // the pre-5.4 name of username
-	Passwd      *string    `json:"passwd"`
-	CurrentPass *string    `json:"current_passwd"`
-	RoleID      flexRole   `json:"roleid"`
-	Usrgrps     usrgrpRefs `json:"usrgrps"`
+	UserID      opt[uint64]    `json:"userid" zbx:"null"`
+	Username    opt[string]    `json:"username" as:"json"`
+	Alias       opt[string]    `json:"alias" as:"json"` // the pre-5.4 name of username
+	Passwd      opt[string]    `json:"passwd" as:"json"`
+	CurrentPass opt[string]    `json:"current_passwd" as:"json"`
+	RoleID      opt[roleParam] `json:"roleid" zbx:"null"`
+	Usrgrps     opt[refs]      `json:"usrgrps" key:"usrgrpid"`
 	// Medias are the user's media (alert recipients' addresses), kept
 	// in the catalog's notification configuration; user_medias is the
 	// pre-5.2 name.
-	Medias      json.RawMessage `json:"medias"`
-	UserMedias  json.RawMessage `json:"user_medias"`
-	Name        notStored       `json:"name"`
-	Surname     notStored       `json:"surname"`
-	Lang        notStored       `json:"lang"`
-	Theme       notStored       `json:"theme"`
-	Autologin   notStored       `json:"autologin"`
-	Autologout  notStored       `json:"autologout"`
-	Refresh     notStored       `json:"refresh"`
-	RowsPerPage notStored       `json:"rows_per_page"`
-	URL         notStored       `json:"url"`
-	Timezone    notStored       `json:"timezone"`
+	Medias      opt[json.RawMessage] `json:"medias" as:"json"`
+	UserMedias  opt[json.RawMessage] `json:"user_medias" as:"json"`
+	Name        opt[ignored]         `json:"name"`
+	Surname     opt[ignored]         `json:"surname"`
+	Lang        opt[ignored]         `json:"lang"`
+	Theme       opt[ignored]         `json:"theme"`
+	Autologin   opt[ignored]         `json:"autologin"`
+	Autologout  opt[ignored]         `json:"autologout"`
+	Refresh     opt[ignored]         `json:"refresh"`
+	RowsPerPage opt[ignored]         `json:"rows_per_page"`
+	URL         opt[ignored]         `json:"url"`
+	Timezone    opt[ignored]         `json:"timezone"`
 }
 
 func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
@@ -158,17 +168,17 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		if p.Username == nil {
+		if !p.Username.Given() {
 			p.Username = p.Alias
 		}
 		switch {
-		case p.UserID != nil:
+		case p.UserID.Given():
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "userid".`, i+1)
-		case p.Username == nil:
+		case !p.Username.Given():
 			return nil, errParams(`Invalid parameter "/%d": the parameter "username" is missing.`, i+1)
-		case p.Passwd == nil:
+		case !p.Passwd.Given():
 			return nil, errParams(`Invalid parameter "/%d": the parameter "passwd" is missing.`, i+1)
-		case !p.RoleID.set:
+		case !p.RoleID.Given():
 			return nil, errParams(`Invalid parameter "/%d": the parameter "roleid" is missing.`, i+1)
 		}
 	}
@@ -184,12 +194,12 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 	// earlier users created; the error says which one failed.
 	var out []uint64
 	for i, p := range ps {
-		u, err := acc.CreateUser(ctx, *p.Username, *p.Passwd, p.RoleID.v)
+		u, err := acc.CreateUser(ctx, p.Username.Value, p.Passwd.Value, auth.Role(p.RoleID.Value))
 		if err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
 		}
-		if p.Usrgrps.set {
-			if err := acc.SetUserGroups(ctx, u.ID, p.Usrgrps.ids); err != nil {
+		if p.Usrgrps.Set {
+			if err := acc.SetUserGroups(ctx, u.ID, p.Usrgrps.Value); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
 			}
 		}
@@ -198,7 +208,7 @@ func (s *Server) userCreate(ctx context.Context, c *call) (any, error) {
 				return nil, err
 			}
 		}
-		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", *p.Username)
+		s.opts.Logger.Info("api: user created", "by", c.user.Username, "userid", u.ID, "username", p.Username.Value)
 		out = append(out, u.ID)
 	}
 	return idResult("userids", out), nil
@@ -215,32 +225,32 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		if p.UserID == nil || !p.UserID.set || p.UserID.v == 0 {
+		if !p.UserID.Given() || p.UserID.Value == 0 {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "userid" is missing.`, i+1)
 		}
-		if p.Username != nil || p.Alias != nil {
+		if p.Username.Given() || p.Alias.Given() {
 			return nil, errParams(`Invalid parameter "/%d/username": renaming users is not supported.`, i+1)
 		}
-		self := p.UserID.v == c.user.ID
+		self := p.UserID.Value == c.user.ID
 		if c.user.Role < RoleSuperAdmin {
 			// Anybody else may change only their own password.
-			if !self || p.RoleID.set || p.Usrgrps.set || p.Medias != nil || p.UserMedias != nil {
+			if !self || p.RoleID.Given() || p.Usrgrps.Set || p.Medias.Set || p.UserMedias.Set {
 				return nil, errNoPermissions
 			}
 		}
-		if self && p.RoleID.set && p.RoleID.v != c.user.Role {
+		if self && p.RoleID.Given() && auth.Role(p.RoleID.Value) != c.user.Role {
 			return nil, errParams(`Invalid parameter "/%d/roleid": a user cannot change their own role.`, i+1)
 		}
-		if self && p.Passwd != nil {
+		if self && p.Passwd.Given() {
 			// As Zabbix 6.0: changing one's own password needs the
 			// current one, so a stolen session cannot lock the owner out.
-			if p.CurrentPass == nil {
+			if !p.CurrentPass.Given() {
 				return nil, errParams(`Invalid parameter "/%d": the parameter "current_passwd" is missing.`, i+1)
 			}
 			if s.opts.Auth == nil {
 				return nil, errNoPermissions
 			}
-			sid, _, err := s.opts.Auth.Login(ctx, c.user.Username, *p.CurrentPass)
+			sid, _, err := s.opts.Auth.Login(ctx, c.user.Username, p.CurrentPass.Value)
 			if err != nil {
 				return nil, errParams(`Invalid parameter "/%d/current_passwd": incorrect current password.`, i+1)
 			}
@@ -256,28 +266,28 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 	}
 	var out []uint64
 	for i, p := range ps {
-		id := p.UserID.v
+		id := p.UserID.Value
 		if ms, ok := medias[i]; ok {
 			if err := s.setMedias(ctx, map[uint64][]catalog.UserMedia{id: ms}); err != nil {
 				return nil, err
 			}
 		}
-		if p.Usrgrps.set {
-			if err := acc.SetUserGroups(ctx, id, p.Usrgrps.ids); err != nil {
+		if p.Usrgrps.Set {
+			if err := acc.SetUserGroups(ctx, id, p.Usrgrps.Value); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
 			}
 		}
-		if p.RoleID.set {
-			if err := acc.SetRole(ctx, id, p.RoleID.v); err != nil {
+		if p.RoleID.Given() {
+			if err := acc.SetRole(ctx, id, auth.Role(p.RoleID.Value)); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/roleid", i+1), c)
 			}
 		}
-		if p.Passwd != nil {
-			if err := acc.UpdatePassword(ctx, id, *p.Passwd); err != nil {
+		if p.Passwd.Given() {
+			if err := acc.UpdatePassword(ctx, id, p.Passwd.Value); err != nil {
 				return nil, s.accountErr(err, fmt.Sprintf("/%d/passwd", i+1), c)
 			}
 		}
-		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd != nil, "role", p.RoleID.set, "usrgrps", p.Usrgrps.set)
+		s.opts.Logger.Info("api: user updated", "by", c.user.Username, "userid", id, "password", p.Passwd.Given(), "role", p.RoleID.Given(), "usrgrps", p.Usrgrps.Set)
 		out = append(out, id)
 	}
 	return idResult("userids", out), nil
@@ -313,16 +323,19 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 	return idResult("userids", list), nil
 }
 
+// userGetParams are user.get's parameters.
+type userGetParams struct {
+	getParams
+	UserIDs       opt[ids] `json:"userids"`
+	UsrgrpIDs     opt[ids] `json:"usrgrpids"`
+	SelectUsrgrps opt[any] `json:"selectUsrgrps"`
+	SelectMedias  opt[any] `json:"selectMedias"`
+	// selectMediatypes: the media types of the user's media.
+	SelectMediatypes opt[any] `json:"selectMediatypes"`
+}
+
 func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		UserIDs       ids `json:"userids"`
-		UsrgrpIDs     ids `json:"usrgrpids"`
-		SelectUsrgrps any `json:"selectUsrgrps"`
-		SelectMedias  any `json:"selectMedias"`
-		// selectMediatypes: the media types of the user's media.
-		SelectMediatypes any `json:"selectMediatypes"`
-	}
+	var p userGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -340,44 +353,44 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	// the members of their user groups; with editable, only themselves.
 	visible := map[uint64]bool{c.user.ID: true}
 	super := c.user.Role == RoleSuperAdmin
-	if p.SelectUsrgrps != nil || len(p.UsrgrpIDs) > 0 || !super && !p.Editable {
+	if p.SelectUsrgrps.Given() || len(p.UsrgrpIDs.Value) > 0 || !super && !p.Editable.Value {
 		gs, err := acc.UserGroups(ctx)
 		if err != nil {
 			return nil, s.accountErr(err, "/", c)
 		}
 		groupsOf = userGroupsOf(gs)
-		want := idSet(p.UsrgrpIDs)
+		want := idSet(p.UsrgrpIDs.Value)
 		for _, g := range gs {
 			if want[g.ID] {
 				for _, u := range g.UserIDs {
 					inGroup[u] = true
 				}
 			}
-			if !super && !p.Editable && slices.Contains(g.UserIDs, c.user.ID) {
+			if !super && !p.Editable.Value && slices.Contains(g.UserIDs, c.user.ID) {
 				for _, u := range g.UserIDs {
 					visible[u] = true
 				}
 			}
 		}
 	}
-	want := idSet(p.UserIDs)
+	want := idSet(p.UserIDs.Value)
 	var objs []object
 	for i := range users {
 		u := &users[i]
 		if !super && !visible[u.ID] || want != nil && !want[u.ID] ||
-			len(p.UsrgrpIDs) > 0 && !inGroup[u.ID] {
+			len(p.UsrgrpIDs.Value) > 0 && !inGroup[u.ID] {
 			continue
 		}
 		o := accountObject(u)
-		if p.SelectUsrgrps != nil {
+		if p.SelectUsrgrps.Given() {
 			o["usrgrps"] = nonNil(p.limitSelect(groupsOf[u.ID]))
 		}
 		// Media only to a super admin or the user themselves: they hold
 		// addresses.
-		if p.SelectMedias != nil && (super || u.ID == c.user.ID) {
+		if p.SelectMedias.Given() && (super || u.ID == c.user.ID) {
 			o["medias"] = s.mediaObjects(u.ID)
 		}
-		if p.SelectMediatypes != nil && (super || u.ID == c.user.ID) {
+		if p.SelectMediatypes.Given() && (super || u.ID == c.user.ID) {
 			o["mediatypes"] = s.userMediaTypes(u.ID)
 		}
 		objs = append(objs, o)
@@ -390,7 +403,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 func (s *Server) checkUsrgrps(ctx context.Context, acc *auth.Store, c *call, ps []userParams) error {
 	var gs []auth.UserGroup
 	for i, p := range ps {
-		if !p.Usrgrps.set || len(p.Usrgrps.ids) == 0 {
+		if !p.Usrgrps.Set || len(p.Usrgrps.Value) == 0 {
 			continue
 		}
 		if gs == nil {
@@ -399,7 +412,7 @@ func (s *Server) checkUsrgrps(ctx context.Context, acc *auth.Store, c *call, ps 
 				return s.accountErr(err, fmt.Sprintf("/%d/usrgrps", i+1), c)
 			}
 		}
-		if err := checkUserGroups(gs, p.Usrgrps.ids); err != nil {
+		if err := checkUserGroups(gs, p.Usrgrps.Value); err != nil {
 			return err
 		}
 	}
@@ -411,9 +424,9 @@ func (s *Server) checkUsrgrps(ctx context.Context, acc *auth.Store, c *call, ps 
 func (s *Server) userMedias(ps []userParams) (map[int][]catalog.UserMedia, error) {
 	out := map[int][]catalog.UserMedia{}
 	for i, p := range ps {
-		raw, name := p.Medias, "medias"
-		if raw == nil {
-			raw, name = p.UserMedias, "user_medias"
+		raw, name := p.Medias.Value, "medias"
+		if !p.Medias.Set {
+			raw, name = p.UserMedias.Value, "user_medias"
 		}
 		if raw == nil {
 			continue

@@ -22,106 +22,97 @@ func (s *Server) registerUserGroups() {
 	s.methods["usergroup.delete"] = &method{role: RoleSuperAdmin, call: s.usergroupDelete}
 }
 
-// rightList is a user group's "rights" (Zabbix 6.0) or "hostgroup_rights"
-// (6.2 and later): [{"id": hostgroupid, "permission": 0 | 2 | 3}].
-type rightList struct {
-	set    bool
-	rights []auth.Right
-}
+// hostRights is a user group's "rights" (Zabbix 6.0) or
+// "hostgroup_rights" (6.2 and later): [{"id": hostgroupid, "permission":
+// 0 | 2 | 3}].
+type hostRights []auth.Right
 
-func (l *rightList) decode(b []byte, name string) error {
-	elems, err := objectElems(b, name)
+func (l *hostRights) decodeParam(b []byte, _ *fieldCtx) error {
+	elems, err := elemsOf(b)
 	if err != nil {
 		return err
 	}
-	l.set, l.rights = true, make([]auth.Right, 0, len(elems))
+	*l = make(hostRights, 0, len(elems))
 	for j, el := range elems {
-		path := name + "/" + strconv.Itoa(j+1)
+		sub := strconv.Itoa(j + 1)
 		var v struct {
-			ID         *flexID  `json:"id"`
-			Permission *flexInt `json:"permission"`
+			ID         opt[uint64] `json:"id" zbx:"null"`
+			Permission opt[int64]  `json:"permission" zbx:"null"`
 		}
-		if err := decodeElem(el, path, &v); err != nil {
+		if err := decodeElement(el, sub, &v, &writeRules); err != nil {
 			return err
 		}
 		switch {
-		case v.ID == nil || !v.ID.set:
-			return &paramError{path: path, msg: `the parameter "id" is missing`}
-		case v.Permission == nil || !v.Permission.set:
-			return &paramError{path: path, msg: `the parameter "permission" is missing`}
-		case !auth.Permission(v.Permission.v).Valid():
-			return &paramError{path: path + "/permission", msg: "value must be one of 0, 2, 3"}
+		case !v.ID.Given():
+			return &valueError{sub: sub, msg: `the parameter "id" is missing`}
+		case !v.Permission.Given():
+			return &valueError{sub: sub, msg: `the parameter "permission" is missing`}
+		case !auth.Permission(v.Permission.Value).Valid():
+			return &valueError{sub: sub + "/permission", msg: "value must be one of 0, 2, 3"}
 		}
-		if slices.ContainsFunc(l.rights, func(r auth.Right) bool { return r.HostGroupID == v.ID.v }) {
-			return &paramError{path: path, msg: "value (id)=(" + strconv.FormatUint(v.ID.v, 10) + ") already exists"}
+		if slices.ContainsFunc(*l, func(r auth.Right) bool { return r.HostGroupID == v.ID.Value }) {
+			return &valueError{sub: sub, msg: "value (id)=(" + strconv.FormatUint(v.ID.Value, 10) + ") already exists"}
 		}
-		l.rights = append(l.rights, auth.Right{HostGroupID: v.ID.v, Permission: auth.Permission(v.Permission.v)})
+		*l = append(*l, auth.Right{HostGroupID: v.ID.Value, Permission: auth.Permission(v.Permission.Value)})
 	}
 	return nil
 }
 
-type rights60 struct{ rightList }
-
-func (l *rights60) UnmarshalJSON(b []byte) error { return l.decode(b, "rights") }
-
-type rights62 struct{ rightList }
-
-func (l *rights62) UnmarshalJSON(b []byte) error { return l.decode(b, "hostgroup_rights") }
-
+// usergroupParams are the objects of usergroup.create and .update.
 type usergroupParams struct {
-	UsrgrpID    flexID  `json:"usrgrpid"`
-	Name        jstring `json:"name"`
-	GUIAccess   flexInt `json:"gui_access"`
-	UsersStatus flexInt `json:"users_status"`
-	DebugMode   flexInt `json:"debug_mode"`
+	UsrgrpID    opt[uint64] `json:"usrgrpid"`
+	Name        opt[string] `json:"name"`
+	GUIAccess   opt[int64]  `json:"gui_access"`
+	UsersStatus opt[int64]  `json:"users_status"`
+	DebugMode   opt[int64]  `json:"debug_mode"`
 	// Rights (6.0) and HostGroupRights (6.2) are two names of one list.
-	Rights          rights60 `json:"rights"`
-	HostGroupRights rights62 `json:"hostgroup_rights"`
+	Rights          opt[hostRights] `json:"rights"`
+	HostGroupRights opt[hostRights] `json:"hostgroup_rights"`
 	// Members: "userids" (6.0) or "users" (6.2).
-	UserIDs ids      `json:"userids"`
-	Users   userRefs `json:"users"`
+	UserIDs opt[ids]  `json:"userids"`
+	Users   opt[refs] `json:"users" key:"userid"`
 	// No templates and no tag-based permissions: these must be empty,
 	// since ignoring them would grant or withhold what was asked.
-	TemplateGroupRights jlist `json:"templategroup_rights"`
-	TagFilters          jlist `json:"tag_filters"`
+	TemplateGroupRights opt[listLen] `json:"templategroup_rights"`
+	TagFilters          opt[listLen] `json:"tag_filters"`
 }
 
 // check validates p, element i of a batch, and returns its rights and
 // members (nil: not given).
 func (p *usergroupParams) check(i int) (rights *[]auth.Right, users *[]uint64, err error) {
 	switch {
-	case p.Name.set && p.Name.v == "":
+	case p.Name.Set && p.Name.Value == "":
 		return nil, nil, empty(i, "name")
-	case p.GUIAccess.set && (p.GUIAccess.v < 0 || p.GUIAccess.v > 3):
+	case p.GUIAccess.Given() && (p.GUIAccess.Value < 0 || p.GUIAccess.Value > 3):
 		return nil, nil, oneOf(i, "gui_access", "0, 1, 2, 3")
-	case p.UsersStatus.set && p.UsersStatus.v != 0 && p.UsersStatus.v != 1:
+	case p.UsersStatus.Given() && p.UsersStatus.Value != 0 && p.UsersStatus.Value != 1:
 		return nil, nil, oneOf(i, "users_status", "0, 1")
-	case p.DebugMode.set && p.DebugMode.v != 0 && p.DebugMode.v != 1:
+	case p.DebugMode.Given() && p.DebugMode.Value != 0 && p.DebugMode.Value != 1:
 		return nil, nil, oneOf(i, "debug_mode", "0, 1")
-	case p.Rights.set && p.HostGroupRights.set:
+	case p.Rights.Set && p.HostGroupRights.Set:
 		return nil, nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostgroup_rights".`, i+1)
-	case p.UserIDs != nil && p.Users.set:
+	case p.UserIDs.Given() && p.Users.Set:
 		return nil, nil, errParams(`Invalid parameter "/%d": unexpected parameter "users".`, i+1)
-	case p.TemplateGroupRights.n > 0:
+	case p.TemplateGroupRights.Value > 0:
 		return nil, nil, unsupported(i, "templategroup_rights", "templates")
-	case p.TagFilters.n > 0:
+	case p.TagFilters.Value > 0:
 		return nil, nil, unsupported(i, "tag_filters", "tag-based permissions")
 	}
-	if p.Rights.set {
-		rights = &p.Rights.rights
-	} else if p.HostGroupRights.set {
-		rights = &p.HostGroupRights.rights
+	if p.Rights.Set {
+		rights = (*[]auth.Right)(&p.Rights.Value)
+	} else if p.HostGroupRights.Set {
+		rights = (*[]auth.Right)(&p.HostGroupRights.Value)
 	}
-	if p.UserIDs != nil {
-		u := []uint64(p.UserIDs)
+	if p.UserIDs.Given() {
+		u := []uint64(p.UserIDs.Value)
 		for j, id := range u {
 			if slices.Contains(u[:j], id) {
 				return nil, nil, errParams(`Invalid parameter "/%d/userids/%d": value (%d) already exists.`, i+1, j+1, id)
 			}
 		}
 		users = &u
-	} else if p.Users.set {
-		users = &p.Users.ids
+	} else if p.Users.Set {
+		users = (*[]uint64)(&p.Users.Value)
 	}
 	return rights, users, nil
 }
@@ -164,9 +155,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.UsrgrpID.set:
+		case p.UsrgrpID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "usrgrpid".`, i+1)
-		case !p.Name.set:
+		case !p.Name.Set:
 			return nil, missing(i, "name")
 		}
 		rights, users, err := p.check(i)
@@ -176,10 +167,10 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 		if err := s.checkRefs(ctx, acc, c, rights, users); err != nil {
 			return nil, err
 		}
-		if p.UsersStatus.v == 1 && users != nil && slices.Contains(*users, c.user.ID) {
+		if p.UsersStatus.Value == 1 && users != nil && slices.Contains(*users, c.user.ID) {
 			return nil, errSelfDisable
 		}
-		g := auth.UserGroup{Name: p.Name.v, GUIAccess: int(p.GUIAccess.v), UsersStatus: int(p.UsersStatus.v), DebugMode: int(p.DebugMode.v)}
+		g := auth.UserGroup{Name: p.Name.Value, GUIAccess: int(p.GUIAccess.Value), UsersStatus: int(p.UsersStatus.Value), DebugMode: int(p.DebugMode.Value)}
 		if rights != nil {
 			g.Rights = *rights
 		}
@@ -213,11 +204,11 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 	ids := make([]uint64, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		if !p.UsrgrpID.set {
+		if !p.UsrgrpID.Set {
 			return nil, missing(i, "usrgrpid")
 		}
-		if slices.Contains(ids[:i], p.UsrgrpID.v) {
-			return nil, errParams(`Invalid parameter "/%d": value (usrgrpid)=(%d) already exists.`, i+1, p.UsrgrpID.v)
+		if slices.Contains(ids[:i], p.UsrgrpID.Value) {
+			return nil, errParams(`Invalid parameter "/%d": value (usrgrpid)=(%d) already exists.`, i+1, p.UsrgrpID.Value)
 		}
 		rights, users, err := p.check(i)
 		if err != nil {
@@ -229,18 +220,18 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 		if selfDisabled(current, p, users, c.user.ID) {
 			return nil, errSelfDisable
 		}
-		u := auth.UserGroupUpdate{ID: p.UsrgrpID.v, Rights: rights, UserIDs: users}
-		if p.Name.set {
-			u.Name = &p.Name.v
+		u := auth.UserGroupUpdate{ID: p.UsrgrpID.Value, Rights: rights, UserIDs: users}
+		if p.Name.Set {
+			u.Name = &p.Name.Value
 		}
-		intp := func(f flexInt) *int {
-			if f.set {
-				return new(int(f.v))
+		intp := func(f opt[int64]) *int {
+			if f.Given() {
+				return new(int(f.Value))
 			}
 			return nil
 		}
 		u.GUIAccess, u.UsersStatus, u.DebugMode = intp(p.GUIAccess), intp(p.UsersStatus), intp(p.DebugMode)
-		us[i], ids[i] = u, p.UsrgrpID.v
+		us[i], ids[i] = u, p.UsrgrpID.Value
 	}
 	if err := acc.UpdateUserGroups(ctx, us); err != nil {
 		return nil, s.accountErr(err, "/1", c)
@@ -273,13 +264,13 @@ var errSelfDisable = errApp("User cannot add himself to a disabled group or gran
 // a disabled group: the group's status after the update is 1 and its
 // members after the update include self.
 func selfDisabled(current []auth.UserGroup, p *usergroupParams, users *[]uint64, self uint64) bool {
-	i := slices.IndexFunc(current, func(g auth.UserGroup) bool { return g.ID == p.UsrgrpID.v })
+	i := slices.IndexFunc(current, func(g auth.UserGroup) bool { return g.ID == p.UsrgrpID.Value })
 	if i < 0 {
 		return false // unknown: the store refuses it
 	}
 	status, members := int64(current[i].UsersStatus), current[i].UserIDs
-	if p.UsersStatus.set {
-		status = p.UsersStatus.v
+	if p.UsersStatus.Given() {
+		status = p.UsersStatus.Value
 	}
 	if users != nil {
 		members = *users
@@ -301,20 +292,23 @@ func accountObject(u *auth.User) object {
 	}
 }
 
+// usergroupGetParams are usergroup.get's parameters.
+type usergroupGetParams struct {
+	getParams
+	UsrgrpIDs     opt[ids] `json:"usrgrpids"`
+	UserIDs       opt[ids] `json:"userids"`
+	Status        *flexInt `json:"status"`
+	WithGUIAccess *flexInt `json:"with_gui_access"`
+	SelectUsers   opt[any] `json:"selectUsers"`
+	SelectRights  opt[any] `json:"selectRights"`
+	// 6.2's name of selectRights, and the lists Peregrine never has.
+	SelectHostGroupRights     opt[any] `json:"selectHostGroupRights"`
+	SelectTemplateGroupRights opt[any] `json:"selectTemplateGroupRights"`
+	SelectTagFilters          opt[any] `json:"selectTagFilters"`
+}
+
 func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		UsrgrpIDs     ids      `json:"usrgrpids"`
-		UserIDs       ids      `json:"userids"`
-		Status        *flexInt `json:"status"`
-		WithGUIAccess *flexInt `json:"with_gui_access"`
-		SelectUsers   any      `json:"selectUsers"`
-		SelectRights  any      `json:"selectRights"`
-		// 6.2's name of selectRights, and the lists Peregrine never has.
-		SelectHostGroupRights     any `json:"selectHostGroupRights"`
-		SelectTemplateGroupRights any `json:"selectTemplateGroupRights"`
-		SelectTagFilters          any `json:"selectTagFilters"`
-	}
+	var p usergroupGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -327,19 +321,19 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 		return nil, s.accountErr(err, "/", c)
 	}
 	var users []auth.User
-	if p.SelectUsers != nil {
+	if p.SelectUsers.Given() {
 		if users, err = acc.Users(ctx); err != nil {
 			return nil, s.accountErr(err, "/", c)
 		}
 	}
 	snap := s.opts.Catalog.Snapshot()
-	wantGroup, wantUser := idSet(p.UsrgrpIDs), idSet(p.UserIDs)
+	wantGroup, wantUser := idSet(p.UsrgrpIDs.Value), idSet(p.UserIDs.Value)
 	var objs []object
 	for i := range gs {
 		g := &gs[i]
 		// Anybody but a super admin sees only their own groups, and
 		// none as editable (as Zabbix).
-		if c.user.Role < RoleSuperAdmin && (p.Editable || !slices.Contains(g.UserIDs, c.user.ID)) {
+		if c.user.Role < RoleSuperAdmin && (p.Editable.Value || !slices.Contains(g.UserIDs, c.user.ID)) {
 			continue
 		}
 		if wantGroup != nil && !wantGroup[g.ID] ||
@@ -349,7 +343,7 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := usergroupObject(g)
-		if p.SelectRights != nil || p.SelectHostGroupRights != nil {
+		if p.SelectRights.Given() || p.SelectHostGroupRights.Given() {
 			rs := []object{}
 			for _, r := range g.Rights {
 				// Rights on deleted host groups are kept by the auth
@@ -359,20 +353,20 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 				}
 			}
 			rs = p.limitSelect(rs)
-			if p.SelectRights != nil {
+			if p.SelectRights.Given() {
 				o["rights"] = rs
 			}
-			if p.SelectHostGroupRights != nil {
+			if p.SelectHostGroupRights.Given() {
 				o["hostgroup_rights"] = rs
 			}
 		}
-		if p.SelectTemplateGroupRights != nil {
+		if p.SelectTemplateGroupRights.Given() {
 			o["templategroup_rights"] = []object{}
 		}
-		if p.SelectTagFilters != nil {
+		if p.SelectTagFilters.Given() {
 			o["tag_filters"] = []object{}
 		}
-		if p.SelectUsers != nil {
+		if p.SelectUsers.Given() {
 			us := []object{}
 			for j := range users {
 				if slices.Contains(g.UserIDs, users[j].ID) {

@@ -1,10 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -68,26 +65,29 @@ func macroOwnerVisible(snap *catalog.Snapshot, a access, owner uint64, editable 
 	return snap.Template(owner) != nil
 }
 
+// usermacroGetParams are usermacro.get's parameters.
+type usermacroGetParams struct {
+	getParams
+	GlobalMacro     opt[bool] `json:"globalmacro"`
+	GlobalMacroIDs  opt[ids]  `json:"globalmacroids"`
+	HostMacroIDs    opt[ids]  `json:"hostmacroids"`
+	HostIDs         opt[ids]  `json:"hostids"`
+	TemplateIDs     opt[ids]  `json:"templateids"`
+	GroupIDs        opt[ids]  `json:"groupids"`
+	SelectHosts     opt[any]  `json:"selectHosts"`
+	SelectTemplates opt[any]  `json:"selectTemplates"`
+}
+
 func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		GlobalMacro     bool `json:"globalmacro"`
-		GlobalMacroIDs  ids  `json:"globalmacroids"`
-		HostMacroIDs    ids  `json:"hostmacroids"`
-		HostIDs         ids  `json:"hostids"`
-		TemplateIDs     ids  `json:"templateids"`
-		GroupIDs        ids  `json:"groupids"`
-		SelectHosts     any  `json:"selectHosts"`
-		SelectTemplates any  `json:"selectTemplates"`
-	}
+	var p usermacroGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
-	if p.GlobalMacro || len(p.GlobalMacroIDs) > 0 {
+	if p.GlobalMacro.Value || len(p.GlobalMacroIDs.Value) > 0 {
 		var objs []object
 		for _, m := range snap.Macros(0) {
-			if len(p.GlobalMacroIDs) == 0 || containsID(p.GlobalMacroIDs, m.ID) {
+			if len(p.GlobalMacroIDs.Value) == 0 || containsID(p.GlobalMacroIDs.Value, m.ID) {
 				objs = append(objs, macroObject(m))
 			}
 		}
@@ -100,27 +100,27 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 	var objs []object
 	for _, m := range snap.AllMacros() {
 		switch {
-		case len(p.HostMacroIDs) > 0 && !containsID(p.HostMacroIDs, m.ID),
-			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID),
-			len(p.TemplateIDs) > 0 && !containsID(p.TemplateIDs, m.HostID),
-			!macroOwnerVisible(snap, a, m.HostID, p.Editable):
+		case len(p.HostMacroIDs.Value) > 0 && !containsID(p.HostMacroIDs.Value, m.ID),
+			len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, m.HostID),
+			len(p.TemplateIDs.Value) > 0 && !containsID(p.TemplateIDs.Value, m.HostID),
+			!macroOwnerVisible(snap, a, m.HostID, p.Editable.Value):
 			continue
 		}
-		if len(p.GroupIDs) > 0 {
+		if len(p.GroupIDs.Value) > 0 {
 			h := snap.HostByID(m.HostID)
-			if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs) {
+			if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
 				continue
 			}
 		}
 		o := macroObject(m)
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			var hs []object
 			if h := snap.HostByID(m.HostID); h != nil {
 				hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
 			}
 			o["hosts"] = nonNil(hs)
 		}
-		if p.SelectTemplates != nil {
+		if p.SelectTemplates.Given() {
 			var ts []object
 			if t := snap.Template(m.HostID); t != nil {
 				ts = append(ts, templateObject(t))
@@ -144,17 +144,20 @@ func sortByID(objs []object, field string) {
 	}
 }
 
+// templateGetParams are template.get's parameters.
+type templateGetParams struct {
+	getParams
+	TemplateIDs           opt[ids] `json:"templateids"`
+	HostIDs               opt[ids] `json:"hostids"`
+	ParentTemplateIDs     opt[ids] `json:"parentTemplateids"`
+	SelectMacros          opt[any] `json:"selectMacros"`
+	SelectParentTemplates opt[any] `json:"selectParentTemplates"`
+	SelectTemplates       opt[any] `json:"selectTemplates"`
+	SelectHosts           opt[any] `json:"selectHosts"`
+}
+
 func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		TemplateIDs           ids `json:"templateids"`
-		HostIDs               ids `json:"hostids"`
-		ParentTemplateIDs     ids `json:"parentTemplateids"`
-		SelectMacros          any `json:"selectMacros"`
-		SelectParentTemplates any `json:"selectParentTemplates"`
-		SelectTemplates       any `json:"selectTemplates"`
-		SelectHosts           any `json:"selectHosts"`
-	}
+	var p templateGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -179,23 +182,23 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 	var objs []object
 	for i := range tmpls {
 		t := &tmpls[i]
-		if len(p.TemplateIDs) > 0 && !containsID(p.TemplateIDs, t.ID) {
+		if len(p.TemplateIDs.Value) > 0 && !containsID(p.TemplateIDs.Value, t.ID) {
 			continue
 		}
-		if len(p.HostIDs) > 0 && !anyGroup(linkedTo[t.ID], p.HostIDs) {
+		if len(p.HostIDs.Value) > 0 && !anyGroup(linkedTo[t.ID], p.HostIDs.Value) {
 			continue
 		}
-		if len(p.ParentTemplateIDs) > 0 && !anyGroup(t.TemplateIDs, p.ParentTemplateIDs) {
+		if len(p.ParentTemplateIDs.Value) > 0 && !anyGroup(t.TemplateIDs, p.ParentTemplateIDs.Value) {
 			continue
 		}
 		o := templateObject(t)
-		if p.SelectMacros != nil {
+		if p.SelectMacros.Given() {
 			o["macros"] = macroObjects(snap.Macros(t.ID), &p.getParams)
 		}
-		if p.SelectParentTemplates != nil {
+		if p.SelectParentTemplates.Given() {
 			o["parentTemplates"] = templateRefs(snap, t.TemplateIDs, &p.getParams)
 		}
-		if p.SelectTemplates != nil {
+		if p.SelectTemplates.Given() {
 			var ts []uint64
 			for _, o := range linkedTo[t.ID] {
 				if snap.Template(o) != nil {
@@ -204,7 +207,7 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["templates"] = templateRefs(snap, ts, &p.getParams)
 		}
-		if p.SelectHosts != nil {
+		if p.SelectHosts.Given() {
 			var hs []object
 			for _, hid := range linkedTo[t.ID] {
 				if h := snap.HostByID(hid); h != nil && a.sees(h, false) {
@@ -231,31 +234,31 @@ func templateRefs(snap *catalog.Snapshot, tids []uint64, p *getParams) []object 
 // macroParams are the members of a usermacro object that the write
 // methods take.
 type macroParams struct {
-	HostMacroID   flexID    `json:"hostmacroid"`
-	GlobalMacroID flexID    `json:"globalmacroid"`
-	HostID        flexID    `json:"hostid"`
-	Macro         jstring   `json:"macro"`
-	Value         jstring   `json:"value"`
-	Type          flexInt   `json:"type"`
-	Description   jstring   `json:"description"`
-	Automatic     notStored `json:"automatic"`
+	HostMacroID   opt[uint64]  `json:"hostmacroid"`
+	GlobalMacroID opt[uint64]  `json:"globalmacroid"`
+	HostID        opt[uint64]  `json:"hostid"`
+	Macro         opt[string]  `json:"macro"`
+	Value         opt[string]  `json:"value"`
+	Type          opt[int64]   `json:"type"`
+	Description   opt[string]  `json:"description"`
+	Automatic     opt[ignored] `json:"automatic"`
 }
 
 // check validates what the catalog does not word as Zabbix does; path
 // is the object's ("/1", or "/1/macros/2" in a host).
 func (p *macroParams) check(path string, create bool) error {
 	switch {
-	case create && !p.Macro.set:
+	case create && !p.Macro.Set:
 		return errParams(`Invalid parameter "%s": the parameter "macro" is missing.`, path)
-	case p.Macro.set && p.Macro.v == "":
+	case p.Macro.Set && p.Macro.Value == "":
 		return errParams(`Invalid parameter "%s/macro": cannot be empty.`, path)
-	case p.Type.set && p.Type.v == int64(usermacro.Vault):
+	case p.Type.Given() && p.Type.Value == int64(usermacro.Vault):
 		return errParams(`Invalid parameter "%s/type": vault secret macros are not supported by Peregrine: store the value as a secret text macro (type 1).`, path)
-	case p.Type.set && p.Type.v != 0 && p.Type.v != 1:
+	case p.Type.Given() && p.Type.Value != 0 && p.Type.Value != 1:
 		return errParams(`Invalid parameter "%s/type": value must be one of 0, 1, 2.`, path)
 	}
-	if p.Macro.set {
-		if _, err := usermacro.CheckDefinition(p.Macro.v); err != nil {
+	if p.Macro.Set {
+		if _, err := usermacro.CheckDefinition(p.Macro.Value); err != nil {
 			return errParams(`Invalid parameter "%s/macro": %s.`, path, err.Error())
 		}
 	}
@@ -265,22 +268,22 @@ func (p *macroParams) check(path string, create bool) error {
 func objPath(i int) string { return "/" + strconv.Itoa(i+1) }
 
 func (p *macroParams) fields(owner uint64) catalog.MacroFields {
-	return catalog.MacroFields{HostID: owner, Macro: p.Macro.v, Value: p.Value.v, Type: int(p.Type.v), Description: p.Description.v}
+	return catalog.MacroFields{HostID: owner, Macro: p.Macro.Value, Value: p.Value.Value, Type: int(p.Type.Value), Description: p.Description.Value}
 }
 
 func (p *macroParams) update(mid uint64) catalog.MacroUpdate {
 	u := catalog.MacroUpdate{ID: mid}
-	if p.Macro.set {
-		u.Macro = &p.Macro.v
+	if p.Macro.Set {
+		u.Macro = &p.Macro.Value
 	}
-	if p.Value.set {
-		u.Value = &p.Value.v
+	if p.Value.Set {
+		u.Value = &p.Value.Value
 	}
-	if p.Type.set {
-		u.Type = new(int(p.Type.v))
+	if p.Type.Given() {
+		u.Type = new(int(p.Type.Value))
 	}
-	if p.Description.set {
-		u.Description = &p.Description.v
+	if p.Description.Set {
+		u.Description = &p.Description.Value
 	}
 	return u
 }
@@ -307,13 +310,13 @@ func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error
 	owners := make([]uint64, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		if !p.HostID.set {
+		if !p.HostID.Set {
 			return nil, missing(i, "hostid")
 		}
 		if err := p.check(objPath(i), true); err != nil {
 			return nil, err
 		}
-		fs[i], owners[i] = p.fields(p.HostID.v), p.HostID.v
+		fs[i], owners[i] = p.fields(p.HostID.Value), p.HostID.Value
 	}
 	var ids []uint64
 	err := w.edit(ctx, c, "hostmacroid", macroOwnersWritable(owners), func(e *catalog.Edit) (err error) {
@@ -367,15 +370,15 @@ func (w *configWriter) macroUpdate(ctx context.Context, c *call, global bool) (a
 			mid = p.GlobalMacroID
 		}
 		switch {
-		case !mid.set:
+		case !mid.Set:
 			return nil, missing(i, idField)
-		case p.HostID.set:
+		case p.HostID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
 		}
 		if err := p.check(objPath(i), false); err != nil {
 			return nil, err
 		}
-		ups[i], mids[i] = p.update(mid.v), mid.v
+		ups[i], mids[i] = p.update(mid.Value), mid.Value
 	}
 	owners, err := macroIDsOf(w.cat.Snapshot(), mids, global)
 	if err != nil {
@@ -422,7 +425,7 @@ func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, err
 	fs := make([]catalog.MacroFields, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		if p.HostID.set {
+		if p.HostID.Set {
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
 		}
 		if err := p.check(objPath(i), true); err != nil {
@@ -443,36 +446,32 @@ func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, err
 
 // macroList is host.create/update's "macros": usermacro objects
 // without hostid.
-type macroList struct {
-	set bool
-	ps  []macroParams
-}
+type macroList []macroParams
 
-func (l *macroList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '[' {
-		return &paramError{path: "macros", msg: "an array is expected"}
+func (l *macroList) decodeParam(b []byte, _ *fieldCtx) error {
+	elems, ok := arrayElems(b)
+	if !ok {
+		return &valueError{msg: "an array is expected"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l.ps); err != nil {
-		var pe *paramError
-		if errors.As(err, &pe) {
-			return &paramError{path: "macros/" + pe.path, msg: pe.msg}
+	*l = make(macroList, len(elems))
+	for j, el := range elems {
+		if isNull(el) {
+			continue // an object with no members, as encoding/json took it
 		}
-		return &paramError{path: "macros", msg: "an array of macro objects (macro, value, type, description) is expected"}
+		ms, ok := objectMembers(el)
+		if !ok || decodeMembers(ms, "", &(*l)[j], &writeRules) != nil {
+			return &valueError{msg: "an array of macro objects (macro, value, type, description) is expected"}
+		}
 	}
-	l.set = true
 	return nil
 }
 
-// fields validates the list as element i's macros.
-func (l *macroList) fields(i int) ([]catalog.MacroFields, error) {
-	out := make([]catalog.MacroFields, len(l.ps))
-	for j := range l.ps {
-		p := &l.ps[j]
+func (l macroList) fields(i int) ([]catalog.MacroFields, error) {
+	out := make([]catalog.MacroFields, len(l))
+	for j := range l {
+		p := &l[j]
 		path := objPath(i) + "/macros" + objPath(j)
-		if p.HostID.set {
+		if p.HostID.Set {
 			return nil, errParams(`Invalid parameter "%s": unexpected parameter "hostid".`, path)
 		}
 		if err := p.check(path, true); err != nil {
@@ -481,20 +480,4 @@ func (l *macroList) fields(i int) ([]catalog.MacroFields, error) {
 		out[j] = p.fields(0)
 	}
 	return out, nil
-}
-
-// templateList is host.create/update's "templates" and
-// "templates_clear": [{templateid}, ...].
-type templateList struct {
-	set bool
-	ids []uint64
-}
-
-func (l *templateList) UnmarshalJSON(b []byte) error {
-	var r refList
-	if err := r.decode(b, "templates", "templateid"); err != nil {
-		return err
-	}
-	l.set, l.ids = true, r.ids
-	return nil
 }

@@ -23,13 +23,16 @@ func mappingObjects(ms []catalog.Mapping) []object {
 	return out
 }
 
+// valuemapGetParams are valuemap.get's parameters.
+type valuemapGetParams struct {
+	getParams
+	ValueMapIDs    opt[ids] `json:"valuemapids"`
+	HostIDs        opt[ids] `json:"hostids"`
+	SelectMappings opt[any] `json:"selectMappings"`
+}
+
 func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		getParams
-		ValueMapIDs    ids `json:"valuemapids"`
-		HostIDs        ids `json:"hostids"`
-		SelectMappings any `json:"selectMappings"`
-	}
+	var p valuemapGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -41,13 +44,13 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	var objs []object
 	for _, m := range snap.ValueMaps() {
 		h := snap.HostByID(m.HostID)
-		if h == nil || !a.canRead(h) || p.Editable && !a.canWrite(h) ||
-			len(p.ValueMapIDs) > 0 && !containsID(p.ValueMapIDs, m.ID) ||
-			len(p.HostIDs) > 0 && !containsID(p.HostIDs, m.HostID) {
+		if h == nil || !a.canRead(h) || p.Editable.Value && !a.canWrite(h) ||
+			len(p.ValueMapIDs.Value) > 0 && !containsID(p.ValueMapIDs.Value, m.ID) ||
+			len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, m.HostID) {
 			continue
 		}
 		o := valueMapObject(&m)
-		if p.SelectMappings != nil {
+		if p.SelectMappings.Given() {
 			o["mappings"] = mappingObjects(m.Mappings)
 		}
 		objs = append(objs, o)
@@ -62,18 +65,18 @@ type mappingParams struct {
 }
 
 type valuemapParams struct {
-	ValueMapID flexID    `json:"valuemapid"`
-	HostID     flexID    `json:"hostid"`
-	Name       jstring   `json:"name"`
-	UUID       notStored `json:"uuid"`
-	// Mappings is nil when absent: an update without it keeps the
-	// map's mappings.
-	Mappings *[]mappingParams `json:"mappings"`
+	ValueMapID opt[uint64]  `json:"valuemapid"`
+	HostID     opt[uint64]  `json:"hostid"`
+	Name       opt[string]  `json:"name"`
+	UUID       opt[ignored] `json:"uuid"`
+	// Mappings not given (absent or null): an update without them
+	// keeps the map's mappings.
+	Mappings opt[[]mappingParams] `json:"mappings" as:"json"`
 }
 
 func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
-	out := make([]catalog.Mapping, len(*p.Mappings))
-	for j, m := range *p.Mappings {
+	out := make([]catalog.Mapping, len(p.Mappings.Value))
+	for j, m := range p.Mappings.Value {
 		if m.Type.v < 0 || m.Type.v > int64(catalog.MapDefault) {
 			return nil, errParams(`Invalid parameter "/%d/mappings/%d/type": value must be one of 0, 1, 2, 3, 4, 5.`, i+1, j+1)
 		}
@@ -92,21 +95,21 @@ func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error)
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case p.ValueMapID.set:
+		case p.ValueMapID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "valuemapid".`, i+1)
-		case !p.HostID.set:
+		case !p.HostID.Set:
 			return nil, missing(i, "hostid")
-		case !p.Name.set:
+		case !p.Name.Set:
 			return nil, missing(i, "name")
-		case p.Mappings == nil:
+		case !p.Mappings.Given():
 			return nil, missing(i, "mappings")
 		}
 		ms, err := p.mappings(i)
 		if err != nil {
 			return nil, err
 		}
-		maps[i] = catalog.ValueMap{HostID: p.HostID.v, Name: p.Name.v, Mappings: ms}
-		hosts[i] = p.HostID.v
+		maps[i] = catalog.ValueMap{HostID: p.HostID.Value, Name: p.Name.Value, Mappings: ms}
+		hosts[i] = p.HostID.Value
 	}
 	var ids []uint64
 	err := w.edit(ctx, c, "valuemapid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
@@ -129,23 +132,23 @@ func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error)
 	for i := range ps {
 		p := &ps[i]
 		switch {
-		case !p.ValueMapID.set:
+		case !p.ValueMapID.Set:
 			return nil, missing(i, "valuemapid")
-		case p.HostID.set:
+		case p.HostID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
 		}
-		u := catalog.ValueMapUpdate{ID: p.ValueMapID.v}
-		if p.Name.set {
-			u.Name = &p.Name.v
+		u := catalog.ValueMapUpdate{ID: p.ValueMapID.Value}
+		if p.Name.Set {
+			u.Name = &p.Name.Value
 		}
-		if p.Mappings != nil {
+		if p.Mappings.Given() {
 			ms, err := p.mappings(i)
 			if err != nil {
 				return nil, err
 			}
 			u.Mappings = &ms
 		}
-		ups[i], ids[i] = u, p.ValueMapID.v
+		ups[i], ids[i] = u, p.ValueMapID.Value
 	}
 	err := w.edit(ctx, c, "valuemapid", valueMapsWritable(ids), func(e *catalog.Edit) error { return e.UpdateValueMaps(ups) })
 	if err != nil {

@@ -1,13 +1,12 @@
-package api
+package histread
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"sort"
 	"strconv"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -37,83 +36,65 @@ import (
 // most about 88 MB), unlike raw rows, which stream.
 const maxDownsampleBuckets = 1_000_000
 
-// parseDownsample reads the "downsample" parameter: absent or null means
-// a raw read (n 0); otherwise an integer (or numeric string) in
-// 1..history.MaxBuckets.
-func parseDownsample(raw json.RawMessage) (int, error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return 0, nil
-	}
-	v, err := strconv.ParseInt(string(bytes.Trim(b, `"`)), 10, 64)
-	if err != nil {
-		return 0, errParams(`Invalid parameter "/downsample": an integer is expected.`)
-	}
-	if v < 1 || v > history.MaxBuckets {
-		return 0, errParams(`Invalid parameter "/downsample": value must be one of 1-%d.`, history.MaxBuckets)
-	}
-	return int(v), nil
-}
-
 // dsRow is one bucket of one item.
 type dsRow struct {
 	item uint64
 	b    history.Bucket
 }
 
-// historyDownsample serves history.get with "downsample": n. The common
-// parameters were validated by historyGet.
-func (s *Server) historyDownsample(ctx context.Context, p *historyParams, vt int64, n int, desc, byClock bool) (func(*bufio.Writer) error, error) {
-	if vt != int64(history.Float) && vt != int64(history.Uint) {
-		return nil, errParams(`Invalid parameter "/downsample": only numeric history can be downsampled ("history" 0 or 3, not %d).`, vt)
-	}
-	items := selectItems(s.opts.Catalog.Snapshot(), p.ItemIDs, p.HostIDs, int(vt))
-	bound := min(s.opts.MaxRows, maxDownsampleBuckets)
+// downsample reads the buckets of every item, holds them until they are
+// ordered, and returns their writer. The request's type is numeric
+// (checked by the caller, with the parameter error).
+func (p *Plan) downsample(ctx context.Context) (func(*bufio.Writer) error, error) {
+	req, n := &p.req, p.req.Downsample
+	items := req.Items
+	bound := min(p.r.opts.MaxRows, maxDownsampleBuckets)
 	if len(items)*n > bound {
-		return nil, errApp(`The request asks for up to %d buckets (%d items × downsample %d), more than %d; lower "downsample" or select fewer items.`, len(items)*n, len(items), n, bound)
+		return nil, &TooManyBucketsError{Items: len(items), PerItem: n, Max: bound}
 	}
 	// Most buckets of a dense series are full; sized up front (within the
 	// bound above) the rows are allocated once.
 	rows := make([]dsRow, 0, min(len(items)*n, 1<<16))
-	for _, it := range items {
+	for _, id := range items {
 		from, till := int64(0), int64(1<<31-1)
-		if p.TimeFrom.set {
-			from = p.TimeFrom.v
+		if req.HasFrom {
+			from = req.From
 		}
-		if p.TimeTill.set {
-			till = p.TimeTill.v
+		if req.HasTill {
+			till = req.Till
 		}
-		if !p.TimeFrom.set || !p.TimeTill.set {
-			first, last, ok, err := history.DataRange(ctx, s.opts.History, it.ID, from, till)
+		if !req.HasFrom || !req.HasTill {
+			first, last, ok, err := history.DataRange(ctx, p.r.opts.Store, id, from, till)
 			if err != nil {
-				return nil, errApp("cannot read history: %v", err)
+				return nil, &ReadError{err}
 			}
 			if !ok {
 				continue
 			}
-			if !p.TimeFrom.set {
+			if !req.HasFrom {
 				from = first
 			}
-			if !p.TimeTill.set {
+			if !req.HasTill {
 				till = last
 			}
 		}
-		bs, err := history.Downsample(ctx, s.opts.History, history.DownsampleQuery{ItemID: it.ID, From: from, Till: till, Buckets: n})
+		bs, err := history.Downsample(ctx, p.r.opts.Store, history.DownsampleQuery{ItemID: id, From: from, Till: till, Buckets: n})
 		if err != nil {
-			return nil, errApp("cannot read history: %v", err)
+			return nil, &ReadError{err}
 		}
 		start := len(rows)
 		for i := range bs {
-			rows = append(rows, dsRow{item: it.ID, b: bs[i]})
+			rows = append(rows, dsRow{item: id, b: bs[i]})
 		}
-		if desc {
+		if req.Desc {
 			r := rows[start:]
 			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
 				r[i], r[j] = r[j], r[i]
 			}
 		}
 	}
-	if byClock && len(items) > 1 {
+	if p.merge {
+		desc := req.Desc
 		sort.SliceStable(rows, func(i, j int) bool {
 			a, b := &rows[i], &rows[j]
 			if a.b.Clock == b.b.Clock {
@@ -122,7 +103,7 @@ func (s *Server) historyDownsample(ctx context.Context, p *historyParams, vt int
 			return (a.b.Clock < b.b.Clock) != desc
 		})
 	}
-	if p.CountOutput {
+	if req.Count {
 		return func(w *bufio.Writer) error {
 			w.WriteByte('"')
 			w.WriteString(strconv.Itoa(len(rows)))
@@ -130,10 +111,10 @@ func (s *Server) historyDownsample(ctx context.Context, p *historyParams, vt int
 			return nil
 		}, nil
 	}
-	if p.Limit.set && int64(len(rows)) > p.Limit.v {
-		rows = rows[:p.Limit.v]
+	if req.Limit > 0 && len(rows) > req.Limit {
+		rows = rows[:req.Limit]
 	}
-	out := parseOutput(p.Output, true)
+	out := req.Fields
 	return func(w *bufio.Writer) error {
 		w.WriteByte('[')
 		var b []byte
@@ -148,16 +129,17 @@ func (s *Server) historyDownsample(ctx context.Context, p *historyParams, vt int
 
 // appendBucketRow encodes one bucket row, every field a JSON string as
 // in raw history rows.
-func appendBucketRow(b []byte, r *dsRow, out output, first bool) []byte {
+func appendBucketRow(b []byte, r *dsRow, out Fields, first bool) []byte {
 	if !first {
 		b = append(b, ',')
 	}
 	b = append(b, '{')
 	n := 0
-	field := func(name string) bool {
-		if !out.has(name) {
+	field := func(f Fields) bool {
+		if !out.Has(f) {
 			return false
 		}
+		name := f.name()
 		if n > 0 {
 			b = append(b, ',')
 		}
@@ -169,42 +151,42 @@ func appendBucketRow(b []byte, r *dsRow, out output, first bool) []byte {
 	}
 	bk := &r.b
 	avg := bk.Avg()
-	if field("itemid") {
+	if field(FieldItemID) {
 		b = strconv.AppendUint(b, r.item, 10)
 		b = append(b, '"')
 	}
-	if field("clock") {
+	if field(FieldClock) {
 		b = strconv.AppendInt(b, bk.Clock, 10)
 		b = append(b, '"')
 	}
-	if field("value") {
-		b = appendZabbixFloat(b, avg)
+	if field(FieldValue) {
+		b = zjson.AppendFloat(b, avg)
 		b = append(b, '"')
 	}
-	if field("ns") {
+	if field(FieldNS) {
 		b = append(b, '0', '"')
 	}
-	if field("min") {
+	if field(FieldMin) {
 		if bk.Type == history.Uint {
 			b = strconv.AppendUint(b, bk.MinU, 10)
 		} else {
-			b = appendZabbixFloat(b, bk.Min)
+			b = zjson.AppendFloat(b, bk.Min)
 		}
 		b = append(b, '"')
 	}
-	if field("max") {
+	if field(FieldMax) {
 		if bk.Type == history.Uint {
 			b = strconv.AppendUint(b, bk.MaxU, 10)
 		} else {
-			b = appendZabbixFloat(b, bk.Max)
+			b = zjson.AppendFloat(b, bk.Max)
 		}
 		b = append(b, '"')
 	}
-	if field("avg") {
-		b = appendZabbixFloat(b, avg)
+	if field(FieldAvg) {
+		b = zjson.AppendFloat(b, avg)
 		b = append(b, '"')
 	}
-	if field("count") {
+	if field(FieldCount) {
 		b = strconv.AppendInt(b, bk.Count, 10)
 		b = append(b, '"')
 	}

@@ -1,19 +1,19 @@
-package api
+package zjson
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-// FuzzAppendJSONString checks the hand-written escaper against
+// FuzzAppendString checks the hand-written escaper against
 // encoding/json: the output must decode back to the same string (with
 // invalid UTF-8 replaced, as encoding/json does).
-func FuzzAppendJSONString(f *testing.F) {
+func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"uo\te`, "line\nbreak\t\x01", "<&>", "é😀", "\xff\xfe", "\u2028"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, s)
+		got := AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q encoded as invalid JSON %s: %v", s, got, err)

@@ -1,8 +1,26 @@
-package api
+package zjson
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
-// appendDecimalFloat is the fast path of appendZabbixFloat: it formats f
+// AppendFloat appends f as the shortest decimal that reads back
+// exactly, without an exponent for ordinary magnitudes (the Zabbix
+// database returns plain decimals), as every float of an API answer is
+// written: history rows, trends, item.get's last values. Values with a
+// few decimals take a faster path with the same output.
+func AppendFloat(b []byte, f float64) []byte {
+	if out, ok := appendDecimalFloat(b, f); ok {
+		return out
+	}
+	if a := math.Abs(f); a != 0 && (a >= 1e15 || a < 1e-6) {
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// appendDecimalFloat is the fast path of AppendFloat: it formats f
 // when f is the double nearest to a decimal d with at most 6 fraction
 // digits and |f| < 1e9, which is what most stored gauge values are, and
 // reports false otherwise. strconv's shortest formatting costs about
@@ -21,9 +39,9 @@ import "math"
 // multiplication's rounding), so rounding finds that integer and the one
 // division decides; trying k = 0, 1, 2, ... in turn cost a multiply, a
 // rounding and a division each, four for a three-decimal gauge. 1e-6 ≤
-// |f| < 1e9 is the range where appendZabbixFloat uses the 'f' format.
-// Zero is left to strconv (-0). TestAppendZabbixFloat and
-// FuzzAppendZabbixFloat check it against strconv.
+// |f| < 1e9 is the range where AppendFloat uses the 'f' format.
+// Zero is left to strconv (-0). TestAppendFloat and FuzzAppendFloat
+// check it against strconv.
 func appendDecimalFloat(b []byte, f float64) ([]byte, bool) {
 	if !(f > -1e9 && f < 1e9) || f == 0 { // also NaN
 		return b, false

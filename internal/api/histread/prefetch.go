@@ -1,4 +1,4 @@
-package api
+package histread
 
 import (
 	"bufio"
@@ -72,7 +72,7 @@ type pfBlock struct {
 
 // prefetch is one request's buffer.
 type prefetch struct {
-	s        *Server
+	r        *Reader
 	ids      []uint64 // item ids by index (the request's, plus any the store returned unasked)
 	cur      int      // index of the last row's item
 	blocks   []*pfBlock
@@ -130,12 +130,12 @@ func (pf *prefetch) grow() *pfBlock {
 	if want <= 0 {
 		return nil
 	}
-	if pf.s.prefetchBudget.Add(-int64(want)) < 0 {
-		pf.s.prefetchBudget.Add(int64(want))
+	if pf.r.budget.Add(-int64(want)) < 0 {
+		pf.r.budget.Add(int64(want))
 		return nil
 	}
 	pf.reserved += want
-	b, _ := pf.s.prefetchBlocks.Get().(*pfBlock)
+	b, _ := pf.r.blocks.Get().(*pfBlock)
 	if b == nil {
 		b = &pfBlock{all: make([]pfRow, prefetchBlockRows)}
 	}
@@ -148,10 +148,10 @@ func (pf *prefetch) grow() *pfBlock {
 func (pf *prefetch) release() {
 	for _, b := range pf.blocks {
 		b.rows = nil
-		pf.s.prefetchBlocks.Put(b)
+		pf.r.blocks.Put(b)
 	}
 	pf.blocks = nil
-	pf.s.prefetchBudget.Add(int64(pf.reserved))
+	pf.r.budget.Add(int64(pf.reserved))
 	pf.reserved = 0
 }
 
@@ -192,12 +192,12 @@ type pfPart struct {
 }
 
 // prefetchPartItems is the least items per part worth a goroutine
-// (Server.prefetchPartItems; tests lower it).
+// (Reader.partItems; tests lower it).
 const prefetchPartItems = 256
 
-// historyPrefetched serves a numeric history.get that must be checked
-// against MaxRows (no limit, or one above it) by buffering its rows
-// first (see above). count counts the whole request.
+// prefetched serves a numeric read that must be checked against
+// MaxRows (no limit, or one above it) by buffering its rows first (see
+// above).
 //
 // Without a limit, a request of many items is read in up to
 // min(GOMAXPROCS, 4) parts at once (consecutive runs of its items, so
@@ -210,27 +210,29 @@ const prefetchPartItems = 256
 // by time, ties by itemid (as mergeByClock does), applying the limit
 // after the merge; a merge whose rows do not fit the buffer returns
 // errNoRoom, and the caller merges from the store instead.
-func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.Query, typ history.ValueType, match *rowMatcher, limit int, enc *rowEncoder, count func() (int, error), merge, desc bool) (func(*bufio.Writer) error, error) {
-	capRows := min(s.opts.MaxRows+1, prefetchRequestRows, s.opts.PrefetchRows)
+func (pl *Plan) prefetched(ctx context.Context, enc *rowEncoder) (func(*bufio.Writer) error, error) {
+	r, ids, q, typ, limit, merge, desc := pl.r, pl.req.Items, pl.query(0), pl.req.Type, pl.req.Limit, pl.merge, pl.req.Desc
+	maxRows := r.opts.MaxRows
+	capRows := min(maxRows+1, prefetchRequestRows, r.opts.PrefetchRows)
 	readLimit := limit
 	if merge {
 		readLimit = 0 // the limit applies to the merged rows
 	}
 	nparts := 1
 	if readLimit == 0 {
-		nparts = max(1, min(runtime.GOMAXPROCS(0), 4, len(ids)/s.prefetchPartItems))
+		nparts = max(1, min(runtime.GOMAXPROCS(0), 4, len(ids)/r.partItems))
 	}
 	parts := make([]*pfPart, nparts)
 	for i := range parts {
 		p := &pfPart{ids: ids[i*len(ids)/nparts : (i+1)*len(ids)/nparts], ev: make(chan bool, 1), resume: make(chan bool)}
 		// The buffer's own copy of the ids: it may append ids the store
 		// returned unasked, which must not run into the next part's.
-		p.pf = &prefetch{s: s, ids: append([]uint64(nil), p.ids...), max: max(1, capRows/nparts)}
+		p.pf = &prefetch{r: r, ids: append([]uint64(nil), p.ids...), max: max(1, capRows/nparts)}
 		if len(p.pf.ids) == 0 {
 			p.pf.ids = []uint64{0} // cur must index something
 		}
 		parts[i] = p
-		go p.read(ctx, s.opts.History, q, match, readLimit, enc)
+		go p.read(ctx, r.opts.Store, q, pl.req.Match, readLimit, enc)
 	}
 	n, paused := 0, false
 	var readErr error
@@ -253,15 +255,15 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 			p.pf.release()
 		}
 	}
-	fail := func(e *Error) (func(*bufio.Writer) error, error) {
+	fail := func(err error) (func(*bufio.Writer) error, error) {
 		stopAll()
-		return nil, e
+		return nil, err
 	}
 	if readErr != nil {
-		return fail(errApp("cannot read history: %v", readErr))
+		return fail(&ReadError{readErr})
 	}
-	if n > s.opts.MaxRows {
-		return fail(errMaxRows(s.opts.MaxRows))
+	if n > maxRows {
+		return fail(&TooManyRowsError{maxRows})
 	}
 	if merge {
 		if paused {
@@ -277,12 +279,12 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 		}, nil
 	}
 	if paused {
-		n, err := count()
+		n, err := pl.count(ctx)
 		if err != nil {
-			return fail(errApp("cannot read history: %v", err))
+			return fail(&ReadError{err})
 		}
-		if n > s.opts.MaxRows {
-			return fail(errMaxRows(s.opts.MaxRows))
+		if n > maxRows {
+			return fail(&TooManyRowsError{maxRows})
 		}
 	}
 	return func(w *bufio.Writer) error {
@@ -307,10 +309,10 @@ func (s *Server) historyPrefetched(ctx context.Context, ids []uint64, q history.
 
 // read reads the part's items into its buffer, pauses when it is full
 // and, when resumed, writes the rest to p.w.
-func (p *pfPart) read(ctx context.Context, r history.Reader, q history.Query, match *rowMatcher, limit int, enc *rowEncoder) {
+func (p *pfPart) read(ctx context.Context, r history.Reader, q history.Query, match func(*history.Sample) bool, limit int, enc *rowEncoder) {
 	buffering, sent := true, 0
 	p.err = history.ReadMany(ctx, r, p.ids, q, func(v *history.Sample) bool {
-		if match != nil && !match.match(v) {
+		if match != nil && !match(v) {
 			return true
 		}
 		if buffering {

@@ -1,10 +1,11 @@
-package api
+package histread
 
 import (
 	"bufio"
 	"math"
 	"strconv"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
@@ -19,7 +20,7 @@ import (
 // (a check per field, a copy through a scratch buffer) cost about twice
 // as much per row (BenchmarkRowEncoder).
 type rowEncoder struct {
-	out   output
+	out   Fields
 	first bool
 	// nums are the output's numeric fields in order (clock, value, ns),
 	// each with the text that follows its digits: the closing quote and
@@ -31,8 +32,8 @@ type rowEncoder struct {
 	head     []byte
 	headItem uint64
 	headOK   bool
-	// extend: the output is every field (the common request), written
-	// by a straight-line path.
+	// extend: the output has every field of a numeric row (the common
+	// request, "extend"), written by a straight-line path.
 	extend bool
 	buf    []byte // the general path's scratch row
 }
@@ -48,12 +49,12 @@ type numField struct {
 // field names. A row is only appended when this much space is free.
 const maxNumericRow = 192
 
-func newRowEncoder(out output) *rowEncoder {
-	e := &rowEncoder{out: out, first: true, extend: out.all}
+func newRowEncoder(out Fields) *rowEncoder {
+	e := &rowEncoder{out: out, first: true, extend: out.Has(FieldItemID | FieldClock | FieldValue | FieldNS)}
 	var names []string
-	for _, f := range []string{"clock", "value", "ns"} {
-		if out.has(f) {
-			names = append(names, f)
+	for _, f := range []Fields{FieldClock, FieldValue, FieldNS} {
+		if out.Has(f) {
+			names = append(names, f.name())
 		}
 	}
 	for i, f := range names {
@@ -69,7 +70,7 @@ func newRowEncoder(out output) *rowEncoder {
 // setItem builds the head of item's rows.
 func (e *rowEncoder) setItem(item uint64) {
 	h := append(e.head[:0], ',', '{')
-	if e.out.has("itemid") {
+	if e.out.Has(FieldItemID) {
 		h = append(h, `"itemid":"`...)
 		h = strconv.AppendUint(h, item, 10)
 		h = append(h, '"')
@@ -108,30 +109,30 @@ func (e *rowEncoder) appendNumeric(b []byte, item uint64, clock int64, ns int32,
 	}
 	if e.extend {
 		// Literals as byte lists compile to stores, not memmove calls.
-		b = appendClock(b, clock)
+		b = zjson.AppendClock(b, clock)
 		b = append(b, '"', ',', '"', 'v', 'a', 'l', 'u', 'e', '"', ':', '"')
 		if typ == history.Float {
-			b = appendZabbixFloat(b, math.Float64frombits(bits))
+			b = zjson.AppendFloat(b, math.Float64frombits(bits))
 		} else {
 			b = strconv.AppendUint(b, bits, 10)
 		}
 		b = append(b, '"', ',', '"', 'n', 's', '"', ':', '"')
-		b = appendNS(b, ns)
+		b = zjson.AppendNS(b, ns)
 		return append(b, '"', '}')
 	}
 	for i := range e.nums {
 		f := &e.nums[i]
 		switch f.kind {
 		case 'c':
-			b = appendClock(b, clock)
+			b = zjson.AppendClock(b, clock)
 		case 'v':
 			if typ == history.Float {
-				b = appendZabbixFloat(b, math.Float64frombits(bits))
+				b = zjson.AppendFloat(b, math.Float64frombits(bits))
 			} else {
 				b = strconv.AppendUint(b, bits, 10)
 			}
 		default:
-			b = appendNS(b, ns)
+			b = zjson.AppendNS(b, ns)
 		}
 		b = append(b, f.after...)
 	}
@@ -175,17 +176,17 @@ func (e *rowEncoder) appendRow(b []byte, v *history.Sample) []byte {
 		b = append(b, name...)
 		b = append(b, `":"`...)
 	}
-	if e.out.has("itemid") {
+	if e.out.Has(FieldItemID) {
 		field("itemid")
 		b = strconv.AppendUint(b, v.ItemID, 10)
 		b = append(b, '"')
 	}
-	if e.out.has("clock") {
+	if e.out.Has(FieldClock) {
 		field("clock")
 		b = strconv.AppendInt(b, v.Clock, 10)
 		b = append(b, '"')
 	}
-	if e.out.has("value") {
+	if e.out.Has(FieldValue) {
 		if n > 0 {
 			b = append(b, ',')
 		}
@@ -194,17 +195,17 @@ func (e *rowEncoder) appendRow(b []byte, v *history.Sample) []byte {
 		switch v.Type {
 		case history.Float:
 			b = append(b, '"')
-			b = appendZabbixFloat(b, v.F)
+			b = zjson.AppendFloat(b, v.F)
 			b = append(b, '"')
 		case history.Uint:
 			b = append(b, '"')
 			b = strconv.AppendUint(b, v.U, 10)
 			b = append(b, '"')
 		default:
-			b = appendJSONString(b, v.S)
+			b = zjson.AppendString(b, v.S)
 		}
 	}
-	if e.out.has("ns") {
+	if e.out.Has(FieldNS) {
 		field("ns")
 		b = strconv.AppendInt(b, int64(v.NS), 10)
 		b = append(b, '"')
@@ -214,72 +215,29 @@ func (e *rowEncoder) appendRow(b []byte, v *history.Sample) []byte {
 		if v.Log != nil {
 			lm = *v.Log
 		}
-		if e.out.has("timestamp") {
+		if e.out.Has(FieldTimestamp) {
 			field("timestamp")
 			b = strconv.AppendInt(b, lm.Timestamp, 10)
 			b = append(b, '"')
 		}
-		if e.out.has("source") {
+		if e.out.Has(FieldSource) {
 			if n > 0 {
 				b = append(b, ',')
 			}
 			n++
 			b = append(b, `"source":`...)
-			b = appendJSONString(b, lm.Source)
+			b = zjson.AppendString(b, lm.Source)
 		}
-		if e.out.has("severity") {
+		if e.out.Has(FieldSeverity) {
 			field("severity")
 			b = strconv.AppendInt(b, int64(lm.Severity), 10)
 			b = append(b, '"')
 		}
-		if e.out.has("logeventid") {
+		if e.out.Has(FieldLogEventID) {
 			field("logeventid")
 			b = strconv.AppendInt(b, lm.EventID, 10)
 			b = append(b, '"')
 		}
 	}
 	return append(b, '}')
-}
-
-// digitPairs is "00" "01" ... "99": two digits per table lookup.
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// put4 writes v < 10000 as exactly four digits.
-func put4(t []byte, v uint32) {
-	hi, lo := v/100*2, v%100*2
-	t[0], t[1], t[2], t[3] = digitPairs[hi], digitPairs[hi+1], digitPairs[lo], digitPairs[lo+1]
-}
-
-// appendClock appends a unix time in decimal. Every clock from 2001 to
-// 2286 has ten digits, written from two 32-bit halves without the
-// general 64-bit loop of strconv (about half its cost per row).
-func appendClock(b []byte, c int64) []byte {
-	if c < 1e9 || c >= 1e10 {
-		return strconv.AppendInt(b, c, 10)
-	}
-	hi, lo := uint32(c/100000), uint32(c%100000) // 5 digits each
-	var t [10]byte
-	t[0] = byte('0' + hi/10000)
-	put4(t[1:5], hi%10000)
-	t[5] = byte('0' + lo/10000)
-	put4(t[6:10], lo%10000)
-	return append(b, t[:]...)
-}
-
-// appendNS appends a nanosecond part in decimal. Nine in ten random
-// nanosecond parts (as agents send them) have nine digits: written in
-// two 32-bit pieces; others take strconv.
-func appendNS(b []byte, ns int32) []byte {
-	if ns < 1e8 || ns >= 1e9 {
-		return strconv.AppendInt(b, int64(ns), 10)
-	}
-	v := uint32(ns)
-	hi, lo := v/100000, v%100000 // 4 and 5 digits
-	var t [9]byte
-	put4(t[0:4], hi)
-	t[4] = byte('0' + lo/10000)
-	put4(t[5:9], lo%10000)
-	return append(b, t[:]...)
 }

@@ -1,4 +1,4 @@
-package api
+package histread
 
 import (
 	"bufio"
@@ -6,33 +6,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
-
-func TestAppendClockAndNS(t *testing.T) {
-	clocks := []int64{0, 1, 999_999_999, 1_000_000_000, 1_000_000_001, 1_600_000_000, 1_600_099_999, 1_600_100_000, 9_999_999_999, 10_000_000_000, -1, math.MaxInt64, math.MinInt64}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 100_000 {
-		clocks = append(clocks, r.Int64N(20_000_000_000))
-	}
-	for _, c := range clocks {
-		if got, want := string(appendClock([]byte("x"), c)), "x"+strconv.FormatInt(c, 10); got != want {
-			t.Fatalf("appendClock(%d) = %q, want %q", c, got, want)
-		}
-	}
-	nss := []int32{0, 7, 99_999_999, 100_000_000, 100_000_001, 123_456_789, 999_999_999, 1_000_000_000, -1, math.MaxInt32, math.MinInt32}
-	for range 100_000 {
-		nss = append(nss, r.Int32N(1_000_000_000))
-	}
-	for _, ns := range nss {
-		if got, want := string(appendNS([]byte("x"), ns)), "x"+strconv.FormatInt(int64(ns), 10); got != want {
-			t.Fatalf("appendNS(%d) = %q, want %q", ns, got, want)
-		}
-	}
-}
 
 // TestRowEncoderNumeric: the fast path writes exactly what the general
 // path writes, for float and unsigned rows of several items, for every
@@ -59,10 +36,10 @@ func TestRowEncoderNumeric(t *testing.T) {
 		}
 		samples = append(samples, s)
 	}
-	outputs := []stringList{nil, {"extend"}, {""}, {"itemid"}, {"clock"}, {"value"}, {"ns"}, {"itemid", "value"}, {"clock", "ns"},
+	outputs := [][]string{nil, {"extend"}, {""}, {"itemid"}, {"clock"}, {"value"}, {"ns"}, {"itemid", "value"}, {"clock", "ns"},
 		{"value", "clock"}, {"itemid", "clock", "value", "ns"}, {"ns", "source", "severity"}, {"unknown"}}
 	for _, o := range outputs {
-		out := parseOutput(o, true)
+		out := fieldsOf(o)
 		var fast, ref bytes.Buffer
 		fw := bufio.NewWriterSize(&fast, 512) // small: rows cross flushes
 		fe, re := newRowEncoder(out), newRowEncoder(out)
@@ -79,7 +56,7 @@ func TestRowEncoderNumeric(t *testing.T) {
 	}
 }
 
-// go test -run '^$' -bench 'RowEncoder' -count 6 ./internal/api/
+// go test -run '^$' -bench 'RowEncoder' -count 6 ./internal/api/histread/
 //
 // BenchmarkRowEncoder formats float rows of the realistic shape (two or
 // three decimals, a ten-digit clock, a random nanosecond part, a few
@@ -93,7 +70,7 @@ func BenchmarkRowEncoder(b *testing.B) {
 		level += r.NormFloat64()
 		samples[i] = history.Sample{ItemID: 1000 + uint64(i/100), Clock: 1_700_000_000 + int64(i)*10, NS: r.Int32N(1e9), Type: history.Float, F: math.Round(level*1000) / 1000}
 	}
-	out := parseOutput(nil, true)
+	out := AllFields
 	for _, c := range []struct {
 		name string
 		fn   func(e *rowEncoder, w *bufio.Writer, v *history.Sample)
@@ -116,4 +93,18 @@ func BenchmarkRowEncoder(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(samples)), "ns/row")
 		})
 	}
+}
+
+// fieldsOf is the fields of an "output" as the API reads it: absent or
+// "extend" is every field, "" none, a list the fields it names.
+func fieldsOf(output []string) Fields {
+	switch {
+	case len(output) == 0 || len(output) == 1 && output[0] == "extend":
+		return AllFields
+	}
+	var f Fields
+	for _, name := range output {
+		f |= FieldNamed(name)
+	}
+	return f
 }

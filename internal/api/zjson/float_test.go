@@ -1,4 +1,4 @@
-package api
+package zjson
 
 import (
 	"math"
@@ -7,29 +7,29 @@ import (
 	"testing"
 )
 
-// appendRefZabbixFloat is appendZabbixFloat without the fast path.
-func appendRefZabbixFloat(b []byte, f float64) []byte {
+// appendRefFloat is AppendFloat without the fast path.
+func appendRefFloat(b []byte, f float64) []byte {
 	if a := math.Abs(f); a != 0 && (a >= 1e15 || a < 1e-6) {
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }
 
-func refZabbixFloat(f float64) string { return string(appendRefZabbixFloat(nil, f)) }
+func refFloat(f float64) string { return string(appendRefFloat(nil, f)) }
 
-func checkZabbixFloat(t *testing.T, f float64) {
+func checkFloat(t *testing.T, f float64) {
 	t.Helper()
-	if got, want := string(appendZabbixFloat([]byte("x"), f)), "x"+refZabbixFloat(f); got != want {
-		t.Fatalf("appendZabbixFloat(%v (bits %#x)) = %q, want %q", f, math.Float64bits(f), got, want)
+	if got, want := string(AppendFloat([]byte("x"), f)), "x"+refFloat(f); got != want {
+		t.Fatalf("AppendFloat(%v (bits %#x)) = %q, want %q", f, math.Float64bits(f), got, want)
 	}
 }
 
-func TestAppendZabbixFloat(t *testing.T) {
+func TestAppendFloat(t *testing.T) {
 	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 0.1, 0.2, 0.3, 0.085, 0.0850, 23.45, -23.45,
 		1e-6, 1.5e-6, 1e-7, 0.000001, 0.0000015, 999999999, 999999999.999999, 1e9, -1e9, 1e9 - 0.5, 123456.789,
 		1e15, 1e16, 12345678901234, 0.1 + 0.2, 1.0 / 3, math.Pi, math.MaxFloat64, math.SmallestNonzeroFloat64,
 		9007199254740993, 100, 1000000, -0.000001} {
-		checkZabbixFloat(t, f)
+		checkFloat(t, f)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for i := 0; i < 200000; i++ {
@@ -48,13 +48,13 @@ func TestAppendZabbixFloat(t *testing.T) {
 				continue
 			}
 		}
-		checkZabbixFloat(t, f)
+		checkFloat(t, f)
 	}
 }
 
-// FuzzAppendZabbixFloat checks the decimal fast path against strconv for
+// FuzzAppendFloat checks the decimal fast path against strconv for
 // any float64 bits.
-func FuzzAppendZabbixFloat(f *testing.F) {
+func FuzzAppendFloat(f *testing.F) {
 	for _, v := range []float64{0.085, 23.45, 1e-6, 999999999.5, 0.1 + 0.2} {
 		f.Add(math.Float64bits(v))
 	}
@@ -63,12 +63,12 @@ func FuzzAppendZabbixFloat(f *testing.F) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return
 		}
-		checkZabbixFloat(t, v)
+		checkFloat(t, v)
 	})
 }
 
-// go test -run '^$' -bench 'ZabbixFloat' -count 6 ./internal/api/
-func BenchmarkAppendZabbixFloat(b *testing.B) {
+// go test -run '^$' -bench 'AppendFloat' -count 6 ./internal/api/zjson/
+func BenchmarkAppendFloat(b *testing.B) {
 	v := make([]float64, 4096)
 	level := 20.0
 	for i := range v {
@@ -79,8 +79,8 @@ func BenchmarkAppendZabbixFloat(b *testing.B) {
 		name string
 		fn   func([]byte, float64) []byte
 	}{
-		{"fast", appendZabbixFloat},
-		{"strconv", appendRefZabbixFloat},
+		{"fast", AppendFloat},
+		{"strconv", appendRefFloat},
 	} {
 		b.Run("impl="+c.name+"/vals=gauge2dec", func(b *testing.B) {
 			var buf []byte

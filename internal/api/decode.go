@@ -1,0 +1,864 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The decoder of the params vocabulary (params.go has the vocabulary):
+// one walker over the members of a params object, driven by the
+// method's params struct. Each field of the struct declares one
+// parameter: its name (json tag), how its value is read (the Go type
+// and the "as" tag), the values it may take ("in"), whether null is
+// accepted ("zbx": "null") and its default ("default"). The walker
+// refuses the members no field declares (the first in the request's
+// order), then hands each member's raw value to its field. Where the
+// methods' former decoders worded the same problem differently, the
+// rules of the entry point (decodeRules) keep each wording: getRules,
+// writeRules, lenientRules, validatorRules.
+
+// dialect is how type errors are worded.
+type dialect uint8
+
+const (
+	// dialectGet: the get methods' former decoder: `a number is
+	// expected`, `a boolean value is expected`, by the Go kind.
+	dialectGet dialect = iota
+	// dialectWrite: create and update objects: `an integer is
+	// expected`, `a boolean is expected`.
+	dialectWrite
+	// dialectValidator: the Zabbix API input validator's texts, which
+	// each kind of value words itself (history.get, trend.get).
+	dialectValidator
+)
+
+// decodeRules are the rules of one entry point of the decoder.
+type decodeRules struct {
+	dialect dialect
+	// fold: a member also matches a field whose name differs only in
+	// case, as encoding/json matches them (the exact name first).
+	fold bool
+	// lenient: members no field declares are ignored, not refused.
+	lenient bool
+	// ruleOrder: fields are decoded in their declaration order (the
+	// order of Zabbix's rules, so the first error is Zabbix's first),
+	// not in the request's.
+	ruleOrder bool
+	// strictNested: members of nested objects decoded by encoding/json
+	// are refused when unknown ("json: unknown field").
+	strictNested bool
+	// unknownLater: an unknown member is a problem in its place in the
+	// request (decodeMembers), not refused before any value is read.
+	unknownLater bool
+	// jsonOrder: of several problems, the one reported is the one
+	// encoding/json reported for the former decoders (decodeMembers);
+	// without it, the first met.
+	jsonOrder bool
+}
+
+var (
+	getRules       = decodeRules{dialect: dialectGet, jsonOrder: true}
+	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
+	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
+	validatorRules = decodeRules{dialect: dialectValidator, ruleOrder: true}
+)
+
+// valueKind is how a field's value is read. The Go type gives the
+// default; the "as" tag chooses another.
+type valueKind uint8
+
+const (
+	kindJSON      valueKind = iota // encoding/json (plain Go types, nested structs, custom types)
+	kindID                         // uint64: one ID, a number or a string of digits
+	kindIDs                        // []uint64: a list of IDs, or one
+	kindInt                        // int64: a number or a numeric string
+	kindStr                        // string: JSON strings only
+	kindTimeUnit                   // string: "30s", or a bare number of seconds (as:"timeunit")
+	kindStrings                    // []string: a string or a list of strings
+	kindTimestamp                  // int64: a Unix time (as:"timestamp")
+	kindBool                       // bool
+	kindFlag                       // bool: a Zabbix flag, any non-null value is true (as:"flag")
+	kindOutput                     // []string: "extend" or a list of field names (as:"output")
+	kindSortOrder                  // []string: ASC, DESC or a list of them (as:"sortorder")
+	kindFilter                     // map[string][]string: field to values (as:"filter")
+	kindCustom                     // the type decodes itself (paramValue)
+)
+
+// fieldRule is one field's declaration.
+type fieldRule struct {
+	name string
+	kind valueKind
+	// in lists the values the field may take: ranges of integers
+	// ("0,1,2,3,4", "1:2147483647") or words ("ASC,DESC"), in Zabbix's
+	// syntax; inText is how an error words them ("0, 1, 2, 3, 4",
+	// "1-2147483647").
+	in     []string
+	ranges [][2]int64
+	inText string
+	// null: JSON null is taken as absent (Zabbix's API_ALLOW_NULL).
+	null bool
+	// normalize: one value stands for a list of one (API_NORMALIZE).
+	normalize bool
+	// deflt is the value of a field not given, as JSON.
+	deflt string
+	// key is the ID member of the objects of a list of references
+	// (refs: "templateid").
+	key string
+	// errname, when set, is the name errors give the member: the
+	// former decoders named templates_clear's problems "templates".
+	errname string
+	// nullKeeps: null is absent and leaves the value a repeated member
+	// gave before it (an integer, a boolean, a plain Go scalar), where
+	// other kinds take null as a value (or refuse it).
+	nullKeeps bool
+}
+
+// inRange reports whether n is one of the rule's ranges (any n when the
+// rule has none).
+func (r *fieldRule) inRange(n int64) bool {
+	if len(r.ranges) == 0 {
+		return true
+	}
+	for _, rg := range r.ranges {
+		if n >= rg[0] && n <= rg[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// setIn sets the rule's "in" from Zabbix's syntax.
+func (r *fieldRule) setIn(in string) {
+	r.in, r.ranges, r.inText = nil, nil, ""
+	if in == "" {
+		return
+	}
+	var words []string
+	for _, part := range strings.Split(in, ",") {
+		lo, hi, isRange := strings.Cut(part, ":")
+		if isRange {
+			a, err1 := strconv.ParseInt(lo, 10, 64)
+			b, err2 := strconv.ParseInt(hi, 10, 64)
+			if err1 == nil && err2 == nil {
+				r.ranges = append(r.ranges, [2]int64{a, b})
+			}
+			words = append(words, lo+"-"+hi)
+			continue
+		}
+		r.in = append(r.in, part)
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil {
+			r.ranges = append(r.ranges, [2]int64{n, n})
+		}
+		words = append(words, part)
+	}
+	r.inText = strings.Join(words, ", ")
+}
+
+// fieldInfo is one field of a params struct.
+type fieldInfo struct {
+	index []int
+	rule  fieldRule
+	// selfDecoding: the field's value (an opt's) has its own
+	// UnmarshalJSON, whose errors encoding/json reported at once
+	// (decodeRules.jsonOrder).
+	selfDecoding bool
+	// embed is the Go names of the embedded structs the field is
+	// promoted from, each followed by a dot ("getParams."): the former
+	// decoders named a mistyped promoted field so ("/getParams.limit"),
+	// and kind errors still do until the conformance work drops it.
+	embed string
+}
+
+// structInfo is a params struct's fields in declaration order.
+type structInfo struct {
+	fields []fieldInfo
+	byName map[string]int
+}
+
+var structInfos sync.Map // reflect.Type → *structInfo
+
+// structInfoOf reads (once per type) the fields of the params struct t.
+func structInfoOf(t reflect.Type) *structInfo {
+	if si, ok := structInfos.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{byName: map[string]int{}}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if k, ok := si.byName[name]; ok {
+			// The shallower field wins, as in encoding/json.
+			if len(si.fields[k].index) <= len(f.Index) {
+				continue
+			}
+			si.fields[k] = fieldInfo{}
+		}
+		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default"), key: f.Tag.Get("key"), errname: f.Tag.Get("errname")}
+		r.setIn(f.Tag.Get("in"))
+		r.nullKeeps = nullKeeps(f.Type, r.kind)
+		for _, flag := range strings.Split(f.Tag.Get("zbx"), ",") {
+			switch flag {
+			case "null":
+				r.null = true
+			case "normalize":
+				r.normalize = true
+			}
+		}
+		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
+		for k := 1; k < len(f.Index); k++ {
+			fi.embed += t.FieldByIndex(f.Index[:k]).Name + "."
+		}
+		if k, ok := si.byName[name]; ok {
+			si.fields[k] = fi
+			continue
+		}
+		si.byName[name] = len(si.fields)
+		si.fields = append(si.fields, fi)
+	}
+	got, _ := structInfos.LoadOrStore(t, si)
+	return got.(*structInfo)
+}
+
+// kindOf is how the value of a field of Go type t is read, given its
+// "as" tag: for an opt, by its value type; a field of another type
+// decodes itself (paramValue) or is read by encoding/json, as the former
+// decoders read every field.
+func kindOf(t reflect.Type, as string) valueKind {
+	o, isOpt := reflect.New(t).Interface().(optional)
+	if isOpt {
+		t = o.valueType()
+	}
+	switch as {
+	case "timeunit":
+		return kindTimeUnit
+	case "timestamp":
+		return kindTimestamp
+	case "flag":
+		return kindFlag
+	case "output":
+		return kindOutput
+	case "sortorder":
+		return kindSortOrder
+	case "filter":
+		return kindFilter
+	case "json":
+		return kindJSON
+	}
+	if _, ok := reflect.New(t).Interface().(paramValue); ok {
+		return kindCustom
+	}
+	if !isOpt {
+		return kindJSON
+	}
+	switch t {
+	case reflect.TypeFor[uint64]():
+		return kindID
+	case reflect.TypeFor[[]uint64](), reflect.TypeFor[ids]():
+		return kindIDs
+	case reflect.TypeFor[int64]():
+		return kindInt
+	case reflect.TypeFor[string]():
+		return kindStr
+	case reflect.TypeFor[[]string]():
+		return kindStrings
+	case reflect.TypeFor[bool]():
+		return kindBool
+	}
+	return kindJSON
+}
+
+// nullKeeps reports whether a null member leaves a field of type t (an
+// opt's value type, for an opt) read as kind k unchanged, as encoding/json
+// leaves a scalar and the former integer type did.
+func nullKeeps(t reflect.Type, k valueKind) bool {
+	if o, ok := reflect.New(t).Interface().(optional); ok {
+		t = o.valueType()
+	}
+	switch k {
+	case kindInt, kindBool:
+		return true
+	case kindJSON:
+		if _, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
+			return false
+		}
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// selfDecoding reports whether a field of type t (an opt's value type,
+// for an opt) decodes itself with its own UnmarshalJSON.
+func selfDecoding(t reflect.Type) bool {
+	if o, ok := reflect.New(t).Interface().(optional); ok {
+		t = o.valueType()
+	}
+	_, ok := reflect.New(t).Interface().(json.Unmarshaler)
+	return ok
+}
+
+// lookup returns the field that takes member name, or -1.
+func (si *structInfo) lookup(name string, fold bool) int {
+	if k, ok := si.byName[name]; ok {
+		return k
+	}
+	if fold {
+		for k := range si.fields {
+			if f := &si.fields[k]; f.index != nil && strings.EqualFold(f.rule.name, name) {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// member is one member of a JSON object.
+type member struct {
+	name string
+	raw  []byte
+}
+
+// objectMembers splits a JSON object into its members, in order. It
+// takes valid JSON (the envelope decoder checked the request) and
+// reports false for anything else.
+func objectMembers(raw []byte) ([]member, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '{' {
+		return nil, false
+	}
+	var out []member
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == '}' {
+		return out, true
+	}
+	for i < len(raw) {
+		end := skipValue(raw, i)
+		if end < 0 || raw[i] != '"' {
+			return nil, false
+		}
+		name, ok := jsonStringText(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		vend := skipValue(raw, i)
+		if vend < 0 {
+			return nil, false
+		}
+		out = append(out, member{name: name, raw: raw[i:vend]})
+		i = skipSpace(raw, vend)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+			continue
+		}
+		if i < len(raw) && raw[i] == '}' {
+			return out, true
+		}
+		return nil, false
+	}
+	return nil, false
+}
+
+// arrayElems splits a JSON array into its elements.
+func arrayElems(raw []byte) ([][]byte, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, false
+	}
+	out := [][]byte{}
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == ']' {
+		return out, true
+	}
+	for i < len(raw) {
+		end := skipValue(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, raw[i:end])
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+			continue
+		}
+		if i < len(raw) && raw[i] == ']' {
+			return out, true
+		}
+		return nil, false
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := skipValue(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// jsonStringText is the text of the JSON string s (with its quotes).
+func jsonStringText(s []byte) (string, bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s[1 : len(s)-1]), true
+	}
+	var out string
+	err := json.Unmarshal(s, &out)
+	return out, err == nil
+}
+
+func isNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// fieldCtx is what a field's decoding knows besides its raw value.
+type fieldCtx struct {
+	rules *decodeRules
+	rule  *fieldRule
+}
+
+// paramValue is a value that decodes itself from its member's raw JSON.
+// It reports a problem with a *valueError (worded by itself), a
+// kindError (worded by the dialect), or any other error (worded as
+// "<path>: <error>.").
+type paramValue interface {
+	decodeParam(raw []byte, c *fieldCtx) error
+}
+
+// optional is what the walker needs of an opt.
+type optional interface {
+	paramValue
+	valueType() reflect.Type
+	isSet() bool
+	valuePtr() any
+}
+
+// ruleHook is implemented by params structs whose rules depend on other
+// parameters (history.get's "filter" fields depend on "history"): it
+// adjusts rule, a copy of the declared one, before its field is
+// decoded. given tells whether a member is present and not null.
+type ruleHook interface {
+	adjustRule(rule *fieldRule, given func(name string) bool)
+}
+
+// pathError is a problem found in a params object: path is where
+// (absolute, "/1/status", at the top; relative, "2/tag", inside a
+// member's value), msg what. The entry points make it the API's error.
+type pathError struct{ path, msg string }
+
+func (e *pathError) Error() string { return e.path + ": " + e.msg }
+
+func problem(path, msg string) *pathError { return &pathError{path, msg} }
+
+// apiError makes a decoding problem the API's error.
+func apiError(err error) error {
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return invalid(pe.path, pe.msg)
+	}
+	return err
+}
+
+// decodeElement decodes el, an object inside a member's value (an
+// element of a list: sub is its path below the member, "2"), into v per
+// r; a problem is a *valueError for the member's own decoder to report.
+func decodeElement(el []byte, sub string, v any, r *decodeRules) error {
+	ms, ok := objectMembers(el)
+	if !ok {
+		return &valueError{sub: sub, msg: r.kindText(reflect.Struct)}
+	}
+	if err := decodeMembers(ms, sub, v, r); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return &valueError{sub: pe.path, msg: pe.msg}
+		}
+		return err
+	}
+	return nil
+}
+
+// valueError is a problem with a value, worded: path is below the
+// member ("" for the member itself, "2" for its second element).
+type valueError struct {
+	sub, msg string
+}
+
+func (e *valueError) Error() string { return e.msg }
+
+// kindError is a value of the wrong JSON type, worded by the dialect.
+type kindError struct{ kind reflect.Kind }
+
+func (e kindError) Error() string { return "a " + e.kind.String() + " is expected" }
+
+// decodeObject decodes the params object raw (members already known to
+// be an object) into v, a pointer to a params struct, per r. path is
+// the object's own path ("/", "/1").
+func decodeObject(raw []byte, path string, v any, r *decodeRules) error {
+	ms, ok := objectMembers(raw)
+	if !ok {
+		return problem(path, "an object is expected")
+	}
+	return decodeMembers(ms, path, v, r)
+}
+
+// decodeMembers decodes the members ms of a params object into v.
+func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
+	rv := reflect.ValueOf(v).Elem()
+	si := structInfoOf(rv.Type())
+	field := make([]int, len(ms))
+	for i, m := range ms {
+		field[i] = si.lookup(m.name, r.fold)
+		if field[i] < 0 && !r.lenient && !r.unknownLater {
+			return problem(path, `unexpected parameter "`+m.name+`"`)
+		}
+	}
+	// Defaults first: a member given overwrites its field's, and a null
+	// one (when the field takes null as absent) leaves it.
+	applyDefaults(rv, si, r)
+	hook, _ := v.(ruleHook)
+	given := func(name string) bool {
+		for i := len(ms) - 1; i >= 0; i-- {
+			if ms[i].name == name {
+				return !isNull(ms[i].raw)
+			}
+		}
+		return false
+	}
+	decode := func(k int, raw []byte) (error, bool) {
+		f := &si.fields[k]
+		rule := &f.rule
+		if hook != nil {
+			cp := *rule
+			hook.adjustRule(&cp, given)
+			rule = &cp
+		}
+		c := &fieldCtx{rules: r, rule: rule}
+		if err := decodeValue(raw, rv.FieldByIndex(f.index).Addr().Interface(), c); err != nil {
+			name := rule.name
+			if rule.errname != "" {
+				name = rule.errname
+			}
+			return r.word(path, name, f.embed, err), !f.selfDecoding && jsonSaved(err)
+		}
+		return nil, false
+	}
+	if r.ruleOrder {
+		for k := range si.fields {
+			if si.fields[k].index == nil {
+				continue
+			}
+			// A repeated member keeps its last value, as PHP's
+			// json_decode does.
+			last := -1
+			for i := range ms {
+				if field[i] == k {
+					last = i
+				}
+			}
+			if last >= 0 {
+				if err, _ := decode(k, ms[last].raw); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	// Request order. With jsonOrder, as encoding/json decoded for the
+	// former decoders: an unknown member or a value of the wrong JSON
+	// type for a plain Go type is kept while decoding goes on, the
+	// first one kept is reported at the end, and any other problem
+	// (found by a value that reads itself) is reported at once.
+	var saved error
+	for i, m := range ms {
+		if field[i] < 0 {
+			if !r.lenient && saved == nil {
+				saved = problem(path, `unexpected parameter "`+m.name+`"`)
+			}
+			continue
+		}
+		err, keep := decode(field[i], m.raw)
+		switch {
+		case err == nil:
+		case !r.jsonOrder || !keep:
+			return err
+		case saved == nil:
+			saved = err
+		}
+	}
+	return saved
+}
+
+// jsonSaved reports whether err is one encoding/json keeps while it
+// goes on decoding (decodeRules.jsonOrder): a type mismatch it found
+// itself (its UnmarshalTypeError names a JSON kind, where the former
+// types named the value they refused) or an unknown member of a nested
+// object.
+func jsonSaved(err error) bool {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		switch v := ute.Value; {
+		case v == "string", v == "bool", v == "array", v == "object", v == "number", strings.HasPrefix(v, "number "):
+			return true
+		}
+		return false
+	}
+	return strings.HasPrefix(err.Error(), "json: unknown field ")
+}
+
+// applyDefaults gives the fields not set their declared default.
+func applyDefaults(rv reflect.Value, si *structInfo, r *decodeRules) {
+	for k := range si.fields {
+		f := &si.fields[k]
+		if f.rule.deflt == "" || f.index == nil {
+			continue
+		}
+		o, ok := rv.FieldByIndex(f.index).Addr().Interface().(optional)
+		if !ok || o.isSet() {
+			continue
+		}
+		c := &fieldCtx{rules: r, rule: &f.rule}
+		if err := decodeAs(f.rule.kind, []byte(f.rule.deflt), o.valuePtr(), c); err != nil {
+			panic("BUG: the default of " + f.rule.name + " does not decode: " + err.Error())
+		}
+	}
+}
+
+// decodeValue decodes raw into p, a pointer to a field.
+func decodeValue(raw []byte, p any, c *fieldCtx) error {
+	if pv, ok := p.(paramValue); ok {
+		return pv.decodeParam(raw, c)
+	}
+	return decodeAs(c.rule.kind, raw, p, c)
+}
+
+// decodeJSON decodes raw into p with encoding/json, refusing unknown
+// members of nested objects when the rules say so.
+func decodeJSON(raw []byte, p any, r *decodeRules) error {
+	if !r.strictNested {
+		return json.Unmarshal(raw, p)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(p)
+}
+
+// word turns the error decoding member name of the object at path into
+// the API's error; embed is the field's (fieldInfo).
+func (r *decodeRules) word(path, name, embed string, err error) error {
+	p := subpath(path, name)
+	kindPath := p
+	if embed != "" && r.dialect != dialectValidator {
+		if r.dialect == dialectGet {
+			kindPath = subpath(path, embed+name)
+		} else {
+			kindPath = subpath(path, strings.ReplaceAll(embed, ".", "/")+name)
+		}
+	}
+	var ve *valueError
+	var ke kindError
+	var pe *paramError
+	var ute *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &ve):
+		if ve.sub != "" {
+			p += "/" + ve.sub
+		}
+		return problem(p, ve.msg)
+	case errors.As(err, &ke):
+		return problem(kindPath, r.kindText(ke.kind))
+	case errors.As(err, &pe):
+		// A former type's error carries the member's name.
+		return problem(subpath(path, pe.path), pe.msg)
+	case errors.As(err, &ute):
+		p = kindPath
+		if ute.Field != "" {
+			if r.dialect == dialectGet {
+				p += "." + ute.Field
+			} else {
+				p += "/" + strings.ReplaceAll(ute.Field, ".", "/")
+			}
+		}
+		return problem(p, r.kindText(ute.Type.Kind()))
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return problem(path, "unexpected parameter "+f)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return problem(p, err.Error())
+}
+
+// kindText words a value of the wrong type.
+func (r *decodeRules) kindText(k reflect.Kind) string {
+	if r.dialect == dialectWrite {
+		switch k {
+		case reflect.String:
+			return "a character string is expected"
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			return "an integer is expected"
+		case reflect.Uint64:
+			return "a number is expected"
+		case reflect.Slice:
+			return "an array is expected"
+		case reflect.Bool:
+			return "a boolean is expected"
+		}
+		return "an object is expected"
+	}
+	return "a " + jsonKind(k.String()) + " is expected"
+}
+
+// decodeValidated decodes the params of a method checked as Zabbix's API
+// input validator checks them: an object (or, as PHP sees a JSON list,
+// one whose members are "0", "1", ...), its members refused when
+// unknown, then read in the order of the struct's fields, with the
+// validator's texts.
+func decodeValidated(raw json.RawMessage, v any) error {
+	ms, ok := validatorMembers(raw)
+	if !ok {
+		return invalid("/", "an array is expected")
+	}
+	return apiError(decodeMembers(ms, "/", v, &validatorRules))
+}
+
+// decodeGet decodes the params of a get method: an object, whose
+// members no field declares are refused (the first in the request's
+// order); an empty array stands for an empty object, as PHP decodes both
+// alike.
+func decodeGet(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "[]" {
+		rv := reflect.ValueOf(v).Elem()
+		applyDefaults(rv, structInfoOf(rv.Type()), &getRules)
+		return nil
+	}
+	if raw[0] != '{' {
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	return apiError(decodeObject(raw, "/", v, &getRules))
+}
+
+// decodeLenient decodes the params of a method that ignores members it
+// does not know (user.login, user.checkAuthentication): an object.
+func decodeLenient(raw json.RawMessage, v any) error {
+	if jsonKindOf(raw) != 'o' {
+		return invalid("/", "a object is expected")
+	}
+	return apiError(decodeObject(raw, "/", v, &lenientRules))
+}
+
+// decodeObjects decodes the params of a create or update method: an
+// array of objects, or one object, each into an element of out, with
+// errors naming the element as Zabbix does: "/1/key_" for the first
+// object's key_. A null element is an object with no members.
+func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
+	raw = bytes.TrimSpace(raw)
+	var elems [][]byte
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		elems = [][]byte{raw}
+	case len(raw) > 0 && raw[0] == '[':
+		var ok bool
+		if elems, ok = arrayElems(raw); !ok {
+			return errParams(`Invalid parameter "/": an array or object is expected.`)
+		}
+	default:
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	if len(elems) == 0 {
+		return errParams(`Invalid parameter "/": cannot be empty.`)
+	}
+	*out = make([]T, len(elems))
+	for i, el := range elems {
+		path := "/" + strconv.Itoa(i+1)
+		ms, ok := objectMembers(el)
+		switch {
+		case isNull(el):
+			ms = nil
+		case !ok:
+			return invalid(path, writeRules.kindText(reflect.Struct))
+		}
+		if err := decodeMembers(ms, path, &(*out)[i], &writeRules); err != nil {
+			return apiError(err)
+		}
+	}
+	return nil
+}
+
+// decodeStrictObject decodes params that must be an object (an array,
+// even an empty one, is refused), as decodeGet decodes a get's
+// (preprocessing.test).
+func decodeStrictObject(raw json.RawMessage, v any) error {
+	if jsonKindOf(raw) != 'o' {
+		return invalid("/", "an object is expected")
+	}
+	return apiError(decodeObject(raw, "/", v, &getRules))
+}

@@ -1,0 +1,182 @@
+package histread
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/engine"
+	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+)
+
+// The read engine alone, without HTTP and JSON-RPC: internal/api's
+// BenchmarkHistoryGet* measure the same reads through the whole API.
+
+// benchStart is the clock of the first value of the one-item benchmarks.
+const benchStart = 1_600_000_000
+
+// oneItemStore returns an embedded engine holding one float item (id 1)
+// with n values, a slowly varying gauge with two decimals, one a second,
+// compacted into day blocks.
+func oneItemStore(b *testing.B, n int) history.Reader {
+	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	level := 20.0
+	batch := make([]history.Sample, 0, 16384)
+	for i := range n {
+		level += math.Sin(float64(i)/50) / 20
+		batch = append(batch, history.Sample{ItemID: 1, Clock: benchStart + int64(i), Type: history.Float, F: math.Round(level*100) / 100})
+		if len(batch) == cap(batch) || i == n-1 {
+			if err := eng.Write(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := eng.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := eng.Compact(context.Background(), time.Unix(int64(benchStart+n+3*86400), 0), nil); err != nil {
+		b.Fatal(err)
+	}
+	return eng
+}
+
+// manyItemsStore returns an embedded engine holding a day of the first
+// n gauges of the realistic data set (historytest.Realistic, seed 1),
+// flushed every two hours of data and compacted into a day block, with
+// their ids ascending.
+func manyItemsStore(b *testing.B, n int) (history.Reader, []uint64, *historytest.Gen) {
+	g := historytest.Realistic(1, n*3, 24*time.Hour) // gauges are 45 % of the set
+	keep := map[uint64]bool{}
+	var ids []uint64
+	for _, it := range g.Items {
+		if it.Kind == historytest.Gauge && len(keep) < n {
+			keep[it.ID] = true
+			ids = append(ids, it.ID)
+		}
+	}
+	if len(ids) < n {
+		b.Fatalf("the set has %d gauges, want %d", len(ids), n)
+	}
+	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	var buf, out []history.Sample
+	for k := 1; ; k++ {
+		var ok bool
+		if buf, ok = g.Next(buf[:0], time.Minute); !ok {
+			break
+		}
+		out = out[:0]
+		for _, s := range buf {
+			if keep[s.ItemID] {
+				out = append(out, s)
+			}
+		}
+		if err := eng.Write(context.Background(), out); err != nil {
+			b.Fatal(err)
+		}
+		if k%120 == 0 {
+			if err := eng.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := eng.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := eng.Compact(context.Background(), time.Unix(g.End+2*86400, 0), nil); err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(ids)
+	return eng, ids, g
+}
+
+// benchRead plans and runs req once per iteration, writing the answer
+// through a response-sized buffer to io.Discard, and reports the time
+// per row. B/op must not grow with the rows.
+func benchRead(b *testing.B, r *Reader, req Request) {
+	w := bufio.NewWriterSize(io.Discard, 256<<10)
+	cw := &countWriter{}
+	rows := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		run, err := r.Plan(req).Run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cw.n = 0
+		w.Reset(cw)
+		if err := run(w); err != nil {
+			b.Fatal(err)
+		}
+		w.Flush()
+		rows = cw.rows
+		cw.rows = 0
+	}
+	if rows == 0 {
+		b.Fatal("no rows")
+	}
+	b.SetBytes(int64(cw.n))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+}
+
+// countWriter counts the bytes and rows ('{') written.
+type countWriter struct{ n, rows int }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	for _, x := range p {
+		if x == '{' {
+			c.rows++
+		}
+	}
+	return len(p), nil
+}
+
+// go test -run '^$' -bench 'Read' -benchmem -count 6 ./internal/api/histread/
+//
+// BenchmarkReadOneItem reads one float item's 1M values from day blocks:
+// all of them ascending (no limit, so through the prefetch buffer, as
+// Grafana asks for raw history), and the newest 500k (sortorder DESC
+// with a limit, streamed, as Zabbix's pages ask).
+func BenchmarkReadOneItem(b *testing.B) {
+	const n = 1_000_000
+	r := New(Options{Store: oneItemStore(b, n), MaxRows: 10_000_000, PrefetchRows: 4 << 20})
+	b.Run("rows=1000000/prefetch", func(b *testing.B) {
+		benchRead(b, r, Request{Items: []uint64{1}, Type: history.Float, Fields: AllFields, ByClock: true})
+	})
+	b.Run("rows=500000/newest", func(b *testing.B) {
+		benchRead(b, r, Request{Items: []uint64{1}, Type: history.Float, Fields: AllFields, ByClock: true, Desc: true, Limit: 500_000})
+	})
+}
+
+// go test -run '^$' -bench 'ReadManyItems' -benchmem -count 6 ./internal/api/histread/
+//
+// BenchmarkReadManyItems is the dashboard pattern: one read of 5,000
+// float items over an hour of compacted day blocks of the realistic
+// data set, item by item (read in parts at once) and merged by clock
+// (Grafana's Zabbix plugin).
+func BenchmarkReadManyItems(b *testing.B) {
+	st, ids, g := manyItemsStore(b, 5000)
+	r := New(Options{Store: st, MaxRows: 10_000_000, PrefetchRows: 4 << 20})
+	from := g.Start + 12*3600 + 17
+	for _, byClock := range []bool{false, true} {
+		b.Run("items=5000/range=3600s/byclock="+strconv.FormatBool(byClock), func(b *testing.B) {
+			benchRead(b, r, Request{Items: ids, Type: history.Float, Fields: AllFields, From: from, Till: from + 3599, HasFrom: true, HasTill: true, ByClock: byClock})
+		})
+	}
+}

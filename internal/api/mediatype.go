@@ -1,0 +1,283 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/alert"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// mediatype.get, .create, .update and .delete.
+
+// mediaTypeIn is a media type as mediatype.create/update take it.
+type mediaTypeIn struct {
+	catalog.MediaType
+	// Accepted and not stored: the event menu of the frontend.
+	ShowEventMenu int    `json:"show_event_menu"`
+	EventMenuURL  string `json:"event_menu_url"`
+	EventMenuName string `json:"event_menu_name"`
+}
+
+func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, i int) error {
+	p := fmt.Sprintf("/%d", i+1)
+	if m.MaxAttempts == 0 {
+		m.MaxAttempts = 3
+	}
+	if m.AttemptInterval == "" {
+		m.AttemptInterval = "10s"
+	}
+	if m.Timeout == "" {
+		m.Timeout = "30s"
+	}
+	if m.SMTPPort == 0 {
+		m.SMTPPort = 25
+	}
+	dur := func(name, v string, lo, hi time.Duration) error {
+		d, err := alert.ParsePeriod(v)
+		if err != nil || d < lo || d > hi {
+			return errParams(`Invalid parameter "%s/%s": value must be one of %d-%d.`, p, name, int(lo.Seconds()), int(hi.Seconds()))
+		}
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(m.Name) == "":
+		return empty(i, "name")
+	case m.Type != catalog.MediaEmail && m.Type != catalog.MediaScript && m.Type != catalog.MediaWebhook:
+		if m.Type == 2 {
+			return errParams(`Invalid parameter "%s/type": SMS media types are not supported by Peregrine (no GSM modem); use a webhook.`, p)
+		}
+		return oneOf(i, "type", "0, 1, 2, 4")
+	case m.Status != 0 && m.Status != 1:
+		return oneOf(i, "status", "0, 1")
+	case m.MaxSessions < 0 || m.MaxSessions > 100:
+		return errParams(`Invalid parameter "%s/maxsessions": value must be one of 0-100.`, p)
+	case m.MaxAttempts < 1 || m.MaxAttempts > 100:
+		return errParams(`Invalid parameter "%s/maxattempts": value must be one of 1-100.`, p)
+	case m.SMTPSecurity < 0 || m.SMTPSecurity > 2:
+		return oneOf(i, "smtp_security", "0, 1, 2")
+	case m.SMTPAuth != 0 && m.SMTPAuth != 1:
+		return oneOf(i, "smtp_authentication", "0, 1")
+	case m.SMTPPort < 1 || m.SMTPPort > 65535:
+		return errParams(`Invalid parameter "%s/smtp_port": value must be one of 0-65535.`, p)
+	}
+	if err := dur("attempt_interval", m.AttemptInterval, 0, time.Hour); err != nil {
+		return err
+	}
+	if err := dur("timeout", m.Timeout, time.Second, time.Minute); err != nil {
+		return err
+	}
+	switch m.Type {
+	case catalog.MediaEmail:
+		if m.SMTPServer == "" {
+			return empty(i, "smtp_server")
+		}
+		if m.SMTPEmail == "" {
+			return empty(i, "smtp_email")
+		}
+	case catalog.MediaScript:
+		if m.ExecPath == "" {
+			return empty(i, "exec_path")
+		}
+	case catalog.MediaWebhook:
+		hasURL := false
+		for _, prm := range m.Parameters {
+			if prm.Name == "" {
+				return errParams(`Invalid parameter "%s/parameters": parameter name cannot be empty.`, p)
+			}
+			hasURL = hasURL || strings.EqualFold(prm.Name, "URL")
+		}
+		if strings.TrimSpace(m.Script) == "" && !hasURL {
+			return empty(i, "script")
+		}
+	}
+	for j, t := range m.Templates {
+		if t.EventSource != 0 || t.Recovery < 0 || t.Recovery > 2 {
+			return errParams(`Invalid parameter "%s/message_templates/%d": only trigger templates (eventsource 0, recovery 0, 1, 2) are supported.`, p, j+1)
+		}
+	}
+	for _, o := range cfg.MediaTypes {
+		if o.Name == m.Name && o.ID != m.ID {
+			return errParams(`Media type "%s" already exists.`, m.Name)
+		}
+	}
+	return nil
+}
+
+func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
+	objs, err := objectsOf(c.params)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
+		for i, o := range objs {
+			if _, ok := o["mediatypeid"]; ok {
+				return errParams(`Invalid parameter "/%d": unexpected parameter "mediatypeid".`, i+1)
+			}
+			for _, need := range []string{"name", "type"} {
+				if _, ok := o[need]; !ok {
+					return missing(i, need)
+				}
+			}
+			if _, ok := o["maxsessions"]; !ok {
+				o["maxsessions"] = json.Number("1") // Zabbix's default; 0 is "unlimited"
+			}
+			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+				// 0 would read as "not given" (the default 3) below.
+				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
+			}
+			var in mediaTypeIn
+			if err := decodeObjectStrict(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
+				return err
+			}
+			m := in.MediaType
+			if err := s.checkMediaType(cfg, &m, i); err != nil {
+				return err
+			}
+			m.ID = cfg.NextID("mediatype")
+			cfg.MediaTypes[m.ID] = &m
+			out = append(out, m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Info("api: media types created", "by", c.user.Username, "mediatypeids", out)
+	return idResult("mediatypeids", out), nil
+}
+
+func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
+	objs, err := objectsOf(c.params)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
+		for i, o := range objs {
+			id, old, err := existingOf(o, i, "mediatypeid", cfg.MediaTypes)
+			if err != nil {
+				return err
+			}
+			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
+			}
+			var in mediaTypeIn
+			if err := decodeObjectStrict(merge(old, o), fmt.Sprintf("/%d", i+1), &in); err != nil {
+				return err
+			}
+			m := in.MediaType
+			m.ID = id
+			if err := s.checkMediaType(cfg, &m, i); err != nil {
+				return err
+			}
+			cfg.MediaTypes[id] = &m
+			out = append(out, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("mediatypeids", out), nil
+}
+
+func (s *Server) mediatypeDelete(ctx context.Context, c *call) (any, error) {
+	list, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
+		for _, id := range list {
+			m := cfg.MediaTypes[id]
+			if m == nil {
+				return errNoPermissions
+			}
+			for _, a := range cfg.SortedActions() {
+				for _, ops := range [][]catalog.Operation{a.Operations, a.RecoveryOperations, a.UpdateOperations} {
+					for _, op := range ops {
+						if op.MediaTypeID == id {
+							return errApp(`Media type "%s" is used by action "%s".`, m.Name, a.Name)
+						}
+					}
+				}
+			}
+			delete(cfg.MediaTypes, id)
+			// Users' media of the type go with it, as in Zabbix.
+			for uid, ms := range cfg.Medias {
+				cfg.Medias[uid] = slices.DeleteFunc(ms, func(um catalog.UserMedia) bool { return um.MediaTypeID == id })
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("mediatypeids", list), nil
+}
+
+func mediaTypeObject(m *catalog.MediaType) object {
+	params := []object{}
+	for i, p := range m.Parameters {
+		params = append(params, object{"name": p.Name, "value": p.Value, "sortorder": istr(i)})
+	}
+	return object{
+		"mediatypeid": u64(m.ID), "name": m.Name, "type": istr(m.Type), "status": istr(m.Status), "description": m.Description,
+		"smtp_server": m.SMTPServer, "smtp_port": istr(m.SMTPPort), "smtp_helo": m.SMTPHelo, "smtp_email": m.SMTPEmail,
+		"smtp_security": istr(m.SMTPSecurity), "smtp_verify_peer": istr(m.SMTPVerifyPeer), "smtp_verify_host": istr(m.SMTPVerifyHost),
+		"smtp_authentication": istr(m.SMTPAuth), "username": m.Username, "content_type": istr(m.ContentType),
+		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": params, "script": m.Script, "timeout": m.Timeout,
+		"process_tags": istr(m.ProcessTags), "maxsessions": istr(m.MaxSessions), "maxattempts": istr(m.MaxAttempts),
+		"attempt_interval": m.AttemptInterval, "show_event_menu": "0", "event_menu_url": "", "event_menu_name": "",
+	}
+}
+
+// mediatypeGetParams are mediatype.get's parameters.
+type mediatypeGetParams struct {
+	getParams
+	MediaTypeIDs           opt[ids] `json:"mediatypeids"`
+	SelectMessageTemplates opt[any] `json:"selectMessageTemplates"`
+	SelectUsers            opt[any] `json:"selectUsers"`
+}
+
+func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
+	var p mediatypeGetParams
+	if err := decodeGet(c.params, &p); err != nil {
+		return nil, err
+	}
+	cfg := s.opts.Alerting.AlertConfig()
+	want := idSet(p.MediaTypeIDs.Value)
+	var objs []object
+	for _, m := range cfg.SortedMediaTypes() {
+		if want != nil && !want[m.ID] {
+			continue
+		}
+		o := mediaTypeObject(m)
+		if p.SelectMessageTemplates.Given() {
+			ts := []object{}
+			for _, t := range m.Templates {
+				ts = append(ts, object{"eventsource": istr(t.EventSource), "recovery": istr(t.Recovery), "subject": t.Subject, "message": t.Message})
+			}
+			o["message_templates"] = ts
+		}
+		if p.SelectUsers.Given() {
+			us := []object{}
+			for uid, ms := range cfg.Medias {
+				for _, um := range ms {
+					if um.MediaTypeID == m.ID {
+						us = append(us, object{"userid": u64(uid)})
+						break
+					}
+				}
+			}
+			o["users"] = us
+		}
+		objs = append(objs, o)
+	}
+	return p.apply(objs, "mediatypeid", "mediatypeid", "name", "type")
+}
