@@ -12,8 +12,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
-	"github.com/peregrine-mon/peregrine/internal/history/engine/wal"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
+	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
 // The read engine alone, without HTTP and JSON-RPC: internal/api's
