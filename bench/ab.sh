@@ -53,6 +53,6 @@ echo "reports in $OUT"
 for r in $(seq 1 "$ROUNDS"); do
   for which in old new; do
     echo "== round $r $which"
-    grep -E '^\*\*Highest sustained|^\| [0-9,]+ \| [0-9,]+ \| [0-9,]+ \| [0-9]+ \| [0-9]+ \| (yes|no)|^\| [0-9,]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \(' "$OUT/$r-$which/report.md" || true
+    grep -E '^\*\*Highest sustained|^\| [0-9,]+ \| [0-9,]+ \| [0-9,]+ \| [0-9]+ \| [0-9]+ \| (yes|no|\*\*no\*\*)|^\| [0-9,]+ \| [0-9]+ \| [0-9]+ \| [0-9]+ \(' "$OUT/$r-$which/report.md" || true
   done
 done
