@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,11 @@ const (
 	// dialectValidator: the Zabbix API input validator's texts, which
 	// each kind of value words itself (history.get, trend.get).
 	dialectValidator
+	// dialectAlert: the notification families' objects as their former
+	// decoder read them (params_alert.go): numbers as JSON numbers,
+	// strings as encoding/json decoded them, the get methods' words
+	// for a wrong type and the write methods' paths ("/1/MediaType/name").
+	dialectAlert
 )
 
 // decodeRules are the rules of one entry point of the decoder.
@@ -59,6 +65,10 @@ type decodeRules struct {
 	// encoding/json reported for the former decoders (decodeMembers);
 	// without it, the first met.
 	jsonOrder bool
+	// sorted: members are read in the byte order of their names, a
+	// repeated one's last value only (patchOrder), as a former decoder
+	// that went through a JSON map read them.
+	sorted bool
 }
 
 var (
@@ -87,6 +97,8 @@ const (
 	kindSortOrder                  // []string: ASC, DESC or a list of them (as:"sortorder")
 	kindFilter                     // map[string][]string: field to values (as:"filter")
 	kindCustom                     // the type decodes itself (paramValue)
+	kindObject                     // a params struct: a nested object (as:"object", params_nested.go)
+	kindObjects                    // a slice of params structs: a list of objects (as:"objects")
 )
 
 // fieldRule is one field's declaration.
@@ -256,6 +268,10 @@ func kindOf(t reflect.Type, as string) valueKind {
 		return kindFilter
 	case "json":
 		return kindJSON
+	case "object":
+		return kindObject
+	case "objects":
+		return kindObjects
 	}
 	if _, ok := reflect.New(t).Interface().(paramValue); ok {
 		return kindCustom
@@ -288,7 +304,7 @@ func nullKeeps(t reflect.Type, k valueKind) bool {
 		t = o.valueType()
 	}
 	switch k {
-	case kindInt, kindBool:
+	case kindInt, kindBool, kindObject:
 		return true
 	case kindJSON:
 		if _, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
@@ -551,8 +567,13 @@ type valueError struct {
 
 func (e *valueError) Error() string { return e.msg }
 
-// kindError is a value of the wrong JSON type, worded by the dialect.
-type kindError struct{ kind reflect.Kind }
+// kindError is a value of the wrong JSON type, worded by the dialect;
+// field is where below the member, in a nested object ("type",
+// "conditions/value").
+type kindError struct {
+	kind  reflect.Kind
+	field string
+}
 
 func (e kindError) Error() string { return "a " + e.kind.String() + " is expected" }
 
@@ -660,6 +681,11 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 // types named the value they refused) or an unknown member of a nested
 // object.
 func jsonSaved(err error) bool {
+	var ke *keptError
+	var u *unknownMember
+	if errors.As(err, &ke) || errors.As(err, &u) {
+		return true
+	}
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
 		switch v := ute.Value; {
@@ -722,7 +748,7 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 	}
 	var ve *valueError
 	var ke kindError
-	var pe *paramError
+	var um *unknownMember
 	var ute *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &ve):
@@ -731,10 +757,17 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 		}
 		return problem(p, ve.msg)
 	case errors.As(err, &ke):
+		if ke.field != "" {
+			if r.dialect == dialectGet {
+				kindPath += "." + strings.ReplaceAll(ke.field, "/", ".")
+			} else {
+				kindPath += "/" + ke.field
+			}
+		}
 		return problem(kindPath, r.kindText(ke.kind))
-	case errors.As(err, &pe):
-		// A former type's error carries the member's name.
-		return problem(subpath(path, pe.path), pe.msg)
+	case errors.As(err, &um):
+		// An unknown member of a nested object: the object's own.
+		return problem(path, um.Error())
 	case errors.As(err, &ute):
 		p = kindPath
 		if ute.Field != "" {
@@ -861,4 +894,22 @@ func decodeStrictObject(raw json.RawMessage, v any) error {
 		return invalid("/", "an object is expected")
 	}
 	return apiError(decodeObject(raw, "/", v, &getRules))
+}
+
+// patchOrder is the members of an update object as the former merge of
+// the current object and the patch read them: a repeated member's last
+// value only, in the order of the names.
+func patchOrder(ms []member) []member {
+	last := map[string]int{}
+	for i, m := range ms {
+		last[m.name] = i
+	}
+	out := make([]member, 0, len(last))
+	for i, m := range ms {
+		if last[m.name] == i {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	return out
 }

@@ -53,10 +53,15 @@
 // members). Each keeps the texts and, of several problems, the one its
 // methods answered before the vocabulary was one (decodeRules), quirks
 // included ("/getParams.limit"), for the conformance work to change
-// deliberately. Two corners still use the former ways: nested objects
-// read by encoding/json (params_nested.go lists them) and the create
-// and update methods of media types, actions and scripts and users'
-// "medias", which decode through JSON maps (alerting.go).
+// deliberately. Nested objects (params_nested.go: a value map's
+// mappings, a maintenance's time periods and tags, the tag filters of
+// event.get and problem.get, a task's request, preprocessing.test's
+// history) are params structs too, declared as:"object" or
+// as:"objects" and read by the walker as encoding/json read them for
+// the former decoders (a path naming no element: "/1/mappings/type").
+// One corner still uses the former way: the create and update methods
+// of media types, actions and scripts and users' "medias", which decode
+// through JSON maps (alerting.go).
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix
