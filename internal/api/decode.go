@@ -231,7 +231,14 @@ func structInfoOf(t reflect.Type) *structInfo {
 		}
 		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
 		for k := 1; k < len(f.Index); k++ {
-			fi.embed += t.FieldByIndex(f.Index[:k]).Name + "."
+			// An embedded struct is named by its Go name or, where the
+			// former decoder's path named another, its errname tag.
+			e := t.FieldByIndex(f.Index[:k])
+			name := e.Name
+			if n := e.Tag.Get("errname"); n != "" {
+				name = n
+			}
+			fi.embed += name + "."
 		}
 		if k, ok := si.byName[name]; ok {
 			si.fields[k] = fi
@@ -592,11 +599,24 @@ func decodeObject(raw []byte, path string, v any, r *decodeRules) error {
 func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	rv := reflect.ValueOf(v).Elem()
 	si := structInfoOf(rv.Type())
+	if r.sorted {
+		ms = patchOrder(ms)
+	}
+	unknown := func(name string) error {
+		if r.dialect == dialectAlert {
+			return problem(path, "unexpected parameter "+strconv.Quote(name))
+		}
+		return problem(path, `unexpected parameter "`+name+`"`)
+	}
 	field := make([]int, len(ms))
 	for i, m := range ms {
-		field[i] = si.lookup(m.name, r.fold)
+		if r.dialect == dialectAlert {
+			field[i] = si.lookupJSON(m.name)
+		} else {
+			field[i] = si.lookup(m.name, r.fold)
+		}
 		if field[i] < 0 && !r.lenient && !r.unknownLater {
-			return problem(path, `unexpected parameter "`+m.name+`"`)
+			return unknown(m.name)
 		}
 	}
 	// Defaults first: a member given overwrites its field's, and a null
@@ -658,8 +678,12 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	var saved error
 	for i, m := range ms {
 		if field[i] < 0 {
-			if !r.lenient && saved == nil {
-				saved = problem(path, `unexpected parameter "`+m.name+`"`)
+			switch {
+			case r.lenient:
+			case !r.jsonOrder:
+				return unknown(m.name)
+			case saved == nil:
+				saved = unknown(m.name)
 			}
 			continue
 		}

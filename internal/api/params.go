@@ -57,8 +57,10 @@ import (
 // (an object; [] is no params), decodeObjects (create and update: an
 // array of objects or one object), decodeIDs (delete: an array of IDs),
 // decodeValidated (an object checked as Zabbix's API input validator
-// checks it), decodeStrictObject (an object only) and decodeLenient
-// (unknown members ignored, as user.login always has). Each refuses a
+// checks it), decodeStrictObject (an object only), decodeLenient
+// (unknown members ignored, as user.login always has), and for the
+// notification families alertObjects with decodeAlert (their former
+// decoder's dialect, params_alert.go). Each refuses a
 // member no field declares with Zabbix's `Invalid parameter "/":
 // unexpected parameter "xyz".` (decodeLenient excepted) and names the
 // member of any other problem ("/1/status", "/itemids/2"). Until the
@@ -125,6 +127,9 @@ func (o *opt[T]) valuePtr() any           { return &o.Value }
 // field's rule and the entry point's dialect.
 func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectAlert {
+		return alertValue(k, raw, p, c)
+	}
 	v := c.rules.dialect == dialectValidator
 	r := c.rule
 	if r.null && !v && string(raw) == "null" {
