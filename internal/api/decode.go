@@ -55,8 +55,9 @@ type decodeRules struct {
 	// order of Zabbix's rules, so the first error is Zabbix's first),
 	// not in the request's.
 	ruleOrder bool
-	// strictNested: members of nested objects decoded by encoding/json
-	// are refused when unknown ("json: unknown field").
+	// strictNested: members of nested objects (as:"object",
+	// as:"objects", or a value encoding/json decodes) are refused when
+	// unknown, at the object the params name.
 	strictNested bool
 	// unknownLater: an unknown member is a problem in its place in the
 	// request (decodeMembers), not refused before any value is read.
@@ -305,7 +306,7 @@ func kindOf(t reflect.Type, as string) valueKind {
 
 // nullKeeps reports whether a null member leaves a field of type t (an
 // opt's value type, for an opt) read as kind k unchanged, as encoding/json
-// leaves a scalar and the former integer type did.
+// leaves a scalar or a struct and the former integer type did.
 func nullKeeps(t reflect.Type, k valueKind) bool {
 	if o, ok := reflect.New(t).Interface().(optional); ok {
 		t = o.valueType()
