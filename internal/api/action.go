@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,149 +15,161 @@ import (
 // action.get, .create, .update and .delete: trigger actions with their
 // filter and operations.
 
-type opMessageIn struct {
-	DefaultMsg  int    `json:"default_msg"`
-	Subject     string `json:"subject"`
-	Message     string `json:"message"`
-	MediaTypeID uint64 `json:"mediatypeid"`
+// actionParams are the objects of action.create and .update
+// (params_alert.go's dialect).
+type actionParams struct {
+	ActionID           opt[uint64]            `json:"actionid"`
+	Name               opt[string]            `json:"name"`
+	EventSource        opt[int64]             `json:"eventsource"`
+	Status             opt[int64]             `json:"status"`
+	Period             opt[string]            `json:"esc_period"`
+	PauseSuppressed    opt[int64]             `json:"pause_suppressed" zbx:"null"`
+	PauseSymptoms      opt[int64]             `json:"pause_symptoms"`
+	NotifyIfCanceled   opt[int64]             `json:"notify_if_canceled" zbx:"null"`
+	Filter             opt[filterParams]      `json:"filter" as:"object" zbx:"null"`
+	Operations         opt[[]operationParams] `json:"operations" as:"objects"`
+	RecoveryOperations opt[[]operationParams] `json:"recovery_operations" as:"objects"`
+	UpdateOperations   opt[[]operationParams] `json:"update_operations" as:"objects"`
 }
 
-type operationIn struct {
-	OperationID   uint64           `json:"operationid"`
-	ActionID      uint64           `json:"actionid"`
-	OperationType int              `json:"operationtype"`
-	StepFrom      int              `json:"esc_step_from"`
-	StepTo        int              `json:"esc_step_to"`
-	Period        string           `json:"esc_period"`
-	EvalType      int              `json:"evaltype"`
-	OpConditions  []opConditionIn  `json:"opconditions"`
-	OpMessage     *opMessageIn     `json:"opmessage"`
-	OpMessageGrp  []groupRefIn     `json:"opmessage_grp"`
-	OpMessageUsr  []userRefIn      `json:"opmessage_usr"`
-	OpCommand     *opCommandIn     `json:"opcommand"`
-	OpCommandHst  []hostRefIn      `json:"opcommand_hst"`
-	OpCommandGrp  []hostGroupRefIn `json:"opcommand_grp"`
+// filterParams is an action's "filter".
+type filterParams struct {
+	EvalType    opt[int64]             `json:"evaltype"`
+	Formula     opt[string]            `json:"formula"`
+	EvalFormula opt[string]            `json:"eval_formula"`
+	Conditions  opt[[]conditionParams] `json:"conditions" as:"objects"`
 }
 
-type opCommandIn struct {
-	ScriptID uint64 `json:"scriptid"`
+// conditionParams is one of a filter's "conditions".
+type conditionParams struct {
+	ConditionID   opt[uint64] `json:"conditionid"`
+	ActionID      opt[uint64] `json:"actionid"`
+	ConditionType opt[int64]  `json:"conditiontype"`
+	Operator      opt[int64]  `json:"operator"`
+	Value         opt[string] `json:"value"`
+	Value2        opt[string] `json:"value2"`
+	FormulaID     opt[string] `json:"formulaid"`
 }
 
-type hostRefIn struct {
-	ID uint64 `json:"hostid"`
+// operationParams is one of an action's operations, recovery or update
+// operations.
+type operationParams struct {
+	OperationID   opt[uint64]              `json:"operationid"`
+	ActionID      opt[uint64]              `json:"actionid"`
+	OperationType opt[int64]               `json:"operationtype"`
+	StepFrom      opt[int64]               `json:"esc_step_from"`
+	StepTo        opt[int64]               `json:"esc_step_to"`
+	Period        opt[string]              `json:"esc_period"`
+	EvalType      opt[int64]               `json:"evaltype"`
+	OpConditions  opt[[]opConditionParams] `json:"opconditions" as:"objects"`
+	OpMessage     opt[opMessageParams]     `json:"opmessage" as:"object" zbx:"null"`
+	OpMessageGrp  opt[[]idRefParams]       `json:"opmessage_grp" as:"objects"`
+	OpMessageUsr  opt[[]userRefParams]     `json:"opmessage_usr" as:"objects"`
+	OpCommand     opt[opCommandParams]     `json:"opcommand" as:"object" zbx:"null"`
+	OpCommandHst  opt[[]hostRefParams]     `json:"opcommand_hst" as:"objects"`
+	OpCommandGrp  opt[[]groupRefParams]    `json:"opcommand_grp" as:"objects"`
 }
 
-type hostGroupRefIn struct {
-	ID uint64 `json:"groupid"`
+// opConditionParams is one of an escalation step's "opconditions".
+type opConditionParams struct {
+	OpConditionID opt[uint64] `json:"opconditionid"`
+	OperationID   opt[uint64] `json:"operationid"`
+	ConditionType opt[int64]  `json:"conditiontype"`
+	Operator      opt[int64]  `json:"operator"`
+	Value         opt[string] `json:"value"`
 }
 
-type opConditionIn struct {
-	OpConditionID uint64 `json:"opconditionid"`
-	OperationID   uint64 `json:"operationid"`
-	ConditionType int    `json:"conditiontype"`
-	Operator      int    `json:"operator"`
-	Value         string `json:"value"`
+// opMessageParams is an operation's "opmessage".
+type opMessageParams struct {
+	DefaultMsg  opt[int64]  `json:"default_msg"`
+	Subject     opt[string] `json:"subject"`
+	Message     opt[string] `json:"message"`
+	MediaTypeID opt[uint64] `json:"mediatypeid"`
 }
 
-type groupRefIn struct {
-	ID uint64 `json:"usrgrpid"`
+// opCommandParams is an operation's "opcommand".
+type opCommandParams struct {
+	ScriptID opt[uint64] `json:"scriptid"`
 }
 
-type userRefIn struct {
-	ID uint64 `json:"userid"`
-}
-
-type conditionIn struct {
-	ConditionID   uint64 `json:"conditionid"`
-	ActionID      uint64 `json:"actionid"`
-	ConditionType int    `json:"conditiontype"`
-	Operator      int    `json:"operator"`
-	Value         string `json:"value"`
-	Value2        string `json:"value2"`
-	FormulaID     string `json:"formulaid"`
-}
-
-type filterIn struct {
-	EvalType    int           `json:"evaltype"`
-	Formula     string        `json:"formula"`
-	EvalFormula string        `json:"eval_formula"`
-	Conditions  []conditionIn `json:"conditions"`
-}
-
-type actionIn struct {
-	ActionID           uint64        `json:"actionid"`
-	Name               string        `json:"name"`
-	EventSource        int           `json:"eventsource"`
-	Status             int           `json:"status"`
-	Period             string        `json:"esc_period"`
-	PauseSuppressed    *int          `json:"pause_suppressed"`
-	PauseSymptoms      int           `json:"pause_symptoms"`
-	NotifyIfCanceled   *int          `json:"notify_if_canceled"`
-	Filter             *filterIn     `json:"filter"`
-	Operations         []operationIn `json:"operations"`
-	RecoveryOperations []operationIn `json:"recovery_operations"`
-	UpdateOperations   []operationIn `json:"update_operations"`
-}
-
-// actionStored is a stored action in the API's input shape, the base of
-// an update.
-func actionStored(a *catalog.Action) map[string]any {
-	in := actionIn{ActionID: a.ID, Name: a.Name, EventSource: a.EventSource, Status: a.Status, Period: a.Period,
-		PauseSuppressed: &a.PauseSuppressed, NotifyIfCanceled: &a.NotifyIfCanceled}
-	f := filterIn{EvalType: a.Filter.EvalType, Formula: a.Filter.Formula}
-	for _, c := range a.Filter.Conditions {
-		f.Conditions = append(f.Conditions, conditionIn{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value, Value2: c.Value2, FormulaID: c.FormulaID})
+// The references of an operation: user groups and users to message,
+// hosts and host groups to run a command on.
+type (
+	idRefParams struct {
+		ID opt[uint64] `json:"usrgrpid"`
 	}
-	in.Filter = &f
-	conv := func(ops []catalog.Operation) []operationIn {
-		out := []operationIn{}
+	userRefParams struct {
+		ID opt[uint64] `json:"userid"`
+	}
+	hostRefParams struct {
+		ID opt[uint64] `json:"hostid"`
+	}
+	groupRefParams struct {
+		ID opt[uint64] `json:"groupid"`
+	}
+)
+
+// actionStored is a stored action as the API takes it, the base of an
+// update (alertOver): every member, as the former decoder's input
+// struct encoded them.
+func actionStored(a *catalog.Action) object {
+	conds := []object(nil)
+	for _, c := range a.Filter.Conditions {
+		conds = append(conds, object{"conditionid": 0, "actionid": 0, "conditiontype": c.ConditionType, "operator": c.Operator,
+			"value": c.Value, "value2": c.Value2, "formulaid": c.FormulaID})
+	}
+	conv := func(ops []catalog.Operation) []object {
+		out := []object{}
 		for _, op := range ops {
-			o := operationIn{OperationType: op.OperationType, StepFrom: op.StepFrom, StepTo: op.StepTo, Period: op.Period, EvalType: op.EvalType}
-			for _, c := range op.Conditions {
-				o.OpConditions = append(o.OpConditions, opConditionIn{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value})
+			o := object{"operationid": 0, "actionid": 0, "operationtype": op.OperationType, "esc_step_from": op.StepFrom,
+				"esc_step_to": op.StepTo, "esc_period": op.Period, "evaltype": op.EvalType, "opconditions": nil, "opmessage": nil,
+				"opmessage_grp": nil, "opmessage_usr": nil, "opcommand": nil, "opcommand_hst": nil, "opcommand_grp": nil}
+			refs := func(key string, ids []uint64) any {
+				if len(ids) == 0 {
+					return nil
+				}
+				l := make([]object, len(ids))
+				for i, id := range ids {
+					l[i] = object{key: id}
+				}
+				return l
+			}
+			if len(op.Conditions) > 0 {
+				l := []object{}
+				for _, c := range op.Conditions {
+					l = append(l, object{"opconditionid": 0, "operationid": 0, "conditiontype": c.ConditionType, "operator": c.Operator, "value": c.Value})
+				}
+				o["opconditions"] = l
 			}
 			if op.OperationType == catalog.OpSendMessage {
-				o.OpMessage = &opMessageIn{DefaultMsg: op.DefaultMsg, Subject: op.Subject, Message: op.Message, MediaTypeID: op.MediaTypeID}
+				o["opmessage"] = object{"default_msg": op.DefaultMsg, "subject": op.Subject, "message": op.Message, "mediatypeid": op.MediaTypeID}
 			}
 			if op.OperationType == catalog.OpRemoteCommand {
-				o.OpCommand = &opCommandIn{ScriptID: op.ScriptID}
-				for _, id := range op.CommandHosts {
-					o.OpCommandHst = append(o.OpCommandHst, hostRefIn{id})
-				}
-				for _, id := range op.CommandGroups {
-					o.OpCommandGrp = append(o.OpCommandGrp, hostGroupRefIn{id})
-				}
+				o["opcommand"] = object{"scriptid": op.ScriptID}
+				o["opcommand_hst"], o["opcommand_grp"] = refs("hostid", op.CommandHosts), refs("groupid", op.CommandGroups)
 			}
-			for _, id := range op.GroupIDs {
-				o.OpMessageGrp = append(o.OpMessageGrp, groupRefIn{id})
-			}
-			for _, id := range op.UserIDs {
-				o.OpMessageUsr = append(o.OpMessageUsr, userRefIn{id})
-			}
+			o["opmessage_grp"], o["opmessage_usr"] = refs("usrgrpid", op.GroupIDs), refs("userid", op.UserIDs)
 			out = append(out, o)
 		}
 		return out
 	}
-	in.Operations, in.RecoveryOperations, in.UpdateOperations = conv(a.Operations), conv(a.RecoveryOperations), conv(a.UpdateOperations)
-	b, _ := json.Marshal(in)
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	_ = dec.Decode(&m)
-	return m
+	return object{"actionid": a.ID, "name": a.Name, "eventsource": a.EventSource, "status": a.Status, "esc_period": a.Period,
+		"pause_suppressed": a.PauseSuppressed, "pause_symptoms": 0, "notify_if_canceled": a.NotifyIfCanceled,
+		"filter":     object{"evaltype": a.Filter.EvalType, "formula": a.Filter.Formula, "eval_formula": "", "conditions": conds},
+		"operations": conv(a.Operations), "recovery_operations": conv(a.RecoveryOperations), "update_operations": conv(a.UpdateOperations)}
 }
 
 // buildAction validates in and makes the stored action; users and
 // groups are checked by the caller.
-func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*catalog.Action, error) {
+func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) (*catalog.Action, error) {
 	p := fmt.Sprintf("/%d", i+1)
-	a := &catalog.Action{ID: in.ActionID, Name: in.Name, EventSource: in.EventSource, Status: in.Status, Period: in.Period,
-		PauseSuppressed: 1, NotifyIfCanceled: 1}
-	if in.PauseSuppressed != nil {
-		a.PauseSuppressed = *in.PauseSuppressed
+	a := &catalog.Action{ID: in.ActionID.Value, Name: in.Name.Value, EventSource: int(in.EventSource.Value), Status: int(in.Status.Value),
+		Period: in.Period.Value, PauseSuppressed: 1, NotifyIfCanceled: 1}
+	if in.PauseSuppressed.Given() {
+		a.PauseSuppressed = int(in.PauseSuppressed.Value)
 	}
-	if in.NotifyIfCanceled != nil {
-		a.NotifyIfCanceled = *in.NotifyIfCanceled
+	if in.NotifyIfCanceled.Given() {
+		a.NotifyIfCanceled = int(in.NotifyIfCanceled.Value)
 	}
 	if a.Period == "" {
 		a.Period = "1h"
@@ -186,14 +196,16 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 			return nil, errParams(`Action "%s" already exists.`, a.Name)
 		}
 	}
-	if f := in.Filter; f != nil {
-		a.Filter.EvalType, a.Filter.Formula = f.EvalType, f.Formula
-		if f.EvalType < 0 || f.EvalType > 3 {
+	if in.Filter.Given() {
+		f := &in.Filter.Value
+		a.Filter.EvalType, a.Filter.Formula = int(f.EvalType.Value), f.Formula.Value
+		if a.Filter.EvalType < 0 || a.Filter.EvalType > 3 {
 			return nil, errParams(`Invalid parameter "%s/filter/evaltype": value must be one of 0, 1, 2, 3.`, p)
 		}
 		var fids []string
-		for j, c := range f.Conditions {
-			cond := catalog.Condition{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value, Value2: c.Value2, FormulaID: c.FormulaID}
+		for j, c := range f.Conditions.Value {
+			cond := catalog.Condition{ConditionType: int(c.ConditionType.Value), Operator: int(c.Operator.Value), Value: c.Value.Value,
+				Value2: c.Value2.Value, FormulaID: c.FormulaID.Value}
 			if cond.FormulaID == "" {
 				cond.FormulaID = string(rune('A' + j%26))
 			}
@@ -212,18 +224,19 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 			fids = append(fids, cond.FormulaID)
 			a.Filter.Conditions = append(a.Filter.Conditions, cond)
 		}
-		if f.EvalType == 3 {
-			if err := alert.CheckFormula(f.Formula, fids); err != nil {
+		if a.Filter.EvalType == 3 {
+			if err := alert.CheckFormula(a.Filter.Formula, fids); err != nil {
 				return nil, errParams(`Invalid parameter "%s/filter/formula": %v.`, p, err)
 			}
 		}
 	}
-	conv := func(kind string, ops []operationIn, allowed ...int) ([]catalog.Operation, error) {
+	conv := func(kind string, ops []operationParams, allowed ...int) ([]catalog.Operation, error) {
 		var out []catalog.Operation
 		for j, o := range ops {
-			op := catalog.Operation{OperationType: o.OperationType, StepFrom: o.StepFrom, StepTo: o.StepTo, Period: o.Period}
+			op := catalog.Operation{OperationType: int(o.OperationType.Value), StepFrom: int(o.StepFrom.Value), StepTo: int(o.StepTo.Value),
+				Period: o.Period.Value}
 			path := fmt.Sprintf("%s/%s/%d", p, kind, j+1)
-			if !slices.Contains(allowed, o.OperationType) {
+			if !slices.Contains(allowed, op.OperationType) {
 				return nil, errParams(`Invalid parameter "%s/operationtype": value must be one of %s.`, path, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(allowed)), ", "), "[]"))
 			}
 			if kind == "operations" {
@@ -239,44 +252,45 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 				if !stepOK(op.Period, true) {
 					return nil, errParams(`Invalid parameter "%s/esc_period": value must be one of 0, %d-%d.`, path, int(minStep.Seconds()), 7*24*3600)
 				}
-				if o.EvalType < 0 || o.EvalType > 2 {
+				if o.EvalType.Value < 0 || o.EvalType.Value > 2 {
 					return nil, errParams(`Invalid parameter "%s/evaltype": value must be one of 0, 1, 2.`, path)
 				}
-				op.EvalType = o.EvalType
-				for k, c := range o.OpConditions {
-					oc := catalog.OpCondition{ConditionType: c.ConditionType, Operator: c.Operator, Value: c.Value}
+				op.EvalType = int(o.EvalType.Value)
+				for k, c := range o.OpConditions.Value {
+					oc := catalog.OpCondition{ConditionType: int(c.ConditionType.Value), Operator: int(c.Operator.Value), Value: c.Value.Value}
 					if err := alert.CheckOpCondition(&oc); err != nil {
 						return nil, errParams(`Invalid parameter "%s/opconditions/%d": %s`, path, k+1, err.Error())
 					}
 					op.Conditions = append(op.Conditions, oc)
 				}
-			} else if len(o.OpConditions) > 0 {
+			} else if len(o.OpConditions.Value) > 0 {
 				// Zabbix has conditions on escalation steps only.
 				return nil, errParams(`Invalid parameter "%s": unexpected parameter "opconditions".`, path)
 			}
-			if o.OperationType == catalog.OpSendMessage {
-				if o.OpMessage == nil {
+			if op.OperationType == catalog.OpSendMessage {
+				if !o.OpMessage.Given() {
 					return nil, errParams(`Invalid parameter "%s": the parameter "opmessage" is missing.`, path)
 				}
-				op.DefaultMsg, op.Subject, op.Message, op.MediaTypeID = o.OpMessage.DefaultMsg, o.OpMessage.Subject, o.OpMessage.Message, o.OpMessage.MediaTypeID
+				m := &o.OpMessage.Value
+				op.DefaultMsg, op.Subject, op.Message, op.MediaTypeID = int(m.DefaultMsg.Value), m.Subject.Value, m.Message.Value, m.MediaTypeID.Value
 				if op.MediaTypeID != 0 && cfg.MediaTypes[op.MediaTypeID] == nil {
 					return nil, errParams(`Invalid parameter "%s/opmessage/mediatypeid": No permissions to referred object or it does not exist!`, path)
 				}
-				for _, g := range o.OpMessageGrp {
-					op.GroupIDs = append(op.GroupIDs, g.ID)
+				for _, g := range o.OpMessageGrp.Value {
+					op.GroupIDs = append(op.GroupIDs, g.ID.Value)
 				}
-				for _, u := range o.OpMessageUsr {
-					op.UserIDs = append(op.UserIDs, u.ID)
+				for _, u := range o.OpMessageUsr.Value {
+					op.UserIDs = append(op.UserIDs, u.ID.Value)
 				}
 				if len(op.GroupIDs)+len(op.UserIDs) == 0 {
 					return nil, errParams(`No recipients specified for action operation message.`)
 				}
 			}
-			if o.OperationType == catalog.OpRemoteCommand {
-				if o.OpCommand == nil {
+			if op.OperationType == catalog.OpRemoteCommand {
+				if !o.OpCommand.Given() {
 					return nil, errParams(`Invalid parameter "%s": the parameter "opcommand" is missing.`, path)
 				}
-				sc := cfg.Scripts[o.OpCommand.ScriptID]
+				sc := cfg.Scripts[o.OpCommand.Value.ScriptID.Value]
 				if sc == nil {
 					return nil, errParams(`Invalid parameter "%s/opcommand/scriptid": No permissions to referred object or it does not exist!`, path)
 				}
@@ -285,17 +299,17 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 				}
 				op.ScriptID = sc.ID
 				snap := s.opts.Catalog.Snapshot()
-				for k, h := range o.OpCommandHst {
-					if h.ID != 0 && snap.HostByID(h.ID) == nil {
+				for k, h := range o.OpCommandHst.Value {
+					if h.ID.Value != 0 && snap.HostByID(h.ID.Value) == nil {
 						return nil, errParams(`Invalid parameter "%s/opcommand_hst/%d/hostid": No permissions to referred object or it does not exist!`, path, k+1)
 					}
-					op.CommandHosts = append(op.CommandHosts, h.ID)
+					op.CommandHosts = append(op.CommandHosts, h.ID.Value)
 				}
-				for k, g := range o.OpCommandGrp {
-					if snap.GroupByID(g.ID) == nil {
+				for k, g := range o.OpCommandGrp.Value {
+					if snap.GroupByID(g.ID.Value) == nil {
 						return nil, errParams(`Invalid parameter "%s/opcommand_grp/%d/groupid": No permissions to referred object or it does not exist!`, path, k+1)
 					}
-					op.CommandGroups = append(op.CommandGroups, g.ID)
+					op.CommandGroups = append(op.CommandGroups, g.ID.Value)
 				}
 				if len(op.CommandHosts)+len(op.CommandGroups) == 0 {
 					return nil, errParams(`No targets specified for action operation global script.`)
@@ -306,13 +320,13 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionIn, i int) (*ca
 		return out, nil
 	}
 	var err error
-	if a.Operations, err = conv("operations", in.Operations, catalog.OpSendMessage, catalog.OpRemoteCommand); err != nil {
+	if a.Operations, err = conv("operations", in.Operations.Value, catalog.OpSendMessage, catalog.OpRemoteCommand); err != nil {
 		return nil, err
 	}
-	if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllRecovery); err != nil {
+	if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations.Value, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllRecovery); err != nil {
 		return nil, err
 	}
-	if a.UpdateOperations, err = conv("update_operations", in.UpdateOperations, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllUpdate); err != nil {
+	if a.UpdateOperations, err = conv("update_operations", in.UpdateOperations.Value, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllUpdate); err != nil {
 		return nil, err
 	}
 	if len(a.Operations)+len(a.RecoveryOperations)+len(a.UpdateOperations) == 0 {
@@ -362,7 +376,7 @@ func (s *Server) checkRecipients(ctx context.Context, acts []*catalog.Action) er
 }
 
 func (s *Server) actionCreate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -370,16 +384,16 @@ func (s *Server) actionCreate(ctx context.Context, c *call) (any, error) {
 	var out []uint64
 	cfg := s.opts.Alerting.AlertConfig()
 	for i, o := range objs {
-		if _, ok := o["actionid"]; ok {
+		if o.has("actionid") {
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "actionid".`, i+1)
 		}
 		for _, need := range []string{"name", "eventsource"} {
-			if _, ok := o[need]; !ok {
+			if !o.has(need) {
 				return nil, missing(i, need)
 			}
 		}
-		var in actionIn
-		if err := decodeObjectStrict(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
+		var in actionParams
+		if err := decodeAlert(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
 			return nil, err
 		}
 		a, err := s.buildAction(cfg, &in, i)
@@ -419,7 +433,7 @@ func (s *Server) actionCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) actionUpdate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -431,11 +445,11 @@ func (s *Server) actionUpdate(ctx context.Context, c *call) (any, error) {
 			if err != nil {
 				return err
 			}
-			var in actionIn
-			if err := decodeObjectStrict(merge(actionStored(old), o), fmt.Sprintf("/%d", i+1), &in); err != nil {
+			var in actionParams
+			if err := decodeAlert(alertOver(actionStored(old), o), fmt.Sprintf("/%d", i+1), &in); err != nil {
 				return err
 			}
-			in.ActionID = id
+			in.ActionID = given(id)
 			a, err := s.buildAction(cfg, &in, i)
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,11 @@ const (
 	// dialectValidator: the Zabbix API input validator's texts, which
 	// each kind of value words itself (history.get, trend.get).
 	dialectValidator
+	// dialectAlert: the notification families' objects as their former
+	// decoder read them (params_alert.go): numbers as JSON numbers,
+	// strings as encoding/json decoded them, the get methods' words
+	// for a wrong type and the write methods' paths ("/1/MediaType/name").
+	dialectAlert
 )
 
 // decodeRules are the rules of one entry point of the decoder.
@@ -49,8 +55,9 @@ type decodeRules struct {
 	// order of Zabbix's rules, so the first error is Zabbix's first),
 	// not in the request's.
 	ruleOrder bool
-	// strictNested: members of nested objects decoded by encoding/json
-	// are refused when unknown ("json: unknown field").
+	// strictNested: members of nested objects (as:"object",
+	// as:"objects", or a value encoding/json decodes) are refused when
+	// unknown, at the object the params name.
 	strictNested bool
 	// unknownLater: an unknown member is a problem in its place in the
 	// request (decodeMembers), not refused before any value is read.
@@ -59,6 +66,10 @@ type decodeRules struct {
 	// encoding/json reported for the former decoders (decodeMembers);
 	// without it, the first met.
 	jsonOrder bool
+	// sorted: members are read in the byte order of their names, a
+	// repeated one's last value only (patchOrder), as a former decoder
+	// that went through a JSON map read them.
+	sorted bool
 }
 
 var (
@@ -87,6 +98,8 @@ const (
 	kindSortOrder                  // []string: ASC, DESC or a list of them (as:"sortorder")
 	kindFilter                     // map[string][]string: field to values (as:"filter")
 	kindCustom                     // the type decodes itself (paramValue)
+	kindObject                     // a params struct: a nested object (as:"object", params_nested.go)
+	kindObjects                    // a slice of params structs: a list of objects (as:"objects")
 )
 
 // fieldRule is one field's declaration.
@@ -219,7 +232,14 @@ func structInfoOf(t reflect.Type) *structInfo {
 		}
 		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
 		for k := 1; k < len(f.Index); k++ {
-			fi.embed += t.FieldByIndex(f.Index[:k]).Name + "."
+			// An embedded struct is named by its Go name or, where the
+			// former decoder's path named another, its errname tag.
+			e := t.FieldByIndex(f.Index[:k])
+			name := e.Name
+			if n := e.Tag.Get("errname"); n != "" {
+				name = n
+			}
+			fi.embed += name + "."
 		}
 		if k, ok := si.byName[name]; ok {
 			si.fields[k] = fi
@@ -256,6 +276,10 @@ func kindOf(t reflect.Type, as string) valueKind {
 		return kindFilter
 	case "json":
 		return kindJSON
+	case "object":
+		return kindObject
+	case "objects":
+		return kindObjects
 	}
 	if _, ok := reflect.New(t).Interface().(paramValue); ok {
 		return kindCustom
@@ -282,13 +306,13 @@ func kindOf(t reflect.Type, as string) valueKind {
 
 // nullKeeps reports whether a null member leaves a field of type t (an
 // opt's value type, for an opt) read as kind k unchanged, as encoding/json
-// leaves a scalar and the former integer type did.
+// leaves a scalar or a struct and the former integer type did.
 func nullKeeps(t reflect.Type, k valueKind) bool {
 	if o, ok := reflect.New(t).Interface().(optional); ok {
 		t = o.valueType()
 	}
 	switch k {
-	case kindInt, kindBool:
+	case kindInt, kindBool, kindObject:
 		return true
 	case kindJSON:
 		if _, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
@@ -551,8 +575,13 @@ type valueError struct {
 
 func (e *valueError) Error() string { return e.msg }
 
-// kindError is a value of the wrong JSON type, worded by the dialect.
-type kindError struct{ kind reflect.Kind }
+// kindError is a value of the wrong JSON type, worded by the dialect;
+// field is where below the member, in a nested object ("type",
+// "conditions/value").
+type kindError struct {
+	kind  reflect.Kind
+	field string
+}
 
 func (e kindError) Error() string { return "a " + e.kind.String() + " is expected" }
 
@@ -571,11 +600,24 @@ func decodeObject(raw []byte, path string, v any, r *decodeRules) error {
 func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	rv := reflect.ValueOf(v).Elem()
 	si := structInfoOf(rv.Type())
+	if r.sorted {
+		ms = patchOrder(ms)
+	}
+	unknown := func(name string) error {
+		if r.dialect == dialectAlert {
+			return problem(path, "unexpected parameter "+strconv.Quote(name))
+		}
+		return problem(path, `unexpected parameter "`+name+`"`)
+	}
 	field := make([]int, len(ms))
 	for i, m := range ms {
-		field[i] = si.lookup(m.name, r.fold)
+		if r.dialect == dialectAlert {
+			field[i] = si.lookupJSON(m.name)
+		} else {
+			field[i] = si.lookup(m.name, r.fold)
+		}
 		if field[i] < 0 && !r.lenient && !r.unknownLater {
-			return problem(path, `unexpected parameter "`+m.name+`"`)
+			return unknown(m.name)
 		}
 	}
 	// Defaults first: a member given overwrites its field's, and a null
@@ -637,8 +679,12 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 	var saved error
 	for i, m := range ms {
 		if field[i] < 0 {
-			if !r.lenient && saved == nil {
-				saved = problem(path, `unexpected parameter "`+m.name+`"`)
+			switch {
+			case r.lenient:
+			case !r.jsonOrder:
+				return unknown(m.name)
+			case saved == nil:
+				saved = unknown(m.name)
 			}
 			continue
 		}
@@ -660,6 +706,11 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 // types named the value they refused) or an unknown member of a nested
 // object.
 func jsonSaved(err error) bool {
+	var ke *keptError
+	var u *unknownMember
+	if errors.As(err, &ke) || errors.As(err, &u) {
+		return true
+	}
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
 		switch v := ute.Value; {
@@ -722,7 +773,7 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 	}
 	var ve *valueError
 	var ke kindError
-	var pe *paramError
+	var um *unknownMember
 	var ute *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &ve):
@@ -731,10 +782,17 @@ func (r *decodeRules) word(path, name, embed string, err error) error {
 		}
 		return problem(p, ve.msg)
 	case errors.As(err, &ke):
+		if ke.field != "" {
+			if r.dialect == dialectGet {
+				kindPath += "." + strings.ReplaceAll(ke.field, "/", ".")
+			} else {
+				kindPath += "/" + ke.field
+			}
+		}
 		return problem(kindPath, r.kindText(ke.kind))
-	case errors.As(err, &pe):
-		// A former type's error carries the member's name.
-		return problem(subpath(path, pe.path), pe.msg)
+	case errors.As(err, &um):
+		// An unknown member of a nested object: the object's own.
+		return problem(path, um.Error())
 	case errors.As(err, &ute):
 		p = kindPath
 		if ute.Field != "" {
@@ -861,4 +919,22 @@ func decodeStrictObject(raw json.RawMessage, v any) error {
 		return invalid("/", "an object is expected")
 	}
 	return apiError(decodeObject(raw, "/", v, &getRules))
+}
+
+// patchOrder is the members of an update object as the former merge of
+// the current object and the patch read them: a repeated member's last
+// value only, in the order of the names.
+func patchOrder(ms []member) []member {
+	last := map[string]int{}
+	for i, m := range ms {
+		last[m.name] = i
+	}
+	out := make([]member, 0, len(last))
+	for i, m := range ms {
+		if last[m.name] == i {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	return out
 }

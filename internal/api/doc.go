@@ -26,12 +26,13 @@
 // parameters all get methods share are in get.go, and catalog.go turns
 // catalog edit errors into Zabbix's.
 //
-// Parameters (params.go, decode.go, params_refs.go): each method
-// declares its parameters in one place, a params struct next to it, one
-// field per parameter: the json tag names it, the field's type and "as"
-// tag say how its value is read (IDs, integers, strings, time units,
-// outputs as Zabbix clients send them: "10084" or 10084, one ID for a
-// list of one), the "in", "zbx", "key" and "default" tags give the
+// Parameters (params.go, decode.go, params_refs.go, params_nested.go,
+// params_alert.go): each method declares its parameters in one place,
+// a params struct next to it, one field per parameter: the json tag
+// names it, the field's type and "as" tag say how its value is read
+// (IDs, integers, strings, time units, outputs as Zabbix clients send
+// them: "10084" or 10084, one ID for a list of one, nested objects),
+// the "in", "zbx", "key" and "default" tags give the
 // values it may take, whether null means absent, the ID member of a list
 // of references and its default, and a method whose rules depend on
 // another parameter adjusts them in one place (ruleHook). Every field is
@@ -53,10 +54,20 @@
 // members). Each keeps the texts and, of several problems, the one its
 // methods answered before the vocabulary was one (decodeRules), quirks
 // included ("/getParams.limit"), for the conformance work to change
-// deliberately. Two corners still use the former ways: nested objects
-// read by encoding/json (params_nested.go lists them) and the create
-// and update methods of media types, actions and scripts and users'
-// "medias", which decode through JSON maps (alerting.go).
+// deliberately. Nested objects (params_nested.go: a value map's
+// mappings, a maintenance's time periods and tags, the tag filters of
+// event.get and problem.get, a task's request, preprocessing.test's
+// history) are params structs too, declared as:"object" or
+// as:"objects" and read by the walker as encoding/json read them for
+// the former decoders (a path naming no element: "/1/mappings/type").
+// The create and update objects of media types, actions and scripts
+// and users' "medias" have a dialect of their own (params_alert.go,
+// decodeAlert), that of their former decoder, which went through JSON
+// maps: a pre-pass makes numeric members given as strings numbers at
+// any depth, then the members are read in the order of their names
+// and an update reads the stored object's members under the request's
+// (alertOver); of several problems of the pre-pass, the first in the
+// request's order is reported.
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix

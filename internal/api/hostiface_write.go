@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -250,22 +249,4 @@ func boolNum64(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// patchOrder is the members of an update object as the former merge of
-// the current object and the patch read them: a repeated member's last
-// value only, in the order of the names.
-func patchOrder(ms []member) []member {
-	last := map[string]int{}
-	for i, m := range ms {
-		last[m.name] = i
-	}
-	out := make([]member, 0, len(last))
-	for i, m := range ms {
-		if last[m.name] == i {
-			out = append(out, m)
-		}
-	}
-	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.name, b.name) })
-	return out
 }

@@ -138,30 +138,28 @@ type maintenanceParams struct {
 	HostIDs       opt[ids]                 `json:"hostids"`
 	Groups        opt[groupRefs]           `json:"groups"`
 	Hosts         opt[refs]                `json:"hosts" key:"hostid"`
-	Periods       opt[[]maintenancePeriod] `json:"timeperiods" as:"json"`
-	Tags          opt[[]maintenanceTag]    `json:"tags" as:"json"`
+	Periods       opt[[]maintenancePeriod] `json:"timeperiods" as:"objects"`
+	Tags          opt[[]maintenanceTag]    `json:"tags" as:"objects"`
 }
 
-// maintenancePeriod is one of "timeperiods", a nested object read by
-// encoding/json.
+// maintenancePeriod is one of "timeperiods".
 type maintenancePeriod struct {
-	Type      flexInt   `json:"timeperiod_type"`
-	Every     flexInt   `json:"every"`
-	DayOfWeek flexInt   `json:"dayofweek"`
-	Day       flexInt   `json:"day"`
-	Month     flexInt   `json:"month"`
-	StartTime flexInt   `json:"start_time"`
-	StartDate flexInt   `json:"start_date"`
-	Period    flexInt   `json:"period"`
-	ID        notStored `json:"timeperiodid"`
+	Type      opt[int64]   `json:"timeperiod_type"`
+	Every     opt[int64]   `json:"every"`
+	DayOfWeek opt[int64]   `json:"dayofweek"`
+	Day       opt[int64]   `json:"day"`
+	Month     opt[int64]   `json:"month"`
+	StartTime opt[int64]   `json:"start_time"`
+	StartDate opt[int64]   `json:"start_date"`
+	Period    opt[int64]   `json:"period"`
+	ID        opt[ignored] `json:"timeperiodid"`
 }
 
-// maintenanceTag is one of "tags", a nested object read by
-// encoding/json.
+// maintenanceTag is one of "tags".
 type maintenanceTag struct {
-	Tag      jstring `json:"tag"`
-	Operator flexInt `json:"operator"`
-	Value    jstring `json:"value"`
+	Tag      opt[string] `json:"tag"`
+	Operator opt[int64]  `json:"operator"`
+	Value    opt[string] `json:"value"`
 }
 
 // apply sets the given members on m and reports what Zabbix words
@@ -200,29 +198,29 @@ func (p *maintenanceParams) apply(i int, m *catalog.Maintenance) error {
 	if p.Periods.Given() {
 		m.Periods = nil
 		for j, tp := range p.Periods.Value {
-			if !tp.Period.set {
-				tp.Period.v = 3600 // Zabbix's default
+			if !tp.Period.Given() {
+				tp.Period.Value = 3600 // Zabbix's default
 			}
-			every := int(tp.Every.v)
-			if !tp.Every.set {
+			every := int(tp.Every.Value)
+			if !tp.Every.Given() {
 				every = 1
 			}
-			typ := tp.Type.v
+			typ := tp.Type.Value
 			if typ < 0 || typ > 255 {
 				return errParams(`Invalid parameter "/%d/timeperiods/%d/timeperiod_type": value must be one of 0, 2, 3.`, i+1, j+1)
 			}
 			m.Periods = append(m.Periods, catalog.MaintenancePeriod{Type: uint8(typ), Every: every,
-				DayOfWeek: uint8(min(max(tp.DayOfWeek.v, 0), 255)), StartTime: tp.StartTime.v, StartDate: tp.StartDate.v, Period: tp.Period.v})
+				DayOfWeek: uint8(min(max(tp.DayOfWeek.Value, 0), 255)), StartTime: tp.StartTime.Value, StartDate: tp.StartDate.Value, Period: tp.Period.Value})
 		}
 	}
 	if p.Tags.Given() {
 		m.Tags = nil
 		for _, tg := range p.Tags.Value {
 			op := uint8(2) // Zabbix's default: contains
-			if tg.Operator.set {
-				op = uint8(min(max(tg.Operator.v, 0), 255))
+			if tg.Operator.Given() {
+				op = uint8(min(max(tg.Operator.Value, 0), 255))
 			}
-			m.Tags = append(m.Tags, catalog.MaintenanceTag{Tag: tg.Tag.v, Operator: op, Value: tg.Value.v})
+			m.Tags = append(m.Tags, catalog.MaintenanceTag{Tag: tg.Tag.Value, Operator: op, Value: tg.Value.Value})
 		}
 	}
 	return nil

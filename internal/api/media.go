@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,42 +13,55 @@ import (
 // Users' media: user.create/update "medias", user.get selectMedias and
 // selectMediatypes.
 
-// mediaIn is one element of a user's "medias".
-type mediaIn struct {
-	MediaID     uint64          `json:"mediaid"`
-	UserID      uint64          `json:"userid"`
-	MediaTypeID uint64          `json:"mediatypeid"`
-	SendTo      json.RawMessage `json:"sendto"`
-	Active      int             `json:"active"`
-	Severity    *int            `json:"severity"`
-	Period      string          `json:"period"`
+// mediaParams is one of a user's "medias" (params_alert.go's dialect).
+type mediaParams struct {
+	MediaID     opt[uint64]          `json:"mediaid"`
+	UserID      opt[uint64]          `json:"userid"`
+	MediaTypeID opt[uint64]          `json:"mediatypeid"`
+	SendTo      opt[json.RawMessage] `json:"sendto"` // a string, or a list of them
+	Active      opt[int64]           `json:"active"`
+	Severity    opt[int64]           `json:"severity" zbx:"null"`
+	Period      opt[string]          `json:"period"`
 }
 
-// parseMedias decodes and checks a user's "medias" member.
+// parseMedias decodes and checks a user's "medias" member: a list of
+// objects (or null, none), each through the pre-pass, decoded and
+// checked in turn.
 func (s *Server) parseMedias(raw json.RawMessage, path string) ([]catalog.UserMedia, error) {
 	if s.opts.Alerting == nil {
 		return nil, errParams(`Invalid parameter "%s": user media need the alert engine.`, path)
 	}
-	var list []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&list); err != nil {
-		return nil, errParams(`Invalid parameter "%s": an array is expected.`, path)
+	var elems [][]byte
+	if !isNull(raw) {
+		var ok bool
+		elems, ok = arrayElems(raw)
+		for _, el := range elems {
+			if k := jsonKindOf(el); k != 'o' && k != 'n' {
+				ok = false
+			}
+		}
+		if !ok {
+			return nil, errParams(`Invalid parameter "%s": an array is expected.`, path)
+		}
 	}
 	cfg := s.opts.Alerting.AlertConfig()
 	var out []catalog.UserMedia
-	for j, m := range list {
+	for j, el := range elems {
 		p := fmt.Sprintf("%s/%d", path, j+1)
-		if _, err := normalize(m, p); err != nil {
+		var o alertObject
+		if !isNull(el) {
+			var err error
+			if o, err = alertMembers(el, p); err != nil {
+				return nil, err
+			}
+		}
+		var in mediaParams
+		if err := decodeAlert(o, p, &in); err != nil {
 			return nil, err
 		}
-		var in mediaIn
-		if err := decodeObjectStrict(m, p, &in); err != nil {
-			return nil, err
-		}
-		um := catalog.UserMedia{MediaTypeID: in.MediaTypeID, Active: in.Active, Severity: 63, Period: in.Period}
-		if in.Severity != nil {
-			um.Severity = *in.Severity
+		um := catalog.UserMedia{MediaTypeID: in.MediaTypeID.Value, Active: int(in.Active.Value), Severity: 63, Period: in.Period.Value}
+		if in.Severity.Given() {
+			um.Severity = int(in.Severity.Value)
 		}
 		if um.Period == "" {
 			um.Period = "1-7,00:00-24:00"
@@ -57,9 +69,9 @@ func (s *Server) parseMedias(raw json.RawMessage, path string) ([]catalog.UserMe
 		var one string
 		var many []string
 		switch {
-		case json.Unmarshal(in.SendTo, &one) == nil:
+		case json.Unmarshal(in.SendTo.Value, &one) == nil:
 			many = []string{one}
-		case json.Unmarshal(in.SendTo, &many) == nil:
+		case json.Unmarshal(in.SendTo.Value, &many) == nil:
 		default:
 			return nil, errParams(`Invalid parameter "%s/sendto": a character string is expected.`, p)
 		}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,13 +13,85 @@ import (
 
 // mediatype.get, .create, .update and .delete.
 
-// mediaTypeIn is a media type as mediatype.create/update take it.
-type mediaTypeIn struct {
-	catalog.MediaType
+// mediaTypeParams are the objects of mediatype.create and .update
+// (params_alert.go's dialect).
+type mediaTypeParams struct {
+	// The media type's members; the former decoder named their wrong
+	// types after the catalog's type it embedded: "/1/MediaType/name".
+	mediaTypeMembers `errname:"MediaType"`
 	// Accepted and not stored: the event menu of the frontend.
-	ShowEventMenu int    `json:"show_event_menu"`
-	EventMenuURL  string `json:"event_menu_url"`
-	EventMenuName string `json:"event_menu_name"`
+	ShowEventMenu opt[int64]  `json:"show_event_menu"`
+	EventMenuURL  opt[string] `json:"event_menu_url"`
+	EventMenuName opt[string] `json:"event_menu_name"`
+}
+
+// mediaTypeMembers are catalog.MediaType's members.
+type mediaTypeMembers struct {
+	MediaTypeID     opt[uint64]                  `json:"mediatypeid"`
+	Name            opt[string]                  `json:"name"`
+	Type            opt[int64]                   `json:"type"`
+	Status          opt[int64]                   `json:"status"`
+	Description     opt[string]                  `json:"description"`
+	SMTPServer      opt[string]                  `json:"smtp_server"`
+	SMTPPort        opt[int64]                   `json:"smtp_port"`
+	SMTPHelo        opt[string]                  `json:"smtp_helo"`
+	SMTPEmail       opt[string]                  `json:"smtp_email"`
+	SMTPSecurity    opt[int64]                   `json:"smtp_security"`
+	SMTPVerifyPeer  opt[int64]                   `json:"smtp_verify_peer"`
+	SMTPVerifyHost  opt[int64]                   `json:"smtp_verify_host"`
+	SMTPAuth        opt[int64]                   `json:"smtp_authentication"`
+	Username        opt[string]                  `json:"username"`
+	Passwd          opt[string]                  `json:"passwd"`
+	ContentType     opt[int64]                   `json:"content_type"`
+	ExecPath        opt[string]                  `json:"exec_path"`
+	ExecParams      opt[string]                  `json:"exec_params"`
+	Parameters      opt[[]mediaParamParams]      `json:"parameters" as:"objects"`
+	Script          opt[string]                  `json:"script"`
+	Timeout         opt[string]                  `json:"timeout"`
+	ProcessTags     opt[int64]                   `json:"process_tags"`
+	MaxSessions     opt[int64]                   `json:"maxsessions"`
+	MaxAttempts     opt[int64]                   `json:"maxattempts"`
+	AttemptInterval opt[string]                  `json:"attempt_interval"`
+	Templates       opt[[]messageTemplateParams] `json:"message_templates" as:"objects"`
+}
+
+// mediaParamParams is one of a webhook's "parameters".
+type mediaParamParams struct {
+	Name  opt[string] `json:"name"`
+	Value opt[string] `json:"value"`
+}
+
+// messageTemplateParams is one of "message_templates".
+type messageTemplateParams struct {
+	EventSource opt[int64]  `json:"eventsource"`
+	Recovery    opt[int64]  `json:"recovery"`
+	Subject     opt[string] `json:"subject"`
+	Message     opt[string] `json:"message"`
+}
+
+// mediaType is the media type the members give.
+func (p *mediaTypeMembers) mediaType() catalog.MediaType {
+	m := catalog.MediaType{ID: p.MediaTypeID.Value, Name: p.Name.Value, Type: int(p.Type.Value), Status: int(p.Status.Value),
+		Description: p.Description.Value, SMTPServer: p.SMTPServer.Value, SMTPPort: int(p.SMTPPort.Value), SMTPHelo: p.SMTPHelo.Value,
+		SMTPEmail: p.SMTPEmail.Value, SMTPSecurity: int(p.SMTPSecurity.Value), SMTPVerifyPeer: int(p.SMTPVerifyPeer.Value),
+		SMTPVerifyHost: int(p.SMTPVerifyHost.Value), SMTPAuth: int(p.SMTPAuth.Value), Username: p.Username.Value, Passwd: p.Passwd.Value,
+		ContentType: int(p.ContentType.Value), ExecPath: p.ExecPath.Value, ExecParams: p.ExecParams.Value, Script: p.Script.Value,
+		Timeout: p.Timeout.Value, ProcessTags: int(p.ProcessTags.Value), MaxSessions: int(p.MaxSessions.Value),
+		MaxAttempts: int(p.MaxAttempts.Value), AttemptInterval: p.AttemptInterval.Value}
+	if l := p.Parameters.Value; l != nil {
+		m.Parameters = make([]catalog.MediaParam, len(l))
+		for i, prm := range l {
+			m.Parameters[i] = catalog.MediaParam{Name: prm.Name.Value, Value: prm.Value.Value}
+		}
+	}
+	if l := p.Templates.Value; l != nil {
+		m.Templates = make([]catalog.MessageTemplate, len(l))
+		for i, t := range l {
+			m.Templates[i] = catalog.MessageTemplate{EventSource: int(t.EventSource.Value), Recovery: int(t.Recovery.Value),
+				Subject: t.Subject.Value, Message: t.Message.Value}
+		}
+	}
+	return m
 }
 
 func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, i int) error {
@@ -109,33 +180,33 @@ func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, 
 }
 
 func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
 	var out []uint64
 	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
 		for i, o := range objs {
-			if _, ok := o["mediatypeid"]; ok {
+			if o.has("mediatypeid") {
 				return errParams(`Invalid parameter "/%d": unexpected parameter "mediatypeid".`, i+1)
 			}
 			for _, need := range []string{"name", "type"} {
-				if _, ok := o[need]; !ok {
+				if !o.has(need) {
 					return missing(i, need)
 				}
 			}
-			if _, ok := o["maxsessions"]; !ok {
-				o["maxsessions"] = json.Number("1") // Zabbix's default; 0 is "unlimited"
+			if !o.has("maxsessions") {
+				o = append(o[:len(o):len(o)], member{"maxsessions", []byte("1")}) // Zabbix's default; 0 is "unlimited"
 			}
-			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+			if v, ok := o.get("maxattempts"); ok && string(v) == "0" {
 				// 0 would read as "not given" (the default 3) below.
 				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
 			}
-			var in mediaTypeIn
-			if err := decodeObjectStrict(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
+			var p mediaTypeParams
+			if err := decodeAlert(o, fmt.Sprintf("/%d", i+1), &p); err != nil {
 				return err
 			}
-			m := in.MediaType
+			m := p.mediaType()
 			if err := s.checkMediaType(cfg, &m, i); err != nil {
 				return err
 			}
@@ -153,7 +224,7 @@ func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -164,14 +235,14 @@ func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
 			if err != nil {
 				return err
 			}
-			if v, ok := o["maxattempts"]; ok && v == json.Number("0") {
+			if v, ok := o.get("maxattempts"); ok && string(v) == "0" {
 				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
 			}
-			var in mediaTypeIn
-			if err := decodeObjectStrict(merge(old, o), fmt.Sprintf("/%d", i+1), &in); err != nil {
+			var p mediaTypeParams
+			if err := decodeAlert(alertOver(old, o), fmt.Sprintf("/%d", i+1), &p); err != nil {
 				return err
 			}
-			m := in.MediaType
+			m := p.mediaType()
 			m.ID = id
 			if err := s.checkMediaType(cfg, &m, i); err != nil {
 				return err

@@ -38,8 +38,10 @@ import (
 //     and false is true);
 //   - map[string][]string, as:"filter": field name to values (filter,
 //     search), the names limited by "in";
-//   - anything else, or as:"json": encoding/json (select parameters, the
-//     nested objects of the write methods);
+//   - a params struct, as:"object", or a slice of them, as:"objects":
+//     a nested object or a list of them, read by the walker as
+//     encoding/json read them (params_nested.go);
+//   - anything else, or as:"json": encoding/json (select parameters);
 //   - a type with a decodeParam method reads itself (a host's "groups",
 //     "tags", "interfaces").
 //
@@ -55,8 +57,10 @@ import (
 // (an object; [] is no params), decodeObjects (create and update: an
 // array of objects or one object), decodeIDs (delete: an array of IDs),
 // decodeValidated (an object checked as Zabbix's API input validator
-// checks it), decodeStrictObject (an object only) and decodeLenient
-// (unknown members ignored, as user.login always has). Each refuses a
+// checks it), decodeStrictObject (an object only), decodeLenient
+// (unknown members ignored, as user.login always has), and for the
+// notification families alertObjects with decodeAlert (their former
+// decoder's dialect, params_alert.go). Each refuses a
 // member no field declares with Zabbix's `Invalid parameter "/":
 // unexpected parameter "xyz".` (decodeLenient excepted) and names the
 // member of any other problem ("/1/status", "/itemids/2"). Until the
@@ -123,6 +127,9 @@ func (o *opt[T]) valuePtr() any           { return &o.Value }
 // field's rule and the entry point's dialect.
 func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectAlert {
+		return alertValue(k, raw, p, c)
+	}
 	v := c.rules.dialect == dialectValidator
 	r := c.rule
 	if r.null && !v && string(raw) == "null" {
@@ -143,7 +150,7 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		}
 		id, ok := parseID(raw)
 		if !ok {
-			return kindError{reflect.Uint64}
+			return kindError{kind: reflect.Uint64}
 		}
 		*p.(*uint64) = id
 		return nil
@@ -174,7 +181,7 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		}
 		n, err := strconv.ParseInt(unquote(raw), 10, 64)
 		if err != nil {
-			return kindError{reflect.Int64}
+			return kindError{kind: reflect.Int64}
 		}
 		*p.(*int64) = n
 		return nil
@@ -183,21 +190,21 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 	case kindStr:
 		s, ok := strValue(raw)
 		if !ok {
-			return kindError{reflect.String}
+			return kindError{kind: reflect.String}
 		}
 		*p.(*string) = s
 		return nil
 	case kindTimeUnit:
 		if len(raw) > 0 && raw[0] >= '0' && raw[0] <= '9' {
 			if _, err := strconv.ParseUint(string(raw), 10, 63); err != nil {
-				return kindError{reflect.String}
+				return kindError{kind: reflect.String}
 			}
 			*p.(*string) = string(raw)
 			return nil
 		}
 		s, ok := strValue(raw)
 		if !ok {
-			return kindError{reflect.String}
+			return kindError{kind: reflect.String}
 		}
 		*p.(*string) = s
 		return nil
@@ -244,6 +251,10 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		return nil
 	case kindCustom:
 		return p.(paramValue).decodeParam(raw, c)
+	case kindObject:
+		return decodeObjectValue(raw, p, c.rules)
+	case kindObjects:
+		return decodeObjectList(raw, p, c.rules)
 	}
 	return decodeJSON(raw, p, c.rules)
 }
@@ -270,13 +281,13 @@ func idsValue(b []byte) ([]uint64, error) {
 	if len(b) > 0 && b[0] == '[' {
 		elems, ok := arrayElems(b)
 		if !ok {
-			return nil, kindError{reflect.Uint64}
+			return nil, kindError{kind: reflect.Uint64}
 		}
 		out := make([]uint64, 0, len(elems))
 		for _, r := range elems {
 			id, ok := parseID(r)
 			if !ok {
-				return nil, kindError{reflect.Uint64}
+				return nil, kindError{kind: reflect.Uint64}
 			}
 			out = append(out, id)
 		}
@@ -287,7 +298,7 @@ func idsValue(b []byte) ([]uint64, error) {
 	}
 	id, ok := parseID(b)
 	if !ok {
-		return nil, kindError{reflect.Uint64}
+		return nil, kindError{kind: reflect.Uint64}
 	}
 	return []uint64{id}, nil
 }
@@ -312,13 +323,13 @@ func stringsValue(b []byte) ([]string, error) {
 	if len(b) > 0 && b[0] == '[' {
 		var v []string
 		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, kindError{reflect.String}
+			return nil, kindError{kind: reflect.String}
 		}
 		return v, nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, kindError{reflect.String}
+		return nil, kindError{kind: reflect.String}
 	}
 	return []string{s}, nil
 }
@@ -671,12 +682,12 @@ func (l *listLen) decodeParam(b []byte, _ *fieldCtx) error {
 	case len(b) > 0 && b[0] == '[':
 		elems, ok := arrayElems(b)
 		if !ok {
-			return kindError{reflect.Slice}
+			return kindError{kind: reflect.Slice}
 		}
 		*l = listLen(len(elems))
 		return nil
 	}
-	return kindError{reflect.Slice}
+	return kindError{kind: reflect.Slice}
 }
 
 // ids is a list of IDs (an opt[ids] reads one ID as a list of one).

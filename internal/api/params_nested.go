@@ -1,116 +1,216 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
-// The former params types that remain, as value types with an
-// UnmarshalJSON for the nested objects still read by encoding/json:
-// a value map's mappings (mappingParams), a maintenance's time periods
-// and tags, event.get's and problem.get's tag filters (tagFilter), a
-// task's request (taskReq), preprocessing.test's history (testHist).
-// Each records its own presence ("set"); a problem is a type error
-// (typeError) that encoding/json names with the member's path, as it
-// always was. The conformance work can read those objects with the
-// walker too (decodeElement), which names the element in the path
-// ("/1/mappings/2/type" where these give "/1/mappings/type").
+// Nested objects: a member whose value is an object (as:"object": a
+// task's request, preprocessing.test's history, an action's filter) or
+// a list of objects (as:"objects": a value map's mappings, a
+// maintenance's time periods and tags, event.get's tag filters, an
+// action's operations) declared as params structs of opt fields, like
+// the parameters themselves, and read by the walker member by member.
 //
-//   - flexID: one ID, a number or a numeric string;
-//   - flexInt: an integer, a number or a numeric string; null is absent;
-//   - jstring: a JSON string that records its presence;
-//   - notStored: a member accepted and not stored.
+// They are read as encoding/json read them for the former decoders, so
+// that every answer stays as it was (the conformance work can change
+// them deliberately):
+//
+//   - members match their fields whatever their case (the exact name
+//     first); a repeated member's last value wins, a null leaves a
+//     scalar as it was and empties a list;
+//   - an element of a list that is null is an empty object; the list
+//     reuses the elements a repeated member already gave (encoding/json
+//     decodes into them);
+//   - a problem's path names the members down to it but no element
+//     ("/1/mappings/type" for the type of the second mapping) and an
+//     unknown member (refused where the entry point refuses them below
+//     the top, decodeRules.strictNested) is reported at the object the
+//     params name ("/1": unexpected parameter "x");
+//   - of several problems, a value of the wrong type for a field that
+//     reads itself (an ID, an integer, a string: the former types)
+//     stops the reading at once, while a mismatch of a plain value,
+//     a list or an object, and an unknown member, are kept while the
+//     reading goes on (keptError): the first kept is reported at the
+//     end unless one that stops comes after it.
+//
+// The notification families' dialect (params_alert.go) reads its
+// nested objects so too, in the order of the member names, keeping
+// every problem.
 
-// flexID is one ID, given as a number or a numeric string.
-type flexID struct {
-	set bool
-	v   uint64
+// keptError is a problem the reading goes on after (see above).
+type keptError struct{ err error }
+
+func (e *keptError) Error() string { return e.err.Error() }
+func (e *keptError) Unwrap() error { return e.err }
+
+// unknownMember is a member of a nested object no field declares,
+// reported at the object the params name.
+type unknownMember struct{ name string }
+
+func (e *unknownMember) Error() string { return "unexpected parameter " + strconv.Quote(e.name) }
+
+// kept reports whether reading goes on after err (see above).
+func (r *decodeRules) kept(err error) bool {
+	return r.dialect == dialectAlert || jsonSaved(err)
 }
 
-func (n *flexID) UnmarshalJSON(b []byte) error {
-	v, ok := parseID(b)
+// decodeNested reads the members ms of a nested object into v, a
+// pointer to its params struct.
+func decodeNested(ms []member, v any, r *decodeRules) error {
+	if r.sorted {
+		ms = patchOrder(ms)
+	}
+	rv := reflect.ValueOf(v).Elem()
+	si := structInfoOf(rv.Type())
+	var first error
+	for _, m := range ms {
+		k := si.lookupJSON(m.name)
+		if k < 0 {
+			if r.strictNested && first == nil {
+				first = &keptError{&unknownMember{m.name}}
+			}
+			continue
+		}
+		f := &si.fields[k]
+		err := decodeValue(m.raw, rv.FieldByIndex(f.index).Addr().Interface(), &fieldCtx{rules: r, rule: &f.rule})
+		if err == nil {
+			continue
+		}
+		kept := r.kept(err)
+		err = below(strings.ReplaceAll(f.embed, ".", "/")+f.rule.name, err)
+		if !kept {
+			return err
+		}
+		if first == nil {
+			first = &keptError{err}
+		}
+	}
+	return first
+}
+
+// below names the member name of a nested object in a problem found in
+// its value: the members' path of a wrong type grows ("type",
+// "conditions/value"), an unknown member is the object's own.
+func below(name string, err error) error {
+	var ke kindError
+	var ute *json.UnmarshalTypeError
+	var u *unknownMember
+	switch {
+	case errors.As(err, &ke):
+		ke.field = joinField(name, ke.field)
+		return ke
+	case errors.As(err, &ute):
+		return kindError{kind: ute.Type.Kind(), field: joinField(name, strings.ReplaceAll(ute.Field, ".", "/"))}
+	case errors.As(err, &u):
+		return u
+	}
+	return err
+}
+
+func joinField(name, field string) string {
+	if field == "" {
+		return name
+	}
+	return name + "/" + field
+}
+
+// decodeObjectValue reads an object member (as:"object") into p, a
+// pointer to its params struct: into the value a repeated member gave,
+// as encoding/json did. null is the rule's (decodeParam).
+func decodeObjectValue(raw []byte, p any, r *decodeRules) error {
+	ms, ok := objectMembers(raw)
 	if !ok {
-		return typeError(b, reflect.Uint64)
+		return &keptError{kindError{kind: reflect.Struct}}
 	}
-	n.set, n.v = true, v
-	return nil
+	return decodeNested(ms, p, r)
 }
 
-// flexInt is an integer given as a number or a numeric string; null
-// leaves it unset.
-type flexInt struct {
-	set bool
-	v   int64
-}
-
-func (f *flexInt) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "null" {
+// decodeObjectList reads a list of objects (as:"objects") into p, a
+// pointer to a slice of params structs, as encoding/json read one: null
+// empties it, an element goes into the one a repeated member left in
+// its place, a null element reads nothing.
+func decodeObjectList(raw []byte, p any, r *decodeRules) error {
+	sv := reflect.ValueOf(p).Elem()
+	if isNull(raw) {
+		sv.SetZero()
 		return nil
 	}
-	v, err := strconv.ParseInt(unquote(b), 10, 64)
-	if err != nil {
-		return typeError(b, reflect.Int64)
+	elems, ok := arrayElems(raw)
+	if !ok {
+		return &keptError{kindError{kind: reflect.Slice}}
 	}
-	f.set, f.v = true, v
-	return nil
+	var first error
+	for i, el := range elems {
+		if i >= sv.Cap() {
+			sv.Grow(1)
+		}
+		if i >= sv.Len() {
+			sv.SetLen(i + 1)
+		}
+		if isNull(el) {
+			continue
+		}
+		var err error
+		if ms, ok := objectMembers(el); ok {
+			err = decodeNested(ms, sv.Index(i).Addr().Interface(), r)
+		} else {
+			err = &keptError{kindError{kind: reflect.Struct}}
+		}
+		switch {
+		case err == nil:
+		case !r.kept(err):
+			return err
+		case first == nil:
+			first = err
+		}
+	}
+	if len(elems) < sv.Len() {
+		sv.SetLen(len(elems))
+	}
+	if len(elems) == 0 {
+		sv.Set(reflect.MakeSlice(sv.Type(), 0, 0))
+	}
+	return first
 }
 
-// jstring is a string member that records its presence. Like Zabbix, it
-// takes only JSON strings.
-type jstring struct {
-	set bool
-	v   string
+// lookupJSON returns the field that takes member name as encoding/json
+// matched them (the exact name, else the first whose name folds to the
+// same), or -1.
+func (si *structInfo) lookupJSON(name string) int {
+	if k, ok := si.byName[name]; ok {
+		return k
+	}
+	folded := foldName(name)
+	for k := range si.fields {
+		if f := &si.fields[k]; f.index != nil && foldName(f.rule.name) == folded {
+			return k
+		}
+	}
+	return -1
 }
 
-func (s *jstring) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '"' {
-		return typeError(b, reflect.String)
+// foldName folds s as encoding/json folds member names: ASCII letters
+// to upper case, any other rune to the upper case of its lower case.
+func foldName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(unicode.ToUpper(unicode.ToLower(r)))
+		i += n
 	}
-	s.set = true
-	if len(b) >= 2 && bytes.IndexByte(b, '\\') < 0 {
-		// No escapes: the bytes between the quotes are the value. Invalid
-		// UTF-8 is kept and refused by the catalog, not replaced.
-		s.v = string(b[1 : len(b)-1])
-		return nil
-	}
-	return json.Unmarshal(b, &s.v)
-}
-
-// paramError is a decoding error with the member path already known
-// ("groups/2/groupid"); encoding/json passes it through unchanged.
-type paramError struct{ path, msg string }
-
-func (e *paramError) Error() string { return e.path + ": " + e.msg }
-
-// notStored is a member Peregrine accepts and does not store. It takes no
-// room, so a batch of 10,000 objects stays small.
-type notStored struct{}
-
-func (notStored) UnmarshalJSON([]byte) error { return nil }
-
-// typeError reports a member of the wrong JSON type; encoding/json adds
-// the member's path.
-func typeError(b []byte, want reflect.Kind) error {
-	var t reflect.Type
-	switch want {
-	case reflect.String:
-		t = reflect.TypeFor[string]()
-	case reflect.Int64:
-		t = reflect.TypeFor[int64]()
-	case reflect.Uint64:
-		t = reflect.TypeFor[uint64]()
-	case reflect.Slice:
-		t = reflect.TypeFor[[]any]()
-	case reflect.Bool:
-		t = reflect.TypeFor[bool]()
-	default:
-		t = reflect.TypeFor[struct{}]()
-	}
-	v := "value"
-	if len(b) > 0 {
-		v = string(b[:min(len(b), 32)])
-	}
-	return &json.UnmarshalTypeError{Value: v, Type: t}
+	return b.String()
 }

@@ -51,20 +51,22 @@ type testParams struct {
 	ValueType opt[int64]           `json:"value_type"`
 	Single    opt[flexBool]        `json:"single"`
 	State     opt[int64]           `json:"state"`
-	History   opt[testHist]        `json:"history" as:"json" zbx:"null"`
+	History   opt[testHist]        `json:"history" as:"object" zbx:"null"`
 	Steps     opt[json.RawMessage] `json:"steps" as:"json"`
 }
 
+// testHist is preprocessing.test's "history": the previous value and
+// when it was ("now-1m").
 type testHist struct {
-	Value     *textValue `json:"value"`
-	Timestamp jstring    `json:"timestamp"`
+	Value     opt[textValue] `json:"value" zbx:"null"`
+	Timestamp opt[string]    `json:"timestamp"`
 }
 
 // textValue is a value to test: a JSON string, or a number whose text is
 // the value (Zabbix reads both).
 type textValue struct{ s string }
 
-func (v *textValue) UnmarshalJSON(b []byte) error {
+func (v *textValue) decodeParam(b []byte, _ *fieldCtx) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
@@ -73,7 +75,7 @@ func (v *textValue) UnmarshalJSON(b []byte) error {
 		v.s = string(b)
 		return nil
 	}
-	return typeError(b, reflect.String)
+	return kindError{kind: reflect.String}
 }
 
 // stepInput is one preprocessing object as the API takes it: numbers as
@@ -229,17 +231,17 @@ func (s *Server) preprocessingTest(ctx context.Context, c *call) (any, error) {
 	}
 	var runs []run
 	if p.History.Given() {
-		if p.History.Value.Value == nil {
+		if !p.History.Value.Value.Given() {
 			return nil, errParams(`Invalid parameter "/history": the parameter "value" is missing.`)
 		}
-		if len(p.History.Value.Value.s) > maxTestValueBytes {
-			return nil, errParams(`Invalid parameter "/history/value": the value is %d bytes, more than %d.`, len(p.History.Value.Value.s), maxTestValueBytes)
+		if len(p.History.Value.Value.Value.s) > maxTestValueBytes {
+			return nil, errParams(`Invalid parameter "/history/value": the value is %d bytes, more than %d.`, len(p.History.Value.Value.Value.s), maxTestValueBytes)
 		}
-		at, ok := historyTime(p.History.Value.Timestamp.v, now)
+		at, ok := historyTime(p.History.Value.Timestamp.Value, now)
 		if !ok {
 			return nil, errParams(`Invalid parameter "/history/timestamp": "now" or "now-<time>" (e.g. "now-1m") is expected.`)
 		}
-		runs = append(runs, run{p.History.Value.Value.s, at})
+		runs = append(runs, run{p.History.Value.Value.Value.s, at})
 	}
 	runs = append(runs, run{p.Value.Value.s, now})
 	vt := history.ValueType(p.ValueType.Value)

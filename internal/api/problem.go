@@ -3,7 +3,6 @@ package api
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
@@ -30,16 +29,16 @@ type eventFilter struct {
 	TimeTill     opt[int64]       `json:"time_till"`
 	EventIDFrom  opt[uint64]      `json:"eventid_from"`
 	EventIDTill  opt[uint64]      `json:"eventid_till"`
-	Tags         opt[[]tagFilter] `json:"tags" as:"json"`
+	Tags         opt[[]tagFilter] `json:"tags" as:"objects"`
 	EvalType     opt[int64]       `json:"evaltype"`
 }
 
 // tagFilter is one element of "tags": operator 0 contains, 1 equals,
 // 2 does not contain, 3 does not equal, 4 exists, 5 does not exist.
 type tagFilter struct {
-	Tag      string  `json:"tag"`
-	Value    string  `json:"value"`
-	Operator flexInt `json:"operator"`
+	Tag      opt[string] `json:"tag" as:"json"`
+	Value    opt[string] `json:"value" as:"json"`
+	Operator opt[int64]  `json:"operator"`
 }
 
 // flexBool is a boolean as Zabbix clients send them: true or false,
@@ -48,7 +47,7 @@ type tagFilter struct {
 // "single": "true"). null and "" leave it unset.
 type flexBool struct{ set, v bool }
 
-func (f *flexBool) UnmarshalJSON(b []byte) error {
+func (f *flexBool) decodeParam(b []byte, _ *fieldCtx) error {
 	switch strings.TrimSpace(string(b)) {
 	case "null", `""`:
 		return nil
@@ -57,7 +56,7 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 	case "false", `"false"`, "0", `"0"`:
 		f.set, f.v = true, false
 	default:
-		return typeError(b, reflect.Bool)
+		return kindError{kind: reflect.Bool}
 	}
 	return nil
 }
@@ -65,26 +64,30 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 // intList is a number or a list of numbers ("severities").
 type intList []int64
 
-func (l *intList) UnmarshalJSON(b []byte) error {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		raw = []json.RawMessage{b}
+func (l *intList) decodeParam(b []byte, _ *fieldCtx) error {
+	elems, ok := arrayElems(b)
+	if !ok {
+		if isNull(b) {
+			return nil
+		}
+		elems = [][]byte{b}
 	}
-	for _, r := range raw {
-		var f flexInt
-		if err := f.UnmarshalJSON(r); err != nil {
-			return err
+	for _, r := range elems {
+		if isNull(r) {
+			continue
 		}
-		if f.set {
-			*l = append(*l, f.v)
+		n, err := strconv.ParseInt(unquote(r), 10, 64)
+		if err != nil {
+			return kindError{kind: reflect.Int64}
 		}
+		*l = append(*l, n)
 	}
 	return nil
 }
 
 func (f *eventFilter) check() error {
 	for i, t := range f.Tags.Value {
-		if t.Operator.v < 0 || t.Operator.v > 5 {
+		if t.Operator.Value < 0 || t.Operator.Value > 5 {
 			return errParams(`Invalid parameter "/tags/%d/operator": value must be one of 0, 1, 2, 3, 4, 5.`, i+1)
 		}
 	}
@@ -178,32 +181,33 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 // same tag name are or-ed, different names and-ed) or 2 (or).
 func (f *eventFilter) tagsMatch(tags []event.Tag) bool {
 	one := func(c tagFilter) bool {
+		tag, value, op := c.Tag.Value, c.Value.Value, c.Operator.Value
 		has := false
 		for _, t := range tags {
-			if t.Tag != c.Tag {
+			if t.Tag != tag {
 				continue
 			}
 			has = true
-			switch c.Operator.v {
+			switch op {
 			case 0:
-				if strings.Contains(strings.ToLower(t.Value), strings.ToLower(c.Value)) {
+				if strings.Contains(strings.ToLower(t.Value), strings.ToLower(value)) {
 					return true
 				}
 			case 1:
-				if t.Value == c.Value {
+				if t.Value == value {
 					return true
 				}
 			case 4:
 				return true
 			}
 		}
-		switch c.Operator.v {
+		switch op {
 		case 2:
 			return !slices.ContainsFunc(tags, func(t event.Tag) bool {
-				return t.Tag == c.Tag && strings.Contains(strings.ToLower(t.Value), strings.ToLower(c.Value))
+				return t.Tag == tag && strings.Contains(strings.ToLower(t.Value), strings.ToLower(value))
 			})
 		case 3:
-			return !slices.ContainsFunc(tags, func(t event.Tag) bool { return t.Tag == c.Tag && t.Value == c.Value })
+			return !slices.ContainsFunc(tags, func(t event.Tag) bool { return t.Tag == tag && t.Value == value })
 		case 5:
 			return !has
 		}
@@ -214,7 +218,7 @@ func (f *eventFilter) tagsMatch(tags []event.Tag) bool {
 	}
 	byName := map[string]bool{}
 	for _, c := range f.Tags.Value {
-		byName[c.Tag] = byName[c.Tag] || one(c)
+		byName[c.Tag.Value] = byName[c.Tag.Value] || one(c)
 	}
 	for _, ok := range byName {
 		if !ok {

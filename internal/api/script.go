@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +27,30 @@ func (s *Server) registerScripts() {
 	s.methods["script.update"] = &method{role: RoleSuperAdmin, call: s.scriptUpdate}
 	s.methods["script.delete"] = &method{role: RoleSuperAdmin, call: s.scriptDelete}
 	s.methods["script.execute"] = &method{role: RoleUser, call: s.scriptExecute}
+}
+
+// scriptParams are the objects of script.create and .update
+// (params_alert.go's dialect).
+type scriptParams struct {
+	ScriptID     opt[uint64] `json:"scriptid"`
+	Name         opt[string] `json:"name"`
+	Type         opt[int64]  `json:"type"`
+	Scope        opt[int64]  `json:"scope"`
+	Command      opt[string] `json:"command"`
+	ExecuteOn    opt[int64]  `json:"execute_on"`
+	Description  opt[string] `json:"description"`
+	MenuPath     opt[string] `json:"menu_path"`
+	UserGroupID  opt[uint64] `json:"usrgrpid"`
+	GroupID      opt[uint64] `json:"groupid"`
+	HostAccess   opt[int64]  `json:"host_access"`
+	Confirmation opt[string] `json:"confirmation"`
+}
+
+// script is the script the members give.
+func (p *scriptParams) script() catalog.GlobalScript {
+	return catalog.GlobalScript{ID: p.ScriptID.Value, Name: p.Name.Value, Type: int(p.Type.Value), Scope: int(p.Scope.Value),
+		Command: p.Command.Value, ExecuteOn: int(p.ExecuteOn.Value), Description: p.Description.Value, MenuPath: p.MenuPath.Value,
+		UserGroupID: p.UserGroupID.Value, GroupID: p.GroupID.Value, HostAccess: int(p.HostAccess.Value), Confirmation: p.Confirmation.Value}
 }
 
 // checkScript applies defaults and validates a script as Zabbix does,
@@ -78,7 +101,7 @@ func (s *Server) checkScript(ctx context.Context, cfg *catalog.AlertConfig, sc *
 }
 
 func (s *Server) scriptCreate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -86,21 +109,22 @@ func (s *Server) scriptCreate(ctx context.Context, c *call) (any, error) {
 	err = s.opts.Alerting.EditAlerts(ctx, func(cfg *catalog.AlertConfig) error {
 		out = out[:0]
 		for i, o := range objs {
-			if _, ok := o["scriptid"]; ok {
+			if o.has("scriptid") {
 				return errParams(`Invalid parameter "/%d": unexpected parameter "scriptid".`, i+1)
 			}
 			for _, need := range []string{"name", "type", "command"} {
-				if _, ok := o[need]; !ok {
+				if !o.has(need) {
 					return missing(i, need)
 				}
 			}
-			if _, ok := o["execute_on"]; !ok {
-				o["execute_on"] = json.Number("2") // Zabbix's default: "Zabbix server (proxy)"
+			if !o.has("execute_on") {
+				o = append(o[:len(o):len(o)], member{"execute_on", []byte("2")}) // Zabbix's default: "Zabbix server (proxy)"
 			}
-			var sc catalog.GlobalScript
-			if err := decodeObjectStrict(o, fmt.Sprintf("/%d", i+1), &sc); err != nil {
+			var p scriptParams
+			if err := decodeAlert(o, fmt.Sprintf("/%d", i+1), &p); err != nil {
 				return err
 			}
+			sc := p.script()
 			if err := s.checkScript(ctx, cfg, &sc, i); err != nil {
 				return err
 			}
@@ -118,7 +142,7 @@ func (s *Server) scriptCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) scriptUpdate(ctx context.Context, c *call) (any, error) {
-	objs, err := objectsOf(c.params)
+	objs, err := alertObjects(c.params)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +154,11 @@ func (s *Server) scriptUpdate(ctx context.Context, c *call) (any, error) {
 			if err != nil {
 				return err
 			}
-			var sc catalog.GlobalScript
-			if err := decodeObjectStrict(merge(old, o), fmt.Sprintf("/%d", i+1), &sc); err != nil {
+			var p scriptParams
+			if err := decodeAlert(alertOver(old, o), fmt.Sprintf("/%d", i+1), &p); err != nil {
 				return err
 			}
+			sc := p.script()
 			sc.ID = id
 			if err := s.checkScript(ctx, cfg, &sc, i); err != nil {
 				return err

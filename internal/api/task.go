@@ -15,12 +15,13 @@ const taskCheckNow = 6
 // accepted and ignored, as Zabbix ignores it for check-now tasks.
 type taskParams struct {
 	Type        opt[int64]   `json:"type"`
-	Request     opt[taskReq] `json:"request" as:"json"`
+	Request     opt[taskReq] `json:"request" as:"object"`
 	ProxyHostID opt[ignored] `json:"proxy_hostid"`
 }
 
+// taskReq is a task's "request".
 type taskReq struct {
-	ItemID flexID `json:"itemid"`
+	ItemID opt[uint64] `json:"itemid"`
 }
 
 // checkNowTypes are the item types "check now" applies to: those the
@@ -55,7 +56,7 @@ func (s *Server) taskCreate(ctx context.Context, c *call) (any, error) {
 			return nil, errParams(`Invalid parameter "/%d/type": value must be %d (check now); diagnostic information tasks are not supported.`, i+1, taskCheckNow)
 		case !p.Request.Given():
 			return nil, missing(i, "request")
-		case !p.Request.Value.ItemID.set:
+		case !p.Request.Value.ItemID.Set:
 			return nil, errParams(`Invalid parameter "/%d/request": the parameter "itemid" is missing.`, i+1)
 		}
 	}
@@ -69,7 +70,7 @@ func (s *Server) taskCreate(ctx context.Context, c *call) (any, error) {
 	snap := s.opts.Catalog.Snapshot()
 	items := make([]uint64, len(ps))
 	for i := range ps {
-		it := snap.Item(ps[i].Request.Value.ItemID.v)
+		it := snap.Item(ps[i].Request.Value.ItemID.Value)
 		switch {
 		case it == nil || !a.canRead(it.Host):
 			return nil, errNoPermissions

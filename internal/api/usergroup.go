@@ -295,12 +295,12 @@ func accountObject(u *auth.User) object {
 // usergroupGetParams are usergroup.get's parameters.
 type usergroupGetParams struct {
 	getParams
-	UsrgrpIDs     opt[ids] `json:"usrgrpids"`
-	UserIDs       opt[ids] `json:"userids"`
-	Status        *flexInt `json:"status"`
-	WithGUIAccess *flexInt `json:"with_gui_access"`
-	SelectUsers   opt[any] `json:"selectUsers"`
-	SelectRights  opt[any] `json:"selectRights"`
+	UsrgrpIDs     opt[ids]   `json:"usrgrpids"`
+	UserIDs       opt[ids]   `json:"userids"`
+	Status        opt[int64] `json:"status" zbx:"null"`
+	WithGUIAccess opt[int64] `json:"with_gui_access" zbx:"null"`
+	SelectUsers   opt[any]   `json:"selectUsers"`
+	SelectRights  opt[any]   `json:"selectRights"`
 	// 6.2's name of selectRights, and the lists Peregrine never has.
 	SelectHostGroupRights     opt[any] `json:"selectHostGroupRights"`
 	SelectTemplateGroupRights opt[any] `json:"selectTemplateGroupRights"`
@@ -338,8 +338,8 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 		}
 		if wantGroup != nil && !wantGroup[g.ID] ||
 			wantUser != nil && !slices.ContainsFunc(g.UserIDs, func(u uint64) bool { return wantUser[u] }) ||
-			p.Status != nil && p.Status.set && int64(g.UsersStatus) != p.Status.v ||
-			p.WithGUIAccess != nil && p.WithGUIAccess.set && int64(g.GUIAccess) != p.WithGUIAccess.v {
+			p.Status.Given() && int64(g.UsersStatus) != p.Status.Value ||
+			p.WithGUIAccess.Given() && int64(g.GUIAccess) != p.WithGUIAccess.Value {
 			continue
 		}
 		o := usergroupObject(g)

@@ -58,10 +58,11 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	return p.apply(objs, "valuemapid", "valuemapid", "name")
 }
 
+// mappingParams is one of a value map's "mappings".
 type mappingParams struct {
-	Type     flexInt `json:"type"`
-	Value    jstring `json:"value"`
-	NewValue jstring `json:"newvalue"`
+	Type     opt[int64]  `json:"type"`
+	Value    opt[string] `json:"value"`
+	NewValue opt[string] `json:"newvalue"`
 }
 
 type valuemapParams struct {
@@ -71,16 +72,16 @@ type valuemapParams struct {
 	UUID       opt[ignored] `json:"uuid"`
 	// Mappings not given (absent or null): an update without them
 	// keeps the map's mappings.
-	Mappings opt[[]mappingParams] `json:"mappings" as:"json"`
+	Mappings opt[[]mappingParams] `json:"mappings" as:"objects"`
 }
 
 func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
 	out := make([]catalog.Mapping, len(p.Mappings.Value))
 	for j, m := range p.Mappings.Value {
-		if m.Type.v < 0 || m.Type.v > int64(catalog.MapDefault) {
+		if m.Type.Value < 0 || m.Type.Value > int64(catalog.MapDefault) {
 			return nil, errParams(`Invalid parameter "/%d/mappings/%d/type": value must be one of 0, 1, 2, 3, 4, 5.`, i+1, j+1)
 		}
-		out[j] = catalog.Mapping{Type: catalog.MappingType(m.Type.v), Value: m.Value.v, NewValue: m.NewValue.v}
+		out[j] = catalog.Mapping{Type: catalog.MappingType(m.Type.Value), Value: m.Value.Value, NewValue: m.NewValue.Value}
 	}
 	return out, nil
 }
