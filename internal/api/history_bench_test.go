@@ -1,10 +1,8 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -14,8 +12,8 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
@@ -37,24 +35,7 @@ func historyBenchServer(b *testing.B, n int) (string, uint64) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Close() })
-	level := 20.0
-	batch := make([]history.Sample, 0, 16384)
-	for i := 0; i < n; i++ {
-		level += math.Sin(float64(i)/50) / 20
-		batch = append(batch, history.Sample{ItemID: id, Clock: benchStart + int64(i), Type: history.Float, F: math.Round(level*100) / 100})
-		if len(batch) == cap(batch) || i == n-1 {
-			if err := eng.Write(context.Background(), batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := eng.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := eng.Compact(context.Background(), time.Unix(int64(benchStart+n+3*86400), 0), nil); err != nil {
-		b.Fatal(err)
-	}
+	historytest.FillGauge(b, eng, id, benchStart, n)
 	srv := httptest.NewServer(New(Options{Catalog: cat, History: eng, Auth: &fakeAuth{sessions: map[string]User{"t": {ID: 1, Role: RoleUser}}}}).Handler())
 	b.Cleanup(srv.Close)
 	return srv.URL, id

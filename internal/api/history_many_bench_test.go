@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
@@ -26,22 +24,19 @@ import (
 // returns the URL, the catalog ids and the generator.
 func manyItemsServer(b *testing.B, n int) (string, []uint64, *historytest.Gen) {
 	g := historytest.Realistic(1, n*3, 24*time.Hour) // gauges are 45 % of the set
-	keep := map[uint64]bool{}
+	gauges := g.Gauges(n)
 	var spec []catalog.ItemSpec
-	for _, it := range g.Items {
-		if it.Kind == historytest.Gauge && len(keep) < n {
-			keep[it.ID] = true
-			spec = append(spec, catalog.ItemSpec{Key: "g[" + strconv.FormatUint(it.ID, 10) + "]", ValueType: "float"})
-		}
+	for _, gid := range gauges {
+		spec = append(spec, catalog.ItemSpec{Key: "g[" + strconv.FormatUint(gid, 10) + "]", ValueType: "float"})
 	}
-	if len(keep) < n {
-		b.Fatalf("the set has %d gauges, want %d", len(keep), n)
+	if len(gauges) < n {
+		b.Fatalf("the set has %d gauges, want %d", len(gauges), n)
 	}
 	cat := catalogtest.Open(b, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: spec}}})
 	snap := cat.Snapshot()
 	idOf := map[uint64]uint64{} // generator id → catalog id
 	var ids []uint64
-	for gid := range keep {
+	for _, gid := range gauges {
 		idOf[gid] = snap.Lookup("h", "g["+strconv.FormatUint(gid, 10)+"]").ID
 		ids = append(ids, idOf[gid])
 	}
@@ -50,34 +45,7 @@ func manyItemsServer(b *testing.B, n int) (string, []uint64, *historytest.Gen) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Close() })
-	var buf, out []history.Sample
-	for k := 1; ; k++ {
-		var ok bool
-		if buf, ok = g.Next(buf[:0], time.Minute); !ok {
-			break
-		}
-		out = out[:0]
-		for _, s := range buf {
-			if keep[s.ItemID] {
-				s.ItemID = idOf[s.ItemID]
-				out = append(out, s)
-			}
-		}
-		if err := eng.Write(context.Background(), out); err != nil {
-			b.Fatal(err)
-		}
-		if k%120 == 0 {
-			if err := eng.Flush(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if err := eng.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := eng.Compact(context.Background(), time.Unix(g.End+2*86400, 0), nil); err != nil {
-		b.Fatal(err)
-	}
+	historytest.FillItems(b, eng, g, idOf)
 	srv := httptest.NewServer(New(Options{Catalog: cat, History: eng, Auth: &fakeAuth{sessions: map[string]User{"t": {ID: 1, Role: RoleUser}}}}).Handler())
 	b.Cleanup(srv.Close)
 	return srv.URL, ids, g

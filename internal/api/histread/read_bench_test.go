@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -26,29 +25,8 @@ const benchStart = 1_600_000_000
 // with n values, a slowly varying gauge with two decimals, one a second,
 // compacted into day blocks.
 func oneItemStore(b *testing.B, n int) history.Reader {
-	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { eng.Close() })
-	level := 20.0
-	batch := make([]history.Sample, 0, 16384)
-	for i := range n {
-		level += math.Sin(float64(i)/50) / 20
-		batch = append(batch, history.Sample{ItemID: 1, Clock: benchStart + int64(i), Type: history.Float, F: math.Round(level*100) / 100})
-		if len(batch) == cap(batch) || i == n-1 {
-			if err := eng.Write(context.Background(), batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := eng.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := eng.Compact(context.Background(), time.Unix(int64(benchStart+n+3*86400), 0), nil); err != nil {
-		b.Fatal(err)
-	}
+	eng := openEngine(b)
+	historytest.FillGauge(b, eng, 1, benchStart, n)
 	return eng
 }
 
@@ -58,51 +36,29 @@ func oneItemStore(b *testing.B, n int) history.Reader {
 // their ids ascending.
 func manyItemsStore(b *testing.B, n int) (history.Reader, []uint64, *historytest.Gen) {
 	g := historytest.Realistic(1, n*3, 24*time.Hour) // gauges are 45 % of the set
-	keep := map[uint64]bool{}
-	var ids []uint64
-	for _, it := range g.Items {
-		if it.Kind == historytest.Gauge && len(keep) < n {
-			keep[it.ID] = true
-			ids = append(ids, it.ID)
-		}
-	}
+	ids := g.Gauges(n)
 	if len(ids) < n {
 		b.Fatalf("the set has %d gauges, want %d", len(ids), n)
 	}
+	as := map[uint64]uint64{}
+	for _, id := range ids {
+		as[id] = id
+	}
+	eng := openEngine(b)
+	historytest.FillItems(b, eng, g, as)
+	slices.Sort(ids)
+	return eng, ids, g
+}
+
+// openEngine opens an embedded engine in a temporary directory, closed
+// when the benchmark ends.
+func openEngine(b *testing.B) *engine.Store {
 	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), Sync: wal.SyncNever})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Close() })
-	var buf, out []history.Sample
-	for k := 1; ; k++ {
-		var ok bool
-		if buf, ok = g.Next(buf[:0], time.Minute); !ok {
-			break
-		}
-		out = out[:0]
-		for _, s := range buf {
-			if keep[s.ItemID] {
-				out = append(out, s)
-			}
-		}
-		if err := eng.Write(context.Background(), out); err != nil {
-			b.Fatal(err)
-		}
-		if k%120 == 0 {
-			if err := eng.Flush(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if err := eng.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := eng.Compact(context.Background(), time.Unix(g.End+2*86400, 0), nil); err != nil {
-		b.Fatal(err)
-	}
-	slices.Sort(ids)
-	return eng, ids, g
+	return eng
 }
 
 // benchRead plans and runs req once per iteration, writing the answer

@@ -15,5 +15,10 @@
 // values it generates makes old figures incomparable, so it changes only
 // with a note in BENCHMARKS.md.
 //
+// fill.go writes the read benchmarks' data sets into any store (FillGauge,
+// FillItems, Gen.Gauges), flushing and compacting stores that can, so that
+// internal/api's history.get benchmarks and internal/api/histread's read
+// the same data.
+//
 // Nothing here is safe for concurrent use unless its comment says so.
 package historytest
