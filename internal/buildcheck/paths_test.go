@@ -27,14 +27,15 @@ var machinePaths = []struct {
 }
 
 // skipPathsDir reports whether the walk leaves out the directory at rel (slash
-// separated, relative to the root): version control, test fixtures,
-// recorded bench reports (their headers quote the commands as they were
-// run), and build and run output that .gitignore keeps out of the tree.
+// separated, relative to the root): version control, test fixtures, and
+// build and run output that .gitignore keeps out of the tree. Recorded
+// bench reports are checked too: their commands name the machine's
+// scratch directories as DATA_DIR and REPORT_DIR (bench/reports/README.md).
 func skipPathsDir(rel, name string) bool {
 	switch {
 	case name == ".git", name == "testdata", name == "vendor", name == "node_modules":
 		return true
-	case rel == "bench/reports", rel == "bin", rel == "data":
+	case rel == "bin", rel == "data":
 		return true
 	}
 	return false
