@@ -248,15 +248,12 @@ func skipDir(root, path, name string) bool {
 	return err == nil
 }
 
-// loadGraph parses the imports of every non-test .go file of the module.
-// Files under build constraints all count (socket.go and
-// socket_other.go alike): a rule holds on every platform.
-func loadGraph(t *testing.T, root string) graph {
-	t.Helper()
-	mod := modulePath(t, root) + "/"
-	g := graph{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// walkGoFiles calls fn with every .go file of the module under root, the
+// directories skipDir leaves out skipped, _test.go files only if tests,
+// with its path and its path relative to root in slash form: the one walk
+// of the module's code that the layer, size and one-way tests share.
+func walkGoFiles(root string, tests bool, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -266,15 +263,30 @@ func loadGraph(t *testing.T, root string) graph {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
 			return nil
 		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		return fn(path, filepath.ToSlash(rel))
+	})
+}
+
+// loadGraph parses the imports of every non-test .go file of the module.
+// Files under build constraints all count (socket.go and
+// socket_other.go alike): a rule holds on every platform.
+func loadGraph(t *testing.T, root string) graph {
+	t.Helper()
+	mod := modulePath(t, root) + "/"
+	g := graph{}
+	fset := token.NewFileSet()
+	err := walkGoFiles(root, false, func(path, rel string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
 		pkg := filepath.ToSlash(filepath.Dir(rel))
 		if g[pkg] == nil {
 			g[pkg] = map[string][]pos{}
@@ -613,19 +625,7 @@ func longFiles(t *testing.T, root string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if skipDir(root, path, d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	err := walkGoFiles(root, true, func(path, rel string) error {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -644,8 +644,7 @@ func longFiles(t *testing.T, root string) map[string]int {
 		if ast.IsGenerated(f) {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, path)
-		out[filepath.ToSlash(rel)] = n
+		out[rel] = n
 		return nil
 	})
 	if err != nil {

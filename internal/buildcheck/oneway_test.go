@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,21 +74,7 @@ func TestOneWayIntoThePipeline(t *testing.T) {
 	root := repoRoot(t)
 	fset := token.NewFileSet()
 	var bad []string
-	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+	err := walkGoFiles(root, false, func(path, rel string) error {
 		if strings.HasPrefix(rel, "internal/preprocess/") {
 			return nil
 		}
