@@ -1,0 +1,307 @@
+package conformance
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// normaliser rewrites one run's answers into the form golden files
+// keep: what legitimately differs between two servers (ids, clocks,
+// tokens, undefined order) is replaced by what it means.
+type normaliser struct {
+	t0 int64
+	// names maps an ID, as kind+"/"+raw, to its name: "$name" for an ID
+	// a step bound or created, "#kind:N" for a generated one. IDs are
+	// kept per kind because each server numbers each kind of object on
+	// its own (host 20 and host group 20 are different objects).
+	names map[string]string
+	// gen counts the generated IDs seen of each kind.
+	gen map[string]int
+}
+
+func newNormaliser(t0 int64) *normaliser {
+	return &normaliser{t0: t0, names: map[string]string{}, gen: map[string]int{}}
+}
+
+// sentWindow is how far after T0 a case may send values: clocks in
+// [T0, T0+sentWindow) are the case's own, written "T0+N"; the run starts
+// at T0+3h at the earliest (T0 is three hours before the hour the run
+// starts in), so "now" is never inside it.
+const sentWindow = 3 * 3600
+
+// generated are the ID members whose values a server makes up on its
+// own (not returned by a create the case made): numbered by first
+// appearance in the run, per member.
+var generated = map[string]bool{
+	"eventid": true, "r_eventid": true, "c_eventid": true, "cause_eventid": true,
+	"acknowledgeid": true, "alertid": true, "interfaceid": true, "hostmacroid": true,
+	"globalmacroid": true, "mediaid": true, "auditid": true, "recordsetid": true,
+	"p_eventid": true, "maintenanceid_": true, "tagid": true, "problemtagid": true,
+	"servicetagid": true, "service_problem_tagid": true, "operationid": true,
+	"opmessage_grpid": true, "opmessage_usrid": true, "conditionid": true,
+	"mappingid": true, "item_preprocid": true, "functionid": true, "sysmapid_": true,
+	"timeperiodid": true, "dependencyid": true, "sla_scheduleid": true,
+	"sla_excluded_downtimeid": true, "sla_service_tagid": true, "ruleid": true,
+}
+
+// clocks are the members holding Unix times.
+var clocks = map[string]bool{
+	"clock": true, "lastclock": true, "r_clock": true, "lastchange": true,
+	"lastaccess": true, "lastlogin": true, "created_at": true, "attempt_clock": true,
+	"period_from": true, "period_to": true, "effective_date": true,
+	"suppress_until": true, "active_since": true, "active_till": true,
+	"created": true, "last_access": true, "expires_at": true, "ts_from": true, "ts_to": true,
+	"lastcheck": true, "lastaccess_": true, "errors_from": true, "disable_until": true,
+	"last_update": true,
+}
+
+// tokens are the members holding secrets made up per session.
+var tokens = map[string]bool{"sessionid": true, "token": true, "secret": true}
+
+var secondsSpent = regexp.MustCompile(`seconds spent: [0-9.]+`)
+
+// bind names a raw ID (or each of a list of them) of member key name.
+func (n *normaliser) bind(key string, v any, name string) {
+	switch t := v.(type) {
+	case []any:
+		for i, e := range t {
+			n.bind(key, e, name+"."+strconv.Itoa(i))
+		}
+	case string:
+		if isID(t) && t != "0" {
+			k := kinds(key)[0] + "/" + t
+			if _, ok := n.names[k]; !ok {
+				n.names[k] = "$" + name
+			}
+		}
+	case json.Number:
+		n.bind(key, t.String(), name)
+	}
+}
+
+// aliases are the members whose IDs are of another member's kind.
+var aliases = map[string][]string{
+	"objectid":      {"triggerid", "itemid"},
+	"templateid":    {"hostid", "itemid", "triggerid", "templateid"},
+	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"},
+	"r_eventid": {"eventid"}, "c_eventid": {"eventid"}, "cause_eventid": {"eventid"},
+	"p_eventid": {"eventid"}, "proxy_hostid": {"proxyid", "hostid"},
+	"parent_templateid": {"templateid", "hostid"}, "resourceid": {"hostid", "itemid", "triggerid", "groupid", "userid", "usrgrpid", "mediatypeid", "actionid"},
+}
+
+// kinds returns the kinds an ID of member key may be, first the one it
+// is bound as.
+func kinds(key string) []string {
+	if k, ok := aliases[key]; ok {
+		return k
+	}
+	if k, ok := aliases[strings.TrimSuffix(key, "s")]; ok {
+		return k
+	}
+	return []string{strings.TrimSuffix(key, "s")}
+}
+
+func isID(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isIDKey reports a member that holds IDs.
+func isIDKey(k string) bool {
+	return strings.HasSuffix(k, "id") || strings.HasSuffix(k, "ids")
+}
+
+// answer normalises a whole decoded JSON-RPC answer; ordered says the
+// result's top-level array keeps its order.
+func (n *normaliser) answer(method string, x any, ordered bool) any {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return x
+	}
+	out := map[string]any{}
+	if e, ok := m["error"]; ok {
+		out["error"] = e
+		return out
+	}
+	r := m["result"]
+	if method == "user.login" {
+		if _, ok := r.(string); ok {
+			r = "<token>"
+		}
+	}
+	n.number("", r)
+	out["result"] = n.value("", r, true, ordered)
+	return out
+}
+
+// number names the generated IDs first seen in v in the order of their
+// values, per kind: both servers hand out IDs in increasing order as
+// objects are made, so the names do not depend on the order of an
+// answer (which, unsorted, is not defined).
+func (n *normaliser) number(key string, v any) {
+	seen := map[string][]uint64{}
+	var walk func(key string, v any)
+	add := func(key, s string) {
+		kind := kinds(key)[0]
+		if !generated[kind] || s == "0" {
+			return
+		}
+		for _, k := range kinds(key) {
+			if _, ok := n.names[k+"/"+s]; ok {
+				return
+			}
+		}
+		u, _ := strconv.ParseUint(s, 10, 64)
+		seen[kind] = append(seen[kind], u)
+	}
+	walk = func(key string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if isID(k) {
+					add(keyKind(key, k, e), k)
+				}
+				walk(k, e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(key, e)
+			}
+		case string:
+			if isIDKey(key) && isID(t) && !clocks[key] {
+				add(key, t)
+			}
+		case json.Number:
+			walk(key, t.String())
+		}
+	}
+	walk(key, v)
+	kindNames := make([]string, 0, len(seen))
+	for k := range seen {
+		kindNames = append(kindNames, k)
+	}
+	sort.Strings(kindNames)
+	for _, kind := range kindNames {
+		vals := seen[kind]
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		for _, u := range vals {
+			n.gen[kind]++
+			n.names[kind+"/"+strconv.FormatUint(u, 10)] = "#" + kind + ":" + strconv.Itoa(n.gen[kind])
+		}
+	}
+}
+
+// value normalises v, the value of member key; top is the result
+// itself.
+func (n *normaliser) value(key string, v any, top, ordered bool) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			nk := k
+			if isID(k) {
+				nk = n.id(keyKind(key, k, e), k)
+			}
+			out[nk] = n.value(k, e, false, false)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		objects := false
+		for i, e := range t {
+			out[i] = n.value(key, e, false, false)
+			if _, ok := e.(map[string]any); ok {
+				objects = true
+			}
+		}
+		// The order of nested lists of objects (selectHosts, selectTags)
+		// and of an unsorted result is not defined by Zabbix: sorted.
+		if (top && !ordered) || (!top && objects) {
+			sortCanonical(out)
+		}
+		return out
+	case string:
+		return n.scalar(key, t)
+	case json.Number:
+		s := n.scalar(key, t.String())
+		if s == t.String() {
+			return t
+		}
+		return s
+	}
+	return v
+}
+
+func (n *normaliser) scalar(key, s string) any {
+	switch {
+	case tokens[key] && s != "":
+		return "<token>"
+	case clocks[key] && isID(s) && s != "0":
+		c, _ := strconv.ParseInt(s, 10, 64)
+		if c >= n.t0 && c < n.t0+sentWindow {
+			return "T0+" + strconv.FormatInt(c-n.t0, 10)
+		}
+		return "<now>"
+	case isIDKey(key) && isID(s):
+		return n.id(key, s)
+	case key == "info" && strings.Contains(s, "seconds spent"):
+		return secondsSpent.ReplaceAllString(s, "seconds spent: *")
+	}
+	return s
+}
+
+// id names one ID of member key.
+func (n *normaliser) id(key, s string) string {
+	ks := kinds(key)
+	for _, k := range ks {
+		if name, ok := n.names[k+"/"+s]; ok {
+			return name
+		}
+	}
+	return s
+}
+
+// keyKind finds, for a map keyed by IDs (preservekeys), the member of
+// the element that repeats its key: its name gives the kind.
+func keyKind(parent, k string, e any) string {
+	if m, ok := e.(map[string]any); ok {
+		names := make([]string, 0, len(m))
+		for name := range m {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if s, ok := m[name].(string); ok && s == k && isIDKey(name) {
+				return name
+			}
+		}
+	}
+	return parent
+}
+
+func sortCanonical(xs []any) {
+	keys := make([]string, len(xs))
+	idx := make([]int, len(xs))
+	for i, x := range xs {
+		b, _ := json.Marshal(x)
+		keys[i] = string(b)
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	cp := append([]any(nil), xs...)
+	for i, j := range idx {
+		xs[i] = cp[j]
+	}
+}

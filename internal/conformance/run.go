@@ -1,0 +1,293 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/zbx"
+)
+
+// Target is a server a case runs against.
+type Target struct {
+	Name string // "zabbix" or "peregrine", for messages
+	// API is the JSON-RPC URL; Trapper the trapper's host:port.
+	API, Trapper string
+	// Admin and AdminPassword log the run's "admin" session in.
+	Admin, AdminPassword string
+	// Sync waits until the configuration changed so far is in effect
+	// and the values sent so far are processed.
+	Sync func(ctx context.Context) error
+	// Cleanup deletes what a failed earlier recording of c left behind
+	// (nil: nothing to do, as on a fresh Peregrine).
+	Cleanup func(ctx context.Context, r *Runner, c Case) error
+}
+
+// StepAnswer is one step's normalised answer; golden files hold them.
+type StepAnswer struct {
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Answer any    `json:"answer"`
+}
+
+// Runner runs cases against one target.
+type Runner struct {
+	T      Target
+	Client *http.Client
+	// T0 is the base time of the run's sent values: three hours before
+	// the start of the hour the run starts in, so every hour the case
+	// sends to is closed (trends are written) and "now" is after them.
+	T0 int64
+}
+
+// NewRunner returns a Runner for t with T0 set from now.
+func NewRunner(t Target, now time.Time) *Runner {
+	h := now.Unix() / 3600 * 3600
+	return &Runner{T: t, Client: &http.Client{Timeout: 60 * time.Second}, T0: h - 3*3600}
+}
+
+// Call makes one JSON-RPC call; auth "" sends none. It returns the
+// decoded answer (numbers as json.Number).
+func (r *Runner) Call(ctx context.Context, method string, params json.RawMessage, auth string) (any, error) {
+	req := map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": 1}
+	if auth != "" {
+		req["auth"] = auth
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, r.T.API, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json-rpc")
+	resp, err := r.Client.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, err
+	}
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("%s %s: answer is not JSON (%d): %.200s", r.T.Name, method, resp.StatusCode, raw)
+	}
+	return x, nil
+}
+
+// result is a call's result, or an error for an error answer.
+func (r *Runner) result(ctx context.Context, method string, params any, auth string) (any, error) {
+	p, _ := json.Marshal(params)
+	x, err := r.Call(ctx, method, p, auth)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := x.(map[string]any)
+	if e, ok := m["error"]; ok {
+		return nil, fmt.Errorf("%s %s: %v", r.T.Name, method, e)
+	}
+	return m["result"], nil
+}
+
+// Login opens a session and returns its token.
+func (r *Runner) Login(ctx context.Context, user, password string) (string, error) {
+	res, err := r.result(ctx, "user.login", map[string]string{"username": user, "password": password}, "")
+	if err != nil {
+		return "", err
+	}
+	s, ok := res.(string)
+	if !ok {
+		return "", fmt.Errorf("%s user.login: %v", r.T.Name, res)
+	}
+	return s, nil
+}
+
+// Run runs c and returns each step's normalised answer; when a step's
+// answer cannot be bound (a member the case needs is missing) it
+// returns the answers so far with the error.
+func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
+	v := &vars{t0: r.T0, m: map[string]any{"adminpassword": r.T.AdminPassword}}
+	tok, err := r.Login(ctx, r.T.Admin, r.T.AdminPassword)
+	if err != nil {
+		return nil, err
+	}
+	v.m["token:admin"] = tok
+	if r.T.Cleanup != nil {
+		if err := r.T.Cleanup(ctx, r, c); err != nil {
+			return nil, fmt.Errorf("cleanup: %w", err)
+		}
+	}
+	n := newNormaliser(r.T0)
+	var out []StepAnswer
+	for _, s := range c.Steps {
+		switch {
+		case s.Sync:
+			if r.T.Sync != nil {
+				if err := r.T.Sync(ctx); err != nil {
+					return nil, fmt.Errorf("step %s: %w", s.ID, err)
+				}
+			}
+			continue
+		case len(s.Send) > 0:
+			a, err := r.send(ctx, v, s.Send)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: %w", s.ID, err)
+			}
+			out = append(out, StepAnswer{ID: s.ID, Method: "sender data", Answer: n.answer("", map[string]any{"result": a}, true)})
+			continue
+		}
+		params, err := v.substitute(s.Params)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", s.ID, err)
+		}
+		auth := ""
+		switch s.As {
+		case "", "admin":
+			auth = tok
+		case "none":
+		default:
+			t, ok := v.m["token:"+s.As].(string)
+			if !ok {
+				return nil, fmt.Errorf("step %s: no session %q", s.ID, s.As)
+			}
+			auth = t
+		}
+		x, err := r.Call(ctx, s.Method, params, auth)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", s.ID, err)
+		}
+		res := map[string]any{}
+		if m, ok := x.(map[string]any); ok {
+			res = m
+		}
+		bindErr := r.bindStep(n, v, s, res)
+		ordered := s.Order == "keep" || (s.Order == "" && bytes.Contains(s.Params, []byte(`"sortfield"`)))
+		out = append(out, StepAnswer{ID: s.ID, Method: s.Method, Answer: n.answer(s.Method, x, ordered)})
+		if bindErr != nil {
+			// The answers so far are returned to be compared: the step
+			// whose answer could not feed the next is among them.
+			return out, bindErr
+		}
+	}
+	return out, nil
+}
+
+// bindStep records the step's bindings and the IDs a create returned.
+func (r *Runner) bindStep(n *normaliser, v *vars, s Step, res map[string]any) error {
+	result, ok := res["result"]
+	if !ok {
+		if len(s.Bind) > 0 {
+			return fmt.Errorf("step %s (%s) failed on %s: %v", s.ID, s.Method, r.T.Name, res["error"])
+		}
+		return nil
+	}
+	if s.Method == "user.login" {
+		if t, ok := result.(string); ok {
+			for name := range s.Bind {
+				if strings.HasPrefix(name, "token:") {
+					v.m[name] = t
+				}
+			}
+		}
+	}
+	for name, path := range s.Bind {
+		if strings.HasPrefix(name, "token:") {
+			continue
+		}
+		x, err := extract(res, path)
+		if err != nil {
+			return fmt.Errorf("step %s on %s: %w", s.ID, r.T.Name, err)
+		}
+		v.m[name] = x
+		parts := splitPath(path)
+		key := ""
+		for i := len(parts) - 1; i >= 0; i-- {
+			if parts[i] != "*" && !isID(parts[i]) && !strings.HasPrefix(parts[i], "[") {
+				key = parts[i]
+				break
+			}
+		}
+		n.bind(key, x, name)
+	}
+	// A create's IDs are named after the step: "$step.groupids.0".
+	if strings.HasSuffix(s.Method, ".create") || strings.HasSuffix(s.Method, ".createglobal") {
+		if m, ok := result.(map[string]any); ok {
+			for k, ids := range m {
+				if isIDKey(k) {
+					n.bind(k, ids, s.ID+"."+k)
+					v.m[s.ID+"."+k] = ids
+					if l, ok := ids.([]any); ok {
+						for i, id := range l {
+							v.m[s.ID+"."+k+"."+strconv.Itoa(i)] = id
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// send sends one "sender data" frame to the trapper and returns its
+// decoded answer.
+func (r *Runner) send(ctx context.Context, v *vars, vals []SendValue) (any, error) {
+	type value struct {
+		Host  string `json:"host"`
+		Key   string `json:"key"`
+		Value string `json:"value"`
+		Clock int64  `json:"clock,omitempty"`
+		NS    *int   `json:"ns,omitempty"`
+	}
+	req := struct {
+		Request string  `json:"request"`
+		Data    []value `json:"data"`
+	}{Request: "sender data"}
+	zero := 0
+	for _, sv := range vals {
+		x := value{Host: sv.Host, Key: sv.Key, Value: sv.Value}
+		if sv.Clock != "" {
+			c, ok := v.timeExpr(strings.TrimPrefix(sv.Clock, "$"))
+			if !ok {
+				return nil, fmt.Errorf("clock %q is not $T0+N", sv.Clock)
+			}
+			x.Clock, x.NS = c, &zero
+		}
+		req.Data = append(req.Data, x)
+	}
+	payload, _ := json.Marshal(req)
+	d := net.Dialer{Timeout: 10 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", r.T.Trapper)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := zbx.WriteFrame(conn, payload, 0, 10*time.Second); err != nil {
+		return nil, err
+	}
+	zr := zbx.NewReader(conn, zbx.ReaderOptions{})
+	h, err := zr.ReadHeader()
+	if err != nil {
+		return nil, err
+	}
+	body, err := zr.ReadBody(h)
+	if err != nil {
+		return nil, err
+	}
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("trapper answer is not JSON: %.200s", body)
+	}
+	return x, nil
+}
