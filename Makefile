@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build run test test-race test-integration bench bench-sidebyside fuzz lint tidy
+.PHONY: build run test test-race test-integration conformance-record bench bench-sidebyside fuzz lint tidy
 
 build:
 	$(GO) build -o bin/peregrine ./cmd/peregrine
@@ -20,6 +20,12 @@ test-race:
 
 test-integration:
 	$(GO) test -count=1 -run Integration -timeout 20m $(PKGS)
+
+# Re-record the conformance golden files (internal/conformance/testdata/golden)
+# from a live Zabbix 6.0 peer: start it first with ../shared/peers/zabbix/setup.sh
+# (as root). CI replays the recorded files against Peregrine without a peer.
+conformance-record:
+	$(GO) test -count=1 -run TestConformance ./internal/conformance -record $(if $(CASE),-case $(CASE))
 
 # Hot-path benchmarks; compare runs with benchstat.
 bench:

@@ -104,7 +104,7 @@ var (
 	stages      = slices.Concat(valuePath, eventStore, eventUsers, exprLang, housekeep)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
-	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck"}
+	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance"}
 	mains       = []pattern{"cmd/..."}
 )
 
