@@ -277,6 +277,7 @@ var cleanupFamilies = map[string]struct{ get, del, name, id string }{
 	"script":      {"script.get", "script.delete", "name", "scriptid"},
 	"service":     {"service.get", "service.delete", "name", "serviceid"},
 	"sla":         {"sla.get", "sla.delete", "name", "slaid"},
+	"token":       {"token.get", "token.delete", "name", "tokenid"},
 }
 
 func peerCleanup(ctx context.Context, r *Runner, c Case) error {

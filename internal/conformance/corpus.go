@@ -38,6 +38,10 @@ type Step struct {
 	// string by its text; "$T0+N" is the run's base time plus N seconds.
 	Method string          `json:"method,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// RPCID is the JSON-RPC id sent (1 by default): clients send
+	// numbers (pyzabbix counts) or strings (zabbix_utils sends a UUID),
+	// and the answer must echo it as sent.
+	RPCID json.RawMessage `json:"rpcid,omitempty"`
 	// As names the session the call is made in: "admin" (the default),
 	// "none" (no auth), or a name bound to a token by an earlier step.
 	As string `json:"as,omitempty"`

@@ -56,7 +56,15 @@ func NewRunner(t Target, now time.Time) *Runner {
 // Call makes one JSON-RPC call; auth "" sends none. It returns the
 // decoded answer (numbers as json.Number).
 func (r *Runner) Call(ctx context.Context, method string, params json.RawMessage, auth string) (any, error) {
-	req := map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": 1}
+	return r.call(ctx, method, params, auth, nil)
+}
+
+func (r *Runner) call(ctx context.Context, method string, params json.RawMessage, auth string, rpcid json.RawMessage) (any, error) {
+	var id any = 1
+	if len(rpcid) > 0 {
+		id = rpcid
+	}
+	req := map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id}
 	if auth != "" {
 		req["auth"] = auth
 	}
@@ -161,7 +169,7 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 			}
 			auth = t
 		}
-		x, err := r.Call(ctx, s.Method, params, auth)
+		x, err := r.call(ctx, s.Method, params, auth, s.RPCID)
 		if err != nil {
 			return nil, fmt.Errorf("step %s: %w", s.ID, err)
 		}
@@ -171,7 +179,13 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 		bindErr := r.bindStep(n, v, s, res)
 		ordered := s.Order == "keep" || (s.Order == "" && bytes.Contains(s.Params, []byte(`"sortfield"`)))
-		out = append(out, StepAnswer{ID: s.ID, Method: s.Method, Answer: n.answer(s.Method, x, ordered)})
+		a := n.answer(s.Method, x, ordered)
+		if m, ok := x.(map[string]any); ok && len(s.RPCID) > 0 {
+			if am, ok := a.(map[string]any); ok {
+				am["id"] = m["id"]
+			}
+		}
+		out = append(out, StepAnswer{ID: s.ID, Method: s.Method, Answer: a})
 		if bindErr != nil {
 			// The answers so far are returned to be compared: the step
 			// whose answer could not feed the next is among them.
@@ -190,24 +204,16 @@ func (r *Runner) bindStep(n *normaliser, v *vars, s Step, res map[string]any) er
 		}
 		return nil
 	}
-	if s.Method == "user.login" {
-		if t, ok := result.(string); ok {
-			for name := range s.Bind {
-				if strings.HasPrefix(name, "token:") {
-					v.m[name] = t
-				}
-			}
-		}
-	}
 	for name, path := range s.Bind {
-		if strings.HasPrefix(name, "token:") {
-			continue
-		}
 		x, err := extract(res, path)
 		if err != nil {
 			return fmt.Errorf("step %s on %s: %w", s.ID, r.T.Name, err)
 		}
 		v.m[name] = x
+		if strings.HasPrefix(name, "token:") {
+			// A session for "as"; a token is no ID.
+			continue
+		}
 		parts := splitPath(path)
 		key := ""
 		for i := len(parts) - 1; i >= 0; i-- {
