@@ -87,7 +87,7 @@ func TestPreprocessingTest(t *testing.T) {
 	// The final conversion fails for a text that is no number, unless
 	// "single" (one step tested alone) skips it.
 	check("conversion", `{"value":"a b","value_type":"3","steps":[{"type":"4","params":" "}]}`,
-		`{"steps":[{"result":"a b"}],"error":"value \"a b\" is not suitable for value type \"Numeric (unsigned)\""}`)
+		`{"steps":[{"result":"a b"}],"error":"Value of type \"string\" is not suitable for value type \"Numeric (unsigned)\". Value \"a b\""}`)
 	check("single", `{"value":"a b","value_type":"3","single":"true","steps":[{"type":"4","params":" "}]}`,
 		`{"steps":[{"result":"a b"}],"result":"a b"}`)
 	check("no steps", `{"value":" 7 ","value_type":"3","steps":[]}`, `{"steps":[],"result":"7"}`)

@@ -291,8 +291,10 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 			}
 		}
 		if err := pipeline.Prepare(it, row.value, &sm); err != nil {
-			failed[refused(pipeline.BadValue)]++
-			s.itemFailed(refused(pipeline.BadValue), it, err)
+			// Processed, as Zabbix 6.0 counts it: the item is not
+			// supported with the reason (see senderData).
+			processed++
+			s.notSupported(it.Host.Host, it.Key, err)
 			a.states = append(a.states, stateChange{it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: clock}})
 			continue
 		}

@@ -87,7 +87,7 @@ func startTrapper(t testing.TB, spec catalog.Spec, tweak func(*Options)) *testSe
 	}
 	opts := Options{
 		Listen: "127.0.0.1:0", Timeout: 2 * time.Second, IdleTimeout: time.Second,
-		Catalog: cat, Pipeline: p, Metrics: ts.reg,
+		Catalog: cat, Pipeline: p, Metrics: ts.reg, ItemStates: ts.rt,
 		Logger: slog.New(slog.NewTextHandler(ts.logs, nil)),
 	}
 	if tweak != nil {
@@ -267,12 +267,12 @@ func TestPerValueChecks(t *testing.T) {
 	rows := []string{
 		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551615"}`,             // ok: max uint64
 		`{"host":"peregrine-test","key":"trap.a","value":"12.000"}`,                           // ok: zero fraction
-		`{"host":"peregrine-test","key":"trap.a","value":"12.5"}`,                             // bad value
-		`{"host":"peregrine-test","key":"trap.a","value":"-1"}`,                               // bad value
-		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551616"}`,             // overflow
+		`{"host":"peregrine-test","key":"trap.a","value":"12.5"}`,                             // bad value: processed, not supported
+		`{"host":"peregrine-test","key":"trap.a","value":"-1"}`,                               // bad value: processed, not supported
+		`{"host":"peregrine-test","key":"trap.a","value":"18446744073709551616"}`,             // overflow: processed, not supported
 		`{"host":"peregrine-test","key":"trap.c","value":" -1.5e+3\r\n"}`,                     // ok
-		`{"host":"peregrine-test","key":"trap.c","value":"nan"}`,                              // bad value
-		`{"host":"peregrine-test","key":"trap.c","value":"1e309"}`,                            // out of range
+		`{"host":"peregrine-test","key":"trap.c","value":"nan"}`,                              // bad value: processed, not supported
+		`{"host":"peregrine-test","key":"trap.c","value":"1e309"}`,                            // out of range: processed, not supported
 		`{"host":"peregrine-test","key":"trap.c","value":2.5}`,                                // ok: unquoted number
 		`{"host":"peregrine-test","key":"trap.b","value":"` + strings.Repeat("é", 300) + `"}`, // ok, truncated
 		`{"host":"nobody","key":"trap.a","value":"1"}`,                                        // unknown host
@@ -287,8 +287,10 @@ func TestPerValueChecks(t *testing.T) {
 	}
 	_, reply := roundTrip(t, ts.addr, senderFrame(t, zbx.FlagProtocol, rows...))
 	p, f, tot := infoCounts(t, reply)
-	if p != 5 || f != 14 || tot != 19 {
-		t.Fatalf("processed %d failed %d total %d, want 5/14/19 (%s)", p, f, tot, reply)
+	// Values that do not fit their item's type are processed, as Zabbix
+	// 6.0 counts them, and make the item not supported.
+	if p != 10 || f != 9 || tot != 19 {
+		t.Fatalf("processed %d failed %d total %d, want 10/9/19 (%s)", p, f, tot, reply)
 	}
 	a := ts.read(t, "peregrine-test", "trap.a")
 	if len(a) != 2 || a[0].U != 18446744073709551615 || a[1].U != 12 {
@@ -304,14 +306,20 @@ func TestPerValueChecks(t *testing.T) {
 	}
 	for reason, want := range map[string]float64{
 		"unknown_host": 1, "unknown_item": 1, "wrong_item_type": 1, "item_disabled": 1, "host_disabled": 1,
-		"bad_value": 5, "missing_field": 2, "bad_clock": 2,
+		"bad_value": 0, "missing_field": 2, "bad_clock": 2,
 	} {
 		if got := ts.metric(t, `peregrine_trapper_values_failed_total{reason="`+reason+`"}`); got != want {
 			t.Errorf("failed{reason=%s} = %v, want %v", reason, got, want)
 		}
 	}
-	if got := ts.metric(t, "peregrine_trapper_values_processed_total"); got != 5 {
+	if got := ts.metric(t, "peregrine_trapper_values_processed_total"); got != 10 {
 		t.Errorf("processed_total = %v", got)
+	}
+	if got := ts.metric(t, "peregrine_trapper_values_not_supported_total"); got != 5 {
+		t.Errorf("not_supported_total = %v, want 5", got)
+	}
+	if st, _ := ts.rt.ItemState(ts.item(t, "peregrine-test", "trap.a").ID); !st.NotSupported || st.Error != `Value of type "string" is not suitable for value type "Numeric (unsigned)". Value "18446744073709551616"` {
+		t.Errorf("trap.a state %+v (its last value overflowed)", st)
 	}
 	if !strings.Contains(ts.logs.String(), "reason=unknown_host host=nobody key=trap.a") {
 		t.Errorf("unknown host not logged with context:\n%s", ts.logs.String())

@@ -103,7 +103,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	m.busy = r.Busy("peregrine_trapper_busy_seconds_total", "Time trapper connections spent handling requests (frame read to reply written, store waits included), summed over connections.", s.opts.MaxConnections)
 	m.tlsConnections = r.Counter("peregrine_trapper_tls_connections_total", "Trapper connections that completed a TLS handshake with a client certificate.")
 	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
-	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Agent data rows reporting their item not supported (state 1); counted as processed, not stored.")
+	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Values that made their item not supported (agent rows with state 1, values that do not fit the item's value type); counted as processed, not stored.")
 	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")
 	r.GaugeFunc("peregrine_trapper_agent_sessions", "Active-agent sessions remembered for retransmission detection (at most 100,000, least recently used forgotten first).", func() float64 { return float64(s.sessions.count.Load()) })
 	r.CounterFunc("peregrine_trapper_agent_sessions_evicted_total", "Active-agent sessions forgotten to stay within the bound of 100,000 (a forgotten session's retransmissions would be stored again).", func() float64 { return float64(s.sessions.evicted.Load()) })

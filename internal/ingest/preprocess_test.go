@@ -10,8 +10,8 @@ import (
 // TestSenderPreprocessing: values of items with steps or dependents are
 // preprocessed in the pipeline: they count as processed, as in Zabbix,
 // even when their steps or conversion fail, which instead makes the item
-// not supported; values of items without steps are still refused when
-// they do not convert.
+// not supported; so do values of items without steps that do not
+// convert.
 func TestSenderPreprocessing(t *testing.T) {
 	ts := startTrapper(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{
 		{Key: "scaled", Preprocessing: []catalog.PreprocSpec{{Type: "MULTIPLIER", Parameters: []string{"1000"}}}},
@@ -25,8 +25,11 @@ func TestSenderPreprocessing(t *testing.T) {
 		`{"host":"h","key":"scaled","value":"abc"}`,
 		`{"host":"h","key":"plain","value":"abc"}`,
 	))
-	if p, f, n := infoCounts(t, reply); p != 3 || f != 1 || n != 4 {
-		t.Fatalf("processed %d failed %d total %d, want 3 1 4 (only the plain item's bad value fails)", p, f, n)
+	if p, f, n := infoCounts(t, reply); p != 4 || f != 0 || n != 4 {
+		t.Fatalf("processed %d failed %d total %d, want 4 0 4", p, f, n)
+	}
+	if st, _ := ts.rt.ItemState(ts.item(t, "h", "plain").ID); !st.NotSupported || st.Error != `Value of type "string" is not suitable for value type "Numeric (float)". Value "abc"` {
+		t.Fatalf("plain state %+v", st)
 	}
 	if got := ts.read(t, "h", "scaled"); len(got) != 1 || got[0].F != 1500 {
 		t.Fatalf("scaled: %+v", got)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
@@ -27,13 +28,13 @@ func str(b []byte) string {
 // Per value, as the Zabbix trapper (the rules are pipeline.ItemByKey's):
 // the host must exist and be monitored, the item must exist on it, be a
 // trapper item and be enabled; otherwise the value counts as failed and
-// the rest are still processed. Unlike Zabbix, which counts a value that
-// later fails conversion as processed and makes the item unsupported,
-// Peregrine converts before acknowledging and counts such a value as
-// failed, so "processed" means "stored" — except for items with
-// preprocessing steps or dependent items, whose values are judged after
-// their steps in the pipeline shard (pipeline.Prepare): those count as
-// processed, and a failure makes the item not supported, as in Zabbix.
+// the rest are still processed. A value that does not fit the item's
+// value type ("abc" to a numeric item) counts as processed, is not
+// stored, and makes the item not supported with the reason, as Zabbix
+// 6.0 answers (recorded: internal/conformance, case zabbix_utils, step
+// send-bad-type); a stored value makes it supported again. Items with
+// preprocessing steps or dependent items are judged after their steps in
+// the pipeline shard (pipeline.Prepare), with the same outcome.
 //
 // Timestamps: a row with clock and ns keeps them; rows with clock but no
 // ns get ns 0, 1, 2, ... in request order (as Zabbix does); rows without
@@ -71,20 +72,30 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 	samples := cs.samples[:0]
 	st := newStamper(recv)
 	var failed [numFailReasons]int
+	a := &cs.agent
+	a.states = a.states[:0]
+	notSupported := 0
 	for i := range rows {
 		sm := history.Sample{}
-		reason, ok := s.senderRow(snap, &rows[i], &sm, &cs.peer, remote)
-		if !ok {
+		reason, out := s.senderRow(snap, &rows[i], &sm, &cs.peer, remote, a, recv)
+		switch out {
+		case rowFailed:
 			failed[reason]++
+			continue
+		case rowNotSupported:
+			notSupported++
 			continue
 		}
 		st.stamp(&sm, i)
 		samples = append(samples, sm)
+		if sm.Type != pipeline.Raw {
+			a.states = append(a.states, stateChange{item: sm.ItemID}) // normal; a Raw value's state is the shard's to set
+		}
 	}
 	cs.samples = samples
-	processed := len(samples)
+	processed := len(samples) + notSupported
 	s.m.received.Add(uint64(len(rows)))
-	if processed > 0 {
+	if len(samples) > 0 {
 		err := s.opts.Pipeline.Submit(samples, cs.ticket)
 		clear(samples) // drop string references held by the pooled buffer
 		if err != nil {
@@ -93,6 +104,13 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 			return failedReply("cannot store values: " + err.Error())
 		}
 	}
+	// The values are durable: the items' states follow them.
+	if s.opts.ItemStates != nil {
+		for _, sc := range a.states {
+			s.opts.ItemStates.SetItemState(sc.item, sc.state)
+		}
+	}
+	clear(a.states)
 	s.m.countFailed(processed, &failed)
 	return countsReply(cs, processed, len(rows)-processed, len(rows), recv)
 }
@@ -103,24 +121,34 @@ func (e errString) Error() string { return string(e) }
 
 const errNoData = errString("sender data request without a data array")
 
+// rowOutcome is what became of one row of a request.
+type rowOutcome int8
+
+const (
+	rowStored       rowOutcome = iota // converted into sm, to be submitted
+	rowFailed                         // refused: counted failed for its reason
+	rowNotSupported                   // processed: the item becomes not supported (a.states)
+)
+
 // senderRow checks one data[] row into sm. Clock is set to -1 when absent
-// and NS to -1 when absent.
-func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.Sample, peer *zbxtls.Peer, remote string) (failReason, bool) {
+// and NS to -1 when absent. A value that does not convert adds the
+// item's not-supported state to a.states.
+func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.Sample, peer *zbxtls.Peer, remote string, a *agentScratch, recv time.Time) (failReason, rowOutcome) {
 	if row.notObject || row.has&(hasHost|hasKey|hasValue) != hasHost|hasKey|hasValue {
-		return failMissingField, false
+		return failMissingField, rowFailed
 	}
 	if row.badClock {
-		return failBadClock, false
+		return failBadClock, rowFailed
 	}
 	sm.Clock, sm.NS = -1, -1
 	if row.has&hasClock != 0 {
 		if row.clock < 0 || row.clock > maxClock {
-			return failBadClock, false
+			return failBadClock, rowFailed
 		}
 		sm.Clock = row.clock
 		if row.has&hasNS != 0 {
 			if row.ns < 0 || row.ns > 999999999 {
-				return failBadClock, false
+				return failBadClock, rowFailed
 			}
 			sm.NS = int32(row.ns)
 		}
@@ -129,19 +157,24 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 	it, r := pipeline.ItemByKey(snap, str(host), str(key), pipeline.TrapperTypes)
 	if r != pipeline.Accepted {
 		s.valueFailed(refused(r), host, key, nil)
-		return refused(r), false
+		return refused(r), rowFailed
 	}
 	// As Zabbix, each row's host decides whether this connection may
 	// deliver its values: a request with rows for several hosts fails
 	// the rows of the hosts that do not accept it.
 	if !s.allowed(it.Host, peer, remote) {
-		return failTLS, false
+		return failTLS, rowFailed
 	}
 	if err := pipeline.Prepare(it, row.value, sm); err != nil {
-		s.valueFailed(refused(pipeline.BadValue), host, key, err)
-		return refused(pipeline.BadValue), false
+		s.notSupported(str(host), str(key), err)
+		clock := recv.Unix()
+		if sm.Clock >= 0 {
+			clock = sm.Clock
+		}
+		a.states = append(a.states, stateChange{it.ID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: clock}})
+		return 0, rowNotSupported
 	}
-	return 0, true
+	return 0, rowStored
 }
 
 // failKeys are the throttle keys per reason, built once so that a flood
@@ -152,6 +185,15 @@ var failKeys = func() (k [numFailReasons]string) {
 	}
 	return
 }()
+
+// notSupported counts and logs (throttled) a value that made its item
+// not supported: processed, not stored.
+func (s *Server) notSupported(host, key string, err error) {
+	s.m.notSupported.Inc()
+	if n, ok := s.throttle.Allow("value:not_supported"); ok {
+		s.opts.Logger.Warn("trapper value does not fit its item; the item is not supported", "host", host, "key", key, "err", err, "suppressed", n)
+	}
+}
 
 // valueFailed logs (throttled) why one value was refused.
 func (s *Server) valueFailed(r failReason, host, key []byte, err error) {

@@ -75,8 +75,10 @@
 // levels, all in the same batch. There is no central preprocessing
 // manager and no extra goroutine hop per value. Values of items without
 // steps or dependents are converted where they arrive (Prepare again),
-// which is what the shard would do with them, so that a sender still
-// hears of a value that does not convert. A failing step or conversion
+// which is what the shard would do with them; a sender's value that does
+// not convert counts as processed and makes the item not supported, as
+// in Zabbix, set by the trapper once the request's values are durable.
+// A failing step or conversion
 // makes the item not supported with the message (Options.Runtime),
 // counted and logged (throttled); the next good value makes it
 // supported again; a discarded value stores nothing and changes no
