@@ -3,14 +3,17 @@
 // requests, and hands every value to the pipeline's one way in:
 // pipeline.ItemByKey (the item exists and accepts it), pipeline.Prepare
 // (converted to its item's value type with package preprocess's rules,
-// or, for an item
-// with preprocessing steps or dependent items, handed to the pipeline
-// shard as text, where the steps run and a failure makes the item not
-// supported instead of failing the value), hands the accepted values to the pipeline and
+// or, for an item with preprocessing steps or dependent items, handed to
+// the pipeline shard as text, where the steps run), hands the accepted
+// values to the pipeline and
 // answers with the reply the real Zabbix server gives once the pipeline
 // has acknowledged them. Server.Push applies the same rules to the API's
 // history.push values (pipeline.RawValue); the API reaches it through
-// its own Pusher interface and does not import this package.
+// its own Pusher interface and does not import this package. A value
+// that does not convert, or whose steps fail, counts as processed and
+// makes its item not supported with the reason, as Zabbix 6.0 counts
+// it; the trapper sets the states of the items it converted once their
+// request's values are durable.
 //
 // Active agents (spec §4) use the same port, connections and memory
 // rules: "active checks" gets the host's enabled items of type Zabbix
