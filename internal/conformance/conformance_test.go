@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +26,11 @@ var (
 	peerConf    = flag.String("peer-conf", "/tmp/zbxpeer/zabbix_server.conf", "the peer's zabbix_server.conf, for its runtime control")
 	onlyCase    = flag.String("case", "", "run only this case")
 	updateTable = flag.Bool("update-table", false, "rewrite the conformance table in docs/compat.md")
+	updateOpen  = flag.Bool("update-open", false, "rewrite testdata/open-differences.txt with the differences not yet fixed")
 )
 
 const (
+	openFile  = "testdata/open-differences.txt"
 	corpusDir = "testdata/corpus"
 	goldenDir = "testdata/golden"
 	compatDoc = "../../docs/compat.md"
@@ -79,16 +82,24 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := make([]bool, len(intended))
+	open := readOpen(t)
+	var stillOpen []string
 	var tallies []Tally
 	for _, c := range cases(t) {
 		g := readGolden(t, c.Name)
 		tgt := startPeregrine(t)
 		r := NewRunner(tgt, time.Now())
 		got, runErr := r.Run(context.Background(), c)
-		if runErr != nil {
-			t.Errorf("case %s stopped: %v", c.Name, runErr)
-		}
 		tally := Tally{Case: c.Name}
+		if runErr != nil {
+			// A step's answer could not feed the next call: the rest of
+			// the case cannot run, which is a difference of its own.
+			key := c.Name + " stopped: " + runErr.Error()
+			stillOpen = append(stillOpen, key)
+			if !open[key] && !*updateOpen {
+				t.Errorf("case %s stopped (not in %s): %v", c.Name, openFile, runErr)
+			}
+		}
 		byID := map[string]StepAnswer{}
 		for _, a := range got {
 			byID[a.ID] = a
@@ -96,7 +107,9 @@ func TestConformance(t *testing.T) {
 		for _, want := range g.Steps {
 			a, ok := byID[want.ID]
 			if !ok && runErr != nil {
-				break
+				tally.Calls++
+				tally.Open++ // not run
+				continue
 			}
 			if !ok {
 				t.Errorf("case %s: golden step %s is not in the corpus: re-record (make conformance-record)", c.Name, want.ID)
@@ -108,7 +121,7 @@ func TestConformance(t *testing.T) {
 				tally.Identical++
 				continue
 			}
-			explained := true
+			explained, isOpen := true, false
 			for _, d := range diffs {
 				hit := false
 				for i, e := range intended {
@@ -116,13 +129,23 @@ func TestConformance(t *testing.T) {
 						used[i], hit = true, true
 					}
 				}
-				if !hit {
-					explained = false
-					t.Errorf("difference not in docs/compat.md: %s", d)
+				if hit {
+					continue
 				}
+				explained = false
+				key := openKey(d)
+				stillOpen = append(stillOpen, key)
+				if open[key] || *updateOpen {
+					isOpen = true
+					continue
+				}
+				t.Errorf("difference not in docs/compat.md nor in %s: %s", openFile, d)
 			}
-			if explained {
+			switch {
+			case explained:
 				tally.Intended++
+			case isOpen:
+				tally.Open++
 			}
 		}
 		if runErr == nil && len(got) != len(g.Steps) {
@@ -132,6 +155,19 @@ func TestConformance(t *testing.T) {
 	}
 	if *onlyCase != "" || t.Failed() {
 		return
+	}
+	now := map[string]bool{}
+	for _, k := range stillOpen {
+		now[k] = true
+	}
+	if *updateOpen {
+		writeOpen(t, now)
+	} else {
+		for k := range open {
+			if !now[k] {
+				t.Errorf("%s lists a difference that no longer occurs, remove it (-update-open): %s", openFile, k)
+			}
+		}
 	}
 	for i, e := range intended {
 		if !used[i] {
@@ -151,6 +187,47 @@ func TestConformance(t *testing.T) {
 		} else {
 			t.Errorf("docs/compat.md's conformance table is out of date; run go test ./internal/conformance -run TestConformance -update-table:\n%s", table)
 		}
+	}
+}
+
+// openKey names a difference in the open list: where, and the two
+// values, so that a change of either shows as a new difference.
+func openKey(d Difference) string {
+	return d.Case + " " + d.Step + " " + d.Path + " want=" + clip(d.Want) + " got=" + clip(d.Got)
+}
+
+// readOpen reads the differences not fixed yet: the backlog the test
+// accepts while it lasts, one per line.
+func readOpen(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	raw, err := os.ReadFile(openFile)
+	if os.IsNotExist(err) {
+		return out
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+func writeOpen(t *testing.T, keys map[string]bool) {
+	t.Helper()
+	lines := make([]string, 0, len(keys))
+	for k := range keys {
+		lines = append(lines, k)
+	}
+	sort.Strings(lines)
+	head := "# Differences from the real Zabbix 6.0 not fixed yet: the conformance backlog (issue 24).\n" +
+		"# TestConformance accepts these and fails on any other; fixing one means removing its line\n" +
+		"# (go test ./internal/conformance -run TestConformance -update-open). Never add a line by hand.\n"
+	if err := os.WriteFile(openFile, []byte(head+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

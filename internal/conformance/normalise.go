@@ -134,6 +134,10 @@ func (n *normaliser) answer(method string, x any, ordered bool) any {
 		out["error"] = e
 		return out
 	}
+	if h, ok := m["http"]; ok {
+		out["http"] = h
+		return out
+	}
 	r := m["result"]
 	if method == "user.login" {
 		if _, ok := r.(string); ok {
