@@ -124,6 +124,25 @@ func TestEvaluatorRaisesAndResolvesOnCommit(t *testing.T) {
 	}
 }
 
+// {ITEM.VALUE} in a problem's name carries the item's units as the
+// Zabbix 6.0 server writes them (recorded: internal/conformance, case
+// grafana, "Low memory on CF Graf host 1 (1.4 GB left)"); a tag keeps
+// the plain value.
+func TestEventNameValueWithUnits(t *testing.T) {
+	e := newEvalEnv(t, 0)
+	id := e.trigger(catalog.TriggerFields{Description: "Low memory ({ITEM.VALUE} left)", Expression: "last(/h1/mem)<2000000000", Priority: 2,
+		Tags: []catalog.Tag{{Tag: "left", Value: "{ITEM.VALUE}"}}})
+	e.commit("mem", t0, 1500000000)
+	e.ev.Drain(context.Background())
+	open := e.open(id)
+	if len(open) != 1 || open[0].Name != "Low memory (1.4 GB left)" {
+		t.Fatalf("open problems: %+v", open)
+	}
+	if !slices.Contains(open[0].Tags, event.Tag{Tag: "left", Value: "1500000000"}) {
+		t.Fatalf("tags %+v, want left:1500000000", open[0].Tags)
+	}
+}
+
 // Evaluation through the value cache gives the results evaluation
 // against the store gives, value after value, for functions over counts
 // and windows, and its reads hit the cache after the first.

@@ -411,7 +411,7 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 		}
 		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 		if !x.problem.nameConst {
-			e.Name = m.res.Expand(eventName(t), mc)
+			e.Name = m.name(t, mc)
 		}
 		if !x.problem.opdataConst {
 			e.Opdata = m.opdata(t, mc)
@@ -421,7 +421,7 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 		}
 	} else {
 		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
-		e.Name, e.Opdata, e.Tags = m.res.Expand(eventName(t), mc), m.opdata(t, mc), m.tags(snap, t, mc)
+		e.Name, e.Opdata, e.Tags = m.name(t, mc), m.opdata(t, mc), m.tags(snap, t, mc)
 	}
 	m.setSuppressed(snap, t, r, &e)
 	return e
@@ -446,7 +446,7 @@ func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int6
 		e.Name, e.Tags = x.okName, x.okTags
 	} else {
 		mc := &MacroContext{Trigger: t, Snapshot: snap}
-		e.Name, e.Tags = m.res.Expand(eventName(t), mc), m.tags(snap, t, mc)
+		e.Name, e.Tags = m.name(t, mc), m.tags(snap, t, mc)
 	}
 	return e
 }
@@ -498,7 +498,7 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 	}
 	x := &expansion{}
 	mc := &MacroContext{Trigger: t, Snapshot: snap}
-	x.okName, x.okTags = m.res.Expand(eventName(t), mc), m.tags(snap, t, mc)
+	x.okName, x.okTags = m.name(t, mc), m.tags(snap, t, mc)
 	p := &x.problem
 	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(eventName(t)), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
 	if p.nameConst {

@@ -34,7 +34,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { cat.Close() })
 	if _, err := cat.Apply(context.Background(), catalog.Spec{Hosts: []catalog.HostSpec{{
 		Host: "h1", Name: "Host one", Groups: []string{"G"},
-		Items: []catalog.ItemSpec{{Key: "a"}, {Key: "b"}},
+		Items: []catalog.ItemSpec{{Key: "a"}, {Key: "b"}, {Key: "mem", Units: "B"}},
 	}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,19 @@
 package trigger
 
-import "github.com/peregrine-mon/peregrine/internal/catalog"
+import (
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/zbx/units"
+)
 
 // opdata expands t's operational data. {ITEM.VALUE} and {ITEM.LASTVALUE}
 // there show the item's value through its value map, "Up (1)", as
 // Zabbix's frontend shows operational data (Zabbix 6.0's
 // CValueMapHelper format: the mapped text, the value in parentheses); a
-// value no mapping matches, or of an item without a map, is shown as it
-// is. Names and tags keep the plain value, unchanged: alert texts and
-// tag correlation read them, and changing what they hold is a separate
-// decision.
+// value no mapping matches, or of an item without a map, is shown with
+// its units as in names.
 //
 // It is here, not in MacroResolver, so that the resolver (shared by
 // names, tags and opdata) stays as it is and only the opdata path pays
@@ -18,12 +22,65 @@ func (m *Machine) opdata(t *catalog.Trigger, mc *MacroContext) string {
 	if t.Opdata == "" {
 		return ""
 	}
-	if r := mappedValues(mc.Snapshot, mc.Result); r != mc.Result {
-		c := *mc
-		c.Result = r
-		mc = &c
+	return m.res.Expand(t.Opdata, withValues(mc, unitValues(mc.Snapshot, mappedValues(mc.Snapshot, mc.Result), mc.Result)))
+}
+
+// name expands t's event name. {ITEM.VALUE} and {ITEM.LASTVALUE} there
+// show the value with its item's units, as the Zabbix 6.0 server writes
+// them into problem names ("Low memory (1.4 GB left)"; package
+// zbx/units has the rules, recorded from it). Tags keep the plain value:
+// tag correlation and tag filters compare it.
+func (m *Machine) name(t *catalog.Trigger, mc *MacroContext) string {
+	text := eventName(t)
+	if !itemMacro(text) {
+		return m.res.Expand(text, mc)
 	}
-	return m.res.Expand(t.Opdata, mc)
+	return m.res.Expand(text, withValues(mc, unitValues(mc.Snapshot, mc.Result, nil)))
+}
+
+// withValues returns mc with r as its result (mc itself if r is its own).
+func withValues(mc *MacroContext, r *Result) *MacroContext {
+	if r == mc.Result {
+		return mc
+	}
+	c := *mc
+	c.Result = r
+	return &c
+}
+
+// unitValues returns r with the numeric values of items that have units
+// formatted with them, or r itself when there are none (no copy on the
+// common path). A value that differs from the same position of skip
+// (already mapped by a value map) is left as it is.
+func unitValues(snap *catalog.Snapshot, r, skip *Result) *Result {
+	if snap == nil || r == nil || len(r.ItemIDs) != len(r.ItemValues) {
+		return r
+	}
+	var vals []string
+	for i, id := range r.ItemIDs {
+		if skip != nil && skip != r && r.ItemValues[i] != skip.ItemValues[i] {
+			continue
+		}
+		it := snap.Item(id)
+		if it == nil || it.Units == "" || (it.ValueType != history.Float && it.ValueType != history.Uint) {
+			continue
+		}
+		v := r.ItemValues[i]
+		f := units.Format(v, it.Units, time.Local)
+		if f == v {
+			continue
+		}
+		if vals == nil {
+			vals = append([]string(nil), r.ItemValues...)
+		}
+		vals[i] = f
+	}
+	if vals == nil {
+		return r
+	}
+	c := *r
+	c.ItemValues = vals
+	return &c
 }
 
 // mappedValues returns r with its item values passed through their
