@@ -7,6 +7,8 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/zbx/units"
 )
 
 var severityNames = [...]string{"Not classified", "Information", "Warning", "Average", "High", "Disaster"}
@@ -187,8 +189,10 @@ func (d *MacroData) macro(name string) (string, bool) {
 		}
 		if d.LastValue != nil {
 			if v, ok := d.LastValue(it.ID); ok {
-				if it.Units != "" {
-					v += " " + it.Units
+				// With the item's units as Zabbix 6.0 writes them
+				// ("1.4 GB", "1h 2m 5s"): package zbx/units.
+				if it.Units != "" && (it.ValueType == history.Float || it.ValueType == history.Uint) {
+					v = units.Format(v, it.Units, d.loc())
 				}
 				return v, true
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 func TestExpand(t *testing.T) {
@@ -55,4 +56,23 @@ func FuzzExpand(f *testing.F) {
 			t.Fatalf("Expand(%q) = %q, changed text without a closing brace", s, got)
 		}
 	})
+}
+
+// {ITEM.LASTVALUE} and {ITEM.VALUE} in alert texts carry the item's
+// units as Zabbix 6.0 writes them (package zbx/units has the recorded
+// rules); a text item's value stays as it is.
+func TestExpandItemValueUnits(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Groups: []string{"G"}, Items: []catalog.ItemSpec{
+		{Key: "mem", ValueType: "unsigned", Units: "B"},
+		{Key: "up", ValueType: "unsigned", Units: "uptime"},
+		{Key: "msg", ValueType: "text", Units: "B"},
+	}}}})
+	snap := cat.Snapshot()
+	mem, up, msg := snap.Lookup("h", "mem").ID, snap.Lookup("h", "up").ID, snap.Lookup("h", "msg").ID
+	vals := map[uint64]string{mem: "1500000000", up: "90061", msg: "2048"}
+	d := &MacroData{Trigger: &catalog.Trigger{ID: 1, ItemIDs: []uint64{mem, up, msg}}, Snap: snap, Loc: time.UTC,
+		LastValue: func(id uint64) (string, bool) { v, ok := vals[id]; return v, ok }}
+	if got, want := Expand("{ITEM.LASTVALUE} {ITEM.VALUE2} {ITEM.VALUE3}", d), "1.4 GB 1 day, 01:01:01 2048"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
 }
