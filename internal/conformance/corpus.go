@@ -38,6 +38,9 @@ type Step struct {
 	// string by its text; "$T0+N" is the run's base time plus N seconds.
 	Method string          `json:"method,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// Raw is a whole request body sent as it is (malformed JSON, a
+	// batch, a wrong jsonrpc version): the JSON-RPC layer's errors.
+	Raw string `json:"raw,omitempty"`
 	// RPCID is the JSON-RPC id sent (1 by default): clients send
 	// numbers (pyzabbix counts) or strings (zabbix_utils sends a UUID),
 	// and the answer must echo it as sent.
@@ -110,13 +113,13 @@ func loadCase(path string) (Case, error) {
 		}
 		seen[s.ID] = true
 		kinds := 0
-		for _, k := range []bool{s.Method != "", len(s.Send) > 0, s.Sync} {
+		for _, k := range []bool{s.Method != "", len(s.Send) > 0, s.Sync, s.Raw != ""} {
 			if k {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			return Case{}, fmt.Errorf("%s: step %s must be exactly one of method, send, sync", path, s.ID)
+			return Case{}, fmt.Errorf("%s: step %s must be exactly one of method, send, sync, raw", path, s.ID)
 		}
 	}
 	return c, nil

@@ -2,7 +2,8 @@
 // Zabbix 6.0 the judge of Peregrine's API and trapper answers (issue 24).
 //
 // A case (testdata/corpus/<name>.json) is a sequence of steps: JSON-RPC
-// calls, trapper "sender data" frames and "sync" points. Each step's
+// calls, raw request bodies (the JSON-RPC layer's errors), trapper
+// "sender data" frames and "sync" points. Each step's
 // params may name values bound by earlier steps ("$name"), so one answer
 // feeds the next call as a client does: Grafana lists groups, takes their
 // groupids into host.get, and so on. The same case runs against a Target:
@@ -16,7 +17,8 @@
 // fresh Zabbix has fixed ones (user group 7, media type 1) and consistent
 // ones elsewhere; clocks the case sent are written relative to the run's
 // base time T0 and clocks of "now" as "<now>"; session tokens as
-// "<token>"; arrays whose order Zabbix does not define (no sortfield) are
+// "<token>"; an ID the run named is written by name inside error
+// messages too; arrays whose order Zabbix does not define (no sortfield) are
 // sorted. The peer's normalised answers are the golden files
 // (testdata/golden/<name>.json), so CI replays them without a peer.
 //

@@ -131,7 +131,7 @@ func (n *normaliser) answer(method string, x any, ordered bool) any {
 	}
 	out := map[string]any{}
 	if e, ok := m["error"]; ok {
-		out["error"] = e
+		out["error"] = n.value("error", e, false, false)
 		return out
 	}
 	if h, ok := m["http"]; ok {
@@ -262,8 +262,34 @@ func (n *normaliser) scalar(key, s string) any {
 		return n.id(key, s)
 	case key == "info" && strings.Contains(s, "seconds spent"):
 		return secondsSpent.ReplaceAllString(s, "seconds spent: *")
+	case key == "data" && strings.ContainsAny(s, "0123456789"):
+		// An error message may quote an ID ("value (10594) already
+		// exists"): the IDs the run named are written by name.
+		return number.ReplaceAllStringFunc(s, func(d string) string {
+			if name, ok := n.anyName(d); ok {
+				return name
+			}
+			return d
+		})
 	}
 	return s
+}
+
+var number = regexp.MustCompile(`[0-9]+`)
+
+// anyName is the name of raw ID s of any kind, when exactly one kind
+// has it.
+func (n *normaliser) anyName(s string) (string, bool) {
+	found := ""
+	for k, name := range n.names {
+		if _, raw, _ := strings.Cut(k, "/"); raw == s {
+			if found != "" && found != name {
+				return "", false
+			}
+			found = name
+		}
+	}
+	return found, found != ""
 }
 
 // id names one ID of member key.
