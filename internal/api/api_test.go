@@ -125,7 +125,8 @@ func TestEnvelopeAndErrors(t *testing.T) {
 		{`{"jsonrpc":"1.0","method":"apiinfo.version","params":{},"id":1}`, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request.","data":"Invalid parameter \"/jsonrpc\": value must be \"2.0\"."},"id":1}`},
 		{`{"jsonrpc":"2.0","method":"host.frobnicate","params":{},"id":1,"auth":"tok"}`, `{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found.","data":"Incorrect method \"host.frobnicate\"."},"id":1}`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Not authorized."},"id":2}`},
-		{`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2,"auth":"wrong"}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Not authorized."},"id":2}`},
+		// A token that opens no session: Zabbix 6.0's answer (recorded).
+		{`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2,"auth":"wrong"}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Session terminated, re-login, please."},"id":2}`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2,"auth":"expired"}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Session terminated, re-login, please."},"id":2}`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{"limit":"many"},"id":3,"auth":"tok"}`, `"code":-32602`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{"history":9},"id":3,"auth":"tok"}`, `Invalid parameter \"/history\"`},

@@ -359,13 +359,14 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 			s.fail(w, remote, id, errNotAuthorized)
 			return
 		}
+		// A token given that opens no session (unknown, logged out,
+		// expired) is "Session terminated" as Zabbix 6.0 answers it
+		// (recorded: internal/conformance, write_errors raw-badauth,
+		// zabbix_utils after-logout); no token at all is "Not
+		// authorized.".
 		u, err := s.opts.Auth.Authenticate(ctx, token)
-		switch {
-		case errors.Is(err, ErrSessionExpired):
+		if err != nil {
 			s.fail(w, remote, id, errParams("Session terminated, re-login, please."))
-			return
-		case err != nil:
-			s.fail(w, remote, id, errNotAuthorized)
 			return
 		}
 		if u.Role < m.role {

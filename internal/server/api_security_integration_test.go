@@ -152,7 +152,7 @@ func TestAPIEveryMethodNeedsAuth(t *testing.T) {
 		}
 		c.fails(m, map[string]any{}, -32602, "Not authorized.")
 		c.bearer = strings.Repeat("ab", 32)
-		c.fails(m, map[string]any{}, -32602, "Not authorized.")
+		c.fails(m, map[string]any{}, -32602, "Session terminated, re-login, please.")
 		c.bearer = ""
 	}
 }
@@ -270,7 +270,7 @@ func TestAPIRolesAndAccounts(t *testing.T) {
 		t.Fatalf("super admin token.get by userids: %v", toks)
 	}
 	viewer.ok("token.delete", tok.TokenIDs, nil)
-	bearer.fails("host.get", map[string]any{}, -32602, "Not authorized.")
+	bearer.fails("host.get", map[string]any{}, -32602, "Session terminated, re-login, please.")
 
 	// Own password change with the current one ends the user's sessions.
 	viewer.ok("user.update", map[string]any{"userid": created.UserIDs[0], "passwd": "new-viewer-password", "current_passwd": "viewer-password"}, nil)
