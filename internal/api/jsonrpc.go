@@ -66,6 +66,9 @@ type request struct {
 // fills the decoded fields.
 func (r *request) validate() *Error {
 	var v string
+	if len(r.JSONRPC) == 0 {
+		return &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": the parameter "jsonrpc" is missing.`}
+	}
 	if err := json.Unmarshal(r.JSONRPC, &v); err != nil || v != "2.0" {
 		return &Error{Code: codeInvalidReq, Data: `Invalid parameter "/jsonrpc": value must be "2.0".`}
 	}

@@ -278,7 +278,8 @@ func (s *Server) serveBatch(ctx context.Context, w *bufio.Writer, body []byte, b
 		return
 	}
 	if len(reqs) == 0 {
-		s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: `Invalid parameter "/": cannot be empty.`})
+		// An empty batch: Zabbix 6.0's answer (recorded).
+		s.fail(w, remote, []byte("null"), &Error{Code: codeInvalidReq, Data: "The received JSON is not a valid JSON-RPC request."})
 		return
 	}
 	if len(reqs) > s.opts.MaxBatchCalls {

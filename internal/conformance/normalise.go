@@ -21,7 +21,15 @@ type normaliser struct {
 	names map[string]string
 	// gen counts the generated IDs seen of each kind.
 	gen map[string]int
+	// family is the ID kind of the method being normalised ("hostid"
+	// for host.*): an ID quoted in its error message is of that kind
+	// first.
+	family string
 }
+
+// families are the ID kinds of the method families whose kind is not
+// their name plus "id".
+var families = map[string]string{"hostgroup": "groupid", "usergroup": "usrgrpid", "usermacro": "hostmacroid", "template": "hostid"}
 
 func newNormaliser(t0 int64) *normaliser {
 	return &normaliser{t0: t0, names: map[string]string{}, gen: map[string]int{}}
@@ -130,6 +138,11 @@ func (n *normaliser) answer(method string, x any, ordered bool) any {
 		return x
 	}
 	out := map[string]any{}
+	fam, _, _ := strings.Cut(method, ".")
+	n.family = fam + "id"
+	if k, ok := families[fam]; ok {
+		n.family = k
+	}
 	if e, ok := m["error"]; ok {
 		out["error"] = n.value("error", e, false, false)
 		return out
@@ -264,18 +277,25 @@ func (n *normaliser) scalar(key, s string) any {
 		return secondsSpent.ReplaceAllString(s, "seconds spent: *")
 	case key == "data" && strings.ContainsAny(s, "0123456789"):
 		// An error message may quote an ID ("value (10594) already
-		// exists"): the IDs the run named are written by name.
-		return number.ReplaceAllStringFunc(s, func(d string) string {
-			if name, ok := n.anyName(d); ok {
-				return name
+		// exists", `with ID "10594"`): the IDs the run named are
+		// written by name there too. Only those two shapes: a bare
+		// number in a message is a value ("must be one of 0, 1, 2").
+		return quotedID.ReplaceAllStringFunc(s, func(m string) string {
+			sub := quotedID.FindStringSubmatch(m)
+			d := sub[1] + sub[2]
+			if name, ok := n.names[n.family+"/"+d]; ok {
+				return strings.Replace(m, d, name, 1)
 			}
-			return d
+			if name, ok := n.anyName(d); ok {
+				return strings.Replace(m, d, name, 1)
+			}
+			return m
 		})
 	}
 	return s
 }
 
-var number = regexp.MustCompile(`[0-9]+`)
+var quotedID = regexp.MustCompile(`\(([0-9]+)\)|ID "([0-9]+)"`)
 
 // anyName is the name of raw ID s of any kind, when exactly one kind
 // has it.
