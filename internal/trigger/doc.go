@@ -19,12 +19,11 @@
 //     Resolver (MacroResolver: {HOST.*}, {TRIGGER.*}, {ITEM.VALUE}-style
 //     macros and user macros of the trigger's first host, with its
 //     templates and the global ones, from the snapshot; secret values
-//     masked as ******); in names {ITEM.VALUE} and {ITEM.LASTVALUE}
-//     carry the item's units as the Zabbix 6.0 server writes them
-//     ("1.4 GB", "1h 2m 5s"; package zbx/units), in operational data
-//     they go through the item's value map, "Up (1)", as Zabbix's
-//     frontend shows them, else carry the units (opdata.go), and in tag
-//     values they stay plain; severity from
+//     masked as ******); {ITEM.VALUE} and {ITEM.LASTVALUE} in names,
+//     tag values and operational data show as the Zabbix 6.0 server
+//     writes them: through the item's value map, "Up (1)", else with
+//     the item's units ("1.4 GB", "1h 2m 5s"; package zbx/units), the
+//     table recorded from 6.0 in opdata.go; severity from
 //     the trigger's priority, tags from the trigger and its hosts with
 //     macros in values expanded, duplicates dropped; a problem is made
 //     suppressed when Options.Suppress says a maintenance covers it

@@ -563,12 +563,20 @@ func eachTag(snap *catalog.Snapshot, t *catalog.Trigger, fn func(catalog.Tag)) {
 	}
 }
 
-// tags are t's tags followed by its hosts' tags, values expanded,
-// without duplicates.
+// tags are t's tags followed by its hosts' tags, values expanded (item
+// values shown as in names: opdata.go), without duplicates.
 func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroContext) []event.Tag {
 	var out []event.Tag
+	shown := mc
 	eachTag(snap, t, func(tg catalog.Tag) {
-		e := event.Tag{Tag: tg.Tag, Value: m.res.Expand(tg.Value, mc)}
+		vmc := mc
+		if itemMacro(tg.Value) {
+			if shown == mc {
+				shown = withValues(mc, displayValues(mc.Snapshot, mc.Result, inName))
+			}
+			vmc = shown
+		}
+		e := event.Tag{Tag: tg.Tag, Value: m.res.Expand(tg.Value, vmc)}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}

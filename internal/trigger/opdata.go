@@ -8,34 +8,50 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/zbx/units"
 )
 
-// opdata expands t's operational data. {ITEM.VALUE} and {ITEM.LASTVALUE}
-// there show the item's value through its value map, "Up (1)", as
-// Zabbix's frontend shows operational data (Zabbix 6.0's
-// CValueMapHelper format: the mapped text, the value in parentheses); a
-// value no mapping matches, or of an item without a map, is shown with
-// its units as in names.
+// How {ITEM.VALUE} and {ITEM.LASTVALUE} show a value, as the Zabbix 6.0
+// server writes them (recorded from 6.0.14 on 2026-11-29: an unsigned
+// item with units "B" and a value map 1 → "Up", a trigger with the macro
+// in its name, operational data and a tag value, problem.get read back):
 //
-// It is here, not in MacroResolver, so that the resolver (shared by
-// names, tags and opdata) stays as it is and only the opdata path pays
-// for the map lookups, and only when the trigger has operational data.
-func (m *Machine) opdata(t *catalog.Trigger, mc *MacroContext) string {
-	if t.Opdata == "" {
-		return ""
-	}
-	return m.res.Expand(t.Opdata, withValues(mc, unitValues(mc.Snapshot, mappedValues(mc.Snapshot, mc.Result), mc.Result)))
-}
+//	value  name, tag value   operational data
+//	1      "Up (1)"          "Up (1 B)"
+//	2048   "2 KB"            "2 KB"
+//
+// A value its item's value map maps shows as the mapped text with the
+// value in parentheses (in operational data the value carries its
+// units); any other numeric value carries its units (package zbx/units:
+// "1.4 GB", "1h 2m 5s"); text values show as they are.
 
-// name expands t's event name. {ITEM.VALUE} and {ITEM.LASTVALUE} there
-// show the value with its item's units, as the Zabbix 6.0 server writes
-// them into problem names ("Low memory (1.4 GB left)"; package
-// zbx/units has the rules, recorded from it). Tags keep the plain value:
-// tag correlation and tag filters compare it.
+// display says where a value is shown.
+type display int
+
+const (
+	inName   display = iota // event names and tag values
+	inOpdata                // operational data
+)
+
+// name expands t's event name.
 func (m *Machine) name(t *catalog.Trigger, mc *MacroContext) string {
 	text := eventName(t)
 	if !itemMacro(text) {
 		return m.res.Expand(text, mc)
 	}
-	return m.res.Expand(text, withValues(mc, unitValues(mc.Snapshot, mc.Result, nil)))
+	return m.res.Expand(text, withValues(mc, displayValues(mc.Snapshot, mc.Result, inName)))
+}
+
+// opdata expands t's operational data.
+//
+// It is here, not in MacroResolver, so that the resolver (shared by
+// names, tags and opdata) stays as it is and only the paths that show
+// item values pay for the lookups, and only when the text has one.
+func (m *Machine) opdata(t *catalog.Trigger, mc *MacroContext) string {
+	if t.Opdata == "" {
+		return ""
+	}
+	if !itemMacro(t.Opdata) {
+		return m.res.Expand(t.Opdata, mc)
+	}
+	return m.res.Expand(t.Opdata, withValues(mc, displayValues(mc.Snapshot, mc.Result, inOpdata)))
 }
 
 // withValues returns mc with r as its result (mc itself if r is its own).
@@ -48,32 +64,39 @@ func withValues(mc *MacroContext, r *Result) *MacroContext {
 	return &c
 }
 
-// unitValues returns r with the numeric values of items that have units
-// formatted with them, or r itself when there are none (no copy on the
-// common path). A value that differs from the same position of skip
-// (already mapped by a value map) is left as it is.
-func unitValues(snap *catalog.Snapshot, r, skip *Result) *Result {
+// displayValues returns r with its item values shown as Zabbix shows them
+// where d says, or r itself when none changes (no copy on the common
+// path).
+func displayValues(snap *catalog.Snapshot, r *Result, d display) *Result {
 	if snap == nil || r == nil || len(r.ItemIDs) != len(r.ItemValues) {
 		return r
 	}
 	var vals []string
 	for i, id := range r.ItemIDs {
-		if skip != nil && skip != r && r.ItemValues[i] != skip.ItemValues[i] {
-			continue
-		}
-		it := snap.Item(id)
-		if it == nil || it.Units == "" || (it.ValueType != history.Float && it.ValueType != history.Uint) {
-			continue
-		}
 		v := r.ItemValues[i]
-		f := units.Format(v, it.Units, time.Local)
-		if f == v {
+		it := snap.Item(id)
+		if it == nil || v == "UNKNOWN" {
+			continue
+		}
+		shown := withUnits(it, v)
+		if it.ValueMapID != 0 {
+			if vm := snap.ValueMap(it.ValueMapID); vm != nil {
+				if mapped, ok := vm.Map(v); ok {
+					inner := v
+					if d == inOpdata {
+						inner = shown
+					}
+					shown = mapped + " (" + inner + ")"
+				}
+			}
+		}
+		if shown == v {
 			continue
 		}
 		if vals == nil {
 			vals = append([]string(nil), r.ItemValues...)
 		}
-		vals[i] = f
+		vals[i] = shown
 	}
 	if vals == nil {
 		return r
@@ -83,40 +106,10 @@ func unitValues(snap *catalog.Snapshot, r, skip *Result) *Result {
 	return &c
 }
 
-// mappedValues returns r with its item values passed through their
-// items' value maps, or r itself when no value maps to anything (no
-// copy on the common path).
-func mappedValues(snap *catalog.Snapshot, r *Result) *Result {
-	if snap == nil || r == nil || len(r.ItemIDs) != len(r.ItemValues) {
-		return r
+// withUnits is a numeric value with its item's units.
+func withUnits(it *catalog.Item, v string) string {
+	if it.Units == "" || (it.ValueType != history.Float && it.ValueType != history.Uint) {
+		return v
 	}
-	var vals []string
-	for i, id := range r.ItemIDs {
-		it := snap.Item(id)
-		if it == nil || it.ValueMapID == 0 {
-			continue
-		}
-		vm := snap.ValueMap(it.ValueMapID)
-		if vm == nil {
-			continue
-		}
-		v := r.ItemValues[i]
-		if v == "UNKNOWN" {
-			continue
-		}
-		mapped, ok := vm.Map(v)
-		if !ok {
-			continue
-		}
-		if vals == nil {
-			vals = append([]string(nil), r.ItemValues...)
-		}
-		vals[i] = mapped + " (" + v + ")"
-	}
-	if vals == nil {
-		return r
-	}
-	c := *r
-	c.ItemValues = vals
-	return &c
+	return units.Format(v, it.Units, time.Local)
 }

@@ -2,15 +2,17 @@ package trigger
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
 // TestOpdataValueMaps: {ITEM.VALUE}/{ITEM.LASTVALUE} in operational data
-// show through the item's value map ("Up (1)"), by the item's place in
-// the expression; a value no mapping matches and an item without a map
-// show plain; the event name keeps the plain value.
+// and in the event name show through the item's value map ("Up (1)"), by
+// the item's place in the expression, as the Zabbix 6.0 server writes
+// them (opdata.go has the recording); a value no mapping matches and an
+// item without a map show plain.
 func TestOpdataValueMaps(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -49,8 +51,10 @@ hosts:
 		if len(open) != 1 {
 			t.Fatalf("values %q: open problems %+v", vals, open)
 		}
-		if open[0].Opdata != want || open[0].Name != "a is "+vals[1] {
-			t.Errorf("values %q: name %q, opdata %q, want name %q, opdata %q", vals, open[0].Name, open[0].Opdata, "a is "+vals[1], want)
+		// The name shows a's value as the opdata's "link" part does.
+		wantName := "a is " + strings.TrimPrefix(strings.Split(want, ",")[0], "link ")
+		if open[0].Opdata != want || open[0].Name != wantName {
+			t.Errorf("values %q: name %q, opdata %q, want name %q, opdata %q", vals, open[0].Name, open[0].Opdata, wantName, want)
 		}
 		if _, err := e.m.Process(e.cat.Snapshot(), []Result{{TriggerID: id, Value: OK, Clock: 60}}); err != nil {
 			t.Fatal(err)
@@ -59,6 +63,23 @@ hosts:
 	f([]string{"7", "2"}, "link Down (2), b 7, first 7")
 	f([]string{"1", "1"}, "link Up (1), b 1, first 1")
 	f([]string{"9", "3"}, "link 3, b 9, first 9") // no mapping for 3
+	// With units, opdata shows the mapped value's units inside the
+	// parentheses, the name does not (recorded: "Up (1 B)", "Up (1)").
+	if _, err := e.cat.Edit(ctx, func(ed *catalog.Edit) error {
+		u := "B"
+		return ed.UpdateItems([]catalog.ItemUpdate{{ID: a, Units: &u}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Process(e.cat.Snapshot(), []Result{{TriggerID: id, Value: Problem, Clock: 70, ItemValues: []string{"7", "1"}, ItemIDs: []uint64{b, a}}}); err != nil {
+		t.Fatal(err)
+	}
+	if open := e.store.OpenProblemsOf(id); len(open) != 1 || open[0].Name != "a is Up (1)" || open[0].Opdata != "link Up (1 B), b 7, first 7" {
+		t.Errorf("with units: %+v", open)
+	}
+	if _, err := e.m.Process(e.cat.Snapshot(), []Result{{TriggerID: id, Value: OK, Clock: 80}}); err != nil {
+		t.Fatal(err)
+	}
 	f([]string{"9", "UNKNOWN"}, "link UNKNOWN, b 9, first 9")
 }
 
