@@ -293,9 +293,12 @@ func (s *Server) mediatypeDelete(ctx context.Context, c *call) (any, error) {
 }
 
 func mediaTypeObject(m *catalog.MediaType) object {
+	// Name and value only, in their stored order, as Zabbix 6.0 returns
+	// a webhook's parameters (recorded from 6.0.14: a "sortorder" here
+	// made Ansible's media type module report "changed" on every run).
 	params := []object{}
-	for i, p := range m.Parameters {
-		params = append(params, object{"name": p.Name, "value": p.Value, "sortorder": istr(i)})
+	for _, p := range m.Parameters {
+		params = append(params, object{"name": p.Name, "value": p.Value})
 	}
 	return object{
 		"mediatypeid": u64(m.ID), "name": m.Name, "type": istr(m.Type), "status": istr(m.Status), "description": m.Description,
