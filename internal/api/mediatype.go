@@ -23,6 +23,9 @@ type mediaTypeParams struct {
 	ShowEventMenu opt[int64]  `json:"show_event_menu"`
 	EventMenuURL  opt[string] `json:"event_menu_url"`
 	EventMenuName opt[string] `json:"event_menu_name"`
+	// An SMS media type's modem: read so that type 2 is refused for what
+	// it is (checkMediaType), not for an unknown member.
+	GSMModem opt[string] `json:"gsm_modem"`
 }
 
 // mediaTypeMembers are catalog.MediaType's members.
@@ -198,6 +201,9 @@ func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
 			if !o.has("maxsessions") {
 				o = append(o[:len(o):len(o)], member{"maxsessions", []byte("1")}) // Zabbix's default; 0 is "unlimited"
 			}
+			if !o.has("content_type") {
+				o = append(o[:len(o):len(o)], member{"content_type", []byte("1")}) // Zabbix 6.0's default: HTML (recorded)
+			}
 			if v, ok := o.get("maxattempts"); ok && string(v) == "0" {
 				// 0 would read as "not given" (the default 3) below.
 				return errParams(`Invalid parameter "/%d/maxattempts": value must be one of 1-100.`, i+1)
@@ -307,7 +313,7 @@ func mediaTypeObject(m *catalog.MediaType) object {
 		"smtp_authentication": istr(m.SMTPAuth), "username": m.Username, "content_type": istr(m.ContentType),
 		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": params, "script": m.Script, "timeout": m.Timeout,
 		"process_tags": istr(m.ProcessTags), "maxsessions": istr(m.MaxSessions), "maxattempts": istr(m.MaxAttempts),
-		"attempt_interval": m.AttemptInterval, "show_event_menu": "0", "event_menu_url": "", "event_menu_name": "",
+		"attempt_interval": m.AttemptInterval, "gsm_modem": "", "show_event_menu": "0", "event_menu_url": "", "event_menu_name": "",
 	}
 }
 

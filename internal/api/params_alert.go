@@ -56,6 +56,13 @@ var numericKeys = map[string]bool{
 	"execute_on": true, "host_access": true,
 }
 
+// conditionText reports a condition's text member ("value", "value2" of
+// an action's or an escalation step's conditions) at path, the path of
+// the object holding it.
+func conditionText(name, path string) bool {
+	return (name == "value" || name == "value2") && (strings.Contains(path, "/conditions/") || strings.Contains(path, "/opconditions/"))
+}
+
 // alertObject is one object after the pre-pass: its members, a
 // repeated member's last value only.
 type alertObject []member
@@ -146,6 +153,11 @@ func alertNumbers(raw []byte, path string) ([]byte, error) {
 						return nil, errParams(`Invalid parameter "%s": an integer is expected.`, p)
 					}
 				}
+			} else if conditionText(name, path) && (jsonKindOf(v) == 'i' || jsonKindOf(v) == 'f') {
+				// A condition's value given as a number is taken as its
+				// text, as Zabbix 6.0 takes it (recorded: internal/
+				// conformance, case alerting, step mkaction).
+				v, _ = json.Marshal(string(v))
 			} else {
 				var err error
 				if v, err = alertNumbers(v, p); err != nil {

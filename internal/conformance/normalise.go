@@ -244,9 +244,15 @@ func (n *normaliser) value(key string, v any, top, ordered bool) any {
 			}
 		}
 		// The order of nested lists of objects (selectHosts, selectTags)
-		// and of an unsorted result is not defined by Zabbix: sorted.
+		// and of an unsorted result is not defined by Zabbix: sorted, by
+		// the objects' own ID where they have one, so that two answers
+		// whose objects differ still pair the same objects.
 		if (top && !ordered) || (!top && objects) {
-			sortCanonical(out)
+			prefer := ""
+			if top {
+				prefer = n.family
+			}
+			sortObjects(out, prefer)
 		}
 		return out
 	case string:
@@ -339,6 +345,57 @@ func keyKind(parent, k string, e any) string {
 		}
 	}
 	return parent
+}
+
+// sortObjects sorts a list: objects by an ID member every one of them
+// has with distinct values (prefer first, else the first such member by
+// name), anything else by its canonical JSON.
+func sortObjects(xs []any, prefer string) {
+	if key := idMember(xs, prefer); key != "" {
+		sort.SliceStable(xs, func(a, b int) bool {
+			return enc(xs[a].(map[string]any)[key]) < enc(xs[b].(map[string]any)[key])
+		})
+		return
+	}
+	sortCanonical(xs)
+}
+
+// idMember is the ID member that tells xs's objects apart, or "".
+func idMember(xs []any, prefer string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	first, ok := xs[0].(map[string]any)
+	if !ok {
+		return ""
+	}
+	var cands []string
+	for k := range first {
+		if strings.HasSuffix(k, "id") {
+			cands = append(cands, k)
+		}
+	}
+	sort.Strings(cands)
+	if prefer != "" {
+		cands = append([]string{prefer}, cands...)
+	}
+	for _, k := range cands {
+		seen := map[string]bool{}
+		ok := true
+		for _, x := range xs {
+			m, isMap := x.(map[string]any)
+			v, has := m[k]
+			if !isMap || !has || seen[enc(v)] {
+				ok = false
+				break
+			}
+			seen[enc(v)] = true
+		}
+		if ok {
+			return k
+		}
+	}
+	return ""
 }
 
 func sortCanonical(xs []any) {

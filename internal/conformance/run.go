@@ -126,9 +126,9 @@ func (r *Runner) Login(ctx context.Context, user, password string) (string, erro
 	return s, nil
 }
 
-// Run runs c and returns each step's normalised answer; when a step's
-// answer cannot be bound (a member the case needs is missing) it
-// returns the answers so far with the error.
+// Run runs c and returns each step's normalised answer; when a step
+// cannot run (an answer it needs could not be bound, a connection
+// failed) it returns the answers so far with the error.
 func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 	v := &vars{t0: r.T0, m: map[string]any{"adminpassword": r.T.AdminPassword}}
 	tok, err := r.Login(ctx, r.T.Admin, r.T.AdminPassword)
@@ -148,14 +148,14 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		case s.Sync:
 			if r.T.Sync != nil {
 				if err := r.T.Sync(ctx); err != nil {
-					return nil, fmt.Errorf("step %s: %w", s.ID, err)
+					return out, fmt.Errorf("step %s: %w", s.ID, err)
 				}
 			}
 			continue
 		case s.Raw != "":
 			x, err := r.post(ctx, "raw", []byte(s.Raw))
 			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", s.ID, err)
+				return out, fmt.Errorf("step %s: %w", s.ID, err)
 			}
 			// The whole answer, id and jsonrpc included: they are what
 			// differs at this layer.
@@ -164,14 +164,14 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		case len(s.Send) > 0:
 			a, err := r.send(ctx, v, s.Send)
 			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", s.ID, err)
+				return out, fmt.Errorf("step %s: %w", s.ID, err)
 			}
 			out = append(out, StepAnswer{ID: s.ID, Method: "sender data", Answer: n.answer("", map[string]any{"result": a}, true)})
 			continue
 		}
 		params, err := v.substitute(s.Params)
 		if err != nil {
-			return nil, fmt.Errorf("step %s: %w", s.ID, err)
+			return out, fmt.Errorf("step %s: %w", s.ID, err)
 		}
 		auth := ""
 		switch s.As {
@@ -181,13 +181,13 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		default:
 			t, ok := v.m["token:"+s.As].(string)
 			if !ok {
-				return nil, fmt.Errorf("step %s: no session %q", s.ID, s.As)
+				return out, fmt.Errorf("step %s: no session %q", s.ID, s.As)
 			}
 			auth = t
 		}
 		x, err := r.call(ctx, s.Method, params, auth, s.RPCID)
 		if err != nil {
-			return nil, fmt.Errorf("step %s: %w", s.ID, err)
+			return out, fmt.Errorf("step %s: %w", s.ID, err)
 		}
 		res := map[string]any{}
 		if m, ok := x.(map[string]any); ok {
