@@ -10,7 +10,9 @@
 // update so the rules are host.update's),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
-// trigger.go and trigger_write.go (trigger.get/create/update/delete),
+// trigger.go and trigger_write.go (trigger.get/create/update/delete,
+// trigger.adddependencies/deletedependencies, selectDependencies; a
+// dependency cycle is refused with Zabbix's text naming the cycle),
 // valuemap.go (valuemap.get/create/update/delete: Zabbix 6.0's per-host
 // value maps with mappings of types 0-5; items name one by valuemapid,
 // which item.get returns and item.create/update set),
