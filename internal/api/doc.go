@@ -20,6 +20,8 @@
 // event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
 // the queue through its server's internal protocol, not the API),
+// proxy.go (proxy.get: an empty list until Peregrine has proxies,
+// parameters read as 6.0's legacy proxy.get reads them),
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing

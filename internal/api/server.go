@@ -189,6 +189,7 @@ func New(opts Options) *Server {
 	s.registerPreprocessing()
 	s.registerTriggers()
 	s.registerAlerting()
+	s.registerProxy()
 	return s
 }
 
