@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,5 +163,73 @@ func TestEveryWriteIsAudited(t *testing.T) {
 		case audited && excused:
 			t.Errorf("%s is in both auditOps and notAudited", name)
 		}
+	}
+}
+
+// TestAuditScriptExecute: a script run is recorded as Zabbix 6.0.14's
+// server records it (recorded from the peer: action 7, resource type 25,
+// the host as the resource, its own record set, and
+// {"script.execute_on":["add","1"],"script.hostid":["add","10583"],
+// "script.command":["add","echo hi"],"script.output":["add","hi\n"]}).
+func TestAuditScriptExecute(t *testing.T) {
+	f := newAuditFixture(t)
+	var g struct{ GroupIDs []string }
+	json.Unmarshal(mustOK(t, f, "hostgroup.create", `{"name":"au-g"}`), &g)
+	var h struct{ HostIDs []string }
+	json.Unmarshal(mustOK(t, f, "host.create", `{"host":"au-dep","groups":[{"groupid":"`+g.GroupIDs[0]+`"}]}`), &h)
+	var sc struct{ ScriptIDs []string }
+	json.Unmarshal(mustOK(t, f, "script.create", `{"name":"au-echo","type":0,"execute_on":1,"command":"echo hi","scope":2}`), &sc)
+	mustOK(t, f, "script.execute", `{"scriptid":"`+sc.ScriptIDs[0]+`","hostid":"`+h.HostIDs[0]+`"}`)
+	var recs []map[string]string
+	json.Unmarshal(mustOK(t, f, "auditlog.get", `{"filter":{"action":7}}`), &recs)
+	if len(recs) != 1 {
+		t.Fatalf("records: %v", recs)
+	}
+	r := recs[0]
+	want := map[string]string{"action": "7", "resourcetype": "25", "resourceid": h.HostIDs[0], "resourcename": "au-dep", "username": "au-admin",
+		"details": `{"script.execute_on":["add","1"],"script.hostid":["add","` + h.HostIDs[0] + `"],"script.command":["add","echo hi"],"script.output":["add","ran echo hi"]}`}
+	for k, v := range want {
+		if r[k] != v {
+			t.Errorf("%s = %q, want %q", k, r[k], v)
+		}
+	}
+	if r["recordsetid"] != r["auditid"] {
+		t.Errorf("recordsetid %s, want the record's own ID %s", r["recordsetid"], r["auditid"])
+	}
+}
+
+func mustOK(t *testing.T, f *auditFixture, method, params string) json.RawMessage {
+	t.Helper()
+	res, e := f.callAs(f.sid, method, params)
+	if e != nil {
+		t.Fatalf("%s %s: %s", method, params, e.Data)
+	}
+	return res
+}
+
+// TestAuditNothingForFailuresOrWhenOff: a call that fails records
+// nothing (in Zabbix the record is part of the change), and nothing is
+// recorded while the log is turned off (Zabbix's auditlog_enabled).
+func TestAuditNothingForFailuresOrWhenOff(t *testing.T) {
+	f := newAuditFixture(t)
+	count := func() string {
+		return string(mustOK(t, f, "auditlog.get", `{"countOutput":true}`))
+	}
+	before := count()
+	mustOK(t, f, "hostgroup.create", `{"name":"au-x"}`)
+	if _, e := f.callAs(f.sid, "hostgroup.create", `{"name":"au-x"}`); e == nil {
+		t.Fatal("a second group of the same name was created")
+	}
+	if _, e := f.callAs(f.sid, "host.delete", `["999999"]`); e == nil {
+		t.Fatal("an unknown host was deleted")
+	}
+	n, _ := strconv.Atoi(strings.Trim(before, `"`))
+	if got := count(); got != `"`+strconv.Itoa(n+1)+`"` {
+		t.Fatalf("%s records after one change and two failures, want %d", got, n+1)
+	}
+	f.log.SetEnabled(false)
+	mustOK(t, f, "hostgroup.create", `{"name":"au-y"}`)
+	if got := count(); got != `"`+strconv.Itoa(n+1)+`"` {
+		t.Fatalf("%s records with the log off, want %d", got, n+1)
 	}
 }
