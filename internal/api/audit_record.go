@@ -68,13 +68,19 @@ func (s *Server) wrapAudited() {
 		return
 	}
 	for name, m := range s.methods {
-		op, ok := auditOps[name]
-		if !ok || m.call == nil {
-			continue
+		if op, ok := auditOps[name]; ok {
+			s.wrapMethod(m, op)
 		}
-		inner := m.call
-		m.call = func(ctx context.Context, c *call) (any, error) { return s.audited(ctx, c, op, inner) }
 	}
+}
+
+// wrapMethod makes m record what op says.
+func (s *Server) wrapMethod(m *method, op auditOp) {
+	if m.call == nil {
+		return
+	}
+	inner := m.call
+	m.call = func(ctx context.Context, c *call) (any, error) { return s.audited(ctx, c, op, inner) }
 }
 
 // auditCall is one audited call.
@@ -111,10 +117,10 @@ func (s *Server) audited(ctx context.Context, c *call, op auditOp, inner func(co
 		r.ID = audit.NewCUID(now)
 		r.Clock = now.Unix()
 		r.IP = ip
-		if r.RecordSetID == "" {
-			r.RecordSetID = recordSet(ctx, op.res != nil && op.res.oldStyle, now)
+		if op.kind == auditScriptExecute {
+			r.RecordSetID = r.ID // Zabbix's server writes it: a set of one
 		} else {
-			r.RecordSetID = r.ID // the server's records: a set of one
+			r.RecordSetID = recordSet(ctx, op.res != nil && op.res.oldStyle, now)
 		}
 		if r.Username == "" && r.UserID == 0 && op.kind != auditLogin {
 			r.UserID, r.Username = c.user.ID, c.user.Username
@@ -305,12 +311,12 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 		return nil
 	}
 	r := a.op.res
-	rec := func(id, name string, d *details) audit.Record {
+	rec := func(action int, id, name string, d *details) audit.Record {
 		n, _ := strconv.ParseUint(id, 10, 64)
 		if r.singleton {
-			n = 1
+			n = 1 // the configuration's row
 		}
-		return audit.Record{Action: a.op.action, ResourceType: r.typ, ResourceID: n, ResourceName: name, Details: d.json()}
+		return audit.Record{Action: action, ResourceType: r.typ, ResourceID: n, ResourceName: name, Details: d.json()}
 	}
 	var out []audit.Record
 	switch {
@@ -319,8 +325,7 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 			if b, ok := a.before[id]; ok {
 				d := &details{}
 				d.set(r.api+".token", "update", secretMask, secretMask)
-				out = append(out, rec(id, str(b, r.name), d))
-				out[len(out)-1].Action = audit.ActionUpdate
+				out = append(out, rec(audit.ActionUpdate, id, str(b, r.name), d))
 			}
 		}
 	case a.op.action == audit.ActionAdd:
@@ -341,7 +346,7 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 						break
 					}
 				}
-				out = append(out, rec(id, name, nil))
+				out = append(out, rec(audit.ActionAdd, id, name, nil))
 				continue
 			}
 			obj := r.auditObject(req, after[id], nil, "")
@@ -351,7 +356,7 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 				}
 			}
 			obj.set(r.idField, id)
-			out = append(out, rec(id, str(req, r.name), r.addDetails(obj)))
+			out = append(out, rec(audit.ActionAdd, id, str(req, r.name), r.addDetails(obj)))
 		}
 	case a.op.action == audit.ActionUpdate:
 		after := a.load(r, a.ids)
@@ -377,7 +382,7 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 			if len(d.keys) == 0 {
 				continue
 			}
-			out = append(out, rec(keys[i], str(b, r.name), d))
+			out = append(out, rec(audit.ActionUpdate, keys[i], str(b, r.name), d))
 		}
 	case a.op.action == audit.ActionDelete:
 		name := r.name
@@ -386,7 +391,7 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 		}
 		for _, id := range a.ids {
 			if b, ok := a.before[id]; ok {
-				out = append(out, rec(id, str(b, name), nil))
+				out = append(out, rec(audit.ActionDelete, id, str(b, name), nil))
 			}
 		}
 	}
@@ -472,7 +477,7 @@ func (a *auditCall) scriptExecute(res any) []audit.Record {
 	d.set("script.output", "add", out)
 	n, _ := strconv.ParseUint(hid, 10, 64)
 	return []audit.Record{{Action: audit.ActionExecute, ResourceType: audit.ResourceScript, ResourceID: n,
-		ResourceName: str(hosts[hid], "host"), RecordSetID: "own", Details: d.json()}}
+		ResourceName: str(hosts[hid], "host"), Details: d.json()}}
 }
 
 // oldUpdateDetails are the details of an update in Zabbix 6.0's older

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -231,5 +232,76 @@ func TestAuditNothingForFailuresOrWhenOff(t *testing.T) {
 	mustOK(t, f, "hostgroup.create", `{"name":"au-y"}`)
 	if got := count(); got != `"`+strconv.Itoa(n+1)+`"` {
 		t.Fatalf("%s records with the log off, want %d", got, n+1)
+	}
+}
+
+// TestAuditFamiliesToCome: the records of families other parts of the
+// API serve (settings, roles), over stand-ins of their methods, as
+// Zabbix 6.0.14 made them (recorded from the peer: settings.update
+// {"work_period": "1-5,08:00-18:00"} → an update of resource 40, ID 1,
+// no name, {"settings.work_period":["update","1-5,08:00-18:00",
+// "1-5,09:00-18:00"]}; role.create, role.update of the name, role.delete
+// → resource 44 in 6.0's older style).
+func TestAuditFamiliesToCome(t *testing.T) {
+	f := newAuditFixture(t)
+	settings := jobj{{"work_period", "1-5,09:00-18:00"}, {"default_theme", "blue-theme"}}
+	roles := map[string]string{}
+	next := 5
+	f.api.methods["settings.get"] = &method{role: RoleUser, call: func(context.Context, *call) (any, error) {
+		o := object{}
+		for _, fd := range settings {
+			o[fd.k] = fd.v
+		}
+		return o, nil
+	}}
+	f.api.methods["settings.update"] = &method{role: RoleSuperAdmin, call: func(_ context.Context, c *call) (any, error) {
+		for _, fd := range objectsOf(c.params)[0] {
+			settings.set(fd.k, fd.v)
+		}
+		return []string{"work_period"}, nil
+	}}
+	f.api.methods["role.get"] = &method{role: RoleUser, call: func(context.Context, *call) (any, error) {
+		var l []object
+		for id, name := range roles {
+			l = append(l, object{"roleid": id, "name": name, "type": "1", "readonly": "0"})
+		}
+		return l, nil
+	}}
+	f.api.methods["role.create"] = &method{role: RoleSuperAdmin, call: func(_ context.Context, c *call) (any, error) {
+		id := strconv.Itoa(next)
+		next++
+		roles[id] = str(objectsOf(c.params)[0], "name")
+		return object{"roleids": []string{id}}, nil
+	}}
+	f.api.methods["role.update"] = &method{role: RoleSuperAdmin, call: func(_ context.Context, c *call) (any, error) {
+		o := objectsOf(c.params)[0]
+		roles[str(o, "roleid")] = str(o, "name")
+		return object{"roleids": []string{str(o, "roleid")}}, nil
+	}}
+	f.api.methods["role.delete"] = &method{role: RoleSuperAdmin, call: func(_ context.Context, c *call) (any, error) {
+		ids := idsOf(c.params)
+		for _, id := range ids {
+			delete(roles, id)
+		}
+		return object{"roleids": ids}, nil
+	}}
+	for _, m := range []string{"settings.update", "role.create", "role.update", "role.delete"} {
+		f.api.wrapMethod(f.api.methods[m], auditOps[m])
+	}
+	mustOK(t, f, "settings.update", `{"work_period":"1-5,08:00-18:00"}`)
+	mustOK(t, f, "settings.update", `{"default_theme":"blue-theme"}`) // no change: no record
+	mustOK(t, f, "role.create", `{"name":"au-role","type":1}`)
+	mustOK(t, f, "role.update", `{"roleid":"5","name":"au-role2"}`)
+	mustOK(t, f, "role.delete", `["5"]`)
+	var recs []map[string]string
+	json.Unmarshal(mustOK(t, f, "auditlog.get", `{"output":["action","resourcetype","resourceid","resourcename","details"],"filter":{"resourcetype":[40,44]}}`), &recs)
+	want := []map[string]string{
+		{"action": "1", "resourcetype": "40", "resourceid": "1", "resourcename": "", "details": `{"settings.work_period":["update","1-5,08:00-18:00","1-5,09:00-18:00"]}`},
+		{"action": "0", "resourcetype": "44", "resourceid": "5", "resourcename": "au-role", "details": ""},
+		{"action": "1", "resourcetype": "44", "resourceid": "5", "resourcename": "au-role", "details": `{"role.name":["update","au-role2","au-role"]}`},
+		{"action": "2", "resourcetype": "44", "resourceid": "5", "resourcename": "au-role2", "details": ""},
+	}
+	if diff := cmp.Diff(want, recs); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
