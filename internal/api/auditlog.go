@@ -98,18 +98,47 @@ func (l *cuids) decodeParam(b []byte, _ *fieldCtx) error {
 	return nil
 }
 
+// auditField is a field of a record as auditlog.get returns it.
+func auditField(r *audit.Record, f string) string {
+	switch f {
+	case "auditid":
+		return r.ID
+	case "userid":
+		return id(r.UserID)
+	case "username":
+		return r.Username
+	case "clock":
+		return strconv.FormatInt(r.Clock, 10)
+	case "ip":
+		return r.IP
+	case "action":
+		return strconv.Itoa(r.Action)
+	case "resourcetype":
+		return strconv.Itoa(r.ResourceType)
+	case "resourceid":
+		return id(r.ResourceID)
+	case "resource_cuid":
+		if r.ResourceCUID == "" {
+			return "0"
+		}
+		return r.ResourceCUID
+	case "resourcename":
+		return r.ResourceName
+	case "recordsetid":
+		return r.RecordSetID
+	case "details":
+		return r.Details
+	}
+	return ""
+}
+
 // auditRow is a record as auditlog.get returns it.
 func auditRow(r *audit.Record) object {
-	rc := r.ResourceCUID
-	if rc == "" {
-		rc = "0"
+	o := make(object, len(auditFields))
+	for _, f := range auditFields {
+		o[f] = auditField(r, f)
 	}
-	return object{
-		"auditid": r.ID, "userid": id(r.UserID), "username": r.Username, "clock": strconv.FormatInt(r.Clock, 10),
-		"ip": r.IP, "action": strconv.Itoa(r.Action), "resourcetype": strconv.Itoa(r.ResourceType),
-		"resourceid": id(r.ResourceID), "resource_cuid": rc, "resourcename": r.ResourceName,
-		"recordsetid": r.RecordSetID, "details": r.Details,
-	}
+	return o
 }
 
 func (s *Server) auditlogGet(_ context.Context, c *call) (any, error) {
@@ -127,14 +156,19 @@ func (s *Server) auditlogGet(_ context.Context, c *call) (any, error) {
 	desc := len(p.SortField.Value) == 1 && p.SortField.Value[0] == "clock" && len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
 	early := p.Limit.Given() && !p.CountOutput.Value && (desc || len(p.SortField.Value) == 0)
 	var objs []object
+	n := 0
 	s.opts.Audit.Walk(desc, func(r *audit.Record) bool {
-		if p.auditMatch(r) {
+		if !p.auditMatch(r) {
+			return true
+		}
+		n++
+		if !p.CountOutput.Value {
 			objs = append(objs, auditRow(r))
 		}
 		return !early || len(objs) < int(p.Limit.Value)
 	})
 	if p.CountOutput.Value {
-		return strconv.Itoa(len(objs)), nil
+		return strconv.Itoa(n), nil
 	}
 	if len(p.SortField.Value) > 0 && !desc {
 		so := p.SortOrder.Value
@@ -205,9 +239,8 @@ func (p *auditlogGetParams) auditMatch(r *audit.Record) bool {
 	if len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
 		return true
 	}
-	o := auditRow(r)
 	for f, want := range p.Filter.Value {
-		if len(want) > 0 && !slices.Contains(want, o[f].(string)) {
+		if len(want) > 0 && !slices.Contains(want, auditField(r, f)) {
 			return false
 		}
 	}
@@ -218,7 +251,7 @@ func (p *auditlogGetParams) auditMatch(r *audit.Record) bool {
 			continue
 		}
 		searched++
-		if len(want) == 1 && gp.searchMatch(o[f].(string), want[0]) {
+		if len(want) == 1 && gp.searchMatch(auditField(r, f), want[0]) {
 			hits++
 		}
 	}

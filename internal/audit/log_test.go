@@ -1,10 +1,12 @@
 package audit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,5 +148,43 @@ func TestCUID(t *testing.T) {
 	// The time digits come first, so CUIDs sort by time.
 	if later := NewCUID(now.Add(time.Second)); later[:9] <= a[:9] {
 		t.Fatalf("%q does not sort after %q", later, a)
+	}
+}
+
+// TestConcurrentAppendsAndWalks appends from several goroutines while
+// others read: every record arrives once, in clock order (run with
+// -race).
+func TestConcurrentAppendsAndWalks(t *testing.T) {
+	c := &clock{time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	l := open(t, t.TempDir(), c, 0)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if err := l.Append([]Record{rec(fmt.Sprint(g, "-", i), c.t.Unix()+int64(i%7))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				var last int64
+				l.Walk(false, func(r *Record) bool {
+					if r.Clock < last {
+						t.Errorf("walk out of clock order: %d after %d", r.Clock, last)
+					}
+					last = r.Clock
+					return true
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if l.Len() != 200 {
+		t.Fatalf("%d records, want 200", l.Len())
 	}
 }
