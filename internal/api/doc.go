@@ -10,7 +10,9 @@
 // update so the rules are host.update's),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
-// trigger.go and trigger_write.go (trigger.get/create/update/delete),
+// trigger.go and trigger_write.go (trigger.get/create/update/delete,
+// trigger.adddependencies/deletedependencies, selectDependencies; a
+// dependency cycle is refused with Zabbix's text naming the cycle),
 // valuemap.go (valuemap.get/create/update/delete: Zabbix 6.0's per-host
 // value maps with mappings of types 0-5; items name one by valuemapid,
 // which item.get returns and item.create/update set),
@@ -18,6 +20,8 @@
 // event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
 // the queue through its server's internal protocol, not the API),
+// proxy.go (proxy.get: an empty list until Peregrine has proxies,
+// parameters read as 6.0's legacy proxy.get reads them),
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing
@@ -68,6 +72,20 @@
 // and an update reads the stored object's members under the request's
 // (alertOver); of several problems of the pre-pass, the first in the
 // request's order is reported.
+//
+// The audit log (auditlog.go, audit_record.go, audit_spec.go,
+// audit_details.go): with Options.Audit (*audit.Log) every method that
+// changes something is wrapped once, when the server is built, so that
+// it records what Zabbix 6.0 records for it (auditOps; the methods 6.0
+// does not audit are listed in notAudited, and TestEveryWriteIsAudited
+// fails for a write method in neither). The wrapper reads the objects
+// the call names through their family's get method (as a super admin)
+// before and after the call, computes 6.0's details (its two styles:
+// full paths on add and update for the families 6.0 moved to its newer
+// audit, changed scalar members in 6.0's order for hosts, triggers and
+// value maps), masks secrets, and appends the records durably before the
+// call is answered; the calls of one HTTP request share a record set.
+// auditlog.get (super admins) reads the log.
 //
 // Permissions (perm.go): a super admin may do everything; anybody else
 // what their user groups' rights on host groups allow, combined as Zabbix

@@ -13,6 +13,7 @@ type apiMetrics struct {
 	requests     *selfmon.Counter
 	errors       map[int]*selfmon.Counter
 	authFailures *selfmon.Counter
+	auditErrors  *selfmon.Counter
 }
 
 func newAPIMetrics(r *selfmon.Registry) *apiMetrics {
@@ -22,6 +23,7 @@ func newAPIMetrics(r *selfmon.Registry) *apiMetrics {
 	m := &apiMetrics{
 		requests:     r.Counter("peregrine_api_requests_total", "JSON-RPC requests received (each member of a batch counts)."),
 		authFailures: r.Counter("peregrine_api_auth_failures_total", "Requests refused for missing, unknown or expired credentials."),
+		auditErrors:  r.Counter("peregrine_api_audit_errors_total", "API changes made but not written to the audit log (the log could not be written)."),
 		errors:       map[int]*selfmon.Counter{},
 	}
 	for code := range codeMessages {

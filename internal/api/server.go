@@ -100,6 +100,10 @@ type Options struct {
 	// Alerting serves mediatype.*, action.*, alert.get and users'
 	// media; nil: those methods do not exist.
 	Alerting Alerting
+	// Audit records every change made through the API and serves
+	// auditlog.get (*audit.Log); nil: nothing is recorded and the
+	// method does not exist.
+	Audit AuditLog
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -189,6 +193,8 @@ func New(opts Options) *Server {
 	s.registerPreprocessing()
 	s.registerTriggers()
 	s.registerAlerting()
+	s.registerProxy()
+	s.registerAudit() // last: it wraps the methods registered above
 	return s
 }
 
@@ -205,6 +211,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
+	ctx = withRecordSets(ctx)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	w.Header().Set("Content-Type", "application/json")
 	bw := s.respWriter(w)

@@ -49,6 +49,8 @@ func (s *Server) registerTriggers() {
 		s.methods["trigger.create"] = &method{role: RoleAdmin, call: w.triggerCreate}
 		s.methods["trigger.update"] = &method{role: RoleAdmin, call: w.triggerUpdate}
 		s.methods["trigger.delete"] = &method{role: RoleAdmin, call: w.triggerDelete}
+		s.methods["trigger.adddependencies"] = &method{role: RoleAdmin, call: w.triggerAddDependencies}
+		s.methods["trigger.deletedependencies"] = &method{role: RoleAdmin, call: w.triggerDeleteDependencies}
 	}
 }
 
@@ -252,13 +254,9 @@ func (s *Server) triggerSelects(o object, p *getParams, snap *catalog.Snapshot, 
 		o["tags"] = l
 	}
 	if deps != nil {
-		var l []object
-		for _, did := range t.Dependencies {
-			if d := snap.Trigger(did); d != nil {
-				l = append(l, object{"triggerid": id(d.ID), "description": d.Description, "expression": d.Expression})
-			}
+		if l, ok := s.selectDependencies(deps, snap, a, t); ok {
+			o["dependencies"] = l
 		}
-		o["dependencies"] = nonNil(l)
 	}
 	if last != nil {
 		if e, ok := s.opts.Events.LastEvent(t.ID); ok {

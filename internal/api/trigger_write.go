@@ -1,7 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -204,5 +209,182 @@ func (w *configWriter) triggerEdit(ctx context.Context, c *call, fn func(e *cata
 	if err == nil {
 		return nil
 	}
+	var ce *catalog.DepCycleError
+	if errors.As(err, &ce) {
+		return depCycleError(w.cat.Snapshot(), ce)
+	}
 	return editError(err, "triggerid")
+}
+
+// triggerDepParams are the objects of trigger.adddependencies (both
+// members) and trigger.deletedependencies (triggerid only).
+type triggerDepParams struct {
+	TriggerID opt[uint64] `json:"triggerid"`
+	DependsOn opt[uint64] `json:"dependsOnTriggerid"`
+}
+
+// decodeDeps reads the objects of trigger.add/deletedependencies with
+// Zabbix 6.0's checks: each member required, no pair (or trigger) twice.
+func decodeDeps(params []byte, add bool) ([]triggerDepParams, error) {
+	if string(bytes.Join(bytes.Fields(params), nil)) == "{}" {
+		// An empty object is an empty list of objects to Zabbix.
+		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
+	}
+	var ps []triggerDepParams
+	if err := decodeObjects(params, &ps); err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		switch {
+		case !p.TriggerID.Set:
+			return nil, missing(i, "triggerid")
+		case add && !p.DependsOn.Set:
+			return nil, missing(i, "dependsOnTriggerid")
+		case !add && p.DependsOn.Set:
+			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "dependsOnTriggerid".`, i+1)
+		}
+		for _, q := range ps[:i] {
+			if q.TriggerID.Value != p.TriggerID.Value || add && q.DependsOn.Value != p.DependsOn.Value {
+				continue
+			}
+			if add {
+				return nil, errParams(`Invalid parameter "/%d": value (triggerid, dependsOnTriggerid)=(%d, %d) already exists.`, i+1, p.TriggerID.Value, p.DependsOn.Value)
+			}
+			return nil, errParams(`Invalid parameter "/%d": value (triggerid)=(%d) already exists.`, i+1, p.TriggerID.Value)
+		}
+	}
+	return ps, nil
+}
+
+// triggerAddDependencies serves trigger.adddependencies: each pair adds
+// one master to a trigger's dependencies, with Zabbix 6.0's refusals
+// (an unknown or unwritable trigger, an unknown or unreadable master, a
+// dependency that exists, a cycle). The answer names each trigger once.
+func (w *configWriter) triggerAddDependencies(ctx context.Context, c *call) (any, error) {
+	ps, err := decodeDeps(c.params, true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := w.s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var ids []uint64
+	adds := map[uint64][]uint64{}
+	for _, p := range ps {
+		if _, ok := adds[p.TriggerID.Value]; !ok {
+			ids = append(ids, p.TriggerID.Value)
+		}
+		adds[p.TriggerID.Value] = append(adds[p.TriggerID.Value], p.DependsOn.Value)
+	}
+	err = w.triggerEdit(ctx, c, func(e *catalog.Edit) ([]uint64, error) {
+		snap := w.cat.Snapshot()
+		for _, tid := range ids {
+			if t := snap.Trigger(tid); t == nil || !triggerReadable(snap, a, t, true) {
+				return nil, errNoPermissions
+			}
+		}
+		for _, p := range ps {
+			if d := snap.Trigger(p.DependsOn.Value); d == nil || !triggerReadable(snap, a, d, false) {
+				return nil, errNoPermissions
+			}
+		}
+		for _, p := range ps {
+			t, d := snap.Trigger(p.TriggerID.Value), snap.Trigger(p.DependsOn.Value)
+			if slices.Contains(t.Dependencies, d.ID) {
+				return nil, errParams(`The dependency of trigger "%s" on trigger "%s" already exists.`, t.Description, d.Description)
+			}
+		}
+		ups := make([]catalog.TriggerUpdate, len(ids))
+		for i, tid := range ids {
+			deps := append(slices.Clone(snap.Trigger(tid).Dependencies), adds[tid]...)
+			ups[i] = catalog.TriggerUpdate{ID: tid, Dependencies: &deps}
+		}
+		return ids, e.UpdateTriggers(ups)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("triggerids", ids), nil
+}
+
+// triggerDeleteDependencies serves trigger.deletedependencies: the
+// triggers named lose all their dependencies.
+func (w *configWriter) triggerDeleteDependencies(ctx context.Context, c *call) (any, error) {
+	ps, err := decodeDeps(c.params, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, len(ps))
+	ups := make([]catalog.TriggerUpdate, len(ps))
+	for i, p := range ps {
+		ids[i] = p.TriggerID.Value
+		ups[i] = catalog.TriggerUpdate{ID: ids[i], Dependencies: &[]uint64{}}
+	}
+	err = w.triggerEdit(ctx, c, func(e *catalog.Edit) ([]uint64, error) {
+		snap := w.cat.Snapshot()
+		for _, tid := range ids {
+			if snap.Trigger(tid) == nil {
+				return nil, errNoPermissions
+			}
+		}
+		return ids, e.UpdateTriggers(ups)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idResult("triggerids", ids), nil
+}
+
+// depCycleError words a refused cycle as Zabbix 6.0 does, naming the
+// triggers by their descriptions as they were before the change.
+func depCycleError(snap *catalog.Snapshot, ce *catalog.DepCycleError) *Error {
+	name := func(id uint64) string {
+		if t := snap.Trigger(id); t != nil {
+			return t.Description
+		}
+		return strconv.FormatUint(id, 10)
+	}
+	path := make([]string, len(ce.Path))
+	for i, id := range ce.Path {
+		path[i] = `"` + name(id) + `"`
+	}
+	return errParams(`Trigger "%s" cannot depend on the trigger "%s", because a circular linkage (%s) would occur.`,
+		name(ce.Trigger), name(ce.DependsOn), strings.Join(path, " -> "))
+}
+
+// selectDependencies answers trigger.get's selectDependencies: the
+// masters the caller may read, with the fields asked for (the trigger ID
+// always), every field for "extend"; "count" is not answered, as in
+// Zabbix 6.0, which leaves the member out.
+func (s *Server) selectDependencies(sel any, snap *catalog.Snapshot, a access, t *catalog.Trigger) (any, bool) {
+	if sel == "count" {
+		return nil, false
+	}
+	out := output{all: true}
+	if l, ok := sel.([]any); ok {
+		out = output{fields: map[string]bool{"triggerid": true}}
+		for _, f := range l {
+			if name, ok := f.(string); ok {
+				out.fields[name] = true
+			}
+		}
+	}
+	l := []object{}
+	for _, did := range t.Dependencies {
+		d := snap.Trigger(did)
+		if d == nil || !triggerReadable(snap, a, d, false) {
+			continue
+		}
+		o := triggerObject(d, s.opts.TriggerStates.Runtime(did))
+		if !out.all {
+			for k := range o {
+				if !out.has(k) {
+					delete(o, k)
+				}
+			}
+		}
+		l = append(l, o)
+	}
+	return l, true
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -299,29 +298,67 @@ func (e *Edit) cascadeTriggers() error {
 	return nil
 }
 
+// DepCycleError is a dependency that would close a cycle: Trigger would
+// depend on DependsOn, which already depends on Trigger, directly or
+// through others. Path is the cycle as Zabbix 6.0 words it: from
+// DependsOn through the triggers that depend on one another back to
+// DependsOn ([DependsOn, Trigger, ..., DependsOn]; a trigger made to
+// depend on itself gives [T, T]).
+type DepCycleError struct {
+	Trigger, DependsOn uint64
+	Path               []uint64
+}
+
+func (e *DepCycleError) Error() string {
+	return fmt.Sprintf("trigger %d cannot depend on trigger %d: the dependencies would form a cycle %v", e.Trigger, e.DependsOn, e.Path)
+}
+
 // checkDepCycle reports a dependency chain from trigger id back to
-// itself, or one deeper than Zabbix allows.
+// itself (a *DepCycleError), or one deeper than Zabbix allows. The
+// masters are walked in ascending ID order, so that of several cycles
+// the same one is reported each time.
 func (e *Edit) checkDepCycle(id uint64) error {
-	var walk func(cur uint64, depth int) error
-	walk = func(cur uint64, depth int) error {
-		if depth > maxDependencyDepth {
-			return fmt.Errorf("the chain of dependencies is deeper than %d triggers", maxDependencyDepth)
-		}
-		t := e.trigger(cur)
-		if t == nil {
-			return nil
-		}
-		for _, d := range t.Dependencies {
-			if d == id {
-				return errors.New("Cannot create circular dependencies.") //lint:ignore ST1005 Zabbix's text
-			}
-			if err := walk(d, depth+1); err != nil {
-				return err
-			}
-		}
+	t := e.trigger(id)
+	if t == nil {
 		return nil
 	}
-	return walk(id, 0)
+	for _, up := range t.Dependencies {
+		// chain is a path of dependencies from up down to id, if any.
+		var chain []uint64
+		var walk func(cur uint64, depth int) (bool, error)
+		walk = func(cur uint64, depth int) (bool, error) {
+			chain = append(chain, cur)
+			if cur == id {
+				return true, nil
+			}
+			if depth > maxDependencyDepth {
+				return false, fmt.Errorf("the chain of dependencies is deeper than %d triggers", maxDependencyDepth)
+			}
+			if ct := e.trigger(cur); ct != nil {
+				for _, d := range ct.Dependencies {
+					if found, err := walk(d, depth+1); found || err != nil {
+						return found, err
+					}
+				}
+			}
+			chain = chain[:len(chain)-1]
+			return false, nil
+		}
+		found, err := walk(up, 1)
+		if err != nil {
+			return err
+		}
+		if found {
+			// chain runs up ... id along "depends on"; Zabbix names the
+			// cycle the other way, from up through its dependents.
+			path := []uint64{up}
+			for i := len(chain) - 1; i >= 0; i-- {
+				path = append(path, chain[i])
+			}
+			return &DepCycleError{Trigger: id, DependsOn: up, Path: path}
+		}
+	}
+	return nil
 }
 
 // normTrigger validates f and resolves its expressions' items,

@@ -162,17 +162,20 @@ func TestTriggerDependencyCycles(t *testing.T) {
 	mustEdit(t, c, func(e *Edit) error {
 		return e.UpdateTriggers([]TriggerUpdate{{ID: a, Dependencies: &[]uint64{b}}, {ID: b, Dependencies: &[]uint64{cc}}})
 	})
-	f := func(name string, ups ...TriggerUpdate) {
+	// a depends on b, b on c. The paths are Zabbix 6.0's: from the new
+	// master through its dependents back to it.
+	f := func(name string, want []uint64, ups ...TriggerUpdate) {
 		t.Helper()
 		_, err := c.Edit(context.Background(), func(e *Edit) error { return e.UpdateTriggers(ups) })
-		if err == nil || !strings.Contains(err.Error(), "circular") {
-			t.Errorf("%s: %v, want a circular dependency error", name, err)
+		var ce *DepCycleError
+		if !errors.As(err, &ce) || !slices.Equal(ce.Path, want) {
+			t.Errorf("%s: %v, want a cycle %v", name, err, want)
 		}
 	}
-	f("self", TriggerUpdate{ID: a, Dependencies: &[]uint64{a}})
-	f("two", TriggerUpdate{ID: b, Dependencies: &[]uint64{a}})
-	f("three", TriggerUpdate{ID: cc, Dependencies: &[]uint64{a}})
-	f("in one batch", TriggerUpdate{ID: cc, Dependencies: &[]uint64{b}}, TriggerUpdate{ID: b, Dependencies: &[]uint64{cc}})
+	f("self", []uint64{a, a}, TriggerUpdate{ID: a, Dependencies: &[]uint64{a}})
+	f("two", []uint64{a, b, a}, TriggerUpdate{ID: b, Dependencies: &[]uint64{a}})
+	f("three", []uint64{a, cc, b, a}, TriggerUpdate{ID: cc, Dependencies: &[]uint64{a}})
+	f("in one batch", []uint64{b, cc, b}, TriggerUpdate{ID: cc, Dependencies: &[]uint64{b}}, TriggerUpdate{ID: b, Dependencies: &[]uint64{cc}})
 	if got := c.Snapshot().Trigger(cc); len(got.Dependencies) != 0 {
 		t.Fatalf("a refused update left dependencies %v", got.Dependencies)
 	}

@@ -33,6 +33,7 @@ type Config struct {
 	Pipeline PipelineConfig `yaml:"pipeline"`
 	History  HistoryConfig  `yaml:"history"`
 	Events   EventsConfig   `yaml:"events"`
+	Audit    AuditConfig    `yaml:"audit"`
 	Triggers TriggersConfig `yaml:"triggers"`
 	Alerts   AlertsConfig   `yaml:"alerts"`
 	API      APIConfig      `yaml:"api"`
@@ -292,6 +293,30 @@ type EventsConfig struct {
 	Retention string `yaml:"retention"`
 }
 
+// AuditConfig configures the audit log (data_dir/audit): what the API
+// changed, who changed it and from where, read by auditlog.get.
+// Restart to change.
+type AuditConfig struct {
+	// Fsync and FsyncInterval are the log's policy, with the meaning of
+	// events.fsync: "batch" makes a record durable before the API call
+	// that made it is answered.
+	Fsync         string   `yaml:"fsync"`
+	FsyncInterval Duration `yaml:"fsync_interval"`
+	// Retention is how long records are kept, a Zabbix time value
+	// ("365d", Zabbix's hk_audit default; "0" keeps them all); whole
+	// days older than it are deleted.
+	Retention string `yaml:"retention"`
+	// MaxRecords bounds the records kept in memory for auditlog.get,
+	// the oldest dropped first.
+	MaxRecords int `yaml:"max_records"`
+}
+
+// RetentionSeconds is Retention parsed (valid after Validate).
+func (a AuditConfig) RetentionSeconds() int64 {
+	v, _ := delay.ParseSeconds(a.Retention)
+	return v
+}
+
 // TriggersConfig configures trigger evaluation. Restart to change.
 type TriggersConfig struct {
 	// TimerInterval is how often triggers with time-based functions
@@ -384,6 +409,7 @@ func Default() Config {
 				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
 		},
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
+		Audit:  AuditConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d", MaxRecords: 1_000_000},
 		// 1M pending triggers cost ~40 MB at most and cover a storm over
 		// every trigger of a large installation.
 		Triggers: TriggersConfig{TimerInterval: Duration(30 * time.Second), MaxPending: 1 << 22, ValueCacheSize: 256 << 20, ValueCacheMaxPeriod: Duration(time.Hour)},
@@ -544,6 +570,9 @@ func (c *Config) Validate() error {
 		return fieldErr("events.retention", "must be a time such as 365d: %v", err)
 	} else if r < 86400 || r > 25*365*86400 {
 		return fieldErr("events.retention", "must be between 1d and 25 years (events are kept in whole days), not %s", c.Events.Retention)
+	}
+	if err := c.Audit.validate(); err != nil {
+		return err
 	}
 	if err := c.Alerts.validate(); err != nil {
 		return err
@@ -763,6 +792,26 @@ func (a AlertsConfig) validate() error {
 		return fieldErr("alerts.min_step_duration", "must be between 1s and 1h, not %s", a.MinStepDuration)
 	case a.CommandTimeout < Duration(time.Second) || a.CommandTimeout > Duration(10*time.Minute):
 		return fieldErr("alerts.command_timeout", "must be between 1s and 10m, not %s", a.CommandTimeout)
+	}
+	return nil
+}
+
+func (a *AuditConfig) validate() error {
+	switch a.Fsync {
+	case "batch", "interval":
+	default:
+		return fieldErr("audit.fsync", "must be \"batch\" or \"interval\", not %q", a.Fsync)
+	}
+	if a.FsyncInterval < Duration(time.Millisecond) || a.FsyncInterval > Duration(time.Minute) {
+		return fieldErr("audit.fsync_interval", "must be between 1ms and 1m, not %s", a.FsyncInterval)
+	}
+	if r, err := delay.ParseSeconds(a.Retention); err != nil {
+		return fieldErr("audit.retention", "must be a time such as 365d, or 0 to keep everything: %v", err)
+	} else if r != 0 && (r < 86400 || r > 25*365*86400) {
+		return fieldErr("audit.retention", "must be 0 (keep everything) or between 1d and 25 years (records are kept in whole days), not %s", a.Retention)
+	}
+	if a.MaxRecords < 1000 || a.MaxRecords > 100_000_000 {
+		return fieldErr("audit.max_records", "must be between 1000 and 100000000, not %d", a.MaxRecords)
 	}
 	return nil
 }

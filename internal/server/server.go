@@ -16,6 +16,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/api"
+	"github.com/peregrine-mon/peregrine/internal/audit"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
@@ -53,6 +54,9 @@ func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events")
 
 // AlertsPath is the alert engine's log (alerts and escalations).
 func AlertsPath(dataDir string) string { return filepath.Join(dataDir, "alerts") }
+
+// AuditPath is the audit log of API changes.
+func AuditPath(dataDir string) string { return filepath.Join(dataDir, "audit") }
 
 // ClickHouseSpoolPath is the ClickHouse backend's spool (a WAL of values
 // acknowledged but not yet in ClickHouse).
@@ -101,7 +105,9 @@ type Server struct {
 	// problem state machine over it: evaluation results go to
 	// Triggers.Process, the API reads both.
 	Events *event.Store
-	Store  history.Store
+	// Audit is the audit log of API changes (auditlog.get).
+	Audit *audit.Log
+	Store history.Store
 	// ValueCache keeps the recent values trigger functions and
 	// calculated items read (fed by the pipeline's commit hook).
 	ValueCache *valuecache.Cache
@@ -248,6 +254,8 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Events.Run(pctx) }() // event retention
 	wg.Add(1)
+	go func() { defer wg.Done(); s.Audit.Run(pctx) }() // audit log retention
+	wg.Add(1)
 	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
@@ -362,6 +370,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Events != nil {
 		errs = append(errs, s.Events.Close())
+	}
+	if s.Audit != nil {
+		errs = append(errs, s.Audit.Close())
 	}
 	if s.Catalog != nil {
 		errs = append(errs, s.Catalog.Close())

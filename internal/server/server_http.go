@@ -46,7 +46,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 	s.API = api.New(api.Options{
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: pusher{s.Trapper}, Last: s.Pipeline,
 		States: s.ItemStates, Availability: s.ItemStates, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
-		Events: s.Events, TriggerStates: s.Triggers,
+		Events: s.Events, TriggerStates: s.Triggers, Audit: s.Audit,
 		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),

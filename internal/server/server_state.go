@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/audit"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
@@ -60,6 +61,17 @@ func (s *Server) openState(ctx context.Context) error {
 	s.Events, err = event.Open(event.Options{
 		Dir: EventsPath(cfg.DataDir), Sync: walSync(cfg.Events.Fsync), SyncInterval: cfg.Events.FsyncInterval.Std(),
 		Retention: time.Duration(cfg.Events.RetentionSeconds()) * time.Second, Logger: log.With("component", "events"),
+	})
+	if err != nil {
+		return err
+	}
+	auditRetention := time.Duration(cfg.Audit.RetentionSeconds()) * time.Second
+	if auditRetention == 0 {
+		auditRetention = -1 // "0": keep everything
+	}
+	s.Audit, err = audit.Open(audit.Options{
+		Dir: AuditPath(cfg.DataDir), Sync: walSync(cfg.Audit.Fsync), SyncInterval: cfg.Audit.FsyncInterval.Std(),
+		Retention: auditRetention, MaxRecords: cfg.Audit.MaxRecords, Logger: log.With("component", "audit"),
 	})
 	if err != nil {
 		return err

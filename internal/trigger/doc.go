@@ -11,8 +11,9 @@
 //     OK event under recovery mode "expression", only once the recovery
 //     expression is also true under "recovery expression", and never
 //     under "none" (the value goes back to OK, the problems stay open
-//     until closed manually); a PROBLEM result of a trigger whose master
-//     (a dependency, followed up the chain) is in PROBLEM is ignored;
+//     until closed manually); any result of a trigger whose master (a
+//     dependency, followed up the chain) is in PROBLEM is ignored, as
+//     Zabbix 6.0 ignores it: no problem, no recovery, no UNKNOWN;
 //     UNKNOWN changes no value and no problem, only the trigger's state
 //     and error. Disabled and deleted triggers are skipped.
 //   - Event content: name and operational data expanded through a

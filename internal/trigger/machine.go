@@ -176,7 +176,7 @@ type Outcome struct {
 	Resolved   int // OK events made
 	Unchanged  int // results that changed nothing
 	Skipped    int // results of unknown or disabled triggers
-	Suppressed int // PROBLEM results ignored because a master is in PROBLEM
+	Suppressed int // results ignored because a master is in PROBLEM
 	Soft       int // PROBLEM results counted as soft attempts (no event yet)
 }
 
@@ -274,6 +274,13 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		out.Skipped++
 		return
 	}
+	if len(t.Dependencies) > 0 && m.masterInProblem(snap, p, t, 0) {
+		// Zabbix 6.0 drops the whole result of a trigger whose master
+		// (up the chain) is in PROBLEM: neither a problem nor a
+		// recovery, nor a change to UNKNOWN (recorded on the peer).
+		out.Suppressed++
+		return
+	}
 	cur := m.rt(p, t.ID)
 	next := cur
 	if r.Value == Unknown {
@@ -291,10 +298,6 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 	}
 	switch {
 	case r.Value == Problem:
-		if m.masterInProblem(snap, p, t, 0) {
-			out.Suppressed++
-			break
-		}
 		if t.MaxCheckAttempts <= 1 && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 			m.setAttempt(t, 0) // the option was turned off while soft
 		}
