@@ -140,15 +140,15 @@ func cutUTF8(s string, n int) string {
 func (s *Server) ActiveAgent(host string) (AgentInfo, bool) { return s.agents.get(host) }
 
 // activeChecks answers an "active checks" request (spec §4.2) with the
-// host's enabled items of type Zabbix agent (active), in the form Zabbix
-// sends agents of protocol 4.4 and later: key, itemid, delay as
-// configured (a string), lastlogsize and mtime (the stored position of
-// log items, 0 otherwise). 6.0 zabbix_agentd sends no version (a real
-// server answers it in the 4.2 form, delay in integer seconds) and
-// accepts this form as well (captured). refresh_unsupported goes to 4.4
-// and 5.0 agents only, and an item's timeout (if set) to 7.0 and later
-// agents only, as Zabbix sends them. No config_revision: 7.0 agents then
-// take the full list every time.
+// host's enabled items of type Zabbix agent (active), in the form the
+// Zabbix 6.0 server gives the agent's version (activeFormOf,
+// appendActiveItem): key, itemid and the interval as configured for
+// 4.4 and later (agent 2 sends "6.0"), key, key_orig and the interval in
+// integer seconds for older agents and for 6.0 zabbix_agentd, which
+// sends no version and reads the interval with atoi ("1m" would be 1
+// second). Both carry lastlogsize and mtime (the stored position of log
+// items, 0 otherwise). No config_revision: 7.0 agents then take the full
+// list every time, as they do from a 6.0 server.
 func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []byte {
 	top := &cs.req.top
 	if top.host == nil {
@@ -177,10 +177,8 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 		return s.activeFailed(activeTLSRefused, remote, host, "connection of type \""+zbxtls.TypeName(cs.peer.Type)+"\" is not allowed for host \""+host+"\"")
 	}
 	s.m.active[activeOK].Inc()
-	// 7.0 agents take a per-item timeout; without one they use their
-	// own Timeout. Older agents get no such field.
-	major, _ := leadingInt(top.version)
-	v7 := major >= 7
+	f := activeFormOf(top.version)
+	a := activeHost{snap: snap, host: h}
 	out := append(cs.out[:0], `{"response":"success","data":[`...)
 	n := 0
 	for _, it := range h.Items() {
@@ -190,29 +188,15 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 		if n > 0 {
 			out = append(out, ',')
 		}
-		n++
-		var lp LogPos
-		if s.opts.LogPositions != nil {
-			lp, _ = s.opts.LogPositions.Get(it.ID)
+		var ok bool
+		if out, ok = s.appendActiveItem(out, &a, it, f, recv); ok {
+			n++
+		} else if n > 0 {
+			out = out[:len(out)-1] // the comma
 		}
-		out = append(out, `{"key":`...)
-		out = appendJSONString(out, it.Key)
-		out = append(out, `,"itemid":`...)
-		out = strconv.AppendUint(out, it.ID, 10)
-		out = append(out, `,"delay":`...)
-		out = appendJSONString(out, it.Delay)
-		out = append(out, `,"lastlogsize":`...)
-		out = strconv.AppendUint(out, lp.LastLogSize, 10)
-		out = append(out, `,"mtime":`...)
-		out = strconv.AppendInt(out, lp.Mtime, 10)
-		if v7 && it.Timeout != "" {
-			out = append(out, `,"timeout":`...)
-			out = appendJSONString(out, it.Timeout)
-		}
-		out = append(out, '}')
 	}
 	out = append(out, ']')
-	if v := string(top.version); v == "4.4" || v == "5.0" {
+	if f.refreshUnsupported {
 		out = append(out, `,"refresh_unsupported":600`...)
 	}
 	out = append(out, '}')

@@ -129,7 +129,7 @@ type activeReply struct {
 	Data               []struct {
 		Key         string
 		ItemID      uint64
-		Delay       string
+		Delay       any // a string, or seconds (float64) in the older form
 		LastLogSize uint64
 		Mtime       int64
 	}
@@ -137,21 +137,28 @@ type activeReply struct {
 
 func TestActiveChecksFixtures(t *testing.T) {
 	ts, _, lp := activeServer(t)
-	// Both captured requests get the captured agent 2 reply (the form
-	// both 6.0 agents accepted), item ids aside.
-	want := payloadOf(t, "agent2-active-checks-resp")
+	// The captured agent 2 request gets the captured reply, item ids
+	// aside. 6.0 zabbix_agentd sends no version: Zabbix 6.0.14 gives it
+	// the older form, intervals in seconds and no itemid (recorded, see
+	// testdata/active_checks_zabbix60.json), which it reads with atoi.
+	agent2 := payloadOf(t, "agent2-active-checks-resp")
 	for id, key := range captureIDs(t, "agent2-active-checks-resp") {
-		want = bytes.Replace(want, []byte(`"itemid":`+strconv.FormatUint(id, 10)+","),
+		agent2 = bytes.Replace(agent2, []byte(`"itemid":`+strconv.FormatUint(id, 10)+","),
 			[]byte(`"itemid":`+strconv.FormatUint(ts.item(t, "peregrine-test", key).ID, 10)+","), 1)
 	}
-	for _, req := range []string{"agentd-active-checks-req", "agent2-active-checks-req"} {
+	agentd := []byte(`{"response":"success","data":[{"key":"agent.ping","delay":1,"lastlogsize":0,"mtime":0},` +
+		`{"key":"no.such.key[a]","delay":1,"lastlogsize":0,"mtime":0},{"key":"log[/tmp/peregrine-test.log]","delay":1,"lastlogsize":0,"mtime":0},` +
+		`{"key":"system.cpu.load[all,avg1]","delay":2,"lastlogsize":0,"mtime":0}]}`)
+	for req, want := range map[string][]byte{"agentd-active-checks-req": agentd, "agent2-active-checks-req": agent2} {
 		// The reply is sorted by key; the capture is in item id order.
 		var got, exp activeReply
 		raw := request(t, ts.addr, payloadOf(t, req))
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatalf("%s: %s: %v", req, raw, err)
 		}
-		json.Unmarshal(want, &exp)
+		if err := json.Unmarshal(want, &exp); err != nil {
+			t.Fatal(err)
+		}
 		if got.Response != "success" || len(got.Data) != len(exp.Data) || got.RefreshUnsupported != nil {
 			t.Fatalf("%s: reply %s, want %s", req, raw, want)
 		}

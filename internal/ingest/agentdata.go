@@ -91,33 +91,6 @@ func (cs *connState) trimAgent(keep int) {
 	}
 }
 
-// versionAtLeast44 reports whether an agent's "version" ("6.0", "7.0.22")
-// is 4.4 or later: such agents address rows by itemid when the request
-// names its host.
-func versionAtLeast44(v []byte) bool {
-	major, i := leadingInt(v)
-	if i == 0 {
-		return false
-	}
-	if major != 4 {
-		return major > 4
-	}
-	if i >= len(v) || v[i] != '.' {
-		return false
-	}
-	minor, j := leadingInt(v[i+1:])
-	return j > 0 && minor >= 4
-}
-
-func leadingInt(b []byte) (int, int) {
-	n, i := 0, 0
-	for i < len(b) && i < 6 && b[i] >= '0' && b[i] <= '9' {
-		n = n*10 + int(b[i]-'0')
-		i++
-	}
-	return n, i
-}
-
 // agentData processes an "agent data" request (spec §4.3) and returns
 // the reply.
 //

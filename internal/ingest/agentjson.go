@@ -95,6 +95,16 @@ func (s *scanner) topMember(name []byte) error {
 	case "session":
 		dst = &t.session
 	case "version":
+		// A number is read as its text, as Zabbix does ("version":6.0
+		// gets the 4.4 form); agents send a string.
+		if s.i < len(s.b) && (s.b[s.i] >= '0' && s.b[s.i] <= '9' || s.b[s.i] == '-') {
+			start := s.i
+			if err := s.number(); err != nil {
+				return err
+			}
+			t.version = s.b[start:s.i]
+			return nil
+		}
 		dst = &t.version
 	case "host_metadata":
 		dst = &t.hostMetadata

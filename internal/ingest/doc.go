@@ -17,8 +17,16 @@
 //
 // Active agents (spec §4) use the same port, connections and memory
 // rules: "active checks" gets the host's enabled items of type Zabbix
-// agent (active) with itemid, delay, and lastlogsize/mtime of log items
-// (active.go); "agent data" values go through the same
+// agent (active), macros in keys and intervals expanded, with
+// lastlogsize/mtime of log items, in the form the Zabbix 6.0 server
+// gives the agent's version (activelist.go, recorded in
+// testdata/active_checks_zabbix60.json): itemid and the interval as
+// text for 4.4 and later; no itemid, key_orig, and the interval in
+// integer seconds (0 when it has flexible or scheduling parts) for older
+// agents and 6.0 zabbix_agentd, which sends no version. An item whose
+// interval does not start with a time value (an undefined macro) is left
+// out and made not supported, as Zabbix does. "agent data" values go
+// through the same
 // acceptance (type Zabbix agent (active) only) and the pipeline exactly as sender data does
 // (agentdata.go); "active check heartbeat" is counted and gets no reply.
 // What an agent says about itself (host_metadata, ip, port, interface,

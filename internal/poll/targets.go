@@ -44,13 +44,7 @@ func ExpandKey(key string, sc *usermacro.Scope) string {
 	if err != nil {
 		return key
 	}
-	for i := range k.Params {
-		p := &k.Params[i]
-		p.Value = sc.Expand(p.Value)
-		for j := range p.Array {
-			p.Array[j].Value = sc.Expand(p.Array[j].Value)
-		}
-	}
+	k.MapValues(sc.Expand)
 	return k.String()
 }
 

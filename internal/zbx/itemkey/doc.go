@@ -6,7 +6,8 @@
 // one level of array parameters. What a key means (which checks exist,
 // how many parameters each takes, "Too many parameters.") belongs to the
 // pollers and the catalog. Host names, user macros ({$MACRO}) and LLD
-// macros are not expanded here; they are plain parameter text.
+// macros are not expanded here; they are plain parameter text, which
+// callers replace with Key.MapValues.
 //
 // Grammar, as the Zabbix agents and server accept it:
 //

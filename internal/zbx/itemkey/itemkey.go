@@ -203,6 +203,19 @@ func parseQuoted(s string, i int) (string, int, error) {
 	return "", 0, syntaxErr(s, i, "unterminated quoted parameter")
 }
 
+// MapValues replaces the value of every parameter, and of every element
+// of an array parameter, with f(value): what expanding macros in a key's
+// parameters does. String then quotes a value that needs it.
+func (k *Key) MapValues(f func(string) string) {
+	for i := range k.Params {
+		p := &k.Params[i]
+		p.Value = f(p.Value)
+		for j := range p.Array {
+			p.Array[j].Value = f(p.Array[j].Value)
+		}
+	}
+}
+
 // String returns the key in a form Parse reads back to the same Key.
 // Values are quoted when they were (Quoted) or must be: empty values stay
 // unquoted unless Quoted, a value that starts with a space, '"' or '[',

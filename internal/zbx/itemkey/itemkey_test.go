@@ -153,3 +153,17 @@ func TestString(t *testing.T) {
 	f(key("k", q(`ends\`)), `k[ends\]`) // Quoted dropped: "ends\" would not parse
 	f(key("k", arr(arr(u("x")))), `k[[]]`)
 }
+
+func TestMapValues(t *testing.T) {
+	k, err := itemkey.Parse(`log[{$F},"{$A}",[{$A},b]]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.MapValues(func(v string) string {
+		return map[string]string{"{$F}": "/var/log/a b.log", "{$A}": "x,y", "b": "b"}[v]
+	})
+	// A value with a comma is quoted; a quoted one stays quoted.
+	if got, want := k.String(), `log[/var/log/a b.log,"x,y",["x,y",b]]`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
