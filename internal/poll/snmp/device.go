@@ -134,6 +134,12 @@ func (d *device) process(ctx context.Context, work []pending) {
 	}
 	if msg := d.open(ctx, snap, timeout); msg != "" {
 		for _, p := range work {
+			if ctx.Err() != nil {
+				// The session's dial was cut by the stop, not refused
+				// by the configuration.
+				c.finish(p, d.abandoned(p))
+				continue
+			}
 			c.finish(p, d.fail(p.ch, poll.NotSupported, reasonConfig, msg))
 		}
 		return
