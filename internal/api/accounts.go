@@ -45,8 +45,8 @@ func (s *Server) accountErr(err error, path string, c *call) error {
 }
 
 func idSet(v ids) map[uint64]bool {
-	if len(v) == 0 {
-		return nil
+	if v == nil {
+		return nil // not given: no condition (a given empty list matches nothing)
 	}
 	m := make(map[uint64]bool, len(v))
 	for _, id := range v {

@@ -130,7 +130,9 @@ func TestEnvelopeAndErrors(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"history.get","params":{},"id":2,"auth":"expired"}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Session terminated, re-login, please."},"id":2}`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{"limit":"many"},"id":3,"auth":"tok"}`, `"code":-32602`},
 		{`{"jsonrpc":"2.0","method":"history.get","params":{"history":9},"id":3,"auth":"tok"}`, `Invalid parameter \"/history\"`},
-		{`{"jsonrpc":"2.0","method":"user.login","params":{"username":"Admin","password":"nope"},"id":4}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params.","data":"Incorrect user name or password or account is temporarily blocked."},"id":4}`},
+		// A wrong password is Zabbix 6.0's permission error (recorded
+		// from 6.0.14).
+		{`{"jsonrpc":"2.0","method":"user.login","params":{"username":"Admin","password":"nope"},"id":4}`, `{"jsonrpc":"2.0","error":{"code":-32500,"message":"Application error.","data":"Incorrect user name or password or account is temporarily blocked."},"id":4}`},
 		{`{"jsonrpc":"2.0","method":"user.login","params":{"username":"Admin","password":"right-password"},"id":5}`, `{"jsonrpc":"2.0","result":"0123456789abcdef0123456789abcdef","id":5}`},
 		{`{"jsonrpc":"2.0","method":"user.login","params":{"user":"Admin","password":"right-password"},"id":6}`, `"result":"0123456789abcdef0123456789abcdef"`},
 		{`{"jsonrpc":"2.0","method":"user.login","params":{"user":"Admin","username":"Admin","password":"x"},"id":7}`, `unexpected parameter \"user\"`},

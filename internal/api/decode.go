@@ -41,6 +41,10 @@ const (
 	// strings as encoding/json decoded them, the get methods' words
 	// for a wrong type and the write methods' paths ("/1/MediaType/name").
 	dialectAlert
+	// dialectLegacy: the get methods Zabbix 6.0 kept from before its
+	// API input validator (params_legacy.go): no value is refused for
+	// its type, each is read as PHP reads it.
+	dialectLegacy
 )
 
 // decodeRules are the rules of one entry point of the decoder.
@@ -73,7 +77,16 @@ type decodeRules struct {
 }
 
 var (
-	getRules       = decodeRules{dialect: dialectGet, jsonOrder: true}
+	// getRules are the legacy gets' (decodeGet): unknown members are
+	// ignored, values read as PHP reads them, the fields a method checks
+	// with the validator (zbx:"strict") in the order of the struct.
+	getRules = decodeRules{dialect: dialectLegacy, lenient: true, ruleOrder: true}
+	// strictGetRules are those of the gets Zabbix 6.0 checks with its
+	// API input validator (decodeGetStrict: token.get, valuemap.get,
+	// script.get, event.acknowledge, ...) and of preprocessing.test:
+	// unknown members are refused. Their type errors keep the wording
+	// of Peregrine's former get decoder.
+	strictGetRules = decodeRules{dialect: dialectGet, jsonOrder: true}
 	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
 	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
 	validatorRules = decodeRules{dialect: dialectValidator, ruleOrder: true}
@@ -91,9 +104,9 @@ const (
 	kindStr                        // string: JSON strings only
 	kindTimeUnit                   // string: "30s", or a bare number of seconds (as:"timeunit")
 	kindStrings                    // []string: a string or a list of strings
-	kindTimestamp                  // int64: a Unix time (as:"timestamp")
 	kindBool                       // bool
 	kindFlag                       // bool: a Zabbix flag, any non-null value is true (as:"flag")
+	kindIsset                      // bool: legacy gets' "is set", any value but null is true, false included (as:"isset")
 	kindOutput                     // []string: "extend" or a list of field names (as:"output")
 	kindSortOrder                  // []string: ASC, DESC or a list of them (as:"sortorder")
 	kindFilter                     // map[string][]string: field to values (as:"filter")
@@ -129,6 +142,12 @@ type fieldRule struct {
 	// gave before it (an integer, a boolean, a plain Go scalar), where
 	// other kinds take null as a value (or refuse it).
 	nullKeeps bool
+	// limit: a legacy get's "limit" or "limitSelects" (as:"limit"): a
+	// positive integer, anything else no limit (legacyLimit).
+	limit bool
+	// strict: a legacy get's parameter the method checks with the API
+	// input validator (zbx:"strict"): read with the validator's rules.
+	strict bool
 }
 
 // inRange reports whether n is one of the rule's ranges (any n when the
@@ -219,7 +238,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 			}
 			si.fields[k] = fieldInfo{}
 		}
-		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default"), key: f.Tag.Get("key"), errname: f.Tag.Get("errname")}
+		r := fieldRule{name: name, kind: kindOf(f.Type, f.Tag.Get("as")), deflt: f.Tag.Get("default"), key: f.Tag.Get("key"), errname: f.Tag.Get("errname"), limit: f.Tag.Get("as") == "limit"}
 		r.setIn(f.Tag.Get("in"))
 		r.nullKeeps = nullKeeps(f.Type, r.kind)
 		for _, flag := range strings.Split(f.Tag.Get("zbx"), ",") {
@@ -228,6 +247,8 @@ func structInfoOf(t reflect.Type) *structInfo {
 				r.null = true
 			case "normalize":
 				r.normalize = true
+			case "strict":
+				r.strict = true
 			}
 		}
 		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
@@ -264,10 +285,12 @@ func kindOf(t reflect.Type, as string) valueKind {
 	switch as {
 	case "timeunit":
 		return kindTimeUnit
-	case "timestamp":
-		return kindTimestamp
 	case "flag":
 		return kindFlag
+	case "isset":
+		return kindIsset
+	case "limit":
+		return kindInt
 	case "output":
 		return kindOutput
 	case "sortorder":
@@ -632,6 +655,7 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 		}
 		return false
 	}
+	noRows := false
 	decode := func(k int, raw []byte) (error, bool) {
 		f := &si.fields[k]
 		rule := &f.rule
@@ -640,13 +664,21 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 			hook.adjustRule(&cp, given)
 			rule = &cp
 		}
-		c := &fieldCtx{rules: r, rule: rule}
+		fr := r
+		if rule.strict && r.dialect == dialectLegacy {
+			fr = &validatorRules
+		}
+		c := &fieldCtx{rules: fr, rule: rule}
 		if err := decodeValue(raw, rv.FieldByIndex(f.index).Addr().Interface(), c); err != nil {
+			if err == errNoRows {
+				noRows = true
+				return nil, false
+			}
 			name := rule.name
 			if rule.errname != "" {
 				name = rule.errname
 			}
-			return r.word(path, name, f.embed, err), !f.selfDecoding && jsonSaved(err)
+			return fr.word(path, name, f.embed, err), !f.selfDecoding && jsonSaved(err)
 		}
 		return nil, false
 	}
@@ -668,6 +700,9 @@ func decodeMembers(ms []member, path string, v any, r *decodeRules) error {
 					return err
 				}
 			}
+		}
+		if noRows {
+			return errNoRows
 		}
 		return nil
 	}
@@ -844,24 +879,57 @@ func decodeValidated(raw json.RawMessage, v any) error {
 	if !ok {
 		return invalid("/", "an array is expected")
 	}
-	return apiError(decodeMembers(ms, "/", v, &validatorRules))
+	return apiError(decodeMembers(withoutNoPermissions(ms), "/", v, &validatorRules))
 }
 
-// decodeGet decodes the params of a get method: an object, whose
-// members no field declares are refused (the first in the request's
-// order); an empty array stands for an empty object, as PHP decodes both
-// alike.
+// withoutNoPermissions drops "nopermissions", which Zabbix's API removes
+// from every call's params before the method sees them (an internal
+// flag; recorded from 6.0.14: accepted whatever its value, and
+// ignored).
+func withoutNoPermissions(ms []member) []member {
+	return slices.DeleteFunc(ms, func(m member) bool { return m.name == "nopermissions" })
+}
+
+// decodeGet decodes the params of a legacy get method (params_legacy.go):
+// an object, or a list read as PHP reads one (its members "0", "1",
+// ...); members no field declares are ignored and values are read as
+// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
+// marks v (noRowser) rather than failing; only a field the method checks
+// with the API input validator (zbx:"strict") can be refused.
 func decodeGet(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	ms, ok := validatorMembers(raw)
+	if !ok {
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	err := decodeMembers(ms, "/", v, &getRules)
+	if err == errNoRows {
+		if n, ok := v.(noRowser); ok {
+			n.markNoRows()
+		}
+		return nil
+	}
+	return apiError(err)
+}
+
+// decodeGetStrict decodes the params of a get method Zabbix 6.0 checks
+// with its API input validator: an object, whose members no field
+// declares are refused (the first in the request's order); an empty
+// array stands for an empty object, as PHP decodes both alike.
+func decodeGetStrict(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "[]" {
 		rv := reflect.ValueOf(v).Elem()
-		applyDefaults(rv, structInfoOf(rv.Type()), &getRules)
+		applyDefaults(rv, structInfoOf(rv.Type()), &strictGetRules)
 		return nil
 	}
-	if raw[0] != '{' {
+	ms, ok := objectMembers(raw)
+	if !ok {
 		return errParams(`Invalid parameter "/": an array or object is expected.`)
 	}
-	return apiError(decodeObject(raw, "/", v, &getRules))
+	return apiError(decodeMembers(withoutNoPermissions(ms), "/", v, &strictGetRules))
 }
 
 // decodeLenient decodes the params of a method that ignores members it
@@ -918,7 +986,7 @@ func decodeStrictObject(raw json.RawMessage, v any) error {
 	if jsonKindOf(raw) != 'o' {
 		return invalid("/", "an object is expected")
 	}
-	return apiError(decodeObject(raw, "/", v, &getRules))
+	return apiError(decodeObject(raw, "/", v, &strictGetRules))
 }
 
 // patchOrder is the members of an update object as the former merge of

@@ -30,40 +30,63 @@
 // parameters all get methods share are in get.go, and catalog.go turns
 // catalog edit errors into Zabbix's.
 //
-// Parameters (params.go, decode.go, params_refs.go, params_nested.go,
-// params_alert.go): each method declares its parameters in one place,
-// a params struct next to it, one field per parameter: the json tag
-// names it, the field's type and "as" tag say how its value is read
-// (IDs, integers, strings, time units, outputs as Zabbix clients send
-// them: "10084" or 10084, one ID for a list of one, nested objects),
-// the "in", "zbx", "key" and "default" tags give the
-// values it may take, whether null means absent, the ID member of a list
-// of references and its default, and a method whose rules depend on
-// another parameter adjusts them in one place (ruleHook). Every field is
-// an opt[T], which tells a member absent, null or given (empty or not).
-// One decoder walks the params object: it refuses the first member no
-// field declares, as Zabbix does (`Invalid parameter "/": unexpected
-// parameter "xyz".`), so that a misspelt or unsupported filter is an
-// error and never a wrong answer, then reads each member into its field
-// and names the member of any problem ("/1/status", "/itemids/2");
-// lists of objects inside a member (a host's groups, tags, interfaces,
-// a user group's rights, preprocessing steps) are read element by
-// element by the same walker. The entry points are the shapes of
-// Zabbix's params: decodeGet (an object; [] is none), decodeObjects
-// (create and update: objects), decodeIDs (delete), decodeValidated
-// (history.get and trend.get: checked in the order and with the texts
-// of Zabbix's API input validator), decodeStrictObject
-// (preprocessing.test) and decodeLenient (user.login,
-// user.checkAuthentication, script.execute, which ignore unknown
-// members). Each keeps the texts and, of several problems, the one its
-// methods answered before the vocabulary was one (decodeRules), quirks
-// included ("/getParams.limit"), for the conformance work to change
-// deliberately. Nested objects (params_nested.go: a value map's
-// mappings, a maintenance's time periods and tags, the tag filters of
-// event.get and problem.get, a task's request, preprocessing.test's
-// history) are params structs too, declared as:"object" or
+// Parameters (params.go, decode.go, params_legacy.go, params_refs.go,
+// params_nested.go, params_alert.go): each method declares its
+// parameters in one place, a params struct next to it, one field per
+// parameter: the json tag names it, the field's type and "as" tag say
+// how its value is read (IDs, integers, strings, time units, outputs,
+// selects, nested objects), the "in", "zbx", "key" and "default" tags
+// give the values it may take, whether null means absent, the ID member
+// of a list of references and its default, and a method whose rules
+// depend on another parameter adjusts them in one place (ruleHook).
+// Every field is an opt[T], which tells a member absent, null or given
+// (empty or not). One walker reads the params object, with the rules of
+// its entry point (decodeRules), which are the shapes of Zabbix 6.0's
+// params as recorded from 6.0.14:
+//
+//   - decodeGet: the get methods 6.0 kept from before its API input
+//     validator (host, hostgroup, item, trigger, template, usermacro,
+//     maintenance, hostinterface, problem, event, trend, user,
+//     usergroup, mediatype, action, alert) and event.acknowledge. They
+//     ignore what they do not know and refuse no value for its type:
+//     each is read as PHP reads it (params_legacy.go has how: IDs, PHP's
+//     truth or "is set" for flags, limits, output, select*, sortorder),
+//     a value the database would refuse makes the answer empty
+//     (noRows), and only the few parameters 6.0 checks with its
+//     validator all the same (zbx:"strict": item.get's evaltype and
+//     selectValueMap, host.get's severities...) are refused, in the
+//     validator's words;
+//   - decodeGetStrict: the gets 6.0 checks with its validator (token,
+//     valuemap, script; queue.get, ours): unknown members are refused
+//     (`Invalid parameter "/": unexpected parameter "xyz".`), type
+//     errors worded as Peregrine's former get decoder did;
+//   - decodeValidated: history.get, checked in the order and with the
+//     texts of 6.0's API input validator;
+//   - decodeObjects (create and update: objects), decodeIDs (delete),
+//     decodeStrictObject (preprocessing.test) and decodeLenient
+//     (user.login, user.checkAuthentication, script.execute, which
+//     ignore unknown members), which keep the texts their methods had,
+//     quirks included ("/1/MediaType/name").
+//
+// Every entry point drops "nopermissions", as Zabbix's API removes it
+// from every call. Nested objects (params_nested.go: a value map's
+// mappings, a maintenance's time periods and tags, a task's request,
+// preprocessing.test's history) are params structs too, declared as:"object" or
 // as:"objects" and read by the walker as encoding/json read them for
 // the former decoders (a path naming no element: "/1/mappings/type").
+//
+// What the get methods share (get.go, get_tags.go): filter and search
+// read the fields of the object family's table in 6.0 (schema: numbers
+// are compared as numbers, text fields are searched but not filtered, a
+// field 6.0 does not have is ignored), several patterns of a field must
+// all match unless searchByAny, excludeSearch is ignored as 6.0 ignores
+// it; sortfield names one of the method's sort columns or gets 6.0's
+// -32500 `Sorting by field "x" not allowed.`; any output list returns
+// the object's ID too; an object shaped to no field is [], PHP's empty
+// array; "count" selects count where 6.0 counts and leave the member
+// out where it does; tags and evaltype filter hosts, items, triggers,
+// problems and events as 6.0's tag filter does (get_tags.go).
+//
 // The create and update objects of media types, actions and scripts
 // and users' "medias" have a dialect of their own (params_alert.go,
 // decodeAlert), that of their former decoder, which went through JSON
@@ -178,13 +201,14 @@
 // every answer (strings, floats as Zabbix prints them) are written by
 // the subpackage zjson.
 //
-// history.get and trend.get check their parameters as the Zabbix API's
-// input validator does (history_params.go): an unknown parameter, a null
-// "history", a negative or too large time, a mistyped value are refused
-// with code -32602 and Zabbix's text (`Invalid parameter "/": unexpected
-// parameter "xyz".`), never ignored. history.get's "filter" and "search"
-// are compiled into a predicate (rowmatch.go) that histread applies to
-// the rows as they stream.
+// history.get checks its parameters as the Zabbix API's input validator
+// does (history_params.go): an unknown parameter, a null "history", a
+// mistyped value are refused with code -32602 and Zabbix's text
+// (`Invalid parameter "/": unexpected parameter "xyz".`), never ignored;
+// without itemids and hostids it reads every item of the type the
+// caller may read, as 6.0 does. trend.get is a legacy get (decodeGet).
+// history.get's "filter" and "search" are compiled into a predicate
+// (rowmatch.go) that histread applies to the rows as they stream.
 //
 // Batches: each call of a JSON-RPC batch is answered in order, its
 // response element written to the socket as it is produced (rows of a

@@ -13,6 +13,8 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case rawJSON:
 		return append(dst, x...), nil
+	case field:
+		return appendValue(dst, x.v)
 	case string:
 		return zjson.AppendString(dst, x), nil
 	case bool:
@@ -21,6 +23,11 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, "false"...), nil
 	case object:
+		if len(x) == 0 {
+			// An object with no field (a list of fields that names
+			// none) is PHP's empty array, which Zabbix returns as [].
+			return append(dst, "[]"...), nil
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -52,6 +59,9 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case map[string]object:
+		if len(x) == 0 {
+			return append(dst, "[]"...), nil // preservekeys with no result
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)

@@ -10,17 +10,21 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
-// eventGetParams are event.get's parameters.
+// eventGetParams are event.get's parameters (Zabbix 6.0's).
 type eventGetParams struct {
 	getParams
 	eventFilter
-	Value              opt[intList] `json:"value"`
-	SelectAcknowledges opt[any]     `json:"select_acknowledges"`
-	SelectAcks         opt[any]     `json:"selectAcknowledges"`
-	SelectTags         opt[any]     `json:"selectTags"`
-	SelectHosts        opt[any]     `json:"selectHosts"`
-	SelectRelated      opt[any]     `json:"selectRelatedObject"`
-	SelectSuppression  opt[any]     `json:"selectSuppressionData"`
+	Value opt[intList] `json:"value"`
+	// ProblemTimeFrom and ProblemTimeTill are accepted and not applied:
+	// Peregrine keeps no history of problem states to select by.
+	ProblemTimeFrom    opt[int64] `json:"problem_time_from"`
+	ProblemTimeTill    opt[int64] `json:"problem_time_till"`
+	SelectAcknowledges sel        `json:"select_acknowledges"`
+	SelectTags         sel        `json:"selectTags"`
+	SelectHosts        sel        `json:"selectHosts"`
+	SelectRelated      sel        `json:"selectRelatedObject"`
+	SelectAlerts       sel        `json:"select_alerts"`
+	SelectSuppression  sel        `json:"selectSuppressionData"`
 }
 
 func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
@@ -28,9 +32,17 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
-	if err := p.check(); err != nil {
+	ok, err := p.check([]int64{0, 1, 2, 3, 4}, []int64{0, 1, 2, 3, 4, 5, 6})
+	if err != nil {
 		return nil, err
 	}
+	if !ok {
+		p.markNoRows()
+	}
+	if _, _, err := p.sortFields([]string{"eventid", "objectid", "clock"}); err != nil {
+		return nil, err
+	}
+	p.plainConditions(&eventSchema)
 	a, err := s.access(ctx, c)
 	if err != nil {
 		return nil, err
@@ -40,10 +52,12 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	// The filter runs under the store's read lock: it must not call the
 	// store (eventScope only reads the snapshot).
 	keep := func(e *event.Event) bool {
-		return (len(p.Value.Value) == 0 || slices.Contains(p.Value.Value, int64(e.Value))) && p.match(e, sc)
+		return (!p.Value.Given() || slices.Contains(p.Value.Value, int64(e.Value))) && p.match(e, sc)
 	}
 	var evs []event.Event
-	if scan, ok := s.opts.Events.(EventScanner); ok && newestOnly(&p.getParams) {
+	switch scan, ok := s.opts.Events.(EventScanner); {
+	case p.noRows:
+	case ok && newestOnly(&p.getParams):
 		// The newest few events (the web UI's watermark, event.get
 		// limit 1, every few seconds): walked from the newest, stopped
 		// at the limit, instead of copying every retained event.
@@ -58,22 +72,25 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 			return true
 		})
 		slices.Reverse(evs) // ascending, as Events returns them
-	} else {
+	default:
 		evs = s.opts.Events.Events(keep)
 	}
-	return s.eventResult(&p.getParams, evs, func(e *event.Event) object {
+	return s.eventResult(&p.getParams, &eventSchema, evs, func(e *event.Event) object {
 		o := eventObject(e)
-		if p.SelectAcknowledges.Given() || p.SelectAcks.Given() {
-			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
+		if p.SelectAcknowledges.Set {
+			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID)
 		}
-		if p.SelectTags.Given() {
-			o["tags"] = tagObjects(e.Tags)
+		if t := tagSelect(p.SelectTags, e.Tags); p.SelectTags.Set && t != nil {
+			o["tags"] = t
 		}
-		if p.SelectSuppression.Given() {
+		if p.SelectSuppression.list() {
 			o["suppression_data"] = []object{}
 		}
+		if p.SelectAlerts.list() {
+			o["alerts"] = []object{}
+		}
 		t := snap.Trigger(e.ObjectID)
-		if p.SelectHosts.Given() {
+		if sl := p.SelectHosts; sl.list() {
 			var hosts []object
 			if t != nil {
 				for _, hid := range t.HostIDs {
@@ -82,11 +99,11 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 					}
 				}
 			}
-			o["hosts"] = nonNil(hosts)
+			o["hosts"] = nonNil(sl.shape(hosts, "hostid"))
 		}
-		if p.SelectRelated.Given() {
+		if sl := p.SelectRelated; sl.list() {
 			if t != nil {
-				o["relatedObject"] = triggerObject(t, s.opts.TriggerStates.Runtime(t.ID))
+				o["relatedObject"] = sl.shape([]object{triggerObject(t, s.runtime(t.ID))}, "triggerid")[0]
 			} else {
 				o["relatedObject"] = []object{}
 			}
@@ -108,6 +125,8 @@ type eventAcknowledgeParams struct {
 
 func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 	var p eventAcknowledgeParams
+	// Zabbix 6.0 reads event.acknowledge's parameters as its legacy gets
+	// read theirs: unknown members are ignored.
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
@@ -154,7 +173,8 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		s.opts.Logger.Error("api: event.acknowledge failed", "user", c.user.Username, "remote", c.remote, "err", err)
 		return nil, errApp("Cannot store the acknowledgement: %v", err)
 	}
-	return idResult("eventids", eids), nil
+	// The IDs as numbers, as Zabbix 6.0 answers (recorded from 6.0.14).
+	return object{"eventids": eids}, nil
 }
 
 // EventScanner is the part of the event store event.get reads the newest
@@ -171,5 +191,5 @@ type EventScanner interface {
 // work on the built objects) and no count.
 func newestOnly(p *getParams) bool {
 	return len(p.SortField.Value) > 0 && p.SortField.Value[0] == "eventid" && descOrder(p) &&
-		p.Limit.Given() && p.Limit.Value >= 0 && !p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0
+		p.Limit.Given() && p.Limit.Value >= 0 && !p.CountOutput.Value && !p.Filter.Given() && !p.Search.Given()
 }

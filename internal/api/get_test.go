@@ -25,33 +25,34 @@ func (f *fixture) result(t *testing.T, method, params string) json.RawMessage {
 }
 
 // TestGrafanaSequence replays the calls Grafana's Zabbix datasource makes
-// and checks what it reads from each answer.
+// (pkg/zabbix/methods.go: groups, hosts, items, history) and checks
+// what it reads from each answer, each step's IDs feeding the next.
 func TestGrafanaSequence(t *testing.T) {
 	f := newFixture(t, 1000)
+	// Zabbix returns the object's ID with any output list (recorded from
+	// Zabbix 6.0.14: hostgroup.get {"output":["name"]} gives groupid and
+	// name): the datasource takes the groups' IDs from this answer.
 	var groups []map[string]string
 	json.Unmarshal(f.result(t, "hostgroup.get", `{"output":["name"],"sortfield":"name","real_hosts":true}`), &groups)
-	if len(groups) != 1 || groups[0]["name"] != "G" || groups[0]["groupid"] != "" {
-		// output ["name"] returns name only (groupid is not in output).
-		if len(groups) != 1 || groups[0]["name"] != "G" {
-			t.Fatalf("hostgroup.get: %+v", groups)
-		}
+	if len(groups) != 1 || groups[0]["name"] != "G" || groups[0]["groupid"] == "" || len(groups[0]) != 2 {
+		t.Fatalf("hostgroup.get: %+v", groups)
 	}
-	var full []map[string]any
-	json.Unmarshal(f.result(t, "hostgroup.get", `{"output":"extend","with_hosts":true}`), &full)
-	gid := full[0]["groupid"].(string)
+	gid := groups[0]["groupid"]
 	var hosts []map[string]any
-	json.Unmarshal(f.result(t, "host.get", fmt.Sprintf(`{"output":["name","host"],"groupids":["%s"],"sortfield":"name","selectGroups":["name"]}`, gid)), &hosts)
-	if len(hosts) != 1 || hosts[0]["host"] != "h1" || len(hosts[0]["groups"].([]any)) != 1 {
+	json.Unmarshal(f.result(t, "host.get", fmt.Sprintf(`{"output":["name","host"],"groupids":["%s"],"sortfield":"name"}`, gid)), &hosts)
+	if len(hosts) != 1 || hosts[0]["host"] != "h1" || hosts[0]["hostid"] == nil {
 		t.Fatalf("host.get: %+v", hosts)
 	}
-	hid := f.cat.Snapshot().Host("h1").ID
+	hid := hosts[0]["hostid"].(string)
+	// The backend's item.get, "applicationids" null (sent to every
+	// version) and selectTags included.
 	var items []map[string]any
-	json.Unmarshal(f.result(t, "item.get", fmt.Sprintf(`{"output":["name","key_","value_type","hostid","status","state","units","valuemapid","delay"],"hostids":["%d"],"webitems":true,"filter":{"value_type":[0,3]},"selectHosts":["hostid","name"],"sortfield":"name"}`, hid)), &items)
+	json.Unmarshal(f.result(t, "item.get", fmt.Sprintf(`{"output":["itemid","name","key_","value_type","hostid","status","state","units","valuemapid","delay"],"sortfield":"name","webitems":true,"filter":{"value_type":[0,3]},"selectHosts":["hostid","name"],"hostids":["%s"],"applicationids":null,"selectTags":"extend"}`, hid)), &items)
 	if len(items) != 3 {
 		t.Fatalf("item.get numeric items: %+v", items)
 	}
 	for _, it := range items {
-		if it["value_type"] != "0" && it["value_type"] != "3" || len(it["hosts"].([]any)) != 1 {
+		if it["value_type"] != "0" && it["value_type"] != "3" || len(it["hosts"].([]any)) != 1 || it["tags"] == nil {
 			t.Fatalf("item %+v", it)
 		}
 	}
@@ -69,23 +70,32 @@ func TestGrafanaSequence(t *testing.T) {
 	if len(r) != 6 || r[0].Clock != "1000" || r[0].Value != "0.5" {
 		t.Fatalf("history.get: %+v", r)
 	}
-	// A bad sortfield names the parameter.
+	// trend.get with sortfield and sortorder, which 6.0 ignores.
+	f.result(t, "trend.get", fmt.Sprintf(`{"output":"extend","itemids":["%d"],"time_from":0,"time_till":2000,"sortfield":"clock","sortorder":"ASC"}`, f.id("f1")))
+	// A sortfield the method does not sort by: Zabbix 6.0's -32500.
 	got := f.post(t, `{"jsonrpc":"2.0","method":"host.get","params":{"sortfield":"color"},"id":1,"auth":"ro"}`)
-	if !strings.Contains(got, `Invalid parameter \"/sortfield/1\"`) {
+	if !strings.Contains(got, `"code":-32500`) || !strings.Contains(got, `Sorting by field \"color\" not allowed.`) {
 		t.Fatalf("bad sortfield: %s", got)
 	}
 }
 
-// TestGetRefusesUnknownParameters sends each get method a parameter it
-// does not have: Zabbix refuses it, naming it, instead of ignoring it
-// and answering something else than was asked.
-func TestGetRefusesUnknownParameters(t *testing.T) {
+// TestGetUnknownParameters: the get methods Zabbix 6.0 kept from before
+// its API input validator ignore a parameter they do not know; those it
+// checks with the validator refuse it, naming it (recorded from Zabbix
+// 6.0.14).
+func TestGetUnknownParameters(t *testing.T) {
 	f := newWriteFixture(t)
-	for _, m := range []string{"hostgroup.get", "host.get", "item.get", "user.get", "token.get"} {
+	for _, m := range []string{"hostgroup.get", "host.get", "item.get", "hostinterface.get", "usermacro.get", "template.get", "maintenance.get"} {
+		for _, params := range []string{`{"xyz":1}`, `{"output":"extend","hostid":"1"}`, `{"OUTPUT":"extend"}`, `{"zz":1,"aa":2}`, `{"applicationids":null}`} {
+			if _, e := f.call(t, "super", m, params); e != nil {
+				t.Errorf("%s %s: %+v, want it ignored", m, params, e)
+			}
+		}
+	}
+	for _, m := range []string{"valuemap.get", "history.get"} {
 		for _, c := range []struct{ params, name string }{
 			{`{"xyz":1}`, "xyz"},
 			{`{"output":"extend","hostid":"1"}`, "hostid"},
-			// Names are exact: encoding/json alone would take this for "output".
 			{`{"OUTPUT":"extend"}`, "OUTPUT"},
 			// The first unknown one in the request is named.
 			{`{"zz":1,"aa":2}`, "zz"},
@@ -95,6 +105,10 @@ func TestGetRefusesUnknownParameters(t *testing.T) {
 			if e == nil || e.Code != -32602 || e.Data != want {
 				t.Errorf("%s %s: got %+v, want -32602 %s", m, c.params, e, want)
 			}
+		}
+		// "nopermissions" is removed from every call, as Zabbix's API does.
+		if _, e := f.call(t, "super", m, `{"nopermissions":true}`); e != nil {
+			t.Errorf("%s with nopermissions: %+v", m, e)
 		}
 	}
 	// The parameters every get method shares are accepted.
@@ -175,8 +189,10 @@ func TestItemGetHostFilters(t *testing.T) {
 	if got := string(f.ok(t, "item.get", `{"countOutput":true,"filter":{"host":"db-1"}}`)); got != `"3"` {
 		t.Errorf("countOutput with filter.host: %s", got)
 	}
-	if _, e := f.call(t, "super", "item.get", `{"host":5}`); e == nil || e.Code != -32602 || !strings.Contains(e.Data, `"/host"`) {
-		t.Errorf("host as a number: %+v", e)
+	// A host given as a number is the host of that name (none here), as
+	// PHP reads it.
+	if res, e := f.call(t, "super", "item.get", `{"host":5}`); e != nil || string(res) != "[]" {
+		t.Errorf("host as a number: %s %+v", res, e)
 	}
 }
 

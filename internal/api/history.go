@@ -69,6 +69,14 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
+	if !p.ItemIDs.Given() && !p.HostIDs.Given() {
+		// Neither: every item of the type, as Zabbix 6.0 reads them (the
+		// rows stay bounded by api.max_rows).
+		for _, h := range s.opts.Catalog.Snapshot().Hosts() {
+			p.HostIDs.Value = append(p.HostIDs.Value, h.ID)
+		}
+		p.HostIDs.Set = len(p.HostIDs.Value) > 0
+	}
 	// Permissions (perm.go): only items of hosts the caller may read (with
 	// "editable": may change).
 	if err := s.readableIDs(ctx, c, &p.ItemIDs.Value, &p.HostIDs.Value, p.Editable.Value); err != nil {
@@ -95,6 +103,11 @@ func (s *Server) historyGet(ctx context.Context, c *call) (func(*bufio.Writer) e
 		}
 	}
 	items := selectItems(s.opts.Catalog.Snapshot(), p.ItemIDs.Value, p.HostIDs.Value, int(vt))
+	if p.ItemIDs.Given() && len(p.ItemIDs.Value) == 0 || p.HostIDs.Given() && len(p.HostIDs.Value) == 0 ||
+		p.TimeTill.Given() && p.TimeTill.Value < 0 {
+		items = nil // an empty list, or a time before any value, selects nothing
+	}
+	p.TimeFrom.Value = max(p.TimeFrom.Value, 0)
 	req := histread.Request{
 		Items:      make([]uint64, len(items)),
 		Type:       history.ValueType(vt),
@@ -160,8 +173,23 @@ func errMaxRows(maxRows int) *Error {
 
 func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
 	var p trendGetParams
-	if err := decodeValidated(c.params, &p); err != nil {
+	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
+	}
+	snap := s.opts.Catalog.Snapshot()
+	if !p.ItemIDs.Set || p.ItemIDs.Null {
+		// No itemids: every numeric item's trends.
+		p.ItemIDs = given(ids{})
+		for _, h := range snap.Hosts() {
+			for _, it := range h.Items() {
+				if it.ValueType.Numeric() {
+					p.ItemIDs.Value = append(p.ItemIDs.Value, it.ID)
+				}
+			}
+		}
+		if len(p.ItemIDs.Value) == 0 {
+			p.noRows = true
+		}
 	}
 	// Permissions (perm.go): only items of hosts the caller may read.
 	if err := s.readableIDs(ctx, c, &p.ItemIDs.Value, nil, false); err != nil {
@@ -169,39 +197,59 @@ func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) err
 	}
 	from, till := int64(0), int64(math.MaxInt32)
 	if p.TimeFrom.Given() {
-		from = p.TimeFrom.Value
+		from = max(p.TimeFrom.Value, 0)
 	}
 	if p.TimeTill.Given() {
-		till = p.TimeTill.Value
+		till = min(p.TimeTill.Value, math.MaxInt32)
 	}
-	snap := s.opts.Catalog.Snapshot()
+	// Float items' trends first, then unsigned ones', each by item and
+	// clock, as Zabbix 6.0 reads its trends and trends_uint tables.
+	var items []*catalog.Item
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(p.ItemIDs.Value))) {
+		if it := snap.Item(id); it != nil && it.ValueType.Numeric() && s.opts.Trends != nil && !p.noRows && from <= till {
+			items = append(items, it)
+		}
+	}
+	floatFirst := func(it *catalog.Item) int {
+		if it.ValueType == history.Float {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(items, func(a, b *catalog.Item) int { return cmp.Compare(floatFirst(a), floatFirst(b)) })
 	var rows []struct {
 		item uint64
 		t    Trend
 	}
-	for _, id := range p.ItemIDs.Value {
-		it := snap.Item(id)
-		if it == nil || !it.ValueType.Numeric() || s.opts.Trends == nil {
-			continue // trends exist only for numeric items
+	limit := -1
+	if p.Limit.Given() && !p.CountOutput.Value {
+		limit = int(min(p.Limit.Value, math.MaxInt32))
+	}
+	for _, it := range items {
+		if limit >= 0 && len(rows) >= limit {
+			break
 		}
-		ts, err := s.opts.Trends.ReadTrends(ctx, id, from, till)
+		ts, err := s.opts.Trends.ReadTrends(ctx, it.ID, from, till)
 		if err != nil {
 			return nil, errApp("cannot read trends: %v", err)
 		}
 		for _, t := range ts {
+			if limit >= 0 && len(rows) >= limit {
+				break
+			}
 			rows = append(rows, struct {
 				item uint64
 				t    Trend
-			}{id, t})
-			if p.Limit.Given() && int64(len(rows)) >= p.Limit.Value {
-				break
-			}
+			}{it.ID, t})
 		}
 	}
-	if p.Limit.Given() && int64(len(rows)) > p.Limit.Value {
-		rows = rows[:p.Limit.Value]
+	out := output{all: true}
+	if p.Output.Set && !(len(p.Output.Value) == 1 && p.Output.Value[0] == "extend") {
+		out = output{fields: map[string]bool{}}
+		for _, f := range p.Output.Value {
+			out.fields[f] = true
+		}
 	}
-	out := parseOutput(p.Output.Value, true)
 	return func(w *bufio.Writer) error {
 		if p.CountOutput.Value {
 			w.WriteString(`"` + strconv.Itoa(len(rows)) + `"`)
@@ -235,7 +283,11 @@ func (s *Server) trendGet(ctx context.Context, c *call) (func(*bufio.Writer) err
 			add("value_min", zjson.AppendFloat(nil, r.t.Min))
 			add("value_avg", zjson.AppendFloat(nil, r.t.Avg))
 			add("value_max", zjson.AppendFloat(nil, r.t.Max))
-			b = append(b, '}')
+			if n == 0 {
+				b = append(b[:0], "[]"...) // no field: PHP's empty array
+			} else {
+				b = append(b, '}')
+			}
 			w.Write(b)
 		}
 		w.WriteByte(']')

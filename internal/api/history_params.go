@@ -19,13 +19,10 @@ import (
 // mistyped members answered a mistyped request with the wrong rows
 // instead of an error.
 //
-// Where Peregrine is stricter than Zabbix 6.0, it follows what Zabbix
-// itself uses elsewhere: time_from and time_till are timestamps (an
-// unsigned integer up to 2^31-1, as trend.get, event.get and problem.get
-// declare them) rather than any 32-bit integer, because a negative time
-// selects nothing in a store that holds no value before 1970 and is
-// always a client bug. trend.get is checked with the rules later Zabbix
-// versions give it (6.0 checked nothing).
+// The times are 32-bit integers, as 6.0 declares them: a negative
+// time_from is the start of time, a negative time_till selects nothing.
+// "downsample" is Peregrine's extension, which 6.0 refuses as unknown.
+// trend.get is read as 6.0 reads it, leniently (trendGetParams).
 
 // historyGetParams are history.get's parameters, in the order Zabbix 6.0
 // checks them; "downsample" is Peregrine's.
@@ -34,8 +31,8 @@ type historyGetParams struct {
 	History         opt[int64]               `json:"history" in:"0,1,2,3,4" default:"3"`
 	HostIDs         opt[ids]                 `json:"hostids"`
 	ItemIDs         opt[ids]                 `json:"itemids"`
-	TimeFrom        opt[int64]               `json:"time_from" as:"timestamp"`
-	TimeTill        opt[int64]               `json:"time_till" as:"timestamp"`
+	TimeFrom        opt[int64]               `json:"time_from" zbx:"null"`
+	TimeTill        opt[int64]               `json:"time_till" zbx:"null"`
 	Filter          opt[map[string][]string] `json:"filter" as:"filter"` // fields: adjustRule
 	Search          opt[map[string][]string] `json:"search" as:"filter"` // fields: adjustRule
 	SearchByAny     opt[bool]                `json:"searchByAny"`
@@ -97,15 +94,25 @@ func (p *historyGetParams) rowFilter() *rowFilter {
 		StartSearch: p.StartSearch.Value, ExcludeSearch: p.ExcludeSearch.Value, SearchWildcards: p.SearchWildcards.Value}
 }
 
-// trendGetParams are trend.get's parameters.
+// trendGetParams are trend.get's parameters. Zabbix 6.0's trend.get is
+// one of its legacy gets (params_legacy.go): it ignores what it does not
+// know (sortfield, sortorder, preservekeys, filter: Grafana sends the
+// first two) and reads the rest as PHP does; recorded from 6.0.14:
+// itemids null reads every item's trends, an output list gives the
+// fields named and no other (not even the item's ID: [] for none),
+// countOutput counts whatever the limit.
 type trendGetParams struct {
 	ItemIDs     opt[ids]      `json:"itemids"`
-	TimeFrom    opt[int64]    `json:"time_from" as:"timestamp"`
-	TimeTill    opt[int64]    `json:"time_till" as:"timestamp"`
-	Output      opt[[]string] `json:"output" as:"output" in:"itemid,clock,num,value_min,value_avg,value_max"`
+	TimeFrom    opt[int64]    `json:"time_from"`
+	TimeTill    opt[int64]    `json:"time_till"`
+	Output      opt[[]string] `json:"output" as:"output"`
 	CountOutput opt[bool]     `json:"countOutput"`
-	Limit       opt[int64]    `json:"limit" in:"1:2147483647" zbx:"null"`
+	Limit       opt[int64]    `json:"limit" as:"limit"`
+
+	noRows bool // a value selects nothing (errNoRows)
 }
+
+func (p *trendGetParams) markNoRows() { p.noRows = true }
 
 // parseDownsample reads the "downsample" parameter, Peregrine's
 // extension (histread/downsample.go has what it does): absent or null

@@ -10,9 +10,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
 
-// TestHistoryParamsRefused: history.get and trend.get refuse unknown
-// parameters and mistyped values with the Zabbix API's code (-32602),
-// message and data, reporting the problem Zabbix reports first.
+// TestHistoryParamsRefused: history.get refuses unknown parameters and
+// mistyped values with the Zabbix API's code (-32602), message and data,
+// reporting the problem Zabbix reports first (recorded from Zabbix
+// 6.0.14, as is every answer below).
 func TestHistoryParamsRefused(t *testing.T) {
 	f := newFixture(t, 1000)
 	check := func(method, params, wantData string) {
@@ -29,7 +30,6 @@ func TestHistoryParamsRefused(t *testing.T) {
 	h(`{"history":0,"zz":1,"aa":2}`, `Invalid parameter "/": unexpected parameter "zz".`)
 	h(`{"history":"x","bogus":1}`, `Invalid parameter "/": unexpected parameter "bogus".`)
 	h(`{"preservekeys":true}`, `Invalid parameter "/": unexpected parameter "preservekeys".`)
-	h(`{"nopermissions":true}`, `Invalid parameter "/": unexpected parameter "nopermissions".`)
 	h(`[1]`, `Invalid parameter "/": unexpected parameter "0".`)
 	// history: an integer 0..4, never null.
 	h(`{"history":null}`, `Invalid parameter "/history": an integer is expected.`)
@@ -40,35 +40,31 @@ func TestHistoryParamsRefused(t *testing.T) {
 	h(`{"history":5}`, `Invalid parameter "/history": value must be one of 0, 1, 2, 3, 4.`)
 	h(`{"history":"-1"}`, `Invalid parameter "/history": value must be one of 0, 1, 2, 3, 4.`)
 	h(`{"history":4294967296}`, `Invalid parameter "/history": a number is too large.`)
-	// Times: unsigned, at most 2^31-1.
-	h(`{"time_from":-1}`, `Invalid parameter "/time_from": an unsigned integer is expected.`)
-	h(`{"time_till":"-5"}`, `Invalid parameter "/time_till": an unsigned integer is expected.`)
-	h(`{"time_from":1.5}`, `Invalid parameter "/time_from": an unsigned integer is expected.`)
-	h(`{"time_from":"yesterday"}`, `Invalid parameter "/time_from": an unsigned integer is expected.`)
-	h(`{"time_till":true}`, `Invalid parameter "/time_till": an unsigned integer is expected.`)
-	h(`{"time_from":2147483648}`, `Invalid parameter "/time_from": a timestamp is too large.`)
+	// Times: 32-bit integers.
+	h(`{"time_from":1.5}`, `Invalid parameter "/time_from": an integer is expected.`)
+	h(`{"time_from":"yesterday"}`, `Invalid parameter "/time_from": an integer is expected.`)
+	h(`{"time_till":true}`, `Invalid parameter "/time_till": an integer is expected.`)
+	h(`{"time_from":2147483648}`, `Invalid parameter "/time_from": a number is too large.`)
 	// Ids.
 	h(`{"itemids":[1,"x"]}`, `Invalid parameter "/itemids/2": a number is expected.`)
 	h(`{"itemids":[1.5]}`, `Invalid parameter "/itemids/1": a number is expected.`)
 	h(`{"itemids":["99999999999999999999"]}`, `Invalid parameter "/itemids/1": a number is too large.`)
-	h(`{"itemids":{"a":1}}`, `Invalid parameter "/itemids": an array is expected.`)
 	h(`{"hostids":"h1"}`, `Invalid parameter "/hostids": an array is expected.`)
 	h(`{"hostids":true}`, `Invalid parameter "/hostids": an array is expected.`)
 	// Sorting and limit.
-	h(`{"sortfield":"ns"}`, `Invalid parameter "/sortfield/1": value must be one of itemid, clock.`)
+	h(`{"sortfield":"ns"}`, `Invalid parameter "/sortfield/1": value must be one of "itemid", "clock".`)
 	h(`{"sortfield":["clock",5]}`, `Invalid parameter "/sortfield/2": a character string is expected.`)
-	h(`{"sortfield":{}}`, `Invalid parameter "/sortfield": an array is expected.`)
-	h(`{"sortorder":"asc"}`, `Invalid parameter "/sortorder": value must be one of ASC, DESC.`)
-	h(`{"sortorder":["ASC","up"]}`, `Invalid parameter "/sortorder/2": value must be one of ASC, DESC.`)
+	h(`{"sortorder":"asc"}`, `Invalid parameter "/sortorder": value must be one of "ASC", "DESC".`)
+	h(`{"sortorder":["ASC","up"]}`, `Invalid parameter "/sortorder/2": value must be one of "ASC", "DESC".`)
 	h(`{"sortorder":1}`, `Invalid parameter "/sortorder": an array or a character string is expected.`)
 	h(`{"limit":0}`, `Invalid parameter "/limit": value must be one of 1-2147483647.`)
 	h(`{"limit":"many"}`, `Invalid parameter "/limit": an integer is expected.`)
 	h(`{"limit":[1]}`, `Invalid parameter "/limit": an integer is expected.`)
 	// Output names depend on the history type.
-	h(`{"output":"count"}`, `Invalid parameter "/output": value must be one of extend.`)
+	h(`{"output":"count"}`, `Invalid parameter "/output": value must be "extend".`)
 	h(`{"output":null}`, `Invalid parameter "/output": an array or a character string is expected.`)
-	h(`{"history":0,"output":["clock","timestamp"]}`, `Invalid parameter "/output/2": value must be one of itemid, clock, value, ns.`)
-	h(`{"history":2,"output":["min"]}`, `Invalid parameter "/output/1": value must be one of itemid, clock, timestamp, source, severity, value, logeventid, ns.`)
+	h(`{"history":0,"output":["clock","timestamp"]}`, `Invalid parameter "/output/2": value must be one of "itemid", "clock", "value", "ns".`)
+	h(`{"history":2,"output":["min"]}`, `Invalid parameter "/output/1": value must be one of "itemid", "clock", "timestamp", "source", "severity", "value", "logeventid", "ns".`)
 	// Booleans are strict; flags are not (a Zabbix "flag" is any non-null).
 	h(`{"searchByAny":1}`, `Invalid parameter "/searchByAny": a boolean is expected.`)
 	h(`{"searchWildcardsEnabled":"true"}`, `Invalid parameter "/searchWildcardsEnabled": a boolean is expected.`)
@@ -80,19 +76,70 @@ func TestHistoryParamsRefused(t *testing.T) {
 	h(`{"history":4,"search":{"source":"x"}}`, `Invalid parameter "/search": unexpected parameter "source".`)
 	h(`{"filter":"clock"}`, `Invalid parameter "/filter": an array is expected.`)
 	h(`{"filter":{"clock":[1000,{"a":1}]}}`, `Invalid parameter "/filter/clock/2": a character string, integer or floating point value is expected.`)
-	h(`{"filter":{"clock":true}}`, `Invalid parameter "/filter/clock/1": a character string, integer or floating point value is expected.`)
+	h(`{"filter":{"clock":true}}`, `Invalid parameter "/filter/clock": an array is expected.`)
 	h(`{"history":0,"filter":{"value":1},"downsample":10}`, `Invalid parameter "/downsample": cannot be used with "filter" or "search".`)
 
-	tr := func(params, want string) { t.Helper(); check("trend.get", params, want) }
-	tr(`{"bogus":1}`, `Invalid parameter "/": unexpected parameter "bogus".`)
-	tr(`{"history":0}`, `Invalid parameter "/": unexpected parameter "history".`)
-	tr(`{"sortfield":"clock"}`, `Invalid parameter "/": unexpected parameter "sortfield".`)
-	tr(`{"time_from":-1}`, `Invalid parameter "/time_from": an unsigned integer is expected.`)
-	tr(`{"time_till":4000000000}`, `Invalid parameter "/time_till": a timestamp is too large.`)
-	tr(`{"itemids":["1","a"]}`, `Invalid parameter "/itemids/2": a number is expected.`)
-	tr(`{"countOutput":1}`, `Invalid parameter "/countOutput": a boolean is expected.`)
-	tr(`{"output":["value"]}`, `Invalid parameter "/output/1": value must be one of itemid, clock, num, value_min, value_avg, value_max.`)
-	tr(`{"limit":0}`, `Invalid parameter "/limit": value must be one of 1-2147483647.`)
+	// Peregrine's extension: downsample cannot be combined with filter
+	// (Zabbix 6.0 has no downsample).
+	h(`{"history":0,"filter":{"value":1},"downsample":10}`, `Invalid parameter "/downsample": cannot be used with "filter" or "search".`)
+}
+
+// TestHistoryParamsLenient: what Zabbix 6.0 accepts and Peregrine must
+// too (recorded from Zabbix 6.0.14): history.get takes a negative
+// time, an object for a list and "nopermissions" (which the API drops
+// from every call); trend.get is one of the legacy gets, which ignore
+// what they do not know and read values as PHP does.
+func TestHistoryParamsLenient(t *testing.T) {
+	f := newFixture(t, 1000)
+	call := func(method, params string) string {
+		t.Helper()
+		got := f.post(t, `{"jsonrpc":"2.0","method":"`+method+`","params":`+params+`,"id":1,"auth":"ro"}`)
+		var r struct {
+			Result json.RawMessage
+			Error  *Error
+		}
+		if err := json.Unmarshal([]byte(got), &r); err != nil || r.Error != nil {
+			t.Fatalf("%s %s: %s", method, params, got)
+		}
+		return string(r.Result)
+	}
+	f1 := f.id("f1")
+	for _, params := range []string{`{"nopermissions":true}`, `{"time_from":-1}`, `{"sortfield":{}}`, `{"itemids":{"a":1}}`} {
+		call("history.get", params)
+	}
+	// A negative time_till selects nothing, an empty list of items too.
+	for _, params := range []string{`{"time_till":"-5","history":0}`, `{"itemids":[],"history":0}`, `{"hostids":[],"history":0}`} {
+		if got := call("history.get", params); got != "[]" {
+			t.Errorf("history.get %s: %s, want []", params, got)
+		}
+	}
+	one := fmt.Sprintf(`"itemids":"%d"`, f1)
+	all := call("trend.get", `{`+one+`}`)
+	for _, c := range []struct{ params, want string }{
+		{`{` + one + `,"bogus":1}`, all},
+		{`{` + one + `,"history":0}`, all},
+		{`{` + one + `,"sortfield":"clock","sortorder":"DESC"}`, all},
+		{`{` + one + `,"time_from":-1}`, all},
+		{`{` + one + `,"limit":0}`, all},
+		{`{` + one + `,"limit":"abc"}`, all},
+		{`{` + one + `,"preservekeys":true,"filter":{"num":1}}`, all},
+		{fmt.Sprintf(`{"itemids":["%d","a"]}`, f1), `[]`},
+		{`{` + one + `,"time_from":"abc"}`, `[]`},
+		{`{` + one + `,"time_till":-1}`, `[]`},
+		{`{"itemids":[]}`, `[]`},
+		{`{` + one + `,"countOutput":1}`, `"2"`},
+		{`{` + one + `,"countOutput":"0","output":["num"]}`, `[{"num":"60"},{"num":"30"}]`},
+		{`{` + one + `,"countOutput":true,"limit":1}`, `"2"`},
+		{`{` + one + `,"output":["value","clock"]}`, `[{"clock":"3600"},{"clock":"7200"}]`},
+		{`{` + one + `,"output":[]}`, `[[],[]]`},
+		{`{` + one + `,"output":null}`, `[[],[]]`},
+		{`{` + one + `,"output":"xyz"}`, `[[],[]]`},
+		{`{` + one + `,"limit":"1","output":["clock"]}`, `[{"clock":"3600"}]`},
+	} {
+		if got := call("trend.get", c.params); got != c.want {
+			t.Errorf("trend.get %s:\n got %s\nwant %s", c.params, got, c.want)
+		}
+	}
 }
 
 func jsonString(s string) string {
@@ -110,7 +157,9 @@ func TestHistoryParamsAccepted(t *testing.T) {
 		params string
 		rows   int
 	}{
-		{`[]`, 0}, // history 3 of every item: none without itemids or hostids
+		// history 3 of every item the user may read: without itemids or
+		// hostids Zabbix 6.0 reads them all (recorded from 6.0.14).
+		{`[]`, 10},
 		{fmt.Sprintf(`{"output":"extend","history":0,"itemids":["%d"],"sortfield":"clock","sortorder":"ASC","time_from":1000,"time_till":1019}`, f1), 10},
 		{fmt.Sprintf(`{"history":"0","itemids":%d,"time_from":"1004","time_till":"1010","limit":"2"}`, f1), 2},
 		{fmt.Sprintf(`{"history":0,"hostids":[%d],"itemids":null,"limit":null,"time_from":null,"time_till":null,"filter":null,"search":null}`, h1), 20},
@@ -144,7 +193,8 @@ func TestHistoryParamsAccepted(t *testing.T) {
 	if !strings.HasPrefix(got, `{"jsonrpc":"2.0","result":[{"itemid":`) {
 		t.Errorf("trend.get with every parameter: %s", got)
 	}
-	if got := f.post(t, `{"jsonrpc":"2.0","method":"trend.get","params":[],"id":1,"auth":"ro"}`); got != `{"jsonrpc":"2.0","result":[],"id":1}` {
+	// No itemids: every item's trends, as Zabbix 6.0 answers.
+	if got := f.post(t, `{"jsonrpc":"2.0","method":"trend.get","params":[],"id":1,"auth":"ro"}`); !strings.HasPrefix(got, `{"jsonrpc":"2.0","result":[{"itemid":`) {
 		t.Errorf("trend.get with no parameters: %s", got)
 	}
 }
@@ -280,7 +330,7 @@ func FuzzHistoryParams(f *testing.F) {
 		check(err)
 		if err == nil {
 			if p.History.Value < 0 || p.History.Value > 4 || (p.Limit.Given() && p.Limit.Value < 1) ||
-				(p.TimeFrom.Given() && (p.TimeFrom.Value < 0 || p.TimeFrom.Value > 1<<31-1)) || (p.TimeTill.Given() && (p.TimeTill.Value < 0 || p.TimeTill.Value > 1<<31-1)) {
+				(p.TimeFrom.Given() && (p.TimeFrom.Value < -1<<31 || p.TimeFrom.Value > 1<<31-1)) || (p.TimeTill.Given() && (p.TimeTill.Value < -1<<31 || p.TimeTill.Value > 1<<31-1)) {
 				t.Fatalf("%s: accepted out of range: %+v", raw, p)
 			}
 			if m := newRowMatcher(p.rowFilter()); m != nil {

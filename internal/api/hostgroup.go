@@ -9,21 +9,104 @@ import (
 )
 
 func groupObject(g *catalog.Group) object {
-	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": "0"}
+	// uuid: Zabbix 6.0 gives each host group one for the export; Peregrine
+	// keeps none and exports nothing.
+	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": "0", "uuid": ""}
 }
 
-// hostgroupGetParams are hostgroup.get's parameters.
+// hostgroupSchema is Zabbix 6.0's hstgrp table.
+var hostgroupSchema = schema{id: "groupid", types: fieldTypes("groupid:n name:c internal:n flags:n uuid:c")}
+
+// hostgroupGetParams are hostgroup.get's parameters (Zabbix 6.0's).
+// The flags are set by any value but null, false included, as 6.0 tests
+// them.
 type hostgroupGetParams struct {
 	getParams
-	GroupIDs       opt[ids]  `json:"groupids"`
-	HostIDs        opt[ids]  `json:"hostids"`
-	RealHosts      opt[bool] `json:"real_hosts"`
-	WithHosts      opt[bool] `json:"with_hosts"`
-	WithHostsTmpl  opt[bool] `json:"with_hosts_and_templates"` // no templates: as with_hosts
-	MonitoredHosts opt[bool] `json:"monitored_hosts"`
-	WithItems      opt[bool] `json:"with_items"`
-	WithMonItems   opt[bool] `json:"with_monitored_items"`
-	SelectHosts    opt[any]  `json:"selectHosts"`
+	GroupIDs       opt[ids] `json:"groupids"`
+	HostIDs        opt[ids] `json:"hostids"`
+	TemplateIDs    opt[ids] `json:"templateids"` // templates are in no group
+	GraphIDs       opt[ids] `json:"graphids"`
+	TriggerIDs     opt[ids] `json:"triggerids"`
+	MaintenanceIDs opt[ids] `json:"maintenanceids"`
+	// The host a group must have: monitored_hosts, real_hosts (any
+	// host), templated_hosts (a template: none is in a group) or
+	// with_hosts_and_templates, the first given; with items, triggers,
+	// web scenarios or graphs, all of one host.
+	MonitoredHosts       opt[bool] `json:"monitored_hosts" as:"isset"`
+	RealHosts            opt[bool] `json:"real_hosts" as:"isset"`
+	TemplatedHosts       opt[bool] `json:"templated_hosts" as:"isset"`
+	WithHostsTmpl        opt[bool] `json:"with_hosts_and_templates" as:"isset"`
+	WithItems            opt[bool] `json:"with_items" as:"isset"`
+	WithMonItems         opt[bool] `json:"with_monitored_items" as:"isset"`
+	WithSimpleGraphItems opt[bool] `json:"with_simple_graph_items" as:"isset"`
+	WithTriggers         opt[bool] `json:"with_triggers" as:"isset"`
+	WithMonTriggers      opt[bool] `json:"with_monitored_triggers" as:"isset"`
+	WithHTTPTests        opt[bool] `json:"with_httptests" as:"isset"`
+	WithMonHTTPTests     opt[bool] `json:"with_monitored_httptests" as:"isset"`
+	WithGraphs           opt[bool] `json:"with_graphs" as:"isset"`
+	// Prototypes: Peregrine has no discovery, so none.
+	WithItemPrototypes    opt[bool] `json:"with_item_prototypes" as:"isset"`
+	WithSimpleGraphProtos opt[bool] `json:"with_simple_graph_item_prototypes" as:"isset"`
+	WithGraphPrototypes   opt[bool] `json:"with_graph_prototypes" as:"isset"`
+
+	SelectHosts          sel `json:"selectHosts"`
+	SelectTemplates      sel `json:"selectTemplates"`
+	SelectGroupDiscovery sel `json:"selectGroupDiscovery"`
+	SelectDiscoveryRule  sel `json:"selectDiscoveryRule"`
+	SelectHostPrototype  sel `json:"selectHostPrototype"`
+}
+
+// asksHost reports whether the parameters ask a group to have a host
+// of some kind (hostMatches).
+func (p *hostgroupGetParams) asksHost() bool {
+	return p.MonitoredHosts.Given() || p.RealHosts.Given() || p.TemplatedHosts.Given() || p.WithHostsTmpl.Given() ||
+		p.WithItems.Given() || p.WithMonItems.Given() || p.WithSimpleGraphItems.Given() ||
+		p.WithTriggers.Given() || p.WithMonTriggers.Given() ||
+		p.WithHTTPTests.Given() || p.WithMonHTTPTests.Given() || p.WithGraphs.Given()
+}
+
+// hostMatches reports whether h is a host the with_* and *_hosts
+// parameters ask a group to have, one host meeting them all as Zabbix
+// 6.0 asks.
+func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host) bool {
+	switch {
+	case p.MonitoredHosts.Given():
+		if !h.Enabled {
+			return false
+		}
+	case p.RealHosts.Given(), p.WithHostsTmpl.Given():
+	case p.TemplatedHosts.Given():
+		return false // templates are in no group
+	}
+	if p.WithHTTPTests.Given() || p.WithMonHTTPTests.Given() || p.WithGraphs.Given() {
+		return false // there are no web scenarios or graphs
+	}
+	switch {
+	case p.WithItems.Given():
+		if len(h.Items()) == 0 {
+			return false
+		}
+	case p.WithMonItems.Given():
+		if !h.Enabled || !slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool { return it.Enabled }) {
+			return false
+		}
+	case p.WithSimpleGraphItems.Given():
+		if !slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool { return it.Enabled && it.ValueType.Numeric() }) {
+			return false
+		}
+	}
+	if p.WithTriggers.Given() || p.WithMonTriggers.Given() {
+		mon := !p.WithTriggers.Given()
+		if mon && !h.Enabled {
+			return false
+		}
+		return slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool {
+			return slices.ContainsFunc(snap.TriggersOfItem(it.ID), func(t *catalog.Trigger) bool {
+				return !mon || it.Enabled && t.Enabled
+			})
+		})
+	}
+	return true
 }
 
 func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
@@ -37,7 +120,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	// Members are the hosts the caller may read: the others are not
-	// shown by selectHosts nor counted by with_hosts and the like.
+	// shown by selectHosts nor counted by real_hosts and the like.
 	members := map[uint64][]*catalog.Host{}
 	for _, h := range snap.Hosts() {
 		if !a.canRead(h) {
@@ -47,58 +130,84 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 			members[g] = append(members[g], h)
 		}
 	}
+	var trigHosts, maintHosts, maintGroups map[uint64]bool
+	if p.TriggerIDs.Given() {
+		trigHosts = map[uint64]bool{}
+		for _, tid := range p.TriggerIDs.Value {
+			if t := snap.Trigger(tid); t != nil {
+				for _, h := range t.HostIDs {
+					trigHosts[h] = true
+				}
+			}
+		}
+	}
+	if p.MaintenanceIDs.Given() {
+		maintHosts, maintGroups = map[uint64]bool{}, map[uint64]bool{}
+		for _, m := range snap.Maintenances() {
+			if containsID(p.MaintenanceIDs.Value, m.ID) {
+				for _, h := range m.HostIDs {
+					maintHosts[h] = true
+				}
+				for _, g := range m.GroupIDs {
+					maintGroups[g] = true
+				}
+			}
+		}
+	}
+	none := p.TemplateIDs.Given() || p.GraphIDs.Given() ||
+		p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() || p.WithGraphPrototypes.Given()
 	var objs []object
 	for _, g := range snap.Groups() {
-		if len(p.GroupIDs.Value) > 0 && !containsID(p.GroupIDs.Value, g.ID) || !a.seesGroup(g.ID, p.Editable.Value) {
+		if none || !idsPass(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable.Value) {
 			continue
 		}
 		hs := members[g.ID]
-		if (p.RealHosts.Value || p.WithHosts.Value || p.WithHostsTmpl.Value) && len(hs) == 0 {
+		if p.HostIDs.Given() && !anyHost(hs, p.HostIDs.Value) ||
+			trigHosts != nil && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return trigHosts[h.ID] }) ||
+			maintGroups != nil && !maintGroups[g.ID] && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return maintHosts[h.ID] }) {
 			continue
 		}
-		if p.MonitoredHosts.Value && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return h.Enabled }) {
-			continue
-		}
-		if p.WithItems.Value && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return len(h.Items()) > 0 }) {
-			continue
-		}
-		if len(p.HostIDs.Value) > 0 && !anyHost(hs, p.HostIDs.Value) {
-			continue
-		}
-		if p.WithMonItems.Value && !anyMonitoredItem(hs) {
+		if p.asksHost() && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return p.hostMatches(snap, h) }) {
 			continue
 		}
 		o := groupObject(g)
-		if p.SelectHosts.Given() {
-			var list []object
-			for _, h := range hs {
-				list = append(list, hostObject(h))
+		if sl := p.SelectHosts; sl.Set {
+			if sl.Count {
+				o["hosts"] = countOf(len(hs))
+			} else {
+				var list []object
+				for _, h := range hs {
+					list = append(list, hostObject(h))
+				}
+				o["hosts"] = nonNil(sl.shape(p.limitSelect(list), "hostid"))
 			}
-			o["hosts"] = nonNil(p.limitSelect(list))
+		}
+		if sl := p.SelectTemplates; sl.Set {
+			if sl.Count {
+				o["templates"] = countOf(0)
+			} else {
+				o["templates"] = []object{}
+			}
+		}
+		if p.SelectGroupDiscovery.Set {
+			o["groupDiscovery"] = []object{}
+		}
+		if p.SelectDiscoveryRule.list() {
+			o["discoveryRule"] = []object{}
+		}
+		if p.SelectHostPrototype.Set {
+			o["hostPrototype"] = []object{}
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "groupid", "groupid", "name")
+	sortByID(objs, "groupid")
+	return p.applySchema(objs, &hostgroupSchema, "groupid", "name")
 }
 
 func anyHost(hs []*catalog.Host, want ids) bool {
 	for _, h := range hs {
 		if containsID(want, h.ID) {
 			return true
-		}
-	}
-	return false
-}
-
-func anyMonitoredItem(hs []*catalog.Host) bool {
-	for _, h := range hs {
-		if !h.Enabled {
-			continue
-		}
-		for _, it := range h.Items() {
-			if it.Enabled {
-				return true
-			}
 		}
 	}
 	return false

@@ -50,40 +50,6 @@ func boolNum(b bool) string {
 	return "0"
 }
 
-// selectInterfaces answers host.get's selectInterfaces: "extend" (or any
-// string but "count") for every field, "count" for the number, or a list
-// of field names.
-func (s *Server) selectInterfaces(sel any, ifaces []catalog.Interface, p *getParams) any {
-	if sel == "count" {
-		// Encoded as a JSON string, as Zabbix counts; rawJSON rather than
-		// a Go string because getParams.apply keeps nested selections by
-		// their not being strings.
-		return rawJSON(`"` + strconv.Itoa(len(ifaces)) + `"`)
-	}
-	out := output{all: true}
-	if l, ok := sel.([]any); ok {
-		out = output{fields: map[string]bool{}}
-		for _, f := range l {
-			if name, ok := f.(string); ok {
-				out.fields[name] = true
-			}
-		}
-	}
-	objs := make([]object, 0, len(ifaces))
-	for i := range ifaces {
-		o := s.ifaceObject(&ifaces[i], out.has("details"))
-		if !out.all {
-			for k := range o {
-				if !out.has(k) {
-					delete(o, k)
-				}
-			}
-		}
-		objs = append(objs, o)
-	}
-	return p.limitSelect(objs)
-}
-
 // hostinterfaceGet serves hostinterface.get: the interfaces of the hosts
 // the caller may read, selected by hostids, interfaceids and itemids (the
 // interfaces those items use), with the common get parameters.

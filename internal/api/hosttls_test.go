@@ -24,8 +24,8 @@ func TestHostTLSAPI(t *testing.T) {
 	}
 	got := f.get(t, "host.get", `{"output":["host","tls_connect","tls_accept","tls_issuer","tls_subject","tls_psk","tls_psk_identity"],"sortfield":"host"}`)
 	want := []map[string]any{
-		{"host": "plain", "tls_connect": "1", "tls_accept": "1", "tls_issuer": "", "tls_subject": ""},
-		{"host": "secure", "tls_connect": "4", "tls_accept": "4", "tls_issuer": "CN=Test CA", "tls_subject": "CN=agent,O=Peregrine"},
+		{"host": "plain", "hostid": f.get(t, "host.get", `{"filter":{"host":"plain"}}`)[0]["hostid"], "tls_connect": "1", "tls_accept": "1", "tls_issuer": "", "tls_subject": ""},
+		{"host": "secure", "hostid": hid, "tls_connect": "4", "tls_accept": "4", "tls_issuer": "CN=Test CA", "tls_subject": "CN=agent,O=Peregrine"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("host.get (-want +got):\n%s", d)

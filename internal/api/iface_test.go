@@ -120,7 +120,9 @@ func TestHostInterfacesAPI(t *testing.T) {
 	if res, e := f.call(t, "nobody", "hostinterface.get", `{}`); e != nil || string(res) != "[]" {
 		t.Fatalf("a user without rights sees %s (%v)", res, e)
 	}
-	if _, e := f.call(t, "super", "hostinterface.get", `{"hostid":"1"}`); e == nil || !strings.Contains(e.Data, `unexpected parameter "hostid"`) {
+	// Zabbix 6.0's hostinterface.get ignores a parameter it does not
+	// know (recorded from 6.0.14).
+	if _, e := f.call(t, "super", "hostinterface.get", `{"hostid":"1"}`); e != nil {
 		t.Fatalf("unknown parameter: %v", e)
 	}
 

@@ -18,33 +18,52 @@ type LastValues interface {
 	Last(item uint64) (last, prev history.Sample, ok bool)
 }
 
-// itemGetParams are item.get's parameters.
+// itemGetParams are item.get's parameters (Zabbix 6.0's; those about
+// objects Peregrine does not have, graphs, web scenarios, proxies,
+// templates' items, select what 6.0 selects when there are none).
 type itemGetParams struct {
 	getParams
-	ItemIDs      opt[ids]  `json:"itemids"`
-	HostIDs      opt[ids]  `json:"hostids"`
-	GroupIDs     opt[ids]  `json:"groupids"`
-	InterfaceIDs opt[ids]  `json:"interfaceids"`
-	WebItems     opt[bool] `json:"webitems"` // there are no web items to include
+	ItemIDs      opt[ids] `json:"itemids"`
+	HostIDs      opt[ids] `json:"hostids"`
+	TemplateIDs  opt[ids] `json:"templateids"` // joined to hostids, as Zabbix does
+	GroupIDs     opt[ids] `json:"groupids"`
+	ProxyIDs     opt[ids] `json:"proxyids"` // hosts are monitored by the server: 0 selects them
+	InterfaceIDs opt[ids] `json:"interfaceids"`
+	GraphIDs     opt[ids] `json:"graphids"`
+	TriggerIDs   opt[ids] `json:"triggerids"`
+	// WebItems also selects web scenario items, of which there are none.
+	WebItems opt[bool] `json:"webitems" as:"isset"`
+	// Inherited, Templated and Monitored: absent selects both kinds,
+	// true (as PHP sees truth) one, false the other. Items are neither
+	// inherited nor of templates.
+	Inherited opt[bool] `json:"inherited"`
+	Templated opt[bool] `json:"templated"`
+	Monitored opt[bool] `json:"monitored"`
 	// Host and Group select by technical host name and group name.
-	Host      opt[string] `json:"host" as:"json"`
-	Group     opt[string] `json:"group" as:"json"`
-	Monitored opt[bool]   `json:"monitored"`
-	// Templated true selects template items, of which there are none.
-	Templated   opt[bool] `json:"templated"`
-	SelectHosts opt[any]  `json:"selectHosts"`
-	SelectTags  opt[any]  `json:"selectTags"`
+	Host  opt[string] `json:"host"`
+	Group opt[string] `json:"group"`
+	// WithTriggers: 1 (as PHP compares, true and "1" too) selects items
+	// used by a trigger, any other value items used by none.
+	WithTriggers opt[json.RawMessage] `json:"with_triggers" as:"json"`
+	Tags         opt[tagConds]        `json:"tags"`
+	// EvalType is checked by Zabbix 6.0's validator.
+	EvalType            opt[int64] `json:"evaltype" in:"0,2" zbx:"strict"`
+	SelectHosts         sel        `json:"selectHosts"`
+	SelectInterfaces    sel        `json:"selectInterfaces"`
+	SelectTags          sel        `json:"selectTags"`
+	SelectTriggers      sel        `json:"selectTriggers"`
+	SelectGraphs        sel        `json:"selectGraphs"`
+	SelectDiscoveryRule sel        `json:"selectDiscoveryRule"`
+	SelectItemDiscovery sel        `json:"selectItemDiscovery"`
 	// SelectPreprocessing adds each item's steps (Zabbix 6.0).
-	SelectPreprocessing opt[any] `json:"selectPreprocessing"`
+	SelectPreprocessing sel `json:"selectPreprocessing"`
+	// SelectValueMap is checked by Zabbix 6.0's validator.
+	SelectValueMap opt[[]string] `json:"selectValueMap" as:"output" in:"valuemapid,name,mappings" zbx:"strict,null"`
 }
 
 func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	var p itemGetParams
 	if err := decodeGet(c.params, &p); err != nil {
-		return nil, err
-	}
-	selPre, err := parseSelectPreprocessing(p.SelectPreprocessing.Value)
-	if err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -54,42 +73,67 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 	snap := s.opts.Catalog.Snapshot()
 	// filter.host is the host's technical name, as Zabbix's item.get
 	// joins the hosts table for it; item rows have no such field, so it
-	// is applied here and taken out of the generic filter.
-	// A null value filters nothing, as in Zabbix; an empty list matches
-	// no host.
+	// is applied here and taken out of the generic filter. A null value
+	// filters nothing; an empty list matches no host.
 	var filterHosts []string
 	if raw, ok := p.Filter.Value["host"]; ok {
 		if string(bytes.TrimSpace(raw)) != "null" {
-			filterHosts = filterValues(raw)
+			filterHosts = legacyTexts(raw)
+			if filterHosts == nil {
+				filterHosts = []string{}
+			}
 		}
 		delete(p.Filter.Value, "host")
 	}
+	if p.TemplateIDs.Given() {
+		// Items of templates are not kept: their IDs select nothing,
+		// but as hostids they narrow the hosts.
+		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
+	}
 	var groupID uint64
+	empty := p.noRows || p.GraphIDs.Given() || p.Templated.Given() && p.Templated.Value ||
+		p.Inherited.Given() && p.Inherited.Value || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0)
 	if p.Group.Given() {
 		g := snap.Group(p.Group.Value)
 		if g == nil {
-			return p.applyItems(&itemRows{lv: s.opts.Last}, itemSelect{})
+			empty = true
+		} else {
+			groupID = g.ID
 		}
-		groupID = g.ID
 	}
 	rs := &itemRows{lv: s.opts.Last, states: s.opts.States}
-	if p.Templated.Given() && p.Templated.Value {
-		return p.applyItems(rs, itemSelect{})
+	if empty {
+		return p.applyItems(rs, p.itemSelect(s, snap, a))
+	}
+	tags := compileTags(p.Tags.Value, p.EvalType.Value)
+	withTriggers := p.WithTriggers.Given()
+	wantTriggers := withTriggers && phpEquals(p.WithTriggers.Value, 1)
+	var trigItems map[uint64]bool
+	if p.TriggerIDs.Given() {
+		trigItems = map[uint64]bool{}
+		for _, tid := range p.TriggerIDs.Value {
+			if t := snap.Trigger(tid); t != nil {
+				for _, iid := range t.ItemIDs {
+					trigItems[iid] = true
+				}
+			}
+		}
 	}
 	visit := func(h *catalog.Host) {
-		if len(p.GroupIDs.Value) > 0 && !anyGroup(h.GroupIDs, p.GroupIDs.Value) ||
+		if !idsAny(p.GroupIDs, h.GroupIDs) ||
 			p.Group.Given() && !slices.Contains(h.GroupIDs, groupID) ||
 			p.Host.Given() && h.Host != p.Host.Value ||
 			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
+			!idsPass(p.HostIDs, h.ID) ||
 			!a.sees(h, p.Editable.Value) {
 			return
 		}
 		for _, it := range h.Items() {
-			if len(p.ItemIDs.Value) > 0 && !containsID(p.ItemIDs.Value, it.ID) ||
-				len(p.InterfaceIDs.Value) > 0 && !containsID(p.InterfaceIDs.Value, it.InterfaceID) {
-				continue
-			}
-			if p.Monitored.Value && !(it.Enabled && h.Enabled) {
+			if !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
+				trigItems != nil && !trigItems[it.ID] ||
+				withTriggers && (len(snap.TriggersOfItem(it.ID)) > 0) != wantTriggers ||
+				p.Monitored.Given() && (it.Enabled && h.Enabled) != p.Monitored.Value ||
+				tags != nil && !tags.match(0, nil) {
 				continue
 			}
 			rs.rows = append(rs.rows, itemRow{it: it})
@@ -104,11 +148,11 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	switch {
-	case len(p.HostIDs.Value) > 0:
+	case p.HostIDs.Given():
 		for _, hid := range p.HostIDs.Value {
 			once(snap.HostByID(hid))
 		}
-	case len(p.ItemIDs.Value) > 0:
+	case p.ItemIDs.Given():
 		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil {
 				once(snap.HostByID(it.HostID))
@@ -122,7 +166,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 			visit(h)
 		}
 	}
-	return p.applyItems(rs, itemSelect{hosts: p.SelectHosts.Given(), tags: p.SelectTags.Given(), preprocessing: selPre})
+	return p.applyItems(rs, p.itemSelect(s, snap, a))
 }
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create

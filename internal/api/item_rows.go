@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -25,20 +22,29 @@ import (
 type itemField uint8
 
 const (
-	fAuthType itemField = iota
+	fAllowTraps itemField = iota
+	fAuthType
 	fDelay
+	fDescription
 	fError
+	fEvalType
 	fFlags
 	fFollowRedirects
+	fFormula
 	fHistory
 	fHostID
 	fHTTPProxy
 	fInterfaceID
+	fInventoryLink
+	fIPMISensor
 	fItemID
+	fJMXEndpoint
 	fKey
 	fLastClock
 	fLastNS
 	fLastValue
+	fLifetime
+	fLogTimeFmt
 	fMasterItemID
 	fName
 	fOutputFormat
@@ -47,6 +53,8 @@ const (
 	fPostType
 	fPosts
 	fPrevValue
+	fPrivateKey
+	fPublicKey
 	fRequestMethod
 	fRetrieveMode
 	fRetryDelay
@@ -57,13 +65,16 @@ const (
 	fState
 	fStatus
 	fStatusCodes
+	fTemplateID
 	fTimeout
 	fTimestampPrecision
+	fTrapperHosts
 	fTrends
 	fType
 	fUnits
 	fURL
 	fUsername
+	fUUID
 	fValueType
 	fValueMapID
 	fVerifyHost
@@ -72,12 +83,33 @@ const (
 )
 
 var itemFieldNames = [nItemFields]string{
-	"authtype", "delay", "error", "flags", "follow_redirects", "history", "hostid", "http_proxy", "interfaceid",
-	"itemid", "key_", "lastclock", "lastns", "lastvalue", "master_itemid", "name", "output_format", "params", "password", "post_type",
-	"posts", "prevvalue", "request_method", "retrieve_mode", "retry_delay", "snmp_oid", "ssl_cert_file", "ssl_key_file",
-	"ssl_key_password", "state", "status", "status_codes", "timeout", "timestamp_precision", "trends", "type",
-	"units", "url", "username", "value_type", "valuemapid", "verify_host", "verify_peer",
+	"allow_traps", "authtype", "delay", "description", "error", "evaltype", "flags", "follow_redirects", "formula",
+	"history", "hostid", "http_proxy", "interfaceid", "inventory_link", "ipmi_sensor", "itemid", "jmx_endpoint",
+	"key_", "lastclock", "lastns", "lastvalue", "lifetime", "logtimefmt", "master_itemid", "name", "output_format",
+	"params", "password", "post_type", "posts", "prevvalue", "privatekey", "publickey", "request_method",
+	"retrieve_mode", "retry_delay", "snmp_oid", "ssl_cert_file", "ssl_key_file", "ssl_key_password", "state",
+	"status", "status_codes", "templateid", "timeout", "timestamp_precision", "trapper_hosts", "trends", "type",
+	"units", "url", "username", "uuid", "value_type", "valuemapid", "verify_host", "verify_peer",
 }
+
+// itemDefaults are the fields of Zabbix 6.0's item that Peregrine does
+// not model, with the value 6.0 gives an item that does not set them
+// (recorded from 6.0.14): item.create accepts them and stores none.
+var itemDefaults = map[itemField]string{
+	fAllowTraps: "0", fDescription: "", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
+	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
+	fTrapperHosts: "", fUUID: "",
+}
+
+// itemSchema is Zabbix 6.0's items table as filter and search read it
+// (with item_rtdata's state and error).
+var itemSchema = schema{id: "itemid", types: fieldTypes(`itemid:n type:n snmp_oid:c hostid:n name:c key_:c
+	delay:c history:c trends:c status:n value_type:n trapper_hosts:c units:c formula:c logtimefmt:c templateid:n
+	valuemapid:n params:t ipmi_sensor:c authtype:n username:c password:c publickey:c privatekey:c flags:n
+	interfaceid:n description:t inventory_link:n lifetime:c evaltype:n jmx_endpoint:c master_itemid:n timeout:c
+	url:c query_fields:c posts:t status_codes:c follow_redirects:n post_type:n http_proxy:c headers:t
+	retrieve_mode:n request_method:n output_format:n ssl_cert_file:c ssl_key_file:c ssl_key_password:c
+	verify_peer:n verify_host:n allow_traps:n uuid:c state:n error:c`)}
 
 // itemFieldByName maps a field name to its number.
 var itemFieldByName = func() map[string]itemField {
@@ -94,6 +126,9 @@ func (f itemField) quoted() bool {
 	switch f {
 	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return true
+	}
+	if _, ok := itemDefaults[f]; ok {
 		return true
 	}
 	return false
@@ -140,6 +175,9 @@ func (rs *itemRows) lastOf(r *itemRow) {
 // appendField appends field f of r as plain text (not JSON-escaped).
 func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
+	if v, ok := itemDefaults[f]; ok {
+		return append(dst, v...)
+	}
 	switch f {
 	case fDelay:
 		return append(dst, it.Delay...)
@@ -238,46 +276,114 @@ func fieldOf(name string) (itemField, bool) {
 
 // itemSelect holds what item.get shapes beyond getParams.
 type itemSelect struct {
-	hosts, tags bool
-	// headers and queryFields: the output asks for the HTTP agent's
-	// list members (set by applyItems from the output).
-	headers, queryFields bool
-	// preprocessing lists the step fields selectPreprocessing asks for
-	// (nil: not selected), in name order.
+	// headers, queryFields, parameters: the output asks for the item's
+	// list fields (set by applyItems from the output).
+	headers, queryFields, parameters bool
+	// preprocessing lists the step fields selectPreprocessing asks for,
+	// in name order (preproc false: not selected).
+	preproc       bool
 	preprocessing []string
+	// nested are the other selects, by name; a nil value leaves the
+	// member out.
+	nested []itemNested
+}
+
+// itemNested is one select of item.get.
+type itemNested struct {
+	name  string
+	value func(it *catalog.Item) any
 }
 
 // preprocFields are a preprocessing object's fields, in name order.
 var preprocFields = []string{"error_handler", "error_handler_params", "params", "type"}
 
-// parseSelectPreprocessing reads selectPreprocessing: "extend", or a list
-// of step fields. nil: not selected.
-func parseSelectPreprocessing(v any) ([]string, error) {
-	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if x == "extend" {
-			return preprocFields, nil
-		}
-	case []any:
-		out := make([]string, 0, len(x))
+// itemSelect reads item.get's selects as Zabbix 6.0 answers them
+// (recorded from 6.0.14): selectHosts, selectInterfaces and
+// selectPreprocessing "count" leave the member out; selectTriggers
+// "count" is a count and selectGraphs' is "0"; a list of fields adds
+// the ID of hosts, interfaces and triggers; an item's tags (Peregrine
+// keeps none) are [].
+func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) itemSelect {
+	var out itemSelect
+	if sp := &p.SelectPreprocessing; sp.list() {
+		out.preproc = true
 		for _, f := range preprocFields {
-			for _, e := range x {
-				if e == f {
-					out = append(out, f)
-					break
+			if sp.has(f) {
+				out.preprocessing = append(out.preprocessing, f)
+			}
+		}
+	}
+	add := func(name string, v func(it *catalog.Item) any) {
+		out.nested = append(out.nested, itemNested{name, v})
+	}
+	if p.SelectDiscoveryRule.list() {
+		add("discoveryRule", func(*catalog.Item) any { return []object{} })
+	}
+	if sg := p.SelectGraphs; sg.Set {
+		add("graphs", func(*catalog.Item) any {
+			if sg.Count {
+				return countOf(0)
+			}
+			return []object{}
+		})
+	}
+	if sh := p.SelectHosts; sh.list() {
+		add("hosts", func(it *catalog.Item) any {
+			return sh.shape([]object{hostObject(it.Host)}, "hostid")
+		})
+	}
+	if si := p.SelectInterfaces; si.list() {
+		add("interfaces", func(it *catalog.Item) any {
+			f := snap.Interface(it.InterfaceID)
+			if f == nil {
+				return []object{}
+			}
+			return si.shape([]object{s.ifaceObject(f, si.has("details"))}, "interfaceid")
+		})
+	}
+	if p.SelectItemDiscovery.list() {
+		add("itemDiscovery", func(*catalog.Item) any { return []object{} })
+	}
+	if p.SelectTags.Set {
+		add("tags", func(*catalog.Item) any { return []object{} })
+	}
+	if st := p.SelectTriggers; st.Set {
+		add("triggers", func(it *catalog.Item) any {
+			var l []object
+			for _, t := range snap.TriggersOfItem(it.ID) {
+				if triggerReadable(snap, a, t, false) {
+					l = append(l, triggerObject(t, s.runtime(t.ID)))
 				}
 			}
-		}
-		for j, e := range x {
-			if s, ok := e.(string); !ok || !slices.Contains(preprocFields, s) {
-				return nil, errParams(`Invalid parameter "/selectPreprocessing/%d": value must be one of "%s".`, j+1, strings.Join(preprocFields, `", "`))
+			if st.Count {
+				return countOf(len(l))
+			}
+			return nonNil(st.shape(p.limitSelect(l), "triggerid"))
+		})
+	}
+	if sv := p.SelectValueMap; sv.Given() {
+		vo := output{all: true}
+		if !(len(sv.Value) == 1 && sv.Value[0] == "extend") {
+			vo = output{fields: map[string]bool{}}
+			for _, f := range sv.Value {
+				vo.fields[f] = true
 			}
 		}
-		return out, nil
+		add("valuemap", func(it *catalog.Item) any {
+			vm := snap.ValueMap(it.ValueMapID)
+			if vm == nil {
+				return []object{}
+			}
+			o := object{"valuemapid": id(vm.ID), "name": vm.Name, "mappings": mappingObjects(vm.Mappings)}
+			for k := range o {
+				if !vo.has(k) {
+					delete(o, k)
+				}
+			}
+			return o
+		})
 	}
-	return nil, errParams(`Invalid parameter "/selectPreprocessing": value must be "extend" or an array of field names.`)
+	return out
 }
 
 // appendPreprocessing appends "preprocessing":[...] with the selected
@@ -287,6 +393,10 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 	for i, st := range it.Preprocessing {
 		if i > 0 {
 			dst = append(dst, ',')
+		}
+		if len(fields) == 0 {
+			dst = append(dst, "[]"...) // PHP's empty array
+			continue
 		}
 		dst = append(dst, '{')
 		for j, f := range fields {
@@ -315,8 +425,8 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 	return append(dst, ']')
 }
 
-// apply does for rows what getParams.apply does for objects, and encodes
-// the answer.
+// apply does for rows what getParams.apply does for objects, with the
+// items table's field types (itemSchema), and encodes the answer.
 func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 	var scratch []byte
 	value := func(r *itemRow, name string) []byte {
@@ -328,80 +438,53 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		return scratch
 	}
 	rows := rs.rows
-	for name, raw := range p.Filter.Value {
-		want := filterValues(raw)
-		kept := rows[:0]
-		for i := range rows {
-			v := value(&rows[i], name)
-			for _, w := range want {
-				if string(v) == w {
-					kept = append(kept, rows[i])
-					break
-				}
-			}
-		}
-		rows = kept
+	if p.noRows {
+		rows = nil
 	}
-	if len(p.Search.Value) > 0 {
-		type search struct {
-			name string
-			want [][]byte // lower case
-		}
-		var ss []search
-		for name, raw := range p.Search.Value {
-			s := search{name: name}
-			for _, w := range filterValues(raw) {
-				s.want = append(s.want, []byte(strings.ToLower(w)))
-			}
-			ss = append(ss, s)
-		}
+	if fs := p.filterConds(&itemSchema, nil); len(fs) > 0 {
 		kept := rows[:0]
 		for i := range rows {
-			matches := 0
-			for _, s := range ss {
-				lv := bytes.ToLower(value(&rows[i], s.name))
-				for _, w := range s.want {
-					if p.SearchWildcards.Value && globMatch(string(w), string(lv)) ||
-						!p.SearchWildcards.Value && (p.StartSearch.Value && bytes.HasPrefix(lv, w) || !p.StartSearch.Value && bytes.Contains(lv, w)) {
-						matches++
-						break
-					}
-				}
-			}
-			hit := matches == len(ss) || (p.SearchByAny.Value && matches > 0)
-			if hit != p.ExcludeSearch.Value {
+			r := &rows[i]
+			if p.filterHit(fs, func(c *filterCond) bool { return c.match(value(r, c.name)) }) {
 				kept = append(kept, rows[i])
 			}
 		}
 		rows = kept
 	}
-	sortable := []string{"itemid", "name", "key_", "delay", "history", "trends", "type", "status"}
-	for i, f := range p.SortField.Value {
-		if !slices.Contains(sortable, f) {
-			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "%s".`, i+1, strings.Join(sortable, `", "`))
+	if ss := p.searchConds(&itemSchema, nil); len(ss) > 0 {
+		kept := rows[:0]
+		for i := range rows {
+			r := &rows[i]
+			if p.searchHit(ss, func(c *searchCond, w string) bool { return p.searchMatch(string(value(r, c.name)), w) }) {
+				kept = append(kept, rows[i])
+			}
 		}
+		rows = kept
 	}
-	if len(p.SortField.Value) > 0 {
-		desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
+	fields, idx, err := p.sortFields([]string{"itemid", "name", "key_", "delay", "history", "trends", "type", "status"})
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) > 0 {
 		// One key per row and field, parsed once.
 		type key struct {
 			s     string
 			n     int64
 			isNum bool
 		}
-		keys := make([]key, len(rows)*len(p.SortField.Value))
+		nf := len(fields)
+		keys := make([]key, len(rows)*nf)
 		for i := range rows {
-			for j, f := range p.SortField.Value {
+			for j, f := range fields {
 				v := string(value(&rows[i], f))
 				n, err := strconv.ParseInt(v, 10, 64)
-				keys[i*len(p.SortField.Value)+j] = key{s: v, n: n, isNum: err == nil}
+				keys[i*nf+j] = key{s: v, n: n, isNum: err == nil && itemSchema.types[f] == 'n'}
 			}
 		}
 		perm := make([]int, len(rows))
 		for i := range perm {
 			perm[i] = i
 		}
-		nf := len(p.SortField.Value)
 		sort.SliceStable(perm, func(a, b int) bool {
 			ka, kb := keys[perm[a]*nf:perm[a]*nf+nf], keys[perm[b]*nf:perm[b]*nf+nf]
 			for j := range ka {
@@ -413,7 +496,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 				if x.isNum && y.isNum {
 					less = x.n < y.n
 				}
-				return less != desc
+				return less != p.SortOrder.Value.desc(idx[j])
 			}
 			return false
 		})
@@ -430,15 +513,18 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		rows = rows[:p.Limit.Value]
 	}
 
-	out := parseOutput(p.Output.Value, true)
-	sel.headers, sel.queryFields = out.has("headers"), out.has("query_fields")
-	var fields []itemField
+	out := p.outputFields()
+	sel.headers, sel.queryFields, sel.parameters = out.has("headers"), out.has("query_fields"), out.has("parameters")
+	var want []itemField
 	for f := range nItemFields {
-		if out.has(itemFieldNames[f]) || f == fItemID && p.PreserveKeys.Value {
-			fields = append(fields, f)
+		if out.has(itemFieldNames[f]) || f == fItemID {
+			want = append(want, f)
 		}
 	}
 	if p.PreserveKeys.Value {
+		if len(rows) == 0 {
+			return rawJSON("[]"), nil // PHP's empty array
+		}
 		// Keys in string order, as a map's keys are encoded.
 		ids := make([]string, len(rows))
 		perm := make([]int, len(rows))
@@ -446,7 +532,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			ids[i], perm[i] = strconv.FormatUint(rows[i].it.ID, 10), i
 		}
 		sort.Slice(perm, func(a, b int) bool { return ids[perm[a]] < ids[perm[b]] })
-		dst := make([]byte, 0, 64+len(rows)*(32+24*len(fields)))
+		dst := make([]byte, 0, 64+len(rows)*(32+24*len(want)))
 		dst = append(dst, '{')
 		for n, i := range perm {
 			if n > 0 {
@@ -454,17 +540,17 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			}
 			dst = zjson.AppendString(dst, ids[i])
 			dst = append(dst, ':')
-			dst = rs.appendRow(dst, &rows[i], fields, sel)
+			dst = rs.appendRow(dst, &rows[i], want, sel)
 		}
 		return rawJSON(append(dst, '}')), nil
 	}
-	dst := make([]byte, 0, 64+len(rows)*(8+24*len(fields)))
+	dst := make([]byte, 0, 64+len(rows)*(8+24*len(want)))
 	dst = append(dst, '[')
 	for i := range rows {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = rs.appendRow(dst, &rows[i], fields, sel)
+		dst = rs.appendRow(dst, &rows[i], want, sel)
 	}
 	return rawJSON(append(dst, ']')), nil
 }
@@ -480,26 +566,40 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel it
 		}
 		first = false
 	}
-	// The nested members, by name: each is emitted before the first
+	// The list members, by name: each is emitted before the first
 	// scalar field that sorts after it.
-	nested := [...]struct {
+	type member struct {
 		name string
-		on   bool
 		emit func([]byte) []byte
-	}{
-		{"headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) }},
-		{"hosts", sel.hosts, func(b []byte) []byte { return appendItemHosts(b, r.it.Host) }},
-		{"preprocessing", sel.preprocessing != nil, func(b []byte) []byte { return appendPreprocessing(b, r.it, sel.preprocessing) }},
-		{"query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) }},
-		{"tags", sel.tags, func(b []byte) []byte { return append(b, `"tags":[]`...) }},
 	}
+	var nested [12]member
+	n := 0
+	push := func(name string, on bool, emit func([]byte) []byte) {
+		if on {
+			nested[n] = member{name, emit}
+			n++
+		}
+	}
+	push("headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) })
+	push("parameters", sel.parameters, func(b []byte) []byte { return append(b, `"parameters":[]`...) })
+	push("preprocessing", sel.preproc, func(b []byte) []byte { return appendPreprocessing(b, r.it, sel.preprocessing) })
+	push("query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) })
+	for _, x := range sel.nested {
+		v := x.value(r.it)
+		push(x.name, v != nil, func(b []byte) []byte {
+			b = zjson.AppendString(b, x.name)
+			b = append(b, ':')
+			b, _ = appendValue(b, v)
+			return b
+		})
+	}
+	ms := nested[:n]
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	next := 0
 	flush := func(before string) {
-		for ; next < len(nested) && (before == "" || nested[next].name < before); next++ {
-			if nested[next].on {
-				sep()
-				dst = nested[next].emit(dst)
-			}
+		for ; next < len(ms) && (before == "" || ms[next].name < before); next++ {
+			sep()
+			dst = ms[next].emit(dst)
 		}
 	}
 	for _, f := range fields {
@@ -562,6 +662,9 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 // appendQuoted appends a field that may need escaping as a JSON string.
 func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
+	if v, ok := itemDefaults[f]; ok {
+		return zjson.AppendString(dst, v)
+	}
 	switch f {
 	case fDelay:
 		return zjson.AppendString(dst, it.Delay)
@@ -605,16 +708,6 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, '"')
 	}
 	return zjson.AppendString(dst, v.S)
-}
-
-func appendItemHosts(dst []byte, h *catalog.Host) []byte {
-	dst = append(dst, `"hosts":[{"host":`...)
-	dst = zjson.AppendString(dst, h.Host)
-	dst = append(dst, `,"hostid":"`...)
-	dst = strconv.AppendUint(dst, h.ID, 10)
-	dst = append(dst, `","name":`...)
-	dst = zjson.AppendString(dst, h.Name)
-	return append(dst, "}]"...)
 }
 
 // rawJSON is an encoded JSON value that appendValue copies as is.
@@ -683,4 +776,31 @@ func httpNumber(h *catalog.HTTPItem, f itemField) uint8 {
 		return b(h.VerifyPeer)
 	}
 	return 0
+}
+
+// itemObjects encodes items as a select of another object returns them
+// (host.get's selectItems): the fields sl asks for, every one for
+// "extend"; the ID only when asked for.
+func (s *Server) itemObjects(items []*catalog.Item, sl sel) rawJSON {
+	rs := &itemRows{lv: s.opts.Last, states: s.opts.States}
+	var want []itemField
+	for f := range nItemFields {
+		if sl.has(itemFieldNames[f]) {
+			want = append(want, f)
+		}
+	}
+	is := itemSelect{headers: sl.has("headers"), queryFields: sl.has("query_fields"), parameters: sl.has("parameters")}
+	dst := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		r := itemRow{it: it}
+		if len(want) == 0 && !is.headers && !is.queryFields && !is.parameters {
+			dst = append(dst, "[]"...) // PHP's empty array
+			continue
+		}
+		dst = rs.appendRow(dst, &r, want, is)
+	}
+	return rawJSON(append(dst, ']'))
 }

@@ -17,7 +17,7 @@ import (
 
 // refItemObject is the map form of an item that item.get used to build
 // per row; it is the reference model for the typed rows.
-func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, withHosts, withTags, withSteps bool, out output) object {
+func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.Item, hosts sel, withTags, withSteps bool) object {
 	o := object{
 		"itemid": id(it.ID), "hostid": id(it.HostID), "name": it.Name, "key_": it.Key,
 		"type": strconv.Itoa(int(it.Type)), "value_type": strconv.Itoa(int(it.ValueType)),
@@ -52,21 +52,20 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 	for _, f := range hi.QueryFields {
 		qf = append(qf, object{f.Name: f.Value})
 	}
-	// Lists, not strings: the generic shaping keeps them whatever the
-	// output, so they are in only when the output asks for them.
-	if out.has("query_fields") {
-		o["query_fields"] = qf
+	for f, v := range itemDefaults {
+		o[itemFieldNames[f]] = v
 	}
-	if out.has("headers") {
-		if len(hi.Headers) == 0 {
-			o["headers"] = []any{}
-		} else {
-			hd := object{}
-			for _, f := range hi.Headers {
-				hd[f.Name] = f.Value
-			}
-			o["headers"] = hd
+	// Lists, not strings: fields all the same, which output shapes.
+	o["query_fields"] = field{qf}
+	o["parameters"] = field{[]any{}}
+	if len(hi.Headers) == 0 {
+		o["headers"] = field{[]any{}}
+	} else {
+		hd := object{}
+		for _, f := range hi.Headers {
+			hd[f.Name] = f.Value
 		}
+		o["headers"] = field{hd}
 	}
 	if withSteps {
 		steps := []object{}
@@ -92,8 +91,8 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 			}
 		}
 	}
-	if withHosts {
-		o["hosts"] = []object{{"hostid": id(h.ID), "host": h.Host, "name": h.Name}}
+	if hosts.list() {
+		o["hosts"] = hosts.shape([]object{hostObject(h)}, "hostid")
 	}
 	if withTags {
 		o["tags"] = []object{}
@@ -110,11 +109,11 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 		GroupIDs    opt[ids]  `json:"groupids"`
 		WebItems    opt[bool] `json:"webitems"`
 		Monitored   opt[bool] `json:"monitored"`
-		SelectHosts opt[any]  `json:"selectHosts"`
-		SelectTags  opt[any]  `json:"selectTags"`
-		SelectSteps opt[any]  `json:"selectPreprocessing"`
+		SelectHosts sel       `json:"selectHosts"`
+		SelectTags  sel       `json:"selectTags"`
+		SelectSteps sel       `json:"selectPreprocessing"`
 	}
-	if err := decodeLenient([]byte(params), &p); err != nil {
+	if err := decodeGet([]byte(params), &p); err != nil {
 		return nil, err
 	}
 	var objs []object
@@ -126,10 +125,10 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 			if len(p.ItemIDs.Value) > 0 && !containsID(p.ItemIDs.Value, it.ID) {
 				continue
 			}
-			if p.Monitored.Value && !(it.Enabled && h.Enabled) {
+			if p.Monitored.Given() && (it.Enabled && h.Enabled) != p.Monitored.Value {
 				continue
 			}
-			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts.Given(), p.SelectTags.Given(), p.SelectSteps.Given(), parseOutput(p.Output.Value, true)))
+			objs = append(objs, refItemObject(lv, st, h, it, p.SelectHosts, p.SelectTags.Set, p.SelectSteps.list()))
 		}
 	}
 	switch {
@@ -152,7 +151,7 @@ func refItemGet(snap *catalog.Snapshot, lv LastValues, st ItemStates, params str
 			visit(h)
 		}
 	}
-	res, err := p.apply(objs, "itemid", "itemid", "name", "key_", "delay", "history", "trends", "type", "status")
+	res, err := p.applySchema(objs, &itemSchema, "itemid", "name", "key_", "delay", "history", "trends", "type", "status")
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +167,8 @@ func (f fakeLast) Last(item uint64) (last, prev history.Sample, ok bool) {
 }
 
 // TestItemGetMatchesObjects checks that item.get over typed rows answers
-// byte for byte what the map-based getter answered, for every get
-// parameter.
+// byte for byte what the map-based getter (the generic getParams.apply)
+// answers, for every get parameter.
 func TestItemGetMatchesObjects(t *testing.T) {
 	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{
 		{Host: "h1", Name: `Host "one" <&>`, Groups: []string{"G1"}, Interfaces: []catalog.InterfaceSpec{{IP: "127.0.0.1"}}, Items: []catalog.ItemSpec{
@@ -229,6 +228,13 @@ func TestItemGetMatchesObjects(t *testing.T) {
 		`{"limit":0}`,
 		`{"output":[]}`,
 		`{"sortfield":"color"}`,
+		`{"output":["name","xyz"],"selectHosts":["name"]}`,
+		`{"output":"xyz","selectHosts":"count"}`,
+		`{"search":{"key_":["k","1"]}}`,
+		`{"search":{"key_":["k","1"]},"searchByAny":"1"}`,
+		`{"filter":{"key_":"f1","name":"load x"},"searchByAny":"0"}`,
+		`{"filter":{"type":"abc"}}`,
+		`{"sortfield":["type","name"],"sortorder":["DESC"]}`,
 		`{"filter":{"state":"1"},"output":["key_","state","error","interfaceid","timeout"]}`,
 		`{"search":{"error":"unsupported"},"output":["error"]}`,
 		`{"filter":{"interfaceid":"0"},"countOutput":true}`,

@@ -46,17 +46,39 @@ func maintenanceReadable(snap *catalog.Snapshot, a access, m *catalog.Maintenanc
 	return true
 }
 
-// maintenanceGetParams are maintenance.get's parameters.
+// maintenanceSchema is Zabbix 6.0's maintenances table.
+var maintenanceSchema = schema{id: "maintenanceid", types: fieldTypes(`maintenanceid:n name:c maintenance_type:n
+	description:t active_since:n active_till:n tags_evaltype:n`)}
+
+// maintenanceGetParams are maintenance.get's parameters (Zabbix 6.0's).
 type maintenanceGetParams struct {
 	getParams
 	MaintenanceIDs    opt[ids] `json:"maintenanceids"`
 	HostIDs           opt[ids] `json:"hostids"`
 	GroupIDs          opt[ids] `json:"groupids"`
-	SelectHosts       opt[any] `json:"selectHosts"`
-	SelectGroups      opt[any] `json:"selectGroups"`
-	SelectHostGroups  opt[any] `json:"selectHostGroups"`
-	SelectTimeperiods opt[any] `json:"selectTimeperiods"`
-	SelectTags        opt[any] `json:"selectTags"`
+	SelectHosts       sel      `json:"selectHosts"`
+	SelectGroups      sel      `json:"selectGroups"`
+	SelectTimeperiods sel      `json:"selectTimeperiods"`
+	SelectTags        sel      `json:"selectTags"`
+}
+
+// matches applies hostids and groupids as Zabbix 6.0 does: a maintenance
+// of one of the groups, or of a host (one of the hostids, when given) in
+// one of the groups (when given).
+func (p *maintenanceGetParams) matches(snap *catalog.Snapshot, m *catalog.Maintenance) bool {
+	if !p.HostIDs.Given() && !p.GroupIDs.Given() {
+		return true
+	}
+	if p.GroupIDs.Given() && anyGroup(m.GroupIDs, p.GroupIDs.Value) {
+		return true
+	}
+	for _, hid := range m.HostIDs {
+		h := snap.HostByID(hid)
+		if h != nil && idsPass(p.HostIDs, hid) && idsAny(p.GroupIDs, h.GroupIDs) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
@@ -71,58 +93,50 @@ func (s *Server) maintenanceGet(ctx context.Context, c *call) (any, error) {
 	snap := s.opts.Catalog.Snapshot()
 	var objs []object
 	for _, m := range snap.Maintenances() {
-		m := m
-		switch {
-		case len(p.MaintenanceIDs.Value) > 0 && !containsID(p.MaintenanceIDs.Value, m.ID),
-			len(p.HostIDs.Value) > 0 && !anyGroup(m.HostIDs, p.HostIDs.Value),
-			len(p.GroupIDs.Value) > 0 && !anyGroup(m.GroupIDs, p.GroupIDs.Value),
-			!maintenanceReadable(snap, a, &m, p.Editable.Value):
+		if !idsPass(p.MaintenanceIDs, m.ID) || !p.matches(snap, &m) || !maintenanceReadable(snap, a, &m, p.Editable.Value) {
 			continue
 		}
 		o := object{"maintenanceid": id(m.ID), "name": m.Name, "description": m.Description,
 			"active_since": strconv.FormatInt(m.ActiveSince, 10), "active_till": strconv.FormatInt(m.ActiveTill, 10),
 			"maintenance_type": "0", "tags_evaltype": strconv.Itoa(int(m.TagsEval))}
-		if p.SelectHosts.Given() {
+		// Selects as Zabbix 6.0 answers them: "count" leaves each out; a
+		// list adds the ID of hosts and groups, not of tags and periods.
+		if sl := p.SelectHosts; sl.list() {
 			var hs []object
 			for _, hid := range m.HostIDs {
 				if h := snap.HostByID(hid); h != nil {
-					hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
+					hs = append(hs, hostObject(h))
 				}
 			}
-			o["hosts"] = nonNil(p.limitSelect(hs))
+			o["hosts"] = nonNil(sl.shape(p.limitSelect(hs), "hostid"))
 		}
-		if p.SelectGroups.Given() || p.SelectHostGroups.Given() {
+		if sl := p.SelectGroups; sl.list() {
 			var gs []object
 			for _, gid := range m.GroupIDs {
 				if g := snap.GroupByID(gid); g != nil {
 					gs = append(gs, groupObject(g))
 				}
 			}
-			gs = nonNil(p.limitSelect(gs))
-			if p.SelectGroups.Given() {
-				o["groups"] = gs
-			}
-			if p.SelectHostGroups.Given() {
-				o["hostgroups"] = gs
-			}
+			o["groups"] = nonNil(sl.shape(p.limitSelect(gs), "groupid"))
 		}
-		if p.SelectTimeperiods.Given() {
+		if sl := p.SelectTimeperiods; sl.list() {
 			tps := make([]object, 0, len(m.Periods))
 			for i := range m.Periods {
 				tps = append(tps, periodObject(&m.Periods[i]))
 			}
-			o["timeperiods"] = tps
+			o["timeperiods"] = sl.shape(tps, "")
 		}
-		if p.SelectTags.Given() {
+		if sl := p.SelectTags; sl.list() {
 			tags := make([]object, 0, len(m.Tags))
 			for _, tg := range m.Tags {
 				tags = append(tags, object{"tag": tg.Tag, "operator": strconv.Itoa(int(tg.Operator)), "value": tg.Value})
 			}
-			o["tags"] = tags
+			o["tags"] = sl.shape(tags, "")
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "maintenanceid", "maintenanceid", "name", "maintenance_type")
+	sortByID(objs, "maintenanceid")
+	return p.applySchema(objs, &maintenanceSchema, "maintenanceid", "name", "maintenance_type", "active_till", "active_since")
 }
 
 // maintenanceParams are the members maintenance.create and .update take.

@@ -28,14 +28,15 @@ import (
 //   - uint64: one ID, a JSON number or a string of digits ("10084" as
 //     pyzabbix sends it, 10084 as Grafana does);
 //   - ids ([]uint64): a list of IDs, or one ID for a list of one;
-//   - int64: an integer, a number or a numeric string; as:"timestamp"
-//     a Unix time (unsigned, at most 2^31-1);
+//   - int64: an integer, a number or a numeric string; as:"limit" a
+//     legacy get's limit (a positive integer, anything else none);
 //   - string: a JSON string; as:"timeunit" also a bare number ("30s",
 //     30);
 //   - []string: a string or a list of strings; as:"output" "extend" or
 //     field names, as:"sortorder" ASC/DESC or a list of them;
 //   - bool: true or false; as:"flag" a Zabbix flag (any value but null
-//     and false is true);
+//     and false is true); in a legacy get, PHP's truth, or with
+//     as:"isset" any value but null;
 //   - map[string][]string, as:"filter": field name to values (filter,
 //     search), the names limited by "in";
 //   - a params struct, as:"object", or a slice of them, as:"objects":
@@ -54,18 +55,19 @@ import (
 // parameter are in the struct's adjustRule method (ruleHook).
 //
 // The entry points (decode.go) take a method's params whole: decodeGet
-// (an object; [] is no params), decodeObjects (create and update: an
-// array of objects or one object), decodeIDs (delete: an array of IDs),
-// decodeValidated (an object checked as Zabbix's API input validator
-// checks it), decodeStrictObject (an object only), decodeLenient
-// (unknown members ignored, as user.login always has), and for the
-// notification families alertObjects with decodeAlert (their former
-// decoder's dialect, params_alert.go). Each refuses a
-// member no field declares with Zabbix's `Invalid parameter "/":
-// unexpected parameter "xyz".` (decodeLenient excepted) and names the
-// member of any other problem ("/1/status", "/itemids/2"). Until the
-// conformance work aligns them with Zabbix's, each entry point keeps
-// the wording its methods had (decodeRules).
+// (a legacy get's object, read as Zabbix 6.0 reads it: unknown members
+// ignored, values as PHP takes them, params_legacy.go), decodeGetStrict
+// (a get 6.0 checks with its validator: unknown members refused),
+// decodeObjects (create and update: an array of objects or one object),
+// decodeIDs (delete: an array of IDs), decodeValidated (an object
+// checked as Zabbix's API input validator checks it), decodeStrictObject
+// (an object only), decodeLenient (unknown members ignored, as
+// user.login always has), and for the notification families
+// alertObjects with decodeAlert (their former decoder's dialect,
+// params_alert.go). All but decodeGet and decodeLenient refuse a member
+// no field declares with Zabbix's `Invalid parameter "/": unexpected
+// parameter "xyz".`, and each names the member of any other problem
+// ("/1/status", "/itemids/2").
 
 // opt is one parameter: whether it was given, null, and its value.
 type opt[T any] struct {
@@ -94,6 +96,19 @@ func (o *opt[T]) ptr() *T {
 
 func (o *opt[T]) decodeParam(raw []byte, c *fieldCtx) error {
 	null := isNull(raw)
+	if c.rules.dialect == dialectLegacy && (c.rule.limit || null && c.rule.kind != kindOutput) {
+		// A legacy get takes null as absent ("output" excepted: null is
+		// no field), and a limit that is not a positive integer too.
+		var zero T
+		o.Set, o.Null, o.Value = true, true, zero
+		if n, ok := legacyLimit(raw); ok && c.rule.limit {
+			o.Null = false
+			if p, ok := any(&o.Value).(*int64); ok {
+				*p = n
+			}
+		}
+		return nil
+	}
 	if null && c.rules.dialect != dialectValidator {
 		switch {
 		case c.rule.null:
@@ -127,8 +142,11 @@ func (o *opt[T]) valuePtr() any           { return &o.Value }
 // field's rule and the entry point's dialect.
 func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
-	if c.rules.dialect == dialectAlert {
+	switch c.rules.dialect {
+	case dialectAlert:
 		return alertValue(k, raw, p, c)
+	case dialectLegacy:
+		return legacyValue(k, raw, p, c)
 	}
 	v := c.rules.dialect == dialectValidator
 	r := c.rule
@@ -185,8 +203,6 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		}
 		*p.(*int64) = n
 		return nil
-	case kindTimestamp:
-		return timestampParam(raw, p.(*int64))
 	case kindStr:
 		s, ok := strValue(raw)
 		if !ok {
@@ -241,6 +257,9 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		return decodeJSON(raw, p, c.rules)
 	case kindFlag:
 		*p.(*bool) = string(raw) != "false" && string(raw) != "null"
+		return nil
+	case kindIsset:
+		*p.(*bool) = string(raw) != "null"
 		return nil
 	case kindFilter:
 		m, err := filterParam(raw, r.in)
@@ -424,41 +443,30 @@ func int32Param(v []byte, r *fieldRule, p *int64) error {
 		return &valueError{msg: "a number is too large"}
 	}
 	if !r.inRange(n) {
-		return &valueError{msg: "value must be one of " + r.inText}
+		return &valueError{msg: mustBe(r.inText, len(r.ranges) > 1 || len(r.ranges) == 1 && r.ranges[0][0] != r.ranges[0][1])}
 	}
 	*p = n
 	return nil
+}
+
+// mustBe is the validator's text for a value not in its list: "value
+// must be 5" for one value, "value must be one of 0, 2" for several.
+func mustBe(list string, several bool) string {
+	if several {
+		return "value must be one of " + list
+	}
+	return "value must be " + list
+}
+
+// quotedList is words as the validator lists them: "a", "b".
+func quotedList(words []string) string {
+	return `"` + strings.Join(words, `", "`) + `"`
 }
 
 // isInteger reports whether s is an optional minus and decimal digits.
 func isInteger(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// timestampParam reads a Unix time: an unsigned integer (or a string of
-// digits) up to 2^31-1; null leaves it unset.
-func timestampParam(v []byte, p *int64) error {
-	var text string
-	switch jsonKindOf(v) {
-	case 'n':
-		return nil
-	case 'i':
-		text = string(v)
-	case 's':
-		json.Unmarshal(v, &text)
-	default:
-		return &valueError{msg: "an unsigned integer is expected"}
-	}
-	if text == "" || strings.Trim(text, "0123456789") != "" {
-		return &valueError{msg: "an unsigned integer is expected"}
-	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n > math.MaxInt32 {
-		return &valueError{msg: "a timestamp is too large"}
-	}
-	*p = n
-	return nil
 }
 
 // idsParam reads ids: one id or a list of them, each a JSON integer or a
@@ -468,16 +476,14 @@ func idsParam(v []byte) ([]uint64, error) {
 	if k == 'n' {
 		return nil, nil
 	}
-	if k != 'a' {
+	if k != 'a' && k != 'o' {
 		if id, reason := oneIDParam(v); reason == "" {
 			return []uint64{id}, nil
 		}
 		return nil, &valueError{msg: "an array is expected"}
 	}
-	elems, ok := arrayElems(v)
-	if !ok {
-		return nil, &valueError{msg: "an array is expected"}
-	}
+	// An object is a PHP array too: its values are the list.
+	elems := listValues(v)
 	list := make([]uint64, 0, len(elems))
 	for i, e := range elems {
 		id, reason := oneIDParam(e)
@@ -518,11 +524,8 @@ func stringsParam(v []byte, in []string, normalize bool) ([]string, error) {
 	switch k := jsonKindOf(v); {
 	case k == 's' && normalize:
 		elems = [][]byte{v}
-	case k == 'a':
-		var ok bool
-		if elems, ok = arrayElems(v); !ok {
-			return nil, &valueError{msg: "an array is expected"}
-		}
+	case k == 'a', k == 'o': // an object is a PHP array too
+		elems = listValues(v)
 	default:
 		return nil, &valueError{msg: "an array is expected"}
 	}
@@ -534,7 +537,7 @@ func stringsParam(v []byte, in []string, normalize bool) ([]string, error) {
 			return nil, &valueError{sub: sub, msg: "a character string is expected"}
 		}
 		if !slices.Contains(in, s) {
-			return nil, &valueError{sub: sub, msg: "value must be one of " + strings.Join(in, ", ")}
+			return nil, &valueError{sub: sub, msg: mustBe(quotedList(in), len(in) > 1)}
 		}
 		out = append(out, s)
 	}
@@ -548,10 +551,10 @@ func outputParam(v []byte, in []string) ([]string, error) {
 		var s string
 		json.Unmarshal(v, &s)
 		if s != "extend" {
-			return nil, &valueError{msg: "value must be one of extend"}
+			return nil, &valueError{msg: `value must be "extend"`}
 		}
 		return []string{s}, nil
-	case 'a':
+	case 'a', 'o':
 		return stringsParam(v, in, false)
 	}
 	return nil, &valueError{msg: "an array or a character string is expected"}
@@ -564,7 +567,7 @@ func sortOrderParam(v []byte) ([]string, error) {
 		var s string
 		json.Unmarshal(v, &s)
 		if s != "ASC" && s != "DESC" {
-			return nil, &valueError{msg: "value must be one of ASC, DESC"}
+			return nil, &valueError{msg: `value must be one of "ASC", "DESC"`}
 		}
 		return []string{s}, nil
 	case 'a':
@@ -614,9 +617,9 @@ func filterParam(v []byte, fields []string) (map[string][]string, error) {
 		}
 		elems := [][]byte{raw}
 		switch jsonKindOf(raw) {
-		case 'a':
-			elems, _ = arrayElems(raw)
-		case 'o':
+		case 'a', 'o': // an object is a PHP array too
+			elems = listValues(raw)
+		case 'b':
 			return nil, &valueError{sub: f, msg: "an array is expected"}
 		}
 		vals := make([]string, 0, len(elems))

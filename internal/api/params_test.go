@@ -81,16 +81,23 @@ func TestOptPresence(t *testing.T) {
 	f(`{"id":"7","ids":["1",2],"n":"12","s":"","names":"a","any":["x"]}`, params{ID: opt[uint64]{Set: true, Value: 7},
 		IDs: opt[ids]{Set: true, Value: ids{1, 2}}, N: opt[int64]{Set: true, Value: 12}, S: opt[string]{Set: true},
 		Names: opt[[]string]{Set: true, Value: []string{"a"}}, Any: opt[any]{Set: true, Value: []any{"x"}}})
-	f(`{"ids":null,"n":null,"any":null,"names":[]}`, params{IDs: opt[ids]{Set: true, Null: true}, N: opt[int64]{Set: true, Null: true, Value: 5},
+	// A legacy get takes null as absent, whatever the kind: the
+	// default is not applied (PHP merges the null over it).
+	f(`{"ids":null,"n":null,"any":null,"names":[]}`, params{IDs: opt[ids]{Set: true, Null: true}, N: opt[int64]{Set: true, Null: true},
 		Any: opt[any]{Set: true, Null: true}, Names: opt[[]string]{Set: true, Value: []string{}}})
 	f(`{"ids":7,"ids":[8]}`, params{IDs: opt[ids]{Set: true, Value: ids{8}}, N: opt[int64]{Value: 5}}) // the last wins
-	// An integer's null is absent and leaves an earlier value of a
-	// repeated member, as the former integer type did.
-	f(`{"n":3,"n":null}`, params{N: opt[int64]{Set: true, Value: 3}})
+	// Of a repeated member, the last is taken, null included, as PHP's
+	// json_decode keeps it.
+	f(`{"n":3,"n":null}`, params{N: opt[int64]{Set: true, Null: true}})
+	// An empty list of IDs is given (it matches nothing), one that
+	// holds a string not of digits is given and empty.
+	f(`{"ids":[]}`, params{IDs: opt[ids]{Set: true, Value: ids{}}, N: opt[int64]{Value: 5}})
+	f(`{"ids":["1","x"]}`, params{IDs: opt[ids]{Set: true, Value: ids{}}, N: opt[int64]{Value: 5}})
+	f(`{"ids":{"a":"3"," b":4}}`, params{IDs: opt[ids]{Set: true, Value: ids{3, 4}}, N: opt[int64]{Value: 5}})
 }
 
-// TestDecodeRules: each entry point refuses unknown members (the first
-// sent) and words type errors as the methods it serves always have.
+// TestDecodeRules: each entry point refuses (or, decodeGet, ignores)
+// unknown members and words type errors as the methods it serves do.
 func TestDecodeRules(t *testing.T) {
 	type getP struct {
 		IDs  opt[ids]   `json:"ids"`
@@ -119,12 +126,21 @@ func TestDecodeRules(t *testing.T) {
 		in     string
 		want   string // "" for no error
 	}{
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"x":1,"n":"a","y":2}`, `Invalid parameter "/": unexpected parameter "x".`},
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"N":1}`, `Invalid parameter "/": unexpected parameter "N".`},
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"n":"a"}`, `Invalid parameter "/n": a number is expected.`},
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"ids":["1","x"]}`, `Invalid parameter "/ids": a number is expected.`},
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"b":"true"}`, `Invalid parameter "/b": a boolean value is expected.`},
-		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `[1]`, `Invalid parameter "/": an array or object is expected.`},
+		// Legacy gets: nothing is refused for its type or name.
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"x":1,"n":"a","y":2}`, ``},
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"N":1}`, ``},
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"ids":["1","x"]}`, ``},
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"b":"true"}`, ``},
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `[1]`, ``},
+		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `"x"`, `Invalid parameter "/": an array or object is expected.`},
+		// Strict gets: as the former get decoder.
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"x":1,"n":"a","y":2}`, `Invalid parameter "/": unexpected parameter "x".`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"N":1}`, `Invalid parameter "/": unexpected parameter "N".`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"n":"a"}`, `Invalid parameter "/n": a number is expected.`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"ids":["1","x"]}`, `Invalid parameter "/ids": a number is expected.`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"b":"true"}`, `Invalid parameter "/b": a boolean value is expected.`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `[1]`, `Invalid parameter "/": an array or object is expected.`},
+		{func(r json.RawMessage) error { return decodeGetStrict(r, &getP{}) }, `{"nopermissions":1}`, ``},
 		{func(r json.RawMessage) error { return decodeGet(r, &getP{}) }, `{"name":{"a":[1]},"b":null}`, ``},
 		{func(r json.RawMessage) error { var ps []writeP; return decodeObjects(r, &ps) }, `[{"id":1},{"id":2,"bogus":1}]`, `Invalid parameter "/2": unexpected parameter "bogus".`},
 		{func(r json.RawMessage) error { var ps []writeP; return decodeObjects(r, &ps) }, `{"ID":1,"N":"2","S":"x"}`, ``}, // names fold, as encoding/json's
@@ -137,7 +153,7 @@ func TestDecodeRules(t *testing.T) {
 		{func(r json.RawMessage) error { var ps []writeP; return decodeObjects(r, &ps) }, `[]`, `Invalid parameter "/": cannot be empty.`},
 		{func(r json.RawMessage) error { var ps []writeP; return decodeObjects(r, &ps) }, `[null]`, ``},
 		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `{"o":["c"],"h":7}`, `Invalid parameter "/h": value must be one of 0, 1, 2.`},
-		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `{"o":"c","l":null}`, `Invalid parameter "/o/1": value must be one of a, b.`},
+		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `{"o":"c","l":null}`, `Invalid parameter "/o/1": value must be one of "a", "b".`},
 		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `{"l":11}`, `Invalid parameter "/l": value must be one of 1-10.`},
 		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `{"h":null}`, `Invalid parameter "/h": an integer is expected.`},
 		{func(r json.RawMessage) error { return decodeValidated(r, &valP{}) }, `[5]`, `Invalid parameter "/": unexpected parameter "0".`},

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"reflect"
@@ -14,37 +15,33 @@ import (
 
 // eventFilter holds the parameters problem.get and event.get share and
 // selects events by them, before any object is built: problem.get over
-// 100,000 open problems builds only the objects it returns.
+// 100,000 open problems builds only the objects it returns. They are
+// read as Zabbix 6.0's legacy gets read them; source, object and
+// evaltype are checked as 6.0 checks them (check).
 type eventFilter struct {
-	EventIDs     opt[ids]         `json:"eventids"`
-	ObjectIDs    opt[ids]         `json:"objectids"`
-	HostIDs      opt[ids]         `json:"hostids"`
-	GroupIDs     opt[ids]         `json:"groupids"`
-	Source       opt[int64]       `json:"source"`
-	Object       opt[int64]       `json:"object"`
-	Severities   opt[intList]     `json:"severities"`
-	Acknowledged opt[flexBool]    `json:"acknowledged"`
-	Suppressed   opt[flexBool]    `json:"suppressed"`
-	TimeFrom     opt[int64]       `json:"time_from"`
-	TimeTill     opt[int64]       `json:"time_till"`
-	EventIDFrom  opt[uint64]      `json:"eventid_from"`
-	EventIDTill  opt[uint64]      `json:"eventid_till"`
-	Tags         opt[[]tagFilter] `json:"tags" as:"objects"`
-	EvalType     opt[int64]       `json:"evaltype"`
-}
+	EventIDs     opt[ids]      `json:"eventids"`
+	ObjectIDs    opt[ids]      `json:"objectids"`
+	HostIDs      opt[ids]      `json:"hostids"`
+	GroupIDs     opt[ids]      `json:"groupids"`
+	Source       eventKind     `json:"source"`
+	Object       eventKind     `json:"object"`
+	Severities   opt[intList]  `json:"severities"`
+	Acknowledged opt[bool]     `json:"acknowledged"`
+	Suppressed   opt[bool]     `json:"suppressed"`
+	TimeFrom     opt[int64]    `json:"time_from"`
+	TimeTill     opt[int64]    `json:"time_till"`
+	EventIDFrom  opt[uint64]   `json:"eventid_from"`
+	EventIDTill  opt[uint64]   `json:"eventid_till"`
+	Tags         opt[tagConds] `json:"tags"`
+	EvalType     eventKind     `json:"evaltype"`
 
-// tagFilter is one element of "tags": operator 0 contains, 1 equals,
-// 2 does not contain, 3 does not equal, 4 exists, 5 does not exist.
-type tagFilter struct {
-	Tag      opt[string] `json:"tag" as:"json"`
-	Value    opt[string] `json:"value" as:"json"`
-	Operator opt[int64]  `json:"operator"`
+	tagq *tagQuery // compiled by check
 }
 
 // flexBool is a boolean as Zabbix clients send them: true or false,
-// "true" or "false" (Grafana's datasource sends recent: "true"), 1 or 0
-// as a number or a string (the frontend's preprocessing test sends
-// "single": "true"). null and "" leave it unset.
+// "true" or "false", 1 or 0 as a number or a string (the frontend's
+// preprocessing test sends "single": "true"). null and "" leave it
+// unset.
 type flexBool struct{ set, v bool }
 
 func (f *flexBool) decodeParam(b []byte, _ *fieldCtx) error {
@@ -61,23 +58,22 @@ func (f *flexBool) decodeParam(b []byte, _ *fieldCtx) error {
 	return nil
 }
 
-// intList is a number or a list of numbers ("severities").
+// intList is a number or a list of numbers ("severities", event.get's
+// "value"); a value that is not an integer selects nothing, as the
+// database refuses it.
 type intList []int64
 
-func (l *intList) decodeParam(b []byte, _ *fieldCtx) error {
-	elems, ok := arrayElems(b)
-	if !ok {
-		if isNull(b) {
-			return nil
-		}
-		elems = [][]byte{b}
-	}
-	for _, r := range elems {
+func (l *intList) decodeParam(b []byte, c *fieldCtx) error {
+	*l = nil
+	for _, r := range listValues(b) {
 		if isNull(r) {
 			continue
 		}
-		n, err := strconv.ParseInt(unquote(r), 10, 64)
-		if err != nil {
+		n, ok := legacyInt(r)
+		if !ok {
+			if c.rules.dialect == dialectLegacy {
+				return errNoRows
+			}
 			return kindError{kind: reflect.Int64}
 		}
 		*l = append(*l, n)
@@ -85,16 +81,82 @@ func (l *intList) decodeParam(b []byte, _ *fieldCtx) error {
 	return nil
 }
 
-func (f *eventFilter) check() error {
-	for i, t := range f.Tags.Value {
-		if t.Operator.Value < 0 || t.Operator.Value > 5 {
-			return errParams(`Invalid parameter "/tags/%d/operator": value must be one of 0, 1, 2, 3, 4, 5.`, i+1)
+// eventKind is problem.get's and event.get's "source", "object" or
+// "evaltype": the JSON value as given (null included: Zabbix 6.0 checks
+// it), read by check.
+type eventKind struct {
+	set bool
+	raw []byte
+}
+
+func (k *eventKind) decodeParam(b []byte, _ *fieldCtx) error {
+	*k = eventKind{set: true, raw: bytes.Clone(b)}
+	return nil
+}
+
+// value checks k against the values allowed, as Zabbix 6.0's set
+// validator does: an integer, or a string that is one written as PHP
+// writes it ("0", not "00" nor 0.0); def when not given.
+func (k eventKind) value(def int64, allowed []int64) (int64, bool) {
+	if !k.set {
+		return def, true
+	}
+	var text string
+	switch jsonKindOf(k.raw) {
+	case 'i':
+		text = string(bytes.TrimSpace(k.raw))
+	case 's':
+		text, _ = strValue(k.raw)
+	default:
+		return 0, false
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || strconv.FormatInt(n, 10) != text || !slices.Contains(allowed, n) {
+		return 0, false
+	}
+	return n, true
+}
+
+// The names Zabbix gives event sources and objects in its errors.
+var (
+	eventSourceNames = []string{"trigger", "discovery", "autoregistration", "internal", "service"}
+	eventObjectNames = []string{"trigger", "discovered host", "discovered service", "autoregistered host", "item", "low-level discovery rule", "service"}
+	// eventObjectsOf are the objects each source has events of.
+	eventObjectsOf = [][]int64{{0}, {1, 2}, {3}, {0, 4, 5}, {6}}
+)
+
+// check reads source, object and evaltype as Zabbix 6.0 checks them
+// (sources and objects are those of the method: problem.get knows
+// fewer), compiles the tag filter, and reports whether the request can
+// select any event Peregrine has (trigger events only).
+func (f *eventFilter) check(sources, objects []int64) (bool, error) {
+	src, ok := f.Source.value(0, sources)
+	if !ok {
+		return false, errParams("Incorrect source value.")
+	}
+	obj, ok := f.Object.value(0, objects)
+	if !ok {
+		return false, errParams("Incorrect object value.")
+	}
+	if !slices.Contains(eventObjectsOf[src], obj) {
+		var l []string
+		for _, o := range eventObjectsOf[src] {
+			l = append(l, strconv.FormatInt(o, 10)+" - "+eventObjectNames[o])
+		}
+		return false, errParams(`Incorrect event object "%d" (%s) for event source "%d" (%s), only the following objects are supported: %s.`,
+			obj, eventObjectNames[obj], src, eventSourceNames[src], strings.Join(l, ", "))
+	}
+	et, ok := f.EvalType.value(0, []int64{0, 2})
+	if !ok {
+		return false, errParams("Incorrect evaltype value.")
+	}
+	f.tagq = compileTags(f.Tags.Value, et)
+	for _, o := range []opt[ids]{f.EventIDs, f.ObjectIDs, f.HostIDs, f.GroupIDs} {
+		if o.Given() && len(o.Value) == 0 {
+			return false, nil // a given empty list matches nothing
 		}
 	}
-	if f.EvalType.Given() && f.EvalType.Value != 0 && f.EvalType.Value != 2 {
-		return errParams(`Invalid parameter "/evaltype": value must be one of 0, 2.`)
-	}
-	return nil
+	return src == 0 && obj == 0, nil
 }
 
 // eventScope is what a request may see: triggers readable by the caller,
@@ -162,70 +224,18 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 	switch {
 	case len(f.EventIDs.Value) > 0 && !containsID(f.EventIDs.Value, e.ID),
 		len(f.ObjectIDs.Value) > 0 && !containsID(f.ObjectIDs.Value, e.ObjectID),
-		f.Source.Given() && f.Source.Value != int64(e.Source),
-		f.Object.Given() && f.Object.Value != int64(e.Object),
-		len(f.Severities.Value) > 0 && !slices.Contains(f.Severities.Value, int64(e.Severity)),
-		f.Acknowledged.Value.set && f.Acknowledged.Value.v != e.Acknowledged,
-		f.Suppressed.Value.set && f.Suppressed.Value.v != e.Suppressed,
+		e.Source != 0 || e.Object != 0,
+		f.Severities.Given() && !slices.Contains(f.Severities.Value, int64(e.Severity)),
+		f.Acknowledged.Given() && f.Acknowledged.Value != e.Acknowledged,
+		f.Suppressed.Given() && f.Suppressed.Value != e.Suppressed,
 		f.TimeFrom.Given() && e.Clock < f.TimeFrom.Value,
 		f.TimeTill.Given() && e.Clock > f.TimeTill.Value,
-		f.EventIDFrom.Set && e.ID < f.EventIDFrom.Value,
-		f.EventIDTill.Set && e.ID > f.EventIDTill.Value,
-		len(f.Tags.Value) > 0 && !f.tagsMatch(e.Tags):
+		f.EventIDFrom.Given() && e.ID < f.EventIDFrom.Value,
+		f.EventIDTill.Given() && e.ID > f.EventIDTill.Value,
+		f.tagq != nil && !f.tagq.match(len(e.Tags), func(i int) (string, string) { return e.Tags[i].Tag, e.Tags[i].Value }):
 		return false
 	}
 	return sc.trigger(e.ObjectID)
-}
-
-// tagsMatch applies "tags" with "evaltype": 0 (and/or: conditions on the
-// same tag name are or-ed, different names and-ed) or 2 (or).
-func (f *eventFilter) tagsMatch(tags []event.Tag) bool {
-	one := func(c tagFilter) bool {
-		tag, value, op := c.Tag.Value, c.Value.Value, c.Operator.Value
-		has := false
-		for _, t := range tags {
-			if t.Tag != tag {
-				continue
-			}
-			has = true
-			switch op {
-			case 0:
-				if strings.Contains(strings.ToLower(t.Value), strings.ToLower(value)) {
-					return true
-				}
-			case 1:
-				if t.Value == value {
-					return true
-				}
-			case 4:
-				return true
-			}
-		}
-		switch op {
-		case 2:
-			return !slices.ContainsFunc(tags, func(t event.Tag) bool {
-				return t.Tag == tag && strings.Contains(strings.ToLower(t.Value), strings.ToLower(value))
-			})
-		case 3:
-			return !slices.ContainsFunc(tags, func(t event.Tag) bool { return t.Tag == tag && t.Value == value })
-		case 5:
-			return !has
-		}
-		return false
-	}
-	if f.EvalType.Value == 2 {
-		return slices.ContainsFunc(f.Tags.Value, one)
-	}
-	byName := map[string]bool{}
-	for _, c := range f.Tags.Value {
-		byName[c.Tag.Value] = byName[c.Tag.Value] || one(c)
-	}
-	for _, ok := range byName {
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 func problemObject(e *event.Event) object {
@@ -235,7 +245,7 @@ func problemObject(e *event.Event) object {
 		"r_eventid": id(e.REventID), "r_clock": strconv.FormatInt(e.RClock, 10), "r_ns": strconv.Itoa(int(e.RNS)),
 		"correlationid": "0", "userid": id(e.UserID), "name": e.Name, "acknowledged": boolStr(e.Acknowledged),
 		"severity": strconv.Itoa(int(e.Severity)), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
-		"urls": []object{},
+		"urls": field{[]object{}},
 	}
 }
 
@@ -246,7 +256,7 @@ func eventObject(e *event.Event) object {
 		"value": strconv.Itoa(int(e.Value)), "acknowledged": boolStr(e.Acknowledged), "name": e.Name,
 		"severity": strconv.Itoa(int(e.Severity)), "r_eventid": id(e.REventID), "c_eventid": id(e.CEventID),
 		"correlationid": "0", "userid": id(e.UserID), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
-		"urls": []object{},
+		"urls": field{[]object{}},
 	}
 }
 
@@ -277,14 +287,55 @@ func tagObjects(tags []event.Tag) []object {
 	return out
 }
 
-// problemGetParams are problem.get's parameters.
+// problemSchema and eventSchema are Zabbix 6.0's problem and events
+// tables.
+var (
+	problemSchema = schema{id: "eventid", types: fieldTypes(`eventid:n source:n object:n objectid:n clock:n ns:n
+		r_eventid:n r_clock:n r_ns:n correlationid:n userid:n name:c acknowledged:n severity:n`)}
+	eventSchema = schema{id: "eventid", types: fieldTypes(`eventid:n source:n object:n objectid:n clock:n value:n
+		acknowledged:n ns:n name:c severity:n`)}
+)
+
+// problemGetParams are problem.get's parameters (Zabbix 6.0's).
 type problemGetParams struct {
 	getParams
 	eventFilter
-	Recent                opt[flexBool] `json:"recent"`
-	SelectAcknowledges    opt[any]      `json:"selectAcknowledges"`
-	SelectTags            opt[any]      `json:"selectTags"`
-	SelectSuppressionData opt[any]      `json:"selectSuppressionData"`
+	// Recent adds the problems resolved within the last 5 minutes.
+	Recent                opt[bool] `json:"recent"`
+	SelectAcknowledges    sel       `json:"selectAcknowledges"`
+	SelectTags            sel       `json:"selectTags"`
+	SelectSuppressionData sel       `json:"selectSuppressionData"`
+}
+
+// plainConditions drops filter and search when none of their fields is
+// one Zabbix 6.0 reads, so that the fast paths take the request.
+func (p *getParams) plainConditions(sch *schema) {
+	if len(p.filterConds(sch, nil)) == 0 {
+		p.Filter = opt[fieldMap]{}
+	}
+	if len(p.searchConds(sch, nil)) == 0 {
+		p.Search = opt[fieldMap]{}
+	}
+}
+
+// ackSelect is selectAcknowledges (problem.get) or select_acknowledges
+// (event.get): "count" counts, a list gives the fields named (no ID
+// unless named), anything else every field.
+func (s *Server) ackSelect(sl sel, eventID uint64) any {
+	acks := s.opts.Events.Acks(eventID)
+	if sl.Count {
+		return countOf(len(acks))
+	}
+	return sl.shape(ackObjects(acks), "")
+}
+
+// tagSelect is selectTags: a list gives the fields named, "count"
+// leaves the member out (nil), anything else tag and value.
+func tagSelect(sl sel, tags []event.Tag) any {
+	if sl.Count {
+		return nil
+	}
+	return sl.shape(tagObjects(tags), "")
 }
 
 func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
@@ -292,47 +343,55 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
 	}
-	if err := p.check(); err != nil {
+	ok, err := p.check([]int64{0, 3, 4}, []int64{0, 4, 5, 6})
+	if err != nil {
 		return nil, err
 	}
-	for i, f := range p.SortField.Value {
-		if f != "eventid" {
-			return nil, errParams(`Invalid parameter "/sortfield/%d": value must be one of "eventid".`, i+1)
-		}
+	if !ok {
+		p.markNoRows()
 	}
+	if _, _, err := p.sortFields([]string{"eventid"}); err != nil {
+		return nil, err
+	}
+	p.plainConditions(&problemSchema)
 	a, err := s.access(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	sc := &eventScope{cands: &s.cands, snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
-	kept, n := s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.Value.v)
-	if p.CountOutput.Value && len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
+	var kept []event.Event
+	n := 0
+	if !p.noRows {
+		sc := &eventScope{cands: &s.cands, snap: s.opts.Catalog.Snapshot(), a: a, f: &p.eventFilter, cache: map[uint64]bool{}}
+		kept, n = s.selectProblems(&p.getParams, &p.eventFilter, sc, p.Recent.Value)
+	}
+	if p.CountOutput.Value && !p.Filter.Given() && !p.Search.Given() {
 		return strconv.Itoa(n), nil
 	}
-	if fastProblems(&p.getParams) {
+	extendish := func(sl sel) bool { return !sl.Set || sl.All || !sl.Count && sl.Fields == nil }
+	if fastProblems(&p.getParams) && extendish(p.SelectAcknowledges) && extendish(p.SelectTags) && extendish(p.SelectSuppressionData) {
 		sortLimit(&p.getParams, kept)
 		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
 			kept = kept[:p.Limit.Value]
 		}
-		sel := problemSelects{acks: p.SelectAcknowledges.Given(), tags: p.SelectTags.Given(), suppression: p.SelectSuppressionData.Given()}
+		sel := problemSelects{acks: p.SelectAcknowledges.Set, tags: p.SelectTags.Set, suppression: p.SelectSuppressionData.Set}
 		return rawJSON(s.appendProblems(nil, kept, sel)), nil
 	}
-	if fields := shortProblems(&p.getParams, p.SelectAcknowledges.Value, p.SelectTags.Value, p.SelectSuppressionData.Value); fields != nil {
+	if fields := shortProblems(&p.getParams, p.SelectAcknowledges.Set || p.SelectTags.Set || p.SelectSuppressionData.Set); fields != nil {
 		sortLimit(&p.getParams, kept)
 		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
 			kept = kept[:p.Limit.Value]
 		}
 		return rawJSON(appendShortProblems(nil, kept, fields)), nil
 	}
-	return s.eventResult(&p.getParams, kept, func(e *event.Event) object {
+	return s.eventResult(&p.getParams, &problemSchema, kept, func(e *event.Event) object {
 		o := problemObject(e)
-		if p.SelectAcknowledges.Given() {
-			o["acknowledges"] = ackObjects(s.opts.Events.Acks(e.ID))
+		if p.SelectAcknowledges.Set {
+			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID)
 		}
-		if p.SelectTags.Given() {
-			o["tags"] = tagObjects(e.Tags)
+		if t := tagSelect(p.SelectTags, e.Tags); p.SelectTags.Set && t != nil {
+			o["tags"] = t
 		}
-		if p.SelectSuppressionData.Given() {
+		if p.SelectSuppressionData.list() {
 			o["suppression_data"] = []object{}
 		}
 		return o
@@ -342,8 +401,8 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 // eventResult sorts, limits and shapes events. Without filter or search
 // (which work on the objects' fields) the events are sorted and cut to
 // the limit before any object is built.
-func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.Event) object, sortable ...string) (any, error) {
-	if len(p.Filter.Value) == 0 && len(p.Search.Value) == 0 {
+func (s *Server) eventResult(p *getParams, sch *schema, evs []event.Event, build func(*event.Event) object, sortable ...string) (any, error) {
+	if !p.Filter.Given() && !p.Search.Given() {
 		if p.CountOutput.Value {
 			return strconv.Itoa(len(evs)), nil
 		}
@@ -362,7 +421,7 @@ func (s *Server) eventResult(p *getParams, evs []event.Event, build func(*event.
 	for i := range evs {
 		objs[i] = build(&evs[i])
 	}
-	return p.apply(objs, "eventid", sortable...)
+	return p.applySchema(objs, sch, sortable...)
 }
 
 // sortLimit sorts evs by event ID as p asks (ascending unless sortorder
@@ -372,7 +431,7 @@ func sortLimit(p *getParams, evs []event.Event) bool {
 	if len(p.SortField.Value) > 0 && p.SortField.Value[0] != "eventid" {
 		return false
 	}
-	desc := len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
+	desc := p.SortOrder.Value.desc(0)
 	byID := func(a, b event.Event) int { return cmp.Compare(a.ID, b.ID) }
 	// The store returns events in ID order (recent problems appended
 	// after the open ones are the exception): check before sorting.

@@ -22,10 +22,10 @@ type problemSelects struct{ acks, tags, suppression bool }
 
 // fastProblems reports whether the request can take the fast path.
 func fastProblems(p *getParams) bool {
-	if len(p.Filter.Value) > 0 || len(p.Search.Value) > 0 || p.PreserveKeys.Value || p.CountOutput.Value {
+	if p.Filter.Given() || p.Search.Given() || p.PreserveKeys.Value || p.CountOutput.Value {
 		return false
 	}
-	return parseOutput(p.Output.Value, true).all
+	return p.outputFields().all
 }
 
 // appendProblems encodes evs as problem.get's result array.
@@ -118,30 +118,28 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 // (the web UI's ["eventid", "objectid", "severity", "clock"]).
 var shortProblemFields = map[string]bool{"clock": true, "eventid": true, "objectid": true, "severity": true}
 
-// shortProblems returns the requested fields, sorted as the generic
-// encoder writes keys, when the request is an output list of short
-// fields only, without filter, search, preservekeys, countOutput or
-// selects; nil otherwise. With 50,000 open problems this skips building
-// 50,000 object maps to write four numbers each.
-func shortProblems(p *getParams, selects ...any) []string {
-	if len(p.Filter.Value) > 0 || len(p.Search.Value) > 0 || p.PreserveKeys.Value || p.CountOutput.Value || len(p.Output.Value) == 0 {
+// shortProblems returns the requested fields with the problem's ID,
+// sorted as the generic encoder writes keys, when the request is an
+// output list of short fields only, without filter, search,
+// preservekeys, countOutput or selects; nil otherwise. With 50,000 open
+// problems this skips building 50,000 object maps to write four
+// numbers each.
+func shortProblems(p *getParams, selects bool) []string {
+	if p.Filter.Given() || p.Search.Given() || p.PreserveKeys.Value || p.CountOutput.Value || selects {
 		return nil
 	}
-	for _, s := range selects {
-		if s != nil {
-			return nil
-		}
-	}
-	o := parseOutput(p.Output.Value, true)
-	if o.all || len(o.fields) == 0 {
+	o := p.outputFields()
+	if o.all {
 		return nil
 	}
-	fields := make([]string, 0, len(o.fields))
+	fields := []string{"eventid"}
 	for f := range o.fields {
 		if !shortProblemFields[f] {
 			return nil
 		}
-		fields = append(fields, f)
+		if f != "eventid" {
+			fields = append(fields, f)
+		}
 	}
 	sort.Strings(fields)
 	return fields

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -160,7 +159,7 @@ func cutToLimit(p *getParams, evs []event.Event, lim int) []event.Event {
 
 // descOrder reports whether p sorts newest first.
 func descOrder(p *getParams) bool {
-	return len(p.SortOrder.Value) > 0 && strings.EqualFold(p.SortOrder.Value[0], "DESC")
+	return p.SortOrder.Value.desc(0)
 }
 
 // candidates returns the triggers a request naming hosts, groups or

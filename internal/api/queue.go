@@ -85,7 +85,7 @@ func (q *queueCounts) into(o object) object {
 // out.
 func (s *Server) queueGet(ctx context.Context, c *call) (any, error) {
 	var p queueParams
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := decodeGetStrict(c.params, &p); err != nil {
 		return nil, err
 	}
 	byHost, byType := false, false

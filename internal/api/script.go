@@ -256,7 +256,7 @@ type scriptGetParams struct {
 
 func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 	var p scriptGetParams
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := decodeGetStrict(c.params, &p); err != nil {
 		return nil, err
 	}
 	// A user sees the scripts of their user groups (or of all); a super

@@ -148,7 +148,7 @@ type tokenGetParams struct {
 
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 	var p tokenGetParams
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := decodeGetStrict(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()

@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
@@ -54,6 +57,14 @@ func (s *Server) registerTriggers() {
 	}
 }
 
+// runtime is trigger id's runtime state (zero without TriggerStates).
+func (s *Server) runtime(id uint64) event.Runtime {
+	if s.opts.TriggerStates == nil {
+		return event.Runtime{}
+	}
+	return s.opts.TriggerStates.Runtime(id)
+}
+
 // triggerReadable reports whether the caller may read t: every host it
 // references readable (Zabbix's rule for triggers spanning hosts).
 func triggerReadable(snap *catalog.Snapshot, a access, t *catalog.Trigger, editable bool) bool {
@@ -97,32 +108,60 @@ type SoftStates interface {
 	Soft(id uint64) trigger.SoftState
 }
 
-// triggerGetParams are trigger.get's parameters.
+// triggerSchema is Zabbix 6.0's triggers table.
+var triggerSchema = schema{id: "triggerid", types: fieldTypes(`triggerid:n expression:c description:t url:c status:n
+	value:n priority:n lastchange:n comments:t error:c templateid:n type:n state:n flags:n recovery_mode:n
+	recovery_expression:c correlation_mode:n correlation_tag:c manual_close:n opdata:c event_name:c uuid:c`)}
+
+// triggerGetParams are trigger.get's parameters (Zabbix 6.0's). The
+// flags that take any value but null (false included) are as:"isset";
+// inherited, dependent and templated select one kind when true and the
+// other when false.
 type triggerGetParams struct {
 	getParams
-	TriggerIDs         opt[ids]   `json:"triggerids"`
-	HostIDs            opt[ids]   `json:"hostids"`
-	GroupIDs           opt[ids]   `json:"groupids"`
-	ItemIDs            opt[ids]   `json:"itemids"`
-	OnlyTrue           opt[bool]  `json:"only_true"`
-	MinSeverity        opt[int64] `json:"min_severity"`
-	ExpandDescription  opt[bool]  `json:"expandDescription"`
-	ExpandExpression   opt[bool]  `json:"expandExpression"` // expressions are stored expanded
-	ExpandData         opt[bool]  `json:"expandData"`       // deprecated; macros of the description are expanded with expandDescription
-	ExpandComment      opt[bool]  `json:"expandComment"`
-	SelectHosts        opt[any]   `json:"selectHosts"`
-	SelectGroups       opt[any]   `json:"selectGroups"`
-	SelectItems        opt[any]   `json:"selectItems"`
-	SelectTags         opt[any]   `json:"selectTags"`
-	SelectLastEvent    opt[any]   `json:"selectLastEvent"`
-	SelectDependencies opt[any]   `json:"selectDependencies"`
-	SkipDependent      opt[bool]  `json:"skipDependent"`
-	LastChangeSince    opt[int64] `json:"lastChangeSince"`
-	LastChangeTill     opt[int64] `json:"lastChangeTill"`
-	Monitored          opt[bool]  `json:"monitored"`
-	Active             opt[bool]  `json:"active"`
-	WithUnacknowledged opt[bool]  `json:"withUnacknowledgedEvents"`
-	WithLastEventUnack opt[bool]  `json:"withLastEventUnacknowledged"`
+	TriggerIDs  opt[ids]      `json:"triggerids"`
+	HostIDs     opt[ids]      `json:"hostids"`
+	TemplateIDs opt[ids]      `json:"templateids"` // joined to hostids
+	GroupIDs    opt[ids]      `json:"groupids"`
+	ItemIDs     opt[ids]      `json:"itemids"`
+	Functions   opt[[]string] `json:"functions"`
+	Host        opt[string]   `json:"host"`
+	Group       opt[string]   `json:"group"`
+	// Triggers are not inherited from templates, nor of templates.
+	Inherited opt[bool] `json:"inherited"`
+	Templated opt[bool] `json:"templated"`
+	Dependent opt[bool] `json:"dependent"`
+	Monitored opt[bool] `json:"monitored" as:"isset"`
+	Active    opt[bool] `json:"active" as:"isset"`
+	// Maintenance: any value PHP finds equal to 0 (0, false, "0")
+	// selects the enabled triggers of hosts not in maintenance, any
+	// other those of hosts in maintenance; Peregrine reports no host in
+	// maintenance (maintenance_status "0").
+	Maintenance        opt[json.RawMessage] `json:"maintenance" as:"json"`
+	OnlyTrue           opt[bool]            `json:"only_true" as:"isset"`
+	MinSeverity        opt[int64]           `json:"min_severity"`
+	LastChangeSince    opt[int64]           `json:"lastChangeSince"`
+	LastChangeTill     opt[int64]           `json:"lastChangeTill"`
+	WithUnacknowledged opt[bool]            `json:"withUnacknowledgedEvents" as:"isset"`
+	WithAcknowledged   opt[bool]            `json:"withAcknowledgedEvents" as:"isset"`
+	WithLastEventUnack opt[bool]            `json:"withLastEventUnacknowledged" as:"isset"`
+	SkipDependent      opt[bool]            `json:"skipDependent" as:"isset"`
+	Tags               opt[tagConds]        `json:"tags"`
+	EvalType           evalType             `json:"evaltype"`
+	ExpandDescription  opt[bool]            `json:"expandDescription" as:"isset"`
+	ExpandComment      opt[bool]            `json:"expandComment" as:"isset"`
+	// Expressions are stored expanded: expandExpression changes nothing.
+	ExpandExpression opt[bool] `json:"expandExpression" as:"isset"`
+
+	SelectGroups           sel `json:"selectGroups"`
+	SelectHosts            sel `json:"selectHosts"`
+	SelectItems            sel `json:"selectItems"`
+	SelectFunctions        sel `json:"selectFunctions"`
+	SelectDependencies     sel `json:"selectDependencies"`
+	SelectDiscoveryRule    sel `json:"selectDiscoveryRule"`
+	SelectLastEvent        sel `json:"selectLastEvent"`
+	SelectTags             sel `json:"selectTags"`
+	SelectTriggerDiscovery sel `json:"selectTriggerDiscovery"`
 }
 
 func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
@@ -138,12 +177,56 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	now := time.Now().Unix()
 	rts := s.opts.TriggerStates
 	res := trigger.MacroResolver{}
+	if p.TemplateIDs.Given() {
+		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
+	}
+	// filter.host and filter.hostid select by the triggers' hosts.
+	var filterHosts []string
+	var filterHostIDs opt[ids]
+	for _, f := range []string{"host", "hostid"} {
+		raw, ok := p.Filter.Value[f]
+		if !ok {
+			continue
+		}
+		delete(p.Filter.Value, f)
+		if isNull(raw) {
+			continue
+		}
+		if f == "host" {
+			filterHosts = append([]string{}, legacyTexts(raw)...)
+		} else {
+			filterHostIDs = given(ids(legacyIDs(raw)))
+		}
+	}
+	var groupID uint64
+	empty := p.noRows || p.Templated.Given() && p.Templated.Value || p.Inherited.Given() && p.Inherited.Value ||
+		p.Maintenance.Given() && !phpEquals(p.Maintenance.Value, 0)
+	if p.Group.Given() {
+		if g := snap.Group(p.Group.Value); g != nil {
+			groupID = g.ID
+		} else {
+			empty = true
+		}
+	}
+	tags := compileTags(p.Tags.Value, p.EvalType.value())
+	// Triggers with a problem event not acknowledged, for
+	// withUnacknowledgedEvents and withAcknowledgedEvents.
+	var unacked map[uint64]bool
+	if p.WithUnacknowledged.Given() || p.WithAcknowledged.Given() {
+		unacked = map[uint64]bool{}
+		s.opts.Events.Events(func(e *event.Event) bool {
+			if e.Source == 0 && e.Object == 0 && e.Value == event.ValueProblem && !e.Acknowledged {
+				unacked[e.ObjectID] = true
+			}
+			return false
+		})
+	}
 	var objs []object
 	// A few triggers by ID (the web UI's problem rows in view, a
 	// screenful per scrolled frame) are looked up, not matched against
 	// every trigger; ascending by ID, as the snapshot holds them.
 	cands := snap.Triggers()
-	if n := len(p.TriggerIDs.Value); n > 0 && n <= len(cands)/8 {
+	if n := len(p.TriggerIDs.Value); p.TriggerIDs.Given() && n <= len(cands)/8 {
 		cands = make([]catalog.Trigger, 0, n)
 		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TriggerIDs.Value))) {
 			if t := snap.Trigger(id); t != nil {
@@ -151,18 +234,30 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
+	if empty {
+		cands = nil
+	}
+	hostOf := func(t *catalog.Trigger, ok func(h *catalog.Host) bool) bool {
+		return slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
+			h := snap.HostByID(hid)
+			return h != nil && ok(h)
+		})
+	}
 	for i := range cands {
 		t := &cands[i]
-		if len(p.TriggerIDs.Value) > 0 && !containsID(p.TriggerIDs.Value, t.ID) ||
-			len(p.HostIDs.Value) > 0 && !slices.ContainsFunc(t.HostIDs, func(h uint64) bool { return containsID(p.HostIDs.Value, h) }) ||
-			len(p.ItemIDs.Value) > 0 && !slices.ContainsFunc(t.ItemIDs, func(it uint64) bool { return containsID(p.ItemIDs.Value, it) }) ||
-			p.MinSeverity.Given() && int64(t.Priority) < p.MinSeverity.Value {
-			continue
-		}
-		if len(p.GroupIDs.Value) > 0 && !slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
-			h := snap.HostByID(hid)
-			return h != nil && anyGroup(h.GroupIDs, p.GroupIDs.Value)
-		}) {
+		if !idsPass(p.TriggerIDs, t.ID) || !idsAny(p.HostIDs, t.HostIDs) || !idsAny(filterHostIDs, t.HostIDs) ||
+			!idsAny(p.ItemIDs, t.ItemIDs) ||
+			p.MinSeverity.Given() && int64(t.Priority) < p.MinSeverity.Value ||
+			p.GroupIDs.Given() && !hostOf(t, func(h *catalog.Host) bool { return anyGroup(h.GroupIDs, p.GroupIDs.Value) }) ||
+			p.Group.Given() && !hostOf(t, func(h *catalog.Host) bool { return slices.Contains(h.GroupIDs, groupID) }) ||
+			p.Host.Given() && !hostOf(t, func(h *catalog.Host) bool { return h.Host == p.Host.Value }) ||
+			filterHosts != nil && !hostOf(t, func(h *catalog.Host) bool { return slices.Contains(filterHosts, h.Host) }) ||
+			p.Functions.Given() && !usesFunction(t, p.Functions.Value) ||
+			p.Dependent.Given() && (len(t.Dependencies) > 0) != p.Dependent.Value ||
+			p.Maintenance.Given() && !t.Enabled ||
+			unacked != nil && p.WithUnacknowledged.Given() && !unacked[t.ID] ||
+			unacked != nil && p.WithAcknowledged.Given() && unacked[t.ID] ||
+			tags != nil && !tags.match(len(t.Tags), func(i int) (string, string) { return t.Tags[i].Tag, t.Tags[i].Value }) {
 			continue
 		}
 		if !triggerReadable(snap, a, t, p.Editable.Value) {
@@ -172,16 +267,16 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		rt := rts.Runtime(t.ID)
-		if p.OnlyTrue.Value && rt.Value != event.ValueProblem && rt.LastChange < now-okPeriod {
+		if p.OnlyTrue.Value && rt.Value != event.ValueProblem && rt.LastChange <= now-okPeriod {
 			continue
 		}
-		if p.LastChangeSince.Given() && rt.LastChange < p.LastChangeSince.Value || p.LastChangeTill.Given() && rt.LastChange > p.LastChangeTill.Value {
+		if p.LastChangeSince.Given() && rt.LastChange <= p.LastChangeSince.Value || p.LastChangeTill.Given() && rt.LastChange >= p.LastChangeTill.Value {
 			continue
 		}
 		if p.SkipDependent.Value && dependsOnProblem(snap, rts, t, 0) {
 			continue
 		}
-		if p.WithUnacknowledged.Value || p.WithLastEventUnack.Value {
+		if p.WithLastEventUnack.Value {
 			last, ok := s.opts.Events.LastEvent(t.ID)
 			if !ok || last.Value != event.ValueProblem || last.Acknowledged {
 				continue
@@ -195,33 +290,98 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 				o["state_type"] = "1"
 			}
 		}
-		if p.ExpandDescription.Value || p.ExpandData.Value || p.ExpandComment.Value {
+		if p.ExpandDescription.Value || p.ExpandComment.Value {
 			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: &trigger.Result{ItemValues: s.lastValues(snap, t)}}
-			if p.ExpandDescription.Value || p.ExpandData.Value {
+			if p.ExpandDescription.Value {
 				o["description"] = res.Expand(t.Description, mc)
 			}
 			if p.ExpandComment.Value {
 				o["comments"] = res.Expand(t.Comments, mc)
 			}
 		}
-		s.triggerSelects(o, &p.getParams, snap, a, t, p.SelectHosts.Value, p.SelectGroups.Value, p.SelectItems.Value, p.SelectTags.Value, p.SelectLastEvent.Value, p.SelectDependencies.Value)
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "triggerid", "triggerid", "description", "status", "priority", "lastchange", "value", "state")
+	sch := triggerSchema
+	if slices.Contains(p.SortField.Value, "hostname") {
+		// Sorting by hostname (the visible name of the trigger's first
+		// host) adds it to every trigger, whatever the output, as
+		// Zabbix 6.0's query selects it.
+		for _, o := range objs {
+			tid, _ := strconv.ParseUint(o["triggerid"].(string), 10, 64)
+			name := ""
+			if t := snap.Trigger(tid); t != nil && len(t.HostIDs) > 0 {
+				if h := snap.HostByID(t.HostIDs[0]); h != nil {
+					name = h.Name
+				}
+			}
+			o["hostname"] = rawJSON(zjson.AppendString(nil, name))
+		}
+		sch.sortValue = func(o object, f string) (string, bool) {
+			if f != "hostname" {
+				return "", false
+			}
+			var s string
+			json.Unmarshal(o["hostname"].(rawJSON), &s)
+			return s, true
+		}
+	}
+	r, err := p.applySchema(objs, &sch, "triggerid", "description", "status", "priority", "lastchange", "hostname")
+	if err != nil || p.CountOutput.Value {
+		return r, err
+	}
+	eachObject(r, func(o object) {
+		tid, _ := strconv.ParseUint(o["triggerid"].(string), 10, 64)
+		if t := snap.Trigger(tid); t != nil {
+			s.triggerSelects(o, &p, snap, a, t)
+		}
+	})
+	return r, nil
 }
 
-// triggerSelects adds the selectX members of trigger.get.
-func (s *Server) triggerSelects(o object, p *getParams, snap *catalog.Snapshot, a access, t *catalog.Trigger, hosts, groups, items, tags, last, deps any) {
-	if hosts != nil {
+// eachObject calls fn with each object of a get's result (a list or,
+// with preservekeys, a map).
+func eachObject(r any, fn func(o object)) {
+	switch x := r.(type) {
+	case []object:
+		for _, o := range x {
+			fn(o)
+		}
+	case map[string]object:
+		for _, o := range x {
+			fn(o)
+		}
+	}
+}
+
+// usesFunction reports whether one of t's expressions calls one of the
+// functions named.
+func usesFunction(t *catalog.Trigger, names []string) bool {
+	for _, n := range names {
+		if strings.Contains(t.Expression, n+"(") || strings.Contains(t.RecoveryExpression, n+"(") {
+			return true
+		}
+	}
+	return false
+}
+
+// triggerSelects adds trigger.get's selects, as Zabbix 6.0 answers them
+// (recorded from 6.0.14): "count" leaves groups, hosts, items,
+// functions, dependencies, tags and the discovery members out; a list of
+// fields adds the ID of groups, hosts, items and dependencies, not that
+// of tags; lastEvent is the events table's fields of the trigger's
+// newest event ([] for none), a list naming the ones wanted besides the
+// event's ID.
+func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Snapshot, a access, t *catalog.Trigger) {
+	if sl := p.SelectHosts; sl.list() {
 		var l []object
 		for _, hid := range t.HostIDs {
 			if h := snap.HostByID(hid); h != nil {
 				l = append(l, hostObject(h))
 			}
 		}
-		o["hosts"] = nonNil(p.limitSelect(l))
+		o["hosts"] = nonNil(sl.shape(p.limitSelect(l), "hostid"))
 	}
-	if groups != nil {
+	if sl := p.SelectGroups; sl.list() {
 		var l []object
 		var seen []uint64
 		for _, hid := range t.HostIDs {
@@ -234,36 +394,66 @@ func (s *Server) triggerSelects(o object, p *getParams, snap *catalog.Snapshot, 
 				}
 			}
 		}
-		o["groups"] = nonNil(p.limitSelect(l))
+		sortByID(l, "groupid")
+		o["groups"] = nonNil(sl.shape(p.limitSelect(l), "groupid"))
 	}
-	if items != nil {
-		var l []object
+	if sl := p.SelectItems; sl.list() {
+		var items []*catalog.Item
 		for _, iid := range t.ItemIDs {
 			if it := snap.Item(iid); it != nil {
-				l = append(l, object{"itemid": id(it.ID), "hostid": id(it.HostID), "key_": it.Key, "name": it.Name,
-					"value_type": strconv.Itoa(int(it.ValueType)), "status": status(it.Enabled), "units": it.Units, "valuemapid": id(it.ValueMapID)})
+				items = append(items, it)
 			}
 		}
-		o["items"] = nonNil(p.limitSelect(l))
+		if sl.Fields != nil && !sl.has("itemid") {
+			sl.Fields = append(slices.Clone(sl.Fields), "itemid")
+		}
+		o["items"] = s.itemObjects(items, sl)
 	}
-	if tags != nil {
+	if p.SelectFunctions.list() {
+		o["functions"] = []object{} // Peregrine keeps no function IDs
+	}
+	if p.SelectDiscoveryRule.list() {
+		o["discoveryRule"] = []object{}
+	}
+	if p.SelectTriggerDiscovery.list() {
+		o["triggerDiscovery"] = []object{}
+	}
+	if sl := p.SelectTags; sl.list() {
 		l := make([]object, 0, len(t.Tags))
 		for _, tg := range t.Tags {
 			l = append(l, object{"tag": tg.Tag, "value": tg.Value})
 		}
-		o["tags"] = l
+		o["tags"] = sl.shape(l, "")
 	}
-	if deps != nil {
-		if l, ok := s.selectDependencies(deps, snap, a, t); ok {
-			o["dependencies"] = l
+	if sl := p.SelectDependencies; sl.list() {
+		// The masters the caller may read; "count" leaves the member
+		// out, as 6.0 does (recorded).
+		var l []object
+		for _, did := range t.Dependencies {
+			if d := snap.Trigger(did); d != nil && triggerReadable(snap, a, d, false) {
+				l = append(l, triggerObject(d, s.runtime(d.ID)))
+			}
 		}
+		o["dependencies"] = nonNil(sl.shape(l, "triggerid"))
 	}
-	if last != nil {
-		if e, ok := s.opts.Events.LastEvent(t.ID); ok {
-			o["lastEvent"] = eventObject(&e)
-		} else {
+	if sl := p.SelectLastEvent; sl.Set {
+		e, ok := s.opts.Events.LastEvent(t.ID)
+		if !ok {
 			o["lastEvent"] = []object{} // Zabbix gives an empty array for none
+			return
 		}
+		ev := object{"eventid": id(e.ID), "source": strconv.Itoa(int(e.Source)), "object": strconv.Itoa(int(e.Object)),
+			"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "value": strconv.Itoa(int(e.Value)),
+			"acknowledged": boolStr(e.Acknowledged), "ns": strconv.Itoa(int(e.NS)), "name": e.Name,
+			"severity": strconv.Itoa(int(e.Severity))}
+		if sl.Fields != nil { // a list; any other value is every field
+			for k := range ev {
+				if k != "eventid" && !sl.has(k) {
+					delete(ev, k)
+				}
+			}
+		}
+		o["lastEvent"] = ev
 	}
 }
 

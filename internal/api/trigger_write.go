@@ -353,38 +353,3 @@ func depCycleError(snap *catalog.Snapshot, ce *catalog.DepCycleError) *Error {
 		name(ce.Trigger), name(ce.DependsOn), strings.Join(path, " -> "))
 }
 
-// selectDependencies answers trigger.get's selectDependencies: the
-// masters the caller may read, with the fields asked for (the trigger ID
-// always), every field for "extend"; "count" is not answered, as in
-// Zabbix 6.0, which leaves the member out.
-func (s *Server) selectDependencies(sel any, snap *catalog.Snapshot, a access, t *catalog.Trigger) (any, bool) {
-	if sel == "count" {
-		return nil, false
-	}
-	out := output{all: true}
-	if l, ok := sel.([]any); ok {
-		out = output{fields: map[string]bool{"triggerid": true}}
-		for _, f := range l {
-			if name, ok := f.(string); ok {
-				out.fields[name] = true
-			}
-		}
-	}
-	l := []object{}
-	for _, did := range t.Dependencies {
-		d := snap.Trigger(did)
-		if d == nil || !triggerReadable(snap, a, d, false) {
-			continue
-		}
-		o := triggerObject(d, s.opts.TriggerStates.Runtime(did))
-		if !out.all {
-			for k := range o {
-				if !out.has(k) {
-					delete(o, k)
-				}
-			}
-		}
-		l = append(l, o)
-	}
-	return l, true
-}

@@ -60,15 +60,19 @@ func (s *Server) userLogin(ctx context.Context, c *call) (any, error) {
 		return nil, errParams("Incorrect user name or password or account is temporarily blocked.")
 	}
 	session, u, err := s.opts.Auth.Login(ctx, p.Username.Value, p.Password.Value)
+	// A refused login is Zabbix 6.0's permission error, -32500
+	// "Application error." (recorded from 6.0.14). 6.0 answers -32602
+	// for a user name it does not know; Peregrine does not tell which
+	// names exist (auth answers both alike).
 	if errors.Is(err, auth.ErrDisabled) {
 		// A member of a disabled user group, with the right password.
-		return nil, errParams("No permissions for system access.")
+		return nil, errApp("No permissions for system access.")
 	}
 	if err != nil {
 		if !errors.Is(err, ErrBadCredentials) && !errors.Is(err, ErrBlocked) {
 			s.opts.Logger.Error("api: login failed", "username", p.Username.Value, "remote", c.remote, "err", err)
 		}
-		return nil, errParams("Incorrect user name or password or account is temporarily blocked.")
+		return nil, errApp("Incorrect user name or password or account is temporarily blocked.")
 	}
 	if p.UserData.Value {
 		return toUserObject(u, session), nil
@@ -353,7 +357,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	// the members of their user groups; with editable, only themselves.
 	visible := map[uint64]bool{c.user.ID: true}
 	super := c.user.Role == RoleSuperAdmin
-	if p.SelectUsrgrps.Given() || len(p.UsrgrpIDs.Value) > 0 || !super && !p.Editable.Value {
+	if p.SelectUsrgrps.Given() || p.UsrgrpIDs.Given() || !super && !p.Editable.Value {
 		gs, err := acc.UserGroups(ctx)
 		if err != nil {
 			return nil, s.accountErr(err, "/", c)
@@ -378,7 +382,7 @@ func (s *Server) userGet(ctx context.Context, c *call) (any, error) {
 	for i := range users {
 		u := &users[i]
 		if !super && !visible[u.ID] || want != nil && !want[u.ID] ||
-			len(p.UsrgrpIDs.Value) > 0 && !inGroup[u.ID] {
+			p.UsrgrpIDs.Given() && !inGroup[u.ID] {
 			continue
 		}
 		o := accountObject(u)

@@ -36,7 +36,7 @@ func macroObject(m *catalog.Macro) object {
 	if m.HostID == 0 {
 		o["globalmacroid"] = id(m.ID)
 	} else {
-		o["hostmacroid"], o["hostid"], o["automatic"] = id(m.ID), id(m.HostID), "0"
+		o["hostmacroid"], o["hostid"] = id(m.ID), id(m.HostID)
 	}
 	if m.Type == usermacro.Text {
 		o["value"] = m.Value
@@ -52,8 +52,16 @@ func macroObjects(ms []*catalog.Macro, p *getParams) []object {
 	return p.limitSelect(out)
 }
 
+// templateObject is a template in Zabbix 6.0's shape: a host of status
+// 3, with 6.0's values for the fields Peregrine does not model (recorded
+// from 6.0.14; a template's tls_psk and tls_psk_identity are returned,
+// empty).
 func templateObject(t *catalog.Template) object {
-	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": "", "uuid": ""}
+	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": "", "uuid": "", "status": "3",
+		"flags": "0", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0", "auto_compress": "1", "custom_interfaces": "0",
+		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
+		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
+		"tls_connect": "1", "tls_accept": "1", "tls_issuer": "", "tls_subject": "", "tls_psk_identity": "", "tls_psk": ""}
 }
 
 // macroOwnerVisible reports whether the caller may read (or, editable,
@@ -65,17 +73,29 @@ func macroOwnerVisible(snap *catalog.Snapshot, a access, owner uint64, editable 
 	return snap.Template(owner) != nil
 }
 
-// usermacroGetParams are usermacro.get's parameters.
+// usermacroSchema and globalmacroSchema are Zabbix 6.0's hostmacro and
+// globalmacro tables.
+var (
+	usermacroSchema   = schema{id: "hostmacroid", types: fieldTypes("hostmacroid:n hostid:n macro:c value:c description:t type:n")}
+	globalmacroSchema = schema{id: "globalmacroid", types: fieldTypes("globalmacroid:n macro:c value:c description:t type:n")}
+)
+
+// usermacroGetParams are usermacro.get's parameters (Zabbix 6.0's).
 type usermacroGetParams struct {
 	getParams
-	GlobalMacro     opt[bool] `json:"globalmacro"`
+	// GlobalMacro, set to any value but null (false included), asks for
+	// global macros; the host parameters are then ignored, and
+	// globalmacroids applies only then.
+	GlobalMacro     opt[bool] `json:"globalmacro" as:"isset"`
 	GlobalMacroIDs  opt[ids]  `json:"globalmacroids"`
 	HostMacroIDs    opt[ids]  `json:"hostmacroids"`
 	HostIDs         opt[ids]  `json:"hostids"`
 	TemplateIDs     opt[ids]  `json:"templateids"`
 	GroupIDs        opt[ids]  `json:"groupids"`
-	SelectHosts     opt[any]  `json:"selectHosts"`
-	SelectTemplates opt[any]  `json:"selectTemplates"`
+	Inherited       opt[bool] `json:"inherited"` // no host is discovered from a prototype
+	SelectHosts     sel       `json:"selectHosts"`
+	SelectGroups    sel       `json:"selectGroups"`
+	SelectTemplates sel       `json:"selectTemplates"`
 }
 
 func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
@@ -84,53 +104,66 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	snap := s.opts.Catalog.Snapshot()
-	if p.GlobalMacro.Value || len(p.GlobalMacroIDs.Value) > 0 {
+	if p.GlobalMacro.Value {
 		var objs []object
 		for _, m := range snap.Macros(0) {
-			if len(p.GlobalMacroIDs.Value) == 0 || containsID(p.GlobalMacroIDs.Value, m.ID) {
+			if idsPass(p.GlobalMacroIDs, m.ID) {
 				objs = append(objs, macroObject(m))
 			}
 		}
-		return p.apply(objs, "globalmacroid", "globalmacroid", "macro")
+		sortByID(objs, "globalmacroid")
+		return p.applySchema(objs, &globalmacroSchema, "macro")
 	}
 	a, err := s.access(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	var objs []object
-	for _, m := range snap.AllMacros() {
-		switch {
-		case len(p.HostMacroIDs.Value) > 0 && !containsID(p.HostMacroIDs.Value, m.ID),
-			len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, m.HostID),
-			len(p.TemplateIDs.Value) > 0 && !containsID(p.TemplateIDs.Value, m.HostID),
-			!macroOwnerVisible(snap, a, m.HostID, p.Editable.Value):
-			continue
-		}
-		if len(p.GroupIDs.Value) > 0 {
-			h := snap.HostByID(m.HostID)
-			if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
+	if !(p.Inherited.Given() && p.Inherited.Value) {
+		for _, m := range snap.AllMacros() {
+			if m.HostID == 0 || !idsPass(p.HostMacroIDs, m.ID) || !idsPass(p.HostIDs, m.HostID) ||
+				!idsAny(p.TemplateIDs, snap.LinkedTemplates(m.HostID)) ||
+				!macroOwnerVisible(snap, a, m.HostID, p.Editable.Value) {
 				continue
 			}
-		}
-		o := macroObject(m)
-		if p.SelectHosts.Given() {
-			var hs []object
-			if h := snap.HostByID(m.HostID); h != nil {
-				hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
+			if p.GroupIDs.Given() {
+				h := snap.HostByID(m.HostID)
+				if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
+					continue
+				}
 			}
-			o["hosts"] = nonNil(hs)
-		}
-		if p.SelectTemplates.Given() {
-			var ts []object
-			if t := snap.Template(m.HostID); t != nil {
-				ts = append(ts, templateObject(t))
+			o := macroObject(m)
+			h := snap.HostByID(m.HostID)
+			if sl := p.SelectHosts; sl.list() {
+				var hs []object
+				if h != nil {
+					hs = append(hs, hostObject(h))
+				}
+				o["hosts"] = nonNil(sl.shape(hs, "hostid"))
 			}
-			o["templates"] = nonNil(ts)
+			if sl := p.SelectGroups; sl.list() {
+				var gs []object
+				if h != nil {
+					for _, gid := range h.GroupIDs {
+						if g := snap.GroupByID(gid); g != nil && a.seesGroup(gid, false) {
+							gs = append(gs, groupObject(g))
+						}
+					}
+				}
+				o["groups"] = nonNil(sl.shape(gs, "groupid"))
+			}
+			if sl := p.SelectTemplates; sl.list() {
+				var ts []object
+				if t := snap.Template(m.HostID); t != nil {
+					ts = append(ts, templateObject(t))
+				}
+				o["templates"] = nonNil(sl.shape(ts, "templateid"))
+			}
+			objs = append(objs, o)
 		}
-		objs = append(objs, o)
 	}
 	sortByID(objs, "hostmacroid")
-	return p.apply(objs, "hostmacroid", "hostmacroid", "hostid", "macro")
+	return p.applySchema(objs, &usermacroSchema, "macro")
 }
 
 // sortByID orders objects by a numeric ID member, the default order of
@@ -144,17 +177,43 @@ func sortByID(objs []object, field string) {
 	}
 }
 
-// templateGetParams are template.get's parameters.
+// templateGetParams are template.get's parameters (Zabbix 6.0's).
+// Templates here hold macros and links only: no groups, items, triggers,
+// graphs, web scenarios or tags, so the parameters naming those select
+// none.
 type templateGetParams struct {
 	getParams
-	TemplateIDs           opt[ids] `json:"templateids"`
-	HostIDs               opt[ids] `json:"hostids"`
-	ParentTemplateIDs     opt[ids] `json:"parentTemplateids"`
-	SelectMacros          opt[any] `json:"selectMacros"`
-	SelectParentTemplates opt[any] `json:"selectParentTemplates"`
-	SelectTemplates       opt[any] `json:"selectTemplates"`
-	SelectHosts           opt[any] `json:"selectHosts"`
+	TemplateIDs       opt[ids]      `json:"templateids"`
+	HostIDs           opt[ids]      `json:"hostids"`
+	ParentTemplateIDs opt[ids]      `json:"parentTemplateids"`
+	GroupIDs          opt[ids]      `json:"groupids"`
+	GraphIDs          opt[ids]      `json:"graphids"`
+	ItemIDs           opt[ids]      `json:"itemids"`
+	TriggerIDs        opt[ids]      `json:"triggerids"`
+	WithItems         opt[bool]     `json:"with_items" as:"isset"`
+	WithTriggers      opt[bool]     `json:"with_triggers" as:"isset"`
+	WithGraphs        opt[bool]     `json:"with_graphs" as:"isset"`
+	WithHTTPTests     opt[bool]     `json:"with_httptests" as:"isset"`
+	Tags              opt[tagConds] `json:"tags"`
+	EvalType          evalType      `json:"evaltype"`
+	// SelectValueMaps is checked by Zabbix 6.0's validator.
+	SelectValueMaps       opt[[]string] `json:"selectValueMaps" as:"output" in:"valuemapid,name,mappings,uuid" zbx:"strict,null"`
+	SelectGroups          sel           `json:"selectGroups"`
+	SelectHosts           sel           `json:"selectHosts"`
+	SelectTemplates       sel           `json:"selectTemplates"`
+	SelectParentTemplates sel           `json:"selectParentTemplates"`
+	SelectItems           sel           `json:"selectItems"`
+	SelectDiscoveries     sel           `json:"selectDiscoveries"`
+	SelectTriggers        sel           `json:"selectTriggers"`
+	SelectGraphs          sel           `json:"selectGraphs"`
+	SelectMacros          sel           `json:"selectMacros"`
+	SelectDashboards      sel           `json:"selectDashboards"`
+	SelectHTTPTests       sel           `json:"selectHttpTests"`
+	SelectTags            sel           `json:"selectTags"`
 }
+
+// templateSchema is Zabbix 6.0's hosts table as template.get reads it.
+var templateSchema = schema{id: "templateid", types: hostSchema.types}
 
 func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 	var p templateGetParams
@@ -179,53 +238,99 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 			linkedTo[t] = append(linkedTo[t], tmpls[i].ID)
 		}
 	}
+	tags := compileTags(p.Tags.Value, p.EvalType.value())
+	none := p.GroupIDs.Given() || p.GraphIDs.Given() || p.ItemIDs.Given() || p.TriggerIDs.Given() ||
+		p.WithItems.Given() || p.WithTriggers.Given() || p.WithGraphs.Given() || p.WithHTTPTests.Given()
 	var objs []object
 	for i := range tmpls {
 		t := &tmpls[i]
-		if len(p.TemplateIDs.Value) > 0 && !containsID(p.TemplateIDs.Value, t.ID) {
+		if none || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.HostIDs, linkedTo[t.ID]) ||
+			!idsAny(p.ParentTemplateIDs, t.TemplateIDs) || tags != nil && !tags.match(0, nil) {
 			continue
 		}
-		if len(p.HostIDs.Value) > 0 && !anyGroup(linkedTo[t.ID], p.HostIDs.Value) {
-			continue
-		}
-		if len(p.ParentTemplateIDs.Value) > 0 && !anyGroup(t.TemplateIDs, p.ParentTemplateIDs.Value) {
-			continue
-		}
-		o := templateObject(t)
-		if p.SelectMacros.Given() {
-			o["macros"] = macroObjects(snap.Macros(t.ID), &p.getParams)
-		}
-		if p.SelectParentTemplates.Given() {
-			o["parentTemplates"] = templateRefs(snap, t.TemplateIDs, &p.getParams)
-		}
-		if p.SelectTemplates.Given() {
-			var ts []uint64
-			for _, o := range linkedTo[t.ID] {
-				if snap.Template(o) != nil {
-					ts = append(ts, o)
-				}
-			}
-			o["templates"] = templateRefs(snap, ts, &p.getParams)
-		}
-		if p.SelectHosts.Given() {
-			var hs []object
-			for _, hid := range linkedTo[t.ID] {
-				if h := snap.HostByID(hid); h != nil && a.sees(h, false) {
-					hs = append(hs, object{"hostid": id(h.ID), "host": h.Host, "name": h.Name})
-				}
-			}
-			o["hosts"] = nonNil(p.limitSelect(hs))
-		}
-		objs = append(objs, o)
+		objs = append(objs, templateObject(t))
 	}
-	return p.apply(objs, "templateid", "templateid", "host", "name")
+	// hostid is the templates' sort column for their ID, as in 6.0.
+	sch := templateSchema
+	sch.sortValue = func(o object, f string) (string, bool) {
+		if f == "hostid" {
+			return o["templateid"].(string), true
+		}
+		return "", false
+	}
+	res, err := p.applySchema(objs, &sch, "hostid", "host", "name")
+	if err != nil || p.CountOutput.Value {
+		return res, err
+	}
+	eachObject(res, func(o object) {
+		tid, _ := strconv.ParseUint(o["templateid"].(string), 10, 64)
+		t := snap.Template(tid)
+		if t == nil {
+			return
+		}
+		for _, x := range []struct {
+			sl   sel
+			name string
+		}{{p.SelectItems, "items"}, {p.SelectDiscoveries, "discoveries"}, {p.SelectTriggers, "triggers"},
+			{p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
+			if x.sl.Count {
+				o[x.name] = countOf(0)
+			} else if x.sl.Set {
+				o[x.name] = []object{}
+			}
+		}
+		if p.SelectGroups.list() {
+			o["groups"] = []object{}
+		}
+		if p.SelectTags.list() {
+			o["tags"] = []object{}
+		}
+		if sl := p.SelectMacros; sl.list() {
+			o["macros"] = sl.shape(macroObjects(snap.Macros(t.ID), &p.getParams), "")
+		}
+		if sl := p.SelectParentTemplates; sl.Set {
+			if sl.Count {
+				o["parentTemplates"] = countOf(len(t.TemplateIDs))
+			} else {
+				o["parentTemplates"] = sl.shape(templateRefs(snap, t.TemplateIDs, &p.getParams), "templateid")
+			}
+		}
+		var children []uint64
+		var hosts []object
+		for _, l := range linkedTo[t.ID] {
+			if snap.Template(l) != nil {
+				children = append(children, l)
+			} else if h := snap.HostByID(l); h != nil && a.sees(h, false) {
+				hosts = append(hosts, hostObject(h))
+			}
+		}
+		if sl := p.SelectTemplates; sl.Set {
+			if sl.Count {
+				o["templates"] = countOf(len(children))
+			} else {
+				o["templates"] = sl.shape(templateRefs(snap, children, &p.getParams), "templateid")
+			}
+		}
+		if sl := p.SelectHosts; sl.Set {
+			if sl.Count {
+				o["hosts"] = countOf(len(hosts))
+			} else {
+				o["hosts"] = nonNil(sl.shape(p.limitSelect(hosts), "hostid"))
+			}
+		}
+		if sv := p.SelectValueMaps; sv.Given() {
+			o["valuemaps"] = []object{} // value maps belong to hosts here
+		}
+	})
+	return res, nil
 }
 
+// templateRefs are the templates tids as template objects.
 func templateRefs(snap *catalog.Snapshot, tids []uint64, p *getParams) []object {
 	var out []object
 	for _, tid := range tids {
 		if t := snap.Template(tid); t != nil {
-			out = append(out, object{"templateid": id(t.ID), "host": t.Host, "name": t.Name})
+			out = append(out, templateObject(t))
 		}
 	}
 	return nonNil(p.limitSelect(out))

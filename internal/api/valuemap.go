@@ -33,7 +33,7 @@ type valuemapGetParams struct {
 
 func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	var p valuemapGetParams
-	if err := decodeGet(c.params, &p); err != nil {
+	if err := decodeGetStrict(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)

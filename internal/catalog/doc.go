@@ -45,6 +45,9 @@
 //     for them (tls_connect 2, tls_accept with 2) is refused
 //     (HostTLS.CheckSupported); rows stored so by an older version
 //     still load.
+//   - A host's description (Host.Description, schema version 15; up to
+//     65,535 characters), set through the edit API and left alone by
+//     Apply, as host tags are.
 //   - What issue 12 adds to items (schema version 6): preprocessing
 //     steps (Item.Preprocessing, Zabbix's step objects, identical chains
 //     shared), the master of a dependent item (Item.MasterItemID, with

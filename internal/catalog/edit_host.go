@@ -22,6 +22,8 @@ type NewHost struct {
 	// TLS is the host's encryption settings; the zero value means
 	// DefaultHostTLS.
 	TLS HostTLS
+	// Description is the host's description, up to 65535 characters.
+	Description string
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -51,6 +53,8 @@ type HostUpdate struct {
 	// edit (so concurrent updates of different fields do not undo each
 	// other).
 	TLS *HostTLSPatch
+	// Description, if not nil, is the new description.
+	Description *string
 }
 
 // HostTLSPatch changes the fields of a host's encryption settings that
@@ -103,7 +107,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description}
 	e.hosts[id] = h
 	return h
 }
@@ -199,6 +203,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		visible[vis] = true
 		e.checkGroups(p+".groups", nh.GroupIDs, &el)
 		checkTags(p+".tags", nh.Tags, &el)
+		if err := checkText(nh.Description, maxHostDescLen); err != nil {
+			el.add(p+".description", err)
+		}
 		for j := range nh.Interfaces {
 			if nh.Interfaces[j].ID != 0 {
 				el.addf(p+".interfaces["+strconv.Itoa(j)+"].interfaceid", "a new host has no interfaces to keep: leave the ID out")
@@ -221,14 +228,14 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i])}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description)}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
 		}
 		slices.Sort(h.GroupIDs)
-		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject)
+		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.Description)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
 		}
@@ -275,7 +282,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description}
 		if u.TLS != nil {
 			n.TLS = u.TLS.apply(cur.TLS)
 			if err := n.TLS.CheckSupported(); err != nil {
@@ -308,6 +315,12 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		if u.Enabled != nil {
 			n.Enabled = *u.Enabled
 		}
+		if u.Description != nil {
+			n.Description = *u.Description
+			if err := checkText(n.Description, maxHostDescLen); err != nil {
+				el.add(p+".description", err)
+			}
+		}
 		if u.GroupIDs != nil {
 			e.checkGroups(p+".groups", u.GroupIDs, &el)
 			n.GroupIDs = slices.Sorted(slices.Values(u.GroupIDs))
@@ -331,7 +344,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 	for i := range next {
 		n := &next[i]
 		cur := e.host(n.ID)
-		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled || n.TLS != cur.TLS
+		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled || n.TLS != cur.TLS || n.Description != cur.Description
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
@@ -353,8 +366,11 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			if n.TLS != cur.TLS {
 				n.TLS = cloneTLS(n.TLS)
 			}
-			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ? WHERE id = ?",
-				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.ID); err != nil {
+			if n.Description != cur.Description {
+				n.Description = strings.Clone(n.Description)
+			}
+			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, description = ? WHERE id = ?",
+				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.Description, n.ID); err != nil {
 				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
 			}
 		}
@@ -393,7 +409,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description
 		e.res.HostsUpdated++
 	}
 	return nil

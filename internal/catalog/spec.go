@@ -167,6 +167,7 @@ const (
 // Length limits, in characters, from the Zabbix database schema.
 const (
 	maxHostNameLen  = 128
+	maxHostDescLen  = 65535 // Zabbix's text fields
 	maxGroupNameLen = 255
 	maxItemNameLen  = 255
 	maxUnitsLen     = 255

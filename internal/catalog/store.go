@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 14
+const schemaVersion = 15
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,14 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema
+
+// hostDescSchema adds the hosts' description (schema version 15),
+// Zabbix's host field of the same name; "" for the hosts of an older
+// database.
+const hostDescSchema = `
+ALTER TABLE hosts ADD COLUMN description TEXT NOT NULL DEFAULT '';
+`
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
 // the order given, the order being rowid order.
@@ -171,6 +178,7 @@ var migrations = []string{
 	valueMapSchema,   // 11 → 12: value maps, items' valuemap_id
 	migrateScripts(), // 12 → 13: global scripts
 	eventNameSchema,  // 13 → 14: triggers' event_name
+	hostDescSchema,   // 14 → 15: hosts' description
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -221,10 +229,10 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	var hosts []Host
 	hostIdx := map[uint64]int{}
-	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject FROM hosts", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description FROM hosts", func(r *sql.Rows) error {
 		var h Host
 		var status, conn, accept int64
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject); err != nil {
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.Description); err != nil {
 			return err
 		}
 		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)

@@ -342,9 +342,10 @@ func TestApplyTriggers(t *testing.T) {
 	}
 }
 
-// downgradeEventName turns a database of schema version 14 into version
-// 13 but for the version number.
-var downgradeEventName = []string{"ALTER TABLE triggers DROP COLUMN event_name"}
+// downgradeEventName turns a database of the current schema into version
+// 13 but for the version number (15: hosts' description; 14: event
+// names).
+var downgradeEventName = append(slices.Clone(downgradeHostDesc), "ALTER TABLE triggers DROP COLUMN event_name")
 
 // TestTriggerEventName: a trigger's event name is stored, read back
 // after a reopen, changed by an update, and refused past Zabbix's 2,048

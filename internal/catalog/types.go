@@ -161,6 +161,9 @@ type Host struct {
 	Interfaces []Interface
 	// TLS is the host's encryption settings (Zabbix's tls_* fields).
 	TLS HostTLS
+	// Description is the host's description (set through the API, left
+	// alone by Apply).
+	Description string
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
