@@ -16,7 +16,8 @@
 // of first appearance, so Peregrine must hand out the same ids where a
 // fresh Zabbix has fixed ones (user group 7, media type 1) and consistent
 // ones elsewhere; clocks the case sent are written relative to the run's
-// base time T0 and clocks of "now" as "<now>"; session tokens as
+// base time T0 and clocks of "now" as "<now>"; the "uuid" a server makes
+// up for an object as "<uuid>"; session tokens as
 // "<token>"; an ID the run named is written by name inside error
 // messages too; arrays whose order Zabbix does not define (no sortfield) are
 // sorted. The peer's normalised answers are the golden files

@@ -127,7 +127,8 @@ check(len(iface) == 1 and iface[0]["ip"] == "127.0.0.1" and iface[0]["available"
 agent_id = z.item.create(hostid=hid, name="Agent ping", key_="agent.ping", type=0, value_type=4,
                          delay="1m;30s/1-5,09:00-18:00", timeout="5s")["itemids"][0]
 ai = z.item.get(itemids=agent_id, output=["interfaceid", "timeout", "state", "error", "delay"])[0]
-check(ai == {"interfaceid": iface[0]["interfaceid"], "timeout": "5s", "state": "0", "error": "",
+# Zabbix 6.0 returns the object's id with any output list.
+check(ai == {"itemid": agent_id, "interfaceid": iface[0]["interfaceid"], "timeout": "5s", "state": "0", "error": "",
              "delay": "1m;30s/1-5,09:00-18:00"}, "agent item.get: %s" % ai)
 hi = z.host.get(hostids=hid, output=["hostid"], selectInterfaces=["interfaceid", "available", "error"])
 check(hi[0]["interfaces"] == [{"interfaceid": iface[0]["interfaceid"], "available": "0", "error": ""}],
@@ -157,7 +158,7 @@ step = {"type": "1", "params": "2", "error_handler": "0", "error_handler_params"
 dep_id = z.item.create(hostid=hid, name="Requests doubled", key_="py.requests.x2", type=18, value_type=3,
                        master_itemid=req_id, preprocessing=[step])["itemids"][0]
 d = z.item.get(itemids=dep_id, output=["master_itemid", "type"], selectPreprocessing="extend")[0]
-check(d == {"master_itemid": req_id, "type": "18", "preprocessing": [step]}, "dependent item.get: %s" % d)
+check(d == {"itemid": dep_id, "master_itemid": req_id, "type": "18", "preprocessing": [step]}, "dependent item.get: %s" % d)
 try:
     z.item.create(hostid=hid, name="orphan", key_="py.orphan", type=18, value_type=3)
     raise AssertionError("a dependent item without master accepted")
