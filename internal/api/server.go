@@ -100,6 +100,9 @@ type Options struct {
 	// Alerting serves mediatype.*, action.*, alert.get and users'
 	// media; nil: those methods do not exist.
 	Alerting Alerting
+	// Services serves service.* and sla.*; nil: those methods do not
+	// exist.
+	Services Services
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -189,6 +192,7 @@ func New(opts Options) *Server {
 	s.registerPreprocessing()
 	s.registerTriggers()
 	s.registerAlerting()
+	s.registerServices()
 	return s
 }
 

@@ -134,6 +134,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 // Close closes the database.
 func (e *Engine) Close() error { return e.db.close() }
 
+// Now is the engine's clock (Options.Now).
+func (e *Engine) Now() time.Time { return e.opts.Now() }
+
 // Config returns the current configuration; shared and read-only.
 func (e *Engine) Config() *Config { return e.cfg.Load() }
 
