@@ -310,3 +310,84 @@ func tzPrefix(want map[string]any) string {
 	}
 	return ""
 }
+
+// TestServiceGrafana walks the calls Grafana's Zabbix data source makes
+// for its services and SLA panels (zabbixAPIConnector.ts: getITService,
+// getServices, getSLAList, getSLA60 and getSLI), in the shapes it sends
+// them (IDs as strings, times and periods as numbers), over services
+// whose status comes from problems.
+func TestServiceGrafana(t *testing.T) {
+	const t0 = 1795900000 // the services' problems start here
+	now := time.Unix(t0+3600, 0)
+	f := newServiceFixture(t, nil, func() time.Time { return now })
+	call := func(method, params string) map[string]any {
+		t.Helper()
+		var v map[string]any
+		json.Unmarshal(f.call(t, "admin", method, []byte(params)), &v)
+		if v["error"] != nil {
+			t.Fatalf("%s %s: %v", method, params, v["error"])
+		}
+		return v
+	}
+	call("service.create", `[{"name":"web","algorithm":2,"sortorder":0,"problem_tags":[{"tag":"svc","value":"web"}],"tags":[{"tag":"sla","value":"gold"}]},
+		{"name":"db","algorithm":2,"sortorder":0,"problem_tags":[{"tag":"svc","value":"db"}],"tags":[{"tag":"sla","value":"gold"}]}]`)
+	call("service.create", `{"name":"shop","algorithm":2,"sortorder":0,"children":[{"serviceid":"1"},{"serviceid":"2"}]}`)
+	call("sla.create", `{"name":"gold","period":0,"slo":99.5,"effective_date":0,"timezone":"UTC","service_tags":[{"tag":"sla","value":"gold"}]}`)
+	// The services date from an hour before t0 (the SLI counts from
+	// then); web has a problem from t0 to t0+600 and another from
+	// t0+1800 on.
+	err := f.engine.Edit(context.Background(), func(c *service.Config) error {
+		for i := range c.Services {
+			c.Services[i].CreatedAt = t0 - 3600
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := []event.Tag{{Tag: "svc", Value: "web"}}
+	f.engine.Notify(&event.Batch{Events: []event.Event{{ID: 7, Value: event.ValueProblem, Severity: 4, Clock: t0, Name: "web down", Tags: tags}}})
+	f.engine.Notify(&event.Batch{Events: []event.Event{{ID: 8, Value: event.ValueOK, Clock: t0 + 600, Resolves: []uint64{7}}}})
+	f.engine.Notify(&event.Batch{Events: []event.Event{{ID: 9, Value: event.ValueProblem, Severity: 2, Clock: t0 + 1800, Name: "web slow", Tags: tags}}})
+	if err := f.engine.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	// getITService: every service, then the statuses of some.
+	all := call("service.get", `{"output":"extend"}`)["result"].([]any)
+	if len(all) != 3 {
+		t.Fatalf("service.get: %d services", len(all))
+	}
+	got := call("service.get", `{"output":"extend","serviceids":["1","3"]}`)["result"].([]any)
+	for i, want := range []string{"2", "2"} {
+		if st := got[i].(map[string]any)["status"]; st != want {
+			t.Errorf("service %d status %v, want %s", i, st, want)
+		}
+	}
+	// The root's problems, and the web service's history.
+	pe := call("service.get", `{"output":["name"],"serviceids":"3","selectProblemEvents":"extend","selectStatusTimeline":[{"period_from":1795899000,"period_to":1795903600}]}`)["result"].([]any)[0].(map[string]any)
+	if b, _ := json.Marshal(pe["problem_events"]); string(b) != `[{"eventid":"9","name":"web slow","severity":"2"}]` {
+		t.Errorf("problem_events %s", b)
+	}
+	if b, _ := json.Marshal(pe["status_timeline"]); string(b) != `[{"alarms":[{"clock":"1795900000","value":"4"},{"clock":"1795900600","value":"-1"},{"clock":"1795901800","value":"2"}],"start_value":-1}]` {
+		t.Errorf("status_timeline %s", b)
+	}
+	// getSLAList and getSLA60's sla.get.
+	if l := call("sla.get", `{"output":"extend"}`)["result"].([]any); len(l) != 1 {
+		t.Fatalf("sla.get: %v", l)
+	}
+	if l := call("sla.get", `{"output":"extend","serviceids":["1","2"]}`)["result"].([]any); len(l) != 1 || l[0].(map[string]any)["slaid"] != "1" {
+		t.Fatalf("sla.get by services: %v", l)
+	}
+	// getSLI: the day of t0, counted from the services' creation to now
+	// (and one second more, as Zabbix counts): web was down 600 s and
+	// from t0+1800 on (1801 s), up 3600+1200 s; the error budget is
+	// int(4800/99.5*100) - 4800 - 2401.
+	raw := f.call(t, "admin", "sla.getsli", []byte(`{"slaid":"1","serviceids":["1","2"],"period_from":1795900000,"period_to":1795903600,"periods":1}`))
+	want := `{"result":{"periods":[{"period_from":1795824000,"period_to":1795910400}],"serviceids":[1,2],` +
+		`"sli":[[{"uptime":4800,"downtime":2401,"sli":66.65740869323706,"error_budget":-2377,"excluded_downtimes":[]},` +
+		`{"uptime":7201,"downtime":0,"sli":100,"error_budget":36,"excluded_downtimes":[]}]]}}`
+	if string(raw) != want {
+		t.Errorf("sla.getsli\n got %s\nwant %s", raw, want)
+	}
+}

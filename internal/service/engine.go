@@ -356,13 +356,35 @@ func (e *Engine) Sync(ctx context.Context) error {
 	return e.applyLocked(ctx, cs)
 }
 
-// applyLocked applies problem changes: the services without children
-// they touch are recalculated (in ID order), and their changes
-// propagate to their parents.
+// applyLocked applies problem changes one by one, as Zabbix processes
+// problem events: after each, the services without children it touches
+// are recalculated (in ID order) and their changes propagate to their
+// parents. All the status changes are stored in one transaction.
 func (e *Engine) applyLocked(ctx context.Context, cs []change) error {
 	cfg := e.cfg.Load()
-	dirty := map[uint64]int64{} // service → the clock of its latest change
+	changed := map[uint64]int{}
+	var alarms []Alarm
+	record := func(id uint64, st int, clock int64) {
+		e.st.status[id] = st
+		changed[id] = st
+		alarms = append(alarms, Alarm{ServiceID: id, Clock: clock, Value: st})
+	}
+	var up func(id uint64, clock int64, depth int)
+	up = func(id uint64, clock int64, depth int) {
+		if depth > len(cfg.Services) {
+			return
+		}
+		for _, pid := range cfg.Parents(id) {
+			st, _ := parentStatus(cfg, cfg.Service(pid), e.statusOf)
+			if st != e.statusOf(pid) {
+				record(pid, st, clock)
+				up(pid, clock, depth+1)
+			}
+		}
+	}
 	for _, c := range cs {
+		var touched []uint64
+		okClock := c.clock
 		switch c.kind {
 		case changeProblem:
 			if _, ok := e.st.problems[c.p.id]; ok {
@@ -373,17 +395,18 @@ func (e *Engine) applyLocked(ctx context.Context, cs []change) error {
 				s := &cfg.Services[i]
 				if len(s.Children) == 0 && matches(s.ProblemTags, c.p.tags) {
 					e.match(s.ID, c.p.id)
-					dirty[s.ID] = c.p.clock
+					touched = append(touched, s.ID)
 				}
 			}
+			okClock = c.p.clock
 		case changeResolve:
 			if _, ok := e.st.problems[c.id]; !ok {
 				continue
 			}
 			delete(e.st.problems, c.id)
-			for _, s := range e.st.matched[c.id] {
+			touched = e.st.matched[c.id]
+			for _, s := range touched {
 				delete(e.st.byLeaf[s], c.id)
-				dirty[s] = c.clock
 			}
 			delete(e.st.matched, c.id)
 		case changeSeverity:
@@ -392,47 +415,20 @@ func (e *Engine) applyLocked(ctx context.Context, cs []change) error {
 				continue
 			}
 			p.severity = c.severity
-			for _, s := range e.st.matched[c.id] {
-				dirty[s] = p.clock
-			}
+			touched, okClock = e.st.matched[c.id], p.clock
 		}
-	}
-	ids := make([]uint64, 0, len(dirty))
-	for id := range dirty {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	changed := map[uint64]int{}
-	var alarms []Alarm
-	var up func(id uint64, clock int64, depth int)
-	up = func(id uint64, clock int64, depth int) {
-		if depth > len(cfg.Services) {
-			return
-		}
-		for _, pid := range cfg.Parents(id) {
-			p := cfg.Service(pid)
-			st, _ := parentStatus(cfg, p, e.statusOf)
-			if st == e.statusOf(pid) {
+		touched = slices.Clone(touched)
+		slices.Sort(touched)
+		for _, id := range touched {
+			if cfg.Service(id) == nil {
 				continue
 			}
-			e.st.status[pid] = st
-			changed[pid] = st
-			alarms = append(alarms, Alarm{ServiceID: pid, Clock: clock, Value: st})
-			up(pid, clock, depth+1)
+			st, clock := leafStatus(e.problemsOf(id), okClock)
+			if st != e.statusOf(id) {
+				record(id, st, clock)
+				up(id, clock, 0)
+			}
 		}
-	}
-	for _, id := range ids {
-		if cfg.Service(id) == nil {
-			continue
-		}
-		st, clock := leafStatus(e.problemsOf(id), dirty[id])
-		if st == e.statusOf(id) {
-			continue
-		}
-		e.st.status[id] = st
-		changed[id] = st
-		alarms = append(alarms, Alarm{ServiceID: id, Clock: clock, Value: st})
-		up(id, clock, 0)
 	}
 	if len(alarms) == 0 {
 		return nil
