@@ -67,6 +67,11 @@ type state struct {
 	byLeaf   map[uint64]map[uint64]bool // service without children → matching event IDs
 	status   map[uint64]int             // service → status
 	matched  map[uint64][]uint64        // event → the services it matches
+	// byTag indexes the services without children by one of their
+	// problem tags, which every problem they match has: an "equals"
+	// tag by name and value (byTag), else the first tag by name
+	// (byName).
+	byTag, byName map[string][]uint64
 }
 
 // change is one problem change waiting to be applied.
@@ -161,17 +166,40 @@ func newProblem(ev *event.Event) *problem {
 func (e *Engine) rematchLocked(cfg *Config) {
 	e.st.byLeaf = map[uint64]map[uint64]bool{}
 	e.st.matched = map[uint64][]uint64{}
+	e.st.byTag, e.st.byName = map[string][]uint64{}, map[string][]uint64{}
 	for i := range cfg.Services {
 		s := &cfg.Services[i]
 		if len(s.Children) > 0 || len(s.ProblemTags) == 0 {
 			continue
 		}
-		for _, p := range e.st.problems {
-			if matches(s.ProblemTags, p.tags) {
-				e.match(s.ID, p.id)
+		if j := slices.IndexFunc(s.ProblemTags, func(t ProblemTag) bool { return t.Operator == TagEquals }); j >= 0 {
+			k := s.ProblemTags[j].Tag + "\x00" + s.ProblemTags[j].Value
+			e.st.byTag[k] = append(e.st.byTag[k], s.ID)
+		} else {
+			e.st.byName[s.ProblemTags[0].Tag] = append(e.st.byName[s.ProblemTags[0].Tag], s.ID)
+		}
+	}
+	for _, p := range e.st.problems {
+		for _, id := range e.candidates(p) {
+			if matches(cfg.Service(id).ProblemTags, p.tags) {
+				e.match(id, p.id)
 			}
 		}
 	}
+}
+
+// candidates are the services without children problem p may match,
+// ascending, each once.
+func (e *Engine) candidates(p *problem) []uint64 {
+	var out []uint64
+	for i, t := range p.tags {
+		out = append(out, e.st.byTag[t.Tag+"\x00"+t.Value]...)
+		if !slices.ContainsFunc(p.tags[:i], func(o event.Tag) bool { return o.Tag == t.Tag }) {
+			out = append(out, e.st.byName[t.Tag]...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (e *Engine) match(svc, ev uint64) {
@@ -391,11 +419,10 @@ func (e *Engine) applyLocked(ctx context.Context, cs []change) error {
 				continue
 			}
 			e.st.problems[c.p.id] = c.p
-			for i := range cfg.Services {
-				s := &cfg.Services[i]
-				if len(s.Children) == 0 && matches(s.ProblemTags, c.p.tags) {
-					e.match(s.ID, c.p.id)
-					touched = append(touched, s.ID)
+			for _, id := range e.candidates(c.p) {
+				if matches(cfg.Service(id).ProblemTags, c.p.tags) {
+					e.match(id, c.p.id)
+					touched = append(touched, id)
 				}
 			}
 			okClock = c.p.clock

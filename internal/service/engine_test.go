@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -104,5 +105,44 @@ func TestQueueOverflow(t *testing.T) {
 	}
 	if st := e.Statuses()[1]; st != 2 {
 		t.Errorf("status %d, want 2 (rebuilt from the open problems)", st)
+	}
+}
+
+// BenchmarkApplyProblems: a storm of problems over 1,000 services
+// without children under 10 parents; each problem matches one service.
+func BenchmarkApplyProblems(b *testing.B) {
+	e, err := Open(context.Background(), Options{Path: filepath.Join(b.TempDir(), "s.db"), Events: &fakeEvents{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	var ss []Service
+	for i := range 1000 {
+		ss = append(ss, Service{ID: uint64(i + 1), Algorithm: 2, ProblemTags: []ProblemTag{{Tag: "svc", Value: "s" + strconv.Itoa(i)}}})
+	}
+	for p := range 10 {
+		parent := Service{ID: uint64(1001 + p), Algorithm: 2}
+		for i := p * 100; i < (p+1)*100; i++ {
+			parent.Children = append(parent.Children, uint64(i+1))
+		}
+		ss = append(ss, parent)
+	}
+	err = e.Edit(context.Background(), func(c *Config) error { c.Services, c.NextServiceID = ss, 1011; return nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	id := uint64(0)
+	for range b.N {
+		var batch event.Batch
+		for i := range 1000 {
+			id++
+			batch.Events = append(batch.Events, event.Event{ID: id, Value: event.ValueProblem, Severity: uint8(id % 6), Clock: int64(id),
+				Tags: []event.Tag{{Tag: "host", Value: "h"}, {Tag: "svc", Value: "s" + strconv.Itoa(i)}}})
+		}
+		e.Notify(&batch)
+		if err := e.Sync(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -148,12 +148,15 @@ type Config struct {
 	NextServiceID, NextSLAID uint64
 
 	parents map[uint64][]uint64 // child → parents, ascending
+	byID    map[uint64]int      // service → index in Services
 }
 
 // index builds the derived maps; Services and SLAs must be sorted.
 func (c *Config) index() {
 	c.parents = map[uint64][]uint64{}
+	c.byID = make(map[uint64]int, len(c.Services))
 	for i := range c.Services {
+		c.byID[c.Services[i].ID] = i
 		for _, ch := range c.Services[i].Children {
 			c.parents[ch] = append(c.parents[ch], c.Services[i].ID)
 		}
@@ -162,11 +165,20 @@ func (c *Config) index() {
 
 // Service returns the service with the ID, or nil.
 func (c *Config) Service(id uint64) *Service {
-	i, ok := slices.BinarySearchFunc(c.Services, id, func(s Service, id uint64) int { return cmp.Compare(s.ID, id) })
-	if !ok {
-		return nil
+	if i, ok := c.byID[id]; ok && i < len(c.Services) && c.Services[i].ID == id {
+		return &c.Services[i]
 	}
-	return &c.Services[i]
+	// Services added or removed since the last index (during an edit).
+	i, ok := slices.BinarySearchFunc(c.Services, id, func(s Service, id uint64) int { return cmp.Compare(s.ID, id) })
+	if ok {
+		return &c.Services[i]
+	}
+	for i := range c.Services {
+		if c.Services[i].ID == id {
+			return &c.Services[i]
+		}
+	}
+	return nil
 }
 
 // SLA returns the SLA with the ID, or nil.
