@@ -89,6 +89,9 @@ type goldenLine struct {
 	Method string
 	Params json.RawMessage
 	User   string
+	// Now is the time of the answer (sla.getsli's periods end with the
+	// current one).
+	Now    int64
 	Answer json.RawMessage
 }
 
@@ -102,7 +105,8 @@ var placeholder = regexp.MustCompile(`"\$(#?)([a-z0-9]+)"`)
 func TestServiceGolden(t *testing.T) {
 	for _, name := range []string{"service", "sla"} {
 		t.Run(name, func(t *testing.T) {
-			f := newServiceFixture(t, nil, nil)
+			now := time.Now()
+			f := newServiceFixture(t, nil, func() time.Time { return now })
 			b, err := os.ReadFile("testdata/service/" + name + ".jsonl")
 			if err != nil {
 				t.Fatal(err)
@@ -136,6 +140,9 @@ func TestServiceGolden(t *testing.T) {
 					}
 					return []byte(`"` + id + `"`)
 				})
+				if l.Now != 0 {
+					now = time.Unix(l.Now, 0)
+				}
 				session := "admin"
 				if l.User != "" {
 					session = "user"

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/service"
 )
@@ -384,7 +383,7 @@ func (s *Server) serviceCreate(ctx context.Context, c *call) (any, error) {
 		if err := problemTagParents(cfg, parents); err != nil {
 			return err
 		}
-		now := time.Now().Unix()
+		now := s.opts.Services.Now().Unix()
 		for i := range ps {
 			sv := service.Service{UUID: string(ps[i].UUID.Value), CreatedAt: now}
 			if sv.UUID == "" {

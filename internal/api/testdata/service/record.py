@@ -8,7 +8,7 @@
 # It logs in as Admin/zabbix, creates the user group "sv-ugroup" and the
 # user "sv-user" (User role) if missing, and leaves nothing else behind:
 # every service and SLA it creates is named "sv-..." and deleted.
-import copy, json, os, re, sys, urllib.request
+import copy, json, os, re, sys, time, urllib.request
 
 U = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:10088/api_jsonrpc.php"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -81,7 +81,11 @@ def run(steps, out, user="Admin"):
         method, params = st[0], st[1]
         opts = st[2] if len(st) > 2 else {}
         p = subst(copy.deepcopy(params))
-        r = raw(method, p, login(opts.get("user", user), opts.get("pw", "zabbix")))
+        while True:  # the time of the answer, for the replay's clock
+            now = int(time.time())
+            r = raw(method, p, login(opts.get("user", user), opts.get("pw", "zabbix")))
+            if int(time.time()) == now:
+                break
         ans = {"result": r["result"]} if "result" in r else {"error": r["error"]}
         if "bind" in opts and "result" in r:
             key = list(r["result"].keys())[0]
@@ -89,6 +93,8 @@ def run(steps, out, user="Admin"):
                 binds[name] = idv
                 rev[idv] = "$" + name
         line = {"method": method, "params": params}
+        if method == "sla.getsli":
+            line["now"] = now
         if opts.get("user"): line["user"] = opts["user"]
         if opts.get("unordered"): line["unordered"] = True
         if "error" in ans and isinstance(ans["error"].get("data"), str):
@@ -248,6 +254,19 @@ service_steps = [
  ("service.create", {"name": "sv-u", "algorithm": 0, "sortorder": 0}, {"user": "sv-user", "pw": "sv-pass-1234"}),
  ("service.update", {"serviceid": "$lone", "name": "sv-u"}, {"user": "sv-user", "pw": "sv-pass-1234"}),
  ("service.delete", ["$lone"], {"user": "sv-user", "pw": "sv-pass-1234"}),
+ # replacing parents and children; nested lists sorted by the request's sortfield
+ ("service.create", {"name": "sv-extra", "algorithm": 2, "sortorder": 4, "parents": [{"serviceid": "$root"}, {"serviceid": "$mid"}]}, B("extra")),
+ ("service.get", {"output": ["name"], "serviceids": ["$root", "$mid"], "selectChildren": ["name", "sortorder"], "sortfield": "name", "sortorder": "DESC"}),
+ ("service.get", {"output": ["name"], "serviceids": ["$root", "$mid"], "selectChildren": ["sortorder"], "sortfield": ["sortorder"]}),
+ ("service.update", {"serviceid": "$extra", "parents": [{"serviceid": "$mid"}]}),
+ ("service.get", {"output": ["name"], "serviceids": "$extra", "selectParents": ["name"]}),
+ ("service.update", {"serviceid": "$mid", "children": [{"serviceid": "$extra"}, {"serviceid": "$lone"}]}),
+ ("service.get", {"output": ["name"], "serviceids": ["$mid", "$web", "$lone"], "selectParents": ["name"], "selectChildren": ["name"], "sortfield": "name"}),
+ ("service.update", {"serviceid": "$extra", "parents": []}),
+ ("service.get", {"output": ["name"], "parentids": 0, "sortfield": "name"}),
+ ("service.update", {"serviceid": "$lone", "tags": [{"tag": "b"}, {"tag": "sla", "value": "silver"}, {"tag": "a", "value": "1"}], "status_rules": [{"type": 2, "limit_value": 50, "limit_status": -1, "new_status": 5}, {"type": 0, "limit_value": 1, "limit_status": 3, "new_status": 2}]}),
+ ("service.get", {"output": ["name"], "serviceids": "$lone", "selectTags": "extend", "selectStatusRules": "extend", "selectProblemEvents": "count"}),
+ ("service.delete", ["$extra"]),
  # delete
  ("service.delete", []),
  ("service.delete", ["999999"]),
@@ -348,6 +367,12 @@ sla_steps = [
  ("sla.update", {"slaid": "$a"}),
  ("sla.get", {"output": "extend", "slaids": "$a", "selectServiceTags": "extend", "selectSchedule": "extend", "selectExcludedDowntimes": "extend"}),
  ("sla.update", {"slaid": "$a", "name": "sv-x"}, USER),
+ ("sla.update", {"slaid": "$b", "excluded_downtimes": [{"name": "renamed", "period_from": 1700000000, "period_to": 1700003600}, {"name": "new", "period_from": 1600000000, "period_to": 1600000001}], "schedule": [{"period_from": 100, "period_to": 200}, {"period_from": 0, "period_to": 150}], "service_tags": [{"tag": "x"}, {"tag": "sla", "operator": 2, "value": "GOLD"}]}),
+ ("sla.get", {"output": ["name"], "slaids": "$b", "selectServiceTags": "extend", "selectSchedule": "extend", "selectExcludedDowntimes": "extend"}),
+ ("sla.getsli", {"slaid": "$d", "serviceids": ["$s3"], "periods": 2}),
+ ("sla.getsli", {"slaid": "$d", "serviceids": "$s1", "period_from": 0, "period_to": 1, "periods": 1}),
+ ("sla.getsli", {"slaid": "$d", "period_from": 2147483647}),
+ ("sla.getsli", {"slaid": "$d", "period_to": 2147483647, "periods": 1}),
  # delete
  ("sla.delete", []),
  ("sla.delete", ["999999"]),
