@@ -44,11 +44,9 @@ def cleanup():
     if ids:
         call("sla.delete", ids)
 
-ID_KEYS = {"serviceid", "slaid"}
-LIST_KEYS = {"serviceids", "slaids"}
 def run(steps, out, user="Admin"):
-    binds = {}
-    rev = {}
+    binds = {}  # name -> ID; names are unique across kinds
+    rev = {"service": {}, "sla": {}}  # kind -> ID -> "$name"
     lines = []
     def subst(v):
         if isinstance(v, str) and v.startswith("$#") and v[2:] in binds:
@@ -58,49 +56,50 @@ def run(steps, out, user="Admin"):
         if isinstance(v, list): return [subst(x) for x in v]
         if isinstance(v, dict): return {k: subst(x) for k, x in v.items()}
         return v
-    def norm(v, key=None):
+    def norm(v, own):
         if isinstance(v, dict):
             o = {}
             for k, x in v.items():
+                kind = k[:-3] if k.endswith("ids") else k[:-2]
                 if k in ("uuid", "created_at"):
                     o[k] = "*"
-                elif k in ID_KEYS and isinstance(x, str):
-                    o[k] = rev.get(x, x)
-                elif k in LIST_KEYS and isinstance(x, list):
-                    o[k] = [("#" if isinstance(e, int) else "") + rev.get(str(e), str(e)) for e in x]
-                elif k in rev and isinstance(x, dict):  # preservekeys
-                    o[rev[k]] = norm(x, k)
+                elif k in ("serviceid", "slaid") and isinstance(x, str):
+                    o[k] = rev[kind].get(x, x)
+                elif k in ("serviceids", "slaids") and isinstance(x, list):
+                    o[k] = [("#" if isinstance(e, int) else "") + rev[kind].get(str(e), str(e)) for e in x]
+                elif k in own and isinstance(x, dict):  # preservekeys
+                    o[own[k]] = norm(x, own)
                 else:
-                    o[k] = norm(x, k)
+                    o[k] = norm(x, own)
             return o
         if isinstance(v, list):
-            l = [norm(x, key) for x in v]
-            return l
+            return [norm(x, own) for x in v]
         return v
     for st in steps:
         method, params = st[0], st[1]
         opts = st[2] if len(st) > 2 else {}
+        own = rev[method.split(".")[0]]
         p = subst(copy.deepcopy(params))
-        while True:  # the time of the answer, for the replay's clock
+        while True:
             now = int(time.time())
             r = raw(method, p, login(opts.get("user", user), opts.get("pw", "zabbix")))
-            if int(time.time()) == now:
+            # sla.getsli (read-only) again until its time is one second,
+            # for the replay's clock.
+            if method != "sla.getsli" or int(time.time()) == now:
                 break
         ans = {"result": r["result"]} if "result" in r else {"error": r["error"]}
         if "bind" in opts and "result" in r:
             key = list(r["result"].keys())[0]
             for name, idv in zip(opts["bind"], r["result"][key]):
                 binds[name] = idv
-                rev[idv] = "$" + name
+                own[idv] = "$" + name
         line = {"method": method, "params": params}
         if method == "sla.getsli":
             line["now"] = now
         if opts.get("user"): line["user"] = opts["user"]
-        if opts.get("unordered"): line["unordered"] = True
         if "error" in ans and isinstance(ans["error"].get("data"), str):
-
-            ans["error"]["data"] = re.sub(r"\((\d+)\)", lambda m: "(" + rev.get(m.group(1), m.group(1)) + ")", ans["error"]["data"])
-        line["answer"] = norm(ans)
+            ans["error"]["data"] = re.sub(r"\((\d+)\)", lambda m: "(" + own.get(m.group(1), m.group(1)) + ")", ans["error"]["data"])
+        line["answer"] = norm(ans, own)
         lines.append(line)
     with open(out, "w") as f:
         for l in lines:
@@ -149,8 +148,8 @@ service_steps = [
  ("service.create", [{"name": "sv-ok1", "algorithm": 1, "sortorder": 0}, {"name": "sv-ok2"}]),
  # a tree
  ("service.create", {"name": "sv-root", "algorithm": 2, "sortorder": 1, "description": "the root", "tags": [{"tag": "team", "value": "ops"}, {"tag": "sla", "value": "gold"}]}, B("root")),
- ("service.create", [{"name": "sv-web", "algorithm": 2, "sortorder": 2, "weight": 3, "parents": [{"serviceid": "$root"}], "tags": [{"tag": "sla", "value": "Gold-plus"}, {"tag": "tier", "value": "front"}], "problem_tags": [{"tag": "svc", "value": "web"}, {"tag": "env", "operator": 2, "value": "pro"}]},
-                     {"name": "sv-db", "algorithm": 1, "sortorder": 0, "propagation_rule": 1, "propagation_value": 2, "parents": [{"serviceid": "$root"}], "tags": [{"tag": "tier", "value": "back"}], "problem_tags": [{"tag": "svc", "operator": "0", "value": "db"}]}], B("web", "db")),
+ ("service.create", [{"name": "sv-web", "algorithm": 2, "sortorder": 2, "weight": 3, "parents": [{"serviceid": "$root"}], "tags": [{"tag": "sla", "value": "Gold-plus"}, {"tag": "tier", "value": "front"}], "problem_tags": [{"tag": "sv-svc", "value": "web"}, {"tag": "sv-env", "operator": 2, "value": "pro"}]},
+                     {"name": "sv-db", "algorithm": 1, "sortorder": 0, "propagation_rule": 1, "propagation_value": 2, "parents": [{"serviceid": "$root"}], "tags": [{"tag": "tier", "value": "back"}], "problem_tags": [{"tag": "sv-svc", "operator": "0", "value": "db"}]}], B("web", "db")),
  ("service.create", {"name": "sv-lone", "algorithm": "0", "sortorder": "5", "uuid": "0123456789ab4def8123456789abcdef", "status_rules": [{"type": 2, "limit_value": 50, "limit_status": -1, "new_status": 3}, {"type": "5", "limit_value": "100", "limit_status": "4", "new_status": "5"}]}, B("lone")),
  ("service.create", {"name": "sv-dup", "algorithm": 0, "sortorder": 0, "uuid": "0123456789ab4def8123456789abcdef"}),
  ("service.create", {"name": "sv-mid", "algorithm": 2, "sortorder": 3, "parents": [{"serviceid": "$root"}], "children": [{"serviceid": "$web"}]}, B("mid")),
@@ -159,9 +158,9 @@ service_steps = [
  ("service.create", {"name": "sv-bad", "algorithm": 2, "sortorder": 0, "parents": [{"serviceid": "$web"}]}),
  ("service.update", {"serviceid": "$web", "children": [{"serviceid": "$lone"}]}),
  ("service.update", {"serviceid": "$db", "problem_tags": [], "children": [{"serviceid": "$lone"}]}),
- ("service.update", {"serviceid": "$db", "problem_tags": [{"tag": "svc", "value": "db"}]}),
+ ("service.update", {"serviceid": "$db", "problem_tags": [{"tag": "sv-svc", "value": "db"}]}),
  ("service.update", {"serviceid": "$db", "children": []}),
- ("service.update", {"serviceid": "$db", "problem_tags": [{"tag": "svc", "value": "db"}, {"tag": "x", "value": "y"}]}),
+ ("service.update", {"serviceid": "$db", "problem_tags": [{"tag": "sv-svc", "value": "db"}, {"tag": "x", "value": "y"}]}),
  # circular references
  ("service.update", {"serviceid": "$root", "parents": [{"serviceid": "$mid"}]}),
  ("service.update", {"serviceid": "$root", "parents": [{"serviceid": "$root"}]}),
@@ -217,11 +216,11 @@ service_steps = [
  ("service.get", {"output": ["name"], "tags": [{"tag": "tier", "operator": 6}]}),
  ("service.get", {"output": ["name"], "tags": [{"value": "x"}]}),
  ("service.get", {"output": ["name"], "evaltype": 1}),
- ("service.get", {"output": ["name"], "problem_tags": [{"tag": "svc"}], "sortfield": "name"}),
- ("service.get", {"output": ["name"], "problem_tags": [{"tag": "env", "value": "pro", "operator": 1}], "sortfield": "name"}),
+ ("service.get", {"output": ["name"], "problem_tags": [{"tag": "sv-svc"}], "sortfield": "name"}),
+ ("service.get", {"output": ["name"], "problem_tags": [{"tag": "sv-env", "value": "pro", "operator": 1}], "sortfield": "name"}),
  ("service.get", {"output": ["name"], "without_problem_tags": True, "sortfield": "name"}),
  ("service.get", {"output": ["name"], "without_problem_tags": 1, "sortfield": "name"}),
- ("service.get", {"output": ["name"], "without_problem_tags": True, "problem_tags": [{"tag": "svc"}], "sortfield": "name"}),
+ ("service.get", {"output": ["name"], "without_problem_tags": True, "problem_tags": [{"tag": "sv-svc"}], "sortfield": "name"}),
  ("service.get", {"output": ["name"], "filter": {"name": ["sv-web", "sv-db"], "algorithm": 1}}),
  ("service.get", {"output": ["name"], "filter": {"status": -1, "foo": 1}}),
  ("service.get", {"output": ["name"], "filter": {"sortorder": 1}}),
