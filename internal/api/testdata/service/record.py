@@ -6,8 +6,9 @@
 #   python3 record.py [http://127.0.0.1:10088/api_jsonrpc.php]
 #
 # It logs in as Admin/zabbix, creates the user group "sv-ugroup" and the
-# user "sv-user" (User role) if missing, and leaves nothing else behind:
-# every service and SLA it creates is named "sv-..." and deleted.
+# user "sv-user" (User role) for the cases of a user without write
+# access, and leaves nothing behind: every service and SLA it creates is
+# named "sv-..." and deleted, and so are the user and the group.
 import copy, json, os, re, sys, time, urllib.request
 
 U = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:10088/api_jsonrpc.php"
@@ -35,6 +36,14 @@ def ensure_user():
     g = call("usergroup.get", {"filter": {"name": "sv-ugroup"}})
     gid = g[0]["usrgrpid"] if g else call("usergroup.create", {"name": "sv-ugroup"})["usrgrpids"][0]
     call("user.create", {"username": "sv-user", "passwd": "sv-pass-1234", "roleid": "1", "usrgrps": [{"usrgrpid": gid}]})
+
+def drop_user():
+    u = call("user.get", {"filter": {"username": "sv-user"}})
+    if u:
+        call("user.delete", [u[0]["userid"]])
+    g = call("usergroup.get", {"filter": {"name": "sv-ugroup"}})
+    if g:
+        call("usergroup.delete", [g[0]["usrgrpid"]])
 
 def cleanup():
     ids = [s["serviceid"] for s in call("service.get", {"output": ["serviceid", "name"]}) if s["name"].startswith("sv-")]
@@ -389,3 +398,4 @@ if __name__ == "__main__":
     cleanup()
     run(sla_steps, os.path.join(HERE, "sla.jsonl"))
     cleanup()
+    drop_user()
