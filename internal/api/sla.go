@@ -71,7 +71,7 @@ func slaText(s *service.SLA, f string) string {
 	return ""
 }
 
-// slaServiceTags is an SLA's service tags as service tag conditions.
+// slaCoversAny reports whether the SLA covers one of the services.
 func slaCoversAny(cfg *service.Config, sla *service.SLA, serviceIDs []uint64) bool {
 	for _, sid := range serviceIDs {
 		if sv := cfg.Service(sid); sv != nil && sla.Covers(sv) {
