@@ -173,6 +173,18 @@
 // error texts are Zabbix's where Zabbix has one. mediatype.get does not
 // return passwd. Without Alerting those methods are not served.
 //
+// Services and SLAs (service.go, service_write.go, sla.go) go through
+// the Services interface (*service.Engine: the configuration, edited
+// through a copy, the statuses, the problems behind them and the status
+// history); without it those methods are not served. Their parameters
+// are checked as Zabbix 6.0's API input validator checks CService's and
+// CSla's (service_valid.go: the vocabulary's walker over the fields in
+// Zabbix's rule order, required members missing at their place, the
+// validator's texts, its second pass for unique list members), then in
+// CService's order of checks. Users of the User type read; admins and
+// super admins write (Zabbix's default roles). sla.getsli writes PHP's
+// numbers (serviceids as numbers, the SLI as PHP prints a float).
+//
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",
 // "disable_until", on the interface as in Zabbix 6.0) are read through

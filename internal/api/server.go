@@ -104,6 +104,9 @@ type Options struct {
 	// auditlog.get (*audit.Log); nil: nothing is recorded and the
 	// method does not exist.
 	Audit AuditLog
+	// Services serves service.* and sla.*; nil: those methods do not
+	// exist.
+	Services Services
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -194,6 +197,7 @@ func New(opts Options) *Server {
 	s.registerTriggers()
 	s.registerAlerting()
 	s.registerProxy()
+	s.registerServices()
 	s.registerAudit() // last: it wraps the methods registered above
 	return s
 }

@@ -72,6 +72,13 @@
 // alerts.command_timeout. It stops after the last evaluation pass at
 // shutdown.
 //
+// IT services (package service, Server.Services, data_dir/services.db)
+// get the same committed batches (the wrapper's notify calls both) and
+// only queue them; on their own goroutine they recompute the services'
+// statuses and store each change. They read the event store's open
+// problems at start, serve the API's service.* and sla.*, and stop with
+// the alert engine.
+//
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the
 // optional interfaces by assertion.
