@@ -113,11 +113,10 @@ func (p *hostGetParams) severityList(raw []byte) ([]int64, error) {
 	var out []int64
 	for i, e := range elems {
 		var n int64
-		path := "/severities"
-		if jsonKindOf(raw) == 'a' {
-			path += "/" + strconv.Itoa(i+1)
-		}
-		if err := int32Param(e, &fieldRule{ranges: [][2]int64{{0, 5}}, inText: "0-5"}, &n); err != nil {
+		// A single value is a list of one (API_NORMALIZE): its path
+		// names it "/severities/1".
+		path := "/severities/" + strconv.Itoa(i+1)
+		if err := int32Param(e, &fieldRule{ranges: [][2]int64{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}, inText: "0, 1, 2, 3, 4, 5"}, &n); err != nil {
 			return nil, invalid(path, err.Error())
 		}
 		if slices.Contains(out, n) {
