@@ -26,7 +26,14 @@ import (
 //     and state_type; items' retry_delay and timestamp_precision);
 //   - a host group's uuid (6.0 makes one for export; Peregrine keeps
 //     none) and an item's timeout (6.0 gives "3s" to an item that sets
-//     none, Peregrine "" for its poller's default), masked as "*".
+//     none, Peregrine "" for its poller's default), masked as "*";
+//   - a trigger's expression, which 6.0 writes with its function IDs
+//     ("{32764}>5") where Peregrine, which keeps none, writes it
+//     expanded (as 6.0 does with expandExpression);
+//   - what the peer's and the fixture's runs cannot share: times
+//     (clock, ns, lastchange, the trend's values from the values sent)
+//     and the acknowledgements the peer's event got while being
+//     recorded, masked as "*".
 func TestLegacyGetsAsZabbix(t *testing.T) {
 	f := newEventFixture(t)
 	ids := legacyGetObjects(t, f)
@@ -90,6 +97,10 @@ func TestLegacyGetsAsZabbix(t *testing.T) {
 var legacyPeregrineOnly = map[string]bool{"attempt": true, "max_check_attempts": true, "state_type": true,
 	"retry_delay": true, "timestamp_precision": true}
 
+// legacyMasked are the fields whose values are masked (see above).
+var legacyMasked = map[string]bool{"uuid": true, "timeout": true, "expression": true, "clock": true, "ns": true,
+	"lastchange": true, "lastvalue": true, "num": true, "value_min": true, "value_avg": true, "value_max": true}
+
 // legacyNormalize replaces IDs by their names (rev, by the member's key;
 // the keys of a preservekeys answer by pk), masks and drops the intended
 // differences, and sorts lists unless ordered (the top list only).
@@ -114,6 +125,10 @@ func legacyNormalize(v any, key string, rev map[string]map[string]string, pk str
 			if legacyPeregrineOnly[k] {
 				continue
 			}
+			if k == "acknowledges" {
+				out[k] = "*"
+				continue
+			}
 			if top && pk != "" && rev != nil {
 				if name, ok := rev[pk][k]; ok {
 					k = name
@@ -125,7 +140,7 @@ func legacyNormalize(v any, key string, rev map[string]map[string]string, pk str
 		}
 		return out
 	case string:
-		if key == "uuid" || key == "timeout" {
+		if legacyMasked[key] {
 			return "*"
 		}
 		if name, ok := rev[key][x]; ok {
