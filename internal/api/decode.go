@@ -890,30 +890,6 @@ func withoutNoPermissions(ms []member) []member {
 	return slices.DeleteFunc(ms, func(m member) bool { return m.name == "nopermissions" })
 }
 
-// decodeGet decodes the params of a legacy get method (params_legacy.go):
-// an object, or a list read as PHP reads one (its members "0", "1",
-// ...); members no field declares are ignored and values are read as
-// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
-// marks v (noRowser) rather than failing; only a field the method checks
-// with the API input validator (zbx:"strict") can be refused.
-func decodeGet(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	ms, ok := validatorMembers(raw)
-	if !ok {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	err := decodeMembers(ms, "/", v, &getRules)
-	if err == errNoRows {
-		if n, ok := v.(noRowser); ok {
-			n.markNoRows()
-		}
-		return nil
-	}
-	return apiError(err)
-}
-
 // decodeGetStrict decodes the params of a get method Zabbix 6.0 checks
 // with its API input validator: an object, whose members no field
 // declares are refused (the first in the request's order); an empty
