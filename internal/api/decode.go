@@ -18,10 +18,11 @@ import (
 // and the "as" tag), the values it may take ("in"), whether null is
 // accepted ("zbx": "null") and its default ("default"). The walker
 // refuses the members no field declares (the first in the request's
-// order), then hands each member's raw value to its field. Where the
-// methods' former decoders worded the same problem differently, the
-// rules of the entry point (decodeRules) keep each wording: getRules,
-// writeRules, lenientRules, validatorRules.
+// order; the legacy gets' and lenient entry points ignore them), then
+// hands each member's raw value to its field. The rules of each entry
+// point (decodeRules) are those of the Zabbix 6.0 methods it serves
+// (getRules, validatorRules) or, where not yet aligned, the wording
+// their methods had (strictGetRules, writeRules, lenientRules).
 
 // dialect is how type errors are worded.
 type dialect uint8
