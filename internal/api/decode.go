@@ -18,10 +18,11 @@ import (
 // and the "as" tag), the values it may take ("in"), whether null is
 // accepted ("zbx": "null") and its default ("default"). The walker
 // refuses the members no field declares (the first in the request's
-// order), then hands each member's raw value to its field. Where the
-// methods' former decoders worded the same problem differently, the
-// rules of the entry point (decodeRules) keep each wording: getRules,
-// writeRules, lenientRules, validatorRules.
+// order; the legacy gets' and lenient entry points ignore them), then
+// hands each member's raw value to its field. The rules of each entry
+// point (decodeRules) are those of the Zabbix 6.0 methods it serves
+// (getRules, validatorRules) or, where not yet aligned, the wording
+// their methods had (strictGetRules, writeRules, lenientRules).
 
 // dialect is how type errors are worded.
 type dialect uint8
@@ -888,30 +889,6 @@ func decodeValidated(raw json.RawMessage, v any) error {
 // ignored).
 func withoutNoPermissions(ms []member) []member {
 	return slices.DeleteFunc(ms, func(m member) bool { return m.name == "nopermissions" })
-}
-
-// decodeGet decodes the params of a legacy get method (params_legacy.go):
-// an object, or a list read as PHP reads one (its members "0", "1",
-// ...); members no field declares are ignored and values are read as
-// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
-// marks v (noRowser) rather than failing; only a field the method checks
-// with the API input validator (zbx:"strict") can be refused.
-func decodeGet(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	ms, ok := validatorMembers(raw)
-	if !ok {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	err := decodeMembers(ms, "/", v, &getRules)
-	if err == errNoRows {
-		if n, ok := v.(noRowser); ok {
-			n.markNoRows()
-		}
-		return nil
-	}
-	return apiError(err)
 }
 
 // decodeGetStrict decodes the params of a get method Zabbix 6.0 checks

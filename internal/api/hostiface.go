@@ -82,7 +82,7 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
-	out := parseOutput(p.Output.Value, true)
+	out := p.outputFields()
 	var objs []object
 	for _, h := range snap.Hosts() {
 		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable.Value) || len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, h.ID) {

@@ -47,6 +47,30 @@ import (
 // input validator all the same (item.get's evaltype, host.get's
 // severities): it is read with the validator's rules and texts.
 
+// decodeGet decodes the params of a legacy get method (params_legacy.go):
+// an object, or a list read as PHP reads one (its members "0", "1",
+// ...); members no field declares are ignored and values are read as
+// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
+// marks v (noRowser) rather than failing; only a field the method checks
+// with the API input validator (zbx:"strict") can be refused.
+func decodeGet(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	ms, ok := validatorMembers(raw)
+	if !ok {
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	err := decodeMembers(ms, "/", v, &getRules)
+	if err == errNoRows {
+		if n, ok := v.(noRowser); ok {
+			n.markNoRows()
+		}
+		return nil
+	}
+	return apiError(err)
+}
+
 // errNoRows is a legacy value that makes the answer empty: Zabbix puts it
 // in its query and the database selects nothing (a time that is not a
 // number). decodeMembers goes on reading and decodeGet marks the params
