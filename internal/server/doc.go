@@ -84,8 +84,9 @@
 // optional interfaces by assertion.
 //
 // Self-monitoring: the first start of a data directory creates the host
-// "Peregrine server" (group "Zabbix servers") with internal items
-// (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
+// "Zabbix server" (group "Zabbix servers"), named as a fresh Zabbix 6.0
+// names it so that dashboards and scripts naming it keep working, with
+// internal items (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
 // a user who deletes the host does not get it back. The internal items
 // are answered by package poll/selfcheck from figures wired here: the
 // pipeline's per-type counts, the runtime's not-supported counts, the
