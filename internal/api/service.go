@@ -73,35 +73,35 @@ func (*periodParam) required() []string { return []string{"period_from", "period
 
 // serviceGetParams are service.get's parameters, in Zabbix's order.
 type serviceGetParams struct {
-	ServiceIDs           opt[ids]                 `json:"serviceids"`
-	ParentIDs            opt[ids]                 `json:"parentids"`
-	DeepParentIDs        opt[bool]                `json:"deep_parentids"`
-	ChildIDs             opt[ids]                 `json:"childids"`
-	EvalType             opt[int64]               `json:"evaltype" in:"0,2"`
-	Tags                 opt[zobjs[serviceTagCond]]      `json:"tags"`
-	ProblemTags          opt[zobjs[serviceTagCond]]      `json:"problem_tags"`
-	WithoutProblemTags   opt[bool]                `json:"without_problem_tags"`
-	SLAIDs               opt[ids]                 `json:"slaids"`
-	Filter               opt[map[string][]string] `json:"filter" as:"filter" in:"uuid,serviceid,name,status,algorithm"`
-	Search               opt[map[string][]string] `json:"search" as:"filter" in:"name"`
-	SearchByAny          opt[bool]                `json:"searchByAny"`
-	StartSearch          opt[bool]                `json:"startSearch" as:"flag"`
-	ExcludeSearch        opt[bool]                `json:"excludeSearch" as:"flag"`
-	SearchWildcards      opt[bool]                `json:"searchWildcardsEnabled"`
-	Output               opt[zoutput]             `json:"output" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly"`
-	CountOutput          opt[bool]                `json:"countOutput" as:"flag"`
-	SelectParents        opt[zoutput]             `json:"selectParents" zbx:"null" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly,count"`
-	SelectChildren       opt[zoutput]             `json:"selectChildren" zbx:"null" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly,count"`
-	SelectTags           opt[zoutput]             `json:"selectTags" zbx:"null" in:"tag,value,count"`
-	SelectProblemTags    opt[zoutput]             `json:"selectProblemTags" zbx:"null" in:"tag,operator,value,count"`
-	SelectProblemEvents  opt[zoutput]             `json:"selectProblemEvents" zbx:"null" in:"eventid,severity,name,count"`
-	SelectStatusRules    opt[zoutput]             `json:"selectStatusRules" zbx:"null" in:"type,limit_value,limit_status,new_status,count"`
-	SelectStatusTimeline opt[zobjs[periodParam]]  `json:"selectStatusTimeline" zbx:"null" in:"notempty"`
-	SortField            opt[zwords]              `json:"sortfield" in:"serviceid,name,status,sortorder,created_at"`
-	SortOrder            opt[zorder]              `json:"sortorder"`
-	Limit                opt[int64]               `json:"limit" in:"1:2147483647" zbx:"null"`
-	Editable             opt[bool]                `json:"editable"`
-	PreserveKeys         opt[bool]                `json:"preservekeys"`
+	ServiceIDs           opt[ids]                   `json:"serviceids"`
+	ParentIDs            opt[ids]                   `json:"parentids"`
+	DeepParentIDs        opt[bool]                  `json:"deep_parentids"`
+	ChildIDs             opt[ids]                   `json:"childids"`
+	EvalType             opt[int64]                 `json:"evaltype" in:"0,2"`
+	Tags                 opt[zobjs[serviceTagCond]] `json:"tags"`
+	ProblemTags          opt[zobjs[serviceTagCond]] `json:"problem_tags"`
+	WithoutProblemTags   opt[bool]                  `json:"without_problem_tags"`
+	SLAIDs               opt[ids]                   `json:"slaids"`
+	Filter               opt[map[string][]string]   `json:"filter" as:"filter" in:"uuid,serviceid,name,status,algorithm"`
+	Search               opt[map[string][]string]   `json:"search" as:"filter" in:"name"`
+	SearchByAny          opt[bool]                  `json:"searchByAny"`
+	StartSearch          opt[bool]                  `json:"startSearch" as:"flag"`
+	ExcludeSearch        opt[bool]                  `json:"excludeSearch" as:"flag"`
+	SearchWildcards      opt[bool]                  `json:"searchWildcardsEnabled"`
+	Output               opt[zoutput]               `json:"output" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly"`
+	CountOutput          opt[bool]                  `json:"countOutput" as:"flag"`
+	SelectParents        opt[zoutput]               `json:"selectParents" zbx:"null" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly,count"`
+	SelectChildren       opt[zoutput]               `json:"selectChildren" zbx:"null" in:"serviceid,uuid,name,status,algorithm,sortorder,weight,propagation_rule,propagation_value,description,created_at,readonly,count"`
+	SelectTags           opt[zoutput]               `json:"selectTags" zbx:"null" in:"tag,value,count"`
+	SelectProblemTags    opt[zoutput]               `json:"selectProblemTags" zbx:"null" in:"tag,operator,value,count"`
+	SelectProblemEvents  opt[zoutput]               `json:"selectProblemEvents" zbx:"null" in:"eventid,severity,name,count"`
+	SelectStatusRules    opt[zoutput]               `json:"selectStatusRules" zbx:"null" in:"type,limit_value,limit_status,new_status,count"`
+	SelectStatusTimeline opt[zobjs[periodParam]]    `json:"selectStatusTimeline" zbx:"null" in:"notempty"`
+	SortField            opt[zwords]                `json:"sortfield" in:"serviceid,name,status,sortorder,created_at"`
+	SortOrder            opt[zorder]                `json:"sortorder"`
+	Limit                opt[int64]                 `json:"limit" in:"1:2147483647" zbx:"null"`
+	Editable             opt[bool]                  `json:"editable"`
+	PreserveKeys         opt[bool]                  `json:"preservekeys"`
 }
 
 // searchOpts is the "search" of service.get and sla.get as Zabbix 6.0

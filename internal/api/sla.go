@@ -24,26 +24,26 @@ const slaFields = "slaid,name,period,slo,effective_date,timezone,status,descript
 
 // slaGetParams are sla.get's parameters, in Zabbix's order.
 type slaGetParams struct {
-	SLAIDs                  opt[ids]                 `json:"slaids"`
-	EvalType                opt[int64]               `json:"evaltype" in:"0,2"`
-	ServiceTags             opt[zobjs[serviceTagCond]]      `json:"service_tags"`
-	ServiceIDs              opt[ids]                 `json:"serviceids"`
-	Filter                  opt[map[string][]string] `json:"filter" as:"filter" in:"slaid,name,period,slo,effective_date,timezone,status"`
-	Search                  opt[map[string][]string] `json:"search" as:"filter" in:"name,timezone,description"`
-	SearchByAny             opt[bool]                `json:"searchByAny"`
-	StartSearch             opt[bool]                `json:"startSearch" as:"flag"`
-	ExcludeSearch           opt[bool]                `json:"excludeSearch" as:"flag"`
-	SearchWildcards         opt[bool]                `json:"searchWildcardsEnabled"`
-	Output                  opt[zoutput]             `json:"output" in:"slaid,name,period,slo,effective_date,timezone,status,description"`
-	CountOutput             opt[bool]                `json:"countOutput" as:"flag"`
-	SelectServiceTags       opt[zoutput]             `json:"selectServiceTags" zbx:"null" in:"tag,operator,value,count"`
-	SelectSchedule          opt[zoutput]             `json:"selectSchedule" zbx:"null" in:"period_from,period_to,count"`
-	SelectExcludedDowntimes opt[zoutput]             `json:"selectExcludedDowntimes" zbx:"null" in:"name,period_from,period_to,count"`
-	SortField               opt[zwords]              `json:"sortfield" in:"slaid,name,period,slo,effective_date,timezone,status,description"`
-	SortOrder               opt[zorder]              `json:"sortorder"`
-	Limit                   opt[int64]               `json:"limit" in:"1:2147483647" zbx:"null"`
-	Editable                opt[bool]                `json:"editable"`
-	PreserveKeys            opt[bool]                `json:"preservekeys"`
+	SLAIDs                  opt[ids]                   `json:"slaids"`
+	EvalType                opt[int64]                 `json:"evaltype" in:"0,2"`
+	ServiceTags             opt[zobjs[serviceTagCond]] `json:"service_tags"`
+	ServiceIDs              opt[ids]                   `json:"serviceids"`
+	Filter                  opt[map[string][]string]   `json:"filter" as:"filter" in:"slaid,name,period,slo,effective_date,timezone,status"`
+	Search                  opt[map[string][]string]   `json:"search" as:"filter" in:"name,timezone,description"`
+	SearchByAny             opt[bool]                  `json:"searchByAny"`
+	StartSearch             opt[bool]                  `json:"startSearch" as:"flag"`
+	ExcludeSearch           opt[bool]                  `json:"excludeSearch" as:"flag"`
+	SearchWildcards         opt[bool]                  `json:"searchWildcardsEnabled"`
+	Output                  opt[zoutput]               `json:"output" in:"slaid,name,period,slo,effective_date,timezone,status,description"`
+	CountOutput             opt[bool]                  `json:"countOutput" as:"flag"`
+	SelectServiceTags       opt[zoutput]               `json:"selectServiceTags" zbx:"null" in:"tag,operator,value,count"`
+	SelectSchedule          opt[zoutput]               `json:"selectSchedule" zbx:"null" in:"period_from,period_to,count"`
+	SelectExcludedDowntimes opt[zoutput]               `json:"selectExcludedDowntimes" zbx:"null" in:"name,period_from,period_to,count"`
+	SortField               opt[zwords]                `json:"sortfield" in:"slaid,name,period,slo,effective_date,timezone,status,description"`
+	SortOrder               opt[zorder]                `json:"sortorder"`
+	Limit                   opt[int64]                 `json:"limit" in:"1:2147483647" zbx:"null"`
+	Editable                opt[bool]                  `json:"editable"`
+	PreserveKeys            opt[bool]                  `json:"preservekeys"`
 }
 
 // sloText is an SLO as Zabbix's database gives it back.
