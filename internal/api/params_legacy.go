@@ -15,7 +15,7 @@ import (
 // test each option where they use it, so a parameter is never refused
 // for its type: a member no method knows is ignored, and a value of
 // another type than expected is read as PHP reads it (recorded from
-// Zabbix 6.0.14; get_legacy_test.go has the answers):
+// Zabbix 6.0.14; the conformance case legacy_gets has the answers):
 //
 //   - IDs (hostids, groupids, ...): one ID or a list (an object's
 //     values count as a list); null is no condition, and a list that

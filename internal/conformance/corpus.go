@@ -21,7 +21,9 @@ type Case struct {
 	About string `json:"about"`
 	// Cleanup lists object families whose objects named with Prefix are
 	// deleted on the peer before a recording (a recording that failed
-	// half-way leaves them behind): "host", "hostgroup", "user", ...
+	// half-way leaves them behind): "host", "hostgroup", "user", ...;
+	// "globalmacro" deletes the global macros named "{$CF_LG..." for
+	// prefix "cf-lg" (a macro's name has no "-").
 	Cleanup []string `json:"cleanup,omitempty"`
 	// Prefix starts the name of every object the case creates.
 	Prefix string `json:"prefix,omitempty"`
