@@ -56,7 +56,8 @@ type Step struct {
 	Bind map[string]string `json:"bind,omitempty"`
 	// Order overrides how the answer's top-level array is compared:
 	// "keep" (in order) or "any"; by default in order when the params
-	// name a sortfield.
+	// name a sortfield ("any" for trend.get, whose SQL has no ORDER BY
+	// in 6.0 whatever the sortfield).
 	Order string `json:"order,omitempty"`
 	// Send is a trapper "sender data" frame; each value's clock is
 	// "$T0+N".

@@ -195,6 +195,7 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 		bindErr := r.bindStep(n, v, s, res)
 		ordered := s.Order == "keep" || (s.Order == "" && bytes.Contains(s.Params, []byte(`"sortfield"`)))
+		n.sortFields = sortFields(params)
 		a := n.answer(s.Method, x, ordered)
 		if m, ok := x.(map[string]any); ok && len(s.RPCID) > 0 {
 			if am, ok := a.(map[string]any); ok {
@@ -209,6 +210,24 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 	}
 	return out, nil
+}
+
+// sortFields are the fields a request sorts by ("sortfield", one or a
+// list), or nil.
+func sortFields(params json.RawMessage) []string {
+	var p struct {
+		SortField json.RawMessage `json:"sortfield"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.SortField) == 0 {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(p.SortField, &one) == nil {
+		return []string{one}
+	}
+	var list []string
+	_ = json.Unmarshal(p.SortField, &list)
+	return list
 }
 
 // bindStep records the step's bindings and the IDs a create returned.
