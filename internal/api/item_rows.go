@@ -139,10 +139,7 @@ func (f itemField) quoted() bool {
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
-	if itemDefault[f].ok {
-		return true
-	}
-	return false
+	return itemDefault[f].ok
 }
 
 // itemRow is one item of an item.get answer.
