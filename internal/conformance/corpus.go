@@ -59,6 +59,11 @@ type Step struct {
 	// name a sortfield ("any" for trend.get, whose SQL has no ORDER BY
 	// in 6.0 whatever the sortfield).
 	Order string `json:"order,omitempty"`
+	// Compare "shape" keeps only the kind of the answer: the error as
+	// it is, a result as its JSON type ("<array>", "<object>",
+	// "<string>", ...): for calls whose content depends on everything
+	// else on the server (a get without a filter).
+	Compare string `json:"compare,omitempty"`
 	// Send is a trapper "sender data" frame; each value's clock is
 	// "$T0+N".
 	Send []SendValue `json:"send,omitempty"`
