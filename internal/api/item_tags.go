@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -55,44 +56,76 @@ func replaceTags(cur, want []catalog.Tag) []catalog.Tag {
 }
 
 // natCaseCompare orders a and b as PHP's strnatcasecmp does: ASCII
-// letters compared as upper case, white space skipped, runs of digits
-// compared by their numeric value (leading zeros aside).
+// letters compared as upper case, white space skipped, zeros that
+// begin the string skipped, runs of digits compared by their value, or
+// digit by digit when either run begins with a zero (as decimals).
 func natCaseCompare(a, b string) int {
-	i, j := 0, 0
+	if a == "" || b == "" {
+		return cmp.Compare(len(a), len(b))
+	}
+	at := func(s string, i int) byte { // PHP's strings end in a NUL
+		if i < len(s) {
+			return s[i]
+		}
+		return 0
+	}
+	i, j := natZeros(a), natZeros(b)
 	for {
-		for i < len(a) && natSpace(a[i]) {
+		for natSpace(at(a, i)) {
 			i++
 		}
-		for j < len(b) && natSpace(b[j]) {
+		for natSpace(at(b, j)) {
 			j++
 		}
-		switch {
-		case i == len(a) && j == len(b):
-			return 0
-		case i == len(a):
-			return -1
-		case j == len(b):
-			return 1
-		}
-		if natDigit(a[i]) && natDigit(b[j]) {
+		ca, cb := at(a, i), at(b, j)
+		if natDigit(ca) && natDigit(cb) {
 			ei, ej := natDigitsEnd(a, i), natDigitsEnd(b, j)
-			na, nb := natTrimZeros(a[i:ei]), natTrimZeros(b[j:ej])
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
+			ra, rb := a[i:ei], b[j:ej]
+			c := strings.Compare(ra, rb)
+			if ca != '0' && cb != '0' {
+				c = cmp.Or(cmp.Compare(len(ra), len(rb)), c)
 			}
-			if c := cmp.Compare(na, nb); c != 0 {
+			if c != 0 {
 				return c
 			}
 			i, j = ei, ej
-			continue
+			if c := natEnd(a, b, i, j); c != 2 {
+				return c
+			}
+			ca, cb = a[i], b[j]
 		}
-		ca, cb := natUpper(a[i]), natUpper(b[j])
-		if ca != cb {
+		if ca, cb = natUpper(ca), natUpper(cb); ca != cb {
 			return cmp.Compare(ca, cb)
 		}
 		i++
 		j++
+		if c := natEnd(a, b, i, j); c != 2 {
+			return c
+		}
 	}
+}
+
+// natEnd compares a and b by which ends first at i and j; 2: neither.
+func natEnd(a, b string, i, j int) int {
+	switch {
+	case i >= len(a) && j >= len(b):
+		return 0
+	case i >= len(a):
+		return -1
+	case j >= len(b):
+		return 1
+	}
+	return 2
+}
+
+// natZeros is where s starts after its leading zeros that a digit
+// follows.
+func natZeros(s string) int {
+	i := 0
+	for i+1 < len(s) && s[i] == '0' && natDigit(s[i+1]) {
+		i++
+	}
+	return i
 }
 
 func natSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
@@ -111,11 +144,4 @@ func natDigitsEnd(s string, i int) int {
 		i++
 	}
 	return i
-}
-
-func natTrimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
 }

@@ -218,14 +218,17 @@ func itemTagCall(t *testing.T, url, method, params string) any {
 
 // TestNatCaseCompare: the order of PHP's strnatcasecmp, in which Zabbix
 // 6.0 stores the tags an item.update adds (see the golden file's
-// "x9" before "x10", "a" before "B", "_" after "Z").
+// "x9" before "x10", "a" before "B", "_" after "Z"); the answers are
+// those of strnatcasecmp in the peer's PHP 8.2.
 func TestNatCaseCompare(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
 		want int
 	}{
 		{"x9", "x10", -1}, {"a", "B", -1}, {"B", "b", 0}, {"_", "z", 1}, {"x 2", "x2", 0},
-		{"x01", "x2", -1}, {"b9", "b10", -1}, {"10", "B", -1}, {"", "a", -1}, {"a", "", 1}, {"abc", "ab", 1},
+		{"x01", "x2", -1}, {"x01", "x1", -1}, {"01", "1", 0}, {"x10", "x010", 1}, {"b9", "b10", -1}, {"10", "B", -1},
+		{"", "a", -1}, {"a", "", 1}, {"abc", "ab", 1}, {"a ", "a", 1}, {"a b", "ab", 0}, {"1.5", "1.10", -1},
+		{"a1b2", "A01b3", 1}, {"  a", "a", 0}, {"x0", "x00", -1}, {"007", "7", 0}, {"a0", "a", 1},
 	} {
 		if got := natCaseCompare(c.a, c.b); got != c.want {
 			t.Errorf("natCaseCompare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
