@@ -85,7 +85,9 @@
 // the object's ID too; an object shaped to no field is [], PHP's empty
 // array; "count" selects count where 6.0 counts and leave the member
 // out where it does; tags and evaltype filter hosts, items, triggers,
-// problems and events as 6.0's tag filter does (get_tags.go).
+// problems and events as 6.0's tag filter does (get_tags.go). Item tags
+// (item_tags.go) are stored and replaced as 6.0 does it: item.update's
+// new tags follow the kept ones in PHP's natural order.
 //
 // The create and update objects of media types, actions and scripts
 // and users' "medias" have a dialect of their own (params_alert.go,

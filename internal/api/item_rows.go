@@ -309,8 +309,8 @@ var preprocFields = []string{"error_handler", "error_handler_params", "params", 
 // (recorded from 6.0.14): selectHosts, selectInterfaces and
 // selectPreprocessing "count" leave the member out; selectTriggers
 // "count" is a count and selectGraphs' is "0"; a list of fields adds
-// the ID of hosts, interfaces and triggers; an item's tags (Peregrine
-// keeps none) are [].
+// the ID of hosts, interfaces and triggers; selectTags gives an empty
+// object per tag for anything but "extend" or a list of fields.
 func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) itemSelect {
 	var out itemSelect
 	if sp := &p.SelectPreprocessing; sp.list() {
@@ -352,8 +352,8 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 	if p.SelectItemDiscovery.list() {
 		add("itemDiscovery", func(*catalog.Item) any { return []object{} })
 	}
-	if p.SelectTags.Set {
-		add("tags", func(*catalog.Item) any { return []object{} })
+	if st := p.SelectTags; st.Set {
+		add("tags", func(it *catalog.Item) any { return st.shape(itemTagObjects(it.Tags), "") })
 	}
 	if st := p.SelectTriggers; st.Set {
 		add("triggers", func(it *catalog.Item) any {
