@@ -35,7 +35,8 @@ const (
 	// expected`, `a boolean is expected`.
 	dialectWrite
 	// dialectValidator: the Zabbix API input validator's texts, which
-	// each kind of value words itself (history.get, trend.get).
+	// each kind of value words itself (history.get, auditlog.get,
+	// token.get, valuemap.get).
 	dialectValidator
 	// dialectAlert: the notification families' objects as their former
 	// decoder read them (params_alert.go): numbers as JSON numbers,
@@ -82,11 +83,11 @@ var (
 	// ignored, values read as PHP reads them, the fields a method checks
 	// with the validator (zbx:"strict") in the order of the struct.
 	getRules = decodeRules{dialect: dialectLegacy, lenient: true, ruleOrder: true}
-	// strictGetRules are those of the gets Zabbix 6.0 checks with its
-	// API input validator (decodeGetStrict: token.get, valuemap.get,
-	// script.get, event.acknowledge, ...) and of preprocessing.test:
-	// unknown members are refused. Their type errors keep the wording
-	// of Peregrine's former get decoder.
+	// strictGetRules are those of decodeGetStrict (script.get,
+	// queue.get) and of preprocessing.test: unknown members are
+	// refused. Their type errors keep the wording of Peregrine's former
+	// get decoder; the gets 6.0 checks with its API input validator
+	// are read with validatorRules (decodeValidated, get_valid.go).
 	strictGetRules = decodeRules{dialect: dialectGet, jsonOrder: true}
 	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
 	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
@@ -149,6 +150,9 @@ type fieldRule struct {
 	// strict: a legacy get's parameter the method checks with the API
 	// input validator (zbx:"strict"): read with the validator's rules.
 	strict bool
+	// uniq: the validator refuses a list naming a value twice
+	// (zbx:"uniq", sortfield; "output" always).
+	uniq bool
 }
 
 // inRange reports whether n is one of the rule's ranges (any n when the
@@ -250,6 +254,8 @@ func structInfoOf(t reflect.Type) *structInfo {
 				r.normalize = true
 			case "strict":
 				r.strict = true
+			case "uniq":
+				r.uniq = true
 			}
 		}
 		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}

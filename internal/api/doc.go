@@ -56,12 +56,14 @@
 //     validator all the same (zbx:"strict": item.get's evaltype and
 //     selectValueMap, host.get's severities...) are refused, in the
 //     validator's words;
-//   - decodeGetStrict: the gets 6.0 checks with its validator (token,
-//     valuemap, script; queue.get, ours): unknown members are refused
-//     (`Invalid parameter "/": unexpected parameter "xyz".`), type
-//     errors worded as Peregrine's former get decoder did;
-//   - decodeValidated: history.get, checked in the order and with the
-//     texts of 6.0's API input validator;
+//   - decodeGetStrict: script.get and queue.get (ours): unknown
+//     members are refused (`Invalid parameter "/": unexpected parameter
+//     "xyz".`), type errors worded as Peregrine's former get decoder did;
+//   - decodeValidated: history.get, auditlog.get and the validated gets
+//     (get_valid.go: token.get, valuemap.get), checked in the order and
+//     with the texts of 6.0's API input validator: unknown members and
+//     fields refused, a list naming a value twice too (zbx:"uniq"),
+//     output lists giving the fields named and not the ID;
 //   - decodeObjects (create and update: objects), decodeIDs (delete),
 //     decodeStrictObject (preprocessing.test) and decodeLenient
 //     (user.login, user.checkAuthentication, script.execute, which
@@ -75,7 +77,7 @@
 // as:"objects" and read by the walker as encoding/json read them for
 // the former decoders (a path naming no element: "/1/mappings/type").
 //
-// What the get methods share (get.go, get_tags.go): filter and search
+// What the get methods share (get.go, get_tags.go, get_valid.go): filter and search
 // read the fields of the object family's table in 6.0 (schema: numbers
 // are compared as numbers, text fields are searched but not filtered, a
 // field 6.0 does not have is ignored), several patterns of a field must

@@ -340,9 +340,12 @@ type sel struct {
 	Fields []string
 }
 
-func (s *sel) decodeParam(raw []byte, _ *fieldCtx) error {
+func (s *sel) decodeParam(raw []byte, c *fieldCtx) error {
 	*s = sel{}
 	raw = bytes.TrimSpace(raw)
+	if c != nil && c.rules.dialect == dialectValidator {
+		return s.validated(raw, c.rule)
+	}
 	switch jsonKindOf(raw) {
 	case 'n':
 		return nil
@@ -355,6 +358,30 @@ func (s *sel) decodeParam(raw []byte, _ *fieldCtx) error {
 		s.Fields = legacyTexts(raw)
 	}
 	s.Set = true
+	return nil
+}
+
+// validated reads a select as the API input validator checks one (a
+// validated get's): "extend", "count" or a list of the fields of r's
+// "in", none twice; null is not given when r allows it.
+func (s *sel) validated(raw []byte, r *fieldRule) error {
+	k := jsonKindOf(raw)
+	if k == 'n' && r.null {
+		return nil
+	}
+	l, err := outputParam(raw, r.in, true)
+	if err != nil {
+		return err
+	}
+	s.Set = true
+	switch {
+	case k != 's':
+		s.Fields = l
+	case l[0] == "count":
+		s.Count = true
+	default:
+		s.All = true
+	}
 	return nil
 }
 
@@ -407,6 +434,15 @@ type sortOrders struct {
 
 func (o *sortOrders) decodeParam(raw []byte, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectValidator {
+		l, err := sortOrderParam(raw)
+		if err != nil {
+			return err
+		}
+		k := jsonKindOf(raw)
+		*o = sortOrders{isList: k == 'a' || k == 'o', v: l}
+		return nil
+	}
 	if c.rules.dialect != dialectLegacy {
 		// The strict gets' reading: a string or a list of them.
 		l, err := stringsValue(raw)
@@ -439,6 +475,20 @@ type fieldMap map[string]json.RawMessage
 
 func (m *fieldMap) decodeParam(raw []byte, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectValidator {
+		// Checked as the validator checks it (the fields of the rule's
+		// "in", each a value or a list of strings and numbers), then
+		// kept as given for filterConds and searchConds.
+		if _, err := filterParam(raw, c.rule.in); err != nil {
+			return err
+		}
+		ms, _ := validatorMembers(raw)
+		*m = make(fieldMap, len(ms))
+		for _, x := range ms {
+			(*m)[x.name] = json.RawMessage(x.raw)
+		}
+		return nil
+	}
 	var ms []member
 	switch jsonKindOf(raw) {
 	case 'o':

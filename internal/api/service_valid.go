@@ -128,6 +128,9 @@ func ruleBounds(r *fieldRule) (lo, hi int64, ok bool) {
 type zstr string
 
 func (s *zstr) decodeParam(raw []byte, c *fieldCtx) error {
+	if jsonKindOf(raw) == 'n' && c.rule.null {
+		return nil // not given (API_ALLOW_NULL)
+	}
 	if jsonKindOf(raw) != 's' {
 		return &valueError{msg: "a character string is expected"}
 	}
