@@ -90,7 +90,14 @@ var (
 	strictGetRules = decodeRules{dialect: dialectGet, jsonOrder: true}
 	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
 	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
-	validatorRules = decodeRules{dialect: dialectValidator, ruleOrder: true}
+	// legacyWriteRules are those of the create and update methods 6.0
+	// checks with their own code rather than its API input validator
+	// (host, item, hostinterface: decodeLegacyObjects): members of the
+	// objects no field declares are ignored (recorded from 6.0.14:
+	// host.create {"xyz": 1, ...} creates the host), those of nested
+	// objects still refused.
+	legacyWriteRules = decodeRules{dialect: dialectWrite, fold: true, lenient: true, strictNested: true, unknownLater: true, jsonOrder: true}
+	validatorRules   = decodeRules{dialect: dialectValidator, ruleOrder: true}
 )
 
 // valueKind is how a field's value is read. The Go type gives the
@@ -923,6 +930,33 @@ func decodeLenient(raw json.RawMessage, v any) error {
 // errors naming the element as Zabbix does: "/1/key_" for the first
 // object's key_. A null element is an object with no members.
 func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
+	return decodeObjectsWith(raw, out, &writeRules)
+}
+
+// decodeValidatorObjects decodes the params of a create or update
+// method 6.0 checks with its API input validator (host groups,
+// triggers, user macros, maintenances, value maps): as decodeObjects,
+// but an empty object is PHP's empty array, as `[]` is (recorded from
+// 6.0.14: hostgroup.create {} is `Invalid parameter "/": cannot be
+// empty.`).
+func decodeValidatorObjects[T any](raw json.RawMessage, out *[]T) error {
+	if jsonKindOf(raw) == 'o' {
+		if ms, ok := objectMembers(raw); ok && len(ms) == 0 {
+			return errParams(`Invalid parameter "/": cannot be empty.`)
+		}
+	}
+	return decodeObjectsWith(raw, out, &writeRules)
+}
+
+// decodeLegacyObjects decodes the params of host.create/update,
+// item.create/update and hostinterface.create/update, which 6.0 checks
+// with their own code: as decodeObjects, but members no field declares
+// are ignored (legacyWriteRules).
+func decodeLegacyObjects[T any](raw json.RawMessage, out *[]T) error {
+	return decodeObjectsWith(raw, out, &legacyWriteRules)
+}
+
+func decodeObjectsWith[T any](raw json.RawMessage, out *[]T, r *decodeRules) error {
 	raw = bytes.TrimSpace(raw)
 	var elems [][]byte
 	switch {
@@ -949,7 +983,7 @@ func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
 		case !ok:
 			return invalid(path, writeRules.kindText(reflect.Struct))
 		}
-		if err := decodeMembers(ms, path, &(*out)[i], &writeRules); err != nil {
+		if err := decodeMembers(ms, path, &(*out)[i], r); err != nil {
 			return apiError(err)
 		}
 	}

@@ -2,7 +2,9 @@
 // POST /api_jsonrpc.php: request decoding (single and batch), the error
 // object and codes of the Zabbix API, authentication (the "auth" member
 // or "Authorization: Bearer"), per-method roles, request limits, and one
-// file per object family: apiinfo.go, hostgroup.go, host.go, hostiface.go
+// file per object family: apiinfo.go, hostgroup.go, host.go (host.get)
+// and host_write.go (host.create and .update, checked in 6.0's order
+// and words), hostiface.go
 // (host interfaces: host.get's selectInterfaces and hostinterface.get;
 // an SNMP interface's details are returned as Zabbix 6.0 returns them,
 // community and passphrases included), hostiface_write.go
@@ -62,11 +64,18 @@
 //     errors worded as Peregrine's former get decoder did;
 //   - decodeValidated: history.get, checked in the order and with the
 //     texts of 6.0's API input validator;
-//   - decodeObjects (create and update: objects), decodeIDs (delete),
-//     decodeStrictObject (preprocessing.test) and decodeLenient
-//     (user.login, user.checkAuthentication, script.execute, which
-//     ignore unknown members), which keep the texts their methods had,
-//     quirks included ("/1/MediaType/name").
+//   - decodeObjects (create and update: objects), decodeIDs (delete:
+//     an array of IDs or, as PHP reads one, an object whose values are
+//     the IDs), decodeStrictObject (preprocessing.test) and
+//     decodeLenient (user.login, user.checkAuthentication,
+//     script.execute, which ignore unknown members), which keep the
+//     texts their methods had, quirks included ("/1/MediaType/name");
+//     decodeObjects has two variants recorded from 6.0.14:
+//     decodeValidatorObjects (the methods 6.0 checks with its API input
+//     validator: host groups, triggers, user macros, maintenances,
+//     value maps) takes {} as the empty list it is to PHP, and
+//     decodeLegacyObjects (host, item, hostinterface, which 6.0 checks
+//     with their own code) ignores the objects' unknown members.
 //
 // Every entry point drops "nopermissions", as Zabbix's API removes it
 // from every call. Nested objects (params_nested.go: a value map's

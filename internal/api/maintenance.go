@@ -263,7 +263,7 @@ func maintenanceError(err error) error { return editError(err, "maintenanceid") 
 
 func (w *configWriter) maintenanceCreate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ms := make([]catalog.Maintenance, len(ps))
@@ -313,7 +313,7 @@ func (w *configWriter) permitted(ctx context.Context, c *call, ok permits) error
 
 func (w *configWriter) maintenanceUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ids := make([]uint64, len(ps))

@@ -16,13 +16,13 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 	f, _, _ := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
 	_, e := f.call(t, "super", "host.create", fmt.Sprintf(`{"host":"bad","groups":[{"groupid":%q}],"interfaces":[
-		{"type":2,"main":1,"useip":1,"ip":"127.0.0.2","details":{"version":"3","securitylevel":"7"}}]}`, g))
+		{"type":2,"main":1,"useip":1,"ip":"127.0.0.2","details":{"version":"3","securitylevel":"7"},"dns":"","port":"161"}]}`, g))
 	if e == nil || !strings.Contains(e.Data, "securitylevel") {
 		t.Fatalf("securitylevel 7 accepted: %+v", e)
 	}
 	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"sw","groups":[{"groupid":%q}],"interfaces":[
 		{"type":2,"main":1,"useip":1,"ip":"127.0.0.2","port":"1161","details":{"version":"3","securityname":"peregrine",
-		"securitylevel":"2","authprotocol":"1","authpassphrase":"authpass123","privprotocol":"1","privpassphrase":"privpass123"}}]}`, g), "hostids")[0]
+		"securitylevel":"2","authprotocol":"1","authpassphrase":"authpass123","privprotocol":"1","privpassphrase":"privpass123"},"dns":""}]}`, g), "hostids")[0]
 	got := f.get(t, "hostinterface.get", fmt.Sprintf(`{"hostids":[%q],"output":["details"]}`, hid))
 	want := map[string]any{"version": "3", "bulk": "1", "securityname": "peregrine", "securitylevel": "2", "authprotocol": "1",
 		"authpassphrase": "authpass123", "privprotocol": "1", "privpassphrase": "privpass123", "contextname": ""}
@@ -54,8 +54,8 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 func TestHostInterfaceWrite(t *testing.T) {
 	f, _, _ := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
-	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"sw","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":""}]}`, g), "hostids")[0]
-	_, e := f.call(t, "super", "hostinterface.create", fmt.Sprintf(`{"hostid":%q,"type":2,"main":1,"useip":1,"ip":"127.0.0.5","dns":"","details":{"version":"2"}}`, hid))
+	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"sw","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
+	_, e := f.call(t, "super", "hostinterface.create", fmt.Sprintf(`{"hostid":%q,"type":2,"main":1,"useip":1,"ip":"127.0.0.5","dns":"","port":"161","details":{"version":"2"}}`, hid))
 	if e == nil || !strings.Contains(e.Data, "community") {
 		t.Fatalf("v2 without community accepted: %+v", e)
 	}

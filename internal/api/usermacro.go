@@ -408,7 +408,7 @@ func macroOwnersWritable(owners []uint64) permits {
 
 func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))
@@ -459,7 +459,7 @@ func (w *configWriter) globalmacroUpdate(ctx context.Context, c *call) (any, err
 
 func (w *configWriter) macroUpdate(ctx context.Context, c *call, global bool) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	idField := "hostmacroid"
@@ -524,7 +524,7 @@ func (w *configWriter) macroDelete(ctx context.Context, c *call, global bool) (a
 
 func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))

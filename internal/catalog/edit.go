@@ -31,7 +31,7 @@ const (
 	HostWithoutGroup                          // the host would be left without a group
 	TriggerExists                             // a trigger of the host has the name and expression (Name: the name)
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
-	// ("Agent") for the first two, the item's name for the others.
+	// ("agent") for the first two, the item's name for the others.
 	TwoDefaultInterfaces // two main interfaces of one type
 	NoDefaultInterface   // interfaces of a type but no main one
 	InterfaceInUse       // a deleted interface is used by an item

@@ -502,7 +502,7 @@ func normIfaceSpecs(host string, specs []InterfaceSpec, p string, el *errList) [
 				f.Details[strings.Clone(k)] = strings.Clone(v)
 			}
 		}
-		normIface(&f, fp, el)
+		normIface(&f, host, fp, el)
 		if f.Main {
 			marked[f.Type] = true
 		}
