@@ -10,7 +10,9 @@
 // community and passphrases included), hostiface_write.go
 // (hostinterface.create, .update and .delete, through the catalog's host
 // update so the rules are host.update's),
-// item.go (with item_rows.go), history.go, user.go, usergroup.go,
+// item.go (with item_rows.go, and item_check.go: the checks of
+// item.create and .update 6.0 makes with its own code, in its order and
+// words), history.go, user.go, usergroup.go,
 // token.go, push.go, task.go (task.create type 6, "check now"),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
@@ -32,8 +34,8 @@
 // parameters all get methods share are in get.go, and catalog.go turns
 // catalog edit errors into Zabbix's.
 //
-// Parameters (params.go, decode.go, params_legacy.go, params_refs.go,
-// params_nested.go, params_alert.go): each method declares its
+// Parameters (params.go, decode.go, decode_objects.go, params_legacy.go,
+// params_refs.go, params_nested.go, params_alert.go): each method declares its
 // parameters in one place, a params struct next to it, one field per
 // parameter: the json tag names it, the field's type and "as" tag say
 // how its value is read (IDs, integers, strings, time units, outputs,

@@ -168,7 +168,7 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 				b, _ := json.Marshal(cur.Details)
 				v.Details = given(json.RawMessage(b))
 			}
-			if err := decodeMembers(patchOrder(patches[i]), "", &v, &writeRules); err != nil {
+			if err := decodeMembers(patchOrder(patches[i]), "", &v, &legacyWriteRules); err != nil {
 				var pe *pathError
 				if errors.As(err, &pe) {
 					return nil, errParams(`Invalid parameter "/%d%s": %s.`, i+1, pe.path, pe.msg)

@@ -166,7 +166,6 @@ func TestHostInterfaceErrors(t *testing.T) {
 		{hc(`[{"main":1,"useip":1,"ip":"127.0.0.1"}]`), "Incorrect arguments passed to function."},
 		{hc(`[{"type":1,"useip":1,"ip":"127.0.0.1"}]`), "Incorrect arguments passed to function."},
 		{hc(`[{"type":1,"main":2,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]`), `Invalid parameter "/1/interfaces/1/main": value must be one of 0, 1.`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","bulk":1,"dns":"","port":"10050"}]`), `Invalid parameter "/1/interfaces/1": unexpected parameter "bulk".`},
 		{hc(`{"type":1}`), `Invalid parameter "/1/interfaces": an array is expected.`},
 		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"161"}]`), "Incorrect arguments passed to function."},
 		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":"x","dns":"","port":"161"}]`), "Incorrect arguments passed to function."},
@@ -214,17 +213,30 @@ func TestItemInterfaceAPI(t *testing.T) {
 	snap := f.cat.Snapshot()
 	agent1, snmp1 := snap.Host("h1").Interfaces[0].ID, snap.Host("h1").Interfaces[1].ID
 	agent2 := snap.Host("h2").Interfaces[0].ID
+	// An agent item on h1 with a delay and an interface unless extra
+	// gives its own.
 	item := func(host, extra string) string {
+		if !strings.Contains(extra, `"delay"`) {
+			extra += `,"delay":"1m"`
+		}
+		if !strings.Contains(extra, `"interfaceid"`) && host == h1 {
+			extra += fmt.Sprintf(`,"interfaceid":%q`, id(agent1))
+		}
 		return fmt.Sprintf(`{"name":"n","key_":"k","hostid":%q,"type":0,"value_type":3%s}`, host, extra)
 	}
+	// Zabbix's texts recorded from Zabbix 6.0.14.
 	for _, tc := range []struct{ params, want string }{
 		{item(h3, ``), "No interface found."},
+		{item(h1, `,"interfaceid":"0"`), "No interface found."},
+		{`{"name":"n","key_":"k","hostid":"` + h1 + `","type":0,"value_type":3,"interfaceid":"` + id(agent1) + `"}`, "Incorrect arguments passed to function."},
 		{item(h1, fmt.Sprintf(`,"interfaceid":%q`, id(agent2))), "Item uses host interface from non-parent host."},
 		{item(h1, fmt.Sprintf(`,"interfaceid":%q`, id(snmp1))), "Item uses incorrect interface type."},
 		{item(h1, `,"interfaceid":"999"`), "Item uses host interface from non-parent host."},
-		{item(h1, `,"delay":"30s;50s/8-9,09:00-18:00"`), `Invalid parameter "/1/delay": update interval "30s;50s/8-9,09:00-18:00": flexible interval "50s/8-9,09:00-18:00":`},
-		{item(h1, `,"delay":"1m;wd1-5hx"`), `Invalid parameter "/1/delay": update interval "1m;wd1-5hx": scheduling interval`},
-		{item(h1, `,"delay":"{$delay}"`), `Invalid parameter "/1/delay":`},
+		{item(h1, `,"delay":"30s;50s/8-9,09:00-18:00"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"1m;wd1-5hx"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"{$delay}"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"2d"`), `Item will not be refreshed. Update interval should be between 1s and 1d. Also Scheduled/Flexible intervals can be used.`},
+		{item(h3, `,"delay":"x"`), `Incorrect value for field "delay": invalid delay.`}, // before the interface
 		{item(h1, `,"timeout":"0"`), `Invalid parameter "/1/timeout": timeout "0" is out of range`},
 		{item(h1, `,"timeout":"abc"`), `Invalid parameter "/1/timeout":`},
 		{item(h1, `,"interfaceid":"x"`), `Invalid parameter "/1/interfaceid": a number is expected.`},
@@ -234,8 +246,8 @@ func TestItemInterfaceAPI(t *testing.T) {
 			t.Errorf("item.create %s:\n got %+v\nwant %s...", tc.params, e, tc.want)
 		}
 	}
-	// Accepted: defaults to the main agent interface; a flexible and a
-	// scheduling interval; a trapper with an interfaceid stores none.
+	// Accepted: a flexible and a scheduling interval; a trapper with an
+	// interfaceid stores none.
 	ids := f.ids(t, "item.create", fmt.Sprintf(`[%s,
 		{"name":"t","key_":"t","hostid":%q,"type":2,"value_type":3,"interfaceid":%q},
 		{"name":"i","key_":"zabbix[uptime]","hostid":%q,"type":5,"value_type":3,"delay":"1m;md1wd1h9"}]`,
@@ -282,7 +294,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		t.Fatalf("moving to another host's interface: %+v", e)
 	}
 	_, e = f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[0]))
-	if e == nil || !strings.Contains(e.Data, "would never poll") {
+	if e == nil || e.Data != "Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval." {
 		t.Fatalf("delay 0 on an agent item: %+v", e)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[1])) // a trapper never polls anyway
@@ -303,13 +315,15 @@ func TestTaskCreate(t *testing.T) {
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
 	h := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
 	hOff := f.ids(t, "host.create", fmt.Sprintf(`{"host":"off","status":1,"groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
+	snap := f.cat.Snapshot()
 	ids := f.ids(t, "item.create", fmt.Sprintf(`[
-		{"name":"a","key_":"a","hostid":%[1]q,"type":0,"value_type":3},
-		{"name":"b","key_":"b","hostid":%[1]q,"type":5,"value_type":3},
+		{"name":"a","key_":"a","hostid":%[1]q,"type":0,"value_type":3,"delay":"1m","interfaceid":"%[3]d"},
+		{"name":"b","key_":"b","hostid":%[1]q,"type":5,"value_type":3,"delay":"1m"},
 		{"name":"trap","key_":"t","hostid":%[1]q,"type":2,"value_type":3},
-		{"name":"active","key_":"act","hostid":%[1]q,"type":7,"value_type":3},
-		{"name":"disabled","key_":"d","hostid":%[1]q,"type":0,"value_type":3,"status":1},
-		{"name":"on off","key_":"o","hostid":%[2]q,"type":0,"value_type":3}]`, h, hOff), "itemids")
+		{"name":"active","key_":"act","hostid":%[1]q,"type":7,"value_type":3,"delay":"1m"},
+		{"name":"disabled","key_":"d","hostid":%[1]q,"type":0,"value_type":3,"status":1,"delay":"1m","interfaceid":"%[3]d"},
+		{"name":"on off","key_":"o","hostid":%[2]q,"type":0,"value_type":3,"delay":"1m","interfaceid":"%[4]d"}]`,
+		h, hOff, snap.Host("h").Interfaces[0].ID, snap.Host("off").Interfaces[0].ID), "itemids")
 	a, b, trap, active, disabled, onOff := ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]
 
 	var res struct{ TaskIDs []string }

@@ -239,7 +239,9 @@ func decodeIface(el []byte, sub string) (catalog.Interface, error) {
 	if !bytes.HasPrefix(el, []byte{'{'}) {
 		return catalog.Interface{}, &valueError{sub: sub, msg: "an object is expected"}
 	}
-	if err := decodeElement(el, sub, &v, &writeRules); err != nil {
+	// Members it does not know are ignored, as 6.0 ignores them
+	// (recorded from 6.0.14).
+	if err := decodeElement(el, sub, &v, &legacyWriteRules); err != nil {
 		return catalog.Interface{}, err
 	}
 	return checkIface(&v, sub)

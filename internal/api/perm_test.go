@@ -385,8 +385,9 @@ func TestPermissionsWrite(t *testing.T) {
 		}
 	}
 	refused := func(method, params string) { t.Helper(); refusedCode(-32500, method, params) }
-	// host.update checks its hosts with its parameters: -32602
-	// (recorded from Zabbix 6.0.14 for a host that does not exist).
+	// host.update and item.create check their hosts with their
+	// parameters: -32602 (recorded from Zabbix 6.0.14 for a host that
+	// does not exist).
 	refusedParams := func(method, params string) { t.Helper(); refusedCode(-32602, method, params) }
 	ok := func(method, params string) {
 		t.Helper()
@@ -419,7 +420,7 @@ func TestPermissionsWrite(t *testing.T) {
 	refused("host.create", fmt.Sprintf(`{"host":"db-2","groups":[{"groupid":"%d"}]}`, f.group("DB")))
 	refused("host.create", fmt.Sprintf(`{"host":"mixed-2","groups":[{"groupid":"%d"},{"groupid":"%d"}]}`, f.group("Linux"), f.group("DB")))
 	ok("item.create", fmt.Sprintf(`{"hostid":"%d","name":"c","key_":"c","type":2,"value_type":3}`, web))
-	refused("item.create", fmt.Sprintf(`{"hostid":"%d","name":"c","key_":"c","type":2,"value_type":3}`, db))
+	refusedParams("item.create", fmt.Sprintf(`{"hostid":"%d","name":"c","key_":"c","type":2,"value_type":3}`, db))
 	ok("item.update", fmt.Sprintf(`{"itemid":"%d","units":"B"}`, f.item("web-1")))
 	refused("item.update", fmt.Sprintf(`{"itemid":"%d","units":"B"}`, f.item("db-1")))
 	refused("item.delete", fmt.Sprintf(`["%d","%d"]`, f.item("web-1"), f.item("db-1")))

@@ -32,11 +32,12 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 	if d := cmp.Diff(want, got[0]["details"]); d != "" {
 		t.Fatalf("details (-want +got):\n%s", d)
 	}
-	_, e = f.call(t, "super", "item.create", fmt.Sprintf(`{"hostid":%q,"name":"up","key_":"up","type":20,"value_type":3,"delay":"1m","snmp_oid":"FOO-MIB::x.0"}`, hid))
+	snmpIf := f.cat.Snapshot().Host("sw").Interfaces[0].ID
+	_, e = f.call(t, "super", "item.create", fmt.Sprintf(`{"hostid":%q,"name":"up","key_":"up","type":20,"value_type":3,"delay":"1m","interfaceid":"%d","snmp_oid":"FOO-MIB::x.0"}`, hid, snmpIf))
 	if e == nil || !strings.Contains(e.Data, "snmp_oid") || !strings.Contains(e.Data, "numerically") {
 		t.Fatalf("unknown MIB name accepted: %+v", e)
 	}
-	iid := f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"up","key_":"up","type":20,"value_type":3,"delay":"1m","snmp_oid":"SNMPv2-MIB::sysUpTime.0"}`, hid), "itemids")[0]
+	iid := f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"up","key_":"up","type":20,"value_type":3,"delay":"1m","interfaceid":"%d","snmp_oid":"SNMPv2-MIB::sysUpTime.0"}`, hid, snmpIf), "itemids")[0]
 	items := f.get(t, "item.get", fmt.Sprintf(`{"itemids":[%q],"output":["snmp_oid","type","interfaceid"]}`, iid))
 	if len(items) != 1 || items[0]["snmp_oid"] != "SNMPv2-MIB::sysUpTime.0" || items[0]["type"] != "20" || items[0]["interfaceid"] == "0" {
 		t.Fatalf("item.get %v", items)
@@ -45,7 +46,7 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 	if got := f.cat.Snapshot().Host("sw").Item("up").SNMPOID; got != "1.3.6.1.2.1.1.3.0" {
 		t.Fatalf("updated snmp_oid %q", got)
 	}
-	f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"traps","key_":"snmptrap.fallback","type":17,"value_type":2}`, hid), "itemids")
+	f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"traps","key_":"snmptrap.fallback","type":17,"value_type":2,"delay":"0"}`, hid), "itemids")
 }
 
 // hostinterface.create/update/delete change one interface of a host,

@@ -267,13 +267,18 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "host.update", `{"hostid":"` + h1 + `","status":"x"}`, -32500, `Incorrect status for host "h1".`},
 		{"super", "host.delete", `["999"]`, -32500, noPerm},
 		{"super", "item.create", `{"name":"y","key_":"x","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Item with key "x" already exists on "h1".`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"999","type":2,"value_type":0}`, -32500, noPerm},
-		{"super", "item.create", `{"name":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid parameter "/1": the parameter "key_" is missing.`},
-		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid parameter "/2/key_": invalid item key "z["`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"999","type":2,"value_type":0}`, -32602, noPerm},
+		{"super", "item.create", `{"name":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Incorrect arguments passed to function.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","value_type":0}`, -32602, `Invalid parameter "/1": the parameter "type" is missing.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0}`, -32602, `Incorrect arguments passed to function.`},
+		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid key "z[" for item "z" on "h1": unexpected end of key.`},
+		{"super", "item.create", `{"name":"y","key_":"","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid key "" for item "y" on "h1": key is empty.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":9}`, -32602, `Invalid parameter "/1/value_type": value must be one of 0, 1, 2, 3, 4.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 15, 17, 18, 19, 20, 21.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": JMX agent items (16) are not supported by Peregrine.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":99,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":"trapper","value_type":0}`, -32602, `Invalid parameter "/1/type": an integer is expected.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"0"}`, -32602, `Invalid parameter "/1/delay": update interval "0" would never poll`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0,"delay":"0"}`, -32602, `Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"1m"}`, -32602, `No interface found.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":1,"trends":"365d"}`, -32602, `Invalid parameter "/1/trends": must be "0" for value type character`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"history":"1x"}`, -32602, `Invalid parameter "/1/history": time value "1x"`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"preprocessing":[{"type":1,"params":"x"}]}`, -32602, `Invalid parameter "/1/preprocessing/1/params/1": a numeric value is expected, got "x".`},
@@ -422,5 +427,34 @@ func TestItemTimestampPrecision(t *testing.T) {
 	_, e := f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":"%s","timestamp_precision":"fortnight"}`, id))
 	if e == nil || !strings.Contains(e.Data, "timestamp_precision") {
 		t.Fatalf("a bad precision: %+v", e)
+	}
+}
+
+// TestLegacyWritesIgnoreUnknownMembers: host.create/update,
+// item.create/update and hostinterface.create/update ignore members
+// they do not know, top-level and in a host's interfaces, where the
+// other write methods refuse them (recorded from Zabbix 6.0.14:
+// host.create {"xyz": 1, ...} creates the host, hostgroup.create refuses
+// it).
+func TestLegacyWritesIgnoreUnknownMembers(t *testing.T) {
+	f := newWriteFixture(t)
+	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
+	h := f.ids(t, "host.create", `{"host":"h","groups":[{"groupid":"`+g+`","xyz":1}],"xyz":1,
+		"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050","xyz":1}]}`, "hostids")[0]
+	f.ok(t, "host.update", `{"hostid":"`+h+`","xyz":1}`)
+	i := f.ids(t, "item.create", `{"hostid":"`+h+`","name":"x","key_":"x","type":2,"value_type":3,"xyz":1}`, "itemids")[0]
+	f.ok(t, "item.update", `{"itemid":"`+i+`","xyz":1}`)
+	iface := f.ids(t, "hostinterface.create", `{"hostid":"`+h+`","type":1,"main":0,"useip":1,"ip":"127.0.0.2","dns":"","port":"10050","xyz":1}`, "interfaceids")[0]
+	f.ok(t, "hostinterface.update", `{"interfaceid":"`+iface+`","xyz":1}`)
+	if n := len(f.cat.Snapshot().Host("h").Interfaces); n != 2 {
+		t.Fatalf("%d interfaces", n)
+	}
+	for method, params := range map[string]string{
+		"hostgroup.create": `{"name":"G2","xyz":1}`,
+		"hostgroup.update": `{"groupid":"` + g + `","xyz":1}`,
+	} {
+		if _, e := f.call(t, "super", method, params); e == nil || e.Data != `Invalid parameter "/1": unexpected parameter "xyz".` {
+			t.Errorf("%s %s: %+v", method, params, e)
+		}
 	}
 }
