@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -364,6 +365,12 @@ func (p *macroParams) check(path string, create bool) error {
 	}
 	if p.Macro.Set {
 		if _, err := usermacro.CheckDefinition(p.Macro.Value); err != nil {
+			// A name that does not parse in 6.0's words (recorded from
+			// 6.0.14: `incorrect syntax near "bad"`).
+			var se *usermacro.SyntaxError
+			if errors.As(err, &se) {
+				return errParams(`Invalid parameter "%s/macro": %s.`, path, se.Zabbix())
+			}
 			return errParams(`Invalid parameter "%s/macro": %s.`, path, err.Error())
 		}
 	}

@@ -85,7 +85,7 @@ func TestUserMacroAPI(t *testing.T) {
 		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$A}"}`, `Macro "{$A}" already exists on "h1".`},
 		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$B:ctx}"}`, `Macro "{$B:ctx}" already exists on "h1".`},
 		{"super", "usermacro.createglobal", `{"macro":"{$G}"}`, `Macro "{$G}" already exists.`},
-		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$a}"}`, `Invalid parameter "/1/macro": incorrect user macro syntax`},
+		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$a}"}`, `Invalid parameter "/1/macro": incorrect syntax near "a}".`},
 		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$V}","type":2}`, `Invalid parameter "/1/type": vault secret macros are not supported`},
 		{"super", "usermacro.create", `{"hostid":"` + h + `"}`, `Invalid parameter "/1": the parameter "macro" is missing.`},
 		{"super", "usermacro.create", `{"hostid":"999","macro":"{$X}"}`, "No permissions to referred object or it does not exist!"},
