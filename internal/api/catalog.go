@@ -191,6 +191,10 @@ func editError(err error, idField string) error {
 	if e := ifaceProblem(err); e != nil {
 		return e
 	}
+	if errors.Is(err, catalog.ErrMaintenanceEmpty) {
+		// Recorded from 6.0.14: no path, a capital.
+		return errParams("At least one host group or host must be selected.")
+	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return errNoPermissions
 	}

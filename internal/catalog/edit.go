@@ -17,6 +17,10 @@ import (
 // errors.Is; the error is a *FieldError naming the reference.
 var ErrNotFound = errors.New("no such object")
 
+// ErrMaintenanceEmpty refuses a maintenance of no host group and no
+// host.
+var ErrMaintenanceEmpty = errors.New("at least one host group or host must be selected")
+
 // ConflictKind says what a ConflictError is about.
 type ConflictKind uint8
 
