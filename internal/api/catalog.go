@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/expr"
 )
 
 func (s *Server) registerConfig() {
@@ -191,6 +192,10 @@ func editError(err error, idField string) error {
 	if e := ifaceProblem(err); e != nil {
 		return e
 	}
+	var re *catalog.ExprRefError
+	if errors.As(err, &re) {
+		return errParams("%s", re.Error())
+	}
 	if errors.Is(err, catalog.ErrMaintenanceEmpty) {
 		// Recorded from 6.0.14: no path, a capital.
 		return errParams("At least one host group or host must be selected.")
@@ -202,6 +207,11 @@ func editError(err error, idField string) error {
 	if errors.As(err, &fe) {
 		if e := masterError(fe, idField); e != nil {
 			return e
+		}
+		var pe *expr.ParseError
+		if errors.As(fe.Err, &pe) {
+			// An expression that does not parse, in 6.0's words.
+			return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), pe.Zabbix())
 		}
 		return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), strings.TrimSuffix(fe.Err.Error(), "."))
 	}

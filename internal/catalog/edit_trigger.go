@@ -470,6 +470,13 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	return t, len(el.errs)+el.dropped == n
 }
 
+// ExprRefError is an expression's reference to a host or an item that
+// does not exist, in Zabbix 6.0's words, which its API gives without the
+// expression's path (recorded from 6.0.14).
+type ExprRefError struct{ msg string }
+
+func (e *ExprRefError) Error() string { return e.msg }
+
 // resolveRefs parses expr with the catalog's RefsFunc and returns the
 // IDs of the items it references.
 func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
@@ -483,19 +490,19 @@ func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
 		return nil
 	}
 	if len(refs) == 0 {
-		el.addf(field, "Trigger expression must contain at least one /host/key reference.")
+		el.addf(field, "trigger expression must contain at least one /host/key reference") // Zabbix 6.0.14's words (recorded)
 		return nil
 	}
 	ids := make([]uint64, 0, len(refs))
 	for _, r := range refs {
 		hid := e.hostByName(r.Host)
 		if hid == 0 || e.host(hid) == nil {
-			el.addf(field, "Incorrect trigger expression. Host %q does not exist or you have no access to this host.", r.Host)
+			el.add(field, &ExprRefError{`Incorrect trigger expression. Host "` + r.Host + `" does not exist or you have no access to this host.`})
 			return nil
 		}
 		iid := e.itemByKey(hid, r.Key)
 		if iid == 0 || e.item(iid) == nil {
-			el.addf(field, "Incorrect item key %q provided for trigger expression on %q.", r.Key, r.Host)
+			el.add(field, &ExprRefError{`Incorrect item key "` + r.Key + `" provided for trigger expression on "` + r.Host + `".`})
 			return nil
 		}
 		ids = append(ids, iid)
