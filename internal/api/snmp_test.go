@@ -84,4 +84,19 @@ func TestHostInterfaceWrite(t *testing.T) {
 	if f.cat.Snapshot().Interface(snmpIf.ID) != nil || len(f.cat.Snapshot().Host("sw").Interfaces) != 1 {
 		t.Fatalf("interfaces after delete: %+v", f.cat.Snapshot().Host("sw").Interfaces)
 	}
+	// Refusals in Zabbix's words, recorded from Zabbix 6.0.14.
+	const noPerm = "No permissions to referred object or it does not exist!"
+	for _, c := range []struct{ method, params, want string }{
+		{"hostinterface.create", `{"hostid":"999","type":1,"main":0,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}`, noPerm},
+		{"hostinterface.create", `{"type":1,"main":0,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}`, "Incorrect arguments passed to function."},
+		{"hostinterface.create", `{"hostid":"` + hid + `","type":1,"main":0,"useip":1,"ip":"127.0.0.1","dns":""}`, "Incorrect arguments passed to function."},
+		{"hostinterface.create", `{"hostid":"` + hid + `","type":1,"main":0,"useip":1,"ip":"300.1.1.1","dns":"","port":"10050"}`, `Invalid IP address "300.1.1.1".`},
+		{"hostinterface.update", `{"interfaceid":"999","port":"1"}`, noPerm},
+		{"hostinterface.update", `{"port":"1"}`, "Incorrect arguments passed to function."},
+		{"hostinterface.delete", `["999"]`, noPerm},
+	} {
+		if _, e := f.call(t, "super", c.method, c.params); e == nil || e.Code != -32602 || e.Data != c.want {
+			t.Errorf("%s %s: %+v, want -32602 %s", c.method, c.params, e, c.want)
+		}
+	}
 }
