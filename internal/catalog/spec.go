@@ -668,6 +668,11 @@ func checkGroupName(s string) error {
 	if strings.TrimSpace(s) != s {
 		return fmt.Errorf("group name %q has leading or trailing spaces", s)
 	}
+	if strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//") {
+		// Zabbix's nested group names: "/" separates non-empty parts
+		// (its words, recorded from 6.0.14).
+		return errors.New("invalid host group name")
+	}
 	return checkText(s, maxGroupNameLen)
 }
 
