@@ -196,6 +196,10 @@ func editError(err error, idField string) error {
 	if errors.As(err, &re) {
 		return errParams("%s", re.Error())
 	}
+	var iv *catalog.IncorrectValue
+	if errors.As(err, &iv) {
+		return errParams(`Incorrect value for field "%s": %s.`, iv.Field, iv.Reason)
+	}
 	if errors.Is(err, catalog.ErrMaintenanceEmpty) {
 		// Recorded from 6.0.14: no path, a capital.
 		return errParams("At least one host group or host must be selected.")

@@ -82,6 +82,12 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 		if err := p.check(i); err != nil {
 			return nil, err
 		}
+		for _, q := range ps[:i] {
+			if q.Description.Value == p.Description.Value && q.Expression.Value == p.Expression.Value {
+				// Recorded from 6.0.14: the pair twice in one call.
+				return nil, errParams(`Invalid parameter "/%d": value (description, expression)=(%s, %s) already exists.`, i+1, p.Description.Value, p.Expression.Value)
+			}
+		}
 		fs[i] = catalog.TriggerFields{
 			Description: p.Description.Value, Expression: p.Expression.Value,
 			RecoveryMode: catalog.RecoveryMode(p.RecoveryMode.Value), RecoveryExpression: p.RecoveryExpression.Value,

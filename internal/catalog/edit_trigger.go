@@ -417,10 +417,16 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 		el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, t.MaxCheckAttempts)
 	}
 	text := func(field, v string, max int, required bool) {
-		if required && strings.TrimSpace(v) == "" {
+		switch {
+		case required && strings.TrimSpace(v) == "" && (field == "recovery_expression" || field == "correlation_tag"):
+			// Required by another field: Zabbix words it so.
+			el.add(p+"."+field, &IncorrectValue{Field: field, Reason: "cannot be empty", msg: "cannot be empty"})
+		case required && strings.TrimSpace(v) == "":
 			el.addf(p+"."+field, "cannot be empty")
-		} else if err := checkText(v, max); err != nil {
-			el.add(p+"."+field, err)
+		default:
+			if err := checkText(v, max); err != nil {
+				el.add(p+"."+field, err)
+			}
 		}
 	}
 	text("description", t.Description, maxTriggerDescLen, true)
@@ -435,7 +441,8 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	case t.RecoveryMode > RecoverNone:
 		el.addf(p+".recovery_mode", "must be one of 0 (expression), 1 (recovery expression), 2 (none), not %d", t.RecoveryMode)
 	case t.RecoveryMode != RecoverRecoveryExpression && t.RecoveryExpression != "":
-		el.addf(p+".recovery_expression", "must be empty unless recovery_mode is 1 (recovery expression)")
+		el.add(p+".recovery_expression", &IncorrectValue{Field: "recovery_expression", Reason: "should be empty",
+			msg: "must be empty unless recovery_mode is 1 (recovery expression)"})
 	}
 	if t.Priority > 5 {
 		el.addf(p+".priority", "must be between 0 (not classified) and 5 (disaster), not %d", t.Priority)
@@ -469,6 +476,17 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	slices.Sort(t.Dependencies)
 	return t, len(el.errs)+el.dropped == n
 }
+
+// IncorrectValue is a value refused that Zabbix 6.0's API refuses with
+// `Incorrect value for field "Field": Reason.` (recorded from 6.0.14: a
+// recovery expression given or missing against the recovery mode);
+// Error is Peregrine's text.
+type IncorrectValue struct {
+	Field, Reason string
+	msg           string
+}
+
+func (e *IncorrectValue) Error() string { return e.msg }
 
 // ExprRefError is an expression's reference to a host or an item that
 // does not exist, in Zabbix 6.0's words, which its API gives without the
