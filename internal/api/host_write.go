@@ -212,10 +212,9 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		switch {
-		case p.HostID.Set:
-			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
-		case !p.Host.Set:
+		// A hostid is ignored, as 6.0 ignores it (recorded from 6.0.14:
+		// a host.get object given back creates a new host).
+		if !p.Host.Set {
 			return nil, errParams(`Wrong fields for host "".`)
 		}
 		if err := hostNameProblem(p.Host.Value); err != nil && err.(*Error).Code == codeParams {

@@ -57,10 +57,8 @@ func needsInterface(t catalog.ItemType) bool {
 // createChecks checks item.create's object i in 6.0's order, up to and
 // including its update interval, interface and key.
 func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error {
-	switch {
-	case p.ItemID.Set:
-		return errParams(`Invalid parameter "/%d": unexpected parameter "itemid".`, i+1)
-	case !p.Type.Given():
+	// An itemid is ignored, as 6.0 ignores it (recorded from 6.0.14).
+	if !p.Type.Given() {
 		return missing(i, "type")
 	}
 	if err := p.checkType(i); err != nil {

@@ -435,7 +435,8 @@ func TestItemTimestampPrecision(t *testing.T) {
 
 // TestLegacyWritesIgnoreUnknownMembers: host.create/update,
 // item.create/update and hostinterface.create/update ignore members
-// they do not know, top-level and in a host's interfaces, where the
+// they do not know (and the ID on create), top-level and in a host's
+// interfaces, where the
 // other write methods refuse them (recorded from Zabbix 6.0.14:
 // host.create {"xyz": 1, ...} creates the host, hostgroup.create refuses
 // it).
@@ -451,6 +452,14 @@ func TestLegacyWritesIgnoreUnknownMembers(t *testing.T) {
 	f.ok(t, "hostinterface.update", `{"interfaceid":"`+iface+`","xyz":1}`)
 	if n := len(f.cat.Snapshot().Host("h").Interfaces); n != 2 {
 		t.Fatalf("%d interfaces", n)
+	}
+	// An ID on create is ignored too: a get method's object given back
+	// makes a new object.
+	if h2 := f.ids(t, "host.create", `{"host":"h2","hostid":"`+h+`","groups":[{"groupid":"`+g+`"}]}`, "hostids")[0]; h2 == h {
+		t.Fatal("host.create with a hostid reused it")
+	}
+	if i2 := f.ids(t, "item.create", `{"itemid":"`+i+`","hostid":"`+h+`","name":"y","key_":"y","type":2,"value_type":3}`, "itemids")[0]; i2 == i {
+		t.Fatal("item.create with an itemid reused it")
 	}
 	for method, params := range map[string]string{
 		"hostgroup.create": `{"name":"G2","xyz":1}`,
