@@ -17,6 +17,10 @@ import (
 // errors.Is; the error is a *FieldError naming the reference.
 var ErrNotFound = errors.New("no such object")
 
+// ErrMaintenanceEmpty refuses a maintenance of no host group and no
+// host.
+var ErrMaintenanceEmpty = errors.New("at least one host group or host must be selected")
+
 // ConflictKind says what a ConflictError is about.
 type ConflictKind uint8
 
@@ -31,7 +35,7 @@ const (
 	HostWithoutGroup                          // the host would be left without a group
 	TriggerExists                             // a trigger of the host has the name and expression (Name: the name)
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
-	// ("Agent") for the first two, the item's name for the others.
+	// ("agent") for the first two, the item's name for the others.
 	TwoDefaultInterfaces // two main interfaces of one type
 	NoDefaultInterface   // interfaces of a type but no main one
 	InterfaceInUse       // a deleted interface is used by an item
