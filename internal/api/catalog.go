@@ -20,6 +20,7 @@ func (s *Server) registerConfig() {
 	s.registerConfigWrite()
 	s.registerMacros()
 	s.registerMaintenance()
+	s.registerRegexps()
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements
@@ -186,6 +187,8 @@ func editError(err error, idField string) error {
 			return errParams("Item uses host interface from non-parent host.")
 		case catalog.WrongInterfaceType:
 			return errParams("Item uses incorrect interface type.")
+		case catalog.RegexpExists:
+			return errParams(`Regular expression "%s" already exists.`, ce.Name)
 		}
 	}
 	if errors.Is(err, catalog.ErrNotFound) {

@@ -22,6 +22,9 @@
 // the queue through its server's internal protocol, not the API),
 // proxy.go (proxy.get: an empty list until Peregrine has proxies,
 // parameters read as 6.0's legacy proxy.get reads them),
+// regexp.go (regexp.get/create/update/delete: the catalog's global
+// regular expressions, super admins only, checked as 6.0's validator
+// checks them, with decodeRuled),
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing

@@ -153,6 +153,16 @@ func (x *Expression) Match(v string) bool {
 	return false
 }
 
+// Check reports why a type 3 or 4 expression does not compile (nil for
+// the other types).
+func (x *Expression) Check() error {
+	if x.Type != ExprTrue && x.Type != ExprFalse {
+		return nil
+	}
+	_, err := x.compile()
+	return err
+}
+
 func (x *Expression) compile() (*regexp.Regexp, error) {
 	if x.CaseSensitive {
 		return regexp.Compile(x.Expression)
