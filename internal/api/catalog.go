@@ -16,6 +16,8 @@ func (s *Server) registerConfig() {
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
+	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
+	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
 	s.registerMacros()

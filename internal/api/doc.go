@@ -9,7 +9,10 @@
 // (hostinterface.create, .update and .delete, through the catalog's host
 // update so the rules are host.update's),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
-// token.go, push.go, task.go (task.create type 6, "check now"),
+// token.go, push.go, task.go (task.create type 6, "check now";
+// task.get, always empty: 6.0 lists only diagnostic information tasks,
+// which Peregrine refuses), hanode.go (hanode.get: the one node of a
+// standalone 6.0, itself),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
 // dependency cycle is refused with Zabbix's text naming the cycle),
