@@ -17,10 +17,13 @@ func (s *Server) registerConfig() {
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
+	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
+	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
 	s.registerMacros()
 	s.registerMaintenance()
+	s.registerRegexps()
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements
@@ -187,6 +190,8 @@ func editError(err error, idField string) error {
 			return errParams("Item uses host interface from non-parent host.")
 		case catalog.WrongInterfaceType:
 			return errParams("Item uses incorrect interface type.")
+		case catalog.RegexpExists:
+			return errParams(`Regular expression "%s" already exists.`, ce.Name)
 		}
 	}
 	if e := ifaceProblem(err); e != nil {

@@ -13,7 +13,10 @@
 // item.go (with item_rows.go, and item_check.go: the checks of
 // item.create and .update 6.0 makes with its own code, in its order and
 // words), history.go, user.go, usergroup.go,
-// token.go, push.go, task.go (task.create type 6, "check now"),
+// token.go, push.go, task.go (task.create type 6, "check now";
+// task.get, always empty: 6.0 lists only diagnostic information tasks,
+// which Peregrine refuses), hanode.go (hanode.get: the one node of a
+// standalone 6.0, itself),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
 // dependency cycle is refused with Zabbix's text naming the cycle),
@@ -26,6 +29,9 @@
 // the queue through its server's internal protocol, not the API),
 // proxy.go (proxy.get: an empty list until Peregrine has proxies,
 // parameters read as 6.0's legacy proxy.get reads them),
+// regexp.go (regexp.get/create/update/delete: the catalog's global
+// regular expressions, super admins only, checked as 6.0's validator
+// checks them, with decodeRuled),
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing

@@ -42,6 +42,7 @@ const (
 	NoInterface          // an item needs an interface and has none
 	ForeignInterface     // an item names an interface of no or another host
 	WrongInterfaceType   // an item names an interface of the wrong type
+	RegexpExists         // a global regular expression with the name exists
 )
 
 // ConflictError reports an edit that is well-formed but conflicts with
@@ -90,6 +91,8 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("item %q names an interface that is not one of host %q's", e.Name, e.Host)
 	case WrongInterfaceType:
 		return fmt.Sprintf("item %q on host %q names an interface of the wrong type for its item type", e.Name, e.Host)
+	case RegexpExists:
+		return fmt.Sprintf("regular expression %q already exists", e.Name)
 	}
 	return "conflict"
 }
@@ -145,6 +148,8 @@ type Edit struct {
 
 	valueMaps    map[uint64]*ValueMap // overlay, nil value: deleted
 	newValueMaps []uint64             // value maps created in this Edit, in order
+	// rx is the global regular expressions, nil until one changes.
+	rx []GlobalRegexp
 
 	res EditResult
 }
@@ -530,6 +535,7 @@ func (e *Edit) build() (*Snapshot, error) {
 	s.setTriggers(e.buildTriggers())
 	s.macros = old.macros
 	s.maints = old.maints
+	s.regexps = old.regexps
 	e.applyOverlays(s)
 	return s, nil
 }
@@ -539,6 +545,7 @@ func (e *Edit) build() (*Snapshot, error) {
 // ones).
 func (e *Edit) applyOverlays(s *Snapshot) {
 	s.setValueMaps(e.buildValueMaps())
+	e.buildRegexps(s)
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}
