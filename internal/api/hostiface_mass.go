@@ -143,7 +143,7 @@ func (w *configWriter) hostinterfaceMassAdd(ctx context.Context, c *call) (any, 
 		before = w.cat.Snapshot()
 		for _, el := range hostElems {
 			refs := massRefs(el, "hostid")
-			if jsonKindOf(el) == 'o' && len(refs) == 0 {
+			if len(refs) == 0 {
 				return errIncorrectArgs
 			}
 			id, ok := refID(refs[0])
