@@ -272,7 +272,20 @@ var notAudited = map[string]string{
 	// Audited by 6.0 (resource type 28, details naming each expression
 	// by its expressionid, which regexp.get does not return and
 	// Peregrine does not keep): not recorded yet.
-	"regexp.create": "6.0's records name expression ids Peregrine does not keep; not recorded yet",
-	"regexp.update": "6.0's records name expression ids Peregrine does not keep; not recorded yet",
-	"regexp.delete": "6.0's records name expression ids Peregrine does not keep; not recorded yet",
+	// Audited by 6.0 as host and host group updates whose details name
+	// its hosts_groups rows by their ids, which Peregrine's memberships
+	// do not have: not recorded yet.
+	"host.massadd":         "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"host.massremove":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"host.massupdate":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"hostgroup.massadd":    "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"hostgroup.massremove": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"hostgroup.massupdate": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	// 6.0 records no interface change (hostinterface.*, above).
+	"hostinterface.massadd":               "6.0 records no interface change",
+	"hostinterface.massremove":            "6.0 records no interface change",
+	"hostinterface.replacehostinterfaces": "6.0 records no interface change",
+	"regexp.create":                       "6.0's records name expression ids Peregrine does not keep; not recorded yet",
+	"regexp.update":                       "6.0's records name expression ids Peregrine does not keep; not recorded yet",
+	"regexp.delete":                       "6.0's records name expression ids Peregrine does not keep; not recorded yet",
 }

@@ -55,6 +55,15 @@ func (s *Server) registerConfigWrite() {
 	s.methods["hostinterface.create"] = &method{role: RoleAdmin, call: w.hostinterfaceCreate}
 	s.methods["hostinterface.update"] = &method{role: RoleAdmin, call: w.hostinterfaceUpdate}
 	s.methods["hostinterface.delete"] = &method{role: RoleAdmin, call: w.hostinterfaceDelete}
+	s.methods["host.massadd"] = &method{role: RoleAdmin, call: w.hostMassAdd}
+	s.methods["host.massremove"] = &method{role: RoleAdmin, call: w.hostMassRemove}
+	s.methods["host.massupdate"] = &method{role: RoleAdmin, call: w.hostMassUpdate}
+	s.methods["hostgroup.massadd"] = &method{role: RoleAdmin, call: w.hostgroupMassAdd}
+	s.methods["hostgroup.massremove"] = &method{role: RoleAdmin, call: w.hostgroupMassRemove}
+	s.methods["hostgroup.massupdate"] = &method{role: RoleAdmin, call: w.hostgroupMassUpdate}
+	s.methods["hostinterface.massadd"] = &method{role: RoleAdmin, call: w.hostinterfaceMassAdd}
+	s.methods["hostinterface.massremove"] = &method{role: RoleAdmin, call: w.hostinterfaceMassRemove}
+	s.methods["hostinterface.replacehostinterfaces"] = &method{role: RoleAdmin, call: w.hostinterfaceReplace}
 	s.methods["item.create"] = &method{role: RoleAdmin, call: w.itemCreate}
 	s.methods["item.update"] = &method{role: RoleAdmin, call: w.itemUpdate}
 	s.methods["item.delete"] = &method{role: RoleAdmin, call: w.itemDelete}

@@ -9,7 +9,13 @@
 // an SNMP interface's details are returned as Zabbix 6.0 returns them,
 // community and passphrases included), hostiface_write.go
 // (hostinterface.create, .update and .delete, through the catalog's host
-// update so the rules are host.update's),
+// update so the rules are host.update's), the mass methods of 6.0
+// (host_mass.go and host_massupdate.go: host.massadd/massremove/
+// massupdate, read as 6.0's pre-validator code reads them, checked in
+// its steps; hostgroup_mass.go: hostgroup.massadd/massremove/
+// massupdate, checked by decodeRuled; hostiface_mass.go:
+// hostinterface.massadd/massremove/replacehostinterfaces), each one
+// catalog Edit with host.update's permission checks,
 // item.go (with item_rows.go, and item_check.go: the checks of
 // item.create and .update 6.0 makes with its own code, in its order and
 // words), history.go, user.go, usergroup.go,

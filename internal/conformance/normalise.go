@@ -304,12 +304,22 @@ func (n *normaliser) scalar(key, s string) any {
 		return secondsSpent.ReplaceAllString(s, "seconds spent: *")
 	case key == "data" && strings.ContainsAny(s, "0123456789"):
 		// An error message may quote an ID ("value (10594) already
-		// exists", `with ID "10594"`): the IDs the run named are
-		// written by name there too. Only those two shapes: a bare
-		// number in a message is a value ("must be one of 0, 1, 2").
+		// exists", `with ID "10594"`, "value (hostid, macro)=(10594,
+		// {$A})"): the IDs the run named are written by name there too.
+		// Only those shapes: a bare number in a message is a value
+		// ("must be one of 0, 1, 2").
+		// The message may say the ID's kind: "(hostid)=(10594)",
+		// `"/hostids/2": value (10594)`.
+		hint := ""
+		if m := idKindHint.FindStringSubmatch(s); m != nil {
+			hint = strings.TrimSuffix(m[1]+m[2], "s")
+		}
 		return quotedID.ReplaceAllStringFunc(s, func(m string) string {
 			sub := quotedID.FindStringSubmatch(m)
-			d := sub[1] + sub[2]
+			d := sub[1] + sub[2] + sub[3]
+			if name, ok := n.names[hint+"/"+d]; ok && hint != "" {
+				return strings.Replace(m, d, name, 1)
+			}
 			if name, ok := n.names[n.family+"/"+d]; ok {
 				return strings.Replace(m, d, name, 1)
 			}
@@ -363,7 +373,9 @@ var expressionKeys = map[string]bool{"expression": true, "recovery_expression": 
 
 var functionRef = regexp.MustCompile(`\{([0-9]+)\}`)
 
-var quotedID = regexp.MustCompile(`\(([0-9]+)\)|ID "([0-9]+)"`)
+var idKindHint = regexp.MustCompile(`\(([a-z_]+id)[,)].*=\(|"/([a-z_]+ids)/[0-9]+": value \(`)
+
+var quotedID = regexp.MustCompile(`\(([0-9]+)\)|ID "([0-9]+)"|=\(([0-9]+), `)
 
 // anyName is the name of raw ID s of any kind, when exactly one kind
 // has it.
