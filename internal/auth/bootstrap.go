@@ -136,7 +136,6 @@ func randomPassword(n int) (string, error) {
 	return string(out), nil
 }
 
-
 // The default user groups of a fresh Zabbix 6.0, with their IDs
 // (recorded from 6.0.14's usergroup.get).
 var defaultUserGroups = []UserGroup{

@@ -132,13 +132,13 @@ type RoleChange struct {
 // RulesChange is the "rules" of role.create or role.update: nil members
 // are not given.
 type RulesChange struct {
-	UI, Actions                           map[string]int
-	UIDefault, ActionsDefault             *int
-	ServicesRead, ServicesWrite           *int
-	ServicesReadList, ServicesWriteList   *[]uint64
-	ServicesReadTag, ServicesWriteTag     *RuleTag
-	ModulesDefault, APIAccess, APIMode    *int
-	API                                   *[]string
+	UI, Actions                         map[string]int
+	UIDefault, ActionsDefault           *int
+	ServicesRead, ServicesWrite         *int
+	ServicesReadList, ServicesWriteList *[]uint64
+	ServicesReadTag, ServicesWriteTag   *RuleTag
+	ModulesDefault, APIAccess, APIMode  *int
+	API                                 *[]string
 }
 
 // NewRoleRules are the rules of a role created without rules: Zabbix

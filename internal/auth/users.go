@@ -91,7 +91,6 @@ func scanUser(u *User) []any {
 // Limits on account fields.
 const (
 	maxUsernameLen    = 100  // characters, as Zabbix's users.username
-	minPasswordLen    = 8    // characters, as Zabbix's default password policy
 	maxPasswordBytes  = 1024 // bounds the work of hashing a new password
 	adminUsername     = "Admin"
 	adminPasswordLen  = 20
