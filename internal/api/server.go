@@ -104,6 +104,10 @@ type Options struct {
 	// auditlog.get (*audit.Log); nil: nothing is recorded and the
 	// method does not exist.
 	Audit AuditLog
+	// SettingsHook, when set, is called with every member of the config
+	// table (settings, housekeeping, authentication) after an update of
+	// one of them, so that the server applies the members it uses.
+	SettingsHook func(cfg map[string]string)
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -189,6 +193,8 @@ func New(opts Options) *Server {
 	s.registerHistory()
 	s.registerConfig()
 	s.registerAccounts()
+	s.registerRoles()
+	s.registerSettings()
 	s.registerPush()
 	s.registerPreprocessing()
 	s.registerTriggers()
@@ -377,8 +383,18 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 			s.fail(w, remote, id, errParams("Session terminated, re-login, please."))
 			return
 		}
-		if u.Role < m.role {
-			s.fail(w, remote, id, errNoPermissions)
+		// The user type, then the rules of the user's role (role_rules.go),
+		// refused with Zabbix 6.0's text.
+		ok := u.Role >= m.role
+		if ok {
+			var err error
+			if ok, err = s.roleAllows(ctx, u, req.method); err != nil {
+				s.fail(w, remote, id, errApp("Cannot read the role of the user."))
+				return
+			}
+		}
+		if !ok {
+			s.fail(w, remote, id, errParams(`No permissions to call "%s".`, req.method))
 			return
 		}
 		c.user, c.token = u, token

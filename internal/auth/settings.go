@@ -240,6 +240,17 @@ const (
 // pwSpecials are the characters the special-character rule accepts.
 const pwSpecials = " !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
+// CheckPassword applies the password policy to a new password of the
+// user with these names (see checkPassword): a *PasswordError when the
+// policy refuses it.
+func (s *Store) CheckPassword(ctx context.Context, pw, username, name, surname string) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	return s.checkPassword(ctx, pw, username, name, surname)
+}
+
 // checkPassword applies the password policy (authentication.get's
 // passwd_min_length and passwd_check_rules) to a new password of the
 // user with these names. The message never quotes the password. Zabbix

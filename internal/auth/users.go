@@ -148,7 +148,8 @@ func (s *Store) CreateUser(ctx context.Context, username, password string, t Rol
 // CreateAccount creates a user. It returns ErrInvalid for a bad name (1
 // to 100 characters, see checkUsername) or a password the policy
 // refuses (*PasswordError), ErrNotFound for an unknown role and
-// ErrExists if the name is taken.
+// ErrExists if the name is taken. A user created without a password
+// (Zabbix 6.0 allows it) cannot log in until one is set.
 func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (User, error) {
 	if err := s.begin(); err != nil {
 		return User{}, err
@@ -157,8 +158,10 @@ func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (User, error) {
 	if err := checkUsername(a.Username); err != nil {
 		return User{}, err
 	}
-	if err := s.checkPassword(ctx, a.Password, a.Username, a.Name, a.Surname); err != nil {
-		return User{}, err
+	if a.Password != "" {
+		if err := s.checkPassword(ctx, a.Password, a.Username, a.Name, a.Surname); err != nil {
+			return User{}, err
+		}
 	}
 	roles, err := s.roleMap(ctx)
 	if err != nil {
@@ -170,10 +173,13 @@ func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (User, error) {
 	if a.Profile == (Profile{}) {
 		a.Profile = NewProfile()
 	}
-	// Hash first: it is slow and needs no lock.
-	hash, err := s.h.hash(ctx, a.Password)
-	if err != nil {
-		return User{}, err
+	// Hash first: it is slow and needs no lock. No password is no hash:
+	// nothing opens the account (Login).
+	var hash string
+	if a.Password != "" {
+		if hash, err = s.h.hash(ctx, a.Password); err != nil {
+			return User{}, err
+		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
