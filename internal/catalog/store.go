@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 15
+const schemaVersion = 16
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + defaultsSchema
 
 // hostDescSchema adds the hosts' description (schema version 15),
 // Zabbix's host field of the same name; "" for the hosts of an older
@@ -179,6 +179,7 @@ var migrations = []string{
 	migrateScripts(), // 12 → 13: global scripts
 	eventNameSchema,  // 13 → 14: triggers' event_name
 	hostDescSchema,   // 14 → 15: hosts' description
+	defaultsSchema,   // 15 → 16: the default objects added (defaults.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
