@@ -321,7 +321,7 @@ func mediaTypeObject(m *catalog.MediaType) object {
 		"smtp_server": m.SMTPServer, "smtp_port": istr(m.SMTPPort), "smtp_helo": m.SMTPHelo, "smtp_email": m.SMTPEmail,
 		"smtp_security": istr(m.SMTPSecurity), "smtp_verify_peer": istr(m.SMTPVerifyPeer), "smtp_verify_host": istr(m.SMTPVerifyHost),
 		"smtp_authentication": istr(m.SMTPAuth), "username": m.Username, "content_type": istr(m.ContentType),
-		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": params, "script": m.Script, "timeout": m.Timeout,
+		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": field{params}, "script": m.Script, "timeout": m.Timeout,
 		"process_tags": istr(m.ProcessTags), "maxsessions": istr(m.MaxSessions), "maxattempts": istr(m.MaxAttempts),
 		"attempt_interval": m.AttemptInterval, "gsm_modem": m.GSMModem, "show_event_menu": istr(m.ShowEventMenu),
 		"event_menu_url": m.EventMenuURL, "event_menu_name": m.EventMenuName,
@@ -332,8 +332,8 @@ func mediaTypeObject(m *catalog.MediaType) object {
 type mediatypeGetParams struct {
 	getParams
 	MediaTypeIDs           opt[ids] `json:"mediatypeids"`
-	SelectMessageTemplates opt[any] `json:"selectMessageTemplates"`
-	SelectUsers            opt[any] `json:"selectUsers"`
+	SelectMessageTemplates opt[sel] `json:"selectMessageTemplates"`
+	SelectUsers            opt[sel] `json:"selectUsers"`
 }
 
 func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
@@ -349,14 +349,14 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := mediaTypeObject(m)
-		if p.SelectMessageTemplates.Given() {
+		if p.SelectMessageTemplates.Value.list() {
 			ts := []object{}
 			for _, t := range m.Templates {
 				ts = append(ts, object{"eventsource": istr(t.EventSource), "recovery": istr(t.Recovery), "subject": t.Subject, "message": t.Message})
 			}
 			o["message_templates"] = ts
 		}
-		if p.SelectUsers.Given() {
+		if p.SelectUsers.Value.list() {
 			us := []object{}
 			for uid, ms := range cfg.Medias {
 				for _, um := range ms {
@@ -370,5 +370,7 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "mediatypeid", "mediatypeid", "name", "type")
+	// 6.0 sorts media types by mediatypeid only (recorded: "name" is
+	// refused).
+	return p.apply(objs, "mediatypeid", "mediatypeid")
 }

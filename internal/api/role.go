@@ -145,6 +145,9 @@ func (s *Server) roleGet(ctx context.Context, c *call) (any, error) {
 		byID[id(roles[i].ID)] = &roles[i]
 	}
 	out := parseOutput(p.Output.Value, true)
+	if p.Output.Set && len(p.Output.Value) == 0 {
+		out = output{} // [] names no field
+	}
 	keys := make([]string, len(objs))
 	for i, o := range objs {
 		r := byID[o["roleid"].(string)]

@@ -104,10 +104,11 @@ type Options struct {
 	// auditlog.get (*audit.Log); nil: nothing is recorded and the
 	// method does not exist.
 	Audit AuditLog
-	// SettingsHook, when set, is called with every member of the config
-	// table (settings, housekeeping, authentication) after an update of
-	// one of them, so that the server applies the members it uses.
-	SettingsHook func(cfg map[string]string)
+	// SettingsHook, when set, is called after settings.update,
+	// housekeeping.update or authentication.update with the members
+	// the update set and every member's value now, so that the server
+	// applies the ones it uses.
+	SettingsHook func(set, cfg map[string]string)
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default

@@ -267,10 +267,9 @@ func (s *Server) configUpdate(ctx context.Context, c *call, p any, check func(cu
 			return nil, s.accountErr(err, "/", c)
 		}
 	}
-	if h := s.opts.SettingsHook; h != nil {
-		cfg, err := acc.Config(ctx)
-		if err == nil {
-			h(cfg)
+	if h := s.opts.SettingsHook; h != nil && len(set) > 0 {
+		if cfg, err := acc.Config(ctx); err == nil {
+			h(set, cfg)
 		}
 	}
 	s.opts.Logger.Info("api: settings changed", "by", c.user.Username, "members", names)

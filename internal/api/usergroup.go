@@ -180,6 +180,15 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 		}
 		gs[i] = g
 	}
+	existing, err := acc.UserGroups(ctx)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	for _, g := range gs {
+		if slices.ContainsFunc(existing, func(e auth.UserGroup) bool { return e.Name == g.Name }) {
+			return nil, errParams(`User group "%s" already exists.`, g.Name)
+		}
+	}
 	out, err := acc.CreateUserGroups(ctx, gs)
 	if err != nil {
 		return nil, s.accountErr(err, "/1", c)

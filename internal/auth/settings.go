@@ -97,6 +97,30 @@ func (s *Store) Config(ctx context.Context) (map[string]string, error) {
 	return maps.Clone(m), nil
 }
 
+// ConfigStored returns the members of the config table that were set
+// (UpdateConfig), without the defaults: what an operator chose through
+// the API, which the server applies over its own configuration file.
+func (s *Store) ConfigStored(ctx context.Context) (map[string]string, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	rows, err := s.db.QueryContext(ctx, "SELECT name, value FROM config")
+	if err != nil {
+		return nil, fmt.Errorf("auth: cannot read the settings: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("auth: cannot read the settings: %w", err)
+		}
+		m[k] = v
+	}
+	return m, rows.Err()
+}
+
 func (s *Store) configMap(ctx context.Context) (map[string]string, error) {
 	if m := s.settings.Load(); m != nil {
 		return *m, nil
