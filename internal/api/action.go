@@ -602,8 +602,7 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		o := object{"actionid": u64(a.ID), "name": a.Name, "eventsource": istr(a.EventSource), "status": istr(a.Status),
-			"esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed), "notify_if_canceled": istr(a.NotifyIfCanceled),
-			"pause_symptoms": "1"}
+			"esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed), "notify_if_canceled": istr(a.NotifyIfCanceled)}
 		if p.SelectFilter.Value.Count {
 			o["filter"] = []object{} // as 6.0 answers "count" (recorded)
 		} else if p.SelectFilter.Value.list() {

@@ -134,10 +134,12 @@ func (s *Server) roleGet(ctx context.Context, c *call) (any, error) {
 	if p.Limit.Given() && int(p.Limit.Value) < len(objs) {
 		objs = objs[:p.Limit.Value]
 	}
+	// A role's users, every one of them, whoever asks (recorded from
+	// 6.0.14: a user of role 1 sees the guest under the guest role).
 	var users []auth.Account
 	if p.SelectUsers.Given() {
-		if users, err = s.visibleAccounts(ctx, acc, c); err != nil {
-			return nil, err
+		if users, err = acc.Accounts(ctx); err != nil {
+			return nil, s.accountErr(err, "/", c)
 		}
 	}
 	byID := map[string]*auth.UserRole{}
@@ -681,28 +683,3 @@ func (s *Server) roleErr(err error, c *call) error {
 	return s.accountErr(err, "/1", c)
 }
 
-// visibleAccounts are the accounts the caller may see, as user.get shows
-// them: all to a super admin, else themselves and the members of their
-// user groups.
-func (s *Server) visibleAccounts(ctx context.Context, acc *auth.Store, c *call) ([]auth.Account, error) {
-	all, err := acc.Accounts(ctx)
-	if err != nil {
-		return nil, s.accountErr(err, "/", c)
-	}
-	if c.user.Role == RoleSuperAdmin {
-		return all, nil
-	}
-	gs, err := acc.UserGroups(ctx)
-	if err != nil {
-		return nil, s.accountErr(err, "/", c)
-	}
-	visible := map[uint64]bool{c.user.ID: true}
-	for _, g := range gs {
-		if slices.Contains(g.UserIDs, c.user.ID) {
-			for _, u := range g.UserIDs {
-				visible[u] = true
-			}
-		}
-	}
-	return slices.DeleteFunc(all, func(a auth.Account) bool { return !visible[a.ID] }), nil
-}
