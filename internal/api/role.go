@@ -682,4 +682,3 @@ func (s *Server) roleErr(err error, c *call) error {
 	}
 	return s.accountErr(err, "/1", c)
 }
-
