@@ -9,6 +9,12 @@
 // (hostinterface.create, .update and .delete, through the catalog's host
 // update so the rules are host.update's),
 // item.go (with item_rows.go), history.go, user.go, usergroup.go,
+// role.go (role.*, checked as 6.0's input validator checks them) and
+// role_rules.go (what a role's rules allow: every call that needs a
+// login passes them after the user type, refused with 6.0's `No
+// permissions to call "x.y".`), settings.go (settings, housekeeping
+// and authentication get/update over the auth store's config table;
+// Options.SettingsHook tells the server what changed),
 // token.go, push.go, task.go (task.create type 6, "check now"),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
