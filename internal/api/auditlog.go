@@ -53,7 +53,7 @@ type auditlogGetParams struct {
 	SearchWildcards opt[bool]                `json:"searchWildcardsEnabled"`
 	Output          opt[[]string]            `json:"output" as:"output" in:"auditid,userid,username,clock,ip,action,resourcetype,resourceid,resource_cuid,resourcename,recordsetid,details"`
 	CountOutput     opt[bool]                `json:"countOutput" as:"flag"`
-	SortField       opt[[]string]            `json:"sortfield" in:"auditid,userid,clock" zbx:"normalize"`
+	SortField       opt[[]string]            `json:"sortfield" in:"auditid,userid,clock" zbx:"normalize,uniq"`
 	SortOrder       opt[[]string]            `json:"sortorder" as:"sortorder"`
 	Limit           opt[int64]               `json:"limit" in:"1:2147483647" zbx:"null"`
 	PreserveKeys    opt[bool]                `json:"preservekeys"`
@@ -145,11 +145,6 @@ func (s *Server) auditlogGet(_ context.Context, c *call) (any, error) {
 	var p auditlogGetParams
 	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
-	}
-	for i, f := range p.SortField.Value {
-		if slices.Contains(p.SortField.Value[:i], f) {
-			return nil, errParams(`Invalid parameter "/sortfield/%d": value (%s) already exists.`, i+1, f)
-		}
 	}
 	// The usual call, the latest changes (clock DESC and a limit),
 	// walks from the newest record and stops at the limit.

@@ -168,6 +168,8 @@ func editError(err error, idField string) error {
 				return errParams(`Macro "%s" already exists.`, ce.Name)
 			}
 			return errParams(`Macro "%s" already exists on "%s".`, ce.Name, ce.Host)
+		case catalog.TriggerExists:
+			return errParams(`Trigger "%s" already exists on "%s".`, ce.Name, ce.Host)
 		case catalog.MaintenanceExists:
 			return errParams(`Maintenance "%s" already exists.`, ce.Name)
 		case catalog.HostWithoutGroup:

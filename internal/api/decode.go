@@ -18,10 +18,11 @@ import (
 // and the "as" tag), the values it may take ("in"), whether null is
 // accepted ("zbx": "null") and its default ("default"). The walker
 // refuses the members no field declares (the first in the request's
-// order), then hands each member's raw value to its field. Where the
-// methods' former decoders worded the same problem differently, the
-// rules of the entry point (decodeRules) keep each wording: getRules,
-// writeRules, lenientRules, validatorRules.
+// order; the legacy gets' and lenient entry points ignore them), then
+// hands each member's raw value to its field. The rules of each entry
+// point (decodeRules) are those of the Zabbix 6.0 methods it serves
+// (getRules, validatorRules) or, where not yet aligned, the wording
+// their methods had (strictGetRules, writeRules, lenientRules).
 
 // dialect is how type errors are worded.
 type dialect uint8
@@ -34,7 +35,8 @@ const (
 	// expected`, `a boolean is expected`.
 	dialectWrite
 	// dialectValidator: the Zabbix API input validator's texts, which
-	// each kind of value words itself (history.get, trend.get).
+	// each kind of value words itself (history.get, auditlog.get,
+	// token.get, valuemap.get).
 	dialectValidator
 	// dialectAlert: the notification families' objects as their former
 	// decoder read them (params_alert.go): numbers as JSON numbers,
@@ -81,11 +83,11 @@ var (
 	// ignored, values read as PHP reads them, the fields a method checks
 	// with the validator (zbx:"strict") in the order of the struct.
 	getRules = decodeRules{dialect: dialectLegacy, lenient: true, ruleOrder: true}
-	// strictGetRules are those of the gets Zabbix 6.0 checks with its
-	// API input validator (decodeGetStrict: token.get, valuemap.get,
-	// script.get, event.acknowledge, ...) and of preprocessing.test:
-	// unknown members are refused. Their type errors keep the wording
-	// of Peregrine's former get decoder.
+	// strictGetRules are those of decodeGetStrict (script.get,
+	// queue.get) and of preprocessing.test: unknown members are
+	// refused. Their type errors keep the wording of Peregrine's former
+	// get decoder; the gets 6.0 checks with its API input validator
+	// are read with validatorRules (decodeValidated, get_valid.go).
 	strictGetRules = decodeRules{dialect: dialectGet, jsonOrder: true}
 	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
 	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
@@ -148,6 +150,9 @@ type fieldRule struct {
 	// strict: a legacy get's parameter the method checks with the API
 	// input validator (zbx:"strict"): read with the validator's rules.
 	strict bool
+	// uniq: the validator refuses a list naming a value twice
+	// (zbx:"uniq", sortfield; "output" always).
+	uniq bool
 }
 
 // inRange reports whether n is one of the rule's ranges (any n when the
@@ -249,6 +254,8 @@ func structInfoOf(t reflect.Type) *structInfo {
 				r.normalize = true
 			case "strict":
 				r.strict = true
+			case "uniq":
+				r.uniq = true
 			}
 		}
 		fi := fieldInfo{index: f.Index, rule: r, selfDecoding: selfDecoding(f.Type)}
@@ -888,30 +895,6 @@ func decodeValidated(raw json.RawMessage, v any) error {
 // ignored).
 func withoutNoPermissions(ms []member) []member {
 	return slices.DeleteFunc(ms, func(m member) bool { return m.name == "nopermissions" })
-}
-
-// decodeGet decodes the params of a legacy get method (params_legacy.go):
-// an object, or a list read as PHP reads one (its members "0", "1",
-// ...); members no field declares are ignored and values are read as
-// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
-// marks v (noRowser) rather than failing; only a field the method checks
-// with the API input validator (zbx:"strict") can be refused.
-func decodeGet(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	ms, ok := validatorMembers(raw)
-	if !ok {
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	err := decodeMembers(ms, "/", v, &getRules)
-	if err == errNoRows {
-		if n, ok := v.(noRowser); ok {
-			n.markNoRows()
-		}
-		return nil
-	}
-	return apiError(err)
 }
 
 // decodeGetStrict decodes the params of a get method Zabbix 6.0 checks

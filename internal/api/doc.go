@@ -62,12 +62,14 @@
 //     validator all the same (zbx:"strict": item.get's evaltype and
 //     selectValueMap, host.get's severities...) are refused, in the
 //     validator's words;
-//   - decodeGetStrict: the gets 6.0 checks with its validator (token,
-//     valuemap, script; queue.get, ours): unknown members are refused
-//     (`Invalid parameter "/": unexpected parameter "xyz".`), type
-//     errors worded as Peregrine's former get decoder did;
-//   - decodeValidated: history.get, checked in the order and with the
-//     texts of 6.0's API input validator;
+//   - decodeGetStrict: script.get and queue.get (ours): unknown
+//     members are refused (`Invalid parameter "/": unexpected parameter
+//     "xyz".`), type errors worded as Peregrine's former get decoder did;
+//   - decodeValidated: history.get, auditlog.get and the validated gets
+//     (get_valid.go: token.get, valuemap.get), checked in the order and
+//     with the texts of 6.0's API input validator: unknown members and
+//     fields refused, a list naming a value twice too (zbx:"uniq"),
+//     output lists giving the fields named and not the ID;
 //   - decodeObjects (create and update: objects), decodeIDs (delete),
 //     decodeStrictObject (preprocessing.test) and decodeLenient
 //     (user.login, user.checkAuthentication, script.execute, which
@@ -81,7 +83,7 @@
 // as:"objects" and read by the walker as encoding/json read them for
 // the former decoders (a path naming no element: "/1/mappings/type").
 //
-// What the get methods share (get.go, get_tags.go): filter and search
+// What the get methods share (get.go, get_tags.go, get_valid.go): filter and search
 // read the fields of the object family's table in 6.0 (schema: numbers
 // are compared as numbers, text fields are searched but not filtered, a
 // field 6.0 does not have is ignored), several patterns of a field must
@@ -91,7 +93,9 @@
 // the object's ID too; an object shaped to no field is [], PHP's empty
 // array; "count" selects count where 6.0 counts and leave the member
 // out where it does; tags and evaltype filter hosts, items, triggers,
-// problems and events as 6.0's tag filter does (get_tags.go).
+// problems and events as 6.0's tag filter does (get_tags.go). Item tags
+// (item_tags.go) are stored and replaced as 6.0 does it: item.update's
+// new tags follow the kept ones in PHP's natural order.
 //
 // The create and update objects of media types, actions and scripts
 // and users' "medias" have a dialect of their own (params_alert.go,
@@ -178,6 +182,18 @@
 // strings are taken as numbers, unknown members are refused, and the
 // error texts are Zabbix's where Zabbix has one. mediatype.get does not
 // return passwd. Without Alerting those methods are not served.
+//
+// Services and SLAs (service.go, service_write.go, sla.go) go through
+// the Services interface (*service.Engine: the configuration, edited
+// through a copy, the statuses, the problems behind them and the status
+// history); without it those methods are not served. Their parameters
+// are checked as Zabbix 6.0's API input validator checks CService's and
+// CSla's (service_valid.go: the vocabulary's walker over the fields in
+// Zabbix's rule order, required members missing at their place, the
+// validator's texts, its second pass for unique list members), then in
+// CService's order of checks. Users of the User type read; admins and
+// super admins write (Zabbix's default roles). sla.getsli writes PHP's
+// numbers (serviceids as numbers, the SLI as PHP prints a float).
 //
 // Runtime state (runtime.go): item.get's "state" and "error" and the
 // availability of host interfaces ("available", "error", "errors_from",

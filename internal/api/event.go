@@ -75,10 +75,11 @@ func (s *Server) eventGet(ctx context.Context, c *call) (any, error) {
 	default:
 		evs = s.opts.Events.Events(keep)
 	}
+	users := s.ackUsers(ctx)
 	return s.eventResult(&p.getParams, &eventSchema, evs, func(e *event.Event) object {
 		o := eventObject(e)
 		if p.SelectAcknowledges.Set {
-			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID)
+			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID, users)
 		}
 		if t := tagSelect(p.SelectTags, e.Tags); p.SelectTags.Set && t != nil {
 			o["tags"] = t
@@ -173,8 +174,15 @@ func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
 		s.opts.Logger.Error("api: event.acknowledge failed", "user", c.user.Username, "remote", c.remote, "err", err)
 		return nil, errApp("Cannot store the acknowledgement: %v", err)
 	}
-	// The IDs as numbers, as Zabbix 6.0 answers (recorded from 6.0.14).
-	return object{"eventids": eids}, nil
+	// The IDs as numbers, in the request's order, as Zabbix 6.0 answers
+	// (recorded from 6.0.14).
+	out := make([]uint64, 0, len(eids))
+	for _, e := range p.EventIDs.Value {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return object{"eventids": out}, nil
 }
 
 // EventScanner is the part of the event store event.get reads the newest

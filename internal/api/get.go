@@ -48,6 +48,14 @@ type anyFlag struct{ truth, notFalse bool }
 
 func (a *anyFlag) decodeParam(raw []byte, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectValidator {
+		// A boolean, as the validator checks one: true or false only.
+		if b := string(raw); b == "true" || b == "false" {
+			*a = anyFlag{truth: b == "true", notFalse: b == "true"}
+			return nil
+		}
+		return &valueError{msg: "a boolean is expected"}
+	}
 	if c.rules.dialect != dialectLegacy {
 		var b bool
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -76,6 +84,11 @@ type schema struct {
 	// one of the object's (trigger.get's hostname); ok false for the
 	// object's own fields.
 	sortValue func(o object, f string) (v string, ok bool)
+	// named: an output list gives the fields it names and not the ID
+	// too, as the gets 6.0 checks with its validator answer (recorded
+	// from 6.0.14: token.get and valuemap.get); preservekeys still keys
+	// the objects by their ID.
+	named bool
 }
 
 // fieldTypes turns "name:n other:c ..." into a schema's types.
@@ -465,13 +478,20 @@ func (p *getParams) applySchema(objs []object, sch *schema, sortable ...string) 
 	if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(objs) {
 		objs = objs[:p.Limit.Value]
 	}
+	var keys []string
+	if p.PreserveKeys.Value {
+		keys = make([]string, len(objs))
+		for i, o := range objs {
+			keys[i] = str(o, sch.id)
+		}
+	}
 	if out := p.outputFields(); !out.all {
 		for i, o := range objs {
 			shaped := object{}
 			for k, v := range o {
 				switch v.(type) {
 				case string, field:
-					if out.has(k) || k == sch.id {
+					if out.has(k) || k == sch.id && !sch.named {
 						shaped[k] = v
 					}
 				default:
@@ -483,8 +503,8 @@ func (p *getParams) applySchema(objs []object, sch *schema, sortable ...string) 
 	}
 	if p.PreserveKeys.Value {
 		m := make(map[string]object, len(objs))
-		for _, o := range objs {
-			m[str(o, sch.id)] = o
+		for i, o := range objs {
+			m[keys[i]] = o
 		}
 		return m, nil
 	}

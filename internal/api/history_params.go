@@ -41,7 +41,7 @@ type historyGetParams struct {
 	SearchWildcards opt[bool]                `json:"searchWildcardsEnabled"`
 	Output          opt[[]string]            `json:"output" as:"output"` // names: adjustRule
 	CountOutput     opt[bool]                `json:"countOutput" as:"flag"`
-	SortField       opt[[]string]            `json:"sortfield" in:"itemid,clock" zbx:"normalize"`
+	SortField       opt[[]string]            `json:"sortfield" in:"itemid,clock" zbx:"normalize,uniq"`
 	SortOrder       opt[[]string]            `json:"sortorder" as:"sortorder"`
 	Limit           opt[int64]               `json:"limit" in:"1:2147483647" zbx:"null"`
 	// Editable asks for the history of items the caller may change only

@@ -57,6 +57,8 @@ func TestHistoryParamsRefused(t *testing.T) {
 	h(`{"sortorder":"asc"}`, `Invalid parameter "/sortorder": value must be one of "ASC", "DESC".`)
 	h(`{"sortorder":["ASC","up"]}`, `Invalid parameter "/sortorder/2": value must be one of "ASC", "DESC".`)
 	h(`{"sortorder":1}`, `Invalid parameter "/sortorder": an array or a character string is expected.`)
+	h(`{"sortfield":["clock","clock"]}`, `Invalid parameter "/sortfield/2": value (clock) already exists.`)
+	h(`{"output":["clock","clock"]}`, `Invalid parameter "/output/2": value (clock) already exists.`)
 	h(`{"limit":0}`, `Invalid parameter "/limit": value must be one of 1-2147483647.`)
 	h(`{"limit":"many"}`, `Invalid parameter "/limit": an integer is expected.`)
 	h(`{"limit":[1]}`, `Invalid parameter "/limit": an integer is expected.`)
@@ -104,7 +106,8 @@ func TestHistoryParamsLenient(t *testing.T) {
 		return string(r.Result)
 	}
 	f1 := f.id("f1")
-	for _, params := range []string{`{"nopermissions":true}`, `{"time_from":-1}`, `{"sortfield":{}}`, `{"itemids":{"a":1}}`} {
+	for _, params := range []string{`{"nopermissions":true}`, `{"time_from":-1}`, `{"sortfield":{}}`, `{"itemids":{"a":1}}`,
+		`{"sortorder":{"a":"ASC"}}`, `{"sortorder":["ASC","ASC"]}`, `{"output":{"a":"clock"}}`, `{"sortfield":{"a":"clock"}}`} {
 		call("history.get", params)
 	}
 	// A negative time_till selects nothing, an empty list of items too.

@@ -71,7 +71,7 @@ type hostGetParams struct {
 	Tags             opt[tagConds] `json:"tags"`
 	EvalType         evalType      `json:"evaltype"`
 	// SearchInventory searches the inventory, which is disabled for
-	// every host: any field searched matches nothing.
+	// every host: 6.0 then finds no host, whatever is searched.
 	SearchInventory opt[fieldMap] `json:"searchInventory"`
 	// Checked by Zabbix 6.0's validator.
 	InheritedTags          opt[bool]            `json:"inheritedTags" zbx:"strict"`
@@ -113,11 +113,10 @@ func (p *hostGetParams) severityList(raw []byte) ([]int64, error) {
 	var out []int64
 	for i, e := range elems {
 		var n int64
-		path := "/severities"
-		if jsonKindOf(raw) == 'a' {
-			path += "/" + strconv.Itoa(i+1)
-		}
-		if err := int32Param(e, &fieldRule{ranges: [][2]int64{{0, 5}}, inText: "0-5"}, &n); err != nil {
+		// A single value is a list of one (API_NORMALIZE): its path
+		// names it "/severities/1".
+		path := "/severities/" + strconv.Itoa(i+1)
+		if err := int32Param(e, &fieldRule{ranges: [][2]int64{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}, inText: "0, 1, 2, 3, 4, 5"}, &n); err != nil {
 			return nil, invalid(path, err.Error())
 		}
 		if slices.Contains(out, n) {
@@ -182,7 +181,7 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	none := p.ProxyHosts.Given() || p.GraphIDs.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
 		p.WithGraphs.Given() || p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
 		p.WithHTTPTests.Value || p.WithMonHTTPTests.Value || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0) ||
-		p.SearchInventory.Given() && len(p.SearchInventory.Value) > 0
+		p.SearchInventory.Given()
 	var objs []object
 	for _, h := range snap.Hosts() {
 		if none || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || !idsAny(p.GroupIDs, h.GroupIDs) ||

@@ -50,19 +50,26 @@ func boolNum(b bool) string {
 	return "0"
 }
 
-// hostinterfaceGet serves hostinterface.get: the interfaces of the hosts
-// the caller may read, selected by hostids, interfaceids and itemids (the
-// interfaces those items use), with the common get parameters.
-// hostinterfaceGetParams are hostinterface.get's parameters.
+// hostinterfaceGetParams are hostinterface.get's parameters, a legacy
+// get (params_legacy.go). Recorded from 6.0.14: hostids, interfaceids,
+// itemids (the interfaces those items use) and triggerids (the
+// interfaces of the hosts of those triggers) given as [] or holding
+// garbage match nothing, null matches everything; selectHosts gives
+// host.get's objects (hostid added to a list of fields) and leaves
+// "count" out; selectItems gives item.get's (no itemid added) or, as
+// "count", their number.
 type hostinterfaceGetParams struct {
 	getParams
 	HostIDs      opt[ids] `json:"hostids"`
 	InterfaceIDs opt[ids] `json:"interfaceids"`
 	ItemIDs      opt[ids] `json:"itemids"`
-	SelectHosts  opt[any] `json:"selectHosts"`
-	SelectItems  opt[any] `json:"selectItems"`
+	TriggerIDs   opt[ids] `json:"triggerids"`
+	SelectHosts  sel      `json:"selectHosts"`
+	SelectItems  sel      `json:"selectItems"`
 }
 
+// hostinterfaceGet serves hostinterface.get: the interfaces of the hosts
+// the caller may read, with the common get parameters.
 func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 	var p hostinterfaceGetParams
 	if err := decodeGet(c.params, &p); err != nil {
@@ -74,7 +81,7 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 	}
 	snap := s.opts.Catalog.Snapshot()
 	var itemIfaces map[uint64]bool
-	if len(p.ItemIDs.Value) > 0 {
+	if p.ItemIDs.Given() {
 		itemIfaces = map[uint64]bool{}
 		for _, iid := range p.ItemIDs.Value {
 			if it := snap.Item(iid); it != nil && it.InterfaceID != 0 {
@@ -82,29 +89,47 @@ func (s *Server) hostinterfaceGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
-	out := parseOutput(p.Output.Value, true)
+	var trigHosts map[uint64]bool
+	if p.TriggerIDs.Given() {
+		trigHosts = map[uint64]bool{}
+		for _, tid := range p.TriggerIDs.Value {
+			if t := snap.Trigger(tid); t != nil {
+				for _, hid := range t.HostIDs {
+					trigHosts[hid] = true
+				}
+			}
+		}
+	}
+	out := p.outputFields()
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable.Value) || len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, h.ID) {
+		if len(h.Interfaces) == 0 || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || trigHosts != nil && !trigHosts[h.ID] {
 			continue
 		}
 		for i := range h.Interfaces {
 			f := &h.Interfaces[i]
-			if len(p.InterfaceIDs.Value) > 0 && !containsID(p.InterfaceIDs.Value, f.ID) || itemIfaces != nil && !itemIfaces[f.ID] {
+			if !idsPass(p.InterfaceIDs, f.ID) || itemIfaces != nil && !itemIfaces[f.ID] {
 				continue
 			}
 			o := s.ifaceObject(f, out.has("details"))
-			if p.SelectHosts.Given() {
-				o["hosts"] = []object{{"hostid": id(h.ID), "host": h.Host, "name": h.Name}}
+			if sl := p.SelectHosts; sl.list() {
+				o["hosts"] = sl.shape([]object{hostObject(h)}, "hostid")
 			}
-			if p.SelectItems.Given() {
-				items := []object{}
+			if sl := p.SelectItems; sl.Set {
+				var items []*catalog.Item
 				for _, it := range h.Items() {
 					if it.InterfaceID == f.ID {
-						items = append(items, object{"itemid": id(it.ID), "key_": it.Key, "name": it.Name})
+						items = append(items, it)
 					}
 				}
-				o["items"] = p.limitSelect(items)
+				if sl.Count {
+					o["items"] = countOf(len(items))
+				} else {
+					if p.LimitSelects.Given() && int(p.LimitSelects.Value) < len(items) {
+						items = items[:p.LimitSelects.Value]
+					}
+					o["items"] = s.itemObjects(items, sl)
+				}
 			}
 			objs = append(objs, o)
 		}

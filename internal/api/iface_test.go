@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -362,5 +363,104 @@ func TestTaskCreateWithoutPoller(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Data != "Cannot send request: this server does not poll items." {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestHostInterfaceGetSelects: hostinterface.get's ids, selectHosts and
+// selectItems, with the objects the answers were recorded with from
+// Zabbix 6.0.14 (a host with two agent interfaces, two items on the
+// first, a trigger of one).
+func TestHostInterfaceGetSelects(t *testing.T) {
+	f, _, _ := newIfaceFixture(t)
+	g := f.ids(t, "hostgroup.create", `{"name":"strict-grp"}`, "groupids")[0]
+	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"strict-h1","groups":[{"groupid":%q}],"interfaces":[
+		{"type":1,"main":1,"useip":1,"ip":"127.0.0.2","dns":"","port":"10050"},
+		{"type":1,"main":0,"useip":0,"ip":"","dns":"strict.example","port":"10051"}]}`, g), "hostids")[0]
+	h := f.cat.Snapshot().Host("strict-h1")
+	main, second := id(h.Interfaces[0].ID), id(h.Interfaces[1].ID)
+	items := f.ids(t, "item.create", fmt.Sprintf(`[{"hostid":%[1]q,"name":"strict a","key_":"agent.ping","type":0,"value_type":3,"interfaceid":%[2]q,"delay":"1m"},
+		{"hostid":%[1]q,"name":"strict b","key_":"agent.version","type":0,"value_type":1,"interfaceid":%[2]q,"delay":"1m"}]`, hid, main), "itemids")
+	var trig []uint64
+	if _, err := f.cat.Edit(context.Background(), func(e *catalog.Edit) (err error) {
+		trig, err = e.CreateTriggers([]catalog.TriggerFields{{Description: "strict trig", Expression: "last(/strict-h1/agent.ping)=0", Enabled: true}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ifaces := func(params string) json.RawMessage {
+		t.Helper()
+		res, e := f.call(t, "super", "hostinterface.get", params)
+		if e != nil {
+			t.Fatalf("hostinterface.get %s: %+v", params, e)
+		}
+		return res
+	}
+	// The answers below name the IDs MAIN, SECOND and HID.
+	ids := strings.NewReplacer(`"MAIN"`, `"`+main+`"`, `"SECOND"`, `"`+second+`"`, `"HID"`, `"`+hid+`"`)
+	q := func(extra string) string {
+		return fmt.Sprintf(`{"hostids":%q,"output":["port"],"sortfield":"interfaceid"%s}`, hid, extra)
+	}
+	hostExtend := `{"auto_compress":"1","custom_interfaces":"0","description":"","flags":"0","host":"strict-h1","hostid":"HID","inventory_mode":"-1",` +
+		`"ipmi_authtype":"-1","ipmi_password":"","ipmi_privilege":"2","ipmi_username":"","lastaccess":"0","maintenance_from":"0",` +
+		`"maintenance_status":"0","maintenance_type":"0","maintenanceid":"0","name":"strict-h1","proxy_address":"","proxy_hostid":"0",` +
+		`"status":"0","templateid":"0","tls_accept":"1","tls_connect":"1","tls_issuer":"","tls_subject":"","uuid":""}`
+	both := func(m, s string) string {
+		return `[{"interfaceid":"MAIN","port":"10050"` + m + `},{"interfaceid":"SECOND","port":"10051"` + s + `}]`
+	}
+	for _, c := range []struct{ params, want string }{
+		{q(`,"selectHosts":"extend"`), both(`,"hosts":[`+hostExtend+`]`, `,"hosts":[`+hostExtend+`]`)},
+		{q(`,"selectHosts":"count"`), both("", "")},
+		{q(`,"selectHosts":true`), both("", "")},
+		{q(`,"selectHosts":null`), both("", "")},
+		{q(`,"selectHosts":["host"]`), both(`,"hosts":[{"host":"strict-h1","hostid":"HID"}]`, `,"hosts":[{"host":"strict-h1","hostid":"HID"}]`)},
+		{q(`,"selectHosts":{"a":"host"}`), both(`,"hosts":[{"host":"strict-h1","hostid":"HID"}]`, `,"hosts":[{"host":"strict-h1","hostid":"HID"}]`)},
+		{q(`,"selectHosts":[]`), both(`,"hosts":[{"hostid":"HID"}]`, `,"hosts":[{"hostid":"HID"}]`)},
+		{q(`,"selectHosts":false`), both(`,"hosts":[{"hostid":"HID"}]`, `,"hosts":[{"hostid":"HID"}]`)},
+		{q(`,"selectHosts":5`), both(`,"hosts":[{"hostid":"HID"}]`, `,"hosts":[{"hostid":"HID"}]`)},
+		{q(`,"selectHosts":"x"`), both(`,"hosts":[{"hostid":"HID"}]`, `,"hosts":[{"hostid":"HID"}]`)},
+		{q(`,"selectItems":"count"`), both(`,"items":"2"`, `,"items":"0"`)},
+		{q(`,"selectItems":true`), both(`,"items":"2"`, `,"items":"0"`)},
+		{q(`,"selectItems":["key_"]`), both(`,"items":[{"key_":"agent.ping"},{"key_":"agent.version"}]`, `,"items":[]`)},
+		{q(`,"selectItems":{"a":"name"}`), both(`,"items":[{"name":"strict a"},{"name":"strict b"}]`, `,"items":[]`)},
+		{q(`,"selectItems":["name","name"]`), both(`,"items":[{"name":"strict a"},{"name":"strict b"}]`, `,"items":[]`)},
+		{q(`,"selectItems":[]`), both(`,"items":[[],[]]`, `,"items":[]`)},
+		{q(`,"selectItems":["nosuch"]`), both(`,"items":[[],[]]`, `,"items":[]`)},
+		{q(`,"selectItems":["name"],"limitSelects":"1"`), both(`,"items":[{"name":"strict a"}]`, `,"items":[]`)},
+		{q(`,"selectItems":"count","limitSelects":1`), both(`,"items":"2"`, `,"items":"0"`)},
+		{q(`,"selectHosts":"count","selectItems":"count","output":[]`), `[{"interfaceid":"MAIN","items":"2"},{"interfaceid":"SECOND","items":"0"}]`},
+		{q(`,"selectItems":"count","preservekeys":true`), `{"MAIN":{"interfaceid":"MAIN","items":"2","port":"10050"},"SECOND":{"interfaceid":"SECOND","items":"0","port":"10051"}}`},
+		{q(`,"selectHosts":"count","countOutput":true`), `"2"`},
+		// IDs: [] and garbage match nothing, null everything.
+		{`{"hostids":[],"output":["port"]}`, `[]`},
+		{`{"hostids":["abc"],"output":["port"]}`, `[]`},
+		{q(`,"interfaceids":[]`), `[]`},
+		{q(`,"interfaceids":"abc"`), `[]`},
+		{q(`,"itemids":[]`), `[]`},
+		{q(`,"triggerids":[]`), `[]`},
+		{q(`,"triggerids":["abc"]`), `[]`},
+		{`{"hostids":null,"output":["port"],"interfaceids":["` + main + `","` + second + `"],"sortfield":"interfaceid"}`, both("", "")},
+		// itemids: the interfaces the items use; triggerids: those of
+		// the hosts of the triggers.
+		{fmt.Sprintf(`{"itemids":[%q],"output":["port"]}`, items[0]), `[{"interfaceid":"MAIN","port":"10050"}]`},
+		{fmt.Sprintf(`{"triggerids":[%d],"output":["port"],"sortfield":"interfaceid"}`, trig[0]), both("", "")},
+		{fmt.Sprintf(`{"itemids":%q,"triggerids":"999999","output":["port"]}`, items[0]), `[]`},
+	} {
+		var got, want any
+		if err := json.Unmarshal(ifaces(c.params), &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(ids.Replace(c.want)), &want); err != nil {
+			t.Fatalf("%s: %v", c.want, err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("hostinterface.get %s (-want +got):\n%s", c.params, d)
+		}
+	}
+	// selectItems "extend": item.get's objects.
+	var withItems []struct{ Items []map[string]any }
+	json.Unmarshal(ifaces(q(`,"selectItems":"extend"`)), &withItems)
+	if len(withItems) != 2 || len(withItems[0].Items) != 2 || withItems[0].Items[0]["key_"] != "agent.ping" || withItems[0].Items[0]["interfaceid"] != main ||
+		withItems[0].Items[1]["delay"] != "1m" || len(withItems[1].Items) != 0 {
+		t.Errorf("selectItems extend: %+v", withItems)
 	}
 }

@@ -133,7 +133,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 				trigItems != nil && !trigItems[it.ID] ||
 				withTriggers && (len(snap.TriggersOfItem(it.ID)) > 0) != wantTriggers ||
 				p.Monitored.Given() && (it.Enabled && h.Enabled) != p.Monitored.Value ||
-				tags != nil && !tags.match(0, nil) {
+				tags != nil && !tags.match(len(it.Tags), func(i int) (string, string) { return it.Tags[i].Tag, it.Tags[i].Value }) {
 				continue
 			}
 			rs.rows = append(rs.rows, itemRow{it: it})
@@ -171,7 +171,8 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 
 // itemParams are the members of a Zabbix 6.0 item object that item.create
 // and item.update take. Members Peregrine does not model (type-specific
-// settings such as tags, value maps) are accepted and ignored.
+// settings such as IPMI sensors and JMX endpoints) are accepted and
+// ignored. tags are Zabbix's item tags (item_tags.go).
 // preprocessing is validated as Zabbix's API validates it, with its
 // error paths (preprocessing.go); master_itemid is a dependent item's
 // master and params a calculated item's formula (or a script item's
@@ -207,19 +208,19 @@ type itemParams struct {
 
 	httpParams
 
-	Tags          opt[ignored] `json:"tags"`
-	Description   opt[ignored] `json:"description"`
-	InventoryLink opt[ignored] `json:"inventory_link"`
-	LogTimeFmt    opt[ignored] `json:"logtimefmt"`
-	ValueMapID    opt[uint64]  `json:"valuemapid"` // one of the host's value maps, 0 for none
-	AllowTraps    opt[ignored] `json:"allow_traps"`
-	TrapperHosts  opt[ignored] `json:"trapper_hosts"`
-	PublicKey     opt[ignored] `json:"publickey"`
-	PrivateKey    opt[ignored] `json:"privatekey"`
-	IPMISensor    opt[ignored] `json:"ipmi_sensor"`
-	JMXEndpoint   opt[ignored] `json:"jmx_endpoint"`
-	Parameters    opt[ignored] `json:"parameters"`
-	UUID          opt[ignored] `json:"uuid"`
+	Tags          opt[hostTags] `json:"tags"`
+	Description   opt[ignored]  `json:"description"`
+	InventoryLink opt[ignored]  `json:"inventory_link"`
+	LogTimeFmt    opt[ignored]  `json:"logtimefmt"`
+	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
+	AllowTraps    opt[ignored]  `json:"allow_traps"`
+	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
+	PublicKey     opt[ignored]  `json:"publickey"`
+	PrivateKey    opt[ignored]  `json:"privatekey"`
+	IPMISensor    opt[ignored]  `json:"ipmi_sensor"`
+	JMXEndpoint   opt[ignored]  `json:"jmx_endpoint"`
+	Parameters    opt[ignored]  `json:"parameters"`
+	UUID          opt[ignored]  `json:"uuid"`
 }
 
 // itemTypes lists the supported item types for error messages.
@@ -338,6 +339,9 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
+		for _, t := range p.Tags.Value {
+			items[i].Tags = append(items[i].Tags, catalog.TagSpec(t))
+		}
 		if steps != nil {
 			items[i].Preprocessing = *steps
 		}
@@ -423,6 +427,13 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if p.ValueMapID.Set {
 			u.ValueMapID = &p.ValueMapID.Value
+		}
+		if p.Tags.Set {
+			var cur []catalog.Tag
+			if it := snap.Item(p.ItemID.Value); it != nil {
+				cur = it.Tags
+			}
+			u.Tags = new(replaceTags(cur, p.Tags.Value))
 		}
 		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
 		if p.Status.Given() {

@@ -95,11 +95,22 @@ var itemFieldNames = [nItemFields]string{
 // itemDefaults are the fields of Zabbix 6.0's item that Peregrine does
 // not model, with the value 6.0 gives an item that does not set them
 // (recorded from 6.0.14): item.create accepts them and stores none.
+// itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fDescription: "", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
 	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
+
+var itemDefault = func() (d [nItemFields]struct {
+	v  string
+	ok bool
+}) {
+	for f, v := range itemDefaults {
+		d[f].v, d[f].ok = v, true
+	}
+	return d
+}()
 
 // itemSchema is Zabbix 6.0's items table as filter and search read it
 // (with item_rtdata's state and error).
@@ -128,10 +139,7 @@ func (f itemField) quoted() bool {
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
-	if _, ok := itemDefaults[f]; ok {
-		return true
-	}
-	return false
+	return itemDefault[f].ok
 }
 
 // itemRow is one item of an item.get answer.
@@ -175,8 +183,8 @@ func (rs *itemRows) lastOf(r *itemRow) {
 // appendField appends field f of r as plain text (not JSON-escaped).
 func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
-	if v, ok := itemDefaults[f]; ok {
-		return append(dst, v...)
+	if d := &itemDefault[f]; d.ok {
+		return append(dst, d.v...)
 	}
 	switch f {
 	case fDelay:
@@ -301,8 +309,8 @@ var preprocFields = []string{"error_handler", "error_handler_params", "params", 
 // (recorded from 6.0.14): selectHosts, selectInterfaces and
 // selectPreprocessing "count" leave the member out; selectTriggers
 // "count" is a count and selectGraphs' is "0"; a list of fields adds
-// the ID of hosts, interfaces and triggers; an item's tags (Peregrine
-// keeps none) are [].
+// the ID of hosts, interfaces and triggers; selectTags gives an empty
+// object per tag for anything but "extend" or a list of fields.
 func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) itemSelect {
 	var out itemSelect
 	if sp := &p.SelectPreprocessing; sp.list() {
@@ -344,8 +352,8 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 	if p.SelectItemDiscovery.list() {
 		add("itemDiscovery", func(*catalog.Item) any { return []object{} })
 	}
-	if p.SelectTags.Set {
-		add("tags", func(*catalog.Item) any { return []object{} })
+	if st := p.SelectTags; st.Set {
+		add("tags", func(it *catalog.Item) any { return st.shape(itemTagObjects(it.Tags), "") })
 	}
 	if st := p.SelectTriggers; st.Set {
 		add("triggers", func(it *catalog.Item) any {
@@ -515,6 +523,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 
 	out := p.outputFields()
 	sel.headers, sel.queryFields, sel.parameters = out.has("headers"), out.has("query_fields"), out.has("parameters")
+	ms := sel.members()
 	var want []itemField
 	for f := range nItemFields {
 		if out.has(itemFieldNames[f]) || f == fItemID {
@@ -540,7 +549,7 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 			}
 			dst = zjson.AppendString(dst, ids[i])
 			dst = append(dst, ':')
-			dst = rs.appendRow(dst, &rows[i], want, sel)
+			dst = rs.appendRow(dst, &rows[i], want, &sel, ms)
 		}
 		return rawJSON(append(dst, '}')), nil
 	}
@@ -550,62 +559,92 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = rs.appendRow(dst, &rows[i], want, sel)
+		dst = rs.appendRow(dst, &rows[i], want, &sel, ms)
 	}
 	return rawJSON(append(dst, ']')), nil
 }
 
+// itemMember is one list member of an item answer: a list field the
+// output asks for or a select, in the order appendRow writes them.
+type itemMember struct {
+	name   string
+	kind   uint8 // memberHeaders...memberNested
+	nested func(it *catalog.Item) any
+}
+
+const (
+	memberHeaders = iota
+	memberParameters
+	memberPreprocessing
+	memberQueryFields
+	memberNested
+)
+
+// members are sel's list members in name order, made once per request.
+func (sel *itemSelect) members() []itemMember {
+	var ms []itemMember
+	add := func(name string, on bool, kind uint8) {
+		if on {
+			ms = append(ms, itemMember{name: name, kind: kind})
+		}
+	}
+	add("headers", sel.headers, memberHeaders)
+	add("parameters", sel.parameters, memberParameters)
+	add("preprocessing", sel.preproc, memberPreprocessing)
+	add("query_fields", sel.queryFields, memberQueryFields)
+	for _, x := range sel.nested {
+		ms = append(ms, itemMember{name: x.name, kind: memberNested, nested: x.value})
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
+	return ms
+}
+
 // appendRow encodes one item object with the given fields (ascending)
-// and the selected nested members, keys in name order.
-func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel itemSelect) []byte {
+// and the list members ms (members), keys in name order.
+func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel *itemSelect, ms []itemMember) []byte {
 	dst = append(dst, '{')
 	first := true
-	sep := func() {
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-	}
-	// The list members, by name: each is emitted before the first
-	// scalar field that sorts after it.
-	type member struct {
-		name string
-		emit func([]byte) []byte
-	}
-	var nested [12]member
-	n := 0
-	push := func(name string, on bool, emit func([]byte) []byte) {
-		if on {
-			nested[n] = member{name, emit}
-			n++
-		}
-	}
-	push("headers", sel.headers, func(b []byte) []byte { return appendHTTPHeaders(b, r.it.HTTP) })
-	push("parameters", sel.parameters, func(b []byte) []byte { return append(b, `"parameters":[]`...) })
-	push("preprocessing", sel.preproc, func(b []byte) []byte { return appendPreprocessing(b, r.it, sel.preprocessing) })
-	push("query_fields", sel.queryFields, func(b []byte) []byte { return appendQueryFields(b, r.it.HTTP) })
-	for _, x := range sel.nested {
-		v := x.value(r.it)
-		push(x.name, v != nil, func(b []byte) []byte {
-			b = zjson.AppendString(b, x.name)
-			b = append(b, ':')
-			b, _ = appendValue(b, v)
-			return b
-		})
-	}
-	ms := nested[:n]
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 	next := 0
+	// flush writes the members that sort before the field named before
+	// ("": all that are left).
 	flush := func(before string) {
 		for ; next < len(ms) && (before == "" || ms[next].name < before); next++ {
-			sep()
-			dst = ms[next].emit(dst)
+			m := &ms[next]
+			var v any
+			if m.kind == memberNested {
+				if v = m.nested(r.it); v == nil {
+					continue // the select leaves this member out
+				}
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			switch m.kind {
+			case memberHeaders:
+				dst = appendHTTPHeaders(dst, r.it.HTTP)
+			case memberParameters:
+				dst = append(dst, `"parameters":[]`...)
+			case memberPreprocessing:
+				dst = appendPreprocessing(dst, r.it, sel.preprocessing)
+			case memberQueryFields:
+				dst = appendQueryFields(dst, r.it.HTTP)
+			default:
+				dst = zjson.AppendString(dst, m.name)
+				dst = append(dst, ':')
+				dst, _ = appendValue(dst, v)
+			}
 		}
 	}
 	for _, f := range fields {
 		name := itemFieldNames[f]
-		flush(name)
-		sep()
+		if next < len(ms) {
+			flush(name)
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
 		dst = append(dst, '"')
 		dst = append(dst, name...)
 		dst = append(dst, '"', ':')
@@ -662,8 +701,8 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 // appendQuoted appends a field that may need escaping as a JSON string.
 func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
-	if v, ok := itemDefaults[f]; ok {
-		return zjson.AppendString(dst, v)
+	if d := &itemDefault[f]; d.ok {
+		return zjson.AppendString(dst, d.v)
 	}
 	switch f {
 	case fDelay:
@@ -800,7 +839,7 @@ func (s *Server) itemObjects(items []*catalog.Item, sl sel) rawJSON {
 			dst = append(dst, "[]"...) // PHP's empty array
 			continue
 		}
-		dst = rs.appendRow(dst, &r, want, is)
+		dst = rs.appendRow(dst, &r, want, &is, is.members())
 	}
 	return rawJSON(append(dst, ']'))
 }

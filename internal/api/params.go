@@ -50,7 +50,9 @@ import (
 // and ranges ("0,1,2,3,4", "1:2147483647") or words ("itemid,clock");
 // zbx:"null" takes null as absent (API_ALLOW_NULL); "key" names the ID
 // member of a list of references (refs); zbx:"normalize"
-// takes one value for a list of one (API_NORMALIZE); "default" is the
+// takes one value for a list of one (API_NORMALIZE), zbx:"uniq" refuses
+// a list naming a value twice (a validated "output" always does so);
+// "default" is the
 // value (as JSON) of a field not given. Rules that depend on another
 // parameter are in the struct's adjustRule method (ruleHook).
 //
@@ -204,6 +206,9 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		*p.(*int64) = n
 		return nil
 	case kindStr:
+		if v && r.null && jsonKindOf(raw) == 'n' {
+			return nil
+		}
 		s, ok := strValue(raw)
 		if !ok {
 			return kindError{kind: reflect.String}
@@ -231,11 +236,11 @@ func decodeAs(k valueKind, raw []byte, p any, c *fieldCtx) error {
 		case !v:
 			out, err = stringsValue(raw)
 		case k == kindOutput:
-			out, err = outputParam(raw, r.in)
+			out, err = outputParam(raw, r.in, false)
 		case k == kindSortOrder:
 			out, err = sortOrderParam(raw)
 		default:
-			out, err = stringsParam(raw, r.in, r.normalize)
+			out, err = stringsParam(raw, r.in, r.normalize, r.uniq)
 		}
 		if err != nil {
 			return err
@@ -518,8 +523,8 @@ func oneIDParam(v []byte) (uint64, string) {
 }
 
 // stringsParam reads a string (with normalize) or a list of strings,
-// each one of in.
-func stringsParam(v []byte, in []string, normalize bool) ([]string, error) {
+// each one of in and, with uniq, none twice.
+func stringsParam(v []byte, in []string, normalize, uniq bool) ([]string, error) {
 	var elems [][]byte
 	switch k := jsonKindOf(v); {
 	case k == 's' && normalize:
@@ -539,28 +544,36 @@ func stringsParam(v []byte, in []string, normalize bool) ([]string, error) {
 		if !slices.Contains(in, s) {
 			return nil, &valueError{sub: sub, msg: mustBe(quotedList(in), len(in) > 1)}
 		}
+		if uniq && slices.Contains(out, s) {
+			return nil, &valueError{sub: sub, msg: "value (" + s + ") already exists"}
+		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-// outputParam reads "output": "extend" or a list of field names from in.
-func outputParam(v []byte, in []string) ([]string, error) {
+// outputParam reads "output" or a select: "extend" (or, withCount,
+// "count") or a list of field names from in, none twice.
+func outputParam(v []byte, in []string, withCount bool) ([]string, error) {
 	switch jsonKindOf(v) {
 	case 's':
 		var s string
 		json.Unmarshal(v, &s)
-		if s != "extend" {
-			return nil, &valueError{msg: `value must be "extend"`}
+		switch {
+		case s == "extend", withCount && s == "count":
+			return []string{s}, nil
+		case withCount:
+			return nil, &valueError{msg: `value must be one of "extend", "count"`}
 		}
-		return []string{s}, nil
+		return nil, &valueError{msg: `value must be "extend"`}
 	case 'a', 'o':
-		return stringsParam(v, in, false)
+		return stringsParam(v, in, false, true)
 	}
 	return nil, &valueError{msg: "an array or a character string is expected"}
 }
 
-// sortOrderParam reads "sortorder": ASC or DESC, or a list of them.
+// sortOrderParam reads "sortorder": ASC or DESC, or a list of them (an
+// object's values count as a list).
 func sortOrderParam(v []byte) ([]string, error) {
 	switch jsonKindOf(v) {
 	case 's':
@@ -570,8 +583,8 @@ func sortOrderParam(v []byte) ([]string, error) {
 			return nil, &valueError{msg: `value must be one of "ASC", "DESC"`}
 		}
 		return []string{s}, nil
-	case 'a':
-		return stringsParam(v, []string{"ASC", "DESC"}, false)
+	case 'a', 'o':
+		return stringsParam(v, []string{"ASC", "DESC"}, false, false)
 	}
 	return nil, &valueError{msg: "an array or a character string is expected"}
 }

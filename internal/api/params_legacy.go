@@ -15,7 +15,7 @@ import (
 // test each option where they use it, so a parameter is never refused
 // for its type: a member no method knows is ignored, and a value of
 // another type than expected is read as PHP reads it (recorded from
-// Zabbix 6.0.14; get_legacy_test.go has the answers):
+// Zabbix 6.0.14; the conformance case legacy_gets has the answers):
 //
 //   - IDs (hostids, groupids, ...): one ID or a list (an object's
 //     values count as a list); null is no condition, and a list that
@@ -46,6 +46,30 @@ import (
 // A field tagged zbx:"strict" is one such a method checks with the API
 // input validator all the same (item.get's evaltype, host.get's
 // severities): it is read with the validator's rules and texts.
+
+// decodeGet decodes the params of a legacy get method (params_legacy.go):
+// an object, or a list read as PHP reads one (its members "0", "1",
+// ...); members no field declares are ignored and values are read as
+// Zabbix 6.0 reads them. A value that makes the answer empty (errNoRows)
+// marks v (noRowser) rather than failing; only a field the method checks
+// with the API input validator (zbx:"strict") can be refused.
+func decodeGet(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	ms, ok := validatorMembers(raw)
+	if !ok {
+		return errParams(`Invalid parameter "/": an array or object is expected.`)
+	}
+	err := decodeMembers(ms, "/", v, &getRules)
+	if err == errNoRows {
+		if n, ok := v.(noRowser); ok {
+			n.markNoRows()
+		}
+		return nil
+	}
+	return apiError(err)
+}
 
 // errNoRows is a legacy value that makes the answer empty: Zabbix puts it
 // in its query and the database selects nothing (a time that is not a
@@ -316,9 +340,12 @@ type sel struct {
 	Fields []string
 }
 
-func (s *sel) decodeParam(raw []byte, _ *fieldCtx) error {
+func (s *sel) decodeParam(raw []byte, c *fieldCtx) error {
 	*s = sel{}
 	raw = bytes.TrimSpace(raw)
+	if c != nil && c.rules.dialect == dialectValidator {
+		return s.validated(raw, c.rule)
+	}
 	switch jsonKindOf(raw) {
 	case 'n':
 		return nil
@@ -331,6 +358,30 @@ func (s *sel) decodeParam(raw []byte, _ *fieldCtx) error {
 		s.Fields = legacyTexts(raw)
 	}
 	s.Set = true
+	return nil
+}
+
+// validated reads a select as the API input validator checks one (a
+// validated get's): "extend", "count" or a list of the fields of r's
+// "in", none twice; null is not given when r allows it.
+func (s *sel) validated(raw []byte, r *fieldRule) error {
+	k := jsonKindOf(raw)
+	if k == 'n' && r.null {
+		return nil
+	}
+	l, err := outputParam(raw, r.in, true)
+	if err != nil {
+		return err
+	}
+	s.Set = true
+	switch {
+	case k != 's':
+		s.Fields = l
+	case l[0] == "count":
+		s.Count = true
+	default:
+		s.All = true
+	}
 	return nil
 }
 
@@ -383,6 +434,15 @@ type sortOrders struct {
 
 func (o *sortOrders) decodeParam(raw []byte, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectValidator {
+		l, err := sortOrderParam(raw)
+		if err != nil {
+			return err
+		}
+		k := jsonKindOf(raw)
+		*o = sortOrders{isList: k == 'a' || k == 'o', v: l}
+		return nil
+	}
 	if c.rules.dialect != dialectLegacy {
 		// The strict gets' reading: a string or a list of them.
 		l, err := stringsValue(raw)
@@ -415,6 +475,20 @@ type fieldMap map[string]json.RawMessage
 
 func (m *fieldMap) decodeParam(raw []byte, c *fieldCtx) error {
 	raw = bytes.TrimSpace(raw)
+	if c.rules.dialect == dialectValidator {
+		// Checked as the validator checks it (the fields of the rule's
+		// "in", each a value or a list of strings and numbers), then
+		// kept as given for filterConds and searchConds.
+		if _, err := filterParam(raw, c.rule.in); err != nil {
+			return err
+		}
+		ms, _ := validatorMembers(raw)
+		*m = make(fieldMap, len(ms))
+		for _, x := range ms {
+			(*m)[x.name] = json.RawMessage(x.raw)
+		}
+		return nil
+	}
 	var ms []member
 	switch jsonKindOf(raw) {
 	case 'o':

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -100,15 +101,23 @@ func (l *groupRefs) decodeParam(b []byte, _ *fieldCtx) error {
 	return nil
 }
 
-// hostTags is a host's or a trigger's "tags": an array of {"tag": ...,
-// "value": ...}.
+// hostTags is a host's, an item's or a trigger's "tags": an array of
+// {"tag": ..., "value": ...}, names and values of at most maxTagLen
+// characters.
 type hostTags []catalog.Tag
 
+// maxTagLen is the length of Zabbix's tag names and values.
+const maxTagLen = 255
+
 func (l *hostTags) decodeParam(b []byte, _ *fieldCtx) error {
-	elems, ok := arrayElems(b)
-	if !ok {
+	// As PHP reads JSON (recorded from 6.0.14 with item.create and
+	// trigger.create): an object is an array of its members' values, an
+	// element that is an empty array an object without members, and one
+	// that is another array an object with members "0", "1"...
+	if k := jsonKindOf(b); k != 'a' && k != 'o' {
 		return &valueError{msg: "an array is expected"}
 	}
+	elems := listValues(b)
 	*l = make(hostTags, 0, len(elems))
 	for j, el := range elems {
 		sub := strconv.Itoa(j + 1)
@@ -116,8 +125,15 @@ func (l *hostTags) decodeParam(b []byte, _ *fieldCtx) error {
 			Tag   opt[string] `json:"tag" zbx:"null"` // null: missing
 			Value opt[string] `json:"value"`
 		}
-		if !bytes.HasPrefix(el, []byte{'{'}) {
-			return &valueError{sub: sub, msg: "an object is expected"}
+		switch jsonKindOf(el) {
+		case 'o':
+		case 'a':
+			if es, _ := arrayElems(el); len(es) > 0 {
+				return &valueError{sub: sub, msg: `unexpected parameter "0"`}
+			}
+			el = []byte("{}")
+		default:
+			return &valueError{sub: sub, msg: "an array is expected"}
 		}
 		if err := decodeElement(el, sub, &v, &writeRules); err != nil {
 			return err
@@ -127,6 +143,10 @@ func (l *hostTags) decodeParam(b []byte, _ *fieldCtx) error {
 			return &valueError{sub: sub, msg: `the parameter "tag" is missing`}
 		case v.Tag.Value == "":
 			return &valueError{sub: sub + "/tag", msg: "cannot be empty"}
+		case utf8.RuneCountInString(v.Tag.Value) > maxTagLen:
+			return &valueError{sub: sub + "/tag", msg: "value is too long"}
+		case utf8.RuneCountInString(v.Value.Value) > maxTagLen:
+			return &valueError{sub: sub + "/value", msg: "value is too long"}
 		}
 		t := catalog.Tag{Tag: v.Tag.Value, Value: v.Value.Value}
 		if slices.Contains(*l, t) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 )
@@ -267,16 +268,56 @@ func boolStr(b bool) string {
 	return "0"
 }
 
-func ackObjects(acks []event.Ack) []object {
+// ackObjects are acknowledgements as Zabbix 6.0 returns them (recorded:
+// internal/conformance, case grafana, steps acks and events-*): with the
+// user's username, name and surname, and old_severity and new_severity
+// "0" unless the action changed the severity.
+func ackObjects(acks []event.Ack, users *ackUsers) []object {
 	out := make([]object, 0, len(acks))
 	for _, a := range acks {
+		oldSev, newSev := "0", "0"
+		if a.Action&event.ActionSeverity != 0 {
+			oldSev, newSev = strconv.Itoa(int(a.OldSeverity)), strconv.Itoa(int(a.NewSeverity))
+		}
+		u := users.user(a.UserID)
 		out = append(out, object{
 			"acknowledgeid": id(a.ID), "userid": id(a.UserID), "eventid": id(a.EventID),
 			"clock": strconv.FormatInt(a.Clock, 10), "message": a.Message, "action": strconv.Itoa(int(a.Action)),
-			"old_severity": strconv.Itoa(int(a.OldSeverity)), "new_severity": strconv.Itoa(int(a.NewSeverity)),
+			"old_severity": oldSev, "new_severity": newSev,
+			"username": u.Username, "name": u.Name, "surname": u.Surname,
 		})
 	}
 	return out
+}
+
+// ackUsers looks up the users of acknowledgements, once per request and
+// only when an acknowledgement is written.
+type ackUsers struct {
+	s      *Server
+	ctx    context.Context
+	loaded bool
+	m      map[uint64]auth.User
+}
+
+func (s *Server) ackUsers(ctx context.Context) *ackUsers { return &ackUsers{s: s, ctx: ctx} }
+
+// user is the user of ID id; a deleted user (or none) has empty names.
+func (u *ackUsers) user(id uint64) auth.User {
+	if u == nil {
+		return auth.User{}
+	}
+	if !u.loaded {
+		u.loaded = true
+		if acc, err := u.s.accounts(); err == nil {
+			if all, err := acc.Users(u.ctx); err == nil {
+				u.m = make(map[uint64]auth.User, len(all))
+				for _, x := range all {
+					u.m[x.ID] = x
+				}
+			}
+		}
+	}
+	return u.m[id]
 }
 
 func tagObjects(tags []event.Tag) []object {
@@ -321,12 +362,12 @@ func (p *getParams) plainConditions(sch *schema) {
 // ackSelect is selectAcknowledges (problem.get) or select_acknowledges
 // (event.get): "count" counts, a list gives the fields named (no ID
 // unless named), anything else every field.
-func (s *Server) ackSelect(sl sel, eventID uint64) any {
+func (s *Server) ackSelect(sl sel, eventID uint64, users *ackUsers) any {
 	acks := s.opts.Events.Acks(eventID)
 	if sl.Count {
 		return countOf(len(acks))
 	}
-	return sl.shape(ackObjects(acks), "")
+	return sl.shape(ackObjects(acks, users), "")
 }
 
 // tagSelect is selectTags: a list gives the fields named, "count"
@@ -373,7 +414,7 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(kept) {
 			kept = kept[:p.Limit.Value]
 		}
-		sel := problemSelects{acks: p.SelectAcknowledges.Set, tags: p.SelectTags.Set, suppression: p.SelectSuppressionData.Set}
+		sel := problemSelects{acks: p.SelectAcknowledges.Set, tags: p.SelectTags.Set, suppression: p.SelectSuppressionData.Set, users: s.ackUsers(ctx)}
 		return rawJSON(s.appendProblems(nil, kept, sel)), nil
 	}
 	if fields := shortProblems(&p.getParams, p.SelectAcknowledges.Set || p.SelectTags.Set || p.SelectSuppressionData.Set); fields != nil {
@@ -383,10 +424,11 @@ func (s *Server) problemGet(ctx context.Context, c *call) (any, error) {
 		}
 		return rawJSON(appendShortProblems(nil, kept, fields)), nil
 	}
+	users := s.ackUsers(ctx)
 	return s.eventResult(&p.getParams, &problemSchema, kept, func(e *event.Event) object {
 		o := problemObject(e)
 		if p.SelectAcknowledges.Set {
-			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID)
+			o["acknowledges"] = s.ackSelect(p.SelectAcknowledges, e.ID, users)
 		}
 		if t := tagSelect(p.SelectTags, e.Tags); p.SelectTags.Set && t != nil {
 			o["tags"] = t

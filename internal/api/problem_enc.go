@@ -18,7 +18,10 @@ import (
 // path byte for byte.
 
 // problemSelects says which selectX members problem.get adds.
-type problemSelects struct{ acks, tags, suppression bool }
+type problemSelects struct {
+	acks, tags, suppression bool
+	users                   *ackUsers // the acknowledgements' users
+}
 
 // fastProblems reports whether the request can take the fast path.
 func fastProblems(p *getParams) bool {
@@ -73,7 +76,7 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 	dst = append(dst, '"')
 	if sel.acks {
 		dst = append(dst, `,"acknowledges":`...)
-		dst, _ = appendValue(dst, ackObjects(s.opts.Events.Acks(e.ID)))
+		dst, _ = appendValue(dst, ackObjects(s.opts.Events.Acks(e.ID), sel.users))
 	}
 	dst = appendQuotedInt(dst, "clock", e.Clock)
 	dst = append(dst, `,"correlationid":"0"`...)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/auth"
@@ -37,26 +36,19 @@ var ruleNames = []string{"ui", "ui.default_access", "services.read.mode", "servi
 var userFields = []string{"userid", "username", "name", "surname", "url", "autologin", "autologout", "lang", "refresh",
 	"theme", "attempt_failed", "attempt_ip", "attempt_clock", "rows_per_page", "timezone", "roleid"}
 
-// roleGetParams are role.get's parameters, in the order Zabbix 6.0's
-// validator checks them.
+// roleGetParams are role.get's parameters, a validated get (get_valid.go)
+// in the order of 6.0's rules.
 type roleGetParams struct {
-	RoleIDs         opt[ids]                 `json:"roleids" zbx:"null,normalize"`
-	Filter          opt[map[string][]string] `json:"filter" as:"filter" in:"roleid,name,type,readonly" zbx:"null"`
-	Search          opt[map[string][]string] `json:"search" as:"filter" in:"name" zbx:"null"`
-	SearchByAny     opt[bool]                `json:"searchByAny"`
-	StartSearch     opt[bool]                `json:"startSearch" as:"flag"`
-	ExcludeSearch   opt[bool]                `json:"excludeSearch" as:"flag"`
-	SearchWildcards opt[bool]                `json:"searchWildcardsEnabled"`
-	Output          opt[[]string]            `json:"output" as:"output" in:"roleid,name,type,readonly"`
-	CountOutput     opt[bool]                `json:"countOutput" as:"flag"`
-	SelectRules     opt[[]string]            `json:"selectRules" as:"output"` // names: adjustRule
-	SelectUsers     opt[countOutput]         `json:"selectUsers"`             // names: adjustRule
-	SortField       opt[[]string]            `json:"sortfield" in:"roleid,name" zbx:"normalize"`
-	SortOrder       opt[[]string]            `json:"sortorder" as:"sortorder"`
-	Limit           opt[int64]               `json:"limit" in:"1:2147483647" zbx:"null"`
-	Editable        opt[bool]                `json:"editable"`
-	PreserveKeys    opt[bool]                `json:"preservekeys"`
+	RoleIDs opt[ids] `json:"roleids" zbx:"null,normalize"`
+	validQuery
+	SelectRules opt[[]string] `json:"selectRules" as:"output" zbx:"null"` // names: adjustRule
+	SelectUsers opt[sel]      `json:"selectUsers" zbx:"null"`             // names: adjustRule
+	validPage
+	Editable     opt[bool] `json:"editable"`
+	PreserveKeys opt[bool] `json:"preservekeys"`
 }
+
+var roleNames = validNames{output: roleFields, filter: roleFields, search: []string{"name"}, sort: []string{"roleid", "name"}}
 
 func (p *roleGetParams) adjustRule(r *fieldRule, _ func(string) bool) {
 	switch r.name {
@@ -64,36 +56,13 @@ func (p *roleGetParams) adjustRule(r *fieldRule, _ func(string) bool) {
 		r.in = ruleNames
 	case "selectUsers":
 		r.in = userFields
+	default:
+		roleNames.adjust(r)
 	}
 }
 
-// countOutput is a select that may be "count" (Zabbix's API_OUTPUT with
-// API_ALLOW_COUNT): the output list, or count.
-type countOutput struct {
-	fields []string
-	count  bool
-}
-
-func (o *countOutput) decodeParam(raw []byte, c *fieldCtx) error {
-	switch jsonKindOf(raw) {
-	case 'n':
-		return nil
-	case 's':
-		if unquote(raw) == "count" {
-			o.count = true
-			return nil
-		}
-	}
-	l, err := outputParam(raw, c.rule.in)
-	if err != nil {
-		if ve, ok := err.(*valueError); ok && ve.sub == "" && jsonKindOf(raw) == 's' {
-			ve.msg = `value must be one of "extend", "count"`
-		}
-		return err
-	}
-	o.fields = l
-	return nil
-}
+// roleSchema is Zabbix 6.0's role table, which filter and search read.
+var roleSchema = schema{id: "roleid", named: true, types: fieldTypes(`roleid:n name:c type:n readonly:n`)}
 
 func (s *Server) roleGet(ctx context.Context, c *call) (any, error) {
 	var p roleGetParams
@@ -114,69 +83,37 @@ func (s *Server) roleGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
-	gp := getParams{StartSearch: p.StartSearch, SearchWildcards: p.SearchWildcards}
-	var objs []object
-	for i := range roles {
-		r := &roles[i]
-		o := roleObject(r)
-		if len(p.RoleIDs.Value) > 0 && !slices.Contains(p.RoleIDs.Value, r.ID) ||
-			!validatedMatch(&gp, o, p.Filter.Value, p.Search.Value, p.SearchByAny.Value) {
-			continue
-		}
-		objs = append(objs, o)
-	}
-	if err := sortValidated(objs, p.SortField.Value, p.SortOrder.Value, "roleid"); err != nil {
-		return nil, err
-	}
-	if p.CountOutput.Value {
-		return strconv.Itoa(len(objs)), nil
-	}
-	if p.Limit.Given() && int(p.Limit.Value) < len(objs) {
-		objs = objs[:p.Limit.Value]
-	}
 	// A role's users, every one of them, whoever asks (recorded from
 	// 6.0.14: a user of role 1 sees the guest under the guest role).
 	var users []auth.Account
-	if p.SelectUsers.Given() {
+	if p.SelectUsers.Value.Set {
 		if users, err = acc.Accounts(ctx); err != nil {
 			return nil, s.accountErr(err, "/", c)
 		}
 	}
-	byID := map[string]*auth.UserRole{}
+	var objs []object
 	for i := range roles {
-		byID[id(roles[i].ID)] = &roles[i]
-	}
-	out := parseOutput(p.Output.Value, true)
-	if p.Output.Set && len(p.Output.Value) == 0 {
-		out = output{} // [] names no field
-	}
-	keys := make([]string, len(objs))
-	for i, o := range objs {
-		r := byID[o["roleid"].(string)]
-		keys[i] = o["roleid"].(string)
-		shaped := shape(o, roleFields, out)
-		if p.SelectRules.Given() {
-			shaped["rules"] = rulesObject(r, parseOutput(p.SelectRules.Value, false))
+		r := &roles[i]
+		if !idsPass(p.RoleIDs, r.ID) {
+			continue
 		}
-		if p.SelectUsers.Given() {
+		o := roleObject(r)
+		if p.SelectRules.Set && !p.SelectRules.Null {
+			o["rules"] = rulesObject(r, parseOutput(p.SelectRules.Value, false))
+		}
+		if sl := p.SelectUsers.Value; sl.Set {
 			var us []object
 			for j := range users {
 				if users[j].RoleID == r.ID {
 					us = append(us, accountObject(&users[j]))
 				}
 			}
-			shaped["users"] = selectObjects(us, p.SelectUsers.Value, userFields)
+			o["users"] = selectObjects(us, sl, userFields)
 		}
-		objs[i] = shaped
+		objs = append(objs, o)
 	}
-	if p.PreserveKeys.Value {
-		m := make(map[string]object, len(objs))
-		for i, o := range objs {
-			m[keys[i]] = o
-		}
-		return m, nil
-	}
-	return nonNil(objs), nil
+	g := validGet(&p.validQuery, &p.validPage, p.PreserveKeys)
+	return g.applySchema(objs, &roleSchema, roleNames.sort...)
 }
 
 // roleObject is a role's fields.
@@ -253,11 +190,11 @@ func shape(o object, fields []string, out output) object {
 
 // selectObjects is a select of a validated get: the objects shaped to
 // the select's output, or their count.
-func selectObjects(l []object, sel countOutput, fields []string) any {
-	if sel.count {
-		return strconv.Itoa(len(l))
+func selectObjects(l []object, sl sel, fields []string) any {
+	if sl.Count {
+		return countOf(len(l)) // not a field: output lists keep it
 	}
-	out := parseOutput(sel.fields, true)
+	out := parseOutput(sl.Fields, true)
 	res := make([]object, 0, len(l))
 	for _, o := range l {
 		res = append(res, shape(o, fields, out))
@@ -265,66 +202,7 @@ func selectObjects(l []object, sel countOutput, fields []string) any {
 	return res
 }
 
-// validatedMatch applies the filter and search of a validated get to o:
-// filter keeps exact values (any of a field's list), search
-// case-insensitive substrings (gp's startSearch and wildcards), all
-// fields or, with searchByAny, any.
-func validatedMatch(gp *getParams, o object, filter, search map[string][]string, byAny bool) bool {
-	for f, want := range filter {
-		if len(want) > 0 && !slices.Contains(want, o[f].(string)) {
-			return false
-		}
-	}
-	searched, hits := 0, 0
-	for f, want := range search {
-		var ws []string
-		for _, w := range want {
-			if w != "" {
-				ws = append(ws, w)
-			}
-		}
-		if len(ws) == 0 {
-			continue
-		}
-		searched++
-		if slices.ContainsFunc(ws, func(w string) bool { return gp.searchMatch(o[f].(string), w) }) {
-			hits++
-		}
-	}
-	if searched == 0 {
-		return true
-	}
-	if byAny {
-		return hits > 0
-	}
-	return hits == searched
-}
 
-// sortValidated sorts objs by the sortfield of a validated get (already
-// checked against the method's sort columns); idField is numeric.
-func sortValidated(objs []object, fields, order []string, idField string) error {
-	for i, f := range fields {
-		if slices.Contains(fields[:i], f) {
-			return errParams(`Invalid parameter "/sortfield/%d": value (%s) already exists.`, i+1, f)
-		}
-	}
-	if len(fields) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(objs, func(a, b object) int {
-		for i, f := range fields {
-			c := lessValues(a[f].(string), b[f].(string), f == idField)
-			if len(order) == 1 && order[0] == "DESC" || len(order) > 1 && i < len(order) && order[i] == "DESC" {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	return nil
-}
 
 // roleParams are the objects of role.create and role.update.
 type roleParams struct {

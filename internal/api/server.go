@@ -104,6 +104,9 @@ type Options struct {
 	// auditlog.get (*audit.Log); nil: nothing is recorded and the
 	// method does not exist.
 	Audit AuditLog
+	// Services serves service.* and sla.*; nil: those methods do not
+	// exist.
+	Services Services
 	// SettingsHook, when set, is called after settings.update,
 	// housekeeping.update or authentication.update with the members
 	// the update set and every member's value now, so that the server
@@ -201,6 +204,7 @@ func New(opts Options) *Server {
 	s.registerTriggers()
 	s.registerAlerting()
 	s.registerProxy()
+	s.registerServices()
 	s.registerAudit() // last: it wraps the methods registered above
 	return s
 }

@@ -138,17 +138,38 @@ func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 	return idResult("tokenids", list), nil
 }
 
-// tokenGetParams are token.get's parameters.
+// tokenGetParams are token.get's parameters, a validated get
+// (get_valid.go) in the order of 6.0's rules. valid_at keeps the tokens
+// that do not expire by then (expires_at 0 or later), expired_at those
+// that have expired by then, whatever their status; token keeps the
+// token with that secret (recorded from 6.0.14).
 type tokenGetParams struct {
-	getParams
-	TokenIDs opt[ids]   `json:"tokenids"`
-	UserIDs  opt[ids]   `json:"userids"`
-	ValidAt  opt[int64] `json:"valid_at"`
+	TokenIDs  opt[ids]   `json:"tokenids" zbx:"null"`
+	UserIDs   opt[ids]   `json:"userids" zbx:"null"`
+	Token     opt[zstr]  `json:"token" in:"0:64" zbx:"null"`
+	ValidAt   opt[int64] `json:"valid_at" zbx:"null"`
+	ExpiredAt opt[int64] `json:"expired_at" zbx:"null"`
+	validQuery
+	validPage
+	PreserveKeys opt[bool] `json:"preservekeys"`
 }
+
+var tokenNames = validNames{
+	output: []string{"tokenid", "name", "description", "userid", "lastaccess", "status", "expires_at", "created_at", "creator_userid"},
+	filter: []string{"tokenid", "name", "userid", "lastaccess", "status", "expires_at", "created_at", "creator_userid"},
+	search: []string{"name", "description"},
+	sort:   []string{"tokenid", "name", "lastaccess", "status", "expires_at", "created_at"},
+}
+
+func (p *tokenGetParams) adjustRule(r *fieldRule, _ func(string) bool) { tokenNames.adjust(r) }
+
+// tokenSchema is Zabbix 6.0's token table, which filter and search read.
+var tokenSchema = schema{id: "tokenid", named: true, types: fieldTypes(`tokenid:n name:c description:t userid:n
+	lastaccess:n status:n expires_at:n created_at:n creator_userid:n`)}
 
 func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 	var p tokenGetParams
-	if err := decodeGetStrict(c.params, &p); err != nil {
+	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
 	acc, err := s.accounts()
@@ -163,21 +184,27 @@ func (s *Server) tokenGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
-	wantTok, wantUser := idSet(p.TokenIDs.Value), idSet(p.UserIDs.Value)
+	var bySecret uint64
+	if p.Token.Given() {
+		if bySecret, err = acc.TokenBySecret(ctx, string(p.Token.Value)); err != nil {
+			return nil, s.accountErr(err, "/", c)
+		}
+	}
 	var objs []object
 	for _, t := range toks {
-		if wantTok != nil && !wantTok[t.ID] || wantUser != nil && !wantUser[t.UserID] {
+		switch {
+		case !idsPass(p.TokenIDs, t.ID), !idsPass(p.UserIDs, t.UserID),
+			p.Token.Given() && t.ID != bySecret,
+			p.ValidAt.Given() && t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.Value,
+			p.ExpiredAt.Given() && (t.ExpiresAt == 0 || t.ExpiresAt > p.ExpiredAt.Value):
 			continue
 		}
-		if p.ValidAt.Given() && (t.Status != auth.TokenEnabled || t.ExpiresAt != 0 && t.ExpiresAt <= p.ValidAt.Value) {
-			continue
-		}
-		status := strconv.Itoa(t.Status)
 		objs = append(objs, object{
 			"tokenid": strconv.FormatUint(t.ID, 10), "name": t.Name, "description": t.Description,
 			"userid": strconv.FormatUint(t.UserID, 10), "lastaccess": strconv.FormatInt(t.LastAccess, 10),
-			"status": status, "expires_at": strconv.FormatInt(t.ExpiresAt, 10), "created_at": strconv.FormatInt(t.CreatedAt, 10),
+			"status": strconv.Itoa(t.Status), "expires_at": strconv.FormatInt(t.ExpiresAt, 10), "created_at": strconv.FormatInt(t.CreatedAt, 10),
 		})
 	}
-	return p.apply(objs, "tokenid", "tokenid", "name", "lastaccess", "status", "expires_at", "created_at")
+	g := validGet(&p.validQuery, &p.validPage, p.PreserveKeys)
+	return g.applySchema(objs, &tokenSchema, tokenNames.sort...)
 }

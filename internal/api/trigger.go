@@ -291,7 +291,8 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		if p.ExpandDescription.Value || p.ExpandComment.Value {
-			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: &trigger.Result{ItemValues: s.lastValues(snap, t)}}
+			// Item values as Zabbix shows them in names: value maps, units.
+			mc := &trigger.MacroContext{Trigger: t, Snapshot: snap, Result: trigger.ShowValues(snap, &trigger.Result{ItemIDs: t.ItemIDs, ItemValues: s.lastValues(snap, t)})}
 			if p.ExpandDescription.Value {
 				o["description"] = res.Expand(t.Description, mc)
 			}

@@ -306,12 +306,12 @@ func TestProblemEncodingMatches(t *testing.T) {
 	}
 	open = f.store.OpenProblems()
 	srv := New(Options{Catalog: f.cat, Events: f.store, TriggerStates: f.machine})
-	for _, sel := range []problemSelects{{}, {acks: true}, {tags: true}, {suppression: true}, {true, true, true}} {
+	for _, sel := range []problemSelects{{}, {acks: true}, {tags: true}, {suppression: true}, {acks: true, tags: true, suppression: true}} {
 		objs := make([]object, len(open))
 		for i := range open {
 			o := problemObject(&open[i])
 			if sel.acks {
-				o["acknowledges"] = ackObjects(f.store.Acks(open[i].ID))
+				o["acknowledges"] = ackObjects(f.store.Acks(open[i].ID), sel.users)
 			}
 			if sel.tags {
 				o["tags"] = tagObjects(open[i].Tags)

@@ -352,4 +352,3 @@ func depCycleError(snap *catalog.Snapshot, ce *catalog.DepCycleError) *Error {
 	return errParams(`Trigger "%s" cannot depend on the trigger "%s", because a circular linkage (%s) would occur.`,
 		name(ce.Trigger), name(ce.DependsOn), strings.Join(path, " -> "))
 }
-

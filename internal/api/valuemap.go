@@ -23,17 +23,36 @@ func mappingObjects(ms []catalog.Mapping) []object {
 	return out
 }
 
-// valuemapGetParams are valuemap.get's parameters.
+// valuemapGetParams are valuemap.get's parameters, a validated get
+// (get_valid.go) in the order of 6.0's rules. selectMappings is
+// "extend", "count" (recorded from 6.0.14: the count as a string) or a
+// list of the mapping's fields, without an ID.
 type valuemapGetParams struct {
-	getParams
-	ValueMapIDs    opt[ids] `json:"valuemapids"`
-	HostIDs        opt[ids] `json:"hostids"`
-	SelectMappings opt[any] `json:"selectMappings"`
+	ValueMapIDs opt[ids] `json:"valuemapids" zbx:"null"`
+	HostIDs     opt[ids] `json:"hostids" zbx:"null"`
+	validQuery
+	SelectMappings sel `json:"selectMappings" in:"type,value,newvalue" zbx:"null"`
+	validPage
+	Editable     opt[bool] `json:"editable"`
+	PreserveKeys opt[bool] `json:"preservekeys"`
 }
+
+var valuemapNames = validNames{
+	output: []string{"valuemapid", "uuid", "name", "hostid"},
+	filter: []string{"valuemapid", "hostid", "name"},
+	search: []string{"name"},
+	sort:   []string{"valuemapid", "name"},
+}
+
+func (p *valuemapGetParams) adjustRule(r *fieldRule, _ func(string) bool) { valuemapNames.adjust(r) }
+
+// valuemapSchema is Zabbix 6.0's valuemap table, which filter and
+// search read.
+var valuemapSchema = schema{id: "valuemapid", named: true, types: fieldTypes(`valuemapid:n hostid:n name:c uuid:c`)}
 
 func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	var p valuemapGetParams
-	if err := decodeGetStrict(c.params, &p); err != nil {
+	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
 	a, err := s.access(ctx, c)
@@ -45,17 +64,19 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	for _, m := range snap.ValueMaps() {
 		h := snap.HostByID(m.HostID)
 		if h == nil || !a.canRead(h) || p.Editable.Value && !a.canWrite(h) ||
-			len(p.ValueMapIDs.Value) > 0 && !containsID(p.ValueMapIDs.Value, m.ID) ||
-			len(p.HostIDs.Value) > 0 && !containsID(p.HostIDs.Value, m.HostID) {
+			!idsPass(p.ValueMapIDs, m.ID) || !idsPass(p.HostIDs, m.HostID) {
 			continue
 		}
 		o := valueMapObject(&m)
-		if p.SelectMappings.Given() {
-			o["mappings"] = mappingObjects(m.Mappings)
+		if sl := p.SelectMappings; sl.Count {
+			o["mappings"] = countOf(len(m.Mappings))
+		} else if sl.Set {
+			o["mappings"] = sl.shape(mappingObjects(m.Mappings), "")
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "valuemapid", "valuemapid", "name")
+	g := validGet(&p.validQuery, &p.validPage, p.PreserveKeys)
+	return g.applySchema(objs, &valuemapSchema, valuemapNames.sort...)
 }
 
 // mappingParams is one of a value map's "mappings".

@@ -11,7 +11,7 @@ import (
 
 // TestEnsureDefaultsFresh: a new database gets what a fresh Zabbix 6.0
 // has, with its IDs (recorded from 6.0.14: usergroup.get and user.get
-// with selectUsrgrps, /work/fresh on the peer).
+// with selectUsrgrps on the peer).
 func TestEnsureDefaultsFresh(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()

@@ -190,6 +190,25 @@ func (s *Store) DeleteToken(ctx context.Context, tokenID uint64) error {
 	return nil
 }
 
+// TokenBySecret returns the ID of the token whose secret is secret, or 0
+// when no token has it, whatever its status and expiry (token.get's
+// "token" parameter).
+func (s *Store) TokenBySecret(ctx context.Context, secret string) (uint64, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	var id int64
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM tokens WHERE token_hash = ?", hashSecret(secret).String()).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("auth: cannot find a token by its secret: %w", err)
+	}
+	return uint64(id), nil
+}
+
 // Tokens lists the tokens of a user, or of all users if userID is 0,
 // ordered by ID. LastAccess includes uses not yet written to the
 // database.

@@ -91,10 +91,10 @@ var (
 	backends  = []pattern{"internal/history/engine/...", "internal/history/clickhouse/...", "internal/history/memstore/...", "internal/history/valuecache/..."}
 	valuePath = slices.Concat(sources, pipeline, preproc, backends)
 
-	// The event path: trigger writes events, alert and maintenance read
-	// them; they meet only in the event store.
+	// The event path: trigger writes events, alert, maintenance and
+	// service read them; they meet only in the event store.
 	eventStore = []pattern{"internal/event/..."}
-	eventUsers = []pattern{"internal/trigger/...", "internal/alert/...", "internal/maintenance/..."}
+	eventUsers = []pattern{"internal/trigger/...", "internal/alert/...", "internal/maintenance/...", "internal/service/..."}
 
 	// Plug-ins of a source, chosen and registered by the wiring.
 	plugins = []pattern{"internal/ingest/*", "internal/poll/*"}
@@ -164,7 +164,7 @@ var rules = slices.Concat(flow("value-path-one-way",
 	},
 	{
 		name: "event-users-meet-in-store", from: eventUsers, to: eventUsers,
-		why: "trigger, alert and maintenance exchange problems only through the event store: none imports another",
+		why: "trigger, alert, maintenance and service exchange problems only through the event store: none imports another",
 	},
 	{
 		name: "expr-is-a-library", from: exprLang, to: stages,

@@ -535,6 +535,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ? WHERE id = ?")
 		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
+		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
+		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
 	if err != nil {
 		return fmt.Errorf("cannot prepare statements: %w", err)
@@ -603,6 +605,14 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 	if err != nil {
 		return err
 	}
+	writeTags := func(it *Item) error {
+		for _, t := range it.Tags {
+			if _, err := insTag.ExecContext(rctx, it.ID, t.Tag, t.Value); err != nil {
+				return fmt.Errorf("cannot store the tags of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
+		return nil
+	}
 	realItem := map[uint64]uint64{}
 	fix := func(it *Item) {
 		if it.InterfaceID >= placeholderIface {
@@ -636,6 +646,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if err := writeTags(it); err != nil {
+			return err
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -658,6 +671,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			if _, err := insHTTP.ExecContext(rctx, it.ID, encodeHTTP(it.HTTP)); err != nil {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
+		}
+		// The tags likewise.
+		if _, err := delTags.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the tags of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if err := writeTags(it); err != nil {
+			return err
 		}
 	}
 	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {

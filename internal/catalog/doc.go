@@ -48,6 +48,12 @@
 //   - A host's description (Host.Description, schema version 15; up to
 //     65,535 characters), set through the edit API and left alone by
 //     Apply, as host tags are.
+//   - Item tags (Item.Tags, schema version 16; table item_tags): Zabbix
+//     6.0's item tags, name/value pairs kept in their order, no pair
+//     twice, names and values up to 255 characters, as host tags.
+//     ItemUpdate.Tags replaces them; the import's items list them in
+//     Zabbix's export form and Apply makes them equal to the list.
+//     Deleting an item or its host deletes them.
 //   - What issue 12 adds to items (schema version 6): preprocessing
 //     steps (Item.Preprocessing, Zabbix's step objects, identical chains
 //     shared), the master of a dependent item (Item.MasterItemID, with
@@ -125,7 +131,7 @@
 //     deletes its maps. The import declares them under hosts in Zabbix's
 //     export form, applied after the items like triggers.
 //   - Zabbix 6.0's default objects (defaults.go, defaults/*.json,
-//     schema version 16): EnsureDefaults adds, once per database, the
+//     schema version 17): EnsureDefaults adds, once per database, the
 //     host groups 1-19 of a fresh Zabbix, its 34 media types (Email,
 //     SMS, Email (HTML) and the webhooks, their scripts and parameters
 //     as Zabbix 6.0.14 answered them), its trigger action 3 and global

@@ -29,6 +29,7 @@ const (
 	MacroExists                               // the host, template or global scope has the macro
 	MaintenanceExists                         // a maintenance with the name exists
 	HostWithoutGroup                          // the host would be left without a group
+	TriggerExists                             // a trigger of the host has the name and expression (Name: the name)
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
 	// ("Agent") for the first two, the item's name for the others.
 	TwoDefaultInterfaces // two main interfaces of one type
@@ -71,6 +72,8 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("maintenance %q already exists", e.Name)
 	case HostWithoutGroup:
 		return fmt.Sprintf("host %q would be left without a host group: add it to another group first", e.Host)
+	case TriggerExists:
+		return fmt.Sprintf("trigger %q already exists on %q", e.Name, e.Host)
 	case TwoDefaultInterfaces:
 		return fmt.Sprintf("host %q would have more than one main %s interface: mark one main", e.Host, e.Name)
 	case NoDefaultInterface:

@@ -57,6 +57,9 @@ type ItemUpdate struct {
 	HTTP func(*HTTPSpec)
 	// ValueMapID, if set, is one of the host's value maps (0: none).
 	ValueMapID *uint64
+	// Tags, if set, replaces the item's tags with this list, in its
+	// order (an empty list removes them).
+	Tags *[]Tag
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -126,6 +129,7 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.SNMPOID = strings.Clone(it.SNMPOID)
 		it.Params = strings.Clone(it.Params)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
+		it.Tags = cloneTags(it.Tags)
 		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
 			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID)
@@ -134,6 +138,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		it.ID = id
 		if err := e.writeHTTP(it, false); err != nil {
+			return nil, err
+		}
+		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
 		e.items[id] = it
@@ -155,7 +162,20 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
+		Tags: specOfTags(it.Tags),
 	}
+}
+
+// specOfTags returns tags in the import format's form, nil for none.
+func specOfTags(tags []Tag) []TagSpec {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]TagSpec, len(tags))
+	for i, t := range tags {
+		out[i] = TagSpec(t)
+	}
+	return out
 }
 
 // masterOf returns the lookup dependentLinks needs over the Edit's
@@ -260,6 +280,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if u.Preprocessing != nil {
 			spec.Preprocessing = *u.Preprocessing
 		}
+		if u.Tags != nil {
+			spec.Tags = specOfTags(*u.Tags)
+		}
 		master := cur.MasterItemID
 		if u.MasterItemID != nil {
 			master = *u.MasterItemID
@@ -357,6 +380,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Params = strings.Clone(n.Params)
 		}
+		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
+		if tagsChanged {
+			n.Tags = cloneTags(n.Tags)
+		} else {
+			n.Tags = cur.Tags
+		}
 		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ? WHERE id = ?",
 			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
 			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.ID)
@@ -365,6 +394,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		if !n.HTTP.equal(cur.HTTP) {
 			if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
+				return err
+			}
+		}
+		if tagsChanged {
+			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
 			}
 		}
@@ -407,6 +441,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {
@@ -475,6 +512,22 @@ func (e *Edit) writeHTTP(it *Item, had bool) error {
 	}
 	if _, err := e.exec("INSERT INTO item_http (item_id, config) VALUES (?, ?)", it.ID, encodeHTTP(it.HTTP)); err != nil {
 		return e.fail(fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err))
+	}
+	return nil
+}
+
+// writeItemTags stores it's tags (item_tags), replacing the rows it had
+// if had.
+func (e *Edit) writeItemTags(it *Item, had bool) error {
+	if had {
+		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", it.ID); err != nil {
+			return e.fail(fmt.Errorf("cannot update the tags of item %d (%q): %w", it.ID, it.Key, err))
+		}
+	}
+	for _, t := range it.Tags {
+		if _, err := e.exec("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)", it.ID, t.Tag, t.Value); err != nil {
+			return e.fail(fmt.Errorf("cannot store the tags of item %d (%q): %w", it.ID, it.Key, err))
+		}
 	}
 	return nil
 }

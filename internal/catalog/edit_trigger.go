@@ -85,6 +85,7 @@ func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
 		p := "triggers[" + strconv.Itoa(i) + "]"
 		if t, ok := e.normTrigger(&trigs[i], p, &el); ok {
 			made[i] = t
+			e.checkTriggerUnique(&made[i], made[:i], p, &el)
 		}
 	}
 	if err := el.err(); err != nil {
@@ -109,6 +110,44 @@ func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
 	}
 	e.res.TriggersCreated += len(made)
 	return ids, nil
+}
+
+// checkTriggerUnique refuses t when a trigger of its first item (so of
+// its host) has the same name and expression, as Zabbix 6.0 does
+// (recorded: internal/conformance, write_errors t-create-dup), among the
+// catalog's and the batch's earlier ones.
+func (e *Edit) checkTriggerUnique(t *Trigger, batch []Trigger, p string, el *errList) {
+	if len(t.ItemIDs) == 0 {
+		return
+	}
+	same := func(o *Trigger) bool {
+		return o != nil && o.ID != t.ID && o.Description == t.Description && o.Expression == t.Expression
+	}
+	found := false
+	for i := range batch {
+		// New triggers have no ID yet: the batch's earlier ones are
+		// others whatever their IDs.
+		b := &batch[i]
+		found = found || (b.ItemIDs != nil && b.ItemIDs[0] == t.ItemIDs[0] && b.Description == t.Description && b.Expression == t.Expression)
+	}
+	for _, o := range e.old.TriggersOfItem(t.ItemIDs[0]) {
+		found = found || same(e.trigger(o.ID))
+	}
+	for _, o := range e.triggers {
+		if o != nil && slices.Contains(o.ItemIDs, t.ItemIDs[0]) {
+			found = found || same(o)
+		}
+	}
+	if !found {
+		return
+	}
+	host := ""
+	if it := e.item(t.ItemIDs[0]); it != nil {
+		if h := e.host(it.HostID); h != nil {
+			host = h.Host
+		}
+	}
+	el.add(p+".description", &ConflictError{Kind: TriggerExists, Host: host, Name: t.Description})
 }
 
 // UpdateTriggers changes triggers.
@@ -152,6 +191,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		if t, ok := e.normTrigger(&f, p, &el); ok {
 			t.ID = u.ID
 			next[i] = t
+			e.checkTriggerUnique(&next[i], next[:i], p, &el)
 		}
 	}
 	dupIDs("triggers", ids, &el)

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// downgradeHostDesc turns a database of schema version 15 into version
+// downgradeHostDesc turns a database of the current schema into version
 // 14 but for the version number.
-var downgradeHostDesc = []string{"ALTER TABLE hosts DROP COLUMN description"}
+var downgradeHostDesc = append(slices.Clone(downgradeItemTags), "ALTER TABLE hosts DROP COLUMN description")
 
 // TestHostDescription: a host's description is stored, read back after
 // a reopen, changed by an update and left alone by one that does not

@@ -151,6 +151,10 @@ type ItemSpec struct {
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
 	ValueMap *ValueMapRefSpec `yaml:"valuemap"`
+	// Tags are the item's tags in the form of Zabbix's export
+	// (tag/value pairs); Apply makes the item's tags equal to this list,
+	// in its order. None by default.
+	Tags []TagSpec `yaml:"tags"`
 }
 
 // Defaults applied to empty fields.
@@ -176,7 +180,7 @@ const (
 	// An item's check timeout: Zabbix 7's per-item range (1..600 s).
 	minTimeoutSeconds = 1
 	maxTimeoutSeconds = 600
-	maxTagLen         = 255 // host tag names and values
+	maxTagLen         = 255 // tag names and values
 )
 
 // maxReportedErrors bounds how many field errors Validate reports; a
@@ -536,6 +540,13 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
 		TimestampPrecision: is.TimestampPrecision, Params: is.Params,
 		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
+	}
+	if len(is.Tags) > 0 {
+		it.Tags = make([]Tag, len(is.Tags))
+		for i, t := range is.Tags {
+			it.Tags[i] = Tag(t)
+		}
+		checkTags(ip+".tags", it.Tags, el)
 	}
 	if it.TimestampPrecision != "" {
 		if _, err := history.ParsePrecision(it.TimestampPrecision); err != nil {

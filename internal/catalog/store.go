@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 16
+const schemaVersion = 17
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,13 +57,26 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + defaultsSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + defaultsSchema
 
 // hostDescSchema adds the hosts' description (schema version 15),
 // Zabbix's host field of the same name; "" for the hosts of an older
 // database.
 const hostDescSchema = `
 ALTER TABLE hosts ADD COLUMN description TEXT NOT NULL DEFAULT '';
+`
+
+// itemTagsSchema holds item tags (schema version 16), Zabbix 6.0's
+// item_tag: name/value pairs in the item's order, the order being rowid
+// order, as host tags are kept. No foreign key, as item_http: the Go
+// side deletes an item's tags with the item.
+const itemTagsSchema = `
+CREATE TABLE item_tags (
+	item_id INTEGER NOT NULL,
+	tag     TEXT NOT NULL,
+	value   TEXT NOT NULL
+);
+CREATE INDEX item_tags_item ON item_tags (item_id);
 `
 
 // hostTagsSchema holds host tags (schema version 2): name/value pairs in
@@ -179,7 +192,8 @@ var migrations = []string{
 	migrateScripts(), // 12 → 13: global scripts
 	eventNameSchema,  // 13 → 14: triggers' event_name
 	hostDescSchema,   // 14 → 15: hosts' description
-	defaultsSchema,   // 15 → 16: the default objects added (defaults.go)
+	itemTagsSchema,   // 15 → 16: item tags
+	defaultsSchema,   // 16 → 17: the default objects added (defaults.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -364,6 +378,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err := loadHTTP(ctx, tx, items); err != nil {
 		return nil, err
 	}
+	if err := loadItemTags(ctx, tx, items, in); err != nil {
+		return nil, err
+	}
 	trigs, err := loadTriggers(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -469,6 +486,35 @@ func loadHTTP(ctx context.Context, tx *sql.Tx, items []Item) error {
 	})
 	if err != nil {
 		return fmt.Errorf("cannot load HTTP agent settings: %w", err)
+	}
+	return nil
+}
+
+// loadItemTags attaches the item_tags rows to their items, in the
+// order they were written; names and values shared through in.
+func loadItemTags(ctx context.Context, tx *sql.Tx, items []Item, in *interner) error {
+	var byID map[uint64]int
+	err := queryEach(ctx, tx, "SELECT item_id, tag, value FROM item_tags ORDER BY item_id, rowid", func(r *sql.Rows) error {
+		if byID == nil {
+			byID = make(map[uint64]int, len(items))
+			for i := range items {
+				byID[items[i].ID] = i
+			}
+		}
+		var id uint64
+		var t Tag
+		if err := r.Scan(&id, &t.Tag, &t.Value); err != nil {
+			return err
+		}
+		i, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("%w: tag of unknown item %d", ErrCorrupt, id)
+		}
+		items[i].Tags = append(items[i].Tags, Tag{Tag: in.str(t.Tag), Value: in.str(t.Value)})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cannot load item tags: %w", err)
 	}
 	return nil
 }

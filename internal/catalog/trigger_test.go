@@ -122,7 +122,9 @@ func TestTriggerRefused(t *testing.T) {
 		t.Helper()
 		before := c.Snapshot().Version()
 		_, err := c.Edit(context.Background(), func(e *Edit) error {
-			_, err := e.CreateTriggers([]TriggerFields{ok, tf})
+			good := ok
+			good.Description = "good"
+			_, err := e.CreateTriggers([]TriggerFields{good, tf})
 			return err
 		})
 		var fe *FieldError
@@ -145,6 +147,19 @@ func TestTriggerRefused(t *testing.T) {
 	f("correlation tag", "triggers[1].correlation_tag", "cannot be empty", TriggerFields{Description: "x", Expression: ok.Expression, CorrelationMode: 1})
 	f("unknown dependency", "triggers[1].dependencies[0]", "no such object", TriggerFields{Description: "x", Expression: ok.Expression, Dependencies: []uint64{base + 100}})
 	f("empty tag", "triggers[1].tags[0].tag", "cannot be empty", TriggerFields{Description: "x", Expression: ok.Expression, Tags: []Tag{{Value: "v"}}})
+	// A trigger of the host with the same name and expression (Zabbix
+	// 6.0: `Trigger "ok" already exists on "web-01".`), stored or earlier
+	// in the batch; the same name with another expression is another
+	// trigger.
+	f("duplicate", "triggers[1].description", `trigger "ok" already exists on "web-01"`, ok)
+	f("duplicate in the batch", "triggers[1].description", `trigger "good" already exists on "web-01"`, TriggerFields{Description: "good", Expression: ok.Expression})
+	other := createTriggers(t, c, TriggerFields{Description: "ok", Expression: "last(/web-01/app.latency)>2", Enabled: true})[0]
+	if _, err := c.Edit(context.Background(), func(e *Edit) error {
+		expr := ok.Expression
+		return e.UpdateTriggers([]TriggerUpdate{{ID: other, Expression: &expr}})
+	}); err == nil || !strings.Contains(err.Error(), `trigger "ok" already exists on "web-01"`) {
+		t.Errorf("update into a duplicate: %v", err)
+	}
 
 	// Without a parser nothing can be validated, so nothing is stored.
 	c.refs = nil

@@ -355,6 +355,10 @@ var cleanupFamilies = map[string]struct{ get, del, name, id string }{
 	"service":     {"service.get", "service.delete", "name", "serviceid"},
 	"sla":         {"sla.get", "sla.delete", "name", "slaid"},
 	"token":       {"token.get", "token.delete", "name", "tokenid"},
+	// Global macros: a macro's name cannot hold the prefix's "-", so
+	// the case names its global macros "{$" + the prefix in capitals
+	// with "_" for "-" ("{$CF_LG_...}" for "cf-lg").
+	"globalmacro": {"usermacro.get", "usermacro.deleteglobal", "macro", "globalmacroid"},
 }
 
 func peerCleanup(ctx context.Context, r *Runner, c Case) error {
@@ -370,9 +374,14 @@ func peerCleanup(ctx context.Context, r *Runner, c Case) error {
 		if !ok {
 			return fmt.Errorf("no cleanup for %q", fam)
 		}
-		res, err := r.result(ctx, f.get, map[string]any{
+		params := map[string]any{
 			"output": []string{f.id}, "search": map[string]any{f.name: c.Prefix}, "startSearch": true,
-		}, tok)
+		}
+		if fam == "globalmacro" {
+			params["globalmacro"] = true
+			params["search"] = map[string]any{f.name: "{$" + strings.ToUpper(strings.ReplaceAll(c.Prefix, "-", "_"))}
+		}
+		res, err := r.result(ctx, f.get, params, tok)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,9 @@ type Case struct {
 	About string `json:"about"`
 	// Cleanup lists object families whose objects named with Prefix are
 	// deleted on the peer before a recording (a recording that failed
-	// half-way leaves them behind): "host", "hostgroup", "user", ...
+	// half-way leaves them behind): "host", "hostgroup", "user", ...;
+	// "globalmacro" deletes the global macros named "{$CF_LG..." for
+	// prefix "cf-lg" (a macro's name has no "-").
 	Cleanup []string `json:"cleanup,omitempty"`
 	// Prefix starts the name of every object the case creates.
 	Prefix string `json:"prefix,omitempty"`
@@ -54,8 +56,14 @@ type Step struct {
 	Bind map[string]string `json:"bind,omitempty"`
 	// Order overrides how the answer's top-level array is compared:
 	// "keep" (in order) or "any"; by default in order when the params
-	// name a sortfield.
+	// name a sortfield ("any" for trend.get, whose SQL has no ORDER BY
+	// in 6.0 whatever the sortfield).
 	Order string `json:"order,omitempty"`
+	// Compare "shape" keeps only the kind of the answer: the error as
+	// it is, a result as its JSON type ("<array>", "<object>",
+	// "<string>", ...): for calls whose content depends on everything
+	// else on the server (a get without a filter).
+	Compare string `json:"compare,omitempty"`
 	// Send is a trapper "sender data" frame; each value's clock is
 	// "$T0+N".
 	Send []SendValue `json:"send,omitempty"`

@@ -20,7 +20,9 @@
 // up for an object as "<uuid>"; session tokens as
 // "<token>"; an ID the run named is written by name inside error
 // messages too; arrays whose order Zabbix does not define (no sortfield) are
-// sorted. The peer's normalised answers are the golden files
+// sorted; a step marked "compare": "shape" keeps only the kind of its
+// answer (a get without a filter returns whatever else the server
+// holds). The peer's normalised answers are the golden files
 // (testdata/golden/<name>.json), so CI replays them without a peer.
 //
 // Every difference between a golden answer and Peregrine's must be listed

@@ -21,6 +21,10 @@ type normaliser struct {
 	names map[string]string
 	// gen counts the generated IDs seen of each kind.
 	gen map[string]int
+	// sortFields are the fields the request sorts by: objects equal in
+	// all of them may come in any order (Zabbix defines none), so each
+	// run of them is sorted as an unsorted list is.
+	sortFields []string
 	// family is the ID kind of the method being normalised ("hostid"
 	// for host.*): an ID quoted in its error message is of that kind
 	// first.
@@ -258,6 +262,8 @@ func (n *normaliser) value(key string, v any, top, ordered bool) any {
 				prefer = n.family
 			}
 			sortObjects(out, prefer)
+		} else if top && len(n.sortFields) > 0 {
+			sortTies(out, n.sortFields, n.family)
 		}
 		return out
 	case string:
@@ -411,6 +417,41 @@ func sortObjects(xs []any, prefer string) {
 		return
 	}
 	sortCanonical(xs)
+}
+
+// sortTies sorts each run of objects equal in every field of fields, in
+// place, leaving the runs where they are.
+func sortTies(xs []any, fields []string, prefer string) {
+	key := func(x any) (string, bool) {
+		m, ok := x.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		var b strings.Builder
+		for _, f := range fields {
+			v, ok := m[f]
+			if !ok {
+				return "", false
+			}
+			b.WriteString(enc(v))
+			b.WriteByte(0)
+		}
+		return b.String(), true
+	}
+	for i := 0; i < len(xs); {
+		k, ok := key(xs[i])
+		j := i + 1
+		for ok && j < len(xs) {
+			if k2, ok2 := key(xs[j]); !ok2 || k2 != k {
+				break
+			}
+			j++
+		}
+		if j-i > 1 {
+			sortObjects(xs[i:j], prefer)
+		}
+		i = j
+	}
 }
 
 // idMember is the ID member that tells xs's objects apart, or "".

@@ -195,7 +195,11 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 		bindErr := r.bindStep(n, v, s, res)
 		ordered := s.Order == "keep" || (s.Order == "" && bytes.Contains(s.Params, []byte(`"sortfield"`)))
+		n.sortFields = sortFields(params)
 		a := n.answer(s.Method, x, ordered)
+		if s.Compare == "shape" {
+			a = shapeOf(a)
+		}
 		if m, ok := x.(map[string]any); ok && len(s.RPCID) > 0 {
 			if am, ok := a.(map[string]any); ok {
 				am["id"] = m["id"]
@@ -209,6 +213,50 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 	}
 	return out, nil
+}
+
+// shapeOf keeps an answer's error, or its result's JSON type.
+func shapeOf(a any) any {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return a
+	}
+	r, ok := m["result"]
+	if !ok {
+		return a
+	}
+	kind := "<null>"
+	switch r.(type) {
+	case []any:
+		kind = "<array>"
+	case map[string]any:
+		kind = "<object>"
+	case string:
+		kind = "<string>"
+	case json.Number:
+		kind = "<number>"
+	case bool:
+		kind = "<bool>"
+	}
+	return map[string]any{"result": kind}
+}
+
+// sortFields are the fields a request sorts by ("sortfield", one or a
+// list), or nil.
+func sortFields(params json.RawMessage) []string {
+	var p struct {
+		SortField json.RawMessage `json:"sortfield"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.SortField) == 0 {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(p.SortField, &one) == nil {
+		return []string{one}
+	}
+	var list []string
+	_ = json.Unmarshal(p.SortField, &list)
+	return list
 }
 
 // bindStep records the step's bindings and the IDs a create returned.

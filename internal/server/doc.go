@@ -78,13 +78,21 @@
 // alerts.command_timeout. It stops after the last evaluation pass at
 // shutdown.
 //
+// IT services (package service, Server.Services, data_dir/services.db)
+// get the same committed batches (the wrapper's notify calls both) and
+// only queue them; on their own goroutine they recompute the services'
+// statuses and store each change. They read the event store's open
+// problems at start, serve the API's service.* and sla.*, and stop with
+// the alert engine.
+//
 // It knows history backends only through history's interfaces: it opens
 // the configured one and hands it on; trends and housekeeping find the
 // optional interfaces by assertion.
 //
 // Self-monitoring: the first start of a data directory creates the host
-// "Peregrine server" (group "Zabbix servers") with internal items
-// (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
+// "Zabbix server" (group "Zabbix servers"), named as a fresh Zabbix 6.0
+// names it so that dashboards and scripts naming it keep working, with
+// internal items (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
 // a user who deletes the host does not get it back. The internal items
 // are answered by package poll/selfcheck from figures wired here: the
 // pipeline's per-type counts, the runtime's not-supported counts, the

@@ -16,7 +16,7 @@ import (
 // server" in group "Zabbix servers" watching the server's own figures;
 // a fresh Peregrine data directory gets the same, once.
 const (
-	SelfHostName  = "Peregrine server"
+	SelfHostName  = "Zabbix server"
 	SelfHostGroup = "Zabbix servers"
 )
 

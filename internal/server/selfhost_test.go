@@ -27,7 +27,7 @@ func selfHostItems(t *testing.T, s *Server) map[string]uint64 {
 }
 
 // TestSelfMonitoringHost: the first start of a data directory creates
-// the host "Peregrine server" (group "Zabbix servers") with internal
+// the host "Zabbix server" (group "Zabbix servers") with internal
 // items, whose values arrive through the poller and are read back
 // through history.get; a restart does not duplicate it; once deleted it
 // stays deleted.

@@ -36,6 +36,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/service"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
@@ -51,6 +52,10 @@ func HistoryPath(dataDir string) string { return filepath.Join(dataDir, "history
 
 // EventsPath is the event store's directory under dataDir.
 func EventsPath(dataDir string) string { return filepath.Join(dataDir, "events") }
+
+// ServicesPath is the services database: IT services, SLAs and the
+// services' status history.
+func ServicesPath(dataDir string) string { return filepath.Join(dataDir, "services.db") }
 
 // AlertsPath is the alert engine's log (alerts and escalations).
 func AlertsPath(dataDir string) string { return filepath.Join(dataDir, "alerts") }
@@ -125,6 +130,10 @@ type Server struct {
 	// creation through Triggers, and as periods start and end); its
 	// Suppressed is the action engine's "problem is suppressed" hook.
 	Maintenance *maintenance.Tracker
+	// Services computes the IT services' statuses from the problems the
+	// state machine commits (data_dir/services.db); like Alerts it runs
+	// until the evaluator has stopped.
+	Services *service.Engine
 	// cmdAgent asks agents for system.run (remote commands): its own
 	// checker, so that commands are not counted as item checks.
 	cmdAgent *agent.Checker
@@ -267,6 +276,8 @@ func (s *Server) Run(ctx context.Context) error {
 	actx, stopAlerts := context.WithCancel(context.Background())
 	alertsDone := make(chan struct{})
 	go func() { defer close(alertsDone); s.Alerts.Run(actx) }()
+	servicesDone := make(chan struct{})
+	go func() { defer close(servicesDone); s.Services.Run(actx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.ValueCache.Run(pctx) }()
 
@@ -334,6 +345,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.Evaluator.Drain(context.Background())
 	stopAlerts()
 	<-alertsDone
+	<-servicesDone
 	close(stopRates)
 	if err := s.closeAll(); err != nil && runErr == nil {
 		runErr = err
@@ -367,6 +379,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Alerts != nil {
 		errs = append(errs, s.Alerts.Close())
+	}
+	if s.Services != nil {
+		errs = append(errs, s.Services.Close())
 	}
 	if s.Events != nil {
 		errs = append(errs, s.Events.Close())

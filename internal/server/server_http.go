@@ -49,6 +49,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		Events: s.Events, TriggerStates: s.Triggers, Audit: s.Audit,
 		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
+		Services:     s.Services,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		SettingsHook: s.applySettings,
 		Logger:       log.With("component", "api"), Metrics: s.Metrics,

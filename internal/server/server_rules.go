@@ -9,6 +9,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/service"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
@@ -22,8 +23,9 @@ import (
 // checker of remote commands.
 //
 // Builds: s.Maintenance, s.cmdAgent (system.run on agents), s.Alerts
-// (with its log), s.Triggers (the problem state machine, committing
-// through the alert engine's Notify) and s.Evaluator.
+// (with its log), s.Services (IT services, data_dir/services.db),
+// s.Triggers (the problem state machine, committing through the alert
+// engine's and the services' Notify) and s.Evaluator.
 //
 // Two hooks reach stages built later, read when called, never here:
 // the alert engine's {ITEM.LASTVALUE} reads s.Pipeline and a soft
@@ -78,10 +80,16 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	if err != nil {
 		return err
 	}
+	s.Services, err = service.Open(context.Background(), service.Options{Path: ServicesPath(cfg.DataDir), Events: s.Events,
+		Metrics: s.Metrics, Logger: log.With("component", "service")})
+	if err != nil {
+		return err
+	}
 	// The state machine commits through notifyStore: every committed
-	// batch of events and acknowledges is handed to the alert engine,
-	// which only queues it (it never blocks evaluation).
-	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, s.Alerts.Notify}, Suppress: s.Maintenance.Covers,
+	// batch of events and acknowledges is handed to the alert engine and
+	// the services, which only queue it (they never block evaluation).
+	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b) }
+	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, notify}, Suppress: s.Maintenance.Covers,
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made in the ways-in stage, and results only flow
 		// once it runs.

@@ -25,8 +25,11 @@
 //     writes them: through the item's value map, "Up (1)", else with
 //     the item's units ("1.4 GB", "1h 2m 5s"; package zbx/units), the
 //     table recorded from 6.0 in opdata.go; severity from
-//     the trigger's priority, tags from the trigger and its hosts with
-//     macros in values expanded, duplicates dropped; a problem is made
+//     the trigger's priority; tags (tags.go) as the Zabbix 6.0 server
+//     makes them: the trigger's, then for each item of the problem
+//     expression in order of appearance its tags and its host's, names
+//     and values expanded (item and host tags in their host's context,
+//     {ITEM.*} left as written), each pair once; a problem is made
 //     suppressed when Options.Suppress says a maintenance covers it
 //     (package maintenance). With MacroResolver, a trigger whose own
 //     texts have macros has them expanded once per catalog snapshot,

@@ -93,6 +93,9 @@ type Machine struct {
 	// exp caches macro expansions per trigger for one snapshot; guarded
 	// by mu.
 	exp expCache
+	// order caches the items of triggers' problem expressions in order
+	// of appearance for one snapshot (tags.go); guarded by mu.
+	order itemOrder
 }
 
 // New makes a machine whose trigger runtimes are those stored.
@@ -503,7 +506,7 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 	mc := &MacroContext{Trigger: t, Snapshot: snap}
 	x.okName, x.okTags = m.name(t, mc), m.tags(snap, t, mc)
 	p := &x.problem
-	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(eventName(t)), !itemMacro(t.Opdata), !tagItemMacro(snap, t)
+	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(eventName(t)), !itemMacro(t.Opdata), !tagItemMacro(t)
 	if p.nameConst {
 		p.name = x.okName
 	}
@@ -527,64 +530,19 @@ func eventName(t *catalog.Trigger) string {
 }
 
 // hasMacro reports whether t's own texts (name, operational data, tags)
-// have a macro. Its hosts' tags are not looked at: that would cost a
-// host lookup per event of every trigger, and a trigger whose only
-// macros are in its hosts' tags is expanded per event as before.
+// have a macro. Its items' and hosts' tags are not looked at: that would
+// cost lookups per event of every trigger, and a trigger whose only
+// macros are in those tags is expanded per event.
 func hasMacro(t *catalog.Trigger) bool {
 	if strings.IndexByte(eventName(t), '{') >= 0 || strings.IndexByte(t.Opdata, '{') >= 0 {
 		return true
 	}
 	for _, tg := range t.Tags {
-		if strings.IndexByte(tg.Value, '{') >= 0 {
+		if strings.IndexByte(tg.Tag, '{') >= 0 || strings.IndexByte(tg.Value, '{') >= 0 {
 			return true
 		}
 	}
 	return false
-}
-
-// itemMacro reports whether text has a macro whose value comes from the
-// evaluation ({ITEM.VALUE}, {ITEM.LASTVALUE} and their indexed forms).
-func itemMacro(text string) bool { return strings.Contains(text, "{ITEM.") }
-
-func tagItemMacro(snap *catalog.Snapshot, t *catalog.Trigger) bool {
-	found := false
-	eachTag(snap, t, func(tg catalog.Tag) { found = found || itemMacro(tg.Value) })
-	return found
-}
-
-// eachTag calls fn with t's tags, then its hosts' tags.
-func eachTag(snap *catalog.Snapshot, t *catalog.Trigger, fn func(catalog.Tag)) {
-	for _, tg := range t.Tags {
-		fn(tg)
-	}
-	for _, hid := range t.HostIDs {
-		if h := snap.HostByID(hid); h != nil {
-			for _, tg := range h.Tags {
-				fn(tg)
-			}
-		}
-	}
-}
-
-// tags are t's tags followed by its hosts' tags, values expanded (item
-// values shown as in names: opdata.go), without duplicates.
-func (m *Machine) tags(snap *catalog.Snapshot, t *catalog.Trigger, mc *MacroContext) []event.Tag {
-	var out []event.Tag
-	shown := mc
-	eachTag(snap, t, func(tg catalog.Tag) {
-		vmc := mc
-		if itemMacro(tg.Value) {
-			if shown == mc {
-				shown = withValues(mc, displayValues(mc.Snapshot, mc.Result, inName))
-			}
-			vmc = shown
-		}
-		e := event.Tag{Tag: tg.Tag, Value: m.res.Expand(tg.Value, vmc)}
-		if !slices.Contains(out, e) {
-			out = append(out, e)
-		}
-	})
-	return out
 }
 
 // OpenTriggersStore is what Reconcile needs besides Store: the

@@ -16,6 +16,11 @@ type MacroContext struct {
 	// Result is the evaluation that made the event; nil for OK events
 	// made by a manual close.
 	Result *Result
+	// Host, if not 0, is the host of the item or host whose tags are
+	// expanded (tags.go): {HOST.*} and user macros are that host's, and
+	// {ITEM.*} macros are left as written, as Zabbix 6.0 expands item
+	// and host tags.
+	Host uint64
 }
 
 // Resolver expands macros in text. Implementations must be safe for
@@ -86,12 +91,16 @@ func (r MacroResolver) Expand(text string, mc *MacroContext) string {
 // macro resolves one macro, "{...}" included.
 func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
 	t := mc.Trigger
+	hostIDs := t.HostIDs
+	if mc.Host != 0 {
+		hostIDs = []uint64{mc.Host}
+	}
 	if strings.HasPrefix(m, "{$") {
-		if len(t.HostIDs) == 0 {
+		if len(hostIDs) == 0 {
 			return "", false
 		}
 		if r.UserMacro != nil {
-			return r.UserMacro(t.HostIDs[0], m)
+			return r.UserMacro(hostIDs[0], m)
 		}
 		if mc.Snapshot == nil {
 			return "", false
@@ -100,7 +109,7 @@ func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		d, ok := mc.Snapshot.UserMacros(t.HostIDs[0]).Resolve(ref)
+		d, ok := mc.Snapshot.UserMacros(hostIDs[0]).Resolve(ref)
 		if !ok {
 			return "", false
 		}
@@ -125,10 +134,10 @@ func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
 			return severityNames[t.Priority], true
 		}
 	case "HOST.HOST", "HOSTNAME", "HOST.NAME":
-		if idx > len(t.HostIDs) || mc.Snapshot == nil {
+		if idx > len(hostIDs) || mc.Snapshot == nil {
 			return "", false
 		}
-		h := mc.Snapshot.HostByID(t.HostIDs[idx-1])
+		h := mc.Snapshot.HostByID(hostIDs[idx-1])
 		if h == nil {
 			return "", false
 		}
@@ -137,6 +146,9 @@ func (r MacroResolver) macro(m string, mc *MacroContext) (string, bool) {
 		}
 		return h.Host, true
 	case "ITEM.VALUE", "ITEM.LASTVALUE":
+		if mc.Host != 0 {
+			return "", false
+		}
 		if mc.Result == nil || idx > len(mc.Result.ItemValues) {
 			return "*UNKNOWN*", true
 		}

@@ -54,6 +54,10 @@ func (m *Machine) opdata(t *catalog.Trigger, mc *MacroContext) string {
 	return m.res.Expand(t.Opdata, withValues(mc, displayValues(mc.Snapshot, mc.Result, inOpdata)))
 }
 
+// ShowValues returns r with its item values shown as in event names, for
+// readers that expand names themselves (trigger.get's expandDescription).
+func ShowValues(snap *catalog.Snapshot, r *Result) *Result { return displayValues(snap, r, inName) }
+
 // withValues returns mc with r as its result (mc itself if r is its own).
 func withValues(mc *MacroContext, r *Result) *MacroContext {
 	if r == mc.Result {
