@@ -280,10 +280,18 @@ func TestSettingsApplied(t *testing.T) {
 	s, stop := runServer(t, cfg)
 	admin := adminLogin(t, s)
 	var names []string
-	admin.ok("settings.update", map[string]any{"login_attempts": 2, "auditlog_enabled": "0"}, &names)
-	if !cmp.Equal(names, []string{"auditlog_enabled", "login_attempts"}) {
-		t.Errorf("settings.update: %v, want the members given in their order (the client sends a map's in key order), as 6.0", names)
+	admin.ok("settings.update", map[string]any{"login_attempts": 2, "login_block": "30s"}, &names)
+	if !cmp.Equal(names, []string{"login_attempts", "login_block"}) {
+		t.Errorf("settings.update: %v, want the members given in their order, as 6.0", names)
 	}
+	// Audited as 6.0 audits it: resource 40, ID 1, the members changed
+	// (login_block kept its value).
+	var recs []map[string]string
+	admin.ok("auditlog.get", map[string]any{"output": []string{"resourcetype", "resourceid", "details"}, "filter": map[string]any{"resourcetype": 40}}, &recs)
+	if want := []map[string]string{{"resourcetype": "40", "resourceid": "1", "details": `{"settings.login_attempts":["update","2","5"]}`}}; !cmp.Equal(recs, want) {
+		t.Errorf("audit records: %v, want %v", recs, want)
+	}
+	admin.ok("settings.update", map[string]any{"auditlog_enabled": "0"}, nil)
 	if s.Audit.Enabled() {
 		t.Error("auditlog_enabled 0 left the audit log on")
 	}
