@@ -126,14 +126,14 @@ func (s *Server) roleAllows(ctx context.Context, u User, method string) (bool, e
 	if s.opts.Accounts == nil || u.RoleID == 0 {
 		return true, nil
 	}
-	r, err := s.opts.Accounts.Role(ctx, u.RoleID)
+	r, err := s.opts.Accounts.RoleRules(ctx, u.RoleID)
 	if errors.Is(err, auth.ErrNotFound) {
 		return true, nil // deleted meanwhile: the type decides
 	}
 	if err != nil {
 		return false, err
 	}
-	return rulesAllow(&r.Rules, strings.ToLower(method)), nil
+	return rulesAllow(r, strings.ToLower(method)), nil
 }
 
 // rulesAllow is roleAllows for the rules of a role.

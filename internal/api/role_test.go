@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/auth"
 )
 
 // TestRoleMethods: role.create, .update, .delete and role.get's rules,
@@ -82,4 +84,38 @@ func TestRoleMethods(t *testing.T) {
 		t.Errorf("selectUsers count: %+v", counts)
 	}
 	f.mustDo(f.root, "role.delete", `["`+id+`"]`, nil)
+}
+
+// TestRulesAllow: what a role's API rules let its users call (Zabbix
+// 6.0.14's answers to a user of a role with these rules: "No
+// permissions to call" for each false).
+func TestRulesAllow(t *testing.T) {
+	for _, c := range []struct {
+		rules  auth.RoleRules
+		method string
+		want   bool
+	}{
+		{auth.RoleRules{APIAccess: 1}, "user.get", true},
+		{auth.RoleRules{APIAccess: 0}, "user.get", false},
+		{auth.RoleRules{APIAccess: 0}, "user.logout", false},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"host.get"}}, "host.get", true},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"host.get"}}, "user.get", false},
+		{auth.RoleRules{APIAccess: 1, APIMode: 0, API: []string{"host.get"}}, "host.get", false},
+		{auth.RoleRules{APIAccess: 1, APIMode: 0, API: []string{"host.get"}}, "user.get", true},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"host.*"}}, "host.create", true},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"*.get"}}, "item.get", true},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"*.get"}}, "item.create", false},
+		{auth.RoleRules{APIAccess: 1, APIMode: 1, API: []string{"*"}}, "item.create", true},
+		{auth.RoleRules{APIAccess: 1, ActionsDefault: 1, Actions: map[string]int{"manage_api_tokens": 0}}, "token.get", false},
+		{auth.RoleRules{APIAccess: 1, ActionsDefault: 1, Actions: map[string]int{"execute_scripts": 0}}, "script.execute", false},
+		{auth.RoleRules{APIAccess: 1, ActionsDefault: 0}, "script.get", true},
+		{auth.RoleRules{APIAccess: 1, ActionsDefault: 0}, "maintenance.create", false},
+	} {
+		if got := rulesAllow(&c.rules, c.method); got != c.want {
+			t.Errorf("%+v, %s: %v, want %v", c.rules, c.method, got, c.want)
+		}
+	}
+	if n := len(zabbixMethods); n != 193 {
+		t.Errorf("%d methods of Zabbix 6.0.14 that need a login, want 193", n)
+	}
 }

@@ -284,6 +284,26 @@ func (s *Store) Role(ctx context.Context, id uint64) (UserRole, error) {
 	return cloneRole(r), nil
 }
 
+// RoleRules returns the rules of role id without copying them, for the
+// check of every API call: the result is shared and must not be
+// modified (a change of the role replaces it). ErrNotFound if there is
+// no such role.
+func (s *Store) RoleRules(ctx context.Context, id uint64) (*RoleRules, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	m, err := s.roleMap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := m[id]
+	if !ok {
+		return nil, fmt.Errorf("auth: role %d: %w", id, ErrNotFound)
+	}
+	return &r.Rules, nil
+}
+
 func cloneRole(r *UserRole) UserRole {
 	out := *r
 	out.Rules.UI = maps.Clone(r.Rules.UI)
