@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/expr"
 )
 
 func (s *Server) registerConfig() {
@@ -16,10 +17,13 @@ func (s *Server) registerConfig() {
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
+	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
+	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
 	s.registerConfigWrite()
 	s.registerMacros()
 	s.registerMaintenance()
+	s.registerRegexps()
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements
@@ -186,7 +190,24 @@ func editError(err error, idField string) error {
 			return errParams("Item uses host interface from non-parent host.")
 		case catalog.WrongInterfaceType:
 			return errParams("Item uses incorrect interface type.")
+		case catalog.RegexpExists:
+			return errParams(`Regular expression "%s" already exists.`, ce.Name)
 		}
+	}
+	if e := ifaceProblem(err); e != nil {
+		return e
+	}
+	var re *catalog.ExprRefError
+	if errors.As(err, &re) {
+		return errParams("%s", re.Error())
+	}
+	var iv *catalog.IncorrectValue
+	if errors.As(err, &iv) {
+		return errParams(`Incorrect value for field "%s": %s.`, iv.Field, iv.Reason)
+	}
+	if errors.Is(err, catalog.ErrMaintenanceEmpty) {
+		// Recorded from 6.0.14: no path, a capital.
+		return errParams("At least one host group or host must be selected.")
 	}
 	if errors.Is(err, catalog.ErrNotFound) {
 		return errNoPermissions
@@ -195,6 +216,11 @@ func editError(err error, idField string) error {
 	if errors.As(err, &fe) {
 		if e := masterError(fe, idField); e != nil {
 			return e
+		}
+		var pe *expr.ParseError
+		if errors.As(fe.Err, &pe) {
+			// An expression that does not parse, in 6.0's words.
+			return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), pe.Zabbix())
 		}
 		return errParams(`Invalid parameter "%s": %s.`, apiPath(fe.Field, idField), strings.TrimSuffix(fe.Err.Error(), "."))
 	}
@@ -255,6 +281,31 @@ func masterError(fe *catalog.FieldError, idField string) *Error {
 	case strings.Contains(msg, "needs a master"):
 		obj, _, _ := strings.Cut(apiPath(field, idField), "/master_item")
 		return errParams(`Invalid parameter "%s": the parameter "master_itemid" is missing.`, obj)
+	}
+	return nil
+}
+
+// ifaceProblem words a host interface's refused address or port as
+// Zabbix 6.0's host.create/update and hostinterface.create/update do
+// (recorded from 6.0.14); nil for other errors.
+func ifaceProblem(err error) *Error {
+	var ie *catalog.IfaceError
+	if !errors.As(err, &ie) {
+		return nil
+	}
+	switch ie.Problem {
+	case catalog.IfaceNoAddress:
+		return errParams("IP and DNS cannot be empty for host interface.")
+	case catalog.IfaceNoIP:
+		return errParams(`Interface with DNS "%s" cannot have empty IP address.`, ie.Value)
+	case catalog.IfaceNoDNS:
+		return errParams(`Interface with IP "%s" cannot have empty DNS name while having "Use DNS" property on "%s".`, ie.Value, ie.Host)
+	case catalog.IfaceBadIP:
+		return errParams(`Invalid IP address "%s".`, ie.Value)
+	case catalog.IfaceBadDNS:
+		return errParams(`Incorrect interface DNS parameter "%s" provided.`, ie.Value)
+	case catalog.IfaceBadPort:
+		return errParams(`Incorrect interface port "%s" provided.`, ie.Value)
 	}
 	return nil
 }

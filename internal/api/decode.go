@@ -91,7 +91,14 @@ var (
 	strictGetRules = decodeRules{dialect: dialectGet, jsonOrder: true}
 	lenientRules   = decodeRules{dialect: dialectGet, fold: true, lenient: true, jsonOrder: true}
 	writeRules     = decodeRules{dialect: dialectWrite, fold: true, strictNested: true, unknownLater: true, jsonOrder: true}
-	validatorRules = decodeRules{dialect: dialectValidator, ruleOrder: true}
+	// legacyWriteRules are those of the create and update methods 6.0
+	// checks with their own code rather than its API input validator
+	// (host, item, hostinterface: decodeLegacyObjects): members of the
+	// objects no field declares are ignored (recorded from 6.0.14:
+	// host.create {"xyz": 1, ...} creates the host), those of nested
+	// objects still refused.
+	legacyWriteRules = decodeRules{dialect: dialectWrite, fold: true, lenient: true, strictNested: true, unknownLater: true, jsonOrder: true}
+	validatorRules   = decodeRules{dialect: dialectValidator, ruleOrder: true}
 )
 
 // valueKind is how a field's value is read. The Go type gives the
@@ -922,44 +929,6 @@ func decodeLenient(raw json.RawMessage, v any) error {
 		return invalid("/", "a object is expected")
 	}
 	return apiError(decodeObject(raw, "/", v, &lenientRules))
-}
-
-// decodeObjects decodes the params of a create or update method: an
-// array of objects, or one object, each into an element of out, with
-// errors naming the element as Zabbix does: "/1/key_" for the first
-// object's key_. A null element is an object with no members.
-func decodeObjects[T any](raw json.RawMessage, out *[]T) error {
-	raw = bytes.TrimSpace(raw)
-	var elems [][]byte
-	switch {
-	case len(raw) > 0 && raw[0] == '{':
-		elems = [][]byte{raw}
-	case len(raw) > 0 && raw[0] == '[':
-		var ok bool
-		if elems, ok = arrayElems(raw); !ok {
-			return errParams(`Invalid parameter "/": an array or object is expected.`)
-		}
-	default:
-		return errParams(`Invalid parameter "/": an array or object is expected.`)
-	}
-	if len(elems) == 0 {
-		return errParams(`Invalid parameter "/": cannot be empty.`)
-	}
-	*out = make([]T, len(elems))
-	for i, el := range elems {
-		path := "/" + strconv.Itoa(i+1)
-		ms, ok := objectMembers(el)
-		switch {
-		case isNull(el):
-			ms = nil
-		case !ok:
-			return invalid(path, writeRules.kindText(reflect.Struct))
-		}
-		if err := decodeMembers(ms, path, &(*out)[i], &writeRules); err != nil {
-			return apiError(err)
-		}
-	}
-	return nil
 }
 
 // decodeStrictObject decodes params that must be an object (an array,

@@ -2,20 +2,27 @@
 // POST /api_jsonrpc.php: request decoding (single and batch), the error
 // object and codes of the Zabbix API, authentication (the "auth" member
 // or "Authorization: Bearer"), per-method roles, request limits, and one
-// file per object family: apiinfo.go, hostgroup.go, host.go, hostiface.go
+// file per object family: apiinfo.go, hostgroup.go, host.go (host.get)
+// and host_write.go (host.create and .update, checked in 6.0's order
+// and words), hostiface.go
 // (host interfaces: host.get's selectInterfaces and hostinterface.get;
 // an SNMP interface's details are returned as Zabbix 6.0 returns them,
 // community and passphrases included), hostiface_write.go
 // (hostinterface.create, .update and .delete, through the catalog's host
 // update so the rules are host.update's),
-// item.go (with item_rows.go), history.go, user.go, usergroup.go,
+// item.go (with item_rows.go, and item_check.go: the checks of
+// item.create and .update 6.0 makes with its own code, in its order and
+// words), history.go, user.go, usergroup.go,
 // role.go (role.*, checked as 6.0's input validator checks them) and
 // role_rules.go (what a role's rules allow: every call that needs a
 // login passes them after the user type, refused with 6.0's `No
 // permissions to call "x.y".`), settings.go (settings, housekeeping
 // and authentication get/update over the auth store's config table;
 // Options.SettingsHook tells the server what changed),
-// token.go, push.go, task.go (task.create type 6, "check now"),
+// token.go, push.go, task.go (task.create type 6, "check now";
+// task.get, always empty: 6.0 lists only diagnostic information tasks,
+// which Peregrine refuses), hanode.go (hanode.get: the one node of a
+// standalone 6.0, itself),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
 // dependency cycle is refused with Zabbix's text naming the cycle),
@@ -28,6 +35,9 @@
 // the queue through its server's internal protocol, not the API),
 // proxy.go (proxy.get: an empty list until Peregrine has proxies,
 // parameters read as 6.0's legacy proxy.get reads them),
+// regexp.go (regexp.get/create/update/delete: the catalog's global
+// regular expressions, super admins only, checked as 6.0's validator
+// checks them, with decodeRuled),
 // preprocessing.go (preprocessing.test, also an extension: the
 // frontend's "Test" button, which Zabbix's frontend sends to its server;
 // docs/api.md has its shape, and the validation of preprocessing
@@ -36,8 +46,8 @@
 // parameters all get methods share are in get.go, and catalog.go turns
 // catalog edit errors into Zabbix's.
 //
-// Parameters (params.go, decode.go, params_legacy.go, params_refs.go,
-// params_nested.go, params_alert.go): each method declares its
+// Parameters (params.go, decode.go, decode_objects.go, params_legacy.go,
+// params_refs.go, params_nested.go, params_alert.go): each method declares its
 // parameters in one place, a params struct next to it, one field per
 // parameter: the json tag names it, the field's type and "as" tag say
 // how its value is read (IDs, integers, strings, time units, outputs,
@@ -70,11 +80,18 @@
 //     with the texts of 6.0's API input validator: unknown members and
 //     fields refused, a list naming a value twice too (zbx:"uniq"),
 //     output lists giving the fields named and not the ID;
-//   - decodeObjects (create and update: objects), decodeIDs (delete),
-//     decodeStrictObject (preprocessing.test) and decodeLenient
-//     (user.login, user.checkAuthentication, script.execute, which
-//     ignore unknown members), which keep the texts their methods had,
-//     quirks included ("/1/MediaType/name").
+//   - decodeObjects (create and update: objects), decodeIDs (delete:
+//     an array of IDs or, as PHP reads one, an object whose values are
+//     the IDs), decodeStrictObject (preprocessing.test) and
+//     decodeLenient (user.login, user.checkAuthentication,
+//     script.execute, which ignore unknown members), which keep the
+//     texts their methods had, quirks included ("/1/MediaType/name");
+//     decodeObjects has two variants recorded from 6.0.14:
+//     decodeValidatorObjects (the methods 6.0 checks with its API input
+//     validator: host groups, triggers, user macros, maintenances,
+//     value maps) takes {} as the empty list it is to PHP, and
+//     decodeLegacyObjects (host, item, hostinterface, which 6.0 checks
+//     with their own code) ignores the objects' unknown members.
 //
 // Every entry point drops "nopermissions", as Zabbix's API removes it
 // from every call. Nested objects (params_nested.go: a value map's

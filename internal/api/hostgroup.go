@@ -224,7 +224,7 @@ type hostgroupParams struct {
 
 func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error) {
 	var ps []hostgroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(ps))
@@ -252,7 +252,7 @@ func (w *configWriter) hostgroupCreate(ctx context.Context, c *call) (any, error
 
 func (w *configWriter) hostgroupUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []hostgroupParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	var renames []catalog.Group

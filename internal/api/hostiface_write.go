@@ -71,7 +71,7 @@ func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, e
 		decodeObject(el, "", &h, &lenientRules)
 		switch {
 		case !h.HostID.Set:
-			return nil, missing(i, "hostid")
+			return nil, errIncorrectArguments // recorded from 6.0.14
 		case h.InterfaceID.Set:
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "interfaceid".`, i+1)
 		}
@@ -85,11 +85,11 @@ func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, e
 		before = snap
 		lists := map[uint64][]catalog.Interface{}
 		var order []uint64
-		for i, f := range news {
+		for _, f := range news {
 			if _, ok := lists[f.HostID]; !ok {
 				h := snap.HostByID(f.HostID)
 				if h == nil {
-					return nil, errParams(`Invalid parameter "/%d/hostid": No permissions to referred object or it does not exist!`, i+1)
+					return nil, errNoPermissionsParams // recorded from 6.0.14
 				}
 				lists[f.HostID] = slices.Clone(h.Interfaces)
 				order = append(order, f.HostID)
@@ -141,7 +141,10 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 			}
 		}
 		id, ok := parseID(idRaw)
-		if idRaw == nil || !ok {
+		switch {
+		case idRaw == nil:
+			return nil, errIncorrectArguments // recorded from 6.0.14
+		case !ok:
 			return nil, missing(i, "interfaceid")
 		}
 		ids[i], patches[i] = id, ms
@@ -159,7 +162,7 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 		for i, id := range ids {
 			cur := snap.Interface(id)
 			if cur == nil {
-				return nil, errParams(`Invalid parameter "/%d/interfaceid": No permissions to referred object or it does not exist!`, i+1)
+				return nil, errNoPermissionsParams // recorded from 6.0.14
 			}
 			// The current interface, the given members over it.
 			v := ifaceParams{InterfaceID: given(id), Type: given(int64(cur.Type)), Main: given(boolNum64(cur.Main)),
@@ -168,7 +171,7 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 				b, _ := json.Marshal(cur.Details)
 				v.Details = given(json.RawMessage(b))
 			}
-			if err := decodeMembers(patchOrder(patches[i]), "", &v, &writeRules); err != nil {
+			if err := decodeMembers(patchOrder(patches[i]), "", &v, &legacyWriteRules); err != nil {
 				var pe *pathError
 				if errors.As(err, &pe) {
 					return nil, errParams(`Invalid parameter "/%d%s": %s.`, i+1, pe.path, pe.msg)
@@ -219,10 +222,10 @@ func (w *configWriter) hostinterfaceDelete(ctx context.Context, c *call) (any, e
 	err = w.editIfaces(ctx, c, hosts, func(snap *catalog.Snapshot) ([]catalog.HostUpdate, error) {
 		lists := map[uint64][]catalog.Interface{}
 		var order []uint64
-		for i, id := range ids {
+		for _, id := range ids {
 			f := snap.Interface(id)
 			if f == nil {
-				return nil, errParams(`Invalid parameter "/%d": No permissions to referred object or it does not exist!`, i+1)
+				return nil, errNoPermissionsParams // recorded from 6.0.14
 			}
 			if _, ok := lists[f.HostID]; !ok {
 				lists[f.HostID] = slices.Clone(snap.HostByID(f.HostID).Interfaces)

@@ -64,7 +64,7 @@ func TestHostInterfacesAPI(t *testing.T) {
 	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"web-01","groups":[{"groupid":%q}],"interfaces":[
 		{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"},
 		{"type":"1","main":"0","useip":"0","ip":"","dns":"web-01.example","port":20050},
-		{"type":2,"main":1,"useip":1,"ip":"127.0.0.2","dns":"","details":{"version":2,"community":"public","bulk":"1"}}]}`, g), "hostids")[0]
+		{"type":2,"main":1,"useip":1,"ip":"127.0.0.2","dns":"","details":{"version":2,"community":"public","bulk":"1"},"port":"161"}]}`, g), "hostids")[0]
 	h := f.cat.Snapshot().Host("web-01")
 	if len(h.Interfaces) != 3 {
 		t.Fatalf("interfaces %+v", h.Interfaces)
@@ -136,7 +136,7 @@ func TestHostInterfacesAPI(t *testing.T) {
 	// Replacing the interfaces without the one the item uses is refused
 	// with Zabbix's message; keeping it (by interfaceid) works, and the
 	// unlisted ones are deleted.
-	_, e := f.call(t, "super", "host.update", fmt.Sprintf(`{"hostid":%q,"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.9"}]}`, hid))
+	_, e := f.call(t, "super", "host.update", fmt.Sprintf(`{"hostid":%q,"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.9","dns":"","port":"10050"}]}`, hid))
 	if e == nil || e.Data != `Interface is linked to item "ping" on "web-01".` {
 		t.Fatalf("deleting a used interface: %+v", e)
 	}
@@ -148,7 +148,8 @@ func TestHostInterfacesAPI(t *testing.T) {
 }
 
 // TestHostInterfaceErrors checks the Zabbix 6.0 interface rules and the
-// parameter checks through host.create and host.update.
+// parameter checks through host.create and host.update; the texts of
+// Zabbix's own refusals were recorded from Zabbix 6.0.14.
 func TestHostInterfaceErrors(t *testing.T) {
 	f, _, _ := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
@@ -156,21 +157,21 @@ func TestHostInterfaceErrors(t *testing.T) {
 		return fmt.Sprintf(`{"host":"h","groups":[{"groupid":%q}],"interfaces":%s}`, g, ifaces)
 	}
 	for _, tc := range []struct{ params, want string }{
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1"},{"type":1,"main":1,"useip":1,"ip":"127.0.0.2"}]`), "Host cannot have more than one default interface of the same type."},
-		{hc(`[{"type":1,"main":0,"useip":1,"ip":"127.0.0.1"}]`), `No default interface for "Agent" type on "h".`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":""}]`), `Invalid parameter "/1/interfaces/1/ip": cannot be empty when useip is 1 (connect by IP address).`},
-		{hc(`[{"type":1,"main":1,"useip":0,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1/dns": cannot be empty when useip is 0 (connect by DNS name).`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"localhost"}]`), `Invalid parameter "/1/interfaces/1/ip": "localhost" is not an IPv4 or IPv6 address.`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","port":"99999"}]`), `Invalid parameter "/1/interfaces/1/port": "99999" is not a port number 0..65535.`},
-		{hc(`[{"type":5,"main":1,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1/type": value must be one of 1, 2, 3, 4.`},
-		{hc(`[{"main":1,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1": the parameter "type" is missing.`},
-		{hc(`[{"type":1,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1": the parameter "main" is missing.`},
-		{hc(`[{"type":1,"main":2,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1/main": value must be one of 0, 1.`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","bulk":1}]`), `Invalid parameter "/1/interfaces/1": unexpected parameter "bulk".`},
+		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"},{"type":1,"main":1,"useip":1,"ip":"127.0.0.2","dns":"","port":"10050"}]`), "Host cannot have more than one default interface of the same type."},
+		{hc(`[{"type":1,"main":0,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]`), `No default interface for "agent" type on "h".`},
+		{hc(`[{"type":1,"main":1,"useip":1,"ip":"","dns":"","port":"10050"}]`), "IP and DNS cannot be empty for host interface."},
+		{hc(`[{"type":1,"main":1,"useip":0,"ip":"127.0.0.1","dns":"","port":"10050"}]`), `Interface with IP "127.0.0.1" cannot have empty DNS name while having "Use DNS" property on "h".`},
+		{hc(`[{"type":1,"main":1,"useip":1,"ip":"localhost","dns":"","port":"10050"}]`), `Invalid IP address "localhost".`},
+		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","port":"99999","dns":""}]`), `Incorrect interface port "99999" provided.`},
+		{hc(`[{"type":5,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]`), `Invalid parameter "/1/interfaces/1/type": value must be one of 1, 2, 3, 4.`},
+		{hc(`[{"main":1,"useip":1,"ip":"127.0.0.1"}]`), "Incorrect arguments passed to function."},
+		{hc(`[{"type":1,"useip":1,"ip":"127.0.0.1"}]`), "Incorrect arguments passed to function."},
+		{hc(`[{"type":1,"main":2,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]`), `Invalid parameter "/1/interfaces/1/main": value must be one of 0, 1.`},
 		{hc(`{"type":1}`), `Invalid parameter "/1/interfaces": an array is expected.`},
-		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1/details/version": is required for an SNMP interface: 1, 2 or 3.`},
-		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":"x"}]`), `Invalid parameter "/1/interfaces/1/details": an object is expected.`},
-		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","details":{"version":2}}]`), `Invalid parameter "/1/interfaces/1/details": only SNMP interfaces have details.`},
+		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"161"}]`), "Incorrect arguments passed to function."},
+		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":"x","dns":"","port":"161"}]`), "Incorrect arguments passed to function."},
+		{hc(`[{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":{"version":"x"},"dns":"","port":"161"}]`), `Invalid parameter "/1/interfaces/1/details/version": "x" is not an SNMP version: use 1, 2 or 3.`},
+		{hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","details":{"version":2},"dns":"","port":"10050"}]`), `Invalid parameter "/1/interfaces/1/details": only SNMP interfaces have details.`},
 		{hc(`[{"interfaceid":"5","type":1,"main":1,"useip":1,"ip":"127.0.0.1"}]`), `Invalid parameter "/1/interfaces/1/interfaceid": a new host has no interfaces to keep: leave the ID out.`},
 	} {
 		_, e := f.call(t, "super", "host.create", tc.params)
@@ -182,7 +183,7 @@ func TestHostInterfaceErrors(t *testing.T) {
 		t.Fatal("a refused host.create created a host")
 	}
 	// An interface of another host cannot be taken over by host.update.
-	h1 := f.ids(t, "host.create", hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1"}]`), "hostids")[0]
+	h1 := f.ids(t, "host.create", hc(`[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]`), "hostids")[0]
 	h2 := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h2","groups":[{"groupid":%q}]}`, g), "hostids")[0]
 	other := id(f.cat.Snapshot().Host("h").Interfaces[0].ID)
 	_, e := f.call(t, "super", "host.update", fmt.Sprintf(`{"hostid":%q,"interfaces":[{"interfaceid":%q,"type":1,"main":1,"useip":1,"ip":"127.0.0.1"}]}`, h2, other))
@@ -207,23 +208,36 @@ func TestHostInterfaceErrors(t *testing.T) {
 func TestItemInterfaceAPI(t *testing.T) {
 	f, rt, _ := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
-	h1 := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h1","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1"},{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":{"version":3}}]}`, g), "hostids")[0]
-	_ = f.ids(t, "host.create", fmt.Sprintf(`{"host":"h2","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.2"}]}`, g), "hostids")[0]
+	h1 := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h1","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"},{"type":2,"main":1,"useip":1,"ip":"127.0.0.1","details":{"version":3},"dns":"","port":"161"}]}`, g), "hostids")[0]
+	_ = f.ids(t, "host.create", fmt.Sprintf(`{"host":"h2","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.2","dns":"","port":"10050"}]}`, g), "hostids")[0]
 	h3 := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h3","groups":[{"groupid":%q}]}`, g), "hostids")[0]
 	snap := f.cat.Snapshot()
 	agent1, snmp1 := snap.Host("h1").Interfaces[0].ID, snap.Host("h1").Interfaces[1].ID
 	agent2 := snap.Host("h2").Interfaces[0].ID
+	// An agent item on h1 with a delay and an interface unless extra
+	// gives its own.
 	item := func(host, extra string) string {
+		if !strings.Contains(extra, `"delay"`) {
+			extra += `,"delay":"1m"`
+		}
+		if !strings.Contains(extra, `"interfaceid"`) && host == h1 {
+			extra += fmt.Sprintf(`,"interfaceid":%q`, id(agent1))
+		}
 		return fmt.Sprintf(`{"name":"n","key_":"k","hostid":%q,"type":0,"value_type":3%s}`, host, extra)
 	}
+	// Zabbix's texts recorded from Zabbix 6.0.14.
 	for _, tc := range []struct{ params, want string }{
 		{item(h3, ``), "No interface found."},
+		{item(h1, `,"interfaceid":"0"`), "No interface found."},
+		{`{"name":"n","key_":"k","hostid":"` + h1 + `","type":0,"value_type":3,"interfaceid":"` + id(agent1) + `"}`, "Incorrect arguments passed to function."},
 		{item(h1, fmt.Sprintf(`,"interfaceid":%q`, id(agent2))), "Item uses host interface from non-parent host."},
 		{item(h1, fmt.Sprintf(`,"interfaceid":%q`, id(snmp1))), "Item uses incorrect interface type."},
 		{item(h1, `,"interfaceid":"999"`), "Item uses host interface from non-parent host."},
-		{item(h1, `,"delay":"30s;50s/8-9,09:00-18:00"`), `Invalid parameter "/1/delay": update interval "30s;50s/8-9,09:00-18:00": flexible interval "50s/8-9,09:00-18:00":`},
-		{item(h1, `,"delay":"1m;wd1-5hx"`), `Invalid parameter "/1/delay": update interval "1m;wd1-5hx": scheduling interval`},
-		{item(h1, `,"delay":"{$delay}"`), `Invalid parameter "/1/delay":`},
+		{item(h1, `,"delay":"30s;50s/8-9,09:00-18:00"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"1m;wd1-5hx"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"{$delay}"`), `Incorrect value for field "delay": invalid delay.`},
+		{item(h1, `,"delay":"2d"`), `Item will not be refreshed. Update interval should be between 1s and 1d. Also Scheduled/Flexible intervals can be used.`},
+		{item(h3, `,"delay":"x"`), `Incorrect value for field "delay": invalid delay.`}, // before the interface
 		{item(h1, `,"timeout":"0"`), `Invalid parameter "/1/timeout": timeout "0" is out of range`},
 		{item(h1, `,"timeout":"abc"`), `Invalid parameter "/1/timeout":`},
 		{item(h1, `,"interfaceid":"x"`), `Invalid parameter "/1/interfaceid": a number is expected.`},
@@ -233,8 +247,8 @@ func TestItemInterfaceAPI(t *testing.T) {
 			t.Errorf("item.create %s:\n got %+v\nwant %s...", tc.params, e, tc.want)
 		}
 	}
-	// Accepted: defaults to the main agent interface; a flexible and a
-	// scheduling interval; a trapper with an interfaceid stores none.
+	// Accepted: a flexible and a scheduling interval; a trapper with an
+	// interfaceid stores none.
 	ids := f.ids(t, "item.create", fmt.Sprintf(`[%s,
 		{"name":"t","key_":"t","hostid":%q,"type":2,"value_type":3,"interfaceid":%q},
 		{"name":"i","key_":"zabbix[uptime]","hostid":%q,"type":5,"value_type":3,"delay":"1m;md1wd1h9"}]`,
@@ -281,7 +295,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		t.Fatalf("moving to another host's interface: %+v", e)
 	}
 	_, e = f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[0]))
-	if e == nil || !strings.Contains(e.Data, "would never poll") {
+	if e == nil || e.Data != "Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval." {
 		t.Fatalf("delay 0 on an agent item: %+v", e)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":%q,"delay":"0"}`, ids[1])) // a trapper never polls anyway
@@ -300,15 +314,17 @@ func parseU(t *testing.T, s string) uint64 {
 func TestTaskCreate(t *testing.T) {
 	f, _, cn := newIfaceFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
-	h := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1"}]}`, g), "hostids")[0]
-	hOff := f.ids(t, "host.create", fmt.Sprintf(`{"host":"off","status":1,"groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1"}]}`, g), "hostids")[0]
+	h := f.ids(t, "host.create", fmt.Sprintf(`{"host":"h","groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
+	hOff := f.ids(t, "host.create", fmt.Sprintf(`{"host":"off","status":1,"groups":[{"groupid":%q}],"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
+	snap := f.cat.Snapshot()
 	ids := f.ids(t, "item.create", fmt.Sprintf(`[
-		{"name":"a","key_":"a","hostid":%[1]q,"type":0,"value_type":3},
-		{"name":"b","key_":"b","hostid":%[1]q,"type":5,"value_type":3},
+		{"name":"a","key_":"a","hostid":%[1]q,"type":0,"value_type":3,"delay":"1m","interfaceid":"%[3]d"},
+		{"name":"b","key_":"b","hostid":%[1]q,"type":5,"value_type":3,"delay":"1m"},
 		{"name":"trap","key_":"t","hostid":%[1]q,"type":2,"value_type":3},
-		{"name":"active","key_":"act","hostid":%[1]q,"type":7,"value_type":3},
-		{"name":"disabled","key_":"d","hostid":%[1]q,"type":0,"value_type":3,"status":1},
-		{"name":"on off","key_":"o","hostid":%[2]q,"type":0,"value_type":3}]`, h, hOff), "itemids")
+		{"name":"active","key_":"act","hostid":%[1]q,"type":7,"value_type":3,"delay":"1m"},
+		{"name":"disabled","key_":"d","hostid":%[1]q,"type":0,"value_type":3,"status":1,"delay":"1m","interfaceid":"%[3]d"},
+		{"name":"on off","key_":"o","hostid":%[2]q,"type":0,"value_type":3,"delay":"1m","interfaceid":"%[4]d"}]`,
+		h, hOff, snap.Host("h").Interfaces[0].ID, snap.Host("off").Interfaces[0].ID), "itemids")
 	a, b, trap, active, disabled, onOff := ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]
 
 	var res struct{ TaskIDs []string }

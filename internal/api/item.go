@@ -193,8 +193,9 @@ type itemParams struct {
 	MasterItemID  opt[uint64]          `json:"master_itemid"`
 	Params        opt[string]          `json:"params"`
 	// InterfaceID must be one of the host's interfaces of the type the
-	// item type needs; agent items without one get the host's main agent
-	// interface. Ignored (stored as 0) for types that use none.
+	// item type needs; agent, simple check, external and SNMP agent
+	// items are refused without one, as in 6.0 (item_check.go). Ignored
+	// (stored as 0) for types that use none.
 	InterfaceID opt[uint64] `json:"interfaceid"`
 	Timeout     opt[string] `json:"timeout" as:"timeunit"`
 	// RetryDelay is Peregrine's retry interval (soft trigger states).
@@ -223,24 +224,17 @@ type itemParams struct {
 	UUID          opt[ignored]  `json:"uuid"`
 }
 
-// itemTypes lists the supported item types for error messages.
-const itemTypes = "0, 2, 3, 5, 7, 10, 15, 17, 18, 19, 20, 21"
-
 // common validates the members item.create and item.update share.
 func (p *itemParams) common(i int) error {
 	switch {
 	case p.Name.Set && p.Name.Value == "":
 		return empty(i, "name")
-	case p.Key.Set && p.Key.Value == "":
-		return empty(i, "key_")
-	case p.Type.Given() && (p.Type.Value < 0 || p.Type.Value > 255 || !catalog.ItemType(p.Type.Value).Valid()):
-		return oneOf(i, "type", itemTypes)
+	case p.Type.Given() && p.checkType(i) != nil:
+		return p.checkType(i)
 	case p.ValueType.Given() && (p.ValueType.Value < 0 || p.ValueType.Value > 4):
 		return oneOf(i, "value_type", "0, 1, 2, 3, 4")
 	case p.Status.Given() && p.Status.Value != 0 && p.Status.Value != 1:
 		return oneOf(i, "status", "0, 1")
-	case p.Delay.Set && p.Delay.Value == "":
-		return empty(i, "delay")
 	case p.History.Set && p.History.Value == "":
 		return empty(i, "history")
 	case p.Trends.Set && p.Trends.Value == "":
@@ -303,27 +297,18 @@ func itemStatus(v int64) string {
 
 func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 	var ps []itemParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeLegacyObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
+	a, err := w.s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	snap := w.cat.Snapshot()
 	items := make([]catalog.NewItem, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		switch {
-		case p.ItemID.Set:
-			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "itemid".`, i+1)
-		case !p.Name.Set:
-			return nil, missing(i, "name")
-		case !p.Key.Set:
-			return nil, missing(i, "key_")
-		case !p.HostID.Set:
-			return nil, missing(i, "hostid")
-		case !p.Type.Given():
-			return nil, missing(i, "type")
-		case !p.ValueType.Given():
-			return nil, missing(i, "value_type")
-		}
-		if err := p.common(i); err != nil {
+		if err := p.createChecks(i, snap, a); err != nil { // item_check.go
 			return nil, err
 		}
 		if err := p.typeRules(i, catalog.ItemType(p.Type.Value), false, false); err != nil {
@@ -351,7 +336,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 	for i, it := range items {
 		hosts[i] = it.HostID
 	}
-	err := w.edit(ctx, c, "itemid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
+	err = w.edit(ctx, c, "itemid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
 		ids, err = e.CreateItems(items)
 		return err
 	})
@@ -363,7 +348,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 
 func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []itemParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeLegacyObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.ItemUpdate, len(ps))
@@ -384,6 +369,9 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 				typ = catalog.ItemType(p.Type.Value)
 			}
 			if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Params != ""); err != nil {
+				return nil, err
+			}
+			if err := p.updateChecks(cur); err != nil { // item_check.go
 				return nil, err
 			}
 		}

@@ -25,7 +25,7 @@ func TestItemHTTPFields(t *testing.T) {
 	f := newWriteFixture(t)
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
 	h := f.ids(t, "host.create", fmt.Sprintf(`{"host":"a","groups":[{"groupid":"%s"}]}`, g), "hostids")[0]
-	id := f.ids(t, "item.create", fmt.Sprintf(`{"name":"api","key_":"api.health","hostid":"%s","type":19,"value_type":4,
+	id := f.ids(t, "item.create", fmt.Sprintf(`{"name":"api","key_":"api.health","hostid":"%s","type":19,"value_type":4,"delay":"1m",
 		"url":"http://127.0.0.1:8080/health","query_fields":[{"a":"1"},{"b":"2"}],"request_method":"1","post_type":2,
 		"posts":"{\"x\":1}","headers":{"X-B":"2","X-A":"1"},"status_codes":"200,201-299","follow_redirects":0,
 		"retrieve_mode":2,"output_format":1,"verify_peer":1,"authtype":1,"username":"u","password":"p","timeout":"5s"}`, h), "itemids")[0]
@@ -83,7 +83,7 @@ func TestItemHTTPFields(t *testing.T) {
 		`"type":19,"value_type":4,"url":"h","status_codes":"x"`: "status_codes",
 		`"type":19,"value_type":4,"url":"h","headers":"x"`:      "headers",
 	} {
-		_, e := f.call(t, "super", "item.create", fmt.Sprintf(`{"name":"b","key_":"b","hostid":"%s",%s}`, h, params))
+		_, e := f.call(t, "super", "item.create", fmt.Sprintf(`{"name":"b","key_":"b","hostid":"%s","delay":"1m",%s}`, h, params))
 		if e == nil || !strings.Contains(e.Data, wantErr) {
 			t.Errorf("item.create with %s: %+v, want an error naming %s", params, e, wantErr)
 		}

@@ -47,6 +47,11 @@ func errApp(format string, args ...any) *Error {
 var (
 	errNotAuthorized = &Error{Code: codeParams, Data: "Not authorized."}
 	errNoPermissions = &Error{Code: codeApplication, Data: "No permissions to referred object or it does not exist!"}
+	// errNoPermissionsParams is the same text as an invalid parameter,
+	// the code of the methods that check their objects with their
+	// parameters (recorded from 6.0.14: host.update, item.create on a
+	// host that does not exist).
+	errNoPermissionsParams = &Error{Code: codeParams, Data: errNoPermissions.Data}
 )
 
 // request is one decoded JSON-RPC request.

@@ -179,6 +179,14 @@ type maintenanceTag struct {
 // apply sets the given members on m and reports what Zabbix words
 // itself; the catalog validates the rest.
 func (p *maintenanceParams) apply(i int, m *catalog.Maintenance) error {
+	// Refused in 6.0's words (recorded from 6.0.14) where the object
+	// says it all; the catalog checks the result again.
+	switch {
+	case p.ActiveSince.Given() && p.ActiveTill.Given() && p.ActiveTill.Value <= p.ActiveSince.Value:
+		return errParams(`Invalid parameter "/%[1]d/active_till": cannot be less than or equal to the value of parameter "/%[1]d/active_since".`, i+1)
+	case p.Periods.Given() && len(p.Periods.Value) == 0:
+		return errParams(`Invalid parameter "/%d/timeperiods": cannot be empty.`, i+1)
+	}
 	if p.Type.Given() && p.Type.Value != 0 {
 		return errParams(`Invalid parameter "/%d/maintenance_type": maintenance without data collection (1) is not supported by Peregrine: use 0 (with data collection), whose problems are suppressed.`, i+1)
 	}
@@ -263,7 +271,7 @@ func maintenanceError(err error) error { return editError(err, "maintenanceid") 
 
 func (w *configWriter) maintenanceCreate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ms := make([]catalog.Maintenance, len(ps))
@@ -313,7 +321,7 @@ func (w *configWriter) permitted(ctx context.Context, c *call, ok permits) error
 
 func (w *configWriter) maintenanceUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []maintenanceParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ids := make([]uint64, len(ps))

@@ -29,8 +29,9 @@ func TestMaintenanceAPI(t *testing.T) {
 		{`{"name":"night","active_since":1,"active_till":2000,"hostids":["` + h + `"],"timeperiods":[{"period":600,"start_date":1}]}`, `Maintenance "night" already exists.`},
 		{`{"name":"x","active_since":1,"active_till":2000,"hostids":["` + h + `"],"maintenance_type":1,"timeperiods":[{"period":600}]}`, `maintenance without data collection (1) is not supported`},
 		{`{"name":"x","active_since":1,"active_till":2000,"hostids":["` + h + `"],"timeperiods":[{"timeperiod_type":4,"period":600}]}`, `Invalid parameter "/1/timeperiods/1/timeperiod_type": monthly periods (4) are not supported`},
-		{`{"name":"x","active_since":1,"active_till":2000,"timeperiods":[{"period":600}]}`, `at least one host group or host must be selected`},
-		{`{"name":"x","active_since":3000,"active_till":2000,"hostids":["` + h + `"],"timeperiods":[{"period":600}]}`, `Invalid parameter "/1/active_till": must be after active_since`},
+		{`{"name":"x","active_since":1,"active_till":2000,"timeperiods":[{"period":600}]}`, `At least one host group or host must be selected.`}, // Zabbix 6.0.14's text (recorded)
+		{`{"name":"x","active_since":1,"active_till":2000,"groups":[],"hosts":[],"timeperiods":[{"period":600}]}`, `At least one host group or host must be selected.`},
+		{`{"name":"x","active_since":3000,"active_till":2000,"hostids":["` + h + `"],"timeperiods":[{"period":600}]}`, `Invalid parameter "/1/active_till": cannot be less than or equal to the value of parameter "/1/active_since".`}, // Zabbix 6.0.14 (recorded)
 		{`{"name":"x","active_since":1,"active_till":2000,"hostids":["999"],"timeperiods":[{"period":600}]}`, "No permissions"},
 		{`{"name":"x","active_since":1,"active_till":2000,"hostids":["` + h + `"]}`, `the parameter "timeperiods" is missing`},
 	} {

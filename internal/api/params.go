@@ -60,13 +60,17 @@ import (
 // (a legacy get's object, read as Zabbix 6.0 reads it: unknown members
 // ignored, values as PHP takes them, params_legacy.go), decodeGetStrict
 // (a get 6.0 checks with its validator: unknown members refused),
-// decodeObjects (create and update: an array of objects or one object),
-// decodeIDs (delete: an array of IDs), decodeValidated (an object
+// decodeObjects (create and update: an array of objects or one object;
+// decodeValidatorObjects and decodeLegacyObjects read them as the 6.0
+// methods that check them with the API input validator and with their
+// own code do), decodeIDs (delete: an array of IDs, or an object of
+// them), decodeValidated (an object
 // checked as Zabbix's API input validator checks it), decodeStrictObject
 // (an object only), decodeLenient (unknown members ignored, as
 // user.login always has), and for the notification families
 // alertObjects with decodeAlert (their former decoder's dialect,
-// params_alert.go). All but decodeGet and decodeLenient refuse a member
+// params_alert.go). All but decodeGet, decodeLenient and
+// decodeLegacyObjects refuse a member
 // no field declares with Zabbix's `Invalid parameter "/": unexpected
 // parameter "xyz".`, and each names the member of any other problem
 // ("/1/status", "/itemids/2").
@@ -709,14 +713,20 @@ func (l *listLen) decodeParam(b []byte, _ *fieldCtx) error {
 // ids is a list of IDs (an opt[ids] reads one ID as a list of one).
 type ids []uint64
 
-// decodeIDs decodes the params of a *.delete method: an array of IDs.
+// decodeIDs decodes the params of a *.delete method: an array of IDs
+// or, as PHP decodes a JSON object to an array too, an object whose
+// values are the IDs in order (recorded from 6.0.14:
+// hostgroup.delete {"groupid": "5"} deletes group 5, {} is empty).
 func decodeIDs(params json.RawMessage) ([]uint64, error) {
 	raw := bytes.TrimSpace(params)
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, errParams(`Invalid parameter "/": an array is expected.`)
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	var elems [][]byte
+	switch jsonKindOf(raw) {
+	case 'a', 'o':
+		if _, ok := validatorMembers(raw); !ok {
+			return nil, errParams(`Invalid parameter "/": an array is expected.`)
+		}
+		elems = listValues(raw)
+	default:
 		return nil, errParams(`Invalid parameter "/": an array is expected.`)
 	}
 	if len(elems) == 0 {

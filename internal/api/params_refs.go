@@ -70,10 +70,69 @@ func (l *refs) decodeParam(b []byte, c *fieldCtx) error {
 	return nil
 }
 
-// groupRefs is a host's "groups": an array of {"groupid": ...} objects
+// hostGroups is a host's "groups", read as 6.0's host.create and
+// host.update read it (recorded from 6.0.14): an array of {"groupid":
+// ...} objects or one such object, other members of the objects
+// ignored. Nothing is refused here: what 6.0 refuses is kept and the
+// host's checks report it in 6.0's order (groupProblem); a groupid that
+// is no ID names no group (0), which 6.0 answers as a group that does
+// not exist. A group given twice is the host's checks' to refuse.
+type hostGroups struct {
+	ids []uint64
+	// none: not a non-empty array or object, which leaves the host
+	// without a group; noID: an element is no object or has no groupid.
+	none, noID bool
+}
+
+func (l *hostGroups) decodeParam(b []byte, _ *fieldCtx) error {
+	*l = hostGroups{}
+	var elems [][]byte
+	switch jsonKindOf(b) {
+	case 'o':
+		if ms, _ := objectMembers(b); len(ms) > 0 {
+			elems = [][]byte{b}
+		}
+	case 'a':
+		elems, _ = arrayElems(b)
+	}
+	if len(elems) == 0 {
+		l.none = true
+		return nil
+	}
+	for _, el := range elems {
+		ms, ok := objectMembers(el)
+		var raw []byte
+		for _, m := range ms {
+			if m.name == "groupid" {
+				raw = m.raw // a repeated member keeps its last value
+			}
+		}
+		if !ok || raw == nil {
+			l.noID = true
+			return nil
+		}
+		id, _ := parseID(raw)
+		l.ids = append(l.ids, id)
+	}
+	return nil
+}
+
+// groupProblem is 6.0's error for the groups of host (its technical
+// name), or nil.
+func (l *hostGroups) groupProblem(host string) error {
+	switch {
+	case l.none:
+		return errParams(`Host "%s" cannot be without host group.`, host)
+	case l.noID:
+		return errParams(`Incorrect value for field "groups": the parameter "groupid" is missing.`)
+	}
+	return nil
+}
+
+// groupRefs is a maintenance's "groups": an array of {"groupid": ...} objects
 // or, as Zabbix allows, one such object. Other members of the objects (a
 // whole hostgroup.get object) are ignored; a group given twice is the
-// host's checks' to refuse.
+// maintenance's checks' to refuse.
 type groupRefs []uint64
 
 func (l *groupRefs) decodeParam(b []byte, _ *fieldCtx) error {
@@ -200,15 +259,34 @@ func decodeIface(el []byte, sub string) (catalog.Interface, error) {
 	if !bytes.HasPrefix(el, []byte{'{'}) {
 		return catalog.Interface{}, &valueError{sub: sub, msg: "an object is expected"}
 	}
-	if err := decodeElement(el, sub, &v, &writeRules); err != nil {
+	// Members it does not know are ignored, as 6.0 ignores them
+	// (recorded from 6.0.14).
+	if err := decodeElement(el, sub, &v, &legacyWriteRules); err != nil {
 		return catalog.Interface{}, err
 	}
 	return checkIface(&v, sub)
 }
 
+// errIncorrectArguments is 6.0's answer to an object that lacks a
+// member its method's own checks need (recorded from 6.0.14: a new host
+// interface without port, an item without key_).
+var errIncorrectArguments = errParams("Incorrect arguments passed to function.")
+
 // checkIface checks an interface object as Zabbix does and makes the
-// interface; sub is the object's path below the member.
+// interface; sub is the object's path below the member. A new interface
+// (no interfaceid) needs every member and an SNMP one its details'
+// version, as in 6.0 (recorded from 6.0.14); a port given empty is
+// refused in 6.0's words.
 func checkIface(v *ifaceParams, sub string) (catalog.Interface, error) {
+	if !v.InterfaceID.Given() {
+		if !v.Type.Set || !v.Main.Set || !v.UseIP.Set || !v.IP.Set || !v.DNS.Set || !v.Port.Set ||
+			v.Type.Value == int64(catalog.InterfaceSNMP) && !hasMember(v.Details.Value, "version") {
+			return catalog.Interface{}, errIncorrectArguments
+		}
+	}
+	if v.Port.Set && v.Port.Value == "" {
+		return catalog.Interface{}, errParams("Port cannot be empty for host interface.")
+	}
 	for _, m := range []struct {
 		name string
 		f    opt[int64]
@@ -251,4 +329,10 @@ func checkIface(v *ifaceParams, sub string) (catalog.Interface, error) {
 		}
 	}
 	return f, nil
+}
+
+// hasMember reports whether raw is an object with a member name.
+func hasMember(raw []byte, name string) bool {
+	ms, _ := objectMembers(raw)
+	return slices.ContainsFunc(ms, func(m member) bool { return m.name == name })
 }

@@ -202,8 +202,6 @@ func selectObjects(l []object, sl sel, fields []string) any {
 	return res
 }
 
-
-
 // roleParams are the objects of role.create and role.update.
 type roleParams struct {
 	RoleID opt[uint64]          `json:"roleid"`

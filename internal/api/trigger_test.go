@@ -149,9 +149,18 @@ func TestTriggerCRUD(t *testing.T) {
 		t.Errorf("tags %v", tr["tags"])
 	}
 
-	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/nope)>1"}`, `Invalid parameter "/1/expression": Incorrect item key "nope" provided for trigger expression on "web-1"`)
-	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/nohost/load)>1"}`, `Host "nohost" does not exist`)
-	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>"}`, `Invalid parameter "/1/expression"`)
+	// Zabbix's texts recorded from Zabbix 6.0.14.
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/nope)>1"}`, `Incorrect item key "nope" provided for trigger expression on "web-1".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/nohost/load)>1"}`, `Incorrect trigger expression. Host "nohost" does not exist or you have no access to this host.`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>"}`, `Invalid parameter "/1/expression": incorrect expression starting from "".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last((/web-1/load)>1"}`, `Invalid parameter "/1/expression": incorrect expression starting from "last((/web-1/load)>1".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"nosuch(/web-1/load)>1"}`, `Invalid parameter "/1/expression": unknown function "nosuch".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load,1,2,3)>1"}`, `Invalid parameter "/1/expression": invalid number of parameters in function "last".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"1>0"}`, `Invalid parameter "/1/expression": trigger expression must contain at least one /host/key reference.`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","recovery_mode":1}`, `Incorrect value for field "recovery_expression": cannot be empty.`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","recovery_expression":"last(/web-1/load)<1"}`, `Incorrect value for field "recovery_expression": should be empty.`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","correlation_mode":1}`, `Incorrect value for field "correlation_tag": cannot be empty.`)
+	f.fails("super", "trigger.create", `[{"description":"x","expression":"last(/web-1/load)>1"},{"description":"x","expression":"last(/web-1/load)>1"}]`, `Invalid parameter "/2": value (description, expression)=(x, last(/web-1/load)>1) already exists.`)
 	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","priority":7}`, `Invalid parameter "/1/priority": value must be one of 0, 1, 2, 3, 4, 5.`)
 	f.fails("super", "trigger.create", `{"expression":"last(/web-1/load)>1"}`, `the parameter "description" is missing`)
 	f.fails("super", "trigger.update", fmt.Sprintf(`{"triggerid":%q,"dependencies":[{"triggerid":%q}]}`, ids[1], ids[0]), "circular")

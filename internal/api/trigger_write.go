@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -66,7 +65,7 @@ func (p *triggerParams) check(i int) error {
 
 func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) {
 	var ps []triggerParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.TriggerFields, len(ps))
@@ -82,6 +81,12 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 		}
 		if err := p.check(i); err != nil {
 			return nil, err
+		}
+		for _, q := range ps[:i] {
+			if q.Description.Value == p.Description.Value && q.Expression.Value == p.Expression.Value {
+				// Recorded from 6.0.14: the pair twice in one call.
+				return nil, errParams(`Invalid parameter "/%d": value (description, expression)=(%s, %s) already exists.`, i+1, p.Description.Value, p.Expression.Value)
+			}
 		}
 		fs[i] = catalog.TriggerFields{
 			Description: p.Description.Value, Expression: p.Expression.Value,
@@ -106,7 +111,7 @@ func (w *configWriter) triggerCreate(ctx context.Context, c *call) (any, error) 
 
 func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []triggerParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.TriggerUpdate, len(ps))
@@ -226,12 +231,8 @@ type triggerDepParams struct {
 // decodeDeps reads the objects of trigger.add/deletedependencies with
 // Zabbix 6.0's checks: each member required, no pair (or trigger) twice.
 func decodeDeps(params []byte, add bool) ([]triggerDepParams, error) {
-	if string(bytes.Join(bytes.Fields(params), nil)) == "{}" {
-		// An empty object is an empty list of objects to Zabbix.
-		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
-	}
 	var ps []triggerDepParams
-	if err := decodeObjects(params, &ps); err != nil {
+	if err := decodeValidatorObjects(params, &ps); err != nil {
 		return nil, err
 	}
 	for i, p := range ps {

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
@@ -350,27 +352,50 @@ type macroParams struct {
 }
 
 // check validates what the catalog does not word as Zabbix does; path
-// is the object's ("/1", or "/1/macros/2" in a host).
+// is the object's ("/1", or "/1/macros/2" in a host). The order is 6.0's
+// (recorded from 6.0.14): the macro, its type, then a missing value.
 func (p *macroParams) check(path string, create bool) error {
 	switch {
 	case create && !p.Macro.Set:
 		return errParams(`Invalid parameter "%s": the parameter "macro" is missing.`, path)
 	case p.Macro.Set && p.Macro.Value == "":
 		return errParams(`Invalid parameter "%s/macro": cannot be empty.`, path)
+	}
+	if p.Macro.Set {
+		if _, err := usermacro.CheckDefinition(p.Macro.Value); err != nil {
+			// A name that does not parse in 6.0's words (`incorrect
+			// syntax near "bad"`).
+			var se *usermacro.SyntaxError
+			if errors.As(err, &se) {
+				return errParams(`Invalid parameter "%s/macro": %s.`, path, se.Zabbix())
+			}
+			return errParams(`Invalid parameter "%s/macro": %s.`, path, err.Error())
+		}
+	}
+	switch {
 	case p.Type.Given() && p.Type.Value == int64(usermacro.Vault):
 		return errParams(`Invalid parameter "%s/type": vault secret macros are not supported by Peregrine: store the value as a secret text macro (type 1).`, path)
 	case p.Type.Given() && p.Type.Value != 0 && p.Type.Value != 1:
 		return errParams(`Invalid parameter "%s/type": value must be one of 0, 1, 2.`, path)
-	}
-	if p.Macro.Set {
-		if _, err := usermacro.CheckDefinition(p.Macro.Value); err != nil {
-			return errParams(`Invalid parameter "%s/macro": %s.`, path, err.Error())
-		}
+	case create && !p.Value.Set:
+		return errParams(`Invalid parameter "%s": the parameter "value" is missing.`, path)
 	}
 	return nil
 }
 
 func objPath(i int) string { return "/" + strconv.Itoa(i+1) }
+
+// macroTwice refuses p's macro if an earlier object of the same call
+// (before) has it, as 6.0 does (recorded from 6.0.14: `Invalid parameter
+// "/2": value (macro)=({$A}) already exists.`); path is p's.
+func macroTwice(before []macroParams, p *macroParams, path string) error {
+	for _, q := range before {
+		if q.Macro.Value == p.Macro.Value {
+			return errParams(`Invalid parameter "%s": value (macro)=(%s) already exists.`, path, p.Macro.Value)
+		}
+	}
+	return nil
+}
 
 func (p *macroParams) fields(owner uint64) catalog.MacroFields {
 	return catalog.MacroFields{HostID: owner, Macro: p.Macro.Value, Value: p.Value.Value, Type: int(p.Type.Value), Description: p.Description.Value}
@@ -408,7 +433,7 @@ func macroOwnersWritable(owners []uint64) permits {
 
 func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))
@@ -420,6 +445,12 @@ func (w *configWriter) usermacroCreate(ctx context.Context, c *call) (any, error
 		}
 		if err := p.check(objPath(i), true); err != nil {
 			return nil, err
+		}
+		for _, q := range ps[:i] {
+			if q.HostID.Value == p.HostID.Value && q.Macro.Value == p.Macro.Value {
+				// Recorded from 6.0.14: a macro twice in one call.
+				return nil, errParams(`Invalid parameter "/%d": value (hostid, macro)=(%d, %s) already exists.`, i+1, p.HostID.Value, p.Macro.Value)
+			}
 		}
 		fs[i], owners[i] = p.fields(p.HostID.Value), p.HostID.Value
 	}
@@ -459,7 +490,7 @@ func (w *configWriter) globalmacroUpdate(ctx context.Context, c *call) (any, err
 
 func (w *configWriter) macroUpdate(ctx context.Context, c *call, global bool) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	idField := "hostmacroid"
@@ -524,7 +555,7 @@ func (w *configWriter) macroDelete(ctx context.Context, c *call, global bool) (a
 
 func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, error) {
 	var ps []macroParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	fs := make([]catalog.MacroFields, len(ps))
@@ -534,6 +565,9 @@ func (w *configWriter) globalmacroCreate(ctx context.Context, c *call) (any, err
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "hostid".`, i+1)
 		}
 		if err := p.check(objPath(i), true); err != nil {
+			return nil, err
+		}
+		if err := macroTwice(ps[:i], p, objPath(i)); err != nil {
 			return nil, err
 		}
 		fs[i] = p.fields(0)
@@ -564,7 +598,15 @@ func (l *macroList) decodeParam(b []byte, _ *fieldCtx) error {
 			continue // an object with no members, as encoding/json took it
 		}
 		ms, ok := objectMembers(el)
-		if !ok || decodeMembers(ms, "", &(*l)[j], &writeRules) != nil {
+		if !ok {
+			return &valueError{msg: "an array of macro objects (macro, value, type, description) is expected"}
+		}
+		if err := decodeMembers(ms, "", &(*l)[j], &writeRules); err != nil {
+			var pe *pathError
+			if errors.As(err, &pe) && strings.HasPrefix(pe.msg, "unexpected parameter") {
+				// Recorded from 6.0.14: `"/1/macros/1": unexpected parameter "x"`.
+				return &valueError{sub: strconv.Itoa(j + 1), msg: pe.msg}
+			}
 			return &valueError{msg: "an array of macro objects (macro, value, type, description) is expected"}
 		}
 	}
@@ -580,6 +622,9 @@ func (l macroList) fields(i int) ([]catalog.MacroFields, error) {
 			return nil, errParams(`Invalid parameter "%s": unexpected parameter "hostid".`, path)
 		}
 		if err := p.check(path, true); err != nil {
+			return nil, err
+		}
+		if err := macroTwice(l[:j], p, path); err != nil {
 			return nil, err
 		}
 		out[j] = p.fields(0)

@@ -82,17 +82,24 @@ func TestUserMacroAPI(t *testing.T) {
 	}
 
 	for _, c := range []struct{ token, method, params, want string }{
-		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$A}"}`, `Macro "{$A}" already exists on "h1".`},
-		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$B:ctx}"}`, `Macro "{$B:ctx}" already exists on "h1".`},
-		{"super", "usermacro.createglobal", `{"macro":"{$G}"}`, `Macro "{$G}" already exists.`},
-		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$a}"}`, `Invalid parameter "/1/macro": incorrect user macro syntax`},
+		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$A}","value":""}`, `Macro "{$A}" already exists on "h1".`},
+		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$B:ctx}","value":""}`, `Macro "{$B:ctx}" already exists on "h1".`},
+		{"super", "usermacro.createglobal", `{"macro":"{$G}","value":""}`, `Macro "{$G}" already exists.`},
+		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$a}"}`, `Invalid parameter "/1/macro": incorrect syntax near "a}".`},
 		{"super", "usermacro.create", `{"hostid":"` + h + `","macro":"{$V}","type":2}`, `Invalid parameter "/1/type": vault secret macros are not supported`},
 		{"super", "usermacro.create", `{"hostid":"` + h + `"}`, `Invalid parameter "/1": the parameter "macro" is missing.`},
-		{"super", "usermacro.create", `{"hostid":"999","macro":"{$X}"}`, "No permissions to referred object or it does not exist!"},
+		{"super", "usermacro.create", `{"hostid":"999","macro":"{$X}","value":""}`, "No permissions to referred object or it does not exist!"},
+		// Recorded from Zabbix 6.0.14.
+		{"super", "usermacro.create", `{"hostid":"999","macro":"{$X}"}`, `Invalid parameter "/1": the parameter "value" is missing.`},
+		{"super", "usermacro.create", `[{"hostid":"` + h + `","macro":"{$X}","value":""},{"hostid":"` + h + `","macro":"{$X}","value":""}]`, `Invalid parameter "/2": value (hostid, macro)=(` + h + `, {$X}) already exists.`},
+		{"super", "usermacro.createglobal", `[{"macro":"{$X}","value":""},{"macro":"{$X}","value":""}]`, `Invalid parameter "/2": value (macro)=({$X}) already exists.`},
+		{"super", "host.update", `{"hostid":"` + h + `","macros":[{"macro":"{$C}","value":"","xyz":1}]}`, `Invalid parameter "/1/macros/1": unexpected parameter "xyz".`},
+		{"super", "host.update", `{"hostid":"` + h + `","macros":[{"macro":"{$C}"}]}`, `Invalid parameter "/1/macros/1": the parameter "value" is missing.`},
 		{"super", "usermacro.update", `{"hostmacroid":"` + gid + `","value":"x"}`, "No permissions to referred object or it does not exist!"},
 		{"super", "usermacro.deleteglobal", `["` + mid + `"]`, "No permissions to referred object or it does not exist!"},
-		{"admin", "usermacro.createglobal", `{"macro":"{$Z}"}`, "No permissions"},
-		{"super", "host.update", `{"hostid":"` + h + `","macros":[{"macro":"{$C}"},{"macro":"{$C}"}]}`, `Macro "{$C}" already exists on "h1".`},
+		{"admin", "usermacro.createglobal", `{"macro":"{$Z}","value":""}`, "No permissions"},
+		{"super", "host.update", `{"hostid":"` + h + `","macros":[{"macro":"{$C}","value":""},{"macro":"{$C}","value":""}]}`, `Invalid parameter "/1/macros/2": value (macro)=({$C}) already exists.`},
+		{"super", "host.update", `{"hostid":"` + h + `","macros":[{"macro":"{$C:x}","value":""},{"macro":"{$C:\"x\"}","value":""}]}`, `already exists on "h1".`},
 	} {
 		_, e := f.call(t, c.token, c.method, c.params)
 		if e == nil || !strings.Contains(e.Data, c.want) {

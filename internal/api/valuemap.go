@@ -109,7 +109,7 @@ func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
 
 func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error) {
 	var ps []valuemapParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	maps := make([]catalog.ValueMap, len(ps))
@@ -146,7 +146,7 @@ func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error)
 
 func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error) {
 	var ps []valuemapParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.ValueMapUpdate, len(ps))

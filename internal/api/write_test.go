@@ -197,6 +197,8 @@ func TestHostDeleteRemovesItems(t *testing.T) {
 	}
 }
 
+// TestConfigWriteErrors checks the write methods' refusals; where Zabbix
+// 6.0 refuses, code and text are those recorded from Zabbix 6.0.14.
 func TestConfigWriteErrors(t *testing.T) {
 	f := newWriteFixture(t)
 	g1 := f.ids(t, "hostgroup.create", `{"name":"G1"}`, "groupids")[0]
@@ -221,9 +223,14 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "hostgroup.create", `[{"name":"a"},"b"]`, -32602, `Invalid parameter "/2": an object is expected.`},
 		{"super", "hostgroup.create", `{"name":"a","color":"red"}`, -32602, `Invalid parameter "/1": unexpected parameter "color".`},
 		{"super", "hostgroup.create", `{"name":5}`, -32602, `Invalid parameter "/1/name": a character string is expected.`},
-		{"super", "hostgroup.create", `{}`, -32602, `Invalid parameter "/1": the parameter "name" is missing.`},
+		{"super", "hostgroup.create", `{}`, -32602, `Invalid parameter "/": cannot be empty.`},
+		{"super", "hostgroup.create", `{"groupid":"1"}`, -32602, `Invalid parameter "/1": unexpected parameter "groupid".`},
 		{"super", "hostgroup.create", `{"name":""}`, -32602, `Invalid parameter "/1/name": cannot be empty.`},
-		{"super", "hostgroup.delete", `{"groupid":"1"}`, -32602, `Invalid parameter "/": an array is expected.`},
+		{"super", "hostgroup.create", `{"name":"a/"}`, -32602, `Invalid parameter "/1/name": invalid host group name.`},
+		{"super", "hostgroup.create", `{"name":"a//b"}`, -32602, `Invalid parameter "/1/name": invalid host group name.`},
+		{"super", "hostgroup.update", `{"groupid":"` + g1 + `","name":"/a"}`, -32602, `Invalid parameter "/1/name": invalid host group name.`},
+		{"super", "hostgroup.delete", `{"groupid":"` + g1 + `"}`, -32602, `Host "h1" cannot be without host group.`},
+		{"super", "hostgroup.delete", `{}`, -32602, `Invalid parameter "/": cannot be empty.`},
 		{"super", "hostgroup.delete", `["` + g2 + `","` + g2 + `"]`, -32602, `Invalid parameter "/2": value (` + g2 + `) already exists.`},
 		{"super", "hostgroup.delete", `["x"]`, -32602, `Invalid parameter "/1": a number is expected.`},
 		// Conflicts and the Zabbix texts.
@@ -234,31 +241,48 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "hostgroup.delete", `["999"]`, -32500, noPerm},
 		{"super", "host.create", `{"host":"h1","groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Host with the same name "h1" already exists.`},
 		{"super", "host.create", `{"host":"h3","name":"Host one","groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Host with the same visible name "Host one" already exists.`},
-		{"super", "host.create", `{"host":"h3"}`, -32602, `Invalid parameter "/1": the parameter "groups" is missing.`},
-		{"super", "host.create", `{"host":"h3","groups":[]}`, -32602, `Invalid parameter "/1/groups": cannot be empty.`},
-		{"super", "host.create", `{"host":"h3","groups":[{"name":"G1"}]}`, -32602, `Invalid parameter "/1/groups/1": the parameter "groupid" is missing.`},
+		{"super", "host.create", `{}`, -32602, `Empty input parameter.`},
+		{"super", "host.create", `{"name":"h3"}`, -32602, `Wrong fields for host "".`},
+		{"super", "host.create", `{"host":"h3"}`, -32602, `Host "h3" cannot be without host group.`},
+		{"super", "host.create", `{"host":"h3","groups":[]}`, -32602, `Host "h3" cannot be without host group.`},
+		{"super", "host.create", `{"host":"h3","groups":"` + g1 + `"}`, -32602, `Host "h3" cannot be without host group.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"name":"G1"}]}`, -32602, `Incorrect value for field "groups": the parameter "groupid" is missing.`},
+		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"x"}]}`, -32500, noPerm},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"},{"groupid":` + g1 + `}]}`, -32602, `Invalid parameter "/1/groups/2": value (groupid)=(` + g1 + `) already exists.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"999"}]}`, -32500, noPerm},
-		{"super", "host.create", `{"host":"h/3","groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Invalid parameter "/1/host": host name "h/3" contains '/'`},
-		{"super", "host.create", `{"host":"h3","status":2,"groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Invalid parameter "/1/status": value must be one of 0, 1.`},
+		{"super", "host.create", `{"host":"h/3","groups":[{"groupid":"` + g1 + `"}]}`, -32602, `Incorrect characters used for host name "h/3".`},
+		{"super", "host.create", `{"host":"h/3"}`, -32602, `Incorrect characters used for host name "h/3".`},
+		{"super", "host.create", `{"host":"` + strings.Repeat("h", 129) + `","groups":[{"groupid":"` + g1 + `"}]}`, -32500, `Value "hhh`},
+		{"super", "host.create", `{"host":"h3","status":2,"groups":[{"groupid":"` + g1 + `"}]}`, -32500, `Incorrect status for host "h3".`},
+		{"super", "host.create", `{"host":"h3","status":null,"groups":[{"groupid":"` + g1 + `"}]}`, -32500, `Incorrect status for host "h3".`},
+		{"super", "host.create", `{"host":"h3","status":2,"groups":[{"groupid":"999"}]}`, -32500, noPerm},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"templates":[{"templateid":"10001"}]}`, -32500, noPerm},
 		{"super", "host.create", `[{"host":"h3","groups":[{"groupid":"` + g1 + `"}]},{"host":"h3","groups":[{"groupid":"` + g1 + `"}]}]`, -32602, `Host with the same name "h3" already exists.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":"a","value":"1"},{"tag":"a","value":"1"}]}`, -32602, `Invalid parameter "/1/tags/2": value (tag, value)=(a, 1) already exists.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"value":"1"}]}`, -32602, `Invalid parameter "/1/tags/1": the parameter "tag" is missing.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":""}]}`, -32602, `Invalid parameter "/1/tags/1/tag": cannot be empty.`},
 		{"super", "host.create", `{"host":"h3","groups":[{"groupid":"` + g1 + `"}],"tags":[{"tag":1}]}`, -32602, `Invalid parameter "/1/tags/1/tag": a character string is expected.`},
-		{"super", "host.update", `{"host":"h9"}`, -32602, `Invalid parameter "/1": the parameter "hostid" is missing.`},
-		{"super", "host.update", `{"hostid":"999","status":1}`, -32500, noPerm},
-		{"super", "host.update", `{"hostid":"` + h1 + `","groups":[]}`, -32602, `Invalid parameter "/1/groups": cannot be empty.`},
+		{"super", "host.update", `[]`, -32602, `Empty input parameter.`},
+		{"super", "host.update", `{"host":"h9"}`, -32602, `Wrong fields for host "h9".`},
+		{"super", "host.update", `{"hostid":"999","status":5}`, -32602, noPerm},
+		{"super", "host.update", `{"hostid":"` + h1 + `","groups":[]}`, -32602, `Host "h1" cannot be without host group.`},
+		{"super", "host.update", `{"hostid":"` + h1 + `","host":"a b!","groups":[]}`, -32602, `Incorrect characters used for host name "a b!".`},
+		{"super", "host.update", `{"hostid":"` + h1 + `","groups":[{"groupid":"999"}],"status":"x"}`, -32500, noPerm},
+		{"super", "host.update", `{"hostid":"` + h1 + `","status":"x"}`, -32500, `Incorrect status for host "h1".`},
 		{"super", "host.delete", `["999"]`, -32500, noPerm},
 		{"super", "item.create", `{"name":"y","key_":"x","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Item with key "x" already exists on "h1".`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"999","type":2,"value_type":0}`, -32500, noPerm},
-		{"super", "item.create", `{"name":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid parameter "/1": the parameter "key_" is missing.`},
-		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid parameter "/2/key_": invalid item key "z["`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"999","type":2,"value_type":0}`, -32602, noPerm},
+		{"super", "item.create", `{"name":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Incorrect arguments passed to function.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","value_type":0}`, -32602, `Invalid parameter "/1": the parameter "type" is missing.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0}`, -32602, `Incorrect arguments passed to function.`},
+		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid key "z[" for item "z" on "h1": unexpected end of key.`},
+		{"super", "item.create", `{"name":"y","key_":"","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid key "" for item "y" on "h1": key is empty.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":9}`, -32602, `Invalid parameter "/1/value_type": value must be one of 0, 1, 2, 3, 4.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 15, 17, 18, 19, 20, 21.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": JMX agent items (16) are not supported by Peregrine.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":99,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":"trapper","value_type":0}`, -32602, `Invalid parameter "/1/type": an integer is expected.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"0"}`, -32602, `Invalid parameter "/1/delay": update interval "0" would never poll`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0,"delay":"0"}`, -32602, `Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"1m"}`, -32602, `No interface found.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":1,"trends":"365d"}`, -32602, `Invalid parameter "/1/trends": must be "0" for value type character`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"history":"1x"}`, -32602, `Invalid parameter "/1/history": time value "1x"`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"preprocessing":[{"type":1,"params":"x"}]}`, -32602, `Invalid parameter "/1/preprocessing/1/params/1": a numeric value is expected, got "x".`},
@@ -407,5 +431,43 @@ func TestItemTimestampPrecision(t *testing.T) {
 	_, e := f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":"%s","timestamp_precision":"fortnight"}`, id))
 	if e == nil || !strings.Contains(e.Data, "timestamp_precision") {
 		t.Fatalf("a bad precision: %+v", e)
+	}
+}
+
+// TestLegacyWritesIgnoreUnknownMembers: host.create/update,
+// item.create/update and hostinterface.create/update ignore members
+// they do not know (and the ID on create), top-level and in a host's
+// interfaces, where the
+// other write methods refuse them (recorded from Zabbix 6.0.14:
+// host.create {"xyz": 1, ...} creates the host, hostgroup.create refuses
+// it).
+func TestLegacyWritesIgnoreUnknownMembers(t *testing.T) {
+	f := newWriteFixture(t)
+	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
+	h := f.ids(t, "host.create", `{"host":"h","groups":[{"groupid":"`+g+`","xyz":1}],"xyz":1,
+		"interfaces":[{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050","xyz":1}]}`, "hostids")[0]
+	f.ok(t, "host.update", `{"hostid":"`+h+`","xyz":1}`)
+	i := f.ids(t, "item.create", `{"hostid":"`+h+`","name":"x","key_":"x","type":2,"value_type":3,"xyz":1}`, "itemids")[0]
+	f.ok(t, "item.update", `{"itemid":"`+i+`","xyz":1}`)
+	iface := f.ids(t, "hostinterface.create", `{"hostid":"`+h+`","type":1,"main":0,"useip":1,"ip":"127.0.0.2","dns":"","port":"10050","xyz":1}`, "interfaceids")[0]
+	f.ok(t, "hostinterface.update", `{"interfaceid":"`+iface+`","xyz":1}`)
+	if n := len(f.cat.Snapshot().Host("h").Interfaces); n != 2 {
+		t.Fatalf("%d interfaces", n)
+	}
+	// An ID on create is ignored too: a get method's object given back
+	// makes a new object.
+	if h2 := f.ids(t, "host.create", `{"host":"h2","hostid":"`+h+`","groups":[{"groupid":"`+g+`"}]}`, "hostids")[0]; h2 == h {
+		t.Fatal("host.create with a hostid reused it")
+	}
+	if i2 := f.ids(t, "item.create", `{"itemid":"`+i+`","hostid":"`+h+`","name":"y","key_":"y","type":2,"value_type":3}`, "itemids")[0]; i2 == i {
+		t.Fatal("item.create with an itemid reused it")
+	}
+	for method, params := range map[string]string{
+		"hostgroup.create": `{"name":"G2","xyz":1}`,
+		"hostgroup.update": `{"groupid":"` + g + `","xyz":1}`,
+	} {
+		if _, e := f.call(t, "super", method, params); e == nil || e.Data != `Invalid parameter "/1": unexpected parameter "xyz".` {
+			t.Errorf("%s %s: %+v", method, params, e)
+		}
 	}
 }

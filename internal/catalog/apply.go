@@ -797,6 +797,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	s.setTriggers(slices.Clone(old.triggers))
 	s.macros = old.macros // written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
+	s.regexps = old.regexps
 	s.setValueMaps(old.valueMaps)
 	return s, nil
 }

@@ -21,7 +21,7 @@ import (
 // published media type files. They are read here, not rewritten.
 //
 // EnsureDefaults adds them once per database (table catalog_defaults,
-// schema version 17, records each set added), so an object a user
+// schema version 18, records each set added), so an object a user
 // deleted does not come back. On a database that has objects of its own
 // it adds what is missing by name, with the default's ID when that ID
 // was never handed out (an ID is never reused: rights and alerts name
@@ -37,7 +37,7 @@ import (
 var defaultsFS embed.FS
 
 // defaultsSchema records which default sets EnsureDefaults added
-// (schema version 17).
+// (schema version 18).
 const defaultsSchema = `
 CREATE TABLE IF NOT EXISTS catalog_defaults (
 	name    TEXT PRIMARY KEY,

@@ -130,8 +130,15 @@
 //     host. Deleting a map leaves its items without one; deleting a host
 //     deletes its maps. The import declares them under hosts in Zabbix's
 //     export form, applied after the items like triggers.
+//   - Global regular expressions (regexp.go; schema version 17): Zabbix
+//     6.0's named lists of expressions (types 0-4, case sensitivity,
+//     the delimiter of type 1), names unique, with the five a fresh 6.0
+//     has under its IDs 1-5, seeded by the schema and its migration.
+//     Snapshot.RegexpByName finds one by the name an "@name" reference
+//     gives; GlobalRegexp.Match applies it (every expression must
+//     match; types 3 and 4 in Go's regular expression syntax).
 //   - Zabbix 6.0's default objects (defaults.go, defaults/*.json,
-//     schema version 17): EnsureDefaults adds, once per database, the
+//     schema version 18): EnsureDefaults adds, once per database, the
 //     host groups 1-19 of a fresh Zabbix, its 34 media types (Email,
 //     SMS, Email (HTML) and the webhooks, their scripts and parameters
 //     as Zabbix 6.0.14 answered them), its trigger action 3 and global

@@ -32,6 +32,37 @@ func parseRetention(s string, min int64) (int64, error) {
 	return secs, nil
 }
 
+// DelayProblem is what is wrong with an update interval (DelayError).
+type DelayProblem uint8
+
+// Problems of an update interval.
+const (
+	DelaySyntax  DelayProblem = iota + 1 // not an interval
+	DelayTooLong                         // a main interval over a day
+	DelayNever                           // 0 and no custom interval: the item would never be polled
+)
+
+// DelayError is an update interval refused: Problem says what for
+// callers that word it their own way (the API as Zabbix 6.0 does), Error
+// is Peregrine's text.
+type DelayError struct {
+	Problem DelayProblem
+	err     error
+}
+
+func (e *DelayError) Error() string { return e.err.Error() }
+func (e *DelayError) Unwrap() error { return e.err }
+
+// CheckDelay validates the update interval of an item of type t, as the
+// catalog does when the item is created or changed: nil or a
+// *DelayError.
+func CheckDelay(s string, t ItemType) error {
+	if len(s) > maxDelayLen {
+		return &DelayError{DelaySyntax, fmt.Errorf("longer than %d characters", maxDelayLen)}
+	}
+	return checkDelay(s, t)
+}
+
 // checkDelay validates an update interval: "main" or "main;custom;...". The
 // main interval is a time value of at most one day. A main interval of 0
 // needs a custom interval unless the item is not polled (trapper). For
@@ -45,31 +76,34 @@ func parseRetention(s string, min int64) (int64, error) {
 // references must be well-formed.
 func checkDelay(s string, t ItemType) error {
 	if strings.Contains(s, "{$") {
-		return checkMacroRefs(s)
+		if err := checkMacroRefs(s); err != nil {
+			return &DelayError{DelaySyntax, err}
+		}
+		return nil
 	}
 	main, custom, hasCustom := strings.Cut(s, ";")
 	secs, err := delay.ParseSeconds(main)
 	if err != nil {
-		return err
+		return &DelayError{DelaySyntax, err}
 	}
 	if secs > maxDelaySeconds {
-		return fmt.Errorf("update interval %q is longer than one day (86400s)", s)
+		return &DelayError{DelayTooLong, fmt.Errorf("update interval %q is longer than one day (86400s)", s)}
 	}
 	if hasCustom {
 		for part := range strings.SplitSeq(custom, ";") {
 			if part == "" {
-				return fmt.Errorf("update interval %q has an empty custom interval", s)
+				return &DelayError{DelaySyntax, fmt.Errorf("update interval %q has an empty custom interval", s)}
 			}
 		}
 	}
 	if secs == 0 && !hasCustom && !t.unscheduled() {
-		return fmt.Errorf("update interval %q would never poll this %s item: use a non-zero interval", s, t)
+		return &DelayError{DelayNever, fmt.Errorf("update interval %q would never poll this %s item: use a non-zero interval", s, t)}
 	}
 	// A main interval alone was fully checked above (the same rules);
 	// only custom intervals need the parser, which allocates.
 	if hasCustom && !t.unscheduled() {
 		if _, err := delay.Parse(s); err != nil {
-			return err
+			return &DelayError{DelaySyntax, err}
 		}
 	}
 	return nil

@@ -17,6 +17,10 @@ import (
 // errors.Is; the error is a *FieldError naming the reference.
 var ErrNotFound = errors.New("no such object")
 
+// ErrMaintenanceEmpty refuses a maintenance of no host group and no
+// host.
+var ErrMaintenanceEmpty = errors.New("at least one host group or host must be selected")
+
 // ConflictKind says what a ConflictError is about.
 type ConflictKind uint8
 
@@ -31,13 +35,14 @@ const (
 	HostWithoutGroup                          // the host would be left without a group
 	TriggerExists                             // a trigger of the host has the name and expression (Name: the name)
 	// Interfaces (Zabbix 6.0 rules): Name is the Zabbix type name
-	// ("Agent") for the first two, the item's name for the others.
+	// ("agent") for the first two, the item's name for the others.
 	TwoDefaultInterfaces // two main interfaces of one type
 	NoDefaultInterface   // interfaces of a type but no main one
 	InterfaceInUse       // a deleted interface is used by an item
 	NoInterface          // an item needs an interface and has none
 	ForeignInterface     // an item names an interface of no or another host
 	WrongInterfaceType   // an item names an interface of the wrong type
+	RegexpExists         // a global regular expression with the name exists
 )
 
 // ConflictError reports an edit that is well-formed but conflicts with
@@ -86,6 +91,8 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("item %q names an interface that is not one of host %q's", e.Name, e.Host)
 	case WrongInterfaceType:
 		return fmt.Sprintf("item %q on host %q names an interface of the wrong type for its item type", e.Name, e.Host)
+	case RegexpExists:
+		return fmt.Sprintf("regular expression %q already exists", e.Name)
 	}
 	return "conflict"
 }
@@ -141,6 +148,8 @@ type Edit struct {
 
 	valueMaps    map[uint64]*ValueMap // overlay, nil value: deleted
 	newValueMaps []uint64             // value maps created in this Edit, in order
+	// rx is the global regular expressions, nil until one changes.
+	rx []GlobalRegexp
 
 	res EditResult
 }
@@ -526,6 +535,7 @@ func (e *Edit) build() (*Snapshot, error) {
 	s.setTriggers(e.buildTriggers())
 	s.macros = old.macros
 	s.maints = old.maints
+	s.regexps = old.regexps
 	e.applyOverlays(s)
 	return s, nil
 }
@@ -535,6 +545,7 @@ func (e *Edit) build() (*Snapshot, error) {
 // ones).
 func (e *Edit) applyOverlays(s *Snapshot) {
 	s.setValueMaps(e.buildValueMaps())
+	e.buildRegexps(s)
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}

@@ -35,7 +35,7 @@ func (e *Edit) checkIfaces(p, host string, hostID uint64, list []Interface, el *
 			}
 			seen[f.ID] = true
 		}
-		normIface(&f, fp, el)
+		normIface(&f, host, fp, el)
 		out[j] = f
 	}
 	checkMains(host, out, p, el)

@@ -417,10 +417,16 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 		el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, t.MaxCheckAttempts)
 	}
 	text := func(field, v string, max int, required bool) {
-		if required && strings.TrimSpace(v) == "" {
+		switch {
+		case required && strings.TrimSpace(v) == "" && (field == "recovery_expression" || field == "correlation_tag"):
+			// Required by another field: Zabbix words it so.
+			el.add(p+"."+field, &IncorrectValue{Field: field, Reason: "cannot be empty", msg: "cannot be empty"})
+		case required && strings.TrimSpace(v) == "":
 			el.addf(p+"."+field, "cannot be empty")
-		} else if err := checkText(v, max); err != nil {
-			el.add(p+"."+field, err)
+		default:
+			if err := checkText(v, max); err != nil {
+				el.add(p+"."+field, err)
+			}
 		}
 	}
 	text("description", t.Description, maxTriggerDescLen, true)
@@ -435,7 +441,8 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	case t.RecoveryMode > RecoverNone:
 		el.addf(p+".recovery_mode", "must be one of 0 (expression), 1 (recovery expression), 2 (none), not %d", t.RecoveryMode)
 	case t.RecoveryMode != RecoverRecoveryExpression && t.RecoveryExpression != "":
-		el.addf(p+".recovery_expression", "must be empty unless recovery_mode is 1 (recovery expression)")
+		el.add(p+".recovery_expression", &IncorrectValue{Field: "recovery_expression", Reason: "should be empty",
+			msg: "must be empty unless recovery_mode is 1 (recovery expression)"})
 	}
 	if t.Priority > 5 {
 		el.addf(p+".priority", "must be between 0 (not classified) and 5 (disaster), not %d", t.Priority)
@@ -470,6 +477,24 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	return t, len(el.errs)+el.dropped == n
 }
 
+// IncorrectValue is a value refused that Zabbix 6.0's API refuses with
+// `Incorrect value for field "Field": Reason.` (recorded from 6.0.14: a
+// recovery expression given or missing against the recovery mode);
+// Error is Peregrine's text.
+type IncorrectValue struct {
+	Field, Reason string
+	msg           string
+}
+
+func (e *IncorrectValue) Error() string { return e.msg }
+
+// ExprRefError is an expression's reference to a host or an item that
+// does not exist, in Zabbix 6.0's words, which its API gives without the
+// expression's path (recorded from 6.0.14).
+type ExprRefError struct{ msg string }
+
+func (e *ExprRefError) Error() string { return e.msg }
+
 // resolveRefs parses expr with the catalog's RefsFunc and returns the
 // IDs of the items it references.
 func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
@@ -483,19 +508,19 @@ func (e *Edit) resolveRefs(expr, field string, el *errList) []uint64 {
 		return nil
 	}
 	if len(refs) == 0 {
-		el.addf(field, "Trigger expression must contain at least one /host/key reference.")
+		el.addf(field, "trigger expression must contain at least one /host/key reference") // Zabbix 6.0.14's words (recorded)
 		return nil
 	}
 	ids := make([]uint64, 0, len(refs))
 	for _, r := range refs {
 		hid := e.hostByName(r.Host)
 		if hid == 0 || e.host(hid) == nil {
-			el.addf(field, "Incorrect trigger expression. Host %q does not exist or you have no access to this host.", r.Host)
+			el.add(field, &ExprRefError{`Incorrect trigger expression. Host "` + r.Host + `" does not exist or you have no access to this host.`})
 			return nil
 		}
 		iid := e.itemByKey(hid, r.Key)
 		if iid == 0 || e.item(iid) == nil {
-			el.addf(field, "Incorrect item key %q provided for trigger expression on %q.", r.Key, r.Host)
+			el.add(field, &ExprRefError{`Incorrect item key "` + r.Key + `" provided for trigger expression on "` + r.Host + `".`})
 			return nil
 		}
 		ids = append(ids, iid)

@@ -124,11 +124,11 @@ func (h *Host) MainInterface(t InterfaceType) *Interface {
 func (s *Snapshot) Interface(id uint64) *Interface { return s.ifaceByID[id] }
 
 // Zabbix's names of the interface types, as its messages use them ("No
-// default interface for "Agent" type on ...").
+// default interface for "agent" type on ...", recorded from 6.0.14).
 func (t InterfaceType) zabbixName() string {
 	switch t {
 	case InterfaceAgent:
-		return "Agent"
+		return "agent"
 	case InterfaceSNMP:
 		return "SNMP"
 	case InterfaceIPMI:
@@ -172,30 +172,67 @@ const (
 	maxDNSLen = 255
 )
 
-// normIface validates one interface and fills in its default port,
-// reporting errors under the field path p.
-func normIface(f *Interface, p string, el *errList) {
+// IfaceProblem is what is wrong with a host interface's address or
+// port (IfaceError).
+type IfaceProblem uint8
+
+// Problems of an interface's address and port.
+const (
+	IfaceNoAddress IfaceProblem = iota + 1 // neither an IP nor a DNS name
+	IfaceNoIP                              // useip 1 and no IP (Value: the DNS name)
+	IfaceNoDNS                             // useip 0 and no DNS name (Value: the IP)
+	IfaceBadIP                             // Value is no IP address
+	IfaceBadDNS                            // Value is no DNS name
+	IfaceBadPort                           // Value is no port number
+)
+
+// IfaceError is a host interface's address or port refused: Problem
+// says what for callers that word it their own way (the API words it
+// as Zabbix 6.0 does), Error is Peregrine's text. Host is the host's
+// technical name.
+type IfaceError struct {
+	Problem IfaceProblem
+	Value   string
+	Host    string
+	msg     string
+}
+
+func (e *IfaceError) Error() string { return e.msg }
+
+func ifaceErr(pr IfaceProblem, value, host, format string, args ...any) *IfaceError {
+	return &IfaceError{Problem: pr, Value: value, Host: host, msg: fmt.Sprintf(format, args...)}
+}
+
+// normIface validates one interface of host and fills in its default
+// port, reporting errors under the field path p.
+func normIface(f *Interface, host, p string, el *errList) {
 	if !f.Type.Valid() {
 		el.addf(p+".type", "unknown interface type %d: use 1 (agent), 2 (SNMP), 3 (IPMI) or 4 (JMX)", f.Type)
 	}
-	if f.UseIP && f.IP == "" {
-		el.addf(p+".ip", "cannot be empty when useip is 1 (connect by IP address)")
-	}
-	if !f.UseIP && f.DNS == "" {
-		el.addf(p+".dns", "cannot be empty when useip is 0 (connect by DNS name)")
+	switch {
+	case f.IP == "" && f.DNS == "":
+		field, mode := ".dns", "0 (connect by DNS name)"
+		if f.UseIP {
+			field, mode = ".ip", "1 (connect by IP address)"
+		}
+		el.add(p+field, ifaceErr(IfaceNoAddress, "", host, "cannot be empty when useip is %s", mode))
+	case f.UseIP && f.IP == "":
+		el.add(p+".ip", ifaceErr(IfaceNoIP, f.DNS, host, "cannot be empty when useip is 1 (connect by IP address)"))
+	case !f.UseIP && f.DNS == "":
+		el.add(p+".dns", ifaceErr(IfaceNoDNS, f.IP, host, "cannot be empty when useip is 0 (connect by DNS name)"))
 	}
 	if f.IP != "" && (len(f.IP) > maxIPLen || net.ParseIP(f.IP) == nil) {
-		el.addf(p+".ip", "%q is not an IPv4 or IPv6 address", f.IP)
+		el.add(p+".ip", ifaceErr(IfaceBadIP, f.IP, host, "%q is not an IPv4 or IPv6 address", f.IP))
 	}
 	if f.DNS != "" {
 		if err := checkDNS(f.DNS); err != nil {
-			el.add(p+".dns", err)
+			el.add(p+".dns", ifaceErr(IfaceBadDNS, f.DNS, host, "%s", err))
 		}
 	}
 	if f.Port == "" {
 		f.Port = f.Type.DefaultPort()
 	} else if n, err := strconv.ParseUint(f.Port, 10, 16); err != nil || strconv.FormatUint(n, 10) != f.Port {
-		el.addf(p+".port", "%q is not a port number 0..65535", f.Port)
+		el.add(p+".port", ifaceErr(IfaceBadPort, f.Port, host, "%q is not a port number 0..65535", f.Port))
 	}
 	switch {
 	case f.Type == InterfaceSNMP:

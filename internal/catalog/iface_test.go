@@ -167,7 +167,7 @@ func TestApplyInterfaces(t *testing.T) {
 	f("bad port", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1", Port: "70000"}}}, "not a port number")
 	f("port with sign", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1", Port: "+1"}}}, "not a port number")
 	f("bad type", HostSpec{Interfaces: []InterfaceSpec{{Type: "ssh", IP: "127.0.0.1"}}}, "unknown interface type")
-	f("two main", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1", Main: true}, {IP: "127.0.0.2", Main: true}}}, "more than one main Agent interface")
+	f("two main", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1", Main: true}, {IP: "127.0.0.2", Main: true}}}, "more than one main agent interface")
 	f("first is main", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1"}, {IP: "127.0.0.2"}}, Items: []ItemSpec{agent("a")}}, "")
 	f("same address twice", HostSpec{Interfaces: []InterfaceSpec{{IP: "127.0.0.1"}, {IP: "127.0.0.1", Port: "10050"}}}, "the same agent interface")
 	f("snmp needs version", HostSpec{Interfaces: []InterfaceSpec{{Type: "snmp", IP: "127.0.0.1"}}}, "details.version: is required")

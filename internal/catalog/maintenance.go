@@ -114,7 +114,7 @@ func (e *Edit) checkMaintenance(m *Maintenance, p string, el *errList) {
 		el.addf(p+".tags_evaltype", "must be 0 (and/or) or 2 (or)")
 	}
 	if len(m.HostIDs)+len(m.GroupIDs) == 0 {
-		el.addf(p, "at least one host group or host must be selected")
+		el.add(p, ErrMaintenanceEmpty)
 	}
 	for i, h := range m.HostIDs {
 		if e.host(h) == nil {

@@ -74,6 +74,9 @@ type Snapshot struct {
 	// Value maps (valuemap.go), sorted by ID, indexed by ID.
 	valueMaps []ValueMap
 	vmByID    map[uint64]int
+	// regexps are the global regular expressions ascending by ID
+	// (regexp.go).
+	regexps []GlobalRegexp
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0

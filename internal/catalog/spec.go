@@ -506,7 +506,7 @@ func normIfaceSpecs(host string, specs []InterfaceSpec, p string, el *errList) [
 				f.Details[strings.Clone(k)] = strings.Clone(v)
 			}
 		}
-		normIface(&f, fp, el)
+		normIface(&f, host, fp, el)
 		if f.Main {
 			marked[f.Type] = true
 		}
@@ -678,6 +678,11 @@ func checkGroupName(s string) error {
 	}
 	if strings.TrimSpace(s) != s {
 		return fmt.Errorf("group name %q has leading or trailing spaces", s)
+	}
+	if strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//") {
+		// Zabbix's nested group names: "/" separates non-empty parts
+		// (its words, recorded from 6.0.14).
+		return errors.New("invalid host group name")
 	}
 	return checkText(s, maxGroupNameLen)
 }

@@ -297,6 +297,9 @@ func (n *normaliser) scalar(key, s string) any {
 		})
 	case key == "uuid" && isUUID(s):
 		return "<uuid>"
+	case key == "ha_nodeid" && len(s) == 25:
+		// The CUID a server gives its HA node.
+		return "<cuid>"
 	case key == "info" && strings.Contains(s, "seconds spent"):
 		return secondsSpent.ReplaceAllString(s, "seconds spent: *")
 	case key == "data" && strings.ContainsAny(s, "0123456789"):

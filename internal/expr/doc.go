@@ -27,7 +27,13 @@
 // (table.go), so a bad trigger is refused at trigger.create with the
 // position of the error; what depends on macro values is checked when
 // evaluated. Errors are *ParseError values worded as Zabbix words them
-// ("incorrect expression starting from ...").
+// ("incorrect expression starting from ...") with the position and the
+// reason; ParseError.Zabbix gives Zabbix 6.0's own text, which the API
+// answers: from where 6.0's parser stops (a call that does not parse
+// from its start), and the problems 6.0's validator finds only once the
+// expression parses (an unknown function, the number or the kind of a
+// call's parameters, a period of nothing) after any syntax error, the
+// first by position.
 //
 // Expr.ItemRefs lists the (host, key) pairs an expression reads, for the
 // trigger model's index; Expr.TimeBased says whether it must also be

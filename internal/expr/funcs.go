@@ -52,39 +52,56 @@ func takesPeriod(name string) bool {
 // kind of period given.
 func checkCall(c *Call) error {
 	f := lookup(c.Name, c.Query != nil)
+	fn := `function "` + c.Name + `"`
 	if f == nil {
 		if c.Query != nil && mathFuncs[c.Name] != nil {
-			return fmt.Errorf("function %s() does not take an item query", c.Name)
+			return checkErrorf("incorrect usage of "+fn, "function %s() does not take an item query", c.Name)
 		}
 		if c.Query == nil && historyFuncs[c.Name] != nil {
-			return fmt.Errorf("function %s() needs an item query (/host/key) as its first parameter", c.Name)
+			return checkErrorf("incorrect usage of "+fn, "function %s() needs an item query (/host/key) as its first parameter", c.Name)
 		}
-		return fmt.Errorf("unknown function %s()", c.Name)
+		return checkErrorf("unknown "+fn, "unknown function %s()", c.Name)
 	}
 	c.fn = f
 	n := len(c.Args)
 	if c.Query != nil && f.period == perRequired && n == 0 {
-		return fmt.Errorf("%s() needs a period", c.Name)
+		return checkErrorf("mandatory parameter is missing in "+fn, "%s() needs a period", c.Name)
 	}
 	if n < f.min || (f.max >= 0 && n > f.max) {
-		return fmt.Errorf("wrong number of parameters for %s(): %s", c.Name, arity(f))
+		return checkErrorf("invalid number of parameters in "+fn, "wrong number of parameters for %s(): %s", c.Name, arity(f))
 	}
 	if c.Query != nil && !f.aggregate && (c.Query.Host == "*" || c.Query.Key == "*" || c.Query.Filter != "") {
-		return fmt.Errorf("%s() reads one item: wildcards and filters are for aggregate functions", c.Name)
+		// A syntax error to Zabbix 6.0: no zabbix reason.
+		return checkErrorf("", "%s() reads one item: wildcards and filters are for aggregate functions", c.Name)
 	}
 	if c.Query != nil && f.period != perNone && n > 0 {
 		switch a := c.Args[0].(type) {
 		case *Empty:
 			if f.period == perRequired {
-				return fmt.Errorf("%s() needs a period", c.Name)
+				return checkErrorf("invalid second parameter in "+fn, "%s() needs a period", c.Name)
 			}
 		case *Period:
+			// A period that did not parse (#0) was reported by the parser.
+			if a.spec == nil {
+				break
+			}
 			if err := checkPeriodKind(c.Name, f, a.Raw); err != nil {
-				return err
+				return &checkError{zabbix: "invalid second parameter in " + fn, msg: err.Error()}
 			}
 		}
 	}
 	return nil
+}
+
+// checkError is a call checkCall refuses: msg is Peregrine's text,
+// zabbix Zabbix 6.0's validator's reason ("" for what 6.0 finds a
+// syntax error).
+type checkError struct{ zabbix, msg string }
+
+func (e *checkError) Error() string { return e.msg }
+
+func checkErrorf(zabbix, format string, args ...any) error {
+	return &checkError{zabbix: zabbix, msg: fmt.Sprintf(format, args...)}
 }
 
 // checkPeriodKind refuses #N where only time is allowed and the reverse,

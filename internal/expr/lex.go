@@ -30,11 +30,37 @@ type token struct {
 
 // ParseError is a syntax error with the byte offset it was found at. Its
 // message starts as Zabbix's does ("incorrect expression starting from
-// ...") so that API clients written for Zabbix recognise it.
+// ...") so that API clients written for Zabbix recognise it; Zabbix
+// gives Zabbix 6.0's exact text.
 type ParseError struct {
 	Expr string // the whole expression
 	Pos  int    // byte offset of the offending text
 	Msg  string // what is wrong there
+	// start is where Zabbix 6.0's parser stops: Pos, but the start of
+	// the outermost function call that holds it, and past the number of
+	// a number with a bad suffix.
+	start int
+	// zabbix is Zabbix 6.0's reason for a problem its validator finds
+	// once the expression parses (an unknown function, the number or
+	// kind of a function's parameters); "" for a syntax error.
+	zabbix string
+}
+
+// Zabbix is the reason as Zabbix 6.0's API gives it (recorded from
+// 6.0.14's trigger.create: `Invalid parameter "/1/expression": REASON.`):
+// `incorrect expression starting from "..."` with the rest of the
+// expression from where its parser stopped, or its validator's reason
+// (`unknown function "f"`, `invalid number of parameters in function
+// "f"`, ...).
+func (e *ParseError) Zabbix() string {
+	if e.zabbix != "" {
+		return e.zabbix
+	}
+	rest := ""
+	if e.start < len(e.Expr) {
+		rest = e.Expr[e.start:]
+	}
+	return `incorrect expression starting from "` + rest + `"`
 }
 
 func (e *ParseError) Error() string {
@@ -58,7 +84,7 @@ type lexer struct {
 }
 
 func (l *lexer) errf(pos int, format string, args ...any) *ParseError {
-	return &ParseError{Expr: l.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{Expr: l.src, Pos: pos, Msg: fmt.Sprintf(format, args...), start: pos}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -127,7 +153,9 @@ func (l *lexer) next() (token, error) {
 	case isDigit(c) || (c == '.' && l.pos+1 < len(l.src) && isDigit(l.src[l.pos+1])):
 		end, err := scanNumber(l.src, start)
 		if err != nil {
-			return token{}, l.errf(start, "%s", err)
+			pe := l.errf(start, "%s", err)
+			pe.start = end // Zabbix 6.0 stops after the number
+			return token{}, pe
 		}
 		l.pos = end
 		return token{tokNumber, l.src[start:end], start}, nil

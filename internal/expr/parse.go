@@ -19,7 +19,7 @@ const maxDepth = 200
 // error, when there is one, is a *ParseError with the byte position.
 func Parse(s string) (*Expr, error) {
 	if len(s) > MaxLength {
-		return nil, &ParseError{Expr: s, Pos: MaxLength, Msg: "expression longer than 65535 bytes"}
+		return nil, &ParseError{Expr: s, Pos: MaxLength, Msg: "expression longer than 65535 bytes", start: MaxLength}
 	}
 	p := &parser{lex: lexer{src: s}}
 	root, err := p.parseExpr(1)
@@ -33,10 +33,13 @@ func Parse(s string) (*Expr, error) {
 	if tok.kind != tokEOF {
 		return nil, p.lex.errf(tok.pos, "unexpected %q", tok.text)
 	}
+	if p.sem != nil {
+		return nil, p.sem
+	}
 	if err := checkForeach(root, nil, 0); err != nil {
 		var pe *posError
 		if errors.As(err, &pe) {
-			return nil, &ParseError{Expr: s, Pos: pe.pos, Msg: pe.msg}
+			return nil, p.lex.errf(pe.pos, "%s", pe.msg)
 		}
 		return nil, err
 	}
@@ -62,6 +65,21 @@ type parser struct {
 	lex    lexer
 	peeked *token
 	depth  int
+	// sem is the first (by position) problem Zabbix 6.0's validator
+	// would find once the expression parses: reported only when nothing
+	// else is wrong, as 6.0 reports it (semantic).
+	sem *ParseError
+}
+
+// semantic records a problem of a call Zabbix 6.0 finds only once the
+// whole expression parses (its validator's: zabbix is its reason). The
+// parse goes on; the problem at the smallest position is reported if no
+// syntax error is found, as 6.0 validates the calls in their order.
+func (p *parser) semantic(pos int, zabbix, msg string) {
+	if p.sem == nil || pos < p.sem.Pos {
+		p.sem = p.lex.errf(pos, "%s", msg)
+		p.sem.zabbix = zabbix
+	}
 }
 
 func (p *parser) next() (token, error) {
@@ -191,7 +209,15 @@ func (p *parser) expect(kind tokKind, text string) error {
 // first parameter starts with '/' is a history function: its query and
 // its period are read raw here, because "/host/key[a,b]" and "1h:now-1d"
 // are not made of expression tokens.
-func (p *parser) parseCall(name token) (Node, error) {
+func (p *parser) parseCall(name token) (_ Node, err error) {
+	defer func() {
+		// Zabbix 6.0 reports a call that does not parse from its start;
+		// the outermost call's defer runs last.
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.start = name.pos
+		}
+	}()
 	l := &p.lex
 	l.pos++ // '('
 	l.skipSpace()
@@ -219,7 +245,7 @@ func (p *parser) parseCall(name token) (Node, error) {
 			var arg Node
 			switch {
 			case len(call.Args) == 0 && takesPeriod(call.Name):
-				per, err := p.parsePeriod()
+				per, err := p.parsePeriod(call.Name)
 				if err != nil {
 					return nil, err
 				}
@@ -266,6 +292,11 @@ func (p *parser) parseCall(name token) (Node, error) {
 		}
 	}
 	if err := checkCall(call); err != nil {
+		var ce *checkError
+		if errors.As(err, &ce) && ce.zabbix != "" {
+			p.semantic(call.P, ce.zabbix, ce.msg)
+			return call, nil
+		}
 		return nil, l.errf(call.P, "%s", err)
 	}
 	return call, nil
@@ -435,8 +466,10 @@ func scanFilter(s string, i int) (int, error) {
 	return i, errString("unterminated item filter")
 }
 
-// parsePeriod reads the raw period parameter up to ',' or ')'.
-func (p *parser) parsePeriod() (Node, error) {
+// parsePeriod reads the raw period parameter of function fn up to ','
+// or ')'. A period of no values or no time (#0, 0s) is a problem of
+// the call to Zabbix 6.0's validator, not of the syntax (semantic).
+func (p *parser) parsePeriod(fn string) (Node, error) {
 	l := &p.lex
 	start := l.pos
 	i := l.pos
@@ -459,7 +492,12 @@ func (p *parser) parsePeriod() (Node, error) {
 	per := &Period{P: start, Raw: raw}
 	if !strings.Contains(raw, "{") {
 		ps, err := parsePeriodSpec(raw)
-		if err != nil {
+		var zero errZeroPeriod
+		switch {
+		case errors.As(err, &zero):
+			p.semantic(start, `invalid second parameter in function "`+fn+`"`, err.Error())
+			return per, nil
+		case err != nil:
 			return nil, l.errf(start, "%s", err)
 		}
 		per.spec = &ps
@@ -470,6 +508,11 @@ func (p *parser) parsePeriod() (Node, error) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// errZeroPeriod is a period of no values or no time (#0, 0s).
+type errZeroPeriod string
+
+func (e errZeroPeriod) Error() string { return string(e) }
 
 // parseNumber converts a numeric token with its optional suffix.
 func parseNumber(tok string) (float64, error) {

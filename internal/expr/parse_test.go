@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -226,4 +227,52 @@ func TestAggregates(t *testing.T) {
 	f("sum(last_foreach(/*/k))>1", true)
 	f("1+item_count(//k[*])", true)
 	f("bucket_percentile(//k[*],5m,50)", true)
+}
+
+// TestZabbixReason: the reason Zabbix 6.0's API gives for an expression
+// it refuses (`Invalid parameter "/1/expression": REASON.`), recorded
+// from Zabbix 6.0.14's trigger.create (with a host and key of its own):
+// syntax errors from where its parser stopped (a function call from its
+// start), then its validator's.
+func TestZabbixReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"last((/h/k)>1":                     `incorrect expression starting from "last((/h/k)>1"`,
+		"last(/h/k)>":                       `incorrect expression starting from ""`,
+		"last(/h/k)>>1":                     `incorrect expression starting from ">1"`,
+		"last(/h/k":                         `incorrect expression starting from "last(/h/k"`,
+		"last(/h/k))":                       `incorrect expression starting from ")"`,
+		"last(/h/k,#x)>1":                   `incorrect expression starting from "last(/h/k,#x)>1"`,
+		"foo":                               `incorrect expression starting from "foo"`,
+		"(last(/h/k)>1":                     `incorrect expression starting from ""`,
+		`last(/h/k)="a`:                     `incorrect expression starting from ""a"`,
+		"last(/h)>1":                        `incorrect expression starting from "last(/h)>1"`,
+		"last(h/k)>1":                       `incorrect expression starting from "last(h/k)>1"`,
+		"last(/h/k)>1x":                     `incorrect expression starting from "x"`,
+		"last(/h/k)>1.5e":                   `incorrect expression starting from "e"`,
+		"last(/*/k)>1":                      `incorrect expression starting from "last(/*/k)>1"`,
+		"last(/h/k,abc)>1":                  `incorrect expression starting from "last(/h/k,abc)>1"`,
+		"abs(last(/h/k,#x))>1":              `incorrect expression starting from "abs(last(/h/k,#x))>1"`,
+		"last(/h/k)>1 and abs(":             `incorrect expression starting from "abs("`,
+		"nosuch(1)>":                        `incorrect expression starting from ""`,
+		"nosuchfunc(/h/k)>1":                `unknown function "nosuchfunc"`,
+		"abs(nosuch(1))>1":                  `unknown function "nosuch"`,
+		"last(/h/k)>1 or nosuch(1) or f(2)": `unknown function "nosuch"`,
+		"last(/h/k,1,2,3)>1":                `invalid number of parameters in function "last"`,
+		"abs()>1":                           `invalid number of parameters in function "abs"`,
+		"avg(/h/k)>1":                       `mandatory parameter is missing in function "avg"`,
+		"avg(/h/k,)>1":                      `invalid second parameter in function "avg"`,
+		"nodata(/h/k,#5)=1":                 `invalid second parameter in function "nodata"`,
+		"last(/h/k,#0)>1":                   `invalid second parameter in function "last"`,
+		"abs(/h/k)>1":                       `incorrect usage of function "abs"`,
+		"last(1)>1":                         `incorrect usage of function "last"`,
+	} {
+		_, err := Parse(in)
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Fatalf("Parse(%q): %v", in, err)
+		}
+		if got := pe.Zabbix(); got != want {
+			t.Errorf("Parse(%q).Zabbix() = %q, want %q", in, got, want)
+		}
+	}
 }

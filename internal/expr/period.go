@@ -33,7 +33,10 @@ func parsePeriodSpec(raw string) (periodSpec, error) {
 	length = strings.TrimSpace(length)
 	if strings.HasPrefix(length, "#") {
 		n, err := strconv.ParseInt(length[1:], 10, 64)
-		if err != nil || n <= 0 {
+		switch {
+		case err == nil && n == 0:
+			return ps, errZeroPeriod("invalid number of values " + strconv.Quote(length))
+		case err != nil || n < 0:
 			return ps, errString("invalid number of values " + strconv.Quote(length))
 		}
 		ps.count, ps.n = true, n
@@ -43,7 +46,7 @@ func parsePeriodSpec(raw string) (periodSpec, error) {
 			return ps, err
 		}
 		if n <= 0 {
-			return ps, errString("period must be positive: " + strconv.Quote(length))
+			return ps, errZeroPeriod("period must be positive: " + strconv.Quote(length))
 		}
 		ps.n, ps.unit = n, unit
 	}

@@ -21,6 +21,35 @@ type Ref struct {
 // ErrSyntax is wrapped by the errors of ParseRef and ScanRef.
 var ErrSyntax = errors.New("incorrect user macro syntax")
 
+// SyntaxError is a macro that does not parse: where and why. It wraps
+// ErrSyntax.
+type SyntaxError struct {
+	Macro string // the text given
+	Pos   int    // byte offset where the parse stopped (len(Macro): at its end)
+	Msg   string // what is wrong
+}
+
+func (e *SyntaxError) Error() string { return ErrSyntax.Error() + ": " + e.Msg }
+
+// Unwrap returns ErrSyntax.
+func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
+// Zabbix is the reason as Zabbix 6.0's API gives it for a macro name
+// (recorded from 6.0.14: `Invalid parameter "/1/macro": incorrect
+// syntax near "bad".`): "unexpected end of macro" when the text ends
+// before the macro does, else "incorrect syntax near" the rest of the
+// text from where the parse stopped.
+func (e *SyntaxError) Zabbix() string {
+	if e.Pos >= len(e.Macro) {
+		return "unexpected end of macro"
+	}
+	return `incorrect syntax near "` + e.Macro[e.Pos:] + `"`
+}
+
+func syntaxErr(s string, pos int, format string, args ...any) error {
+	return &SyntaxError{Macro: s, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
 // maxLen is Zabbix's length of a macro field (hostmacro.macro).
 const maxLen = 255
 
@@ -31,7 +60,7 @@ func ParseRef(s string) (Ref, error) {
 		return Ref{}, err
 	}
 	if n != len(s) {
-		return Ref{}, fmt.Errorf("%w: unexpected %q after the macro", ErrSyntax, s[n:])
+		return Ref{}, syntaxErr(s, n, "unexpected %q after the macro", s[n:])
 	}
 	return r, nil
 }
@@ -40,7 +69,11 @@ func ParseRef(s string) (Ref, error) {
 // returns it with its length in bytes.
 func ScanRef(s string) (Ref, int, error) {
 	if !strings.HasPrefix(s, "{$") {
-		return Ref{}, 0, fmt.Errorf("%w: a user macro starts with \"{$\"", ErrSyntax)
+		pos := 0
+		if strings.HasPrefix(s, "{") {
+			pos = 1
+		}
+		return Ref{}, 0, syntaxErr(s, pos, "a user macro starts with \"{$\"")
 	}
 	j := 2
 	for j < len(s) && isNameChar(s[j]) {
@@ -49,17 +82,17 @@ func ScanRef(s string) (Ref, int, error) {
 	var r Ref
 	r.Name = s[2:j]
 	if r.Name == "" {
-		return Ref{}, 0, fmt.Errorf("%w: empty macro name (use A-Z, 0-9, '_' and '.')", ErrSyntax)
+		return Ref{}, 0, syntaxErr(s, j, "empty macro name (use A-Z, 0-9, '_' and '.')")
 	}
 	if j >= len(s) {
-		return Ref{}, 0, fmt.Errorf("%w: missing '}'", ErrSyntax)
+		return Ref{}, 0, syntaxErr(s, j, "missing '}'")
 	}
 	switch s[j] {
 	case '}':
 		return r, j + 1, nil
 	case ':':
 	default:
-		return Ref{}, 0, fmt.Errorf("%w: unexpected %q in the macro name (use A-Z, 0-9, '_' and '.')", ErrSyntax, s[j])
+		return Ref{}, 0, syntaxErr(s, j, "unexpected %q in the macro name (use A-Z, 0-9, '_' and '.')", s[j])
 	}
 	j++
 	r.HasContext = true
@@ -75,7 +108,7 @@ func ScanRef(s string) (Ref, int, error) {
 		j++
 		for {
 			if j >= len(s) {
-				return Ref{}, 0, fmt.Errorf("%w: unterminated quoted context", ErrSyntax)
+				return Ref{}, 0, syntaxErr(s, j, "unterminated quoted context")
 			}
 			c := s[j]
 			if c == '"' {
@@ -94,17 +127,17 @@ func ScanRef(s string) (Ref, int, error) {
 			j++
 		}
 		if j >= len(s) || s[j] != '}' {
-			return Ref{}, 0, fmt.Errorf("%w: expected '}' after the quoted context", ErrSyntax)
+			return Ref{}, 0, syntaxErr(s, j, "expected '}' after the quoted context")
 		}
 		return r, j + 1, nil
 	}
 	if r.Regex {
 		// Zabbix requires the pattern quoted: {$A:regex:"^x"}.
-		return Ref{}, 0, fmt.Errorf("%w: a regex context must be quoted: {$%s:regex:\"pattern\"}", ErrSyntax, r.Name)
+		return Ref{}, 0, syntaxErr(s, j, "a regex context must be quoted: {$%s:regex:\"pattern\"}", r.Name)
 	}
 	k := strings.IndexByte(s[j:], '}')
 	if k < 0 {
-		return Ref{}, 0, fmt.Errorf("%w: missing '}'", ErrSyntax)
+		return Ref{}, 0, syntaxErr(s, len(s), "missing '}'")
 	}
 	r.Context = s[j : j+k]
 	return r, j + k + 1, nil

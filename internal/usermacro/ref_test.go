@@ -80,3 +80,35 @@ func FuzzParseRef(f *testing.F) {
 		}
 	})
 }
+
+// TestZabbixReason: the reason Zabbix 6.0's API gives for a macro name
+// it refuses (`Invalid parameter "/1/macro": REASON.`), recorded from
+// Zabbix 6.0.14's usermacro.create.
+func TestZabbixReason(t *testing.T) {
+	for in, want := range map[string]string{
+		"{$bad":     `incorrect syntax near "bad"`,
+		"{$lower}":  `incorrect syntax near "lower}"`,
+		"{$":        "unexpected end of macro",
+		"{$A":       "unexpected end of macro",
+		"{$A:":      "unexpected end of macro",
+		`{$A:"x`:    "unexpected end of macro",
+		"{":         "unexpected end of macro",
+		"{$A}x":     `incorrect syntax near "x"`,
+		"A":         `incorrect syntax near "A"`,
+		"{A}":       `incorrect syntax near "A}"`,
+		"{$A B}":    `incorrect syntax near " B}"`,
+		"{$}":       `incorrect syntax near "}"`,
+		"{$A:ctx}x": `incorrect syntax near "x"`,
+		"{$ä}":      `incorrect syntax near "ä}"`,
+		`{$A:"x"y}`: `incorrect syntax near "y}"`,
+	} {
+		_, err := ParseRef(in)
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("ParseRef(%q): %v", in, err)
+		}
+		if got := se.Zabbix(); got != want {
+			t.Errorf("ParseRef(%q).Zabbix() = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -39,10 +39,36 @@ type SyntaxError struct {
 	Key string // the key as given
 	Pos int    // 0-based character (not byte) offset of the problem
 	Msg string // what is wrong, without the position
+	// Start is where Zabbix's key parser stops: Pos, but the start of
+	// the array parameter that holds a nested one.
+	Start int
+	// end: the key ends before it is complete (an unterminated list or
+	// quoted parameter).
+	end bool
 }
 
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid item key %q: %s at position %d", shorten(e.Key), e.Msg, e.Pos)
+}
+
+// Zabbix is the reason as Zabbix 6.0's API gives it (recorded from
+// 6.0.14, `Invalid key "a[b" for item ...: unexpected end of key.`):
+// "unexpected end of key" for a key that ends too early, "key is empty",
+// or "incorrect syntax near" the rest of the key from where its parser
+// stopped.
+func (e *SyntaxError) Zabbix() string {
+	switch {
+	case e.Key == "":
+		return "key is empty"
+	case e.end:
+		return "unexpected end of key"
+	}
+	rest := e.Key
+	for range e.Start {
+		_, n := utf8.DecodeRuneInString(rest)
+		rest = rest[n:]
+	}
+	return `incorrect syntax near "` + rest + `"`
 }
 
 // Unwrap returns ErrInvalidKey.
@@ -63,7 +89,15 @@ func shorten(s string) string {
 
 // syntaxErr builds a SyntaxError for byte offset i of s.
 func syntaxErr(s string, i int, format string, args ...any) error {
-	return &SyntaxError{Key: s, Pos: utf8.RuneCountInString(s[:i]), Msg: fmt.Sprintf(format, args...)}
+	pos := utf8.RuneCountInString(s[:i])
+	return &SyntaxError{Key: s, Pos: pos, Start: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// endErr is a SyntaxError of a key that ends too early.
+func endErr(s string, i int, format string, args ...any) error {
+	err := syntaxErr(s, i, format, args...).(*SyntaxError)
+	err.end = true
+	return err
 }
 
 func isNameChar(c byte) bool {
@@ -111,6 +145,8 @@ func charAt(s string, i int) string {
 	return fmt.Sprintf("%q", s[i:i+n])
 }
 
+const nestedArrays = "nested array parameters are not allowed"
+
 // parseList parses parameters from s[i:], just after an opening bracket,
 // up to and including the matching closing bracket, and returns them with
 // the offset after that bracket. inArray is set inside an array
@@ -129,7 +165,7 @@ func parseList(s string, i int, inArray bool) ([]Param, int, error) {
 			i++
 		}
 		if i == len(s) {
-			return nil, 0, syntaxErr(s, i, "unterminated %s", what)
+			return nil, 0, endErr(s, i, "unterminated %s", what)
 		}
 		var p Param
 		switch s[i] {
@@ -144,9 +180,13 @@ func parseList(s string, i int, inArray bool) ([]Param, int, error) {
 			}
 		case '[':
 			if inArray {
-				return nil, 0, syntaxErr(s, i, "nested array parameters are not allowed")
+				return nil, 0, syntaxErr(s, i, nestedArrays)
 			}
 			arr, next, err := parseList(s, i+1, true)
+			var se *SyntaxError
+			if errors.As(err, &se) && se.Msg == nestedArrays {
+				se.Start = utf8.RuneCountInString(s[:i])
+			}
 			if err != nil {
 				return nil, 0, err
 			}
@@ -162,7 +202,7 @@ func parseList(s string, i int, inArray bool) ([]Param, int, error) {
 			p, i = Param{Value: s[i:j]}, j
 		}
 		if i == len(s) {
-			return nil, 0, syntaxErr(s, i, "unterminated %s", what)
+			return nil, 0, endErr(s, i, "unterminated %s", what)
 		}
 		params = append(params, p)
 		if s[i] == ']' {
@@ -200,7 +240,7 @@ func parseQuoted(s string, i int) (string, int, error) {
 			return v, j + 1, nil
 		}
 	}
-	return "", 0, syntaxErr(s, i, "unterminated quoted parameter")
+	return "", 0, endErr(s, i, "unterminated quoted parameter")
 }
 
 // MapValues replaces the value of every parameter, and of every element

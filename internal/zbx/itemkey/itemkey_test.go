@@ -167,3 +167,39 @@ func TestMapValues(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// TestZabbixReason: the reason Zabbix 6.0's API gives for a key it
+// refuses (`Invalid key "K" for item ...: REASON.`), recorded from Zabbix
+// 6.0.14's item.create.
+func TestZabbixReason(t *testing.T) {
+	for key, want := range map[string]string{
+		"":             "key is empty",
+		"a[b":          "unexpected end of key",
+		`a["b]`:        "unexpected end of key",
+		`a["b\"]`:      "unexpected end of key",
+		"a[b,[c]":      "unexpected end of key",
+		"a[[b],c":      "unexpected end of key",
+		"a b":          `incorrect syntax near " b"`,
+		"a[b]c":        `incorrect syntax near "c"`,
+		"[a]":          `incorrect syntax near "[a]"`,
+		"a]":           `incorrect syntax near "]"`,
+		"a[b]]":        `incorrect syntax near "]"`,
+		"ä":            `incorrect syntax near "ä"`,
+		`a["b"c]`:      `incorrect syntax near "c]"`,
+		"a[b][c]":      `incorrect syntax near "[c]"`,
+		"a,b":          `incorrect syntax near ",b"`,
+		"a[[b,[c]]]":   `incorrect syntax near "[b,[c]]]"`,
+		"a[b,[c,[d]]]": `incorrect syntax near "[c,[d]]]"`,
+		`a["b" c]`:     `incorrect syntax near "c]"`,
+		"a[b, [c] d]":  `incorrect syntax near "d]"`,
+	} {
+		_, err := itemkey.Parse(key)
+		var se *itemkey.SyntaxError
+		if !errors.As(err, &se) {
+			t.Fatalf("Parse(%q): %v", key, err)
+		}
+		if got := se.Zabbix(); got != want {
+			t.Errorf("Parse(%q).Zabbix() = %q, want %q", key, got, want)
+		}
+	}
+}
