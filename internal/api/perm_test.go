@@ -529,7 +529,8 @@ func TestUserGroupMethods(t *testing.T) {
 	// Errors.
 	for _, c := range []struct{ method, params, want string }{
 		{"usergroup.create", `{"name":"Ops"}`, `already exists`},
-		{"usergroup.create", `{}`, `Invalid parameter "/1": the parameter "name" is missing.`},
+		{"usergroup.create", `{}`, `Invalid parameter "/": cannot be empty.`}, // as 6.0 (recorded)
+		{"usergroup.create", `{"gui_access":1}`, `Invalid parameter "/1": the parameter "name" is missing.`},
 		{"usergroup.create", `{"name":""}`, `Invalid parameter "/1/name": cannot be empty.`},
 		{"usergroup.create", `{"name":"x","rights":[{"id":"1","permission":1}]}`, `Invalid parameter "/1/rights/1/permission": value must be one of 0, 2, 3.`},
 		{"usergroup.create", `{"name":"x","rights":[{"id":"1"}]}`, `Invalid parameter "/1/rights/1": the parameter "permission" is missing.`},

@@ -403,6 +403,9 @@ func (s *Server) roleCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := notEmptyObject(c.params); err != nil {
+		return nil, err
+	}
 	var ps []roleParams
 	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
@@ -445,6 +448,9 @@ func (s *Server) roleCreate(ctx context.Context, c *call) (any, error) {
 func (s *Server) roleUpdate(ctx context.Context, c *call) (any, error) {
 	acc, err := s.accounts()
 	if err != nil {
+		return nil, err
+	}
+	if err := notEmptyObject(c.params); err != nil {
 		return nil, err
 	}
 	var ps []roleParams
@@ -557,4 +563,14 @@ func (s *Server) roleErr(err error, c *call) error {
 		return errApp("At least one user must have the super admin role.")
 	}
 	return s.accountErr(err, "/1", c)
+}
+
+// notEmptyObject refuses params that are an empty object, which PHP
+// reads as an empty array: 6.0's methods checked with its validator
+// answer so (recorded: role.create, usergroup.create {}).
+func notEmptyObject(params []byte) error {
+	if ms, ok := objectMembers(params); ok && len(ms) == 0 {
+		return errParams(`Invalid parameter "/": cannot be empty.`)
+	}
+	return nil
 }

@@ -142,7 +142,7 @@ func (s *Server) userCheck(ctx context.Context, c *call) (any, error) {
 		secret = p.Token.Value
 	}
 	if secret == "" || s.opts.Auth == nil {
-		return nil, errParams(`Invalid parameter "/": the parameter "sessionid" is missing.`)
+		return nil, errParams("Session ID or token is expected.") // 6.0's text (recorded)
 	}
 	u, err := s.opts.Auth.Authenticate(ctx, secret)
 	if errors.Is(err, ErrSessionExpired) {

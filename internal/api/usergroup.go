@@ -148,6 +148,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := notEmptyObject(c.params); err != nil {
+		return nil, err
+	}
 	var ps []usergroupParams
 	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
@@ -200,6 +203,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 	acc, err := s.accounts()
 	if err != nil {
+		return nil, err
+	}
+	if err := notEmptyObject(c.params); err != nil {
 		return nil, err
 	}
 	var ps []usergroupParams
