@@ -70,12 +70,16 @@
 //     _queued_total, _sent_total, _failed_total, _retries_total,
 //     _dropped_total, _events_dropped_total, _escalations, and
 //     peregrine_alert_queue_length{mediatypeid} per media type.
-//   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest and
-//     Zabbix.log on the preprocessing engine, goja; or, as a Peregrine
+//   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest,
+//     the older CurlHttpRequest names, Zabbix.log, btoa and atob on the
+//     preprocessing engine, goja: each of the 31 webhooks Zabbix 6.0
+//     ships runs, TestDefaultWebhooksRun; or, as a Peregrine
 //     convenience, a JSON POST of the parameters to the "URL"
 //     parameter), script.go (exec without a shell, process group killed
 //     at the timeout), email.go (net/smtp: none, STARTTLS or SSL, AUTH
-//     PLAIN or LOGIN, UTF-8 message with Date and Message-ID).
+//     PLAIN or LOGIN, UTF-8 message with Date and Message-ID). SMS media
+//     types are stored but have no sender: their alerts fail with the
+//     reason.
 //   - Durability (store.go; docs/format/alerts.md): alerts, escalations
 //     and the highest event ID decided are appended to a log with the
 //     history WAL's framing (Options.Sync) before alerts are queued, and

@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -208,9 +209,12 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 	}
 	s := e.senders[mt.Type]
 	var err error
-	if s == nil {
+	switch {
+	case s == nil && mt.Type == catalog.MediaSMS:
+		err = errors.New("SMS is not supported by Peregrine (no GSM modem): use a webhook media type")
+	case s == nil:
 		err = fmt.Errorf("unsupported media type %d", mt.Type)
-	} else {
+	default:
 		timeout, perr := ParsePeriod(mt.Timeout)
 		if perr != nil || timeout <= 0 {
 			timeout = 30 * time.Second

@@ -3,6 +3,7 @@ package alert
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +21,10 @@ import (
 // the script runs as the body of a function of one argument, value: the
 // JSON object of the alert's expanded parameters as a string. It may
 // use HttpRequest (addHeader, clearHeader, get, post, put, patch,
-// delete, getStatus, getHeaders; CurlHttpRequest is the same) and
-// Zabbix.log; a thrown error fails the attempt with its message.
+// delete, getStatus, getHeaders, and the older CurlHttpRequest's
+// AddHeader, Post, Status...; CurlHttpRequest is the same),
+// Zabbix.log (or Zabbix.Log), btoa and atob; a thrown error fails the
+// attempt with its message.
 // Without a script (a Peregrine convenience), the parameters other than
 // "URL" are POSTed as a JSON object to the parameter "URL", and any
 // status other than 2xx fails the attempt.
@@ -117,7 +120,19 @@ func (w *WebhookSender) run(ctx context.Context, script, value string) (string, 
 		log.Debug("webhook script", "level", c.Argument(0).String(), "message", c.Argument(1).String())
 		return goja.Undefined()
 	})
+	// Zabbix.Log is the older spelling some of Zabbix's own webhooks use.
+	_ = zbx.Set("Log", zbx.Get("log"))
 	_ = vm.Set("Zabbix", zbx)
+	// btoa and atob, as Zabbix's engine has them: base64 of the bytes
+	// of a string (UTF-8), and back.
+	_ = vm.Set("btoa", func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) })
+	_ = vm.Set("atob", func(s string) (string, error) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return "", fmt.Errorf("atob: invalid base64: %w", err)
+		}
+		return string(b), nil
+	})
 	ctor := func(c goja.ConstructorCall) *goja.Object { return w.httpRequest(ctx, vm, c.This) }
 	_ = vm.Set("HttpRequest", ctor)
 	_ = vm.Set("CurlHttpRequest", ctor)
@@ -201,6 +216,13 @@ func (w *WebhookSender) httpRequest(ctx context.Context, vm *goja.Runtime, this 
 	}
 	for name, m := range map[string]string{"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"} {
 		_ = this.Set(name, do(m))
+		// The older CurlHttpRequest's names (Get, Post, ...), which some
+		// of Zabbix's own webhooks still use.
+		_ = this.Set(strings.ToUpper(name[:1])+name[1:], do(m))
+	}
+	for _, alias := range [][2]string{{"AddHeader", "addHeader"}, {"ClearHeader", "clearHeader"}, {"GetHeaders", "getHeaders"},
+		{"Status", "getStatus"}, {"SetProxy", "setProxy"}, {"SetHttpAuth", "setHttpAuth"}} {
+		_ = this.Set(alias[0], this.Get(alias[1]))
 	}
 	return nil
 }

@@ -505,6 +505,10 @@ func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) 
 		if recovery == 0 {
 			o["esc_step_from"], o["esc_step_to"], o["esc_period"] = istr(op.StepFrom), istr(op.StepTo), op.Period
 		}
+		if op.OperationType == catalog.OpNotifyAllRecovery || op.OperationType == catalog.OpNotifyAllUpdate {
+			// "Notify all involved" has its message too (recorded).
+			o["opmessage"] = object{"default_msg": istr(op.DefaultMsg), "subject": op.Subject, "message": op.Message, "mediatypeid": u64(op.MediaTypeID)}
+		}
 		if op.OperationType == catalog.OpSendMessage {
 			o["opmessage"] = object{"default_msg": istr(op.DefaultMsg), "subject": op.Subject, "message": op.Message, "mediatypeid": u64(op.MediaTypeID)}
 			grp, usr := []object{}, []object{}
@@ -570,10 +574,10 @@ type actionGetParams struct {
 	getParams
 	ActionIDs                opt[ids] `json:"actionids"`
 	MediaTypeIDs             opt[ids] `json:"mediatypeids"`
-	SelectFilter             opt[any] `json:"selectFilter"`
-	SelectOperations         opt[any] `json:"selectOperations"`
-	SelectRecoveryOperations opt[any] `json:"selectRecoveryOperations"`
-	SelectUpdateOperations   opt[any] `json:"selectUpdateOperations"`
+	SelectFilter             opt[sel] `json:"selectFilter"`
+	SelectOperations         opt[sel] `json:"selectOperations"`
+	SelectRecoveryOperations opt[sel] `json:"selectRecoveryOperations"`
+	SelectUpdateOperations   opt[sel] `json:"selectUpdateOperations"`
 }
 
 func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
@@ -598,9 +602,10 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		o := object{"actionid": u64(a.ID), "name": a.Name, "eventsource": istr(a.EventSource), "status": istr(a.Status),
-			"esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed), "notify_if_canceled": istr(a.NotifyIfCanceled),
-			"pause_symptoms": "1"}
-		if p.SelectFilter.Given() {
+			"esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed), "notify_if_canceled": istr(a.NotifyIfCanceled)}
+		if p.SelectFilter.Value.Count {
+			o["filter"] = []object{} // as 6.0 answers "count" (recorded)
+		} else if p.SelectFilter.Value.list() {
 			conds := []object{}
 			for _, cd := range a.Filter.Conditions {
 				conds = append(conds, object{"conditiontype": istr(cd.ConditionType), "operator": istr(cd.Operator), "value": cd.Value,
@@ -608,13 +613,13 @@ func (s *Server) actionGet(ctx context.Context, c *call) (any, error) {
 			}
 			o["filter"] = object{"evaltype": istr(a.Filter.EvalType), "formula": a.Filter.Formula, "eval_formula": evalFormula(&a.Filter), "conditions": conds}
 		}
-		if p.SelectOperations.Given() {
+		if p.SelectOperations.Value.list() {
 			o["operations"] = operationObjects(a, a.Operations, 0)
 		}
-		if p.SelectRecoveryOperations.Given() {
+		if p.SelectRecoveryOperations.Value.list() {
 			o["recovery_operations"] = operationObjects(a, a.RecoveryOperations, 1)
 		}
-		if p.SelectUpdateOperations.Given() {
+		if p.SelectUpdateOperations.Value.list() {
 			o["update_operations"] = operationObjects(a, a.UpdateOperations, 2)
 		}
 		objs = append(objs, o)

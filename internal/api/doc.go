@@ -19,6 +19,12 @@
 // item.go (with item_rows.go, and item_check.go: the checks of
 // item.create and .update 6.0 makes with its own code, in its order and
 // words), history.go, user.go, usergroup.go,
+// role.go (role.*, checked as 6.0's input validator checks them) and
+// role_rules.go (what a role's rules allow: every call that needs a
+// login passes them after the user type, refused with 6.0's `No
+// permissions to call "x.y".`), settings.go (settings, housekeeping
+// and authentication get/update over the auth store's config table;
+// Options.SettingsHook tells the server what changed),
 // token.go, push.go, task.go (task.create type 6, "check now";
 // task.get, always empty: 6.0 lists only diagnostic information tasks,
 // which Peregrine refuses), hanode.go (hanode.get: the one node of a

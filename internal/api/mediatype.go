@@ -19,13 +19,19 @@ type mediaTypeParams struct {
 	// The media type's members; the former decoder named their wrong
 	// types after the catalog's type it embedded: "/1/MediaType/name".
 	mediaTypeMembers `errname:"MediaType"`
-	// Accepted and not stored: the event menu of the frontend.
+	// Stored and returned: an SMS media type's modem and the frontend's
+	// event menu.
+	GSMModem      opt[string] `json:"gsm_modem"`
 	ShowEventMenu opt[int64]  `json:"show_event_menu"`
 	EventMenuURL  opt[string] `json:"event_menu_url"`
 	EventMenuName opt[string] `json:"event_menu_name"`
-	// An SMS media type's modem: read so that type 2 is refused for what
-	// it is (checkMediaType), not for an unknown member.
-	GSMModem opt[string] `json:"gsm_modem"`
+}
+
+// mediaType is the media type p gives.
+func (p *mediaTypeParams) mediaType() catalog.MediaType {
+	m := p.mediaTypeMembers.mediaType()
+	m.GSMModem, m.ShowEventMenu, m.EventMenuURL, m.EventMenuName = p.GSMModem.Value, int(p.ShowEventMenu.Value), p.EventMenuURL.Value, p.EventMenuName.Value
+	return m
 }
 
 // mediaTypeMembers are catalog.MediaType's members.
@@ -121,11 +127,12 @@ func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, 
 	switch {
 	case strings.TrimSpace(m.Name) == "":
 		return empty(i, "name")
-	case m.Type != catalog.MediaEmail && m.Type != catalog.MediaScript && m.Type != catalog.MediaWebhook:
-		if m.Type == 2 {
-			return errParams(`Invalid parameter "%s/type": SMS media types are not supported by Peregrine (no GSM modem); use a webhook.`, p)
-		}
+	case m.Type != catalog.MediaEmail && m.Type != catalog.MediaScript && m.Type != catalog.MediaSMS && m.Type != catalog.MediaWebhook:
+		// SMS (2) is stored, as Zabbix 6.0's default "SMS" is: its alerts
+		// fail with the reason (Peregrine has no GSM modem).
 		return oneOf(i, "type", "0, 1, 2, 4")
+	case m.ShowEventMenu != 0 && m.ShowEventMenu != 1:
+		return oneOf(i, "show_event_menu", "0, 1")
 	case m.Status != 0 && m.Status != 1:
 		return oneOf(i, "status", "0, 1")
 	case m.MaxSessions < 0 || m.MaxSessions > 100:
@@ -170,8 +177,11 @@ func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, 
 		}
 	}
 	for j, t := range m.Templates {
-		if t.EventSource != 0 || t.Recovery < 0 || t.Recovery > 2 {
-			return errParams(`Invalid parameter "%s/message_templates/%d": only trigger templates (eventsource 0, recovery 0, 1, 2) are supported.`, p, j+1)
+		// Templates of every event source are stored, as Zabbix's
+		// default media types have them; Peregrine's events use the
+		// trigger ones (eventsource 0).
+		if t.EventSource < 0 || t.EventSource > 4 || t.Recovery < 0 || t.Recovery > 2 {
+			return errParams(`Invalid parameter "%s/message_templates/%d": eventsource must be one of 0-4 and recovery one of 0-2.`, p, j+1)
 		}
 	}
 	for _, o := range cfg.MediaTypes {
@@ -311,9 +321,10 @@ func mediaTypeObject(m *catalog.MediaType) object {
 		"smtp_server": m.SMTPServer, "smtp_port": istr(m.SMTPPort), "smtp_helo": m.SMTPHelo, "smtp_email": m.SMTPEmail,
 		"smtp_security": istr(m.SMTPSecurity), "smtp_verify_peer": istr(m.SMTPVerifyPeer), "smtp_verify_host": istr(m.SMTPVerifyHost),
 		"smtp_authentication": istr(m.SMTPAuth), "username": m.Username, "content_type": istr(m.ContentType),
-		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": params, "script": m.Script, "timeout": m.Timeout,
+		"exec_path": m.ExecPath, "exec_params": m.ExecParams, "parameters": field{params}, "script": m.Script, "timeout": m.Timeout,
 		"process_tags": istr(m.ProcessTags), "maxsessions": istr(m.MaxSessions), "maxattempts": istr(m.MaxAttempts),
-		"attempt_interval": m.AttemptInterval, "gsm_modem": "", "show_event_menu": "0", "event_menu_url": "", "event_menu_name": "",
+		"attempt_interval": m.AttemptInterval, "gsm_modem": m.GSMModem, "show_event_menu": istr(m.ShowEventMenu),
+		"event_menu_url": m.EventMenuURL, "event_menu_name": m.EventMenuName,
 	}
 }
 
@@ -321,8 +332,8 @@ func mediaTypeObject(m *catalog.MediaType) object {
 type mediatypeGetParams struct {
 	getParams
 	MediaTypeIDs           opt[ids] `json:"mediatypeids"`
-	SelectMessageTemplates opt[any] `json:"selectMessageTemplates"`
-	SelectUsers            opt[any] `json:"selectUsers"`
+	SelectMessageTemplates opt[sel] `json:"selectMessageTemplates"`
+	SelectUsers            opt[sel] `json:"selectUsers"`
 }
 
 func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
@@ -338,14 +349,14 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := mediaTypeObject(m)
-		if p.SelectMessageTemplates.Given() {
+		if p.SelectMessageTemplates.Value.list() {
 			ts := []object{}
 			for _, t := range m.Templates {
 				ts = append(ts, object{"eventsource": istr(t.EventSource), "recovery": istr(t.Recovery), "subject": t.Subject, "message": t.Message})
 			}
 			o["message_templates"] = ts
 		}
-		if p.SelectUsers.Given() {
+		if p.SelectUsers.Value.list() {
 			us := []object{}
 			for uid, ms := range cfg.Medias {
 				for _, um := range ms {
@@ -359,5 +370,7 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "mediatypeid", "mediatypeid", "name", "type")
+	// 6.0 sorts media types by mediatypeid only (recorded: "name" is
+	// refused).
+	return p.apply(objs, "mediatypeid", "mediatypeid")
 }

@@ -114,9 +114,13 @@ func newParamsFixture(t testing.TB) *paramsFixture {
 		name string
 		role auth.Role
 	}{{"Admin", auth.RoleSuperAdmin}, {"reader", auth.RoleUser}, {"writer", auth.RoleAdmin}} {
-		if _, err := store.CreateUser(ctx, u.name, u.name+"-password", u.role); err != nil {
+		if _, err := store.CreateUser(ctx, u.name, testPassword, u.role); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A fresh Peregrine's user groups (7 "Zabbix administrators", ...).
+	if _, err := store.EnsureDefaults(ctx); err != nil {
+		t.Fatal(err)
 	}
 	evs, err := event.Open(event.Options{Dir: filepath.Join(dir, "ev"), Sync: wal.SyncNever})
 	if err != nil {
@@ -131,7 +135,7 @@ func newParamsFixture(t testing.TB) *paramsFixture {
 	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: &recordingPusher{cat: cat},
 		Queue: &fakeQueue{}, Events: evs, TriggerStates: m, Alerting: goldenAlerting{cat}, States: rt, Availability: rt, CheckNow: &fakeCheckNow{}, MaxRows: 1000})
 	handler := api.Handler()
-	sid, _, err := store.Login(ctx, "Admin", "Admin-password")
+	sid, _, err := store.Login(ctx, "Admin", testPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

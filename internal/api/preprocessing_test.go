@@ -128,7 +128,7 @@ func TestPreprocessingTestErrors(t *testing.T) {
 		}
 	}
 	// A user of the lowest role may not run steps on the server.
-	bad("user", `{"value":"1","value_type":0,"steps":[]}`, "No permissions to referred object or it does not exist!")
+	bad("user", `{"value":"1","value_type":0,"steps":[]}`, `No permissions to call "preprocessing.test".`)
 	bad("nobody", `{"value":"1","value_type":0,"steps":[]}`, "Session terminated, re-login, please.")
 	bad("admin", `{"value_type":0,"steps":[]}`, `Invalid parameter "/": the parameter "value" is missing.`)
 	bad("admin", `{"value":"1","steps":[]}`, `Invalid parameter "/": the parameter "value_type" is missing.`)

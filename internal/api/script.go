@@ -221,7 +221,7 @@ func scriptObject(sc *catalog.GlobalScript) object {
 	return object{"scriptid": u64(sc.ID), "name": sc.Name, "type": istr(sc.Type), "scope": istr(sc.Scope), "command": sc.Command,
 		"execute_on": istr(sc.ExecuteOn), "description": sc.Description, "menu_path": sc.MenuPath, "usrgrpid": u64(sc.UserGroupID),
 		"groupid": u64(sc.GroupID), "host_access": istr(sc.HostAccess), "confirmation": sc.Confirmation, "timeout": "30s",
-		"authtype": "0", "username": "", "publickey": "", "privatekey": "", "port": "", "parameters": []object{}}
+		"authtype": "0", "username": "", "password": "", "publickey": "", "privatekey": "", "port": "", "parameters": field{[]object{}}}
 }
 
 // userGroupsOf returns the IDs of the user groups user is a member of.

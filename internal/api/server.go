@@ -107,6 +107,11 @@ type Options struct {
 	// Services serves service.* and sla.*; nil: those methods do not
 	// exist.
 	Services Services
+	// SettingsHook, when set, is called after settings.update,
+	// housekeeping.update or authentication.update with the members
+	// the update set and every member's value now, so that the server
+	// applies the ones it uses.
+	SettingsHook func(set, cfg map[string]string)
 	// MaxBodyBytes bounds a request body (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows one history.get may return (default
@@ -192,6 +197,8 @@ func New(opts Options) *Server {
 	s.registerHistory()
 	s.registerConfig()
 	s.registerAccounts()
+	s.registerRoles()
+	s.registerSettings()
 	s.registerPush()
 	s.registerPreprocessing()
 	s.registerTriggers()
@@ -381,8 +388,18 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 			s.fail(w, remote, id, errParams("Session terminated, re-login, please."))
 			return
 		}
-		if u.Role < m.role {
-			s.fail(w, remote, id, errNoPermissions)
+		// The user type, then the rules of the user's role (role_rules.go),
+		// refused with Zabbix 6.0's text.
+		ok := u.Role >= m.role
+		if ok {
+			var err error
+			if ok, err = s.roleAllows(ctx, u, req.method); err != nil {
+				s.fail(w, remote, id, errApp("Cannot read the role of the user."))
+				return
+			}
+		}
+		if !ok {
+			s.fail(w, remote, id, errParams(`No permissions to call "%s".`, req.method))
 			return
 		}
 		c.user, c.token = u, token

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -147,6 +148,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := notEmptyObject(c.params); err != nil {
+		return nil, err
+	}
 	var ps []usergroupParams
 	if err := decodeObjects(c.params, &ps); err != nil {
 		return nil, err
@@ -179,6 +183,15 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 		}
 		gs[i] = g
 	}
+	existing, err := acc.UserGroups(ctx)
+	if err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	for _, g := range gs {
+		if slices.ContainsFunc(existing, func(e auth.UserGroup) bool { return e.Name == g.Name }) {
+			return nil, errParams(`User group "%s" already exists.`, g.Name)
+		}
+	}
 	out, err := acc.CreateUserGroups(ctx, gs)
 	if err != nil {
 		return nil, s.accountErr(err, "/1", c)
@@ -190,6 +203,9 @@ func (s *Server) usergroupCreate(ctx context.Context, c *call) (any, error) {
 func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 	acc, err := s.accounts()
 	if err != nil {
+		return nil, err
+	}
+	if err := notEmptyObject(c.params); err != nil {
 		return nil, err
 	}
 	var ps []usergroupParams
@@ -285,13 +301,6 @@ func usergroupObject(g *auth.UserGroup) object {
 	}
 }
 
-func accountObject(u *auth.User) object {
-	return object{
-		"userid": id(u.ID), "username": u.Username, "name": u.Name, "surname": u.Surname,
-		"roleid": strconv.Itoa(int(u.Role)), "type": strconv.Itoa(int(u.Role)),
-	}
-}
-
 // usergroupGetParams are usergroup.get's parameters.
 type usergroupGetParams struct {
 	getParams
@@ -299,12 +308,12 @@ type usergroupGetParams struct {
 	UserIDs       opt[ids]   `json:"userids"`
 	Status        opt[int64] `json:"status" zbx:"null"`
 	WithGUIAccess opt[int64] `json:"with_gui_access" zbx:"null"`
-	SelectUsers   opt[any]   `json:"selectUsers"`
-	SelectRights  opt[any]   `json:"selectRights"`
+	SelectUsers   opt[sel]   `json:"selectUsers"`
+	SelectRights  opt[sel]   `json:"selectRights"`
 	// 6.2's name of selectRights, and the lists Peregrine never has.
-	SelectHostGroupRights     opt[any] `json:"selectHostGroupRights"`
-	SelectTemplateGroupRights opt[any] `json:"selectTemplateGroupRights"`
-	SelectTagFilters          opt[any] `json:"selectTagFilters"`
+	SelectHostGroupRights     opt[sel] `json:"selectHostGroupRights"`
+	SelectTemplateGroupRights opt[sel] `json:"selectTemplateGroupRights"`
+	SelectTagFilters          opt[sel] `json:"selectTagFilters"`
 }
 
 func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
@@ -320,9 +329,9 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
 	}
-	var users []auth.User
-	if p.SelectUsers.Given() {
-		if users, err = acc.Users(ctx); err != nil {
+	var users []auth.Account
+	if p.SelectUsers.Value.list() {
+		if users, err = acc.Accounts(ctx); err != nil {
 			return nil, s.accountErr(err, "/", c)
 		}
 	}
@@ -343,7 +352,7 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := usergroupObject(g)
-		if p.SelectRights.Given() || p.SelectHostGroupRights.Given() {
+		if p.SelectRights.Value.list() || p.SelectHostGroupRights.Value.list() {
 			rs := []object{}
 			for _, r := range g.Rights {
 				// Rights on deleted host groups are kept by the auth
@@ -353,27 +362,31 @@ func (s *Server) usergroupGet(ctx context.Context, c *call) (any, error) {
 				}
 			}
 			rs = p.limitSelect(rs)
-			if p.SelectRights.Given() {
-				o["rights"] = rs
+			if p.SelectRights.Value.list() {
+				o["rights"] = p.SelectRights.Value.shape(rs, "")
 			}
-			if p.SelectHostGroupRights.Given() {
-				o["hostgroup_rights"] = rs
+			if p.SelectHostGroupRights.Value.list() {
+				o["hostgroup_rights"] = p.SelectHostGroupRights.Value.shape(rs, "")
 			}
 		}
-		if p.SelectTemplateGroupRights.Given() {
+		if p.SelectTemplateGroupRights.Value.list() {
 			o["templategroup_rights"] = []object{}
 		}
-		if p.SelectTagFilters.Given() {
+		if p.SelectTagFilters.Value.list() {
 			o["tag_filters"] = []object{}
 		}
-		if p.SelectUsers.Given() {
+		if sl := p.SelectUsers.Value; sl.list() {
 			us := []object{}
 			for j := range users {
 				if slices.Contains(g.UserIDs, users[j].ID) {
-					us = append(us, accountObject(&users[j]))
+					// With the highest access of the user's groups, as
+					// Zabbix 6.0 lists a group's users.
+					uo := accountObject(&users[j])
+					maps.Copy(uo, accessOf(gs, users[j].ID))
+					us = append(us, uo)
 				}
 			}
-			o["users"] = p.limitSelect(us)
+			o["users"] = p.limitSelect(sl.shape(us, "userid"))
 		}
 		objs = append(objs, o)
 	}

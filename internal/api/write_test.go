@@ -214,9 +214,10 @@ func TestConfigWriteErrors(t *testing.T) {
 		data                  string
 	}{
 		// Roles: reading users may not write; hostgroup.create needs a super admin.
-		{"user", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32500, noPerm},
-		{"admin", "hostgroup.create", `{"name":"G3"}`, -32500, noPerm},
-		{"user", "host.delete", `["` + h1 + `"]`, -32500, noPerm},
+		// Below the method's user type: Zabbix 6.0's text (recorded).
+		{"user", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `No permissions to call "item.create".`},
+		{"admin", "hostgroup.create", `{"name":"G3"}`, -32602, `No permissions to call "hostgroup.create".`},
+		{"user", "host.delete", `["` + h1 + `"]`, -32602, `No permissions to call "host.delete".`},
 		// Shapes.
 		{"super", "hostgroup.create", `[]`, -32602, `Invalid parameter "/": cannot be empty.`},
 		{"super", "hostgroup.create", `[{"name":"a"},"b"]`, -32602, `Invalid parameter "/2": an object is expected.`},

@@ -8,11 +8,32 @@
 //
 // # What it owns
 //
-//   - Users: name, Zabbix role (user type 1..3), and an argon2id password
-//     hash stored as a PHC string with its own salt and cost parameters
-//     (hash.go). Passwords are never stored, logged or put in errors.
-//     EnsureAdmin bootstraps an empty installation with a super admin
-//     "Admin" whose random password is written once to a 0600 file.
+//   - Users: name, Zabbix 6.0 role (RoleID; the role's type, 1..3, is
+//     User.Role), the profile fields of Zabbix's user object (stored),
+//     the last login attempt (time, client address from WithClientIP),
+//     and an argon2id password hash stored as a PHC string with its own
+//     salt and cost parameters (hash.go). Passwords are never stored,
+//     logged or put in errors. New passwords pass the password policy
+//     of authentication.get (settings.go: length, character classes, not
+//     the user's names; not Zabbix's dictionary of common passwords).
+//   - Roles (roles.go): Zabbix 6.0's user roles 1-4 exist in every
+//     database with their IDs (schema version 3 turned the user types
+//     1..3 of existing users into roles 1..3); role rules stored as
+//     Zabbix stores them (a default per kind of element and the
+//     elements that differ) and changed as it changes them
+//     (RoleRules.Apply). Which methods the rules allow is the API's.
+//   - Bootstrap (bootstrap.go): EnsureAdmin gives an empty installation
+//     a super admin "Admin" (user 1, role 3) whose random password is
+//     written once to a 0600 file, not Zabbix's well-known one;
+//     EnsureDefaults then adds, once per database, Zabbix's default user
+//     groups with their IDs (7, 8, 9, 11, 12), the guest user (2, role
+//     4, disabled, without a password) and Admin in group 7, or on an
+//     older database what of them is missing by name.
+//   - Settings (settings.go): Zabbix's config table behind
+//     settings.get, housekeeping.get and authentication.get: the
+//     members changed, the others read as 6.0's defaults. The store
+//     uses the login policy (login_attempts, login_block) and the
+//     password policy; the server reads the rest.
 //   - Login policy: consecutive failed logins per user, a temporary
 //     block after Options.MaxFailures of them (persisted, so a restart
 //     does not lift it), a minimum answer time for failures
@@ -47,8 +68,8 @@
 // or account is temporarily blocked.", ErrSessionExpired to "Session
 // terminated, re-login, please." and ErrNotAuthorized to "Not
 // authorized.". Host groups live in the catalog: rights of a deleted host
-// group stay here and simply match no host. There are no user roles
-// beyond the three user types, tag filters, LDAP, SAML or MFA. Rate limiting by client address is the HTTP layer's job; this
+// group stay here and simply match no host. There are no tag filters,
+// LDAP, SAML or MFA. Rate limiting by client address is the HTTP layer's job; this
 // package limits guessing per account.
 //
 // # Sessions and the cache
@@ -82,6 +103,10 @@
 // Rights are cached per user and the whole cache is dropped by every
 // change to user groups or memberships; a Rights value is immutable.
 //
-// Lock order: Store.ops, then Store.fillMu, then Store.mu, then
-// Store.rightsMu (store.go).
+// Roles and settings are cached whole (atomic pointers, dropped by every
+// change with a counter against stale fills); a role change drops every
+// cached session and token, since they carry their user's type.
+//
+// Lock order: Store.ops, then Store.ensureMu, then Store.fillMu, then
+// Store.mu, then Store.rightsMu (store.go).
 package auth

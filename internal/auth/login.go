@@ -36,6 +36,10 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 	}
 	defer s.end()
 	start := time.Now() // the real clock: FailDelay is real time
+	pol, err := s.loginPolicy(ctx)
+	if err != nil {
+		return "", User{}, err
+	}
 
 	u, stored, found, err := s.lookupLogin(ctx, username)
 	if err != nil {
@@ -48,7 +52,14 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 		s.failWait(ctx, start)
 		return "", User{}, ErrBadCredentials
 	}
-	ok, stale, err := s.h.verify(ctx, stored, password)
+	var ok, stale bool
+	if stored == "" {
+		// No password (the guest user): no password opens it. The
+		// answer costs what a wrong password costs.
+		err = s.h.burn(ctx, password)
+	} else {
+		ok, stale, err = s.h.verify(ctx, stored, password)
+	}
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			return "", User{}, err // context ended while waiting to hash
@@ -60,7 +71,7 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 	if !ok {
 		// Record the failure even if the client has gone: hanging up
 		// must not be a way around the counter.
-		blocked, err := s.recordFailure(context.WithoutCancel(ctx), u, now)
+		blocked, err := s.recordFailure(context.WithoutCancel(ctx), pol, u, now)
 		s.failWait(ctx, start)
 		if err != nil {
 			return "", User{}, err
@@ -76,7 +87,7 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 		s.failWait(ctx, start)
 		return "", User{}, ErrDisabled
 	}
-	session, err = s.startSession(ctx, u, now)
+	session, err = s.startSession(ctx, pol, u, now)
 	if err != nil {
 		if errors.Is(err, ErrBlocked) || errors.Is(err, ErrBadCredentials) {
 			s.failWait(ctx, start)
@@ -92,8 +103,8 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 
 // lookupLogin reads the account and stored hash for a user name.
 func (s *Store) lookupLogin(ctx context.Context, username string) (u User, stored string, found bool, err error) {
-	err = s.db.QueryRowContext(ctx, "SELECT id, username, name, surname, role, passwd FROM users WHERE username = ?", username).
-		Scan(&u.ID, &u.Username, &u.Name, &u.Surname, &u.Role, &stored)
+	err = s.db.QueryRowContext(ctx, "SELECT "+userCols+", u.passwd FROM users u "+userJoin+" WHERE u.username = ?", username).
+		Scan(append(scanUser(&u), &stored)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, "", false, nil
 	}
@@ -104,13 +115,27 @@ func (s *Store) lookupLogin(ctx context.Context, username string) (u User, store
 }
 
 // blocked reports whether an account with these counters is blocked now.
-func (s *Store) blocked(failed, lastMs int64, now time.Time) bool {
-	return failed >= int64(s.opts.MaxFailures) && now.UnixMilli()-lastMs < s.opts.BlockFor.Milliseconds()
+func (p loginPolicy) blocked(failed, lastMs int64, now time.Time) bool {
+	return failed >= p.maxFailures && now.UnixMilli()-lastMs < p.blockMs
+}
+
+// clientIPKey is the context key of WithClientIP.
+type clientIPKey struct{}
+
+// WithClientIP returns ctx carrying the address of the client that
+// logs in: Login records it as the user's attempt_ip, as Zabbix does.
+func WithClientIP(ctx context.Context, ip string) context.Context {
+	return context.WithValue(ctx, clientIPKey{}, ip)
+}
+
+func clientIP(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPKey{}).(string)
+	return ip
 }
 
 // recordFailure counts a failed login. It reports whether the account
 // was blocked already, in which case nothing is counted.
-func (s *Store) recordFailure(ctx context.Context, u User, now time.Time) (blocked bool, err error) {
+func (s *Store) recordFailure(ctx context.Context, pol loginPolicy, u User, now time.Time) (blocked bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("auth: cannot record failed login of user %d: %w", u.ID, err)
@@ -124,22 +149,22 @@ func (s *Store) recordFailure(ctx context.Context, u User, now time.Time) (block
 	if err != nil {
 		return false, fmt.Errorf("auth: cannot record failed login of user %d: %w", u.ID, err)
 	}
-	if s.blocked(failed, lastMs, now) {
+	if pol.blocked(failed, lastMs, now) {
 		return true, nil
 	}
-	if failed >= int64(s.opts.MaxFailures) {
+	if failed >= pol.maxFailures {
 		failed = 0 // an earlier block has run out: a new series starts
 	}
 	failed++
-	if _, err := tx.ExecContext(ctx, "UPDATE users SET attempt_failed = ?, attempt_ms = ? WHERE id = ?", failed, now.UnixMilli(), int64(u.ID)); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE users SET attempt_failed = ?, attempt_ms = ?, attempt_ip = ? WHERE id = ?", failed, now.UnixMilli(), clientIP(ctx), int64(u.ID)); err != nil {
 		return false, fmt.Errorf("auth: cannot record failed login of user %d: %w", u.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("auth: cannot record failed login of user %d: %w", u.ID, err)
 	}
-	if failed == int64(s.opts.MaxFailures) {
+	if failed == pol.maxFailures {
 		s.log.Warn("auth: account blocked after consecutive failed logins",
-			"userid", u.ID, "username", u.Username, "failures", failed, "for", s.opts.BlockFor)
+			"userid", u.ID, "username", u.Username, "failures", failed, "for", time.Duration(pol.blockMs)*time.Millisecond)
 	}
 	return false, nil
 }

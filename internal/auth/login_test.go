@@ -138,11 +138,11 @@ func TestLockout(t *testing.T) {
 		t.Fatalf("login after the block: %v", err)
 	}
 	// Blocks are per user.
-	mustCreateUser(t, e.s, "bob", "bobs-password", RoleUser)
+	mustCreateUser(t, e.s, "bob", "B0bs-secret", RoleUser)
 	for range maxFailures {
 		login("wrong-password")
 	}
-	if _, _, err := e.s.Login(ctx, "bob", "bobs-password"); err != nil {
+	if _, _, err := e.s.Login(ctx, "bob", "B0bs-secret"); err != nil {
 		t.Fatalf("another user during alice's block: %v", err)
 	}
 	if !strings.Contains(e.logs.String(), "account blocked") {

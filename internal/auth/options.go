@@ -40,6 +40,11 @@ var (
 	// ErrInvalid: an argument failed validation; the wrapping message
 	// names it.
 	ErrInvalid = errors.New("invalid argument")
+	// ErrReadOnly: the role may not be changed or deleted (Zabbix's
+	// super admin role).
+	ErrReadOnly = errors.New("read-only")
+	// ErrInUse: the role is some user's and cannot be deleted.
+	ErrInUse = errors.New("in use")
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("auth store is closed")
 	// ErrLocked is returned by Open when another process (or another

@@ -117,7 +117,7 @@ func (s *Store) sessionExpired(lastMs int64, now time.Time) bool {
 
 // startSession creates a session for u after its password was verified,
 // unless the account is blocked. It clears the failed-login counter.
-func (s *Store) startSession(ctx context.Context, u User, now time.Time) (string, error) {
+func (s *Store) startSession(ctx context.Context, pol loginPolicy, u User, now time.Time) (string, error) {
 	id, err := randomHex(sessionIDLen / 2)
 	if err != nil {
 		return "", err
@@ -142,17 +142,17 @@ func (s *Store) startSession(ctx context.Context, u User, now time.Time) (string
 	if err != nil {
 		return "", fmt.Errorf("auth: cannot create session for user %d: %w", u.ID, err)
 	}
-	if s.blocked(failed, atMs, now) {
+	if pol.blocked(failed, atMs, now) {
 		return "", ErrBlocked
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO sessions (id_hash, user_id, created_ms, last_access_ms) VALUES (?, ?, ?, ?)",
 		h.String(), int64(u.ID), nowMs, nowMs); err != nil {
 		return "", fmt.Errorf("auth: cannot create session for user %d: %w", u.ID, err)
 	}
-	if failed != 0 {
-		if _, err := tx.ExecContext(ctx, "UPDATE users SET attempt_failed = 0, attempt_ms = 0 WHERE id = ?", int64(u.ID)); err != nil {
-			return "", fmt.Errorf("auth: cannot reset failed logins of user %d: %w", u.ID, err)
-		}
+	// The last attempt, as Zabbix's user object shows it: its time and
+	// address, and no failure since.
+	if _, err := tx.ExecContext(ctx, "UPDATE users SET attempt_failed = 0, attempt_ms = ?, attempt_ip = ? WHERE id = ?", nowMs, clientIP(ctx), int64(u.ID)); err != nil {
+		return "", fmt.Errorf("auth: cannot record the login of user %d: %w", u.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("auth: cannot create session for user %d: %w", u.ID, err)
@@ -269,9 +269,9 @@ func (s *Store) loadSession(ctx context.Context, h secretHash, now time.Time) (*
 		u    User
 		last int64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT s.last_access_ms, u.id, u.username, u.name, u.surname, u.role
-		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ? AND `+userEnabled, h.String()).
-		Scan(&last, &u.ID, &u.Username, &u.Name, &u.Surname, &u.Role)
+	err := s.db.QueryRowContext(ctx, `SELECT s.last_access_ms, `+userCols+`
+		FROM sessions s JOIN users u ON u.id = s.user_id `+userJoin+` WHERE s.id_hash = ? AND `+userEnabled, h.String()).
+		Scan(append([]any{&last}, scanUser(&u)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotAuthorized
 	}

@@ -15,7 +15,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (migrations).
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused: a recycled user
@@ -38,7 +38,16 @@ const schemaVersion = 2
 //     so no foreign key; rights of deleted host groups are ignored by the
 //     API, which reads the catalog. Deleting a user or a user group
 //     deletes its memberships and rights (ON DELETE CASCADE).
-const schema = `
+//   - Roles (version 3, roles.go): Zabbix 6.0's user roles, their rules
+//     as JSON; users.role_id names one (the column was the user type,
+//     1..3, before: the default roles 1..3 have those types, so the
+//     rename is the whole migration of existing users). Profile fields
+//     of Zabbix's users table, Zabbix's config table (settings.go: the
+//     members of settings, housekeeping and authentication that were
+//     changed; the others read as their defaults) and
+//     auth_meta.defaults, the version of the default objects
+//     EnsureDefaults last added.
+var schema = `
 CREATE TABLE auth_meta (
 	id             INTEGER PRIMARY KEY CHECK (id = 1),
 	schema_version INTEGER NOT NULL
@@ -73,7 +82,7 @@ CREATE TABLE tokens (
 	last_access INTEGER NOT NULL,
 	UNIQUE (user_id, name)
 );
-` + userGroupSchema
+` + userGroupSchema + roleSchemaSQL
 
 // userGroupSchema is what version 2 added: user groups.
 const userGroupSchema = `
@@ -96,6 +105,35 @@ CREATE TABLE rights (
 	permission   INTEGER NOT NULL CHECK (permission IN (0, 2, 3)),
 	PRIMARY KEY (usrgrp_id, hostgroup_id)
 ) WITHOUT ROWID;
+`
+
+// roleSchemaSQL is what version 3 added: roles, users' profile, the
+// config table and the defaults marker.
+var roleSchemaSQL = `
+CREATE TABLE role (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	name     TEXT NOT NULL UNIQUE,
+	type     INTEGER NOT NULL CHECK (type IN (1, 2, 3)),
+	readonly INTEGER NOT NULL DEFAULT 0,
+	rules    TEXT NOT NULL
+);
+` + roleRows() + `
+ALTER TABLE users RENAME COLUMN role TO role_id;
+ALTER TABLE users ADD COLUMN url TEXT NOT NULL DEFAULT '';
+ALTER TABLE users ADD COLUMN autologin INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN autologout TEXT NOT NULL DEFAULT '15m';
+ALTER TABLE users ADD COLUMN lang TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE users ADD COLUMN refresh TEXT NOT NULL DEFAULT '30s';
+ALTER TABLE users ADD COLUMN theme TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE users ADD COLUMN rows_per_page INTEGER NOT NULL DEFAULT 50;
+ALTER TABLE users ADD COLUMN timezone TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE users ADD COLUMN attempt_ip TEXT NOT NULL DEFAULT '';
+CREATE INDEX users_role ON users (role_id);
+CREATE TABLE config (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) WITHOUT ROWID;
+ALTER TABLE auth_meta ADD COLUMN defaults INTEGER NOT NULL DEFAULT 0;
 `
 
 // expiredSessionRetention is how long an expired session's row is kept.
@@ -149,6 +187,15 @@ type Store struct {
 	rightsMu  sync.Mutex
 	rights    map[uint64]Rights
 	rightsGen uint64
+
+	// roles caches every role (roles.go): nil until read, dropped by
+	// every change; rolesGen counts the changes.
+	roles    atomic.Pointer[map[uint64]*UserRole]
+	rolesGen atomic.Uint64
+
+	// settings caches the config table (settings.go), as roles.
+	settings    atomic.Pointer[map[string]string]
+	settingsGen atomic.Uint64
 
 	// lastPrune is the (injected-clock) time of the last prune, in Unix
 	// milliseconds.
@@ -248,8 +295,9 @@ var dbSchema = sqlitedb.Schema{
 	Version:    schemaVersion,
 	Create:     schema,
 	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
-	// Migrations[0]: version 1 → 2 adds user groups.
-	Migrations: []string{userGroupSchema},
+	// Migrations[0]: version 1 → 2 adds user groups; [1]: 2 → 3 roles,
+	// profiles, settings.
+	Migrations: []string{userGroupSchema, roleSchemaSQL},
 	Corrupt:    ErrCorrupt,
 	// Small rows: SQLite's WAL kept at most 16 MiB.
 	Pragmas: []string{"journal_size_limit(16777216)"},

@@ -294,9 +294,9 @@ func (s *Store) loadToken(ctx context.Context, h secretHash, now time.Time) (*to
 		status                      int
 		expiresAt, lastAccessSecond int64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT t.id, t.status, t.expires_at, t.last_access, u.id, u.username, u.name, u.surname, u.role
-		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ? AND `+userEnabled, h.String()).
-		Scan(&id, &status, &expiresAt, &lastAccessSecond, &u.ID, &u.Username, &u.Name, &u.Surname, &u.Role)
+	err := s.db.QueryRowContext(ctx, `SELECT t.id, t.status, t.expires_at, t.last_access, `+userCols+`
+		FROM tokens t JOIN users u ON u.id = t.user_id `+userJoin+` WHERE t.token_hash = ? AND `+userEnabled, h.String()).
+		Scan(append([]any{&id, &status, &expiresAt, &lastAccessSecond}, scanUser(&u)...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotAuthorized
 	}

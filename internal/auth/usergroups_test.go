@@ -14,8 +14,8 @@ import (
 func TestUserGroupsCRUD(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	a := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
-	b := mustCreateUser(t, e.s, "bob", "bob-password", RoleAdmin)
+	a := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
+	b := mustCreateUser(t, e.s, "bob", "B0b-secret-x", RoleAdmin)
 	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{
 		{Name: "Readers", Rights: []Right{{HostGroupID: 7, Permission: PermRead}}, UserIDs: []uint64{a.ID}},
 		{Name: "Writers", GUIAccess: 2, DebugMode: 1, Rights: []Right{{HostGroupID: 7, Permission: PermReadWrite}, {HostGroupID: 9, Permission: PermDeny}}, UserIDs: []uint64{a.ID, b.ID}},
@@ -73,7 +73,7 @@ func TestUserGroupsCRUD(t *testing.T) {
 func TestUserGroupsErrors(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	a := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	a := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
 	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{{Name: "G"}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +123,9 @@ func TestUserGroupsErrors(t *testing.T) {
 func TestRightsCombine(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
-	lonely := mustCreateUser(t, e.s, "lonely", "lonely-password", RoleAdmin)
-	root := mustCreateUser(t, e.s, "root", "root-password", RoleSuperAdmin)
+	u := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
+	lonely := mustCreateUser(t, e.s, "lonely", "L0nely-secret", RoleAdmin)
+	root := mustCreateUser(t, e.s, "root", "R00t-secret", RoleSuperAdmin)
 	_, err := e.s.CreateUserGroups(ctx, []UserGroup{
 		{Name: "A", UserIDs: []uint64{u.ID, root.ID}, Rights: []Right{{1, PermRead}, {2, PermRead}, {3, PermReadWrite}, {5, PermDeny}}},
 		{Name: "B", UserIDs: []uint64{u.ID}, Rights: []Right{{1, PermReadWrite}, {2, PermDeny}, {4, PermRead}}},
@@ -178,7 +178,7 @@ func TestRightsCombine(t *testing.T) {
 func TestRightsCacheFollowsChanges(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	u := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
 	perm := func() Permission {
 		t.Helper()
 		r, err := e.s.Rights(ctx, u)
@@ -228,9 +228,9 @@ func TestRightsCacheFollowsChanges(t *testing.T) {
 func TestDisabledUserGroup(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
-	other := mustCreateUser(t, e.s, "bob", "bob-password", RoleUser)
-	sid := mustLogin(t, e.s, "alice", "alice-password")
+	u := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
+	other := mustCreateUser(t, e.s, "bob", "B0b-secret-x", RoleUser)
+	sid := mustLogin(t, e.s, "alice", "Al1ce-secret")
 	tok, err := e.s.CreateToken(ctx, u.ID, "t", "", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -256,13 +256,13 @@ func TestDisabledUserGroup(t *testing.T) {
 	if _, err := e.s.Authenticate(ctx, secret); !errors.Is(err, ErrNotAuthorized) {
 		t.Errorf("token of a disabled user: %v", err)
 	}
-	if _, _, err := e.s.Login(ctx, "alice", "alice-password"); !errors.Is(err, ErrDisabled) {
+	if _, _, err := e.s.Login(ctx, "alice", "Al1ce-secret"); !errors.Is(err, ErrDisabled) {
 		t.Errorf("login of a disabled user: %v", err)
 	}
 	if _, _, err := e.s.Login(ctx, "alice", "wrong-password"); !errors.Is(err, ErrBadCredentials) {
 		t.Errorf("wrong password of a disabled user: %v (must not tell that the account exists)", err)
 	}
-	mustLogin(t, e.s, "bob", "bob-password") // others are not affected
+	mustLogin(t, e.s, "bob", "B0b-secret-x") // others are not affected
 	_ = other
 	if err := e.s.UpdateUserGroups(ctx, []UserGroupUpdate{{ID: ids[0], UsersStatus: &on}}); err != nil {
 		t.Fatal(err)
@@ -270,7 +270,7 @@ func TestDisabledUserGroup(t *testing.T) {
 	if _, err := e.s.Authenticate(ctx, sid); err != nil {
 		t.Errorf("session after re-enabling: %v", err)
 	}
-	mustLogin(t, e.s, "alice", "alice-password")
+	mustLogin(t, e.s, "alice", "Al1ce-secret")
 }
 
 // TestMigrateVersion1 opens a database written by a binary that had no
@@ -282,13 +282,13 @@ func TestMigrateVersion1(t *testing.T) {
 	path := e.path + ".v1"
 	v1 := dbSchema
 	v1.Version = 1
-	v1.Create = strings.TrimSuffix(schema, userGroupSchema)
+	v1.Create = strings.TrimSuffix(schema, userGroupSchema+roleSchemaSQL)
 	v1.Migrations = nil
 	db, err := sqlitedb.Open(context.Background(), path, v1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("INSERT INTO users (username, role, passwd) VALUES ('old', 1, 'x')"); err != nil {
+	if _, err := db.Exec("INSERT INTO users (username, role, passwd) VALUES ('old', 1, 'x'), ('root', 3, 'y')"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec("SELECT 1 FROM usrgrp"); err == nil {
@@ -303,8 +303,11 @@ func TestMigrateVersion1(t *testing.T) {
 	}
 	defer s.Close()
 	users, err := s.Users(context.Background())
-	if err != nil || len(users) != 1 || users[0].Username != "old" {
-		t.Fatalf("users after migration: %+v, %v", users, err)
+	// The user types 1..3 the role column held are the default roles
+	// 1..3 of those types.
+	want := []User{{ID: users[0].ID, Username: "old", Role: RoleUser, RoleID: 1}, {ID: users[1].ID, Username: "root", Role: RoleSuperAdmin, RoleID: 3}}
+	if err != nil || !cmp.Equal(users, want) {
+		t.Fatalf("users after migration: %+v, %v; want %+v", users, err, want)
 	}
 	ids, err := s.CreateUserGroups(context.Background(), []UserGroup{{Name: "new", UserIDs: []uint64{users[0].ID}}})
 	if err != nil || len(ids) != 1 {
@@ -320,7 +323,7 @@ func TestMigrateVersion1(t *testing.T) {
 func TestRightsCacheConcurrentChanges(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	u := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
 	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{{Name: "A", UserIDs: []uint64{u.ID}}})
 	if err != nil {
 		t.Fatal(err)
@@ -374,7 +377,7 @@ func TestRightsCacheConcurrentChanges(t *testing.T) {
 func TestRightsStaleFillNotCached(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
-	u := mustCreateUser(t, e.s, "alice", "alice-password", RoleUser)
+	u := mustCreateUser(t, e.s, "alice", "Al1ce-secret", RoleUser)
 	ids, err := e.s.CreateUserGroups(ctx, []UserGroup{{Name: "A", UserIDs: []uint64{u.ID}, Rights: []Right{{1, PermRead}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,9 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -40,18 +38,59 @@ func (r Role) String() string {
 // Valid reports whether r is one of the three Zabbix user types.
 func (r Role) Valid() bool { return r >= RoleUser && r <= RoleSuperAdmin }
 
-// User is an account. It carries no credentials.
+// User is an account as a request sees it. It carries no credentials.
 type User struct {
 	ID            uint64
 	Username      string
 	Name, Surname string
-	Role          Role
+	// Role is the user type: the type of the user's role, RoleID.
+	Role   Role
+	RoleID uint64
+}
+
+// Profile is the rest of an account, as Zabbix 6.0's user object has
+// it: stored and returned; Peregrine's web UI does not use it yet.
+type Profile struct {
+	URL         string
+	Autologin   int    // 0, 1
+	Autologout  string // "0" (never) or 90s..1d
+	Lang        string // "default" or a locale
+	Refresh     string // 0..1h
+	Theme       string // "default", "blue-theme", "dark-theme", ...
+	RowsPerPage int    // 1..999999
+	Timezone    string // "default" or a time zone name
+	// The last login attempt: consecutive failures, the client address
+	// and the time (Unix seconds; 0: never).
+	AttemptFailed int
+	AttemptIP     string
+	AttemptClock  int64
+}
+
+// NewProfile is the profile Zabbix 6.0 gives a new user.
+func NewProfile() Profile {
+	return Profile{Autologout: "15m", Lang: "default", Refresh: "30s", Theme: "default", RowsPerPage: 50, Timezone: "default"}
+}
+
+// Account is a user with their profile (Accounts).
+type Account struct {
+	User
+	Profile
+}
+
+// userCols are the columns of a User, for scanUser, from users u joined
+// with role r.
+const userCols = "u.id, u.username, u.name, u.surname, u.role_id, r.type"
+
+// userJoin joins a user's role.
+const userJoin = "JOIN role r ON r.id = u.role_id"
+
+func scanUser(u *User) []any {
+	return []any{&u.ID, &u.Username, &u.Name, &u.Surname, &u.RoleID, &u.Role}
 }
 
 // Limits on account fields.
 const (
 	maxUsernameLen    = 100  // characters, as Zabbix's users.username
-	minPasswordLen    = 8    // characters, as Zabbix's default password policy
 	maxPasswordBytes  = 1024 // bounds the work of hashing a new password
 	adminUsername     = "Admin"
 	adminPasswordLen  = 20
@@ -87,88 +126,238 @@ func checkName(what, name string, max int) error {
 	return nil
 }
 
-// checkPassword validates a new password. The message never quotes it.
-func checkPassword(pw string) error {
-	if n := utf8.RuneCountInString(pw); n < minPasswordLen {
-		return fmt.Errorf("auth: password has %d characters, fewer than %d: %w", n, minPasswordLen, ErrInvalid)
-	}
-	if len(pw) > maxPasswordBytes {
-		return fmt.Errorf("auth: password has %d bytes, more than %d: %w", len(pw), maxPasswordBytes, ErrInvalid)
-	}
-	return nil
+// NewAccount is a user to create (CreateAccount).
+type NewAccount struct {
+	Username, Password string
+	Name, Surname      string
+	RoleID             uint64
+	// Profile: the zero Profile stands for NewProfile().
+	Profile Profile
 }
 
-// CreateUser creates a user with the given password and role. It returns
-// ErrInvalid for a bad name (1 to 100 characters, see checkUsername),
-// password (at least 8 characters) or role, and ErrExists if the name is
-// taken.
-func (s *Store) CreateUser(ctx context.Context, username, password string, role Role) (User, error) {
+// CreateUser creates a user with the given password and the role whose
+// ID is t's number: the default roles 1, 2 and 3 are of the user types
+// 1, 2 and 3. See CreateAccount.
+func (s *Store) CreateUser(ctx context.Context, username, password string, t Role) (User, error) {
+	if !t.Valid() {
+		return User{}, fmt.Errorf("auth: role %d is not 1 (user), 2 (admin) or 3 (super admin): %w", int(t), ErrInvalid)
+	}
+	return s.CreateAccount(ctx, NewAccount{Username: username, Password: password, RoleID: uint64(t)})
+}
+
+// CreateAccount creates a user. It returns ErrInvalid for a bad name (1
+// to 100 characters, see checkUsername) or a password the policy
+// refuses (*PasswordError), ErrNotFound for an unknown role and
+// ErrExists if the name is taken. A user created without a password
+// (Zabbix 6.0 allows it) cannot log in until one is set.
+func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (User, error) {
 	if err := s.begin(); err != nil {
 		return User{}, err
 	}
 	defer s.end()
-	if err := checkUsername(username); err != nil {
+	if err := checkUsername(a.Username); err != nil {
 		return User{}, err
 	}
-	if err := checkPassword(password); err != nil {
-		return User{}, err
+	if a.Password != "" {
+		if err := s.checkPassword(ctx, a.Password, a.Username, a.Name, a.Surname); err != nil {
+			return User{}, err
+		}
 	}
-	if !role.Valid() {
-		return User{}, fmt.Errorf("auth: role %d is not 1 (user), 2 (admin) or 3 (super admin): %w", int(role), ErrInvalid)
-	}
-	// Hash first: it is slow and needs no lock.
-	hash, err := s.h.hash(ctx, password)
+	roles, err := s.roleMap(ctx)
 	if err != nil {
 		return User{}, err
+	}
+	if roles[a.RoleID] == nil {
+		return User{}, fmt.Errorf("auth: role %d: %w", a.RoleID, ErrNotFound)
+	}
+	if a.Profile == (Profile{}) {
+		a.Profile = NewProfile()
+	}
+	// Hash first: it is slow and needs no lock. No password is no hash:
+	// nothing opens the account (Login).
+	var hash string
+	if a.Password != "" {
+		if hash, err = s.h.hash(ctx, a.Password); err != nil {
+			return User{}, err
+		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return User{}, fmt.Errorf("auth: cannot create user %q: %w", username, err)
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
 	defer tx.Rollback()
-	u, err := insertUser(ctx, tx, username, hash, role)
+	u, err := insertUser(ctx, tx, 0, a, hash)
 	if err != nil {
 		return User{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return User{}, fmt.Errorf("auth: cannot create user %q: %w", username, err)
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
-	s.log.Info("auth: user created", "userid", u.ID, "username", u.Username, "role", u.Role.String())
+	s.log.Info("auth: user created", "userid", u.ID, "username", u.Username, "roleid", u.RoleID)
 	return u, nil
 }
 
 // insertUser inserts a user in tx, which must be a write transaction
-// (taken with the write lock, so the name check cannot race).
-func insertUser(ctx context.Context, tx *sql.Tx, username, hash string, role Role) (User, error) {
+// (taken with the write lock, so the name check cannot race), with ID
+// id (0: the next one) and the stored hash (empty: no password login).
+func insertUser(ctx context.Context, tx *sql.Tx, id uint64, a NewAccount, hash string) (User, error) {
 	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM users WHERE username = ?", username).Scan(&one)
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM users WHERE username = ?", a.Username).Scan(&one)
 	if err == nil {
-		return User{}, fmt.Errorf("auth: user %q: %w", username, ErrExists)
+		return User{}, fmt.Errorf("auth: user %q: %w", a.Username, ErrExists)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return User{}, fmt.Errorf("auth: cannot create user %q: %w", username, err)
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
-	res, err := tx.ExecContext(ctx, "INSERT INTO users (username, role, passwd) VALUES (?, ?, ?)", username, int(role), hash)
+	var t Role
+	if err := tx.QueryRowContext(ctx, "SELECT type FROM role WHERE id = ?", int64(a.RoleID)).Scan(&t); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return User{}, fmt.Errorf("auth: role %d: %w", a.RoleID, ErrNotFound)
+		}
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
+	}
+	p := a.Profile
+	var idArg any
+	if id != 0 {
+		idArg = int64(id)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO users (id, username, name, surname, role_id, passwd, url, autologin, autologout,
+		lang, refresh, theme, rows_per_page, timezone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		idArg, a.Username, a.Name, a.Surname, int64(a.RoleID), hash, p.URL, p.Autologin, p.Autologout,
+		p.Lang, p.Refresh, p.Theme, p.RowsPerPage, p.Timezone)
 	if err != nil {
-		return User{}, fmt.Errorf("auth: cannot create user %q: %w", username, err)
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
-	id, err := res.LastInsertId()
+	newID, err := res.LastInsertId()
 	if err != nil {
-		return User{}, fmt.Errorf("auth: cannot create user %q: %w", username, err)
+		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
-	return User{ID: uint64(id), Username: username, Role: role}, nil
+	return User{ID: uint64(newID), Username: a.Username, Name: a.Name, Surname: a.Surname, RoleID: a.RoleID, Role: t}, nil
+}
+
+// AccountUpdate changes the fields of user ID that are set; nil keeps
+// the value. A password is changed with UpdatePassword.
+type AccountUpdate struct {
+	ID                       uint64
+	Name, Surname            *string
+	RoleID                   *uint64
+	URL                      *string
+	Autologin                *int
+	Autologout, Lang         *string
+	Refresh, Theme, Timezone *string
+	RowsPerPage              *int
+}
+
+// UpdateAccount changes a user. An unknown user or role gives
+// ErrNotFound; taking the super admin type from the last super admin
+// ErrInvalid. A changed role takes effect at the user's next request
+// (their cached sessions and tokens are dropped; they stay valid).
+func (s *Store) UpdateAccount(ctx context.Context, up AccountUpdate) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	s.fillMu.Lock()
+	defer s.fillMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+	}
+	defer tx.Rollback()
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM users WHERE id = ?", int64(up.ID)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("auth: user %d: %w", up.ID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+	}
+	supers, err := superAdmins(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if up.RoleID != nil {
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM role WHERE id = ?", int64(*up.RoleID)).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("auth: role %d: %w", *up.RoleID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+		}
+	}
+	for _, f := range []struct {
+		col string
+		v   any
+	}{{"name", up.Name}, {"surname", up.Surname}, {"role_id", up.RoleID}, {"url", up.URL}, {"autologin", up.Autologin},
+		{"autologout", up.Autologout}, {"lang", up.Lang}, {"refresh", up.Refresh}, {"theme", up.Theme},
+		{"timezone", up.Timezone}, {"rows_per_page", up.RowsPerPage}} {
+		var v any
+		switch p := f.v.(type) {
+		case *string:
+			if p != nil {
+				v = *p
+			}
+		case *int:
+			if p != nil {
+				v = *p
+			}
+		case *uint64:
+			if p != nil {
+				v = int64(*p)
+			}
+		}
+		if v == nil {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE users SET "+f.col+" = ? WHERE id = ?", v, int64(up.ID)); err != nil {
+			return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+		}
+	}
+	if n, err := superAdmins(ctx, tx); err != nil {
+		return err
+	} else if supers > 0 && n == 0 {
+		return fmt.Errorf("auth: user %d is the last super admin; promote another one first: %w", up.ID, ErrInvalid)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+	}
+	s.mu.Lock()
+	s.dropUserSessionsLocked(up.ID)
+	s.dropUserTokensLocked(up.ID)
+	s.mu.Unlock()
+	return nil
+}
+
+// SetRole gives a user the role whose ID is t's number (see
+// CreateUser). Demoting the last super admin is refused (ErrInvalid),
+// for the reason DeleteUser refuses to delete it.
+func (s *Store) SetRole(ctx context.Context, userID uint64, t Role) error {
+	if !t.Valid() {
+		return fmt.Errorf("auth: role %d is not 1 (user), 2 (admin) or 3 (super admin): %w", int(t), ErrInvalid)
+	}
+	id := uint64(t)
+	return s.UpdateAccount(ctx, AccountUpdate{ID: userID, RoleID: &id})
 }
 
 // UpdatePassword sets a user's password. It also ends all of the user's
 // sessions (whoever held one must log in with the new password) and
 // clears the failed-login counter, which lifts a block. API tokens stay
-// valid: they are separate credentials with their own lifecycle.
+// valid: they are separate credentials with their own lifecycle. The
+// password policy applies (*PasswordError).
 func (s *Store) UpdatePassword(ctx context.Context, userID uint64, password string) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
 	defer s.end()
-	if err := checkPassword(password); err != nil {
+	var u User
+	err := s.db.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u "+userJoin+" WHERE u.id = ?", int64(userID)).Scan(scanUser(&u)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("auth: user %d: %w", userID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: cannot update the password of user %d: %w", userID, err)
+	}
+	if err := s.checkPassword(ctx, password, u.Username, u.Name, u.Surname); err != nil {
 		return err
 	}
 	hash, err := s.h.hash(ctx, password)
@@ -219,25 +408,21 @@ func (s *Store) DeleteUser(ctx context.Context, userID uint64) error {
 		return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
 	}
 	defer tx.Rollback()
-	var role int
-	err = tx.QueryRowContext(ctx, "SELECT role FROM users WHERE id = ?", int64(userID)).Scan(&role)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("auth: user %d: %w", userID, ErrNotFound)
+	supers, err := superAdmins(ctx, tx)
+	if err != nil {
+		return err
 	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM users WHERE id = ?", int64(userID))
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
 	}
-	if Role(role) == RoleSuperAdmin {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE role = ?", int(RoleSuperAdmin)).Scan(&n); err != nil {
-			return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
-		}
-		if n <= 1 {
-			return fmt.Errorf("auth: user %d is the last super admin; create another one first: %w", userID, ErrInvalid)
-		}
+	if err := affectedOne(res, "user", userID); err != nil {
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM users WHERE id = ?", int64(userID)); err != nil {
-		return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
+	if n, err := superAdmins(ctx, tx); err != nil {
+		return err
+	} else if supers > 0 && n == 0 {
+		return fmt.Errorf("auth: user %d is the last super admin; create another one first: %w", userID, ErrInvalid)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
@@ -252,192 +437,44 @@ func (s *Store) DeleteUser(ctx context.Context, userID uint64) error {
 
 // Users returns all users ordered by ID.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
+	as, err := s.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]User, len(as))
+	for i := range as {
+		out[i] = as[i].User
+	}
+	return out, nil
+}
+
+// Accounts returns all users with their profiles, ordered by ID.
+func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
 	defer s.end()
-	rows, err := s.db.QueryContext(ctx, "SELECT id, username, name, surname, role FROM users ORDER BY id")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+userCols+`, u.url, u.autologin, u.autologout, u.lang, u.refresh, u.theme,
+		u.rows_per_page, u.timezone, u.attempt_failed, u.attempt_ip, u.attempt_ms FROM users u `+userJoin+" ORDER BY u.id")
 	if err != nil {
 		return nil, fmt.Errorf("auth: cannot list users: %w", err)
 	}
 	defer rows.Close()
-	var users []User
+	var out []Account
 	for rows.Next() {
-		var u User
-		if err := rows.Scan(&u.ID, &u.Username, &u.Name, &u.Surname, &u.Role); err != nil {
+		var a Account
+		var ms int64
+		p := &a.Profile
+		dst := append(scanUser(&a.User), &p.URL, &p.Autologin, &p.Autologout, &p.Lang, &p.Refresh, &p.Theme,
+			&p.RowsPerPage, &p.Timezone, &p.AttemptFailed, &p.AttemptIP, &ms)
+		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("auth: cannot list users: %w", err)
 		}
-		users = append(users, u)
+		p.AttemptClock = ms / 1000
+		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("auth: cannot list users: %w", err)
 	}
-	return users, nil
-}
-
-// EnsureAdmin bootstraps a fresh installation. If there is no user at
-// all, it creates the super admin "Admin" with a random 20-character
-// password, writes that password (followed by a newline) to a new file
-// passwordPath with mode 0600, and returns created=true. The file must
-// not exist: it is never overwritten, so a password cannot be lost by a
-// second start. If any user exists, EnsureAdmin does nothing.
-//
-// The caller should log where the file is and ask the operator to read
-// it, change the password and delete the file; the password itself is
-// never logged.
-func (s *Store) EnsureAdmin(ctx context.Context, passwordPath string) (created bool, err error) {
-	if err := s.begin(); err != nil {
-		return false, err
-	}
-	defer s.end()
-	// One bootstrap at a time, so that two concurrent callers cannot both
-	// see an empty table and race for the file.
-	s.ensureMu.Lock()
-	defer s.ensureMu.Unlock()
-	var n int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n); err != nil {
-		return false, fmt.Errorf("auth: cannot count users: %w", err)
-	}
-	if n > 0 {
-		return false, nil
-	}
-	password, err := randomPassword(adminPasswordLen)
-	if err != nil {
-		return false, err
-	}
-	hash, err := s.h.hash(ctx, password)
-	if err != nil {
-		return false, err
-	}
-	// The file is written before the user exists: if the write fails we
-	// have created nothing, and if creating the user fails we remove the
-	// file, so the next start tries again from scratch.
-	if err := writeSecretFile(passwordPath, password+"\n"); err != nil {
-		return false, err
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			os.Remove(passwordPath)
-		}
-	}()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("auth: cannot create user %s: %w", adminUsername, err)
-	}
-	defer tx.Rollback()
-	// Count again under the write lock: another caller may have created
-	// a user since the first count.
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n); err != nil {
-		return false, fmt.Errorf("auth: cannot count users: %w", err)
-	}
-	if n > 0 {
-		return false, nil
-	}
-	u, err := insertUser(ctx, tx, adminUsername, hash, RoleSuperAdmin)
-	if err != nil {
-		return false, err
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("auth: cannot create user %s: %w", adminUsername, err)
-	}
-	keep = true
-	s.log.Info("auth: initial super admin created", "userid", u.ID, "username", u.Username)
-	return true, nil
-}
-
-// writeSecretFile creates path exclusively with mode 0600 and writes
-// content to it durably.
-func writeSecretFile(path, content string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("auth: cannot write the initial admin password: %s exists already; it may hold the password of an earlier installation: move it away and restart: %w", path, ErrExists)
-		}
-		return fmt.Errorf("auth: cannot write the initial admin password: %w", err)
-	}
-	_, err = f.WriteString(content)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("auth: cannot write the initial admin password to %s: %w", path, err)
-	}
-	return nil
-}
-
-// randomPassword returns n characters drawn uniformly from
-// passwordAlphabet (about 5.95 bits each) with crypto/rand.
-func randomPassword(n int) (string, error) {
-	const limit = 256 - 256%len(passwordAlphabet) // rejection bound for uniformity
-	out := make([]byte, 0, n)
-	var buf [64]byte
-	for len(out) < n {
-		if _, err := rand.Read(buf[:]); err != nil {
-			return "", fmt.Errorf("auth: cannot read random bytes: %w", err)
-		}
-		for _, b := range buf {
-			if int(b) < limit && len(out) < n {
-				out = append(out, passwordAlphabet[int(b)%len(passwordAlphabet)])
-			}
-		}
-	}
-	return string(out), nil
-}
-
-// SetRole changes a user's role. Demoting the last super admin is refused
-// (ErrInvalid), for the reason DeleteUser refuses to delete it. The
-// user's cached sessions and tokens are dropped from memory so that the
-// next request reloads them with the new role; they stay valid.
-func (s *Store) SetRole(ctx context.Context, userID uint64, role Role) error {
-	if err := s.begin(); err != nil {
-		return err
-	}
-	defer s.end()
-	if !role.Valid() {
-		return fmt.Errorf("auth: role %d is not 1 (user), 2 (admin) or 3 (super admin): %w", int(role), ErrInvalid)
-	}
-	s.fillMu.Lock()
-	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
-	}
-	defer tx.Rollback()
-	var old int
-	err = tx.QueryRowContext(ctx, "SELECT role FROM users WHERE id = ?", int64(userID)).Scan(&old)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("auth: user %d: %w", userID, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
-	}
-	if Role(old) == role {
-		return nil
-	}
-	if Role(old) == RoleSuperAdmin {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM users WHERE role = ?", int(RoleSuperAdmin)).Scan(&n); err != nil {
-			return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
-		}
-		if n <= 1 {
-			return fmt.Errorf("auth: user %d is the last super admin; promote another one first: %w", userID, ErrInvalid)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE users SET role = ? WHERE id = ?", int(role), int64(userID)); err != nil {
-		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("auth: cannot change the role of user %d: %w", userID, err)
-	}
-	s.mu.Lock()
-	s.dropUserSessionsLocked(userID)
-	s.dropUserTokensLocked(userID)
-	s.mu.Unlock()
-	s.log.Info("auth: role changed", "userid", userID, "role", role.String())
-	return nil
+	return out, nil
 }

@@ -46,19 +46,19 @@ func TestCreateUserValidation(t *testing.T) {
 	f("b", strings.Repeat("p", 2000), RoleUser, ErrInvalid)
 	f("b", "12345678", 0, ErrInvalid)
 	f("b", "12345678", 4, ErrInvalid)
-	f("a", "other-password", RoleAdmin, ErrExists)
+	f("a", "0ther-pw-xyz", RoleAdmin, ErrExists)
 	f("A", "12345678", RoleUser, nil) // names are case-sensitive
 }
 
 func TestUsersList(t *testing.T) {
 	e := openEnv(t, nil)
 	a := mustCreateUser(t, e.s, "alice", "s3cret-password", RoleSuperAdmin)
-	b := mustCreateUser(t, e.s, "bob", "bobs-password", RoleUser)
+	b := mustCreateUser(t, e.s, "bob", "B0bs-secret", RoleUser)
 	got, err := e.s.Users(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []User{{ID: a.ID, Username: "alice", Role: RoleSuperAdmin}, {ID: b.ID, Username: "bob", Role: RoleUser}}
+	want := []User{{ID: a.ID, Username: "alice", Role: RoleSuperAdmin, RoleID: 3}, {ID: b.ID, Username: "bob", Role: RoleUser, RoleID: 1}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Users (-want +got):\n%s", diff)
 	}
@@ -68,9 +68,9 @@ func TestUpdatePasswordEndsSessions(t *testing.T) {
 	e := openEnv(t, nil)
 	ctx := context.Background()
 	u := mustCreateUser(t, e.s, "alice", "s3cret-password", RoleUser)
-	other := mustCreateUser(t, e.s, "bob", "bobs-password", RoleUser)
+	other := mustCreateUser(t, e.s, "bob", "B0bs-secret", RoleUser)
 	sid := mustLogin(t, e.s, "alice", "s3cret-password")
-	bobs := mustLogin(t, e.s, "bob", "bobs-password")
+	bobs := mustLogin(t, e.s, "bob", "B0bs-secret")
 	if err := e.s.UpdatePassword(ctx, u.ID, "short"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("UpdatePassword(short): %v", err)
 	}

@@ -47,6 +47,7 @@ func migrateAlerts() string { return alertSchema }
 const (
 	MediaEmail   = 0
 	MediaScript  = 1
+	MediaSMS     = 2 // stored; Peregrine has no GSM modem to send with
 	MediaWebhook = 4
 )
 
@@ -109,6 +110,12 @@ type MediaType struct {
 	MaxAttempts     int               `json:"maxattempts"`
 	AttemptInterval string            `json:"attempt_interval"` // "10s"
 	Templates       []MessageTemplate `json:"message_templates"`
+	// SMS (type 2): the modem's device. Stored: Peregrine sends no SMS.
+	GSMModem string `json:"gsm_modem"`
+	// The event menu entry Zabbix's frontend shows (stored).
+	ShowEventMenu int    `json:"show_event_menu"`
+	EventMenuURL  string `json:"event_menu_url"`
+	EventMenuName string `json:"event_menu_name"`
 }
 
 // UserMedia is one medium of a user (Zabbix's media object).
@@ -327,6 +334,12 @@ func (c *Catalog) EditAlerts(ctx context.Context, fn func(cfg *AlertConfig) erro
 		return fmt.Errorf("catalog: cannot store the alert configuration: %w", err)
 	}
 	c.alerts.Store(next)
+	c.notifyAlerts()
+	return nil
+}
+
+// notifyAlerts signals the SubscribeAlerts channels without blocking.
+func (c *Catalog) notifyAlerts() {
 	c.subMu.Lock()
 	for _, ch := range c.alertSubs {
 		select {
@@ -335,7 +348,6 @@ func (c *Catalog) EditAlerts(ctx context.Context, fn func(cfg *AlertConfig) erro
 		}
 	}
 	c.subMu.Unlock()
-	return nil
 }
 
 // SubscribeAlerts is Subscribe for the notification configuration.
@@ -347,12 +359,19 @@ func (c *Catalog) SubscribeAlerts() <-chan struct{} {
 	return ch
 }
 
-func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig) error {
+// writeAlerts writes cfg whole in one transaction, with a
+// catalog_defaults row for each of marks (the default sets it adds).
+func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig, marks ...string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	for _, m := range marks {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO catalog_defaults (name, version) VALUES (?, 1)", m); err != nil {
+			return err
+		}
+	}
 	for _, q := range []string{"DELETE FROM user_medias", "DELETE FROM alert_seq"} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err

@@ -137,6 +137,14 @@
 //     Snapshot.RegexpByName finds one by the name an "@name" reference
 //     gives; GlobalRegexp.Match applies it (every expression must
 //     match; types 3 and 4 in Go's regular expression syntax).
+//   - Zabbix 6.0's default objects (defaults.go, defaults/*.json,
+//     schema version 18): EnsureDefaults adds, once per database, the
+//     host groups 1-19 of a fresh Zabbix, its 34 media types (Email,
+//     SMS, Email (HTML) and the webhooks, their scripts and parameters
+//     as Zabbix 6.0.14 answered them), its trigger action 3 and global
+//     scripts 1-3, with their IDs; on an older database what is missing
+//     by name, never reusing an ID that was handed out. The discovery
+//     and internal-event actions are not added (no such events).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

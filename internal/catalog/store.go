@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 17
+const schemaVersion = 18
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema
 
 // hostDescSchema adds the hosts' description (schema version 15),
 // Zabbix's host field of the same name; "" for the hosts of an older
@@ -194,6 +194,7 @@ var migrations = []string{
 	hostDescSchema,   // 14 → 15: hosts' description
 	itemTagsSchema,   // 15 → 16: item tags
 	migrateRegexps(), // 16 → 17: global regular expressions (regexp.*)
+	defaultsSchema,   // 17 → 18: the default objects added (defaults.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.

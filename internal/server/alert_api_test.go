@@ -25,7 +25,7 @@ func TestAlertingAPI(t *testing.T) {
 		t.Fatalf("mediatype.get: %v", got)
 	}
 	admin.ok("mediatype.update", map[string]any{"mediatypeid": mt.MediaTypeIDs[0], "smtp_port": "587", "status": 1}, nil)
-	admin.ok("mediatype.get", map[string]any{"output": []string{"smtp_port", "status", "smtp_server"}}, &got)
+	admin.ok("mediatype.get", map[string]any{"output": []string{"smtp_port", "status", "smtp_server"}, "mediatypeids": mt.MediaTypeIDs}, &got)
 	if len(got) != 1 || got[0]["smtp_port"] != "587" || got[0]["status"] != "1" || got[0]["smtp_server"] != "mail.example.com" {
 		t.Fatalf("after a partial update: %v", got)
 	}
@@ -33,7 +33,7 @@ func TestAlertingAPI(t *testing.T) {
 		params any
 		want   string
 	}{
-		{map[string]any{"name": "SMS", "type": 2}, "SMS media types are not supported"},
+		{map[string]any{"name": "Mail", "type": 0, "smtp_server": "x", "smtp_email": "y"}, `Media type "Mail" already exists.`},
 		{map[string]any{"type": 4}, `Invalid parameter "/1": the parameter "name" is missing.`},
 		{map[string]any{"name": "x", "type": 7}, `Invalid parameter "/1/type": value must be one of 0, 1, 2, 4.`},
 		{map[string]any{"name": "x", "type": 1}, `Invalid parameter "/1/exec_path": cannot be empty.`},
@@ -85,7 +85,7 @@ func TestAlertingAPI(t *testing.T) {
 		Operations       []map[string]any
 		UpdateOperations []map[string]any `json:"update_operations"`
 	}
-	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend", "selectUpdateOperations": "extend"}, &acts)
+	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend", "selectUpdateOperations": "extend", "actionids": act.ActionIDs}, &acts)
 	if len(acts) != 1 || acts[0].EscPeriod != "2h" || len(acts[0].Operations) != 1 || acts[0].Operations[0]["esc_step_to"] != "2" ||
 		len(acts[0].UpdateOperations) != 1 || acts[0].UpdateOperations[0]["operationtype"] != "12" {
 		t.Fatalf("action.get after update: %+v", acts)
@@ -95,14 +95,16 @@ func TestAlertingAPI(t *testing.T) {
 	stop()
 	s2, _ := runServer(t, s.cfg)
 	admin = adminLogin(t, s2)
-	admin.ok("action.get", map[string]any{"output": "extend"}, &acts)
+	acts = nil
+	admin.ok("action.get", map[string]any{"output": "extend", "actionids": act.ActionIDs}, &acts)
 	if len(acts) != 1 || acts[0].Name != "Page" || acts[0].Status != "1" {
 		t.Fatalf("action.get after a restart: %+v", acts)
 	}
 	admin.ok("action.delete", act.ActionIDs, nil)
 	admin.ok("mediatype.delete", mt.MediaTypeIDs, nil)
-	admin.ok("mediatype.get", map[string]any{}, &got)
-	admin.ok("action.get", map[string]any{}, &acts)
+	admin.ok("mediatype.get", map[string]any{"mediatypeids": mt.MediaTypeIDs}, &got)
+	acts = nil
+	admin.ok("action.get", map[string]any{"actionids": act.ActionIDs}, &acts)
 	if len(got)+len(acts) != 0 {
 		t.Fatalf("left after delete: %v %v", got, acts)
 	}
@@ -139,7 +141,7 @@ func TestActionOpConditionsAPI(t *testing.T) {
 		"operations": []any{op(map[string]any{"conditiontype": "14", "operator": "0", "value": "0"})}}, &act)
 	admin.ok("action.update", map[string]any{"actionid": act.ActionIDs[0], "esc_period": "2h"}, nil)
 	var acts []struct{ Operations []map[string]any }
-	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend"}, &acts)
+	admin.ok("action.get", map[string]any{"output": "extend", "selectOperations": "extend", "actionids": act.ActionIDs}, &acts)
 	if len(acts) != 1 || len(acts[0].Operations) != 1 {
 		t.Fatalf("action.get: %+v", acts)
 	}

@@ -39,8 +39,8 @@ func TestAlertRecipientPermissions(t *testing.T) {
 	}
 	var users struct{ UserIDs []string }
 	admin.ok("user.create", []map[string]any{
-		{"username": "webby", "passwd": "webby-password", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": webOps.UsrgrpIDs[0]}}, "medias": media("webby")},
-		{"username": "dba", "passwd": "dba-password-1", "roleid": 2, "usrgrps": []map[string]string{{"usrgrpid": dbOps.UsrgrpIDs[0]}}, "medias": media("dba")},
+		{"username": "webby", "passwd": "W3bby-secret", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": webOps.UsrgrpIDs[0]}}, "medias": media("webby")},
+		{"username": "dba", "passwd": "D8a-secret-1", "roleid": 2, "usrgrps": []map[string]string{{"usrgrpid": dbOps.UsrgrpIDs[0]}}, "medias": media("dba")},
 	}, &users)
 	var act struct{ ActionIDs []string }
 	admin.ok("action.create", map[string]any{"name": "Everyone", "eventsource": 0, "operations": []map[string]any{{

@@ -14,7 +14,13 @@
 //   - openState (server_state.go): the data directory, catalog, event
 //     store, history backend, value cache, item runtime, housekeeper,
 //     API accounts (the first credentials written here, before any port
-//     is bound) and active agents' log positions. It needs nothing else.
+//     is bound), Zabbix 6.0's default objects in the catalog and the
+//     accounts (defaults.go: once per data directory, the catalog's
+//     before anything creates a group) and active agents' log
+//     positions. It needs nothing else. Settings changed through the
+//     API (auditlog_enabled, hk_audit*) are applied here at start and by
+//     the API's SettingsHook after; the housekeeping settings lay over
+//     the items' retention at every run (housekeepingRetention).
 //   - buildRules (server_rules.go): maintenance, the alert engine with
 //     its remote-command agent checker, the problem state machine and
 //     the trigger evaluator, over the state. Hooks into later stages

@@ -132,15 +132,15 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	admin.ok("usergroup.create", map[string]any{"name": "Readers", "rights": []map[string]any{{"id": g.GroupIDs[0], "permission": 2}}}, &readers)
 	admin.ok("usergroup.create", map[string]any{"name": "Nobody"}, &nobody)
 	admin.ok("user.create", []map[string]any{
-		{"username": "reader", "passwd": "reader-password", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": readers.UsrgrpIDs[0]}}},
-		{"username": "outsider", "passwd": "outsider-password", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": nobody.UsrgrpIDs[0]}}},
+		{"username": "reader", "passwd": "R3ader-secret", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": readers.UsrgrpIDs[0]}}},
+		{"username": "outsider", "passwd": "0utsider-secret", "roleid": 1, "usrgrps": []map[string]string{{"usrgrpid": nobody.UsrgrpIDs[0]}}},
 	}, nil)
 	login := func(user, pw string) *apiClient {
 		c := newAPIClient(t, s)
 		c.auth = c.login(user, pw)
 		return c
 	}
-	reader, outsider := login("reader", "reader-password"), login("outsider", "outsider-password")
+	reader, outsider := login("reader", "R3ader-secret"), login("outsider", "0utsider-secret")
 	var res struct{ Response, Value string }
 	reader.ok("script.execute", map[string]any{"scriptid": sc.ScriptIDs[1], "hostid": h.HostIDs[0]}, &res)
 	if res.Response != "success" || res.Value != "up web-1" {
@@ -149,7 +149,7 @@ func TestScriptsAndServerCommands(t *testing.T) {
 	reader.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[2], "hostid": h.HostIDs[0]}, -32500, "write permission on the host is required")
 	reader.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[0], "hostid": h.HostIDs[0]}, -32500, "not a manual host action script")
 	outsider.fails("script.execute", map[string]any{"scriptid": sc.ScriptIDs[1], "hostid": h.HostIDs[0]}, -32500, "No permissions to referred object")
-	outsider.fails("script.create", map[string]any{"name": "Mine", "type": 0, "command": "id"}, -32500, "")
+	outsider.fails("script.create", map[string]any{"name": "Mine", "type": 0, "command": "id"}, -32602, `No permissions to call "script.create".`)
 	admin.ok("script.execute", map[string]any{"scriptid": sc.ScriptIDs[2], "hostid": h.HostIDs[0]}, &res)
 	if res.Value != "rebooting" {
 		t.Fatalf("script.execute as super admin: %+v", res)
@@ -169,7 +169,7 @@ func TestScriptsAndServerCommands(t *testing.T) {
 
 	admin.ok("action.delete", act.ActionIDs, nil)
 	admin.ok("script.delete", sc.ScriptIDs, nil)
-	admin.ok("script.get", map[string]any{}, &got)
+	admin.ok("script.get", map[string]any{"scriptids": sc.ScriptIDs}, &got)
 	if len(got) != 0 {
 		t.Fatalf("scripts left: %v", got)
 	}

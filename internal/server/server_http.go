@@ -51,7 +51,8 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
 		Services:     s.Services,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
-		Logger: log.With("component", "api"), Metrics: s.Metrics,
+		SettingsHook: s.applySettings,
+		Logger:       log.With("component", "api"), Metrics: s.Metrics,
 	})
 	mux.Handle("/api_jsonrpc.php", s.API.Handler())
 	if cfg.HTTP.UI {

@@ -41,7 +41,9 @@ func adminPasswordPath(dataDir string) string { return filepath.Join(dataDir, "a
 // (in front of s.Store), s.ItemStates (item states and availability),
 // s.Housekeep (flush, retention and compaction of s.Store), s.authStore
 // with the first API user (the admin-password file) and s.agentState
-// (active agents' log positions, pruned of deleted items).
+// (active agents' log positions, pruned of deleted items), and
+// Zabbix 6.0's default objects in the catalog and the auth store
+// (defaults.go).
 //
 // It starts no goroutine that Run must stop and binds no port; whatever
 // it opened, closeAll closes. A new kind of kept state (a proxy's
@@ -56,6 +58,9 @@ func (s *Server) openState(ctx context.Context) error {
 	// expression parser (CatalogOptions).
 	s.Catalog, err = catalog.Open(ctx, CatalogOptions(cfg.DataDir, log.With("component", "catalog")))
 	if err != nil {
+		return err
+	}
+	if err := s.ensureCatalogDefaults(ctx); err != nil {
 		return err
 	}
 	s.Events, err = event.Open(event.Options{
@@ -118,6 +123,9 @@ func (s *Server) openState(ctx context.Context) error {
 	}
 	if created {
 		log.Warn("created API user \"Admin\" with a random password; it is in this file (readable by this user only): log in, then delete the file", "file", pwPath)
+	}
+	if err := s.ensureAuthDefaults(ctx); err != nil {
+		return err
 	}
 	s.agentState, err = ingest.OpenLogPositions(ctx, AgentStatePath(cfg.DataDir), log.With("component", "trapper"))
 	if err != nil {
@@ -203,7 +211,8 @@ func (s *Server) openHistory(ctx context.Context) (history.Store, error) {
 
 // retention is the catalog's retention now, for the housekeeper: the
 // longest history and trends retention of any item (whole partitions
-// older than that go) and each item's own (applied at compaction).
+// older than that go) and each item's own (applied at compaction),
+// under Zabbix's housekeeping settings (housekeepingRetention).
 func (s *Server) retention() housekeep.Retention {
 	snap := s.Catalog.Snapshot()
 	var r housekeep.Retention
@@ -219,7 +228,7 @@ func (s *Server) retention() housekeep.Retention {
 		}
 		return 0, false
 	}
-	return r
+	return s.housekeepingRetention(r, func(id uint64) bool { return snap.Item(id) != nil })
 }
 
 // clickhouseTLS builds the client TLS settings for https:// ClickHouse

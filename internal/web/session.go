@@ -136,7 +136,9 @@ func (r *recorder) WriteHeader(code int)        { r.code = code }
 type sessionUser struct {
 	UserID   string `json:"userid"`
 	Username string `json:"username"`
-	Type     string `json:"type"`
+	// Type is the user type: a number, as Zabbix 6.0 answers it (a
+	// numeric string is taken too).
+	Type json.Number `json:"type"`
 }
 
 // checkSession asks the API (user.checkAuthentication) whether the
@@ -186,7 +188,7 @@ func (u *UI) serveSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{
-		"userid": user.UserID, "username": user.Username, "type": user.Type,
+		"userid": user.UserID, "username": user.Username, "type": user.Type.String(),
 		"csrf": u.csrfToken("api", session),
 	})
 }

@@ -64,7 +64,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var p map[string]string
 		json.Unmarshal(req.Params, &p)
 		if f.sessions[p["sessionid"]] {
-			reply(map[string]string{"userid": "1", "username": "Admin", "type": "3"})
+			// The type is a number, as Zabbix 6.0 answers it.
+			reply(map[string]any{"userid": "1", "username": "Admin", "type": 3})
 			return
 		}
 		fail("Session terminated, re-login, please.")
