@@ -108,8 +108,9 @@ type SoftStates interface {
 	Soft(id uint64) trigger.SoftState
 }
 
-// triggerSchema is Zabbix 6.0's triggers table.
-var triggerSchema = schema{id: "triggerid", types: fieldTypes(`triggerid:n expression:c description:t url:c status:n
+// triggerSchema is Zabbix 6.0's triggers table (description is a
+// varchar there, so a filter on it applies: recorded from 6.0.14).
+var triggerSchema = schema{id: "triggerid", types: fieldTypes(`triggerid:n expression:c description:c url:c status:n
 	value:n priority:n lastchange:n comments:t error:c templateid:n type:n state:n flags:n recovery_mode:n
 	recovery_expression:c correlation_mode:n correlation_tag:c manual_close:n opdata:c event_name:c uuid:c`)}
 

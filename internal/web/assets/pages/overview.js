@@ -1,5 +1,5 @@
 // Overview: server health from the self-monitoring host's internal items
-// (host "Peregrine server": values processed, required performance,
+// (host "Zabbix server": values processed, required performance,
 // queue, goroutine utilisation of the poller, trapper, pipeline shards
 // and housekeeper), open problems by severity and the hosts with most
 // problems (when the server has problem.get), hosts with unavailable
@@ -11,7 +11,7 @@ import { call, batch, hasMethod } from '../api.js';
 import { h, clear, fmtValue, fmtAge, SEVERITIES, zabbixSeconds } from '../dom.js';
 import { problemCounts } from './hosts.js';
 
-const SELF_HOST = 'Peregrine server';
+const SELF_HOST = 'Zabbix server';
 
 export async function render(main) {
   const health = h('section', { class: 'cards', id: 'health' });

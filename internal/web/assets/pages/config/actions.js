@@ -54,7 +54,10 @@ function section(el, title, api, idField, output, cols, edit) {
   async function load() {
     let objs;
     try {
-      objs = await call(`${api}.get`, { output, sortfield: 'name' });
+      // Sorted here: Zabbix 6.0's mediatype.get refuses sortfield "name"
+      // (only mediatypeid), and the page reads any Zabbix-shaped server.
+      objs = await call(`${api}.get`, { output });
+      objs.sort((a, b) => String(a.name).localeCompare(String(b.name)));
     } catch (e) {
       clear(el);
       el.append(h('h3', {}, title));
@@ -193,7 +196,7 @@ async function editAction(box, a, done) {
     a ? call('action.get', { output: 'extend', actionids: [a.actionid], selectFilter: 'extend', selectOperations: 'extend' }).then((x) => x[0]) : null,
     call('user.get', { output: ['userid', 'username'], sortfield: 'username' }),
     call('usergroup.get', { output: ['usrgrpid', 'name'], sortfield: 'name' }),
-    call('mediatype.get', { output: ['mediatypeid', 'name'], sortfield: 'name' }),
+    call('mediatype.get', { output: ['mediatypeid', 'name'] }).then((l) => l.sort((a, b) => a.name.localeCompare(b.name))),
     call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' }),
     call('host.get', { output: ['hostid', 'name'], sortfield: 'name' }),
   ]);
