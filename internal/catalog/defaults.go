@@ -49,11 +49,16 @@ CREATE TABLE IF NOT EXISTS catalog_defaults (
 const (
 	defaultsHostGroups = "hostgroups"
 	defaultsAlerts     = "alerts" // media types, actions, scripts
+	defaultsMacros     = "globalmacros"
 )
+
+// defaultGlobalMacros are the global macros of a fresh Zabbix 6.0
+// (recorded from 6.0.14: usermacro.get globalmacro, one macro).
+var defaultGlobalMacros = []MacroFields{{Macro: "{$SNMP_COMMUNITY}", Value: "public"}}
 
 // DefaultsAdded says what EnsureDefaults added, by name.
 type DefaultsAdded struct {
-	HostGroups, MediaTypes, Actions, Scripts []string
+	HostGroups, MediaTypes, Actions, Scripts, GlobalMacros []string
 }
 
 // recorded* are the recorded objects' members as Zabbix returns them
@@ -349,14 +354,39 @@ func (c *Catalog) EnsureDefaults(ctx context.Context) (DefaultsAdded, error) {
 			return d, fmt.Errorf("catalog: cannot add the default host groups: %w", err)
 		}
 	}
+	if !done[defaultsMacros] {
+		_, err = c.editLocked(ctx, func(e *Edit) error {
+			var add []MacroFields
+			for _, m := range defaultGlobalMacros {
+				exists := false
+				for _, o := range e.macros().macros {
+					exists = exists || (o.HostID == 0 && o.Macro == m.Macro)
+				}
+				if !exists {
+					add = append(add, m)
+					d.GlobalMacros = append(d.GlobalMacros, m.Macro)
+				}
+			}
+			if len(add) > 0 {
+				if _, err := e.CreateMacros(add); err != nil {
+					return err
+				}
+			}
+			_, err := e.exec("INSERT INTO catalog_defaults (name, version) VALUES (?, 1)", defaultsMacros)
+			return err
+		})
+		if err != nil {
+			return d, fmt.Errorf("catalog: cannot add the default global macros: %w", err)
+		}
+	}
 	if !done[defaultsAlerts] {
 		if err := c.ensureAlertDefaults(ctx, &d); err != nil {
 			return d, fmt.Errorf("catalog: cannot add the default media types, actions and scripts: %w", err)
 		}
 	}
-	if len(d.HostGroups)+len(d.MediaTypes)+len(d.Actions)+len(d.Scripts) > 0 {
+	if len(d.HostGroups)+len(d.MediaTypes)+len(d.Actions)+len(d.Scripts)+len(d.GlobalMacros) > 0 {
 		c.log.Info("added Zabbix 6.0's default objects", "hostgroups", len(d.HostGroups), "mediatypes", len(d.MediaTypes),
-			"actions", len(d.Actions), "scripts", len(d.Scripts))
+			"actions", len(d.Actions), "scripts", len(d.Scripts), "globalmacros", len(d.GlobalMacros))
 	}
 	return d, nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
 // TestEnsureDefaultsFresh: a new catalog gets Zabbix 6.0.14's default
@@ -20,7 +22,13 @@ func TestEnsureDefaultsFresh(t *testing.T) {
 	if len(d.HostGroups) != 18 || len(d.MediaTypes) != 34 || len(d.Actions) != 1 || len(d.Scripts) != 3 {
 		t.Fatalf("added %d groups, %d media types, %d actions, %d scripts", len(d.HostGroups), len(d.MediaTypes), len(d.Actions), len(d.Scripts))
 	}
+	if len(d.GlobalMacros) != 1 || d.GlobalMacros[0] != "{$SNMP_COMMUNITY}" {
+		t.Errorf("global macros added: %v, want {$SNMP_COMMUNITY} (a fresh 6.0.14 has it, value public)", d.GlobalMacros)
+	}
 	snap := c.Snapshot()
+	if v, ok := snap.UserMacros(0).Resolve(usermacro.Ref{Name: "SNMP_COMMUNITY"}); !ok || v.Value != "public" {
+		t.Errorf("{$SNMP_COMMUNITY}: %+v %v", v, ok)
+	}
 	for id, name := range map[uint64]string{1: "Templates", 2: "Linux servers", 4: "Zabbix servers", 5: "Discovered hosts",
 		6: "Virtual machines", 7: "Hypervisors", 8: "Templates/Modules", 19: "Templates/Cloud"} {
 		if g := snap.GroupByID(id); g == nil || g.Name != name {
