@@ -141,8 +141,8 @@
 //     schema version 18): EnsureDefaults adds, once per database, the
 //     host groups 1-19 of a fresh Zabbix, its 34 media types (Email,
 //     SMS, Email (HTML) and the webhooks, their scripts and parameters
-//     as Zabbix 6.0.14 answered them), its trigger action 3 and global
-//     scripts 1-3, with their IDs; on an older database what is missing
+//     as Zabbix 6.0.14 answered them), its trigger action 3, global
+//     scripts 1-3 and global macro {$SNMP_COMMUNITY}, with their IDs; on an older database what is missing
 //     by name, never reusing an ID that was handed out. The discovery
 //     and internal-event actions are not added (no such events).
 //   - Validation of configuration: host names, item keys (through
