@@ -313,6 +313,11 @@ func recordPeer(t *testing.T) {
 	for _, c := range cases(t) {
 		r := NewRunner(tgt, time.Now())
 		got, err := r.Run(context.Background(), c)
+		// What the case left on the peer goes now, so that the next
+		// case's unscoped calls see a fresh server's objects only.
+		if cerr := peerCleanup(context.Background(), r, c); cerr != nil {
+			t.Errorf("case %s: cleanup after: %v", c.Name, cerr)
+		}
 		if err != nil {
 			t.Errorf("case %s: %v", c.Name, err)
 			continue

@@ -137,6 +137,10 @@ func loadCase(path string) (Case, error) {
 type vars struct {
 	t0 int64
 	m  map[string]any
+	// clocks are the times the case named ("$T0+N" in params and sent
+	// values), with the hours they start in: the clocks an answer may
+	// hold because the case put them there.
+	clocks map[int64]bool
 }
 
 // substitute returns params with every "$name" and "${name}" replaced.
@@ -227,14 +231,19 @@ func (v *vars) timeExpr(name string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	if rest == "" {
-		return v.t0, true
+	n := int64(0)
+	if rest != "" {
+		var err error
+		if n, err = strconv.ParseInt(rest, 10, 64); err != nil {
+			return 0, false
+		}
 	}
-	n, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil {
-		return 0, false
+	t := v.t0 + n
+	if v.clocks != nil {
+		v.clocks[t] = true
+		v.clocks[t-(t%3600+3600)%3600] = true
 	}
-	return v.t0 + n, true
+	return t, true
 }
 
 // extract reads path from a decoded answer: dot-separated members and

@@ -21,6 +21,9 @@ type normaliser struct {
 	names map[string]string
 	// gen counts the generated IDs seen of each kind.
 	gen map[string]int
+	// named are the clocks the case named (vars.clocks): only those are
+	// written "T0+N"; any other clock is the server's "<now>".
+	named map[int64]bool
 	// sortFields are the fields the request sorts by: objects equal in
 	// all of them may come in any order (Zabbix defines none), so each
 	// run of them is sorted as an unsorted list is.
@@ -40,7 +43,8 @@ func newNormaliser(t0 int64) *normaliser {
 }
 
 // sentWindow is how far after T0 a case may send values: clocks in
-// [T0, T0+sentWindow) are the case's own, written "T0+N"; the run starts
+// [T0, T0+sentWindow) that the case named (or the hours they start) are
+// its own, written "T0+N"; the run starts
 // at T0+3h at the earliest (T0 is three hours before the hour the run
 // starts in), so "now" is never inside it.
 const sentWindow = 3 * 3600
@@ -284,7 +288,7 @@ func (n *normaliser) scalar(key, s string) any {
 		return "<token>"
 	case clocks[key] && isID(s) && s != "0":
 		c, _ := strconv.ParseInt(s, 10, 64)
-		if c >= n.t0 && c < n.t0+sentWindow {
+		if c >= n.t0 && c < n.t0+sentWindow && (n.named == nil || n.named[c]) {
 			return "T0+" + strconv.FormatInt(c-n.t0, 10)
 		}
 		return "<now>"

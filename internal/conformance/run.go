@@ -130,7 +130,7 @@ func (r *Runner) Login(ctx context.Context, user, password string) (string, erro
 // cannot run (an answer it needs could not be bound, a connection
 // failed) it returns the answers so far with the error.
 func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
-	v := &vars{t0: r.T0, m: map[string]any{"adminpassword": r.T.AdminPassword}}
+	v := &vars{t0: r.T0, m: map[string]any{"adminpassword": r.T.AdminPassword}, clocks: map[int64]bool{}}
 	tok, err := r.Login(ctx, r.T.Admin, r.T.AdminPassword)
 	if err != nil {
 		return nil, err
@@ -142,6 +142,7 @@ func (r *Runner) Run(ctx context.Context, c Case) ([]StepAnswer, error) {
 		}
 	}
 	n := newNormaliser(r.T0)
+	n.named = v.clocks
 	var out []StepAnswer
 	for _, s := range c.Steps {
 		switch {
