@@ -275,7 +275,7 @@ func DefaultHostGroups() ([]Group, error) {
 	}
 	out := make([]Group, len(rs))
 	for i, r := range rs {
-		out[i] = Group{ID: r.ID, Name: r.Name}
+		out[i] = Group(r)
 	}
 	return out, nil
 }
