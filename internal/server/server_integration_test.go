@@ -162,13 +162,13 @@ func TestIntegrationZabbixSender(t *testing.T) {
 			"peregrine-test trap.uint 5\n"+ // ok
 				"nobody trap.uint 5\n"+ // unknown host
 				"peregrine-test no.such.key 5\n"+ // unknown key
-				"peregrine-test trap.uint abc\n"+ // wrong type
-				"peregrine-test trap.uint -3\n"+ // negative unsigned
+				"peregrine-test trap.uint abc\n"+ // wrong type: processed, item not supported (6.0)
+				"peregrine-test trap.uint -3\n"+ // negative unsigned: the same
 				"peregrine-test agent.ping 1\n"+ // not a trapper item
 				"peregrine-test trap.text \"multi word text\"\n"+ // ok
 				"peregrine-test trap.log \"a log line\"\n"), 0o600) // ok
 		r := testutil.RunSender(t, addr, "-i", path)
-		if r.ExitCode != 2 || r.Processed != 3 || r.Failed != 5 || r.Total != 8 {
+		if r.ExitCode != 2 || r.Processed != 5 || r.Failed != 3 || r.Total != 8 {
 			t.Fatalf("exit %d processed %d failed %d total %d\n%s", r.ExitCode, r.Processed, r.Failed, r.Total, r.Output)
 		}
 		if got := s.readItem(t, "peregrine-test", "trap.text"); len(got) != 1 || got[0].S != "multi word text" {

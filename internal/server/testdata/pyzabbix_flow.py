@@ -124,8 +124,9 @@ check(len(tr) == 2 and set(tr[0]) == {"itemid", "clock", "value_avg"}, "grafana 
 iface = z.hostinterface.get(hostids=hid, output="extend")
 check(len(iface) == 1 and iface[0]["ip"] == "127.0.0.1" and iface[0]["available"] == "0",
       "hostinterface.get: %s" % iface)
+# An agent item names its interface, as Zabbix 6.0 requires.
 agent_id = z.item.create(hostid=hid, name="Agent ping", key_="agent.ping", type=0, value_type=4,
-                         delay="1m;30s/1-5,09:00-18:00", timeout="5s")["itemids"][0]
+                         interfaceid=iface[0]["interfaceid"], delay="1m;30s/1-5,09:00-18:00", timeout="5s")["itemids"][0]
 ai = z.item.get(itemids=agent_id, output=["interfaceid", "timeout", "state", "error", "delay"])[0]
 # Zabbix 6.0 returns the object's id with any output list.
 check(ai == {"itemid": agent_id, "interfaceid": iface[0]["interfaceid"], "timeout": "5s", "state": "0", "error": "",
