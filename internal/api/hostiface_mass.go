@@ -149,7 +149,7 @@ func (w *configWriter) hostinterfaceMassAdd(ctx context.Context, c *call) (any, 
 			id, ok := refID(refs[0])
 			h := before.HostByID(id)
 			if !ok || h == nil || !a.canWrite(h) {
-				return errParams("No permissions to referred object or it does not exist!")
+				return errNoPermissionsParams
 			}
 			if !slices.Contains(hosts, id) {
 				hosts = append(hosts, id)
@@ -313,7 +313,7 @@ func (w *configWriter) hostinterfaceReplace(ctx context.Context, c *call) (any, 
 					return err
 				}
 			}
-			return errParams("No permissions to referred object or it does not exist!")
+			return errNoPermissionsParams
 		}
 		hostID = id
 		var err error

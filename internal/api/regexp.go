@@ -284,12 +284,7 @@ func (w *configWriter) regexpUpdate(ctx context.Context, c *call) (any, error) {
 	if err := uniq("/", len(ps), []string{"regexpid"}, func(i int) []string { return []string{id(ps[i].RegexpID.Value)} }); err != nil {
 		return nil, err
 	}
-	if err := uniq("/", len(ps), []string{"name"}, func(i int) []string {
-		if !ps[i].Name.Set {
-			return nil
-		}
-		return []string{string(ps[i].Name.Value)}
-	}); err != nil {
+	if err := uniqGiven("/", len(ps), "name", func(i int) opt[zstr] { return ps[i].Name }); err != nil {
 		return nil, err
 	}
 	ups := make([]catalog.RegexpUpdate, len(ps))

@@ -411,5 +411,16 @@ func uniq(path string, n int, names []string, key func(i int) []string) error {
 	return nil
 }
 
+// uniqGiven is uniq over one member an object may leave out (an
+// update): the objects without it are not compared.
+func uniqGiven(path string, n int, name string, get func(i int) opt[zstr]) error {
+	return uniq(path, n, []string{name}, func(i int) []string {
+		if v := get(i); v.Set {
+			return []string{string(v.Value)}
+		}
+		return nil
+	})
+}
+
 // i64s is strconv.FormatInt for the validator's texts.
 func i64s(v int64) string { return strconv.FormatInt(v, 10) }
