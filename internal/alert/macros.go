@@ -7,8 +7,6 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
-	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/zbx/units"
 )
 
 var severityNames = [...]string{"Not classified", "Information", "Warning", "Average", "High", "Disaster"}
@@ -189,7 +187,8 @@ func (d *MacroData) macro(name string) (string, bool) {
 		}
 		if d.LastValue != nil {
 			if v, ok := d.LastValue(it.ID); ok {
-				return d.shown(it, v), true
+				// As Zabbix 6.0 writes it: value map, else units.
+				return d.Snap.ValueText(it, v, false, d.loc()), true
 			}
 		}
 		return unknown, true
@@ -317,24 +316,6 @@ func (d *MacroData) macro(name string) (string, bool) {
 		return "", false
 	}
 	return "", false
-}
-
-// shown is an item's value as Zabbix 6.0 writes it into a text: through
-// the item's value map, "Up (1)", else a numeric value with its units
-// ("1.4 GB", "1h 2m 5s": package zbx/units); trigger/opdata.go has the
-// recording.
-func (d *MacroData) shown(it *catalog.Item, v string) string {
-	if it.ValueMapID != 0 && d.Snap != nil {
-		if vm := d.Snap.ValueMap(it.ValueMapID); vm != nil {
-			if mapped, ok := vm.Map(v); ok {
-				return mapped + " (" + v + ")"
-			}
-		}
-	}
-	if it.Units != "" && (it.ValueType == history.Float || it.ValueType == history.Uint) {
-		return units.Format(v, it.Units, d.loc())
-	}
-	return v
 }
 
 // host is the trigger's idx-th host (1-based, ascending by ID).

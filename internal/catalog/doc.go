@@ -130,6 +130,8 @@
 //     host. Deleting a map leaves its items without one; deleting a host
 //     deletes its maps. The import declares them under hosts in Zabbix's
 //     export form, applied after the items like triggers.
+//     Snapshot.ValueText (valuetext.go) writes an item's value as 6.0
+//     writes it into names, tags and alerts: value map, else units.
 //   - Global regular expressions (regexp.go; schema version 17): Zabbix
 //     6.0's named lists of expressions (types 0-4, case sensitivity,
 //     the delimiter of type 1), names unique, with the five a fresh 6.0

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/history"
-	"github.com/peregrine-mon/peregrine/internal/zbx/units"
 )
 
 // How {ITEM.VALUE} and {ITEM.LASTVALUE} show a value, as the Zabbix 6.0
@@ -82,18 +80,7 @@ func displayValues(snap *catalog.Snapshot, r *Result, d display) *Result {
 		if it == nil || v == "UNKNOWN" {
 			continue
 		}
-		shown := withUnits(it, v)
-		if it.ValueMapID != 0 {
-			if vm := snap.ValueMap(it.ValueMapID); vm != nil {
-				if mapped, ok := vm.Map(v); ok {
-					inner := v
-					if d == inOpdata {
-						inner = shown
-					}
-					shown = mapped + " (" + inner + ")"
-				}
-			}
-		}
+		shown := snap.ValueText(it, v, d == inOpdata, time.Local)
 		if shown == v {
 			continue
 		}
@@ -108,12 +95,4 @@ func displayValues(snap *catalog.Snapshot, r *Result, d display) *Result {
 	c := *r
 	c.ItemValues = vals
 	return &c
-}
-
-// withUnits is a numeric value with its item's units.
-func withUnits(it *catalog.Item, v string) string {
-	if it.Units == "" || (it.ValueType != history.Float && it.ValueType != history.Uint) {
-		return v
-	}
-	return units.Format(v, it.Units, time.Local)
 }
