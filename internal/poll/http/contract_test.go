@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -26,10 +27,22 @@ func TestContract(t *testing.T) {
 	body := "http://" + polltest.FloodTCP(t, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n")) + "/"
 	header := "http://" + polltest.FloodTCP(t, []byte("HTTP/1.1 200 OK\r\nX-Endless: ")) + "/"
 	// Headers, the start of a body, then silence: a server that hangs
-	// while the checker reads the body.
+	// while the checker reads the body. It answers only once the request
+	// is in: bytes sent before it reach net/http's idle-connection check
+	// ("unsolicited response") and the check fails instead of hanging.
 	stall := "http://" + polltest.ServeTCP(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\r\n" {
+				break
+			}
+		}
 		if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial"); err == nil {
-			_, _ = io.Copy(io.Discard, c)
+			_, _ = io.Copy(io.Discard, br)
 		}
 	}) + "/"
 	const maxBody = 64 << 10
