@@ -485,7 +485,11 @@ func (p *getParams) applySchema(objs []object, sch *schema, sortable ...string) 
 			keys[i] = str(o, sch.id)
 		}
 	}
-	if out := p.outputFields(); !out.all {
+	if out := p.outputFields(); out.all {
+		for _, o := range objs {
+			dropExtensions(o)
+		}
+	} else {
 		for i, o := range objs {
 			shaped := object{}
 			for k, v := range o {

@@ -678,7 +678,28 @@ func parseOutput(l []string, defaultAll bool) output {
 	return o
 }
 
-func (o output) has(f string) bool { return o.all || o.fields[f] }
+func (o output) has(f string) bool {
+	if o.all {
+		return !extensionFields[f]
+	}
+	return o.fields[f]
+}
+
+// extensionFields are the fields Peregrine adds to Zabbix 6.0's objects
+// (docs/api.md, "Soft and hard states" and "Timestamp precision"). They
+// come back only when an output list names them, never for "extend":
+// a client written for Zabbix sees exactly 6.0's fields.
+var extensionFields = map[string]bool{
+	"attempt": true, "state_type": true, "max_check_attempts": true, "retry_delay": true, "timestamp_precision": true,
+}
+
+// dropExtensions removes the extension fields from an object shaped
+// for "extend".
+func dropExtensions(o object) {
+	for f := range extensionFields {
+		delete(o, f)
+	}
+}
 
 // ignored is a member Peregrine accepts, whatever its value, and does
 // not store. It takes no room, so a batch of 10,000 objects stays small.

@@ -388,7 +388,7 @@ func (s *sel) validated(raw []byte, r *fieldRule) error {
 // has reports whether the select asks for field f.
 func (s *sel) has(f string) bool {
 	if s.All {
-		return true
+		return !extensionFields[f]
 	}
 	for _, x := range s.Fields {
 		if x == f {
@@ -406,6 +406,9 @@ func (s *sel) list() bool { return s.Set && !s.Count }
 // fields); objs are changed in place.
 func (s *sel) shape(objs []object, idField string) []object {
 	if s.All {
+		for _, o := range objs {
+			dropExtensions(o)
+		}
 		return objs
 	}
 	for i, o := range objs {
