@@ -666,7 +666,12 @@ func (p *passState) send(a *catalog.Action, x *Escalation, op *catalog.Operation
 			continue
 		}
 		subject, message := op.Subject, op.Message
-		if op.DefaultMsg == 1 || op.OperationType != catalog.OpSendMessage {
+		// "Notify all involved" has a message of its own too (6.0's
+		// opmessage on operation types 11 and 12). One with neither
+		// subject nor message takes the template, as every such
+		// operation did before the API kept their opmessage.
+		notifyAll := op.OperationType != catalog.OpSendMessage
+		if op.DefaultMsg == 1 || notifyAll && op.Subject == "" && op.Message == "" {
 			subject, message = "", ""
 			for _, tm := range mt.Templates {
 				if tm.EventSource == 0 && tm.Recovery == kind {

@@ -252,6 +252,22 @@ func TestEscalationSteps(t *testing.T) {
 	}
 }
 
+// TestNotifyAllOwnMessage: "notify all involved" with default_msg 0
+// sends its own subject and message (6.0's opmessage on operation type
+// 11), with macros expanded.
+func TestNotifyAllOwnMessage(t *testing.T) {
+	act := catalog.Action{Name: "a", Period: "1h",
+		Operations:         []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
+		RecoveryOperations: []catalog.Operation{{OperationType: catalog.OpNotifyAllRecovery, Subject: "Over: {EVENT.NAME}", Message: "m"}},
+	}
+	h := newHarness(t, testConfig(act), "", nil)
+	h.e.Notify(h.ev.put(problem(1, 4, "disk full")))
+	h.e.pass()
+	h.e.Notify(h.ev.put(event.Event{ID: 2, ObjectID: 101, Value: event.ValueOK, Clock: 1_800_000_600, Resolves: []uint64{1}}))
+	h.e.pass()
+	eq(t, "recovery", summary(h.e.Alerts(func(a *Alert) bool { return a.EventID == 2 })), []string{"u1 step0 Over: disk full"})
+}
+
 // TestRecoveryStopsEscalation: a problem resolved before step 2 never
 // gets step 2.
 func TestRecoveryStopsEscalation(t *testing.T) {

@@ -141,8 +141,12 @@ func actionStored(a *catalog.Action) object {
 				}
 				o["opconditions"] = l
 			}
-			if op.OperationType == catalog.OpSendMessage {
-				o["opmessage"] = object{"default_msg": op.DefaultMsg, "subject": op.Subject, "message": op.Message, "mediatypeid": op.MediaTypeID}
+			if op.OperationType == catalog.OpSendMessage || op.OperationType == catalog.OpNotifyAllRecovery || op.OperationType == catalog.OpNotifyAllUpdate {
+				m := object{"default_msg": op.DefaultMsg, "mediatypeid": op.MediaTypeID}
+				if op.DefaultMsg == 0 {
+					m["subject"], m["message"] = op.Subject, op.Message
+				}
+				o["opmessage"] = m
 			}
 			if op.OperationType == catalog.OpRemoteCommand {
 				o["opcommand"] = object{"scriptid": op.ScriptID}
@@ -209,6 +213,9 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			if cond.FormulaID == "" {
 				cond.FormulaID = string(rune('A' + j%26))
 			}
+			if !slices.Contains(triggerConditionTypes, cond.ConditionType) {
+				return nil, errParams(`Invalid parameter "%s/filter/conditions/%d/conditiontype": value must be one of 0, 1, 2, 3, 4, 6, 13, 16, 25, 26.`, p, j+1)
+			}
 			if err := alert.CheckCondition(&cond); err != nil {
 				return nil, errParams(`Invalid parameter "%s/filter/conditions/%d": %s`, p, j+1, err.Error())
 			}
@@ -235,11 +242,17 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		for j, o := range ops {
 			op := catalog.Operation{OperationType: int(o.OperationType.Value), StepFrom: int(o.StepFrom.Value), StepTo: int(o.StepTo.Value),
 				Period: o.Period.Value}
+			if !o.StepTo.Given() {
+				op.StepTo = 1 // 6.0's default: the first step only (recorded)
+			}
 			path := fmt.Sprintf("%s/%s/%d", p, kind, j+1)
 			if !slices.Contains(allowed, op.OperationType) {
 				return nil, errParams(`Invalid parameter "%s/operationtype": value must be one of %s.`, path, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(allowed)), ", "), "[]"))
 			}
 			if kind == "operations" {
+				if o.StepFrom.Given() != o.StepTo.Given() {
+					return nil, errParams(`Parameters "esc_step_from" and "esc_step_to" must be set together.`)
+				}
 				if op.StepFrom == 0 {
 					op.StepFrom = 1
 				}
@@ -267,15 +280,32 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 				// Zabbix has conditions on escalation steps only.
 				return nil, errParams(`Invalid parameter "%s": unexpected parameter "opconditions".`, path)
 			}
-			if op.OperationType == catalog.OpSendMessage {
+			notifyAll := op.OperationType == catalog.OpNotifyAllRecovery || op.OperationType == catalog.OpNotifyAllUpdate
+			if op.OperationType == catalog.OpSendMessage || notifyAll {
 				if !o.OpMessage.Given() {
 					return nil, errParams(`Invalid parameter "%s": the parameter "opmessage" is missing.`, path)
 				}
 				m := &o.OpMessage.Value
 				op.DefaultMsg, op.Subject, op.Message, op.MediaTypeID = int(m.DefaultMsg.Value), m.Subject.Value, m.Message.Value, m.MediaTypeID.Value
+				if !m.DefaultMsg.Given() {
+					op.DefaultMsg = 1 // 6.0's default: the media type's message template
+				}
+				// A message of its own only replaces the default one
+				// (recorded from 6.0.14: with default_msg 1, "subject"
+				// or "message" is refused even empty).
+				if op.DefaultMsg != 0 {
+					if m.Subject.Given() {
+						return nil, errParams(`Invalid parameter "%s/opmessage": unexpected parameter "subject".`, path)
+					}
+					if m.Message.Given() {
+						return nil, errParams(`Invalid parameter "%s/opmessage": unexpected parameter "message".`, path)
+					}
+				}
 				if op.MediaTypeID != 0 && cfg.MediaTypes[op.MediaTypeID] == nil {
 					return nil, errParams(`Invalid parameter "%s/opmessage/mediatypeid": No permissions to referred object or it does not exist!`, path)
 				}
+			}
+			if op.OperationType == catalog.OpSendMessage {
 				for _, g := range o.OpMessageGrp.Value {
 					op.GroupIDs = append(op.GroupIDs, g.ID.Value)
 				}
@@ -330,7 +360,7 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		return nil, err
 	}
 	if len(a.Operations)+len(a.RecoveryOperations)+len(a.UpdateOperations) == 0 {
-		return nil, errParams(`Action "%s" no operations defined.`, a.Name)
+		return nil, errParams(`No operations defined for action "%s".`, a.Name)
 	}
 	return a, nil
 }
@@ -491,6 +521,11 @@ func (s *Server) actionDelete(ctx context.Context, c *call) (any, error) {
 	return idResult("actionids", list), nil
 }
 
+// triggerConditionTypes are the condition types 6.0 accepts in an
+// action on trigger events (recorded from 6.0.14), some of which
+// Peregrine refuses later with its own reason.
+var triggerConditionTypes = []int{0, 1, 2, 3, 4, 6, 13, 16, 25, 26}
+
 func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) []object {
 	out := []object{}
 	for i, op := range ops {
@@ -500,8 +535,11 @@ func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) 
 			conds = append(conds, object{"opconditionid": opid + istr(k+1), "operationid": opid, "conditiontype": istr(c.ConditionType),
 				"operator": istr(c.Operator), "value": c.Value})
 		}
-		o := object{"operationid": opid, "actionid": u64(a.ID), "operationtype": istr(op.OperationType),
-			"evaltype": istr(op.EvalType), "opconditions": conds}
+		o := object{"operationid": opid, "operationtype": istr(op.OperationType), "evaltype": istr(op.EvalType)}
+		if recovery != 2 {
+			// 6.0 answers update operations without these two (recorded).
+			o["actionid"], o["opconditions"] = u64(a.ID), conds
+		}
 		if recovery == 0 {
 			o["esc_step_from"], o["esc_step_to"], o["esc_period"] = istr(op.StepFrom), istr(op.StepTo), op.Period
 		}
