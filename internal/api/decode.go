@@ -83,8 +83,8 @@ var (
 	// ignored, values read as PHP reads them, the fields a method checks
 	// with the validator (zbx:"strict") in the order of the struct.
 	getRules = decodeRules{dialect: dialectLegacy, lenient: true, ruleOrder: true}
-	// strictGetRules are those of decodeGetStrict (script.get,
-	// queue.get) and of preprocessing.test: unknown members are
+	// strictGetRules are those of decodeGetStrict (queue.get) and of
+	// preprocessing.test: unknown members are
 	// refused. Their type errors keep the wording of Peregrine's former
 	// get decoder; the gets 6.0 checks with its API input validator
 	// are read with validatorRules (decodeValidated, get_valid.go).

@@ -78,11 +78,11 @@
 //     validator all the same (zbx:"strict": item.get's evaltype and
 //     selectValueMap, host.get's severities...) are refused, in the
 //     validator's words;
-//   - decodeGetStrict: script.get and queue.get (ours): unknown
+//   - decodeGetStrict: queue.get (ours): unknown
 //     members are refused (`Invalid parameter "/": unexpected parameter
 //     "xyz".`), type errors worded as Peregrine's former get decoder did;
 //   - decodeValidated: history.get, auditlog.get and the validated gets
-//     (get_valid.go: token.get, valuemap.get), checked in the order and
+//     (get_valid.go: token.get, valuemap.get, script.get), checked in the order and
 //     with the texts of 6.0's API input validator: unknown members and
 //     fields refused, a list naming a value twice too (zbx:"uniq"),
 //     output lists giving the fields named and not the ID;

@@ -1,8 +1,8 @@
 package api
 
 // The validated gets: the get methods Zabbix 6.0 checks with its API
-// input validator before reading anything (token.get, valuemap.get),
-// decoded by decodeValidated. What they share is declared here, in the
+// input validator before reading anything (token.get, valuemap.get,
+// script.get), decoded by decodeValidated. What they share is declared here, in the
 // order of 6.0's rules, and each method's params struct embeds it
 // between its own parameters so that the first problem reported is
 // 6.0's first (recorded from 6.0.14):

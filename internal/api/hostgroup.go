@@ -11,8 +11,16 @@ import (
 func groupObject(g *catalog.Group) object {
 	// uuid: Zabbix 6.0 gives each host group one for the export; Peregrine
 	// keeps none and exports nothing.
-	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": "0", "uuid": ""}
+	internal := "0"
+	if g.ID == discoveredHostsGroup {
+		internal = "1"
+	}
+	return object{"groupid": id(g.ID), "name": g.Name, "flags": "0", "internal": internal, "uuid": ""}
 }
+
+// discoveredHostsGroup is 6.0's "Discovered hosts" (ID 5 in a fresh
+// database, as Peregrine seeds it), the one internal host group.
+const discoveredHostsGroup = 5
 
 // hostgroupSchema is Zabbix 6.0's hstgrp table.
 var hostgroupSchema = schema{id: "groupid", types: fieldTypes("groupid:n name:c internal:n flags:n uuid:c")}

@@ -242,21 +242,65 @@ func (s *Server) userGroupsOf(ctx context.Context, user uint64) (map[uint64]bool
 	return out, nil
 }
 
-// scriptGetParams are script.get's parameters.
+// scriptGetParams are script.get's parameters, a validated get
+// (get_valid.go) in the order of 6.0's rules (recorded from 6.0.14).
+// The selects take "extend" or a list of fields, never "count"; an
+// empty list selects nothing.
 type scriptGetParams struct {
-	getParams
-	ScriptIDs     opt[ids] `json:"scriptids"`
-	HostIDs       opt[ids] `json:"hostids"`
-	GroupIDs      opt[ids] `json:"groupids"`
-	UsrgrpIDs     opt[ids] `json:"usrgrpids"`
-	SelectHosts   opt[any] `json:"selectHosts"`
-	SelectGroups  opt[any] `json:"selectGroups"`
-	SelectActions opt[any] `json:"selectActions"`
+	ScriptIDs opt[ids] `json:"scriptids" zbx:"null"`
+	HostIDs   opt[ids] `json:"hostids" zbx:"null"`
+	GroupIDs  opt[ids] `json:"groupids" zbx:"null"`
+	UsrgrpIDs opt[ids] `json:"usrgrpids" zbx:"null"`
+	validQuery
+	SelectGroups  opt[zoutput] `json:"selectGroups" zbx:"null" in:"groupid,name,flags,internal"`
+	SelectHosts   opt[zoutput] `json:"selectHosts" zbx:"null" in:"hostid,host,name,description,status,proxy_hostid,inventory_mode,flags,ipmi_authtype,ipmi_privilege,ipmi_username,ipmi_password,maintenanceid,maintenance_status,maintenance_type,maintenance_from,tls_connect,tls_accept,tls_issuer,tls_subject"`
+	SelectActions opt[zoutput] `json:"selectActions" zbx:"null" in:"actionid,name,eventsource,status,esc_period,pause_suppressed,notify_if_canceled"`
+	validPage
+	Editable     opt[bool] `json:"editable"`
+	PreserveKeys opt[bool] `json:"preservekeys"`
+}
+
+var scriptNames = validNames{
+	output: []string{"scriptid", "name", "command", "host_access", "usrgrpid", "groupid", "description", "confirmation", "type",
+		"execute_on", "timeout", "parameters", "scope", "port", "authtype", "username", "password", "publickey", "privatekey", "menu_path"},
+	filter: []string{"scriptid", "name", "command", "host_access", "usrgrpid", "groupid", "confirmation", "type", "execute_on", "scope", "menu_path"},
+	search: []string{"name", "command", "description", "confirmation", "username", "menu_path"},
+	sort:   []string{"scriptid", "name"},
+}
+
+func (p *scriptGetParams) adjustRule(r *fieldRule, _ func(string) bool) { scriptNames.adjust(r) }
+
+// scriptSchema is Zabbix 6.0's scripts table, which filter and search
+// read.
+var scriptSchema = schema{id: "scriptid", named: true, types: fieldTypes(`scriptid:n name:c command:t host_access:n
+	usrgrpid:n groupid:n description:t confirmation:c type:n execute_on:n timeout:c scope:n port:c authtype:n
+	username:c password:c publickey:c privatekey:c menu_path:c`)}
+
+// selected shapes the objects of a select: every field for "extend",
+// else the fields listed; nil when the select is absent or an empty
+// list (6.0 then leaves the member out).
+func selected(sl opt[zoutput], objs []object) []object {
+	if !sl.Given() || sl.Value.fields != nil && len(sl.Value.fields) == 0 {
+		return nil
+	}
+	for i, o := range objs {
+		if sl.Value.fields == nil {
+			continue
+		}
+		shaped := object{}
+		for _, f := range sl.Value.fields {
+			if v, ok := o[f]; ok {
+				shaped[f] = v
+			}
+		}
+		objs[i] = shaped
+	}
+	return objs
 }
 
 func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 	var p scriptGetParams
-	if err := decodeGetStrict(c.params, &p); err != nil {
+	if err := decodeValidated(c.params, &p); err != nil {
 		return nil, err
 	}
 	// A user sees the scripts of their user groups (or of all); a super
@@ -293,38 +337,44 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := scriptObject(sc)
+		var acts, gs, hs []object
 		if p.SelectActions.Given() {
-			acts := []object{}
+			acts = []object{}
 			for _, a := range cfg.SortedActions() {
 				if slices.ContainsFunc(slices.Concat(a.Operations, a.RecoveryOperations, a.UpdateOperations), func(op catalog.Operation) bool {
 					return op.OperationType == catalog.OpRemoteCommand && op.ScriptID == sc.ID
 				}) {
-					acts = append(acts, object{"actionid": u64(a.ID), "name": a.Name})
+					acts = append(acts, object{"actionid": u64(a.ID), "name": a.Name, "eventsource": istr(a.EventSource),
+						"status": istr(a.Status), "esc_period": a.Period, "pause_suppressed": istr(a.PauseSuppressed),
+						"notify_if_canceled": istr(a.NotifyIfCanceled)})
 				}
 			}
-			o["actions"] = acts
 		}
 		if p.SelectGroups.Given() {
-			gs := []object{}
+			gs = []object{}
 			for _, g := range snap.Groups() {
 				if sc.GroupID == 0 || g.ID == sc.GroupID {
-					gs = append(gs, object{"groupid": u64(g.ID), "name": g.Name})
+					gs = append(gs, groupObject(g))
 				}
 			}
-			o["groups"] = gs
 		}
 		if p.SelectHosts.Given() {
-			hs := []object{}
+			hs = []object{}
 			for _, h := range snap.Hosts() {
 				if sc.GroupID == 0 || slices.Contains(h.GroupIDs, sc.GroupID) {
-					hs = append(hs, object{"hostid": u64(h.ID), "host": h.Host, "name": h.Name})
+					hs = append(hs, hostObject(h))
 				}
 			}
-			o["hosts"] = hs
+		}
+		for k, l := range map[string][]object{"actions": selected(p.SelectActions, acts), "groups": selected(p.SelectGroups, gs), "hosts": selected(p.SelectHosts, hs)} {
+			if l != nil {
+				o[k] = l
+			}
 		}
 		objs = append(objs, o)
 	}
-	return p.apply(objs, "scriptid", "scriptid", "name")
+	g := validGet(&p.validQuery, &p.validPage, p.PreserveKeys)
+	return g.applySchema(objs, &scriptSchema, scriptNames.sort...)
 }
 
 // scriptExecute runs a manual script for a host (scope 2, hostid) or an
