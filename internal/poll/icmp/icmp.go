@@ -398,6 +398,11 @@ func (c *Checker) sendLoop() {
 			r := ev.r
 			if r.finished || r.ctx.Err() != nil || c.closed {
 				heap.Pop(&c.events)
+				if r.finished {
+					// Reported already (abandon): finish reads it
+					// unlocked, so it is not written again.
+					continue
+				}
 				r.stopped = true
 				if c.completeLocked(r) {
 					over = append(over, r)
