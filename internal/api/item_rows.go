@@ -738,7 +738,11 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		v = &r.prev
 	}
 	if !r.hasLast || f == fPrevValue && r.prev.ItemID == 0 {
-		return append(dst, `"0"`...)
+		// No value: "0" for a number, "" for text (recorded from 6.0.14).
+		if it.ValueType == history.Float || it.ValueType == history.Uint {
+			return append(dst, `"0"`...)
+		}
+		return append(dst, `""`...)
 	}
 	switch v.Type {
 	case history.Float, history.Uint:

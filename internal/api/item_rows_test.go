@@ -28,6 +28,9 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay,
 		"master_itemid": id(it.MasterItemID), "params": it.Params,
 	}
+	if it.ValueType != history.Float && it.ValueType != history.Uint {
+		o["lastvalue"], o["prevvalue"] = "", "" // no value: "" for text
+	}
 	hi := it.HTTP
 	if hi == nil {
 		hi = &catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
