@@ -210,7 +210,7 @@ type itemParams struct {
 	httpParams
 
 	Tags          opt[hostTags] `json:"tags"`
-	Description   opt[ignored]  `json:"description"`
+	Description   opt[string]   `json:"description"`
 	InventoryLink opt[ignored]  `json:"inventory_link"`
 	LogTimeFmt    opt[ignored]  `json:"logtimefmt"`
 	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
@@ -322,6 +322,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
 			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
+			Description: p.Description.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		for _, t := range p.Tags.Value {
@@ -409,6 +410,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
+		u.Description = str(p.Description)
 		u.Preprocessing, u.Params = steps, str(p.Params)
 		if p.MasterItemID.Set {
 			u.MasterItemID = &p.MasterItemID.Value

@@ -97,7 +97,7 @@ var itemFieldNames = [nItemFields]string{
 // (recorded from 6.0.14): item.create accepts them and stores none.
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
-	fAllowTraps: "0", fDescription: "", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
+	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
 	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
@@ -135,7 +135,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
+	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
@@ -220,6 +220,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, it.MasterItemID, 10)
 	case fParams:
 		return append(dst, it.Params...)
+	case fDescription:
+		return append(dst, it.Description...)
 	case fKey:
 		return append(dst, it.Key...)
 	case fName:
@@ -727,6 +729,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.TimestampPrecision)
 	case fParams:
 		return zjson.AppendString(dst, it.Params)
+	case fDescription:
+		return zjson.AppendString(dst, it.Description)
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:

@@ -26,7 +26,7 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
 		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay,
-		"master_itemid": id(it.MasterItemID), "params": it.Params,
+		"master_itemid": id(it.MasterItemID), "params": it.Params, "description": it.Description,
 	}
 	if it.ValueType != history.Float && it.ValueType != history.Uint {
 		o["lastvalue"], o["prevvalue"] = "", "" // no value: "" for text

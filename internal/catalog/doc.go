@@ -45,6 +45,8 @@
 //     for them (tls_connect 2, tls_accept with 2) is refused
 //     (HostTLS.CheckSupported); rows stored so by an older version
 //     still load.
+//   - An item's description (Item.Description, schema version 19; up
+//     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to
 //     65,535 characters), set through the edit API and left alone by
 //     Apply, as host tags are.

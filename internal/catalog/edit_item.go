@@ -41,6 +41,8 @@ type ItemUpdate struct {
 	InterfaceID                              *uint64
 	// SNMPOID: an SNMP agent item's snmp_oid (see ItemSpec.SNMPOID).
 	SNMPOID *string
+	// Description: the item's description.
+	Description *string
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
 	// setting); applies to values written after the change.
 	TimestampPrecision *string
@@ -128,11 +130,12 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.TimestampPrecision = e.str(it.TimestampPrecision)
 		it.SNMPOID = strings.Clone(it.SNMPOID)
 		it.Params = strings.Clone(it.Params)
+		it.Description = strings.Clone(it.Description)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID)
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 		}
@@ -162,7 +165,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags),
+		Tags: specOfTags(it.Tags), Description: it.Description,
 	}
 }
 
@@ -277,6 +280,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
 		set(&spec.SNMPOID, u.SNMPOID)
 		set(&spec.Params, u.Params)
+		set(&spec.Description, u.Description)
 		if u.Preprocessing != nil {
 			spec.Preprocessing = *u.Preprocessing
 		}
@@ -380,15 +384,20 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Params = strings.Clone(n.Params)
 		}
+		if n.Description == cur.Description {
+			n.Description = cur.Description
+		} else {
+			n.Description = strings.Clone(n.Description)
+		}
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		if tagsChanged {
 			n.Tags = cloneTags(n.Tags)
 		} else {
 			n.Tags = cur.Tags
 		}
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ? WHERE id = ?",
+		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ? WHERE id = ?",
 			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.ID)
+			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.ID)
 		if err != nil {
 			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 		}

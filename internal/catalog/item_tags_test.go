@@ -6,9 +6,13 @@ import (
 	"testing"
 )
 
-// downgradeItemTags turns a database of schema version 16 into version
+// downgradeItemDesc undoes the 18 → 19 migration (items' description),
+// the first step of every older downgrade.
+var downgradeItemDesc = []string{"ALTER TABLE items DROP COLUMN description"}
+
+// downgradeItemTags turns a database of schema version 19 into version
 // 15 but for the version number.
-var downgradeItemTags = []string{"DROP TABLE item_tags"}
+var downgradeItemTags = append(slices.Clone(downgradeItemDesc), "DROP TABLE item_tags")
 
 // itemTagsOf returns the tags of item id in c's snapshot.
 func itemTagsOf(t *testing.T, c *Catalog, id uint64) []Tag {

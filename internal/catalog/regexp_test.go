@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -182,7 +183,7 @@ func TestRegexpMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	c := reopenTrig(t, path)
 	c.Close()
-	execAll(t, path, "DROP TABLE regexps", "UPDATE catalog_meta SET schema_version = 16")
+	execAll(t, path, append(slices.Clone(downgradeItemDesc), "DROP TABLE regexps", "UPDATE catalog_meta SET schema_version = 16")...)
 	c2 := reopenTrig(t, path)
 	if got := c2.Snapshot().Regexps(); !reflect.DeepEqual(got, freshRegexps) {
 		t.Fatalf("after the 16 → 17 migration: %+v", got)

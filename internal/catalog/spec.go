@@ -133,6 +133,8 @@ type ItemSpec struct {
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
+	// Description is the item's description (up to 65,535 characters).
+	Description string `yaml:"description"`
 	// Preprocessing is the item's steps in order, in the form of
 	// Zabbix's template YAML (see PreprocSpec); none by default. Apply
 	// makes the item's steps equal to this list.
@@ -172,6 +174,7 @@ const (
 const (
 	maxHostNameLen  = 128
 	maxHostDescLen  = 65535 // Zabbix's text fields
+	maxItemDescLen  = 65535
 	maxGroupNameLen = 255
 	maxItemNameLen  = 255
 	maxUnitsLen     = 255
@@ -538,8 +541,11 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it = Item{
 		Key: is.Key, Name: is.Name, Units: is.Units, Delay: is.Delay,
 		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
-		TimestampPrecision: is.TimestampPrecision, Params: is.Params,
+		TimestampPrecision: is.TimestampPrecision, Params: is.Params, Description: is.Description,
 		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
+	}
+	if err := checkText(is.Description, maxItemDescLen); err != nil {
+		el.add(ip+".description", err)
 	}
 	if len(is.Tags) > 0 {
 		it.Tags = make([]Tag, len(is.Tags))

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 18
+const schemaVersion = 19
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,14 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema
+
+// itemDescSchema adds the items' description (schema version 19),
+// Zabbix's item field of the same name; "" for the items of an older
+// database.
+const itemDescSchema = `
+ALTER TABLE items ADD COLUMN description TEXT NOT NULL DEFAULT '';
+`
 
 // hostDescSchema adds the hosts' description (schema version 15),
 // Zabbix's host field of the same name; "" for the hosts of an older
@@ -195,6 +202,7 @@ var migrations = []string{
 	itemTagsSchema,   // 15 → 16: item tags
 	migrateRegexps(), // 16 → 17: global regular expressions (regexp.*)
 	defaultsSchema,   // 17 → 18: the default objects added (defaults.go)
+	itemDescSchema,   // 18 → 19: items' description
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -332,14 +340,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description); err != nil {
 			return err
 		}
 		if steps != "" {

@@ -281,6 +281,9 @@ type Item struct {
 	// ValueMapID is the value map of the item's host that its values are
 	// shown through (Snapshot.ValueMap), 0 for none.
 	ValueMapID uint64
+	// Description is the item's description (Zabbix's, up to 65,535
+	// characters), "" for none.
+	Description string
 	// Tags are the item's tags (Zabbix 6.0's item tags) in their order,
 	// nil for none; no (tag, value) pair twice. Problems of the item's
 	// triggers carry them (package trigger).
@@ -306,7 +309,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags)
+		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description
 }
 
 // HasDependents reports whether some dependent item has a as its master,
