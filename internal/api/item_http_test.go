@@ -39,7 +39,7 @@ func TestItemHTTPFields(t *testing.T) {
 	}
 	want := map[string]any{"url": "http://127.0.0.1:8080/health", "request_method": "1", "post_type": "2", "posts": `{"x":1}`,
 		"status_codes": "200,201-299", "follow_redirects": "0", "retrieve_mode": "2", "output_format": "1", "verify_peer": "1",
-		"verify_host": "0", "authtype": "1", "username": "u", "password": "p", "http_proxy": "", "timeout": "5s"}
+		"verify_host": "0", "authtype": "1", "username": "u", "password": "", "http_proxy": "", "timeout": "5s"}
 	check := func(want map[string]any) {
 		t.Helper()
 		got := get()
@@ -49,8 +49,11 @@ func TestItemHTTPFields(t *testing.T) {
 			}
 		}
 	}
-	check(want)
+	check(want) // the password is kept, never returned
 	it := f.cat.Snapshot().Item(itemIDOf(t, id))
+	if it.HTTP.Password != "p" {
+		t.Errorf("stored password %q, want p", it.HTTP.Password)
+	}
 	if q := it.HTTP.QueryFields; len(q) != 2 || q[0].Name != "a" || q[1].Value != "2" {
 		t.Errorf("query fields %+v", q)
 	}
@@ -67,6 +70,9 @@ func TestItemHTTPFields(t *testing.T) {
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","url":"https://h/x","headers":[{"name":"X-C","value":"3"}],"authtype":"0"}`, id))
 	want["url"], want["authtype"] = "https://h/x", "0"
 	check(want)
+	if pw := f.cat.Snapshot().Item(itemIDOf(t, id)).HTTP.Password; pw != "p" {
+		t.Errorf("password after an update without it: %q", pw)
+	}
 	if hd := f.cat.Snapshot().Item(itemIDOf(t, id)).HTTP.Headers; len(hd) != 1 || hd[0].Name != "X-C" {
 		t.Errorf("headers after update %+v", hd)
 	}

@@ -773,16 +773,15 @@ func httpString(h *catalog.HTTPItem, f itemField) string {
 	switch f {
 	case fHTTPProxy:
 		return h.HTTPProxy
-	case fPassword:
-		return h.Password
+	case fPassword, fSSLKeyPassword:
+		// 6.0 answers these; Peregrine never returns a secret.
+		return ""
 	case fPosts:
 		return h.Posts
 	case fSSLCertFile:
 		return h.SSLCertFile
 	case fSSLKeyFile:
 		return h.SSLKeyFile
-	case fSSLKeyPassword:
-		return h.SSLKeyPassword
 	case fStatusCodes:
 		return h.StatusCodes
 	case fURL:

@@ -325,6 +325,9 @@ func mediaTypeObject(m *catalog.MediaType) object {
 		"process_tags": istr(m.ProcessTags), "maxsessions": istr(m.MaxSessions), "maxattempts": istr(m.MaxAttempts),
 		"attempt_interval": m.AttemptInterval, "gsm_modem": m.GSMModem, "show_event_menu": istr(m.ShowEventMenu),
 		"event_menu_url": m.EventMenuURL, "event_menu_name": m.EventMenuName,
+		// 6.0 answers the SMTP password; Peregrine never returns a
+		// secret, so the member is there, always empty.
+		"passwd": "",
 	}
 }
 

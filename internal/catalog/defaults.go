@@ -50,7 +50,14 @@ const (
 	defaultsHostGroups = "hostgroups"
 	defaultsAlerts     = "alerts" // media types, actions, scripts
 	defaultsMacros     = "globalmacros"
+	defaultsHostIDs    = "hostids"
 )
+
+// FirstHostID is the ID of a fresh Zabbix 6.0's first host, "Zabbix
+// server": a fresh catalog hands out host IDs from there, so that the
+// self-monitoring host created at the first start has it too (scripts
+// and Zabbix's own examples use "10084").
+const FirstHostID = 10084
 
 // defaultGlobalMacros are the global macros of a fresh Zabbix 6.0
 // (recorded from 6.0.14: usermacro.get globalmacro, one macro).
@@ -377,6 +384,26 @@ func (c *Catalog) EnsureDefaults(ctx context.Context) (DefaultsAdded, error) {
 		})
 		if err != nil {
 			return d, fmt.Errorf("catalog: cannot add the default global macros: %w", err)
+		}
+	}
+	if !done[defaultsHostIDs] {
+		// Only a catalog that never had a host: the IDs of one that did
+		// stay as they are.
+		var n int
+		if err := c.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_sequence WHERE name = 'hosts'").Scan(&n); err != nil {
+			return d, fmt.Errorf("catalog: cannot read the host sequence: %w", err)
+		}
+		_, err = c.editLocked(ctx, func(e *Edit) error {
+			if n == 0 {
+				if _, err := e.exec("INSERT INTO sqlite_sequence (name, seq) VALUES ('hosts', ?)", FirstHostID-1); err != nil {
+					return err
+				}
+			}
+			_, err := e.exec("INSERT INTO catalog_defaults (name, version) VALUES (?, 1)", defaultsHostIDs)
+			return err
+		})
+		if err != nil {
+			return d, fmt.Errorf("catalog: cannot set where host IDs start: %w", err)
 		}
 	}
 	if !done[defaultsAlerts] {

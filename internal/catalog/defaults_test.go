@@ -134,3 +134,45 @@ func TestEnsureDefaultsExisting(t *testing.T) {
 		t.Errorf("media type 4: %+v", m)
 	}
 }
+
+// TestFirstHostID: a fresh catalog's first host gets 10084, "Zabbix
+// server"'s ID on a fresh Zabbix 6.0.14, and the next one 10085; a
+// catalog that had hosts before its defaults were added keeps counting
+// from its own IDs.
+func TestFirstHostID(t *testing.T) {
+	ctx := context.Background()
+	c, _ := openTemp(t)
+	if _, err := c.EnsureDefaults(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	mustEdit(t, c, func(e *Edit) (err error) {
+		ids, err = e.CreateHosts([]NewHost{{Host: "first", GroupIDs: []uint64{4}}, {Host: "second", GroupIDs: []uint64{4}}})
+		return err
+	})
+	if ids[0] != FirstHostID || ids[1] != FirstHostID+1 {
+		t.Fatalf("host IDs in a fresh catalog: %v, want 10084, 10085", ids)
+	}
+
+	old, path := openTemp(t)
+	mustEdit(t, old, func(e *Edit) (err error) {
+		g, err := e.CreateGroups([]string{"G"})
+		if err != nil {
+			return err
+		}
+		ids, err = e.CreateHosts([]NewHost{{Host: "early", GroupIDs: g}})
+		return err
+	})
+	execAll(t, path, "DELETE FROM catalog_defaults")
+	if _, err := old.EnsureDefaults(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var later []uint64
+	mustEdit(t, old, func(e *Edit) (err error) {
+		later, err = e.CreateHosts([]NewHost{{Host: "later", GroupIDs: []uint64{4}}})
+		return err
+	})
+	if ids[0] >= FirstHostID || later[0] != ids[0]+1 {
+		t.Fatalf("host IDs of a catalog with hosts before its defaults: %v then %v", ids, later)
+	}
+}

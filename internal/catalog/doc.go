@@ -148,7 +148,9 @@
 //     as Zabbix 6.0.14 answered them), its trigger action 3, global
 //     scripts 1-3 and global macro {$SNMP_COMMUNITY}, with their IDs; on an older database what is missing
 //     by name, never reusing an ID that was handed out. The discovery
-//     and internal-event actions are not added (no such events).
+//     and internal-event actions are not added (no such events). A
+//     catalog that never had a host hands out host IDs from 10084
+//     (FirstHostID, "Zabbix server" on a fresh Zabbix).
 //   - Validation of configuration: host names, item keys (through
 //     internal/zbx/itemkey), item and value types, intervals and retention
 //     periods, with errors naming the offending field path.

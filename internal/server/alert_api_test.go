@@ -21,7 +21,7 @@ func TestAlertingAPI(t *testing.T) {
 	var got []map[string]any
 	admin.ok("mediatype.get", map[string]any{"output": "extend", "mediatypeids": mt.MediaTypeIDs, "selectMessageTemplates": "extend"}, &got)
 	if len(got) != 1 || got[0]["smtp_port"] != "25" || got[0]["maxattempts"] != "3" || got[0]["attempt_interval"] != "10s" ||
-		got[0]["timeout"] != "30s" || got[0]["smtp_security"] != "1" || got[0]["passwd"] != nil || got[0]["maxsessions"] != "1" {
+		got[0]["timeout"] != "30s" || got[0]["smtp_security"] != "1" || got[0]["passwd"] != "" || got[0]["maxsessions"] != "1" {
 		t.Fatalf("mediatype.get: %v", got)
 	}
 	admin.ok("mediatype.update", map[string]any{"mediatypeid": mt.MediaTypeIDs[0], "smtp_port": "587", "status": 1}, nil)
@@ -55,7 +55,7 @@ func TestAlertingAPI(t *testing.T) {
 		"opmessage": map[string]any{"default_msg": 1, "mediatypeid": mt.MediaTypeIDs[0]}, "opmessage_usr": []map[string]string{{"userid": users[0].UserID}}}
 	var act struct{ ActionIDs []string }
 	admin.ok("action.create", map[string]any{"name": "Page", "eventsource": "0", "operations": []any{op},
-		"update_operations": []any{map[string]any{"operationtype": 12}}}, &act)
+		"update_operations": []any{map[string]any{"operationtype": 12, "opmessage": map[string]any{}}}}, &act)
 	for _, c := range []struct {
 		params any
 		want   string
@@ -63,7 +63,7 @@ func TestAlertingAPI(t *testing.T) {
 		{map[string]any{"name": "Page", "eventsource": 0, "operations": []any{op}}, `Action "Page" already exists.`},
 		{map[string]any{"name": "Short", "eventsource": 0, "esc_period": "30s", "operations": []any{op}}, `Invalid parameter "/1/esc_period": value must be one of 60-604800.`},
 		{map[string]any{"name": "Disco", "eventsource": 1, "operations": []any{op}}, "only trigger actions (0) are supported"},
-		{map[string]any{"name": "Empty", "eventsource": 0}, `Action "Empty" no operations defined.`},
+		{map[string]any{"name": "Empty", "eventsource": 0}, `No operations defined for action "Empty".`},
 		{map[string]any{"name": "Cmd", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 1}}}, `Invalid parameter "/1/operations/1": the parameter "opcommand" is missing.`},
 		{map[string]any{"name": "Nobody", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 0, "opmessage": map[string]any{"default_msg": 1}}}},
 			"No recipients specified for action operation message."},

@@ -135,7 +135,7 @@ func TestIntegrationAlertWebhookEscalation(t *testing.T) {
 	}, &act)
 	admin.fails("action.create", map[string]any{"name": "Bad", "eventsource": 0, "filter": map[string]any{"evaltype": 0,
 		"conditions": []map[string]any{{"conditiontype": 99, "operator": 0, "value": "1"}}},
-		"operations": []map[string]any{op(1, 1, mt.MediaTypeIDs[0])}}, -32602, "Incorrect filter condition type for action.")
+		"operations": []map[string]any{op(1, 1, mt.MediaTypeIDs[0])}}, -32602, `Invalid parameter "/1/filter/conditions/1/conditiontype": value must be one of 0, 1, 2, 3, 4, 6, 13, 16, 25, 26.`)
 	admin.fails("mediatype.delete", []string{mt.MediaTypeIDs[0]}, -32500, `Media type "Test hook" is used by action "Notify web".`)
 	var acts []struct {
 		Name   string

@@ -91,7 +91,8 @@
 //
 // Self-monitoring: the first start of a data directory creates the host
 // "Zabbix server" (group "Zabbix servers"), named as a fresh Zabbix 6.0
-// names it so that dashboards and scripts naming it keep working, with
+// names it and with its ID (10084: catalog.FirstHostID) so that
+// dashboards and scripts naming it keep working, with
 // internal items (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
 // a user who deletes the host does not get it back. The internal items
 // are answered by package poll/selfcheck from figures wired here: the

@@ -256,9 +256,9 @@ async function editAction(box, a, done) {
     tr.read = () => ({
       operationtype: 0, esc_step_from: Number(from.value), esc_step_to: Number(to.value), esc_period: dur.value,
       // A custom subject and message, which this form does not edit,
-      // are kept as they are.
-      opmessage: o.opmessage
-        ? { default_msg: Number(o.opmessage.default_msg), subject: o.opmessage.subject || '', message: o.opmessage.message || '', mediatypeid: mt.value }
+      // are kept as they are; Zabbix refuses them beside default_msg 1.
+      opmessage: o.opmessage && Number(o.opmessage.default_msg) === 0
+        ? { default_msg: 0, subject: o.opmessage.subject || '', message: o.opmessage.message || '', mediatypeid: mt.value }
         : { default_msg: 1, mediatypeid: mt.value },
       opmessage_usr: chosen(us).map((userid) => ({ userid })), opmessage_grp: chosen(gs).map((usrgrpid) => ({ usrgrpid })),
     });
