@@ -42,6 +42,23 @@ func decodeLegacyObjects[T any](raw json.RawMessage, out *[]T) error {
 	return decodeObjectsWith(raw, out, &legacyWriteRules)
 }
 
+// emptyParams reports whether raw is [] or {}, which PHP reads alike:
+// the methods 6.0 checks with their own code answer these with their
+// own quirks (recorded from 6.0.14, beside each method: host.create
+// and .update refuse them with "Empty input parameter.").
+func emptyParams(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	switch jsonKindOf(raw) {
+	case 'o':
+		ms, ok := objectMembers(raw)
+		return ok && len(ms) == 0
+	case 'a':
+		elems, ok := arrayElems(raw)
+		return ok && len(elems) == 0
+	}
+	return false
+}
+
 func decodeObjectsWith[T any](raw json.RawMessage, out *[]T, r *decodeRules) error {
 	raw = bytes.TrimSpace(raw)
 	var elems [][]byte

@@ -125,6 +125,9 @@ type eventAcknowledgeParams struct {
 }
 
 func (s *Server) eventAcknowledge(ctx context.Context, c *call) (any, error) {
+	if emptyParams(c.params) {
+		return nil, errParams("Incorrect arguments passed to function.") // 6.0's words
+	}
 	var p eventAcknowledgeParams
 	// Zabbix 6.0 reads event.acknowledge's parameters as its legacy gets
 	// read theirs: unknown members are ignored.

@@ -136,21 +136,6 @@ func hostNameProblem(name string) error {
 	return nil
 }
 
-// emptyParams reports params that are an empty array or object, which
-// host.create and host.update refuse as 6.0's own checks do (recorded
-// from 6.0.14: `Empty input parameter.`).
-func emptyParams(raw []byte) bool {
-	switch jsonKindOf(raw) {
-	case 'a':
-		l, ok := arrayElems(raw)
-		return ok && len(l) == 0
-	case 'o':
-		ms, ok := objectMembers(raw)
-		return ok && len(ms) == 0
-	}
-	return false
-}
-
 // groupsExist refuses, as 6.0 does, host groups that do not exist (the
 // caller's rights on those that do are checked in the edit).
 func groupsExist(snap *catalog.Snapshot, ps []hostParams) error {

@@ -55,6 +55,10 @@ func (w *configWriter) editIfaces(ctx context.Context, c *call, hosts []uint64, 
 }
 
 func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, error) {
+	if emptyParams(c.params) {
+		// 6.0's answer to nothing to create (a PHP quirk, recorded).
+		return object{"interfaceids": true}, nil
+	}
 	elems, err := ifaceElems(c.params)
 	if err != nil {
 		return nil, err
@@ -123,6 +127,9 @@ func (w *configWriter) hostinterfaceCreate(ctx context.Context, c *call) (any, e
 }
 
 func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, error) {
+	if emptyParams(c.params) {
+		return idResult("interfaceids", nil), nil // as 6.0: nothing updated
+	}
 	elems, err := ifaceElems(c.params)
 	if err != nil {
 		return nil, err
@@ -208,6 +215,9 @@ func (w *configWriter) hostinterfaceUpdate(ctx context.Context, c *call) (any, e
 }
 
 func (w *configWriter) hostinterfaceDelete(ctx context.Context, c *call) (any, error) {
+	if emptyParams(c.params) {
+		return nil, errParams("Empty input parameter.") // 6.0's words
+	}
 	ids, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err

@@ -348,6 +348,9 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
+	if emptyParams(c.params) {
+		return idResult("itemids", nil), nil // as 6.0: nothing updated
+	}
 	var ps []itemParams
 	if err := decodeLegacyObjects(c.params, &ps); err != nil {
 		return nil, err

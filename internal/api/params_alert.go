@@ -96,6 +96,10 @@ func alertObjects(params json.RawMessage) ([]alertObject, error) {
 	default:
 		return nil, errParams(`Invalid parameter "/": an array is expected.`)
 	}
+	// {} is PHP's empty array, as [] is (recorded from 6.0.14).
+	if ms, ok := objectMembers(raw); len(elems) == 0 || ok && len(ms) == 0 {
+		return nil, errParams(`Invalid parameter "/": cannot be empty.`)
+	}
 	out := make([]alertObject, len(elems))
 	for i, el := range elems {
 		path := "/" + strconv.Itoa(i+1)

@@ -98,7 +98,9 @@ func decodeRuledObjects[T any](raw json.RawMessage, out *[]T) error {
 	var elems [][]byte
 	switch jsonKindOf(raw) {
 	case 'o':
-		elems = [][]byte{raw}
+		if ms, ok := objectMembers(raw); !ok || len(ms) > 0 {
+			elems = [][]byte{raw} // {} is PHP's empty array, as [] is
+		}
 	case 'a':
 		elems, _ = arrayElems(raw)
 	default:

@@ -44,7 +44,7 @@ func checkNowType(t catalog.ItemType) bool {
 // at once and keeps no task to look up later.
 func (s *Server) taskCreate(ctx context.Context, c *call) (any, error) {
 	var ps []taskParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {

@@ -23,7 +23,7 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var ps []tokenParams
-	if err := decodeObjects(c.params, &ps); err != nil {
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {
