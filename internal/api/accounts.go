@@ -14,12 +14,14 @@ func (s *Server) registerAccounts() {
 	// method checks what else they may change.
 	s.methods["user.update"] = &method{role: RoleUser, call: s.userUpdate}
 	s.methods["user.delete"] = &method{role: RoleSuperAdmin, call: s.userDelete}
+	s.methods["user.unblock"] = &method{role: RoleSuperAdmin, call: s.userUnblock}
 	// Every user manages their own tokens; a super admin anybody's
 	// (Zabbix's default roles allow "Manage API tokens" to all types).
 	s.methods["token.get"] = &method{role: RoleUser, call: s.tokenGet}
 	s.methods["token.create"] = &method{role: RoleUser, call: s.tokenCreate}
 	s.methods["token.generate"] = &method{role: RoleUser, call: s.tokenGenerate}
 	s.methods["token.delete"] = &method{role: RoleUser, call: s.tokenDelete}
+	s.methods["token.update"] = &method{role: RoleUser, call: s.tokenUpdate}
 	s.registerUserGroups()
 }
 

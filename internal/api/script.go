@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -27,6 +28,7 @@ func (s *Server) registerScripts() {
 	s.methods["script.update"] = &method{role: RoleSuperAdmin, call: s.scriptUpdate}
 	s.methods["script.delete"] = &method{role: RoleSuperAdmin, call: s.scriptDelete}
 	s.methods["script.execute"] = &method{role: RoleUser, call: s.scriptExecute}
+	s.methods["script.getscriptsbyhosts"] = &method{role: RoleUser, call: s.scriptsByHosts}
 }
 
 // scriptParams are the objects of script.create and .update
@@ -375,6 +377,63 @@ func (s *Server) scriptGet(ctx context.Context, c *call) (any, error) {
 	}
 	g := validGet(&p.validQuery, &p.validPage, p.PreserveKeys)
 	return g.applySchema(objs, &scriptSchema, scriptNames.sort...)
+}
+
+// scriptsByHosts is script.getscriptsbyhosts: for each host ID given (an
+// array, or an object's values), the scripts of every scope the caller
+// may run on it, each as script.get's "extend" with the host's macros
+// expanded in its confirmation; a host the caller cannot read, or none,
+// gets [] (recorded from 6.0.14; 6.0's order is its database's, by name
+// here).
+func (s *Server) scriptsByHosts(ctx context.Context, c *call) (any, error) {
+	raw := bytes.TrimSpace(c.params)
+	if k := jsonKindOf(raw); k != 'a' && k != 'o' {
+		return nil, errParams(`Invalid parameter "/": an array is expected.`)
+	}
+	elems := listValues(raw)
+	if len(elems) == 0 {
+		return []object{}, nil
+	}
+	hostIDs := make([]uint64, len(elems))
+	for i, el := range elems {
+		id, ok := parseID(el)
+		if !ok {
+			return nil, errParams(`Invalid parameter "/hostids/%d": a number is expected.`, i+1)
+		}
+		hostIDs[i] = id
+	}
+	acc, err := s.access(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var mine map[uint64]bool
+	if c.user.Role != RoleSuperAdmin {
+		if mine, err = s.userGroupsOf(ctx, c.user.ID); err != nil {
+			return nil, err
+		}
+	}
+	snap := s.opts.Catalog.Snapshot()
+	scripts := s.opts.Alerting.AlertConfig().SortedScripts()
+	slices.SortStableFunc(scripts, func(a, b *catalog.GlobalScript) int { return strings.Compare(a.Name, b.Name) })
+	out := make(object, len(hostIDs))
+	for _, hid := range hostIDs {
+		l := []object{}
+		if h := snap.HostByID(hid); h != nil && acc.canRead(h) {
+			for _, sc := range scripts {
+				switch {
+				case sc.GroupID != 0 && !slices.Contains(h.GroupIDs, sc.GroupID),
+					mine != nil && sc.UserGroupID != 0 && !mine[sc.UserGroupID],
+					sc.HostAccess == int(auth.PermReadWrite) && !acc.canWrite(h):
+					continue
+				}
+				o := scriptObject(sc)
+				o["confirmation"] = alert.ExpandHost(sc.Confirmation, h)
+				l = append(l, o)
+			}
+		}
+		out[id(hid)] = l
+	}
+	return out, nil
 }
 
 // scriptExecute runs a manual script for a host (scope 2, hostid) or an

@@ -117,6 +117,72 @@ func (s *Server) tokenGenerate(ctx context.Context, c *call) (any, error) {
 	return out, nil
 }
 
+// tokenUpdateParams are the objects of token.update, checked as 6.0's
+// validator checks them (recorded from 6.0.14): the owner, the secret
+// and the times are not members.
+type tokenUpdateParams struct {
+	TokenID     opt[uint64] `json:"tokenid"`
+	Name        opt[string] `json:"name" as:"json"`
+	Description opt[string] `json:"description" as:"json"`
+	ExpiresAt   opt[int64]  `json:"expires_at"`
+	Status      opt[int64]  `json:"status"`
+}
+
+func (s *Server) tokenUpdate(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	var ps []tokenUpdateParams
+	if err := decodeValidatorObjects(c.params, &ps); err != nil {
+		return nil, err
+	}
+	list := make([]uint64, len(ps))
+	seen := map[uint64]bool{}
+	for i := range ps {
+		p := &ps[i]
+		switch {
+		case !p.TokenID.Given():
+			return nil, errParams(`Invalid parameter "/%d": the parameter "tokenid" is missing.`, i+1)
+		case seen[p.TokenID.Value]:
+			return nil, errParams(`Invalid parameter "/%d": value (tokenid)=(%d) already exists.`, i+1, p.TokenID.Value)
+		case p.Name.Given() && p.Name.Value == "":
+			return nil, errParams(`Invalid parameter "/%d/name": cannot be empty.`, i+1)
+		case p.Status.Given() && p.Status.Value != 0 && p.Status.Value != 1:
+			return nil, errParams(`Invalid parameter "/%d/status": value must be one of 0, 1.`, i+1)
+		case p.ExpiresAt.Value < 0:
+			return nil, errParams(`Invalid parameter "/%d/expires_at": value must be 0 (never) or a Unix time.`, i+1)
+		}
+		seen[p.TokenID.Value] = true
+		list[i] = p.TokenID.Value
+	}
+	if err := s.ownedTokens(ctx, acc, c, list); err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		p := &ps[i]
+		var ch auth.TokenChange
+		if p.Name.Given() {
+			ch.Name = &p.Name.Value
+		}
+		if p.Description.Given() {
+			ch.Description = &p.Description.Value
+		}
+		if p.Status.Given() {
+			st := int(p.Status.Value)
+			ch.Status = &st
+		}
+		if p.ExpiresAt.Given() {
+			ch.ExpiresAt = &p.ExpiresAt.Value
+		}
+		if err := acc.UpdateToken(ctx, p.TokenID.Value, ch); err != nil {
+			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)
+		}
+		s.opts.Logger.Info("api: token updated", "by", c.user.Username, "tokenid", p.TokenID.Value)
+	}
+	return idResult("tokenids", list), nil
+}
+
 func (s *Server) tokenDelete(ctx context.Context, c *call) (any, error) {
 	acc, err := s.accounts()
 	if err != nil {

@@ -544,6 +544,25 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 	return idResult("userids", list), nil
 }
 
+// userUnblock is user.unblock: the failed-login counts of the users
+// named (an array of IDs) start over, so blocked accounts can log in at
+// once (auth.Store.UnblockUsers; all or nothing).
+func (s *Server) userUnblock(ctx context.Context, c *call) (any, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeIDs(c.params)
+	if err != nil {
+		return nil, err
+	}
+	if err := acc.UnblockUsers(ctx, list); err != nil {
+		return nil, s.accountErr(err, "/", c)
+	}
+	s.opts.Logger.Info("api: users unblocked", "by", c.user.Username, "userids", list)
+	return idResult("userids", list), nil
+}
+
 // userGetParams are user.get's parameters.
 type userGetParams struct {
 	getParams

@@ -169,6 +169,37 @@ func (s *Store) recordFailure(ctx context.Context, pol loginPolicy, u User, now 
 	return false, nil
 }
 
+// UnblockUsers clears the failed-login count of each user (user.unblock):
+// a blocked account can log in again at once, and its next failures
+// count from zero. The time and address of the last failure stay, as
+// Zabbix keeps them. All or nothing: an unknown user is ErrNotFound and
+// nobody is changed.
+func (s *Store) UnblockUsers(ctx context.Context, ids []uint64) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("auth: cannot unblock users: %w", err)
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		res, err := tx.ExecContext(ctx, "UPDATE users SET attempt_failed = 0 WHERE id = ?", int64(id))
+		if err != nil {
+			return fmt.Errorf("auth: cannot unblock user %d: %w", id, err)
+		}
+		if err := affectedOne(res, "user", id); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("auth: cannot unblock users: %w", err)
+	}
+	s.log.Info("auth: users unblocked", "userids", ids)
+	return nil
+}
+
 // failWait holds a failed login's answer until FailDelay has passed since
 // start. It returns early if ctx ends: the client is gone, and nobody
 // sees the answer.

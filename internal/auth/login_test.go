@@ -181,6 +181,28 @@ func TestUpdatePasswordLiftsBlock(t *testing.T) {
 	mustLogin(t, e.s, "alice", "new-password")
 }
 
+// TestUnblockUsers: user.unblock lets a blocked account log in at once;
+// an unknown user changes nobody.
+func TestUnblockUsers(t *testing.T) {
+	e := openEnv(t, func(o *Options) { o.MaxFailures = 1 })
+	ctx := context.Background()
+	a := mustCreateUser(t, e.s, "alice", "s3cret-password", RoleUser)
+	b := mustCreateUser(t, e.s, "bob", "s3cret-password", RoleUser)
+	e.s.Login(ctx, "alice", "wrong-password")
+	e.s.Login(ctx, "bob", "wrong-password")
+	if err := e.s.UnblockUsers(ctx, []uint64{b.ID, 999}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unblock with an unknown user: %v", err)
+	}
+	if _, _, err := e.s.Login(ctx, "bob", "s3cret-password"); !errors.Is(err, ErrBlocked) {
+		t.Fatalf("bob after a refused unblock: %v", err)
+	}
+	if err := e.s.UnblockUsers(ctx, []uint64{a.ID, b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	mustLogin(t, e.s, "alice", "s3cret-password")
+	mustLogin(t, e.s, "bob", "s3cret-password")
+}
+
 // TestFailDelay checks a lower bound only: a failed login never answers
 // sooner than FailDelay after it began.
 func TestFailDelay(t *testing.T) {

@@ -196,3 +196,63 @@ func TestCreateTokenValidation(t *testing.T) {
 		t.Errorf("Tokens(%d) = %+v, %v", v.ID, mine, err)
 	}
 }
+
+// TestUpdateToken: token.update renames (unique per owner), describes,
+// disables and sets the expiry of a token; a disabled or expired token
+// stops authenticating at once, the cached one included.
+func TestUpdateToken(t *testing.T) {
+	e := openEnv(t, nil)
+	ctx := context.Background()
+	u := mustCreateUser(t, e.s, "grafana", "s3cret-password", RoleUser)
+	tok, err := e.s.CreateToken(ctx, u.ID, "dash", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.CreateToken(ctx, u.ID, "other", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := e.s.GenerateToken(ctx, tok.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Authenticate(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	taken := "other"
+	if err := e.s.UpdateToken(ctx, tok.ID, TokenChange{Name: &taken}); !errors.Is(err, ErrExists) {
+		t.Fatalf("rename to a name the owner has: %v", err)
+	}
+	name, desc := "dashboards", "Grafana, read only"
+	if err := e.s.UpdateToken(ctx, tok.ID, TokenChange{Name: &name, Description: &desc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Authenticate(ctx, secret); err != nil {
+		t.Fatalf("after a rename: %v", err)
+	}
+	off := TokenDisabled
+	if err := e.s.UpdateToken(ctx, tok.ID, TokenChange{Status: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Authenticate(ctx, secret); !errors.Is(err, ErrNotAuthorized) {
+		t.Fatalf("disabled: %v", err)
+	}
+	on, past := TokenEnabled, e.clock.Now().Add(-time.Second).Unix()
+	if err := e.s.UpdateToken(ctx, tok.ID, TokenChange{Status: &on, ExpiresAt: &past}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Authenticate(ctx, secret); !errors.Is(err, ErrNotAuthorized) {
+		t.Fatalf("expired by an update: %v", err)
+	}
+	toks, err := e.s.Tokens(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range toks {
+		if x.ID == tok.ID && (x.Name != name || x.Description != desc || x.Status != TokenEnabled || x.ExpiresAt != past) {
+			t.Fatalf("stored token %+v", x)
+		}
+	}
+	if err := e.s.UpdateToken(ctx, 999, TokenChange{Name: &taken}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown token: %v", err)
+	}
+}

@@ -32,7 +32,15 @@ type normaliser struct {
 	// for host.*): an ID quoted in its error message is of that kind
 	// first.
 	family string
+	// resultKeys is the ID kind of the result's keys for the methods
+	// that key it by another object's ID (resultKeyKinds), else "".
+	resultKeys string
 }
+
+// resultKeyKinds are the methods whose result is an object keyed by IDs
+// of another kind than its values': script.getscriptsbyhosts keys the
+// scripts by host ID.
+var resultKeyKinds = map[string]string{"script.getscriptsbyhosts": "hostid"}
 
 // families are the ID kinds of the method families whose kind is not
 // their name plus "id".
@@ -165,6 +173,7 @@ func (n *normaliser) answer(method string, x any, ordered bool) any {
 			r = "<token>"
 		}
 	}
+	n.resultKeys = resultKeyKinds[method]
 	n.number("", r)
 	out["result"] = n.value("", r, true, ordered)
 	return out
@@ -241,7 +250,10 @@ func (n *normaliser) value(key string, v any, top, ordered bool) any {
 		out := make(map[string]any, len(t))
 		for k, e := range t {
 			nk := k
-			if isID(k) {
+			switch {
+			case top && n.resultKeys != "" && isID(k):
+				nk = n.id(n.resultKeys, k)
+			case isID(k):
 				nk = n.id(keyKind(key, k, e), k)
 			}
 			out[nk] = n.value(k, e, false, false)
