@@ -46,6 +46,18 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(dst, '}'), nil
+	case []any: // a list whose elements are of several kinds
+		dst = append(dst, '[')
+		for i, o := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, o); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
 	case []object:
 		dst = append(dst, '[')
 		for i, o := range x {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/api/zjson"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
@@ -99,6 +100,51 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": "0", "flags": "0",
 		"max_check_attempts": strconv.Itoa(int(max(t.MaxCheckAttempts, 1))),
 	}
+}
+
+// functionObjects are selectFunctions' answer: the history function
+// calls of the trigger's expressions (the problem one, then the
+// recovery one) as 6.0 keeps them in its functions table. Peregrine
+// keeps expressions as written, so each call's functionid is made from
+// the trigger's ID and its place, stable while the expression is. A
+// list of fields selects from functionid, itemid, triggerid and
+// parameter ("function" is not one: 6.0 then answers an empty array
+// per call, as recorded from 6.0.14).
+func functionObjects(snap *catalog.Snapshot, t *catalog.Trigger, sl *sel) []any {
+	out := []any{}
+	n := 0
+	for _, src := range []string{t.Expression, t.RecoveryExpression} {
+		if src == "" {
+			continue
+		}
+		e, err := expr.Parse(src)
+		if err != nil {
+			continue // stored expressions parse; an old one that does not has no functions
+		}
+		for _, f := range e.Functions() {
+			n++
+			itemID := "0"
+			if it := snap.Lookup(f.Item.Host, f.Item.Key); it != nil {
+				itemID = id(it.ID)
+			}
+			o := object{"functionid": id(t.ID<<20 | uint64(n)), "itemid": itemID, "triggerid": id(t.ID), "parameter": f.Params, "function": f.Name}
+			if !sl.All {
+				shaped := object{}
+				for _, k := range sl.Fields {
+					if v, ok := o[k]; ok && k != "function" {
+						shaped[k] = v
+					}
+				}
+				if len(shaped) == 0 {
+					out = append(out, rawJSON("[]")) // PHP's empty array
+					continue
+				}
+				o = shaped
+			}
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // SoftStates gives triggers' Nagios-style soft states
@@ -412,7 +458,7 @@ func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Sna
 		o["items"] = s.itemObjects(items, sl)
 	}
 	if p.SelectFunctions.list() {
-		o["functions"] = []object{} // Peregrine keeps no function IDs
+		o["functions"] = functionObjects(snap, t, &p.SelectFunctions)
 	}
 	if p.SelectDiscoveryRule.list() {
 		o["discoveryRule"] = []object{}

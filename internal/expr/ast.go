@@ -244,3 +244,35 @@ func walk(n Node, fn func(Node)) {
 		}
 	}
 }
+
+// FuncUse is one call of a history function, as Zabbix 6.0 keeps it in
+// its functions table (trigger.get's selectFunctions): the function's
+// name, the item it reads and its parameters in Zabbix's stored form,
+// "$" for the item query followed by the other parameters as written
+// ("$,#3", "$,5m,,\"like\"").
+type FuncUse struct {
+	Name   string
+	Item   ItemRef
+	Params string
+}
+
+// Functions lists the history function calls of the expression in the
+// order they are written, one per call (a function called twice on the
+// same item is listed twice, as Zabbix keeps it).
+func (e *Expr) Functions() []FuncUse {
+	var out []FuncUse
+	walk(e.root, func(n Node) {
+		c, ok := n.(*Call)
+		if !ok || c.Query == nil {
+			return
+		}
+		var b strings.Builder
+		b.WriteString("$")
+		for _, a := range c.Args {
+			b.WriteByte(',')
+			a.appendTo(&b)
+		}
+		out = append(out, FuncUse{Name: c.Name, Item: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, Params: b.String()})
+	})
+	return out
+}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -274,5 +275,23 @@ func TestZabbixReason(t *testing.T) {
 		if got := pe.Zabbix(); got != want {
 			t.Errorf("Parse(%q).Zabbix() = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestFunctions: the history function calls of an expression in
+// Zabbix 6.0's stored form (recorded from 6.0.14: last(/h/k) is
+// function "last", parameter "$").
+func TestFunctions(t *testing.T) {
+	e, err := Parse(`last(/h/cf.alpha)>100 or avg(/h/k[a,"b c"],5m)>count(//k2,#3,"like","x") and date()>0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FuncUse{
+		{Name: "last", Item: ItemRef{Host: "h", Key: "cf.alpha"}, Params: "$"},
+		{Name: "avg", Item: ItemRef{Host: "h", Key: `k[a,"b c"]`}, Params: "$,5m"},
+		{Name: "count", Item: ItemRef{Key: "k2"}, Params: `$,#3,"like","x"`},
+	}
+	if got := e.Functions(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Functions() = %+v, want %+v", got, want)
 	}
 }
