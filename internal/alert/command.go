@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // Alert types (Zabbix's alerttype).
@@ -56,10 +58,60 @@ type CommandRunner struct {
 	// ServerDisabled refuses commands on the server (Zabbix 7's
 	// EnableGlobalScripts=0); agents' commands still run.
 	ServerDisabled bool
+	// Webhook runs a webhook script (type 5) with its input as "value"
+	// (WebhookSender.RunWebhookScript); nil: webhook scripts fail.
+	Webhook func(ctx context.Context, script, value string) (string, error)
+}
+
+// DefaultScriptTimeout is a webhook script's time limit when it sets
+// none (Zabbix's 30s).
+const DefaultScriptTimeout = 30 * time.Second
+
+// ScriptInput is what a global script runs with on host h: the command
+// line with h's macros (and, with md, the event's) expanded, or for a
+// webhook script the JSON object of its parameters, in their order,
+// their values expanded so.
+func ScriptInput(sc *catalog.GlobalScript, h *catalog.Host, md *MacroData) string {
+	expand := func(s string) string {
+		s = ExpandHost(s, h)
+		if md != nil {
+			s = Expand(s, md)
+		}
+		return s
+	}
+	if sc.Type != catalog.ScriptWebhook {
+		return expand(sc.Command)
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, p := range sc.Parameters {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p.Name)
+		v, _ := json.Marshal(expand(p.Value))
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // Run implements Commander.
 func (r *CommandRunner) Run(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
+	if sc.Type == catalog.ScriptWebhook {
+		if r.Webhook == nil {
+			return "", textError("Webhook scripts cannot run: no JavaScript engine is configured.")
+		}
+		limit := DefaultScriptTimeout
+		if n, err := delay.Seconds(sc.Timeout); err == nil && n > 0 {
+			limit = time.Duration(n) * time.Second
+		}
+		wctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		return r.Webhook(wctx, sc.Command, command)
+	}
 	if sc.ExecuteOn == catalog.ExecOnAgent {
 		return r.onAgent(ctx, host, command)
 	}

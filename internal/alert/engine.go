@@ -854,7 +854,7 @@ func (p *passState) command(a *catalog.Action, x *Escalation, op *catalog.Operat
 	for _, h := range hosts {
 		// Host macros are the host the command runs on; the others the
 		// event's.
-		command := Expand(ExpandHost(sc.Command, h), md)
+		command := ScriptInput(sc, h, md)
 		if sc.GroupID != 0 && !slices.Contains(h.GroupIDs, sc.GroupID) {
 			fail(h.ID, fmt.Sprintf("Script %q is not allowed on host %q (not in its host group).", sc.Name, h.Host))
 			continue

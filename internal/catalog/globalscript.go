@@ -25,7 +25,8 @@ func migrateScripts() string { return scriptSchema }
 // Script types, scopes and where a script runs (Zabbix 6.0's script
 // "type", "scope" and "execute_on").
 const (
-	ScriptCustom = 0 // a command: /bin/sh -c on the server, system.run on the agent
+	ScriptCustom  = 0 // a command: /bin/sh -c on the server, system.run on the agent
+	ScriptWebhook = 5 // JavaScript run on the server with its parameters as "value"
 
 	ScopeAction      = 1 // action operations
 	ScopeManualHost  = 2 // manual host action (script.execute with a host)
@@ -53,6 +54,17 @@ type GlobalScript struct {
 	GroupID      uint64 `json:"groupid"`
 	HostAccess   int    `json:"host_access"`
 	Confirmation string `json:"confirmation"`
+	// Timeout ("5s", 1-60 seconds) and Parameters are a webhook
+	// script's: its time limit ("" is Zabbix's 30s) and the name/value
+	// pairs, macros in the values, it is given as a JSON object.
+	Timeout    string        `json:"timeout,omitempty"`
+	Parameters []ScriptParam `json:"parameters,omitempty"`
+}
+
+// ScriptParam is one of a webhook script's parameters.
+type ScriptParam struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // SortedScripts returns the scripts by ID.
