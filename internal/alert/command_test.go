@@ -76,3 +76,39 @@ func TestCommandOnAgent(t *testing.T) {
 		t.Fatalf("host without an agent interface: %v", err)
 	}
 }
+
+// TestGlobalWebhookScript: a webhook script (type 5) runs on the JavaScript
+// engine with its parameters, host macros expanded, as "value" (a JSON
+// object in the parameters' order, as 6.0 gives it: recorded from
+// 6.0.14), within its own timeout; a command script's input stays its
+// command line; without an engine a webhook script fails with a reason.
+func TestGlobalWebhookScript(t *testing.T) {
+	h := &catalog.Host{ID: 1, Host: "web01", Name: "Web 01", Interfaces: []catalog.Interface{{Type: catalog.InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.2", Port: "10050"}}}
+	sc := &catalog.GlobalScript{Type: catalog.ScriptWebhook, Command: "return JSON.parse(value).n + '|' + value;", Timeout: "1s",
+		Parameters: []catalog.ScriptParam{{Name: "z", Value: "{HOST.HOST}"}, {Name: "n", Value: "{HOST.NAME} {HOST.IP}"}}}
+	in := ScriptInput(sc, h, nil)
+	if want := `{"z":"web01","n":"Web 01 127.0.0.2"}`; in != want {
+		t.Fatalf("input %s, want %s", in, want)
+	}
+	wh := &WebhookSender{}
+	r := &CommandRunner{Webhook: wh.RunWebhookScript}
+	out, err := r.Run(context.Background(), sc, h, in)
+	if err != nil || out != "Web 01 127.0.0.2|"+in {
+		t.Fatalf("run: %q, %v", out, err)
+	}
+	loop := &catalog.GlobalScript{Type: catalog.ScriptWebhook, Command: "while (true) {}", Timeout: "1s"}
+	start := time.Now()
+	if _, err := r.Run(context.Background(), loop, h, "{}"); err == nil {
+		t.Fatal("a looping webhook script ended without an error")
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("the 1s timeout took %v", d)
+	}
+	cmd := &catalog.GlobalScript{Type: catalog.ScriptCustom, Command: "echo {HOST.CONN}"}
+	if got := ScriptInput(cmd, h, nil); got != "echo 127.0.0.2" {
+		t.Fatalf("command input %q", got)
+	}
+	if _, err := (&CommandRunner{}).Run(context.Background(), sc, h, in); err == nil || !strings.Contains(err.Error(), "JavaScript") {
+		t.Fatalf("no engine: %v", err)
+	}
+}

@@ -306,7 +306,10 @@ func (e *Engine) runCommand(ctx context.Context, a Alert) {
 		e.finish(a, StatusFailed, "Host does not exist.")
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, e.opts.CommandTimeout)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if sc.Type != catalog.ScriptWebhook { // a webhook script has its own timeout
+		cctx, cancel = context.WithTimeout(ctx, e.opts.CommandTimeout)
+	}
 	out, err := e.opts.Commander.Run(cctx, sc, h, a.Message)
 	cancel()
 	a.Output = out

@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
@@ -346,6 +348,19 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 	}
 	cfg := s.opts.Alerting.AlertConfig()
 	want := idSet(p.MediaTypeIDs.Value)
+	// selectUsers gives the users as user.get has them (recorded from
+	// 6.0.14: a field list gives those fields and the ID).
+	var accounts map[uint64]*auth.Account
+	if p.SelectUsers.Value.list() && s.opts.Accounts != nil {
+		as, err := s.opts.Accounts.Accounts(ctx)
+		if err != nil {
+			return nil, s.accountErr(err, "/", c)
+		}
+		accounts = make(map[uint64]*auth.Account, len(as))
+		for i := range as {
+			accounts[as[i].ID] = &as[i]
+		}
+	}
 	var objs []object
 	for _, m := range cfg.SortedMediaTypes() {
 		if want != nil && !want[m.ID] {
@@ -361,15 +376,17 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 		}
 		if p.SelectUsers.Value.list() {
 			us := []object{}
-			for uid, ms := range cfg.Medias {
-				for _, um := range ms {
-					if um.MediaTypeID == m.ID {
-						us = append(us, object{"userid": u64(uid)})
-						break
-					}
+			for _, uid := range slices.Sorted(maps.Keys(cfg.Medias)) {
+				if !slices.ContainsFunc(cfg.Medias[uid], func(um catalog.UserMedia) bool { return um.MediaTypeID == m.ID }) {
+					continue
+				}
+				if a := accounts[uid]; a != nil {
+					us = append(us, accountObject(a))
+				} else {
+					us = append(us, object{"userid": u64(uid)})
 				}
 			}
-			o["users"] = us
+			o["users"] = nonNil(p.SelectUsers.Value.shape(us, "userid"))
 		}
 		objs = append(objs, o)
 	}

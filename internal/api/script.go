@@ -5,17 +5,21 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
-// Global scripts (script.*): Zabbix 6.0's objects of type 0 ("script"),
+// Global scripts (script.*): Zabbix 6.0's objects of type 0 ("script")
+// and 5 ("webhook": JavaScript given its parameters as a JSON "value"),
 // stored in the notification configuration. Only super admins create,
 // change and delete them, as in Zabbix: a script is a shell command line
-// the server runs. script.execute runs a manual script for a host (or an
+// or a program the server runs. script.execute runs a manual script for a host (or an
 // event's host) for any user the script's user group and host access
 // allow.
 
@@ -46,6 +50,60 @@ type scriptParams struct {
 	GroupID      opt[uint64] `json:"groupid"`
 	HostAccess   opt[int64]  `json:"host_access"`
 	Confirmation opt[string] `json:"confirmation"`
+	// Timeout and Parameters are a webhook script's (type 5) only.
+	Timeout    opt[string]              `json:"timeout"`
+	Parameters opt[[]scriptParamParams] `json:"parameters" as:"objects"`
+}
+
+// scriptParamParams is one of a webhook script's "parameters".
+type scriptParamParams struct {
+	Name  opt[string] `json:"name"`
+	Value opt[string] `json:"value"`
+}
+
+// webhookMembers applies the members only one kind of script has, as
+// 6.0 checks them (recorded from 6.0.14): a webhook takes "timeout"
+// (1-60 seconds) and "parameters" (names unique and not empty, each
+// with a value) and no "execute_on"; a command script the opposite,
+// and becoming one drops the webhook's. o is the request's own object
+// (an update's stored members do not count as given).
+func webhookMembers(o alertObject, p *scriptParams, sc *catalog.GlobalScript, i int) error {
+	if sc.Type != catalog.ScriptWebhook {
+		for _, m := range []string{"parameters", "timeout"} {
+			if o.has(m) {
+				return errParams(`Invalid parameter "/%d": unexpected parameter "%s".`, i+1, m)
+			}
+		}
+		sc.Timeout, sc.Parameters = "", nil
+		return nil
+	}
+	if o.has("execute_on") {
+		return errParams(`Invalid parameter "/%d": unexpected parameter "execute_on".`, i+1)
+	}
+	sc.ExecuteOn = catalog.ExecOnProxy // what 6.0 answers for a webhook
+	if p.Timeout.Given() && p.Timeout.Value != "" {
+		if n, err := delay.Seconds(p.Timeout.Value); err != nil || n < 1 || n > 60 {
+			return errParams(`Invalid parameter "/%d/timeout": value must be one of 1-60.`, i+1)
+		}
+		sc.Timeout = p.Timeout.Value
+	}
+	sc.Parameters = nil
+	seen := map[string]bool{}
+	for k, q := range p.Parameters.Value {
+		switch {
+		case !q.Name.Given():
+			return errParams(`Invalid parameter "/%d/parameters/%d": the parameter "name" is missing.`, i+1, k+1)
+		case q.Name.Value == "":
+			return errParams(`Invalid parameter "/%d/parameters/%d/name": cannot be empty.`, i+1, k+1)
+		case !q.Value.Given():
+			return errParams(`Invalid parameter "/%d/parameters/%d": the parameter "value" is missing.`, i+1, k+1)
+		case seen[q.Name.Value]:
+			return errParams(`Invalid parameter "/%d/parameters/%d": value (name)=(%s) already exists.`, i+1, k+1, q.Name.Value)
+		}
+		seen[q.Name.Value] = true
+		sc.Parameters = append(sc.Parameters, catalog.ScriptParam{Name: q.Name.Value, Value: q.Value.Value})
+	}
+	return nil
 }
 
 // script is the script the members give.
@@ -68,9 +126,9 @@ func (s *Server) checkScript(ctx context.Context, cfg *catalog.AlertConfig, sc *
 	switch {
 	case strings.TrimSpace(sc.Name) == "":
 		return empty(i, "name")
-	case sc.Type != catalog.ScriptCustom:
-		if sc.Type >= 1 && sc.Type <= 5 && sc.Type != 4 {
-			return errParams(`Invalid parameter "%s/type": only scripts of type 0 (script) are supported by Peregrine; IPMI, SSH, Telnet and webhook scripts are not.`, p)
+	case sc.Type != catalog.ScriptCustom && sc.Type != catalog.ScriptWebhook:
+		if sc.Type >= 1 && sc.Type <= 3 {
+			return errParams(`Invalid parameter "%s/type": only scripts of type 0 (script) and 5 (webhook) are supported by Peregrine; IPMI, SSH and Telnet scripts are not.`, p)
 		}
 		return oneOf(i, "type", "0, 1, 2, 3, 5")
 	case strings.TrimSpace(sc.Command) == "":
@@ -119,6 +177,7 @@ func (s *Server) scriptCreate(ctx context.Context, c *call) (any, error) {
 					return missing(i, need)
 				}
 			}
+			given := o
 			if !o.has("execute_on") {
 				o = append(o[:len(o):len(o)], member{"execute_on", []byte("2")}) // Zabbix's default: "Zabbix server (proxy)"
 			}
@@ -127,6 +186,9 @@ func (s *Server) scriptCreate(ctx context.Context, c *call) (any, error) {
 				return err
 			}
 			sc := p.script()
+			if err := webhookMembers(given, &p, &sc, i); err != nil {
+				return err
+			}
 			if err := s.checkScript(ctx, cfg, &sc, i); err != nil {
 				return err
 			}
@@ -162,6 +224,9 @@ func (s *Server) scriptUpdate(ctx context.Context, c *call) (any, error) {
 			}
 			sc := p.script()
 			sc.ID = id
+			if err := webhookMembers(o, &p, &sc, i); err != nil {
+				return err
+			}
 			if err := s.checkScript(ctx, cfg, &sc, i); err != nil {
 				return err
 			}
@@ -220,10 +285,18 @@ func (s *Server) scriptDelete(ctx context.Context, c *call) (any, error) {
 }
 
 func scriptObject(sc *catalog.GlobalScript) object {
+	timeout := sc.Timeout
+	if timeout == "" {
+		timeout = "30s"
+	}
+	params := []object{}
+	for _, q := range sc.Parameters {
+		params = append(params, object{"name": q.Name, "value": q.Value})
+	}
 	return object{"scriptid": u64(sc.ID), "name": sc.Name, "type": istr(sc.Type), "scope": istr(sc.Scope), "command": sc.Command,
 		"execute_on": istr(sc.ExecuteOn), "description": sc.Description, "menu_path": sc.MenuPath, "usrgrpid": u64(sc.UserGroupID),
-		"groupid": u64(sc.GroupID), "host_access": istr(sc.HostAccess), "confirmation": sc.Confirmation, "timeout": "30s",
-		"authtype": "0", "username": "", "password": "", "publickey": "", "privatekey": "", "port": "", "parameters": field{[]object{}}}
+		"groupid": u64(sc.GroupID), "host_access": istr(sc.HostAccess), "confirmation": sc.Confirmation, "timeout": timeout,
+		"authtype": "0", "username": "", "password": "", "publickey": "", "privatekey": "", "port": "", "parameters": field{params}}
 }
 
 // userGroupsOf returns the IDs of the user groups user is a member of.
@@ -527,9 +600,19 @@ func (s *Server) scriptExecute(ctx context.Context, c *call) (any, error) {
 		return nil, errApp("Cannot execute script: host %q is not in the script's host group.", host.Host)
 	}
 	s.opts.Logger.Info("api: script executed", "by", c.user.Username, "remote", c.remote, "scriptid", sc.ID, "host", host.Host)
-	out, err := s.opts.Alerting.RunScript(ctx, sc, host, alert.ExpandHost(sc.Command, host))
+	start := time.Now()
+	out, err := s.opts.Alerting.RunScript(ctx, sc, host, alert.ScriptInput(sc, host, nil))
 	if err != nil {
+		if sc.Type == catalog.ScriptWebhook {
+			return nil, errApp("cannot execute script: %s", err.Error()) // 6.0's words
+		}
 		return nil, errApp("%s", err.Error())
 	}
-	return object{"response": "success", "value": out, "debug": object{"logs": []object{}, "ms": "0"}}, nil
+	// 6.0's "debug": a webhook's log lines and run time, [] for a
+	// command (recorded from 6.0.14).
+	var debug any = []object{}
+	if sc.Type == catalog.ScriptWebhook {
+		debug = object{"logs": []object{}, "ms": rawJSON(strconv.FormatInt(time.Since(start).Milliseconds(), 10))}
+	}
+	return object{"response": "success", "value": out, "debug": debug}, nil
 }

@@ -285,6 +285,9 @@ func (n *normaliser) value(key string, v any, top, ordered bool) any {
 	case string:
 		return n.scalar(key, t)
 	case json.Number:
+		if key == "ms" {
+			return json.Number("0") // script.execute's debug.ms: time spent
+		}
 		s := n.scalar(key, t.String())
 		if s == t.String() {
 			return t

@@ -116,8 +116,11 @@ func (a *apiAlerting) Alerts(keep func(*alert.Alert) bool) []alert.Alert { retur
 func (a *apiAlerting) MinStepDuration() time.Duration { return a.minStep }
 
 func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.cmdTimeout)
-	defer cancel()
+	if sc.Type != catalog.ScriptWebhook { // a webhook script has its own timeout
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.cmdTimeout)
+		defer cancel()
+	}
 	return a.cmd.Run(ctx, sc, host, command)
 }
 
@@ -125,7 +128,10 @@ func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, h
 // agents through the commands' agent checker (s.cmdAgent, made in the
 // rules stage; a command before then fails).
 func (s *Server) commander() alert.Commander {
-	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts}
+	// Webhook scripts run on the engine webhook media types use, with
+	// the same bounds.
+	wh := &alert.WebhookSender{Logger: s.log}
+	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts, Webhook: wh.RunWebhookScript}
 }
 
 // agentQuery asks a passive agent for one key, bounded by ctx's deadline.

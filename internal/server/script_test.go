@@ -76,7 +76,7 @@ func TestScriptsAndServerCommands(t *testing.T) {
 		want   string
 	}{
 		{map[string]any{"name": "Restart", "type": 0, "command": "x"}, `Script "Restart" already exists.`},
-		{map[string]any{"name": "SSH", "type": 2, "command": "x"}, "only scripts of type 0 (script) are supported"},
+		{map[string]any{"name": "SSH", "type": 2, "command": "x"}, "only scripts of type 0 (script) and 5 (webhook) are supported"},
 		{map[string]any{"name": "Empty", "type": 0, "command": " "}, `Invalid parameter "/1/command": cannot be empty.`},
 		{map[string]any{"name": "Scope", "type": 0, "command": "x", "scope": 3}, `Invalid parameter "/1/scope": value must be one of 1, 2, 4.`},
 		{map[string]any{"name": "On", "type": 0, "command": "x", "execute_on": 5}, `Invalid parameter "/1/execute_on": value must be one of 0, 1, 2.`},

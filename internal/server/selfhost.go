@@ -55,7 +55,11 @@ func SelfHostSpec() catalog.HostSpec {
 		item("zabbix[uptime]", "Uptime", "unsigned", "uptime", "1m"),
 		item("zabbix[version]", "Version", "character", "", "1h"),
 	)
-	return catalog.HostSpec{Host: SelfHostName, Groups: []string{SelfHostGroup}, Items: items}
+	// The agent interface a fresh 6.0 gives it (recorded from 6.0.14:
+	// 127.0.0.1:10050), so that {HOST.CONN} and {HOST.IP} in scripts and
+	// texts name the server's machine; no item of it polls the agent.
+	iface := []catalog.InterfaceSpec{{Type: "agent", Main: true, IP: "127.0.0.1", Port: "10050"}}
+	return catalog.HostSpec{Host: SelfHostName, Groups: []string{SelfHostGroup}, Items: items, Interfaces: iface}
 }
 
 // ensureSelfHost creates the self-monitoring host on the first start of
