@@ -21,7 +21,8 @@ import (
 
 // floodEnv sets the number of problem events of
 // TestIntegrationAlertFlood (default 10,000); `make bench-alert-flood`
-// runs it with 100,000.
+// runs it with 100,000. floodEnv+"_FSYNC" sets alerts.fsync (default
+// interval).
 const floodEnv = "PEREGRINE_ALERT_FLOOD"
 
 // TestIntegrationAlertFlood: a flood of problem events (100 triggers
@@ -64,6 +65,9 @@ func TestIntegrationAlertFlood(t *testing.T) {
 	cfg.Alerts.QueueSize = qsize
 	cfg.Alerts.RateLimit = 0
 	cfg.Alerts.Fsync = "interval"
+	if v := os.Getenv(floodEnv + "_FSYNC"); v != "" {
+		cfg.Alerts.Fsync = v
+	}
 	s, _ := runServer(t, cfg)
 	admin := adminLogin(t, s)
 	var g struct{ GroupIDs []string }
@@ -191,8 +195,8 @@ func TestIntegrationAlertFlood(t *testing.T) {
 			t.Errorf("/metrics has no %q", want)
 		}
 	}
-	t.Logf("%d problem events sent in %v; every alert delivered once after %v (%.0f alerts/s, maxsessions %d, receiver 1 ms); escalations waiting peaked at %d (/metrics), %d (selectQueue)",
-		problems, sent.Round(time.Millisecond), took.Round(time.Millisecond), float64(problems)/took.Seconds(), sessions, peakMetric, peakAPI)
+	t.Logf("%d problem events sent in %v; every alert delivered once after %v (%.0f alerts/s, maxsessions %d, receiver 1 ms, alerts.fsync %s); escalations waiting peaked at %d (/metrics), %d (selectQueue)",
+		problems, sent.Round(time.Millisecond), took.Round(time.Millisecond), float64(problems)/took.Seconds(), sessions, cfg.Alerts.Fsync, peakMetric, peakAPI)
 }
 
 func metricsText(t *testing.T, s *Server) string {
