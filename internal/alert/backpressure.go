@@ -63,26 +63,25 @@ func (e *Engine) hold(x *Escalation, qid uint64) {
 	}
 }
 
-// unhold forgets that x waits (released, or ended). It reports whether
-// it was waiting.
-func (e *Engine) unhold(x *Escalation) bool {
+// unhold forgets that x waits (released, or ended).
+func (e *Engine) unhold(x *Escalation) {
 	qid, ok := e.held.on[x.ID]
 	if !ok {
-		return false
+		return
 	}
 	delete(e.held.on, x.ID)
 	if q := e.queue(qid); q != nil {
 		q.held.Add(-1)
 	}
-	return true
 }
 
 // dropHeld forgets x if it waits: it ended (recovered, cancelled).
 func (e *Engine) dropHeld(x *Escalation) {
 	qid, ok := e.held.on[x.ID]
-	if !ok || !e.unhold(x) {
+	if !ok {
 		return
 	}
+	e.unhold(x)
 	e.held.stale[qid]++
 	if l := e.held.fifo[qid]; e.held.stale[qid] > len(l)/2 {
 		e.held.fifo[qid] = slices.DeleteFunc(l, func(y *Escalation) bool { return e.held.on[y.ID] != qid || e.escs[y.ID] != y })
