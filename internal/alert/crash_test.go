@@ -336,3 +336,173 @@ func TestCrashReplaysAcks(t *testing.T) {
 		t.Logf("round %d: %d acknowledges committed, %d of them decided only after the restart", round, len(acked), replayed)
 	}
 }
+
+// The child of TestCrashFloodDeliversOnce commits a flood of problems
+// (up to _N in all, through a real event store in the directory named
+// here, continuing where the last run stopped) into an engine whose
+// queue holds a tenth of it, and prints "S <alert> <event>" as each
+// delivery succeeds, before the engine records it; the parent kills it
+// with SIGKILL mid-flood.
+const floodCrashEnv = "PEREGRINE_ALERT_FLOOD_CRASH_DIR"
+
+const floodCrashSessions = 4
+
+func floodCrashOptions(dir string, snd Sender, cfg *catalog.AlertConfig, evs Events) Options {
+	return Options{Dir: filepath.Join(dir, "alerts"), Sync: wal.SyncBatch, QueueSize: 100, Config: func() *catalog.AlertConfig { return cfg },
+		Snapshot: func() *catalog.Snapshot { return nil }, Events: evs, Senders: map[int]Sender{catalog.MediaWebhook: snd}}
+}
+
+func floodCrashConfig() *catalog.AlertConfig {
+	cfg := testConfig(catalog.Action{Name: "flood", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}}})
+	cfg.MediaTypes[1].MaxSessions = floodCrashSessions
+	return cfg
+}
+
+// slowPrintSender takes a millisecond per alert, then prints it.
+type slowPrintSender struct{ printSender }
+
+func (p *slowPrintSender) Send(_ context.Context, _ *catalog.MediaType, a *Alert) error {
+	time.Sleep(time.Millisecond)
+	p.mu.Lock()
+	fmt.Fprintf(p.w, "S %d %d\n", a.ID, a.PEventID)
+	p.w.Flush()
+	p.mu.Unlock()
+	return nil
+}
+
+func TestCrashFloodChild(t *testing.T) {
+	dir := os.Getenv(floodCrashEnv)
+	if dir == "" {
+		t.Skip("the child of TestCrashFloodDeliversOnce")
+	}
+	total, _ := strconv.Atoi(os.Getenv(floodCrashEnv + "_N"))
+	evs, err := openAckCrash(dir)
+	if err != nil {
+		fmt.Println("open events:", err)
+		os.Exit(2)
+	}
+	ps := &slowPrintSender{printSender{w: bufio.NewWriter(os.Stdout)}}
+	e, err := New(floodCrashOptions(dir, ps, floodCrashConfig(), evs))
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	go e.Run(context.Background())
+	for have := len(evs.Events(func(*event.Event) bool { return true })); have < total; {
+		b := &event.Batch{}
+		for range min(200, total-have) {
+			have++
+			b.Events = append(b.Events, event.Event{ObjectID: uint64(have), Value: event.ValueProblem, Severity: 4, Name: "flood", Clock: time.Now().Unix()})
+		}
+		if err := evs.Commit(b); err != nil {
+			fmt.Println("commit:", err)
+			os.Exit(2)
+		}
+		e.Notify(b)
+		time.Sleep(20 * time.Millisecond) // a flood of ≈ 10,000 events/s
+	}
+	select {} // killed by the parent
+}
+
+// TestCrashFloodDeliversOnce: a flood of problems through a queue a
+// tenth its size, killed with SIGKILL four times mid-flood: in the end
+// every problem's alert is delivered; none is made twice (a step's
+// alerts and its next step are durable together); an alert recorded as
+// sent before a kill is never sent again; only alerts in flight at a
+// kill (at most maxsessions) may be delivered a second time, the
+// at-least-once of any sender that cannot take back a request.
+func TestCrashFloodDeliversOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	const total, kills = 3000, 4
+	dir := t.TempDir()
+	deliveries := map[uint64]int{} // by event
+	byAlert := map[uint64]int{}
+	sentBefore := map[uint64]bool{}
+	dups := 0
+	for round := 0; round <= kills; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashFloodChild$")
+		cmd.Env = append(os.Environ(), floodCrashEnv+"="+dir, floodCrashEnv+"_N="+strconv.Itoa(total))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		roundDups := 0
+		parse := func(line string) {
+			f := strings.Fields(line)
+			if len(f) != 3 || f[0] != "S" {
+				t.Fatalf("child: %s", line)
+			}
+			a, _ := strconv.ParseUint(f[1], 10, 64)
+			ev, _ := strconv.ParseUint(f[2], 10, 64)
+			if sentBefore[a] {
+				t.Fatalf("round %d: alert %d, recorded as sent before the kill, was sent again", round, a)
+			}
+			if byAlert[a]++; byAlert[a] > 1 {
+				roundDups++
+			}
+			deliveries[ev]++
+		}
+		// Kill after a few hundred deliveries of this run; the last run
+		// goes until every problem has its alert.
+		stopAt := 200 + round*150
+		n := 0
+		for sc.Scan() {
+			parse(sc.Text())
+			n++
+			if round < kills && n >= stopAt || round == kills && len(deliveries) == total {
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		for sc.Scan() {
+			parse(sc.Text())
+		}
+		cmd.Wait()
+		if roundDups > floodCrashSessions {
+			t.Fatalf("round %d: %d alerts delivered a second time, more than the %d that can be in flight at a kill", round, roundDups, floodCrashSessions)
+		}
+		dups += roundDups
+
+		// What the log says now: each problem has at most one alert, and
+		// the alerts recorded as sent must never be sent again.
+		evs, err := openAckCrash(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(floodCrashOptions(dir, &recSender{}, floodCrashConfig(), evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		perEvent := map[uint64]int{}
+		pending := 0
+		for _, a := range e.Alerts(all) {
+			if perEvent[a.PEventID]++; perEvent[a.PEventID] > 1 {
+				t.Fatalf("round %d: problem %d has %d alerts: its step ran twice", round, a.PEventID, perEvent[a.PEventID])
+			}
+			switch a.Status {
+			case StatusSent:
+				sentBefore[a.ID] = true
+			case StatusNew, StatusNotSent:
+				pending++
+			default:
+				t.Fatalf("round %d: alert %+v", round, a)
+			}
+		}
+		e.Close()
+		evs.Close()
+		t.Logf("round %d: %d problems delivered so far, %d alerts recorded as sent, %d queued at the kill, %d delivered twice (in flight)",
+			round, len(deliveries), len(sentBefore), pending, roundDups)
+	}
+	for ev := uint64(1); ev <= total; ev++ {
+		if deliveries[ev] == 0 {
+			t.Fatalf("problem %d: no alert delivered", ev)
+		}
+	}
+	t.Logf("%d problems, %d kills: every alert delivered, %d delivered twice (in flight at a kill)", total, kills, dups)
+}

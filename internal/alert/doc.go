@@ -56,20 +56,30 @@
 //     command line) in its own process group, killed whole at the
 //     timeout, or asks the host's agent for system.run. The output
 //     (bounded) and error are kept on the alert.
-//   - Delivery (queue.go): one bounded queue per media type
-//     (Options.QueueSize, a slice and a signal channel) and one
-//     dispatcher goroutine that starts at most maxsessions sends at once
-//     (0: Options.MaxSessions), no faster than Options.RateLimit a
-//     second. An alert that finds its queue full fails at once with
-//     "Queue of media type N is full (M alerts waiting)." and is counted
-//     (peregrine_alert_dropped_total): memory stays bounded in a flood.
-//     A failed attempt with attempts left (maxattempts, default 3) waits
-//     attempt_interval outside the sessions and goes back first in the
-//     queue; the last failure is the alert's error. Each send is bounded
-//     by the media type's timeout. Metrics: peregrine_alert_backlog,
+//   - Delivery (queue.go): one queue per media type (a slice and a
+//     signal channel) and one dispatcher goroutine that starts at most
+//     maxsessions sends at once (0: Options.MaxSessions), no faster
+//     than Options.RateLimit a second. A failed attempt with attempts
+//     left (maxattempts, default 3) waits attempt_interval outside the
+//     sessions and goes back first in the queue; the last failure is
+//     the alert's status 2 ("failed") with its error and retries, as
+//     alert.get shows it. Each send is bounded by the media type's
+//     timeout.
+//   - Back-pressure (backpressure.go): a queue holds at most
+//     Options.QueueSize alerts waiting (queued or waiting for a retry).
+//     An escalation step that would add alerts to a full queue does not
+//     run: the escalation waits, first in first out per media type, and
+//     runs the step once the queue drained to half its bound. No alert
+//     is failed or dropped for a full queue, and a flood's memory stays
+//     bounded (a waiting escalation has made no alert yet). A step that
+//     alone makes more alerts than the bound runs when the queue is not
+//     full; recovery and update messages, retries and alerts re-queued
+//     at start go past the bound. Metrics: peregrine_alert_backlog,
 //     _queued_total, _sent_total, _failed_total, _retries_total,
-//     _dropped_total, _events_dropped_total, _escalations, and
-//     peregrine_alert_queue_length{mediatypeid} per media type.
+//     _steps_waited_total, _events_dropped_total, _escalations, and per
+//     media type peregrine_alert_queue_length{mediatypeid} (alerts) and
+//     peregrine_alert_escalations_waiting{mediatypeid}; Queues gives
+//     both to the API (mediatype.get's selectQueue).
 //   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest,
 //     the older CurlHttpRequest names, Zabbix.log, btoa and atob on the
 //     preprocessing engine, goja: each of the 31 webhooks Zabbix 6.0
@@ -91,8 +101,12 @@
 //     runs the update operations of the acknowledges from the ack mark
 //     on (the lowest ack ID not yet decided; an ack whose update alerts
 //     are already logged is not decided twice), so an acknowledge
-//     committed just before a kill -9 still sends its messages.
-//     Options.KeepAlerts bounds the finished alerts kept for alert.get.
+//     committed just before a kill -9 still sends its messages. An
+//     escalation step's alerts and the escalation's next step are one
+//     log record (a group), as are a recovery's alerts and the
+//     escalation's end: a kill -9 between them can neither run the step
+//     again nor lose its alerts. Options.KeepAlerts bounds the finished
+//     alerts kept for alert.get (trimmed when a sixteenth over).
 //
 // # What it does not own
 //
@@ -115,7 +129,8 @@
 // Options.InboxSize
 // (overflow counted in peregrine_alert_events_dropped_total) and wakes
 // Run. Run's goroutine alone matches and escalates; dispatchers and
-// sends run on their own goroutines and only touch their queue (q.mu)
-// and the log (wmu read-locked for writes, then mu). Alerts, Backlog
-// and Escalations may be called from any goroutine.
+// sends run on their own goroutines and only touch their queue (q.mu),
+// its counters of waiting escalations (atomics), the engine's wake
+// signal, and the log (wmu read-locked for writes, then mu). Alerts,
+// Queues and Escalations may be called from any goroutine.
 package alert

@@ -123,6 +123,9 @@ type Engine struct {
 	// nextDue look at, so that a storm's finished escalations (waiting
 	// for recoveries) cost nothing per pass.
 	running map[uint64]*Escalation
+	// held are the escalations waiting for room in a queue
+	// (backpressure.go).
+	held heldState
 
 	qMu    sync.Mutex
 	queues map[uint64]*mediaQueue
@@ -131,9 +134,9 @@ type Engine struct {
 }
 
 type metrics struct {
-	backlog, escalations                                  *selfmon.Gauge
-	sent, failed, retries, dropped, eventsDropped, queued *selfmon.Counter
-	denied                                                *selfmon.Counter
+	backlog, escalations                               *selfmon.Gauge
+	sent, failed, retries, held, eventsDropped, queued *selfmon.Counter
+	denied                                             *selfmon.Counter
 }
 
 // New opens the alert log and restores escalations and alerts.
@@ -195,13 +198,14 @@ func New(opts Options) (*Engine, error) {
 			escalations:   r.Gauge("peregrine_alert_escalations", "Escalations in progress or waiting for a recovery."),
 			queued:        r.Counter("peregrine_alert_queued_total", "Alerts made and queued for sending."),
 			sent:          r.Counter("peregrine_alert_sent_total", "Alerts delivered."),
-			failed:        r.Counter("peregrine_alert_failed_total", "Alerts that failed after their last attempt, or at once (full queue, no media)."),
+			failed:        r.Counter("peregrine_alert_failed_total", "Alerts that failed after their last attempt, or at once (no media, media type gone)."),
 			retries:       r.Counter("peregrine_alert_retries_total", "Failed attempts that were retried."),
-			dropped:       r.Counter("peregrine_alert_dropped_total", "Alerts failed at once because their media type's queue was full."),
+			held:          r.Counter("peregrine_alert_steps_waited_total", "Escalation steps that waited for room in a full media type queue (back-pressure); each runs once the queue drains."),
 			eventsDropped: r.Counter("peregrine_alert_events_dropped_total", "Events not matched against actions because the engine's inbox was full."),
 			denied:        r.Counter("peregrine_alert_recipients_denied_total", "Messages not made because the user has no read permission on any host of the event's trigger."),
 		},
 	}
+	e.held.reset()
 	for k, s := range opts.Senders {
 		e.senders[k] = s
 	}
@@ -341,6 +345,7 @@ func (e *Engine) addEsc(x *Escalation) {
 }
 
 func (e *Engine) delEsc(x *Escalation) {
+	e.dropHeld(x)
 	delete(e.escs, x.ID)
 	delete(e.running, x.ID)
 	ids := e.byEvent[x.EventID]
@@ -358,9 +363,10 @@ func (e *Engine) delEsc(x *Escalation) {
 	e.m.escalations.Set(int64(len(e.escs)))
 }
 
-// nextDue is the earliest NextCheck of a running escalation, 0 if none.
+// nextDue is the earliest NextCheck of a running escalation, or the
+// next look at the waiting ones; 0 if none.
 func (e *Engine) nextDue() int64 {
-	var n int64
+	n := e.heldWake()
 	for _, x := range e.running {
 		if n == 0 || x.NextCheck < n {
 			n = x.NextCheck
@@ -407,6 +413,7 @@ func (e *Engine) pass() {
 		// from the log, which is the truth, and try again next pass.
 		e.log.Error("alert: cannot persist alerts and escalations; retrying at the next pass", "err", err)
 		e.escs, e.byEvent, e.running = map[uint64]*Escalation{}, map[uint64][]uint64{}, map[uint64]*Escalation{}
+		e.resetHeld()
 		for _, x := range e.store.escalations() {
 			cp := x
 			e.addEsc(&cp)
@@ -444,6 +451,25 @@ type passState struct {
 	groupHosts map[uint64][]*catalog.Host
 	watermark  uint64
 	ackNext    uint64 // the next ack ID after those of this pass, 0 if none
+	// made counts this pass's alerts per queue (not queued until the
+	// pass is logged); groupUsers and opMedia cache user groups'
+	// members and "every medium" operations' media types for the pass.
+	made       map[uint64]int
+	groupUsers map[string][]uint64
+	opMedia    map[string][]uint64
+}
+
+// group makes the records appended since r0 one log record: an
+// escalation step's alerts and the escalation's next step, or a
+// recovery's alerts and the escalation's end, are then durable
+// together, and a crash between them can neither send a step twice nor
+// lose its alerts.
+func (p *passState) group(r0 int) {
+	if len(p.recs)-r0 < 2 {
+		return
+	}
+	g := record{Group: slices.Clone(p.recs[r0:])}
+	p.recs = append(p.recs[:r0], g)
 }
 
 func (p *passState) putEsc(x *Escalation) {
@@ -478,12 +504,15 @@ func (p *passState) recovery(ok *event.Event, problems []uint64) {
 		for _, xid := range append([]uint64(nil), p.e.byEvent[pid]...) {
 			x := p.e.escs[xid]
 			a := p.cfg.Actions[x.ActionID]
+			r0, n0 := len(p.recs), len(p.alerts)
 			if a != nil && a.Status == 0 {
 				prob, _ := p.e.opts.Events.Event(pid)
 				p.run(a, x, a.RecoveryOperations, 1, &prob, ok, nil)
 			}
 			p.e.delEsc(x)
 			p.recs = append(p.recs, record{DeleteEsc: x.ID})
+			p.group(r0)
+			p.countMade(n0)
 		}
 	}
 }
@@ -505,9 +534,11 @@ func (p *passState) update(ack *event.Ack) {
 	}
 }
 
-// due runs the escalation steps whose time has come.
+// due runs the escalation steps whose time has come: first those that
+// waited for room in a queue and now have it, then the others.
 func (p *passState) due() {
 	now := p.now.UnixNano()
+	p.release(now)
 	// In escalation ID order, not the map's: escalations due together
 	// (one problem batch) make their alerts in the order their problems
 	// came, every run alike.
@@ -522,63 +553,76 @@ func (p *passState) due() {
 		if p.e.running[x.ID] != x {
 			continue // ended above, with another escalation of its problem
 		}
-		a := p.cfg.Actions[x.ActionID]
-		prob, ok := p.e.opts.Events.Event(x.EventID)
-		switch {
-		case !ok || a == nil || a.Status != 0:
-			// The action was deleted or disabled, or the problem
-			// retention-dropped: Zabbix cancels the escalation.
-			p.e.log.Info("alert: escalation cancelled", "action", x.ActionID, "event", x.EventID, "action_exists", a != nil, "event_exists", ok)
-			p.e.delEsc(x)
-			p.recs = append(p.recs, record{DeleteEsc: x.ID})
-			continue
-		case !prob.Open():
-			// Resolved while the engine did not hear of it (a full inbox,
-			// a crash): recover now.
-			okEv, _ := p.e.opts.Events.Event(prob.REventID)
-			p.recovery(&okEv, []uint64{prob.ID})
-			continue
-		case a.PauseSuppressed == 1 && p.e.opts.Suppressed(&prob):
-			x.NextCheck = now + int64(time.Minute) // re-check; maintenance may end
-			p.putEsc(x)
-			continue
-		}
-		var ops []catalog.Operation
-		var period time.Duration
-		more := false
-		for _, op := range a.Operations {
-			from, to := max(op.StepFrom, 1), op.StepTo
-			if from <= x.Step && (to == 0 || x.Step <= to) {
-				// The step's duration counts every operation of the step,
-				// run or not: a condition decides whether an operation
-				// runs, not when the next step comes (as Zabbix).
-				if opConditionsHold(&op, &prob) {
-					ops = append(ops, op)
-				}
-				if d, err := ParsePeriod(op.Period); err == nil && d > 0 && (period == 0 || d < period) {
-					period = d
-				}
-			}
-			if to == 0 || to > x.Step || from > x.Step {
-				more = true
-			}
-		}
-		if period == 0 {
-			period, _ = ParsePeriod(a.Period)
-			if period <= 0 {
-				period = time.Hour
-			}
-		}
-		p.run(a, x, ops, 0, &prob, nil, nil)
-		if more {
-			x.Step++
-			x.NextCheck = now + int64(period)
-		} else {
-			x.Done = true
-			delete(p.e.running, x.ID)
-		}
-		p.putEsc(x)
+		p.step(x, now)
 	}
+}
+
+// step runs escalation x's step now, unless a queue it would add alerts
+// to is full: then x waits for room (backpressure.go).
+func (p *passState) step(x *Escalation, now int64) {
+	a := p.cfg.Actions[x.ActionID]
+	prob, ok := p.e.opts.Events.Event(x.EventID)
+	switch {
+	case !ok || a == nil || a.Status != 0:
+		// The action was deleted or disabled, or the problem
+		// retention-dropped: Zabbix cancels the escalation.
+		p.e.log.Info("alert: escalation cancelled", "action", x.ActionID, "event", x.EventID, "action_exists", a != nil, "event_exists", ok)
+		p.e.delEsc(x)
+		p.recs = append(p.recs, record{DeleteEsc: x.ID})
+		return
+	case !prob.Open():
+		// Resolved while the engine did not hear of it (a full inbox,
+		// a crash): recover now.
+		okEv, _ := p.e.opts.Events.Event(prob.REventID)
+		p.recovery(&okEv, []uint64{prob.ID})
+		return
+	case a.PauseSuppressed == 1 && p.e.opts.Suppressed(&prob):
+		x.NextCheck = now + int64(time.Minute) // re-check; maintenance may end
+		p.putEsc(x)
+		return
+	}
+	var ops []catalog.Operation
+	var period time.Duration
+	more := false
+	for _, op := range a.Operations {
+		from, to := max(op.StepFrom, 1), op.StepTo
+		if from <= x.Step && (to == 0 || x.Step <= to) {
+			// The step's duration counts every operation of the step,
+			// run or not: a condition decides whether an operation
+			// runs, not when the next step comes (as Zabbix).
+			if opConditionsHold(&op, &prob) {
+				ops = append(ops, op)
+			}
+			if d, err := ParsePeriod(op.Period); err == nil && d > 0 && (period == 0 || d < period) {
+				period = d
+			}
+		}
+		if to == 0 || to > x.Step || from > x.Step {
+			more = true
+		}
+	}
+	if period == 0 {
+		period, _ = ParsePeriod(a.Period)
+		if period <= 0 {
+			period = time.Hour
+		}
+	}
+	if qid, full := p.blocked(ops); full {
+		p.e.hold(x, qid)
+		return
+	}
+	r0, n0 := len(p.recs), len(p.alerts)
+	p.run(a, x, ops, 0, &prob, nil, nil)
+	if more {
+		x.Step++
+		x.NextCheck = now + int64(period)
+	} else {
+		x.Done = true
+		delete(p.e.running, x.ID)
+	}
+	p.putEsc(x)
+	p.group(r0)
+	p.countMade(n0)
 }
 
 // ParsePeriod parses Zabbix's time suffixes: "30", "30s", "1m", "1h",
@@ -615,16 +659,8 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 		var targets []Recipient
 		switch op.OperationType {
 		case catalog.OpSendMessage:
-			users := append([]uint64(nil), op.UserIDs...)
-			if len(op.GroupIDs) > 0 && p.e.opts.UsersOfGroups != nil {
-				users = append(users, p.e.opts.UsersOfGroups(op.GroupIDs)...)
-			}
-			seen := map[uint64]bool{}
-			for _, u := range users {
-				if !seen[u] {
-					seen[u] = true
-					targets = append(targets, Recipient{UserID: u, MediaTypeID: op.MediaTypeID})
-				}
+			for _, u := range p.users(op) {
+				targets = append(targets, Recipient{UserID: u, MediaTypeID: op.MediaTypeID})
 			}
 		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
 			targets = x.Recipients

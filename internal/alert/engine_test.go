@@ -470,9 +470,10 @@ func TestRetriesAndFailures(t *testing.T) {
 }
 
 // TestFloodBounded: 100,000 problems × one action with a medium that
-// cannot keep up: the queue holds at most QueueSize alerts, the rest
-// fail at once with a clear error and are counted; the backlog is
-// visible; matching did not wait for sending.
+// cannot keep up: the queue holds QueueSize alerts and the other
+// escalations wait for room (back-pressure) instead of failing; the
+// alerts made stay within the bound, nothing fails, the backlog is
+// visible per media type; matching did not wait for sending.
 func TestFloodBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100k alerts")
@@ -497,28 +498,24 @@ func TestFloodBounded(t *testing.T) {
 	}
 	h.ev.put(b.Events...)
 	h.e.Notify(b)
-	waitFor(t, "every alert made", func() bool { return h.e.m.queued.Load()+h.e.m.dropped.Load() == uint64(n) })
-	// Memory: the queue holds qsize alerts and the log keeps at most
-	// keep finished ones besides those still to be sent.
-	waitFor(t, "the failed alerts recorded and trimmed to the bound", func() bool {
-		return len(h.e.Alerts(all)) <= keep+qsize+1
+	waitFor(t, "every escalation started", func() bool { return len(h.e.Escalations()) == n })
+	waitFor(t, "the queue full and the other escalations waiting", func() bool {
+		q := h.e.Queues()[1]
+		return q.Alerts == qsize && q.Escalations == n-qsize
 	})
-	if kept := len(h.e.Alerts(all)); kept > keep+qsize+1 {
-		t.Fatalf("%d alerts kept in memory, bound %d", kept, keep+qsize+1)
+	if made := len(h.e.Alerts(all)); made != qsize {
+		t.Fatalf("%d alerts made, want the queue's %d", made, qsize)
 	}
-	backlog := h.e.Backlog()[1]
-	if backlog < qsize || backlog > qsize+1 {
-		t.Fatalf("backlog %d, want %d (+1 in flight)", backlog, qsize)
-	}
-	if g := int(h.e.m.backlog.Load()); g < qsize || g > qsize+1 {
+	if g := int(h.e.m.backlog.Load()); g != qsize {
 		t.Fatalf("backlog gauge %d", g)
 	}
-	failed := h.e.Alerts(func(a *Alert) bool { return a.Status == StatusFailed })
-	if h.e.m.dropped.Load() < uint64(n-qsize-1) || len(failed) == 0 {
-		t.Fatalf("failed %d, dropped %d", len(failed), h.e.m.dropped.Load())
+	if h.e.m.failed.Load() != 0 || h.e.m.held.Load() != uint64(n-qsize) {
+		t.Fatalf("failed %d, steps waited %d", h.e.m.failed.Load(), h.e.m.held.Load())
 	}
-	if !strings.HasPrefix(failed[0].Error, "Queue of media type 1 is full") {
-		t.Fatalf("error: %q", failed[0].Error)
+	var m strings.Builder
+	h.e.opts.Metrics.WriteText(&m)
+	if want := fmt.Sprintf("peregrine_alert_escalations_waiting{mediatypeid=\"1\"} %d\n", n-qsize); !strings.Contains(m.String(), want) {
+		t.Fatalf("/metrics has no %q", want)
 	}
 	close(h.snd.block)
 }

@@ -6,19 +6,28 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
 // mediaQueue holds one media type's alerts waiting to be sent: a slice
-// bounded by Options.QueueSize plus a one-slot signal channel (values in
-// slices, signals in channels), drained by one dispatcher goroutine
-// that starts up to maxsessions sends and paces them by the rate limit.
+// (kept near Options.QueueSize by the escalations' back-pressure,
+// backpressure.go) plus a one-slot signal channel (values in slices,
+// signals in channels), drained by one dispatcher goroutine that starts
+// up to maxsessions sends and paces them by the rate limit.
 type mediaQueue struct {
 	id   uint64
 	e    *Engine
 	wake chan struct{}
+
+	// held counts the escalations waiting for room in this queue (the
+	// engine's goroutine changes it; /metrics reads it); wantRoom is set
+	// by the engine while some wait, and cleared by the dispatcher when
+	// it wakes the engine at the low mark.
+	held     atomic.Int64
+	wantRoom atomic.Bool
 
 	mu       sync.Mutex
 	q        []Alert
@@ -30,61 +39,69 @@ type mediaQueue struct {
 	last   time.Time
 }
 
-// enqueue queues alerts for sending; those whose media type's queue is
-// full fail at once, recorded in one write: a notification flood must
-// neither grow memory without bound nor block the engine.
+// enqueue queues alerts for sending. It never fails one: the queue's
+// bound is kept upstream, where escalation steps wait for room
+// (backpressure.go), so what reaches here was admitted already.
+// Recovery and update messages, retries and the alerts re-queued at
+// start are the only ones that may go past the bound; their number is
+// bounded by the escalations that sent before.
 func (e *Engine) enqueue(as []Alert) {
-	var failed []record
 	for _, a := range as {
-		if n, ok := e.admit(a); !ok {
-			e.m.dropped.Inc()
-			e.m.failed.Inc()
-			e.throt.Warn(fmt.Sprint("queue", a.MediaTypeID), "alert: media type queue full; alerts fail at once (raise alerts.queue_size or the media type's maxsessions, or lower the flood)",
-				"mediatypeid", a.MediaTypeID, "queued", n)
-			a.Status, a.Error = StatusFailed, fmt.Sprintf("Queue of media type %d is full (%d alerts waiting).", a.MediaTypeID, n)
-			failed = append(failed, record{Alert: &a})
-		}
-	}
-	if err := e.store.write(failed); err != nil {
-		e.log.Error("alert: cannot record alerts failed by a full queue", "alerts", len(failed), "err", err)
+		e.admit(a)
 	}
 }
 
-// admit puts a in its media type's queue unless the queue is full; it
-// returns the queue's length.
-func (e *Engine) admit(a Alert) (int, bool) {
+// queue returns the media type's queue, made (with its dispatcher) on
+// first use; nil before Run.
+func (e *Engine) queue(id uint64) *mediaQueue {
 	e.qMu.Lock()
-	ctx := e.ctx
-	q := e.queues[a.MediaTypeID]
-	if q == nil && ctx != nil {
-		q = &mediaQueue{id: a.MediaTypeID, e: e, wake: make(chan struct{}, 1)}
-		e.queues[a.MediaTypeID] = q
-		// Queues are made once per media type and never dropped, so the
-		// series is registered once.
-		e.opts.Metrics.GaugeFunc("peregrine_alert_queue_length", "Alerts queued, waiting for a retry or being sent, per media type.",
-			func() float64 {
-				q.mu.Lock()
-				defer q.mu.Unlock()
-				return float64(len(q.q) + q.retrying + q.inflight)
-			}, "mediatypeid", strconv.FormatUint(q.id, 10))
-		e.wg.Add(1)
-		go q.dispatch(ctx)
+	defer e.qMu.Unlock()
+	q := e.queues[id]
+	if q != nil || e.ctx == nil {
+		return q
 	}
-	e.qMu.Unlock()
+	q = &mediaQueue{id: id, e: e, wake: make(chan struct{}, 1)}
+	e.queues[id] = q
+	// Queues are made once per media type and never dropped, so the
+	// series are registered once.
+	mtid := strconv.FormatUint(q.id, 10)
+	e.opts.Metrics.GaugeFunc("peregrine_alert_queue_length", "Alerts queued, waiting for a retry or being sent, per media type.",
+		func() float64 {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return float64(len(q.q) + q.retrying + q.inflight)
+		}, "mediatypeid", mtid)
+	e.opts.Metrics.GaugeFunc("peregrine_alert_escalations_waiting", "Escalations whose next step waits for room in the media type's queue (back-pressure).",
+		func() float64 { return float64(q.held.Load()) }, "mediatypeid", mtid)
+	e.wg.Add(1)
+	go q.dispatch(e.ctx)
+	return q
+}
+
+// admit puts a in its media type's queue.
+func (e *Engine) admit(a Alert) {
+	q := e.queue(a.MediaTypeID)
 	if q == nil {
-		return 0, true // Run has not started; it re-queues unsent alerts
+		return // Run has not started; it re-queues unsent alerts
 	}
 	q.mu.Lock()
-	if n := len(q.q); n >= e.opts.QueueSize {
-		q.mu.Unlock()
-		return n, false
-	}
 	q.q = append(q.q, a)
 	q.mu.Unlock()
 	e.m.queued.Inc()
 	e.m.backlog.Add(1)
 	q.signal()
-	return 0, true
+}
+
+// waiting is the number of alerts waiting in the queue or for a retry:
+// what Options.QueueSize bounds. q.mu is held.
+func (q *mediaQueue) waiting() int { return len(q.q) + q.retrying }
+
+// roomMade wakes the engine, once per wait, when the queue has drained
+// to half its bound while escalations wait for it. q.mu is held.
+func (q *mediaQueue) roomMade() {
+	if q.held.Load() > 0 && q.waiting() <= q.e.opts.QueueSize/2 && q.wantRoom.CompareAndSwap(true, false) {
+		q.e.signal()
+	}
 }
 
 func (q *mediaQueue) signal() {
@@ -144,6 +161,7 @@ func (q *mediaQueue) dispatch(ctx context.Context) {
 			q.q[0] = Alert{}
 			q.q = q.q[1:]
 			q.inflight++
+			q.roomMade()
 			q.mu.Unlock()
 			sends.Add(1)
 			go func() {
@@ -272,15 +290,23 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 	q.signal()
 }
 
-// Backlog returns the alerts queued or waiting for a retry, per media
-// type ID.
-func (e *Engine) Backlog() map[uint64]int {
+// QueueState is one media type's backlog.
+type QueueState struct {
+	// Alerts are queued, waiting for a retry or being sent.
+	Alerts int
+	// Escalations wait for room in the queue to run their next step.
+	Escalations int
+}
+
+// Queues returns the backlog per media type ID (0: remote commands), of
+// the media types that had alerts since the start.
+func (e *Engine) Queues() map[uint64]QueueState {
 	e.qMu.Lock()
 	defer e.qMu.Unlock()
-	out := map[uint64]int{}
+	out := map[uint64]QueueState{}
 	for id, q := range e.queues {
 		q.mu.Lock()
-		out[id] = len(q.q) + q.retrying + q.inflight
+		out[id] = QueueState{Alerts: len(q.q) + q.retrying + q.inflight, Escalations: int(q.held.Load())}
 		q.mu.Unlock()
 	}
 	return out

@@ -97,6 +97,9 @@ type record struct {
 	// "set, no ack yet" (1) differs from "never set" (0, a log written
 	// before acks were tracked).
 	AckNext uint64 `json:"k,omitempty"`
+	// Group holds records applied together: one log record, so durable
+	// together or not at all (an escalation step with its alerts).
+	Group []record `json:"g,omitempty"`
 }
 
 // ErrCorrupt marks a log record this package could not have written.
@@ -127,6 +130,7 @@ type logStore struct {
 	ackNext    uint64
 	sinceCkpt  int
 	liveAtCkpt int
+	trimAt     int
 }
 
 func openLog(wo wal.Options, keep int) (*logStore, error) {
@@ -179,14 +183,21 @@ func (s *logStore) apply(r *record) {
 	}
 	s.watermark = max(s.watermark, r.Events)
 	s.ackNext = max(s.ackNext, r.AckNext)
+	for i := range r.Group {
+		s.apply(&r.Group[i])
+	}
 }
 
 // trim drops the oldest alerts past keep; alerts still to be sent are
-// kept whatever their age.
+// kept whatever their age. It runs once the alerts are a sixteenth over
+// the bound (or over what the last trim had to keep), not on every
+// write: a trim walks every alert, and a flood writes an alert's status
+// per send.
 func (s *logStore) trim() {
-	if len(s.order) <= s.keep {
+	if len(s.order) <= max(s.keep+s.keep/16, s.trimAt) {
 		return
 	}
+	defer func() { s.trimAt = len(s.order) + s.keep/16 }()
 	n := len(s.order) - s.keep
 	kept := s.order[:0]
 	for i, id := range s.order {
@@ -266,7 +277,9 @@ func (s *logStore) write(recs []record) error {
 	for i := range recs {
 		s.apply(&recs[i])
 	}
-	s.sinceCkpt += len(recs)
+	for i := range recs {
+		s.sinceCkpt += 1 + len(recs[i].Group)
+	}
 	s.trim()
 	need := s.sinceCkpt > 4*s.liveAtCkpt+100_000
 	s.mu.Unlock()

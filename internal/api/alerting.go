@@ -28,6 +28,13 @@ type Alerting interface {
 	RunScript(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error)
 }
 
+// AlertQueues is an optional part of Alerting: the backlog per media
+// type (alerts waiting or being sent, escalations waiting for room in
+// the queue), for mediatype.get's selectQueue.
+type AlertQueues interface {
+	Queues() map[uint64]alert.QueueState
+}
+
 func (s *Server) registerAlerting() {
 	if s.opts.Alerting == nil {
 		return

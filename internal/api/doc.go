@@ -204,7 +204,9 @@
 // selectMedias to a super admin or the user). Members given as numeric
 // strings are taken as numbers, unknown members are refused, and the
 // error texts are Zabbix's where Zabbix has one. mediatype.get does not
-// return passwd. Without Alerting those methods are not served.
+// return passwd; its selectQueue (a Peregrine addition) adds each media
+// type's backlog when Alerting also has AlertQueues. Without Alerting
+// those methods are not served.
 //
 // Services and SLAs (service.go, service_write.go, sla.go) go through
 // the Services interface (*service.Engine: the configuration, edited

@@ -339,6 +339,9 @@ type mediatypeGetParams struct {
 	MediaTypeIDs           opt[ids] `json:"mediatypeids"`
 	SelectMessageTemplates opt[sel] `json:"selectMessageTemplates"`
 	SelectUsers            opt[sel] `json:"selectUsers"`
+	// SelectQueue (a Peregrine addition) adds each media type's backlog,
+	// "queue": {"alerts", "escalations"}, when the server has AlertQueues.
+	SelectQueue opt[any] `json:"selectQueue"`
 }
 
 func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
@@ -360,6 +363,10 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 		for i := range as {
 			accounts[as[i].ID] = &as[i]
 		}
+	}
+	var queues map[uint64]alert.QueueState
+	if aq, ok := s.opts.Alerting.(AlertQueues); ok && p.SelectQueue.Given() {
+		queues = aq.Queues()
 	}
 	var objs []object
 	for _, m := range cfg.SortedMediaTypes() {
@@ -387,6 +394,10 @@ func (s *Server) mediatypeGet(ctx context.Context, c *call) (any, error) {
 				}
 			}
 			o["users"] = nonNil(p.SelectUsers.Value.shape(us, "userid"))
+		}
+		if p.SelectQueue.Given() {
+			q := queues[m.ID]
+			o["queue"] = object{"alerts": istr(q.Alerts), "escalations": istr(q.Escalations)}
 		}
 		objs = append(objs, o)
 	}

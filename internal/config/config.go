@@ -346,8 +346,9 @@ type AlertsConfig struct {
 	// Fsync and FsyncInterval are the alert log's policy, as events'.
 	Fsync         string   `yaml:"fsync"`
 	FsyncInterval Duration `yaml:"fsync_interval"`
-	// QueueSize bounds the alerts waiting per media type; past it new
-	// alerts fail at once (a flood never grows memory without bound).
+	// QueueSize bounds the alerts waiting per media type; while it is
+	// full, escalation steps that would add to it wait (back-pressure:
+	// a flood never grows memory without bound and loses nothing).
 	QueueSize int `yaml:"queue_size"`
 	// RateLimit bounds the sends started per second per media type; 0
 	// is unlimited.

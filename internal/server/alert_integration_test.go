@@ -238,7 +238,7 @@ func TestIntegrationAlertWebhookEscalation(t *testing.T) {
 	var m strings.Builder
 	_, _ = io.Copy(&m, resp.Body)
 	for _, want := range []string{"peregrine_alert_sent_total 3\n", "peregrine_alert_failed_total 2\n", "peregrine_alert_retries_total 2\n",
-		"peregrine_alert_backlog 0\n", "peregrine_alert_dropped_total 0\n", "peregrine_alert_escalations 0\n",
+		"peregrine_alert_backlog 0\n", "peregrine_alert_steps_waited_total 0\n", "peregrine_alert_escalations 0\n",
 		`peregrine_alert_queue_length{mediatypeid="` + mt.MediaTypeIDs[0] + `"} 0` + "\n"} {
 		if !strings.Contains(m.String(), want) {
 			t.Errorf("/metrics has no %q", want)

@@ -115,6 +115,9 @@ func (a *apiAlerting) Alerts(keep func(*alert.Alert) bool) []alert.Alert { retur
 
 func (a *apiAlerting) MinStepDuration() time.Duration { return a.minStep }
 
+// Queues is api.AlertQueues: each media type's backlog.
+func (a *apiAlerting) Queues() map[uint64]alert.QueueState { return a.e.Queues() }
+
 func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error) {
 	if sc.Type != catalog.ScriptWebhook { // a webhook script has its own timeout
 		var cancel context.CancelFunc

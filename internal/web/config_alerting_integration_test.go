@@ -99,6 +99,14 @@ func TestIntegrationBrowserAlertingForms(t *testing.T) {
 		return m
 	}
 	mt := readMT()
+	// The list shows each media type's queue (mediatype.get selectQueue):
+	// nothing waits for a new one.
+	var queue string
+	run(t, ctx, "the media type's queue", poll(fmt.Sprintf(`(document.querySelector('.mediatype-queue[data-id="%s"]') || {}).textContent === 'empty'`, mt.MediaTypeID)),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.mediatype-queue[data-id="%s"]').textContent`, mt.MediaTypeID), &queue))
+	if queue != "empty" {
+		t.Fatalf("queue cell %q", queue)
+	}
 	if mt.Type != "4" || mt.MaxAttempts != "4" || len(mt.Parameters) != 2 || mt.Parameters[0].Name != "URL" || mt.Parameters[0].Value != "http://127.0.0.1:9/hook" ||
 		mt.Parameters[1].Name != "Severity" || mt.Parameters[1].Value != "{EVENT.SEVERITY}" {
 		t.Fatalf("media type made by the form: %+v", mt)

@@ -111,7 +111,10 @@
 // webhook fields through mediatype.create/update, an action's name,
 // conditions and message operations with their steps, media type and
 // recipients through action.create/update; a stored SMTP password is
-// never shown, an empty field keeps it). A method the server does not have
+// never shown, an empty field keeps it); each media type's queue (alerts
+// waiting or being sent, escalations waiting for room: mediatype.get's
+// selectQueue, a Peregrine addition) is read every 5 s, "—" on a server
+// without it. A method the server does not have
 // ("Incorrect API", -32601) makes its section say "not available", so
 // the page works before and after those methods exist.
 //

@@ -7,6 +7,11 @@
 // API" (-32601): each section then says it is not available, so the page
 // works before and after the alerting methods exist. Every name, value
 // and message is shown as text (dom.js).
+//
+// Each media type shows its queue: alerts waiting or being sent, and
+// escalations waiting for room in the queue (mediatype.get selectQueue,
+// a Peregrine addition), read again every 5 s while the page is open. A
+// server without it (Zabbix) shows "—".
 import { call, APIError } from '../../api.js';
 import { h, clear, SEVERITIES } from '../../dom.js';
 import { field, rowsEditor, select, showError, configNav } from '../../form.js';
@@ -40,16 +45,42 @@ export async function render(main) {
     section(actions, 'Actions', 'action', 'actionid', ['actionid', 'name', 'eventsource', 'status'],
       (a) => [a.name, EVENT_SOURCES[a.eventsource] || a.eventsource], (a) => editAction(formBox, a, done)),
     section(media, 'Media types', 'mediatype', 'mediatypeid', ['mediatypeid', 'name', 'type', 'status'],
-      (m) => [m.name, MEDIA_TYPES[m.type] || m.type], (m) => editMediaType(formBox, m, done)),
+      (m) => [m.name, MEDIA_TYPES[m.type] || m.type], (m) => editMediaType(formBox, m, done), true),
   ];
   const reload = () => Promise.all(sections.map((s) => s())).catch((e) => showError(formBox, e));
   await reload();
+  const timer = setInterval(() => queues(media).catch((e) => console.error(e)), 5000);
+  return () => clearInterval(timer);
+}
+
+// queueText says what waits for a media type: "empty", "12 alerts",
+// "10000 alerts, 3500 escalations waiting".
+function queueText(q) {
+  if (!q) return '—';
+  const a = Number(q.alerts) || 0;
+  const e = Number(q.escalations) || 0;
+  if (!a && !e) return 'empty';
+  return `${a} alert${a === 1 ? '' : 's'}` + (e ? `, ${e} escalation${e === 1 ? '' : 's'} waiting` : '');
+}
+
+// queues fills the media types' queue cells.
+async function queues(el) {
+  const cells = el.querySelectorAll('.mediatype-queue');
+  if (!cells.length) return;
+  let by = new Map();
+  try {
+    const qs = await call('mediatype.get', { output: ['mediatypeid'], selectQueue: 'extend' });
+    by = new Map(qs.map((m) => [m.mediatypeid, m.queue]));
+  } catch (e) {
+    if (!(e instanceof APIError)) throw e;
+  }
+  for (const td of cells) td.textContent = queueText(by.get(td.dataset.id));
 }
 
 // section returns a loader that lists one API's objects with a status
 // switch, an edit link and a create button, or says that the server has
 // no such API.
-function section(el, title, api, idField, output, cols, edit) {
+function section(el, title, api, idField, output, cols, edit, queueCol) {
   const err = h('p', { class: 'error', role: 'alert', hidden: true });
   async function load() {
     let objs;
@@ -71,12 +102,13 @@ function section(el, title, api, idField, output, cols, edit) {
     el.append(h('div', { class: 'toolbar' }, h('h3', {}, title),
       h('button', { type: 'button', id: `${api}-create`, onclick: () => edit(null) }, `Create ${api === 'action' ? 'action' : 'media type'}`)), err);
     if (!objs.length) el.append(h('p', { class: 'muted' }, 'None.'));
-    const table = h('table', { class: 'plain' }, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Status')));
+    const table = h('table', { class: 'plain' }, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), queueCol ? h('th', {}, 'Queue') : null, h('th', {}, 'Status')));
     for (const o of objs) {
       const on = o.status === '0';
       const [name, kind] = cols(o);
       table.append(h('tr', { class: `${api}-row`, dataset: { id: o[idField] } },
         h('td', {}, h('a', { href: '#', class: `${api}-name`, onclick: (e) => { e.preventDefault(); edit(o); } }, name)), h('td', {}, kind),
+        queueCol ? h('td', { class: `${api}-queue`, dataset: { id: o[idField] } }, '…') : null,
         h('td', {}, h('button', { type: 'button', class: 'status-toggle', title: on ? 'Disable' : 'Enable', onclick: async () => {
           try {
             await call(`${api}.update`, { [idField]: o[idField], status: on ? 1 : 0 });
@@ -87,6 +119,7 @@ function section(el, title, api, idField, output, cols, edit) {
         } }, on ? 'Enabled' : 'Disabled'))));
     }
     el.append(table);
+    if (queueCol) await queues(el);
   }
   return load;
 }
