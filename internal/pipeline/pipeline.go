@@ -268,6 +268,7 @@ type Ticket struct {
 	mu      sync.Mutex
 	err     error
 	failed  []int // shards whose write failed
+	unknown bool  // a failure of no known shard: see finish
 	p       *Pipeline
 	done    chan struct{}
 }
@@ -275,6 +276,10 @@ type Ticket struct {
 // NewTicket returns a reusable ticket.
 func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
 
+// finish completes one part of the ticket that is not a shard's whole
+// part: a failure then says nothing about which values were stored, and
+// Submit reports it as a failure of all (never claiming stored what was
+// not).
 func (t *Ticket) finish(err error) { t.finishShard(-1, 0, err) }
 
 // finishShard completes the ticket's part in shard, n values, written
@@ -287,6 +292,8 @@ func (t *Ticket) finishShard(shard, n int, err error) {
 		}
 		if shard >= 0 {
 			t.failed = append(t.failed, shard)
+		} else {
+			t.unknown = true
 		}
 		t.mu.Unlock()
 	} else {
@@ -348,7 +355,7 @@ func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
 	if t == nil {
 		t = NewTicket()
 	}
-	t.err, t.failed, t.p = nil, t.failed[:0], p
+	t.err, t.failed, t.unknown, t.p = nil, t.failed[:0], false, p
 	t.stored.Store(0)
 	// Count the shards touched first, so that a fast shard finishing
 	// before the others are enqueued cannot complete the ticket early.
@@ -411,7 +418,7 @@ func (t *Ticket) result() error {
 	if t.err == nil {
 		return nil
 	}
-	if n := t.stored.Load(); n > 0 {
+	if n := t.stored.Load(); n > 0 && !t.unknown {
 		return &PartialError{Stored: int(n), Err: t.err, p: t.p, failed: slices.Clone(t.failed)}
 	}
 	return t.err
