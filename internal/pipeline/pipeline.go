@@ -277,9 +277,11 @@ type Ticket struct {
 func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
 
 // finish completes one part of the ticket that is not a shard's whole
-// part: a failure then says nothing about which values were stored, and
-// Submit reports it as a failure of all (never claiming stored what was
-// not).
+// part (a value finished apart from its request's batch): a failure
+// then says nothing about which values were stored, and Submit reports
+// it as a failure of all (never claiming stored what was not).
+//
+//lint:ignore U1000 the completion of parts that are not a shard's whole part
 func (t *Ticket) finish(err error) { t.finishShard(-1, 0, err) }
 
 // finishShard completes the ticket's part in shard, n values, written
