@@ -272,6 +272,7 @@ func (w *WAL) fail(err error, recoverable bool) {
 		return
 	}
 	w.err, w.recoverable = err, recoverable
+	w.failed.Store(true)
 	if recoverable {
 		w.log.Error("wal: write failed; its records were removed and appends are refused until it can write again", "dir", w.opts.Dir, "retry_every", w.opts.RetryInterval, "err", err)
 	} else {
@@ -365,6 +366,7 @@ func (w *WAL) recover() {
 	w.cuts = w.cuts[:0]
 	failed := w.err
 	w.err, w.recoverable = nil, false
+	w.failed.Store(false)
 	w.mu.Unlock()
 	w.nRecoveries.Add(1)
 	w.log.Info("wal: writing again after a failure", "dir", w.opts.Dir, "segment", segmentName(next), "after", failed)

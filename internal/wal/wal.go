@@ -176,6 +176,9 @@ type WAL struct {
 	err         error
 	recoverable bool
 	closed      bool
+	// failed mirrors err != nil for Failure, which the pipeline asks
+	// once per request.
+	failed atomic.Bool
 	// spare and spareCuts are the previous queue's arrays, handed back by
 	// the writer for reuse (double buffering).
 	spare     []byte
@@ -224,6 +227,9 @@ func (w *WAL) Stats() Stats {
 // accepted (or the WAL is closed). A WAL that undid its failure keeps
 // returning it until a retry has started a new segment.
 func (w *WAL) Failure() error {
+	if !w.failed.Load() {
+		return nil // the usual answer, without the appenders' lock
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
