@@ -16,6 +16,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
+	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -32,6 +33,12 @@ func (s *Server) openSpaceGuard() {
 		free, _ := s.space.Free()
 		return float64(free)
 	})
+	if st, ok := s.Store.(*engine.Store); ok {
+		s.Metrics.CounterFunc("peregrine_history_wal_failures_total", "Writes of the history WAL that failed (a full disk, an I/O error); their values were refused and removed from the log.",
+			func() float64 { return float64(st.WALStats().Failures) })
+		s.Metrics.CounterFunc("peregrine_history_wal_recoveries_total", "Times the history WAL took appends again by itself after a failure.",
+			func() float64 { return float64(st.WALStats().Recoveries) })
+	}
 	s.Metrics.GaugeFunc("peregrine_history_ready", "1 while the history store takes values, 0 while they are refused (low disk space, a history log that cannot write); /healthz says why.", func() float64 {
 		if s.storageErr() != nil {
 			return 0

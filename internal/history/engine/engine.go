@@ -167,6 +167,10 @@ func (s *Store) WriteErr() error {
 	return nil
 }
 
+// WALStats returns the counters of the engine's WAL (failed groups and
+// recoveries among them), for self-monitoring.
+func (s *Store) WALStats() wal.Stats { return s.wal.Stats() }
+
 // Replayed is the number of samples replayed from the WAL at Open.
 func (s *Store) Replayed() int64 { return s.replayed.Load() }
 
