@@ -368,7 +368,7 @@ func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
 			return err
 		}
 		<-t.done
-		return t.err
+		return t.result()
 	} else {
 		// Group values per shard with one counting pass and one scatter
 		// pass into a scratch slice, so each shard gets one contiguous run.
