@@ -13,7 +13,7 @@ import (
 func (s *Server) registerConfig() {
 	s.methods["hostgroup.get"] = &method{role: RoleUser, call: s.hostgroupGet}
 	s.methods["host.get"] = &method{role: RoleUser, call: s.hostGet}
-	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet}
+	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet, stream: s.itemGetStream}
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}

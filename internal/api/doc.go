@@ -244,7 +244,13 @@
 // usual read needs no separate counting pass; rows are formatted
 // straight into the response buffer). history.go is parse and call: it
 // turns the checked parameters and the caller's readable items into a
-// histread.Request, and histread's errors into Zabbix's. The scalars of
+// histread.Request, and histread's errors into Zabbix's. item.get's
+// answer is streamed too (item_rows.go, itemAnswer): the rows are
+// selected, filtered and sorted as item pointers, and each is encoded
+// into the response as it is written, so a call over 100k items
+// allocates about 1 MB, not the 100 MB of its answer several times
+// over; other results already encoded (rawJSON) are written as they
+// are. The scalars of
 // every answer (strings, floats as Zabbix prints them) are written by
 // the subpackage zjson.
 //

@@ -349,3 +349,33 @@ func FuzzHistoryParams(f *testing.F) {
 		}
 	})
 }
+
+// TestHistoryCountOutputFlag: history.get's countOutput is a flag, as in
+// Zabbix 6.0, whatever the value: every value but false and null counts,
+// "x" included (issue 25 asked whether "x" should be refused: 6.0 counts
+// it), and the count ignores limit. Recorded from 6.0.14 with
+// zcall.sh history.get '{"countOutput":V,"itemids":["28249"],"history":3,"limit":2}'
+// (an item with 194 values): "194" for V in "x", "", true, 1, "1",
+// "true", 0, "0", [], {}, "false", 2, 1.5, "yes"; the rows for false and
+// null. Before the fix a count with a limit was the limit.
+func TestHistoryCountOutputFlag(t *testing.T) {
+	f := newFixture(t, 1000)
+	f1 := f.id("f1") // 10 values
+	for _, c := range []struct {
+		value string
+		count bool
+	}{
+		{`"x"`, true}, {`""`, true}, {`true`, true}, {`1`, true}, {`"1"`, true}, {`"true"`, true},
+		{`0`, true}, {`"0"`, true}, {`[]`, true}, {`{}`, true}, {`"false"`, true}, {`2`, true},
+		{`1.5`, true}, {`"yes"`, true}, {`false`, false}, {`null`, false},
+	} {
+		got := f.post(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"history.get","params":{"history":0,"itemids":"%d","countOutput":%s,"limit":2},"id":1,"auth":"ro"}`, f1, c.value))
+		want := `{"jsonrpc":"2.0","result":"10","id":1}`
+		if !c.count {
+			want = `{"jsonrpc":"2.0","result":[{"itemid":"`
+		}
+		if !strings.HasPrefix(got, want) || !c.count && strings.Count(got, `"itemid"`) != 2 {
+			t.Errorf("countOutput %s with limit 2: %.200s, want %s", c.value, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,7 +62,27 @@ type itemGetParams struct {
 	SelectValueMap opt[[]string] `json:"selectValueMap" as:"output" in:"valuemapid,name,mappings" zbx:"strict,null"`
 }
 
+// itemGet is item.get for callers that need the answer whole (the
+// audit log); the API's clients get it streamed (itemGetStream).
 func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
+	a, err := s.itemAnswer(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return a.value(), nil
+}
+
+// itemGetStream is item.get as the API serves it: the rows are encoded
+// into the response as they are written, one at a time.
+func (s *Server) itemGetStream(ctx context.Context, c *call) (func(*bufio.Writer) error, error) {
+	a, err := s.itemAnswer(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return a.write, nil
+}
+
+func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 	var p itemGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"sort"
 	"strconv"
 
@@ -142,8 +143,17 @@ func (f itemField) quoted() bool {
 	return itemDefault[f].ok
 }
 
-// itemRow is one item of an item.get answer.
+// itemRow is one item of an item.get answer: a pointer, so that the
+// rows of 100k items are 800 KB. What is read from elsewhere for a row
+// (last values, state) is fetched when first needed and kept for that
+// row alone (rowCache): filtering, sorting and encoding each go through
+// the rows one at a time.
 type itemRow struct {
+	it *catalog.Item
+}
+
+// rowCache is what was fetched for the row at hand.
+type rowCache struct {
 	it *catalog.Item
 	// Last values, fetched on first use.
 	last, prev history.Sample
@@ -158,26 +168,36 @@ type itemRows struct {
 	rows   []itemRow
 	lv     LastValues // nil: no last values
 	states ItemStates // nil: every item is normal
+	c      rowCache
+}
+
+func (rs *itemRows) cacheOf(r *itemRow) *rowCache {
+	if rs.c.it != r.it {
+		rs.c = rowCache{it: r.it}
+	}
+	return &rs.c
 }
 
 func (rs *itemRows) stateOf(r *itemRow) *itemstate.Item {
-	if !r.stFetched {
-		r.stFetched = true
+	c := rs.cacheOf(r)
+	if !c.stFetched {
+		c.stFetched = true
 		if rs.states != nil {
-			r.st, _ = rs.states.ItemState(r.it.ID)
+			c.st, _ = rs.states.ItemState(r.it.ID)
 		}
 	}
-	return &r.st
+	return &c.st
 }
 
-func (rs *itemRows) lastOf(r *itemRow) {
-	if r.fetched {
-		return
+func (rs *itemRows) lastOf(r *itemRow) *rowCache {
+	c := rs.cacheOf(r)
+	if !c.fetched {
+		c.fetched = true
+		if rs.lv != nil {
+			c.last, c.prev, c.hasLast = rs.lv.Last(r.it.ID)
+		}
 	}
-	r.fetched = true
-	if rs.lv != nil {
-		r.last, r.prev, r.hasLast = rs.lv.Last(r.it.ID)
-	}
+	return c
 }
 
 // appendField appends field f of r as plain text (not JSON-escaped).
@@ -244,23 +264,23 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return append(dst, httpString(it.HTTP, f)...)
 	}
-	rs.lastOf(r)
+	c := rs.lastOf(r)
 	switch f {
 	case fLastClock:
-		if r.hasLast {
-			return strconv.AppendInt(dst, r.last.Clock, 10)
+		if c.hasLast {
+			return strconv.AppendInt(dst, c.last.Clock, 10)
 		}
 	case fLastNS:
-		if r.hasLast {
-			return strconv.AppendInt(dst, int64(r.last.NS), 10)
+		if c.hasLast {
+			return strconv.AppendInt(dst, int64(c.last.NS), 10)
 		}
 	case fLastValue:
-		if r.hasLast {
-			return appendSampleValue(dst, &r.last)
+		if c.hasLast {
+			return appendSampleValue(dst, &c.last)
 		}
 	case fPrevValue:
-		if r.hasLast && r.prev.ItemID != 0 {
-			return appendSampleValue(dst, &r.prev)
+		if c.hasLast && c.prev.ItemID != 0 {
+			return appendSampleValue(dst, &c.prev)
 		}
 	}
 	return append(dst, '0')
@@ -435,9 +455,10 @@ func appendPreprocessing(dst []byte, it *catalog.Item, fields []string) []byte {
 	return append(dst, ']')
 }
 
-// apply does for rows what getParams.apply does for objects, with the
-// items table's field types (itemSchema), and encodes the answer.
-func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
+// applyItems does for rows what getParams.apply does for objects, with
+// the items table's field types (itemSchema); the answer encodes itself
+// (itemAnswer).
+func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (*itemAnswer, error) {
 	var scratch []byte
 	value := func(r *itemRow, name string) []byte {
 		f, ok := fieldOf(name)
@@ -516,25 +537,56 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		}
 		rows = sorted
 	}
-	if p.CountOutput.Value {
-		return strconv.Itoa(len(rows)), nil
+	a := &itemAnswer{rs: rs, count: p.CountOutput.Value, preserve: p.PreserveKeys.Value}
+	if a.count {
+		a.rows = rows
+		return a, nil
 	}
 	if p.Limit.Given() && p.Limit.Value >= 0 && int(p.Limit.Value) < len(rows) {
 		rows = rows[:p.Limit.Value]
 	}
+	a.rows = rows
 
 	out := p.outputFields()
 	sel.headers, sel.queryFields, sel.parameters = out.has("headers"), out.has("query_fields"), out.has("parameters")
-	ms := sel.members()
-	var want []itemField
+	a.sel = sel
+	a.ms = a.sel.members()
 	for f := range nItemFields {
 		if out.has(itemFieldNames[f]) || f == fItemID {
-			want = append(want, f)
+			a.want = append(a.want, f)
 		}
 	}
-	if p.PreserveKeys.Value {
+	return a, nil
+}
+
+// itemAnswer is item.get's answer, selected, filtered, sorted and cut
+// to the limit, ready to encode: encoding streams it row by row, so a
+// call holds the rows (8 bytes an item) and one row's JSON, not
+// the whole answer (100k items with every field are about 100 MB of
+// JSON; issue 25 measured 160 MB held per concurrent call).
+type itemAnswer struct {
+	rs       *itemRows
+	rows     []itemRow
+	count    bool // countOutput: the number of rows
+	preserve bool // preservekeys: an object keyed by item ID
+	sel      itemSelect
+	ms       []itemMember
+	want     []itemField
+}
+
+// encode writes the answer through emit in pieces of about one row;
+// emit must copy what it keeps.
+func (a *itemAnswer) encode(emit func([]byte)) {
+	rows := a.rows
+	if a.count {
+		emit(strconv.AppendQuote(nil, strconv.Itoa(len(rows))))
+		return
+	}
+	var buf []byte
+	if a.preserve {
 		if len(rows) == 0 {
-			return rawJSON("[]"), nil // PHP's empty array
+			emit([]byte("[]")) // PHP's empty array
+			return
 		}
 		// Keys in string order, as a map's keys are encoded.
 		ids := make([]string, len(rows))
@@ -542,28 +594,48 @@ func (p *getParams) applyItems(rs *itemRows, sel itemSelect) (any, error) {
 		for i := range rows {
 			ids[i], perm[i] = strconv.FormatUint(rows[i].it.ID, 10), i
 		}
-		sort.Slice(perm, func(a, b int) bool { return ids[perm[a]] < ids[perm[b]] })
-		dst := make([]byte, 0, 64+len(rows)*(32+24*len(want)))
-		dst = append(dst, '{')
+		sort.Slice(perm, func(x, y int) bool { return ids[perm[x]] < ids[perm[y]] })
+		buf = append(buf[:0], '{')
 		for n, i := range perm {
 			if n > 0 {
-				dst = append(dst, ',')
+				buf = append(buf, ',')
 			}
-			dst = zjson.AppendString(dst, ids[i])
-			dst = append(dst, ':')
-			dst = rs.appendRow(dst, &rows[i], want, &sel, ms)
+			buf = zjson.AppendString(buf, ids[i])
+			buf = append(buf, ':')
+			buf = a.rs.appendRow(buf, &rows[i], a.want, &a.sel, a.ms)
+			emit(buf)
+			buf = buf[:0]
 		}
-		return rawJSON(append(dst, '}')), nil
+		emit(append(buf, '}'))
+		return
 	}
-	dst := make([]byte, 0, 64+len(rows)*(8+24*len(want)))
-	dst = append(dst, '[')
+	buf = append(buf, '[')
 	for i := range rows {
 		if i > 0 {
-			dst = append(dst, ',')
+			buf = append(buf, ',')
 		}
-		dst = rs.appendRow(dst, &rows[i], want, &sel, ms)
+		buf = a.rs.appendRow(buf, &rows[i], a.want, &a.sel, a.ms)
+		emit(buf)
+		buf = buf[:0]
 	}
-	return rawJSON(append(dst, ']')), nil
+	emit(append(buf, ']'))
+}
+
+// write streams the answer to w (the stream path of item.get).
+func (a *itemAnswer) write(w *bufio.Writer) error {
+	a.encode(func(b []byte) { w.Write(b) })
+	return nil
+}
+
+// value is the answer in memory, for the callers of item.get that need
+// the whole of it (the audit log's records of what a change changed).
+func (a *itemAnswer) value() any {
+	if a.count {
+		return strconv.Itoa(len(a.rows))
+	}
+	var out []byte
+	a.encode(func(b []byte) { out = append(out, b...) })
+	return rawJSON(out)
 }
 
 // itemMember is one list member of an item answer: a list field the
@@ -736,12 +808,12 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return zjson.AppendString(dst, httpString(it.HTTP, f))
 	}
-	rs.lastOf(r)
-	v := &r.last
+	c := rs.lastOf(r)
+	v := &c.last
 	if f == fPrevValue {
-		v = &r.prev
+		v = &c.prev
 	}
-	if !r.hasLast || f == fPrevValue && r.prev.ItemID == 0 {
+	if !c.hasLast || f == fPrevValue && c.prev.ItemID == 0 {
 		// No value: "0" for a number, "" for text (recorded from 6.0.14).
 		if it.ValueType == history.Float || it.ValueType == history.Uint {
 			return append(dst, `"0"`...)

@@ -427,6 +427,15 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 		s.fail(w, remote, id, asError(err))
 		return
 	}
+	if raw, ok := res.(rawJSON); ok {
+		// Encoded already: written as it is, not copied twice more.
+		w.WriteString(`{"jsonrpc":"2.0","result":`)
+		w.Write(raw)
+		w.WriteString(`,"id":`)
+		w.Write(id)
+		w.WriteByte('}')
+		return
+	}
 	b, err := appendValue(nil, res)
 	if err != nil {
 		s.fail(w, remote, id, errApp("cannot encode the result: %v", err))

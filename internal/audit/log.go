@@ -227,7 +227,8 @@ func (l *Log) Retention() time.Duration { return time.Duration(l.retention.Load(
 
 // Append writes records and returns once they are durable under the
 // fsync policy; only then are they visible to Walk. After a write or
-// fsync failure every Append fails until the log is reopened.
+// fsync failure every Append fails until the log can write again (the
+// WAL retries every second; a failure it cannot undo needs a restart).
 func (l *Log) Append(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -270,8 +271,12 @@ func appendJSON(dst []byte, recs []Record) ([]byte, error) {
 func (l *Log) rollover(day string) error {
 	old := l.w
 	l.w = nil
-	if err := old.Close(); err != nil {
-		return fmt.Errorf("audit: cannot close day %s: %w", l.day, err)
+	// nil after a rollover that failed (a full disk): the next Append
+	// tries to start the day again.
+	if old != nil {
+		if err := old.Close(); err != nil {
+			return fmt.Errorf("audit: cannot close day %s: %w", l.day, err)
+		}
 	}
 	return l.startDay(day)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -197,6 +198,38 @@ type HTTPConfig struct {
 	// exposes internals and can cost CPU, so an operator turns it on to
 	// investigate.
 	Pprof bool `yaml:"pprof"`
+	// MetricsAllow are the client networks (CIDR, or single addresses)
+	// served /metrics without a token: by default the loopback only, as
+	// exporters do; [] serves it to token holders only.
+	MetricsAllow []string `yaml:"metrics_allow"`
+	// MetricsTokenFile holds a bearer token: a request with
+	// "Authorization: Bearer <token>" is served /metrics from any
+	// address. Empty: no token. Read at start.
+	MetricsTokenFile string `yaml:"metrics_token_file"`
+}
+
+// MetricsNetworks returns MetricsAllow parsed (valid after Validate).
+func (h HTTPConfig) MetricsNetworks() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(h.MetricsAllow))
+	for _, s := range h.MetricsAllow {
+		if p, err := parseNetwork(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseNetwork reads a CIDR ("10.0.0.0/8") or a single address.
+func parseNetwork(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // PipelineConfig configures the sharded value pipeline.
@@ -237,6 +270,12 @@ type HistoryConfig struct {
 	// is smaller on disk; two values of one item that differ only below
 	// the precision keep the later one (docs/configuration.md).
 	TimestampPrecision string `yaml:"timestamp_precision"`
+	// MinFreeSpace: while the file system of data_dir has less free
+	// space than this, values are refused (senders are told, /healthz
+	// reports not ready) before anything is written, so that a disk
+	// never fills in the middle of a write and the rest of the data
+	// directory keeps a reserve. 0 disables the check.
+	MinFreeSpace ByteSize `yaml:"min_free_space"`
 	// ClickHouse configures history.store: clickhouse.
 	ClickHouse ClickHouseConfig `yaml:"clickhouse"`
 }
@@ -396,7 +435,8 @@ func Default() Config {
 			Timeout:          Duration(30 * time.Second),
 			IdleTimeout:      Duration(30 * time.Second),
 		},
-		HTTP: HTTPConfig{Listen: ":8080", HSTSMaxAge: Duration(365 * 24 * time.Hour), UI: true},
+		HTTP: HTTPConfig{Listen: ":8080", HSTSMaxAge: Duration(365 * 24 * time.Hour), UI: true,
+			MetricsAllow: []string{"127.0.0.0/8", "::1/128"}},
 		Pipeline: PipelineConfig{
 			Shards:      0,
 			QueueValues: 1 << 17,
@@ -405,7 +445,7 @@ func Default() Config {
 		History: HistoryConfig{
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
-			TimestampPrecision: "ns",
+			TimestampPrecision: "ns", MinFreeSpace: 256 << 20,
 			ClickHouse: ClickHouseConfig{URLs: []string{"http://127.0.0.1:8123/"}, Database: "peregrine", User: "default",
 				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
 		},
@@ -519,6 +559,16 @@ func (c *Config) Validate() error {
 	if c.HTTP.HSTSMaxAge < 0 || c.HTTP.HSTSMaxAge > Duration(2*365*24*time.Hour) {
 		return fieldErr("http.hsts_max_age", "must be between 0s and 2 years (17520h), not %s", c.HTTP.HSTSMaxAge)
 	}
+	for i, n := range c.HTTP.MetricsAllow {
+		if _, err := parseNetwork(n); err != nil {
+			return fieldErr(fmt.Sprintf("http.metrics_allow[%d]", i), "must be a network (127.0.0.0/8, ::1/128) or an address, not %q", n)
+		}
+	}
+	if c.HTTP.MetricsTokenFile != "" {
+		if _, err := os.Stat(c.HTTP.MetricsTokenFile); err != nil {
+			return fieldErr("http.metrics_token_file", "cannot be read: %v", err)
+		}
+	}
 	if c.Pipeline.Shards < 0 || c.Pipeline.Shards > 1024 {
 		return fieldErr("pipeline.shards", "must be between 0 (one per CPU) and 1024, not %d", c.Pipeline.Shards)
 	}
@@ -553,6 +603,9 @@ func (c *Config) Validate() error {
 	}
 	if c.History.RetentionCheck < Duration(time.Second) || c.History.RetentionCheck > Duration(24*time.Hour) {
 		return fieldErr("history.retention_check", "must be between 1s and 24h, not %s", c.History.RetentionCheck)
+	}
+	if c.History.MinFreeSpace < 0 {
+		return fieldErr("history.min_free_space", "must be 0 (no check) or a size, not %d bytes", c.History.MinFreeSpace)
 	}
 	switch c.History.TimestampPrecision {
 	case "ns", "us", "ms", "s":

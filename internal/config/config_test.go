@@ -35,11 +35,11 @@ func TestGoodFiles(t *testing.T) {
 			MaxBufferedBytes: 1 << 30, Timeout: Duration(10 * time.Second), IdleTimeout: Duration(time.Minute),
 		},
 		HTTP: HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true, TLSCertFile: "testdata/full.good.yaml", TLSKeyFile: "testdata/full.good.yaml",
-			HSTSMaxAge: Duration(24 * time.Hour)},
+			HSTSMaxAge: Duration(24 * time.Hour), MetricsAllow: []string{"10.1.0.0/16", "192.0.2.7", "fd00::/8"}, MetricsTokenFile: "testdata/full.good.yaml"},
 		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
 		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
-			TimestampPrecision: "ms", ClickHouse: Default().History.ClickHouse},
+			TimestampPrecision: "ms", MinFreeSpace: 1 << 30, ClickHouse: Default().History.ClickHouse},
 		Events:   EventsConfig{Fsync: "interval", FsyncInterval: Duration(20 * time.Millisecond), Retention: "90d"},
 		Audit:    AuditConfig{Fsync: "interval", FsyncInterval: Duration(30 * time.Millisecond), Retention: "0", MaxRecords: 5000},
 		Triggers: TriggersConfig{TimerInterval: Duration(10 * time.Second), MaxPending: 200_000, ValueCacheSize: 512 << 20, ValueCacheMaxPeriod: Duration(2 * time.Hour)},
@@ -98,6 +98,8 @@ func TestBadFiles(t *testing.T) {
 		"bad_tls_missing.bad.yaml":     "tls.ca_file: cannot be read",
 		"bad_https_partial.bad.yaml":   "http.tls_cert_file: and http.tls_key_file must be set together",
 		"bad_hsts.bad.yaml":            "http.hsts_max_age: must be between",
+		"bad_metrics_allow.bad.yaml":   "http.metrics_allow[1]: must be a network",
+		"bad_metrics_token.bad.yaml":   "http.metrics_token_file: cannot be read",
 		"bad_clickhouse_url.bad.yaml":  `history.clickhouse.urls: "ftp://u@127.0.0.1:8123/" is not`,
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")

@@ -255,7 +255,8 @@ func (s *Store) closeWAL() {
 // nil only once the batch is durable under the fsync policy: an event
 // is acknowledged to its producer only then. Commits from concurrent
 // callers are applied in the order they were logged. After a write or
-// fsync failure every Commit fails until the store is reopened.
+// fsync failure every Commit fails until the log can write again (the
+// WAL retries every second; a failure it cannot undo needs a restart).
 func (s *Store) Commit(b *Batch) error {
 	if b.empty() {
 		return nil
@@ -314,8 +315,12 @@ func (s *Store) Commit(b *Batch) error {
 func (s *Store) rollover(day string) error {
 	old := s.w
 	s.w = nil
-	if err := old.Close(); err != nil { // writes and fsyncs what is queued
-		return fmt.Errorf("event: cannot close day %s: %w", s.day, err)
+	// nil after a rollover that failed (a full disk): the next commit
+	// tries to start the day again.
+	if old != nil {
+		if err := old.Close(); err != nil { // writes and fsyncs what is queued
+			return fmt.Errorf("event: cannot close day %s: %w", s.day, err)
+		}
 	}
 	s.mu.Lock()
 	for s.applied != s.seq {

@@ -1,6 +1,9 @@
-// Package fsutil holds the two file-system steps that durable state
-// files share: replacing a file atomically (WriteFileAtomic) and making
-// a directory's entries durable (SyncDir).
+// Package fsutil holds the file-system steps that durable state files
+// share: replacing a file atomically (WriteFileAtomic) and making a
+// directory's entries durable (SyncDir); and SpaceGuard, which tells
+// whether a file system has a minimum of free space (statfs, measured
+// at most once a second), so that the history refuses values early and
+// clearly rather than failing in the middle of a write.
 //
 // # What it owns
 //
@@ -19,11 +22,12 @@
 // Creating the parent directory, choosing permissions, file formats and
 // checksums, and logs appended in place (internal/wal has its own
 // segments and file-system seam, whose real implementation calls
-// SyncDir). It keeps no state.
+// SyncDir). Only a SpaceGuard keeps state: its last measurement.
 //
 // # Concurrency contract
 //
-// The functions are safe to call from any goroutine, but two concurrent
+// A SpaceGuard is safe for concurrent use. The functions are safe to
+// call from any goroutine, but two concurrent
 // WriteFileAtomic calls for the same path share one temporary file and
 // must not happen: each user writes a given path from one goroutine at a
 // time. Readers of the target never see a partial file.

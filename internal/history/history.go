@@ -85,8 +85,11 @@ type Query struct {
 type Writer interface {
 	// Write stores samples. It MUST NOT return nil before every sample is
 	// as durable as the store's configured policy promises: the trapper
-	// acknowledges values to senders on the strength of that nil. On error
-	// none of the samples may be assumed stored. Write MAY be called
+	// acknowledges values to senders on the strength of that nil. A
+	// Write is all or nothing: on error none of the samples is stored,
+	// and none may come back after a restart either (the trapper tells
+	// the sender "failed", and a sender that sends them again must not
+	// find them twice). Write MAY be called
 	// concurrently and MUST NOT keep a reference to samples after it
 	// returns. Samples in one call need not be sorted or of one item.
 	Write(ctx context.Context, samples []Sample) error

@@ -69,3 +69,14 @@ type Compactor interface {
 	// how many it rewrote. retention may be nil (keep everything).
 	Compact(ctx context.Context, now time.Time, retention RetentionFunc) (int, error)
 }
+
+// WriteChecker is a Store that can tell, without writing, that a Write
+// would fail now: its log failed and waits to write again, or its disk
+// is full. The pipeline then refuses values before any shard writes
+// (a request is refused whole), and /healthz reports not ready with
+// the reason.
+type WriteChecker interface {
+	// WriteErr returns why writes are refused now, or nil. It MUST be
+	// cheap (no I/O) and safe for concurrent use.
+	WriteErr() error
+}

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,18 +284,38 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 	}
 	cs.samples = samples
 	s.m.received.Add(uint64(len(rows)))
+	var partial *pipeline.PartialError
 	if len(samples) > 0 {
 		err := s.opts.Pipeline.Submit(samples, cs.ticket)
 		clear(samples)
 		if err != nil {
-			// Nothing is acknowledged: the sessions keep their ids, so the
-			// agent's resend is stored in full.
-			s.m.failed[failStore].Add(uint64(len(samples)))
 			s.refuse(badStore, remote, err)
-			return failedReply("cannot store values: " + err.Error())
+			if !errors.As(err, &partial) {
+				// Nothing is acknowledged: the sessions keep their ids, so
+				// the agent's resend is stored in full.
+				s.m.failed[failStore].Add(uint64(len(samples)))
+				return failedReply("cannot store values: " + err.Error())
+			}
+			// Some were stored: a "failed" would make the agent resend
+			// them, so the reply counts the others failed.
+			s.m.failed[failStore].Add(uint64(len(samples) - partial.Stored))
+			processed -= len(samples) - partial.Stored
 		}
 	}
 	processed += len(samples)
+	if partial != nil {
+		// States and positions follow stored values only: a restarted
+		// agent reads the lines of a failed one again.
+		a.states = slices.DeleteFunc(a.states, func(sc stateChange) bool { return !partial.StoredItem(sc.item) })
+		n := 0
+		for i, id := range a.posItems {
+			if partial.StoredItem(id) {
+				a.posItems[n], a.pos[n] = id, a.pos[i]
+				n++
+			}
+		}
+		a.posItems, a.pos = a.posItems[:n], a.pos[:n]
+	}
 	// The values are durable: the ids are now taken, the states and
 	// positions follow the values.
 	for k, ss := range a.sessions {

@@ -44,6 +44,18 @@
 // once they are, so a concurrent copy waits and a copy of a request whose
 // store failed is stored in full.
 //
+// A store failure (a full disk, values refused by the server's storage
+// check): a request none of whose values was stored is answered
+// "failed" with the reason, and nothing of it is in history, now or
+// after a restart, so a sender that sends it again stores each value
+// once (the pipeline writes a request's values of one shard in one
+// all-or-nothing write). When the store failed between two shards'
+// writes, some values were stored and the others not
+// (pipeline.PartialError): the reply is "success" with exact processed
+// and failed counts, so that no sender resends the stored ones; item
+// states and log positions follow the stored values only, and
+// history.push gives each value not stored its error.
+//
 // Log positions: the lastlogsize and mtime of accepted rows are saved in
 // agent-state.db, a small owner-only SQLite file in the data directory
 // (LogPositions, via internal/sqlitedb: versioned schema, one owner, WAL

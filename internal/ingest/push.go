@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -31,7 +32,9 @@ const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..99
 // one ingest figure whichever door values came through.
 //
 // The returned error is a store failure: then nothing of the request is
-// acknowledged.
+// acknowledged. When the store took the values of some items and not of
+// others (a *pipeline.PartialError), the request succeeds and each value
+// not stored has its Err.
 func (s *Server) Push(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error) {
 	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now())
 }
@@ -60,18 +63,33 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 		out[i].ItemID = sm.ItemID
 		samples = append(samples, sm)
 	}
+	stored := len(samples)
 	if len(samples) > 0 {
 		if err := sub.Submit(samples, pipeline.NewTicket()); err != nil {
-			if s != nil {
-				s.m.received.Add(uint64(len(values)))
-				s.m.failed[failStore].Add(uint64(len(samples)))
+			var partial *pipeline.PartialError
+			if !errors.As(err, &partial) {
+				if s != nil {
+					s.m.received.Add(uint64(len(values)))
+					s.m.failed[failStore].Add(uint64(len(samples)))
+				}
+				return nil, err
 			}
-			return nil, err
+			// Some were stored: each value's result says whether it was.
+			msg := "Cannot store the value: " + partial.Err.Error()
+			for i := range out {
+				if out[i].Err == "" && !partial.StoredItem(out[i].ItemID) {
+					out[i].ItemID, out[i].Err = 0, msg
+				}
+			}
+			stored = partial.Stored
+			if s != nil {
+				s.m.failed[failStore].Add(uint64(len(samples) - stored))
+			}
 		}
 	}
 	if s != nil {
 		s.m.received.Add(uint64(len(values)))
-		s.m.countFailed(len(samples), &failed)
+		s.m.countFailed(stored, &failed)
 	}
 	return out, nil
 }

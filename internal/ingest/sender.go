@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"time"
 	"unsafe"
 
@@ -95,19 +96,29 @@ func (s *Server) senderData(cs *connState, recv time.Time, remote string) []byte
 	cs.samples = samples
 	processed := len(samples) + notSupported
 	s.m.received.Add(uint64(len(rows)))
+	var partial *pipeline.PartialError
 	if len(samples) > 0 {
 		err := s.opts.Pipeline.Submit(samples, cs.ticket)
 		clear(samples) // drop string references held by the pooled buffer
 		if err != nil {
-			s.m.failed[failStore].Add(uint64(processed))
 			s.refuse(badStore, remote, err)
-			return failedReply("cannot store values: " + err.Error())
+			if !errors.As(err, &partial) {
+				s.m.failed[failStore].Add(uint64(processed))
+				return failedReply("cannot store values: " + err.Error())
+			}
+			// Some were stored: they are processed, the others failed,
+			// so that a sender does not resend the stored ones.
+			notStored := len(samples) - partial.Stored
+			processed -= notStored
+			s.m.failed[failStore].Add(uint64(notStored))
 		}
 	}
 	// The values are durable: the items' states follow them.
 	if s.opts.ItemStates != nil {
 		for _, sc := range a.states {
-			s.opts.ItemStates.SetItemState(sc.item, sc.state)
+			if partial == nil || partial.StoredItem(sc.item) {
+				s.opts.ItemStates.SetItemState(sc.item, sc.state)
+			}
 		}
 	}
 	clear(a.states)

@@ -40,6 +40,25 @@
 // submitter of the failed batch, so nothing is acknowledged that was not
 // stored.
 //
+// All or nothing: a shard hands its batch to the store in pieces of up
+// to MaxBatch values cut between submitters, so that the values one
+// Submit gave a shard go to the store in one Write (a Submit larger than
+// MaxBatch is written alone), and a Write is all or nothing
+// (history.Writer), a restart included. A Submit whose values all went
+// to shards whose write failed gets the store's error and nothing of it
+// is stored; a sender told "failed" that sends again stores each value
+// once. When one shard's write failed and another's succeeded (the
+// store failed between the two), Submit returns a *PartialError saying
+// how many values, and which items' (StoredItem), were stored, so that
+// the way in can answer with exact processed and failed counts instead
+// of a "failed" that would make the sender duplicate the stored ones.
+//
+// Refusal before writing: Options.Admit (the server's check of the
+// store's WriteErr and of the data directory's free space) is asked once
+// per Submit; while it says no, Submit refuses the whole request with
+// its reason before any shard writes, counted in
+// peregrine_pipeline_refused_values_total and logged once a minute.
+//
 // A failed write and the preprocessing state: Zabbix keeps the state its
 // preprocessing computed (previous values of the change and discard
 // steps) even when the history write then fails. Peregrine does not: a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,11 @@ type Options struct {
 	MaxBatch int
 	// Store receives every value. Required.
 	Store history.Writer
+	// Admit, when set, is asked once per Submit before anything is
+	// queued: a non-nil error refuses the whole Submit with it, nothing
+	// written (the store cannot take values now: low disk space, a
+	// failed log). It MUST be cheap and safe for concurrent use.
+	Admit func() error
 	// OnCommit, when set, is called after each batch the store accepted;
 	// see CommitFunc.
 	OnCommit CommitFunc
@@ -121,6 +127,7 @@ type Pipeline struct {
 	// step discarded, values that left their item not supported.
 	discarded    *selfmon.Counter
 	notSupported *selfmon.Counter
+	refused      *selfmon.Counter // Submits refused by Admit
 	throttle     *selfmon.LogThrottle
 	saveMu       sync.Mutex // one SaveState at a time
 
@@ -145,6 +152,7 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.discarded = m.Counter("peregrine_preprocessing_discarded_total", "Values that a preprocessing step discarded (discard unchanged, first value of a change step, discard-value handler).")
 	p.notSupported = m.Counter("peregrine_preprocessing_not_supported_total", "Values whose preprocessing or conversion failed, leaving their item not supported.")
+	p.refused = m.Counter("peregrine_pipeline_refused_values_total", "Values refused before any write because the store could not take them (low disk space, a history log that cannot write); they were not acknowledged.")
 	p.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	// Each shard has two goroutines, preprocessing and commit (see run).
 	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent preprocessing batches and writing them (store write, last values, commit hook), summed over the shards' two goroutines each.", 2*opts.Shards)
@@ -256,25 +264,77 @@ func (p *Pipeline) Stop() {
 // repeatedly (one connection) reuses one Ticket to avoid allocating.
 type Ticket struct {
 	pending atomic.Int32
+	stored  atomic.Int64 // values of the shards whose write succeeded
 	mu      sync.Mutex
 	err     error
+	failed  []int // shards whose write failed
+	unknown bool  // a failure of no known shard: see finish
+	p       *Pipeline
 	done    chan struct{}
 }
 
 // NewTicket returns a reusable ticket.
 func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
 
-func (t *Ticket) finish(err error) {
+// finish completes one part of the ticket that is not a shard's whole
+// part (a value finished apart from its request's batch): a failure
+// then says nothing about which values were stored, and Submit reports
+// it as a failure of all (never claiming stored what was not).
+//
+//lint:ignore U1000 the completion of parts that are not a shard's whole part
+func (t *Ticket) finish(err error) { t.finishShard(-1, 0, err) }
+
+// finishShard completes the ticket's part in shard, n values, written
+// (err nil) or not.
+func (t *Ticket) finishShard(shard, n int, err error) {
 	if err != nil {
 		t.mu.Lock()
 		if t.err == nil {
 			t.err = err
 		}
+		if shard >= 0 {
+			t.failed = append(t.failed, shard)
+		} else {
+			t.unknown = true
+		}
 		t.mu.Unlock()
+	} else {
+		t.stored.Add(int64(n))
 	}
 	if t.pending.Add(-1) == 0 {
 		t.done <- struct{}{}
 	}
+}
+
+// PartialError is Submit's error when the values of some shards were
+// stored and those of others were not (a store error in one shard): the
+// stored ones are acknowledged, and the caller must say so to its client
+// (the trapper's processed and failed counts) rather than "failed",
+// which would make a sender send the stored ones again. Within a shard
+// one Submit's values are all written or none (they go to the store in
+// one write, which is all or nothing).
+type PartialError struct {
+	Stored int   // values stored
+	Err    error // the first store error
+	p      *Pipeline
+	failed []int // shards whose write failed
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%d values stored, the others not: %v", e.Stored, e.Err)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// StoredItem reports whether the values submitted for item were stored.
+func (e *PartialError) StoredItem(item uint64) bool {
+	s := e.p.shardOf(item)
+	for _, f := range e.failed {
+		if f == s {
+			return false
+		}
+	}
+	return true
 }
 
 // Submit routes values to their shards and returns once all of them are
@@ -285,10 +345,20 @@ func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
 	if len(values) == 0 {
 		return nil
 	}
+	if p.opts.Admit != nil {
+		if err := p.opts.Admit(); err != nil {
+			p.refused.Add(uint64(len(values)))
+			if n, ok := p.throttle.Allow("refused"); ok {
+				p.opts.Logger.Error("values refused: the history store cannot take them now", "values", len(values), "err", err, "suppressed", n)
+			}
+			return err
+		}
+	}
 	if t == nil {
 		t = NewTicket()
 	}
-	t.err = nil
+	t.err, t.failed, t.unknown, t.p = nil, t.failed[:0], false, p
+	t.stored.Store(0)
 	// Count the shards touched first, so that a fast shard finishing
 	// before the others are enqueued cannot complete the ticket early.
 	n := len(p.shards)
@@ -297,6 +367,8 @@ func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
 		if err := p.shards[0].enqueue(values, t); err != nil {
 			return err
 		}
+		<-t.done
+		return t.result()
 	} else {
 		// Group values per shard with one counting pass and one scatter
 		// pass into a scratch slice, so each shard gets one contiguous run.
@@ -330,15 +402,27 @@ func (p *Pipeline) Submit(values []history.Sample, t *Ticket) error {
 				// account for the ones that never will.
 				for j := i; j < len(sc.counts); j++ {
 					if sc.counts[j] > 0 {
-						t.finish(err)
+						t.finishShard(j, sc.counts[j], err)
 					}
 				}
 				<-t.done
-				return err
+				return t.result()
 			}
 		}
 	}
 	<-t.done
+	return t.result()
+}
+
+// result is a finished ticket's error: nil, the store's error when
+// nothing was stored, or a *PartialError.
+func (t *Ticket) result() error {
+	if t.err == nil {
+		return nil
+	}
+	if n := t.stored.Load(); n > 0 && !t.unknown {
+		return &PartialError{Stored: int(n), Err: t.err, p: t.p, failed: slices.Clone(t.failed)}
+	}
 	return t.err
 }
 

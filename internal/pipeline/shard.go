@@ -12,10 +12,12 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
-// waiter is a ticket whose values end before index end of the queue.
+// waiter is a ticket whose values end before index end of the queue
+// (of the batch, after preprocessing); n is how many it submitted.
 type waiter struct {
 	t   *Ticket
 	end int
+	n   int
 }
 
 type itemState struct {
@@ -99,7 +101,7 @@ func (s *shard) enqueue(values []history.Sample, t *Ticket) error {
 	}
 	wake := len(s.queue) == 0
 	s.queue = append(s.queue, values...)
-	s.waiters = append(s.waiters, waiter{t: t, end: len(s.queue)})
+	s.waiters = append(s.waiters, waiter{t: t, end: len(s.queue), n: len(values)})
 	s.depth.Store(int64(len(s.queue)))
 	s.mu.Unlock()
 	if wake {
@@ -219,7 +221,7 @@ func (s *shard) failStale(j *job, cause error) error {
 	s.p.opts.Logger.Error("batch not written: its preprocessing followed a failed write", "shard", s.id, "values", len(j.batch), "err", cause)
 	s.forgetState(j.batch, j.in)
 	for _, w := range j.waiters {
-		w.t.finish(err)
+		w.t.finishShard(s.id, w.n, err)
 	}
 	return err
 }
@@ -253,12 +255,14 @@ func (s *shard) forgetState(written, in []history.Sample) {
 	}
 }
 
-// commit writes j's batch to the store in MaxBatch pieces and completes
-// the waiters whose values are all written. A failed write fails the
-// waiters that had values in it and every later waiter of this batch as
-// well, since their values may share the failed piece; the step state of
-// the items whose values were not written is forgotten first (see
-// forgetState).
+// commit writes j's batch to the store in pieces of up to MaxBatch
+// values cut between waiters, so that one Submit's values in this shard
+// go to the store in one Write, which is all or nothing (a Submit with
+// more values than MaxBatch is written alone, whole); and completes the
+// waiters whose values are written. A failed write fails its waiters and
+// every later waiter of this batch as well (they would follow values
+// that were not written); the step state of the items whose values were
+// not written is forgotten first (see forgetState).
 func (s *shard) commit(j *job) error {
 	defer s.p.busy.Since(time.Now())
 	batch, waiters := j.batch, j.waiters
@@ -266,8 +270,18 @@ func (s *shard) commit(j *job) error {
 	w := 0
 	var err error
 	off := 0
-	for ; off < len(batch); off += maxBatch {
-		end := min(off+maxBatch, len(batch))
+	for off < len(batch) {
+		end := len(batch)
+		if end-off > maxBatch {
+			// The last waiter's end that fits, or the first one's.
+			end = off
+			for k := w; k < len(waiters) && (waiters[k].end-off <= maxBatch || end == off); k++ {
+				end = waiters[k].end
+			}
+			if end == off { // BUG guard: values no waiter covers
+				end = min(off+maxBatch, len(batch))
+			}
+		}
 		piece := batch[off:end]
 		err = s.p.opts.Store.Write(context.Background(), piece)
 		if err != nil {
@@ -283,9 +297,10 @@ func (s *shard) commit(j *job) error {
 			s.p.opts.OnCommit(s.id, piece)
 		}
 		for w < len(waiters) && waiters[w].end <= end {
-			waiters[w].t.finish(nil)
+			waiters[w].t.finishShard(s.id, waiters[w].n, nil)
 			w++
 		}
+		off = end
 	}
 	if err != nil && j.gen != noState {
 		// Before the submitters hear of the failure, so that a value
@@ -293,7 +308,7 @@ func (s *shard) commit(j *job) error {
 		s.forgetState(batch[off:], j.in)
 	}
 	for ; w < len(waiters); w++ {
-		waiters[w].t.finish(err)
+		waiters[w].t.finishShard(s.id, waiters[w].n, err)
 	}
 	return err
 }

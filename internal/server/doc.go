@@ -108,10 +108,20 @@
 // own process pool (poll.external_max_processes) and output bound.
 //
 // HTTP port: the web UI (internal/web) at / when http.ui is on, the
-// JSON-RPC API at /api_jsonrpc.php, /metrics and /healthz. With
+// JSON-RPC API at /api_jsonrpc.php, /metrics (to http.metrics_allow's
+// networks and http.metrics_token_file's bearer token only) and
+// /healthz (health.go). With
 // http.tls_cert_file and tls_key_file the port serves HTTPS only (TLS 1.2
 // or later) and every response carries Strict-Transport-Security; the
 // certificate is loaded in New, so a bad file stops the start.
+//
+// Storage readiness (health.go): storageErr is why values are refused
+// now, the data directory's file system below history.min_free_space
+// (fsutil.SpaceGuard, measured at most once a second) or a store whose
+// log cannot write (history.WriteChecker); the pipeline asks it before
+// each request (Admit), so a request is refused whole before any write,
+// and /healthz answers 503 with the reason while it says no. Both clear
+// by themselves once space is back, without a restart.
 //
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.

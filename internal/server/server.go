@@ -22,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
+	"github.com/peregrine-mon/peregrine/internal/fsutil"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
@@ -120,7 +121,10 @@ type Server struct {
 	// persisted); pollers and the trapper write it, the API reads it.
 	ItemStates *itemstate.Registry
 	Housekeep  *housekeep.Housekeeper
-	authStore  *auth.Store
+	// space refuses values while data_dir's file system is short of
+	// history.min_free_space (nil: no check); see storageErr.
+	space     *fsutil.SpaceGuard
+	authStore *auth.Store
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
 

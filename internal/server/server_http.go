@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -37,8 +36,12 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		return fmt.Errorf("cannot listen for HTTP on %s (set http.listen): %w", cfg.HTTP.Listen, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", s.Metrics.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	metrics, err := s.metricsHandler()
+	if err != nil {
+		return err
+	}
+	mux.Handle("GET /metrics", metrics)
+	mux.HandleFunc("GET /healthz", s.healthz)
 	var trends api.TrendReader
 	if tr, ok := s.Store.(history.TrendReader); ok {
 		trends = apiTrends{tr}

@@ -84,6 +84,7 @@ func (s *Server) openState(ctx context.Context) error {
 	if s.Store, err = s.openHistory(ctx); err != nil {
 		return err
 	}
+	s.openSpaceGuard()
 	// The value cache sits in front of the store for trigger functions
 	// and calculated items; the pipeline's commit hook (ways-in stage)
 	// feeds it before the evaluator queues, so a pass never reads a

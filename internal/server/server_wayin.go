@@ -60,11 +60,14 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		QueueValues: cfg.Pipeline.QueueValues,
 		MaxBatch:    cfg.Pipeline.MaxBatch,
 		Store:       s.Store,
-		Metrics:     s.Metrics,
-		Logger:      log.With("component", "pipeline"),
-		Catalog:     s.Catalog.Snapshot,
-		ItemStates:  s.ItemStates,
-		StatePath:   PreprocessStatePath(cfg.DataDir),
+		// Values are refused whole, before any write, while the store
+		// cannot take them (health.go).
+		Admit:      s.storageErr,
+		Metrics:    s.Metrics,
+		Logger:     log.With("component", "pipeline"),
+		Catalog:    s.Catalog.Snapshot,
+		ItemStates: s.ItemStates,
+		StatePath:  PreprocessStatePath(cfg.DataDir),
 	})
 	if err != nil {
 		return err

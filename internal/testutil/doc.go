@@ -3,6 +3,8 @@
 // (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
 // zabbix_get and ClickHouse later)
 // on loopback for integration tests, and parses what they print.
+// InTmpfs runs a test with a small tmpfs of its own (in a user and
+// mount namespace made by unshare), so that a disk can really fill up.
 // catalogtest opens a test catalog with a spec. The simulated peers
 // (agentsim for Zabbix agents, snmpsim for SNMP agents) are not here but
 // under internal/bench/sim: `peregrine bench` runs them, and the

@@ -17,8 +17,14 @@
 //     directory, deleting whole segments on Truncate.
 //   - Record framing: length, CRC-32C, and the torn-tail rules of Replay.
 //   - Durability: Append returns nil only once its record is as durable as
-//     Options.Sync promises, and after any write or fsync failure the WAL
-//     refuses every later append until it is reopened.
+//     Options.Sync promises. A write or fsync failure fails the whole
+//     group, whose bytes are then removed from the segment files (none of
+//     its records is replayed, whole ones included), and the WAL refuses
+//     appends until a retry (every Options.RetryInterval) can start a new
+//     segment: a disk that was full takes appends again by itself. A
+//     failure that cannot be undone (the bytes cannot be removed, or
+//     under SyncInterval a failed fsync that may have lost acknowledged
+//     records) refuses appends until the WAL is reopened.
 //   - The filesystem seam (FS, File) through which all of this happens.
 //
 // # What it does not own

@@ -1,7 +1,10 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 )
 
@@ -71,6 +74,17 @@ func (w *WAL) flushLoop() {
 		defer t.Stop()
 		tick = t.C
 	}
+	// retry is armed while the WAL has undone a failure and waits to
+	// write again.
+	var retry <-chan time.Time
+	arm := func() {
+		w.mu.Lock()
+		again := w.err != nil && w.recoverable && !w.closed
+		w.mu.Unlock()
+		if again && retry == nil {
+			retry = time.After(w.opts.RetryInterval)
+		}
+	}
 	for {
 		select {
 		case <-w.work:
@@ -79,7 +93,16 @@ func (w *WAL) flushLoop() {
 			}
 		case <-tick:
 			w.intervalSync()
+		case <-retry:
+			retry = nil
+			// First fail what was queued before the failure was
+			// recorded: its segment accounting is the old layout's.
+			if w.flush() {
+				return
+			}
+			w.recover()
 		}
+		arm()
 	}
 }
 
@@ -98,19 +121,30 @@ func (w *WAL) flush() (closed bool) {
 	if failed != nil {
 		// Records queued just before an earlier batch failed.
 		err = fmt.Errorf("wal: not written after an earlier failure: %w", failed)
-	} else {
+	} else if len(buf) > 0 || len(cuts) > 0 {
+		startSeg, startSize := w.fileSeg, w.fileSize
+		w.syncFailed = false
 		err = w.writeOut(buf, cuts)
 		if err == nil && w.opts.Sync == SyncBatch && w.unsynced {
 			err = w.syncFile()
 		}
 		if err != nil {
-			w.fail(err)
+			w.nFailures.Add(1)
+			// Under SyncBatch a failed fsync concerns this group's
+			// bytes only (every earlier group was fsynced); under the
+			// other policies it may concern acknowledged records.
+			recoverable := w.opts.Sync == SyncBatch || !w.syncFailed
+			if uerr := w.undo(startSeg, startSize); uerr != nil {
+				w.log.Error("wal: cannot remove the bytes of a failed write", "dir", w.opts.Dir, "err", uerr)
+				recoverable = false
+			}
+			w.fail(err, recoverable)
 		}
 	}
 	if closed {
 		if cerr := w.closeFile(err == nil); err == nil && cerr != nil {
 			err = cerr
-			w.fail(err)
+			w.fail(err, false)
 		}
 	}
 	if g != nil {
@@ -146,10 +180,14 @@ func (w *WAL) write(p []byte) error {
 	if len(p) == 0 {
 		return nil
 	}
-	if _, err := w.file.Write(p); err != nil {
+	n, err := w.file.Write(p)
+	w.fileSize += int64(n)
+	if n > 0 {
+		w.unsynced = true
+	}
+	if err != nil {
 		return fmt.Errorf("wal: cannot write %d bytes to segment %s: %w", len(p), segmentName(w.fileSeg), err)
 	}
-	w.unsynced = true
 	w.nWrites.Add(1)
 	w.nBytes.Add(int64(len(p)))
 	return nil
@@ -157,6 +195,7 @@ func (w *WAL) write(p []byte) error {
 
 func (w *WAL) syncFile() error {
 	if err := w.file.Sync(); err != nil {
+		w.syncFailed = true
 		return fmt.Errorf("wal: cannot fsync segment %s: %w", segmentName(w.fileSeg), err)
 	}
 	w.unsynced = false
@@ -181,7 +220,7 @@ func (w *WAL) rotate(next int) error {
 	if err != nil {
 		return err
 	}
-	w.file = f
+	w.file, w.fileSize, w.unsynced = f, segHeaderSize, false
 	w.mu.Lock()
 	w.fileSeg = next
 	w.mu.Unlock()
@@ -215,18 +254,138 @@ func (w *WAL) intervalSync() {
 		return
 	}
 	if err := w.syncFile(); err != nil {
-		w.fail(err)
+		// Records acknowledged since the last fsync may be lost: only a
+		// replay of what is on disk can say.
+		w.nFailures.Add(1)
+		w.fail(err, false)
 	}
 }
 
-// fail records the WAL's first failure; from then on it refuses appends.
-func (w *WAL) fail(err error) {
+// fail records the WAL's first failure; from then on it refuses appends,
+// until recover succeeds if the failure is recoverable (the failed
+// group's bytes were removed), else until it is reopened.
+func (w *WAL) fail(err error, recoverable bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.space.Broadcast()
 	if w.err != nil {
 		return
 	}
-	w.err = err
-	w.log.Error("wal: write failed; refusing further appends until the WAL is reopened", "dir", w.opts.Dir, "err", err)
+	w.err, w.recoverable = err, recoverable
+	w.failed.Store(true)
+	if recoverable {
+		w.log.Error("wal: write failed; its records were removed and appends are refused until it can write again", "dir", w.opts.Dir, "retry_every", w.opts.RetryInterval, "err", err)
+	} else {
+		w.log.Error("wal: write failed; refusing further appends until the WAL is reopened", "dir", w.opts.Dir, "err", err)
+	}
+}
+
+// undo removes from the segment files every byte written since the
+// group started at size startSize of segment startSeg: the segments the
+// group created are deleted and startSeg is truncated back. The records
+// of a failed group are then gone, whole ones included, so that a
+// restart does not replay what was never acknowledged. The active file
+// is closed; recover starts a new one. The truncation and the deletions
+// are made durable here if the disk allows it, and in any case by
+// recover before any append is accepted again.
+func (w *WAL) undo(startSeg int, startSize int64) error {
+	var err error
+	truncated := false
+	if w.file != nil {
+		if w.fileSeg == startSeg {
+			err, truncated = w.file.Truncate(startSize), true
+			if err == nil {
+				w.file.Sync() // best effort: recover fsyncs it again
+			}
+		}
+		w.file.Close()
+		w.file = nil
+	}
+	w.unsynced = false
+	if err != nil {
+		return fmt.Errorf("wal: cannot truncate segment %s after a failed write: %w", segmentName(startSeg), err)
+	}
+	segs, err := listSegments(w.fs, w.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, idx := range segs {
+		if idx > startSeg {
+			if err := w.fs.Remove(segmentPath(w.opts.Dir, idx)); err != nil {
+				return fmt.Errorf("wal: cannot delete segment %s: %w", segmentName(idx), err)
+			}
+		}
+	}
+	if !truncated {
+		// The group rotated out of startSeg (which rotate closed).
+		f, err := w.fs.OpenFile(segmentPath(w.opts.Dir, startSeg), os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("wal: cannot reopen segment %s: %w", segmentName(startSeg), err)
+		}
+		err = f.Truncate(startSize)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("wal: cannot truncate segment %s after a failed write: %w", segmentName(startSeg), err)
+		}
+	}
+	w.mu.Lock()
+	w.fileSeg = startSeg
+	w.mu.Unlock()
+	w.fileSize = startSize
+	return nil
+}
+
+// recover tries to start a new segment after an undone failure and, if
+// it can, clears the failure so that appends are accepted again. A
+// segment file it could only partly create is deleted, so that the next
+// try can create it.
+func (w *WAL) recover() {
+	w.mu.Lock()
+	ok := w.err != nil && w.recoverable && !w.closed && len(w.queue) == 0
+	next := w.fileSeg + 1
+	w.mu.Unlock()
+	if !ok {
+		return
+	}
+	// What undo removed must stay removed before anything follows it.
+	if err := w.syncUndone(next - 1); err != nil {
+		w.log.Debug("wal: still cannot write", "dir", w.opts.Dir, "err", err)
+		return
+	}
+	f, err := w.createSegment(next)
+	if err != nil {
+		if rerr := w.fs.Remove(segmentPath(w.opts.Dir, next)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			w.log.Error("wal: cannot delete a partly created segment", "segment", segmentName(next), "err", rerr)
+		}
+		w.log.Debug("wal: still cannot write", "dir", w.opts.Dir, "err", err)
+		return
+	}
+	w.mu.Lock()
+	w.file, w.fileSize, w.unsynced = f, segHeaderSize, false
+	w.fileSeg, w.seg, w.segSize = next, next, segHeaderSize
+	w.cuts = w.cuts[:0]
+	failed := w.err
+	w.err, w.recoverable = nil, false
+	w.failed.Store(false)
+	w.mu.Unlock()
+	w.nRecoveries.Add(1)
+	w.log.Info("wal: writing again after a failure", "dir", w.opts.Dir, "segment", segmentName(next), "after", failed)
+}
+
+// syncUndone makes undo's truncation of segment seg and its deletions
+// durable.
+func (w *WAL) syncUndone(seg int) error {
+	f, err := w.fs.OpenFile(segmentPath(w.opts.Dir, seg), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("wal: cannot reopen segment %s: %w", segmentName(seg), err)
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("wal: cannot fsync segment %s after removing a failed write: %w", segmentName(seg), err)
+	}
+	if err := w.fs.SyncDir(w.opts.Dir); err != nil {
+		return fmt.Errorf("wal: cannot sync directory %s: %w", w.opts.Dir, err)
+	}
+	return nil
 }

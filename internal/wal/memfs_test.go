@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -293,10 +294,29 @@ func (f *memFile) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// shortWrite, returned by an inject hook for a write, makes the write
+// store its first n bytes and then fail with err, as write(2) does when
+// the disk fills in the middle of a buffer.
+type shortWrite struct {
+	n   int
+	err error
+}
+
+func (s shortWrite) Error() string { return "short write: " + s.err.Error() }
+
 func (f *memFile) Write(p []byte) (int, error) {
 	if err := f.fs.begin(opWrite, f.path); err != nil {
-		return 0, err
+		var sw shortWrite
+		if !errors.As(err, &sw) {
+			return 0, err
+		}
+		n, _ := f.write(p[:min(sw.n, len(p))])
+		return n, &fs.PathError{Op: "write", Path: f.path, Err: sw.err}
 	}
+	return f.write(p)
+}
+
+func (f *memFile) write(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
 	if f.closed || !f.canWrite {

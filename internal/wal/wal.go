@@ -49,6 +49,7 @@ const (
 	DefaultSegmentSize    = 128 << 20
 	DefaultSyncInterval   = 100 * time.Millisecond
 	DefaultMaxQueuedBytes = 64 << 20
+	DefaultRetryInterval  = time.Second
 )
 
 // Options configures a WAL. Zero fields take the defaults above.
@@ -70,6 +71,10 @@ type Options struct {
 	// growing memory. A single record larger than the bound is still
 	// accepted once the queue is empty.
 	MaxQueuedBytes int64
+	// RetryInterval is how often a WAL that undid a failed write (see
+	// Append: a full disk, an I/O error) tries to start a new segment
+	// and accept appends again.
+	RetryInterval time.Duration
 	// FS is the filesystem; nil means the operating system's.
 	FS FS
 	// Logger receives torn-tail cuts and write failures; nil discards.
@@ -85,6 +90,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.MaxQueuedBytes == 0 {
 		o.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = DefaultRetryInterval
 	}
 	if o.FS == nil {
 		o.FS = OS()
@@ -161,9 +169,16 @@ type WAL struct {
 	// started is set once the active segment exists (at Open for a new
 	// WAL, at the end of Replay otherwise); Appends wait for it.
 	started bool
-	// err is the first write or fsync failure. It is sticky: see Append.
-	err    error
-	closed bool
+	// err is the first write or fsync failure. It stays until a retry
+	// starts a new segment (recoverable: the failed group's bytes were
+	// removed from the files) or, when it is not recoverable, until the
+	// WAL is reopened: see Append.
+	err         error
+	recoverable bool
+	closed      bool
+	// failed mirrors err != nil for Failure, which the pipeline asks
+	// once per request.
+	failed atomic.Bool
 	// spare and spareCuts are the previous queue's arrays, handed back by
 	// the writer for reuse (double buffering).
 	spare     []byte
@@ -171,13 +186,15 @@ type WAL struct {
 
 	// Owned by the writer goroutine (and by Open/Replay before any record
 	// can be queued).
-	file     File
-	unsynced bool // bytes written to file since its last fsync
+	file       File
+	fileSize   int64 // bytes in file, header included
+	unsynced   bool  // bytes written to file since its last fsync
+	syncFailed bool  // an fsync of file failed in the current group
 
 	work        chan struct{} // 1-buffered "queue is not empty" signal
 	flusherDone chan struct{}
 
-	nRecords, nBytes, nWrites, nSyncs, nSegments atomic.Int64
+	nRecords, nBytes, nWrites, nSyncs, nSegments, nFailures, nRecoveries atomic.Int64
 }
 
 // Stats are cumulative counters of one WAL, for self-monitoring.
@@ -187,17 +204,38 @@ type Stats struct {
 	Writes   int64 // write(2) calls for record data
 	Syncs    int64 // fsyncs of segment files (directory syncs not counted)
 	Segments int64 // segment files created
+	// Failures counts failed groups (write or fsync errors), Recoveries
+	// the times the WAL accepted appends again after undoing one.
+	Failures   int64
+	Recoveries int64
 }
 
 // Stats returns the WAL's counters.
 func (w *WAL) Stats() Stats {
 	return Stats{
-		Records:  w.nRecords.Load(),
-		Bytes:    w.nBytes.Load(),
-		Writes:   w.nWrites.Load(),
-		Syncs:    w.nSyncs.Load(),
-		Segments: w.nSegments.Load(),
+		Records:    w.nRecords.Load(),
+		Bytes:      w.nBytes.Load(),
+		Writes:     w.nWrites.Load(),
+		Syncs:      w.nSyncs.Load(),
+		Segments:   w.nSegments.Load(),
+		Failures:   w.nFailures.Load(),
+		Recoveries: w.nRecoveries.Load(),
 	}
+}
+
+// Failure returns why appends are refused now, or nil when they are
+// accepted (or the WAL is closed). A WAL that undid its failure keeps
+// returning it until a retry has started a new segment.
+func (w *WAL) Failure() error {
+	if !w.failed.Load() {
+		return nil // the usual answer, without the appenders' lock
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	return w.err
 }
 
 // Open opens the WAL in opts.Dir, creating the directory if needed. It
@@ -252,6 +290,7 @@ func (w *WAL) startSegment(idx int) error {
 	}
 	w.mu.Lock()
 	w.file = f
+	w.fileSize = segHeaderSize
 	w.fileSeg = idx
 	w.seg = idx
 	w.segSize = segHeaderSize
@@ -300,6 +339,8 @@ func (w *WAL) usableLocked() error {
 	switch {
 	case w.closed:
 		return ErrClosed
+	case w.err != nil && w.recoverable:
+		return fmt.Errorf("wal: refusing to append until the WAL can write again (retried every %v): %w", w.opts.RetryInterval, w.err)
 	case w.err != nil:
 		return fmt.Errorf("wal: refusing to append after an earlier write or fsync failure; reopen the WAL to continue: %w", w.err)
 	case !w.started:
@@ -314,11 +355,23 @@ func (w *WAL) usableLocked() error {
 // many goroutines at once; concurrent calls are group-committed. It does
 // not keep rec after it returns.
 //
-// A non-nil error means rec must be assumed lost. After a write or fsync
-// failure every later Append fails too, until the WAL is closed and
-// reopened: after a failed fsync the kernel may have dropped the dirty
-// pages and marked them clean, so neither a retried fsync nor later
-// records can be trusted; only a replay from what is really on disk can.
+// A non-nil error means rec is not in the log: after a write or fsync
+// failure the writer removes every byte of the failed group from the
+// segment files (it truncates the segment the group started in back to
+// where it started, fsyncs it, and deletes the segments the group
+// created), so that no record of a group whose Appends failed is
+// replayed after a restart, whole ones included. Every later Append
+// fails too, until the WAL can write again: every
+// Options.RetryInterval the writer tries to start a new segment, and
+// once it has, appends are accepted again (a disk that was full has
+// room again). The removed bytes take with them whatever a failed
+// fsync left uncertain ("fsyncgate": the kernel may have dropped the
+// dirty pages and marked them clean), and what precedes them was
+// fsynced by earlier groups. Two failures are not undone, and leave the
+// WAL refusing appends until it is closed and reopened (which replays
+// what is really on disk): one whose bytes cannot be removed, and under
+// SyncInterval or SyncNever a failed fsync, which may have lost records
+// already acknowledged.
 func (w *WAL) Append(rec []byte) error { return w.AppendAsync(rec).Wait() }
 
 // AppendAsync enqueues rec like Append but returns at once; the Pending

@@ -17,9 +17,11 @@
 //     document for a live session, else 303 to /login. Pages are real
 //     paths (not "#" fragments) so the server sees every page request.
 //   - GET /login, POST /login: the login page (html/template, every
-//     field escaped) with the first-start password flow explained: where
-//     `serve` wrote the generated Admin password (Options.AdminPasswordFile)
-//     and whether the file is still there, never its content.
+//     field escaped) with the first-start password flow explained: the
+//     name of the file in data_dir where `serve` wrote the generated
+//     Admin password (Options.AdminPasswordFile; never its directory,
+//     the page is for anyone) and whether it is still there, never its
+//     content.
 //   - POST /logout: user.logout, then the cookie is dropped.
 //   - GET /ui/session: who is logged in and the CSRF token (the app
 //     document carries both in meta elements; this is the fallback).

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -265,9 +266,12 @@ func (u *UI) renderLogin(w http.ResponseWriter, r *http.Request, errMsg string, 
 	rand.Read(raw[:])
 	lc := base64.RawURLEncoding.EncodeToString(raw[:])
 	u.setCookie(w, r, loginCookie, lc, 3600)
-	d := loginData{Assets: u.assets.prefix(), CSRF: u.csrfToken("login", lc), Error: errMsg, PasswordFile: u.opts.AdminPasswordFile}
-	if d.PasswordFile != "" {
-		if _, err := os.Stat(d.PasswordFile); err == nil {
+	d := loginData{Assets: u.assets.prefix(), CSRF: u.csrfToken("login", lc), Error: errMsg}
+	if pw := u.opts.AdminPasswordFile; pw != "" {
+		// The file's name only: the page is for anyone, and the
+		// server's directories are nobody's business there.
+		d.PasswordFile = filepath.Base(pw)
+		if _, err := os.Stat(pw); err == nil {
 			d.PasswordFileExists = true
 		}
 	}

@@ -17,8 +17,9 @@ type Options struct {
 	// data path, for logging in and out as for every read and write.
 	API http.Handler
 	// AdminPasswordFile is where the first start writes the generated
-	// password of "Admin"; the login page names it and says whether it
-	// is still there (never its content).
+	// password of "Admin"; the login page names the file (never its
+	// directory: the page is for anyone) and says whether it is still
+	// there (never its content).
 	AdminPasswordFile string
 	// TLS says the listener serves HTTPS: cookies get Secure and every
 	// response Strict-Transport-Security with HSTSMaxAge.

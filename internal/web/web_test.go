@@ -258,10 +258,15 @@ func TestLoginPageExplainsFirstStart(t *testing.T) {
 	c := f.client(t)
 	r, _ := c.Get(f.srv.URL + "/login")
 	body := read(t, r)
-	for _, want := range []string{f.pwFile, "The file is still there", "Admin"} {
+	for _, want := range []string{`<code id="password-file">admin-password</code> in the data directory`, "The file is still there", "Admin"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("login page lacks %q", want)
 		}
+	}
+	// The page is for anyone: it names the file, never where the
+	// server keeps it (issue 25).
+	if dir := filepath.Dir(f.pwFile); strings.Contains(body, dir) {
+		t.Errorf("login page shows the data directory %s", dir)
 	}
 	if strings.Contains(body, "generated") {
 		t.Error("login page shows the password file's content")

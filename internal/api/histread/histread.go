@@ -184,8 +184,10 @@ type Plan struct {
 // Plan decides how req is read.
 func (r *Reader) Plan(req Request) *Plan {
 	p := &Plan{r: r, req: req, merge: req.ByClock && len(req.Items) > 1, storeLimit: req.Limit}
-	if req.Match != nil {
-		p.storeLimit = 0 // rows the filter drops do not count
+	if req.Match != nil || req.Count {
+		// Rows the filter drops do not count; a count counts every
+		// row, whatever the limit (as 6.0 does).
+		p.storeLimit = 0
 	}
 	switch {
 	case req.Downsample > 0:

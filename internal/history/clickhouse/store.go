@@ -327,6 +327,21 @@ func (s *Store) resolve(ctx context.Context, items []uint64) error {
 	return nil
 }
 
+// WriteErr implements history.WriteChecker: the spool's WAL cannot write
+// (it retries every second), or the spool is full.
+func (s *Store) WriteErr() error {
+	if err := s.wal.Failure(); err != nil {
+		return fmt.Errorf("clickhouse: spool: %w", err)
+	}
+	s.mu.Lock()
+	full := s.spooled >= s.o.SpoolLimit
+	s.mu.Unlock()
+	if full {
+		return ErrSpoolFull
+	}
+	return nil
+}
+
 // Write validates samples, appends them to the spool's WAL (durable as
 // Options.Sync promises when it returns) and makes them readable at once.
 // Shipping to ClickHouse happens later, in the background.

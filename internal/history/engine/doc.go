@@ -42,6 +42,14 @@
 // segment (a crash in the middle of a write) is cut by the WAL; a record
 // that was acknowledged was fsynced and is therefore whole.
 //
+// Failed writes (a full disk, an I/O error): a Write whose WAL append
+// fails returns the error and applies nothing, and the WAL removes the
+// failed group's bytes, so none of its values comes back at a restart
+// (history.Writer's all-or-nothing contract). Until the WAL can write
+// again (it retries every second; package wal) every Write fails at
+// once and WriteErr (history.WriteChecker) says why, which the pipeline
+// and /healthz read; then writes go on without a restart.
+//
 // Blocks (flush.go, block.go; format in docs/format/blocks.md): Flush
 // swaps the head out, writes it into immutable block files, one per
 // 2-hour partition touched (history/blocks/p<S>/), and then removes the

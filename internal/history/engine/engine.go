@@ -95,11 +95,12 @@ type Store struct {
 // The optional history interfaces the engine implements; the housekeeping
 // stage and the API find them by assertion on history.Store.
 var (
-	_ history.Store       = (*Store)(nil)
-	_ history.TrendReader = (*Store)(nil)
-	_ history.Flusher     = (*Store)(nil)
-	_ history.Dropper     = (*Store)(nil)
-	_ history.Compactor   = (*Store)(nil)
+	_ history.Store        = (*Store)(nil)
+	_ history.TrendReader  = (*Store)(nil)
+	_ history.Flusher      = (*Store)(nil)
+	_ history.Dropper      = (*Store)(nil)
+	_ history.Compactor    = (*Store)(nil)
+	_ history.WriteChecker = (*Store)(nil)
 )
 
 // Open opens the engine in opts.Dir, replaying the WAL into the head.
@@ -155,6 +156,20 @@ func Open(opts Options) (*Store, error) {
 	opts.Logger.Info("history engine opened", "dir", opts.Dir, "blocks", len(s.blocks), "replayed_values", s.replayed.Load(), "duration", time.Since(start))
 	return s, nil
 }
+
+// WriteErr implements history.WriteChecker: the WAL's failure while it
+// refuses appends (after a failed write it retries every second and
+// takes appends again once it can write; see wal.Append).
+func (s *Store) WriteErr() error {
+	if err := s.wal.Failure(); err != nil {
+		return fmt.Errorf("history WAL cannot write: %w", err)
+	}
+	return nil
+}
+
+// WALStats returns the counters of the engine's WAL (failed groups and
+// recoveries among them), for self-monitoring.
+func (s *Store) WALStats() wal.Stats { return s.wal.Stats() }
 
 // Replayed is the number of samples replayed from the WAL at Open.
 func (s *Store) Replayed() int64 { return s.replayed.Load() }
