@@ -14,6 +14,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -52,6 +53,16 @@ type Options struct {
 	// StateInterval is how often Run saves the state besides at stop;
 	// default one minute, so a crash loses at most that much of it.
 	StateInterval time.Duration
+	// JS runs the JavaScript preprocessing steps: the server's pool of
+	// worker processes (jsvm.Pool). nil runs them in this process
+	// (jsvm.Local: tests and tools).
+	JS jsvm.Runner
+	// JSWait is the longest a shard waits, per batch, for the scripts
+	// its values started before it writes the batch without the values
+	// still in a script, which finish later (lanes.go); default 10 ms.
+	// It bounds what one item's slow script costs the other items of
+	// its shard.
+	JSWait time.Duration
 }
 
 // CommitFunc is the pipeline's one hook for its consumers (trigger
@@ -101,6 +112,9 @@ func (o *Options) ensureDefaults() {
 	if o.StateInterval <= 0 {
 		o.StateInterval = time.Minute
 	}
+	if o.JSWait <= 0 {
+		o.JSWait = 10 * time.Millisecond
+	}
 }
 
 // Pipeline is the sharded value pipeline.
@@ -121,8 +135,15 @@ type Pipeline struct {
 	// step discarded, values that left their item not supported.
 	discarded    *selfmon.Counter
 	notSupported *selfmon.Counter
-	throttle     *selfmon.LogThrottle
-	saveMu       sync.Mutex // one SaveState at a time
+	// JavaScript off the shards' path (lanes.go): values finished after
+	// their batch, values refused, values on their way.
+	jsDetached *selfmon.Counter
+	jsRefused  *selfmon.Counter
+	jsWaiting  atomic.Int64
+	// laneMaxWait is laneMaxWait, lowered by tests.
+	laneMaxWait time.Duration
+	throttle    *selfmon.LogThrottle
+	saveMu      sync.Mutex // one SaveState at a time
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -134,7 +155,7 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: Options.Store is required")
 	}
 	opts.ensureDefaults()
-	p := &Pipeline{opts: opts}
+	p := &Pipeline{opts: opts, laneMaxWait: laneMaxWait}
 	m := opts.Metrics
 	p.committed = m.Counter("peregrine_pipeline_values_committed_total", "Values accepted by the history store.")
 	p.errors = m.Counter("peregrine_pipeline_store_errors_total", "History store writes that failed; their values were not acknowledged.")
@@ -145,6 +166,10 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.discarded = m.Counter("peregrine_preprocessing_discarded_total", "Values that a preprocessing step discarded (discard unchanged, first value of a change step, discard-value handler).")
 	p.notSupported = m.Counter("peregrine_preprocessing_not_supported_total", "Values whose preprocessing or conversion failed, leaving their item not supported.")
+	p.jsDetached = m.Counter("peregrine_preprocessing_js_detached_total", "Values whose JavaScript step outlasted the shard's wait (JSWait): written after their batch, off the shard's path, while the shard went on.")
+	p.jsRefused = m.Counter("peregrine_preprocessing_js_refused_total", "Values dropped because their item's JavaScript step was too far behind (its values waited more than its time limit); the item is made not supported with the reason.")
+	m.GaugeFunc("peregrine_preprocessing_js_waiting", "Values waiting for their item's JavaScript step, or behind such values of their item.",
+		func() float64 { return float64(p.jsWaiting.Load()) })
 	p.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	// Each shard has two goroutines, preprocessing and commit (see run).
 	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent preprocessing batches and writing them (store write, last values, commit hook), summed over the shards' two goroutines each.", 2*opts.Shards)
