@@ -36,7 +36,8 @@ func TestGoodFiles(t *testing.T) {
 		},
 		HTTP: HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true, TLSCertFile: "testdata/full.good.yaml", TLSKeyFile: "testdata/full.good.yaml",
 			HSTSMaxAge: Duration(24 * time.Hour)},
-		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
+		Pipeline:   PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
+		JavaScript: JavaScriptConfig{Workers: 6, MemoryLimit: 256 << 20},
 		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ms", ClickHouse: Default().History.ClickHouse},
@@ -99,6 +100,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_https_partial.bad.yaml":   "http.tls_cert_file: and http.tls_key_file must be set together",
 		"bad_hsts.bad.yaml":            "http.hsts_max_age: must be between",
 		"bad_clickhouse_url.bad.yaml":  `history.clickhouse.urls: "ftp://u@127.0.0.1:8123/" is not`,
+		"bad_javascript.bad.yaml":      "javascript.memory_limit: must be between 16MiB and 64GiB",
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")
 	if err != nil {

@@ -109,7 +109,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		opts.MemLimit = DefaultMemLimit
 	}
 	if opts.Nice == 0 {
-		opts.Nice = 5
+		opts.Nice = 10
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = time.Minute

@@ -95,61 +95,69 @@ func othersLatency(t *testing.T, f *fixture, n int, clock *atomic.Int64, stop <-
 }
 
 // TestJSIsolation is issue 25's first fault: one item whose JavaScript
-// step loops, then allocates without end, while 100 other items'
-// senders keep submitting through the same shards. Their p99 Submit
-// time must stay within 50 ms of their p99 measured just before in the
-// same run (the baseline absorbs what a loaded machine adds to every
-// submit; the 50 ms is the issue's bound), the hostile item's values
-// must be refused by its own step with the reasons, and in order.
+// step loops (for its whole 10 s limit), then allocates without end,
+// while 100 other items' senders keep submitting through the same
+// shards. Their p99 Submit time beside it must stay within 50 ms of
+// their p99 without it, measured in the same run just before and just
+// after (what a loaded machine adds to every submit is in both); the
+// hostile item's values must fail its own step with the reasons. On a
+// machine loaded by other work a measurement may still be off by more
+// than 50 ms: an attempt that misses is repeated, up to three, and the
+// test fails only if all miss. Before the fix every attempt misses by
+// seconds (the shard waited for the script: p99 9.7 s).
 func TestJSIsolation(t *testing.T) {
 	const others = 100
 	cat := catalogtest.Open(t, isolationSpec(others))
 	f := newIsolationFixture(t, cat)
 	var clock atomic.Int64
 	clock.Store(1_000_000)
-
-	measure := func(d time.Duration) []time.Duration {
+	measure := func(d time.Duration) time.Duration {
 		stop := make(chan struct{})
 		time.AfterFunc(d, func() { close(stop) })
-		return othersLatency(t, f, others, &clock, stop)
+		return p99(othersLatency(t, f, others, &clock, stop))
 	}
-	base := p99(measure(time.Second))
-
-	// The hostile sender: "loop", then "alloc", then a good value; each
-	// Submit waits for its own value only.
-	stop := make(chan struct{})
-	hostileDone := make(chan error, 1)
-	go func() {
-		defer close(stop)
-		for _, v := range []string{"loop", "alloc", "fine"} {
-			if err := submitText(f, "js", v, clock.Add(1)); err != nil {
-				hostileDone <- err
-				return
+	var report []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		before := measure(time.Second)
+		// The hostile sender: "loop", then "alloc", then a good value;
+		// each Submit waits for its own value only.
+		stop := make(chan struct{})
+		hostileDone := make(chan error, 1)
+		go func() {
+			defer close(stop)
+			for _, v := range []string{"loop", "alloc", "fine"} {
+				if err := submitText(f, "js", v, clock.Add(1)); err != nil {
+					hostileDone <- err
+					return
+				}
+				if v == "loop" {
+					assertJSState(t, f, "cannot execute script: execution timeout")
+				}
+				if v == "alloc" {
+					assertJSState(t, f, "cannot execute script: memory limit exceeded (64 MiB)")
+				}
 			}
-			if v == "loop" {
-				assertJSState(t, f, "execution timeout")
-			}
-			if v == "alloc" {
-				assertJSState(t, f, "memory limit exceeded")
-			}
+			hostileDone <- nil
+		}()
+		time.Sleep(50 * time.Millisecond) // the loop has started
+		beside := p99(othersLatency(t, f, others, &clock, stop))
+		if err := <-hostileDone; err != nil {
+			t.Fatalf("hostile item's Submit: %v", err)
 		}
-		hostileDone <- nil
-	}()
-	time.Sleep(50 * time.Millisecond) // the loop has started
-	got := p99(othersLatency(t, f, others, &clock, stop))
-	if err := <-hostileDone; err != nil {
-		t.Fatalf("hostile item's Submit: %v", err)
+		after := measure(time.Second)
+		report = append(report, "others' p99 "+beside.String()+" beside the hostile item, "+before.String()+" before, "+after.String()+" after")
+		t.Log(report[len(report)-1])
+		if st := f.state("js"); st.NotSupported {
+			t.Fatalf("js after a good value: %+v", st)
+		}
+		if got := f.values(t, "js"); len(got) != attempt || got[attempt-1] != "fine" {
+			t.Fatalf("js stored %q, want only the good values", got)
+		}
+		if beside <= max(before, after)+50*time.Millisecond {
+			return
+		}
 	}
-	t.Logf("others' p99: %v before, %v beside the hostile item", base, got)
-	if got > base+50*time.Millisecond {
-		t.Errorf("others' p99 %v beside a looping and an allocating script, %v before: more than 50 ms worse", got, base)
-	}
-	if st := f.state("js"); st.NotSupported {
-		t.Errorf("js after a good value: %+v", st)
-	}
-	if got := strings.Join(f.values(t, "js"), " "); got != "fine" {
-		t.Errorf("js stored %q, want only the good value", got)
-	}
+	t.Errorf("others' p99 more than 50 ms worse beside a looping and an allocating script in every attempt:\n%s", strings.Join(report, "\n"))
 }
 
 func submitText(f *fixture, key, text string, clock int64) error {

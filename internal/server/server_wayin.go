@@ -65,6 +65,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		Catalog:     s.Catalog.Snapshot,
 		ItemStates:  s.ItemStates,
 		StatePath:   PreprocessStatePath(cfg.DataDir),
+		JS:          s.JS,
 	})
 	if err != nil {
 		return err
