@@ -102,7 +102,10 @@
 // other items never wait for them. A lane whose values wait longer than
 // a time limit drops new ones, making the item not supported with the
 // reason (peregrine_preprocessing_js_refused_total). Stop waits for the
-// detached values.
+// detached values. A Submit with NewTicketNoScripts (the poller's results
+// and SNMP traps, which acknowledge to no one and carry many items'
+// values in one Submit) does not wait for its detached values: they are
+// written on their own when their scripts end.
 //
 // Dependent items are processed in the shard of their root master,
 // where the master's value arrives: Submit routes by the submitted

@@ -53,7 +53,8 @@ import (
 //
 // Acknowledgement and durability are unchanged: a submitter returns
 // once every value it gave, including those finished late, is in the
-// store. A value finished in a batch after a failed write of the state
+// store (except with NewTicketNoScripts, whose detached values are
+// written on their own). A value finished in a batch after a failed write of the state
 // it was preprocessed on is not written and its submitter is told so
 // (as failStale does for a whole batch).
 
@@ -247,7 +248,7 @@ func (s *shard) startScript(b *prepBatch, it *catalog.Item, chain []preprocess.S
 		// Copies: the text may be a step state's buffer, and the entry
 		// outlives this batch.
 		text: strings.Clone(o.Text), in: in, v: *v, t: b.t, gen: b.gen}
-	e.v.S = ""
+	keepSample(&e.v)
 	l.entries = append(l.entries, e)
 	b.fresh = append(b.fresh, e)
 	b.waitFor = append(b.waitFor, e)
@@ -262,10 +263,22 @@ func (s *shard) deferDone(b *prepBatch, l *lane, it *catalog.Item, text, chainEr
 	in.Text, in.Err, in.Cache = "", "", nil
 	e := &entry{kind: entryDone, lane: l, item: it.ID, depth: depth, in: in, v: *v, t: b.t, gen: b.gen,
 		outText: strings.Clone(text), chainErr: strings.Clone(chainErr)}
-	e.v.S = ""
+	keepSample(&e.v)
 	l.entries = append(l.entries, e)
 	b.fresh = append(b.fresh, e)
 	s.p.jsWaiting.Add(1)
+}
+
+// keepSample drops the text of an entry's copy of its submitted value
+// and copies its log fields: an entry may outlive the Submit, whose
+// caller then reuses its buffers (NewTicketNoScripts).
+func keepSample(v *history.Sample) {
+	v.S = ""
+	if v.Log != nil {
+		m := *v.Log
+		m.Source = strings.Clone(m.Source)
+		v.Log = &m
+	}
 }
 
 // refuse drops a value of an item whose lane is too far behind, and
@@ -323,9 +336,13 @@ func (s *shard) runLanes(b *prepBatch) {
 	for _, e := range b.fresh {
 		if !e.left && !e.counted {
 			e.counted = true
-			e.t.pending.Add(1)
 			s.p.jsDetached.Inc()
 			s.detached.Add(1)
+			if e.t != nil && e.t.noScripts {
+				e.t = nil // written on its own (NewTicketNoScripts)
+			} else if e.t != nil {
+				e.t.pending.Add(1)
+			}
 		}
 	}
 	for _, l := range b.lanes {
@@ -437,7 +454,11 @@ func (s *shard) finishEntry(b *prepBatch, e *entry) {
 		if ip := s.prep.get(e.item); ip != nil {
 			ip.state.Reset()
 		}
-		t.finish(errStale)
+		if t != nil {
+			t.finish(errStale)
+		} else if n, ok := s.p.throttle.Allow("js stale"); ok {
+			s.p.opts.Logger.Error("value not written: preprocessed after values whose write failed", "item", e.item, "suppressed", n)
+		}
 		return
 	}
 	before := len(b.out)
@@ -447,13 +468,18 @@ func (s *shard) finishEntry(b *prepBatch, e *entry) {
 		s.finish(b, it, e.outText, e.chainErr, e.in, &e.v, e.depth)
 		b.t = saved
 	}
-	if !e.counted {
-		if len(b.out) == before {
-			return // nothing to write: its batch's waiter covers it
-		}
+	switch {
+	case t == nil:
+		// Nobody waits for it (NewTicketNoScripts): a failed write is
+		// logged and counted by the commit stage.
+	case !e.counted && len(b.out) == before:
+		// Nothing to write: its batch's waiter covers it.
+	case !e.counted:
 		t.pending.Add(1)
+		b.j.waiters = append(b.j.waiters, waiter{t: t, end: len(b.out)})
+	default:
+		b.j.waiters = append(b.j.waiters, waiter{t: t, end: len(b.out)})
 	}
-	b.j.waiters = append(b.j.waiters, waiter{t: t, end: len(b.out)})
 }
 
 // notSupported sets it not supported with msg, counted and logged.

@@ -289,3 +289,34 @@ func TestLanesTwoScripts(t *testing.T) {
 		t.Fatalf("stored %q, want 5 15", got)
 	}
 }
+
+// TestLanesNoScriptsTicket: a Submit with NewTicketNoScripts (the
+// poller's, the SNMP traps') returns once the values without a slow
+// script are stored; the value still in its script is written when it
+// ends, on its own.
+func TestLanesNoScriptsTicket(t *testing.T) {
+	js := newGatedJS()
+	mem := memstore.New()
+	f := newLaneFixture(t, mem, mem, js)
+	var v []history.Sample
+	for _, kv := range [][2]string{{"js", "wait1"}, {"plain", "7"}} {
+		var s history.Sample
+		if err := Prepare(f.snap.Lookup("h", kv[0]), []byte(kv[1]), &s); err != nil {
+			t.Fatal(err)
+		}
+		s.Clock = 100
+		v = append(v, s)
+	}
+	if err := f.p.Submit(v, NewTicketNoScripts()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.values(t, "plain"); len(got) != 1 || len(f.values(t, "js")) != 0 {
+		t.Fatalf("after Submit: plain %q, js %q", got, f.values(t, "js"))
+	}
+	clear(v) // the caller reuses its buffers: the lane kept copies
+	js.open("wait1")
+	waitFor(t, "the script's value stored", func() bool { return len(f.values(t, "js")) == 1 })
+	if got := f.values(t, "js"); got[0] != "1" {
+		t.Fatalf("js stored %q", got)
+	}
+}

@@ -284,10 +284,28 @@ type Ticket struct {
 	mu      sync.Mutex
 	err     error
 	done    chan struct{}
+	// noScripts: values still in a JavaScript step after JSWait do not
+	// hold the ticket (NewTicketNoScripts).
+	noScripts bool
 }
 
 // NewTicket returns a reusable ticket.
 func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
+
+// NewTicketNoScripts returns a reusable ticket whose Submit does not wait
+// for the values still in a JavaScript step once their shard's JSWait
+// is over: they are written later on their own, a store error on them
+// logged and counted rather than returned. It is for the ways in that
+// acknowledge to no one and handle many items' values in one Submit
+// (the poller's results, SNMP traps): one item's slow script must not
+// hold the others' results. Senders and agents, whose frames are
+// acknowledged, use NewTicket: a frame with a value still in a script
+// waits for it.
+func NewTicketNoScripts() *Ticket {
+	t := NewTicket()
+	t.noScripts = true
+	return t
+}
 
 func (t *Ticket) finish(err error) {
 	if err != nil {
