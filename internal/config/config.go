@@ -218,9 +218,10 @@ type PipelineConfig struct {
 // that a script that loops or allocates costs only its own item or
 // alert. Restart to change.
 type JavaScriptConfig struct {
-	// Workers bounds the worker processes, and so the scripts that run
-	// at once; 0 means twice the CPUs, at least 4. A script waits for a
-	// free worker when all run.
+	// Workers bounds the scripts of each kind (preprocessing, webhooks)
+	// that run at once, each in a worker process; 0 means twice the
+	// CPUs, at least 4. A script waits for a free worker of its kind
+	// when all run.
 	Workers int `yaml:"workers"`
 	// MemoryLimit bounds how far one script may grow its heap (Zabbix's
 	// limit, 512MiB by default); past it the script fails, its item

@@ -30,7 +30,9 @@
 //     reached the memory limit; the run fails with the reason. The
 //     server's heap never holds a script's objects. Compiled scripts are
 //     cached per worker by a seeded hash of their text (the pool sends
-//     a script only to workers that have not seen it).
+//     a script only to workers that have not seen it). Each kind may
+//     run Workers scripts at once: webhooks waiting on slow receivers
+//     never hold the workers preprocessing needs.
 //   - Local (local.go): the same code on the calling goroutine, for
 //     tests and tools; in a server it is not isolation enough (see its
 //     comment).

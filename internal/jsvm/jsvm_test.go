@@ -276,3 +276,31 @@ func killBusy(p *Pool) bool {
 	}
 	return killed
 }
+
+// TestPoolKindsApart: webhooks waiting on a slow receiver do not hold
+// the workers preprocessing needs: the kinds have their Workers each.
+func TestPoolKindsApart(t *testing.T) {
+	p := newPool(t, PoolOptions{Workers: 1})
+	release := make(chan struct{})
+	hook := make(chan error, 1)
+	go func() {
+		_, err := p.Run(context.Background(), &Job{Kind: Webhook, Script: "new HttpRequest().get('http://slow/'); return 'sent';",
+			Fetch: func(context.Context, *Request) (*Response, error) {
+				<-release
+				return &Response{Status: 200}, nil
+			}})
+		hook <- err
+	}()
+	waitBusy := time.Now().Add(10 * time.Second)
+	for p.busy.Load() == 0 && time.Now().Before(waitBusy) {
+		time.Sleep(time.Millisecond)
+	}
+	res, err := p.Run(context.Background(), &Job{Kind: Preprocessing, Script: "return 'step'"})
+	close(release)
+	if err != nil || res.Value != "step" {
+		t.Errorf("preprocessing beside a waiting webhook: %+v, %v", res, err)
+	}
+	if err := <-hook; err != nil {
+		t.Errorf("webhook: %v", err)
+	}
+}

@@ -24,9 +24,12 @@ type PoolOptions struct {
 	// Path is the program started as a worker: any binary linked with
 	// this package (see init). Default: the running program.
 	Path string
-	// Workers bounds the worker processes, and so the scripts that run
-	// at once; a run waits for a free worker. Default: twice the CPUs,
-	// at least 4.
+	// Workers bounds the scripts of each kind that run at once (each
+	// in a worker process of its own); a run waits for a free worker.
+	// The kinds are counted apart, so that webhooks waiting on slow
+	// receivers cannot hold the workers preprocessing needs, nor the
+	// reverse: there are at most twice Workers processes. Default:
+	// twice the CPUs, at least 4.
 	Workers int
 	// MemLimit bounds how far one run may grow its worker's heap
 	// (default DefaultMemLimit, Zabbix's 512 MiB).
@@ -78,7 +81,7 @@ const (
 type Pool struct {
 	opts   PoolOptions
 	seed   maphash.Seed
-	tokens chan struct{}
+	tokens [Webhook + 1]chan struct{} // by kind
 
 	mu     sync.Mutex
 	idle   []*poolWorker // oldest first
@@ -120,8 +123,10 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = selfmon.NewRegistry()
 	}
-	p := &Pool{opts: opts, seed: maphash.MakeSeed(), tokens: make(chan struct{}, opts.Workers),
-		throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute)}
+	p := &Pool{opts: opts, seed: maphash.MakeSeed(), throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute)}
+	for k := range p.tokens {
+		p.tokens[k] = make(chan struct{}, opts.Workers)
+	}
 	m := opts.Metrics
 	for _, k := range []Kind{Preprocessing, Webhook} {
 		for r, name := range resultNames {
@@ -134,7 +139,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	m.GaugeFunc("peregrine_js_workers", "Script worker processes alive.", func() float64 { return float64(p.live.Load()) })
 	m.GaugeFunc("peregrine_js_workers_busy", "Script worker processes running a script.", func() float64 { return float64(p.busy.Load()) })
 	m.GaugeFunc("peregrine_js_runs_waiting", "Scripts waiting for a free worker process (all Workers busy).", func() float64 { return float64(p.waiting.Load()) })
-	m.GaugeFunc("peregrine_js_workers_max", "The most script worker processes at once (Workers).", func() float64 { return float64(opts.Workers) })
+	m.GaugeFunc("peregrine_js_workers_max", "The most scripts of one kind running at once (javascript.workers), each in a worker process.", func() float64 { return float64(opts.Workers) })
 	return p, nil
 }
 
@@ -190,19 +195,23 @@ func (p *Pool) run(ctx context.Context, j *Job) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if j.Kind != Preprocessing && j.Kind != Webhook {
+		return Result{}, &Error{Reason: Failed, Msg: "BUG: " + j.Kind.String()}
+	}
+	tokens := p.tokens[j.Kind]
 	select {
-	case p.tokens <- struct{}{}:
+	case tokens <- struct{}{}:
 	default:
 		p.waiting.Add(1)
 		select {
-		case p.tokens <- struct{}{}:
+		case tokens <- struct{}{}:
 			p.waiting.Add(-1)
 		case <-ctx.Done():
 			p.waiting.Add(-1)
 			return Result{}, ctx.Err()
 		}
 	}
-	defer func() { <-p.tokens }()
+	defer func() { <-tokens }()
 	w, err := p.get()
 	if err != nil {
 		p.startErr.Inc()
