@@ -108,7 +108,9 @@ func TestIntegrationJSIsolation(t *testing.T) {
 		slices.Sort(d)
 		return d[(len(d)*99+99)/100-1]
 	}
-	measure := func(stop <-chan struct{}) time.Duration { return p99(trapperLatency(t, addr, "jsh", keys, period, stop)) }
+	measure := func(stop <-chan struct{}) time.Duration {
+		return p99(trapperLatency(t, addr, "jsh", keys, period, stop))
+	}
 	quiet := func() time.Duration {
 		stop := make(chan struct{})
 		time.AfterFunc(time.Second, func() { close(stop) })
