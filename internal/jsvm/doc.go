@@ -20,7 +20,7 @@
 //     server's own binary (init turns a process started with the pool's
 //     environment into a worker before main runs), spoken to over two
 //     pipes (wire.go). A worker runs one script at a time, with
-//     GOMAXPROCS 1 and a lower priority (nice 5), so a looping script
+//     GOMAXPROCS 1 and a lower priority (nice 10), so a looping script
 //     takes at most one core and yields it to the server's work; its
 //     heap is the script's, so the guard below is exact there, and a
 //     hard limit of its address space ends it if one native call

@@ -34,9 +34,10 @@ type PoolOptions struct {
 	// MemLimit bounds how far one run may grow its worker's heap
 	// (default DefaultMemLimit, Zabbix's 512 MiB).
 	MemLimit uint64
-	// Nice is the workers' nice value (default 5), so that the server's
-	// own work goes first when a script loops; negative leaves them at
-	// the server's.
+	// Nice is the workers' nice value (default 10: about a tenth of the
+	// CPU weight of the server's threads when the CPU is contended), so
+	// that the server's own work goes first when a script loops;
+	// negative leaves them at the server's.
 	Nice int
 	// IdleTimeout is how long a worker without work is kept (default a
 	// minute).
