@@ -526,9 +526,14 @@ func (w *poolWorker) failure(ctx context.Context, p *Pool, cause error) error {
 			return ctx.Err()
 		}
 	}
+	// How a Go runtime dies when an allocation meets the address space
+	// limit: "out of memory" (or, built with -race, "too many address
+	// space collisions").
 	out := w.stderr.String()
-	if strings.Contains(out, "out of memory") || strings.Contains(out, "cannot allocate memory") {
-		return memoryError(p.opts.MemLimit)
+	for _, oom := range []string{"out of memory", "cannot allocate memory", "address space collisions"} {
+		if strings.Contains(out, oom) {
+			return memoryError(p.opts.MemLimit)
+		}
 	}
 	state := "killed"
 	if ps := w.cmd.ProcessState; ps != nil {
