@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
@@ -116,7 +117,13 @@ func (w *WebhookSender) run(ctx context.Context, script, value string) (string, 
 	if js == nil {
 		js = &jsvm.Local{}
 	}
-	res, err := js.Run(ctx, &jsvm.Job{Kind: jsvm.Webhook, Script: script, Value: value, Fetch: w.fetch,
+	// The send's deadline is the media type's timeout; without one,
+	// Zabbix's longest (60 s).
+	timeout := maxWebhookTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	res, err := js.Run(ctx, &jsvm.Job{Kind: jsvm.Webhook, Script: script, Value: value, Timeout: timeout, Fetch: w.fetch,
 		Log: func(level, msg string) {
 			// Debug: a script may log on every alert.
 			log.Debug("webhook script", "level", level, "message", msg)
@@ -126,6 +133,10 @@ func (w *WebhookSender) run(ctx context.Context, script, value string) (string, 
 	}
 	return res.Value, nil
 }
+
+// maxWebhookTimeout bounds a script run without a deadline: the longest
+// timeout a Zabbix 6.0 media type may have.
+const maxWebhookTimeout = 60 * time.Second
 
 // scriptErr words a failed run: a thrown value as the script threw it,
 // the limits and the runner's failures after "webhook script: ".

@@ -116,3 +116,28 @@ func TestWebhookMemoryAlertFailed(t *testing.T) {
 		t.Errorf("alert %+v", a)
 	}
 }
+
+// TestWebhookTimeoutIsTheMediaTypes: a script runs for as long as its
+// send's deadline (the media type's timeout), not a shorter default.
+func TestWebhookTimeoutIsTheMediaTypes(t *testing.T) {
+	var got []time.Duration
+	s := &WebhookSender{JS: runnerFunc(func(ctx context.Context, j *jsvm.Job) (jsvm.Result, error) {
+		got = append(got, j.Timeout)
+		return jsvm.Result{}, nil
+	})}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	if err := s.Send(ctx, &catalog.MediaType{Script: "return 1"}, &Alert{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunWebhookScript(context.Background(), "return 1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] < 40*time.Second || got[0] > 45*time.Second || got[1] != maxWebhookTimeout {
+		t.Errorf("timeouts %v, want about 45s then %v", got, maxWebhookTimeout)
+	}
+}
+
+type runnerFunc func(context.Context, *jsvm.Job) (jsvm.Result, error)
+
+func (f runnerFunc) Run(ctx context.Context, j *jsvm.Job) (jsvm.Result, error) { return f(ctx, j) }
