@@ -99,9 +99,10 @@
 // the value), and the value is finished and written in a later batch.
 // An item's values keep their order (a value goes behind its item's
 // values still in a lane, even when it needs no script); values of
-// other items never wait for them. A lane whose values wait longer than
-// a time limit drops new ones, making the item not supported with the
-// reason (peregrine_preprocessing_js_refused_total). Stop waits for the
+// other items never wait for them. A lane drops a new value that would
+// wait more than a time limit for the scripts before it, making the item
+// not supported with the reason
+// (peregrine_preprocessing_js_refused_total). Stop waits for the
 // detached values. A Submit with NewTicketNoScripts (the poller's results
 // and SNMP traps, which acknowledge to no one and carry many items'
 // values in one Submit) does not wait for its detached values: they are

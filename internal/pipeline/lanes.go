@@ -43,13 +43,18 @@ import (
 // steps failed, or changed). The steps before the first JavaScript step
 // run on arrival, which keeps each step's own order.
 //
-// Bounds. A lane whose oldest script waiting to start has waited more
-// than laneMaxWait refuses new values of its item: each is dropped, the
-// item is made not supported with the reason (in its turn), and counted
+// Bounds. A lane refuses a new value of its item when the value would
+// wait more than laneMaxWait for its script to start: the scripts queued
+// before it times the longer of the last script's run and the running
+// one's so far, plus what the running one has left (lane.wait). A
+// refused value is dropped, the item is made not supported with the
+// reason (in its turn), and counted
 // (peregrine_preprocessing_js_refused_total); otherwise an item fed
-// faster than its script ends would hold ever more senders. A refused
-// value is acknowledged as processed, as a value that fails its steps
-// is in Zabbix.
+// faster than its script ends would hold ever more senders, each longer
+// (a script that loops for its 10 s, fed every second, held its senders
+// for minutes). A refused value is acknowledged as processed, as a value
+// that fails its steps is in Zabbix; a fast script's burst (a thousand
+// log lines) is never refused.
 //
 // Acknowledgement and durability are unchanged: a submitter returns
 // once every value it gave, including those finished late, is in the
@@ -58,8 +63,8 @@ import (
 // it was preprocessed on is not written and its submitter is told so
 // (as failStale does for a whole batch).
 
-// laneMaxWait is how long a value may wait for its item's script to
-// start before the lane refuses new values: one time limit.
+// laneMaxWait is how long a new value may be expected to wait for its
+// item's script to start before the lane refuses it: one time limit.
 const laneMaxWait = preprocess.JSTimeout
 
 // Entry kinds.
@@ -105,7 +110,6 @@ type entry struct {
 	// message, and how many values it stands for.
 	outText, chainErr string
 	refused           int
-	enqueued          time.Time
 }
 
 // lane is one item's values waiting for its JavaScript step, and the
@@ -123,14 +127,15 @@ type lane struct {
 	mu      sync.Mutex
 	jobs    []*entry // scripts to run, in order
 	running bool
-	// since is when the running script started (UnixNano), 0 when none.
-	since atomic.Int64
+	// since is when the running script started (UnixNano), 0 when none;
+	// lastRun how long the last one ran (ns).
+	since   atomic.Int64
+	lastRun atomic.Int64
 }
 
 // push queues e's script and starts the lane's goroutine if it is idle.
 func (l *lane) push(e *entry) {
 	l.mu.Lock()
-	e.enqueued = time.Now()
 	l.jobs = append(l.jobs, e)
 	start := !l.running
 	l.running = true
@@ -140,15 +145,24 @@ func (l *lane) push(e *entry) {
 	}
 }
 
-// behind reports how long the lane's oldest script waiting to start has
-// waited.
-func (l *lane) behind(now time.Time) time.Duration {
+// wait estimates how long a script queued now would wait to start: each
+// script before it is taken to run as long as the last one did, or as
+// the running one has so far if that is longer (a script that loops is
+// known to be slow before it ends), and the running one to run that long
+// in all.
+func (l *lane) wait(now time.Time) time.Duration {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.jobs) == 0 {
-		return 0
+	queued := len(l.jobs)
+	since := l.since.Load()
+	l.mu.Unlock()
+	est := time.Duration(l.lastRun.Load())
+	var left time.Duration
+	if since != 0 {
+		ran := now.Sub(time.Unix(0, since))
+		est = max(est, ran)
+		left = est - ran
 	}
-	return now.Sub(l.jobs[0].enqueued)
+	return time.Duration(queued)*est + left
 }
 
 // run runs the lane's scripts one at a time until none is left.
@@ -164,9 +178,11 @@ func (l *lane) run() {
 		e := l.jobs[0]
 		l.jobs[0] = nil
 		l.jobs = l.jobs[1:]
-		l.since.Store(time.Now().UnixNano())
+		start := time.Now()
+		l.since.Store(start.UnixNano())
 		l.mu.Unlock()
 		e.res, e.err = e.chain[e.step].RunScript(context.Background(), l.s.p.opts.JS, e.text)
+		l.lastRun.Store(int64(time.Since(start)))
 		l.s.scriptDone(l, e)
 	}
 }
@@ -239,7 +255,7 @@ func (s *shard) startScript(b *prepBatch, it *catalog.Item, chain []preprocess.S
 	l := s.laneOf(it.ID)
 	b.touch(l)
 	now := time.Now()
-	if wait := l.behind(now); wait > s.p.laneMaxWait {
+	if wait := l.wait(now); wait > s.p.laneMaxWait {
 		s.refuse(l, it, wait)
 		return
 	}
@@ -290,12 +306,12 @@ func (s *shard) refuse(l *lane, it *catalog.Item, wait time.Duration) {
 		l.entries[n-1].refused++
 		return
 	}
-	msg := "cannot execute script: value dropped: the item's values have waited more than " + s.p.laneMaxWait.String() +
-		" for its JavaScript step (" + wait.Round(time.Millisecond).String() + "), whose runs take too long"
+	msg := "cannot execute script: value dropped: it would wait " + wait.Round(time.Millisecond).String() +
+		" for the item's JavaScript step to run its earlier values (more than " + s.p.laneMaxWait.String() + ")"
 	l.entries = append(l.entries, &entry{kind: entryRefused, lane: l, item: it.ID, chainErr: msg, refused: 1})
 	if n, ok := s.p.throttle.Allow("js refused"); ok {
 		s.p.opts.Logger.Warn("values dropped: their item's JavaScript step is too far behind",
-			"item", it.ID, "key", it.Key, "host", hostName(it), "waited", wait, "suppressed", n)
+			"item", it.ID, "key", it.Key, "host", hostName(it), "would_wait", wait, "suppressed", n)
 	}
 }
 

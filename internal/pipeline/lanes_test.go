@@ -179,10 +179,11 @@ func TestLanesFailedWrite(t *testing.T) {
 	}
 }
 
-// TestLanesRefuse: an item whose values wait for its script longer than
-// the lane's bound has its new values dropped, counted, and, in their
-// turn, made not supported with the reason; the submitter of a dropped
-// value does not wait for the script.
+// TestLanesRefuse: a new value that would wait longer than the lane's
+// bound for its item's script to get through the earlier ones (one
+// queued behind one that has run past the bound) is dropped, counted,
+// and, in its turn, makes the item not supported with the reason; the
+// submitter of a dropped value does not wait for the script.
 func TestLanesRefuse(t *testing.T) {
 	js := newGatedJS()
 	mem := memstore.New()
