@@ -13,9 +13,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 )
 
-// hungryHook allocates about 300 MB of strings and succeeds if nothing
-// stops it.
-const hungryHook = `var a = []; for (var i = 0; i < 3e6; i++) { a.push('filling the heap with text ' + i); } return 'OK';`
+// hungryHook allocates about 1 GB of strings, 64 KiB at a time, and
+// succeeds if nothing stops it.
+const hungryHook = `var a = []; for (var i = 0; i < 16000; i++) { a.push('x'.repeat(1 << 16) + i); } return 'OK';`
 
 // heapPeak samples the process's heap every millisecond until stop is
 // closed and returns how far it grew above its size at the call.

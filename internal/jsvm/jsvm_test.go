@@ -53,7 +53,9 @@ func TestRun(t *testing.T) {
 		{name: "thrown string", script: "throw 'plain'", reason: Thrown, errText: "plain"},
 		{name: "invalid", script: "return (", reason: Invalid, errText: "cannot compile the script"},
 		{name: "loop", script: "while (true) {}", timeout: 200 * time.Millisecond, reason: Timeout, errText: "execution timeout"},
-		{name: "alloc", script: "var a = []; while (true) { a.push('filling the heap ' + a.length); }", reason: OutOfMemory, errText: "memory limit exceeded (64 MiB)"},
+		// Many 1 KiB strings; a long time limit, so that a loaded
+		// machine (and -race) cannot turn it into a timeout.
+		{name: "alloc", script: "var a = []; while (true) { a.push('x'.repeat(1000) + a.length); }", timeout: 5 * time.Minute, reason: OutOfMemory, errText: "memory limit exceeded (64 MiB)"},
 		{name: "recursion", script: "function f(n) { return f(n + 1) + 1; } return f(0);", reason: Thrown, errText: "Maximum call stack size exceeded"},
 		{name: "no requests in preprocessing", script: "new HttpRequest().get('http://x')", reason: Thrown, errText: "HttpRequest is not supported by this server"},
 		{name: "log ignored", script: "Zabbix.log(4, 'x'); return 'ok'", want: "ok"},

@@ -20,7 +20,7 @@ import (
 // hostileScript loops for the value "loop", allocates without end for
 // "alloc", and returns any other value as it is.
 const hostileScript = `if (value == 'loop') { while (true) {} }
-if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('filling the heap with text ' + i); } }
+if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('x'.repeat(1 << 16) + i); } }
 return value;`
 
 // isolationSpec: item "js" with hostileScript, and n plain items of the
@@ -43,13 +43,13 @@ func p99(d []time.Duration) time.Duration {
 }
 
 // othersLatency runs one sender per other item, each meant to submit
-// one value every 10 ms, until stop is closed, and returns each value's
+// one value every 20 ms, until stop is closed, and returns each value's
 // time from when it was due to when its Submit returned: a sender held
 // up for a second counts the hundred values it could not send then
 // (open loop, so that a stalled shard is not hidden by the senders of
 // the other shard sending more often meanwhile).
 func othersLatency(t *testing.T, f *fixture, n int, clock *atomic.Int64, stop <-chan struct{}) []time.Duration {
-	const every = 10 * time.Millisecond
+	const every = 20 * time.Millisecond
 	var mu sync.Mutex
 	var all []time.Duration
 	var wg sync.WaitGroup

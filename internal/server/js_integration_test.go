@@ -19,7 +19,7 @@ import (
 // hostileJS loops for the value "loop", allocates without end for
 // "alloc", and returns any other value.
 const hostileJS = `if (value == 'loop') { while (true) {} }
-if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('filling the heap with text ' + i); } }
+if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('x'.repeat(1 << 16) + i); } }
 return value;`
 
 // trapperLatency keeps one connection per item open to the trapper and
@@ -103,7 +103,7 @@ func TestIntegrationJSIsolation(t *testing.T) {
 	s := startServerTraps(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "jsh", Groups: []string{"G"}, Items: items}}},
 		func(c *config.Config) { c.SNMP.TrapListen, c.JavaScript.MemoryLimit = "", 64<<20 })
 	addr := s.TrapperAddr().String()
-	const period = 50 * time.Millisecond
+	const period = 100 * time.Millisecond
 	p99 := func(d []time.Duration) time.Duration {
 		slices.Sort(d)
 		return d[(len(d)*99+99)/100-1]
