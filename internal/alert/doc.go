@@ -81,9 +81,13 @@
 //     peregrine_alert_escalations_waiting{mediatypeid}; Queues gives
 //     both to the API (mediatype.get's selectQueue).
 //   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest,
-//     the older CurlHttpRequest names, Zabbix.log, btoa and atob on the
-//     preprocessing engine, goja: each of the 31 webhooks Zabbix 6.0
-//     ships runs, TestDefaultWebhooksRun; or, as a Peregrine
+//     the older CurlHttpRequest names, Zabbix.log, btoa and atob, run by
+//     package jsvm on Options.JS, the server's pool of worker processes:
+//     bounded by the media type's timeout and the pool's memory limit,
+//     512 MiB per script as Zabbix's, past which the attempt fails with
+//     the reason while the server's heap stays put; the HTTP requests
+//     are made here, bounded by MaxBody. Each of the 31 webhooks Zabbix
+//     6.0 ships runs, TestDefaultWebhooksRun; or, as a Peregrine
 //     convenience, a JSON POST of the parameters to the "URL"
 //     parameter), script.go (exec without a shell, process group killed
 //     at the timeout), email.go (net/smtp: none, STARTTLS or SSL, AUTH

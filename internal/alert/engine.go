@@ -14,6 +14,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
@@ -90,6 +91,9 @@ type Options struct {
 	ScriptsDir string
 	// MaxBody bounds a webhook response body (default 1 MiB).
 	MaxBody int64
+	// JS runs webhook scripts (the server's jsvm.Pool); nil runs them in
+	// this process (tests).
+	JS jsvm.Runner
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 	// Location is the zone of {EVENT.DATE} and {EVENT.TIME}; default
@@ -189,7 +193,7 @@ func New(opts Options) (*Engine, error) {
 		throt: selfmon.NewLogThrottle(opts.Logger, time.Minute),
 		escs:  map[uint64]*Escalation{}, byEvent: map[uint64][]uint64{}, running: map[uint64]*Escalation{}, queues: map[uint64]*mediaQueue{},
 		senders: map[int]Sender{
-			catalog.MediaWebhook: &WebhookSender{MaxBody: opts.MaxBody, Logger: opts.Logger},
+			catalog.MediaWebhook: &WebhookSender{MaxBody: opts.MaxBody, Logger: opts.Logger, JS: opts.JS},
 			catalog.MediaScript:  &ScriptSender{Dir: opts.ScriptsDir},
 			catalog.MediaEmail:   &EmailSender{Now: opts.Now},
 		},

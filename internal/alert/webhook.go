@@ -3,7 +3,6 @@ package alert
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,10 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-
-	"github.com/dop251/goja"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 )
 
 // WebhookSender delivers webhook alerts. With a script (Zabbix's form),
@@ -24,7 +23,11 @@ import (
 // delete, getStatus, getHeaders, and the older CurlHttpRequest's
 // AddHeader, Post, Status...; CurlHttpRequest is the same),
 // Zabbix.log (or Zabbix.Log), btoa and atob; a thrown error fails the
-// attempt with its message.
+// attempt with its message. The script runs in JS (package jsvm: the
+// server's pool of worker processes), bounded by the send's deadline
+// (the media type's timeout) and the runner's memory limit; a script
+// past either fails the attempt with the reason. The requests its
+// HttpRequest makes are made here, with Client and MaxBody.
 // Without a script (a Peregrine convenience), the parameters other than
 // "URL" are POSTed as a JSON object to the parameter "URL", and any
 // status other than 2xx fails the attempt.
@@ -34,6 +37,9 @@ type WebhookSender struct {
 	MaxBody int64
 	Client  *http.Client
 	Logger  *slog.Logger
+	// JS runs the scripts; nil runs them in this process (jsvm.Local:
+	// tests and tools only, see its comment).
+	JS jsvm.Runner
 }
 
 func (w *WebhookSender) client() *http.Client {
@@ -103,126 +109,77 @@ func (w *WebhookSender) RunWebhookScript(ctx context.Context, script, value stri
 }
 
 func (w *WebhookSender) run(ctx context.Context, script, value string) (string, error) {
-	prog, err := goja.Compile("webhook", "(function (value) {\n"+script+"\n})", false)
-	if err != nil {
-		return "", fmt.Errorf("cannot compile the webhook script: %w", err)
-	}
-	vm := goja.New()
-	stop := context.AfterFunc(ctx, func() { vm.Interrupt("execution timeout") })
-	defer stop()
 	log := w.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	zbx := vm.NewObject()
-	_ = zbx.Set("log", func(c goja.FunctionCall) goja.Value {
-		// Debug: a script may log on every alert.
-		log.Debug("webhook script", "level", c.Argument(0).String(), "message", c.Argument(1).String())
-		return goja.Undefined()
-	})
-	// Zabbix.Log is the older spelling some of Zabbix's own webhooks use.
-	_ = zbx.Set("Log", zbx.Get("log"))
-	_ = vm.Set("Zabbix", zbx)
-	// btoa and atob, as Zabbix's engine has them: base64 of the bytes
-	// of a string (UTF-8), and back.
-	_ = vm.Set("btoa", func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) })
-	_ = vm.Set("atob", func(s string) (string, error) {
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return "", fmt.Errorf("atob: invalid base64: %w", err)
-		}
-		return string(b), nil
-	})
-	ctor := func(c goja.ConstructorCall) *goja.Object { return w.httpRequest(ctx, vm, c.This) }
-	_ = vm.Set("HttpRequest", ctor)
-	_ = vm.Set("CurlHttpRequest", ctor)
-	fv, err := vm.RunProgram(prog)
+	js := w.JS
+	if js == nil {
+		js = &jsvm.Local{}
+	}
+	// The send's deadline is the media type's timeout; without one,
+	// Zabbix's longest (60 s).
+	timeout := maxWebhookTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	res, err := js.Run(ctx, &jsvm.Job{Kind: jsvm.Webhook, Script: script, Value: value, Timeout: timeout, Fetch: w.fetch,
+		Log: func(level, msg string) {
+			// Debug: a script may log on every alert.
+			log.Debug("webhook script", "level", level, "message", msg)
+		}})
 	if err != nil {
 		return "", scriptErr(err)
 	}
-	fn, _ := goja.AssertFunction(fv)
-	res, err := fn(goja.Undefined(), vm.ToValue(value))
-	if err != nil {
-		return "", scriptErr(err)
-	}
-	if goja.IsUndefined(res) || goja.IsNull(res) {
-		return "", nil
-	}
-	return res.String(), nil
+	return res.Value, nil
 }
 
+// maxWebhookTimeout bounds a script run without a deadline: the longest
+// timeout a Zabbix 6.0 media type may have.
+const maxWebhookTimeout = 60 * time.Second
+
+// scriptErr words a failed run: a thrown value as the script threw it,
+// the limits and the runner's failures after "webhook script: ".
 func scriptErr(err error) error {
-	var ie *goja.InterruptedError
-	if errors.As(err, &ie) {
-		return fmt.Errorf("webhook script: %v", ie.Value())
+	var e *jsvm.Error
+	if errors.As(err, &e) && e.Reason == jsvm.Thrown {
+		return errors.New(e.Msg)
 	}
-	var ex *goja.Exception
-	if errors.As(err, &ex) {
-		return errors.New(ex.Value().String())
-	}
-	return err
+	return fmt.Errorf("webhook script: %w", err)
 }
 
-// httpRequest fills this with Zabbix's HttpRequest methods.
-func (w *WebhookSender) httpRequest(ctx context.Context, vm *goja.Runtime, this *goja.Object) *goja.Object {
-	var headers []string
-	status := 0
-	var respHeaders http.Header
-	_ = this.Set("addHeader", func(h string) { headers = append(headers, h) })
-	_ = this.Set("clearHeader", func() { headers = nil })
-	_ = this.Set("getStatus", func() int { return status })
-	_ = this.Set("getHeaders", func() map[string]any {
-		out := map[string]any{}
-		for k, v := range respHeaders {
-			out[strings.ToLower(k)] = strings.Join(v, ", ")
+// fetch makes one request of a script's HttpRequest.
+func (w *WebhookSender) fetch(ctx context.Context, r *jsvm.Request) (*jsvm.Response, error) {
+	var body io.Reader
+	if r.HasBody {
+		body = strings.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the request: %w", err)
+	}
+	for _, h := range r.Header {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := w.client().Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cannot send request: timeout (%s %s)", r.Method, r.URL)
 		}
-		return out
-	})
-	_ = this.Set("setProxy", func(string) {})
-	_ = this.Set("setHttpAuth", func(goja.FunctionCall) goja.Value { return goja.Undefined() })
-	do := func(method string) func(goja.FunctionCall) goja.Value {
-		return func(c goja.FunctionCall) goja.Value {
-			url := c.Argument(0).String()
-			var body io.Reader
-			if len(c.Arguments) > 1 && !goja.IsUndefined(c.Argument(1)) && !goja.IsNull(c.Argument(1)) {
-				body = strings.NewReader(c.Argument(1).String())
-			}
-			req, err := http.NewRequestWithContext(ctx, method, url, body)
-			if err != nil {
-				panic(vm.NewGoError(fmt.Errorf("cannot make the request: %w", err)))
-			}
-			for _, h := range headers {
-				k, v, _ := strings.Cut(h, ":")
-				req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-			}
-			resp, err := w.client().Do(req)
-			if err != nil {
-				if ctx.Err() != nil {
-					panic(vm.NewGoError(fmt.Errorf("cannot send request: timeout (%s %s)", method, url)))
-				}
-				panic(vm.NewGoError(fmt.Errorf("cannot send request: %w", err)))
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(io.LimitReader(resp.Body, w.maxBody()+1))
-			if err != nil {
-				panic(vm.NewGoError(fmt.Errorf("cannot read the response of %s: %w", url, err)))
-			}
-			if int64(len(b)) > w.maxBody() {
-				panic(vm.NewGoError(fmt.Errorf("response of %s is larger than %d bytes", url, w.maxBody())))
-			}
-			status, respHeaders = resp.StatusCode, resp.Header
-			return vm.ToValue(string(b))
-		}
+		return nil, fmt.Errorf("cannot send request: %w", err)
 	}
-	for name, m := range map[string]string{"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "head": "HEAD"} {
-		_ = this.Set(name, do(m))
-		// The older CurlHttpRequest's names (Get, Post, ...), which some
-		// of Zabbix's own webhooks still use.
-		_ = this.Set(strings.ToUpper(name[:1])+name[1:], do(m))
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, w.maxBody()+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the response of %s: %w", r.URL, err)
 	}
-	for _, alias := range [][2]string{{"AddHeader", "addHeader"}, {"ClearHeader", "clearHeader"}, {"GetHeaders", "getHeaders"},
-		{"Status", "getStatus"}, {"SetProxy", "setProxy"}, {"SetHttpAuth", "setHttpAuth"}} {
-		_ = this.Set(alias[0], this.Get(alias[1]))
+	if int64(len(b)) > w.maxBody() {
+		return nil, fmt.Errorf("response of %s is larger than %d bytes", r.URL, w.maxBody())
 	}
-	return nil
+	h := make(map[string]string, len(resp.Header))
+	for k, v := range resp.Header {
+		h[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	return &jsvm.Response{Status: resp.StatusCode, Header: h, Body: string(b)}, nil
 }

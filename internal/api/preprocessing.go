@@ -266,9 +266,11 @@ func (s *Server) preprocessingTest(ctx context.Context, c *call) (any, error) {
 		prevErr bool
 	)
 	for i, r := range runs {
-		input := preprocess.Input{Text: r.text, Time: r.at, Type: vt}
+		// Scripts run where the pipeline's do (Options.JS): a test of a
+		// script that loops or allocates costs a worker, not the server.
+		input := preprocess.Input{Text: r.text, Time: r.at, Type: vt, JS: s.opts.JS}
 		if notSupported {
-			input = preprocess.Input{Err: r.text, Time: r.at, Type: vt}
+			input = preprocess.Input{Err: r.text, Time: r.at, Type: vt, JS: s.opts.JS}
 		}
 		if len(chain) == 0 {
 			trace, out, err = nil, preprocess.Output{Text: r.text}, nil

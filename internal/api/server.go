@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -72,6 +73,9 @@ type Catalog interface{ Snapshot() *catalog.Snapshot }
 
 // Options configures the API.
 type Options struct {
+	// JS runs the JavaScript steps of preprocessing.test (the server's
+	// jsvm.Pool); nil runs them in this process.
+	JS      jsvm.Runner
 	Catalog Catalog
 	History history.Reader
 	Trends  TrendReader // nil: trend.get returns nothing

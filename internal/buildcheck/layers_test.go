@@ -113,7 +113,7 @@ var layers = []layer{
 	{"foundation", "pure syntax, codecs and shared mechanisms that import nothing above them", []pattern{
 		"internal/zbx/...", "internal/sqlitedb", "internal/selfmon", "internal/usermacro",
 		"internal/history", "internal/history/record", "internal/fsutil", "internal/wal", "internal/config",
-		"internal/itemstate",
+		"internal/itemstate", "internal/jsvm",
 	}},
 	{"catalog", "the configuration stores: what is monitored, and who may use the API", []pattern{
 		"internal/catalog", "internal/auth", "internal/audit",

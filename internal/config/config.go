@@ -32,15 +32,18 @@ type Config struct {
 	Trapper  TrapperConfig  `yaml:"trapper"`
 	HTTP     HTTPConfig     `yaml:"http"`
 	Pipeline PipelineConfig `yaml:"pipeline"`
-	History  HistoryConfig  `yaml:"history"`
-	Events   EventsConfig   `yaml:"events"`
-	Audit    AuditConfig    `yaml:"audit"`
-	Triggers TriggersConfig `yaml:"triggers"`
-	Alerts   AlertsConfig   `yaml:"alerts"`
-	API      APIConfig      `yaml:"api"`
-	Poll     PollConfig     `yaml:"poll"`
-	SNMP     SNMPConfig     `yaml:"snmp"`
-	TLS      TLSConfig      `yaml:"tls"`
+	// JavaScript bounds the scripts users write: preprocessing steps and
+	// webhooks.
+	JavaScript JavaScriptConfig `yaml:"javascript"`
+	History    HistoryConfig    `yaml:"history"`
+	Events     EventsConfig     `yaml:"events"`
+	Audit      AuditConfig      `yaml:"audit"`
+	Triggers   TriggersConfig   `yaml:"triggers"`
+	Alerts     AlertsConfig     `yaml:"alerts"`
+	API        APIConfig        `yaml:"api"`
+	Poll       PollConfig       `yaml:"poll"`
+	SNMP       SNMPConfig       `yaml:"snmp"`
+	TLS        TLSConfig        `yaml:"tls"`
 }
 
 // TLSConfig is the server's certificate material for encrypted agent
@@ -243,6 +246,22 @@ type PipelineConfig struct {
 	MaxBatch int `yaml:"max_batch"`
 }
 
+// JavaScriptConfig configures the worker processes that run users'
+// scripts (JavaScript preprocessing steps and webhook media types), so
+// that a script that loops or allocates costs only its own item or
+// alert. Restart to change.
+type JavaScriptConfig struct {
+	// Workers bounds the scripts of each kind (preprocessing, webhooks)
+	// that run at once, each in a worker process; 0 means twice the
+	// CPUs, at least 4. A script waits for a free worker of its kind
+	// when all run.
+	Workers int `yaml:"workers"`
+	// MemoryLimit bounds how far one script may grow its heap (Zabbix's
+	// limit, 512MiB by default); past it the script fails, its item
+	// becomes not supported or its alert attempt fails.
+	MemoryLimit ByteSize `yaml:"memory_limit"`
+}
+
 // HistoryConfig selects and tunes the history backend.
 type HistoryConfig struct {
 	// Store is "engine" (the embedded store under data_dir/history),
@@ -442,6 +461,7 @@ func Default() Config {
 			QueueValues: 1 << 17,
 			MaxBatch:    1 << 14,
 		},
+		JavaScript: JavaScriptConfig{MemoryLimit: 512 << 20},
 		History: HistoryConfig{
 			Store: "engine", Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
@@ -577,6 +597,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Pipeline.MaxBatch < 1 || c.Pipeline.MaxBatch > c.Pipeline.QueueValues {
 		return fieldErr("pipeline.max_batch", "must be between 1 and pipeline.queue_values (%d), not %d", c.Pipeline.QueueValues, c.Pipeline.MaxBatch)
+	}
+	if c.JavaScript.Workers < 0 || c.JavaScript.Workers > 1024 {
+		return fieldErr("javascript.workers", "must be between 0 (twice the CPUs) and 1024, not %d", c.JavaScript.Workers)
+	}
+	if c.JavaScript.MemoryLimit < 16<<20 || c.JavaScript.MemoryLimit > 64<<30 {
+		return fieldErr("javascript.memory_limit", "must be between 16MiB and 64GiB, not %d", c.JavaScript.MemoryLimit)
 	}
 	switch c.History.Store {
 	case "engine", "memory":

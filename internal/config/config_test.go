@@ -36,7 +36,8 @@ func TestGoodFiles(t *testing.T) {
 		},
 		HTTP: HTTPConfig{Listen: "127.0.0.1:8080", Pprof: true, TLSCertFile: "testdata/full.good.yaml", TLSKeyFile: "testdata/full.good.yaml",
 			HSTSMaxAge: Duration(24 * time.Hour), MetricsAllow: []string{"10.1.0.0/16", "192.0.2.7", "fd00::/8"}, MetricsTokenFile: "testdata/full.good.yaml"},
-		Pipeline: PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
+		Pipeline:   PipelineConfig{Shards: 4, QueueValues: 65536, MaxBatch: 8192},
+		JavaScript: JavaScriptConfig{Workers: 6, MemoryLimit: 256 << 20},
 		History: HistoryConfig{Store: "memory", Fsync: "interval", FsyncInterval: Duration(50 * time.Millisecond),
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ms", MinFreeSpace: 1 << 30, ClickHouse: Default().History.ClickHouse},
@@ -101,6 +102,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_metrics_allow.bad.yaml":   "http.metrics_allow[1]: must be a network",
 		"bad_metrics_token.bad.yaml":   "http.metrics_token_file: cannot be read",
 		"bad_clickhouse_url.bad.yaml":  `history.clickhouse.urls: "ftp://u@127.0.0.1:8123/" is not`,
+		"bad_javascript.bad.yaml":      "javascript.memory_limit: must be between 16MiB and 64GiB",
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")
 	if err != nil {

@@ -105,6 +105,28 @@
 // not supported too unless a "Check for not supported value" step turns
 // it into a value.
 //
+// JavaScript steps (lanes.go, issue 25) never run on a shard's
+// goroutines: a script may loop to its time limit or grow to its memory
+// limit, and one item's script must not hold the other items of its
+// shard. The chain stops before the step (preprocess's Input.Defer),
+// the value waits in its item's lane, whose goroutine runs the item's
+// scripts one at a time on Options.JS (the server's pool of worker
+// processes, package jsvm), and the shard resumes the chain once the
+// script ended. A batch waits for its scripts up to Options.JSWait
+// (10 ms); a value whose script takes longer is detached: the batch is
+// written without it, its submitter keeps waiting (its Ticket counts
+// the value), and the value is finished and written in a later batch.
+// An item's values keep their order (a value goes behind its item's
+// values still in a lane, even when it needs no script); values of
+// other items never wait for them. A lane drops a new value that would
+// wait more than a time limit for the scripts before it, making the item
+// not supported with the reason
+// (peregrine_preprocessing_js_refused_total). Stop waits for the
+// detached values. A Submit with NewTicketNoScripts (the poller's results
+// and SNMP traps, which acknowledge to no one and carry many items'
+// values in one Submit) does not wait for its detached values: they are
+// written on their own when their scripts end.
+//
 // Dependent items are processed in the shard of their root master,
 // where the master's value arrives: Submit routes by the submitted
 // item (always a root: only dependent items have masters, and nothing
@@ -140,7 +162,11 @@
 // of package itemstate (Options.ItemStates), which the other ways in
 // and the pollers write and the API reads.
 //
-// Self-monitoring: committed values are counted per value type
+// Self-monitoring: values whose script outlasted JSWait are counted
+// (peregrine_preprocessing_js_detached_total), values refused by a lane
+// too far behind (peregrine_preprocessing_js_refused_total), values in
+// lanes (peregrine_preprocessing_js_waiting). Committed values are
+// counted per value type
 // (ValuesCommitted, peregrine_pipeline_values_committed_by_type_total)
 // and the time both stages work (preprocessing; writing, last values and
 // the commit hook) is the shards' busy time, over two goroutines per
@@ -154,5 +180,9 @@
 // per submitted batch (not per value), and the commit stage takes its
 // state lock once per written batch to update the per-item state. Last
 // takes that lock shared for one map lookup. Seed writes the state under
-// the same lock and may run concurrently with commits.
+// the same lock and may run concurrently with commits. A lane's
+// goroutine (lanes.go) touches only the lane's list of scripts (under
+// the lane's mutex) and the result and state of the entry it runs; the
+// rest of a lane, and all step state, is the preprocessing stage's,
+// under prepMu.
 package pipeline

@@ -15,6 +15,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
@@ -58,6 +59,16 @@ type Options struct {
 	// StateInterval is how often Run saves the state besides at stop;
 	// default one minute, so a crash loses at most that much of it.
 	StateInterval time.Duration
+	// JS runs the JavaScript preprocessing steps: the server's pool of
+	// worker processes (jsvm.Pool). nil runs them in this process
+	// (jsvm.Local: tests and tools).
+	JS jsvm.Runner
+	// JSWait is the longest a shard waits, per batch, for the scripts
+	// its values started before it writes the batch without the values
+	// still in a script, which finish later (lanes.go); default 10 ms.
+	// It bounds what one item's slow script costs the other items of
+	// its shard.
+	JSWait time.Duration
 }
 
 // CommitFunc is the pipeline's one hook for its consumers (trigger
@@ -107,6 +118,9 @@ func (o *Options) ensureDefaults() {
 	if o.StateInterval <= 0 {
 		o.StateInterval = time.Minute
 	}
+	if o.JSWait <= 0 {
+		o.JSWait = 10 * time.Millisecond
+	}
 }
 
 // Pipeline is the sharded value pipeline.
@@ -128,8 +142,15 @@ type Pipeline struct {
 	discarded    *selfmon.Counter
 	notSupported *selfmon.Counter
 	refused      *selfmon.Counter // Submits refused by Admit
-	throttle     *selfmon.LogThrottle
-	saveMu       sync.Mutex // one SaveState at a time
+	// JavaScript off the shards' path (lanes.go): values finished after
+	// their batch, values refused, values on their way.
+	jsDetached *selfmon.Counter
+	jsRefused  *selfmon.Counter
+	jsWaiting  atomic.Int64
+	// laneMaxWait is laneMaxWait, lowered by tests.
+	laneMaxWait time.Duration
+	throttle    *selfmon.LogThrottle
+	saveMu      sync.Mutex // one SaveState at a time
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -141,7 +162,7 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: Options.Store is required")
 	}
 	opts.ensureDefaults()
-	p := &Pipeline{opts: opts}
+	p := &Pipeline{opts: opts, laneMaxWait: laneMaxWait}
 	m := opts.Metrics
 	p.committed = m.Counter("peregrine_pipeline_values_committed_total", "Values accepted by the history store.")
 	p.errors = m.Counter("peregrine_pipeline_store_errors_total", "History store writes that failed; their values were not acknowledged.")
@@ -153,6 +174,10 @@ func New(opts Options) (*Pipeline, error) {
 	p.discarded = m.Counter("peregrine_preprocessing_discarded_total", "Values that a preprocessing step discarded (discard unchanged, first value of a change step, discard-value handler).")
 	p.notSupported = m.Counter("peregrine_preprocessing_not_supported_total", "Values whose preprocessing or conversion failed, leaving their item not supported.")
 	p.refused = m.Counter("peregrine_pipeline_refused_values_total", "Values refused before any write because the store could not take them (low disk space, a history log that cannot write); they were not acknowledged.")
+	p.jsDetached = m.Counter("peregrine_preprocessing_js_detached_total", "Values whose JavaScript step outlasted the shard's wait (JSWait): written after their batch, off the shard's path, while the shard went on.")
+	p.jsRefused = m.Counter("peregrine_preprocessing_js_refused_total", "Values dropped because their item's JavaScript step was too far behind (its values waited more than its time limit); the item is made not supported with the reason.")
+	m.GaugeFunc("peregrine_preprocessing_js_waiting", "Values waiting for their item's JavaScript step, or behind such values of their item.",
+		func() float64 { return float64(p.jsWaiting.Load()) })
 	p.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	// Each shard has two goroutines, preprocessing and commit (see run).
 	p.busy = m.Busy("peregrine_pipeline_busy_seconds_total", "Time the shard goroutines spent preprocessing batches and writing them (store write, last values, commit hook), summed over the shards' two goroutines each.", 2*opts.Shards)
@@ -271,17 +296,33 @@ type Ticket struct {
 	unknown bool  // a failure of no known shard: see finish
 	p       *Pipeline
 	done    chan struct{}
+	// noScripts: values still in a JavaScript step after JSWait do not
+	// hold the ticket (NewTicketNoScripts).
+	noScripts bool
 }
 
 // NewTicket returns a reusable ticket.
 func NewTicket() *Ticket { return &Ticket{done: make(chan struct{}, 1)} }
 
+// NewTicketNoScripts returns a reusable ticket whose Submit does not wait
+// for the values still in a JavaScript step once their shard's JSWait
+// is over: they are written later on their own, a store error on them
+// logged and counted rather than returned. It is for the ways in that
+// acknowledge to no one and handle many items' values in one Submit
+// (the poller's results, SNMP traps): one item's slow script must not
+// hold the others' results. Senders and agents, whose frames are
+// acknowledged, use NewTicket: a frame with a value still in a script
+// waits for it.
+func NewTicketNoScripts() *Ticket {
+	t := NewTicket()
+	t.noScripts = true
+	return t
+}
+
 // finish completes one part of the ticket that is not a shard's whole
-// part (a value finished apart from its request's batch): a failure
-// then says nothing about which values were stored, and Submit reports
-// it as a failure of all (never claiming stored what was not).
-//
-//lint:ignore U1000 the completion of parts that are not a shard's whole part
+// part (a value finished apart from its request's batch, lanes.go): a
+// failure then says nothing about which values were stored, and Submit
+// reports it as a failure of all (never claiming stored what was not).
 func (t *Ticket) finish(err error) { t.finishShard(-1, 0, err) }
 
 // finishShard completes the ticket's part in shard, n values, written

@@ -91,6 +91,7 @@ type itemPrep struct {
 	chain []preprocess.Step
 	err   error // the chain does not compile: the item is not supported with it
 	hash  uint64
+	js    bool // the chain has a JavaScript step: it runs off the shard's path (lanes.go)
 	state preprocess.State
 }
 
@@ -166,6 +167,7 @@ type compiled struct {
 	chain []preprocess.Step
 	err   error
 	hash  uint64
+	js    bool
 }
 
 // prepOf returns it's memory, compiling its chain if it is new or
@@ -188,18 +190,20 @@ func (s *shard) prepOf(it *catalog.Item) *itemPrep {
 		steps := catalog.ExpandSteps(it.Preprocessing, ip.scope)
 		ip.src, ip.n, ip.hash = first, len(it.Preprocessing), chainHash(steps)
 		ip.chain, ip.err = preprocess.Compile(steps)
+		ip.js = hasJS(ip.chain)
 	} else {
 		c := s.chains[first]
 		if c == nil || len(c.chain) != len(it.Preprocessing) && c.err == nil {
 			c = &compiled{hash: chainHash(it.Preprocessing)}
 			c.chain, c.err = preprocess.Compile(it.Preprocessing)
+			c.js = hasJS(c.chain)
 			if s.chains == nil {
 				s.chains = map[*catalog.PreprocStep]*compiled{}
 			}
 			s.chains[first] = c
 		}
 		ip.src, ip.n, ip.hash = first, len(it.Preprocessing), c.hash
-		ip.chain, ip.err = c.chain, c.err
+		ip.chain, ip.err, ip.js = c.chain, c.err, c.js
 	}
 	ip.state.Reset()
 	if st, ok := s.restored[it.ID]; ok {
@@ -212,22 +216,32 @@ func (s *shard) prepOf(it *catalog.Item) *itemPrep {
 	return ip
 }
 
+// hasJS reports whether chain has a JavaScript step.
+func hasJS(chain []preprocess.Step) bool {
+	for i := range chain {
+		if chain[i].Type == preprocess.StepJavaScript {
+			return true
+		}
+	}
+	return false
+}
+
 // preprocess replaces the Raw and RawError samples of j's batch by what
 // their items' steps make of them (nothing for a discarded value), plus
 // the values of their dependent items, converted to their value types,
 // into j.buf; other samples are copied as they are. Waiters' ends are
-// moved to the new positions. It returns the batch to write: j.in itself
-// when it holds nothing to preprocess. It records in j.gen the
-// generation of step state it ran on (see forgetState).
+// moved to the new positions. Values that wait for a JavaScript step go
+// through their items' lanes (lanes.go): finished within JSWait they are
+// written with the batch, after its other values, each under one more
+// waiter of its ticket; the others later. It returns the batch to
+// write: j.in itself when it holds nothing to preprocess. It records in
+// j.gen the generation of step state it ran on (see forgetState).
 func (s *shard) preprocess(j *job) []history.Sample {
 	batch, waiters := j.in, j.waiters
 	j.gen = noState
-	raw := false
-	for i := range batch {
-		if batch[i].Type >= Raw {
-			raw = true
-			break
-		}
+	raw := len(j.ready) > 0
+	for i := 0; i < len(batch) && !raw; i++ {
+		raw = batch[i].Type >= Raw
 	}
 	if !raw {
 		return batch
@@ -254,12 +268,18 @@ func (s *shard) preprocess(j *job) []history.Sample {
 		s.prepVersion = v
 	}
 	j.gen = s.stateGen
-	out := j.buf[:0]
+	s.batchMark++
+	b := &s.batch
+	*b = prepBatch{snap: snap, j: j, out: j.buf[:0], gen: j.gen, mark: s.batchMark,
+		lanes: b.lanes[:0], waitFor: b.waitFor[:0], fresh: b.fresh[:0]}
 	w := 0
 	for i := range batch {
 		v := &batch[i]
+		if w < len(waiters) {
+			b.t = waiters[w].t
+		}
 		if v.Type < Raw {
-			out = append(out, *v)
+			b.out = append(b.out, *v)
 		} else if it := snap.Item(v.ItemID); it != nil {
 			// An item deleted since its value was accepted: dropped.
 			in := preprocess.Input{Time: time.Unix(v.Clock, int64(v.NS))}
@@ -268,26 +288,37 @@ func (s *shard) preprocess(j *job) []history.Sample {
 			} else {
 				in.Text = v.S
 			}
-			out = s.runItem(snap, it, in, v, out, 0)
+			s.runItem(b, it, in, v, 0)
 		}
 		for w < len(waiters) && waiters[w].end == i+1 {
-			waiters[w].end = len(out)
+			waiters[w].end = len(b.out)
 			w++
 		}
 	}
-	j.buf = out
+	for _, l := range j.ready {
+		b.touch(l)
+	}
+	if len(b.lanes) > 0 {
+		s.runLanes(b)
+	}
+	j.buf = b.out
+	out := b.out
+	// Do not pin the batch's values and tickets until the next one.
+	clear(b.waitFor)
+	clear(b.fresh)
+	clear(b.lanes)
+	*b = prepBatch{lanes: b.lanes[:0], waitFor: b.waitFor[:0], fresh: b.fresh[:0]}
 	return out
 }
 
 // runItem runs it's chain on in and appends the converted result, then
-// its dependents' (up to maxDependentLevels below the submitted item).
-// A failure of the steps or of the conversion makes the item not
-// supported; a failure of the steps (or of the check, in.Err, that no
-// step turned into a value) is also the dependents' input, as in Zabbix,
-// while a value that only fails conversion still feeds them its text.
-// A discarded value ends there: nothing stored, no state change, nothing
-// for the dependents.
-func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.Input, v *history.Sample, out []history.Sample, depth int) []history.Sample {
+// its dependents' (up to maxDependentLevels below the submitted item)
+// (finish). A chain with a JavaScript step stops before it, and the
+// value goes on through the item's lane (lanes.go), as does any value
+// of an item whose lane holds values still on their way. A discarded
+// value ends here: nothing stored, no state change, nothing for the
+// dependents.
+func (s *shard) runItem(b *prepBatch, it *catalog.Item, in preprocess.Input, v *history.Sample, depth int) {
 	in.Type = it.ValueType
 	text, chainErr := in.Text, in.Err
 	if len(it.Preprocessing) > 0 {
@@ -295,18 +326,36 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 		if ip.err != nil {
 			chainErr = "invalid preprocessing: " + ip.err.Error()
 		} else {
+			in.Defer, in.JS = ip.js, s.p.opts.JS
 			o, err := preprocess.Run(ip.chain, in, &ip.state)
 			switch {
 			case err != nil:
 				chainErr = err.Error()
+			case o.Suspended:
+				s.startScript(b, it, ip.chain, o, in, v, depth)
+				return
 			case o.Discarded:
 				s.p.discarded.Inc()
-				return out
+				return
 			default:
 				text, chainErr = o.Text, ""
 			}
 		}
 	}
+	if l := s.queued(it.ID); l != nil {
+		s.deferDone(b, l, it, text, chainErr, in, v, depth)
+		return
+	}
+	s.finish(b, it, text, chainErr, in, v, depth)
+}
+
+// finish converts the result of it's chain (text, or its failure,
+// chainErr) and appends it to the batch, then runs its dependents on it.
+// A failure of the steps or of the conversion makes the item not
+// supported; a failure of the steps (or of the check, in.Err, that no
+// step turned into a value) is also the dependents' input, as in Zabbix,
+// while a value that only fails conversion still feeds them its text.
+func (s *shard) finish(b *prepBatch, it *catalog.Item, text, chainErr string, in preprocess.Input, v *history.Sample, depth int) {
 	failed := chainErr
 	if failed == "" {
 		sm := history.Sample{ItemID: it.ID, Clock: v.Clock, NS: v.NS}
@@ -318,23 +367,18 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 		if err := preprocess.Convert(it.ValueType, unsafe.Slice(unsafe.StringData(text), len(text)), &sm); err != nil {
 			failed = err.Error()
 		} else {
-			out = append(out, sm)
+			b.out = append(b.out, sm)
 			s.p.opts.ItemStates.SetItemState(it.ID, itemstate.Item{}) // supported (again)
 		}
 	}
 	if failed != "" {
-		s.p.notSupported.Inc()
 		// A copy: a step's message quotes its input, which may alias
 		// the submitter's buffer (see Prepare).
 		failed = strings.Clone(failed)
-		s.p.opts.ItemStates.SetItemState(it.ID, itemstate.Item{NotSupported: true, Error: failed, Clock: v.Clock})
-		if n, ok := s.p.throttle.Allow("not supported"); ok {
-			s.p.opts.Logger.Warn("item not supported: its value failed preprocessing or conversion",
-				"item", it.ID, "key", it.Key, "host", hostName(it), "err", failed, "suppressed", n)
-		}
+		s.notSupported(it, failed, v.Clock)
 	}
 	if !it.HasDependents() || depth >= maxDependentLevels {
-		return out
+		return
 	}
 	din := preprocess.Input{Time: in.Time}
 	if chainErr != "" {
@@ -346,15 +390,14 @@ func (s *shard) runItem(snap *catalog.Snapshot, it *catalog.Item, in preprocess.
 		s.caches[depth].Reset(text)
 		din.Cache = &s.caches[depth]
 	}
-	for _, d := range snap.Dependents(it.ID) {
+	for _, d := range b.snap.Dependents(it.ID) {
 		if d.Enabled {
-			out = s.runItem(snap, d, din, v, out, depth+1)
+			s.runItem(b, d, din, v, depth+1)
 		}
 	}
 	if din.Cache != nil {
 		din.Cache.Reset("") // do not pin the text until the next value
 	}
-	return out
 }
 
 func hostName(it *catalog.Item) string {

@@ -33,6 +33,14 @@ type shard struct {
 	queue    []history.Sample
 	waiters  []waiter
 	stopping bool
+	// readyLanes are lanes whose detached script ended (lanes.go): the
+	// preprocessing stage takes them with the queue.
+	readyLanes []*lane
+	// detached counts entries detached from their batches and not yet
+	// finished: the shard does not stop before they are.
+	detached atomic.Int64
+	// laneDone is signalled when a script ends, for a batch that waits.
+	laneDone chan struct{}
 
 	// free holds the jobs not in flight: the preprocessing stage takes
 	// one before it drains the queue, the commit stage returns it once
@@ -55,6 +63,9 @@ type shard struct {
 	prepVersion uint64                               // catalog version prep was last pruned for
 	caches      [maxDependentLevels]preprocess.Cache // one per level of dependents
 	stateGen    uint64                               // bumped by forgetState
+	lanes       map[uint64]*lane                     // items with values on their way through a script (lanes.go)
+	batchMark   uint64                               // counts batches, for lane.touched
+	batch       prepBatch                            // the batch being preprocessed; its slices reused
 }
 
 // jobsInFlight is how many batches a shard holds between its queue and
@@ -69,6 +80,7 @@ const jobsInFlight = 2
 type job struct {
 	in      []history.Sample // the values drained from the queue
 	waiters []waiter         // their tickets, ends indexing batch
+	ready   []*lane          // lanes whose detached script ended
 	buf     []history.Sample // backs a preprocessed batch
 	batch   []history.Sample // what the commit stage writes: in or buf
 	gen     uint64           // the shard's stateGen its steps ran on, or noState
@@ -78,7 +90,7 @@ type job struct {
 const noState = ^uint64(0)
 
 func newShard(p *Pipeline, id int) *shard {
-	s := &shard{p: p, id: id, state: map[uint64]*itemState{}, free: make(chan *job, jobsInFlight)}
+	s := &shard{p: p, id: id, state: map[uint64]*itemState{}, free: make(chan *job, jobsInFlight), laneDone: make(chan struct{}, 1)}
 	s.cond = sync.NewCond(&s.mu)
 	for range jobsInFlight {
 		s.free <- &job{}
@@ -132,20 +144,22 @@ func (s *shard) run() {
 		// queue is left to fill, and its limit blocks the submitters.
 		j := <-s.free
 		s.mu.Lock()
-		for len(s.queue) == 0 && !s.stopping {
+		// Values, or scripts that ended; at stop, once nothing is queued
+		// and no detached value is left to finish.
+		for len(s.queue) == 0 && len(s.readyLanes) == 0 && !(s.stopping && s.detached.Load() == 0) {
 			s.cond.Wait()
 		}
-		if len(s.queue) == 0 && s.stopping {
+		if len(s.queue) == 0 && len(s.readyLanes) == 0 {
 			s.mu.Unlock()
 			return
 		}
-		batch, waiters := s.queue, s.waiters
-		s.queue, s.waiters = j.in[:0], j.waiters[:0]
+		batch, waiters, ready := s.queue, s.waiters, s.readyLanes
+		s.queue, s.waiters, s.readyLanes = j.in[:0], j.waiters[:0], j.ready[:0]
 		s.depth.Store(0)
 		s.mu.Unlock()
 		s.cond.Broadcast() // room for blocked submitters
 
-		j.in, j.waiters = batch, waiters
+		j.in, j.waiters, j.ready = batch, waiters, ready
 		start := time.Now()
 		j.batch = s.preprocess(j)
 		s.p.busy.Since(start)
@@ -157,6 +171,8 @@ func (s *shard) run() {
 func (s *shard) recycle(j *job) {
 	clear(j.in) // drop string references before reuse
 	clear(j.waiters)
+	clear(j.ready)
+	j.ready = j.ready[:0]
 	if len(j.batch) > 0 && len(j.in) > 0 && &j.batch[0] != &j.in[0] {
 		clear(j.batch)
 	}

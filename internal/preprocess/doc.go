@@ -39,15 +39,21 @@
 //     protobuf for one parser), XML to JSON (encoding/xml),
 //     XML XPath and check for error in XML (XPath 1.0 by
 //     github.com/antchfx/xpath on github.com/antchfx/xmlquery's tree),
-//     JavaScript (github.com/dop251/goja: the script is the body of a
-//     function of value, run in a fresh runtime per value and stopped
-//     after JSTimeout; Zabbix.log is ignored, HttpRequest refused).
+//     JavaScript (package jsvm, on github.com/dop251/goja: the script is
+//     the body of a function of value, run in a fresh runtime per value,
+//     stopped after JSTimeout or at the runner's memory limit, 512 MiB
+//     as Zabbix's; Zabbix.log is ignored, HttpRequest refused; the
+//     runner is Input.JS, the server's pool of worker processes, or in
+//     this process without one).
 //     Regular expressions are Go's RE2, not PCRE: no backreferences or
 //     lookaround, and no catastrophic backtracking (JavaScript's own
-//     regular expressions do backtrack, bounded by the time limit). A
-//     run that grows the heap by more than 512 MiB (Zabbix's Duktape
-//     heap limit) is interrupted by a watchdog sampling the live heap
-//     (approximate: goja keeps no account per runtime).
+//     regular expressions do backtrack, bounded by the time limit).
+//
+// A caller that must not wait for a script (the pipeline's shards) sets
+// Input.Defer: Run then stops before each JavaScript step with
+// Output.Suspended, the caller runs the step elsewhere (Step.RunScript)
+// and hands its result to Resume, which applies the step's error
+// handler and goes on with the chain on the same State.
 //
 // Trace is Run reporting each step's result, error and handler's
 // effect, for the API's preprocessing.test (the frontend's "Test"

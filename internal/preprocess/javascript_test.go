@@ -1,11 +1,14 @@
 package preprocess
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 )
 
 func TestJavaScript(t *testing.T) {
@@ -40,16 +43,72 @@ func TestJavaScriptLimit(t *testing.T) {
 }
 
 // TestJavaScriptMemoryLimit: a script that allocates without bound is
-// stopped by the heap watchdog, well before its time limit, and fails its
-// step with the memory message; a script that allocates a little is not
-// disturbed. The limit is lowered for the test (it is process-wide
-// growth, so this test does not run in parallel with others).
+// stopped by its runner's memory limit (here the in-process runner's
+// guard, lowered for the test: it is process-wide growth, so this test
+// does not run in parallel with others), well before its time limit,
+// and fails its step with the memory message; a script that allocates a
+// little is not disturbed.
 func TestJavaScriptMemoryLimit(t *testing.T) {
-	old := jsHeapLimit
-	jsHeapLimit = 64 << 20
-	t.Cleanup(func() { jsHeapLimit = old })
-	s := mustStep(t, "21", "var a = []; for (;;) { a.push('x'.repeat(1 << 20) + a.length); }", "0", "")
-	checkStep(t, s, []stepCase{{vt: history.Text, in: "x", wantErr: "cannot execute script: memory limit exceeded"}})
-	s = mustStep(t, "21", "var a = []; for (var i = 0; i < 100; i++) { a.push(new Array(1001).join('x')); } return a.length;", "0", "")
-	checkStep(t, s, []stepCase{{vt: history.Text, in: "x", want: "100"}})
+	js := &jsvm.Local{MemLimit: 64 << 20}
+	run := func(script string) (Output, error) {
+		s := mustStep(t, "21", script, "0", "")
+		return Run([]Step{s}, Input{Text: "x", Type: history.Text, JS: js}, nil)
+	}
+	_, err := run("var a = []; for (;;) { a.push('x'.repeat(1 << 20) + a.length); }")
+	var se *StepError
+	if !errors.As(err, &se) || se.Message != "cannot execute script: memory limit exceeded (64 MiB)" {
+		t.Errorf("allocating script: %v", err)
+	}
+	if out, err := run("var a = []; for (var i = 0; i < 100; i++) { a.push(new Array(1001).join('x')); } return a.length;"); err != nil || out.Text != "100" {
+		t.Errorf("modest script: %+v, %v", out, err)
+	}
+}
+
+// TestDeferResume: with Input.Defer, Run stops before each JavaScript
+// step, handing its input to the caller, and Resume goes on after it
+// with the caller's result, applying the step's error handler to a
+// failure; the steps' state is the same as Run's without Defer.
+func TestDeferResume(t *testing.T) {
+	chain := []Step{
+		mustStep(t, "1", "2", "0", ""),                     // multiply by 2
+		mustStep(t, "21", "return value + 1", "0", ""),     // JavaScript
+		mustStep(t, "9", "", "0", ""),                      // simple change
+		mustStep(t, "21", "throw 'second'", "2", "fallen"), // JavaScript, set value on failure
+	}
+	var st, ref State
+	in := Input{Type: history.Float, Defer: true}
+	feed := func(text string) (Output, error) {
+		in.Text = text
+		out, err := Run(chain, in, &st)
+		for err == nil && out.Suspended {
+			res, jsErr := chain[out.Step].RunScript(context.Background(), nil, out.Text)
+			out, err = Resume(chain, out.Step, res, jsErr, in, &st)
+		}
+		return out, err
+	}
+	plain := func(text string) (Output, error) {
+		return Run(chain, Input{Type: history.Float, Text: text}, &ref)
+	}
+	for _, v := range []string{"1", "5", "6"} {
+		got, gerr := feed(v)
+		want, werr := plain(v)
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Errorf("%s: deferred %+v, %v; run %+v, %v", v, got, gerr, want, werr)
+		}
+	}
+	// The first suspension is before step 1, on the multiplied value.
+	in.Text = "3"
+	out, err := Run(chain, in, &st)
+	if err != nil || !out.Suspended || out.Step != 1 || out.Text != "6" {
+		t.Fatalf("first suspension: %+v, %v", out, err)
+	}
+	// A failure of the script without a handler stops the chain with it.
+	_, err = Resume(chain, 1, "", stepErr("cannot execute script: execution timeout"), in, &st)
+	var se *StepError
+	if !errors.As(err, &se) || se.Index != 1 || se.Message != "cannot execute script: execution timeout" {
+		t.Errorf("failed script: %v", err)
+	}
+	if _, err := Resume(chain, 0, "", nil, in, &st); err == nil {
+		t.Error("Resume after a step that is not JavaScript")
+	}
 }

@@ -1,6 +1,7 @@
 package preprocess
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/preprocess/jsonpath"
 )
 
@@ -379,6 +381,15 @@ type Input struct {
 	// Cache, if set, holds what was parsed of Text for other chains run
 	// on the same text (see Cache); nil parses as needed.
 	Cache *Cache
+	// JS runs the JavaScript steps (the server's pool of worker
+	// processes, jsvm.Pool); nil runs them in this process (jsvm.Local:
+	// tests and tools).
+	JS jsvm.Runner
+	// Defer makes Run stop before a JavaScript step instead of running
+	// it, with Output.Suspended: the caller runs the step
+	// (Step.RunScript) where a slow script delays no one else, then
+	// calls Resume with its result.
+	Defer bool
 }
 
 // Output is what a chain made of its Input.
@@ -387,6 +398,10 @@ type Output struct {
 	// Discarded says the value is dropped with no error: a change step's
 	// first value, an unchanged value, or a "discard value" handler.
 	Discarded bool
+	// Suspended says Run stopped before the JavaScript step at index
+	// Step (Input.Defer); Text is the step's input.
+	Suspended bool
+	Step      int
 }
 
 // StepError is a step failure that no handler absorbed: the item becomes
@@ -446,6 +461,29 @@ func Run(chain []Step, in Input, st *State) (Output, error) {
 	return run(chain, in, st, nil)
 }
 
+// Resume goes on with a chain that Run suspended before its JavaScript
+// step i (Input.Defer), given what the step made of its input: text, or
+// the error of Step.RunScript, to which the step's error handler applies
+// as in Run. The steps after it then run as in Run, on the same State;
+// in is the Input given to Run (its Text and Err are not used again). A
+// later JavaScript step suspends the chain again.
+func Resume(chain []Step, i int, text string, err error, in Input, st *State) (Output, error) {
+	if i < 0 || i >= len(chain) || chain[i].Type != StepJavaScript {
+		return Output{}, errors.New("BUG: Resume after a step that is not JavaScript")
+	}
+	if st == nil {
+		st = &State{}
+	}
+	if err != nil {
+		out, stop, herr := handle(chain[i], i, err.Error())
+		if stop {
+			return out, herr
+		}
+		text = out.Text
+	}
+	return runFrom(chain, in, st, nil, i+1, text)
+}
+
 // run is Run, also recording each step's part in *trace when trace is
 // not nil (Trace). The hot path passes nil and pays one comparison per
 // step for it.
@@ -468,8 +506,16 @@ func run(chain []Step, in Input, st *State, trace *[]StepResult) (Output, error)
 		}
 		text, start = out.Text, 1
 	}
+	return runFrom(chain, in, st, trace, start, text)
+}
+
+// runFrom runs chain from step start on text.
+func runFrom(chain []Step, in Input, st *State, trace *[]StepResult, start int, text string) (Output, error) {
 	for i := start; i < len(chain); i++ {
 		s := &chain[i]
+		if in.Defer && s.Type == StepJavaScript {
+			return Output{Text: text, Suspended: true, Step: i}, nil
+		}
 		res, err := s.apply(i, text, in, st)
 		switch {
 		case err == nil:
@@ -540,11 +586,7 @@ func (s *Step) apply(i int, text string, in Input, st *State) (string, error) {
 	case StepXPath:
 		return xpathStep(s, text)
 	case StepJavaScript:
-		limit := s.jsLimit
-		if limit <= 0 {
-			limit = JSTimeout
-		}
-		return runJS(s.js, text, limit)
+		return s.RunScript(context.Background(), in.JS, text)
 	case StepErrorFieldXML:
 		return errorFromXML(s, text)
 	case StepPrometheusPattern:

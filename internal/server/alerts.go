@@ -131,9 +131,12 @@ func (a *apiAlerting) RunScript(ctx context.Context, sc *catalog.GlobalScript, h
 // agents through the commands' agent checker (s.cmdAgent, made in the
 // rules stage; a command before then fails).
 func (s *Server) commander() alert.Commander {
-	// Webhook scripts run on the engine webhook media types use, with
-	// the same bounds.
+	// Webhook scripts run as webhook media types do: in the JavaScript
+	// workers (s.JS, made before the alert engine), with their bounds.
 	wh := &alert.WebhookSender{Logger: s.log}
+	if s.JS != nil {
+		wh.JS = s.JS
+	}
 	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts, Webhook: wh.RunWebhookScript}
 }
 

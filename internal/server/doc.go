@@ -21,8 +21,11 @@
 //     API (auditlog_enabled, hk_audit*) are applied here at start and by
 //     the API's SettingsHook after; the housekeeping settings lay over
 //     the items' retention at every run (housekeepingRetention).
-//   - buildRules (server_rules.go): maintenance, the alert engine with
-//     its remote-command agent checker, the problem state machine and
+//   - buildRules (server_rules.go): maintenance, the pool of script
+//     workers (Server.JS, javascript.* settings: users' JavaScript runs
+//     in processes of this binary, for webhooks here and for the
+//     pipeline's steps and the API's preprocessing.test later), the
+//     alert engine with its remote-command agent checker, the problem state machine and
 //     the trigger evaluator, over the state. Hooks into later stages
 //     (last values from the pipeline, soft-state re-checks on the poller)
 //     are read when called, and nothing calls them before Run.

@@ -29,6 +29,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
@@ -129,6 +130,10 @@ type Server struct {
 	agentState *ingest.LogPositions
 
 	// Rules (buildRules).
+
+	// JS runs users' scripts (preprocessing steps, webhooks, the API's
+	// preprocessing.test) in worker processes of this binary.
+	JS *jsvm.Pool
 
 	// Maintenance suppresses problems covered by maintenances (at their
 	// creation through Triggers, and as periods start and end); its
@@ -383,6 +388,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.Alerts != nil {
 		errs = append(errs, s.Alerts.Close())
+	}
+	if s.JS != nil {
+		errs = append(errs, s.JS.Close())
 	}
 	if s.Services != nil {
 		errs = append(errs, s.Services.Close())

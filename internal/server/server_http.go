@@ -47,6 +47,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		trends = apiTrends{tr}
 	}
 	s.API = api.New(api.Options{
+		JS:      s.JS,
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: pusher{s.Trapper}, Last: s.Pipeline,
 		States: s.ItemStates, Availability: s.ItemStates, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers, Audit: s.Audit,

@@ -6,6 +6,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -22,8 +23,9 @@ import (
 // and the zbx TLS material (nil without a tls section) for the agent
 // checker of remote commands.
 //
-// Builds: s.Maintenance, s.cmdAgent (system.run on agents), s.Alerts
-// (with its log), s.Services (IT services, data_dir/services.db),
+// Builds: s.Maintenance, s.cmdAgent (system.run on agents), s.JS (the
+// pool of script workers, which the pipeline and the API use too),
+// s.Alerts (with its log), s.Services (IT services, data_dir/services.db),
 // s.Triggers (the problem state machine, committing through the alert
 // engine's and the services' Notify) and s.Evaluator.
 //
@@ -51,6 +53,15 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		Metrics:        selfmon.NewRegistry(),
 		Logger:         log.With("component", "alert", "checker", "agent"),
 	})
+	// Users' scripts run in worker processes started on demand from
+	// this binary (package jsvm turns a process started so into a
+	// worker): the alert engine's webhooks, the pipeline's steps and the
+	// API's preprocessing.test share them.
+	s.JS, err = jsvm.NewPool(jsvm.PoolOptions{Workers: cfg.JavaScript.Workers, MemLimit: uint64(cfg.JavaScript.MemoryLimit),
+		Metrics: s.Metrics, Logger: log.With("component", "javascript")})
+	if err != nil {
+		return err
+	}
 	s.Alerts, err = alert.New(alert.Options{
 		Dir: AlertsPath(cfg.DataDir), Sync: walSync(cfg.Alerts.Fsync), SyncInterval: cfg.Alerts.FsyncInterval.Std(),
 		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
@@ -71,7 +82,7 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		},
 		QueueSize: cfg.Alerts.QueueSize, RateLimit: cfg.Alerts.RateLimit, MaxSessions: cfg.Alerts.MaxSessions,
 		KeepAlerts: cfg.Alerts.KeepAlerts, InboxSize: cfg.Alerts.InboxSize, ScriptsDir: cfg.Alerts.ScriptsDir,
-		MaxBody: int64(cfg.Alerts.WebhookMaxBody),
+		MaxBody: int64(cfg.Alerts.WebhookMaxBody), JS: s.JS,
 		// A problem is suppressed when made in a maintenance (its flag) or
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },

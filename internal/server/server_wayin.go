@@ -68,6 +68,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		Catalog:    s.Catalog.Snapshot,
 		ItemStates: s.ItemStates,
 		StatePath:  PreprocessStatePath(cfg.DataDir),
+		JS:         s.JS,
 	})
 	if err != nil {
 		return err
@@ -108,10 +109,11 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 				AuthProtocol: u.AuthProtocol, AuthPassphrase: u.AuthPassphrase, PrivProtocol: u.PrivProtocol, PrivPassphrase: u.PrivPassphrase}
 		}
 		s.SNMPTraps, err = snmptrap.New(snmptrap.Options{
-			Listen:     cfg.SNMP.TrapListen,
-			Users:      users,
-			Snapshot:   s.Catalog.Snapshot,
-			Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
+			Listen:   cfg.SNMP.TrapListen,
+			Users:    users,
+			Snapshot: s.Catalog.Snapshot,
+			// One item's slow script must not hold the other results.
+			Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicketNoScripts()) },
 			ItemStates: s.ItemStates,
 			Metrics:    s.Metrics,
 			Logger:     log.With("component", "snmptrap"),
@@ -158,8 +160,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Logger:          log.With("component", "poll", "checker", "http"),
 	})
 	s.Poller, err = poll.New(poll.Options{
-		Catalog:    s.Catalog,
-		Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
+		Catalog: s.Catalog,
+		// One item's slow script must not hold the other results.
+		Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicketNoScripts()) },
 		ItemStates: s.ItemStates,
 		Checkers: map[catalog.ItemType]poll.CheckerSpec{
 			catalog.ZabbixAgent: {
