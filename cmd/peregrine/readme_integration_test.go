@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -87,10 +88,19 @@ func TestIntegrationREADMEQuickStart(t *testing.T) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Below Linux's ephemeral range (32768-60999): the script binds the
+	// port minutes later (after a build), and a port the kernel hands
+	// out for outgoing connections may be taken by then by any test on
+	// the machine.
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return fmt.Sprint(port)
 	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	t.Fatal("no free loopback port in 20000-31999")
+	return ""
 }
