@@ -34,6 +34,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
+	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -158,6 +159,7 @@ type Server struct {
 	// the poller stops.
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
+	ipmi      *ipmi.Checker // its sessions close after the poller stops
 	Trapper   *ingest.Server
 	// SNMPTraps receives SNMP traps; nil unless snmp.trap_listen is set.
 	SNMPTraps *snmptrap.Receiver
@@ -374,6 +376,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.httpAgent != nil {
 		s.httpAgent.Close()
+	}
+	if s.ipmi != nil {
+		s.ipmi.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
