@@ -23,7 +23,7 @@ type IPMISim struct {
 	Addr string
 	// User and Password are its admin user's.
 	User, Password string
-	console string // its emulation console, a TCP "127.0.0.1:port"
+	console        string // its emulation console, a TCP "127.0.0.1:port"
 }
 
 // IPMISimSensors is the simulator's small sensor set, as an sdrcomp

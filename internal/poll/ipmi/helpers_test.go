@@ -77,4 +77,3 @@ func runChecks(t *testing.T, c *Checker, batch []poll.Check, bound time.Duration
 	}
 	return got
 }
-
