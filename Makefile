@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseHash$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/auth/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/icmp/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/tcpsvc/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSDR$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/ipmi/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseOutput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/external/
 	$(GO) test -run '^$$' -fuzz '^FuzzDownsampleGrid$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendFloat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/api/zjson/

@@ -11,18 +11,20 @@ import (
 
 // hostObject is a host in the Zabbix 6.0 shape, with 6.0's values for
 // the fields Peregrine does not model (recorded from 6.0.14: no proxy,
-// no IPMI, inventory disabled, no maintenance status, not discovered).
+// inventory disabled, no maintenance status, not discovered).
 // tls_psk_identity and tls_psk are write-only in Zabbix 6.0 and are never
 // returned (Peregrine does not store them at all); "available" is on
 // the interfaces in 6.0, not on the host.
 func hostObject(h *catalog.Host) object {
-	return object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "description": h.Description,
+	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "description": h.Description,
 		"flags": "0", "templateid": "0", "uuid": "", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0",
 		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
 		"tls_connect": strconv.Itoa(int(h.TLS.Connect)), "tls_accept": strconv.Itoa(int(h.TLS.Accept)),
 		"tls_issuer": h.TLS.Issuer, "tls_subject": h.TLS.Subject}
+	ipmiFields(o, h) // host_ipmi.go
+	return o
 }
 
 // hostSchema is Zabbix 6.0's hosts table with the interface table that

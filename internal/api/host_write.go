@@ -10,7 +10,7 @@ import (
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (inventory, IPMI settings, tls_psk_identity and tls_psk; a
+// ignored (inventory, tls_psk_identity and tls_psk; a
 // host asking for PSK through tls_connect or tls_accept is refused, see
 // package zbx/zbxtls). Templates link templates for their macros
 // (Peregrine's templates hold no items; see package catalog); macros
@@ -31,10 +31,10 @@ type hostParams struct {
 	Inventory     opt[ignored] `json:"inventory"`
 	InventoryMode opt[ignored] `json:"inventory_mode"`
 	ProxyHostID   opt[ignored] `json:"proxy_hostid"`
-	IPMIAuthType  opt[ignored] `json:"ipmi_authtype"`
-	IPMIPrivilege opt[ignored] `json:"ipmi_privilege"`
-	IPMIUsername  opt[ignored] `json:"ipmi_username"`
-	IPMIPassword  opt[ignored] `json:"ipmi_password"`
+	IPMIAuthType  opt[ipmiInt] `json:"ipmi_authtype"`
+	IPMIPrivilege opt[ipmiInt] `json:"ipmi_privilege"`
+	IPMIUsername  opt[phpStr]  `json:"ipmi_username"`
+	IPMIPassword  opt[phpStr]  `json:"ipmi_password"`
 	TLSConnect    opt[int64]   `json:"tls_connect"`
 	TLSAccept     opt[int64]   `json:"tls_accept"`
 	TLSIssuer     opt[string]  `json:"tls_issuer"`
@@ -180,7 +180,7 @@ func (p *hostParams) common(i int, host string) error {
 			return errParams(`Invalid parameter "/%d/groups/%d": value (groupid)=(%d) already exists.`, i+1, j+1, g[j])
 		}
 	}
-	return nil
+	return p.ipmiProblem() // host_ipmi.go
 }
 
 // hostCreate serves host.create with 6.0's checks in 6.0's order
@@ -221,7 +221,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i, p.Host.Value); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value.disabled, GroupIDs: p.Groups.Value.ids, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS), Description: p.Description.Value}
+		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value.disabled, GroupIDs: p.Groups.Value.ids, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS), Description: p.Description.Value, IPMI: p.ipmi(catalog.DefaultHostIPMI)}
 	}
 	var ids []uint64
 	var groups []uint64
@@ -336,6 +336,9 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		if p.tlsSet() {
 			// Members not given keep their value (applied in the edit).
 			u.TLS = p.tlsPatch()
+		}
+		if h := snap.HostByID(p.HostID.Value); h != nil && p.ipmiSet() {
+			u.IPMI = new(p.ipmi(h.IPMI))
 		}
 		ups[i], ids[i] = u, p.HostID.Value
 	}

@@ -227,6 +227,9 @@ type itemParams struct {
 	// SNMPOID is an SNMP agent item's OID (Zabbix 6.0's forms, checked
 	// by the catalog); ignored for other types.
 	SNMPOID opt[string] `json:"snmp_oid"`
+	// IPMISensor is the sensor an IPMI item reads (required on IPMI
+	// items but ipmi.get); kept on items of every type, as 6.0 keeps it.
+	IPMISensor opt[string] `json:"ipmi_sensor"`
 
 	httpParams
 
@@ -239,7 +242,6 @@ type itemParams struct {
 	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
 	PublicKey     opt[ignored]  `json:"publickey"`
 	PrivateKey    opt[ignored]  `json:"privatekey"`
-	IPMISensor    opt[ignored]  `json:"ipmi_sensor"`
 	JMXEndpoint   opt[ignored]  `json:"jmx_endpoint"`
 	Parameters    opt[ignored]  `json:"parameters"`
 	UUID          opt[ignored]  `json:"uuid"`
@@ -343,7 +345,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
 			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
-			Description: p.Description.Value,
+			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		for _, t := range p.Tags.Value {
@@ -434,6 +436,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
+		u.IPMISensor = str(p.IPMISensor)
 		u.Description = str(p.Description)
 		u.Preprocessing, u.Params = steps, str(p.Params)
 		if p.MasterItemID.Set {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
@@ -22,7 +23,7 @@ const itemTypes60 = "0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 
 // unsupportedItemTypes are the item types of 6.0 Peregrine does not
 // poll.
 var unsupportedItemTypes = map[int64]string{
-	11: "database monitor items (11)", 12: "IPMI agent items (12)", 13: "SSH agent items (13)",
+	11: "database monitor items (11)", 13: "SSH agent items (13)",
 	14: "TELNET agent items (14)", 16: "JMX agent items (16)",
 }
 
@@ -45,10 +46,10 @@ func needsDelay(t catalog.ItemType) bool { return t != catalog.Trapper && t != c
 
 // needsInterface reports whether 6.0 refuses an item of type t without
 // an interface of its host (recorded from 6.0.14: agent, simple check,
-// external check and SNMP agent items; not HTTP agent items).
+// external check, IPMI and SNMP agent items; not HTTP agent items).
 func needsInterface(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.SNMPAgent:
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.IPMI, catalog.SNMPAgent:
 		return true
 	}
 	return false
@@ -75,7 +76,10 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 	if h == nil || !a.all() && !a.canWrite(h) {
 		return errNoPermissionsParams
 	}
-	return p.zabbixChecks(h, p.Name.Value, typ, true)
+	if err := p.zabbixChecks(h, p.Name.Value, typ, true); err != nil {
+		return err
+	}
+	return p.ipmiSensorCheck(typ, p.Key.Value, p.IPMISensor.Value)
 }
 
 // updateChecks checks item.update's object i against cur, the item as
@@ -88,7 +92,34 @@ func (p *itemParams) updateChecks(cur *catalog.Item) error {
 	if p.Name.Set {
 		name = p.Name.Value
 	}
-	return p.zabbixChecks(cur.Host, name, typ, false)
+	if err := p.zabbixChecks(cur.Host, name, typ, false); err != nil {
+		return err
+	}
+	return p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.IPMISensor))
+}
+
+// cmpOr is o's value if it is given, else cur.
+func cmpOr(o opt[string], cur string) string {
+	if o.Set {
+		return o.Value
+	}
+	return cur
+}
+
+// ipmiSensorCheck checks an item's ipmi_sensor as 6.0 does (recorded
+// from 6.0.14), after its interface and key: at most 128 characters on
+// any item ("Application error."), and not empty on an IPMI item whose
+// key is not exactly ipmi.get ("ipmi.get[x]" needs one too).
+func (p *itemParams) ipmiSensorCheck(typ catalog.ItemType, key, sensor string) error {
+	if p.IPMISensor.Set {
+		if n := utf8.RuneCountInString(sensor); n > catalog.MaxIPMISensorLen {
+			return errApp(`Value "%s" is too long for field "ipmi_sensor" - %d characters. Allowed length is %d characters.`, sensor, n, catalog.MaxIPMISensorLen)
+		}
+	}
+	if typ == catalog.IPMI && sensor == "" && key != catalog.IPMIGetKey {
+		return errParams(`Incorrect value for field "ipmi_sensor": cannot be empty.`)
+	}
+	return nil
 }
 
 // zabbixChecks checks the update interval, the interface (on create)

@@ -98,7 +98,7 @@ var itemFieldNames = [nItemFields]string{
 // (recorded from 6.0.14): item.create accepts them and stores none.
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
-	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
+	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0",
 	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
@@ -136,7 +136,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
+	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
@@ -228,6 +228,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, it.RetryDelay...)
 	case fSNMPOID:
 		return append(dst, it.SNMPOID...)
+	case fIPMISensor:
+		return append(dst, it.IPMISensor...)
 	case fTimestampPrecision:
 		return append(dst, it.TimestampPrecision...)
 	case fHistory:
@@ -797,6 +799,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.RetryDelay)
 	case fSNMPOID:
 		return zjson.AppendString(dst, it.SNMPOID)
+	case fIPMISensor:
+		return zjson.AppendString(dst, it.IPMISensor)
 	case fTimestampPrecision:
 		return zjson.AppendString(dst, it.TimestampPrecision)
 	case fParams:

@@ -250,7 +250,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		}
 		if oh == nil {
 			p.hosts = append(p.hosts, hostChange{
-				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, TLS: newHostTLS(nh)},
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, TLS: newHostTLS(nh), IPMI: DefaultHostIPMI},
 				groups: nh.groups, isNew: true, ifacesDiffs: len(ifaces) > 0,
 			})
 			p.res.HostsCreated++
@@ -538,6 +538,10 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
+	txExec := func(q string, args ...any) error {
+		_, err := tx.ExecContext(rctx, q, args...)
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("cannot prepare statements: %w", err)
 	}
@@ -649,6 +653,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := writeTags(it); err != nil {
 			return err
 		}
+		if err := writeItemIPMI(txExec, id, it.IPMISensor, false); err != nil {
+			return fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err)
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -678,6 +685,10 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		if err := writeTags(it); err != nil {
 			return err
+		}
+		// The IPMI sensor likewise.
+		if err := writeItemIPMI(txExec, it.ID, it.IPMISensor, true); err != nil {
+			return fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", it.ID, it.Key, err)
 		}
 	}
 	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {

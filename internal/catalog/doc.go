@@ -45,6 +45,13 @@
 //     for them (tls_connect 2, tls_accept with 2) is refused
 //     (HostTLS.CheckSupported); rows stored so by an older version
 //     still load.
+//   - IPMI (ipmi.go, schema version 20): a host's IPMI settings
+//     (Host.IPMI: Zabbix's ipmi_authtype, ipmi_privilege, ipmi_username,
+//     ipmi_password; table host_ipmi, a row only when not the default)
+//     and an item's ipmi_sensor (Item.IPMISensor; table item_ipmi),
+//     required on IPMI items (type 12) but ipmi.get and kept on items of
+//     any type, as 6.0 keeps it. The password is stored as 6.0 stores it
+//     (in clear: the BMC needs it); the API never returns it.
 //   - An item's description (Item.Description, schema version 19; up
 //     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to

@@ -24,6 +24,9 @@ type NewHost struct {
 	TLS HostTLS
 	// Description is the host's description, up to 65535 characters.
 	Description string
+	// IPMI is the host's IPMI settings; the zero value means
+	// DefaultHostIPMI.
+	IPMI HostIPMI
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -55,6 +58,8 @@ type HostUpdate struct {
 	TLS *HostTLSPatch
 	// Description, if not nil, is the new description.
 	Description *string
+	// IPMI, if not nil, is the host's new IPMI settings (all of them).
+	IPMI *HostIPMI
 }
 
 // HostTLSPatch changes the fields of a host's encryption settings that
@@ -107,7 +112,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI}
 	e.hosts[id] = h
 	return h
 }
@@ -219,6 +224,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if err := tlss[i].CheckSupported(); err != nil {
 			el.add(p+".tls", err)
 		}
+		if err := nh.IPMI.Check(); err != nil {
+			el.add(p+".ipmi", err)
+		}
 	}
 	if err := el.err(); err != nil {
 		return nil, err
@@ -228,7 +236,10 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description)}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description), IPMI: cloneIPMI(nh.IPMI)}
+		if h.IPMI == (HostIPMI{}) {
+			h.IPMI = DefaultHostIPMI
+		}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
@@ -247,6 +258,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		}
 		if err := e.writeTags(h); err != nil {
 			return nil, err
+		}
+		if err := writeHostIPMI(e.editExec, id, h.IPMI, false); err != nil {
+			return nil, e.fail(fmt.Errorf("cannot store the IPMI settings of host %q: %w", h.Host, err))
 		}
 		var err2 error
 		if h.Interfaces, err2 = e.writeIfaces(h, nil, ifaces[i]); err2 != nil {
@@ -282,7 +296,13 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI}
+		if u.IPMI != nil {
+			n.IPMI = *u.IPMI
+			if err := n.IPMI.Check(); err != nil {
+				el.add(p+".ipmi", err)
+			}
+		}
 		if u.TLS != nil {
 			n.TLS = u.TLS.apply(cur.TLS)
 			if err := n.TLS.CheckSupported(); err != nil {
@@ -348,8 +368,15 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
-		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged {
+		ipmiChanged := n.IPMI != cur.IPMI
+		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged && !ipmiChanged {
 			continue
+		}
+		if ipmiChanged {
+			n.IPMI = cloneIPMI(n.IPMI)
+			if err := writeHostIPMI(e.editExec, n.ID, n.IPMI, true); err != nil {
+				return e.fail(fmt.Errorf("cannot update the IPMI settings of host %q: %w", cur.Host, err))
+			}
 		}
 		if !tagsChanged {
 			n.Tags = cur.Tags // not the caller's slice
@@ -409,7 +436,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description, h.IPMI = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description, n.IPMI
 		e.res.HostsUpdated++
 	}
 	return nil
@@ -438,6 +465,8 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 		for _, q := range []string{
 			"DELETE FROM item_http WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_tags WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM item_ipmi WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM host_ipmi WHERE host_id = ?",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",
@@ -461,6 +490,12 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	}
 	e.res.HostsDeleted += len(ids)
 	return nil
+}
+
+// cloneIPMI copies p's strings: the caller's must not be retained.
+func cloneIPMI(p HostIPMI) HostIPMI {
+	p.Username, p.Password = strings.Clone(p.Username), strings.Clone(p.Password)
+	return p
 }
 
 // cloneTLS copies t's strings: the caller's must not be retained.

@@ -41,6 +41,8 @@ type ItemUpdate struct {
 	InterfaceID                              *uint64
 	// SNMPOID: an SNMP agent item's snmp_oid (see ItemSpec.SNMPOID).
 	SNMPOID *string
+	// IPMISensor: the item's ipmi_sensor (see Item.IPMISensor).
+	IPMISensor *string
 	// Description: the item's description.
 	Description *string
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
@@ -131,6 +133,7 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.SNMPOID = strings.Clone(it.SNMPOID)
 		it.Params = strings.Clone(it.Params)
 		it.Description = strings.Clone(it.Description)
+		it.IPMISensor = strings.Clone(it.IPMISensor)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
 		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -145,6 +148,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
+		}
+		if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
+			return nil, e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
 		}
 		e.items[id] = it
 		e.keys[hostKey{it.HostID, it.Key}] = id
@@ -165,7 +171,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description,
+		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor,
 	}
 }
 
@@ -279,6 +285,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.RetryDelay, u.RetryDelay)
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
 		set(&spec.SNMPOID, u.SNMPOID)
+		set(&spec.IPMISensor, u.IPMISensor)
 		set(&spec.Params, u.Params)
 		set(&spec.Description, u.Description)
 		if u.Preprocessing != nil {
@@ -411,6 +418,14 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if n.IPMISensor == cur.IPMISensor {
+			n.IPMISensor = cur.IPMISensor
+		} else {
+			n.IPMISensor = strings.Clone(n.IPMISensor)
+			if err := writeItemIPMI(e.editExec, n.ID, n.IPMISensor, cur.IPMISensor != ""); err != nil {
+				return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
+			}
+		}
 		if n.Key != cur.Key {
 			e.keys[hostKey{cur.HostID, cur.Key}] = 0
 			e.keys[hostKey{n.HostID, n.Key}] = n.ID
@@ -453,6 +468,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_ipmi WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {

@@ -130,6 +130,11 @@ type ItemSpec struct {
 	// package zbx/snmpoid). Required for snmp_agent items,
 	// ignored for the others.
 	SNMPOID string `yaml:"snmp_oid"`
+	// IPMISensor is what an ipmi item reads: a sensor by id ("CPU
+	// Temp", "id:CPU Temp") or full name ("name:(7.1).CPU Temp").
+	// Required for ipmi items but ipmi.get, kept on any item (as
+	// Zabbix 6.0 keeps it); up to 128 characters.
+	IPMISensor string `yaml:"ipmi_sensor"`
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
@@ -642,6 +647,10 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 			el.addf(ip+".snmp_oid", "%v", err)
 		}
 		it.SNMPOID = is.SNMPOID
+	}
+	it.IPMISensor = is.IPMISensor
+	if err := checkIPMISensor(&it); err != nil {
+		el.add(ip+".ipmi_sensor", err)
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {

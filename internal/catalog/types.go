@@ -24,6 +24,7 @@ const (
 	ZabbixAgentActive ItemType = 7  // active agent check, pushed by the agent
 	SNMPTrap          ItemType = 17 // snmptrap[regex] and snmptrap.fallback, fed by the trap receiver
 	External          ItemType = 10 // external script run by the server
+	IPMI              ItemType = 12 // IPMI sensor (Item.IPMISensor) or ipmi.get, read from the host's BMC
 	Calculated        ItemType = 15 // formula (Item.Params) evaluated on schedule
 	Dependent         ItemType = 18 // fed by its master item's values (Item.MasterItemID)
 	HTTPAgent         ItemType = 19 // HTTP request made by the server
@@ -43,6 +44,7 @@ var itemTypeNames = [...]struct {
 	{ZabbixAgentActive, "zabbix_agent_active"},
 	{SNMPTrap, "snmp_trap"},
 	{External, "external"},
+	{IPMI, "ipmi"},
 	{Calculated, "calculated"},
 	{Dependent, "dependent"},
 	{HTTPAgent, "http_agent"},
@@ -78,7 +80,7 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "calculated", "dependent", "http_agent", "snmp_agent",
+// "external", "ipmi", "calculated", "dependent", "http_agent", "snmp_agent",
 // "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
@@ -90,7 +92,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 15, 18, 19, 20, 21, 17)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 15, 18, 19, 20, 21, 17)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -165,6 +167,9 @@ type Host struct {
 	// Description is the host's description (set through the API, left
 	// alone by Apply).
 	Description string
+	// IPMI is the host's IPMI settings (see HostIPMI; set through the
+	// API, left alone by Apply).
+	IPMI HostIPMI
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
@@ -288,6 +293,11 @@ type Item struct {
 	// nil for none; no (tag, value) pair twice. Problems of the item's
 	// triggers carry them (package trigger).
 	Tags []Tag
+	// IPMISensor is the item's ipmi_sensor: the sensor an IPMI item
+	// (type 12) reads, by its id ("CPU Temp", "id:CPU Temp") or its full
+	// name ("name:(7.1).CPU Temp"); "" for ipmi.get. Zabbix 6.0 keeps it
+	// on items of every type, and so does the catalog.
+	IPMISensor string
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -309,7 +319,8 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description
+		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.IPMISensor == b.IPMISensor
 }
 
 // HasDependents reports whether some dependent item has a as its master,

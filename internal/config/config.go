@@ -129,6 +129,16 @@ type PollConfig struct {
 	// HTTPMaxConnsPerHost bounds the HTTP agent's connections to one
 	// host (kept alive and reused between checks).
 	HTTPMaxConnsPerHost int `yaml:"http_max_conns_per_host"`
+	// IPMIMaxInFlight bounds IPMI checks in flight (Zabbix's
+	// StartIPMIPollers: each of its pollers has one request out); 0
+	// leaves only max_in_flight.
+	IPMIMaxInFlight int `yaml:"ipmi_max_in_flight"`
+	// IPMIMaxSessionsPerBMC bounds the IPMI sessions open to one BMC
+	// (address and credentials), so the requests it answers at once.
+	IPMIMaxSessionsPerBMC int `yaml:"ipmi_max_sessions_per_bmc"`
+	// IPMIIdleClose closes an IPMI session unused this long (sessions
+	// are kept between checks, as Zabbix keeps them).
+	IPMIIdleClose Duration `yaml:"ipmi_idle_close"`
 	// ExternalScripts are the directories external checks and nagios[]
 	// plugins are run from, searched in order (Zabbix's
 	// ExternalScripts, plus Debian's Nagios plugin directory).
@@ -485,6 +495,7 @@ func Default() Config {
 			TimestampTolerance: Duration(2 * time.Millisecond),
 			ICMPRate:           10000, ICMPSocket: "auto",
 			HTTPMaxBodySize: 16 << 20, HTTPMaxHeaderSize: 1 << 20, HTTPMaxConnsPerHost: 32,
+			IPMIMaxSessionsPerBMC: 2, IPMIIdleClose: Duration(10 * time.Minute),
 			ExternalScripts:      []string{"/usr/lib/zabbix/externalscripts", "/usr/lib/nagios/plugins"},
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
 		},
@@ -742,6 +753,15 @@ func (p *PollConfig) validate() error {
 	}
 	if p.HTTPMaxHeaderSize < 4096 || p.HTTPMaxHeaderSize > 16<<20 {
 		return fieldErr("poll.http_max_header_size", "must be between 4KiB and 16MiB, not %d bytes", p.HTTPMaxHeaderSize)
+	}
+	if p.IPMIMaxInFlight < 0 || p.IPMIMaxInFlight > p.MaxInFlight {
+		return fieldErr("poll.ipmi_max_in_flight", "must be between 0 (no own bound) and poll.max_in_flight (%d), not %d", p.MaxInFlight, p.IPMIMaxInFlight)
+	}
+	if p.IPMIMaxSessionsPerBMC < 1 || p.IPMIMaxSessionsPerBMC > 64 {
+		return fieldErr("poll.ipmi_max_sessions_per_bmc", "must be between 1 and 64 (a BMC allows few sessions), not %d", p.IPMIMaxSessionsPerBMC)
+	}
+	if p.IPMIIdleClose < Duration(time.Minute) || p.IPMIIdleClose > Duration(24*time.Hour) {
+		return fieldErr("poll.ipmi_idle_close", "must be between 1m and 24h, not %s", p.IPMIIdleClose)
 	}
 	if p.HTTPMaxConnsPerHost < 1 || p.HTTPMaxConnsPerHost > 10000 {
 		return fieldErr("poll.http_max_conns_per_host", "must be between 1 and 10000, not %d", p.HTTPMaxConnsPerHost)

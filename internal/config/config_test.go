@@ -52,6 +52,7 @@ func TestGoodFiles(t *testing.T) {
 			MaxReplySize: 256 << 10, UnreachablePeriod: Duration(30 * time.Second), UnreachableDelay: Duration(5 * time.Second), UnavailableDelay: Duration(2 * time.Minute),
 			TimestampTolerance: Duration(5 * time.Millisecond), SimpleMaxInFlight: 3000, ICMPRate: 2000, ICMPSocket: "dgram",
 			HTTPMaxInFlight: 4000, HTTPMaxBodySize: 4 << 20, HTTPMaxHeaderSize: 64 << 10, HTTPMaxConnsPerHost: 8,
+			IPMIMaxSessionsPerBMC: 2, IPMIIdleClose: Duration(10 * time.Minute),
 			ExternalScripts: []string{"/opt/plugins", "/usr/lib/nagios/plugins"}, ExternalMaxProcesses: 16, ExternalMaxOutput: 128 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},

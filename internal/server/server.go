@@ -36,6 +36,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/service"
@@ -163,6 +164,7 @@ type Server struct {
 	// the poller stops.
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
+	ipmi      *ipmi.Checker // its sessions close after the poller stops
 	Trapper   *ingest.Server
 	// SNMPTraps receives SNMP traps; nil unless snmp.trap_listen is set.
 	SNMPTraps *snmptrap.Receiver
@@ -379,6 +381,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.httpAgent != nil {
 		s.httpAgent.Close()
+	}
+	if s.ipmi != nil {
+		s.ipmi.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())

@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/external"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
@@ -159,6 +160,14 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Metrics:         s.Metrics,
 		Logger:          log.With("component", "poll", "checker", "http"),
 	})
+	s.ipmi = ipmi.New(ipmi.Options{
+		Item:              func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		MaxSessionsPerBMC: cfg.Poll.IPMIMaxSessionsPerBMC,
+		IdleClose:         cfg.Poll.IPMIIdleClose.Std(),
+		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
+		Metrics:           s.Metrics,
+		Logger:            log.With("component", "poll", "checker", "ipmi"),
+	})
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		// One item's slow script must not hold the other results.
@@ -206,6 +215,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// HTTP agent items: the URL says where; no interface, no
 			// availability (Zabbix keeps none for them).
 			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
+			// IPMI items: through the host's IPMI interface, whose
+			// availability they keep, as Zabbix's IPMI pollers do.
+			catalog.IPMI: {Checker: s.ipmi, MaxInFlight: cfg.Poll.IPMIMaxInFlight},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).
