@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,7 +201,7 @@ func (c *Checker) failed(ctx, cctx context.Context, res *poll.Result, ch *poll.C
 		c.authFailures.Inc()
 		res.Status = poll.NotSupported
 		res.Error = "cannot connect to IPMI host: the BMC refused the session: check the host's IPMI username, password, authentication type and privilege"
-	case cctx.Err() != nil:
+	case cctx.Err() != nil || libraryTimedOut(err):
 		c.timeouts.Inc()
 		res.Status = poll.NetworkError
 		what := "reading"
@@ -216,6 +217,14 @@ func (c *Checker) failed(ctx, cctx context.Context, res *poll.Result, ch *poll.C
 		c.opts.Logger.Info("IPMI check failed", "addr", ch.Addr, "itemid", ch.ItemID, "key", ch.Key, "err", res.Error, "suppressed", n)
 	}
 	return res
+}
+
+// libraryTimedOut reports a library error that is a timeout in all but
+// name: go-ipmi retries its UDP exchange until its own read deadlines
+// run out, which can be just before the check's context does, and says
+// so only in its text (it flattens errors with %v).
+func libraryTimedOut(err error) bool {
+	return err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || strings.Contains(err.Error(), "deadline"))
 }
 
 // shortError is the library's error without its nesting of
