@@ -58,6 +58,13 @@ func TestEditHostPSK(t *testing.T) {
 	if hs := s.PSKHosts("nobody"); hs != nil {
 		t.Fatalf("PSKHosts(nobody): %v", hs)
 	}
+	// Two hosts share the identity: the newest one's key is used.
+	if k, ok := s.PSKKey("PSK 001"); !ok || len(k) != 16 || k[0] != 0x2f {
+		t.Fatalf("PSKKey of a shared identity: %x %v", k, ok)
+	}
+	if _, ok := s.PSKKey("nobody"); ok {
+		t.Fatal("PSKKey(nobody) found a key")
+	}
 	k, ok := s.HostByID(ids[0]).TLS.PSKKey()
 	if !ok || k.Identity != "PSK 001" || len(k.Secret) != 32 || k.Secret[0] != 0x1f {
 		t.Fatalf("PSKKey: %v %v", k, ok)

@@ -84,6 +84,20 @@ type Snapshot struct {
 	psk *pskIndex
 }
 
+// PSKKey returns the key a server uses for a client that presents
+// identity: that of the newest host (highest ID) with the identity,
+// which is the one the Zabbix 6.0 server used when two hosts shared an
+// identity with different keys (recorded from 6.0.14: the older host's
+// key then fails the handshake). ok is false for an unknown identity.
+func (s *Snapshot) PSKKey(identity string) (key []byte, ok bool) {
+	hs := s.PSKHosts(identity)
+	if len(hs) == 0 {
+		return nil, false
+	}
+	k, ok := hs[len(hs)-1].TLS.PSKKey()
+	return k.Secret, ok
+}
+
 // pskIndex maps a PSK identity to its hosts ascending by ID.
 type pskIndex struct {
 	once sync.Once

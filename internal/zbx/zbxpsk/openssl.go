@@ -257,7 +257,9 @@ func (c *conn) classify(r *C.pgpsk_res, ioErr error) error {
 	}
 	id := c.identity
 	if c.server && c.seen && !c.found {
-		return &IdentityError{Identity: id, Err: ErrUnknownIdentity, Detail: detail}
+		// OpenSSL's words would be a consequence (with TLS 1.3 it goes
+		// on without the key and fails for want of a certificate).
+		return &IdentityError{Identity: id, Err: ErrUnknownIdentity}
 	}
 	for _, w := range wrongKeyReasons {
 		if reason == w {
