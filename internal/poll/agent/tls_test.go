@@ -66,7 +66,9 @@ func TestCheckTLS(t *testing.T) {
 	srv, agentM := load(certs.Server), load(certs.Agent)
 	addr := tlsAgent(t, agentM)
 	configs := map[uint64]func() (Security, error){
-		1: func() (Security, error) { return Security{Cert: srv.ClientConfig(certs.Issuer, certs.Agent.Subject)}, nil },
+		1: func() (Security, error) {
+			return Security{Cert: srv.ClientConfig(certs.Issuer, certs.Agent.Subject)}, nil
+		},
 		2: func() (Security, error) { return Security{Cert: srv.ClientConfig("", "CN=someone else")}, nil },
 		3: func() (Security, error) { return Security{}, zbxpsk.ErrUnavailable },
 		4: func() (Security, error) { return Security{}, nil }, // plain to a TLS agent
