@@ -110,7 +110,7 @@ func TestCheckTLS(t *testing.T) {
 // pskAgent is a passive agent that speaks TLS with a pre-shared key
 // only (as zabbix_agentd with TLSAccept=psk), with the keys of lookup,
 // and answers every key with "1".
-func pskAgent(t *testing.T, lookup zbxpsk.Lookup) string {
+func pskAgent(t testing.TB, lookup zbxpsk.Lookup) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
