@@ -1,0 +1,5 @@
+//go:build race
+
+package zbxpsk
+
+const raceEnabled = true
