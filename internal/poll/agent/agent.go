@@ -197,11 +197,11 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	case sec.PSK != nil:
 		pc, err := c.pskHandshake(conn, sec.PSK)
 		if err != nil {
-			r := reasonTLS
+			r, hint := reasonTLS, " (the agent's TLSPSKIdentity and TLSPSKFile must be the host's tls_psk_identity and tls_psk)"
 			if isTimeout(err) {
-				r = reasonTimeout
+				r, hint = reasonTimeout, ""
 			}
-			return c.fail(res, poll.NetworkError, r, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS with PSK identity %q: %v", ch.Addr, sec.PSK.Identity, err))
+			return c.fail(res, poll.NetworkError, r, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS with PSK identity %q%s: %v", ch.Addr, sec.PSK.Identity, hint, err))
 		}
 		// Frees the TLS state; the deferred close of the TCP
 		// connection above then finds it closed.
