@@ -26,12 +26,6 @@ import (
 // the pipe's hand-overs; stack=crypto-tls-cert is Go's certificate TLS
 // (ECDSA P-256, what the trapper's certificate side costs) for scale.
 
-type benchHandshake struct {
-	name  string
-	pair  func(b *testing.B) (client, server interface{ Handshake() error }, closeAll func())
-	suite string
-}
-
 func pskPair(ciphers, ciphers13 string, tls12 bool) func(b *testing.B) (interface{ Handshake() error }, interface{ Handshake() error }, func()) {
 	return func(b *testing.B) (interface{ Handshake() error }, interface{ Handshake() error }, func()) {
 		rc, rs := net.Pipe()
