@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -13,8 +14,8 @@ import (
 // the fields Peregrine does not model (recorded from 6.0.14: no proxy,
 // inventory disabled, no maintenance status, not discovered).
 // tls_psk_identity and tls_psk are write-only in Zabbix 6.0 and are never
-// returned (Peregrine does not store them at all); "available" is on
-// the interfaces in 6.0, not on the host.
+// returned (recorded from 6.0.14: not even when output names them);
+// "available" is on the interfaces in 6.0, not on the host.
 func hostObject(h *catalog.Host) object {
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "description": h.Description,
 		"flags": "0", "templateid": "0", "uuid": "", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0",
@@ -33,7 +34,7 @@ func hostObject(h *catalog.Host) object {
 var hostSchema = schema{id: "hostid", types: fieldTypes(`hostid:n proxy_hostid:n host:c status:n lastaccess:n
 	ipmi_authtype:n ipmi_privilege:n ipmi_username:c ipmi_password:c maintenanceid:n maintenance_status:n
 	maintenance_type:n maintenance_from:n name:c flags:n templateid:n description:t tls_connect:n tls_accept:n
-	tls_issuer:c tls_subject:c proxy_address:c auto_compress:n custom_interfaces:n uuid:c
+	tls_issuer:c tls_subject:c tls_psk_identity:c tls_psk:c proxy_address:c auto_compress:n custom_interfaces:n uuid:c
 	interfaceid:n main:n type:n useip:n ip:c dns:c port:c available:n error:c errors_from:n disable_until:n`)}
 
 // hostGetParams are host.get's parameters (Zabbix 6.0's; those about
@@ -210,9 +211,18 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 
 // hostRows are a host's rows as host.get's filter and search see them:
 // one per interface, with the interface's fields, or the host alone.
+// They hold tls_psk_identity, which 6.0 filters and searches on without
+// returning it, and not tls_psk: 6.0 filters on the key too (recorded
+// from 6.0.14, for any user who can read the host), which would let the
+// API confirm a guessed key; in Peregrine a condition on tls_psk
+// matches no host.
 func (s *Server) hostRows(snap *catalog.Snapshot, o object) []object {
 	hid, _ := strconv.ParseUint(o["hostid"].(string), 10, 64)
 	h := snap.HostByID(hid)
+	if h != nil && h.TLS.PSKIdentity != "" {
+		o = maps.Clone(o)
+		o["tls_psk_identity"] = h.TLS.PSKIdentity
+	}
 	if h == nil || len(h.Interfaces) == 0 {
 		return []object{o}
 	}

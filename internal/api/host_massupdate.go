@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // host.massupdate as Zabbix 6.0 does it (recorded from 6.0.14): the
@@ -83,9 +84,17 @@ func massHostFields(p massParams, n int, name func() string) (catalog.HostUpdate
 			return u, false, errApp(`Incorrect value for field "inventory_mode": value must be one of -1, 0, 1.`)
 		}
 	}
+	// Any encryption member needs both directions (recorded from
+	// 6.0.14: tls_issuer, tls_psk_identity or tls_psk alone are refused
+	// so too).
 	_, conn := p["tls_connect"]
 	_, acc := p["tls_accept"]
-	if conn != acc {
+	tlsOther := false
+	for _, f := range []string{"tls_issuer", "tls_subject", "tls_psk_identity", "tls_psk"} {
+		_, ok := p[f]
+		tlsOther = tlsOther || ok
+	}
+	if conn != acc || tlsOther && !conn {
 		return u, false, errApp("Cannot update host encryption settings. Connection settings for both directions should be specified.")
 	}
 	var t catalog.HostTLSPatch
@@ -106,6 +115,30 @@ func massHostFields(p massParams, n int, name func() string) (catalog.HostUpdate
 	}
 	if raw, ok := p["tls_subject"]; ok {
 		t.Subject = new(phpText(raw))
+	}
+	if conn {
+		// The key comes with the call, checked as host.create checks it;
+		// settings without PSK drop the hosts' (an identity or key given
+		// with them is ignored, as 6.0 does).
+		var hp hostParams
+		for _, f := range []struct {
+			name string
+			dst  *opt[pskText]
+		}{{"tls_psk_identity", &hp.TLSPSKIdentity}, {"tls_psk", &hp.TLSPSK}} {
+			if raw, ok := p[f.name]; ok {
+				f.dst.Set, f.dst.Null = true, isNull(raw)
+				f.dst.Value.decodeParam(raw, nil)
+			}
+		}
+		next := catalog.HostTLS{Connect: *t.Connect, Accept: *t.Accept, PSKIdentity: hp.TLSPSKIdentity.Value.s, PSK: zbxpsk.Secret(hp.TLSPSK.Value.s)}
+		if next.UsesPSK() {
+			if err := pskProblem(0, &hp, next); err != nil {
+				return u, false, err
+			}
+		} else {
+			next.PSKIdentity, next.PSK = "", ""
+		}
+		t.PSKIdentity, t.PSK = &next.PSKIdentity, &next.PSK
 	}
 	if t != (catalog.HostTLSPatch{}) {
 		u.TLS = &t

@@ -1,18 +1,21 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (inventory, tls_psk_identity and tls_psk; a
-// host asking for PSK through tls_connect or tls_accept is refused, see
-// package zbx/zbxtls). Templates link templates for their macros
+// ignored (inventory). tls_psk_identity and tls_psk are checked as 6.0
+// checks them (pskProblem) and stored, never returned; so are the IPMI
+// settings (never returning ipmi_password). Templates link templates for their macros
 // (Peregrine's templates hold no items; see package catalog); macros
 // replace the host's user macros.
 type hostParams struct {
@@ -40,16 +43,39 @@ type hostParams struct {
 	TLSIssuer     opt[string]  `json:"tls_issuer"`
 	TLSSubject    opt[string]  `json:"tls_subject"`
 
-	TLSPSKIdentity opt[ignored] `json:"tls_psk_identity"`
-	TLSPSK         opt[ignored] `json:"tls_psk"`
+	TLSPSKIdentity opt[pskText] `json:"tls_psk_identity"`
+	TLSPSK         opt[pskText] `json:"tls_psk"`
 	UUID           opt[ignored] `json:"uuid"`
 	Flags          opt[ignored] `json:"flags"`
 	Available      opt[ignored] `json:"available"`
 }
 
-// noPSK refuses a host that asks for a pre-shared key: rather than
-// store it and fail every connection, say so when it is configured.
-const noPSK = "pre-shared keys (PSK, 2) are not supported by Peregrine: Go's crypto/tls has no PSK cipher suites and no maintained Go implementation of them exists; use 1 (unencrypted) or 4 (certificate)."
+// pskText is tls_psk_identity or tls_psk as 6.0 reads them: a string,
+// or a number's digits (recorded from 6.0.14: "tls_psk_identity":5 is
+// the identity "5"); anything else is bad.
+type pskText struct {
+	s   string
+	bad bool
+}
+
+func (t *pskText) decodeParam(raw []byte, _ *fieldCtx) error {
+	raw = bytes.TrimSpace(raw)
+	switch jsonKindOf(raw) {
+	case 's':
+		t.s, _ = strValue(raw)
+	case 'i', 'f':
+		t.s = string(raw)
+	default:
+		t.bad = true
+	}
+	return nil
+}
+
+// pskValue is the value given, and whether it is one 6.0 reads as text
+// (a null or an array is not).
+func pskValue(o opt[pskText]) (string, bool) {
+	return o.Value.s, o.Given() && !o.Value.bad
+}
 
 // maxTLSName is the length of Zabbix's tls_issuer and tls_subject.
 const maxTLSName = 1024
@@ -67,6 +93,15 @@ func (p *hostParams) tls(cur catalog.HostTLS) catalog.HostTLS {
 	}
 	if p.TLSSubject.Set {
 		cur.Subject = p.TLSSubject.Value
+	}
+	if p.TLSPSKIdentity.Set {
+		cur.PSKIdentity = p.TLSPSKIdentity.Value.s
+	}
+	if p.TLSPSK.Set {
+		cur.PSK = zbxpsk.Secret(p.TLSPSK.Value.s)
+	}
+	if !cur.UsesPSK() {
+		cur.PSKIdentity, cur.PSK = "", ""
 	}
 	return cur
 }
@@ -86,11 +121,82 @@ func (p *hostParams) tlsPatch() *catalog.HostTLSPatch {
 	if p.TLSSubject.Set {
 		t.Subject = &p.TLSSubject.Value
 	}
+	if p.TLSPSKIdentity.Set {
+		t.PSKIdentity = &p.TLSPSKIdentity.Value.s
+	}
+	if p.TLSPSK.Set {
+		t.PSK = new(zbxpsk.Secret(p.TLSPSK.Value.s))
+	}
 	return &t
 }
 
 func (p *hostParams) tlsSet() bool {
-	return p.TLSConnect.Given() || p.TLSAccept.Given() || p.TLSIssuer.Set || p.TLSSubject.Set
+	return p.TLSConnect.Given() || p.TLSAccept.Given() || p.TLSIssuer.Set || p.TLSSubject.Set || p.TLSPSKIdentity.Set || p.TLSPSK.Set
+}
+
+// pskProblem checks tls_psk_identity and tls_psk against next, the
+// host's settings once the call applies, as 6.0 does (recorded from
+// 6.0.14), in its order: with PSK in tls_connect or tls_accept the
+// identity, then the key, must not be empty, a key given must be an
+// even number of hexadecimal digits, at least 32; then their lengths
+// (128 characters, 512 digits) as application errors. Without PSK a
+// non-empty identity or key given is refused ("should be empty"); the
+// stored ones are dropped. Two differences: the identity is also held
+// to 256 bytes, all OpenSSL carries (6.0 takes 128 characters of up to
+// four bytes), and a build without OpenSSL refuses PSK altogether.
+func pskProblem(i int, p *hostParams, next catalog.HostTLS) error {
+	id, idOK := pskValue(p.TLSPSKIdentity)
+	key, keyOK := pskValue(p.TLSPSK)
+	if !next.UsesPSK() {
+		switch {
+		case p.TLSPSKIdentity.Set && (id != "" || !idOK && p.TLSPSKIdentity.Given()):
+			return errParams(`Incorrect value for field "tls_psk_identity": should be empty.`)
+		case p.TLSPSK.Set && (key != "" || !keyOK && p.TLSPSK.Given()):
+			return errParams(`Incorrect value for field "tls_psk": should be empty.`)
+		}
+		return nil
+	}
+	if !zbxpsk.Available {
+		f := "tls_connect"
+		if next.Connect != 2 {
+			f = "tls_accept"
+		}
+		return errParams(`Invalid parameter "/%d/%s": %s.`, i+1, f, zbxpsk.ErrUnavailable)
+	}
+	switch {
+	case next.PSKIdentity == "":
+		return errParams(`Incorrect value for field "tls_psk_identity": cannot be empty.`)
+	case next.PSK == "" && !(p.TLSPSK.Set && !keyOK):
+		return errParams(`Incorrect value for field "tls_psk": cannot be empty.`)
+	case p.TLSPSK.Set && (!keyOK || !evenHex(key)):
+		return errParams(`Incorrect value for field "tls_psk": an even number of hexadecimal characters is expected.`)
+	case p.TLSPSK.Set && len(key) < zbxpsk.MinKeyHex:
+		return errParams(`Incorrect value for field "tls_psk": minimum length is %d characters.`, zbxpsk.MinKeyHex)
+	}
+	if n := utf8.RuneCountInString(next.PSKIdentity); n > zbxpsk.MaxIdentityRunes {
+		return errApp(`Value "%s" is too long for field "tls_psk_identity" - %d characters. Allowed length is %d characters.`, next.PSKIdentity, n, zbxpsk.MaxIdentityRunes)
+	}
+	if n := len(next.PSK); n > zbxpsk.MaxKeyHex {
+		// 6.0 quotes the value; a key is never quoted here.
+		return errApp(`Value is too long for field "tls_psk" - %d characters. Allowed length is %d characters.`, n, zbxpsk.MaxKeyHex)
+	}
+	if err := zbxpsk.CheckIdentity(next.PSKIdentity); err != nil {
+		return errParams(`Invalid parameter "/%d/tls_psk_identity": %v.`, i+1, err)
+	}
+	return nil
+}
+
+// evenHex reports an even number of hexadecimal digits.
+func evenHex(s string) bool {
+	if len(s)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // hostStatus is a host's "status" as 6.0 reads it: 0 or 1, a number or
@@ -165,10 +271,6 @@ func (p *hostParams) common(i int, host string) error {
 		return oneOf(i, "tls_connect", "1, 2, 4")
 	case p.TLSAccept.Given() && (p.TLSAccept.Value < 1 || p.TLSAccept.Value > 7):
 		return oneOf(i, "tls_accept", "1-7")
-	case p.TLSConnect.Given() && p.TLSConnect.Value == 2:
-		return errParams(`Invalid parameter "/%d/tls_connect": %s`, i+1, noPSK)
-	case p.TLSAccept.Given() && p.TLSAccept.Value&2 != 0:
-		return errParams(`Invalid parameter "/%d/tls_accept": %s`, i+1, noPSK)
 	case len(p.TLSIssuer.Value) > maxTLSName:
 		return errParams(`Invalid parameter "/%d/tls_issuer": value is too long.`, i+1)
 	case len(p.TLSSubject.Value) > maxTLSName:
@@ -219,6 +321,9 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		if err := p.common(i, p.Host.Value); err != nil {
+			return nil, err
+		}
+		if err := pskProblem(i, p, p.tls(catalog.DefaultHostTLS)); err != nil {
 			return nil, err
 		}
 		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value.disabled, GroupIDs: p.Groups.Value.ids, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS), Description: p.Description.Value, IPMI: p.ipmi(catalog.DefaultHostIPMI)}
@@ -278,12 +383,13 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	}
 	snap := w.cat.Snapshot()
 	names := make([]string, len(ps))
+	curTLS := make([]catalog.HostTLS, len(ps))
 	for i := range ps {
 		h := snap.HostByID(ps[i].HostID.Value)
 		if h == nil || !a.all() && !a.canWrite(h) {
 			return nil, errNoPermissionsParams
 		}
-		names[i] = h.Host
+		names[i], curTLS[i] = h.Host, h.TLS
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -308,6 +414,9 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	for i := range ps {
 		p := &ps[i]
 		if err := p.common(i, names[i]); err != nil {
+			return nil, err
+		}
+		if err := pskProblem(i, p, p.tls(curTLS[i])); err != nil {
 			return nil, err
 		}
 		u := catalog.HostUpdate{ID: p.HostID.Value}

@@ -527,8 +527,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 	}
 	var (
 		insGroup  = prep("INSERT INTO host_groups (name) VALUES (?)")
-		insHost   = prep("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject) VALUES (?, ?, ?, ?, ?, ?, ?)")
-		updHost   = prep("UPDATE hosts SET name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ? WHERE id = ?")
+		insHost   = prep("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		updHost   = prep("UPDATE hosts SET name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, tls_psk_identity = ?, tls_psk = ? WHERE id = ?")
 		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
 		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -571,13 +571,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			return err
 		}
 		if hc.isNew {
-			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject)
+			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK))
 			if err != nil {
 				return fmt.Errorf("cannot create host %q: %w", h.Host, err)
 			}
 			h.ID = id
 		} else if hc.rowChanged {
-			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.ID); err != nil {
+			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.ID); err != nil {
 				return fmt.Errorf("cannot update host %q: %w", h.Host, err)
 			}
 		}

@@ -40,11 +40,14 @@
 //     tls_accept, tls_issuer, tls_subject; schema version 5), set through
 //     the edit API or a host's tls in the import (HostSpec.TLS); a host
 //     without one in the import keeps its settings, a new one gets
-//     Zabbix's default (unencrypted both ways). Pre-shared keys are not
-//     stored (Peregrine cannot use them), and an edit or import asking
-//     for them (tls_connect 2, tls_accept with 2) is refused
-//     (HostTLS.CheckSupported); rows stored so by an older version
-//     still load.
+//     Zabbix's default (unencrypted both ways). Pre-shared keys
+//     (tls_psk_identity, tls_psk; schema version 21) are stored as 6.0
+//     stores them, set exactly when tls_connect is 2 or tls_accept has
+//     2, dropped when the settings stop using PSK, indexed by identity
+//     (Snapshot.PSKHosts, PSKKey); the key is a zbxpsk.Secret, which
+//     never formats. A build without OpenSSL refuses them when an edit
+//     or import asks for them (HostTLS.CheckSupported); rows stored by
+//     a build with it still load.
 //   - IPMI (ipmi.go, schema version 20): a host's IPMI settings
 //     (Host.IPMI: Zabbix's ipmi_authtype, ipmi_privilege, ipmi_username,
 //     ipmi_password; table host_ipmi, a row only when not the default)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // NewHost describes a host for Edit.CreateHosts.
@@ -63,16 +65,22 @@ type HostUpdate struct {
 }
 
 // HostTLSPatch changes the fields of a host's encryption settings that
-// are set.
+// are set. Settings that no longer use a pre-shared key drop the host's
+// identity and key, as Zabbix 6.0's host.update does.
 type HostTLSPatch struct {
 	Connect, Accept *uint8
 	Issuer, Subject *string
+	PSKIdentity     *string
+	PSK             *zbxpsk.Secret
 }
 
 // SetTLS is the patch that sets all of t.
 func SetTLS(t HostTLS) *HostTLSPatch {
-	return &HostTLSPatch{Connect: &t.Connect, Accept: &t.Accept, Issuer: &t.Issuer, Subject: &t.Subject}
+	return &HostTLSPatch{Connect: &t.Connect, Accept: &t.Accept, Issuer: &t.Issuer, Subject: &t.Subject, PSKIdentity: &t.PSKIdentity, PSK: &t.PSK}
 }
+
+// Apply returns cur with p's fields.
+func (p *HostTLSPatch) Apply(cur HostTLS) HostTLS { return p.apply(cur) }
 
 // apply returns cur with p's fields.
 func (p *HostTLSPatch) apply(cur HostTLS) HostTLS {
@@ -87,6 +95,15 @@ func (p *HostTLSPatch) apply(cur HostTLS) HostTLS {
 	}
 	if p.Subject != nil {
 		cur.Subject = *p.Subject
+	}
+	if p.PSKIdentity != nil {
+		cur.PSKIdentity = *p.PSKIdentity
+	}
+	if p.PSK != nil {
+		cur.PSK = *p.PSK
+	}
+	if !cur.UsesPSK() {
+		cur.PSKIdentity, cur.PSK = "", ""
 	}
 	return cur
 }
@@ -245,8 +262,8 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 			h.Name = strings.Clone(nh.Name)
 		}
 		slices.Sort(h.GroupIDs)
-		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.Description)
+		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.Description)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
 		}
@@ -396,8 +413,8 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			if n.Description != cur.Description {
 				n.Description = strings.Clone(n.Description)
 			}
-			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, description = ? WHERE id = ?",
-				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.Description, n.ID); err != nil {
+			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, tls_psk_identity = ?, tls_psk = ?, description = ? WHERE id = ?",
+				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.TLS.PSKIdentity, string(n.TLS.PSK), n.Description, n.ID); err != nil {
 				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
 			}
 		}
@@ -501,5 +518,6 @@ func cloneIPMI(p HostIPMI) HostIPMI {
 // cloneTLS copies t's strings: the caller's must not be retained.
 func cloneTLS(t HostTLS) HostTLS {
 	t.Issuer, t.Subject = strings.Clone(t.Issuer), strings.Clone(t.Subject)
+	t.PSKIdentity, t.PSK = strings.Clone(t.PSKIdentity), zbxpsk.Secret(strings.Clone(string(t.PSK)))
 	return t
 }

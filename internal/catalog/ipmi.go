@@ -87,6 +87,8 @@ func checkIPMILen(field, v string, max int) error {
 // ErrIPMISensorRequired is the error of an IPMI item (other than
 // ipmi.get) without an ipmi_sensor, in Zabbix 6.0's words (recorded from
 // 6.0.14).
+//
+//lint:ignore ST1005 Zabbix's own words, which the API returns as they are
 var ErrIPMISensorRequired = errors.New(`Incorrect value for field "ipmi_sensor": cannot be empty.`)
 
 // checkIPMISensor checks an item's ipmi_sensor: at most 128 characters

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// downgradeItemDesc undoes the 18 → 19 migration (items' description),
-// the first step of every older downgrade.
-var downgradeItemDesc = []string{"ALTER TABLE items DROP COLUMN description"}
+// downgradeItemDesc undoes the 20 → 21 (hosts' pre-shared keys) and
+// 18 → 19 migrations (items' description), the first steps of every
+// older downgrade.
+var downgradeItemDesc = append(slices.Clone(downgradeHostPSK), "ALTER TABLE items DROP COLUMN description")
 
 // downgradeItemTags turns a database of schema version 19 into version
 // 15 but for the version number.

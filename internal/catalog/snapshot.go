@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -77,6 +78,30 @@ type Snapshot struct {
 	// regexps are the global regular expressions ascending by ID
 	// (regexp.go).
 	regexps []GlobalRegexp
+
+	// psk maps a PSK identity to its hosts, built on first use
+	// (PSKHosts); shared by snapshots that share the hosts.
+	psk *pskIndex
+}
+
+// PSKKey returns the key a server uses for a client that presents
+// identity: that of the newest host (highest ID) with the identity,
+// which is the one the Zabbix 6.0 server used when two hosts shared an
+// identity with different keys (recorded from 6.0.14: the older host's
+// key then fails the handshake). ok is false for an unknown identity.
+func (s *Snapshot) PSKKey(identity string) (key []byte, ok bool) {
+	hs := s.PSKHosts(identity)
+	if len(hs) == 0 {
+		return nil, false
+	}
+	k, ok := hs[len(hs)-1].TLS.PSKKey()
+	return k.Secret, ok
+}
+
+// pskIndex maps a PSK identity to its hosts ascending by ID.
+type pskIndex struct {
+	once sync.Once
+	m    map[string][]*Host
 }
 
 // Version returns the catalog revision the snapshot shows. It starts at 0
@@ -90,6 +115,33 @@ func (s *Snapshot) Host(name string) *Host { return s.hostByName[name] }
 
 // HostByID returns the host with the given ID, or nil.
 func (s *Snapshot) HostByID(id uint64) *Host { return s.hostByID[id] }
+
+// PSKHosts returns the hosts whose tls_psk_identity is identity,
+// ascending by ID, or nil. Zabbix 6.0 lets hosts share an identity, even
+// with different keys; the trapper then uses the newest host's key, as
+// the Zabbix server does. The index is built on first use (a trapper
+// asks once per PSK handshake).
+func (s *Snapshot) PSKHosts(identity string) []*Host {
+	x := s.psk
+	if x == nil {
+		x = &pskIndex{} // a snapshot not made by buildSnapshot (tests)
+	}
+	x.once.Do(func() {
+		for i := range s.hosts {
+			h := &s.hosts[i]
+			if h.TLS.UsesPSK() && h.TLS.PSKIdentity != "" {
+				if x.m == nil {
+					x.m = map[string][]*Host{}
+				}
+				x.m[h.TLS.PSKIdentity] = append(x.m[h.TLS.PSKIdentity], h)
+			}
+		}
+		for _, hs := range x.m {
+			slices.SortFunc(hs, func(a, b *Host) int { return cmp.Compare(a.ID, b.ID) })
+		}
+	})
+	return x.m[identity]
+}
 
 // Item returns the item with the given ID, or nil.
 func (s *Snapshot) Item(id uint64) *Item {
@@ -279,6 +331,7 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 		hostByName:  make(map[string]*Host, len(hosts)),
 		hostByID:    make(map[uint64]*Host, len(hosts)),
 		ifaceByID:   map[uint64]*Interface{},
+		psk:         &pskIndex{},
 		seed:        maphash.MakeSeed(),
 		sorted:      make([]atomic.Pointer[[]*Item], len(hosts)),
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 	"github.com/peregrine-mon/peregrine/internal/zbx/snmpoid"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 	"io"
 	"os"
 	"strconv"
@@ -77,12 +78,15 @@ type HostSpec struct {
 
 // TLSSpec declares a host's encryption settings, Zabbix's host fields
 // tls_connect (1 unencrypted, the default; 2 PSK; 4 certificate),
-// tls_accept (a sum of those, default 1), tls_issuer and tls_subject.
+// tls_accept (a sum of those, default 1), tls_issuer, tls_subject, and
+// with PSK tls_psk_identity and tls_psk (32 to 512 hexadecimal digits).
 type TLSSpec struct {
-	Connect int    `yaml:"connect"`
-	Accept  int    `yaml:"accept"`
-	Issuer  string `yaml:"issuer"`
-	Subject string `yaml:"subject"`
+	Connect     int    `yaml:"connect"`
+	Accept      int    `yaml:"accept"`
+	Issuer      string `yaml:"issuer"`
+	Subject     string `yaml:"subject"`
+	PSKIdentity string `yaml:"psk_identity"`
+	PSK         string `yaml:"psk"`
 }
 
 // InterfaceSpec declares one host interface.
@@ -408,7 +412,8 @@ func (s Spec) normalize(keep bool, ck *checks) (normSpec, error) {
 		}
 		if hs.TLS != nil {
 			nh.tlsSet = true
-			nh.tls = HostTLS{Connect: 1, Accept: 1, Issuer: str(hs.TLS.Issuer), Subject: str(hs.TLS.Subject)}
+			nh.tls = HostTLS{Connect: 1, Accept: 1, Issuer: str(hs.TLS.Issuer), Subject: str(hs.TLS.Subject),
+				PSKIdentity: str(hs.TLS.PSKIdentity), PSK: zbxpsk.Secret(str(hs.TLS.PSK))}
 			if hs.TLS.Connect != 0 {
 				nh.tls.Connect = uint8(min(max(hs.TLS.Connect, 0), 255))
 			}

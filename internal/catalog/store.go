@@ -7,11 +7,12 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 20
+const schemaVersion = 21
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -127,8 +128,7 @@ ALTER TABLE items ADD COLUMN timeout TEXT NOT NULL DEFAULT '';
 // tls_accept the bitmask of what it accepts from the host's agents and
 // senders; tls_issuer and tls_subject, if not empty, must equal the peer
 // certificate's. Existing hosts get Zabbix's defaults: unencrypted both
-// ways. Pre-shared keys are not stored: Peregrine cannot use them (see
-// package zbx/zbxtls).
+// ways. Pre-shared keys came later (hostPSKSchema).
 const hostTLSSchema = `
 ALTER TABLE hosts ADD COLUMN tls_connect INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE hosts ADD COLUMN tls_accept INTEGER NOT NULL DEFAULT 1;
@@ -175,6 +175,16 @@ CREATE TABLE IF NOT EXISTS item_http (
 );
 `
 
+// hostPSKSchema adds the hosts' pre-shared keys (schema version 21),
+// Zabbix's host fields tls_psk_identity and tls_psk: both empty unless
+// tls_connect is 2 or tls_accept includes 2; the key is its hexadecimal
+// digits as given, as Zabbix 6.0 stores it. The catalog file is owner
+// only (sqlitedb), like Zabbix's database that holds them in clear.
+const hostPSKSchema = `
+ALTER TABLE hosts ADD COLUMN tls_psk_identity TEXT NOT NULL DEFAULT '';
+ALTER TABLE hosts ADD COLUMN tls_psk TEXT NOT NULL DEFAULT '';
+`
+
 // migrateItemHTTP is the migration 7 → 8 (HTTP agent items' requests),
 // kept on its own so that schema changes made in parallel renumber
 // cleanly.
@@ -204,6 +214,7 @@ var migrations = []string{
 	defaultsSchema,   // 17 → 18: the default objects added (defaults.go)
 	itemDescSchema,   // 18 → 19: items' description
 	migrateIPMI(),    // 19 → 20: hosts' IPMI settings, items' ipmi_sensor (ipmi.go)
+	hostPSKSchema,    // 20 → 21: hosts' pre-shared keys
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -254,12 +265,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	var hosts []Host
 	hostIdx := map[uint64]int{}
-	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description FROM hosts", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description FROM hosts", func(r *sql.Rows) error {
 		var h Host
 		var status, conn, accept int64
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.Description); err != nil {
+		var psk string
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.TLS.PSKIdentity, &psk, &h.Description); err != nil {
 			return err
 		}
+		h.TLS.PSK = zbxpsk.Secret(psk)
 		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)
 		if err := h.TLS.Check(); err != nil {
 			return fmt.Errorf("%w: host %d: %v", ErrCorrupt, h.ID, err)

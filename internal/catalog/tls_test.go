@@ -92,10 +92,10 @@ func TestEditHostTLS(t *testing.T) {
 		{HostTLS{Connect: 3, Accept: 1}, "tls_connect must be one of 1"},
 		{HostTLS{Connect: 1, Accept: 8}, "tls_accept must be a sum"},
 		{HostTLS{Connect: 1, Accept: 1, Subject: strings.Repeat("x", 1025)}, "tls_subject is longer than 1024"},
-		// Pre-shared keys are refused when configured, not at every
-		// connection.
-		{HostTLS{Connect: 2, Accept: 1}, "tls_connect 2 (PSK) is not supported"},
-		{HostTLS{Connect: 4, Accept: 6}, "tls_accept 6 includes 2 (PSK)"},
+		// A pre-shared key needs its identity and key (psk_test.go has
+		// the rest).
+		{HostTLS{Connect: 2, Accept: 1}, "tls_psk_identity"},
+		{HostTLS{Connect: 4, Accept: 6, PSKIdentity: "id"}, "tls_psk"},
 	} {
 		_, err := c2.Edit(context.Background(), func(e *Edit) error {
 			return e.UpdateHosts([]HostUpdate{{ID: want.Host("h").ID, TLS: SetTLS(bad.tls)}})
@@ -142,8 +142,8 @@ func TestApplyHostTLS(t *testing.T) {
 		t.Fatalf("invalid tls: %v", err)
 	}
 	spec.Hosts[1].TLS = &TLSSpec{Accept: 3}
-	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "hosts[1].tls") || !strings.Contains(err.Error(), "includes 2 (PSK), which is not supported") {
-		t.Fatalf("PSK in tls_accept: %v", err)
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "hosts[1].tls") || !strings.Contains(err.Error(), "tls_psk_identity") {
+		t.Fatalf("PSK in tls_accept without an identity: %v", err)
 	}
 	c.Close()
 	c2, err := Open(context.Background(), Options{Path: path})

@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // ItemType is the Zabbix item type number (the "type" field of the Zabbix
@@ -328,8 +330,9 @@ func (a *Item) sameConfig(b *Item) bool {
 func (a *Item) HasDependents() bool { return a.hasDeps }
 
 // HostTLS is a host's encryption settings, Zabbix's host fields
-// tls_connect, tls_accept, tls_issuer and tls_subject. The numbers are
-// Zabbix's: 1 unencrypted, 2 PSK, 4 certificate.
+// tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity and
+// tls_psk. The numbers are Zabbix's: 1 unencrypted, 2 PSK, 4
+// certificate.
 type HostTLS struct {
 	// Connect is how the server connects to the host's agent: one of 1,
 	// 2, 4.
@@ -342,6 +345,13 @@ type HostTLS struct {
 	// (zbxtls.FormatDN).
 	Issuer  string
 	Subject string
+	// PSKIdentity and PSK are the pre-shared key, set exactly when
+	// Connect is 2 or Accept has bit 2 (UsesPSK), as Zabbix 6.0 keeps
+	// them: the identity up to 128 characters, the key as its 32 to 512
+	// hexadecimal digits, stored as given. PSK never formats (it is a
+	// zbxpsk.Secret) and the API never returns it.
+	PSKIdentity string
+	PSK         zbxpsk.Secret
 }
 
 // DefaultHostTLS is Zabbix's default: unencrypted both ways.
@@ -349,6 +359,10 @@ var DefaultHostTLS = HostTLS{Connect: 1, Accept: 1}
 
 // maxTLSNameLen is Zabbix's length of tls_issuer and tls_subject.
 const maxTLSNameLen = 1024
+
+// UsesPSK reports whether t needs a pre-shared key: to connect to the
+// agent (tls_connect 2) or to accept one (tls_accept bit 2).
+func (t HostTLS) UsesPSK() bool { return t.Connect == 2 || t.Accept&2 != 0 }
 
 // Check validates t with Zabbix's rules, naming the offending field.
 func (t HostTLS) Check() error {
@@ -361,29 +375,52 @@ func (t HostTLS) Check() error {
 		return fmt.Errorf("tls_issuer is longer than %d characters", maxTLSNameLen)
 	case len(t.Subject) > maxTLSNameLen:
 		return fmt.Errorf("tls_subject is longer than %d characters", maxTLSNameLen)
+	case !t.UsesPSK() && t.PSKIdentity != "":
+		return errors.New("tls_psk_identity must be empty unless tls_connect is 2 or tls_accept includes 2 (PSK)")
+	case !t.UsesPSK() && t.PSK != "":
+		return errors.New("tls_psk must be empty unless tls_connect is 2 or tls_accept includes 2 (PSK)")
+	case !t.UsesPSK():
+		return nil
+	}
+	if err := zbxpsk.CheckIdentity(t.PSKIdentity); err != nil {
+		return fmt.Errorf("tls_psk_identity: %w", err)
+	}
+	if _, err := zbxpsk.ParseKey(string(t.PSK)); err != nil {
+		return fmt.Errorf("tls_psk: %w", err)
 	}
 	return nil
 }
 
-// CheckSupported is Check plus what Peregrine cannot do: a pre-shared
-// key (tls_connect 2, or 2 in the tls_accept sum). No maintained Go TLS
-// implementation has PSK cipher suites (see package zbx/zbxtls), so a
-// host asking for one is refused when it is created, updated or
-// imported, rather than stored and then failing every connection. Hosts
-// stored with PSK before this rule still load (Check); their
-// connections are refused.
+// CheckSupported is Check plus what this build cannot do: a pre-shared
+// key when it was built without OpenSSL (zbxpsk.Available false), so
+// that a host asking for one is refused when it is created, updated or
+// imported rather than stored and then failing every connection. Hosts
+// stored with PSK by a build that has it still load (Check); their PSK
+// connections are refused with zbxpsk.ErrUnavailable.
 func (t HostTLS) CheckSupported() error {
 	if err := t.Check(); err != nil {
 		return err
 	}
-	switch {
-	case t.Connect == 2:
-		return fmt.Errorf("tls_connect 2 (PSK) is not supported by Peregrine: %s; use 1 (unencrypted) or 4 (certificate)", noPSK)
-	case t.Accept&2 != 0:
-		return fmt.Errorf("tls_accept %d includes 2 (PSK), which is not supported by Peregrine: %s; use 1 (unencrypted), 4 (certificate) or 5 (both)", t.Accept, noPSK)
+	if !zbxpsk.Available {
+		switch {
+		case t.Connect == 2:
+			return fmt.Errorf("tls_connect 2 (PSK): %w", zbxpsk.ErrUnavailable)
+		case t.Accept&2 != 0:
+			return fmt.Errorf("tls_accept %d includes 2 (PSK): %w", t.Accept, zbxpsk.ErrUnavailable)
+		}
 	}
 	return nil
 }
 
-// noPSK is why pre-shared keys are refused.
-const noPSK = "Go's crypto/tls has no pre-shared key cipher suites and no maintained Go implementation of them exists"
+// PSKKey returns the host's pre-shared key (identity and decoded key);
+// ok is false when the host has none.
+func (t HostTLS) PSKKey() (zbxpsk.Key, bool) {
+	if !t.UsesPSK() || t.PSKIdentity == "" {
+		return zbxpsk.Key{}, false
+	}
+	b, err := zbxpsk.ParseKey(string(t.PSK))
+	if err != nil {
+		return zbxpsk.Key{}, false // refused when stored; Check reports it
+	}
+	return zbxpsk.Key{Identity: t.PSKIdentity, Secret: b}, true
+}

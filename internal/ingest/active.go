@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
-	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
 // Results of an "active checks" request, as the "result" label.
@@ -173,8 +172,8 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 	if !h.Enabled {
 		return s.activeFailed(activeHostDisabled, remote, host, "host ["+host+"] not monitored")
 	}
-	if !s.allowed(h, &cs.peer, remote) {
-		return s.activeFailed(activeTLSRefused, remote, host, "connection of type \""+zbxtls.TypeName(cs.peer.Type)+"\" is not allowed for host \""+host+"\"")
+	if err := s.allowed(h, &cs.peer, remote); err != nil {
+		return s.activeFailed(activeTLSRefused, remote, host, err.Error())
 	}
 	s.m.active[activeOK].Inc()
 	f := activeFormOf(top.version)

@@ -181,7 +181,7 @@ func (s *Server) agentData(cs *connState, recv time.Time, remote string) []byte 
 	for i := range rows {
 		st := &a.rows[i]
 		st.item, st.fail = s.agentRowItem(snap, host, &rows[i], req.extAt(i))
-		if st.item != nil && !s.allowed(st.item.Host, &cs.peer, remote) {
+		if st.item != nil && s.allowed(st.item.Host, &cs.peer, remote) != nil {
 			st.item, st.fail = nil, failTLS
 		}
 		if st.item != nil {

@@ -68,31 +68,39 @@
 // rejected: history does not keep lastlogsize, and retention would drop
 // it with the values.
 //
-// Encryption (Zabbix's certificate TLS, spec: Zabbix 6.0 "Encryption"):
-// a connection is TLS if its first byte is 0x16 (a handshake record; a
-// plain frame starts with 'Z'), on the same port. With Options.TLS the
-// handshake needs TLS 1.2 or later and a client certificate that chains
-// to tls.ca_file (and is not in tls.crl_file); without it TLS clients
-// are refused (tls_not_configured). After the frame is read every host
-// it names decides: sender rows and agent data rows of a host whose
-// tls_accept does not include the connection's type (1 unencrypted, 4
-// certificate), or whose tls_issuer/tls_subject differ from the
-// certificate's (RFC 4514 form, zbxtls.FormatDN), fail (counted as
-// tls_refused) while the other rows go on, as Zabbix does; "active
-// checks" for such a host gets a failed reply (result tls_refused).
-// Handshake failures are counted (tls_handshake) and logged throttled.
+// Encryption (spec: Zabbix 6.0 "Encryption"): a connection is TLS if
+// its first byte is 0x16 (a handshake record; a plain frame starts with
+// 'Z'), on the same port. Its ClientHello is read first
+// (zbxtls.ReadClientHello, bounded at 16 KiB, under the frame timeout)
+// and says which TLS stack serves it: a client that offers the TLS 1.3
+// pre_shared_key extension or only PSK suites wants a pre-shared key
+// (package zbxpsk, OpenSSL), any other one a certificate (Go's
+// crypto/tls); the hello is then replayed to that stack.
 //
-// Pre-shared keys are a documented gap: Go's crypto/tls implements no
-// TLS-PSK cipher suites (neither TLS 1.2 PSK nor TLS 1.3 external PSK),
-// and no maintained pure-Go implementation exists (the forks of
-// crypto/tls with PSK suites were last updated for Go 1.13; pion/dtls
-// has them for DTLS over UDP only); patching crypto/tls was rejected as
-// a security liability. A client that offers only PSK (the
-// pre_shared_key extension, or only cipher suites Go does not know) is
-// refused and counted as tls_psk_unsupported with that reason. A host
-// cannot be configured with tls_accept bit 2 (the API and the import
-// refuse it, catalog.HostTLS.CheckSupported); one stored so by an older
-// version still loads, and the bit admits nothing.
+// Certificates: with Options.TLS the handshake needs TLS 1.2 or later and
+// a client certificate that chains to tls.ca_file (and is not in
+// tls.crl_file); without it certificate clients are refused
+// (tls_not_configured).
+//
+// Pre-shared keys: the key of the identity the client presents comes
+// from Options.PSK (the wiring answers from the hosts' tls_psk_identity
+// and tls_psk, catalog.Snapshot.PSKKey; proxies' and autoregistration's
+// keys join there when Peregrine has them). An identity no host has is
+// refused at the handshake and counted as tls_psk_unknown_identity, a
+// key that differs from the identity's as tls_psk_wrong_key, both logged
+// (throttled) with the remote and the identity and, for a wrong key,
+// the hosts that have it; never the key. A build without OpenSSL
+// refuses every PSK client as tls_psk_unsupported, saying why.
+//
+// After the frame is read every host it names decides: sender rows and
+// agent data rows of a host whose tls_accept does not include the
+// connection's type (1 unencrypted, 2 PSK, 4 certificate), whose
+// tls_issuer/tls_subject differ from the certificate's (RFC 4514 form,
+// zbxtls.FormatDN), or whose tls_psk_identity and key are not the ones
+// the connection used, fail (counted as tls_refused) while the other
+// rows go on, as Zabbix does; "active checks" for such a host gets a
+// failed reply (result tls_refused) with the reason. Other handshake
+// failures are counted (tls_handshake) and logged throttled.
 //
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog
@@ -134,8 +142,10 @@
 // has waited a second for the next one (or at once when a quarter of the
 // budget is in use); what it keeps stays counted.
 //
-// The bound: the process's peak RSS stays within MaxBufferedBytes plus
-// 48 MiB (Go runtime, code, catalog, allocator slack), plus about 8 KiB
+// The bound: the process's peak RSS stays within what it had before the
+// load (its code, linked libraries such as OpenSSL for pre-shared keys,
+// the catalog) plus MaxBufferedBytes plus 48 MiB (Go runtime and
+// allocator slack), plus about 8 KiB
 // per open connection for its goroutine and socket state, which no
 // budget counts (6.8 KB each, measured with 2,000 connections waiting in
 // a header; 32 MiB at the default 4,096 connections).

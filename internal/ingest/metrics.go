@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"slices"
+
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // Reasons a request or a frame is refused, as the "reason" label.
@@ -25,8 +28,10 @@ const (
 	badStore
 	badSession
 	badTLSHandshake     // the TLS handshake failed (no or a bad client certificate, ...)
-	badTLSPSK           // the client wants a pre-shared key, which Peregrine cannot do
+	badTLSPSK           // the client wants a pre-shared key, and this build has none (no cgo)
 	badTLSNotConfigured // a TLS client, and no tls section in the configuration
+	badTLSPSKIdentity   // a pre-shared key with an identity no host has
+	badTLSPSKKey        // a pre-shared key that differs from its identity's
 	numBadReasons
 )
 
@@ -34,6 +39,7 @@ var badReasonNames = [numBadReasons]string{
 	"bad_header", "bad_flags", "too_large", "truncated", "bad_compression", "timeout",
 	"io_error", "memory_busy", "memory_share", "not_json", "bad_json", "unsupported_request", "no_data", "store_error",
 	"bad_session", "tls_handshake", "tls_psk_unsupported", "tls_not_configured",
+	"tls_psk_unknown_identity", "tls_psk_wrong_key",
 }
 
 // Reasons one value is counted as failed: the trapper's own, then the
@@ -80,8 +86,22 @@ type metrics struct {
 	// read to the reply written (store waits included), over
 	// MaxConnections slots: zabbix[process,trapper,avg,busy].
 	busy *selfmon.Busy
-	// tlsConnections counts completed TLS handshakes.
+	// tlsConnections counts completed TLS handshakes with a
+	// certificate; pskConnections those with a pre-shared key, by
+	// cipher suite (zbxpsk.Suites, then any other).
 	tlsConnections *selfmon.Counter
+	pskConnections []*selfmon.Counter
+}
+
+// countPSK counts a completed PSK handshake under its suite.
+func (m *metrics) countPSK(cipher string) {
+	for i, s := range zbxpsk.Suites {
+		if s == cipher {
+			m.pskConnections[i].Inc()
+			return
+		}
+	}
+	m.pskConnections[len(zbxpsk.Suites)].Inc()
 }
 
 func newMetrics(r *selfmon.Registry, s *Server) *metrics {
@@ -102,6 +122,9 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	}
 	m.busy = r.Busy("peregrine_trapper_busy_seconds_total", "Time trapper connections spent handling requests (frame read to reply written, store waits included), summed over connections.", s.opts.MaxConnections)
 	m.tlsConnections = r.Counter("peregrine_trapper_tls_connections_total", "Trapper connections that completed a TLS handshake with a client certificate.")
+	for _, cs := range append(slices.Clone(zbxpsk.Suites), "other") {
+		m.pskConnections = append(m.pskConnections, r.Counter("peregrine_trapper_tls_psk_connections_total", "Trapper connections that completed a TLS handshake with a pre-shared key, by cipher suite.", "cipher", cs))
+	}
 	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
 	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Values that made their item not supported (agent rows with state 1, values that do not fit the item's value type); counted as processed, not stored.")
 	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")

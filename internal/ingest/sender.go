@@ -173,7 +173,7 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 	// As Zabbix, each row's host decides whether this connection may
 	// deliver its values: a request with rows for several hosts fails
 	// the rows of the hosts that do not accept it.
-	if !s.allowed(it.Host, peer, remote) {
+	if s.allowed(it.Host, peer, remote) != nil {
 		return failTLS, rowFailed
 	}
 	if err := pipeline.Prepare(it, row.value, sm); err != nil {

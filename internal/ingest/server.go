@@ -88,7 +88,15 @@ type Options struct {
 	// a TLS handshake is served through it. Without it such connections
 	// are refused (tls_not_configured). Hosts' tls_accept, tls_issuer and
 	// tls_subject are checked per request either way.
-	TLS     *tls.Config
+	TLS *tls.Config
+	// PSK, if set, returns the pre-shared key of an identity a client
+	// presents (ok false for none): the wiring answers from the hosts'
+	// tls_psk_identity and tls_psk, and is where proxies' and
+	// autoregistration's keys will join. A connection that asks for a
+	// key is refused without it (tls_psk_unknown_identity), and without
+	// OpenSSL in this build (tls_psk_unsupported). The key must not be
+	// kept by the caller beyond the call's connection.
+	PSK     func(identity string) (key []byte, ok bool)
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
 	// Now returns the receive time given to values without a clock;

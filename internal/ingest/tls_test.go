@@ -179,20 +179,3 @@ func TestTLSActiveChecks(t *testing.T) {
 		t.Errorf("agent data over TLS: %s", reply)
 	}
 }
-
-func TestOffersOnlyPSK(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		h    tls.ClientHelloInfo
-		want bool
-	}{
-		{"certificate suites", tls.ClientHelloInfo{CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, 0x00A8}}, false},
-		{"TLS 1.2 PSK suites only", tls.ClientHelloInfo{CipherSuites: []uint16{0x00A8, 0xC0A4, 0xC037}}, true},
-		{"TLS 1.3 pre_shared_key extension", tls.ClientHelloInfo{CipherSuites: []uint16{tls.TLS_AES_128_GCM_SHA256}, Extensions: []uint16{0, 43, 41}}, true},
-		{"no suites", tls.ClientHelloInfo{}, false},
-	} {
-		if got := offersOnlyPSK(&c.h); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-}

@@ -97,12 +97,14 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		ItemStates:       s.ItemStates,
 		LogPositions:     s.agentState,
 		TLS:              trapperTLS(tlsMaterial),
+		PSK:              trapperPSK(s.Catalog),
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})
 	if err != nil {
 		return err
 	}
+	logPSK(log, s.Catalog.Snapshot())
 	if cfg.SNMP.TrapListen != "" {
 		users := make([]snmptrap.User, len(cfg.SNMP.TrapUsers))
 		for i, u := range cfg.SNMP.TrapUsers {

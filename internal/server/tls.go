@@ -3,12 +3,15 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/poll/agent"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
@@ -34,25 +37,59 @@ func trapperTLS(m *zbxtls.Material) *tls.Config {
 }
 
 // agentTLS tells the passive agent checker how to connect to a host's
-// agent, from the host's tls_connect in the current snapshot: plain (nil),
-// certificates, or an error for what cannot be done.
-func agentTLS(cat *catalog.Catalog, m *zbxtls.Material) func(uint64) (*tls.Config, error) {
-	return func(hostID uint64) (*tls.Config, error) {
+// agent, from the host's tls_connect in the current snapshot: plain,
+// certificates, its pre-shared key, or an error for what cannot be done.
+func agentTLS(cat *catalog.Catalog, m *zbxtls.Material) func(uint64) (agent.Security, error) {
+	return func(hostID uint64) (agent.Security, error) {
 		h := cat.Snapshot().HostByID(hostID)
 		if h == nil {
-			return nil, nil
+			return agent.Security{}, nil
 		}
 		switch h.TLS.Connect {
 		case zbxtls.Cert:
 			if m == nil {
-				return nil, fmt.Errorf("host %q has tls_connect 4 (certificate): %w", h.Host, zbxtls.ErrNotConfigured)
+				return agent.Security{}, fmt.Errorf("host %q has tls_connect 4 (certificate): %w", h.Host, zbxtls.ErrNotConfigured)
 			}
-			return m.ClientConfig(h.TLS.Issuer, h.TLS.Subject), nil
+			return agent.Security{Cert: m.ClientConfig(h.TLS.Issuer, h.TLS.Subject)}, nil
 		case zbxtls.PSK:
-			return nil, fmt.Errorf("host %q has tls_connect 2: %w", h.Host, zbxtls.ErrPSK)
+			if !zbxpsk.Available {
+				return agent.Security{}, fmt.Errorf("host %q has tls_connect 2: %w", h.Host, zbxpsk.ErrUnavailable)
+			}
+			k, ok := h.TLS.PSKKey()
+			if !ok {
+				return agent.Security{}, fmt.Errorf("host %q has tls_connect 2 (PSK) without a valid tls_psk_identity and tls_psk", h.Host)
+			}
+			return agent.Security{PSK: &k}, nil
 		}
-		return nil, nil
+		return agent.Security{}, nil
 	}
+}
+
+// logPSK says at start whether this build has pre-shared keys, and
+// warns when it has none and hosts use them.
+func logPSK(log *slog.Logger, snap *catalog.Snapshot) {
+	if zbxpsk.Available {
+		log.Info("TLS with pre-shared keys available", "library", zbxpsk.Library())
+		return
+	}
+	n := 0
+	for _, h := range snap.Hosts() {
+		if h.TLS.UsesPSK() {
+			n++
+		}
+	}
+	if n > 0 {
+		log.Warn("hosts use pre-shared keys, and this build has none: their PSK connections are refused", "hosts", n, "err", zbxpsk.ErrUnavailable)
+		return
+	}
+	log.Info("TLS with pre-shared keys not available in this build", "err", zbxpsk.ErrUnavailable)
+}
+
+// trapperPSK finds the pre-shared key of an identity a trapper client
+// presents: the hosts' (catalog.Snapshot.PSKKey). Proxies' keys and the
+// autoregistration key join here when Peregrine has them.
+func trapperPSK(cat *catalog.Catalog) func(identity string) ([]byte, bool) {
+	return func(identity string) ([]byte, bool) { return cat.Snapshot().PSKKey(identity) }
 }
 
 // loadHTTPS loads the HTTP port's certificate (http.tls_cert_file and

@@ -1,8 +1,9 @@
 // Package testutil starts the real programs (zabbix_sender, and
-// zabbix_agentd and zabbix_agent2 in active mode; net-snmp's snmpd
-// (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
-// zabbix_get and ClickHouse later)
-// on loopback for integration tests, and parses what they print.
+// zabbix_agentd and zabbix_agent2 in active and passive mode, zabbix_get,
+// with pre-shared keys too (WritePSK, PSKArgs, PSKConfig); net-snmp's
+// snmpd (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
+// ClickHouse) on loopback for integration tests, and parses what they
+// print.
 // InTmpfs runs a test with a small tmpfs of its own (in a user and
 // mount namespace made by unshare), so that a disk can really fill up.
 // catalogtest opens a test catalog with a spec. The simulated peers

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // Options configures a Checker.
@@ -31,14 +33,22 @@ type Options struct {
 	MaxReplySize int
 	// Dial, when set, replaces net.Dialer (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// TLS, when set, returns how to connect to a host's agent: nil for
-	// plain (tls_connect 1), a client configuration for certificates
-	// (tls_connect 4), or an error for what cannot be done (PSK, or no
-	// server certificate), which fails the check as a network error with
-	// that message. Without it every check is plain.
-	TLS     func(hostID uint64) (*tls.Config, error)
+	// TLS, when set, returns how to connect to a host's agent: the zero
+	// Security for plain (tls_connect 1), a client configuration for
+	// certificates (tls_connect 4), a key for PSK (tls_connect 2), or an
+	// error for what cannot be done (no server certificate, no OpenSSL
+	// in this build), which fails the check as a network error with that
+	// message. Without it every check is plain.
+	TLS     func(hostID uint64) (Security, error)
 	Metrics *selfmon.Registry
 	Logger  *slog.Logger
+}
+
+// Security is how one check's connection is secured; the zero value is
+// plain. At most one of its members is set.
+type Security struct {
+	Cert *tls.Config // TLS with certificates (tls_connect 4)
+	PSK  *zbxpsk.Key // TLS with a pre-shared key (tls_connect 2)
 }
 
 // DefaultOptions returns the defaults.
@@ -77,6 +87,9 @@ type Checker struct {
 	inFlight *selfmon.Gauge
 	results  [poll.NumStatus]*selfmon.Counter // by poll.Status
 	failures [numReasons]*selfmon.Counter
+	// psk counts checks over a pre-shared key by cipher suite
+	// (zbxpsk.Suites, then any other).
+	psk []*selfmon.Counter
 
 	readers sync.Pool // *zbx.Reader
 }
@@ -112,6 +125,9 @@ func New(opts Options) *Checker {
 	for r := range c.failures {
 		c.failures[r] = m.Counter("peregrine_poll_agent_errors_total", "Passive agent checks that did not bring a value, by reason.", "reason", reasonNames[r])
 	}
+	for _, cs := range append(slices.Clone(zbxpsk.Suites), "other") {
+		c.psk = append(c.psk, m.Counter("peregrine_poll_agent_tls_psk_total", "Passive agent connections that completed a TLS handshake with a pre-shared key, by cipher suite.", "cipher", cs))
+	}
 	return c
 }
 
@@ -134,13 +150,14 @@ func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll
 // check runs one check to its result.
 func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	res := &poll.Result{Check: *ch}
-	var tcfg *tls.Config
+	var sec Security
 	if c.opts.TLS != nil {
 		var err error
-		if tcfg, err = c.opts.TLS(ch.HostID); err != nil {
+		if sec, err = c.opts.TLS(ch.HostID); err != nil {
 			return c.fail(res, poll.NetworkError, reasonTLS, fmt.Sprintf("cannot connect to %s: %v", ch.Addr, err))
 		}
 	}
+	tcfg := sec.Cert
 	start := time.Now()
 	deadline := start.Add(ch.Timeout)
 	conn, err := c.connect(ctx, ch.Addr, start.Add(min(c.opts.ConnectTimeout, ch.Timeout)))
@@ -164,7 +181,8 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	if err := conn.SetDeadline(deadline); err != nil {
 		return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot use the connection to %s: %v", ch.Addr, err))
 	}
-	if tcfg != nil {
+	switch {
+	case tcfg != nil:
 		// As Zabbix: the TLS handshake starts at once on the agent's
 		// port, within the check's deadline.
 		tc := tls.Client(conn, tcfg)
@@ -176,6 +194,19 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 			return c.fail(res, poll.NetworkError, r, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS: %v", ch.Addr, err))
 		}
 		conn = tc
+	case sec.PSK != nil:
+		pc, err := c.pskHandshake(conn, sec.PSK)
+		if err != nil {
+			r, hint := reasonTLS, " (the agent's TLSPSKIdentity and TLSPSKFile must be the host's tls_psk_identity and tls_psk)"
+			if isTimeout(err) {
+				r, hint = reasonTimeout, ""
+			}
+			return c.fail(res, poll.NetworkError, r, fmt.Sprintf("TCP connection to %s successful, cannot establish TLS with PSK identity %q%s: %v", ch.Addr, sec.PSK.Identity, hint, err))
+		}
+		// Frees the TLS state; the deferred close of the TCP
+		// connection above then finds it closed.
+		defer pc.Close()
+		conn = pc
 	}
 	var reqBuf [64]byte
 	req := zbx.AppendFrame(reqBuf[:0], []byte(ch.Key), zbx.FlagProtocol)
@@ -221,6 +252,28 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	res.Status = poll.OK
 	res.Value = bytes.Clone(payload) // the Reader reuses its buffer
 	return res
+}
+
+// pskHandshake secures conn with a pre-shared key (package zbxpsk,
+// OpenSSL) within conn's deadline, and counts the suite agreed.
+func (c *Checker) pskHandshake(conn net.Conn, key *zbxpsk.Key) (zbxpsk.Conn, error) {
+	pc, err := zbxpsk.Client(conn, *key)
+	if err != nil {
+		return nil, err
+	}
+	if err := pc.Handshake(); err != nil {
+		pc.Close()
+		return nil, err
+	}
+	cipher := pc.State().Cipher
+	for i, s := range zbxpsk.Suites {
+		if s == cipher {
+			c.psk[i].Inc()
+			return pc, nil
+		}
+	}
+	c.psk[len(zbxpsk.Suites)].Inc()
+	return pc, nil
 }
 
 // connect dials addr by deadline, or until ctx is cancelled.

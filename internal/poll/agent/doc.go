@@ -21,11 +21,16 @@
 // (certificate) is checked over TLS started at once on the agent's port:
 // the server's certificate as the client's, the agent's verified against
 // tls.ca_file (no host-name check, as Zabbix) and against the host's
-// tls_issuer and tls_subject when set. A failed handshake, a refused
-// certificate (with TLS 1.3 the agent's alert arrives on the first
-// read) and a host that needs a pre-shared key (not supported, see
-// package zbx/zbxtls) are network errors with reason "tls", as Zabbix
-// counts a failed TLS connection against the interface.
+// tls_issuer and tls_subject when set. A host whose tls_connect is 2 is
+// checked over TLS with its pre-shared key (tls_psk_identity, tls_psk;
+// package zbx/zbxpsk, OpenSSL), with Zabbix 6.0's suites, the one agreed
+// counted (peregrine_poll_agent_tls_psk_total by cipher). A failed
+// handshake (an identity the agent does not know or a key that differs
+// included), a refused certificate (with TLS 1.3 the agent's alert
+// arrives on the first read) and a pre-shared key in a build without
+// OpenSSL are network errors with reason "tls", as Zabbix counts a
+// failed TLS connection against the interface; the message names the
+// identity, never the key.
 //
 // Concurrency: Check starts one goroutine per check and returns at once;
 // the scheduler (package poll) bounds how many are in flight. A goroutine

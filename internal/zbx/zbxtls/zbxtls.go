@@ -34,9 +34,6 @@ func TypeName(t int) string {
 	return fmt.Sprintf("type %d", t)
 }
 
-// ErrPSK is the refusal of anything that needs a pre-shared key.
-var ErrPSK = errors.New("TLS with a pre-shared key (PSK) is not supported by Peregrine: Go's crypto/tls has no PSK cipher suites; use certificates (tls_connect 4, tls_accept 4)")
-
 // ErrNotConfigured is the refusal of a certificate connection when the
 // server has no tls section.
 var ErrNotConfigured = errors.New("the server has no certificate configured (set tls.ca_file, tls.cert_file and tls.key_file)")

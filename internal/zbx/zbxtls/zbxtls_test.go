@@ -98,6 +98,19 @@ func TestPolicyAllow(t *testing.T) {
 	f(Policy{Accept: Cert, Issuer: "CN=other"}, tlsPeer, `certificate issuer does not match: "CN=CA", expected "CN=other"`)
 	f(Policy{Accept: Cert, Subject: "CN=agent2"}, tlsPeer, `certificate subject does not match: "CN=agent1", expected "CN=agent2" for host "H"`)
 	f(Policy{Accept: Cert}, Peer{Type: Cert}, "without a client certificate")
+	// Pre-shared keys: the identity and the key must be the host's; a
+	// PSK client is refused by a host that accepts only certificates or
+	// plain, and PSK hosts refuse plain and certificate clients.
+	key, other := []byte("0123456789abcdef"), []byte("fedcba9876543210")
+	pskPeer := Peer{Type: PSK, PSKIdentity: "PSK 001", PSKKey: key}
+	hostPSK := Policy{Accept: PSK, PSKIdentity: "PSK 001", PSK: key}
+	f(hostPSK, pskPeer, "")
+	f(hostPSK, plain, `connection of type "unencrypted" is not allowed for host "H"`)
+	f(hostPSK, tlsPeer, `connection of type "certificate" is not allowed for host "H"`)
+	f(Policy{Accept: Unencrypted | Cert}, pskPeer, `connection of type "PSK" is not allowed for host "H"`)
+	f(Policy{Accept: PSK, PSKIdentity: "PSK 002", PSK: key}, pskPeer, `PSK identity "PSK 001" is not the one of host "H"`)
+	f(Policy{Accept: PSK, PSKIdentity: "PSK 001", PSK: other}, pskPeer, `the key of PSK identity "PSK 001" is not the one of host "H"`)
+	f(Policy{Accept: PSK, PSKIdentity: "PSK 001"}, pskPeer, "is not the one of host")
 }
 
 func mustDN(t *testing.T, cn string) []byte {

@@ -1,0 +1,5 @@
+//go:build race && cgo && !nopsk
+
+package zbxpsk
+
+const raceEnabled = true
