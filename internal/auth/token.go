@@ -59,6 +59,29 @@ func checkTokenName(name string) error {
 	return nil
 }
 
+// checkTokenDescription, checkTokenStatus and checkTokenExpiry are the
+// checks CreateToken, SetTokenStatus and UpdateToken share.
+func checkTokenDescription(d string) error {
+	if len(d) > maxDescriptionLen || !utf8.ValidString(d) {
+		return fmt.Errorf("auth: token description must be valid UTF-8 of at most %d bytes: %w", maxDescriptionLen, ErrInvalid)
+	}
+	return nil
+}
+
+func checkTokenStatus(status int) error {
+	if status != TokenEnabled && status != TokenDisabled {
+		return fmt.Errorf("auth: token status %d is not 0 (enabled) or 1 (disabled): %w", status, ErrInvalid)
+	}
+	return nil
+}
+
+func checkTokenExpiry(expiresAt int64) error {
+	if expiresAt < 0 {
+		return fmt.Errorf("auth: token expiry %d is negative; use 0 for never: %w", expiresAt, ErrInvalid)
+	}
+	return nil
+}
+
 // CreateToken creates an enabled API token for a user, without a secret
 // (call GenerateToken). Names are unique per user (ErrExists); a name has
 // 1 to 64 characters. expiresAt is Unix seconds, 0 for never.
@@ -70,11 +93,11 @@ func (s *Store) CreateToken(ctx context.Context, userID uint64, name, descriptio
 	if err := checkTokenName(name); err != nil {
 		return Token{}, err
 	}
-	if len(description) > maxDescriptionLen || !utf8.ValidString(description) {
-		return Token{}, fmt.Errorf("auth: token description must be valid UTF-8 of at most %d bytes: %w", maxDescriptionLen, ErrInvalid)
+	if err := checkTokenDescription(description); err != nil {
+		return Token{}, err
 	}
-	if expiresAt < 0 {
-		return Token{}, fmt.Errorf("auth: token expiry %d is negative; use 0 for never: %w", expiresAt, ErrInvalid)
+	if err := checkTokenExpiry(expiresAt); err != nil {
+		return Token{}, err
 	}
 	t := Token{Name: name, UserID: userID, Description: description, ExpiresAt: expiresAt, Status: TokenEnabled, CreatedAt: s.opts.Now().Unix()}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -150,8 +173,8 @@ func (s *Store) SetTokenStatus(ctx context.Context, tokenID uint64, status int) 
 		return err
 	}
 	defer s.end()
-	if status != TokenEnabled && status != TokenDisabled {
-		return fmt.Errorf("auth: token status %d is not 0 (enabled) or 1 (disabled): %w", status, ErrInvalid)
+	if err := checkTokenStatus(status); err != nil {
+		return err
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
@@ -189,14 +212,20 @@ func (s *Store) UpdateToken(ctx context.Context, tokenID uint64, ch TokenChange)
 			return err
 		}
 	}
-	if ch.Description != nil && (len(*ch.Description) > maxDescriptionLen || !utf8.ValidString(*ch.Description)) {
-		return fmt.Errorf("auth: token description must be valid UTF-8 of at most %d bytes: %w", maxDescriptionLen, ErrInvalid)
+	if ch.Description != nil {
+		if err := checkTokenDescription(*ch.Description); err != nil {
+			return err
+		}
 	}
-	if ch.Status != nil && *ch.Status != TokenEnabled && *ch.Status != TokenDisabled {
-		return fmt.Errorf("auth: token status %d is not 0 (enabled) or 1 (disabled): %w", *ch.Status, ErrInvalid)
+	if ch.Status != nil {
+		if err := checkTokenStatus(*ch.Status); err != nil {
+			return err
+		}
 	}
-	if ch.ExpiresAt != nil && *ch.ExpiresAt < 0 {
-		return fmt.Errorf("auth: token expiry %d is negative; use 0 for never: %w", *ch.ExpiresAt, ErrInvalid)
+	if ch.ExpiresAt != nil {
+		if err := checkTokenExpiry(*ch.ExpiresAt); err != nil {
+			return err
+		}
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
