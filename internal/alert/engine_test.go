@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,9 +101,13 @@ type recSender struct {
 	sent  []Alert
 	fail  func(a *Alert) error
 	block chan struct{}
+	// entered counts calls to Send, blocked or not, so that a test can
+	// wait until an alert is in flight.
+	entered atomic.Int64
 }
 
 func (s *recSender) Send(ctx context.Context, _ *catalog.MediaType, a *Alert) error {
+	s.entered.Add(1)
 	if s.block != nil {
 		select {
 		case <-s.block:
