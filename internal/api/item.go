@@ -219,12 +219,12 @@ type itemParams struct {
 	// PublicKey and PrivateKey are an SSH item's key file names (its
 	// authtype, username and password are httpParams' members, which
 	// Zabbix's item fields share).
-	PublicKey  opt[string] `json:"publickey"`
-	PrivateKey opt[string] `json:"privatekey"`
-	IPMISensor    opt[ignored]  `json:"ipmi_sensor"`
-	JMXEndpoint   opt[ignored]  `json:"jmx_endpoint"`
-	Parameters    opt[ignored]  `json:"parameters"`
-	UUID          opt[ignored]  `json:"uuid"`
+	PublicKey   opt[string]  `json:"publickey"`
+	PrivateKey  opt[string]  `json:"privatekey"`
+	IPMISensor  opt[ignored] `json:"ipmi_sensor"`
+	JMXEndpoint opt[ignored] `json:"jmx_endpoint"`
+	Parameters  opt[ignored] `json:"parameters"`
+	UUID        opt[ignored] `json:"uuid"`
 }
 
 // common validates the members item.create and item.update share.

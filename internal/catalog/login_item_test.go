@@ -18,7 +18,7 @@ func TestLoginItems(t *testing.T) {
 			{Key: "ssh.run[up]", Type: "ssh", ValueType: "text", Params: "uptime",
 				HTTPSpec: HTTPSpec{Username: "mon", Password: "s3cret"}},
 			{Key: "ssh.run[key]", Type: "13", ValueType: "text", Params: "df -h\r\n",
-				HTTPSpec: HTTPSpec{AuthType: "PUBLIC_KEY", Username: "mon", Password: "passphrase"},
+				HTTPSpec:  HTTPSpec{AuthType: "PUBLIC_KEY", Username: "mon", Password: "passphrase"},
 				PublicKey: "id_ed25519.pub", PrivateKey: "id_ed25519"},
 			{Key: "telnet.run[ls]", Type: "telnet", ValueType: "text", Params: "ls",
 				HTTPSpec: HTTPSpec{AuthType: "1", Username: "admin", Password: "pw"}},

@@ -194,15 +194,15 @@ var migrations = []string{
 	// 9 → 10: user macros, templates and their links, maintenances,
 	// soft/hard states (triggers' max_check_attempts, items' retry_delay)
 	macroSchema + maintenanceSchema + softHardSchema,
-	migrateAlerts(),  // 10 → 11: media types, actions, user media
-	valueMapSchema,   // 11 → 12: value maps, items' valuemap_id
-	migrateScripts(), // 12 → 13: global scripts
-	eventNameSchema,  // 13 → 14: triggers' event_name
-	hostDescSchema,   // 14 → 15: hosts' description
-	itemTagsSchema,   // 15 → 16: item tags
-	migrateRegexps(), // 16 → 17: global regular expressions (regexp.*)
-	defaultsSchema,   // 17 → 18: the default objects added (defaults.go)
-	itemDescSchema,   // 18 → 19: items' description
+	migrateAlerts(),    // 10 → 11: media types, actions, user media
+	valueMapSchema,     // 11 → 12: value maps, items' valuemap_id
+	migrateScripts(),   // 12 → 13: global scripts
+	eventNameSchema,    // 13 → 14: triggers' event_name
+	hostDescSchema,     // 14 → 15: hosts' description
+	itemTagsSchema,     // 15 → 16: item tags
+	migrateRegexps(),   // 16 → 17: global regular expressions (regexp.*)
+	defaultsSchema,     // 17 → 18: the default objects added (defaults.go)
+	itemDescSchema,     // 18 → 19: items' description
 	migrateItemLogin(), // 19 → 20: SSH and Telnet items' logins
 }
 
