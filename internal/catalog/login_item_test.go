@@ -108,7 +108,7 @@ func TestLoginItemsRefused(t *testing.T) {
 	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PrivateKey: "id"}, "publickey")
 	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PublicKey: "id.pub"}, "privatekey")
 	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PublicKey: "../../etc/passwd", PrivateKey: "id"}, "publickey")
-	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PublicKey: "id.pub", PrivateKey: "/root/.ssh/id"}, "privatekey")
+	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PublicKey: "id.pub", PrivateKey: "/etc/ssh/id"}, "privatekey")
 	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", HTTPSpec: HTTPSpec{AuthType: "1"}, PublicKey: long, PrivateKey: "id"}, "publickey")
 	f(ItemSpec{Key: "ssh.run[a]", Type: "ssh", Params: strings.Repeat("x", maxParamsLen+1)}, "params")
 	f(ItemSpec{Key: "agent.ping", Type: "zabbix_agent", Params: "uptime"}, "params")
