@@ -437,7 +437,7 @@ func Default() Config {
 			HTTPMaxBodySize: 16 << 20, HTTPMaxHeaderSize: 1 << 20, HTTPMaxConnsPerHost: 32,
 			ExternalScripts:      []string{"/usr/lib/zabbix/externalscripts", "/usr/lib/nagios/plugins"},
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
-			CommandMaxOutput: 1 << 20,
+			CommandMaxOutput: 512 << 10,
 		},
 		SNMP: defaultSNMP(),
 	}

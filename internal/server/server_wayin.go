@@ -21,7 +21,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
+	sshcheck "github.com/peregrine-mon/peregrine/internal/poll/ssh"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
+	"github.com/peregrine-mon/peregrine/internal/poll/telnet"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
@@ -154,6 +156,18 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Metrics:         s.Metrics,
 		Logger:          log.With("component", "poll", "checker", "http"),
 	})
+	sshChecker, err := sshcheck.New(sshcheck.Options{
+		Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		KeyDir:         cfg.Poll.SSHKeyLocation,
+		KnownHosts:     cfg.Poll.SSHKnownHosts,
+		MaxOutput:      int(cfg.Poll.CommandMaxOutput),
+		DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+		Metrics:        s.Metrics,
+		Logger:         log.With("component", "poll", "checker", "ssh"),
+	})
+	if err != nil {
+		return err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog:    s.Catalog,
 		Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -211,6 +225,20 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
 					Metrics:        s.Metrics,
 					Logger:         log.With("component", "poll", "checker", "external"),
+				}),
+				NoAvailability: true,
+			},
+			// SSH and Telnet checks connect to their interface's address
+			// (or the key's) but, as in Zabbix, keep no availability:
+			// their failures make the item not supported.
+			catalog.SSHAgent: {Checker: sshChecker, NoAvailability: true},
+			catalog.TelnetAgent: {
+				Checker: telnet.New(telnet.Options{
+					Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+					MaxOutput:      int(cfg.Poll.CommandMaxOutput),
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "telnet"),
 				}),
 				NoAvailability: true,
 			},
