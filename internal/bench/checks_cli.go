@@ -70,7 +70,7 @@ type ChecksBench struct {
 	// whose process tree's CPU rate mode samples; 0: the --target URL's
 	// port.
 	ServerPort int
-	Log             io.Writer
+	Log        io.Writer
 }
 
 func (b *ChecksBench) defaults() error {
