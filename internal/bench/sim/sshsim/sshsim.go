@@ -41,11 +41,22 @@ type Options struct {
 	// CA, if set, signs user certificates the servers accept for the
 	// users they name as principals.
 	CA ssh.PublicKey
+	// KeyExchanges are the key exchanges the servers offer; default
+	// DebianKeyExchanges, so that clients negotiate what they would with
+	// Debian 12's sshd (golang.org/x/crypto's own default starts with
+	// the ML-KEM hybrid, which OpenSSH offers from 9.9 only).
+	KeyExchanges []string
 	// Run answers every command: server is the index of the server
 	// (0..n-1). Default: "echo ARGS" prints ARGS and a newline, anything
 	// else prints nothing and exits 127.
 	Run func(server int, user, command string) Reply
 }
+
+// DebianKeyExchanges are the key exchanges of OpenSSH 9.2 (Debian 12)
+// that golang.org/x/crypto/ssh implements, in OpenSSH's order.
+var DebianKeyExchanges = []string{"curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256",
+	"ecdh-sha2-nistp384", "ecdh-sha2-nistp521", "diffie-hellman-group-exchange-sha256", "diffie-hellman-group16-sha512",
+	"diffie-hellman-group14-sha256"}
 
 // Fleet is n simulated SSH servers.
 type Fleet struct {
@@ -114,6 +125,10 @@ func Echo(_ int, _ string, command string) Reply {
 
 func (f *Fleet) serverConfig() *ssh.ServerConfig {
 	cfg := &ssh.ServerConfig{ServerVersion: "SSH-2.0-sshsim"}
+	cfg.KeyExchanges = f.opts.KeyExchanges
+	if cfg.KeyExchanges == nil {
+		cfg.KeyExchanges = DebianKeyExchanges
+	}
 	checkPassword := func(user, pw string) error {
 		if want, ok := f.opts.Passwords[user]; ok && want == pw {
 			return nil
