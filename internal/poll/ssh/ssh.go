@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -139,7 +140,8 @@ func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll
 type failure struct {
 	reason int
 	msg    string
-	local  bool // this server's fault (descriptors, ports): a local error
+	local  bool  // this server's fault (descriptors, ports): a local error
+	err    error // the library's error, when there is one
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -246,35 +248,28 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 	}
 
 	deadline := time.Now().Add(timeout)
-	dctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	conn, err := c.dial(dctx, "tcp", req.addr)
-	if err != nil {
-		if isLocal(err) {
-			return nil, &failure{reason: reasonConnect, msg: fmt.Sprintf("Cannot connect to SSH server %s: %v", req.addr, err), local: true}
-		}
-		if dctx.Err() != nil && ctx.Err() == nil {
-			return nil, fail(reasonTimeout, "Cannot connect to SSH server: cannot connect to %s: timed out after %s", req.addr, timeout)
-		}
-		return nil, fail(reasonConnect, "Cannot connect to SSH server: cannot connect to %s: %v", req.addr, unwrapOp(err))
-	}
-	defer conn.Close()
-	// One deadline for the whole exchange; ctx ending (the server
-	// stopping) moves it to now, which ends every read and write.
-	_ = conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-
 	// A library error caused by the deadline (an i/o timeout deep in
 	// the handshake, a channel closed under a read) is a timeout: one
 	// per check that ran out of time, counted as such.
 	timedOut := func() bool { return !time.Now().Before(deadline) }
-	sc, chans, reqs, err := gossh.NewClientConn(conn, req.addr, cfg)
-	if err != nil {
-		if timedOut() {
-			return nil, fail(reasonTimeout, "Cannot establish SSH session: timed out after %s", timeout)
-		}
-		return nil, handshakeFailure(err, login.AuthType)
+	conn, sc, chans, reqs, f := c.connect(ctx, req.addr, cfg, deadline, timeout, login.AuthType)
+	var keyErr *knownhosts.KeyError
+	if f != nil && errors.As(f.err, &keyErr) && len(keyErr.Want) > 0 && cfg.HostKeyAlgorithms == nil && !timedOut() {
+		// known_hosts lists the host with keys of other types than the
+		// one the server showed first: ask for those (a server has
+		// several host keys; the library's preference need not match the
+		// file's).
+		cfg.HostKeyAlgorithms = hostKeyAlgorithms(keyErr.Want)
+		conn, sc, chans, reqs, f = c.connect(ctx, req.addr, cfg, deadline, timeout, login.AuthType)
+	}
+	if f != nil {
+		return nil, f
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if ctx.Err() != nil {
+		return nil, fail(reasonChannel, "check abandoned")
 	}
 	client := gossh.NewClient(sc, chans, reqs)
 	defer client.Close()
@@ -313,6 +308,62 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 		return nil, fail(reasonChannel, "Cannot read data from SSH server: %v", err)
 	}
 	return value(out.b.Bytes(), req.encoding), nil
+}
+
+// connect dials addr and makes the SSH handshake and login, all within
+// deadline (which stays set on the connection for what follows); ctx
+// ending moves the deadline to now.
+func (c *Checker) connect(ctx context.Context, addr string, cfg *gossh.ClientConfig, deadline time.Time, timeout time.Duration, authType uint8) (
+	net.Conn, gossh.Conn, <-chan gossh.NewChannel, <-chan *gossh.Request, *failure) {
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	conn, err := c.dial(dctx, "tcp", addr)
+	if err != nil {
+		if isLocal(err) {
+			return nil, nil, nil, nil, &failure{reason: reasonConnect, msg: fmt.Sprintf("Cannot connect to SSH server %s: %v", addr, err), local: true}
+		}
+		if dctx.Err() != nil && ctx.Err() == nil {
+			return nil, nil, nil, nil, fail(reasonTimeout, "Cannot connect to SSH server: cannot connect to %s: timed out after %s", addr, timeout)
+		}
+		return nil, nil, nil, nil, fail(reasonConnect, "Cannot connect to SSH server: cannot connect to %s: %v", addr, unwrapOp(err))
+	}
+	// One deadline for the whole exchange; ctx ending (the server
+	// stopping) moves it to now, which ends every read and write.
+	_ = conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	sc, chans, reqs, err := gossh.NewClientConn(conn, addr, cfg)
+	if err != nil {
+		conn.Close()
+		if !time.Now().Before(deadline) {
+			return nil, nil, nil, nil, fail(reasonTimeout, "Cannot establish SSH session: timed out after %s", timeout)
+		}
+		f := handshakeFailure(err, authType)
+		f.err = err
+		return nil, nil, nil, nil, f
+	}
+	return conn, sc, chans, reqs, nil
+}
+
+// hostKeyAlgorithms are the host key algorithms that show keys of the
+// types of want.
+func hostKeyAlgorithms(want []knownhosts.KnownKey) []string {
+	var out []string
+	for _, k := range want {
+		var algos []string
+		switch t := k.Key.Type(); t {
+		case gossh.KeyAlgoRSA:
+			algos = []string{gossh.KeyAlgoRSASHA512, gossh.KeyAlgoRSASHA256, gossh.KeyAlgoRSA}
+		default:
+			algos = []string{t}
+		}
+		for _, a := range algos {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // value is a command's output as the item's value: converted from the

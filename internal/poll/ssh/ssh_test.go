@@ -290,6 +290,20 @@ func TestKnownHosts(t *testing.T) {
 	if r := got[2]; r.Status != poll.NotSupported || !strings.HasPrefix(r.Error, "Cannot establish SSH session: ") || !strings.Contains(r.Error, "key mismatch") {
 		t.Errorf("server with another key: %s %q", r.Status, r.Error)
 	}
+	// A server with an ECDSA and an ed25519 host key, listed by its
+	// ed25519 key only: the checker asks for that type again.
+	two := startSim(t, 1, sshsim.Options{ECDSAHostKey: true})
+	kh2 := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(kh2, []byte(line(two.Addr(0), two.HostKey(0))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newChecker(t, Options{Item: its.item, KnownHosts: kh2})
+	if r := checkAll(t, c2, check(1, key("a", two.Addr(0))))[1]; r.Status != poll.OK || string(r.Value) != "ok" {
+		t.Errorf("server listed by its second key type: %s %q %q", r.Status, r.Value, r.Error)
+	}
+	if r := checkAll(t, newChecker(t, Options{Item: its.item}), check(1, key("a", two.Addr(0))))[1]; r.Status != poll.OK {
+		t.Errorf("without known_hosts: %s %q", r.Status, r.Error)
+	}
 	if _, err := New(Options{KnownHosts: filepath.Join(t.TempDir(), "missing")}); err == nil || !strings.Contains(err.Error(), "poll.ssh_known_hosts") {
 		t.Errorf("a missing known_hosts file: %v", err)
 	}

@@ -2,7 +2,9 @@ package sshsim
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -41,6 +43,10 @@ type Options struct {
 	// CA, if set, signs user certificates the servers accept for the
 	// users they name as principals.
 	CA ssh.PublicKey
+	// ECDSAHostKey gives each server an ECDSA P-256 host key beside its
+	// ed25519 one, as Debian's sshd has both (golang.org/x/crypto's
+	// client asks for ECDSA first).
+	ECDSAHostKey bool
 	// KeyExchanges are the key exchanges the servers offer; default
 	// DebianKeyExchanges, so that clients negotiate what they would with
 	// Debian 12's sshd (golang.org/x/crypto's own default starts with
@@ -96,6 +102,19 @@ func Start(n int, opts Options) (*Fleet, error) {
 		}
 		cfg := f.serverConfig()
 		cfg.AddHostKey(signer)
+		if opts.ECDSAHostKey {
+			ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			es, err := ssh.NewSignerFromKey(ek)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			cfg.AddHostKey(es)
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			f.Close()
@@ -174,7 +193,7 @@ func (f *Fleet) serverConfig() *ssh.ServerConfig {
 // Addr is server i's "127.0.0.1:port".
 func (f *Fleet) Addr(i int) string { return f.lns[i].Addr().String() }
 
-// HostKey is server i's host key.
+// HostKey is server i's ed25519 host key.
 func (f *Fleet) HostKey(i int) ssh.PublicKey { return f.hostKeys[i] }
 
 // Len is the number of servers.
