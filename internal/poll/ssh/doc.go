@@ -28,8 +28,10 @@
 // Host keys. Zabbix 6.0 (libssh2) accepts any host key, and so does
 // this checker by default, so that migrated items keep working; with
 // Options.KnownHosts (poll.ssh_known_hosts) it refuses servers whose key
-// that OpenSSH known_hosts file does not list. docs/configuration.md
-// says what accepting any key costs.
+// that OpenSSH known_hosts file does not list; a server showing a key of
+// another type than the file lists for it (servers have several) is
+// asked again for the types listed. docs/configuration.md says what
+// accepting any key costs.
 //
 // Value. stdout only (stderr is discarded and the exit status ignored,
 // as in Zabbix), converted to UTF-8, trailing white space trimmed,
