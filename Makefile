@@ -99,6 +99,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/preprocess/jsonpath/
 	$(GO) test -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/preprocess/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/expr/
+	$(GO) test -run '^$$' -fuzz '^FuzzToUTF8$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/charset/
+	$(GO) test -run '^$$' -fuzz '^FuzzServer$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/telnet/
 
 # staticcheck at a pinned version, built by the go command from the module
 # proxy (checksum-verified, cached after the first run) rather than added to

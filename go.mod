@@ -13,6 +13,7 @@ require (
 	github.com/gosnmp/gosnmp v1.47.0
 	github.com/klauspost/compress v1.20.3
 	github.com/valyala/fastjson v1.6.10
+	golang.org/x/text v0.43.0
 	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.61.1
 )
@@ -40,7 +41,6 @@ require (
 	github.com/rogpeppe/go-internal v1.6.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
 )
 
 require (

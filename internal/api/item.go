@@ -240,11 +240,14 @@ type itemParams struct {
 	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
 	AllowTraps    opt[ignored]  `json:"allow_traps"`
 	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
-	PublicKey     opt[ignored]  `json:"publickey"`
-	PrivateKey    opt[ignored]  `json:"privatekey"`
-	JMXEndpoint   opt[ignored]  `json:"jmx_endpoint"`
-	Parameters    opt[ignored]  `json:"parameters"`
-	UUID          opt[ignored]  `json:"uuid"`
+	// PublicKey and PrivateKey are an SSH item's key file names (its
+	// authtype, username and password are httpParams' members, which
+	// Zabbix's item fields share).
+	PublicKey   opt[string]  `json:"publickey"`
+	PrivateKey  opt[string]  `json:"privatekey"`
+	JMXEndpoint opt[ignored] `json:"jmx_endpoint"`
+	Parameters  opt[ignored] `json:"parameters"`
+	UUID        opt[ignored] `json:"uuid"`
 }
 
 // common validates the members item.create and item.update share.
@@ -348,6 +351,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
+		items[i].PublicKey, items[i].PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
 		for _, t := range p.Tags.Value {
 			items[i].Tags = append(items[i].Tags, catalog.TagSpec(t))
 		}
@@ -459,6 +463,12 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if p.httpParams.any() {
 			hp := p.httpParams
 			u.HTTP = hp.apply
+		}
+		if p.PublicKey.Set {
+			u.PublicKey = &p.PublicKey.Value
+		}
+		if p.PrivateKey.Set {
+			u.PrivateKey = &p.PrivateKey.Value
 		}
 		ups[i], ids[i] = u, p.ItemID.Value
 	}

@@ -23,8 +23,7 @@ const itemTypes60 = "0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 
 // unsupportedItemTypes are the item types of 6.0 Peregrine does not
 // poll.
 var unsupportedItemTypes = map[int64]string{
-	11: "database monitor items (11)", 13: "SSH agent items (13)",
-	14: "TELNET agent items (14)", 16: "JMX agent items (16)",
+	11: "database monitor items (11)", 16: "JMX agent items (16)",
 }
 
 // checkType checks a given "type": one of 6.0's, and one Peregrine has.
@@ -46,10 +45,11 @@ func needsDelay(t catalog.ItemType) bool { return t != catalog.Trapper && t != c
 
 // needsInterface reports whether 6.0 refuses an item of type t without
 // an interface of its host (recorded from 6.0.14: agent, simple check,
-// external check, IPMI and SNMP agent items; not HTTP agent items).
+// external check, IPMI, SSH, Telnet and SNMP agent items; not HTTP agent
+// items).
 func needsInterface(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.IPMI, catalog.SNMPAgent:
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.IPMI, catalog.SNMPAgent, catalog.SSHAgent, catalog.TelnetAgent:
 		return true
 	}
 	return false

@@ -99,7 +99,7 @@ var itemFieldNames = [nItemFields]string{
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0",
-	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
+	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
 
@@ -137,7 +137,7 @@ var itemFieldByName = func() map[string]itemField {
 func (f itemField) quoted() bool {
 	switch f {
 	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
-		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return true
 	}
 	return itemDefault[f].ok
@@ -262,9 +262,9 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fValueType:
 		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
 	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
-		return strconv.AppendUint(dst, uint64(httpNumber(it.HTTP, f)), 10)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return append(dst, httpString(it.HTTP, f)...)
+		return strconv.AppendUint(dst, uint64(itemNumber(it, f)), 10)
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
+		return append(dst, itemString(it, f)...)
 	}
 	c := rs.lastOf(r)
 	switch f {
@@ -809,8 +809,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.Description)
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return zjson.AppendString(dst, httpString(it.HTTP, f))
+	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
+		return zjson.AppendString(dst, itemString(it, f))
 	}
 	c := rs.lastOf(r)
 	v := &c.last
@@ -839,6 +839,36 @@ type rawJSON []byte
 // httpDefaults are the HTTP agent fields of items of other types, as
 // Zabbix 6.0 returns them (its column defaults).
 var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+
+// itemString is a string login or HTTP agent field of an item: the
+// login of SSH and Telnet items (their password never: 6.0 returns it,
+// Peregrine never returns a secret), the request of HTTP agent items.
+func itemString(it *catalog.Item, f itemField) string {
+	if l := it.Login; l != nil {
+		switch f {
+		case fUsername:
+			return l.Username
+		case fPassword:
+			return ""
+		case fPublicKey:
+			return l.PublicKey
+		case fPrivateKey:
+			return l.PrivateKey
+		}
+	}
+	if f == fPublicKey || f == fPrivateKey {
+		return ""
+	}
+	return httpString(it.HTTP, f)
+}
+
+// itemNumber is a numeric login or HTTP agent field of an item.
+func itemNumber(it *catalog.Item, f itemField) uint8 {
+	if f == fAuthType && it.Login != nil {
+		return it.Login.AuthType
+	}
+	return httpNumber(it.HTTP, f)
+}
 
 // httpString is a string HTTP agent field of an item (h nil: not an HTTP
 // agent item).

@@ -48,8 +48,12 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"output_format": n(hi.OutputFormat), "verify_peer": yn(hi.VerifyPeer), "verify_host": yn(hi.VerifyHost),
 		"ssl_cert_file": hi.SSLCertFile, "ssl_key_file": hi.SSLKeyFile, "ssl_key_password": hi.SSLKeyPassword,
 		"authtype": n(hi.AuthType), "username": hi.Username, "password": hi.Password, "http_proxy": hi.HTTPProxy,
+		"publickey": "", "privatekey": "",
 	} {
 		o[k] = v
+	}
+	if l := it.Login; l != nil {
+		o["authtype"], o["username"], o["password"], o["publickey"], o["privatekey"] = n(l.AuthType), l.Username, "", l.PublicKey, l.PrivateKey
 	}
 	qf := []any{}
 	for _, f := range hi.QueryFields {

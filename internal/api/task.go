@@ -29,7 +29,8 @@ type taskReq struct {
 // refuses them ("wrong item type").
 func checkNowType(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.HTTPAgent, catalog.SNMPAgent:
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.HTTPAgent, catalog.SNMPAgent,
+		catalog.SSHAgent, catalog.TelnetAgent: // recorded from 6.0.14: "Execute now" takes SSH and Telnet items
 		return true
 	}
 	return false

@@ -52,13 +52,16 @@ type CheckIface struct {
 	Details map[string]string // SNMP: version, community, bulk
 }
 
-// CheckItem is one item: key, type, value type, SNMP OID and delay.
+// CheckItem is one item: key, type, value type, SNMP OID and delay;
+// for SSH items their command and login.
 type CheckItem struct {
 	Key       string
 	Type      int
 	ValueType int
 	OID       string
 	Delay     string
+	// Params, Username, Password: an SSH item's command and login.
+	Params, Username, Password string
 }
 
 // checkSet is what Provision made.
@@ -141,6 +144,9 @@ func (k *Checks) provision(ctx context.Context, c *APIClient) (*checkSet, error)
 				"type": it.Type, "value_type": it.ValueType, "delay": it.Delay, "history": "1d", "trends": "0"}
 			if it.OID != "" {
 				m["snmp_oid"] = it.OID
+			}
+			if it.Params != "" || it.Username != "" {
+				m["params"], m["username"], m["password"] = it.Params, it.Username, it.Password
 			}
 			pending = append(pending, m)
 			if len(pending) == 1000 {

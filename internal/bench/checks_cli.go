@@ -6,12 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/bench/sim/sshsim"
 )
 
 // ChecksUsage is the text of `peregrine bench checks -h`.
-const ChecksUsage = `usage: peregrine bench checks --kind snmp|external --target URL [flags]
+const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|ssh --target URL [flags]
 
 Measures a server's own pollers through its API (Zabbix 6.0 or Peregrine:
 the same calls), for the side-by-side runs of issue 14. It creates --hosts
@@ -25,12 +30,21 @@ checks"), measures, and deletes them:
   external  external checks (type 10) check_dummy["0","ok N"], run from
             the server's external scripts directory (Zabbix:
             ExternalScripts; Peregrine: its plugin directories)
+  ssh       SSH checks (type 13) ssh.run[bench,127.0.0.1,PORT] running
+            "echo N" with a password, against simulated SSH servers in
+            this process (package sshsim, one per host, ed25519 host
+            keys, curve25519 key exchange); a connection, handshake and
+            login per check, as Zabbix makes them
 
 --mode sweep makes every item due at once (task.create "Execute now"),
 --rounds times, and times until each has a value (history.get); --mode
 rate polls the items every --delay and counts, after --warmup, the values
 stored in --window against the ideal (items / delay), and for snmp the
-OIDs the devices answered. --start/--stop run shell commands around the
+OIDs the devices answered. With --server-port (the port the server's
+own process listens on: Peregrine's API or trapper port, Zabbix's
+ListenPort; default the --target URL's port, which is Peregrine's) rate
+mode also samples that process tree's CPU over the window and reports
+CPU per stored value and the checks one core could do at that cost. --start/--stop run shell commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
 server with the StartPollers given in ZP_POLLERS).
 
@@ -52,14 +66,18 @@ type ChecksBench struct {
 	// InProcessAgents runs the simulated SNMP devices in this process
 	// (tests).
 	InProcessAgents bool
-	Log             io.Writer
+	// ServerPort is the port the measured server's process listens on,
+	// whose process tree's CPU rate mode samples; 0: the --target URL's
+	// port.
+	ServerPort int
+	Log        io.Writer
 }
 
 func (b *ChecksBench) defaults() error {
 	switch b.Kind {
-	case "snmp", "external":
+	case "snmp", "external", "ssh":
 	default:
-		return fmt.Errorf("bench checks: --kind must be snmp or external, not %q", b.Kind)
+		return fmt.Errorf("bench checks: --kind must be snmp, external or ssh, not %q", b.Kind)
 	}
 	switch b.Mode {
 	case "":
@@ -102,7 +120,35 @@ func (b *ChecksBench) defaults() error {
 func snmpValue(n int) string { return strconv.FormatUint(uint64(n-1)<<20, 10) }
 
 // ChecksColumns is the CSV header of rate rows.
-var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s"}
+var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s", "cpu_per_check_ms", "checks_per_core_s"}
+
+// benchSSHUser and benchSSHPassword are the simulated SSH servers'
+// login.
+const (
+	benchSSHUser     = "peregrine-bench"
+	benchSSHPassword = "bench-password"
+)
+
+// serverCPU is the CPU sampler of the measured server: the process tree
+// listening on --server-port (default the --target URL's port); nil
+// when there is none to sample or it is this process (an in-process
+// server, whose figure would include the simulated targets).
+func (b *ChecksBench) serverCPU() *ServerCPU {
+	port := b.ServerPort
+	if port == 0 {
+		if u, err := url.Parse(b.Server.Target); err == nil {
+			port, _ = strconv.Atoi(u.Port())
+		}
+	}
+	if port == 0 {
+		return nil
+	}
+	pids := ListeningPIDs(port)
+	if len(pids) == 0 || slices.Contains(pids, os.Getpid()) {
+		return nil
+	}
+	return &ServerCPU{PIDs: pids}
+}
 
 // Run provisions, measures and cleans up.
 func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
@@ -151,6 +197,28 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		}
 		k.Expect = func(item int, v string) string {
 			if want := "OK: ok " + strconv.Itoa(item); v != want {
+				return fmt.Sprintf("item %d = %q, want %q", item, v, want)
+			}
+			return ""
+		}
+	case "ssh":
+		servers, err := sshsim.Start(b.Hosts, sshsim.Options{Passwords: map[string]string{benchSSHUser: benchSSHPassword}})
+		if err != nil {
+			return sec, err
+		}
+		defer servers.Close()
+		k.History = 4
+		for h := 0; h < b.Hosts; h++ {
+			ip, port := splitHostPort(servers.Addr(h))
+			host := CheckHost{Name: fmt.Sprintf("pb-ssh-%05d", h), Iface: CheckIface{Type: 1, IP: "127.0.0.1", Port: "10050"}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				host.Items = append(host.Items, CheckItem{Key: fmt.Sprintf("ssh.run[bench%d,%s,%s]", i, ip, port), Type: 13, ValueType: 4, Delay: delay,
+					Params: "echo " + strconv.Itoa(h*b.ItemsPerHost+i), Username: benchSSHUser, Password: benchSSHPassword})
+			}
+			k.Hosts = append(k.Hosts, host)
+		}
+		k.Expect = func(item int, v string) string {
+			if want := strconv.Itoa(item); v != want {
 				return fmt.Sprintf("item %d = %q, want %q", item, v, want)
 			}
 			return ""
@@ -224,8 +292,20 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		}
 	}
 	from := time.Now().Truncate(time.Second).Add(time.Second)
+	cpu := b.serverCPU()
+	if err := sleepCtx(ctx, time.Until(from)); err != nil {
+		return sec, err
+	}
+	var cpu0 time.Duration
+	if cpu != nil {
+		cpu0 = cpu.Sample()
+	}
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
+	}
+	var cpuUsed time.Duration
+	if cpu != nil {
+		cpuUsed = cpu.Sample() - cpu0
 	}
 	var oids, reqs float64
 	if devices != nil {
@@ -245,10 +325,23 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	ideal := float64(items) / b.Delay.Seconds()
-	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s"}}
-	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs)})
-	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs)}}}
+	// CPU per value stored, and what one core would do at that cost.
+	var perCheck, perCore float64
+	if stored := done * b.Window.Seconds(); cpuUsed > 0 && stored > 0 {
+		perCheck = cpuUsed.Seconds() / stored
+		perCore = 1 / perCheck
+	}
+	cpuCol, coreCol := "-", "-"
+	if perCheck > 0 {
+		cpuCol, coreCol = fmt.Sprintf("%.3f ms", perCheck*1000), human(perCore)
+	}
+	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "CPU/check", "checks/s per core", "device OIDs/s", "device requests/s"}}
+	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), cpuCol, coreCol, human(oids), human(reqs)})
+	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(perCheck * 1000), f(perCore)}}}
 	sec.Tables = append(sec.Tables, table)
+	if cpu != nil {
+		sec.Text = append(sec.Text, fmt.Sprintf("CPU: %s over the window, sampled from /proc for %s (the server's process tree).", cpuUsed.Round(time.Millisecond), cpu.Describe()))
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
 		"and the OIDs the devices answered in it.", b.Hosts, b.ItemsPerHost, b.Kind, b.Delay, b.Server.Name, b.Warmup, b.Window))
 	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s\n",
@@ -285,7 +378,8 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), ChecksUsage); fs.PrintDefaults() }
 	var b ChecksBench
-	fs.StringVar(&b.Kind, "kind", "", "snmp or external")
+	fs.StringVar(&b.Kind, "kind", "", "snmp, external or ssh")
+	fs.IntVar(&b.ServerPort, "server-port", 0, "rate: port of the server's own process, whose CPU is sampled (default: the --target URL's port)")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 64, "items per host")

@@ -78,6 +78,34 @@ func TestChecksExternalInProcess(t *testing.T) {
 	}
 }
 
+// SSH checks against simulated SSH servers: each item's command's
+// output is its value; a rate run stores values.
+func TestChecksSSHInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs SSH checks for a few seconds")
+	}
+	tg, _ := startPeregrine(t)
+	srv := ZabbixInstance{Target: tg.APIURL, User: tg.User, Password: tg.Password, Settle: time.Second, Name: "peregrine"}
+	b := ChecksBench{Kind: "ssh", Mode: "sweep", Hosts: 2, ItemsPerHost: 3, Delay: time.Second, Timeout: time.Minute, Server: srv}
+	sec, err := b.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := csvRows(t, sec)
+	if c.Get(0, "checks") != "6" || c.Get(0, "missing") != "0" || c.Get(0, "wrong") != "0" {
+		t.Errorf("row %v", c.Rows[0])
+	}
+	r := ChecksBench{Kind: "ssh", Mode: "rate", Hosts: 2, ItemsPerHost: 2, Delay: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second, Server: srv}
+	sec, err = r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = csvRows(t, sec)
+	if c.Float(0, "ideal_per_s") != 4 || !(c.Float(0, "done_per_s") > 0) {
+		t.Errorf("rate row %v", c.Rows[0])
+	}
+}
+
 // Refused settings name the flag.
 func TestChecksDefaults(t *testing.T) {
 	for _, tc := range []struct {

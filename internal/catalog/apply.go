@@ -535,6 +535,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, description = ? WHERE id = ?")
 		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
+		delLogin  = prep("DELETE FROM item_login WHERE item_id = ?")
+		insLogin  = prep("INSERT INTO item_login (item_id, config) VALUES (?, ?)")
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
@@ -650,6 +652,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if it.Login != nil {
+			if _, err := insLogin.ExecContext(rctx, id, encodeLogin(it.Login)); err != nil {
+				return fmt.Errorf("cannot store the login of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
@@ -679,7 +686,15 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
-		// The tags likewise.
+		// The login and the tags likewise.
+		if _, err := delLogin.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the login of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.Login != nil {
+			if _, err := insLogin.ExecContext(rctx, it.ID, encodeLogin(it.Login)); err != nil {
+				return fmt.Errorf("cannot store the login of item %d (%q): %w", it.ID, it.Key, err)
+			}
+		}
 		if _, err := delTags.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the tags of item %d (%q): %w", it.ID, it.Key, err)
 		}

@@ -83,6 +83,11 @@
 //     query_fields, request_method, ... of type 19 items; table item_http,
 //     schema version 8), validated with Zabbix's values and names
 //     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
+//   - SSH and Telnet logins (login_item.go, Item.Login: Zabbix's
+//     authtype, username, password, publickey and privatekey of type 13
+//     and 14 items, whose command is their Params; table item_login,
+//     schema version 20). Their authtype, username and password share
+//     HTTPSpec's fields, as Zabbix's item fields are shared.
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
 //     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved

@@ -146,7 +146,8 @@ func (e *Edit) eachItemOf(hostID uint64, fn func(it *Item) bool) {
 
 // itemIface resolves and checks the interface of item it on host h: an
 // explicit ID must be one of the host's and of the type the item type
-// needs; none gives the host's main interface of that type, which agent
+// needs; none gives the host's main interface of that type (of any type,
+// agent first, for SSH and Telnet items), which agent, SSH and Telnet
 // items must have. Items of types that use no interface get none.
 // byAddr, if not "", selects the interface by address (import format).
 // field names the interface field in errors ("interfaceid" for the edit
@@ -179,6 +180,14 @@ func itemIface(it *Item, h *Host, byAddr, p, field string, lenient bool, el *err
 		if want != 0 {
 			if f := h.MainInterface(want); f != nil {
 				it.InterfaceID = f.ID
+			}
+		} else if required {
+			// Any type will do (SSH, Telnet): the first main one, agent
+			// first.
+			for t := InterfaceAgent; t <= InterfaceJMX && it.InterfaceID == 0; t++ {
+				if f := h.MainInterface(t); f != nil {
+					it.InterfaceID = f.ID
+				}
 			}
 		}
 		if it.InterfaceID == 0 && required {

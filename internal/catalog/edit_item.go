@@ -59,6 +59,10 @@ type ItemUpdate struct {
 	// item): each field of the function's spec is the current value, to
 	// be changed as the caller sets.
 	HTTP func(*HTTPSpec)
+	// PublicKey and PrivateKey, if set, change an SSH item's key file
+	// names; its authtype, user name and password go through HTTP (the
+	// item fields Zabbix shares).
+	PublicKey, PrivateKey *string
 	// ValueMapID, if set, is one of the host's value maps (0: none).
 	ValueMapID *uint64
 	// Tags, if set, replaces the item's tags with this list, in its
@@ -146,6 +150,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		if err := e.writeHTTP(it, false); err != nil {
 			return nil, err
 		}
+		if err := e.writeLogin(it, false); err != nil {
+			return nil, err
+		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
@@ -167,12 +174,14 @@ func specOf(it *Item) ItemSpec {
 	if !it.Enabled {
 		st = "disabled"
 	}
-	return ItemSpec{
+	is := ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor,
 	}
+	loginSpecOf(it.Login, &is)
+	return is
 }
 
 // specOfTags returns tags in the import format's form, nil for none.
@@ -288,6 +297,8 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.IPMISensor, u.IPMISensor)
 		set(&spec.Params, u.Params)
 		set(&spec.Description, u.Description)
+		set(&spec.PublicKey, u.PublicKey)
+		set(&spec.PrivateKey, u.PrivateKey)
 		if u.Preprocessing != nil {
 			spec.Preprocessing = *u.Preprocessing
 		}
@@ -413,6 +424,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if !n.Login.equal(cur.Login) {
+			if err := e.writeLogin(n, cur.Login != nil); err != nil {
+				return err
+			}
+		}
 		if tagsChanged {
 			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
@@ -465,6 +481,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_login WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {

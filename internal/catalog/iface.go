@@ -145,11 +145,16 @@ func (t InterfaceType) zabbixName() string {
 // agent and trap items use an SNMP interface but may be stored without
 // one (the import keeps them unpolled; the scheduler reports them not
 // supported, the trap receiver cannot match them); simple, external and HTTP checks may name any
-// interface (0 = any type); trapper, internal and active items use none.
+// interface (0 = any type); SSH and Telnet items need one, of any type,
+// whose address they connect to (6.0 refuses them without: "No
+// interface found.", and takes agent, SNMP and IPMI interfaces alike,
+// recorded from 6.0.14); trapper, internal and active items use none.
 func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
 	switch t {
 	case ZabbixAgent:
 		return InterfaceAgent, true, true
+	case SSHAgent, TelnetAgent:
+		return 0, true, true
 	case SNMPAgent, SNMPTrap:
 		return InterfaceSNMP, true, false
 	case IPMI:

@@ -14,8 +14,9 @@ import (
 )
 
 // downgradeHostPSK undoes the 20 → 21 migration (hosts' pre-shared
-// keys), the first step of every older downgrade.
-var downgradeHostPSK = []string{"ALTER TABLE hosts DROP COLUMN tls_psk_identity", "ALTER TABLE hosts DROP COLUMN tls_psk"}
+// keys) after downgradeItemLogin, the first steps of every older
+// downgrade.
+var downgradeHostPSK = append(slices.Clone(downgradeItemLogin), "ALTER TABLE hosts DROP COLUMN tls_psk_identity", "ALTER TABLE hosts DROP COLUMN tls_psk")
 
 const (
 	pskA = "1f87b595725ac58dd977beef14b97461a7c1045b9a1c923453302c5473193478"

@@ -156,8 +156,14 @@ type ItemSpec struct {
 	// required for those types, refused for others.
 	Params string `yaml:"params"`
 	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
-	// used by http_agent items only.
+	// used by http_agent items only; its authtype, username and password
+	// are also the login of ssh and telnet items (Zabbix's shared item
+	// fields), with publickey and privatekey below.
 	HTTPSpec `yaml:",inline"`
+	// PublicKey and PrivateKey are an ssh item's key file names in
+	// poll.ssh_key_location, for authtype PUBLIC_KEY (1).
+	PublicKey  string `yaml:"publickey"`
+	PrivateKey string `yaml:"privatekey"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
@@ -658,6 +664,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		el.add(ip+".ipmi_sensor", err)
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
+	it.Login = normLogin(is, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

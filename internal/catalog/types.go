@@ -27,6 +27,8 @@ const (
 	SNMPTrap          ItemType = 17 // snmptrap[regex] and snmptrap.fallback, fed by the trap receiver
 	External          ItemType = 10 // external script run by the server
 	IPMI              ItemType = 12 // IPMI sensor (Item.IPMISensor) or ipmi.get, read from the host's BMC
+	SSHAgent          ItemType = 13 // command run over SSH (Item.Params, Item.Login)
+	TelnetAgent       ItemType = 14 // command run over Telnet (Item.Params, Item.Login)
 	Calculated        ItemType = 15 // formula (Item.Params) evaluated on schedule
 	Dependent         ItemType = 18 // fed by its master item's values (Item.MasterItemID)
 	HTTPAgent         ItemType = 19 // HTTP request made by the server
@@ -47,6 +49,8 @@ var itemTypeNames = [...]struct {
 	{SNMPTrap, "snmp_trap"},
 	{External, "external"},
 	{IPMI, "ipmi"},
+	{SSHAgent, "ssh"},
+	{TelnetAgent, "telnet"},
 	{Calculated, "calculated"},
 	{Dependent, "dependent"},
 	{HTTPAgent, "http_agent"},
@@ -82,8 +86,8 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "ipmi", "calculated", "dependent", "http_agent", "snmp_agent",
-// "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
+// "external", "ipmi", "ssh", "telnet", "calculated", "dependent", "http_agent",
+// "snmp_agent", "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
 	for _, n := range itemTypeNames {
@@ -94,7 +98,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 15, 18, 19, 20, 21, 17)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, ssh, telnet, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 13, 14, 15, 18, 19, 20, 21, 17)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -263,8 +267,9 @@ type Item struct {
 	// snapshots while the steps do not change, so a consumer may cache
 	// what it compiles from a chain by the slice's address.
 	Preprocessing []PreprocStep
-	// Params is the formula of a calculated item (type 15) or the script
-	// of a script item (type 21); "" for other types.
+	// Params is the formula of a calculated item (type 15), the script
+	// of a script item (type 21) or the command of an SSH or Telnet item
+	// (types 13, 14); "" for other types.
 	Params string
 
 	Type      ItemType
@@ -280,6 +285,9 @@ type Item struct {
 	// HTTP is the request of an HTTP agent item (type 19), nil for every
 	// other type.
 	HTTP *HTTPItem
+	// Login is how an SSH or Telnet item (types 13, 14) logs in, nil for
+	// every other type.
+	Login *LoginItem
 	// RetryDelay is Peregrine's retry interval ("30s", a user macro, or
 	// "" for none): while a trigger of the item is in a soft state (see
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
@@ -321,7 +329,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
 		a.IPMISensor == b.IPMISensor
 }
 

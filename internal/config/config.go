@@ -149,6 +149,17 @@ type PollConfig struct {
 	// ExternalMaxOutput bounds what is read of one process's output; a
 	// process writing more is killed and its item not supported.
 	ExternalMaxOutput ByteSize `yaml:"external_max_output"`
+	// SSHKeyLocation is the directory where SSH items' publickey and
+	// privatekey files are found (Zabbix's SSHKeyLocation); "" (the
+	// default, as in Zabbix) makes public-key items not supported.
+	SSHKeyLocation string `yaml:"ssh_key_location"`
+	// SSHKnownHosts, if set, is an OpenSSH known_hosts file: SSH checks
+	// then refuse a server whose host key it does not list. "" (the
+	// default) accepts any host key, as Zabbix 6.0 does.
+	SSHKnownHosts string `yaml:"ssh_known_hosts"`
+	// CommandMaxOutput bounds the output of one SSH or Telnet item's
+	// command; more makes the item not supported.
+	CommandMaxOutput ByteSize `yaml:"command_max_output"`
 }
 
 // APIConfig bounds the JSON-RPC API at /api_jsonrpc.php on the HTTP port.
@@ -498,6 +509,7 @@ func Default() Config {
 			IPMIMaxSessionsPerBMC: 2, IPMIIdleClose: Duration(10 * time.Minute),
 			ExternalScripts:      []string{"/usr/lib/zabbix/externalscripts", "/usr/lib/nagios/plugins"},
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
+			CommandMaxOutput: 512 << 10,
 		},
 		SNMP: defaultSNMP(),
 	}
@@ -782,6 +794,14 @@ func (p *PollConfig) validate() error {
 	// The Nagios plugin guidelines ask a server to keep 8 KiB at least.
 	if p.ExternalMaxOutput < 8<<10 || p.ExternalMaxOutput > 64<<20 {
 		return fieldErr("poll.external_max_output", "must be between 8KiB and 64MiB, not %d bytes", p.ExternalMaxOutput)
+	}
+	for _, f := range []struct{ name, path string }{{"poll.ssh_key_location", p.SSHKeyLocation}, {"poll.ssh_known_hosts", p.SSHKnownHosts}} {
+		if f.path != "" && !filepath.IsAbs(f.path) {
+			return fieldErr(f.name, "%q must be an absolute path", f.path)
+		}
+	}
+	if p.CommandMaxOutput < 4<<10 || p.CommandMaxOutput > 64<<20 {
+		return fieldErr("poll.command_max_output", "must be between 4KiB and 64MiB, not %d bytes", p.CommandMaxOutput)
 	}
 	return nil
 }

@@ -53,7 +53,8 @@ func TestGoodFiles(t *testing.T) {
 			TimestampTolerance: Duration(5 * time.Millisecond), SimpleMaxInFlight: 3000, ICMPRate: 2000, ICMPSocket: "dgram",
 			HTTPMaxInFlight: 4000, HTTPMaxBodySize: 4 << 20, HTTPMaxHeaderSize: 64 << 10, HTTPMaxConnsPerHost: 8,
 			IPMIMaxSessionsPerBMC: 2, IPMIIdleClose: Duration(10 * time.Minute),
-			ExternalScripts: []string{"/opt/plugins", "/usr/lib/nagios/plugins"}, ExternalMaxProcesses: 16, ExternalMaxOutput: 128 << 10},
+			ExternalScripts: []string{"/opt/plugins", "/usr/lib/nagios/plugins"}, ExternalMaxProcesses: 16, ExternalMaxOutput: 128 << 10,
+			SSHKeyLocation: "/var/lib/zabbix/.ssh", SSHKnownHosts: "/etc/peregrine/known_hosts", CommandMaxOutput: 256 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
 	}
@@ -95,6 +96,8 @@ func TestBadFiles(t *testing.T) {
 		"bad_icmp.bad.yaml":            "poll.icmp_socket: must be auto, raw or dgram",
 		"bad_http_body.bad.yaml":       "poll.http_max_body_size: must be between 1KiB and 1GiB",
 		"bad_external.bad.yaml":        `poll.external_scripts: "plugins" must be an absolute path`,
+		"bad_ssh_keys.bad.yaml":        `poll.ssh_key_location: ".ssh" must be an absolute path`,
+		"bad_command_output.bad.yaml":  "poll.command_max_output: must be between 4KiB and 64MiB",
 		"bad_tls_partial.bad.yaml":     "tls.key_file: must be set",
 		"bad_tls_crl.bad.yaml":         "tls.crl_file: needs tls.ca_file",
 		"bad_tls_missing.bad.yaml":     "tls.ca_file: cannot be read",

@@ -4,7 +4,8 @@
 // of the item's type (poll/agent for Zabbix agent items, poll/snmp for SNMP, poll/icmp,
 // poll/tcpsvc and poll/http for simple checks and the HTTP agent,
 // poll/calc for calculated items, poll/external for external checks and
-// Nagios plugins, poll/ipmi for IPMI items) and
+// Nagios plugins, poll/ipmi for IPMI items, poll/ssh and poll/telnet for SSH
+// and Telnet checks) and
 // brings the results the trapper's way, the pipeline's one way in:
 // acceptance (pipeline.ItemByID), pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline
@@ -38,7 +39,9 @@
 // poll/icmp and poll/tcpsvc behind a KeyRouter, which hands each check
 // to the checker of its key) are checked through their interface's
 // address but neither change its availability nor wait while it is
-// unreachable, as in Zabbix.
+// unreachable, as in Zabbix; SSH and Telnet checks (packages poll/ssh and
+// poll/telnet) are such types too, connecting to their interface's address
+// (or their key's).
 // Retry interval (Nagios soft states): SetRetry puts items with a retry
 // interval (Item.RetryDelay) into retry mode while a trigger of theirs
 // is soft (trigger.Options.OnSoft, wired by the server): they are then

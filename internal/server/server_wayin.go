@@ -22,7 +22,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
+	sshcheck "github.com/peregrine-mon/peregrine/internal/poll/ssh"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
+	"github.com/peregrine-mon/peregrine/internal/poll/telnet"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
@@ -170,6 +172,18 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Metrics:           s.Metrics,
 		Logger:            log.With("component", "poll", "checker", "ipmi"),
 	})
+	sshChecker, err := sshcheck.New(sshcheck.Options{
+		Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		KeyDir:         cfg.Poll.SSHKeyLocation,
+		KnownHosts:     cfg.Poll.SSHKnownHosts,
+		MaxOutput:      int(cfg.Poll.CommandMaxOutput),
+		DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+		Metrics:        s.Metrics,
+		Logger:         log.With("component", "poll", "checker", "ssh"),
+	})
+	if err != nil {
+		return err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		// One item's slow script must not hold the other results.
@@ -231,6 +245,20 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
 					Metrics:        s.Metrics,
 					Logger:         log.With("component", "poll", "checker", "external"),
+				}),
+				NoAvailability: true,
+			},
+			// SSH and Telnet checks connect to their interface's address
+			// (or the key's) but, as in Zabbix, keep no availability:
+			// their failures make the item not supported.
+			catalog.SSHAgent: {Checker: sshChecker, NoAvailability: true},
+			catalog.TelnetAgent: {
+				Checker: telnet.New(telnet.Options{
+					Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+					MaxOutput:      int(cfg.Poll.CommandMaxOutput),
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "telnet"),
 				}),
 				NoAvailability: true,
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ const reservationCancelled = 0xc5
 
 // maxSDRRestarts bounds the walks restarted for a cancelled
 // reservation.
-const maxSDRRestarts = 3
+const maxSDRRestarts = 6
 
 // maxSDRRecords bounds the records read of one repository: a BMC whose
 // "next record" chain loops or never ends costs a bounded walk.
@@ -57,8 +58,16 @@ func (c *Checker) sensors(ctx context.Context, b *bmc, s *session, refresh bool)
 		if errors.As(err, &re) && re.CompletionCode() == reservationCancelled && restarts < maxSDRRestarts {
 			// Another session (ours or another manager's) reserved the
 			// repository meanwhile: walk it again from the start.
+			// Two walkers that restart at once cancel each other again
+			// (sessions with different logins to one BMC do): wait a
+			// random, growing moment first.
 			restarts++
 			out, id = nil, 0
+			select {
+			case <-time.After(time.Duration(restarts) * (10*time.Millisecond + rand.N(40*time.Millisecond))):
+			case <-ctx.Done():
+				return nil, fmt.Errorf("cannot read the sensor data repository: %w", ctx.Err())
+			}
 			continue
 		}
 		if err != nil {
