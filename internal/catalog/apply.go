@@ -535,6 +535,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, description = ? WHERE id = ?")
 		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
+		delJMX    = prep("DELETE FROM item_jmx WHERE item_id = ?")
+		insJMX    = prep("INSERT INTO item_jmx (item_id, config) VALUES (?, ?)")
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
@@ -646,6 +648,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if it.JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, id, encodeJMX(it.JMX)); err != nil {
+				return fmt.Errorf("cannot store the JMX settings of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
@@ -670,6 +677,14 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if it.HTTP != nil {
 			if _, err := insHTTP.ExecContext(rctx, it.ID, encodeHTTP(it.HTTP)); err != nil {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
+			}
+		}
+		if _, err := delJMX.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, it.ID, encodeJMX(it.JMX)); err != nil {
+				return fmt.Errorf("cannot store the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
 		// The tags likewise.

@@ -57,6 +57,9 @@ type ItemUpdate struct {
 	// item): each field of the function's spec is the current value, to
 	// be changed as the caller sets.
 	HTTP func(*HTTPSpec)
+	// JMXEndpoint: a JMX agent item's jmx_endpoint (its username and
+	// password go through HTTP, as the item's username and password).
+	JMXEndpoint *string
 	// ValueMapID, if set, is one of the host's value maps (0: none).
 	ValueMapID *uint64
 	// Tags, if set, replaces the item's tags with this list, in its
@@ -143,6 +146,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		if err := e.writeHTTP(it, false); err != nil {
 			return nil, err
 		}
+		if err := e.writeJMX(it, false); err != nil {
+			return nil, err
+		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
@@ -161,12 +167,16 @@ func specOf(it *Item) ItemSpec {
 	if !it.Enabled {
 		st = "disabled"
 	}
-	return ItemSpec{
+	spec := ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 		Tags: specOfTags(it.Tags), Description: it.Description,
 	}
+	if it.JMX != nil {
+		spec.JMXEndpoint, spec.Username, spec.Password = it.JMX.Endpoint, it.JMX.Username, it.JMX.Password
+	}
+	return spec
 }
 
 // specOfTags returns tags in the import format's form, nil for none.
@@ -296,6 +306,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if u.HTTP != nil {
 			u.HTTP(&spec.HTTPSpec)
 		}
+		set(&spec.JMXEndpoint, u.JMXEndpoint)
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
@@ -406,6 +417,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if !n.JMX.equal(cur.JMX) {
+			if err := e.writeJMX(n, cur.JMX != nil); err != nil {
+				return err
+			}
+		}
 		if tagsChanged {
 			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
@@ -450,6 +466,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {

@@ -152,6 +152,8 @@ func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
 		return InterfaceAgent, true, true
 	case SNMPAgent, SNMPTrap:
 		return InterfaceSNMP, true, false
+	case JMX:
+		return InterfaceJMX, true, true
 	case SimpleCheck, External, HTTPAgent:
 		return 0, true, false
 	}

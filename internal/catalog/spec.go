@@ -149,6 +149,10 @@ type ItemSpec struct {
 	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
 	// used by http_agent items only.
 	HTTPSpec `yaml:",inline"`
+	// JMXEndpoint is a JMX agent item's jmx_endpoint (default Zabbix's,
+	// DefaultJMXEndpoint); its username and password are HTTPSpec's.
+	// Ignored for other types.
+	JMXEndpoint string `yaml:"jmx_endpoint"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
@@ -644,6 +648,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		it.SNMPOID = is.SNMPOID
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
+	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}
