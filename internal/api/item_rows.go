@@ -98,7 +98,7 @@ var itemFieldNames = [nItemFields]string{
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0", fIPMISensor: "",
-	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
+	fLifetime: "30d", fLogTimeFmt: "", fPrivateKey: "", fPublicKey: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
 
@@ -136,7 +136,7 @@ var itemFieldByName = func() map[string]itemField {
 func (f itemField) quoted() bool {
 	switch f {
 	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
-		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
 		return true
 	}
 	return itemDefault[f].ok
@@ -241,8 +241,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
 	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
 		return strconv.AppendUint(dst, uint64(httpNumber(it.HTTP, f)), 10)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return append(dst, httpString(it.HTTP, f)...)
+	case fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return append(dst, connString(it, f)...)
 	}
 	rs.lastOf(r)
 	switch f {
@@ -733,8 +733,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.Description)
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return zjson.AppendString(dst, httpString(it.HTTP, f))
+	case fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
+		return zjson.AppendString(dst, connString(it, f))
 	}
 	rs.lastOf(r)
 	v := &r.last
@@ -766,6 +766,21 @@ var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
 
 // httpString is a string HTTP agent field of an item (h nil: not an HTTP
 // agent item).
+// connString is a string field of how an item connects: a JMX item's
+// endpoint and username, or an HTTP agent item's fields (httpString).
+// Passwords are never returned (6.0 returns them).
+func connString(it *catalog.Item, f itemField) string {
+	switch {
+	case f == fJMXEndpoint && it.JMX != nil:
+		return it.JMX.Endpoint
+	case f == fJMXEndpoint:
+		return ""
+	case f == fUsername && it.JMX != nil:
+		return it.JMX.Username
+	}
+	return httpString(it.HTTP, f)
+}
+
 func httpString(h *catalog.HTTPItem, f itemField) string {
 	if h == nil {
 		h = &httpDefaults

@@ -51,6 +51,10 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 	} {
 		o[k] = v
 	}
+	o["jmx_endpoint"] = ""
+	if it.JMX != nil {
+		o["jmx_endpoint"], o["username"] = it.JMX.Endpoint, it.JMX.Username
+	}
 	qf := []any{}
 	for _, f := range hi.QueryFields {
 		qf = append(qf, object{f.Name: f.Value})

@@ -39,6 +39,7 @@ type Config struct {
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
 	SNMP     SNMPConfig     `yaml:"snmp"`
+	JMX      JMXConfig      `yaml:"jmx"`
 	TLS      TLSConfig      `yaml:"tls"`
 }
 
@@ -428,6 +429,7 @@ func Default() Config {
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
 		},
 		SNMP: defaultSNMP(),
+		JMX:  defaultJMX(),
 	}
 }
 
@@ -608,6 +610,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.SNMP.validate(&c.Poll); err != nil {
+		return err
+	}
+	if err := c.JMX.validate(&c.Poll); err != nil {
 		return err
 	}
 	return c.TLS.validate()

@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/external"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/jmx"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
@@ -200,6 +201,22 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// HTTP agent items: the URL says where; no interface, no
 			// availability (Zabbix keeps none for them).
 			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
+			// JMX items: through the Zabbix Java gateway (jmx section),
+			// batched per JMX interface, endpoint and credentials; the
+			// interface's availability counts, as in Zabbix.
+			catalog.JMX: {
+				Checker: jmx.New(jmx.Options{
+					Gateway:        cfg.JMX.Addr(),
+					MaxConns:       cfg.JMX.MaxConnections,
+					MaxKeys:        cfg.JMX.MaxKeysPerRequest,
+					MaxReplySize:   int(cfg.JMX.MaxReplySize),
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "jmx"),
+				}),
+				MaxInFlight: cfg.JMX.MaxInFlight,
+			},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).
