@@ -73,6 +73,11 @@
 //     query_fields, request_method, ... of type 19 items; table item_http,
 //     schema version 8), validated with Zabbix's values and names
 //     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
+//   - JMX agent items' endpoint and credentials (jmx_item.go, Item.JMX:
+//     Zabbix's jmx_endpoint, username and password of type 16 items;
+//     table item_jmx), the endpoint defaulting to Zabbix's
+//     (DefaultJMXEndpoint); the username and password are the item's
+//     (ItemSpec.HTTPSpec's, as Zabbix's items share those columns).
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
 //     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved
