@@ -11,7 +11,7 @@ import (
 )
 
 // ChecksUsage is the text of `peregrine bench checks -h`.
-const ChecksUsage = `usage: peregrine bench checks --kind snmp|external --target URL [flags]
+const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|jmx --target URL [flags]
 
 Measures a server's own pollers through its API (Zabbix 6.0 or Peregrine:
 the same calls), for the side-by-side runs of issue 14. It creates --hosts
@@ -25,6 +25,10 @@ checks"), measures, and deletes them:
   external  external checks (type 10) check_dummy["0","ok N"], run from
             the server's external scripts directory (Zabbix:
             ExternalScripts; Peregrine: its plugin directories)
+  jmx       JMX items (type 16) jmx["java.lang:type=Runtime",Uptime,N]
+            (unsigned) through the server's Zabbix Java gateway, every
+            host's JMX interface at --jmx-addr (a JVM with remote JMX);
+            a host's items go to the gateway in requests of up to 32
 
 --mode sweep makes every item due at once (task.create "Execute now"),
 --rounds times, and times until each has a value (history.get); --mode
@@ -32,7 +36,10 @@ rate polls the items every --delay and counts, after --warmup, the values
 stored in --window against the ideal (items / delay), and for snmp the
 OIDs the devices answered. --start/--stop run shell commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
-server with the StartPollers given in ZP_POLLERS).
+server with the StartPollers given in ZP_POLLERS). In rate mode,
+--cpu-port and --gateway-port name the TCP ports the server and the Java
+gateway listen on: their processes' CPU (with descendants) over the
+window, per value stored, goes in the report.
 
 flags:
 `
@@ -52,14 +59,25 @@ type ChecksBench struct {
 	// InProcessAgents runs the simulated SNMP devices in this process
 	// (tests).
 	InProcessAgents bool
-	Log             io.Writer
+	// JMXAddr is the "ip:port" of a JVM's remote JMX (kind jmx): every
+	// host's JMX interface.
+	JMXAddr string
+	// CPUPort and GatewayPort, if set, are the TCP ports the server and
+	// the Java gateway listen on: their CPU over the rate window is
+	// reported per value stored.
+	CPUPort, GatewayPort int
+	Log                  io.Writer
 }
 
 func (b *ChecksBench) defaults() error {
 	switch b.Kind {
 	case "snmp", "external":
+	case "jmx":
+		if b.JMXAddr == "" {
+			return errors.New("bench checks: --kind jmx needs --jmx-addr (a JVM's remote JMX ip:port)")
+		}
 	default:
-		return fmt.Errorf("bench checks: --kind must be snmp or external, not %q", b.Kind)
+		return fmt.Errorf("bench checks: --kind must be snmp, external or jmx, not %q", b.Kind)
 	}
 	switch b.Mode {
 	case "":
@@ -102,7 +120,8 @@ func (b *ChecksBench) defaults() error {
 func snmpValue(n int) string { return strconv.FormatUint(uint64(n-1)<<20, 10) }
 
 // ChecksColumns is the CSV header of rate rows.
-var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s"}
+var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s",
+	"server_cpu_us_per_value", "gateway_cpu_us_per_value"}
 
 // Run provisions, measures and cleans up.
 func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
@@ -137,6 +156,24 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		k.Expect = func(item int, v string) string {
 			if want := snmpValue(item%b.ItemsPerHost + 1); v != want {
 				return fmt.Sprintf("item %d = %q, want %s", item, v, want)
+			}
+			return ""
+		}
+	case "jmx":
+		k.History = 3
+		ip, port := splitHostPort(b.JMXAddr)
+		for h := 0; h < b.Hosts; h++ {
+			host := CheckHost{Name: fmt.Sprintf("pb-jmx-%05d", h), Iface: CheckIface{Type: 4, IP: ip, Port: port}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				// A third parameter (Zabbix's "unique short description")
+				// makes each key unique on one attribute.
+				host.Items = append(host.Items, CheckItem{Key: `jmx["java.lang:type=Runtime",Uptime,` + strconv.Itoa(h*b.ItemsPerHost+i) + `]`, Type: 16, ValueType: 3, Delay: delay})
+			}
+			k.Hosts = append(k.Hosts, host)
+		}
+		k.Expect = func(item int, v string) string {
+			if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+				return fmt.Sprintf("item %d = %q, want the JVM's uptime in ms", item, v)
 			}
 			return ""
 		}
@@ -224,9 +261,15 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		}
 	}
 	from := time.Now().Truncate(time.Second).Add(time.Second)
+	if err := sleepCtx(ctx, time.Until(from)); err != nil {
+		return sec, err
+	}
+	srvCPU, gwCPU := b.cpu(b.CPUPort), b.cpu(b.GatewayPort)
+	srv0, gw0 := srvCPU.Sample(), gwCPU.Sample()
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
 	}
+	srvUsed, gwUsed := srvCPU.Sample()-srv0, gwCPU.Sample()-gw0
 	var oids, reqs float64
 	if devices != nil {
 		req1, oid1, err := devices.counts()
@@ -245,15 +288,34 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	ideal := float64(items) / b.Delay.Seconds()
-	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s"}}
-	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs)})
-	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs)}}}
+	perValue := func(d time.Duration, ports int) float64 {
+		if ports == 0 || done == 0 {
+			return 0
+		}
+		return float64(d.Microseconds()) / (done * b.Window.Seconds())
+	}
+	srvPer, gwPer := perValue(srvUsed, b.CPUPort), perValue(gwUsed, b.GatewayPort)
+	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s", "server CPU/value", "gateway CPU/value"}}
+	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs),
+		fmt.Sprintf("%.0f µs", srvPer), fmt.Sprintf("%.0f µs", gwPer)})
+	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(srvPer), f(gwPer)}}}
 	sec.Tables = append(sec.Tables, table)
+	if b.CPUPort != 0 || b.GatewayPort != 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("CPU sampled over the window: server %s; gateway %s.", srvCPU.Describe(), gwCPU.Describe()))
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
 		"and the OIDs the devices answered in it.", b.Hosts, b.ItemsPerHost, b.Kind, b.Delay, b.Server.Name, b.Warmup, b.Window))
-	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s\n",
-		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs)
+	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s, CPU per value: server %.0f µs, gateway %.0f µs\n",
+		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs, srvPer, gwPer)
 	return sec, nil
+}
+
+// cpu is the process tree listening on port (none for 0).
+func (b *ChecksBench) cpu(port int) ServerCPU {
+	if port == 0 {
+		return ServerCPU{}
+	}
+	return ServerCPU{PIDs: ListeningPIDs(port)}
 }
 
 // splitHostPort splits "ip:port" (IPv4 loopback addresses here).
@@ -285,7 +347,10 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), ChecksUsage); fs.PrintDefaults() }
 	var b ChecksBench
-	fs.StringVar(&b.Kind, "kind", "", "snmp or external")
+	fs.StringVar(&b.Kind, "kind", "", "snmp, external or jmx")
+	fs.StringVar(&b.JMXAddr, "jmx-addr", "", "jmx: a JVM's remote JMX ip:port, every host's JMX interface")
+	fs.IntVar(&b.CPUPort, "cpu-port", 0, "rate: the TCP port the server listens on, to sample its CPU (0: not measured)")
+	fs.IntVar(&b.GatewayPort, "gateway-port", 0, "rate: the TCP port the Java gateway listens on, to sample its CPU (0: not measured)")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 64, "items per host")
