@@ -55,6 +55,8 @@ preprocess)
 jmx)
   MODE=${1:-rate}; shift || true
   [ $# -gt 0 ] || set -- 5
+  # Zabbix's CPU includes the PostgreSQL it writes history to (the peer's: port 55432, whose own
+  # zabbix_server is idle meanwhile); Peregrine's store is in its process.
   # One Zabbix Java gateway (Debian's, 6.0.14) serves both servers, and one JVM with remote JMX is
   # every host's JMX interface: the gateway's own jar started a second time, which needs no
   # compiler. Both are stopped at the end. JMX_HOSTS x 32 items (one request per host and round).
@@ -71,15 +73,19 @@ jmx)
     -Dzabbix.timeout=3 -Dsun.rmi.transport.tcp.responseTimeout=3000 -Dlogback.configurationFile="$D/logback.xml" \
     -jar /usr/sbin/zabbix-java-gateway.jar >"$D/gw.log" 2>&1 9>&- &
   GW=$!
-  trap 'kill $JVM $GW 2>/dev/null; wait $JVM $GW 2>/dev/null; rm -rf "$D"' EXIT
+  trap 'kill $JVM $GW 2>/dev/null; wait $JVM $GW 2>/dev/null || true; rm -rf "$D"' EXIT
   for _ in $(seq 1 100); do ss -ltn | grep -q "127.0.0.1:$JVM_PORT " && ss -ltn | grep -q "127.0.0.1:$GW_PORT " && break; sleep 0.2; done
   A="--kind jmx --jmx-addr 127.0.0.1:$JVM_PORT --hosts ${JMX_HOSTS:-200} --items-per-host 32 --mode $MODE --rounds 2 --timeout 3m --delay 10s --warmup 20s --window 30s --gateway-port $GW_PORT"
+  # A JAVAPOLLERS value given twice measures twice ($MODE-1-..., $MODE-2-... in the report names): the first pair
+  # runs while the gateway's JIT still compiles.
+  N=0
   for P in "$@"; do
+    N=$((N + 1))
     printf 'jmx:\n  gateway: 127.0.0.1\n  gateway_port: %s\n  max_connections: %s\n' $GW_PORT "$P" > "$D/peregrine.yaml"
-    PG_CONFIG="$D/peregrine.yaml" beside "$BIN bench checks $A --cpu-port 18391 --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine-conns-$P --report $R/$MODE-peregrine-conns-$P"
-    "$BIN" bench checks $A --cpu-port 10071 --target $ZAPI \
+    PG_CONFIG="$D/peregrine.yaml" beside "$BIN bench checks $A --cpu-ports 18391 --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine-conns-$P --report $R/$MODE-$N-peregrine-conns-$P"
+    "$BIN" bench checks $A --cpu-ports 10071,55432 --target $ZAPI \
       --start "ZP_JAVA_GATEWAY=127.0.0.1 ZP_JAVA_GATEWAY_PORT=$GW_PORT ZP_JAVA_POLLERS=$P bench/zabbix-private.sh start" --stop "$ZSTOP" \
-      --name zabbix-javapollers-$P --report "$R/$MODE-zabbix-javapollers-$P"
+      --name zabbix-javapollers-$P --report "$R/$MODE-$N-zabbix-javapollers-$P"
   done ;;
 *) echo "unknown: $WHAT" >&2; exit 2 ;;
 esac

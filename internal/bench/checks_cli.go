@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,9 +38,10 @@ stored in --window against the ideal (items / delay), and for snmp the
 OIDs the devices answered. --start/--stop run shell commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
 server with the StartPollers given in ZP_POLLERS). In rate mode,
---cpu-port and --gateway-port name the TCP ports the server and the Java
-gateway listen on: their processes' CPU (with descendants) over the
-window, per value stored, goes in the report.
+--cpu-ports and --gateway-port name the TCP ports the server (and its
+database: Zabbix's PostgreSQL) and the Java gateway listen on: their
+processes' CPU (with descendants) over the window, per value stored,
+goes in the report.
 
 flags:
 `
@@ -62,11 +64,12 @@ type ChecksBench struct {
 	// JMXAddr is the "ip:port" of a JVM's remote JMX (kind jmx): every
 	// host's JMX interface.
 	JMXAddr string
-	// CPUPort and GatewayPort, if set, are the TCP ports the server and
-	// the Java gateway listen on: their CPU over the rate window is
-	// reported per value stored.
-	CPUPort, GatewayPort int
-	Log                  io.Writer
+	// CPUPorts and GatewayPort, if set, are the TCP ports the server
+	// (and its database) and the Java gateway listen on: their CPU over
+	// the rate window is reported per value stored.
+	CPUPorts    []int
+	GatewayPort int
+	Log         io.Writer
 }
 
 func (b *ChecksBench) defaults() error {
@@ -264,7 +267,7 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	if err := sleepCtx(ctx, time.Until(from)); err != nil {
 		return sec, err
 	}
-	srvCPU, gwCPU := b.cpu(b.CPUPort), b.cpu(b.GatewayPort)
+	srvCPU, gwCPU := b.cpu(b.CPUPorts...), b.cpu(b.GatewayPort)
 	srv0, gw0 := srvCPU.Sample(), gwCPU.Sample()
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
@@ -288,19 +291,19 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	ideal := float64(items) / b.Delay.Seconds()
-	perValue := func(d time.Duration, ports int) float64 {
-		if ports == 0 || done == 0 {
+	perValue := func(d time.Duration) float64 {
+		if done == 0 {
 			return 0
 		}
 		return float64(d.Microseconds()) / (done * b.Window.Seconds())
 	}
-	srvPer, gwPer := perValue(srvUsed, b.CPUPort), perValue(gwUsed, b.GatewayPort)
+	srvPer, gwPer := perValue(srvUsed), perValue(gwUsed)
 	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s", "server CPU/value", "gateway CPU/value"}}
 	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs),
 		fmt.Sprintf("%.0f µs", srvPer), fmt.Sprintf("%.0f µs", gwPer)})
 	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(srvPer), f(gwPer)}}}
 	sec.Tables = append(sec.Tables, table)
-	if b.CPUPort != 0 || b.GatewayPort != 0 {
+	if len(b.CPUPorts) > 0 || b.GatewayPort != 0 {
 		sec.Text = append(sec.Text, fmt.Sprintf("CPU sampled over the window: server %s; gateway %s.", srvCPU.Describe(), gwCPU.Describe()))
 	}
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
@@ -310,12 +313,15 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	return sec, nil
 }
 
-// cpu is the process tree listening on port (none for 0).
-func (b *ChecksBench) cpu(port int) ServerCPU {
-	if port == 0 {
-		return ServerCPU{}
+// cpu is the process trees listening on ports (none for 0).
+func (b *ChecksBench) cpu(ports ...int) ServerCPU {
+	var s ServerCPU
+	for _, p := range ports {
+		if p != 0 {
+			s.PIDs = append(s.PIDs, ListeningPIDs(p)...)
+		}
 	}
-	return ServerCPU{PIDs: ListeningPIDs(port)}
+	return s
 }
 
 // splitHostPort splits "ip:port" (IPv4 loopback addresses here).
@@ -349,7 +355,16 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	var b ChecksBench
 	fs.StringVar(&b.Kind, "kind", "", "snmp, external or jmx")
 	fs.StringVar(&b.JMXAddr, "jmx-addr", "", "jmx: a JVM's remote JMX ip:port, every host's JMX interface")
-	fs.IntVar(&b.CPUPort, "cpu-port", 0, "rate: the TCP port the server listens on, to sample its CPU (0: not measured)")
+	fs.Func("cpu-ports", "rate: comma-separated TCP ports the server (and its database) listen on, to sample their CPU", func(s string) error {
+		for p := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("%q is not a port", p)
+			}
+			b.CPUPorts = append(b.CPUPorts, n)
+		}
+		return nil
+	})
 	fs.IntVar(&b.GatewayPort, "gateway-port", 0, "rate: the TCP port the Java gateway listens on, to sample its CPU (0: not measured)")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")

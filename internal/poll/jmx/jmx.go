@@ -230,6 +230,10 @@ func hostMacros(s string, ch *poll.Check, it *catalog.Item) string {
 	if strings.Contains(conn, ":") {
 		conn = "[" + conn + "]"
 	}
+	if s == catalog.DefaultJMXEndpoint {
+		// Nearly every item's: no replacer built per check.
+		return "service:jmx:rmi:///jndi/rmi://" + conn + ":" + port + "/jmxrmi"
+	}
 	pairs := []string{"{HOST.CONN}", conn, "{HOST.PORT}", port}
 	if it != nil && it.Host != nil {
 		h := it.Host
