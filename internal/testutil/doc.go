@@ -1,7 +1,8 @@
 // Package testutil starts the real programs (zabbix_sender, and
 // zabbix_agentd and zabbix_agent2 in active mode; net-snmp's snmpd
-// (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
-// zabbix_get and ClickHouse later)
+// (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform); the
+// Zabbix Java gateway and a small JVM with remote JMX (StartJavaGateway,
+// StartJMXApp); zabbix_get and ClickHouse later)
 // on loopback for integration tests, and parses what they print.
 // catalogtest opens a test catalog with a spec. The simulated peers
 // (agentsim for Zabbix agents, snmpsim for SNMP agents) are not here but
