@@ -92,6 +92,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTripStrings$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/history/engine/chunkenc/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/delay/
 	$(GO) test -run '^$$' -fuzz '^FuzzReply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeReply$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/poll/jmx/
 	$(GO) test -run '^$$' -fuzz '^FuzzFormatDN$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/zbxtls/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadClientHello$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/zbxtls/
 	$(GO) test -run '^$$' -fuzz '^FuzzServerHandshake$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/zbx/zbxpsk/

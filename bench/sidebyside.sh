@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # usage: bash bench/quiet.sh bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
 #   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
+#         | jmx sweep|rate JAVAPOLLERS...
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
 # `peregrine serve` (bench/peregrine-run.sh) and a private Zabbix 6.0 (bench/zabbix-private.sh: the
 # peer's packages, configuration and PostgreSQL, its own database; only the process counts named
@@ -50,6 +51,41 @@ preprocess)
     "$BIN" bench preprocess $A --target $ZAPI --trapper 127.0.0.1:10071 --password zabbix --cpu-ports 55432 \
       --name zabbix-preprocessors-$P --report "$R/zabbix-preprocessors-$P" || { $ZSTOP; exit 1; }
     $ZSTOP
+  done ;;
+jmx)
+  MODE=${1:-rate}; shift || true
+  [ $# -gt 0 ] || set -- 5
+  # Zabbix's CPU includes the PostgreSQL it writes history to (the peer's: port 55432, whose own
+  # zabbix_server is idle meanwhile); Peregrine's store is in its process.
+  # One Zabbix Java gateway (Debian's, 6.0.14) serves both servers, and one JVM with remote JMX is
+  # every host's JMX interface: the gateway's own jar started a second time, which needs no
+  # compiler. Both are stopped at the end. JMX_HOSTS x 32 items (one request per host and round).
+  JVM_PORT=19911 GW_PORT=19913 GW_POLLERS=${GW_POLLERS:-10}
+  D=$(mktemp -d /tmp/sbs-jmx-XXXXXX)
+  printf '<configuration><root level="warn"/></configuration>\n' > "$D/logback.xml"
+  java -Xmx64m -Dcom.sun.management.jmxremote.port=$JVM_PORT -Dcom.sun.management.jmxremote.rmi.port=$JVM_PORT \
+    -Dcom.sun.management.jmxremote.host=127.0.0.1 -Djava.rmi.server.hostname=127.0.0.1 \
+    -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false \
+    -Dzabbix.listenIP=127.0.0.1 -Dzabbix.listenPort=19912 -Dlogback.configurationFile="$D/logback.xml" \
+    -jar /usr/sbin/zabbix-java-gateway.jar >"$D/jvm.log" 2>&1 9>&- &
+  JVM=$!
+  java -Xmx256m -Dzabbix.listenIP=127.0.0.1 -Dzabbix.listenPort=$GW_PORT -Dzabbix.startPollers=$GW_POLLERS \
+    -Dzabbix.timeout=3 -Dsun.rmi.transport.tcp.responseTimeout=3000 -Dlogback.configurationFile="$D/logback.xml" \
+    -jar /usr/sbin/zabbix-java-gateway.jar >"$D/gw.log" 2>&1 9>&- &
+  GW=$!
+  trap 'kill $JVM $GW 2>/dev/null; wait $JVM $GW 2>/dev/null || true; rm -rf "$D"' EXIT
+  for _ in $(seq 1 100); do ss -ltn | grep -q "127.0.0.1:$JVM_PORT " && ss -ltn | grep -q "127.0.0.1:$GW_PORT " && break; sleep 0.2; done
+  A="--kind jmx --jmx-addr 127.0.0.1:$JVM_PORT --hosts ${JMX_HOSTS:-200} --items-per-host 32 --mode $MODE --rounds 2 --timeout 3m --delay 10s --warmup 20s --window 30s --gateway-port $GW_PORT"
+  # A JAVAPOLLERS value given twice measures twice ($MODE-1-..., $MODE-2-... in the report names): the first pair
+  # runs while the gateway's JIT still compiles.
+  N=0
+  for P in "$@"; do
+    N=$((N + 1))
+    printf 'jmx:\n  gateway: 127.0.0.1\n  gateway_port: %s\n  max_connections: %s\n' $GW_PORT "$P" > "$D/peregrine.yaml"
+    PG_CONFIG="$D/peregrine.yaml" beside "$BIN bench checks $A --cpu-ports 18391 --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --name peregrine-conns-$P --report $R/$MODE-$N-peregrine-conns-$P"
+    "$BIN" bench checks $A --cpu-ports 10071,55432 --target $ZAPI \
+      --start "ZP_JAVA_GATEWAY=127.0.0.1 ZP_JAVA_GATEWAY_PORT=$GW_PORT ZP_JAVA_POLLERS=$P bench/zabbix-private.sh start" --stop "$ZSTOP" \
+      --name zabbix-javapollers-$P --report "$R/$MODE-$N-zabbix-javapollers-$P"
   done ;;
 *) echo "unknown: $WHAT" >&2; exit 2 ;;
 esac

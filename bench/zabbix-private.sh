@@ -18,6 +18,7 @@
 # Settings (environment; the peer's values by default):
 #   ZP_PINGERS (1)  ZP_POLLERS (1)  ZP_PREPROC (2)  ZP_EXTERNAL_SCRIPTS (empty: Zabbix's default)
 #   ZP_TRAPPERS (8)  ZP_DBSYNCERS (4)  ZP_ALLOW_ROOT (1 inside a user namespace: only root is mapped)
+#   ZP_JAVA_GATEWAY (empty: none)  ZP_JAVA_GATEWAY_PORT (10052)  ZP_JAVA_POLLERS (0; 1 with a gateway)
 set -euo pipefail
 PEER_ROOT=${PEER_ROOT:-/tmp/zbxpeer}
 ZP_ROOT=${ZP_ROOT:-/tmp/sbs-zbx}
@@ -63,7 +64,7 @@ fi
 {
   sed -e "/^ListenPort=/d;/^LogFile=/d;/^PidFile=/d;/^SocketDir=/d;/^TmpDir=/d;/^DBHost=/d;/^DBName=/d" \
       -e "/^StartPingers=/d;/^StartPollers=/d;/^StartPreprocessors=/d;/^StartTrappers=/d;/^StartDBSyncers=/d" \
-      -e "/^AllowRoot=/d;/^User=/d;/^ExternalScripts=/d;/^CacheSize=/d;/^HistoryCacheSize=/d;/^HistoryIndexCacheSize=/d" \
+      -e "/^JavaGateway/d;/^StartJavaPollers=/d;/^AllowRoot=/d;/^User=/d;/^ExternalScripts=/d;/^CacheSize=/d;/^HistoryCacheSize=/d;/^HistoryIndexCacheSize=/d" \
       "$PEER_ROOT/zabbix_server.conf"
   cat <<ZC
 ListenPort=$ZP_PORT
@@ -85,6 +86,11 @@ AllowRoot=${ZP_ALLOW_ROOT:-1}
 User=zabbix
 ZC
   [ -n "${ZP_EXTERNAL_SCRIPTS:-}" ] && echo "ExternalScripts=$ZP_EXTERNAL_SCRIPTS"
+  if [ -n "${ZP_JAVA_GATEWAY:-}" ]; then
+    echo "JavaGateway=$ZP_JAVA_GATEWAY"
+    echo "JavaGatewayPort=${ZP_JAVA_GATEWAY_PORT:-10052}"
+    echo "StartJavaPollers=${ZP_JAVA_POLLERS:-1}"
+  fi
 } > "$ZP_ROOT/zabbix_server.conf"
 
 if [ ! -f "$ZP_ROOT/web/api_jsonrpc.php" ]; then

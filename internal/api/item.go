@@ -243,9 +243,11 @@ type itemParams struct {
 	// PublicKey and PrivateKey are an SSH item's key file names (its
 	// authtype, username and password are httpParams' members, which
 	// Zabbix's item fields share).
-	PublicKey   opt[string]  `json:"publickey"`
-	PrivateKey  opt[string]  `json:"privatekey"`
-	JMXEndpoint opt[ignored] `json:"jmx_endpoint"`
+	PublicKey  opt[string] `json:"publickey"`
+	PrivateKey opt[string] `json:"privatekey"`
+	// JMXEndpoint is a JMX agent item's endpoint (absent on create:
+	// Zabbix's default); its username and password are httpParams'.
+	JMXEndpoint opt[string]  `json:"jmx_endpoint"`
 	Parameters  opt[ignored] `json:"parameters"`
 	UUID        opt[ignored] `json:"uuid"`
 }
@@ -348,7 +350,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
 			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
-			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value,
+			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		items[i].PublicKey, items[i].PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
@@ -441,6 +443,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
 		u.IPMISensor = str(p.IPMISensor)
+		u.JMXEndpoint = str(p.JMXEndpoint)
 		u.Description = str(p.Description)
 		u.Preprocessing, u.Params = steps, str(p.Params)
 		if p.MasterItemID.Set {

@@ -23,7 +23,7 @@ const itemTypes60 = "0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 
 // unsupportedItemTypes are the item types of 6.0 Peregrine does not
 // poll.
 var unsupportedItemTypes = map[int64]string{
-	11: "database monitor items (11)", 16: "JMX agent items (16)",
+	11: "database monitor items (11)",
 }
 
 // checkType checks a given "type": one of 6.0's, and one Peregrine has.
@@ -49,10 +49,38 @@ func needsDelay(t catalog.ItemType) bool { return t != catalog.Trapper && t != c
 // items).
 func needsInterface(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.IPMI, catalog.SNMPAgent, catalog.SSHAgent, catalog.TelnetAgent:
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.External, catalog.IPMI, catalog.SNMPAgent, catalog.SSHAgent, catalog.TelnetAgent, catalog.JMX:
 		return true
 	}
 	return false
+}
+
+// jmxChecks checks jmx_endpoint, and the lengths of username and
+// password for JMX items, as 6.0 does (recorded from 6.0.14): a JMX
+// item's endpoint cannot be empty (absent on create, Zabbix's default
+// applies; a type change to JMX needs one), other types' must be; the
+// lengths are the database's, refused with its Application error.
+// wasJMX: the item is a JMX item already (update).
+func (p *itemParams) jmxChecks(typ catalog.ItemType, create, wasJMX bool) error {
+	e := p.JMXEndpoint
+	switch {
+	case typ == catalog.JMX && (e.Set && e.Value == "" || !create && !wasJMX && !e.Set):
+		return errParams(`Incorrect value for field "jmx_endpoint": cannot be empty.`)
+	case typ != catalog.JMX && e.Set && e.Value != "":
+		return errParams(`Incorrect value for field "jmx_endpoint": should be empty.`)
+	case typ != catalog.JMX:
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    opt[string]
+		max  int
+	}{{"jmx_endpoint", e, 255}, {"username", p.Username, 64}, {"password", p.Password, 64}} {
+		if n := utf8.RuneCountInString(f.v.Value); f.v.Set && n > f.max {
+			return errApp(`Value "%s" is too long for field "%s" - %d characters. Allowed length is %d characters.`, f.v.Value, f.name, n, f.max)
+		}
+	}
+	return nil
 }
 
 // createChecks checks item.create's object i in 6.0's order, up to and
@@ -79,7 +107,10 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 	if err := p.zabbixChecks(h, p.Name.Value, typ, true); err != nil {
 		return err
 	}
-	return p.ipmiSensorCheck(typ, p.Key.Value, p.IPMISensor.Value)
+	if err := p.ipmiSensorCheck(typ, p.Key.Value, p.IPMISensor.Value); err != nil {
+		return err
+	}
+	return p.jmxChecks(typ, true, false)
 }
 
 // updateChecks checks item.update's object i against cur, the item as
@@ -95,7 +126,10 @@ func (p *itemParams) updateChecks(cur *catalog.Item) error {
 	if err := p.zabbixChecks(cur.Host, name, typ, false); err != nil {
 		return err
 	}
-	return p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.IPMISensor))
+	if err := p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.IPMISensor)); err != nil {
+		return err
+	}
+	return p.jmxChecks(typ, false, cur.Type == catalog.JMX)
 }
 
 // cmpOr is o's value if it is given, else cur.

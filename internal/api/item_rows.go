@@ -99,7 +99,7 @@ var itemFieldNames = [nItemFields]string{
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0",
-	fJMXEndpoint: "", fLifetime: "30d", fLogTimeFmt: "", fTemplateID: "0",
+	fLifetime: "30d", fLogTimeFmt: "", fTemplateID: "0",
 	fTrapperHosts: "", fUUID: "",
 }
 
@@ -137,7 +137,7 @@ var itemFieldByName = func() map[string]itemField {
 func (f itemField) quoted() bool {
 	switch f {
 	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
-		fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
+		fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return true
 	}
 	return itemDefault[f].ok
@@ -263,7 +263,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return strconv.AppendUint(dst, uint64(it.ValueType), 10)
 	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
 		return strconv.AppendUint(dst, uint64(itemNumber(it, f)), 10)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
+	case fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return append(dst, itemString(it, f)...)
 	}
 	c := rs.lastOf(r)
@@ -809,7 +809,7 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.Description)
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
-	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
+	case fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return zjson.AppendString(dst, itemString(it, f))
 	}
 	c := rs.lastOf(r)
@@ -840,10 +840,19 @@ type rawJSON []byte
 // Zabbix 6.0 returns them (its column defaults).
 var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
 
-// itemString is a string login or HTTP agent field of an item: the
-// login of SSH and Telnet items (their password never: 6.0 returns it,
-// Peregrine never returns a secret), the request of HTTP agent items.
+// itemString is a string field of how an item connects: the login of
+// SSH and Telnet items, a JMX item's endpoint and username, the request
+// of HTTP agent items (httpString). Passwords are never returned (6.0
+// returns them; Peregrine never returns a secret).
 func itemString(it *catalog.Item, f itemField) string {
+	switch {
+	case f == fJMXEndpoint && it.JMX != nil:
+		return it.JMX.Endpoint
+	case f == fJMXEndpoint:
+		return ""
+	case f == fUsername && it.JMX != nil:
+		return it.JMX.Username
+	}
 	if l := it.Login; l != nil {
 		switch f {
 		case fUsername:

@@ -55,6 +55,10 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 	if l := it.Login; l != nil {
 		o["authtype"], o["username"], o["password"], o["publickey"], o["privatekey"] = n(l.AuthType), l.Username, "", l.PublicKey, l.PrivateKey
 	}
+	o["jmx_endpoint"] = ""
+	if it.JMX != nil {
+		o["jmx_endpoint"], o["username"] = it.JMX.Endpoint, it.JMX.Username
+	}
 	qf := []any{}
 	for _, f := range hi.QueryFields {
 		qf = append(qf, object{f.Name: f.Value})

@@ -278,7 +278,7 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "item.create", `[{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0},{"name":"z","key_":"z[","hostid":"` + h1 + `","type":2,"value_type":0}]`, -32602, `Invalid key "z[" for item "z" on "h1": unexpected end of key.`},
 		{"super", "item.create", `{"name":"y","key_":"","hostid":"` + h1 + `","type":2,"value_type":0}`, -32602, `Invalid key "" for item "y" on "h1": key is empty.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":9}`, -32602, `Invalid parameter "/1/value_type": value must be one of 0, 1, 2, 3, 4.`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0}`, -32602, `Invalid parameter "/1/type": JMX agent items (16) are not supported by Peregrine.`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":16,"value_type":0,"delay":"1m"}`, -32602, `No interface found.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":99,"value_type":0}`, -32602, `Invalid parameter "/1/type": value must be one of 0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":"trapper","value_type":0}`, -32602, `Invalid parameter "/1/type": an integer is expected.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0,"delay":"0"}`, -32602, `Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval.`},

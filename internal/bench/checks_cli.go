@@ -10,13 +10,14 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/bench/sim/sshsim"
 )
 
 // ChecksUsage is the text of `peregrine bench checks -h`.
-const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|ssh --target URL [flags]
+const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|ssh|jmx --target URL [flags]
 
 Measures a server's own pollers through its API (Zabbix 6.0 or Peregrine:
 the same calls), for the side-by-side runs of issue 14. It creates --hosts
@@ -35,6 +36,10 @@ checks"), measures, and deletes them:
             this process (package sshsim, one per host, ed25519 host
             keys, curve25519 key exchange); a connection, handshake and
             login per check, as Zabbix makes them
+  jmx       JMX items (type 16) jmx["java.lang:type=Runtime",Uptime,N]
+            (unsigned) through the server's Zabbix Java gateway, every
+            host's JMX interface at --jmx-addr (a JVM with remote JMX);
+            a host's items go to the gateway in requests of up to 32
 
 --mode sweep makes every item due at once (task.create "Execute now"),
 --rounds times, and times until each has a value (history.get); --mode
@@ -46,7 +51,10 @@ ListenPort; default the --target URL's port, which is Peregrine's) rate
 mode also samples that process tree's CPU over the window and reports
 CPU per stored value and the checks one core could do at that cost. --start/--stop run shell commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
-server with the StartPollers given in ZP_POLLERS).
+server with the StartPollers given in ZP_POLLERS). In rate mode,
+--cpu-ports adds the processes listening on more TCP ports (the server's
+database: Zabbix's PostgreSQL) to the server's CPU, and --gateway-port
+reports the Java gateway's CPU (with descendants) per value stored.
 
 flags:
 `
@@ -70,14 +78,27 @@ type ChecksBench struct {
 	// whose process tree's CPU rate mode samples; 0: the --target URL's
 	// port.
 	ServerPort int
-	Log        io.Writer
+	// CPUPorts are more TCP ports whose processes' CPU counts as the
+	// server's (its database: Zabbix's PostgreSQL).
+	CPUPorts []int
+	// JMXAddr is the "ip:port" of a JVM's remote JMX (kind jmx): every
+	// host's JMX interface.
+	JMXAddr string
+	// GatewayPort, if set, is the TCP port the Java gateway listens on:
+	// its CPU over the rate window is reported per value stored.
+	GatewayPort int
+	Log         io.Writer
 }
 
 func (b *ChecksBench) defaults() error {
 	switch b.Kind {
 	case "snmp", "external", "ssh":
+	case "jmx":
+		if b.JMXAddr == "" {
+			return errors.New("bench checks: --kind jmx needs --jmx-addr (a JVM's remote JMX ip:port)")
+		}
 	default:
-		return fmt.Errorf("bench checks: --kind must be snmp, external or ssh, not %q", b.Kind)
+		return fmt.Errorf("bench checks: --kind must be snmp, external, ssh or jmx, not %q", b.Kind)
 	}
 	switch b.Mode {
 	case "":
@@ -120,7 +141,8 @@ func (b *ChecksBench) defaults() error {
 func snmpValue(n int) string { return strconv.FormatUint(uint64(n-1)<<20, 10) }
 
 // ChecksColumns is the CSV header of rate rows.
-var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s", "cpu_per_check_ms", "checks_per_core_s"}
+var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s",
+	"cpu_per_check_ms", "checks_per_core_s", "gateway_cpu_us_per_value"}
 
 // benchSSHUser and benchSSHPassword are the simulated SSH servers'
 // login.
@@ -130,9 +152,10 @@ const (
 )
 
 // serverCPU is the CPU sampler of the measured server: the process tree
-// listening on --server-port (default the --target URL's port); nil
-// when there is none to sample or it is this process (an in-process
-// server, whose figure would include the simulated targets).
+// listening on --server-port (default the --target URL's port) and on
+// --cpu-ports; nil when there is none to sample or it is this process
+// (an in-process server, whose figure would include the simulated
+// targets).
 func (b *ChecksBench) serverCPU() *ServerCPU {
 	port := b.ServerPort
 	if port == 0 {
@@ -140,14 +163,11 @@ func (b *ChecksBench) serverCPU() *ServerCPU {
 			port, _ = strconv.Atoi(u.Port())
 		}
 	}
-	if port == 0 {
+	s := b.cpu(append([]int{port}, b.CPUPorts...)...)
+	if len(s.PIDs) == 0 || slices.Contains(s.PIDs, os.Getpid()) {
 		return nil
 	}
-	pids := ListeningPIDs(port)
-	if len(pids) == 0 || slices.Contains(pids, os.Getpid()) {
-		return nil
-	}
-	return &ServerCPU{PIDs: pids}
+	return &s
 }
 
 // Run provisions, measures and cleans up.
@@ -183,6 +203,24 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		k.Expect = func(item int, v string) string {
 			if want := snmpValue(item%b.ItemsPerHost + 1); v != want {
 				return fmt.Sprintf("item %d = %q, want %s", item, v, want)
+			}
+			return ""
+		}
+	case "jmx":
+		k.History = 3
+		ip, port := splitHostPort(b.JMXAddr)
+		for h := 0; h < b.Hosts; h++ {
+			host := CheckHost{Name: fmt.Sprintf("pb-jmx-%05d", h), Iface: CheckIface{Type: 4, IP: ip, Port: port}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				// A third parameter (Zabbix's "unique short description")
+				// makes each key unique on one attribute.
+				host.Items = append(host.Items, CheckItem{Key: `jmx["java.lang:type=Runtime",Uptime,` + strconv.Itoa(h*b.ItemsPerHost+i) + `]`, Type: 16, ValueType: 3, Delay: delay})
+			}
+			k.Hosts = append(k.Hosts, host)
+		}
+		k.Expect = func(item int, v string) string {
+			if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+				return fmt.Sprintf("item %d = %q, want the JVM's uptime in ms", item, v)
 			}
 			return ""
 		}
@@ -293,6 +331,7 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	}
 	from := time.Now().Truncate(time.Second).Add(time.Second)
 	cpu := b.serverCPU()
+	gwCPU := b.cpu(b.GatewayPort)
 	if err := sleepCtx(ctx, time.Until(from)); err != nil {
 		return sec, err
 	}
@@ -300,6 +339,7 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	if cpu != nil {
 		cpu0 = cpu.Sample()
 	}
+	gw0 := gwCPU.Sample()
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
 	}
@@ -307,6 +347,7 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	if cpu != nil {
 		cpuUsed = cpu.Sample() - cpu0
 	}
+	gwUsed := gwCPU.Sample() - gw0
 	var oids, reqs float64
 	if devices != nil {
 		req1, oid1, err := devices.counts()
@@ -326,27 +367,47 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	}
 	ideal := float64(items) / b.Delay.Seconds()
 	// CPU per value stored, and what one core would do at that cost.
-	var perCheck, perCore float64
-	if stored := done * b.Window.Seconds(); cpuUsed > 0 && stored > 0 {
-		perCheck = cpuUsed.Seconds() / stored
-		perCore = 1 / perCheck
+	var perCheck, perCore, gwPer float64
+	if stored := done * b.Window.Seconds(); stored > 0 {
+		if cpuUsed > 0 {
+			perCheck = cpuUsed.Seconds() / stored
+			perCore = 1 / perCheck
+		}
+		gwPer = float64(gwUsed.Microseconds()) / stored
 	}
-	cpuCol, coreCol := "-", "-"
+	cpuCol, coreCol, gwCol := "-", "-", "-"
 	if perCheck > 0 {
 		cpuCol, coreCol = fmt.Sprintf("%.3f ms", perCheck*1000), human(perCore)
 	}
-	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "CPU/check", "checks/s per core", "device OIDs/s", "device requests/s"}}
-	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), cpuCol, coreCol, human(oids), human(reqs)})
-	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(perCheck * 1000), f(perCore)}}}
+	if b.GatewayPort != 0 {
+		gwCol = fmt.Sprintf("%.0f µs", gwPer)
+	}
+	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "CPU/check", "checks/s per core", "gateway CPU/value", "device OIDs/s", "device requests/s"}}
+	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), cpuCol, coreCol, gwCol, human(oids), human(reqs)})
+	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(perCheck * 1000), f(perCore), f(gwPer)}}}
 	sec.Tables = append(sec.Tables, table)
 	if cpu != nil {
 		sec.Text = append(sec.Text, fmt.Sprintf("CPU: %s over the window, sampled from /proc for %s (the server's process tree).", cpuUsed.Round(time.Millisecond), cpu.Describe()))
 	}
+	if b.GatewayPort != 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("Java gateway CPU: %s over the window, sampled for %s.", gwUsed.Round(time.Millisecond), gwCPU.Describe()))
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
 		"and the OIDs the devices answered in it.", b.Hosts, b.ItemsPerHost, b.Kind, b.Delay, b.Server.Name, b.Warmup, b.Window))
-	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s\n",
-		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs)
+	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s, CPU per value: server %.0f µs, gateway %.0f µs\n",
+		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs, perCheck*1e6, gwPer)
 	return sec, nil
+}
+
+// cpu is the process trees listening on ports (none for 0).
+func (b *ChecksBench) cpu(ports ...int) ServerCPU {
+	var s ServerCPU
+	for _, p := range ports {
+		if p != 0 {
+			s.PIDs = append(s.PIDs, ListeningPIDs(p)...)
+		}
+	}
+	return s
 }
 
 // splitHostPort splits "ip:port" (IPv4 loopback addresses here).
@@ -378,8 +439,20 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), ChecksUsage); fs.PrintDefaults() }
 	var b ChecksBench
-	fs.StringVar(&b.Kind, "kind", "", "snmp, external or ssh")
+	fs.StringVar(&b.Kind, "kind", "", "snmp, external, ssh or jmx")
 	fs.IntVar(&b.ServerPort, "server-port", 0, "rate: port of the server's own process, whose CPU is sampled (default: the --target URL's port)")
+	fs.StringVar(&b.JMXAddr, "jmx-addr", "", "jmx: a JVM's remote JMX ip:port, every host's JMX interface")
+	fs.Func("cpu-ports", "rate: comma-separated TCP ports whose processes' CPU counts as the server's (its database)", func(s string) error {
+		for p := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("%q is not a port", p)
+			}
+			b.CPUPorts = append(b.CPUPorts, n)
+		}
+		return nil
+	})
+	fs.IntVar(&b.GatewayPort, "gateway-port", 0, "rate: the TCP port the Java gateway listens on, to sample its CPU (0: not measured)")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 64, "items per host")

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
@@ -114,6 +116,7 @@ func TestChecksDefaults(t *testing.T) {
 	}{
 		{ChecksBench{Kind: "icmp"}, "--kind"},
 		{ChecksBench{Kind: "snmp", Mode: "burst"}, "--mode"},
+		{ChecksBench{Kind: "jmx"}, "--jmx-addr"},
 		{ChecksBench{Kind: "snmp"}, "--target"},
 		{ChecksBench{Kind: "snmp", Server: ZabbixInstance{Target: "x"}, Hosts: 1, ItemsPerHost: 1, Delay: 1500 * time.Millisecond}, "--delay"},
 	} {
@@ -144,5 +147,42 @@ func TestChecksScore(t *testing.T) {
 	k.score(&r, s, t0, rows)
 	if r.Missing != 1 || r.Wrong != 1 || r.Example != "not 1" || r.First != 1500*time.Millisecond || r.All != 4*time.Second || r.Values != 4 {
 		t.Errorf("%+v", r)
+	}
+}
+
+// JMX items through the real Java gateway: every item gets the JVM's
+// uptime, nothing missing; a rate run stores values and samples the
+// server's and the gateway's CPU.
+func TestChecksJMXInProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the Java gateway and a JVM")
+	}
+	app := testutil.StartJMXApp(t, testutil.JMXAppOptions{})
+	gw := testutil.StartJavaGateway(t, testutil.JavaGatewayOptions{})
+	gwHost, gwPort, _ := strings.Cut(gw.Addr, ":")
+	tg, _ := startPeregrineWith(t, func(c *config.Config) {
+		c.JMX.Gateway = gwHost
+		c.JMX.GatewayPort, _ = strconv.Atoi(gwPort)
+	})
+	srv := ZabbixInstance{Target: tg.APIURL, User: tg.User, Password: tg.Password, Settle: time.Second, Name: "peregrine"}
+	b := ChecksBench{Kind: "jmx", Mode: "sweep", Hosts: 2, ItemsPerHost: 3, Delay: time.Second, Timeout: time.Minute, Server: srv, JMXAddr: app.Addr}
+	sec, err := b.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := csvRows(t, sec)
+	if c.Get(0, "checks") != "6" || c.Get(0, "missing") != "0" || c.Get(0, "wrong") != "0" {
+		t.Errorf("sweep row %v", c.Rows[0])
+	}
+	gp, _ := strconv.Atoi(gwPort)
+	r := ChecksBench{Kind: "jmx", Mode: "rate", Hosts: 2, ItemsPerHost: 3, Delay: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second,
+		Server: srv, JMXAddr: app.Addr, GatewayPort: gp}
+	sec, err = r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = csvRows(t, sec)
+	if c.Float(0, "ideal_per_s") != 6 || !(c.Float(0, "done_per_s") > 0) || !(c.Float(0, "gateway_cpu_us_per_value") > 0) {
+		t.Errorf("rate row %v", c.Rows[0])
 	}
 }

@@ -537,6 +537,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
 		delLogin  = prep("DELETE FROM item_login WHERE item_id = ?")
 		insLogin  = prep("INSERT INTO item_login (item_id, config) VALUES (?, ?)")
+		delJMX    = prep("DELETE FROM item_jmx WHERE item_id = ?")
+		insJMX    = prep("INSERT INTO item_jmx (item_id, config) VALUES (?, ?)")
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
@@ -657,6 +659,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the login of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if it.JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, id, encodeJMX(it.JMX)); err != nil {
+				return fmt.Errorf("cannot store the JMX settings of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
@@ -686,13 +693,21 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
-		// The login and the tags likewise.
+		// The login, the JMX settings and the tags likewise.
 		if _, err := delLogin.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the login of item %d (%q): %w", it.ID, it.Key, err)
 		}
 		if it.Login != nil {
 			if _, err := insLogin.ExecContext(rctx, it.ID, encodeLogin(it.Login)); err != nil {
 				return fmt.Errorf("cannot store the login of item %d (%q): %w", it.ID, it.Key, err)
+			}
+		}
+		if _, err := delJMX.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, it.ID, encodeJMX(it.JMX)); err != nil {
+				return fmt.Errorf("cannot store the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
 		if _, err := delTags.ExecContext(rctx, it.ID); err != nil {

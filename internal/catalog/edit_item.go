@@ -63,6 +63,9 @@ type ItemUpdate struct {
 	// names; its authtype, user name and password go through HTTP (the
 	// item fields Zabbix shares).
 	PublicKey, PrivateKey *string
+	// JMXEndpoint: a JMX agent item's jmx_endpoint (its username and
+	// password go through HTTP, as the item's username and password).
+	JMXEndpoint *string
 	// ValueMapID, if set, is one of the host's value maps (0: none).
 	ValueMapID *uint64
 	// Tags, if set, replaces the item's tags with this list, in its
@@ -153,6 +156,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		if err := e.writeLogin(it, false); err != nil {
 			return nil, err
 		}
+		if err := e.writeJMX(it, false); err != nil {
+			return nil, err
+		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
@@ -181,6 +187,9 @@ func specOf(it *Item) ItemSpec {
 		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor,
 	}
 	loginSpecOf(it.Login, &is)
+	if it.JMX != nil {
+		is.JMXEndpoint, is.Username, is.Password = it.JMX.Endpoint, it.JMX.Username, it.JMX.Password
+	}
 	return is
 }
 
@@ -314,6 +323,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if u.HTTP != nil {
 			u.HTTP(&spec.HTTPSpec)
 		}
+		set(&spec.JMXEndpoint, u.JMXEndpoint)
 		if u.Trends == nil && u.ValueType != nil {
 			if vt, err := ParseValueType(*u.ValueType); err == nil && !vt.Numeric() {
 				spec.Trends = DefaultNonNumericTrend
@@ -429,6 +439,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if !n.JMX.equal(cur.JMX) {
+			if err := e.writeJMX(n, cur.JMX != nil); err != nil {
+				return err
+			}
+		}
 		if tagsChanged {
 			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
@@ -484,6 +499,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_login WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {

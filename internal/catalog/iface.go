@@ -159,6 +159,8 @@ func ItemInterfaceType(t ItemType) (it InterfaceType, uses, required bool) {
 		return InterfaceSNMP, true, false
 	case IPMI:
 		return InterfaceIPMI, true, false
+	case JMX:
+		return InterfaceJMX, true, true
 	case SimpleCheck, External, HTTPAgent:
 		return 0, true, false
 	}

@@ -116,8 +116,9 @@ func TestLoginItemsRefused(t *testing.T) {
 }
 
 // downgradeItemLogin undoes the 21 → 22 migration (SSH and Telnet
-// logins), the first step of every older downgrade.
-var downgradeItemLogin = []string{"DROP TABLE item_login"}
+// logins) after downgradeItemJMX, the first steps of every older
+// downgrade.
+var downgradeItemLogin = append(slices.Clone(downgradeItemJMX), "DROP TABLE item_login")
 
 // TestMigrateV21Login opens a database of schema version 21 (no
 // item_login): it migrates, and SSH items can then be stored.

@@ -164,6 +164,10 @@ type ItemSpec struct {
 	// poll.ssh_key_location, for authtype PUBLIC_KEY (1).
 	PublicKey  string `yaml:"publickey"`
 	PrivateKey string `yaml:"privatekey"`
+	// JMXEndpoint is a JMX agent item's jmx_endpoint (default Zabbix's,
+	// DefaultJMXEndpoint); its username and password are HTTPSpec's.
+	// Ignored for other types.
+	JMXEndpoint string `yaml:"jmx_endpoint"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
@@ -665,6 +669,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	it.Login = normLogin(is, it.Type, ip, el)
+	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

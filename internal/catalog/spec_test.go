@@ -40,7 +40,7 @@ func TestValidate(t *testing.T) {
 	f(`hosts[1].items[2].type: unknown item type "aggregate"`, func(s *Spec) { item(s).Type = "aggregate" })
 	f(`hosts[1].items[2].params: a calculated item needs its formula in params`, func(s *Spec) { item(s).Type = "calculated" })
 	f(`hosts[1].items[2].master_item: a dependent item needs a master item`, func(s *Spec) { item(s).Type = "dependent" })
-	f(`hosts[1].items[2].type: unknown item type "16"`, func(s *Spec) { item(s).Type = "16" })
+	f(`hosts[1].items[2].type: unknown item type "1"`, func(s *Spec) { item(s).Type = "1" })
 	f(`hosts[1].items[2].history: time value "90 days" is not a number`, func(s *Spec) { item(s).History = "90 days" })
 	f(`hosts[1].items[2].history: period "30m" is out of range: use 0 or 1h..9125d`, func(s *Spec) { item(s).History = "30m" })
 	f(`hosts[1].items[2].history: period "9126d" is out of range`, func(s *Spec) { item(s).History = "9126d" })
@@ -182,7 +182,7 @@ func TestParseItemType(t *testing.T) {
 		{"internal", Internal}, {"5", Internal}, {"external", External}, {"10", External},
 		{"http_agent", HTTPAgent}, {"19", HTTPAgent}, {"snmp_agent", SNMPAgent}, {"20", SNMPAgent},
 		{"calculated", Calculated}, {"15", Calculated}, {"dependent", Dependent}, {"18", Dependent}, {"script", Script}, {"21", Script},
-		{"snmp_trap", SNMPTrap}, {"17", SNMPTrap},
+		{"snmp_trap", SNMPTrap}, {"17", SNMPTrap}, {"jmx", JMX}, {"16", JMX}, {"ssh", SSHAgent}, {"13", SSHAgent}, {"telnet", TelnetAgent}, {"14", TelnetAgent}, {"ipmi", IPMI}, {"12", IPMI},
 	} {
 		got, err := ParseItemType(c.in)
 		if err != nil || got != c.want {
@@ -192,7 +192,7 @@ func TestParseItemType(t *testing.T) {
 			t.Errorf("%v does not round-trip through String: %v, %v", got, back, err)
 		}
 	}
-	for _, in := range []string{"", "Trapper", "1", "16", "22", "256", "-2", " 2", "02x", "Calculated", "DEPENDENT"} {
+	for _, in := range []string{"", "Trapper", "1", "11", "22", "256", "-2", " 2", "02x", "Calculated", "DEPENDENT"} {
 		if got, err := ParseItemType(in); err == nil {
 			t.Errorf("ParseItemType(%q) = %v, want an error", in, got)
 		}

@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 22
+const schemaVersion = 23
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -216,6 +216,7 @@ var migrations = []string{
 	migrateIPMI(),      // 19 → 20: hosts' IPMI settings, items' ipmi_sensor (ipmi.go)
 	hostPSKSchema,      // 20 → 21: hosts' pre-shared keys
 	migrateItemLogin(), // 21 → 22: SSH and Telnet items' logins
+	migrateItemJMX(),   // 22 → 23: JMX agent items' endpoints and credentials
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -403,6 +404,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		return nil, err
 	}
 	if err := loadLogin(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	if err := loadJMX(ctx, tx, items); err != nil {
 		return nil, err
 	}
 	if err := loadItemTags(ctx, tx, items, in); err != nil {

@@ -30,6 +30,7 @@ const (
 	SSHAgent          ItemType = 13 // command run over SSH (Item.Params, Item.Login)
 	TelnetAgent       ItemType = 14 // command run over Telnet (Item.Params, Item.Login)
 	Calculated        ItemType = 15 // formula (Item.Params) evaluated on schedule
+	JMX               ItemType = 16 // JMX attribute read through the Zabbix Java gateway (Item.JMX)
 	Dependent         ItemType = 18 // fed by its master item's values (Item.MasterItemID)
 	HTTPAgent         ItemType = 19 // HTTP request made by the server
 	SNMPAgent         ItemType = 20 // SNMP get/walk made by the server
@@ -52,6 +53,7 @@ var itemTypeNames = [...]struct {
 	{SSHAgent, "ssh"},
 	{TelnetAgent, "telnet"},
 	{Calculated, "calculated"},
+	{JMX, "jmx"},
 	{Dependent, "dependent"},
 	{HTTPAgent, "http_agent"},
 	{SNMPAgent, "snmp_agent"},
@@ -86,8 +88,8 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "ipmi", "ssh", "telnet", "calculated", "dependent", "http_agent",
-// "snmp_agent", "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
+// "external", "ipmi", "ssh", "telnet", "calculated", "jmx", "dependent",
+// "http_agent", "snmp_agent", "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
 	for _, n := range itemTypeNames {
@@ -98,7 +100,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, ssh, telnet, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 13, 14, 15, 18, 19, 20, 21, 17)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, ssh, telnet, calculated, jmx, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 13, 14, 15, 16, 18, 19, 20, 21, 17)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -288,6 +290,9 @@ type Item struct {
 	// Login is how an SSH or Telnet item (types 13, 14) logs in, nil for
 	// every other type.
 	Login *LoginItem
+	// JMX is the endpoint and credentials of a JMX agent item (type
+	// 16), nil for every other type.
+	JMX *JMXItem
 	// RetryDelay is Peregrine's retry interval ("30s", a user macro, or
 	// "" for none): while a trigger of the item is in a soft state (see
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
@@ -329,7 +334,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
 		a.IPMISensor == b.IPMISensor
 }
 

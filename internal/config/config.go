@@ -43,6 +43,7 @@ type Config struct {
 	API        APIConfig        `yaml:"api"`
 	Poll       PollConfig       `yaml:"poll"`
 	SNMP       SNMPConfig       `yaml:"snmp"`
+	JMX        JMXConfig        `yaml:"jmx"`
 	TLS        TLSConfig        `yaml:"tls"`
 }
 
@@ -512,6 +513,7 @@ func Default() Config {
 			CommandMaxOutput: 512 << 10,
 		},
 		SNMP: defaultSNMP(),
+		JMX:  defaultJMX(),
 	}
 }
 
@@ -711,6 +713,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.SNMP.validate(&c.Poll); err != nil {
+		return err
+	}
+	if err := c.JMX.validate(&c.Poll); err != nil {
 		return err
 	}
 	return c.TLS.validate()

@@ -5,7 +5,7 @@
 // poll/tcpsvc and poll/http for simple checks and the HTTP agent,
 // poll/calc for calculated items, poll/external for external checks and
 // Nagios plugins, poll/ipmi for IPMI items, poll/ssh and poll/telnet for SSH
-// and Telnet checks) and
+// and Telnet checks, poll/jmx for JMX items through the Java gateway) and
 // brings the results the trapper's way, the pipeline's one way in:
 // acceptance (pipeline.ItemByID), pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline
@@ -27,7 +27,8 @@
 // plain OID are placed by their interface's id instead, as Zabbix seeds
 // them: a device's items of one interval fall due at the same instant,
 // reach the checker in one batch and go out in one GET (package
-// poll/snmp). The loop follows catalog
+// poll/snmp); so are JMX items, which go to the Java gateway in one
+// request (package poll/jmx). The loop follows catalog
 // swaps (Catalog.Subscribe): new and changed items are scheduled from
 // the swap on, items whose delay did not change keep their next check,
 // removed and disabled items stop; so an API change takes effect within

@@ -34,3 +34,31 @@ func TestSNMPItemsShareTheirInterfaceSeed(t *testing.T) {
 		t.Fatalf("discovery seed %d (id %d), agent seed %d (id %d): want their own ids", disc.seed, disc.id, ping.seed, ping.id)
 	}
 }
+
+// JMX items are seeded by their interface too, as Zabbix seeds them: a
+// JVM's items of one interval reach the JMX checker in one batch, which
+// sends them to the Java gateway in one request.
+func TestJMXItemsShareTheirInterfaceSeed(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "app", Groups: []string{"G"},
+		Interfaces: []catalog.InterfaceSpec{{Type: "jmx", IP: "127.0.0.1", Port: "12345"}, {IP: "127.0.0.1"}},
+		Items: []catalog.ItemSpec{
+			{Key: `jmx["java.lang:type=Memory","HeapMemoryUsage.used"]`, Type: "jmx", ValueType: "unsigned"},
+			{Key: "jmx.discovery", Type: "jmx", ValueType: "text"},
+			{Key: "agent.ping", Type: "zabbix_agent"},
+		}}}})
+	types := map[catalog.ItemType]bool{catalog.JMX: true, catalog.ZabbixAgent: true}
+	got := map[string]target{}
+	for _, tg := range targetsOf(cat.Snapshot(), types, nil, 3*time.Second) {
+		got[tg.key] = tg
+	}
+	heap, disc, ping := got[`jmx["java.lang:type=Memory","HeapMemoryUsage.used"]`], got["jmx.discovery"], got["agent.ping"]
+	if heap.seed != heap.ifaceID || disc.seed != disc.ifaceID || heap.ifaceID == 0 || heap.ifaceID == ping.ifaceID {
+		t.Fatalf("JMX items seeded %d and %d, want their JMX interface %d (agent interface %d)", heap.seed, disc.seed, heap.ifaceID, ping.ifaceID)
+	}
+	if heap.addr != "127.0.0.1:12345" || heap.bad != "" {
+		t.Fatalf("JMX item polled through %q (%s), want the JMX interface 127.0.0.1:12345", heap.addr, heap.bad)
+	}
+	if ping.seed != ping.id {
+		t.Fatalf("agent seed %d (id %d): want its own id", ping.seed, ping.id)
+	}
+}

@@ -16,9 +16,10 @@ import (
 type target struct {
 	id, hostID, ifaceID uint64
 	// seed places the item on its interval's grid and within its second:
-	// the item's id, except for SNMP items with a plain OID, which take
-	// their interface's id, as Zabbix seeds them, so that a device's
-	// items of one interval fall due together and go out in one GET.
+	// the item's id, except for SNMP items with a plain OID and JMX
+	// items, which take their interface's id, as Zabbix seeds them, so
+	// that a device's items of one interval fall due together and go out
+	// in one GET, a JVM's in one Java gateway request.
 	seed      uint64
 	typ       catalog.ItemType
 	key, addr string
@@ -54,6 +55,8 @@ func interfaceType(t catalog.ItemType) catalog.InterfaceType {
 	switch t {
 	case catalog.SNMPAgent:
 		return catalog.InterfaceSNMP
+	case catalog.JMX:
+		return catalog.InterfaceJMX
 	}
 	return catalog.InterfaceAgent
 }
@@ -130,8 +133,8 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 		return t
 	}
 	t.ifaceID, t.addr = iface.ID, iface.Addr()
-	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.SNMPOID, '[') {
-		t.seed = iface.ID // plain OIDs only: walks are not batched
+	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.SNMPOID, '[') || it.Type == catalog.JMX {
+		t.seed = iface.ID // SNMP: plain OIDs only, walks are not batched
 	}
 	return t
 }

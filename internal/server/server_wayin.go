@@ -20,6 +20,7 @@ import (
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
+	"github.com/peregrine-mon/peregrine/internal/poll/jmx"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	sshcheck "github.com/peregrine-mon/peregrine/internal/poll/ssh"
@@ -234,6 +235,22 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// IPMI items: through the host's IPMI interface, whose
 			// availability they keep, as Zabbix's IPMI pollers do.
 			catalog.IPMI: {Checker: s.ipmi, MaxInFlight: cfg.Poll.IPMIMaxInFlight},
+			// JMX items: through the Zabbix Java gateway (jmx section),
+			// batched per JMX interface, endpoint and credentials; the
+			// interface's availability counts, as in Zabbix.
+			catalog.JMX: {
+				Checker: jmx.New(jmx.Options{
+					Gateway:        cfg.JMX.Addr(),
+					MaxConns:       cfg.JMX.MaxConnections,
+					MaxKeys:        cfg.JMX.MaxKeysPerRequest,
+					MaxReplySize:   int(cfg.JMX.MaxReplySize),
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "jmx"),
+				}),
+				MaxInFlight: cfg.JMX.MaxInFlight,
+			},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).

@@ -2,8 +2,10 @@
 // zabbix_agentd and zabbix_agent2 in active and passive mode, zabbix_get,
 // with pre-shared keys too (WritePSK, PSKArgs, PSKConfig); net-snmp's
 // snmpd (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
-// ClickHouse) on loopback for integration tests, and parses what they
-// print.
+// the Zabbix Java gateway and a small JVM with remote JMX
+// (StartJavaGateway, StartJMXApp); sshd and telnetd (StartSshd,
+// StartTelnetd); ClickHouse) on loopback for integration tests, and
+// parses what they print.
 // InTmpfs runs a test with a small tmpfs of its own (in a user and
 // mount namespace made by unshare), so that a disk can really fill up.
 // catalogtest opens a test catalog with a spec. The simulated peers
