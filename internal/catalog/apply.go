@@ -535,6 +535,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, description = ? WHERE id = ?")
 		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
+		delODBC   = prep("DELETE FROM item_odbc WHERE item_id = ?")
+		insODBC   = prep("INSERT INTO item_odbc (item_id, config) VALUES (?, ?)")
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
@@ -646,6 +648,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if it.ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, id, encodeODBC(it.ODBC)); err != nil {
+				return fmt.Errorf("cannot store the database monitor login of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
@@ -672,7 +679,15 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
-		// The tags likewise.
+		// The database monitor login and the tags likewise.
+		if _, err := delODBC.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, it.ID, encodeODBC(it.ODBC)); err != nil {
+				return fmt.Errorf("cannot store the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
+			}
+		}
 		if _, err := delTags.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the tags of item %d (%q): %w", it.ID, it.Key, err)
 		}

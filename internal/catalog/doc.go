@@ -73,6 +73,11 @@
 //     query_fields, request_method, ... of type 19 items; table item_http,
 //     schema version 8), validated with Zabbix's values and names
 //     (ItemSpec.HTTPSpec in the import, ItemUpdate.HTTP for the API).
+//   - Database monitor logins (odbc_item.go, Item.ODBC: Zabbix's
+//     username and password of type 11 items, whose SQL query is their
+//     Params and whose data source their key names; table item_odbc,
+//     schema version 20). They share HTTPSpec's fields, as Zabbix's
+//     item fields are shared.
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
 //     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved

@@ -437,6 +437,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 		h := e.host(id)
 		for _, q := range []string{
 			"DELETE FROM item_http WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM item_odbc WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_tags WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",

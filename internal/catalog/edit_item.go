@@ -143,6 +143,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		if err := e.writeHTTP(it, false); err != nil {
 			return nil, err
 		}
+		if err := e.writeODBC(it, false); err != nil {
+			return nil, err
+		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
@@ -161,12 +164,16 @@ func specOf(it *Item) ItemSpec {
 	if !it.Enabled {
 		st = "disabled"
 	}
-	return ItemSpec{
+	spec := ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 		Tags: specOfTags(it.Tags), Description: it.Description,
 	}
+	if it.ODBC != nil {
+		spec.Username, spec.Password = it.ODBC.Username, it.ODBC.Password
+	}
+	return spec
 }
 
 // specOfTags returns tags in the import format's form, nil for none.
@@ -406,6 +413,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if !n.ODBC.equal(cur.ODBC) {
+			if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
+				return err
+			}
+		}
 		if tagsChanged {
 			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
@@ -450,6 +462,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	for _, id := range ids {
 		it := e.item(id)
 		if _, err := e.exec("DELETE FROM item_http WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_odbc WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {

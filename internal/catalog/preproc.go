@@ -197,9 +197,15 @@ func (ck *checks) checkItemExtras(it *Item, hasMaster bool, ip string, el *errLi
 				el.add(ip+".params", err)
 			}
 		}
+	case ODBC:
+		// The SQL query; 6.0 takes an empty one (recorded from 6.0.14),
+		// whose checks then fail ("SQL query cannot be empty.").
+		if len(it.Params) > maxParamsLen {
+			el.addf(ip+".params", "longer than %d bytes", maxParamsLen)
+		}
 	default:
 		if it.Params != "" {
-			el.addf(ip+".params", "only calculated and script items have params, not %s items", it.Type)
+			el.addf(ip+".params", "only calculated, script and odbc items have params, not %s items", it.Type)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func TestImportDependentErrors(t *testing.T) {
 		{"itself", []ItemSpec{dep("d", "d")}, "hosts[0].items[0].master_item", "its own master"},
 		{"cycle", []ItemSpec{dep("a", "b"), dep("b", "a")}, "hosts[0].items[0].master_item", "cycle"},
 		{"four levels", []ItemSpec{{Key: "m"}, dep("d1", "m"), dep("d2", "d1"), dep("d3", "d2"), dep("d4", "d3")}, "hosts[0].items[4].master_item", "at most 3 levels"},
-		{"params of a trapper", []ItemSpec{{Key: "x", Params: "1"}}, "hosts[0].items[0].params", "only calculated and script"},
+		{"params of a trapper", []ItemSpec{{Key: "x", Params: "1"}}, "hosts[0].items[0].params", "only calculated, script and odbc"},
 		{"calculated without formula", []ItemSpec{{Key: "x", Type: "calculated"}}, "hosts[0].items[0].params", "needs its formula"},
 		{"unknown step", []ItemSpec{{Key: "x", Preprocessing: []PreprocSpec{{Type: "JSONPATHS"}}}}, "hosts[0].items[0].preprocessing[0].type", "unknown preprocessing step type"},
 		{"unknown handler", []ItemSpec{{Key: "x", Preprocessing: []PreprocSpec{{Type: "TRIM", Parameters: []string{" "}, ErrorHandler: "IGNORE"}}}}, "hosts[0].items[0].preprocessing[0].error_handler", "unknown error handler"},

@@ -143,11 +143,13 @@ type ItemSpec struct {
 	// host (in this document or already in the catalog); required for
 	// type dependent, refused for other types.
 	MasterItem *MasterItemSpec `yaml:"master_item"`
-	// Params is a calculated item's formula or a script item's script;
-	// required for those types, refused for others.
+	// Params is a calculated item's formula, a script item's script or
+	// an odbc item's SQL query; required for the first two, refused for
+	// types that have none.
 	Params string `yaml:"params"`
 	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
-	// used by http_agent items only.
+	// used by http_agent items only; its username and password are also
+	// the login of odbc items (Zabbix's shared item fields).
 	HTTPSpec `yaml:",inline"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
@@ -644,6 +646,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		it.SNMPOID = is.SNMPOID
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
+	it.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

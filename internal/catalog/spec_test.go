@@ -182,7 +182,7 @@ func TestParseItemType(t *testing.T) {
 		{"internal", Internal}, {"5", Internal}, {"external", External}, {"10", External},
 		{"http_agent", HTTPAgent}, {"19", HTTPAgent}, {"snmp_agent", SNMPAgent}, {"20", SNMPAgent},
 		{"calculated", Calculated}, {"15", Calculated}, {"dependent", Dependent}, {"18", Dependent}, {"script", Script}, {"21", Script},
-		{"snmp_trap", SNMPTrap}, {"17", SNMPTrap},
+		{"snmp_trap", SNMPTrap}, {"17", SNMPTrap}, {"odbc", ODBC}, {"11", ODBC},
 	} {
 		got, err := ParseItemType(c.in)
 		if err != nil || got != c.want {

@@ -24,6 +24,7 @@ const (
 	ZabbixAgentActive ItemType = 7  // active agent check, pushed by the agent
 	SNMPTrap          ItemType = 17 // snmptrap[regex] and snmptrap.fallback, fed by the trap receiver
 	External          ItemType = 10 // external script run by the server
+	ODBC              ItemType = 11 // database monitor: SQL query (Item.Params) through unixODBC (Item.ODBC)
 	Calculated        ItemType = 15 // formula (Item.Params) evaluated on schedule
 	Dependent         ItemType = 18 // fed by its master item's values (Item.MasterItemID)
 	HTTPAgent         ItemType = 19 // HTTP request made by the server
@@ -43,6 +44,7 @@ var itemTypeNames = [...]struct {
 	{ZabbixAgentActive, "zabbix_agent_active"},
 	{SNMPTrap, "snmp_trap"},
 	{External, "external"},
+	{ODBC, "odbc"},
 	{Calculated, "calculated"},
 	{Dependent, "dependent"},
 	{HTTPAgent, "http_agent"},
@@ -78,7 +80,7 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "calculated", "dependent", "http_agent", "snmp_agent",
+// "external", "odbc", "calculated", "dependent", "http_agent", "snmp_agent",
 // "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
@@ -90,7 +92,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 15, 18, 19, 20, 21, 17)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, odbc, calculated, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 11, 15, 18, 19, 20, 21, 17)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -256,8 +258,9 @@ type Item struct {
 	// snapshots while the steps do not change, so a consumer may cache
 	// what it compiles from a chain by the slice's address.
 	Preprocessing []PreprocStep
-	// Params is the formula of a calculated item (type 15) or the script
-	// of a script item (type 21); "" for other types.
+	// Params is the formula of a calculated item (type 15), the script
+	// of a script item (type 21) or the SQL query of a database monitor
+	// item (type 11); "" for other types.
 	Params string
 
 	Type      ItemType
@@ -273,6 +276,9 @@ type Item struct {
 	// HTTP is the request of an HTTP agent item (type 19), nil for every
 	// other type.
 	HTTP *HTTPItem
+	// ODBC is the login of a database monitor item (type 11), nil for
+	// every other type.
+	ODBC *ODBCItem
 	// RetryDelay is Peregrine's retry interval ("30s", a user macro, or
 	// "" for none): while a trigger of the item is in a soft state (see
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
@@ -309,7 +315,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description
+		a.HTTP.equal(b.HTTP) && a.ODBC.equal(b.ODBC) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description
 }
 
 // HasDependents reports whether some dependent item has a as its master,
