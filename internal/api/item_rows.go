@@ -262,7 +262,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fAuthType, fFollowRedirects, fOutputFormat, fPostType, fRequestMethod, fRetrieveMode, fVerifyHost, fVerifyPeer:
 		return strconv.AppendUint(dst, uint64(httpNumber(it.HTTP, f)), 10)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return append(dst, httpString(it.HTTP, f)...)
+		return append(dst, connString(it, f)...)
 	}
 	c := rs.lastOf(r)
 	switch f {
@@ -806,7 +806,7 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
 	case fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername:
-		return zjson.AppendString(dst, httpString(it.HTTP, f))
+		return zjson.AppendString(dst, connString(it, f))
 	}
 	c := rs.lastOf(r)
 	v := &c.last
@@ -835,6 +835,16 @@ type rawJSON []byte
 // httpDefaults are the HTTP agent fields of items of other types, as
 // Zabbix 6.0 returns them (its column defaults).
 var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
+
+// connString is a string field of how an item connects: a database
+// monitor item's username, or an HTTP agent item's fields (httpString).
+// Passwords are never returned (6.0 returns them).
+func connString(it *catalog.Item, f itemField) string {
+	if f == fUsername && it.ODBC != nil {
+		return it.ODBC.Username
+	}
+	return httpString(it.HTTP, f)
+}
 
 // httpString is a string HTTP agent field of an item (h nil: not an HTTP
 // agent item).

@@ -29,7 +29,7 @@ type taskReq struct {
 // refuses them ("wrong item type").
 func checkNowType(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.HTTPAgent, catalog.SNMPAgent:
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.ODBC, catalog.HTTPAgent, catalog.SNMPAgent:
 		return true
 	}
 	return false
