@@ -1,8 +1,10 @@
 // Package testutil starts the real programs (zabbix_sender, and
 // zabbix_agentd and zabbix_agent2 in active mode; net-snmp's snmpd
 // (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
-// zabbix_get and ClickHouse later)
-// on loopback for integration tests, and parses what they print.
+// zabbix_get and ClickHouse later; a private PostgreSQL, StartPostgres,
+// with psqlODBC's driver and a temporary odbc.ini for the database
+// monitor checker) on loopback for integration tests, and parses what
+// they print.
 // InTmpfs runs a test with a small tmpfs of its own (in a user and
 // mount namespace made by unshare), so that a disk can really fill up.
 // catalogtest opens a test catalog with a spec. The simulated peers
