@@ -40,6 +40,7 @@ type Config struct {
 	API      APIConfig      `yaml:"api"`
 	Poll     PollConfig     `yaml:"poll"`
 	SNMP     SNMPConfig     `yaml:"snmp"`
+	ODBC     ODBCConfig     `yaml:"odbc"`
 	TLS      TLSConfig      `yaml:"tls"`
 }
 
@@ -469,6 +470,7 @@ func Default() Config {
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
 		},
 		SNMP: defaultSNMP(),
+		ODBC: defaultODBC(),
 	}
 }
 
@@ -662,6 +664,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.SNMP.validate(&c.Poll); err != nil {
+		return err
+	}
+	if err := c.ODBC.validate(&c.Poll); err != nil {
 		return err
 	}
 	return c.TLS.validate()

@@ -54,6 +54,7 @@ func TestGoodFiles(t *testing.T) {
 			ExternalScripts: []string{"/opt/plugins", "/usr/lib/nagios/plugins"}, ExternalMaxProcesses: 16, ExternalMaxOutput: 128 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
+		ODBC: ODBCConfig{SysIniDir: "/etc", Workers: 4, MaxConnsPerSource: 2, IdleTimeout: Duration(5 * time.Minute), MaxValueSize: 4 << 20, MaxInFlight: 500},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -89,6 +90,8 @@ func TestBadFiles(t *testing.T) {
 		"wrong_shape.bad.yaml":         "cannot unmarshal",
 		"bad_poll.bad.yaml":            "poll.agent_max_in_flight: must be between 0",
 		"bad_snmp.bad.yaml":            "snmp.max_oids_per_request: must be between 1 and 128",
+		"bad_odbc.bad.yaml":            "odbc.ini: \"odbc.ini\" must be an absolute path",
+		"bad_odbc_workers.bad.yaml":    "odbc.workers: must be between 1 and 1000",
 		"bad_unreach.bad.yaml":         "poll.unreachable_delay: must be whole seconds",
 		"bad_icmp.bad.yaml":            "poll.icmp_socket: must be auto, raw or dgram",
 		"bad_http_body.bad.yaml":       "poll.http_max_body_size: must be between 1KiB and 1GiB",

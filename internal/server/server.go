@@ -35,6 +35,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/odbc"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/service"
@@ -158,7 +159,10 @@ type Server struct {
 	// the poller stops.
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
-	Trapper   *ingest.Server
+	// odbc is the database monitor checker: its pooled connections
+	// close after the poller stops.
+	odbc    *odbc.Checker
+	Trapper *ingest.Server
 	// SNMPTraps receives SNMP traps; nil unless snmp.trap_listen is set.
 	SNMPTraps *snmptrap.Receiver
 
@@ -374,6 +378,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.httpAgent != nil {
 		s.httpAgent.Close()
+	}
+	if s.odbc != nil {
+		s.odbc.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/external"
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
+	"github.com/peregrine-mon/peregrine/internal/poll/odbc"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
@@ -157,6 +159,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Metrics:         s.Metrics,
 		Logger:          log.With("component", "poll", "checker", "http"),
 	})
+	if s.odbc, err = s.buildODBC(); err != nil {
+		return err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog:    s.Catalog,
 		Submit:     func(v []history.Sample) error { return s.Pipeline.Submit(v, pipeline.NewTicket()) },
@@ -203,6 +208,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// HTTP agent items: the URL says where; no interface, no
 			// availability (Zabbix keeps none for them).
 			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
+			// Database monitor items: the key names the data source; no
+			// interface, no availability (Zabbix keeps none for them).
+			catalog.ODBC: {Checker: s.odbc, MaxInFlight: cfg.ODBC.MaxInFlight, NoInterface: true},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).
@@ -228,6 +236,31 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Logger:            log.With("component", "poll"),
 	})
 	return err
+}
+
+// buildODBC makes the database monitor checker, pointing unixODBC at
+// the configured odbc.ini and system directory first (ODBCINI and
+// ODBCSYSINI: unixODBC reads them from the environment at each connect).
+func (s *Server) buildODBC() (*odbc.Checker, error) {
+	cfg := s.cfg.ODBC
+	for _, e := range []struct{ name, v string }{{"ODBCINI", cfg.Ini}, {"ODBCSYSINI", cfg.SysIniDir}} {
+		if e.v == "" {
+			continue
+		}
+		if err := os.Setenv(e.name, e.v); err != nil {
+			return nil, fmt.Errorf("cannot set %s for unixODBC: %w", e.name, err)
+		}
+	}
+	return odbc.New(odbc.Options{
+		Item:              func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		Workers:           cfg.Workers,
+		MaxConnsPerSource: cfg.MaxConnsPerSource,
+		IdleTimeout:       cfg.IdleTimeout.Std(),
+		MaxValueSize:      int(cfg.MaxValueSize),
+		DefaultTimeout:    s.cfg.Poll.DefaultTimeout.Std(),
+		Metrics:           s.Metrics,
+		Logger:            s.log.With("component", "poll", "checker", "odbc"),
+	}), nil
 }
 
 // seedLastValues restores the pipeline's last and previous value of every
