@@ -40,7 +40,8 @@ import (
 // Builds: s.Pipeline (committed batches go to the value cache, then the
 // evaluator), the self-monitoring host on a data directory's first
 // start, the pipeline's last values restored from s.Store, the checkers
-// and s.Poller over them (s.icmp and s.httpAgent kept for closeAll),
+// and s.Poller over them (s.icmp, s.httpAgent and s.odbc kept for
+// closeAll; the odbc section sets ODBCINI and ODBCSYSINI),
 // then, last, the listeners: s.Trapper (trapper and active agents) and
 // s.SNMPTraps when snmp.trap_listen is set. Binding makes a port accept
 // connections into the kernel's queue before Run serves them, so
