@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // ChecksUsage is the text of `peregrine bench checks -h`.
-const ChecksUsage = `usage: peregrine bench checks --kind snmp|external --target URL [flags]
+const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|odbc --target URL [flags]
 
 Measures a server's own pollers through its API (Zabbix 6.0 or Peregrine:
 the same calls), for the side-by-side runs of issue 14. It creates --hosts
@@ -25,12 +26,21 @@ checks"), measures, and deletes them:
   external  external checks (type 10) check_dummy["0","ok N"], run from
             the server's external scripts directory (Zabbix:
             ExternalScripts; Peregrine: its plugin directories)
+  odbc      database monitor items (type 11) db.odbc.select[pbN,,CONN]
+            with the query "select N", through unixODBC to the database
+            --odbc-conn names (a connection string both servers can use,
+            e.g. Driver=PostgreSQL Unicode;Server=127.0.0.1;Port=5432;
+            Database=postgres) as --odbc-user
 
 --mode sweep makes every item due at once (task.create "Execute now"),
 --rounds times, and times until each has a value (history.get); --mode
 rate polls the items every --delay and counts, after --warmup, the values
 stored in --window against the ideal (items / delay), and for snmp the
-OIDs the devices answered. --start/--stop run shell commands around the
+OIDs the devices answered. --cpu-ports and --db-cpu-ports name the ports
+of the server's and the database's processes: the CPU of their process
+trees (with the children they reaped, such as a backend per connection)
+over each sweep or window is given per check. --start/--stop run shell
+commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
 server with the StartPollers given in ZP_POLLERS).
 
@@ -49,6 +59,11 @@ type ChecksBench struct {
 	Window       time.Duration
 	Timeout      time.Duration
 	Server       ZabbixInstance
+	// ODBCConn, ODBCUser, ODBCPassword: the data source of odbc items.
+	ODBCConn, ODBCUser, ODBCPassword string
+	// CPUPorts and DBPorts: ports whose listening process trees are the
+	// server's and the database's, for CPU per check.
+	CPUPorts, DBPorts []int
 	// InProcessAgents runs the simulated SNMP devices in this process
 	// (tests).
 	InProcessAgents bool
@@ -58,8 +73,12 @@ type ChecksBench struct {
 func (b *ChecksBench) defaults() error {
 	switch b.Kind {
 	case "snmp", "external":
+	case "odbc":
+		if b.ODBCConn == "" {
+			return errors.New("bench checks: --kind odbc needs --odbc-conn, a connection string to a database both servers reach")
+		}
 	default:
-		return fmt.Errorf("bench checks: --kind must be snmp or external, not %q", b.Kind)
+		return fmt.Errorf("bench checks: --kind must be snmp, external or odbc, not %q", b.Kind)
 	}
 	switch b.Mode {
 	case "":
@@ -102,7 +121,8 @@ func (b *ChecksBench) defaults() error {
 func snmpValue(n int) string { return strconv.FormatUint(uint64(n-1)<<20, 10) }
 
 // ChecksColumns is the CSV header of rate rows.
-var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s"}
+var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s",
+	"server_cpu_ms_per_check", "db_cpu_ms_per_check"}
 
 // Run provisions, measures and cleans up.
 func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
@@ -155,6 +175,23 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 			}
 			return ""
 		}
+	case "odbc":
+		k.History = 3
+		for h := 0; h < b.Hosts; h++ {
+			host := CheckHost{Name: fmt.Sprintf("pb-odbc-%05d", h), Iface: CheckIface{Type: 1, IP: "127.0.0.1", Port: "10050"}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				n := strconv.Itoa(h*b.ItemsPerHost + i)
+				host.Items = append(host.Items, CheckItem{Key: "db.odbc.select[pb" + n + ",," + b.ODBCConn + "]", Type: 11, ValueType: 3, Delay: delay,
+					Params: "select " + n, Username: b.ODBCUser, Password: b.ODBCPassword})
+			}
+			k.Hosts = append(k.Hosts, host)
+		}
+		k.Expect = func(item int, v string) string {
+			if want := strconv.Itoa(item); v != want {
+				return fmt.Sprintf("item %d = %q, want %s", item, v, want)
+			}
+			return ""
+		}
 	}
 	c, stop, err := b.Server.start(ctx, b.Log)
 	if err != nil {
@@ -177,6 +214,11 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	items := len(set.itemIDs)
+	srvCPU, dbCPU := ServerCPU{PIDs: portPIDs(b.CPUPorts), Reaped: true}, ServerCPU{PIDs: portPIDs(b.DBPorts), Reaped: true}
+	measured := len(b.CPUPorts)+len(b.DBPorts) > 0
+	if measured {
+		fmt.Fprintf(b.Log, "checks %s: CPU of the server: %s; of the database: %s\n", b.Server.Name, srvCPU.Describe(), dbCPU.Describe())
+	}
 	fmt.Fprintf(b.Log, "checks %s: %d %s items created; waiting %s\n", b.Server.Name, items, b.Kind, b.Server.Settle)
 	if err := sleepCtx(ctx, b.Server.Settle); err != nil {
 		return sec, err
@@ -191,10 +233,12 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 					return sec, err
 				}
 			}
+			s0, d0 := srvCPU.Sample(), dbCPU.Sample()
 			r, err := k.sweep(ctx, c, set, b.Timeout)
 			if err != nil {
 				return sec, err
 			}
+			r.ServerCPU, r.DBCPU, r.CPUMeasured = srvCPU.Sample()-s0, dbCPU.Sample()-d0, measured
 			extra := ""
 			if devices != nil {
 				req1, oid1, err := devices.counts()
@@ -206,6 +250,9 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 			}
 			tr, cr := sweepRow(b.Server.Name, round, r)
 			table.Rows, csv.Rows = append(table.Rows, tr), append(csv.Rows, cr)
+			if measured {
+				extra += fmt.Sprintf(", CPU per check: server %.3f ms, database %.3f ms", perCheckMS(r.ServerCPU, r.Items-r.Missing, true), perCheckMS(r.DBCPU, r.Items-r.Missing, true))
+			}
 			fmt.Fprintf(b.Log, "checks %s %s round %d: %d items, all after %.2f s (first %.2f s, p50 %.2f s, p99 %.2f s; task.create %.2f s), %d missing, %d wrong %s%s\n",
 				b.Server.Name, b.Kind, round, r.Items, r.All.Seconds(), r.First.Seconds(), r.P50.Seconds(), r.P99.Seconds(), r.Requests.Seconds(), r.Missing, r.Wrong, r.Example, extra)
 		}
@@ -224,9 +271,14 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		}
 	}
 	from := time.Now().Truncate(time.Second).Add(time.Second)
+	if err := sleepCtx(ctx, time.Until(from)); err != nil {
+		return sec, err
+	}
+	s0, d0 := srvCPU.Sample(), dbCPU.Sample()
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
 	}
+	sCPU, dCPU := srvCPU.Sample()-s0, dbCPU.Sample()-d0
 	var oids, reqs float64
 	if devices != nil {
 		req1, oid1, err := devices.counts()
@@ -245,9 +297,11 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	ideal := float64(items) / b.Delay.Seconds()
-	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s"}}
-	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs)})
-	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs)}}}
+	stored := int(done * b.Window.Seconds())
+	srvMS, dbMS := perCheckMS(sCPU, stored, measured), perCheckMS(dCPU, stored, measured)
+	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "device OIDs/s", "device requests/s", "server CPU/check", "DB CPU/check"}}
+	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), human(oids), human(reqs), msOrDash(srvMS), msOrDash(dbMS)})
+	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(srvMS), f(dbMS)}}}
 	sec.Tables = append(sec.Tables, table)
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
 		"and the OIDs the devices answered in it.", b.Hosts, b.ItemsPerHost, b.Kind, b.Delay, b.Server.Name, b.Warmup, b.Window))
@@ -285,7 +339,12 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), ChecksUsage); fs.PrintDefaults() }
 	var b ChecksBench
-	fs.StringVar(&b.Kind, "kind", "", "snmp or external")
+	fs.StringVar(&b.Kind, "kind", "", "snmp, external or odbc")
+	fs.StringVar(&b.ODBCConn, "odbc-conn", "", "odbc: the connection string of the items' data source")
+	fs.StringVar(&b.ODBCUser, "odbc-user", "", "odbc: the items' username")
+	fs.StringVar(&b.ODBCPassword, "odbc-password", "", "odbc: the items' password")
+	cpuPorts := fs.String("cpu-ports", "", "ports (comma-separated) of the server's processes, for CPU per check")
+	dbPorts := fs.String("db-cpu-ports", "", "ports (comma-separated) of the database's processes (odbc), for its CPU per check")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 64, "items per host")
@@ -302,8 +361,41 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 		}
 		return 2
 	}
+	var err error
+	if b.CPUPorts, err = parsePorts(*cpuPorts); err == nil {
+		b.DBPorts, err = parsePorts(*dbPorts)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench checks:", err)
+		return 2
+	}
 	return runLocalBench(stdout, stderr, "checks", args, version, "1", *report, func(_ []int, _ string) (Section, error) {
 		b.Log = stderr
 		return b.Run(ctx)
 	})
+}
+
+// parsePorts reads a comma-separated list of ports ("" is none).
+func parsePorts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%q is no port", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// portPIDs are the processes listening on ports.
+func portPIDs(ports []int) []int {
+	var out []int
+	for _, p := range ports {
+		out = append(out, ListeningPIDs(p)...)
+	}
+	return out
 }

@@ -85,6 +85,7 @@ func TestChecksDefaults(t *testing.T) {
 		want string
 	}{
 		{ChecksBench{Kind: "icmp"}, "--kind"},
+		{ChecksBench{Kind: "odbc"}, "--odbc-conn"},
 		{ChecksBench{Kind: "snmp", Mode: "burst"}, "--mode"},
 		{ChecksBench{Kind: "snmp"}, "--target"},
 		{ChecksBench{Kind: "snmp", Server: ZabbixInstance{Target: "x"}, Hosts: 1, ItemsPerHost: 1, Delay: 1500 * time.Millisecond}, "--delay"},

@@ -25,8 +25,8 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
        peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
        peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
-       peregrine bench checks --kind snmp|external --target URL [flags]
-                                      (a server's SNMP or external checks through its API; bench checks -h)
+       peregrine bench checks --kind snmp|external|odbc --target URL [flags]
+                                      (a server's SNMP, external or ODBC checks through its API; bench checks -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
