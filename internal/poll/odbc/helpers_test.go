@@ -45,7 +45,9 @@ type results struct {
 	n   chan struct{}
 }
 
-func newResults() *results { return &results{got: map[uint64]*poll.Result{}, n: make(chan struct{}, 1<<16)} }
+func newResults() *results {
+	return &results{got: map[uint64]*poll.Result{}, n: make(chan struct{}, 1<<16)}
+}
 
 func (r *results) done(res *poll.Result) {
 	r.mu.Lock()

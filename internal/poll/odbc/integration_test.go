@@ -304,4 +304,3 @@ func TestIntegrationTooLarge(t *testing.T) {
 		t.Errorf("%d too large counted, want 2", n)
 	}
 }
-

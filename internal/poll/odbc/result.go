@@ -1,7 +1,6 @@
 package odbc
 
 import (
-	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -120,17 +119,6 @@ func macroName(label string) (string, bool) {
 		b = append(b, c)
 	}
 	return string(append(b, '}')), true
-}
-
-// budget is how many bytes the next column's text may take.
-func (s *shaper) budget() int {
-	if s.kind == kindSelect {
-		return s.limit
-	}
-	// What is left; escaping may make the text longer, which value()
-	// checks once it is appended (so the value is at most 6 times the
-	// limit while it is refused: a \u0001 for each byte).
-	return max(0, s.limit-len(s.out))
 }
 
 // beginRow starts a row.
@@ -275,12 +263,4 @@ func appendJSONString(dst []byte, s string) []byte {
 		i++
 	}
 	return append(dst, '"')
-}
-
-// isShapeOrSize reports whether err is the result's own (not the
-// driver's): the connection is fine.
-func isShapeOrSize(err error) bool {
-	var se shapeError
-	var tl errTooLarge
-	return errors.As(err, &se) || errors.As(err, &tl)
 }

@@ -44,7 +44,7 @@ func newDriver() (driver, error) {
 	if r := api.SQLSetEnvUIntPtrAttr(env, api.SQL_ATTR_ODBC_VERSION, api.SQL_OV_ODBC3, 0); !succeeded(r) {
 		d, _ := diagnose(api.SQL_HANDLE_ENV, api.SQLHANDLE(env), r)
 		api.SQLFreeHandle(api.SQL_HANDLE_ENV, api.SQLHANDLE(env))
-		return nil, fmt.Errorf("Cannot set ODBC version: %s", d)
+		return nil, &dbError{stage: stageEnv, diag: "cannot set the ODBC version: " + d}
 	}
 	return &unixODBC{env: env}, nil
 }
@@ -336,4 +336,15 @@ func diagnose(ht api.SQLSMALLINT, h api.SQLHANDLE, r api.SQLRETURN) (diag string
 		fmt.Fprintf(&b, "[%s][%d][%s]", code, native, string(utf16.Decode(msg[:min(int(l), len(msg)-1)])))
 	}
 	return b.String(), broken
+}
+
+// budget is how many bytes the next column's text may take.
+func (s *shaper) budget() int {
+	if s.kind == kindSelect {
+		return s.limit
+	}
+	// What is left; escaping may make the text longer, which value()
+	// checks once it is appended (so the value is at most 6 times the
+	// limit while it is refused: a \u0001 for each byte).
+	return max(0, s.limit-len(s.out))
 }
