@@ -102,7 +102,7 @@ starttime() {
 # movable PID: true for user-space processes other than PID 1, this script and
 # its subshells.
 movable() {
-  local p=$1 cmd
+  local p=$1 cmd=
   [ "$p" = 1 ] || [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && return 1
   # Kernel threads have an empty command line.
   IFS= read -r -d '' cmd < "/proc/$p/cmdline" 2>/dev/null

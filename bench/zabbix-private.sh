@@ -18,6 +18,7 @@
 # Settings (environment; the peer's values by default):
 #   ZP_PINGERS (1)  ZP_POLLERS (1)  ZP_PREPROC (2)  ZP_EXTERNAL_SCRIPTS (empty: Zabbix's default)
 #   ZP_TRAPPERS (8)  ZP_DBSYNCERS (4)  ZP_ALLOW_ROOT (1 inside a user namespace: only root is mapped)
+#   ZP_ODBC_POLLERS (empty: Zabbix's default StartODBCPollers, 1)
 set -euo pipefail
 PEER_ROOT=${PEER_ROOT:-/tmp/zbxpeer}
 ZP_ROOT=${ZP_ROOT:-/tmp/sbs-zbx}
@@ -85,6 +86,7 @@ AllowRoot=${ZP_ALLOW_ROOT:-1}
 User=zabbix
 ZC
   [ -n "${ZP_EXTERNAL_SCRIPTS:-}" ] && echo "ExternalScripts=$ZP_EXTERNAL_SCRIPTS"
+  if [ -n "${ZP_ODBC_POLLERS:-}" ]; then echo "StartODBCPollers=$ZP_ODBC_POLLERS"; fi
 } > "$ZP_ROOT/zabbix_server.conf"
 
 if [ ! -f "$ZP_ROOT/web/api_jsonrpc.php" ]; then

@@ -541,16 +541,24 @@ func runHeader(o *options, t *Target, m Machine, apiVersion string, started, end
 	}
 }
 
-// maskPassword hides a --password value in the recorded command.
+// maskPassword hides a --password value (and --zabbix-password's,
+// --odbc-password's) in the recorded command.
 func maskPassword(args []string) []string {
 	out := append([]string(nil), args...)
+	secret := func(flag string) bool {
+		switch strings.TrimLeft(flag, "-") {
+		case "password", "zabbix-password", "odbc-password":
+			return strings.HasPrefix(flag, "-")
+		}
+		return false
+	}
 	for i, a := range out {
+		k, _, hasValue := strings.Cut(a, "=")
 		switch {
-		case (a == "--password" || a == "-password" || a == "--zabbix-password" || a == "-zabbix-password") && i+1 < len(out):
-			out[i+1] = "***"
-		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password=") || strings.HasPrefix(a, "--zabbix-password=") || strings.HasPrefix(a, "-zabbix-password="):
-			k, _, _ := strings.Cut(a, "=")
+		case hasValue && secret(k):
 			out[i] = k + "=***"
+		case !hasValue && secret(a) && i+1 < len(out):
+			out[i+1] = "***"
 		}
 	}
 	return out
