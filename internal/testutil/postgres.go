@@ -106,7 +106,26 @@ func StartPostgres(t testing.TB) *Postgres {
 	p.Start()
 	t.Cleanup(p.Stop)
 	p.Exec(fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", PostgresUser, PostgresPassword))
+	quietPsqlODBC(t, dir)
 	return p
+}
+
+// quietPsqlODBC points unixODBC's system configuration (ODBCSYSINI, for
+// the rest of the test) at an odbcinst.ini in dir naming psqlODBC's
+// driver with its communication log off: Debian's odbcinst.ini turns it
+// on (CommLog=1), and every process then leaves a
+// /tmp/psqlodbc_<program>_<user><pid>.log behind. Without psqlODBC
+// installed nothing changes (the test skips where it needs it).
+func quietPsqlODBC(t testing.TB, dir string) {
+	libs, _ := filepath.Glob("/usr/lib/*/odbc/psqlodbcw.so")
+	if len(libs) == 0 {
+		return
+	}
+	ini := fmt.Sprintf("[PostgreSQL Unicode]\nDriver = %s\nCommLog = 0\nDebug = 0\n", libs[0])
+	if err := os.WriteFile(filepath.Join(dir, "odbcinst.ini"), []byte(ini), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ODBCSYSINI", dir)
 }
 
 // command is a PostgreSQL program run as the server's user.
