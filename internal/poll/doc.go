@@ -4,7 +4,7 @@
 // of the item's type (poll/agent for Zabbix agent items, poll/snmp for SNMP, poll/icmp,
 // poll/tcpsvc and poll/http for simple checks and the HTTP agent,
 // poll/calc for calculated items, poll/external for external checks and
-// Nagios plugins) and
+// Nagios plugins, poll/odbc for database monitor items) and
 // brings the results the trapper's way, the pipeline's one way in:
 // acceptance (pipeline.ItemByID), pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline
