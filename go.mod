@@ -3,6 +3,7 @@ module github.com/peregrine-mon/peregrine
 go 1.26.8
 
 require (
+	github.com/alexbrainman/odbc v0.0.0-20250601004241-49e6b2bc0cf0
 	github.com/antchfx/xmlquery v1.5.2
 	github.com/antchfx/xpath v1.3.9
 	github.com/bougou/go-ipmi v0.9.1

@@ -2,6 +2,7 @@
 # usage: bash bench/quiet.sh bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
 #   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
 #         | jmx sweep|rate JAVAPOLLERS...
+#         | odbc sweep|rate ODBCPOLLERS...
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
 # `peregrine serve` (bench/peregrine-run.sh) and a private Zabbix 6.0 (bench/zabbix-private.sh: the
 # peer's packages, configuration and PostgreSQL, its own database; only the process counts named
@@ -40,6 +41,21 @@ external)
     "$BIN" bench checks $A --target $ZAPI --start "ZP_POLLERS=$P ZP_EXTERNAL_SCRIPTS=/tmp/sbs-zbx/scripts bench/zabbix-private.sh start" \
       --stop "$ZSTOP" --name zabbix-pollers-$P --report "$R/$MODE-zabbix-pollers-$P"
   done ;;
+odbc)
+  MODE=${1:-sweep}; shift || true
+  # The database the items query: a private PostgreSQL on 127.0.0.1:55498 (bench/scripts/odbc-pg.sh),
+  # reached by both servers through the same connection string; its CPU is counted per check too.
+  bench/scripts/odbc-pg.sh start
+  export ODBC_CONN="Driver=PostgreSQL Unicode;Server=127.0.0.1;Port=55498;Database=postgres"
+  A="--kind odbc --hosts 20 --items-per-host 100 --mode $MODE --rounds 2 --timeout 5m --delay 10s --warmup 20s --window 30s --odbc-user mon --odbc-password mon --db-cpu-ports 55498"
+  beside "$BIN bench checks $A --odbc-conn \"\$ODBC_CONN\" --target \$PG_API --password \"\$(cat \$PG_PASSWORD_FILE)\" --settle 3s --cpu-ports 18391 --name peregrine --report $R/$MODE-peregrine"
+  [ $# -gt 0 ] || set -- 1 5
+  for P in "$@"; do
+    # --cpu-ports 10071: zabbix_server's trapper, so its process tree (the ODBC pollers among it).
+    "$BIN" bench checks $A --odbc-conn "$ODBC_CONN" --target $ZAPI --start "ZP_ODBC_POLLERS=$P bench/zabbix-private.sh start" --stop "$ZSTOP" \
+      --cpu-ports 10071 --name zabbix-odbcpollers-$P --report "$R/$MODE-zabbix-odbcpollers-$P"
+  done
+  bench/scripts/odbc-pg.sh stop ;;
 preprocess)
   A="--pp-items 10000 --pp-values 1M --pp-masters 1000 --pp-dependents 10 --pp-rounds 100 --warmup-time 20s --quiet"
   for P in "$@"; do

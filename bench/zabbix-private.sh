@@ -19,6 +19,7 @@
 #   ZP_PINGERS (1)  ZP_POLLERS (1)  ZP_PREPROC (2)  ZP_EXTERNAL_SCRIPTS (empty: Zabbix's default)
 #   ZP_TRAPPERS (8)  ZP_DBSYNCERS (4)  ZP_ALLOW_ROOT (1 inside a user namespace: only root is mapped)
 #   ZP_JAVA_GATEWAY (empty: none)  ZP_JAVA_GATEWAY_PORT (10052)  ZP_JAVA_POLLERS (0; 1 with a gateway)
+#   ZP_ODBC_POLLERS (empty: Zabbix's default StartODBCPollers, 1)
 set -euo pipefail
 PEER_ROOT=${PEER_ROOT:-/tmp/zbxpeer}
 ZP_ROOT=${ZP_ROOT:-/tmp/sbs-zbx}
@@ -91,6 +92,7 @@ ZC
     echo "JavaGatewayPort=${ZP_JAVA_GATEWAY_PORT:-10052}"
     echo "StartJavaPollers=${ZP_JAVA_POLLERS:-1}"
   fi
+  if [ -n "${ZP_ODBC_POLLERS:-}" ]; then echo "StartODBCPollers=$ZP_ODBC_POLLERS"; fi
 } > "$ZP_ROOT/zabbix_server.conf"
 
 if [ ! -f "$ZP_ROOT/web/api_jsonrpc.php" ]; then

@@ -197,7 +197,8 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 // preprocessing is validated as Zabbix's API validates it, with its
 // error paths (preprocessing.go); master_itemid is a dependent item's
 // master and params a calculated item's formula (or a script item's
-// script).
+// script, or a database monitor item's SQL query, whose username and
+// password are httpParams').
 type itemParams struct {
 	ItemID        opt[uint64]          `json:"itemid"`
 	HostID        opt[uint64]          `json:"hostid"`

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/usermacro"
 	"github.com/peregrine-mon/peregrine/internal/zbx/itemkey"
 )
 
@@ -20,18 +21,10 @@ import (
 // them.
 const itemTypes60 = "0, 2, 3, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21"
 
-// unsupportedItemTypes are the item types of 6.0 Peregrine does not
-// poll.
-var unsupportedItemTypes = map[int64]string{
-	11: "database monitor items (11)",
-}
-
-// checkType checks a given "type": one of 6.0's, and one Peregrine has.
+// checkType checks a given "type": one of 6.0's (Peregrine collects
+// every one of them).
 func (p *itemParams) checkType(i int) error {
 	t := p.Type.Value
-	if what, ok := unsupportedItemTypes[t]; ok {
-		return unsupported(i, "type", what)
-	}
 	if t < 0 || t > 255 || !catalog.ItemType(t).Valid() {
 		return oneOf(i, "type", itemTypes60)
 	}
@@ -193,6 +186,38 @@ func (p *itemParams) zabbixChecks(h *catalog.Host, name string, typ catalog.Item
 		if _, err := itemkey.Parse(p.Key.Value); errors.As(err, &se) {
 			return errParams(`Invalid key "%s" for item "%s" on "%s": %s.`, p.Key.Value, name, h.Host, se.Zabbix())
 		}
+		if typ == catalog.ODBC && p.Key.Value == defaultODBCKey {
+			return errParams("Check the key, please. Default example was passed.")
+		}
+	}
+	if typ == catalog.ODBC {
+		return p.odbcLogin()
 	}
 	return nil
 }
+
+// odbcLogin checks the lengths of a database monitor item's username and
+// password, refused by 6.0's database with its Application error
+// (recorded from 6.0.14: 64 characters are taken). 6.0 quotes the value
+// refused; a password is shown masked, as a secret macro is.
+func (p *itemParams) odbcLogin() error {
+	for _, f := range []struct {
+		name string
+		v    opt[string]
+	}{{"username", p.Username}, {"password", p.Password}} {
+		if n := utf8.RuneCountInString(f.v.Value); f.v.Set && n > 64 {
+			shown := f.v.Value
+			if f.name == "password" {
+				shown = usermacro.Mask
+			}
+			return errApp(`Value "%s" is too long for field "%s" - %d characters. Allowed length is %d characters.`, shown, f.name, n, 64)
+		}
+	}
+	return nil
+}
+
+// defaultODBCKey is the key 6.0's form suggests for a database monitor
+// item, which its API refuses as it is (recorded from 6.0.14, on create
+// and update; a shorter form such as db.odbc.select[<unique short
+// description>,<dsn>] is taken).
+const defaultODBCKey = "db.odbc.select[<unique short description>,<dsn>,<connection string>]"

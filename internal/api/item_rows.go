@@ -841,9 +841,9 @@ type rawJSON []byte
 var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
 
 // itemString is a string field of how an item connects: the login of
-// SSH and Telnet items, a JMX item's endpoint and username, the request
-// of HTTP agent items (httpString). Passwords are never returned (6.0
-// returns them; Peregrine never returns a secret).
+// SSH, Telnet and database monitor items, a JMX item's endpoint and
+// username, the request of HTTP agent items (httpString). Passwords are
+// never returned (6.0 returns them; Peregrine never returns a secret).
 func itemString(it *catalog.Item, f itemField) string {
 	switch {
 	case f == fJMXEndpoint && it.JMX != nil:
@@ -852,6 +852,8 @@ func itemString(it *catalog.Item, f itemField) string {
 		return ""
 	case f == fUsername && it.JMX != nil:
 		return it.JMX.Username
+	case f == fUsername && it.ODBC != nil:
+		return it.ODBC.Username
 	}
 	if l := it.Login; l != nil {
 		switch f {

@@ -53,14 +53,16 @@ type CheckIface struct {
 }
 
 // CheckItem is one item: key, type, value type, SNMP OID and delay;
-// for SSH items their command and login.
+// for SSH items their command and login, a database monitor item's query
+// and login.
 type CheckItem struct {
 	Key       string
 	Type      int
 	ValueType int
 	OID       string
 	Delay     string
-	// Params, Username, Password: an SSH item's command and login.
+	// Params, Username, Password: an SSH item's command and login, a
+	// database monitor item's query and login.
 	Params, Username, Password string
 }
 
@@ -145,8 +147,10 @@ func (k *Checks) provision(ctx context.Context, c *APIClient) (*checkSet, error)
 			if it.OID != "" {
 				m["snmp_oid"] = it.OID
 			}
-			if it.Params != "" || it.Username != "" {
-				m["params"], m["username"], m["password"] = it.Params, it.Username, it.Password
+			for k, v := range map[string]string{"params": it.Params, "username": it.Username, "password": it.Password} {
+				if v != "" {
+					m[k] = v
+				}
 			}
 			pending = append(pending, m)
 			if len(pending) == 1000 {
@@ -190,6 +194,10 @@ type SweepResult struct {
 	// DeviceOIDs, DeviceRequests: what the simulated devices answered
 	// during the sweep (SNMP; 0 otherwise).
 	DeviceOIDs, DeviceRequests uint64
+	// ServerCPU and DBCPU: the CPU the server's processes and the
+	// database's (ODBC) used during the sweep, when measured.
+	ServerCPU, DBCPU time.Duration
+	CPUMeasured      bool
 }
 
 // historyRow is one history.get row.
@@ -307,15 +315,32 @@ func sweepRow(target string, round int, r SweepResult) (table, csv []string) {
 	if r.All > 0 {
 		rate = float64(r.Items-r.Missing) / r.All.Seconds()
 	}
+	srvCPU, dbCPU := perCheckMS(r.ServerCPU, r.Items-r.Missing, r.CPUMeasured), perCheckMS(r.DBCPU, r.Items-r.Missing, r.CPUMeasured)
 	table = []string{target, strconv.Itoa(round), human(float64(r.Items)), secs(r.All.Seconds()), secs(r.P50.Seconds()), secs(r.P99.Seconds()),
-		human(rate), strconv.Itoa(r.Missing), strconv.Itoa(r.Wrong), human(float64(r.DeviceOIDs)), human(float64(r.DeviceRequests))}
+		human(rate), strconv.Itoa(r.Missing), strconv.Itoa(r.Wrong), human(float64(r.DeviceOIDs)), human(float64(r.DeviceRequests)), msOrDash(srvCPU), msOrDash(dbCPU)}
 	csv = []string{target, strconv.Itoa(round), fi(int64(r.Items)), f(r.All.Seconds()), f(r.P50.Seconds()), f(r.P99.Seconds()), f(rate),
-		fi(int64(r.Missing)), fi(int64(r.Wrong)), f(r.First.Seconds()), f(r.Requests.Seconds()), fi(int64(r.DeviceOIDs)), fi(int64(r.DeviceRequests))}
+		fi(int64(r.Missing)), fi(int64(r.Wrong)), f(r.First.Seconds()), f(r.Requests.Seconds()), fi(int64(r.DeviceOIDs)), fi(int64(r.DeviceRequests)), f(srvCPU), f(dbCPU)}
 	return table, csv
 }
 
+// perCheckMS is CPU per check in milliseconds (-1 when not measured).
+func perCheckMS(cpu time.Duration, checks int, measured bool) float64 {
+	if !measured || checks <= 0 {
+		return -1
+	}
+	return cpu.Seconds() * 1000 / float64(checks)
+}
+
+func msOrDash(v float64) string {
+	if v < 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64) + " ms"
+}
+
 // SweepColumns is the CSV header of sweep rows.
-var SweepColumns = []string{"target", "round", "checks", "sweep_s", "p50_s", "p99_s", "checks_per_s", "missing", "wrong", "first_s", "request_s", "device_oids", "device_requests"}
+var SweepColumns = []string{"target", "round", "checks", "sweep_s", "p50_s", "p99_s", "checks_per_s", "missing", "wrong", "first_s", "request_s", "device_oids", "device_requests",
+	"server_cpu_ms_per_check", "db_cpu_ms_per_check"}
 
 // sweepHeader is the table header of sweep rows.
-var sweepHeader = []string{"target", "round", "checks", "all done after", "p50", "p99", "checks/s", "missing", "wrong", "device OIDs", "device requests"}
+var sweepHeader = []string{"target", "round", "checks", "all done after", "p50", "p99", "checks/s", "missing", "wrong", "device OIDs", "device requests", "server CPU/check", "DB CPU/check"}

@@ -17,7 +17,7 @@ import (
 )
 
 // ChecksUsage is the text of `peregrine bench checks -h`.
-const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|ssh|jmx --target URL [flags]
+const ChecksUsage = `usage: peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
 
 Measures a server's own pollers through its API (Zabbix 6.0 or Peregrine:
 the same calls), for the side-by-side runs of issue 14. It creates --hosts
@@ -40,16 +40,24 @@ checks"), measures, and deletes them:
             (unsigned) through the server's Zabbix Java gateway, every
             host's JMX interface at --jmx-addr (a JVM with remote JMX);
             a host's items go to the gateway in requests of up to 32
+  odbc      database monitor items (type 11) db.odbc.select[pbN,,CONN]
+            with the query "select N", through unixODBC to the database
+            --odbc-conn names (a connection string both servers can use,
+            e.g. Driver=PostgreSQL Unicode;Server=127.0.0.1;Port=5432;
+            Database=postgres) as --odbc-user
 
 --mode sweep makes every item due at once (task.create "Execute now"),
 --rounds times, and times until each has a value (history.get); --mode
 rate polls the items every --delay and counts, after --warmup, the values
 stored in --window against the ideal (items / delay), and for snmp the
-OIDs the devices answered. With --server-port (the port the server's
-own process listens on: Peregrine's API or trapper port, Zabbix's
-ListenPort; default the --target URL's port, which is Peregrine's) rate
-mode also samples that process tree's CPU over the window and reports
-CPU per stored value and the checks one core could do at that cost. --start/--stop run shell commands around the
+OIDs the devices answered. The server's CPU is sampled from /proc: the
+process tree listening on --server-port (default the --target URL's
+port, which is Peregrine's; Zabbix's is its ListenPort) and on
+--cpu-ports (more of the server's processes, such as Zabbix's
+PostgreSQL), with the children they reaped; --db-cpu-ports names the
+queried database's processes (odbc) and --gateway-port the Java
+gateway's (jmx). Each is given per check, over each sweep or rate
+window. --start/--stop run shell commands around the
 run (e.g. bench/zabbix-private.sh start, which starts a private Zabbix
 server with the StartPollers given in ZP_POLLERS). In rate mode,
 --cpu-ports adds the processes listening on more TCP ports (the server's
@@ -71,6 +79,11 @@ type ChecksBench struct {
 	Window       time.Duration
 	Timeout      time.Duration
 	Server       ZabbixInstance
+	// ODBCConn, ODBCUser, ODBCPassword: the data source of odbc items.
+	ODBCConn, ODBCUser, ODBCPassword string
+	// DBPorts: ports whose listening process trees are the queried
+	// database's (odbc), for its CPU per check.
+	DBPorts []int
 	// InProcessAgents runs the simulated SNMP devices in this process
 	// (tests).
 	InProcessAgents bool
@@ -97,8 +110,12 @@ func (b *ChecksBench) defaults() error {
 		if b.JMXAddr == "" {
 			return errors.New("bench checks: --kind jmx needs --jmx-addr (a JVM's remote JMX ip:port)")
 		}
+	case "odbc":
+		if b.ODBCConn == "" {
+			return errors.New("bench checks: --kind odbc needs --odbc-conn, a connection string to a database both servers reach")
+		}
 	default:
-		return fmt.Errorf("bench checks: --kind must be snmp, external, ssh or jmx, not %q", b.Kind)
+		return fmt.Errorf("bench checks: --kind must be snmp, external, ssh, jmx or odbc, not %q", b.Kind)
 	}
 	switch b.Mode {
 	case "":
@@ -142,7 +159,7 @@ func snmpValue(n int) string { return strconv.FormatUint(uint64(n-1)<<20, 10) }
 
 // ChecksColumns is the CSV header of rate rows.
 var ChecksColumns = []string{"target", "kind", "items", "delay_s", "ideal_per_s", "done_per_s", "ratio", "device_oids_per_s", "device_requests_per_s",
-	"cpu_per_check_ms", "checks_per_core_s", "gateway_cpu_us_per_value"}
+	"cpu_per_check_ms", "checks_per_core_s", "db_cpu_ms_per_check", "gateway_cpu_us_per_value"}
 
 // benchSSHUser and benchSSHPassword are the simulated SSH servers'
 // login.
@@ -151,12 +168,12 @@ const (
 	benchSSHPassword = "bench-password"
 )
 
-// serverCPU is the CPU sampler of the measured server: the process tree
-// listening on --server-port (default the --target URL's port) and on
-// --cpu-ports; nil when there is none to sample or it is this process
-// (an in-process server, whose figure would include the simulated
-// targets).
-func (b *ChecksBench) serverCPU() *ServerCPU {
+// serverCPU is the CPU sampler of the measured server: the process
+// trees listening on --server-port (default the --target URL's port)
+// and on --cpu-ports, with their reaped children; none when it is this
+// process (an in-process server, whose figure would include the
+// simulated targets).
+func (b *ChecksBench) serverCPU() ServerCPU {
 	port := b.ServerPort
 	if port == 0 {
 		if u, err := url.Parse(b.Server.Target); err == nil {
@@ -164,10 +181,10 @@ func (b *ChecksBench) serverCPU() *ServerCPU {
 		}
 	}
 	s := b.cpu(append([]int{port}, b.CPUPorts...)...)
-	if len(s.PIDs) == 0 || slices.Contains(s.PIDs, os.Getpid()) {
-		return nil
+	if slices.Contains(s.PIDs, os.Getpid()) {
+		return ServerCPU{}
 	}
-	return &s
+	return s
 }
 
 // Run provisions, measures and cleans up.
@@ -261,6 +278,23 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 			}
 			return ""
 		}
+	case "odbc":
+		k.History = 3
+		for h := 0; h < b.Hosts; h++ {
+			host := CheckHost{Name: fmt.Sprintf("pb-odbc-%05d", h), Iface: CheckIface{Type: 1, IP: "127.0.0.1", Port: "10050"}}
+			for i := 0; i < b.ItemsPerHost; i++ {
+				n := strconv.Itoa(h*b.ItemsPerHost + i)
+				host.Items = append(host.Items, CheckItem{Key: "db.odbc.select[pb" + n + ",," + b.ODBCConn + "]", Type: 11, ValueType: 3, Delay: delay,
+					Params: "select " + n, Username: b.ODBCUser, Password: b.ODBCPassword})
+			}
+			k.Hosts = append(k.Hosts, host)
+		}
+		k.Expect = func(item int, v string) string {
+			if want := strconv.Itoa(item); v != want {
+				return fmt.Sprintf("item %d = %q, want %q", item, v, want)
+			}
+			return ""
+		}
 	}
 	c, stop, err := b.Server.start(ctx, b.Log)
 	if err != nil {
@@ -283,6 +317,11 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		return sec, err
 	}
 	items := len(set.itemIDs)
+	srvCPU, dbCPU, gwCPU := b.serverCPU(), b.cpu(b.DBPorts...), b.cpu(b.GatewayPort)
+	measured := len(srvCPU.PIDs)+len(dbCPU.PIDs) > 0
+	if measured {
+		fmt.Fprintf(b.Log, "checks %s: CPU of the server: %s; of the database: %s\n", b.Server.Name, srvCPU.Describe(), dbCPU.Describe())
+	}
 	fmt.Fprintf(b.Log, "checks %s: %d %s items created; waiting %s\n", b.Server.Name, items, b.Kind, b.Server.Settle)
 	if err := sleepCtx(ctx, b.Server.Settle); err != nil {
 		return sec, err
@@ -297,10 +336,12 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 					return sec, err
 				}
 			}
+			s0, d0 := srvCPU.Sample(), dbCPU.Sample()
 			r, err := k.sweep(ctx, c, set, b.Timeout)
 			if err != nil {
 				return sec, err
 			}
+			r.ServerCPU, r.DBCPU, r.CPUMeasured = srvCPU.Sample()-s0, dbCPU.Sample()-d0, measured
 			extra := ""
 			if devices != nil {
 				req1, oid1, err := devices.counts()
@@ -312,6 +353,9 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 			}
 			tr, cr := sweepRow(b.Server.Name, round, r)
 			table.Rows, csv.Rows = append(table.Rows, tr), append(csv.Rows, cr)
+			if measured {
+				extra += fmt.Sprintf(", CPU per check: server %.3f ms, database %.3f ms", perCheckMS(r.ServerCPU, r.Items-r.Missing, true), perCheckMS(r.DBCPU, r.Items-r.Missing, true))
+			}
 			fmt.Fprintf(b.Log, "checks %s %s round %d: %d items, all after %.2f s (first %.2f s, p50 %.2f s, p99 %.2f s; task.create %.2f s), %d missing, %d wrong %s%s\n",
 				b.Server.Name, b.Kind, round, r.Items, r.All.Seconds(), r.First.Seconds(), r.P50.Seconds(), r.P99.Seconds(), r.Requests.Seconds(), r.Missing, r.Wrong, r.Example, extra)
 		}
@@ -330,24 +374,14 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 		}
 	}
 	from := time.Now().Truncate(time.Second).Add(time.Second)
-	cpu := b.serverCPU()
-	gwCPU := b.cpu(b.GatewayPort)
 	if err := sleepCtx(ctx, time.Until(from)); err != nil {
 		return sec, err
 	}
-	var cpu0 time.Duration
-	if cpu != nil {
-		cpu0 = cpu.Sample()
-	}
-	gw0 := gwCPU.Sample()
+	s0, d0, g0 := srvCPU.Sample(), dbCPU.Sample(), gwCPU.Sample()
 	if err := sleepCtx(ctx, time.Until(from.Add(b.Window))); err != nil {
 		return sec, err
 	}
-	var cpuUsed time.Duration
-	if cpu != nil {
-		cpuUsed = cpu.Sample() - cpu0
-	}
-	gwUsed := gwCPU.Sample() - gw0
+	sCPU, dCPU, gCPU := srvCPU.Sample()-s0, dbCPU.Sample()-d0, gwCPU.Sample()-g0
 	var oids, reqs float64
 	if devices != nil {
 		req1, oid1, err := devices.counts()
@@ -367,41 +401,47 @@ func (b *ChecksBench) Run(ctx context.Context) (sec Section, err error) {
 	}
 	ideal := float64(items) / b.Delay.Seconds()
 	// CPU per value stored, and what one core would do at that cost.
-	var perCheck, perCore, gwPer float64
-	if stored := done * b.Window.Seconds(); stored > 0 {
-		if cpuUsed > 0 {
-			perCheck = cpuUsed.Seconds() / stored
-			perCore = 1 / perCheck
-		}
-		gwPer = float64(gwUsed.Microseconds()) / stored
+	stored := int(done * b.Window.Seconds())
+	srvMS, dbMS := perCheckMS(sCPU, stored, len(srvCPU.PIDs) > 0), perCheckMS(dCPU, stored, len(dbCPU.PIDs) > 0)
+	var perCore, gwUS float64
+	if srvMS > 0 {
+		perCore = 1000 / srvMS
 	}
-	cpuCol, coreCol, gwCol := "-", "-", "-"
-	if perCheck > 0 {
-		cpuCol, coreCol = fmt.Sprintf("%.3f ms", perCheck*1000), human(perCore)
+	gwCol := "-"
+	if len(gwCPU.PIDs) > 0 && stored > 0 {
+		gwUS = float64(gCPU.Microseconds()) / float64(stored)
+		gwCol = fmt.Sprintf("%.0f µs", gwUS)
 	}
-	if b.GatewayPort != 0 {
-		gwCol = fmt.Sprintf("%.0f µs", gwPer)
+	coreCol := "-"
+	if perCore > 0 {
+		coreCol = human(perCore)
 	}
-	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "CPU/check", "checks/s per core", "gateway CPU/value", "device OIDs/s", "device requests/s"}}
-	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal), cpuCol, coreCol, gwCol, human(oids), human(reqs)})
-	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs), f(perCheck * 1000), f(perCore), f(gwPer)}}}
+	table := Table{Header: []string{"target", "kind", "items", "delay", "ideal/s", "stored/s", "of ideal", "CPU/check", "checks/s per core", "DB CPU/check", "gateway CPU/value", "device OIDs/s", "device requests/s"}}
+	table.Rows = append(table.Rows, []string{b.Server.Name, b.Kind, human(float64(items)), b.Delay.String(), human(ideal), human(done), pct(done / ideal),
+		msOrDash(srvMS), coreCol, msOrDash(dbMS), gwCol, human(oids), human(reqs)})
+	sec.CSV = &CSV{File: "checks.csv", Header: ChecksColumns, Rows: [][]string{{b.Server.Name, b.Kind, fi(int64(items)), fi(int64(b.Delay / time.Second)), f(ideal), f(done), f(done / ideal), f(oids), f(reqs),
+		f(srvMS), f(perCore), f(dbMS), f(gwUS)}}}
 	sec.Tables = append(sec.Tables, table)
-	if cpu != nil {
-		sec.Text = append(sec.Text, fmt.Sprintf("CPU: %s over the window, sampled from /proc for %s (the server's process tree).", cpuUsed.Round(time.Millisecond), cpu.Describe()))
+	if len(srvCPU.PIDs) > 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("CPU: %s over the window, sampled from /proc for %s (the server's process tree).", sCPU.Round(time.Millisecond), srvCPU.Describe()))
 	}
-	if b.GatewayPort != 0 {
-		sec.Text = append(sec.Text, fmt.Sprintf("Java gateway CPU: %s over the window, sampled for %s.", gwUsed.Round(time.Millisecond), gwCPU.Describe()))
+	if len(dbCPU.PIDs) > 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("Database CPU: %s over the window, sampled for %s.", dCPU.Round(time.Millisecond), dbCPU.Describe()))
+	}
+	if len(gwCPU.PIDs) > 0 {
+		sec.Text = append(sec.Text, fmt.Sprintf("Java gateway CPU: %s over the window, sampled for %s.", gCPU.Round(time.Millisecond), gwCPU.Describe()))
 	}
 	sec.Text = append(sec.Text, fmt.Sprintf("%d hosts × %d %s items every %s on %s; after %s of warm-up, the values stored with a clock in a %s window (history.get countOutput) "+
 		"and the OIDs the devices answered in it.", b.Hosts, b.ItemsPerHost, b.Kind, b.Delay, b.Server.Name, b.Warmup, b.Window))
-	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s, CPU per value: server %.0f µs, gateway %.0f µs\n",
-		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs, perCheck*1e6, gwPer)
+	fmt.Fprintf(b.Log, "checks %s %s rate: %d items every %s: %.0f stored/s of %.0f ideal (%.1f %%), devices %.0f OIDs/s in %.0f requests/s, CPU per value: server %.3f ms, database %.3f ms, gateway %.0f µs\n",
+		b.Server.Name, b.Kind, items, b.Delay, done, ideal, 100*done/ideal, oids, reqs, srvMS, dbMS, gwUS)
 	return sec, nil
 }
 
-// cpu is the process trees listening on ports (none for 0).
+// cpu is the process trees listening on ports (none for 0), with the
+// children they reaped (a database's backend per connection).
 func (b *ChecksBench) cpu(ports ...int) ServerCPU {
-	var s ServerCPU
+	s := ServerCPU{Reaped: true}
 	for _, p := range ports {
 		if p != 0 {
 			s.PIDs = append(s.PIDs, ListeningPIDs(p)...)
@@ -439,20 +479,15 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), ChecksUsage); fs.PrintDefaults() }
 	var b ChecksBench
-	fs.StringVar(&b.Kind, "kind", "", "snmp, external, ssh or jmx")
-	fs.IntVar(&b.ServerPort, "server-port", 0, "rate: port of the server's own process, whose CPU is sampled (default: the --target URL's port)")
+	fs.StringVar(&b.Kind, "kind", "", "snmp, external, ssh, jmx or odbc")
+	fs.IntVar(&b.ServerPort, "server-port", 0, "port of the server's own process, whose CPU is sampled (default: the --target URL's port)")
 	fs.StringVar(&b.JMXAddr, "jmx-addr", "", "jmx: a JVM's remote JMX ip:port, every host's JMX interface")
-	fs.Func("cpu-ports", "rate: comma-separated TCP ports whose processes' CPU counts as the server's (its database)", func(s string) error {
-		for p := range strings.SplitSeq(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || n < 1 || n > 65535 {
-				return fmt.Errorf("%q is not a port", p)
-			}
-			b.CPUPorts = append(b.CPUPorts, n)
-		}
-		return nil
-	})
 	fs.IntVar(&b.GatewayPort, "gateway-port", 0, "rate: the TCP port the Java gateway listens on, to sample its CPU (0: not measured)")
+	fs.StringVar(&b.ODBCConn, "odbc-conn", "", "odbc: the connection string of the items' data source")
+	fs.StringVar(&b.ODBCUser, "odbc-user", "", "odbc: the items' username")
+	fs.StringVar(&b.ODBCPassword, "odbc-password", "", "odbc: the items' password")
+	cpuPorts := fs.String("cpu-ports", "", "ports (comma-separated) of more of the server's processes (its database), for CPU per check")
+	dbPorts := fs.String("db-cpu-ports", "", "ports (comma-separated) of the queried database's processes (odbc), for its CPU per check")
 	fs.StringVar(&b.Mode, "mode", "sweep", "sweep (all due at once) or rate (every --delay)")
 	fs.IntVar(&b.Hosts, "hosts", 100, "hosts (snmp: simulated devices)")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 64, "items per host")
@@ -469,8 +504,32 @@ func checksMain(ctx context.Context, args []string, stdout, stderr io.Writer, ve
 		}
 		return 2
 	}
+	var err error
+	if b.CPUPorts, err = parsePorts(*cpuPorts); err == nil {
+		b.DBPorts, err = parsePorts(*dbPorts)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench checks:", err)
+		return 2
+	}
 	return runLocalBench(stdout, stderr, "checks", args, version, "1", *report, func(_ []int, _ string) (Section, error) {
 		b.Log = stderr
 		return b.Run(ctx)
 	})
+}
+
+// parsePorts reads a comma-separated list of ports ("" is none).
+func parsePorts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%q is no port", p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -115,6 +115,7 @@ func TestChecksDefaults(t *testing.T) {
 		want string
 	}{
 		{ChecksBench{Kind: "icmp"}, "--kind"},
+		{ChecksBench{Kind: "odbc"}, "--odbc-conn"},
 		{ChecksBench{Kind: "snmp", Mode: "burst"}, "--mode"},
 		{ChecksBench{Kind: "jmx"}, "--jmx-addr"},
 		{ChecksBench{Kind: "snmp"}, "--target"},

@@ -25,8 +25,8 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
        peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
        peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
-       peregrine bench checks --kind snmp|external|jmx --target URL [flags]
-                                      (a server's SNMP, external or JMX checks through its API; bench checks -h)
+       peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
+                                      (a server's SNMP, external, SSH, JMX or ODBC checks through its API; bench checks -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -541,16 +541,24 @@ func runHeader(o *options, t *Target, m Machine, apiVersion string, started, end
 	}
 }
 
-// maskPassword hides a --password value in the recorded command.
+// maskPassword hides a --password value (and --zabbix-password's,
+// --odbc-password's) in the recorded command.
 func maskPassword(args []string) []string {
 	out := append([]string(nil), args...)
+	secret := func(flag string) bool {
+		switch strings.TrimLeft(flag, "-") {
+		case "password", "zabbix-password", "odbc-password":
+			return strings.HasPrefix(flag, "-")
+		}
+		return false
+	}
 	for i, a := range out {
+		k, _, hasValue := strings.Cut(a, "=")
 		switch {
-		case (a == "--password" || a == "-password" || a == "--zabbix-password" || a == "-zabbix-password") && i+1 < len(out):
-			out[i+1] = "***"
-		case strings.HasPrefix(a, "--password=") || strings.HasPrefix(a, "-password=") || strings.HasPrefix(a, "--zabbix-password=") || strings.HasPrefix(a, "-zabbix-password="):
-			k, _, _ := strings.Cut(a, "=")
+		case hasValue && secret(k):
 			out[i] = k + "=***"
+		case !hasValue && secret(a) && i+1 < len(out):
+			out[i+1] = "***"
 		}
 	}
 	return out

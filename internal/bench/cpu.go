@@ -29,6 +29,7 @@ type procStat struct {
 	pid, ppid int
 	comm      string
 	cpu       time.Duration // utime + stime
+	reaped    time.Duration // cutime + cstime: its children waited for
 }
 
 func readProcStat(pid int) (procStat, bool) {
@@ -47,7 +48,13 @@ func readProcStat(pid int) (procStat, bool) {
 	ppid, _ := strconv.Atoi(f[1])
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return procStat{pid: pid, ppid: ppid, comm: string(b[open+1 : close]), cpu: time.Duration(ut+st) * clockTick}, true
+	var cut, cst int64
+	if len(f) >= 15 {
+		cut, _ = strconv.ParseInt(f[13], 10, 64)
+		cst, _ = strconv.ParseInt(f[14], 10, 64)
+	}
+	return procStat{pid: pid, ppid: ppid, comm: string(b[open+1 : close]), cpu: time.Duration(ut+st) * clockTick,
+		reaped: time.Duration(cut+cst) * clockTick}, true
 }
 
 func allProcs() map[int]procStat {
@@ -73,6 +80,11 @@ type ServerCPU struct {
 	// Self is set when one of the PIDs is this process (an in-process
 	// server): its figure then includes the generator.
 	Self bool
+	// Reaped adds the CPU of children the tree has waited for (cutime,
+	// cstime), so that short-lived children (a PostgreSQL backend per
+	// connection) are counted; between two samples a child's time moves
+	// from its own figure to its parent's when it is reaped.
+	Reaped bool
 }
 
 // Sample is the summed CPU of the tree now. Processes that exited since
@@ -97,6 +109,9 @@ func (s ServerCPU) Sample() time.Duration {
 		seen[pid] = true
 		if p, ok := procs[pid]; ok {
 			total += p.cpu
+			if s.Reaped {
+				total += p.reaped
+			}
 		}
 		for _, c := range children[pid] {
 			walk(c)

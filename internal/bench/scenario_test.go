@@ -308,8 +308,9 @@ func TestMainUsage(t *testing.T) {
 }
 
 func TestMaskPassword(t *testing.T) {
-	got := shellJoin(maskPassword([]string{"x", "--password", "s3cret", "--password=abc", "--name", "a b", "--zabbix-password", "zz", "--zabbix-password=yy"}))
-	if want := `x --password '***' '--password=***' --name 'a b' --zabbix-password '***' '--zabbix-password=***'`; got != want {
+	got := shellJoin(maskPassword([]string{"x", "--password", "s3cret", "--password=abc", "--name", "a b", "--zabbix-password", "zz", "--zabbix-password=yy",
+		"-odbc-password", "pw", "--odbc-password=pw2", "password"}))
+	if want := `x --password '***' '--password=***' --name 'a b' --zabbix-password '***' '--zabbix-password=***' -odbc-password '***' '--odbc-password=***' password`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	if strings.Contains(fmt.Sprint(got), "s3cret") {

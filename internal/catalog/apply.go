@@ -539,6 +539,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		insLogin  = prep("INSERT INTO item_login (item_id, config) VALUES (?, ?)")
 		delJMX    = prep("DELETE FROM item_jmx WHERE item_id = ?")
 		insJMX    = prep("INSERT INTO item_jmx (item_id, config) VALUES (?, ?)")
+		delODBC   = prep("DELETE FROM item_odbc WHERE item_id = ?")
+		insODBC   = prep("INSERT INTO item_odbc (item_id, config) VALUES (?, ?)")
 		delTags   = prep("DELETE FROM item_tags WHERE item_id = ?")
 		insTag    = prep("INSERT INTO item_tags (item_id, tag, value) VALUES (?, ?, ?)")
 	)
@@ -664,6 +666,11 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the JMX settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
+		if it.ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, id, encodeODBC(it.ODBC)); err != nil {
+				return fmt.Errorf("cannot store the database monitor login of item %q on host %d: %w", it.Key, it.HostID, err)
+			}
+		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
@@ -693,7 +700,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
-		// The login, the JMX settings and the tags likewise.
+		// The login, the JMX settings, the database monitor login and the
+		// tags likewise.
 		if _, err := delLogin.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the login of item %d (%q): %w", it.ID, it.Key, err)
 		}
@@ -708,6 +716,14 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if it.JMX != nil {
 			if _, err := insJMX.ExecContext(rctx, it.ID, encodeJMX(it.JMX)); err != nil {
 				return fmt.Errorf("cannot store the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
+			}
+		}
+		if _, err := delODBC.ExecContext(rctx, it.ID); err != nil {
+			return fmt.Errorf("cannot update the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if it.ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, it.ID, encodeODBC(it.ODBC)); err != nil {
+				return fmt.Errorf("cannot store the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
 		if _, err := delTags.ExecContext(rctx, it.ID); err != nil {

@@ -86,13 +86,18 @@
 //   - SSH and Telnet logins (login_item.go, Item.Login: Zabbix's
 //     authtype, username, password, publickey and privatekey of type 13
 //     and 14 items, whose command is their Params; table item_login,
-//     schema version 20). Their authtype, username and password share
+//     schema version 22). Their authtype, username and password share
 //     HTTPSpec's fields, as Zabbix's item fields are shared.
 //   - JMX agent items' endpoint and credentials (jmx_item.go, Item.JMX:
 //     Zabbix's jmx_endpoint, username and password of type 16 items;
-//     table item_jmx), the endpoint defaulting to Zabbix's
-//     (DefaultJMXEndpoint); the username and password are the item's
-//     (ItemSpec.HTTPSpec's, as Zabbix's items share those columns).
+//     table item_jmx, schema version 23), the endpoint defaulting to
+//     Zabbix's (DefaultJMXEndpoint); the username and password are the
+//     item's (ItemSpec.HTTPSpec's, as Zabbix's items share those columns).
+//   - Database monitor logins (odbc_item.go, Item.ODBC: Zabbix's
+//     username and password of type 11 items, whose SQL query is their
+//     Params and whose data source their key names; table item_odbc,
+//     schema version 24). They share HTTPSpec's fields, as Zabbix's
+//     item fields are shared.
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
 //     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved

@@ -159,6 +159,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		if err := e.writeJMX(it, false); err != nil {
 			return nil, err
 		}
+		if err := e.writeODBC(it, false); err != nil {
+			return nil, err
+		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
 		}
@@ -189,6 +192,9 @@ func specOf(it *Item) ItemSpec {
 	loginSpecOf(it.Login, &is)
 	if it.JMX != nil {
 		is.JMXEndpoint, is.Username, is.Password = it.JMX.Endpoint, it.JMX.Username, it.JMX.Password
+	}
+	if it.ODBC != nil {
+		is.Username, is.Password = it.ODBC.Username, it.ODBC.Password
 	}
 	return is
 }
@@ -444,6 +450,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if !n.ODBC.equal(cur.ODBC) {
+			if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
+				return err
+			}
+		}
 		if tagsChanged {
 			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
 				return err
@@ -502,6 +513,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_odbc WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_tags WHERE item_id = ?", id); err != nil {

@@ -130,9 +130,9 @@ func TestJMXItemNeedsInterface(t *testing.T) {
 	f(h.Interfaces[0].ID, WrongInterfaceType)
 }
 
-// downgradeItemJMX undoes the 22 → 23 migration (JMX items), the first
-// step of every older downgrade.
-var downgradeItemJMX = []string{"DROP TABLE item_jmx"}
+// downgradeItemJMX undoes the 22 → 23 migration (JMX items) after
+// downgradeItemODBC, the first steps of every older downgrade.
+var downgradeItemJMX = append(slices.Clone(downgradeItemODBC), "DROP TABLE item_jmx")
 
 // TestMigrateItemJMX opens a database of schema version 22 (no
 // item_jmx): it gains the table, and JMX items can be stored.

@@ -197,15 +197,17 @@ func (ck *checks) checkItemExtras(it *Item, hasMaster bool, ip string, el *errLi
 				el.add(ip+".params", err)
 			}
 		}
-	case SSHAgent, TelnetAgent:
-		// The command to run; 6.0 takes an empty one (recorded from
-		// 6.0.14), which runs nothing and brings an empty value.
+	case SSHAgent, TelnetAgent, ODBC:
+		// The command to run, or the SQL query; 6.0 takes an empty one
+		// (recorded from 6.0.14): a command that runs nothing and brings
+		// an empty value, a query whose checks fail ("SQL query cannot be
+		// empty.").
 		if len(it.Params) > maxParamsLen {
 			el.addf(ip+".params", "longer than %d bytes", maxParamsLen)
 		}
 	default:
 		if it.Params != "" {
-			el.addf(ip+".params", "only calculated, script, SSH and Telnet items have params, not %s items", it.Type)
+			el.addf(ip+".params", "only calculated, script, SSH, Telnet and odbc items have params, not %s items", it.Type)
 		}
 	}
 }

@@ -152,13 +152,15 @@ type ItemSpec struct {
 	// host (in this document or already in the catalog); required for
 	// type dependent, refused for other types.
 	MasterItem *MasterItemSpec `yaml:"master_item"`
-	// Params is a calculated item's formula or a script item's script;
-	// required for those types, refused for others.
+	// Params is a calculated item's formula, a script item's script or
+	// an odbc item's SQL query; required for the first two, refused for
+	// types that have none.
 	Params string `yaml:"params"`
 	// HTTPSpec holds the HTTP agent fields (url, request_method, ...),
 	// used by http_agent items only; its authtype, username and password
 	// are also the login of ssh and telnet items (Zabbix's shared item
-	// fields), with publickey and privatekey below.
+	// fields), with publickey and privatekey below, and its username and
+	// password that of odbc items.
 	HTTPSpec `yaml:",inline"`
 	// PublicKey and PrivateKey are an ssh item's key file names in
 	// poll.ssh_key_location, for authtype PUBLIC_KEY (1).
@@ -670,6 +672,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	it.Login = normLogin(is, it.Type, ip, el)
 	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
+	it.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

@@ -183,6 +183,7 @@ func TestParseItemType(t *testing.T) {
 		{"http_agent", HTTPAgent}, {"19", HTTPAgent}, {"snmp_agent", SNMPAgent}, {"20", SNMPAgent},
 		{"calculated", Calculated}, {"15", Calculated}, {"dependent", Dependent}, {"18", Dependent}, {"script", Script}, {"21", Script},
 		{"snmp_trap", SNMPTrap}, {"17", SNMPTrap}, {"jmx", JMX}, {"16", JMX}, {"ssh", SSHAgent}, {"13", SSHAgent}, {"telnet", TelnetAgent}, {"14", TelnetAgent}, {"ipmi", IPMI}, {"12", IPMI},
+		{"odbc", ODBC}, {"11", ODBC},
 	} {
 		got, err := ParseItemType(c.in)
 		if err != nil || got != c.want {
@@ -192,7 +193,7 @@ func TestParseItemType(t *testing.T) {
 			t.Errorf("%v does not round-trip through String: %v, %v", got, back, err)
 		}
 	}
-	for _, in := range []string{"", "Trapper", "1", "11", "22", "256", "-2", " 2", "02x", "Calculated", "DEPENDENT"} {
+	for _, in := range []string{"", "Trapper", "1", "4", "22", "256", "-2", " 2", "02x", "Calculated", "DEPENDENT"} {
 		if got, err := ParseItemType(in); err == nil {
 			t.Errorf("ParseItemType(%q) = %v, want an error", in, got)
 		}

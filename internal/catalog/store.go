@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 23
+const schemaVersion = 24
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -217,6 +217,7 @@ var migrations = []string{
 	hostPSKSchema,      // 20 → 21: hosts' pre-shared keys
 	migrateItemLogin(), // 21 → 22: SSH and Telnet items' logins
 	migrateItemJMX(),   // 22 → 23: JMX agent items' endpoints and credentials
+	migrateItemODBC(),  // 23 → 24: database monitor items' logins
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -407,6 +408,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		return nil, err
 	}
 	if err := loadJMX(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	if err := loadODBC(ctx, tx, items); err != nil {
 		return nil, err
 	}
 	if err := loadItemTags(ctx, tx, items, in); err != nil {

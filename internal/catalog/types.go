@@ -26,6 +26,7 @@ const (
 	ZabbixAgentActive ItemType = 7  // active agent check, pushed by the agent
 	SNMPTrap          ItemType = 17 // snmptrap[regex] and snmptrap.fallback, fed by the trap receiver
 	External          ItemType = 10 // external script run by the server
+	ODBC              ItemType = 11 // database monitor: SQL query (Item.Params) through unixODBC (Item.ODBC)
 	IPMI              ItemType = 12 // IPMI sensor (Item.IPMISensor) or ipmi.get, read from the host's BMC
 	SSHAgent          ItemType = 13 // command run over SSH (Item.Params, Item.Login)
 	TelnetAgent       ItemType = 14 // command run over Telnet (Item.Params, Item.Login)
@@ -49,6 +50,7 @@ var itemTypeNames = [...]struct {
 	{ZabbixAgentActive, "zabbix_agent_active"},
 	{SNMPTrap, "snmp_trap"},
 	{External, "external"},
+	{ODBC, "odbc"},
 	{IPMI, "ipmi"},
 	{SSHAgent, "ssh"},
 	{TelnetAgent, "telnet"},
@@ -88,7 +90,7 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 
 // ParseItemType parses an item type given by its import-format name
 // ("trapper", "zabbix_agent", "zabbix_agent_active", "simple", "internal",
-// "external", "ipmi", "ssh", "telnet", "calculated", "jmx", "dependent",
+// "external", "odbc", "ipmi", "ssh", "telnet", "calculated", "jmx", "dependent",
 // "http_agent", "snmp_agent", "script", "snmp_trap") or by its Zabbix number as a decimal string ("2" for
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
@@ -100,7 +102,7 @@ func ParseItemType(s string) (ItemType, error) {
 	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
 		return ItemType(u), nil
 	}
-	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, ipmi, ssh, telnet, calculated, jmx, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 12, 13, 14, 15, 16, 18, 19, 20, 21, 17)", s)
+	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, odbc, ipmi, ssh, telnet, calculated, jmx, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 17)", s)
 }
 
 // ParseValueType parses a value type given by name ("float", "character"
@@ -270,8 +272,9 @@ type Item struct {
 	// what it compiles from a chain by the slice's address.
 	Preprocessing []PreprocStep
 	// Params is the formula of a calculated item (type 15), the script
-	// of a script item (type 21) or the command of an SSH or Telnet item
-	// (types 13, 14); "" for other types.
+	// of a script item (type 21), the command of an SSH or Telnet item
+	// (types 13, 14) or the SQL query of a database monitor item (type
+	// 11); "" for other types.
 	Params string
 
 	Type      ItemType
@@ -293,6 +296,9 @@ type Item struct {
 	// JMX is the endpoint and credentials of a JMX agent item (type
 	// 16), nil for every other type.
 	JMX *JMXItem
+	// ODBC is the login of a database monitor item (type 11), nil for
+	// every other type.
+	ODBC *ODBCItem
 	// RetryDelay is Peregrine's retry interval ("30s", a user macro, or
 	// "" for none): while a trigger of the item is in a soft state (see
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
@@ -334,7 +340,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
 		a.IPMISensor == b.IPMISensor
 }
 

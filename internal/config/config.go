@@ -44,6 +44,7 @@ type Config struct {
 	Poll       PollConfig       `yaml:"poll"`
 	SNMP       SNMPConfig       `yaml:"snmp"`
 	JMX        JMXConfig        `yaml:"jmx"`
+	ODBC       ODBCConfig       `yaml:"odbc"`
 	TLS        TLSConfig        `yaml:"tls"`
 }
 
@@ -514,6 +515,7 @@ func Default() Config {
 		},
 		SNMP: defaultSNMP(),
 		JMX:  defaultJMX(),
+		ODBC: defaultODBC(),
 	}
 }
 
@@ -716,6 +718,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.JMX.validate(&c.Poll); err != nil {
+		return err
+	}
+	if err := c.ODBC.validate(&c.Poll); err != nil {
 		return err
 	}
 	return c.TLS.validate()

@@ -57,7 +57,8 @@ func TestGoodFiles(t *testing.T) {
 			SSHKeyLocation: "/var/lib/zabbix/.ssh", SSHKnownHosts: "/etc/peregrine/known_hosts", CommandMaxOutput: 256 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
-		JMX: JMXConfig{Gateway: "127.0.0.1", GatewayPort: 10062, MaxConnections: 10, MaxKeysPerRequest: 16, MaxReplySize: 4 << 20, MaxInFlight: 2000},
+		JMX:  JMXConfig{Gateway: "127.0.0.1", GatewayPort: 10062, MaxConnections: 10, MaxKeysPerRequest: 16, MaxReplySize: 4 << 20, MaxInFlight: 2000},
+		ODBC: ODBCConfig{SysIniDir: "/etc", Workers: 4, MaxConnsPerSource: 2, IdleTimeout: Duration(5 * time.Minute), MaxValueSize: 4 << 20, MaxInFlight: 500},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -94,6 +95,8 @@ func TestBadFiles(t *testing.T) {
 		"bad_poll.bad.yaml":            "poll.agent_max_in_flight: must be between 0",
 		"bad_snmp.bad.yaml":            "snmp.max_oids_per_request: must be between 1 and 128",
 		"bad_jmx.bad.yaml":             "jmx.gateway: must be the Java gateway's IP address or DNS name, without a port",
+		"bad_odbc.bad.yaml":            "odbc.ini: \"odbc.ini\" must be an absolute path",
+		"bad_odbc_workers.bad.yaml":    "odbc.workers: must be between 1 and 1000",
 		"bad_unreach.bad.yaml":         "poll.unreachable_delay: must be whole seconds",
 		"bad_icmp.bad.yaml":            "poll.icmp_socket: must be auto, raw or dgram",
 		"bad_http_body.bad.yaml":       "poll.http_max_body_size: must be between 1KiB and 1GiB",

@@ -1,8 +1,8 @@
 // Package server assembles a Peregrine server from its stages: catalog,
 // history store, pipeline, housekeeping (flush, retention, compaction),
 // trapper, the check scheduler with its checkers (passive agent, SNMP,
-// simple checks: ICMP, TCP services, web pages; HTTP agent, calculated,
-// internal), the SNMP trap receiver (when snmp.trap_listen is set) and
+// simple checks: ICMP, TCP services, web pages; HTTP agent, database
+// monitor, calculated, internal), the SNMP trap receiver (when snmp.trap_listen is set) and
 // the HTTP listener (web UI, API, metrics), and runs them as one group
 // that starts together and stops in dependency order (ingest first, then the pipeline
 // drains and housekeeping stops, then the store and catalog close).

@@ -37,6 +37,7 @@ import (
 	httpagent "github.com/peregrine-mon/peregrine/internal/poll/http"
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
+	"github.com/peregrine-mon/peregrine/internal/poll/odbc"
 	"github.com/peregrine-mon/peregrine/internal/preprocess"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/service"
@@ -165,7 +166,10 @@ type Server struct {
 	icmp      *icmp.Checker
 	httpAgent *httpagent.Checker
 	ipmi      *ipmi.Checker // its sessions close after the poller stops
-	Trapper   *ingest.Server
+	// odbc is the database monitor checker: its pooled connections
+	// close after the poller stops.
+	odbc    *odbc.Checker
+	Trapper *ingest.Server
 	// SNMPTraps receives SNMP traps; nil unless snmp.trap_listen is set.
 	SNMPTraps *snmptrap.Receiver
 
@@ -384,6 +388,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.ipmi != nil {
 		s.ipmi.Close()
+	}
+	if s.odbc != nil {
+		s.odbc.Close()
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/icmp"
 	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/poll/jmx"
+	"github.com/peregrine-mon/peregrine/internal/poll/odbc"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	sshcheck "github.com/peregrine-mon/peregrine/internal/poll/ssh"
@@ -42,7 +44,8 @@ import (
 // Builds: s.Pipeline (committed batches go to the value cache, then the
 // evaluator), the self-monitoring host on a data directory's first
 // start, the pipeline's last values restored from s.Store, the checkers
-// and s.Poller over them (s.icmp and s.httpAgent kept for closeAll),
+// and s.Poller over them (s.icmp, s.httpAgent and s.odbc kept for
+// closeAll; the odbc section sets ODBCINI and ODBCSYSINI),
 // then, last, the listeners: s.Trapper (trapper and active agents) and
 // s.SNMPTraps when snmp.trap_listen is set. Binding makes a port accept
 // connections into the kernel's queue before Run serves them, so
@@ -185,6 +188,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 	if err != nil {
 		return err
 	}
+	if s.odbc, err = s.buildODBC(); err != nil {
+		return err
+	}
 	s.Poller, err = poll.New(poll.Options{
 		Catalog: s.Catalog,
 		// One item's slow script must not hold the other results.
@@ -251,6 +257,9 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 				}),
 				MaxInFlight: cfg.JMX.MaxInFlight,
 			},
+			// Database monitor items: the key names the data source; no
+			// interface, no availability (Zabbix keeps none for them).
+			catalog.ODBC: {Checker: s.odbc, MaxInFlight: cfg.ODBC.MaxInFlight, NoInterface: true},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).
@@ -290,6 +299,31 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 		Logger:            log.With("component", "poll"),
 	})
 	return err
+}
+
+// buildODBC makes the database monitor checker, pointing unixODBC at
+// the configured odbc.ini and system directory first (ODBCINI and
+// ODBCSYSINI: unixODBC reads them from the environment at each connect).
+func (s *Server) buildODBC() (*odbc.Checker, error) {
+	cfg := s.cfg.ODBC
+	for _, e := range []struct{ name, v string }{{"ODBCINI", cfg.Ini}, {"ODBCSYSINI", cfg.SysIniDir}} {
+		if e.v == "" {
+			continue
+		}
+		if err := os.Setenv(e.name, e.v); err != nil {
+			return nil, fmt.Errorf("cannot set %s for unixODBC: %w", e.name, err)
+		}
+	}
+	return odbc.New(odbc.Options{
+		Item:              func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		Workers:           cfg.Workers,
+		MaxConnsPerSource: cfg.MaxConnsPerSource,
+		IdleTimeout:       cfg.IdleTimeout.Std(),
+		MaxValueSize:      int(cfg.MaxValueSize),
+		DefaultTimeout:    s.cfg.Poll.DefaultTimeout.Std(),
+		Metrics:           s.Metrics,
+		Logger:            s.log.With("component", "poll", "checker", "odbc"),
+	}), nil
 }
 
 // seedLastValues restores the pipeline's last and previous value of every

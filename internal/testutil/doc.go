@@ -4,8 +4,10 @@
 // snmpd (StartSnmpd), snmptrap and snmpinform (SendTrap, SendInform);
 // the Zabbix Java gateway and a small JVM with remote JMX
 // (StartJavaGateway, StartJMXApp); sshd and telnetd (StartSshd,
-// StartTelnetd); ClickHouse) on loopback for integration tests, and
-// parses what they print.
+// StartTelnetd); a private PostgreSQL, StartPostgres, with psqlODBC's
+// driver and a temporary odbc.ini for the database monitor checker;
+// ClickHouse) on loopback for integration tests, and parses what they
+// print.
 // InTmpfs runs a test with a small tmpfs of its own (in a user and
 // mount namespace made by unshare), so that a disk can really fill up.
 // catalogtest opens a test catalog with a spec. The simulated peers
