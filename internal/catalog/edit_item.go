@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -23,6 +24,9 @@ type NewItem struct {
 	// ValueMapID is one of the host's value maps (the API's valuemapid),
 	// 0 for none.
 	ValueMapID uint64
+	// UUID is a template item's uuid (an import's); "" makes one up.
+	// Hosts' items have none.
+	UUID string
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
@@ -133,26 +137,81 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.Description = strings.Clone(it.Description)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description)
-		if err != nil {
-			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
+		if h := e.host(it.HostID); h.IsTemplate {
+			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
 		}
-		it.ID = id
-		if err := e.writeHTTP(it, false); err != nil {
+		if err := e.insertItem(it); err != nil {
 			return nil, err
 		}
-		if err := e.writeItemTags(it, false); err != nil {
-			return nil, err
-		}
-		e.items[id] = it
-		e.keys[hostKey{it.HostID, it.Key}] = id
-		e.created = append(e.created, it)
-		ids[i] = id
+		ids[i] = it.ID
 	}
 	e.res.ItemsCreated += len(items)
+	if err := e.inheritCreated(made); err != nil {
+		return nil, err
+	}
 	return ids, nil
+}
+
+// insertItem writes a new item (its ID is set) and adds it to the
+// overlay. The caller has validated it and owns its strings.
+func (e *Edit) insertItem(it *Item) error {
+	initMap(&e.items)
+	initMap(&e.keys)
+	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
+		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID)
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
+	}
+	it.ID = id
+	if err := e.writeHTTP(it, false); err != nil {
+		return err
+	}
+	if err := e.writeItemTags(it, false); err != nil {
+		return err
+	}
+	e.items[id] = it
+	e.keys[hostKey{it.HostID, it.Key}] = id
+	e.created = append(e.created, it)
+	e.indexCopy(it)
+	return nil
+}
+
+// writeItem writes n, the new state of item cur (same ID and host), and
+// puts it in the overlay.
+func (e *Edit) writeItem(n, cur *Item) error {
+	initMap(&e.items)
+	initMap(&e.keys)
+	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ? WHERE id = ?",
+		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
+		n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.UUID, n.ID)
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
+	}
+	if !n.HTTP.equal(cur.HTTP) {
+		if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(n.Tags, cur.Tags) {
+		if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
+			return err
+		}
+	}
+	if n.Key != cur.Key {
+		e.keys[hostKey{cur.HostID, cur.Key}] = 0
+		e.keys[hostKey{n.HostID, n.Key}] = n.ID
+	}
+	if it, ok := e.items[n.ID]; ok && it != nil {
+		*it = *n // created or changed earlier in this Edit: keep the pointer in e.created
+	} else {
+		c := *n
+		e.items[n.ID] = &c
+	}
+	if n.TemplateID != cur.TemplateID {
+		e.indexCopy(n)
+	}
+	return nil
 }
 
 // specOf returns the import-format form of it, for revalidation.
@@ -200,7 +259,7 @@ func (e *Edit) masterOf(pending map[uint64]uint64) func(uint64) (uint64, uint64,
 // hostItems returns the current items of a host, over the overlay.
 func (e *Edit) hostItems(host uint64) []*Item {
 	var out []*Item
-	if h := e.old.hostByID[host]; h != nil {
+	if h := e.oldHost(host); h != nil {
 		for i := range h.items {
 			if it := e.item(h.items[i].ID); it != nil {
 				out = append(out, it)
@@ -259,6 +318,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if cur == nil {
 			el.add(p+".id", notFound("item", u.ID))
 			continue
+		}
+		if cur.TemplateID != 0 && !e.propagating {
+			if f := templatedField(u, cur); f != "" {
+				el.add(p+"."+f, &TemplatedError{Kind: "item", Name: cur.Key, Field: f})
+				continue
+			}
 		}
 		spec := specOf(cur)
 		set := func(dst *string, v *string) {
@@ -331,6 +396,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		batch[k] = true
 		it.ID, it.HostID = cur.ID, cur.HostID
+		it.TemplateID, it.UUID = cur.TemplateID, cur.UUID
 		switch {
 		case u.InterfaceID != nil:
 			it.InterfaceID = *u.InterfaceID
@@ -395,35 +461,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Tags = cur.Tags
 		}
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.ID)
-		if err != nil {
-			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
-		}
-		if !n.HTTP.equal(cur.HTTP) {
-			if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
-				return err
-			}
-		}
-		if tagsChanged {
-			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
-				return err
-			}
-		}
-		if n.Key != cur.Key {
-			e.keys[hostKey{cur.HostID, cur.Key}] = 0
-			e.keys[hostKey{n.HostID, n.Key}] = n.ID
-		}
-		if it, ok := e.items[n.ID]; ok {
-			*it = *n // created or changed earlier in this Edit: keep the pointer in e.created
-		} else {
-			c := *n
-			e.items[n.ID] = &c
+		if err := e.writeItem(n, cur); err != nil {
+			return err
 		}
 		e.res.ItemsUpdated++
 	}
-	return nil
+	return e.propagateItemUpdates(items)
 }
 
 // DeleteItems deletes items, and with them their dependent items (and
@@ -435,15 +478,19 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	}
 	var el errList
 	for i, id := range ids {
-		if e.item(id) == nil {
+		it := e.item(id)
+		switch {
+		case it == nil:
 			el.add("items["+strconv.Itoa(i)+"]", notFound("item", id))
+		case it.TemplateID != 0 && !e.propagating:
+			el.add("items["+strconv.Itoa(i)+"]", &TemplatedError{Kind: "item", Name: it.Key, Op: "delete"})
 		}
 	}
 	dupIDs("items", ids, &el)
 	if err := el.err(); err != nil {
 		return err
 	}
-	ids = e.withDependents(ids)
+	ids = e.withDependents(e.withCopies(ids))
 	initMap(&e.items)
 	initMap(&e.keys)
 	e.itemsGone = true

@@ -8,7 +8,21 @@ import (
 
 // downgradeItemDesc undoes the 18 → 19 migration (items' description),
 // the first step of every older downgrade.
-var downgradeItemDesc = []string{"ALTER TABLE items DROP COLUMN description"}
+var downgradeItemDesc = append(slices.Clone(downgradeTemplates), "ALTER TABLE items DROP COLUMN description")
+
+// downgradeTemplates takes away what schema version 20 added: templates
+// go back to their own table (keeping their IDs) and the copies'
+// template_id and the uuids go.
+var downgradeTemplates = []string{
+	"CREATE TABLE templates (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL UNIQUE, name TEXT NOT NULL)",
+	"INSERT INTO templates (id, host, name) SELECT id, host, name FROM hosts WHERE status = 3",
+	"DELETE FROM host_tags WHERE host_id IN (SELECT id FROM hosts WHERE status = 3)",
+	"DELETE FROM hosts_groups WHERE host_id IN (SELECT id FROM hosts WHERE status = 3)",
+	"DELETE FROM hosts WHERE status = 3",
+	"DROP INDEX items_template", "DROP INDEX triggers_template",
+	"ALTER TABLE hosts DROP COLUMN uuid", "ALTER TABLE items DROP COLUMN template_id", "ALTER TABLE items DROP COLUMN uuid",
+	"ALTER TABLE triggers DROP COLUMN template_id", "ALTER TABLE triggers DROP COLUMN uuid", "ALTER TABLE valuemaps DROP COLUMN uuid",
+}
 
 // downgradeItemTags turns a database of schema version 19 into version
 // 15 but for the version number.

@@ -72,11 +72,11 @@ func TestMacrosImportAndResolve(t *testing.T) {
 	s := c.Snapshot()
 	web, db := s.Host("web-01"), s.Host("db-01")
 	linux := s.TemplateByName("Linux by Zabbix agent")
-	if linux == nil || len(linux.TemplateIDs) != 1 || s.Template(linux.TemplateIDs[0]).Host != "Generic" {
+	if linux == nil || len(s.LinkedTemplates(linux.ID)) != 1 || s.Template(s.LinkedTemplates(linux.ID)[0]).Host != "Generic" {
 		t.Fatalf("template %+v", linux)
 	}
-	if linux.ID <= 1<<40 || linux.ID == web.ID {
-		t.Fatalf("template ID %d shares the host ID space", linux.ID)
+	if linux.ID >= 1<<40 || linux.ID == web.ID || linux.ID == db.ID || s.HostByID(linux.ID) != nil || s.HostOrTemplate(linux.ID) != linux {
+		t.Fatalf("template ID %d is not of the hosts' sequence, or a host's", linux.ID)
 	}
 	for _, c := range []struct {
 		host     uint64

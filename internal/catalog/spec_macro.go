@@ -261,16 +261,8 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 // templateByName returns the ID of the template with the technical
 // name in the Edit's view, or 0.
 func (e *Edit) templateByName(name string) uint64 {
-	if e.mst == nil {
-		if t := e.old.TemplateByName(name); t != nil {
-			return t.ID
-		}
-		return 0
-	}
-	for _, t := range e.mst.templates {
-		if t.Host == name {
-			return t.ID
-		}
+	if id := e.hostByName(name); id != 0 && e.host(id).IsTemplate {
+		return id
 	}
 	return 0
 }

@@ -11,7 +11,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 19
+const schemaVersion = 20
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -57,7 +57,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + templateSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -203,6 +203,7 @@ var migrations = []string{
 	migrateRegexps(), // 16 → 17: global regular expressions (regexp.*)
 	defaultsSchema,   // 17 → 18: the default objects added (defaults.go)
 	itemDescSchema,   // 18 → 19: items' description
+	templateSchema,   // 19 → 20: templates as hosts of status 3, copies' template_id, uuids
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -253,17 +254,18 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	var hosts []Host
 	hostIdx := map[uint64]int{}
-	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description FROM hosts", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, description, uuid FROM hosts", func(r *sql.Rows) error {
 		var h Host
 		var status, conn, accept int64
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.Description); err != nil {
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.Description, &h.UUID); err != nil {
 			return err
 		}
+		h.IsTemplate = status == statusTemplate
 		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)
 		if err := h.TLS.Check(); err != nil {
 			return fmt.Errorf("%w: host %d: %v", ErrCorrupt, h.ID, err)
 		}
-		h.Enabled = status == 0
+		h.Enabled = status == 0 || h.IsTemplate
 		hostIdx[h.ID] = len(hosts)
 		hosts = append(hosts, h)
 		return nil
@@ -340,14 +342,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &it.UUID); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -394,12 +396,18 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	hs, ts, hitems, titems := splitParts(hosts, items)
+	s, err := buildSnapshot(rev, groups, hs, itemSource{extra: hitems})
 	if err != nil {
 		return nil, err
 	}
-	s.setTriggers(trigs)
-	if s.macros, err = loadMacros(ctx, tx); err != nil {
+	if s.tmpl, err = buildSnapshot(rev, nil, ts, itemSource{extra: titems}); err != nil {
+		return nil, err
+	}
+	hostTrigs, tmplTrigs := splitTriggers(trigs, func(id uint64) bool { return s.tmpl.Item(id) != nil })
+	s.setTriggers(hostTrigs)
+	s.tmpl.setTriggers(tmplTrigs)
+	if s.macros, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
 		return nil, err
 	}
 	if s.maints, err = loadMaintenances(ctx, tx); err != nil {

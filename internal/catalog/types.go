@@ -165,6 +165,14 @@ type Host struct {
 	// Description is the host's description (set through the API, left
 	// alone by Apply).
 	Description string
+	// IsTemplate marks a template (Zabbix 6.0's host of status 3). A
+	// Snapshot keeps templates apart from hosts (Snapshot.Templates):
+	// Hosts, Host, HostByID and Lookup never return one, so nothing
+	// schedules, polls, accepts or evaluates a template's items.
+	IsTemplate bool
+	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
+	// an export matches templates by); "" for hosts.
+	UUID string
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
@@ -219,7 +227,7 @@ func (h *Host) ItemCount() int { return len(h.items) }
 //
 // The field order differs from the import format on purpose: the
 // one-byte fields sit together so that they share one word of padding
-// (an Item takes 304 bytes on 64-bit platforms).
+// (an Item takes 328 bytes on 64-bit platforms).
 type Item struct {
 	ID     uint64
 	HostID uint64
@@ -288,6 +296,14 @@ type Item struct {
 	// nil for none; no (tag, value) pair twice. Problems of the item's
 	// triggers carry them (package trigger).
 	Tags []Tag
+	// TemplateID is the item this one was copied from (Zabbix's
+	// templateid): an item of a template linked to the item's host or
+	// template, whose changes it follows (inherit.go). 0 for the
+	// owner's own items.
+	TemplateID uint64
+	// UUID is the uuid of a template's own item (what an export matches
+	// items by); "" for copies and for hosts' items, as in Zabbix 6.0.
+	UUID string
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -309,7 +325,8 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description
+		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.TemplateID == b.TemplateID && a.UUID == b.UUID
 }
 
 // HasDependents reports whether some dependent item has a as its master,
