@@ -58,7 +58,7 @@ func macroObjects(ms []*catalog.Macro, p *getParams) []object {
 // 3, with 6.0's values for the fields Peregrine does not model (recorded
 // from 6.0.14; a template's tls_psk and tls_psk_identity are returned,
 // empty).
-func templateObject(t *catalog.Template) object {
+func templateObject(t *catalog.Host) object {
 	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": "", "uuid": "", "status": "3",
 		"flags": "0", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0", "auto_compress": "1", "custom_interfaces": "0",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
@@ -236,7 +236,7 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 	}
 	tmpls := snap.Templates()
 	for i := range tmpls {
-		for _, t := range tmpls[i].TemplateIDs {
+		for _, t := range snap.LinkedTemplates(tmpls[i].ID) {
 			linkedTo[t] = append(linkedTo[t], tmpls[i].ID)
 		}
 	}
@@ -245,9 +245,9 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		p.WithItems.Given() || p.WithTriggers.Given() || p.WithGraphs.Given() || p.WithHTTPTests.Given()
 	var objs []object
 	for i := range tmpls {
-		t := &tmpls[i]
+		t := tmpls[i]
 		if none || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.HostIDs, linkedTo[t.ID]) ||
-			!idsAny(p.ParentTemplateIDs, t.TemplateIDs) || tags != nil && !tags.match(0, nil) {
+			!idsAny(p.ParentTemplateIDs, snap.LinkedTemplates(t.ID)) || tags != nil && !tags.match(0, nil) {
 			continue
 		}
 		objs = append(objs, templateObject(t))
@@ -292,9 +292,9 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		}
 		if sl := p.SelectParentTemplates; sl.Set {
 			if sl.Count {
-				o["parentTemplates"] = countOf(len(t.TemplateIDs))
+				o["parentTemplates"] = countOf(len(snap.LinkedTemplates(t.ID)))
 			} else {
-				o["parentTemplates"] = sl.shape(templateRefs(snap, t.TemplateIDs, &p.getParams), "templateid")
+				o["parentTemplates"] = sl.shape(templateRefs(snap, snap.LinkedTemplates(t.ID), &p.getParams), "templateid")
 			}
 		}
 		var children []uint64
