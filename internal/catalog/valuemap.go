@@ -355,7 +355,11 @@ func (e *Edit) CreateValueMaps(maps []ValueMap) ([]uint64, error) {
 	ids := make([]uint64, len(maps))
 	for i, m := range maps {
 		m.Mappings = slices.Clone(m.Mappings)
-		id, err := e.exec("INSERT INTO valuemaps (host_id, name, mappings) VALUES (?, ?, ?)", m.HostID, m.Name, encodeMappings(m.Mappings))
+		m.UUID = ""
+		if e.host(m.HostID).IsTemplate {
+			m.UUID = cmp.Or(strings.Clone(maps[i].UUID), NewUUID())
+		}
+		id, err := e.exec("INSERT INTO valuemaps (host_id, name, mappings, uuid) VALUES (?, ?, ?, ?)", m.HostID, m.Name, encodeMappings(m.Mappings), m.UUID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create value map %q on host %d: %w", m.Name, m.HostID, err))
 		}
