@@ -91,8 +91,8 @@ type view struct {
 	Links     map[uint64][]uint64
 	// TemplateTriggers ascending by ID.
 	TemplateTriggers []Trigger
-	Scopes    map[uint64]string // a probe of each owner's resolution
-	Maints    []Maintenance
+	Scopes           map[uint64]string // a probe of each owner's resolution
+	Maints           []Maintenance
 	// ValueMaps, ascending by ID.
 	ValueMaps []ValueMap
 }

@@ -335,4 +335,3 @@ func (e *Edit) dropOwner(id uint64) {
 	}
 	delete(st.links, id)
 }
-

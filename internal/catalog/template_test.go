@@ -235,7 +235,9 @@ func TestPropagationAndOverrides(t *testing.T) {
 	hp := f.c.Snapshot().Host("h1").Item("agent.ping").ID
 	str := func(s string) *string { return &s }
 	// The host changes what it may: the interval.
-	mustEdit(t, f.c, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: hp, Delay: str("2m"), Status: str("disabled")}}) })
+	mustEdit(t, f.c, func(e *Edit) error {
+		return e.UpdateItems([]ItemUpdate{{ID: hp, Delay: str("2m"), Status: str("disabled")}})
+	})
 	// ... not the name.
 	_, err := f.c.Edit(context.Background(), func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: hp, Name: str("x")}}) })
 	var te *TemplatedError
