@@ -66,6 +66,8 @@ type ItemUpdate struct {
 	// Tags, if set, replaces the item's tags with this list, in its
 	// order (an empty list removes them).
 	Tags *[]Tag
+	// InventoryLink, if set: the inventory field by name or number.
+	InventoryLink *string
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -157,9 +159,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 func (e *Edit) insertItem(it *Item) error {
 	initMap(&e.items)
 	initMap(&e.keys)
-	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID)
+		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID, int64(it.InventoryLink))
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 	}
@@ -182,9 +184,9 @@ func (e *Edit) insertItem(it *Item) error {
 func (e *Edit) writeItem(n, cur *Item) error {
 	initMap(&e.items)
 	initMap(&e.keys)
-	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ? WHERE id = ?",
+	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ?, inventory_link = ? WHERE id = ?",
 		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-		n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.UUID, n.ID)
+		n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.UUID, int64(n.InventoryLink), n.ID)
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 	}
@@ -224,7 +226,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description,
+		Tags: specOfTags(it.Tags), Description: it.Description, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
 	}
 }
 
@@ -346,6 +348,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.SNMPOID, u.SNMPOID)
 		set(&spec.Params, u.Params)
 		set(&spec.Description, u.Description)
+		set(&spec.InventoryLink, u.InventoryLink)
 		if u.Preprocessing != nil {
 			spec.Preprocessing = *u.Preprocessing
 		}

@@ -14,6 +14,12 @@ const maxTemplateLinks = 256
 // updates its visible name, returning its ID. An import that names a
 // template by name uses it; the API creates templates with CreateHosts.
 func (e *Edit) UpsertTemplate(host, name string) (uint64, error) {
+	return e.upsertTemplate(host, name, "")
+}
+
+// upsertTemplate is UpsertTemplate giving a new template uuid ("" makes
+// one up).
+func (e *Edit) upsertTemplate(host, name, uuid string) (uint64, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
@@ -33,7 +39,7 @@ func (e *Edit) UpsertTemplate(host, name string) (uint64, error) {
 		}
 		return id, nil
 	}
-	ids, err := e.CreateHosts([]NewHost{{Host: host, Name: name, Template: true}})
+	ids, err := e.CreateHosts([]NewHost{{Host: host, Name: name, Template: true, UUID: uuid}})
 	if err != nil {
 		return 0, err
 	}

@@ -115,6 +115,33 @@ func templatedField(u *ItemUpdate, cur *Item) string {
 	return ""
 }
 
+// templatedSpecField is templatedField for an import's item: the first
+// field the spec's item it gives a copy cur that the copy takes from its
+// template only, or "".
+func templatedSpecField(cur, it *Item) string {
+	switch {
+	case it.Name != cur.Name:
+		return "name"
+	case it.Type != cur.Type:
+		return "type"
+	case it.ValueType != cur.ValueType:
+		return "value_type"
+	case it.Units != cur.Units:
+		return "units"
+	case it.Timeout != cur.Timeout:
+		return "timeout"
+	case it.SNMPOID != cur.SNMPOID:
+		return "snmp_oid"
+	case it.Params != cur.Params:
+		return "params"
+	case !sameSteps(it.Preprocessing, cur.Preprocessing):
+		return "preprocessing"
+	case !it.HTTP.equal(cur.HTTP):
+		return "http"
+	}
+	return ""
+}
+
 // templatedTriggerField returns the first field u sets that a copy
 // takes from its template only, in Zabbix 6.0's order, or "".
 func templatedTriggerField(u *TriggerUpdate) string {

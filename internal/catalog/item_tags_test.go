@@ -22,6 +22,7 @@ var downgradeTemplates = []string{
 	"DROP INDEX items_template", "DROP INDEX triggers_template",
 	"ALTER TABLE hosts DROP COLUMN uuid", "ALTER TABLE items DROP COLUMN template_id", "ALTER TABLE items DROP COLUMN uuid",
 	"ALTER TABLE triggers DROP COLUMN template_id", "ALTER TABLE triggers DROP COLUMN uuid", "ALTER TABLE valuemaps DROP COLUMN uuid",
+	"ALTER TABLE items DROP COLUMN inventory_link",
 }
 
 // downgradeItemTags turns a database of schema version 19 into version

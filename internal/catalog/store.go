@@ -342,14 +342,15 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
+			inv                                  int64
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &it.UUID); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &it.UUID, &inv); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -360,6 +361,10 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 			it.Preprocessing = stepsIn.get(ps)
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
+		if inv < 0 || inv > int64(MaxInventoryLink) {
+			return fmt.Errorf("%w: item %d has inventory_link %d", ErrCorrupt, it.ID, inv)
+		}
+		it.InventoryLink = uint8(inv)
 		if int64(it.Type) != typ || !it.Type.Valid() || int64(it.ValueType) != vt || !it.ValueType.Valid() {
 			return fmt.Errorf("%w: item %d has type %d and value type %d", ErrCorrupt, it.ID, typ, vt)
 		}

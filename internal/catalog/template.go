@@ -17,6 +17,8 @@ import (
 //     owner's own). The partial indexes serve propagation, unlink and
 //     clear, which look copies up by their template's item; hosts' own
 //     items, the million of them, are not in them.
+//   - items.inventory_link is Zabbix's item field of the name (0-70),
+//     which the official templates set: stored and shown (inventory.go).
 //   - uuid columns: Zabbix 6.0 gives templates and their own items,
 //     triggers and value maps a uuid, which exports match them by;
 //     copies and hosts' objects have "".
@@ -36,6 +38,7 @@ ALTER TABLE items ADD COLUMN uuid TEXT NOT NULL DEFAULT '';
 ALTER TABLE triggers ADD COLUMN template_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE triggers ADD COLUMN uuid TEXT NOT NULL DEFAULT '';
 ALTER TABLE valuemaps ADD COLUMN uuid TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN inventory_link INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX items_template ON items (template_id) WHERE template_id != 0;
 CREATE INDEX triggers_template ON triggers (template_id) WHERE template_id != 0;
 CREATE TEMP TABLE template_moves AS

@@ -304,6 +304,10 @@ type Item struct {
 	// UUID is the uuid of a template's own item (what an export matches
 	// items by); "" for copies and for hosts' items, as in Zabbix 6.0.
 	UUID string
+	// InventoryLink is the host inventory field the item's values fill
+	// (Zabbix's inventory_link, 1..70; 0 none). Stored and shown; host
+	// inventory itself is not kept yet (inventory.go).
+	InventoryLink uint8
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -326,7 +330,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
 		a.HTTP.equal(b.HTTP) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
-		a.TemplateID == b.TemplateID && a.UUID == b.UUID
+		a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink
 }
 
 // HasDependents reports whether some dependent item has a as its master,

@@ -163,8 +163,10 @@ func parseRange(r string) (lo, hi float64, ok bool) {
 	// not right after another '-'.
 	for i := 1; i < len(r); i++ {
 		if r[i] == '-' && r[i-1] != '-' && r[i-1] != 'e' && r[i-1] != 'E' {
-			a, err1 := strconv.ParseFloat(r[:i], 64)
-			b, err2 := strconv.ParseFloat(r[i+1:], 64)
+			// Zabbix allows spaces around the separator ("0 - 11.24",
+			// in the official templates).
+			a, err1 := strconv.ParseFloat(strings.TrimSpace(r[:i]), 64)
+			b, err2 := strconv.ParseFloat(strings.TrimSpace(r[i+1:]), 64)
 			return a, b, err1 == nil && err2 == nil && a <= b
 		}
 	}
