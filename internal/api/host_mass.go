@@ -522,6 +522,7 @@ func (w *configWriter) hostMassRemove(ctx context.Context, c *call) (any, error)
 		// Templates unlinked, with or without clearing: Peregrine's
 		// templates hold no items, so both unlink.
 		var unlink []uint64
+		var clear []uint64
 		for _, name := range []string{"templateids", "templateids_clear"} {
 			if raw, ok := p.given(name); ok {
 				for _, r := range massList(raw) {
@@ -530,13 +531,16 @@ func (w *configWriter) hostMassRemove(ctx context.Context, c *call) (any, error)
 						return errNoPermissions // 6.0: an SQL error
 					}
 					unlink = append(unlink, id)
+					if name == "templateids_clear" {
+						clear = append(clear, id)
+					}
 				}
 			}
 		}
 		if len(unlink) > 0 {
 			for i, h := range hosts {
 				links := slices.DeleteFunc(slices.Clone(snap.LinkedTemplates(h)), func(t uint64) bool { return slices.Contains(unlink, t) })
-				if _, err := e.LinkTemplates(h, links, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
+				if _, err := e.SetTemplates(h, links, clear, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
 					return err
 				}
 			}

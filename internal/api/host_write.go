@@ -12,9 +12,9 @@ import (
 // and host.update take. Those Peregrine does not model are accepted and
 // ignored (inventory, IPMI settings, tls_psk_identity and tls_psk; a
 // host asking for PSK through tls_connect or tls_accept is refused, see
-// package zbx/zbxtls). Templates link templates for their macros
-// (Peregrine's templates hold no items; see package catalog); macros
-// replace the host's user macros.
+// package zbx/zbxtls). Templates link templates, whose items and
+// triggers the catalog copies to the host; templates_clear unlinks and
+// deletes the copies; macros replace the host's user macros.
 type hostParams struct {
 	HostID     opt[uint64]     `json:"hostid"`
 	Host       opt[string]     `json:"host"`
@@ -387,7 +387,7 @@ func (p *hostParams) setMacrosAndTemplates(e *catalog.Edit, i int, hostID uint64
 		links, set = kept, true
 	}
 	if set {
-		if _, err := e.LinkTemplates(hostID, links, field+".templates"); err != nil {
+		if _, err := e.SetTemplates(hostID, links, p.TemplClear.Value, field+".templates"); err != nil {
 			return err
 		}
 	}

@@ -44,9 +44,14 @@ func (e *Edit) macros() *macroState {
 	return e.mst
 }
 
-// ownerName names a host or template for errors; "" if neither exists.
+// ownerName names a host or template for errors, as Zabbix 6.0's
+// errors name them: a host by its technical name, a template by its
+// visible one; "" if neither exists.
 func (e *Edit) ownerName(id uint64) string {
 	if h := e.host(id); h != nil {
+		if h.IsTemplate {
+			return h.Name
+		}
 		return h.Host
 	}
 	return ""

@@ -139,26 +139,35 @@ func (e *Edit) SetTemplates(owner uint64, tmpls, clear []uint64, field string) (
 // 6.0 refuses both: the copies would collide).
 func (e *Edit) checkLinkGraph(owner *Host, want []uint64, field string) error {
 	count := map[uint64]int{}
-	var walk func(t uint64, depth int) error
-	walk = func(t uint64, depth int) error {
+	var path []uint64
+	var walk func(t uint64) error
+	walk = func(t uint64) error {
+		path = append(path, t)
+		defer func() { path = path[:len(path)-1] }()
 		if t == owner.ID {
-			return &FieldError{Field: field, Err: fmt.Errorf("template %q would be linked to itself through its templates", owner.Host)}
+			// Zabbix names the cycle from the template linked now, through
+			// the owner and down what links it, back to that template.
+			names := []string{e.host(path[0]).Host}
+			for i := len(path) - 1; i >= 0; i-- {
+				names = append(names, e.host(path[i]).Host)
+			}
+			return &FieldError{Field: field, Err: &LinkError{Cycle: names, Template: names[0], Host: owner.Host}}
 		}
-		if depth > maxTemplateLinks {
+		if len(path) > maxTemplateLinks {
 			return &FieldError{Field: field, Err: fmt.Errorf("templates are linked more than %d levels deep", maxTemplateLinks)}
 		}
 		if count[t]++; count[t] > 1 {
 			return &FieldError{Field: field, Err: &LinkError{Twice: true}}
 		}
 		for _, u := range e.links(t) {
-			if err := walk(u, depth+1); err != nil {
+			if err := walk(u); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	for _, t := range want {
-		if err := walk(t, 1); err != nil {
+		if err := walk(t); err != nil {
 			return err
 		}
 	}
@@ -191,6 +200,9 @@ func (e *Edit) unlink(owner *Host, tmpl uint64, clear bool) error {
 		n.TemplateID = 0
 		if owner.IsTemplate {
 			n.UUID = NewUUID()
+		}
+		if m := e.valueMap(n.ValueMapID); m != nil && m.HostID != owner.ID {
+			n.ValueMapID = 0 // the template's map is not the owner's (6.0 drops it)
 		}
 		if err := e.writeItem(&n, it); err != nil {
 			return err

@@ -58,11 +58,14 @@ func (e *TemplatedError) Error() string {
 }
 
 // LinkError refuses a link: a template linked twice to one owner through
-// others (Twice), a trigger naming a template the owner does not link
-// (Template), an item that needs an interface of a type the host has
-// none of (Key, Host).
+// others (Twice), a template that would reach itself through the links
+// (Cycle: the technical names from Template, linked now, through Host,
+// the owner, and what links it back to Template), a trigger naming a
+// template the owner does not link (Template), an item that needs an
+// interface of a type the host has none of (Key, Host).
 type LinkError struct {
 	Twice    bool
+	Cycle    []string
 	Template string
 	Host     string
 	Key      string
@@ -70,6 +73,8 @@ type LinkError struct {
 
 func (e *LinkError) Error() string {
 	switch {
+	case len(e.Cycle) > 0:
+		return fmt.Sprintf("template %q cannot be linked to %q: the links would form a cycle %s", e.Template, e.Host, strings.Join(e.Cycle, " -> "))
 	case e.Twice:
 		return "a template cannot be linked to a host or template more than once, even through other templates"
 	case e.Template != "":
