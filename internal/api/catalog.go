@@ -195,6 +195,9 @@ func editError(err error, idField string) error {
 		case catalog.MaintenanceExists:
 			return errParams(`Maintenance "%s" already exists.`, ce.Name)
 		case catalog.HostWithoutGroup:
+			if ce.Template {
+				return errParams(`Template "%s" cannot be without host group.`, ce.Host)
+			}
 			return errParams(`Host "%s" cannot be without host group.`, ce.Host)
 		case catalog.TwoDefaultInterfaces:
 			return errParams("Host cannot have more than one default interface of the same type.")

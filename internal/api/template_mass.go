@@ -137,11 +137,11 @@ func (w *configWriter) templateMassAdd(ctx context.Context, c *call) (any, error
 
 // templateMassRemoveParams are template.massremove's.
 type templateMassRemoveParams struct {
-	TemplateIDs      opt[zids]     `json:"templateids" in:"notempty"`
-	GroupIDs         opt[zids]     `json:"groupids"`
-	Macros           opt[zstrs]    `json:"macros"`
-	TemplateIDsLink  opt[zids]     `json:"templateids_link"`
-	TemplateIDsClear opt[zids]     `json:"templateids_clear"`
+	TemplateIDs      opt[zids]  `json:"templateids" in:"notempty"`
+	GroupIDs         opt[zids]  `json:"groupids"`
+	Macros           opt[zstrs] `json:"macros"`
+	TemplateIDsLink  opt[zids]  `json:"templateids_link"`
+	TemplateIDsClear opt[zids]  `json:"templateids_clear"`
 }
 
 func (*templateMassRemoveParams) required() []string { return []string{"templateids"} }

@@ -10,11 +10,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
-// registerMacros registers usermacro.* and template.get. Reading needs a
-// user; host macros are read and written with the rights on the host
-// (templates have no groups in Peregrine: their macros are readable by
-// every user and writable by admins); global macros are written by super
-// admins, as in Zabbix.
+// registerMacros registers usermacro.* and template.* (template.go).
+// Reading needs a user; host and template macros are read and written
+// with the rights on the host's or template's groups; global macros are
+// written by super admins, as in Zabbix.
 func (s *Server) registerMacros() {
 	s.methods["usermacro.get"] = &method{role: RoleUser, call: s.usermacroGet}
 	s.methods["template.get"] = &method{role: RoleUser, call: s.templateGet}
@@ -63,10 +62,10 @@ func macroObjects(ms []*catalog.Macro, p *getParams) []object {
 // macroOwnerVisible reports whether the caller may read (or, editable,
 // write) the macros of a host or template.
 func macroOwnerVisible(snap *catalog.Snapshot, a access, owner uint64, editable bool) bool {
-	if h := snap.HostByID(owner); h != nil {
+	if h := snap.HostOrTemplate(owner); h != nil {
 		return a.sees(h, editable)
 	}
-	return snap.Template(owner) != nil
+	return false
 }
 
 // usermacroSchema and globalmacroSchema are Zabbix 6.0's hostmacro and
@@ -123,7 +122,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 				continue
 			}
 			if p.GroupIDs.Given() {
-				h := snap.HostByID(m.HostID)
+				h := snap.HostOrTemplate(m.HostID)
 				if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
 					continue
 				}
@@ -139,7 +138,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 			}
 			if sl := p.SelectGroups; sl.list() {
 				var gs []object
-				if h != nil {
+				if h := snap.HostOrTemplate(m.HostID); h != nil {
 					for _, gid := range h.GroupIDs {
 						if g := snap.GroupByID(gid); g != nil && a.seesGroup(gid, false) {
 							gs = append(gs, groupObject(g))
@@ -254,11 +253,11 @@ func (p *macroParams) update(mid uint64) catalog.MacroUpdate {
 }
 
 // macroOwnersWritable needs write access to each macro owner: read-write
-// on a host, admin for a template (role checked by the method).
+// on a host's or template's groups.
 func macroOwnersWritable(owners []uint64) permits {
 	return func(snap *catalog.Snapshot, a access) bool {
 		for _, o := range owners {
-			if h := snap.HostByID(o); h != nil && !a.canWrite(h) {
+			if h := snap.HostOrTemplate(o); h != nil && !a.canWrite(h) {
 				return false
 			}
 		}
