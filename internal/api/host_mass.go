@@ -629,10 +629,10 @@ func removeGroups(e *catalog.Edit, snap *catalog.Snapshot, a access, groups, hos
 	}
 	var ups []catalog.HostUpdate
 	for _, h := range hosts {
-		cur := snap.HostByID(h).GroupIDs
+		cur := snap.HostOrTemplate(h).GroupIDs
 		gs := slices.DeleteFunc(slices.Clone(cur), func(g uint64) bool { return slices.Contains(groups, g) })
 		if len(gs) == 0 {
-			return errHostWithoutGroup(snap.HostByID(h))
+			return errHostWithoutGroup(snap.HostOrTemplate(h))
 		}
 		if len(gs) != len(cur) {
 			ups = append(ups, catalog.HostUpdate{ID: h, GroupIDs: gs})
@@ -647,7 +647,11 @@ func removeGroups(e *catalog.Edit, snap *catalog.Snapshot, a access, groups, hos
 // isIPAddress reports an IPv4 or IPv6 address.
 func isIPAddress(s string) bool { return net.ParseIP(s) != nil }
 
-// errHostWithoutGroup is 6.0's refusal to leave host h in no group.
+// errHostWithoutGroup is 6.0's refusal to leave host (or template) h in
+// no group.
 func errHostWithoutGroup(h *catalog.Host) error {
+	if h.IsTemplate {
+		return errParams(`Template "%s" cannot be without host group.`, h.Host)
+	}
 	return errParams(`Host "%s" cannot be without host group.`, h.Host)
 }
