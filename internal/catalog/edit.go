@@ -176,6 +176,10 @@ type Edit struct {
 	trigCopyIdx map[uint64][]uint64
 	trigIdx     map[uint64][]uint64
 	rlinks      map[uint64][]uint64
+	// depHosts are the hosts the overlay has dependent items on;
+	// createdOn the items created in this Edit by host (hostItems).
+	depHosts  map[uint64]bool
+	createdOn map[uint64][]*Item
 
 	res EditResult
 }

@@ -137,8 +137,8 @@ func (e *Edit) eachItemOf(hostID uint64, fn func(it *Item) bool) {
 			}
 		}
 	}
-	for _, it := range e.created {
-		if it.HostID == hostID && e.items[it.ID] != nil && !fn(it) {
+	for _, it := range e.createdOn[hostID] {
+		if e.items[it.ID] != nil && !fn(it) {
 			return
 		}
 	}

@@ -175,7 +175,10 @@ func (e *Edit) insertItem(it *Item) error {
 	e.items[id] = it
 	e.keys[hostKey{it.HostID, it.Key}] = id
 	e.created = append(e.created, it)
+	initMap(&e.createdOn)
+	e.createdOn[it.HostID] = append(e.createdOn[it.HostID], it)
 	e.indexCopy(it)
+	e.noteDependent(it)
 	return nil
 }
 
@@ -213,6 +216,7 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	if n.TemplateID != cur.TemplateID {
 		e.indexCopy(n)
 	}
+	e.noteDependent(n)
 	return nil
 }
 
@@ -268,8 +272,8 @@ func (e *Edit) hostItems(host uint64) []*Item {
 			}
 		}
 	}
-	for _, it := range e.created {
-		if it.HostID == host && e.items[it.ID] != nil {
+	for _, it := range e.createdOn[host] {
+		if e.items[it.ID] != nil {
 			out = append(out, e.items[it.ID])
 		}
 	}
@@ -548,14 +552,17 @@ func (e *Edit) withDependents(ids []uint64) []uint64 {
 
 // overlayHasDependents reports whether an item created or changed in
 // this Edit on the host is a dependent item: the old snapshot's hasDeps
-// does not know about those links.
-func (e *Edit) overlayHasDependents(host uint64) bool {
-	for _, it := range e.items {
-		if it != nil && it.HostID == host && it.MasterItemID != 0 {
-			return true
-		}
+// does not know about those links. The hosts are recorded as items are
+// written (noteDependent), so that deleting from many hosts in one Edit
+// (clearing a template from 10,000) does not scan the overlay per host.
+func (e *Edit) overlayHasDependents(host uint64) bool { return e.depHosts[host] }
+
+// noteDependent records it's host when it is a dependent item.
+func (e *Edit) noteDependent(it *Item) {
+	if it.MasterItemID != 0 {
+		initMap(&e.depHosts)
+		e.depHosts[it.HostID] = true
 	}
-	return false
 }
 
 // writeHTTP stores it's HTTP agent request (item_http), replacing the

@@ -32,7 +32,7 @@ hosts:
     groups: [Linux servers]
 zabbix_export:
   version: '6.0'
-  template_groups:
+  groups:
     - {uuid: 846977d1dfed4968bc5f8bdb363285bc, name: Templates/Operating systems}
   templates:
     - template: Linux by Zabbix agent
@@ -200,7 +200,7 @@ func TestTemplateLinkCycle(t *testing.T) {
 	}
 	mustApply(t, c, spec)
 	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: A}]}\n"))
-	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "linked to itself") {
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "would form a cycle A -> B -> A") {
 		t.Fatalf("cycle: %v", err)
 	}
 	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: Missing}]}\n"))
