@@ -172,13 +172,7 @@ func (e *Edit) insertItem(it *Item) error {
 	if err := e.writeItemTags(it, false); err != nil {
 		return err
 	}
-	e.items[id] = it
-	e.keys[hostKey{it.HostID, it.Key}] = id
-	e.created = append(e.created, it)
-	initMap(&e.createdOn)
-	e.createdOn[it.HostID] = append(e.createdOn[it.HostID], it)
-	e.indexCopy(it)
-	e.noteDependent(it)
+	e.addCreated(it)
 	return nil
 }
 

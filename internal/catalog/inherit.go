@@ -441,15 +441,20 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 	fail := func(err error) ([]*Item, []*Trigger, error) {
 		return nil, nil, &FieldError{Field: field, Err: err}
 	}
-	mapped := make(map[uint64]uint64, len(tis))
-	var made []*Item
+	// The copies to make are written in one batch (edit_batch.go), the
+	// items taken over one by one after it: a new copy's master may be
+	// new too, and a taken-over item's master too.
+	mapped := make(map[uint64]*Item, len(tis))
+	var fresh, merged, made []*Item
+	var curOf map[*Item]*Item
+	var masterOf map[*Item]*Item
 	for _, ti := range mastersFirst(tis) {
 		var cur *Item
 		if cid := e.itemByKey(owner.ID, ti.Key); cid != 0 {
 			cur = e.item(cid)
 		}
 		if cur != nil && cur.TemplateID == ti.ID {
-			mapped[ti.ID] = cur.ID
+			mapped[ti.ID] = cur
 			continue
 		}
 		if cur != nil && cur.TemplateID != 0 {
@@ -459,16 +464,18 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 		*n = *ti
 		n.ID, n.HostID, n.Host, n.TemplateID, n.UUID, n.hasDeps = 0, owner.ID, nil, ti.ID, "", false
 		if ti.MasterItemID != 0 {
-			m, ok := mapped[ti.MasterItemID]
-			if !ok {
+			m := mapped[ti.MasterItemID]
+			if m == nil {
 				if mi := e.item(ti.MasterItemID); mi != nil {
-					m = e.itemByKey(owner.ID, mi.Key)
+					m = e.item(e.itemByKey(owner.ID, mi.Key))
 				}
 			}
-			if m == 0 {
+			if m == nil {
 				return fail(fmt.Errorf("BUG: the master of item %q has no copy on %q", ti.Key, owner.Host))
 			}
-			n.MasterItemID = m
+			initMap(&masterOf)
+			masterOf[n] = m
+			n.MasterItemID = m.ID
 		}
 		n.InterfaceID = 0
 		if cur != nil {
@@ -477,23 +484,42 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 		if err := copyIface(n, owner); err != nil {
 			return fail(err)
 		}
+		mapped[ti.ID] = n
 		if cur != nil {
 			n.ID = cur.ID
-			if err := e.writeItem(n, cur); err != nil {
-				return nil, nil, err
-			}
-			e.res.ItemsUpdated++
-			n = e.item(cur.ID)
+			initMap(&curOf)
+			curOf[n] = cur
+			merged = append(merged, n)
 		} else {
-			if err := e.insertItem(n); err != nil {
-				return nil, nil, err
-			}
-			e.res.ItemsCreated++
+			fresh = append(fresh, n)
 		}
-		mapped[ti.ID] = n.ID
 		made = append(made, n)
 	}
-	trigs, err := e.copyTriggers(tts, owner, mapped)
+	if len(fresh) > 0 {
+		if err := e.insertItemsBatch(fresh, masterOf); err != nil {
+			return nil, nil, err
+		}
+		e.res.ItemsCreated += len(fresh)
+	}
+	for _, n := range merged {
+		if m := masterOf[n]; m != nil {
+			n.MasterItemID = m.ID
+		}
+		if err := e.writeItem(n, curOf[n]); err != nil {
+			return nil, nil, err
+		}
+		e.res.ItemsUpdated++
+	}
+	for i, n := range made {
+		if cur := curOf[n]; cur != nil {
+			made[i] = e.item(cur.ID) // writeItem stored a copy of n
+		}
+	}
+	ids := make(map[uint64]uint64, len(mapped))
+	for tid, n := range mapped {
+		ids[tid] = n.ID
+	}
+	trigs, err := e.copyTriggers(tts, owner, ids)
 	if err != nil {
 		return fail(err)
 	}
@@ -524,6 +550,7 @@ func (e *Edit) copyOfTrigger(tt *Trigger, owner uint64) *Trigger {
 func (e *Edit) copyTriggers(tts []*Trigger, owner *Host, mapped map[uint64]uint64) ([]*Trigger, error) {
 	type pair struct{ src, dst *Trigger }
 	var pairs []pair
+	var fresh []*Trigger
 	seen := map[uint64]bool{}
 	for _, tt := range tts {
 		if seen[tt.ID] {
@@ -576,17 +603,29 @@ func (e *Edit) copyTriggers(tts []*Trigger, owner *Host, mapped map[uint64]uint6
 			}
 			e.res.TriggersUpdated++
 		} else {
-			if err := e.insertTrigger(n); err != nil {
-				return nil, err
-			}
-			e.res.TriggersCreated++
+			fresh = append(fresh, n)
 		}
 		pairs = append(pairs, pair{tt, n})
 	}
-	var out []*Trigger
+	if len(fresh) > 0 {
+		if err := e.insertTriggersBatch(fresh); err != nil {
+			return nil, err
+		}
+		e.res.TriggersCreated += len(fresh)
+	}
+	isFresh := make(map[*Trigger]bool, len(fresh))
+	for _, t := range fresh {
+		isFresh[t] = true
+	}
+	var out, freshDeps []*Trigger
 	for _, p := range pairs {
 		deps := e.mapDeps(p.src.Dependencies, owner.ID)
-		if !slices.Equal(deps, p.dst.Dependencies) {
+		switch {
+		case slices.Equal(deps, p.dst.Dependencies):
+		case isFresh[p.dst]:
+			p.dst.Dependencies = deps // not written yet: the overlay holds p.dst
+			freshDeps = append(freshDeps, p.dst)
+		default:
 			n := new(Trigger)
 			*n = *p.dst
 			n.Dependencies = deps
@@ -596,6 +635,9 @@ func (e *Edit) copyTriggers(tts []*Trigger, owner *Host, mapped map[uint64]uint6
 			p.dst = n
 		}
 		out = append(out, p.dst)
+	}
+	if err := e.insertTriggerDeps(freshDeps); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
