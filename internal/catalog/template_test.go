@@ -473,7 +473,7 @@ zabbix_export:
 	if again := mustApply(t, c, spec); again.Changed() {
 		t.Fatalf("a second import changed something: %+v", again)
 	}
-	c = reloadMatches(t, c, path)
+	reloadMatches(t, c, path)
 
 	// An element Peregrine cannot store refuses the file, by path.
 	bad := strings.Replace(doc, "      macros: [{macro: '{$APP.MAX}', value: '5'}]", "      macros: [{macro: '{$APP.MAX}', value: '5'}]\n      httptests: [{name: Site}]", 1)
