@@ -173,6 +173,15 @@ func (c *Catalog) applyMacrosAfter(ctx context.Context, res ApplyResult, sm spec
 		return ApplyResult{}, fmt.Errorf("catalog: hosts, items and triggers were applied, macros and templates were not: %w", err)
 	}
 	res.TemplatesCreated, res.TemplatesUpdated = er.TemplatesCreated, er.TemplatesUpdated
+	// The templates' own items, triggers, value maps and groups, and the
+	// copies their links made.
+	res.GroupsCreated += er.GroupsCreated
+	res.ItemsCreated += er.ItemsCreated
+	res.ItemsUpdated += er.ItemsUpdated
+	res.TriggersCreated += er.TriggersCreated
+	res.TriggersUpdated += er.TriggersUpdated
+	res.ValueMapsCreated += er.ValueMapsCreated
+	res.ValueMapsUpdated += er.ValueMapsUpdated
 	return res, nil
 }
 
@@ -200,12 +209,9 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 		}
 	}
 	if len(sm.triggers) > 0 {
-		created, updated, err := e.applyTriggers(sm.triggers)
-		if err != nil {
-			return err
+		if _, _, err := e.applyTriggers(sm.triggers); err != nil {
+			return err // counted with the Edit's
 		}
-		res.TriggersCreated += created
-		res.TriggersUpdated += updated
 	}
 	links := func(names []string, field string) ([]uint64, error) {
 		out := make([]uint64, 0, len(names))

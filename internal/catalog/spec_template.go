@@ -286,7 +286,9 @@ func (e *Edit) applyTemplateContent(id uint64, st *specTemplate) error {
 		if err := e.UpdateHosts([]HostUpdate{u}); err != nil {
 			return prefixSpecField(st.field, err)
 		}
-		e.res.TemplatesUpdated++
+		if e.old.Template(id) != nil {
+			e.res.TemplatesUpdated++ // a new one is only created
+		}
 	}
 	// Value maps by name.
 	var news []ValueMap
