@@ -133,7 +133,7 @@ func (s *Server) itemGet(ctx context.Context, c *call) (any, error) {
 				trigItems != nil && !trigItems[it.ID] ||
 				p.Inherited.Given() && (it.TemplateID != 0) != p.Inherited.Value ||
 				withTriggers && (len(triggersOfItem(snap, it)) > 0) != wantTriggers ||
-				p.Monitored.Given() && (it.Enabled && h.Enabled) != p.Monitored.Value ||
+				p.Monitored.Given() && (it.Enabled && h.Enabled && !h.IsTemplate) != p.Monitored.Value ||
 				tags != nil && !tags.match(len(it.Tags), func(i int) (string, string) { return it.Tags[i].Tag, it.Tags[i].Value }) {
 				continue
 			}
