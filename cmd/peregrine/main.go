@@ -170,8 +170,9 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; items created: %d, updated: %d; unchanged: %d\n",
-		res.GroupsCreated, res.HostsCreated, res.HostsUpdated, res.ItemsCreated, res.ItemsUpdated, res.Unchanged)
+	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; templates created: %d, updated: %d; items created: %d, updated: %d; triggers created: %d, updated: %d; unchanged: %d\n",
+		res.GroupsCreated, res.HostsCreated, res.HostsUpdated, res.TemplatesCreated, res.TemplatesUpdated, res.ItemsCreated, res.ItemsUpdated,
+		res.TriggersCreated, res.TriggersUpdated, res.Unchanged)
 	if res.NotPolled > 0 {
 		fmt.Fprintf(stderr, "peregrine import: warning: %d agent items are on hosts without an agent interface and will not be polled; give those hosts `interfaces:` (docs/import-format.md)\n", res.NotPolled)
 	}

@@ -68,6 +68,8 @@ var (
 		fields: []string{"hostid", "proxy_hostid", "host", "status", "ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password",
 			"name", "description", "tls_connect", "tls_accept", "tls_issuer", "tls_subject", "tls_psk_identity", "tls_psk", "inventory_mode"},
 		masked: []auditMask{{path: "tls_psk_identity"}, {path: "tls_psk"}}}
+	auditTemplate = &auditRes{typ: audit.ResourceTemplate, api: "template", idField: "templateid", get: "template.get", getIDs: "templateids",
+		name: "host", oldStyle: true} // deletes only (recorded from 6.0.14: named by the technical name, no details)
 	auditItem = &auditRes{typ: audit.ResourceItem, api: "item", idField: "itemid", get: "item.get", getIDs: "itemids",
 		name: "name", oldStyle: true} // deletes only
 	auditTrigger = &auditRes{typ: audit.ResourceTrigger, api: "trigger", idField: "triggerid", get: "trigger.get", getIDs: "triggerids",
@@ -199,6 +201,7 @@ var auditOps = map[string]auditOp{
 	"host.update":            {res: auditHost, action: audit.ActionUpdate},
 	"host.delete":            {res: auditHost, action: audit.ActionDelete, deleteName: "host"},
 	"item.delete":            {res: auditItem, action: audit.ActionDelete},
+	"template.delete":        {res: auditTemplate, action: audit.ActionDelete, deleteName: "host"},
 	"trigger.create":         {res: auditTrigger, action: audit.ActionAdd},
 	"trigger.update":         {res: auditTrigger, action: audit.ActionUpdate},
 	"trigger.delete":         {res: auditTrigger, action: audit.ActionDelete},
@@ -277,7 +280,14 @@ var notAudited = map[string]string{
 	// Audited by 6.0 as host and host group updates whose details name
 	// its hosts_groups rows by their ids, which Peregrine's memberships
 	// do not have: not recorded yet.
-	"host.massadd":         "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"host.massadd": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	// Templates are in 6.0's newer audit, which names their groups',
+	// tags' and macros' row ids (template.groups[959].hostgroupid).
+	"template.create":      "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
+	"template.update":      "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
+	"template.massadd":     "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"template.massremove":  "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"template.massupdate":  "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	"host.massremove":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	"host.massupdate":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	"hostgroup.massadd":    "6.0's records name membership row ids Peregrine does not keep; not recorded yet",

@@ -174,16 +174,26 @@
 // with a limit (the web UI's watermark) walks the store's events from
 // the newest (EventScanner) and stops at the limit.
 //
-// User macros and templates (usermacro.go): usermacro.get/create/update/
-// delete for host and template macros, usermacro.createglobal/
-// updateglobal/deleteglobal (super admin) for global ones, template.get
-// (templates as the catalog keeps them: names, macros, links), and
-// host.get's selectMacros and selectParentTemplates, host.create/
-// update's macros (replacing the host's), templates and templates_clear.
-// A secret macro's value is never returned, as Zabbix omits it; a vault
-// macro is refused. Host macros need the rights on the host; template
-// macros are readable by every user and written by admins (templates
-// have no groups here).
+// User macros (usermacro.go): usermacro.get/create/update/delete for
+// host and template macros, usermacro.createglobal/updateglobal/
+// deleteglobal (super admin) for global ones, and host.get's
+// selectMacros and selectParentTemplates, host.create/update's macros
+// (replacing the host's), templates and templates_clear. A secret
+// macro's value is never returned, as Zabbix omits it; a vault macro is
+// refused. Host and template macros need the rights on their host's or
+// template's groups.
+//
+// Templates (template.go: template.get and its selects;
+// template_write.go: template.create/update/delete, checked as 6.0's
+// validator checks them; template_mass.go: template.massadd/
+// massremove/massupdate): Zabbix 6.0's templates, in host groups, whose
+// items and triggers the catalog copies to what links them (package
+// catalog, inherit.go). item.get and trigger.get list templates' items
+// and triggers too (templated, inherited, templateid), item.update on a
+// copy drops the members 6.0 ignores there (itemParams.dropTemplated),
+// and the catalog's refusals about links and copies are worded as 6.0
+// words them (inheritProblem). Recorded from 6.0.14: the conformance
+// case templates.
 //
 // Notifications go through the Alerting interface (alerting.go: the
 // catalog's AlertConfig and EditAlerts, the alert engine's alerts), one

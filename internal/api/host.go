@@ -17,8 +17,12 @@ import (
 // returned (recorded from 6.0.14: not even when output names them);
 // "available" is on the interfaces in 6.0, not on the host.
 func hostObject(h *catalog.Host) object {
-	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": status(h.Enabled), "description": h.Description,
-		"flags": "0", "templateid": "0", "uuid": "", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0",
+	st := status(h.Enabled)
+	if h.IsTemplate {
+		st = "3" // a template, as item.get's and trigger.get's selectHosts show one
+	}
+	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
+		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0",
 		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",

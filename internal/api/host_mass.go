@@ -522,6 +522,7 @@ func (w *configWriter) hostMassRemove(ctx context.Context, c *call) (any, error)
 		// Templates unlinked, with or without clearing: Peregrine's
 		// templates hold no items, so both unlink.
 		var unlink []uint64
+		var clear []uint64
 		for _, name := range []string{"templateids", "templateids_clear"} {
 			if raw, ok := p.given(name); ok {
 				for _, r := range massList(raw) {
@@ -530,13 +531,16 @@ func (w *configWriter) hostMassRemove(ctx context.Context, c *call) (any, error)
 						return errNoPermissions // 6.0: an SQL error
 					}
 					unlink = append(unlink, id)
+					if name == "templateids_clear" {
+						clear = append(clear, id)
+					}
 				}
 			}
 		}
 		if len(unlink) > 0 {
 			for i, h := range hosts {
 				links := slices.DeleteFunc(slices.Clone(snap.LinkedTemplates(h)), func(t uint64) bool { return slices.Contains(unlink, t) })
-				if _, err := e.LinkTemplates(h, links, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
+				if _, err := e.SetTemplates(h, links, clear, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
 					return err
 				}
 			}
@@ -625,10 +629,10 @@ func removeGroups(e *catalog.Edit, snap *catalog.Snapshot, a access, groups, hos
 	}
 	var ups []catalog.HostUpdate
 	for _, h := range hosts {
-		cur := snap.HostByID(h).GroupIDs
+		cur := snap.HostOrTemplate(h).GroupIDs
 		gs := slices.DeleteFunc(slices.Clone(cur), func(g uint64) bool { return slices.Contains(groups, g) })
 		if len(gs) == 0 {
-			return errHostWithoutGroup(snap.HostByID(h))
+			return errHostWithoutGroup(snap.HostOrTemplate(h))
 		}
 		if len(gs) != len(cur) {
 			ups = append(ups, catalog.HostUpdate{ID: h, GroupIDs: gs})
@@ -643,7 +647,11 @@ func removeGroups(e *catalog.Edit, snap *catalog.Snapshot, a access, groups, hos
 // isIPAddress reports an IPv4 or IPv6 address.
 func isIPAddress(s string) bool { return net.ParseIP(s) != nil }
 
-// errHostWithoutGroup is 6.0's refusal to leave host h in no group.
+// errHostWithoutGroup is 6.0's refusal to leave host (or template) h in
+// no group.
 func errHostWithoutGroup(h *catalog.Host) error {
+	if h.IsTemplate {
+		return errParams(`Template "%s" cannot be without host group.`, h.Host)
+	}
 	return errParams(`Host "%s" cannot be without host group.`, h.Host)
 }

@@ -259,7 +259,7 @@ func (w *configWriter) hostMassUpdate(ctx context.Context, c *call) (any, error)
 				if !setT {
 					links = slices.DeleteFunc(slices.Clone(snap.LinkedTemplates(h)), func(t uint64) bool { return slices.Contains(clear, t) })
 				}
-				if _, err := e.LinkTemplates(h, links, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
+				if _, err := e.SetTemplates(h, links, clear, "hosts["+strconv.Itoa(i)+"].templates"); err != nil {
 					return err
 				}
 			}

@@ -15,9 +15,10 @@ import (
 // and host.update take. Those Peregrine does not model are accepted and
 // ignored (inventory). tls_psk_identity and tls_psk are checked as 6.0
 // checks them (pskProblem) and stored, never returned; so are the IPMI
-// settings (never returning ipmi_password). Templates link templates for their macros
-// (Peregrine's templates hold no items; see package catalog); macros
-// replace the host's user macros.
+// settings (never returning ipmi_password). Templates link templates,
+// whose items and triggers the catalog copies to the host;
+// templates_clear unlinks and deletes the copies; macros replace the
+// host's user macros.
 type hostParams struct {
 	HostID     opt[uint64]     `json:"hostid"`
 	Host       opt[string]     `json:"host"`
@@ -499,7 +500,7 @@ func (p *hostParams) setMacrosAndTemplates(e *catalog.Edit, i int, hostID uint64
 		links, set = kept, true
 	}
 	if set {
-		if _, err := e.LinkTemplates(hostID, links, field+".templates"); err != nil {
+		if _, err := e.SetTemplates(hostID, links, p.TemplClear.Value, field+".templates"); err != nil {
 			return err
 		}
 	}

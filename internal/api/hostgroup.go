@@ -32,14 +32,14 @@ type hostgroupGetParams struct {
 	getParams
 	GroupIDs       opt[ids] `json:"groupids"`
 	HostIDs        opt[ids] `json:"hostids"`
-	TemplateIDs    opt[ids] `json:"templateids"` // templates are in no group
+	TemplateIDs    opt[ids] `json:"templateids"`
 	GraphIDs       opt[ids] `json:"graphids"`
 	TriggerIDs     opt[ids] `json:"triggerids"`
 	MaintenanceIDs opt[ids] `json:"maintenanceids"`
 	// The host a group must have: monitored_hosts, real_hosts (any
-	// host), templated_hosts (a template: none is in a group) or
-	// with_hosts_and_templates, the first given; with items, triggers,
-	// web scenarios or graphs, all of one host.
+	// host), templated_hosts (a template) or with_hosts_and_templates,
+	// the first given; with items, triggers, web scenarios or graphs,
+	// all of one host or template.
 	MonitoredHosts       opt[bool] `json:"monitored_hosts" as:"isset"`
 	RealHosts            opt[bool] `json:"real_hosts" as:"isset"`
 	TemplatedHosts       opt[bool] `json:"templated_hosts" as:"isset"`
@@ -84,7 +84,9 @@ func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host
 		}
 	case p.RealHosts.Given(), p.WithHostsTmpl.Given():
 	case p.TemplatedHosts.Given():
-		return false // templates are in no group
+		if !h.IsTemplate {
+			return false
+		}
 	}
 	if p.WithHTTPTests.Given() || p.WithMonHTTPTests.Given() || p.WithGraphs.Given() {
 		return false // there are no web scenarios or graphs
@@ -109,7 +111,7 @@ func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host
 			return false
 		}
 		return slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool {
-			return slices.ContainsFunc(snap.TriggersOfItem(it.ID), func(t *catalog.Trigger) bool {
+			return slices.ContainsFunc(triggersOfItem(snap, it), func(t *catalog.Trigger) bool {
 				return !mon || it.Enabled && t.Enabled
 			})
 		})
@@ -138,6 +140,16 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 			members[g] = append(members[g], h)
 		}
 	}
+	// Templates are in host groups too (6.0 has no template groups).
+	tmembers := map[uint64][]*catalog.Host{}
+	for _, t := range snap.Templates() {
+		if !a.canRead(t) {
+			continue
+		}
+		for _, g := range t.GroupIDs {
+			tmembers[g] = append(tmembers[g], t)
+		}
+	}
 	var trigHosts, maintHosts, maintGroups map[uint64]bool
 	if p.TriggerIDs.Given() {
 		trigHosts = map[uint64]bool{}
@@ -162,7 +174,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
-	none := p.TemplateIDs.Given() || p.GraphIDs.Given() ||
+	none := p.GraphIDs.Given() ||
 		p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() || p.WithGraphPrototypes.Given()
 	var objs []object
 	for _, g := range snap.Groups() {
@@ -171,11 +183,21 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 		}
 		hs := members[g.ID]
 		if p.HostIDs.Given() && !anyHost(hs, p.HostIDs.Value) ||
+			p.TemplateIDs.Given() && !anyHost(tmembers[g.ID], p.TemplateIDs.Value) ||
 			trigHosts != nil && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return trigHosts[h.ID] }) ||
 			maintGroups != nil && !maintGroups[g.ID] && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return maintHosts[h.ID] }) {
 			continue
 		}
-		if p.asksHost() && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return p.hostMatches(snap, h) }) {
+		// with_items and with_triggers find templates too (recorded
+		// from 6.0.14); real and monitored hosts are hosts.
+		cands := append(slices.Clip(hs), tmembers[g.ID]...)
+		switch {
+		case p.TemplatedHosts.Given():
+			cands = tmembers[g.ID]
+		case p.RealHosts.Given(), p.MonitoredHosts.Given(), p.WithMonItems.Given(), p.WithMonTriggers.Given():
+			cands = hs
+		}
+		if p.asksHost() && !slices.ContainsFunc(cands, func(h *catalog.Host) bool { return p.hostMatches(snap, h) }) {
 			continue
 		}
 		o := groupObject(g)
@@ -191,10 +213,15 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 		if sl := p.SelectTemplates; sl.Set {
+			ts := tmembers[g.ID]
 			if sl.Count {
-				o["templates"] = countOf(0)
+				o["templates"] = countOf(len(ts))
 			} else {
-				o["templates"] = []object{}
+				list := make([]object, 0, len(ts))
+				for _, t := range ts {
+					list = append(list, templateObject(t))
+				}
+				o["templates"] = nonNil(sl.shape(p.limitSelect(list), "templateid"))
 			}
 		}
 		if p.SelectGroupDiscovery.Set {

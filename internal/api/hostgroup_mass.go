@@ -14,9 +14,8 @@ import (
 // validator (decodeRuled: unknown members refused, the objects, then no
 // ID twice), then "At least one host or template must be specified.",
 // then the groups, hosts and templates must exist and the caller must
-// be able to change them. Each call is one catalog Edit. Peregrine's
-// templates belong to no host group, so the templates these methods
-// name are checked and otherwise left alone.
+// be able to change them. Each call is one catalog Edit; templates are
+// in host groups as hosts are (6.0 has no template groups).
 
 // zids is a list of IDs as 6.0's validator reads one (API_IDS with
 // API_NORMALIZE): one ID stands for a list of one; with in:"notempty"
@@ -164,7 +163,7 @@ func massTargets(snap *catalog.Snapshot, a access, hosts, tmpls []uint64) error 
 		}
 	}
 	for _, t := range tmpls {
-		if snap.Template(t) == nil {
+		if tt := snap.Template(t); tt == nil || !a.canWrite(tt) {
 			return errNoPermissions
 		}
 	}
@@ -196,14 +195,14 @@ func (w *configWriter) hostgroupMassAdd(ctx context.Context, c *call) (any, erro
 			return err
 		}
 		var ups []catalog.HostUpdate
-		for _, h := range hosts {
-			gs := slices.Clone(snap.HostByID(h).GroupIDs)
+		for _, h := range append(slices.Clone(hosts), tmpls...) {
+			gs := slices.Clone(snap.HostOrTemplate(h).GroupIDs)
 			for _, g := range groups {
 				if !slices.Contains(gs, g) {
 					gs = append(gs, g)
 				}
 			}
-			if len(gs) != len(snap.HostByID(h).GroupIDs) {
+			if len(gs) != len(snap.HostOrTemplate(h).GroupIDs) {
 				ups = append(ups, catalog.HostUpdate{ID: h, GroupIDs: gs})
 			}
 		}
@@ -248,10 +247,11 @@ func (w *configWriter) hostgroupMassRemove(ctx context.Context, c *call) (any, e
 		if err := massTargets(snap, a, hosts, p.TemplateIDs.Value); err != nil {
 			return err
 		}
-		if len(hosts) == 0 {
+		targets := append(slices.Clone(hosts), p.TemplateIDs.Value...)
+		if len(targets) == 0 {
 			return nil
 		}
-		return removeGroups(e, snap, a, groups, hosts)
+		return removeGroups(e, snap, a, groups, targets)
 	})
 	if err != nil {
 		return nil, err
@@ -283,8 +283,8 @@ func (w *configWriter) hostgroupMassUpdate(ctx context.Context, c *call) (any, e
 		// The groups get exactly the hosts named: the others leave them,
 		// which the caller must be able to change too.
 		var ups []catalog.HostUpdate
-		for _, h := range snap.Hosts() {
-			named := slices.Contains(hosts, h.ID)
+		for _, h := range append(snap.Hosts(), snap.Templates()...) {
+			named := slices.Contains(hosts, h.ID) || slices.Contains(tmpls, h.ID)
 			gs := slices.DeleteFunc(slices.Clone(h.GroupIDs), func(g uint64) bool { return !named && slices.Contains(groups, g) })
 			for _, g := range groups {
 				if named && !slices.Contains(gs, g) {

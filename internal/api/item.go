@@ -35,8 +35,9 @@ type itemGetParams struct {
 	// WebItems also selects web scenario items, of which there are none.
 	WebItems opt[bool] `json:"webitems" as:"isset"`
 	// Inherited, Templated and Monitored: absent selects both kinds,
-	// true (as PHP sees truth) one, false the other. Items are neither
-	// inherited nor of templates.
+	// true (as PHP sees truth) one, false the other: items copied from
+	// a template or not, items of templates or of hosts, items of
+	// enabled hosts that are enabled or not.
 	Inherited opt[bool] `json:"inherited"`
 	Templated opt[bool] `json:"templated"`
 	Monitored opt[bool] `json:"monitored"`
@@ -107,13 +108,11 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 		delete(p.Filter.Value, "host")
 	}
 	if p.TemplateIDs.Given() {
-		// Items of templates are not kept: their IDs select nothing,
-		// but as hostids they narrow the hosts.
+		// Templates are hosts to item.get: templateids join hostids.
 		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
 	}
 	var groupID uint64
-	empty := p.noRows || p.GraphIDs.Given() || p.Templated.Given() && p.Templated.Value ||
-		p.Inherited.Given() && p.Inherited.Value || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0)
+	empty := p.noRows || p.GraphIDs.Given() || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0)
 	if p.Group.Given() {
 		g := snap.Group(p.Group.Value)
 		if g == nil {
@@ -133,7 +132,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 	if p.TriggerIDs.Given() {
 		trigItems = map[uint64]bool{}
 		for _, tid := range p.TriggerIDs.Value {
-			if t := snap.Trigger(tid); t != nil {
+			if t := snap.AnyTrigger(tid); t != nil {
 				for _, iid := range t.ItemIDs {
 					trigItems[iid] = true
 				}
@@ -146,14 +145,16 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			p.Host.Given() && h.Host != p.Host.Value ||
 			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
 			!idsPass(p.HostIDs, h.ID) ||
+			p.Templated.Given() && h.IsTemplate != p.Templated.Value ||
 			!a.sees(h, p.Editable.Value) {
 			return
 		}
 		for _, it := range h.Items() {
 			if !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
 				trigItems != nil && !trigItems[it.ID] ||
-				withTriggers && (len(snap.TriggersOfItem(it.ID)) > 0) != wantTriggers ||
-				p.Monitored.Given() && (it.Enabled && h.Enabled) != p.Monitored.Value ||
+				p.Inherited.Given() && (it.TemplateID != 0) != p.Inherited.Value ||
+				withTriggers && (len(triggersOfItem(snap, it)) > 0) != wantTriggers ||
+				p.Monitored.Given() && (it.Enabled && h.Enabled && !h.IsTemplate) != p.Monitored.Value ||
 				tags != nil && !tags.match(len(it.Tags), func(i int) (string, string) { return it.Tags[i].Tag, it.Tags[i].Value }) {
 				continue
 			}
@@ -171,20 +172,28 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 	switch {
 	case p.HostIDs.Given():
 		for _, hid := range p.HostIDs.Value {
-			once(snap.HostByID(hid))
+			once(snap.HostOrTemplate(hid))
 		}
 	case p.ItemIDs.Given():
 		for _, iid := range p.ItemIDs.Value {
-			if it := snap.Item(iid); it != nil {
-				once(snap.HostByID(it.HostID))
+			if it := snap.AnyItem(iid); it != nil {
+				once(it.Host)
 			}
 		}
 	case p.Host.Given():
 		once(snap.Host(p.Host.Value))
+		once(snap.TemplateByName(p.Host.Value))
 	default:
 		rs.rows = make([]itemRow, 0, snap.ItemCount())
-		for _, h := range snap.Hosts() {
-			visit(h)
+		if !p.Templated.Given() || !p.Templated.Value {
+			for _, h := range snap.Hosts() {
+				visit(h)
+			}
+		}
+		if !p.Templated.Given() || p.Templated.Value {
+			for _, h := range snap.Templates() {
+				visit(h)
+			}
 		}
 	}
 	return p.applyItems(rs, p.itemSelect(s, snap, a))
@@ -251,6 +260,20 @@ type itemParams struct {
 	JMXEndpoint opt[string]  `json:"jmx_endpoint"`
 	Parameters  opt[ignored] `json:"parameters"`
 	UUID        opt[ignored] `json:"uuid"`
+}
+
+// dropTemplated forgets the members an item copied from a template
+// takes from its template only: name, key, type, value type, units,
+// value map, preprocessing, master, formula and the type's own
+// settings. Zabbix 6.0's item.update ignores them on a copy; the
+// interval, history, trends, status, description, tags and interface
+// (and Peregrine's retry interval and timestamp precision) are the
+// owner's to change.
+func (p *itemParams) dropTemplated() {
+	keep := *p
+	*p = itemParams{ItemID: keep.ItemID, HostID: keep.HostID, Delay: keep.Delay, History: keep.History, Trends: keep.Trends,
+		Status: keep.Status, Description: keep.Description, Tags: keep.Tags, InterfaceID: keep.InterfaceID,
+		RetryDelay: keep.RetryDelay, TimestampPrecision: keep.TimestampPrecision}
 }
 
 // common validates the members item.create and item.update share.
@@ -396,7 +419,13 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		cur := snap.Item(p.ItemID.Value)
+		cur := snap.AnyItem(p.ItemID.Value)
+		if cur != nil && cur.TemplateID != 0 {
+			// A copy takes from its owner only what 6.0 lets an owner
+			// change; 6.0 ignores the other members (recorded from
+			// 6.0.14).
+			p.dropTemplated()
+		}
 		if cur != nil {
 			typ := cur.Type
 			if p.Type.Given() {
@@ -417,7 +446,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			// Items do not move between hosts; an unchanged hostid (as
 			// item.get returns it) is accepted. An item's host never
 			// changes, so the current snapshot is good enough here.
-			if it := snap.Item(p.ItemID.Value); it != nil && it.HostID != p.HostID.Value {
+			if it := snap.AnyItem(p.ItemID.Value); it != nil && it.HostID != p.HostID.Value {
 				return nil, errParams(`Invalid parameter "/%d/hostid": cannot be changed.`, i+1)
 			}
 		}
@@ -455,7 +484,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if p.Tags.Set {
 			var cur []catalog.Tag
-			if it := snap.Item(p.ItemID.Value); it != nil {
+			if it := snap.AnyItem(p.ItemID.Value); it != nil {
 				cur = it.Tags
 			}
 			u.Tags = new(replaceTags(cur, p.Tags.Value))
@@ -491,4 +520,13 @@ func (w *configWriter) itemDelete(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return idResult("itemids", ids), nil
+}
+
+// triggersOfItem returns the triggers referencing an item of a host or
+// of a template.
+func triggersOfItem(snap *catalog.Snapshot, it *catalog.Item) []*catalog.Trigger {
+	if it.Host != nil && it.Host.IsTemplate {
+		return snap.TemplateTriggersOfItem(it.ID)
+	}
+	return snap.TriggersOfItem(it.ID)
 }

@@ -93,7 +93,7 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 	if err := p.common(i); err != nil {
 		return err
 	}
-	h := snap.HostByID(p.HostID.Value)
+	h := snap.HostOrTemplate(p.HostID.Value)
 	if h == nil || !a.all() && !a.canWrite(h) {
 		return errNoPermissionsParams
 	}
@@ -164,7 +164,7 @@ func (p *itemParams) zabbixChecks(h *catalog.Host, name string, typ catalog.Item
 			return errParams(`Incorrect value for field "delay": invalid delay.`)
 		}
 	}
-	if create && needsInterface(typ) {
+	if create && needsInterface(typ) && !h.IsTemplate { // a template has no interfaces
 		want, _, _ := catalog.ItemInterfaceType(typ)
 		var f *catalog.Interface
 		for j := range h.Interfaces {

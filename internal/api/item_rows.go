@@ -98,9 +98,9 @@ var itemFieldNames = [nItemFields]string{
 // (recorded from 6.0.14): item.create accepts them and stores none.
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
-	fAllowTraps: "0", fEvalType: "0", fFormula: "", fInventoryLink: "0",
-	fLifetime: "30d", fLogTimeFmt: "", fTemplateID: "0",
-	fTrapperHosts: "", fUUID: "",
+	fAllowTraps: "0", fEvalType: "0", fFormula: "",
+	fLifetime: "30d", fLogTimeFmt: "",
+	fTrapperHosts: "",
 }
 
 var itemDefault = func() (d [nItemFields]struct {
@@ -213,6 +213,12 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, '0')
 	case fValueMapID:
 		return strconv.AppendUint(dst, it.ValueMapID, 10)
+	case fTemplateID:
+		return strconv.AppendUint(dst, it.TemplateID, 10)
+	case fUUID:
+		return append(dst, it.UUID...)
+	case fInventoryLink:
+		return strconv.AppendUint(dst, uint64(it.InventoryLink), 10)
 	case fState:
 		if rs.stateOf(r).NotSupported {
 			return append(dst, '1')
@@ -382,7 +388,7 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 	if st := p.SelectTriggers; st.Set {
 		add("triggers", func(it *catalog.Item) any {
 			var l []object
-			for _, t := range snap.TriggersOfItem(it.ID) {
+			for _, t := range triggersOfItem(snap, it) {
 				if triggerReadable(snap, a, t, false) {
 					l = append(l, triggerObject(t, s.runtime(t.ID)))
 				}

@@ -27,6 +27,7 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
 		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay, "ipmi_sensor": it.IPMISensor,
 		"master_itemid": id(it.MasterItemID), "params": it.Params, "description": it.Description,
+		"templateid": id(it.TemplateID), "uuid": it.UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
 	}
 	if it.ValueType != history.Float && it.ValueType != history.Uint {
 		o["lastvalue"], o["prevvalue"] = "", "" // no value: "" for text

@@ -73,7 +73,7 @@ func triggerReadable(snap *catalog.Snapshot, a access, t *catalog.Trigger, edita
 		return true
 	}
 	for _, hid := range t.HostIDs {
-		h := snap.HostByID(hid)
+		h := snap.HostOrTemplate(hid)
 		if h == nil || !a.sees(h, editable) {
 			return false
 		}
@@ -94,10 +94,10 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 		"triggerid": id(t.ID), "description": t.Description, "expression": t.Expression,
 		"recovery_mode": strconv.Itoa(int(t.RecoveryMode)), "recovery_expression": t.RecoveryExpression,
 		"priority": strconv.Itoa(int(t.Priority)), "status": status(t.Enabled), "type": typ, "manual_close": mc,
-		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": t.EventName, "uuid": "",
+		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": t.EventName, "uuid": t.UUID,
 		"correlation_mode": strconv.Itoa(int(t.CorrelationMode)), "correlation_tag": t.CorrelationTag,
 		"value": strconv.Itoa(int(rt.Value)), "state": strconv.Itoa(int(rt.State)), "error": rt.Error,
-		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": "0", "flags": "0",
+		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": id(t.TemplateID), "flags": "0",
 		"max_check_attempts": strconv.Itoa(int(max(t.MaxCheckAttempts, 1))),
 	}
 }
@@ -126,6 +126,10 @@ func functionObjects(snap *catalog.Snapshot, t *catalog.Trigger, sl *sel) []any 
 			itemID := "0"
 			if it := snap.Lookup(f.Item.Host, f.Item.Key); it != nil {
 				itemID = id(it.ID)
+			} else if tm := snap.TemplateByName(f.Item.Host); tm != nil {
+				if it := tm.Item(f.Item.Key); it != nil {
+					itemID = id(it.ID)
+				}
 			}
 			o := object{"functionid": id(t.ID<<20 | uint64(n)), "itemid": itemID, "triggerid": id(t.ID), "parameter": f.Params, "function": f.Name}
 			if !sl.All {
@@ -246,8 +250,7 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	var groupID uint64
-	empty := p.noRows || p.Templated.Given() && p.Templated.Value || p.Inherited.Given() && p.Inherited.Value ||
-		p.Maintenance.Given() && !phpEquals(p.Maintenance.Value, 0)
+	empty := p.noRows || p.Maintenance.Given() && !phpEquals(p.Maintenance.Value, 0)
 	if p.Group.Given() {
 		if g := snap.Group(p.Group.Value); g != nil {
 			groupID = g.ID
@@ -272,11 +275,19 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	// A few triggers by ID (the web UI's problem rows in view, a
 	// screenful per scrolled frame) are looked up, not matched against
 	// every trigger; ascending by ID, as the snapshot holds them.
+	// Templates' triggers (templated) after the hosts' (ascending by
+	// ID within each).
 	cands := snap.Triggers()
+	switch {
+	case p.Templated.Given() && p.Templated.Value:
+		cands = snap.TemplateTriggers()
+	case !p.Templated.Given() && len(snap.TemplateTriggers()) > 0:
+		cands = append(slices.Clip(cands), snap.TemplateTriggers()...)
+	}
 	if n := len(p.TriggerIDs.Value); p.TriggerIDs.Given() && n <= len(cands)/8 {
 		cands = make([]catalog.Trigger, 0, n)
 		for _, id := range slices.Compact(slices.Sorted(slices.Values(p.TriggerIDs.Value))) {
-			if t := snap.Trigger(id); t != nil {
+			if t := snap.AnyTrigger(id); t != nil && (!p.Templated.Given() || (snap.TemplateTrigger(id) != nil) == p.Templated.Value) {
 				cands = append(cands, *t)
 			}
 		}
@@ -286,13 +297,13 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	}
 	hostOf := func(t *catalog.Trigger, ok func(h *catalog.Host) bool) bool {
 		return slices.ContainsFunc(t.HostIDs, func(hid uint64) bool {
-			h := snap.HostByID(hid)
+			h := snap.HostOrTemplate(hid)
 			return h != nil && ok(h)
 		})
 	}
 	for i := range cands {
 		t := &cands[i]
-		if !idsPass(p.TriggerIDs, t.ID) || !idsAny(p.HostIDs, t.HostIDs) || !idsAny(filterHostIDs, t.HostIDs) ||
+		if !idsPass(p.TriggerIDs, t.ID) || p.Inherited.Given() && (t.TemplateID != 0) != p.Inherited.Value || !idsAny(p.HostIDs, t.HostIDs) || !idsAny(filterHostIDs, t.HostIDs) ||
 			!idsAny(p.ItemIDs, t.ItemIDs) ||
 			p.MinSeverity.Given() && int64(t.Priority) < p.MinSeverity.Value ||
 			p.GroupIDs.Given() && !hostOf(t, func(h *catalog.Host) bool { return anyGroup(h.GroupIDs, p.GroupIDs.Value) }) ||
@@ -357,7 +368,7 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 		for _, o := range objs {
 			tid, _ := strconv.ParseUint(o["triggerid"].(string), 10, 64)
 			name := ""
-			if t := snap.Trigger(tid); t != nil && len(t.HostIDs) > 0 {
+			if t := snap.AnyTrigger(tid); t != nil && len(t.HostIDs) > 0 {
 				if h := snap.HostByID(t.HostIDs[0]); h != nil {
 					name = h.Name
 				}
@@ -379,7 +390,7 @@ func (s *Server) triggerGet(ctx context.Context, c *call) (any, error) {
 	}
 	eachObject(r, func(o object) {
 		tid, _ := strconv.ParseUint(o["triggerid"].(string), 10, 64)
-		if t := snap.Trigger(tid); t != nil {
+		if t := snap.AnyTrigger(tid); t != nil {
 			s.triggerSelects(o, &p, snap, a, t)
 		}
 	})
@@ -423,7 +434,7 @@ func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Sna
 	if sl := p.SelectHosts; sl.list() {
 		var l []object
 		for _, hid := range t.HostIDs {
-			if h := snap.HostByID(hid); h != nil {
+			if h := snap.HostOrTemplate(hid); h != nil {
 				l = append(l, hostObject(h))
 			}
 		}
@@ -433,7 +444,7 @@ func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Sna
 		var l []object
 		var seen []uint64
 		for _, hid := range t.HostIDs {
-			if h := snap.HostByID(hid); h != nil {
+			if h := snap.HostOrTemplate(hid); h != nil {
 				for _, gid := range h.GroupIDs {
 					if g := snap.GroupByID(gid); g != nil && !slices.Contains(seen, gid) && a.seesGroup(gid, false) {
 						seen = append(seen, gid)
@@ -448,7 +459,7 @@ func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Sna
 	if sl := p.SelectItems; sl.list() {
 		var items []*catalog.Item
 		for _, iid := range t.ItemIDs {
-			if it := snap.Item(iid); it != nil {
+			if it := snap.AnyItem(iid); it != nil {
 				items = append(items, it)
 			}
 		}
@@ -478,7 +489,7 @@ func (s *Server) triggerSelects(o object, p *triggerGetParams, snap *catalog.Sna
 		// out, as 6.0 does (recorded).
 		var l []object
 		for _, did := range t.Dependencies {
-			if d := snap.Trigger(did); d != nil && triggerReadable(snap, a, d, false) {
+			if d := snap.AnyTrigger(did); d != nil && triggerReadable(snap, a, d, false) {
 				l = append(l, triggerObject(d, s.runtime(d.ID)))
 			}
 		}

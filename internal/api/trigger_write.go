@@ -198,7 +198,7 @@ func (w *configWriter) triggerEdit(ctx context.Context, c *call, fn func(e *cata
 			snap := w.cat.Snapshot()
 			for _, tid := range ids {
 				for _, hid := range e.TriggerHosts(tid) {
-					if h := snap.HostByID(hid); h == nil || !a.canWrite(h) {
+					if h := snap.HostOrTemplate(hid); h == nil || !a.canWrite(h) {
 						return errNoPermissions
 					}
 				}
@@ -281,24 +281,24 @@ func (w *configWriter) triggerAddDependencies(ctx context.Context, c *call) (any
 	err = w.triggerEdit(ctx, c, func(e *catalog.Edit) ([]uint64, error) {
 		snap := w.cat.Snapshot()
 		for _, tid := range ids {
-			if t := snap.Trigger(tid); t == nil || !triggerReadable(snap, a, t, true) {
+			if t := snap.AnyTrigger(tid); t == nil || !triggerReadable(snap, a, t, true) {
 				return nil, errNoPermissions
 			}
 		}
 		for _, p := range ps {
-			if d := snap.Trigger(p.DependsOn.Value); d == nil || !triggerReadable(snap, a, d, false) {
+			if d := snap.AnyTrigger(p.DependsOn.Value); d == nil || !triggerReadable(snap, a, d, false) {
 				return nil, errNoPermissions
 			}
 		}
 		for _, p := range ps {
-			t, d := snap.Trigger(p.TriggerID.Value), snap.Trigger(p.DependsOn.Value)
+			t, d := snap.AnyTrigger(p.TriggerID.Value), snap.AnyTrigger(p.DependsOn.Value)
 			if slices.Contains(t.Dependencies, d.ID) {
 				return nil, errParams(`The dependency of trigger "%s" on trigger "%s" already exists.`, t.Description, d.Description)
 			}
 		}
 		ups := make([]catalog.TriggerUpdate, len(ids))
 		for i, tid := range ids {
-			deps := append(slices.Clone(snap.Trigger(tid).Dependencies), adds[tid]...)
+			deps := append(slices.Clone(snap.AnyTrigger(tid).Dependencies), adds[tid]...)
 			ups[i] = catalog.TriggerUpdate{ID: tid, Dependencies: &deps}
 		}
 		return ids, e.UpdateTriggers(ups)
@@ -325,7 +325,7 @@ func (w *configWriter) triggerDeleteDependencies(ctx context.Context, c *call) (
 	err = w.triggerEdit(ctx, c, func(e *catalog.Edit) ([]uint64, error) {
 		snap := w.cat.Snapshot()
 		for _, tid := range ids {
-			if snap.Trigger(tid) == nil {
+			if snap.AnyTrigger(tid) == nil {
 				return nil, errNoPermissions
 			}
 		}
@@ -341,7 +341,7 @@ func (w *configWriter) triggerDeleteDependencies(ctx context.Context, c *call) (
 // triggers by their descriptions as they were before the change.
 func depCycleError(snap *catalog.Snapshot, ce *catalog.DepCycleError) *Error {
 	name := func(id uint64) string {
-		if t := snap.Trigger(id); t != nil {
+		if t := snap.AnyTrigger(id); t != nil {
 			return t.Description
 		}
 		return strconv.FormatUint(id, 10)

@@ -10,11 +10,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
 
-// registerMacros registers usermacro.* and template.get. Reading needs a
-// user; host macros are read and written with the rights on the host
-// (templates have no groups in Peregrine: their macros are readable by
-// every user and writable by admins); global macros are written by super
-// admins, as in Zabbix.
+// registerMacros registers usermacro.* and template.* (template.go).
+// Reading needs a user; host and template macros are read and written
+// with the rights on the host's or template's groups; global macros are
+// written by super admins, as in Zabbix.
 func (s *Server) registerMacros() {
 	s.methods["usermacro.get"] = &method{role: RoleUser, call: s.usermacroGet}
 	s.methods["template.get"] = &method{role: RoleUser, call: s.templateGet}
@@ -29,6 +28,12 @@ func (s *Server) registerMacros() {
 	s.methods["usermacro.createglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroCreate}
 	s.methods["usermacro.updateglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroUpdate}
 	s.methods["usermacro.deleteglobal"] = &method{role: RoleSuperAdmin, call: w.globalmacroDelete}
+	s.methods["template.create"] = &method{role: RoleAdmin, call: w.templateCreate}
+	s.methods["template.update"] = &method{role: RoleAdmin, call: w.templateUpdate}
+	s.methods["template.delete"] = &method{role: RoleAdmin, call: w.templateDelete}
+	s.methods["template.massadd"] = &method{role: RoleAdmin, call: w.templateMassAdd}
+	s.methods["template.massremove"] = &method{role: RoleAdmin, call: w.templateMassRemove}
+	s.methods["template.massupdate"] = &method{role: RoleAdmin, call: w.templateMassUpdate}
 }
 
 // macroObject is a macro in Zabbix 6.0's shape. A secret macro's value
@@ -54,25 +59,13 @@ func macroObjects(ms []*catalog.Macro, p *getParams) []object {
 	return p.limitSelect(out)
 }
 
-// templateObject is a template in Zabbix 6.0's shape: a host of status
-// 3, with 6.0's values for the fields Peregrine does not model (recorded
-// from 6.0.14; a template's tls_psk and tls_psk_identity are returned,
-// empty).
-func templateObject(t *catalog.Template) object {
-	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": "", "uuid": "", "status": "3",
-		"flags": "0", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0", "auto_compress": "1", "custom_interfaces": "0",
-		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
-		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
-		"tls_connect": "1", "tls_accept": "1", "tls_issuer": "", "tls_subject": "", "tls_psk_identity": "", "tls_psk": ""}
-}
-
 // macroOwnerVisible reports whether the caller may read (or, editable,
 // write) the macros of a host or template.
 func macroOwnerVisible(snap *catalog.Snapshot, a access, owner uint64, editable bool) bool {
-	if h := snap.HostByID(owner); h != nil {
+	if h := snap.HostOrTemplate(owner); h != nil {
 		return a.sees(h, editable)
 	}
-	return snap.Template(owner) != nil
+	return false
 }
 
 // usermacroSchema and globalmacroSchema are Zabbix 6.0's hostmacro and
@@ -129,7 +122,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 				continue
 			}
 			if p.GroupIDs.Given() {
-				h := snap.HostByID(m.HostID)
+				h := snap.HostOrTemplate(m.HostID)
 				if h == nil || !anyGroup(h.GroupIDs, p.GroupIDs.Value) {
 					continue
 				}
@@ -145,7 +138,7 @@ func (s *Server) usermacroGet(ctx context.Context, c *call) (any, error) {
 			}
 			if sl := p.SelectGroups; sl.list() {
 				var gs []object
-				if h != nil {
+				if h := snap.HostOrTemplate(m.HostID); h != nil {
 					for _, gid := range h.GroupIDs {
 						if g := snap.GroupByID(gid); g != nil && a.seesGroup(gid, false) {
 							gs = append(gs, groupObject(g))
@@ -177,165 +170,6 @@ func sortByID(objs []object, field string) {
 			objs[j], objs[j-1] = objs[j-1], objs[j]
 		}
 	}
-}
-
-// templateGetParams are template.get's parameters (Zabbix 6.0's).
-// Templates here hold macros and links only: no groups, items, triggers,
-// graphs, web scenarios or tags, so the parameters naming those select
-// none.
-type templateGetParams struct {
-	getParams
-	TemplateIDs       opt[ids]      `json:"templateids"`
-	HostIDs           opt[ids]      `json:"hostids"`
-	ParentTemplateIDs opt[ids]      `json:"parentTemplateids"`
-	GroupIDs          opt[ids]      `json:"groupids"`
-	GraphIDs          opt[ids]      `json:"graphids"`
-	ItemIDs           opt[ids]      `json:"itemids"`
-	TriggerIDs        opt[ids]      `json:"triggerids"`
-	WithItems         opt[bool]     `json:"with_items" as:"isset"`
-	WithTriggers      opt[bool]     `json:"with_triggers" as:"isset"`
-	WithGraphs        opt[bool]     `json:"with_graphs" as:"isset"`
-	WithHTTPTests     opt[bool]     `json:"with_httptests" as:"isset"`
-	Tags              opt[tagConds] `json:"tags"`
-	EvalType          evalType      `json:"evaltype"`
-	// SelectValueMaps is checked by Zabbix 6.0's validator.
-	SelectValueMaps       opt[[]string] `json:"selectValueMaps" as:"output" in:"valuemapid,name,mappings,uuid" zbx:"strict,null"`
-	SelectGroups          sel           `json:"selectGroups"`
-	SelectHosts           sel           `json:"selectHosts"`
-	SelectTemplates       sel           `json:"selectTemplates"`
-	SelectParentTemplates sel           `json:"selectParentTemplates"`
-	SelectItems           sel           `json:"selectItems"`
-	SelectDiscoveries     sel           `json:"selectDiscoveries"`
-	SelectTriggers        sel           `json:"selectTriggers"`
-	SelectGraphs          sel           `json:"selectGraphs"`
-	SelectMacros          sel           `json:"selectMacros"`
-	SelectDashboards      sel           `json:"selectDashboards"`
-	SelectHTTPTests       sel           `json:"selectHttpTests"`
-	SelectTags            sel           `json:"selectTags"`
-}
-
-// templateSchema is Zabbix 6.0's hosts table as template.get reads it.
-var templateSchema = schema{id: "templateid", types: hostSchema.types}
-
-func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
-	var p templateGetParams
-	if err := decodeGet(c.params, &p); err != nil {
-		return nil, err
-	}
-	a, err := s.access(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	snap := s.opts.Catalog.Snapshot()
-	// linkedTo maps a template to the hosts and templates linking it.
-	linkedTo := map[uint64][]uint64{}
-	for _, h := range snap.Hosts() {
-		for _, t := range snap.LinkedTemplates(h.ID) {
-			linkedTo[t] = append(linkedTo[t], h.ID)
-		}
-	}
-	tmpls := snap.Templates()
-	for i := range tmpls {
-		for _, t := range tmpls[i].TemplateIDs {
-			linkedTo[t] = append(linkedTo[t], tmpls[i].ID)
-		}
-	}
-	tags := compileTags(p.Tags.Value, p.EvalType.value())
-	none := p.GroupIDs.Given() || p.GraphIDs.Given() || p.ItemIDs.Given() || p.TriggerIDs.Given() ||
-		p.WithItems.Given() || p.WithTriggers.Given() || p.WithGraphs.Given() || p.WithHTTPTests.Given()
-	var objs []object
-	for i := range tmpls {
-		t := &tmpls[i]
-		if none || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.HostIDs, linkedTo[t.ID]) ||
-			!idsAny(p.ParentTemplateIDs, t.TemplateIDs) || tags != nil && !tags.match(0, nil) {
-			continue
-		}
-		objs = append(objs, templateObject(t))
-	}
-	// hostid is the templates' sort column for their ID, as in 6.0.
-	sch := templateSchema
-	sch.sortValue = func(o object, f string) (string, bool) {
-		if f == "hostid" {
-			return o["templateid"].(string), true
-		}
-		return "", false
-	}
-	res, err := p.applySchema(objs, &sch, "hostid", "host", "name")
-	if err != nil || p.CountOutput.Value {
-		return res, err
-	}
-	eachObject(res, func(o object) {
-		tid, _ := strconv.ParseUint(o["templateid"].(string), 10, 64)
-		t := snap.Template(tid)
-		if t == nil {
-			return
-		}
-		for _, x := range []struct {
-			sl   sel
-			name string
-		}{{p.SelectItems, "items"}, {p.SelectDiscoveries, "discoveries"}, {p.SelectTriggers, "triggers"},
-			{p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
-			if x.sl.Count {
-				o[x.name] = countOf(0)
-			} else if x.sl.Set {
-				o[x.name] = []object{}
-			}
-		}
-		if p.SelectGroups.list() {
-			o["groups"] = []object{}
-		}
-		if p.SelectTags.list() {
-			o["tags"] = []object{}
-		}
-		if sl := p.SelectMacros; sl.list() {
-			o["macros"] = sl.shape(macroObjects(snap.Macros(t.ID), &p.getParams), "")
-		}
-		if sl := p.SelectParentTemplates; sl.Set {
-			if sl.Count {
-				o["parentTemplates"] = countOf(len(t.TemplateIDs))
-			} else {
-				o["parentTemplates"] = sl.shape(templateRefs(snap, t.TemplateIDs, &p.getParams), "templateid")
-			}
-		}
-		var children []uint64
-		var hosts []object
-		for _, l := range linkedTo[t.ID] {
-			if snap.Template(l) != nil {
-				children = append(children, l)
-			} else if h := snap.HostByID(l); h != nil && a.sees(h, false) {
-				hosts = append(hosts, hostObject(h))
-			}
-		}
-		if sl := p.SelectTemplates; sl.Set {
-			if sl.Count {
-				o["templates"] = countOf(len(children))
-			} else {
-				o["templates"] = sl.shape(templateRefs(snap, children, &p.getParams), "templateid")
-			}
-		}
-		if sl := p.SelectHosts; sl.Set {
-			if sl.Count {
-				o["hosts"] = countOf(len(hosts))
-			} else {
-				o["hosts"] = nonNil(sl.shape(p.limitSelect(hosts), "hostid"))
-			}
-		}
-		if sv := p.SelectValueMaps; sv.Given() {
-			o["valuemaps"] = []object{} // value maps belong to hosts here
-		}
-	})
-	return res, nil
-}
-
-// templateRefs are the templates tids as template objects.
-func templateRefs(snap *catalog.Snapshot, tids []uint64, p *getParams) []object {
-	var out []object
-	for _, tid := range tids {
-		if t := snap.Template(tid); t != nil {
-			out = append(out, templateObject(t))
-		}
-	}
-	return nonNil(p.limitSelect(out))
 }
 
 // macroParams are the members of a usermacro object that the write
@@ -419,11 +253,11 @@ func (p *macroParams) update(mid uint64) catalog.MacroUpdate {
 }
 
 // macroOwnersWritable needs write access to each macro owner: read-write
-// on a host, admin for a template (role checked by the method).
+// on a host's or template's groups.
 func macroOwnersWritable(owners []uint64) permits {
 	return func(snap *catalog.Snapshot, a access) bool {
 		for _, o := range owners {
-			if h := snap.HostByID(o); h != nil && !a.canWrite(h) {
+			if h := snap.HostOrTemplate(o); h != nil && !a.canWrite(h) {
 				return false
 			}
 		}

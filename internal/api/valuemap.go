@@ -12,7 +12,7 @@ import (
 // the map's host, writing read-write, as for the host's items.
 
 func valueMapObject(m *catalog.ValueMap) object {
-	return object{"valuemapid": id(m.ID), "hostid": id(m.HostID), "name": m.Name, "uuid": ""}
+	return object{"valuemapid": id(m.ID), "hostid": id(m.HostID), "name": m.Name, "uuid": m.UUID}
 }
 
 func mappingObjects(ms []catalog.Mapping) []object {
@@ -62,7 +62,7 @@ func (s *Server) valuemapGet(ctx context.Context, c *call) (any, error) {
 	snap := s.opts.Catalog.Snapshot()
 	var objs []object
 	for _, m := range snap.ValueMaps() {
-		h := snap.HostByID(m.HostID)
+		h := snap.HostOrTemplate(m.HostID)
 		if h == nil || !a.canRead(h) || p.Editable.Value && !a.canWrite(h) ||
 			!idsPass(p.ValueMapIDs, m.ID) || !idsPass(p.HostIDs, m.HostID) {
 			continue
@@ -195,7 +195,7 @@ func valueMapsWritable(ids []uint64) permits {
 	return func(snap *catalog.Snapshot, a access) bool {
 		for _, id := range ids {
 			if m := snap.ValueMap(id); m != nil {
-				if h := snap.HostByID(m.HostID); h != nil && !a.canWrite(h) {
+				if h := snap.HostOrTemplate(m.HostID); h != nil && !a.canWrite(h) {
 					return false
 				}
 			}

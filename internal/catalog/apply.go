@@ -226,6 +226,10 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		nh := &ns.hosts[i]
 		oh := old.hostByName[nh.host]
 		hp := "hosts[" + strconv.Itoa(i) + "]"
+		if old.TemplateByName(nh.host) != nil {
+			el.add(hp+".host", &ConflictError{Kind: HostExists, Host: nh.host, Template: true})
+			continue
+		}
 		var cur []Interface
 		if oh != nil {
 			cur = oh.Interfaces
@@ -291,6 +295,15 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 				continue
 			}
 			cur := &old.items[idx]
+			if cur.TemplateID != 0 {
+				// A copy takes from its host what Zabbix lets a host
+				// set; the rest is its template's.
+				if f := templatedSpecField(cur, it); f != "" {
+					el.add(hp+".items["+strconv.Itoa(j)+"]."+f, &TemplatedError{Kind: "item", Name: cur.Key, Field: f})
+					continue
+				}
+				it.TemplateID, it.ValueMapID = cur.TemplateID, cur.ValueMapID
+			}
 			if cur.sameConfig(it) {
 				p.res.Unchanged++
 				continue
@@ -531,8 +544,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		updHost   = prep("UPDATE hosts SET name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, tls_psk_identity = ?, tls_psk = ? WHERE id = ?")
 		delMember = prep("DELETE FROM hosts_groups WHERE host_id = ?")
 		insMember = prep("INSERT INTO hosts_groups (host_id, group_id) VALUES (?, ?)")
-		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, description = ? WHERE id = ?")
+		insItem   = prep("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, description, inventory_link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		updItem   = prep("UPDATE items SET name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, description = ?, inventory_link = ? WHERE id = ?")
 		delHTTP   = prep("DELETE FROM item_http WHERE item_id = ?")
 		insHTTP   = prep("INSERT INTO item_http (item_id, config) VALUES (?, ?)")
 		delLogin  = prep("DELETE FROM item_login WHERE item_id = ?")
@@ -643,7 +656,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description)
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description, int64(it.InventoryLink))
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -686,7 +699,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description, it.ID)
+			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description, int64(it.InventoryLink), it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}
@@ -852,6 +865,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	// A copy: setTriggers takes its slice over. Apply never deletes, so
 	// every reference still holds.
 	s.setTriggers(slices.Clone(old.triggers))
+	s.tmpl = old.tmpl     // Apply writes hosts only; templates go through an Edit
 	s.macros = old.macros // written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
 	s.regexps = old.regexps

@@ -87,9 +87,12 @@ type view struct {
 	Triggers []Trigger
 	// Macros by ID; Templates by name; Links by owner.
 	Macros    map[uint64]Macro
-	Templates []Template
-	Scopes    map[uint64]string // a probe of each owner's resolution
-	Maints    []Maintenance
+	Templates []Host
+	Links     map[uint64][]uint64
+	// TemplateTriggers ascending by ID.
+	TemplateTriggers []Trigger
+	Scopes           map[uint64]string // a probe of each owner's resolution
+	Maints           []Maintenance
 	// ValueMaps, ascending by ID.
 	ValueMaps []ValueMap
 }
@@ -112,7 +115,24 @@ func viewOf(s *Snapshot) view {
 	for _, m := range append(s.AllMacros(), s.Macros(0)...) {
 		v.Macros[m.ID] = *m
 	}
-	v.Templates = s.Templates()
+	v.Links = map[uint64][]uint64{}
+	for _, t := range s.Templates() {
+		v.Templates = append(v.Templates, *t)
+		for _, it := range t.Items() {
+			c := *it
+			c.Host = nil
+			v.Items["template "+t.Host] = append(v.Items["template "+t.Host], c)
+		}
+		if l := s.LinkedTemplates(t.ID); len(l) > 0 {
+			v.Links[t.ID] = l
+		}
+	}
+	for _, h := range s.Hosts() {
+		if l := s.LinkedTemplates(h.ID); len(l) > 0 {
+			v.Links[h.ID] = l
+		}
+	}
+	v.TemplateTriggers = append(v.TemplateTriggers, s.TemplateTriggers()...)
 	v.Maints = s.Maintenances()
 	v.Scopes = map[uint64]string{}
 	ids := slices.Sorted(maps.Keys(v.Macros))

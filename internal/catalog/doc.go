@@ -110,26 +110,47 @@
 //     under hosts in Zabbix's export form and matches existing ones by
 //     name and expression; an item's key change does not rewrite the
 //     expressions that name the old key.
-//   - User macros and templates (macro.go, edit_macro.go,
-//     spec_macro.go; schema version 10): global, host and template
-//     macros (types text and secret; vault refused) with Zabbix's
-//     fields, and templates as far as macros need them: names, macros
-//     and linked templates (their items and triggers are not stored;
-//     template IDs start above 2^40 so they never equal a host ID).
-//     Snapshot.UserMacros gives a host's resolution scope (package
-//     usermacro: host, linked templates level by level in ascending ID
-//     order, global; exact context, regex context, default), built once
-//     per snapshot, so a macro change applies at the next evaluation
-//     without a restart; Snapshot.UserMacrosOfHosts, the scope of a
-//     trigger over several hosts (their own macros, then their templates
-//     depth by depth, then global), is built on demand. A macro is unique per owner by name and
-//     context in any spelling ({$A:x} = {$A:"x"}). Deleting a host
-//     deletes its macros and links; a template may not be linked to
-//     itself through others. The import takes global macros, hosts'
-//     macros and templates, templates, and a Zabbix export file's
-//     zabbix_export.templates (macros and links stored, other fields
-//     skipped), applied after hosts and triggers in one more
-//     transaction.
+//   - User macros (macro.go, edit_macro.go, spec_macro.go; schema
+//     version 10): global, host and template macros (types text and
+//     secret; vault refused) with Zabbix's fields, and the links of
+//     templates to hosts and templates. Snapshot.UserMacros gives a
+//     host's resolution scope (package usermacro: host, linked templates
+//     level by level in ascending ID order, global; exact context,
+//     regex context, default), built once per snapshot, so a macro
+//     change applies at the next evaluation without a restart;
+//     Snapshot.UserMacrosOfHosts, the scope of a trigger over several
+//     hosts (their own macros, then their templates depth by depth, then
+//     global), is built on demand. A macro is unique per owner by name
+//     and context in any spelling ({$A:x} = {$A:"x"}). Deleting a host
+//     deletes its macros and links.
+//   - Templates (template.go, edit_template.go, inherit.go,
+//     spec_template.go; schema version 25): as in Zabbix 6.0, a template
+//     is a row of hosts with status 3 (Host.IsTemplate), sharing the
+//     hosts' ID sequence and namespace, in host groups, with tags, a
+//     uuid, macros, linked templates, value maps, and items and triggers
+//     that are ordinary rows with the template as their host (template
+//     IDs above 2^40 of versions 10-19 were moved into the sequence).
+//     A Snapshot keeps templates apart: its hosts, items and triggers
+//     are the hosts' (what is polled, accepted and evaluated), and the
+//     templates' are a part of their own (Snapshot.Templates,
+//     TemplateItem, TemplateTriggers, HostOrTemplate, AnyItem), so no
+//     consumer meets a template's item by walking hosts. Linking copies
+//     a template's items and triggers to what links it (Item.TemplateID,
+//     Trigger.TemplateID, one level up), merging an owner's own item of
+//     the same key; changes to a template's item or trigger are made to
+//     the copies field by field, copies accept from their owner only
+//     the fields Zabbix lets an owner set and cannot be deleted alone;
+//     unlinking keeps or clears them; deleting a template clears it
+//     from everything linking it (inherit.go has the rules, recorded
+//     from 6.0.14). Linking one template to 10,000 hosts is one Edit:
+//     one transaction, its copies written many rows per statement
+//     (edit_batch.go), one snapshot build. The import takes a Zabbix
+//     6.0 export's templates whole (items, triggers, value maps, tags,
+//     groups, macros, links) and refuses, naming the element and its
+//     path, what the catalog cannot hold yet (discovery rules, graphs,
+//     dashboards, web scenarios, item types and fields it does not
+//     keep); templates, their content, links and macros are applied
+//     after hosts and triggers in one more transaction.
 //   - Maintenances (maintenance.go; schema version 10): Zabbix's
 //     maintenance with data collection, one time, daily and weekly
 //     periods, hosts, groups and problem tag conditions, validated with
@@ -184,10 +205,11 @@
 //
 // It holds no history values and takes no part in ingest, polling or
 // preprocessing: those packages look items up in a Snapshot and keep their
-// own per-item state keyed by Item.ID. It does not schedule checks; it
-// validates polled items' update intervals with the scheduler's parser
-// (internal/zbx/delay, a pure package) so that what it stores can be
-// scheduled.
+// own per-item state keyed by Item.ID. A Snapshot's Hosts, Lookup, Item
+// and Triggers never return a template or a template's item or
+// trigger. It does not schedule checks; it validates polled items'
+// update intervals with the scheduler's parser (internal/zbx/delay, a
+// pure package) so that what it stores can be scheduled.
 //
 // # Concurrency contract
 //

@@ -56,6 +56,11 @@ type ConflictError struct {
 	// Name is the group name (GroupExists), visible name
 	// (VisibleNameExists) or item key (ItemExists).
 	Name string
+	// Template is set when the object that is in the way is a template
+	// (HostExists, VisibleNameExists: host and template names are one
+	// namespace, as in Zabbix; ItemExists: the item is a copy of
+	// another template's).
+	Template bool
 }
 
 func (e *ConflictError) Error() string {
@@ -63,10 +68,19 @@ func (e *ConflictError) Error() string {
 	case GroupExists:
 		return fmt.Sprintf("host group %q already exists", e.Name)
 	case HostExists:
+		if e.Template {
+			return fmt.Sprintf("a template named %q already exists", e.Host)
+		}
 		return fmt.Sprintf("host %q already exists", e.Host)
 	case VisibleNameExists:
+		if e.Template {
+			return fmt.Sprintf("a template with the visible name %q already exists", e.Name)
+		}
 		return fmt.Sprintf("a host with the visible name %q already exists", e.Name)
 	case ItemExists:
+		if e.Template {
+			return fmt.Sprintf("item %q already exists on %q, inherited from another template", e.Name, e.Host)
+		}
 		return fmt.Sprintf("an item with key %q already exists on host %q", e.Name, e.Host)
 	case MacroExists:
 		if e.Host == "" {
@@ -150,6 +164,22 @@ type Edit struct {
 	newValueMaps []uint64             // value maps created in this Edit, in order
 	// rx is the global regular expressions, nil until one changes.
 	rx []GlobalRegexp
+
+	// Inheritance (inherit.go). propagating is set while a template's
+	// change is made to its copies, which then accept every field.
+	// copyIdx and trigCopyIdx list the copies the overlay made or
+	// changed by the template item or trigger they follow; trigIdx the
+	// overlay's triggers by item; rlinks the owners linking each
+	// template, built from the overlay's links when first needed.
+	propagating bool
+	copyIdx     map[uint64][]uint64
+	trigCopyIdx map[uint64][]uint64
+	trigIdx     map[uint64][]uint64
+	rlinks      map[uint64][]uint64
+	// depHosts are the hosts the overlay has dependent items on;
+	// createdOn the items created in this Edit by host (hostItems).
+	depHosts  map[uint64]bool
+	createdOn map[uint64][]*Item
 
 	res EditResult
 }
@@ -330,13 +360,16 @@ func (e *Edit) groupByName(name string) uint64 {
 	return 0
 }
 
+// host returns the current host or template with the ID, or nil.
 func (e *Edit) host(id uint64) *Host {
 	if h, ok := e.hosts[id]; ok {
 		return h
 	}
-	return e.old.hostByID[id]
+	return e.old.HostOrTemplate(id)
 }
 
+// hostByName returns the ID of the host or template with the technical
+// name (one namespace, as in Zabbix), or 0.
 func (e *Edit) hostByName(name string) uint64 {
 	if id, ok := e.hostName[name]; ok {
 		return id
@@ -344,17 +377,25 @@ func (e *Edit) hostByName(name string) uint64 {
 	if h := e.old.hostByName[name]; h != nil {
 		return h.ID
 	}
+	if h := e.old.part().hostByName[name]; h != nil {
+		return h.ID
+	}
 	return 0
 }
+
+// oldHost returns the host or template with the ID in the old snapshot.
+func (e *Edit) oldHost(id uint64) *Host { return e.old.HostOrTemplate(id) }
 
 // hostByVisible returns the ID of a host with the visible name, or 0.
 func (e *Edit) hostByVisible(name string) uint64 {
 	if e.visible == nil {
 		e.visible = make(map[string]uint64, len(e.old.hosts))
-		for i := range e.old.hosts {
-			h := &e.old.hosts[i]
-			if cur := e.host(h.ID); cur != nil {
-				e.visible[cur.Name] = h.ID
+		for _, part := range []*Snapshot{e.old, e.old.part()} {
+			for i := range part.hosts {
+				h := &part.hosts[i]
+				if cur := e.host(h.ID); cur != nil {
+					e.visible[cur.Name] = h.ID
+				}
 			}
 		}
 		for _, id := range e.newHosts {
@@ -383,7 +424,7 @@ func (e *Edit) setVisible(old, name string, id uint64) {
 func (e *Edit) item(id uint64) *Item {
 	it, ok := e.items[id]
 	if !ok {
-		it = e.old.Item(id)
+		it = e.old.AnyItem(id)
 	}
 	if it == nil || e.host(it.HostID) == nil {
 		return nil
@@ -395,9 +436,9 @@ func (e *Edit) itemByKey(host uint64, key string) uint64 {
 	if id, ok := e.keys[hostKey{host, key}]; ok {
 		return id
 	}
-	if h := e.old.hostByID[host]; h != nil && e.host(host) != nil {
+	if h := e.oldHost(host); h != nil && e.host(host) != nil {
 		if i := h.lookupIndex(key); i >= 0 {
-			return e.old.items[i].ID
+			return h.snap.items[i].ID
 		}
 	}
 	return 0
@@ -448,16 +489,25 @@ func notFound(kind string, id uint64) error {
 // build makes the snapshot that follows old once the Edit is committed:
 // old with the overlay applied, without reading the database back.
 // TestEditMatchesReload checks that it equals what Open would load.
+//
+// Hosts and templates are built as two parts (template.go); a part the
+// Edit did not touch is shared with old, so an edit of templates
+// nobody links does not rebuild a million hosts' items, and an edit of
+// hosts does not rebuild the templates.
 func (e *Edit) build() (*Snapshot, error) {
 	old := e.old
+	hostTrigs, tmplTrigs := e.buildTriggers()
 	if e.triggersOnly() {
 		// Groups, hosts and items are unchanged: share them (a snapshot
-		// is immutable) and rebuild only the trigger slab and its
+		// is immutable) and rebuild only the trigger slabs and their
 		// indexes. A bulk trigger.create into a catalog of 100,000
 		// items otherwise rebuilt every host and item per call.
 		s := *old
 		s.version = old.version + 1
-		s.setTriggers(e.buildTriggers())
+		s.setTriggers(hostTrigs)
+		tp := *old.part()
+		tp.setTriggers(tmplTrigs)
+		s.tmpl = &tp
 		e.applyOverlays(&s)
 		return &s, nil
 	}
@@ -477,7 +527,82 @@ func (e *Edit) build() (*Snapshot, error) {
 			groups = append(groups, *g)
 		}
 	}
+	hostsChanged, tmplChanged := e.partsChanged()
+	// A host reaches its user macros through the snapshot that holds it
+	// (Host.UserMacros): when macros or links change, every host must be
+	// in the new snapshot, not shared with the old one.
+	macrosChanged := e.mst != nil
+	hostsChanged, tmplChanged = hostsChanged || macrosChanged, tmplChanged || macrosChanged
+	var s *Snapshot
+	if hostsChanged || len(e.groups) > 0 || len(e.newGroups) > 0 {
+		var err error
+		if s, err = e.buildPart(old, groups, false); err != nil {
+			return nil, err
+		}
+	} else {
+		c := *old
+		s = &c
+		s.groups, s.groupsByID, s.groupByName = groups, make(map[uint64]*Group, len(groups)), make(map[string]*Group, len(groups))
+		slices.SortFunc(s.groups, func(a, b Group) int { return cmp.Compare(a.Name, b.Name) })
+		for i := range s.groups {
+			s.groupsByID[s.groups[i].ID] = &s.groups[i]
+			s.groupByName[s.groups[i].Name] = &s.groups[i]
+		}
+	}
+	s.version = old.version + 1
+	if tmplChanged {
+		tp, err := e.buildPart(old.part(), nil, true)
+		if err != nil {
+			return nil, err
+		}
+		s.tmpl = tp
+	} else {
+		tp := *old.part()
+		s.tmpl = &tp
+	}
+	s.setTriggers(hostTrigs)
+	s.tmpl.setTriggers(tmplTrigs)
+	s.macros = old.macros
+	s.maints = old.maints
+	s.regexps = old.regexps
+	e.applyOverlays(s)
+	return s, nil
+}
 
+// partsChanged reports which parts the Edit changed hosts or items in.
+func (e *Edit) partsChanged() (hosts, tmpls bool) {
+	mark := func(hostID uint64) {
+		h := e.host(hostID)
+		if h == nil {
+			h = e.oldHost(hostID)
+		}
+		if h != nil && h.IsTemplate {
+			tmpls = true
+		} else {
+			hosts = true
+		}
+	}
+	for id := range e.hosts {
+		mark(id)
+	}
+	for id, it := range e.items {
+		if it == nil {
+			if o := e.old.AnyItem(id); o != nil {
+				mark(o.HostID)
+			}
+			continue
+		}
+		mark(it.HostID)
+		if hosts && tmpls {
+			return
+		}
+	}
+	return hosts, tmpls
+}
+
+// buildPart builds one part of the next snapshot from the same part of
+// the old one (old, or old.part() for the templates) and the overlay.
+func (e *Edit) buildPart(old *Snapshot, groups []Group, tmpl bool) (*Snapshot, error) {
 	hosts := make([]Host, 0, len(old.hosts)+len(e.newHosts))
 	var dead map[uint64]bool
 	for i := range old.hosts {
@@ -496,7 +621,7 @@ func (e *Edit) build() (*Snapshot, error) {
 		}
 	}
 	for _, id := range e.newHosts {
-		if h := e.hosts[id]; h != nil {
+		if h := e.hosts[id]; h != nil && h.IsTemplate == tmpl {
 			hosts = append(hosts, *h)
 		}
 	}
@@ -513,7 +638,7 @@ func (e *Edit) build() (*Snapshot, error) {
 	for id, it := range e.items {
 		idx := old.itemIndex(id)
 		if idx < 0 || dead[old.items[idx].HostID] {
-			continue // created in this Edit, or gone with its host
+			continue // created in this Edit, of the other part, or gone with its host
 		}
 		if it == nil {
 			src.skip = append(src.skip, idx)
@@ -524,20 +649,13 @@ func (e *Edit) build() (*Snapshot, error) {
 	slices.Sort(src.skip)
 	slices.SortFunc(src.patches, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
 	for _, it := range e.created {
-		if e.items[it.ID] != nil && e.host(it.HostID) != nil {
-			src.created = append(src.created, it)
+		if e.items[it.ID] != nil {
+			if h := e.host(it.HostID); h != nil && h.IsTemplate == tmpl {
+				src.created = append(src.created, it)
+			}
 		}
 	}
-	s, err := buildSnapshot(old.version+1, groups, hosts, src)
-	if err != nil {
-		return nil, err
-	}
-	s.setTriggers(e.buildTriggers())
-	s.macros = old.macros
-	s.maints = old.maints
-	s.regexps = old.regexps
-	e.applyOverlays(s)
-	return s, nil
+	return buildSnapshot(old.version+1, groups, hosts, src)
 }
 
 // applyOverlays puts the Edit's value map, macro/template and maintenance

@@ -133,7 +133,7 @@ func (e *Edit) DeleteGroups(ids []uint64) error {
 					first = i
 				}
 			}
-			el.add("groups["+strconv.Itoa(first)+"]", &ConflictError{Kind: HostWithoutGroup, Host: h.Host})
+			el.add("groups["+strconv.Itoa(first)+"]", &ConflictError{Kind: HostWithoutGroup, Host: h.Host, Template: h.IsTemplate})
 			return el.dropped == 0
 		}
 		losses = append(losses, loss{h, keep})

@@ -29,6 +29,12 @@ type NewHost struct {
 	// IPMI is the host's IPMI settings; the zero value means
 	// DefaultHostIPMI.
 	IPMI HostIPMI
+	// Template makes a template (Zabbix's host of status 3): it has no
+	// interfaces, no encryption settings and may have no group (the API
+	// asks for one, as Zabbix does; templates imported before version
+	// 25 had none). UUID is its uuid; "" makes one up.
+	Template bool
+	UUID     string
 }
 
 // HostUpdate changes the fields of host ID that are set; nil fields keep
@@ -108,11 +114,14 @@ func (p *HostTLSPatch) apply(cur HostTLS) HostTLS {
 	return cur
 }
 
-// eachHost calls fn with every current host until fn returns false.
+// eachHost calls fn with every current host and template until fn
+// returns false.
 func (e *Edit) eachHost(fn func(h *Host) bool) {
-	for i := range e.old.hosts {
-		if h := e.host(e.old.hosts[i].ID); h != nil && !fn(h) {
-			return
+	for _, part := range []*Snapshot{e.old, e.old.part()} {
+		for i := range part.hosts {
+			if h := e.host(part.hosts[i].ID); h != nil && !fn(h) {
+				return
+			}
 		}
 	}
 	for _, id := range e.newHosts {
@@ -128,8 +137,9 @@ func (e *Edit) editableHost(id uint64) *Host {
 	if h, ok := e.hosts[id]; ok {
 		return h
 	}
-	o := e.old.hostByID[id]
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI}
+	o := e.oldHost(id)
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI,
+		IsTemplate: o.IsTemplate, UUID: o.UUID}
 	e.hosts[id] = h
 	return h
 }
@@ -212,18 +222,27 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		p := "hosts[" + strconv.Itoa(i) + "]"
 		if err := checkHostName(nh.Host); err != nil {
 			el.add(p+".host", err)
-		} else if names[nh.Host] || e.hostByName(nh.Host) != 0 {
-			el.add(p+".host", &ConflictError{Kind: HostExists, Host: nh.Host})
+		} else if names[nh.Host] {
+			el.add(p+".host", &ConflictError{Kind: HostExists, Host: nh.Host, Template: nh.Template})
+		} else if other := e.hostByName(nh.Host); other != 0 {
+			el.add(p+".host", &ConflictError{Kind: HostExists, Host: nh.Host, Template: e.host(other).IsTemplate})
 		}
 		names[nh.Host] = true
 		vis := cmp.Or(nh.Name, nh.Host)
 		if err := checkText(vis, maxHostNameLen); err != nil {
 			el.add(p+".name", err)
-		} else if visible[vis] || e.hostByVisible(vis) != 0 {
-			el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: nh.Host, Name: vis})
+		} else if visible[vis] {
+			el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: nh.Host, Name: vis, Template: nh.Template})
+		} else if other := e.hostByVisible(vis); other != 0 {
+			el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: nh.Host, Name: vis, Template: e.host(other).IsTemplate})
 		}
 		visible[vis] = true
-		e.checkGroups(p+".groups", nh.GroupIDs, &el)
+		if !nh.Template || len(nh.GroupIDs) > 0 {
+			e.checkGroups(p+".groups", nh.GroupIDs, &el)
+		}
+		if nh.Template && (len(nh.Interfaces) > 0 || nh.TLS != (HostTLS{})) {
+			el.addf(p, "a template has no interfaces and no encryption settings")
+		}
 		checkTags(p+".tags", nh.Tags, &el)
 		if err := checkText(nh.Description, maxHostDescLen); err != nil {
 			el.add(p+".description", err)
@@ -261,9 +280,12 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
 		}
+		if nh.Template {
+			h.IsTemplate, h.Enabled, h.UUID = true, true, cmp.Or(strings.Clone(nh.UUID), NewUUID())
+		}
 		slices.Sort(h.GroupIDs)
-		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.Description)
+		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			h.Host, h.Name, hostStatus(h), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.Description, h.UUID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
 		}
@@ -279,6 +301,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if err := writeHostIPMI(e.editExec, id, h.IPMI, false); err != nil {
 			return nil, e.fail(fmt.Errorf("cannot store the IPMI settings of host %q: %w", h.Host, err))
 		}
+		if h.IsTemplate {
+			e.res.TemplatesCreated++
+		}
 		var err2 error
 		if h.Interfaces, err2 = e.writeIfaces(h, nil, ifaces[i]); err2 != nil {
 			return nil, err2
@@ -291,6 +316,15 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	}
 	e.res.HostsCreated += len(hosts)
 	return ids, nil
+}
+
+// hostStatus is the status column of h: Zabbix's 0 monitored, 1 not
+// monitored, 3 template.
+func hostStatus(h *Host) int64 {
+	if h.IsTemplate {
+		return statusTemplate
+	}
+	return status(h.Enabled)
 }
 
 // UpdateHosts changes hosts.
@@ -313,7 +347,8 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI,
+			IsTemplate: cur.IsTemplate, UUID: cur.UUID}
 		if u.IPMI != nil {
 			n.IPMI = *u.IPMI
 			if err := n.IPMI.Check(); err != nil {
@@ -331,7 +366,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			if err := checkHostName(n.Host); err != nil {
 				el.add(p+".host", err)
 			} else if other := e.hostByName(n.Host); names[n.Host] || other != 0 && other != u.ID {
-				el.add(p+".host", &ConflictError{Kind: HostExists, Host: n.Host})
+				el.add(p+".host", &ConflictError{Kind: HostExists, Host: n.Host, Template: other != 0 && e.host(other).IsTemplate})
 			}
 			if u.Name == nil && cur.Name == cur.Host {
 				n.Name = n.Host
@@ -345,7 +380,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			if err := checkText(n.Name, maxHostNameLen); err != nil {
 				el.add(p+".name", err)
 			} else if other := e.hostByVisible(n.Name); visible[n.Name] || other != 0 && other != u.ID {
-				el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: n.Host, Name: n.Name})
+				el.add(p+".name", &ConflictError{Kind: VisibleNameExists, Host: n.Host, Name: n.Name, Template: other != 0 && e.host(other).IsTemplate})
 			}
 		}
 		visible[n.Name] = true
@@ -358,7 +393,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 				el.add(p+".description", err)
 			}
 		}
-		if u.GroupIDs != nil {
+		if u.GroupIDs != nil && (!cur.IsTemplate || len(u.GroupIDs) > 0) {
 			e.checkGroups(p+".groups", u.GroupIDs, &el)
 			n.GroupIDs = slices.Sorted(slices.Values(u.GroupIDs))
 		}
@@ -414,7 +449,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 				n.Description = strings.Clone(n.Description)
 			}
 			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, tls_psk_identity = ?, tls_psk = ?, description = ? WHERE id = ?",
-				n.Host, n.Name, status(n.Enabled), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.TLS.PSKIdentity, string(n.TLS.PSK), n.Description, n.ID); err != nil {
+				n.Host, n.Name, hostStatus(n), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.TLS.PSKIdentity, string(n.TLS.PSK), n.Description, n.ID); err != nil {
 				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
 			}
 		}
@@ -474,6 +509,13 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	if err := el.err(); err != nil {
 		return err
 	}
+	for _, id := range ids {
+		if h := e.host(id); h.IsTemplate {
+			if err := e.deleteTemplate(h); err != nil {
+				return err
+			}
+		}
+	}
 	initMap(&e.hosts)
 	initMap(&e.hostName)
 	e.itemsGone = true
@@ -493,7 +535,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM host_tags WHERE host_id = ?",
 			"DELETE FROM interfaces WHERE host_id = ?",
 			"DELETE FROM usermacros WHERE owner_id = ?",
-			"DELETE FROM template_links WHERE owner_id = ?",
+			"DELETE FROM template_links WHERE owner_id = ?1 OR template_id = ?1",
 			"DELETE FROM hosts WHERE id = ?",
 		} {
 			if _, err := e.exec(q, id); err != nil {

@@ -137,8 +137,8 @@ func (e *Edit) eachItemOf(hostID uint64, fn func(it *Item) bool) {
 			}
 		}
 	}
-	for _, it := range e.created {
-		if it.HostID == hostID && e.items[it.ID] != nil && !fn(it) {
+	for _, it := range e.createdOn[hostID] {
+		if e.items[it.ID] != nil && !fn(it) {
 			return
 		}
 	}
@@ -155,6 +155,15 @@ func (e *Edit) eachItemOf(hostID uint64, fn func(it *Item) bool) {
 // that needs an interface and has none is not an error: itemIface returns
 // true and leaves InterfaceID 0 (see Apply).
 func itemIface(it *Item, h *Host, byAddr, p, field string, lenient bool, el *errList) (missing bool) {
+	if h.IsTemplate {
+		// A template has no interfaces: its items' copies take their
+		// hosts' (copyIface).
+		if byAddr != "" {
+			el.addf(p+".interface", "template %q has no interfaces", h.Host)
+		}
+		it.InterfaceID = 0
+		return false
+	}
 	want, uses, required := ItemInterfaceType(it.Type)
 	if !uses {
 		if byAddr != "" {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -23,6 +24,9 @@ type NewItem struct {
 	// ValueMapID is one of the host's value maps (the API's valuemapid),
 	// 0 for none.
 	ValueMapID uint64
+	// UUID is a template item's uuid (an import's); "" makes one up.
+	// Hosts' items have none.
+	UUID string
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
@@ -71,6 +75,8 @@ type ItemUpdate struct {
 	// Tags, if set, replaces the item's tags with this list, in its
 	// order (an empty list removes them).
 	Tags *[]Tag
+	// InventoryLink, if set: the inventory field by name or number.
+	InventoryLink *string
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -143,38 +149,112 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.IPMISensor = strings.Clone(it.IPMISensor)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
-		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description)
-		if err != nil {
-			return nil, e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
+		if h := e.host(it.HostID); h.IsTemplate {
+			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
 		}
-		it.ID = id
-		if err := e.writeHTTP(it, false); err != nil {
+		if err := e.insertItem(it); err != nil {
 			return nil, err
 		}
-		if err := e.writeLogin(it, false); err != nil {
-			return nil, err
-		}
-		if err := e.writeJMX(it, false); err != nil {
-			return nil, err
-		}
-		if err := e.writeODBC(it, false); err != nil {
-			return nil, err
-		}
-		if err := e.writeItemTags(it, false); err != nil {
-			return nil, err
-		}
-		if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
-			return nil, e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
-		}
-		e.items[id] = it
-		e.keys[hostKey{it.HostID, it.Key}] = id
-		e.created = append(e.created, it)
-		ids[i] = id
+		ids[i] = it.ID
 	}
 	e.res.ItemsCreated += len(items)
+	if err := e.inheritCreated(made); err != nil {
+		return nil, err
+	}
 	return ids, nil
+}
+
+// insertItem writes a new item (its ID is set) and adds it to the
+// overlay. The caller has validated it and owns its strings.
+func (e *Edit) insertItem(it *Item) error {
+	initMap(&e.items)
+	initMap(&e.keys)
+	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
+		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID, int64(it.InventoryLink))
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
+	}
+	it.ID = id
+	if err := e.writeHTTP(it, false); err != nil {
+		return err
+	}
+	if err := e.writeLogin(it, false); err != nil {
+		return err
+	}
+	if err := e.writeJMX(it, false); err != nil {
+		return err
+	}
+	if err := e.writeODBC(it, false); err != nil {
+		return err
+	}
+	if err := e.writeItemTags(it, false); err != nil {
+		return err
+	}
+	if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
+		return e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
+	}
+	e.addCreated(it)
+	return nil
+}
+
+// writeItem writes n, the new state of item cur (same ID and host), and
+// puts it in the overlay.
+func (e *Edit) writeItem(n, cur *Item) error {
+	initMap(&e.items)
+	initMap(&e.keys)
+	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ?, inventory_link = ? WHERE id = ?",
+		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
+		n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.UUID, int64(n.InventoryLink), n.ID)
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
+	}
+	if !n.HTTP.equal(cur.HTTP) {
+		if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
+			return err
+		}
+	}
+	if !n.Login.equal(cur.Login) {
+		if err := e.writeLogin(n, cur.Login != nil); err != nil {
+			return err
+		}
+	}
+	if !n.JMX.equal(cur.JMX) {
+		if err := e.writeJMX(n, cur.JMX != nil); err != nil {
+			return err
+		}
+	}
+	if !n.ODBC.equal(cur.ODBC) {
+		if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(n.Tags, cur.Tags) {
+		if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
+			return err
+		}
+	}
+	if n.IPMISensor != cur.IPMISensor {
+		n.IPMISensor = strings.Clone(n.IPMISensor)
+		if err := writeItemIPMI(e.editExec, n.ID, n.IPMISensor, cur.IPMISensor != ""); err != nil {
+			return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
+		}
+	}
+	if n.Key != cur.Key {
+		e.keys[hostKey{cur.HostID, cur.Key}] = 0
+		e.keys[hostKey{n.HostID, n.Key}] = n.ID
+	}
+	if it, ok := e.items[n.ID]; ok && it != nil {
+		*it = *n // created or changed earlier in this Edit: keep the pointer in e.created
+	} else {
+		c := *n
+		e.items[n.ID] = &c
+	}
+	if n.TemplateID != cur.TemplateID {
+		e.indexCopy(n)
+	}
+	e.noteDependent(n)
+	return nil
 }
 
 // specOf returns the import-format form of it, for revalidation.
@@ -187,7 +267,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor,
+		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
 	}
 	loginSpecOf(it.Login, &is)
 	if it.JMX != nil {
@@ -230,15 +310,15 @@ func (e *Edit) masterOf(pending map[uint64]uint64) func(uint64) (uint64, uint64,
 // hostItems returns the current items of a host, over the overlay.
 func (e *Edit) hostItems(host uint64) []*Item {
 	var out []*Item
-	if h := e.old.hostByID[host]; h != nil {
+	if h := e.oldHost(host); h != nil {
 		for i := range h.items {
 			if it := e.item(h.items[i].ID); it != nil {
 				out = append(out, it)
 			}
 		}
 	}
-	for _, it := range e.created {
-		if it.HostID == host && e.items[it.ID] != nil {
+	for _, it := range e.createdOn[host] {
+		if e.items[it.ID] != nil {
 			out = append(out, e.items[it.ID])
 		}
 	}
@@ -290,6 +370,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 			el.add(p+".id", notFound("item", u.ID))
 			continue
 		}
+		if cur.TemplateID != 0 && !e.propagating {
+			if f := templatedField(u, cur); f != "" {
+				el.add(p+"."+f, &TemplatedError{Kind: "item", Name: cur.Key, Field: f})
+				continue
+			}
+		}
 		spec := specOf(cur)
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -314,6 +400,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.Description, u.Description)
 		set(&spec.PublicKey, u.PublicKey)
 		set(&spec.PrivateKey, u.PrivateKey)
+		set(&spec.InventoryLink, u.InventoryLink)
 		if u.Preprocessing != nil {
 			spec.Preprocessing = *u.Preprocessing
 		}
@@ -365,6 +452,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		batch[k] = true
 		it.ID, it.HostID = cur.ID, cur.HostID
+		it.TemplateID, it.UUID = cur.TemplateID, cur.UUID
 		switch {
 		case u.InterfaceID != nil:
 			it.InterfaceID = *u.InterfaceID
@@ -429,58 +517,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.Tags = cur.Tags
 		}
-		_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ? WHERE id = ?",
-			n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-			n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.ID)
-		if err != nil {
-			return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
-		}
-		if !n.HTTP.equal(cur.HTTP) {
-			if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
-				return err
-			}
-		}
-		if !n.Login.equal(cur.Login) {
-			if err := e.writeLogin(n, cur.Login != nil); err != nil {
-				return err
-			}
-		}
-		if !n.JMX.equal(cur.JMX) {
-			if err := e.writeJMX(n, cur.JMX != nil); err != nil {
-				return err
-			}
-		}
-		if !n.ODBC.equal(cur.ODBC) {
-			if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
-				return err
-			}
-		}
-		if tagsChanged {
-			if err := e.writeItemTags(n, cur.Tags != nil); err != nil {
-				return err
-			}
-		}
-		if n.IPMISensor == cur.IPMISensor {
-			n.IPMISensor = cur.IPMISensor
-		} else {
-			n.IPMISensor = strings.Clone(n.IPMISensor)
-			if err := writeItemIPMI(e.editExec, n.ID, n.IPMISensor, cur.IPMISensor != ""); err != nil {
-				return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
-			}
-		}
-		if n.Key != cur.Key {
-			e.keys[hostKey{cur.HostID, cur.Key}] = 0
-			e.keys[hostKey{n.HostID, n.Key}] = n.ID
-		}
-		if it, ok := e.items[n.ID]; ok {
-			*it = *n // created or changed earlier in this Edit: keep the pointer in e.created
-		} else {
-			c := *n
-			e.items[n.ID] = &c
+		if err := e.writeItem(n, cur); err != nil {
+			return err
 		}
 		e.res.ItemsUpdated++
 	}
-	return nil
+	return e.propagateItemUpdates(items)
 }
 
 // DeleteItems deletes items, and with them their dependent items (and
@@ -492,15 +534,19 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	}
 	var el errList
 	for i, id := range ids {
-		if e.item(id) == nil {
+		it := e.item(id)
+		switch {
+		case it == nil:
 			el.add("items["+strconv.Itoa(i)+"]", notFound("item", id))
+		case it.TemplateID != 0 && !e.propagating:
+			el.add("items["+strconv.Itoa(i)+"]", &TemplatedError{Kind: "item", Name: it.Key, Op: "delete"})
 		}
 	}
 	dupIDs("items", ids, &el)
 	if err := el.err(); err != nil {
 		return err
 	}
-	ids = e.withDependents(ids)
+	ids = e.withDependents(e.withCopies(ids))
 	initMap(&e.items)
 	initMap(&e.keys)
 	e.itemsGone = true
@@ -567,14 +613,17 @@ func (e *Edit) withDependents(ids []uint64) []uint64 {
 
 // overlayHasDependents reports whether an item created or changed in
 // this Edit on the host is a dependent item: the old snapshot's hasDeps
-// does not know about those links.
-func (e *Edit) overlayHasDependents(host uint64) bool {
-	for _, it := range e.items {
-		if it != nil && it.HostID == host && it.MasterItemID != 0 {
-			return true
-		}
+// does not know about those links. The hosts are recorded as items are
+// written (noteDependent), so that deleting from many hosts in one Edit
+// (clearing a template from 10,000) does not scan the overlay per host.
+func (e *Edit) overlayHasDependents(host uint64) bool { return e.depHosts[host] }
+
+// noteDependent records it's host when it is a dependent item.
+func (e *Edit) noteDependent(it *Item) {
+	if it.MasterItemID != 0 {
+		initMap(&e.depHosts)
+		e.depHosts[it.HostID] = true
 	}
-	return false
 }
 
 // writeHTTP stores it's HTTP agent request (item_http), replacing the

@@ -13,7 +13,6 @@ import (
 const (
 	maxMacroValueLen = 2048
 	maxMacroDescLen  = 65535
-	maxTemplateLinks = 256 // bounds a linked list's size; Zabbix has none
 )
 
 // MacroFields are the fields of a new macro. HostID 0 makes a global
@@ -45,13 +44,15 @@ func (e *Edit) macros() *macroState {
 	return e.mst
 }
 
-// ownerName names a host or template for errors; "" if neither exists.
+// ownerName names a host or template for errors, as Zabbix 6.0's
+// errors name them: a host by its technical name, a template by its
+// visible one; "" if neither exists.
 func (e *Edit) ownerName(id uint64) string {
 	if h := e.host(id); h != nil {
+		if h.IsTemplate {
+			return h.Name
+		}
 		return h.Host
-	}
-	if t, ok := e.macros().templates[id]; ok {
-		return t.Host
 	}
 	return ""
 }
@@ -338,101 +339,4 @@ func (e *Edit) dropOwner(id uint64) {
 		}
 	}
 	delete(st.links, id)
-}
-
-// UpsertTemplate creates the template with the technical name or
-// updates its visible name, returning its ID.
-func (e *Edit) UpsertTemplate(host, name string) (uint64, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	if name == "" {
-		name = host
-	}
-	var el errList
-	if err := checkHostName(host); err != nil {
-		el.add("template.template", err)
-	}
-	if err := checkText(name, maxHostNameLen); err != nil {
-		el.add("template.name", err)
-	}
-	if err := el.err(); err != nil {
-		return 0, err
-	}
-	st := e.macros()
-	for _, t := range st.templates {
-		if t.Host == host {
-			if t.Name != name {
-				if _, err := e.exec("UPDATE templates SET name = ? WHERE id = ?", name, t.ID); err != nil {
-					return 0, e.fail(fmt.Errorf("cannot update template %q: %w", host, err))
-				}
-				t.Name = name
-				st.templates[t.ID] = t
-				e.res.TemplatesUpdated++
-			}
-			return t.ID, nil
-		}
-	}
-	id, err := e.exec("INSERT INTO templates (host, name) VALUES (?, ?)", host, name)
-	if err != nil {
-		return 0, e.fail(fmt.Errorf("cannot insert template %q: %w", host, err))
-	}
-	st.templates[id] = Template{ID: id, Host: host, Name: name}
-	e.res.TemplatesCreated++
-	return id, nil
-}
-
-// LinkTemplates makes the templates linked to a host or template equal
-// to tmpls. A template may not be linked to itself, directly or through
-// others. It reports whether anything changed.
-func (e *Edit) LinkTemplates(owner uint64, tmpls []uint64, field string) (bool, error) {
-	if e.err != nil {
-		return false, e.err
-	}
-	var el errList
-	st := e.macros()
-	if e.ownerName(owner) == "" {
-		return false, &FieldError{Field: field, Err: notFound("host or template", owner)}
-	}
-	if len(tmpls) > maxTemplateLinks {
-		return false, &FieldError{Field: field, Err: fmt.Errorf("more than %d linked templates", maxTemplateLinks)}
-	}
-	for i, t := range tmpls {
-		if _, ok := st.templates[t]; !ok {
-			el.add(field+"["+strconv.Itoa(i)+"]", notFound("template", t))
-		}
-	}
-	dupIDs(field, tmpls, &el)
-	if err := el.err(); err != nil {
-		return false, err
-	}
-	want := slices.Sorted(slices.Values(tmpls))
-	if slices.Equal(want, st.links[owner]) {
-		return false, nil
-	}
-	if _, isTmpl := st.templates[owner]; isTmpl {
-		// A cycle: owner reachable from one of the new links.
-		stack, seen := slices.Clone(want), map[uint64]bool{}
-		for len(stack) > 0 {
-			t := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if t == owner {
-				return false, &FieldError{Field: field, Err: fmt.Errorf("template %q would be linked to itself through its templates", st.templates[owner].Host)}
-			}
-			if !seen[t] {
-				seen[t] = true
-				stack = append(stack, st.links[t]...)
-			}
-		}
-	}
-	if _, err := e.exec("DELETE FROM template_links WHERE owner_id = ?", owner); err != nil {
-		return false, e.fail(fmt.Errorf("cannot unlink templates: %w", err))
-	}
-	for _, t := range want {
-		if _, err := e.exec("INSERT INTO template_links (owner_id, template_id) VALUES (?, ?)", owner, t); err != nil {
-			return false, e.fail(fmt.Errorf("cannot link template %d: %w", t, err))
-		}
-	}
-	st.links[owner] = want
-	return true, nil
 }

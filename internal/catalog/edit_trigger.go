@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -28,6 +29,9 @@ type TriggerFields struct {
 	Dependencies       []uint64
 	// MaxCheckAttempts is Peregrine's soft/hard state option (0 means 1).
 	MaxCheckAttempts uint8
+	// UUID is a template trigger's uuid (an import's); "" makes one up.
+	// Hosts' triggers have none.
+	UUID string
 }
 
 // TriggerUpdate changes the fields of trigger ID that are set; nil
@@ -68,7 +72,7 @@ func (e *Edit) trigger(id uint64) *Trigger {
 	if t, ok := e.triggers[id]; ok {
 		return t
 	}
-	return e.old.Trigger(id)
+	return e.old.AnyTrigger(id)
 }
 
 // CreateTriggers creates triggers and returns their IDs in order. A
@@ -91,25 +95,58 @@ func (e *Edit) CreateTriggers(trigs []TriggerFields) ([]uint64, error) {
 	if err := el.err(); err != nil {
 		return nil, err
 	}
-	initMap(&e.triggers)
 	ids := make([]uint64, len(made))
 	for i := range made {
 		t := &made[i]
-		id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName)
-		if err != nil {
-			return nil, e.fail(fmt.Errorf("cannot create trigger %q: %w", t.Description, err))
+		if e.isTemplateTrigger(t) {
+			t.UUID = cmp.Or(strings.Clone(trigs[i].UUID), NewUUID())
 		}
-		t.ID = id
-		if err := e.writeTriggerRefs(t, false); err != nil {
+		if err := e.insertTrigger(t); err != nil {
 			return nil, err
 		}
-		e.triggers[id] = t
-		e.newTriggers = append(e.newTriggers, id)
-		ids[i] = id
+		ids[i] = t.ID
 	}
 	e.res.TriggersCreated += len(made)
+	if err := e.inheritCreatedTriggers(made); err != nil {
+		return nil, err
+	}
 	return ids, nil
+}
+
+// insertTrigger writes a new trigger (its ID is set) and adds it to the
+// overlay.
+func (e *Edit) insertTrigger(t *Trigger) error {
+	initMap(&e.triggers)
+	id, err := e.exec("INSERT INTO triggers (description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name, template_id, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName, t.TemplateID, t.UUID)
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot create trigger %q: %w", t.Description, err))
+	}
+	t.ID = id
+	if err := e.writeTriggerRefs(t, false); err != nil {
+		return err
+	}
+	e.triggers[id] = t
+	e.indexTrigger(t)
+	e.newTriggers = append(e.newTriggers, id)
+	return nil
+}
+
+// updateTrigger writes t, the new state of an existing trigger, with
+// its items, dependencies and tags, and puts it in the overlay.
+func (e *Edit) updateTrigger(t *Trigger) error {
+	initMap(&e.triggers)
+	_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ?, max_check_attempts = ?, event_name = ?, template_id = ?, uuid = ? WHERE id = ?",
+		t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName, t.TemplateID, t.UUID, t.ID)
+	if err != nil {
+		return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
+	}
+	if err := e.writeTriggerRefs(t, true); err != nil {
+		return err
+	}
+	e.triggers[t.ID] = t
+	e.indexTrigger(t)
+	return nil
 }
 
 // checkTriggerUnique refuses t when a trigger of its first item (so of
@@ -131,6 +168,9 @@ func (e *Edit) checkTriggerUnique(t *Trigger, batch []Trigger, p string, el *err
 		found = found || (b.ItemIDs != nil && b.ItemIDs[0] == t.ItemIDs[0] && b.Description == t.Description && b.Expression == t.Expression)
 	}
 	for _, o := range e.old.TriggersOfItem(t.ItemIDs[0]) {
+		found = found || same(e.trigger(o.ID))
+	}
+	for _, o := range e.old.TemplateTriggersOfItem(t.ItemIDs[0]) {
 		found = found || same(e.trigger(o.ID))
 	}
 	for _, o := range e.triggers {
@@ -167,6 +207,16 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 			el.add(p+".triggerid", notFound("trigger", u.ID))
 			continue
 		}
+		if cur.TemplateID != 0 && !e.propagating {
+			if f := templatedTriggerField(u); f != "" {
+				name := cur.Description
+				if u.Description != nil {
+					name = *u.Description
+				}
+				el.add(p+"."+f, &TemplatedError{Kind: "trigger", Name: name, Field: f})
+				continue
+			}
+		}
 		f := fieldsOf(cur)
 		setp(&f.Description, u.Description)
 		setp(&f.Expression, u.Expression)
@@ -189,7 +239,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 			f.RecoveryExpression = "" // dropped with the mode that needs it, as Zabbix does
 		}
 		if t, ok := e.normTrigger(&f, p, &el); ok {
-			t.ID = u.ID
+			t.ID, t.TemplateID, t.UUID = u.ID, cur.TemplateID, cur.UUID
 			next[i] = t
 			e.checkTriggerUnique(&next[i], next[:i], p, &el)
 		}
@@ -221,18 +271,12 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		return err
 	}
 	for i := range next {
-		t := &next[i]
-		_, err := e.exec("UPDATE triggers SET description = ?, expression = ?, recovery_mode = ?, recovery_expression = ?, priority = ?, status = ?, type = ?, manual_close = ?, opdata = ?, comments = ?, url = ?, correlation_mode = ?, correlation_tag = ?, max_check_attempts = ?, event_name = ? WHERE id = ?",
-			t.Description, t.Expression, int64(t.RecoveryMode), t.RecoveryExpression, int64(t.Priority), status(t.Enabled), b2i(t.Multiple), b2i(t.ManualClose), t.Opdata, t.Comments, t.URL, int64(t.CorrelationMode), t.CorrelationTag, int64(t.MaxCheckAttempts), t.EventName, t.ID)
-		if err != nil {
-			return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
-		}
-		if err := e.writeTriggerRefs(t, true); err != nil {
+		if err := e.updateTrigger(&next[i]); err != nil {
 			return err
 		}
 	}
 	e.res.TriggersUpdated += len(next)
-	return nil
+	return e.propagateTriggerUpdates(ups)
 }
 
 // DeleteTriggers deletes triggers. Dependencies on them go with them, as
@@ -243,14 +287,19 @@ func (e *Edit) DeleteTriggers(ids []uint64) error {
 	}
 	var el errList
 	for i, id := range ids {
-		if e.trigger(id) == nil {
+		t := e.trigger(id)
+		switch {
+		case t == nil:
 			el.add("triggers["+strconv.Itoa(i)+"]", notFound("trigger", id))
+		case t.TemplateID != 0 && !e.propagating:
+			el.add("triggers["+strconv.Itoa(i)+"]", &TemplatedError{Kind: "trigger", Name: t.Description, Expression: t.Expression, Op: "delete"})
 		}
 	}
 	dupIDs("triggers", ids, &el)
 	if err := el.err(); err != nil {
 		return err
 	}
+	ids = e.withTriggerCopies(ids)
 	initMap(&e.triggers)
 	for _, id := range ids {
 		if err := e.deleteTriggerRows(id); err != nil {
@@ -317,9 +366,11 @@ func (e *Edit) cascadeTriggers() error {
 		return false
 	}
 	var dead []uint64
-	for i := range e.old.triggers {
-		if t := e.trigger(e.old.triggers[i].ID); t != nil && gone(t) {
-			dead = append(dead, t.ID)
+	for _, part := range []*Snapshot{e.old, e.old.part()} {
+		for i := range part.triggers {
+			if t := e.trigger(part.triggers[i].ID); t != nil && gone(t) {
+				dead = append(dead, t.ID)
+			}
 		}
 	}
 	for _, id := range e.newTriggers {
@@ -460,6 +511,17 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	}
 	slices.Sort(items)
 	t.ItemIDs = slices.Compact(items)
+	tmpl, hosts := false, false
+	for _, id := range t.ItemIDs {
+		if it := e.item(id); it != nil && e.host(it.HostID).IsTemplate {
+			tmpl = true
+		} else {
+			hosts = true
+		}
+	}
+	if tmpl && hosts {
+		el.add(p+".expression", ErrMixedTrigger)
+	}
 	seen := map[uint64]bool{}
 	for j, d := range f.Dependencies {
 		fp := p + ".dependencies[" + strconv.Itoa(j) + "]"
@@ -551,26 +613,50 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// buildTriggers is the trigger list of the snapshot after the Edit: the
-// old triggers with the overlay applied, then the created ones.
-func (e *Edit) buildTriggers() []Trigger {
-	out := make([]Trigger, 0, len(e.old.triggers)+len(e.newTriggers))
-	for i := range e.old.triggers {
-		t := &e.old.triggers[i]
-		if o, ok := e.triggers[t.ID]; ok {
-			if o != nil {
-				out = append(out, *o)
-			}
-			continue
+// buildTriggers is the trigger lists of the snapshot after the Edit,
+// the hosts' and the templates': the old triggers with the overlay
+// applied, then the created ones. A trigger the Edit touched goes where
+// its first item is; the others stay in their part.
+func (e *Edit) buildTriggers() (host, tmpl []Trigger) {
+	inTmpl := func(t *Trigger) bool {
+		if len(t.ItemIDs) == 0 {
+			return false
 		}
-		out = append(out, *t)
+		it := e.item(t.ItemIDs[0])
+		return it != nil && e.host(it.HostID).IsTemplate
+	}
+	tp := e.old.part()
+	host = make([]Trigger, 0, len(e.old.triggers)+len(e.newTriggers))
+	for _, part := range []*Snapshot{e.old, tp} {
+		for i := range part.triggers {
+			t := &part.triggers[i]
+			if o, ok := e.triggers[t.ID]; ok {
+				switch {
+				case o == nil:
+				case inTmpl(o):
+					tmpl = append(tmpl, *o)
+				default:
+					host = append(host, *o)
+				}
+				continue
+			}
+			if part == tp {
+				tmpl = append(tmpl, *t)
+			} else {
+				host = append(host, *t)
+			}
+		}
 	}
 	for _, id := range e.newTriggers {
 		if t := e.triggers[id]; t != nil {
-			out = append(out, *t)
+			if inTmpl(t) {
+				tmpl = append(tmpl, *t)
+			} else {
+				host = append(host, *t)
+			}
 		}
 	}
-	return out
+	return host, tmpl
 }
 
 // TriggerHosts returns the IDs of the hosts trigger id references as the

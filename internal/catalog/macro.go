@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -19,12 +18,9 @@ import (
 //     fields. Uniqueness per owner is by the macro's canonical spelling
 //     ({$A:x} and {$A:"x"} are one macro), which only the Go side
 //     computes, so it checks it.
-//   - templates: Zabbix templates as far as Peregrine uses them: a
-//     technical and visible name, their macros and the templates
-//     linked to them. Their items, triggers and discovery rules are not
-//     stored (an import skips them). Template IDs start above 2^40 so
-//     that they never equal a host ID: the Zabbix API takes both in one
-//     "hostids" parameter.
+//   - templates: the templates of versions 10 to 19, which kept only
+//     names, macros and links, with IDs above 2^40. Version 20 moved
+//     them into hosts (templateSchema) and dropped the table.
 //   - template_links: the templates linked to a host or a template, the
 //     owner being either.
 const macroSchema = `
@@ -75,24 +71,13 @@ type Macro struct {
 // Ref returns the parsed macro name and context.
 func (m Macro) Ref() usermacro.Ref { return m.def.Ref }
 
-// Template is a template as Peregrine keeps it: names, macros and
-// linked templates (see macroSchema).
-type Template struct {
-	ID   uint64
-	Host string // technical name, unique
-	Name string // visible name
-	// TemplateIDs are the templates linked to this one, ascending.
-	TemplateIDs []uint64
-}
-
-// macroSet is a snapshot's macros and templates, immutable once built.
+// macroSet is a snapshot's macros and template links, immutable once
+// built.
 type macroSet struct {
-	byID      map[uint64]*Macro
-	byOwner   map[uint64][]*Macro // 0: global; sorted by ID
-	templates []Template          // sorted by Host
-	tmplByID  map[uint64]*Template
-	tmplName  map[string]*Template
-	links     map[uint64][]uint64 // host or template → linked templates, ascending
+	byID     map[uint64]*Macro
+	byOwner  map[uint64][]*Macro // 0: global; sorted by ID
+	links    map[uint64][]uint64 // host or template → linked templates, ascending
+	linkedTo map[uint64][]uint64 // template → hosts and templates linking it, ascending
 	// scopes holds the resolution scope of every host and template that
 	// has macros or templates of its own; the others see global.
 	scopes map[uint64]*usermacro.Scope
@@ -105,21 +90,17 @@ type macroSet struct {
 // macroState is the mutable form of a macroSet, for Edit's overlay and
 // loading.
 type macroState struct {
-	macros    map[uint64]Macro
-	templates map[uint64]Template
-	links     map[uint64][]uint64
+	macros map[uint64]Macro
+	links  map[uint64][]uint64
 }
 
 func (ms *macroSet) state() *macroState {
-	st := &macroState{macros: map[uint64]Macro{}, templates: map[uint64]Template{}, links: map[uint64][]uint64{}}
+	st := &macroState{macros: map[uint64]Macro{}, links: map[uint64][]uint64{}}
 	if ms == nil {
 		return st
 	}
 	for id, m := range ms.byID {
 		st.macros[id] = *m
-	}
-	for _, t := range ms.templates {
-		st.templates[t.ID] = t
 	}
 	for o, l := range ms.links {
 		st.links[o] = slices.Clone(l)
@@ -134,9 +115,8 @@ func (st *macroState) build() *macroSet {
 	ms := &macroSet{
 		byID:     make(map[uint64]*Macro, len(st.macros)),
 		byOwner:  map[uint64][]*Macro{},
-		tmplByID: make(map[uint64]*Template, len(st.templates)),
-		tmplName: make(map[string]*Template, len(st.templates)),
 		links:    map[uint64][]uint64{},
+		linkedTo: map[uint64][]uint64{},
 		scopes:   map[uint64]*usermacro.Scope{},
 	}
 	for _, m := range st.macros {
@@ -151,15 +131,13 @@ func (st *macroState) build() *macroSet {
 	for o, l := range st.links {
 		if len(l) > 0 {
 			ms.links[o] = slices.Sorted(slices.Values(l))
+			for _, t := range l {
+				ms.linkedTo[t] = append(ms.linkedTo[t], o)
+			}
 		}
 	}
-	ms.templates = slices.Collect(maps.Values(st.templates))
-	slices.SortFunc(ms.templates, func(a, b Template) int { return cmp.Compare(a.Host, b.Host) })
-	for i := range ms.templates {
-		t := &ms.templates[i]
-		t.TemplateIDs = ms.links[t.ID]
-		ms.tmplByID[t.ID] = t
-		ms.tmplName[t.Host] = t
+	for _, l := range ms.linkedTo {
+		slices.Sort(l)
 	}
 	// One Level per owner, shared by every scope that includes it: the
 	// scopes of 100,000 hosts linked to one template hold 100,000
@@ -280,40 +258,20 @@ func (s *Snapshot) AllMacros() []*Macro {
 	return out
 }
 
-// Templates returns the templates sorted by technical name; shared and
-// read-only.
-func (s *Snapshot) Templates() []Template { return s.macroSet().templates }
-
-// Template returns the template with the ID, or nil.
-func (s *Snapshot) Template(id uint64) *Template { return s.macroSet().tmplByID[id] }
-
-// TemplateByName returns the template with the technical name, or nil.
-func (s *Snapshot) TemplateByName(name string) *Template { return s.macroSet().tmplName[name] }
-
 // LinkedTemplates returns the templates linked directly to a host or
 // template, ascending; shared and read-only.
 func (s *Snapshot) LinkedTemplates(ownerID uint64) []uint64 { return s.macroSet().links[ownerID] }
 
-// loadMacros reads the macros, templates and links.
-func loadMacros(ctx context.Context, tx *sql.Tx) (*macroSet, error) {
-	st := &macroState{macros: map[uint64]Macro{}, templates: map[uint64]Template{}, links: map[uint64][]uint64{}}
-	err := queryEach(ctx, tx, "SELECT id, host, name FROM templates", func(r *sql.Rows) error {
-		var t Template
-		if err := r.Scan(&t.ID, &t.Host, &t.Name); err != nil {
-			return err
-		}
-		st.templates[t.ID] = t
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cannot load templates: %w", err)
-	}
-	err = queryEach(ctx, tx, "SELECT owner_id, template_id FROM template_links", func(r *sql.Rows) error {
+// loadMacros reads the macros and template links; isTemplate tells the
+// templates' IDs.
+func loadMacros(ctx context.Context, tx *sql.Tx, isTemplate func(uint64) bool) (*macroSet, error) {
+	st := &macroState{macros: map[uint64]Macro{}, links: map[uint64][]uint64{}}
+	err := queryEach(ctx, tx, "SELECT owner_id, template_id FROM template_links", func(r *sql.Rows) error {
 		var o, t uint64
 		if err := r.Scan(&o, &t); err != nil {
 			return err
 		}
-		if _, ok := st.templates[t]; !ok {
+		if !isTemplate(t) {
 			return fmt.Errorf("%w: link to unknown template %d", ErrCorrupt, t)
 		}
 		st.links[o] = append(st.links[o], t)

@@ -32,7 +32,7 @@ hosts:
     groups: [Linux servers]
 zabbix_export:
   version: '6.0'
-  template_groups:
+  groups:
     - {uuid: 846977d1dfed4968bc5f8bdb363285bc, name: Templates/Operating systems}
   templates:
     - template: Linux by Zabbix agent
@@ -72,11 +72,11 @@ func TestMacrosImportAndResolve(t *testing.T) {
 	s := c.Snapshot()
 	web, db := s.Host("web-01"), s.Host("db-01")
 	linux := s.TemplateByName("Linux by Zabbix agent")
-	if linux == nil || len(linux.TemplateIDs) != 1 || s.Template(linux.TemplateIDs[0]).Host != "Generic" {
+	if linux == nil || len(s.LinkedTemplates(linux.ID)) != 1 || s.Template(s.LinkedTemplates(linux.ID)[0]).Host != "Generic" {
 		t.Fatalf("template %+v", linux)
 	}
-	if linux.ID <= 1<<40 || linux.ID == web.ID {
-		t.Fatalf("template ID %d shares the host ID space", linux.ID)
+	if linux.ID >= 1<<40 || linux.ID == web.ID || linux.ID == db.ID || s.HostByID(linux.ID) != nil || s.HostOrTemplate(linux.ID) != linux {
+		t.Fatalf("template ID %d is not of the hosts' sequence, or a host's", linux.ID)
 	}
 	for _, c := range []struct {
 		host     uint64
@@ -200,7 +200,7 @@ func TestTemplateLinkCycle(t *testing.T) {
 	}
 	mustApply(t, c, spec)
 	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: A}]}\n"))
-	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "linked to itself") {
+	if _, err := c.Apply(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "would form a cycle A -> B -> A") {
 		t.Fatalf("cycle: %v", err)
 	}
 	spec, _ = ParseSpec([]byte("templates:\n  - {template: B, templates: [{name: Missing}]}\n"))
@@ -413,5 +413,30 @@ hosts:
 		if got != c.want || ok != c.ok {
 			t.Errorf("hosts %v {$%s:%s} = %q, %v; want %q, %v", c.hosts, c.name, c.cx, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestHostUserMacrosFollowEdits: a host reaches its macros through the
+// snapshot holding it (Host.UserMacros, as checkers do through an item's
+// Host), so an Apply or Edit that changes only macros must still put
+// every host in the new snapshot: the macros a spec brings, and those an
+// Edit adds, resolve through the host and its items at once.
+func TestHostUserMacrosFollowEdits(t *testing.T) {
+	c, _ := openTemp(t)
+	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "app", Groups: []string{"G"},
+		Macros: []MacroSpec{{Macro: "{$USER}", Value: "monitorRole"}},
+		Items:  []ItemSpec{{Key: "a", Type: "trapper"}}}}})
+	s := c.Snapshot()
+	if got := s.Host("app").UserMacros().Expand("{$USER}"); got != "monitorRole" {
+		t.Fatalf("after Apply, the host resolves {$USER} to %q", got)
+	}
+	id := s.Host("app").ID
+	mustEdit(t, c, func(e *Edit) error {
+		_, err := e.CreateMacros([]MacroFields{{HostID: id, Macro: "{$PASS}", Value: "p"}})
+		return err
+	})
+	s = c.Snapshot()
+	if got := s.Lookup("app", "a").Host.UserMacros().Expand("{$USER}/{$PASS}"); got != "monitorRole/p" {
+		t.Fatalf("after an Edit of macros only, the item's host resolves %q", got)
 	}
 }

@@ -79,6 +79,16 @@ type Snapshot struct {
 	// (regexp.go).
 	regexps []GlobalRegexp
 
+	// tmpl is the templates' part (template.go): a snapshot of its own
+	// whose hosts are the templates and whose items and triggers are
+	// theirs, so that nothing walking this one's hosts, items or
+	// triggers meets a template's. nil: no templates.
+	tmpl *Snapshot
+	// inherited maps an item of a template to its copies in this part
+	// (Item.TemplateID); trigInherited a template's trigger to its
+	// copies' IDs. Only items and triggers with copies have an entry.
+	inherited     map[uint64][]*Item
+	trigInherited map[uint64][]uint64
 	// psk maps a PSK identity to its hosts, built on first use
 	// (PSKHosts); shared by snapshots that share the hosts.
 	psk *pskIndex
@@ -399,6 +409,7 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 
 	s.buildIDIndex()
 	s.buildDeps()
+	s.buildInherited()
 	if err := s.buildTable(start); err != nil {
 		return nil, err
 	}
@@ -423,6 +434,21 @@ func (s *Snapshot) buildDeps() {
 		}
 		s.items[m].hasDeps = true
 		s.deps[it.MasterItemID] = append(s.deps[it.MasterItemID], it)
+	}
+}
+
+// buildInherited indexes the copies of templates' items by the item
+// they were copied from.
+func (s *Snapshot) buildInherited() {
+	for i := range s.items {
+		it := &s.items[i]
+		if it.TemplateID == 0 {
+			continue
+		}
+		if s.inherited == nil {
+			s.inherited = map[uint64][]*Item{}
+		}
+		s.inherited[it.TemplateID] = append(s.inherited[it.TemplateID], it)
 	}
 }
 

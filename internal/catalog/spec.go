@@ -42,6 +42,9 @@ type Spec struct {
 // GroupSpec declares a host group.
 type GroupSpec struct {
 	Name string `yaml:"name"`
+	// UUID is a Zabbix export's; accepted and not kept (Peregrine's
+	// host groups have none).
+	UUID string `yaml:"uuid"`
 }
 
 // HostSpec declares a host and some of its items.
@@ -178,6 +181,10 @@ type ItemSpec struct {
 	// (tag/value pairs); Apply makes the item's tags equal to this list,
 	// in its order. None by default.
 	Tags []TagSpec `yaml:"tags"`
+	// InventoryLink is the host inventory field the item fills, by
+	// Zabbix's name (NAME, OS, ...) or number; none by default. Stored
+	// and shown only: Peregrine keeps no host inventory yet.
+	InventoryLink string `yaml:"inventory_link"`
 }
 
 // Defaults applied to empty fields.
@@ -568,6 +575,11 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	}
 	if err := checkText(is.Description, maxItemDescLen); err != nil {
 		el.add(ip+".description", err)
+	}
+	if l, err := parseInventoryLink(is.InventoryLink); err != nil {
+		el.add(ip+".inventory_link", err)
+	} else {
+		it.InventoryLink = l
 	}
 	if len(is.Tags) > 0 {
 		it.Tags = make([]Tag, len(is.Tags))

@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"gopkg.in/yaml.v3"
+	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/usermacro"
 )
@@ -26,35 +25,17 @@ type TemplateRef struct {
 	Name string `yaml:"name"`
 }
 
-// TemplateSpec declares a template in the form of Zabbix's YAML export.
-// Peregrine stores a template's names, macros and linked templates; the
-// other fields of an export (items, triggers, discovery_rules, groups,
-// ...) are accepted and not stored (Ignored holds them), so that an
-// official template file imports as it is.
-type TemplateSpec struct {
-	Template string `yaml:"template"` // technical name, required
-	Name     string `yaml:"name"`     // visible name, default Template
-	// Macros, if present, is the complete list of the template's macros.
-	Macros    []MacroSpec          `yaml:"macros"`
-	Templates []TemplateRef        `yaml:"templates"`
-	Ignored   map[string]yaml.Node `yaml:",inline"`
-}
-
-// ZabbixExport is the top level of a Zabbix YAML export file: its
-// templates are imported as Spec.Templates are; the rest (version,
-// groups, template_groups, graphs, value_maps, ...) is not stored.
-type ZabbixExport struct {
-	Templates []TemplateSpec       `yaml:"templates"`
-	Ignored   map[string]yaml.Node `yaml:",inline"`
-}
-
 var macroTypeNames = []string{"TEXT", "SECRET_TEXT"}
 
-// specMacros is the validated macro part of a Spec.
+// specMacros is the validated macro and template part of a Spec.
 type specMacros struct {
 	global    []MacroFields // created or updated, never deleted
+	groups    []string      // a Zabbix export's host groups, created if missing
 	templates []specTemplate
-	hosts     []specHostMacros
+	// triggers are the templates' triggers, under their items and at
+	// the export's top level (over several items).
+	triggers []specTrigger
+	hosts    []specHostMacros
 }
 
 type specTemplate struct {
@@ -64,6 +45,13 @@ type specTemplate struct {
 	macrosSet bool
 	macros    []MacroFields
 	links     []string
+	// What the template holds (spec_template.go).
+	uuid, description string
+	groups            []string
+	tags              []Tag
+	valueMaps         []ValueMap
+	items             []specTemplateItem
+	triggers          []specTrigger
 }
 
 type specHostMacros struct {
@@ -107,8 +95,24 @@ func (s Spec) macroSpecs() (specMacros, error) {
 	if s.ZabbixExport != nil {
 		tmpls = append(tmpls[:len(tmpls):len(tmpls)], s.ZabbixExport.Templates...)
 	}
+	if x := s.ZabbixExport; x != nil {
+		if x.Version != "" && !strings.HasPrefix(x.Version, "6.0") && !strings.HasPrefix(x.Version, "5.") {
+			el.addf("zabbix_export.version", "version %q: Peregrine imports Zabbix 6.0's exports (and 5.x's, their subset); export from Zabbix 6.0", x.Version)
+		}
+		for i, g := range x.Groups {
+			if err := checkGroupName(g.Name); err != nil {
+				el.add("zabbix_export.groups["+strconv.Itoa(i)+"].name", err)
+				continue
+			}
+			sm.groups = append(sm.groups, g.Name)
+		}
+		for i := range x.Triggers {
+			sm.triggers = append(sm.triggers, triggerSpec(&x.Triggers[i], "zabbix_export.triggers["+strconv.Itoa(i)+"]", &el))
+		}
+	}
 	seen := map[string]int{}
-	for i, t := range tmpls {
+	for i := range tmpls {
+		t := &tmpls[i]
 		p := tfield + "[" + strconv.Itoa(i) + "]"
 		if s.ZabbixExport != nil && i >= len(s.Templates) {
 			p = "zabbix_export.templates[" + strconv.Itoa(i-len(s.Templates)) + "]"
@@ -127,7 +131,14 @@ func (s Spec) macroSpecs() (specMacros, error) {
 		for _, l := range t.Templates {
 			st.links = append(st.links, l.Name)
 		}
+		templateContent(t, p, &st, &el)
+		sm.triggers = append(sm.triggers, st.triggers...)
 		sm.templates = append(sm.templates, st)
+	}
+	if x := s.ZabbixExport; x != nil {
+		// After the templates: a template's first discovery rule is
+		// the first thing its file is refused for.
+		refuseUnsupported("zabbix_export", x.Unsupported, &el)
 	}
 	for i, h := range s.Hosts {
 		if h.Macros == nil && h.Templates == nil {
@@ -145,7 +156,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 }
 
 func (sm *specMacros) empty() bool {
-	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0
+	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0
 }
 
 // applyMacrosAfter applies the spec's macros and templates once its
@@ -162,17 +173,45 @@ func (c *Catalog) applyMacrosAfter(ctx context.Context, res ApplyResult, sm spec
 		return ApplyResult{}, fmt.Errorf("catalog: hosts, items and triggers were applied, macros and templates were not: %w", err)
 	}
 	res.TemplatesCreated, res.TemplatesUpdated = er.TemplatesCreated, er.TemplatesUpdated
+	// The templates' own items, triggers, value maps and groups, and the
+	// copies their links made.
+	res.GroupsCreated += er.GroupsCreated
+	res.ItemsCreated += er.ItemsCreated
+	res.ItemsUpdated += er.ItemsUpdated
+	res.TriggersCreated += er.TriggersCreated
+	res.TriggersUpdated += er.TriggersUpdated
+	res.ValueMapsCreated += er.ValueMapsCreated
+	res.ValueMapsUpdated += er.ValueMapsUpdated
 	return res, nil
 }
 
 func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
+	for _, g := range sm.groups {
+		if e.groupByName(g) == 0 {
+			if _, err := e.CreateGroups([]string{g}); err != nil {
+				return prefixSpecField("zabbix_export.groups", err)
+			}
+		}
+	}
 	ids := make([]uint64, len(sm.templates))
 	for i, t := range sm.templates {
-		id, err := e.UpsertTemplate(t.host, t.name)
+		id, err := e.upsertTemplate(t.host, t.name, t.uuid)
 		if err != nil {
 			return prefixField(err, t.field)
 		}
 		ids[i] = id
+	}
+	// What the templates hold, then their triggers (which may span
+	// templates), before the links copy any of it.
+	for i := range sm.templates {
+		if err := e.applyTemplateContent(ids[i], &sm.templates[i]); err != nil {
+			return err
+		}
+	}
+	if len(sm.triggers) > 0 {
+		if _, _, err := e.applyTriggers(sm.triggers); err != nil {
+			return err // counted with the Edit's
+		}
 	}
 	links := func(names []string, field string) ([]uint64, error) {
 		out := make([]uint64, 0, len(names))
@@ -261,16 +300,8 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 // templateByName returns the ID of the template with the technical
 // name in the Edit's view, or 0.
 func (e *Edit) templateByName(name string) uint64 {
-	if e.mst == nil {
-		if t := e.old.TemplateByName(name); t != nil {
-			return t.ID
-		}
-		return 0
-	}
-	for _, t := range e.mst.templates {
-		if t.Host == name {
-			return t.ID
-		}
+	if id := e.hostByName(name); id != 0 && e.host(id).IsTemplate {
+		return id
 	}
 	return 0
 }

@@ -36,7 +36,8 @@ type TriggerSpec struct {
 	MaxCheckAttempts int `yaml:"max_check_attempts"`
 	// EventName names the trigger's events instead of Name when set.
 	EventName string `yaml:"event_name"`
-	// UUID appears in Zabbix exports; it is accepted and ignored.
+	// UUID is a template trigger's uuid in Zabbix exports (kept for a
+	// template's triggers; a host's have none).
 	UUID string `yaml:"uuid"`
 }
 
@@ -81,53 +82,59 @@ func enumValue(s string, names []string, def int) (int, error) {
 	return 0, fmt.Errorf("%q is not one of %s (or 0..%d)", s, strings.Join(names, ", "), len(names)-1)
 }
 
-// triggerSpecs validates the triggers of s.
+// triggerSpecs validates the triggers of s's hosts.
 func (s Spec) triggerSpecs() ([]specTrigger, error) {
 	var el errList
 	var out []specTrigger
 	for hi := range s.Hosts {
-		for ti, ts := range s.Hosts[hi].Triggers {
+		for ti := range s.Hosts[hi].Triggers {
 			p := "hosts[" + strconv.Itoa(hi) + "].triggers[" + strconv.Itoa(ti) + "]"
-			st := specTrigger{field: p, deps: ts.Dependencies}
-			f := &st.f
-			f.Description, f.Expression, f.RecoveryExpression, f.EventName = ts.Name, ts.Expression, ts.RecoveryExpression, ts.EventName
-			f.Opdata, f.Comments, f.URL, f.CorrelationTag = ts.Opdata, ts.Description, ts.URL, ts.CorrelationTag
-			enum := func(field, v string, names []string) int {
-				n, err := enumValue(v, names, 0)
-				if err != nil {
-					el.add(p+"."+field, err)
-				}
-				return n
-			}
-			f.Priority = uint8(enum("priority", ts.Priority, priorityNames))
-			f.RecoveryMode = RecoveryMode(enum("recovery_mode", ts.RecoveryMode, recoveryNames))
-			f.Enabled = enum("status", ts.Status, []string{"ENABLED", "DISABLED"}) == 0
-			f.Multiple = enum("type", ts.Type, []string{"SINGLE", "MULTIPLE"}) == 1
-			f.ManualClose = enum("manual_close", ts.ManualClose, []string{"NO", "YES"}) == 1
-			f.CorrelationMode = uint8(enum("correlation_mode", ts.CorrelationMode, []string{"DISABLED", "TAG_VALUE"}))
-			for _, t := range ts.Tags {
-				f.Tags = append(f.Tags, Tag(t))
-			}
-			if ts.Name == "" {
-				el.addf(p+".name", "is required")
-			}
-			if ts.Expression == "" {
-				el.addf(p+".expression", "is required")
-			}
-			if ts.MaxCheckAttempts < 0 || ts.MaxCheckAttempts > maxCheckAttempts {
-				el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, ts.MaxCheckAttempts)
-			} else {
-				f.MaxCheckAttempts = uint8(ts.MaxCheckAttempts)
-			}
-			for di, d := range ts.Dependencies {
-				if d.Name == "" || d.Expression == "" {
-					el.addf(p+".dependencies["+strconv.Itoa(di)+"]", "needs the name and expression of the trigger depended on")
-				}
-			}
-			out = append(out, st)
+			out = append(out, triggerSpec(&s.Hosts[hi].Triggers[ti], p, &el))
 		}
 	}
 	return out, el.err()
+}
+
+// triggerSpec validates one trigger of the import, reporting to el
+// under p.
+func triggerSpec(ts *TriggerSpec, p string, el *errList) specTrigger {
+	st := specTrigger{field: p, deps: ts.Dependencies}
+	f := &st.f
+	f.Description, f.Expression, f.RecoveryExpression, f.EventName = ts.Name, ts.Expression, ts.RecoveryExpression, ts.EventName
+	f.Opdata, f.Comments, f.URL, f.CorrelationTag, f.UUID = ts.Opdata, ts.Description, ts.URL, ts.CorrelationTag, ts.UUID
+	enum := func(field, v string, names []string) int {
+		n, err := enumValue(v, names, 0)
+		if err != nil {
+			el.add(p+"."+field, err)
+		}
+		return n
+	}
+	f.Priority = uint8(enum("priority", ts.Priority, priorityNames))
+	f.RecoveryMode = RecoveryMode(enum("recovery_mode", ts.RecoveryMode, recoveryNames))
+	f.Enabled = enum("status", ts.Status, []string{"ENABLED", "DISABLED"}) == 0
+	f.Multiple = enum("type", ts.Type, []string{"SINGLE", "MULTIPLE"}) == 1
+	f.ManualClose = enum("manual_close", ts.ManualClose, []string{"NO", "YES"}) == 1
+	f.CorrelationMode = uint8(enum("correlation_mode", ts.CorrelationMode, []string{"DISABLED", "TAG_VALUE"}))
+	for _, t := range ts.Tags {
+		f.Tags = append(f.Tags, Tag(t))
+	}
+	if ts.Name == "" {
+		el.addf(p+".name", "is required")
+	}
+	if ts.Expression == "" {
+		el.addf(p+".expression", "is required")
+	}
+	if ts.MaxCheckAttempts < 0 || ts.MaxCheckAttempts > maxCheckAttempts {
+		el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, ts.MaxCheckAttempts)
+	} else {
+		f.MaxCheckAttempts = uint8(ts.MaxCheckAttempts)
+	}
+	for di, d := range ts.Dependencies {
+		if d.Name == "" || d.Expression == "" {
+			el.addf(p+".dependencies["+strconv.Itoa(di)+"]", "needs the name and expression of the trigger depended on")
+		}
+	}
+	return st
 }
 
 // applyTriggers creates or updates the spec's triggers in e. A trigger
@@ -138,9 +145,17 @@ func (s Spec) triggerSpecs() ([]specTrigger, error) {
 func (e *Edit) applyTriggers(specs []specTrigger) (created, updated int, err error) {
 	type key struct{ name, expr string }
 	existing := map[key]uint64{}
-	for i := range e.old.triggers {
-		t := &e.old.triggers[i]
-		existing[key{t.Description, t.Expression}] = t.ID
+	for _, part := range []*Snapshot{e.old, e.old.part()} {
+		for i := range part.triggers {
+			if t := e.trigger(part.triggers[i].ID); t != nil {
+				existing[key{t.Description, t.Expression}] = t.ID
+			}
+		}
+	}
+	for _, id := range e.newTriggers {
+		if t := e.trigger(id); t != nil {
+			existing[key{t.Description, t.Expression}] = id
+		}
 	}
 	ids := make([]uint64, len(specs))
 	var creates []TriggerFields

@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 24
+const schemaVersion = 25
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -218,6 +218,7 @@ var migrations = []string{
 	migrateItemLogin(), // 21 → 22: SSH and Telnet items' logins
 	migrateItemJMX(),   // 22 → 23: JMX agent items' endpoints and credentials
 	migrateItemODBC(),  // 23 → 24: database monitor items' logins
+	templateSchema,     // 24 → 25: templates as hosts of status 3, copies' template_id, uuids
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -268,19 +269,20 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	var hosts []Host
 	hostIdx := map[uint64]int{}
-	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description FROM hosts", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description, uuid FROM hosts", func(r *sql.Rows) error {
 		var h Host
 		var status, conn, accept int64
 		var psk string
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.TLS.PSKIdentity, &psk, &h.Description); err != nil {
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.TLS.PSKIdentity, &psk, &h.Description, &h.UUID); err != nil {
 			return err
 		}
 		h.TLS.PSK = zbxpsk.Secret(psk)
+		h.IsTemplate = status == statusTemplate
 		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)
 		if err := h.TLS.Check(); err != nil {
 			return fmt.Errorf("%w: host %d: %v", ErrCorrupt, h.ID, err)
 		}
-		h.Enabled = status == 0
+		h.Enabled = status == 0 || h.IsTemplate
 		hostIdx[h.ID] = len(hosts)
 		hosts = append(hosts, h)
 		return nil
@@ -357,14 +359,15 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	items := make([]Item, 0, count)
 	in := newInterner()
 	var stepsIn stepsInterner
-	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description FROM items", func(r *sql.Rows) error {
+	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
+			inv                                  int64
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &it.UUID, &inv); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -375,6 +378,10 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 			it.Preprocessing = stepsIn.get(ps)
 		}
 		it.Type, it.ValueType, it.Enabled = ItemType(typ), history.ValueType(vt), status == 0
+		if inv < 0 || inv > int64(MaxInventoryLink) {
+			return fmt.Errorf("%w: item %d has inventory_link %d", ErrCorrupt, it.ID, inv)
+		}
+		it.InventoryLink = uint8(inv)
 		if int64(it.Type) != typ || !it.Type.Valid() || int64(it.ValueType) != vt || !it.ValueType.Valid() {
 			return fmt.Errorf("%w: item %d has type %d and value type %d", ErrCorrupt, it.ID, typ, vt)
 		}
@@ -423,12 +430,18 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := buildSnapshot(rev, groups, hosts, itemSource{extra: items})
+	hs, ts, hitems, titems := splitParts(hosts, items)
+	s, err := buildSnapshot(rev, groups, hs, itemSource{extra: hitems})
 	if err != nil {
 		return nil, err
 	}
-	s.setTriggers(trigs)
-	if s.macros, err = loadMacros(ctx, tx); err != nil {
+	if s.tmpl, err = buildSnapshot(rev, nil, ts, itemSource{extra: titems}); err != nil {
+		return nil, err
+	}
+	hostTrigs, tmplTrigs := splitTriggers(trigs, func(id uint64) bool { return s.tmpl.Item(id) != nil })
+	s.setTriggers(hostTrigs)
+	s.tmpl.setTriggers(tmplTrigs)
+	if s.macros, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
 		return nil, err
 	}
 	if s.maints, err = loadMaintenances(ctx, tx); err != nil {

@@ -50,6 +50,11 @@ type Trigger struct {
 	// behaviour); meanwhile the trigger is in a soft state and its items
 	// are re-checked at their retry interval (Item.RetryDelay).
 	MaxCheckAttempts uint8
+	// TemplateID is the template trigger this one was copied from
+	// (Zabbix's templateid), 0 for the owner's own.
+	TemplateID uint64
+	// UUID is the uuid of a template's own trigger; "" otherwise.
+	UUID string
 }
 
 // RecoveryMode is Zabbix's trigger recovery_mode.
@@ -118,10 +123,17 @@ func (s *Snapshot) setTriggers(trigs []Trigger) {
 	slices.SortFunc(trigs, func(a, b Trigger) int { return cmp.Compare(a.ID, b.ID) }) // linear when sorted, as Edit builds it
 	s.triggers = trigs
 	s.trigByID = make(map[uint64]int32, len(s.triggers))
+	s.trigInherited = nil
 	refs := 0
 	for i := range s.triggers {
 		s.trigByID[s.triggers[i].ID] = int32(i)
 		refs += len(s.triggers[i].ItemIDs)
+		if tid := s.triggers[i].TemplateID; tid != 0 {
+			if s.trigInherited == nil {
+				s.trigInherited = map[uint64][]uint64{}
+			}
+			s.trigInherited[tid] = append(s.trigInherited[tid], s.triggers[i].ID)
+		}
 	}
 	// The by-item index: (item, trigger) pairs sorted by item, then one
 	// map entry per item holding a window of one array of pointers.
@@ -215,10 +227,10 @@ CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
 func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	var trigs []Trigger
 	idx := map[uint64]int{}
-	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name FROM triggers", func(r *sql.Rows) error {
+	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name, template_id, uuid FROM triggers", func(r *sql.Rows) error {
 		var t Trigger
 		var rm, prio, st, typ, mc, cm, mca int64
-		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag, &mca, &t.EventName); err != nil {
+		if err := r.Scan(&t.ID, &t.Description, &t.Expression, &rm, &t.RecoveryExpression, &prio, &st, &typ, &mc, &t.Opdata, &t.Comments, &t.URL, &cm, &t.CorrelationTag, &mca, &t.EventName, &t.TemplateID, &t.UUID); err != nil {
 			return err
 		}
 		if rm < 0 || rm > 2 || prio < 0 || prio > 5 || typ < 0 || typ > 1 || cm < 0 || cm > 1 || mca < 1 || mca > maxCheckAttempts {

@@ -180,6 +180,14 @@ type Host struct {
 	// IPMI is the host's IPMI settings (see HostIPMI; set through the
 	// API, left alone by Apply).
 	IPMI HostIPMI
+	// IsTemplate marks a template (Zabbix 6.0's host of status 3). A
+	// Snapshot keeps templates apart from hosts (Snapshot.Templates):
+	// Hosts, Host, HostByID and Lookup never return one, so nothing
+	// schedules, polls, accepts or evaluates a template's items.
+	IsTemplate bool
+	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
+	// an export matches templates by); "" for hosts.
+	UUID string
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
@@ -234,7 +242,7 @@ func (h *Host) ItemCount() int { return len(h.items) }
 //
 // The field order differs from the import format on purpose: the
 // one-byte fields sit together so that they share one word of padding
-// (an Item takes 304 bytes on 64-bit platforms).
+// (an Item takes 328 bytes on 64-bit platforms).
 type Item struct {
 	ID     uint64
 	HostID uint64
@@ -319,6 +327,18 @@ type Item struct {
 	// name ("name:(7.1).CPU Temp"); "" for ipmi.get. Zabbix 6.0 keeps it
 	// on items of every type, and so does the catalog.
 	IPMISensor string
+	// TemplateID is the item this one was copied from (Zabbix's
+	// templateid): an item of a template linked to the item's host or
+	// template, whose changes it follows (inherit.go). 0 for the
+	// owner's own items.
+	TemplateID uint64
+	// UUID is the uuid of a template's own item (what an export matches
+	// items by); "" for copies and for hosts' items, as in Zabbix 6.0.
+	UUID string
+	// InventoryLink is the host inventory field the item's values fill
+	// (Zabbix's inventory_link, 1..70; 0 none). Stored and shown; host
+	// inventory itself is not kept yet (inventory.go).
+	InventoryLink uint8
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -341,7 +361,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
 		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
-		a.IPMISensor == b.IPMISensor
+		a.IPMISensor == b.IPMISensor && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink
 }
 
 // HasDependents reports whether some dependent item has a as its master,

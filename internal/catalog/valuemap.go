@@ -22,6 +22,9 @@ type ValueMap struct {
 	HostID   uint64
 	Name     string
 	Mappings []Mapping
+	// UUID is the uuid of a template's value map (what an export
+	// matches maps by); "" for hosts' maps, as in Zabbix 6.0.
+	UUID string
 }
 
 // MappingType is how a Mapping matches, with Zabbix 6.0's numbers.
@@ -88,7 +91,7 @@ func (s *Snapshot) ValueMaps() []ValueMap { return s.valueMaps }
 func (s *Snapshot) setValueMaps(vms []ValueMap) {
 	s.valueMaps = make([]ValueMap, 0, len(vms))
 	for _, m := range vms {
-		if s.hostByID[m.HostID] != nil {
+		if s.HostOrTemplate(m.HostID) != nil {
 			s.valueMaps = append(s.valueMaps, m)
 		}
 	}
@@ -160,8 +163,10 @@ func parseRange(r string) (lo, hi float64, ok bool) {
 	// not right after another '-'.
 	for i := 1; i < len(r); i++ {
 		if r[i] == '-' && r[i-1] != '-' && r[i-1] != 'e' && r[i-1] != 'E' {
-			a, err1 := strconv.ParseFloat(r[:i], 64)
-			b, err2 := strconv.ParseFloat(r[i+1:], 64)
+			// Zabbix allows spaces around the separator ("0 - 11.24",
+			// in the official templates).
+			a, err1 := strconv.ParseFloat(strings.TrimSpace(r[:i]), 64)
+			b, err2 := strconv.ParseFloat(strings.TrimSpace(r[i+1:]), 64)
 			return a, b, err1 == nil && err2 == nil && a <= b
 		}
 	}
@@ -265,10 +270,10 @@ func decodeMappings(s string) ([]Mapping, error) {
 // loadValueMaps reads every value map.
 func loadValueMaps(ctx context.Context, tx *sql.Tx) ([]ValueMap, error) {
 	var out []ValueMap
-	err := queryEach(ctx, tx, "SELECT id, host_id, name, mappings FROM valuemaps", func(r *sql.Rows) error {
+	err := queryEach(ctx, tx, "SELECT id, host_id, name, mappings, uuid FROM valuemaps", func(r *sql.Rows) error {
 		var m ValueMap
 		var js string
-		if err := r.Scan(&m.ID, &m.HostID, &m.Name, &js); err != nil {
+		if err := r.Scan(&m.ID, &m.HostID, &m.Name, &js, &m.UUID); err != nil {
 			return err
 		}
 		var err error
@@ -352,7 +357,11 @@ func (e *Edit) CreateValueMaps(maps []ValueMap) ([]uint64, error) {
 	ids := make([]uint64, len(maps))
 	for i, m := range maps {
 		m.Mappings = slices.Clone(m.Mappings)
-		id, err := e.exec("INSERT INTO valuemaps (host_id, name, mappings) VALUES (?, ?, ?)", m.HostID, m.Name, encodeMappings(m.Mappings))
+		m.UUID = ""
+		if e.host(m.HostID).IsTemplate {
+			m.UUID = cmp.Or(strings.Clone(maps[i].UUID), NewUUID())
+		}
+		id, err := e.exec("INSERT INTO valuemaps (host_id, name, mappings, uuid) VALUES (?, ?, ?, ?)", m.HostID, m.Name, encodeMappings(m.Mappings), m.UUID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create value map %q on host %d: %w", m.Name, m.HostID, err))
 		}
@@ -434,6 +443,14 @@ func (e *Edit) DeleteValueMaps(ids []uint64) error {
 		if _, err := e.exec("DELETE FROM valuemaps WHERE id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete value map %d: %w", id, err))
 		}
+		if e.host(m.HostID).IsTemplate {
+			// Its copies name it too, on any host.
+			if err := e.clearValueMapRefs([]uint64{id}, 0); err != nil {
+				return err
+			}
+			e.valueMaps[id] = nil
+			continue
+		}
 		if _, err := e.exec("UPDATE items SET valuemap_id = 0 WHERE valuemap_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot clear value map %d from its items: %w", id, err))
 		}
@@ -456,6 +473,9 @@ func (e *Edit) DeleteValueMaps(ids []uint64) error {
 func (e *Edit) checkItemValueMap(field string, host, id uint64, el *errList) {
 	if id == 0 {
 		return
+	}
+	if e.propagating {
+		return // a copy names its template's map
 	}
 	if m := e.valueMap(id); m == nil || m.HostID != host {
 		el.addf(field, "value map %d is not a value map of the item's host", id)

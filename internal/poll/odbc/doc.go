@@ -33,8 +33,9 @@
 //
 // Timeouts. A check's timeout (the item's, else the default) bounds it
 // whole: waiting for a connection, connecting (the driver's login
-// timeout, SQL_ATTR_LOGIN_TIMEOUT, in whole seconds rounded up: a
-// connect cannot be interrupted otherwise), and the query. At the
+// timeout, SQL_ATTR_LOGIN_TIMEOUT, in whole seconds rounded up plus
+// one, so that the check's deadline reports first: a connect cannot be
+// interrupted otherwise), and the query. At the
 // deadline the check is reported not supported ("Cannot execute ODBC
 // query: timeout after 3s."), counted (peregrine_poll_odbc_errors_total
 // {reason="timeout"}) and logged at most once a minute, and its

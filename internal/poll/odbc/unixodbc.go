@@ -67,9 +67,12 @@ func (d *unixODBC) open(src string, loginTimeout time.Duration) (dbConn, error) 
 		api.SQLFreeHandle(api.SQL_HANDLE_DBC, api.SQLHANDLE(h))
 		return &dbError{stage: stageConnect, diag: what + diag}
 	}
-	// Whole seconds, rounded up: the driver's own bound of the connect,
-	// which no cancel can cut short.
-	secs := max(1, int((loginTimeout+time.Second-1)/time.Second))
+	// Whole seconds, rounded up, and one more: the driver's own bound
+	// of the connect, which no cancel can cut short. The check's
+	// deadline comes first and reports the timeout in Peregrine's words;
+	// the driver's ("timeout expired"), racing it at the same second,
+	// would otherwise win at random. This bound only frees the worker.
+	secs := max(1, int((loginTimeout+time.Second-1)/time.Second)) + 1
 	if r := api.SQLSetConnectUIntPtrAttr(h, sqlAttrLoginTimeout, uintptr(secs), api.SQL_IS_UINTEGER); !succeeded(r) {
 		return nil, fail(r, "cannot set the login timeout: ")
 	}

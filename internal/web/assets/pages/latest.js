@@ -98,7 +98,9 @@ export async function render(main, q) {
   let seq = 0;
   async function load() {
     const my = ++seq;
-    const params = { output: ['itemid'], sortfield: 'name' };
+    // templated: false: item.get also lists templates' items, which
+    // have no data (6.0's Latest data asks the same).
+    const params = { output: ['itemid'], sortfield: 'name', templated: false };
     if (hostid) params.hostids = [hostid];
     if (search.value) params.search = { name: search.value };
     const t0 = performance.now();
