@@ -273,7 +273,15 @@ func (p *itemParams) dropTemplated() {
 	keep := *p
 	*p = itemParams{ItemID: keep.ItemID, HostID: keep.HostID, Delay: keep.Delay, History: keep.History, Trends: keep.Trends,
 		Status: keep.Status, Description: keep.Description, Tags: keep.Tags, InterfaceID: keep.InterfaceID,
-		RetryDelay: keep.RetryDelay, TimestampPrecision: keep.TimestampPrecision}
+		RetryDelay: keep.RetryDelay, TimestampPrecision: keep.TimestampPrecision,
+		// The credentials and the command a copy's owner may change
+		// (recorded from 6.0.14 on copies of SSH, JMX, IPMI, HTTP agent
+		// and calculated items: params, username, password, authtype,
+		// publickey, privatekey and jmx_endpoint change; url, posts,
+		// headers, status_codes, timeout, snmp_oid and ipmi_sensor are
+		// ignored like name, key_, units and value_type).
+		Params: keep.Params, PublicKey: keep.PublicKey, PrivateKey: keep.PrivateKey, JMXEndpoint: keep.JMXEndpoint}
+	p.httpParams.AuthType, p.httpParams.Username, p.httpParams.Password = keep.httpParams.AuthType, keep.httpParams.Username, keep.httpParams.Password
 }
 
 // common validates the members item.create and item.update share.
