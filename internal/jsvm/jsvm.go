@@ -22,7 +22,18 @@ const (
 	// older CurlHttpRequest) make requests through Job.Fetch, Zabbix.log
 	// (or Zabbix.Log) goes to Job.Log, btoa and atob are there.
 	Webhook Kind = 2
+	// Item is a script item's script (Zabbix item type 21): the same
+	// objects as a webhook's (HttpRequest through Job.Fetch, Zabbix.log
+	// to Job.Log, btoa, atob).
+	Item Kind = 3
 )
+
+// numKinds bounds the Kind values (arrays indexed by kind).
+const numKinds = Item + 1
+
+// requests reports whether scripts of kind k make requests and log
+// (webhooks and script items).
+func (k Kind) requests() bool { return k == Webhook || k == Item }
 
 func (k Kind) String() string {
 	switch k {
@@ -30,6 +41,8 @@ func (k Kind) String() string {
 		return "preprocessing"
 	case Webhook:
 		return "webhook"
+	case Item:
+		return "item"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }
@@ -105,6 +118,10 @@ type Result struct {
 	Value string
 	// Null says the script returned undefined or null (Value is "").
 	Null bool
+	// Undefined says it returned undefined (Null is set too): a script
+	// item's check fails then, where null is an empty value (Zabbix's
+	// rule, recorded from 6.0.14).
+	Undefined bool
 }
 
 // Reason says why a run failed.
@@ -161,12 +178,16 @@ type Runner interface {
 	Run(ctx context.Context, j *Job) (Result, error)
 }
 
+// CompilePrefix starts the message of an *Error of reason Invalid; the
+// compiler's own message follows it.
+const CompilePrefix = "cannot compile the script: "
+
 // Compile compiles a script as Job.Script is meant: the body of a
 // function of value. Its error is an *Error with reason Invalid.
 func Compile(script string) (*goja.Program, error) {
 	prog, err := goja.Compile("script", "(function (value) {\n"+script+"\n})", false)
 	if err != nil {
-		return nil, &Error{Reason: Invalid, Msg: "cannot compile the script: " + err.Error()}
+		return nil, &Error{Reason: Invalid, Msg: CompilePrefix + err.Error()}
 	}
 	return prog, nil
 }

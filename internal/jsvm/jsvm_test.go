@@ -40,7 +40,7 @@ func TestRun(t *testing.T) {
 		kind                Kind
 		timeout             time.Duration
 		want                string
-		null                bool
+		null, undefined     bool
 		reason              Reason
 		errText             string
 	}
@@ -48,7 +48,7 @@ func TestRun(t *testing.T) {
 		{name: "value", script: "return value + '!'", value: "héllo", want: "héllo!"},
 		{name: "number", script: "return 6 * 7", want: "42"},
 		{name: "null", script: "return null", null: true},
-		{name: "undefined", script: "var x = 1;", null: true},
+		{name: "undefined", script: "var x = 1;", null: true, undefined: true},
 		{name: "thrown", script: "throw new Error('bad value ' + value)", value: "7", reason: Thrown, errText: "Error: bad value 7"},
 		{name: "thrown string", script: "throw 'plain'", reason: Thrown, errText: "plain"},
 		{name: "invalid", script: "return (", reason: Invalid, errText: "cannot compile the script"},
@@ -61,6 +61,9 @@ func TestRun(t *testing.T) {
 		{name: "log ignored", script: "Zabbix.log(4, 'x'); return 'ok'", want: "ok"},
 		{name: "webhook btoa", script: "return atob(btoa(value))", value: "ünï", kind: Webhook, want: "ünï"},
 		{name: "webhook without fetch", script: "new HttpRequest().get('http://x')", kind: Webhook, reason: Thrown, errText: "requests are not allowed"},
+		{name: "item btoa", script: "Zabbix.log(4, 'x'); return btoa(value)", value: "a", kind: Item, want: "YQ=="},
+		{name: "item undefined", script: "return;", kind: Item, null: true, undefined: true},
+		{name: "item without fetch", script: "new HttpRequest().get('http://x')", kind: Item, reason: Thrown, errText: "requests are not allowed"},
 	}
 	for name, r := range runners(t) {
 		for _, c := range cases {
@@ -76,7 +79,7 @@ func TestRun(t *testing.T) {
 				}
 				continue
 			}
-			if err != nil || res.Value != c.want || res.Null != c.null {
+			if err != nil || res.Value != c.want || res.Null != c.null || res.Undefined != c.undefined {
 				t.Errorf("%s/%s: %+v, %v; want %q null %v", name, c.name, res, err, c.want, c.null)
 			}
 		}

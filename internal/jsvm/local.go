@@ -87,7 +87,10 @@ func (l *Local) Run(ctx context.Context, j *Job) (Result, error) {
 	if err != nil {
 		return Result{}, runError(ctx, err, limit)
 	}
-	if goja.IsUndefined(res) || goja.IsNull(res) {
+	if goja.IsUndefined(res) {
+		return Result{Null: true, Undefined: true}, nil
+	}
+	if goja.IsNull(res) {
 		return Result{Null: true}, nil
 	}
 	return Result{Value: res.String()}, nil

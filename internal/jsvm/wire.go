@@ -39,11 +39,12 @@ const (
 	doneNull       = 1 // the script returned undefined or null
 	doneError      = 2 // reason and text are the *Error's
 	doneNeedScript = 3 // send the run again with its script
+	doneUndefined  = 4 // the script returned undefined
 )
 
 const (
 	helloMagic      = "peregrine-jsvm"
-	protocolVersion = 1
+	protocolVersion = 2
 )
 
 // maxFrame bounds one frame, so that a damaged or hostile stream cannot

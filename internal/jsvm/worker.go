@@ -141,7 +141,7 @@ func (w *worker) run() (exit bool, err error) {
 		prog = p
 	}
 	j := &Job{Kind: kind, Program: prog, Value: value, Timeout: durationOf(timeout)}
-	if kind == Webhook {
+	if kind.requests() {
 		j.Fetch, j.Log = w.fetch, w.log
 	}
 	w.logs = 0
@@ -153,6 +153,10 @@ func (w *worker) done(res Result, err error) error {
 	w.out.begin(msgDone)
 	var e *Error
 	switch {
+	case err == nil && res.Undefined:
+		w.out.byte(doneUndefined)
+		w.out.byte(0)
+		w.out.str("")
 	case err == nil && res.Null:
 		w.out.byte(doneNull)
 		w.out.byte(0)
