@@ -71,6 +71,9 @@ type ItemUpdate struct {
 	// Tags, if set, replaces the item's tags with this list, in its
 	// order (an empty list removes them).
 	Tags *[]Tag
+	// Parameters, if set, replaces the item's parameters with this
+	// list, in its order (an empty list removes them).
+	Parameters *[]ItemParam
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -143,6 +146,7 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.IPMISensor = strings.Clone(it.IPMISensor)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
+		it.Parameters = cloneItemParams(it.Parameters)
 		id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
 			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description)
@@ -164,6 +168,9 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		}
 		if err := e.writeItemTags(it, false); err != nil {
 			return nil, err
+		}
+		if err := writeItemParams(e.editExec, id, it.Parameters, false); err != nil {
+			return nil, e.fail(fmt.Errorf("cannot store the parameters of item %q on host %d: %w", it.Key, it.HostID, err))
 		}
 		if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
 			return nil, e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
@@ -187,7 +194,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor,
+		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, Parameters: it.Parameters,
 	}
 	loginSpecOf(it.Login, &is)
 	if it.JMX != nil {
@@ -319,6 +326,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		if u.Tags != nil {
 			spec.Tags = specOfTags(*u.Tags)
+		}
+		if u.Parameters != nil {
+			spec.Parameters = *u.Parameters
 		}
 		master := cur.MasterItemID
 		if u.MasterItemID != nil {
@@ -460,6 +470,14 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 				return err
 			}
 		}
+		if sameItemParams(n.Parameters, cur.Parameters) {
+			n.Parameters = cur.Parameters
+		} else {
+			n.Parameters = cloneItemParams(n.Parameters)
+			if err := writeItemParams(e.editExec, n.ID, n.Parameters, cur.Parameters != nil); err != nil {
+				return e.fail(fmt.Errorf("cannot update the parameters of item %d (%q): %w", n.ID, cur.Key, err))
+			}
+		}
 		if n.IPMISensor == cur.IPMISensor {
 			n.IPMISensor = cur.IPMISensor
 		} else {
@@ -513,6 +531,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_parameters WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_odbc WHERE item_id = ?", id); err != nil {

@@ -134,8 +134,9 @@ func TestODBCItemStored(t *testing.T) {
 }
 
 // downgradeItemODBC undoes the 23 → 24 migration (database monitor
-// logins), the first step of every older downgrade.
-var downgradeItemODBC = []string{"DROP TABLE item_odbc"}
+// logins), after downgradeItemParams, the first steps of every older
+// downgrade.
+var downgradeItemODBC = append(slices.Clone(downgradeItemParams), "DROP TABLE item_odbc")
 
 // TestMigrateItemODBC opens a database of schema version 23 (no
 // item_odbc): it gains the table, and database monitor items can be

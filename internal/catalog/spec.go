@@ -170,6 +170,11 @@ type ItemSpec struct {
 	// DefaultJMXEndpoint); its username and password are HTTPSpec's.
 	// Ignored for other types.
 	JMXEndpoint string `yaml:"jmx_endpoint"`
+	// Parameters are a script item's parameters, name/value pairs in
+	// order (names unique and not empty); kept on items of any type, as
+	// Zabbix 6.0 keeps them. Apply makes the item's list equal to this
+	// one.
+	Parameters []ItemParam `yaml:"parameters"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
@@ -673,6 +678,10 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it.Login = normLogin(is, it.Type, ip, el)
 	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
 	it.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
+	if len(is.Parameters) > 0 {
+		checkItemParams(is.Parameters, ip+".parameters", el)
+		it.Parameters = cloneItemParams(is.Parameters)
+	}
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}
