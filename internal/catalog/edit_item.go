@@ -329,6 +329,8 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		if u.Parameters != nil {
 			spec.Parameters = *u.Parameters
+		} else if t, err := ParseItemType(spec.Type); err == nil && t != Script {
+			spec.Parameters = nil // a script item's type change drops them, as in 6.0
 		}
 		master := cur.MasterItemID
 		if u.MasterItemID != nil {

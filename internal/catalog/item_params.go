@@ -10,13 +10,13 @@ import (
 	"unicode/utf8"
 )
 
-// ItemParam is one of an item's parameters: Zabbix 6.0's item
+// ItemParam is one of a script item's parameters: Zabbix 6.0's item
 // "parameters", the name/value pairs a script item (type 21) hands its
 // script as the JSON object value, user macros and a few built-in ones
-// resolved at check time (package poll/script). 6.0 keeps them on items
-// of any type (recorded from 6.0.14: a trapper item created with
-// parameters returns them), and so does the catalog; only script items
-// use them. The field names are the API's and the import format's.
+// resolved at check time (package poll/script). Items of other types
+// have none (6.0 stores those item.create is given on any item, without
+// checking them; recorded from 6.0.14), and lose them with a type change
+// (as in 6.0). The field names are the API's and the import format's.
 type ItemParam struct {
 	Name  string `yaml:"name" json:"name"`
 	Value string `yaml:"value" json:"value"`

@@ -94,6 +94,23 @@ func TestItemParamsStored(t *testing.T) {
 	if got := c2.Snapshot().Item(it.ID).Parameters; !slices.Equal(got, []ItemParam{{"x", "y"}}) {
 		t.Errorf("re-imported: %+v", got)
 	}
+	// Parameters on another type are refused; a type change drops them.
+	_, err = c2.Edit(context.Background(), func(e *Edit) error {
+		_, err := e.CreateItems([]NewItem{{HostID: hid, ItemSpec: ItemSpec{Key: "t", Parameters: []ItemParam{{"a", "1"}}}}})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "only script items have parameters, not trapper items") {
+		t.Errorf("trapper with parameters: %v", err)
+	}
+	mustEdit(t, c2, func(e *Edit) error {
+		return e.UpdateItems([]ItemUpdate{{ID: id2, Parameters: &[]ItemParam{{"k", "v"}}}})
+	})
+	mustEdit(t, c2, func(e *Edit) error {
+		return e.UpdateItems([]ItemUpdate{{ID: id2, Type: new("trapper"), Delay: new("0"), Params: new("")}})
+	})
+	if got := c2.Snapshot().Item(id2).Parameters; got != nil {
+		t.Errorf("trapper kept its parameters: %+v", got)
+	}
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteItems([]uint64{id2}) })
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteHosts([]uint64{hid}) })
 	var rows int
