@@ -248,9 +248,15 @@ type itemParams struct {
 	PrivateKey opt[string] `json:"privatekey"`
 	// JMXEndpoint is a JMX agent item's endpoint (absent on create:
 	// Zabbix's default); its username and password are httpParams'.
-	JMXEndpoint opt[string]  `json:"jmx_endpoint"`
-	Parameters  opt[ignored] `json:"parameters"`
-	UUID        opt[ignored] `json:"uuid"`
+	JMXEndpoint opt[string] `json:"jmx_endpoint"`
+	// Parameters are a script item's (item_script.go); other types take
+	// and ignore them.
+	Parameters opt[json.RawMessage] `json:"parameters" as:"json"`
+	UUID       opt[ignored]         `json:"uuid"`
+
+	// parameters are the script item's Parameters as checked by
+	// scriptChecks; nil: not given (or not a script item).
+	parameters *[]catalog.ItemParam
 }
 
 // common validates the members item.create and item.update share.
@@ -361,6 +367,9 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if steps != nil {
 			items[i].Preprocessing = *steps
 		}
+		if p.parameters != nil {
+			items[i].Parameters = *p.parameters
+		}
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -393,10 +402,13 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if !p.ItemID.Set {
 			return nil, missing(i, "itemid")
 		}
+		cur := snap.Item(p.ItemID.Value)
+		if err := p.scriptUpdate(i, cur); err != nil {
+			return nil, err
+		}
 		if err := p.common(i); err != nil {
 			return nil, err
 		}
-		cur := snap.Item(p.ItemID.Value)
 		if cur != nil {
 			typ := cur.Type
 			if p.Type.Given() {
@@ -453,6 +465,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if p.ValueMapID.Set {
 			u.ValueMapID = &p.ValueMapID.Value
 		}
+		u.Parameters = p.parameters
 		if p.Tags.Set {
 			var cur []catalog.Tag
 			if it := snap.Item(p.ItemID.Value); it != nil {

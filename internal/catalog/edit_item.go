@@ -332,6 +332,12 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else if t, err := ParseItemType(spec.Type); err == nil && t != Script {
 			spec.Parameters = nil // a script item's type change drops them, as in 6.0
 		}
+		if t, err := ParseItemType(spec.Type); err == nil && u.Params == nil && !t.hasParams() {
+			// A type change to a type without params drops them, as 6.0
+			// does (recorded from 6.0.14: a script item made a trapper
+			// item has params "").
+			spec.Params = ""
+		}
 		master := cur.MasterItemID
 		if u.MasterItemID != nil {
 			master = *u.MasterItemID

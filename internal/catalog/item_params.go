@@ -133,5 +133,15 @@ func writeItemParams(exec execer, id uint64, ps []ItemParam, had bool) error {
 	return nil
 }
 
+// hasParams reports whether items of type t have params (a formula,
+// script, command or query).
+func (t ItemType) hasParams() bool {
+	switch t {
+	case Calculated, Script, SSHAgent, TelnetAgent, ODBC:
+		return true
+	}
+	return false
+}
+
 // sameItemParams reports whether two lists are equal, in order.
 func sameItemParams(a, b []ItemParam) bool { return slices.Equal(a, b) }
