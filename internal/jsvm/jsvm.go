@@ -69,6 +69,10 @@ type Job struct {
 	// Timeout is the run's time limit (0: DefaultTimeout). A context
 	// deadline that comes earlier wins.
 	Timeout time.Duration
+	// MaxResult bounds the length of the returned value's text (0: only
+	// the pipe's bound); a longer one fails the run with reason
+	// TooLarge, in the worker, so that the caller never holds it.
+	MaxResult int
 	// Fetch makes the requests of a webhook's HttpRequest; nil makes
 	// them throw. It is called on the goroutine that called Run.
 	Fetch FetchFunc
@@ -140,6 +144,8 @@ const (
 	// Failed: the runner could not run it (no worker could be started,
 	// or the worker failed other than by the script's limits).
 	Failed
+	// TooLarge: the script returned a value longer than Job.MaxResult.
+	TooLarge
 )
 
 // Error is a run that failed.

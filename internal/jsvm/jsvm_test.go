@@ -39,6 +39,7 @@ func TestRun(t *testing.T) {
 		name, script, value string
 		kind                Kind
 		timeout             time.Duration
+		maxResult           int
 		want                string
 		null, undefined     bool
 		reason              Reason
@@ -63,6 +64,8 @@ func TestRun(t *testing.T) {
 		{name: "webhook without fetch", script: "new HttpRequest().get('http://x')", kind: Webhook, reason: Thrown, errText: "requests are not allowed"},
 		{name: "item btoa", script: "Zabbix.log(4, 'x'); return btoa(value)", value: "a", kind: Item, want: "YQ=="},
 		{name: "item undefined", script: "return;", kind: Item, null: true, undefined: true},
+		{name: "item too large", script: "return 'x'.repeat(2000)", kind: Item, maxResult: 1000, reason: TooLarge, errText: "2000 bytes, more than the limit of 1000"},
+		{name: "item at the limit", script: "return 'x'.repeat(10)", kind: Item, maxResult: 10, want: "xxxxxxxxxx"},
 		{name: "item without fetch", script: "new HttpRequest().get('http://x')", kind: Item, reason: Thrown, errText: "requests are not allowed"},
 	}
 	for name, r := range runners(t) {
@@ -71,7 +74,7 @@ func TestRun(t *testing.T) {
 			if kind == 0 {
 				kind = Preprocessing
 			}
-			res, err := r.Run(context.Background(), &Job{Kind: kind, Script: c.script, Value: c.value, Timeout: c.timeout})
+			res, err := r.Run(context.Background(), &Job{Kind: kind, Script: c.script, Value: c.value, Timeout: c.timeout, MaxResult: c.maxResult})
 			if c.reason != 0 {
 				var e *Error
 				if !errors.As(err, &e) || e.Reason != c.reason || !strings.Contains(e.Msg, c.errText) {

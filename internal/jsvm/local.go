@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/metrics"
+	"strconv"
 	"time"
 
 	"github.com/dop251/goja"
@@ -93,7 +94,11 @@ func (l *Local) Run(ctx context.Context, j *Job) (Result, error) {
 	if goja.IsNull(res) {
 		return Result{Null: true}, nil
 	}
-	return Result{Value: res.String()}, nil
+	s := res.String()
+	if j.MaxResult > 0 && len(s) > j.MaxResult {
+		return Result{}, &Error{Reason: TooLarge, Msg: "the returned value is " + strconv.Itoa(len(s)) + " bytes, more than the limit of " + strconv.Itoa(j.MaxResult)}
+	}
+	return Result{Value: s}, nil
 }
 
 // runError words a script's failure: the thrown value (as "Error:

@@ -56,7 +56,7 @@ const killGrace = time.Second
 const startTimeout = 10 * time.Second
 
 // Results of a run, the label values of peregrine_js_runs_total.
-var resultNames = [...]string{"ok", "thrown", "timeout", "memory", "invalid", "failed", "cancelled"}
+var resultNames = [...]string{"ok", "thrown", "timeout", "memory", "invalid", "failed", "cancelled", "too_large"}
 
 const (
 	resOK = iota
@@ -66,6 +66,7 @@ const (
 	resInvalid
 	resFailed
 	resCancelled
+	resTooLarge
 )
 
 // Pool runs scripts in worker processes: each worker runs one script at a
@@ -132,7 +133,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	m := opts.Metrics
 	for _, k := range []Kind{Preprocessing, Webhook, Item} {
 		for r, name := range resultNames {
-			p.runs[k][r] = m.Counter("peregrine_js_runs_total", "Scripts run in worker processes, by kind (preprocessing, webhook, item) and result (ok, thrown, timeout, memory: past the memory limit, invalid, failed: the worker failed, cancelled).",
+			p.runs[k][r] = m.Counter("peregrine_js_runs_total", "Scripts run in worker processes, by kind (preprocessing, webhook, item) and result (ok, thrown, timeout, memory: past the memory limit, invalid, failed: the worker failed, cancelled, too_large: a result past Job.MaxResult).",
 				"kind", k.String(), "result", name)
 		}
 	}
@@ -187,6 +188,8 @@ func resultOf(err error) int {
 			return resMemory
 		case Invalid:
 			return resInvalid
+		case TooLarge:
+			return resTooLarge
 		}
 		return resFailed
 	}
@@ -397,6 +400,7 @@ func (w *poolWorker) run(ctx context.Context, p *Pool, j *Job) (res Result, keep
 		w.w.begin(msgRun)
 		w.w.byte(byte(j.Kind))
 		w.w.uint(uint64(timeout))
+		w.w.uint(uint64(max(j.MaxResult, 0)))
 		w.w.u64(hash)
 		if known {
 			w.w.byte(0)
@@ -455,7 +459,7 @@ func (w *poolWorker) converse(ctx context.Context, j *Job) (res Result, again bo
 			case doneNeedScript:
 				return Result{}, true, nil
 			case doneError:
-				if reason < Thrown || reason > Failed {
+				if reason < Thrown || reason > TooLarge {
 					reason = Failed
 				}
 				return Result{}, false, &Error{Reason: reason, Msg: text}

@@ -111,6 +111,7 @@ func (w *worker) run() (exit bool, err error) {
 	r := &w.in
 	kind := Kind(r.byte())
 	timeout := r.uint()
+	maxResult := r.uint()
 	hash := r.u64()
 	hasScript := r.byte() == 1
 	script := ""
@@ -140,7 +141,7 @@ func (w *worker) run() (exit bool, err error) {
 		w.progs[hash] = p
 		prog = p
 	}
-	j := &Job{Kind: kind, Program: prog, Value: value, Timeout: durationOf(timeout)}
+	j := &Job{Kind: kind, Program: prog, Value: value, Timeout: durationOf(timeout), MaxResult: int(min(maxResult, maxFrame))}
 	if kind.requests() {
 		j.Fetch, j.Log = w.fetch, w.log
 	}
