@@ -85,7 +85,7 @@ func TestItemScript(t *testing.T) {
 		{"item.create", item("s.v", bad+`[{"name":"a","value":null}]`), `Invalid parameter "/1/parameters/1/value": a character string is expected.`},
 		{"item.create", item("s.v", bad+`[{"name":"`+strings.Repeat("n", 256)+`","value":"x"}]`), `Invalid parameter "/1/parameters/1/name": value is too long.`},
 		{"item.create", item("s.v", bad+`[{"name":"a","value":"`+strings.Repeat("v", 2049)+`"}]`), `Invalid parameter "/1/parameters/1/value": value is too long.`},
-		{"item.create", fmt.Sprintf(`{"name":"n","key_":"k","hostid":"999999","type":21,"value_type":4,"delay":"10s"}`), "No permissions to referred object or it does not exist!"},
+		{"item.create", `{"name":"n","key_":"k","hostid":"999999","type":21,"value_type":4,"delay":"10s"}`, "No permissions to referred object or it does not exist!"},
 		{"item.create", fmt.Sprintf(`{"name":"n","key_":"k","hostid":"%s","type":21,"value_type":4,"params":"x","timeout":"5s"}`, h), "Incorrect arguments passed to function."},
 		{"item.update", fmt.Sprintf(`{"itemid":"%s","params":""}`, id), `Invalid parameter "/1/params": cannot be empty.`},
 		{"item.update", fmt.Sprintf(`{"itemid":"%s","params":"","timeout":"99s","key_":"x["}`, id), `Invalid parameter "/1/params": cannot be empty.`},
