@@ -61,3 +61,32 @@ func TestTemplatedItemUpdate(t *testing.T) {
 		t.Errorf("HTTP agent copy after the update: %+v", web.HTTP)
 	}
 }
+
+// TestTemplatedScriptItemUpdate: a copy of a template's script item
+// keeps its template's script, parameters and timeout; 6.0.14 ignores
+// all three on item.update, unchecked (an invalid timeout too), and
+// answers success.
+func TestTemplatedScriptItemUpdate(t *testing.T) {
+	f := newWriteFixture(t)
+	must := func(method, params string) json.RawMessage {
+		t.Helper()
+		res, e := f.call(t, "super", method, params)
+		if e != nil {
+			t.Fatalf("%s %s: %+v", method, params, e)
+		}
+		return res
+	}
+	must("hostgroup.create", `{"name":"g"}`)
+	g := f.cat.Snapshot().Group("g").ID
+	var tc struct{ TemplateIDs []string }
+	json.Unmarshal(must("template.create", fmt.Sprintf(`{"host":"t","groups":[{"groupid":"%d"}]}`, g)), &tc)
+	must("item.create", `{"hostid":"`+tc.TemplateIDs[0]+`","name":"sc","key_":"sc.x","type":21,"value_type":4,"delay":"1m","params":"return 1","timeout":"3s","parameters":[{"name":"a","value":"1"}]}`)
+	must("host.create", fmt.Sprintf(`{"host":"h","groups":[{"groupid":"%d"}],"templates":[{"templateid":"%s"}]}`, g, tc.TemplateIDs[0]))
+	id := f.cat.Snapshot().Lookup("h", "sc.x").ID
+	must("item.update", fmt.Sprintf(`{"itemid":"%d","params":"return 2","timeout":"9s","parameters":[{"name":"b","value":"2"}]}`, id))
+	must("item.update", fmt.Sprintf(`{"itemid":"%d","timeout":"99s"}`, id))
+	it := f.cat.Snapshot().Lookup("h", "sc.x")
+	if it.Params != "return 1" || it.Timeout != "3s" || len(it.Parameters) != 1 || it.Parameters[0].Name != "a" {
+		t.Fatalf("script copy after the updates: params %q timeout %q parameters %+v", it.Params, it.Timeout, it.Parameters)
+	}
+}
