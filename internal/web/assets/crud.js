@@ -62,8 +62,8 @@ export function fld(label, el) {
 
 // rowTable edits a list of objects as table rows built by make(o),
 // which returns {cells: [elements], read: () => object}. values() reads
-// every row.
-export function rowTable(id, labels, rows, make) {
+// every row. key is the object's member the rows are (for errors).
+export function rowTable(id, labels, rows, make, key) {
   const body = h('tbody', {});
   const add = (o) => {
     const r = make(o || {});
@@ -74,7 +74,7 @@ export function rowTable(id, labels, rows, make) {
   };
   for (const o of rows || []) add(o);
   return {
-    el: h('div', { class: 'rows-editor', id },
+    el: h('div', { class: 'rows-editor', id, dataset: key ? { key } : undefined },
       h('table', { class: 'plain' }, h('thead', {}, h('tr', {}, labels.map((l) => h('th', {}, l)), h('th', {}))), body),
       h('button', { type: 'button', class: 'add-row', id: `${id}-add`, onclick: () => add({}) }, 'Add')),
     values: () => [...body.children].map((tr) => tr.read()).filter((x) => x !== null),
@@ -304,7 +304,7 @@ export async function crudPage(main, spec) {
         } }, 'Yes, delete'));
     };
     form.append(h('h3', {}, mode === 'edit' ? `${spec.label || noun}: ${obj.name ?? obj.username ?? ''}` : mode === 'clone' ? `New ${spec.label || noun} (a clone)` : `New ${spec.label || noun}`),
-      f.body, err,
+      ...f.body, err,
       h('div', { class: 'form-buttons' },
         h('button', { type: 'submit', id: `${noun}-save` }, isNew ? 'Create' : 'Update'),
         mode === 'edit' ? h('button', { type: 'button', id: `${noun}-clone`, onclick: () => {

@@ -79,7 +79,7 @@ export async function render(main) {
 function mediaTypeForm(m, _lists, isNew) {
   const t = (k, attrs) => input.text(N, k, m[k], attrs);
   const f = {
-    name: t('name', { required: true, maxlength: 100 }),
+    name: t('name', { maxlength: 100 }),
     type: input.select(N, 'type', TYPES, m.type),
     description: input.area(N, 'description', m.description, 2),
     status: input.check(N, 'status', String(m.status ?? '0') === '0'),
@@ -110,7 +110,7 @@ function mediaTypeForm(m, _lists, isNew) {
     const message = h('textarea', { class: 'template-message', 'aria-label': 'Message', rows: 3 });
     message.value = x.message ?? '';
     return { cells: [src, mode, subject, message], read: () => ({ eventsource: Number(src.value), recovery: Number(mode.value), subject: subject.value, message: message.value }) };
-  });
+  }, 'message_templates');
   const groups = {
     0: h('div', { class: 'form-grid type-fields', id: 'mediatype-email-fields' },
       fld('SMTP server', f.smtp_server), fld('SMTP server port', f.smtp_port), fld('SMTP helo', f.smtp_helo),

@@ -49,7 +49,7 @@ export async function render(main) {
     form: (r) => {
       const rules = r.rules || {};
       const type = input.select(N, 'type', TYPES, r.type);
-      const name = input.text(N, 'name', r.name, { required: true, maxlength: 255 });
+      const name = input.text(N, 'name', r.name, { maxlength: 255 });
       const state = (list, n, def) => {
         const e = (list || []).find((x) => x.name === n);
         return e ? e.status === '1' || e.status === 1 : String(def) !== '0';

@@ -41,7 +41,7 @@ export async function render(main) {
     form: (s, { userGroups, hostGroups }) => {
       const t = (k) => input.text(N, k, s[k]);
       const f = {
-        name: input.text(N, 'name', s.name, { required: true, maxlength: 255 }),
+        name: input.text(N, 'name', s.name, { maxlength: 255 }),
         scope: input.select(N, 'scope', SCOPES, s.scope), type: input.select(N, 'type', TYPES, s.type),
         menu_path: t('menu_path'), description: input.area(N, 'description', s.description, 2),
         command: input.area(N, 'command', s.command, 5),

@@ -37,7 +37,7 @@ export async function render(main) {
     clone: (g) => ({ ...g, name: `${g.name} (copy)` }),
     form: (g, { users, hostGroups }) => {
       const f = {
-        name: input.text(N, 'name', g.name, { required: true, maxlength: 64 }),
+        name: input.text(N, 'name', g.name, { maxlength: 64 }),
         gui_access: input.select(N, 'gui_access', GUI, g.gui_access),
         users_status: input.check(N, 'users_status', String(g.users_status) === '0'),
         debug_mode: input.check(N, 'debug_mode', g.debug_mode),
@@ -48,13 +48,13 @@ export async function render(main) {
         const grp = h('select', { class: 'right-group', 'aria-label': 'Host group' }, hg.map(([v, t]) => h('option', { value: v, selected: v === r.id }, t)));
         const perm = h('select', { class: 'right-permission', 'aria-label': 'Permission' }, PERM.map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(r.permission ?? 2) }, t)));
         return { cells: [grp, perm], read: () => (grp.value ? { id: grp.value, permission: Number(perm.value) } : null) };
-      });
+      }, 'rights');
       const tags = rowTable('usergroup-tags', ['Host group', 'Tag', 'Value'], g.tag_filters || [], (t) => {
         const grp = h('select', { class: 'tag-group', 'aria-label': 'Host group' }, hg.map(([v, x]) => h('option', { value: v, selected: v === t.groupid }, x)));
         const tag = h('input', { type: 'text', class: 'tag-tag', 'aria-label': 'Tag', value: t.tag ?? '' });
         const value = h('input', { type: 'text', class: 'tag-value', 'aria-label': 'Value', value: t.value ?? '' });
         return { cells: [grp, tag, value], read: () => (grp.value ? { groupid: grp.value, tag: tag.value, value: value.value } : null) };
-      });
+      }, 'tag_filters');
       return {
         body: [
           h('div', { class: 'form-grid' }, fld('Group name', f.name), fld('Frontend access', f.gui_access), fld('Enabled', f.users_status),

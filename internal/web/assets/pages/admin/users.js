@@ -36,7 +36,7 @@ export async function render(main) {
       return { roles, groups, mediaTypes };
     },
     newObject: { roleid: '1', autologout: '15m', refresh: '30s', rows_per_page: '50', lang: 'default', theme: 'default', timezone: 'default', usrgrps: [], medias: [] },
-    clone: (u) => ({ ...u, username: `${u.username} (copy)`, medias: (u.medias || []).map(({ mediaid, userid, ...m }) => m) }),
+    clone: (u) => ({ ...u, username: `${u.username} (copy)` }),
     form: userForm,
   });
   // The role filter's choices come after the page (a small list).
@@ -49,7 +49,7 @@ export async function render(main) {
 
 function userForm(u, { roles, groups, mediaTypes }, isNew) {
   const f = {
-    username: input.text(N, 'username', u.username, { required: true, maxlength: 100 }),
+    username: input.text(N, 'username', u.username, { maxlength: 100 }),
     name: input.text(N, 'name', u.name),
     surname: input.text(N, 'surname', u.surname),
     passwd: h('input', { type: 'password', id: 'user-passwd', dataset: { key: 'passwd' }, autocomplete: 'new-password', placeholder: isNew ? '' : 'unchanged' }),
@@ -80,11 +80,10 @@ function userForm(u, { roles, groups, mediaTypes }, isNew) {
           severity: sevs.reduce((acc, l, i) => acc | (l.firstChild.checked ? 1 << i : 0), 0) };
         // An email medium takes a list of addresses, the others one.
         o.sendto = typeOf(mt.value) === '0' ? sendto.value.split(',').map((s) => s.trim()).filter(Boolean) : sendto.value;
-        if (m.mediaid) o.mediaid = m.mediaid;
         return o;
       },
     };
-  });
+  }, 'medias');
   return {
     body: [
       h('div', { class: 'form-grid' }, fld('Username', f.username), fld('Name', f.name), fld('Surname', f.surname),
@@ -103,6 +102,8 @@ function userForm(u, { roles, groups, mediaTypes }, isNew) {
         lang: f.lang.value, theme: f.theme.value, timezone: f.timezone.value, url: f.url.value,
       };
       if (f.passwd.value !== '') o.passwd = f.passwd.value;
+      // Sent only when changed: Peregrine refuses renaming a user.
+      if (!isNew && o.username === u.username) delete o.username;
       return o;
     },
   };

@@ -76,7 +76,7 @@ function actionForm(a, lists, isNew) {
   const src = input.select(N, 'eventsource', SOURCES, a.eventsource);
   src.disabled = !isNew;
   const f = {
-    name: input.text(N, 'name', a.name, { required: true, maxlength: 255 }),
+    name: input.text(N, 'name', a.name, { maxlength: 255 }),
     status: input.check(N, 'status', String(a.status ?? '0') === '0'),
     esc_period: input.text(N, 'esc_period', a.esc_period),
     pause_suppressed: input.check(N, 'pause_suppressed', a.pause_suppressed),
@@ -89,12 +89,12 @@ function actionForm(a, lists, isNew) {
   let condTable; let opTables;
   const draw = (keep) => {
     const s = src.value;
-    condTable = rowTable('action-conditions', ['Label', 'Type', 'Operator', 'Value', 'Tag'], keep ? (a.filter && a.filter.conditions) || [] : [], (c) => condRow(s, c, lists));
+    condTable = rowTable('action-conditions', ['Label', 'Type', 'Operator', 'Value', 'Tag'], keep ? (a.filter && a.filter.conditions) || [] : [], (c) => condRow(s, c, lists), 'filter');
     clear(conds).append(condTable.el);
     opTables = [['operations', 'Operations'], ['recovery_operations', 'Recovery operations'], ['update_operations', 'Update operations']]
       .filter(([k]) => k === 'operations' || s === '0' || s === '3' || s === '4')
       .map(([k, title]) => [k, title, rowTable(`action-${k.replace('_', '-')}`, k === 'operations' && ['0', '3', '4'].includes(s)
-        ? ['Steps', 'Step duration', 'Operation', 'Details'] : ['', '', 'Operation', 'Details'], keep ? strip(a[k]) : [], (o) => opRow(s, k, o, lists))]);
+        ? ['Steps', 'Step duration', 'Operation', 'Details'] : ['', '', 'Operation', 'Details'], keep ? strip(a[k]) : [], (o) => opRow(s, k, o, lists), k)]);
     clear(ops).append(...opTables.flatMap(([, title, t]) => [h('h4', {}, title), t.el]));
   };
   src.addEventListener('change', () => draw(false));
@@ -193,15 +193,17 @@ function opRow(source, kind, o, { users, userGroups, mediaTypes, hostGroups, scr
   const details = h('div', { class: 'op-details' });
   const draw = () => {
     const t = type.value;
+    // Built on each change: an element lives in one place, and the
+    // message fields serve several types.
     const parts = {
-      0: [fld('Send to users', us), fld('Send to user groups', gs), fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
-      1: [fld('Script', script), fld('Current host', current), fld('Host groups', cmdGroups)],
-      4: [fld('Host groups', hostGroupSel)], 5: [fld('Host groups', hostGroupSel)],
-      6: [fld('Templates', templates)], 7: [fld('Templates', templates)], 10: [fld('Inventory mode', inv)],
-      11: [fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
+      0: () => [fld('Send to users', us), fld('Send to user groups', gs), fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
+      1: () => [fld('Script', script), fld('Current host', current), fld('Host groups', cmdGroups)],
+      4: () => [fld('Host groups', hostGroupSel)], 5: () => [fld('Host groups', hostGroupSel)],
+      6: () => [fld('Templates', templates)], 7: () => [fld('Templates', templates)], 10: () => [fld('Inventory mode', inv)],
+      11: () => [fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
     };
     parts[12] = parts[11];
-    details.replaceChildren(...(parts[t] || [h('span', { class: 'muted' }, 'No details.')]));
+    details.replaceChildren(...(parts[t] ? parts[t]() : [h('span', { class: 'muted' }, 'No details.')]));
   };
   type.addEventListener('change', draw);
   draw();

@@ -45,7 +45,7 @@ export async function render(main) {
     clone: (m) => ({ ...m, name: `${m.name} (copy)` }),
     form: (m, { hostGroups }) => {
       const f = {
-        name: input.text(N, 'name', m.name, { required: true, maxlength: 128 }),
+        name: input.text(N, 'name', m.name, { maxlength: 128 }),
         maintenance_type: input.select(N, 'maintenance_type', [[0, 'With data collection'], [1, 'No data collection']], m.maintenance_type),
         active_since: h('input', { type: 'datetime-local', id: 'maintenance-active-since', dataset: { key: 'active_since' }, value: local(m.active_since) }),
         active_till: h('input', { type: 'datetime-local', id: 'maintenance-active-till', dataset: { key: 'active_till' }, value: local(m.active_till) }),
@@ -97,13 +97,13 @@ export async function render(main) {
             return o;
           },
         };
-      });
+      }, 'timeperiods');
       const tags = rowTable('maintenance-tags', ['Tag', 'Operator', 'Value'], m.tags || [], (t) => {
         const tag = h('input', { type: 'text', class: 'mtag-tag', 'aria-label': 'Tag', value: t.tag ?? '' });
         const op = h('select', { class: 'mtag-operator', 'aria-label': 'Operator' }, [[2, 'Contains'], [0, 'Equals']].map(([v, l]) => h('option', { value: String(v), selected: String(v) === String(t.operator ?? 2) }, l)));
         const value = h('input', { type: 'text', class: 'mtag-value', 'aria-label': 'Value', value: t.value ?? '' });
         return { cells: [tag, op, value], read: () => (tag.value.trim() ? { tag: tag.value, operator: Number(op.value), value: value.value } : null) };
-      });
+      }, 'tags');
       return {
         body: [
           h('div', { class: 'form-grid' }, fld('Name', f.name), fld('Maintenance type', f.maintenance_type), fld('Active since', f.active_since),
