@@ -134,7 +134,12 @@ func TestJSIsolation(t *testing.T) {
 					assertJSState(t, f, "cannot execute script: execution timeout")
 				}
 				if v == "alloc" {
-					assertJSState(t, f, "cannot execute script: memory limit exceeded (64 MiB)")
+					// Stopped by its memory bound, or by its time limit
+					// when a loaded machine allocates slowly (CI has
+					// seen both): either way stopped, and made not
+					// supported. Package jsvm's own test holds the exact
+					// memory bound.
+					assertJSState(t, f, "cannot execute script: memory limit exceeded (64 MiB)", "cannot execute script: execution timeout")
 				}
 			}
 			hostileDone <- nil
@@ -170,11 +175,13 @@ func submitText(f *fixture, key, text string, clock int64) error {
 	return f.p.Submit([]history.Sample{s}, nil)
 }
 
-func assertJSState(t *testing.T, f *fixture, want string) {
+func assertJSState(t *testing.T, f *fixture, want ...string) {
 	t.Helper()
-	if st := f.state("js"); !st.NotSupported || !strings.Contains(st.Error, want) {
-		t.Errorf("js state %+v, want not supported with %q", st, want)
+	st := f.state("js")
+	if st.NotSupported && slices.ContainsFunc(want, func(w string) bool { return strings.Contains(st.Error, w) }) {
+		return
 	}
+	t.Errorf("js state %+v, want not supported with one of %q", st, want)
 }
 
 // newIsolationFixture is a pipeline of two shards whose scripts run as

@@ -91,19 +91,19 @@ func TestNetnsDeadAndAlive(t *testing.T) {
 			var keys []string
 			for _, a := range []string{"10.1.0.1", "fd00:1::1", "10.2.0.5", "10.3.0.5", "fd00:2::5", "fd00:3::5"} {
 				for _, k := range []string{"icmpping", "icmppingloss", "icmppingsec"} {
-					keys = append(keys, k+"["+a+",3,20,,100]")
+					keys = append(keys, k+"["+a+",3,20,,1000]")
 				}
 			}
 			res := runKeys(t, c, "127.0.0.1:1", keys...)
 			for _, a := range []string{"10.1.0.1", "fd00:1::1"} {
-				wantValue(t, res, "icmpping["+a+",3,20,,100]", "1")
-				wantValue(t, res, "icmppingloss["+a+",3,20,,100]", "0")
-				wantSeconds(t, res, "icmppingsec["+a+",3,20,,100]", 0.1)
+				wantValue(t, res, "icmpping["+a+",3,20,,1000]", "1")
+				wantValue(t, res, "icmppingloss["+a+",3,20,,1000]", "0")
+				wantSeconds(t, res, "icmppingsec["+a+",3,20,,1000]", 1)
 			}
 			for _, a := range []string{"10.2.0.5", "10.3.0.5", "fd00:2::5", "fd00:3::5"} {
-				wantValue(t, res, "icmpping["+a+",3,20,,100]", "0")
-				wantValue(t, res, "icmppingloss["+a+",3,20,,100]", "100")
-				wantValue(t, res, "icmppingsec["+a+",3,20,,100]", "0")
+				wantValue(t, res, "icmpping["+a+",3,20,,1000]", "0")
+				wantValue(t, res, "icmppingloss["+a+",3,20,,1000]", "100")
+				wantValue(t, res, "icmppingsec["+a+",3,20,,1000]", "0")
 			}
 			// Blackholed packets are refused at send; the others wait
 			// for their timeout.
