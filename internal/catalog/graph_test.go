@@ -3,8 +3,8 @@ package catalog
 import (
 	"context"
 	"errors"
-	"strconv"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
