@@ -164,8 +164,9 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 // importError is an import's error as 6.0's application error: the
 // first element refused, by its path in 6.0's form.
 func importError(err error) error {
-	if errors.Is(err, catalog.ErrMalformed) {
-		return errApp("%s", strings.TrimPrefix(err.Error(), catalog.ErrMalformed.Error()+": "))
+	var me *catalog.MalformedError
+	if errors.As(err, &me) {
+		return errApp("%s", me.Text)
 	}
 	var fe *catalog.FieldError
 	if errors.As(err, &fe) {

@@ -28,6 +28,19 @@ const maxExportSize = 64 << 20
 // JSON; its text is Zabbix 6.0's ("Cannot read XML: ...").
 var ErrMalformed = errors.New("malformed document")
 
+// MalformedError is a document ParseExport cannot read, in Zabbix
+// 6.0's words (Text); errors.Is(err, ErrMalformed) holds.
+type MalformedError struct{ Text string }
+
+func (e *MalformedError) Error() string { return e.Text }
+
+// Is reports target == ErrMalformed.
+func (e *MalformedError) Is(target error) bool { return target == ErrMalformed }
+
+func malformed(format string, args ...any) error {
+	return &MalformedError{Text: fmt.Sprintf(format, args...)}
+}
+
 // ParseExport decodes a Zabbix export document of the format (yaml,
 // xml or json) into a validated Spec holding it as its ZabbixExport:
 // the same Spec ParseSpec gives for a YAML file, so that the API's
@@ -35,37 +48,37 @@ var ErrMalformed = errors.New("malformed document")
 // lists are told from maps by Zabbix's list tags (<items><item>...).
 func ParseExport(format string, b []byte) (Spec, error) {
 	if len(b) > maxExportSize {
-		return Spec{}, fmt.Errorf("%w: the document is larger than %d bytes", ErrMalformed, maxExportSize)
+		return Spec{}, malformed("The document is larger than %d bytes.", maxExportSize)
 	}
 	var root *yaml.Node
 	switch format {
 	case FormatYAML:
 		if len(bytes.TrimSpace(b)) == 0 {
-			return Spec{}, fmt.Errorf("%w: Cannot read YAML: File is empty.", ErrMalformed)
+			return Spec{}, malformed("Cannot read YAML: File is empty.")
 		}
 		var n yaml.Node
 		if err := yaml.Unmarshal(b, &n); err != nil {
-			return Spec{}, fmt.Errorf("%w: Cannot read YAML: %v.", ErrMalformed, strings.TrimPrefix(err.Error(), "yaml: "))
+			return Spec{}, malformed("Cannot read YAML: %v.", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 		root = &n
 	case FormatJSON:
 		if !json.Valid(b) {
 			// 6.0's words, recorded from 6.0.14.
-			return Spec{}, fmt.Errorf("%w: Cannot read JSON: Syntax error.", ErrMalformed)
+			return Spec{}, malformed("Cannot read JSON: Syntax error.")
 		}
 		var n yaml.Node
 		if err := yaml.Unmarshal(b, &n); err != nil {
-			return Spec{}, fmt.Errorf("%w: Cannot read JSON: %v.", ErrMalformed, err)
+			return Spec{}, malformed("Cannot read JSON: %v.", err)
 		}
 		root = &n
 	case FormatXML:
 		n, err := xmlToNode(b)
 		if err != nil {
-			return Spec{}, fmt.Errorf("%w: Cannot read XML: %v.", ErrMalformed, err)
+			return Spec{}, malformed("Cannot read XML: %v.", err)
 		}
 		root = n
 	default:
-		return Spec{}, fmt.Errorf("%w: format %q is not one of yaml, xml, json", ErrMalformed, format)
+		return Spec{}, malformed("Format %q is not one of yaml, xml, json.", format)
 	}
 	var s Spec
 	if err := decodeKnown(root, &s); err != nil {
@@ -86,7 +99,7 @@ func decodeKnown(n *yaml.Node, v any) error {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	if err := enc.Encode(n); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+		return malformed("Cannot read the document: %v.", err)
 	}
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)

@@ -295,8 +295,6 @@ func renameBatchErr(err error, prefix string, at []string) error {
 
 func joinErrs(errs []error) error {
 	var el errList
-	for _, e := range errs {
-		el.errs = append(el.errs, e)
-	}
+	el.errs = append(el.errs, errs...)
 	return el.err()
 }
