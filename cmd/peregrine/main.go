@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/peregrine-mon/peregrine/internal/bench"
@@ -142,10 +144,10 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: peregrine import [-config FILE] [-data-dir DIR] SPEC.yaml\n")
+		fmt.Fprint(stderr, "usage: peregrine import [-config FILE] [-data-dir DIR] SPEC.yaml|EXPORT.xml|EXPORT.json\n")
 		return 2
 	}
-	spec, err := catalog.LoadSpecFile(fs.Arg(0))
+	spec, err := loadImportFile(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
@@ -165,16 +167,42 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer cat.Close()
-	res, err := cat.Apply(ctx, spec)
+	var res catalog.ApplyResult
+	if spec.IsZabbixExport() {
+		// A Zabbix export alone: configuration.import's code, one
+		// transaction.
+		res, err = cat.Import(ctx, spec, catalog.AllCreateUpdate)
+	} else {
+		res, err = cat.Apply(ctx, spec)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; templates created: %d, updated: %d; items created: %d, updated: %d; triggers created: %d, updated: %d; unchanged: %d\n",
+	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; templates created: %d, updated: %d; items created: %d, updated: %d; triggers created: %d, updated: %d; graphs created: %d, updated: %d; dashboards created: %d, updated: %d; unchanged: %d\n",
 		res.GroupsCreated, res.HostsCreated, res.HostsUpdated, res.TemplatesCreated, res.TemplatesUpdated, res.ItemsCreated, res.ItemsUpdated,
-		res.TriggersCreated, res.TriggersUpdated, res.Unchanged)
+		res.TriggersCreated, res.TriggersUpdated, res.GraphsCreated, res.GraphsUpdated, res.DashboardsCreated, res.DashboardsUpdated, res.Unchanged)
 	if res.NotPolled > 0 {
 		fmt.Fprintf(stderr, "peregrine import: warning: %d agent items are on hosts without an agent interface and will not be polled; give those hosts `interfaces:` (docs/import-format.md)\n", res.NotPolled)
 	}
 	return 0
+}
+
+// loadImportFile reads an import document: a Zabbix export in XML or
+// JSON by its extension, else YAML (the import format, which takes a
+// Zabbix YAML export as its zabbix_export).
+func loadImportFile(path string) (catalog.Spec, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".xml", ".json":
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return catalog.Spec{}, fmt.Errorf("cannot read import file: %w", err)
+		}
+		s, err := catalog.ParseExport(strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."), b)
+		if err != nil {
+			return catalog.Spec{}, fmt.Errorf("import file %s: %w", path, err)
+		}
+		return s, nil
+	}
+	return catalog.LoadSpecFile(path)
 }

@@ -283,11 +283,14 @@ var notAudited = map[string]string{
 	"host.massadd": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	// Templates are in 6.0's newer audit, which names their groups',
 	// tags' and macros' row ids (template.groups[959].hostgroupid).
-	"template.create":      "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
-	"template.update":      "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
-	"template.massadd":     "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
-	"template.massremove":  "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
-	"template.massupdate":  "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"template.create":     "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
+	"template.update":     "6.0's records name membership and tag row ids Peregrine does not keep; not recorded yet",
+	"template.massadd":    "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"template.massremove": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	"template.massupdate": "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
+	// 6.0 audits an import as the creates and updates of each object
+	// it makes, with their row ids.
+	"configuration.import": "6.0 records each object the import creates or updates, with row ids Peregrine does not keep; not recorded yet",
 	"host.massremove":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	"host.massupdate":      "6.0's records name membership row ids Peregrine does not keep; not recorded yet",
 	"hostgroup.massadd":    "6.0's records name membership row ids Peregrine does not keep; not recorded yet",

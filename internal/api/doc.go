@@ -183,6 +183,11 @@
 // refused. Host and template macros need the rights on their host's or
 // template's groups.
 //
+// configuration.go: configuration.import, a Zabbix export in YAML, XML
+// or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
+// and applied by catalog.Import in one transaction; errors name the
+// element by 6.0's path.
+//
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's
 // validator checks them; template_mass.go: template.massadd/

@@ -35,13 +35,16 @@ type ApplyResult struct {
 	// ValueMapsCreated and ValueMapsUpdated count the spec's value maps
 	// created and changed.
 	ValueMapsCreated, ValueMapsUpdated int
+	// GraphsCreated ... count graphs (copies included) and templates'
+	// dashboards.
+	GraphsCreated, GraphsUpdated, DashboardsCreated, DashboardsUpdated int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
 	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated+
 		r.TemplatesCreated+r.TemplatesUpdated+r.MacrosChanged+
-		r.ValueMapsCreated+r.ValueMapsUpdated > 0
+		r.ValueMapsCreated+r.ValueMapsUpdated+r.GraphsCreated+r.GraphsUpdated+r.DashboardsCreated+r.DashboardsUpdated > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its
@@ -876,6 +879,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	s.maints = old.maints
 	s.regexps = old.regexps
 	s.setValueMaps(old.valueMaps)
+	s.ext = old.ext
 	return s, nil
 }
 

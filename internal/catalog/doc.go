@@ -150,11 +150,30 @@
 //     one transaction, its copies written many rows per statement
 //     (edit_batch.go), one snapshot build. The import takes a Zabbix
 //     6.0 export's templates whole (items, triggers, value maps, tags,
-//     groups, macros, links) and refuses, naming the element and its
-//     path, what the catalog cannot hold yet (discovery rules, graphs,
-//     dashboards, web scenarios, item types and fields it does not
-//     keep); templates, their content, links and macros are applied
-//     after hosts and triggers in one more transaction.
+//     groups, macros, links, graphs, dashboards) and refuses, naming
+//     the element and its path, what the catalog cannot hold yet
+//     (discovery rules, web scenarios, item types and fields it does
+//     not keep); templates, their content, links and macros are
+//     applied after hosts and triggers in one more transaction.
+//   - Graphs and templates' dashboards (graph.go, dashboard.go, schema
+//     version 27, one migration, migrateGraphs): Zabbix 6.0's graphs
+//     with their items (gitems) of one host or template, stored as
+//     JSON rows and held in the snapshot's extras (Snapshot.Graphs,
+//     Dashboards, HostDashboards). Edit.syncExtras runs before every
+//     commit that changed graphs, links or deleted items: a template's
+//     graphs are copied to what links it (items mapped by key,
+//     Graph.TemplateID), an owner's own graph of the same name taken
+//     over, copies that lost their template or link deleted or kept
+//     as the owner's own, graphs that lost every item deleted, widget
+//     fields naming deleted items or graphs dropped. Dashboards are
+//     not copied: a host shows those of its templates, as in 6.0.
+//   - Zabbix exports in all three formats (export_decode.go:
+//     ParseExport reads YAML, JSON and XML into the same Spec; Zabbix
+//     Path writes a field path as 6.0's import errors do) and
+//     configuration.import's rules (export_import.go: Catalog.Import,
+//     one Edit: the rules filter what is created or updated, then
+//     deleteMissing deletes from the document's templates what it
+//     lacks).
 //   - Maintenances (maintenance.go; schema version 10): Zabbix's
 //     maintenance with data collection, one time, daily and weekly
 //     periods, hosts, groups and problem tag conditions, validated with

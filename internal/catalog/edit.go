@@ -180,6 +180,9 @@ type Edit struct {
 	// createdOn the items created in this Edit by host (hostItems).
 	depHosts  map[uint64]bool
 	createdOn map[uint64][]*Item
+	// ext is the graph and dashboard overlay, nil until one changes
+	// (graph.go).
+	ext *extraEdit
 
 	res EditResult
 }
@@ -200,6 +203,11 @@ type EditResult struct {
 	TemplatesCreated, TemplatesUpdated                int
 	// ValueMapsDeleted excludes the maps deleted with their hosts.
 	ValueMapsCreated, ValueMapsUpdated, ValueMapsDeleted int
+	// Graphs and template dashboards (graph.go, dashboard.go); copies
+	// of templates' graphs included, those deleted with their items or
+	// hosts not.
+	GraphsCreated, GraphsUpdated, GraphsDeleted             int
+	DashboardsCreated, DashboardsUpdated, DashboardsDeleted int
 }
 
 // Edit runs fn with an Edit and, if fn returns nil and changed anything,
@@ -236,6 +244,9 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 		}
 	}()
 	if err := fn(e); err != nil {
+		return EditResult{}, err
+	}
+	if err := e.syncExtras(); err != nil {
 		return EditResult{}, err
 	}
 	if e.err != nil {
@@ -663,6 +674,7 @@ func (e *Edit) buildPart(old *Snapshot, groups []Group, tmpl bool) (*Snapshot, e
 // ones).
 func (e *Edit) applyOverlays(s *Snapshot) {
 	s.setValueMaps(e.buildValueMaps())
+	e.buildExtras(s)
 	e.buildRegexps(s)
 	if e.mst != nil {
 		s.macros = e.mst.build()

@@ -78,6 +78,8 @@ type Snapshot struct {
 	// regexps are the global regular expressions ascending by ID
 	// (regexp.go).
 	regexps []GlobalRegexp
+	// ext holds graphs and templates' dashboards (graph.go).
+	ext *extras
 
 	// tmpl is the templates' part (template.go): a snapshot of its own
 	// whose hosts are the templates and whose items and triggers are

@@ -36,6 +36,8 @@ type specMacros struct {
 	// the export's top level (over several items).
 	triggers []specTrigger
 	hosts    []specHostMacros
+	// graphs are a Zabbix export's graphs (graph_spec.go).
+	graphs []specGraph
 }
 
 type specTemplate struct {
@@ -52,6 +54,7 @@ type specTemplate struct {
 	valueMaps         []ValueMap
 	items             []specTemplateItem
 	triggers          []specTrigger
+	dashboards        []specDashboard // dashboard_spec.go
 }
 
 type specHostMacros struct {
@@ -109,6 +112,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 		for i := range x.Triggers {
 			sm.triggers = append(sm.triggers, triggerSpec(&x.Triggers[i], "zabbix_export.triggers["+strconv.Itoa(i)+"]", &el))
 		}
+		sm.graphs = graphSpecs(x.Graphs, "zabbix_export.graphs", &el)
 	}
 	seen := map[string]int{}
 	for i := range tmpls {
@@ -156,7 +160,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 }
 
 func (sm *specMacros) empty() bool {
-	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0
+	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0
 }
 
 // applyMacrosAfter applies the spec's macros and templates once its
@@ -182,6 +186,10 @@ func (c *Catalog) applyMacrosAfter(ctx context.Context, res ApplyResult, sm spec
 	res.TriggersUpdated += er.TriggersUpdated
 	res.ValueMapsCreated += er.ValueMapsCreated
 	res.ValueMapsUpdated += er.ValueMapsUpdated
+	res.GraphsCreated += er.GraphsCreated
+	res.GraphsUpdated += er.GraphsUpdated
+	res.DashboardsCreated += er.DashboardsCreated
+	res.DashboardsUpdated += er.DashboardsUpdated
 	return res, nil
 }
 
@@ -242,6 +250,17 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 			if ch {
 				res.MacrosChanged++
 			}
+		}
+	}
+	// Graphs over the templates' items (their links made: a graph may show an
+	// inherited item), then the dashboards showing
+	// them.
+	if err := e.applyGraphs(sm.graphs); err != nil {
+		return err
+	}
+	for i := range sm.templates {
+		if err := e.applyDashboards(ids[i], sm.templates[i].dashboards); err != nil {
+			return err
 		}
 	}
 	// Global macros are created or updated by name, never deleted.

@@ -34,6 +34,8 @@ type TemplateSpec struct {
 	// Macros, if present, is the complete list of the template's macros.
 	Macros    []MacroSpec   `yaml:"macros"`
 	Templates []TemplateRef `yaml:"templates"`
+	// Dashboards are the template's dashboards (dashboard_spec.go).
+	Dashboards []DashboardSpec `yaml:"dashboards"`
 	// Unsupported collects every other member, to be refused by name.
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
@@ -61,6 +63,7 @@ type ZabbixExport struct {
 	Groups      []GroupSpec          `yaml:"groups"`
 	Templates   []TemplateSpec       `yaml:"templates"`
 	Triggers    []TriggerSpec        `yaml:"triggers"`
+	Graphs      []GraphSpec          `yaml:"graphs"` // graph_spec.go
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -78,9 +81,7 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // export's member name.
 var unsupportedElement = map[string]string{
 	"discovery_rules": "low-level discovery rules are not supported yet",
-	"dashboards":      "template dashboards are not supported yet",
 	"httptests":       "web scenarios are not supported yet",
-	"graphs":          "graphs are not supported yet",
 	"media_types":     "media types cannot be imported yet (create them with mediatype.create)",
 	"template_groups": "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
 	"hosts":           "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
@@ -162,6 +163,7 @@ type specTemplateItem struct {
 func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 	refuseUnsupported(p, t.Unsupported, el)
 	st.uuid, st.description = t.UUID, t.Description
+	st.dashboards = dashboardSpecs(t.Dashboards, p+".dashboards", el)
 	if err := checkText(t.Description, maxHostDescLen); err != nil {
 		el.add(p+".description", err)
 	}
