@@ -511,6 +511,28 @@ func TestUserGroupMethods(t *testing.T) {
 	if _, e := f.do(ro, "user.update", fmt.Sprintf(`{"userid":"%d","usrgrps":[{"usrgrpid":%q}]}`, reader, ops)); e == nil || e.Code != -32500 {
 		t.Errorf("a user joining a group: %+v", e)
 	}
+	// Renaming, as 6.0.14 does it: an unchanged name is taken, a new
+	// one renames (also as "alias", the pre-5.4 member), another user's
+	// name and an empty one are refused, nothing written.
+	id := nu.UserIDs[0]
+	f.mustDo(f.root, "user.update", fmt.Sprintf(`{"userid":%q,"username":"newbie"}`, id), nil)
+	f.mustDo(f.root, "user.update", fmt.Sprintf(`{"userid":%q,"username":"novice"}`, id), nil)
+	f.mustDo(f.root, "user.update", fmt.Sprintf(`{"userid":%q,"alias":"rookie"}`, id), nil)
+	if got := f.names(f.root, "user.get", fmt.Sprintf(`{"userids":%q}`, id), "username"); got != "rookie" {
+		t.Errorf("after renaming: %s", got)
+	}
+	for params, want := range map[string]string{
+		`"username":"reader","name":"x"`: `User with username "reader" already exists.`,
+		`"username":""`:                  `Invalid parameter "/1/username": cannot be empty.`,
+	} {
+		if _, e := f.do(f.root, "user.update", fmt.Sprintf(`{"userid":%q,%s}`, id, params)); e == nil || e.Data != want {
+			t.Errorf("user.update %s: %+v, want %q", params, e, want)
+		}
+	}
+	if got := f.names(f.root, "user.get", fmt.Sprintf(`{"userids":%q}`, id), "username"); got != "rookie" {
+		t.Errorf("after refused renames: %s", got)
+	}
+	f.mustDo(f.root, "user.update", fmt.Sprintf(`{"userid":%q,"username":"newbie"}`, id), nil)
 	// A user sees themselves and the members of their groups (only
 	// themselves with editable); a super admin everybody.
 	if got := f.names(ro, "user.get", `{}`, "username"); got != "newbie,reader,writer" {

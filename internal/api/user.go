@@ -266,6 +266,7 @@ func (p *userParams) accountUpdate(id uint64) auth.AccountUpdate {
 		}
 		return nil
 	}
+	up.Username = str(p.Username)
 	up.Name, up.Surname, up.URL = str(p.Name), str(p.Surname), str(p.URL)
 	up.Autologout, up.Lang, up.Refresh, up.Theme, up.Timezone = str(p.Autologout), str(p.Lang), str(p.Refresh), str(p.Theme), str(p.Timezone)
 	up.Autologin, up.RowsPerPage = num(p.Autologin), num(p.RowsPerPage)
@@ -412,8 +413,11 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		if !p.UserID.Given() || p.UserID.Value == 0 {
 			return nil, errParams(`Invalid parameter "/%d": the parameter "userid" is missing.`, i+1)
 		}
-		if p.Username.Given() || p.Alias.Given() {
-			return nil, errParams(`Invalid parameter "/%d/username": renaming users is not supported.`, i+1)
+		if p.Alias.Given() && !p.Username.Given() {
+			p.Username = p.Alias // the pre-5.4 name, still taken by 6.0
+		}
+		if p.Username.Given() && p.Username.Value == "" {
+			return nil, empty(i, "username")
 		}
 		if p.Passwd.Given() && p.Passwd.Value == "" {
 			return nil, empty(i, "passwd")
@@ -425,7 +429,8 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		if c.user.Role < RoleSuperAdmin {
 			// Anybody else may change their own password and profile
 			// only.
-			if !self || p.RoleID.Given() && p.RoleID.Value != c.user.RoleID || p.Usrgrps.Set || p.Medias.Set || p.UserMedias.Set {
+			if !self || p.RoleID.Given() && p.RoleID.Value != c.user.RoleID || p.Usrgrps.Set || p.Medias.Set || p.UserMedias.Set ||
+				p.Username.Given() && p.Username.Value != c.user.Username {
 				return nil, errNoPermissions
 			}
 		}
@@ -458,6 +463,13 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 	accounts, err := acc.Accounts(ctx)
 	if err != nil {
 		return nil, s.accountErr(err, "/", c)
+	}
+	for _, p := range ps {
+		// A new name is checked before anything is written (recorded
+		// from 6.0.14: an unchanged name is taken).
+		if p.Username.Given() && slices.ContainsFunc(accounts, func(a auth.Account) bool { return a.Username == p.Username.Value && a.ID != p.UserID.Value }) {
+			return nil, errParams(`User with username "%s" already exists.`, p.Username.Value)
+		}
 	}
 	for i, p := range ps {
 		j := slices.IndexFunc(accounts, func(a auth.Account) bool { return a.ID == p.UserID.Value })

@@ -238,7 +238,10 @@ func insertUser(ctx context.Context, tx *sql.Tx, id uint64, a NewAccount, hash s
 // AccountUpdate changes the fields of user ID that are set; nil keeps
 // the value. A password is changed with UpdatePassword.
 type AccountUpdate struct {
-	ID                       uint64
+	ID uint64
+	// Username, if set, renames the user; a name another user has gives
+	// ErrExists.
+	Username                 *string
 	Name, Surname            *string
 	RoleID                   *uint64
 	URL                      *string
@@ -276,6 +279,15 @@ func (s *Store) UpdateAccount(ctx context.Context, up AccountUpdate) error {
 	if err != nil {
 		return err
 	}
+	if up.Username != nil {
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM users WHERE username = ? AND id != ?", *up.Username, int64(up.ID)).Scan(&one)
+		if err == nil {
+			return fmt.Errorf("auth: user %q: %w", *up.Username, ErrExists)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
+		}
+	}
 	if up.RoleID != nil {
 		err := tx.QueryRowContext(ctx, "SELECT 1 FROM role WHERE id = ?", int64(*up.RoleID)).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -288,7 +300,7 @@ func (s *Store) UpdateAccount(ctx context.Context, up AccountUpdate) error {
 	for _, f := range []struct {
 		col string
 		v   any
-	}{{"name", up.Name}, {"surname", up.Surname}, {"role_id", up.RoleID}, {"url", up.URL}, {"autologin", up.Autologin},
+	}{{"username", up.Username}, {"name", up.Name}, {"surname", up.Surname}, {"role_id", up.RoleID}, {"url", up.URL}, {"autologin", up.Autologin},
 		{"autologout", up.Autologout}, {"lang", up.Lang}, {"refresh", up.Refresh}, {"theme", up.Theme},
 		{"timezone", up.Timezone}, {"rows_per_page", up.RowsPerPage}} {
 		var v any
