@@ -87,7 +87,7 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 		// The side tables of the types that have one, each in batches
 		// as well: a template's SSH, JMX or database monitor items are
 		// copied with their logins, its IPMI items with their sensors.
-		var tags, https, logins, jmxs, odbcs, sensors [][]any
+		var tags, https, logins, jmxs, odbcs, sensors, llds, discs [][]any
 		for i, n := range level {
 			n.ID = ids[i]
 			for _, t := range n.Tags {
@@ -108,6 +108,12 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			if n.IPMISensor != "" {
 				sensors = append(sensors, []any{n.ID, n.IPMISensor})
 			}
+			if n.LLD != nil {
+				llds = append(llds, []any{n.ID, encodeLLD(n.LLD)})
+			}
+			if d := n.Discovery; d != nil {
+				discs = append(discs, []any{n.ID, d.RuleID, d.ProtoID, d.TSDelete})
+			}
 			e.addCreated(n)
 		}
 		for _, t := range []struct {
@@ -121,6 +127,8 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			{"INSERT INTO item_jmx (item_id, config) VALUES ", 2, jmxs},
 			{"INSERT INTO item_odbc (item_id, config) VALUES ", 2, odbcs},
 			{"INSERT INTO item_ipmi (item_id, sensor) VALUES ", 2, sensors},
+			{"INSERT INTO item_lld (item_id, config) VALUES ", 2, llds},
+			{"INSERT INTO item_discovery (item_id, rule_id, proto_id, ts_delete) VALUES ", 4, discs},
 		} {
 			if _, err := e.execRows(t.prefix, t.cols, t.rows); err != nil {
 				return err

@@ -126,6 +126,9 @@ func (e *Edit) insertTrigger(t *Trigger) error {
 	if err := e.writeTriggerRefs(t, false); err != nil {
 		return err
 	}
+	if err := e.writeTriggerDiscovery(t, false); err != nil {
+		return err
+	}
 	e.triggers[id] = t
 	e.indexTrigger(t)
 	e.newTriggers = append(e.newTriggers, id)
@@ -142,6 +145,9 @@ func (e *Edit) updateTrigger(t *Trigger) error {
 		return e.fail(fmt.Errorf("cannot update trigger %d: %w", t.ID, err))
 	}
 	if err := e.writeTriggerRefs(t, true); err != nil {
+		return err
+	}
+	if err := e.writeTriggerDiscovery(t, true); err != nil {
 		return err
 	}
 	e.triggers[t.ID] = t
@@ -316,6 +322,7 @@ func (e *Edit) deleteTriggerRows(id uint64) error {
 		"DELETE FROM trigger_items WHERE trigger_id = ?",
 		"DELETE FROM trigger_tags WHERE trigger_id = ?",
 		"DELETE FROM trigger_deps WHERE trigger_id = ?1 OR depends_on = ?1",
+		"DELETE FROM trigger_discovery WHERE trigger_id = ?",
 		"DELETE FROM triggers WHERE id = ?",
 	} {
 		if _, err := e.exec(q, id); err != nil {
