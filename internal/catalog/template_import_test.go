@@ -106,7 +106,7 @@ func checkStoredWhole(t *testing.T, file string, data []byte, s *catalog.Snapsho
 					Key            string `yaml:"key"`
 					ItemPrototypes []any  `yaml:"item_prototypes"`
 				} `yaml:"discovery_rules"`
-				Macros    []any `yaml:"macros"`
+				Macros []any `yaml:"macros"`
 			} `yaml:"templates"`
 			Triggers []any `yaml:"triggers"`
 		} `yaml:"zabbix_export"`
