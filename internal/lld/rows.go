@@ -3,7 +3,6 @@ package lld
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -27,23 +26,23 @@ const maxRows = 100000
 func ParseRows(value string, paths []catalog.LLDMacroPath) ([]Row, error) {
 	v := strings.TrimSpace(value)
 	if v == "" || (v[0] != '{' && v[0] != '[') {
-		return nil, fmt.Errorf("Invalid discovery rule value: cannot parse as a valid JSON object: invalid object format, expected opening character '{' or '[' at: '%s'", short(value))
+		return nil, zerrf("Invalid discovery rule value: cannot parse as a valid JSON object: invalid object format, expected opening character '{' or '[' at: '%s'", short(value))
 	}
 	var arr []json.RawMessage
 	if v[0] == '{' {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(v), &obj); err != nil {
-			return nil, fmt.Errorf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
+			return nil, zerrf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
 		}
 		d, ok := obj["data"]
 		if !ok || len(bytes.TrimSpace(d)) == 0 || bytes.TrimSpace(d)[0] != '[' {
-			return nil, errors.New(`Cannot find the "data" array in the received JSON object.`)
+			return nil, zabbixError(`Cannot find the "data" array in the received JSON object.`)
 		}
 		if err := json.Unmarshal(d, &arr); err != nil {
-			return nil, fmt.Errorf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
+			return nil, zerrf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
 		}
 	} else if err := json.Unmarshal([]byte(v), &arr); err != nil {
-		return nil, fmt.Errorf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
+		return nil, zerrf("Invalid discovery rule value: cannot parse as a valid JSON object: %v", err)
 	}
 	if len(arr) > maxRows {
 		return nil, fmt.Errorf("discovery rule value has %d rows, more than the limit of %d", len(arr), maxRows)
@@ -52,7 +51,7 @@ func ParseRows(value string, paths []catalog.LLDMacroPath) ([]Row, error) {
 	for i, p := range paths {
 		c, err := jsonpath.Compile(p.Path)
 		if err != nil {
-			return nil, fmt.Errorf("Cannot process LLD macro %s: %v", p.Macro, err)
+			return nil, zerrf("Cannot process LLD macro %s: %v", p.Macro, err)
 		}
 		compiled[i] = c
 	}
@@ -94,3 +93,11 @@ func short(s string) string {
 	}
 	return s
 }
+
+// zabbixError is an error in Zabbix 6.0's words (a capital, a full
+// stop), shown as the rule's error as Zabbix shows it.
+type zabbixError string
+
+func (e zabbixError) Error() string { return string(e) }
+
+func zerrf(format string, args ...any) error { return zabbixError(fmt.Sprintf(format, args...)) }
