@@ -215,7 +215,7 @@ type Discovery struct {
 // DefaultLifetime is Zabbix's default lifetime of lost resources.
 const DefaultLifetime = "30d"
 
-// lldSchema (schema version 26) holds discovery rules' configuration
+// lldSchema (schema version 27) holds discovery rules' configuration
 // (one row per rule item, its LLDRule as JSON, prototypes included) and
 // which items and triggers were discovered by what. Self-contained, so
 // that a schema change made in parallel renumbers it by moving one line.
