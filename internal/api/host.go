@@ -280,7 +280,7 @@ func (s *Server) hostHasItems(h *catalog.Host, p *hostGetParams) bool {
 	default:
 		return true
 	}
-	return slices.ContainsFunc(h.Items(), ok)
+	return slices.ContainsFunc(listedItems(h), ok)
 }
 
 // hostHasTriggers applies with_triggers and with_monitored_triggers.
@@ -389,7 +389,7 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 			}
 		}
 		if sl := p.SelectItems; sl.Set {
-			items := h.Items()
+			items := listedItems(h)
 			if sl.Count {
 				o["items"] = countOf(len(items))
 			} else {
