@@ -335,7 +335,9 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 			})
 		}
 	}
-	none(p.SelectDiscoveries, "discoveries", true)
+	if sl := p.SelectDiscoveries; sl.Set {
+		each(func(o object, h *catalog.Host) { o["discoveries"] = s.discoveriesOf(h, sl, p.limitSelect) })
+	}
 	none(p.SelectGraphs, "graphs", true)
 	none(p.SelectHTTPTests, "httpTests", true)
 	none(p.SelectDashboards, "dashboards", true)

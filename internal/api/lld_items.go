@@ -86,6 +86,7 @@ func (s *Server) ruleObjects(rules []*catalog.Item) []object {
 			delete(o, f)
 		}
 		o["discover"] = "0"
+		wrapLists(o)
 		if s.opts.RuleErrors != nil && o["state"] == "0" {
 			o["error"] = s.opts.RuleErrors.RuleError(rules[i].ID)
 		}
@@ -137,4 +138,22 @@ func (s *Server) itemDiscoveryOf(snap *catalog.Snapshot, it *catalog.Item, sd se
 	o := object{"itemdiscoveryid": id, "itemid": id, "parent_itemid": strconv.FormatUint(d.ProtoID, 10),
 		"key_": key, "lastcheck": strconv.FormatInt(lastcheck, 10), "ts_delete": strconv.FormatInt(d.TSDelete, 10)}
 	return sd.shape([]object{o}, "")[0]
+}
+
+// triggerFlags is a trigger's Zabbix flags: "4" for a discovered one.
+func triggerFlags(t *catalog.Trigger) string {
+	if t.Discovery != nil {
+		return "4"
+	}
+	return "0"
+}
+
+// wrapLists marks an item object's list fields as fields (not nested
+// selections), so that output shapes them as the fields they are.
+func wrapLists(o object) {
+	for _, f := range []string{"headers", "query_fields", "parameters"} {
+		if v, ok := o[f]; ok {
+			o[f] = field{v}
+		}
+	}
 }

@@ -62,6 +62,10 @@ func newLLDFixture(t *testing.T) (f *writeFixture, rule *catalog.Item) {
 		is := proto.Item
 		is.Key, is.Name = "lld.p["+x+"]", "p "+x
 		res.Items = append(res.Items, catalog.DiscoveredItem{ProtoID: proto.ID, Item: is})
+		tp := rule.LLD.TriggerPrototypes[0]
+		tf := tp.Fields
+		tf.Description, tf.Expression, tf.UUID = "tp "+x, "last(/h/lld.p["+x+"])>1", ""
+		res.Triggers = append(res.Triggers, catalog.DiscoveredTrigger{ProtoID: tp.ID, Fields: tf})
 	}
 	if _, err := f.cat.Edit(context.Background(), func(e *catalog.Edit) error {
 		_, err := e.ApplyDiscovery(res)
@@ -164,4 +168,60 @@ func TestItemGetLeavesOutRules(t *testing.T) {
 		}
 	}
 	f.must(t, "item.delete", fmt.Sprintf(`["%d"]`, pa.ID))
+}
+
+// TestLLDGets: discoveryrule.get with its selects, itemprototype.get,
+// triggerprototype.get, host.get's selectDiscoveries, in the shapes
+// recorded from 6.0.14 (a trapper rule with lifetime 1h, one item and
+// one trigger prototype).
+func TestLLDGets(t *testing.T) {
+	f, rule := newLLDFixture(t)
+	rid := fmt.Sprint(rule.ID)
+	pid := fmt.Sprint(rule.LLD.ItemPrototypes[0].ID)
+	tid := fmt.Sprint(rule.LLD.TriggerPrototypes[0].ID)
+	hid := fmt.Sprint(rule.HostID)
+	check := func(method, params, want string) {
+		t.Helper()
+		if got := string(f.must(t, method, params)); got != want {
+			t.Errorf("%s %s:\n got %s\nwant %s", method, params, got, want)
+		}
+	}
+	check("discoveryrule.get", `{"itemids":"`+rid+`","output":["key_","lifetime","flags","state","error"],"selectFilter":"extend","selectLLDMacroPaths":"extend","selectOverrides":"extend","selectItems":["key_"],"selectTriggers":["description"],"selectHostPrototypes":["host"],"selectHosts":["host"]}`,
+		`[{"error":"","filter":{"conditions":[],"eval_formula":"","evaltype":"0","formula":""},"flags":"1","hostPrototypes":[],"hosts":[{"host":"h","hostid":"`+hid+`"}],"itemid":"`+rid+`","items":[{"itemid":"`+pid+`","key_":"lld.p[{#X}]"}],"key_":"lld.disc","lifetime":"1h","lld_macro_paths":[],"overrides":[],"state":"0","triggers":[{"description":"tp {#X}","triggerid":"`+tid+`"}]}]`)
+	check("discoveryrule.get", `{"hostids":"`+hid+`","countOutput":true}`, `"1"`)
+	check("discoveryrule.get", `{"templated":true,"output":["key_","templateid"]}`, fmt.Sprintf(`[{"itemid":"%d","key_":"lld.disc","templateid":"0"}]`, rule.TemplateID))
+	check("itemprototype.get", `{"discoveryids":"`+rid+`","output":["key_","flags","discover","lifetime"],"selectDiscoveryRule":["name"],"selectTriggers":["description"],"selectHosts":["host"],"selectTags":"extend"}`,
+		`[{"discover":"0","discoveryRule":{"itemid":"`+rid+`","name":"rule"},"flags":"2","hosts":[{"host":"h","hostid":"`+hid+`"}],"itemid":"`+pid+`","key_":"lld.p[{#X}]","lifetime":"30d","tags":[],"triggers":[{"description":"tp {#X}","triggerid":"`+tid+`"}]}]`)
+	check("triggerprototype.get", `{"discoveryids":"`+rid+`","output":["description","flags","discover"],"selectDiscoveryRule":["name"],"selectHosts":["host"]}`,
+		`[{"description":"tp {#X}","discover":"0","discoveryRule":{"itemid":"`+rid+`","name":"rule"},"flags":"2","hosts":[{"host":"h","hostid":"`+hid+`"}],"triggerid":"`+tid+`"}]`)
+	check("host.get", `{"hostids":"`+hid+`","output":["hostid"],"selectItems":"count","selectDiscoveries":"count"}`, `[{"discoveries":"1","hostid":"`+hid+`","items":"3"}]`)
+	check("host.get", `{"hostids":"`+hid+`","output":["hostid"],"selectDiscoveries":["key_","lifetime"]}`, `[{"discoveries":[{"itemid":"`+rid+`","key_":"lld.disc","lifetime":"1h"}],"hostid":"`+hid+`"}]`)
+	check("template.get", `{"output":["host"],"selectDiscoveries":"count"}`, fmt.Sprintf(`[{"discoveries":"1","host":"t","templateid":"%d"}]`, f.cat.Snapshot().TemplateByName("t").ID))
+	// A discovered trigger has flags 4.
+	n := 0
+	for i := range f.cat.Snapshot().Triggers() {
+		tr := &f.cat.Snapshot().Triggers()[i]
+		n++
+		if tr.Discovery != nil && triggerFlags(tr) != "4" {
+			t.Errorf("discovered trigger %d: flags %s", tr.ID, triggerFlags(tr))
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d triggers, want the 2 discovered", n)
+	}
+}
+
+// TestLLDFilterObject: eval_formula as 6.0.14 gives it (recorded: and
+// "A and B"; and/or over two macros "A and B").
+func TestLLDFilterObject(t *testing.T) {
+	f := catalog.LLDFilter{EvalType: catalog.EvalAnd, Conditions: []catalog.LLDCondition{
+		{Macro: "{#X}", Value: "^[ab]$", Operator: 8, FormulaID: "A"}, {Macro: "{#Y}", Operator: 13, FormulaID: "B"}}}
+	if got := lldEvalFormula(f); got != "A and B" {
+		t.Errorf("and: %q", got)
+	}
+	f.EvalType = catalog.EvalAndOr
+	f.Conditions = append(f.Conditions, catalog.LLDCondition{Macro: "{#X}", Value: "c", Operator: 8, FormulaID: "C"})
+	if got := lldEvalFormula(f); got != "(A or C) and B" {
+		t.Errorf("and/or: %q", got)
+	}
 }

@@ -169,12 +169,15 @@ func (s *Server) templateSelects(o object, t *catalog.Host, p *templateGetParams
 	for _, x := range []struct {
 		sl   sel
 		name string
-	}{{p.SelectDiscoveries, "discoveries"}, {p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
+	}{{p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
 		if x.sl.Count {
 			o[x.name] = countOf(0)
 		} else if x.sl.Set {
 			o[x.name] = []object{}
 		}
+	}
+	if sl := p.SelectDiscoveries; sl.Set {
+		o["discoveries"] = s.discoveriesOf(t, sl, p.limitSelect)
 	}
 	if sl := p.SelectGroups; sl.list() {
 		var groups []object

@@ -363,3 +363,37 @@ func (s *Snapshot) Rules() []*Item {
 	}
 	return out
 }
+
+// PrototypeItem returns an item prototype of rule as an Item of the
+// rule's host, for the API's views: the prototype's ID, TemplateID and
+// UUID, its master resolved (another prototype of the rule or an item
+// of the host). Fields that do not check as an item's (an LLD macro
+// where a number is wanted) leave the Item with its key, name and
+// type only.
+func PrototypeItem(rule *Item, p *ItemPrototype) Item {
+	var el errList
+	it, ok := normItem(&p.Item, "item", &el, nil, p.MasterKey != "")
+	if !ok {
+		it = Item{Key: p.Item.Key, Name: p.Item.Name, Delay: p.Item.Delay, History: p.Item.History, Trends: p.Item.Trends}
+	}
+	it.ID, it.TemplateID, it.UUID = p.ID, p.TemplateID, p.UUID
+	it.HostID, it.Host = rule.HostID, rule.Host
+	if !ok {
+		it.Enabled, _ = parseStatus(p.Item.Status)
+	}
+	if p.MasterKey != "" {
+		for i := range rule.LLD.ItemPrototypes {
+			if q := &rule.LLD.ItemPrototypes[i]; q.Item.Key == p.MasterKey {
+				it.MasterItemID = q.ID
+			}
+		}
+		if it.MasterItemID == 0 && rule.Host != nil {
+			for _, m := range rule.Host.Items() {
+				if m.Key == p.MasterKey {
+					it.MasterItemID = m.ID
+				}
+			}
+		}
+	}
+	return it
+}
