@@ -183,7 +183,7 @@ func (e *Edit) insertTriggersBatch(ts []*Trigger) error {
 		for _, tg := range t.Tags {
 			tags = append(tags, []any{t.ID, tg.Tag, tg.Value})
 		}
-		e.triggers[t.ID] = t
+		e.setTrigger(t.ID, t)
 		e.indexTrigger(t)
 		e.newTriggers = append(e.newTriggers, t.ID)
 	}

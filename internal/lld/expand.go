@@ -1,26 +1,56 @@
 package lld
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// lldMacroRe finds LLD macros in text.
-var lldMacroRe = regexp.MustCompile(`\{#[A-Z0-9_.]+\}`)
+// macroLen returns the length of the LLD macro ({#NAME}, NAME of
+// A-Z, 0-9, "_" and ".") at the start of s, 0 if there is none.
+func macroLen(s string) int {
+	if len(s) < 4 || s[0] != '{' || s[1] != '#' {
+		return 0
+	}
+	for i := 2; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '}':
+			if i == 2 {
+				return 0
+			}
+			return i + 1
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.':
+		default:
+			return 0
+		}
+	}
+	return 0
+}
 
 // subst replaces the row's LLD macros in s; unknown macros stay.
 func subst(s string, row *Row) string {
-	if !strings.Contains(s, "{#") {
+	i := strings.Index(s, "{#")
+	if i < 0 {
 		return s
 	}
-	return lldMacroRe.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := row.Macros[m]; ok {
-			return v
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		if n := macroLen(s[i:]); n > 0 {
+			if v, ok := row.Macros[s[i:i+n]]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+			continue
 		}
-		return m
-	})
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
 
 // substKey replaces LLD macros in an item key as Zabbix does: inside a
@@ -36,8 +66,8 @@ func substKey(key string, row *Row) string {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if c == '{' && i+1 < len(key) && key[i+1] == '#' {
-			if loc := lldMacroRe.FindStringIndex(key[i:]); loc != nil && loc[0] == 0 {
-				m := key[i : i+loc[1]]
+			if n := macroLen(key[i:]); n > 0 {
+				m := key[i : i+n]
 				v, ok := row.Macros[m]
 				switch {
 				case !ok:
@@ -51,7 +81,7 @@ func substKey(key string, row *Row) string {
 				default:
 					b.WriteString(v)
 				}
-				i += loc[1] - 1
+				i += n - 1
 				continue
 			}
 		}

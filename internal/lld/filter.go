@@ -3,6 +3,8 @@ package lld
 import (
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -23,13 +25,37 @@ func (m *matcher) match(expr, v string) bool {
 	}
 	re, ok := m.cache[expr]
 	if !ok {
-		re, _ = regexp.Compile(expr) // an invalid expression matches nothing
+		re = compiled(expr)
 		if m.cache == nil {
 			m.cache = map[string]*regexp.Regexp{}
 		}
 		m.cache[expr] = re
 	}
 	return re != nil && re.MatchString(v)
+}
+
+// regexps caches compiled filter expressions across results (the same
+// few expressions of the same template's rules on every host), up to
+// maxRegexps of them; beyond that an expression is compiled per result.
+var (
+	regexps   sync.Map // string → *regexp.Regexp (nil: invalid)
+	nRegexps  atomic.Int64
+	maxRegexp = int64(4096)
+)
+
+// compiled returns expr compiled, nil if it is invalid (an invalid
+// expression matches nothing).
+func compiled(expr string) *regexp.Regexp {
+	if v, ok := regexps.Load(expr); ok {
+		return v.(*regexp.Regexp)
+	}
+	re, _ := regexp.Compile(expr)
+	if nRegexps.Load() < maxRegexp {
+		if _, loaded := regexps.LoadOrStore(expr, re); !loaded {
+			nRegexps.Add(1)
+		}
+	}
+	return re
 }
 
 // expand resolves user macros in a condition's value.
