@@ -16,6 +16,10 @@ func (s *Server) registerConfig() {
 	s.methods["item.get"] = &method{role: RoleUser, call: s.itemGet, stream: s.itemGetStream}
 	s.methods["hostinterface.get"] = &method{role: RoleUser, call: s.hostinterfaceGet}
 	s.methods["valuemap.get"] = &method{role: RoleUser, call: s.valuemapGet}
+	s.methods["discoveryrule.get"] = &method{role: RoleUser, call: s.discoveryruleGet}
+	s.methods["itemprototype.get"] = &method{role: RoleUser, call: s.itemprototypeGet}
+	s.methods["triggerprototype.get"] = &method{role: RoleUser, call: s.triggerprototypeGet}
+	s.methods["hostprototype.get"] = &method{role: RoleUser, call: s.hostprototypeGet}
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
 	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}

@@ -187,6 +187,11 @@
 // or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
 // and applied by catalog.Import in one transaction; errors name the
 // element by 6.0's path.
+// Low-level discovery (discoveryrule.go, lld_items.go): discoveryrule.get,
+// itemprototype.get, triggerprototype.get and hostprototype.get over the
+// catalog's rules (items with LLD) and their prototypes; item.get and the
+// selectItems of host.get and template.get leave rules out (flags 0 and
+// 4 only, as 6.0), item.update refuses rules and discovered items.
 //
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's

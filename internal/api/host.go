@@ -280,7 +280,7 @@ func (s *Server) hostHasItems(h *catalog.Host, p *hostGetParams) bool {
 	default:
 		return true
 	}
-	return slices.ContainsFunc(h.Items(), ok)
+	return slices.ContainsFunc(listedItems(h), ok)
 }
 
 // hostHasTriggers applies with_triggers and with_monitored_triggers.
@@ -335,7 +335,9 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 			})
 		}
 	}
-	none(p.SelectDiscoveries, "discoveries", true)
+	if sl := p.SelectDiscoveries; sl.Set {
+		each(func(o object, h *catalog.Host) { o["discoveries"] = s.discoveriesOf(h, sl, p.limitSelect) })
+	}
 	none(p.SelectGraphs, "graphs", true)
 	none(p.SelectHTTPTests, "httpTests", true)
 	none(p.SelectDashboards, "dashboards", true)
@@ -389,7 +391,7 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 			}
 		}
 		if sl := p.SelectItems; sl.Set {
-			items := h.Items()
+			items := listedItems(h)
 			if sl.Count {
 				o["items"] = countOf(len(items))
 			} else {

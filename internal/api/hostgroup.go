@@ -93,15 +93,15 @@ func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host
 	}
 	switch {
 	case p.WithItems.Given():
-		if len(h.Items()) == 0 {
+		if len(listedItems(h)) == 0 {
 			return false
 		}
 	case p.WithMonItems.Given():
-		if !h.Enabled || !slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool { return it.Enabled }) {
+		if !h.Enabled || !slices.ContainsFunc(listedItems(h), func(it *catalog.Item) bool { return it.Enabled }) {
 			return false
 		}
 	case p.WithSimpleGraphItems.Given():
-		if !slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool { return it.Enabled && it.ValueType.Numeric() }) {
+		if !slices.ContainsFunc(listedItems(h), func(it *catalog.Item) bool { return it.Enabled && it.ValueType.Numeric() }) {
 			return false
 		}
 	}
@@ -110,7 +110,7 @@ func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host
 		if mon && !h.Enabled {
 			return false
 		}
-		return slices.ContainsFunc(h.Items(), func(it *catalog.Item) bool {
+		return slices.ContainsFunc(listedItems(h), func(it *catalog.Item) bool {
 			return slices.ContainsFunc(triggersOfItem(snap, it), func(t *catalog.Trigger) bool {
 				return !mon || it.Enabled && t.Enabled
 			})

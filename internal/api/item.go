@@ -139,6 +139,10 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			}
 		}
 	}
+	// Without filter.flags item.get lists flags 0 and 4 only (recorded
+	// from 6.0.14): discovery rules are discoveryrule.get's. With it,
+	// the generic filter decides (filter.flags 1 gives the rules).
+	_, byFlags := p.Filter.Value["flags"]
 	visit := func(h *catalog.Host) {
 		if !idsAny(p.GroupIDs, h.GroupIDs) ||
 			p.Group.Given() && !slices.Contains(h.GroupIDs, groupID) ||
@@ -150,7 +154,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			return
 		}
 		for _, it := range h.Items() {
-			if !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
+			if it.LLD != nil && !byFlags || !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
 				trigItems != nil && !trigItems[it.ID] ||
 				p.Inherited.Given() && (it.TemplateID != 0) != p.Inherited.Value ||
 				withTriggers && (len(triggersOfItem(snap, it)) > 0) != wantTriggers ||
@@ -439,6 +443,9 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil, missing(i, "itemid")
 		}
 		cur := snap.AnyItem(p.ItemID.Value)
+		if !itemUpdatable(cur) {
+			return nil, errNoPermissions
+		}
 		if cur != nil && cur.TemplateID != 0 {
 			// A copy takes from its owner only what 6.0 lets an owner
 			// change; 6.0 ignores the other members, unchecked
@@ -542,7 +549,15 @@ func (w *configWriter) itemDelete(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error { return e.DeleteItems(ids) }); err != nil {
+	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error {
+		snap := w.cat.Snapshot()
+		for _, id := range ids {
+			if !itemDeletable(snap.AnyItem(id)) {
+				return errNoPermissions
+			}
+		}
+		return e.DeleteItems(ids)
+	}); err != nil {
 		return nil, err
 	}
 	return idResult("itemids", ids), nil

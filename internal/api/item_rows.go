@@ -203,6 +203,9 @@ func (rs *itemRows) lastOf(r *itemRow) *rowCache {
 // appendField appends field f of r as plain text (not JSON-escaped).
 func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
+	if f == fLifetime && it.LLD != nil {
+		return append(dst, it.LLD.Lifetime...)
+	}
 	if d := &itemDefault[f]; d.ok {
 		return append(dst, d.v...)
 	}
@@ -210,7 +213,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fDelay:
 		return append(dst, it.Delay...)
 	case fFlags:
-		return append(dst, '0')
+		return strconv.AppendInt(dst, int64(it.Flags()), 10)
 	case fValueMapID:
 		return strconv.AppendUint(dst, it.ValueMapID, 10)
 	case fTemplateID:
@@ -354,8 +357,8 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 	add := func(name string, v func(it *catalog.Item) any) {
 		out.nested = append(out.nested, itemNested{name, v})
 	}
-	if p.SelectDiscoveryRule.list() {
-		add("discoveryRule", func(*catalog.Item) any { return []object{} })
+	if sd := p.SelectDiscoveryRule; sd.list() {
+		add("discoveryRule", func(it *catalog.Item) any { return s.discoveryRuleOf(snap, it, sd) })
 	}
 	if sg := p.SelectGraphs; sg.Set {
 		add("graphs", func(*catalog.Item) any {
@@ -380,7 +383,8 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 		})
 	}
 	if p.SelectItemDiscovery.list() {
-		add("itemDiscovery", func(*catalog.Item) any { return []object{} })
+		sd := p.SelectItemDiscovery
+		add("itemDiscovery", func(it *catalog.Item) any { return s.itemDiscoveryOf(snap, it, sd) })
 	}
 	if st := p.SelectTags; st.Set {
 		add("tags", func(it *catalog.Item) any { return st.shape(itemTagObjects(it.Tags), "") })
@@ -783,6 +787,9 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 // appendQuoted appends a field that may need escaping as a JSON string.
 func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
+	if f == fLifetime && it.LLD != nil {
+		return zjson.AppendString(dst, it.LLD.Lifetime)
+	}
 	if d := &itemDefault[f]; d.ok {
 		return zjson.AppendString(dst, d.v)
 	}

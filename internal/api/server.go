@@ -83,6 +83,10 @@ type Options struct {
 	// States gives item.get's "state" and "error"; nil: every item is
 	// normal.
 	States ItemStates
+	// RuleErrors gives discoveryrule.get's "error" of a rule that is
+	// supported but could not make some objects (the LLD engine); nil:
+	// only the not-supported reason (States) is shown.
+	RuleErrors RuleErrors
 	// Availability gives the availability of host.get's interfaces; nil:
 	// every interface is unknown (available 0).
 	Availability Availabilities

@@ -106,7 +106,7 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		if none || !a.sees(t, p.Editable.Value) || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.GroupIDs, t.GroupIDs) ||
 			!idsAny(p.HostIDs, snap.LinkedTo(t.ID)) || !idsAny(p.ParentTemplateIDs, snap.LinkedTemplates(t.ID)) ||
 			itemTmpls != nil && !itemTmpls[t.ID] || trigTmpls != nil && !trigTmpls[t.ID] ||
-			p.WithItems.Given() && t.ItemCount() == 0 || p.WithTriggers.Given() && len(templateTriggers(snap, t)) == 0 ||
+			p.WithItems.Given() && len(listedItems(t)) == 0 || p.WithTriggers.Given() && len(templateTriggers(snap, t)) == 0 ||
 			tags != nil && !tags.match(len(t.Tags), func(i int) (string, string) { return t.Tags[i].Tag, t.Tags[i].Value }) {
 			continue
 		}
@@ -169,12 +169,15 @@ func (s *Server) templateSelects(o object, t *catalog.Host, p *templateGetParams
 	for _, x := range []struct {
 		sl   sel
 		name string
-	}{{p.SelectDiscoveries, "discoveries"}, {p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
+	}{{p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
 		if x.sl.Count {
 			o[x.name] = countOf(0)
 		} else if x.sl.Set {
 			o[x.name] = []object{}
 		}
+	}
+	if sl := p.SelectDiscoveries; sl.Set {
+		o["discoveries"] = s.discoveriesOf(t, sl, p.limitSelect)
 	}
 	if sl := p.SelectGroups; sl.list() {
 		var groups []object
@@ -227,7 +230,7 @@ func (s *Server) templateSelects(o object, t *catalog.Host, p *templateGetParams
 		}
 	}
 	if sl := p.SelectItems; sl.Set {
-		items := t.Items()
+		items := listedItems(t)
 		if sl.Count {
 			o["items"] = countOf(len(items))
 		} else {

@@ -97,7 +97,7 @@ func triggerObject(t *catalog.Trigger, rt event.Runtime) object {
 		"opdata": t.Opdata, "comments": t.Comments, "url": t.URL, "event_name": t.EventName, "uuid": t.UUID,
 		"correlation_mode": strconv.Itoa(int(t.CorrelationMode)), "correlation_tag": t.CorrelationTag,
 		"value": strconv.Itoa(int(rt.Value)), "state": strconv.Itoa(int(rt.State)), "error": rt.Error,
-		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": id(t.TemplateID), "flags": "0",
+		"lastchange": strconv.FormatInt(rt.LastChange, 10), "templateid": id(t.TemplateID), "flags": triggerFlags(t),
 		"max_check_attempts": strconv.Itoa(int(max(t.MaxCheckAttempts, 1))),
 	}
 }

@@ -100,8 +100,9 @@ var (
 	plugins = []pattern{"internal/ingest/*", "internal/poll/*"}
 
 	exprLang    = []pattern{"internal/expr/..."}
+	discovery   = []pattern{"internal/lld/..."}
 	housekeep   = []pattern{"internal/housekeep/..."}
-	stages      = slices.Concat(valuePath, eventStore, eventUsers, exprLang, housekeep)
+	stages      = slices.Concat(valuePath, eventStore, eventUsers, exprLang, housekeep, discovery)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
 	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance"}
@@ -153,6 +154,10 @@ var rules = slices.Concat(flow("value-path-one-way",
 	{
 		name: "value-path-before-events", from: valuePath, to: slices.Concat(eventStore, eventUsers),
 		why: "the value path runs before triggers and never imports the event path; the wiring connects trigger to the pipeline's OnCommit hook",
+	},
+	{
+		name: "lld-consumes-commits", from: discovery, to: slices.Concat(sources, pipeline, eventStore, eventUsers),
+		why: "the LLD engine sees committed values of discovery rules through the pipeline's OnCommit hook, connected by the wiring, and changes the catalog through Edit: it never imports the ways in, the pipeline or the event path",
 	},
 	{
 		name: "trigger-consumes-commits", from: []pattern{"internal/trigger/..."}, to: slices.Concat(sources, pipeline, preproc),

@@ -150,10 +150,10 @@
 //     one transaction, its copies written many rows per statement
 //     (edit_batch.go), one snapshot build. The import takes a Zabbix
 //     6.0 export's templates whole (items, triggers, value maps, tags,
-//     groups, macros, links, graphs, dashboards) and refuses, naming
-//     the element and its path, what the catalog cannot hold yet
-//     (discovery rules, web scenarios, item types and fields it does
-//     not keep); templates, their content, links and macros are
+//     groups, macros, links, graphs, dashboards, discovery rules) and
+//     refuses, naming the element and its path, what the catalog cannot
+//     hold yet (web scenarios, graph prototypes, item types and fields
+//     it does not keep); templates, their content, links and macros are
 //     applied after hosts and triggers in one more transaction.
 //   - Graphs and templates' dashboards (graph.go, dashboard.go, schema
 //     version 27, one migration, migrateGraphs): Zabbix 6.0's graphs
@@ -174,6 +174,22 @@
 //     one Edit: the rules filter what is created or updated, then
 //     deleteMissing deletes from the document's templates what it
 //     lacks).
+//   - Low-level discovery (lld.go, lld_edit.go, lld_apply.go,
+//     lld_spec.go; schema version 28): a discovery rule is an item
+//     (flags 1) with Item.LLD, its lifetime, filter, LLD macro paths,
+//     overrides and prototypes (item prototypes, flags 2, trigger and
+//     host prototypes, IDs from the items' sequence); it is text
+//     without history and never a prototype's or item's key twice on a
+//     host. Linking copies rules with their prototypes (TemplateID,
+//     template names in trigger prototypes rewritten), UpdateRule
+//     changes a rule and its copies. A discovered item (flags 4) or
+//     trigger carries Discovery (rule, prototype, ts_delete).
+//     Edit.ApplyDiscovery makes one result of a rule so (package lld
+//     computes it): creates, updates, marks lost (TSDelete = now +
+//     lifetime) and deletes lost resources whose time came, writing
+//     nothing when nothing changed. Deleting a rule deletes what it
+//     discovered. The import takes a template's discovery_rules in
+//     Zabbix 6.0's export form.
 //   - Maintenances (maintenance.go; schema version 10): Zabbix's
 //     maintenance with data collection, one time, daily and weekly
 //     periods, hosts, groups and problem tag conditions, validated with

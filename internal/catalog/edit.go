@@ -148,9 +148,13 @@ type Edit struct {
 	steps     stepsInterner      // interned preprocessing chains
 	ck        *checks            // the Catalog's validation hooks
 
-	refs        RefsFunc            // the catalog's expression parser
-	triggers    map[uint64]*Trigger // overlay, nil value: deleted
-	newTriggers []uint64            // triggers created in this Edit, in order
+	refs     RefsFunc            // the catalog's expression parser
+	triggers map[uint64]*Trigger // overlay, nil value: deleted
+	// trigByItem indexes the overlay by item (setTrigger): the IDs of
+	// triggers written in this Edit that referenced the item when
+	// written; stale entries are possible, so readers check again.
+	trigByItem  map[uint64][]uint64
+	newTriggers []uint64 // triggers created in this Edit, in order
 	// itemsGone is set once items or hosts were deleted: their triggers
 	// must go too (cascadeTriggers).
 	itemsGone bool

@@ -88,7 +88,7 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 		// as well: a template's SSH, JMX or database monitor items are
 		// copied with their logins, its IPMI items with their sensors,
 		// its script items with their parameters.
-		var tags, https, logins, jmxs, odbcs, sensors, params [][]any
+		var tags, https, logins, jmxs, odbcs, sensors, params, llds, discs [][]any
 		for i, n := range level {
 			n.ID = ids[i]
 			for _, t := range n.Tags {
@@ -112,6 +112,12 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			for i, p := range n.Parameters {
 				params = append(params, []any{n.ID, i, p.Name, p.Value})
 			}
+			if n.LLD != nil {
+				llds = append(llds, []any{n.ID, encodeLLD(n.LLD)})
+			}
+			if d := n.Discovery; d != nil {
+				discs = append(discs, []any{n.ID, d.RuleID, d.ProtoID, d.TSDelete})
+			}
 			e.addCreated(n)
 		}
 		for _, t := range []struct {
@@ -126,6 +132,8 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			{"INSERT INTO item_odbc (item_id, config) VALUES ", 2, odbcs},
 			{"INSERT INTO item_ipmi (item_id, sensor) VALUES ", 2, sensors},
 			{"INSERT INTO item_parameters (item_id, idx, name, value) VALUES ", 4, params},
+			{"INSERT INTO item_lld (item_id, config) VALUES ", 2, llds},
+			{"INSERT INTO item_discovery (item_id, rule_id, proto_id, ts_delete) VALUES ", 4, discs},
 		} {
 			if _, err := e.execRows(t.prefix, t.cols, t.rows); err != nil {
 				return err
@@ -175,7 +183,7 @@ func (e *Edit) insertTriggersBatch(ts []*Trigger) error {
 		for _, tg := range t.Tags {
 			tags = append(tags, []any{t.ID, tg.Tag, tg.Value})
 		}
-		e.triggers[t.ID] = t
+		e.setTrigger(t.ID, t)
 		e.indexTrigger(t)
 		e.newTriggers = append(e.newTriggers, t.ID)
 	}

@@ -529,6 +529,8 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM item_parameters WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_tags WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_ipmi WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM item_lld WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM item_discovery WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM host_ipmi WHERE host_id = ?",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",

@@ -27,6 +27,11 @@ type NewItem struct {
 	// UUID is a template item's uuid (an import's); "" makes one up.
 	// Hosts' items have none.
 	UUID string
+	// LLD makes the item a discovery rule (flags 1); its prototypes'
+	// IDs are assigned (lld_edit.go). Discovery makes it a discovered
+	// item (flags 4, set by the LLD engine).
+	LLD       *LLDRule
+	Discovery *Discovery
 }
 
 // ItemUpdate changes the fields of item ID that are set; nil fields keep
@@ -127,6 +132,10 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		itemIface(&it, h, ni.Interface, p, "interfaceid", false, &el)
 		it.ValueMapID = ni.ValueMapID
 		e.checkItemValueMap(p+".valuemapid", ni.HostID, ni.ValueMapID, &el)
+		if ni.LLD != nil {
+			e.checkRule(&it, ni.LLD, h, p, &el)
+		}
+		it.Discovery = ni.Discovery
 		made[i] = it
 	}
 	if err := el.err(); err != nil {
@@ -155,6 +164,11 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.Parameters = cloneItemParams(it.Parameters)
 		if h := e.host(it.HostID); h.IsTemplate {
 			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
+		}
+		if it.LLD != nil {
+			if err := e.assignProtoIDs(it.LLD, e.host(it.HostID).IsTemplate); err != nil {
+				return nil, err
+			}
 		}
 		if err := e.insertItem(it); err != nil {
 			return nil, err
@@ -190,6 +204,9 @@ func (e *Edit) insertItem(it *Item) error {
 		return err
 	}
 	if err := e.writeODBC(it, false); err != nil {
+		return err
+	}
+	if err := e.writeLLD(it, false); err != nil {
 		return err
 	}
 	if err := e.writeItemTags(it, false); err != nil {
@@ -233,6 +250,11 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	}
 	if !n.ODBC.equal(cur.ODBC) {
 		if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
+			return err
+		}
+	}
+	if !n.LLD.equal(cur.LLD) || !n.Discovery.equal(cur.Discovery) {
+		if err := e.writeLLDRows(n, cur); err != nil {
 			return err
 		}
 	}
@@ -480,6 +502,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		batch[k] = true
 		it.ID, it.HostID = cur.ID, cur.HostID
 		it.TemplateID, it.UUID = cur.TemplateID, cur.UUID
+		it.LLD, it.Discovery = cur.LLD, cur.Discovery
+		if it.LLD != nil {
+			// A rule stays text without history (checkRule).
+			it.ValueType, it.History, it.HistorySeconds, it.Trends, it.TrendsSeconds = cur.ValueType, "0", 0, "0", 0
+		}
 		switch {
 		case u.InterfaceID != nil:
 			it.InterfaceID = *u.InterfaceID
@@ -573,7 +600,7 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 	if err := el.err(); err != nil {
 		return err
 	}
-	ids = e.withDependents(e.withCopies(ids))
+	ids = e.withDependents(e.withDiscovered(e.withCopies(ids)))
 	initMap(&e.items)
 	initMap(&e.keys)
 	e.itemsGone = true
@@ -599,6 +626,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 		}
 		if _, err := e.exec("DELETE FROM item_ipmi WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if err := e.deleteLLDRows(it); err != nil {
+			return err
 		}
 		if _, err := e.exec("DELETE FROM items WHERE id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))

@@ -126,7 +126,10 @@ func (e *Edit) insertTrigger(t *Trigger) error {
 	if err := e.writeTriggerRefs(t, false); err != nil {
 		return err
 	}
-	e.triggers[id] = t
+	if err := e.writeTriggerDiscovery(t, false); err != nil {
+		return err
+	}
+	e.setTrigger(id, t)
 	e.indexTrigger(t)
 	e.newTriggers = append(e.newTriggers, id)
 	return nil
@@ -144,7 +147,10 @@ func (e *Edit) updateTrigger(t *Trigger) error {
 	if err := e.writeTriggerRefs(t, true); err != nil {
 		return err
 	}
-	e.triggers[t.ID] = t
+	if err := e.writeTriggerDiscovery(t, true); err != nil {
+		return err
+	}
+	e.setTrigger(t.ID, t)
 	e.indexTrigger(t)
 	return nil
 }
@@ -173,8 +179,8 @@ func (e *Edit) checkTriggerUnique(t *Trigger, batch []Trigger, p string, el *err
 	for _, o := range e.old.TemplateTriggersOfItem(t.ItemIDs[0]) {
 		found = found || same(e.trigger(o.ID))
 	}
-	for _, o := range e.triggers {
-		if o != nil && slices.Contains(o.ItemIDs, t.ItemIDs[0]) {
+	for _, id := range e.trigByItem[t.ItemIDs[0]] {
+		if o := e.triggers[id]; o != nil && slices.Contains(o.ItemIDs, t.ItemIDs[0]) {
 			found = found || same(o)
 		}
 	}
@@ -253,7 +259,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 	saved := make(map[uint64]*Trigger, len(next))
 	for i := range next {
 		saved[next[i].ID] = e.triggers[next[i].ID]
-		e.triggers[next[i].ID] = &next[i]
+		e.setTrigger(next[i].ID, &next[i])
 	}
 	for i := range next {
 		if err := e.checkDepCycle(next[i].ID); err != nil {
@@ -265,7 +271,7 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 			if t == nil {
 				delete(e.triggers, id)
 			} else {
-				e.triggers[id] = t
+				e.setTrigger(id, t)
 			}
 		}
 		return err
@@ -305,7 +311,7 @@ func (e *Edit) DeleteTriggers(ids []uint64) error {
 		if err := e.deleteTriggerRows(id); err != nil {
 			return err
 		}
-		e.triggers[id] = nil
+		e.setTrigger(id, nil)
 	}
 	e.res.TriggersDeleted += len(ids)
 	return nil
@@ -316,6 +322,7 @@ func (e *Edit) deleteTriggerRows(id uint64) error {
 		"DELETE FROM trigger_items WHERE trigger_id = ?",
 		"DELETE FROM trigger_tags WHERE trigger_id = ?",
 		"DELETE FROM trigger_deps WHERE trigger_id = ?1 OR depends_on = ?1",
+		"DELETE FROM trigger_discovery WHERE trigger_id = ?",
 		"DELETE FROM triggers WHERE id = ?",
 	} {
 		if _, err := e.exec(q, id); err != nil {
@@ -383,7 +390,7 @@ func (e *Edit) cascadeTriggers() error {
 		if err := e.deleteTriggerRows(id); err != nil {
 			return err
 		}
-		e.triggers[id] = nil
+		e.setTrigger(id, nil)
 	}
 	e.res.TriggersDeleted += len(dead)
 	return nil
@@ -676,4 +683,21 @@ func (e *Edit) TriggerHosts(id uint64) []uint64 {
 	}
 	slices.Sort(hosts)
 	return hosts
+}
+
+// setTrigger writes trigger id into the Edit's overlay (nil: deleted)
+// and indexes it by its items, so that checks over the triggers of one
+// item cost what that item has, not what the Edit wrote.
+func (e *Edit) setTrigger(id uint64, t *Trigger) {
+	initMap(&e.triggers)
+	e.triggers[id] = t
+	if t == nil {
+		return
+	}
+	initMap(&e.trigByItem)
+	for _, iid := range t.ItemIDs {
+		if l := e.trigByItem[iid]; len(l) == 0 || l[len(l)-1] != id {
+			e.trigByItem[iid] = append(l, id)
+		}
+	}
 }

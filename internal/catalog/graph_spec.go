@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -175,7 +176,10 @@ func graphSpecs(gs []GraphSpec, p string, el *errList) []specGraph {
 			set("graph_items["+strconv.Itoa(j)+"].calc_fnc", err)
 			gi.Type, err = exportEnum(xi.Type, gitemTypeNames, 0)
 			set("graph_items["+strconv.Itoa(j)+"].type", err)
-			gi.Color = xi.Color
+			// An export omits a colour that is 6.0's default (its
+			// graphs_items.color column's, 009600), as it omits every
+			// default.
+			gi.Color = cmp.Or(xi.Color, "009600")
 			if xi.Item.Host == "" || xi.Item.Key == "" {
 				el.addf(fi+".item", "an item is named by host and key")
 			}

@@ -485,6 +485,17 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 		n := new(Item)
 		*n = *ti
 		n.ID, n.HostID, n.Host, n.TemplateID, n.UUID, n.hasDeps = 0, owner.ID, nil, ti.ID, "", false
+		if ti.LLD != nil {
+			var cl *LLDRule
+			if cur != nil {
+				cl = cur.LLD
+			}
+			l, err := e.copyLLD(ti, cl, owner)
+			if err != nil {
+				return fail(err)
+			}
+			n.LLD = l
+		}
 		if ti.MasterItemID != 0 {
 			m := mapped[ti.MasterItemID]
 			if m == nil {

@@ -140,7 +140,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 		sm.templates = append(sm.templates, st)
 	}
 	if x := s.ZabbixExport; x != nil {
-		// After the templates: a template's first discovery rule is
+		// After the templates: a template's first dashboard or graph is
 		// the first thing its file is refused for.
 		refuseUnsupported("zabbix_export", x.Unsupported, &el)
 	}

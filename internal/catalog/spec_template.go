@@ -20,7 +20,7 @@ import (
 // absent is deleted.
 //
 // What Peregrine cannot store yet is refused, naming the element:
-// discovery_rules, dashboards, httptests, and any other member it does
+// graph prototypes, dashboards, httptests, and any other member it does
 // not know (Unsupported). Nothing is dropped in silence.
 type TemplateSpec struct {
 	UUID        string         `yaml:"uuid"`
@@ -31,6 +31,9 @@ type TemplateSpec struct {
 	Tags        []TagSpec      `yaml:"tags"`
 	Items       []ExportItem   `yaml:"items"`
 	ValueMaps   []ValueMapSpec `yaml:"valuemaps"`
+	// DiscoveryRules are the template's low-level discovery rules with
+	// their prototypes (lld_spec.go).
+	DiscoveryRules []ExportDiscoveryRule `yaml:"discovery_rules"`
 	// Macros, if present, is the complete list of the template's macros.
 	Macros    []MacroSpec   `yaml:"macros"`
 	Templates []TemplateRef `yaml:"templates"`
@@ -80,13 +83,13 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // unsupportedElement names what Peregrine cannot import yet, by the
 // export's member name.
 var unsupportedElement = map[string]string{
-	"discovery_rules": "low-level discovery rules are not supported yet",
-	"httptests":       "web scenarios are not supported yet",
-	"media_types":     "media types cannot be imported yet (create them with mediatype.create)",
-	"template_groups": "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
-	"hosts":           "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
-	"maps":            "network maps are not supported",
-	"images":          "images are not supported",
+	"httptests":        "web scenarios are not supported yet",
+	"graph_prototypes": "graph prototypes are not supported yet",
+	"media_types":      "media types cannot be imported yet (create them with mediatype.create)",
+	"template_groups":  "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
+	"hosts":            "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
+	"maps":             "network maps are not supported",
+	"images":           "images are not supported",
 }
 
 // refuseUnsupported reports each member of m as an error under p, the
@@ -250,6 +253,25 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 			st.triggers = append(st.triggers, triggerSpec(&xi.Triggers[ti], f+".triggers["+strconv.Itoa(ti)+"]", el))
 		}
 	}
+	for ri := range t.DiscoveryRules {
+		f := p + ".discovery_rules[" + strconv.Itoa(ri) + "]"
+		xr := &t.DiscoveryRules[ri]
+		if first, dup := keys[xr.Key]; dup {
+			el.addf(f+".key", "key %q is declared twice (first at items[%d])", xr.Key, first)
+			continue
+		}
+		keys[xr.Key] = -1
+		ni, ok := exportRule(xr, f, el)
+		if !ok {
+			continue
+		}
+		si := specTemplateItem{field: f, it: ni}
+		if ni.MasterItem != nil {
+			si.masterKey = ni.MasterItem.Key
+			si.it.MasterItem = nil
+		}
+		st.items = append(st.items, si)
+	}
 }
 
 // applyTemplateContent makes template id hold what st declares, in the
@@ -341,6 +363,12 @@ func (e *Edit) applyTemplateContent(id uint64, st *specTemplate) error {
 			}
 			is := si.it.ItemSpec
 			c := e.item(iid)
+			if si.it.LLD != nil {
+				if err := e.UpdateRule(iid, matchProtos(si.it.LLD, c.LLD)); err != nil {
+					return prefixSpecField(si.field, err)
+				}
+				c = e.item(iid)
+			}
 			want, _ := normItem(&is, si.field, &errList{}, nil, master != 0)
 			want.ID, want.HostID, want.MasterItemID, want.ValueMapID = c.ID, c.HostID, master, vm
 			want.TemplateID, want.UUID, want.InterfaceID = c.TemplateID, c.UUID, c.InterfaceID

@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 27
+const schemaVersion = 28
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -221,6 +221,7 @@ var migrations = []string{
 	templateSchema,      // 24 → 25: templates as hosts of status 3, copies' template_id, uuids
 	migrateItemParams(), // 25 → 26: items' parameters (script items)
 	migrateGraphs(),     // 26 → 27: graphs and templates' dashboards (graph.go, dashboard.go)
+	migrateLLD(),        // 27 → 28: discovery rules, prototypes, discovered items (lld.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -431,8 +432,14 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err := loadIPMI(ctx, tx, hosts, items); err != nil {
 		return nil, err
 	}
+	if err := loadLLD(ctx, tx, items); err != nil {
+		return nil, err
+	}
 	trigs, err := loadTriggers(ctx, tx)
 	if err != nil {
+		return nil, err
+	}
+	if err := loadTriggerDiscovery(ctx, tx, trigs); err != nil {
 		return nil, err
 	}
 	hs, ts, hitems, titems := splitParts(hosts, items)

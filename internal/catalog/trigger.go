@@ -55,6 +55,9 @@ type Trigger struct {
 	TemplateID uint64
 	// UUID is the uuid of a template's own trigger; "" otherwise.
 	UUID string
+	// Discovery is what made a discovered trigger (lld.go), nil for
+	// every other trigger.
+	Discovery *Discovery
 }
 
 // RecoveryMode is Zabbix's trigger recovery_mode.

@@ -342,6 +342,12 @@ type Item struct {
 	// (Zabbix's inventory_link, 1..70; 0 none). Stored and shown; host
 	// inventory itself is not kept yet (inventory.go).
 	InventoryLink uint8
+	// LLD is a discovery rule's configuration (flags 1, lld.go), nil
+	// for every other item.
+	LLD *LLDRule
+	// Discovery is what made a discovered item (flags 4, lld.go), nil
+	// for every other item.
+	Discovery *Discovery
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
@@ -364,7 +370,8 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
 		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && sameItemParams(a.Parameters, b.Parameters) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
-		a.IPMISensor == b.IPMISensor && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink
+		a.IPMISensor == b.IPMISensor && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink &&
+		a.LLD.equal(b.LLD) && a.Discovery.equal(b.Discovery)
 }
 
 // HasDependents reports whether some dependent item has a as its master,

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/peregrine-mon/peregrine/internal/lld"
 	"io"
 	"log/slog"
 	"net"
@@ -155,6 +156,9 @@ type Server struct {
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
+	// LLD applies discovery rules' committed values to the catalog
+	// (its Commit is on the pipeline's OnCommit, after the evaluator's).
+	LLD *lld.Engine
 
 	// Ways in (openWaysIn).
 
@@ -285,6 +289,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Maintenance.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = s.LLD.Run(pctx) }()
 	// The alert engine outlives evaluation: it stops after the last
 	// evaluation pass below, so every event made is matched (or in the
 	// log's catch-up at the next start).

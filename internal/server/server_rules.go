@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/peregrine-mon/peregrine/internal/lld"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
@@ -100,6 +101,9 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	// batch of events and acknowledges is handed to the alert engine and
 	// the services, which only queue it (they never block evaluation).
 	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b) }
+	// Discovery rules' values reach the LLD engine from the pipeline's
+	// commit hook (ways-in stage), durable first.
+	s.LLD = lld.New(lld.Options{Catalog: s.Catalog, ItemStates: s.ItemStates, Logger: log.With("component", "lld")})
 	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, notify}, Suppress: s.Maintenance.Covers,
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made in the ways-in stage, and results only flow

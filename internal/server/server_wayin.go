@@ -64,6 +64,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		OnCommit: func(shard int, samples []history.Sample) {
 			s.ValueCache.Add(shard, samples)
 			s.Evaluator.Commit(shard, samples)
+			s.LLD.Commit(shard, samples)
 		},
 		Shards:      cfg.Pipeline.EffectiveShards(),
 		QueueValues: cfg.Pipeline.QueueValues,

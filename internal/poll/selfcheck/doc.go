@@ -29,7 +29,8 @@
 //     sum of 1/interval over enabled items with an update interval on
 //     monitored hosts (main interval; flexible ones left out, as Zabbix).
 //   - zabbix[items], zabbix[items_unsupported], zabbix[hosts]: enabled
-//     items on monitored hosts, those of them not supported now,
+//     items on monitored hosts (discovery rules not counted for
+//     zabbix[items], as 6.0), those of them not supported now,
 //     monitored hosts.
 //   - zabbix[process,<type>,avg,busy|idle] for the types in Processes:
 //     the percentage of wall time the stage's goroutines were working

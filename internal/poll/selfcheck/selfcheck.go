@@ -160,7 +160,13 @@ func (c *Checker) value(item uint64, key string, now time.Time) (string, string)
 			return "", msgUnsupported
 		}
 		n := 0
-		eachPolledItem(f.Snapshot(), func(*catalog.Item) { n++ })
+		// Discovery rules are not counted (recorded from 6.0.14: its
+		// zabbix[items] counts flags 0 and 4).
+		eachPolledItem(f.Snapshot(), func(it *catalog.Item) {
+			if it.LLD == nil {
+				n++
+			}
+		})
 		return strconv.Itoa(n), ""
 	case "items_unsupported":
 		if f.Snapshot == nil || f.CountNotSupported == nil {

@@ -1,0 +1,322 @@
+package catalog
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ExportDiscoveryRule is a template's discovery rule in Zabbix 6.0's
+// export form: the item fields of its collecting type (ItemSpec), its
+// uuid, lifetime, filter, LLD macro paths, overrides and prototypes.
+// Graph prototypes, and any other member, are refused by name.
+type ExportDiscoveryRule struct {
+	ItemSpec          `yaml:",inline"`
+	UUID              string                   `yaml:"uuid"`
+	Lifetime          string                   `yaml:"lifetime"`
+	Filter            *ExportLLDFilter         `yaml:"filter"`
+	MacroPaths        []ExportMacroPath        `yaml:"lld_macro_paths"`
+	Overrides         []ExportOverride         `yaml:"overrides"`
+	ItemPrototypes    []ExportItemPrototype    `yaml:"item_prototypes"`
+	TriggerPrototypes []ExportTriggerPrototype `yaml:"trigger_prototypes"`
+	HostPrototypes    []yaml.Node              `yaml:"host_prototypes"`
+	Unsupported       map[string]yaml.Node     `yaml:",inline"`
+}
+
+// ExportLLDFilter is a filter in the export's form.
+type ExportLLDFilter struct {
+	EvalType   string               `yaml:"evaltype"` // AND_OR (default), AND, OR, FORMULA
+	Formula    string               `yaml:"formula"`
+	Conditions []ExportLLDCondition `yaml:"conditions"`
+}
+
+// ExportLLDCondition is a filter condition in the export's form.
+type ExportLLDCondition struct {
+	Macro     string `yaml:"macro"`
+	Value     string `yaml:"value"`
+	Operator  string `yaml:"operator"` // MATCHES_REGEX (default), NOT_MATCHES_REGEX, EXISTS, NOT_EXISTS
+	FormulaID string `yaml:"formulaid"`
+}
+
+// ExportMacroPath is an LLD macro path in the export's form.
+type ExportMacroPath struct {
+	Macro string `yaml:"lld_macro"`
+	Path  string `yaml:"path"`
+}
+
+// ExportOverride is an override in the export's form.
+type ExportOverride struct {
+	Name       string            `yaml:"name"`
+	Step       string            `yaml:"step"`
+	Stop       string            `yaml:"stop"` // NO_STOP (default), STOP
+	Filter     *ExportLLDFilter  `yaml:"filter"`
+	Operations []ExportOperation `yaml:"operations"`
+}
+
+// ExportOperation is an override operation in the export's form.
+type ExportOperation struct {
+	Object        string         `yaml:"operationobject"` // ITEM_PROTOTYPE, TRIGGER_PROTOTYPE, GRAPH_PROTOTYPE, HOST_PROTOTYPE
+	Operator      string         `yaml:"operator"`        // EQUAL (default), NOT_EQUAL, LIKE, NOT_LIKE, REGEXP, NOT_REGEXP
+	Value         string         `yaml:"value"`
+	Status        string         `yaml:"status"`   // ENABLED, DISABLED
+	Discover      string         `yaml:"discover"` // DISCOVER, NO_DISCOVER
+	Delay         *string        `yaml:"delay"`
+	History       *string        `yaml:"history"`
+	Trends        *string        `yaml:"trends"`
+	Severity      string         `yaml:"severity"`
+	Tags          []TagSpec      `yaml:"tags"`
+	Templates     []TemplateRef  `yaml:"templates"`
+	InventoryMode string         `yaml:"inventory_mode"`
+	Unsupported   map[string]any `yaml:",inline"`
+}
+
+// ExportItemPrototype is an item prototype in the export's form.
+type ExportItemPrototype struct {
+	ItemSpec          `yaml:",inline"`
+	UUID              string                   `yaml:"uuid"`
+	Discover          string                   `yaml:"discover"` // DISCOVER (default), NO_DISCOVER
+	TriggerPrototypes []ExportTriggerPrototype `yaml:"trigger_prototypes"`
+	Unsupported       map[string]yaml.Node     `yaml:",inline"`
+}
+
+// ExportTriggerPrototype is a trigger prototype in the export's form.
+type ExportTriggerPrototype struct {
+	TriggerSpec `yaml:",inline"`
+	Discover    string `yaml:"discover"`
+}
+
+var (
+	evalTypeNames    = []string{"AND_OR", "AND", "OR", "FORMULA"}
+	opObjectNames    = []string{"ITEM_PROTOTYPE", "TRIGGER_PROTOTYPE", "GRAPH_PROTOTYPE", "HOST_PROTOTYPE"}
+	discoverNames    = []string{"DISCOVER", "NO_DISCOVER"}
+	conditionOpNames = map[string]int{"": OpMatches, "MATCHES_REGEX": OpMatches, "NOT_MATCHES_REGEX": OpNotMatches, "EXISTS": OpExists, "NOT_EXISTS": OpNotExists}
+	opCondNames      = map[string]int{"": OpCondEquals, "EQUAL": OpCondEquals, "NOT_EQUAL": OpCondNotEquals, "LIKE": OpCondContains, "NOT_LIKE": OpCondNotContains, "REGEXP": OpCondMatches, "NOT_REGEXP": OpCondNotMatches}
+)
+
+// exportItemFields converts an export item's enumerations (type,
+// value_type, status) to the import format's, reporting an item type
+// Peregrine does not collect.
+func exportItemFields(is *ItemSpec, f string, el *errList) bool {
+	typeName := cmpOr(is.Type, "ZABBIX_PASSIVE")
+	conv := func(v *string, names map[string]string, def string) {
+		switch n, ok := names[*v]; {
+		case *v == "":
+			*v = def
+		case ok:
+			*v = n
+		}
+	}
+	conv(&is.Type, exportItemTypes, "0")
+	conv(&is.ValueType, exportValueTypes, "3")
+	if _, err := ParseItemType(is.Type); err != nil {
+		el.addf(f+".type", "item type %s is not supported by Peregrine", typeName)
+		return false
+	}
+	switch is.Status {
+	case "ENABLED":
+		is.Status = "enabled"
+	case "DISABLED":
+		is.Status = "disabled"
+	}
+	return true
+}
+
+func exportFilter(x *ExportLLDFilter, f string, el *errList) LLDFilter {
+	var out LLDFilter
+	if x == nil {
+		return out
+	}
+	et, err := enumValue(x.EvalType, evalTypeNames, 0)
+	if err != nil {
+		el.add(f+".evaltype", err)
+	}
+	out.EvalType, out.Formula = et, x.Formula
+	for i, c := range x.Conditions {
+		op, ok := conditionOpNames[c.Operator]
+		if !ok {
+			el.addf(f+".conditions["+strconv.Itoa(i)+"].operator", "%q is not one of MATCHES_REGEX, NOT_MATCHES_REGEX, EXISTS, NOT_EXISTS", c.Operator)
+		}
+		out.Conditions = append(out.Conditions, LLDCondition{Macro: c.Macro, Value: c.Value, Operator: op, FormulaID: c.FormulaID})
+	}
+	return out
+}
+
+func exportTriggerProto(x *ExportTriggerPrototype, f string, el *errList) TriggerPrototype {
+	st := triggerSpec(&x.TriggerSpec, f, el)
+	d, err := enumValue(x.Discover, discoverNames, 0)
+	if err != nil {
+		el.add(f+".discover", err)
+	}
+	return TriggerPrototype{Fields: st.f, Dependencies: st.deps, Discover: d}
+}
+
+// exportRule validates a template's discovery rule into a NewItem with
+// its LLD configuration.
+func exportRule(x *ExportDiscoveryRule, f string, el *errList) (NewItem, bool) {
+	refuseUnsupported(f, x.Unsupported, el)
+	is := x.ItemSpec
+	if !exportItemFields(&is, f, el) {
+		return NewItem{}, false
+	}
+	is.ValueType, is.History, is.Trends, is.Units = "text", "0", "0", ""
+	l := &LLDRule{Lifetime: x.Lifetime, Filter: exportFilter(x.Filter, f+".filter", el)}
+	for _, mp := range x.MacroPaths {
+		l.MacroPaths = append(l.MacroPaths, LLDMacroPath(mp))
+	}
+	for oi, xo := range x.Overrides {
+		of := f + ".overrides[" + strconv.Itoa(oi) + "]"
+		o := LLDOverride{Name: xo.Name, Filter: exportFilter(xo.Filter, of+".filter", el)}
+		if xo.Step != "" {
+			n, err := strconv.Atoi(xo.Step)
+			if err != nil {
+				el.add(of+".step", err)
+			}
+			o.Step = n
+		}
+		s, err := enumValue(xo.Stop, []string{"NO_STOP", "STOP"}, 0)
+		if err != nil {
+			el.add(of+".stop", err)
+		}
+		o.Stop = s
+		for pi, xp := range xo.Operations {
+			pf := of + ".operations[" + strconv.Itoa(pi) + "]"
+			var op LLDOperation
+			var err error
+			if op.Object, err = enumValue(xp.Object, opObjectNames, 0); err != nil {
+				el.add(pf+".operationobject", err)
+			}
+			n, ok := opCondNames[xp.Operator]
+			if !ok {
+				el.addf(pf+".operator", "%q is not one of EQUAL, NOT_EQUAL, LIKE, NOT_LIKE, REGEXP, NOT_REGEXP", xp.Operator)
+			}
+			op.Operator, op.Value = n, xp.Value
+			opt := func(v, field string, names []string) *int {
+				if v == "" {
+					return nil
+				}
+				n, err := enumValue(v, names, 0)
+				if err != nil {
+					el.add(pf+"."+field, err)
+				}
+				return &n
+			}
+			op.Status = opt(xp.Status, "status", []string{"ENABLED", "DISABLED"})
+			op.Discover = opt(xp.Discover, "discover", discoverNames)
+			op.Severity = opt(xp.Severity, "severity", priorityNames)
+			op.Inventory = opt(xp.InventoryMode, "inventory_mode", []string{"MANUAL", "AUTOMATIC"})
+			op.Delay, op.History, op.Trends = xp.Delay, xp.History, xp.Trends
+			for _, t := range xp.Tags {
+				op.Tags = append(op.Tags, Tag(t))
+			}
+			for _, t := range xp.Templates {
+				op.Templates = append(op.Templates, t.Name)
+			}
+			for k := range xp.Unsupported {
+				el.addf(pf+"."+k, "not supported: Peregrine does not store it")
+			}
+			o.Operations = append(o.Operations, op)
+		}
+		l.Overrides = append(l.Overrides, o)
+	}
+	for pi := range x.ItemPrototypes {
+		xp := &x.ItemPrototypes[pi]
+		pf := f + ".item_prototypes[" + strconv.Itoa(pi) + "]"
+		refuseUnsupported(pf, xp.Unsupported, el)
+		ps := xp.ItemSpec
+		if !exportItemFields(&ps, pf, el) {
+			continue
+		}
+		p := ItemPrototype{UUID: xp.UUID}
+		if ps.MasterItem != nil {
+			p.MasterKey, ps.MasterItem = ps.MasterItem.Key, nil
+		}
+		if ps.ValueMap != nil {
+			p.ValueMap, ps.ValueMap = ps.ValueMap.Name, nil
+		}
+		d, err := enumValue(xp.Discover, discoverNames, 0)
+		if err != nil {
+			el.add(pf+".discover", err)
+		}
+		p.Discover, p.Item = d, ps
+		l.ItemPrototypes = append(l.ItemPrototypes, p)
+		for ti := range xp.TriggerPrototypes {
+			l.TriggerPrototypes = append(l.TriggerPrototypes, exportTriggerProto(&xp.TriggerPrototypes[ti], pf+".trigger_prototypes["+strconv.Itoa(ti)+"]", el))
+		}
+	}
+	for ti := range x.TriggerPrototypes {
+		l.TriggerPrototypes = append(l.TriggerPrototypes, exportTriggerProto(&x.TriggerPrototypes[ti], f+".trigger_prototypes["+strconv.Itoa(ti)+"]", el))
+	}
+	for hi := range x.HostPrototypes {
+		n := &x.HostPrototypes[hi]
+		var m map[string]any
+		if err := n.Decode(&m); err != nil {
+			el.add(f+".host_prototypes["+strconv.Itoa(hi)+"]", err)
+			continue
+		}
+		hp := HostPrototype{}
+		hp.UUID, _ = m["uuid"].(string)
+		hp.Host, _ = m["host"].(string)
+		hp.Name, _ = m["name"].(string)
+		if s, _ := m["status"].(string); s == "DISABLED" {
+			hp.Status = 1
+		}
+		if s, _ := m["discover"].(string); s == "NO_DISCOVER" {
+			hp.Discover = 1
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			el.add(f+".host_prototypes["+strconv.Itoa(hi)+"]", err)
+			continue
+		}
+		hp.Config = b
+		l.HostPrototypes = append(l.HostPrototypes, hp)
+	}
+	checkLLDRule(l, is.Key, f, el)
+	if _, ok := normItem(&is, f, el, nil, is.MasterItem != nil); !ok {
+		return NewItem{}, false
+	}
+	return NewItem{ItemSpec: is, UUID: x.UUID, LLD: l}, true
+}
+
+// matchProtos returns want with the IDs of cur's prototypes of the same
+// key (item prototypes), name and expression (trigger prototypes) or
+// host (host prototypes): an import updates them in place.
+func matchProtos(want, cur *LLDRule) *LLDRule {
+	w := cloneLLD(want)
+	if cur == nil {
+		return w
+	}
+	for i := range w.ItemPrototypes {
+		for _, c := range cur.ItemPrototypes {
+			if c.Item.Key == w.ItemPrototypes[i].Item.Key {
+				w.ItemPrototypes[i].ID, w.ItemPrototypes[i].TemplateID = c.ID, c.TemplateID
+				if w.ItemPrototypes[i].UUID == "" {
+					w.ItemPrototypes[i].UUID = c.UUID
+				}
+			}
+		}
+	}
+	for i := range w.TriggerPrototypes {
+		f := &w.TriggerPrototypes[i]
+		for _, c := range cur.TriggerPrototypes {
+			if c.Fields.Description == f.Fields.Description && c.Fields.Expression == f.Fields.Expression {
+				f.ID, f.TemplateID = c.ID, c.TemplateID
+				if f.Fields.UUID == "" {
+					f.Fields.UUID = c.Fields.UUID
+				}
+			}
+		}
+	}
+	for i := range w.HostPrototypes {
+		for _, c := range cur.HostPrototypes {
+			if c.Host == w.HostPrototypes[i].Host {
+				w.HostPrototypes[i].ID, w.HostPrototypes[i].TemplateID = c.ID, c.TemplateID
+				if w.HostPrototypes[i].UUID == "" {
+					w.HostPrototypes[i].UUID = c.UUID
+				}
+			}
+		}
+	}
+	return w
+}
