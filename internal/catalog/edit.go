@@ -164,6 +164,8 @@ type Edit struct {
 	newValueMaps []uint64             // value maps created in this Edit, in order
 	// rx is the global regular expressions, nil until one changes.
 	rx []GlobalRegexp
+	// px is the proxies, nil until one changes (proxy.go).
+	px []Proxy
 
 	// Inheritance (inherit.go). propagating is set while a template's
 	// change is made to its copies, which then accept every field.
@@ -565,6 +567,7 @@ func (e *Edit) build() (*Snapshot, error) {
 	s.macros = old.macros
 	s.maints = old.maints
 	s.regexps = old.regexps
+	s.proxies = old.proxies
 	e.applyOverlays(s)
 	return s, nil
 }
@@ -664,6 +667,7 @@ func (e *Edit) buildPart(old *Snapshot, groups []Group, tmpl bool) (*Snapshot, e
 func (e *Edit) applyOverlays(s *Snapshot) {
 	s.setValueMaps(e.buildValueMaps())
 	e.buildRegexps(s)
+	e.buildProxies(s)
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}

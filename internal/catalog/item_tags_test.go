@@ -15,7 +15,7 @@ var downgradeItemDesc = append(slices.Clone(downgradeHostPSK), "ALTER TABLE item
 // go back to their own table (keeping their IDs) and the copies'
 // template_id and the uuids go. It is the first step of every older
 // downgrade.
-var downgradeTemplates = []string{
+var downgradeTemplates = append(slices.Clone(downgradeProxies),
 	"CREATE TABLE templates (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL UNIQUE, name TEXT NOT NULL)",
 	"INSERT INTO templates (id, host, name) SELECT id, host, name FROM hosts WHERE status = 3",
 	"DELETE FROM host_tags WHERE host_id IN (SELECT id FROM hosts WHERE status = 3)",
@@ -25,7 +25,7 @@ var downgradeTemplates = []string{
 	"ALTER TABLE hosts DROP COLUMN uuid", "ALTER TABLE items DROP COLUMN template_id", "ALTER TABLE items DROP COLUMN uuid",
 	"ALTER TABLE triggers DROP COLUMN template_id", "ALTER TABLE triggers DROP COLUMN uuid", "ALTER TABLE valuemaps DROP COLUMN uuid",
 	"ALTER TABLE items DROP COLUMN inventory_link",
-}
+)
 
 // downgradeItemTags turns a database of schema version 19 into version
 // 15 but for the version number.

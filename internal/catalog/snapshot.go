@@ -78,6 +78,8 @@ type Snapshot struct {
 	// regexps are the global regular expressions ascending by ID
 	// (regexp.go).
 	regexps []GlobalRegexp
+	// proxies ascending by ID (proxy.go).
+	proxies []Proxy
 
 	// tmpl is the templates' part (template.go): a snapshot of its own
 	// whose hosts are the templates and whose items and triggers are

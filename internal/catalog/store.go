@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 25
+const schemaVersion = 26
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + proxySchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -219,6 +219,7 @@ var migrations = []string{
 	migrateItemJMX(),   // 22 → 23: JMX agent items' endpoints and credentials
 	migrateItemODBC(),  // 23 → 24: database monitor items' logins
 	templateSchema,     // 24 → 25: templates as hosts of status 3, copies' template_id, uuids
+	migrateProxies(),   // 25 → 26: proxies, hosts' proxy (proxy.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -453,6 +454,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	}
 	s.setValueMaps(vms)
 	if s.regexps, err = loadRegexps(ctx, tx); err != nil {
+		return nil, err
+	}
+	if s.proxies, err = loadProxies(ctx, tx, s.hosts); err != nil {
 		return nil, err
 	}
 	return s, nil
