@@ -53,7 +53,10 @@ func TestProxies(t *testing.T) {
 	if !errors.As(err, &inUse) || inUse.Error() != `Host "web-01" is monitored by proxy "px-a".` {
 		t.Fatalf("delete of a proxy in use: %v", err)
 	}
-	_, err = c.Edit(ctx, func(e *Edit) error { _, err := e.CreateProxies([]Proxy{{Name: "px-a", Status: 5, TLS: DefaultHostTLS}}); return err })
+	_, err = c.Edit(ctx, func(e *Edit) error {
+		_, err := e.CreateProxies([]Proxy{{Name: "px-a", Status: 5, TLS: DefaultHostTLS}})
+		return err
+	})
 	var dup *ProxyExistsError
 	if !errors.As(err, &dup) {
 		t.Fatalf("duplicate: %v", err)
