@@ -105,7 +105,7 @@ type Options struct {
 	// and not acted on, as by a Zabbix server with no such actions.
 	ProxyExtras func(p *catalog.Proxy, autoReg, discovery []byte) error
 	Metrics     *selfmon.Registry
-	Logger  *slog.Logger
+	Logger      *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
