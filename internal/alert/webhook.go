@@ -148,38 +148,9 @@ func scriptErr(err error) error {
 	return fmt.Errorf("webhook script: %w", err)
 }
 
-// fetch makes one request of a script's HttpRequest.
+// fetch makes one request of a script's HttpRequest, with Client and
+// MaxBody (jsvm.HTTPFetcher, which script items share).
 func (w *WebhookSender) fetch(ctx context.Context, r *jsvm.Request) (*jsvm.Response, error) {
-	var body io.Reader
-	if r.HasBody {
-		body = strings.NewReader(r.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("cannot make the request: %w", err)
-	}
-	for _, h := range r.Header {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	resp, err := w.client().Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("cannot send request: timeout (%s %s)", r.Method, r.URL)
-		}
-		return nil, fmt.Errorf("cannot send request: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, w.maxBody()+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the response of %s: %w", r.URL, err)
-	}
-	if int64(len(b)) > w.maxBody() {
-		return nil, fmt.Errorf("response of %s is larger than %d bytes", r.URL, w.maxBody())
-	}
-	h := make(map[string]string, len(resp.Header))
-	for k, v := range resp.Header {
-		h[strings.ToLower(k)] = strings.Join(v, ", ")
-	}
-	return &jsvm.Response{Status: resp.StatusCode, Header: h, Body: string(b)}, nil
+	f := jsvm.HTTPFetcher{Client: w.Client, MaxBody: w.maxBody()}
+	return f.Fetch(ctx, r)
 }

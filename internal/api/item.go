@@ -257,23 +257,42 @@ type itemParams struct {
 	PrivateKey opt[string] `json:"privatekey"`
 	// JMXEndpoint is a JMX agent item's endpoint (absent on create:
 	// Zabbix's default); its username and password are httpParams'.
-	JMXEndpoint opt[string]  `json:"jmx_endpoint"`
-	Parameters  opt[ignored] `json:"parameters"`
-	UUID        opt[ignored] `json:"uuid"`
+	JMXEndpoint opt[string] `json:"jmx_endpoint"`
+	// Parameters are a script item's (item_script.go); other types take
+	// and ignore them.
+	Parameters opt[json.RawMessage] `json:"parameters" as:"json"`
+	UUID       opt[ignored]         `json:"uuid"`
+
+	// parameters are the script item's Parameters as checked by
+	// scriptChecks; nil: not given (or not a script item).
+	parameters *[]catalog.ItemParam
 }
 
 // dropTemplated forgets the members an item copied from a template
 // takes from its template only: name, key, type, value type, units,
-// value map, preprocessing, master, formula and the type's own
+// value map, preprocessing, master, timeout and most of the type's own
 // settings. Zabbix 6.0's item.update ignores them on a copy; the
-// interval, history, trends, status, description, tags and interface
-// (and Peregrine's retry interval and timestamp precision) are the
-// owner's to change.
-func (p *itemParams) dropTemplated() {
+// interval, history, trends, status, description, tags and interface,
+// params (but a script item's) and the login (and Peregrine's retry
+// interval and timestamp precision) are the owner's to change.
+func (p *itemParams) dropTemplated(typ catalog.ItemType) {
 	keep := *p
 	*p = itemParams{ItemID: keep.ItemID, HostID: keep.HostID, Delay: keep.Delay, History: keep.History, Trends: keep.Trends,
 		Status: keep.Status, Description: keep.Description, Tags: keep.Tags, InterfaceID: keep.InterfaceID,
-		RetryDelay: keep.RetryDelay, TimestampPrecision: keep.TimestampPrecision}
+		RetryDelay: keep.RetryDelay, TimestampPrecision: keep.TimestampPrecision,
+		// The credentials and the command a copy's owner may change
+		// (recorded from 6.0.14 on copies of SSH, JMX, IPMI, HTTP agent
+		// and calculated items: params, username, password, authtype,
+		// publickey, privatekey and jmx_endpoint change; url, posts,
+		// headers, status_codes, timeout, snmp_oid and ipmi_sensor are
+		// ignored like name, key_, units and value_type).
+		Params: keep.Params, PublicKey: keep.PublicKey, PrivateKey: keep.PrivateKey, JMXEndpoint: keep.JMXEndpoint}
+	p.httpParams.AuthType, p.httpParams.Username, p.httpParams.Password = keep.httpParams.AuthType, keep.httpParams.Username, keep.httpParams.Password
+	if typ == catalog.Script {
+		// A script item's script, parameters and timeout are its
+		// template's (recorded from 6.0.14: all three ignored).
+		p.Params = opt[string]{}
+	}
 }
 
 // common validates the members item.create and item.update share.
@@ -384,6 +403,9 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if steps != nil {
 			items[i].Preprocessing = *steps
 		}
+		if p.parameters != nil {
+			items[i].Parameters = *p.parameters
+		}
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -416,15 +438,18 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if !p.ItemID.Set {
 			return nil, missing(i, "itemid")
 		}
-		if err := p.common(i); err != nil {
-			return nil, err
-		}
 		cur := snap.AnyItem(p.ItemID.Value)
 		if cur != nil && cur.TemplateID != 0 {
 			// A copy takes from its owner only what 6.0 lets an owner
-			// change; 6.0 ignores the other members (recorded from
-			// 6.0.14).
-			p.dropTemplated()
+			// change; 6.0 ignores the other members, unchecked
+			// (recorded from 6.0.14).
+			p.dropTemplated(cur.Type)
+		}
+		if err := p.scriptUpdate(i, cur); err != nil {
+			return nil, err
+		}
+		if err := p.common(i); err != nil {
+			return nil, err
 		}
 		if cur != nil {
 			typ := cur.Type
@@ -482,6 +507,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		if p.ValueMapID.Set {
 			u.ValueMapID = &p.ValueMapID.Value
 		}
+		u.Parameters = p.parameters
 		if p.Tags.Set {
 			var cur []catalog.Tag
 			if it := snap.AnyItem(p.ItemID.Value); it != nil {

@@ -90,10 +90,23 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 	if !p.HostID.Set || !p.Name.Set || !p.Key.Set || !p.ValueType.Given() || needsDelay(typ) && !p.Delay.Set {
 		return errIncorrectArguments
 	}
+	h := snap.HostOrTemplate(p.HostID.Value)
+	if typ == catalog.Script {
+		// 6.0 checks the host, then a script item's members, before the
+		// members every item has (recorded from 6.0.14).
+		if h == nil || !a.all() && !a.canWrite(h) {
+			return errNoPermissionsParams
+		}
+		ps, err := p.scriptChecks(i, nil)
+		if err != nil {
+			return err
+		}
+		p.parameters = ps
+	}
 	if err := p.common(i); err != nil {
 		return err
 	}
-	h := snap.HostOrTemplate(p.HostID.Value)
+
 	if h == nil || !a.all() && !a.canWrite(h) {
 		return errNoPermissionsParams
 	}
@@ -104,6 +117,26 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 		return err
 	}
 	return p.jmxChecks(typ, true, false)
+}
+
+// scriptUpdate checks item.update's object i as a script item's when it
+// is one or becomes one (cur: the item as it is, nil if there is none),
+// before the members every item has, as 6.0 does; other items' are
+// dropped, and a type change away from script drops them (the catalog).
+func (p *itemParams) scriptUpdate(i int, cur *catalog.Item) error {
+	if cur == nil {
+		return nil
+	}
+	typ := cur.Type
+	if p.Type.Given() {
+		typ = catalog.ItemType(p.Type.Value)
+	}
+	if typ != catalog.Script {
+		return nil
+	}
+	ps, err := p.scriptChecks(i, cur)
+	p.parameters = ps
+	return err
 }
 
 // updateChecks checks item.update's object i against cur, the item as

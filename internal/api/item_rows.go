@@ -706,7 +706,7 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel *i
 			case memberHeaders:
 				dst = appendHTTPHeaders(dst, r.it.HTTP)
 			case memberParameters:
-				dst = append(dst, `"parameters":[]`...)
+				dst = appendItemParameters(dst, r.it.Parameters)
 			case memberPreprocessing:
 				dst = appendPreprocessing(dst, r.it, sel.preprocessing)
 			case memberQueryFields:

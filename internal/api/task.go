@@ -29,7 +29,7 @@ type taskReq struct {
 // refuses them ("wrong item type").
 func checkNowType(t catalog.ItemType) bool {
 	switch t {
-	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.ODBC, catalog.HTTPAgent, catalog.SNMPAgent, catalog.JMX,
+	case catalog.ZabbixAgent, catalog.SimpleCheck, catalog.Internal, catalog.External, catalog.ODBC, catalog.Script, catalog.HTTPAgent, catalog.SNMPAgent, catalog.JMX,
 		catalog.SSHAgent, catalog.TelnetAgent: // recorded from 6.0.14: "Execute now" takes SSH and Telnet items
 		return true
 	}

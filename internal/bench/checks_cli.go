@@ -51,10 +51,10 @@ checks"), measures, and deletes them:
 rate polls the items every --delay and counts, after --warmup, the values
 stored in --window against the ideal (items / delay), and for snmp the
 OIDs the devices answered. The server's CPU is sampled from /proc: the
-process tree listening on --server-port (default the --target URL's
-port, which is Peregrine's; Zabbix's is its ListenPort) and on
---cpu-ports (more of the server's processes, such as Zabbix's
-PostgreSQL), with the children they reaped; --db-cpu-ports names the
+process trees listening on --server-port and --cpu-ports (for Zabbix its
+ListenPort and its PostgreSQL), with the children they reaped; without
+either, the tree on the --target URL's port (Peregrine's own process);
+--db-cpu-ports names the
 queried database's processes (odbc) and --gateway-port the Java
 gateway's (jmx). Each is given per check, over each sweep or rate
 window. --start/--stop run shell commands around the
@@ -169,18 +169,20 @@ const (
 )
 
 // serverCPU is the CPU sampler of the measured server: the process
-// trees listening on --server-port (default the --target URL's port)
-// and on --cpu-ports, with their reaped children; none when it is this
-// process (an in-process server, whose figure would include the
-// simulated targets).
+// trees listening on --server-port and --cpu-ports, with their reaped
+// children; when neither is given, the tree on the --target URL's port
+// (Peregrine's own; Zabbix's is its PHP frontend, hence the flags).
+// None when it is this process (an in-process server, whose figure
+// would include the simulated targets).
 func (b *ChecksBench) serverCPU() ServerCPU {
-	port := b.ServerPort
-	if port == 0 {
+	ports := append([]int{b.ServerPort}, b.CPUPorts...)
+	if b.ServerPort == 0 && len(b.CPUPorts) == 0 {
 		if u, err := url.Parse(b.Server.Target); err == nil {
-			port, _ = strconv.Atoi(u.Port())
+			p, _ := strconv.Atoi(u.Port())
+			ports = []int{p}
 		}
 	}
-	s := b.cpu(append([]int{port}, b.CPUPorts...)...)
+	s := b.cpu(ports...)
 	if slices.Contains(s.PIDs, os.Getpid()) {
 		return ServerCPU{}
 	}

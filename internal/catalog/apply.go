@@ -687,6 +687,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := writeTags(it); err != nil {
 			return err
 		}
+		if err := writeItemParams(txExec, id, it.Parameters, false); err != nil {
+			return fmt.Errorf("cannot store the parameters of item %q on host %d: %w", it.Key, it.HostID, err)
+		}
 		if err := writeItemIPMI(txExec, id, it.IPMISensor, false); err != nil {
 			return fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -745,7 +748,10 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := writeTags(it); err != nil {
 			return err
 		}
-		// The IPMI sensor likewise.
+		// The parameters and the IPMI sensor likewise.
+		if err := writeItemParams(txExec, it.ID, it.Parameters, true); err != nil {
+			return fmt.Errorf("cannot update the parameters of item %d (%q): %w", it.ID, it.Key, err)
+		}
 		if err := writeItemIPMI(txExec, it.ID, it.IPMISensor, true); err != nil {
 			return fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", it.ID, it.Key, err)
 		}

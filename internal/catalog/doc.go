@@ -98,6 +98,10 @@
 //     Params and whose data source their key names; table item_odbc,
 //     schema version 24). They share HTTPSpec's fields, as Zabbix's
 //     item fields are shared.
+//   - Item parameters (item_params.go, Item.Parameters: Zabbix 6.0's
+//     item "parameters", the name/value pairs of a script item's
+//     script, names unique and not empty; table item_parameters, one
+//     row per parameter in order, schema version 25); script items only.
 //   - Triggers (trigger.go, edit_trigger.go, spec_trigger.go; schema
 //     version 9): Zabbix's trigger fields, tags, dependencies (no cycles,
 //     at most 32 deep) and the items the expressions reference, resolved

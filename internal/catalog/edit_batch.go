@@ -86,8 +86,9 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 		}
 		// The side tables of the types that have one, each in batches
 		// as well: a template's SSH, JMX or database monitor items are
-		// copied with their logins, its IPMI items with their sensors.
-		var tags, https, logins, jmxs, odbcs, sensors [][]any
+		// copied with their logins, its IPMI items with their sensors,
+		// its script items with their parameters.
+		var tags, https, logins, jmxs, odbcs, sensors, params [][]any
 		for i, n := range level {
 			n.ID = ids[i]
 			for _, t := range n.Tags {
@@ -108,6 +109,9 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			if n.IPMISensor != "" {
 				sensors = append(sensors, []any{n.ID, n.IPMISensor})
 			}
+			for i, p := range n.Parameters {
+				params = append(params, []any{n.ID, i, p.Name, p.Value})
+			}
 			e.addCreated(n)
 		}
 		for _, t := range []struct {
@@ -121,6 +125,7 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			{"INSERT INTO item_jmx (item_id, config) VALUES ", 2, jmxs},
 			{"INSERT INTO item_odbc (item_id, config) VALUES ", 2, odbcs},
 			{"INSERT INTO item_ipmi (item_id, sensor) VALUES ", 2, sensors},
+			{"INSERT INTO item_parameters (item_id, idx, name, value) VALUES ", 4, params},
 		} {
 			if _, err := e.execRows(t.prefix, t.cols, t.rows); err != nil {
 				return err

@@ -526,6 +526,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM item_login WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_jmx WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_odbc WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
+			"DELETE FROM item_parameters WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_tags WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_ipmi WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM host_ipmi WHERE host_id = ?",

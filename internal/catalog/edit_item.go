@@ -77,6 +77,9 @@ type ItemUpdate struct {
 	Tags *[]Tag
 	// InventoryLink, if set: the inventory field by name or number.
 	InventoryLink *string
+	// Parameters, if set, replaces the item's parameters with this
+	// list, in its order (an empty list removes them).
+	Parameters *[]ItemParam
 }
 
 // CreateItems creates items and returns their IDs in the same order.
@@ -149,6 +152,7 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.IPMISensor = strings.Clone(it.IPMISensor)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
+		it.Parameters = cloneItemParams(it.Parameters)
 		if h := e.host(it.HostID); h.IsTemplate {
 			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
 		}
@@ -190,6 +194,9 @@ func (e *Edit) insertItem(it *Item) error {
 	}
 	if err := e.writeItemTags(it, false); err != nil {
 		return err
+	}
+	if err := writeItemParams(e.editExec, id, it.Parameters, false); err != nil {
+		return e.fail(fmt.Errorf("cannot store the parameters of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
 	if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
@@ -234,6 +241,14 @@ func (e *Edit) writeItem(n, cur *Item) error {
 			return err
 		}
 	}
+	if sameItemParams(n.Parameters, cur.Parameters) {
+		n.Parameters = cur.Parameters
+	} else {
+		n.Parameters = cloneItemParams(n.Parameters)
+		if err := writeItemParams(e.editExec, n.ID, n.Parameters, cur.Parameters != nil); err != nil {
+			return e.fail(fmt.Errorf("cannot update the parameters of item %d (%q): %w", n.ID, cur.Key, err))
+		}
+	}
 	if n.IPMISensor != cur.IPMISensor {
 		n.IPMISensor = strings.Clone(n.IPMISensor)
 		if err := writeItemIPMI(e.editExec, n.ID, n.IPMISensor, cur.IPMISensor != ""); err != nil {
@@ -268,6 +283,7 @@ func specOf(it *Item) ItemSpec {
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
 		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
+		Parameters: it.Parameters,
 	}
 	loginSpecOf(it.Login, &is)
 	if it.JMX != nil {
@@ -406,6 +422,17 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		if u.Tags != nil {
 			spec.Tags = specOfTags(*u.Tags)
+		}
+		if u.Parameters != nil {
+			spec.Parameters = *u.Parameters
+		} else if t, err := ParseItemType(spec.Type); err == nil && t != Script {
+			spec.Parameters = nil // a script item's type change drops them, as in 6.0
+		}
+		if t, err := ParseItemType(spec.Type); err == nil && u.Params == nil && !t.hasParams() {
+			// A type change to a type without params drops them, as 6.0
+			// does (recorded from 6.0.14: a script item made a trapper
+			// item has params "").
+			spec.Params = ""
 		}
 		master := cur.MasterItemID
 		if u.MasterItemID != nil {
@@ -559,6 +586,9 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", id); err != nil {
+			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
+		}
+		if _, err := e.exec("DELETE FROM item_parameters WHERE item_id = ?", id); err != nil {
 			return e.fail(fmt.Errorf("cannot delete item %d (%q): %w", id, it.Key, err))
 		}
 		if _, err := e.exec("DELETE FROM item_odbc WHERE item_id = ?", id); err != nil {

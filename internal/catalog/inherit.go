@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -106,18 +107,29 @@ func templatedField(u *ItemUpdate, cur *Item) string {
 		return "timeout"
 	case differs(u.SNMPOID, cur.SNMPOID):
 		return "snmp_oid"
-	case differs(u.Params, cur.Params):
-		return "params"
 	case u.Preprocessing != nil:
 		return "preprocessing"
 	case u.MasterItemID != nil && *u.MasterItemID != cur.MasterItemID:
 		return "master_itemid"
-	case u.HTTP != nil:
+	case u.HTTP != nil && httpBeyondLogin(u.HTTP, cur):
 		return "http"
 	case u.ValueMapID != nil && *u.ValueMapID != cur.ValueMapID:
 		return "valuemapid"
 	}
 	return ""
+}
+
+// httpBeyondLogin reports whether change alters a copy's HTTP fields
+// beyond its login (authtype, username, password): Zabbix 6.0 lets a
+// copy's owner change its params and login, on every item type, and
+// nothing else of its request (recorded from 6.0.14).
+func httpBeyondLogin(change func(*HTTPSpec), cur *Item) bool {
+	before := specOf(cur).HTTPSpec // the HTTP request, or the login of other types
+	after := before
+	after.QueryFields, after.Headers = slices.Clone(before.QueryFields), slices.Clone(before.Headers)
+	change(&after)
+	after.AuthType, after.Username, after.Password = before.AuthType, before.Username, before.Password
+	return !reflect.DeepEqual(before, after)
 }
 
 // templatedSpecField is templatedField for an import's item: the first
@@ -425,6 +437,16 @@ func copyIface(n *Item, owner *Host) error {
 	if want != 0 {
 		if f := owner.MainInterface(want); f != nil {
 			n.InterfaceID = f.ID
+		}
+	} else if required {
+		// An item that needs an interface of any type (SSH, Telnet)
+		// takes the host's main one, in Zabbix's order of types: agent,
+		// SNMP, JMX, IPMI.
+		for _, t := range []InterfaceType{InterfaceAgent, InterfaceSNMP, InterfaceJMX, InterfaceIPMI} {
+			if f := owner.MainInterface(t); f != nil {
+				n.InterfaceID = f.ID
+				break
+			}
 		}
 	}
 	if n.InterfaceID == 0 && required {

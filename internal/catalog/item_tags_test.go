@@ -13,9 +13,9 @@ var downgradeItemDesc = append(slices.Clone(downgradeHostPSK), "ALTER TABLE item
 
 // downgradeTemplates takes away what schema version 25 added: templates
 // go back to their own table (keeping their IDs) and the copies'
-// template_id and the uuids go. It is the first step of every older
-// downgrade.
-var downgradeTemplates = append(slices.Clone(downgradeProxies),
+// template_id and the uuids go, after downgradeItemParams: the first
+// steps of every older downgrade.
+var downgradeTemplates = append(slices.Clone(downgradeItemParams),
 	"CREATE TABLE templates (id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL UNIQUE, name TEXT NOT NULL)",
 	"INSERT INTO templates (id, host, name) SELECT id, host, name FROM hosts WHERE status = 3",
 	"DELETE FROM host_tags WHERE host_id IN (SELECT id FROM hosts WHERE status = 3)",

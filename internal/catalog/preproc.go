@@ -184,7 +184,10 @@ func (ck *checks) checkItemExtras(it *Item, hasMaster bool, ip string, el *errLi
 	}
 	switch it.Type {
 	case Calculated, Script:
-		if strings.TrimSpace(it.Params) == "" {
+		// A script of white space only is taken, as 6.0 takes it
+		// (recorded from 6.0.14); its checks fail ("undefined return
+		// value").
+		if strings.TrimSpace(it.Params) == "" && (it.Type == Calculated || it.Params == "") {
 			what := "formula"
 			if it.Type == Script {
 				what = "script"

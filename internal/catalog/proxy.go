@@ -12,7 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
-// Zabbix proxies (the API's proxy.*; schema version 26): a proxy is a
+// Zabbix proxies (the API's proxy.*; schema version 27): a proxy is a
 // named zabbix_proxy that monitors the hosts whose Host.ProxyID names
 // it. An active proxy (status 5) connects to the trapper and asks for
 // its configuration; a passive one (status 6) is connected to on its
@@ -67,7 +67,7 @@ type Proxy struct {
 	Interface ProxyInterface
 }
 
-// proxySchema holds the proxies and hosts' proxies (schema version 26).
+// proxySchema holds the proxies and hosts' proxies (schema version 27).
 // IF NOT EXISTS: older versions' migration tests leave these alone.
 const proxySchema = `
 CREATE TABLE IF NOT EXISTS proxies (
@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS host_proxy (
 );
 `
 
-// migrateProxies is the migration 25 → 26, kept on its own so that
+// migrateProxies is the migration 26 → 27, kept on its own so that
 // schema changes made in parallel renumber cleanly.
 func migrateProxies() string { return proxySchema }
 

@@ -3,12 +3,13 @@ package catalog
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
-// downgradeProxies undoes the 25 → 26 migration (proxies, hosts'
+// downgradeProxies undoes the 26 → 27 migration (proxies, hosts'
 // proxy); the first step of every older downgrade.
 var downgradeProxies = []string{"DROP TABLE host_proxy", "DROP TABLE proxies"}
 
@@ -75,11 +76,11 @@ func TestProxies(t *testing.T) {
 	}
 }
 
-// TestMigrateProxies: a version 25 catalog gains the tables, no proxies.
+// TestMigrateProxies: a version 26 catalog gains the tables, no proxies.
 func TestMigrateProxies(t *testing.T) {
 	c, path := openTrig(t)
 	c.Close()
-	execAll(t, path, append(downgradeProxies, "UPDATE catalog_meta SET schema_version = 25")...)
+	execAll(t, path, append(slices.Clone(downgradeProxies), "UPDATE catalog_meta SET schema_version = 26")...)
 	c = reopenTrig(t, path)
 	if len(c.Snapshot().Proxies()) != 0 || c.Snapshot().Host("web-01") == nil {
 		t.Fatal("migrated catalog")

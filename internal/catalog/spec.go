@@ -173,6 +173,10 @@ type ItemSpec struct {
 	// DefaultJMXEndpoint); its username and password are HTTPSpec's.
 	// Ignored for other types.
 	JMXEndpoint string `yaml:"jmx_endpoint"`
+	// Parameters are a script item's parameters, name/value pairs in
+	// order (names unique and not empty); refused for other types.
+	// Apply makes the item's list equal to this one.
+	Parameters []ItemParam `yaml:"parameters"`
 	// ValueMap names one of the host's value maps (HostSpec.ValueMaps,
 	// or one already in the catalog) that the item's values are shown
 	// through. Absent, the item keeps the map it has.
@@ -685,6 +689,14 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it.Login = normLogin(is, it.Type, ip, el)
 	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
 	it.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
+	if len(is.Parameters) > 0 {
+		if it.Type != Script {
+			el.addf(ip+".parameters", "only script items have parameters, not %s items", it.Type)
+		} else {
+			checkItemParams(is.Parameters, ip+".parameters", el)
+			it.Parameters = cloneItemParams(is.Parameters)
+		}
+	}
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}

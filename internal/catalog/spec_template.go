@@ -41,8 +41,8 @@ type TemplateSpec struct {
 // ExportItem is a template's item in Zabbix 6.0's export form: the
 // fields of ItemSpec with the export's names and defaults (type
 // ZABBIX_PASSIVE, value_type UNSIGNED, ...), its uuid, and the triggers
-// over it alone. Members Peregrine does not store (logtimefmt,
-// jmx_endpoint, parameters, ...) are refused by name.
+// over it alone. Members Peregrine does not store (logtimefmt, ...)
+// are refused by name.
 type ExportItem struct {
 	ItemSpec    `yaml:",inline"`
 	UUID        string               `yaml:"uuid"`

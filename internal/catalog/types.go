@@ -310,6 +310,9 @@ type Item struct {
 	// ODBC is the login of a database monitor item (type 11), nil for
 	// every other type.
 	ODBC *ODBCItem
+	// Parameters are the item's parameters in their order (a script
+	// item's, item_params.go), nil for none.
+	Parameters []ItemParam
 	// RetryDelay is Peregrine's retry interval ("30s", a user macro, or
 	// "" for none): while a trigger of the item is in a soft state (see
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
@@ -363,7 +366,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && sameItemParams(a.Parameters, b.Parameters) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
 		a.IPMISensor == b.IPMISensor && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink
 }
 

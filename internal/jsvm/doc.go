@@ -1,6 +1,6 @@
 // Package jsvm runs the JavaScript that users write into the
-// configuration: preprocessing steps and webhook media types (Zabbix's
-// script items would be a third kind). Such a script is untrusted: it
+// configuration: preprocessing steps, webhook media types and script
+// items (Zabbix item type 21). Such a script is untrusted: it
 // may loop, allocate without end, or call a native function that
 // allocates gigabytes in one go. This package is where that is
 // contained, so that a bad script costs only its own item or alert.
@@ -12,7 +12,12 @@
 // preprocessing step gets Zabbix.log (ignored) and an HttpRequest that
 // throws; a webhook gets HttpRequest (and the older CurlHttpRequest
 // names) whose requests the caller makes (Job.Fetch), Zabbix.log (to
-// Job.Log), btoa and atob. Calls nest at most 10,000 deep.
+// Job.Log), btoa and atob; a script item (Kind Item) the same as a
+// webhook. HTTPFetcher (fetch.go) is the one FetchFunc both use: a Go
+// HTTP client, the run's time limit, a bound on the body. A run tells
+// undefined from null (Result.Undefined): a script item's check fails
+// on the first and stores "" for the second. Calls nest at most 10,000
+// deep.
 //
 // Two Runners:
 //
@@ -31,14 +36,15 @@
 //     server's heap never holds a script's objects. Compiled scripts are
 //     cached per worker by a seeded hash of their text (the pool sends
 //     a script only to workers that have not seen it). Each kind may
-//     run Workers scripts at once: webhooks waiting on slow receivers
-//     never hold the workers preprocessing needs.
+//     run Workers scripts at once: webhooks and script items waiting on
+//     slow receivers never hold the workers preprocessing needs.
 //   - Local (local.go): the same code on the calling goroutine, for
 //     tests and tools; in a server it is not isolation enough (see its
 //     comment).
 //
 // Limits, the same from both: the time limit is the Job's (Zabbix's 10 s
-// for preprocessing, the media type's timeout for webhooks), the memory
+// for preprocessing, the media type's timeout for webhooks, the item's
+// for script items), the memory
 // limit the runner's (DefaultMemLimit, Zabbix's 512 MiB per script, for
 // every kind). A run that exceeds one fails with an *Error of reason
 // Timeout or OutOfMemory; its caller makes the item not supported or
@@ -49,9 +55,9 @@
 // _worker_starts_total, _worker_start_errors_total.
 //
 // It does not own what a failure means to an item or an alert (packages
-// preprocess, pipeline and alert), nor the HTTP requests of webhooks
-// (package alert makes them, with its client and limits, through
-// Job.Fetch).
+// preprocess, pipeline, poll/script and alert), nor which client and
+// limits the requests use (the callers give an HTTPFetcher's Fetch, or
+// their own, as Job.Fetch).
 //
 // Concurrency: Runners are safe for concurrent use; a Job's Fetch and
 // Log are called on the goroutine that called Run.

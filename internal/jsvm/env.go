@@ -21,7 +21,7 @@ func newRuntime(ctx context.Context, j *Job) *goja.Runtime {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallDepth)
 	zbx := vm.NewObject()
-	if j.Kind == Webhook {
+	if j.Kind.requests() {
 		logf := func(c goja.FunctionCall) goja.Value {
 			if j.Log != nil {
 				j.Log(c.Argument(0).String(), c.Argument(1).String())

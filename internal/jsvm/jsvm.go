@@ -22,7 +22,18 @@ const (
 	// older CurlHttpRequest) make requests through Job.Fetch, Zabbix.log
 	// (or Zabbix.Log) goes to Job.Log, btoa and atob are there.
 	Webhook Kind = 2
+	// Item is a script item's script (Zabbix item type 21): the same
+	// objects as a webhook's (HttpRequest through Job.Fetch, Zabbix.log
+	// to Job.Log, btoa, atob).
+	Item Kind = 3
 )
+
+// numKinds bounds the Kind values (arrays indexed by kind).
+const numKinds = Item + 1
+
+// requests reports whether scripts of kind k make requests and log
+// (webhooks and script items).
+func (k Kind) requests() bool { return k == Webhook || k == Item }
 
 func (k Kind) String() string {
 	switch k {
@@ -30,6 +41,8 @@ func (k Kind) String() string {
 		return "preprocessing"
 	case Webhook:
 		return "webhook"
+	case Item:
+		return "item"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }
@@ -56,6 +69,10 @@ type Job struct {
 	// Timeout is the run's time limit (0: DefaultTimeout). A context
 	// deadline that comes earlier wins.
 	Timeout time.Duration
+	// MaxResult bounds the length of the returned value's text (0: only
+	// the pipe's bound); a longer one fails the run with reason
+	// TooLarge, in the worker, so that the caller never holds it.
+	MaxResult int
 	// Fetch makes the requests of a webhook's HttpRequest; nil makes
 	// them throw. It is called on the goroutine that called Run.
 	Fetch FetchFunc
@@ -105,6 +122,10 @@ type Result struct {
 	Value string
 	// Null says the script returned undefined or null (Value is "").
 	Null bool
+	// Undefined says it returned undefined (Null is set too): a script
+	// item's check fails then, where null is an empty value (Zabbix's
+	// rule, recorded from 6.0.14).
+	Undefined bool
 }
 
 // Reason says why a run failed.
@@ -123,6 +144,8 @@ const (
 	// Failed: the runner could not run it (no worker could be started,
 	// or the worker failed other than by the script's limits).
 	Failed
+	// TooLarge: the script returned a value longer than Job.MaxResult.
+	TooLarge
 )
 
 // Error is a run that failed.
@@ -161,12 +184,16 @@ type Runner interface {
 	Run(ctx context.Context, j *Job) (Result, error)
 }
 
+// CompilePrefix starts the message of an *Error of reason Invalid; the
+// compiler's own message follows it.
+const CompilePrefix = "cannot compile the script: "
+
 // Compile compiles a script as Job.Script is meant: the body of a
 // function of value. Its error is an *Error with reason Invalid.
 func Compile(script string) (*goja.Program, error) {
 	prog, err := goja.Compile("script", "(function (value) {\n"+script+"\n})", false)
 	if err != nil {
-		return nil, &Error{Reason: Invalid, Msg: "cannot compile the script: " + err.Error()}
+		return nil, &Error{Reason: Invalid, Msg: CompilePrefix + err.Error()}
 	}
 	return prog, nil
 }

@@ -39,8 +39,9 @@ func TestRun(t *testing.T) {
 		name, script, value string
 		kind                Kind
 		timeout             time.Duration
+		maxResult           int
 		want                string
-		null                bool
+		null, undefined     bool
 		reason              Reason
 		errText             string
 	}
@@ -48,7 +49,7 @@ func TestRun(t *testing.T) {
 		{name: "value", script: "return value + '!'", value: "héllo", want: "héllo!"},
 		{name: "number", script: "return 6 * 7", want: "42"},
 		{name: "null", script: "return null", null: true},
-		{name: "undefined", script: "var x = 1;", null: true},
+		{name: "undefined", script: "var x = 1;", null: true, undefined: true},
 		{name: "thrown", script: "throw new Error('bad value ' + value)", value: "7", reason: Thrown, errText: "Error: bad value 7"},
 		{name: "thrown string", script: "throw 'plain'", reason: Thrown, errText: "plain"},
 		{name: "invalid", script: "return (", reason: Invalid, errText: "cannot compile the script"},
@@ -61,6 +62,11 @@ func TestRun(t *testing.T) {
 		{name: "log ignored", script: "Zabbix.log(4, 'x'); return 'ok'", want: "ok"},
 		{name: "webhook btoa", script: "return atob(btoa(value))", value: "ünï", kind: Webhook, want: "ünï"},
 		{name: "webhook without fetch", script: "new HttpRequest().get('http://x')", kind: Webhook, reason: Thrown, errText: "requests are not allowed"},
+		{name: "item btoa", script: "Zabbix.log(4, 'x'); return btoa(value)", value: "a", kind: Item, want: "YQ=="},
+		{name: "item undefined", script: "return;", kind: Item, null: true, undefined: true},
+		{name: "item too large", script: "return 'x'.repeat(2000)", kind: Item, maxResult: 1000, reason: TooLarge, errText: "2000 bytes, more than the limit of 1000"},
+		{name: "item at the limit", script: "return 'x'.repeat(10)", kind: Item, maxResult: 10, want: "xxxxxxxxxx"},
+		{name: "item without fetch", script: "new HttpRequest().get('http://x')", kind: Item, reason: Thrown, errText: "requests are not allowed"},
 	}
 	for name, r := range runners(t) {
 		for _, c := range cases {
@@ -68,7 +74,7 @@ func TestRun(t *testing.T) {
 			if kind == 0 {
 				kind = Preprocessing
 			}
-			res, err := r.Run(context.Background(), &Job{Kind: kind, Script: c.script, Value: c.value, Timeout: c.timeout})
+			res, err := r.Run(context.Background(), &Job{Kind: kind, Script: c.script, Value: c.value, Timeout: c.timeout, MaxResult: c.maxResult})
 			if c.reason != 0 {
 				var e *Error
 				if !errors.As(err, &e) || e.Reason != c.reason || !strings.Contains(e.Msg, c.errText) {
@@ -76,7 +82,7 @@ func TestRun(t *testing.T) {
 				}
 				continue
 			}
-			if err != nil || res.Value != c.want || res.Null != c.null {
+			if err != nil || res.Value != c.want || res.Null != c.null || res.Undefined != c.undefined {
 				t.Errorf("%s/%s: %+v, %v; want %q null %v", name, c.name, res, err, c.want, c.null)
 			}
 		}

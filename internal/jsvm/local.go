@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/metrics"
+	"strconv"
 	"time"
 
 	"github.com/dop251/goja"
@@ -87,10 +88,17 @@ func (l *Local) Run(ctx context.Context, j *Job) (Result, error) {
 	if err != nil {
 		return Result{}, runError(ctx, err, limit)
 	}
-	if goja.IsUndefined(res) || goja.IsNull(res) {
+	if goja.IsUndefined(res) {
+		return Result{Null: true, Undefined: true}, nil
+	}
+	if goja.IsNull(res) {
 		return Result{Null: true}, nil
 	}
-	return Result{Value: res.String()}, nil
+	s := res.String()
+	if j.MaxResult > 0 && len(s) > j.MaxResult {
+		return Result{}, &Error{Reason: TooLarge, Msg: "the returned value is " + strconv.Itoa(len(s)) + " bytes, more than the limit of " + strconv.Itoa(j.MaxResult)}
+	}
+	return Result{Value: s}, nil
 }
 
 // runError words a script's failure: the thrown value (as "Error:

@@ -26,9 +26,10 @@ type PoolOptions struct {
 	Path string
 	// Workers bounds the scripts of each kind that run at once (each
 	// in a worker process of its own); a run waits for a free worker.
-	// The kinds are counted apart, so that webhooks waiting on slow
-	// receivers cannot hold the workers preprocessing needs, nor the
-	// reverse: there are at most twice Workers processes. Default:
+	// The kinds are counted apart, so that webhooks or script items
+	// waiting on slow receivers cannot hold the workers preprocessing
+	// needs, nor the reverse: there are at most three times Workers
+	// processes. Default:
 	// twice the CPUs, at least 4.
 	Workers int
 	// MemLimit bounds how far one run may grow its worker's heap
@@ -55,7 +56,7 @@ const killGrace = time.Second
 const startTimeout = 10 * time.Second
 
 // Results of a run, the label values of peregrine_js_runs_total.
-var resultNames = [...]string{"ok", "thrown", "timeout", "memory", "invalid", "failed", "cancelled"}
+var resultNames = [...]string{"ok", "thrown", "timeout", "memory", "invalid", "failed", "cancelled", "too_large"}
 
 const (
 	resOK = iota
@@ -65,6 +66,7 @@ const (
 	resInvalid
 	resFailed
 	resCancelled
+	resTooLarge
 )
 
 // Pool runs scripts in worker processes: each worker runs one script at a
@@ -82,13 +84,13 @@ const (
 type Pool struct {
 	opts   PoolOptions
 	seed   maphash.Seed
-	tokens [Webhook + 1]chan struct{} // by kind
+	tokens [numKinds]chan struct{} // by kind
 
 	mu     sync.Mutex
 	idle   []*poolWorker // oldest first
 	closed bool
 
-	runs     [Webhook + 1][len(resultNames)]*selfmon.Counter
+	runs     [numKinds][len(resultNames)]*selfmon.Counter
 	starts   *selfmon.Counter
 	startErr *selfmon.Counter
 	live     atomic.Int64
@@ -129,9 +131,9 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		p.tokens[k] = make(chan struct{}, opts.Workers)
 	}
 	m := opts.Metrics
-	for _, k := range []Kind{Preprocessing, Webhook} {
+	for _, k := range []Kind{Preprocessing, Webhook, Item} {
 		for r, name := range resultNames {
-			p.runs[k][r] = m.Counter("peregrine_js_runs_total", "Scripts run in worker processes, by kind (preprocessing, webhook) and result (ok, thrown, timeout, memory: past the memory limit, invalid, failed: the worker failed, cancelled).",
+			p.runs[k][r] = m.Counter("peregrine_js_runs_total", "Scripts run in worker processes, by kind (preprocessing, webhook, item) and result (ok, thrown, timeout, memory: past the memory limit, invalid, failed: the worker failed, cancelled, too_large: a result past Job.MaxResult).",
 				"kind", k.String(), "result", name)
 		}
 	}
@@ -164,7 +166,7 @@ func (p *Pool) Close() error {
 func (p *Pool) Run(ctx context.Context, j *Job) (Result, error) {
 	res, err := p.run(ctx, j)
 	k := j.Kind
-	if k != Webhook {
+	if k != Webhook && k != Item {
 		k = Preprocessing
 	}
 	p.runs[k][resultOf(err)].Inc()
@@ -186,6 +188,8 @@ func resultOf(err error) int {
 			return resMemory
 		case Invalid:
 			return resInvalid
+		case TooLarge:
+			return resTooLarge
 		}
 		return resFailed
 	}
@@ -196,7 +200,7 @@ func (p *Pool) run(ctx context.Context, j *Job) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if j.Kind != Preprocessing && j.Kind != Webhook {
+	if j.Kind != Preprocessing && j.Kind != Webhook && j.Kind != Item {
 		return Result{}, &Error{Reason: Failed, Msg: "BUG: " + j.Kind.String()}
 	}
 	tokens := p.tokens[j.Kind]
@@ -396,6 +400,7 @@ func (w *poolWorker) run(ctx context.Context, p *Pool, j *Job) (res Result, keep
 		w.w.begin(msgRun)
 		w.w.byte(byte(j.Kind))
 		w.w.uint(uint64(timeout))
+		w.w.uint(uint64(max(j.MaxResult, 0)))
 		w.w.u64(hash)
 		if known {
 			w.w.byte(0)
@@ -449,10 +454,12 @@ func (w *poolWorker) converse(ctx context.Context, j *Job) (res Result, again bo
 				return Result{Value: text}, false, nil
 			case doneNull:
 				return Result{Null: true}, false, nil
+			case doneUndefined:
+				return Result{Null: true, Undefined: true}, false, nil
 			case doneNeedScript:
 				return Result{}, true, nil
 			case doneError:
-				if reason < Thrown || reason > Failed {
+				if reason < Thrown || reason > TooLarge {
 					reason = Failed
 				}
 				return Result{}, false, &Error{Reason: reason, Msg: text}
@@ -491,7 +498,7 @@ func (w *poolWorker) converse(ctx context.Context, j *Job) (res Result, again bo
 func (w *poolWorker) fetched(ctx context.Context, j *Job, r *Request) error {
 	var resp *Response
 	err := errors.New("cannot send request: requests are not allowed here")
-	if j.Kind == Webhook && j.Fetch != nil {
+	if j.Kind.requests() && j.Fetch != nil {
 		resp, err = j.Fetch(ctx, r)
 	}
 	w.w.begin(msgFetched)

@@ -14,8 +14,8 @@ import (
 // are uvarints. One run is a conversation started by the pool:
 //
 //	worker → pool  msgHello  once, at start: helloMagic, protocolVersion
-//	pool → worker  msgRun    kind, timeout (ns), script hash (8 bytes),
-//	                         has script (byte), [script], value
+//	pool → worker  msgRun    kind, timeout (ns), max result, script hash
+//	                         (8 bytes), has script (byte), [script], value
 //	worker → pool  msgFetch  method, URL, header count, headers, has body, body
 //	pool → worker  msgFetched ok (byte), then status, header count,
 //	                         (name, value) pairs, body; or the error text
@@ -39,11 +39,12 @@ const (
 	doneNull       = 1 // the script returned undefined or null
 	doneError      = 2 // reason and text are the *Error's
 	doneNeedScript = 3 // send the run again with its script
+	doneUndefined  = 4 // the script returned undefined
 )
 
 const (
 	helloMagic      = "peregrine-jsvm"
-	protocolVersion = 1
+	protocolVersion = 2
 )
 
 // maxFrame bounds one frame, so that a damaged or hostile stream cannot

@@ -111,6 +111,7 @@ func (w *worker) run() (exit bool, err error) {
 	r := &w.in
 	kind := Kind(r.byte())
 	timeout := r.uint()
+	maxResult := r.uint()
 	hash := r.u64()
 	hasScript := r.byte() == 1
 	script := ""
@@ -140,8 +141,8 @@ func (w *worker) run() (exit bool, err error) {
 		w.progs[hash] = p
 		prog = p
 	}
-	j := &Job{Kind: kind, Program: prog, Value: value, Timeout: durationOf(timeout)}
-	if kind == Webhook {
+	j := &Job{Kind: kind, Program: prog, Value: value, Timeout: durationOf(timeout), MaxResult: int(min(maxResult, maxFrame))}
+	if kind.requests() {
 		j.Fetch, j.Log = w.fetch, w.log
 	}
 	w.logs = 0
@@ -153,6 +154,10 @@ func (w *worker) done(res Result, err error) error {
 	w.out.begin(msgDone)
 	var e *Error
 	switch {
+	case err == nil && res.Undefined:
+		w.out.byte(doneUndefined)
+		w.out.byte(0)
+		w.out.str("")
 	case err == nil && res.Null:
 		w.out.byte(doneNull)
 		w.out.byte(0)

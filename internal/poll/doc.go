@@ -6,7 +6,8 @@
 // poll/calc for calculated items, poll/external for external checks and
 // Nagios plugins, poll/ipmi for IPMI items, poll/ssh and poll/telnet for SSH
 // and Telnet checks, poll/jmx for JMX items through the Java gateway,
-// poll/odbc for database monitor items) and
+// poll/odbc for database monitor items, poll/script for script items)
+// and
 // brings the results the trapper's way, the pipeline's one way in:
 // acceptance (pipeline.ItemByID), pipeline.Prepare (conversion, or the text for the shard's
 // preprocessing steps and dependent items), then the pipeline

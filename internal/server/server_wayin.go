@@ -13,6 +13,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -23,6 +24,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll/ipmi"
 	"github.com/peregrine-mon/peregrine/internal/poll/jmx"
 	"github.com/peregrine-mon/peregrine/internal/poll/odbc"
+	"github.com/peregrine-mon/peregrine/internal/poll/script"
 	"github.com/peregrine-mon/peregrine/internal/poll/selfcheck"
 	"github.com/peregrine-mon/peregrine/internal/poll/snmp"
 	sshcheck "github.com/peregrine-mon/peregrine/internal/poll/ssh"
@@ -260,6 +262,21 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// Database monitor items: the key names the data source; no
 			// interface, no availability (Zabbix keeps none for them).
 			catalog.ODBC: {Checker: s.odbc, MaxInFlight: cfg.ODBC.MaxInFlight, NoInterface: true},
+			// Script items: their JavaScript in the JavaScript workers
+			// (s.JS, javascript.workers of their own kind), requests with
+			// the webhooks' fetcher; no interface, no availability.
+			catalog.Script: {
+				Checker: script.New(script.Options{
+					Item:           func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+					JS:             s.JS,
+					Fetch:          (&jsvm.HTTPFetcher{MaxBody: int64(cfg.Poll.HTTPMaxBodySize)}).Fetch,
+					DefaultTimeout: cfg.Poll.DefaultTimeout.Std(),
+					MaxValueSize:   int(cfg.Poll.MaxReplySize),
+					Metrics:        s.Metrics,
+					Logger:         log.With("component", "poll", "checker", "script"),
+				}),
+				NoInterface: true,
+			},
 			// External checks and nagios[] plugins: processes from the
 			// configured directories; like simple checks they may name an
 			// interface but keep no availability (Zabbix keeps none).

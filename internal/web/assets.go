@@ -137,6 +137,10 @@ type appData struct {
 	Assets   string
 	Username string
 	CSRF     string
+	// UserType and Pages (the paths the user may open, space-separated)
+	// shape the menu; the server checks each page request itself.
+	UserType string
+	Pages    string
 }
 
 // loginData fills the login page; html/template escapes every field.

@@ -238,15 +238,19 @@ func TestIntegrationBrowserConfig(t *testing.T) {
 	run(t, ctx, "actions and media types listed",
 		chromedp.Navigate(base+"/config/actions"),
 		poll(`[...document.querySelectorAll('.action-row .action-name')].some((e) => e.textContent === 'Notify ops')`),
-		chromedp.WaitVisible(`.mediatype-row .mediatype-name`, chromedp.ByQuery),
-		textOf(`.mediatype-row .mediatype-name`, &mtName))
+		chromedp.Navigate(base+"/admin/mediatypes"),
+		poll(fmt.Sprintf(`!!document.querySelector('.mediatype-row[data-id="%s"] .mediatype-name')`, mt.MediaTypeIDs[0])),
+		textOf(fmt.Sprintf(`.mediatype-row[data-id="%s"] .mediatype-name`, mt.MediaTypeIDs[0]), &mtName))
 	if mtName != xssName {
 		t.Errorf("media type name shown as %q", mtName)
 	}
 	sh.take(t, ctx, "config-actions")
-	run(t, ctx, "disable the action in place",
-		chromedp.Click(`.action-row .status-toggle`, chromedp.ByQuery),
-		poll(`document.querySelector('.action-row .status-toggle').textContent === 'Disabled'`))
+	run(t, ctx, "disable the action with the mass action",
+		chromedp.Navigate(base+"/config/actions"),
+		poll(fmt.Sprintf(`!!document.querySelector('.action-row[data-id="%s"] .row-check')`, act.ActionIDs[0])),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.action-row[data-id="%s"] .row-check').click()`, act.ActionIDs[0]), nil),
+		chromedp.Evaluate(`document.querySelector('#action-mass-disable').click()`, nil),
+		poll(fmt.Sprintf(`(document.querySelector('.action-row[data-id="%s"]') || {textContent: ''}).textContent.includes('Disabled')`, act.ActionIDs[0])))
 	var got []struct{ Status string }
 	json.Unmarshal(apiCall(t, base, token, "action.get", map[string]any{"actionids": act.ActionIDs[0], "output": []string{"status"}}), &got)
 	if len(got) != 1 || got[0].Status != "1" {

@@ -11,11 +11,22 @@
 // package owns no data and no second query path.
 //
 // Routes (Register):
-//   - GET /, /overview, /problems, /hosts, /latest, /graph and the
+//   - GET /, /overview, /problems, /hosts, /latest, /graph, the
 //     configuration pages /config/hosts, /config/items,
-//     /config/triggers, /config/valuemaps, /config/actions: the app
-//     document for a live session, else 303 to /login. Pages are real
-//     paths (not "#" fragments) so the server sees every page request.
+//     /config/triggers, /config/valuemaps, /config/actions,
+//     /config/maintenance and the administration pages /admin/users,
+//     /admin/usergroups, /admin/roles, /admin/mediatypes,
+//     /admin/scripts, /admin/settings, /admin/housekeeping,
+//     /admin/auditlog, /admin/queue: the app document for a live
+//     session, else 303 to /login. Pages are real paths (not "#"
+//     fragments) so the server sees every page request. Each page has a
+//     least user type (configuration: Admin, administration: Super
+//     admin) and a UI element of the user role's rules
+//     (administration.users, configuration.maintenance, reports.audit,
+//     ...; access.go): a page the user may not open is refused with 403
+//     by the server (role.get of the user's own role, in-process), and
+//     the document lists the pages the user may open for the menu
+//     (meta peregrine-pages), so hiding a link is never the check.
 //   - GET /login, POST /login: the login page (html/template, every
 //     field escaped) with the first-start password flow explained: the
 //     name of the file in data_dir where `serve` wrote the generated
@@ -101,24 +112,40 @@
 // operational data shows the last values of its trigger's items (one
 // item.get per screenful).
 //
-// Configuration (assets/pages/config/, assets/form.js) is minimal and
-// goes through the same API calls as any client: hosts (list, create
-// and edit name, groups, interfaces, tags, status: host.create/update),
-// items per host (item.create/update: name, key, type, type of
-// information, interval, units, value map, status), triggers
-// (trigger.create/update; a refused expression is shown with the API's
-// message and the part from the position it names marked), value maps
-// (valuemap.*), actions and media types (listed, enabled/disabled, and
-// created and edited with forms: a media type's email, script or
-// webhook fields through mediatype.create/update, an action's name,
-// conditions and message operations with their steps, media type and
-// recipients through action.create/update; a stored SMTP password is
-// never shown, an empty field keeps it); each media type's queue (alerts
-// waiting or being sent, escalations waiting for room: mediatype.get's
+// Configuration (assets/pages/config/, assets/form.js) goes through the
+// same API calls as any client: hosts (list, create and edit name,
+// groups, interfaces, tags, status: host.create/update), items per host
+// (item.create/update: name, key, type, type of information, interval,
+// units, value map, status), triggers (trigger.create/update; a refused
+// expression is shown with the API's message and the part from the
+// position it names marked), value maps (valuemap.*).
+//
+// List-and-form pages (assets/crud.js) serve the administration pages
+// (users with their media, user groups with host group rights and tag
+// filters, user roles with their UI/API/action rules, media types of
+// every type with message templates, global scripts) and maintenance
+// periods and actions of every event source (conditions per source,
+// operations, recovery and update operations). Lists are paginated on
+// the server's terms: one get of ids only, filtered and sorted by the
+// server, then the 50 rows in view by id; filters and sorting are the
+// get's; mass enable/disable/delete act on the checked rows (delete
+// asks in place). Forms create, update, clone (a new object from the
+// form's current values) and delete through <api>.create/update/delete;
+// an API error is shown under the form and beside the field it names
+// ("/1/name"). Stored passwords are never shown; an empty password
+// field keeps them. Each media type's queue (mediatype.get
 // selectQueue, a Peregrine addition) is read every 5 s, "—" on a server
-// without it. A method the server does not have
-// ("Incorrect API", -32601) makes its section say "not available", so
-// the page works before and after those methods exist.
+// without it. General settings and housekeeping (settings.* and
+// housekeeping.*) are one form each sending only changed members; the
+// audit log (auditlog.get) pages by time (up to the last row's clock),
+// never by offset; the queue page reads queue.get (Peregrine's method)
+// every 10 s.
+//
+// Units (assets/units.js): values with units are shown as Zabbix shows
+// them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as
+// the server's internal/zbx/units, which expands them in problem names;
+// units_test.go runs units.js under node against the Go package on a
+// table of cases.
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.

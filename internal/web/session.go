@@ -139,7 +139,8 @@ type sessionUser struct {
 	Username string `json:"username"`
 	// Type is the user type: a number, as Zabbix 6.0 answers it (a
 	// numeric string is taken too).
-	Type json.Number `json:"type"`
+	Type   json.Number `json:"type"`
+	RoleID string      `json:"roleid"`
 }
 
 // checkSession asks the API (user.checkAuthentication) whether the
@@ -165,8 +166,14 @@ func (u *UI) servePage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
+	a := u.accessOf(r.Context(), r.RemoteAddr, session, user)
+	if p, known := pageOf(r.URL.Path); known && !a.may(p) {
+		refusePage(w)
+		return
+	}
 	var b bytes.Buffer
-	if err := u.pages.app.Execute(&b, appData{Assets: u.assets.prefix(), Username: user.Username, CSRF: u.csrfToken("api", session)}); err != nil {
+	if err := u.pages.app.Execute(&b, appData{Assets: u.assets.prefix(), Username: user.Username, CSRF: u.csrfToken("api", session),
+		UserType: user.Type.String(), Pages: a.allowed()}); err != nil {
 		u.opts.Logger.Error("web: cannot render the app document", "err", err)
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return

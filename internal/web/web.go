@@ -82,13 +82,6 @@ func New(opts Options) (*UI, error) {
 	return u, nil
 }
 
-// Pages are the paths of the single-page app; each serves the same
-// document after a session check, and the app's router shows the page.
-// They are real paths rather than "#" fragments so that the server sees
-// every page request and sends a visitor without a session to /login.
-var pagePaths = []string{"/", "/overview", "/hosts", "/latest", "/graph", "/problems",
-	"/config/hosts", "/config/items", "/config/triggers", "/config/valuemaps", "/config/actions"}
-
 // Register adds the UI's routes to mux: the pages, /login, /logout,
 // /ui/session, /ui/api and /assets/. The API stays at /api_jsonrpc.php
 // (registered by the caller) for other clients.

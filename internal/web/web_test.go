@@ -28,6 +28,10 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	sessions map[string]bool
 	calls    []string // methods called
+	// userType is the sessions' user type (0: 3, super admin); rules,
+	// when set, is the rules of their role "9" (role.get).
+	userType int
+	rules    map[string]any
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,10 +69,24 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(req.Params, &p)
 		if f.sessions[p["sessionid"]] {
 			// The type is a number, as Zabbix 6.0 answers it.
-			reply(map[string]any{"userid": "1", "username": "Admin", "type": 3})
+			ty := f.userType
+			if ty == 0 {
+				ty = 3
+			}
+			u := map[string]any{"userid": "1", "username": "Admin", "type": ty}
+			if f.rules != nil {
+				u["roleid"] = "9"
+			}
+			reply(u)
 			return
 		}
 		fail("Session terminated, re-login, please.")
+	case "role.get":
+		if f.rules == nil {
+			fail("No permissions to referred object or it does not exist!")
+			return
+		}
+		reply([]map[string]any{{"roleid": "9", "rules": f.rules}})
 	case "user.logout":
 		delete(f.sessions, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 		reply(true)

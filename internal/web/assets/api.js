@@ -35,6 +35,14 @@ export async function loadSession() {
 
 export function currentSession() { return session; }
 
+// mayOpen tells whether the server lets this user open a page (the
+// paths it listed in the document; without the list, every page).
+export function mayOpen(path) {
+  const m = document.querySelector('meta[name="peregrine-pages"]');
+  if (!m) return true;
+  return m.content.split(' ').includes(path);
+}
+
 let nextID = 1;
 
 // post sends one JSON-RPC body. opts (optional): signal (an

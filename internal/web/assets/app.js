@@ -2,7 +2,7 @@
 // its CSRF token, theme switch), and routes between pages with the
 // History API. Pages are real server paths (/hosts, /latest, ...), so a
 // reload or a shared link goes through the server's session check.
-import { loadSession } from './api.js';
+import { loadSession, mayOpen } from './api.js';
 import { clear, h } from './dom.js';
 import { toggleTheme } from './theme.js';
 
@@ -17,6 +17,16 @@ const pages = {
   'config/triggers': () => import('./pages/config/triggers.js'),
   'config/valuemaps': () => import('./pages/config/valuemaps.js'),
   'config/actions': () => import('./pages/config/actions.js'),
+  'config/maintenance': () => import('./pages/config/maintenance.js'),
+  'admin/users': () => import('./pages/admin/users.js'),
+  'admin/usergroups': () => import('./pages/admin/usergroups.js'),
+  'admin/roles': () => import('./pages/admin/roles.js'),
+  'admin/mediatypes': () => import('./pages/admin/mediatypes.js'),
+  'admin/scripts': () => import('./pages/admin/scripts.js'),
+  'admin/settings': () => import('./pages/admin/settings.js'),
+  'admin/housekeeping': () => import('./pages/admin/settings.js'),
+  'admin/auditlog': () => import('./pages/admin/auditlog.js'),
+  'admin/queue': () => import('./pages/admin/queue.js'),
 };
 
 let cleanup = null;
@@ -38,7 +48,7 @@ async function show() {
   try {
     const mod = await load();
     if (my !== seq) return;
-    cleanup = (await mod.render(main, new URLSearchParams(location.search))) || null;
+    cleanup = (await mod.render(main, new URLSearchParams(location.search), name)) || null;
   } catch (e) {
     console.error(e);
     if (my === seq) main.appendChild(h('p', { class: 'error', role: 'alert' }, String(e.message || e)));
@@ -55,6 +65,15 @@ async function start() {
   const s = await loadSession();
   document.getElementById('whoami').textContent = s.username;
   document.getElementById('logout-csrf').value = s.csrf;
+  // The menu shows what the server lets this user open (it refuses
+  // the rest itself: hiding a link is not the check).
+  for (const a of document.querySelectorAll('#nav a')) {
+    const first = { config: ['/config/hosts', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue'] }[a.dataset.page];
+    if (!first) continue;
+    const to = first.find(mayOpen);
+    a.hidden = !to;
+    if (to) a.href = to;
+  }
   document.getElementById('theme-toggle').addEventListener('click', toggleTheme);
   document.addEventListener('click', (ev) => {
     const a = ev.target.closest && ev.target.closest('a');

@@ -1,3 +1,5 @@
+import { formatUnits } from './units.js';
+
 // DOM helpers. Every user-provided string reaches the page through
 // textContent or an attribute set with setAttribute/properties, never
 // through HTML parsing of a string: a host named
@@ -71,30 +73,15 @@ export function fmtDuration(sec) {
   return parts.slice(0, 2).join(' ');
 }
 
-const PREFIX = [['T', 1e12], ['G', 1e9], ['M', 1e6], ['K', 1e3]];
-
-// fmtValue formats a value with its units as Zabbix's latest data does:
-// SI prefixes for plain units, "uptime"/"s" as durations, unixtime as a
-// date; text as it is.
+// fmtValue formats a value with its units as Zabbix does (units.js,
+// the server's rules): numeric values only; text as it is.
 export function fmtValue(v, units, valueType) {
   if (v === undefined || v === null || v === '') return '';
   if (valueType !== undefined && !['0', '3'].includes(String(valueType))) return v;
-  const n = Number(v);
-  if (!Number.isFinite(n)) return v;
-  if (units === 'unixtime') return fmtTime(n);
-  if (units === 'uptime' || units === 's') return fmtDuration(n);
-  if (units === '%') return `${round(n)} %`;
-  if (units && !['B', 'Bps'].includes(units) && Math.abs(n) < 1000) return `${round(n)} ${units}`;
-  const base = units === 'B' || units === 'Bps' ? 1024 : 1000;
-  for (const [p, m] of PREFIX) {
-    const f = base === 1024 ? Math.pow(1024, PREFIX.length - PREFIX.findIndex((x) => x[0] === p)) : m;
-    if (units && Math.abs(n) >= f) return `${round(n / f)} ${p}${units}`;
-  }
-  return units ? `${round(n)} ${units}` : String(round(n));
-}
-
-function round(n) {
-  return Number.isInteger(n) ? n : Math.round(n * 10000) / 10000;
+  // Numbers the page computed (graph axes, changes) without units are
+  // shown to four decimals at most.
+  if (!units && typeof v === 'number') return String(Math.round(v * 10000) / 10000);
+  return formatUnits(v, units);
 }
 
 // zabbixSeconds parses a Zabbix time value ("90d", "1h", "3600").

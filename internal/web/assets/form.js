@@ -67,7 +67,7 @@ export function showError(el, e) {
 
 // configNav links the configuration pages to each other.
 export function configNav(active) {
-  const pages = [['hosts', 'Hosts'], ['items', 'Items'], ['triggers', 'Triggers'], ['valuemaps', 'Value maps'], ['actions', 'Actions and media types']];
+  const pages = [['hosts', 'Hosts'], ['items', 'Items'], ['triggers', 'Triggers'], ['valuemaps', 'Value maps'], ['actions', 'Actions'], ['maintenance', 'Maintenance']];
   return h('nav', { class: 'subnav', id: 'config-nav' }, pages.map(([p, text]) =>
     h('a', { href: `/config/${p}`, class: p === active ? 'active' : '', dataset: { page: p } }, text)));
 }

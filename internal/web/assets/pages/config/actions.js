@@ -1,333 +1,232 @@
-// Configuration: actions and media types. Both are listed (action.get,
-// mediatype.get) with enable/disable in place (*.update status), and
-// created and edited through forms that make the same calls any client
-// makes: mediatype.create/update (email, script and webhook fields) and
-// action.create/update (name, conditions, operations with their steps
-// and recipients). A server without these methods answers "Incorrect
-// API" (-32601): each section then says it is not available, so the page
-// works before and after the alerting methods exist. Every name, value
-// and message is shown as text (dom.js).
-//
-// Each media type shows its queue: alerts waiting or being sent, and
-// escalations waiting for room in the queue (mediatype.get selectQueue,
-// a Peregrine addition), read again every 5 s while the page is open. A
-// server without it (Zabbix) shows "—".
-import { call, APIError } from '../../api.js';
+// Configuration: actions of every event source (action.*): name,
+// status, conditions (each source's condition types and operators, and
+// how they combine: and/or, and, or, a custom formula), and the three
+// lists of operations: on the problem (escalation steps from/to and
+// their duration; send a message, run a remote command, and for
+// discovery and autoregistration the host operations), on recovery and
+// on update (send a message, a command, notify all involved).
+// Everything goes through action.create/update/delete; what the server
+// does not support (Peregrine makes trigger events only) comes back as
+// the API's error beside the form. Media types have their own page
+// (/admin/mediatypes).
+import { call } from '../../api.js';
 import { h, clear, SEVERITIES } from '../../dom.js';
-import { field, rowsEditor, select, showError, configNav } from '../../form.js';
+import { crudPage, input, fld, rowTable } from '../../crud.js';
 
-const EVENT_SOURCES = { 0: 'Triggers', 1: 'Discovery', 2: 'Autoregistration', 3: 'Internal', 4: 'Services' };
-const MEDIA_TYPES = { 0: 'Email', 1: 'Script', 2: 'SMS', 4: 'Webhook' };
-// The media types Peregrine sends through (no SMS modem).
-const EDITABLE_MEDIA = [[0, 'Email'], [1, 'Script'], [4, 'Webhook']];
-
-// Trigger action conditions Peregrine evaluates (catalog.Cond*), with
-// the operators each takes, in Zabbix's numbers.
-const CONDITIONS = [
-  [0, 'Host group', [0, 1]],
-  [1, 'Host', [0, 1]],
-  [2, 'Trigger', [0, 1]],
-  [3, 'Event name', [2, 3]],
-  [4, 'Trigger severity', [0, 1, 5, 6]],
-  [16, 'Problem is suppressed', [10, 11]],
-  [25, 'Tag name', [0, 1, 2, 3]],
-  [26, 'Tag value', [0, 1, 2, 3]],
-];
-const OPERATORS = { 0: 'equals', 1: 'does not equal', 2: 'contains', 3: 'does not contain', 5: 'is greater than or equals', 6: 'is less than or equals', 10: 'yes', 11: 'no' };
+const N = 'action';
+const SOURCES = [[0, 'Trigger actions'], [1, 'Discovery actions'], [2, 'Autoregistration actions'], [3, 'Internal actions'], [4, 'Service actions']];
+const OPERATORS = { 0: 'equals', 1: 'does not equal', 2: 'contains', 3: 'does not contain', 4: 'is in', 5: 'is greater than or equals',
+  6: 'is less than or equals', 7: 'is not in', 8: 'matches', 9: 'does not match', 10: 'yes', 11: 'no' };
+// Condition types per event source, with their operators (Zabbix 6.0's
+// numbers).
+const COND = {
+  0: 'Host group', 1: 'Host', 2: 'Trigger', 3: 'Event name', 4: 'Trigger severity', 6: 'Time period', 7: 'Host IP', 8: 'Service type',
+  9: 'Service port', 10: 'Discovery status', 11: 'Uptime/Downtime', 12: 'Received value', 13: 'Template', 16: 'Problem is suppressed',
+  18: 'Discovery rule', 19: 'Discovery check', 20: 'Proxy', 21: 'Discovery object', 22: 'Host name', 23: 'Event type', 24: 'Host metadata',
+  25: 'Tag name', 26: 'Tag value', 27: 'Service', 28: 'Service name',
+};
+const COND_OPS = { 0: [0, 1], 1: [0, 1], 2: [0, 1], 3: [2, 3], 4: [0, 1, 5, 6], 6: [4, 7], 7: [0, 1], 8: [0, 1], 9: [0, 1], 10: [0],
+  11: [5, 6], 12: [0, 1, 5, 6, 2, 3], 13: [0, 1], 16: [10, 11], 18: [0, 1], 19: [0, 1], 20: [0, 1], 21: [0], 22: [2, 3, 8, 9],
+  23: [0], 24: [2, 3, 8, 9], 25: [0, 1, 2, 3], 26: [0, 1, 2, 3], 27: [0, 1], 28: [0, 1, 2, 3] };
+const SOURCE_COND = { 0: [0, 1, 2, 3, 4, 6, 13, 16, 25, 26], 1: [7, 8, 9, 10, 11, 12, 18, 19, 20, 21], 2: [20, 22, 24],
+  3: [0, 1, 13, 23, 25, 26], 4: [27, 28, 25, 26] };
+const OPTYPES = { 0: 'Send message', 1: 'Remote command', 2: 'Add host', 3: 'Remove host', 4: 'Add to host group', 5: 'Remove from host group',
+  6: 'Link to template', 7: 'Unlink from template', 8: 'Enable host', 9: 'Disable host', 10: 'Set host inventory mode',
+  11: 'Notify all involved', 12: 'Notify all involved' };
+const SOURCE_OPS = { 0: [0, 1], 1: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 2: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 3: [0], 4: [0] };
+const label = (list, v) => (list.find(([x]) => String(x) === String(v)) || [0, v])[1];
 
 export async function render(main) {
-  const actions = h('section', { class: 'card', id: 'config-actions' });
-  const media = h('section', { class: 'card', id: 'config-mediatypes' });
-  const formBox = h('section', { class: 'card config-form', id: 'alerting-form', hidden: true });
-  main.append(configNav('actions'), h('div', { class: 'toolbar' }, h('h1', {}, 'Actions and media types')), formBox, actions, h('div', { class: 'gap' }), media);
-  const done = () => { formBox.hidden = true; clear(formBox); reload(); };
-  const sections = [
-    section(actions, 'Actions', 'action', 'actionid', ['actionid', 'name', 'eventsource', 'status'],
-      (a) => [a.name, EVENT_SOURCES[a.eventsource] || a.eventsource], (a) => editAction(formBox, a, done)),
-    section(media, 'Media types', 'mediatype', 'mediatypeid', ['mediatypeid', 'name', 'type', 'status'],
-      (m) => [m.name, MEDIA_TYPES[m.type] || m.type], (m) => editMediaType(formBox, m, done), true),
-  ];
-  const reload = () => Promise.all(sections.map((s) => s())).catch((e) => showError(formBox, e));
-  await reload();
-  const timer = setInterval(() => queues(media).catch((e) => console.error(e)), 5000);
-  return () => clearInterval(timer);
+  await crudPage(main, {
+    api: 'action', id: 'actionid', ids: 'actionids', noun: N, label: 'action', title: 'Actions', section: 'config', path: '/config/actions',
+    sort: [['name', 'Name'], ['status', 'Status']],
+    search: { field: 'name', label: 'Search name' },
+    filters: [{ id: 'eventsource', label: 'Event source', options: SOURCES, apply: (p, v) => { p.filter = { ...p.filter, eventsource: v }; } },
+      { id: 'status', label: 'Status', options: [[0, 'Enabled'], [1, 'Disabled']], apply: (p, v) => { p.filter = { ...p.filter, status: v }; } }],
+    rowParams: { output: ['actionid', 'name', 'eventsource', 'status'], selectFilter: 'extend', selectOperations: ['operationtype'] },
+    columns: [
+      { label: 'Name', sort: 'name', cell: (a) => a.name },
+      { label: 'Event source', cell: (a) => label(SOURCES, a.eventsource) },
+      { label: 'Conditions', cell: (a) => ((a.filter && a.filter.conditions) || []).map((c) => `${COND[c.conditiontype] || c.conditiontype} ${OPERATORS[c.operator] || ''} ${c.value}`).join('; ') },
+      { label: 'Operations', cell: (a) => (a.operations || []).map((o) => OPTYPES[o.operationtype] || o.operationtype).join(', ') },
+      { label: 'Status', sort: 'status', cell: (a) => (a.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled')) },
+    ],
+    status: { field: 'status', on: 0, off: 1 },
+    editParams: { selectFilter: 'extend', selectOperations: 'extend', selectRecoveryOperations: 'extend', selectUpdateOperations: 'extend' },
+    prepare: async () => {
+      const [users, userGroups, mediaTypes, hostGroups, scripts] = await Promise.all([
+        call('user.get', { output: ['userid', 'username'], sortfield: 'username' }),
+        call('usergroup.get', { output: ['usrgrpid', 'name'], sortfield: 'name' }),
+        call('mediatype.get', { output: ['mediatypeid', 'name'] }).then((l) => l.sort((a, b) => a.name.localeCompare(b.name))),
+        call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' }),
+        call('script.get', { output: ['scriptid', 'name'], filter: { scope: 1 }, sortfield: 'name' }).catch(() => []),
+      ]);
+      return { users, userGroups, mediaTypes, hostGroups, scripts };
+    },
+    newObject: { eventsource: '0', status: '0', esc_period: '1h', pause_suppressed: '1', notify_if_canceled: '1', filter: { evaltype: '0', conditions: [] },
+      operations: [], recovery_operations: [], update_operations: [] },
+    clone: (a) => ({ ...a, name: `${a.name} (copy)` }),
+    form: actionForm,
+  });
 }
 
-// queueText says what waits for a media type: "empty", "12 alerts",
-// "10000 alerts, 3500 escalations waiting".
-function queueText(q) {
-  if (!q) return '—';
-  const a = Number(q.alerts) || 0;
-  const e = Number(q.escalations) || 0;
-  if (!a && !e) return 'empty';
-  return `${a} alert${a === 1 ? '' : 's'}` + (e ? `, ${e} escalation${e === 1 ? '' : 's'} waiting` : '');
-}
+const strip = (ops) => (ops || []).map(({ operationid, actionid, ...o }) => o);
 
-// queues fills the media types' queue cells.
-async function queues(el) {
-  const cells = el.querySelectorAll('.mediatype-queue');
-  if (!cells.length) return;
-  let by = new Map();
-  try {
-    const qs = await call('mediatype.get', { output: ['mediatypeid'], selectQueue: 'extend' });
-    by = new Map(qs.map((m) => [m.mediatypeid, m.queue]));
-  } catch (e) {
-    if (!(e instanceof APIError)) throw e;
-  }
-  for (const td of cells) td.textContent = queueText(by.get(td.dataset.id));
-}
-
-// section returns a loader that lists one API's objects with a status
-// switch, an edit link and a create button, or says that the server has
-// no such API.
-function section(el, title, api, idField, output, cols, edit, queueCol) {
-  const err = h('p', { class: 'error', role: 'alert', hidden: true });
-  async function load() {
-    let objs;
-    try {
-      // Sorted here: Zabbix 6.0's mediatype.get refuses sortfield "name"
-      // (only mediatypeid), and the page reads any Zabbix-shaped server.
-      objs = await call(`${api}.get`, { output });
-      objs.sort((a, b) => String(a.name).localeCompare(String(b.name)));
-    } catch (e) {
-      clear(el);
-      el.append(h('h3', {}, title));
-      if (e instanceof APIError && e.code === -32601) {
-        el.append(h('p', { class: 'muted not-available', id: `${api}-not-available` }, `Not available: this server has no ${api}.get (${e.data || e.message}).`));
-        return;
-      }
-      throw e;
-    }
-    clear(el);
-    el.append(h('div', { class: 'toolbar' }, h('h3', {}, title),
-      h('button', { type: 'button', id: `${api}-create`, onclick: () => edit(null) }, `Create ${api === 'action' ? 'action' : 'media type'}`)), err);
-    if (!objs.length) el.append(h('p', { class: 'muted' }, 'None.'));
-    const table = h('table', { class: 'plain' }, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), queueCol ? h('th', {}, 'Queue') : null, h('th', {}, 'Status')));
-    for (const o of objs) {
-      const on = o.status === '0';
-      const [name, kind] = cols(o);
-      table.append(h('tr', { class: `${api}-row`, dataset: { id: o[idField] } },
-        h('td', {}, h('a', { href: '#', class: `${api}-name`, onclick: (e) => { e.preventDefault(); edit(o); } }, name)), h('td', {}, kind),
-        queueCol ? h('td', { class: `${api}-queue`, dataset: { id: o[idField] } }, '…') : null,
-        h('td', {}, h('button', { type: 'button', class: 'status-toggle', title: on ? 'Disable' : 'Enable', onclick: async () => {
-          try {
-            await call(`${api}.update`, { [idField]: o[idField], status: on ? 1 : 0 });
-            await load();
-          } catch (e) {
-            showError(err, e);
-          }
-        } }, on ? 'Enabled' : 'Disabled'))));
-    }
-    el.append(table);
-    if (queueCol) await queues(el);
-  }
-  return load;
-}
-
-// choice is a select for a repeated row (a class, not an id).
-const choice = (cls, label, options, value) => h('select', { class: cls, 'aria-label': label },
-  options.map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(value) }, t)));
-const text = (id, value, attrs) => h('input', { type: 'text', id, value: value ?? '', ...attrs });
-const num = (id, value) => h('input', { type: 'number', id, value: value ?? '', min: 0 });
-
-// editMediaType shows the media type form: common fields, then the
-// fields of the chosen type (the others hidden). A stored SMTP password
-// is never sent to the page (mediatype.get does not return it): an
-// empty password field keeps it.
-async function editMediaType(box, m, done) {
-  clear(box);
-  box.hidden = false;
-  const isNew = !m;
-  if (m) [m] = await call('mediatype.get', { output: 'extend', mediatypeids: [m.mediatypeid] });
-  m = m || { type: '4', maxsessions: '1', maxattempts: '3', attempt_interval: '10s', timeout: '30s', smtp_port: '25', parameters: [{ name: 'URL', value: '' }] };
-  const type = select('mediatype-type', EDITABLE_MEDIA, m.type);
+function actionForm(a, lists, isNew) {
+  const src = input.select(N, 'eventsource', SOURCES, a.eventsource);
+  src.disabled = !isNew;
   const f = {
-    name: text('mediatype-name', m.name),
-    description: text('mediatype-description', m.description),
-    smtp_server: text('mediatype-smtp-server', m.smtp_server),
-    smtp_port: num('mediatype-smtp-port', m.smtp_port),
-    smtp_helo: text('mediatype-smtp-helo', m.smtp_helo),
-    smtp_email: text('mediatype-smtp-email', m.smtp_email),
-    smtp_security: select('mediatype-smtp-security', [[0, 'None'], [1, 'STARTTLS'], [2, 'SSL/TLS']], m.smtp_security || 0),
-    smtp_authentication: select('mediatype-smtp-auth', [[0, 'None'], [1, 'Username and password']], m.smtp_authentication || 0),
-    username: text('mediatype-username', m.username, { autocomplete: 'off' }),
-    content_type: select('mediatype-content-type', [[0, 'Plain text'], [1, 'HTML']], m.content_type || 0),
-    exec_path: text('mediatype-exec-path', m.exec_path),
-    exec_params: h('textarea', { id: 'mediatype-exec-params', rows: 3, placeholder: 'One parameter a line' }),
-    script: h('textarea', { id: 'mediatype-script', rows: 6, placeholder: 'JavaScript (optional with a URL parameter)' }),
-    timeout: text('mediatype-timeout', m.timeout),
-    maxsessions: num('mediatype-maxsessions', m.maxsessions),
-    maxattempts: num('mediatype-maxattempts', m.maxattempts),
-    attempt_interval: text('mediatype-attempt-interval', m.attempt_interval),
+    name: input.text(N, 'name', a.name, { maxlength: 255 }),
+    status: input.check(N, 'status', String(a.status ?? '0') === '0'),
+    esc_period: input.text(N, 'esc_period', a.esc_period),
+    pause_suppressed: input.check(N, 'pause_suppressed', a.pause_suppressed),
+    notify_if_canceled: input.check(N, 'notify_if_canceled', a.notify_if_canceled),
+    evaltype: input.select(N, 'evaltype', [[0, 'And/Or'], [1, 'And'], [2, 'Or'], [3, 'Custom expression']], (a.filter && a.filter.evaltype) || 0),
+    formula: input.text(N, 'formula', a.filter && a.filter.formula, { placeholder: 'A and (B or C)' }),
   };
-  f.exec_params.value = m.exec_params || '';
-  f.script.value = m.script || '';
-  const passwd = h('input', { type: 'password', id: 'mediatype-passwd', autocomplete: 'new-password', placeholder: isNew ? '' : 'unchanged' });
-  const params = rowsEditor('mediatype-params', [{ key: 'name', label: 'Name' }, { key: 'value', label: 'Value' }], m.parameters || []);
-  const groups = {
-    0: h('div', { class: 'form-grid type-fields', id: 'mediatype-email-fields' },
-      field('SMTP server', f.smtp_server), field('SMTP server port', f.smtp_port), field('SMTP helo', f.smtp_helo),
-      field('Email (from)', f.smtp_email), field('Connection security', f.smtp_security), field('Authentication', f.smtp_authentication),
-      field('Username', f.username), field('Password', passwd), field('Message format', f.content_type)),
-    1: h('div', { class: 'type-fields', id: 'mediatype-script-fields' },
-      h('div', { class: 'form-grid' }, field('Script name', f.exec_path)), field('Script parameters', f.exec_params)),
-    4: h('div', { class: 'type-fields', id: 'mediatype-webhook-fields' },
-      h('h4', {}, 'Parameters'), params.el, field('Script', f.script), h('div', { class: 'form-grid' }, field('Timeout', f.timeout))),
+  const conds = h('div', {});
+  const ops = h('div', {});
+  let condTable; let opTables;
+  const draw = (keep) => {
+    const s = src.value;
+    condTable = rowTable('action-conditions', ['Label', 'Type', 'Operator', 'Value', 'Tag'], keep ? (a.filter && a.filter.conditions) || [] : [], (c) => condRow(s, c, lists), 'filter');
+    clear(conds).append(condTable.el);
+    opTables = [['operations', 'Operations'], ['recovery_operations', 'Recovery operations'], ['update_operations', 'Update operations']]
+      .filter(([k]) => k === 'operations' || s === '0' || s === '3' || s === '4')
+      .map(([k, title]) => [k, title, rowTable(`action-${k.replace('_', '-')}`, k === 'operations' && ['0', '3', '4'].includes(s)
+        ? ['Steps', 'Step duration', 'Operation', 'Details'] : ['', '', 'Operation', 'Details'], keep ? strip(a[k]) : [], (o) => opRow(s, k, o, lists), k)]);
+    clear(ops).append(...opTables.flatMap(([, title, t]) => [h('h4', {}, title), t.el]));
   };
-  const show = () => { for (const [t, g] of Object.entries(groups)) g.hidden = t !== type.value; };
-  type.addEventListener('change', show);
-  show();
-  const err = h('p', { class: 'error', id: 'mediatype-error', role: 'alert', hidden: true });
-  const save = async (ev) => {
-    ev.preventDefault();
-    const t = Number(type.value);
-    const o = {
-      name: f.name.value, type: t, description: f.description.value,
-      maxsessions: Number(f.maxsessions.value), maxattempts: Number(f.maxattempts.value), attempt_interval: f.attempt_interval.value,
-    };
-    if (t === 0) {
-      Object.assign(o, {
-        smtp_server: f.smtp_server.value, smtp_port: Number(f.smtp_port.value), smtp_helo: f.smtp_helo.value, smtp_email: f.smtp_email.value,
-        smtp_security: Number(f.smtp_security.value), smtp_authentication: Number(f.smtp_authentication.value),
-        username: f.username.value, content_type: Number(f.content_type.value),
-      });
-      if (passwd.value !== '') o.passwd = passwd.value;
-    } else if (t === 1) {
-      Object.assign(o, { exec_path: f.exec_path.value, exec_params: f.exec_params.value });
-    } else {
-      Object.assign(o, { parameters: params.values().map((p) => ({ name: p.name, value: p.value })), script: f.script.value, timeout: f.timeout.value });
-    }
-    try {
-      if (isNew) await call('mediatype.create', o);
-      else await call('mediatype.update', { mediatypeid: m.mediatypeid, ...o });
-      done();
-    } catch (e) {
-      showError(err, e);
-    }
+  src.addEventListener('change', () => draw(false));
+  draw(true);
+  return {
+    body: [
+      h('div', { class: 'form-grid' }, fld('Event source', src), fld('Name', f.name), fld('Enabled', f.status), fld('Default operation step duration', f.esc_period),
+        fld('Pause operations for suppressed problems', f.pause_suppressed), fld('Notify about canceled escalations', f.notify_if_canceled)),
+      h('h4', {}, 'Conditions'), h('div', { class: 'form-grid' }, fld('Type of calculation', f.evaltype), fld('Custom expression', f.formula)), conds,
+      ops,
+    ],
+    read: () => {
+      const s = Number(src.value);
+      const conditions = condTable.values().map((c, i) => ({ ...c, formulaid: String.fromCharCode(65 + i) }));
+      const o = { name: f.name.value, status: f.status.checked ? 0 : 1, filter: { evaltype: Number(f.evaltype.value), conditions } };
+      if (o.filter.evaltype === 3) o.filter.formula = f.formula.value;
+      if (s === 0 || s === 3 || s === 4) o.esc_period = f.esc_period.value;
+      if (s === 0) Object.assign(o, { pause_suppressed: f.pause_suppressed.checked ? 1 : 0, notify_if_canceled: f.notify_if_canceled.checked ? 1 : 0 });
+      for (const [k, , t] of opTables) o[k] = t.values();
+      if (isNew) o.eventsource = s;
+      return o;
+    },
   };
-  box.append(h('form', { id: 'mediatype-edit', onsubmit: save },
-    h('h3', {}, isNew ? 'New media type' : `Media type ${m.name}`),
-    h('div', { class: 'form-grid' }, field('Name', f.name), field('Type', type), field('Description', f.description)),
-    groups[0], groups[1], groups[4],
-    h('h4', {}, 'Delivery'),
-    h('div', { class: 'form-grid' }, field('Concurrent sessions (0: unlimited)', f.maxsessions), field('Attempts', f.maxattempts), field('Attempt interval', f.attempt_interval)),
-    err,
-    h('div', { class: 'form-buttons' },
-      h('button', { type: 'submit', id: 'mediatype-save' }, isNew ? 'Create' : 'Update'),
-      h('button', { type: 'button', onclick: () => { box.hidden = true; } }, 'Cancel'))));
 }
 
-// editAction shows the action form: name, default step duration,
-// conditions (type, operator, value; and/or), and operations: send a
-// message from step to step (0: to the end), every step duration, to
-// users and user groups, through one media type or all of them.
-async function editAction(box, a, done) {
-  clear(box);
-  box.hidden = false;
-  const isNew = !a;
-  const [full, users, groups, mediaTypes, hostGroups, hosts] = await Promise.all([
-    a ? call('action.get', { output: 'extend', actionids: [a.actionid], selectFilter: 'extend', selectOperations: 'extend' }).then((x) => x[0]) : null,
-    call('user.get', { output: ['userid', 'username'], sortfield: 'username' }),
-    call('usergroup.get', { output: ['usrgrpid', 'name'], sortfield: 'name' }),
-    call('mediatype.get', { output: ['mediatypeid', 'name'] }).then((l) => l.sort((a, b) => a.name.localeCompare(b.name))),
-    call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' }),
-    call('host.get', { output: ['hostid', 'name'], sortfield: 'name' }),
-  ]);
-  a = full || { name: '', esc_period: '1h', filter: { evaltype: '0', conditions: [] }, operations: [] };
-  const name = text('action-name', a.name);
-  const period = text('action-esc-period', a.esc_period);
-  const evaltype = select('action-evaltype', [[0, 'And/Or'], [1, 'And'], [2, 'Or']], (a.filter && a.filter.evaltype) || 0);
-
-  // Conditions: one row each; the value is a list for host groups,
-  // hosts and severities, text otherwise (a trigger by its ID).
-  const condBody = h('tbody', {});
-  const valueInput = (type, v) => {
-    const choices = { 0: hostGroups.map((g) => [g.groupid, g.name]), 1: hosts.map((x) => [x.hostid, x.name]), 4: SEVERITIES.map((s, i) => [i, s]) }[type];
-    if (choices) return choice('condition-value', 'Value', choices, v);
-    if (type === '16') return h('span', { class: 'muted' }, '');
-    return h('input', { type: 'text', class: 'condition-value', 'aria-label': 'Value', value: v ?? '' });
+// condRow is one condition: type, operator, value (a list where the
+// value is one of few: host groups, severities, ...), a tag name for a
+// tag value condition.
+function condRow(source, c, { hostGroups }) {
+  const types = SOURCE_COND[source];
+  const type = h('select', { class: 'condition-type', 'aria-label': 'Condition type' },
+    types.map((t) => h('option', { value: String(t), selected: String(t) === String(c.conditiontype ?? types[0]) }, COND[t])));
+  const op = h('select', { class: 'condition-operator', 'aria-label': 'Operator' });
+  const value2 = h('input', { type: 'text', class: 'condition-value2', 'aria-label': 'Tag name', placeholder: 'tag name', value: c.value2 ?? '' });
+  const cell = h('span', {});
+  const tag = h('span', { class: 'muted condition-label' }, c.formulaid || '');
+  let valueEl;
+  const fill = (keep) => {
+    clear(op);
+    for (const o of COND_OPS[type.value]) op.append(h('option', { value: String(o), selected: keep && String(o) === String(c.operator) }, OPERATORS[o]));
+    const v = keep ? c.value : '';
+    const choices = {
+      0: hostGroups.map((g) => [g.groupid, g.name]), 4: SEVERITIES.map((s, i) => [i, s]), 10: [[0, 'Up'], [1, 'Down'], [2, 'Discovered'], [3, 'Lost']],
+      21: [[1, 'Device'], [2, 'Service']], 23: [[0, 'Item in "not supported" state'], [2, 'Trigger in "unknown" state'], [3, 'Low-level discovery rule in "not supported" state']],
+    }[type.value];
+    if (choices) valueEl = h('select', { class: 'condition-value', 'aria-label': 'Value' }, choices.map(([x, t]) => h('option', { value: String(x), selected: String(x) === String(v) }, t)));
+    else if (type.value === '16') valueEl = h('input', { type: 'hidden', class: 'condition-value', value: '' });
+    else valueEl = h('input', { type: 'text', class: 'condition-value', 'aria-label': 'Value', value: v ?? '',
+      placeholder: { 1: 'host ID', 2: 'trigger ID', 13: 'template ID', 18: 'discovery rule ID', 19: 'check ID', 20: 'proxy ID', 27: 'service ID', 6: '1-7,00:00-24:00' }[type.value] || '' });
+    cell.replaceChildren(valueEl);
+    value2.hidden = type.value !== '26';
   };
-  const addCond = (c) => {
-    const type = choice('condition-type', 'Condition', CONDITIONS.map(([t, label]) => [t, label]), c.conditiontype ?? 4);
-    const op = h('select', { class: 'condition-operator', 'aria-label': 'Operator' });
-    const value2 = h('input', { type: 'text', class: 'condition-value2', 'aria-label': 'Tag name', placeholder: 'tag name', value: c.value2 ?? '' });
-    const cell = h('td', {});
-    const tr = h('tr', { class: 'condition-row' }, h('td', {}, type), h('td', {}, op), cell, h('td', {}, value2),
-      h('td', {}, h('button', { type: 'button', class: 'remove-row', onclick: () => tr.remove() }, 'Remove')));
-    const fill = (keep) => {
-      const ops = CONDITIONS.find(([t]) => String(t) === type.value)[2];
-      clear(op);
-      for (const o of ops) op.append(h('option', { value: String(o), selected: keep && String(o) === String(c.operator) }, OPERATORS[o]));
-      tr.value = valueInput(type.value, keep ? c.value : undefined);
-      cell.replaceChildren(tr.value);
-      value2.hidden = type.value !== '26';
+  type.addEventListener('change', () => fill(false));
+  fill(true);
+  return {
+    cells: [tag, type, op, cell, value2],
+    read: () => ({ conditiontype: Number(type.value), operator: Number(op.value), value: valueEl.value ?? '', value2: type.value === '26' ? value2.value : '' }),
+  };
+}
+
+// opRow is one operation of list kind ('operations', 'recovery_...',
+// 'update_...') for the source: its type and the fields of that type.
+function opRow(source, kind, o, { users, userGroups, mediaTypes, hostGroups, scripts }) {
+  const types = kind === 'operations' ? SOURCE_OPS[source] : [0, 1, kind === 'recovery_operations' ? 11 : 12];
+  const steps = kind === 'operations' && ['0', '3', '4'].includes(source);
+  const type = h('select', { class: 'op-type', 'aria-label': 'Operation' },
+    types.map((t) => h('option', { value: String(t), selected: String(t) === String(o.operationtype ?? 0) }, OPTYPES[t])));
+  const from = h('input', { type: 'number', class: 'op-step-from', 'aria-label': 'From step', min: 1, value: o.esc_step_from ?? 1 });
+  const to = h('input', { type: 'number', class: 'op-step-to', 'aria-label': 'To step (0: to the end)', min: 0, value: o.esc_step_to ?? 1 });
+  const dur = h('input', { type: 'text', class: 'op-period', 'aria-label': 'Step duration (0: the action\'s)', value: o.esc_period ?? '0' });
+  const multi = (cls, lbl, choices, picked) => {
+    const set = new Set((picked || []).map(String));
+    return h('select', { multiple: true, class: cls, 'aria-label': lbl, size: Math.min(4, Math.max(2, choices.length)) },
+      choices.map(([v, t]) => h('option', { value: v, selected: set.has(String(v)) }, t)));
+  };
+  const pick = (s) => [...s.selectedOptions].map((x) => x.value);
+  const msg = o.opmessage || {};
+  const mt = h('select', { class: 'op-mediatype', 'aria-label': 'Send only to' }, h('option', { value: '0' }, 'All media types'),
+    mediaTypes.map((x) => h('option', { value: x.mediatypeid, selected: msg.mediatypeid === x.mediatypeid }, x.name)));
+  const us = multi('op-users', 'Send to users', users.map((u) => [u.userid, u.username]), (o.opmessage_usr || []).map((x) => x.userid));
+  const gs = multi('op-groups', 'Send to user groups', userGroups.map((g) => [g.usrgrpid, g.name]), (o.opmessage_grp || []).map((x) => x.usrgrpid));
+  const custom = h('input', { type: 'checkbox', class: 'op-custom', 'aria-label': 'Custom message', checked: String(msg.default_msg ?? '1') === '0' });
+  const subject = h('input', { type: 'text', class: 'op-subject', 'aria-label': 'Subject', value: msg.subject ?? '' });
+  const message = h('textarea', { class: 'op-message', 'aria-label': 'Message', rows: 2 });
+  message.value = msg.message ?? '';
+  const script = h('select', { class: 'op-script', 'aria-label': 'Script' },
+    scripts.map((x) => h('option', { value: x.scriptid, selected: o.opcommand && o.opcommand.scriptid === x.scriptid }, x.name)));
+  const current = h('input', { type: 'checkbox', class: 'op-current-host', 'aria-label': 'Current host',
+    checked: !o.opcommand_hst || o.opcommand_hst.some((x) => String(x.hostid) === '0') });
+  const cmdGroups = multi('op-command-groups', 'On host groups', hostGroups.map((g) => [g.groupid, g.name]), (o.opcommand_grp || []).map((x) => x.groupid));
+  const hostGroupSel = multi('op-hostgroups', 'Host groups', hostGroups.map((g) => [g.groupid, g.name]), (o.opgroup || []).map((x) => x.groupid));
+  const templates = h('input', { type: 'text', class: 'op-templates', 'aria-label': 'Template IDs', placeholder: 'template IDs, comma-separated',
+    value: (o.optemplate || []).map((x) => x.templateid).join(', ') });
+  const inv = h('select', { class: 'op-inventory', 'aria-label': 'Inventory mode' }, [[0, 'Manual'], [1, 'Automatic'], [-1, 'Disabled']]
+    .map(([v, t]) => h('option', { value: String(v), selected: String(v) === String((o.opinventory || {}).inventory_mode ?? 0) }, t)));
+  const details = h('div', { class: 'op-details' });
+  const draw = () => {
+    const t = type.value;
+    // Built on each change: an element lives in one place, and the
+    // message fields serve several types.
+    const parts = {
+      0: () => [fld('Send to users', us), fld('Send to user groups', gs), fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
+      1: () => [fld('Script', script), fld('Current host', current), fld('Host groups', cmdGroups)],
+      4: () => [fld('Host groups', hostGroupSel)], 5: () => [fld('Host groups', hostGroupSel)],
+      6: () => [fld('Templates', templates)], 7: () => [fld('Templates', templates)], 10: () => [fld('Inventory mode', inv)],
+      11: () => [fld('Send only to', mt), fld('Custom message', custom), fld('Subject', subject), fld('Message', message)],
     };
-    type.addEventListener('change', () => fill(false));
-    fill(true);
-    tr.read = () => ({ conditiontype: Number(type.value), operator: Number(op.value), value: tr.value.value ?? '', value2: type.value === '26' ? value2.value : '' });
-    condBody.append(tr);
+    parts[12] = parts[11];
+    details.replaceChildren(...(parts[t] ? parts[t]() : [h('span', { class: 'muted' }, 'No details.')]));
   };
-  for (const c of (a.filter && a.filter.conditions) || []) addCond(c);
-
-  // Operations: steps, duration, media type, recipients (lists that
-  // take several: an operation keeps every user and group it names).
-  const opBody = h('tbody', {});
-  const multi = (cls, label, choices, chosen) => h('select', { multiple: true, class: cls, 'aria-label': label, size: Math.min(4, Math.max(2, choices.length)) },
-    choices.map(([v, t]) => h('option', { value: v, selected: chosen.includes(v) }, t)));
-  const addOp = (o) => {
-    const from = h('input', { type: 'number', class: 'op-step-from', 'aria-label': 'From step', min: 1, value: o.esc_step_from ?? 1 });
-    const to = h('input', { type: 'number', class: 'op-step-to', 'aria-label': 'To step (0: to the end)', min: 0, value: o.esc_step_to ?? 1 });
-    const dur = h('input', { type: 'text', class: 'op-period', 'aria-label': 'Step duration (0: the action\'s)', value: o.esc_period ?? '0' });
-    const mt = h('select', { class: 'op-mediatype', 'aria-label': 'Send only to' },
-      h('option', { value: '0' }, 'All media types'),
-      mediaTypes.map((x) => h('option', { value: x.mediatypeid, selected: o.opmessage && o.opmessage.mediatypeid === x.mediatypeid }, x.name)));
-    const us = multi('op-users', 'Send to users', users.map((u) => [u.userid, u.username]), (o.opmessage_usr || []).map((x) => x.userid));
-    const gs = multi('op-groups', 'Send to user groups', groups.map((g) => [g.usrgrpid, g.name]), (o.opmessage_grp || []).map((x) => x.usrgrpid));
-    const tr = h('tr', { class: 'operation-row' }, [from, to, dur, mt, us, gs].map((x) => h('td', {}, x)),
-      h('td', {}, h('button', { type: 'button', class: 'remove-row', onclick: () => tr.remove() }, 'Remove')));
-    const chosen = (s) => [...s.selectedOptions].map((x) => x.value);
-    tr.read = () => ({
-      operationtype: 0, esc_step_from: Number(from.value), esc_step_to: Number(to.value), esc_period: dur.value,
-      // A custom subject and message, which this form does not edit,
-      // are kept as they are; Zabbix refuses them beside default_msg 1.
-      opmessage: o.opmessage && Number(o.opmessage.default_msg) === 0
-        ? { default_msg: 0, subject: o.opmessage.subject || '', message: o.opmessage.message || '', mediatypeid: mt.value }
-        : { default_msg: 1, mediatypeid: mt.value },
-      opmessage_usr: chosen(us).map((userid) => ({ userid })), opmessage_grp: chosen(gs).map((usrgrpid) => ({ usrgrpid })),
-    });
-    opBody.append(tr);
+  type.addEventListener('change', draw);
+  draw();
+  return {
+    cells: steps ? [h('span', {}, from, ' – ', to), dur, type, details] : [h('span', {}), h('span', {}), type, details],
+    read: () => {
+      const t = Number(type.value);
+      const out = { operationtype: t };
+      if (steps) Object.assign(out, { esc_step_from: Number(from.value), esc_step_to: Number(to.value), esc_period: dur.value });
+      if (t === 0 || t === 11 || t === 12) {
+        out.opmessage = custom.checked ? { default_msg: 0, subject: subject.value, message: message.value, mediatypeid: mt.value } : { default_msg: 1, mediatypeid: mt.value };
+        if (t === 0) Object.assign(out, { opmessage_usr: pick(us).map((userid) => ({ userid })), opmessage_grp: pick(gs).map((usrgrpid) => ({ usrgrpid })) });
+      } else if (t === 1) {
+        Object.assign(out, { opcommand: { scriptid: script.value }, opcommand_hst: current.checked ? [{ hostid: '0' }] : [],
+          opcommand_grp: pick(cmdGroups).map((groupid) => ({ groupid })) });
+      } else if (t === 4 || t === 5) {
+        out.opgroup = pick(hostGroupSel).map((groupid) => ({ groupid }));
+      } else if (t === 6 || t === 7) {
+        out.optemplate = templates.value.split(',').map((x) => x.trim()).filter(Boolean).map((templateid) => ({ templateid }));
+      } else if (t === 10) {
+        out.opinventory = { inventory_mode: Number(inv.value) };
+      }
+      return out;
+    },
   };
-  for (const o of a.operations || []) if (String(o.operationtype) === '0') addOp(o);
-  if (isNew) addOp({});
-
-  const err = h('p', { class: 'error', id: 'action-error', role: 'alert', hidden: true });
-  const save = async (ev) => {
-    ev.preventDefault();
-    const o = {
-      name: name.value, esc_period: period.value,
-      filter: { evaltype: Number(evaltype.value), conditions: [...condBody.children].map((tr) => tr.read()) },
-      operations: [...opBody.children].map((tr) => tr.read()),
-    };
-    try {
-      if (isNew) await call('action.create', { eventsource: 0, ...o });
-      else await call('action.update', { actionid: a.actionid, ...o });
-      done();
-    } catch (e) {
-      showError(err, e);
-    }
-  };
-  const head = (...labels) => h('thead', {}, h('tr', {}, labels.map((l) => h('th', {}, l)), h('th', {})));
-  box.append(h('form', { id: 'action-edit', onsubmit: save },
-    h('h3', {}, isNew ? 'New action (trigger events)' : `Action ${a.name}`),
-    h('div', { class: 'form-grid' }, field('Name', name), field('Default step duration', period), field('Conditions apply', evaltype)),
-    h('h4', {}, 'Conditions'),
-    h('table', { class: 'plain', id: 'action-conditions' }, head('Type', 'Operator', 'Value', 'Tag name'), condBody),
-    h('button', { type: 'button', id: 'action-add-condition', onclick: () => addCond({}) }, 'Add condition'),
-    h('h4', {}, 'Operations: send a message'),
-    h('table', { class: 'plain', id: 'action-operations' }, head('From step', 'To step (0: end)', 'Step duration', 'Media type', 'Users', 'User groups'), opBody),
-    h('button', { type: 'button', id: 'action-add-operation', onclick: () => addOp({}) }, 'Add operation'),
-    err,
-    h('div', { class: 'form-buttons' },
-      h('button', { type: 'submit', id: 'action-save' }, isNew ? 'Create' : 'Update'),
-      h('button', { type: 'button', onclick: () => { box.hidden = true; } }, 'Cancel'))));
 }

@@ -1,0 +1,132 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// page is one path of the single-page app and who may open it: the least
+// user type (1 user, 2 admin, 3 super admin, as Zabbix 6.0 numbers them)
+// and the element of the user role's UI rules it belongs to ("" for none).
+// The type check comes first: an element of a higher type's menu is never
+// granted by a role rule, as in Zabbix.
+type page struct {
+	path    string
+	minType int
+	ui      string
+}
+
+// pages are the app's paths. Each serves the same document after the
+// session and access checks; the app's router shows the page. They are
+// real paths rather than "#" fragments so that the server sees every page
+// request, sends a visitor without a session to /login and refuses a
+// page the user may not open (403), whatever links the app shows.
+var pages = []page{
+	{"/", 1, ""}, {"/overview", 1, ""}, {"/hosts", 1, "monitoring.hosts"}, {"/latest", 1, "monitoring.latest_data"},
+	{"/graph", 1, "monitoring.latest_data"}, {"/problems", 1, "monitoring.problems"},
+	{"/config/hosts", 2, "configuration.hosts"}, {"/config/items", 2, "configuration.hosts"},
+	{"/config/triggers", 2, "configuration.hosts"}, {"/config/valuemaps", 2, "configuration.hosts"},
+	{"/config/actions", 2, "configuration.actions"}, {"/config/maintenance", 2, "configuration.maintenance"},
+	{"/admin/users", 3, "administration.users"}, {"/admin/usergroups", 3, "administration.user_groups"},
+	{"/admin/roles", 3, "administration.user_roles"}, {"/admin/mediatypes", 3, "administration.media_types"},
+	{"/admin/scripts", 3, "administration.scripts"}, {"/admin/settings", 3, "administration.general"},
+	{"/admin/housekeeping", 3, "administration.general"}, {"/admin/auditlog", 3, "reports.audit"},
+	{"/admin/queue", 3, "administration.queue"},
+}
+
+// pagePaths are the paths of pages, in order.
+var pagePaths = func() []string {
+	out := make([]string, len(pages))
+	for i, p := range pages {
+		out[i] = p.path
+	}
+	return out
+}()
+
+// uiRules is the part of a user role (role.get selectRules) that says
+// which pages its users may open.
+type uiRules struct {
+	Default string `json:"ui.default_access"`
+	UI      []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"ui"`
+}
+
+func (r *uiRules) allows(element string) bool {
+	if element == "" || r == nil {
+		return true
+	}
+	for _, e := range r.UI {
+		if e.Name == element {
+			return e.Status == "1"
+		}
+	}
+	return r.Default != "0"
+}
+
+// access is what a session may open.
+type access struct {
+	userType int
+	rules    *uiRules // nil: the role could not be read; the type alone decides
+}
+
+func (a access) may(p page) bool {
+	return a.userType >= p.minType && a.rules.allows(p.ui)
+}
+
+// allowed lists the pages a may open, for the app's menu.
+func (a access) allowed() string {
+	var b strings.Builder
+	for _, p := range pages {
+		if a.may(p) {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(p.path)
+		}
+	}
+	return b.String()
+}
+
+// accessOf reads the user's role rules through the API (role.get of the
+// user's own role). A role the API does not show (a server without
+// roles) leaves the user type to decide alone; the API still checks
+// every call the page makes.
+func (u *UI) accessOf(ctx context.Context, remote, session string, user sessionUser) access {
+	t, _ := user.Type.Int64()
+	a := access{userType: int(t)}
+	if user.RoleID == "" {
+		return a
+	}
+	res, err := u.rpc(ctx, remote, session, "role.get", map[string]any{"roleids": []string{user.RoleID}, "output": []string{"roleid"}, "selectRules": "extend"})
+	if err != nil {
+		return a
+	}
+	var roles []struct {
+		Rules uiRules `json:"rules"`
+	}
+	if json.Unmarshal(res, &roles) == nil && len(roles) == 1 {
+		a.rules = &roles[0].Rules
+	}
+	return a
+}
+
+// pageOf finds the page of a request path.
+func pageOf(path string) (page, bool) {
+	for _, p := range pages {
+		if p.path == path {
+			return p, true
+		}
+	}
+	return page{}, false
+}
+
+// refusePage answers a page the user may not open: 403 with a short
+// text (no data, nothing of the request echoed).
+func refusePage(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, "You have no access to this page: it needs another user type or role. Ask a super admin.", http.StatusForbidden)
+}
