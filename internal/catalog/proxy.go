@@ -65,6 +65,10 @@ type Proxy struct {
 	AutoCompress bool
 	// Interface is a passive proxy's (zero for an active one).
 	Interface ProxyInterface
+	// LastAccess is 6.0's lastaccess as last saved (SaveProxyLastAccess),
+	// Unix seconds: the value when the catalog was opened. The live value
+	// is the trapper's; edits never change it.
+	LastAccess int64
 }
 
 // proxySchema holds the proxies and hosts' proxies (schema version 27).
@@ -87,7 +91,8 @@ CREATE TABLE IF NOT EXISTS proxies (
 	iface_useip   INTEGER NOT NULL,
 	iface_ip      TEXT NOT NULL,
 	iface_dns     TEXT NOT NULL,
-	iface_port    TEXT NOT NULL
+	iface_port    TEXT NOT NULL,
+	lastaccess    INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS host_proxy (
 	host_id  INTEGER PRIMARY KEY,
@@ -146,11 +151,11 @@ func (s *Snapshot) ProxyPSKKey(identity string) ([]byte, bool) {
 func loadProxies(ctx context.Context, tx *sql.Tx, hosts []Host) ([]Proxy, error) {
 	var out []Proxy
 	err := queryEach(ctx, tx, `SELECT id, name, status, description, tls_connect, tls_accept, tls_issuer, tls_subject,
-		tls_psk_identity, tls_psk, address, auto_compress, iface_id, iface_useip, iface_ip, iface_dns, iface_port FROM proxies ORDER BY id`, func(r *sql.Rows) error {
+		tls_psk_identity, tls_psk, address, auto_compress, iface_id, iface_useip, iface_ip, iface_dns, iface_port, lastaccess FROM proxies ORDER BY id`, func(r *sql.Rows) error {
 		var p Proxy
 		var psk string
 		if err := r.Scan(&p.ID, &p.Name, &p.Status, &p.Description, &p.TLS.Connect, &p.TLS.Accept, &p.TLS.Issuer, &p.TLS.Subject,
-			&p.TLS.PSKIdentity, &psk, &p.Address, &p.AutoCompress, &p.Interface.ID, &p.Interface.UseIP, &p.Interface.IP, &p.Interface.DNS, &p.Interface.Port); err != nil {
+			&p.TLS.PSKIdentity, &psk, &p.Address, &p.AutoCompress, &p.Interface.ID, &p.Interface.UseIP, &p.Interface.IP, &p.Interface.DNS, &p.Interface.Port, &p.LastAccess); err != nil {
 			return err
 		}
 		p.TLS.PSK = zbxpsk.Secret(psk)
@@ -437,4 +442,32 @@ func (e *Edit) buildProxies(s *Snapshot) {
 	if len(s.proxies) == 0 {
 		s.proxies = nil
 	}
+}
+
+// SaveProxyLastAccess stores proxies' lastaccess (Unix seconds, by
+// proxy ID) so that it survives a restart; IDs of deleted proxies are
+// skipped. It writes outside any Edit: no revision, no new snapshot.
+func (c *Catalog) SaveProxyLastAccess(ctx context.Context, last map[uint64]int64) error {
+	if len(last) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("catalog: cannot save proxies' lastaccess: %w", err)
+	}
+	defer tx.Rollback()
+	for id, t := range last {
+		if _, err := tx.ExecContext(ctx, "UPDATE proxies SET lastaccess = ? WHERE id = ? AND lastaccess < ?", t, id, t); err != nil {
+			return fmt.Errorf("catalog: cannot save proxy %d's lastaccess: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catalog: cannot save proxies' lastaccess: %w", err)
+	}
+	return nil
 }

@@ -46,9 +46,15 @@ func TestProxies(t *testing.T) {
 		}
 	}
 	check(c)
+	if err := c.SaveProxyLastAccess(ctx, map[uint64]int64{act: 1700000000, 999: 5}); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	c = reopenTrig(t, path)
 	check(c)
+	if got := c.Snapshot().Proxy(act).LastAccess; got != 1700000000 {
+		t.Fatalf("lastaccess after reopen: %d", got)
+	}
 	_, err = c.Edit(ctx, func(e *Edit) error { return e.DeleteProxies([]uint64{act}) })
 	var inUse *ProxyInUseError
 	if !errors.As(err, &inUse) || inUse.Error() != `Host "web-01" is monitored by proxy "px-a".` {

@@ -132,18 +132,26 @@ func ProxyVersionSupported(v string) bool {
 	return n >= 402 && n <= 600
 }
 
-// proxyState is what the trapper knows of proxies between requests.
+// proxyState is what the trapper knows of proxies between requests:
+// lastaccess by proxy, and which of them changed since the last
+// TakeProxyLastAccess (the server saves those every few seconds).
 type proxyState struct {
 	mu         sync.Mutex
 	lastAccess map[uint64]int64
+	dirty      map[uint64]int64
 }
 
-// ProxyLastAccess returns when proxy id last contacted the trapper
-// (Unix seconds; 0: not since Peregrine started). Zabbix's lastaccess.
+// ProxyLastAccess returns when proxy id last contacted Peregrine (Unix
+// seconds; Zabbix's lastaccess): the latest contact since Peregrine
+// started, else the value saved before (catalog.Proxy.LastAccess), else 0.
 func (s *Server) ProxyLastAccess(id uint64) int64 {
 	s.proxies.mu.Lock()
-	defer s.proxies.mu.Unlock()
-	return s.proxies.lastAccess[id]
+	t := s.proxies.lastAccess[id]
+	s.proxies.mu.Unlock()
+	if p := s.opts.Catalog.Snapshot().Proxy(id); p != nil {
+		t = max(t, p.LastAccess)
+	}
+	return t
 }
 
 // SetProxyLastAccess records a contact with proxy id (the passive-proxy
@@ -151,10 +159,39 @@ func (s *Server) ProxyLastAccess(id uint64) int64 {
 func (s *Server) SetProxyLastAccess(id uint64, t time.Time) {
 	s.proxies.mu.Lock()
 	if s.proxies.lastAccess == nil {
-		s.proxies.lastAccess = map[uint64]int64{}
+		s.proxies.lastAccess, s.proxies.dirty = map[uint64]int64{}, map[uint64]int64{}
 	}
-	s.proxies.lastAccess[id] = t.Unix()
+	if u := t.Unix(); u > s.proxies.lastAccess[id] {
+		s.proxies.lastAccess[id] = u
+		s.proxies.dirty[id] = u
+	}
 	s.proxies.mu.Unlock()
+}
+
+// TakeProxyLastAccess returns the lastaccess values changed since the
+// last call (nil if none) and forgets them; a caller that cannot save
+// them gives them back with ReturnProxyLastAccess.
+func (s *Server) TakeProxyLastAccess() map[uint64]int64 {
+	s.proxies.mu.Lock()
+	defer s.proxies.mu.Unlock()
+	if len(s.proxies.dirty) == 0 {
+		return nil
+	}
+	d := s.proxies.dirty
+	s.proxies.dirty = map[uint64]int64{}
+	return d
+}
+
+// ReturnProxyLastAccess puts back values TakeProxyLastAccess gave that
+// could not be saved, unless newer ones came since.
+func (s *Server) ReturnProxyLastAccess(d map[uint64]int64) {
+	s.proxies.mu.Lock()
+	defer s.proxies.mu.Unlock()
+	for id, t := range d {
+		if s.proxies.dirty[id] < t {
+			s.proxies.dirty[id] = t
+		}
+	}
 }
 
 // proxyMetrics counts proxies' requests by kind and result.

@@ -318,6 +318,8 @@ func (s *Server) Run(ctx context.Context) error {
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)
 	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+	proxiesDone := make(chan struct{})
+	go func() { defer close(proxiesDone); s.runProxies(tctx) }()
 	// The trap receiver stores through the pipeline too: it stops with
 	// the trapper, before the pipeline.
 	trapsDone := make(chan struct{})
@@ -345,6 +347,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopTrapper()
 	<-trapperDone
+	<-proxiesDone
 	<-trapsDone
 	stopPoller()
 	<-pollerDone
