@@ -380,6 +380,7 @@ func (s *Server) selfChecker() *selfcheck.Checker {
 			Snapshot:          s.Catalog.Snapshot,
 			CountNotSupported: s.ItemStates.CountNotSupported,
 			Busy:              s.busyOf,
+			ProxyLastAccess:   func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
 			Started:           s.started,
 			Version:           Version,
 		},
