@@ -389,8 +389,16 @@ func (p *proxyParams) apply(x *catalog.Proxy) {
 	if p.ProxyAddress.Set {
 		x.Address = p.ProxyAddress.Value
 	}
+	// A proxy connects one way only: an active one is never connected
+	// to, a passive one never connects (6.0 resets the other direction
+	// when the status changes; recorded from 6.0.14).
 	if x.Status == catalog.ProxyPassive {
 		x.Address = ""
+		if !p.TLSAccept.Set {
+			x.TLS.Accept = 1
+		}
+	} else if !p.TLSConnect.Set {
+		x.TLS.Connect = 1
 	}
 	if !x.TLS.UsesPSK() {
 		x.TLS.PSKIdentity, x.TLS.PSK = "", ""
@@ -541,7 +549,7 @@ func (w *configWriter) proxyDelete(ctx context.Context, c *call) (any, error) {
 	snap := w.cat.Snapshot()
 	for _, id := range ids {
 		if snap.Proxy(id) == nil {
-			return nil, errNoPermissionsParams
+			return nil, errNoPermissions // -32500 here (recorded from 6.0.14)
 		}
 	}
 	if err := w.edit(ctx, c, "proxyid", nil, func(e *catalog.Edit) error { return e.DeleteProxies(ids) }); err != nil {
