@@ -124,8 +124,15 @@
 // ignores it). Auto-registration and discovery parts go to
 // Options.ProxyExtras; without it they are counted and logged.
 // Sender and agent values for hosts behind a proxy are refused
-// (monitored_by_proxy). Last contact times (lastaccess) are kept in
-// memory (Server.ProxyLastAccess).
+// (monitored_by_proxy). Decoding "proxy data" counts against the
+// memory budget (decodeProxyData; refused "over_budget" when it does not
+// fit). Last contact times (lastaccess) are kept in memory
+// (Server.ProxyLastAccess) and handed to the server to save
+// (TakeProxyLastAccess). Passive proxies (passive.go, status 6):
+// RunPassiveProxies connects to each on its interface with its
+// tls_connect, pushes "proxy config" (the tables under "data") and asks
+// "proxy data", taken as an active proxy's (takeProxyData), one
+// exchange at a time per proxy, proxies in parallel.
 //
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog

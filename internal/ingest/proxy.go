@@ -31,6 +31,7 @@ type proxyRequest struct {
 	Avail     json.RawMessage `json:"interface availability"`
 	AutoReg   json.RawMessage `json:"auto registration"`
 	Discovery json.RawMessage `json:"discovery data"`
+	More      int             `json:"more"`
 }
 
 // ProxyHistoryRow is one row of a proxy's "history data".
@@ -63,6 +64,9 @@ type ProxyData struct {
 	Session string
 	History []ProxyHistoryRow
 	Avail   []ProxyAvailability
+	// More: the proxy has more data waiting (a passive proxy is asked
+	// again at once).
+	More bool
 	// AutoReg and Discovery are the raw parts Peregrine does not process
 	// yet (nil when absent or empty).
 	AutoReg, Discovery json.RawMessage
@@ -81,7 +85,7 @@ func DecodeProxyData(payload []byte) (*ProxyData, error) {
 	if err := json.Unmarshal(payload, &r); err != nil {
 		return nil, fmt.Errorf("cannot parse proxy data: %w", err)
 	}
-	d := &ProxyData{Host: r.Host}
+	d := &ProxyData{Host: r.Host, More: r.More == 1}
 	if r.Version != nil {
 		d.Version = *r.Version
 	}
@@ -201,13 +205,13 @@ type proxyMetrics struct {
 	extras   *selfmon.Counter
 }
 
-var proxyResults = []string{"ok", "unknown_proxy", "passive_proxy", "bad_version", "bad_address", "tls_refused", "bad_request", "store_error", "unsupported_part"}
+var proxyResults = []string{"ok", "unknown_proxy", "passive_proxy", "bad_version", "bad_address", "tls_refused", "bad_request", "store_error", "unsupported_part", "over_budget", "passive_error"}
 
 func newProxyMetrics(r *selfmon.Registry) *proxyMetrics {
 	m := &proxyMetrics{requests: map[string]*selfmon.Counter{}}
 	for _, kind := range []string{"config", "data", "heartbeat"} {
 		for _, res := range proxyResults {
-			m.requests[kind+"/"+res] = r.Counter("peregrine_trapper_proxy_requests_total", "Active proxies' requests, by kind and result.", "kind", kind, "result", res)
+			m.requests[kind+"/"+res] = r.Counter("peregrine_trapper_proxy_requests_total", "Proxies' requests (active proxies') and exchanges (with passive ones), by kind and result.", "kind", kind, "result", res)
 		}
 	}
 	m.notSent = r.Counter("peregrine_trapper_proxy_items_not_sent_total", "Items left out of proxies' configurations because Peregrine cannot configure their type on a proxy yet.")
@@ -308,14 +312,58 @@ var proxyTypes = func() pipeline.Types {
 
 // proxyData answers "proxy data" (see doc.go).
 func (s *Server) proxyData(cs *connState, payload []byte, recv time.Time, remote string) []byte {
-	d, err := DecodeProxyData(payload)
+	d, release, err := s.decodeProxyData(cs, payload)
+	defer release()
 	if err != nil {
-		return s.proxyRefuse("data", "bad_request", remote, err.Error())
+		return s.proxyRefuse("data", proxyDecodeResult(err), remote, err.Error())
 	}
 	snap, p, refusal := s.findProxy(cs, "data", d.Host, remote)
 	if refusal != nil {
 		return refusal
 	}
+	return s.takeProxyData(cs, snap, p, d, recv, remote)
+}
+
+// proxyDecodeBytes is what decoding a "proxy data" payload of n bytes
+// may allocate: the rows (about 120 bytes each for rows of 60 to 100
+// bytes of JSON), their values' copies and the request's parts.
+func proxyDecodeBytes(n int) int { return 3 * n }
+
+// errProxyBudget marks a request refused for the trapper's memory
+// budget: the proxy keeps its data and sends it again.
+type errProxyBudget struct{ err error }
+
+func (e *errProxyBudget) Error() string {
+	return "the trapper's memory budget (trapper.max_buffered_bytes) cannot hold this proxy data now; the proxy will send it again: " + e.err.Error()
+}
+
+func proxyDecodeResult(err error) string {
+	if _, ok := err.(*errProxyBudget); ok {
+		return "over_budget"
+	}
+	return "bad_request"
+}
+
+// decodeProxyData decodes a "proxy data" payload with what its decoding
+// allocates counted against the trapper's memory budget (cs.mem), as
+// every other request's is: a huge batch waits for room or is refused,
+// never taking the memory other clients need. release gives it back.
+func (s *Server) decodeProxyData(cs *connState, payload []byte) (d *ProxyData, release func(), err error) {
+	release = func() {}
+	if cs.mem != nil {
+		n := proxyDecodeBytes(len(payload))
+		if err := cs.mem.Alloc(n); err != nil {
+			return nil, release, &errProxyBudget{err}
+		}
+		release = func() { cs.mem.Free(n) }
+	}
+	d, err = DecodeProxyData(payload)
+	return d, release, err
+}
+
+// takeProxyData processes decoded data of proxy p, active or passive,
+// and returns the reply.
+func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog.Proxy, d *ProxyData, recv time.Time, remote string) []byte {
 	s.SetProxyLastAccess(p.ID, recv)
 	if !ProxyVersionSupported(d.Version) {
 		return s.proxyRefuse("data", "bad_version", remote, fmt.Sprintf("proxy %q version %q is not supported: Peregrine, as Zabbix 6.0, takes data from proxies 4.2 to 6.0", p.Name, truncateForLog(d.Version)))

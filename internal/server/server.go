@@ -130,6 +130,7 @@ type Server struct {
 	authStore *auth.Store
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
+	passive    ingest.PassiveOptions // passive proxies' schedule and TLS
 
 	// Rules (buildRules).
 

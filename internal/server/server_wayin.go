@@ -113,6 +113,10 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		return err
 	}
 	logPSK(log, s.Catalog.Snapshot())
+	s.passive = ingest.PassiveOptions{ConfigFrequency: cfg.Proxy.ConfigFrequency.Std(), DataFrequency: cfg.Proxy.DataFrequency.Std()}
+	if tlsMaterial != nil {
+		s.passive.CertTLS = tlsMaterial.ClientConfig
+	}
 	if cfg.SNMP.TrapListen != "" {
 		users := make([]snmptrap.User, len(cfg.SNMP.TrapUsers))
 		for i, u := range cfg.SNMP.TrapUsers {
