@@ -44,7 +44,10 @@ func strings2(addr string) (string, string, error) {
 func passiveRun(t testing.TB, ts *testServer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { ts.srv.RunPassiveProxies(ctx, PassiveOptions{ConfigFrequency: time.Second, DataFrequency: time.Second}); close(done) }()
+	go func() {
+		ts.srv.RunPassiveProxies(ctx, PassiveOptions{ConfigFrequency: time.Second, DataFrequency: time.Second})
+		close(done)
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
