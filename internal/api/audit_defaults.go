@@ -142,6 +142,13 @@ var auditDefaults = map[string]map[string]string{
 		"type":        "0",
 		"value":       "",
 	},
+	"hosts": {
+		"auto_compress": "1", "custom_interfaces": "0", "description": "", "discover": "0", "flags": "0", "host": "",
+		"ipmi_authtype": "-1", "ipmi_password": "", "ipmi_privilege": "2", "ipmi_username": "", "lastaccess": "0",
+		"maintenance_from": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenanceid": "0", "name": "",
+		"proxy_address": "", "proxy_hostid": "0", "status": "0", "templateid": "0", "tls_accept": "1", "tls_connect": "1",
+		"tls_issuer": "", "tls_psk": "", "tls_psk_identity": "", "tls_subject": "", "uuid": "",
+	},
 	"hstgrp": {
 		"flags":    "0",
 		"internal": "0",

@@ -79,6 +79,10 @@ var (
 		ints: []string{"priority", "status", "type", "recovery_mode", "correlation_mode", "manual_close"}}
 	auditValueMap = &auditRes{typ: audit.ResourceValueMap, api: "valuemap", idField: "valuemapid", get: "valuemap.get", getIDs: "valuemapids",
 		name: "name", oldStyle: true, fields: []string{"valuemapid", "uuid", "name", "hostid"}}
+	// Proxies: 6.0's newer audit (recorded from 6.0.14: details on add,
+	// the identity masked; the key is never sent back, so never shown).
+	auditProxy = &auditRes{typ: audit.ResourceProxy, api: "proxy", table: "hosts", idField: "proxyid", get: "proxy.get", getIDs: "proxyids",
+		name: "host", masked: []auditMask{{path: "tls_psk_identity"}, {path: "tls_psk"}}}
 	auditRole = &auditRes{typ: audit.ResourceUserRole, api: "role", idField: "roleid", get: "role.get", getIDs: "roleids",
 		name: "name", oldStyle: true, fields: []string{"roleid", "name", "type", "readonly"}}
 	auditGlobalMacro = &auditRes{typ: audit.ResourceMacro, api: "usermacro", table: "globalmacro", idField: "globalmacroid",
@@ -205,6 +209,9 @@ var auditOps = map[string]auditOp{
 	"trigger.create":         {res: auditTrigger, action: audit.ActionAdd},
 	"trigger.update":         {res: auditTrigger, action: audit.ActionUpdate},
 	"trigger.delete":         {res: auditTrigger, action: audit.ActionDelete},
+	"proxy.create":           {res: auditProxy, action: audit.ActionAdd},
+	"proxy.update":           {res: auditProxy, action: audit.ActionUpdate},
+	"proxy.delete":           {res: auditProxy, action: audit.ActionDelete},
 	"valuemap.create":        {res: auditValueMap, action: audit.ActionAdd},
 	"valuemap.update":        {res: auditValueMap, action: audit.ActionUpdate},
 	"valuemap.delete":        {res: auditValueMap, action: audit.ActionDelete},

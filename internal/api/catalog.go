@@ -220,6 +220,14 @@ func editError(err error, idField string) error {
 			return errParams(`Regular expression "%s" already exists.`, ce.Name)
 		}
 	}
+	var px *catalog.ProxyExistsError
+	if errors.As(err, &px) {
+		return errParams("%s", px.Error())
+	}
+	var pu *catalog.ProxyInUseError
+	if errors.As(err, &pu) {
+		return errParams("%s", pu.Error())
+	}
 	if e := ifaceProblem(err); e != nil {
 		return e
 	}

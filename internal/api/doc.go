@@ -39,8 +39,9 @@
 // event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
 // the queue through its server's internal protocol, not the API),
-// proxy.go (proxy.get: an empty list until Peregrine has proxies,
-// parameters read as 6.0's legacy proxy.get reads them),
+// proxy.go (proxy.get, read as 6.0's legacy proxy.get reads it, and
+// proxy.create/update/delete, checked as 6.0's validator checks them;
+// hosts' proxy_hostid is in host_write.go and host_massupdate.go),
 // regexp.go (regexp.get/create/update/delete: the catalog's global
 // regular expressions, super admins only, checked as 6.0's validator
 // checks them, with decodeRuled),

@@ -22,7 +22,7 @@ func hostObject(h *catalog.Host) object {
 		st = "3" // a template, as item.get's and trigger.get's selectHosts show one
 	}
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
-		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0",
+		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
 		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
@@ -187,11 +187,11 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 	tags := compileTags(p.Tags.Value, p.EvalType.value())
 	none := p.ProxyHosts.Given() || p.GraphIDs.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
 		p.WithGraphs.Given() || p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
-		p.WithHTTPTests.Value || p.WithMonHTTPTests.Value || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0) ||
+		p.WithHTTPTests.Value || p.WithMonHTTPTests.Value ||
 		p.SearchInventory.Given()
 	var objs []object
 	for _, h := range snap.Hosts() {
-		if none || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || !idsAny(p.GroupIDs, h.GroupIDs) ||
+		if none || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || !idsPass(p.ProxyIDs, h.ProxyID) || !idsAny(p.GroupIDs, h.GroupIDs) ||
 			itemHosts != nil && !itemHosts[h.ID] || trigHosts != nil && !trigHosts[h.ID] || maintHosts != nil && !maintHosts[h.ID] ||
 			problemHosts != nil && !problemHosts[h.ID] ||
 			p.MonitoredHosts.Value && !h.Enabled ||

@@ -213,6 +213,18 @@ func (w *configWriter) hostMassUpdate(ctx context.Context, c *call) (any, error)
 		if err != nil {
 			return err
 		}
+		if raw, ok := p["proxy_hostid"]; ok && len(hosts) > 0 {
+			px, err := strconv.ParseUint(phpText(raw), 10, 64)
+			if err != nil {
+				return errApp(`Incorrect value "%s" for unsigned int field "proxy_hostid".`, phpText(raw))
+			}
+			if px != 0 && e.ProxyByID(px) == nil {
+				return errNoPermissions // 6.0: an SQL error
+			}
+			if err := e.SetHostsProxy(hosts, px); err != nil {
+				return err
+			}
+		}
 		if set && len(hosts) > 0 {
 			ups := make([]catalog.HostUpdate, len(hosts))
 			for i, h := range hosts {

@@ -34,7 +34,7 @@ type hostParams struct {
 	Description   opt[string]  `json:"description"`
 	Inventory     opt[ignored] `json:"inventory"`
 	InventoryMode opt[ignored] `json:"inventory_mode"`
-	ProxyHostID   opt[ignored] `json:"proxy_hostid"`
+	ProxyHostID   opt[phpStr]  `json:"proxy_hostid"`
 	IPMIAuthType  opt[ipmiInt] `json:"ipmi_authtype"`
 	IPMIPrivilege opt[ipmiInt] `json:"ipmi_privilege"`
 	IPMIUsername  opt[phpStr]  `json:"ipmi_username"`
@@ -277,6 +277,9 @@ func (p *hostParams) common(i int, host string) error {
 	case len(p.TLSSubject.Value) > maxTLSName:
 		return errParams(`Invalid parameter "/%d/tls_subject": value is too long.`, i+1)
 	}
+	if _, err := proxyHostID(p.ProxyHostID); err != nil {
+		return err
+	}
 	g := p.Groups.Value.ids
 	for j := range g {
 		if slices.Contains(g[:j], g[j]) {
@@ -350,6 +353,9 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		}
 		for i := range ps {
 			if err := ps[i].setMacrosAndTemplates(e, i, ids[i], macros[i], nil); err != nil {
+				return err
+			}
+			if err := ps[i].setProxy(e, ids[i]); err != nil {
 				return err
 			}
 		}
@@ -467,6 +473,9 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 			if err := ps[i].setMacrosAndTemplates(e, i, ids[i], macros[i], snap.LinkedTemplates(ids[i])); err != nil {
 				return err
 			}
+			if err := ps[i].setProxy(e, ids[i]); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -516,4 +525,34 @@ func (w *configWriter) hostDelete(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return idResult("hostids", ids), nil
+}
+
+// proxyHostID reads "proxy_hostid" (0: the server monitors the host),
+// refusing what is not an ID in 6.0's words (recorded from 6.0.14).
+func proxyHostID(o opt[phpStr]) (uint64, error) {
+	if !o.Given() {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(string(o.Value), 10, 64)
+	if err != nil {
+		return 0, errApp(`Incorrect value "%s" for unsigned int field "proxy_hostid".`, string(o.Value))
+	}
+	return v, nil
+}
+
+// setProxy applies "proxy_hostid" to host id. A proxy that does not
+// exist is refused as an object that does not exist (6.0 fails with an
+// SQL error).
+func (p *hostParams) setProxy(e *catalog.Edit, id uint64) error {
+	if !p.ProxyHostID.Given() {
+		return nil
+	}
+	px, err := proxyHostID(p.ProxyHostID)
+	if err != nil {
+		return err
+	}
+	if px != 0 && e.ProxyByID(px) == nil {
+		return errNoPermissions
+	}
+	return e.SetHostsProxy([]uint64{id}, px)
 }

@@ -28,7 +28,7 @@ type itemGetParams struct {
 	HostIDs      opt[ids] `json:"hostids"`
 	TemplateIDs  opt[ids] `json:"templateids"` // joined to hostids, as Zabbix does
 	GroupIDs     opt[ids] `json:"groupids"`
-	ProxyIDs     opt[ids] `json:"proxyids"` // hosts are monitored by the server: 0 selects them
+	ProxyIDs     opt[ids] `json:"proxyids"` // the hosts' proxy; 0 selects hosts monitored by the server
 	InterfaceIDs opt[ids] `json:"interfaceids"`
 	GraphIDs     opt[ids] `json:"graphids"`
 	TriggerIDs   opt[ids] `json:"triggerids"`
@@ -112,7 +112,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
 	}
 	var groupID uint64
-	empty := p.noRows || p.GraphIDs.Given() || p.ProxyIDs.Given() && !containsID(p.ProxyIDs.Value, 0)
+	empty := p.noRows || p.GraphIDs.Given()
 	if p.Group.Given() {
 		g := snap.Group(p.Group.Value)
 		if g == nil {
@@ -148,7 +148,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			p.Group.Given() && !slices.Contains(h.GroupIDs, groupID) ||
 			p.Host.Given() && h.Host != p.Host.Value ||
 			filterHosts != nil && !slices.Contains(filterHosts, h.Host) ||
-			!idsPass(p.HostIDs, h.ID) ||
+			!idsPass(p.HostIDs, h.ID) || !idsPass(p.ProxyIDs, h.ProxyID) ||
 			p.Templated.Given() && h.IsTemplate != p.Templated.Value ||
 			!a.sees(h, p.Editable.Value) {
 			return

@@ -99,6 +99,9 @@ type Options struct {
 	// user.*, usergroup.* and token.* management methods (login still
 	// works through Auth).
 	Accounts *auth.Store
+	// ProxyLastAccess gives proxy.get's lastaccess (the trapper's); nil:
+	// the value saved in the catalog.
+	ProxyLastAccess func(id uint64) int64
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
 	// Events and TriggerStates serve trigger.*, problem.get, event.get

@@ -878,6 +878,7 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	s.macros = old.macros // written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
 	s.regexps = old.regexps
+	s.proxies = old.proxies
 	s.setValueMaps(old.valueMaps)
 	s.ext = old.ext
 	return s, nil

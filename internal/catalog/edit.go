@@ -168,6 +168,8 @@ type Edit struct {
 	newValueMaps []uint64             // value maps created in this Edit, in order
 	// rx is the global regular expressions, nil until one changes.
 	rx []GlobalRegexp
+	// px is the proxies, nil until one changes (proxy.go).
+	px []Proxy
 
 	// Inheritance (inherit.go). propagating is set while a template's
 	// change is made to its copies, which then accept every field.
@@ -580,6 +582,7 @@ func (e *Edit) build() (*Snapshot, error) {
 	s.macros = old.macros
 	s.maints = old.maints
 	s.regexps = old.regexps
+	s.proxies = old.proxies
 	e.applyOverlays(s)
 	return s, nil
 }
@@ -680,6 +683,7 @@ func (e *Edit) applyOverlays(s *Snapshot) {
 	s.setValueMaps(e.buildValueMaps())
 	e.buildExtras(s)
 	e.buildRegexps(s)
+	e.buildProxies(s)
 	if e.mst != nil {
 		s.macros = e.mst.build()
 	}

@@ -139,7 +139,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 	}
 	o := e.oldHost(id)
 	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI,
-		IsTemplate: o.IsTemplate, UUID: o.UUID}
+		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID}
 	e.hosts[id] = h
 	return h
 }
@@ -348,7 +348,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			continue
 		}
 		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI,
-			IsTemplate: cur.IsTemplate, UUID: cur.UUID}
+			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID}
 		if u.IPMI != nil {
 			n.IPMI = *u.IPMI
 			if err := n.IPMI.Check(); err != nil {
@@ -532,6 +532,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM item_lld WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_discovery WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM host_ipmi WHERE host_id = ?",
+			"DELETE FROM host_proxy WHERE host_id = ?",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",

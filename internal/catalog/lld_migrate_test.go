@@ -7,9 +7,8 @@ import (
 )
 
 // downgradeLLD undoes the 27 → 28 migration (discovery rules,
-// prototypes, discovered items and triggers): the first step of every
-// older downgrade.
-var downgradeLLD = []string{"DROP TABLE item_lld", "DROP TABLE item_discovery", "DROP TABLE trigger_discovery"}
+// prototypes, discovered items and triggers) after downgradeProxies.
+var downgradeLLD = append(slices.Clone(downgradeProxies), "DROP TABLE item_lld", "DROP TABLE item_discovery", "DROP TABLE trigger_discovery")
 
 // TestMigrateLLD opens a database of schema version 27 (no LLD
 // tables): it gains them, empty, and keeps its items.

@@ -80,6 +80,8 @@ type Snapshot struct {
 	regexps []GlobalRegexp
 	// ext holds graphs and templates' dashboards (graph.go).
 	ext *extras
+	// proxies ascending by ID (proxy.go).
+	proxies []Proxy
 
 	// tmpl is the templates' part (template.go): a snapshot of its own
 	// whose hosts are the templates and whose items and triggers are

@@ -185,6 +185,9 @@ type Host struct {
 	// Hosts, Host, HostByID and Lookup never return one, so nothing
 	// schedules, polls, accepts or evaluates a template's items.
 	IsTemplate bool
+	// ProxyID is the proxy that monitors the host (Zabbix's
+	// proxy_hostid; 0: the server itself; proxy.go).
+	ProxyID uint64
 	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
 	// an export matches templates by); "" for hosts.
 	UUID string

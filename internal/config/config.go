@@ -46,6 +46,7 @@ type Config struct {
 	JMX        JMXConfig        `yaml:"jmx"`
 	ODBC       ODBCConfig       `yaml:"odbc"`
 	TLS        TLSConfig        `yaml:"tls"`
+	Proxy      ProxyConfig      `yaml:"proxy"`
 }
 
 // TLSConfig is the server's certificate material for encrypted agent
@@ -513,9 +514,10 @@ func Default() Config {
 			ExternalMaxProcesses: 32, ExternalMaxOutput: 64 << 10,
 			CommandMaxOutput: 512 << 10,
 		},
-		SNMP: defaultSNMP(),
-		JMX:  defaultJMX(),
-		ODBC: defaultODBC(),
+		SNMP:  defaultSNMP(),
+		JMX:   defaultJMX(),
+		ODBC:  defaultODBC(),
+		Proxy: defaultProxy(),
 	}
 }
 
@@ -721,6 +723,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.ODBC.validate(&c.Poll); err != nil {
+		return err
+	}
+	if err := c.Proxy.validate(); err != nil {
 		return err
 	}
 	return c.TLS.validate()

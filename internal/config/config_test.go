@@ -57,8 +57,9 @@ func TestGoodFiles(t *testing.T) {
 			SSHKeyLocation: "/var/lib/zabbix/.ssh", SSHKnownHosts: "/etc/peregrine/known_hosts", CommandMaxOutput: 256 << 10},
 		SNMP: SNMPConfig{MaxInFlight: 1000, MaxOIDsPerRequest: 32, MaxRepetitions: 20, MaxWalkValues: 5000,
 			IdleClose: Duration(time.Minute), TrapListen: "127.0.0.1:1162"},
-		JMX:  JMXConfig{Gateway: "127.0.0.1", GatewayPort: 10062, MaxConnections: 10, MaxKeysPerRequest: 16, MaxReplySize: 4 << 20, MaxInFlight: 2000},
-		ODBC: ODBCConfig{SysIniDir: "/etc", Workers: 4, MaxConnsPerSource: 2, IdleTimeout: Duration(5 * time.Minute), MaxValueSize: 4 << 20, MaxInFlight: 500},
+		JMX:   JMXConfig{Gateway: "127.0.0.1", GatewayPort: 10062, MaxConnections: 10, MaxKeysPerRequest: 16, MaxReplySize: 4 << 20, MaxInFlight: 2000},
+		ODBC:  ODBCConfig{SysIniDir: "/etc", Workers: 4, MaxConnsPerSource: 2, IdleTimeout: Duration(5 * time.Minute), MaxValueSize: 4 << 20, MaxInFlight: 500},
+		Proxy: ProxyConfig{ConfigFrequency: Duration(time.Minute), DataFrequency: Duration(2 * time.Second)},
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)
@@ -112,6 +113,7 @@ func TestBadFiles(t *testing.T) {
 		"bad_metrics_token.bad.yaml":   "http.metrics_token_file: cannot be read",
 		"bad_clickhouse_url.bad.yaml":  `history.clickhouse.urls: "ftp://u@127.0.0.1:8123/" is not`,
 		"bad_javascript.bad.yaml":      "javascript.memory_limit: must be between 16MiB and 64GiB",
+		"bad_proxy.bad.yaml":           "proxy.data_frequency: must be between 1s and 1h",
 	}
 	files, err := filepath.Glob("testdata/*.bad.yaml")
 	if err != nil {

@@ -281,6 +281,12 @@ func (s *Server) handle(cs *connState, payload []byte, recv time.Time, remote st
 		return s.agentData(cs, recv, remote), true
 	case "active checks":
 		return s.activeChecks(cs, recv, remote), true
+	case "proxy config":
+		return s.proxyConfig(cs, payload, recv, remote), false
+	case "proxy data":
+		return s.proxyData(cs, payload, recv, remote), true
+	case "proxy heartbeat":
+		return s.proxyHeartbeat(cs, payload, recv, remote), true
 	case "active check heartbeat":
 		s.heartbeat(cs, recv, remote)
 		return nil, false // the agent does not read a reply

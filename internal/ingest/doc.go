@@ -102,6 +102,38 @@
 // failed reply (result tls_refused) with the reason. Other handshake
 // failures are counted (tls_handshake) and logged throttled.
 //
+// Proxies (proxy.go, proxyconfig.go): an active zabbix_proxy (a
+// catalog.Proxy of status 5) asks "proxy config", sends "proxy data"
+// and "proxy heartbeat" on the trapper port. Each names the proxy
+// ("host"): an unknown one is answered failed with 6.0's
+// `proxy "NAME" not found`; the proxy's proxy_address (if set) and
+// tls_accept are checked as a host's. "proxy config" gets the proxy's
+// hosts, interfaces and items in 6.0's table form (recorded from 6.0.14
+// in testdata/proxy_config_zabbix60.json), user macros expanded; items
+// of types whose proxy configuration Peregrine cannot give yet (HTTP
+// agent, SSH, Telnet, JMX, database monitor, script) are left out and
+// counted. "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;
+// others get {"response":"failed"}) with a 32-character session: its
+// "history data" rows go through the one way in with the proxy's clock
+// and ns, for enabled items of hosts that proxy monitors (others are
+// counted failed, as unknown items, and logged); per (proxy, session)
+// the highest row id stored is kept as for agents, so a resent row is
+// stored once; the reply is 6.0's {"upload":"enabled","response":
+// "success"} only once the values are durable, else failed, and the
+// proxy resends. A malformed part refuses the whole request (6.0
+// ignores it). Auto-registration and discovery parts go to
+// Options.ProxyExtras; without it they are counted and logged.
+// Sender and agent values for hosts behind a proxy are refused
+// (monitored_by_proxy). Decoding "proxy data" counts against the
+// memory budget (decodeProxyData; refused "over_budget" when it does not
+// fit). Last contact times (lastaccess) are kept in memory
+// (Server.ProxyLastAccess) and handed to the server to save
+// (TakeProxyLastAccess). Passive proxies (passive.go, status 6):
+// RunPassiveProxies connects to each on its interface with its
+// tls_connect, pushes "proxy config" (the tables under "data") and asks
+// "proxy data", taken as an active proxy's (takeProxyData), one
+// exchange at a time per proxy, proxies in parallel.
+//
 // It does not own the catalog, the pipeline, storage or the acceptance
 // and conversion rules; it reaches the first three through the Catalog
 // and Submitter interfaces that main wires in.

@@ -436,7 +436,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{"invalid json", zbx.AppendFrame(nil, []byte(`{"request":"sender data","data":[`), 0x01), "bad_json", "cannot parse request as JSON", false},
 		{"not json", zbx.AppendFrame(nil, []byte(`peregrine-test:trap.a:1`), 0x01), "not_json", "not a JSON object", false},
 		{"no data", zbx.AppendFrame(nil, []byte(`{"request":"sender data"}`), 0x01), "no_data", `cannot find the \"data\" array`, false},
-		{"unknown request", zbx.AppendFrame(nil, []byte(`{"request":"proxy data"}`), 0x01), "unsupported_request", "unsupported request", false},
+		{"unknown request", zbx.AppendFrame(nil, []byte(`{"request":"no such request"}`), 0x01), "unsupported_request", "unsupported request", false},
 		{"bad zlib", append(header(0x03, 5, 10), "hello"...), "bad_compression", "", false},
 		{"stalls mid-frame", append(header(0x01, 100, 0), `{"req`...), "timeout", "", true},
 		{"stalls mid-header", []byte("ZBXD\x01\x10"), "timeout", "", true},

@@ -14,11 +14,12 @@ import (
 // history.push does; an unknown host reads like an unknown item so that
 // the API does not tell which names exist.
 var pushMessages = [pipeline.NumRefusals]string{
-	pipeline.UnknownHost:   "No permissions to referred object or it does not exist.",
-	pipeline.UnknownItem:   "No permissions to referred object or it does not exist.",
-	pipeline.HostDisabled:  "Host is not monitored.",
-	pipeline.WrongItemType: "Item is not a trapper item.",
-	pipeline.ItemDisabled:  "Item is disabled.",
+	pipeline.UnknownHost:      "No permissions to referred object or it does not exist.",
+	pipeline.UnknownItem:      "No permissions to referred object or it does not exist.",
+	pipeline.HostDisabled:     "Host is not monitored.",
+	pipeline.WrongItemType:    "Item is not a trapper item.",
+	pipeline.ItemDisabled:     "Item is disabled.",
+	pipeline.MonitoredByProxy: "Host is monitored by a proxy.",
 }
 
 const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..999999999."

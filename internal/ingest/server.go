@@ -96,9 +96,16 @@ type Options struct {
 	// key is refused without it (tls_psk_unknown_identity), and without
 	// OpenSSL in this build (tls_psk_unsupported). The key must not be
 	// kept by the caller beyond the call's connection.
-	PSK     func(identity string) (key []byte, ok bool)
-	Metrics *selfmon.Registry
-	Logger  *slog.Logger
+	PSK func(identity string) (key []byte, ok bool)
+	// ProxyExtras, if set, takes the auto-registration and discovery
+	// parts of an active proxy's "proxy data" (raw JSON, nil when
+	// absent) before its history is stored; an error refuses the whole
+	// request, which the proxy then resends. Without it they are
+	// counted (peregrine_trapper_proxy_unprocessed_parts_total), logged
+	// and not acted on, as by a Zabbix server with no such actions.
+	ProxyExtras func(p *catalog.Proxy, autoReg, discovery []byte) error
+	Metrics     *selfmon.Registry
+	Logger      *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
@@ -165,6 +172,8 @@ type Server struct {
 	throttle *selfmon.LogThrottle
 	sessions *sessions
 	agents   *agentRegistry
+	proxies  proxyState
+	pm       *proxyMetrics
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -196,6 +205,7 @@ func New(opts Options) (*Server, error) {
 		conns:    map[net.Conn]struct{}{},
 	}
 	s.m = newMetrics(opts.Metrics, s)
+	s.pm = newProxyMetrics(opts.Metrics)
 	return s, nil
 }
 

@@ -39,10 +39,13 @@ const (
 	WrongItemType         // the item's type is not one the way in delivers
 	ItemDisabled          // the item is disabled
 	BadValue              // the value does not convert to the item's value type
+	// MonitoredByProxy: the host is monitored by a proxy, which alone
+	// delivers its values (Zabbix 6.0's trapper refuses them too).
+	MonitoredByProxy
 	NumRefusals
 )
 
-var refusalNames = [NumRefusals]string{"accepted", "unknown_host", "host_disabled", "unknown_item", "wrong_item_type", "item_disabled", "bad_value"}
+var refusalNames = [NumRefusals]string{"accepted", "unknown_host", "host_disabled", "unknown_item", "wrong_item_type", "item_disabled", "bad_value", "monitored_by_proxy"}
 
 // String returns the refusal's name as used in metric labels and logs
 // ("unknown_host", ...).
@@ -67,6 +70,9 @@ func ItemByKey(snap *catalog.Snapshot, host, key string, types Types) (*catalog.
 	if !h.Enabled {
 		return nil, HostDisabled
 	}
+	if h.ProxyID != 0 {
+		return nil, MonitoredByProxy
+	}
 	it := h.Item(key)
 	if it == nil {
 		return nil, UnknownItem
@@ -82,6 +88,9 @@ func ItemByID(snap *catalog.Snapshot, id uint64, types Types) (*catalog.Item, Re
 	}
 	if it.Host != nil && !it.Host.Enabled {
 		return nil, HostDisabled
+	}
+	if it.Host != nil && it.Host.ProxyID != 0 {
+		return nil, MonitoredByProxy
 	}
 	return it, accept(it, types)
 }

@@ -93,7 +93,7 @@ func TestRefusalAndTypes(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	if NumRefusals.String() != "refusal(7)" {
+	if NumRefusals.String() != "refusal(8)" {
 		t.Fatalf("out of range refusal: %q", NumRefusals.String())
 	}
 	s := TypesOf(catalog.Trapper, catalog.SNMPAgent)

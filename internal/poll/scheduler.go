@@ -623,6 +623,8 @@ func (s *Scheduler) CheckNow(itemIDs []uint64) error {
 			return fmt.Errorf("item %d is disabled: %w", id, ErrNotPolled)
 		case it.Host != nil && !it.Host.Enabled:
 			return fmt.Errorf("item %d: its host is not monitored: %w", id, ErrNotPolled)
+		case it.Host != nil && it.Host.ProxyID != 0:
+			return fmt.Errorf("item %d: its host is monitored by a proxy: %w", id, ErrNotPolled)
 		}
 	}
 	s.mu.Lock()

@@ -62,12 +62,13 @@ func interfaceType(t catalog.ItemType) catalog.InterfaceType {
 }
 
 // targetsOf lists the items of snap the scheduler polls: enabled items
-// of a type in types on monitored hosts. Items of a type in noIface
+// of a type in types on monitored hosts not behind a proxy (the proxy
+// polls those, and sends their values). Items of a type in noIface
 // need no interface.
 func targetsOf(snap *catalog.Snapshot, types, noIface map[catalog.ItemType]bool, defTimeout time.Duration) []target {
 	var out []target
 	for _, h := range snap.Hosts() {
-		if !h.Enabled {
+		if !h.Enabled || h.ProxyID != 0 {
 			continue
 		}
 		for _, it := range h.Items() {

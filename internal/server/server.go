@@ -131,6 +131,7 @@ type Server struct {
 	authStore *auth.Store
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
+	passive    ingest.PassiveOptions // passive proxies' schedule and TLS
 
 	// Rules (buildRules).
 
@@ -324,6 +325,8 @@ func (s *Server) Run(ctx context.Context) error {
 	tctx, stopTrapper := context.WithCancel(ctx)
 	trapperDone := make(chan error, 1)
 	go func() { trapperDone <- s.Trapper.Run(tctx) }()
+	proxiesDone := make(chan struct{})
+	go func() { defer close(proxiesDone); s.runProxies(tctx) }()
 	// The trap receiver stores through the pipeline too: it stops with
 	// the trapper, before the pipeline.
 	trapsDone := make(chan struct{})
@@ -351,6 +354,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopTrapper()
 	<-trapperDone
+	<-proxiesDone
 	<-trapsDone
 	stopPoller()
 	<-pollerDone

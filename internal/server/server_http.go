@@ -55,8 +55,9 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
 		Services:     s.Services,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
-		SettingsHook: s.applySettings,
-		Logger:       log.With("component", "api"), Metrics: s.Metrics,
+		SettingsHook:    s.applySettings,
+		ProxyLastAccess: func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
+		Logger:          log.With("component", "api"), Metrics: s.Metrics,
 	})
 	mux.Handle("/api_jsonrpc.php", s.API.Handler())
 	if cfg.HTTP.UI {

@@ -114,6 +114,10 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		return err
 	}
 	logPSK(log, s.Catalog.Snapshot())
+	s.passive = ingest.PassiveOptions{ConfigFrequency: cfg.Proxy.ConfigFrequency.Std(), DataFrequency: cfg.Proxy.DataFrequency.Std()}
+	if tlsMaterial != nil {
+		s.passive.CertTLS = tlsMaterial.ClientConfig
+	}
 	if cfg.SNMP.TrapListen != "" {
 		users := make([]snmptrap.User, len(cfg.SNMP.TrapUsers))
 		for i, u := range cfg.SNMP.TrapUsers {
@@ -381,6 +385,7 @@ func (s *Server) selfChecker() *selfcheck.Checker {
 			Snapshot:          s.Catalog.Snapshot,
 			CountNotSupported: s.ItemStates.CountNotSupported,
 			Busy:              s.busyOf,
+			ProxyLastAccess:   func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
 			Started:           s.started,
 			Version:           Version,
 		},

@@ -89,7 +89,13 @@ func logPSK(log *slog.Logger, snap *catalog.Snapshot) {
 // presents: the hosts' (catalog.Snapshot.PSKKey). Proxies' keys and the
 // autoregistration key join here when Peregrine has them.
 func trapperPSK(cat *catalog.Catalog) func(identity string) ([]byte, bool) {
-	return func(identity string) ([]byte, bool) { return cat.Snapshot().PSKKey(identity) }
+	return func(identity string) ([]byte, bool) {
+		snap := cat.Snapshot()
+		if k, ok := snap.PSKKey(identity); ok {
+			return k, true
+		}
+		return snap.ProxyPSKKey(identity) // an active proxy's
+	}
 }
 
 // loadHTTPS loads the HTTP port's certificate (http.tls_cert_file and

@@ -45,6 +45,9 @@
 //     housekeeper its flushes and retention passes (over its two loops).
 //   - zabbix[uptime] (seconds), zabbix[boottime] (unix seconds),
 //     zabbix[version].
+//   - zabbix[proxy,<name>,lastaccess|delay]: the proxy's last contact
+//     (unix seconds) and the seconds since (Figures.ProxyLastAccess);
+//     zabbix[proxy_history] is a proxy's own item, refused as 6.0 does.
 //
 // Concurrency: Check answers each batch on a goroutine of its own (a
 // large catalog's item count takes milliseconds, which the scheduler's

@@ -51,6 +51,9 @@ type Figures struct {
 	// Busy returns the busy meter of a process type (one of Processes);
 	// false if there is none.
 	Busy func(process string) (*selfmon.Busy, bool)
+	// ProxyLastAccess returns proxy id's lastaccess (Unix seconds, 0:
+	// never): zabbix[proxy,<name>,lastaccess|delay].
+	ProxyLastAccess func(id uint64) int64
 	// Started is when the server started (zabbix[uptime], boottime).
 	Started time.Time
 	// Version is the server version (zabbix[version]).
@@ -200,6 +203,11 @@ func (c *Checker) value(item uint64, key string, now time.Time) (string, string)
 		return strconv.FormatInt(f.Started.Unix(), 10), ""
 	case "version":
 		return f.Version, ""
+	case "proxy":
+		return c.proxy(p, now)
+	case "proxy_history":
+		// A proxy's own item; a server answers so (recorded from 6.0.14).
+		return "", "Invalid first parameter."
 	}
 	return "", msgUnsupported
 }
@@ -361,3 +369,28 @@ func (c *Checker) process(item uint64, p []string, now time.Time) (string, strin
 }
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+
+// proxy answers zabbix[proxy,<name>,lastaccess|delay] in 6.0's words
+// (recorded from 6.0.14): lastaccess is the proxy's last contact, delay
+// the seconds since (a proxy never seen: since 1970, as 6.0 answers).
+func (c *Checker) proxy(p []string, now time.Time) (string, string) {
+	f := &c.opts.Figures
+	if len(p) != 3 {
+		return "", msgParamCount
+	}
+	if f.Snapshot == nil || f.ProxyLastAccess == nil {
+		return "", msgUnsupported
+	}
+	px := f.Snapshot().ProxyByName(p[1])
+	if px == nil {
+		return "", "Proxy \"" + p[1] + "\" does not exist."
+	}
+	last := f.ProxyLastAccess(px.ID)
+	switch p[2] {
+	case "lastaccess":
+		return strconv.FormatInt(last, 10), ""
+	case "delay":
+		return strconv.FormatInt(max(0, now.Unix()-last), 10), ""
+	}
+	return "", "Invalid third parameter."
+}

@@ -2,6 +2,7 @@ package selfcheck
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -242,5 +243,41 @@ func TestNotSupportedLoggedOnce(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "itemid=77") || !strings.Contains(lines[0], `key=zabbix[nonesuch]`) ||
 		!strings.Contains(lines[0], `err="Internal check is not supported."`) {
 		t.Fatalf("log:\n%s", buf.String())
+	}
+}
+
+// TestProxyKeys: zabbix[proxy,<name>,lastaccess|delay], answered as
+// 6.0.14 answers them (recorded from the peer).
+func TestProxyKeys(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{})
+	var pid uint64
+	if _, err := cat.Edit(context.Background(), func(e *catalog.Edit) error {
+		ids, err := e.CreateProxies([]catalog.Proxy{{Name: "px", Status: catalog.ProxyActive, TLS: catalog.DefaultHostTLS}})
+		if err == nil {
+			pid = ids[0]
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_100, 0)
+	c := New(Options{Figures: Figures{Snapshot: cat.Snapshot, ProxyLastAccess: func(id uint64) int64 {
+		if id == pid {
+			return 1_700_000_000
+		}
+		return 0
+	}}, Now: func() time.Time { return now }})
+	for _, tc := range []struct{ key, want, err string }{
+		{"zabbix[proxy,px,lastaccess]", "1700000000", ""},
+		{"zabbix[proxy,px,delay]", "100", ""},
+		{"zabbix[proxy,nosuch,lastaccess]", "", `Proxy "nosuch" does not exist.`},
+		{"zabbix[proxy,px,xyz]", "", "Invalid third parameter."},
+		{"zabbix[proxy,px]", "", "Invalid number of parameters."},
+		{"zabbix[proxy_history]", "", "Invalid first parameter."},
+	} {
+		r := c.Answer(&poll.Check{ItemID: 1, Key: tc.key})
+		if string(r.Value) != tc.want || r.Error != tc.err {
+			t.Errorf("%s: %q %q, want %q %q", tc.key, r.Value, r.Error, tc.want, tc.err)
+		}
 	}
 }

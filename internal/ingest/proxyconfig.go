@@ -1,0 +1,188 @@
+package ingest
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// proxyConfigTypes are the item types whose configuration Peregrine
+// sends to a proxy: those whose every field it has in 6.0's form. Items
+// of other types (HTTP agent, SSH, Telnet, JMX, database monitor,
+// script; calculated and dependent items are the server's own in 6.0)
+// are left out and counted (peregrine_trapper_proxy_items_not_sent).
+var proxyConfigTypes = map[catalog.ItemType]bool{
+	catalog.ZabbixAgent: true, catalog.Trapper: true, catalog.SimpleCheck: true, catalog.Internal: true,
+	catalog.ZabbixAgentActive: true, catalog.SNMPTrap: true, catalog.External: true, catalog.IPMI: true,
+	catalog.SNMPAgent: true,
+}
+
+// table is one table of 6.0's proxy configuration: field names, then
+// rows of values in that order.
+type table struct {
+	Fields []string `json:"fields"`
+	Data   [][]any  `json:"data"`
+}
+
+func newTable(fields ...string) *table { return &table{Fields: fields, Data: [][]any{}} }
+
+// Fields of each table, in the order the 6.0.14 server sends them
+// (recorded from 6.0.14: testdata/proxy_config_zabbix60.json).
+var itemFields = []string{"itemid", "type", "snmp_oid", "hostid", "key_", "delay", "history", "status", "value_type", "trapper_hosts",
+	"logtimefmt", "params", "ipmi_sensor", "authtype", "username", "password", "publickey", "privatekey", "flags", "interfaceid",
+	"inventory_link", "jmx_endpoint", "master_itemid", "timeout", "url", "query_fields", "posts", "status_codes", "follow_redirects",
+	"post_type", "http_proxy", "headers", "retrieve_mode", "request_method", "output_format", "ssl_cert_file", "ssl_key_file",
+	"ssl_key_password", "verify_peer", "verify_host", "allow_traps"}
+
+// ProxyConfig builds the configuration proxy p needs, in Zabbix 6.0's
+// "proxy config" reply form: its hosts (status, encryption, IPMI),
+// their interfaces and SNMP details, their items with user macros
+// expanded (so no macro tables are needed: globalmacro and hostmacro are
+// sent empty), and the global regular expressions. Peregrine has no
+// network discovery nor web scenarios yet: their tables are empty.
+func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore) (out []byte, notSent int) {
+	t := map[string]*table{
+		"globalmacro":     newTable("globalmacroid", "macro", "value", "type"),
+		"hosts":           newTable("hostid", "host", "status", "ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password", "name", "tls_connect", "tls_accept", "tls_issuer", "tls_subject", "tls_psk_identity", "tls_psk"),
+		"interface":       newTable("interfaceid", "hostid", "main", "type", "useip", "ip", "dns", "port", "available"),
+		"interface_snmp":  newTable("interfaceid", "version", "bulk", "community", "securityname", "securitylevel", "authpassphrase", "privpassphrase", "authprotocol", "privprotocol", "contextname"),
+		"hosts_templates": newTable("hosttemplateid", "hostid", "templateid"),
+		"hostmacro":       newTable("hostmacroid", "hostid", "macro", "value", "type"),
+		"items":           newTable(itemFields...),
+		"item_rtdata":     newTable("itemid", "lastlogsize", "mtime"),
+		"item_preproc":    newTable("item_preprocid", "itemid", "step", "type", "params", "error_handler", "error_handler_params"),
+		"item_parameter":  newTable("item_parameterid", "itemid", "name", "value"),
+		"drules":          newTable("druleid", "name", "iprange", "delay"),
+		"dchecks": newTable("dcheckid", "druleid", "type", "key_", "snmp_community", "ports", "snmpv3_securityname", "snmpv3_securitylevel",
+			"snmpv3_authpassphrase", "snmpv3_privpassphrase", "uniq", "snmpv3_authprotocol", "snmpv3_privprotocol", "snmpv3_contextname", "host_source", "name_source"),
+		"regexps":     newTable("regexpid", "name"),
+		"expressions": newTable("expressionid", "regexpid", "expression", "expression_type", "exp_delimiter", "case_sensitive"),
+		"hstgrp":      newTable("groupid"),
+		"config":      newTable("configid", "discovery_groupid", "snmptrap_logging", "hk_history_global", "hk_history", "autoreg_tls_accept"),
+		"httptest": newTable("httptestid", "name", "delay", "agent", "authentication", "http_user", "http_password", "hostid", "http_proxy",
+			"retries", "ssl_cert_file", "ssl_key_file", "ssl_key_password", "verify_peer", "verify_host"),
+		"httptestitem":       newTable("httptestitemid", "httptestid", "itemid", "type"),
+		"httptest_field":     newTable("httptest_fieldid", "httptestid", "type", "name", "value"),
+		"httpstep":           newTable("httpstepid", "httptestid", "name", "no", "url", "timeout", "posts", "required", "status_codes", "follow_redirects", "retrieve_mode", "post_type"),
+		"httpstepitem":       newTable("httpstepitemid", "httpstepid", "itemid", "type"),
+		"httpstep_field":     newTable("httpstep_fieldid", "httpstepid", "type", "name", "value"),
+		"config_autoreg_tls": newTable("autoreg_tlsid", "tls_psk_identity", "tls_psk"),
+	}
+	for _, h := range snap.ProxyHosts(p.ID) {
+		status := 1
+		if h.Enabled {
+			status = 0
+		}
+		t["hosts"].Data = append(t["hosts"].Data, []any{h.ID, h.Host, status, h.IPMI.AuthType, h.IPMI.Privilege, h.IPMI.Username, h.IPMI.Password, h.Name,
+			h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK)})
+		for _, ifc := range h.Interfaces {
+			t["interface"].Data = append(t["interface"].Data, []any{ifc.ID, h.ID, b2i(ifc.Main), int(ifc.Type), b2i(ifc.UseIP), ifc.IP, ifc.DNS, ifc.Port, 0})
+			if ifc.Type == catalog.InterfaceSNMP {
+				d := ifc.Details
+				t["interface_snmp"].Data = append(t["interface_snmp"].Data, []any{ifc.ID, detailInt(d["version"]), detailInt(d["bulk"]), d["community"], d["securityname"],
+					detailInt(d["securitylevel"]), d["authpassphrase"], d["privpassphrase"], detailInt(d["authprotocol"]), detailInt(d["privprotocol"]), d["contextname"]})
+			}
+		}
+		macros := snap.UserMacros(h.ID)
+		for _, it := range h.Items() {
+			if it.Type == catalog.Calculated || it.Type == catalog.Dependent {
+				continue
+			}
+			if !proxyConfigTypes[it.Type] {
+				notSent++
+				continue
+			}
+			var iface any
+			if it.InterfaceID != 0 {
+				iface = it.InterfaceID
+			}
+			timeout := it.Timeout
+			if timeout == "" {
+				timeout = "3s"
+			}
+			t["items"].Data = append(t["items"].Data, []any{it.ID, int(it.Type), macros.Expand(it.SNMPOID), h.ID, macros.Expand(it.Key), macros.Expand(it.Delay),
+				it.History, b2i(!it.Enabled), int(it.ValueType), "", "", macros.Expand(it.Params), it.IPMISensor, 0, "", "", "", "", 0, iface,
+				0, "", nil, timeout, "", "", "", "200", 1, 0, "", "", 0, 0, 0, "", "", "", 0, 0, 0})
+			var size uint64
+			var mtime int64
+			if logpos != nil {
+				if lp, ok := logpos.Get(it.ID); ok {
+					size, mtime = lp.LastLogSize, lp.Mtime
+				}
+			}
+			t["item_rtdata"].Data = append(t["item_rtdata"].Data, []any{it.ID, size, mtime})
+		}
+	}
+	eid := 0
+	for _, r := range snap.Regexps() {
+		t["regexps"].Data = append(t["regexps"].Data, []any{r.ID, r.Name})
+		for _, x := range r.Expressions {
+			eid++
+			t["expressions"].Data = append(t["expressions"].Data, []any{eid, r.ID, x.Expression, int(x.Type), x.Delimiter, b2i(x.CaseSensitive)})
+		}
+	}
+	// The proxy's database needs a discovery group that hstgrp lists:
+	// "Discovered hosts" (5 in a fresh 6.0) or 5 when there is none.
+	dg := uint64(5)
+	if g := snap.Group("Discovered hosts"); g != nil {
+		dg = g.ID
+	}
+	t["hstgrp"].Data = append(t["hstgrp"].Data, []any{dg})
+	t["config"].Data = append(t["config"].Data, []any{1, dg, 1, 0, "90d", 1})
+	t["config_autoreg_tls"].Data = append(t["config_autoreg_tls"].Data, []any{1, "", ""})
+	names := make([]string, 0, len(t))
+	for k := range t {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	m := make(map[string]any, len(t)+1)
+	for _, k := range names {
+		m[k] = t[k]
+	}
+	m["macro.secrets"] = struct{}{}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("BUG: proxy configuration does not marshal: " + err.Error())
+	}
+	return b, notSent
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func detailInt(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// proxyConfig answers "proxy config" from an active proxy. 6.0 serves
+// it to a known proxy whatever version it sends (recorded from 6.0.14),
+// and closes the connection for an unknown one; Peregrine answers that
+// one with a failed reply saying why.
+func (s *Server) proxyConfig(cs *connState, payload []byte, recv time.Time, remote string) []byte {
+	var r proxyRequest
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return s.proxyRefuse("config", "bad_request", remote, "cannot parse the configuration request: "+err.Error())
+	}
+	snap, p, refusal := s.findProxy(cs, "config", r.Host, remote)
+	if refusal != nil {
+		return refusal
+	}
+	s.SetProxyLastAccess(p.ID, recv)
+	out, notSent := ProxyConfig(snap, p, s.opts.LogPositions)
+	if notSent > 0 {
+		s.pm.notSent.Add(uint64(notSent))
+		if n, ok := s.throttle.Allow("proxy:not_sent"); ok {
+			s.opts.Logger.Warn("items of types Peregrine cannot configure on proxies yet were left out of the proxy's configuration", "proxy", p.Name, "items", notSent, "suppressed", n)
+		}
+	}
+	s.proxyCount("config", "ok")
+	return out
+}
