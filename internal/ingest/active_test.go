@@ -149,7 +149,13 @@ func TestActiveChecksFixtures(t *testing.T) {
 	agentd := []byte(`{"response":"success","data":[{"key":"agent.ping","delay":1,"lastlogsize":0,"mtime":0},` +
 		`{"key":"no.such.key[a]","delay":1,"lastlogsize":0,"mtime":0},{"key":"log[/tmp/peregrine-test.log]","delay":1,"lastlogsize":0,"mtime":0},` +
 		`{"key":"system.cpu.load[all,avg1]","delay":2,"lastlogsize":0,"mtime":0}]}`)
-	for req, want := range map[string][]byte{"agentd-active-checks-req": agentd, "agent2-active-checks-req": agent2} {
+	// In this order: the agent info checked below is the last request's
+	// (agent 2 sends its version, zabbix_agentd none).
+	for _, c := range []struct {
+		req  string
+		want []byte
+	}{{"agentd-active-checks-req", agentd}, {"agent2-active-checks-req", agent2}} {
+		req, want := c.req, c.want
 		// The reply is sorted by key; the capture is in item id order.
 		var got, exp activeReply
 		raw := request(t, ts.addr, payloadOf(t, req))

@@ -77,7 +77,7 @@ var deadRoutes = []string{
 	"route add blackhole fd00:2::/64",
 	"route add fd00:3::/64 dev lo",
 	"address add 10.1.0.1/32 dev lo",
-	"address add fd00:1::1/128 dev lo",
+	"address add fd00:1::1/128 dev lo nodad",
 }
 
 func TestNetnsDeadAndAlive(t *testing.T) {
@@ -86,6 +86,12 @@ func TestNetnsDeadAndAlive(t *testing.T) {
 	}
 	for _, mode := range []string{ModeRaw, ModeDgram} {
 		t.Run("socket="+mode, func(t *testing.T) {
+			// A first echo to each live address, not counted: in a new
+			// namespace the first IPv6 packet to fd00:1::1 was seen
+			// lost under load (CI), which is the namespace warming up,
+			// not the checker.
+			runKeys(t, newChecker(t, Options{Socket: mode, Metrics: selfmon.NewRegistry()}), "127.0.0.1:1",
+				"icmpping[10.1.0.1,1,20,,1000]", "icmpping[fd00:1::1,1,20,,1000]")
 			m := selfmon.NewRegistry()
 			c := newChecker(t, Options{Socket: mode, Metrics: m})
 			var keys []string
