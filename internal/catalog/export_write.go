@@ -28,7 +28,10 @@ func newList() *exportNode { return &exportNode{isList: true} }
 func (n *exportNode) empty() bool { return (n.isMap || n.isList) && len(n.kids) == 0 }
 
 // put appends key with v.
-func (n *exportNode) put(key string, v *exportNode) { n.keys = append(n.keys, key); n.kids = append(n.kids, v) }
+func (n *exportNode) put(key string, v *exportNode) {
+	n.keys = append(n.keys, key)
+	n.kids = append(n.kids, v)
+}
 
 // str sets key to s unless s equals def (6.0 omits a value equal to its
 // default; both compared as numbers when both are numeric, as 6.0's
