@@ -186,7 +186,11 @@
 // configuration.go: configuration.import, a Zabbix export in YAML, XML
 // or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
 // and applied by catalog.Import in one transaction; errors name the
-// element by 6.0's path.
+// element by 6.0's path. configuration_export.go: configuration.export,
+// host groups, hosts and templates written as 6.0.14 writes them
+// (catalog.Snapshot.Export) in YAML, XML, JSON or raw; maps, images and
+// media types refused (Peregrine has no maps or images, and does not
+// export media types yet).
 //
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's
