@@ -692,9 +692,9 @@ func (x *exporter) graphs(gs []*Graph) *exportNode {
 	return l
 }
 
-// fmtDecimal4 writes a graph's decimal as 6.0's database holds it
-// (numeric with 4 decimals).
-func fmtDecimal4(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
+// fmtDecimal4 writes a graph's decimal as 6.0 gives it (its shortest
+// form: "50", "0.5"; recorded from 6.0.14).
+func fmtDecimal4(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func (x *exporter) dashboards(tmpl uint64) *exportNode {
 	var ds []*Dashboard
