@@ -173,7 +173,10 @@
 //     configuration.import's rules (export_import.go: Catalog.Import,
 //     one Edit: the rules filter what is created or updated, then
 //     deleteMissing deletes from the document's templates what it
-//     lacks).
+//     lacks); configuration.export's document (export_build.go:
+//     Snapshot.Export builds 6.0.14's tree, members in 6.0's order,
+//     defaults omitted, lists in 6.0's natural order; export_write.go
+//     writes it as 6.0's YAML dumper, XML writer and JSON encoder do).
 //   - Maintenances (maintenance.go; schema version 10): Zabbix's
 //     maintenance with data collection, one time, daily and weekly
 //     periods, hosts, groups and problem tag conditions, validated with
