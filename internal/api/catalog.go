@@ -24,6 +24,7 @@ func (s *Server) registerConfig() {
 	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
 	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}
 	s.methods["queue.get"] = &method{role: RoleUser, call: s.queueGet}
+	s.methods["configuration.export"] = &method{role: RoleUser, call: s.configurationExport} // configuration_export.go
 	s.registerConfigWrite()
 	s.registerMacros()
 	s.registerMaintenance()

@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,5 +89,63 @@ func TestConfigurationImport(t *testing.T) {
 	_, e = f.call(t, "user", "configuration.import", `{"format":"yaml","source":"x","rules":{}}`)
 	if e == nil {
 		t.Error("a user imported")
+	}
+}
+
+// TestConfigurationExport exports the peer's template through the API
+// in each format: byte for byte 6.0.14's export but for the date; bad
+// params get 6.0's errors (recorded from 6.0.14).
+func TestConfigurationExport(t *testing.T) {
+	f := newWriteFixture(t)
+	src, _ := os.ReadFile("testdata/export/nginx_agent.yaml")
+	q, _ := json.Marshal(string(src))
+	f.ok(t, "configuration.import", `{"format":"yaml","source":`+string(q)+`,"rules":{"groups":{"createMissing":true},
+		"templates":{"createMissing":true},"items":{"createMissing":true},"triggers":{"createMissing":true},
+		"graphs":{"createMissing":true},"valueMaps":{"createMissing":true},"templateDashboards":{"createMissing":true}}}`)
+	id := f.cat.Snapshot().TemplateByName("Nginx by Zabbix agent").ID
+	dateRe := regexp.MustCompile(`20[0-9-]{8}T[0-9:]{8}Z`)
+	for _, format := range []string{"yaml", "xml", "json"} {
+		want, _ := os.ReadFile("testdata/export/nginx_agent." + format)
+		res := f.ok(t, "configuration.export", `{"format":"`+format+`","options":{"templates":["`+strconv.FormatUint(id, 10)+`"]}}`)
+		var got string
+		if err := json.Unmarshal(res, &got); err != nil {
+			t.Fatal(err)
+		}
+		if dateRe.ReplaceAllString(got, "D") != dateRe.ReplaceAllString(string(want), "D") {
+			t.Errorf("%s: the export differs from 6.0.14's", format)
+		}
+	}
+	res := f.ok(t, "configuration.export", `{"format":"raw","options":{"templates":[`+strconv.FormatUint(id, 10)+`]}}`)
+	if !strings.HasPrefix(string(res), `{"zabbix_export":{"version":"6.0"`) {
+		t.Errorf("raw: %.80s", res)
+	}
+	bad := func(params, want string) {
+		t.Helper()
+		_, e := f.call(t, "super", "configuration.export", params)
+		if e == nil || e.Data != want {
+			t.Errorf("%s: %+v, want %q", params, e, want)
+		}
+	}
+	// Recorded from 6.0.14.
+	bad(`{"options":{}}`, `Invalid parameter "/": the parameter "format" is missing.`)
+	bad(`[]`, `Invalid parameter "/": the parameter "format" is missing.`)
+	bad(`{"format":"yaml"}`, `Invalid parameter "/": the parameter "options" is missing.`)
+	bad(`{"format":"yamlx","options":{}}`, `Invalid parameter "/format": value must be one of "yaml", "xml", "json", "raw".`)
+	bad(`{"format":"yaml","options":{"valueMaps":["1"]}}`, `Invalid parameter "/options": unexpected parameter "valueMaps".`)
+	bad(`{"format":"yaml","options":{"hosts":"1"}}`, `Invalid parameter "/options/hosts": an array is expected.`)
+	bad(`{"format":"yaml","options":{"templates":null}}`, `Invalid parameter "/options/templates": an array is expected.`)
+	bad(`{"format":"yaml","options":{"hosts":["a"]}}`, `Invalid parameter "/options/hosts/1": a number is expected.`)
+	bad(`{"format":"yaml","options":{},"prettyprint":"x"}`, `Invalid parameter "/prettyprint": a boolean is expected.`)
+	bad(`{"format":"yaml","options":{},"x":1}`, `Invalid parameter "/": unexpected parameter "x".`)
+	// Peregrine's: what it does not keep is refused, not left out.
+	bad(`{"format":"yaml","options":{"maps":["1"]}}`, `Invalid parameter "/options/maps": Peregrine has no network maps.`)
+	// Recorded from 6.0.14: nothing selected, or IDs of nothing, export
+	// the header alone.
+	for _, p := range []string{`{"format":"yaml","options":[]}`, `{"format":"yaml","options":{"hosts":[999999],"templates":[]}}`} {
+		var got string
+		_ = json.Unmarshal(f.ok(t, "configuration.export", p), &got)
+		if dateRe.ReplaceAllString(got, "D") != "zabbix_export:\n  version: '6.0'\n  date: 'D'\n" {
+			t.Errorf("%s: %q", p, got)
+		}
 	}
 }

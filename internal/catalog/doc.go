@@ -173,7 +173,10 @@
 //     configuration.import's rules (export_import.go: Catalog.Import,
 //     one Edit: the rules filter what is created or updated, then
 //     deleteMissing deletes from the document's templates what it
-//     lacks).
+//     lacks); configuration.export's document (export_build.go:
+//     Snapshot.Export builds 6.0.14's tree, members in 6.0's order,
+//     defaults omitted, lists in 6.0's natural order; export_write.go
+//     writes it as 6.0's YAML dumper, XML writer and JSON encoder do).
 //   - Low-level discovery (lld.go, lld_edit.go, lld_apply.go,
 //     lld_spec.go; schema version 28): a discovery rule is an item
 //     (flags 1) with Item.LLD, its lifetime, filter, LLD macro paths,

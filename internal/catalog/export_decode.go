@@ -60,6 +60,7 @@ func ParseExport(format string, b []byte) (Spec, error) {
 		if err := yaml.Unmarshal(b, &n); err != nil {
 			return Spec{}, malformed("Cannot read YAML: %v.", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
+		trimLastNewline(&n)
 		root = &n
 	case FormatJSON:
 		if !json.Valid(b) {
@@ -91,6 +92,18 @@ func ParseExport(format string, b []byte) (Spec, error) {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// trimLastNewline drops one trailing newline from every string of a
+// YAML document, as 6.0's YAML reader does: a literal block ("|") ends
+// in a newline that its export never wrote.
+func trimLastNewline(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "") {
+		n.Value = strings.TrimSuffix(n.Value, "\n")
+	}
+	for _, c := range n.Content {
+		trimLastNewline(c)
+	}
 }
 
 // decodeKnown decodes n into v refusing unknown fields (those are

@@ -265,6 +265,11 @@ func ParseSpec(b []byte) (Spec, error) {
 		}
 		return Spec{}, fmt.Errorf("line %d: a second YAML document is not supported; put everything in one document", extra.Line)
 	}
+	if s.IsZabbixExport() {
+		// A Zabbix export alone is read as configuration.import reads
+		// it (6.0's YAML reader drops a trailing newline of each string).
+		return ParseExport(FormatYAML, b)
+	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
 	}

@@ -88,6 +88,9 @@ var tokens = map[string]bool{"sessionid": true, "token": true, "secret": true}
 
 var secondsSpent = regexp.MustCompile(`seconds spent: [0-9.]+`)
 
+// exportDate is configuration.export's date.
+var exportDate = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`)
+
 // bind names a raw ID (or each of a list of them) of member key name.
 func (n *normaliser) bind(key string, v any, name string) {
 	switch t := v.(type) {
@@ -316,6 +319,10 @@ func (n *normaliser) scalar(key, s string) any {
 		})
 	case key == "uuid" && isUUID(s):
 		return "<uuid>"
+	case key == "date" && exportDate.MatchString(s), strings.HasPrefix(s, "zabbix_export:"),
+		strings.Contains(s, "<zabbix_export>"), strings.Contains(s, `"zabbix_export"`):
+		// configuration.export's date is the time of the call.
+		return exportDate.ReplaceAllString(s, "<date>")
 	case key == "ha_nodeid" && len(s) == 25:
 		// The CUID a server gives its HA node.
 		return "<cuid>"
