@@ -201,6 +201,7 @@ func New(opts Options) *Server {
 	s.registerHistory()
 	s.registerConfig()
 	s.registerAccounts()
+	s.registerDashboards()
 	s.registerRoles()
 	s.registerSettings()
 	s.registerPush()

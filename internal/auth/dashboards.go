@@ -379,7 +379,9 @@ func dashboardErr(name string, err error) error {
 
 // defaultDashboardsJSON is dashboard.get of a fresh Zabbix 6.0's
 // dashboards 1 "Global view" and 2 "Zabbix server health" (output
-// extend, selectPages extend; recorded from 6.0.14).
+// extend, selectPages, selectUsers and selectUserGroups extend;
+// recorded from 6.0.14). Their user shares name no users (the defaults
+// have none); a group share names a default group, added before them.
 //
 //go:embed defaults_dashboards.json
 var defaultDashboardsJSON []byte
@@ -403,6 +405,8 @@ func defaultDashboards(owner uint64) ([]Dashboard, error) {
 		DisplayPeriod              string `json:"display_period"`
 		AutoStart                  string `json:"auto_start"`
 		Pages                      []page
+		Users                      []struct{ UserID, Permission string }
+		UserGroups                 []struct{ UsrgrpID, Permission string }
 	}
 	if err := json.Unmarshal(defaultDashboardsJSON, &raw); err != nil {
 		return nil, err
@@ -424,6 +428,9 @@ func defaultDashboards(owner uint64) ([]Dashboard, error) {
 				dp.Widgets = append(dp.Widgets, dw)
 			}
 			d.Pages = append(d.Pages, dp)
+		}
+		for _, sh := range r.UserGroups {
+			d.UserGroups = append(d.UserGroups, DashboardShare{ID: u(sh.UsrgrpID), Permission: Permission(n(sh.Permission))})
 		}
 		out = append(out, d)
 	}

@@ -361,6 +361,7 @@ var cleanupFamilies = map[string]struct{ get, del, name, id string }{
 	"sla":         {"sla.get", "sla.delete", "name", "slaid"},
 	"token":       {"token.get", "token.delete", "name", "tokenid"},
 	"regexp":      {"regexp.get", "regexp.delete", "name", "regexpid"},
+	"dashboard":   {"dashboard.get", "dashboard.delete", "name", "dashboardid"},
 	// Global macros: a macro's name cannot hold the prefix's "-", so
 	// the case names its global macros "{$" + the prefix in capitals
 	// with "_" for "-" ("{$CF_LG_...}" for "cf-lg").
