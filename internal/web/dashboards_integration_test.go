@@ -1,8 +1,11 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -19,6 +22,30 @@ const (
 	serviceName = `<script>s</script> web "'&`
 	slaName     = `<img src=x onerror=alert(4)> gold "'&`
 )
+
+// apiError calls method and returns its error's data ("" on success).
+func apiError(t *testing.T, base, token, method string, params any) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": 1})
+	req, _ := http.NewRequest("POST", base+"/api_jsonrpc.php", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json-rpc")
+	req.Header.Set("Authorization", "Bearer "+token)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var res struct {
+		Error *struct {
+			Data string `json:"data"`
+		} `json:"error"`
+	}
+	json.NewDecoder(r.Body).Decode(&res)
+	if res.Error == nil {
+		return ""
+	}
+	return res.Error.Data
+}
 
 // dragBy drags the element sel by dx, dy pixels with the mouse (real
 // pointer events, as a user's).
@@ -133,6 +160,31 @@ func TestIntegrationBrowserDashboards(t *testing.T) {
 		t.Fatalf("after moving and removing: %s (the clock was %v)", js(ws), first)
 	}
 	sh.take(t, ctx, "dashboard-view")
+
+	// A user of type User shared read-only: sees it, gets no edit
+	// control, and the server refuses a change; the owner's private
+	// dashboard it is not shared is not shown.
+	apiCall(t, base, token, "user.create", map[string]any{"username": "viewer", "passwd": "Zx9!long-passw0rd", "roleid": "1",
+		"usrgrps": []map[string]string{{"usrgrpid": "8"}}})
+	viewer := getOne(t, base, token, "user", map[string]any{"output": []string{"userid"}, "filter": map[string]any{"username": "viewer"}})["userid"].(string)
+	apiCall(t, base, token, "dashboard.update", map[string]any{"dashboardid": id, "users": []map[string]any{{"userid": viewer, "permission": 2}}})
+	var vt string
+	json.Unmarshal(apiCall(t, base, "", "user.login", map[string]string{"username": "viewer", "password": "Zx9!long-passw0rd"}), &vt)
+	if n := countOf(t, base, vt, "dashboard", map[string]any{"dashboardids": []string{id}}); n != 1 {
+		t.Errorf("the viewer sees %d of the dashboard shared with them", n)
+	}
+	if n := countOf(t, base, vt, "dashboard", map[string]any{"dashboardids": []string{id}, "editable": true}); n != 0 {
+		t.Errorf("a read-only share is editable")
+	}
+	if n := countOf(t, base, vt, "dashboard", map[string]any{"dashboardids": []string{"2"}}); n != 0 {
+		t.Errorf("the viewer sees Admin's private dashboard 2")
+	}
+	if e := apiError(t, base, vt, "dashboard.update", map[string]any{"dashboardid": id, "name": "x"}); e != "No permissions to referred object or it does not exist!" {
+		t.Errorf("a read-only share's update: %q", e)
+	}
+	if e := apiError(t, base, token, "user.delete", []string{viewer}); e != "" {
+		t.Errorf("deleting a user shared a dashboard: %q", e)
+	}
 
 	// Delete it from the list.
 	run(t, ctx, "delete", chromedp.Navigate(base+"/dashboards"), pollJS(rowNamed("dashboard", dashName)),
