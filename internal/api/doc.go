@@ -25,7 +25,8 @@
 // permissions to call "x.y".`), settings.go (settings, housekeeping
 // and authentication get/update over the auth store's config table;
 // Options.SettingsHook tells the server what changed),
-// token.go, push.go, task.go (task.create type 6, "check now";
+// token.go, dashboard.go and dashboard_write.go (dashboard.*: global
+// dashboards kept in the auth store, checked as 6.0 checks them), push.go, task.go (task.create type 6, "check now";
 // task.get, always empty: 6.0 lists only diagnostic information tasks,
 // which Peregrine refuses), hanode.go (hanode.get: the one node of a
 // standalone 6.0, itself),

@@ -208,6 +208,7 @@ func New(opts Options) *Server {
 	s.registerHistory()
 	s.registerConfig()
 	s.registerAccounts()
+	s.registerDashboards()
 	s.registerRoles()
 	s.registerSettings()
 	s.registerPush()

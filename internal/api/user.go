@@ -540,6 +540,24 @@ func (s *Server) userDelete(ctx context.Context, c *call) (any, error) {
 			return nil, errParams("User is not allowed to delete himself.")
 		}
 	}
+	for _, uid := range list {
+		// 6.0 refuses to delete a dashboard's owner.
+		name, err := acc.OwnedDashboard(ctx, uid)
+		if err != nil {
+			return nil, s.accountErr(err, "/", c)
+		}
+		if name != "" {
+			users, err := acc.Users(ctx)
+			if err != nil {
+				return nil, s.accountErr(err, "/", c)
+			}
+			username := ""
+			if k := slices.IndexFunc(users, func(u auth.User) bool { return u.ID == uid }); k >= 0 {
+				username = users[k].Username
+			}
+			return nil, errParams(`User "%s" is dashboard "%s" owner.`, username, name)
+		}
+	}
 	for i, id := range list {
 		if err := acc.DeleteUser(ctx, id); err != nil {
 			return nil, s.accountErr(err, fmt.Sprintf("/%d", i+1), c)

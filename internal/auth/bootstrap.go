@@ -157,12 +157,13 @@ const (
 // defaultsVersion is the version of the default objects EnsureDefaults
 // adds; auth_meta.defaults records the last version added, so a default
 // object a user deleted does not come back at the next start.
-const defaultsVersion = 1
+const defaultsVersion = 2
 
 // Defaults says what EnsureDefaults added.
 type Defaults struct {
 	UserGroups []string // names
 	Guest      bool
+	Dashboards []string // names
 }
 
 // EnsureDefaults gives the database what a fresh Zabbix 6.0 has beside
@@ -170,7 +171,8 @@ type Defaults struct {
 // groups 7 "Zabbix administrators", 8 "Guests", 9 "Disabled", 11
 // "Enabled debug mode" and 12 "No access to the frontend", the user
 // "guest" (ID 2, role 4, in Guests and Disabled), and Admin in
-// "Zabbix administrators". It runs once per database (auth_meta.defaults):
+// "Zabbix administrators", and the dashboards 1 "Global view" and 2
+// "Zabbix server health" owned by Admin. It runs once per database (auth_meta.defaults):
 // afterwards a default object the user deleted or changed stays so.
 //
 // On a database that has users and groups of its own (one from before
@@ -201,6 +203,13 @@ func (s *Store) EnsureDefaults(ctx context.Context) (Defaults, error) {
 	}
 	if done >= defaultsVersion {
 		return d, nil
+	}
+	if done >= 1 {
+		// Version 2 added the default dashboards only.
+		if d.Dashboards, err = ensureDefaultDashboards(ctx, tx); err != nil {
+			return d, err
+		}
+		return d, s.commitDefaults(ctx, tx, d)
 	}
 	idFree := func(table string, id uint64) (bool, error) {
 		var one int
@@ -280,15 +289,24 @@ func (s *Store) EnsureDefaults(ctx context.Context) (Defaults, error) {
 	} else if err != nil {
 		return d, fmt.Errorf("auth: cannot add user %s: %w", guestUsername, err)
 	}
+	if d.Dashboards, err = ensureDefaultDashboards(ctx, tx); err != nil {
+		return d, err
+	}
+	return d, s.commitDefaults(ctx, tx, d)
+}
+
+// commitDefaults records the defaults version and commits what
+// EnsureDefaults added.
+func (s *Store) commitDefaults(ctx context.Context, tx *sql.Tx, d Defaults) error {
 	if _, err := tx.ExecContext(ctx, "UPDATE auth_meta SET defaults = ? WHERE id = 1", defaultsVersion); err != nil {
-		return d, fmt.Errorf("auth: cannot record the defaults: %w", err)
+		return fmt.Errorf("auth: cannot record the defaults: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return d, fmt.Errorf("auth: cannot add the default user groups: %w", err)
+		return fmt.Errorf("auth: cannot add the default user groups: %w", err)
 	}
 	s.groupsChanged(nil, nil)
-	if len(d.UserGroups) > 0 || d.Guest {
-		s.log.Info("auth: added Zabbix 6.0's default user groups and users", "usergroups", d.UserGroups, "guest", d.Guest)
+	if len(d.UserGroups) > 0 || d.Guest || len(d.Dashboards) > 0 {
+		s.log.Info("auth: added Zabbix 6.0's default user groups, users and dashboards", "usergroups", d.UserGroups, "guest", d.Guest, "dashboards", d.Dashboards)
 	}
-	return d, nil
+	return nil
 }

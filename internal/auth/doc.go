@@ -50,6 +50,14 @@
 //     authenticating), gui_access and debug_mode (stored), and rights:
 //     read (2), read-write (3) or deny (0) on host groups, named by the
 //     catalog's host group IDs.
+//   - Dashboards (dashboards.go): Zabbix 6.0's global dashboards with
+//     their pages, widgets and shares with users and user groups, kept
+//     here rather than in the catalog because what they belong to and
+//     are shared with (users, groups) lives here: deleting a user or a
+//     group drops its shares in the same transaction, and user.delete's
+//     owner check reads the same database. Widget fields name catalog
+//     objects by ID, checked by the API. EnsureDefaults adds 6.0's
+//     dashboards 1 "Global view" and 2 "Zabbix server health".
 //   - Rights (rights.go): a user's effective permissions, combined as
 //     Zabbix does. Per host group, a deny in any of the user's groups
 //     wins, otherwise the highest permission. Per host (Rights.Host),

@@ -15,7 +15,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (migrations).
-const schemaVersion = 3
+const schemaVersion = 4
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused: a recycled user
@@ -47,6 +47,10 @@ const schemaVersion = 3
 //     changed; the others read as their defaults) and
 //     auth_meta.defaults, the version of the default objects
 //     EnsureDefaults last added.
+//   - Dashboards (version 4, dashboards.go): one row per dashboard with
+//     its pages and widgets as JSON, shares with users and user groups
+//     as rows (deleted with the user or group), page and widget ID
+//     counters.
 var schema = `
 CREATE TABLE auth_meta (
 	id             INTEGER PRIMARY KEY CHECK (id = 1),
@@ -82,7 +86,7 @@ CREATE TABLE tokens (
 	last_access INTEGER NOT NULL,
 	UNIQUE (user_id, name)
 );
-` + userGroupSchema + roleSchemaSQL
+` + userGroupSchema + roleSchemaSQL + dashboardSchema
 
 // userGroupSchema is what version 2 added: user groups.
 const userGroupSchema = `
@@ -296,8 +300,8 @@ var dbSchema = sqlitedb.Schema{
 	Create:     schema,
 	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
 	// Migrations[0]: version 1 → 2 adds user groups; [1]: 2 → 3 roles,
-	// profiles, settings.
-	Migrations: []string{userGroupSchema, roleSchemaSQL},
+	// profiles, settings; [2]: 3 → 4 dashboards (dashboards.go).
+	Migrations: []string{userGroupSchema, roleSchemaSQL, dashboardSchema},
 	Corrupt:    ErrCorrupt,
 	// Small rows: SQLite's WAL kept at most 16 MiB.
 	Pragmas: []string{"journal_size_limit(16777216)"},

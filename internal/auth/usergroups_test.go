@@ -282,7 +282,7 @@ func TestMigrateVersion1(t *testing.T) {
 	path := e.path + ".v1"
 	v1 := dbSchema
 	v1.Version = 1
-	v1.Create = strings.TrimSuffix(schema, userGroupSchema+roleSchemaSQL)
+	v1.Create = strings.TrimSuffix(schema, userGroupSchema+roleSchemaSQL+dashboardSchema)
 	v1.Migrations = nil
 	db, err := sqlitedb.Open(context.Background(), path, v1)
 	if err != nil {

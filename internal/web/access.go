@@ -34,6 +34,9 @@ var pages = []page{
 	{"/admin/scripts", 3, "administration.scripts"}, {"/admin/settings", 3, "administration.general"},
 	{"/admin/housekeeping", 3, "administration.general"}, {"/admin/auditlog", 3, "reports.audit"},
 	{"/admin/queue", 3, "administration.queue"},
+	{"/dashboards", 1, "monitoring.dashboard"}, {"/services", 1, "services.services"},
+	{"/services/sla", 1, "services.sla_report"}, {"/user/tokens", 1, ""},
+	{"/admin/authentication", 3, "administration.authentication"}, {"/admin/sysinfo", 1, "reports.system_info"},
 }
 
 // pagePaths are the paths of pages, in order.

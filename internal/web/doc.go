@@ -17,7 +17,9 @@
 //     /config/maintenance and the administration pages /admin/users,
 //     /admin/usergroups, /admin/roles, /admin/mediatypes,
 //     /admin/scripts, /admin/settings, /admin/housekeeping,
-//     /admin/auditlog, /admin/queue: the app document for a live
+//     /admin/auditlog, /admin/queue, /admin/authentication,
+//     /admin/sysinfo, /dashboards, /services, /services/sla and
+//     /user/tokens: the app document for a live
 //     session, else 303 to /login. Pages are real paths (not "#"
 //     fragments) so the server sees every page request. Each page has a
 //     least user type (configuration: Admin, administration: Super
@@ -63,7 +65,8 @@
 //
 // Headers on every UI response: a Content-Security-Policy that allows
 // scripts, styles and connections from this origin only (no inline
-// script or style element, no eval), nosniff, frame-ancestors 'none' /
+// script or style element, no eval) and frames of http(s) pages (the
+// dashboards' URL widget, sandboxed), nosniff, frame-ancestors 'none' /
 // X-Frame-Options DENY, Referrer-Policy same-origin, and
 // Strict-Transport-Security when Options.TLS. The app builds the DOM
 // with textContent and properties only (assets/dom.js), never innerHTML:
@@ -140,6 +143,38 @@
 // audit log (auditlog.get) pages by time (up to the last row's clock),
 // never by offset; the queue page reads queue.get (Peregrine's method)
 // every 10 s.
+//
+// Dashboards (assets/pages/dashboards.js, widgets.js): the list is a
+// crud.js page (create, properties, sharing with users and user groups
+// read-only or read-write, clone, delete); /dashboards?id= shows one
+// dashboard's pages on 6.0's 24-column grid (widgets placed by the
+// CSSOM, rows of 70 px). The owner, a super admin or a read-write share
+// (dashboard.get editable) gets "Edit dashboard": add a widget (type,
+// name, its fields: host group, host, item chosen from lists), drag it
+// by its title to move it and by its corner to resize it, whole cells
+// at a time and never over another widget or off the grid, remove it,
+// add pages; "Save changes" sends dashboard.update with the page and
+// widget ids, so the server keeps what did not change. Each widget
+// reads its own data, one request per refresh (60 s): problems,
+// problems by severity, classic graph (an item's last hour through
+// history.get, drawn as SVG), item value, plain text, clock (no
+// request), host availability, trigger overview, system information,
+// and URL (a frame with the sandbox attribute empty: no scripts, forms
+// or same-origin access; the CSP allows http(s) frames for it). The
+// types Peregrine does not draw (maps, graph prototypes, SVG graphs,
+// favourites, ...) show a notice saying so.
+//
+// Services (assets/pages/services.js, sla.js): the services list with
+// status and root cause (selectProblemEvents), parents and children,
+// and the form (problem tags, status rules, propagation, weight, tags);
+// SLAs with their form and the SLA report (sla.getsli, six periods,
+// SLI per service with uptime, downtime and error budget). API tokens
+// (tokens.js): a user's own tokens; "Generate secret" shows the secret
+// once. Authentication (admin/authentication.js): the password policy
+// only, with what Peregrine does not have (LDAP, HTTP, SAML) said.
+// System information (admin/sysinfo.js): apiinfo.version, counts of
+// hosts, items and triggers, the queue, and values per second from
+// /metrics (two reads 10 s apart).
 //
 // Units (assets/units.js): values with units are shown as Zabbix shows
 // them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as

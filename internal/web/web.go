@@ -105,6 +105,9 @@ func (u *UI) Register(mux *http.ServeMux) {
 // inline script or style element, no eval. uPlot styles its elements
 // through the CSSOM (element.style), which style-src does not govern.
 const csp = "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	// URL widgets: a sandboxed frame (no scripts, no same origin) of
+	// any http(s) page the dashboard names.
+	"frame-src http: https:; " +
 	"font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // secure sets the headers every UI response carries.

@@ -27,6 +27,12 @@ const pages = {
   'admin/housekeeping': () => import('./pages/admin/settings.js'),
   'admin/auditlog': () => import('./pages/admin/auditlog.js'),
   'admin/queue': () => import('./pages/admin/queue.js'),
+  'admin/authentication': () => import('./pages/admin/authentication.js'),
+  'admin/sysinfo': () => import('./pages/admin/sysinfo.js'),
+  dashboards: () => import('./pages/dashboards.js'),
+  services: () => import('./pages/services.js'),
+  'services/sla': () => import('./pages/sla.js'),
+  'user/tokens': () => import('./pages/tokens.js'),
 };
 
 let cleanup = null;
@@ -68,7 +74,8 @@ async function start() {
   // The menu shows what the server lets this user open (it refuses
   // the rest itself: hiding a link is not the check).
   for (const a of document.querySelectorAll('#nav a')) {
-    const first = { config: ['/config/hosts', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue'] }[a.dataset.page];
+    const first = { config: ['/config/hosts', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue', '/admin/authentication'],
+      dashboards: ['/dashboards'], services: ['/services', '/services/sla'] }[a.dataset.page];
     if (!first) continue;
     const to = first.find(mayOpen);
     a.hidden = !to;

@@ -26,8 +26,9 @@ export function subnav(section, active) {
       ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
     admin: [['/admin/users', 'Users'], ['/admin/usergroups', 'User groups'], ['/admin/roles', 'User roles'], ['/admin/mediatypes', 'Media types'],
       ['/admin/scripts', 'Scripts'], ['/admin/settings', 'General'], ['/admin/housekeeping', 'Housekeeping'], ['/admin/auditlog', 'Audit log'],
-      ['/admin/queue', 'Queue']],
-  }[section];
+      ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
+    services: [['/services', 'Services'], ['/services/sla', 'SLA']],
+  }[section] || [];
   return h('nav', { class: 'subnav', id: `${section}-nav` }, all.filter(([p]) => mayOpen(p)).map(([p, text]) =>
     h('a', { href: p, class: p === active ? 'active' : '', dataset: { page: p.split('/')[2] } }, text)));
 }
