@@ -121,7 +121,7 @@ func TestItemParamsStored(t *testing.T) {
 
 // downgradeItemParams undoes the 25 → 26 migration (item parameters),
 // the first step of every older downgrade.
-var downgradeItemParams = []string{"DROP TABLE item_parameters"}
+var downgradeItemParams = append(slices.Clone(downgradeAutoreg), "DROP TABLE item_parameters")
 
 // TestMigrateItemParams opens a database of schema version 25 (no
 // item_parameters): it gains the table, and parameters can be stored.
