@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
@@ -142,3 +143,20 @@ func loadAutoreg(ctx context.Context, db *sql.DB) (*AutoregSettings, error) {
 	a.PSK = zbxpsk.Secret(psk)
 	return &a, nil
 }
+
+// HostNamed returns the host (not a template) with the technical name
+// as the edit has it so far, or nil. It must not be modified.
+func (e *Edit) HostNamed(name string) *Host {
+	id := e.hostByName(name)
+	if id == 0 {
+		return nil
+	}
+	if h := e.host(id); h != nil && !h.IsTemplate {
+		return h
+	}
+	return nil
+}
+
+// LinkedTemplates returns the templates linked to owner as the edit
+// has them so far, ascending.
+func (e *Edit) LinkedTemplates(owner uint64) []uint64 { return slices.Clone(e.links(owner)) }

@@ -96,8 +96,16 @@ type Options struct {
 	// key is refused without it (tls_psk_unknown_identity), and without
 	// OpenSSL in this build (tls_psk_unsupported). The key must not be
 	// kept by the caller beyond the call's connection.
-	PSK     func(identity string) (key []byte, ok bool)
-	Metrics *selfmon.Registry
+	PSK func(identity string) (key []byte, ok bool)
+	// AutoRegister, if set, receives the Registration of every "active
+	// checks" request that passed the host name checks: of hosts not in
+	// the catalog, and of enabled hosts in it whose encryption settings
+	// allowed the connection (6.0 registers known hosts again when their
+	// metadata changes). It MUST NOT block (queue and return); an error
+	// is a refusal by the autoregistration encryption policy, answered
+	// and counted as tls_refused. The server wires *autoreg.Registrar.
+	AutoRegister func(r Registration) error
+	Metrics      *selfmon.Registry
 	Logger  *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.

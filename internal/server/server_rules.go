@@ -86,6 +86,7 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		// A problem is suppressed when made in a maintenance (its flag) or
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
+		Autoreg:    s.autoregMatches, AutoregMacros: s.autoregMacros,
 		Metrics:    s.Metrics, Logger: log.With("component", "alert"),
 	})
 	if err != nil {
@@ -99,7 +100,10 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	// The state machine commits through notifyStore: every committed
 	// batch of events and acknowledges is handed to the alert engine and
 	// the services, which only queue it (they never block evaluation).
-	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b) }
+	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b); s.triggerStates(b) }
+	if err := s.buildEventProducers(); err != nil {
+		return err
+	}
 	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, notify}, Suppress: s.Maintenance.Covers,
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made in the ways-in stage, and results only flow

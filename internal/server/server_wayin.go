@@ -106,6 +106,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		LogPositions:     s.agentState,
 		TLS:              trapperTLS(tlsMaterial),
 		PSK:              trapperPSK(s.Catalog),
+		AutoRegister:     s.autoRegister,
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})

@@ -86,10 +86,19 @@ func logPSK(log *slog.Logger, snap *catalog.Snapshot) {
 }
 
 // trapperPSK finds the pre-shared key of an identity a trapper client
-// presents: the hosts' (catalog.Snapshot.PSKKey). Proxies' keys and the
-// autoregistration key join here when Peregrine has them.
+// presents: the hosts' (catalog.Snapshot.PSKKey), then the
+// autoregistration key (an agent not yet a host registers with it).
+// Proxies' keys join here.
 func trapperPSK(cat *catalog.Catalog) func(identity string) ([]byte, bool) {
-	return func(identity string) ([]byte, bool) { return cat.Snapshot().PSKKey(identity) }
+	return func(identity string) ([]byte, bool) {
+		if k, ok := cat.Snapshot().PSKKey(identity); ok {
+			return k, true
+		}
+		if k, ok := cat.AutoregSettings().PSKKey(); ok && k.Identity == identity {
+			return k.Secret, true
+		}
+		return nil, false
+	}
 }
 
 // loadHTTPS loads the HTTP port's certificate (http.tls_cert_file and
