@@ -21,7 +21,7 @@ import (
 // evaltype are checked as 6.0 checks them (check).
 type eventFilter struct {
 	// src and obj are the source and object asked for (check).
-	src, obj int64
+	src, obj     int64
 	EventIDs     opt[ids]      `json:"eventids"`
 	ObjectIDs    opt[ids]      `json:"objectids"`
 	HostIDs      opt[ids]      `json:"hostids"`

@@ -78,13 +78,13 @@ type metrics struct {
 	processed   *selfmon.Counter
 	failed      [numFailReasons]*selfmon.Counter
 	// Active agents.
-	active       [numActiveResults]*selfmon.Counter
-	heartbeats   *selfmon.Counter
+	active     [numActiveResults]*selfmon.Counter
+	heartbeats *selfmon.Counter
 	// autoregRefused counts "active checks" whose registration the
 	// autoregistration encryption policy refused.
 	autoregRefused *selfmon.Counter
-	notSupported *selfmon.Counter
-	logPosErrors *selfmon.Counter
+	notSupported   *selfmon.Counter
+	logPosErrors   *selfmon.Counter
 	// busy is the time connections spent on requests, from the frame
 	// read to the reply written (store waits included), over
 	// MaxConnections slots: zabbix[process,trapper,avg,busy].

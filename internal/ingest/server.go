@@ -106,7 +106,7 @@ type Options struct {
 	// and counted as tls_refused. The server wires *autoreg.Registrar.
 	AutoRegister func(r Registration) error
 	Metrics      *selfmon.Registry
-	Logger  *slog.Logger
+	Logger       *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time

@@ -58,7 +58,9 @@ type Registry struct {
 // OnChange sets the function told when an item becomes not supported
 // (with the error) or normal again; it must not block. Set it before
 // states are written.
-func (r *Registry) OnChange(fn func(item uint64, notSupported bool, err string)) { r.onChange.Store(&fn) }
+func (r *Registry) OnChange(fn func(item uint64, notSupported bool, err string)) {
+	r.onChange.Store(&fn)
+}
 
 func (r *Registry) changed(item uint64, notSupported bool, err string) {
 	if fn := r.onChange.Load(); fn != nil {
