@@ -249,6 +249,9 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			fids = append(fids, cond.FormulaID)
 			a.Filter.Conditions = append(a.Filter.Conditions, cond)
 		}
+		if a.EventSource != catalog.SourceTrigger && a.Filter.EvalType != 3 {
+			sourceFormulaIDs(a.Filter.Conditions)
+		}
 		if a.Filter.EvalType == 3 {
 			if err := alert.CheckFormula(a.Filter.Formula, fids); err != nil {
 				return nil, errParams(`Invalid parameter "%s/filter/formula": %v.`, p, err)
@@ -649,6 +652,12 @@ func evalFormula(f *catalog.Filter) string {
 		}
 		byType[c.ConditionType] = append(byType[c.ConditionType], c.FormulaID)
 	}
+	// Within a type the IDs ascending, and the types by their first ID
+	// (recorded: "(A or B) and C" whatever order the conditions are in).
+	for _, t := range order {
+		slices.Sort(byType[t])
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(byType[a][0], byType[b][0]) })
 	for _, t := range order {
 		ids := byType[t]
 		if len(ids) > 1 {

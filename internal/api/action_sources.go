@@ -196,3 +196,23 @@ func sourceOperationObject(o object, op *catalog.Operation) {
 		o["opinventory"] = object{"inventory_mode": istr(op.InventoryMode)}
 	}
 }
+
+// sourceFormulaIDs names the conditions of a filter evaluated and/or,
+// and or or as 6.0.14 does (recorded): A, B, ... in the order of
+// condition type descending, then operator descending, ties in the
+// order given.
+func sourceFormulaIDs(cs []catalog.Condition) {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if cs[a].ConditionType != cs[b].ConditionType {
+			return cs[b].ConditionType - cs[a].ConditionType
+		}
+		return cs[b].Operator - cs[a].Operator
+	})
+	for n, i := range idx {
+		cs[i].FormulaID = string(rune('A' + n%26))
+	}
+}
