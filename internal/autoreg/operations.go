@@ -220,8 +220,10 @@ func applyPlan(e *catalog.Edit, p *plan, discoveryGroup uint64, psk catalog.Auto
 			groups = append(groups, discoveryGroup)
 		}
 		groups = dedup(slices.DeleteFunc(groups, func(g uint64) bool { return slices.Contains(p.ungroups, g) }))
-		nh := catalog.NewHost{Host: p.host.Host, GroupIDs: groups, Interfaces: []catalog.Interface{agentInterface(p.host)},
-			Disabled: p.enable != nil && !*p.enable}
+		nh := catalog.NewHost{Host: p.host.Host, GroupIDs: groups, Disabled: p.enable != nil && !*p.enable}
+		if f, ok := agentInterface(p.host); ok {
+			nh.Interfaces = []catalog.Interface{f}
+		}
 		if p.host.TLSAccepted == 2 {
 			nh.TLS = catalog.HostTLS{Connect: 2, Accept: 2, PSKIdentity: psk.PSKIdentity, PSK: psk.PSK}
 		}
@@ -262,14 +264,18 @@ func applyPlan(e *catalog.Edit, p *plan, discoveryGroup uint64, psk catalog.Auto
 }
 
 // agentInterface is the Zabbix agent interface of a new host: by DNS
-// name for an agent whose HostInterface is a name, else by IP.
-func agentInterface(h *Host) catalog.Interface {
+// name for an agent whose HostInterface is a name, else by IP; none if
+// the registration has neither (a proxy that sent no address).
+func agentInterface(h *Host) (catalog.Interface, bool) {
 	port := "10050"
 	if h.Port != 0 {
 		port = strconv.Itoa(int(h.Port))
 	}
-	f := catalog.Interface{Type: catalog.InterfaceAgent, Main: true, UseIP: h.Flag != ConnDNS, IP: h.IP, DNS: h.DNS, Port: port}
-	return f
+	useIP := h.Flag != ConnDNS && h.IP != "" || h.DNS == ""
+	if useIP && h.IP == "" {
+		return catalog.Interface{}, false
+	}
+	return catalog.Interface{Type: catalog.InterfaceAgent, Main: true, UseIP: useIP, IP: h.IP, DNS: h.DNS, Port: port}, true
 }
 
 func dedup(ids []uint64) []uint64 {

@@ -39,9 +39,10 @@ type key struct {
 // change is one state change waiting to be stored.
 type change struct {
 	key
-	bad   bool
-	err   string
-	clock time.Time
+	bad     bool
+	err     string
+	clock   time.Time
+	resolve uint64 // of a recovery: the problem event, 0 if being stored
 }
 
 // Producer turns state changes into internal events: an object becoming
@@ -53,8 +54,11 @@ type Producer struct {
 	opts Options
 	log  *slog.Logger
 
-	mu      sync.Mutex
-	open    map[key]uint64 // object → its open problem event (0: being stored)
+	mu   sync.Mutex
+	open map[key]uint64 // object → its open problem event (0: being stored)
+	// late are the problems a recovery was queued for while they were
+	// being stored: their IDs, for that recovery.
+	late    map[key]uint64
 	pending []change
 	wake    chan struct{}
 
@@ -80,7 +84,7 @@ func New(opts Options) (*Producer, error) {
 		opts.Now = time.Now
 	}
 	r := opts.Metrics
-	p := &Producer{opts: opts, log: opts.Logger, open: map[key]uint64{}, wake: make(chan struct{}, 1),
+	p := &Producer{opts: opts, log: opts.Logger, open: map[key]uint64{}, late: map[key]uint64{}, wake: make(chan struct{}, 1),
 		made:    r.Counter("peregrine_internal_events_total", "Internal events (source 3) stored: objects becoming not supported or unknown, and normal again."),
 		dropped: r.Counter("peregrine_internal_events_dropped_total", "State changes not made into internal events because the queue was full."),
 		failed:  r.Counter("peregrine_internal_events_failed_total", "Internal events lost because the event store refused them."),
@@ -136,10 +140,14 @@ func (p *Producer) set(k key, bad bool, err string) {
 		p.dropped.Inc()
 		return
 	}
+	c := change{key: k, bad: bad, err: err, clock: p.opts.Now()}
 	if bad {
 		p.open[k] = 0
+	} else {
+		c.resolve = p.open[k]
+		delete(p.open, k)
 	}
-	p.pending = append(p.pending, change{key: k, bad: bad, err: err, clock: p.opts.Now()})
+	p.pending = append(p.pending, c)
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -171,10 +179,13 @@ func (p *Producer) flush() {
 		if c.bad {
 			ev.Value = event.ValueProblem
 		} else {
-			// Resolves the open problem; one still being stored (ID 0)
-			// was in this batch or the one before, which is done.
-			id := p.open[c.key]
-			delete(p.open, c.key)
+			// Resolves the open problem; one that was being stored when
+			// the recovery came has its ID in late now.
+			id := c.resolve
+			if id == 0 {
+				id = p.late[c.key]
+				delete(p.late, c.key)
+			}
 			if id != 0 {
 				ev.Resolves = []uint64{id}
 			}
@@ -187,14 +198,27 @@ func (p *Producer) flush() {
 	}
 	if err := p.opts.Events.Commit(&b); err != nil {
 		p.failed.Add(uint64(len(b.Events)))
+		// Lost: the next "not supported" makes its problem again.
+		p.mu.Lock()
+		for _, c := range cs {
+			if id, ok := p.open[c.key]; c.bad && ok && id == 0 {
+				delete(p.open, c.key)
+			}
+		}
+		p.mu.Unlock()
 		p.log.Error("internalev: cannot store internal events", "events", len(b.Events), "err", err)
 		return
 	}
 	p.made.Add(uint64(len(b.Events)))
 	p.mu.Lock()
 	for i, c := range cs {
-		if id, ok := p.open[c.key]; c.bad && ok && id == 0 {
+		if !c.bad {
+			continue
+		}
+		if id, ok := p.open[c.key]; ok && id == 0 {
 			p.open[c.key] = b.Events[i].ID
+		} else if !ok {
+			p.late[c.key] = b.Events[i].ID // a recovery is queued
 		}
 	}
 	p.mu.Unlock()
