@@ -685,6 +685,9 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
 			targets = x.Recipients
 		case catalog.OpRemoteCommand:
+			if prob.Source == event.SourceAutoreg {
+				continue // stored; not run for registrations (no host to run on yet)
+			}
 			p.command(a, x, op, kind, prob, ok, ack)
 			continue
 		default:
