@@ -1,6 +1,12 @@
-// Package alert turns trigger events into notifications: Zabbix 6.0's
-// trigger actions (event source 0), escalations, media types (email,
-// script, webhook) and alerts.
+// Package alert turns events into notifications: Zabbix 6.0's trigger
+// actions (event source 0), auto-registration actions (2: their filter
+// is checked by Options.Autoreg, package autoreg; their send-message
+// and remote-command operations run once, no recovery; no host rights
+// are checked, there is no host yet) and internal-event actions (3:
+// internal.go, event type, host group, host, template and tags of the
+// item's or trigger's host, with escalations and recovery operations as
+// trigger actions), escalations, media types (email, script, webhook)
+// and alerts. FilterHolds is the filter evaluation both use.
 //
 // # What it owns
 //

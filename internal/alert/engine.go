@@ -63,6 +63,13 @@ type Options struct {
 	Suppressed func(ev *event.Event) bool
 	// LastValue gives {ITEM.LASTVALUE}.
 	LastValue func(itemID uint64) (string, bool)
+	// Autoreg matches an auto-registration action (event source 2)
+	// against an event of source 2 (package autoreg's Matches), and
+	// AutoregMacros gives the event's {HOST.HOST}, {HOST.IP},
+	// {HOST.DNS}, {HOST.PORT}, {HOST.METADATA} and {PROXY.NAME}; nil:
+	// auto-registration actions send nothing.
+	Autoreg       func(a *catalog.Action, ev *event.Event) bool
+	AutoregMacros func(ev *event.Event) map[string]string
 	// Senders by media type kind (catalog.MediaEmail, ...); missing kinds
 	// get the built-in senders.
 	Senders map[int]Sender
@@ -491,7 +498,7 @@ func (p *passState) problem(ev *event.Event) {
 		in.trig = p.snap.Trigger(ev.ObjectID)
 	}
 	for _, a := range p.actions {
-		if a.Status != 0 || a.EventSource != 0 || !p.e.matches(a, in) {
+		if a.Status != 0 || a.EventSource != int(ev.Source) || !p.e.matchesSource(a, ev, in) {
 			continue
 		}
 		_, id := p.e.store.ids(0, 1)
@@ -617,6 +624,10 @@ func (p *passState) step(x *Escalation, now int64) {
 	}
 	r0, n0 := len(p.recs), len(p.alerts)
 	p.run(a, x, ops, 0, &prob, nil, nil)
+	if prob.Source == event.SourceAutoreg {
+		// Auto-registration operations run once; nothing recovers.
+		more = false
+	}
 	if more {
 		x.Step++
 		x.NextCheck = now + int64(period)
@@ -624,7 +635,12 @@ func (p *passState) step(x *Escalation, now int64) {
 		x.Done = true
 		delete(p.e.running, x.ID)
 	}
-	p.putEsc(x)
+	if prob.Source == event.SourceAutoreg {
+		p.e.delEsc(x)
+		p.recs = append(p.recs, record{DeleteEsc: x.ID})
+	} else {
+		p.putEsc(x)
+	}
 	p.group(r0)
 	p.countMade(n0)
 }
@@ -669,6 +685,9 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
 			targets = x.Recipients
 		case catalog.OpRemoteCommand:
+			if prob.Source == event.SourceAutoreg {
+				continue // stored; not run for registrations (no host to run on yet)
+			}
 			p.command(a, x, op, kind, prob, ok, ack)
 			continue
 		default:
@@ -714,7 +733,7 @@ func (p *passState) send(a *catalog.Action, x *Escalation, op *catalog.Operation
 		if op.DefaultMsg == 1 || notifyAll && op.Subject == "" && op.Message == "" {
 			subject, message = "", ""
 			for _, tm := range mt.Templates {
-				if tm.EventSource == 0 && tm.Recovery == kind {
+				if tm.EventSource == a.EventSource && tm.Recovery == kind {
 					subject, message = tm.Subject, tm.Message
 				}
 			}
@@ -757,14 +776,17 @@ func (p *passState) permitted(user uint64, prob *event.Event) bool {
 		}
 		p.reads[user] = reads
 	}
+	if prob.Source == event.SourceAutoreg {
+		return true // no host to have rights on, as in Zabbix
+	}
 	if reads == nil || p.snap == nil {
 		return false
 	}
-	t := p.snap.Trigger(prob.ObjectID)
-	if t == nil {
+	hosts := eventHosts(p.snap, prob)
+	if hosts == nil {
 		return false
 	}
-	for _, hid := range t.HostIDs {
+	for _, hid := range hosts {
 		if h := p.snap.HostByID(hid); h != nil && reads(h.GroupIDs) {
 			return true
 		}
@@ -783,7 +805,12 @@ func (p *passState) loc() *time.Location {
 // records it (failed at once when failErr is set).
 func (p *passState) alert(a *catalog.Action, x *Escalation, kind int, user uint64, mt *catalog.MediaType, sendto, subject, message string, prob, ok *event.Event, ack *event.Ack, failErr string) {
 	md := &MacroData{Problem: prob, Recovery: ok, Ack: ack, Snap: p.snap, LastValue: p.e.opts.LastValue, Action: a, Loc: p.e.opts.Location}
-	if p.snap != nil {
+	switch {
+	case prob.Source == event.SourceAutoreg && p.e.opts.AutoregMacros != nil:
+		md.Extra = p.e.opts.AutoregMacros(prob)
+	case p.snap != nil && prob.Source == event.SourceInternal:
+		md.Extra = internalMacros(p.snap, prob)
+	case p.snap != nil:
 		md.Trigger = p.snap.Trigger(prob.ObjectID)
 	}
 	id, _ := p.e.store.ids(1, 0)

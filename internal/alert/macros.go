@@ -35,6 +35,10 @@ type MacroData struct {
 	// (webhook parameters and script parameters).
 	SendTo, Subject, Message string
 	Loc                      *time.Location
+	// Extra are macros of events other than a trigger's (internal.go,
+	// auto-registration's host), by name without braces; they win over
+	// the trigger macros of the same name.
+	Extra map[string]string
 }
 
 const unknown = "*UNKNOWN*"
@@ -143,6 +147,9 @@ func (d *MacroData) macro(name string) (string, bool) {
 	idx := 1
 	if n := len(name); n > 1 && name[n-1] >= '1' && name[n-1] <= '9' && name[n-2] != '.' {
 		idx, name = int(name[n-1]-'0'), name[:n-1]
+	}
+	if v, ok := d.Extra[name]; ok && idx == 1 {
+		return v, true
 	}
 	p, r, t := d.Problem, d.Recovery, d.Trigger
 	switch name {

@@ -23,13 +23,21 @@ type matchInput struct {
 // Matches reports whether an action's filter accepts a problem event:
 // Zabbix's rules for event source 0 (see the package documentation).
 func (e *Engine) matches(a *catalog.Action, in *matchInput) bool {
-	f := &a.Filter
+	return FilterHolds(&a.Filter, func(c *catalog.Condition) bool { return condTrue(c, in) })
+}
+
+// FilterHolds reports whether an action's filter accepts what cond
+// checks its conditions against, by the filter's evaluation: and/or
+// (conditions of one type or-ed, types and-ed), and, or, or the custom
+// formula. An empty filter accepts everything. Auto-registration
+// (package autoreg) applies it with its own conditions.
+func FilterHolds(f *catalog.Filter, cond func(*catalog.Condition) bool) bool {
 	if len(f.Conditions) == 0 {
 		return true
 	}
 	res := make([]bool, len(f.Conditions))
 	for i := range f.Conditions {
-		res[i] = condTrue(&f.Conditions[i], in)
+		res[i] = cond(&f.Conditions[i])
 	}
 	switch f.EvalType {
 	case 1: // and

@@ -68,6 +68,10 @@ type operationParams struct {
 	OpCommand     opt[opCommandParams]     `json:"opcommand" as:"object" zbx:"null"`
 	OpCommandHst  opt[[]hostRefParams]     `json:"opcommand_hst" as:"objects"`
 	OpCommandGrp  opt[[]groupRefParams]    `json:"opcommand_grp" as:"objects"`
+	// Auto-registration operations (action_sources.go).
+	OpGroup     opt[[]groupRefParams]    `json:"opgroup" as:"objects"`
+	OpTemplate  opt[[]templateRefParams] `json:"optemplate" as:"objects"`
+	OpInventory opt[opInventoryParams]   `json:"opinventory" as:"object" zbx:"null"`
 }
 
 // opConditionParams is one of an escalation step's "opconditions".
@@ -153,6 +157,10 @@ func actionStored(a *catalog.Action) object {
 				o["opcommand_hst"], o["opcommand_grp"] = refs("hostid", op.CommandHosts), refs("groupid", op.CommandGroups)
 			}
 			o["opmessage_grp"], o["opmessage_usr"] = refs("usrgrpid", op.GroupIDs), refs("userid", op.UserIDs)
+			o["opgroup"], o["optemplate"], o["opinventory"] = refs("groupid", op.OpGroups), refs("templateid", op.OpTemplates), nil
+			if op.OperationType == catalog.OpSetHostInventoryMod {
+				o["opinventory"] = object{"inventory_mode": op.InventoryMode}
+			}
 			out = append(out, o)
 		}
 		return out
@@ -186,8 +194,10 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 	switch {
 	case strings.TrimSpace(a.Name) == "":
 		return nil, empty(i, "name")
-	case a.EventSource != 0:
-		return nil, errParams(`Invalid parameter "%s/eventsource": only trigger actions (0) are supported; Peregrine makes no discovery, autoregistration or internal events.`, p)
+	case a.EventSource < 0 || a.EventSource > 4:
+		return nil, errParams(`Invalid parameter "%s/eventsource": value must be one of 0, 1, 2, 3, 4.`, p)
+	case a.EventSource == catalog.SourceDiscovery || a.EventSource == 4:
+		return nil, errParams(`Invalid parameter "%s/eventsource": discovery (1) and service (4) actions are not supported; Peregrine makes no discovery or service events.`, p)
 	case a.Status != 0 && a.Status != 1:
 		return nil, oneOf(i, "status", "0, 1")
 	case a.PauseSuppressed != 0 && a.PauseSuppressed != 1:
@@ -213,6 +223,14 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			if cond.FormulaID == "" {
 				cond.FormulaID = string(rune('A' + j%26))
 			}
+			if a.EventSource != catalog.SourceTrigger {
+				if err := s.sourceCondition(a.EventSource, &cond, p, j); err != nil {
+					return nil, err
+				}
+				fids = append(fids, cond.FormulaID)
+				a.Filter.Conditions = append(a.Filter.Conditions, cond)
+				continue
+			}
 			if !slices.Contains(triggerConditionTypes, cond.ConditionType) {
 				return nil, errParams(`Invalid parameter "%s/filter/conditions/%d/conditiontype": value must be one of 0, 1, 2, 3, 4, 6, 13, 16, 25, 26.`, p, j+1)
 			}
@@ -231,6 +249,9 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			fids = append(fids, cond.FormulaID)
 			a.Filter.Conditions = append(a.Filter.Conditions, cond)
 		}
+		if a.EventSource != catalog.SourceTrigger && a.Filter.EvalType != 3 {
+			sourceFormulaIDs(a.Filter.Conditions)
+		}
 		if a.Filter.EvalType == 3 {
 			if err := alert.CheckFormula(a.Filter.Formula, fids); err != nil {
 				return nil, errParams(`Invalid parameter "%s/filter/formula": %v.`, p, err)
@@ -247,9 +268,15 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			}
 			path := fmt.Sprintf("%s/%s/%d", p, kind, j+1)
 			if !slices.Contains(allowed, op.OperationType) {
-				return nil, errParams(`Invalid parameter "%s/operationtype": value must be one of %s.`, path, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(allowed)), ", "), "[]"))
+				return nil, errParams(`Invalid parameter "%s/operationtype": value must be %s.`, path, oneOfInts(allowed))
 			}
-			if kind == "operations" {
+			if a.EventSource == catalog.SourceAutoreg {
+				op.StepFrom, op.StepTo, op.Period = 1, 1, "0"
+				if err := s.sourceOperation(&o, &op, path); err != nil {
+					return nil, err
+				}
+			}
+			if kind == "operations" && a.EventSource != catalog.SourceAutoreg {
 				if o.StepFrom.Given() != o.StepTo.Given() {
 					return nil, errParams(`Parameters "esc_step_from" and "esc_step_to" must be set together.`)
 				}
@@ -350,8 +377,30 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		return out, nil
 	}
 	var err error
-	if a.Operations, err = conv("operations", in.Operations.Value, catalog.OpSendMessage, catalog.OpRemoteCommand); err != nil {
+	opTypes := []int{catalog.OpSendMessage, catalog.OpRemoteCommand}
+	switch a.EventSource {
+	case catalog.SourceAutoreg:
+		opTypes = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	case catalog.SourceInternal:
+		opTypes = []int{catalog.OpSendMessage}
+	}
+	if a.Operations, err = conv("operations", in.Operations.Value, opTypes...); err != nil {
 		return nil, err
+	}
+	if a.EventSource == catalog.SourceInternal {
+		if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations.Value, catalog.OpSendMessage, catalog.OpNotifyAllRecovery); err != nil {
+			return nil, err
+		}
+		if len(a.Operations)+len(a.RecoveryOperations) == 0 {
+			return nil, errParams(`No operations defined for action "%s".`, a.Name)
+		}
+		return a, nil
+	}
+	if a.EventSource == catalog.SourceAutoreg {
+		if len(a.Operations) == 0 {
+			return nil, errParams(`No operations defined for action "%s".`, a.Name)
+		}
+		return a, nil
 	}
 	if a.RecoveryOperations, err = conv("recovery_operations", in.RecoveryOperations.Value, catalog.OpSendMessage, catalog.OpRemoteCommand, catalog.OpNotifyAllRecovery); err != nil {
 		return nil, err
@@ -426,6 +475,9 @@ func (s *Server) actionCreate(ctx context.Context, c *call) (any, error) {
 		if err := decodeAlert(o, fmt.Sprintf("/%d", i+1), &in); err != nil {
 			return nil, err
 		}
+		if err := checkSourceRaw(o, in.EventSource.Value, i); err != nil {
+			return nil, err
+		}
 		a, err := s.buildAction(cfg, &in, i)
 		if err != nil {
 			return nil, err
@@ -473,6 +525,9 @@ func (s *Server) actionUpdate(ctx context.Context, c *call) (any, error) {
 		for i, o := range objs {
 			id, old, err := existingOf(o, i, "actionid", cfg.Actions)
 			if err != nil {
+				return err
+			}
+			if err := checkSourceRaw(o, int64(old.EventSource), i); err != nil {
 				return err
 			}
 			var in actionParams
@@ -569,6 +624,7 @@ func operationObjects(a *catalog.Action, ops []catalog.Operation, recovery int) 
 			o["opcommand"] = object{"scriptid": u64(op.ScriptID)}
 			o["opcommand_hst"], o["opcommand_grp"] = hst, grp
 		}
+		sourceOperationObject(o, &op)
 		out = append(out, o)
 	}
 	return out
@@ -596,6 +652,12 @@ func evalFormula(f *catalog.Filter) string {
 		}
 		byType[c.ConditionType] = append(byType[c.ConditionType], c.FormulaID)
 	}
+	// Within a type the IDs ascending, and the types by their first ID
+	// (recorded: "(A or B) and C" whatever order the conditions are in).
+	for _, t := range order {
+		slices.Sort(byType[t])
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(byType[a][0], byType[b][0]) })
 	for _, t := range order {
 		ids := byType[t]
 		if len(ids) > 1 {

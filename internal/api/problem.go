@@ -20,6 +20,8 @@ import (
 // read as Zabbix 6.0's legacy gets read them; source, object and
 // evaltype are checked as 6.0 checks them (check).
 type eventFilter struct {
+	// src and obj are the source and object asked for (check).
+	src, obj     int64
 	EventIDs     opt[ids]      `json:"eventids"`
 	ObjectIDs    opt[ids]      `json:"objectids"`
 	HostIDs      opt[ids]      `json:"hostids"`
@@ -157,7 +159,10 @@ func (f *eventFilter) check(sources, objects []int64) (bool, error) {
 			return false, nil // a given empty list matches nothing
 		}
 	}
-	return src == 0 && obj == 0, nil
+	f.src, f.obj = src, obj
+	// Peregrine makes events of triggers, auto-registration and
+	// internal events; no discovery or service events.
+	return src == 0 || src == 2 || src == 3, nil
 }
 
 // eventScope is what a request may see: triggers readable by the caller,
@@ -225,7 +230,7 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 	switch {
 	case len(f.EventIDs.Value) > 0 && !containsID(f.EventIDs.Value, e.ID),
 		len(f.ObjectIDs.Value) > 0 && !containsID(f.ObjectIDs.Value, e.ObjectID),
-		e.Source != 0 || e.Object != 0,
+		int64(e.Source) != f.src || int64(e.Object) != f.obj,
 		f.Severities.Given() && !slices.Contains(f.Severities.Value, int64(e.Severity)),
 		f.Acknowledged.Given() && f.Acknowledged.Value != e.Acknowledged,
 		f.Suppressed.Given() && f.Suppressed.Value != e.Suppressed,
@@ -236,7 +241,36 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 		f.tagq != nil && !f.tagq.match(len(e.Tags), func(i int) (string, string) { return e.Tags[i].Tag, e.Tags[i].Value }):
 		return false
 	}
+	switch e.Source {
+	case event.SourceAutoreg:
+		// No host yet: auto-registration events are for those who read
+		// everything, and match no host or group filter.
+		return sc.a.all() && len(f.HostIDs.Value)+len(f.GroupIDs.Value) == 0
+	case event.SourceInternal:
+		if e.Object != event.ObjectTrigger {
+			return sc.item(e.ObjectID)
+		}
+	}
 	return sc.trigger(e.ObjectID)
+}
+
+// item reports whether an internal event of item id passes the scope:
+// its host readable and in the host and group filters.
+func (sc *eventScope) item(id uint64) bool {
+	it := sc.snap.Item(id)
+	if it == nil {
+		return false
+	}
+	h := sc.snap.HostByID(it.HostID)
+	switch {
+	case h == nil || !sc.a.all() && !sc.a.canRead(h):
+		return false
+	case len(sc.f.HostIDs.Value) > 0 && !sc.hostSet()[h.ID]:
+		return false
+	case len(sc.f.GroupIDs.Value) > 0:
+		return slices.ContainsFunc(h.GroupIDs, func(g uint64) bool { return containsID(sc.f.GroupIDs.Value, g) })
+	}
+	return true
 }
 
 func problemObject(e *event.Event) object {

@@ -111,6 +111,10 @@ type Options struct {
 	// Alerting serves mediatype.*, action.*, alert.get and users'
 	// media; nil: those methods do not exist.
 	Alerting Alerting
+	// Autoreg keeps the autoregistration settings
+	// (autoregistration.get/update); nil: get answers 6.0's default and
+	// update is refused.
+	Autoreg AutoregStore
 	// Audit records every change made through the API and serves
 	// auditlog.get (*audit.Log); nil: nothing is recorded and the
 	// method does not exist.
@@ -211,6 +215,7 @@ func New(opts Options) *Server {
 	s.registerDashboards()
 	s.registerRoles()
 	s.registerSettings()
+	s.registerAutoreg()
 	s.registerPush()
 	s.registerPreprocessing()
 	s.registerTriggers()

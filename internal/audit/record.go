@@ -27,29 +27,30 @@ const (
 // Resource types, Zabbix 6.0's auditlog.resourcetype (the ones the API
 // may record).
 const (
-	ResourceUser           = 0
-	ResourceMediaType      = 3
-	ResourceHost           = 4
-	ResourceAction         = 5
-	ResourceGraph          = 6
-	ResourceUserGroup      = 11
-	ResourceTrigger        = 13
-	ResourceHostGroup      = 14
-	ResourceItem           = 15
-	ResourceValueMap       = 17
-	ResourceService        = 18
-	ResourceScript         = 25
-	ResourceProxy          = 26
-	ResourceMaintenance    = 27
-	ResourceMacro          = 29
-	ResourceTemplate       = 30
-	ResourceSettings       = 40
-	ResourceHousekeeping   = 41
-	ResourceAuthentication = 42
-	ResourceUserRole       = 44
-	ResourceAuthToken      = 45
-	ResourceHANode         = 47
-	ResourceSLA            = 48
+	ResourceUser             = 0
+	ResourceMediaType        = 3
+	ResourceHost             = 4
+	ResourceAction           = 5
+	ResourceGraph            = 6
+	ResourceUserGroup        = 11
+	ResourceTrigger          = 13
+	ResourceHostGroup        = 14
+	ResourceItem             = 15
+	ResourceValueMap         = 17
+	ResourceService          = 18
+	ResourceScript           = 25
+	ResourceProxy            = 26
+	ResourceMaintenance      = 27
+	ResourceMacro            = 29
+	ResourceTemplate         = 30
+	ResourceAutoregistration = 38
+	ResourceSettings         = 40
+	ResourceHousekeeping     = 41
+	ResourceAuthentication   = 42
+	ResourceUserRole         = 44
+	ResourceAuthToken        = 45
+	ResourceHANode           = 47
+	ResourceSLA              = 48
 )
 
 // Record is one audit log entry, the row of Zabbix's auditlog table.

@@ -99,10 +99,15 @@ var (
 	// Plug-ins of a source, chosen and registered by the wiring.
 	plugins = []pattern{"internal/ingest/*", "internal/poll/*"}
 
+	// Producers of events beside trigger: auto-registration (which uses
+	// alert's filter evaluation) and internal events; the wiring feeds
+	// them from ingest and the item states.
+	eventProducers = []pattern{"internal/autoreg/...", "internal/internalev/..."}
+
 	exprLang    = []pattern{"internal/expr/..."}
 	discovery   = []pattern{"internal/lld/..."}
 	housekeep   = []pattern{"internal/housekeep/..."}
-	stages      = slices.Concat(valuePath, eventStore, eventUsers, exprLang, housekeep, discovery)
+	stages      = slices.Concat(valuePath, eventStore, eventUsers, eventProducers, exprLang, housekeep, discovery)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
 	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance"}
@@ -152,7 +157,7 @@ var rules = slices.Concat(flow("value-path-one-way",
 		why: "everything but the wiring uses history through the interfaces of internal/history; which backend runs is the wiring's choice, and backends do not import one another",
 	},
 	{
-		name: "value-path-before-events", from: valuePath, to: slices.Concat(eventStore, eventUsers),
+		name: "value-path-before-events", from: valuePath, to: slices.Concat(eventStore, eventUsers, eventProducers),
 		why: "the value path runs before triggers and never imports the event path; the wiring connects trigger to the pipeline's OnCommit hook",
 	},
 	{

@@ -217,9 +217,17 @@ type Operation struct {
 	ScriptID      uint64   `json:"scriptid,omitempty"`
 	CommandHosts  []uint64 `json:"command_hosts,omitempty"`
 	CommandGroups []uint64 `json:"command_groups,omitempty"`
+	// Auto-registration operations (autoreg.go): the host groups to add
+	// the host to or remove it from, the templates to link or unlink,
+	// and the inventory mode to set (-1 disabled, 0 manual, 1
+	// automatic; Zabbix's opinventory).
+	OpGroups      []uint64 `json:"opgroup,omitempty"`
+	OpTemplates   []uint64 `json:"optemplate,omitempty"`
+	InventoryMode int      `json:"inventory_mode,omitempty"`
 }
 
-// Action is a Zabbix 6.0 trigger action.
+// Action is a Zabbix 6.0 action: of trigger events (EventSource 0),
+// auto-registration (2) or internal events (3).
 type Action struct {
 	ID                 uint64      `json:"actionid"`
 	Name               string      `json:"name"`

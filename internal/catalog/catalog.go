@@ -86,6 +86,8 @@ type Catalog struct {
 	// alerts is the notification configuration (alert.go): media types,
 	// actions, user media. Written under mu, read without a lock.
 	alerts atomic.Pointer[AlertConfig]
+	// autoreg is the autoregistration settings (autoreg.go).
+	autoreg atomic.Pointer[AutoregSettings]
 }
 
 // Open opens or creates the catalog database at opts.Path and loads the
@@ -123,6 +125,13 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
 	c.alerts.Store(ac)
+	ar, err := loadAutoreg(ctx, db)
+	if err != nil {
+		db.Close()
+		lock.Close()
+		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
+	}
+	c.autoreg.Store(ar)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
 		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))

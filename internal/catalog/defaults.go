@@ -28,10 +28,13 @@ import (
 // them) and the next one otherwise.
 //
 // Of Zabbix's five default actions the catalog holds the trigger
-// action (3, "Report problems to Zabbix administrators"); the discovery
-// action (2) and the three internal-event actions (4-6) need event
-// sources Peregrine does not have (no network discovery, no internal
-// events), so they are not added.
+// action (3, "Report problems to Zabbix administrators") and the three
+// internal-event actions (4-6, "Report not supported items", "... low
+// level discovery rules", "Report unknown triggers"), the latter as a
+// set of their own (defaultsInternal) so that a database made before
+// internal events gets them once too; the discovery action (2) needs
+// network discovery, which Peregrine does not have yet, so it is not
+// added.
 
 //go:embed defaults/*.json
 var defaultsFS embed.FS
@@ -51,6 +54,7 @@ const (
 	defaultsAlerts     = "alerts" // media types, actions, scripts
 	defaultsMacros     = "globalmacros"
 	defaultsHostIDs    = "hostids"
+	defaultsInternal   = "internalactions" // actions 4-6 (event source 3)
 )
 
 // FirstHostID is the ID of a fresh Zabbix 6.0's first host, "Zabbix
@@ -228,7 +232,8 @@ func (r recordedOperation) operation() Operation {
 }
 
 // DefaultActions returns the default actions the catalog holds (trigger
-// actions; see the package's defaults note), as recorded.
+// and internal-event actions; see the package's defaults note), as
+// recorded.
 func DefaultActions() ([]Action, error) {
 	rs, err := readDefaults[recordedAction]("actions")
 	if err != nil {
@@ -236,8 +241,8 @@ func DefaultActions() ([]Action, error) {
 	}
 	var out []Action
 	for _, r := range rs {
-		if r.EventSource != 0 {
-			continue // discovery (1), internal (3): no such events here
+		if r.EventSource != SourceTrigger && r.EventSource != SourceInternal {
+			continue // discovery (1): no network discovery here
 		}
 		a := Action{ID: r.ID, Name: r.Name, EventSource: r.EventSource, Status: r.Status, Period: r.Period,
 			PauseSuppressed: r.PauseSuppressed, NotifyIfCanceled: r.NotifyIfCanceled,
@@ -411,6 +416,11 @@ func (c *Catalog) EnsureDefaults(ctx context.Context) (DefaultsAdded, error) {
 			return d, fmt.Errorf("catalog: cannot add the default media types, actions and scripts: %w", err)
 		}
 	}
+	if !done[defaultsInternal] {
+		if err := c.ensureInternalActions(ctx, &d); err != nil {
+			return d, fmt.Errorf("catalog: cannot add the default internal-event actions: %w", err)
+		}
+	}
 	if len(d.HostGroups)+len(d.MediaTypes)+len(d.Actions)+len(d.Scripts)+len(d.GlobalMacros) > 0 {
 		c.log.Info("added Zabbix 6.0's default objects", "hostgroups", len(d.HostGroups), "mediatypes", len(d.MediaTypes),
 			"actions", len(d.Actions), "scripts", len(d.Scripts), "globalmacros", len(d.GlobalMacros))
@@ -466,6 +476,9 @@ func (c *Catalog) ensureAlertDefaults(ctx context.Context, d *DefaultsAdded) err
 		d.MediaTypes = append(d.MediaTypes, m.Name)
 	}
 	for _, a := range acts {
+		if a.EventSource == SourceInternal {
+			continue // their own set: ensureInternalActions
+		}
 		if slices.ContainsFunc(next.SortedActions(), func(o *Action) bool { return o.Name == a.Name }) {
 			continue
 		}
@@ -488,6 +501,37 @@ func (c *Catalog) ensureAlertDefaults(ctx context.Context, d *DefaultsAdded) err
 	}
 	next.Revision++
 	if err := writeAlerts(ctx, c.db, next, defaultsAlerts); err != nil {
+		return err
+	}
+	c.alerts.Store(next)
+	c.notifyAlerts()
+	return nil
+}
+
+// ensureInternalActions adds the default internal-event actions (4-6)
+// missing by name, with their Zabbix IDs where no action has them:
+// Peregrine started its action IDs at 7 and never handed those out.
+// c.mu is held.
+func (c *Catalog) ensureInternalActions(ctx context.Context, d *DefaultsAdded) error {
+	acts, err := DefaultActions()
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(acts, func(a, b Action) int { return cmpID(a.ID, b.ID) })
+	next := c.alerts.Load().clone()
+	for _, a := range acts {
+		if a.EventSource != SourceInternal || slices.ContainsFunc(next.SortedActions(), func(o *Action) bool { return o.Name == a.Name }) {
+			continue
+		}
+		if next.Actions[a.ID] != nil {
+			a.ID = next.NextID("action")
+		}
+		next.next["action"] = max(next.next["action"], a.ID+1, 7)
+		next.Actions[a.ID] = &a
+		d.Actions = append(d.Actions, a.Name)
+	}
+	next.Revision++
+	if err := writeAlerts(ctx, c.db, next, defaultsInternal); err != nil {
 		return err
 	}
 	c.alerts.Store(next)

@@ -10,8 +10,8 @@ import (
 )
 
 // downgradeProxies undoes the 28 → 29 migration (proxies, hosts'
-// proxy); the first step of every older downgrade.
-var downgradeProxies = []string{"DROP TABLE host_proxy", "DROP TABLE proxies"}
+// proxy) after downgradeAutoreg.
+var downgradeProxies = append(slices.Clone(downgradeAutoreg), "DROP TABLE host_proxy", "DROP TABLE proxies")
 
 func TestProxies(t *testing.T) {
 	c, path := openTrig(t)

@@ -1,5 +1,8 @@
 // Package event is Peregrine's event store: trigger events (problems and
-// the OK events that resolve them), acknowledge actions and trigger
+// the OK events that resolve them), auto-registration and internal
+// events (sources 2 and 3: kept and read by event.get, never in the
+// open-problem index; an internal OK event sets its problem's
+// REventID), acknowledge actions and trigger
 // runtime (value, state, error, last change), appended to day-partitioned
 // logs. The format is specified in docs/format/events.md.
 //

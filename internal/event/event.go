@@ -8,8 +8,13 @@ import (
 
 // Zabbix's event source and object numbers Peregrine produces.
 const (
-	SourceTrigger = 0 // events of triggers
-	ObjectTrigger = 0 // the object is a trigger
+	SourceTrigger  = 0 // events of triggers
+	SourceAutoreg  = 2 // auto-registration of active agents
+	SourceInternal = 3 // internal events: items, triggers, LLD rules changing state
+	ObjectTrigger  = 0 // the object is a trigger
+	ObjectAutoreg  = 3 // an auto-registered host (autoreg host ID)
+	ObjectItem     = 4 // an item (internal events)
+	ObjectLLDRule  = 5 // an LLD rule (internal events)
 )
 
 // Event values.
@@ -35,8 +40,11 @@ type Tag struct {
 	Value string
 }
 
-// Event is one trigger event: a problem (Value 1) or an OK event
-// (Value 0). Events returned by a Store are copies; their slices are
+// Event is one event: of a trigger, a problem (Value 1) or an OK event
+// (Value 0); of auto-registration (Source 2, Value 1, ObjectID the
+// autoreg host); or internal (Source 3: Value 1 the object became not
+// supported or unknown, 0 normal again, resolving the former through
+// Resolves). Events returned by a Store are copies; their slices are
 // shared and MUST NOT be modified.
 type Event struct {
 	ID       uint64

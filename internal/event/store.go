@@ -353,6 +353,17 @@ func (s *Store) applyLocked(b *Batch) {
 		}
 		s.events[e.ID] = p
 		s.dayIDs[s.curDay] = append(s.dayIDs[s.curDay], e.ID)
+		if e.Source != SourceTrigger {
+			// Auto-registration and internal events: kept and read
+			// (event.get), never open trigger problems; an internal OK
+			// event resolves its object's problem event directly.
+			for _, pid := range e.Resolves {
+				if pr := s.events[pid]; pr != nil && pr.REventID == 0 {
+					pr.REventID, pr.RClock, pr.RNS = e.ID, e.Clock, e.NS
+				}
+			}
+			continue
+		}
 		if e.ID > s.last[e.ObjectID] {
 			s.last[e.ObjectID] = e.ID
 		}

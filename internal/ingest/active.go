@@ -167,6 +167,9 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 		Port: string(top.port), Version: string(top.version), Remote: remote, Known: h != nil, LastSeen: recv,
 	}, false)
 	if h == nil {
+		if err := s.autoRegister(cs, remote, false, recv); err != nil {
+			return s.activeFailed(activeTLSRefused, remote, host, err.Error())
+		}
 		return s.activeFailed(activeUnknownHost, remote, host, "host ["+host+"] not found")
 	}
 	if !h.Enabled {
@@ -175,6 +178,10 @@ func (s *Server) activeChecks(cs *connState, recv time.Time, remote string) []by
 	if err := s.allowed(h, &cs.peer, remote); err != nil {
 		return s.activeFailed(activeTLSRefused, remote, host, err.Error())
 	}
+	// A known host's registration only matters when its details changed;
+	// the registrar tells that (and ignores a refusal's cause: the
+	// host's own settings allowed the connection).
+	_ = s.autoRegister(cs, remote, true, recv)
 	s.m.active[activeOK].Inc()
 	f := activeFormOf(top.version)
 	a := activeHost{snap: snap, host: h}

@@ -33,8 +33,14 @@
 // version), for known and unknown hosts, is kept in memory for the most
 // recent MaxActiveAgents catalog hosts and MaxUnknownAgents others
 // (Server.ActiveAgent), host_metadata cut to 2034 bytes and the other
-// fields to 255, for auto-registration later; it is not persisted, as
-// agents repeat it every RefreshActiveChecks.
+// fields to 255; it is not persisted, as agents repeat it every
+// RefreshActiveChecks. Every "active checks" request past the host name
+// checks is also handed to Options.AutoRegister (autoreg.go: a
+// Registration with 6.0's listen flag, IP or DNS name and port): for an
+// unknown host its error refuses the request (tls_refused, counted in
+// peregrine_trapper_autoreg_refused_total: the autoregistration
+// encryption policy), for a known enabled host after its own encryption
+// check passed.
 //
 // Retransmissions: per (host, session token) the highest row id stored
 // is kept, for at most MaxAgentSessions sessions (least recently used
@@ -84,8 +90,8 @@
 //
 // Pre-shared keys: the key of the identity the client presents comes
 // from Options.PSK (the wiring answers from the hosts' tls_psk_identity
-// and tls_psk, catalog.Snapshot.PSKKey; proxies' and autoregistration's
-// keys join there when Peregrine has them). An identity no host has is
+// and tls_psk, catalog.Snapshot.PSKKey, then the autoregistration key;
+// proxies' keys join there). An identity no host has is
 // refused at the handshake and counted as tls_psk_unknown_identity, a
 // key that differs from the identity's as tls_psk_wrong_key, both logged
 // (throttled) with the remote and the identity and, for a wrong key,

@@ -78,10 +78,13 @@ type metrics struct {
 	processed   *selfmon.Counter
 	failed      [numFailReasons]*selfmon.Counter
 	// Active agents.
-	active       [numActiveResults]*selfmon.Counter
-	heartbeats   *selfmon.Counter
-	notSupported *selfmon.Counter
-	logPosErrors *selfmon.Counter
+	active     [numActiveResults]*selfmon.Counter
+	heartbeats *selfmon.Counter
+	// autoregRefused counts "active checks" whose registration the
+	// autoregistration encryption policy refused.
+	autoregRefused *selfmon.Counter
+	notSupported   *selfmon.Counter
+	logPosErrors   *selfmon.Counter
 	// busy is the time connections spent on requests, from the frame
 	// read to the reply written (store waits included), over
 	// MaxConnections slots: zabbix[process,trapper,avg,busy].
@@ -125,6 +128,7 @@ func newMetrics(r *selfmon.Registry, s *Server) *metrics {
 	for _, cs := range append(slices.Clone(zbxpsk.Suites), "other") {
 		m.pskConnections = append(m.pskConnections, r.Counter("peregrine_trapper_tls_psk_connections_total", "Trapper connections that completed a TLS handshake with a pre-shared key, by cipher suite.", "cipher", cs))
 	}
+	m.autoregRefused = r.Counter("peregrine_trapper_autoreg_refused_total", "Auto-registrations of unknown active agents refused by the autoregistration encryption settings (tls_accept, PSK).")
 	m.heartbeats = r.Counter("peregrine_trapper_heartbeats_total", "Active agents' heartbeats received (6.2+ agents).")
 	m.notSupported = r.Counter("peregrine_trapper_values_not_supported_total", "Values that made their item not supported (agent rows with state 1, values that do not fit the item's value type); counted as processed, not stored.")
 	m.logPosErrors = r.Counter("peregrine_trapper_log_position_errors_total", "Agent data requests whose log positions (lastlogsize) could not be saved after their values were stored.")

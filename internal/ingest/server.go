@@ -104,8 +104,16 @@ type Options struct {
 	// counted (peregrine_trapper_proxy_unprocessed_parts_total), logged
 	// and not acted on, as by a Zabbix server with no such actions.
 	ProxyExtras func(p *catalog.Proxy, autoReg, discovery []byte) error
-	Metrics     *selfmon.Registry
-	Logger      *slog.Logger
+	// AutoRegister, if set, receives the Registration of every "active
+	// checks" request that passed the host name checks: of hosts not in
+	// the catalog, and of enabled hosts in it whose encryption settings
+	// allowed the connection (6.0 registers known hosts again when their
+	// metadata changes). It MUST NOT block (queue and return); an error
+	// is a refusal by the autoregistration encryption policy, answered
+	// and counted as tls_refused. The server wires *autoreg.Registrar.
+	AutoRegister func(r Registration) error
+	Metrics      *selfmon.Registry
+	Logger       *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time

@@ -50,6 +50,22 @@ type Registry struct {
 	// or agent row that left its item not supported, as Zabbix's
 	// zabbix[wcache,values,not supported] counts them.
 	notSupported atomic.Uint64
+	// onChange, if set, hears an item becoming not supported and normal
+	// again (internal events); called outside the locks.
+	onChange atomic.Pointer[func(item uint64, notSupported bool, err string)]
+}
+
+// OnChange sets the function told when an item becomes not supported
+// (with the error) or normal again; it must not block. Set it before
+// states are written.
+func (r *Registry) OnChange(fn func(item uint64, notSupported bool, err string)) {
+	r.onChange.Store(&fn)
+}
+
+func (r *Registry) changed(item uint64, notSupported bool, err string) {
+	if fn := r.onChange.Load(); fn != nil {
+		(*fn)(item, notSupported, err)
+	}
 }
 
 // The stripes are padded to a cache line so that writers of neighbouring
@@ -96,18 +112,26 @@ func (r *Registry) SetItemState(item uint64, s Item) {
 			return
 		}
 		st.mu.Lock()
+		old, had := st.m[item]
 		delete(st.m, item)
 		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
+		if had && old.NotSupported {
+			r.changed(item, false, "")
+		}
 		return
 	}
 	if s.NotSupported {
 		r.notSupported.Add(1)
 	}
 	st.mu.Lock()
+	old := st.m[item]
 	st.m[item] = s
 	st.n.Store(int64(len(st.m)))
 	st.mu.Unlock()
+	if s.NotSupported != old.NotSupported {
+		r.changed(item, s.NotSupported, s.Error)
+	}
 }
 
 // NotSupportedTotal is how many times an item was set not supported

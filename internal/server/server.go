@@ -19,6 +19,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/api"
 	"github.com/peregrine-mon/peregrine/internal/audit"
 	"github.com/peregrine-mon/peregrine/internal/auth"
+	"github.com/peregrine-mon/peregrine/internal/autoreg"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/event"
@@ -29,6 +30,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/ingest/snmptrap"
+	"github.com/peregrine-mon/peregrine/internal/internalev"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
@@ -152,7 +154,12 @@ type Server struct {
 	cmdAgent *agent.Checker
 	// Alerts matches committed events to actions and sends alerts
 	// (data_dir/alerts); it runs until the evaluator has stopped.
-	Alerts   *alert.Engine
+	Alerts *alert.Engine
+	// Autoreg registers active agents (event source 2) and runs the
+	// auto-registration actions' host operations; Internal makes
+	// internal events (source 3) of items and triggers changing state.
+	Autoreg  *autoreg.Registrar
+	Internal *internalev.Producer
 	Triggers *trigger.Machine
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
@@ -302,6 +309,9 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer close(servicesDone); s.Services.Run(actx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.ValueCache.Run(pctx) }()
+	wg.Add(2)
+	go func() { defer wg.Done(); s.Autoreg.Run(pctx) }()
+	go func() { defer wg.Done(); s.Internal.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)

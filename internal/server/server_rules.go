@@ -87,7 +87,8 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		// A problem is suppressed when made in a maintenance (its flag) or
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
-		Metrics:    s.Metrics, Logger: log.With("component", "alert"),
+		Autoreg:    s.autoregMatches, AutoregMacros: s.autoregMacros,
+		Metrics: s.Metrics, Logger: log.With("component", "alert"),
 	})
 	if err != nil {
 		return err
@@ -100,7 +101,10 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	// The state machine commits through notifyStore: every committed
 	// batch of events and acknowledges is handed to the alert engine and
 	// the services, which only queue it (they never block evaluation).
-	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b) }
+	notify := func(b *event.Batch) { s.Alerts.Notify(b); s.Services.Notify(b); s.triggerStates(b) }
+	if err := s.buildEventProducers(); err != nil {
+		return err
+	}
 	// Discovery rules' values reach the LLD engine from the pipeline's
 	// commit hook (ways-in stage), durable first.
 	s.LLD = lld.New(lld.Options{Catalog: s.Catalog, ItemStates: s.ItemStates, Logger: log.With("component", "lld")})

@@ -107,6 +107,8 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		LogPositions:     s.agentState,
 		TLS:              trapperTLS(tlsMaterial),
 		PSK:              trapperPSK(s.Catalog),
+		AutoRegister:     s.autoRegister,
+		ProxyExtras:      s.proxyExtras,
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})

@@ -86,15 +86,22 @@ func logPSK(log *slog.Logger, snap *catalog.Snapshot) {
 }
 
 // trapperPSK finds the pre-shared key of an identity a trapper client
-// presents: the hosts' (catalog.Snapshot.PSKKey). Proxies' keys and the
-// autoregistration key join here when Peregrine has them.
+// presents: the hosts' (catalog.Snapshot.PSKKey), then the
+// autoregistration key (an agent not yet a host registers with it).
+// Proxies' keys join here.
 func trapperPSK(cat *catalog.Catalog) func(identity string) ([]byte, bool) {
 	return func(identity string) ([]byte, bool) {
 		snap := cat.Snapshot()
 		if k, ok := snap.PSKKey(identity); ok {
 			return k, true
 		}
-		return snap.ProxyPSKKey(identity) // an active proxy's
+		if k, ok := snap.ProxyPSKKey(identity); ok { // an active proxy's
+			return k, true
+		}
+		if k, ok := cat.AutoregSettings().PSKKey(); ok && k.Identity == identity {
+			return k.Secret, true
+		}
+		return nil, false
 	}
 }
 

@@ -1,0 +1,340 @@
+package autoreg
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
+)
+
+// How an agent said where it listens (Zabbix's connection flags, the
+// autoreg host's "flags").
+const (
+	ConnDefault = 0 // the "ip" member or the connection's address
+	ConnIP      = 1 // HostInterface was an IP address
+	ConnDNS     = 2 // HostInterface was a DNS name
+)
+
+// Request is one registration: what an active agent said in "active
+// checks" (host, ip, port, host_metadata, interface), or what a proxy
+// forwarded for one of its agents.
+type Request struct {
+	Host         string
+	HostMetadata string
+	IP           string // the listen IP; "" with ConnDNS
+	DNS          string // the listen DNS name; "" unless ConnDNS
+	Port         uint16 // 0: the agent's default, 10050
+	Flag         int    // ConnDefault, ConnIP or ConnDNS
+	// TLSAccepted is the connection the agent registered over: 1
+	// unencrypted, 2 PSK (then the host is created with the
+	// autoregistration key), 4 certificate.
+	TLSAccepted uint8
+	ProxyID     uint64 // 0: the agent talked to the server
+	Clock       time.Time
+}
+
+// Host is an auto-registered host as Zabbix's autoreg_host keeps it:
+// the latest registration of a host name and its stable ID (the
+// events' objectid).
+type Host struct {
+	ID uint64
+	Request
+}
+
+// Catalog is what the registrar reads and changes (*catalog.Catalog).
+type Catalog interface {
+	Snapshot() *catalog.Snapshot
+	AlertConfig() *catalog.AlertConfig
+	Edit(ctx context.Context, fn func(e *catalog.Edit) error) (catalog.EditResult, error)
+	AutoregSettings() catalog.AutoregSettings
+}
+
+// EventStore takes the auto-registration events; the server's wrapper
+// of *event.Store also hands them to the alert engine (send message).
+type EventStore interface {
+	Commit(b *event.Batch) error
+}
+
+// Options configures New.
+type Options struct {
+	Catalog Catalog
+	Events  EventStore
+	// DiscoveryGroup returns the host group new hosts go to (the
+	// settings' discovery_groupid, "Discovered hosts"); nil or 0: none,
+	// the operations' groups only.
+	DiscoveryGroup func() uint64
+	// QueueSize bounds the hosts waiting to be registered (default
+	// 10,000); a request for a host already waiting replaces it, one
+	// past the bound is dropped and counted (the agent asks again at its
+	// next refresh).
+	QueueSize int
+	// MaxHosts bounds the auto-registered hosts remembered (default
+	// 100,000), the least recently registered forgotten first.
+	MaxHosts int
+	// BatchSize bounds the registrations handled in one catalog edit
+	// (default 500).
+	BatchSize int
+	Metrics   *selfmon.Registry
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Registrar queues registrations, records them as events of source 2
+// and runs the auto-registration actions' host operations. See the
+// package documentation.
+type Registrar struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]*Request
+	order   []string
+	hosts   map[string]*list.Element // of *Host, by name
+	byID    map[uint64]*Host
+	lru     list.List // front: most recently registered
+	nextID  uint64
+	wake    chan struct{}
+
+	// active caches whether an enabled auto-registration action exists,
+	// per AlertConfig revision.
+	active atomic.Pointer[activeCache]
+
+	m metrics
+}
+
+type activeCache struct {
+	rev uint64
+	has bool
+}
+
+type metrics struct {
+	queued, coalesced, dropped, unchanged, noAction *selfmon.Counter
+	registered, failed, hostsCreated, opErrors      *selfmon.Counter
+	queue                                           *selfmon.Gauge
+	batch                                           *selfmon.Histogram
+}
+
+// New makes a registrar; Run handles its queue.
+func New(opts Options) (*Registrar, error) {
+	if opts.Catalog == nil || opts.Events == nil {
+		return nil, errors.New("autoreg: Options.Catalog and Events are required")
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 10_000
+	}
+	if opts.MaxHosts <= 0 {
+		opts.MaxHosts = 100_000
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 500
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = selfmon.NewRegistry()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := opts.Metrics
+	const reqs = "peregrine_autoreg_requests_total"
+	const reqsHelp = "Auto-registration requests of active agents and proxies, by what became of them."
+	g := &Registrar{opts: opts, log: opts.Logger, pending: map[string]*Request{}, hosts: map[string]*list.Element{},
+		byID: map[uint64]*Host{}, nextID: 1, wake: make(chan struct{}, 1),
+		m: metrics{
+			queued:       r.Counter(reqs, reqsHelp, "result", "queued"),
+			coalesced:    r.Counter(reqs, reqsHelp, "result", "coalesced"),
+			dropped:      r.Counter(reqs, reqsHelp, "result", "queue_full"),
+			unchanged:    r.Counter(reqs, reqsHelp, "result", "unchanged"),
+			noAction:     r.Counter(reqs, reqsHelp, "result", "no_action"),
+			registered:   r.Counter("peregrine_autoreg_registrations_total", "Registrations recorded as auto-registration events."),
+			failed:       r.Counter("peregrine_autoreg_failed_total", "Registrations lost because their events could not be stored (the agent registers again at its next refresh)."),
+			hostsCreated: r.Counter("peregrine_autoreg_hosts_created_total", "Hosts created by auto-registration actions."),
+			opErrors:     r.Counter("peregrine_autoreg_operation_errors_total", "Auto-registration operations the catalog refused (logged with the reason)."),
+			queue:        r.Gauge("peregrine_autoreg_queue_length", "Hosts waiting to be registered."),
+			batch:        r.Histogram("peregrine_autoreg_batch_seconds", "Time to handle one batch of registrations (events and catalog edit).", []float64{0.001, 0.01, 0.1, 1, 10}),
+		}}
+	return g, nil
+}
+
+// hasActions reports whether an enabled auto-registration action
+// exists: without one Zabbix 6.0 registers nothing (recorded from
+// 6.0.14: no autoreg_host row, no event).
+func (r *Registrar) hasActions(cfg *catalog.AlertConfig) bool {
+	if c := r.active.Load(); c != nil && c.rev == cfg.Revision {
+		return c.has
+	}
+	has := false
+	for _, a := range cfg.Actions {
+		has = has || a.EventSource == catalog.SourceAutoreg && a.Status == 0
+	}
+	r.active.Store(&activeCache{rev: cfg.Revision, has: has})
+	return has
+}
+
+// Register queues a registration and reports whether it did; it never
+// blocks on the catalog or the event store, and may be called from any
+// goroutine (the trapper's connections, proxies' data). As 6.0.14 does
+// (recorded): nothing is registered while no auto-registration action
+// is enabled; a host not in the catalog registers at every request;
+// a host in the catalog registers again only when its host metadata or
+// connection flag changed, or, for an agent with HostInterface (ConnIP,
+// ConnDNS), its interface or port, and when it never registered since
+// the start.
+func (r *Registrar) Register(req Request) bool {
+	if !r.hasActions(r.opts.Catalog.AlertConfig()) {
+		r.m.noAction.Inc()
+		return false
+	}
+	if req.Clock.IsZero() {
+		req.Clock = r.opts.Now()
+	}
+	known := r.opts.Catalog.Snapshot().Host(req.Host) != nil
+	r.mu.Lock()
+	if known {
+		if e, ok := r.hosts[req.Host]; ok && !changed(&e.Value.(*Host).Request, &req) {
+			r.mu.Unlock()
+			r.m.unchanged.Inc()
+			return false
+		}
+	}
+	if p, ok := r.pending[req.Host]; ok {
+		*p = req
+		r.mu.Unlock()
+		r.m.coalesced.Inc()
+		return true
+	}
+	if len(r.order) >= r.opts.QueueSize {
+		r.mu.Unlock()
+		r.m.dropped.Inc()
+		return false
+	}
+	cp := req
+	r.pending[req.Host] = &cp
+	r.order = append(r.order, req.Host)
+	r.m.queue.Set(int64(len(r.order)))
+	r.mu.Unlock()
+	r.m.queued.Inc()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// changed is 6.0's test of whether a known host registers again.
+func changed(old, req *Request) bool {
+	switch {
+	case old.HostMetadata != req.HostMetadata || old.Flag != req.Flag:
+		return true
+	case req.Flag == ConnIP:
+		return old.IP != req.IP || old.Port != req.Port
+	case req.Flag == ConnDNS:
+		return old.DNS != req.DNS || old.Port != req.Port
+	}
+	return false
+}
+
+// Lookup returns the auto-registered host with the ID (an event's
+// objectid), if still remembered.
+func (r *Registrar) Lookup(id uint64) (Host, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.byID[id]; h != nil {
+		return *h, true
+	}
+	return Host{}, false
+}
+
+// QueueLen is the number of hosts waiting.
+func (r *Registrar) QueueLen() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.order)
+}
+
+// Run handles the queue until ctx ends.
+func (r *Registrar) Run(ctx context.Context) {
+	for {
+		batch := r.take()
+		if len(batch) == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.wake:
+			}
+			continue
+		}
+		r.handle(ctx, batch)
+	}
+}
+
+// take removes up to BatchSize requests from the queue, oldest first.
+func (r *Registrar) take() []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(len(r.order), r.opts.BatchSize)
+	out := make([]Request, n)
+	for i, h := range r.order[:n] {
+		out[i] = *r.pending[h]
+		delete(r.pending, h)
+	}
+	r.order = append(r.order[:0], r.order[n:]...)
+	r.m.queue.Set(int64(len(r.order)))
+	return out
+}
+
+// record stores a registration as the host's latest and returns its
+// ID: the same for a host name as long as it is remembered.
+func (r *Registrar) record(req *Request) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.hosts[req.Host]; ok {
+		h := e.Value.(*Host)
+		h.Request = *req
+		r.lru.MoveToFront(e)
+		return h.ID
+	}
+	if r.lru.Len() >= r.opts.MaxHosts {
+		old := r.lru.Back()
+		oh := old.Value.(*Host)
+		r.lru.Remove(old)
+		delete(r.hosts, oh.Host)
+		delete(r.byID, oh.ID)
+	}
+	h := &Host{ID: r.nextID, Request: *req}
+	r.nextID++
+	r.hosts[req.Host] = r.lru.PushFront(h)
+	r.byID[h.ID] = h
+	return h.ID
+}
+
+// handle records a batch as events, then runs the matching actions'
+// host operations in one catalog edit.
+func (r *Registrar) handle(ctx context.Context, batch []Request) {
+	start := time.Now()
+	defer func() { r.m.batch.Observe(time.Since(start).Seconds()) }()
+	b := &event.Batch{Events: make([]event.Event, len(batch))}
+	hosts := make([]Host, len(batch))
+	for i := range batch {
+		id := r.record(&batch[i])
+		hosts[i] = Host{ID: id, Request: batch[i]}
+		b.Events[i] = event.Event{Source: event.SourceAutoreg, Object: event.ObjectAutoreg, ObjectID: id,
+			Clock: batch[i].Clock.Unix(), NS: int32(batch[i].Clock.Nanosecond()), Value: event.ValueProblem}
+	}
+	if err := r.opts.Events.Commit(b); err != nil {
+		r.m.failed.Add(uint64(len(batch)))
+		r.log.Error("autoreg: cannot store auto-registration events; the agents register again at their next refresh", "hosts", len(batch), "err", err)
+		return
+	}
+	r.m.registered.Add(uint64(len(batch)))
+	r.runOperations(ctx, hosts)
+}
