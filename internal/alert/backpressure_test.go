@@ -116,6 +116,24 @@ func floodRun(t *testing.T, cfg *catalog.AlertConfig, n, qsize int, limit time.D
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The counters move when an attempt ends; the alert's own record
+	// (status, retries, error) is logged just after: wait for every
+	// record to be final too before the callers read them.
+	for {
+		pending := 0
+		for _, a := range h.e.Alerts(all) {
+			if a.Status != StatusSent && a.Status != StatusFailed {
+				pending++
+			}
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %d alerts still not final in the alert log", limit, pending)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return h, peak
 }
 
