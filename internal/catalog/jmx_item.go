@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 )
 
@@ -95,50 +94,17 @@ func encodeJMX(j *JMXItem) string {
 	return string(b)
 }
 
+// jmxSide is the item_jmx table.
+var jmxSide = sideJSON{table: "item_jmx", what: "JMX settings", whose: "a JMX agent item", all: "JMX agent settings",
+	uses: func(t ItemType) bool { return t == JMX }}
+
 // loadJMX attaches the item_jmx rows to their items.
 func loadJMX(ctx context.Context, tx *sql.Tx, items []Item) error {
-	byID := map[uint64]int{}
-	for i := range items {
-		if items[i].Type == JMX {
-			byID[items[i].ID] = i
-		}
-	}
-	err := queryEach(ctx, tx, "SELECT item_id, config FROM item_jmx", func(r *sql.Rows) error {
-		var id uint64
-		var config string
-		if err := r.Scan(&id, &config); err != nil {
-			return err
-		}
-		i, ok := byID[id]
-		if !ok {
-			return fmt.Errorf("%w: JMX settings of item %d, which is not a JMX agent item", ErrCorrupt, id)
-		}
-		var j JMXItem
-		if err := json.Unmarshal([]byte(config), &j); err != nil {
-			return fmt.Errorf("%w: JMX settings of item %d: %v", ErrCorrupt, id, err)
-		}
-		items[i].JMX = &j
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot load JMX agent settings: %w", err)
-	}
-	return nil
+	return loadSideJSON(ctx, tx, items, jmxSide, func(it *Item, j *JMXItem) { it.JMX = j })
 }
 
-// writeJMX stores it's JMX settings (item_jmx), replacing the row it
-// had if had.
+// writeJMX stores it.JMX (item_jmx), replacing the item's row if it
+// had one.
 func (e *Edit) writeJMX(it *Item, had bool) error {
-	if had {
-		if _, err := e.exec("DELETE FROM item_jmx WHERE item_id = ?", it.ID); err != nil {
-			return e.fail(fmt.Errorf("cannot update the JMX settings of item %d (%q): %w", it.ID, it.Key, err))
-		}
-	}
-	if it.JMX == nil {
-		return nil
-	}
-	if _, err := e.exec("INSERT INTO item_jmx (item_id, config) VALUES (?, ?)", it.ID, encodeJMX(it.JMX)); err != nil {
-		return e.fail(fmt.Errorf("cannot store the JMX settings of item %d (%q): %w", it.ID, it.Key, err))
-	}
-	return nil
+	return e.writeSideJSON(it, jmxSide, had, it.JMX != nil, func() string { return encodeJMX(it.JMX) })
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,47 +146,13 @@ func encodeLogin(l *LoginItem) string {
 // writeLogin stores it.Login (item_login), replacing the item's row if
 // it had one.
 func (e *Edit) writeLogin(it *Item, had bool) error {
-	if had {
-		if _, err := e.exec("DELETE FROM item_login WHERE item_id = ?", it.ID); err != nil {
-			return e.fail(fmt.Errorf("cannot update the login of item %d (%q): %w", it.ID, it.Key, err))
-		}
-	}
-	if it.Login == nil {
-		return nil
-	}
-	if _, err := e.exec("INSERT INTO item_login (item_id, config) VALUES (?, ?)", it.ID, encodeLogin(it.Login)); err != nil {
-		return e.fail(fmt.Errorf("cannot store the login of item %d (%q): %w", it.ID, it.Key, err))
-	}
-	return nil
+	return e.writeSideJSON(it, loginSide, had, it.Login != nil, func() string { return encodeLogin(it.Login) })
 }
+
+// loginSide is the item_login table.
+var loginSide = sideJSON{table: "item_login", what: "login", whose: "an SSH or Telnet item", all: "SSH and Telnet logins", uses: usesLogin}
 
 // loadLogin attaches the item_login rows to their items.
 func loadLogin(ctx context.Context, tx *sql.Tx, items []Item) error {
-	byID := map[uint64]int{}
-	for i := range items {
-		if usesLogin(items[i].Type) {
-			byID[items[i].ID] = i
-		}
-	}
-	err := queryEach(ctx, tx, "SELECT item_id, config FROM item_login", func(r *sql.Rows) error {
-		var id uint64
-		var config string
-		if err := r.Scan(&id, &config); err != nil {
-			return err
-		}
-		i, ok := byID[id]
-		if !ok {
-			return fmt.Errorf("%w: login of item %d, which is not an SSH or Telnet item", ErrCorrupt, id)
-		}
-		var l LoginItem
-		if err := json.Unmarshal([]byte(config), &l); err != nil {
-			return fmt.Errorf("%w: login of item %d: %v", ErrCorrupt, id, err)
-		}
-		items[i].Login = &l
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot load SSH and Telnet logins: %w", err)
-	}
-	return nil
+	return loadSideJSON(ctx, tx, items, loginSide, func(it *Item, l *LoginItem) { it.Login = l })
 }

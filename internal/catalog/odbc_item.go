@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -95,50 +94,17 @@ func encodeODBC(o *ODBCItem) string {
 	return string(b)
 }
 
+// odbcSide is the item_odbc table.
+var odbcSide = sideJSON{table: "item_odbc", what: "database monitor login", whose: "a database monitor item", all: "database monitor logins",
+	uses: func(t ItemType) bool { return t == ODBC }}
+
 // loadODBC attaches the item_odbc rows to their items.
 func loadODBC(ctx context.Context, tx *sql.Tx, items []Item) error {
-	byID := map[uint64]int{}
-	for i := range items {
-		if items[i].Type == ODBC {
-			byID[items[i].ID] = i
-		}
-	}
-	err := queryEach(ctx, tx, "SELECT item_id, config FROM item_odbc", func(r *sql.Rows) error {
-		var id uint64
-		var config string
-		if err := r.Scan(&id, &config); err != nil {
-			return err
-		}
-		i, ok := byID[id]
-		if !ok {
-			return fmt.Errorf("%w: database monitor login of item %d, which is not a database monitor item", ErrCorrupt, id)
-		}
-		var o ODBCItem
-		if err := json.Unmarshal([]byte(config), &o); err != nil {
-			return fmt.Errorf("%w: database monitor login of item %d: %v", ErrCorrupt, id, err)
-		}
-		items[i].ODBC = &o
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot load database monitor logins: %w", err)
-	}
-	return nil
+	return loadSideJSON(ctx, tx, items, odbcSide, func(it *Item, o *ODBCItem) { it.ODBC = o })
 }
 
-// writeODBC stores it's login (item_odbc), replacing the row it had if
-// had.
+// writeODBC stores it.ODBC (item_odbc), replacing the item's row if
+// it had one.
 func (e *Edit) writeODBC(it *Item, had bool) error {
-	if had {
-		if _, err := e.exec("DELETE FROM item_odbc WHERE item_id = ?", it.ID); err != nil {
-			return e.fail(fmt.Errorf("cannot update the database monitor login of item %d (%q): %w", it.ID, it.Key, err))
-		}
-	}
-	if it.ODBC == nil {
-		return nil
-	}
-	if _, err := e.exec("INSERT INTO item_odbc (item_id, config) VALUES (?, ?)", it.ID, encodeODBC(it.ODBC)); err != nil {
-		return e.fail(fmt.Errorf("cannot store the database monitor login of item %d (%q): %w", it.ID, it.Key, err))
-	}
-	return nil
+	return e.writeSideJSON(it, odbcSide, had, it.ODBC != nil, func() string { return encodeODBC(it.ODBC) })
 }
