@@ -27,7 +27,10 @@
 //   - the bounded prefetch (prefetch.go): a numeric read without a limit
 //     is buffered as compact rows, so that the usual read needs no
 //     counting pass; many items are read in up to min(GOMAXPROCS, 4)
-//     parts at once, and a merge by clock merges the buffered rows;
+//     parts at once, and a merge by clock (sortfield "clock", as Grafana
+//     asks) orders the buffered rows by a two-level counting sort on
+//     their time (merge_bucket.go), or by a heap of one cursor per item
+//     when the rows are sparse over their seconds;
 //   - the row encoder (encode.go), which formats numeric rows straight
 //     into the response buffer;
 //   - downsampling (downsample.go), Peregrine's "downsample" extension.

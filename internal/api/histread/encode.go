@@ -101,11 +101,24 @@ func (e *rowEncoder) appendNumeric(b []byte, item uint64, clock int64, ns int32,
 	if !e.headOK || item != e.headItem {
 		e.setItem(item)
 	}
+	return e.appendNumericHead(b, e.head, clock, ns, typ, bits)
+}
+
+// headOf returns a copy of item's row head (what setItem makes), for a
+// writer that switches items at every row and keeps each item's head.
+func (e *rowEncoder) headOf(item uint64) []byte {
+	e.setItem(item)
+	return append([]byte(nil), e.head...)
+}
+
+// appendNumericHead appends one float or unsigned row whose item's head
+// (headOf) is given.
+func (e *rowEncoder) appendNumericHead(b, head []byte, clock int64, ns int32, typ history.ValueType, bits uint64) []byte {
 	if e.first {
-		b = append(b, e.head[1:]...)
+		b = append(b, head[1:]...)
 		e.first = false
 	} else {
-		b = append(b, e.head...)
+		b = append(b, head...)
 	}
 	if e.extend {
 		// Literals as byte lists compile to stores, not memmove calls.
