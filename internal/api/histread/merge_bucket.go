@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
 )
@@ -50,8 +51,10 @@ var mergedPool = sync.Pool{New: func() any { return new([]mergedRow) }}
 // (clock, then ns, descending when desc), ties by item id ascending, at
 // most limit when limit > 0: the order writeMerged writes. It reports
 // false, having written nothing, when the rows are too sparse over their
-// seconds for buckets.
-func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ history.ValueType, desc bool, limit int) bool {
+// seconds for buckets, or when budget (the prefetch's rows shared by all
+// requests; nil: no bound) cannot lend the two rows per row the sort
+// needs.
+func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ history.ValueType, desc bool, limit int, budget *atomic.Int64) bool {
 	n := 0
 	minC, maxC := int64(0), int64(0)
 	for _, p := range parts {
@@ -74,6 +77,13 @@ func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ his
 	span := maxC - minC + 1
 	if span > int64(bucketSpanFactor)*int64(n)+bucketSpanSlack {
 		return false
+	}
+	if budget != nil {
+		if budget.Add(-2*int64(n)) < 0 {
+			budget.Add(2 * int64(n))
+			return false
+		}
+		defer budget.Add(2 * int64(n))
 	}
 	// The items of all parts in one table, with each one's id and the
 	// head of its rows: consecutive rows are of different items, so the

@@ -82,7 +82,7 @@ func TestMergeBuckets(t *testing.T) {
 		want := run(func(w *bufio.Writer) { writeMerged(w, parts, newRowEncoder(AllFields), history.Float, desc, limit) })
 		used := true
 		got := run(func(w *bufio.Writer) {
-			used = writeMergedBuckets(w, parts, newRowEncoder(AllFields), history.Float, desc, limit)
+			used = writeMergedBuckets(w, parts, newRowEncoder(AllFields), history.Float, desc, limit, nil)
 		})
 		sparse := total > 0 && span > bucketSpanFactor*int64(total)+bucketSpanSlack
 		switch {
@@ -134,7 +134,7 @@ func BenchmarkMerge(b *testing.B) {
 			}
 		}},
 		{"heap", func() { writeMerged(w, parts, newRowEncoder(AllFields), history.Float, false, 0) }},
-		{"buckets", func() { writeMergedBuckets(w, parts, newRowEncoder(AllFields), history.Float, false, 0) }},
+		{"buckets", func() { writeMergedBuckets(w, parts, newRowEncoder(AllFields), history.Float, false, 0, nil) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

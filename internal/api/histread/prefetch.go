@@ -273,7 +273,7 @@ func (pl *Plan) prefetched(ctx context.Context, enc *rowEncoder) (func(*bufio.Wr
 		return func(w *bufio.Writer) error {
 			defer stopAll()
 			w.WriteByte('[')
-			if !writeMergedBuckets(w, parts, enc, typ, desc, limit) {
+			if !writeMergedBuckets(w, parts, enc, typ, desc, limit, &r.budget) {
 				writeMerged(w, parts, enc, typ, desc, limit)
 			}
 			w.WriteByte(']')
