@@ -292,6 +292,7 @@ var notAudited = map[string]string{
 	"user.checkAuthentication": "changes nothing",
 	"apiinfo.version":          "changes nothing",
 	"queue.get":                "changes nothing",
+	"history.flush":            "Peregrine's method; changes no configuration (logged)",
 	// Audited by 6.0 (resource type 28, details naming each expression
 	// by its expressionid, which regexp.get does not return and
 	// Peregrine does not keep): not recorded yet.

@@ -40,6 +40,8 @@
 // event.get), event.go (event.get, event.acknowledge),
 // queue.go (queue.get, Peregrine's extension: Zabbix's frontend reads
 // the queue through its server's internal protocol, not the API),
+// history_flush.go (history.flush, Peregrine's: the history store's
+// head flushed and its days compacted on an operator's demand),
 // proxy.go (proxy.get, read as 6.0's legacy proxy.get reads it, and
 // proxy.create/update/delete, checked as 6.0's validator checks them;
 // hosts' proxy_hostid is in host_write.go and host_massupdate.go),

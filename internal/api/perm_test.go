@@ -37,6 +37,7 @@ type permFixture struct {
 	root  string // the super admin's session
 	push  *recordingPusher
 	queue *fakeQueue // queue.get's overdue checks (none until set)
+	flush *fakeFlush // history.flush's housekeeper
 }
 
 // recordingPusher stands in for the trapper behind history.push: it
@@ -106,10 +107,11 @@ func newPermFixture(t *testing.T) *permFixture {
 	}
 	push := &recordingPusher{cat: cat}
 	queue := &fakeQueue{}
-	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: push, Queue: queue})
+	flush := &fakeFlush{}
+	api := New(Options{Catalog: cat, History: st, Trends: fakeTrends{}, Auth: store, Accounts: store, Ingest: push, Queue: queue, HistoryFlush: flush})
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap, push: push, queue: queue}
+	f := &permFixture{t: t, srv: srv, cat: cat, store: store, snap: snap, push: push, queue: queue, flush: flush}
 	f.root = f.login("Admin")
 	return f
 }

@@ -92,6 +92,9 @@ type Options struct {
 	Availability Availabilities
 	// CheckNow serves task.create type 6; nil: such tasks are refused.
 	CheckNow CheckNower
+	// HistoryFlush serves history.flush; nil: the method answers that
+	// the store has nothing to flush.
+	HistoryFlush HistoryFlusher
 	// Queue serves queue.get; nil: the queue is empty.
 	Queue QueueReader
 	Auth  Authenticator
@@ -218,6 +221,7 @@ func New(opts Options) *Server {
 	s.registerAutoreg()
 	s.registerPush()
 	s.registerPreprocessing()
+	s.registerHistoryFlush()
 	s.registerTriggers()
 	s.registerAlerting()
 	s.registerProxy()

@@ -70,6 +70,15 @@ type Compactor interface {
 	Compact(ctx context.Context, now time.Time, retention RetentionFunc) (int, error)
 }
 
+// NowCompactor is a Compactor that can also compact the period in
+// progress, on an operator's demand (before a backup, for a
+// measurement): the period's later writes are compacted again with it
+// when it ends.
+type NowCompactor interface {
+	// CompactNow is Compact including the current period.
+	CompactNow(ctx context.Context, now time.Time, retention RetentionFunc) (int, error)
+}
+
 // WriteChecker is a Store that can tell, without writing, that a Write
 // would fail now: its log failed and waits to write again, or its disk
 // is full. The pipeline then refuses values before any shard writes

@@ -13,6 +13,10 @@
 //     retention on the way. Dropping comes first so that compaction never
 //     rewrites data that is about to go.
 //
+// Besides the loops, FlushNow (ondemand.go) flushes and compacts on an
+// operator's demand (the API's history.flush), the current day included
+// when the store implements history.NowCompactor; one at a time.
+//
 // What it owns: the schedule, the error handling (a failure is counted,
 // logged with its context at most once per minute per task, and retried
 // at the next run; nothing is lost, the store keeps what it could not

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/api"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/housekeep"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/web"
 )
@@ -46,6 +48,10 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 	if tr, ok := s.Store.(history.TrendReader); ok {
 		trends = apiTrends{tr}
 	}
+	var flusher api.HistoryFlusher
+	if s.Housekeep != nil {
+		flusher = apiFlush{s.Housekeep}
+	}
 	s.API = api.New(api.Options{
 		JS:      s.JS,
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: pusher{s.Trapper}, Last: s.Pipeline,
@@ -53,7 +59,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		Events: s.Events, TriggerStates: s.Triggers, Audit: s.Audit,
 		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
-		Services:     s.Services,
+		Services: s.Services, HistoryFlush: flusher,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		SettingsHook:    s.applySettings,
 		ProxyLastAccess: func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
@@ -104,6 +110,17 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 }
 
 // apiQueue adapts the poller's queue to the API's view.
+// apiFlush serves history.flush with the housekeeper.
+type apiFlush struct{ h *housekeep.Housekeeper }
+
+func (f apiFlush) FlushHistory(ctx context.Context, compact bool) (int64, int, time.Duration, error) {
+	r, err := f.h.FlushNow(ctx, compact)
+	if errors.Is(err, housekeep.ErrBusy) {
+		err = api.ErrFlushBusy
+	}
+	return r.Flushed, r.Compacted, r.Took, err
+}
+
 type apiQueue struct{ p *poll.Scheduler }
 
 func (q apiQueue) Overdue() []api.OverdueCheck {

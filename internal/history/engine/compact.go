@@ -30,10 +30,25 @@ const compactChunkValues = 2048
 // between the sources and the result: the compacted file must sort after
 // everything it replaces and before everything written after it.
 func (s *Store) Compact(ctx context.Context, now time.Time, retention history.RetentionFunc) (int, error) {
+	return s.compact(ctx, now, false, retention)
+}
+
+// CompactNow is Compact with the current day included: its blocks so far
+// become one day block, which the day's later flushes add blocks beside
+// and the next compaction merges again. It is for an operator who wants
+// the store at its smallest now (before a backup, for a measurement).
+func (s *Store) CompactNow(ctx context.Context, now time.Time, retention history.RetentionFunc) (int, error) {
+	return s.compact(ctx, now, true, retention)
+}
+
+func (s *Store) compact(ctx context.Context, now time.Time, withToday bool, retention history.RetentionFunc) (int, error) {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	day := int64(DayPartition)
 	today := floorDiv(now.UnixNano(), day) * day
+	if withToday {
+		today += day
+	}
 	s.blocksMu.Lock()
 	byDay := map[int64][]*block{}
 	for _, b := range s.blocks {

@@ -113,9 +113,12 @@ func (m *model) dropBefore(cutoff int64) {
 
 // compact mirrors Compact: in every finished day the newest block version
 // moves to the day block; item's block versions older than now-keep go.
-func (m *model) compact(now time.Time, item uint64, keep int64) {
+func (m *model) compact(now time.Time, withToday bool, item uint64, keep int64) {
 	day := int64(DayPartition)
 	today := floorDiv(now.UnixNano(), day) * day
+	if withToday {
+		today += day
+	}
 	for id, byTS := range m.vals {
 		for ts, vs := range byTS {
 			if floorDiv(ts, day)*day+day > today {
@@ -246,10 +249,16 @@ func TestRandomOperationsMatchModel(t *testing.T) {
 						now := time.Unix(1000+int64(r.IntN(200))*600, 0)
 						keep := int64(r.IntN(100)) * 600
 						ret := func(item uint64) (int64, bool) { return keep, item == 2 }
-						if _, err := s.Compact(context.Background(), now, ret); err != nil {
+						// CompactNow takes the current day too.
+						withToday := r.IntN(2) == 0
+						compact := s.Compact
+						if withToday {
+							compact = s.CompactNow
+						}
+						if _, err := compact(context.Background(), now, ret); err != nil {
 							t.Fatal(err)
 						}
-						m.compact(now, 2, keep)
+						m.compact(now, withToday, 2, keep)
 					}
 				default: // restart
 					if err := s.Close(); err != nil {
