@@ -186,7 +186,7 @@ func (s *Server) graphItems(snap *catalog.Snapshot, g *catalog.Graph, sl sel) an
 	var items []*catalog.Item
 	seen := map[uint64]bool{}
 	for _, gi := range g.Items {
-		if it := snap.Item(gi.ItemID); it != nil && !seen[it.ID] {
+		if it := snap.AnyItem(gi.ItemID); it != nil && !seen[it.ID] {
 			seen[it.ID] = true
 			items = append(items, it)
 		}

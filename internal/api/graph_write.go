@@ -181,7 +181,7 @@ func checkGraphParams(snap *catalog.Snapshot, i int, p *graphParams, name string
 	templated, other := false, false
 	host := uint64(0)
 	for _, q := range p.GItems.Value {
-		it := snap.Item(q.ItemID.Value)
+		it := snap.AnyItem(q.ItemID.Value)
 		if it == nil {
 			return errParams("No permissions to referred object or it does not exist!")
 		}
@@ -208,7 +208,7 @@ func checkGraphParams(snap *catalog.Snapshot, i int, p *graphParams, name string
 			if !y.id.Given() {
 				return errParams(`Invalid parameter "%s": a number is expected.`, y.name)
 			}
-			if snap.Item(y.id.Value) == nil {
+			if snap.AnyItem(y.id.Value) == nil {
 				return errParams("No permissions to referred object or it does not exist!")
 			}
 		}
@@ -235,7 +235,7 @@ func (w *configWriter) graphCreate(ctx context.Context, c *call) (any, error) {
 		g := catalog.Graph{GraphFields: catalog.DefaultGraphFields}
 		p.apply(&g, true)
 		gs[i] = g
-		host := snap.Item(g.Items[0].ItemID).HostID
+		host := snap.AnyItem(g.Items[0].ItemID).HostID
 		hosts = append(hosts, host)
 		for j := range ps[:i] {
 			if gs[j].Name == g.Name && hosts[j] == host {
@@ -246,7 +246,7 @@ func (w *configWriter) graphCreate(ctx context.Context, c *call) (any, error) {
 	var ids []uint64
 	err := w.edit(ctx, c, "graphid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
 		ids, err = e.CreateGraphs(gs)
-		return err
+		return graphNameTaken(err)
 	})
 	if err != nil {
 		return nil, graphError(err)
@@ -291,10 +291,10 @@ func (w *configWriter) graphUpdate(ctx context.Context, c *call) (any, error) {
 		gs[i], ids[i] = g, g.ID
 		hosts = append(hosts, cur.HostID)
 		if len(g.Items) > 0 {
-			hosts = append(hosts, snap.Item(g.Items[0].ItemID).HostID)
+			hosts = append(hosts, snap.AnyItem(g.Items[0].ItemID).HostID)
 		}
 	}
-	err = w.edit(ctx, c, "graphid", hostsWritable(hosts), func(e *catalog.Edit) error { return e.UpdateGraphs(gs) })
+	err = w.edit(ctx, c, "graphid", hostsWritable(hosts), func(e *catalog.Edit) error { return graphNameTaken(e.UpdateGraphs(gs)) })
 	if err != nil {
 		return nil, graphError(err)
 	}
@@ -347,6 +347,21 @@ func graphError(err error) error {
 		}
 	}
 	return editError(err, "graphid")
+}
+
+// graphNameTaken words the catalog's refusal of a graph's name taken on
+// its host as 6.0 does (recorded from 6.0.14); other errors are err.
+func graphNameTaken(err error) error {
+	var fe *catalog.FieldError
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		err = j.Unwrap()[0]
+	}
+	if errors.As(err, &fe) {
+		if msg := fe.Err.Error(); strings.HasPrefix(msg, "graph with name ") {
+			return errParams("G%s.", msg[1:])
+		}
+	}
+	return err
 }
 
 func (w *configWriter) registerGraphs() {
