@@ -78,7 +78,8 @@ func (s *Server) registerConfigWrite() {
 	s.methods["valuemap.create"] = &method{role: RoleAdmin, call: w.valuemapCreate}
 	s.methods["valuemap.update"] = &method{role: RoleAdmin, call: w.valuemapUpdate}
 	s.methods["valuemap.delete"] = &method{role: RoleAdmin, call: w.valuemapDelete}
-	w.registerGraphs() // graph_write.go
+	w.registerGraphs()             // graph_write.go
+	s.registerTemplateDashboards() // templatedashboard.go
 }
 
 type configWriter struct {

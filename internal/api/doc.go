@@ -199,6 +199,14 @@
 // selectItems of host.get and template.get leave rules out (flags 0 and
 // 4 only, as 6.0), item.update refuses rules and discovered items.
 //
+// Graphs (graph.go: graph.get, graphitem.get; graph_write.go:
+// graph.create/update/delete, checked as 6.0's CGraph checks them with
+// its own code) over the catalog's graphs, a template's copied to what
+// links it; template dashboards (templatedashboard.go:
+// templatedashboard.*, checked by dashboard.*'s validator rules and
+// widget checks, a field naming an item or graph of the template
+// itself). Recorded from 6.0.14: the conformance case graphs.
+//
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's
 // validator checks them; template_mass.go: template.massadd/

@@ -227,6 +227,9 @@ type extraEdit struct {
 	newDash   []uint64
 	// lastGItem is the highest gitemid handed out, 0 until one is.
 	lastGItem uint64
+	// lastPage and lastWidget are the highest template dashboard page
+	// and widget IDs handed out (dashboard.go).
+	lastPage, lastWidget uint64
 }
 
 func (e *Edit) extra() *extraEdit {
