@@ -120,9 +120,9 @@ func (n *normaliser) bind(key string, v any, name string) {
 
 // aliases are the members whose IDs are of another member's kind.
 var aliases = map[string][]string{
-	"objectid":      {"triggerid", "itemid"},
-	"templateid":    {"hostid", "itemid", "triggerid", "templateid", "graphid"},
-	"ymin_itemid":   {"itemid"}, "ymax_itemid": {"itemid"},
+	"objectid":    {"triggerid", "itemid"},
+	"templateid":  {"hostid", "itemid", "triggerid", "templateid", "graphid"},
+	"ymin_itemid": {"itemid"}, "ymax_itemid": {"itemid"},
 	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"},
 	"r_eventid": {"eventid"}, "c_eventid": {"eventid"}, "cause_eventid": {"eventid"},
 	"p_eventid": {"eventid"}, "proxy_hostid": {"proxyid", "hostid"},
