@@ -185,6 +185,10 @@
 // refused. Host and template macros need the rights on their host's or
 // template's groups.
 //
+// configuration_compare.go: configuration.importcompare, the import's
+// document compared with the export of what it names, as 6.0.14
+// compares them (ordered maps, pairs by uuid or unique members, rules
+// applied).
 // configuration.go: configuration.import, a Zabbix export in YAML, XML
 // or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
 // and applied by catalog.Import in one transaction; errors name the

@@ -253,3 +253,73 @@ func (s *Server) graphitemGet(ctx context.Context, c *call) (any, error) {
 	})
 	return res, nil
 }
+
+// graphIndex is the graphs of each host or template and of each item,
+// built once per request for the selectGraphs of host.get, template.get
+// and item.get.
+type graphIndex struct {
+	byHost, byItem map[uint64][]*catalog.Graph
+}
+
+func newGraphIndex(snap *catalog.Snapshot) *graphIndex {
+	x := &graphIndex{byHost: map[uint64][]*catalog.Graph{}, byItem: map[uint64][]*catalog.Graph{}}
+	for i := range snap.Graphs() {
+		g := &snap.Graphs()[i]
+		x.byHost[g.HostID] = append(x.byHost[g.HostID], g)
+		seen := map[uint64]bool{}
+		for _, gi := range g.Items {
+			if !seen[gi.ItemID] {
+				seen[gi.ItemID] = true
+				x.byItem[gi.ItemID] = append(x.byItem[gi.ItemID], g)
+			}
+		}
+	}
+	return x
+}
+
+// graphsSelect answers a selectGraphs over gs (ascending by ID): the
+// count, or the graphs with their ID (recorded from 6.0.14).
+func graphsSelect(gs []*catalog.Graph, sl sel, limit func([]object) []object) any {
+	if sl.Count {
+		return countOf(len(gs))
+	}
+	l := make([]object, 0, len(gs))
+	for _, g := range gs {
+		l = append(l, graphObject(g))
+	}
+	if limit != nil {
+		l = limit(l)
+	}
+	return nonNil(sl.shape(l, "graphid"))
+}
+
+// templateDashboardObject is a template dashboard as the selectDashboards
+// of template.get and host.get give it.
+func templateDashboardObject(d *catalog.Dashboard) object {
+	o := object{}
+	for _, f := range templateDashboardFields {
+		o[f] = templateDashboardText(d, f)
+	}
+	return o
+}
+
+// dashboardsSelect answers a selectDashboards over ds; withTemplate adds
+// templateid to a list of fields, as host.get's does (recorded from
+// 6.0.14; template.get's does not).
+func dashboardsSelect(ds []*catalog.Dashboard, sl sel, withTemplate bool, limit func([]object) []object) any {
+	if sl.Count {
+		return countOf(len(ds))
+	}
+	l := make([]object, 0, len(ds))
+	for _, d := range ds {
+		l = append(l, templateDashboardObject(d))
+	}
+	if limit != nil {
+		l = limit(l)
+	}
+	idField := ""
+	if withTemplate {
+		idField = "templateid"
+	}
+	return nonNil(sl.shape(l, idField))
+}

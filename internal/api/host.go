@@ -43,7 +43,8 @@ var hostSchema = schema{id: "hostid", types: fieldTypes(`hostid:n proxy_hostid:n
 
 // hostGetParams are host.get's parameters (Zabbix 6.0's; those about
 // objects Peregrine does not have select what 6.0 selects when there
-// are none: no proxies, graphs, web scenarios, discovery, dashboards).
+// are none: no proxies, web scenarios, discovery; graphs and the
+// dashboards of linked templates are selected from the catalog).
 type hostGetParams struct {
 	getParams
 	GroupIDs       opt[ids] `json:"groupids"`
@@ -338,9 +339,16 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 	if sl := p.SelectDiscoveries; sl.Set {
 		each(func(o object, h *catalog.Host) { o["discoveries"] = s.discoveriesOf(h, sl, p.limitSelect) })
 	}
-	none(p.SelectGraphs, "graphs", true)
+	if sl := p.SelectGraphs; sl.Set {
+		gx := newGraphIndex(snap)
+		each(func(o object, h *catalog.Host) { o["graphs"] = graphsSelect(gx.byHost[h.ID], sl, p.limitSelect) })
+	}
 	none(p.SelectHTTPTests, "httpTests", true)
-	none(p.SelectDashboards, "dashboards", true)
+	if sl := p.SelectDashboards; sl.Set {
+		each(func(o object, h *catalog.Host) {
+			o["dashboards"] = dashboardsSelect(snap.HostDashboards(h.ID), sl, true, p.limitSelect)
+		})
+	}
 	none(p.SelectDiscoveryRule, "discoveryRule", false)
 	none(p.SelectInheritedTags, "inheritedTags", false)
 	if p.SelectHostDiscovery.Set {

@@ -20,8 +20,8 @@ type LastValues interface {
 }
 
 // itemGetParams are item.get's parameters (Zabbix 6.0's; those about
-// objects Peregrine does not have, graphs, web scenarios, proxies,
-// templates' items, select what 6.0 selects when there are none).
+// objects Peregrine does not have, web scenarios, proxies, select what
+// 6.0 selects when there are none; selectGraphs the item's graphs).
 type itemGetParams struct {
 	getParams
 	ItemIDs      opt[ids] `json:"itemids"`
