@@ -323,3 +323,19 @@ func dashboardsSelect(ds []*catalog.Dashboard, sl sel, withTemplate bool, limit 
 	}
 	return nonNil(sl.shape(l, idField))
 }
+
+// graphOwners is the hosts (and templates) having a graph that passes
+// graphids (with_graphs: any graph), or nil when neither is given: the
+// graphids and with_graphs of host.get and template.get.
+func graphOwners(snap *catalog.Snapshot, graphIDs opt[ids], withGraphs bool) map[uint64]bool {
+	if !graphIDs.Given() && !withGraphs {
+		return nil
+	}
+	out := map[uint64]bool{}
+	for i := range snap.Graphs() {
+		if g := &snap.Graphs()[i]; idsPass(graphIDs, g.ID) {
+			out[g.HostID] = true
+		}
+	}
+	return out
+}

@@ -186,14 +186,16 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		problemHosts = s.hostsWithProblems(snap, severities, p.WithProblemsSuppressed)
 	}
 	tags := compileTags(p.Tags.Value, p.EvalType.value())
-	none := p.ProxyHosts.Given() || p.GraphIDs.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
-		p.WithGraphs.Given() || p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
+	graphHosts := graphOwners(snap, p.GraphIDs, p.WithGraphs.Given())
+	none := p.ProxyHosts.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
+		p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
 		p.WithHTTPTests.Value || p.WithMonHTTPTests.Value ||
 		p.SearchInventory.Given()
 	var objs []object
 	for _, h := range snap.Hosts() {
 		if none || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || !idsPass(p.ProxyIDs, h.ProxyID) || !idsAny(p.GroupIDs, h.GroupIDs) ||
 			itemHosts != nil && !itemHosts[h.ID] || trigHosts != nil && !trigHosts[h.ID] || maintHosts != nil && !maintHosts[h.ID] ||
+			graphHosts != nil && !graphHosts[h.ID] ||
 			problemHosts != nil && !problemHosts[h.ID] ||
 			p.MonitoredHosts.Value && !h.Enabled ||
 			!idsAny(p.TemplateIDs, snap.LinkedTemplates(h.ID)) ||

@@ -112,7 +112,21 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
 	}
 	var groupID uint64
-	empty := p.noRows || p.GraphIDs.Given()
+	empty := p.noRows
+	if p.GraphIDs.Given() {
+		// graphids: the items of those graphs (and of itemids if given).
+		var in ids
+		for _, gid := range p.GraphIDs.Value {
+			if g := snap.Graph(gid); g != nil {
+				for _, gi := range g.Items {
+					if idsPass(p.ItemIDs, gi.ItemID) && !containsID(in, gi.ItemID) {
+						in = append(in, gi.ItemID)
+					}
+				}
+			}
+		}
+		p.ItemIDs, empty = given(in), empty || len(in) == 0
+	}
 	if p.Group.Given() {
 		g := snap.Group(p.Group.Value)
 		if g == nil {

@@ -100,12 +100,14 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		})
 	}
 	tags := compileTags(p.Tags.Value, p.EvalType.value())
-	none := p.GraphIDs.Given() || p.WithGraphs.Given() || p.WithHTTPTests.Given()
+	graphTmpls := graphOwners(snap, p.GraphIDs, p.WithGraphs.Given())
+	none := p.WithHTTPTests.Given()
 	var objs []object
 	for _, t := range snap.Templates() {
 		if none || !a.sees(t, p.Editable.Value) || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.GroupIDs, t.GroupIDs) ||
 			!idsAny(p.HostIDs, snap.LinkedTo(t.ID)) || !idsAny(p.ParentTemplateIDs, snap.LinkedTemplates(t.ID)) ||
 			itemTmpls != nil && !itemTmpls[t.ID] || trigTmpls != nil && !trigTmpls[t.ID] ||
+			graphTmpls != nil && !graphTmpls[t.ID] ||
 			p.WithItems.Given() && len(listedItems(t)) == 0 || p.WithTriggers.Given() && len(templateTriggers(snap, t)) == 0 ||
 			tags != nil && !tags.match(len(t.Tags), func(i int) (string, string) { return t.Tags[i].Tag, t.Tags[i].Value }) {
 			continue
