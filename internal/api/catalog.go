@@ -20,6 +20,8 @@ func (s *Server) registerConfig() {
 	s.methods["itemprototype.get"] = &method{role: RoleUser, call: s.itemprototypeGet}
 	s.methods["triggerprototype.get"] = &method{role: RoleUser, call: s.triggerprototypeGet}
 	s.methods["hostprototype.get"] = &method{role: RoleUser, call: s.hostprototypeGet}
+	s.methods["graph.get"] = &method{role: RoleUser, call: s.graphGet}         // graph.go
+	s.methods["graphitem.get"] = &method{role: RoleUser, call: s.graphitemGet} // graph.go
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
 	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}
@@ -52,6 +54,7 @@ func (s *Server) registerConfigWrite() {
 	}
 	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
 	s.methods["configuration.import"] = &method{role: RoleAdmin, call: s.configurationImport} // configuration.go
+	s.methods["configuration.importcompare"] = &method{role: RoleAdmin, call: s.configurationImportcompare}
 	s.methods["hostgroup.create"] = &method{role: RoleSuperAdmin, call: w.hostgroupCreate}
 	s.methods["hostgroup.update"] = &method{role: RoleAdmin, call: w.hostgroupUpdate}
 	s.methods["hostgroup.delete"] = &method{role: RoleAdmin, call: w.hostgroupDelete}
@@ -76,6 +79,8 @@ func (s *Server) registerConfigWrite() {
 	s.methods["valuemap.create"] = &method{role: RoleAdmin, call: w.valuemapCreate}
 	s.methods["valuemap.update"] = &method{role: RoleAdmin, call: w.valuemapUpdate}
 	s.methods["valuemap.delete"] = &method{role: RoleAdmin, call: w.valuemapDelete}
+	w.registerGraphs()             // graph_write.go
+	s.registerTemplateDashboards() // templatedashboard.go
 }
 
 type configWriter struct {

@@ -147,9 +147,9 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 	if !ok {
 		return nil, errParams("configuration.import is not available: the catalog is read-only")
 	}
-	spec, err := catalog.ParseExport(p.format, []byte(p.source))
+	spec, err := parseImportSource(p)
 	if err != nil {
-		return nil, importError(err)
+		return nil, err
 	}
 	r := p.rules
 	rules := catalog.ImportRules{Groups: r["groups"], Templates: r["templates"], Items: r["items"],
@@ -159,6 +159,19 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 		return nil, importError(err)
 	}
 	return true, nil
+}
+
+// parseImportSource reads configuration.import's and importcompare's
+// document, refusing a 6.0 document's object without uuid as 6.0 does.
+func parseImportSource(p importParams) (catalog.Spec, error) {
+	spec, err := catalog.ParseExport(p.format, []byte(p.source))
+	if err == nil {
+		err = spec.ZabbixExport.RequireUUIDs()
+	}
+	if err != nil {
+		return catalog.Spec{}, importError(err)
+	}
+	return spec, nil
 }
 
 // importError is an import's error as 6.0's application error: the

@@ -187,6 +187,10 @@
 // refused. Host and template macros need the rights on their host's or
 // template's groups.
 //
+// configuration_compare.go: configuration.importcompare, the import's
+// document compared with the export of what it names, as 6.0.14
+// compares them (ordered maps, pairs by uuid or unique members, rules
+// applied).
 // configuration.go: configuration.import, a Zabbix export in YAML, XML
 // or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
 // and applied by catalog.Import in one transaction; errors name the
@@ -200,6 +204,14 @@
 // catalog's rules (items with LLD) and their prototypes; item.get and the
 // selectItems of host.get and template.get leave rules out (flags 0 and
 // 4 only, as 6.0), item.update refuses rules and discovered items.
+//
+// Graphs (graph.go: graph.get, graphitem.get; graph_write.go:
+// graph.create/update/delete, checked as 6.0's CGraph checks them with
+// its own code) over the catalog's graphs, a template's copied to what
+// links it; template dashboards (templatedashboard.go:
+// templatedashboard.*, checked by dashboard.*'s validator rules and
+// widget checks, a field naming an item or graph of the template
+// itself). Recorded from 6.0.14: the conformance case graphs.
 //
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's

@@ -43,7 +43,8 @@ var hostSchema = schema{id: "hostid", types: fieldTypes(`hostid:n proxy_hostid:n
 
 // hostGetParams are host.get's parameters (Zabbix 6.0's; those about
 // objects Peregrine does not have select what 6.0 selects when there
-// are none: no proxies, graphs, web scenarios, discovery, dashboards).
+// are none: no proxies, web scenarios, discovery; graphs and the
+// dashboards of linked templates are selected from the catalog).
 type hostGetParams struct {
 	getParams
 	GroupIDs       opt[ids] `json:"groupids"`
@@ -185,14 +186,16 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 		problemHosts = s.hostsWithProblems(snap, severities, p.WithProblemsSuppressed)
 	}
 	tags := compileTags(p.Tags.Value, p.EvalType.value())
-	none := p.ProxyHosts.Given() || p.GraphIDs.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
-		p.WithGraphs.Given() || p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
+	graphHosts := graphOwners(snap, p.GraphIDs, p.WithGraphs.Given())
+	none := p.ProxyHosts.Given() || p.DServiceIDs.Given() || p.HTTPTestIDs.Given() ||
+		p.WithGraphPrototypes.Given() || p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() ||
 		p.WithHTTPTests.Value || p.WithMonHTTPTests.Value ||
 		p.SearchInventory.Given()
 	var objs []object
 	for _, h := range snap.Hosts() {
 		if none || !a.sees(h, p.Editable.Value) || !idsPass(p.HostIDs, h.ID) || !idsPass(p.ProxyIDs, h.ProxyID) || !idsAny(p.GroupIDs, h.GroupIDs) ||
 			itemHosts != nil && !itemHosts[h.ID] || trigHosts != nil && !trigHosts[h.ID] || maintHosts != nil && !maintHosts[h.ID] ||
+			graphHosts != nil && !graphHosts[h.ID] ||
 			problemHosts != nil && !problemHosts[h.ID] ||
 			p.MonitoredHosts.Value && !h.Enabled ||
 			!idsAny(p.TemplateIDs, snap.LinkedTemplates(h.ID)) ||
@@ -338,9 +341,16 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 	if sl := p.SelectDiscoveries; sl.Set {
 		each(func(o object, h *catalog.Host) { o["discoveries"] = s.discoveriesOf(h, sl, p.limitSelect) })
 	}
-	none(p.SelectGraphs, "graphs", true)
+	if sl := p.SelectGraphs; sl.Set {
+		gx := newGraphIndex(snap)
+		each(func(o object, h *catalog.Host) { o["graphs"] = graphsSelect(gx.byHost[h.ID], sl, p.limitSelect) })
+	}
 	none(p.SelectHTTPTests, "httpTests", true)
-	none(p.SelectDashboards, "dashboards", true)
+	if sl := p.SelectDashboards; sl.Set {
+		each(func(o object, h *catalog.Host) {
+			o["dashboards"] = dashboardsSelect(snap.HostDashboards(h.ID), sl, true, p.limitSelect)
+		})
+	}
 	none(p.SelectDiscoveryRule, "discoveryRule", false)
 	none(p.SelectInheritedTags, "inheritedTags", false)
 	if p.SelectHostDiscovery.Set {

@@ -62,6 +62,10 @@ type hostgroupGetParams struct {
 	SelectGroupDiscovery sel `json:"selectGroupDiscovery"`
 	SelectDiscoveryRule  sel `json:"selectDiscoveryRule"`
 	SelectHostPrototype  sel `json:"selectHostPrototype"`
+
+	// graphHosts are the hosts and templates with graphs (with_graphs),
+	// set before hostMatches runs.
+	graphHosts map[uint64]bool
 }
 
 // asksHost reports whether the parameters ask a group to have a host
@@ -88,8 +92,11 @@ func (p *hostgroupGetParams) hostMatches(snap *catalog.Snapshot, h *catalog.Host
 			return false
 		}
 	}
-	if p.WithHTTPTests.Given() || p.WithMonHTTPTests.Given() || p.WithGraphs.Given() {
-		return false // there are no web scenarios or graphs
+	if p.WithHTTPTests.Given() || p.WithMonHTTPTests.Given() {
+		return false // there are no web scenarios
+	}
+	if p.WithGraphs.Given() && !p.graphHosts[h.ID] {
+		return false
 	}
 	switch {
 	case p.WithItems.Given():
@@ -174,8 +181,9 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}
-	none := p.GraphIDs.Given() ||
-		p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() || p.WithGraphPrototypes.Given()
+	p.graphHosts = graphOwners(snap, opt[ids]{}, p.WithGraphs.Given())
+	graphHosts := graphOwners(snap, p.GraphIDs, false)
+	none := p.WithItemPrototypes.Given() || p.WithSimpleGraphProtos.Given() || p.WithGraphPrototypes.Given()
 	var objs []object
 	for _, g := range snap.Groups() {
 		if none || !idsPass(p.GroupIDs, g.ID) || !a.seesGroup(g.ID, p.Editable.Value) {
@@ -185,6 +193,7 @@ func (s *Server) hostgroupGet(ctx context.Context, c *call) (any, error) {
 		if p.HostIDs.Given() && !anyHost(hs, p.HostIDs.Value) ||
 			p.TemplateIDs.Given() && !anyHost(tmembers[g.ID], p.TemplateIDs.Value) ||
 			trigHosts != nil && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return trigHosts[h.ID] }) ||
+			graphHosts != nil && !slices.ContainsFunc(append(slices.Clip(hs), tmembers[g.ID]...), func(h *catalog.Host) bool { return graphHosts[h.ID] }) ||
 			maintGroups != nil && !maintGroups[g.ID] && !slices.ContainsFunc(hs, func(h *catalog.Host) bool { return maintHosts[h.ID] }) {
 			continue
 		}

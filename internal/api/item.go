@@ -20,8 +20,8 @@ type LastValues interface {
 }
 
 // itemGetParams are item.get's parameters (Zabbix 6.0's; those about
-// objects Peregrine does not have, graphs, web scenarios, proxies,
-// templates' items, select what 6.0 selects when there are none).
+// objects Peregrine does not have, web scenarios, proxies, select what
+// 6.0 selects when there are none; selectGraphs the item's graphs).
 type itemGetParams struct {
 	getParams
 	ItemIDs      opt[ids] `json:"itemids"`
@@ -112,7 +112,21 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 		p.HostIDs = given(append(slices.Clone(p.HostIDs.Value), p.TemplateIDs.Value...))
 	}
 	var groupID uint64
-	empty := p.noRows || p.GraphIDs.Given()
+	empty := p.noRows
+	if p.GraphIDs.Given() {
+		// graphids: the items of those graphs (and of itemids if given).
+		var in ids
+		for _, gid := range p.GraphIDs.Value {
+			if g := snap.Graph(gid); g != nil {
+				for _, gi := range g.Items {
+					if idsPass(p.ItemIDs, gi.ItemID) && !containsID(in, gi.ItemID) {
+						in = append(in, gi.ItemID)
+					}
+				}
+			}
+		}
+		p.ItemIDs, empty = given(in), empty || len(in) == 0
+	}
 	if p.Group.Given() {
 		g := snap.Group(p.Group.Value)
 		if g == nil {

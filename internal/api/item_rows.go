@@ -361,12 +361,8 @@ func (p *itemGetParams) itemSelect(s *Server, snap *catalog.Snapshot, a access) 
 		add("discoveryRule", func(it *catalog.Item) any { return s.discoveryRuleOf(snap, it, sd) })
 	}
 	if sg := p.SelectGraphs; sg.Set {
-		add("graphs", func(*catalog.Item) any {
-			if sg.Count {
-				return countOf(0)
-			}
-			return []object{}
-		})
+		gx := newGraphIndex(snap)
+		add("graphs", func(it *catalog.Item) any { return graphsSelect(gx.byItem[it.ID], sg, p.limitSelect) })
 	}
 	if sh := p.SelectHosts; sh.list() {
 		add("hosts", func(it *catalog.Item) any {

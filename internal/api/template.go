@@ -27,8 +27,8 @@ func templateObject(t *catalog.Host) object {
 }
 
 // templateGetParams are template.get's parameters (Zabbix 6.0's). What
-// Peregrine has none of on a template (graphs, web scenarios, discovery
-// rules, dashboards) selects what 6.0 selects when a template has none.
+// Peregrine has none of on a template (web scenarios) selects what 6.0
+// selects when a template has none.
 type templateGetParams struct {
 	getParams
 	TemplateIDs       opt[ids]      `json:"templateids"`
@@ -100,12 +100,14 @@ func (s *Server) templateGet(ctx context.Context, c *call) (any, error) {
 		})
 	}
 	tags := compileTags(p.Tags.Value, p.EvalType.value())
-	none := p.GraphIDs.Given() || p.WithGraphs.Given() || p.WithHTTPTests.Given()
+	graphTmpls := graphOwners(snap, p.GraphIDs, p.WithGraphs.Given())
+	none := p.WithHTTPTests.Given()
 	var objs []object
 	for _, t := range snap.Templates() {
 		if none || !a.sees(t, p.Editable.Value) || !idsPass(p.TemplateIDs, t.ID) || !idsAny(p.GroupIDs, t.GroupIDs) ||
 			!idsAny(p.HostIDs, snap.LinkedTo(t.ID)) || !idsAny(p.ParentTemplateIDs, snap.LinkedTemplates(t.ID)) ||
 			itemTmpls != nil && !itemTmpls[t.ID] || trigTmpls != nil && !trigTmpls[t.ID] ||
+			graphTmpls != nil && !graphTmpls[t.ID] ||
 			p.WithItems.Given() && len(listedItems(t)) == 0 || p.WithTriggers.Given() && len(templateTriggers(snap, t)) == 0 ||
 			tags != nil && !tags.match(len(t.Tags), func(i int) (string, string) { return t.Tags[i].Tag, t.Tags[i].Value }) {
 			continue
@@ -162,19 +164,33 @@ func cmpUint(a, b uint64) int {
 
 // templateSelects adds template.get's selects to o, as Zabbix 6.0
 // answers them (recorded from 6.0.14): a list of fields adds the ID of
-// groups, hosts, templates and triggers, not that of items, macros and
-// tags; "count" counts hosts, templates, items, triggers and what a
-// template has none of here, and leaves groups, macros and tags out.
+// groups, hosts, templates, triggers and graphs, not that of items,
+// macros, tags and dashboards; "count" counts hosts, templates, items,
+// triggers, graphs, dashboards and the web scenarios a template has
+// none of here, and leaves groups, macros and tags out.
 func (s *Server) templateSelects(o object, t *catalog.Host, p *templateGetParams, snap *catalog.Snapshot, a access) {
-	for _, x := range []struct {
-		sl   sel
-		name string
-	}{{p.SelectGraphs, "graphs"}, {p.SelectDashboards, "dashboards"}, {p.SelectHTTPTests, "httpTests"}} {
-		if x.sl.Count {
-			o[x.name] = countOf(0)
-		} else if x.sl.Set {
-			o[x.name] = []object{}
+	if sl := p.SelectHTTPTests; sl.Count {
+		o["httpTests"] = countOf(0)
+	} else if sl.Set {
+		o["httpTests"] = []object{}
+	}
+	if sl := p.SelectGraphs; sl.Set {
+		var gs []*catalog.Graph
+		for i := range snap.Graphs() {
+			if g := &snap.Graphs()[i]; g.HostID == t.ID {
+				gs = append(gs, g)
+			}
 		}
+		o["graphs"] = graphsSelect(gs, sl, p.limitSelect)
+	}
+	if sl := p.SelectDashboards; sl.Set {
+		var ds []*catalog.Dashboard
+		for i := range snap.Dashboards() {
+			if d := &snap.Dashboards()[i]; d.TemplateID == t.ID {
+				ds = append(ds, d)
+			}
+		}
+		o["dashboards"] = dashboardsSelect(ds, sl, false, p.limitSelect)
 	}
 	if sl := p.SelectDiscoveries; sl.Set {
 		o["discoveries"] = s.discoveriesOf(t, sl, p.limitSelect)

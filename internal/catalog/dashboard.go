@@ -28,6 +28,10 @@ type Dashboard struct {
 
 // DashboardPage is one page of a dashboard.
 type DashboardPage struct {
+	// ID is the page's dashboard_pageid, Widget.ID its widgetid: kept
+	// while the dashboard keeps them, new for one added (0 in a create
+	// or update; assignDashboardIDs).
+	ID            uint64   `json:"id,omitempty"`
 	Name          string   `json:"name"`
 	DisplayPeriod int      `json:"display_period"` // 0: the dashboard's
 	Widgets       []Widget `json:"widgets"`
@@ -37,6 +41,7 @@ type DashboardPage struct {
 // "plaintext", ...), position and size on the 24-column grid, and its
 // fields.
 type Widget struct {
+	ID       uint64        `json:"id,omitempty"`
 	Type     string        `json:"type"`
 	Name     string        `json:"name"`
 	X        int           `json:"x"`
@@ -108,6 +113,7 @@ func loadDashboards(ctx context.Context, tx *sql.Tx) ([]Dashboard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load template dashboards: %w", err)
 	}
+	numberLegacyDashboards(out)
 	return out, nil
 }
 
@@ -271,7 +277,8 @@ func (e *Edit) CreateDashboards(ds []Dashboard) ([]uint64, error) {
 	for i := range ds {
 		d := ds[i]
 		d.UUID = cmp.Or(d.UUID, NewUUID())
-		d.Pages = slices.Clone(d.Pages)
+		d.Pages = clonePages(d.Pages)
+		e.assignDashboardIDs(&d, nil)
 		id, err := e.exec("INSERT INTO template_dashboards (template_id, uuid, name, config) VALUES (?, ?, ?, ?)",
 			d.TemplateID, d.UUID, d.Name, encodeDashboard(&d))
 		if err != nil {
@@ -327,6 +334,8 @@ func (e *Edit) UpdateDashboards(ds []Dashboard) error {
 
 func (e *Edit) writeDashboard(d *Dashboard) error {
 	n := *d
+	n.Pages = clonePages(n.Pages)
+	e.assignDashboardIDs(&n, e.dashboard(n.ID))
 	if _, err := e.exec("UPDATE template_dashboards SET name = ?, config = ? WHERE id = ?", n.Name, encodeDashboard(&n), n.ID); err != nil {
 		return e.fail(fmt.Errorf("cannot update dashboard %d: %w", n.ID, err))
 	}
@@ -365,6 +374,103 @@ func (e *Edit) removeDashboard(id uint64) error {
 	e.extra().dash[id] = nil
 	e.res.DashboardsDeleted++
 	return nil
+}
+
+// dashboardTops are the highest page and widget IDs of every template
+// dashboard in the Edit's view and before it.
+func (e *Edit) dashboardTops() (page, widget uint64) {
+	scan := func(d *Dashboard) {
+		for _, p := range d.Pages {
+			page = max(page, p.ID)
+			for _, w := range p.Widgets {
+				widget = max(widget, w.ID)
+			}
+		}
+	}
+	for _, d := range e.allDashboards() {
+		scan(d)
+	}
+	for i := range e.old.Dashboards() {
+		scan(&e.old.ext.dashboards[i])
+	}
+	return page, widget
+}
+
+// assignDashboardIDs gives d's pages and widgets an ID where they have
+// none, or one prev (the stored dashboard) does not have.
+func (e *Edit) assignDashboardIDs(d *Dashboard, prev *Dashboard) {
+	x := e.extra()
+	if x.lastPage == 0 && x.lastWidget == 0 {
+		x.lastPage, x.lastWidget = e.dashboardTops()
+	}
+	pages, widgets := map[uint64]bool{}, map[uint64]bool{}
+	if prev != nil {
+		for _, p := range prev.Pages {
+			pages[p.ID] = true
+			for _, w := range p.Widgets {
+				widgets[w.ID] = true
+			}
+		}
+	}
+	for i := range d.Pages {
+		p := &d.Pages[i]
+		if p.ID == 0 || !pages[p.ID] {
+			x.lastPage++
+			p.ID = x.lastPage
+		}
+		pages[p.ID] = false // each once
+		for j := range p.Widgets {
+			w := &p.Widgets[j]
+			if w.ID == 0 || !widgets[w.ID] {
+				x.lastWidget++
+				w.ID = x.lastWidget
+			}
+			widgets[w.ID] = false
+		}
+	}
+}
+
+// withoutIDs is d with its pages' and widgets' IDs cleared: what an
+// import compares.
+func withoutIDs(d *Dashboard) *Dashboard {
+	n := *d
+	n.Pages = clonePages(d.Pages)
+	for i := range n.Pages {
+		n.Pages[i].ID = 0
+		for j := range n.Pages[i].Widgets {
+			n.Pages[i].Widgets[j].ID = 0
+		}
+	}
+	return &n
+}
+
+// numberLegacyDashboards gives the pages and widgets stored before they
+// had IDs (schema 27's first rows) IDs above every stored one.
+func numberLegacyDashboards(ds []Dashboard) {
+	var page, widget uint64
+	for _, d := range ds {
+		for _, p := range d.Pages {
+			page = max(page, p.ID)
+			for _, w := range p.Widgets {
+				widget = max(widget, w.ID)
+			}
+		}
+	}
+	for i := range ds {
+		for j := range ds[i].Pages {
+			p := &ds[i].Pages[j]
+			if p.ID == 0 {
+				page++
+				p.ID = page
+			}
+			for k := range p.Widgets {
+				if p.Widgets[k].ID == 0 {
+					widget++
+					p.Widgets[k].ID = widget
+				}
+			}
+		}
+	}
 }
 
 func encodeDashboard(d *Dashboard) string {

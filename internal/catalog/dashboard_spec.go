@@ -196,7 +196,7 @@ func (e *Edit) applyDashboards(tmpl uint64, ds []specDashboard) error {
 			continue
 		}
 		d.ID, d.UUID = cur.ID, cur.UUID
-		if encodeDashboard(&d) != encodeDashboard(cur) || d.Name != cur.Name {
+		if encodeDashboard(withoutIDs(&d)) != encodeDashboard(withoutIDs(cur)) || d.Name != cur.Name {
 			updates = append(updates, d)
 			updateAt = append(updateAt, sd.field)
 		}

@@ -167,6 +167,10 @@
 //     as the owner's own, graphs that lost every item deleted, widget
 //     fields naming deleted items or graphs dropped. Dashboards are
 //     not copied: a host shows those of its templates, as in 6.0.
+//     Graph items carry their gitemid, dashboard pages and widgets
+//     their dashboard_pageid and widgetid, in the rows' JSON: kept
+//     while the object keeps them, new ones above every ID handed out
+//     (rows stored before they had IDs are numbered when loaded).
 //   - Zabbix exports in all three formats (export_decode.go:
 //     ParseExport reads YAML, JSON and XML into the same Spec; Zabbix
 //     Path writes a field path as 6.0's import errors do) and

@@ -41,49 +41,62 @@ func malformed(format string, args ...any) error {
 	return &MalformedError{Text: fmt.Sprintf(format, args...)}
 }
 
+// ParseExportTree reads a Zabbix export document of the format (yaml,
+// xml or json) into its YAML tree, as ParseExport reads it before
+// decoding it (configuration.importcompare compares such trees): a
+// MalformedError in 6.0's words when it does not parse.
+func ParseExportTree(format string, b []byte) (*yaml.Node, error) {
+	if len(b) > maxExportSize {
+		return nil, malformed("The document is larger than %d bytes.", maxExportSize)
+	}
+	switch format {
+	case FormatYAML:
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, malformed("Cannot read YAML: File is empty.")
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(b, &n); err != nil {
+			return nil, malformed("Cannot read YAML: %v.", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		trimLastNewline(&n)
+		return &n, nil
+	case FormatJSON:
+		if !json.Valid(b) {
+			// 6.0's words, recorded from 6.0.14.
+			return nil, malformed("Cannot read JSON: Syntax error.")
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(b, &n); err != nil {
+			return nil, malformed("Cannot read JSON: %v.", err)
+		}
+		return &n, nil
+	case FormatXML:
+		n, err := xmlToNode(b)
+		if err != nil {
+			return nil, malformed("Cannot read XML: %v.", err)
+		}
+		return n, nil
+	}
+	return nil, malformed("Format %q is not one of yaml, xml, json.", format)
+}
+
 // ParseExport decodes a Zabbix export document of the format (yaml,
 // xml or json) into a validated Spec holding it as its ZabbixExport:
 // the same Spec ParseSpec gives for a YAML file, so that the API's
 // configuration.import and `peregrine import` read files alike. XML
 // lists are told from maps by Zabbix's list tags (<items><item>...).
 func ParseExport(format string, b []byte) (Spec, error) {
-	if len(b) > maxExportSize {
-		return Spec{}, malformed("The document is larger than %d bytes.", maxExportSize)
-	}
-	var root *yaml.Node
-	switch format {
-	case FormatYAML:
-		if len(bytes.TrimSpace(b)) == 0 {
-			return Spec{}, malformed("Cannot read YAML: File is empty.")
-		}
-		var n yaml.Node
-		if err := yaml.Unmarshal(b, &n); err != nil {
-			return Spec{}, malformed("Cannot read YAML: %v.", strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		trimLastNewline(&n)
-		root = &n
-	case FormatJSON:
-		if !json.Valid(b) {
-			// 6.0's words, recorded from 6.0.14.
-			return Spec{}, malformed("Cannot read JSON: Syntax error.")
-		}
-		var n yaml.Node
-		if err := yaml.Unmarshal(b, &n); err != nil {
-			return Spec{}, malformed("Cannot read JSON: %v.", err)
-		}
-		root = &n
-	case FormatXML:
-		n, err := xmlToNode(b)
-		if err != nil {
-			return Spec{}, malformed("Cannot read XML: %v.", err)
-		}
-		root = n
-	default:
-		return Spec{}, malformed("Format %q is not one of yaml, xml, json.", format)
+	root, err := ParseExportTree(format, b)
+	if err != nil {
+		return Spec{}, err
 	}
 	var s Spec
 	if err := decodeKnown(root, &s); err != nil {
 		return Spec{}, err
+	}
+	if s.ZabbixExport == nil && len(s.Groups)+len(s.Hosts)+len(s.Macros)+len(s.Templates) == 0 {
+		// 6.0's words, recorded from 6.0.14.
+		return Spec{}, &FieldError{Field: "", Err: errors.New(`the tag "zabbix_export" is missing`)}
 	}
 	if s.ZabbixExport == nil || len(s.Groups)+len(s.Hosts)+len(s.Macros)+len(s.Templates) > 0 {
 		return Spec{}, &FieldError{Field: "zabbix_export", Err: errors.New("the document must hold one zabbix_export and nothing else")}

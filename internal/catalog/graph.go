@@ -53,6 +53,9 @@ var DefaultGraphFields = GraphFields{Width: 900, Height: 200, YAxisMax: 100, Sho
 
 // GraphItem is one item of a graph, with graph.get's gitems fields.
 type GraphItem struct {
+	// GItemID is the item's gitemid, unique over all graphs: kept while
+	// the graph keeps the item, new for an item added (assignGItemIDs).
+	GItemID   uint64 `json:"gitemid,omitempty"`
 	ItemID    uint64 `json:"itemid"`
 	DrawType  int    `json:"drawtype"` // 0 line, 1 filled region, 2 bold line, 3 dot, 4 dashed line, 5 gradient line
 	SortOrder int    `json:"sortorder"`
@@ -146,8 +149,73 @@ func loadExtras(ctx context.Context, tx *sql.Tx) (*extras, error) {
 	if x.dashboards, err = loadDashboards(ctx, tx); err != nil {
 		return nil, err
 	}
+	x.numberLegacyGItems()
 	x.index()
 	return x, nil
+}
+
+// numberLegacyGItems gives the graph items stored before gitemids were
+// (schema 27's first rows) IDs above every stored one, in graph order;
+// the next change of their graph stores them.
+func (x *extras) numberLegacyGItems() {
+	var top uint64
+	for i := range x.graphs {
+		for _, gi := range x.graphs[i].Items {
+			top = max(top, gi.GItemID)
+		}
+	}
+	for i := range x.graphs {
+		for j := range x.graphs[i].Items {
+			if x.graphs[i].Items[j].GItemID == 0 {
+				top++
+				x.graphs[i].Items[j].GItemID = top
+			}
+		}
+	}
+}
+
+// assignGItemIDs gives g's items without a gitemid one: that of the
+// item of the same itemid prev had (in order, each once), else a new
+// one.
+func (e *Edit) assignGItemIDs(g *Graph, prev *Graph) {
+	x := e.extra()
+	if x.lastGItem == 0 {
+		for _, o := range e.allGraphs() {
+			for _, gi := range o.Items {
+				x.lastGItem = max(x.lastGItem, gi.GItemID)
+			}
+		}
+		for _, o := range e.old.Graphs() {
+			for _, gi := range o.Items {
+				x.lastGItem = max(x.lastGItem, gi.GItemID)
+			}
+		}
+	}
+	used := map[uint64]bool{}
+	for _, gi := range g.Items {
+		if gi.GItemID != 0 {
+			used[gi.GItemID] = true
+		}
+	}
+	for i := range g.Items {
+		gi := &g.Items[i]
+		if gi.GItemID != 0 {
+			continue
+		}
+		if prev != nil {
+			for _, pi := range prev.Items {
+				if pi.ItemID == gi.ItemID && pi.GItemID != 0 && !used[pi.GItemID] {
+					gi.GItemID = pi.GItemID
+					break
+				}
+			}
+		}
+		if gi.GItemID == 0 {
+			x.lastGItem++
+			gi.GItemID = x.lastGItem
+		}
+		used[gi.GItemID] = true
+	}
 }
 
 // extraEdit is an Edit's overlay of graphs and dashboards, nil until one
@@ -157,6 +225,11 @@ type extraEdit struct {
 	newGraphs []uint64
 	dash      map[uint64]*Dashboard
 	newDash   []uint64
+	// lastGItem is the highest gitemid handed out, 0 until one is.
+	lastGItem uint64
+	// lastPage and lastWidget are the highest template dashboard page
+	// and widget IDs handed out (dashboard.go).
+	lastPage, lastWidget uint64
 }
 
 func (e *Edit) extra() *extraEdit {
@@ -360,6 +433,10 @@ func (e *Edit) CreateGraphs(gs []Graph) ([]uint64, error) {
 
 func (e *Edit) insertGraph(g *Graph) (uint64, error) {
 	g.Items = slices.Clone(g.Items)
+	for i := range g.Items {
+		g.Items[i].GItemID = 0
+	}
+	e.assignGItemIDs(g, nil)
 	id, err := e.exec("INSERT INTO graphs (host_id, template_id, uuid, name, config) VALUES (?, ?, ?, ?, ?)",
 		g.HostID, g.TemplateID, g.UUID, g.Name, encodeGraph(g))
 	if err != nil {
@@ -374,6 +451,7 @@ func (e *Edit) insertGraph(g *Graph) (uint64, error) {
 }
 
 func (e *Edit) writeGraph(g *Graph) error {
+	e.assignGItemIDs(g, e.graph(g.ID))
 	_, err := e.exec("UPDATE graphs SET host_id = ?, template_id = ?, uuid = ?, name = ?, config = ? WHERE id = ?",
 		g.HostID, g.TemplateID, g.UUID, g.Name, encodeGraph(g), g.ID)
 	if err != nil {
@@ -651,7 +729,7 @@ func (e *Edit) graphCopy(tg *Graph, owner uint64) (*Graph, bool) {
 		if !ok {
 			return nil, false
 		}
-		gi.ItemID = id
+		gi.ItemID, gi.GItemID = id, 0
 		n.Items[i] = gi
 	}
 	for _, y := range []struct {
@@ -671,7 +749,10 @@ func (e *Edit) graphCopy(tg *Graph, owner uint64) (*Graph, bool) {
 
 func sameGraph(a, b *Graph) bool {
 	return a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name &&
-		a.GraphFields == b.GraphFields && slices.Equal(a.Items, b.Items)
+		a.GraphFields == b.GraphFields && slices.EqualFunc(a.Items, b.Items, func(x, y GraphItem) bool {
+		x.GItemID, y.GItemID = 0, 0
+		return x == y
+	})
 }
 
 // buildExtras puts the graphs and dashboards after the Edit into s.

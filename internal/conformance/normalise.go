@@ -44,7 +44,14 @@ var resultKeyKinds = map[string]string{"script.getscriptsbyhosts": "hostid"}
 
 // families are the ID kinds of the method families whose kind is not
 // their name plus "id".
-var families = map[string]string{"hostgroup": "groupid", "usergroup": "usrgrpid", "usermacro": "hostmacroid", "template": "hostid"}
+var families = map[string]string{"hostgroup": "groupid", "usergroup": "usrgrpid", "usermacro": "hostmacroid", "template": "hostid",
+	"templatedashboard": "dashboardid"}
+
+// objectKinds are the ID kinds of the objects 6.0's messages name as
+// `Graph with ID "2594" is not available.`.
+var objectKinds = map[string]string{"Graph": "graphid", "Item": "itemid", "Host": "hostid", "Host group": "groupid"}
+
+var objectWithID = regexp.MustCompile(`^([A-Z][a-z]+(?: group)?) with ID "`)
 
 func newNormaliser(t0 int64) *normaliser {
 	return &normaliser{t0: t0, names: map[string]string{}, gen: map[string]int{}}
@@ -70,7 +77,7 @@ var generated = map[string]bool{
 	"mappingid": true, "item_preprocid": true, "functionid": true, "sysmapid_": true,
 	"timeperiodid": true, "dependencyid": true, "sla_scheduleid": true,
 	"sla_excluded_downtimeid": true, "sla_service_tagid": true, "ruleid": true,
-	"dashboard_pageid": true, "widgetid": true,
+	"dashboard_pageid": true, "widgetid": true, "gitemid": true,
 }
 
 // clocks are the members holding Unix times.
@@ -113,8 +120,9 @@ func (n *normaliser) bind(key string, v any, name string) {
 
 // aliases are the members whose IDs are of another member's kind.
 var aliases = map[string][]string{
-	"objectid":      {"triggerid", "itemid"},
-	"templateid":    {"hostid", "itemid", "triggerid", "templateid"},
+	"objectid":    {"triggerid", "itemid"},
+	"templateid":  {"hostid", "itemid", "triggerid", "templateid", "graphid"},
+	"ymin_itemid": {"itemid"}, "ymax_itemid": {"itemid"},
 	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"},
 	"r_eventid": {"eventid"}, "c_eventid": {"eventid"}, "cause_eventid": {"eventid"},
 	"p_eventid": {"eventid"}, "proxy_hostid": {"proxyid", "hostid"},
@@ -246,6 +254,26 @@ func (n *normaliser) number(key string, v any) {
 	}
 }
 
+// widgetFieldKinds are the ID kinds of a dashboard widget field's value
+// by the field's type (6.0's numbers).
+var widgetFieldKinds = map[string]string{"2": "groupid", "3": "hostid", "4": "itemid", "5": "itemid",
+	"6": "graphid", "7": "graphid", "9": "serviceid", "10": "slaid"}
+
+// widgetFieldKind is the ID kind of m's value when m is a widget field
+// naming an object, else "".
+func widgetFieldKind(m map[string]any) string {
+	if len(m) != 3 {
+		return ""
+	}
+	typ, _ := m["type"].(string)
+	_, named := m["name"].(string)
+	v, _ := m["value"].(string)
+	if !named || !isID(v) {
+		return ""
+	}
+	return widgetFieldKinds[typ]
+}
+
 // value normalises v, the value of member key; top is the result
 // itself.
 func (n *normaliser) value(key string, v any, top, ordered bool) any {
@@ -261,6 +289,9 @@ func (n *normaliser) value(key string, v any, top, ordered bool) any {
 				nk = n.id(keyKind(key, k, e), k)
 			}
 			out[nk] = n.value(k, e, false, false)
+		}
+		if kind := widgetFieldKind(t); kind != "" {
+			out["value"] = n.id(kind, t["value"].(string))
 		}
 		return out
 	case []any:
@@ -340,6 +371,8 @@ func (n *normaliser) scalar(key, s string) any {
 		hint := ""
 		if m := idKindHint.FindStringSubmatch(s); m != nil {
 			hint = strings.TrimSuffix(m[1]+m[2], "s")
+		} else if m := objectWithID.FindStringSubmatch(s); m != nil {
+			hint = objectKinds[m[1]]
 		}
 		return quotedID.ReplaceAllStringFunc(s, func(m string) string {
 			sub := quotedID.FindStringSubmatch(m)
