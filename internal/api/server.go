@@ -217,6 +217,7 @@ func New(opts Options) *Server {
 	s.registerSettings()
 	s.registerAutoreg()
 	s.registerPush()
+	s.registerImport()
 	s.registerPreprocessing()
 	s.registerTriggers()
 	s.registerAlerting()
