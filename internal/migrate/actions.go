@@ -58,7 +58,10 @@ func actions() *kindDef {
 func operation(op obj, s *side) obj {
 	x := pick(op, "operationtype", "esc_period", "esc_step_from", "esc_step_to", "evaltype")
 	if m, ok := op["opmessage"].(map[string]any); ok && len(m) > 0 {
-		y := pick(m, "default_msg", "subject", "message")
+		y := pick(m, "default_msg")
+		if str(m["default_msg"]) == "0" { // its own texts, not the media type's
+			y["subject"], y["message"] = m["subject"], m["message"]
+		}
 		y["mediatypeid"] = s.ref("media type", m["mediatypeid"])
 		x["opmessage"] = y
 	}

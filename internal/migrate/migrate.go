@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,6 +71,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var hostIDs []string
 	for i := len(defs) - 1; i >= 0; i-- {
 		k := defs[i]
+		if k.kind == "value map" { // read once the hosts are chosen, below
+			sels[i] = &selection{k: k}
+			continue
+		}
 		objs, err := fetchSource(ctx, src, k, o.Prefix, need[k.kind], hostIDs)
 		if err != nil {
 			return nil, fmt.Errorf("source: %w", err)
@@ -100,6 +105,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			if err := tgt.load(ctx, "template", "host group"); err != nil {
 				return nil, fmt.Errorf("target: %w", err)
+			}
+		}
+		if sel.k.kind == "value map" {
+			objs, err := fetchSource(ctx, src, sel.k, o.Prefix, nil, hostIDs)
+			if err != nil {
+				return nil, fmt.Errorf("source: %w", err)
+			}
+			for _, x := range objs {
+				sel.objs, sel.canon = append(sel.objs, x), append(sel.canon, sel.k.canon(x, src))
 			}
 		}
 		if err := copyKind(ctx, src, tgt, sel, rep); err != nil {
@@ -257,6 +271,13 @@ func copyKind(ctx context.Context, src, tgt *side, sel *selection, rep *Report) 
 		}
 		req := r.(map[string]any)
 		if exists {
+			// Only what differs: what the target has that the source
+			// API cannot tell (secrets) stays as it is.
+			for m := range req {
+				if !slices.Contains(diff, m) {
+					delete(req, m)
+				}
+			}
 			if k.update != nil {
 				k.update(x, cur, req)
 			}
@@ -285,6 +306,13 @@ func copyKind(ctx context.Context, src, tgt *side, sel *selection, rep *Report) 
 			continue
 		}
 		rep.add(k.kind, name, Created, "")
+		// What the rest of this kind may refer to (a service's parent).
+		if _, ok := refKinds[k.kind]; ok {
+			var ids []string
+			if json.Unmarshal(res[k.id+"s"], &ids) == nil && len(ids) == 1 {
+				tgt.names[k.kind][ids[0]], tgt.ids[k.kind][name] = name, ids[0]
+			}
+		}
 	}
 	return nil
 }
@@ -294,6 +322,15 @@ func copyKind(ctx context.Context, src, tgt *side, sel *selection, rep *Report) 
 // itself (templates' are copied with the templates).
 func notCopiedHostParts(ctx context.Context, src *side, hosts []obj, rep *Report) {
 	for _, h := range hosts {
+		if inv, ok := h["inventory"].(map[string]any); ok && str(h["inventory_mode"]) != "-1" {
+			n := 0
+			for k, v := range inv {
+				if k != "hostid" && k != "inventory_mode" && str(v) != "" {
+					n++
+				}
+			}
+			rep.add("host inventory", str(h["host"]), Failed, fmt.Sprintf("inventory (mode %s, %d fields): Peregrine keeps no host inventory yet", str(h["inventory_mode"]), n))
+		}
 		var n string
 		err := src.c.Call(ctx, "item.get", obj{"hostids": h["hostid"], "inherited": false, "countOutput": true, "webitems": true}, &n)
 		if err != nil || n == "0" {
