@@ -8,7 +8,6 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
-	"github.com/peregrine-mon/peregrine/internal/preprocess"
 )
 
 // pushMessages words each refusal for an API client, as Zabbix's
@@ -139,9 +138,8 @@ func checkImport(snap *catalog.Snapshot, v *pipeline.RawValue, sm *history.Sampl
 	if it == nil {
 		return refused(pipeline.UnknownItem), pushMessages[pipeline.UnknownItem]
 	}
-	if err := preprocess.Convert(it.ValueType, v.Value, sm); err != nil {
+	if err := pipeline.PrepareCopied(it, v.Value, sm); err != nil {
 		return refused(pipeline.BadValue), "Invalid value: " + err.Error() + "."
 	}
-	sm.ItemID = it.ID
 	return 0, ""
 }

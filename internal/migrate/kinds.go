@@ -169,7 +169,7 @@ func valueMaps() *kindDef {
 			c["mappings"] = each(o, "mappings", func(m obj) obj { return pick(m, "type", "value", "newvalue") })
 			return c
 		},
-		key: func(c obj) string { return str(c["hostid"]) + "/" + str(c["name"]) },
+		key:    func(c obj) string { return str(c["hostid"]) + "/" + str(c["name"]) },
 		update: func(_, _, req obj) { delete(req, "hostid") },
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -341,4 +341,4 @@ func notCopiedHostParts(ctx context.Context, src *side, hosts []obj, rep *Report
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
-func itoa(n int) string  { return strconv.Itoa(n) }
+func itoa(n int) string { return strconv.Itoa(n) }
