@@ -7,12 +7,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // historyPage is how many values one history.get asks for, and one
 // history.import stores.
 const historyPage = 5000
+
+// historyWorkers is how many items are copied at once.
+const historyWorkers = 4
 
 // HistoryReport is the history copy's account.
 type HistoryReport struct {
@@ -153,35 +158,77 @@ func copyHistory(ctx context.Context, src, tgt *side, hosts []obj, o Options) (*
 		}
 		fmt.Fprintf(o.Progress, "history: items %d/%d, %d values, %.0f values/s%s", rep.ItemsDone+rep.ItemsSkipped, rep.Items, rep.Values, float64(rep.Values)/max(el, 1e-3), end)
 	}
-	last := time.Now()
-	for _, it := range srcItems {
-		key := hostName[str(it["hostid"])] + "\x00" + str(it["key_"])
-		if cp.Done[key] {
-			rep.ItemsDone++
-			continue
-		}
-		t, ok := tgtItem[key]
-		vt := str(it["value_type"])
-		if !ok || str(t["value_type"]) != vt {
-			rep.ItemsSkipped++
-			continue
-		}
-		if err := copyItemHistory(ctx, src, tgt, str(it["itemid"]), str(t["itemid"]), vt, cp, rep, func() {
-			if time.Since(last) > time.Second {
-				last = time.Now()
-				progress(false)
+	// A few items at a time: each item costs two round trips before its
+	// first value, so most of a run is waiting on the APIs, not work.
+	var (
+		mu       sync.Mutex // rep, cp, last, firstErr
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr error
+		last     = time.Now()
+	)
+	for range historyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(srcItems) || ctx.Err() != nil {
+					return
+				}
+				it := srcItems[i]
+				key := hostName[str(it["hostid"])] + "\x00" + str(it["key_"])
+				t, ok := tgtItem[key]
+				vt := str(it["value_type"])
+				mu.Lock()
+				stop, done := firstErr != nil, cp.Done[key]
+				switch {
+				case stop:
+				case done:
+					rep.ItemsDone++
+				case !ok || str(t["value_type"]) != vt:
+					rep.ItemsSkipped++
+				}
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if done || !ok || str(t["value_type"]) != vt {
+					continue
+				}
+				var one HistoryReport
+				err := copyItemHistory(ctx, src, tgt, str(it["itemid"]), str(t["itemid"]), vt, cp, &one, func() {})
+				mu.Lock()
+				rep.Values += one.Values
+				rep.Refused += one.Refused
+				if rep.FirstRefusal == "" {
+					rep.FirstRefusal = one.FirstRefusal
+				}
+				if err == nil {
+					cp.Done[key] = true
+					rep.ItemsDone++
+					if o.Checkpoint != "" {
+						err = cp.save(o.Checkpoint)
+					}
+				}
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if time.Since(last) > time.Second {
+					last = time.Now()
+					progress(false)
+				}
+				mu.Unlock()
 			}
-		}); err != nil {
-			progress(true)
-			return rep, err
-		}
-		cp.Done[key] = true
-		rep.ItemsDone++
-		if o.Checkpoint != "" {
-			if err := cp.save(o.Checkpoint); err != nil {
-				return rep, err
-			}
-		}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		progress(true)
+		return rep, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
 	}
 	progress(true)
 	return rep, nil

@@ -100,7 +100,13 @@ func (s *side) resolve(x any) (any, error) {
 		return v, nil
 	case map[string]any:
 		out := make(map[string]any, len(v))
-		for k, e := range v {
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the first error is always the same one
+		for _, k := range keys {
+			e := v[k]
 			r, err := s.resolve(e)
 			if err != nil {
 				return nil, err

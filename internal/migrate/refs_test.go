@@ -47,6 +47,7 @@ func TestCanonicalJoinsOnNames(t *testing.T) {
 	if _, err := tgt.resolve(a); err == nil || err.Error() != `template "ICMP Ping" is not on the target` {
 		t.Errorf("resolve without the template: %v", err)
 	}
+	tgt.ids["template"]["ICMP Ping"] = "9"
 	// A dangling ID on the source.
 	c := k.canon(host("6", "10001", `[]`), src)
 	if _, err := tgt.resolve(c); err == nil || err.Error() != "host group 6 it refers to does not exist on the source" {
