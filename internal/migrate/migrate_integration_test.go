@@ -526,11 +526,25 @@ func compareObjects(t *testing.T, src, tgt *migrate.Client) {
 			}
 			sort.Strings(keys)
 			for _, f := range keys {
-				t.Logf("difference: %s: %s %s (%d objects)", k.api, l.what, f, l.m[f])
+				member, _, _ := strings.Cut(f, ":")
+				if why, ok := knownDifferences[k.api+"."+member]; ok {
+					t.Logf("known difference: %s: %s %s (%d objects): %s", k.api, l.what, clip(f), l.m[f], why)
+					continue
+				}
+				t.Errorf("difference: %s: %s %s (%d objects)", k.api, l.what, f, l.m[f])
 			}
 		}
 	}
 	t.Logf("objects compared: %d, equal in every member both return: %d", total, same)
+}
+
+// knownDifferences are the members in which a copied object may differ
+// from the peer's, with the reason (docs/migrate.md, "Not copied").
+var knownDifferences = map[string]string{
+	"host.inventory":      "Peregrine keeps no host inventory yet",
+	"host.inventory_mode": "Peregrine keeps no host inventory yet",
+	"host.tls_accept":     "a PSK is never returned by the source: the host is made without PSK",
+	"host.tls_connect":    "a PSK is never returned by the source: the host is made without PSK",
 }
 
 func clip(s string) string {
@@ -553,6 +567,12 @@ func normalise(x any) any {
 				continue
 			}
 			out[k] = normalise(e)
+		}
+		// An action condition's value is the ID of a group, host,
+		// template or proxy for these types.
+		switch fmt.Sprint(v["conditiontype"]) {
+		case "0", "1", "13", "20":
+			out["value"] = "<id>"
 		}
 		return out
 	case []any:
