@@ -94,9 +94,7 @@ func hosts() *kindDef {
 		get: obj{"selectGroups": []string{"groupid"}, "selectParentTemplates": []string{"templateid"},
 			"selectInterfaces": extend, "selectMacros": extend, "selectTags": extend, "selectInventory": extend},
 		canon: func(o obj, s *side) obj {
-			// Not inventory: Peregrine keeps none yet (its host.create
-			// ignores it); notCopiedHostParts reports it per host.
-			c := pick(o, "host", "name", "status", "description",
+			c := pick(o, "host", "name", "status", "description", "inventory_mode",
 				"ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password",
 				"tls_connect", "tls_accept", "tls_issuer", "tls_subject")
 			dropPSK(c) // a PSK is a secret: not compared, never overwritten
@@ -112,6 +110,15 @@ func hosts() *kindDef {
 			})
 			c["macros"] = each(o, "macros", macro)
 			c["tags"] = each(o, "tags", func(t obj) obj { return pick(t, "tag", "value") })
+			if inv, ok := o["inventory"].(map[string]any); ok && str(o["inventory_mode"]) != "-1" {
+				x := obj{}
+				for k, v := range inv {
+					if k != "hostid" && k != "inventory_mode" && str(v) != "" {
+						x[k] = v
+					}
+				}
+				c["inventory"] = x
+			}
 			return c
 		},
 		create: func(src, req obj, r *Report) {
@@ -123,6 +130,20 @@ func hosts() *kindDef {
 		},
 		update: func(src, tgt, req obj) {
 			secretMacros(req, tgt, func(m string) {})
+			// host.update changes the inventory fields given and keeps
+			// the others: clear those the source does not have.
+			if inv, ok := req["inventory"].(map[string]any); ok {
+				if cur, ok := tgt["inventory"].(map[string]any); ok {
+					for k, v := range cur {
+						if _, set := inv[k]; !set && str(v) != "" && k != "hostid" && k != "inventory_mode" {
+							inv[k] = ""
+						}
+					}
+				}
+				if _, ok := req["inventory_mode"]; !ok {
+					req["inventory_mode"] = src["inventory_mode"]
+				}
+			}
 		},
 	}
 }

@@ -322,15 +322,6 @@ func copyKind(ctx context.Context, src, tgt *side, sel *selection, rep *Report) 
 // itself (templates' are copied with the templates).
 func notCopiedHostParts(ctx context.Context, src *side, hosts []obj, rep *Report) {
 	for _, h := range hosts {
-		if inv, ok := h["inventory"].(map[string]any); ok && str(h["inventory_mode"]) != "-1" {
-			n := 0
-			for k, v := range inv {
-				if k != "hostid" && k != "inventory_mode" && str(v) != "" {
-					n++
-				}
-			}
-			rep.add("host inventory", str(h["host"]), Failed, fmt.Sprintf("inventory (mode %s, %d fields): Peregrine keeps no host inventory yet", str(h["inventory_mode"]), n))
-		}
 		var n string
 		err := src.c.Call(ctx, "item.get", obj{"hostids": h["hostid"], "inherited": false, "countOutput": true, "webitems": true}, &n)
 		if err != nil || n == "0" {
