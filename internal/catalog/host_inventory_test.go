@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // downgradeHostInventory undoes the 30 → 31 migration (hosts'
@@ -92,5 +93,60 @@ func TestMigrateHostInventory(t *testing.T) {
 	var ver int
 	if err := c2.db.QueryRow("SELECT schema_version FROM catalog_meta").Scan(&ver); err != nil || ver != schemaVersion {
 		t.Fatalf("schema version %d after the upgrade (%v)", ver, err)
+	}
+}
+
+// TestExportHostInventory: a host's inventory in 6.0.14's export
+// (recorded: fields in 6.0's order under inventory, then inventory_mode
+// with MANUAL left out).
+func TestExportHostInventory(t *testing.T) {
+	ctx := context.Background()
+	c, _ := openTemp(t)
+	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "plain", Groups: []string{"Linux servers"}}}})
+	g := c.Snapshot().Group("Linux servers").ID
+	var ids []uint64
+	_, err := c.Edit(ctx, func(e *Edit) error {
+		var err error
+		ids, err = e.CreateHosts([]NewHost{
+			{Host: "s5mig-exp1", GroupIDs: []uint64{g}, Inventory: &HostInventory{Mode: InventoryManual, Fields: map[string]string{"poc_1_name": "x", "location": "r 1", "os": "Debian"}}},
+			{Host: "s5mig-exp2", GroupIDs: []uint64{g}, Inventory: &HostInventory{Mode: InventoryAutomatic}},
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Snapshot().Export(ExportOptions{Hosts: ids, Format: "yaml", Date: time.Date(2026, 11, 29, 17, 17, 33, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `zabbix_export:
+  version: '6.0'
+  date: '2026-11-29T17:17:33Z'
+  groups:
+    -
+      uuid: dc579cd7a1a34222933f24f52a68bcd8
+      name: 'Linux servers'
+  hosts:
+    -
+      host: s5mig-exp1
+      name: s5mig-exp1
+      groups:
+        -
+          name: 'Linux servers'
+      inventory:
+        os: Debian
+        location: 'r 1'
+        poc_1_name: x
+    -
+      host: s5mig-exp2
+      name: s5mig-exp2
+      groups:
+        -
+          name: 'Linux servers'
+      inventory_mode: AUTOMATIC
+`
+	if string(got) != want {
+		t.Errorf("export:\n%s\nwant (recorded from 6.0.14):\n%s", got, want)
 	}
 }
