@@ -75,11 +75,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "peregrine migrate: source: %v\n", err)
 		return 1
 	}
+	defer src.Close(context.WithoutCancel(ctx))
 	tgt, err := Dial(ctx, *tgtURL, *tgtUser, *tgtPass, *tgtToken, *timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "peregrine migrate: target: %v\n", err)
 		return 1
 	}
+	defer tgt.Close(context.WithoutCancel(ctx))
 	start := time.Now()
 	rep, err := Run(ctx, Options{Source: src, Target: tgt, Prefix: *prefix, HistoryDays: *days, Checkpoint: *cpPath, Progress: stderr})
 	if rep != nil {

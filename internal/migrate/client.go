@@ -21,10 +21,11 @@ const maxAnswer = 256 << 20
 // Client calls one Zabbix-compatible JSON-RPC API (a Zabbix 6.0 server's
 // or Peregrine's). It is safe for concurrent use.
 type Client struct {
-	url  string
-	auth string
-	http *http.Client
-	id   atomic.Int64
+	url     string
+	auth    string
+	session bool // auth is a session of user.login, ended by Close
+	http    *http.Client
+	id      atomic.Int64
 	// Calls counts the requests made, for the report's rates.
 	Calls atomic.Int64
 }
@@ -62,8 +63,18 @@ func Dial(ctx context.Context, url, user, password, token string, timeout time.D
 	if err := c.Call(ctx, "user.login", map[string]any{"username": user, "password": password}, &sess); err != nil {
 		return nil, fmt.Errorf("cannot log in to %s as %q: %w", url, user, err)
 	}
-	c.auth = sess
+	c.auth, c.session = sess, true
 	return c, nil
+}
+
+// Close ends the session Dial opened with user and password (an API
+// token is left as it is).
+func (c *Client) Close(ctx context.Context) error {
+	if !c.session {
+		return nil
+	}
+	c.session = false
+	return c.Call(ctx, "user.logout", []any{}, nil)
 }
 
 // Call sends one request and decodes its result into out (nil: dropped).

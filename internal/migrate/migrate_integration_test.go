@@ -306,6 +306,7 @@ func TestIntegrationMigrate(t *testing.T) {
 	if err != nil {
 		t.Skipf("the Zabbix 6.0 peer does not answer at %s: %v", peerAPI, err)
 	}
+	t.Cleanup(func() { _ = src.Close(ctx) })
 	cleanPeer(t, src)
 	t.Cleanup(func() { cleanPeer(t, src) })
 	fillPeer(t, src)
