@@ -14,8 +14,8 @@ import (
 // NOTES 27, MODEL 29, VENDOR 31).
 //
 // An item's link does not fill its host's inventory (host_inventory.go)
-// yet: it is stored, so
-// that it is shown and exported as it was imported, and has no effect.
+// yet: it is stored, so that it is shown and exported as it was
+// imported, and has no effect.
 var inventoryFields = []string{
 	"TYPE", "TYPE_FULL", "NAME", "ALIAS", "OS", "OS_FULL", "OS_SHORT", "SERIALNO_A", "SERIALNO_B", "TAG",
 	"ASSET_TAG", "MACADDRESS_A", "MACADDRESS_B", "HARDWARE", "HARDWARE_FULL", "SOFTWARE", "SOFTWARE_FULL",
