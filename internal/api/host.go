@@ -11,8 +11,9 @@ import (
 )
 
 // hostObject is a host in the Zabbix 6.0 shape, with 6.0's values for
-// the fields Peregrine does not model (recorded from 6.0.14: no proxy,
-// inventory disabled, no maintenance status, not discovered).
+// the fields Peregrine does not model (recorded from 6.0.14: no
+// maintenance status, not discovered); the inventory mode is the host's
+// (host_inventory.go).
 // tls_psk_identity and tls_psk are write-only in Zabbix 6.0 and are never
 // returned (recorded from 6.0.14: not even when output names them);
 // "available" is on the interfaces in 6.0, not on the host.
@@ -23,7 +24,7 @@ func hostObject(h *catalog.Host) object {
 	}
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
 		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
-		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
+		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": inventoryMode(h),
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
 		"tls_connect": strconv.Itoa(int(h.TLS.Connect)), "tls_accept": strconv.Itoa(int(h.TLS.Accept)),
@@ -357,7 +358,7 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 		each(func(o object, _ *catalog.Host) { o["hostDiscovery"] = []object{} })
 	}
 	if p.SelectInventory.Set {
-		each(func(o object, _ *catalog.Host) { o["inventory"] = []object{} })
+		each(func(o object, h *catalog.Host) { o["inventory"] = inventoryFields(h, p.SelectInventory) }) // host_inventory.go
 	}
 	each(func(o object, h *catalog.Host) {
 		if sl := p.SelectGroups; sl.list() {

@@ -220,6 +220,7 @@ func New(opts Options) *Server {
 	s.registerSettings()
 	s.registerAutoreg()
 	s.registerPush()
+	s.registerImport()
 	s.registerPreprocessing()
 	s.registerHistoryFlush()
 	s.registerTriggers()

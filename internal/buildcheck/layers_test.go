@@ -110,7 +110,7 @@ var (
 	stages      = slices.Concat(valuePath, eventStore, eventUsers, eventProducers, exprLang, housekeep, discovery)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
-	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance"}
+	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance", "internal/migrate"}
 	mains       = []pattern{"cmd/..."}
 )
 

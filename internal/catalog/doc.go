@@ -55,6 +55,11 @@
 //     required on IPMI items (type 12) but ipmi.get and kept on items of
 //     any type, as 6.0 keeps it. The password is stored as 6.0 stores it
 //     (in clear: the BMC needs it); the API never returns it.
+//   - Host inventory (host_inventory.go, schema version 31): a host's
+//     inventory mode and fields (Host.Inventory, nil when disabled;
+//     table host_inventory, a row only when not disabled), checked
+//     against 6.0's field names and lengths. Automatic mode is stored;
+//     items' inventory_link does not fill fields yet.
 //   - An item's description (Item.Description, schema version 19; up
 //     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to

@@ -241,8 +241,20 @@ func (x *exporter) host(h *Host) *exportNode {
 	x.ifRefs = nil
 	m.sub("tags", exportTags(h.Tags), false)
 	m.sub("macros", x.macros(h.ID), false)
-	// Peregrine keeps no host inventory: 6.0's inventory_mode DISABLED.
-	m.req("inventory_mode", "DISABLED")
+	// The inventory's fields in 6.0's order, then its mode, MANUAL (the
+	// default) left out (recorded from 6.0.14).
+	mode := "DISABLED"
+	if inv := h.Inventory; inv != nil {
+		fields := newMap()
+		for _, f := range InventoryFieldNames {
+			if v := inv.Fields[f]; v != "" {
+				fields.req(f, v)
+			}
+		}
+		m.sub("inventory", fields, false)
+		mode = [...]string{"MANUAL", "AUTOMATIC"}[inv.Mode]
+	}
+	m.str("inventory_mode", mode, "MANUAL")
 	m.sub("valuemaps", x.valueMaps(h.ID, false), false)
 	return m
 }

@@ -188,6 +188,8 @@ type Host struct {
 	// ProxyID is the proxy that monitors the host (Zabbix's
 	// proxy_hostid; 0: the server itself; proxy.go).
 	ProxyID uint64
+	// Inventory is the host's inventory; nil: disabled (host_inventory.go).
+	Inventory *HostInventory
 	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
 	// an export matches templates by); "" for hosts.
 	UUID string
