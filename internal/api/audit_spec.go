@@ -267,8 +267,25 @@ var auditOps = map[string]auditOp{
 // have, or whose records Peregrine cannot make yet (an intended
 // difference until it can), each with the reason.
 var notAudited = map[string]string{
-	"configuration.export":       "it reads only; 6.0.14 writes no audit record for it (recorded from the peer)",
-	"item.create":                "6.0 records no item create",
+	"configuration.export": "it reads only; 6.0.14 writes no audit record for it (recorded from the peer)",
+	"item.create":          "6.0 records no item create",
+	// Recorded from 6.0.14: no record for a discovery rule or item
+	// prototype created; trigger prototypes (resource 31, named) and host
+	// prototypes (37, detailed) are audited by 6.0 and not yet by
+	// Peregrine (open: issue 26).
+	"discoveryrule.create":       "6.0.14 records no discovery rule create (recorded from the peer)",
+	"discoveryrule.update":       "not audited yet (open, issue 26)",
+	"discoveryrule.delete":       "not audited yet (open, issue 26)",
+	"discoveryrule.copy":         "not audited yet (open, issue 26)",
+	"itemprototype.create":       "6.0.14 records no item prototype create (recorded from the peer)",
+	"itemprototype.update":       "not audited yet (open, issue 26)",
+	"itemprototype.delete":       "not audited yet (open, issue 26)",
+	"triggerprototype.create":    "not audited yet: 6.0.14 writes resource 31 named (open, issue 26)",
+	"triggerprototype.update":    "not audited yet (open, issue 26)",
+	"triggerprototype.delete":    "not audited yet (open, issue 26)",
+	"hostprototype.create":       "not audited yet: 6.0.14 writes resource 37 detailed (open, issue 26)",
+	"hostprototype.update":       "not audited yet (open, issue 26)",
+	"hostprototype.delete":       "not audited yet (open, issue 26)",
 	"item.update":                "6.0 records no item update",
 	"hostinterface.create":       "6.0 records no interface change",
 	"hostinterface.update":       "6.0 records no interface change",

@@ -191,7 +191,9 @@ type TriggerPrototype struct {
 }
 
 // HostPrototype is a host prototype, stored and inherited; it creates
-// no hosts yet.
+// no hosts yet. What hostprototype.create sets is kept in its own
+// members; an import's host prototype keeps the rest of its export
+// form in Config.
 type HostPrototype struct {
 	ID         uint64          `json:"hostid"`
 	TemplateID uint64          `json:"templateid,omitempty"`
@@ -201,6 +203,44 @@ type HostPrototype struct {
 	Status     int             `json:"status"`
 	Discover   int             `json:"discover,omitempty"`
 	Config     json.RawMessage `json:"config,omitempty"` // the rest, as imported
+
+	// GroupLinks are the host groups every discovered host joins (IDs);
+	// GroupPrototypes group names with LLD macros, made per host.
+	GroupLinks      []uint64 `json:"group_links,omitempty"`
+	GroupPrototypes []string `json:"group_prototypes,omitempty"`
+	// Templates are the templates linked to discovered hosts (IDs).
+	Templates []uint64         `json:"templates,omitempty"`
+	Macros    []HostProtoMacro `json:"macros,omitempty"`
+	Tags      []Tag            `json:"tags,omitempty"`
+	// InventoryMode is Zabbix's: nil for -1 disabled (the default), 0
+	// manual, 1 automatic.
+	InventoryMode *int `json:"inventory_mode,omitempty"`
+	// CustomInterfaces 1: Interfaces are the discovered host's; 0: it
+	// takes its parent host's.
+	CustomInterfaces int                  `json:"custom_interfaces,omitempty"`
+	Interfaces       []HostProtoInterface `json:"interfaces,omitempty"`
+}
+
+// HostProtoMacro is a host prototype's user macro (type 0 text, 1
+// secret, 2 vault).
+type HostProtoMacro struct {
+	Macro       string `json:"macro"`
+	Value       string `json:"value"`
+	Type        int    `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// HostProtoInterface is a custom interface of a host prototype; its
+// strings may hold LLD macros. Details are an SNMP interface's, as the
+// API gives them.
+type HostProtoInterface struct {
+	Type    int               `json:"type"`
+	Main    int               `json:"main"`
+	UseIP   int               `json:"useip"`
+	IP      string            `json:"ip,omitempty"`
+	DNS     string            `json:"dns,omitempty"`
+	Port    string            `json:"port"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // Discovery links a discovered item or trigger to what made it: the
