@@ -64,6 +64,17 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	// Masters first: a dependent's master may be discovered in this
 	// result too.
 	pending := slices.Clone(r.Items)
+	// Two prototypes whose keys are one once expanded: the first makes
+	// the item, the others are reported on the rule.
+	madeBy := map[string]uint64{}
+	pending = slices.DeleteFunc(pending, func(di DiscoveredItem) bool {
+		if p, ok := madeBy[di.Item.Key]; ok && p != di.ProtoID {
+			msgs = append(msgs, fmt.Sprintf("Cannot create item: item with the same key \"%s\" already exists (item prototypes %d and %d).", di.Item.Key, p, di.ProtoID))
+			return true
+		}
+		madeBy[di.Item.Key] = di.ProtoID
+		return false
+	})
 	for len(pending) > 0 {
 		var next []DiscoveredItem
 		progress := false
