@@ -21,8 +21,12 @@ func hostObject(h *catalog.Host) object {
 	if h.IsTemplate {
 		st = "3" // a template, as item.get's and trigger.get's selectHosts show one
 	}
+	flags := "0"
+	if h.Discovery != nil {
+		flags = "4" // a discovered host (lld_hosts.go)
+	}
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
-		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
+		"flags": flags, "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
 		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",

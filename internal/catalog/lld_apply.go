@@ -34,6 +34,7 @@ type DiscoveryResult struct {
 	Now, Lifetime int64
 	Items         []DiscoveredItem
 	Triggers      []DiscoveredTrigger
+	Hosts         []DiscoveredHost
 }
 
 // ApplyDiscovery makes the rule's discovered items and triggers what r
@@ -126,7 +127,11 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(msgs, tm...), nil
+	hm, err := e.applyDiscoveredHosts(rule, host, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(msgs, tm...), hm...), nil
 }
 
 // existing returns the IDs of ids whose item still exists (a dependent
