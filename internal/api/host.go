@@ -345,10 +345,46 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 	none(p.SelectGraphs, "graphs", true)
 	none(p.SelectHTTPTests, "httpTests", true)
 	none(p.SelectDashboards, "dashboards", true)
-	none(p.SelectDiscoveryRule, "discoveryRule", false)
 	none(p.SelectInheritedTags, "inheritedTags", false)
-	if p.SelectHostDiscovery.Set {
-		each(func(o object, _ *catalog.Host) { o["hostDiscovery"] = []object{} })
+	// A discovered host's rule and prototype (recorded from 6.0.14:
+	// parent_hostid is the host prototype, parent_itemid "0"); [] for
+	// other hosts.
+	if sl := p.SelectDiscoveryRule; sl.Set && !sl.Count {
+		snap := s.opts.Catalog.Snapshot()
+		each(func(o object, h *catalog.Host) {
+			o["discoveryRule"] = []object{}
+			if h.Discovery != nil {
+				if r := snap.AnyItem(h.Discovery.RuleID); r != nil && r.LLD != nil {
+					o["discoveryRule"] = sl.shape(s.ruleObjects([]*catalog.Item{r}), "itemid")[0]
+				}
+			}
+		})
+	}
+	if sl := p.SelectHostDiscovery; sl.Set {
+		snap := s.opts.Catalog.Snapshot()
+		each(func(o object, h *catalog.Host) {
+			o["hostDiscovery"] = []object{}
+			d := h.Discovery
+			if d == nil {
+				return
+			}
+			proto := ""
+			if r := snap.AnyItem(d.RuleID); r != nil && r.LLD != nil {
+				for _, hp := range r.LLD.HostPrototypes {
+					if hp.ID == d.ProtoID {
+						proto = hp.Host
+					}
+				}
+			}
+			var lastcheck int64
+			if s.opts.Last != nil {
+				if last, _, ok := s.opts.Last.Last(d.RuleID); ok {
+					lastcheck = last.Clock
+				}
+			}
+			o["hostDiscovery"] = shapeOne(sl, object{"hostid": id(h.ID), "parent_hostid": id(d.ProtoID), "parent_itemid": "0",
+				"host": proto, "lastcheck": strconv.FormatInt(lastcheck, 10), "ts_delete": strconv.FormatInt(d.TSDelete, 10)})
+		})
 	}
 	if p.SelectInventory.Set {
 		each(func(o object, _ *catalog.Host) { o["inventory"] = []object{} })

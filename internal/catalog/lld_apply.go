@@ -70,7 +70,8 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	madeBy := map[string]uint64{}
 	pending = slices.DeleteFunc(pending, func(di DiscoveredItem) bool {
 		if p, ok := madeBy[di.Item.Key]; ok && p != di.ProtoID {
-			msgs = append(msgs, fmt.Sprintf("Cannot create item: item with the same key \"%s\" already exists (item prototypes %d and %d).", di.Item.Key, p, di.ProtoID))
+			// Recorded from 6.0.14 (two prototypes, one key once expanded).
+			msgs = append(msgs, fmt.Sprintf("Cannot create item: item with the same key \"%s\" already exists.", di.Item.Key))
 			return true
 		}
 		madeBy[di.Item.Key] = di.ProtoID
