@@ -209,9 +209,13 @@ type HostPrototype struct {
 	GroupLinks      []uint64 `json:"group_links,omitempty"`
 	GroupPrototypes []string `json:"group_prototypes,omitempty"`
 	// Templates are the templates linked to discovered hosts (IDs).
-	Templates []uint64         `json:"templates,omitempty"`
-	Macros    []HostProtoMacro `json:"macros,omitempty"`
-	Tags      []Tag            `json:"tags,omitempty"`
+	Templates []uint64 `json:"templates,omitempty"`
+	// GroupLinkNames and TemplateNames are an import's group links and
+	// templates, by name (resolved when a host is discovered).
+	GroupLinkNames []string         `json:"group_link_names,omitempty"`
+	TemplateNames  []string         `json:"template_names,omitempty"`
+	Macros         []HostProtoMacro `json:"macros,omitempty"`
+	Tags           []Tag            `json:"tags,omitempty"`
 	// InventoryMode is Zabbix's: nil for -1 disabled (the default), 0
 	// manual, 1 automatic.
 	InventoryMode *int `json:"inventory_mode,omitempty"`
@@ -412,7 +416,28 @@ func (s *Snapshot) Rules() []*Item {
 // type only.
 func PrototypeItem(rule *Item, p *ItemPrototype) Item {
 	var el errList
-	it, ok := normItem(&p.Item, "item", &el, nil, p.MasterKey != "")
+	// Fields holding LLD or user macros are checked once expanded, on
+	// the discovered item: stand-ins pass the check, the prototype's
+	// text is put back.
+	is := p.Item
+	is.Delay = macroFree(is.Delay, "1m")
+	is.History = macroFree(is.History, "")
+	is.Trends = macroFree(is.Trends, "")
+	is.SNMPOID = macroFree(is.SNMPOID, "1.3.6.1")
+	it, ok := normItem(&is, "item", &el, nil, p.MasterKey != "")
+	if ok {
+		for _, f := range []struct {
+			dst      *string
+			src, std string
+		}{
+			{&it.Delay, p.Item.Delay, is.Delay}, {&it.History, p.Item.History, is.History},
+			{&it.Trends, p.Item.Trends, is.Trends}, {&it.SNMPOID, p.Item.SNMPOID, is.SNMPOID},
+		} {
+			if f.src != f.std {
+				*f.dst = f.src
+			}
+		}
+	}
 	if !ok {
 		it = Item{Key: p.Item.Key, Name: p.Item.Name, Delay: p.Item.Delay, History: p.Item.History, Trends: p.Item.Trends}
 	}

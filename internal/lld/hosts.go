@@ -68,6 +68,8 @@ func ExpandHosts(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp exp
 				continue
 			}
 			seen[dh.Host] = true
+			dh.GroupNames = append(dh.GroupNames, hp.GroupLinkNames...)
+			dh.TemplateNames = append(dh.TemplateNames, hp.TemplateNames...)
 			for _, g := range hp.GroupPrototypes {
 				dh.GroupNames = append(dh.GroupNames, subst(g, row))
 			}
