@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -336,8 +337,14 @@ func hostPrototypeObjects(rule *catalog.Item) []object {
 // object.
 func hostProtoSelects(snap *catalog.Snapshot, p *prototypeGetParams, o object, hp *catalog.HostPrototype, rule *catalog.Item) {
 	if sl := p.SelectGroupLinks; sl.list() {
-		l := make([]object, 0, len(hp.GroupLinks))
-		for _, g := range hp.GroupLinks {
+		links := slices.Clone(hp.GroupLinks)
+		for _, name := range hp.GroupLinkNames { // an import's, by name
+			if g := snap.Group(name); g != nil && !slices.Contains(links, g.ID) {
+				links = append(links, g.ID)
+			}
+		}
+		l := make([]object, 0, len(links))
+		for _, g := range links {
 			l = append(l, object{"group_prototypeid": id(g), "hostid": id(hp.ID), "name": "", "groupid": id(g), "templateid": "0"})
 		}
 		o["groupLinks"] = sl.shape(l, "")
@@ -350,8 +357,14 @@ func hostProtoSelects(snap *catalog.Snapshot, p *prototypeGetParams, o object, h
 		o["groupPrototypes"] = sl.shape(l, "")
 	}
 	if sl := p.SelectTemplates; sl.list() {
-		l := make([]object, 0, len(hp.Templates))
-		for _, t := range hp.Templates {
+		tmpls := slices.Clone(hp.Templates)
+		for _, name := range hp.TemplateNames {
+			if t := snap.TemplateByName(name); t != nil && !slices.Contains(tmpls, t.ID) {
+				tmpls = append(tmpls, t.ID)
+			}
+		}
+		l := make([]object, 0, len(tmpls))
+		for _, t := range tmpls {
 			if th := snap.Template(t); th != nil {
 				l = append(l, object{"templateid": id(t), "host": th.Host, "name": th.Name})
 			}
