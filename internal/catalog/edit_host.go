@@ -411,20 +411,6 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 	if err := el.err(); err != nil {
 		return err
 	}
-	// The hosts their rules discovered go with them.
-	for _, id := range ids {
-		var rules []uint64
-		for _, it := range e.hostItems(id) {
-			if it.LLD != nil {
-				rules = append(rules, it.ID)
-			}
-		}
-		if hs := e.hostsDiscoveredBy(rules); len(hs) > 0 {
-			if err := e.DeleteHosts(slices.DeleteFunc(hs, func(h uint64) bool { return slices.Contains(ids, h) || e.host(h) == nil })); err != nil {
-				return err
-			}
-		}
-	}
 	initMap(&e.hosts)
 	initMap(&e.hostName)
 	for i := range next {
@@ -522,6 +508,20 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	dupIDs("hosts", ids, &el)
 	if err := el.err(); err != nil {
 		return err
+	}
+	// The hosts their rules discovered go with them.
+	for _, id := range ids {
+		var rules []uint64
+		for _, it := range e.hostItems(id) {
+			if it.LLD != nil {
+				rules = append(rules, it.ID)
+			}
+		}
+		if hs := e.hostsDiscoveredBy(rules); len(hs) > 0 {
+			if err := e.DeleteHosts(slices.DeleteFunc(hs, func(h uint64) bool { return slices.Contains(ids, h) || e.host(h) == nil })); err != nil {
+				return err
+			}
+		}
 	}
 	for _, id := range ids {
 		if h := e.host(id); h.IsTemplate {

@@ -103,3 +103,48 @@ func TestDiscoveredHosts(t *testing.T) {
 		t.Fatal("vm-a kept after its rule was deleted")
 	}
 }
+
+// TestDiscoveredHostsGoWithTheirHost: deleting the host whose rule
+// discovered hosts deletes them (recorded from 6.0.14: conformance case
+// lld_discovery).
+func TestDiscoveredHostsGoWithTheirHost(t *testing.T) {
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(t.TempDir(), "c.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	var rule, parent uint64
+	_, err = cat.Edit(ctx, func(e *catalog.Edit) error {
+		gids, err := e.CreateGroups([]string{"g"})
+		if err != nil {
+			return err
+		}
+		hids, err := e.CreateHosts([]catalog.NewHost{{Host: "parent", GroupIDs: gids}})
+		if err != nil {
+			return err
+		}
+		parent = hids[0]
+		ids, err := e.CreateItems([]catalog.NewItem{{HostID: parent, ItemSpec: catalog.ItemSpec{Key: "vm.discovery", Type: "trapper"},
+			LLD: &catalog.LLDRule{HostPrototypes: []catalog.HostPrototype{{Host: "vm-{#NAME}", GroupLinks: gids}}}}})
+		if err != nil {
+			return err
+		}
+		rule = ids[0]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := lld.New(lld.Options{Catalog: cat, Now: func() time.Time { return time.Unix(1_700_000_000, 0) }})
+	eng.Apply(ctx, []lld.Value{{RuleID: rule, Value: `[{"{#NAME}":"a"}]`}})
+	if cat.Snapshot().Host("vm-a") == nil {
+		t.Fatalf("vm-a not discovered: %q", eng.RuleError(rule))
+	}
+	if _, err := cat.Edit(ctx, func(e *catalog.Edit) error { return e.DeleteHosts([]uint64{parent}) }); err != nil {
+		t.Fatal(err)
+	}
+	if cat.Snapshot().Host("vm-a") != nil {
+		t.Fatal("vm-a kept after its parent host was deleted")
+	}
+}
