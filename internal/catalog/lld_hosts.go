@@ -84,15 +84,29 @@ type DiscoveredHost struct {
 	Custom     bool
 }
 
+// discoveredIndex returns the Edit's index of discovered hosts by rule
+// (IDs; a host deleted since is skipped by its readers).
+func (e *Edit) discoveredIndex() map[uint64][]uint64 {
+	if e.discHosts == nil {
+		e.discHosts = map[uint64][]uint64{}
+		e.eachHost(func(h *Host) bool {
+			if d := h.Discovery; d != nil {
+				e.discHosts[d.RuleID] = append(e.discHosts[d.RuleID], h.ID)
+			}
+			return true
+		})
+	}
+	return e.discHosts
+}
+
 // discoveredHosts returns the hosts rule discovered, by technical name.
 func (e *Edit) discoveredHosts(rule uint64) map[string]*Host {
 	out := map[string]*Host{}
-	e.eachHost(func(h *Host) bool {
-		if d := h.Discovery; d != nil && d.RuleID == rule {
+	for _, id := range e.discoveredIndex()[rule] {
+		if h := e.host(id); h != nil && h.Discovery != nil && h.Discovery.RuleID == rule {
 			out[h.Host] = h
 		}
-		return true
-	})
+	}
 	return out
 }
 
@@ -153,14 +167,7 @@ func (e *Edit) applyDiscoveredHosts(rule *Item, parent *Host, r *DiscoveryResult
 	return msgs, nil
 }
 
-func (e *Edit) hasDiscoveredHosts(rule uint64) bool {
-	found := false
-	e.eachHost(func(h *Host) bool {
-		found = h.Discovery != nil && h.Discovery.RuleID == rule
-		return !found
-	})
-	return found
-}
+func (e *Edit) hasDiscoveredHosts(rule uint64) bool { return len(e.discoveredHosts(rule)) > 0 }
 
 // discoverHost creates or updates the host dh wants (cur: the host of
 // its name the rule discovered before, if any).
@@ -259,6 +266,9 @@ func (e *Edit) setHostDiscovery(id uint64, d *Discovery) error {
 	initMap(&e.hosts)
 	initMap(&e.hostName)
 	h := e.editableHost(id)
+	if h.Discovery == nil && e.discHosts != nil {
+		e.discHosts[d.RuleID] = append(e.discHosts[d.RuleID], id)
+	}
 	c := *d
 	h.Discovery = &c
 	return nil
@@ -277,11 +287,11 @@ func (e *Edit) hostsDiscoveredBy(items []uint64) []uint64 {
 		return nil
 	}
 	var out []uint64
-	e.eachHost(func(h *Host) bool {
-		if d := h.Discovery; d != nil && rules[d.RuleID] {
+	for r := range rules {
+		for _, h := range e.discoveredHosts(r) {
 			out = append(out, h.ID)
 		}
-		return true
-	})
+	}
+	slices.Sort(out)
 	return out
 }

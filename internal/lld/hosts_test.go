@@ -2,6 +2,7 @@ package lld_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -84,6 +85,12 @@ func TestDiscoveredHosts(t *testing.T) {
 	if ms := s.Macros(a.ID); len(ms) != 1 || ms[0].Value != "a" {
 		t.Errorf("vm-a macros %+v", ms)
 	}
+	// The same value again changes nothing: no new snapshot.
+	v := s.Version()
+	eng.Apply(ctx, []lld.Value{{RuleID: rule, Value: `[{"{#NAME}":"a","{#POOL}":"p1"},{"{#NAME}":"b","{#POOL}":"p2"}]`}})
+	if cat.Snapshot().Version() != v {
+		t.Error("an unchanged result made a new snapshot")
+	}
 	// b lost: kept for the lifetime, then deleted.
 	eng.Apply(ctx, []lld.Value{{RuleID: rule, Value: `[{"{#NAME}":"a","{#POOL}":"p1"}]`}})
 	b := cat.Snapshot().Host("vm-b")
@@ -146,5 +153,71 @@ func TestDiscoveredHostsGoWithTheirHost(t *testing.T) {
 	}
 	if cat.Snapshot().Host("vm-a") != nil {
 		t.Fatal("vm-a kept after its parent host was deleted")
+	}
+}
+
+// BenchmarkApplyHosts measures one result of a rule with a host
+// prototype on a catalog of n plain hosts: unchanged (nothing written)
+// and a result that discovers one new host and loses the previous one
+// (lifetime 0: deleted at once), one small Edit each.
+//
+//	go test ./internal/lld/ -run '^$' -bench ApplyHosts -benchtime 20x
+func BenchmarkApplyHosts(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		ctx := context.Background()
+		cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(b.TempDir(), "c.db"), ExprRefs: trigger.ItemRefs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rule uint64
+		_, err = cat.Edit(ctx, func(e *catalog.Edit) error {
+			gids, err := e.CreateGroups([]string{"g"})
+			if err != nil {
+				return err
+			}
+			hs := make([]catalog.NewHost, n)
+			for i := range hs {
+				hs[i] = catalog.NewHost{Host: fmt.Sprintf("h%d", i), GroupIDs: gids}
+			}
+			hids, err := e.CreateHosts(hs)
+			if err != nil {
+				return err
+			}
+			ids, err := e.CreateItems([]catalog.NewItem{{HostID: hids[0], ItemSpec: catalog.ItemSpec{Key: "vm.discovery", Type: "trapper"},
+				LLD: &catalog.LLDRule{Lifetime: "0", HostPrototypes: []catalog.HostPrototype{{Host: "vm-{#NAME}", GroupLinks: gids,
+					Tags: []catalog.Tag{{Tag: "vm", Value: "{#NAME}"}}}}}}})
+			if err != nil {
+				return err
+			}
+			rule = ids[0]
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng := lld.New(lld.Options{Catalog: cat})
+		val := func(i int) []lld.Value {
+			return []lld.Value{{RuleID: rule, Value: fmt.Sprintf(`[{"{#NAME}":"v%d"}]`, i)}}
+		}
+		eng.Apply(ctx, val(0))
+		b.Run(fmt.Sprintf("hosts=%d/unchanged", n), func(b *testing.B) {
+			b.ReportAllocs()
+			v := val(0)
+			for b.Loop() {
+				eng.Apply(ctx, v)
+			}
+		})
+		b.Run(fmt.Sprintf("hosts=%d/one-new-one-lost", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 1
+			for b.Loop() {
+				eng.Apply(ctx, val(i))
+				i++
+			}
+		})
+		if e := eng.RuleError(rule); e != "" {
+			b.Fatalf("rule error: %q", e)
+		}
+		cat.Close()
 	}
 }
