@@ -155,8 +155,8 @@ type LLDOperation struct {
 	Trends   *string `json:"optrends,omitempty"`
 	Severity *int    `json:"opseverity,omitempty"`
 	Tags     []Tag   `json:"optag,omitempty"`
-	// Templates and Inventory are host prototypes' (stored; host
-	// prototypes create no hosts yet).
+	// Templates and Inventory are host prototypes' (Inventory stored,
+	// not applied: Peregrine keeps no host inventory).
 	Templates []string `json:"optemplate,omitempty"`
 	Inventory *int     `json:"opinventory,omitempty"`
 }
@@ -190,10 +190,10 @@ type TriggerPrototype struct {
 	Discover     int              `json:"discover,omitempty"`
 }
 
-// HostPrototype is a host prototype, stored and inherited; it creates
-// no hosts yet. What hostprototype.create sets is kept in its own
-// members; an import's host prototype keeps the rest of its export
-// form in Config.
+// HostPrototype is a host prototype, stored and inherited; a host's
+// rule makes hosts of it (lld_hosts.go). Config is what older versions
+// kept of an import's host prototype (its export form), no longer
+// written.
 type HostPrototype struct {
 	ID         uint64          `json:"hostid"`
 	TemplateID uint64          `json:"templateid,omitempty"`
