@@ -204,6 +204,11 @@
 // catalog's rules (items with LLD) and their prototypes; item.get and the
 // selectItems of host.get and template.get leave rules out (flags 0 and
 // 4 only, as 6.0), item.update refuses rules and discovered items.
+// discoveryrule_write.go, lld_protos_write.go, lld_trigger_write.go:
+// discoveryrule.create/update/delete/copy and the prototypes' create,
+// update and delete, checked and worded as 6.0.14 (conformance case
+// lld); each call is one catalog Edit changing the rule's configuration
+// (catalog.Edit.UpdateRule), which the catalog hands on to its copies.
 //
 // Graphs (graph.go: graph.get, graphitem.get; graph_write.go:
 // graph.create/update/delete, checked as 6.0's CGraph checks them with

@@ -43,6 +43,7 @@ const (
 	ResourceMaintenance      = 27
 	ResourceMacro            = 29
 	ResourceTemplate         = 30
+	ResourceTriggerPrototype = 31
 	ResourceAutoregistration = 38
 	ResourceSettings         = 40
 	ResourceHousekeeping     = 41

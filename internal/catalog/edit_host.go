@@ -144,7 +144,7 @@ func (e *Edit) editableHost(id uint64) *Host {
 	}
 	o := e.oldHost(id)
 	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI, Inventory: o.Inventory,
-		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID}
+		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID, Discovery: o.Discovery}
 	e.hosts[id] = h
 	return h
 }
@@ -361,7 +361,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			continue
 		}
 		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI, Inventory: cur.Inventory,
-			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID}
+			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID, Discovery: cur.Discovery}
 		if u.Inventory != nil {
 			n.Inventory = u.Inventory
 			if err := u.Inventory.Check(); err != nil {
@@ -535,6 +535,20 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	if err := el.err(); err != nil {
 		return err
 	}
+	// The hosts their rules discovered go with them.
+	for _, id := range ids {
+		var rules []uint64
+		for _, it := range e.hostItems(id) {
+			if it.LLD != nil {
+				rules = append(rules, it.ID)
+			}
+		}
+		if hs := e.hostsDiscoveredBy(rules); len(hs) > 0 {
+			if err := e.DeleteHosts(slices.DeleteFunc(hs, func(h uint64) bool { return slices.Contains(ids, h) || e.host(h) == nil })); err != nil {
+				return err
+			}
+		}
+	}
 	for _, id := range ids {
 		if h := e.host(id); h.IsTemplate {
 			if err := e.deleteTemplate(h); err != nil {
@@ -560,6 +574,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM host_ipmi WHERE host_id = ?",
 			"DELETE FROM host_inventory WHERE host_id = ?",
 			"DELETE FROM host_proxy WHERE host_id = ?",
+			"DELETE FROM host_discovery WHERE host_id = ?",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",

@@ -175,7 +175,7 @@ func (x *exporter) ownersTriggers(owners map[uint64]bool) []*Trigger {
 	add := func(ts []Trigger) {
 		for i := range ts {
 			t := &ts[i]
-			if t.TemplateID != 0 || len(t.HostIDs) == 0 {
+			if t.TemplateID != 0 || len(t.HostIDs) == 0 || t.Discovery != nil {
 				continue
 			}
 			for _, h := range t.HostIDs {
@@ -200,6 +200,7 @@ func (x *exporter) template(t *Host) *exportNode {
 	m.sub("templates", x.links(t.ID), false)
 	m.sub("groups", x.groupNames(t), true)
 	m.sub("items", x.items(t, true), false)
+	m.sub("discovery_rules", x.discoveryRules(t, true), false) // export_lld.go
 	m.sub("tags", exportTags(t.Tags), false)
 	m.sub("macros", x.macros(t.ID), false)
 	m.sub("dashboards", x.dashboards(t.ID), false)
@@ -238,6 +239,7 @@ func (x *exporter) host(h *Host) *exportNode {
 	}
 	x.ifRefs = refs
 	m.sub("items", x.items(h, false), false)
+	m.sub("discovery_rules", x.discoveryRules(h, false), false)
 	x.ifRefs = nil
 	m.sub("tags", exportTags(h.Tags), false)
 	m.sub("macros", x.macros(h.ID), false)
@@ -434,7 +436,9 @@ var exportItemTypeNames = func() map[int]string {
 func (x *exporter) items(h *Host, template bool) *exportNode {
 	var its []*Item
 	for _, it := range h.Items() {
-		if it.TemplateID == 0 {
+		// Rules are discovery_rules'; discovered items are not written
+		// (6.0 writes neither as items).
+		if it.TemplateID == 0 && it.LLD == nil && it.Discovery == nil {
 			its = append(its, it)
 		}
 	}

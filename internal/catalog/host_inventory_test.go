@@ -9,8 +9,8 @@ import (
 )
 
 // downgradeHostInventory undoes the 30 → 31 migration (hosts'
-// inventory), the first step of every older downgrade.
-var downgradeHostInventory = []string{"DROP TABLE host_inventory"}
+// inventory), after downgradeLLDHosts.
+var downgradeHostInventory = append(slices.Clone(downgradeLLDHosts), "DROP TABLE host_inventory")
 
 // TestHostInventory: disabled (nil) by default; set on create, changed
 // and disabled on update, kept across a reopen, dropped with its host;

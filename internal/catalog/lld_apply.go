@@ -34,6 +34,7 @@ type DiscoveryResult struct {
 	Now, Lifetime int64
 	Items         []DiscoveredItem
 	Triggers      []DiscoveredTrigger
+	Hosts         []DiscoveredHost
 }
 
 // ApplyDiscovery makes the rule's discovered items and triggers what r
@@ -64,6 +65,18 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	// Masters first: a dependent's master may be discovered in this
 	// result too.
 	pending := slices.Clone(r.Items)
+	// Two prototypes whose keys are one once expanded: the first makes
+	// the item, the others are reported on the rule.
+	madeBy := map[string]uint64{}
+	pending = slices.DeleteFunc(pending, func(di DiscoveredItem) bool {
+		if p, ok := madeBy[di.Item.Key]; ok && p != di.ProtoID {
+			// Recorded from 6.0.14 (two prototypes, one key once expanded).
+			msgs = append(msgs, fmt.Sprintf("Cannot create item: item with the same key \"%s\" already exists.", di.Item.Key))
+			return true
+		}
+		madeBy[di.Item.Key] = di.ProtoID
+		return false
+	})
 	for len(pending) > 0 {
 		var next []DiscoveredItem
 		progress := false
@@ -115,7 +128,11 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(msgs, tm...), nil
+	hm, err := e.applyDiscoveredHosts(rule, host, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(msgs, tm...), hm...), nil
 }
 
 // existing returns the IDs of ids whose item still exists (a dependent

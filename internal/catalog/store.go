@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 31
+const schemaVersion = 32
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -225,6 +225,7 @@ var migrations = []string{
 	migrateProxies(),       // 28 → 29: proxies, hosts' proxy (proxy.go)
 	migrateAutoreg(),       // 29 → 30: autoregistration settings (autoreg.go)
 	migrateHostInventory(), // 30 → 31: hosts' inventory (host_inventory.go)
+	migrateLLDHosts(),      // 31 → 32: discovered hosts (lld_hosts.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -439,6 +440,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		return nil, err
 	}
 	if err := loadLLD(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	if err := loadHostDiscovery(ctx, tx, hosts); err != nil {
 		return nil, err
 	}
 	trigs, err := loadTriggers(ctx, tx)

@@ -193,6 +193,9 @@ type Host struct {
 	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
 	// an export matches templates by); "" for hosts.
 	UUID string
+	// Discovery links a discovered host (Zabbix's flags 4) to the rule
+	// and host prototype that made it (lld_hosts.go); nil otherwise.
+	Discovery *Discovery
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items
