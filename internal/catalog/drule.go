@@ -37,6 +37,19 @@ const (
 	DCheckTelnet = 15
 )
 
+// Condition types of discovery actions (with CondProxy).
+const (
+	CondDHostIP      = 7
+	CondDServiceType = 8
+	CondDServicePort = 9
+	CondDStatus      = 10
+	CondDUptime      = 11
+	CondDValue       = 12
+	CondDRule        = 18
+	CondDCheck       = 19
+	CondDObject      = 21
+)
+
 // Statuses of discovered hosts and services (dhosts.status,
 // dservices.status) and the values of discovery events.
 const (
@@ -544,4 +557,17 @@ func loadDRules(ctx context.Context, db *sql.DB) ([]DRule, *DiscoveryState, erro
 		return nil, nil, fmt.Errorf("cannot load discovered services: %w", err)
 	}
 	return rules, st, nil
+}
+
+// HostsWithIP returns the hosts (not templates) with an interface on
+// the address, by ID: dservice.get's selectHosts.
+func (s *Snapshot) HostsWithIP(ip string) []*Host {
+	var out []*Host
+	for i := range s.hosts {
+		h := &s.hosts[i]
+		if !h.IsTemplate && slices.ContainsFunc(h.Interfaces, func(f Interface) bool { return f.IP == ip }) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
