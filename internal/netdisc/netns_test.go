@@ -237,3 +237,152 @@ func TestSweep1000Netns(t *testing.T) {
 		t.Fatalf("second sweep: %+v, want 3000 events (up only), no new host", st)
 	}
 }
+
+// TestAgentSnmpdNetns: the real zabbix_agentd on 127.0.0.2:10050 and
+// snmpd on 127.0.0.1 (v2c and v3 authPriv) discovered in a namespace,
+// with ICMP on 127.0.0.1-3. Shapes as the 6.0.14 peer gave them for the
+// same rule over 127.0.0.4-7 (recorded: dhost.get with selectDServices,
+// event.get source 1): one host per answering address, one service per
+// check and port that answered, the agent's and SNMP's value kept (also
+// once the service is down), ICMP and TCP with value "" and ICMP port
+// 0; events per new address: service discovered (2), host discovered
+// (2), service up (0), each further service discovered and up, host up
+// last. Once the agent stops: its service lost (3) then down (1), the
+// host still up (ICMP), lastup 0 and lastdown set on the service.
+func TestAgentSnmpdNetns(t *testing.T) {
+	if !inNetns(t, nil) {
+		return
+	}
+	snmpd := testutil.StartSnmpd(t)
+	_, snmpPort, _ := net.SplitHostPort(snmpd.Addr)
+	stopAgent := startAgentd(t, "127.0.0.2", 10050)
+	c := openCatalog(t)
+	ev := &events{}
+	d := newDiscoverer(t, c, ev, 5)
+	ids, err := c.SaveDRules(context.Background(), []catalog.DRule{{Name: "small", IPRange: "127.0.0.1-3", Delay: "1h",
+		Checks: []catalog.DCheck{
+			{Type: catalog.DCheckICMP, Ports: "0", HostSource: 1},
+			{Type: catalog.DCheckAgent, Key: "agent.hostname", Ports: "10050", HostSource: 1},
+			{Type: catalog.DCheckSNMPv2, Key: ".1.3.6.1.2.1.1.5.0", SNMPCommunity: snmpd.Community, Ports: snmpPort, HostSource: 1},
+			{Type: catalog.DCheckSNMPv3, Key: ".1.3.6.1.2.1.1.6.0", Ports: snmpPort, SNMPv3SecurityName: testutil.SnmpdUserSHAAES,
+				SNMPv3SecurityLevel: 2, SNMPv3AuthProtocol: 1, SNMPv3AuthPassphrase: snmpd.AuthPass, SNMPv3PrivProtocol: 1,
+				SNMPv3PrivPassphrase: snmpd.PrivPass, HostSource: 1},
+			{Type: catalog.DCheckTCP, Ports: "10050", HostSource: 1},
+		}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.DRule(ids[0])
+	if _, err := d.Sweep(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Discovery()
+	if len(st.Hosts) != 3 {
+		t.Fatalf("%d hosts, want 3", len(st.Hosts))
+	}
+	byIP := map[string]map[uint64]*catalog.DService{}
+	for _, s := range st.Services {
+		if byIP[s.IP] == nil {
+			byIP[s.IP] = map[uint64]*catalog.DService{}
+		}
+		byIP[s.IP][s.DCheckID] = s
+	}
+	icmpID, agentID, v2ID, v3ID, tcpID := r.Checks[0].ID, r.Checks[1].ID, r.Checks[2].ID, r.Checks[3].ID, r.Checks[4].ID
+	one := byIP["127.0.0.1"]
+	if len(one) != 3 || one[icmpID].Port != 0 || one[icmpID].Value != "" || one[v2ID].Value != snmpd.SysName ||
+		one[v3ID].Value != snmpd.SysLocation || one[v2ID].Status != catalog.DStatusUp {
+		t.Fatalf("127.0.0.1: %+v", one)
+	}
+	two := byIP["127.0.0.2"]
+	if len(two) != 3 || two[agentID].Value != "netdisc-test" || two[agentID].Port != 10050 || two[tcpID].Value != "" {
+		t.Fatalf("127.0.0.2: agent %+v tcp %+v (%d services)", two[agentID], two[tcpID], len(two))
+	}
+	if three := byIP["127.0.0.3"]; len(three) != 1 || three[icmpID] == nil {
+		t.Fatalf("127.0.0.3: %+v", three)
+	}
+	l := ev.take()
+	// 127.0.0.1 first: ICMP discovered, host discovered, ICMP up, v2
+	// discovered, up, v3 discovered, up, host up.
+	want := []struct{ obj, val uint8 }{{2, 2}, {1, 2}, {2, 0}, {2, 2}, {2, 0}, {2, 2}, {2, 0}, {1, 0}}
+	for i, w := range want {
+		if l[i].Source != event.SourceDiscovery || l[i].Object != w.obj || l[i].Value != w.val {
+			t.Fatalf("event %d: %+v, want object %d value %d (all: %+v)", i, l[i], w.obj, w.val, l[:len(want)])
+		}
+	}
+	stopAgent()
+	if _, err := d.Sweep(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	svc := c.Discovery().Services[two[agentID].ID]
+	if svc.Status != catalog.DStatusDown || svc.LastUp != 0 || svc.LastDown == 0 || svc.Value != "netdisc-test" {
+		t.Fatalf("the agent's service after it stopped: %+v", svc)
+	}
+	var lost, down int
+	for _, e := range ev.take() {
+		if e.Object == ObjectDService && e.ObjectID == svc.ID {
+			switch e.Value {
+			case catalog.DStatusLost:
+				lost++
+			case catalog.DStatusDown:
+				down++
+			}
+		}
+		if e.Object == ObjectDHost && e.ObjectID == svc.DHostID && e.Value != catalog.DStatusUp {
+			t.Fatalf("host event %+v: the host is still up (ICMP)", e)
+		}
+	}
+	if lost != 1 || down != 1 {
+		t.Fatalf("agent service: %d lost, %d down events, want 1 and 1", lost, down)
+	}
+	// Survives a reopen of the catalog (state persisted).
+	if h := c.Discovery().Hosts[svc.DHostID]; h == nil || h.Status != catalog.DStatusUp {
+		t.Fatalf("host: %+v", h)
+	}
+}
+
+// TestSweepTCPNetns is the side-by-side rule: 1,000 addresses with a TCP
+// listener on port 17777 (10.1.0-3.1-250) and 1,000 that refuse
+// (10.2.0-3.1-250, local without a listener), one TCP check; hosts
+// created by a discovery action. The 6.0.14 peer ran the same rule over
+// 127.1.0-3.1-250 and 127.2.0-3.1-250 (recorded: 1,000 dhosts, 1,000
+// hosts, 2,000 host events; its one discoverer took about 97 s).
+func TestSweepTCPNetns(t *testing.T) {
+	if !inNetns(t, []string{"route add local 10.1.0.0/22 dev lo", "route add local 10.2.0.0/22 dev lo"}) {
+		return
+	}
+	for c := 0; c < 4; c++ {
+		for h := 1; h <= 250; h++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("10.1.%d.%d:17777", c, h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					conn.Close()
+				}
+			}()
+		}
+	}
+	cat := openCatalog(t)
+	ev := &events{}
+	d := newDiscoverer(t, cat, ev, 5)
+	addHostAction(t, cat)
+	ids, err := cat.SaveDRules(context.Background(), []catalog.DRule{{Name: "tcp", IPRange: "10.1.0-3.1-250,10.2.0-3.1-250", Delay: "1h",
+		Checks: []catalog.DCheck{{Type: catalog.DCheckTCP, Ports: "17777", HostSource: 1}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Sweep(context.Background(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sweep: %+v", st)
+	if st.Addresses != 2000 || st.Up != 1000 || st.Hosts != 1000 || st.Events != 4000 {
+		t.Fatalf("sweep: %+v, want 2000 addresses, 1000 up, 1000 hosts, 4000 events", st)
+	}
+}
