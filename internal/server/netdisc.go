@@ -12,12 +12,14 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
 	"github.com/peregrine-mon/peregrine/internal/poll/tcpsvc"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
 // Network discovery (s.Discovery, event source 1): the discoverer
 // sweeps the discovery rules with the server's ICMP checker and agent
 // and TCP service checkers of its own (so that discovery is not counted
-// as item checks), each check bounded by poll.default_timeout and at
+// as item checks; their counts are the discoverer's
+// peregrine_netdisc_checks_total), each check bounded by poll.default_timeout and at
 // most poll.simple_max_in_flight checks out at once. Its events reach
 // the alert engine as auto-registration's do.
 
@@ -30,8 +32,8 @@ func (s *Server) buildDiscovery() error {
 		Events:  notifyStore{s.Events, s.Alerts.Notify},
 		ICMP:    serverICMP{s},
 		Agent: agent.New(agent.Options{ConnectTimeout: cfg.Poll.ConnectTimeout.Std(), MaxReplySize: int(cfg.Poll.MaxReplySize),
-			Metrics: s.Metrics, Logger: log.With("component", "netdisc", "checker", "agent")}),
-		TCP:            tcpsvc.New(tcpsvc.Options{Metrics: s.Metrics, Logger: log.With("component", "netdisc", "checker", "tcpsvc")}),
+			Metrics: selfmon.NewRegistry(), Logger: log.With("component", "netdisc", "checker", "agent")}),
+		TCP:            tcpsvc.New(tcpsvc.Options{Metrics: selfmon.NewRegistry(), Logger: log.With("component", "netdisc", "checker", "tcpsvc")}),
 		Resolve:        reverseDNS,
 		DiscoveryGroup: s.discoveryGroup,
 		MaxInFlight:    cfg.Poll.SimpleMaxInFlight,
