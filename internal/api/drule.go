@@ -651,6 +651,17 @@ func (d *drules) delete(ctx context.Context, c *call) (any, error) {
 			return nil, errNoPermissions
 		}
 	}
+	// A rule an action's condition names stays (recorded from 6.0.14).
+	if d.s.opts.Alerting != nil {
+		for _, a := range d.s.opts.Alerting.AlertConfig().SortedActions() {
+			for _, cd := range a.Filter.Conditions {
+				rid, _ := strconv.ParseUint(cd.Value, 10, 64)
+				if cd.ConditionType == catalog.CondDRule && slices.Contains(ids, rid) {
+					return nil, errParams(`Discovery rule "%s" is used in "%s" action.`, d.st.DRule(rid).Name, a.Name)
+				}
+			}
+		}
+	}
 	if _, err := d.save(ctx, nil, ids); err != nil {
 		return nil, err
 	}
