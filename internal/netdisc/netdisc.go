@@ -237,14 +237,12 @@ func (d *Discoverer) Sweep(ctx context.Context, id uint64) (SweepStats, error) {
 	if err != nil {
 		return st, err
 	}
-	var addrs []netip.Addr
-	list.Each(func(a netip.Addr) bool { addrs = append(addrs, a); return true })
 	var ports [][]int
 	for _, k := range rule.Checks {
 		ports = append(ports, checkPorts(&k))
 	}
-	st.Addresses = len(addrs)
-	d.run(ctx, &rule, addrs, ports, func(lo, hi int, probes []probe) {
+	d.run(ctx, &rule, list, ports, func(addrs []netip.Addr, probes []probe) {
+		st.Addresses += len(addrs)
 		st.Checks += len(probes)
 		for i := range probes {
 			if probes[i].up {
@@ -260,7 +258,7 @@ func (d *Discoverer) Sweep(ctx context.Context, id uint64) (SweepStats, error) {
 	}
 	st.Duration = time.Since(start)
 	d.m.sweeps.Inc()
-	d.m.addresses.Add(uint64(len(addrs)))
+	d.m.addresses.Add(uint64(st.Addresses))
 	d.m.sweep.Observe(st.Duration.Seconds())
 	return st, nil
 }
@@ -324,79 +322,105 @@ var tcpService = map[int]string{
 	catalog.DCheckTCP: "tcp", catalog.DCheckHTTPS: "https", catalog.DCheckTelnet: "telnet",
 }
 
-// run checks addrs with every check and port, at most MaxInFlight at
-// once, starting them in address order without waiting for the
-// addresses before; each chunk of ChunkSize addresses is handed to
-// chunk, in order, as soon as its probes are over, while later ones
-// run. It returns once every chunk was handed over (or ctx ended:
-// probes not started then count as down and chunks are not handed).
-func (d *Discoverer) run(ctx context.Context, r *catalog.DRule, addrs []netip.Addr, ports [][]int, chunk func(lo, hi int, probes []probe)) {
-	var probes []probe
+// maxChunkProbes bounds the probes of one chunk (a chunk holds at least
+// one address), and chunkWindow the chunks started and not yet
+// recorded: memory stays bounded whatever the range and port lists.
+const (
+	maxChunkProbes = 1 << 16
+	chunkWindow    = 4
+)
+
+// chunk is a run of addresses with their probes.
+type chunk struct {
+	addrs     []netip.Addr
+	probes    []probe
+	remaining atomic.Int64
+	done      chan struct{}
+}
+
+// run checks the list's addresses with every check and port, at most
+// MaxInFlight at once, starting them in address order without waiting
+// for the addresses before. Addresses go in chunks of at most ChunkSize
+// addresses and maxChunkProbes probes; each chunk is handed to record,
+// in order, once its probes are over, while later ones run (at most
+// chunkWindow chunks are out). When ctx ends no probe starts, the
+// started ones end (checkers honour ctx) and nothing more is recorded.
+func (d *Discoverer) run(ctx context.Context, r *catalog.DRule, list iprange.List, ports [][]int, record func(addrs []netip.Addr, probes []probe)) {
+	perAddr := 0
+	for _, p := range ports {
+		perAddr += len(p)
+	}
 	size := d.opts.ChunkSize
-	nChunks := (len(addrs) + size - 1) / size
-	bounds := make([]int, nChunks+1) // probes of chunk c: bounds[c]..bounds[c+1]
-	for ai := range addrs {
-		if ai%size == 0 {
-			bounds[ai/size] = len(probes)
-		}
-		for ci := range r.Checks {
-			for _, p := range ports[ci] {
-				probes = append(probes, probe{addr: ai, check: ci, port: p})
-			}
-		}
+	if perAddr > 0 {
+		size = max(1, min(size, maxChunkProbes/perAddr))
 	}
-	bounds[nChunks] = len(probes)
-	remaining := make([]atomic.Int64, nChunks)
-	ready := make(chan int, nChunks)
-	for c := range remaining {
-		n := int64(bounds[c+1] - bounds[c])
-		remaining[c].Store(n)
-		if n == 0 {
-			ready <- c
-		}
-	}
-	finish := func(i int) {
-		c := probes[i].addr / size
-		if remaining[c].Add(-1) == 0 {
-			ready <- c
-		}
-	}
+	chunks := make(chan *chunk, chunkWindow)
+	window := make(chan struct{}, chunkWindow)
 	sem := make(chan struct{}, d.opts.MaxInFlight)
 	go func() {
-		for i := range probes {
+		defer close(chunks)
+		var addrs []netip.Addr
+		start := func() bool {
 			select {
-			case sem <- struct{}{}:
+			case window <- struct{}{}:
 			case <-ctx.Done():
+				return false
 			}
-			if ctx.Err() != nil {
-				for j := i; j < len(probes); j++ {
-					finish(j)
+			c := &chunk{addrs: addrs, done: make(chan struct{})}
+			addrs = nil
+			for ai := range c.addrs {
+				for ci := range r.Checks {
+					for _, p := range ports[ci] {
+						c.probes = append(c.probes, probe{addr: ai, check: ci, port: p})
+					}
 				}
-				return
 			}
-			pr := &probes[i]
-			d.start(ctx, &r.Checks[pr.check], addrs[pr.addr], pr, func() {
-				if pr.up {
-					d.m.checks[1].Inc()
-				} else {
-					d.m.checks[0].Inc()
+			c.remaining.Store(int64(len(c.probes)) + 1)
+			finish := func() {
+				if c.remaining.Add(-1) == 0 {
+					close(c.done)
 				}
-				<-sem
-				finish(i)
-			})
+			}
+			chunks <- c
+			for i := range c.probes {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+				if ctx.Err() != nil {
+					for range c.probes[i:] {
+						finish()
+					}
+					break
+				}
+				pr := &c.probes[i]
+				d.start(ctx, &r.Checks[pr.check], c.addrs[pr.addr], pr, func() {
+					if pr.up {
+						d.m.checks[1].Inc()
+					} else {
+						d.m.checks[0].Inc()
+					}
+					<-sem
+					finish()
+				})
+			}
+			finish() // the chunk's own count: all probes started
+			return ctx.Err() == nil
+		}
+		list.Each(func(a netip.Addr) bool {
+			addrs = append(addrs, a)
+			return len(addrs) < size || start()
+		})
+		if len(addrs) > 0 && ctx.Err() == nil {
+			start()
 		}
 	}()
-	done := make([]bool, nChunks)
-	for next := 0; next < nChunks; {
-		c := <-ready
-		done[c] = true
-		for next < nChunks && done[next] {
-			if ctx.Err() == nil {
-				lo, hi := next*size, min((next+1)*size, len(addrs))
-				chunk(lo, hi, probes[bounds[next]:bounds[next+1]])
-			}
-			next++
+	for c := range chunks {
+		<-c.done
+		if ctx.Err() == nil {
+			record(c.addrs, c.probes)
 		}
+		<-window
 	}
 }
 

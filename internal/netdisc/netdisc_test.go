@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,5 +219,56 @@ func TestHelpers(t *testing.T) {
 		if got, _ := parseDelay(in); got != want {
 			t.Errorf("parseDelay(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// blockingChecker answers only when its check's context ends, as a
+// network error (as checkers must).
+type blockingChecker struct{ started atomic.Int64 }
+
+func (b *blockingChecker) Check(ctx context.Context, batch []poll.Check, done func(*poll.Result)) {
+	for _, c := range batch {
+		b.started.Add(1)
+		go func() {
+			<-ctx.Done()
+			done(&poll.Result{Check: c, Status: poll.NetworkError, Error: "abandoned"})
+		}()
+	}
+}
+
+// TestSweepBounded: a rule of every port on a /24 starts at most
+// MaxInFlight checks, chunks of one address at most 65,536 probes, and a
+// cancelled sweep returns without recording anything.
+func TestSweepBounded(t *testing.T) {
+	c := openCatalog(t)
+	ev := &events{}
+	b := &blockingChecker{}
+	d, err := New(Options{Catalog: c, Events: ev, TCP: b, MaxInFlight: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := c.SaveDRules(context.Background(), []catalog.DRule{{Name: "all ports", IPRange: "10.8.0.0/24", Delay: "1h",
+		Checks: []catalog.DCheck{{Type: catalog.DCheckTCP, Ports: "1-65535", HostSource: 1}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := d.Sweep(ctx, ids[0]); errc <- err }()
+	for end := time.Now().Add(10 * time.Second); b.started.Load() < 100; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d checks started", b.started.Load())
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := b.started.Load(); n != 100 {
+		t.Fatalf("%d checks started, want MaxInFlight (100)", n)
+	}
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("cancelled sweep: %v", err)
+	}
+	if len(ev.take()) != 0 || len(c.Discovery().Hosts) != 0 {
+		t.Fatal("a cancelled sweep recorded something")
 	}
 }
