@@ -75,6 +75,8 @@ type Options struct {
 	// actions send nothing. Every discovery event, whatever its value,
 	// is matched, and the operations run once, as auto-registration's.
 	Discovery func(a *catalog.Action, ev *event.Event) bool
+	// DiscoveryMacros gives a discovery event's {DISCOVERY.*} macros.
+	DiscoveryMacros func(ev *event.Event) map[string]string
 	// Senders by media type kind (catalog.MediaEmail, ...); missing kinds
 	// get the built-in senders.
 	Senders map[int]Sender
@@ -813,6 +815,8 @@ func (p *passState) alert(a *catalog.Action, x *Escalation, kind int, user uint6
 	switch {
 	case prob.Source == event.SourceAutoreg && p.e.opts.AutoregMacros != nil:
 		md.Extra = p.e.opts.AutoregMacros(prob)
+	case prob.Source == event.SourceDiscovery && p.e.opts.DiscoveryMacros != nil:
+		md.Extra = p.e.opts.DiscoveryMacros(prob)
 	case p.snap != nil && prob.Source == event.SourceInternal:
 		md.Extra = internalMacros(p.snap, prob)
 	case p.snap != nil:

@@ -46,7 +46,8 @@
 //     host source (DNS name when the lookup gives one, else the IP; the
 //     IP; or a check's value), put in the settings' discovery group with
 //     an agent interface (the agent check's port, else 10050) and an
-//     SNMP interface when an SNMP check answered.
+//     SNMP interface when an SNMP check answered. Messages get the
+//     event's {DISCOVERY.*} macros (Macros).
 //
 // # What it does not own
 //

@@ -141,6 +141,22 @@ func TestSweepFake(t *testing.T) {
 	if !svcOK || hostICMP {
 		t.Fatalf("Matches: service %v, ICMP-only host %v", svcOK, hostICMP)
 	}
+	for i := range l {
+		if l[i].Object != ObjectDService {
+			continue
+		}
+		m := d.Macros(&l[i])
+		if m["DISCOVERY.SERVICE.NAME"] == "Zabbix agent" {
+			if m["DISCOVERY.DEVICE.IPADDRESS"] != "10.0.0.2" || m["DISCOVERY.SERVICE.PORT"] != "10050" || m["DISCOVERY.SERVICE.VALUE"] != "web-01" ||
+				m["DISCOVERY.SERVICE.STATUS"] != "Up" || m["DISCOVERY.RULE.NAME"] != "fake" || m["DISCOVERY.DEVICE.STATUS"] != "Up" {
+				t.Fatalf("macros: %v", m)
+			}
+			svcOK = false
+		}
+	}
+	if svcOK {
+		t.Fatal("no agent service event had macros")
+	}
 	// The device changes its address: the unique check's value finds
 	// the same discovered host.
 	icmpF.set("10.0.0.2", "")

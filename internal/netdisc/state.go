@@ -423,3 +423,39 @@ func hostName(s string) string {
 	}
 	return string(b)
 }
+
+// serviceNames are the check types' names in messages
+// ({DISCOVERY.SERVICE.NAME}).
+var serviceNames = [...]string{"SSH", "LDAP", "SMTP", "FTP", "HTTP", "POP", "NNTP", "IMAP", "TCP", "Zabbix agent",
+	"SNMPv1 agent", "SNMPv2 agent", "ICMP ping", "SNMPv3 agent", "HTTPS", "Telnet"}
+
+func statusText(st int) string {
+	if st == catalog.DStatusUp {
+		return "Up"
+	}
+	return "Down"
+}
+
+// Macros are a discovery event's {DISCOVERY.*} macros for messages:
+// DEVICE.IPADDRESS, DEVICE.DNS, DEVICE.STATUS ("Up" or "Down"),
+// RULE.NAME and, of a service event, SERVICE.NAME, SERVICE.PORT,
+// SERVICE.STATUS and SERVICE.VALUE; nil when the event's host or
+// service is gone.
+func (d *Discoverer) Macros(ev *event.Event) map[string]string {
+	c, ok := d.context(d.opts.Catalog.Discovery(), ev)
+	if !ok || len(c.services) == 0 {
+		return nil
+	}
+	s := c.services[0]
+	m := map[string]string{"DISCOVERY.DEVICE.IPADDRESS": s.IP, "DISCOVERY.DEVICE.DNS": s.DNS,
+		"DISCOVERY.DEVICE.STATUS": statusText(c.host.Status), "DISCOVERY.RULE.NAME": c.rule.Name}
+	if ev.Object == ObjectDService {
+		if k := d.check(c.rule, s.DCheckID); k != nil && k.Type >= 0 && k.Type < len(serviceNames) {
+			m["DISCOVERY.SERVICE.NAME"] = serviceNames[k.Type]
+		}
+		m["DISCOVERY.SERVICE.PORT"] = strconv.Itoa(s.Port)
+		m["DISCOVERY.SERVICE.STATUS"] = statusText(s.Status)
+		m["DISCOVERY.SERVICE.VALUE"] = s.Value
+	}
+	return m
+}

@@ -74,3 +74,11 @@ func reverseDNS(ctx context.Context, ip string) string {
 func (s *Server) discoveryMatches(a *catalog.Action, ev *event.Event) bool {
 	return s.Discovery != nil && s.Discovery.Matches(a, ev)
 }
+
+// discoveryMacros is the alert engine's Options.DiscoveryMacros.
+func (s *Server) discoveryMacros(ev *event.Event) map[string]string {
+	if s.Discovery == nil {
+		return nil
+	}
+	return s.Discovery.Macros(ev)
+}

@@ -88,7 +88,8 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
 		Autoreg:    s.autoregMatches, AutoregMacros: s.autoregMacros, Discovery: s.discoveryMatches,
-		Metrics: s.Metrics, Logger: log.With("component", "alert"),
+		DiscoveryMacros: s.discoveryMacros,
+		Metrics:         s.Metrics, Logger: log.With("component", "alert"),
 	})
 	if err != nil {
 		return err
