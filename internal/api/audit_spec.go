@@ -91,6 +91,10 @@ var (
 	// the identity masked; the key is never sent back, so never shown).
 	auditProxy = &auditRes{typ: audit.ResourceProxy, api: "proxy", table: "hosts", idField: "proxyid", get: "proxy.get", getIDs: "proxyids",
 		name: "host", masked: []auditMask{{path: "tls_psk_identity"}, {path: "tls_psk"}}}
+	// Discovery rules: 6.0's older audit (recorded from 6.0.14: no
+	// details on add and delete, the changed fields on update).
+	auditDRule = &auditRes{typ: audit.ResourceDiscoveryRule, api: "drule", idField: "druleid", get: "drule.get", getIDs: "druleids",
+		name: "name", oldStyle: true, fields: []string{"druleid", "proxy_hostid", "name", "iprange", "delay", "status"}}
 	auditRole = &auditRes{typ: audit.ResourceUserRole, api: "role", idField: "roleid", get: "role.get", getIDs: "roleids",
 		name: "name", oldStyle: true, fields: []string{"roleid", "name", "type", "readonly"}}
 	auditGlobalMacro = &auditRes{typ: audit.ResourceMacro, api: "usermacro", table: "globalmacro", idField: "globalmacroid",
@@ -225,6 +229,9 @@ var auditOps = map[string]auditOp{
 	"triggerprototype.update": {res: auditTriggerProto, action: audit.ActionUpdate},
 	"triggerprototype.delete": {res: auditTriggerProto, action: audit.ActionDelete},
 	"proxy.create":            {res: auditProxy, action: audit.ActionAdd},
+	"drule.create":            {res: auditDRule, action: audit.ActionAdd},
+	"drule.update":            {res: auditDRule, action: audit.ActionUpdate},
+	"drule.delete":            {res: auditDRule, action: audit.ActionDelete},
 	"proxy.update":            {res: auditProxy, action: audit.ActionUpdate},
 	"proxy.delete":            {res: auditProxy, action: audit.ActionDelete},
 	"valuemap.create":         {res: auditValueMap, action: audit.ActionAdd},

@@ -45,6 +45,10 @@
 // proxy.go (proxy.get, read as 6.0's legacy proxy.get reads it, and
 // proxy.create/update/delete, checked as 6.0's validator checks them;
 // hosts' proxy_hostid is in host_write.go and host_massupdate.go),
+// drule.go (drule.get/create/update/delete, dcheck.get, dhost.get,
+// dservice.get: network discovery as 6.0's legacy CDRule has it, rules
+// checked field by field in its words; discovery actions' condition
+// values),
 // regexp.go (regexp.get/create/update/delete: the catalog's global
 // regular expressions, super admins only, checked as 6.0's validator
 // checks them, with decodeRuled),

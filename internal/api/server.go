@@ -226,6 +226,7 @@ func New(opts Options) *Server {
 	s.registerTriggers()
 	s.registerAlerting()
 	s.registerProxy()
+	s.registerDRules()
 	s.registerServices()
 	s.registerAudit() // last: it wraps the methods registered above
 	return s

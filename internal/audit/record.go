@@ -34,6 +34,7 @@ const (
 	ResourceGraph            = 6
 	ResourceUserGroup        = 11
 	ResourceTrigger          = 13
+	ResourceDiscoveryRule    = 23
 	ResourceHostGroup        = 14
 	ResourceItem             = 15
 	ResourceValueMap         = 17

@@ -7,8 +7,8 @@ import (
 )
 
 // downgradeLLDHosts undoes the 31 → 32 migration (discovered hosts),
-// the first step of every older downgrade.
-var downgradeLLDHosts = []string{"DROP TABLE host_discovery"}
+// after downgradeDRules.
+var downgradeLLDHosts = append(slices.Clone(downgradeDRules), "DROP TABLE host_discovery")
 
 // TestHostDiscoveryReopen: a discovered host's link survives a reopen;
 // a catalog migrated from 31 has no discovered host.

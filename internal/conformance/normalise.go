@@ -77,7 +77,7 @@ var generated = map[string]bool{
 	"mappingid": true, "item_preprocid": true, "functionid": true, "sysmapid_": true,
 	"timeperiodid": true, "dependencyid": true, "sla_scheduleid": true,
 	"sla_excluded_downtimeid": true, "sla_service_tagid": true, "ruleid": true,
-	"dashboard_pageid": true, "widgetid": true, "gitemid": true, "lld_macro_pathid": true,
+	"dashboard_pageid": true, "widgetid": true, "gitemid": true, "lld_macro_pathid": true, "dcheckid": true, "dhostid": true, "dserviceid": true,
 }
 
 // clocks are the members holding Unix times.

@@ -36,7 +36,7 @@ func (s *Server) buildEventProducers() error {
 		return err
 	}
 	s.ItemStates.OnChange(s.Internal.ItemState)
-	return nil
+	return s.buildDiscovery()
 }
 
 // triggerStates tells internal events of triggers becoming unknown or

@@ -34,6 +34,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
+	"github.com/peregrine-mon/peregrine/internal/netdisc"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -160,7 +161,9 @@ type Server struct {
 	// internal events (source 3) of items and triggers changing state.
 	Autoreg  *autoreg.Registrar
 	Internal *internalev.Producer
-	Triggers *trigger.Machine
+	// Discovery sweeps network discovery rules (event source 1).
+	Discovery *netdisc.Discoverer
+	Triggers  *trigger.Machine
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
@@ -312,6 +315,8 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.Autoreg.Run(pctx) }()
 	go func() { defer wg.Done(); s.Internal.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Discovery.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
