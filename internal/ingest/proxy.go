@@ -201,7 +201,6 @@ func (s *Server) ReturnProxyLastAccess(d map[uint64]int64) {
 // proxyMetrics counts proxies' requests by kind and result.
 type proxyMetrics struct {
 	requests map[string]*selfmon.Counter
-	notSent  *selfmon.Counter
 	extras   *selfmon.Counter
 }
 
@@ -214,7 +213,6 @@ func newProxyMetrics(r *selfmon.Registry) *proxyMetrics {
 			m.requests[kind+"/"+res] = r.Counter("peregrine_trapper_proxy_requests_total", "Proxies' requests (active proxies') and exchanges (with passive ones), by kind and result.", "kind", kind, "result", res)
 		}
 	}
-	m.notSent = r.Counter("peregrine_trapper_proxy_items_not_sent_total", "Items left out of proxies' configurations because Peregrine cannot configure their type on a proxy yet.")
 	m.extras = r.Counter("peregrine_trapper_proxy_unprocessed_parts_total", "Proxy data requests whose auto-registration or discovery part was taken and not acted on (Peregrine has neither yet).")
 	return m
 }
