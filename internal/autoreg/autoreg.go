@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -81,9 +82,14 @@ type Options struct {
 	// BatchSize bounds the registrations handled in one catalog edit
 	// (default 500).
 	BatchSize int
-	Metrics   *selfmon.Registry
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Store, if set, keeps the registrations across restarts (Store
+	// is the durable one): New loads them, Run saves each batch's once
+	// its events are stored. Without it they are kept in memory only,
+	// and after a restart every known host registers once more.
+	Store   Persister
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Registrar queues registrations, records them as events of source 2
@@ -101,6 +107,9 @@ type Registrar struct {
 	lru     list.List // front: most recently registered
 	nextID  uint64
 	wake    chan struct{}
+	// forget are the IDs of registrations dropped from memory (MaxHosts)
+	// whose rows Store still has: removed at the next save.
+	forget []uint64
 
 	// active caches whether an enabled auto-registration action exists,
 	// per AlertConfig revision.
@@ -117,6 +126,7 @@ type activeCache struct {
 type metrics struct {
 	queued, coalesced, dropped, unchanged, noAction *selfmon.Counter
 	registered, failed, hostsCreated, opErrors      *selfmon.Counter
+	storeErrors                                     *selfmon.Counter
 	queue                                           *selfmon.Gauge
 	batch                                           *selfmon.Histogram
 }
@@ -159,10 +169,48 @@ func New(opts Options) (*Registrar, error) {
 			failed:       r.Counter("peregrine_autoreg_failed_total", "Registrations lost because their events could not be stored (the agent registers again at its next refresh)."),
 			hostsCreated: r.Counter("peregrine_autoreg_hosts_created_total", "Hosts created by auto-registration actions."),
 			opErrors:     r.Counter("peregrine_autoreg_operation_errors_total", "Auto-registration operations the catalog refused (logged with the reason)."),
+			storeErrors:  r.Counter("peregrine_autoreg_store_errors_total", "Batches of registrations that could not be saved to the data directory (logged; those hosts register again after a restart)."),
 			queue:        r.Gauge("peregrine_autoreg_queue_length", "Hosts waiting to be registered."),
 			batch:        r.Histogram("peregrine_autoreg_batch_seconds", "Time to handle one batch of registrations (events and catalog edit).", []float64{0.001, 0.01, 0.1, 1, 10}),
 		}}
+	if opts.Store != nil {
+		hosts, err := opts.Store.Load(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("autoreg: %w", err)
+		}
+		for i := range hosts {
+			g.remember(&hosts[i])
+		}
+	}
 	return g, nil
+}
+
+// remember adds a registration loaded from the Store as the most recent
+// one.
+func (r *Registrar) remember(h *Host) {
+	if e, ok := r.hosts[h.Host]; ok { // not from Store.Save; keep the later
+		r.lru.Remove(e)
+		delete(r.byID, e.Value.(*Host).ID)
+	}
+	r.evict()
+	cp := *h
+	r.hosts[h.Host] = r.lru.PushFront(&cp)
+	r.byID[h.ID] = &cp
+	r.nextID = max(r.nextID, h.ID+1)
+}
+
+// evict makes room for one registration under MaxHosts.
+func (r *Registrar) evict() {
+	for r.lru.Len() >= r.opts.MaxHosts {
+		old := r.lru.Back()
+		oh := old.Value.(*Host)
+		r.lru.Remove(old)
+		delete(r.hosts, oh.Host)
+		delete(r.byID, oh.ID)
+		if r.opts.Store != nil {
+			r.forget = append(r.forget, oh.ID)
+		}
+	}
 }
 
 // hasActions reports whether an enabled auto-registration action
@@ -303,13 +351,7 @@ func (r *Registrar) record(req *Request) uint64 {
 		r.lru.MoveToFront(e)
 		return h.ID
 	}
-	if r.lru.Len() >= r.opts.MaxHosts {
-		old := r.lru.Back()
-		oh := old.Value.(*Host)
-		r.lru.Remove(old)
-		delete(r.hosts, oh.Host)
-		delete(r.byID, oh.ID)
-	}
+	r.evict()
 	h := &Host{ID: r.nextID, Request: *req}
 	r.nextID++
 	r.hosts[req.Host] = r.lru.PushFront(h)
@@ -336,5 +378,31 @@ func (r *Registrar) handle(ctx context.Context, batch []Request) {
 		return
 	}
 	r.m.registered.Add(uint64(len(batch)))
+	r.save(ctx, hosts)
 	r.runOperations(ctx, hosts)
+}
+
+// save keeps a batch's registrations in the Store. A failure is
+// counted and logged: they stay in memory, and only a restart before
+// the next successful save registers them again.
+func (r *Registrar) save(ctx context.Context, hosts []Host) {
+	if r.opts.Store == nil {
+		return
+	}
+	r.mu.Lock()
+	forget := r.forget
+	r.forget = nil
+	r.mu.Unlock()
+	if err := r.opts.Store.Save(ctx, hosts, forget); err != nil {
+		r.mu.Lock()
+		// Bounded: rows past MaxHosts left in the file are evicted (and
+		// forgotten again) when the next start loads them.
+		r.forget = append(forget, r.forget...)
+		if len(r.forget) > r.opts.MaxHosts {
+			r.forget = r.forget[len(r.forget)-r.opts.MaxHosts:]
+		}
+		r.mu.Unlock()
+		r.m.storeErrors.Inc()
+		r.log.Error("autoreg: cannot save registrations to the data directory; they are kept in memory (a restart registers these hosts again)", "hosts", len(hosts), "err", err)
+	}
 }

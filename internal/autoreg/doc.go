@@ -18,8 +18,11 @@
 //     _registrations_total, _failed_total, _hosts_created_total,
 //     _operation_errors_total, _queue_length, _batch_seconds.
 //   - Registrations (Host, Lookup): the latest of each host name with a
-//     stable ID, the events' objectid (Zabbix's autoreg_host), in memory,
-//     bounded by Options.MaxHosts (least recently registered forgotten).
+//     stable ID, the events' objectid (Zabbix's autoreg_host), bounded
+//     by Options.MaxHosts (least recently registered forgotten); kept
+//     across restarts by Options.Store (Store: a SQLite file in the data
+//     directory, saved after each batch's events, loaded by New), so a
+//     restart does not register known hosts again.
 //   - Run: batches of up to Options.BatchSize, each stored as events of
 //     source 2, object 3, value 1 (committed before anything else; the
 //     alert engine gets them for the actions' "send message"), then the
