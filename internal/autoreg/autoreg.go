@@ -76,6 +76,13 @@ type Options struct {
 	// past the bound is dropped and counted (the agent asks again at its
 	// next refresh).
 	QueueSize int
+	// MaxPerProxy bounds the hosts of one proxy waiting (default a
+	// quarter of QueueSize): a proxy flooding registrations with random
+	// names takes at most that share of the queue, and agents talking to
+	// the server and other proxies keep the rest. Past it, a proxy's
+	// request is dropped and counted (result "proxy_share_full"); the
+	// proxy forwards its agents' next requests.
+	MaxPerProxy int
 	// MaxHosts bounds the auto-registered hosts remembered (default
 	// 100,000), the least recently registered forgotten first.
 	MaxHosts int
@@ -101,15 +108,19 @@ type Registrar struct {
 
 	mu      sync.Mutex
 	pending map[string]*Request
-	order   []string
-	hosts   map[string]*list.Element // of *Host, by name
-	byID    map[uint64]*Host
-	lru     list.List // front: most recently registered
-	nextID  uint64
-	wake    chan struct{}
+	// perProxy counts the pending requests of each proxy.
+	perProxy map[uint64]int
+	order    []string
+	hosts    map[string]*list.Element // of *Host, by name
+	byID     map[uint64]*Host
+	lru      list.List // front: most recently registered
+	nextID   uint64
+	wake     chan struct{}
 	// forget are the IDs of registrations dropped from memory (MaxHosts)
 	// whose rows Store still has: removed at the next save.
 	forget []uint64
+
+	throttle *selfmon.LogThrottle
 
 	// active caches whether an enabled auto-registration action exists,
 	// per AlertConfig revision.
@@ -125,6 +136,7 @@ type activeCache struct {
 
 type metrics struct {
 	queued, coalesced, dropped, unchanged, noAction *selfmon.Counter
+	proxyDropped                                    *selfmon.Counter
 	registered, failed, hostsCreated, opErrors      *selfmon.Counter
 	storeErrors                                     *selfmon.Counter
 	queue                                           *selfmon.Gauge
@@ -138,6 +150,9 @@ func New(opts Options) (*Registrar, error) {
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 10_000
+	}
+	if opts.MaxPerProxy <= 0 {
+		opts.MaxPerProxy = max(1, opts.QueueSize/4)
 	}
 	if opts.MaxHosts <= 0 {
 		opts.MaxHosts = 100_000
@@ -157,12 +172,13 @@ func New(opts Options) (*Registrar, error) {
 	r := opts.Metrics
 	const reqs = "peregrine_autoreg_requests_total"
 	const reqsHelp = "Auto-registration requests of active agents and proxies, by what became of them."
-	g := &Registrar{opts: opts, log: opts.Logger, pending: map[string]*Request{}, hosts: map[string]*list.Element{},
+	g := &Registrar{opts: opts, log: opts.Logger, pending: map[string]*Request{}, perProxy: map[uint64]int{}, hosts: map[string]*list.Element{},
 		byID: map[uint64]*Host{}, nextID: 1, wake: make(chan struct{}, 1),
 		m: metrics{
 			queued:       r.Counter(reqs, reqsHelp, "result", "queued"),
 			coalesced:    r.Counter(reqs, reqsHelp, "result", "coalesced"),
 			dropped:      r.Counter(reqs, reqsHelp, "result", "queue_full"),
+			proxyDropped: r.Counter(reqs, reqsHelp, "result", "proxy_share_full"),
 			unchanged:    r.Counter(reqs, reqsHelp, "result", "unchanged"),
 			noAction:     r.Counter(reqs, reqsHelp, "result", "no_action"),
 			registered:   r.Counter("peregrine_autoreg_registrations_total", "Registrations recorded as auto-registration events."),
@@ -173,6 +189,7 @@ func New(opts Options) (*Registrar, error) {
 			queue:        r.Gauge("peregrine_autoreg_queue_length", "Hosts waiting to be registered."),
 			batch:        r.Histogram("peregrine_autoreg_batch_seconds", "Time to handle one batch of registrations (events and catalog edit).", []float64{0.001, 0.01, 0.1, 1, 10}),
 		}}
+	g.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
 	if opts.Store != nil {
 		hosts, err := opts.Store.Load(context.Background())
 		if err != nil {
@@ -255,6 +272,8 @@ func (r *Registrar) Register(req Request) bool {
 		}
 	}
 	if p, ok := r.pending[req.Host]; ok {
+		r.perProxy[p.ProxyID]--
+		r.perProxy[req.ProxyID]++
 		*p = req
 		r.mu.Unlock()
 		r.m.coalesced.Inc()
@@ -265,7 +284,17 @@ func (r *Registrar) Register(req Request) bool {
 		r.m.dropped.Inc()
 		return false
 	}
+	if req.ProxyID != 0 && r.perProxy[req.ProxyID] >= r.opts.MaxPerProxy {
+		r.mu.Unlock()
+		r.m.proxyDropped.Inc()
+		if n, ok := r.throttle.Allow("proxy_share_full"); ok {
+			r.log.Warn("autoreg: a proxy's registrations fill its share of the queue; dropped (its agents register at their next requests)",
+				"proxyid", req.ProxyID, "host", truncate(req.Host), "waiting", r.opts.MaxPerProxy, "suppressed", n)
+		}
+		return false
+	}
 	cp := req
+	r.perProxy[req.ProxyID]++
 	r.pending[req.Host] = &cp
 	r.order = append(r.order, req.Host)
 	r.m.queue.Set(int64(len(r.order)))
@@ -276,6 +305,14 @@ func (r *Registrar) Register(req Request) bool {
 	default:
 	}
 	return true
+}
+
+// truncate shortens a host name for a log line.
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // changed is 6.0's test of whether a known host registers again.
@@ -334,6 +371,9 @@ func (r *Registrar) take() []Request {
 	for i, h := range r.order[:n] {
 		out[i] = *r.pending[h]
 		delete(r.pending, h)
+		if r.perProxy[out[i].ProxyID]--; r.perProxy[out[i].ProxyID] <= 0 {
+			delete(r.perProxy, out[i].ProxyID)
+		}
 	}
 	r.order = append(r.order[:0], r.order[n:]...)
 	r.m.queue.Set(int64(len(r.order)))

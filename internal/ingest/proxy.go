@@ -223,7 +223,7 @@ func (s *Server) proxyCount(kind, result string) { s.pm.requests[kind+"/"+result
 // returns 6.0's failed reply.
 func (s *Server) proxyRefuse(kind, result, remote, info string) []byte {
 	s.proxyCount(kind, result)
-	if n, ok := s.throttle.Allow("proxy:" + result); ok {
+	if n, ok := s.throttle.Allow("proxy:" + kind + ":" + result); ok {
 		s.opts.Logger.Warn("proxy request refused", "request", kind, "reason", result, "remote", remote, "info", info, "suppressed", n)
 	}
 	if info == "" {
@@ -454,8 +454,14 @@ func (s *Server) proxyHistory(cs *connState, snap *catalog.Snapshot, p *catalog.
 		case it == nil || it.Host == nil:
 			r = refused(pipeline.UnknownItem)
 		case it.Host.ProxyID != p.ID:
-			// A host the proxy does not monitor: as unknown to it.
-			r = refused(pipeline.UnknownItem)
+			// A host the proxy does not monitor: as unknown to it, and
+			// logged apart, naming the host (a proxy configured by
+			// another server, or hosts moved away from it).
+			failed[refused(pipeline.UnknownItem)]++
+			if n, ok := s.throttle.Allow("proxy:not_its_host"); ok {
+				s.opts.Logger.Warn("proxy sent values of a host it does not monitor", "proxy", p.Name, "host", it.Host.Host, "itemid", row.ItemID, "remote", remote, "suppressed", n)
+			}
+			continue
 		case !it.Host.Enabled:
 			r = refused(pipeline.HostDisabled)
 		case !proxyTypes.Has(it.Type):
