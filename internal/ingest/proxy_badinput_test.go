@@ -41,7 +41,7 @@ func TestProxyBadInput(t *testing.T) {
 			t.Fatalf("a sender was affected: %s", got)
 		}
 	}
-	huge := proxyData("px-bad", sess, "6.0.14", rows(maxProxyRows+1, 1_000_000, "1")...)                     // 7 MB
+	huge := proxyData("px-bad", sess, "6.0.14", rows(maxProxyRows+1, 1_000_000, "1")...)                // 7 MB
 	budget := proxyData("px-bad", sess, "6.0.14", rows(50_000, 2_000_000, strings.Repeat("7", 190))...) // 13 MB, 39 MB to decode
 	fixed := func(b []byte) func() []byte { return func() []byte { return b } }
 	for _, tc := range []struct {
