@@ -187,6 +187,7 @@ type Server struct {
 	sessions *sessions
 	agents   *agentRegistry
 	proxies  proxyState
+	tasks    proxyTasks
 	pm       *proxyMetrics
 
 	mu    sync.Mutex
