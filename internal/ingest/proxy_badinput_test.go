@@ -2,9 +2,32 @@ package ingest
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/zbx"
 )
+
+// patientRequest is request with a minute for the reply (a 7 MB batch
+// under -race takes seconds to decode) and a short failure message.
+func patientRequest(t *testing.T, addr string, payload []byte) []byte {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(zbx.AppendFrame(nil, payload, zbx.FlagProtocol)); err != nil {
+		t.Fatal(err)
+	}
+	_, reply, err := zbx.NewReader(c, zbx.ReaderOptions{Timeout: time.Minute}).ReadFrame()
+	if err != nil {
+		t.Fatalf("no reply to %.200s (%d bytes): %v", payload, len(payload), err)
+	}
+	return append([]byte(nil), reply...)
+}
 
 // TestProxyBadInput: each kind of bad proxy input is refused clearly
 // (or its rows counted as failed), counted, logged once however often it
@@ -14,6 +37,7 @@ func TestProxyBadInput(t *testing.T) {
 	ts := startTrapper(t, proxySpec(), func(o *Options) {
 		o.MaxFrameSize = 16 << 20
 		o.MaxBufferedBytes = 40 << 20 // one connection: 35 MiB: a frame and three times its size to decode
+		o.Timeout = time.Minute       // decoding 100,001 rows under -race takes seconds
 	})
 	addProxy(t, ts, "px-bad")
 	trap := ts.item(t, "px-host", "px.trap").ID
@@ -70,7 +94,7 @@ func TestProxyBadInput(t *testing.T) {
 	} {
 		before := ts.metric(t, tc.metric)
 		for range 3 {
-			if got := string(request(t, ts.addr, tc.payload())); !strings.Contains(got, tc.reply) {
+			if got := string(patientRequest(t, ts.addr, tc.payload())); !strings.Contains(got, tc.reply) {
 				t.Fatalf("%s: reply %.300s, want %s", tc.name, got, tc.reply)
 			}
 		}
