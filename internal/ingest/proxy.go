@@ -421,15 +421,23 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 
 var proxyOK = []byte(`{"upload":"enabled","response":"success"}`)
 
+// passiveOK is 6.0's acknowledgement of a passive proxy's data
+// (recorded from 6.0.14: no "upload").
+var passiveOK = []byte(`{"response":"success"}`)
+
 // proxyReply is the reply to proxy p's data taken: 6.0's success with
 // the tasks waiting for it.
 func (s *Server) proxyReply(p *catalog.Proxy) []byte {
+	ok := proxyOK
+	if p.Status == catalog.ProxyPassive {
+		ok = passiveOK
+	}
 	tasks := s.tasks.take(p.ID, time.Now().Unix())
 	if len(tasks) == 0 {
-		return proxyOK
+		return ok
 	}
 	s.pm.tasks["sent/ok"].Add(uint64(len(tasks)))
-	b := append([]byte(nil), proxyOK[:len(proxyOK)-1]...)
+	b := append([]byte(nil), ok[:len(ok)-1]...)
 	return append(appendTasks(b, tasks), '}')
 }
 

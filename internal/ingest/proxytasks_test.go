@@ -130,6 +130,14 @@ func TestProxyTasks(t *testing.T) {
 	if ts.metric(t, `peregrine_trapper_proxy_tasks_total{kind="result",result="unexpected"}`) != 1 {
 		t.Fatal("a result nobody waits for was not counted")
 	}
+	// A passive proxy's acknowledgement, as 6.0.14's (recorded).
+	if err := ts.srv.ProxyCheckNow(pid, []uint64{ts.item(t, "px-host", "agent.ping").ID}); err != nil {
+		t.Fatal(err)
+	}
+	passive := &catalog.Proxy{ID: pid, Status: catalog.ProxyPassive}
+	if d := cmp.Diff(normTasks(t, rec["passive_ack_check_now"]), normTasks(t, ts.srv.proxyReply(passive))); d != "" {
+		t.Fatalf("passive acknowledgement (-6.0.14 +Peregrine):\n%s", d)
+	}
 	// A caller that gives up takes its task back.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
