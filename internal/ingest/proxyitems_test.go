@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/zbx/zbxpsk"
 )
 
 // proxyTypesSpec is the host the golden file's configuration was
@@ -177,5 +179,80 @@ func TestIntegrationRealProxyItemTypes(t *testing.T) {
 			t.Fatalf("values did not arrive: http %v script %v\n%s", h, s, ts.logs.String())
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestIntegrationRealProxyAutoregPSK: the real zabbix_proxy applies the
+// autoregistration encryption policy Peregrine sends it (config's
+// autoreg_tls_accept, config_autoreg_tls): with PSK only, an agent
+// registering through it under the autoregistration key is forwarded
+// (tls_accepted 2), an unencrypted one is not.
+func TestIntegrationRealProxyAutoregPSK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	if !zbxpsk.Available {
+		t.Skip("TLS with pre-shared keys is not in this build (cgo and OpenSSL)")
+	}
+	testutil.ProxyBinary(t)
+	testutil.Need(t, "zabbix_agentd", "zabbix-agent")
+	testutil.Need(t, "zabbix_agent2", "zabbix-agent2")
+	const key = "8f2a6e0c4b1d3f5a7c9e0b2d4f6a8c1e"
+	var mu sync.Mutex
+	got := map[string]int{} // host -> tls_accepted
+	ts := startTrapper(t, proxySpec(), func(o *Options) {
+		o.AutoregSettings = func() catalog.AutoregSettings {
+			return catalog.AutoregSettings{TLSAccept: 2, PSKIdentity: "ar-psk", PSK: key}
+		}
+		o.ProxyExtras = func(p *catalog.Proxy, autoReg, _ []byte) error {
+			var rows []struct {
+				Host        string `json:"host"`
+				TLSAccepted int    `json:"tls_accepted"`
+			}
+			if err := json.Unmarshal(autoReg, &rows); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rows {
+				got[r.Host] = r.TLSAccepted
+			}
+			return nil
+		}
+	})
+	addProxy(t, ts, "px-ar")
+	px := testutil.StartProxy(t, testutil.ProxyOptions{Name: "px-ar", Server: ts.addr})
+	// Start the agents once the proxy has its configuration (it answers
+	// a sender then): before, it knows no policy.
+	deadline := time.Now().Add(60 * time.Second)
+	for testutil.RunSender(t, px.Addr, "-s", "px-host", "-k", "px.trap", "-o", "1").Processed != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy never took its configuration\n%s", ts.logs.String())
+		}
+		time.Sleep(time.Second)
+	}
+	testutil.StartActiveAgent(t, testutil.Agentd, testutil.ActiveAgentOptions{ServerActive: px.Addr, Hostname: "ar-plain", HostMetadata: "linux"})
+	testutil.StartActiveAgent(t, testutil.Agent2, testutil.ActiveAgentOptions{ServerActive: px.Addr, Hostname: "ar-psk-good",
+		HostMetadata: "linux", Extra: []string{"TLSConnect=psk", "TLSPSKIdentity=ar-psk", "TLSPSKFile=" + testutil.WritePSK(t, key)}})
+	for {
+		mu.Lock()
+		tls, ok := got["ar-psk-good"]
+		mu.Unlock()
+		if ok {
+			if tls != 2 {
+				t.Fatalf("ar-psk-good registered with tls_accepted %d, want 2 (PSK)", tls)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the PSK agent's registration never came through the proxy: %v\n%s", got, ts.logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // the plain agent asked at the same time
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := got["ar-plain"]; ok {
+		t.Fatalf("the proxy forwarded an unencrypted registration although the policy is PSK only: %v", got)
 	}
 }
