@@ -78,6 +78,10 @@ func ClickHouseSpoolPath(dataDir string) string { return filepath.Join(dataDir, 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
 
+// AutoregStatePath is where auto-registrations are kept across
+// restarts (Zabbix's autoreg_host; package autoreg's Store).
+func AutoregStatePath(dataDir string) string { return filepath.Join(dataDir, "autoreg.db") }
+
 // PreprocessStatePath is where the pipeline keeps the preprocessing
 // steps' per-item state across restarts (docs/format/preprocess-state.md).
 func PreprocessStatePath(dataDir string) string { return filepath.Join(dataDir, "preprocess.state") }
@@ -159,8 +163,10 @@ type Server struct {
 	// Autoreg registers active agents (event source 2) and runs the
 	// auto-registration actions' host operations; Internal makes
 	// internal events (source 3) of items and triggers changing state.
-	Autoreg  *autoreg.Registrar
-	Internal *internalev.Producer
+	Autoreg *autoreg.Registrar
+	// autoregStore keeps Autoreg's registrations in the data directory.
+	autoregStore *autoreg.Store
+	Internal     *internalev.Producer
 	// Discovery sweeps network discovery rules (event source 1).
 	Discovery *netdisc.Discoverer
 	Triggers  *trigger.Machine
@@ -419,6 +425,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
+	}
+	if s.autoregStore != nil {
+		errs = append(errs, s.autoregStore.Close())
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())
