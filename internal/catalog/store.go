@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 30
+const schemaVersion = 31
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + httpTestSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -224,6 +224,7 @@ var migrations = []string{
 	migrateLLD(),        // 27 → 28: discovery rules, prototypes, discovered items (lld.go)
 	migrateProxies(),    // 28 → 29: proxies, hosts' proxy (proxy.go)
 	migrateAutoreg(),    // 29 → 30: autoregistration settings (autoreg.go)
+	migrateHTTPTests(),  // 30 → 31: web scenarios (httptest.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
