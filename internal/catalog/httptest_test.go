@@ -3,8 +3,8 @@ package catalog
 import (
 	"context"
 	"errors"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
