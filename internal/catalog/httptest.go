@@ -81,6 +81,12 @@ type HTTPStep struct {
 	ItemIDs [3]uint64 `json:"itemids"`
 }
 
+// A step's post_type: raw data (Posts) or form fields (PostFields).
+const (
+	StepPostRaw  = 0
+	StepPostForm = 1
+)
+
 // DefaultStepTimeout is a step's timeout when none is given (6.0's).
 const DefaultStepTimeout = "15s"
 
