@@ -155,7 +155,7 @@ func (e *Edit) inheritHTTPTestsOnce() (bool, error) {
 						}
 					}
 				}
-				want := httpTestCopy(tt, owner, cur)
+				want := httpTestCopy(tt, e.old.HTTPTest(tt.ID), owner, cur)
 				if cur == nil {
 					if _, err := e.insertHTTPTest(want); err != nil {
 						return false, err
@@ -175,27 +175,61 @@ func (e *Edit) inheritHTTPTestsOnce() (bool, error) {
 	return changed, nil
 }
 
-// httpTestCopy is tt as a copy on owner; cur, the copy there, keeps its
-// ID, status, items and the IDs and items of the steps still named the
-// same.
-func httpTestCopy(tt *HTTPTest, owner uint64, cur *HTTPTest) *HTTPTest {
+// httpTestCopy is tt as a copy on owner; cur, the copy there, keeps
+// its ID, items, the IDs and items of the steps still named the same,
+// and the settings the owner changed on it that the template's change
+// (from was, tt before this Edit) did not change, as 6.0 propagates
+// only the fields a template's update sets.
+func httpTestCopy(tt, was *HTTPTest, owner uint64, cur *HTTPTest) *HTTPTest {
 	n := *tt
 	n.ID, n.HostID, n.TemplateID, n.UUID, n.ItemIDs = 0, owner, tt.ID, "", [3]uint64{}
 	n.Steps = slices.Clone(tt.Steps)
 	for i := range n.Steps {
 		n.Steps[i].ID, n.Steps[i].ItemIDs = 0, [3]uint64{}
 	}
-	if cur != nil {
-		n.ID, n.Status, n.ItemIDs = cur.ID, cur.Status, cur.ItemIDs
-		for i := range n.Steps {
-			for _, s := range cur.Steps {
-				if s.Name == n.Steps[i].Name {
-					n.Steps[i].ID, n.Steps[i].ItemIDs = s.ID, s.ItemIDs
-				}
+	if cur == nil {
+		return &n
+	}
+	n.ID, n.ItemIDs = cur.ID, cur.ItemIDs
+	for i := range n.Steps {
+		for _, s := range cur.Steps {
+			if s.Name == n.Steps[i].Name {
+				n.Steps[i].ID, n.Steps[i].ItemIDs = s.ID, s.ItemIDs
 			}
 		}
 	}
+	if was == nil {
+		was = tt
+	}
+	o, w, c := &n.HTTPTestFields, &was.HTTPTestFields, &cur.HTTPTestFields
+	keepOwn(&o.Delay, w.Delay, c.Delay)
+	keepOwn(&o.Status, w.Status, c.Status)
+	keepOwn(&o.Agent, w.Agent, c.Agent)
+	keepOwn(&o.Authentication, w.Authentication, c.Authentication)
+	keepOwn(&o.HTTPUser, w.HTTPUser, c.HTTPUser)
+	keepOwn(&o.HTTPPassword, w.HTTPPassword, c.HTTPPassword)
+	keepOwn(&o.HTTPProxy, w.HTTPProxy, c.HTTPProxy)
+	keepOwn(&o.Retries, w.Retries, c.Retries)
+	keepOwn(&o.SSLCertFile, w.SSLCertFile, c.SSLCertFile)
+	keepOwn(&o.SSLKeyFile, w.SSLKeyFile, c.SSLKeyFile)
+	keepOwn(&o.SSLKeyPassword, w.SSLKeyPassword, c.SSLKeyPassword)
+	keepOwn(&o.VerifyPeer, w.VerifyPeer, c.VerifyPeer)
+	keepOwn(&o.VerifyHost, w.VerifyHost, c.VerifyHost)
+	if slices.Equal(o.Headers, w.Headers) {
+		o.Headers = c.Headers
+	}
+	if slices.Equal(o.Variables, w.Variables) {
+		o.Variables = c.Variables
+	}
 	return &n
+}
+
+// keepOwn sets *v to the copy's own value c when the template's value did
+// not change (*v equals was).
+func keepOwn[T comparable](v *T, was, c T) {
+	if *v == was {
+		*v = c
+	}
 }
 
 func sameHTTPTest(a, b *HTTPTest) bool {
