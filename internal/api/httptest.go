@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ func httptestObject(t *catalog.HTTPTest) object {
 		"hostid": id(t.HostID), "templateid": id(t.TemplateID), "http_proxy": t.HTTPProxy, "retries": strconv.Itoa(t.Retries),
 		"ssl_cert_file": t.SSLCertFile, "ssl_key_file": t.SSLKeyFile, "ssl_key_password": "",
 		"verify_peer": strconv.Itoa(t.VerifyPeer), "verify_host": strconv.Itoa(t.VerifyHost), "uuid": t.UUID,
-		"headers": httpFieldObjects(t.Headers), "variables": httpFieldObjects(t.Variables),
+		"headers": field{httpFieldObjects(t.Headers)}, "variables": field{httpFieldObjects(t.Variables)},
 	}
 }
 
@@ -140,9 +141,6 @@ func (s *Server) httptestGet(ctx context.Context, c *call) (any, error) {
 			continue
 		}
 		o := httptestObject(t)
-		if p.ExpandName.Value {
-			o["name"] = expandHostMacros(h, t.Name)
-		}
 		byID[id(t.ID)] = t
 		objs = append(objs, o)
 	}
@@ -157,6 +155,9 @@ func (s *Server) httptestGet(ctx context.Context, c *call) (any, error) {
 			return
 		}
 		h := snap.HostOrTemplate(t.HostID)
+		if _, ok := o["name"]; ok && p.ExpandName.Value {
+			o["name"] = expandHostMacros(h, t.Name) // after sorting: 6.0 sorts by the name stored
+		}
 		if sl := p.SelectSteps; sl.Count {
 			o["steps"] = countOf(len(t.Steps))
 		} else if sl.list() {
@@ -164,7 +165,7 @@ func (s *Server) httptestGet(ctx context.Context, c *call) (any, error) {
 			if p.ExpandStepName.Value {
 				ex = func(s string) string { return expandHostMacros(h, s) }
 			}
-			o["steps"] = nonNil(sl.shape(httpstepObjects(t, ex), "httpstepid"))
+			o["steps"] = nonNil(sl.shape(httpstepObjects(t, ex), ""))
 		}
 		if sl := p.SelectTags; sl.Count {
 			o["tags"] = countOf(len(t.Tags))
@@ -220,7 +221,9 @@ type httptestParams struct {
 	VerifyHost     opt[int64]             `json:"verify_host"`
 	Headers        opt[[]httpFieldParams] `json:"headers" as:"objects"`
 	Variables      opt[[]httpFieldParams] `json:"variables" as:"objects"`
-	Steps          opt[[]httpstepParams]  `json:"steps" as:"objects"`
+	// Steps are read element by element (steps), so that a problem's
+	// path names the step as 6.0's validator does.
+	Steps opt[json.RawMessage] `json:"steps" as:"json"`
 	Tags           opt[hostTags]          `json:"tags"`
 }
 
@@ -320,17 +323,21 @@ func (p *httptestParams) apply(i int, t *catalog.HTTPTest, create bool) error {
 		t.Tags = []catalog.Tag(p.Tags.Value)
 	}
 	if p.Steps.Set {
-		if len(p.Steps.Value) == 0 {
+		svs, err := decodeWebSteps(pre, p.Steps.Value)
+		if err != nil {
+			return err
+		}
+		if len(svs) == 0 {
 			return empty(i, "steps")
 		}
-		steps := make([]catalog.HTTPStep, len(p.Steps.Value))
+		steps := make([]catalog.HTTPStep, len(svs))
 		names, nos := map[string]bool{}, map[int64]bool{}
-		for j := range p.Steps.Value {
+		for j := range svs {
 			sp := pre + "/steps/" + strconv.Itoa(j+1)
-			if err := p.Steps.Value[j].apply(sp, &steps[j], t); err != nil {
+			if err := svs[j].apply(sp, &steps[j], t); err != nil {
 				return err
 			}
-			sv := &p.Steps.Value[j]
+			sv := &svs[j]
 			if names[sv.Name.Value] {
 				return errParams(`Invalid parameter "%s": value (name)=(%s) already exists.`, sp, sv.Name.Value)
 			}
@@ -348,6 +355,35 @@ func (p *httptestParams) apply(i int, t *catalog.HTTPTest, create bool) error {
 		}
 	}
 	return nil
+}
+
+// decodeWebSteps reads the steps of the object at path pre one by one,
+// each problem's path rebased from "/1" to the step's ("/1/steps/2").
+func decodeWebSteps(pre string, raw json.RawMessage) ([]httpstepParams, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	elems, ok := arrayElems(raw)
+	if !ok {
+		return nil, errParams(`Invalid parameter "%s/steps": an array is expected.`, pre)
+	}
+	out := make([]httpstepParams, len(elems))
+	for j, el := range elems {
+		if jsonKindOf(el) != 'o' {
+			return nil, errParams(`Invalid parameter "%s/steps/%d": an array is expected.`, pre, j+1)
+		}
+		var one []httpstepParams
+		if err := decodeObjectsWith(el, &one, &writeRules); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				sp := pre + "/steps/" + strconv.Itoa(j+1)
+				return nil, &Error{Code: e.Code, Data: strings.Replace(e.Data, `"/1`, `"`+sp, 1)}
+			}
+			return nil, err
+		}
+		out[j] = one[0]
+	}
+	return out, nil
 }
 
 // apply checks a step (at path sp) and makes it; its ID is kept when

@@ -263,8 +263,31 @@ func (e *Edit) syncWebItems() (bool, error) {
 		if h == nil {
 			continue // its items went with it
 		}
+		// The items the scenarios have; the host's other web items go
+		// first, so that a step made anew (6.0 makes new items for a
+		// step given without its httpstepid) can take their keys.
+		tests := e.HostHTTPTests(hid)
 		keep := map[uint64]bool{}
-		for _, t := range e.HostHTTPTests(hid) {
+		for _, t := range tests {
+			for _, wi := range t.WebItems() {
+				if it := e.webItemOf(t, wi, hid); it != nil {
+					keep[it.ID] = true
+				}
+			}
+		}
+		var del []uint64
+		for _, it := range e.hostItems(hid) {
+			if it.Type == WebItem && !keep[it.ID] {
+				del = append(del, it.ID)
+			}
+		}
+		if len(del) > 0 {
+			if err := e.propagate(func() error { return e.deleteWebItems(del) }); err != nil {
+				return false, err
+			}
+			changed = true
+		}
+		for _, t := range tests {
 			n := *t
 			n.Steps = slices.Clone(t.Steps)
 			wrote := false
@@ -282,19 +305,7 @@ func (e *Edit) syncWebItems() (bool, error) {
 				if tt != nil && len(tt.Steps) == len(t.Steps) {
 					want.TemplateID = tt.ItemID(wi)
 				}
-				var cur *Item
-				if id := n.ItemID(wi); id != 0 {
-					if it := e.item(id); it != nil && it.HostID == hid && it.Type == WebItem {
-						cur = it
-					}
-				}
-				if cur == nil {
-					if id := e.itemByKey(hid, wi.Key); id != 0 {
-						if it := e.item(id); it.Type == WebItem && !keep[id] {
-							cur = it
-						}
-					}
-				}
+				cur := e.webItemOf(&n, wi, hid)
 				if cur == nil {
 					e.internItem(&want)
 					if err := e.insertItem(&want); err != nil {
@@ -302,20 +313,12 @@ func (e *Edit) syncWebItems() (bool, error) {
 					}
 					e.res.ItemsCreated++
 					n.setItemID(wi, want.ID)
-					keep[want.ID], wrote = true, true
+					wrote = true
 					continue
 				}
-				keep[cur.ID] = true
-				want.ID, want.InterfaceID = cur.ID, 0
-				if n.ItemID(wi) != cur.ID {
-					n.setItemID(wi, cur.ID)
-					wrote = true
-				}
+				want.ID = cur.ID
 				if cur.sameConfig(&want) {
 					continue
-				}
-				if e.itemByKey(hid, want.Key) != 0 && e.itemByKey(hid, want.Key) != cur.ID {
-					continue // another item holds the key; refused by the API before
 				}
 				e.internItem(&want)
 				if err := e.writeItem(&want, cur); err != nil {
@@ -331,20 +334,18 @@ func (e *Edit) syncWebItems() (bool, error) {
 				changed = true
 			}
 		}
-		var del []uint64
-		for _, it := range e.hostItems(hid) {
-			if it.Type == WebItem && !keep[it.ID] {
-				del = append(del, it.ID)
-			}
-		}
-		if len(del) > 0 {
-			if err := e.propagate(func() error { return e.deleteWebItems(del) }); err != nil {
-				return false, err
-			}
-			changed = true
-		}
 	}
 	return changed, nil
+}
+
+// webItemOf returns t's item wi if it is still a web item of host.
+func (e *Edit) webItemOf(t *HTTPTest, wi WebItemSpec, host uint64) *Item {
+	if id := t.ItemID(wi); id != 0 {
+		if it := e.item(id); it != nil && it.HostID == host && it.Type == WebItem {
+			return it
+		}
+	}
+	return nil
 }
 
 // deleteWebItems deletes web items; those already gone (copies of an
