@@ -224,7 +224,7 @@ type httptestParams struct {
 	// Steps are read element by element (steps), so that a problem's
 	// path names the step as 6.0's validator does.
 	Steps opt[json.RawMessage] `json:"steps" as:"json"`
-	Tags           opt[hostTags]          `json:"tags"`
+	Tags  opt[hostTags]        `json:"tags"`
 }
 
 // timeSecs reports whether v is a time in lo..hi seconds or a user

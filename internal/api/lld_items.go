@@ -61,7 +61,9 @@ func itemUpdatable(it *catalog.Item) bool {
 // itemDeletable: neither a discovery rule nor a web scenario's item,
 // which go with their rule or scenario (6.0.14 answers both with
 // errNoPermissions).
-func itemDeletable(it *catalog.Item) bool { return it == nil || it.LLD == nil && it.Type != catalog.WebItem }
+func itemDeletable(it *catalog.Item) bool {
+	return it == nil || it.LLD == nil && it.Type != catalog.WebItem
+}
 
 // RuleErrors gives a discovery rule's error when its last value was
 // applied but some objects could not be made (lld.Engine.RuleError).
