@@ -200,6 +200,7 @@ func (x *exporter) template(t *Host) *exportNode {
 	m.sub("templates", x.links(t.ID), false)
 	m.sub("groups", x.groupNames(t), true)
 	m.sub("items", x.items(t, true), false)
+	m.sub("httptests", x.httptests(t.ID, true), false)
 	m.sub("tags", exportTags(t.Tags), false)
 	m.sub("macros", x.macros(t.ID), false)
 	m.sub("dashboards", x.dashboards(t.ID), false)
@@ -239,6 +240,7 @@ func (x *exporter) host(h *Host) *exportNode {
 	x.ifRefs = refs
 	m.sub("items", x.items(h, false), false)
 	x.ifRefs = nil
+	m.sub("httptests", x.httptests(h.ID, false), false)
 	m.sub("tags", exportTags(h.Tags), false)
 	m.sub("macros", x.macros(h.ID), false)
 	// Peregrine keeps no host inventory: 6.0's inventory_mode DISABLED.
@@ -422,7 +424,7 @@ var exportItemTypeNames = func() map[int]string {
 func (x *exporter) items(h *Host, template bool) *exportNode {
 	var its []*Item
 	for _, it := range h.Items() {
-		if it.TemplateID == 0 {
+		if it.TemplateID == 0 && it.Type != WebItem { // web items go with their scenario
 			its = append(its, it)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // HTTPTest is a Zabbix 6.0 web scenario (httptest) of a host or
@@ -366,29 +368,92 @@ func (e *Edit) removeHTTPTest(id uint64) error {
 	return nil
 }
 
-// checkHTTPTest checks what the catalog relies on (the API checks the
-// fields with 6.0's words first): a name, steps with names unique in
-// the scenario, a host or template.
+// checkHTTPTest checks a scenario with Zabbix 6.0's rules (the API
+// checks them first in 6.0's words; the import relies on these): a
+// name, steps with names and numbers unique in the scenario, a host or
+// template, the settings' ranges.
 func (e *Edit) checkHTTPTest(p string, t *HTTPTest, el *errList) {
 	if e.host(t.HostID) == nil {
 		el.add(p+".hostid", notFound("host", t.HostID))
 	}
+	checkHTTPTestFields(p, t, el)
+}
+
+// checkHTTPTestFields is checkHTTPTest without the host.
+func checkHTTPTestFields(p string, t *HTTPTest, el *errList) {
 	if t.Name == "" {
 		el.addf(p+".name", "cannot be empty")
+	} else if n := len([]rune(t.Name)); n > 64 {
+		el.addf(p+".name", "value is too long (%d characters, the limit is 64)", n)
 	}
+	if !timeOrMacro(t.Delay, 1, 86400) {
+		el.addf(p+".delay", "value must be one of 1-86400 (seconds, a time suffix or a user macro)")
+	}
+	in := func(f string, v, lo, hi int) {
+		if v < lo || v > hi {
+			el.addf(p+"."+f, "value must be one of %d-%d", lo, hi)
+		}
+	}
+	in("retries", t.Retries, 1, 10)
+	in("status", t.Status, 0, 1)
+	in("authentication", t.Authentication, 0, 4)
+	in("verify_peer", t.VerifyPeer, 0, 1)
+	in("verify_host", t.VerifyHost, 0, 1)
+	checkVars(p+".variables", t.Variables, el)
 	if len(t.Steps) == 0 {
 		el.addf(p+".steps", "cannot be empty")
 	}
-	names := map[string]bool{}
+	names, nos := map[string]bool{}, map[int]bool{}
 	for i, s := range t.Steps {
+		sp := p + ".steps[" + strconv.Itoa(i) + "]"
 		if names[s.Name] {
-			el.addf(p+".steps["+strconv.Itoa(i)+"].name", "step %q is there twice", s.Name)
+			el.addf(sp+".name", "step %q is there twice", s.Name)
 		}
-		names[s.Name] = true
+		if nos[s.No] {
+			el.addf(sp+".no", "step number %d is there twice", s.No)
+		}
+		names[s.Name], nos[s.No] = true, true
 		if s.Name == "" || s.URL == "" {
-			el.addf(p+".steps["+strconv.Itoa(i)+"]", "a step needs a name and a URL")
+			el.addf(sp, "a step needs a name and a URL")
 		}
+		if !timeOrMacro(s.Timeout, 1, 3600) {
+			el.addf(sp+".timeout", "value must be one of 1-3600 (seconds, a time suffix or a user macro)")
+		}
+		in := func(f string, v, lo, hi int) {
+			if v < lo || v > hi {
+				el.addf(sp+"."+f, "value must be one of %d-%d", lo, hi)
+			}
+		}
+		in("follow_redirects", s.FollowRedirects, 0, 1)
+		in("retrieve_mode", s.RetrieveMode, 0, 2)
+		in("post_type", s.PostType, 0, 1)
+		if _, err := ParseStatusCodes(s.StatusCodes); err != nil && !strings.Contains(s.StatusCodes, "{") {
+			el.add(sp+".status_codes", err)
+		}
+		checkVars(sp+".variables", s.Variables, el)
 	}
+}
+
+func checkVars(p string, vs []HTTPField, el *errList) {
+	seen := map[string]bool{}
+	for i, v := range vs {
+		if len(v.Name) < 3 || v.Name[0] != '{' || v.Name[len(v.Name)-1] != '}' {
+			el.addf(p+"["+strconv.Itoa(i)+"].name", "%q is not enclosed in {} or is malformed", v.Name)
+		} else if seen[v.Name] {
+			el.addf(p+"["+strconv.Itoa(i)+"].name", "variable %q is there twice", v.Name)
+		}
+		seen[v.Name] = true
+	}
+}
+
+// timeOrMacro reports whether v is a time of lo..hi seconds or a user
+// macro.
+func timeOrMacro(v string, lo, hi int64) bool {
+	if strings.HasPrefix(v, "{$") && strings.HasSuffix(v, "}") {
+		return true
+	}
+	n, err := delay.Seconds(v)
+	return err == nil && n >= lo && n <= hi
 }
 
 // CreateHTTPTests creates web scenarios (ID and TemplateID ignored) and
