@@ -268,6 +268,7 @@ func (r *scenarioRun) step(ctx context.Context, st *catalog.HTTPStep) (stepResul
 	if err != nil {
 		return sr, err
 	}
+	reqURL := req.URL.String() // the step's, not a redirect's (recorded from 6.0.14)
 	start := time.Now()
 	resp, err := cl.Do(req)
 	if err != nil {
@@ -303,14 +304,14 @@ func (r *scenarioRun) step(ctx context.Context, st *catalog.HTTPStep) (stepResul
 		// Recorded from 6.0.14.
 		return sr, fmt.Errorf("response code \"%d\" did not match any of the required status codes \"%s\"", resp.StatusCode, st.StatusCodes)
 	}
-	if req := r.expand(st.Required); req != "" {
-		re, err := regexp.Compile(req)
+	if pat := r.expand(st.Required); pat != "" {
+		re, err := regexp.Compile(pat)
 		if err != nil {
-			return sr, fmt.Errorf("invalid required pattern %q: %v", req, err)
+			return sr, fmt.Errorf("invalid required pattern %q: %v", pat, err)
 		}
 		if !re.Match(page) {
 			// Recorded from 6.0.14.
-			return sr, fmt.Errorf("required pattern \"%s\" was not found on %s", req, req2URL(resp))
+			return sr, fmt.Errorf("required pattern \"%s\" was not found on %s", pat, reqURL)
 		}
 	}
 	for _, v := range st.Variables {
@@ -319,15 +320,6 @@ func (r *scenarioRun) step(ctx context.Context, st *catalog.HTTPStep) (stepResul
 		}
 	}
 	return sr, nil
-}
-
-// req2URL is the URL a required pattern was looked for on: the last
-// one requested (after redirects), as cURL's effective URL.
-func req2URL(resp *http.Response) string {
-	if resp.Request != nil && resp.Request.URL != nil {
-		return resp.Request.URL.String()
-	}
-	return ""
 }
 
 // request builds a step's request: variables and macros in its URL,

@@ -161,7 +161,7 @@ func TestScenarioFailures(t *testing.T) {
 	f("status", func(s *catalog.HTTPTest) { s.Steps[0].StatusCodes = "201,300-302" }, "1",
 		`response code "200" did not match any of the required status codes "201,300-302"`, true)
 	f("required", func(s *catalog.HTTPTest) { s.Steps[1].Required = "never-there" }, "2",
-		`required pattern "never-there" was not found on `+srv.URL+"/home?from=login", true)
+		`required pattern "never-there" was not found on `+srv.URL+"/login", true)
 	f("variable", func(s *catalog.HTTPTest) { s.Steps[0].Variables[0].Value = "regex:nomatch([0-9]+)" }, "1",
 		`error in step variables "{csrf}=regex:nomatch([0-9]+)": cannot extract the value of "{csrf}" from response`, true)
 	f("no cookie without step 1", func(s *catalog.HTTPTest) {
