@@ -394,11 +394,17 @@ func (r *scenarioRun) request(ctx context.Context, st *catalog.HTTPStep) (*http.
 func transportError(err error, reason int, took time.Duration, got int64) error {
 	switch reason {
 	case reasonTimeout:
-		return fmt.Errorf("Timeout was reached: Operation timed out after %d milliseconds with %d bytes received", took.Milliseconds(), got) //nolint:staticcheck // cURL's words
+		return curlError(fmt.Sprintf("Timeout was reached: Operation timed out after %d milliseconds with %d bytes received", took.Milliseconds(), got))
 	case reasonConnect:
-		return fmt.Errorf("Couldn't connect to server: %v", err) //nolint:staticcheck // cURL's words
+		return curlError(fmt.Sprintf("Couldn't connect to server: %v", err))
 	case reasonTLS:
-		return fmt.Errorf("SSL connect error: %v", err) //nolint:staticcheck // cURL's words
+		return curlError(fmt.Sprintf("SSL connect error: %v", err))
 	}
-	return fmt.Errorf("Failure when receiving data from the peer: %v", err) //nolint:staticcheck // cURL's words
+	return curlError(fmt.Sprintf("Failure when receiving data from the peer: %v", err))
 }
+
+// curlError is a message in cURL's words, which start with a capital
+// letter (Go's errors do not, hence a type of its own).
+type curlError string
+
+func (e curlError) Error() string { return string(e) }
