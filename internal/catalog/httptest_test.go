@@ -200,3 +200,27 @@ func TestHTTPTestInheritance(t *testing.T) {
 		t.Fatal("reloaded scenarios")
 	}
 }
+
+// TestHTTPTestHostDeleted: deleting a host deletes its scenarios and
+// their items; deleting a template deletes its scenarios and clears
+// their copies from what linked it.
+func TestHTTPTestHostDeleted(t *testing.T) {
+	f := newTmplFixture(t)
+	mustEdit(t, f.c, func(e *Edit) error {
+		_, err := e.CreateHTTPTests([]HTTPTest{webScenario(f.h2, "own", "a"), webScenario(f.tmpl, "tpl", "b")})
+		return err
+	})
+	f.link(t, f.h1, f.tmpl)
+	if n := len(f.c.Snapshot().HTTPTests()); n != 3 {
+		t.Fatalf("%d scenarios", n)
+	}
+	mustEdit(t, f.c, func(e *Edit) error { return e.DeleteHosts([]uint64{f.h2}) })
+	mustEdit(t, f.c, func(e *Edit) error { return e.DeleteHosts([]uint64{f.tmpl}) })
+	if ts := f.c.Snapshot().HTTPTests(); len(ts) != 0 {
+		t.Fatalf("scenarios left: %+v", ts)
+	}
+	if wi := webItemsOf(f.c, f.h1); len(wi) != 0 {
+		t.Fatalf("web items left on h1: %v", wi)
+	}
+	f.reload(t)
+}
