@@ -23,6 +23,8 @@ type ProxyOptions struct {
 	Passive bool
 	// Extra lines appended to zabbix_proxy.conf.
 	Extra []string
+	// HTTPPollers is StartHTTPPollers (web scenarios); 0 by default.
+	HTTPPollers int
 }
 
 // Proxy is a running zabbix_proxy.
@@ -69,7 +71,8 @@ func StartProxy(t testing.TB, o ProxyOptions) *Proxy {
 	fmt.Fprintf(&b, "ProxyMode=%d\nServer=%s\nHostname=%s\nListenIP=127.0.0.1\nListenPort=%d\n", mode, o.Server, o.Name, port)
 	fmt.Fprintf(&b, "LogType=console\nPidFile=%s\nSocketDir=%s\nDBName=%s\nAllowRoot=1\n", filepath.Join(dir, "proxy.pid"), dir, filepath.Join(dir, "proxy.db"))
 	b.WriteString("ConfigFrequency=5\nDataSenderFrequency=1\nHeartbeatFrequency=5\nStartPollers=1\nStartPreprocessors=1\nStartTrappers=2\n" +
-		"StartPingers=0\nStartDiscoverers=0\nStartHTTPPollers=0\nStartPollersUnreachable=1\nStartIPMIPollers=0\nStartDBSyncers=1\nTimeout=4\n")
+		"StartPingers=0\nStartDiscoverers=0\nStartPollersUnreachable=1\nStartIPMIPollers=0\nStartDBSyncers=1\nTimeout=4\n")
+	fmt.Fprintf(&b, "StartHTTPPollers=%d\n", o.HTTPPollers)
 	for _, l := range o.Extra {
 		b.WriteString(l + "\n")
 	}
