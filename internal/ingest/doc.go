@@ -115,7 +115,9 @@
 // `proxy "NAME" not found`; the proxy's proxy_address (if set) and
 // tls_accept are checked as a host's. "proxy config" gets the proxy's
 // hosts, interfaces and items in 6.0's table form (recorded from 6.0.14
-// in testdata/proxy_config_zabbix60.json), user macros expanded; items
+// in testdata/proxy_config_zabbix60.json), user macros expanded, and
+// their enabled web scenarios in 6.0's httptest tables (the real proxy
+// runs them: TestIntegrationRealProxyWebScenario); items
 // of types whose proxy configuration Peregrine cannot give yet (HTTP
 // agent, SSH, Telnet, JMX, database monitor, script) are left out and
 // counted. "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;
