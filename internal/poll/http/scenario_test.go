@@ -176,3 +176,29 @@ func TestScenarioFailures(t *testing.T) {
 	f("headers only is a HEAD with no body", func(s *catalog.HTTPTest) { s.Steps[0].RetrieveMode = 1; s.Steps[0].Required = "TOK42" }, "1",
 		`required pattern "TOK42" was not found on `, true)
 }
+
+// BenchmarkScenarioLogin runs the three-step login scenario against a
+// local site: the cost of one scenario run (three requests, a cookie
+// jar, a variable) beside the site's own.
+//
+//	go test ./internal/poll/http -run '^$' -bench ScenarioLogin -benchmem -count 6
+func BenchmarkScenarioLogin(b *testing.B) {
+	srv := httptest.NewServer(loginSite())
+	defer srv.Close()
+	sc := loginScenario(srv.URL)
+	c := New(Options{
+		Item:     func(id uint64) *catalog.Item { return &catalog.Item{ID: id, Type: catalog.WebItem} },
+		HTTPTest: func(uint64) *catalog.HTTPTest { return sc },
+	})
+	defer c.Close()
+	batch := []poll.Check{{ItemID: 2, Key: "web.test.fail[login]"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		done := make(chan *poll.Result, 1)
+		c.Scenarios().Check(context.Background(), batch, func(r *poll.Result) { done <- r })
+		if r := <-done; string(r.Value) != "0" {
+			b.Fatalf("fail = %q", r.Value)
+		}
+	}
+}
