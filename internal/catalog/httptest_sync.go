@@ -48,6 +48,9 @@ func (e *Edit) syncHTTPTests() error {
 	if len(e.old.HTTPTests()) == 0 && (e.ext == nil || e.ext.web == nil) {
 		return nil
 	}
+	if (e.ext == nil || e.ext.web == nil) && e.mst == nil && !e.itemsGone && len(e.hosts) == 0 {
+		return nil // neither scenarios nor links nor hosts changed
+	}
 	for _, t := range e.allHTTPTests() {
 		if e.host(t.HostID) == nil {
 			if err := e.removeHTTPTest(t.ID); err != nil {
@@ -232,9 +235,26 @@ func keepOwn[T comparable](v *T, was, c T) {
 	}
 }
 
+// sameHTTPTest reports whether a and b are equal in every field (no
+// encoding: it runs once per copy whenever links or scenarios change).
 func sameHTTPTest(a, b *HTTPTest) bool {
-	ja, jb := encodeHTTPTest(a), encodeHTTPTest(b)
-	return a.ID == b.ID && a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name && ja == jb
+	return a.ID == b.ID && a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name &&
+		a.ItemIDs == b.ItemIDs && a.HTTPTestFields.equal(&b.HTTPTestFields) && slices.Equal(a.Tags, b.Tags) &&
+		slices.EqualFunc(a.Steps, b.Steps, func(x, y HTTPStep) bool { return x.equal(&y) })
+}
+
+func (f *HTTPTestFields) equal(o *HTTPTestFields) bool {
+	return f.Delay == o.Delay && f.Status == o.Status && f.Agent == o.Agent && f.Authentication == o.Authentication &&
+		f.HTTPUser == o.HTTPUser && f.HTTPPassword == o.HTTPPassword && f.HTTPProxy == o.HTTPProxy && f.Retries == o.Retries &&
+		f.SSLCertFile == o.SSLCertFile && f.SSLKeyFile == o.SSLKeyFile && f.SSLKeyPassword == o.SSLKeyPassword &&
+		f.VerifyPeer == o.VerifyPeer && f.VerifyHost == o.VerifyHost && slices.Equal(f.Headers, o.Headers) && slices.Equal(f.Variables, o.Variables)
+}
+
+func (s *HTTPStep) equal(o *HTTPStep) bool {
+	return s.ID == o.ID && s.Name == o.Name && s.No == o.No && s.URL == o.URL && s.Timeout == o.Timeout && s.Posts == o.Posts &&
+		s.PostType == o.PostType && s.Required == o.Required && s.StatusCodes == o.StatusCodes && s.FollowRedirects == o.FollowRedirects &&
+		s.RetrieveMode == o.RetrieveMode && s.ItemIDs == o.ItemIDs && slices.Equal(s.PostFields, o.PostFields) &&
+		slices.Equal(s.Headers, o.Headers) && slices.Equal(s.Variables, o.Variables) && slices.Equal(s.QueryFields, o.QueryFields)
 }
 
 // syncWebItems gives every scenario the Edit changed the items 6.0
