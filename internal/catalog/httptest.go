@@ -111,6 +111,7 @@ CREATE TABLE IF NOT EXISTS httpsteps (
 	id          INTEGER PRIMARY KEY AUTOINCREMENT,
 	httptest_id INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS httpsteps_test ON httpsteps (httptest_id);
 `
 
 // migrateHTTPTests is the migration to the version with web scenarios,

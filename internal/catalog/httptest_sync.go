@@ -48,7 +48,7 @@ func (e *Edit) syncHTTPTests() error {
 	if len(e.old.HTTPTests()) == 0 && (e.ext == nil || e.ext.web == nil) {
 		return nil
 	}
-	if (e.ext == nil || e.ext.web == nil) && e.mst == nil && !e.itemsGone && len(e.hosts) == 0 {
+	if (e.ext == nil || e.ext.web == nil) && e.mst == nil && !e.itemsGone {
 		return nil // neither scenarios nor links nor hosts changed
 	}
 	for _, t := range e.allHTTPTests() {
@@ -87,14 +87,15 @@ func (e *Edit) syncHTTPTests() error {
 func (e *Edit) inheritHTTPTestsOnce() (bool, error) {
 	all := e.allHTTPTests()
 	live := make(map[uint64]bool, len(all))
-	byTmpl := map[uint64][]*HTTPTest{}
+	type copyKey struct{ tmpl, owner uint64 }
+	copies := map[copyKey]*HTTPTest{}
 	byOwner := map[uint64][]*HTTPTest{}
 	tmplTests := map[uint64][]*HTTPTest{}
 	for _, t := range all {
 		live[t.ID] = true
 		byOwner[t.HostID] = append(byOwner[t.HostID], t)
 		if t.TemplateID != 0 {
-			byTmpl[t.TemplateID] = append(byTmpl[t.TemplateID], t)
+			copies[copyKey{t.TemplateID, t.HostID}] = t
 		}
 		if h := e.host(t.HostID); h != nil && h.IsTemplate {
 			tmplTests[t.HostID] = append(tmplTests[t.HostID], t)
@@ -145,12 +146,7 @@ func (e *Edit) inheritHTTPTestsOnce() (bool, error) {
 				continue
 			}
 			for _, tt := range tmplTests[tid] {
-				var cur *HTTPTest
-				for _, c := range byTmpl[tt.ID] {
-					if c.HostID == owner {
-						cur = c
-					}
-				}
+				cur := copies[copyKey{tt.ID, owner}]
 				if cur == nil {
 					for _, c := range byOwner[owner] {
 						if c.Name == tt.Name && (c.TemplateID == 0 || !live[c.TemplateID]) {
@@ -272,6 +268,12 @@ func (e *Edit) syncWebItems() (bool, error) {
 			hosts[t.HostID] = true
 		}
 	}
+	byHost := map[uint64][]*HTTPTest{} // one walk, not one per host
+	for _, t := range e.allHTTPTests() {
+		if hosts[t.HostID] {
+			byHost[t.HostID] = append(byHost[t.HostID], t)
+		}
+	}
 	changed := false
 	order := make([]uint64, 0, len(hosts))
 	for h := range hosts {
@@ -286,7 +288,7 @@ func (e *Edit) syncWebItems() (bool, error) {
 		// The items the scenarios have; the host's other web items go
 		// first, so that a step made anew (6.0 makes new items for a
 		// step given without its httpstepid) can take their keys.
-		tests := e.HostHTTPTests(hid)
+		tests := byHost[hid]
 		keep := map[uint64]bool{}
 		for _, t := range tests {
 			for _, wi := range t.WebItems() {

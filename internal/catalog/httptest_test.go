@@ -3,10 +3,14 @@ package catalog
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // downgradeHTTPTests undoes the 30 → 31 migration (web scenarios), the
@@ -223,4 +227,63 @@ func TestHTTPTestHostDeleted(t *testing.T) {
 		t.Fatalf("web items left on h1: %v", wi)
 	}
 	f.reload(t)
+}
+
+// go test -run '^$' -bench 'LinkWebScenario' -benchtime 3x ./internal/catalog/
+//
+// BenchmarkLinkWebScenario links a template with one three-step web
+// scenario to every host in one Edit: the copies and their 12 items per
+// host, and an unrelated edit afterwards (a host's description), which
+// must not walk the scenarios.
+func BenchmarkLinkWebScenario(b *testing.B) {
+	for _, hosts := range []int{1000} {
+		b.Run("hosts="+strconv.Itoa(hosts), func(b *testing.B) {
+			c := reopenTrigB(b, filepath.Join(b.TempDir(), "catalog.db"))
+			spec := Spec{}
+			for i := range hosts {
+				spec.Hosts = append(spec.Hosts, HostSpec{Host: fmt.Sprintf("host-%05d", i), Groups: []string{"G"}})
+			}
+			mustApply(b, c, spec)
+			var tmpl uint64
+			mustEdit(b, c, func(e *Edit) error {
+				ids, err := e.CreateHosts([]NewHost{{Host: "Web", Template: true}})
+				if err != nil {
+					return err
+				}
+				tmpl = ids[0]
+				_, err = e.CreateHTTPTests([]HTTPTest{webScenario(tmpl, "login", "get", "post", "check")})
+				return err
+			})
+			var hostIDs []uint64
+			for _, h := range c.Snapshot().Hosts() {
+				hostIDs = append(hostIDs, h.ID)
+			}
+			b.ResetTimer()
+			for range b.N {
+				mustEdit(b, c, func(e *Edit) error {
+					for _, h := range hostIDs {
+						if _, err := e.LinkTemplates(h, []uint64{tmpl}, "templates"); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				start := time.Now()
+				desc := "x"
+				mustEdit(b, c, func(e *Edit) error { return e.UpdateHosts([]HostUpdate{{ID: hostIDs[0], Description: &desc}}) })
+				b.ReportMetric(float64(time.Since(start).Microseconds()), "µs/unrelated-edit")
+				b.StopTimer()
+				mustEdit(b, c, func(e *Edit) error {
+					for _, h := range hostIDs {
+						if _, err := e.SetTemplates(h, nil, []uint64{tmpl}, "templates"); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(c.Snapshot().HTTPTests())), "scenarios")
+		})
+	}
 }
