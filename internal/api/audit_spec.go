@@ -326,9 +326,14 @@ var notAudited = map[string]string{
 	"hostprototype.delete": "not audited yet (open, issue 26)",
 	// Audited by 6.0 (resource 22) with details naming pages and
 	// widgets by their row ids: not recorded yet.
-	"dashboard.create":         "6.0's records name page and widget row ids; not recorded yet",
-	"dashboard.update":         "6.0's records name page and widget row ids; not recorded yet",
-	"dashboard.delete":         "6.0's records name page and widget row ids; not recorded yet",
+	"dashboard.create": "6.0's records name page and widget row ids; not recorded yet",
+	"dashboard.update": "6.0's records name page and widget row ids; not recorded yet",
+	"dashboard.delete": "6.0's records name page and widget row ids; not recorded yet",
+	// Audited by 6.0 (resource 22, details naming steps and their
+	// fields by their row ids): not recorded yet.
+	"httptest.create":          "6.0's records name steps and fields by row ids; not recorded yet",
+	"httptest.update":          "6.0's records name steps and fields by row ids; not recorded yet",
+	"httptest.delete":          "6.0's records name steps and fields by row ids; not recorded yet",
 	"user.checkAuthentication": "changes nothing",
 	"apiinfo.version":          "changes nothing",
 	"queue.get":                "changes nothing",

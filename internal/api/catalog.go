@@ -31,6 +31,7 @@ func (s *Server) registerConfig() {
 	s.registerMacros()
 	s.registerMaintenance()
 	s.registerRegexps()
+	s.registerHTTPTests() // httptest.go
 }
 
 // CatalogEditor changes the configuration; *catalog.Catalog implements

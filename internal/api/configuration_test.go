@@ -78,13 +78,20 @@ func TestConfigurationImport(t *testing.T) {
 	if e == nil || !strings.HasPrefix(e.Data, "Cannot read XML: ") {
 		t.Errorf("malformed XML: %+v", e)
 	}
-	web := `zabbix_export:\n  version: \"6.0\"\n  templates:\n    - template: t\n      groups: [{name: G}]\n      httptests:\n        - {name: Site, steps: [{name: home, url: http://a/}]}\n`
-	_, e = f.call(t, "super", "configuration.import", `{"format":"yaml","source":"`+web+`","rules":{"templates":{"createMissing":true},"groups":{"createMissing":true}}}`)
-	if e == nil || !strings.HasPrefix(e.Data, `Invalid tag "/zabbix_export/templates/template(1)/httptests`) || !strings.Contains(e.Data, "web scenarios are not supported yet") {
-		t.Errorf("web scenario: %+v", e)
+	web := `zabbix_export:\n  version: \"6.0\"\n  templates:\n    - uuid: 7f4f1d5e8a1f4c2b9d3e6a7b8c9d0e1f\n      template: t\n      groups: [{name: G}]\n      httptests:\n        - {uuid: 1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6, name: Site}\n`
+	_, e = f.call(t, "super", "configuration.import", `{"format":"yaml","source":"`+web+`","rules":{"templates":{"createMissing":true},"groups":{"createMissing":true},"httptests":{"createMissing":true}}}`)
+	if e == nil || !strings.HasPrefix(e.Data, `Invalid tag "/zabbix_export/templates/template(1)/httptests`) || !strings.Contains(e.Data, "cannot be empty") {
+		t.Errorf("web scenario without steps: %+v", e)
 	}
 	if f.cat.Snapshot().TemplateByName("t") != nil {
 		t.Error("a refused document was half-imported")
+	}
+	web = strings.Replace(web, "name: Site}", "name: Site, steps: [{name: home, url: http://a/}]}", 1)
+	if _, e = f.call(t, "super", "configuration.import", `{"format":"yaml","source":"`+web+`","rules":{"templates":{"createMissing":true},"groups":{"createMissing":true},"httptests":{"createMissing":true}}}`); e != nil {
+		t.Errorf("web scenario: %+v", e)
+	}
+	if ts := f.cat.Snapshot().HTTPTests(); len(ts) != 1 || ts[0].Name != "Site" || ts[0].Steps[0].URL != "http://a/" {
+		t.Errorf("imported web scenarios: %+v", ts)
 	}
 	_, e = f.call(t, "user", "configuration.import", `{"format":"yaml","source":"x","rules":{}}`)
 	if e == nil {

@@ -33,6 +33,10 @@
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
 // dependency cycle is refused with Zabbix's text naming the cycle),
+// httptest.go (httptest.get/create/update/delete: web scenarios with
+// their steps, checked with 6.0's validator texts; the items the
+// catalog makes for them are listed by item.get with webitems only and
+// refused by item.update and item.delete),
 // valuemap.go (valuemap.get/create/update/delete: Zabbix 6.0's per-host
 // value maps with mappings of types 0-5; items name one by valuemapid,
 // which item.get returns and item.create/update set),

@@ -32,7 +32,8 @@ type itemGetParams struct {
 	InterfaceIDs opt[ids] `json:"interfaceids"`
 	GraphIDs     opt[ids] `json:"graphids"`
 	TriggerIDs   opt[ids] `json:"triggerids"`
-	// WebItems also selects web scenario items, of which there are none.
+	// WebItems also selects web scenarios' items (type 9), which
+	// item.get leaves out without it (recorded from 6.0.14).
 	WebItems opt[bool] `json:"webitems" as:"isset"`
 	// Inherited, Templated and Monitored: absent selects both kinds,
 	// true (as PHP sees truth) one, false the other: items copied from
@@ -168,7 +169,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			return
 		}
 		for _, it := range h.Items() {
-			if it.LLD != nil && !byFlags || !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
+			if it.LLD != nil && !byFlags || it.Type == catalog.WebItem && !p.WebItems.Value || !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
 				trigItems != nil && !trigItems[it.ID] ||
 				p.Inherited.Given() && (it.TemplateID != 0) != p.Inherited.Value ||
 				withTriggers && (len(triggersOfItem(snap, it)) > 0) != wantTriggers ||

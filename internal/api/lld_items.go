@@ -54,9 +54,16 @@ func hostRules(h *catalog.Host) []*catalog.Item {
 // discovered items with "No permissions to referred object or it does
 // not exist!" (recorded from 6.0.14). item.delete deletes a discovered
 // item but refuses a rule (itemDeletable).
-func itemUpdatable(it *catalog.Item) bool { return it == nil || it.LLD == nil && it.Discovery == nil }
+func itemUpdatable(it *catalog.Item) bool {
+	return it == nil || it.LLD == nil && it.Discovery == nil && it.Type != catalog.WebItem
+}
 
-func itemDeletable(it *catalog.Item) bool { return it == nil || it.LLD == nil }
+// itemDeletable: neither a discovery rule nor a web scenario's item,
+// which go with their rule or scenario (6.0.14 answers both with
+// errNoPermissions).
+func itemDeletable(it *catalog.Item) bool {
+	return it == nil || it.LLD == nil && it.Type != catalog.WebItem
+}
 
 // RuleErrors gives a discovery rule's error when its last value was
 // applied but some objects could not be made (lld.Engine.RuleError).

@@ -157,7 +157,7 @@
 //     6.0 export's templates whole (items, triggers, value maps, tags,
 //     groups, macros, links, graphs, dashboards, discovery rules) and
 //     refuses, naming the element and its path, what the catalog cannot
-//     hold yet (web scenarios, graph prototypes, item types and fields
+//     hold yet (graph prototypes, item types and fields
 //     it does not keep); templates, their content, links and macros are
 //     applied after hosts and triggers in one more transaction.
 //   - Graphs and templates' dashboards (graph.go, dashboard.go, schema
@@ -202,6 +202,26 @@
 //     nothing when nothing changed. Deleting a rule deletes what it
 //     discovered. The import takes a template's discovery_rules in
 //     Zabbix 6.0's export form.
+//   - Web scenarios (httptest.go, httptest_sync.go, httptest_spec.go,
+//     httptest_export.go; schema version 31, one migration,
+//     migrateHTTPTests): Zabbix 6.0's httptests with their steps,
+//     variables, headers, authentication, proxy, retries, SSL fields and
+//     tags, one JSON row per scenario in the snapshot's extras
+//     (Snapshot.HTTPTests, HTTPTest, HTTPTestOfItem). Every scenario has
+//     the items 6.0 makes for it (item type 9, WebItem: web.test.in,
+//     fail and error per scenario, web.test.in, time and rspcode per
+//     step, with 6.0's names, value types and units, the scenario's
+//     interval, status and tags), kept by syncWebItems before every
+//     commit that changed a scenario: their IDs are kept in the
+//     scenario, so a rename renames them, a step made anew gets new ones
+//     and the items of a removed step or scenario go. Linking copies a
+//     template's scenarios (TemplateID, their items copies of the
+//     template's), a template's change reaches a copy field by field
+//     (what the host changed on it and the template did not stays),
+//     unlinking keeps the copy as the owner's own or, with
+//     templates_clear, deletes it; generic item inheritance leaves web
+//     items to this. The import takes templates' httptests in 6.0's
+//     export form and the export writes them as 6.0.14 does.
 //   - Maintenances (maintenance.go; schema version 10): Zabbix's
 //     maintenance with data collection, one time, daily and weekly
 //     periods, hosts, groups and problem tag conditions, validated with

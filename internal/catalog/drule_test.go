@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// downgradeDRules undoes the 32 → 33 migration (network discovery), the
-// first step of every older downgrade.
-var downgradeDRules = []string{"DROP TABLE drules", "DROP TABLE dchecks", "DROP TABLE dhosts", "DROP TABLE dservices"}
+// downgradeDRules undoes the 32 → 33 migration (network discovery),
+// after downgradeHTTPTests.
+var downgradeDRules = append(slices.Clone(downgradeHTTPTests), "DROP TABLE drules", "DROP TABLE dchecks", "DROP TABLE dhosts", "DROP TABLE dservices")
 
 // TestDRules: a fresh catalog has 6.0's rule "Local network" (2, check
 // 2); rules are created, replaced with their checks and deleted with

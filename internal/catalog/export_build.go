@@ -201,6 +201,7 @@ func (x *exporter) template(t *Host) *exportNode {
 	m.sub("groups", x.groupNames(t), true)
 	m.sub("items", x.items(t, true), false)
 	m.sub("discovery_rules", x.discoveryRules(t, true), false) // export_lld.go
+	m.sub("httptests", x.httptests(t.ID, true), false)
 	m.sub("tags", exportTags(t.Tags), false)
 	m.sub("macros", x.macros(t.ID), false)
 	m.sub("dashboards", x.dashboards(t.ID), false)
@@ -241,6 +242,7 @@ func (x *exporter) host(h *Host) *exportNode {
 	m.sub("items", x.items(h, false), false)
 	m.sub("discovery_rules", x.discoveryRules(h, false), false)
 	x.ifRefs = nil
+	m.sub("httptests", x.httptests(h.ID, false), false)
 	m.sub("tags", exportTags(h.Tags), false)
 	m.sub("macros", x.macros(h.ID), false)
 	// The inventory's fields in 6.0's order, then its mode, MANUAL (the
@@ -438,7 +440,7 @@ func (x *exporter) items(h *Host, template bool) *exportNode {
 	for _, it := range h.Items() {
 		// Rules are discovery_rules'; discovered items are not written
 		// (6.0 writes neither as items).
-		if it.TemplateID == 0 && it.LLD == nil && it.Discovery == nil {
+		if it.TemplateID == 0 && it.LLD == nil && it.Discovery == nil && it.Type != WebItem { // web items go with their scenario
 			its = append(its, it)
 		}
 	}

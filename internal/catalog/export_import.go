@@ -19,13 +19,14 @@ type ImportRule struct {
 // stores. TemplateLinkage's UpdateExisting is unused (6.0 has none).
 type ImportRules struct {
 	Groups, Templates, Items, Triggers, Graphs, ValueMaps, TemplateLinkage, TemplateDashboards ImportRule
+	HTTPTests                                                                                  ImportRule
 }
 
 // AllCreateUpdate are the rules `peregrine import` and Apply use:
 // create and update everything, delete nothing.
 var AllCreateUpdate = func() ImportRules {
 	r := ImportRule{CreateMissing: true, UpdateExisting: true}
-	return ImportRules{r, r, r, r, r, r, r, r}
+	return ImportRules{r, r, r, r, r, r, r, r, r}
 }()
 
 // Import applies a Zabbix export document (a Spec whose ZabbixExport is
@@ -147,6 +148,9 @@ func (e *Edit) filterImport(sm *specMacros, r *ImportRules) error {
 		st.dashboards = keep(st.dashboards, func(d *specDashboard) bool {
 			return r.TemplateDashboards.allows(id != 0 && e.dashboardByName(id, d.d.Name) != nil)
 		})
+		st.httptests = keep(st.httptests, func(t *specHTTPTest) bool {
+			return r.HTTPTests.allows(id != 0 && e.HTTPTestByName(id, t.t.Name) != nil)
+		})
 		return true
 	})
 	under := func(field string) bool {
@@ -238,6 +242,17 @@ func (e *Edit) deleteMissing(sm *specMacros, r *ImportRules) error {
 			}
 			if err := e.DeleteValueMaps(del); err != nil {
 				return wrapField(err, st.field+".valuemaps")
+			}
+		}
+		if r.HTTPTests.DeleteMissing {
+			var del []uint64
+			for _, t := range e.HostHTTPTests(id) {
+				if t.TemplateID == 0 && !slices.ContainsFunc(st.httptests, func(s specHTTPTest) bool { return s.t.Name == t.Name }) {
+					del = append(del, t.ID)
+				}
+			}
+			if err := e.DeleteHTTPTests(del); err != nil {
+				return wrapField(err, st.field+".httptests")
 			}
 		}
 		if r.TemplateDashboards.DeleteMissing {

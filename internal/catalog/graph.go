@@ -100,12 +100,23 @@ type extras struct {
 	graphs     []Graph // ascending by ID
 	graphByID  map[uint64]int
 	dashboards []Dashboard // ascending by ID
+	webs       []HTTPTest  // ascending by ID (httptest.go)
+	webByID    map[uint64]int
+	webByFail  map[uint64]int // by the web.test.fail item's ID
 }
 
 func (x *extras) index() {
 	x.graphByID = make(map[uint64]int, len(x.graphs))
 	for i := range x.graphs {
 		x.graphByID[x.graphs[i].ID] = i
+	}
+	x.webByID = make(map[uint64]int, len(x.webs))
+	x.webByFail = make(map[uint64]int, len(x.webs))
+	for i := range x.webs {
+		x.webByID[x.webs[i].ID] = i
+		if id := x.webs[i].ItemIDs[WebScenarioFail]; id != 0 {
+			x.webByFail[id] = i
+		}
 	}
 }
 
@@ -150,6 +161,9 @@ func loadExtras(ctx context.Context, tx *sql.Tx) (*extras, error) {
 		return nil, err
 	}
 	x.numberLegacyGItems()
+	if x.webs, err = loadHTTPTests(ctx, tx); err != nil {
+		return nil, err
+	}
 	x.index()
 	return x, nil
 }
@@ -230,6 +244,7 @@ type extraEdit struct {
 	// lastPage and lastWidget are the highest template dashboard page
 	// and widget IDs handed out (dashboard.go).
 	lastPage, lastWidget uint64
+	web                  *webEdit // web scenarios, nil until one changes (httptest.go)
 }
 
 func (e *Edit) extra() *extraEdit {
@@ -563,6 +578,9 @@ func (e *Edit) syncExtras() error {
 	if err := e.syncGraphs(); err != nil {
 		return err
 	}
+	if err := e.syncHTTPTests(); err != nil {
+		return err
+	}
 	return e.syncDashboards()
 }
 
@@ -769,6 +787,7 @@ func (e *Edit) buildExtras(s *Snapshot) {
 	}
 	slices.SortFunc(x.graphs, func(a, b Graph) int { return cmp.Compare(a.ID, b.ID) })
 	x.dashboards = e.buildDashboards()
+	e.buildWebs(x)
 	x.index()
 	s.ext = x
 }

@@ -471,6 +471,9 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 	var curOf map[*Item]*Item
 	var masterOf map[*Item]*Item
 	for _, ti := range mastersFirst(tis) {
+		if ti.Type == WebItem {
+			continue // made with the scenario's copy (httptest_sync.go)
+		}
 		var cur *Item
 		if cid := e.itemByKey(owner.ID, ti.Key); cid != 0 {
 			cur = e.item(cid)

@@ -55,6 +55,7 @@ type specTemplate struct {
 	items             []specTemplateItem
 	triggers          []specTrigger
 	dashboards        []specDashboard // dashboard_spec.go
+	httptests         []specHTTPTest  // httptest_spec.go
 }
 
 type specHostMacros struct {
@@ -260,6 +261,9 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 	}
 	for i := range sm.templates {
 		if err := e.applyDashboards(ids[i], sm.templates[i].dashboards); err != nil {
+			return err
+		}
+		if err := e.applyHTTPTests(ids[i], sm.templates[i].httptests); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // absent is deleted.
 //
 // What Peregrine cannot store yet is refused, naming the element:
-// graph prototypes, dashboards, httptests, and any other member it does
+// graph prototypes and any other member it does
 // not know (Unsupported). Nothing is dropped in silence.
 type TemplateSpec struct {
 	UUID        string         `yaml:"uuid"`
@@ -39,6 +39,8 @@ type TemplateSpec struct {
 	Templates []TemplateRef `yaml:"templates"`
 	// Dashboards are the template's dashboards (dashboard_spec.go).
 	Dashboards []DashboardSpec `yaml:"dashboards"`
+	// HTTPTests are the template's web scenarios (httptest_spec.go).
+	HTTPTests []HTTPTestSpec `yaml:"httptests"`
 	// Unsupported collects every other member, to be refused by name.
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
@@ -83,7 +85,6 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // unsupportedElement names what Peregrine cannot import yet, by the
 // export's member name.
 var unsupportedElement = map[string]string{
-	"httptests":        "web scenarios are not supported yet",
 	"graph_prototypes": "graph prototypes are not supported yet",
 	"media_types":      "media types cannot be imported yet (create them with mediatype.create)",
 	"template_groups":  "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
@@ -167,6 +168,7 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 	refuseUnsupported(p, t.Unsupported, el)
 	st.uuid, st.description = t.UUID, t.Description
 	st.dashboards = dashboardSpecs(t.Dashboards, p+".dashboards", el)
+	st.httptests = httpTestSpecs(t.HTTPTests, p+".httptests", el)
 	if err := checkText(t.Description, maxHostDescLen); err != nil {
 		el.add(p+".description", err)
 	}

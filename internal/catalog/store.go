@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 33
+const schemaVersion = 34
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema + httpTestSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -227,6 +227,7 @@ var migrations = []string{
 	migrateHostInventory(), // 30 → 31: hosts' inventory (host_inventory.go)
 	migrateLLDHosts(),      // 31 → 32: discovered hosts (lld_hosts.go)
 	migrateDRules(),        // 32 → 33: network discovery rules, discovered hosts (drule.go)
+	migrateHTTPTests(),     // 33 → 34: web scenarios (httptest.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.

@@ -25,6 +25,7 @@ const (
 	Internal          ItemType = 5  // zabbix[...] self-monitoring
 	ZabbixAgentActive ItemType = 7  // active agent check, pushed by the agent
 	SNMPTrap          ItemType = 17 // snmptrap[regex] and snmptrap.fallback, fed by the trap receiver
+	WebItem           ItemType = 9  // a web scenario's item (httptest.go): made and fed by its scenario only
 	External          ItemType = 10 // external script run by the server
 	ODBC              ItemType = 11 // database monitor: SQL query (Item.Params) through unixODBC (Item.ODBC)
 	IPMI              ItemType = 12 // IPMI sensor (Item.IPMISensor) or ipmi.get, read from the host's BMC
@@ -60,6 +61,7 @@ var itemTypeNames = [...]struct {
 	{HTTPAgent, "http_agent"},
 	{SNMPAgent, "snmp_agent"},
 	{Script, "script"},
+	{WebItem, "web_item"},
 }
 
 // Valid reports whether t is one of the supported item types.
@@ -95,11 +97,11 @@ func (t ItemType) unscheduled() bool { return t == Trapper || t == SNMPTrap || t
 // trapper). Names are case-sensitive.
 func ParseItemType(s string) (ItemType, error) {
 	for _, n := range itemTypeNames {
-		if n.name == s {
+		if n.name == s && n.t != WebItem { // web items are their scenario's, never declared
 			return n.t, nil
 		}
 	}
-	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() {
+	if u, err := strconv.ParseUint(s, 10, 8); err == nil && ItemType(u).Valid() && ItemType(u) != WebItem {
 		return ItemType(u), nil
 	}
 	return 0, fmt.Errorf("unknown item type %q: use one of trapper, zabbix_agent, zabbix_agent_active, simple, internal, external, odbc, ipmi, ssh, telnet, calculated, jmx, dependent, http_agent, snmp_agent, script, snmp_trap (or the Zabbix numbers 2, 0, 7, 3, 5, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 17)", s)

@@ -77,7 +77,7 @@ var generated = map[string]bool{
 	"mappingid": true, "item_preprocid": true, "functionid": true, "sysmapid_": true,
 	"timeperiodid": true, "dependencyid": true, "sla_scheduleid": true,
 	"sla_excluded_downtimeid": true, "sla_service_tagid": true, "ruleid": true,
-	"dashboard_pageid": true, "widgetid": true, "gitemid": true, "lld_macro_pathid": true, "dcheckid": true, "dhostid": true, "dserviceid": true,
+	"dashboard_pageid": true, "widgetid": true, "gitemid": true, "lld_macro_pathid": true, "dcheckid": true, "dhostid": true, "dserviceid": true, "httpstepid": true,
 }
 
 // clocks are the members holding Unix times.
@@ -121,7 +121,7 @@ func (n *normaliser) bind(key string, v any, name string) {
 // aliases are the members whose IDs are of another member's kind.
 var aliases = map[string][]string{
 	"objectid":    {"triggerid", "itemid"},
-	"templateid":  {"hostid", "itemid", "triggerid", "templateid", "graphid"},
+	"templateid":  {"hostid", "itemid", "triggerid", "templateid", "graphid", "httptestid"},
 	"ymin_itemid": {"itemid"}, "ymax_itemid": {"itemid"},
 	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"}, "prototypeid": {"itemid"},
 	"r_eventid": {"eventid"}, "c_eventid": {"eventid"}, "cause_eventid": {"eventid"},

@@ -118,7 +118,9 @@
 // in testdata/proxy_config_zabbix60.json and, for HTTP agent, SSH,
 // Telnet, JMX, database monitor and script items with a script's
 // parameters, proxy_config_types_zabbix60.json), user macros expanded,
-// and the autoregistration encryption settings (Options.AutoregSettings)
+// their enabled web scenarios in 6.0's httptest tables (the real proxy
+// runs them: TestIntegrationRealProxyWebScenario), and the
+// autoregistration encryption settings (Options.AutoregSettings)
 // the proxy applies to its agents. Calculated and dependent items stay
 // the server's, and preprocessing runs on the server (item_preproc is
 // sent empty). "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;

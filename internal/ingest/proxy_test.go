@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +154,58 @@ func TestIntegrationRealProxy(t *testing.T) {
 	}
 	if ts.srv.ProxyLastAccess(pid) < before {
 		t.Fatal("lastaccess not set")
+	}
+}
+
+// TestIntegrationRealProxyWebScenario: the real zabbix_proxy 6.0 takes a
+// web scenario of its host from Peregrine's configuration (6.0's
+// httptest tables), runs it against a local site (a cookie set by step
+// 1 checked by step 2) and its values reach history.
+func TestIntegrationRealProxyWebScenario(t *testing.T) {
+	testutil.ProxyBinary(t)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/login" {
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s5", Path: "/"})
+			w.Write([]byte(`token="T42"`))
+			return
+		}
+		if c, err := r.Cookie("session"); err != nil || c.Value != "s5" || r.URL.Query().Get("t") != "T42" {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Write([]byte("Welcome"))
+	}))
+	defer site.Close()
+	ts := startTrapper(t, proxySpec(), nil)
+	addProxy(t, ts, "px-web")
+	_, err := ts.cat.Edit(context.Background(), func(e *catalog.Edit) error {
+		sc := catalog.HTTPTest{HostID: ts.cat.Snapshot().Host("px-host").ID, Name: "site", HTTPTestFields: catalog.DefaultHTTPTestFields}
+		sc.Delay = "5s"
+		sc.Steps = []catalog.HTTPStep{
+			{Name: "login", No: 1, URL: site.URL + "/login", Timeout: "15s", FollowRedirects: 1, StatusCodes: "200",
+				Variables: []catalog.HTTPField{{Name: "{t}", Value: `regex:token="([^"]+)"`}}},
+			{Name: "home", No: 2, URL: site.URL + "/home", Timeout: "15s", FollowRedirects: 1, Required: "Welcome",
+				QueryFields: []catalog.HTTPField{{Name: "t", Value: "{t}"}}},
+		}
+		_, err := e.CreateHTTPTests([]catalog.HTTPTest{sc})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.StartProxy(t, testutil.ProxyOptions{Name: "px-web", Server: ts.addr, HTTPPollers: 1})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		fail, code := ts.read(t, "px-host", "web.test.fail[site]"), ts.read(t, "px-host", "web.test.rspcode[site,home]")
+		if len(fail) > 0 && len(code) > 0 {
+			if fail[0].U != 0 || code[0].U != 200 {
+				t.Fatalf("web.test.fail %+v, rspcode %+v", fail[0], code[0])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no web scenario values from the proxy\n%s", ts.logs.String())
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }

@@ -38,7 +38,8 @@ var itemFields = []string{"itemid", "type", "snmp_oid", "hostid", "key_", "delay
 // their interfaces and SNMP details, their items with user macros
 // expanded (so no macro tables are needed: globalmacro and hostmacro are
 // sent empty), and the global regular expressions. Peregrine has no
-// network discovery nor web scenarios yet: their tables are empty.
+// network discovery yet: its tables are empty. Web scenarios of the
+// proxy's hosts go in 6.0's httptest tables (proxyWebScenarios).
 func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore, ar catalog.AutoregSettings) []byte {
 	t := map[string]*table{
 		"globalmacro":     newTable("globalmacroid", "macro", "value", "type"),
@@ -103,6 +104,7 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 			t["item_rtdata"].Data = append(t["item_rtdata"].Data, []any{it.ID, size, mtime})
 		}
 	}
+	proxyWebScenarios(snap, p, t)
 	eid := 0
 	for _, r := range snap.Regexps() {
 		t["regexps"].Data = append(t["regexps"].Data, []any{r.ID, r.Name})
@@ -150,6 +152,56 @@ func (s *Server) autoregSettings() catalog.AutoregSettings {
 		return catalog.DefaultAutoregSettings
 	}
 	return s.opts.AutoregSettings()
+}
+
+// proxyWebScenarios fills 6.0's httptest tables with the enabled web
+// scenarios of the proxy's hosts: the scenario, its headers (field type
+// 0) and variables (1), its items by 6.0's httptestitem types (2 speed,
+// 3 failed step, 4 error), its steps with their headers (0), variables
+// (1), form fields (2) and query fields (3), and their items (0 response
+// code, 1 time, 2 speed). The rows of items take the item's ID, the
+// fields IDs numbered here (a proxy keeps none across configurations).
+func proxyWebScenarios(snap *catalog.Snapshot, p *catalog.Proxy, t map[string]*table) {
+	hosts := map[uint64]bool{}
+	for _, h := range snap.ProxyHosts(p.ID) {
+		hosts[h.ID] = true
+	}
+	fid, sfid := 0, 0
+	for i := range snap.HTTPTests() {
+		ht := &snap.HTTPTests()[i]
+		if !hosts[ht.HostID] || ht.Status != 0 {
+			continue
+		}
+		sc := snap.UserMacros(ht.HostID)
+		t["httptest"].Data = append(t["httptest"].Data, []any{ht.ID, ht.Name, sc.Expand(ht.Delay), ht.Agent, ht.Authentication, ht.HTTPUser,
+			ht.HTTPPassword, ht.HostID, ht.HTTPProxy, ht.Retries, ht.SSLCertFile, ht.SSLKeyFile, ht.SSLKeyPassword, ht.VerifyPeer, ht.VerifyHost})
+		for typ, fs := range [][]catalog.HTTPField{ht.Headers, ht.Variables} {
+			for _, f := range fs {
+				fid++
+				t["httptest_field"].Data = append(t["httptest_field"].Data, []any{fid, ht.ID, typ, f.Name, f.Value})
+			}
+		}
+		for k, typ := range []int{2, 3, 4} {
+			if id := ht.ItemIDs[k]; id != 0 {
+				t["httptestitem"].Data = append(t["httptestitem"].Data, []any{id, ht.ID, id, typ})
+			}
+		}
+		for _, st := range ht.Steps {
+			t["httpstep"].Data = append(t["httpstep"].Data, []any{st.ID, ht.ID, st.Name, st.No, st.URL, sc.Expand(st.Timeout), st.Posts,
+				st.Required, st.StatusCodes, st.FollowRedirects, st.RetrieveMode, st.PostType})
+			for typ, fs := range [][]catalog.HTTPField{st.Headers, st.Variables, st.PostFields, st.QueryFields} {
+				for _, f := range fs {
+					sfid++
+					t["httpstep_field"].Data = append(t["httpstep_field"].Data, []any{sfid, st.ID, typ, f.Name, f.Value})
+				}
+			}
+			for k, typ := range []int{2, 1, 0} { // ItemIDs: speed, time, response code
+				if id := st.ItemIDs[k]; id != 0 {
+					t["httpstepitem"].Data = append(t["httpstepitem"].Data, []any{id, st.ID, id, typ})
+				}
+			}
+		}
+	}
 }
 
 func b2i(b bool) int {

@@ -66,6 +66,18 @@ type Result struct {
 	Error string
 	// Clock is when the reply arrived (the value's timestamp).
 	Clock time.Time
+	// Also are values of other items of the check's host that the
+	// check brought (a web scenario's per-step items beside its
+	// web.test.fail item), stored with the result's own the same way;
+	// nil for every other checker.
+	Also []Value
+}
+
+// Value is one value of Result.Also.
+type Value struct {
+	ItemID uint64
+	Value  []byte
+	Clock  time.Time
 }
 
 // Checker runs checks of one item type. Check MUST return without

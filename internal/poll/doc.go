@@ -61,6 +61,11 @@
 // sees them. Checkers never block the loop (see Checker), so a slow or
 // dead host costs its own checks a timeout and nobody else anything.
 //
+// A checker may bring values of other items with a check's own
+// (Result.Also: a web scenario's step items beside its web.test.fail
+// item); they are stored with it, the same way. Web scenarios' other
+// items are never scheduled themselves.
+//
 // Results. Checkers report through a callback; worker goroutines (as
 // many as CPUs, at least two) take results in batches, convert them and
 // call Submit, which blocks until the values are durable; then the

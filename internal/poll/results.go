@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
@@ -87,6 +88,7 @@ func (s *Scheduler) process(batch []*Result) {
 				rawIDs = append(rawIDs, r.ItemID)
 			}
 			stored = append(stored, r)
+			samples = s.also(snap, r, samples)
 		case NotSupported:
 			if it, ref := pipeline.ItemByID(snap, r.ItemID, s.accept); ref == pipeline.Accepted {
 				var sm history.Sample
@@ -128,6 +130,29 @@ func (s *Scheduler) process(batch []*Result) {
 	s.comps = append(s.comps, comps...)
 	s.mu.Unlock()
 	s.wake()
+}
+
+// also appends r.Also's values, prepared as r's own (an item that is
+// gone or whose value does not convert loses that value alone).
+func (s *Scheduler) also(snap *catalog.Snapshot, r *Result, samples []history.Sample) []history.Sample {
+	for i := range r.Also {
+		v := &r.Also[i]
+		it, ref := pipeline.ItemByID(snap, v.ItemID, s.accept)
+		if ref != pipeline.Accepted {
+			s.m.dropped.Inc()
+			continue
+		}
+		var sm history.Sample
+		if err := pipeline.Prepare(it, v.Value, &sm); err != nil {
+			s.m.badValues.Inc()
+			s.opts.ItemStates.SetItemState(v.ItemID, itemstate.Item{NotSupported: true, Error: err.Error(), Clock: v.Clock.Unix()})
+			continue
+		}
+		ts := v.Clock.UnixNano()
+		sm.Clock, sm.NS = ts/1e9, int32(ts%1e9)
+		samples = append(samples, sm)
+	}
+	return samples
 }
 
 // latencyBuckets are the check latency histogram's bounds in seconds.

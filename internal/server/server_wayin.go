@@ -171,6 +171,7 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 	})
 	s.httpAgent = httpagent.New(httpagent.Options{
 		Item:            func(id uint64) *catalog.Item { return s.Catalog.Snapshot().Item(id) },
+		HTTPTest:        func(id uint64) *catalog.HTTPTest { return s.Catalog.Snapshot().HTTPTestOfItem(id) },
 		MaxBodySize:     int64(cfg.Poll.HTTPMaxBodySize),
 		MaxHeaderSize:   int64(cfg.Poll.HTTPMaxHeaderSize),
 		MaxConnsPerHost: cfg.Poll.HTTPMaxConnsPerHost,
@@ -248,6 +249,7 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			// HTTP agent items: the URL says where; no interface, no
 			// availability (Zabbix keeps none for them).
 			catalog.HTTPAgent: {Checker: s.httpAgent, MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
+			catalog.WebItem:   {Checker: s.httpAgent.Scenarios(), MaxInFlight: cfg.Poll.HTTPMaxInFlight, NoInterface: true},
 			// IPMI items: through the host's IPMI interface, whose
 			// availability they keep, as Zabbix's IPMI pollers do.
 			catalog.IPMI: {Checker: s.ipmi, MaxInFlight: cfg.Poll.IPMIMaxInFlight},

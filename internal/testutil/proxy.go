@@ -25,6 +25,8 @@ type ProxyOptions struct {
 	// Extra lines appended to zabbix_proxy.conf; a parameter given
 	// there replaces StartProxy's default for it.
 	Extra []string
+	// HTTPPollers is StartHTTPPollers (web scenarios); 0 by default.
+	HTTPPollers int
 }
 
 // Proxy is a running zabbix_proxy.
@@ -78,11 +80,14 @@ func StartProxy(t testing.TB, o ProxyOptions) *Proxy {
 		set[strings.TrimSpace(k)] = true
 	}
 	for _, l := range []string{"ConfigFrequency=5", "DataSenderFrequency=1", "HeartbeatFrequency=5", "StartPollers=1", "StartPreprocessors=1",
-		"StartTrappers=2", "StartPingers=0", "StartDiscoverers=0", "StartHTTPPollers=0", "StartPollersUnreachable=1", "StartIPMIPollers=0",
+		"StartTrappers=2", "StartPingers=0", "StartDiscoverers=0", "StartPollersUnreachable=1", "StartIPMIPollers=0",
 		"StartDBSyncers=1", "Timeout=4"} {
 		if k, _, _ := strings.Cut(l, "="); !set[k] {
 			b.WriteString(l + "\n")
 		}
+	}
+	if !set["StartHTTPPollers"] {
+		fmt.Fprintf(&b, "StartHTTPPollers=%d\n", o.HTTPPollers)
 	}
 	for _, l := range o.Extra {
 		b.WriteString(l + "\n")

@@ -33,6 +33,20 @@
 // web.page.perf and web.page.regexp keys as simple checks (item type 3),
 // through the same clients (see webpage.go).
 //
+// Web scenarios: Checker.Scenarios is the checker of web scenarios
+// (item type 9, scenario.go): the scheduler schedules a scenario's
+// web.test.fail item only, and the checker runs its steps in order in
+// one cookie jar (cookies kept across steps), each step tried up to the
+// scenario's retries, with its timeout (1s..1h), macros and variables
+// ({name}, or "regex:PATTERN" taken from the page) in URLs, query and
+// form fields, posts and headers, stopping at the first failing step
+// (transport error, status codes, required string, variable not
+// found); it reports the other items' values in poll.Result.Also, as
+// 6.0.14 stores them: a step that got a response stores its speed,
+// time and code, the scenario its failed step (0 for none), its error
+// only on failure and the floor of its steps' average speed. Bodies are
+// bounded by Options.MaxBodySize, variables in number and length.
+//
 // Concurrency: Check hands each check to an idle worker goroutine or
 // starts one, and returns; the scheduler bounds how many are in flight,
 // and so the workers. A worker idle for 10 s ends (one per check would

@@ -30,6 +30,9 @@ type Options struct {
 	// Item returns the current configuration of an item (the catalog's
 	// latest snapshot); the request is read from its HTTP field.
 	Item func(id uint64) *catalog.Item
+	// HTTPTest returns the web scenario whose web.test.fail item is the
+	// ID (catalog.Snapshot.HTTPTestOfItem), for Scenarios.
+	HTTPTest func(itemID uint64) *catalog.HTTPTest
 	// MaxBodySize bounds a response body read; a larger one makes the
 	// item not supported. Default 16 MiB.
 	MaxBodySize int64
@@ -60,10 +63,11 @@ const (
 	reasonTooLarge        // body beyond MaxBodySize
 	reasonHeaders         // headers beyond MaxHeaderSize, or not HTTP
 	reasonIO              // the response broke off
+	reasonWeb             // a web scenario failed a step (scenario.go)
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"config", "connect_failed", "tls", "timeout", "status", "too_large", "bad_headers", "io_error"}
+var reasonNames = [numReasons]string{"config", "connect_failed", "tls", "timeout", "status", "too_large", "bad_headers", "io_error", "web_scenario_failed"}
 
 // transportKey is what distinguishes one shared transport from another:
 // TLS verification, client certificate and proxy. Items agreeing on them
