@@ -117,6 +117,8 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return icmpMain(ctx, args[1:], stdout, stderr, version)
 	case "checks":
 		return checksMain(ctx, args[1:], stdout, stderr, version)
+	case "lld":
+		return lldMain(ctx, args[1:], stdout, stderr)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {
