@@ -27,6 +27,8 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
        peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
                                       (a server's SNMP, external, SSH, JMX or ODBC checks through its API; bench checks -h)
+       peregrine bench lld [--target URL] [flags]
+                                     (templates and LLD at fleet size, in process or on Zabbix; bench lld -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
