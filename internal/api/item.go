@@ -250,7 +250,9 @@ type itemParams struct {
 	Tags          opt[hostTags] `json:"tags"`
 	Description   opt[string]   `json:"description"`
 	InventoryLink opt[ignored]  `json:"inventory_link"`
-	LogTimeFmt    opt[ignored]  `json:"logtimefmt"`
+	// LogTimeFmt is the item's logtimefmt, kept on items of every type
+	// as 6.0 keeps it (catalog.Item.LogTimeFmt).
+	LogTimeFmt opt[string] `json:"logtimefmt"`
 	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
 	AllowTraps    opt[ignored]  `json:"allow_traps"`
 	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
@@ -398,6 +400,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
 			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
+			LogTimeFmt: p.LogTimeFmt.Value,
 		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 		p.httpParams.apply(&items[i].HTTPSpec)
 		items[i].PublicKey, items[i].PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
@@ -505,6 +508,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 		u.TimestampPrecision = str(p.TimestampPrecision)
 		u.SNMPOID = str(p.SNMPOID)
 		u.IPMISensor = str(p.IPMISensor)
+		u.LogTimeFmt = str(p.LogTimeFmt)
 		u.JMXEndpoint = str(p.JMXEndpoint)
 		u.Description = str(p.Description)
 		u.Preprocessing, u.Params = steps, str(p.Params)

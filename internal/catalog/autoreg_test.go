@@ -7,8 +7,8 @@ import (
 )
 
 // downgradeAutoreg undoes the 29 → 30 migration (autoregistration
-// settings), the first step of every older downgrade.
-var downgradeAutoreg = []string{"DROP TABLE autoreg_settings"}
+// settings) after downgradeItemLogTimeFmt.
+var downgradeAutoreg = append(slices.Clone(downgradeItemLogTimeFmt), "DROP TABLE autoreg_settings")
 
 // TestAutoregSettings: a fresh 6.0's settings (tls_accept 1) until set;
 // set ones survive a reopen; a migration from 26 starts with the

@@ -55,6 +55,11 @@
 //     required on IPMI items (type 12) but ipmi.get and kept on items of
 //     any type, as 6.0 keeps it. The password is stored as 6.0 stores it
 //     (in clear: the BMC needs it); the API never returns it.
+//   - An item's logtimefmt (Item.LogTimeFmt, logtimefmt.go, schema
+//     version 31; table item_logtimefmt, a row only when set): kept on
+//     items of any type as 6.0 keeps it, up to 64 characters, imported,
+//     exported and copied to linked hosts. Log values do not take their
+//     time stamp from it yet.
 //   - An item's description (Item.Description, schema version 19; up
 //     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to

@@ -34,9 +34,7 @@ import (
 //     resolved when the rule runs (as 6.0's server does);
 //   - the template's dashboards and graph prototypes are removed while
 //     Peregrine refuses them (graph prototypes are issue 26's other
-//     part), and the items' logtimefmt (not stored yet: "SNMP traps
-//     (fallback)" of "Linux by SNMP" has one); the test drops nothing
-//     else.
+//     part); the test drops nothing else.
 //
 // The item prototypes keep the template's intervals (1m for the file
 // systems, 3m for the interfaces).
@@ -62,10 +60,6 @@ func e2eTemplate(t *testing.T, rel string) string {
 	for _, tm := range exp["templates"].([]any) {
 		tm := tm.(map[string]any)
 		delete(tm, "dashboards")
-		items, _ := tm["items"].([]any)
-		for _, it := range items {
-			delete(it.(map[string]any), "logtimefmt")
-		}
 		rules, _ := tm["discovery_rules"].([]any)
 		for _, r := range rules {
 			r := r.(map[string]any)
