@@ -252,10 +252,10 @@ type itemParams struct {
 	InventoryLink opt[ignored]  `json:"inventory_link"`
 	// LogTimeFmt is the item's logtimefmt, kept on items of every type
 	// as 6.0 keeps it (catalog.Item.LogTimeFmt).
-	LogTimeFmt opt[string] `json:"logtimefmt"`
-	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
-	AllowTraps    opt[ignored]  `json:"allow_traps"`
-	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
+	LogTimeFmt   opt[string]  `json:"logtimefmt"`
+	ValueMapID   opt[uint64]  `json:"valuemapid"` // one of the host's value maps, 0 for none
+	AllowTraps   opt[ignored] `json:"allow_traps"`
+	TrapperHosts opt[ignored] `json:"trapper_hosts"`
 	// PublicKey and PrivateKey are an SSH item's key file names (its
 	// authtype, username and password are httpParams' members, which
 	// Zabbix's item fields share).

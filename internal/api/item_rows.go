@@ -99,7 +99,7 @@ var itemFieldNames = [nItemFields]string{
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fEvalType: "0", fFormula: "",
-	fLifetime: "30d",
+	fLifetime:     "30d",
 	fTrapperHosts: "",
 }
 
