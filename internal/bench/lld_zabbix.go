@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,21 +50,41 @@ func (s LLDZabbixStep) row() []string {
 
 var syncerTitle = regexp.MustCompile(`configuration syncer \[synced configuration in ([0-9.]+) sec, idle ([0-9]+) sec\]`)
 
+// errSyncing is syncerReport's answer while a sync runs (the title then
+// says "syncing configuration").
+var errSyncing = errors.New("syncing")
+
 // syncerReport reads the configuration syncer's process title: the
 // duration of its last sync. The server must run on this machine.
 func syncerReport() (string, float64, error) {
 	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range dirs {
 		b, err := os.ReadFile(p)
-		if err != nil {
+		if err != nil || !bytes.Contains(b, []byte("configuration syncer")) {
 			continue
 		}
 		if m := syncerTitle.FindSubmatch(b); m != nil {
 			v, _ := strconv.ParseFloat(string(m[1]), 64)
 			return string(m[0]), v, nil
 		}
+		return "", 0, errSyncing
 	}
 	return "", 0, errors.New("no Zabbix configuration syncer process on this machine (its title reports each sync)")
+}
+
+// lastSync is syncerReport waiting out a sync in progress.
+func lastSync(ctx context.Context) (string, float64, error) {
+	for {
+		title, v, err := syncerReport()
+		if err != errSyncing {
+			return title, v, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // nextSync waits until the syncer's title changes from last (a sync
@@ -73,6 +94,9 @@ func nextSync(ctx context.Context, last string) (string, float64, error) {
 	deadline := time.Now().Add(65 * time.Second)
 	for {
 		title, v, err := syncerReport()
+		if err == errSyncing {
+			title, err = last, nil
+		}
 		if err != nil || title != last || time.Now().After(deadline) {
 			return title, v, err
 		}
@@ -126,7 +150,7 @@ func (z *LLDZabbix) Run(ctx context.Context) (out []LLDZabbixStep, err error) {
 	for _, n := range z.Hosts {
 		st := LLDZabbixStep{Hosts: n}
 		var title string
-		if title, st.SyncBefore, err = syncerReport(); err != nil {
+		if title, st.SyncBefore, err = lastSync(ctx); err != nil {
 			return out, err
 		}
 		start := time.Now()
