@@ -38,7 +38,10 @@ from $ZABBIX_TEMPLATES_DIR), then per step (--steps, host counts):
     devices) through the LLD engine, 1000 rules per Edit as the server
     applies them; the time, the items and triggers discovered; then the
     same replies again (nothing changes, nothing is written);
-  - memory: the Go heap after a GC, per item of the catalog.
+  - memory: the Go heap after a GC, per item of the catalog;
+  - a small edit (one host renamed: commit and snapshot rebuild) and a
+    reload (the catalog opened again: every table read, the snapshot
+    built), Peregrine's counterparts of Zabbix's configuration sync.
 The template's dashboards and graph prototypes are dropped before the
 import while Peregrine refuses them (graph prototypes are in progress).
 
@@ -76,6 +79,13 @@ type LLDStep struct {
 	HeapBytes                    uint64
 	BytesPerItem                 float64
 	LinkHostsPerSec, RulesPerSec float64
+	// SmallEdit is one Edit renaming one host: commit and the snapshot
+	// rebuilt over the whole catalog (Zabbix's configuration sync
+	// counterpart for a small change).
+	SmallEdit time.Duration
+	// Reload is opening the catalog again: every table read and the
+	// snapshot built (the counterpart of a full configuration sync).
+	Reload time.Duration
 }
 
 func (b *LLDBench) defaults() error {
@@ -162,9 +172,9 @@ func (b *LLDBench) Run(ctx context.Context) ([]LLDStep, error) {
 		if err != nil {
 			return out, fmt.Errorf("%d hosts: %w", n, err)
 		}
-		fmt.Fprintf(b.Log, "%d hosts: link %v (%d items, %d triggers), LLD %v for %d rules (%d items, %d triggers), again %v, %.0f B/item\n",
+		fmt.Fprintf(b.Log, "%d hosts: link %v (%d items, %d triggers), LLD %v for %d rules (%d items, %d triggers), again %v, %.0f B/item, small edit %v, reload %v\n",
 			n, st.Link.Round(time.Millisecond), st.ItemsLinked, st.TriggersLinked, st.LLD.Round(time.Millisecond), st.Rules,
-			st.ItemsFound, st.TriggersFound, st.LLDAgain.Round(time.Millisecond), st.BytesPerItem)
+			st.ItemsFound, st.TriggersFound, st.LLDAgain.Round(time.Millisecond), st.BytesPerItem, st.SmallEdit.Round(time.Millisecond), st.Reload.Round(time.Millisecond))
 		out = append(out, st)
 	}
 	return out, nil
@@ -177,8 +187,8 @@ func heapNow() uint64 {
 	return m.HeapAlloc
 }
 
-func (b *LLDBench) step(ctx context.Context, src []byte, n int) (LLDStep, error) {
-	st := LLDStep{Hosts: n}
+func (b *LLDBench) step(ctx context.Context, src []byte, n int) (st LLDStep, err error) {
+	st = LLDStep{Hosts: n}
 	dir, err := os.MkdirTemp("", "peregrine-bench-lld-")
 	if err != nil {
 		return st, err
@@ -189,7 +199,11 @@ func (b *LLDBench) step(ctx context.Context, src []byte, n int) (LLDStep, error)
 	if err != nil {
 		return st, err
 	}
-	defer cat.Close()
+	defer func() {
+		if err != nil {
+			cat.Close()
+		}
+	}()
 	spec, err := catalog.ParseExport("yaml", src)
 	if err != nil {
 		return st, err
@@ -270,13 +284,34 @@ func (b *LLDBench) step(ctx context.Context, src []byte, n int) (LLDStep, error)
 	st.LLDAgain = apply()
 	st.HeapBytes = heapNow() - min(heap0, heapNow())
 	st.BytesPerItem = float64(st.HeapBytes) / float64(max(st.Items, 1))
-	runtime.KeepAlive(cat)
-	return st, nil
+	h := snap.Hosts()[0]
+	name := h.Host + "-renamed"
+	start = time.Now()
+	if _, err := cat.Edit(ctx, func(e *catalog.Edit) error {
+		return e.UpdateHosts([]catalog.HostUpdate{{ID: h.ID, Host: &name}})
+	}); err != nil {
+		return st, err
+	}
+	st.SmallEdit = time.Since(start)
+	if err := cat.Close(); err != nil {
+		return st, err
+	}
+	start = time.Now()
+	cat2, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		return st, err
+	}
+	st.Reload = time.Since(start)
+	if n := cat2.Snapshot().ItemCount(); n != st.Items {
+		cat2.Close()
+		return st, fmt.Errorf("reloaded %d items, had %d", n, st.Items)
+	}
+	return st, cat2.Close()
 }
 
 // LLDColumns is the CSV header of bench lld.
 var LLDColumns = []string{"hosts", "link_s", "link_hosts_per_s", "items_linked", "triggers_linked", "rules", "lld_s", "rules_per_s",
-	"items_discovered", "triggers_discovered", "lld_again_s", "items", "triggers", "heap_bytes", "bytes_per_item"}
+	"items_discovered", "triggers_discovered", "lld_again_s", "items", "triggers", "heap_bytes", "bytes_per_item", "small_edit_s", "reload_s"}
 
 func (s LLDStep) row() []string {
 	f := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
@@ -284,7 +319,7 @@ func (s LLDStep) row() []string {
 		strconv.Itoa(s.ItemsLinked), strconv.Itoa(s.TriggersLinked), strconv.Itoa(s.Rules), f(s.LLD),
 		strconv.FormatFloat(s.RulesPerSec, 'f', 0, 64), strconv.Itoa(s.ItemsFound), strconv.Itoa(s.TriggersFound),
 		f(s.LLDAgain), strconv.Itoa(s.Items), strconv.Itoa(s.Triggers), strconv.FormatUint(s.HeapBytes, 10),
-		strconv.FormatFloat(s.BytesPerItem, 'f', 0, 64)}
+		strconv.FormatFloat(s.BytesPerItem, 'f', 0, 64), f(s.SmallEdit), f(s.Reload)}
 }
 
 func lldMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
