@@ -265,10 +265,12 @@ type itemParams struct {
 	Tags          opt[hostTags] `json:"tags"`
 	Description   opt[string]   `json:"description"`
 	InventoryLink opt[ignored]  `json:"inventory_link"`
-	LogTimeFmt    opt[ignored]  `json:"logtimefmt"`
-	ValueMapID    opt[uint64]   `json:"valuemapid"` // one of the host's value maps, 0 for none
-	AllowTraps    opt[ignored]  `json:"allow_traps"`
-	TrapperHosts  opt[ignored]  `json:"trapper_hosts"`
+	// LogTimeFmt is the item's logtimefmt, kept on items of every type
+	// as 6.0 keeps it (catalog.Item.LogTimeFmt).
+	LogTimeFmt   opt[string]  `json:"logtimefmt"`
+	ValueMapID   opt[uint64]  `json:"valuemapid"` // one of the host's value maps, 0 for none
+	AllowTraps   opt[ignored] `json:"allow_traps"`
+	TrapperHosts opt[ignored] `json:"trapper_hosts"`
 	// PublicKey and PrivateKey are an SSH item's key file names (its
 	// authtype, username and password are httpParams' members, which
 	// Zabbix's item fields share).
@@ -499,6 +501,7 @@ func (p *itemParams) newItem(steps *[]catalog.PreprocSpec) catalog.NewItem {
 		Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 		Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
 		Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
+		LogTimeFmt: p.LogTimeFmt.Value,
 	}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 	p.httpParams.apply(&ni.HTTPSpec)
 	ni.PublicKey, ni.PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
@@ -540,6 +543,7 @@ func (p *itemParams) update(snap *catalog.Snapshot, steps *[]catalog.PreprocSpec
 	u.TimestampPrecision = str(p.TimestampPrecision)
 	u.SNMPOID = str(p.SNMPOID)
 	u.IPMISensor = str(p.IPMISensor)
+	u.LogTimeFmt = str(p.LogTimeFmt)
 	u.JMXEndpoint = str(p.JMXEndpoint)
 	u.Description = str(p.Description)
 	u.Preprocessing, u.Params = steps, str(p.Params)

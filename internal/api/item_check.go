@@ -176,6 +176,10 @@ func (p *itemParams) ipmiSensorCheck(typ catalog.ItemType, key, sensor string) e
 			return errApp(`Value "%s" is too long for field "ipmi_sensor" - %d characters. Allowed length is %d characters.`, sensor, n, catalog.MaxIPMISensorLen)
 		}
 	}
+	// logtimefmt likewise, 64 characters (recorded from 6.0.14).
+	if n := utf8.RuneCountInString(p.LogTimeFmt.Value); p.LogTimeFmt.Set && n > catalog.MaxLogTimeFmtLen {
+		return errApp(`Value "%s" is too long for field "logtimefmt" - %d characters. Allowed length is %d characters.`, p.LogTimeFmt.Value, n, catalog.MaxLogTimeFmtLen)
+	}
 	if typ == catalog.IPMI && sensor == "" && key != catalog.IPMIGetKey {
 		return errParams(`Incorrect value for field "ipmi_sensor": cannot be empty.`)
 	}

@@ -99,7 +99,7 @@ var itemFieldNames = [nItemFields]string{
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
 	fAllowTraps: "0", fEvalType: "0", fFormula: "",
-	fLifetime: "30d", fLogTimeFmt: "",
+	fLifetime:     "30d",
 	fTrapperHosts: "",
 }
 
@@ -136,7 +136,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
+	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fLogTimeFmt, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return true
 	}
@@ -239,6 +239,8 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, it.SNMPOID...)
 	case fIPMISensor:
 		return append(dst, it.IPMISensor...)
+	case fLogTimeFmt:
+		return append(dst, it.LogTimeFmt...)
 	case fTimestampPrecision:
 		return append(dst, it.TimestampPrecision...)
 	case fHistory:
@@ -810,6 +812,8 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.SNMPOID)
 	case fIPMISensor:
 		return zjson.AppendString(dst, it.IPMISensor)
+	case fLogTimeFmt:
+		return zjson.AppendString(dst, it.LogTimeFmt)
 	case fTimestampPrecision:
 		return zjson.AppendString(dst, it.TimestampPrecision)
 	case fParams:

@@ -25,7 +25,7 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"status": status(it.Enabled), "state": "0", "valuemapid": id(it.ValueMapID), "flags": "0",
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
-		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay, "ipmi_sensor": it.IPMISensor,
+		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay, "ipmi_sensor": it.IPMISensor, "logtimefmt": it.LogTimeFmt,
 		"master_itemid": id(it.MasterItemID), "params": it.Params, "description": it.Description,
 		"templateid": id(it.TemplateID), "uuid": it.UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
 	}

@@ -28,6 +28,8 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench proxy --target URL [flags]   (simulated proxies pushing proxy data; bench proxy -h)
        peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
                                       (a server's SNMP, external, SSH, JMX or ODBC checks through its API; bench checks -h)
+       peregrine bench lld [--target URL] [flags]
+                                     (templates and LLD at fleet size, in process or on Zabbix; bench lld -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -120,6 +122,8 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return checksMain(ctx, args[1:], stdout, stderr, version)
 	case "proxy":
 		return proxyMain(ctx, args[1:], stdout, stderr)
+	case "lld":
+		return lldMain(ctx, args[1:], stdout, stderr)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

@@ -85,6 +85,14 @@
 //     request, zlib, one request at a time per proxy), stepping the
 //     offered rate; values/s acknowledged, reply latency, the server's
 //     CPU per value (also net of its idle CPU), values readable after.
+//   - `bench lld` (lld.go, lld_zabbix.go): templates and low-level
+//     discovery at fleet size, in this process: a fresh catalog imports a
+//     template file, hosts are created linked to it, every rule gets a
+//     simulated agent's discovery reply through package lld (applied
+//     twice: the second changes nothing); link and LLD times, items and
+//     triggers made, heap per item. With --target, the same hosts on a
+//     Zabbix server through its API and its configuration syncer's sync
+//     time from its process title (/proc), deleted at the end.
 //   - The simulated peers, in subpackages: sim/agentsim (passive Zabbix
 //     agents) and sim/snmpsim (SNMPv1/v2c devices). They are here, not
 //     in internal/testutil, because the production binary runs them

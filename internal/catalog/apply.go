@@ -696,6 +696,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := writeItemIPMI(txExec, id, it.IPMISensor, false); err != nil {
 			return fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
+		if err := writeItemLogTimeFmt(txExec, id, it.LogTimeFmt, false); err != nil {
+			return fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err)
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -757,6 +760,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		if err := writeItemIPMI(txExec, it.ID, it.IPMISensor, true); err != nil {
 			return fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if err := writeItemLogTimeFmt(txExec, it.ID, it.LogTimeFmt, true); err != nil {
+			return fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", it.ID, it.Key, err)
 		}
 	}
 	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {

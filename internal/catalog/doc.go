@@ -60,6 +60,11 @@
 //     table host_inventory, a row only when not disabled), checked
 //     against 6.0's field names and lengths. Automatic mode is stored;
 //     items' inventory_link does not fill fields yet.
+//   - An item's logtimefmt (Item.LogTimeFmt, logtimefmt.go, schema
+//     version 35; table item_logtimefmt, a row only when set): kept on
+//     items of any type as 6.0 keeps it, up to 64 characters, imported,
+//     exported and copied to linked hosts. Log values do not take their
+//     time stamp from it yet.
 //   - An item's description (Item.Description, schema version 19; up
 //     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to
@@ -203,7 +208,7 @@
 //     discovered. The import takes a template's discovery_rules in
 //     Zabbix 6.0's export form.
 //   - Web scenarios (httptest.go, httptest_sync.go, httptest_spec.go,
-//     httptest_export.go; schema version 31, one migration,
+//     httptest_export.go; schema version 34, one migration,
 //     migrateHTTPTests): Zabbix 6.0's httptests with their steps,
 //     variables, headers, authentication, proxy, retries, SSL fields and
 //     tags, one JSON row per scenario in the snapshot's extras
@@ -251,7 +256,7 @@
 //     export form, applied after the items like triggers.
 //     Snapshot.ValueText (valuetext.go) writes an item's value as 6.0
 //     writes it into names, tags and alerts: value map, else units.
-//   - Network discovery (drule.go; schema version 31): discovery rules
+//   - Network discovery (drule.go; schema version 33): discovery rules
 //     with their checks (DRules, SaveDRules; 6.0's rule 2 "Local
 //     network" seeded by the schema) and what the discoverer found
 //     (Discovery, SaveDiscovery: discovered hosts and services), each

@@ -52,6 +52,8 @@ type ItemUpdate struct {
 	SNMPOID *string
 	// IPMISensor: the item's ipmi_sensor (see Item.IPMISensor).
 	IPMISensor *string
+	// LogTimeFmt: the item's logtimefmt (see Item.LogTimeFmt).
+	LogTimeFmt *string
 	// Description: the item's description.
 	Description *string
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
@@ -159,6 +161,7 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		it.Params = strings.Clone(it.Params)
 		it.Description = strings.Clone(it.Description)
 		it.IPMISensor = strings.Clone(it.IPMISensor)
+		it.LogTimeFmt = strings.Clone(it.LogTimeFmt)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = cloneTags(it.Tags)
 		it.Parameters = cloneItemParams(it.Parameters)
@@ -217,6 +220,9 @@ func (e *Edit) insertItem(it *Item) error {
 	}
 	if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
+	}
+	if err := writeItemLogTimeFmt(e.editExec, id, it.LogTimeFmt, false); err != nil {
+		return e.fail(fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
 	e.addCreated(it)
 	return nil
@@ -277,6 +283,12 @@ func (e *Edit) writeItem(n, cur *Item) error {
 			return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
+	if n.LogTimeFmt != cur.LogTimeFmt {
+		n.LogTimeFmt = strings.Clone(n.LogTimeFmt)
+		if err := writeItemLogTimeFmt(e.editExec, n.ID, n.LogTimeFmt, cur.LogTimeFmt != ""); err != nil {
+			return e.fail(fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", n.ID, cur.Key, err))
+		}
+	}
 	if n.Key != cur.Key {
 		e.keys[hostKey{cur.HostID, cur.Key}] = 0
 		e.keys[hostKey{n.HostID, n.Key}] = n.ID
@@ -304,7 +316,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
 		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
+		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, LogTimeFmt: it.LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
 		Parameters: it.Parameters,
 	}
 	loginSpecOf(it.Login, &is)
@@ -434,6 +446,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.TimestampPrecision, u.TimestampPrecision)
 		set(&spec.SNMPOID, u.SNMPOID)
 		set(&spec.IPMISensor, u.IPMISensor)
+		set(&spec.LogTimeFmt, u.LogTimeFmt)
 		set(&spec.Params, u.Params)
 		set(&spec.Description, u.Description)
 		set(&spec.PublicKey, u.PublicKey)

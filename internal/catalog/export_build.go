@@ -497,6 +497,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	if it.InventoryLink > 0 && int(it.InventoryLink) <= len(inventoryFields) {
 		m.req("inventory_link", inventoryFields[it.InventoryLink-1])
 	}
+	m.str("logtimefmt", it.LogTimeFmt, "")
 	if v := x.s.ValueMap(it.ValueMapID); v != nil {
 		vm := newMap()
 		vm.req("name", v.Name)

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// downgradeHTTPTests undoes the 33 → 34 migration (web scenarios), the
-// first step of every older downgrade.
-var downgradeHTTPTests = []string{"DROP TABLE httptests", "DROP TABLE httpsteps"}
+// downgradeHTTPTests undoes the 33 → 34 migration (web scenarios),
+// after downgradeItemLogTimeFmt.
+var downgradeHTTPTests = append(slices.Clone(downgradeItemLogTimeFmt), "DROP TABLE httptests", "DROP TABLE httpsteps")
 
 // TestHTTPTestMigration: a version 33 catalog opens with no scenarios
 // and takes new ones.

@@ -169,7 +169,11 @@ func (e *Edit) allocIDs(n int) (uint64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if _, err := e.exec("INSERT OR IGNORE INTO sqlite_sequence (name, seq) SELECT 'items', coalesce(max(id), 0) FROM items WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'items')"); err != nil {
+	// max(id) in a scalar subquery of its own: SQLite's one-step
+	// max() lookup does not apply to "SELECT max(id) FROM items WHERE
+	// ...", which scans every item (a link of 10,000 hosts spent its
+	// time there).
+	if _, err := e.exec("INSERT OR IGNORE INTO sqlite_sequence (name, seq) SELECT 'items', coalesce((SELECT max(id) FROM items), 0) WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'items')"); err != nil {
 		return 0, e.fail(fmt.Errorf("cannot reserve prototype IDs: %w", err))
 	}
 	if _, err := e.exec("UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM items), 0)) + ? WHERE name = 'items'", n); err != nil {

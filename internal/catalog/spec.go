@@ -142,6 +142,9 @@ type ItemSpec struct {
 	// Required for ipmi items but ipmi.get, kept on any item (as
 	// Zabbix 6.0 keeps it); up to 128 characters.
 	IPMISensor string `yaml:"ipmi_sensor"`
+	// LogTimeFmt is the item's logtimefmt (up to 64 characters; see
+	// Item.LogTimeFmt).
+	LogTimeFmt string `yaml:"logtimefmt"`
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
@@ -689,6 +692,10 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it.IPMISensor = is.IPMISensor
 	if err := checkIPMISensor(&it); err != nil {
 		el.add(ip+".ipmi_sensor", err)
+	}
+	it.LogTimeFmt = is.LogTimeFmt
+	if err := checkLogTimeFmt(is.LogTimeFmt); err != nil {
+		el.add(ip+".logtimefmt", err)
 	}
 	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	it.Login = normLogin(is, it.Type, ip, el)

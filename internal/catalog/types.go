@@ -340,6 +340,8 @@ type Item struct {
 	// name ("name:(7.1).CPU Temp"); "" for ipmi.get. Zabbix 6.0 keeps it
 	// on items of every type, and so does the catalog.
 	IPMISensor string
+	// LogTimeFmt is the item's logtimefmt (logtimefmt.go), "" for none.
+	LogTimeFmt string
 	// TemplateID is the item this one was copied from (Zabbix's
 	// templateid): an item of a template linked to the item's host or
 	// template, whose changes it follows (inherit.go). 0 for the
@@ -380,7 +382,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
 		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && sameItemParams(a.Parameters, b.Parameters) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
-		a.IPMISensor == b.IPMISensor && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink &&
+		a.IPMISensor == b.IPMISensor && a.LogTimeFmt == b.LogTimeFmt && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink &&
 		a.LLD.equal(b.LLD) && a.Discovery.equal(b.Discovery)
 }
 
