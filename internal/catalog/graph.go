@@ -640,7 +640,11 @@ func (e *Edit) syncGraphs() error {
 // changed any.
 func (e *Edit) inheritGraphsOnce() (bool, error) {
 	all := e.allGraphs()
-	byTmpl := map[uint64][]*Graph{}     // template graph → copies
+	// copies: template graph → owner → its copy there. Keyed by owner,
+	// not listed: a template linked to 10,000 hosts has 10,000 copies of
+	// each graph, and looking an owner's up in a list made linking
+	// quadratic in the fleet.
+	copies := map[uint64]map[uint64]*Graph{}
 	byOwner := map[uint64][]*Graph{}    // host → its graphs
 	tmplGraphs := map[uint64][]*Graph{} // template → its graphs
 	live := make(map[uint64]bool, len(all))
@@ -648,7 +652,12 @@ func (e *Edit) inheritGraphsOnce() (bool, error) {
 		live[g.ID] = true
 		byOwner[g.HostID] = append(byOwner[g.HostID], g)
 		if g.TemplateID != 0 {
-			byTmpl[g.TemplateID] = append(byTmpl[g.TemplateID], g)
+			m := copies[g.TemplateID]
+			if m == nil {
+				m = map[uint64]*Graph{}
+				copies[g.TemplateID] = m
+			}
+			m[g.HostID] = g // the last of any twins, as the list's scan took
 		}
 		if h := e.host(g.HostID); h != nil && h.IsTemplate {
 			tmplGraphs[g.HostID] = append(tmplGraphs[g.HostID], g)
@@ -694,12 +703,7 @@ func (e *Edit) inheritGraphsOnce() (bool, error) {
 				if !ok {
 					continue // its items are not copied yet
 				}
-				var cur *Graph
-				for _, c := range byTmpl[tg.ID] {
-					if c.HostID == owner {
-						cur = c
-					}
-				}
+				cur := copies[tg.ID][owner]
 				if cur == nil {
 					for _, c := range byOwner[owner] {
 						if c.Name == tg.Name && (c.TemplateID == 0 || !live[c.TemplateID]) {
