@@ -110,8 +110,8 @@ func (p *Producer) TriggerState(trigger uint64, unknown bool, err string) {
 }
 
 // LLDRuleState records a low-level discovery rule's state: not
-// supported with its error, or normal. The LLD rules' processing calls
-// it.
+// supported with its error, or normal. The server's item state hook
+// calls it for items that are discovery rules.
 func (p *Producer) LLDRuleState(rule uint64, notSupported bool, err string) {
 	p.set(key{event.ObjectLLDRule, rule}, notSupported, err)
 }

@@ -39,7 +39,16 @@ func (s *Server) buildEventProducers() error {
 	if err != nil {
 		return err
 	}
-	s.ItemStates.OnChange(s.Internal.ItemState)
+	// A discovery rule's state (its value's, from the LLD engine, or its
+	// collection's, from the poller) is an internal event of an LLD rule
+	// (object 5), as 6.0 has it, not of an item.
+	s.ItemStates.OnChange(func(id uint64, notSupported bool, err string) {
+		if it := s.Catalog.Snapshot().AnyItem(id); it != nil && it.LLD != nil {
+			s.Internal.LLDRuleState(id, notSupported, err)
+			return
+		}
+		s.Internal.ItemState(id, notSupported, err)
+	})
 	return s.buildDiscovery()
 }
 
