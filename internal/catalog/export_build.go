@@ -752,13 +752,19 @@ func (x *exporter) widget(w *Widget) *exportNode {
 		fm.req("name", f.Name)
 		id, _ := strconv.ParseUint(f.Value, 10, 64)
 		switch f.Type {
-		case 4, 5: // item, item prototype: {host, key}
+		case 5, 7: // item prototype {host, key}, graph prototype {host, name}
+			if r := x.protoRef(id, f.Type == 7); r != nil {
+				fm.put("value", r)
+				break
+			}
+			fm.req("value", f.Value)
+		case 4: // item: {host, key}
 			if r := x.itemRef(id); r != nil {
 				fm.put("value", r)
 				break
 			}
 			fm.req("value", f.Value)
-		case 6, 7: // graph, graph prototype: {host, name}
+		case 6: // graph: {host, name}
 			if g := x.s.Graph(id); g != nil {
 				if h := x.s.HostOrTemplate(g.HostID); h != nil {
 					vm := newMap()

@@ -25,6 +25,9 @@ type Graph struct {
 	Name       string `json:"-"`
 	GraphFields
 	Items []GraphItem `json:"gitems"`
+	// Discovery is set on a discovered graph (flags 4): the rule and
+	// graph prototype it came from (graph_proto_apply.go).
+	Discovery *Discovery `json:"discovery,omitempty"`
 }
 
 // GraphFields are a graph's settings, with graph.get's names and
@@ -684,7 +687,7 @@ func (e *Edit) inheritGraphsOnce() (bool, error) {
 				}
 				if cur == nil {
 					for _, c := range byOwner[owner] {
-						if c.Name == tg.Name && (c.TemplateID == 0 || !live[c.TemplateID]) {
+						if c.Name == tg.Name && c.Discovery == nil && (c.TemplateID == 0 || !live[c.TemplateID]) {
 							cur = c // the owner's own, taken over
 						}
 					}
@@ -748,7 +751,7 @@ func (e *Edit) graphCopy(tg *Graph, owner uint64) (*Graph, bool) {
 }
 
 func sameGraph(a, b *Graph) bool {
-	return a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name &&
+	return a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name && a.Discovery.equal(b.Discovery) &&
 		a.GraphFields == b.GraphFields && slices.EqualFunc(a.Items, b.Items, func(x, y GraphItem) bool {
 		x.GItemID, y.GItemID = 0, 0
 		return x == y

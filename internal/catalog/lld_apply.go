@@ -34,6 +34,7 @@ type DiscoveryResult struct {
 	Now, Lifetime int64
 	Items         []DiscoveredItem
 	Triggers      []DiscoveredTrigger
+	Graphs        []DiscoveredGraph // graph_proto.go
 }
 
 // ApplyDiscovery makes the rule's discovered items and triggers what r
@@ -115,7 +116,11 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(msgs, tm...), nil
+	gm, err := e.discoverGraphs(rule, host, r) // graph_proto_apply.go
+	if err != nil {
+		return nil, err
+	}
+	return append(append(msgs, tm...), gm...), nil
 }
 
 // existing returns the IDs of ids whose item still exists (a dependent

@@ -1,0 +1,131 @@
+package lld_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/lld"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
+)
+
+// discoveredGraphs returns the host's discovered graphs by name.
+func discoveredGraphs(s *catalog.Snapshot, host uint64) map[string]*catalog.Graph {
+	out := map[string]*catalog.Graph{}
+	for i := range s.Graphs() {
+		if g := &s.Graphs()[i]; g.HostID == host && g.Discovery != nil {
+			out[g.Name] = g
+		}
+	}
+	return out
+}
+
+// TestDiscoverGraphs links the whole "Linux by Zabbix agent active"
+// (graph prototypes included) to a host and discovers file systems:
+// one "{#FSNAME}: Disk space usage" graph per file system over the
+// discovered items, kept on rediscovery, lost and deleted with the
+// file system.
+func TestDiscoverGraphs(t *testing.T) {
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(t.TempDir(), "c.db"), ExprRefs: trigger.ItemRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	data, err := os.ReadFile(filepath.Join(testutil.ZabbixTemplates(t), "os", "linux_active", "template_os_linux_active.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := catalog.ParseSpec(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.Apply(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := cat.Snapshot().TemplateByName("Linux by Zabbix agent active")
+	var host uint64
+	_, err = cat.Edit(ctx, func(e *catalog.Edit) error {
+		gids, err := e.CreateGroups([]string{"lld"})
+		if err != nil {
+			return err
+		}
+		ids, err := e.CreateHosts([]catalog.NewHost{{Host: "g1", GroupIDs: gids,
+			Interfaces: []catalog.Interface{{Type: catalog.InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1"}}}})
+		if err != nil {
+			return err
+		}
+		host = ids[0]
+		_, err = e.LinkTemplates(host, []uint64{tmpl.ID}, "templates")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cat.Snapshot()
+	rule := s.HostByID(host).Item("vfs.fs.discovery")
+	trule := tmpl.Item("vfs.fs.discovery")
+	if len(rule.LLD.GraphPrototypes) != 1 || len(trule.LLD.GraphPrototypes) != 1 {
+		t.Fatalf("graph prototypes: host %+v template %+v", rule.LLD.GraphPrototypes, trule.LLD.GraphPrototypes)
+	}
+	gp, tgp := rule.LLD.GraphPrototypes[0], trule.LLD.GraphPrototypes[0]
+	if gp.TemplateID != tgp.ID || gp.ID == tgp.ID || gp.UUID != "" || tgp.UUID == "" || s.Graph(gp.ID) != nil {
+		t.Errorf("host's copy %d (template %d, uuid %q) of %d (uuid %q)", gp.ID, gp.TemplateID, gp.UUID, tgp.ID, tgp.UUID)
+	}
+	if p, r := s.GraphPrototype(gp.ID); p == nil || r.ID != rule.ID {
+		t.Errorf("GraphPrototype(%d) = %v, %v", gp.ID, p, r)
+	}
+
+	now := time.Unix(1_700_000_000, 0)
+	eng := lld.New(lld.Options{Catalog: cat, Now: func() time.Time { return now }})
+	eng.Apply(ctx, []lld.Value{{RuleID: rule.ID, Value: fsTwo}})
+	if e := eng.RuleError(rule.ID); e != "" {
+		t.Fatalf("rule error: %q", e)
+	}
+	s = cat.Snapshot()
+	got := discoveredGraphs(s, host)
+	if len(got) != 2 || got["/: Disk space usage"] == nil || got["/data: Disk space usage"] == nil {
+		t.Fatalf("discovered graphs: %v", got)
+	}
+	g := got["/data: Disk space usage"]
+	if g.Discovery.RuleID != rule.ID || g.Discovery.ProtoID != gp.ID || g.GraphType != 2 || len(g.Items) != 2 {
+		t.Fatalf("graph: %+v", g)
+	}
+	for _, gi := range g.Items {
+		it := s.Item(gi.ItemID)
+		if it == nil || it.HostID != host || it.Discovery == nil {
+			t.Errorf("graph item %d: %+v", gi.ItemID, it)
+		}
+	}
+	v := s.Version()
+	eng.Apply(ctx, []lld.Value{{RuleID: rule.ID, Value: fsTwo}})
+	if cat.Snapshot().Version() != v {
+		t.Error("an unchanged result made a new snapshot")
+	}
+	// /data is lost: its graph too, then deleted with its items.
+	eng.Apply(ctx, []lld.Value{{RuleID: rule.ID, Value: fsOne}})
+	got = discoveredGraphs(cat.Snapshot(), host)
+	if l := got["/data: Disk space usage"]; l == nil || l.Discovery.TSDelete != now.Unix()+30*86400 {
+		t.Fatalf("lost graph: %+v", l)
+	}
+	now = now.Add(31 * 24 * time.Hour)
+	eng.Apply(ctx, []lld.Value{{RuleID: rule.ID, Value: fsOne}})
+	got = discoveredGraphs(cat.Snapshot(), host)
+	if len(got) != 1 || got["/: Disk space usage"] == nil {
+		t.Fatalf("after the lifetime: %v", got)
+	}
+	// Deleting the rule deletes its graphs with its items.
+	if _, err := cat.Edit(ctx, func(e *catalog.Edit) error {
+		_, err := e.SetTemplates(host, nil, []uint64{tmpl.ID}, "templates_clear")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got = discoveredGraphs(cat.Snapshot(), host); len(got) != 0 {
+		t.Errorf("graphs of a cleared rule: %v", got)
+	}
+}
