@@ -279,6 +279,9 @@ func (w *configWriter) graphUpdate(ctx context.Context, c *call) (any, error) {
 		if h := snap.HostOrTemplate(cur.HostID); h == nil || !a.canWrite(h) {
 			return nil, errParams("No permissions to referred object or it does not exist!")
 		}
+		if cur.Discovery != nil {
+			return nil, &Error{Code: codeApplication, Data: "Cannot update a discovered graph."} // recorded from 6.0.14
+		}
 		if cur.TemplateID != 0 {
 			// Recorded from 6.0.14: the name given, else the stored one.
 			return nil, errParams(`Cannot update a templated graph "%s".`, cmp.Or(p.Name.Value, cur.Name))
@@ -368,4 +371,5 @@ func (w *configWriter) registerGraphs() {
 	w.s.methods["graph.create"] = &method{role: RoleAdmin, call: w.graphCreate}
 	w.s.methods["graph.update"] = &method{role: RoleAdmin, call: w.graphUpdate}
 	w.s.methods["graph.delete"] = &method{role: RoleAdmin, call: w.graphDelete}
+	w.registerGraphPrototypes() // graphprototype_write.go
 }

@@ -182,18 +182,7 @@ func (x *extras) numberLegacyGItems() {
 // one.
 func (e *Edit) assignGItemIDs(g *Graph, prev *Graph) {
 	x := e.extra()
-	if x.lastGItem == 0 {
-		for _, o := range e.allGraphs() {
-			for _, gi := range o.Items {
-				x.lastGItem = max(x.lastGItem, gi.GItemID)
-			}
-		}
-		for _, o := range e.old.Graphs() {
-			for _, gi := range o.Items {
-				x.lastGItem = max(x.lastGItem, gi.GItemID)
-			}
-		}
-	}
+	e.initLastGItem() // graph_proto.go
 	used := map[uint64]bool{}
 	for _, gi := range g.Items {
 		if gi.GItemID != 0 {
@@ -576,7 +565,7 @@ func (e *Edit) syncGraphs() error {
 	}
 	// Cascade of deleted items and hosts.
 	for _, g := range e.allGraphs() {
-		if e.host(g.HostID) == nil {
+		if e.host(g.HostID) == nil || g.Discovery != nil && !e.graphProtoLive(g.Discovery) {
 			if err := e.removeGraph(g.ID); err != nil {
 				return err
 			}

@@ -188,6 +188,7 @@ func (e *Edit) assignGraphProtoIDs(l *LLDRule, tmpl bool) error {
 		if !tmpl {
 			p.UUID = ""
 		}
+		e.assignProtoGItemIDs(p)
 	}
 	return nil
 }
@@ -206,6 +207,15 @@ func copyGraphProtos(l, cur *LLDRule) {
 	for i := range l.GraphPrototypes {
 		p := &l.GraphPrototypes[i]
 		p.TemplateID, p.ID, p.UUID = p.ID, have[p.ID], ""
+		var c *GraphPrototype
+		if cur != nil && p.ID != 0 {
+			for j := range cur.GraphPrototypes {
+				if cur.GraphPrototypes[j].ID == p.ID {
+					c = &cur.GraphPrototypes[j]
+				}
+			}
+		}
+		keepGItemIDs(p, c)
 	}
 }
 
@@ -294,4 +304,101 @@ func (e *Edit) protoHost(host, id uint64, graph bool) uint64 {
 		}
 	}
 	return 0
+}
+
+// initLastGItem sets the Edit's highest gitemid handed out, once: that
+// of the graphs' and graph prototypes' items (one sequence, as 6.0's
+// graphs_items).
+func (e *Edit) initLastGItem() {
+	x := e.extra()
+	if x.lastGItem != 0 {
+		return
+	}
+	for _, o := range e.allGraphs() {
+		for _, gi := range o.Items {
+			x.lastGItem = max(x.lastGItem, gi.GItemID)
+		}
+	}
+	for _, o := range e.old.Graphs() {
+		for _, gi := range o.Items {
+			x.lastGItem = max(x.lastGItem, gi.GItemID)
+		}
+	}
+	for _, r := range e.old.Rules() {
+		for _, gp := range r.LLD.GraphPrototypes {
+			for _, gi := range gp.Items {
+				x.lastGItem = max(x.lastGItem, gi.Item.GItemID)
+			}
+		}
+	}
+}
+
+// assignProtoGItemIDs gives gp's items without a gitemid a new one.
+func (e *Edit) assignProtoGItemIDs(gp *GraphPrototype) {
+	x := e.extra()
+	for i := range gp.Items {
+		if gp.Items[i].Item.GItemID == 0 {
+			e.initLastGItem()
+			x.lastGItem++
+			gp.Items[i].Item.GItemID = x.lastGItem
+		}
+	}
+}
+
+// keepGItemIDs gives w's items the gitemids of cur's items of the same
+// key (in order, each once), none to the others.
+func keepGItemIDs(w *GraphPrototype, cur *GraphPrototype) {
+	used := map[uint64]bool{}
+	for i := range w.Items {
+		w.Items[i].Item.GItemID = 0
+		if cur == nil {
+			continue
+		}
+		for _, c := range cur.Items {
+			if c.Key == w.Items[i].Key && !used[c.Item.GItemID] {
+				w.Items[i].Item.GItemID = c.Item.GItemID
+				used[c.Item.GItemID] = true
+				break
+			}
+		}
+	}
+}
+
+// GraphPrototypes returns the graph prototypes of rule id in the
+// Edit's view (nil if it is no rule); shared, MUST NOT be modified.
+func (e *Edit) GraphPrototypes(id uint64) ([]GraphPrototype, bool) {
+	it := e.item(id)
+	if it == nil || it.LLD == nil {
+		return nil, false
+	}
+	return it.LLD.GraphPrototypes, true
+}
+
+// UpdateGraphPrototypes sets rule id's graph prototypes to gps (those
+// without an ID new), keeping the rest of its configuration, and makes
+// the same change to its copies (UpdateRule).
+func (e *Edit) UpdateGraphPrototypes(id uint64, gps []GraphPrototype) error {
+	it := e.item(id)
+	if it == nil || it.LLD == nil {
+		return &FieldError{Field: "ruleid", Err: notFound("discovery rule", id)}
+	}
+	l := cloneLLD(it.LLD)
+	l.GraphPrototypes = gps
+	e.extra() // graphs of a prototype deleted go (syncGraphs)
+	return e.UpdateRule(id, l)
+}
+
+// graphProtoLive reports whether a discovered graph's rule still has
+// its prototype.
+func (e *Edit) graphProtoLive(d *Discovery) bool {
+	r := e.item(d.RuleID)
+	if r == nil || r.LLD == nil {
+		return false
+	}
+	for _, gp := range r.LLD.GraphPrototypes {
+		if gp.ID == d.ProtoID {
+			return true
+		}
+	}
+	return false
 }

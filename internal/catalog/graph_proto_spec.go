@@ -64,12 +64,14 @@ func checkGraphProtoHosts(xs []GraphSpec, tmpl, p string, el *errList) {
 func matchGraphProtos(w, cur *LLDRule) {
 	for i := range w.GraphPrototypes {
 		g := &w.GraphPrototypes[i]
-		for _, c := range cur.GraphPrototypes {
+		for j := range cur.GraphPrototypes {
+			c := &cur.GraphPrototypes[j]
 			if c.Name == g.Name {
 				g.ID, g.TemplateID = c.ID, c.TemplateID
 				if g.UUID == "" {
 					g.UUID = c.UUID
 				}
+				keepGItemIDs(g, c)
 			}
 		}
 	}
