@@ -15,12 +15,14 @@
 //     the values resolved on the rule's host.
 //   - Overrides (expand.go) in step order, with stop: on item prototypes
 //     status, discover, delay, history, trends, tags; on trigger
-//     prototypes status, discover, severity, tags. Host prototype and
-//     graph prototype operations are stored by the catalog, not applied.
+//     prototypes status, discover, severity, tags; on graph prototypes
+//     discover (graphs.go). Host prototype operations are stored by the
+//     catalog, not applied.
 //   - Expansion (expand.go): LLD macros substituted in every string of
 //     the prototypes (quoted as the item key syntax needs inside keys),
 //     trigger prototypes whose items were all discovered become
-//     triggers.
+//     triggers, graph prototypes whose item prototypes were all
+//     discovered graphs (ExpandGraphs).
 //   - Applying (engine.go): each value is queued (the newest per rule;
 //     older ones are replaced, so the queue is bounded by the number of
 //     rules) and a worker applies everything queued in ONE catalog Edit
