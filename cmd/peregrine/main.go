@@ -6,6 +6,8 @@
 //	                                   load hosts, groups and items
 //	peregrine bench SCENARIO --target URL [flags]
 //	                                   measure a Zabbix-protocol server (see internal/bench)
+//	peregrine migrate -source URL -target URL [flags]
+//	                                   copy a Zabbix 6.0's configuration (see internal/migrate)
 //	peregrine version                  print the version
 //
 // main only parses flags and wires packages together; the server's
@@ -27,6 +29,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/bench"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
+	"github.com/peregrine-mon/peregrine/internal/migrate"
 	"github.com/peregrine-mon/peregrine/internal/server"
 )
 
@@ -43,6 +46,8 @@ commands:
                                     create or update hosts, groups and items from SPEC.yaml
                                     (while the server is stopped: it owns the catalog when running)
   bench   SCENARIO --target URL ... measure Peregrine or a Zabbix server (peregrine bench -h)
+  migrate -source URL -target URL   copy a running Zabbix 6.0's configuration and history into a
+                                    running Peregrine through both APIs (peregrine migrate -h)
   version                           print the version
 `
 
@@ -58,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return importSpec(args[1:], stdout, stderr)
 	case "bench":
 		return bench.Main(args[1:], stdout, stderr, server.Version)
+	case "migrate":
+		return migrate.Main(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "peregrine %s (Zabbix protocol 6.0)\n", server.Version)
 		return 0

@@ -36,7 +36,11 @@ type AgentQuery func(ctx context.Context, hostID uint64, addr, key string) (stri
 
 // CommandRunner is the built-in Commander.
 //
-// On the server (execute_on 1, and 2: there are no proxies) the command
+// For a host behind a proxy, execute_on 0 and 2 go to the proxy
+// (Proxy), which runs the command itself or asks the host's agent, as
+// Zabbix 6.0 does; execute_on 1 runs on the server.
+//
+// On the server (execute_on 1, and 2 for a host without a proxy) the command
 // runs as Zabbix runs it, through the shell: /bin/sh -c COMMAND, in its
 // own process group, killed whole at the timeout, output (stdout and
 // stderr) bounded. A shell, because a Zabbix script is a shell command
@@ -61,6 +65,10 @@ type CommandRunner struct {
 	// Webhook runs a webhook script (type 5) with its input as "value"
 	// (WebhookSender.RunWebhookScript); nil: webhook scripts fail.
 	Webhook func(ctx context.Context, script, value string) (string, error)
+	// Proxy has the proxy monitoring host run the command (a remote
+	// command task) and returns its output; nil: commands for hosts
+	// behind proxies fail.
+	Proxy func(ctx context.Context, sc *catalog.GlobalScript, host *catalog.Host, command string) (string, error)
 }
 
 // DefaultScriptTimeout is a webhook script's time limit when it sets
@@ -111,6 +119,12 @@ func (r *CommandRunner) Run(ctx context.Context, sc *catalog.GlobalScript, host 
 		wctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
 		return r.Webhook(wctx, sc.Command, command)
+	}
+	if host != nil && host.ProxyID != 0 && sc.ExecuteOn != catalog.ExecOnServer {
+		if r.Proxy == nil {
+			return "", textError("Remote commands through proxies are not available.")
+		}
+		return r.Proxy(ctx, sc, host, command)
 	}
 	if sc.ExecuteOn == catalog.ExecOnAgent {
 		return r.onAgent(ctx, host, command)

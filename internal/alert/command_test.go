@@ -112,3 +112,32 @@ func TestGlobalWebhookScript(t *testing.T) {
 		t.Fatalf("no engine: %v", err)
 	}
 }
+
+// TestCommandThroughProxy: for a host behind a proxy, execute_on 0
+// (agent) and 2 (server, proxy) go to the proxy, as 6.0 sends them;
+// execute_on 1 runs on the server.
+func TestCommandThroughProxy(t *testing.T) {
+	var got []int
+	r := &CommandRunner{Proxy: func(ctx context.Context, sc *catalog.GlobalScript, h *catalog.Host, cmd string) (string, error) {
+		got = append(got, sc.ExecuteOn)
+		return "from proxy", nil
+	}}
+	h := &catalog.Host{Host: "h", ProxyID: 7}
+	for _, on := range []int{catalog.ExecOnAgent, catalog.ExecOnProxy, catalog.ExecOnServer} {
+		out, err := r.Run(context.Background(), &catalog.GlobalScript{ExecuteOn: on}, h, "echo on-server")
+		want := "from proxy"
+		if on == catalog.ExecOnServer {
+			want = "on-server"
+		}
+		if err != nil || strings.TrimSpace(out) != want {
+			t.Errorf("execute_on %d: %q, %v; want %q", on, out, err, want)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("the proxy ran %v, want execute_on 0 and 2", got)
+	}
+	r.Proxy = nil
+	if _, err := r.Run(context.Background(), &catalog.GlobalScript{ExecuteOn: catalog.ExecOnProxy}, h, "x"); err == nil {
+		t.Fatal("no error without a proxy runner")
+	}
+}

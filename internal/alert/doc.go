@@ -2,7 +2,10 @@
 // actions (event source 0), auto-registration actions (2: their filter
 // is checked by Options.Autoreg, package autoreg; their send-message
 // and remote-command operations run once, no recovery; no host rights
-// are checked, there is no host yet) and internal-event actions (3:
+// are checked, there is no host yet), discovery actions (1: as
+// auto-registration's, the filter checked by Options.Discovery, package
+// netdisc, for every discovery event whatever its value; remote
+// commands are stored, not run) and internal-event actions (3:
 // internal.go, event type, host group, host, template and tags of the
 // item's or trigger's host, with escalations and recovery operations as
 // trigger actions), escalations, media types (email, script, webhook)

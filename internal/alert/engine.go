@@ -70,6 +70,13 @@ type Options struct {
 	// auto-registration actions send nothing.
 	Autoreg       func(a *catalog.Action, ev *event.Event) bool
 	AutoregMacros func(ev *event.Event) map[string]string
+	// Discovery matches a discovery action (event source 1) against a
+	// discovery event (package netdisc's Matches); nil: discovery
+	// actions send nothing. Every discovery event, whatever its value,
+	// is matched, and the operations run once, as auto-registration's.
+	Discovery func(a *catalog.Action, ev *event.Event) bool
+	// DiscoveryMacros gives a discovery event's {DISCOVERY.*} macros.
+	DiscoveryMacros func(ev *event.Event) map[string]string
 	// Senders by media type kind (catalog.MediaEmail, ...); missing kinds
 	// get the built-in senders.
 	Senders map[int]Sender
@@ -399,7 +406,7 @@ func (e *Engine) pass() {
 		for j := range in[i].Events {
 			ev := &in[i].Events[j]
 			p.watermark = max(p.watermark, ev.ID)
-			if ev.Value == event.ValueProblem {
+			if ev.Value == event.ValueProblem || ev.Source == event.SourceDiscovery {
 				p.problem(ev)
 			} else {
 				p.recovery(ev, ev.Resolves)
@@ -624,7 +631,7 @@ func (p *passState) step(x *Escalation, now int64) {
 	}
 	r0, n0 := len(p.recs), len(p.alerts)
 	p.run(a, x, ops, 0, &prob, nil, nil)
-	if prob.Source == event.SourceAutoreg {
+	if runsOnce(prob.Source) {
 		// Auto-registration operations run once; nothing recovers.
 		more = false
 	}
@@ -635,7 +642,7 @@ func (p *passState) step(x *Escalation, now int64) {
 		x.Done = true
 		delete(p.e.running, x.ID)
 	}
-	if prob.Source == event.SourceAutoreg {
+	if runsOnce(prob.Source) {
 		p.e.delEsc(x)
 		p.recs = append(p.recs, record{DeleteEsc: x.ID})
 	} else {
@@ -685,7 +692,7 @@ func (p *passState) run(a *catalog.Action, x *Escalation, ops []catalog.Operatio
 		case catalog.OpNotifyAllRecovery, catalog.OpNotifyAllUpdate:
 			targets = x.Recipients
 		case catalog.OpRemoteCommand:
-			if prob.Source == event.SourceAutoreg {
+			if runsOnce(prob.Source) {
 				continue // stored; not run for registrations (no host to run on yet)
 			}
 			p.command(a, x, op, kind, prob, ok, ack)
@@ -776,7 +783,7 @@ func (p *passState) permitted(user uint64, prob *event.Event) bool {
 		}
 		p.reads[user] = reads
 	}
-	if prob.Source == event.SourceAutoreg {
+	if runsOnce(prob.Source) {
 		return true // no host to have rights on, as in Zabbix
 	}
 	if reads == nil || p.snap == nil {
@@ -808,6 +815,8 @@ func (p *passState) alert(a *catalog.Action, x *Escalation, kind int, user uint6
 	switch {
 	case prob.Source == event.SourceAutoreg && p.e.opts.AutoregMacros != nil:
 		md.Extra = p.e.opts.AutoregMacros(prob)
+	case prob.Source == event.SourceDiscovery && p.e.opts.DiscoveryMacros != nil:
+		md.Extra = p.e.opts.DiscoveryMacros(prob)
 	case p.snap != nil && prob.Source == event.SourceInternal:
 		md.Extra = internalMacros(p.snap, prob)
 	case p.snap != nil:

@@ -23,6 +23,8 @@ func (e *Engine) matchesSource(a *catalog.Action, ev *event.Event, in *matchInpu
 		return e.matches(a, in)
 	case event.SourceAutoreg:
 		return e.opts.Autoreg != nil && e.opts.Autoreg(a, ev)
+	case event.SourceDiscovery:
+		return e.opts.Discovery != nil && e.opts.Discovery(a, ev)
 	case event.SourceInternal:
 		if ev.Value != event.ValueProblem {
 			return false
@@ -48,6 +50,11 @@ func (e *Engine) matchesSource(a *catalog.Action, ev *event.Event, in *matchInpu
 	}
 	return false
 }
+
+// runsOnce reports whether actions of the event's source run their
+// operations once, without escalation or recovery: auto-registration
+// and discovery.
+func runsOnce(src uint8) bool { return src == event.SourceAutoreg || src == event.SourceDiscovery }
 
 // eventType is an internal event's type as condition 23 names it.
 func eventType(ev *event.Event) string {

@@ -196,8 +196,8 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		return nil, empty(i, "name")
 	case a.EventSource < 0 || a.EventSource > 4:
 		return nil, errParams(`Invalid parameter "%s/eventsource": value must be one of 0, 1, 2, 3, 4.`, p)
-	case a.EventSource == catalog.SourceDiscovery || a.EventSource == 4:
-		return nil, errParams(`Invalid parameter "%s/eventsource": discovery (1) and service (4) actions are not supported; Peregrine makes no discovery or service events.`, p)
+	case a.EventSource == 4:
+		return nil, errParams(`Invalid parameter "%s/eventsource": service (4) actions are not supported; Peregrine makes no service events.`, p)
 	case a.Status != 0 && a.Status != 1:
 		return nil, oneOf(i, "status", "0, 1")
 	case a.PauseSuppressed != 0 && a.PauseSuppressed != 1:
@@ -270,13 +270,13 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 			if !slices.Contains(allowed, op.OperationType) {
 				return nil, errParams(`Invalid parameter "%s/operationtype": value must be %s.`, path, oneOfInts(allowed))
 			}
-			if a.EventSource == catalog.SourceAutoreg {
+			if hostOpSource(a.EventSource) {
 				op.StepFrom, op.StepTo, op.Period = 1, 1, "0"
 				if err := s.sourceOperation(&o, &op, path); err != nil {
 					return nil, err
 				}
 			}
-			if kind == "operations" && a.EventSource != catalog.SourceAutoreg {
+			if kind == "operations" && !hostOpSource(a.EventSource) {
 				if o.StepFrom.Given() != o.StepTo.Given() {
 					return nil, errParams(`Parameters "esc_step_from" and "esc_step_to" must be set together.`)
 				}
@@ -379,7 +379,7 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 	var err error
 	opTypes := []int{catalog.OpSendMessage, catalog.OpRemoteCommand}
 	switch a.EventSource {
-	case catalog.SourceAutoreg:
+	case catalog.SourceAutoreg, catalog.SourceDiscovery:
 		opTypes = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	case catalog.SourceInternal:
 		opTypes = []int{catalog.OpSendMessage}
@@ -396,7 +396,7 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		}
 		return a, nil
 	}
-	if a.EventSource == catalog.SourceAutoreg {
+	if hostOpSource(a.EventSource) {
 		if len(a.Operations) == 0 {
 			return nil, errParams(`No operations defined for action "%s".`, a.Name)
 		}

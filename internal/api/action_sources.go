@@ -29,11 +29,11 @@ type (
 // checkSourceRaw refuses the members 6.0 does not take for an action of
 // source src, in the object as the client sent it.
 func checkSourceRaw(o alertObject, src int64, i int) error {
-	if src != catalog.SourceAutoreg && src != catalog.SourceInternal {
+	if !hostOpSource(int(src)) && src != catalog.SourceInternal {
 		return nil
 	}
 	var unexpected []string
-	if src == catalog.SourceAutoreg {
+	if hostOpSource(int(src)) {
 		unexpected = []string{"esc_period", "pause_suppressed", "notify_if_canceled", "recovery_operations", "update_operations"}
 	} else {
 		unexpected = []string{"pause_suppressed", "update_operations"}
@@ -43,7 +43,7 @@ func checkSourceRaw(o alertObject, src int64, i int) error {
 			return errParams(`Invalid parameter "/%d": unexpected parameter "%s".`, i+1, k)
 		}
 	}
-	if src != catalog.SourceAutoreg {
+	if !hostOpSource(int(src)) {
 		return nil
 	}
 	raw, _ := o.get("operations")
@@ -59,10 +59,19 @@ func checkSourceRaw(o alertObject, src int64, i int) error {
 	return nil
 }
 
+// hostOpSource reports whether actions of the event source have the
+// host operations and run once: auto-registration and discovery.
+func hostOpSource(src int) bool {
+	return src == catalog.SourceAutoreg || src == catalog.SourceDiscovery
+}
+
 // sourceConditions are the condition types and their operators 6.0
 // takes per event source (recorded).
 var sourceConditions = map[int]map[int][]int{
 	catalog.SourceAutoreg: {catalog.CondProxy: {0, 1}, catalog.CondHostName: {2, 3, 8, 9}, catalog.CondHostMetadata: {2, 3, 8, 9}},
+	catalog.SourceDiscovery: {catalog.CondDHostIP: {0, 1}, catalog.CondDServiceType: {0, 1}, catalog.CondDServicePort: {0, 1},
+		catalog.CondDStatus: {0}, catalog.CondDUptime: {5, 6}, catalog.CondDValue: {0, 1, 5, 6, 2, 3}, catalog.CondDRule: {0, 1},
+		catalog.CondDCheck: {0, 1}, catalog.CondProxy: {0, 1}, catalog.CondDObject: {0}},
 	catalog.SourceInternal: {catalog.CondHostGroup: {0, 1}, catalog.CondHost: {0, 1}, catalog.CondTemplate: {0, 1},
 		catalog.CondEventType: {0}, catalog.CondTag: {0, 1, 2, 3}, catalog.CondTagValue: {0, 1, 2, 3}},
 }
@@ -89,6 +98,12 @@ func oneOfInts(xs []int) string {
 // sourceCondition checks one condition of an action of source 2 or 3.
 func (s *Server) sourceCondition(src int, c *catalog.Condition, p string, j int) error {
 	ops := sourceConditions[src]
+	if src == catalog.SourceDiscovery {
+		// 6.0 lists its operators in this order (recorded).
+		if c.ConditionType == catalog.CondDValue && !slices.Contains(ops[c.ConditionType], c.Operator) {
+			return errParams(`Invalid parameter "%s/filter/conditions/%d/operator": value must be one of 0, 1, 5, 6, 2, 3.`, p, j+1)
+		}
+	}
 	types := slices.Sorted(func(yield func(int) bool) {
 		for t := range ops {
 			if !yield(t) {
@@ -105,6 +120,9 @@ func (s *Server) sourceCondition(src int, c *catalog.Condition, p string, j int)
 		return errParams(`Invalid parameter "%s/operator": value must be %s.`, path, oneOfInts(allowed))
 	}
 	snap := s.opts.Catalog.Snapshot()
+	if src == catalog.SourceDiscovery {
+		return s.discoveryCondition(c, path)
+	}
 	switch c.ConditionType {
 	case catalog.CondEventType:
 		if !slices.Contains([]string{"0", "2", "4"}, c.Value) {

@@ -77,12 +77,24 @@ var (
 		fields: []string{"triggerid", "description", "expression", "url", "status", "priority", "comments", "type", "templateid",
 			"recovery_mode", "recovery_expression", "correlation_mode", "correlation_tag", "manual_close", "opdata", "event_name"},
 		ints: []string{"priority", "status", "type", "recovery_mode", "correlation_mode", "manual_close"}}
+	// Trigger prototypes: the older style, as triggers (recorded from
+	// 6.0.14: named on add and delete; on update the changed members,
+	// discover among them).
+	auditTriggerProto = &auditRes{typ: audit.ResourceTriggerPrototype, api: "triggerprototype", idField: "triggerid", get: "triggerprototype.get",
+		getIDs: "triggerids", name: "description", oldStyle: true,
+		fields: []string{"triggerid", "description", "expression", "url", "status", "priority", "comments", "type", "templateid",
+			"recovery_mode", "recovery_expression", "correlation_mode", "correlation_tag", "manual_close", "opdata", "discover", "event_name"},
+		ints: []string{"priority", "status", "type", "recovery_mode", "correlation_mode", "manual_close", "discover"}}
 	auditValueMap = &auditRes{typ: audit.ResourceValueMap, api: "valuemap", idField: "valuemapid", get: "valuemap.get", getIDs: "valuemapids",
 		name: "name", oldStyle: true, fields: []string{"valuemapid", "uuid", "name", "hostid"}}
 	// Proxies: 6.0's newer audit (recorded from 6.0.14: details on add,
 	// the identity masked; the key is never sent back, so never shown).
 	auditProxy = &auditRes{typ: audit.ResourceProxy, api: "proxy", table: "hosts", idField: "proxyid", get: "proxy.get", getIDs: "proxyids",
 		name: "host", masked: []auditMask{{path: "tls_psk_identity"}, {path: "tls_psk"}}}
+	// Discovery rules: 6.0's older audit (recorded from 6.0.14: no
+	// details on add and delete, the changed fields on update).
+	auditDRule = &auditRes{typ: audit.ResourceDiscoveryRule, api: "drule", idField: "druleid", get: "drule.get", getIDs: "druleids",
+		name: "name", oldStyle: true, fields: []string{"druleid", "proxy_hostid", "name", "iprange", "delay", "status"}}
 	auditRole = &auditRes{typ: audit.ResourceUserRole, api: "role", idField: "roleid", get: "role.get", getIDs: "roleids",
 		name: "name", oldStyle: true, fields: []string{"roleid", "name", "type", "readonly"}}
 	auditGlobalMacro = &auditRes{typ: audit.ResourceMacro, api: "usermacro", table: "globalmacro", idField: "globalmacroid",
@@ -213,7 +225,13 @@ var auditOps = map[string]auditOp{
 	"trigger.create":          {res: auditTrigger, action: audit.ActionAdd},
 	"trigger.update":          {res: auditTrigger, action: audit.ActionUpdate},
 	"trigger.delete":          {res: auditTrigger, action: audit.ActionDelete},
+	"triggerprototype.create": {res: auditTriggerProto, action: audit.ActionAdd},
+	"triggerprototype.update": {res: auditTriggerProto, action: audit.ActionUpdate},
+	"triggerprototype.delete": {res: auditTriggerProto, action: audit.ActionDelete},
 	"proxy.create":            {res: auditProxy, action: audit.ActionAdd},
+	"drule.create":            {res: auditDRule, action: audit.ActionAdd},
+	"drule.update":            {res: auditDRule, action: audit.ActionUpdate},
+	"drule.delete":            {res: auditDRule, action: audit.ActionDelete},
 	"proxy.update":            {res: auditProxy, action: audit.ActionUpdate},
 	"proxy.delete":            {res: auditProxy, action: audit.ActionDelete},
 	"valuemap.create":         {res: auditValueMap, action: audit.ActionAdd},
@@ -293,7 +311,22 @@ var notAudited = map[string]string{
 	"user.unblock":                "6.0 records no unblock (recorded: auditlog.get after it has no user update)",
 	"script.getscriptsbyhosts":    "a read",
 	"history.push":                "Peregrine's (Zabbix 7.0's) method; history values are not audited",
+	"history.import":              "Peregrine's method for peregrine migrate; history values are not audited",
 	"preprocessing.test":          "changes nothing",
+	// Recorded from 6.0.14: no record for a discovery rule or item
+	// prototype created; host prototypes (resource 37, detailed with
+	// their nested rows' IDs) are audited by 6.0 and not yet by Peregrine
+	// (open: issue 26).
+	"discoveryrule.create": "6.0.14 records no discovery rule create (recorded from the peer)",
+	"discoveryrule.update": "not audited yet (open, issue 26)",
+	"discoveryrule.delete": "not audited yet (open, issue 26)",
+	"discoveryrule.copy":   "not audited yet (open, issue 26)",
+	"itemprototype.create": "6.0.14 records no item prototype create (recorded from the peer)",
+	"itemprototype.update": "not audited yet (open, issue 26)",
+	"itemprototype.delete": "not audited yet (open, issue 26)",
+	"hostprototype.create": "not audited yet: 6.0.14 writes resource 37 detailed (open, issue 26)",
+	"hostprototype.update": "not audited yet (open, issue 26)",
+	"hostprototype.delete": "not audited yet (open, issue 26)",
 	// Audited by 6.0 (resource 22) with details naming pages and
 	// widgets by their row ids: not recorded yet.
 	"dashboard.create":         "6.0's records name page and widget row ids; not recorded yet",

@@ -56,6 +56,7 @@ func (s *Server) registerConfigWrite() {
 	w := &configWriter{s: s, ed: ed, cat: s.opts.Catalog}
 	s.methods["configuration.import"] = &method{role: RoleAdmin, call: s.configurationImport} // configuration.go
 	s.methods["configuration.importcompare"] = &method{role: RoleAdmin, call: s.configurationImportcompare}
+	s.registerLLDWrite(w) // discoveryrule_write.go
 	s.methods["hostgroup.create"] = &method{role: RoleSuperAdmin, call: w.hostgroupCreate}
 	s.methods["hostgroup.update"] = &method{role: RoleAdmin, call: w.hostgroupUpdate}
 	s.methods["hostgroup.delete"] = &method{role: RoleAdmin, call: w.hostgroupDelete}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,8 +132,11 @@ func (s *Server) discoveryruleGet(ctx context.Context, c *call) (any, error) {
 		}
 		if sl := p.SelectLLDMacroPaths; sl.list() {
 			paths := make([]object, 0, len(r.LLD.MacroPaths))
-			for _, mp := range r.LLD.MacroPaths {
-				paths = append(paths, object{"lld_macro": mp.Macro, "path": mp.Path})
+			for i, mp := range r.LLD.MacroPaths {
+				// Peregrine keeps no row per path: its ID is made of the
+				// rule's and its place.
+				pid := strconv.FormatUint(r.ID*1000+uint64(i)+1, 10)
+				paths = append(paths, object{"lld_macro_pathid": pid, "lld_macro": mp.Macro, "path": mp.Path})
 			}
 			o["lld_macro_paths"] = sl.shape(paths, "")
 		}
@@ -284,6 +288,9 @@ func (s *Server) itemPrototypeObjects(rule *catalog.Item) []object {
 		}
 		o["flags"] = "2"
 		o["discover"] = strconv.Itoa(ps[i].Discover)
+		if o["timeout"] == "" {
+			o["timeout"] = "3s" // as 6.0 stores it for every type
+		}
 		wrapLists(o)
 	}
 	return out
@@ -310,15 +317,94 @@ func triggerPrototypeObjects(snap *catalog.Snapshot, rule *catalog.Item) []objec
 	return out
 }
 
-// hostPrototypeObjects are a rule's host prototypes (their own fields).
+// hostPrototypeObjects are a rule's host prototypes (their own fields;
+// recorded from 6.0.14: no flags).
 func hostPrototypeObjects(rule *catalog.Item) []object {
 	out := make([]object, 0, len(rule.LLD.HostPrototypes))
 	for _, hp := range rule.LLD.HostPrototypes {
+		inv := "-1"
+		if hp.InventoryMode != nil {
+			inv = strconv.Itoa(*hp.InventoryMode)
+		}
 		out = append(out, object{"hostid": id(hp.ID), "host": hp.Host, "name": hp.Name, "status": strconv.Itoa(hp.Status),
 			"templateid": id(hp.TemplateID), "discover": strconv.Itoa(hp.Discover), "uuid": hp.UUID,
-			"flags": "2", "custom_interfaces": "0", "inventory_mode": "-1"})
+			"custom_interfaces": strconv.Itoa(hp.CustomInterfaces), "inventory_mode": inv})
 	}
 	return out
+}
+
+// hostProtoSelects adds hostprototype.get's selects to a prototype
+// object.
+func hostProtoSelects(snap *catalog.Snapshot, p *prototypeGetParams, o object, hp *catalog.HostPrototype, rule *catalog.Item) {
+	if sl := p.SelectGroupLinks; sl.list() {
+		links := slices.Clone(hp.GroupLinks)
+		for _, name := range hp.GroupLinkNames { // an import's, by name
+			if g := snap.Group(name); g != nil && !slices.Contains(links, g.ID) {
+				links = append(links, g.ID)
+			}
+		}
+		l := make([]object, 0, len(links))
+		for _, g := range links {
+			l = append(l, object{"group_prototypeid": id(g), "hostid": id(hp.ID), "name": "", "groupid": id(g), "templateid": "0"})
+		}
+		o["groupLinks"] = sl.shape(l, "")
+	}
+	if sl := p.SelectGroupPrototypes; sl.list() {
+		l := make([]object, 0, len(hp.GroupPrototypes))
+		for _, g := range hp.GroupPrototypes {
+			l = append(l, object{"hostid": id(hp.ID), "name": g, "groupid": "0", "templateid": "0"})
+		}
+		o["groupPrototypes"] = sl.shape(l, "")
+	}
+	if sl := p.SelectTemplates; sl.list() {
+		tmpls := slices.Clone(hp.Templates)
+		for _, name := range hp.TemplateNames {
+			if t := snap.TemplateByName(name); t != nil && !slices.Contains(tmpls, t.ID) {
+				tmpls = append(tmpls, t.ID)
+			}
+		}
+		l := make([]object, 0, len(tmpls))
+		for _, t := range tmpls {
+			if th := snap.Template(t); th != nil {
+				l = append(l, object{"templateid": id(t), "host": th.Host, "name": th.Name})
+			}
+		}
+		o["templates"] = sl.shape(l, "")
+	}
+	if sl := p.SelectMacros; sl.list() {
+		l := make([]object, 0, len(hp.Macros))
+		for _, m := range hp.Macros {
+			v := m.Value
+			if m.Type == 1 {
+				v = "" // secrets never returned
+			}
+			l = append(l, object{"hostid": id(hp.ID), "macro": m.Macro, "value": v, "type": strconv.Itoa(m.Type), "description": m.Description})
+		}
+		o["macros"] = sl.shape(l, "")
+	}
+	if sl := p.SelectTags; sl.list() {
+		o["tags"] = sl.shape(lldTagObjects(hp.Tags), "")
+	}
+	if sl := p.SelectInterfaces; sl.list() {
+		l := make([]object, 0, len(hp.Interfaces))
+		for _, f := range hp.Interfaces {
+			io := object{"type": strconv.Itoa(f.Type), "main": strconv.Itoa(f.Main), "useip": strconv.Itoa(f.UseIP), "ip": f.IP, "dns": f.DNS, "port": f.Port}
+			if f.Details != nil {
+				d := object{}
+				for k, v := range f.Details {
+					d[k] = v
+				}
+				io["details"] = d
+			} else {
+				io["details"] = []object{}
+			}
+			l = append(l, io)
+		}
+		o["interfaces"] = sl.shape(l, "")
+	}
+	if sl := p.SelectParentHost; sl.list() && rule.Host != nil {
+		o["parentHost"] = shapeOne(sl, hostObject(rule.Host))
+	}
 }
 
 // prototypeGetParams are itemprototype.get's, triggerprototype.get's
@@ -334,6 +420,14 @@ type prototypeGetParams struct {
 	SelectItems         sel      `json:"selectItems"`
 	SelectTags          sel      `json:"selectTags"`
 	SelectPreprocessing sel      `json:"selectPreprocessing"`
+	// Trigger prototypes' and host prototypes' selects.
+	SelectDependencies    sel `json:"selectDependencies"`
+	SelectGroupLinks      sel `json:"selectGroupLinks"`
+	SelectGroupPrototypes sel `json:"selectGroupPrototypes"`
+	SelectMacros          sel `json:"selectMacros"`
+	SelectTemplates       sel `json:"selectTemplates"`
+	SelectInterfaces      sel `json:"selectInterfaces"`
+	SelectParentHost      sel `json:"selectParentHost"`
 }
 
 // protoGet runs one of the prototype gets: objs makes a rule's
@@ -343,6 +437,10 @@ func (s *Server) protoGet(ctx context.Context, c *call, idField string, sch *sch
 	var p prototypeGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err
+	}
+	if idField == "hostid" {
+		// hostprototype.get's hostids are host prototypes' IDs.
+		p.HostPrototypeIDs, p.HostIDs = p.HostIDs, opt[ids]{}
 	}
 	a, err := s.access(ctx, c)
 	if err != nil {
@@ -380,8 +478,43 @@ func (s *Server) protoGet(ctx context.Context, c *call, idField string, sch *sch
 		if sl := p.SelectHosts; sl.list() {
 			o["hosts"] = sl.shape([]object{hostObject(r.Host)}, "hostid")
 		}
+		oid64, _ := strconv.ParseUint(oid, 10, 64)
+		switch idField {
+		case "hostid":
+			for i := range r.LLD.HostPrototypes {
+				if hp := &r.LLD.HostPrototypes[i]; hp.ID == oid64 {
+					hostProtoSelects(snap, &p, o, hp, r)
+				}
+			}
+		case "triggerid":
+			for i := range r.LLD.TriggerPrototypes {
+				if tp := &r.LLD.TriggerPrototypes[i]; tp.ID == oid64 {
+					triggerProtoSelects(snap, &p, o, tp, r)
+				}
+			}
+		}
 	})
 	return res, nil
+}
+
+// triggerProtoSelects adds triggerprototype.get's selectTags and
+// selectDependencies (the prototypes and triggers it depends on, by
+// name and expression) to a prototype object.
+func triggerProtoSelects(snap *catalog.Snapshot, p *prototypeGetParams, o object, tp *catalog.TriggerPrototype, rule *catalog.Item) {
+	if sl := p.SelectTags; sl.list() {
+		o["tags"] = sl.shape(lldTagObjects(tp.Fields.Tags), "")
+	}
+	if sl := p.SelectDependencies; sl.list() {
+		var l []object
+		for _, d := range tp.Dependencies {
+			for _, q := range triggerPrototypeObjects(snap, rule) {
+				if q["description"] == d.Name && q["expression"] == d.Expression {
+					l = append(l, q)
+				}
+			}
+		}
+		o["dependencies"] = nonNil(sl.shape(l, "triggerid"))
+	}
 }
 
 func (s *Server) itemprototypeGet(ctx context.Context, c *call) (any, error) {
@@ -439,11 +572,11 @@ func (s *Server) triggerprototypeGet(ctx context.Context, c *call) (any, error) 
 		func(p *prototypeGetParams, id uint64) bool { return idsPass(p.TriggerIDs, id) }, "triggerid", "description", "status", "priority")
 }
 
-var hostProtoSchema = schema{id: "hostid", types: fieldTypes(`hostid:n host:c name:c status:n templateid:n discover:n uuid:c flags:n`)}
+var hostProtoSchema = schema{id: "hostid", types: fieldTypes(`hostid:n host:c name:c status:n templateid:n discover:n uuid:c custom_interfaces:n inventory_mode:n`)}
 
 func (s *Server) hostprototypeGet(ctx context.Context, c *call) (any, error) {
 	return s.protoGet(ctx, c, "hostid", &hostProtoSchema, func(_ *catalog.Snapshot, r *catalog.Item) []object { return hostPrototypeObjects(r) },
-		func(*prototypeGetParams, uint64) bool { return true }, "hostid", "host", "name", "status")
+		func(p *prototypeGetParams, id uint64) bool { return idsPass(p.HostPrototypeIDs, id) }, "hostid", "host", "name", "status")
 }
 
 // discoveriesOf is host.get's and template.get's selectDiscoveries: the

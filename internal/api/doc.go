@@ -45,6 +45,10 @@
 // proxy.go (proxy.get, read as 6.0's legacy proxy.get reads it, and
 // proxy.create/update/delete, checked as 6.0's validator checks them;
 // hosts' proxy_hostid is in host_write.go and host_massupdate.go),
+// drule.go (drule.get/create/update/delete, dcheck.get, dhost.get,
+// dservice.get: network discovery as 6.0's legacy CDRule has it, rules
+// checked field by field in its words; discovery actions' condition
+// values),
 // regexp.go (regexp.get/create/update/delete: the catalog's global
 // regular expressions, super admins only, checked as 6.0's validator
 // checks them, with decodeRuled),
@@ -204,6 +208,11 @@
 // catalog's rules (items with LLD) and their prototypes; item.get and the
 // selectItems of host.get and template.get leave rules out (flags 0 and
 // 4 only, as 6.0), item.update refuses rules and discovered items.
+// discoveryrule_write.go, lld_protos_write.go, lld_trigger_write.go:
+// discoveryrule.create/update/delete/copy and the prototypes' create,
+// update and delete, checked and worded as 6.0.14 (conformance case
+// lld); each call is one catalog Edit changing the rule's configuration
+// (catalog.Edit.UpdateRule), which the catalog hands on to its copies.
 //
 // Graphs (graph.go: graph.get, graphitem.get; graph_write.go:
 // graph.create/update/delete, checked as 6.0's CGraph checks them with

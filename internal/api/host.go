@@ -11,8 +11,9 @@ import (
 )
 
 // hostObject is a host in the Zabbix 6.0 shape, with 6.0's values for
-// the fields Peregrine does not model (recorded from 6.0.14: no proxy,
-// inventory disabled, no maintenance status, not discovered).
+// the fields Peregrine does not model (recorded from 6.0.14: no
+// maintenance status, not discovered); the inventory mode is the host's
+// (host_inventory.go).
 // tls_psk_identity and tls_psk are write-only in Zabbix 6.0 and are never
 // returned (recorded from 6.0.14: not even when output names them);
 // "available" is on the interfaces in 6.0, not on the host.
@@ -21,9 +22,13 @@ func hostObject(h *catalog.Host) object {
 	if h.IsTemplate {
 		st = "3" // a template, as item.get's and trigger.get's selectHosts show one
 	}
+	flags := "0"
+	if h.Discovery != nil {
+		flags = "4" // a discovered host (lld_hosts.go)
+	}
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
-		"flags": "0", "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
-		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": "-1",
+		"flags": flags, "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
+		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": inventoryMode(h),
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
 		"tls_connect": strconv.Itoa(int(h.TLS.Connect)), "tls_accept": strconv.Itoa(int(h.TLS.Accept)),
@@ -351,13 +356,49 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 			o["dashboards"] = dashboardsSelect(snap.HostDashboards(h.ID), sl, true, p.limitSelect)
 		})
 	}
-	none(p.SelectDiscoveryRule, "discoveryRule", false)
 	none(p.SelectInheritedTags, "inheritedTags", false)
-	if p.SelectHostDiscovery.Set {
-		each(func(o object, _ *catalog.Host) { o["hostDiscovery"] = []object{} })
+	// A discovered host's rule and prototype (recorded from 6.0.14:
+	// parent_hostid is the host prototype, parent_itemid "0"); [] for
+	// other hosts.
+	if sl := p.SelectDiscoveryRule; sl.Set && !sl.Count {
+		snap := s.opts.Catalog.Snapshot()
+		each(func(o object, h *catalog.Host) {
+			o["discoveryRule"] = []object{}
+			if h.Discovery != nil {
+				if r := snap.AnyItem(h.Discovery.RuleID); r != nil && r.LLD != nil {
+					o["discoveryRule"] = sl.shape(s.ruleObjects([]*catalog.Item{r}), "itemid")[0]
+				}
+			}
+		})
+	}
+	if sl := p.SelectHostDiscovery; sl.Set {
+		snap := s.opts.Catalog.Snapshot()
+		each(func(o object, h *catalog.Host) {
+			o["hostDiscovery"] = []object{}
+			d := h.Discovery
+			if d == nil {
+				return
+			}
+			proto := ""
+			if r := snap.AnyItem(d.RuleID); r != nil && r.LLD != nil {
+				for _, hp := range r.LLD.HostPrototypes {
+					if hp.ID == d.ProtoID {
+						proto = hp.Host
+					}
+				}
+			}
+			var lastcheck int64
+			if s.opts.Last != nil {
+				if last, _, ok := s.opts.Last.Last(d.RuleID); ok {
+					lastcheck = last.Clock
+				}
+			}
+			o["hostDiscovery"] = shapeOne(sl, object{"hostid": id(h.ID), "parent_hostid": id(d.ProtoID), "parent_itemid": "0",
+				"host": proto, "lastcheck": strconv.FormatInt(lastcheck, 10), "ts_delete": strconv.FormatInt(d.TSDelete, 10)})
+		})
 	}
 	if p.SelectInventory.Set {
-		each(func(o object, _ *catalog.Host) { o["inventory"] = []object{} })
+		each(func(o object, h *catalog.Host) { o["inventory"] = inventoryFields(h, p.SelectInventory) }) // host_inventory.go
 	}
 	each(func(o object, h *catalog.Host) {
 		if sl := p.SelectGroups; sl.list() {

@@ -13,7 +13,8 @@ import (
 
 // hostParams are the members of a Zabbix 6.0 host object that host.create
 // and host.update take. Those Peregrine does not model are accepted and
-// ignored (inventory). tls_psk_identity and tls_psk are checked as 6.0
+// ignored (uuid, flags); the inventory is kept (host_inventory.go).
+// tls_psk_identity and tls_psk are checked as 6.0
 // checks them (pskProblem) and stored, never returned; so are the IPMI
 // settings (never returning ipmi_password). Templates link templates,
 // whose items and triggers the catalog copies to the host;
@@ -31,18 +32,18 @@ type hostParams struct {
 	Tags       opt[hostTags]   `json:"tags"`
 	Interfaces opt[hostIfaces] `json:"interfaces"`
 
-	Description   opt[string]  `json:"description"`
-	Inventory     opt[ignored] `json:"inventory"`
-	InventoryMode opt[ignored] `json:"inventory_mode"`
-	ProxyHostID   opt[phpStr]  `json:"proxy_hostid"`
-	IPMIAuthType  opt[ipmiInt] `json:"ipmi_authtype"`
-	IPMIPrivilege opt[ipmiInt] `json:"ipmi_privilege"`
-	IPMIUsername  opt[phpStr]  `json:"ipmi_username"`
-	IPMIPassword  opt[phpStr]  `json:"ipmi_password"`
-	TLSConnect    opt[int64]   `json:"tls_connect"`
-	TLSAccept     opt[int64]   `json:"tls_accept"`
-	TLSIssuer     opt[string]  `json:"tls_issuer"`
-	TLSSubject    opt[string]  `json:"tls_subject"`
+	Description   opt[string]    `json:"description"`
+	Inventory     opt[invFields] `json:"inventory"`
+	InventoryMode opt[ipmiInt]   `json:"inventory_mode"`
+	ProxyHostID   opt[phpStr]    `json:"proxy_hostid"`
+	IPMIAuthType  opt[ipmiInt]   `json:"ipmi_authtype"`
+	IPMIPrivilege opt[ipmiInt]   `json:"ipmi_privilege"`
+	IPMIUsername  opt[phpStr]    `json:"ipmi_username"`
+	IPMIPassword  opt[phpStr]    `json:"ipmi_password"`
+	TLSConnect    opt[int64]     `json:"tls_connect"`
+	TLSAccept     opt[int64]     `json:"tls_accept"`
+	TLSIssuer     opt[string]    `json:"tls_issuer"`
+	TLSSubject    opt[string]    `json:"tls_subject"`
 
 	TLSPSKIdentity opt[pskText] `json:"tls_psk_identity"`
 	TLSPSK         opt[pskText] `json:"tls_psk"`
@@ -330,7 +331,10 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 		if err := pskProblem(i, p, p.tls(catalog.DefaultHostTLS)); err != nil {
 			return nil, err
 		}
-		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value.disabled, GroupIDs: p.Groups.Value.ids, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS), Description: p.Description.Value, IPMI: p.ipmi(catalog.DefaultHostIPMI)}
+		if err := p.inventoryProblem(p.Host.Value, false, nil); err != nil {
+			return nil, err
+		}
+		hosts[i] = catalog.NewHost{Host: p.Host.Value, Name: p.Name.Value, Disabled: p.Status.Value.disabled, GroupIDs: p.Groups.Value.ids, Tags: p.Tags.Value, Interfaces: p.Interfaces.Value, TLS: p.tls(catalog.DefaultHostTLS), Description: p.Description.Value, IPMI: p.ipmi(catalog.DefaultHostIPMI), Inventory: p.inventory(nil)}
 	}
 	var ids []uint64
 	var groups []uint64
@@ -455,6 +459,15 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if h := snap.HostByID(p.HostID.Value); h != nil && p.ipmiSet() {
 			u.IPMI = new(p.ipmi(h.IPMI))
+		}
+		if h := snap.HostByID(p.HostID.Value); h != nil && p.inventorySet() {
+			if err := p.inventoryProblem(h.Host, true, h.Inventory); err != nil {
+				return nil, err
+			}
+			u.Inventory = p.inventory(h.Inventory)
+			if u.Inventory == nil {
+				u.Inventory = &catalog.HostInventory{Mode: catalog.InventoryDisabled}
+			}
 		}
 		ups[i], ids[i] = u, p.HostID.Value
 	}

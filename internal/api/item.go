@@ -407,23 +407,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		items[i] = catalog.NewItem{HostID: p.HostID.Value, ItemSpec: catalog.ItemSpec{
-			Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
-			Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
-			Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
-			Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
-		}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
-		p.httpParams.apply(&items[i].HTTPSpec)
-		items[i].PublicKey, items[i].PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
-		for _, t := range p.Tags.Value {
-			items[i].Tags = append(items[i].Tags, catalog.TagSpec(t))
-		}
-		if steps != nil {
-			items[i].Preprocessing = *steps
-		}
-		if p.parameters != nil {
-			items[i].Parameters = *p.parameters
-		}
+		items[i] = p.newItem(steps)
 	}
 	var ids []uint64
 	hosts := make([]uint64, len(items))
@@ -496,66 +480,97 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 				return nil, errParams(`Invalid parameter "/%d/hostid": cannot be changed.`, i+1)
 			}
 		}
-		u := catalog.ItemUpdate{ID: p.ItemID.Value}
-		str := func(s opt[string]) *string {
-			if s.Set {
-				return &s.Value
-			}
-			return nil
-		}
-		tim := str
-		num := func(n opt[int64]) *string {
-			if n.Given() {
-				return new(strconv.FormatInt(n.Value, 10))
-			}
-			return nil
-		}
-		u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
-		u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
-		u.RetryDelay = tim(p.RetryDelay)
-		if p.InterfaceID.Set {
-			u.InterfaceID = &p.InterfaceID.Value
-		}
-		u.TimestampPrecision = str(p.TimestampPrecision)
-		u.SNMPOID = str(p.SNMPOID)
-		u.IPMISensor = str(p.IPMISensor)
-		u.JMXEndpoint = str(p.JMXEndpoint)
-		u.Description = str(p.Description)
-		u.Preprocessing, u.Params = steps, str(p.Params)
-		if p.MasterItemID.Set {
-			u.MasterItemID = &p.MasterItemID.Value
-		}
-		if p.ValueMapID.Set {
-			u.ValueMapID = &p.ValueMapID.Value
-		}
-		u.Parameters = p.parameters
-		if p.Tags.Set {
-			var cur []catalog.Tag
-			if it := snap.AnyItem(p.ItemID.Value); it != nil {
-				cur = it.Tags
-			}
-			u.Tags = new(replaceTags(cur, p.Tags.Value))
-		}
-		u.Type, u.ValueType = num(p.Type), num(p.ValueType)
-		if p.Status.Given() {
-			u.Status = new(itemStatus(p.Status.Value))
-		}
-		if p.httpParams.any() {
-			hp := p.httpParams
-			u.HTTP = hp.apply
-		}
-		if p.PublicKey.Set {
-			u.PublicKey = &p.PublicKey.Value
-		}
-		if p.PrivateKey.Set {
-			u.PrivateKey = &p.PrivateKey.Value
-		}
+		u := p.update(snap, steps)
 		ups[i], ids[i] = u, p.ItemID.Value
 	}
 	if err := w.edit(ctx, c, "itemid", itemsWritable(ids), func(e *catalog.Edit) error { return e.UpdateItems(ups) }); err != nil {
 		return nil, err
 	}
 	return idResult("itemids", ids), nil
+}
+
+// newItem is item.create's object (checked) as the catalog's NewItem;
+// discoveryrule.create and itemprototype.create make theirs the same
+// way.
+func (p *itemParams) newItem(steps *[]catalog.PreprocSpec) catalog.NewItem {
+	ni := catalog.NewItem{HostID: p.HostID.Value, ItemSpec: catalog.ItemSpec{
+		Key: p.Key.Value, Name: p.Name.Value, Type: strconv.FormatInt(p.Type.Value, 10), ValueType: strconv.FormatInt(p.ValueType.Value, 10),
+		Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
+		Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
+		Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
+	}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
+	p.httpParams.apply(&ni.HTTPSpec)
+	ni.PublicKey, ni.PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
+	for _, t := range p.Tags.Value {
+		ni.Tags = append(ni.Tags, catalog.TagSpec(t))
+	}
+	if steps != nil {
+		ni.Preprocessing = *steps
+	}
+	if p.parameters != nil {
+		ni.Parameters = *p.parameters
+	}
+	return ni
+}
+
+// update is item.update's object (checked) as the catalog's
+// ItemUpdate; discoveryrule.update makes its own the same way.
+func (p *itemParams) update(snap *catalog.Snapshot, steps *[]catalog.PreprocSpec) catalog.ItemUpdate {
+	u := catalog.ItemUpdate{ID: p.ItemID.Value}
+	str := func(s opt[string]) *string {
+		if s.Set {
+			return &s.Value
+		}
+		return nil
+	}
+	tim := str
+	num := func(n opt[int64]) *string {
+		if n.Given() {
+			return new(strconv.FormatInt(n.Value, 10))
+		}
+		return nil
+	}
+	u.Name, u.Key, u.Units = str(p.Name), str(p.Key), str(p.Units)
+	u.Delay, u.History, u.Trends, u.Timeout = tim(p.Delay), tim(p.History), tim(p.Trends), tim(p.Timeout)
+	u.RetryDelay = tim(p.RetryDelay)
+	if p.InterfaceID.Set {
+		u.InterfaceID = &p.InterfaceID.Value
+	}
+	u.TimestampPrecision = str(p.TimestampPrecision)
+	u.SNMPOID = str(p.SNMPOID)
+	u.IPMISensor = str(p.IPMISensor)
+	u.JMXEndpoint = str(p.JMXEndpoint)
+	u.Description = str(p.Description)
+	u.Preprocessing, u.Params = steps, str(p.Params)
+	if p.MasterItemID.Set {
+		u.MasterItemID = &p.MasterItemID.Value
+	}
+	if p.ValueMapID.Set {
+		u.ValueMapID = &p.ValueMapID.Value
+	}
+	u.Parameters = p.parameters
+	if p.Tags.Set {
+		var cur []catalog.Tag
+		if it := snap.AnyItem(p.ItemID.Value); it != nil {
+			cur = it.Tags
+		}
+		u.Tags = new(replaceTags(cur, p.Tags.Value))
+	}
+	u.Type, u.ValueType = num(p.Type), num(p.ValueType)
+	if p.Status.Given() {
+		u.Status = new(itemStatus(p.Status.Value))
+	}
+	if p.httpParams.any() {
+		hp := p.httpParams
+		u.HTTP = hp.apply
+	}
+	if p.PublicKey.Set {
+		u.PublicKey = &p.PublicKey.Value
+	}
+	if p.PrivateKey.Set {
+		u.PrivateKey = &p.PrivateKey.Value
+	}
+	return u
 }
 
 func (w *configWriter) itemDelete(ctx context.Context, c *call) (any, error) {

@@ -86,6 +86,13 @@ func (s *Server) ruleObjects(rules []*catalog.Item) []object {
 			delete(o, f)
 		}
 		o["discover"] = "0"
+		// A rule keeps no values: its history is the column's default
+		// and its timeout the default one when its type has none, as
+		// 6.0 stores them (recorded from 6.0.14).
+		o["history"] = "90d"
+		if o["timeout"] == "" {
+			o["timeout"] = "3s"
+		}
 		wrapLists(o)
 		if s.opts.RuleErrors != nil && o["state"] == "0" {
 			o["error"] = s.opts.RuleErrors.RuleError(rules[i].ID)

@@ -242,9 +242,9 @@ func (f *eventFilter) match(e *event.Event, sc *eventScope) bool {
 		return false
 	}
 	switch e.Source {
-	case event.SourceAutoreg:
-		// No host yet: auto-registration events are for those who read
-		// everything, and match no host or group filter.
+	case event.SourceAutoreg, event.SourceDiscovery:
+		// No host yet: auto-registration and discovery events are for
+		// those who read everything, and match no host or group filter.
 		return sc.a.all() && len(f.HostIDs.Value)+len(f.GroupIDs.Value) == 0
 	case event.SourceInternal:
 		if e.Object != event.ObjectTrigger {

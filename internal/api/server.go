@@ -220,11 +220,13 @@ func New(opts Options) *Server {
 	s.registerSettings()
 	s.registerAutoreg()
 	s.registerPush()
+	s.registerImport()
 	s.registerPreprocessing()
 	s.registerHistoryFlush()
 	s.registerTriggers()
 	s.registerAlerting()
 	s.registerProxy()
+	s.registerDRules()
 	s.registerServices()
 	s.registerAudit() // last: it wraps the methods registered above
 	return s

@@ -34,6 +34,7 @@ const (
 	ResourceGraph            = 6
 	ResourceUserGroup        = 11
 	ResourceTrigger          = 13
+	ResourceDiscoveryRule    = 23
 	ResourceHostGroup        = 14
 	ResourceItem             = 15
 	ResourceValueMap         = 17
@@ -43,6 +44,7 @@ const (
 	ResourceMaintenance      = 27
 	ResourceMacro            = 29
 	ResourceTemplate         = 30
+	ResourceTriggerPrototype = 31
 	ResourceAutoregistration = 38
 	ResourceSettings         = 40
 	ResourceHousekeeping     = 41

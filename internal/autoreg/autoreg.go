@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -75,15 +76,27 @@ type Options struct {
 	// past the bound is dropped and counted (the agent asks again at its
 	// next refresh).
 	QueueSize int
+	// MaxPerProxy bounds the hosts of one proxy waiting (default a
+	// quarter of QueueSize): a proxy flooding registrations with random
+	// names takes at most that share of the queue, and agents talking to
+	// the server and other proxies keep the rest. Past it, a proxy's
+	// request is dropped and counted (result "proxy_share_full"); the
+	// proxy forwards its agents' next requests.
+	MaxPerProxy int
 	// MaxHosts bounds the auto-registered hosts remembered (default
 	// 100,000), the least recently registered forgotten first.
 	MaxHosts int
 	// BatchSize bounds the registrations handled in one catalog edit
 	// (default 500).
 	BatchSize int
-	Metrics   *selfmon.Registry
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Store, if set, keeps the registrations across restarts (Store
+	// is the durable one): New loads them, Run saves each batch's once
+	// its events are stored. Without it they are kept in memory only,
+	// and after a restart every known host registers once more.
+	Store   Persister
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Registrar queues registrations, records them as events of source 2
@@ -95,12 +108,19 @@ type Registrar struct {
 
 	mu      sync.Mutex
 	pending map[string]*Request
-	order   []string
-	hosts   map[string]*list.Element // of *Host, by name
-	byID    map[uint64]*Host
-	lru     list.List // front: most recently registered
-	nextID  uint64
-	wake    chan struct{}
+	// perProxy counts the pending requests of each proxy.
+	perProxy map[uint64]int
+	order    []string
+	hosts    map[string]*list.Element // of *Host, by name
+	byID     map[uint64]*Host
+	lru      list.List // front: most recently registered
+	nextID   uint64
+	wake     chan struct{}
+	// forget are the IDs of registrations dropped from memory (MaxHosts)
+	// whose rows Store still has: removed at the next save.
+	forget []uint64
+
+	throttle *selfmon.LogThrottle
 
 	// active caches whether an enabled auto-registration action exists,
 	// per AlertConfig revision.
@@ -116,7 +136,9 @@ type activeCache struct {
 
 type metrics struct {
 	queued, coalesced, dropped, unchanged, noAction *selfmon.Counter
+	proxyDropped                                    *selfmon.Counter
 	registered, failed, hostsCreated, opErrors      *selfmon.Counter
+	storeErrors                                     *selfmon.Counter
 	queue                                           *selfmon.Gauge
 	batch                                           *selfmon.Histogram
 }
@@ -128,6 +150,9 @@ func New(opts Options) (*Registrar, error) {
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 10_000
+	}
+	if opts.MaxPerProxy <= 0 {
+		opts.MaxPerProxy = max(1, opts.QueueSize/4)
 	}
 	if opts.MaxHosts <= 0 {
 		opts.MaxHosts = 100_000
@@ -147,22 +172,62 @@ func New(opts Options) (*Registrar, error) {
 	r := opts.Metrics
 	const reqs = "peregrine_autoreg_requests_total"
 	const reqsHelp = "Auto-registration requests of active agents and proxies, by what became of them."
-	g := &Registrar{opts: opts, log: opts.Logger, pending: map[string]*Request{}, hosts: map[string]*list.Element{},
+	g := &Registrar{opts: opts, log: opts.Logger, pending: map[string]*Request{}, perProxy: map[uint64]int{}, hosts: map[string]*list.Element{},
 		byID: map[uint64]*Host{}, nextID: 1, wake: make(chan struct{}, 1),
 		m: metrics{
 			queued:       r.Counter(reqs, reqsHelp, "result", "queued"),
 			coalesced:    r.Counter(reqs, reqsHelp, "result", "coalesced"),
 			dropped:      r.Counter(reqs, reqsHelp, "result", "queue_full"),
+			proxyDropped: r.Counter(reqs, reqsHelp, "result", "proxy_share_full"),
 			unchanged:    r.Counter(reqs, reqsHelp, "result", "unchanged"),
 			noAction:     r.Counter(reqs, reqsHelp, "result", "no_action"),
 			registered:   r.Counter("peregrine_autoreg_registrations_total", "Registrations recorded as auto-registration events."),
 			failed:       r.Counter("peregrine_autoreg_failed_total", "Registrations lost because their events could not be stored (the agent registers again at its next refresh)."),
 			hostsCreated: r.Counter("peregrine_autoreg_hosts_created_total", "Hosts created by auto-registration actions."),
 			opErrors:     r.Counter("peregrine_autoreg_operation_errors_total", "Auto-registration operations the catalog refused (logged with the reason)."),
+			storeErrors:  r.Counter("peregrine_autoreg_store_errors_total", "Batches of registrations that could not be saved to the data directory (logged; those hosts register again after a restart)."),
 			queue:        r.Gauge("peregrine_autoreg_queue_length", "Hosts waiting to be registered."),
 			batch:        r.Histogram("peregrine_autoreg_batch_seconds", "Time to handle one batch of registrations (events and catalog edit).", []float64{0.001, 0.01, 0.1, 1, 10}),
 		}}
+	g.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
+	if opts.Store != nil {
+		hosts, err := opts.Store.Load(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("autoreg: %w", err)
+		}
+		for i := range hosts {
+			g.remember(&hosts[i])
+		}
+	}
 	return g, nil
+}
+
+// remember adds a registration loaded from the Store as the most recent
+// one.
+func (r *Registrar) remember(h *Host) {
+	if e, ok := r.hosts[h.Host]; ok { // not from Store.Save; keep the later
+		r.lru.Remove(e)
+		delete(r.byID, e.Value.(*Host).ID)
+	}
+	r.evict()
+	cp := *h
+	r.hosts[h.Host] = r.lru.PushFront(&cp)
+	r.byID[h.ID] = &cp
+	r.nextID = max(r.nextID, h.ID+1)
+}
+
+// evict makes room for one registration under MaxHosts.
+func (r *Registrar) evict() {
+	for r.lru.Len() >= r.opts.MaxHosts {
+		old := r.lru.Back()
+		oh := old.Value.(*Host)
+		r.lru.Remove(old)
+		delete(r.hosts, oh.Host)
+		delete(r.byID, oh.ID)
+		if r.opts.Store != nil {
+			r.forget = append(r.forget, oh.ID)
+		}
+	}
 }
 
 // hasActions reports whether an enabled auto-registration action
@@ -207,6 +272,8 @@ func (r *Registrar) Register(req Request) bool {
 		}
 	}
 	if p, ok := r.pending[req.Host]; ok {
+		r.perProxy[p.ProxyID]--
+		r.perProxy[req.ProxyID]++
 		*p = req
 		r.mu.Unlock()
 		r.m.coalesced.Inc()
@@ -217,7 +284,17 @@ func (r *Registrar) Register(req Request) bool {
 		r.m.dropped.Inc()
 		return false
 	}
+	if req.ProxyID != 0 && r.perProxy[req.ProxyID] >= r.opts.MaxPerProxy {
+		r.mu.Unlock()
+		r.m.proxyDropped.Inc()
+		if n, ok := r.throttle.Allow("proxy_share_full"); ok {
+			r.log.Warn("autoreg: a proxy's registrations fill its share of the queue; dropped (its agents register at their next requests)",
+				"proxyid", req.ProxyID, "host", truncate(req.Host), "waiting", r.opts.MaxPerProxy, "suppressed", n)
+		}
+		return false
+	}
 	cp := req
+	r.perProxy[req.ProxyID]++
 	r.pending[req.Host] = &cp
 	r.order = append(r.order, req.Host)
 	r.m.queue.Set(int64(len(r.order)))
@@ -228,6 +305,14 @@ func (r *Registrar) Register(req Request) bool {
 	default:
 	}
 	return true
+}
+
+// truncate shortens a host name for a log line.
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // changed is 6.0's test of whether a known host registers again.
@@ -286,6 +371,9 @@ func (r *Registrar) take() []Request {
 	for i, h := range r.order[:n] {
 		out[i] = *r.pending[h]
 		delete(r.pending, h)
+		if r.perProxy[out[i].ProxyID]--; r.perProxy[out[i].ProxyID] <= 0 {
+			delete(r.perProxy, out[i].ProxyID)
+		}
 	}
 	r.order = append(r.order[:0], r.order[n:]...)
 	r.m.queue.Set(int64(len(r.order)))
@@ -303,13 +391,7 @@ func (r *Registrar) record(req *Request) uint64 {
 		r.lru.MoveToFront(e)
 		return h.ID
 	}
-	if r.lru.Len() >= r.opts.MaxHosts {
-		old := r.lru.Back()
-		oh := old.Value.(*Host)
-		r.lru.Remove(old)
-		delete(r.hosts, oh.Host)
-		delete(r.byID, oh.ID)
-	}
+	r.evict()
 	h := &Host{ID: r.nextID, Request: *req}
 	r.nextID++
 	r.hosts[req.Host] = r.lru.PushFront(h)
@@ -336,5 +418,31 @@ func (r *Registrar) handle(ctx context.Context, batch []Request) {
 		return
 	}
 	r.m.registered.Add(uint64(len(batch)))
+	r.save(ctx, hosts)
 	r.runOperations(ctx, hosts)
+}
+
+// save keeps a batch's registrations in the Store. A failure is
+// counted and logged: they stay in memory, and only a restart before
+// the next successful save registers them again.
+func (r *Registrar) save(ctx context.Context, hosts []Host) {
+	if r.opts.Store == nil {
+		return
+	}
+	r.mu.Lock()
+	forget := r.forget
+	r.forget = nil
+	r.mu.Unlock()
+	if err := r.opts.Store.Save(ctx, hosts, forget); err != nil {
+		r.mu.Lock()
+		// Bounded: rows past MaxHosts left in the file are evicted (and
+		// forgotten again) when the next start loads them.
+		r.forget = append(forget, r.forget...)
+		if len(r.forget) > r.opts.MaxHosts {
+			r.forget = r.forget[len(r.forget)-r.opts.MaxHosts:]
+		}
+		r.mu.Unlock()
+		r.m.storeErrors.Inc()
+		r.log.Error("autoreg: cannot save registrations to the data directory; they are kept in memory (a restart registers these hosts again)", "hosts", len(hosts), "err", err)
+	}
 }

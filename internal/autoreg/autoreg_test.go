@@ -2,6 +2,7 @@ package autoreg
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -224,5 +225,30 @@ func TestMatches(t *testing.T) {
 		if got := Matches(a, h, nil); got != tc.want {
 			t.Errorf("%+v: %v, want %v", tc.c, got, tc.want)
 		}
+	}
+}
+
+// TestProxyShare: a proxy flooding registrations with random names
+// fills only its share of the queue; agents talking to the server and
+// other proxies still queue, and the drops are counted.
+func TestProxyShare(t *testing.T) {
+	c, _, _ := setup(t)
+	r, _ := New(Options{Catalog: c, Events: &fakeEvents{}, QueueSize: 100, MaxPerProxy: 10})
+	for i := range 1000 {
+		r.Register(Request{Host: fmt.Sprintf("flood-%d", i), HostMetadata: "linux", ProxyID: 7})
+	}
+	if r.QueueLen() != 10 || r.m.proxyDropped.Load() != 990 {
+		t.Fatalf("queue %d, dropped %d: want the proxy's share, 10", r.QueueLen(), r.m.proxyDropped.Load())
+	}
+	if !r.Register(Request{Host: "direct", HostMetadata: "linux"}) || !r.Register(Request{Host: "other-proxy", HostMetadata: "linux", ProxyID: 8}) {
+		t.Fatal("a direct agent or another proxy's agent could not queue during the flood")
+	}
+	drain(r)
+	if c.Snapshot().Host("direct") == nil || c.Snapshot().Host("other-proxy") == nil {
+		t.Fatal("hosts not created")
+	}
+	// Its share is free again once taken.
+	if !r.Register(Request{Host: "flood-again", HostMetadata: "linux", ProxyID: 7}) {
+		t.Fatal("the proxy's share was not freed")
 	}
 }

@@ -10,16 +10,23 @@
 //     enabled (6.0 registers nothing then); a host waiting already is
 //     replaced by the newer request (coalesced); past Options.QueueSize
 //     hosts a request is dropped and counted (the agent asks again at
-//     its next refresh). Which requests register is 6.0's rule, recorded
+//     its next refresh); one proxy's requests take at most
+//     Options.MaxPerProxy of the queue (a quarter), so a proxy flooding
+//     random names leaves room for the others (result
+//     "proxy_share_full"). Which requests register is 6.0's rule, recorded
 //     from 6.0.14: a host not in the catalog at every request; a host
 //     in the catalog once after the start, then when its host metadata
 //     or connection flag changes, or with HostInterface its interface or
 //     port. Metrics: peregrine_autoreg_requests_total{result},
 //     _registrations_total, _failed_total, _hosts_created_total,
+//     _store_errors_total,
 //     _operation_errors_total, _queue_length, _batch_seconds.
 //   - Registrations (Host, Lookup): the latest of each host name with a
-//     stable ID, the events' objectid (Zabbix's autoreg_host), in memory,
-//     bounded by Options.MaxHosts (least recently registered forgotten).
+//     stable ID, the events' objectid (Zabbix's autoreg_host), bounded
+//     by Options.MaxHosts (least recently registered forgotten); kept
+//     across restarts by Options.Store (Store: a SQLite file in the data
+//     directory, saved after each batch's events, loaded by New), so a
+//     restart does not register known hosts again.
 //   - Run: batches of up to Options.BatchSize, each stored as events of
 //     source 2, object 3, value 1 (committed before anything else; the
 //     alert engine gets them for the actions' "send message"), then the

@@ -102,9 +102,24 @@ func matchRegexp(expr, v string, snap *catalog.Snapshot) bool {
 	return re != nil && re.MatchString(v)
 }
 
-// plan is what the matching actions do to one host.
-type plan struct {
-	host          *Host
+// Target is the host an action's host operations act on, found by its
+// technical name: an auto-registered agent or a discovered device
+// (package netdisc).
+type Target struct {
+	Host string
+	Name string // the visible name of a host created; "" the technical name
+	// Interfaces are those of a host created (none: a host without
+	// interfaces).
+	Interfaces []catalog.Interface
+	// TLS is the encryption of a host created (zero: none).
+	TLS catalog.HostTLS
+	// Label names the target in logs.
+	Label string
+}
+
+// Plan is what the matching actions do to one host.
+type Plan struct {
+	target        Target
 	remove        bool
 	add           bool // create the host if missing
 	groups        []uint64
@@ -114,97 +129,136 @@ type plan struct {
 	inventoryMode bool
 }
 
-// planFor collects the operations of the enabled actions that accept h,
-// in action ID order. Every operation but "remove host", "remove from
-// host group" and "unlink template" creates the host first if it does
-// not exist, as in Zabbix; send message and remote command are not host
-// operations (the alert engine sends the messages).
-func planFor(h *Host, acts []*catalog.Action, snap *catalog.Snapshot) *plan {
-	p := &plan{host: h}
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return !p.add && !p.remove && len(p.ungroups)+len(p.unlink) == 0 }
+
+// PlanOperations collects the host operations of the enabled actions of
+// event source src that match accepts, in action ID order. Every
+// operation but "remove host", "remove from host group" and "unlink
+// template" creates the host first if it does not exist, as in Zabbix;
+// send message and remote command are not host operations (the alert
+// engine sends the messages).
+func PlanOperations(t Target, acts []*catalog.Action, src int, match func(a *catalog.Action) bool) *Plan {
+	p := &Plan{target: t}
 	for _, a := range acts {
-		if a.Status != 0 || a.EventSource != catalog.SourceAutoreg || !Matches(a, h, snap) {
+		if a.Status != 0 || a.EventSource != src || !match(a) {
 			continue
 		}
-		for _, op := range a.Operations {
-			switch op.OperationType {
-			case catalog.OpAddHost:
-				p.add = true
-			case catalog.OpRemoveHost:
-				p.remove = true
-			case catalog.OpAddToGroup:
-				p.add, p.groups = true, append(p.groups, op.OpGroups...)
-			case catalog.OpRemoveFromGroup:
-				p.ungroups = append(p.ungroups, op.OpGroups...)
-			case catalog.OpLinkTemplate:
-				p.add, p.link = true, append(p.link, op.OpTemplates...)
-			case catalog.OpUnlinkTemplate:
-				p.unlink = append(p.unlink, op.OpTemplates...)
-			case catalog.OpEnableHost, catalog.OpDisableHost:
-				on := op.OperationType == catalog.OpEnableHost
-				p.add, p.enable = true, &on
-			case catalog.OpSetHostInventoryMod:
-				p.add, p.inventoryMode = true, true
-			}
-		}
+		p.Add(a)
 	}
 	return p
 }
 
-// runOperations applies the batch's plans in one catalog edit; if the
-// edit fails, each host's plan is applied in an edit of its own, so
-// that one host the catalog refuses does not hold the others.
+// Add adds the host operations of action a.
+func (p *Plan) Add(a *catalog.Action) {
+	for _, op := range a.Operations {
+		switch op.OperationType {
+		case catalog.OpAddHost:
+			p.add = true
+		case catalog.OpRemoveHost:
+			p.remove = true
+		case catalog.OpAddToGroup:
+			p.add, p.groups = true, append(p.groups, op.OpGroups...)
+		case catalog.OpRemoveFromGroup:
+			p.ungroups = append(p.ungroups, op.OpGroups...)
+		case catalog.OpLinkTemplate:
+			p.add, p.link = true, append(p.link, op.OpTemplates...)
+		case catalog.OpUnlinkTemplate:
+			p.unlink = append(p.unlink, op.OpTemplates...)
+		case catalog.OpEnableHost, catalog.OpDisableHost:
+			on := op.OperationType == catalog.OpEnableHost
+			p.add, p.enable = true, &on
+		case catalog.OpSetHostInventoryMod:
+			p.add, p.inventoryMode = true, true
+		}
+	}
+}
+
+// planFor is PlanOperations for an auto-registered host.
+func planFor(h *Host, acts []*catalog.Action, snap *catalog.Snapshot, psk catalog.AutoregSettings) *Plan {
+	t := Target{Host: h.Host, Label: h.Host}
+	if f, ok := agentInterface(h); ok {
+		t.Interfaces = []catalog.Interface{f}
+	}
+	if h.TLSAccepted == 2 {
+		t.TLS = catalog.HostTLS{Connect: 2, Accept: 2, PSKIdentity: psk.PSKIdentity, PSK: psk.PSK}
+	}
+	return PlanOperations(t, acts, catalog.SourceAutoreg, func(a *catalog.Action) bool { return Matches(a, h, snap) })
+}
+
+// Editor is the catalog a plan is applied to (*catalog.Catalog).
+type Editor interface {
+	Edit(ctx context.Context, fn func(e *catalog.Edit) error) (catalog.EditResult, error)
+}
+
+// ApplyPlans applies the plans in one catalog edit; if the edit fails,
+// each plan is applied in an edit of its own, so that one host the
+// catalog refuses does not hold the others. New hosts go to
+// discoveryGroup (0: the operations' groups only). It returns the hosts
+// created and the refusals, each with its plan's target.
+func ApplyPlans(ctx context.Context, ed Editor, plans []*Plan, discoveryGroup uint64) (created int, errs []PlanError) {
+	if len(plans) == 0 {
+		return 0, nil
+	}
+	res, err := ed.Edit(ctx, func(e *catalog.Edit) error { return applyPlans(e, plans, discoveryGroup) })
+	if err == nil {
+		return res.HostsCreated, nil
+	}
+	if len(plans) == 1 {
+		return 0, []PlanError{{Target: plans[0].target.Label, Err: err}}
+	}
+	for _, p := range plans {
+		res, err := ed.Edit(ctx, func(e *catalog.Edit) error { return applyPlans(e, []*Plan{p}, discoveryGroup) })
+		if err != nil {
+			errs = append(errs, PlanError{Target: p.target.Label, Err: err})
+			continue
+		}
+		created += res.HostsCreated
+	}
+	return created, errs
+}
+
+// PlanError is a plan the catalog refused.
+type PlanError struct {
+	Target string
+	Err    error
+}
+
+// runOperations applies the batch's plans (ApplyPlans).
 func (r *Registrar) runOperations(ctx context.Context, hosts []Host) {
 	snap := r.opts.Catalog.Snapshot()
 	acts := r.opts.Catalog.AlertConfig().SortedActions()
-	var plans []*plan
+	psk := r.opts.Catalog.AutoregSettings()
+	var plans []*Plan
 	for i := range hosts {
-		p := planFor(&hosts[i], acts, snap)
-		if p.add || p.remove || len(p.ungroups)+len(p.unlink) > 0 {
+		if p := planFor(&hosts[i], acts, snap, psk); !p.Empty() {
 			plans = append(plans, p)
 		}
 	}
-	if len(plans) == 0 {
-		return
-	}
-	psk := r.opts.Catalog.AutoregSettings()
 	var dg uint64
 	if r.opts.DiscoveryGroup != nil {
 		dg = r.opts.DiscoveryGroup()
 	}
-	if res, err := r.opts.Catalog.Edit(ctx, func(e *catalog.Edit) error { return applyPlans(e, plans, dg, psk) }); err == nil {
-		r.m.hostsCreated.Add(uint64(res.HostsCreated))
-		return
-	} else if len(plans) == 1 {
-		r.opErr(plans[0], err)
-		return
+	created, errs := ApplyPlans(ctx, r.opts.Catalog, plans, dg)
+	r.m.hostsCreated.Add(uint64(created))
+	for _, e := range errs {
+		r.m.opErrors.Inc()
+		r.log.Warn("autoreg: the catalog refused an auto-registration action's operations", "host", e.Target, "err", e.Err)
 	}
-	for _, p := range plans {
-		res, err := r.opts.Catalog.Edit(ctx, func(e *catalog.Edit) error { return applyPlans(e, []*plan{p}, dg, psk) })
-		if err != nil {
-			r.opErr(p, err)
-			continue
-		}
-		r.m.hostsCreated.Add(uint64(res.HostsCreated))
-	}
-}
-
-func (r *Registrar) opErr(p *plan, err error) {
-	r.m.opErrors.Inc()
-	r.log.Warn("autoreg: the catalog refused an auto-registration action's operations", "host", p.host.Host, "err", err)
 }
 
 // applyPlans runs plans within one edit.
-func applyPlans(e *catalog.Edit, plans []*plan, discoveryGroup uint64, psk catalog.AutoregSettings) error {
+func applyPlans(e *catalog.Edit, plans []*Plan, discoveryGroup uint64) error {
 	for _, p := range plans {
-		if err := applyPlan(e, p, discoveryGroup, psk); err != nil {
+		if err := applyPlan(e, p, discoveryGroup); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyPlan(e *catalog.Edit, p *plan, discoveryGroup uint64, psk catalog.AutoregSettings) error {
-	h := e.HostNamed(p.host.Host)
+func applyPlan(e *catalog.Edit, p *Plan, discoveryGroup uint64) error {
+	h := e.HostNamed(p.target.Host)
 	if p.remove {
 		if h == nil {
 			return nil
@@ -220,17 +274,12 @@ func applyPlan(e *catalog.Edit, p *plan, discoveryGroup uint64, psk catalog.Auto
 			groups = append(groups, discoveryGroup)
 		}
 		groups = dedup(slices.DeleteFunc(groups, func(g uint64) bool { return slices.Contains(p.ungroups, g) }))
-		nh := catalog.NewHost{Host: p.host.Host, GroupIDs: groups, Disabled: p.enable != nil && !*p.enable}
-		if f, ok := agentInterface(p.host); ok {
-			nh.Interfaces = []catalog.Interface{f}
-		}
-		if p.host.TLSAccepted == 2 {
-			nh.TLS = catalog.HostTLS{Connect: 2, Accept: 2, PSKIdentity: psk.PSKIdentity, PSK: psk.PSK}
-		}
+		nh := catalog.NewHost{Host: p.target.Host, Name: p.target.Name, GroupIDs: groups, Disabled: p.enable != nil && !*p.enable,
+			Interfaces: slices.Clone(p.target.Interfaces), TLS: p.target.TLS}
 		if _, err := e.CreateHosts([]catalog.NewHost{nh}); err != nil {
 			return err
 		}
-		if h = e.HostNamed(p.host.Host); h == nil {
+		if h = e.HostNamed(p.target.Host); h == nil {
 			return nil
 		}
 	} else {

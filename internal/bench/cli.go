@@ -25,6 +25,7 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
        peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
        peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
+       peregrine bench proxy --target URL [flags]   (simulated proxies pushing proxy data; bench proxy -h)
        peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
                                       (a server's SNMP, external, SSH, JMX or ODBC checks through its API; bench checks -h)
 
@@ -117,6 +118,8 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return icmpMain(ctx, args[1:], stdout, stderr, version)
 	case "checks":
 		return checksMain(ctx, args[1:], stdout, stderr, version)
+	case "proxy":
+		return proxyMain(ctx, args[1:], stdout, stderr)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

@@ -78,6 +78,13 @@
 //     checks) measured through its API only: items created, made due at
 //     once with task.create ("Execute now") or polled on a delay, values
 //     read back with history.get; the same calls on Zabbix and Peregrine.
+//   - `bench proxy` (proxy.go): N simulated Zabbix 6.0 active proxies
+//     (created through the API with hosts and trapper items behind them)
+//     push "proxy data" history batches to a server's trapper as
+//     zabbix_proxy sends them (its row fields, up to 1,000 rows a
+//     request, zlib, one request at a time per proxy), stepping the
+//     offered rate; values/s acknowledged, reply latency, the server's
+//     CPU per value (also net of its idle CPU), values readable after.
 //   - The simulated peers, in subpackages: sim/agentsim (passive Zabbix
 //     agents) and sim/snmpsim (SNMPv1/v2c devices). They are here, not
 //     in internal/testutil, because the production binary runs them

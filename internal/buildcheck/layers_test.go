@@ -100,9 +100,11 @@ var (
 	plugins = []pattern{"internal/ingest/*", "internal/poll/*"}
 
 	// Producers of events beside trigger: auto-registration (which uses
-	// alert's filter evaluation) and internal events; the wiring feeds
-	// them from ingest and the item states.
-	eventProducers = []pattern{"internal/autoreg/...", "internal/internalev/..."}
+	// alert's filter evaluation), internal events and network discovery
+	// (which reuses auto-registration's host operations); the wiring
+	// feeds them from ingest and the item states, and hands discovery
+	// its checkers.
+	eventProducers = []pattern{"internal/autoreg/...", "internal/internalev/...", "internal/netdisc/..."}
 
 	exprLang    = []pattern{"internal/expr/..."}
 	discovery   = []pattern{"internal/lld/..."}
@@ -110,7 +112,7 @@ var (
 	stages      = slices.Concat(valuePath, eventStore, eventUsers, eventProducers, exprLang, housekeep, discovery)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
-	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance"}
+	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance", "internal/migrate"}
 	mains       = []pattern{"cmd/..."}
 )
 

@@ -7,8 +7,8 @@ import (
 )
 
 // downgradeAutoreg undoes the 29 → 30 migration (autoregistration
-// settings), the first step of every older downgrade.
-var downgradeAutoreg = []string{"DROP TABLE autoreg_settings"}
+// settings) after downgradeHostInventory.
+var downgradeAutoreg = append(slices.Clone(downgradeHostInventory), "DROP TABLE autoreg_settings")
 
 // TestAutoregSettings: a fresh 6.0's settings (tls_accept 1) until set;
 // set ones survive a reopen; a migration from 26 starts with the
@@ -69,7 +69,9 @@ func TestDefaultInternalActions(t *testing.T) {
 	if a := cfg.Actions[4]; a.EventSource != SourceInternal || a.Filter.Conditions[0].ConditionType != CondEventType || len(a.RecoveryOperations) != 1 {
 		t.Fatalf("action 4: %+v", a)
 	}
-	if cfg.Actions[2] != nil || len(cfg.Actions) != 4 {
+	// The discovery action (recorded from 6.0.14: action.get eventsource 1).
+	if a := cfg.Actions[2]; a == nil || a.Name != "Auto discovery. Linux servers." || a.EventSource != SourceDiscovery || a.Status != 1 ||
+		len(a.Filter.Conditions) != 3 || len(a.Operations) != 2 || len(cfg.Actions) != 5 {
 		t.Fatalf("actions: %v", cfg.SortedActions())
 	}
 	// An older database: the internal set not yet added, 4 deleted by

@@ -88,6 +88,13 @@ type Catalog struct {
 	alerts atomic.Pointer[AlertConfig]
 	// autoreg is the autoregistration settings (autoreg.go).
 	autoreg atomic.Pointer[AutoregSettings]
+	// drules and dstate are the discovery rules and what they found
+	// (drule.go); dmu and dnext hand out discovered hosts' and
+	// services' IDs.
+	drules atomic.Pointer[[]DRule]
+	dstate atomic.Pointer[DiscoveryState]
+	dmu    sync.Mutex
+	dnext  [2]uint64
 }
 
 // Open opens or creates the catalog database at opts.Path and loads the
@@ -132,6 +139,14 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
 	c.autoreg.Store(ar)
+	drs, dst, err := loadDRules(ctx, db)
+	if err != nil {
+		db.Close()
+		lock.Close()
+		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
+	}
+	c.drules.Store(&drs)
+	c.dstate.Store(dst)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
 		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
 		"duration", time.Since(start))

@@ -32,9 +32,9 @@ import (
 // internal-event actions (4-6, "Report not supported items", "... low
 // level discovery rules", "Report unknown triggers"), the latter as a
 // set of their own (defaultsInternal) so that a database made before
-// internal events gets them once too; the discovery action (2) needs
-// network discovery, which Peregrine does not have yet, so it is not
-// added.
+// internal events gets them once too, and the discovery action (2,
+// "Auto discovery. Linux servers.", disabled) likewise
+// (defaultsDiscovery).
 
 //go:embed defaults/*.json
 var defaultsFS embed.FS
@@ -54,7 +54,8 @@ const (
 	defaultsAlerts     = "alerts" // media types, actions, scripts
 	defaultsMacros     = "globalmacros"
 	defaultsHostIDs    = "hostids"
-	defaultsInternal   = "internalactions" // actions 4-6 (event source 3)
+	defaultsInternal   = "internalactions"  // actions 4-6 (event source 3)
+	defaultsDiscovery  = "discoveryactions" // action 2 (event source 1)
 )
 
 // FirstHostID is the ID of a fresh Zabbix 6.0's first host, "Zabbix
@@ -135,6 +136,12 @@ type recordedOperation struct {
 	Users []struct {
 		ID uint64 `json:"userid,string"`
 	} `json:"opmessage_usr"`
+	HostGroups []struct {
+		ID uint64 `json:"groupid,string"`
+	} `json:"opgroup"`
+	Templates []struct {
+		ID uint64 `json:"templateid,string"`
+	} `json:"optemplate"`
 }
 
 type recordedAction struct {
@@ -228,6 +235,12 @@ func (r recordedOperation) operation() Operation {
 	for _, u := range r.Users {
 		op.UserIDs = append(op.UserIDs, u.ID)
 	}
+	for _, g := range r.HostGroups {
+		op.OpGroups = append(op.OpGroups, g.ID)
+	}
+	for _, t := range r.Templates {
+		op.OpTemplates = append(op.OpTemplates, t.ID)
+	}
 	return op
 }
 
@@ -241,9 +254,6 @@ func DefaultActions() ([]Action, error) {
 	}
 	var out []Action
 	for _, r := range rs {
-		if r.EventSource != SourceTrigger && r.EventSource != SourceInternal {
-			continue // discovery (1): no network discovery here
-		}
 		a := Action{ID: r.ID, Name: r.Name, EventSource: r.EventSource, Status: r.Status, Period: r.Period,
 			PauseSuppressed: r.PauseSuppressed, NotifyIfCanceled: r.NotifyIfCanceled,
 			Filter: Filter{EvalType: r.Filter.EvalType, Formula: r.Filter.Formula, Conditions: []Condition{}}}
@@ -416,6 +426,11 @@ func (c *Catalog) EnsureDefaults(ctx context.Context) (DefaultsAdded, error) {
 			return d, fmt.Errorf("catalog: cannot add the default media types, actions and scripts: %w", err)
 		}
 	}
+	if !done[defaultsDiscovery] {
+		if err := c.ensureSourceActions(ctx, &d, SourceDiscovery, defaultsDiscovery); err != nil {
+			return d, fmt.Errorf("catalog: cannot add the default discovery action: %w", err)
+		}
+	}
 	if !done[defaultsInternal] {
 		if err := c.ensureInternalActions(ctx, &d); err != nil {
 			return d, fmt.Errorf("catalog: cannot add the default internal-event actions: %w", err)
@@ -476,8 +491,8 @@ func (c *Catalog) ensureAlertDefaults(ctx context.Context, d *DefaultsAdded) err
 		d.MediaTypes = append(d.MediaTypes, m.Name)
 	}
 	for _, a := range acts {
-		if a.EventSource == SourceInternal {
-			continue // their own set: ensureInternalActions
+		if a.EventSource == SourceInternal || a.EventSource == SourceDiscovery {
+			continue // their own sets: ensureInternalActions, ensureSourceActions
 		}
 		if slices.ContainsFunc(next.SortedActions(), func(o *Action) bool { return o.Name == a.Name }) {
 			continue
@@ -513,6 +528,12 @@ func (c *Catalog) ensureAlertDefaults(ctx context.Context, d *DefaultsAdded) err
 // Peregrine started its action IDs at 7 and never handed those out.
 // c.mu is held.
 func (c *Catalog) ensureInternalActions(ctx context.Context, d *DefaultsAdded) error {
+	return c.ensureSourceActions(ctx, d, SourceInternal, defaultsInternal)
+}
+
+// ensureSourceActions adds the default actions of event source src
+// missing by name, recording the set mark. c.mu is held.
+func (c *Catalog) ensureSourceActions(ctx context.Context, d *DefaultsAdded, src int, mark string) error {
 	acts, err := DefaultActions()
 	if err != nil {
 		return err
@@ -520,7 +541,7 @@ func (c *Catalog) ensureInternalActions(ctx context.Context, d *DefaultsAdded) e
 	slices.SortFunc(acts, func(a, b Action) int { return cmpID(a.ID, b.ID) })
 	next := c.alerts.Load().clone()
 	for _, a := range acts {
-		if a.EventSource != SourceInternal || slices.ContainsFunc(next.SortedActions(), func(o *Action) bool { return o.Name == a.Name }) {
+		if a.EventSource != src || slices.ContainsFunc(next.SortedActions(), func(o *Action) bool { return o.Name == a.Name }) {
 			continue
 		}
 		if next.Actions[a.ID] != nil {
@@ -531,7 +552,7 @@ func (c *Catalog) ensureInternalActions(ctx context.Context, d *DefaultsAdded) e
 		d.Actions = append(d.Actions, a.Name)
 	}
 	next.Revision++
-	if err := writeAlerts(ctx, c.db, next, defaultsInternal); err != nil {
+	if err := writeAlerts(ctx, c.db, next, mark); err != nil {
 		return err
 	}
 	c.alerts.Store(next)

@@ -19,7 +19,7 @@ func TestEnsureDefaultsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.HostGroups) != 18 || len(d.MediaTypes) != 34 || len(d.Actions) != 4 || len(d.Scripts) != 3 {
+	if len(d.HostGroups) != 18 || len(d.MediaTypes) != 34 || len(d.Actions) != 5 || len(d.Scripts) != 3 {
 		t.Fatalf("added %d groups, %d media types, %d actions, %d scripts", len(d.HostGroups), len(d.MediaTypes), len(d.Actions), len(d.Scripts))
 	}
 	if len(d.GlobalMacros) != 1 || d.GlobalMacros[0] != "{$SNMP_COMMUNITY}" {

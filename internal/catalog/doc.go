@@ -55,6 +55,11 @@
 //     required on IPMI items (type 12) but ipmi.get and kept on items of
 //     any type, as 6.0 keeps it. The password is stored as 6.0 stores it
 //     (in clear: the BMC needs it); the API never returns it.
+//   - Host inventory (host_inventory.go, schema version 31): a host's
+//     inventory mode and fields (Host.Inventory, nil when disabled;
+//     table host_inventory, a row only when not disabled), checked
+//     against 6.0's field names and lengths. Automatic mode is stored;
+//     items' inventory_link does not fill fields yet.
 //   - An item's description (Item.Description, schema version 19; up
 //     to 65,535 characters), set by the edit API and by Apply.
 //   - A host's description (Host.Description, schema version 15; up to
@@ -231,6 +236,13 @@
 //     export form, applied after the items like triggers.
 //     Snapshot.ValueText (valuetext.go) writes an item's value as 6.0
 //     writes it into names, tags and alerts: value map, else units.
+//   - Network discovery (drule.go; schema version 31): discovery rules
+//     with their checks (DRules, SaveDRules; 6.0's rule 2 "Local
+//     network" seeded by the schema) and what the discoverer found
+//     (Discovery, SaveDiscovery: discovered hosts and services), each
+//     an immutable value of its own outside the snapshot, written under
+//     the writers' lock without a revision; deleting a rule or a check
+//     deletes what it found.
 //   - Global regular expressions (regexp.go; schema version 17): Zabbix
 //     6.0's named lists of expressions (types 0-4, case sensitivity,
 //     the delimiter of type 1), names unique, with the five a fresh 6.0
@@ -245,7 +257,8 @@
 //     as Zabbix 6.0.14 answered them), its trigger action 3, global
 //     scripts 1-3 and global macro {$SNMP_COMMUNITY}, with their IDs; on an older database what is missing
 //     by name, never reusing an ID that was handed out. The discovery
-//     and internal-event actions are not added (no such events). A
+//     action 2 and the internal-event actions 4-6 are sets of their own,
+//     added once to older databases too. A
 //     catalog that never had a host hands out host IDs from 10084
 //     (FirstHostID, "Zabbix server" on a fresh Zabbix).
 //   - Validation of configuration: host names, item keys (through

@@ -184,7 +184,10 @@ type Edit struct {
 	rlinks      map[uint64][]uint64
 	// depHosts are the hosts the overlay has dependent items on;
 	// createdOn the items created in this Edit by host (hostItems).
-	depHosts  map[uint64]bool
+	depHosts map[uint64]bool
+	// discHosts indexes discovered hosts by rule (lld_hosts.go), built
+	// on first use: one scan of the hosts per Edit, not per result.
+	discHosts map[uint64][]uint64
 	createdOn map[uint64][]*Item
 	// ext is the graph and dashboard overlay, nil until one changes
 	// (graph.go).

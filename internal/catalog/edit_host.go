@@ -29,6 +29,8 @@ type NewHost struct {
 	// IPMI is the host's IPMI settings; the zero value means
 	// DefaultHostIPMI.
 	IPMI HostIPMI
+	// Inventory is the host's inventory; nil: disabled.
+	Inventory *HostInventory
 	// Template makes a template (Zabbix's host of status 3): it has no
 	// interfaces, no encryption settings and may have no group (the API
 	// asks for one, as Zabbix does; templates imported before version
@@ -68,6 +70,9 @@ type HostUpdate struct {
 	Description *string
 	// IPMI, if not nil, is the host's new IPMI settings (all of them).
 	IPMI *HostIPMI
+	// Inventory, if not nil, is the host's new inventory (mode and all
+	// fields; mode -1 disables it and drops the fields).
+	Inventory *HostInventory
 }
 
 // HostTLSPatch changes the fields of a host's encryption settings that
@@ -138,8 +143,8 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.oldHost(id)
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI,
-		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI, Inventory: o.Inventory,
+		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID, Discovery: o.Discovery}
 	e.hosts[id] = h
 	return h
 }
@@ -263,6 +268,11 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if err := nh.IPMI.Check(); err != nil {
 			el.add(p+".ipmi", err)
 		}
+		if nh.Inventory != nil {
+			if err := nh.Inventory.Check(); err != nil {
+				el.add(p+".inventory", err)
+			}
+		}
 	}
 	if err := el.err(); err != nil {
 		return nil, err
@@ -272,7 +282,7 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description), IPMI: cloneIPMI(nh.IPMI)}
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description), IPMI: cloneIPMI(nh.IPMI), Inventory: cloneInventory(nh.Inventory)}
 		if h.IPMI == (HostIPMI{}) {
 			h.IPMI = DefaultHostIPMI
 		}
@@ -300,6 +310,9 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		}
 		if err := writeHostIPMI(e.editExec, id, h.IPMI, false); err != nil {
 			return nil, e.fail(fmt.Errorf("cannot store the IPMI settings of host %q: %w", h.Host, err))
+		}
+		if err := writeHostInventory(e.editExec, id, h.Inventory, false); err != nil {
+			return nil, e.fail(fmt.Errorf("cannot store the inventory of host %q: %w", h.Host, err))
 		}
 		if h.IsTemplate {
 			e.res.TemplatesCreated++
@@ -347,8 +360,14 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI,
-			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI, Inventory: cur.Inventory,
+			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID, Discovery: cur.Discovery}
+		if u.Inventory != nil {
+			n.Inventory = u.Inventory
+			if err := u.Inventory.Check(); err != nil {
+				el.add(p+".inventory", err)
+			}
+		}
 		if u.IPMI != nil {
 			n.IPMI = *u.IPMI
 			if err := n.IPMI.Check(); err != nil {
@@ -421,8 +440,15 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
 		ipmiChanged := n.IPMI != cur.IPMI
-		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged && !ipmiChanged {
+		invChanged := !sameInventory(n.Inventory, cur.Inventory)
+		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged && !ipmiChanged && !invChanged {
 			continue
+		}
+		if invChanged {
+			n.Inventory = cloneInventory(n.Inventory)
+			if err := writeHostInventory(e.editExec, n.ID, n.Inventory, true); err != nil {
+				return e.fail(fmt.Errorf("cannot update the inventory of host %q: %w", cur.Host, err))
+			}
 		}
 		if ipmiChanged {
 			n.IPMI = cloneIPMI(n.IPMI)
@@ -488,7 +514,7 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description, h.IPMI = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description, n.IPMI
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description, h.IPMI, h.Inventory = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description, n.IPMI, n.Inventory
 		e.res.HostsUpdated++
 	}
 	return nil
@@ -508,6 +534,20 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	dupIDs("hosts", ids, &el)
 	if err := el.err(); err != nil {
 		return err
+	}
+	// The hosts their rules discovered go with them.
+	for _, id := range ids {
+		var rules []uint64
+		for _, it := range e.hostItems(id) {
+			if it.LLD != nil {
+				rules = append(rules, it.ID)
+			}
+		}
+		if hs := e.hostsDiscoveredBy(rules); len(hs) > 0 {
+			if err := e.DeleteHosts(slices.DeleteFunc(hs, func(h uint64) bool { return slices.Contains(ids, h) || e.host(h) == nil })); err != nil {
+				return err
+			}
+		}
 	}
 	for _, id := range ids {
 		if h := e.host(id); h.IsTemplate {
@@ -532,7 +572,9 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 			"DELETE FROM item_lld WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM item_discovery WHERE item_id IN (SELECT id FROM items WHERE host_id = ?)",
 			"DELETE FROM host_ipmi WHERE host_id = ?",
+			"DELETE FROM host_inventory WHERE host_id = ?",
 			"DELETE FROM host_proxy WHERE host_id = ?",
+			"DELETE FROM host_discovery WHERE host_id = ?",
 			"DELETE FROM items WHERE host_id = ?",
 			"DELETE FROM valuemaps WHERE host_id = ?",
 			"DELETE FROM hosts_groups WHERE host_id = ?",

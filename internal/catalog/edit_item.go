@@ -601,6 +601,12 @@ func (e *Edit) DeleteItems(ids []uint64) error {
 		return err
 	}
 	ids = e.withDependents(e.withDiscovered(e.withCopies(ids)))
+	// The hosts deleted rules discovered go with them.
+	if hs := e.hostsDiscoveredBy(ids); len(hs) > 0 {
+		if err := e.DeleteHosts(hs); err != nil {
+			return err
+		}
+	}
 	initMap(&e.items)
 	initMap(&e.keys)
 	e.itemsGone = true

@@ -175,7 +175,7 @@ func (x *exporter) ownersTriggers(owners map[uint64]bool) []*Trigger {
 	add := func(ts []Trigger) {
 		for i := range ts {
 			t := &ts[i]
-			if t.TemplateID != 0 || len(t.HostIDs) == 0 {
+			if t.TemplateID != 0 || len(t.HostIDs) == 0 || t.Discovery != nil {
 				continue
 			}
 			for _, h := range t.HostIDs {
@@ -200,6 +200,7 @@ func (x *exporter) template(t *Host) *exportNode {
 	m.sub("templates", x.links(t.ID), false)
 	m.sub("groups", x.groupNames(t), true)
 	m.sub("items", x.items(t, true), false)
+	m.sub("discovery_rules", x.discoveryRules(t, true), false) // export_lld.go
 	m.sub("tags", exportTags(t.Tags), false)
 	m.sub("macros", x.macros(t.ID), false)
 	m.sub("dashboards", x.dashboards(t.ID), false)
@@ -238,11 +239,24 @@ func (x *exporter) host(h *Host) *exportNode {
 	}
 	x.ifRefs = refs
 	m.sub("items", x.items(h, false), false)
+	m.sub("discovery_rules", x.discoveryRules(h, false), false)
 	x.ifRefs = nil
 	m.sub("tags", exportTags(h.Tags), false)
 	m.sub("macros", x.macros(h.ID), false)
-	// Peregrine keeps no host inventory: 6.0's inventory_mode DISABLED.
-	m.req("inventory_mode", "DISABLED")
+	// The inventory's fields in 6.0's order, then its mode, MANUAL (the
+	// default) left out (recorded from 6.0.14).
+	mode := "DISABLED"
+	if inv := h.Inventory; inv != nil {
+		fields := newMap()
+		for _, f := range InventoryFieldNames {
+			if v := inv.Fields[f]; v != "" {
+				fields.req(f, v)
+			}
+		}
+		m.sub("inventory", fields, false)
+		mode = [...]string{"MANUAL", "AUTOMATIC"}[inv.Mode]
+	}
+	m.str("inventory_mode", mode, "MANUAL")
 	m.sub("valuemaps", x.valueMaps(h.ID, false), false)
 	return m
 }
@@ -422,7 +436,9 @@ var exportItemTypeNames = func() map[int]string {
 func (x *exporter) items(h *Host, template bool) *exportNode {
 	var its []*Item
 	for _, it := range h.Items() {
-		if it.TemplateID == 0 {
+		// Rules are discovery_rules'; discovered items are not written
+		// (6.0 writes neither as items).
+		if it.TemplateID == 0 && it.LLD == nil && it.Discovery == nil {
 			its = append(its, it)
 		}
 	}
@@ -647,49 +663,55 @@ func (x *exporter) itemRef(id uint64) *exportNode {
 func (x *exporter) graphs(gs []*Graph) *exportNode {
 	l := newList()
 	for _, g := range natSorted(gs, func(g *Graph) string { return g.Name }) {
-		m := newMap()
-		m.str("uuid", g.UUID, "")
-		m.req("name", g.Name)
-		f := g.GraphFields
-		m.str("width", strconv.Itoa(f.Width), "900")
-		m.str("height", strconv.Itoa(f.Height), "200")
-		m.str("yaxismin", fmtDecimal4(f.YAxisMin), "0")
-		m.str("yaxismax", fmtDecimal4(f.YAxisMax), "100")
-		m.str("show_work_period", enumName(f.ShowWorkPeriod, yesNoNames), "YES")
-		m.str("show_triggers", enumName(f.ShowTriggers, yesNoNames), "YES")
-		m.str("type", enumName(f.GraphType, graphTypeNames), "NORMAL")
-		m.str("show_legend", enumName(f.ShowLegend, yesNoNames), "YES")
-		m.str("show_3d", enumName(f.Show3D, yesNoNames), "NO")
-		m.str("percent_left", fmtDecimal4(f.PercentLeft), "0")
-		m.str("percent_right", fmtDecimal4(f.PercentRight), "0")
-		m.str("ymin_type_1", enumName(f.YMinType, yTypeNames), "CALCULATED")
-		if r := x.itemRef(f.YMinItemID); f.YMinItemID != 0 && r != nil {
-			m.put("ymin_item_1", r)
-		}
-		m.str("ymax_type_1", enumName(f.YMaxType, yTypeNames), "CALCULATED")
-		if r := x.itemRef(f.YMaxItemID); f.YMaxItemID != 0 && r != nil {
-			m.put("ymax_item_1", r)
-		}
-		il := newList()
-		for _, gi := range natSortedBy(g.Items, func(a, b GraphItem) int {
-			return natCaseCmp(strconv.Itoa(a.SortOrder), strconv.Itoa(b.SortOrder))
-		}) {
-			im := newMap()
-			im.str("sortorder", strconv.Itoa(gi.SortOrder), "0")
-			im.str("drawtype", enumName(gi.DrawType, drawTypeNames), "SINGLE_LINE")
-			im.str("color", gi.Color, "009600")
-			im.str("yaxisside", enumName(gi.YAxisSide, yAxisSideNames), "LEFT")
-			im.str("calc_fnc", enumName(gi.CalcFnc, calcFncNames), "AVG")
-			im.str("type", enumName(gi.Type, gitemTypeNames), "SIMPLE")
-			if r := x.itemRef(gi.ItemID); r != nil {
-				im.put("item", r)
-			}
-			il.add(im)
-		}
-		m.sub("graph_items", il, true)
-		l.add(m)
+		l.add(x.graphNode(g, x.itemRef))
 	}
 	return l
+}
+
+// graphNode writes a graph (or a graph prototype as a Graph), its items
+// named by ref.
+func (x *exporter) graphNode(g *Graph, ref func(uint64) *exportNode) *exportNode {
+	m := newMap()
+	m.str("uuid", g.UUID, "")
+	m.req("name", g.Name)
+	f := g.GraphFields
+	m.str("width", strconv.Itoa(f.Width), "900")
+	m.str("height", strconv.Itoa(f.Height), "200")
+	m.str("yaxismin", fmtDecimal4(f.YAxisMin), "0")
+	m.str("yaxismax", fmtDecimal4(f.YAxisMax), "100")
+	m.str("show_work_period", enumName(f.ShowWorkPeriod, yesNoNames), "YES")
+	m.str("show_triggers", enumName(f.ShowTriggers, yesNoNames), "YES")
+	m.str("type", enumName(f.GraphType, graphTypeNames), "NORMAL")
+	m.str("show_legend", enumName(f.ShowLegend, yesNoNames), "YES")
+	m.str("show_3d", enumName(f.Show3D, yesNoNames), "NO")
+	m.str("percent_left", fmtDecimal4(f.PercentLeft), "0")
+	m.str("percent_right", fmtDecimal4(f.PercentRight), "0")
+	m.str("ymin_type_1", enumName(f.YMinType, yTypeNames), "CALCULATED")
+	if r := ref(f.YMinItemID); f.YMinItemID != 0 && r != nil {
+		m.put("ymin_item_1", r)
+	}
+	m.str("ymax_type_1", enumName(f.YMaxType, yTypeNames), "CALCULATED")
+	if r := ref(f.YMaxItemID); f.YMaxItemID != 0 && r != nil {
+		m.put("ymax_item_1", r)
+	}
+	il := newList()
+	for _, gi := range natSortedBy(g.Items, func(a, b GraphItem) int {
+		return natCaseCmp(strconv.Itoa(a.SortOrder), strconv.Itoa(b.SortOrder))
+	}) {
+		im := newMap()
+		im.str("sortorder", strconv.Itoa(gi.SortOrder), "0")
+		im.str("drawtype", enumName(gi.DrawType, drawTypeNames), "SINGLE_LINE")
+		im.str("color", gi.Color, "009600")
+		im.str("yaxisside", enumName(gi.YAxisSide, yAxisSideNames), "LEFT")
+		im.str("calc_fnc", enumName(gi.CalcFnc, calcFncNames), "AVG")
+		im.str("type", enumName(gi.Type, gitemTypeNames), "SIMPLE")
+		if r := ref(gi.ItemID); r != nil {
+			im.put("item", r)
+		}
+		il.add(im)
+	}
+	m.sub("graph_items", il, true)
+	return m
 }
 
 // fmtDecimal4 writes a graph's decimal as 6.0 gives it (its shortest

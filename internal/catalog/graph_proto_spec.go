@@ -99,3 +99,47 @@ func (x *exporter) protoRef(id uint64, graph bool) *exportNode {
 	m.req("key", ip.Item.Key)
 	return m
 }
+
+// graphPrototypes writes a rule's graph prototypes as 6.0.14 exports
+// them (recorded from the peer): sorted by name, a graph's members,
+// items named by the rule's host and their key, discover last.
+func (x *exporter) graphPrototypes(h *Host, l *LLDRule) *exportNode {
+	gs := make([]*GraphPrototype, 0, len(l.GraphPrototypes))
+	for i := range l.GraphPrototypes {
+		gs = append(gs, &l.GraphPrototypes[i])
+	}
+	out := newList()
+	for _, gp := range natSorted(gs, func(g *GraphPrototype) string { return g.Name }) {
+		// The graph's items are numbered by position; ref names them.
+		keys := make([]string, 0, len(gp.Items)+2)
+		g := Graph{UUID: gp.UUID, Name: gp.Name, GraphFields: gp.Fields}
+		for _, gi := range gp.Items {
+			it := gi.Item
+			keys = append(keys, gi.Key)
+			it.ItemID = uint64(len(keys))
+			g.Items = append(g.Items, it)
+		}
+		if gp.YMinKey != "" {
+			keys = append(keys, gp.YMinKey)
+			g.YMinItemID = uint64(len(keys))
+		}
+		if gp.YMaxKey != "" {
+			keys = append(keys, gp.YMaxKey)
+			g.YMaxItemID = uint64(len(keys))
+		}
+		m := x.graphNode(&g, func(i uint64) *exportNode {
+			if i == 0 || int(i) > len(keys) {
+				return nil
+			}
+			r := newMap()
+			r.req("host", h.Host)
+			r.req("key", keys[i-1])
+			return r
+		})
+		if gp.Discover == 1 {
+			m.req("discover", "NO_DISCOVER")
+		}
+		out.add(m)
+	}
+	return out
+}

@@ -13,8 +13,9 @@ import (
 // SOFTWARE_FULL 17, SOFTWARE_APP_A..E 18-22, CONTACT 23, LOCATION 24,
 // NOTES 27, MODEL 29, VENDOR 31).
 //
-// Peregrine keeps no host inventory yet: an item's link is stored, so
-// that it is shown and exported as it was imported, and has no effect.
+// An item's link does not fill its host's inventory (host_inventory.go)
+// yet: it is stored, so that it is shown and exported as it was
+// imported, and has no effect.
 var inventoryFields = []string{
 	"TYPE", "TYPE_FULL", "NAME", "ALIAS", "OS", "OS_FULL", "OS_SHORT", "SERIALNO_A", "SERIALNO_B", "TAG",
 	"ASSET_TAG", "MACADDRESS_A", "MACADDRESS_B", "HARDWARE", "HARDWARE_FULL", "SOFTWARE", "SOFTWARE_FULL",

@@ -156,8 +156,8 @@ type LLDOperation struct {
 	Trends   *string `json:"optrends,omitempty"`
 	Severity *int    `json:"opseverity,omitempty"`
 	Tags     []Tag   `json:"optag,omitempty"`
-	// Templates and Inventory are host prototypes' (stored; host
-	// prototypes create no hosts yet).
+	// Templates and Inventory are host prototypes' (Inventory stored,
+	// not applied: Peregrine keeps no host inventory).
 	Templates []string `json:"optemplate,omitempty"`
 	Inventory *int     `json:"opinventory,omitempty"`
 }
@@ -191,8 +191,10 @@ type TriggerPrototype struct {
 	Discover     int              `json:"discover,omitempty"`
 }
 
-// HostPrototype is a host prototype, stored and inherited; it creates
-// no hosts yet.
+// HostPrototype is a host prototype, stored and inherited; a host's
+// rule makes hosts of it (lld_hosts.go). Config is what older versions
+// kept of an import's host prototype (its export form), no longer
+// written.
 type HostPrototype struct {
 	ID         uint64          `json:"hostid"`
 	TemplateID uint64          `json:"templateid,omitempty"`
@@ -202,6 +204,48 @@ type HostPrototype struct {
 	Status     int             `json:"status"`
 	Discover   int             `json:"discover,omitempty"`
 	Config     json.RawMessage `json:"config,omitempty"` // the rest, as imported
+
+	// GroupLinks are the host groups every discovered host joins (IDs);
+	// GroupPrototypes group names with LLD macros, made per host.
+	GroupLinks      []uint64 `json:"group_links,omitempty"`
+	GroupPrototypes []string `json:"group_prototypes,omitempty"`
+	// Templates are the templates linked to discovered hosts (IDs).
+	Templates []uint64 `json:"templates,omitempty"`
+	// GroupLinkNames and TemplateNames are an import's group links and
+	// templates, by name (resolved when a host is discovered).
+	GroupLinkNames []string         `json:"group_link_names,omitempty"`
+	TemplateNames  []string         `json:"template_names,omitempty"`
+	Macros         []HostProtoMacro `json:"macros,omitempty"`
+	Tags           []Tag            `json:"tags,omitempty"`
+	// InventoryMode is Zabbix's: nil for -1 disabled (the default), 0
+	// manual, 1 automatic.
+	InventoryMode *int `json:"inventory_mode,omitempty"`
+	// CustomInterfaces 1: Interfaces are the discovered host's; 0: it
+	// takes its parent host's.
+	CustomInterfaces int                  `json:"custom_interfaces,omitempty"`
+	Interfaces       []HostProtoInterface `json:"interfaces,omitempty"`
+}
+
+// HostProtoMacro is a host prototype's user macro (type 0 text, 1
+// secret, 2 vault).
+type HostProtoMacro struct {
+	Macro       string `json:"macro"`
+	Value       string `json:"value"`
+	Type        int    `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// HostProtoInterface is a custom interface of a host prototype; its
+// strings may hold LLD macros. Details are an SNMP interface's, as the
+// API gives them.
+type HostProtoInterface struct {
+	Type    int               `json:"type"`
+	Main    int               `json:"main"`
+	UseIP   int               `json:"useip"`
+	IP      string            `json:"ip,omitempty"`
+	DNS     string            `json:"dns,omitempty"`
+	Port    string            `json:"port"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // Discovery links a discovered item or trigger to what made it: the
@@ -373,7 +417,28 @@ func (s *Snapshot) Rules() []*Item {
 // type only.
 func PrototypeItem(rule *Item, p *ItemPrototype) Item {
 	var el errList
-	it, ok := normItem(&p.Item, "item", &el, nil, p.MasterKey != "")
+	// Fields holding LLD or user macros are checked once expanded, on
+	// the discovered item: stand-ins pass the check, the prototype's
+	// text is put back.
+	is := p.Item
+	is.Delay = macroFree(is.Delay, "1m")
+	is.History = macroFree(is.History, "")
+	is.Trends = macroFree(is.Trends, "")
+	is.SNMPOID = macroFree(is.SNMPOID, "1.3.6.1")
+	it, ok := normItem(&is, "item", &el, nil, p.MasterKey != "")
+	if ok {
+		for _, f := range []struct {
+			dst      *string
+			src, std string
+		}{
+			{&it.Delay, p.Item.Delay, is.Delay}, {&it.History, p.Item.History, is.History},
+			{&it.Trends, p.Item.Trends, is.Trends}, {&it.SNMPOID, p.Item.SNMPOID, is.SNMPOID},
+		} {
+			if f.src != f.std {
+				*f.dst = f.src
+			}
+		}
+	}
 	if !ok {
 		it = Item{Key: p.Item.Key, Name: p.Item.Name, Delay: p.Item.Delay, History: p.Item.History, Trends: p.Item.Trends}
 	}

@@ -35,6 +35,7 @@ type DiscoveryResult struct {
 	Items         []DiscoveredItem
 	Triggers      []DiscoveredTrigger
 	Graphs        []DiscoveredGraph // graph_proto.go
+	Hosts         []DiscoveredHost
 }
 
 // ApplyDiscovery makes the rule's discovered items and triggers what r
@@ -65,6 +66,18 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	// Masters first: a dependent's master may be discovered in this
 	// result too.
 	pending := slices.Clone(r.Items)
+	// Two prototypes whose keys are one once expanded: the first makes
+	// the item, the others are reported on the rule.
+	madeBy := map[string]uint64{}
+	pending = slices.DeleteFunc(pending, func(di DiscoveredItem) bool {
+		if p, ok := madeBy[di.Item.Key]; ok && p != di.ProtoID {
+			// Recorded from 6.0.14 (two prototypes, one key once expanded).
+			msgs = append(msgs, fmt.Sprintf("Cannot create item: item with the same key \"%s\" already exists.", di.Item.Key))
+			return true
+		}
+		madeBy[di.Item.Key] = di.ProtoID
+		return false
+	})
 	for len(pending) > 0 {
 		var next []DiscoveredItem
 		progress := false
@@ -116,11 +129,15 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	hm, err := e.applyDiscoveredHosts(rule, host, r)
+	if err != nil {
+		return nil, err
+	}
 	gm, err := e.discoverGraphs(rule, host, r) // graph_proto_apply.go
 	if err != nil {
 		return nil, err
 	}
-	return append(append(msgs, tm...), gm...), nil
+	return append(append(append(msgs, tm...), hm...), gm...), nil
 }
 
 // existing returns the IDs of ids whose item still exists (a dependent

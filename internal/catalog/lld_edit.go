@@ -22,7 +22,6 @@ func (e *Edit) checkRule(it *Item, l *LLDRule, h *Host, p string, el *errList) {
 	it.LLD = l
 	it.ValueType = history.Text
 	it.History, it.HistorySeconds, it.Trends, it.TrendsSeconds = "0", 0, "0", 0
-	it.Units = ""
 	checkLLDRule(l, it.Key, p, el)
 }
 
@@ -80,11 +79,10 @@ func checkLLDRule(l *LLDRule, key, p string, el *errList) {
 		if ip.Item.Key == key {
 			el.addf(f+".key", "an item prototype cannot have the key of its discovery rule %q", key)
 		}
-		if !strings.Contains(ip.Item.Key, "{#") {
-			// Recorded from 6.0.14 (itemprototype.create): "Item prototype
-			// "x" should contain macros in item key."
-			el.addf(f+".key", "item prototype %q should contain LLD macros in its key", ip.Item.Key)
-		}
+		// A key without an LLD macro is taken, as 6.0.14's
+		// itemprototype.create takes it (internal/conformance case lld);
+		// two discovered rows then make the same key, which the LLD
+		// engine reports on the rule.
 		is := ip.Item
 		is.Delay = macroFree(is.Delay, "1m")
 		is.History = macroFree(is.History, "")
@@ -425,4 +423,106 @@ func (e *Edit) withDiscovered(ids []uint64) []uint64 {
 		}
 	}
 	return ids
+}
+
+// Rule returns discovery rule id as the Edit has it, nil if id is not
+// a rule. It belongs to the Edit and MUST NOT be modified: change it
+// with UpdateRule on a Clone of its LLD.
+func (e *Edit) Rule(id uint64) *Item {
+	if it := e.item(id); it != nil && it.LLD != nil {
+		return it
+	}
+	return nil
+}
+
+// Clone returns a deep copy of l, for a change through UpdateRule.
+func (l *LLDRule) Clone() *LLDRule { return cloneLLD(l) }
+
+// SetRuleLifetime changes the lifetime of a rule copied from a template,
+// which its owner may set (recorded from 6.0.14: discoveryrule.update
+// takes a copy's lifetime); a change of the template's rule resets it.
+func (e *Edit) SetRuleLifetime(id uint64, lifetime string) error {
+	if e.err != nil {
+		return e.err
+	}
+	cur := e.item(id)
+	if cur == nil || cur.LLD == nil {
+		return &FieldError{Field: "itemid", Err: notFound("discovery rule", id)}
+	}
+	if cur.TemplateID == 0 {
+		l := cloneLLD(cur.LLD)
+		l.Lifetime = lifetime
+		return e.UpdateRule(id, l)
+	}
+	l := cloneLLD(cur.LLD)
+	l.Lifetime = lifetime
+	var el errList
+	checkLLDRule(l, cur.Key, "discoveryrule", &el)
+	if err := el.err(); err != nil {
+		return err
+	}
+	if cur.LLD.equal(l) {
+		return nil
+	}
+	n := *cur
+	n.LLD = l
+	if err := e.writeItem(&n, cur); err != nil {
+		return err
+	}
+	e.res.ItemsUpdated++
+	return nil
+}
+
+// CopyRule copies discovery rule id, with its prototypes, to host (a
+// host or template) as the host's own rule (discoveryrule.copy): its
+// interface the host's main one of the type it needs, a dependent
+// rule's master the host's item of the same key, trigger prototypes'
+// expressions naming the host. It returns the new rule's ID.
+func (e *Edit) CopyRule(id, host uint64) (uint64, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	src := e.Rule(id)
+	if src == nil {
+		return 0, &FieldError{Field: "discoveryids", Err: notFound("discovery rule", id)}
+	}
+	h := e.host(host)
+	if h == nil {
+		return 0, &FieldError{Field: "hostids", Err: notFound("host", host)}
+	}
+	l := cloneLLD(src.LLD)
+	names := map[string]string{}
+	if sh := e.host(src.HostID); sh != nil {
+		names[sh.Host] = h.Host
+	}
+	for i := range l.ItemPrototypes {
+		p := &l.ItemPrototypes[i]
+		p.ID, p.TemplateID, p.UUID = 0, 0, ""
+	}
+	for i := range l.TriggerPrototypes {
+		p := &l.TriggerPrototypes[i]
+		p.ID, p.TemplateID, p.Fields.UUID = 0, 0, ""
+		p.Fields.Expression = rewriteRefs(p.Fields.Expression, names)
+		p.Fields.RecoveryExpression = rewriteRefs(p.Fields.RecoveryExpression, names)
+		for j := range p.Dependencies {
+			d := &p.Dependencies[j]
+			d.Expression = rewriteRefs(d.Expression, names)
+			d.RecoveryExpression = rewriteRefs(d.RecoveryExpression, names)
+		}
+	}
+	for i := range l.HostPrototypes {
+		p := &l.HostPrototypes[i]
+		p.ID, p.TemplateID, p.UUID = 0, 0, ""
+	}
+	ni := NewItem{HostID: host, ItemSpec: specOf(src), LLD: l}
+	if src.MasterItemID != 0 {
+		if m := e.item(src.MasterItemID); m != nil {
+			ni.MasterItem = &MasterItemSpec{Key: m.Key}
+		}
+	}
+	ids, err := e.CreateItems([]NewItem{ni})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -250,27 +249,12 @@ func exportRule(x *ExportDiscoveryRule, f string, el *errList) (NewItem, bool) {
 	}
 	for hi := range x.HostPrototypes {
 		n := &x.HostPrototypes[hi]
-		var m map[string]any
-		if err := n.Decode(&m); err != nil {
+		var x exportHostProto
+		if err := n.Decode(&x); err != nil {
 			el.add(f+".host_prototypes["+strconv.Itoa(hi)+"]", err)
 			continue
 		}
-		hp := HostPrototype{}
-		hp.UUID, _ = m["uuid"].(string)
-		hp.Host, _ = m["host"].(string)
-		hp.Name, _ = m["name"].(string)
-		if s, _ := m["status"].(string); s == "DISABLED" {
-			hp.Status = 1
-		}
-		if s, _ := m["discover"].(string); s == "NO_DISCOVER" {
-			hp.Discover = 1
-		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			el.add(f+".host_prototypes["+strconv.Itoa(hi)+"]", err)
-			continue
-		}
-		hp.Config = b
+		hp := x.prototype(f+".host_prototypes["+strconv.Itoa(hi)+"]", el)
 		l.HostPrototypes = append(l.HostPrototypes, hp)
 	}
 	l.GraphPrototypes = exportGraphProtos(x.GraphPrototypes, f+".graph_prototypes", el)
@@ -322,4 +306,122 @@ func matchProtos(want, cur *LLDRule) *LLDRule {
 		}
 	}
 	return w
+}
+
+// exportHostProto is a host prototype in the export's form.
+type exportHostProto struct {
+	UUID       string `yaml:"uuid"`
+	Host       string `yaml:"host"`
+	Name       string `yaml:"name"`
+	Status     string `yaml:"status"`   // ENABLED (default), DISABLED
+	Discover   string `yaml:"discover"` // DISCOVER (default), NO_DISCOVER
+	GroupLinks []struct {
+		Group struct {
+			Name string `yaml:"name"`
+		} `yaml:"group"`
+	} `yaml:"group_links"`
+	GroupPrototypes []struct {
+		Name string `yaml:"name"`
+	} `yaml:"group_prototypes"`
+	Templates []TemplateRef `yaml:"templates"`
+	Macros    []struct {
+		Macro       string `yaml:"macro"`
+		Value       string `yaml:"value"`
+		Description string `yaml:"description"`
+		Type        string `yaml:"type"` // TEXT (default), SECRET_TEXT, VAULT
+	} `yaml:"macros"`
+	Tags             []TagSpec `yaml:"tags"`
+	InventoryMode    string    `yaml:"inventory_mode"`    // DISABLED, MANUAL (default), AUTOMATIC
+	CustomInterfaces string    `yaml:"custom_interfaces"` // NO (default), YES
+	Interfaces       []struct {
+		Type    string            `yaml:"type"` // ZABBIX (default), SNMP, IPMI, JMX
+		Main    string            `yaml:"default"`
+		UseIP   string            `yaml:"useip"`
+		IP      string            `yaml:"ip"`
+		DNS     string            `yaml:"dns"`
+		Port    string            `yaml:"port"`
+		Details map[string]string `yaml:"details"`
+	} `yaml:"interfaces"`
+	Unsupported map[string]yaml.Node `yaml:",inline"`
+}
+
+// prototype validates x into a HostPrototype (its group links and
+// templates by name).
+func (x *exportHostProto) prototype(f string, el *errList) HostPrototype {
+	refuseUnsupported(f, x.Unsupported, el)
+	hp := HostPrototype{UUID: x.UUID, Host: x.Host, Name: x.Name}
+	var err error
+	if hp.Status, err = enumValue(x.Status, []string{"ENABLED", "DISABLED"}, 0); err != nil {
+		el.add(f+".status", err)
+	}
+	if hp.Discover, err = enumValue(x.Discover, discoverNames, 0); err != nil {
+		el.add(f+".discover", err)
+	}
+	for _, g := range x.GroupLinks {
+		hp.GroupLinkNames = append(hp.GroupLinkNames, g.Group.Name)
+	}
+	for _, g := range x.GroupPrototypes {
+		hp.GroupPrototypes = append(hp.GroupPrototypes, g.Name)
+	}
+	for _, t := range x.Templates {
+		hp.TemplateNames = append(hp.TemplateNames, t.Name)
+	}
+	for i, m := range x.Macros {
+		t, err := enumValue(m.Type, []string{"TEXT", "SECRET_TEXT", "VAULT"}, 0)
+		if err != nil {
+			el.add(f+".macros["+strconv.Itoa(i)+"].type", err)
+		}
+		hp.Macros = append(hp.Macros, HostProtoMacro{Macro: m.Macro, Value: m.Value, Description: m.Description, Type: t})
+	}
+	for _, t := range x.Tags {
+		hp.Tags = append(hp.Tags, Tag(t))
+	}
+	// Recorded from 6.0.14: an imported prototype without
+	// inventory_mode has -1 (DISABLED, nil).
+	switch x.InventoryMode {
+	case "", "DISABLED":
+	case "MANUAL":
+		hp.InventoryMode = new(0)
+	case "AUTOMATIC":
+		hp.InventoryMode = new(1)
+	default:
+		el.addf(f+".inventory_mode", "%q is not one of DISABLED, MANUAL, AUTOMATIC", x.InventoryMode)
+	}
+	if hp.CustomInterfaces, err = enumValue(x.CustomInterfaces, []string{"NO", "YES"}, 0); err != nil {
+		el.add(f+".custom_interfaces", err)
+	}
+	types := map[string]int{"": 1, "ZABBIX": 1, "SNMP": 2, "IPMI": 3, "JMX": 4}
+	for i, in := range x.Interfaces {
+		t, ok := types[in.Type]
+		if !ok {
+			el.addf(f+".interfaces["+strconv.Itoa(i)+"].type", "%q is not one of ZABBIX, SNMP, IPMI, JMX", in.Type)
+		}
+		yes := func(v string) int {
+			if v == "NO" {
+				return 0
+			}
+			return 1
+		}
+		port := in.Port
+		if port == "" {
+			// Recorded from 6.0.14: the type's default port.
+			port = map[int]string{1: "10050", 2: "161", 3: "623", 4: "12345"}[t]
+		}
+		details := in.Details
+		if len(details) > 0 {
+			// The export's names of an SNMP interface's version and bulk.
+			details = map[string]string{}
+			for k, v := range in.Details {
+				switch {
+				case k == "version":
+					v = map[string]string{"SNMPV1": "1", "SNMPV2": "2", "SNMPV3": "3"}[v]
+				case k == "bulk":
+					v = map[string]string{"NO": "0", "YES": "1"}[v]
+				}
+				details[k] = v
+			}
+		}
+		hp.Interfaces = append(hp.Interfaces, HostProtoInterface{Type: t, Main: yes(in.Main), UseIP: yes(in.UseIP), IP: in.IP, DNS: in.DNS, Port: port, Details: details})
+	}
+	return hp
 }

@@ -187,7 +187,7 @@ type ItemSpec struct {
 	Tags []TagSpec `yaml:"tags"`
 	// InventoryLink is the host inventory field the item fills, by
 	// Zabbix's name (NAME, OS, ...) or number; none by default. Stored
-	// and shown only: Peregrine keeps no host inventory yet.
+	// and shown only: it does not fill the host's inventory yet.
 	InventoryLink string `yaml:"inventory_link"`
 }
 

@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 30
+const schemaVersion = 33
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -204,26 +204,29 @@ var migrations = []string{
 	// 9 → 10: user macros, templates and their links, maintenances,
 	// soft/hard states (triggers' max_check_attempts, items' retry_delay)
 	macroSchema + maintenanceSchema + softHardSchema,
-	migrateAlerts(),     // 10 → 11: media types, actions, user media
-	valueMapSchema,      // 11 → 12: value maps, items' valuemap_id
-	migrateScripts(),    // 12 → 13: global scripts
-	eventNameSchema,     // 13 → 14: triggers' event_name
-	hostDescSchema,      // 14 → 15: hosts' description
-	itemTagsSchema,      // 15 → 16: item tags
-	migrateRegexps(),    // 16 → 17: global regular expressions (regexp.*)
-	defaultsSchema,      // 17 → 18: the default objects added (defaults.go)
-	itemDescSchema,      // 18 → 19: items' description
-	migrateIPMI(),       // 19 → 20: hosts' IPMI settings, items' ipmi_sensor (ipmi.go)
-	hostPSKSchema,       // 20 → 21: hosts' pre-shared keys
-	migrateItemLogin(),  // 21 → 22: SSH and Telnet items' logins
-	migrateItemJMX(),    // 22 → 23: JMX agent items' endpoints and credentials
-	migrateItemODBC(),   // 23 → 24: database monitor items' logins
-	templateSchema,      // 24 → 25: templates as hosts of status 3, copies' template_id, uuids
-	migrateItemParams(), // 25 → 26: items' parameters (script items)
-	migrateGraphs(),     // 26 → 27: graphs and templates' dashboards (graph.go, dashboard.go)
-	migrateLLD(),        // 27 → 28: discovery rules, prototypes, discovered items (lld.go)
-	migrateProxies(),    // 28 → 29: proxies, hosts' proxy (proxy.go)
-	migrateAutoreg(),    // 29 → 30: autoregistration settings (autoreg.go)
+	migrateAlerts(),        // 10 → 11: media types, actions, user media
+	valueMapSchema,         // 11 → 12: value maps, items' valuemap_id
+	migrateScripts(),       // 12 → 13: global scripts
+	eventNameSchema,        // 13 → 14: triggers' event_name
+	hostDescSchema,         // 14 → 15: hosts' description
+	itemTagsSchema,         // 15 → 16: item tags
+	migrateRegexps(),       // 16 → 17: global regular expressions (regexp.*)
+	defaultsSchema,         // 17 → 18: the default objects added (defaults.go)
+	itemDescSchema,         // 18 → 19: items' description
+	migrateIPMI(),          // 19 → 20: hosts' IPMI settings, items' ipmi_sensor (ipmi.go)
+	hostPSKSchema,          // 20 → 21: hosts' pre-shared keys
+	migrateItemLogin(),     // 21 → 22: SSH and Telnet items' logins
+	migrateItemJMX(),       // 22 → 23: JMX agent items' endpoints and credentials
+	migrateItemODBC(),      // 23 → 24: database monitor items' logins
+	templateSchema,         // 24 → 25: templates as hosts of status 3, copies' template_id, uuids
+	migrateItemParams(),    // 25 → 26: items' parameters (script items)
+	migrateGraphs(),        // 26 → 27: graphs and templates' dashboards (graph.go, dashboard.go)
+	migrateLLD(),           // 27 → 28: discovery rules, prototypes, discovered items (lld.go)
+	migrateProxies(),       // 28 → 29: proxies, hosts' proxy (proxy.go)
+	migrateAutoreg(),       // 29 → 30: autoregistration settings (autoreg.go)
+	migrateHostInventory(), // 30 → 31: hosts' inventory (host_inventory.go)
+	migrateLLDHosts(),      // 31 → 32: discovered hosts (lld_hosts.go)
+	migrateDRules(),        // 32 → 33: network discovery rules, discovered hosts (drule.go)
 }
 
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
@@ -434,7 +437,13 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	if err := loadIPMI(ctx, tx, hosts, items); err != nil {
 		return nil, err
 	}
+	if err := loadHostInventory(ctx, tx, hosts); err != nil {
+		return nil, err
+	}
 	if err := loadLLD(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	if err := loadHostDiscovery(ctx, tx, hosts); err != nil {
 		return nil, err
 	}
 	trigs, err := loadTriggers(ctx, tx)

@@ -188,9 +188,14 @@ type Host struct {
 	// ProxyID is the proxy that monitors the host (Zabbix's
 	// proxy_hostid; 0: the server itself; proxy.go).
 	ProxyID uint64
+	// Inventory is the host's inventory; nil: disabled (host_inventory.go).
+	Inventory *HostInventory
 	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
 	// an export matches templates by); "" for hosts.
 	UUID string
+	// Discovery links a discovered host (Zabbix's flags 4) to the rule
+	// and host prototype that made it (lld_hosts.go); nil otherwise.
+	Discovery *Discovery
 
 	snap  *Snapshot // the snapshot holding this host
 	items []Item    // this host's items, in no particular order; a window of snap.items

@@ -362,6 +362,7 @@ var cleanupFamilies = map[string]struct{ get, del, name, id string }{
 	"token":       {"token.get", "token.delete", "name", "tokenid"},
 	"regexp":      {"regexp.get", "regexp.delete", "name", "regexpid"},
 	"proxy":       {"proxy.get", "proxy.delete", "host", "proxyid"},
+	"drule":       {"drule.get", "drule.delete", "name", "druleid"},
 	"dashboard":   {"dashboard.get", "dashboard.delete", "name", "dashboardid"},
 	// Global macros: a macro's name cannot hold the prefix's "-", so
 	// the case names its global macros "{$" + the prefix in capitals

@@ -37,7 +37,9 @@ type Step struct {
 	ID string `json:"id"`
 	// Method and Params: a JSON-RPC call. Params strings "$name" are
 	// replaced by the value bound to name (any JSON), "${name}" inside a
-	// string by its text; "$T0+N" is the run's base time plus N seconds.
+	// string by its text; "$T0+N" is the run's base time plus N seconds;
+	// a string starting "$$" is sent with one "$" less (a JSONPath
+	// "$$.a" is sent as "$.a").
 	Method string          `json:"method,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
 	// Raw is a whole request body sent as it is (malformed JSON, a
@@ -189,6 +191,9 @@ func (v *vars) walk(x any) (any, error) {
 
 // str resolves one string of the params.
 func (v *vars) str(s string) (any, error) {
+	if lit, ok := strings.CutPrefix(s, "$$"); ok {
+		return "$" + lit, nil
+	}
 	if strings.HasPrefix(s, "$") && !strings.HasPrefix(s, "${") {
 		name := s[1:]
 		if t, ok := v.timeExpr(name); ok {

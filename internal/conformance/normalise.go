@@ -77,7 +77,7 @@ var generated = map[string]bool{
 	"mappingid": true, "item_preprocid": true, "functionid": true, "sysmapid_": true,
 	"timeperiodid": true, "dependencyid": true, "sla_scheduleid": true,
 	"sla_excluded_downtimeid": true, "sla_service_tagid": true, "ruleid": true,
-	"dashboard_pageid": true, "widgetid": true, "gitemid": true,
+	"dashboard_pageid": true, "widgetid": true, "gitemid": true, "lld_macro_pathid": true, "dcheckid": true, "dhostid": true, "dserviceid": true,
 }
 
 // clocks are the members holding Unix times.
@@ -123,7 +123,7 @@ var aliases = map[string][]string{
 	"objectid":    {"triggerid", "itemid"},
 	"templateid":  {"hostid", "itemid", "triggerid", "templateid", "graphid"},
 	"ymin_itemid": {"itemid"}, "ymax_itemid": {"itemid"},
-	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"},
+	"parent_itemid": {"itemid"}, "master_itemid": {"itemid"}, "prototypeid": {"itemid"},
 	"r_eventid": {"eventid"}, "c_eventid": {"eventid"}, "cause_eventid": {"eventid"},
 	"p_eventid": {"eventid"}, "proxy_hostid": {"proxyid", "hostid"},
 	"parent_templateid": {"templateid", "hostid"}, "resourceid": {"hostid", "itemid", "triggerid", "groupid", "userid", "usrgrpid", "mediatypeid", "actionid"},

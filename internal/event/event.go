@@ -8,13 +8,14 @@ import (
 
 // Zabbix's event source and object numbers Peregrine produces.
 const (
-	SourceTrigger  = 0 // events of triggers
-	SourceAutoreg  = 2 // auto-registration of active agents
-	SourceInternal = 3 // internal events: items, triggers, LLD rules changing state
-	ObjectTrigger  = 0 // the object is a trigger
-	ObjectAutoreg  = 3 // an auto-registered host (autoreg host ID)
-	ObjectItem     = 4 // an item (internal events)
-	ObjectLLDRule  = 5 // an LLD rule (internal events)
+	SourceTrigger   = 0 // events of triggers
+	SourceDiscovery = 1 // network discovery: discovered hosts (object 1) and services (object 2)
+	SourceAutoreg   = 2 // auto-registration of active agents
+	SourceInternal  = 3 // internal events: items, triggers, LLD rules changing state
+	ObjectTrigger   = 0 // the object is a trigger
+	ObjectAutoreg   = 3 // an auto-registered host (autoreg host ID)
+	ObjectItem      = 4 // an item (internal events)
+	ObjectLLDRule   = 5 // an LLD rule (internal events)
 )
 
 // Event values.

@@ -108,17 +108,20 @@
 // failed reply (result tls_refused) with the reason. Other handshake
 // failures are counted (tls_handshake) and logged throttled.
 //
-// Proxies (proxy.go, proxyconfig.go): an active zabbix_proxy (a
+// Proxies (proxy.go, proxyconfig.go, proxyitems.go, proxytasks.go): an active zabbix_proxy (a
 // catalog.Proxy of status 5) asks "proxy config", sends "proxy data"
 // and "proxy heartbeat" on the trapper port. Each names the proxy
 // ("host"): an unknown one is answered failed with 6.0's
 // `proxy "NAME" not found`; the proxy's proxy_address (if set) and
 // tls_accept are checked as a host's. "proxy config" gets the proxy's
 // hosts, interfaces and items in 6.0's table form (recorded from 6.0.14
-// in testdata/proxy_config_zabbix60.json), user macros expanded; items
-// of types whose proxy configuration Peregrine cannot give yet (HTTP
-// agent, SSH, Telnet, JMX, database monitor, script) are left out and
-// counted. "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;
+// in testdata/proxy_config_zabbix60.json and, for HTTP agent, SSH,
+// Telnet, JMX, database monitor and script items with a script's
+// parameters, proxy_config_types_zabbix60.json), user macros expanded,
+// and the autoregistration encryption settings (Options.AutoregSettings)
+// the proxy applies to its agents. Calculated and dependent items stay
+// the server's, and preprocessing runs on the server (item_preproc is
+// sent empty). "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;
 // others get {"response":"failed"}) with a 32-character session: its
 // "history data" rows go through the one way in with the proxy's clock
 // and ns, for enabled items of hosts that proxy monitors (others are
@@ -126,7 +129,13 @@
 // the highest row id stored is kept as for agents, so a resent row is
 // stored once; the reply is 6.0's {"upload":"enabled","response":
 // "success"} only once the values are durable, else failed, and the
-// proxy resends. A malformed part refuses the whole request (6.0
+// proxy resends. Tasks (proxytasks.go; recorded from 6.0.14 in
+// testdata/proxy_tasks_zabbix60.json): ProxyCommand and ProxyCheckNow
+// queue remote commands and check-now requests per proxy (in memory, at
+// most 1,000 a proxy, dropped past their ttl); they go in the reply to
+// the proxy's next "proxy data" (a passive proxy's acknowledgement) as
+// "tasks", and a remote command's result, in a later "proxy data"'s
+// "tasks", is what ProxyCommand returns. A malformed part refuses the whole request (6.0
 // ignores it). Auto-registration and discovery parts go to
 // Options.ProxyExtras; without it they are counted and logged.
 // Sender and agent values for hosts behind a proxy are refused

@@ -31,6 +31,7 @@ type proxyRequest struct {
 	Avail     json.RawMessage `json:"interface availability"`
 	AutoReg   json.RawMessage `json:"auto registration"`
 	Discovery json.RawMessage `json:"discovery data"`
+	Tasks     json.RawMessage `json:"tasks"`
 	More      int             `json:"more"`
 }
 
@@ -70,6 +71,8 @@ type ProxyData struct {
 	// AutoReg and Discovery are the raw parts Peregrine does not process
 	// yet (nil when absent or empty).
 	AutoReg, Discovery json.RawMessage
+	// Tasks is the raw "tasks" part: remote commands' results.
+	Tasks json.RawMessage
 }
 
 // maxProxyRows bounds the history rows of one request; a 6.0 proxy
@@ -105,7 +108,7 @@ func DecodeProxyData(payload []byte) (*ProxyData, error) {
 			return nil, fmt.Errorf(`"interface availability" is not an array of interfaces: %w`, err)
 		}
 	}
-	d.AutoReg, d.Discovery = nonEmpty(r.AutoReg), nonEmpty(r.Discovery)
+	d.AutoReg, d.Discovery, d.Tasks = nonEmpty(r.AutoReg), nonEmpty(r.Discovery), nonEmpty(r.Tasks)
 	return d, nil
 }
 
@@ -201,20 +204,23 @@ func (s *Server) ReturnProxyLastAccess(d map[uint64]int64) {
 // proxyMetrics counts proxies' requests by kind and result.
 type proxyMetrics struct {
 	requests map[string]*selfmon.Counter
-	notSent  *selfmon.Counter
+	tasks    map[string]*selfmon.Counter
 	extras   *selfmon.Counter
 }
 
 var proxyResults = []string{"ok", "unknown_proxy", "passive_proxy", "bad_version", "bad_address", "tls_refused", "bad_request", "store_error", "unsupported_part", "over_budget", "passive_error"}
 
 func newProxyMetrics(r *selfmon.Registry) *proxyMetrics {
-	m := &proxyMetrics{requests: map[string]*selfmon.Counter{}}
+	m := &proxyMetrics{requests: map[string]*selfmon.Counter{}, tasks: map[string]*selfmon.Counter{}}
+	for _, k := range []string{"remote_command/queued", "remote_command/timeout", "check_now/queued", "sent/ok", "result/ok", "result/unexpected"} {
+		kind, res, _ := strings.Cut(k, "/")
+		m.tasks[k] = r.Counter("peregrine_trapper_proxy_tasks_total", "Proxies' tasks (remote commands, check now): queued, sent, results taken, by kind and result.", "kind", kind, "result", res)
+	}
 	for _, kind := range []string{"config", "data", "heartbeat"} {
 		for _, res := range proxyResults {
 			m.requests[kind+"/"+res] = r.Counter("peregrine_trapper_proxy_requests_total", "Proxies' requests (active proxies') and exchanges (with passive ones), by kind and result.", "kind", kind, "result", res)
 		}
 	}
-	m.notSent = r.Counter("peregrine_trapper_proxy_items_not_sent_total", "Items left out of proxies' configurations because Peregrine cannot configure their type on a proxy yet.")
 	m.extras = r.Counter("peregrine_trapper_proxy_unprocessed_parts_total", "Proxy data requests whose auto-registration or discovery part was taken and not acted on (Peregrine has neither yet).")
 	return m
 }
@@ -225,7 +231,7 @@ func (s *Server) proxyCount(kind, result string) { s.pm.requests[kind+"/"+result
 // returns 6.0's failed reply.
 func (s *Server) proxyRefuse(kind, result, remote, info string) []byte {
 	s.proxyCount(kind, result)
-	if n, ok := s.throttle.Allow("proxy:" + result); ok {
+	if n, ok := s.throttle.Allow("proxy:" + kind + ":" + result); ok {
 		s.opts.Logger.Warn("proxy request refused", "request", kind, "reason", result, "remote", remote, "info", info, "suppressed", n)
 	}
 	if info == "" {
@@ -371,6 +377,9 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 	if len(d.Session) != sessionTokenLen {
 		return s.proxyRefuse("data", "bad_request", remote, "invalid session token length "+strconv.Itoa(len(d.Session)))
 	}
+	if err := s.takeTaskResults(p.Name, d.Tasks); err != nil {
+		return s.proxyRefuse("data", "bad_request", remote, err.Error())
+	}
 	if d.AutoReg != nil || d.Discovery != nil {
 		if s.opts.ProxyExtras != nil {
 			if err := s.opts.ProxyExtras(p, d.AutoReg, d.Discovery); err != nil {
@@ -401,18 +410,36 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 			}
 		}
 	}
-	if len(d.History) == 0 {
-		s.proxyCount("data", "ok")
-		return proxyOK
-	}
-	if err := s.proxyHistory(cs, snap, p, d, recv, remote); err != nil {
-		return s.proxyRefuse("data", "store_error", remote, "cannot store values: "+err.Error())
+	if len(d.History) > 0 {
+		if err := s.proxyHistory(cs, snap, p, d, recv, remote); err != nil {
+			return s.proxyRefuse("data", "store_error", remote, "cannot store values: "+err.Error())
+		}
 	}
 	s.proxyCount("data", "ok")
-	return proxyOK
+	return s.proxyReply(p)
 }
 
 var proxyOK = []byte(`{"upload":"enabled","response":"success"}`)
+
+// passiveOK is 6.0's acknowledgement of a passive proxy's data
+// (recorded from 6.0.14: no "upload").
+var passiveOK = []byte(`{"response":"success"}`)
+
+// proxyReply is the reply to proxy p's data taken: 6.0's success with
+// the tasks waiting for it.
+func (s *Server) proxyReply(p *catalog.Proxy) []byte {
+	ok := proxyOK
+	if p.Status == catalog.ProxyPassive {
+		ok = passiveOK
+	}
+	tasks := s.tasks.take(p.ID, time.Now().Unix())
+	if len(tasks) == 0 {
+		return ok
+	}
+	s.pm.tasks["sent/ok"].Add(uint64(len(tasks)))
+	b := append([]byte(nil), ok[:len(ok)-1]...)
+	return append(appendTasks(b, tasks), '}')
+}
 
 // InterfaceStates, if ItemStates also implements it, receives the
 // availability proxies report for their hosts' interfaces.
@@ -456,8 +483,14 @@ func (s *Server) proxyHistory(cs *connState, snap *catalog.Snapshot, p *catalog.
 		case it == nil || it.Host == nil:
 			r = refused(pipeline.UnknownItem)
 		case it.Host.ProxyID != p.ID:
-			// A host the proxy does not monitor: as unknown to it.
-			r = refused(pipeline.UnknownItem)
+			// A host the proxy does not monitor: as unknown to it, and
+			// logged apart, naming the host (a proxy configured by
+			// another server, or hosts moved away from it).
+			failed[refused(pipeline.UnknownItem)]++
+			if n, ok := s.throttle.Allow("proxy:not_its_host"); ok {
+				s.opts.Logger.Warn("proxy sent values of a host it does not monitor", "proxy", p.Name, "host", it.Host.Host, "itemid", row.ItemID, "remote", remote, "suppressed", n)
+			}
+			continue
 		case !it.Host.Enabled:
 			r = refused(pipeline.HostDisabled)
 		case !proxyTypes.Has(it.Type):

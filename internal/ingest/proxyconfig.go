@@ -9,15 +9,11 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// proxyConfigTypes are the item types whose configuration Peregrine
-// sends to a proxy: those whose every field it has in 6.0's form. Items
-// of other types (HTTP agent, SSH, Telnet, JMX, database monitor,
-// script; calculated and dependent items are the server's own in 6.0)
-// are left out and counted (peregrine_trapper_proxy_items_not_sent).
-var proxyConfigTypes = map[catalog.ItemType]bool{
-	catalog.ZabbixAgent: true, catalog.Trapper: true, catalog.SimpleCheck: true, catalog.Internal: true,
-	catalog.ZabbixAgentActive: true, catalog.SNMPTrap: true, catalog.External: true, catalog.IPMI: true,
-	catalog.SNMPAgent: true,
+// proxyConfigTypes are the item types a proxy checks: all but the
+// server's own (calculated, dependent: 6.0 computes those on the
+// server from the values the proxy sends).
+func proxyConfigType(t catalog.ItemType) bool {
+	return t != catalog.Calculated && t != catalog.Dependent
 }
 
 // table is one table of 6.0's proxy configuration: field names, then
@@ -43,7 +39,7 @@ var itemFields = []string{"itemid", "type", "snmp_oid", "hostid", "key_", "delay
 // expanded (so no macro tables are needed: globalmacro and hostmacro are
 // sent empty), and the global regular expressions. Peregrine has no
 // network discovery nor web scenarios yet: their tables are empty.
-func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore) (out []byte, notSent int) {
+func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore, ar catalog.AutoregSettings) []byte {
 	t := map[string]*table{
 		"globalmacro":     newTable("globalmacroid", "macro", "value", "type"),
 		"hosts":           newTable("hostid", "host", "status", "ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password", "name", "tls_connect", "tls_accept", "tls_issuer", "tls_subject", "tls_psk_identity", "tls_psk"),
@@ -71,6 +67,7 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		"httpstep_field":     newTable("httpstep_fieldid", "httpstepid", "type", "name", "value"),
 		"config_autoreg_tls": newTable("autoreg_tlsid", "tls_psk_identity", "tls_psk"),
 	}
+	paramID := 0
 	for _, h := range snap.ProxyHosts(p.ID) {
 		status := 1
 		if h.Enabled {
@@ -88,24 +85,14 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		}
 		macros := snap.UserMacros(h.ID)
 		for _, it := range h.Items() {
-			if it.Type == catalog.Calculated || it.Type == catalog.Dependent {
+			if !proxyConfigType(it.Type) {
 				continue
 			}
-			if !proxyConfigTypes[it.Type] {
-				notSent++
-				continue
+			t["items"].Data = append(t["items"].Data, proxyItemRow(it, macros))
+			for _, prm := range it.Parameters {
+				paramID++
+				t["item_parameter"].Data = append(t["item_parameter"].Data, []any{paramID, it.ID, prm.Name, macros.Expand(prm.Value)})
 			}
-			var iface any
-			if it.InterfaceID != 0 {
-				iface = it.InterfaceID
-			}
-			timeout := it.Timeout
-			if timeout == "" {
-				timeout = "3s"
-			}
-			t["items"].Data = append(t["items"].Data, []any{it.ID, int(it.Type), macros.Expand(it.SNMPOID), h.ID, macros.Expand(it.Key), macros.Expand(it.Delay),
-				it.History, b2i(!it.Enabled), int(it.ValueType), "", "", macros.Expand(it.Params), it.IPMISensor, 0, "", "", "", "", 0, iface,
-				0, "", nil, timeout, "", "", "", "200", 1, 0, "", "", 0, 0, 0, "", "", "", 0, 0, 0})
 			var size uint64
 			var mtime int64
 			if logpos != nil {
@@ -131,8 +118,14 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		dg = g.ID
 	}
 	t["hstgrp"].Data = append(t["hstgrp"].Data, []any{dg})
-	t["config"].Data = append(t["config"].Data, []any{1, dg, 1, 0, "90d", 1})
-	t["config_autoreg_tls"].Data = append(t["config_autoreg_tls"].Data, []any{1, "", ""})
+	// The autoregistration encryption policy: the proxy applies it to
+	// the agents that register through it.
+	accept := ar.TLSAccept
+	if accept == 0 {
+		accept = catalog.DefaultAutoregSettings.TLSAccept
+	}
+	t["config"].Data = append(t["config"].Data, []any{1, dg, 1, 0, "90d", int(accept)})
+	t["config_autoreg_tls"].Data = append(t["config_autoreg_tls"].Data, []any{1, ar.PSKIdentity, string(ar.PSK)})
 	names := make([]string, 0, len(t))
 	for k := range t {
 		names = append(names, k)
@@ -147,7 +140,16 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 	if err != nil {
 		panic("BUG: proxy configuration does not marshal: " + err.Error())
 	}
-	return b, notSent
+	return b
+}
+
+// autoregSettings are the autoregistration settings proxies apply
+// (Options.AutoregSettings), 6.0's defaults without them.
+func (s *Server) autoregSettings() catalog.AutoregSettings {
+	if s.opts.AutoregSettings == nil {
+		return catalog.DefaultAutoregSettings
+	}
+	return s.opts.AutoregSettings()
 }
 
 func b2i(b bool) int {
@@ -176,13 +178,7 @@ func (s *Server) proxyConfig(cs *connState, payload []byte, recv time.Time, remo
 		return refusal
 	}
 	s.SetProxyLastAccess(p.ID, recv)
-	out, notSent := ProxyConfig(snap, p, s.opts.LogPositions)
-	if notSent > 0 {
-		s.pm.notSent.Add(uint64(notSent))
-		if n, ok := s.throttle.Allow("proxy:not_sent"); ok {
-			s.opts.Logger.Warn("items of types Peregrine cannot configure on proxies yet were left out of the proxy's configuration", "proxy", p.Name, "items", notSent, "suppressed", n)
-		}
-	}
+	out := ProxyConfig(snap, p, s.opts.LogPositions, s.autoregSettings())
 	s.proxyCount("config", "ok")
 	return out
 }

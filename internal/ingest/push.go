@@ -37,12 +37,24 @@ const pushBadClock = "Invalid clock or ns: clock must be 0..2147483647, ns 0..99
 // others (a *pipeline.PartialError), the request succeeds and each value
 // not stored has its Err.
 func (s *Server) Push(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error) {
-	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now())
+	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now(), checkPush)
+}
+
+// Import stores values copied from another server (`peregrine migrate`
+// copying a Zabbix server's history): for an item of any type, of a host
+// enabled or not, monitored by a proxy or not, each with its own clock
+// (required), and without preprocessing, which ran where the value was
+// collected. The value is converted to the item's type as any value is,
+// and goes through the pipeline like the others: stored once durable,
+// seen by triggers and the value cache as late data is.
+func (s *Server) Import(ctx context.Context, values []pipeline.RawValue) ([]pipeline.Result, error) {
+	return push(ctx, s.opts.Catalog.Snapshot(), s.opts.Pipeline, s, values, s.opts.Now(), checkImport)
 }
 
 // push is Push without the Server, so that its rules are testable alone.
 // s may be nil (no counting, no logging).
-func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []pipeline.RawValue, recv time.Time) ([]pipeline.Result, error) {
+func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, values []pipeline.RawValue, recv time.Time,
+	check func(*catalog.Snapshot, *pipeline.RawValue, *history.Sample) (failReason, string)) ([]pipeline.Result, error) {
 	out := make([]pipeline.Result, len(values))
 	samples := make([]history.Sample, 0, len(values))
 	var failed [numFailReasons]int
@@ -50,7 +62,7 @@ func push(_ context.Context, snap *catalog.Snapshot, sub Submitter, s *Server, v
 	for i := range values {
 		v := &values[i]
 		sm := history.Sample{}
-		reason, msg := checkPush(snap, v, &sm)
+		reason, msg := check(snap, v, &sm)
 		if msg != "" {
 			failed[reason]++
 			out[i].Err = msg
@@ -111,6 +123,22 @@ func checkPush(snap *catalog.Snapshot, v *pipeline.RawValue, sm *history.Sample)
 		return refused(r), pushMessages[r]
 	}
 	if err := pipeline.Prepare(it, v.Value, sm); err != nil {
+		return refused(pipeline.BadValue), "Invalid value: " + err.Error() + "."
+	}
+	return 0, ""
+}
+
+// checkImport is Import's rule for one value: the item exists and the
+// value converts to its type; the clock is the value's own.
+func checkImport(snap *catalog.Snapshot, v *pipeline.RawValue, sm *history.Sample) (failReason, string) {
+	if v.Clock < 0 || v.Clock > maxClock || v.NS < 0 || v.NS > 999999999 {
+		return failBadClock, pushBadClock
+	}
+	it := snap.Item(v.ItemID)
+	if it == nil {
+		return refused(pipeline.UnknownItem), pushMessages[pipeline.UnknownItem]
+	}
+	if err := pipeline.PrepareCopied(it, v.Value, sm); err != nil {
 		return refused(pipeline.BadValue), "Invalid value: " + err.Error() + "."
 	}
 	return 0, ""

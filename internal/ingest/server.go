@@ -112,8 +112,14 @@ type Options struct {
 	// is a refusal by the autoregistration encryption policy, answered
 	// and counted as tls_refused. The server wires *autoreg.Registrar.
 	AutoRegister func(r Registration) error
-	Metrics      *selfmon.Registry
-	Logger       *slog.Logger
+	// AutoregSettings, if set, returns the autoregistration encryption
+	// settings sent to proxies in their configuration (config's
+	// autoreg_tls_accept and config_autoreg_tls), which they apply to
+	// the agents registering through them; without it 6.0's defaults
+	// (unencrypted only) are sent.
+	AutoregSettings func() catalog.AutoregSettings
+	Metrics         *selfmon.Registry
+	Logger          *slog.Logger
 	// Now returns the receive time given to values without a clock;
 	// tests replace it.
 	Now func() time.Time
@@ -181,6 +187,7 @@ type Server struct {
 	sessions *sessions
 	agents   *agentRegistry
 	proxies  proxyState
+	tasks    proxyTasks
 	pm       *proxyMetrics
 
 	mu    sync.Mutex

@@ -1,7 +1,7 @@
 // Package lld is Peregrine's low-level discovery engine: it turns the
 // committed values of discovery rules (catalog items with Item.LLD)
-// into discovered items and triggers on the rule's host, as Zabbix 6.0
-// does.
+// into discovered items and triggers on the rule's host, and hosts of
+// its host prototypes (hosts.go), as Zabbix 6.0 does.
 //
 // # What it owns
 //
@@ -15,9 +15,9 @@
 //     the values resolved on the rule's host.
 //   - Overrides (expand.go) in step order, with stop: on item prototypes
 //     status, discover, delay, history, trends, tags; on trigger
-//     prototypes status, discover, severity, tags; on graph prototypes
-//     discover (graphs.go). Host prototype operations are stored by the
-//     catalog, not applied.
+//     prototypes status, discover, severity, tags; on host prototypes
+//     status, discover, templates, tags (hosts.go); on graph prototypes
+//     discover (graphs.go). Host inventory modes are stored, not applied.
 //   - Expansion (expand.go): LLD macros substituted in every string of
 //     the prototypes (quoted as the item key syntax needs inside keys),
 //     trigger prototypes whose items were all discovered become

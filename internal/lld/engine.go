@@ -169,7 +169,8 @@ func (e *Engine) Apply(ctx context.Context, values []Value) {
 			continue
 		}
 		items, trigs := Expand(snap, rule, rows, exp)
-		todo = append(todo, work{rule: rule, res: catalog.DiscoveryResult{RuleID: rule.ID, Now: now.Unix(), Lifetime: lifetime, Items: items, Triggers: trigs,
+		hosts := ExpandHosts(snap, rule, rows, exp) // hosts.go
+		todo = append(todo, work{rule: rule, res: catalog.DiscoveryResult{RuleID: rule.ID, Now: now.Unix(), Lifetime: lifetime, Items: items, Triggers: trigs, Hosts: hosts,
 			Graphs: ExpandGraphs(snap, rule, rows, exp, items)}})
 	}
 	if len(todo) == 0 {

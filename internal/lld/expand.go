@@ -256,7 +256,7 @@ func Expand(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp expander
 	if exp == nil {
 		exp = func(s string) string { return s }
 	}
-	seenItem := map[string]bool{}
+	seenItem := map[string]uint64{} // key → the prototype that made it
 	seenTrig := map[string]bool{}
 	for ri := range rows {
 		row := &rows[ri]
@@ -290,10 +290,13 @@ func Expand(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp expander
 				}
 			}
 			made[p.Item.Key] = true
-			if seenItem[is.Key] {
+			if pid, ok := seenItem[is.Key]; ok && pid == p.ID {
 				continue // two rows giving one key: the first wins, as in Zabbix
+			} else if !ok {
+				seenItem[is.Key] = p.ID
 			}
-			seenItem[is.Key] = true
+			// Another prototype's key: passed on, the catalog reports
+			// the collision on the rule.
 			items = append(items, catalog.DiscoveredItem{ProtoID: p.ID, Item: is, MasterKey: substKey(p.MasterKey, row), ValueMap: p.ValueMap})
 		}
 		for ti := range l.TriggerPrototypes {

@@ -425,3 +425,13 @@ func (s *shard) prune(snap *catalog.Snapshot) {
 		}
 	}
 }
+
+// PrepareCopied readies a value copied from another server (`peregrine
+// migrate`'s history.import) for Submit: the value was preprocessed where
+// it was collected, so it is only converted to its item's type, never
+// run through the item's steps again nor fed to its dependent items
+// (which have their own copied history).
+func PrepareCopied(it *catalog.Item, raw []byte, s *history.Sample) error {
+	s.ItemID = it.ID
+	return preprocess.Convert(it.ValueType, raw, s)
+}

@@ -62,7 +62,10 @@ func TestAlertingAPI(t *testing.T) {
 	}{
 		{map[string]any{"name": "Page", "eventsource": 0, "operations": []any{op}}, `Action "Page" already exists.`},
 		{map[string]any{"name": "Short", "eventsource": 0, "esc_period": "30s", "operations": []any{op}}, `Invalid parameter "/1/esc_period": value must be one of 60-604800.`},
-		{map[string]any{"name": "Disco", "eventsource": 1, "operations": []any{op}}, "discovery (1) and service (4) actions are not supported"},
+		// Discovery actions' operations run once (recorded from 6.0.14: no
+		// escalation steps).
+		{map[string]any{"name": "Disco", "eventsource": 1, "operations": []any{op}}, `Invalid parameter "/1/operations/1": unexpected parameter "esc_step_from".`},
+		{map[string]any{"name": "Service", "eventsource": 4, "operations": []any{op}}, "service (4) actions are not supported"},
 		{map[string]any{"name": "Empty", "eventsource": 0}, `No operations defined for action "Empty".`},
 		{map[string]any{"name": "Cmd", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 1}}}, `Invalid parameter "/1/operations/1": the parameter "opcommand" is missing.`},
 		{map[string]any{"name": "Nobody", "eventsource": 0, "operations": []any{map[string]any{"operationtype": 0, "opmessage": map[string]any{"default_msg": 1}}}},

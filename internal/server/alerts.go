@@ -137,7 +137,8 @@ func (s *Server) commander() alert.Commander {
 	if s.JS != nil {
 		wh.JS = s.JS
 	}
-	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts, Webhook: wh.RunWebhookScript}
+	return &alert.CommandRunner{Agent: s.agentQuery, ServerDisabled: !s.cfg.Alerts.EnableGlobalScripts, Webhook: wh.RunWebhookScript,
+		Proxy: s.proxyCommand}
 }
 
 // agentQuery asks a passive agent for one key, bounded by ctx's deadline.

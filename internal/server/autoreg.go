@@ -26,8 +26,12 @@ func (s *Server) buildEventProducers() error {
 	log := s.log
 	store := notifyStore{s.Events, s.Alerts.Notify}
 	var err error
+	s.autoregStore, err = autoreg.OpenStore(context.Background(), AutoregStatePath(s.cfg.DataDir))
+	if err != nil {
+		return err
+	}
 	s.Autoreg, err = autoreg.New(autoreg.Options{Catalog: s.Catalog, Events: store, DiscoveryGroup: s.discoveryGroup,
-		Metrics: s.Metrics, Logger: log.With("component", "autoreg")})
+		Store: s.autoregStore, Metrics: s.Metrics, Logger: log.With("component", "autoreg")})
 	if err != nil {
 		return err
 	}
@@ -36,7 +40,7 @@ func (s *Server) buildEventProducers() error {
 		return err
 	}
 	s.ItemStates.OnChange(s.Internal.ItemState)
-	return nil
+	return s.buildDiscovery()
 }
 
 // triggerStates tells internal events of triggers becoming unknown or

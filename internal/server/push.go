@@ -29,3 +29,21 @@ func (p pusher) Push(ctx context.Context, values []api.PushValue) ([]api.PushRes
 	}
 	return out, nil
 }
+
+// Import hands history.import values (peregrine migrate) to the
+// trapper's Import.
+func (p pusher) Import(ctx context.Context, values []api.PushValue) ([]api.PushResult, error) {
+	in := make([]pipeline.RawValue, len(values))
+	for i := range values {
+		in[i] = pipeline.RawValue(values[i])
+	}
+	res, err := p.t.Import(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.PushResult, len(res))
+	for i := range res {
+		out[i] = api.PushResult(res[i])
+	}
+	return out, nil
+}

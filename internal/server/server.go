@@ -34,6 +34,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/maintenance"
+	"github.com/peregrine-mon/peregrine/internal/netdisc"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/poll"
 	"github.com/peregrine-mon/peregrine/internal/poll/agent"
@@ -76,6 +77,10 @@ func ClickHouseSpoolPath(dataDir string) string { return filepath.Join(dataDir, 
 
 // AgentStatePath is where active agents' log positions live.
 func AgentStatePath(dataDir string) string { return filepath.Join(dataDir, "agent-state.db") }
+
+// AutoregStatePath is where auto-registrations are kept across
+// restarts (Zabbix's autoreg_host; package autoreg's Store).
+func AutoregStatePath(dataDir string) string { return filepath.Join(dataDir, "autoreg.db") }
 
 // PreprocessStatePath is where the pipeline keeps the preprocessing
 // steps' per-item state across restarts (docs/format/preprocess-state.md).
@@ -158,9 +163,13 @@ type Server struct {
 	// Autoreg registers active agents (event source 2) and runs the
 	// auto-registration actions' host operations; Internal makes
 	// internal events (source 3) of items and triggers changing state.
-	Autoreg  *autoreg.Registrar
-	Internal *internalev.Producer
-	Triggers *trigger.Machine
+	Autoreg *autoreg.Registrar
+	// autoregStore keeps Autoreg's registrations in the data directory.
+	autoregStore *autoreg.Store
+	Internal     *internalev.Producer
+	// Discovery sweeps network discovery rules (event source 1).
+	Discovery *netdisc.Discoverer
+	Triggers  *trigger.Machine
 	// Evaluator evaluates triggers when the pipeline commits values of
 	// their items (its Commit is the pipeline's OnCommit) and on a timer.
 	Evaluator *trigger.Evaluator
@@ -312,6 +321,8 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.Autoreg.Run(pctx) }()
 	go func() { defer wg.Done(); s.Internal.Run(pctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Discovery.Run(pctx) }()
 
 	stopRates := make(chan struct{})
 	go s.Metrics.RunRates(stopRates, 5*time.Second)
@@ -414,6 +425,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.agentState != nil {
 		errs = append(errs, s.agentState.Close())
+	}
+	if s.autoregStore != nil {
+		errs = append(errs, s.autoregStore.Close())
 	}
 	if s.Store != nil {
 		errs = append(errs, s.Store.Close())

@@ -55,7 +55,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 	s.API = api.New(api.Options{
 		JS:      s.JS,
 		Catalog: s.Catalog, History: s.Store, Trends: trends, Auth: s.authStore, Accounts: s.authStore, Ingest: pusher{s.Trapper}, Last: s.Pipeline,
-		States: s.ItemStates, RuleErrors: s.LLD, Availability: s.ItemStates, Autoreg: s.Catalog, CheckNow: s.Poller, Queue: apiQueue{s.Poller},
+		States: s.ItemStates, RuleErrors: s.LLD, Availability: s.ItemStates, Autoreg: s.Catalog, CheckNow: checkNow{s}, Queue: apiQueue{s.Poller},
 		Events: s.Events, TriggerStates: s.Triggers, Audit: s.Audit,
 		Alerting: &apiAlerting{e: s.Alerts, c: s.Catalog, minStep: cfg.Alerts.MinStepDuration.Std(),
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},

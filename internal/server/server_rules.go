@@ -87,8 +87,9 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		// A problem is suppressed when made in a maintenance (its flag) or
 		// covered by one that started later (the tracker's record).
 		Suppressed: func(ev *event.Event) bool { return ev.Suppressed || s.Maintenance.Suppressed(ev.ID) },
-		Autoreg:    s.autoregMatches, AutoregMacros: s.autoregMacros,
-		Metrics: s.Metrics, Logger: log.With("component", "alert"),
+		Autoreg:    s.autoregMatches, AutoregMacros: s.autoregMacros, Discovery: s.discoveryMatches,
+		DiscoveryMacros: s.discoveryMacros,
+		Metrics:         s.Metrics, Logger: log.With("component", "alert"),
 	})
 	if err != nil {
 		return err

@@ -108,6 +108,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		TLS:              trapperTLS(tlsMaterial),
 		PSK:              trapperPSK(s.Catalog),
 		AutoRegister:     s.autoRegister,
+		AutoregSettings:  s.Catalog.AutoregSettings,
 		ProxyExtras:      s.proxyExtras,
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ type ProxyOptions struct {
 	// for a passive one, the address it accepts connections from.
 	Server  string
 	Passive bool
-	// Extra lines appended to zabbix_proxy.conf.
+	// Extra lines appended to zabbix_proxy.conf; a parameter given
+	// there replaces StartProxy's default for it.
 	Extra []string
 }
 
@@ -68,8 +70,20 @@ func StartProxy(t testing.TB, o ProxyOptions) *Proxy {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "ProxyMode=%d\nServer=%s\nHostname=%s\nListenIP=127.0.0.1\nListenPort=%d\n", mode, o.Server, o.Name, port)
 	fmt.Fprintf(&b, "LogType=console\nPidFile=%s\nSocketDir=%s\nDBName=%s\nAllowRoot=1\n", filepath.Join(dir, "proxy.pid"), dir, filepath.Join(dir, "proxy.db"))
-	b.WriteString("ConfigFrequency=5\nDataSenderFrequency=1\nHeartbeatFrequency=5\nStartPollers=1\nStartPreprocessors=1\nStartTrappers=2\n" +
-		"StartPingers=0\nStartDiscoverers=0\nStartHTTPPollers=0\nStartPollersUnreachable=1\nStartIPMIPollers=0\nStartDBSyncers=1\nTimeout=4\n")
+	// The defaults below, unless Extra sets the same parameter (the
+	// proxy refuses a parameter given twice).
+	set := map[string]bool{}
+	for _, l := range o.Extra {
+		k, _, _ := strings.Cut(l, "=")
+		set[strings.TrimSpace(k)] = true
+	}
+	for _, l := range []string{"ConfigFrequency=5", "DataSenderFrequency=1", "HeartbeatFrequency=5", "StartPollers=1", "StartPreprocessors=1",
+		"StartTrappers=2", "StartPingers=0", "StartDiscoverers=0", "StartHTTPPollers=0", "StartPollersUnreachable=1", "StartIPMIPollers=0",
+		"StartDBSyncers=1", "Timeout=4"} {
+		if k, _, _ := strings.Cut(l, "="); !set[k] {
+			b.WriteString(l + "\n")
+		}
+	}
 	for _, l := range o.Extra {
 		b.WriteString(l + "\n")
 	}

@@ -1,0 +1,93 @@
+package migrate
+
+import "fmt"
+
+// conditionRefs are the action condition types whose value is an ID, and
+// the kind it names; conditionsUnsupported those whose objects this tool
+// does not copy (triggers, discovery rules and checks are made by
+// templates or by hand and have no unique name).
+var (
+	conditionRefs         = map[string]string{"0": "host group", "1": "host", "13": "template", "20": "proxy"}
+	conditionsUnsupported = map[string]string{"2": "trigger", "18": "discovery rule", "19": "discovery check"}
+)
+
+func actions() *kindDef {
+	return &kindDef{kind: "action", api: "action", id: "actionid", name: "name",
+		get: obj{"selectFilter": extend, "selectOperations": extend, "selectRecoveryOperations": extend, "selectUpdateOperations": extend},
+		canon: func(o obj, s *side) obj {
+			c := pick(o, "name", "eventsource", "status", "esc_period", "pause_suppressed", "notify_if_canceled")
+			if f, ok := o["filter"].(map[string]any); ok {
+				fc := pick(f, "evaltype")
+				if str(f["evaltype"]) == "3" {
+					fc["formula"] = f["formula"]
+				}
+				fc["conditions"] = each(f, "conditions", func(x obj) obj {
+					y := pick(x, "conditiontype", "operator", "value", "value2")
+					if str(f["evaltype"]) == "3" {
+						y["formulaid"] = x["formulaid"]
+					}
+					if k, ok := conditionRefs[str(x["conditiontype"])]; ok {
+						y["value"] = s.ref(k, x["value"])
+					}
+					return y
+				})
+				c["filter"] = fc
+			}
+			ops := func(key string) []any {
+				return each(o, key, func(op obj) obj { return operation(op, s) })
+			}
+			c["operations"] = ops("operations")
+			c["recovery_operations"] = ops("recovery_operations")
+			c["update_operations"] = ops("update_operations")
+			return c
+		},
+		skip: func(o obj) string {
+			if f, ok := o["filter"].(map[string]any); ok {
+				for _, x := range list(f, "conditions") {
+					if k, ok := conditionsUnsupported[str(x["conditiontype"])]; ok {
+						return fmt.Sprintf("a condition names a %s by ID (%s), which has no name to join on", k, str(x["value"]))
+					}
+				}
+			}
+			return ""
+		},
+	}
+}
+
+// operation is an action operation's canonical form.
+func operation(op obj, s *side) obj {
+	x := pick(op, "operationtype", "esc_period", "esc_step_from", "esc_step_to", "evaltype")
+	if m, ok := op["opmessage"].(map[string]any); ok && len(m) > 0 {
+		y := pick(m, "default_msg")
+		if str(m["default_msg"]) == "0" { // its own texts, not the media type's
+			y["subject"], y["message"] = m["subject"], m["message"]
+		}
+		y["mediatypeid"] = s.ref("media type", m["mediatypeid"])
+		x["opmessage"] = y
+	}
+	add := func(key, idKey, kind string) {
+		if l := list(op, key); len(l) > 0 {
+			x[key] = each(op, key, func(e obj) obj { return obj{idKey: s.ref(kind, e[idKey])} })
+		}
+	}
+	add("opmessage_grp", "usrgrpid", "user group")
+	add("opmessage_usr", "userid", "user")
+	add("opcommand_grp", "groupid", "host group")
+	add("opgroup", "groupid", "host group")
+	add("optemplate", "templateid", "template")
+	if l := list(op, "opcommand_hst"); len(l) > 0 {
+		x["opcommand_hst"] = each(op, "opcommand_hst", func(e obj) obj {
+			return obj{"hostid": s.ref("host", e["hostid"])} // "0": the event's own host
+		})
+	}
+	if m, ok := op["opcommand"].(map[string]any); ok && len(m) > 0 {
+		x["opcommand"] = obj{"scriptid": s.ref("script", m["scriptid"])}
+	}
+	if m, ok := op["opinventory"].(map[string]any); ok && len(m) > 0 {
+		x["opinventory"] = pick(m, "inventory_mode")
+	}
+	if l := list(op, "opconditions"); len(l) > 0 {
+		x["opconditions"] = each(op, "opconditions", func(e obj) obj { return pick(e, "conditiontype", "operator", "value") })
+	}
+	return x
+}
