@@ -3,7 +3,6 @@ package catalog
 import (
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Graph prototypes, as Zabbix 6.0 keeps them (flags 2 in its graphs
@@ -252,9 +251,6 @@ func (s *Snapshot) GraphProtoItemID(rule *Item, key string) uint64 {
 	}
 	return 0
 }
-
-// isLLDKey reports whether a key holds an LLD macro.
-func isLLDKey(k string) bool { return strings.Contains(k, "{#") }
 
 // protoOnHost finds, among the rules of host in the Edit's view, the
 // item prototype with key (key != "") or the graph prototype with name,
