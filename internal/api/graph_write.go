@@ -236,6 +236,9 @@ func (w *configWriter) graphCreate(ctx context.Context, c *call) (any, error) {
 		p.apply(&g, true)
 		gs[i] = g
 		host := snap.AnyItem(g.Items[0].ItemID).HostID
+		if graphNameOnHost(snap, host, g.Name, 0) { // a graph prototype's name too (graphprototype.go)
+			return nil, errParams(`Graph with name "%s" already exists in graphs or graph prototypes.`, g.Name)
+		}
 		hosts = append(hosts, host)
 		for j := range ps[:i] {
 			if gs[j].Name == g.Name && hosts[j] == host {

@@ -76,6 +76,9 @@ func TestDiscoverGraphs(t *testing.T) {
 	if gp.TemplateID != tgp.ID || gp.ID == tgp.ID || gp.UUID != "" || tgp.UUID == "" || s.Graph(gp.ID) != nil {
 		t.Errorf("host's copy %d (template %d, uuid %q) of %d (uuid %q)", gp.ID, gp.TemplateID, gp.UUID, tgp.ID, tgp.UUID)
 	}
+	if gi, ti := gp.Items[0].Item.GItemID, tgp.Items[0].Item.GItemID; gi == 0 || ti == 0 || gi == ti {
+		t.Errorf("gitemids: copy %d, template %d", gi, ti)
+	}
 	if p, r := s.GraphPrototype(gp.ID); p == nil || r.ID != rule.ID {
 		t.Errorf("GraphPrototype(%d) = %v, %v", gp.ID, p, r)
 	}
