@@ -2,6 +2,7 @@ package lld_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,43 +30,59 @@ func discoveredGraphs(s *catalog.Snapshot, host uint64) map[string]*catalog.Grap
 // one "{#FSNAME}: Disk space usage" graph per file system over the
 // discovered items, kept on rediscovery, lost and deleted with the
 // file system.
-func TestDiscoverGraphs(t *testing.T) {
+// graphFixture is a catalog holding the whole "Linux by Zabbix agent
+// active" (graph prototypes included) linked to n hosts.
+func graphFixture(tb testing.TB, n int) (*catalog.Catalog, *catalog.Host, []uint64) {
+	tb.Helper()
 	ctx := context.Background()
-	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(t.TempDir(), "c.db"), ExprRefs: trigger.ItemRefs})
+	cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(tb.TempDir(), "c.db"), ExprRefs: trigger.ItemRefs})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer cat.Close()
-	data, err := os.ReadFile(filepath.Join(testutil.ZabbixTemplates(t), "os", "linux_active", "template_os_linux_active.yaml"))
+	tb.Cleanup(func() { cat.Close() })
+	data, err := os.ReadFile(filepath.Join(testutil.ZabbixTemplates(tb), "os", "linux_active", "template_os_linux_active.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	spec, err := catalog.ParseSpec(data)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if _, err := cat.Apply(ctx, spec); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tmpl := cat.Snapshot().TemplateByName("Linux by Zabbix agent active")
-	var host uint64
+	var hosts []uint64
 	_, err = cat.Edit(ctx, func(e *catalog.Edit) error {
 		gids, err := e.CreateGroups([]string{"lld"})
 		if err != nil {
 			return err
 		}
-		ids, err := e.CreateHosts([]catalog.NewHost{{Host: "g1", GroupIDs: gids,
-			Interfaces: []catalog.Interface{{Type: catalog.InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1"}}}})
-		if err != nil {
+		var nh []catalog.NewHost
+		for i := range n {
+			nh = append(nh, catalog.NewHost{Host: "g" + itoa(i), GroupIDs: gids,
+				Interfaces: []catalog.Interface{{Type: catalog.InterfaceAgent, Main: true, UseIP: true, IP: "127.0.0.1"}}})
+		}
+		if hosts, err = e.CreateHosts(nh); err != nil {
 			return err
 		}
-		host = ids[0]
-		_, err = e.LinkTemplates(host, []uint64{tmpl.ID}, "templates")
-		return err
+		for _, h := range hosts {
+			if _, err := e.LinkTemplates(h, []uint64{tmpl.ID}, "templates"); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return cat, tmpl, hosts
+}
+
+func TestDiscoverGraphs(t *testing.T) {
+	ctx := context.Background()
+	cat, tmpl, hosts := graphFixture(t, 1)
+	host := hosts[0]
 	s := cat.Snapshot()
 	rule := s.HostByID(host).Item("vfs.fs.discovery")
 	trule := tmpl.Item("vfs.fs.discovery")
@@ -130,5 +147,49 @@ func TestDiscoverGraphs(t *testing.T) {
 	}
 	if got = discoveredGraphs(cat.Snapshot(), host); len(got) != 0 {
 		t.Errorf("graphs of a cleared rule: %v", got)
+	}
+}
+
+// BenchmarkApplyGraphs is BenchmarkApply with graph prototypes: each
+// result also makes or keeps one "{#FSNAME}: Disk space usage" graph per
+// file system.
+func BenchmarkApplyGraphs(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		cat, _, hosts := graphFixture(b, n)
+		eng := lld.New(lld.Options{Catalog: cat})
+		ctx := context.Background()
+		s := cat.Snapshot()
+		rules := make([]uint64, n)
+		for i, h := range hosts {
+			rules[i] = s.HostByID(h).Item("vfs.fs.discovery").ID
+		}
+		vals := func(k int) []lld.Value {
+			out := make([]lld.Value, n)
+			for i, r := range rules {
+				out[i] = lld.Value{RuleID: r, Value: fmt.Sprintf(`[{"{#FSNAME}":"/","{#FSTYPE}":"ext4"},{"{#FSNAME}":"/d%d","{#FSTYPE}":"xfs"}]`, k)}
+			}
+			return out
+		}
+		eng.Apply(ctx, vals(0))
+		if g := discoveredGraphs(cat.Snapshot(), hosts[n-1]); len(g) != 2 {
+			b.Fatalf("discovered graphs: %v", g)
+		}
+		b.Run(fmt.Sprintf("hosts=%d/unchanged", n), func(b *testing.B) {
+			v := vals(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				eng.Apply(ctx, v)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/result")
+		})
+		b.Run(fmt.Sprintf("hosts=%d/changed", n), func(b *testing.B) {
+			b.ReportAllocs()
+			k := 1
+			for b.Loop() {
+				eng.Apply(ctx, vals(k))
+				k++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/result")
+		})
 	}
 }
