@@ -20,8 +20,9 @@ func (s *Server) registerConfig() {
 	s.methods["itemprototype.get"] = &method{role: RoleUser, call: s.itemprototypeGet}
 	s.methods["triggerprototype.get"] = &method{role: RoleUser, call: s.triggerprototypeGet}
 	s.methods["hostprototype.get"] = &method{role: RoleUser, call: s.hostprototypeGet}
-	s.methods["graph.get"] = &method{role: RoleUser, call: s.graphGet}         // graph.go
-	s.methods["graphitem.get"] = &method{role: RoleUser, call: s.graphitemGet} // graph.go
+	s.methods["graph.get"] = &method{role: RoleUser, call: s.graphGet}                   // graph.go
+	s.methods["graphitem.get"] = &method{role: RoleUser, call: s.graphitemGet}           // graph.go
+	s.methods["graphprototype.get"] = &method{role: RoleUser, call: s.graphprototypeGet} // graphprototype.go
 	s.methods["task.create"] = &method{role: RoleUser, call: s.taskCreate}
 	s.methods["task.get"] = &method{role: RoleUser, call: s.taskGet}
 	s.methods["hanode.get"] = &method{role: RoleUser, call: s.hanodeGet}

@@ -321,6 +321,12 @@ func (s *Server) checkWidgetField(a access, f auth.WidgetField) error {
 			h := snap.HostByID(cmp.Or(g.HostID, g.TemplateID))
 			found = h != nil && a.canRead(h)
 		}
+	case wfItemProto:
+		_, r := snap.ItemPrototype(oid)
+		found = r != nil && r.Host != nil && a.canRead(r.Host)
+	case wfGraphProt:
+		_, r := snap.GraphPrototype(oid)
+		found = r != nil && r.Host != nil && a.canRead(r.Host)
 	case wfService:
 		found = s.opts.Services != nil && s.opts.Services.Config().Service(oid) != nil
 	case wfSLA:

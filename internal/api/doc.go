@@ -224,7 +224,12 @@
 // links it; template dashboards (templatedashboard.go:
 // templatedashboard.*, checked by dashboard.*'s validator rules and
 // widget checks, a field naming an item or graph of the template
-// itself). Recorded from 6.0.14: the conformance case graphs.
+// itself). Recorded from 6.0.14: the conformance case graphs. Graph
+// prototypes (graphprototype.go, graphprototype_write.go:
+// graphprototype.*) are part of their rule's configuration in the
+// catalog, written through catalog.Edit.UpdateGraphPrototypes; graph.get
+// shows discovered graphs (flags 4) with their rule and prototype
+// (conformance case graph_prototypes).
 //
 // Templates (template.go: template.get and its selects;
 // template_write.go: template.create/update/delete, checked as 6.0's

@@ -44,7 +44,7 @@ func graphObject(g *catalog.Graph) object {
 		"show_work_period": n(f.ShowWorkPeriod), "show_triggers": n(f.ShowTriggers), "graphtype": n(f.GraphType),
 		"show_legend": n(f.ShowLegend), "show_3d": n(f.Show3D), "percent_left": pgFloat(f.PercentLeft),
 		"percent_right": pgFloat(f.PercentRight), "ymin_type": n(f.YMinType), "ymax_type": n(f.YMaxType),
-		"ymin_itemid": id(f.YMinItemID), "ymax_itemid": id(f.YMaxItemID), "flags": "0", "uuid": g.UUID}
+		"ymin_itemid": id(f.YMinItemID), "ymax_itemid": id(f.YMaxItemID), "flags": graphFlags(g), "uuid": g.UUID}
 }
 
 // graphItemObjects are a graph's items with graphitem.get's fields,
@@ -63,7 +63,7 @@ func graphItemObjects(g *catalog.Graph) []object {
 // graphGetParams are graph.get's parameters (6.0's CGraph, a legacy
 // get). selectHosts, selectItems and selectGraphItems "count" add
 // nothing, as in 6.0 (recorded from 6.0.14); the discovery selects give
-// PHP's empty array, graphs being never discovered (yet).
+// a discovered graph's rule and link, PHP's empty array for others.
 type graphGetParams struct {
 	getParams
 	GroupIDs             opt[ids]  `json:"groupids"`
@@ -170,12 +170,7 @@ func (s *Server) graphGet(ctx context.Context, c *call) (any, error) {
 		if sl := p.SelectGraphItems; sl.list() {
 			o["gitems"] = sl.shape(graphItemObjects(g), "")
 		}
-		if p.SelectDiscoveryRule.Set {
-			o["discoveryRule"] = []object{}
-		}
-		if p.SelectGraphDiscovery.Set {
-			o["graphDiscovery"] = []object{}
-		}
+		s.graphDiscoverySelects(snap, g, o, p.SelectDiscoveryRule, p.SelectGraphDiscovery) // graphprototype.go
 	})
 	return res, nil
 }

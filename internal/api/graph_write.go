@@ -236,6 +236,9 @@ func (w *configWriter) graphCreate(ctx context.Context, c *call) (any, error) {
 		p.apply(&g, true)
 		gs[i] = g
 		host := snap.AnyItem(g.Items[0].ItemID).HostID
+		if graphNameOnHost(snap, host, g.Name, 0) { // a graph prototype's name too (graphprototype.go)
+			return nil, errParams(`Graph with name "%s" already exists in graphs or graph prototypes.`, g.Name)
+		}
 		hosts = append(hosts, host)
 		for j := range ps[:i] {
 			if gs[j].Name == g.Name && hosts[j] == host {
@@ -278,6 +281,9 @@ func (w *configWriter) graphUpdate(ctx context.Context, c *call) (any, error) {
 		}
 		if h := snap.HostOrTemplate(cur.HostID); h == nil || !a.canWrite(h) {
 			return nil, errParams("No permissions to referred object or it does not exist!")
+		}
+		if cur.Discovery != nil {
+			return nil, &Error{Code: codeApplication, Data: "Cannot update a discovered graph."} // recorded from 6.0.14
 		}
 		if cur.TemplateID != 0 {
 			// Recorded from 6.0.14: the name given, else the stored one.
@@ -368,4 +374,5 @@ func (w *configWriter) registerGraphs() {
 	w.s.methods["graph.create"] = &method{role: RoleAdmin, call: w.graphCreate}
 	w.s.methods["graph.update"] = &method{role: RoleAdmin, call: w.graphUpdate}
 	w.s.methods["graph.delete"] = &method{role: RoleAdmin, call: w.graphDelete}
+	w.registerGraphPrototypes() // graphprototype_write.go
 }

@@ -244,9 +244,12 @@ func (e *Edit) checkDashboard(p string, d *Dashboard, el *errList) {
 						el.addf(fp+".value", "graph %s is not a graph of the dashboard's template", f.Value)
 					}
 				case WidgetFieldItemPrototype, WidgetFieldGraphPrototype:
-					el.addf(fp+".type", "widget fields naming prototypes need low-level discovery, which Peregrine does not have yet")
+					id, _ := strconv.ParseUint(f.Value, 10, 64)
+					if e.protoHost(d.TemplateID, id, f.Type == WidgetFieldGraphPrototype) == 0 {
+						el.addf(fp+".value", "%s %s is not a prototype of the dashboard's template", map[bool]string{false: "item prototype", true: "graph prototype"}[f.Type == WidgetFieldGraphPrototype], f.Value)
+					}
 				default:
-					el.addf(fp+".type", "value must be one of 0, 1, 4, 6")
+					el.addf(fp+".type", "value must be one of 0, 1, 4, 5, 6, 7")
 				}
 			}
 		}
@@ -502,7 +505,9 @@ func (e *Edit) syncDashboards() error {
 					id, _ := strconv.ParseUint(f.Value, 10, 64)
 					switch {
 					case f.Type == WidgetFieldItem && e.item(id) == nil,
-						f.Type == WidgetFieldGraph && e.graph(id) == nil:
+						f.Type == WidgetFieldGraph && e.graph(id) == nil,
+						f.Type == WidgetFieldItemPrototype && e.protoHost(d.TemplateID, id, false) == 0,
+						f.Type == WidgetFieldGraphPrototype && e.protoHost(d.TemplateID, id, true) == 0:
 						changed = true
 						continue
 					}

@@ -69,6 +69,7 @@ type widgetRef struct {
 	page, widget, fld int
 	field             string
 	host, key, name   string
+	proto             bool // an item or graph prototype
 }
 
 func dashboardSpecs(ds []DashboardSpec, p string, el *errList) []specDashboard {
@@ -127,17 +128,14 @@ func dashboardSpecs(ds []DashboardSpec, p string, el *errList) []specDashboard {
 					switch ft {
 					case WidgetFieldInt, WidgetFieldStr:
 						fld.Value = xf.Value.Value
-					case WidgetFieldItem, WidgetFieldGraph:
+					case WidgetFieldItem, WidgetFieldGraph, WidgetFieldItemPrototype, WidgetFieldGraphPrototype:
 						var r struct{ Host, Key, Name string }
 						if err := xf.Value.Decode(&r); err != nil || r.Host == "" {
 							el.addf(ff+".value", "an item is named by host and key, a graph by host and name")
 							continue
 						}
 						sd.refs = append(sd.refs, widgetRef{page: pi, widget: wi, fld: len(w.Fields), field: ff + ".value",
-							host: r.Host, key: r.Key, name: r.Name})
-					case WidgetFieldItemPrototype, WidgetFieldGraphPrototype:
-						el.addf(ff, "%s fields need low-level discovery prototypes, which Peregrine does not have yet", xf.Type)
-						continue
+							host: r.Host, key: r.Key, name: r.Name, proto: ft == WidgetFieldItemPrototype || ft == WidgetFieldGraphPrototype})
 					default:
 						el.addf(ff+".type", "%s fields are not supported on template dashboards", xf.Type)
 						continue
@@ -171,6 +169,12 @@ func (e *Edit) applyDashboards(tmpl uint64, ds []specDashboard) error {
 			case h == 0:
 				el.addf(r.field+".host", "no template %q", r.host)
 				continue
+			case r.proto:
+				if id = e.protoOnHost(h, r.key, r.name); id == 0 && r.key != "" {
+					el.addf(r.field+".key", "no item prototype %q on %q", r.key, r.host)
+				} else if id == 0 {
+					el.addf(r.field+".name", "no graph prototype %q on %q", r.name, r.host)
+				}
 			case r.name != "":
 				if g := e.graphByName(h, r.name); g != nil {
 					id = g.ID

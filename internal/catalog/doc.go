@@ -162,7 +162,7 @@
 //     6.0 export's templates whole (items, triggers, value maps, tags,
 //     groups, macros, links, graphs, dashboards, discovery rules) and
 //     refuses, naming the element and its path, what the catalog cannot
-//     hold yet (graph prototypes, item types and fields
+//     hold yet (item types and fields
 //     it does not keep); templates, their content, links and macros are
 //     applied after hosts and triggers in one more transaction.
 //   - Graphs and templates' dashboards (graph.go, dashboard.go, schema
@@ -177,6 +177,11 @@
 //     as the owner's own, graphs that lost every item deleted, widget
 //     fields naming deleted items or graphs dropped. Dashboards are
 //     not copied: a host shows those of its templates, as in 6.0.
+//     Graph prototypes (graph_proto*.go) are part of their rule's
+//     LLDRule (items by key, IDs from the graphs' sequence), copied
+//     with it; a discovered graph is a Graph with Discovery set
+//     (ApplyDiscovery, graph_proto_apply.go), deleted with its
+//     prototype, its items, or after its lifetime once lost.
 //     Graph items carry their gitemid, dashboard pages and widgets
 //     their dashboard_pageid and widgetid, in the rows' JSON: kept
 //     while the object keeps them, new ones above every ID handed out

@@ -666,49 +666,55 @@ func (x *exporter) itemRef(id uint64) *exportNode {
 func (x *exporter) graphs(gs []*Graph) *exportNode {
 	l := newList()
 	for _, g := range natSorted(gs, func(g *Graph) string { return g.Name }) {
-		m := newMap()
-		m.str("uuid", g.UUID, "")
-		m.req("name", g.Name)
-		f := g.GraphFields
-		m.str("width", strconv.Itoa(f.Width), "900")
-		m.str("height", strconv.Itoa(f.Height), "200")
-		m.str("yaxismin", fmtDecimal4(f.YAxisMin), "0")
-		m.str("yaxismax", fmtDecimal4(f.YAxisMax), "100")
-		m.str("show_work_period", enumName(f.ShowWorkPeriod, yesNoNames), "YES")
-		m.str("show_triggers", enumName(f.ShowTriggers, yesNoNames), "YES")
-		m.str("type", enumName(f.GraphType, graphTypeNames), "NORMAL")
-		m.str("show_legend", enumName(f.ShowLegend, yesNoNames), "YES")
-		m.str("show_3d", enumName(f.Show3D, yesNoNames), "NO")
-		m.str("percent_left", fmtDecimal4(f.PercentLeft), "0")
-		m.str("percent_right", fmtDecimal4(f.PercentRight), "0")
-		m.str("ymin_type_1", enumName(f.YMinType, yTypeNames), "CALCULATED")
-		if r := x.itemRef(f.YMinItemID); f.YMinItemID != 0 && r != nil {
-			m.put("ymin_item_1", r)
-		}
-		m.str("ymax_type_1", enumName(f.YMaxType, yTypeNames), "CALCULATED")
-		if r := x.itemRef(f.YMaxItemID); f.YMaxItemID != 0 && r != nil {
-			m.put("ymax_item_1", r)
-		}
-		il := newList()
-		for _, gi := range natSortedBy(g.Items, func(a, b GraphItem) int {
-			return natCaseCmp(strconv.Itoa(a.SortOrder), strconv.Itoa(b.SortOrder))
-		}) {
-			im := newMap()
-			im.str("sortorder", strconv.Itoa(gi.SortOrder), "0")
-			im.str("drawtype", enumName(gi.DrawType, drawTypeNames), "SINGLE_LINE")
-			im.str("color", gi.Color, "009600")
-			im.str("yaxisside", enumName(gi.YAxisSide, yAxisSideNames), "LEFT")
-			im.str("calc_fnc", enumName(gi.CalcFnc, calcFncNames), "AVG")
-			im.str("type", enumName(gi.Type, gitemTypeNames), "SIMPLE")
-			if r := x.itemRef(gi.ItemID); r != nil {
-				im.put("item", r)
-			}
-			il.add(im)
-		}
-		m.sub("graph_items", il, true)
-		l.add(m)
+		l.add(x.graphNode(g, x.itemRef))
 	}
 	return l
+}
+
+// graphNode writes a graph (or a graph prototype as a Graph), its items
+// named by ref.
+func (x *exporter) graphNode(g *Graph, ref func(uint64) *exportNode) *exportNode {
+	m := newMap()
+	m.str("uuid", g.UUID, "")
+	m.req("name", g.Name)
+	f := g.GraphFields
+	m.str("width", strconv.Itoa(f.Width), "900")
+	m.str("height", strconv.Itoa(f.Height), "200")
+	m.str("yaxismin", fmtDecimal4(f.YAxisMin), "0")
+	m.str("yaxismax", fmtDecimal4(f.YAxisMax), "100")
+	m.str("show_work_period", enumName(f.ShowWorkPeriod, yesNoNames), "YES")
+	m.str("show_triggers", enumName(f.ShowTriggers, yesNoNames), "YES")
+	m.str("type", enumName(f.GraphType, graphTypeNames), "NORMAL")
+	m.str("show_legend", enumName(f.ShowLegend, yesNoNames), "YES")
+	m.str("show_3d", enumName(f.Show3D, yesNoNames), "NO")
+	m.str("percent_left", fmtDecimal4(f.PercentLeft), "0")
+	m.str("percent_right", fmtDecimal4(f.PercentRight), "0")
+	m.str("ymin_type_1", enumName(f.YMinType, yTypeNames), "CALCULATED")
+	if r := ref(f.YMinItemID); f.YMinItemID != 0 && r != nil {
+		m.put("ymin_item_1", r)
+	}
+	m.str("ymax_type_1", enumName(f.YMaxType, yTypeNames), "CALCULATED")
+	if r := ref(f.YMaxItemID); f.YMaxItemID != 0 && r != nil {
+		m.put("ymax_item_1", r)
+	}
+	il := newList()
+	for _, gi := range natSortedBy(g.Items, func(a, b GraphItem) int {
+		return natCaseCmp(strconv.Itoa(a.SortOrder), strconv.Itoa(b.SortOrder))
+	}) {
+		im := newMap()
+		im.str("sortorder", strconv.Itoa(gi.SortOrder), "0")
+		im.str("drawtype", enumName(gi.DrawType, drawTypeNames), "SINGLE_LINE")
+		im.str("color", gi.Color, "009600")
+		im.str("yaxisside", enumName(gi.YAxisSide, yAxisSideNames), "LEFT")
+		im.str("calc_fnc", enumName(gi.CalcFnc, calcFncNames), "AVG")
+		im.str("type", enumName(gi.Type, gitemTypeNames), "SIMPLE")
+		if r := ref(gi.ItemID); r != nil {
+			im.put("item", r)
+		}
+		il.add(im)
+	}
+	m.sub("graph_items", il, true)
+	return m
 }
 
 // fmtDecimal4 writes a graph's decimal as 6.0 gives it (its shortest
@@ -771,13 +777,19 @@ func (x *exporter) widget(w *Widget) *exportNode {
 		fm.req("name", f.Name)
 		id, _ := strconv.ParseUint(f.Value, 10, 64)
 		switch f.Type {
-		case 4, 5: // item, item prototype: {host, key}
+		case 5, 7: // item prototype {host, key}, graph prototype {host, name}
+			if r := x.protoRef(id, f.Type == 7); r != nil {
+				fm.put("value", r)
+				break
+			}
+			fm.req("value", f.Value)
+		case 4: // item: {host, key}
 			if r := x.itemRef(id); r != nil {
 				fm.put("value", r)
 				break
 			}
 			fm.req("value", f.Value)
-		case 6, 7: // graph, graph prototype: {host, name}
+		case 6: // graph: {host, name}
 			if g := x.s.Graph(id); g != nil {
 				if h := x.s.HostOrTemplate(g.HostID); h != nil {
 					vm := newMap()

@@ -114,8 +114,11 @@ func (x *exporter) rule(h *Host, r *Item, template bool) *exportNode {
 			pe["discover"] = scalarNode("NO_DISCOVER")
 		}
 		// A simple check's login, which Peregrine's items do not keep, is
-		// the prototype's as imported.
-		for k, v := range map[string]string{"username": p.Item.Username, "password": p.Item.Password} {
+		// the prototype's as imported; so are HTTP members a prototype of
+		// another type carries (6.0 stores and exports them: RabbitMQ's
+		// web.page.get prototypes).
+		for k, v := range map[string]string{"username": p.Item.Username, "password": p.Item.Password,
+			"url": p.Item.URL, "status_codes": p.Item.StatusCodes, "retrieve_mode": p.Item.RetrieveMode, "authtype": p.Item.AuthType} {
 			if v != "" && !slices.Contains(node.keys, k) {
 				pe[k] = scalarNode(v)
 			}
@@ -147,6 +150,7 @@ func (x *exporter) rule(h *Host, r *Item, template bool) *exportNode {
 		hps.add(x.hostProto(hp, template))
 	}
 	extra["host_prototypes"] = hps
+	extra["graph_prototypes"] = x.graphPrototypes(h, l) // graph_proto_spec.go
 	return reorder(base, ruleOrder, extra)
 }
 

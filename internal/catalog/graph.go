@@ -25,6 +25,9 @@ type Graph struct {
 	Name       string `json:"-"`
 	GraphFields
 	Items []GraphItem `json:"gitems"`
+	// Discovery is set on a discovered graph (flags 4): the rule and
+	// graph prototype it came from (graph_proto_apply.go).
+	Discovery *Discovery `json:"discovery,omitempty"`
 }
 
 // GraphFields are a graph's settings, with graph.get's names and
@@ -97,8 +100,10 @@ func migrateGraphs() string { return graphSchema + dashboardSchema }
 // graphs, and templates' dashboards (dashboard.go). It MUST NOT be
 // modified once published.
 type extras struct {
-	graphs     []Graph // ascending by ID
-	graphByID  map[uint64]int
+	graphs    []Graph // ascending by ID
+	graphByID map[uint64]int
+	// byHost indexes graphs by their host (HostGraphs, discovery).
+	byHost     map[uint64][]int
 	dashboards []Dashboard // ascending by ID
 	webs       []HTTPTest  // ascending by ID (httptest.go)
 	webByID    map[uint64]int
@@ -107,8 +112,10 @@ type extras struct {
 
 func (x *extras) index() {
 	x.graphByID = make(map[uint64]int, len(x.graphs))
+	x.byHost = map[uint64][]int{}
 	for i := range x.graphs {
 		x.graphByID[x.graphs[i].ID] = i
+		x.byHost[x.graphs[i].HostID] = append(x.byHost[x.graphs[i].HostID], i)
 	}
 	x.webByID = make(map[uint64]int, len(x.webs))
 	x.webByFail = make(map[uint64]int, len(x.webs))
@@ -193,18 +200,7 @@ func (x *extras) numberLegacyGItems() {
 // one.
 func (e *Edit) assignGItemIDs(g *Graph, prev *Graph) {
 	x := e.extra()
-	if x.lastGItem == 0 {
-		for _, o := range e.allGraphs() {
-			for _, gi := range o.Items {
-				x.lastGItem = max(x.lastGItem, gi.GItemID)
-			}
-		}
-		for _, o := range e.old.Graphs() {
-			for _, gi := range o.Items {
-				x.lastGItem = max(x.lastGItem, gi.GItemID)
-			}
-		}
-	}
+	e.initLastGItem() // graph_proto.go
 	used := map[uint64]bool{}
 	for _, gi := range g.Items {
 		if gi.GItemID != 0 {
@@ -237,6 +233,14 @@ func (e *Edit) assignGItemIDs(g *Graph, prev *Graph) {
 type extraEdit struct {
 	graphs    map[uint64]*Graph // nil value: deleted
 	newGraphs []uint64
+	// ownGraphs is set once a graph that is not discovered changes:
+	// only then (or when links or items changed) can a template's
+	// graphs need copying again (syncGraphs); discovery's own changes
+	// do not cost a pass over every graph.
+	ownGraphs bool
+	// newByHost are newGraphs by host, and graphs written with another
+	// host than they had.
+	newByHost map[uint64][]uint64
 	dash      map[uint64]*Dashboard
 	newDash   []uint64
 	// lastGItem is the highest gitemid handed out, 0 until one is.
@@ -286,17 +290,31 @@ func (e *Edit) allGraphs() []*Graph {
 // view.
 func (e *Edit) HostGraphs(host uint64) []*Graph {
 	var out []*Graph
-	for _, g := range e.allGraphs() {
-		if g.HostID == host {
+	seen := map[uint64]bool{}
+	add := func(g *Graph) {
+		if g != nil && g.HostID == host && !seen[g.ID] {
+			seen[g.ID] = true
 			out = append(out, g)
 		}
 	}
+	if x := e.old.ext; x != nil {
+		for _, i := range x.byHost[host] {
+			add(e.graph(x.graphs[i].ID))
+		}
+	}
+	if e.ext != nil {
+		// New graphs, and graphs moved to the host (writeGraph).
+		for _, id := range e.ext.newByHost[host] {
+			add(e.ext.graphs[id])
+		}
+	}
+	slices.SortFunc(out, func(a, b *Graph) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 
 func (e *Edit) graphByName(host uint64, name string) *Graph {
-	for _, g := range e.allGraphs() {
-		if g.HostID == host && g.Name == name {
+	for _, g := range e.HostGraphs(host) {
+		if g.Name == name {
 			return g
 		}
 	}
@@ -461,12 +479,26 @@ func (e *Edit) insertGraph(g *Graph) (uint64, error) {
 	x := e.extra()
 	x.graphs[id] = g
 	x.newGraphs = append(x.newGraphs, id)
+	x.ownGraphs = x.ownGraphs || g.Discovery == nil
+	if x.newByHost == nil {
+		x.newByHost = map[uint64][]uint64{}
+	}
+	x.newByHost[g.HostID] = append(x.newByHost[g.HostID], id)
 	e.res.GraphsCreated++
 	return id, nil
 }
 
 func (e *Edit) writeGraph(g *Graph) error {
-	e.assignGItemIDs(g, e.graph(g.ID))
+	prev := e.graph(g.ID)
+	e.assignGItemIDs(g, prev)
+	x := e.extra()
+	x.ownGraphs = x.ownGraphs || g.Discovery == nil || prev == nil || prev.Discovery == nil
+	if prev != nil && prev.HostID != g.HostID {
+		if x.newByHost == nil {
+			x.newByHost = map[uint64][]uint64{}
+		}
+		x.newByHost[g.HostID] = append(x.newByHost[g.HostID], g.ID)
+	}
 	_, err := e.exec("UPDATE graphs SET host_id = ?, template_id = ?, uuid = ?, name = ?, config = ? WHERE id = ?",
 		g.HostID, g.TemplateID, g.UUID, g.Name, encodeGraph(g), g.ID)
 	if err != nil {
@@ -478,10 +510,13 @@ func (e *Edit) writeGraph(g *Graph) error {
 }
 
 func (e *Edit) removeGraph(id uint64) error {
+	prev := e.graph(id)
 	if _, err := e.exec("DELETE FROM graphs WHERE id = ?", id); err != nil {
 		return e.fail(fmt.Errorf("cannot delete graph %d: %w", id, err))
 	}
-	e.extra().graphs[id] = nil
+	x := e.extra()
+	x.ownGraphs = x.ownGraphs || prev == nil || prev.Discovery == nil
+	x.graphs[id] = nil
 	e.res.GraphsDeleted++
 	return nil
 }
@@ -591,7 +626,7 @@ func (e *Edit) syncGraphs() error {
 	}
 	// Cascade of deleted items and hosts.
 	for _, g := range e.allGraphs() {
-		if e.host(g.HostID) == nil {
+		if e.host(g.HostID) == nil || g.Discovery != nil && !e.graphProtoLive(g.Discovery) {
 			if err := e.removeGraph(g.ID); err != nil {
 				return err
 			}
@@ -627,6 +662,9 @@ func (e *Edit) syncGraphs() error {
 	}
 	// Inheritance, level by level (nested templates): at most as many
 	// rounds as links may be deep.
+	if e.mst == nil && !e.itemsGone && (e.ext == nil || !e.ext.ownGraphs) {
+		return nil
+	}
 	for round := 0; round < 16; round++ {
 		changed, err := e.inheritGraphsOnce()
 		if err != nil || !changed {
@@ -706,7 +744,7 @@ func (e *Edit) inheritGraphsOnce() (bool, error) {
 				cur := copies[tg.ID][owner]
 				if cur == nil {
 					for _, c := range byOwner[owner] {
-						if c.Name == tg.Name && (c.TemplateID == 0 || !live[c.TemplateID]) {
+						if c.Name == tg.Name && c.Discovery == nil && (c.TemplateID == 0 || !live[c.TemplateID]) {
 							cur = c // the owner's own, taken over
 						}
 					}
@@ -770,7 +808,7 @@ func (e *Edit) graphCopy(tg *Graph, owner uint64) (*Graph, bool) {
 }
 
 func sameGraph(a, b *Graph) bool {
-	return a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name &&
+	return a.HostID == b.HostID && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.Name == b.Name && a.Discovery.equal(b.Discovery) &&
 		a.GraphFields == b.GraphFields && slices.EqualFunc(a.Items, b.Items, func(x, y GraphItem) bool {
 		x.GItemID, y.GItemID = 0, 0
 		return x == y

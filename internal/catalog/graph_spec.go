@@ -31,6 +31,9 @@ type GraphSpec struct {
 	YMinItem       *ItemRefSpec    `yaml:"ymin_item_1"`
 	YMaxItem       *ItemRefSpec    `yaml:"ymax_item_1"`
 	GraphItems     []GraphItemSpec `yaml:"graph_items"`
+	// Discover is a graph prototype's (DISCOVER, NO_DISCOVER); a
+	// graph's is refused.
+	Discover string `yaml:"discover"`
 	// Unsupported collects every other member, to be refused by name.
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
@@ -113,6 +116,9 @@ func graphSpecs(gs []GraphSpec, p string, el *errList) []specGraph {
 		x := &gs[i]
 		f := p + "[" + strconv.Itoa(i) + "]"
 		refuseUnsupported(f, x.Unsupported, el)
+		if x.Discover != "" {
+			el.addf(f+".discover", "not supported: a graph has no discover (a graph prototype has)")
+		}
 		sg := specGraph{field: f, g: Graph{UUID: x.UUID, Name: x.Name, GraphFields: DefaultGraphFields}}
 		gf := &sg.g.GraphFields
 		set := func(name string, err error) {

@@ -67,6 +67,7 @@ type LLDRule struct {
 	ItemPrototypes    []ItemPrototype    `json:"item_prototypes,omitempty"`
 	TriggerPrototypes []TriggerPrototype `json:"trigger_prototypes,omitempty"`
 	HostPrototypes    []HostPrototype    `json:"host_prototypes,omitempty"`
+	GraphPrototypes   []GraphPrototype   `json:"graph_prototypes,omitempty"` // graph_proto.go
 }
 
 // LLDFilter is a rule's or override's filter: Zabbix's evaltype (0

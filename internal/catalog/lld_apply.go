@@ -34,6 +34,7 @@ type DiscoveryResult struct {
 	Now, Lifetime int64
 	Items         []DiscoveredItem
 	Triggers      []DiscoveredTrigger
+	Graphs        []DiscoveredGraph // graph_proto.go
 	Hosts         []DiscoveredHost
 }
 
@@ -132,7 +133,11 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(msgs, tm...), hm...), nil
+	gm, err := e.discoverGraphs(rule, host, r) // graph_proto_apply.go
+	if err != nil {
+		return nil, err
+	}
+	return append(append(append(msgs, tm...), hm...), gm...), nil
 }
 
 // existing returns the IDs of ids whose item still exists (a dependent

@@ -105,6 +105,7 @@ func checkLLDRule(l *LLDRule, key, p string, el *errList) {
 			el.addf(p+".host_prototypes["+strconv.Itoa(i)+"].host", "is required")
 		}
 	}
+	checkGraphProtos(l, p, el)
 }
 
 // macroFree returns s, or def when s holds a user or LLD macro (checked
@@ -230,7 +231,7 @@ func (e *Edit) assignProtoIDs(l *LLDRule, tmpl bool) error {
 		p := &l.HostPrototypes[i]
 		take(&p.ID, &p.UUID, p.TemplateID)
 	}
-	return nil
+	return e.assignGraphProtoIDs(l, tmpl)
 }
 
 // cloneLLD deep-copies l through its JSON form.
@@ -285,6 +286,7 @@ func (e *Edit) copyLLD(ti *Item, cur *LLDRule, owner *Host) (*LLDRule, error) {
 		p := &l.HostPrototypes[i]
 		p.TemplateID, p.ID, p.UUID = p.ID, have[p.ID], ""
 	}
+	copyGraphProtos(l, cur)
 	if err := e.assignProtoIDs(l, owner.IsTemplate); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 // ExportDiscoveryRule is a template's discovery rule in Zabbix 6.0's
 // export form: the item fields of its collecting type (ItemSpec), its
 // uuid, lifetime, filter, LLD macro paths, overrides and prototypes.
-// Graph prototypes, and any other member, are refused by name.
+// Any other member is refused by name.
 type ExportDiscoveryRule struct {
 	ItemSpec          `yaml:",inline"`
 	UUID              string                   `yaml:"uuid"`
@@ -20,6 +20,7 @@ type ExportDiscoveryRule struct {
 	ItemPrototypes    []ExportItemPrototype    `yaml:"item_prototypes"`
 	TriggerPrototypes []ExportTriggerPrototype `yaml:"trigger_prototypes"`
 	HostPrototypes    []yaml.Node              `yaml:"host_prototypes"`
+	GraphPrototypes   []GraphSpec              `yaml:"graph_prototypes"` // graph_proto_spec.go
 	Unsupported       map[string]yaml.Node     `yaml:",inline"`
 }
 
@@ -256,6 +257,7 @@ func exportRule(x *ExportDiscoveryRule, f string, el *errList) (NewItem, bool) {
 		hp := x.prototype(f+".host_prototypes["+strconv.Itoa(hi)+"]", el)
 		l.HostPrototypes = append(l.HostPrototypes, hp)
 	}
+	l.GraphPrototypes = exportGraphProtos(x.GraphPrototypes, f+".graph_prototypes", el)
 	checkLLDRule(l, is.Key, f, el)
 	if _, ok := normItem(&is, f, el, nil, is.MasterItem != nil); !ok {
 		return NewItem{}, false
@@ -292,6 +294,7 @@ func matchProtos(want, cur *LLDRule) *LLDRule {
 			}
 		}
 	}
+	matchGraphProtos(w, cur)
 	for i := range w.HostPrototypes {
 		for _, c := range cur.HostPrototypes {
 			if c.Host == w.HostPrototypes[i].Host {

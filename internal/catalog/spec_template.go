@@ -85,12 +85,11 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // unsupportedElement names what Peregrine cannot import yet, by the
 // export's member name.
 var unsupportedElement = map[string]string{
-	"graph_prototypes": "graph prototypes are not supported yet",
-	"media_types":      "media types cannot be imported yet (create them with mediatype.create)",
-	"template_groups":  "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
-	"hosts":            "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
-	"maps":             "network maps are not supported",
-	"images":           "images are not supported",
+	"media_types":     "media types cannot be imported yet (create them with mediatype.create)",
+	"template_groups": "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
+	"hosts":           "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
+	"maps":            "network maps are not supported",
+	"images":          "images are not supported",
 }
 
 // refuseUnsupported reports each member of m as an error under p, the
@@ -263,6 +262,7 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 			continue
 		}
 		keys[xr.Key] = -1
+		checkGraphProtoHosts(xr.GraphPrototypes, t.Template, f+".graph_prototypes", el)
 		ni, ok := exportRule(xr, f, el)
 		if !ok {
 			continue

@@ -75,16 +75,26 @@ func TestImportOfficialTemplates(t *testing.T) {
 		t.Errorf("only %d files imported whole; the item-and-trigger-only ones (service checks, ICMP ping, Zabbix agent) must", imported)
 	}
 
-	// The Linux template is refused for its dashboards and graph
-	// prototypes, never for its discovery rules themselves.
-	data, err := os.ReadFile(filepath.Join(dir, "os", "linux", "template_os_linux.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	// Linux by Zabbix agent is imported with its graph prototypes,
+	// which name the rule's item prototypes by key.
+	lin := cat.Snapshot().TemplateByName("Linux by Zabbix agent")
+	if lin == nil {
+		t.Fatal("Linux by Zabbix agent was not imported")
 	}
-	_, err = catalog.ParseSpec(data)
-	if err == nil || !strings.Contains(err.Error(), `zabbix_export.templates[0].discovery_rules[0].graph_prototypes[0] ("Interface {#IFNAME}: Network traffic"): graph prototypes are not supported yet`) ||
-		strings.Contains(err.Error(), "discovery rules are not supported") {
-		t.Errorf("Linux by Zabbix agent: %v", err)
+	found := false
+	for _, r := range cat.Snapshot().Rules() {
+		if r.HostID != lin.ID || r.Key != "net.if.discovery" {
+			continue
+		}
+		for _, gp := range r.LLD.GraphPrototypes {
+			if gp.Name == "Interface {#IFNAME}: Network traffic" && gp.ID != 0 && gp.UUID != "" && len(gp.Items) > 0 &&
+				cat.Snapshot().GraphProtoItemID(r, gp.Items[0].Key) != 0 {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Linux by Zabbix agent: no graph prototype %q on net.if.discovery", "Interface {#IFNAME}: Network traffic")
 	}
 }
 

@@ -45,7 +45,7 @@ var resultKeyKinds = map[string]string{"script.getscriptsbyhosts": "hostid"}
 // families are the ID kinds of the method families whose kind is not
 // their name plus "id".
 var families = map[string]string{"hostgroup": "groupid", "usergroup": "usrgrpid", "usermacro": "hostmacroid", "template": "hostid",
-	"templatedashboard": "dashboardid"}
+	"templatedashboard": "dashboardid", "graphprototype": "graphid"}
 
 // objectKinds are the ID kinds of the objects 6.0's messages name as
 // `Graph with ID "2594" is not available.`.

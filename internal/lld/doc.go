@@ -16,12 +16,13 @@
 //   - Overrides (expand.go) in step order, with stop: on item prototypes
 //     status, discover, delay, history, trends, tags; on trigger
 //     prototypes status, discover, severity, tags; on host prototypes
-//     status, discover, templates, tags (hosts.go). Graph prototype
-//     operations and host inventory modes are stored, not applied.
+//     status, discover, templates, tags (hosts.go); on graph prototypes
+//     discover (graphs.go). Host inventory modes are stored, not applied.
 //   - Expansion (expand.go): LLD macros substituted in every string of
 //     the prototypes (quoted as the item key syntax needs inside keys),
 //     trigger prototypes whose items were all discovered become
-//     triggers.
+//     triggers, graph prototypes whose item prototypes were all
+//     discovered graphs (ExpandGraphs).
 //   - Applying (engine.go): each value is queued (the newest per rule;
 //     older ones are replaced, so the queue is bounded by the number of
 //     rules) and a worker applies everything queued in ONE catalog Edit

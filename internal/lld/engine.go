@@ -170,7 +170,8 @@ func (e *Engine) Apply(ctx context.Context, values []Value) {
 		}
 		items, trigs := Expand(snap, rule, rows, exp)
 		hosts := ExpandHosts(snap, rule, rows, exp) // hosts.go
-		todo = append(todo, work{rule: rule, res: catalog.DiscoveryResult{RuleID: rule.ID, Now: now.Unix(), Lifetime: lifetime, Items: items, Triggers: trigs, Hosts: hosts}})
+		todo = append(todo, work{rule: rule, res: catalog.DiscoveryResult{RuleID: rule.ID, Now: now.Unix(), Lifetime: lifetime, Items: items, Triggers: trigs, Hosts: hosts,
+			Graphs: ExpandGraphs(snap, rule, rows, exp, items)}})
 	}
 	if len(todo) == 0 {
 		return
