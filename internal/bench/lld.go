@@ -42,8 +42,8 @@ from $ZABBIX_TEMPLATES_DIR), then per step (--steps, host counts):
   - a small edit (one host renamed: commit and snapshot rebuild) and a
     reload (the catalog opened again: every table read, the snapshot
     built), Peregrine's counterparts of Zabbix's configuration sync.
-The template's dashboards and graph prototypes are dropped before the
-import while Peregrine refuses them (graph prototypes are in progress).
+The template is imported as shipped (its dashboards and graph
+prototypes included: discovery makes graphs too).
 
 With --target (a Zabbix 6.0 server's API), the same host count is created
 there instead, through host.create in batches (hosts named --prefix-N in a
@@ -104,8 +104,8 @@ func (b *LLDBench) defaults() error {
 	return nil
 }
 
-// lldTemplateSource reads the template file and drops what Peregrine
-// refuses today (dashboards, graph prototypes).
+// lldTemplateSource reads the template file and checks it holds a
+// template.
 func lldTemplateSource(path string) ([]byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -120,17 +120,7 @@ func lldTemplateSource(path string) ([]byte, error) {
 	if len(tms) == 0 {
 		return nil, fmt.Errorf("%s: no templates", path)
 	}
-	for _, tm := range tms {
-		tm, _ := tm.(map[string]any)
-		delete(tm, "dashboards")
-		rules, _ := tm["discovery_rules"].([]any)
-		for _, r := range rules {
-			if r, ok := r.(map[string]any); ok {
-				delete(r, "graph_prototypes")
-			}
-		}
-	}
-	return yaml.Marshal(doc)
+	return raw, nil
 }
 
 // lldReply is what a simulated Linux agent answers to a discovery key.

@@ -32,9 +32,8 @@ import (
 //     {$E2E.LLD.LIFETIME}, which the host sets to e2eLifetime: the API
 //     refuses a literal lifetime under 1h (as 6.0 does), a macro is
 //     resolved when the rule runs (as 6.0's server does);
-//   - the template's dashboards and graph prototypes are removed while
-//     Peregrine refuses them (graph prototypes are issue 26's other
-//     part); the test drops nothing else.
+//   - nothing else: dashboards and graph prototypes are imported as
+//     shipped, and discovery makes graphs from the prototypes.
 //
 // The item prototypes keep the template's intervals (1m for the file
 // systems, 3m for the interfaces).
@@ -59,11 +58,9 @@ func e2eTemplate(t *testing.T, rel string) string {
 	exp := doc["zabbix_export"].(map[string]any)
 	for _, tm := range exp["templates"].([]any) {
 		tm := tm.(map[string]any)
-		delete(tm, "dashboards")
 		rules, _ := tm["discovery_rules"].([]any)
 		for _, r := range rules {
 			r := r.(map[string]any)
-			delete(r, "graph_prototypes")
 			r["delay"] = e2eLLDDelay
 			r["lifetime"] = "{$E2E.LLD.LIFETIME}"
 		}
@@ -216,6 +213,13 @@ func e2eFlow(t *testing.T, c *apiClient, hostID string, diag func() string) {
 		}
 	}
 	t.Logf("discovered %d items, interfaces: %v", discovered, namesWith(items, netIn))
+	// Graphs from the template's graph prototypes: the discovered ones of
+	// the file system and of an interface.
+	var graphs []struct{ Name, Flags string }
+	e2eWait(t, 30*time.Second, func() string { return fmt.Sprintf("discovered graphs: %v", graphs) }, func() bool {
+		c.ok("graph.get", map[string]any{"hostids": []string{hostID}, "output": []string{"name", "flags"}, "filter": map[string]any{"flags": 4}}, &graphs)
+		return len(graphs) >= 2
+	})
 	var trigs []e2eTrigger
 	e2eWait(t, 30*time.Second, func() string { return fmt.Sprintf("triggers %+v", trigs) }, func() bool {
 		trigs = e2eTriggers(c, hostID)
