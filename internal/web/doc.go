@@ -11,7 +11,8 @@
 // package owns no data and no second query path.
 //
 // Routes (Register):
-//   - GET /, /overview, /problems, /hosts, /latest, /graph, the
+//   - GET /, /overview, /problems, /hosts, /latest, /graph, /graphs (a
+//     host's graphs, its templates' and discovered ones included), the
 //     configuration pages /config/hosts, /config/items,
 //     /config/triggers, /config/valuemaps, /config/actions,
 //     /config/maintenance and the administration pages /admin/users,

@@ -12,6 +12,7 @@ const pages = {
   hosts: () => import('./pages/hosts.js'),
   latest: () => import('./pages/latest.js'),
   graph: () => import('./pages/graph.js'),
+  graphs: () => import('./pages/graphs.js'),
   'config/hosts': () => import('./pages/config/hosts.js'),
   'config/items': () => import('./pages/config/items.js'),
   'config/triggers': () => import('./pages/config/triggers.js'),
