@@ -125,7 +125,6 @@ func TestIntegrationRealProxy(t *testing.T) {
 	ts := startTrapper(t, proxySpec(), nil)
 	pid := addProxy(t, ts, "px-real")
 	px := testutil.StartProxy(t, testutil.ProxyOptions{Name: "px-real", Server: ts.addr})
-	testutil.StartActiveAgent(t, testutil.Agentd, testutil.ActiveAgentOptions{ServerActive: px.Addr, Hostname: "px-host"})
 	// The proxy answers a sender only once it has its configuration.
 	before := time.Now().Unix()
 	deadline := time.Now().Add(60 * time.Second)
@@ -139,6 +138,12 @@ func TestIntegrationRealProxy(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	// The agent starts once the proxy knows its host: asked before, the
+	// proxy answers "host [px-host] not found" and the agent asks again
+	// only at its next refresh, which on a loaded machine came after the
+	// deadline (a CI run).
+	testutil.StartActiveAgent(t, testutil.Agentd, testutil.ActiveAgentOptions{ServerActive: px.Addr, Hostname: "px-host"})
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		trap, ping := ts.read(t, "px-host", "px.trap"), ts.read(t, "px-host", "agent.ping")
 		if len(trap) == 1 && len(ping) > 0 {
