@@ -234,25 +234,29 @@ func (ck *check) report(status poll.Status, value []byte, msg string, reason int
 
 func (ck *check) fail(reason int, msg string) { ck.report(poll.NotSupported, nil, msg, reason) }
 
+// reportExpired reports the check as timed out in its phase (or
+// abandoned when ctx ended), once; false if it was reported already.
+func (ck *check) reportExpired(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return ck.report(poll.NetworkError, nil, "check abandoned: the server is stopping", -1)
+	}
+	var msg string
+	switch ck.phase.Load() {
+	case phaseWait:
+		msg = fmt.Sprintf("Timeout after %s waiting for a connection to the data source: at most odbc.max_conns_per_source (%d) are open to one, and odbc.workers (%d) calls run at once.",
+			ck.timeout, ck.c.opts.MaxConnsPerSource, ck.c.opts.Workers)
+	case phaseConnect:
+		msg = fmt.Sprintf("Cannot connect to ODBC DSN: timeout after %s.", ck.timeout)
+	default:
+		msg = fmt.Sprintf("Cannot execute ODBC query: timeout after %s.", ck.timeout)
+	}
+	return ck.report(poll.NotSupported, nil, msg, reasonTimeout)
+}
+
 // expired reports the check when its deadline passed or ctx ended
 // before it was done, and cancels its statement.
 func (ck *check) expired(ctx context.Context) {
-	var ok bool
-	if ctx.Err() != nil {
-		ok = ck.report(poll.NetworkError, nil, "check abandoned: the server is stopping", -1)
-	} else {
-		var msg string
-		switch ck.phase.Load() {
-		case phaseWait:
-			msg = fmt.Sprintf("Timeout after %s waiting for a connection to the data source: at most odbc.max_conns_per_source (%d) are open to one, and odbc.workers (%d) calls run at once.",
-				ck.timeout, ck.c.opts.MaxConnsPerSource, ck.c.opts.Workers)
-		case phaseConnect:
-			msg = fmt.Sprintf("Cannot connect to ODBC DSN: timeout after %s.", ck.timeout)
-		default:
-			msg = fmt.Sprintf("Cannot execute ODBC query: timeout after %s.", ck.timeout)
-		}
-		ok = ck.report(poll.NotSupported, nil, msg, reasonTimeout)
-	}
+	ok := ck.reportExpired(ctx)
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
 	if ok && !ck.finished && ck.phase.Load() != phaseWait {
@@ -325,7 +329,11 @@ func (c *Checker) run(ctx context.Context, ch poll.Check, done func(*poll.Result
 	case err == nil:
 		ck.report(poll.OK, value, "", -1)
 	case cctx.Err() != nil:
-		// Reported by expired.
+		// Reported by expired, unless the query saw the deadline before
+		// the context started expired's goroutine, and the deferred stop
+		// then kept it from running (seen under load): report it here;
+		// report takes the first of the two.
+		ck.reportExpired(ctx)
 	default:
 		reason := reasonQuery
 		var de *dbError
