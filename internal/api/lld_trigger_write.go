@@ -249,24 +249,36 @@ func (w *configWriter) triggerprototypeUpdate(ctx context.Context, c *call) (any
 }
 
 func (w *configWriter) triggerprototypeDelete(ctx context.Context, c *call) (any, error) {
+	return deletePrototypes(w, ctx, c, "triggerid", func(l *catalog.LLDRule) *[]catalog.TriggerPrototype { return &l.TriggerPrototypes },
+		func(t *catalog.TriggerPrototype) (uint64, uint64) { return t.ID, t.TemplateID })
+}
+
+// deletePrototypes serves the delete of one kind of prototype: the rules
+// holding ids (protoRules' checks: each known, none a template's copy),
+// then each of those rules without them, in one edit; the answer names
+// the ids under idName+"s". list gives a rule's prototypes of the kind,
+// ids a prototype's ID and template ID.
+func deletePrototypes[T any](w *configWriter, ctx context.Context, c *call, idName string, list func(*catalog.LLDRule) *[]T, idsOf func(*T) (id, templateID uint64)) (any, error) {
 	ids, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err
 	}
 	rules, err := protoRules(w.cat.Snapshot(), ids, func(l *catalog.LLDRule, id uint64) (int, uint64) {
-		j := slices.IndexFunc(l.TriggerPrototypes, func(t catalog.TriggerPrototype) bool { return t.ID == id })
+		ps := *list(l)
+		j := slices.IndexFunc(ps, func(p T) bool { pid, _ := idsOf(&p); return pid == id })
 		if j < 0 {
 			return -1, 0
 		}
-		return j, l.TriggerPrototypes[j].TemplateID
+		_, tid := idsOf(&ps[j])
+		return j, tid
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = w.edit(ctx, c, "triggerid", itemsWritable(rules), func(e *catalog.Edit) error {
+	err = w.edit(ctx, c, idName, itemsWritable(rules), func(e *catalog.Edit) error {
 		for _, rid := range rules {
 			l := e.Rule(rid).LLD.Clone()
-			l.TriggerPrototypes = slices.DeleteFunc(l.TriggerPrototypes, func(t catalog.TriggerPrototype) bool { return slices.Contains(ids, t.ID) })
+			*list(l) = slices.DeleteFunc(*list(l), func(p T) bool { pid, _ := idsOf(&p); return slices.Contains(ids, pid) })
 			if err := e.UpdateRule(rid, l); err != nil {
 				return err
 			}
@@ -276,7 +288,7 @@ func (w *configWriter) triggerprototypeDelete(ctx context.Context, c *call) (any
 	if err != nil {
 		return nil, err
 	}
-	return idResult("triggerids", ids), nil
+	return idResult(idName+"s", ids), nil
 }
 
 // hostProtoParams are a host prototype object.
@@ -554,32 +566,6 @@ func (w *configWriter) hostprototypeUpdate(ctx context.Context, c *call) (any, e
 }
 
 func (w *configWriter) hostprototypeDelete(ctx context.Context, c *call) (any, error) {
-	ids, err := decodeIDs(c.params)
-	if err != nil {
-		return nil, err
-	}
-	rules, err := protoRules(w.cat.Snapshot(), ids, func(l *catalog.LLDRule, id uint64) (int, uint64) {
-		j := slices.IndexFunc(l.HostPrototypes, func(q catalog.HostPrototype) bool { return q.ID == id })
-		if j < 0 {
-			return -1, 0
-		}
-		return j, l.HostPrototypes[j].TemplateID
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = w.edit(ctx, c, "hostid", itemsWritable(rules), func(e *catalog.Edit) error {
-		for _, rid := range rules {
-			l := e.Rule(rid).LLD.Clone()
-			l.HostPrototypes = slices.DeleteFunc(l.HostPrototypes, func(q catalog.HostPrototype) bool { return slices.Contains(ids, q.ID) })
-			if err := e.UpdateRule(rid, l); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return idResult("hostids", ids), nil
+	return deletePrototypes(w, ctx, c, "hostid", func(l *catalog.LLDRule) *[]catalog.HostPrototype { return &l.HostPrototypes },
+		func(q *catalog.HostPrototype) (uint64, uint64) { return q.ID, q.TemplateID })
 }
