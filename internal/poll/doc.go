@@ -90,7 +90,7 @@
 // LagMeter goroutine sleeps 20 ms at a time and adds up how late it
 // wakes, the wait a runnable goroutine has for a CPU. A network error of
 // a check that ran out its timeout while the lag between its hand-over
-// and its result was at least a quarter of that span says nothing of the
+// and its result was at least half of that span says nothing of the
 // target (its reply may have sat in the socket, or the agent been
 // starved beside us): the interface is not blamed, the check goes back
 // to the heap still due when it was (so the queue shows it) and out

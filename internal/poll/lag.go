@@ -2,6 +2,9 @@ package poll
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -16,12 +19,19 @@ type Lag interface {
 	Stalled(from, to time.Time) time.Duration
 }
 
-// LagMeter measures the process's scheduling lag with one goroutine
-// that sleeps lagPeriod at a time and adds up how much later than asked
-// it woke (a runnable goroutine waits for a CPU like every other: the
-// overshoot is what a socket's reader would have waited too). It keeps
-// the running total once per wake-up for lagSpan, so Stalled can answer
-// for any check still in flight (timeouts are at most 30 s in Zabbix).
+// LagMeter measures the process's scheduling lag the way a check's
+// reply meets it: every lagPeriod it writes its clock into a pipe that
+// another goroutine of it reads, and adds up how long each byte waited
+// between the write and the read beyond lagSlack, plus how much later
+// than asked its own sleep ended. The reader is woken by the runtime's
+// network poller like a goroutine waiting for an agent's reply, and
+// waits in the same run queue for a CPU (a timer's goroutine is not a
+// fair probe: the runtime runs it next, ahead of everything queued, so
+// a meter of sleeps alone saw a tenth of the wait checks had). One probe
+// is in flight at a time, so the waits never overlap and their sum over
+// a span is at most the span. The running total is kept once per probe
+// for lagSpan, so Stalled can answer for any check still in flight
+// (timeouts are at most 30 s in Zabbix).
 type LagMeter struct {
 	mu sync.Mutex
 	// ring of samples: at time t (unix ns), cum ns of lag since start.
@@ -29,9 +39,11 @@ type LagMeter struct {
 	head   int // next slot
 	full   bool
 	total  int64
-	// now is the clock (tests); sleep waits d (tests).
+	// now is the clock (tests); sleep waits d (tests); probe returns
+	// how long one byte waited in the pipe (tests replace it).
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) bool
+	probe func() (time.Duration, error)
 }
 
 const (
@@ -39,8 +51,8 @@ const (
 	// lagSpan is how far back Stalled can answer: longer than the
 	// longest timeout (30 s) with the check's wait for results.
 	lagSpan = 2 * time.Minute
-	// lagSlack is overshoot every wake-up may have on an idle machine
-	// (timer granularity): not counted.
+	// lagSlack is what every probe may take on an idle machine (timer
+	// granularity, a wake-up): not counted.
 	lagSlack = 2 * time.Millisecond
 )
 
@@ -61,14 +73,77 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Run measures until ctx ends.
+// pipeProbe is one pipe and the goroutine that reads it.
+type pipeProbe struct {
+	r, w *os.File
+	got  chan time.Duration
+}
+
+func newPipeProbe() (*pipeProbe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeProbe{r: r, w: w, got: make(chan time.Duration, 1)}
+	go p.read()
+	return p, nil
+}
+
+// read receives each probe's write time and reports how long it waited.
+func (p *pipeProbe) read() {
+	defer close(p.got)
+	var b [8]byte
+	for {
+		if _, err := io.ReadFull(p.r, b[:]); err != nil {
+			return
+		}
+		sent := int64(binary.LittleEndian.Uint64(b[:]))
+		p.got <- time.Duration(time.Now().UnixNano() - sent)
+	}
+}
+
+// once sends one probe and waits for its wait.
+func (p *pipeProbe) once() (time.Duration, error) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
+	if _, err := p.w.Write(b[:]); err != nil {
+		return 0, err
+	}
+	d, ok := <-p.got
+	if !ok {
+		return 0, io.ErrClosedPipe
+	}
+	return d, nil
+}
+
+func (p *pipeProbe) close() {
+	p.w.Close()
+	for range p.got {
+	}
+	p.r.Close()
+}
+
+// Run measures until ctx ends. Without a pipe (out of descriptors) it
+// measures its sleeps only.
 func (m *LagMeter) Run(ctx context.Context) {
+	if m.probe == nil {
+		if p, err := newPipeProbe(); err == nil {
+			defer p.close()
+			m.probe = p.once
+		}
+	}
 	last := m.now()
 	m.record(last, 0)
 	for m.sleep(ctx, lagPeriod) {
 		now := m.now()
-		over := now.Sub(last) - lagPeriod - lagSlack
-		m.record(now, max(over, 0))
+		over := max(now.Sub(last)-lagPeriod-lagSlack, 0)
+		if m.probe != nil {
+			if d, err := m.probe(); err == nil {
+				over += max(d-lagSlack, 0)
+				now = m.now()
+			}
+		}
+		m.record(now, over)
 		last = now
 	}
 }

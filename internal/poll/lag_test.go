@@ -29,14 +29,14 @@ func (h *harness) timedOut(checks []Check) {
 }
 
 // A check that timed out while the server was behind (lag at least a
-// quarter of its time) blames nobody: the interface stays as it was, the
+// half of its time) blames nobody: the interface stays as it was, the
 // check goes out again at once and is counted as postponed. The same
 // timeouts with no lag make the interface unreachable, then unavailable.
 func TestBehindBlamesNobody(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		lag  time.Duration
-	}{{"behind", 900 * time.Millisecond}, {"on time", 100 * time.Millisecond}} {
+	}{{"behind", 2 * time.Second}, {"on time", 100 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			lag := &fixedLag{tc.lag}
 			h := newHarness(t, 1, 1, "1s", Options{Lag: lag, UnreachablePeriod: 10 * time.Second, UnreachableDelay: 2 * time.Second, UnavailableDelay: 5 * time.Second})
@@ -48,7 +48,7 @@ func TestBehindBlamesNobody(t *testing.T) {
 			}
 			a, known := h.rt.Availability(100)
 			postponed := metric(t, h.m, `peregrine_poll_checks_postponed_total{reason="server_behind"}`)
-			if tc.lag >= 750*time.Millisecond {
+			if tc.lag*2 >= 3*time.Second {
 				if known && (a.ErrorsFrom != 0 || a.Available == 2) {
 					t.Fatalf("interface blamed while the server was behind: %+v", a)
 				}
@@ -140,11 +140,19 @@ func TestLagMeterStalled(t *testing.T) {
 }
 
 // Run records one sample per wake-up until ctx ends, each as late as it
-// came.
+// came plus its probe's wait in the pipe.
 func TestLagMeterRun(t *testing.T) {
 	m := NewLagMeter()
 	now := time.Unix(1000, 0)
 	m.now = func() time.Time { return now }
+	probes := 0
+	m.probe = func() (time.Duration, error) {
+		probes++
+		if probes == 4 {
+			return 100 * time.Millisecond, nil // one byte waited in the pipe
+		}
+		return time.Millisecond, nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	m.sleep = func(_ context.Context, d time.Duration) bool {
@@ -161,7 +169,26 @@ func TestLagMeterRun(t *testing.T) {
 		return true
 	}
 	m.Run(ctx)
-	if got, want := m.Total(), 300*time.Millisecond-lagSlack; got != want {
+	if got, want := m.Total(), 300*time.Millisecond-lagSlack+100*time.Millisecond-lagSlack; got != want {
 		t.Fatalf("total %v, want %v", got, want)
+	}
+}
+
+// The pipe probe measures a byte's wait between two goroutines, and
+// closes without leaving its reader behind.
+func TestPipeProbe(t *testing.T) {
+	p, err := newPipeProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		d, err := p.once()
+		if err != nil || d < 0 {
+			t.Fatalf("probe %d: %v %v", i, d, err)
+		}
+	}
+	p.close()
+	if _, ok := <-p.got; ok {
+		t.Fatal("reader still running after close")
 	}
 }

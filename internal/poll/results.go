@@ -139,7 +139,7 @@ func (s *Scheduler) process(batch []*Result) {
 
 // behind reports whether a network error happened while this process
 // was too far behind to tell: the lag measured between the check's
-// hand-over and its result was at least a quarter of that span. Then the
+// hand-over and its result was at least half of that span. Then the
 // reply may have waited in the socket, or the connect's answer in the
 // kernel, while the goroutine that would have read it waited for a CPU:
 // a timeout says nothing of the target, and blaming it would make healthy
@@ -161,7 +161,7 @@ func (s *Scheduler) behind(r *Result) bool {
 		return false // over before its timeout: the target's answer
 	}
 	stalled := s.lag.Stalled(r.Sent, end)
-	if stalled*4 < span {
+	if stalled*2 < span {
 		return false
 	}
 	s.m.postponed.Inc()
