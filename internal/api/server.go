@@ -159,7 +159,7 @@ type Options struct {
 	// (admission.go).
 	MaxConcurrentCalls int
 	MaxWaitingPerUser  int
-	Logger  *slog.Logger
+	Logger             *slog.Logger
 	// Metrics receives the API's counters; nil: not exported.
 	Metrics *selfmon.Registry
 }
