@@ -34,6 +34,12 @@ const pages = {
   services: () => import('./pages/services.js'),
   'services/sla': () => import('./pages/sla.js'),
   'user/tokens': () => import('./pages/tokens.js'),
+  'config/proxies': () => import('./pages/config/proxies.js'),
+  'config/drules': () => import('./pages/config/drules.js'),
+  'config/webscenarios': () => import('./pages/config/webscenarios.js'),
+  'admin/autoreg': () => import('./pages/admin/autoreg.js'),
+  discovery: () => import('./pages/discovery.js'),
+  web: () => import('./pages/web.js'),
 };
 
 let cleanup = null;
@@ -76,7 +82,8 @@ async function start() {
   // the rest itself: hiding a link is not the check).
   for (const a of document.querySelectorAll('#nav a')) {
     const first = { config: ['/config/hosts', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue', '/admin/authentication'],
-      dashboards: ['/dashboards'], services: ['/services', '/services/sla'] }[a.dataset.page];
+      dashboards: ['/dashboards'], services: ['/services', '/services/sla'],
+      web: ['/web'], discovery: ['/discovery'] }[a.dataset.page];
     if (!first) continue;
     const to = first.find(mayOpen);
     a.hidden = !to;
