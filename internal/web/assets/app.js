@@ -50,7 +50,9 @@ async function show() {
   const load = pages[name] || pages.overview;
   const main = document.getElementById('main');
   // "config" marks every configuration page (config/hosts, ...).
-  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name || name.startsWith(a.dataset.page + '/'));
+  // Proxies keep 6.0's place under Administration at /config/proxies.
+  const menu = name === 'config/proxies' ? 'admin/proxies' : name;
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === menu || menu.startsWith(a.dataset.page + '/'));
   if (cleanup) {
     try { cleanup(); } catch (e) { console.error(e); }
     cleanup = null;

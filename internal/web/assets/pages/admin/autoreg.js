@@ -15,8 +15,8 @@ export async function render(main) {
     const cur = await call('autoregistration.get', { output: 'extend' });
     const acc = Number(cur.tls_accept);
     clear(box);
-    const none = h('input', { type: 'checkbox', id: 'autoreg-tls-none', checked: (acc & 1) !== 0 });
-    const psk = h('input', { type: 'checkbox', id: 'autoreg-tls-psk', checked: (acc & 2) !== 0 });
+    const none = h('input', { type: 'checkbox', id: 'autoreg-accept-none', checked: (acc & 1) !== 0 });
+    const psk = h('input', { type: 'checkbox', id: 'autoreg-accept-psk', checked: (acc & 2) !== 0 });
     const ident = h('input', { type: 'text', id: 'autoreg-tls-psk-identity', dataset: { key: 'tls_psk_identity' }, autocomplete: 'off', maxlength: 128 });
     const key = h('input', { type: 'password', id: 'autoreg-tls-psk', dataset: { key: 'tls_psk' }, autocomplete: 'new-password', maxlength: 512 });
     const hadPSK = (acc & 2) !== 0;

@@ -105,7 +105,7 @@ function scenarioForm(t, isNew, hostid) {
         fld('SSL certificate file', f.ssl_cert_file), fld('SSL key file', f.ssl_key_file), fld('SSL key password', f.ssl_key_password)),
       userFields,
       !isNew ? h('p', { class: 'muted' }, 'Stored passwords are never shown: leave a password field empty to keep it.') : null,
-    ],
+    ].filter(Boolean), // the form appends these: a null would be text
     read: () => {
       const o = { name: f.name.value, delay: f.delay.value, retries: Number(f.retries.value), agent: f.agent.value, http_proxy: f.http_proxy.value,
         status: f.status.checked ? 0 : 1, authentication: Number(f.authentication.value), verify_peer: f.verify_peer.checked ? 1 : 0,
