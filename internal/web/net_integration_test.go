@@ -136,6 +136,20 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 	if px["status"] != "5" || px["proxy_address"] != "127.0.0.1" || px["description"] != netProxyTxt || !strings.Contains(js(px["hosts"]), `"host":"px-1"`) {
 		t.Fatalf("proxy made by the form: %v", px)
 	}
+	// 6.0's mass "Disable hosts" of a proxy, then "Enable hosts".
+	hostStatus := func() string {
+		return getOne(t, base, token, "host", map[string]any{"output": []string{"status"}, "filter": map[string]any{"host": "px-1"}})["status"].(string)
+	}
+	for _, c := range []struct{ button, want string }{{"disable-hosts", "1"}, {"enable-hosts", "0"}} {
+		run(t, ctx, c.button, chromedp.Evaluate(fmt.Sprintf(`(() => { const c = document.querySelector('.proxy-row[data-id="%s"] .row-check'); if (!c.checked) c.click(); })()`, pxID), nil),
+			pollJS(fmt.Sprintf(`!document.querySelector('#proxy-mass-%s').disabled`, c.button)), clickJS(fmt.Sprintf(`document.querySelector('#proxy-mass-%s')`, c.button)))
+		for end := time.Now().Add(20 * time.Second); hostStatus() != c.want; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s: px-1's status is %s, want %s", c.button, hostStatus(), c.want)
+			}
+		}
+	}
+	run(t, ctx, "uncheck", chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.proxy-row[data-id="%s"] .row-check').click()`, pxID), nil))
 	// Passive with an interface and PSK; the secrets are never read back.
 	run(t, ctx, "edit the proxy: passive with PSK", clickJS(rowNamed("proxy", netProxy)),
 		pollJS(fmt.Sprintf(`(document.querySelector('#proxy-host') || {}).value === %q`, netProxy)),
