@@ -16,3 +16,22 @@ export function errorField(msg) {
   if (/checks/i.test(msg)) return 'dchecks';
   return null;
 }
+
+// keyParam quotes an item key parameter as the server does
+// (catalog.quoteKeyParam): as is when it can be, else in quotes with
+// its quotes escaped.
+export function keyParam(s) {
+  if (!/[,\]"]/.test(s) && !s.startsWith(' ') && !s.startsWith('[')) return s;
+  return `"${s.replace(/"/g, '\\"')}"`;
+}
+
+// WEB_KEYS are the keys of the items the server keeps per web scenario
+// and step (catalog.WebItemKey's, in its kinds' order).
+export const WEB_KEYS = [
+  (s) => `web.test.in[${keyParam(s)},,bps]`,
+  (s) => `web.test.fail[${keyParam(s)}]`,
+  (s) => `web.test.error[${keyParam(s)}]`,
+  (s, st) => `web.test.in[${keyParam(s)},${keyParam(st)},bps]`,
+  (s, st) => `web.test.time[${keyParam(s)},${keyParam(st)},resp]`,
+  (s, st) => `web.test.rspcode[${keyParam(s)},${keyParam(st)}]`,
+];

@@ -8,13 +8,9 @@
 // it to one host. Read every 30 s.
 import { call } from '../api.js';
 import { h, clear, fmtTime, fmtValue } from '../dom.js';
+import { WEB_KEYS } from '../netnav.js';
 
-// keyParam quotes an item key parameter as the server does
-// (catalog.quoteKeyParam): as is when it can be.
-export function keyParam(s) {
-  if (!/[,\]"]/.test(s) && !s.startsWith(' ') && !s.startsWith('[')) return s;
-  return `"${s.replace(/"/g, '\\"')}"`;
-}
+const [IN, FAIL, ERROR, STEP_IN, STEP_TIME, STEP_CODE] = WEB_KEYS;
 
 const MAX = 500;
 
@@ -44,9 +40,8 @@ export async function render(main, params) {
       clear(list);
       const body = h('tbody', {});
       for (const t of tests) {
-        const s = keyParam(t.name);
-        const fail = item(t, `web.test.fail[${s}]`);
-        const error = item(t, `web.test.error[${s}]`);
+        const fail = item(t, FAIL(t.name));
+        const error = item(t, ERROR(t.name));
         const steps = (t.steps || []).slice().sort((a, b) => a.no - b.no);
         let status;
         if (!fail || !fail.lastclock || fail.lastclock === '0') status = h('span', { class: 'muted' }, 'Unknown');
@@ -82,7 +77,6 @@ export async function render(main, params) {
     // The steps in full, then each step's three items.
     const [t] = await call('httptest.get', { httptestids: [t0.httptestid], output: ['httptestid', 'name', 'hostid'], selectSteps: ['name', 'no', 'url'] });
     if (!t) return;
-    const s = keyParam(t.name);
     const steps = (t.steps || []).slice().sort((a, b) => a.no - b.no);
     const val = (k) => {
       const i = item(t, k);
@@ -93,11 +87,10 @@ export async function render(main, params) {
       h('table', { class: 'plain', id: 'web-steps' },
         h('thead', {}, h('tr', {}, ['Step', 'Speed', 'Response time', 'Response code'].map((x) => h('th', {}, x)))),
         h('tbody', {}, steps.map((st) => {
-          const p = keyParam(st.name);
-          return h('tr', { class: 'web-step' }, h('td', {}, st.name), h('td', { class: 'step-speed' }, val(`web.test.in[${s},${p},bps]`)),
-            h('td', { class: 'step-time' }, val(`web.test.time[${s},${p},resp]`)), h('td', { class: 'step-code' }, val(`web.test.rspcode[${s},${p}]`)));
+          return h('tr', { class: 'web-step' }, h('td', {}, st.name), h('td', { class: 'step-speed' }, val(STEP_IN(t.name, st.name))),
+            h('td', { class: 'step-time' }, val(STEP_TIME(t.name, st.name))), h('td', { class: 'step-code' }, val(STEP_CODE(t.name, st.name))));
         }),
-        h('tr', { class: 'web-total' }, h('td', {}, 'TOTAL'), h('td', {}, val(`web.test.in[${s},,bps]`)), h('td', {}), h('td', {})))));
+        h('tr', { class: 'web-total' }, h('td', {}, 'TOTAL'), h('td', {}, val(IN(t.name))), h('td', {}), h('td', {})))));
   }
 
   sel.addEventListener('change', () => {
