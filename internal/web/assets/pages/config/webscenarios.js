@@ -11,7 +11,7 @@
 // returned by the API: an empty field keeps them.
 import { call } from '../../api.js';
 import { h } from '../../dom.js';
-import { crudPage, input, fld, rowTable } from '../../crud.js';
+import { crudPage, input, fld, rowTable, subnav } from '../../crud.js';
 import { rowsEditor } from '../../form.js';
 
 const N = 'httptest';
@@ -33,7 +33,7 @@ export async function render(main, params) {
   h('optgroup', { label: 'Hosts' }, hosts.map((x) => h('option', { value: x.hostid, selected: x.hostid === hostid }, x.name))),
   templates.length ? h('optgroup', { label: 'Templates' }, templates.map((x) => h('option', { value: x.templateid, selected: x.templateid === hostid }, x.name))) : null);
   if (!hostid) {
-    main.append(h('div', { class: 'toolbar' }, h('h1', {}, 'Web scenarios'), sel), h('p', { class: 'muted' }, 'Choose the host or template whose web scenarios to show.'));
+    main.append(subnav('config', '/config/webscenarios'), h('div', { class: 'toolbar' }, h('h1', {}, 'Web scenarios'), sel), h('p', { class: 'muted' }, 'Choose the host or template whose web scenarios to show.'));
     return null;
   }
   await crudPage(main, {
