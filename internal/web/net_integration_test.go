@@ -63,7 +63,7 @@ func deleteThroughForm(noun, name string) chromedp.Action {
 func massDelete(noun, id, name string) chromedp.Action {
 	// A row left checked by an earlier mass action stays checked.
 	return chromedp.Tasks{chromedp.Evaluate(fmt.Sprintf(`(() => { const c = document.querySelector('.%s-row[data-id="%s"] .row-check'); if (!c.checked) c.click(); })()`, noun, id), nil),
-		pollJS(fmt.Sprintf(`!document.querySelector('#%s-mass-delete').disabled`, noun)), clickJS(fmt.Sprintf(`document.querySelector('#%s-mass-delete')`, noun)),
+		pollJS(fmt.Sprintf(`!(document.querySelector('#%s-mass-delete') || {disabled: true}).disabled`, noun)), clickJS(fmt.Sprintf(`document.querySelector('#%s-mass-delete')`, noun)),
 		pollJS(fmt.Sprintf(`!!document.querySelector('#%s-mass-delete-yes')`, noun)), clickJS(fmt.Sprintf(`document.querySelector('#%s-mass-delete-yes')`, noun)),
 		pollJS(`!` + rowNamed(noun, name))}
 }
@@ -142,7 +142,7 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 	}
 	for _, c := range []struct{ button, want string }{{"disable-hosts", "1"}, {"enable-hosts", "0"}} {
 		run(t, ctx, c.button, chromedp.Evaluate(fmt.Sprintf(`(() => { const c = document.querySelector('.proxy-row[data-id="%s"] .row-check'); if (!c.checked) c.click(); })()`, pxID), nil),
-			pollJS(fmt.Sprintf(`!document.querySelector('#proxy-mass-%s').disabled`, c.button)), clickJS(fmt.Sprintf(`document.querySelector('#proxy-mass-%s')`, c.button)))
+			pollJS(fmt.Sprintf(`!(document.querySelector('#proxy-mass-%s') || {disabled: true}).disabled`, c.button)), clickJS(fmt.Sprintf(`document.querySelector('#proxy-mass-%s')`, c.button)))
 		for end := time.Now().Add(20 * time.Second); hostStatus() != c.want; time.Sleep(200 * time.Millisecond) {
 			if time.Now().After(end) {
 				t.Fatalf("%s: px-1's status is %s, want %s", c.button, hostStatus(), c.want)
@@ -189,7 +189,7 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 	run(t, ctx, "a proxy with hosts is not deleted", clickJS(rowNamed("proxy", netProxy)),
 		pollJS(`!!document.querySelector('#proxy-delete')`), clickJS(`document.querySelector('#proxy-delete')`),
 		pollJS(`!!document.querySelector('#proxy-delete-yes')`), clickJS(`document.querySelector('#proxy-delete-yes')`),
-		pollJS(`!document.querySelector('#proxy-error').hidden && document.querySelector('#proxy-error').textContent.includes('is monitored by proxy')`),
+		pollJS(`(document.querySelector('#proxy-error') || {textContent: ''}).textContent.includes('is monitored by proxy')`),
 		clickJS(`document.querySelector('#proxy-hosts .unpick')`), chromedp.Click(`#proxy-save`, chromedp.ByQuery),
 		pollJS(`document.querySelector('#proxy-form').hidden`))
 	if px = getOne(t, base, token, "proxy", pxParams); js(px["hosts"]) != "[]" {
@@ -255,7 +255,7 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 		t.Fatalf("rule clone: %v", drClone)
 	}
 	run(t, ctx, "mass disable the clone", clickJS(fmt.Sprintf(`document.querySelector('.drule-row[data-id="%s"] .row-check')`, drClone["druleid"])),
-		pollJS(`!document.querySelector('#drule-mass-disable').disabled`), clickJS(`document.querySelector('#drule-mass-disable')`),
+		pollJS(`!(document.querySelector('#drule-mass-disable') || {disabled: true}).disabled`), clickJS(`document.querySelector('#drule-mass-disable')`),
 		pollJS(fmt.Sprintf(`(document.querySelector('.drule-row[data-id="%s"]') || {textContent: ''}).textContent.includes('Disabled')`, drClone["druleid"])))
 	if c := getOne(t, base, token, "drule", map[string]any{"output": "extend", "druleids": []any{drClone["druleid"]}}); c["status"] != "1" {
 		t.Fatalf("the clone after mass disable: %v", c)
@@ -354,6 +354,10 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 		clickJS(`document.querySelector('.web-name')`),
 		pollJS(`[...document.querySelectorAll('.web-step .step-code')].length === 2 && [...document.querySelectorAll('.web-step .step-code')].every((e) => e.textContent === '200')`))
 	sh.take(t, ctx, "web-monitoring")
+	run(t, ctx, "a host's web from Monitoring → Hosts", chromedp.Navigate(base+"/hosts"),
+		pollJS(fmt.Sprintf(`!!document.querySelector('.host-row[data-hostid="%s"] .host-web')`, hostID)),
+		clickJS(fmt.Sprintf(`document.querySelector('.host-row[data-hostid="%s"] .host-web')`, hostID)),
+		pollJS(fmt.Sprintf(`location.pathname === '/web' && (document.querySelector('#web-host') || {}).value === %q && !!document.querySelector('.web-row[data-id="%s"]')`, hostID, wsID)))
 
 	// Kiosk mode: the button, then the header and menus gone.
 	run(t, ctx, "kiosk mode", chromedp.Navigate(base+"/dashboards?id=1"), chromedp.WaitVisible(`#dashboard-kiosk`, chromedp.ByQuery),
