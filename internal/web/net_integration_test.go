@@ -195,7 +195,10 @@ func TestIntegrationBrowserNetPages(t *testing.T) {
 	if px = getOne(t, base, token, "proxy", pxParams); js(px["hosts"]) != "[]" {
 		t.Fatalf("proxy after its host was removed: %v", px["hosts"])
 	}
-	run(t, ctx, "mass delete the proxy", massDelete("proxy", pxID, netProxy))
+	// The list drawn again after the save (a mass action on the rows
+	// before it would be redrawn away).
+	run(t, ctx, "mass delete the proxy", pollJS(fmt.Sprintf(`(document.querySelector('.proxy-row[data-id="%s"] .proxy-host-count') || {}).textContent === '0'`, pxID)),
+		massDelete("proxy", pxID, netProxy))
 	if n := countOf(t, base, token, "proxy", map[string]any{"output": []string{"proxyid"}}); n != 0 {
 		t.Fatalf("%d proxies left", n)
 	}
