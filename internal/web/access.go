@@ -37,6 +37,12 @@ var pages = []page{
 	{"/dashboards", 1, "monitoring.dashboard"}, {"/services", 1, "services.services"},
 	{"/services/sla", 1, "services.sla_report"}, {"/user/tokens", 1, ""},
 	{"/admin/authentication", 3, "administration.authentication"}, {"/admin/sysinfo", 1, "reports.system_info"},
+	// Proxies are under Administration in 6.0; discovery status is an
+	// Admin's (6.0's User role has no monitoring.discovery); web
+	// monitoring is part of Monitoring → Hosts (no role rule of its own).
+	{"/config/proxies", 3, "administration.proxies"}, {"/config/drules", 2, "configuration.discovery"},
+	{"/discovery", 2, "monitoring.discovery"}, {"/admin/autoreg", 3, "administration.general"},
+	{"/config/webscenarios", 2, "configuration.hosts"}, {"/web", 1, "monitoring.hosts"},
 }
 
 // pagePaths are the paths of pages, in order.

@@ -18,6 +18,7 @@
 // Every value reaches the page as text or a property (dom.js).
 import { call, APIError, mayOpen } from './api.js';
 import { h, clear, debounce } from './dom.js';
+import { NET_SUBNAV, errorField } from './netnav.js';
 
 // subnav links the pages of one section the user may open.
 export function subnav(section, active) {
@@ -29,6 +30,9 @@ export function subnav(section, active) {
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
     services: [['/services', 'Services'], ['/services/sla', 'SLA']],
   }[section] || [];
+  // Network pages (proxies, network discovery, web scenarios,
+  // autoregistration): netnav.js.
+  all.push(...(NET_SUBNAV[section] || []));
   return h('nav', { class: 'subnav', id: `${section}-nav` }, all.filter(([p]) => mayOpen(p)).map(([p, text]) =>
     h('a', { href: p, class: p === active ? 'active' : '', dataset: { page: p.split('/')[2] } }, text)));
 }
@@ -92,7 +96,8 @@ export function showErrorAt(form, errEl, e) {
   const msg = e instanceof APIError ? (e.data || e.message) : String(e.message || e);
   errEl.append(h('span', {}, msg));
   const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
-  const at = m && form.querySelector(`[data-key="${m[1]}"]`);
+  const key = m ? m[1] : errorField(msg);
+  const at = key && form.querySelector(`[data-key="${key}"]`);
   if (at) at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
 }
 
@@ -105,6 +110,7 @@ const PAGE = 50;
 //   clientSort: true (sorted here by name);
 //   search: {field, label} (the get's "search");
 //   filters: [{id, label, options, apply(params, value)}];
+//   params: the get's parameters every list read carries (hostids);
 //   rowParams: the get's output and selects for the rows;
 //   columns: [{label, sort, cell(o)}] (cell returns text or elements);
 //   status: {field, on, off} for mass enable/disable;
@@ -138,7 +144,7 @@ export async function crudPage(main, spec) {
     box, listErr, massBar, listEl);
 
   const baseParams = () => {
-    const p = {};
+    const p = { ...spec.params };
     if (search && search.value) p.search = { [spec.search.field]: search.value };
     for (const { f, el } of filters) if (el.value !== '') f.apply(p, el.value);
     return p;
