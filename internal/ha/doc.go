@@ -11,7 +11,8 @@
 // the fencing epoch, the active node, the failover delay). Migrations
 // run in the transaction that registers a node, behind an advisory
 // lock, so two nodes starting at once migrate once and a refused start
-// (a name in use, a schema newer than this binary) writes nothing.
+// (a name in use, a schema newer than this binary, a running node of
+// another major.minor version) writes nothing.
 //
 // It does not own what the nodes do while active or standby: the
 // wiring asks Node.Lease for the lease and stops the value and event

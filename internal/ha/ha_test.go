@@ -381,6 +381,18 @@ func TestIntegrationBadStarts(t *testing.T) {
 	}
 	c.pg.Exec(`UPDATE peregrine_ha.schema_version SET version = 1`)
 
+	// A running node of another major.minor version: refused, nothing
+	// written; one of another patch release joins.
+	c.pg.Exec(`UPDATE peregrine_ha.node SET version = '9.9.1' WHERE name = 'node-a'`)
+	_, err = c.open("node-b", delay)
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), `node "node-a" runs Peregrine 9.9.1, this one is test`) {
+		t.Fatalf("another version: %v, want ErrVersion", err)
+	}
+	if n := c.pg.Exec(`SELECT count(*) FROM peregrine_ha.node`); n != "1" {
+		t.Fatalf("%s nodes after a refused start, want 1", n)
+	}
+	c.pg.Exec(`UPDATE peregrine_ha.node SET version = 'test' WHERE name = 'node-a'`)
+
 	// Stopped cleanly, the name can start again and keeps its ID.
 	id := a.ID()
 	a.kill()
@@ -502,6 +514,17 @@ func TestTimings(t *testing.T) {
 	} {
 		if m, h := Margin(x.d), Heartbeat(x.d); m != x.m || h != x.h || 3*h+m > x.d {
 			t.Errorf("delay %s: margin %s heartbeat %s, want %s %s", x.d, m, h, x.m, x.h)
+		}
+	}
+}
+
+func TestCompatibleVersions(t *testing.T) {
+	for _, x := range []struct {
+		a, b string
+		ok   bool
+	}{{"0.1.0-dev", "0.1.3", true}, {"v1.2.0", "1.2.9", true}, {"0.1.0", "0.2.0", false}, {"1.0.0", "2.0.0", false}, {"test", "test", true}} {
+		if compatible(x.a, x.b) != x.ok {
+			t.Errorf("compatible(%q, %q) = %v", x.a, x.b, !x.ok)
 		}
 	}
 }

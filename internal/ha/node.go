@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,7 +56,25 @@ var (
 	ErrRemoved = errors.New("ha: this node was removed from the cluster")
 	// ErrSchemaNewer: the database was migrated by a newer Peregrine.
 	ErrSchemaNewer = errors.New("ha: the cluster schema is newer than this binary")
+	// ErrVersion: a running node is of another major.minor version.
+	ErrVersion = errors.New("ha: a running node is of another version")
 )
+
+// compatible reports whether two Peregrine versions may run in one
+// cluster: the same major.minor (6.0's nodes are compatible across
+// minor releases, that is across its third number).
+func compatible(a, b string) bool {
+	mm := func(v string) string {
+		v = strings.TrimPrefix(v, "v")
+		if i := strings.IndexByte(v, '.'); i >= 0 {
+			if j := strings.IndexByte(v[i+1:], '.'); j >= 0 {
+				return v[:i+1+j]
+			}
+		}
+		return v
+	}
+	return mm(a) == mm(b)
+}
 
 // Options configures a Node.
 type Options struct {
@@ -173,6 +192,9 @@ func (n *Node) register(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := n.checkVersions(ctx, tx, c); err != nil {
+			return err
+		}
 		var (
 			id         string
 			status     Status
@@ -210,6 +232,29 @@ func (n *Node) register(ctx context.Context) error {
 		n.delay = c.delay
 		return nil
 	})
+}
+
+// checkVersions refuses to join a cluster where a running node (active
+// or standby, heartbeat younger than the failover delay) is of another
+// major.minor version.
+func (n *Node) checkVersions(ctx context.Context, tx pgx.Tx, c *cluster) error {
+	rows, err := tx.Query(ctx, `SELECT name, version FROM peregrine_ha.node WHERE status IN (0, 3) AND name <> $1
+		AND lastaccess > clock_timestamp() - $2 * interval '1 millisecond' ORDER BY name`, n.opts.Name, c.takeoverDelay().Milliseconds())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, version string
+		if err := rows.Scan(&name, &version); err != nil {
+			return err
+		}
+		if !compatible(version, n.opts.Version) {
+			return fmt.Errorf("%w: node %q runs Peregrine %s, this one is %s; every running node must be of one major.minor version (stop the others to upgrade)",
+				ErrVersion, name, version, n.opts.Version)
+		}
+	}
+	return rows.Err()
 }
 
 // cluster is the cluster row as a transaction read it.
