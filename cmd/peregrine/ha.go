@@ -17,7 +17,9 @@ const haUsage = `usage: peregrine ha [-config FILE] COMMAND
 The commands act on the cluster's PostgreSQL (state.postgres.dsn of the configuration), from any machine.
 `
 
-// haCommand is `peregrine ha`: Zabbix 6.0's HA runtime commands.
+// haCommand is `peregrine ha`: Zabbix 6.0's HA runtime commands, with
+// 6.0.14's output lines (its binary's strings and ha_status recorded
+// from the peer).
 func haCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ha", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -62,11 +64,11 @@ func haCommand(args []string, stdout, stderr io.Writer) int {
 	case "remove-node":
 		var n ha.NodeInfo
 		if n, err = adm.RemoveNode(ctx, rest[1]); err == nil {
-			fmt.Fprintf(stdout, "Removed node %q with ID %q\n", n.Name, n.ID)
+			fmt.Fprintf(stdout, "removed node %q with ID %q\n", n.Name, n.ID)
 		}
 	case "set-failover-delay":
 		if err = adm.SetFailoverDelay(ctx, delay); err == nil {
-			fmt.Fprintf(stdout, "HA failover delay set to %ds\n", int64(delay/time.Second))
+			fmt.Fprintf(stdout, "HA failover delay set to %d seconds\n", int64(delay/time.Second))
 		}
 	}
 	if err != nil {

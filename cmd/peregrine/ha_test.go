@@ -76,10 +76,10 @@ func TestIntegrationHACommand(t *testing.T) {
 		!strings.Contains(out, fmt.Sprintf("   1. %-25s %-25s %-30s %-11s ", n.ID(), "node-a", "192.0.2.7:10051", "active")) {
 		t.Fatalf("status: %d\n%s%s", code, out, e)
 	}
-	if code, out, e := cmd("set-failover-delay", "5m"); code != 0 || out != "HA failover delay set to 300s\n" {
+	if code, out, e := cmd("set-failover-delay", "5m"); code != 0 || out != "HA failover delay set to 300 seconds\n" {
 		t.Fatalf("set-failover-delay 5m: %d %q %q", code, out, e)
 	}
-	if code, _, e := cmd("set-failover-delay", "5s"); code != 1 || !strings.Contains(e, "between 10s and 15m") {
+	if code, _, e := cmd("set-failover-delay", "5s"); code != 1 || !strings.Contains(e, "failover delay must be in range from 10s to 15m") {
 		t.Fatalf("set-failover-delay 5s: %d %q", code, e)
 	}
 	if code, _, e := cmd("set-failover-delay", "soon"); code != 2 || !strings.Contains(e, `"soon" is not a delay`) {

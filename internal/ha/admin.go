@@ -105,7 +105,9 @@ func (a *Admin) Cluster(ctx context.Context) (*Cluster, error) {
 // RemoveNode removes the node named target (its name or ha_nodeid), as
 // 6.0's ha_remove_node: only a node that is stopped or unavailable, or
 // whose heartbeat is older than the failover delay; a running node must
-// be stopped first. It returns the removed node.
+// be stopped first. It returns the removed node. The messages follow
+// 6.0.14's (its binary's strings): "cannot remove HA node: unknown
+// node ...", "... node "x" is active".
 func (a *Admin) RemoveNode(ctx context.Context, target string) (NodeInfo, error) {
 	var n NodeInfo
 	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
@@ -118,14 +120,14 @@ func (a *Admin) RemoveNode(ctx context.Context, target string) (NodeInfo, error)
 		err = tx.QueryRow(ctx, `SELECT ha_nodeid, name, address, port, lastaccess, status FROM peregrine_ha.node WHERE ha_nodeid = $1 OR name = $1 FOR UPDATE`, target).
 			Scan(&n.ID, &n.Name, &n.Address, &n.Port, &last, &st)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("ha: no node named %q (a name or an ID from peregrine ha status)", target)
+			return fmt.Errorf("cannot remove HA node: unknown node %q (a name or an ID from peregrine ha status)", target)
 		}
 		if err != nil {
 			return err
 		}
 		n.Status, n.LastAccess = Status(st), last.Unix()
 		if (n.Status == StatusActive || n.Status == StatusStandby) && c.now.Sub(last) < c.takeoverDelay() {
-			return fmt.Errorf("ha: node %q is %s and was seen %s ago: stop it before removing it", n.Name, n.Status, c.now.Sub(last).Round(time.Second))
+			return fmt.Errorf("cannot remove HA node: node %q is %s (seen %s ago): stop it before removing it", n.Name, n.Status, c.now.Sub(last).Round(time.Second))
 		}
 		if c.active == n.ID {
 			if _, err := tx.Exec(ctx, `UPDATE peregrine_ha.cluster SET active_nodeid = NULL WHERE id = 1`); err != nil {
@@ -147,7 +149,7 @@ func (a *Admin) RemoveNode(ctx context.Context, target string) (NodeInfo, error)
 // next heartbeat.
 func (a *Admin) SetFailoverDelay(ctx context.Context, d time.Duration) error {
 	if d < 10*time.Second || d > 15*time.Minute || d%time.Second != 0 {
-		return fmt.Errorf("ha: the failover delay must be whole seconds between 10s and 15m, not %s", d)
+		return fmt.Errorf("failover delay must be in range from 10s to 15m (whole seconds), not %s", d)
 	}
 	return a.setDelay(ctx, d)
 }

@@ -430,7 +430,7 @@ func TestIntegrationRuntimeCommands(t *testing.T) {
 	if _, err := adm.RemoveNode(ctx, a.ID()); err == nil || !strings.Contains(err.Error(), "is active") {
 		t.Fatalf("removing the active node by ID: %v", err)
 	}
-	if _, err := adm.RemoveNode(ctx, "nosuch"); err == nil || !strings.Contains(err.Error(), `no node named "nosuch"`) {
+	if _, err := adm.RemoveNode(ctx, "nosuch"); err == nil || !strings.Contains(err.Error(), `cannot remove HA node: unknown node "nosuch"`) {
 		t.Fatalf("removing an unknown node: %v", err)
 	}
 

@@ -217,8 +217,8 @@ func (n *Node) register(ctx context.Context) error {
 		default:
 			age := c.now.Sub(lastaccess)
 			if (status == StatusActive || status == StatusStandby) && age < c.takeoverDelay() {
-				return fmt.Errorf("%w: node %q (%s) at %s:%d was seen %s ago; give this node another ha.node_name, or stop that one and wait the failover delay (%s)",
-					ErrNameInUse, n.opts.Name, status, addr, port, age.Round(time.Second), c.takeoverDelay())
+				return fmt.Errorf("%w: found %s duplicate %q node: node %q (%s) at %s:%d was seen %s ago; give this node another ha.node_name, or stop that one and wait the failover delay (%s)",
+					ErrNameInUse, status, n.opts.Name, n.opts.Name, status, addr, port, age.Round(time.Second), c.takeoverDelay())
 			}
 			// The same name again after a stop or a crash: the row and
 			// its ID carry on, as 6.0's do.
