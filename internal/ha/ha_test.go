@@ -17,6 +17,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("PEREGRINE_HA_CHILD") != "" {
+		os.Exit(childNode())
+	}
 	code := m.Run()
 	if err := testutil.NoLeakedGoroutines("ha.(*Node).Run"); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, err)

@@ -282,10 +282,16 @@ func (c *cluster) takeoverDelay() time.Duration {
 }
 
 // readCluster reads the cluster row and its active node with lock
-// ("FOR SHARE", "FOR UPDATE" or "") on the cluster row.
+// ("FOR SHARE", "FOR UPDATE" or "") on the cluster row. The lock is
+// taken by a statement of its own before the read: a locking read that
+// waited for a takeover would see the new cluster row joined with the
+// node rows of its older snapshot (READ COMMITTED re-checks only the
+// locked row), and could take an active node for a stale one.
 func readCluster(ctx context.Context, tx pgx.Tx, lock string) (*cluster, error) {
 	if lock != "" {
-		lock += " OF c"
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM peregrine_ha.cluster WHERE id = 1 `+lock); err != nil {
+			return nil, fmt.Errorf("cannot lock the cluster row: %w", err)
+		}
 	}
 	var (
 		c               cluster
@@ -297,7 +303,7 @@ func readCluster(ctx context.Context, tx pgx.Tx, lock string) (*cluster, error) 
 	err := tx.QueryRow(ctx, `SELECT c.epoch, c.active_nodeid, c.failover_delay_ms, c.prev_delay_ms, c.delay_changed_at, clock_timestamp(),
 			n.status, n.lastaccess, n.session
 		FROM peregrine_ha.cluster c LEFT JOIN peregrine_ha.node n ON n.ha_nodeid = c.active_nodeid
-		WHERE c.id = 1 `+lock).Scan(&c.epoch, &active, &delayMS, &prevMS, &c.changedAt, &c.now, &status, &lastaccess, &session)
+		WHERE c.id = 1`).Scan(&c.epoch, &active, &delayMS, &prevMS, &c.changedAt, &c.now, &status, &lastaccess, &session)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the cluster row: %w", err)
 	}
