@@ -46,7 +46,12 @@
 // transaction that calls Fence after a takeover sees the new epoch: a
 // node that lost its lease can never commit a fenced write, whatever its
 // clock or scheduler did. This is the safety property; the database
-// checks it, not the node's good behaviour.
+// checks it, not the node's good behaviour. Every locking read of the
+// cluster row takes the lock in a statement of its own and reads in the
+// next: a locking read that waited for a takeover would otherwise join
+// the new cluster row with node rows from before it (READ COMMITTED
+// re-checks only the locked row), which once let a second standby
+// take a fresh active node for a stale one.
 //
 // A paused writer holding the share lock would hold up the takeover:
 // every connection of the node's pool sets

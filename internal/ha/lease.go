@@ -91,8 +91,12 @@ func (l *Lease) end(cause error) {
 // is younger than the failover delay. It locks the cluster row FOR
 // SHARE until tx ends, so no takeover commits in between: a write made
 // in tx after Fence succeeded commits only while the lease holds.
-// Every state write of the active node calls it; on ErrFenced the
-// caller rolls back.
+// Every state write of the active node calls it, as the transaction's
+// first statement (READ COMMITTED; under REPEATABLE READ a takeover
+// that committed while Fence waited fails the transaction, which is
+// as safe); on ErrFenced the caller rolls back. The transaction must
+// not sit idle longer than Margin(delay) between statements:
+// PostgreSQL ends it then (doc.go).
 func (l *Lease) Fence(ctx context.Context, tx pgx.Tx) error {
 	if l.ctx.Err() != nil {
 		if cause := context.Cause(l.ctx); !errors.Is(cause, ErrFenced) {
