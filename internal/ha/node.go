@@ -458,8 +458,12 @@ func (n *Node) standby(ctx context.Context) error {
 		// reach): standby until a takeover gives a new one.
 		n.leaseEnded(l)
 	}
-	tag, err := n.pool.Exec(ctx, `UPDATE peregrine_ha.node SET lastaccess = clock_timestamp(), status = CASE WHEN status = 3 THEN 3 ELSE 0 END
-		WHERE ha_nodeid = $1 AND session = $2`, n.id, n.session)
+	// A row still saying active (this node lost its lease but no one
+	// took over) keeps its old heartbeat: it must not look alive while
+	// this node does not process; it becomes active again by a takeover
+	// below, with a new epoch.
+	tag, err := n.pool.Exec(ctx, `UPDATE peregrine_ha.node SET lastaccess = CASE WHEN status = 3 THEN lastaccess ELSE clock_timestamp() END,
+		status = CASE WHEN status = 3 THEN 3 ELSE 0 END WHERE ha_nodeid = $1 AND session = $2`, n.id, n.session)
 	if err != nil {
 		return err
 	}
