@@ -3,12 +3,16 @@ package ha
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
 // Writers of the old active keep writing through a takeover, checking
@@ -109,4 +113,87 @@ func TestIntegrationWritersRacingTakeover(t *testing.T) {
 	if interleaved {
 		t.Fatal("a write of the old epoch committed after one of the new epoch")
 	}
+}
+
+// Three nodes starting at once on an empty database: the schema is
+// migrated once (the advisory lock), and exactly one node becomes
+// active.
+func TestIntegrationSimultaneousStart(t *testing.T) {
+	c := newTestCluster(t)
+	const delay = 2 * time.Second
+	names := []string{"node-a", "node-b", "node-c"}
+	nodes := make([]*testNode, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := c.open(name, delay)
+			if err != nil {
+				t.Errorf("open %s: %v", name, err)
+				return
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			tn := &testNode{Node: n, cancel: cancel, done: make(chan error, 1)}
+			go func() { tn.done <- n.Run(ctx) }()
+			nodes[i] = tn
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n != nil {
+				n.kill()
+				n.pool.Close()
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	active := func() (k int) {
+		for _, n := range nodes {
+			if n.Lease() != nil {
+				k++
+			}
+		}
+		return k
+	}
+	waitFor(t, "a node active", 10*time.Second, func() bool { return active() > 0 })
+	for range 5 {
+		if k := active(); k != 1 {
+			t.Fatalf("%d nodes hold a lease", k)
+		}
+		time.Sleep(Heartbeat(delay))
+	}
+	if v := c.pg.Exec(`SELECT version FROM peregrine_ha.schema_version`); v != "1" {
+		t.Errorf("schema_version %q, want 1 (one row)", v)
+	}
+	if e := c.registry().Epoch; e != 1 {
+		t.Errorf("epoch %d, want 1", e)
+	}
+}
+
+// A password login in key=value form (the password has ';', '{', '}'),
+// by a user who may not create the schema: a clear error and nothing
+// written; with CREATE on the database it starts.
+func TestIntegrationUserWithoutCreate(t *testing.T) {
+	c := newTestCluster(t)
+	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password='%s' dbname=postgres sslmode=disable",
+		c.pg.Port, testutil.PostgresUser, testutil.PostgresPassword)
+	opts := Options{DSN: dsn, Name: "node-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 2 * time.Second, Version: "test"}
+	_, err := Open(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "cannot create the schema peregrine_ha (does the user have CREATE on the database?)") ||
+		strings.Contains(err.Error(), testutil.PostgresPassword) {
+		t.Fatalf("without CREATE: %v", err)
+	}
+	if n := c.pg.Exec(`SELECT count(*) FROM pg_namespace WHERE nspname = 'peregrine_ha'`); n != "0" {
+		t.Fatalf("schema created by a refused start (%s)", n)
+	}
+	c.pg.Exec(`GRANT CREATE ON DATABASE postgres TO ` + testutil.PostgresUser)
+	n, err := Open(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("with CREATE: %v", err)
+	}
+	n.pool.Close()
 }
