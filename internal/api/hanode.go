@@ -42,7 +42,8 @@ type hanodeGetParams struct {
 	PreserveKeys opt[bool]                `json:"preservekeys"`
 }
 
-// cuidList is a list of CUIDs, or one (API_CUIDS with API_NORMALIZE).
+// cuidList is a list of CUIDs, or one CUID alone (API_CUIDS with
+// API_NORMALIZE).
 type cuidList []string
 
 func (l *cuidList) decodeParam(b []byte, _ *fieldCtx) error {
@@ -52,6 +53,12 @@ func (l *cuidList) decodeParam(b []byte, _ *fieldCtx) error {
 	case 'n':
 		return nil
 	case 's':
+		// A lone string is taken as one ID only if it is a CUID; else
+		// 6.0 says an array was expected (recorded from 6.0.14).
+		var s string
+		if json.Unmarshal(b, &s) != nil || !isCUID(s) {
+			return &valueError{msg: "an array is expected"}
+		}
 	case 'a', 'o':
 		elems = listValues(b)
 	default:
