@@ -92,8 +92,6 @@ type Options struct {
 	// Version is the node's Peregrine version, kept in its row.
 	Version string
 	Logger  *slog.Logger
-	// Now is the local monotonic clock (tests); default time.Now.
-	Now func() time.Time
 }
 
 // Margin is M of doc.go: how long before a standby may take over the
@@ -133,9 +131,6 @@ func Open(ctx context.Context, opts Options) (*Node, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
 	}
 	pool, err := openPool(ctx, opts.DSN, "peregrine-ha "+opts.Name, Margin(opts.FailoverDelay))
 	if err != nil {
@@ -402,7 +397,7 @@ func (n *Node) step(ctx context.Context) error {
 // renew extends the lease if the cluster row still names this node
 // with the lease's epoch; otherwise the lease ends.
 func (n *Node) renew(ctx context.Context, l *Lease) error {
-	t0 := n.opts.Now()
+	t0 := time.Now()
 	var lost error
 	var delay time.Duration
 	err := pgx.BeginFunc(ctx, n.pool, func(tx pgx.Tx) error {
@@ -487,7 +482,7 @@ func (n *Node) standby(ctx context.Context) error {
 	if !c.expired(n.id) {
 		return nil
 	}
-	t0 := n.opts.Now()
+	t0 := time.Now()
 	var took *Lease
 	delay := c.delay
 	err = pgx.BeginFunc(ctx, n.pool, func(tx pgx.Tx) error {
