@@ -89,6 +89,11 @@
 //
 // # Concurrency
 //
+// Lock order in PostgreSQL: the cluster row first, then node rows, then
+// (in a fenced transaction) the caller's tables; every transaction of
+// this package and Fence keep it, so none deadlock. The standby
+// heartbeat touches only its own node row.
+//
 // A Node is run by one Run goroutine; Lease, Status, Nodes and the
 // Lease's methods are safe from any goroutine. A Lease is ended once
 // and never renewed after that: a node that becomes active again gets
