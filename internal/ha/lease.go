@@ -55,7 +55,7 @@ func (l *Lease) extend(t0 time.Time, delay time.Duration) {
 		return
 	}
 	l.deadline = t0.Add(delay - Margin(delay))
-	wait := l.deadline.Sub(time.Now())
+	wait := time.Until(l.deadline)
 	if l.timer == nil {
 		l.timer = time.AfterFunc(wait, l.expire)
 	} else {
