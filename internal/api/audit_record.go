@@ -353,6 +353,8 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 			for _, f := range r.extra {
 				if v, ok := after[id].get(f); ok {
 					obj.set(f, v)
+				} else if v, ok := r.fixed[f]; ok {
+					obj.set(f, v)
 				}
 			}
 			obj.set(r.idField, id)
@@ -542,6 +544,9 @@ func (r *auditRes) auditObject(req, after, before jobj, sub string) jobj {
 			continue
 		}
 		av, ok := after.get(f.k)
+		if !ok && sub == "" && slices.Contains(r.fromReq, f.k) {
+			av, ok = f.v, true
+		}
 		if !ok {
 			continue
 		}
