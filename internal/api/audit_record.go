@@ -94,6 +94,9 @@ type auditCall struct {
 	reqs   []jobj
 	ids    []string
 	before map[string]jobj
+	// copies are, for a delete, the copies of the deleted host
+	// prototypes, read before the call (audit_copies.go).
+	copies []hostProtoCopy
 }
 
 func (s *Server) audited(ctx context.Context, c *call, op auditOp, inner func(context.Context, *call) (any, error)) (any, error) {
@@ -213,6 +216,7 @@ func (a *auditCall) prepare() {
 	case a.op.action == audit.ActionDelete:
 		a.ids = idsOf(a.c.params)
 		a.before = a.load(res, a.ids)
+		a.copies = a.hostProtoCopies(a.ids)
 	}
 }
 
@@ -396,6 +400,15 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 				out = append(out, rec(audit.ActionDelete, id, str(b, name), nil))
 			}
 		}
+		out = append(out, copyRecords(audit.ActionDelete, a.copies, out)...)
+		return out
+	}
+	if r == auditHostProto && a.op.kind == auditObjects {
+		var ids []string
+		for _, rc := range out {
+			ids = append(ids, strconv.FormatUint(rc.ResourceID, 10))
+		}
+		out = append(out, copyRecords(a.op.action, a.hostProtoCopies(ids), out)...)
 	}
 	return out
 }

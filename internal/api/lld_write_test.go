@@ -111,3 +111,57 @@ func TestAuditHostPrototypes(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditHostPrototypeCopies: a template's host prototype changed
+// writes a record for its copy on a linked host too, after its own
+// (recorded from 6.0.14, audit_copies.go): on add the copy's rule and
+// template first, its group link naming the template's row; on update
+// the template's details; on delete none.
+func TestAuditHostPrototypeCopies(t *testing.T) {
+	f := newAuditFixture(t)
+	var g struct{ GroupIDs []string }
+	json.Unmarshal(mustOK(t, f, "hostgroup.create", `{"name":"au-g"}`), &g)
+	var tm struct{ TemplateIDs []string }
+	json.Unmarshal(mustOK(t, f, "template.create", `{"host":"au-t","groups":[{"groupid":"`+g.GroupIDs[0]+`"}]}`), &tm)
+	var r struct{ ItemIDs []string }
+	json.Unmarshal(mustOK(t, f, "discoveryrule.create", `{"hostid":"`+tm.TemplateIDs[0]+`","name":"r","key_":"au.disc","type":2}`), &r)
+	var h struct{ HostIDs []string }
+	json.Unmarshal(mustOK(t, f, "host.create", `{"host":"au-h","groups":[{"groupid":"`+g.GroupIDs[0]+`"}],"templates":[{"templateid":"`+tm.TemplateIDs[0]+`"}]}`), &h)
+	var hr []struct{ ItemID string }
+	json.Unmarshal(mustOK(t, f, "discoveryrule.get", `{"hostids":["`+h.HostIDs[0]+`"],"output":["itemid"]}`), &hr)
+	var hp struct{ HostIDs []string }
+	json.Unmarshal(mustOK(t, f, "hostprototype.create", `{"host":"{#HN}","ruleid":"`+r.ItemIDs[0]+`","groupLinks":[{"groupid":"`+g.GroupIDs[0]+`"}]}`), &hp)
+	var cp []struct{ HostID string }
+	json.Unmarshal(mustOK(t, f, "hostprototype.get", `{"discoveryids":["`+hr[0].ItemID+`"],"output":["hostid"]}`), &cp)
+	if len(hr) != 1 || len(cp) != 1 {
+		t.Fatalf("the host's rule %v, its host prototypes %v", hr, cp)
+	}
+	id, cid := hp.HostIDs[0], cp[0].HostID
+	mustOK(t, f, "hostprototype.update", `{"hostid":"`+id+`","status":1}`)
+	mustOK(t, f, "hostprototype.delete", `["`+id+`"]`)
+	var recs []map[string]string
+	json.Unmarshal(mustOK(t, f, "auditlog.get", `{"filter":{"resourcetype":37},"sortfield":"clock","sortorder":"ASC"}`), &recs)
+	upd := `{"hostprototype.status":["update","1","0"]}`
+	want := []map[string]string{
+		{"action": "0", "resourceid": id},
+		{"action": "0", "resourceid": cid, "resourcename": "{#HN}", "details": `{"hostprototype.ruleid":["add","` + hr[0].ItemID + `"],` +
+			`"hostprototype.templateid":["add","` + id + `"],"hostprototype.host":["add","{#HN}"],"hostprototype.groupLinks[1]":["add"],` +
+			`"hostprototype.groupLinks[1].groupid":["add","` + g.GroupIDs[0] + `"],"hostprototype.groupLinks[1].templateid":["add","1"],` +
+			`"hostprototype.groupLinks[1].group_prototypeid":["add","1"],"hostprototype.name":["add","{#HN}"],"hostprototype.flags":["add","2"],` +
+			`"hostprototype.hostid":["add","` + cid + `"]}`},
+		{"action": "1", "resourceid": id, "details": upd},
+		{"action": "1", "resourceid": cid, "details": upd},
+		{"action": "2", "resourceid": id, "details": ""},
+		{"action": "2", "resourceid": cid, "resourcename": "{#HN}", "details": ""},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("records: %v", recs)
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if recs[i][k] != v {
+				t.Errorf("record %d: %s = %q\nwant %q", i, k, recs[i][k], v)
+			}
+		}
+	}
+}
