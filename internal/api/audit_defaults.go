@@ -149,6 +149,12 @@ var auditDefaults = map[string]map[string]string{
 		"proxy_address": "", "proxy_hostid": "0", "status": "0", "templateid": "0", "tls_accept": "1", "tls_connect": "1",
 		"tls_issuer": "", "tls_psk": "", "tls_psk_identity": "", "tls_subject": "", "uuid": "",
 	},
+	"group_prototype": {"name": ""},
+	"host_tag":        {"tag": "", "value": ""},
+	"hostmacro":       {"macro": "", "value": "", "description": "", "type": "0"},
+	"hosts_templates": {},
+	"interface": {"main": "0", "type": "1", "useip": "1", "ip": "127.0.0.1", "dns": "", "port": "10050", "available": "0",
+		"error": "", "errors_from": "0", "disable_until": "0"},
 	"hstgrp": {
 		"flags":    "0",
 		"internal": "0",

@@ -94,6 +94,9 @@ type auditCall struct {
 	reqs   []jobj
 	ids    []string
 	before map[string]jobj
+	// copies are, for a delete, the copies of the deleted host
+	// prototypes, read before the call (audit_copies.go).
+	copies []hostProtoCopy
 }
 
 func (s *Server) audited(ctx context.Context, c *call, op auditOp, inner func(context.Context, *call) (any, error)) (any, error) {
@@ -213,6 +216,7 @@ func (a *auditCall) prepare() {
 	case a.op.action == audit.ActionDelete:
 		a.ids = idsOf(a.c.params)
 		a.before = a.load(res, a.ids)
+		a.copies = a.hostProtoCopies(a.ids)
 	}
 }
 
@@ -353,6 +357,8 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 			for _, f := range r.extra {
 				if v, ok := after[id].get(f); ok {
 					obj.set(f, v)
+				} else if v, ok := r.fixed[f]; ok {
+					obj.set(f, v)
 				}
 			}
 			obj.set(r.idField, id)
@@ -394,6 +400,15 @@ func (a *auditCall) records(res any, err error) []audit.Record {
 				out = append(out, rec(audit.ActionDelete, id, str(b, name), nil))
 			}
 		}
+		out = append(out, copyRecords(audit.ActionDelete, a.copies, out)...)
+		return out
+	}
+	if r == auditHostProto && a.op.kind == auditObjects {
+		var ids []string
+		for _, rc := range out {
+			ids = append(ids, strconv.FormatUint(rc.ResourceID, 10))
+		}
+		out = append(out, copyRecords(a.op.action, a.hostProtoCopies(ids), out)...)
 	}
 	return out
 }
@@ -542,6 +557,9 @@ func (r *auditRes) auditObject(req, after, before jobj, sub string) jobj {
 			continue
 		}
 		av, ok := after.get(f.k)
+		if !ok && sub == "" && slices.Contains(r.fromReq, f.k) {
+			av, ok = f.v, true
+		}
 		if !ok {
 			continue
 		}

@@ -33,8 +33,13 @@ type auditRes struct {
 	ints   []string
 	masked []auditMask
 	// extra are the members Zabbix adds on create, before the ID
-	// ("uuid").
+	// ("uuid"), read back from the stored object or, when its get does
+	// not give them, from fixed (a host prototype's flags).
 	extra []string
+	fixed map[string]string
+	// fromReq are members the get does not give back, detailed as the
+	// request gave them (a host prototype's ruleid).
+	fromReq []string
 	// skip are paths (under api) never detailed.
 	skip   []string
 	nested map[string]auditNested
@@ -85,6 +90,24 @@ var (
 		fields: []string{"triggerid", "description", "expression", "url", "status", "priority", "comments", "type", "templateid",
 			"recovery_mode", "recovery_expression", "correlation_mode", "correlation_tag", "manual_close", "opdata", "discover", "event_name"},
 		ints: []string{"priority", "status", "type", "recovery_mode", "correlation_mode", "manual_close", "discover"}}
+	// Host prototypes: 6.0's newer audit (recorded from 6.0.14: resource
+	// 37, named by the technical name; on add the request's members,
+	// then the name Zabbix defaults to the technical one, uuid, flags
+	// and the ID, nested rows with their IDs; on update the changed
+	// members, a replaced tag as one row deleted and one added).
+	auditHostProto = &auditRes{typ: audit.ResourceHostPrototype, api: "hostprototype", table: "hosts", idField: "hostid",
+		get: "hostprototype.get", getIDs: "hostids", name: "host", extra: []string{"name", "uuid", "flags"},
+		fixed: map[string]string{"flags": "2"}, fromReq: []string{"ruleid"},
+		selects: map[string]any{"selectGroupLinks": "extend", "selectGroupPrototypes": "extend", "selectTags": "extend",
+			"selectMacros": "extend", "selectTemplates": "extend", "selectInterfaces": "extend"},
+		nested: map[string]auditNested{
+			"groupLinks":      {table: "group_prototype", idField: "group_prototypeid", key: []string{"groupid"}},
+			"groupPrototypes": {table: "group_prototype", idField: "group_prototypeid", key: []string{"name"}},
+			"tags":            {table: "host_tag", idField: "hosttagid", key: []string{"tag", "value"}},
+			"macros":          {table: "hostmacro", idField: "hostmacroid", key: []string{"macro"}},
+			"templates":       {table: "hosts_templates", idField: "hosttemplateid", key: []string{"templateid"}},
+			"interfaces":      {table: "interface", idField: "interfaceid"},
+		}}
 	auditValueMap = &auditRes{typ: audit.ResourceValueMap, api: "valuemap", idField: "valuemapid", get: "valuemap.get", getIDs: "valuemapids",
 		name: "name", oldStyle: true, fields: []string{"valuemapid", "uuid", "name", "hostid"}}
 	// Proxies: 6.0's newer audit (recorded from 6.0.14: details on add,
@@ -228,6 +251,9 @@ var auditOps = map[string]auditOp{
 	"triggerprototype.create": {res: auditTriggerProto, action: audit.ActionAdd},
 	"triggerprototype.update": {res: auditTriggerProto, action: audit.ActionUpdate},
 	"triggerprototype.delete": {res: auditTriggerProto, action: audit.ActionDelete},
+	"hostprototype.create":    {res: auditHostProto, action: audit.ActionAdd},
+	"hostprototype.update":    {res: auditHostProto, action: audit.ActionUpdate},
+	"hostprototype.delete":    {res: auditHostProto, action: audit.ActionDelete},
 	"proxy.create":            {res: auditProxy, action: audit.ActionAdd},
 	"drule.create":            {res: auditDRule, action: audit.ActionAdd},
 	"drule.update":            {res: auditDRule, action: audit.ActionUpdate},
@@ -314,9 +340,7 @@ var notAudited = map[string]string{
 	"history.import":              "Peregrine's method for peregrine migrate; history values are not audited",
 	"preprocessing.test":          "changes nothing",
 	// Recorded from 6.0.14: no record for a discovery rule or item
-	// prototype created; host prototypes (resource 37, detailed with
-	// their nested rows' IDs) are audited by 6.0 and not yet by Peregrine
-	// (open: issue 26).
+	// prototype created.
 	"discoveryrule.create": "6.0.14 records no discovery rule create (recorded from the peer)",
 	"discoveryrule.update": "not audited yet (open, issue 26)",
 	"discoveryrule.delete": "not audited yet (open, issue 26)",
@@ -324,9 +348,6 @@ var notAudited = map[string]string{
 	"itemprototype.create": "6.0.14 records no item prototype create (recorded from the peer)",
 	"itemprototype.update": "not audited yet (open, issue 26)",
 	"itemprototype.delete": "not audited yet (open, issue 26)",
-	"hostprototype.create": "not audited yet: 6.0.14 writes resource 37 detailed (open, issue 26)",
-	"hostprototype.update": "not audited yet (open, issue 26)",
-	"hostprototype.delete": "not audited yet (open, issue 26)",
 	// Audited by 6.0 (resource 22) with details naming pages and
 	// widgets by their row ids: not recorded yet.
 	"dashboard.create": "6.0's records name page and widget row ids; not recorded yet",

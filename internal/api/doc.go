@@ -212,12 +212,15 @@
 // itemprototype.get, triggerprototype.get and hostprototype.get over the
 // catalog's rules (items with LLD) and their prototypes; item.get and the
 // selectItems of host.get and template.get leave rules out (flags 0 and
-// 4 only, as 6.0), item.update refuses rules and discovered items.
+// 4 only, as 6.0), item.update refuses rules.
 // discoveryrule_write.go, lld_protos_write.go, lld_trigger_write.go:
 // discoveryrule.create/update/delete/copy and the prototypes' create,
 // update and delete, checked and worded as 6.0.14 (conformance case
 // lld); each call is one catalog Edit changing the rule's configuration
 // (catalog.Edit.UpdateRule), which the catalog hands on to its copies.
+// lld_inherited.go: what the owner of an inherited prototype and of a
+// discovered host, item or trigger may change, and the refusals of the
+// rest, worded as 6.0.14 (conformance case inherited_edits).
 //
 // Graphs (graph.go: graph.get, graphitem.get; graph_write.go:
 // graph.create/update/delete, checked as 6.0's CGraph checks them with

@@ -395,10 +395,17 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	snap := w.cat.Snapshot()
 	names := make([]string, len(ps))
 	curTLS := make([]catalog.HostTLS, len(ps))
+	objs := objectsOf(c.params)
 	for i := range ps {
 		h := snap.HostByID(ps[i].HostID.Value)
 		if h == nil || !a.all() && !a.canWrite(h) {
 			return nil, errNoPermissionsParams
+		}
+		if h.Discovery != nil {
+			// lld_inherited.go; its inventory is checked as any host's.
+			if err := discoveredRefusal(objs, i, "host", "host", h.Host, "hostid", "status", "description", "inventory"); err != nil {
+				return nil, err
+			}
 		}
 		names[i], curTLS[i] = h.Host, h.TLS
 	}

@@ -437,6 +437,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 	}
 	ups := make([]catalog.ItemUpdate, len(ps))
 	ids := make([]uint64, len(ps))
+	objs := objectsOf(c.params)
 	snap := w.cat.Snapshot()
 	for i := range ps {
 		p := &ps[i]
@@ -444,7 +445,11 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil, missing(i, "itemid")
 		}
 		cur := snap.AnyItem(p.ItemID.Value)
-		if !itemUpdatable(cur) {
+		if cur != nil && cur.Discovery != nil && cur.LLD == nil {
+			if err := discoveredRefusal(objs, i, "item", "name", cur.Name, "itemid", "status"); err != nil { // lld_inherited.go
+				return nil, err
+			}
+		} else if !itemUpdatable(cur) {
 			return nil, errNoPermissions
 		}
 		if cur != nil && cur.TemplateID != 0 {

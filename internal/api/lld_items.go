@@ -50,12 +50,13 @@ func hostRules(h *catalog.Host) []*catalog.Item {
 }
 
 // itemUpdatable reports whether item.update may change an item: 6.0
-// refuses discovery rules (they are discoveryrule.update's) and
-// discovered items with "No permissions to referred object or it does
-// not exist!" (recorded from 6.0.14). item.delete deletes a discovered
-// item but refuses a rule (itemDeletable).
+// refuses discovery rules (they are discoveryrule.update's) with "No
+// permissions to referred object or it does not exist!" (recorded from
+// 6.0.14); a discovered item takes its status only (lld_inherited.go).
+// item.delete deletes a discovered item but refuses a rule
+// (itemDeletable).
 func itemUpdatable(it *catalog.Item) bool {
-	return it == nil || it.LLD == nil && it.Discovery == nil && it.Type != catalog.WebItem
+	return it == nil || it.LLD == nil && it.Type != catalog.WebItem
 }
 
 // itemDeletable: neither a discovery rule nor a web scenario's item,

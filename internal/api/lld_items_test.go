@@ -87,9 +87,9 @@ func (f *writeFixture) must(t *testing.T, method, params string) json.RawMessage
 
 // TestItemGetLeavesOutRules: item.get, host.get's and template.get's
 // selectItems see flags 0 and 4 only; filter.flags selects the rules;
-// item.update refuses rules and discovered items, item.delete rules
-// (recorded from 6.0.14 on a host with a trapper rule, a prototype and
-// two discovered items).
+// item.update refuses rules, and a discovered item's members but its
+// status, item.delete rules (recorded from 6.0.14 on a host with a
+// trapper rule, a prototype and two discovered items).
 func TestItemGetLeavesOutRules(t *testing.T) {
 	f, rule := newLLDFixture(t)
 	s := f.cat.Snapshot()
@@ -160,12 +160,16 @@ func TestItemGetLeavesOutRules(t *testing.T) {
 	const noPerm = "No permissions to referred object or it does not exist!"
 	for _, c := range []struct{ method, params string }{
 		{"item.update", fmt.Sprintf(`{"itemid":"%d","name":"x"}`, rule.ID)},
-		{"item.update", fmt.Sprintf(`{"itemid":"%d","status":1}`, pa.ID)},
 		{"item.delete", fmt.Sprintf(`["%d"]`, rule.ID)},
 	} {
 		if _, e := f.call(t, "super", c.method, c.params); e == nil || e.Data != noPerm {
 			t.Errorf("%s %s: %+v", c.method, c.params, e)
 		}
+	}
+	f.must(t, "item.update", fmt.Sprintf(`{"itemid":"%d","status":1}`, pa.ID))
+	if _, e := f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":"%d","status":0,"name":"x"}`, pa.ID)); e == nil ||
+		e.Code != -32500 || e.Data != `Cannot update "name" for a discovered item "x".` {
+		t.Errorf("item.update name of a discovered item: %+v", e)
 	}
 	f.must(t, "item.delete", fmt.Sprintf(`["%d"]`, pa.ID))
 }

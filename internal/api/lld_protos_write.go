@@ -251,17 +251,19 @@ func (w *configWriter) itemprototypeUpdate(ctx context.Context, c *call) (any, e
 	return idResult("itemids", ids), nil
 }
 
-// protoRemoval finds the prototypes ids name in the snapshot's rules
-// (find: the prototype's index in a rule, -1 if none) and returns the
-// rules concerned; an unknown ID or a copy's prototype is refused.
-func protoRules(snap *catalog.Snapshot, ids []uint64, find func(l *catalog.LLDRule, id uint64) (int, uint64)) ([]uint64, error) {
+// protoRules finds the prototypes ids name in the snapshot's rules
+// (find: the prototype's index in a rule, -1 if none, and its template
+// ID) and returns the rules concerned; an unknown ID is refused, and a
+// copy's prototype with templated's error for it (the prototype's index
+// j in rule r, its ID's index i in ids).
+func protoRules(snap *catalog.Snapshot, ids []uint64, find func(l *catalog.LLDRule, id uint64) (int, uint64), templated func(r *catalog.Item, j, i int) error) ([]uint64, error) {
 	var rules []uint64
-	for _, id := range ids {
+	for i, id := range ids {
 		found := false
 		for _, r := range snap.Rules() {
 			if j, tmpl := find(r.LLD, id); j >= 0 {
 				if tmpl != 0 {
-					return nil, errParams("Cannot delete templated items.")
+					return nil, templated(r, j, i)
 				}
 				found = true
 				if !slices.Contains(rules, r.ID) {
@@ -287,6 +289,8 @@ func (w *configWriter) itemprototypeDelete(ctx context.Context, c *call) (any, e
 			return -1, 0
 		}
 		return j, l.ItemPrototypes[j].TemplateID
+	}, func(*catalog.Item, int, int) error {
+		return errParams("Cannot delete templated item prototype.") // recorded from 6.0.14
 	})
 	if err != nil {
 		return nil, err

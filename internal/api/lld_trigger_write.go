@@ -180,6 +180,13 @@ func (w *configWriter) triggerprototypeUpdate(ctx context.Context, c *call) (any
 		if p.Discover.Given() && p.Discover.Value != 0 && p.Discover.Value != 1 {
 			return nil, oneOf(i, "discover", "0, 1")
 		}
+		if f := p.templatedProtoField(); tp.TemplateID != 0 && f != "" {
+			name := tp.Fields.Description
+			if p.Description.Set {
+				name = p.Description.Value
+			}
+			return nil, errParams(`Cannot update "%s" for templated trigger prototype "%s".`, f, name) // lld_inherited.go
+		}
 		ids[i], rules[i] = tp.ID, rule.ID
 	}
 	err := w.edit(ctx, c, "triggerid", itemsWritable(rules), func(e *catalog.Edit) error {
@@ -250,15 +257,21 @@ func (w *configWriter) triggerprototypeUpdate(ctx context.Context, c *call) (any
 
 func (w *configWriter) triggerprototypeDelete(ctx context.Context, c *call) (any, error) {
 	return deletePrototypes(w, ctx, c, "triggerid", func(l *catalog.LLDRule) *[]catalog.TriggerPrototype { return &l.TriggerPrototypes },
-		func(t *catalog.TriggerPrototype) (uint64, uint64) { return t.ID, t.TemplateID })
+		func(t *catalog.TriggerPrototype) (uint64, uint64) { return t.ID, t.TemplateID },
+		func(t *catalog.TriggerPrototype, _ int) error {
+			// Recorded from 6.0.14 (conformance case inherited_edits).
+			return errParams(`Cannot delete templated trigger prototype "%s:%s".`, t.Fields.Description, t.Fields.Expression)
+		})
 }
 
 // deletePrototypes serves the delete of one kind of prototype: the rules
 // holding ids (protoRules' checks: each known, none a template's copy),
 // then each of those rules without them, in one edit; the answer names
 // the ids under idName+"s". list gives a rule's prototypes of the kind,
-// ids a prototype's ID and template ID.
-func deletePrototypes[T any](w *configWriter, ctx context.Context, c *call, idName string, list func(*catalog.LLDRule) *[]T, idsOf func(*T) (id, templateID uint64)) (any, error) {
+// ids a prototype's ID and template ID, templated the refusal of a
+// template's copy (the ith ID).
+func deletePrototypes[T any](w *configWriter, ctx context.Context, c *call, idName string, list func(*catalog.LLDRule) *[]T, idsOf func(*T) (id, templateID uint64),
+	templated func(p *T, i int) error) (any, error) {
 	ids, err := decodeIDs(c.params)
 	if err != nil {
 		return nil, err
@@ -271,7 +284,7 @@ func deletePrototypes[T any](w *configWriter, ctx context.Context, c *call, idNa
 		}
 		_, tid := idsOf(&ps[j])
 		return j, tid
-	})
+	}, func(r *catalog.Item, j, i int) error { return templated(&(*list(r.LLD))[j], i) })
 	if err != nil {
 		return nil, err
 	}
@@ -529,6 +542,7 @@ func (w *configWriter) hostprototypeUpdate(ctx context.Context, c *call) (any, e
 	if err := decodeValidatorObjects(c.params, &ps); err != nil {
 		return nil, err
 	}
+	objs := objectsOf(c.params)
 	snap := w.cat.Snapshot()
 	ids := make([]uint64, len(ps))
 	rules := make([]uint64, len(ps))
@@ -540,6 +554,14 @@ func (w *configWriter) hostprototypeUpdate(ctx context.Context, c *call) (any, e
 		hp, rule := hostProtoOf(snap, p.HostID.Value)
 		if hp == nil {
 			return nil, errNoPermissions
+		}
+		if hp.TemplateID != 0 {
+			// An inherited host prototype: its owner changes only its
+			// status and discover, any other member refused, changed or
+			// not (recorded from 6.0.14, conformance case inherited_edits).
+			if f := memberOutside(objs, i, "hostid", "status", "discover"); f != "" {
+				return nil, errParams(`Invalid parameter "/%d": cannot update readonly parameter "%s" of inherited object.`, i+1, f)
+			}
 		}
 		ids[i], rules[i] = hp.ID, rule.ID
 	}
@@ -567,5 +589,8 @@ func (w *configWriter) hostprototypeUpdate(ctx context.Context, c *call) (any, e
 
 func (w *configWriter) hostprototypeDelete(ctx context.Context, c *call) (any, error) {
 	return deletePrototypes(w, ctx, c, "hostid", func(l *catalog.LLDRule) *[]catalog.HostPrototype { return &l.HostPrototypes },
-		func(q *catalog.HostPrototype) (uint64, uint64) { return q.ID, q.TemplateID })
+		func(q *catalog.HostPrototype) (uint64, uint64) { return q.ID, q.TemplateID },
+		func(_ *catalog.HostPrototype, i int) error {
+			return errParams(`Invalid parameter "/%d": cannot delete templated host prototype.`, i+1) // recorded from 6.0.14
+		})
 }

@@ -116,6 +116,8 @@ func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) 
 	}
 	ups := make([]catalog.TriggerUpdate, len(ps))
 	ids := make([]uint64, len(ps))
+	objs := objectsOf(c.params)
+	snap := w.cat.Snapshot()
 	for i := range ps {
 		p := &ps[i]
 		if !p.TriggerID.Set {
@@ -123,6 +125,11 @@ func (w *configWriter) triggerUpdate(ctx context.Context, c *call) (any, error) 
 		}
 		if err := p.check(i); err != nil {
 			return nil, err
+		}
+		if t := snap.Trigger(p.TriggerID.Value); t != nil && t.Discovery != nil {
+			if err := discoveredRefusal(objs, i, "trigger", "description", t.Description, "triggerid", "status"); err != nil { // lld_inherited.go
+				return nil, err
+			}
 		}
 		u := catalog.TriggerUpdate{ID: p.TriggerID.Value}
 		u.Description, u.Expression, u.RecoveryExpression = p.Description.ptr(), p.Expression.ptr(), p.RecoveryExpression.ptr()

@@ -45,6 +45,7 @@ const (
 	ResourceMacro            = 29
 	ResourceTemplate         = 30
 	ResourceTriggerPrototype = 31
+	ResourceHostPrototype    = 37
 	ResourceAutoregistration = 38
 	ResourceSettings         = 40
 	ResourceHousekeeping     = 41

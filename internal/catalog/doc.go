@@ -204,7 +204,10 @@
 //     without history and never a prototype's or item's key twice on a
 //     host. Linking copies rules with their prototypes (TemplateID,
 //     template names in trigger prototypes rewritten), UpdateRule
-//     changes a rule and its copies. A discovered item (flags 4) or
+//     changes a rule and its copies (a copy takes from its owner only
+//     its prototypes' status, discover and the like: lld_copy_edit.go;
+//     a later change of the template's rule resets them). A
+//     discovered item (flags 4) or
 //     trigger carries Discovery (rule, prototype, ts_delete).
 //     Edit.ApplyDiscovery makes one result of a rule so (package lld
 //     computes it): creates, updates, marks lost (TSDelete = now +

@@ -246,6 +246,12 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		}
 		if t, ok := e.normTrigger(&f, p, &el); ok {
 			t.ID, t.TemplateID, t.UUID = u.ID, cur.TemplateID, cur.UUID
+			if cur.Discovery != nil {
+				// A discovered trigger stays its prototype's (the API
+				// lets its status change only).
+				d := *cur.Discovery
+				t.Discovery = &d
+			}
 			next[i] = t
 			e.checkTriggerUnique(&next[i], next[:i], p, &el)
 		}

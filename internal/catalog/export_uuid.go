@@ -13,8 +13,8 @@ var errNoUUID = errors.New(`the tag "uuid" is missing`)
 // RequireUUIDs refuses the first object of a version 6.0 document that
 // 6.0 requires a uuid of and that has none, in the order 6.0's
 // validator walks the document: host groups, templates with their
-// items (and their triggers), discovery rules, dashboards and value
-// maps, then triggers and graphs. Older versions' documents have none.
+// items (and their triggers), discovery rules, web scenarios (recorded
+// from 6.0.14: before dashboards), dashboards and value maps, then triggers and graphs. Older versions' documents have none.
 // configuration.import and importcompare check it; `peregrine import`
 // and the catalog's own tests take documents without uuids.
 func (x *ZabbixExport) RequireUUIDs() error {
@@ -47,6 +47,11 @@ func (x *ZabbixExport) RequireUUIDs() error {
 		for j, r := range t.DiscoveryRules {
 			if r.UUID == "" {
 				return &FieldError{Field: at(tp+".discovery_rules", j), Err: errNoUUID}
+			}
+		}
+		for j, w := range t.HTTPTests {
+			if w.UUID == "" {
+				return &FieldError{Field: at(tp+".httptests", j), Err: errNoUUID}
 			}
 		}
 		for j, d := range t.Dashboards {

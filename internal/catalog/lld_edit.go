@@ -296,7 +296,8 @@ func (e *Edit) copyLLD(ti *Item, cur *LLDRule, owner *Host) (*LLDRule, error) {
 // UpdateRule replaces the configuration of discovery rule id (its
 // prototypes are matched by ID; those without one are new) and makes
 // the same change to its copies, down the levels. A copy's
-// configuration accepts it only from its template.
+// configuration accepts it only from its template, but for what the
+// copy's owner may change on its prototypes (ownerChangesOnly).
 func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 	if e.err != nil {
 		return e.err
@@ -305,7 +306,7 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 	if cur == nil || cur.LLD == nil {
 		return &FieldError{Field: "itemid", Err: notFound("discovery rule", id)}
 	}
-	if cur.TemplateID != 0 && !e.propagating {
+	if cur.TemplateID != 0 && !e.propagating && !ownerChangesOnly(cur.LLD, l) {
 		return &FieldError{Field: "itemid", Err: &TemplatedError{Kind: "discovery rule", Name: cur.Key, Field: "prototypes"}}
 	}
 	var el errList

@@ -435,7 +435,9 @@ var functionRef = regexp.MustCompile(`\{([0-9]+)\}`)
 
 var idKindHint = regexp.MustCompile(`\(([a-z_]+id)[,)].*=\(|"/([a-z_]+ids)/[0-9]+": value \(`)
 
-var quotedID = regexp.MustCompile(`\(([0-9]+)\)|ID "([0-9]+)"|=\(([0-9]+), `)
+// quotedID: "(10594)" but not an import path's element index
+// ("template(1)", after a letter).
+var quotedID = regexp.MustCompile(`(?:^|[^a-z])\(([0-9]+)\)|ID "([0-9]+)"|=\(([0-9]+), `)
 
 // anyName is the name of raw ID s of any kind, when exactly one kind
 // has it.

@@ -25,7 +25,7 @@ type page struct {
 // page the user may not open (403), whatever links the app shows.
 var pages = []page{
 	{"/", 1, ""}, {"/overview", 1, ""}, {"/hosts", 1, "monitoring.hosts"}, {"/latest", 1, "monitoring.latest_data"},
-	{"/graph", 1, "monitoring.latest_data"}, {"/graphs", 1, "monitoring.hosts"}, {"/problems", 1, "monitoring.problems"},
+	{"/graph", 1, "monitoring.latest_data"}, {"/graphs", 1, "monitoring.hosts"}, {"/hostdashboards", 1, "monitoring.hosts"}, {"/problems", 1, "monitoring.problems"},
 	{"/config/hosts", 2, "configuration.hosts"}, {"/config/items", 2, "configuration.hosts"},
 	{"/config/triggers", 2, "configuration.hosts"}, {"/config/valuemaps", 2, "configuration.hosts"},
 	{"/config/actions", 2, "configuration.actions"}, {"/config/maintenance", 2, "configuration.maintenance"},

@@ -12,7 +12,10 @@
 //
 // Routes (Register):
 //   - GET /, /overview, /problems, /hosts, /latest, /graph, /graphs (a
-//     host's graphs, its templates' and discovered ones included), the
+//     host's graphs, its templates' and discovered ones included),
+//     /hostdashboards (a host's dashboards: its templates', each
+//     widget's graphs and items resolved to the host's copies and to
+//     what discovery made from its prototypes), the
 //     configuration pages /config/hosts, /config/items,
 //     /config/triggers, /config/valuemaps, /config/actions,
 //     /config/maintenance and the administration pages /admin/users,

@@ -13,6 +13,7 @@ const pages = {
   latest: () => import('./pages/latest.js'),
   graph: () => import('./pages/graph.js'),
   graphs: () => import('./pages/graphs.js'),
+  hostdashboards: () => import('./pages/hostdashboards.js'),
   'config/hosts': () => import('./pages/config/hosts.js'),
   'config/items': () => import('./pages/config/items.js'),
   'config/triggers': () => import('./pages/config/triggers.js'),
