@@ -137,6 +137,9 @@ func TestConfigurationImportMediaTypeErrors(t *testing.T) {
 		{"      max_sessions: '500'\n", codeParams, `Invalid parameter "/2/maxsessions": value must be one of 0-100.`},
 		{"      attempts: 'x'\n", codeParams, `Invalid parameter "/2/maxattempts": an integer is expected.`},
 		{"      timeout: 90s\n", codeParams, `Invalid parameter "/2/timeout": value must be one of 1-60.`},
+		// Another kind's member.
+		{"      smtp_server: foo\n", codeParams, `Invalid parameter "/2/smtp_server": value must be empty.`},
+		{"    - name: sms\n      type: SMS\n      gsm_modem: /dev/x\n      username: u\n", codeParams, `Invalid parameter "/3/username": value must be empty.`},
 		// Two of a name: the last one is imported (an email lacking
 		// its server here).
 		{"    - name: 'mtimport bad'\n      type: EMAIL\n", codeParams, `Invalid parameter "/2/smtp_server": cannot be empty.`},

@@ -241,6 +241,26 @@ func (m *MediaTypeSpec) mediaType(i int) (MediaType, error) {
 		// 0 is not "the default" here: 6.0 refuses it.
 		return mt, &ParamError{Path: p + "/maxattempts", Text: "value must be one of 1-100"}
 	}
+	// Another kind's text members are refused (recorded from 6.0.14:
+	// its mediatype.create answers "value must be empty"); their other
+	// members are dropped, as 6.0 drops them.
+	pw := ""
+	if m.Password != nil {
+		pw = *m.Password
+	}
+	for _, f := range []struct {
+		name, v string
+		kind    int
+	}{
+		{"smtp_server", m.SMTPServer, MediaEmail}, {"smtp_helo", m.SMTPHelo, MediaEmail}, {"smtp_email", m.SMTPEmail, MediaEmail},
+		{"username", m.Username, MediaEmail}, {"passwd", pw, MediaEmail}, {"exec_path", m.ScriptName, MediaScript},
+		{"gsm_modem", m.GSMModem, MediaSMS}, {"script", m.Script, MediaWebhook},
+		{"event_menu_url", m.EventMenuURL, MediaWebhook}, {"event_menu_name", m.EventMenuName, MediaWebhook},
+	} {
+		if f.v != "" && f.kind != mt.Type {
+			return mt, &ParamError{Path: p + "/" + f.name, Text: "value must be empty"}
+		}
+	}
 	switch mt.Type {
 	case MediaEmail:
 		// 6.0's order (recorded from 6.0.14's import of an email media
