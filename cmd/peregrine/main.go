@@ -28,6 +28,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/peregrine-mon/peregrine/internal/api"
 	"github.com/peregrine-mon/peregrine/internal/bench"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
@@ -184,7 +185,10 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 	if spec.IsZabbixExport() {
 		// A Zabbix export alone: configuration.import's code, one
 		// transaction.
-		res, err = cat.Import(ctx, spec, catalog.AllCreateUpdate)
+		// Media types are checked as mediatype.create checks them.
+		rules := catalog.AllCreateUpdate
+		rules.CheckMediaType = api.CheckMediaType
+		res, err = cat.Import(ctx, spec, rules)
 	} else {
 		res, err = cat.Apply(ctx, spec)
 	}
@@ -192,9 +196,9 @@ func importSpec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "peregrine import: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; templates created: %d, updated: %d; items created: %d, updated: %d; triggers created: %d, updated: %d; graphs created: %d, updated: %d; dashboards created: %d, updated: %d; unchanged: %d\n",
+	fmt.Fprintf(stdout, "groups created: %d; hosts created: %d, updated: %d; templates created: %d, updated: %d; items created: %d, updated: %d; triggers created: %d, updated: %d; graphs created: %d, updated: %d; dashboards created: %d, updated: %d; media types created: %d, updated: %d; unchanged: %d\n",
 		res.GroupsCreated, res.HostsCreated, res.HostsUpdated, res.TemplatesCreated, res.TemplatesUpdated, res.ItemsCreated, res.ItemsUpdated,
-		res.TriggersCreated, res.TriggersUpdated, res.GraphsCreated, res.GraphsUpdated, res.DashboardsCreated, res.DashboardsUpdated, res.Unchanged)
+		res.TriggersCreated, res.TriggersUpdated, res.GraphsCreated, res.GraphsUpdated, res.DashboardsCreated, res.DashboardsUpdated, res.MediaTypesCreated, res.MediaTypesUpdated, res.Unchanged)
 	if res.NotPolled > 0 {
 		fmt.Fprintf(stderr, "peregrine import: warning: %d agent items are on hosts without an agent interface and will not be polled; give those hosts `interfaces:` (docs/import-format.md)\n", res.NotPolled)
 	}

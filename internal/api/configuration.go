@@ -23,8 +23,9 @@ type Importer interface {
 }
 
 // importRuleOptions are the options 6.0 takes per kind of rules
-// (recorded from 6.0.14's validator); the kinds Peregrine does not store
-// are accepted and their objects refused where a document has them.
+// (recorded from 6.0.14's validator: mediaTypes has no deleteMissing);
+// the kinds Peregrine does not store are accepted and their objects
+// refused where a document has them.
 var importRuleOptions = map[string][]string{
 	"discoveryRules":     {"createMissing", "updateExisting", "deleteMissing"},
 	"graphs":             {"createMissing", "updateExisting", "deleteMissing"},
@@ -154,7 +155,10 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 	r := p.rules
 	rules := catalog.ImportRules{Groups: r["groups"], Templates: r["templates"], Items: r["items"],
 		Triggers: r["triggers"], Graphs: r["graphs"], ValueMaps: r["valueMaps"],
-		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"]}
+		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"],
+		// Media types are checked as mediatype.create and .update check
+		// them: 6.0's import creates and updates them through those.
+		MediaTypes: r["mediaTypes"], CheckMediaType: CheckMediaType}
 	if _, err := im.Import(ctx, spec, rules); err != nil {
 		return nil, importError(err)
 	}
@@ -177,6 +181,14 @@ func parseImportSource(p importParams) (catalog.Spec, error) {
 // importError is an import's error as 6.0's application error: the
 // first element refused, by its path in 6.0's form.
 func importError(err error) error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae // a media type refused by mediatype.create's checks
+	}
+	var pe *catalog.ParamError
+	if errors.As(err, &pe) {
+		return errParams(`Invalid parameter "%s": %s.`, pe.Path, pe.Text)
+	}
 	var me *catalog.MalformedError
 	if errors.As(err, &me) {
 		return errApp("%s", me.Text)

@@ -14,9 +14,10 @@ import (
 // YAML, XML, JSON or raw (the document as a JSON object). What the
 // caller cannot read is left out, as 6.0's gets leave it out; IDs that
 // name nothing are skipped, as 6.0 skips them. Peregrine keeps no
-// network maps or images, and does not export media types yet: a
-// request naming any is refused rather than answered with less than it
-// asked.
+// network maps or images: a request naming any is refused rather than
+// answered with less than it asked. Media types (catalog.AlertConfig's)
+// are written as 6.0 writes them, without the SMTP password (Peregrine
+// returns no secret), to the users mediatype.get answers (admins).
 
 type exportParams struct {
 	format string
@@ -107,16 +108,22 @@ func (s *Server) configurationExport(ctx context.Context, c *call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	snap := s.opts.Catalog.Snapshot()
+	o := catalog.ExportOptions{Format: p.format, Pretty: p.pretty}
 	switch {
 	case len(p.opts["maps"]) > 0:
 		return nil, errParams(`Invalid parameter "/options/maps": Peregrine has no network maps.`)
 	case len(p.opts["images"]) > 0:
 		return nil, errParams(`Invalid parameter "/options/images": Peregrine has no images.`)
-	case len(p.opts["mediaTypes"]) > 0:
-		return nil, errParams(`Invalid parameter "/options/mediaTypes": the export of media types is not supported yet.`)
 	}
-	snap := s.opts.Catalog.Snapshot()
-	o := catalog.ExportOptions{Format: p.format, Pretty: p.pretty}
+	if ids := p.opts["mediaTypes"]; len(ids) > 0 && s.opts.Alerting != nil && c.user.Role >= RoleAdmin {
+		cfg := s.opts.Alerting.AlertConfig()
+		for _, id := range ids {
+			if m := cfg.MediaTypes[id]; m != nil && !slices.Contains(o.MediaTypes, m) {
+				o.MediaTypes = append(o.MediaTypes, m)
+			}
+		}
+	}
 	for _, id := range p.opts["groups"] {
 		if a.all() || a.seesGroup(id, false) {
 			o.Groups = append(o.Groups, id)

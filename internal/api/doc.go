@@ -204,10 +204,10 @@
 // or JSON (catalog.ParseExport) under 6.0's rules, checked in its words
 // and applied by catalog.Import in one transaction; errors name the
 // element by 6.0's path. configuration_export.go: configuration.export,
-// host groups, hosts and templates written as 6.0.14 writes them
-// (catalog.Snapshot.Export) in YAML, XML, JSON or raw; maps, images and
-// media types refused (Peregrine has no maps or images, and does not
-// export media types yet).
+// host groups, hosts, templates and media types written as 6.0.14
+// writes them (catalog.Snapshot.Export) in YAML, XML, JSON or raw; maps
+// and images refused (Peregrine has none). An import's media types are
+// checked by CheckMediaType (mediatype.go), mediatype.create's checks.
 // Low-level discovery (discoveryrule.go, lld_items.go): discoveryrule.get,
 // itemprototype.get, triggerprototype.get and hostprototype.get over the
 // catalog's rules (items with LLD) and their prototypes; item.get and the

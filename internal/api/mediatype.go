@@ -105,7 +105,11 @@ func (p *mediaTypeMembers) mediaType() catalog.MediaType {
 	return m
 }
 
-func (s *Server) checkMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, i int) error {
+// CheckMediaType checks m, the i-th media type of a mediatype.create or
+// .update in cfg (the configuration being edited), with 6.0's rules and
+// words, setting its defaults; it is catalog.ImportRules'
+// CheckMediaType for configuration.import and `peregrine import`.
+func CheckMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, i int) error {
 	p := fmt.Sprintf("/%d", i+1)
 	if m.MaxAttempts == 0 {
 		m.MaxAttempts = 3
@@ -225,7 +229,7 @@ func (s *Server) mediatypeCreate(ctx context.Context, c *call) (any, error) {
 				return err
 			}
 			m := p.mediaType()
-			if err := s.checkMediaType(cfg, &m, i); err != nil {
+			if err := CheckMediaType(cfg, &m, i); err != nil {
 				return err
 			}
 			m.ID = cfg.NextID("mediatype")
@@ -262,7 +266,7 @@ func (s *Server) mediatypeUpdate(ctx context.Context, c *call) (any, error) {
 			}
 			m := p.mediaType()
 			m.ID = id
-			if err := s.checkMediaType(cfg, &m, i); err != nil {
+			if err := CheckMediaType(cfg, &m, i); err != nil {
 				return err
 			}
 			cfg.MediaTypes[id] = &m

@@ -375,6 +375,14 @@ func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig, marks ...str
 		return err
 	}
 	defer tx.Rollback()
+	if err := writeAlertsTx(ctx, tx, cfg, marks...); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// writeAlertsTx is writeAlerts in tx.
+func writeAlertsTx(ctx context.Context, tx *sql.Tx, cfg *AlertConfig, marks ...string) error {
 	for _, m := range marks {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO catalog_defaults (name, version) VALUES (?, 1)", m); err != nil {
 			return err
@@ -411,7 +419,7 @@ func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig, marks ...str
 			return err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // loadAlerts reads the notification configuration.

@@ -38,13 +38,17 @@ type ApplyResult struct {
 	// GraphsCreated ... count graphs (copies included) and templates'
 	// dashboards.
 	GraphsCreated, GraphsUpdated, DashboardsCreated, DashboardsUpdated int
+	// MediaTypesCreated and MediaTypesUpdated count an import's media
+	// types (those an update leaves as they were not).
+	MediaTypesCreated, MediaTypesUpdated int
 }
 
 // Changed reports whether the Apply changed anything.
 func (r ApplyResult) Changed() bool {
 	return r.GroupsCreated+r.HostsCreated+r.HostsUpdated+r.ItemsCreated+r.ItemsUpdated+r.TriggersCreated+r.TriggersUpdated+
 		r.TemplatesCreated+r.TemplatesUpdated+r.MacrosChanged+
-		r.ValueMapsCreated+r.ValueMapsUpdated+r.GraphsCreated+r.GraphsUpdated+r.DashboardsCreated+r.DashboardsUpdated > 0
+		r.ValueMapsCreated+r.ValueMapsUpdated+r.GraphsCreated+r.GraphsUpdated+r.DashboardsCreated+r.DashboardsUpdated+
+		r.MediaTypesCreated+r.MediaTypesUpdated > 0
 }
 
 // ctxCheckEvery is how many rows Apply writes between checks of its

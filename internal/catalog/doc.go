@@ -196,6 +196,9 @@
 //     Snapshot.Export builds 6.0.14's tree, members in 6.0's order,
 //     defaults omitted, lists in 6.0's natural order; export_write.go
 //     writes it as 6.0's YAML dumper, XML writer and JSON encoder do).
+//     A document's media types (mediatype_import.go, mediatype_export.go)
+//     go to the AlertConfig, written in the import's transaction
+//     (Catalog.editImport) and published when it commits.
 //   - Low-level discovery (lld.go, lld_edit.go, lld_apply.go,
 //     lld_spec.go; schema version 28): a discovery rule is an item
 //     (flags 1) with Item.LLD, its lifetime, filter, LLD macro paths,

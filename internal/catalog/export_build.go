@@ -15,6 +15,8 @@ import (
 // are skipped, as 6.0 skips them) and its format.
 type ExportOptions struct {
 	Groups, Hosts, Templates []uint64
+	// MediaTypes are the media types to export (from AlertConfig).
+	MediaTypes []*MediaType
 	// Format is FormatYAML, FormatXML, FormatJSON or "raw" (JSON, for the
 	// API to return as an object).
 	Format string
@@ -131,6 +133,9 @@ func (s *Snapshot) Export(o ExportOptions) ([]byte, error) {
 	}
 	if len(graphs) > 0 {
 		doc.put("graphs", x.graphs(graphs))
+	}
+	if len(o.MediaTypes) > 0 {
+		doc.put("media_types", mediaTypesNode(o.MediaTypes))
 	}
 	switch o.Format {
 	case FormatYAML:

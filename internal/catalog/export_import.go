@@ -16,23 +16,30 @@ type ImportRule struct {
 }
 
 // ImportRules are configuration.import's rules for the kinds Peregrine
-// stores. TemplateLinkage's UpdateExisting is unused (6.0 has none).
+// stores. TemplateLinkage's UpdateExisting and MediaTypes'
+// DeleteMissing are unused (6.0 has neither).
 type ImportRules struct {
 	Groups, Templates, Items, Triggers, Graphs, ValueMaps, TemplateLinkage, TemplateDashboards ImportRule
-	HTTPTests                                                                                  ImportRule
+	HTTPTests, MediaTypes                                                                      ImportRule
+	// CheckMediaType, if set, validates each media type the import
+	// creates or updates as the API's mediatype.create and .update do;
+	// without it the catalog converts the document's values only.
+	CheckMediaType MediaTypeCheck
 }
 
 // AllCreateUpdate are the rules `peregrine import` and Apply use:
 // create and update everything, delete nothing.
 var AllCreateUpdate = func() ImportRules {
 	r := ImportRule{CreateMissing: true, UpdateExisting: true}
-	return ImportRules{r, r, r, r, r, r, r, r, r}
+	return ImportRules{Groups: r, Templates: r, Items: r, Triggers: r, Graphs: r, ValueMaps: r, TemplateLinkage: r,
+		TemplateDashboards: r, HTTPTests: r, MediaTypes: r}
 }()
 
 // Import applies a Zabbix export document (a Spec whose ZabbixExport is
 // set, from ParseExport or ParseSpec) under rules, in one transaction:
 // every change or none. Errors name the element by its path in the
-// document (FieldError).
+// document (FieldError). Media types go to the notification
+// configuration (AlertConfig), written in the same transaction.
 func (c *Catalog) Import(ctx context.Context, spec Spec, rules ImportRules) (ApplyResult, error) {
 	if len(spec.Hosts)+len(spec.Groups)+len(spec.Templates)+len(spec.Macros) > 0 {
 		return ApplyResult{}, fmt.Errorf("catalog: Import takes a Zabbix export only; use Apply for the import format's hosts")
@@ -44,7 +51,7 @@ func (c *Catalog) Import(ctx context.Context, spec Spec, rules ImportRules) (App
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var res ApplyResult
-	er, err := c.editLocked(ctx, func(e *Edit) error {
+	er, err := c.editImport(ctx, sm.mediaTypes, rules.MediaTypes, rules.CheckMediaType, &res, func(e *Edit) error {
 		if err := e.filterImport(&sm, &rules); err != nil {
 			return err
 		}

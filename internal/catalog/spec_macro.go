@@ -38,6 +38,8 @@ type specMacros struct {
 	hosts    []specHostMacros
 	// graphs are a Zabbix export's graphs (graph_spec.go).
 	graphs []specGraph
+	// mediaTypes are a Zabbix export's media types (mediatype_import.go).
+	mediaTypes []MediaTypeSpec
 }
 
 type specTemplate struct {
@@ -144,6 +146,8 @@ func (s Spec) macroSpecs() (specMacros, error) {
 		// After the templates: a template's first dashboard or graph is
 		// the first thing its file is refused for.
 		refuseUnsupported("zabbix_export", x.Unsupported, &el)
+		validateMediaTypes(x.MediaTypes, &el)
+		sm.mediaTypes = x.MediaTypes
 	}
 	for i, h := range s.Hosts {
 		if h.Macros == nil && h.Templates == nil {
@@ -161,7 +165,8 @@ func (s Spec) macroSpecs() (specMacros, error) {
 }
 
 func (sm *specMacros) empty() bool {
-	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0
+	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0 &&
+		len(sm.mediaTypes) == 0
 }
 
 // applyMacrosAfter applies the spec's macros and templates once its
@@ -173,7 +178,7 @@ func (c *Catalog) applyMacrosAfter(ctx context.Context, res ApplyResult, sm spec
 	if sm.empty() {
 		return res, nil
 	}
-	er, err := c.editLocked(ctx, func(e *Edit) error { return e.applyMacros(&sm, &res) })
+	er, err := c.editImport(ctx, sm.mediaTypes, AllCreateUpdate.MediaTypes, nil, &res, func(e *Edit) error { return e.applyMacros(&sm, &res) })
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("catalog: hosts, items and triggers were applied, macros and templates were not: %w", err)
 	}

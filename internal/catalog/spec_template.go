@@ -58,17 +58,20 @@ type ExportItem struct {
 }
 
 // ZabbixExport is the top level of a Zabbix 6.0 YAML export file: its
-// host groups are created, its templates and top-level triggers (those
-// over several items) imported. Graphs, media types and anything else
-// are refused by name, as are the exports of other versions' own
+// host groups are created, its templates, top-level triggers (those
+// over several items), graphs and media types imported. Anything else
+// is refused by name, as are the exports of other versions' own
 // members (template_groups is 6.2's).
 type ZabbixExport struct {
-	Version     string               `yaml:"version"`
-	Date        string               `yaml:"date"`
-	Groups      []GroupSpec          `yaml:"groups"`
-	Templates   []TemplateSpec       `yaml:"templates"`
-	Triggers    []TriggerSpec        `yaml:"triggers"`
-	Graphs      []GraphSpec          `yaml:"graphs"` // graph_spec.go
+	Version   string         `yaml:"version"`
+	Date      string         `yaml:"date"`
+	Groups    []GroupSpec    `yaml:"groups"`
+	Templates []TemplateSpec `yaml:"templates"`
+	Triggers  []TriggerSpec  `yaml:"triggers"`
+	Graphs    []GraphSpec    `yaml:"graphs"` // graph_spec.go
+	// MediaTypes are media types (mediatype_import.go), imported into
+	// the notification configuration.
+	MediaTypes  []MediaTypeSpec      `yaml:"media_types"`
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -85,7 +88,6 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // unsupportedElement names what Peregrine cannot import yet, by the
 // export's member name.
 var unsupportedElement = map[string]string{
-	"media_types":     "media types cannot be imported yet (create them with mediatype.create)",
 	"template_groups": "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
 	"hosts":           "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
 	"maps":            "network maps are not supported",
