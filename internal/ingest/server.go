@@ -104,6 +104,9 @@ type Options struct {
 	// counted (peregrine_trapper_proxy_unprocessed_parts_total), logged
 	// and not acted on, as by a Zabbix server with no such actions.
 	ProxyExtras func(p *catalog.Proxy, autoReg, discovery []byte) error
+	// DRules, if set, returns the discovery rules; those of a proxy go
+	// in its configuration (*catalog.Catalog's DRules).
+	DRules func() []catalog.DRule
 	// AutoRegister, if set, receives the Registration of every "active
 	// checks" request that passed the host name checks: of hosts not in
 	// the catalog, and of enabled hosts in it whose encryption settings
