@@ -1,0 +1,106 @@
+package server
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
+)
+
+// TestIntegrationProxyDiscovery: the real zabbix_proxy 6.0, active and
+// passive, takes a discovery rule from Peregrine's configuration and
+// sweeps a real zabbix_agentd on a loopback address of its own; what it
+// found reaches Peregrine: dhost.get and dservice.get show the host and
+// its agent service (up, the agent's system.uname value), discovery
+// events are made, and a discovery action with the proxy condition
+// creates the host, monitored by the proxy. Peregrine does not sweep
+// the rule itself.
+func TestIntegrationProxyDiscovery(t *testing.T) {
+	testutil.ProxyBinary(t)
+	for _, mode := range []string{"active", "passive"} {
+		t.Run(mode, func(t *testing.T) { proxyDiscovery(t, mode == "passive") })
+	}
+}
+
+func proxyDiscovery(t *testing.T, passive bool) {
+	s := startServer(t, catalog.Spec{})
+	c := adminLogin(t, s)
+	ip := fmt.Sprintf("127.0.0.%d", 100+rand.IntN(150))
+	_, port, _ := net.SplitHostPort(testutil.StartAgentdAt(t, ip))
+	name := "pd-proxy"
+	var created struct {
+		IDs []string `json:"proxyids"`
+	}
+	if passive {
+		px := testutil.StartProxy(t, testutil.ProxyOptions{Name: name, Server: "127.0.0.1", Passive: true, Extra: []string{"StartDiscoverers=1"}})
+		_, pport, _ := net.SplitHostPort(px.Addr)
+		c.ok("proxy.create", map[string]any{"host": name, "status": 6,
+			"interface": map[string]any{"ip": "127.0.0.1", "dns": "", "useip": 1, "port": pport}}, &created)
+	} else {
+		c.ok("proxy.create", map[string]any{"host": name, "status": 5}, &created)
+	}
+	pid := created.IDs[0]
+	var rule struct {
+		IDs []string `json:"druleids"`
+	}
+	c.ok("drule.create", map[string]any{"name": "pd-rule", "iprange": ip, "delay": "5s", "proxy_hostid": pid,
+		"dchecks": []any{map[string]any{"type": 9, "key_": "system.uname", "ports": port, "uniq": 0, "host_source": 1, "name_source": 0}}}, &rule)
+	c.ok("action.create", map[string]any{"name": "pd-action", "eventsource": 1, "status": 0,
+		"filter": map[string]any{"evaltype": 0, "conditions": []any{
+			map[string]any{"conditiontype": 20, "operator": 0, "value": pid},
+			map[string]any{"conditiontype": 10, "operator": 0, "value": "0"}}},
+		"operations": []any{map[string]any{"operationtype": 2}}}, nil)
+	if !passive {
+		testutil.StartProxy(t, testutil.ProxyOptions{Name: name, Server: s.TrapperAddr().String(), Extra: []string{"StartDiscoverers=1"}})
+	}
+
+	type dservice struct {
+		DCheckID, IP, Port, Value, Status string
+	}
+	var dhosts []struct {
+		DHostID, DRuleID, Status string
+		DServices                []dservice `json:"dservices"`
+	}
+	waitUntil(t, 120*time.Second, "the proxy's discovery of "+ip+" in dhost.get", func() bool {
+		c.ok("dhost.get", map[string]any{"druleids": rule.IDs, "selectDServices": "extend"}, &dhosts)
+		return len(dhosts) == 1 && dhosts[0].Status == "0" && len(dhosts[0].DServices) == 1
+	})
+	sv := dhosts[0].DServices[0]
+	if sv.IP != ip || sv.Port != port || sv.Status != "0" || sv.Value == "" {
+		t.Fatalf("dservice %+v, want %s:%s up with the agent's system.uname", sv, ip, port)
+	}
+	var svcs []dservice
+	c.ok("dservice.get", map[string]any{"dhostids": []string{dhosts[0].DHostID}, "output": "extend"}, &svcs)
+	if len(svcs) != 1 || svcs[0].IP != ip {
+		t.Fatalf("dservice.get: %+v", svcs)
+	}
+	var hosts []struct {
+		HostID      string
+		ProxyHostID string `json:"proxy_hostid"`
+		Interfaces  []struct{ IP, Port string }
+	}
+	waitUntil(t, 30*time.Second, "the discovery action's host", func() bool {
+		c.ok("host.get", map[string]any{"filter": map[string]any{"host": []string{ip}}, "output": []string{"hostid", "proxy_hostid"},
+			"selectInterfaces": []string{"ip", "port"}}, &hosts)
+		return len(hosts) == 1
+	})
+	if hosts[0].ProxyHostID != pid || len(hosts[0].Interfaces) != 1 || hosts[0].Interfaces[0].IP != ip || hosts[0].Interfaces[0].Port != port {
+		t.Fatalf("host %+v, want monitored by proxy %s with an agent interface %s:%s", hosts[0], pid, ip, port)
+	}
+	var events []struct{ Clock, Value string }
+	c.ok("event.get", map[string]any{"source": 1, "object": 1, "objectids": []string{dhosts[0].DHostID}, "output": []string{"clock", "value"}}, &events)
+	if len(events) < 2 {
+		t.Fatalf("discovery host events %+v, want discovered and up", events)
+	}
+	if n := s.metricValue(t, `peregrine_netdisc_sweeps_total`); n != "0" {
+		t.Fatalf("Peregrine swept %s times a rule its proxy runs", n)
+	}
+	if n, _ := strconv.Atoi(s.metricValue(t, `peregrine_netdisc_proxy_rows_total{result="taken"}`)); n < 2 {
+		t.Fatalf("%d discovery rows counted taken", n)
+	}
+}
