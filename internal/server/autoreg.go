@@ -149,7 +149,7 @@ func (s *Server) proxyExtras(p *catalog.Proxy, autoReg, discovery []byte) error 
 			return fmt.Errorf("proxy %q: %w", p.Name, err)
 		}
 		if _, err := s.Discovery.ApplyProxy(context.Background(), p.ID, rows); err != nil {
-			return fmt.Errorf("proxy %q: %w", p.Name, err)
+			return fmt.Errorf("proxy %q: %w: %w", p.Name, ingest.ErrProxyStore, err)
 		}
 	}
 	if len(autoReg) == 0 || s.Autoreg == nil {

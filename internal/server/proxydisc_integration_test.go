@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
@@ -102,5 +104,41 @@ func proxyDiscovery(t *testing.T, passive bool) {
 	}
 	if n, _ := strconv.Atoi(s.metricValue(t, `peregrine_netdisc_proxy_rows_total{result="taken"}`)); n < 2 {
 		t.Fatalf("%d discovery rows counted taken", n)
+	}
+}
+
+// TestProxyDiscoveryBadInput: a discovery part that is not rows refuses
+// the proxy's data (bad_part: the proxy keeps it); rows of an unknown
+// rule, of the server's rule or of an unknown check are refused one by
+// one and counted, the request taken.
+func TestProxyDiscoveryBadInput(t *testing.T) {
+	s := startServer(t, catalog.Spec{})
+	c := adminLogin(t, s)
+	var created struct {
+		IDs []string `json:"proxyids"`
+	}
+	c.ok("proxy.create", map[string]any{"host": "pd-bad", "status": 5}, &created)
+	var rule struct {
+		IDs []string `json:"druleids"`
+	}
+	c.ok("drule.create", map[string]any{"name": "pd-server-rule", "iprange": "127.0.0.9", "delay": "1h", "status": 1,
+		"dchecks": []any{map[string]any{"type": 8, "ports": "1"}}}, &rule)
+	id, _ := strconv.ParseUint(created.IDs[0], 10, 64)
+	p := s.Catalog.Snapshot().Proxy(id)
+	for _, bad := range []string{`{"not":"rows"}`, `[{"clock":"soon"}]`} {
+		if err := s.proxyExtras(p, nil, []byte(bad)); err == nil || errors.Is(err, ingest.ErrProxyStore) {
+			t.Fatalf("%s: %v, want a refusal of the part", bad, err)
+		}
+	}
+	rows := `[{"clock":1,"drule":999999,"dcheck":1,"ip":"127.0.0.9","dns":"","port":1},` +
+		`{"clock":1,"drule":` + rule.IDs[0] + `,"dcheck":null,"ip":"127.0.0.9","dns":""},` +
+		`{"clock":1,"drule":` + rule.IDs[0] + `,"dcheck":null,"ip":"bogus","dns":""}]`
+	if err := s.proxyExtras(p, nil, []byte(rows)); err != nil {
+		t.Fatal(err)
+	}
+	for res, want := range map[string]string{"unknown_rule": "1", "not_its_rule": "1", "malformed": "1", "taken": "0"} {
+		if got := s.metricValue(t, `peregrine_netdisc_proxy_rows_total{result="`+res+`"}`); got != want {
+			t.Errorf("%s: %s, want %s", res, got, want)
+		}
 	}
 }
