@@ -57,7 +57,8 @@
 //     are refused and counted (peregrine_netdisc_proxy_rows_total) when
 //     malformed, of an unknown rule or check, or of a rule that is not
 //     that proxy's; a row no newer than the last one taken at its rule,
-//     address, check and port (in memory, else the stored lastup or
+//     address, check and port (in memory; after a restart, the clock of
+//     the service's or host's last retained event, or its lastup or
 //     lastdown) is a resend and skipped. An error means the state or the
 //     events were not stored (the state is put back when the events
 //     fail): the caller refuses the data and the proxy resends it.

@@ -80,6 +80,7 @@ type Discoverer struct {
 	// last, by address and check (proxy.go).
 	pmu      sync.Mutex
 	seen     map[addrKey]map[seenKey]int64
+	evClock  map[evObject]int64 // loaded once, for addresses not in seen
 	throttle *selfmon.LogThrottle
 }
 

@@ -110,23 +110,58 @@ type addrKey struct {
 // beyond it they are forgotten and found again from the stored state.
 const maxSeenAddrs = 1 << 18
 
+// EventScanner, if the EventStore implements it (*event.Store), lets
+// ApplyProxy find, after a restart, the clock of the last discovery
+// event of each discovered host and service: the clock of the last
+// proxy row taken for it.
+type EventScanner interface {
+	Events(keep func(*event.Event) bool) []event.Event
+}
+
 // seenClock is the clock of the row last applied at k of address a, or
-// without one since Peregrine started, the time of the stored service's
-// or host's last status change: a row no newer is one applied before.
+// without one since Peregrine started, that of the stored service's or
+// host's last event (or status change): a row no newer is one applied
+// before.
 func (d *Discoverer) seenClock(x *index, a addrKey, k seenKey) int64 {
 	if m, ok := d.seen[a]; ok {
 		return m[k]
 	}
+	d.loadEventClocks()
 	if k.check == 0 {
 		if h := x.hostByIP[a.ip]; h != nil {
-			return max(h.LastUp, h.LastDown)
+			return max(h.LastUp, h.LastDown, d.evClock[evObject{ObjectDHost, h.ID}])
 		}
 		return 0
 	}
 	if s := x.svc[svcKey{k.check, a.ip, k.port}]; s != nil {
-		return max(s.LastUp, s.LastDown)
+		return max(s.LastUp, s.LastDown, d.evClock[evObject{ObjectDService, s.ID}])
 	}
 	return 0
+}
+
+type evObject struct {
+	object uint8
+	id     uint64
+}
+
+// loadEventClocks reads, once, the clock of the last retained
+// discovery event of each discovered host and service.
+func (d *Discoverer) loadEventClocks() {
+	if d.evClock != nil {
+		return
+	}
+	d.evClock = map[evObject]int64{}
+	sc, ok := d.opts.Events.(EventScanner)
+	if !ok {
+		return
+	}
+	sc.Events(func(e *event.Event) bool {
+		if e.Source == event.SourceDiscovery {
+			k := evObject{e.Object, e.ObjectID}
+			d.evClock[k] = max(d.evClock[k], e.Clock)
+		}
+		return false
+	})
 }
 
 // ApplyProxy applies a proxy's discovery rows: those of the proxy's

@@ -68,10 +68,12 @@ func shape(evs []event.Event) []evKey {
 	return out
 }
 
-// failingEvents fails its first Commit.
+// failingEvents fails its first Commit when fail is set, and keeps
+// every event it took for Events, as the event store does.
 type failingEvents struct {
 	events
 	fail bool
+	all  []event.Event
 }
 
 func (f *failingEvents) Commit(b *event.Batch) error {
@@ -79,7 +81,22 @@ func (f *failingEvents) Commit(b *event.Batch) error {
 		f.fail = false
 		return errors.New("disk full")
 	}
+	f.mu.Lock()
+	f.all = append(f.all, b.Events...)
+	f.mu.Unlock()
 	return f.events.Commit(b)
+}
+
+func (f *failingEvents) Events(keep func(*event.Event) bool) []event.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []event.Event
+	for i := range f.all {
+		if keep(&f.all[i]) {
+			out = append(out, f.all[i])
+		}
+	}
+	return out
 }
 
 func proxyFixture(t *testing.T) (*catalog.Catalog, uint64, uint64, []uint64) {
@@ -190,6 +207,12 @@ func TestApplyProxyRecorded(t *testing.T) {
 	want = []evKey{{2, 1, 0, t0 + 10}, {2, 2, 0, t0 + 10}, {1, 0, 0, t0 + 10}}
 	if got := shape(ev.take()); !slices.Equal(got, want) {
 		t.Fatalf("next sweep: %+v, want %+v", got, want)
+	}
+	// Resent after a restart: a sweep that changed no status is known
+	// by its events' clocks.
+	d3, _ := New(Options{Catalog: c, Events: ev})
+	if st, err = d3.ApplyProxy(ctx, pid, next); err != nil || len(ev.take()) != 0 {
+		t.Fatalf("a resent sweep without changes after a restart: %+v, %v; want nothing made again", st, err)
 	}
 	lost := proxyRows(t, "proxy_discovery_lost_zabbix60.json", rule, checks)
 	if _, err := d.ApplyProxy(ctx, pid, lost); err != nil {
