@@ -1,9 +1,15 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,6 +83,67 @@ func TestProxyConfigDRules(t *testing.T) {
 	for _, tb := range []string{"drules", "dchecks"} {
 		if d := cmp.Diff(want[tb], got[tb]); d != "" {
 			t.Errorf("%s (-recorded from 6.0.14 +Peregrine):\n%s", tb, d)
+		}
+	}
+}
+
+// TestProxyDiscoveryFrame: the "proxy data" frame the real proxy 6.0.14
+// sent with its discovery rows (recorded, compressed:
+// testdata/proxy_discovery_up_zabbix60.hex) is taken, its discovery
+// part handed to Options.ProxyExtras as sent, and acknowledged; an
+// error of ProxyExtras refuses it, counted bad_part, or store_error
+// when it wraps ErrProxyStore.
+func TestProxyDiscoveryFrame(t *testing.T) {
+	h, err := os.ReadFile("testdata/proxy_discovery_up_zabbix60.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile("testdata/proxy_discovery_up_zabbix60.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Discovery json.RawMessage `json:"discovery data"`
+	}
+	if err := json.Unmarshal(plain, &req); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []byte
+	var fail error
+	ts := startTrapper(t, proxySpec(), func(o *Options) {
+		o.ProxyExtras = func(p *catalog.Proxy, autoReg, discovery []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append([]byte(nil), discovery...)
+			return fail
+		}
+	})
+	addProxy(t, ts, "proxydisc-proxy")
+	_, reply := roundTrip(t, ts.addr, frame)
+	if string(reply) != `{"upload":"enabled","response":"success"}` {
+		t.Fatalf("reply %s", reply)
+	}
+	mu.Lock()
+	if !bytes.Equal(got, req.Discovery) {
+		t.Fatalf("ProxyExtras got %s, want the recorded discovery part", got)
+	}
+	fail = errors.New("not rows")
+	mu.Unlock()
+	if _, reply = roundTrip(t, ts.addr, frame); !strings.Contains(string(reply), "failed") {
+		t.Fatalf("reply %s, want failed", reply)
+	}
+	mu.Lock()
+	fail = fmt.Errorf("proxy %q: %w: disk full", "proxydisc-proxy", ErrProxyStore)
+	mu.Unlock()
+	roundTrip(t, ts.addr, frame)
+	for res, want := range map[string]float64{"ok": 1, "bad_part": 1, "store_error": 1} {
+		if n := ts.metric(t, `peregrine_trapper_proxy_requests_total{kind="data",result="`+res+`"}`); n != want {
+			t.Errorf("%s: %v, want %v", res, n, want)
 		}
 	}
 }
