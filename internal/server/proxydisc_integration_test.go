@@ -142,3 +142,42 @@ func TestProxyDiscoveryBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyDeleteInUse: a proxy that runs a discovery rule, monitors a
+// host or is named by an action's condition is not deleted, in 6.0's
+// words and order: the rule first, then the host, then the action
+// (recorded from 6.0.14).
+func TestProxyDeleteInUse(t *testing.T) {
+	s := startServer(t, catalog.Spec{})
+	c := adminLogin(t, s)
+	var px struct {
+		IDs []string `json:"proxyids"`
+	}
+	c.ok("proxy.create", map[string]any{"host": "pd-del", "status": 5}, &px)
+	var g struct {
+		IDs []string `json:"groupids"`
+	}
+	c.ok("hostgroup.create", map[string]any{"name": "pd-g"}, &g)
+	var h struct {
+		IDs []string `json:"hostids"`
+	}
+	c.ok("host.create", map[string]any{"host": "pd-h", "groups": []any{map[string]any{"groupid": g.IDs[0]}}, "proxy_hostid": px.IDs[0]}, &h)
+	var a struct {
+		IDs []string `json:"actionids"`
+	}
+	c.ok("action.create", map[string]any{"name": "pd-act", "eventsource": 1,
+		"filter":     map[string]any{"evaltype": 0, "conditions": []any{map[string]any{"conditiontype": 20, "operator": 0, "value": px.IDs[0]}}},
+		"operations": []any{map[string]any{"operationtype": 2}}}, &a)
+	var r struct {
+		IDs []string `json:"druleids"`
+	}
+	c.ok("drule.create", map[string]any{"name": "pd-del-rule", "iprange": "127.0.0.90", "proxy_hostid": px.IDs[0],
+		"dchecks": []any{map[string]any{"type": 8, "ports": "1"}}}, &r)
+	c.fails("proxy.delete", px.IDs, -32602, `Proxy "pd-del" is used by discovery rule "pd-del-rule".`)
+	c.ok("drule.delete", r.IDs, nil)
+	c.fails("proxy.delete", px.IDs, -32602, `Host "pd-h" is monitored by proxy "pd-del".`)
+	c.ok("host.delete", h.IDs, nil)
+	c.fails("proxy.delete", px.IDs, -32602, `Proxy "pd-del" is used by action "pd-act".`)
+	c.ok("action.delete", a.IDs, nil)
+	c.ok("proxy.delete", px.IDs, nil)
+}
