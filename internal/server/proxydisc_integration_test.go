@@ -68,6 +68,9 @@ func proxyDiscovery(t *testing.T, passive bool) {
 		DHostID, DRuleID, Status string
 		DServices                []dservice `json:"dservices"`
 	}
+	// A passive proxy's discoverer looks for rules before the first
+	// configuration arrives and then sleeps a minute (the proxy's own
+	// pace: its first sweep comes about 60 s after it starts).
 	waitUntil(t, 120*time.Second, "the proxy's discovery of "+ip+" in dhost.get", func() bool {
 		c.ok("dhost.get", map[string]any{"druleids": rule.IDs, "selectDServices": "extend"}, &dhosts)
 		return len(dhosts) == 1 && dhosts[0].Status == "0" && len(dhosts[0].DServices) == 1
