@@ -160,9 +160,9 @@ func (f *eventFilter) check(sources, objects []int64) (bool, error) {
 		}
 	}
 	f.src, f.obj = src, obj
-	// Peregrine makes events of triggers, auto-registration and
-	// internal events; no discovery or service events.
-	return src == 0 || src == 2 || src == 3, nil
+	// Peregrine makes events of triggers, discovery, auto-registration
+	// and internal events; no service events.
+	return src != 4, nil
 }
 
 // eventScope is what a request may see: triggers readable by the caller,

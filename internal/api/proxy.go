@@ -19,7 +19,8 @@ import (
 // is one of 6.0's legacy gets; create and update are checked by 6.0's
 // API input validator (unexpected members refused), in its words.
 // tls_psk_identity and tls_psk are stored and never returned.
-// lastaccess is the trapper's (Options.ProxyLastAccess).
+// lastaccess is the trapper's (Options.ProxyLastAccess). delete refuses
+// a proxy in use by a discovery rule, a host or an action's condition.
 
 func (s *Server) registerProxy() {
 	s.methods["proxy.get"] = &method{role: RoleUser, call: s.proxyGet}
@@ -552,8 +553,42 @@ func (w *configWriter) proxyDelete(ctx context.Context, c *call) (any, error) {
 			return nil, errNoPermissions // -32500 here (recorded from 6.0.14)
 		}
 	}
-	if err := w.edit(ctx, c, "proxyid", nil, func(e *catalog.Edit) error { return e.DeleteProxies(ids) }); err != nil {
+	// A proxy that runs a discovery rule, monitors a host or is named
+	// by an action's condition stays, checked in this order (recorded
+	// from 6.0.14).
+	if st, ok := w.s.opts.Catalog.(DRuleStore); ok {
+		for _, id := range ids {
+			for _, r := range st.DRules() {
+				if r.ProxyID == id {
+					return nil, errParams(`Proxy "%s" is used by discovery rule "%s".`, snap.Proxy(id).Name, r.Name)
+				}
+			}
+		}
+	}
+	err = w.edit(ctx, c, "proxyid", nil, func(e *catalog.Edit) error {
+		if err := e.DeleteProxies(ids); err != nil {
+			return err
+		}
+		return w.s.proxyInAction(snap, ids)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return idResult("proxyids", ids), nil
+}
+
+// proxyInAction refuses deleting a proxy an action's condition names.
+func (s *Server) proxyInAction(snap *catalog.Snapshot, ids []uint64) error {
+	if s.opts.Alerting == nil {
+		return nil
+	}
+	for _, a := range s.opts.Alerting.AlertConfig().SortedActions() {
+		for _, cd := range a.Filter.Conditions {
+			pid, _ := strconv.ParseUint(cd.Value, 10, 64)
+			if cd.ConditionType == catalog.CondProxy && slices.Contains(ids, pid) {
+				return errParams(`Proxy "%s" is used by action "%s".`, snap.Proxy(pid).Name, a.Name)
+			}
+		}
+	}
+	return nil
 }

@@ -252,3 +252,30 @@ func TestProxyShare(t *testing.T) {
 		t.Fatal("the proxy's share was not freed")
 	}
 }
+
+// TestProxyHostMonitored: a host registered through a proxy is created
+// monitored by that proxy, as 6.0 does; through a proxy deleted since,
+// by the server.
+func TestProxyHostMonitored(t *testing.T) {
+	c, _, _ := setup(t)
+	var pid uint64
+	if _, err := c.Edit(context.Background(), func(e *catalog.Edit) error {
+		ids, err := e.CreateProxies([]catalog.Proxy{{Name: "ar-proxy", Status: catalog.ProxyActive, TLS: catalog.DefaultHostTLS}})
+		if err == nil {
+			pid = ids[0]
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := New(Options{Catalog: c, Events: &fakeEvents{}})
+	r.Register(Request{Host: "behind", HostMetadata: "linux", ProxyID: pid})
+	r.Register(Request{Host: "behind-gone", HostMetadata: "linux", ProxyID: pid + 100})
+	drain(r)
+	if h := c.Snapshot().Host("behind"); h == nil || h.ProxyID != pid {
+		t.Fatalf("host %+v, want monitored by proxy %d", h, pid)
+	}
+	if h := c.Snapshot().Host("behind-gone"); h == nil || h.ProxyID != 0 {
+		t.Fatalf("host %+v, want created, monitored by the server", h)
+	}
+}

@@ -35,7 +35,9 @@
 //     others): add host (the agent interface: by IP, or by DNS name for
 //     a HostInterface that is one; port from the request; in the
 //     settings' discovery group; with the autoregistration key, PSK both
-//     ways, when the agent registered with it), remove host, add to and
+//     ways, when the agent registered with it; monitored by the proxy
+//     it registered through, unless that proxy is gone; the same for
+//     network discovery's plans, Target.ProxyID), remove host, add to and
 //     remove from host groups, link and unlink (and clear) templates,
 //     enable and disable. Every operation but remove host, remove from
 //     group and unlink creates the host first, as 6.0 does. "Set host

@@ -115,6 +115,10 @@ type Target struct {
 	TLS catalog.HostTLS
 	// Label names the target in logs.
 	Label string
+	// ProxyID is the proxy that monitors a host created (0, or a proxy
+	// deleted since: the server): the proxy the agent registered
+	// through, or that runs the discovery rule.
+	ProxyID uint64
 }
 
 // Plan is what the matching actions do to one host.
@@ -176,7 +180,7 @@ func (p *Plan) Add(a *catalog.Action) {
 
 // planFor is PlanOperations for an auto-registered host.
 func planFor(h *Host, acts []*catalog.Action, snap *catalog.Snapshot, psk catalog.AutoregSettings) *Plan {
-	t := Target{Host: h.Host, Label: h.Host}
+	t := Target{Host: h.Host, Label: h.Host, ProxyID: h.ProxyID}
 	if f, ok := agentInterface(h); ok {
 		t.Interfaces = []catalog.Interface{f}
 	}
@@ -281,6 +285,12 @@ func applyPlan(e *catalog.Edit, p *Plan, discoveryGroup uint64) error {
 		}
 		if h = e.HostNamed(p.target.Host); h == nil {
 			return nil
+		}
+		// A proxy deleted since: the host is the server's.
+		if p.target.ProxyID != 0 && e.ProxyByID(p.target.ProxyID) != nil {
+			if err := e.SetHostsProxy([]uint64{h.ID}, p.target.ProxyID); err != nil {
+				return err
+			}
 		}
 	} else {
 		var up catalog.HostUpdate

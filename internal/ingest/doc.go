@@ -121,7 +121,11 @@
 // their enabled web scenarios in 6.0's httptest tables (the real proxy
 // runs them: TestIntegrationRealProxyWebScenario), and the
 // autoregistration encryption settings (Options.AutoregSettings)
-// the proxy applies to its agents. Calculated and dependent items stay
+// the proxy applies to its agents, and the proxy's enabled network
+// discovery rules (Options.DRules) in 6.0's drules and dchecks tables
+// (recorded from 6.0.14 in testdata/proxy_config_drules_zabbix60.json;
+// a delay or check field with global macros is sent expanded, as
+// items are). Calculated and dependent items stay
 // the server's, and preprocessing runs on the server (item_preproc is
 // sent empty). "proxy data" is taken from proxies 4.2 to 6.0 (as 6.0.14;
 // others get {"response":"failed"}) with a 32-character session: its
@@ -138,8 +142,13 @@
 // the proxy's next "proxy data" (a passive proxy's acknowledgement) as
 // "tasks", and a remote command's result, in a later "proxy data"'s
 // "tasks", is what ProxyCommand returns. A malformed part refuses the whole request (6.0
-// ignores it). Auto-registration and discovery parts go to
-// Options.ProxyExtras; without it they are counted and logged.
+// ignores it). Auto-registration and discovery parts ("discovery
+// data" rows recorded from 6.0.14 in testdata/proxy_discovery_*; see
+// proxy_discovery_zabbix60.md) go to Options.ProxyExtras before the
+// history, for active and passive proxies alike; its error refuses the
+// request (result bad_part, or store_error when it wraps
+// ErrProxyStore) and the proxy resends it. Without it they are counted
+// and logged.
 // Sender and agent values for hosts behind a proxy are refused
 // (monitored_by_proxy). Decoding "proxy data" counts against the
 // memory budget (decodeProxyData; refused "over_budget" when it does not

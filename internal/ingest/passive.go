@@ -192,7 +192,7 @@ func (s *Server) passiveFail(kind string, p *catalog.Proxy, err error) {
 }
 
 func (s *Server) passiveConfig(ctx context.Context, o *PassiveOptions, snap *catalog.Snapshot, p *catalog.Proxy) {
-	cfg := ProxyConfig(snap, p, s.opts.LogPositions, s.autoregSettings())
+	cfg := ProxyConfig(snap, p, s.opts.LogPositions, s.autoregSettings(), s.drules())
 	// A passive proxy takes the tables under "data" (an active one's
 	// reply has them at the top).
 	req := append(append([]byte(`{"request":"proxy config","data":`), cfg...), '}')

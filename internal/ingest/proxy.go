@@ -68,8 +68,9 @@ type ProxyData struct {
 	// More: the proxy has more data waiting (a passive proxy is asked
 	// again at once).
 	More bool
-	// AutoReg and Discovery are the raw parts Peregrine does not process
-	// yet (nil when absent or empty).
+	// AutoReg and Discovery are the raw auto-registration and
+	// discovery parts, for Options.ProxyExtras (nil when absent or
+	// empty).
 	AutoReg, Discovery json.RawMessage
 	// Tasks is the raw "tasks" part: remote commands' results.
 	Tasks json.RawMessage
@@ -208,7 +209,7 @@ type proxyMetrics struct {
 	extras   *selfmon.Counter
 }
 
-var proxyResults = []string{"ok", "unknown_proxy", "passive_proxy", "bad_version", "bad_address", "tls_refused", "bad_request", "store_error", "unsupported_part", "over_budget", "passive_error"}
+var proxyResults = []string{"ok", "unknown_proxy", "passive_proxy", "bad_version", "bad_address", "tls_refused", "bad_request", "store_error", "bad_part", "over_budget", "passive_error"}
 
 func newProxyMetrics(r *selfmon.Registry) *proxyMetrics {
 	m := &proxyMetrics{requests: map[string]*selfmon.Counter{}, tasks: map[string]*selfmon.Counter{}}
@@ -221,7 +222,7 @@ func newProxyMetrics(r *selfmon.Registry) *proxyMetrics {
 			m.requests[kind+"/"+res] = r.Counter("peregrine_trapper_proxy_requests_total", "Proxies' requests (active proxies') and exchanges (with passive ones), by kind and result.", "kind", kind, "result", res)
 		}
 	}
-	m.extras = r.Counter("peregrine_trapper_proxy_unprocessed_parts_total", "Proxy data requests whose auto-registration or discovery part was taken and not acted on (Peregrine has neither yet).")
+	m.extras = r.Counter("peregrine_trapper_proxy_unprocessed_parts_total", "Proxy data requests whose auto-registration or discovery part was taken and not acted on (a trapper without Options.ProxyExtras).")
 	return m
 }
 
@@ -383,7 +384,11 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 	if d.AutoReg != nil || d.Discovery != nil {
 		if s.opts.ProxyExtras != nil {
 			if err := s.opts.ProxyExtras(p, d.AutoReg, d.Discovery); err != nil {
-				return s.proxyRefuse("data", "unsupported_part", remote, err.Error())
+				result := "bad_part"
+				if errors.Is(err, ErrProxyStore) {
+					result = "store_error"
+				}
+				return s.proxyRefuse("data", result, remote, err.Error())
 			}
 		} else {
 			// Refusing would block the proxy's history behind them for
@@ -394,7 +399,7 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 			// are counted and logged, never dropped unseen.
 			s.pm.extras.Add(1)
 			if n, ok := s.throttle.Allow("proxy:extras"); ok {
-				s.opts.Logger.Warn("proxy sent auto-registration or discovery data, which Peregrine does not process yet: taken and not acted on, as a Zabbix server without such actions", "proxy", p.Name,
+				s.opts.Logger.Warn("proxy sent auto-registration or discovery data, which this trapper does not process: taken and not acted on, as a Zabbix server without such actions", "proxy", p.Name,
 					"auto_registration_bytes", len(d.AutoReg), "discovery_bytes", len(d.Discovery), "suppressed", n)
 			}
 		}
@@ -418,6 +423,11 @@ func (s *Server) takeProxyData(cs *connState, snap *catalog.Snapshot, p *catalog
 	s.proxyCount("data", "ok")
 	return s.proxyReply(p)
 }
+
+// ErrProxyStore marks an Options.ProxyExtras error as a failure to
+// store what the part said (counted store_error, not bad_part): the
+// proxy sends the request again.
+var ErrProxyStore = errors.New("cannot store")
 
 var proxyOK = []byte(`{"upload":"enabled","response":"success"}`)
 

@@ -37,10 +37,11 @@ var itemFields = []string{"itemid", "type", "snmp_oid", "hostid", "key_", "delay
 // "proxy config" reply form: its hosts (status, encryption, IPMI),
 // their interfaces and SNMP details, their items with user macros
 // expanded (so no macro tables are needed: globalmacro and hostmacro are
-// sent empty), and the global regular expressions. Peregrine has no
-// network discovery yet: its tables are empty. Web scenarios of the
-// proxy's hosts go in 6.0's httptest tables (proxyWebScenarios).
-func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore, ar catalog.AutoregSettings) []byte {
+// sent empty), the global regular expressions, and the enabled network
+// discovery rules the proxy runs (drules, dchecks; proxyDRules). Web
+// scenarios of the proxy's hosts go in 6.0's httptest tables
+// (proxyWebScenarios).
+func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionStore, ar catalog.AutoregSettings, rules []catalog.DRule) []byte {
 	t := map[string]*table{
 		"globalmacro":     newTable("globalmacroid", "macro", "value", "type"),
 		"hosts":           newTable("hostid", "host", "status", "ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password", "name", "tls_connect", "tls_accept", "tls_issuer", "tls_subject", "tls_psk_identity", "tls_psk"),
@@ -105,6 +106,7 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		}
 	}
 	proxyWebScenarios(snap, p, t)
+	proxyDRules(snap, p, rules, t)
 	eid := 0
 	for _, r := range snap.Regexps() {
 		t["regexps"].Data = append(t["regexps"].Data, []any{r.ID, r.Name})
@@ -143,6 +145,14 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		panic("BUG: proxy configuration does not marshal: " + err.Error())
 	}
 	return b
+}
+
+// drules are the discovery rules (Options.DRules), none without it.
+func (s *Server) drules() []catalog.DRule {
+	if s.opts.DRules == nil {
+		return nil
+	}
+	return s.opts.DRules()
 }
 
 // autoregSettings are the autoregistration settings proxies apply
@@ -204,6 +214,28 @@ func proxyWebScenarios(snap *catalog.Snapshot, p *catalog.Proxy, t map[string]*t
 	}
 }
 
+// proxyDRules fills the drules and dchecks tables with the enabled
+// discovery rules of proxy p, as 6.0.14 sends them (recorded:
+// testdata/proxy_config_drules_zabbix60.json; disabled rules are left
+// out). 6.0 sends a delay or a check field holding global macros as is,
+// with the macros in globalmacro; Peregrine sends them expanded (its
+// globalmacro table is empty), which the proxy reads the same.
+func proxyDRules(snap *catalog.Snapshot, p *catalog.Proxy, rules []catalog.DRule, t map[string]*table) {
+	gm := snap.UserMacros(0)
+	for i := range rules {
+		r := &rules[i]
+		if r.ProxyID != p.ID || r.Status != 0 {
+			continue
+		}
+		t["drules"].Data = append(t["drules"].Data, []any{r.ID, r.Name, r.IPRange, gm.Expand(r.Delay)})
+		for _, k := range r.Checks {
+			t["dchecks"].Data = append(t["dchecks"].Data, []any{k.ID, r.ID, k.Type, gm.Expand(k.Key), gm.Expand(k.SNMPCommunity), k.Ports,
+				gm.Expand(k.SNMPv3SecurityName), k.SNMPv3SecurityLevel, gm.Expand(k.SNMPv3AuthPassphrase), gm.Expand(k.SNMPv3PrivPassphrase),
+				b2i(k.Uniq), k.SNMPv3AuthProtocol, k.SNMPv3PrivProtocol, gm.Expand(k.SNMPv3ContextName), k.HostSource, k.NameSource})
+		}
+	}
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -230,7 +262,7 @@ func (s *Server) proxyConfig(cs *connState, payload []byte, recv time.Time, remo
 		return refusal
 	}
 	s.SetProxyLastAccess(p.ID, recv)
-	out := ProxyConfig(snap, p, s.opts.LogPositions, s.autoregSettings())
+	out := ProxyConfig(snap, p, s.opts.LogPositions, s.autoregSettings(), s.drules())
 	s.proxyCount("config", "ok")
 	return out
 }

@@ -94,7 +94,7 @@ func TestProxyConfigItemTypes(t *testing.T) {
 	setProxy(t, cat, p, h.ID)
 	ar := catalog.AutoregSettings{TLSAccept: 3, PSKIdentity: "ar-id", PSK: "0123456789abcdef0123456789abcdef"}
 	var got configTables
-	if err := json.Unmarshal(ProxyConfig(cat.Snapshot(), p, nil, ar), &got); err != nil {
+	if err := json.Unmarshal(ProxyConfig(cat.Snapshot(), p, nil, ar, nil), &got); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want["items"].Fields, got["items"].Fields); d != "" {

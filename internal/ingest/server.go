@@ -98,12 +98,16 @@ type Options struct {
 	// kept by the caller beyond the call's connection.
 	PSK func(identity string) (key []byte, ok bool)
 	// ProxyExtras, if set, takes the auto-registration and discovery
-	// parts of an active proxy's "proxy data" (raw JSON, nil when
-	// absent) before its history is stored; an error refuses the whole
-	// request, which the proxy then resends. Without it they are
+	// parts of a proxy's "proxy data", active or passive (raw JSON, nil
+	// when absent) before its history is stored; an error refuses the
+	// whole request (wrapping ErrProxyStore: counted as store_error),
+	// which the proxy then resends. Without it they are
 	// counted (peregrine_trapper_proxy_unprocessed_parts_total), logged
 	// and not acted on, as by a Zabbix server with no such actions.
 	ProxyExtras func(p *catalog.Proxy, autoReg, discovery []byte) error
+	// DRules, if set, returns the discovery rules; those of a proxy go
+	// in its configuration (*catalog.Catalog's DRules).
+	DRules func() []catalog.DRule
 	// AutoRegister, if set, receives the Registration of every "active
 	// checks" request that passed the host name checks: of hosts not in
 	// the catalog, and of enabled hosts in it whose encryption settings

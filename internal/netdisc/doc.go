@@ -46,8 +46,22 @@
 //     host source (DNS name when the lookup gives one, else the IP; the
 //     IP; or a check's value), put in the settings' discovery group with
 //     an agent interface (the agent check's port, else 10050) and an
-//     SNMP interface when an SNMP check answered. Messages get the
-//     event's {DISCOVERY.*} macros (Macros).
+//     SNMP interface when an SNMP check answered, monitored by the
+//     rule's proxy if it has one. Messages get the event's
+//     {DISCOVERY.*} macros (Macros).
+//   - Proxies' results (ApplyProxy, proxy.go): Run leaves rules with a
+//     proxy to the proxy (package ingest sends them in its
+//     configuration); the "discovery data" rows it sends back
+//     (DecodeProxyResults; recorded from 6.0.14) go through the same
+//     state changes, events (with the rows' clocks) and actions. Rows
+//     are refused and counted (peregrine_netdisc_proxy_rows_total) when
+//     malformed, of an unknown rule or check, or of a rule that is not
+//     that proxy's; a row no newer than the last one taken at its rule,
+//     address, check and port (in memory; after a restart, the clock of
+//     the service's or host's last retained event, or its lastup or
+//     lastdown) is a resend and skipped. An error means the state or the
+//     events were not stored (the state is put back when the events
+//     fail): the caller refuses the data and the proxy resends it.
 //
 // # What it does not own
 //
@@ -58,5 +72,7 @@
 // # Concurrency contract
 //
 // Run's goroutine sweeps one rule at a time; Sweep must not run twice
-// for one rule at once. Matches may be called from any goroutine.
+// for one rule at once. ApplyProxy may be called from any goroutine
+// (calls are serialised; they touch only proxies' rules, which Run
+// never sweeps). Matches may be called from any goroutine.
 package netdisc

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,12 +75,20 @@ type Discoverer struct {
 
 	mu   sync.Mutex
 	next map[uint64]time.Time // rule → when it sweeps next
+
+	// pmu serialises ApplyProxy; seen is the clock of the rows it took
+	// last, by address and check (proxy.go).
+	pmu      sync.Mutex
+	seen     map[addrKey]map[seenKey]int64
+	evClock  map[evObject]int64 // loaded once, for addresses not in seen
+	throttle *selfmon.LogThrottle
 }
 
 type metrics struct {
 	sweeps, addresses, hostsCreated, opErrors, failed *selfmon.Counter
 	checks                                            [2]*selfmon.Counter // down, up
 	sweep                                             *selfmon.Histogram
+	proxyRows                                         map[string]*selfmon.Counter
 }
 
 // New makes a discoverer; Run schedules its sweeps.
@@ -118,7 +127,12 @@ func New(opts Options) (*Discoverer, error) {
 		failed:       r.Counter("peregrine_netdisc_store_errors_total", "Chunks of a sweep whose state or events could not be stored (the next sweep finds them again)."),
 		checks:       [2]*selfmon.Counter{r.Counter(checks, checksHelp, "result", "down"), r.Counter(checks, checksHelp, "result", "up")},
 		sweep:        r.Histogram("peregrine_netdisc_sweep_seconds", "Time to sweep one discovery rule's range.", []float64{0.1, 1, 10, 60, 600}),
+		proxyRows:    map[string]*selfmon.Counter{},
 	}}
+	d.seen, d.throttle = map[addrKey]map[seenKey]int64{}, selfmon.NewLogThrottle(opts.Logger, 10*time.Second)
+	for _, res := range proxyRowResults {
+		d.m.proxyRows[res] = r.Counter("peregrine_netdisc_proxy_rows_total", "Proxies' discovery rows: taken, resent (taken before) or refused, by reason.", "result", res)
+	}
 	return d, nil
 }
 
@@ -474,7 +488,11 @@ func (d *Discoverer) record(ctx context.Context, r *catalog.DRule, addrs []netip
 		for hi < len(probes) && probes[hi].addr == probes[lo].addr {
 			hi++
 		}
-		u.address(ctx, addrs[probes[lo].addr].String(), probes[lo:hi])
+		ip, dns := addrs[probes[lo].addr].String(), ""
+		if u.d.opts.Resolve != nil && slices.ContainsFunc(probes[lo:hi], func(p probe) bool { return p.up }) {
+			dns = u.d.opts.Resolve(ctx, ip)
+		}
+		u.address(ip, dns, probes[lo:hi], hostFromProbes)
 		lo = hi
 	}
 	if len(u.events) == 0 {

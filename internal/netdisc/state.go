@@ -1,7 +1,6 @@
 package netdisc
 
 import (
-	"context"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -76,34 +75,47 @@ type update struct {
 }
 
 func (u *update) emit(obj uint8, id uint64, value int) {
-	u.events = append(u.events, event.Event{Source: event.SourceDiscovery, Object: obj, ObjectID: id, Value: uint8(value)})
+	u.events = append(u.events, event.Event{Source: event.SourceDiscovery, Object: obj, ObjectID: id, Value: uint8(value), Clock: u.now})
 }
 
+// hostStatus is how address settles the address's discovered host.
+type hostStatus int
+
+const (
+	// hostFromProbes: up if a probe is up, else down (a sweep of
+	// Peregrine's own, which has all the address's probes).
+	hostFromProbes hostStatus = iota
+	// hostUp, hostDown: as a proxy's host row says.
+	hostUp
+	hostDown
+	// hostUntouched: a proxy's service rows whose host row comes in a
+	// later request; the host's status is left as it is.
+	hostUntouched
+)
+
 // address applies one address's probes, in the rule's check order, as
-// 6.0 does (see the package documentation).
-func (u *update) address(ctx context.Context, ip string, probes []probe) {
+// 6.0 does (see the package documentation); dns is the address's DNS
+// name of the services that answer.
+func (u *update) address(ip, dns string, probes []probe, hs hostStatus) {
 	x := u.idx
-	anyUp := false
+	svcUp := false
 	var uniqValue string
 	for i := range probes {
 		p := &probes[i]
-		anyUp = anyUp || p.up
+		svcUp = svcUp || p.up
 		if k := &u.rule.Checks[p.check]; k.ID == x.uniq && p.up && x.uniq != 0 {
 			uniqValue = p.value
 		}
 	}
+	anyUp := (svcUp || hs == hostUp) && hs != hostDown
 	host := x.hostByIP[ip]
 	if uniqValue != "" {
 		if h := x.hostByUniq[uniqValue]; h != nil {
 			host = h
 		}
 	}
-	if host == nil && !anyUp {
+	if host == nil && !svcUp {
 		return // never answered: nothing to say
-	}
-	var dns string
-	if anyUp && u.d.opts.Resolve != nil {
-		dns = u.d.opts.Resolve(ctx, ip)
 	}
 	hostChanged := false
 	if host == nil {
@@ -148,9 +160,11 @@ func (u *update) address(ctx context.Context, ip string, probes []probe) {
 		u.change.Services = append(u.change.Services, s)
 		u.emit(ObjectDService, s.ID, catalog.DStatusUp)
 	}
-	if anyUp {
+	switch {
+	case hs == hostUntouched:
+	case anyUp:
 		u.emit(ObjectDHost, host.ID, catalog.DStatusUp)
-	} else {
+	default:
 		if host.Status == catalog.DStatusUp || host.LastDown == 0 {
 			host.Status, host.LastDown, host.LastUp = catalog.DStatusDown, u.now, 0
 			hostChanged = true
@@ -353,7 +367,7 @@ func (d *Discoverer) target(st *catalog.DiscoveryState, c *condCtx) autoreg.Targ
 			nameSrc = k.NameSource
 		}
 	}
-	t := autoreg.Target{Host: hostName(name(hostSrc)), Label: ip}
+	t := autoreg.Target{Host: hostName(name(hostSrc)), Label: ip, ProxyID: c.rule.ProxyID}
 	if nameSrc != 0 {
 		t.Name = name(nameSrc)
 	}

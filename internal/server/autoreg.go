@@ -13,6 +13,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/internalev"
+	"github.com/peregrine-mon/peregrine/internal/netdisc"
 	"github.com/peregrine-mon/peregrine/internal/zbx/zbxtls"
 )
 
@@ -134,14 +135,22 @@ type proxyAutoregRow struct {
 	TLSAccepted  uint8           `json:"tls_accepted"`
 }
 
-// proxyExtras takes the auto-registration part of a proxy's data: each
-// row registers as an agent talking to the server would, with the
+// proxyExtras takes the discovery and auto-registration parts of a
+// proxy's data, active or passive. The discovery rows go through the
+// discoverer as its own sweeps' results do (netdisc.ApplyProxy); an
+// error storing them refuses the request, which the proxy sends again
+// (rows taken before are not taken twice). Each auto-registration row
+// then registers as an agent talking to the server would, with the
 // proxy as its proxy (the proxy applied the encryption policy itself).
-// The discovery part is counted and logged: network discovery is not
-// built (a 6.0 server without discovery rules does nothing with it).
 func (s *Server) proxyExtras(p *catalog.Proxy, autoReg, discovery []byte) error {
-	if len(discovery) > 0 {
-		s.log.Debug("proxy sent network discovery data, which Peregrine does not process yet", "proxy", p.Name, "bytes", len(discovery))
+	if len(discovery) > 0 && s.Discovery != nil {
+		rows, err := netdisc.DecodeProxyResults(discovery)
+		if err != nil {
+			return fmt.Errorf("proxy %q: %w", p.Name, err)
+		}
+		if _, err := s.Discovery.ApplyProxy(context.Background(), p.ID, rows); err != nil {
+			return fmt.Errorf("proxy %q: %w: %w", p.Name, ingest.ErrProxyStore, err)
+		}
 	}
 	if len(autoReg) == 0 || s.Autoreg == nil {
 		return nil

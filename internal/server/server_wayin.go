@@ -110,6 +110,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		AutoRegister:     s.autoRegister,
 		AutoregSettings:  s.Catalog.AutoregSettings,
 		ProxyExtras:      s.proxyExtras,
+		DRules:           s.Catalog.DRules,
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})

@@ -20,12 +20,28 @@ import (
 // are appended to its configuration file.
 func StartAgentd(t testing.TB, extra ...string) string {
 	t.Helper()
+	return startAgentd(t, "127.0.0.1", "127.0.0.1", extra)
+}
+
+// StartAgentdAt is StartAgentd listening on another loopback address
+// ip (127.0.0.2 to 127.0.0.254: what a discovery test sweeps),
+// accepting passive checks from any loopback address.
+func StartAgentdAt(t testing.TB, ip string, extra ...string) string {
+	t.Helper()
+	if a := net.ParseIP(ip); a == nil || !a.IsLoopback() || a.To4() == nil {
+		t.Fatalf("StartAgentdAt: %q is not an IPv4 loopback address", ip)
+	}
+	return startAgentd(t, ip, "127.0.0.0/8", extra)
+}
+
+func startAgentd(t testing.TB, ip, server string, extra []string) string {
+	t.Helper()
 	bin := Need(t, "zabbix_agentd", "zabbix-agent")
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := filepath.Join(dir, "zabbix_agentd.conf")
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Server=127.0.0.1\nListenIP=127.0.0.1\nListenPort=%d\nStartAgents=3\nHostname=peregrine-test\n", port)
+	fmt.Fprintf(&b, "Server=%s\nListenIP=%s\nListenPort=%d\nStartAgents=3\nHostname=peregrine-test\n", server, ip, port)
 	fmt.Fprintf(&b, "LogType=console\nPidFile=%s\nTimeout=3\nAllowRoot=1\n", filepath.Join(dir, "agentd.pid"))
 	for _, l := range extra {
 		b.WriteString(l + "\n")
@@ -56,7 +72,7 @@ func StartAgentd(t testing.TB, extra ...string) string {
 			<-done
 		}
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	end := time.Now().Add(15 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
