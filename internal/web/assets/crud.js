@@ -22,8 +22,8 @@ import { h, clear, debounce } from './dom.js';
 // subnav links the pages of one section the user may open.
 export function subnav(section, active) {
   const all = {
-    config: [['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
-      ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
+    config: [['/config/hostgroups', 'Host groups'], ['/config/templates', 'Templates'], ['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
+      ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
     admin: [['/admin/users', 'Users'], ['/admin/usergroups', 'User groups'], ['/admin/roles', 'User roles'], ['/admin/mediatypes', 'Media types'],
       ['/admin/scripts', 'Scripts'], ['/admin/settings', 'General'], ['/admin/housekeeping', 'Housekeeping'], ['/admin/auditlog', 'Audit log'],
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
@@ -113,7 +113,17 @@ const PAGE = 50;
 //   form(o, lists, isNew): {body: [elements], read(): object};
 //   clone(o): the object a clone starts from (ids dropped);
 //   newObject: the defaults of a new one;
-//   afterPage(listEl): called after each page of rows is drawn.
+//   afterPage(listEl): called after each page of rows is drawn;
+//   params: get parameters every list read has (hostids of one host);
+//   toolbar: more elements for the toolbar (import, a host chooser);
+//   mass: [{id, label, run(ids), confirm}] more mass actions (confirm:
+//   asked in place first); massDelete: {label, run(ids)} instead of
+//   <api>.delete;
+//   editable: rows are read again with editable: true, and the rows the
+//   user may only read get no check box and a read-only form (no save,
+//   clone or delete); readOnly: the whole page is read-only;
+//   formButtons(obj, f, mode, fail): more buttons for the form (fail(e)
+//   shows an error under it).
 export async function crudPage(main, spec) {
   const noun = spec.noun;
   const box = h('section', { class: 'card config-form', id: `${noun}-form`, hidden: true });
@@ -131,14 +141,16 @@ export async function crudPage(main, spec) {
   let pageNo = 0;
   let lists = null;
   const checked = new Set();
+  let writable = null; // ids the user may change (spec.editable), or null: all
 
   main.append(subnav(spec.section, spec.path),
     h('div', { class: 'toolbar' }, h('h1', {}, spec.title), search, filters.map((x) => x.el),
-      h('button', { type: 'button', id: `${noun}-create`, onclick: () => open(null, 'create') }, `Create ${spec.label || noun}`), count, pager),
+      spec.toolbar || null,
+      spec.readOnly ? null : h('button', { type: 'button', id: `${noun}-create`, onclick: () => open(null, 'create') }, `Create ${spec.label || noun}`), count, pager),
     box, listErr, massBar, listEl);
 
   const baseParams = () => {
-    const p = {};
+    const p = { ...(spec.params || {}) };
     if (search && search.value) p.search = { [spec.search.field]: search.value };
     for (const { f, el } of filters) if (el.value !== '') f.apply(p, el.value);
     return p;
@@ -165,7 +177,12 @@ export async function crudPage(main, spec) {
       rows = await call(`${spec.api}.get`, { ...spec.rowParams, [spec.ids]: slice });
       const at = new Map(slice.map((id, i) => [id, i]));
       rows.sort((a, b) => at.get(a[spec.id]) - at.get(b[spec.id]));
+      if (spec.editable) {
+        const w = await call(`${spec.api}.get`, { output: [spec.id], [spec.ids]: slice, editable: true });
+        writable = new Set(w.map((o) => o[spec.id]));
+      }
     }
+    const mayEdit = (id) => !spec.readOnly && (!writable || writable.has(id));
     const pages = Math.max(1, Math.ceil(ids.length / PAGE));
     count.textContent = `${ids.length} ${ids.length === 1 ? 'object' : 'objects'}`;
     clear(pager);
@@ -175,11 +192,11 @@ export async function crudPage(main, spec) {
         h('button', { type: 'button', id: `${noun}-next`, disabled: pageNo >= pages - 1, onclick: () => { pageNo++; refresh(false); } }, '›'));
     }
     const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', id: `${noun}-check-all`, onchange: () => {
-      for (const r of rows) all.checked ? checked.add(r[spec.id]) : checked.delete(r[spec.id]);
+      for (const r of rows) all.checked && mayEdit(r[spec.id]) ? checked.add(r[spec.id]) : checked.delete(r[spec.id]);
       for (const c of listEl.querySelectorAll('.row-check')) c.checked = all.checked;
       drawMass();
     } });
-    const head = h('tr', {}, h('th', {}, all), spec.columns.map((c) => {
+    const head = h('tr', {}, h('th', {}, rows.some((r) => mayEdit(r[spec.id])) ? all : null), spec.columns.map((c) => {
       if (!c.sort || (!spec.clientSort && !spec.sort.some(([f]) => f === c.sort))) return h('th', {}, c.label);
       const on = spec.clientSort ? c.sort === 'name' : c.sort === sortField;
       return h('th', {}, h('a', { href: '#', class: 'sort', onclick: (e) => {
@@ -194,18 +211,19 @@ export async function crudPage(main, spec) {
     for (const r of rows) {
       const id = r[spec.id];
       body.append(h('tr', { class: `${noun}-row`, dataset: { id } },
-        h('td', {}, h('input', { type: 'checkbox', class: 'row-check', 'aria-label': 'Select', checked: checked.has(id), onchange: (e) => {
+        h('td', {}, mayEdit(id) ? h('input', { type: 'checkbox', class: 'row-check', 'aria-label': 'Select', checked: checked.has(id), onchange: (e) => {
           e.target.checked ? checked.add(id) : checked.delete(id);
           drawMass();
-        } })),
+        } }) : null),
         spec.columns.map((c, i) => h('td', {}, i === 0
-          ? h('a', { href: '#', class: `${noun}-name`, onclick: (e) => { e.preventDefault(); open(r, 'edit'); } }, c.cell(r))
+          ? h('a', { href: '#', class: `${noun}-name`, onclick: (e) => { e.preventDefault(); open(r, mayEdit(id) ? 'edit' : 'view'); } }, c.cell(r))
           : c.cell(r)))));
     }
     table.append(body);
     clear(listEl);
     listEl.append(table);
     if (!rows.length) listEl.append(h('p', { class: 'muted' }, 'Nothing to show.'));
+    massBar.hidden = !rows.some((r) => mayEdit(r[spec.id]));
     drawMass();
     if (spec.afterPage) await spec.afterPage(listEl);
   }
@@ -230,14 +248,21 @@ export async function crudPage(main, spec) {
       }
     }
     for (const m of spec.mass || []) {
-      massBar.append(h('button', { type: 'button', id: `${noun}-mass-${m.id}`, disabled: !n, onclick: () => act(m.id, m.run) }, m.label));
+      if (confirming === m.id) {
+        massBar.append(h('span', {}, `${m.label}: ${n}?`),
+          h('button', { type: 'button', id: `${noun}-mass-${m.id}-yes`, onclick: () => act(m.delete ? 'delete' : m.id, m.run) }, 'Yes'),
+          h('button', { type: 'button', onclick: () => drawMass(false) }, 'No'));
+      } else {
+        massBar.append(h('button', { type: 'button', id: `${noun}-mass-${m.id}`, disabled: !n, onclick: () => (m.confirm ? drawMass(m.id) : act(m.id, m.run)) }, m.label));
+      }
     }
-    if (confirming) {
-      massBar.append(h('span', {}, `Delete ${n}?`),
-        h('button', { type: 'button', id: `${noun}-mass-delete-yes`, onclick: () => act('delete', (sel) => call(`${spec.api}.delete`, sel)) }, 'Yes, delete'),
+    const md = spec.massDelete || { label: 'Delete', run: (sel) => call(`${spec.api}.delete`, sel) };
+    if (confirming === true) {
+      massBar.append(h('span', {}, `${md.label}: ${n}?`),
+        h('button', { type: 'button', id: `${noun}-mass-delete-yes`, onclick: () => act('delete', md.run) }, 'Yes, delete'),
         h('button', { type: 'button', onclick: () => drawMass(false) }, 'No'));
     } else {
-      massBar.append(h('button', { type: 'button', id: `${noun}-mass-delete`, disabled: !n, onclick: () => drawMass(true) }, 'Delete'));
+      massBar.append(h('button', { type: 'button', id: `${noun}-mass-delete`, disabled: !n, onclick: () => drawMass(true) }, md.label));
     }
   }
 
@@ -252,15 +277,15 @@ export async function crudPage(main, spec) {
   }
 
   // open shows the form: mode 'edit' (o is a row: the whole object is
-  // read), 'create' (o null: the defaults) or 'clone' (o is the object
-  // to start from, already read).
+  // read), 'view' (as edit, read-only), 'create' (o null: the defaults)
+  // or 'clone' (o is the object to start from, already read).
   async function open(o, mode) {
     clear(box);
     box.hidden = false;
     try {
       if (!lists) lists = spec.prepare ? await spec.prepare() : {};
       let obj = o;
-      if (mode === 'edit') {
+      if (mode === 'edit' || mode === 'view') {
         [obj] = await call(`${spec.api}.get`, { output: 'extend', ...spec.editParams, [spec.ids]: [o[spec.id]] });
         if (!obj) throw new Error('It is gone: someone deleted it meanwhile.');
       } else if (mode === 'create') {
@@ -274,6 +299,8 @@ export async function crudPage(main, spec) {
 
   function drawForm(obj, mode) {
     clear(box);
+    const view = mode === 'view';
+    if (view) mode = 'edit';
     const isNew = mode !== 'edit';
     const f = spec.form(obj, lists, isNew);
     const err = h('p', { class: 'error', id: `${noun}-error`, role: 'alert', hidden: true });
@@ -304,6 +331,15 @@ export async function crudPage(main, spec) {
           }
         } }, 'Yes, delete'));
     };
+    const fail = (e) => showErrorAt(form, err, e);
+    if (view) {
+      form.append(h('h3', {}, `${spec.label || noun}: ${obj.name ?? obj.username ?? ''} (read-only)`), ...f.body,
+        h('div', { class: 'form-buttons' }, h('button', { type: 'button', id: `${noun}-cancel`, onclick: close }, 'Close')));
+      for (const el of form.querySelectorAll('input, select, textarea, button:not([id$="-cancel"])')) el.disabled = true;
+      for (const el of form.querySelectorAll('.add-row, .remove-row, .unpick')) el.hidden = true;
+      box.append(form);
+      return;
+    }
     form.append(h('h3', {}, mode === 'edit' ? `${spec.label || noun}: ${obj.name ?? obj.username ?? ''}` : mode === 'clone' ? `New ${spec.label || noun} (a clone)` : `New ${spec.label || noun}`),
       ...f.body, err,
       h('div', { class: 'form-buttons' },
@@ -319,6 +355,7 @@ export async function crudPage(main, spec) {
           delete c[spec.id];
           drawForm(spec.clone ? spec.clone(c) : c, 'clone');
         } }, 'Clone') : null,
+        mode === 'edit' && spec.formButtons ? spec.formButtons(obj, f, mode, fail, () => { close(); return refresh(true); }) : null,
         mode === 'edit' ? h('button', { type: 'button', id: `${noun}-delete`, onclick: askDelete }, 'Delete') : null,
         del,
         h('button', { type: 'button', id: `${noun}-cancel`, onclick: close }, 'Cancel')));
