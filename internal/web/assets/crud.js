@@ -92,7 +92,13 @@ export function showErrorAt(form, errEl, e) {
   const msg = e instanceof APIError ? (e.data || e.message) : String(e.message || e);
   errEl.append(h('span', {}, msg));
   const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
-  const at = m && form.querySelector(`[data-key="${m[1]}"]`);
+  let at = m && form.querySelector(`[data-key="${m[1]}"]`);
+  if (!at) {
+    // 'Host group "Linux" already exists.': the field holding a value
+    // the message quotes.
+    const quoted = new Set([...msg.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
+    at = [...form.querySelectorAll('input[data-key], textarea[data-key]')].find((el) => quoted.has(el.value.trim()));
+  }
   if (at) at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
 }
 

@@ -164,7 +164,8 @@ export async function render(main) {
     const doc = await call('configuration.export', { format: 'yaml', options: { templates: sel } });
     clear(side);
     side.append(h('p', { class: 'card' }, 'Export ready: ', download('template-export-link', 'zbx_export_templates.yaml', doc, 'application/yaml'),
-      ' ', h('button', { type: 'button', onclick: () => clear(side) }, 'Close')));
+      ' ', h('button', { type: 'button', onclick: () => clear(side) }, 'Close'),
+      h('details', {}, h('summary', {}, 'Show the document'), h('pre', { id: 'template-export-text', class: 'export-text' }, doc))));
     side.querySelector('a').click();
   };
 
