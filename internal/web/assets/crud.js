@@ -34,21 +34,23 @@ export function subnav(section, active) {
 }
 
 // Form inputs: each carries data-key (the object's member) so that an
-// API error naming the member lands beside it. ids are <noun>-<key>.
+// API error naming the member lands beside it. ids are <noun>-<key>
+// ("_" as "-", a trailing one dropped: key_ is <noun>-key).
+const idOf = (noun, key) => `${noun}-${key.replace(/_$/, '').replace(/_/g, '-')}`;
 export const input = {
-  text: (noun, key, value, attrs = {}) => h('input', { type: 'text', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, value: value ?? '', ...attrs }),
-  num: (noun, key, value, attrs = {}) => h('input', { type: 'number', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, value: value ?? '', ...attrs }),
+  text: (noun, key, value, attrs = {}) => h('input', { type: 'text', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
+  num: (noun, key, value, attrs = {}) => h('input', { type: 'number', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
   area: (noun, key, value, rows = 4) => {
-    const t = h('textarea', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, rows });
+    const t = h('textarea', { id: idOf(noun, key), dataset: { key }, rows });
     t.value = value ?? '';
     return t;
   },
-  select: (noun, key, options, value) => h('select', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, 'aria-label': key },
+  select: (noun, key, options, value) => h('select', { id: idOf(noun, key), dataset: { key }, 'aria-label': key },
     options.map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(value) }, t))),
-  check: (noun, key, on) => h('input', { type: 'checkbox', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, checked: !!on && String(on) !== '0' }),
+  check: (noun, key, on) => h('input', { type: 'checkbox', id: idOf(noun, key), dataset: { key }, checked: !!on && String(on) !== '0' }),
   multi: (noun, key, options, chosen) => {
     const set = new Set((chosen || []).map(String));
-    return h('select', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, multiple: true, 'aria-label': key, size: Math.min(8, Math.max(3, options.length)) },
+    return h('select', { id: idOf(noun, key), dataset: { key }, multiple: true, 'aria-label': key, size: Math.min(8, Math.max(3, options.length)) },
       options.map(([v, t]) => h('option', { value: String(v), selected: set.has(String(v)) }, t)));
   },
 };
@@ -94,10 +96,13 @@ export function showErrorAt(form, errEl, e) {
   const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
   let at = m && form.querySelector(`[data-key="${m[1]}"]`);
   if (!at) {
+    // 'Incorrect value for field "delay": ...': the member it quotes;
     // 'Host group "Linux" already exists.': the field holding a value
     // the message quotes.
     const quoted = new Set([...msg.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
-    at = [...form.querySelectorAll('input[data-key], textarea[data-key]')].find((el) => quoted.has(el.value.trim()));
+    const fields = [...form.querySelectorAll('[data-key]')];
+    at = fields.find((el) => quoted.has(el.dataset.key)) ||
+      fields.find((el) => (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && quoted.has(el.value.trim()));
   }
   if (at) at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
 }
