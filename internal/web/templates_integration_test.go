@@ -185,7 +185,9 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 	run(t, ctx, "edit the template", clickJS(rowNamed("template", "UI template <i>v1</i>")),
 		pollJS(fmt.Sprintf(`(document.querySelector('#template-host') || {}).value === %q`, tplName)),
 		clickJS(`document.querySelector('#template-tabs [data-tab="Macros"]')`),
-		pollJS(`[...document.querySelectorAll('#template-inherited-macros .inherited-macro')].some((r) => r.textContent.includes('{$BASE_MACRO}') && r.textContent.includes('from base'))`))
+		pollJS(`[...document.querySelectorAll('#template-inherited-macros .inherited-macro')].some((r) => r.textContent.includes('{$BASE_MACRO}') && r.textContent.includes('from base'))`),
+		clickJS(`document.querySelector('#template-tabs [data-tab="Graphs and dashboards"]')`), pollJS(`!!document.querySelector('#template-others .template-dashboards')`),
+		clickJS(`document.querySelector('#template-tabs [data-tab="Macros"]')`))
 	shot1400(t, ctx, sh, "config-template-form")
 	run(t, ctx, "save the edit", clickJS(`document.querySelector('#template-tabs [data-tab="Template"]')`), setJS(`#template-name`, "UI template"),
 		chromedp.Click(`#template-save`, chromedp.ByQuery), pollJS(rowNamed("template", "UI template")))
@@ -293,7 +295,8 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 	}
 	rctx, _ := browser(t)
 	loginAs(t, rctx, base, "tpl-reader", "Zx9!long-passw0rd")
-	run(t, rctx, "read-only list", chromedp.Navigate(base+"/config/templates"), pollJS(rowNamed("template", "UI template")),
+	run(t, rctx, "read-only list", chromedp.Navigate(base+"/config/templates"), chromedp.WaitVisible(`#template-list .template-row`, chromedp.ByQuery),
+		pollJS(rowNamed("template", "UI template")),
 		pollJS(`document.querySelectorAll('.template-row .row-check').length === 0 && document.querySelector('#template-mass').hidden`),
 		clickJS(rowNamed("template", "UI template")), pollJS(fmt.Sprintf(`(document.querySelector('#template-host') || {}).value === %q`, tplName)),
 		pollJS(`!document.querySelector('#template-save') && !document.querySelector('#template-delete') && document.querySelector('#template-host').disabled`))

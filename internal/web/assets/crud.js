@@ -116,6 +116,7 @@ const PAGE = 50;
 //   clientSort: true (sorted here by name);
 //   search: {field, label} (the get's "search");
 //   filters: [{id, label, options, apply(params, value)}];
+//   params: the get's parameters every list read carries (hostids);
 //   rowParams: the get's output and selects for the rows;
 //   columns: [{label, sort, cell(o)}] (cell returns text or elements);
 //   status: {field, on, off} for mass enable/disable;
@@ -125,7 +126,6 @@ const PAGE = 50;
 //   clone(o): the object a clone starts from (ids dropped);
 //   newObject: the defaults of a new one;
 //   afterPage(listEl): called after each page of rows is drawn;
-//   params: get parameters every list read has (hostids of one host);
 //   toolbar: more elements for the toolbar (import, a host chooser);
 //   mass: [{id, label, run(ids), confirm}] more mass actions (confirm:
 //   asked in place first); massDelete: {label, run(ids)} instead of
@@ -161,7 +161,7 @@ export async function crudPage(main, spec) {
     box, listErr, massBar, listEl);
 
   const baseParams = () => {
-    const p = { ...(spec.params || {}) };
+    const p = { ...spec.params };
     if (search && search.value) p.search = { [spec.search.field]: search.value };
     for (const { f, el } of filters) if (el.value !== '') f.apply(p, el.value);
     return p;

@@ -48,11 +48,12 @@ export function filterEditor(id, f) {
     const lbl = h('span', { class: 'cond-label muted' }, c.formulaid || '');
     return { cells: [lbl, macro, op, value], read: () => (macro.value.trim() === '' ? null : { macro: macro.value.trim(), operator: Number(op.value), value: value.value }) };
   }, 'conditions');
-  const showFormula = () => { formula.hidden = evaltype.value !== '3'; };
+  const formulaField = fld('Custom expression', formula);
+  const showFormula = () => { formulaField.hidden = evaltype.value !== '3'; };
   evaltype.addEventListener('change', showFormula);
   showFormula();
   return {
-    el: h('div', { class: 'filter-editor', id }, h('div', { class: 'form-grid' }, fld('Type of calculation', evaltype), fld('Custom expression', formula)), conds.el),
+    el: h('div', { class: 'filter-editor', id }, h('div', { class: 'form-grid' }, fld('Type of calculation', evaltype), formulaField), conds.el),
     read: () => {
       const conditions = conds.values().map((c, i) => ({ ...c, formulaid: String.fromCharCode(65 + i) }));
       const o = { evaltype: Number(evaltype.value), conditions };

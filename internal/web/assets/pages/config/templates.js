@@ -198,7 +198,7 @@ export async function render(main) {
       { label: 'Triggers', cell: (t) => link(`/config/triggers?hostid=${t.templateid}`, count(t, 'triggers'), 'template-triggers') },
       { label: 'Graphs', cell: (t) => count(t, 'graphs') },
       { label: 'Discovery', cell: (t) => link(`/config/discovery?hostid=${t.templateid}`, count(t, 'discoveries'), 'template-discovery') },
-      { label: 'Web', cell: (t) => count(t, 'httpTests') },
+      { label: 'Web', cell: (t) => link(`/config/webscenarios?hostid=${t.templateid}`, count(t, 'httpTests'), 'template-web') },
       { label: 'Dashboards', cell: (t) => count(t, 'dashboards') },
       { label: 'Linked templates', cell: (t) => (t.parentTemplates || []).map((p) => p.name).join(', ') },
       { label: 'Linked to hosts', cell: (t) => count(t, 'hosts') },
@@ -268,8 +268,18 @@ export async function render(main) {
           : h('p', { class: 'muted' }, 'No value maps.'),
         t.templateid ? h('p', {}, h('a', { href: `/config/valuemaps?hostid=${t.templateid}`, id: 'template-valuemaps-edit' }, 'Edit the value maps')) : h('p', { class: 'muted' }, 'Value maps are added once the template exists.'));
       const tid = t.templateid;
+      // The template's graphs and dashboards, listed (read when the
+      // form opens; edited on the hosts they reach).
+      const others = h('div', { id: 'template-others' }, tid ? null : h('p', { class: 'muted' }, 'None yet.'));
+      if (tid) {
+        Promise.all([call('graph.get', { templateids: [tid], output: ['graphid', 'name'], sortfield: 'name' }),
+          call('templatedashboard.get', { templateids: [tid], output: ['dashboardid', 'name'] }).catch(() => [])]).then(([gs, ds]) => {
+          others.append(h('h4', {}, `Graphs (${gs.length})`), h('ul', { class: 'template-graphs' }, gs.map((g) => h('li', {}, g.name))),
+            h('h4', {}, `Dashboards (${ds.length})`), h('ul', { class: 'template-dashboards' }, ds.map((d) => h('li', {}, d.name))));
+        }).catch((e) => others.append(h('p', { class: 'error' }, String(e.data || e.message))));
+      }
       const lists2 = tid ? h('p', { class: 'template-lists' }, [['Items', `/config/items?hostid=${tid}`], ['Triggers', `/config/triggers?hostid=${tid}`],
-        ['Discovery rules', `/config/discovery?hostid=${tid}`], ['Value maps', `/config/valuemaps?hostid=${tid}`]]
+        ['Discovery rules', `/config/discovery?hostid=${tid}`], ['Web scenarios', `/config/webscenarios?hostid=${tid}`], ['Value maps', `/config/valuemaps?hostid=${tid}`]]
         .map(([l, href]) => [h('a', { href }, l), ' '])) : null;
       const body = tabs('template-tabs', [
         ['Template', [h('div', { class: 'form-grid' }, fld('Template name', f.host), fld('Visible name', f.name), fld('Host groups', f.groups),
@@ -277,6 +287,7 @@ export async function render(main) {
         ['Tags', [tags.el]],
         ['Macros', [macros.el, inherited]],
         ['Value maps', [valuemaps]],
+        ['Graphs and dashboards', [others]],
       ]);
       return {
         body: [body],
