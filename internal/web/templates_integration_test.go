@@ -265,11 +265,16 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 	run(t, ctx, "mass update", setJS(`#template-filter-linked`, ""), pollJS(fmt.Sprintf(`!!document.querySelector('.template-row[data-id="%s"] .row-check')`, copyID)),
 		clickJS(fmt.Sprintf(`document.querySelector('.template-row[data-id="%s"] .row-check')`, copyID)),
 		clickJS(`document.querySelector('#template-mass-update')`), chromedp.WaitVisible(`#template-massupdate`, chromedp.ByQuery),
-		setJS(`#template-mu-groups-on`, "1"), setJS(`#template-mu-groups-mode`, "add"), pickJS(`#template-mu-groups`, linux),
+		setJS(`#template-mu-what`, "groups-add"), pickJS(`#template-mu-groups`, linux),
 		chromedp.Click(`#template-mu-save`, chromedp.ByQuery), pollJS(`(document.querySelector('#template-note') || {}).textContent === 'Updated 2 templates.' || !document.querySelector('#template-mu-error').hidden`))
+	run(t, ctx, "mass update the description", pollJS(`!document.querySelector('#template-massupdate')`),
+		clickJS(`document.querySelector('#template-mass-update')`), chromedp.WaitVisible(`#template-massupdate`, chromedp.ByQuery),
+		setJS(`#template-mu-what`, "description"), setJS(`#template-mu-description`, "both"),
+		chromedp.Click(`#template-mu-save`, chromedp.ByQuery), pollJS(`!document.querySelector('#template-massupdate') || !document.querySelector('#template-mu-error').hidden`))
 	for _, id := range []string{tplID, copyID} {
-		if g := js(getOne(t, base, token, "template", map[string]any{"templateids": id, "output": []string{"templateid"}, "selectGroups": []string{"groupid"}})["groups"]); !strings.Contains(g, linux) || !strings.Contains(g, group) {
-			t.Fatalf("template %s after mass update: groups %s", id, g)
+		got := getOne(t, base, token, "template", map[string]any{"templateids": id, "output": []string{"description"}, "selectGroups": []string{"groupid"}})
+		if g := js(got["groups"]); !strings.Contains(g, linux) || !strings.Contains(g, group) || got["description"] != "both" {
+			t.Fatalf("template %s after mass update: %v", id, got)
 		}
 	}
 

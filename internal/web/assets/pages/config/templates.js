@@ -3,8 +3,9 @@
 // server, with counts of each template's items, triggers, graphs,
 // discovery rules, web scenarios and dashboards (selects with "count")
 // linking to the pages that edit them with the template chosen. Mass
-// actions as 6.0 has them: mass update (host groups, linked templates,
-// description: template.massadd/massupdate/massremove), export to YAML
+// actions as 6.0 has them: mass update (host groups, linked templates
+// or the description, one change and one call per submit:
+// template.massadd/massupdate/massremove/update), export to YAML
 // (configuration.export), "Delete" (the hosts and templates linked to
 // it keep copies of its entities: they are unlinked first, then the
 // template is deleted) and "Delete and clear" (template.delete: the
@@ -110,17 +111,27 @@ export async function render(main) {
     side.append(form);
   };
 
-  // Mass update: host groups and linked templates (add, replace,
-  // remove) and the description, each only when ticked.
+  // Mass update: one change per submit, one API call, so a refused
+  // change leaves every template as it was: host groups added
+  // (template.massadd), replaced (massupdate) or removed (massremove),
+  // templates linked or the links replaced, or the description
+  // (template.update of all of them at once).
   const massUpdate = (sel) => {
     clear(side);
-    const on = (id) => h('input', { type: 'checkbox', id: `template-mu-${id}-on` });
-    const gOn = on('groups'); const tOn = on('templates'); const dOn = on('description');
-    const gMode = h('select', { id: 'template-mu-groups-mode', 'aria-label': 'Host groups' }, [['add', 'Add'], ['replace', 'Replace'], ['remove', 'Remove']].map(([v, t]) => h('option', { value: v }, t)));
+    const WHAT = [['groups-add', 'Add host groups'], ['groups-replace', 'Replace host groups'], ['groups-remove', 'Remove host groups'],
+      ['templates-add', 'Link templates'], ['templates-replace', 'Replace linked templates'], ['description', 'Set the description']];
+    const what = h('select', { id: 'template-mu-what', 'aria-label': 'Change' }, WHAT.map(([v, t]) => h('option', { value: v }, t)));
     const gSel = input.multi(N, 'mu_groups', groups.map((g) => [g.groupid, g.name]), []);
-    const tMode = h('select', { id: 'template-mu-templates-mode', 'aria-label': 'Linked templates' }, [['add', 'Link'], ['replace', 'Replace']].map(([v, t]) => h('option', { value: v }, t)));
     const tSel = input.multi(N, 'mu_templates', templates.filter((x) => !sel.includes(x.templateid)).map((x) => [x.templateid, x.name]), []);
     const desc = input.area(N, 'mu_description', '', 2);
+    const gF = fld('Host groups', gSel); const tF = fld('Templates', tSel); const dF = fld('Description', desc);
+    const show = () => {
+      gF.hidden = !what.value.startsWith('groups');
+      tF.hidden = !what.value.startsWith('templates');
+      dF.hidden = what.value !== 'description';
+    };
+    what.addEventListener('change', show);
+    show();
     const err = h('p', { class: 'error', id: 'template-mu-error', role: 'alert', hidden: true });
     const tids = sel.map((templateid) => ({ templateid }));
     const form = h('form', { id: 'template-massupdate', class: 'card', onsubmit: async (ev) => {
@@ -128,24 +139,14 @@ export async function render(main) {
       try {
         const g = chosen(gSel).map((groupid) => ({ groupid }));
         const t = chosen(tSel).map((templateid) => ({ templateid }));
-        const upd = {};
-        if (gOn.checked && gMode.value === 'replace') upd.groups = g;
-        if (tOn.checked && tMode.value === 'replace') upd.templates_link = t;
-        if (dOn.checked) upd.description = desc.value;
-        // One call per kind of change; massupdate first (it refuses
-        // what is wrong before the additions are made).
-        if (Object.keys(upd).length) {
-          if (upd.description !== undefined) {
-            await Promise.all(sel.map((templateid) => call('template.update', { templateid, description: upd.description })));
-            delete upd.description;
-          }
-          if (Object.keys(upd).length) await call('template.massupdate', { templates: tids, ...upd });
+        switch (what.value) {
+          case 'groups-add': await call('template.massadd', { templates: tids, groups: g }); break;
+          case 'groups-replace': await call('template.massupdate', { templates: tids, groups: g }); break;
+          case 'groups-remove': await call('template.massremove', { templateids: sel, groupids: chosen(gSel) }); break;
+          case 'templates-add': await call('template.massadd', { templates: tids, templates_link: t }); break;
+          case 'templates-replace': await call('template.massupdate', { templates: tids, templates_link: t }); break;
+          default: await call('template.update', sel.map((templateid) => ({ templateid, description: desc.value })));
         }
-        const add = {};
-        if (gOn.checked && gMode.value === 'add' && g.length) add.groups = g;
-        if (tOn.checked && tMode.value === 'add' && t.length) add.templates_link = t;
-        if (Object.keys(add).length) await call('template.massadd', { templates: tids, ...add });
-        if (gOn.checked && gMode.value === 'remove' && g.length) await call('template.massremove', { templateids: sel, groupids: chosen(gSel) });
         clear(side);
         note.textContent = `Updated ${sel.length} template${sel.length === 1 ? '' : 's'}.`;
         if (reload) await reload();
@@ -153,8 +154,7 @@ export async function render(main) {
         showErrorAt(form, err, e);
       }
     } }, h('h3', {}, `Mass update of ${sel.length} template${sel.length === 1 ? '' : 's'}`),
-    h('div', { class: 'form-grid' }, fld('Host groups', h('span', {}, gOn, gMode)), gSel, fld('Link templates', h('span', {}, tOn, tMode)), tSel,
-      fld('Description', h('span', {}, dOn)), desc), err,
+    h('div', { class: 'form-grid' }, fld('Change', what), gF, tF, dF), err,
     h('div', { class: 'form-buttons' }, h('button', { type: 'submit', id: 'template-mu-save' }, 'Update'),
       h('button', { type: 'button', onclick: () => clear(side) }, 'Cancel')));
     side.append(form);
