@@ -204,6 +204,27 @@ func TestIntegrationBrowserDiscoveryPages(t *testing.T) {
 		pollJS(fmt.Sprintf(`!!document.querySelector('.template-row[data-id="%s"] .template-discovery')`, made.TemplateIDs[0])),
 		clickJS(fmt.Sprintf(`document.querySelector('.template-row[data-id="%s"] .template-discovery')`, made.TemplateIDs[0])),
 		pollJS(rowNamed("lld", "Template rule")))
+	// A read-only Admin: no edit control, the API refuses the change.
+	var ug struct{ UsrgrpIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "usergroup.create", map[string]any{"name": "lld readers", "rights": []map[string]any{{"id": linux, "permission": 2}}}), &ug)
+	apiCall(t, base, token, "user.create", map[string]any{"username": "lld-reader", "passwd": "Zx9!long-passw0rd", "roleid": "2", "usrgrps": []map[string]string{{"usrgrpid": ug.UsrgrpIDs[0]}}})
+	var reader string
+	json.Unmarshal(apiCall(t, base, "", "user.login", map[string]string{"username": "lld-reader", "password": "Zx9!long-passw0rd"}), &reader)
+	if e := apiTry(t, base, reader, "discoveryrule.update", map[string]any{"itemid": ruleID, "lifetime": "1d"}); e == "" {
+		t.Error("a read-only Admin's discoveryrule.update was accepted")
+	}
+	if e := apiTry(t, base, reader, "itemprototype.update", map[string]any{"itemid": ip["itemid"], "delay": "1m"}); e == "" {
+		t.Error("a read-only Admin's itemprototype.update was accepted")
+	}
+	rctx, _ := browser(t)
+	loginAs(t, rctx, base, "lld-reader", "Zx9!long-passw0rd")
+	run(t, rctx, "read-only rules", chromedp.Navigate(base+"/config/discovery?hostid="+hostID), chromedp.WaitVisible(`#lld-list .lld-row`, chromedp.ByQuery),
+		pollJS(`document.querySelectorAll('.lld-row .row-check').length === 0`), pollJS(`document.querySelector('#lld-mass').hidden`),
+		clickJS(rowNamed("lld", `Mounted <b>filesystems</b>`)), pollJS(`(document.querySelector('#lld-key') || {}).value === 'vfs.fs.discovery'`),
+		pollJS(`!document.querySelector('#lld-save') && document.querySelector('#lld-key').disabled && document.querySelector('#lld-overrides-add').disabled`),
+		chromedp.Navigate(protos+"&kind=item"), chromedp.WaitVisible(`#itemproto-list .itemproto-row`, chromedp.ByQuery),
+		pollJS(`document.querySelectorAll('.itemproto-row .row-check').length === 0`))
+
 	var injected int
 	run(t, ctx, "count injected elements", chromedp.Evaluate(`document.querySelectorAll('main script, main img, main b').length`, &injected))
 	if injected != 0 {

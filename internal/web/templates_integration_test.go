@@ -305,6 +305,11 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 		pollJS(`document.querySelectorAll('.template-row .row-check').length === 0 && document.querySelector('#template-mass').hidden`),
 		clickJS(rowNamed("template", "UI template")), pollJS(fmt.Sprintf(`(document.querySelector('#template-host') || {}).value === %q`, tplName)),
 		pollJS(`!document.querySelector('#template-save') && !document.querySelector('#template-delete') && document.querySelector('#template-host').disabled`))
+	run(t, rctx, "read-only host groups", chromedp.Navigate(base+"/config/hostgroups"), chromedp.WaitVisible(`#hostgroup-list .hostgroup-row`, chromedp.ByQuery),
+		pollJS(rowNamed("hostgroup", tplGroup)), pollJS(`document.querySelectorAll('.hostgroup-row .row-check').length === 0`))
+	if e := apiTry(t, base, reader, "hostgroup.update", map[string]any{"groupid": group, "name": "hijacked"}); e == "" {
+		t.Error("a read-only Admin's hostgroup.update was accepted")
+	}
 
 	// Delete: the linked host keeps its copy of the item; delete and
 	// clear: the clone's copies go.
