@@ -215,6 +215,15 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 		t.Fatalf("clone %v of %v", clone, tpl)
 	}
 
+	// Unlink and clear: the clone leaves ui-base.
+	run(t, ctx, "unlink and clear", clickJS(rowNamed("template", "UI template (copy)")),
+		pollJS(fmt.Sprintf(`(document.querySelector('#template-host') || {}).value === %q`, tplName+" copy")),
+		chromedp.Evaluate(`for (const o of document.querySelector('#template-templates').options) o.selected = false`, nil), setJS(`#template-unlink-clear`, "1"),
+		chromedp.Click(`#template-save`, chromedp.ByQuery), pollJS(`document.querySelector('#template-form').hidden`))
+	if c := getOne(t, base, token, "template", map[string]any{"templateids": clone["templateid"], "output": []string{"templateid"}, "selectParentTemplates": []string{"templateid"}}); js(c["parentTemplates"]) != `[]` {
+		t.Fatalf("the clone after unlink and clear: %v", c)
+	}
+
 	// Full clone: the template's item and trigger come along.
 	var item struct{ ItemIDs []string }
 	json.Unmarshal(apiCall(t, base, token, "item.create", map[string]any{"hostid": tplID, "name": "UI trap", "key_": "ui.trap", "type": 2, "value_type": 3}), &item)
@@ -235,7 +244,7 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 
 	// Filter by linked template, then export the checked ones.
 	run(t, ctx, "filter by linked template", chromedp.Navigate(base+"/config/templates"), pollJS(rowNamed("template", "UI template")),
-		setJS(`#template-filter-linked`, baseID), pollJS(fmt.Sprintf(`document.querySelectorAll('.template-row').length === 3 && !document.querySelector('.template-row[data-id="%s"]')`, baseID)))
+		setJS(`#template-filter-linked`, baseID), pollJS(fmt.Sprintf(`document.querySelectorAll('.template-row').length === 2 && !document.querySelector('.template-row[data-id="%s"]')`, baseID)))
 	shot1400(t, ctx, sh, "config-templates")
 	var exported string
 	run(t, ctx, "export", clickJS(fmt.Sprintf(`document.querySelector('.template-row[data-id="%s"] .row-check')`, tplID)),

@@ -13,7 +13,8 @@
 // the page with 6.0's default rules.
 //
 // The form has 6.0's tabs: the template (technical and visible name,
-// host groups, description, linked templates), tags, macros (its own,
+// host groups, description, linked templates; unlinking keeps their
+// copies unless "clear" is ticked: templates_clear), tags, macros (its own,
 // and those it inherits from linked templates, read-only) and value
 // maps (listed, edited on the value maps page). Clone copies the form;
 // "Full clone" exports the template with its items, triggers, graphs,
@@ -230,6 +231,7 @@ export async function render(main) {
         templates: input.multi(N, 'templates', lists.templates.filter((x) => x.templateid !== t.templateid).map((x) => [x.templateid, x.name]),
           (t.parentTemplates || t.templates || []).map((x) => x.templateid)),
       };
+      const clearUnlinked = h('input', { type: 'checkbox', id: 'template-unlink-clear' });
       const tags = rowTable('template-tags', ['Tag', 'Value'], t.tags, (x) => {
         const tag = h('input', { type: 'text', class: 'tag-tag', value: x.tag || '', 'aria-label': 'Tag' });
         const value = h('input', { type: 'text', class: 'tag-value', value: x.value || '', 'aria-label': 'Value' });
@@ -283,7 +285,7 @@ export async function render(main) {
         .map(([l, href]) => [h('a', { href }, l), ' '])) : null;
       const body = tabs('template-tabs', [
         ['Template', [h('div', { class: 'form-grid' }, fld('Template name', f.host), fld('Visible name', f.name), fld('Host groups', f.groups),
-          fld('Linked templates', f.templates)), fld('Description', f.description), lists2]],
+          fld('Linked templates', f.templates), t.templateid ? fld('Unlinking clears what they gave', clearUnlinked) : null), fld('Description', f.description), lists2]],
         ['Tags', [tags.el]],
         ['Macros', [macros.el, inherited]],
         ['Value maps', [valuemaps]],
@@ -296,8 +298,13 @@ export async function render(main) {
             groups: chosen(f.groups).map((groupid) => ({ groupid })), tags: tags.values(), macros: macros.values() };
           const link = chosen(f.templates).map((templateid) => ({ templateid }));
           // Unlinking on update keeps the copies (templates replaces
-          // the links); a new template links what is chosen.
+          // the links) unless "clear" is ticked (templates_clear: 6.0's
+          // "Unlink and clear"); a new template links what is chosen.
           o.templates = link;
+          if (t.templateid && clearUnlinked.checked) {
+            const gone = (t.parentTemplates || []).map((x) => x.templateid).filter((x) => !link.some((l) => l.templateid === x));
+            if (gone.length) o.templates_clear = gone.map((templateid) => ({ templateid }));
+          }
           return o;
         },
       };
