@@ -152,6 +152,17 @@ func TestIntegrationBrowserTemplatePages(t *testing.T) {
 		t.Fatalf("a refused duplicate left %d groups named Linux", n)
 	}
 	run(t, ctx, "the hosts are counted", pollJS(`[...document.querySelectorAll('.hostgroup-row')].some((r) => r.querySelector('.hostgroup-name').textContent === 'Linux' && r.querySelector('.hostgroup-hosts').textContent === '1' && r.querySelector('.hostgroup-templates').textContent === '1')`))
+	run(t, ctx, "disable the hosts of a group", clickJS(`[...document.querySelectorAll('.hostgroup-row')].find((r) => r.querySelector('.hostgroup-name').textContent === 'Linux').querySelector('.row-check')`),
+		clickJS(`document.querySelector('#hostgroup-mass-disable-hosts')`), pollJS(`!!document.querySelector('#hostgroup-mass-disable-hosts-yes')`),
+		clickJS(`document.querySelector('#hostgroup-mass-disable-hosts-yes')`), pollJS(`!document.querySelector('#hostgroup-mass-disable-hosts-yes')`))
+	if h := getOne(t, base, token, "host", map[string]any{"hostids": hostID, "output": []string{"status"}}); h["status"] != "1" {
+		t.Fatalf("the group's host after Disable hosts: %v", h)
+	}
+	run(t, ctx, "enable them again", clickJS(`document.querySelector('#hostgroup-mass-enable-hosts')`), pollJS(`!!document.querySelector('#hostgroup-mass-enable-hosts-yes')`),
+		clickJS(`document.querySelector('#hostgroup-mass-enable-hosts-yes')`), pollJS(`!document.querySelector('#hostgroup-mass-enable-hosts-yes')`))
+	if h := getOne(t, base, token, "host", map[string]any{"hostids": hostID, "output": []string{"status"}}); h["status"] != "0" {
+		t.Fatalf("the group's host after Enable hosts: %v", h)
+	}
 	shot1400(t, ctx, sh, "config-hostgroups")
 	run(t, ctx, "delete the cloned group", clickJS(rowNamed("hostgroup", tplGroup+" (copy)")),
 		pollJS(fmt.Sprintf(`(document.querySelector('#hostgroup-name') || {}).value === %q`, tplGroup+" (copy)")),

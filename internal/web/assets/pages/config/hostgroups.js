@@ -1,10 +1,13 @@
 // Configuration: host groups (hostgroup.*): the list with how many hosts
 // and templates each holds (selectHosts and selectTemplates "count", so
 // the list never reads the members), filtered by name and sorted by the
-// server; create, rename, clone and delete (mass delete too). A group
+// server; create, rename, clone and delete (mass delete too), and as in
+// 6.0 "Enable hosts" / "Disable hosts" of the checked groups (one
+// host.massupdate of their hosts the user may change). A group
 // the user may only read (hostgroup.get editable) opens read-only.
 // Creating a group needs a Super admin, as in 6.0: an Admin gets the
 // API's refusal under the form.
+import { call } from '../../api.js';
 import { h } from '../../dom.js';
 import { crudPage, input, fld } from '../../crud.js';
 
@@ -23,6 +26,11 @@ export async function render(main) {
       { label: 'Templates', cell: (g) => h('span', { class: 'hostgroup-templates' }, String(g.templates ?? '')) },
       { label: 'Info', cell: (g) => [g.internal === '1' ? 'internal' : '', g.flags === '4' ? 'discovered' : ''].filter(Boolean).join(', ') },
     ],
+    mass: [['enable-hosts', 'Enable hosts', 0], ['disable-hosts', 'Disable hosts', 1]].map(([id, label, status]) => ({ id, label, confirm: true,
+      run: async (sel) => {
+        const hosts = await call('host.get', { groupids: sel, output: ['hostid'], editable: true });
+        if (hosts.length) await call('host.massupdate', { hosts: hosts.map(({ hostid }) => ({ hostid })), status });
+      } })),
     newObject: { name: '' },
     clone: (g) => ({ name: `${g.name} (copy)` }),
     form: (g) => {
