@@ -112,7 +112,6 @@ func TestIntegrationBrowserDiscoveryPages(t *testing.T) {
 	if n := countOf(t, base, token, "discoveryrule", map[string]any{"hostids": hostID}); n != 1 {
 		t.Fatalf("%d rules after deleting the clone, want 1", n)
 	}
-	shot1400(t, ctx, sh, "config-discovery")
 
 	// Prototypes: an item prototype, a trigger prototype on it, a graph
 	// prototype and a host prototype.
@@ -193,6 +192,7 @@ func TestIntegrationBrowserDiscoveryPages(t *testing.T) {
 	// The rule list counts the prototypes.
 	run(t, ctx, "the rule's counts", chromedp.Navigate(base+"/config/discovery?hostid="+hostID),
 		pollJS(fmt.Sprintf(`(() => { const r = document.querySelector('.lld-row[data-id="%s"]'); return !!r && r.querySelector('.lld-item-protos').textContent === '1' && r.querySelector('.lld-trigger-protos').textContent === '0' && r.querySelector('.lld-graph-protos').textContent === '1' && r.querySelector('.lld-host-protos').textContent === '1'; })()`, ruleID)))
+	shot1400(t, ctx, sh, "config-discovery")
 
 	// A template's rule, reached from the templates page.
 	var made struct{ TemplateIDs []string }
