@@ -340,6 +340,16 @@
 // TestIntegrationBatchMemoryBounded in internal/server checks it against
 // `peregrine serve`.
 //
+// Admission (admission.go): at most Options.MaxConcurrentCalls calls
+// run at once (api.max_concurrent_calls); the others wait in their
+// caller's queue (a user; without a session, the client's address), at
+// most Options.MaxWaitingPerUser each, and every slot freed goes to the
+// waiting caller with the fewest calls running, so one user's flood
+// does not starve another's. A call beyond its caller's queue is refused
+// at once, one that waits until the request's deadline then (-32500,
+// "The server is busy: ..."); both are counted by reason. Each member of
+// a batch is one call.
+//
 // Concurrency: the Handler serves requests concurrently; every
 // dependency is safe for concurrent use. A history.get of many numeric
 // items without a limit reads them in up to min(GOMAXPROCS, 4) parts

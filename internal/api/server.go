@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,7 +152,14 @@ type Options struct {
 	MaxBatchCalls int
 	// Timeout bounds one HTTP request (default 60 s).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// MaxConcurrentCalls bounds the calls running at once (default
+	// 8 per CPU, at least 16); MaxWaitingPerUser bounds one user's calls
+	// waiting for a slot (default 256; beyond it a call is refused at
+	// once). Slots go to the waiting user with the fewest calls running
+	// (admission.go).
+	MaxConcurrentCalls int
+	MaxWaitingPerUser  int
+	Logger             *slog.Logger
 	// Metrics receives the API's counters; nil: not exported.
 	Metrics *selfmon.Registry
 }
@@ -157,6 +167,7 @@ type Options struct {
 // Server serves the API.
 type Server struct {
 	opts     Options
+	admit    *admission
 	methods  map[string]*method
 	m        *apiMetrics
 	throttle *selfmon.LogThrottle
@@ -208,7 +219,14 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.MaxConcurrentCalls <= 0 {
+		opts.MaxConcurrentCalls = max(16, 8*runtime.GOMAXPROCS(0))
+	}
+	if opts.MaxWaitingPerUser <= 0 {
+		opts.MaxWaitingPerUser = 256
+	}
 	s := &Server{opts: opts, methods: map[string]*method{}, m: newAPIMetrics(opts.Metrics), throttle: selfmon.NewLogThrottle(opts.Logger, logThrottleWindow)}
+	s.admit = newAdmission(opts.MaxConcurrentCalls, opts.MaxWaitingPerUser, opts.Metrics)
 	s.hist = histread.New(histread.Options{Store: opts.History, MaxRows: opts.MaxRows, PrefetchRows: opts.PrefetchRows})
 	s.registerInfo()
 	s.registerUser()
@@ -427,6 +445,18 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 		}
 		c.user, c.token = u, token
 	}
+	key := "user:" + strconv.FormatUint(c.user.ID, 10)
+	if m.role == 0 {
+		// No session: the client's address is the caller (user.login's
+		// password checks cost CPU too).
+		key = "addr:" + hostOf(remote)
+	}
+	release, e := s.admit.acquire(ctx, key)
+	if e != nil {
+		s.fail(w, remote, id, e)
+		return
+	}
+	defer release()
 	if m.stream != nil {
 		run, err := m.stream(ctx, c)
 		if err != nil {
@@ -503,4 +533,12 @@ func (s *Server) Methods() map[string]auth.Role {
 		out[name] = m.role
 	}
 	return out
+}
+
+// hostOf is remote's host without the port.
+func hostOf(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return h
+	}
+	return remote
 }

@@ -154,7 +154,7 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 
 type options struct {
 	target, trapper, user, password, passwordFile, name string
-	report, group                                       string
+	report, group, itemsTemplate                        string
 	keep, quiet, compress                               bool
 	conns, packet                                       int
 	data                                                string
@@ -207,6 +207,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.report, "report", "", "report directory (default bench/reports/SCENARIO-NAME-TIME)")
 	fs.StringVar(&o.group, "group", "Peregrine bench", "host group of the bench hosts")
 	fs.BoolVar(&o.keep, "keep", false, "keep the bench hosts and items (a later run reuses them)")
+	fs.StringVar(&o.itemsTemplate, "items-template", "", "put the bench items on a template of this name linked to every bench host (inherited items, as an estate has them) instead of on each host")
 	fs.BoolVar(&o.quiet, "quiet", false, "no live progress line")
 	fs.IntVar(&o.conns, "conns", 8, "concurrent sender connections")
 	fs.IntVar(&o.packet, "packet", 1000, "values per sender frame (zabbix_sender sends 250)")
@@ -492,7 +493,7 @@ func (o *options) run(ctx context.Context, scens []Scenario, stdout, stderr io.W
 		pw = nil
 	}
 	m := DescribeMachine()
-	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, Cores: m.Cores, Packet: o.packet,
+	env := &Env{Target: t, API: api, Progress: NewProgress(pw), Keep: o.keep, Group: o.group, ItemsTemplate: o.itemsTemplate, Cores: m.Cores, Packet: o.packet,
 		Data: Data{Shape: Shape(o.data), Seed: o.seed}, Warmup: o.warmupTime, WarmupRate: o.warmupRate}
 	rep := &Report{Title: fmt.Sprintf("peregrine bench: %s against %s", strings.Join(names, ", "), t.Name)}
 	env.Progress.Logf("peregrine bench %s → %s (API %s, version %s; trapper %s); server CPU: %s",

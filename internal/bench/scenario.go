@@ -19,7 +19,10 @@ type Env struct {
 	Keep bool
 	// Group is the host group bench hosts go into.
 	Group string
-	Cores int
+	// ItemsTemplate, if set, is the name of a template that carries the
+	// bench items, linked to every bench host (Layout.Template).
+	ItemsTemplate string
+	Cores         int
 	// Packet is the values per sender frame (default 1000; zabbix_sender
 	// sends 250).
 	Packet int
@@ -80,7 +83,7 @@ func (e *Env) layout(prefix string, hosts, items int) Layout {
 	if g == "" {
 		g = "Peregrine bench"
 	}
-	return Layout{Group: g, HostPrefix: prefix, Hosts: hosts, ItemsPerHost: items, KeyPrefix: "bench.item."}
+	return Layout{Group: g, HostPrefix: prefix, Hosts: hosts, ItemsPerHost: items, KeyPrefix: "bench.item.", Template: e.ItemsTemplate}
 }
 
 // provision creates the layout with a progress line.

@@ -214,6 +214,62 @@ func TestScenariosInProcess(t *testing.T) {
 			t.Errorf("no knee in %q", txt)
 		}
 	})
+
+	// With --items-template the items are a template's, inherited by
+	// every host: the same values written, and nothing left after.
+	t.Run("WriteScalingTemplate", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("paced in real seconds: about 10 s")
+		}
+		env := newEnv(t, tg)
+		env.Group, env.ItemsTemplate = "Peregrine bench tmpl", "Peregrine bench template"
+		lay := env.layout("pb-wst-", 3, 20)
+		prov, err := env.provision(ctx, lay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []struct {
+			TemplateID string `json:"templateid"`
+		}
+		if err := env.API.Call(ctx, "item.get", map[string]any{"hostids": prov.HostIDs, "output": []string{"templateid"}}, &items); err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 60 || prov.CreatedItems != 20 {
+			t.Fatalf("%d items on the hosts, %d created; want 60 inherited from 20", len(items), prov.CreatedItems)
+		}
+		for _, it := range items {
+			if it.TemplateID == "" || it.TemplateID == "0" {
+				t.Fatalf("host item not inherited: %+v", it)
+			}
+		}
+		// A second provision reuses it all.
+		if again, err := env.provision(ctx, lay); err != nil || again.CreatedItems != 0 || again.TemplateID != prov.TemplateID {
+			t.Fatalf("second provision: %+v %v", again, err)
+		}
+		ws := &WriteScaling{Targets: []int{1, 3}, ItemsPerTarget: 20, Interval: time.Second, Warmup: time.Second, Window: 2 * time.Second}
+		sec, err := ws.Run(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := csvRows(t, sec)
+		for i, want := range []string{"40", "120"} {
+			if c.Get(i, "ideal") != want || c.Get(i, "after_drain") != want {
+				t.Errorf("row %d: %v", i, c.Rows[i])
+			}
+		}
+		// The scenario's own hosts are gone, but the template stays while
+		// the first hosts are linked to it; then it goes with them.
+		var left []struct {
+			TemplateID string `json:"templateid"`
+		}
+		if err := env.API.Call(ctx, "template.get", map[string]any{"templateids": []string{prov.TemplateID}, "output": []string{"templateid"}}, &left); err != nil || len(left) != 1 {
+			t.Errorf("template gone while hosts are linked: %v %v", left, err)
+		}
+		env.cleanup(prov)
+		if err := env.API.Call(ctx, "template.get", map[string]any{"templateids": []string{prov.TemplateID}, "output": []string{"templateid"}}, &left); err != nil || len(left) != 0 {
+			t.Errorf("template left after cleanup: %v %v", left, err)
+		}
+	})
 }
 
 // TestMainInProcess runs the command line end to end: two scenarios into

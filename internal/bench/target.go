@@ -85,6 +85,10 @@ type Layout struct {
 	// Steps, if set, is every item's "preprocessing" (Zabbix 6.0's
 	// objects: type, params, error_handler, error_handler_params).
 	Steps []map[string]string
+	// Template, if set, is the name of a template (in Group) that holds
+	// the items; every host is linked to it, so the items the trapper
+	// takes are inherited copies, as a real estate's are.
+	Template string
 }
 
 // HostName is host i's technical name.
@@ -108,6 +112,7 @@ func (l Layout) ItemSet(hosts int) ItemSet {
 // Provisioned is what Provision created or found.
 type Provisioned struct {
 	GroupID      string
+	TemplateID   string   // Layout.Template's id, if set
 	HostIDs      []string // by host index
 	CreatedItems int
 	Elapsed      time.Duration
@@ -143,6 +148,13 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 		}
 		p.GroupID = r.GroupIDs[0]
 	}
+	if l.Template != "" {
+		id, err := provisionTemplate(ctx, c, l.Template, p.GroupID)
+		if err != nil {
+			return p, err
+		}
+		p.TemplateID = id
+	}
 	names := make([]string, l.Hosts)
 	for i := range names {
 		names[i] = l.HostName(i)
@@ -174,6 +186,9 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 		req := make([]map[string]any, len(batch))
 		for k, i := range batch {
 			req[k] = map[string]any{"host": names[i], "groups": group}
+			if p.TemplateID != "" {
+				req[k]["templates"] = []map[string]string{{"templateid": p.TemplateID}}
+			}
 		}
 		var r struct {
 			HostIDs []string `json:"hostids"`
@@ -188,7 +203,15 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 			p.HostIDs[i] = r.HostIDs[k]
 		}
 	}
-	// Items: find the keys each host already has, create the others.
+	if err := linkTemplate(ctx, c, p); err != nil {
+		return p, err
+	}
+	// Items: find the keys each owner (every host, or the one template)
+	// already has, create the others.
+	owners := p.HostIDs
+	if p.TemplateID != "" {
+		owners = []string{p.TemplateID}
+	}
 	var pending []map[string]any
 	flush := func() error {
 		if len(pending) == 0 {
@@ -207,13 +230,13 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 		}
 		return nil
 	}
-	for lo := 0; lo < l.Hosts; lo += 100 {
-		hi := min(l.Hosts, lo+100)
+	for lo := 0; lo < len(owners); lo += 100 {
+		hi := min(len(owners), lo+100)
 		var items []struct {
 			HostID string `json:"hostid"`
 			Key    string `json:"key_"`
 		}
-		if err := c.Call(ctx, "item.get", map[string]any{"hostids": p.HostIDs[lo:hi], "output": []string{"hostid", "key_"}}, &items); err != nil {
+		if err := c.Call(ctx, "item.get", map[string]any{"hostids": owners[lo:hi], "output": []string{"hostid", "key_"}}, &items); err != nil {
 			return p, err
 		}
 		have := map[string]bool{}
@@ -223,11 +246,11 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 		for i := lo; i < hi; i++ {
 			for j := 0; j < l.ItemsPerHost; j++ {
 				k := l.Key(j)
-				if have[p.HostIDs[i]+"\x00"+k] {
+				if have[owners[i]+"\x00"+k] {
 					continue
 				}
 				it := map[string]any{
-					"hostid": p.HostIDs[i], "name": k, "key_": k, "type": 2, "value_type": l.ValueType,
+					"hostid": owners[i], "name": k, "key_": k, "type": 2, "value_type": l.ValueType,
 					"history": "90d", "trends": "0",
 				}
 				if l.Steps != nil {
@@ -250,6 +273,61 @@ func Provision(ctx context.Context, c *APIClient, t *Target, l Layout, status fu
 	}
 	p.Elapsed = time.Since(start)
 	return p, nil
+}
+
+// provisionTemplate finds or creates the template named name in group
+// groupid and returns its id.
+func provisionTemplate(ctx context.Context, c *APIClient, name, groupid string) (string, error) {
+	var found []struct {
+		TemplateID string `json:"templateid"`
+	}
+	if err := c.Call(ctx, "template.get", map[string]any{"filter": map[string]any{"host": []string{name}}, "output": []string{"templateid"}}, &found); err != nil {
+		return "", err
+	}
+	if len(found) > 0 {
+		return found[0].TemplateID, nil
+	}
+	var r struct {
+		TemplateIDs []string `json:"templateids"`
+	}
+	if err := c.Call(ctx, "template.create", map[string]any{"host": name, "groups": []map[string]string{{"groupid": groupid}}}, &r); err != nil {
+		return "", err
+	}
+	if len(r.TemplateIDs) != 1 {
+		return "", errors.New("template.create returned no id")
+	}
+	return r.TemplateIDs[0], nil
+}
+
+// linkTemplate links p's template to those of its hosts (made by an
+// earlier run without it) that are not linked yet.
+func linkTemplate(ctx context.Context, c *APIClient, p Provisioned) error {
+	if p.TemplateID == "" {
+		return nil
+	}
+	var linked []struct {
+		HostID string `json:"hostid"`
+	}
+	if err := c.Call(ctx, "host.get", map[string]any{"hostids": p.HostIDs, "templateids": []string{p.TemplateID}, "output": []string{"hostid"}}, &linked); err != nil {
+		return err
+	}
+	done := make(map[string]bool, len(linked))
+	for _, h := range linked {
+		done[h.HostID] = true
+	}
+	var todo []map[string]string
+	for _, id := range p.HostIDs {
+		if !done[id] {
+			todo = append(todo, map[string]string{"hostid": id})
+		}
+	}
+	for lo := 0; lo < len(todo); lo += 100 {
+		req := map[string]any{"hosts": todo[lo:min(len(todo), lo+100)], "templates": []map[string]string{{"templateid": p.TemplateID}}}
+		if err := c.Call(ctx, "host.massadd", req, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // probeClock is the clock of the probe values sent while waiting for the
@@ -294,6 +372,20 @@ func Cleanup(ctx context.Context, c *APIClient, p Provisioned) error {
 	for lo := 0; lo < len(p.HostIDs); lo += 100 {
 		if err := c.Call(ctx, "host.delete", p.HostIDs[lo:min(len(p.HostIDs), lo+100)], nil); err != nil {
 			return err
+		}
+	}
+	if p.TemplateID != "" {
+		// The template goes when no other host is linked to it.
+		var linked []struct {
+			HostID string `json:"hostid"`
+		}
+		if err := c.Call(ctx, "host.get", map[string]any{"templateids": []string{p.TemplateID}, "output": []string{"hostid"}}, &linked); err != nil {
+			return err
+		}
+		if len(linked) == 0 {
+			if err := c.Call(ctx, "template.delete", []string{p.TemplateID}, nil); err != nil {
+				return err
+			}
 		}
 	}
 	if p.GroupID == "" {

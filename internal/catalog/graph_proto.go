@@ -149,7 +149,10 @@ func (e *Edit) allocGraphIDs(n int) (uint64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if _, err := e.exec("INSERT OR IGNORE INTO sqlite_sequence (name, seq) SELECT 'graphs', coalesce(max(id), 0) FROM graphs WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'graphs')"); err != nil {
+	// max(id) in a scalar subquery of its own, as allocIDs does: with
+	// the WHERE on the same SELECT, SQLite scans every graph (a link of
+	// 2,000 hosts spent 17 % of its CPU here).
+	if _, err := e.exec("INSERT OR IGNORE INTO sqlite_sequence (name, seq) SELECT 'graphs', coalesce((SELECT max(id) FROM graphs), 0) WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'graphs')"); err != nil {
 		return 0, e.fail(fmt.Errorf("cannot reserve graph prototype IDs: %w", err))
 	}
 	if _, err := e.exec("UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM graphs), 0)) + ? WHERE name = 'graphs'", n); err != nil {

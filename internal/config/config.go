@@ -176,6 +176,13 @@ type APIConfig struct {
 	// one request asks for, not memory.
 	MaxBatchCalls int      `yaml:"max_batch_calls"`
 	Timeout       Duration `yaml:"timeout"`
+	// MaxConcurrentCalls bounds the API calls running at once (0: 8 per
+	// CPU, at least 16); MaxWaitingCallsPerUser bounds one user's calls
+	// waiting for a slot (0: 256), beyond which a call is refused at
+	// once. Freed slots go to the waiting user with the fewest calls
+	// running, so one user's flood does not starve the others.
+	MaxConcurrentCalls     int `yaml:"max_concurrent_calls"`
+	MaxWaitingCallsPerUser int `yaml:"max_waiting_calls_per_user"`
 }
 
 // LogConfig selects the log level and format.
@@ -706,6 +713,12 @@ func (c *Config) Validate() error {
 	}
 	if c.API.MaxRows < 1 {
 		return fieldErr("api.max_rows", "must be at least 1, not %d", c.API.MaxRows)
+	}
+	if c.API.MaxConcurrentCalls < 0 || c.API.MaxConcurrentCalls > 100_000 {
+		return fieldErr("api.max_concurrent_calls", "must be between 0 (8 per CPU) and 100000, not %d", c.API.MaxConcurrentCalls)
+	}
+	if c.API.MaxWaitingCallsPerUser < 0 || c.API.MaxWaitingCallsPerUser > 1_000_000 {
+		return fieldErr("api.max_waiting_calls_per_user", "must be between 0 (256) and 1000000, not %d", c.API.MaxWaitingCallsPerUser)
 	}
 	if c.API.MaxBatchCalls < 1 || c.API.MaxBatchCalls > 1_000_000 {
 		return fieldErr("api.max_batch_calls", "must be between 1 and 1000000, not %d", c.API.MaxBatchCalls)

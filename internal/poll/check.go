@@ -20,6 +20,9 @@ type Check struct {
 	// Due is when the check was scheduled; check latency is measured
 	// from it.
 	Due time.Time
+	// Sent is when the scheduler handed the check to its checker (real
+	// time, set by the scheduler).
+	Sent time.Time
 }
 
 // Status is what a check found.

@@ -86,6 +86,21 @@
 // available (1) and its checks resume their schedule. Until an
 // interface is first checked it is unknown (0).
 //
+// Our lateness is not the target's (Lag, Scheduler.behind): a
+// LagMeter goroutine sleeps 20 ms at a time and adds up how late it
+// wakes, the wait a runnable goroutine has for a CPU. A network error of
+// a check that ran out its timeout while the lag between its hand-over
+// and its result was at least half of that span says nothing of the
+// target (its reply may have sat in the socket, or the agent been
+// starved beside us): the interface is not blamed, the check goes back
+// to the heap still due when it was (so the queue shows it) and out
+// again as soon as there is room; counted as
+// peregrine_poll_checks_postponed_total{reason="server_behind"} and
+// logged once a minute. A refusal before the timeout is the target's
+// answer whatever the lag. Without this an overloaded server made its
+// healthy interfaces unreachable, whose checks then waited for probes,
+// and the done rate collapsed (TestIntegrationOverloadNoBlame).
+//
 // Queue and latency. Once a second the loop counts the checks overdue
 // by more than 5 s, waiting or in flight, by Zabbix's delay buckets
 // (Scheduler.Queue, peregrine_poll_queue{delay=...}), and finer, by the

@@ -13,6 +13,7 @@ type metrics struct {
 	storeErrors *selfmon.Counter
 	missed      *selfmon.Counter
 	deferred    *selfmon.Counter
+	postponed   *selfmon.Counter
 	badItems    *selfmon.Counter
 	unavailable *selfmon.Counter
 	recovered   *selfmon.Counter
@@ -33,6 +34,7 @@ func newMetrics(r *selfmon.Registry, s *Scheduler) *metrics {
 		storeErrors: r.Counter("peregrine_poll_values_store_errors_total", "Polled values the pipeline refused to store."),
 		missed:      r.Counter("peregrine_poll_checks_missed_total", "Whole update intervals that went by while a check waited (not run: only the latest is)."),
 		deferred:    r.Counter("peregrine_poll_checks_deferred_total", "Checks postponed because their interface was unreachable or unavailable."),
+		postponed:   r.Counter("peregrine_poll_checks_postponed_total", "Checks that failed with a network error while this server was behind (scheduling lag at least half the check's time): run again, the interface not blamed.", "reason", "server_behind"),
 		badItems:    r.Counter("peregrine_poll_items_unschedulable_total", "Times an item could not be scheduled (bad update interval or timeout, no interface)."),
 		unavailable: r.Counter("peregrine_poll_interfaces_unavailable_total", "Times an interface became unavailable."),
 		recovered:   r.Counter("peregrine_poll_interfaces_recovered_total", "Times an unavailable interface answered again."),

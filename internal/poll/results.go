@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -64,6 +65,10 @@ func (s *Scheduler) process(batch []*Result) {
 	for i, r := range batch {
 		c := &comps[i]
 		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
+		if r.Status == NetworkError && !s.stopping && s.behind(r) {
+			c.postponed = true
+			continue
+		}
 		switch r.Status {
 		case OK:
 			it, ref := pipeline.ItemByID(snap, r.ItemID, s.accept)
@@ -130,6 +135,41 @@ func (s *Scheduler) process(batch []*Result) {
 	s.comps = append(s.comps, comps...)
 	s.mu.Unlock()
 	s.wake()
+}
+
+// behind reports whether a network error happened while this process
+// was too far behind to tell: the lag measured between the check's
+// hand-over and its result was at least half of that span. Then the
+// reply may have waited in the socket, or the connect's answer in the
+// kernel, while the goroutine that would have read it waited for a CPU:
+// a timeout says nothing of the target, and blaming it would make healthy
+// interfaces unreachable exactly when the server is overloaded, which
+// then postpones their checks and collapses the done rate. The check is
+// postponed instead (counted by reason, logged once a minute). Only a
+// check that ran out its time is excused: a refusal or reset that came
+// before the timeout is the target's answer whatever the lag.
+func (s *Scheduler) behind(r *Result) bool {
+	if r.Sent.IsZero() {
+		return false
+	}
+	end := r.Clock
+	if end.IsZero() || end.Before(r.Sent) {
+		end = time.Now()
+	}
+	span := end.Sub(r.Sent)
+	if span <= 0 || (r.Timeout > 0 && span < r.Timeout*9/10) {
+		return false // over before its timeout: the target's answer
+	}
+	stalled := s.lag.Stalled(r.Sent, end)
+	if stalled*2 < span {
+		return false
+	}
+	s.m.postponed.Inc()
+	if n, ok := s.throttle.Allow("postponed:behind"); ok {
+		s.opts.Logger.Warn("check postponed: the server was behind, the target is not blamed", "itemid", r.ItemID, "interfaceid", r.InterfaceID,
+			"err", r.Error, "span", span.Round(time.Millisecond), "lag", stalled.Round(time.Millisecond), "others_suppressed", n)
+	}
+	return true
 }
 
 // also appends r.Also's values, prepared as r's own (an item that is

@@ -82,6 +82,9 @@ type Options struct {
 	// delta. 0 (the zero value) stamps every value with its receive time;
 	// the server passes poll.timestamp_tolerance (2ms by default).
 	StampTolerance time.Duration
+	// Lag tells how far this process was behind during a check (see
+	// Lag and postponed); default: a LagMeter run by Run.
+	Lag Lag
 	// Now is the clock (tests); default time.Now.
 	Now     func() time.Time
 	Metrics *selfmon.Registry
@@ -143,6 +146,10 @@ type entry struct {
 	probe    bool // the one check probing an interface in error
 	gone     bool // left the catalog while in flight
 	again    bool // CheckNow while in flight: check once more at once
+	// requeued: postponed because the server was behind (its next is
+	// still the due time it missed): its missed intervals are counted
+	// once, when it first went out.
+	requeued bool
 	// retry is set while a trigger of the item is soft (SetRetry): the
 	// item is checked every t.retry seconds instead of on its grid.
 	retry bool
@@ -170,6 +177,9 @@ type completion struct {
 	status Status
 	err    string
 	clock  int64
+	// postponed: a network error while the server was behind (see
+	// Scheduler.behind); says nothing of the interface.
+	postponed bool
 }
 
 // Scheduler schedules and runs the checks of polled items. Run drives
@@ -186,7 +196,9 @@ type Scheduler struct {
 	ifaces   map[uint64]*ifaceState
 	inFlight int
 	lastQ    int64
-	stopping bool              // Run is shutting down: abandoned checks are coming back
+	stopping bool // Run is shutting down: abandoned checks are coming back
+	lag      Lag
+	lagMeter *LagMeter         // the default Lag, run by Run
 	badSeen  map[uint64]string // items that cannot be scheduled, and why
 	// lateScratch is computeQueue's fine count, kept between seconds.
 	lateScratch []int64
@@ -241,12 +253,21 @@ func New(opts Options) (*Scheduler, error) {
 		s.accept |= pipeline.TypesOf(typ)
 	}
 	s.throttle = selfmon.NewLogThrottle(opts.Logger, time.Minute)
+	s.lag = opts.Lag
+	if s.lag == nil {
+		s.lagMeter = NewLagMeter()
+		s.lag = s.lagMeter
+	}
 	noIface := map[catalog.ItemType]bool{}
 	for typ, spec := range opts.Checkers {
 		noIface[typ] = spec.NoInterface
 	}
 	s.targetsFn = func(snap *catalog.Snapshot) []target { return targetsOf(snap, s.types, noIface, opts.DefaultTimeout) }
 	s.m = newMetrics(opts.Metrics, s)
+	if s.lagMeter != nil {
+		opts.Metrics.CounterFunc("peregrine_poll_lag_seconds_total", "Scheduling lag this process measured: how much later than asked a goroutine sleeping 20 ms at a time woke (the wait of a runnable goroutine for a CPU).",
+			func() float64 { return s.lagMeter.Total().Seconds() })
+	}
 	return s, nil
 }
 
@@ -263,6 +284,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.ctx = checkCtx
 	var workers sync.WaitGroup
 	workCtx, stopWork := context.WithCancel(context.Background())
+	if s.lagMeter != nil {
+		workers.Add(1)
+		go func() { defer workers.Done(); s.lagMeter.Run(workCtx) }()
+	}
 	for i := 0; i < max(2, runtime.GOMAXPROCS(0)); i++ {
 		workers.Add(1)
 		go func() { defer workers.Done(); s.work(workCtx) }()
@@ -378,12 +403,12 @@ func (s *Scheduler) dispatch(l *lane, now time.Time) {
 			}
 			st.probing, e.probe = true, true
 		}
-		if late := (ms - e.next) / 1000; e.iv.Main > 0 && late >= e.iv.Main {
+		if late := (ms - e.next) / 1000; e.iv.Main > 0 && late >= e.iv.Main && !e.requeued {
 			// Whole intervals went by while the check waited (the server
 			// was busy or stopped): count them, do not run them all.
 			s.m.missed.Add(uint64(late / e.iv.Main))
 		}
-		e.inFlight = true
+		e.inFlight, e.requeued = true, false
 		l.inFlight++
 		s.inFlight++
 		l.batch = append(l.batch, Check{
@@ -406,6 +431,10 @@ func (s *Scheduler) flush(l *lane) {
 	b := l.batch
 	l.batch = make([]Check, 0, min(len(b), s.opts.MaxBatch))
 	s.m.dispatched.Add(uint64(len(b)))
+	sent := time.Now() // real time, as the checkers' result clocks and Lag
+	for i := range b {
+		b[i].Sent = sent
+	}
 	if n := int64(s.inFlight); n > s.inFlightPeak.Load() {
 		s.inFlightPeak.Store(n) // the loop is the only writer but for the reset
 	}
@@ -458,6 +487,24 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 		s.inFlight--
 		l := s.laneOf[e.t.typ]
 		s.m.results[c.status].Inc()
+		if c.postponed {
+			// The server was behind, not the target: the interface is
+			// not blamed, and the check goes out again as soon as there
+			// is room, still due when it was (so the queue shows it).
+			if e.probe {
+				if st := s.ifaces[c.iface]; st != nil {
+					st.probing = false
+				}
+			}
+			e.probe = false
+			if e.gone {
+				delete(s.items, c.id)
+				continue
+			}
+			e.again, e.requeued, e.lane = false, true, l
+			l.heap.push(e)
+			continue
+		}
 		if (!s.stopping || c.status != NetworkError) && !e.lane.spec.NoAvailability {
 			// Checks abandoned by a stop say nothing of the interface.
 			s.availability(c, e.probe, sec)

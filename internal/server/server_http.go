@@ -61,6 +61,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 			cmd: s.commander(), cmdTimeout: cfg.Alerts.CommandTimeout.Std()},
 		Services: s.Services, HistoryFlush: flusher,
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
+		MaxConcurrentCalls: cfg.API.MaxConcurrentCalls, MaxWaitingPerUser: cfg.API.MaxWaitingCallsPerUser,
 		SettingsHook:    s.applySettings,
 		ProxyLastAccess: func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
 		Logger:          log.With("component", "api"), Metrics: s.Metrics,

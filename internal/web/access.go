@@ -43,6 +43,12 @@ var pages = []page{
 	{"/config/templates", 2, "configuration.templates"}, {"/config/hostgroups", 2, "configuration.host_groups"},
 	{"/config/discovery", 2, "configuration.hosts|configuration.templates"},
 	{"/config/prototypes", 2, "configuration.hosts|configuration.templates"},
+	// Proxies are under Administration in 6.0; discovery status is an
+	// Admin's (6.0's User role has no monitoring.discovery); web
+	// monitoring is part of Monitoring → Hosts (no role rule of its own).
+	{"/config/proxies", 3, "administration.proxies"}, {"/config/drules", 2, "configuration.discovery"},
+	{"/discovery", 2, "monitoring.discovery"}, {"/admin/autoreg", 3, "administration.general"},
+	{"/config/webscenarios", 2, "configuration.hosts"}, {"/web", 1, "monitoring.hosts"},
 }
 
 // pagePaths are the paths of pages, in order.

@@ -22,16 +22,18 @@
 //     /admin/usergroups, /admin/roles, /admin/mediatypes,
 //     /admin/scripts, /admin/settings, /admin/housekeeping,
 //     /admin/auditlog, /admin/queue, /admin/authentication,
-//     /admin/sysinfo, /dashboards, /services, /services/sla and
-//     /user/tokens: the app document for a live
+//     /admin/sysinfo, /dashboards, /services, /services/sla,
+//     /user/tokens and the network pages /config/proxies,
+//     /config/drules, /config/webscenarios, /admin/autoreg,
+//     /discovery and /web: the app document for a live
 //     session, else 303 to /login. Pages are real paths (not "#"
 //     fragments) so the server sees every page request. Each page has a
 //     least user type (configuration: Admin, administration: Super
 //     admin) and a UI element of the user role's rules
 //     (administration.users, configuration.maintenance, reports.audit,
 //     ...; access.go; the discovery pages open with either
-//     configuration.hosts or configuration.templates): a page the user may not open is refused with 403
-//     by the server (role.get of the user's own role, in-process), and
+//     configuration.hosts or configuration.templates): a page the user
+//     may not open is refused with 403 by the server (role.get of the user's own role, in-process), and
 //     the document lists the pages the user may open for the menu
 //     (meta peregrine-pages), so hiding a link is never the check.
 //   - GET /login, POST /login: the login page (html/template, every
@@ -204,6 +206,28 @@
 // System information (admin/sysinfo.js): apiinfo.version, counts of
 // hosts, items and triggers, the queue, and values per second from
 // /metrics (two reads 10 s apart).
+//
+// Network pages (assets/pages/config/proxies.js, drules.js,
+// webscenarios.js, admin/autoreg.js, discovery.js, web.js; their menu
+// places in netnav.js): proxies (6.0 keeps them under Administration:
+// Super admin, administration.proxies) with mode, interface or allowed
+// addresses, hosts, and encryption; network discovery rules
+// (configuration.discovery) with every check type's fields, uniqueness
+// and name sources; autoregistration's TLS settings
+// (administration.general); a host's or template's web scenarios
+// (configuration.hosts) with steps, variables, headers, tags and
+// authentication. PSK identities and keys, http_password and
+// ssl_key_password are never returned by the API: their fields start
+// empty and an empty field keeps what is stored. drule.* errors name a
+// field as 'field "iprange"' (6.0's legacy API); netnav.js maps them.
+// Monitoring → Discovery (/discovery: an Admin's, monitoring.discovery)
+// shows each rule's discovered devices and services (dhost.get with
+// services, the monitored host found by address); /web (6.0 has it in
+// Monitoring → Hosts: monitoring.hosts) the monitored scenarios with
+// status from their web.test.* items and each step's speed, response
+// time and code. Kiosk mode (assets/kiosk.js): /dashboards?id=N&kiosk=1,
+// or the dashboard's "Kiosk mode" button, shows the widgets without the
+// header, menus and toolbar, with a "Normal view" button back.
 //
 // Units (assets/units.js): values with units are shown as Zabbix shows
 // them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as

@@ -38,6 +38,12 @@ const pages = {
   services: () => import('./pages/services.js'),
   'services/sla': () => import('./pages/sla.js'),
   'user/tokens': () => import('./pages/tokens.js'),
+  'config/proxies': () => import('./pages/config/proxies.js'),
+  'config/drules': () => import('./pages/config/drules.js'),
+  'config/webscenarios': () => import('./pages/config/webscenarios.js'),
+  'admin/autoreg': () => import('./pages/admin/autoreg.js'),
+  discovery: () => import('./pages/discovery.js'),
+  web: () => import('./pages/web.js'),
 };
 
 let cleanup = null;
@@ -48,7 +54,9 @@ async function show() {
   const load = pages[name] || pages.overview;
   const main = document.getElementById('main');
   // "config" marks every configuration page (config/hosts, ...).
-  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name || name.startsWith(a.dataset.page + '/'));
+  // Proxies keep 6.0's place under Administration at /config/proxies.
+  const menu = name === 'config/proxies' ? 'admin/proxies' : name;
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === menu || menu.startsWith(a.dataset.page + '/'));
   if (cleanup) {
     try { cleanup(); } catch (e) { console.error(e); }
     cleanup = null;
@@ -80,7 +88,8 @@ async function start() {
   // the rest itself: hiding a link is not the check).
   for (const a of document.querySelectorAll('#nav a')) {
     const first = { config: ['/config/hosts', '/config/templates', '/config/hostgroups', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue', '/admin/authentication'],
-      dashboards: ['/dashboards'], services: ['/services', '/services/sla'] }[a.dataset.page];
+      dashboards: ['/dashboards'], services: ['/services', '/services/sla'],
+      web: ['/web'], discovery: ['/discovery'] }[a.dataset.page];
     if (!first) continue;
     const to = first.find(mayOpen);
     a.hidden = !to;

@@ -18,6 +18,7 @@
 // Every value reaches the page as text or a property (dom.js).
 import { call, APIError, mayOpen } from './api.js';
 import { h, clear, debounce } from './dom.js';
+import { NET_SUBNAV, errorField } from './netnav.js';
 
 // subnav links the pages of one section the user may open.
 export function subnav(section, active) {
@@ -29,6 +30,9 @@ export function subnav(section, active) {
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
     services: [['/services', 'Services'], ['/services/sla', 'SLA']],
   }[section] || [];
+  // Network pages (proxies, network discovery, web scenarios,
+  // autoregistration): netnav.js.
+  all.push(...(NET_SUBNAV[section] || []));
   return h('nav', { class: 'subnav', id: `${section}-nav` }, all.filter(([p]) => mayOpen(p)).map(([p, text]) =>
     h('a', { href: p, class: p === active ? 'active' : '', dataset: { page: p.split('/')[2] } }, text)));
 }
@@ -94,11 +98,11 @@ export function showErrorAt(form, errEl, e) {
   const msg = e instanceof APIError ? (e.data || e.message) : String(e.message || e);
   errEl.append(h('span', {}, msg));
   const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
-  let at = m && form.querySelector(`[data-key="${m[1]}"]`);
+  const key = m ? m[1] : errorField(msg);
+  let at = key && form.querySelector(`[data-key="${key}"]`);
   if (!at) {
-    // 'Incorrect value for field "delay": ...': the member it quotes;
-    // 'Host group "Linux" already exists.': the field holding a value
-    // the message quotes.
+    // 'Host group "Linux" already exists.': the member it quotes, or
+    // the field holding a value the message quotes.
     const quoted = new Set([...msg.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
     const fields = [...form.querySelectorAll('[data-key]')];
     at = fields.find((el) => quoted.has(el.dataset.key)) ||

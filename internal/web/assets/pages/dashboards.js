@@ -11,6 +11,7 @@ import { call, currentSession } from '../api.js';
 import { h, clear } from '../dom.js';
 import { crudPage, input, fld, rowTable } from '../crud.js';
 import { WIDGETS, renderWidget, widgetFieldsForm } from './widgets.js';
+import { kioskButton, enterKiosk } from '../kiosk.js';
 
 const N = 'dashboard';
 const PERIODS = [[10, '10 seconds'], [30, '30 seconds'], [60, '1 minute'], [120, '2 minutes'], [600, '10 minutes'], [1800, '30 minutes'], [3600, '1 hour']];
@@ -18,7 +19,7 @@ const COLS = 24;
 const ROW_PX = 70;
 
 export async function render(main, params) {
-  if (params.get('id')) return view(main, params.get('id'));
+  if (params.get('id')) return view(main, params.get('id'), params.get('kiosk') === '1');
   let users = [];
   await crudPage(main, {
     api: 'dashboard', id: 'dashboardid', ids: 'dashboardids', noun: N, label: 'dashboard', title: 'Dashboards', section: 'dashboards', path: '/dashboards',
@@ -90,7 +91,7 @@ function stripPage(p) {
 }
 
 // view shows one dashboard; edit mode changes a copy of its pages.
-async function view(main, id) {
+async function view(main, id, kiosk) {
   const timers = new Set();
   const stopAll = () => { for (const t of timers) t(); timers.clear(); };
   const [d] = await call('dashboard.get', { output: 'extend', selectPages: 'extend', dashboardids: [id] });
@@ -112,6 +113,7 @@ async function view(main, id) {
 
   function drawTools() {
     clear(tools);
+    if (!editing) tools.append(kioskButton(id));
     if (!editable) return;
     if (!editing) {
       tools.append(h('button', { type: 'button', id: 'dashboard-edit', onclick: () => { editing = true; draw(); } }, 'Edit dashboard'));
@@ -242,7 +244,9 @@ async function view(main, id) {
   }
 
   draw();
-  return stopAll;
+  if (!kiosk) return stopAll;
+  const leave = enterKiosk(id);
+  return () => { stopAll(); leave(); };
 }
 
 function place(box, w) {

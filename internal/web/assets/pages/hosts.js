@@ -16,7 +16,7 @@ export async function render(main) {
   let problems = new Map();
   const list = new VList({
     header: ['Host', 'Availability', 'Problems', ''],
-    columns: 'minmax(10rem, 2fr) minmax(8rem, 3fr) 6rem 12rem',
+    columns: 'minmax(10rem, 2fr) minmax(8rem, 3fr) 6rem 14rem',
     renderRow(i) {
       const ho = hosts[i];
       const ifaces = (ho.interfaces || []).map((f) => {
@@ -29,7 +29,9 @@ export async function render(main) {
         h('span', {}, ifaces.length ? ifaces : h('span', { class: 'muted' }, 'no interfaces')),
         np ? h('span', { class: 'badge sev-4' }, String(np)) : '',
         h('span', {}, h('a', { href: `/latest?hostid=${encodeURIComponent(ho.hostid)}` }, 'Latest data'), ' ',
-          h('a', { href: `/graphs?hostid=${encodeURIComponent(ho.hostid)}`, class: 'host-graphs' }, 'Graphs')),
+          h('a', { href: `/graphs?hostid=${encodeURIComponent(ho.hostid)}`, class: 'host-graphs' }, 'Graphs'), ' ',
+          // 6.0's Monitoring → Hosts "Web" (web.js).
+          h('a', { href: `/web?hostid=${encodeURIComponent(ho.hostid)}`, class: 'host-web' }, 'Web')),
       ));
     },
   });
