@@ -8,6 +8,8 @@
 //	                                   measure a Zabbix-protocol server (see internal/bench)
 //	peregrine migrate -source URL -target URL [flags]
 //	                                   copy a Zabbix 6.0's configuration (see internal/migrate)
+//	peregrine ha [-config FILE] status|remove-node NAME|set-failover-delay DELAY
+//	                                   the HA cluster's runtime commands (see internal/ha)
 //	peregrine version                  print the version
 //
 // main only parses flags and wires packages together; the server's
@@ -48,6 +50,8 @@ commands:
   bench   SCENARIO --target URL ... measure Peregrine or a Zabbix server (peregrine bench -h)
   migrate -source URL -target URL   copy a running Zabbix 6.0's configuration and history into a
                                     running Peregrine through both APIs (peregrine migrate -h)
+  ha      [-config FILE] status|remove-node NAME|set-failover-delay DELAY
+                                    the HA cluster's nodes and runtime commands (zabbix_server -R ha_*)
   version                           print the version
 `
 
@@ -65,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench.Main(args[1:], stdout, stderr, server.Version)
 	case "migrate":
 		return migrate.Main(args[1:], stdout, stderr)
+	case "ha":
+		return haCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "peregrine %s (Zabbix protocol 6.0)\n", server.Version)
 		return 0

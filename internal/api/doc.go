@@ -28,8 +28,9 @@
 // token.go, dashboard.go and dashboard_write.go (dashboard.*: global
 // dashboards kept in the auth store, checked as 6.0 checks them), push.go, task.go (task.create type 6, "check now";
 // task.get, always empty: 6.0 lists only diagnostic information tasks,
-// which Peregrine refuses), hanode.go (hanode.get: the one node of a
-// standalone 6.0, itself),
+// which Peregrine refuses), hanode.go (hanode.get: the HA registry on a
+// cluster node, Options.HACluster; else the one node of a standalone
+// 6.0, itself),
 // trigger.go and trigger_write.go (trigger.get/create/update/delete,
 // trigger.adddependencies/deletedependencies, selectDependencies; a
 // dependency cycle is refused with Zabbix's text naming the cycle),

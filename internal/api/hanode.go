@@ -13,9 +13,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/audit"
 )
 
-// hanode.get: Zabbix 6.0's high-availability nodes. Peregrine runs
-// standalone, and a standalone 6.0 lists one node, itself, as recorded
-// from 6.0.14 with HA disabled: {"ha_nodeid": <its CUID>, "name": "",
+// hanode.get: Zabbix 6.0's high-availability nodes. A cluster node
+// (Options.HACluster) lists the registry of internal/ha. A standalone
+// server lists one node, itself, as recorded from 6.0.14 with HA
+// disabled: {"ha_nodeid": <its CUID>, "name": "",
 // "address": "localhost", "port": "10051", "lastaccess": <now>,
 // "status": "3"} (active) — "localhost" and 10051 whatever the server's
 // ListenIP and ListenPort. Peregrine's node ID is made once per
@@ -41,7 +42,8 @@ type hanodeGetParams struct {
 	PreserveKeys opt[bool]                `json:"preservekeys"`
 }
 
-// cuidList is a list of CUIDs, or one (API_CUIDS with API_NORMALIZE).
+// cuidList is a list of CUIDs, or one CUID alone (API_CUIDS with
+// API_NORMALIZE).
 type cuidList []string
 
 func (l *cuidList) decodeParam(b []byte, _ *fieldCtx) error {
@@ -51,6 +53,12 @@ func (l *cuidList) decodeParam(b []byte, _ *fieldCtx) error {
 	case 'n':
 		return nil
 	case 's':
+		// A lone string is taken as one ID only if it is a CUID; else
+		// 6.0 says an array was expected (recorded from 6.0.14).
+		var s string
+		if json.Unmarshal(b, &s) != nil || !isCUID(s) {
+			return &valueError{msg: "an array is expected"}
+		}
 	case 'a', 'o':
 		elems = listValues(b)
 	default:
@@ -80,7 +88,7 @@ func isCUID(s string) bool {
 	return len(s) == 25 && s[0] == 'c' && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789") == ""
 }
 
-func (s *Server) hanodeGet(_ context.Context, c *call) (any, error) {
+func (s *Server) hanodeGet(ctx context.Context, c *call) (any, error) {
 	if c.user.Role < RoleSuperAdmin {
 		return nil, errApp("You do not have permission to perform this operation.")
 	}
@@ -88,17 +96,39 @@ func (s *Server) hanodeGet(_ context.Context, c *call) (any, error) {
 	if err := decodeRuledParams(c.params, &p); err != nil {
 		return nil, err
 	}
-	node := map[string]string{"ha_nodeid": haNodeID(), "name": "", "address": "localhost", "port": "10051",
-		"lastaccess": strconv.FormatInt(time.Now().Unix(), 10), "status": "3"}
+	nodes := []map[string]string{{"ha_nodeid": haNodeID(), "name": "", "address": "localhost", "port": "10051",
+		"lastaccess": strconv.FormatInt(time.Now().Unix(), 10), "status": "3"}}
+	if s.opts.HACluster != nil {
+		cl, err := s.opts.HACluster(ctx)
+		if err != nil {
+			return nil, errApp("Cannot read the cluster's nodes: %v", err)
+		}
+		nodes = nodes[:0]
+		for _, n := range cl.Nodes {
+			nodes = append(nodes, map[string]string{"ha_nodeid": n.ID, "name": n.Name, "address": n.Address,
+				"port": strconv.Itoa(n.Port), "lastaccess": strconv.FormatInt(n.LastAccess, 10), "status": strconv.Itoa(int(n.Status))})
+		}
+	}
 	var list []map[string]string
-	if (!p.HANodeIDs.Given() || slices.Contains(p.HANodeIDs.Value, node["ha_nodeid"])) &&
-		filterMatch(p.Filter.Value, func(f string) string { return node[f] }) {
-		list = append(list, node)
+	for _, node := range nodes {
+		if (!p.HANodeIDs.Given() || slices.Contains(p.HANodeIDs.Value, node["ha_nodeid"])) &&
+			filterMatch(p.Filter.Value, func(f string) string { return node[f] }) {
+			list = append(list, node)
+		}
 	}
 	if p.CountOutput.Value {
 		return strconv.Itoa(len(list)), nil
 	}
-	// One node: sortfield and sortorder have nothing to order.
+	for k := len(p.SortField.Value) - 1; k >= 0; k-- {
+		f, desc := p.SortField.Value[k], p.SortOrder.Value.at(k)
+		slices.SortStableFunc(list, func(a, b map[string]string) int {
+			c := lessValues(a[f], b[f], f != "name")
+			if desc {
+				return -c
+			}
+			return c
+		})
+	}
 	if p.Limit.Given() && int(p.Limit.Value) < len(list) {
 		list = list[:p.Limit.Value]
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/api/histread"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
@@ -108,6 +109,9 @@ type Options struct {
 	// ProxyLastAccess gives proxy.get's lastaccess (the trapper's); nil:
 	// the value saved in the catalog.
 	ProxyLastAccess func(id uint64) int64
+	// HACluster reads the HA cluster's node registry for hanode.get
+	// (ha.Admin.Cluster); nil: a standalone server, which lists itself.
+	HACluster func(ctx context.Context) (*ha.Cluster, error)
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
 	// Events and TriggerStates serve trigger.*, problem.get, event.get

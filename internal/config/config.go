@@ -47,6 +47,10 @@ type Config struct {
 	ODBC       ODBCConfig       `yaml:"odbc"`
 	TLS        TLSConfig        `yaml:"tls"`
 	Proxy      ProxyConfig      `yaml:"proxy"`
+	// State is where the server's state lives (embedded or PostgreSQL).
+	State StateConfig `yaml:"state"`
+	// HA makes the server a node of a high-availability cluster.
+	HA HAConfig `yaml:"ha"`
 }
 
 // TLSConfig is the server's certificate material for encrypted agent
@@ -525,6 +529,8 @@ func Default() Config {
 		JMX:   defaultJMX(),
 		ODBC:  defaultODBC(),
 		Proxy: defaultProxy(),
+		State: defaultState(),
+		HA:    defaultHA(),
 	}
 }
 
@@ -739,6 +745,12 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Proxy.validate(); err != nil {
+		return err
+	}
+	if err := c.State.validate(); err != nil {
+		return err
+	}
+	if err := c.HA.validate(c); err != nil {
 		return err
 	}
 	return c.TLS.validate()

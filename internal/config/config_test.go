@@ -60,6 +60,8 @@ func TestGoodFiles(t *testing.T) {
 		JMX:   JMXConfig{Gateway: "127.0.0.1", GatewayPort: 10062, MaxConnections: 10, MaxKeysPerRequest: 16, MaxReplySize: 4 << 20, MaxInFlight: 2000},
 		ODBC:  ODBCConfig{SysIniDir: "/etc", Workers: 4, MaxConnsPerSource: 2, IdleTimeout: Duration(5 * time.Minute), MaxValueSize: 4 << 20, MaxInFlight: 500},
 		Proxy: ProxyConfig{ConfigFrequency: Duration(time.Minute), DataFrequency: Duration(2 * time.Second)},
+		State: defaultState(),
+		HA:    defaultHA(),
 	}
 	if d := cmp.Diff(want, full); d != "" {
 		t.Fatalf("full.good.yaml (-want +got):\n%s", d)

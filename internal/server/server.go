@@ -244,6 +244,12 @@ func PrepareDataDir(dir string, log *slog.Logger) error {
 // port is bound, and every port is bound before New returns; Run serves.
 // If a stage fails, what the earlier ones opened is closed.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+	if cfg.State.Store != "embedded" {
+		// The HA foundation (internal/ha, `peregrine ha`) is there; the
+		// catalog, events and alerts in PostgreSQL are not (issue 31):
+		// refused before anything is written.
+		return nil, fmt.Errorf("state.store: %q is not available in this version: the catalog, events and alerts are not kept in PostgreSQL yet, so a cluster node cannot serve; use state.store: embedded (the HA registry and `peregrine ha` work already)", cfg.State.Store)
+	}
 	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry(), started: time.Now()}
 	ok := false
 	defer func() {

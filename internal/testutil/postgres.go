@@ -32,9 +32,11 @@ type Postgres struct {
 	dir  string
 	cred *syscall.Credential // nil unless root
 	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *bytes.Buffer
+	// started: the server ran once, so its port is the test's.
+	started bool
+	cmd     *exec.Cmd
+	done    chan struct{}
+	out     *bytes.Buffer
 }
 
 // The password-checked user of StartPostgres's servers. The password
@@ -139,6 +141,9 @@ func (p *Postgres) command(name string, args ...string) *exec.Cmd {
 }
 
 // Start starts the server (again) and waits until it takes connections.
+// At the first start a port that another process took between its
+// choice and the bind (other tests on the machine) is swapped for a new
+// one, up to three times; a restart keeps the port.
 func (p *Postgres) Start() {
 	p.t.Helper()
 	p.mu.Lock()
@@ -146,6 +151,22 @@ func (p *Postgres) Start() {
 	if p.cmd != nil {
 		return
 	}
+	for try := 0; ; try++ {
+		out, ok := p.startOnce()
+		if ok {
+			p.started = true
+			return
+		}
+		if p.started || try == 3 || !bytes.Contains(out, []byte("Address already in use")) {
+			p.t.Fatalf("postgres exited at start:\n%s", out)
+		}
+		p.Port = freePorts(p.t, 1)[0]
+	}
+}
+
+// startOnce starts the server on p.Port and waits until it takes
+// connections (true), or until it exits (false, with its output).
+func (p *Postgres) startOnce() ([]byte, bool) {
 	cmd := p.command(filepath.Join(p.bin, "postgres"), "-D", filepath.Join(p.dir, "data"), "-p", strconv.Itoa(p.Port),
 		"-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200", "-c", "logging_collector=off")
@@ -156,23 +177,35 @@ func (p *Postgres) Start() {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	p.cmd, p.done = cmd, done
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ready := exec.Command(filepath.Join(p.bin, "pg_isready"), "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-q")
-		if ready.Run() == nil {
-			return
+		// Ready, and the postmaster is ours (its pid file names it): a
+		// server of another test on the port would answer too.
+		if ready.Run() == nil && p.ownsPidFile(cmd.Process.Pid) {
+			p.cmd, p.done = cmd, done
+			return nil, true
 		}
 		select {
 		case <-done:
-			p.t.Fatalf("postgres exited at start:\n%s", p.out)
+			return p.out.Bytes(), false
 		default:
 		}
 		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
 			p.t.Fatalf("postgres not ready within 30s:\n%s", p.out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// ownsPidFile reports whether the data directory's postmaster.pid
+// names pid.
+func (p *Postgres) ownsPidFile(pid int) bool {
+	b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid"))
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return err == nil && string(first) == strconv.Itoa(pid)
 }
 
 // Stop stops the server (a fast shutdown: sessions are ended) and waits

@@ -48,6 +48,9 @@
 //   - zabbix[proxy,<name>,lastaccess|delay]: the proxy's last contact
 //     (unix seconds) and the seconds since (Figures.ProxyLastAccess);
 //     zabbix[proxy_history] is a proxy's own item, refused as 6.0 does.
+//   - zabbix[cluster,discovery,nodes]: the HA cluster's nodes as JSON
+//     (Figures.ClusterNodes, from internal/ha); "[]" on a standalone
+//     server, as 6.0.14's.
 //
 // Concurrency: Check answers each batch on a goroutine of its own (a
 // large catalog's item count takes milliseconds, which the scheduler's

@@ -54,6 +54,10 @@ type Figures struct {
 	// ProxyLastAccess returns proxy id's lastaccess (Unix seconds, 0:
 	// never): zabbix[proxy,<name>,lastaccess|delay].
 	ProxyLastAccess func(id uint64) int64
+	// ClusterNodes returns zabbix[cluster,discovery,nodes]'s JSON (the
+	// HA registry, ha.NodesJSON), or an error; nil: a standalone
+	// server, whose value is "[]" (recorded from 6.0.14).
+	ClusterNodes func() ([]byte, error)
 	// Started is when the server started (zabbix[uptime], boottime).
 	Started time.Time
 	// Version is the server version (zabbix[version]).
@@ -205,6 +209,8 @@ func (c *Checker) value(item uint64, key string, now time.Time) (string, string)
 		return f.Version, ""
 	case "proxy":
 		return c.proxy(p, now)
+	case "cluster":
+		return c.cluster(p)
 	case "proxy_history":
 		// A proxy's own item; a server answers so (recorded from 6.0.14).
 		return "", "Invalid first parameter."
@@ -373,6 +379,28 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 // proxy answers zabbix[proxy,<name>,lastaccess|delay] in 6.0's words
 // (recorded from 6.0.14): lastaccess is the proxy's last contact, delay
 // the seconds since (a proxy never seen: since 1970, as 6.0 answers).
+// cluster answers zabbix[cluster,discovery,nodes], with 6.0.14's
+// messages for other forms (recorded).
+func (c *Checker) cluster(p []string) (string, string) {
+	if len(p) != 3 {
+		return "", msgParamCount
+	}
+	if p[1] != "discovery" {
+		return "", msgSecondParam
+	}
+	if p[2] != "nodes" {
+		return "", msgThirdParam
+	}
+	if c.opts.ClusterNodes == nil {
+		return "[]", ""
+	}
+	b, err := c.opts.ClusterNodes()
+	if err != nil {
+		return "", "Cannot obtain cluster nodes: " + err.Error()
+	}
+	return string(b), ""
+}
+
 func (c *Checker) proxy(p []string, now time.Time) (string, string) {
 	f := &c.opts.Figures
 	if len(p) != 3 {
