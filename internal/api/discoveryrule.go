@@ -125,7 +125,13 @@ func (s *Server) discoveryruleGet(ctx context.Context, c *call) (any, error) {
 		}
 		counted("items", p.SelectItems, s.itemPrototypeObjects(r), "itemid")
 		counted("triggers", p.SelectTriggers, triggerPrototypeObjects(snap, r), "triggerid")
-		counted("graphs", p.SelectGraphs, nil, "graphid")
+		var gps []object
+		if p.SelectGraphs.Set {
+			for i := range r.LLD.GraphPrototypes {
+				gps = append(gps, graphProtoObject(snap, r, &r.LLD.GraphPrototypes[i]))
+			}
+		}
+		counted("graphs", p.SelectGraphs, gps, "graphid")
 		counted("hostPrototypes", p.SelectHostPrototypes, hostPrototypeObjects(r), "hostid")
 		if sl := p.SelectFilter; sl.list() {
 			o["filter"] = shapeOne(sl, filterObject(r.LLD.Filter))

@@ -9,7 +9,8 @@ import (
 
 // page is one path of the single-page app and who may open it: the least
 // user type (1 user, 2 admin, 3 super admin, as Zabbix 6.0 numbers them)
-// and the element of the user role's UI rules it belongs to ("" for none).
+// and the element of the user role's UI rules it belongs to ("" for none;
+// "a|b" for a page either element opens).
 // The type check comes first: an element of a higher type's menu is never
 // granted by a role rule, as in Zabbix.
 type page struct {
@@ -37,6 +38,11 @@ var pages = []page{
 	{"/dashboards", 1, "monitoring.dashboard"}, {"/services", 1, "services.services"},
 	{"/services/sla", 1, "services.sla_report"}, {"/user/tokens", 1, ""},
 	{"/admin/authentication", 3, "administration.authentication"}, {"/admin/sysinfo", 1, "reports.system_info"},
+	// Templates, host groups, and discovery rules with their prototypes
+	// (of a host or of a template: either element opens them).
+	{"/config/templates", 2, "configuration.templates"}, {"/config/hostgroups", 2, "configuration.host_groups"},
+	{"/config/discovery", 2, "configuration.hosts|configuration.templates"},
+	{"/config/prototypes", 2, "configuration.hosts|configuration.templates"},
 	// Proxies are under Administration in 6.0; discovery status is an
 	// Admin's (6.0's User role has no monitoring.discovery); web
 	// monitoring is part of Monitoring → Hosts (no role rule of its own).
@@ -67,6 +73,10 @@ type uiRules struct {
 func (r *uiRules) allows(element string) bool {
 	if element == "" || r == nil {
 		return true
+	}
+	// "a|b": either element opens the page.
+	if a, b, ok := strings.Cut(element, "|"); ok {
+		return r.allows(a) || r.allows(b)
 	}
 	for _, e := range r.UI {
 		if e.Name == element {

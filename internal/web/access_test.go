@@ -35,6 +35,18 @@ func TestPageAccessByTypeAndRole(t *testing.T) {
 			{"name": "monitoring.problems", "status": "1"}, {"name": "reports.audit", "status": "0"}}},
 			[]string{"/overview", "/problems", "/admin/mediatypes"},
 			[]string{"/admin/users", "/admin/auditlog", "/admin/roles", "/latest", "/config/hosts"}},
+		// An admin with templates but not hosts nor host groups: the
+		// discovery pages (a host's or a template's) open, 6.0's
+		// role rule names (recorded from 6.0.14's role.get).
+		{"admin, templates only", 2, map[string]any{"ui.default_access": "1", "ui": []map[string]string{
+			{"name": "configuration.hosts", "status": "0"}, {"name": "configuration.host_groups", "status": "0"},
+			{"name": "configuration.templates", "status": "1"}}},
+			[]string{"/config/templates", "/config/discovery", "/config/prototypes"},
+			[]string{"/config/hosts", "/config/hostgroups", "/config/items", "/admin/users"}},
+		{"admin, neither hosts nor templates", 2, map[string]any{"ui.default_access": "1", "ui": []map[string]string{
+			{"name": "configuration.hosts", "status": "0"}, {"name": "configuration.templates", "status": "0"}}},
+			[]string{"/config/hostgroups", "/config/maintenance"},
+			[]string{"/config/templates", "/config/discovery", "/config/prototypes", "/config/hosts"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)

@@ -196,8 +196,10 @@ func TestIntegrationBrowserAdminPages(t *testing.T) {
 	if ug = getOne(t, base, token, "usergroup", ugParams); ug["users_status"] != "1" || !strings.Contains(js(ug["rights"]), `"permission":"2"`) {
 		t.Fatalf("user group after the edit: %v", ug)
 	}
-	// Enabled again with the mass action.
-	run(t, ctx, "mass enable", chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.usergroup-row[data-id="%s"] .row-check').click()`, ugID), nil),
+	// Enabled again with the mass action (once the list shows the
+	// edit: a row drawn before it still says Enabled).
+	run(t, ctx, "mass enable", pollJS(fmt.Sprintf(`!!document.querySelector('.usergroup-row[data-id="%s"] .ack-no')`, ugID)),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.usergroup-row[data-id="%s"] .row-check').click()`, ugID), nil),
 		pollJS(`!!document.querySelector('#usergroup-mass-enable') && !document.querySelector('#usergroup-mass-enable').disabled`), clickJS(`document.querySelector('#usergroup-mass-enable')`),
 		pollJS(fmt.Sprintf(`(document.querySelector('.usergroup-row[data-id="%s"]') || {textContent: ''}).textContent.includes('Enabled')`, ugID)))
 	if ug = getOne(t, base, token, "usergroup", ugParams); ug["users_status"] != "0" {

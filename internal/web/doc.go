@@ -18,7 +18,10 @@
 //     what discovery made from its prototypes), the
 //     configuration pages /config/hosts, /config/items,
 //     /config/triggers, /config/valuemaps, /config/actions,
-//     /config/maintenance and the administration pages /admin/users,
+//     /config/maintenance, /config/templates, /config/hostgroups,
+//     /config/discovery (low-level discovery rules of a host or
+//     template), /config/prototypes (a rule's prototypes) and the
+//     administration pages /admin/users,
 //     /admin/usergroups, /admin/roles, /admin/mediatypes,
 //     /admin/scripts, /admin/settings, /admin/housekeeping,
 //     /admin/auditlog, /admin/queue, /admin/authentication,
@@ -31,8 +34,9 @@
 //     least user type (configuration: Admin, administration: Super
 //     admin) and a UI element of the user role's rules
 //     (administration.users, configuration.maintenance, reports.audit,
-//     ...; access.go): a page the user may not open is refused with 403
-//     by the server (role.get of the user's own role, in-process), and
+//     ...; access.go; the discovery pages open with either
+//     configuration.hosts or configuration.templates): a page the user
+//     may not open is refused with 403 by the server (role.get of the user's own role, in-process), and
 //     the document lists the pages the user may open for the menu
 //     (meta peregrine-pages), so hiding a link is never the check.
 //   - GET /login, POST /login: the login page (html/template, every
@@ -149,6 +153,30 @@
 // audit log (auditlog.get) pages by time (up to the last row's clock),
 // never by offset; the queue page reads queue.get (Peregrine's method)
 // every 10 s.
+//
+// Templates, host groups and discovery (assets/pages/config/
+// templates.js, hostgroups.js, discovery.js, prototypes.js; tabs.js)
+// are crud.js pages. Templates: filtered by name, host group and linked
+// template, with counts of their items, triggers, graphs, discovery
+// rules, web scenarios and dashboards (template.get selects "count")
+// linking to the pages that edit them; mass update (template.massadd,
+// massupdate, massremove), export to YAML (configuration.export, a
+// blob: download and a preview), import of a chosen file
+// (configuration.import with 6.0's default rules), "Delete" (what links
+// the template is unlinked first and keeps its copies) and "Delete and
+// clear" (template.delete). The form has 6.0's tabs (template, tags,
+// macros with the inherited ones read-only, value maps, graphs and
+// dashboards); "Full clone" exports the template as JSON, gives every
+// uuid a new value and the references to its name the new name, and
+// imports that: one call, nothing half-made. Host groups list their
+// host and template counts. Discovery rules (one host's or
+// template's): the rule, preprocessing, LLD macro paths, the filter
+// (conditions, and/or/custom formula) and overrides (filter and
+// operations) in one discoveryrule.create/update; prototypes of each
+// kind (item, trigger, graph, host) with create, edit, clone, delete
+// and mass enable/disable. Rows the user may only read (the get with
+// editable: true) have no check box and open read-only. The items,
+// triggers and value maps pages take a template in their host chooser.
 //
 // Dashboards (assets/pages/dashboards.js, widgets.js): the list is a
 // crud.js page (create, properties, sharing with users and user groups

@@ -20,6 +20,10 @@ const pages = {
   'config/valuemaps': () => import('./pages/config/valuemaps.js'),
   'config/actions': () => import('./pages/config/actions.js'),
   'config/maintenance': () => import('./pages/config/maintenance.js'),
+  'config/templates': () => import('./pages/config/templates.js'),
+  'config/hostgroups': () => import('./pages/config/hostgroups.js'),
+  'config/discovery': () => import('./pages/config/discovery.js'),
+  'config/prototypes': () => import('./pages/config/prototypes.js'),
   'admin/users': () => import('./pages/admin/users.js'),
   'admin/usergroups': () => import('./pages/admin/usergroups.js'),
   'admin/roles': () => import('./pages/admin/roles.js'),
@@ -84,7 +88,7 @@ async function start() {
   // The menu shows what the server lets this user open (it refuses
   // the rest itself: hiding a link is not the check).
   for (const a of document.querySelectorAll('#nav a')) {
-    const first = { config: ['/config/hosts', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue', '/admin/authentication'],
+    const first = { config: ['/config/hosts', '/config/templates', '/config/hostgroups', '/config/actions', '/config/maintenance'], admin: ['/admin/users', '/admin/usergroups', '/admin/roles', '/admin/mediatypes', '/admin/scripts', '/admin/settings', '/admin/auditlog', '/admin/queue', '/admin/authentication'],
       dashboards: ['/dashboards'], services: ['/services', '/services/sla'],
       web: ['/web'], discovery: ['/discovery'] }[a.dataset.page];
     if (!first) continue;

@@ -23,8 +23,8 @@ import { NET_SUBNAV, errorField } from './netnav.js';
 // subnav links the pages of one section the user may open.
 export function subnav(section, active) {
   const all = {
-    config: [['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
-      ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
+    config: [['/config/hostgroups', 'Host groups'], ['/config/templates', 'Templates'], ['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
+      ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
     admin: [['/admin/users', 'Users'], ['/admin/usergroups', 'User groups'], ['/admin/roles', 'User roles'], ['/admin/mediatypes', 'Media types'],
       ['/admin/scripts', 'Scripts'], ['/admin/settings', 'General'], ['/admin/housekeeping', 'Housekeeping'], ['/admin/auditlog', 'Audit log'],
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
@@ -38,21 +38,23 @@ export function subnav(section, active) {
 }
 
 // Form inputs: each carries data-key (the object's member) so that an
-// API error naming the member lands beside it. ids are <noun>-<key>.
+// API error naming the member lands beside it. ids are <noun>-<key>
+// ("_" as "-", a trailing one dropped: key_ is <noun>-key).
+const idOf = (noun, key) => `${noun}-${key.replace(/_$/, '').replace(/_/g, '-')}`;
 export const input = {
-  text: (noun, key, value, attrs = {}) => h('input', { type: 'text', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, value: value ?? '', ...attrs }),
-  num: (noun, key, value, attrs = {}) => h('input', { type: 'number', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, value: value ?? '', ...attrs }),
+  text: (noun, key, value, attrs = {}) => h('input', { type: 'text', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
+  num: (noun, key, value, attrs = {}) => h('input', { type: 'number', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
   area: (noun, key, value, rows = 4) => {
-    const t = h('textarea', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, rows });
+    const t = h('textarea', { id: idOf(noun, key), dataset: { key }, rows });
     t.value = value ?? '';
     return t;
   },
-  select: (noun, key, options, value) => h('select', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, 'aria-label': key },
+  select: (noun, key, options, value) => h('select', { id: idOf(noun, key), dataset: { key }, 'aria-label': key },
     options.map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(value) }, t))),
-  check: (noun, key, on) => h('input', { type: 'checkbox', id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, checked: !!on && String(on) !== '0' }),
+  check: (noun, key, on) => h('input', { type: 'checkbox', id: idOf(noun, key), dataset: { key }, checked: !!on && String(on) !== '0' }),
   multi: (noun, key, options, chosen) => {
     const set = new Set((chosen || []).map(String));
-    return h('select', { id: `${noun}-${key.replace(/_/g, '-')}`, dataset: { key }, multiple: true, 'aria-label': key, size: Math.min(8, Math.max(3, options.length)) },
+    return h('select', { id: idOf(noun, key), dataset: { key }, multiple: true, 'aria-label': key, size: Math.min(8, Math.max(3, options.length)) },
       options.map(([v, t]) => h('option', { value: String(v), selected: set.has(String(v)) }, t)));
   },
 };
@@ -97,7 +99,15 @@ export function showErrorAt(form, errEl, e) {
   errEl.append(h('span', {}, msg));
   const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
   const key = m ? m[1] : errorField(msg);
-  const at = key && form.querySelector(`[data-key="${key}"]`);
+  let at = key && form.querySelector(`[data-key="${key}"]`);
+  if (!at) {
+    // 'Host group "Linux" already exists.': the member it quotes, or
+    // the field holding a value the message quotes.
+    const quoted = new Set([...msg.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
+    const fields = [...form.querySelectorAll('[data-key]')];
+    at = fields.find((el) => quoted.has(el.dataset.key)) ||
+      fields.find((el) => (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && quoted.has(el.value.trim()));
+  }
   if (at) at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
 }
 
@@ -119,7 +129,16 @@ const PAGE = 50;
 //   form(o, lists, isNew): {body: [elements], read(): object};
 //   clone(o): the object a clone starts from (ids dropped);
 //   newObject: the defaults of a new one;
-//   afterPage(listEl): called after each page of rows is drawn.
+//   afterPage(listEl): called after each page of rows is drawn;
+//   toolbar: more elements for the toolbar (import, a host chooser);
+//   mass: [{id, label, run(ids), confirm}] more mass actions (confirm:
+//   asked in place first); massDelete: {label, run(ids)} instead of
+//   <api>.delete;
+//   editable: rows are read again with editable: true, and the rows the
+//   user may only read get no check box and a read-only form (no save,
+//   clone or delete); readOnly: the whole page is read-only;
+//   formButtons(obj, f, mode, fail): more buttons for the form (fail(e)
+//   shows an error under it).
 export async function crudPage(main, spec) {
   const noun = spec.noun;
   const box = h('section', { class: 'card config-form', id: `${noun}-form`, hidden: true });
@@ -137,10 +156,12 @@ export async function crudPage(main, spec) {
   let pageNo = 0;
   let lists = null;
   const checked = new Set();
+  let writable = null; // ids the user may change (spec.editable), or null: all
 
   main.append(subnav(spec.section, spec.path),
     h('div', { class: 'toolbar' }, h('h1', {}, spec.title), search, filters.map((x) => x.el),
-      h('button', { type: 'button', id: `${noun}-create`, onclick: () => open(null, 'create') }, `Create ${spec.label || noun}`), count, pager),
+      spec.toolbar || null,
+      spec.readOnly ? null : h('button', { type: 'button', id: `${noun}-create`, onclick: () => open(null, 'create') }, `Create ${spec.label || noun}`), count, pager),
     box, listErr, massBar, listEl);
 
   const baseParams = () => {
@@ -171,7 +192,12 @@ export async function crudPage(main, spec) {
       rows = await call(`${spec.api}.get`, { ...spec.rowParams, [spec.ids]: slice });
       const at = new Map(slice.map((id, i) => [id, i]));
       rows.sort((a, b) => at.get(a[spec.id]) - at.get(b[spec.id]));
+      if (spec.editable) {
+        const w = await call(`${spec.api}.get`, { output: [spec.id], [spec.ids]: slice, editable: true });
+        writable = new Set(w.map((o) => o[spec.id]));
+      }
     }
+    const mayEdit = (id) => !spec.readOnly && (!writable || writable.has(id));
     const pages = Math.max(1, Math.ceil(ids.length / PAGE));
     count.textContent = `${ids.length} ${ids.length === 1 ? 'object' : 'objects'}`;
     clear(pager);
@@ -181,11 +207,11 @@ export async function crudPage(main, spec) {
         h('button', { type: 'button', id: `${noun}-next`, disabled: pageNo >= pages - 1, onclick: () => { pageNo++; refresh(false); } }, '›'));
     }
     const all = h('input', { type: 'checkbox', 'aria-label': 'Select all on this page', id: `${noun}-check-all`, onchange: () => {
-      for (const r of rows) all.checked ? checked.add(r[spec.id]) : checked.delete(r[spec.id]);
+      for (const r of rows) all.checked && mayEdit(r[spec.id]) ? checked.add(r[spec.id]) : checked.delete(r[spec.id]);
       for (const c of listEl.querySelectorAll('.row-check')) c.checked = all.checked;
       drawMass();
     } });
-    const head = h('tr', {}, h('th', {}, all), spec.columns.map((c) => {
+    const head = h('tr', {}, h('th', {}, rows.some((r) => mayEdit(r[spec.id])) ? all : null), spec.columns.map((c) => {
       if (!c.sort || (!spec.clientSort && !spec.sort.some(([f]) => f === c.sort))) return h('th', {}, c.label);
       const on = spec.clientSort ? c.sort === 'name' : c.sort === sortField;
       return h('th', {}, h('a', { href: '#', class: 'sort', onclick: (e) => {
@@ -200,18 +226,19 @@ export async function crudPage(main, spec) {
     for (const r of rows) {
       const id = r[spec.id];
       body.append(h('tr', { class: `${noun}-row`, dataset: { id } },
-        h('td', {}, h('input', { type: 'checkbox', class: 'row-check', 'aria-label': 'Select', checked: checked.has(id), onchange: (e) => {
+        h('td', {}, mayEdit(id) ? h('input', { type: 'checkbox', class: 'row-check', 'aria-label': 'Select', checked: checked.has(id), onchange: (e) => {
           e.target.checked ? checked.add(id) : checked.delete(id);
           drawMass();
-        } })),
+        } }) : null),
         spec.columns.map((c, i) => h('td', {}, i === 0
-          ? h('a', { href: '#', class: `${noun}-name`, onclick: (e) => { e.preventDefault(); open(r, 'edit'); } }, c.cell(r))
+          ? h('a', { href: '#', class: `${noun}-name`, onclick: (e) => { e.preventDefault(); open(r, mayEdit(id) ? 'edit' : 'view'); } }, c.cell(r))
           : c.cell(r)))));
     }
     table.append(body);
     clear(listEl);
     listEl.append(table);
     if (!rows.length) listEl.append(h('p', { class: 'muted' }, 'Nothing to show.'));
+    massBar.hidden = !rows.some((r) => mayEdit(r[spec.id]));
     drawMass();
     if (spec.afterPage) await spec.afterPage(listEl);
   }
@@ -236,14 +263,21 @@ export async function crudPage(main, spec) {
       }
     }
     for (const m of spec.mass || []) {
-      massBar.append(h('button', { type: 'button', id: `${noun}-mass-${m.id}`, disabled: !n, onclick: () => act(m.id, m.run) }, m.label));
+      if (confirming === m.id) {
+        massBar.append(h('span', {}, `${m.label}: ${n}?`),
+          h('button', { type: 'button', id: `${noun}-mass-${m.id}-yes`, onclick: () => act(m.delete ? 'delete' : m.id, m.run) }, 'Yes'),
+          h('button', { type: 'button', onclick: () => drawMass(false) }, 'No'));
+      } else {
+        massBar.append(h('button', { type: 'button', id: `${noun}-mass-${m.id}`, disabled: !n, onclick: () => (m.confirm ? drawMass(m.id) : act(m.id, m.run)) }, m.label));
+      }
     }
-    if (confirming) {
-      massBar.append(h('span', {}, `Delete ${n}?`),
-        h('button', { type: 'button', id: `${noun}-mass-delete-yes`, onclick: () => act('delete', (sel) => call(`${spec.api}.delete`, sel)) }, 'Yes, delete'),
+    const md = spec.massDelete || { label: 'Delete', run: (sel) => call(`${spec.api}.delete`, sel) };
+    if (confirming === true) {
+      massBar.append(h('span', {}, `${md.label}: ${n}?`),
+        h('button', { type: 'button', id: `${noun}-mass-delete-yes`, onclick: () => act('delete', md.run) }, 'Yes, delete'),
         h('button', { type: 'button', onclick: () => drawMass(false) }, 'No'));
     } else {
-      massBar.append(h('button', { type: 'button', id: `${noun}-mass-delete`, disabled: !n, onclick: () => drawMass(true) }, 'Delete'));
+      massBar.append(h('button', { type: 'button', id: `${noun}-mass-delete`, disabled: !n, onclick: () => drawMass(true) }, md.label));
     }
   }
 
@@ -258,15 +292,15 @@ export async function crudPage(main, spec) {
   }
 
   // open shows the form: mode 'edit' (o is a row: the whole object is
-  // read), 'create' (o null: the defaults) or 'clone' (o is the object
-  // to start from, already read).
+  // read), 'view' (as edit, read-only), 'create' (o null: the defaults)
+  // or 'clone' (o is the object to start from, already read).
   async function open(o, mode) {
     clear(box);
     box.hidden = false;
     try {
       if (!lists) lists = spec.prepare ? await spec.prepare() : {};
       let obj = o;
-      if (mode === 'edit') {
+      if (mode === 'edit' || mode === 'view') {
         [obj] = await call(`${spec.api}.get`, { output: 'extend', ...spec.editParams, [spec.ids]: [o[spec.id]] });
         if (!obj) throw new Error('It is gone: someone deleted it meanwhile.');
       } else if (mode === 'create') {
@@ -280,6 +314,8 @@ export async function crudPage(main, spec) {
 
   function drawForm(obj, mode) {
     clear(box);
+    const view = mode === 'view';
+    if (view) mode = 'edit';
     const isNew = mode !== 'edit';
     const f = spec.form(obj, lists, isNew);
     const err = h('p', { class: 'error', id: `${noun}-error`, role: 'alert', hidden: true });
@@ -310,6 +346,15 @@ export async function crudPage(main, spec) {
           }
         } }, 'Yes, delete'));
     };
+    const fail = (e) => showErrorAt(form, err, e);
+    if (view) {
+      form.append(h('h3', {}, `${spec.label || noun}: ${obj.name ?? obj.username ?? ''} (read-only)`), ...f.body,
+        h('div', { class: 'form-buttons' }, h('button', { type: 'button', id: `${noun}-cancel`, onclick: close }, 'Close')));
+      for (const el of form.querySelectorAll('input, select, textarea, button:not([id$="-cancel"])')) el.disabled = true;
+      for (const el of form.querySelectorAll('.add-row, .remove-row, .unpick')) el.hidden = true;
+      box.append(form);
+      return;
+    }
     form.append(h('h3', {}, mode === 'edit' ? `${spec.label || noun}: ${obj.name ?? obj.username ?? ''}` : mode === 'clone' ? `New ${spec.label || noun} (a clone)` : `New ${spec.label || noun}`),
       ...f.body, err,
       h('div', { class: 'form-buttons' },
@@ -325,6 +370,7 @@ export async function crudPage(main, spec) {
           delete c[spec.id];
           drawForm(spec.clone ? spec.clone(c) : c, 'clone');
         } }, 'Clone') : null,
+        mode === 'edit' && spec.formButtons ? spec.formButtons(obj, f, mode, fail, () => { close(); return refresh(true); }) : null,
         mode === 'edit' ? h('button', { type: 'button', id: `${noun}-delete`, onclick: askDelete }, 'Delete') : null,
         del,
         h('button', { type: 'button', id: `${noun}-cancel`, onclick: close }, 'Cancel')));

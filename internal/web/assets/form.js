@@ -72,11 +72,25 @@ export function configNav(active) {
     h('a', { href: `/config/${p}`, class: p === active ? 'active' : '', dataset: { page: p } }, text)));
 }
 
-// hostPicker is a select of hosts (host.get) that calls onPick(hostid).
+// hostPicker is a select of hosts (host.get) and templates
+// (template.get) that calls onPick(hostid).
 export async function hostPicker(call, hostid, onPick) {
-  const hosts = await call('host.get', { output: ['hostid', 'name'], sortfield: 'name' });
+  const [hosts, templates] = await Promise.all([call('host.get', { output: ['hostid', 'name'], sortfield: 'name' }),
+    call('template.get', { output: ['templateid', 'name'], sortfield: 'name' }).catch(() => [])]);
   const sel = h('select', { id: 'config-host', 'aria-label': 'Host', onchange: () => onPick(sel.value) },
     h('option', { value: '' }, 'Choose a host…'),
-    hosts.map((x) => h('option', { value: x.hostid, selected: x.hostid === hostid }, x.name)));
+    hosts.map((x) => h('option', { value: x.hostid, selected: x.hostid === hostid }, x.name)),
+    templates.length ? h('optgroup', { label: 'Templates' },
+      templates.map((x) => h('option', { value: x.templateid, selected: x.templateid === hostid }, x.name))) : null);
   return sel;
+}
+
+// hostOrTemplate reads a host, or the template of that id, with its
+// interfaces (none for a template).
+export async function hostOrTemplate(call, hostid) {
+  const [host] = await call('host.get', { output: ['hostid', 'name'], hostids: [hostid], selectInterfaces: ['interfaceid', 'type', 'main'] });
+  if (host) return host;
+  const [t] = await call('template.get', { output: ['templateid', 'name'], templateids: [hostid] });
+  if (!t) throw new Error('No such host or template: it may have been deleted.');
+  return { hostid: t.templateid, name: t.name, interfaces: [], template: true };
 }

@@ -5,7 +5,7 @@
 // interface of the matching kind.
 import { call } from '../../api.js';
 import { h, clear } from '../../dom.js';
-import { field, select, showError, configNav, hostPicker } from '../../form.js';
+import { field, select, showError, configNav, hostPicker, hostOrTemplate } from '../../form.js';
 import { navigate } from '../../app.js';
 
 export const ITEM_TYPES = [[0, 'Zabbix agent'], [7, 'Zabbix agent (active)'], [2, 'Zabbix trapper'], [3, 'Simple check'], [5, 'Zabbix internal'],
@@ -28,7 +28,7 @@ export async function render(main, q) {
     table.append(h('tr', {}, h('td', { class: 'muted' }, 'Choose a host.')));
     return;
   }
-  const [host] = await call('host.get', { output: ['hostid', 'name'], hostids: [hostid], selectInterfaces: ['interfaceid', 'type', 'main'] });
+  const host = await hostOrTemplate(call, hostid);
   const valuemaps = await call('valuemap.get', { output: ['valuemapid', 'name'], hostids: [hostid] }).catch(() => null);
 
   async function load() {

@@ -33,10 +33,13 @@ export async function render(main, q) {
   main.append(configNav('triggers'), h('div', { class: 'toolbar' }, h('h1', {}, 'Triggers'), picker, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
 
   async function load() {
-    // templated: false: the hosts' triggers; templates' pages come with
-    // issue 29.
+    // templated: false: all hosts' triggers; one host's or template's
+    // when it is chosen.
     const p = { output: ['triggerid', 'description', 'event_name', 'expression', 'priority', 'status', 'value', 'error'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000, templated: false };
-    if (hostid) p.hostids = [hostid];
+    if (hostid) {
+      p.hostids = [hostid];
+      delete p.templated;
+    }
     const ts = await call('trigger.get', p);
     count.textContent = ts.length === 1 ? '1 trigger' : `${ts.length} triggers${ts.length === 1000 ? ' (the first 1000: choose a host)' : ''}`;
     clear(table);
