@@ -414,6 +414,9 @@ func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 		active = append(active, int32(i))
 	}
 	for r := range rounds {
+		if ctx.Err() != nil {
+			break // stopping: what is left is not evaluated (Run)
+		}
 		results := sh.results[:0]
 		for _, i := range active {
 			j := &work[i]

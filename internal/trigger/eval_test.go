@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -628,6 +629,64 @@ func TestEvaluatorRun(t *testing.T) {
 	}
 	if open := e.open(id); len(open) != 1 || !strings.HasPrefix(open[0].Name, "a") {
 		t.Fatalf("open: %+v", open)
+	}
+}
+
+// Values committed by two goroutines (pipeline shards) while Run
+// evaluates, through a queue so small that the shards go in and out of
+// backlog mode: every value, each a flip, makes its event, in order, at
+// its clock (run it with -race).
+func TestEvaluatorRunBacklogConcurrent(t *testing.T) {
+	e := newEvalEnvShards(t, 8, true, 2)
+	keys := []string{"a", "b"}
+	var ids []uint64
+	for _, k := range keys {
+		ids = append(ids, e.trigger(catalog.TriggerFields{Description: k, Expression: "last(/h1/" + k + ")>5"}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.ev.Run(ctx) }()
+	const n = 300
+	var wg sync.WaitGroup
+	for g, k := range keys {
+		item := e.cat.Snapshot().Lookup("h1", k).ID
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; {
+				var batch []history.Sample
+				for j := 0; j <= (i+g)%3 && i < n; j++ {
+					batch = append(batch, history.Sample{ItemID: item, Clock: t0 + int64(i), Type: history.Float, F: float64(9 * ((i + 1) % 2))})
+					i++
+				}
+				if err := e.hist.Write(context.Background(), batch); err != nil {
+					t.Error(err)
+					return
+				}
+				e.vc.Add(g, batch)
+				e.ev.Commit(g, batch)
+			}
+		}()
+	}
+	wg.Wait()
+	// Drain waits for Run's passes (one per shard at a time) and
+	// evaluates what they left; then Run stops with nothing waiting.
+	e.ev.Drain(context.Background())
+	cancel()
+	<-done
+	if e.ev.backlogged.Load() == 0 {
+		t.Log("no commit found a full queue this time")
+	}
+	for _, id := range ids {
+		evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == id })
+		if len(evs) != n {
+			t.Fatalf("trigger %d: %d events, want %d", id, len(evs), n)
+		}
+		for i, ev := range evs {
+			if want := uint8(event.ValueProblem) - uint8(i%2); ev.Clock != t0+int64(i) || ev.Value != want {
+				t.Fatalf("trigger %d event %d: %+v, want value %d at %d", id, i, ev, want, t0+int64(i))
+			}
+		}
 	}
 }
 
