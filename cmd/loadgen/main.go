@@ -229,6 +229,7 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		profDone <- nil
 	}
 	res, err := l.sender.Send(ctx, plan, nil)
+	loadEnd := time.Now()
 	if perr := <-profDone; perr != nil {
 		fmt.Fprintln(os.Stderr, "cpu profile:", perr)
 	}
@@ -261,18 +262,48 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		fmt.Printf("lost (sent with a reply - committed - discarded): %.0f; failed: %d\n", lost, res.Failed)
 		if l.triggers > 0 {
 			// Evaluation runs behind ingest: what it did by the end of
-			// the load, and what was still waiting.
-			fmt.Printf("triggers: %.0f evaluations (%.0f/s, %.2f per committed value), queued %.0f, backlogged %.0f, re-read %.0f, pending %.0f, backlog %.0f triggers\n",
-				m["peregrine_trigger_evaluations_total"], m["peregrine_trigger_evaluations_total"]/el,
-				m["peregrine_trigger_evaluations_total"]/max(committed, 1), m["peregrine_trigger_eval_queued_total"],
-				m["peregrine_trigger_eval_backlogged_total"], m["peregrine_trigger_eval_reread_total"],
+			// the load and what was waiting, then how long it took to
+			// catch up and the server's CPU for the whole, which is the
+			// figure with triggers (the CPU above stops with the load).
+			fmt.Printf("triggers at the end of the load: %.0f evaluations (%.2f per committed value), queued %.0f, backlogged %.0f, re-read %.0f, pending %.0f, backlog %.0f triggers\n",
+				m["peregrine_trigger_evaluations_total"], m["peregrine_trigger_evaluations_total"]/max(committed, 1),
+				m["peregrine_trigger_eval_queued_total"], m["peregrine_trigger_eval_backlogged_total"], m["peregrine_trigger_eval_reread_total"],
 				m["peregrine_trigger_eval_pending"], m["peregrine_trigger_eval_backlog"])
+			want := committed * float64(l.triggers)
+			caught, err := waitEvaluated(metricsURL, want, 5*time.Minute)
+			if err != nil {
+				return err
+			}
+			all := server.Sample() - serverBefore
+			fmt.Printf("triggers: %.0f of %.0f evaluations (one per value and trigger) done %.2fs after the load; server CPU load + catch-up %.2fs, %.2f µs per value\n",
+				caught, want, time.Since(loadEnd).Seconds(), all.Seconds(), 1e6*all.Seconds()/float64(max(res.Processed, 1)))
 		}
 		if lost != 0 || res.Failed != 0 || res.Errors != 0 || float64(res.Processed) != committed+discarded {
 			return fmt.Errorf("not a clean run: lost %.0f, failed %d, frame errors %d", lost, res.Failed, res.Errors)
 		}
 	}
 	return nil
+}
+
+// waitEvaluated polls the server's counters until want trigger
+// evaluations were made with nothing pending or backlogged, or until
+// timeout; it returns the evaluations made.
+func waitEvaluated(metricsURL string, want float64, timeout time.Duration) (float64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := scrape(metricsURL)
+		if err != nil {
+			return 0, err
+		}
+		n := m["peregrine_trigger_evaluations_total"]
+		if n >= want && m["peregrine_trigger_eval_pending"] == 0 && m["peregrine_trigger_eval_backlog"] == 0 {
+			return n, nil
+		}
+		if time.Now().After(deadline) {
+			return n, fmt.Errorf("trigger evaluation did not catch up within %s: %.0f of %.0f evaluations", timeout, n, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 var listenRe = regexp.MustCompile(`msg="(trapper|http) listening".* addr=(\S+)`)
