@@ -543,18 +543,27 @@ func (c *Cache) load(ctx context.Context, item uint64, w want) ([]history.Sample
 		// before it (a read as of a time behind the newest value, as an
 		// evaluation that lags is, needs them all in the entry), at most
 		// maxBehind newer: past that the read goes to the store.
-		desc = desc[:0]
-		n, full := 0, false
-		err := c.opts.Store.Read(ctx, history.Query{ItemID: item, Till: maxTill, Desc: true}, func(s *history.Sample) bool {
-			desc = append(desc, *s)
-			if ts(s) <= tillNs {
-				n++
+		// Reads with a growing limit: most misses are of reads at the
+		// newest value, and a limited read costs the store what it
+		// returns.
+		full := false
+		for limit := w.count + 2*trimSpare; ; limit *= 4 {
+			desc = desc[:0]
+			n := 0
+			err := c.opts.Store.Read(ctx, history.Query{ItemID: item, Till: maxTill, Desc: true, Limit: limit}, func(s *history.Sample) bool {
+				desc = append(desc, *s)
+				if ts(s) <= tillNs {
+					n++
+				}
+				full = n >= w.count || len(desc)-n >= maxBehind
+				return !full
+			})
+			if err != nil {
+				return nil, 0, err
 			}
-			full = n >= w.count || len(desc)-n >= maxBehind
-			return !full
-		})
-		if err != nil {
-			return nil, 0, err
+			if full || len(desc) < limit {
+				break // enough, or every value of the item read
+			}
 		}
 		from = math.MinInt64
 		if full {
