@@ -395,7 +395,10 @@ func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 		for j < len(q) && q[j].trigger == id {
 			j++
 		}
-		times := distinctTimes(q[i:j])
+		times := q[i:j]
+		if len(times) > 1 {
+			times = distinctTimes(times)
+		}
 		i = j
 		queued += uint64(len(times))
 		pos = seekTrigger(trigs, pos, id)
@@ -407,34 +410,43 @@ func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 		rounds = max(rounds, len(times))
 	}
 	ev.queued.Add(queued)
-	// active is the jobs with a time in round r, in trigger order: a
-	// backfill's long tail of rounds walks only the triggers still in it.
+	// Round 0 walks every job; active is the jobs with a time in the
+	// next round, in trigger order, so that a backfill's long tail of
+	// rounds walks only the triggers still in it (and the common pass,
+	// one time per trigger, never builds it).
 	active := sh.active[:0]
-	for i := range work {
-		active = append(active, int32(i))
-	}
 	for r := range rounds {
 		if ctx.Err() != nil {
 			break // stopping: what is left is not evaluated (Run)
 		}
 		results := sh.results[:0]
-		for _, i := range active {
-			j := &work[i]
-			if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[r].ts)); send {
-				results = append(results, res)
+		if r == 0 {
+			for i := range work {
+				j := &work[i]
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[0].ts)); send {
+					results = append(results, res)
+				}
+				if len(j.times) > 1 {
+					active = append(active, int32(i))
+				}
 			}
+		} else {
+			n := 0
+			for _, i := range active {
+				j := &work[i]
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[r].ts)); send {
+					results = append(results, res)
+				}
+				if len(j.times) > r+1 {
+					active[n] = i
+					n++
+				}
+			}
+			active = active[:n]
 		}
 		ev.process(snap, results, "value")
 		clear(results)
 		sh.results = results[:0]
-		n := 0
-		for _, i := range active {
-			if len(work[i].times) > r+1 {
-				active[n] = i
-				n++
-			}
-		}
-		active = active[:n]
 	}
 	sh.active = active[:0]
 	clear(work)
