@@ -306,14 +306,12 @@ func (e *entry) covers(w want) bool {
 	if w.from >= 0 {
 		return e.from < w.from*1e9
 	}
+	// The values at or before till are a prefix of the ascending vals,
+	// so there are count of them when the count-th oldest is: no walk
+	// back over the newer ones (a lagging evaluation reads as of a time
+	// with many values after it).
 	tillNs := (w.till+1)*1e9 - 1
-	n := 0
-	for i := len(e.vals) - 1; i >= 0 && n < w.count; i-- {
-		if ts(&e.vals[i]) <= tillNs {
-			n++
-		}
-	}
-	return n >= w.count
+	return w.count > 0 && len(e.vals) >= w.count && ts(&e.vals[w.count-1]) <= tillNs
 }
 
 // selectInto appends the values q selects from vals (ascending), newest
