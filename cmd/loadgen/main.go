@@ -5,6 +5,11 @@
 //
 //	loadgen -serve bin/peregrine -items-per-host 1000 -hosts 100 -duration 20s
 //
+// -steps gives every item a preprocessing chain and -triggers N gives it N
+// last() triggers, so that the whole pipeline (trapper, preprocessing,
+// history, value cache, trigger evaluation) runs under the load; the
+// server's trigger counters are printed after the run.
+//
 // With -serve, loadgen creates a fresh data directory, writes the load's
 // hosts and items into its catalog, starts `peregrine serve` on loopback
 // ports as a child process, runs the load, and checks the server's own
@@ -30,6 +35,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/bench"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // load is what the flags describe: the items, how they are sent, and for
@@ -45,6 +51,8 @@ type load struct {
 	data       bench.Data
 	// steps are the preprocessing steps every item gets (-steps).
 	steps []catalog.PreprocSpec
+	// triggers is how many last() triggers every item gets (-triggers).
+	triggers int
 }
 
 func main() {
@@ -64,6 +72,7 @@ func main() {
 	shards := flag.Int("shards", 0, "pipeline.shards for the started server")
 	profile := flag.String("cpuprofile", "", "with -serve: write a CPU profile of the server during the load to this file")
 	steps := flag.String("steps", "none", "preprocessing on every item: none, or mult+heartbeat (custom multiplier 8, then discard unchanged with heartbeat 1h: the typical two-step chain of the templates)")
+	flag.IntVar(&l.triggers, "triggers", 0, "with -serve: last() triggers on every item (`last(/host/key)>T`, thresholds the values never reach, so each value is evaluated N times and makes no event)")
 	historyYAML := flag.String("history", "", "with -serve: extra lines for the server's history section, e.g. 'flush_interval: 2s; retention_check: 2s' (';' separates lines)")
 	trace := flag.String("trace", "", "with -serve: write a 3-second execution trace of the server during the load to this file")
 	flag.Parse()
@@ -78,6 +87,10 @@ func main() {
 		l.steps = []catalog.PreprocSpec{{Type: "MULTIPLIER", Parameters: []string{"8"}}, {Type: "DISCARD_UNCHANGED_HEARTBEAT", Parameters: []string{"1h"}}}
 	default:
 		fmt.Fprintf(os.Stderr, "loadgen: -steps must be none or mult+heartbeat, not %q\n", *steps)
+		os.Exit(2)
+	}
+	if l.triggers < 0 || l.triggers > 100 {
+		fmt.Fprintf(os.Stderr, "loadgen: -triggers must be between 0 and 100, not %d\n", l.triggers)
 		os.Exit(2)
 	}
 	if err := run(&l, *serveBin, *shards, *profile, *trace, *historyYAML); err != nil {
@@ -105,15 +118,23 @@ func (l *load) plan(now time.Time) (bench.SendPlan, error) {
 	}, nil
 }
 
-// catalogSpec creates the layout's hosts and float trapper items directly
-// in a catalog file, for a server that is not running yet.
-func catalogSpec(lay bench.Layout, steps []catalog.PreprocSpec) catalog.Spec {
+// catalogSpec creates hosts [lo, hi) of the layout with their float
+// trapper items, each with the preprocessing steps and triggers last()
+// triggers, directly in a catalog file, for a server that is not running
+// yet.
+func catalogSpec(lay bench.Layout, lo, hi int, steps []catalog.PreprocSpec, triggers int) catalog.Spec {
 	spec := catalog.Spec{Groups: []catalog.GroupSpec{{Name: lay.Group}}}
-	for h := 0; h < lay.Hosts; h++ {
+	for h := lo; h < hi; h++ {
 		hs := catalog.HostSpec{Host: lay.HostName(h), Groups: []string{lay.Group}}
 		hs.Items = make([]catalog.ItemSpec, lay.ItemsPerHost)
 		for i := range hs.Items {
 			hs.Items[i] = catalog.ItemSpec{Key: lay.Key(i), ValueType: "float", Preprocessing: steps}
+			for j := range triggers {
+				hs.Triggers = append(hs.Triggers, catalog.TriggerSpec{
+					Name:       fmt.Sprintf("%s %d above threshold %d", lay.Key(i), j, j),
+					Expression: fmt.Sprintf("last(/%s/%s)>%d", hs.Host, lay.Key(i), int64(j+1)*1e15),
+				})
+			}
 		}
 		spec.Hosts = append(spec.Hosts, hs)
 	}
@@ -141,16 +162,20 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		}
 		defer os.RemoveAll(dir)
 		t0 := time.Now()
-		cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db")})
+		cat, err := catalog.Open(ctx, catalog.Options{Path: filepath.Join(dir, "catalog.db"), ExprRefs: trigger.ItemRefs})
 		if err != nil {
 			return err
 		}
-		if _, err := cat.Apply(ctx, catalogSpec(l.layout, l.steps)); err != nil {
-			cat.Close()
-			return err
+		// 100 hosts per edit: one spec of a million items and triggers
+		// needs several GB.
+		for lo := 0; lo < l.layout.Hosts; lo += 100 {
+			if _, err := cat.Apply(ctx, catalogSpec(l.layout, lo, min(lo+100, l.layout.Hosts), l.steps, l.triggers)); err != nil {
+				cat.Close()
+				return err
+			}
 		}
 		cat.Close()
-		fmt.Printf("catalog: %d items written in %.1fs\n", plan.Items.Len(), time.Since(t0).Seconds())
+		fmt.Printf("catalog: %d items, %d triggers written in %.1fs\n", plan.Items.Len(), plan.Items.Len()*l.triggers, time.Since(t0).Seconds())
 		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: 127.0.0.1:0\nhttp:\n  listen: 127.0.0.1:0\n  pprof: true\npipeline:\n  shards: %d\nlog:\n  level: info\n", dir, shards)
 		if historyYAML != "" {
 			cfg += "history:\n"
@@ -204,6 +229,7 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		profDone <- nil
 	}
 	res, err := l.sender.Send(ctx, plan, nil)
+	loadEnd := time.Now()
 	if perr := <-profDone; perr != nil {
 		fmt.Fprintln(os.Stderr, "cpu profile:", perr)
 	}
@@ -234,11 +260,50 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 		fmt.Printf("server counters: processed %.0f, committed to store %.0f, discarded by preprocessing %.0f, received %.0f\n", processed, committed, discarded, m["peregrine_trapper_values_received_total"])
 		lost := float64(res.Sent) - committed - discarded
 		fmt.Printf("lost (sent with a reply - committed - discarded): %.0f; failed: %d\n", lost, res.Failed)
+		if l.triggers > 0 {
+			// Evaluation runs behind ingest: what it did by the end of
+			// the load and what was waiting, then how long it took to
+			// catch up and the server's CPU for the whole, which is the
+			// figure with triggers (the CPU above stops with the load).
+			fmt.Printf("triggers at the end of the load: %.0f evaluations (%.2f per committed value), queued %.0f, backlogged %.0f, re-read %.0f, pending %.0f, backlog %.0f triggers\n",
+				m["peregrine_trigger_evaluations_total"], m["peregrine_trigger_evaluations_total"]/max(committed, 1),
+				m["peregrine_trigger_eval_queued_total"], m["peregrine_trigger_eval_backlogged_total"], m["peregrine_trigger_eval_reread_total"],
+				m["peregrine_trigger_eval_pending"], m["peregrine_trigger_eval_backlog"])
+			want := committed * float64(l.triggers)
+			caught, err := waitEvaluated(metricsURL, want, 5*time.Minute)
+			if err != nil {
+				return err
+			}
+			all := server.Sample() - serverBefore
+			fmt.Printf("triggers: %.0f of %.0f evaluations (one per value and trigger) done %.2fs after the load; server CPU load + catch-up %.2fs, %.2f µs per value\n",
+				caught, want, time.Since(loadEnd).Seconds(), all.Seconds(), 1e6*all.Seconds()/float64(max(res.Processed, 1)))
+		}
 		if lost != 0 || res.Failed != 0 || res.Errors != 0 || float64(res.Processed) != committed+discarded {
 			return fmt.Errorf("not a clean run: lost %.0f, failed %d, frame errors %d", lost, res.Failed, res.Errors)
 		}
 	}
 	return nil
+}
+
+// waitEvaluated polls the server's counters until want trigger
+// evaluations were made with nothing pending or backlogged, or until
+// timeout; it returns the evaluations made.
+func waitEvaluated(metricsURL string, want float64, timeout time.Duration) (float64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := scrape(metricsURL)
+		if err != nil {
+			return 0, err
+		}
+		n := m["peregrine_trigger_evaluations_total"]
+		if n >= want && m["peregrine_trigger_eval_pending"] == 0 && m["peregrine_trigger_eval_backlog"] == 0 {
+			return n, nil
+		}
+		if time.Now().After(deadline) {
+			return n, fmt.Errorf("trigger evaluation did not catch up within %s: %.0f of %.0f evaluations", timeout, n, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 var listenRe = regexp.MustCompile(`msg="(trapper|http) listening".* addr=(\S+)`)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/bench"
+	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // The catalog written for -serve must hold exactly the items the sender
@@ -21,7 +22,9 @@ func TestCatalogSpecMatchesPlan(t *testing.T) {
 	if plan.StartClock != now.Unix()-86400 || plan.PacketValues != 5 || plan.Duration != time.Second || plan.Data != l.data {
 		t.Errorf("plan %+v", plan)
 	}
-	spec := catalogSpec(l.layout, nil)
+	// In two edits, as run writes them, with two triggers per item.
+	spec := catalogSpec(l.layout, 0, 2, nil, 2)
+	spec.Hosts = append(spec.Hosts, catalogSpec(l.layout, 2, 3, nil, 2).Hosts...)
 	have := map[string]string{}
 	for _, h := range spec.Hosts {
 		if len(h.Groups) != 1 || h.Groups[0] != "Bench" {
@@ -29,6 +32,14 @@ func TestCatalogSpecMatchesPlan(t *testing.T) {
 		}
 		for _, it := range h.Items {
 			have[h.Host+"/"+it.Key] = it.ValueType
+		}
+		if len(h.Triggers) != 2*len(h.Items) {
+			t.Errorf("host %s: %d triggers for %d items, want 2 each", h.Host, len(h.Triggers), len(h.Items))
+		}
+		for _, tr := range h.Triggers {
+			if refs, err := trigger.ItemRefs(tr.Expression); err != nil || len(refs) != 1 || refs[0].Host != h.Host {
+				t.Errorf("trigger %q: refs %v, err %v", tr.Expression, refs, err)
+			}
 		}
 	}
 	if len(have) != plan.Items.Len() {

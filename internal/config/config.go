@@ -418,8 +418,10 @@ type TriggersConfig struct {
 	TimerInterval Duration `yaml:"timer_interval"`
 	// MaxPending bounds the trigger evaluations queued in each
 	// evaluation shard after their items' values were committed (one
-	// per value and trigger, merged per second at the pass); past it,
-	// evaluations are dropped and counted rather than slowing ingest.
+	// per value and trigger, one per distinct timestamp at the pass);
+	// past it the shard keeps only each trigger's span of times and
+	// re-reads its values from the history store, so nothing is lost
+	// and ingest is not slowed.
 	MaxPending int `yaml:"max_pending"`
 	// EvalShards is the number of evaluation goroutines, each owning the
 	// triggers whose id modulo EvalShards is its index; 0: GOMAXPROCS.

@@ -73,14 +73,21 @@
 //     pass, or within one second: history functions evaluated as of a
 //     time read the values up to that nanosecond (expr.HistoryQuery's
 //     Before). Values with the same timestamp (of one item, or of several
-//     items of the trigger) are one evaluation. Two bounds, both counted
-//     and never waited for: a trigger keeps at most 16 times waiting,
-//     past which the newest waiting one is replaced by the newer value's
-//     (peregrine_trigger_eval_merged_total: only a pass lagging behind 16
-//     values of one trigger merges), and past EvaluatorOptions.MaxPending
-//     queued evaluations in a shard new ones are dropped
-//     (peregrine_trigger_eval_dropped_total), so ingest never blocks on
-//     evaluation. OK results of triggers that are OK and normal
+//     items of the trigger) are one evaluation; no time is merged into
+//     another, however many wait. Memory is bounded without losing an
+//     evaluation or blocking ingest (eval_backlog.go): past
+//     EvaluatorOptions.MaxPending queued evaluations a shard enters
+//     backlog mode, where every commit only widens its triggers' spans of
+//     value times (one map entry per trigger); a pass evaluates the queue,
+//     then reads each backlogged trigger's items' values in its span back
+//     from Store, oldest first and in chunks, and evaluates the trigger at
+//     each distinct time, until the backlog is empty
+//     (peregrine_trigger_eval_backlogged_total, _reread_total,
+//     peregrine_trigger_eval_backlog; a span that cannot be read back is
+//     counted in peregrine_trigger_eval_dropped_total and logged). While
+//     backlogged a trigger's evaluations only move forward in time: a
+//     value arriving older than one already evaluated is seen by later
+//     reads, not evaluated at its own time. OK results of triggers that are OK and normal
 //     (Machine.Settled), most of them under load, are not sent to
 //     Process. An event's clock is its value's; pass durations are
 //     observed per shard in peregrine_trigger_eval_pass_seconds.

@@ -35,9 +35,12 @@ type EvaluatorOptions struct {
 	Values history.Reader
 	// MaxPending bounds the trigger evaluations queued in each shard
 	// (one per committed value and trigger of its item, before values of
-	// a trigger with the same timestamp are merged at the pass); default
-	// 1<<22. One that would exceed the bound is dropped and counted,
-	// never waited for.
+	// a trigger with the same timestamp are made one at the pass);
+	// default 1<<22. A commit that would exceed it is not waited for nor
+	// dropped: the shard keeps, per trigger, only the span of times its
+	// values cover and re-reads those values from Store when it gets to
+	// them (eval_backlog.go), so memory stays bounded and every value is
+	// still evaluated.
 	MaxPending int
 	// Shards is the number of evaluation goroutines, each owning the
 	// triggers whose id modulo Shards is its index; default GOMAXPROCS.
@@ -75,8 +78,8 @@ type Evaluator struct {
 
 	throttle *selfmon.LogThrottle
 
-	queued, merged, dropped, evaluated, unknown, failed, passes *selfmon.Counter
-	pendingGauge                                                *selfmon.Gauge
+	queued, backlogged, reread, dropped, evaluated, unknown, failed, passes *selfmon.Counter
+	pendingGauge, backlogGauge                                              *selfmon.Gauge
 	// passSeconds times value passes, evaluation and Process together:
 	// a value waits at most about one pass before it is evaluated.
 	passSeconds *selfmon.Histogram
@@ -106,6 +109,13 @@ type evalShard struct {
 	queued []queuedEval
 	spare  []queuedEval
 	wake   chan struct{}
+	// backlogging is set when a commit found the queue full, and cleared
+	// by the pass that finds the backlog empty: meanwhile every commit's
+	// evaluations go to backlog, none to queued, so a trigger's values
+	// are evaluated in commit order (eval_backlog.go).
+	backlogging bool
+	backlog     map[uint64]backlogSpan // guarded by mu
+	spareMap    map[uint64]backlogSpan
 
 	// passMu serialises the shard's passes (drain, timerPass) and guards
 	// everything below.
@@ -119,65 +129,15 @@ type evalShard struct {
 	timed      []int32           // positions of time-based triggers of timerSnap in this shard
 	sorted     []queuedEval      // the radix sort's other buffer, reused
 	work       []evalJob         // a pass's triggers, reused
-	results    []Result          // a round's results, reused
-	src        exprsource.StoreSource
-}
-
-// maxTimesPerTrigger bounds the distinct times one trigger keeps waiting
-// between two passes: a pass evaluates each of them in order, so the
-// bound caps a lagging pass's work per trigger. Past it the newest
-// waiting time is replaced by the newer value's (counted in
-// peregrine_trigger_eval_merged_total).
-const maxTimesPerTrigger = 16
-
-// pendingTimes is a waiting trigger's evaluation times (unix ns), one per
-// distinct timestamp of the values that touched it: earlier ascending,
-// then last, the newest. History functions read as of an evaluation's
-// nanosecond (expr.HistoryQuery.Before), so each value is evaluated on
-// its own, as Zabbix does; values with the same timestamp are one
-// evaluation. The common case, one time, allocates nothing.
-type pendingTimes struct {
-	last    int64
-	earlier []int64
-}
-
-// add records ts; it reports false when a waiting time had to be merged
-// into a newer one because of maxTimesPerTrigger.
-func (p *pendingTimes) add(ts int64) bool {
-	switch {
-	case ts == p.last:
-		return true
-	case ts > p.last:
-		if len(p.earlier)+1 >= maxTimesPerTrigger {
-			p.last = ts
-			return false
-		}
-		p.earlier = append(p.earlier, p.last)
-		p.last = ts
-		return true
-	}
-	// Older than the newest (values of another pipeline shard, or a
-	// sender's clock): kept in order among the earlier times.
-	i, found := slices.BinarySearch(p.earlier, ts)
-	if found {
-		return true
-	}
-	if len(p.earlier)+1 >= maxTimesPerTrigger {
-		return false
-	}
-	p.earlier = slices.Insert(p.earlier, i, ts)
-	return true
-}
-
-// n is the number of evaluations waiting.
-func (p *pendingTimes) n() int { return len(p.earlier) + 1 }
-
-// at is the i-th evaluation time, oldest first.
-func (p *pendingTimes) at(i int) int64 {
-	if i < len(p.earlier) {
-		return p.earlier[i]
-	}
-	return p.last
+	active     []int32           // the jobs of work with times left in a round, reused
+	// doneTill is, while the shard is backlogged, each re-read trigger's
+	// newest evaluated time: a re-read never evaluates a trigger at or
+	// before it again (eval_backlog.go).
+	doneTill map[uint64]int64
+	times    []int64  // a re-read's times, reused
+	ids      []uint64 // a backlog's triggers, reused
+	results  []Result // a round's results, reused
+	src      exprsource.StoreSource
 }
 
 // compiled is a trigger's parsed expressions, valid while the trigger's
@@ -226,13 +186,15 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	ev := &Evaluator{
 		opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute),
 		queued:       reg.Counter("peregrine_trigger_eval_queued_total", "Trigger evaluations due to committed values: one per trigger and distinct timestamp of its values (values of a trigger with the same timestamp are one evaluation)."),
-		merged:       reg.Counter("peregrine_trigger_eval_merged_total", "Trigger evaluations merged into a newer one because the trigger already had 16 distinct value times waiting: the values between were not evaluated on their own."),
-		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Trigger evaluations dropped because triggers.max_pending evaluations were already queued in their evaluation shard."),
+		backlogged:   reg.Counter("peregrine_trigger_eval_backlogged_total", "Trigger evaluations due to committed values that found their shard's queue full (triggers.max_pending) or backlogged: kept as a span of times per trigger and evaluated from the values re-read from the history store."),
+		reread:       reg.Counter("peregrine_trigger_eval_reread_total", "Trigger evaluations made from values re-read from the history store for a backlogged trigger: one per distinct time of its items' values in the backlogged span."),
+		dropped:      reg.Counter("peregrine_trigger_eval_dropped_total", "Backlogged trigger spans that could not be evaluated because reading their values back from the history store failed (the log says why)."),
 		evaluated:    reg.Counter("peregrine_trigger_evaluations_total", "Trigger expressions evaluated (after values were committed and by the timer)."),
 		unknown:      reg.Counter("peregrine_trigger_evaluations_unknown_total", "Trigger evaluations whose result was unknown (the trigger's error says why)."),
 		failed:       reg.Counter("peregrine_trigger_eval_process_errors_total", "Evaluation rounds whose results could not be stored by the problem state machine."),
 		passes:       reg.Counter("peregrine_trigger_eval_passes_total", "Batches of evaluation results handed to the problem state machine (one per round of a value pass, one per timer tick and shard)."),
-		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Trigger evaluations queued by committed values and not yet taken by a pass, all shards (values of a trigger with the same timestamp not yet merged)."),
+		pendingGauge: reg.Gauge("peregrine_trigger_eval_pending", "Trigger evaluations queued by committed values and not yet taken by a pass, all shards (values of a trigger with the same timestamp not yet made one)."),
+		backlogGauge: reg.Gauge("peregrine_trigger_eval_backlog", "Triggers with a backlogged span of values waiting to be re-read from the history store and evaluated, all shards."),
 		passSeconds: reg.Histogram("peregrine_trigger_eval_pass_seconds", "Duration of evaluation passes started by committed values (evaluation and storing the results), per shard.",
 			[]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}),
 	}
@@ -291,25 +253,28 @@ func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 
 // queue adds one commit's evaluations to the shard's queue and wakes its
 // goroutine. It appends only: merging a trigger's values and looking up
-// the trigger wait for the pass, off the pipeline's commit path.
+// the trigger wait for the pass, off the pipeline's commit path. A
+// commit that does not fit, and every commit after it until a pass has
+// caught up, goes to the backlog instead (backlogLocked).
 func (sh *evalShard) queue(b []queuedEval) {
 	ev := sh.ev
 	sh.mu.Lock()
-	room := ev.opts.MaxPending - len(sh.queued)
-	dropped := 0
-	if len(b) > room {
-		dropped = len(b) - max(room, 0)
-		b = b[:max(room, 0)]
-	}
-	sh.queued = append(sh.queued, b...)
-	sh.mu.Unlock()
-	ev.pendingGauge.Add(int64(len(b)))
-	if dropped > 0 {
-		ev.dropped.Add(uint64(dropped))
-		if others, ok := ev.throttle.Allow("dropped"); ok {
-			ev.opts.Logger.Warn("trigger evaluation queue full: evaluations dropped (raise triggers.max_pending)",
-				"dropped", dropped, "max_pending", ev.opts.MaxPending, "shard", sh.index, "others_suppressed", others)
+	if sh.backlogging || len(b) > ev.opts.MaxPending-len(sh.queued) {
+		started := !sh.backlogging
+		added := sh.backlogLocked(b)
+		sh.mu.Unlock()
+		ev.backlogged.Add(uint64(len(b)))
+		ev.backlogGauge.Add(int64(added))
+		if started {
+			if others, ok := ev.throttle.Allow("backlog"); ok {
+				ev.opts.Logger.Warn("trigger evaluation queue full: values are evaluated from the history store until the shard catches up (raise triggers.max_pending for more headroom)",
+					"max_pending", ev.opts.MaxPending, "shard", sh.index, "others_suppressed", others)
+			}
 		}
+	} else {
+		sh.queued = append(sh.queued, b...)
+		sh.mu.Unlock()
+		ev.pendingGauge.Add(int64(len(b)))
 	}
 	select {
 	case sh.wake <- struct{}{}:
@@ -376,23 +341,43 @@ func (ev *Evaluator) eachShard(fn func(*evalShard)) {
 }
 
 // drain evaluates the shard's queued triggers at every waiting time, in
+// order, then its backlog (eval_backlog.go), until both are empty: the
+// queue first, because while the shard is backlogged nothing new enters
+// it, so what it holds was committed before anything in the backlog.
+func (sh *evalShard) drain(ctx context.Context) {
+	sh.passMu.Lock()
+	defer sh.passMu.Unlock()
+	for ctx.Err() == nil {
+		sh.mu.Lock()
+		q := sh.queued
+		sh.queued, sh.spare = sh.spare[:0], nil
+		sh.mu.Unlock()
+		if len(q) > 0 {
+			sh.ev.pendingGauge.Add(-int64(len(q)))
+			sh.evalQueue(ctx, q)
+			continue
+		}
+		sh.mu.Lock()
+		if sh.spare == nil {
+			sh.spare = q
+		}
+		sh.mu.Unlock()
+		if !sh.drainBacklog(ctx) {
+			return
+		}
+	}
+}
+
+// evalQueue evaluates the queued triggers q at every waiting time, in
 // order: round r evaluates each trigger's r-th oldest time and hands the
 // round's results to Process in one call (one commit), so a trigger's
 // results reach the state machine in its values' order and a 1 followed
-// by a 0 makes a problem and its recovery, however late the pass.
-func (sh *evalShard) drain(ctx context.Context) {
+// by a 0 makes a problem and its recovery, however late the pass. No
+// time is merged into another: a trigger with a thousand values waiting
+// is evaluated a thousand times (the queue's bound, MaxPending, bounds
+// the memory).
+func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 	ev := sh.ev
-	sh.passMu.Lock()
-	defer sh.passMu.Unlock()
-	sh.mu.Lock()
-	q := sh.queued
-	sh.queued, sh.spare = sh.spare[:0], nil
-	sh.mu.Unlock()
-	ev.pendingGauge.Add(-int64(len(q)))
-	if len(q) == 0 {
-		sh.spare = q
-		return
-	}
 	start := time.Now()
 	defer func() { ev.passSeconds.Observe(time.Since(start).Seconds()) }()
 	q, sh.sorted = sortByTrigger(q, sh.sorted)
@@ -401,56 +386,99 @@ func (sh *evalShard) drain(ctx context.Context) {
 	trigs := snap.Triggers()
 	work := sh.work[:0]
 	rounds, pos := 0, 0
-	var queued, merged uint64
+	var queued uint64
 	for i := 0; i < len(q); {
 		// One trigger's values, in commit order (the sort is stable):
-		// its distinct times, as pendingTimes keeps them.
+		// its distinct times, ascending, in place.
 		id := q[i].trigger
-		p := pendingTimes{last: q[i].ts}
-		queued++
-		for i++; i < len(q) && q[i].trigger == id; i++ {
-			n := p.n()
-			if !p.add(q[i].ts) {
-				merged++
-			} else if p.n() > n {
-				queued++
-			}
+		j := i + 1
+		for j < len(q) && q[j].trigger == id {
+			j++
 		}
+		times := q[i:j]
+		if len(times) > 1 {
+			times = distinctTimes(times)
+		}
+		i = j
+		queued += uint64(len(times))
 		pos = seekTrigger(trigs, pos, id)
 		if pos == len(trigs) || trigs[pos].ID != id || !trigs[pos].Enabled {
 			continue // deleted or disabled since the value was committed
 		}
 		t := &trigs[pos]
-		work = append(work, evalJob{t: t, c: sh.compile(t, pos), times: p})
-		rounds = max(rounds, p.n())
+		work = append(work, evalJob{t: t, c: sh.compile(t, pos), times: times})
+		rounds = max(rounds, len(times))
 	}
 	ev.queued.Add(queued)
-	if merged > 0 {
-		ev.merged.Add(merged)
+	// Round 0 walks every job; active is the jobs with a time in the
+	// next round, in trigger order, so that a backfill's long tail of
+	// rounds walks only the triggers still in it (and the common pass,
+	// one time per trigger, never builds it).
+	active := sh.active[:0]
+	for r := range rounds {
+		if ctx.Err() != nil {
+			break // stopping: what is left is not evaluated (Run)
+		}
+		results := sh.results[:0]
+		if r == 0 {
+			for i := range work {
+				j := &work[i]
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[0].ts)); send {
+					results = append(results, res)
+				}
+				if len(j.times) > 1 {
+					active = append(active, int32(i))
+				}
+			}
+		} else {
+			n := 0
+			for _, i := range active {
+				j := &work[i]
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[r].ts)); send {
+					results = append(results, res)
+				}
+				if len(j.times) > r+1 {
+					active[n] = i
+					n++
+				}
+			}
+			active = active[:n]
+		}
+		ev.process(snap, results, "value")
+		clear(results)
+		sh.results = results[:0]
 	}
+	sh.active = active[:0]
+	clear(work)
+	sh.work = work[:0]
 	clear(q)
 	sh.mu.Lock()
 	if sh.spare == nil {
 		sh.spare = q[:0]
 	}
 	sh.mu.Unlock()
-	for r := range rounds {
-		results := sh.results[:0]
-		for i := range work {
-			j := &work[i]
-			if r < j.times.n() {
-				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times.at(r))); send {
-					results = append(results, res)
-				}
-			}
-		}
-		ev.process(snap, results, "value")
-		clear(results)
-		sh.results = results[:0]
-	}
-	clear(work)
-	sh.work = work[:0]
 }
+
+// distinctTimes sorts one trigger's queued evaluations by time (they
+// come in commit order, ascending but for values of other pipeline
+// shards or senders' clocks) and keeps one per distinct time, in place:
+// values with the same timestamp are one evaluation, since a history
+// read as of that nanosecond sees them all.
+func distinctTimes(seg []queuedEval) []queuedEval {
+	if !slices.IsSortedFunc(seg, cmpTime) {
+		slices.SortStableFunc(seg, cmpTime)
+	}
+	n := 1
+	for k := 1; k < len(seg); k++ {
+		if seg[k].ts != seg[n-1].ts {
+			seg[n] = seg[k]
+			n++
+		}
+	}
+	return seg[:n]
+}
+
+func cmpTime(a, b queuedEval) int { return cmp.Compare(a.ts, b.ts) }
 
 // seekTrigger returns the position of id in trigs (sorted by ID) at or
 // after from, or where it would be: a gallop from from, because a pass
@@ -515,11 +543,12 @@ func sortByTrigger(q, buf []queuedEval) (sorted, spare []queuedEval) {
 	return q, buf
 }
 
-// evalJob is one trigger of a pass, compiled, with its evaluation times.
+// evalJob is one trigger of a pass, compiled, with its evaluation times
+// (distinct, ascending).
 type evalJob struct {
 	t     *catalog.Trigger
 	c     *compiled
-	times pendingTimes
+	times []queuedEval
 }
 
 // timerPass evaluates the shard's enabled time-based triggers at the

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -305,40 +306,77 @@ func TestEvaluatorValueDuringPass(t *testing.T) {
 	}
 }
 
-// A trigger keeps at most maxTimesPerTrigger seconds waiting; past that
-// the newest waiting second gives way to the newer value's, counted.
-func TestEvaluatorBoundPerTrigger(t *testing.T) {
-	e := newEvalEnv(t, 0)
-	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>0"})
-	const n = maxTimesPerTrigger + 4
-	for i := range n {
-		e.commit("a", t0+int64(i), float64(i%2))
+// A burst of values faster than evaluation (a backfill: all committed
+// before one pass) is evaluated value by value, in time order, by every
+// kind of function: a problem that opens and closes inside the burst is
+// raised and resolved at its values' clocks. Before issue 30 a trigger
+// kept 16 times waiting and merged the rest into the newest, so the 9s
+// below were never evaluated on their own. Each case runs with room in
+// the queue, with a queue so small that most of the burst is re-read
+// from history (the backlog), and with the value cache.
+func TestEvaluatorBurstEveryValue(t *testing.T) {
+	type burst struct {
+		name, expr string
+		step       int64 // seconds between values
+		vals       []float64
+		problem    int // index of the value that raises the problem
+		ok         int // index of the value that resolves it
 	}
-	e.ev.Drain(context.Background())
-	if q, m := e.ev.queued.Load(), e.ev.merged.Load(); q != maxTimesPerTrigger || m != 4 {
-		t.Fatalf("queued %d merged %d, want %d and 4", q, m, maxTimesPerTrigger)
+	spike := func(n, at, width int, v float64) []float64 {
+		out := make([]float64, n)
+		for i := at; i < at+width; i++ {
+			out[i] = v
+		}
+		return out
 	}
-	if got := e.ev.evaluated.Load(); got != maxTimesPerTrigger {
-		t.Fatalf("%d evaluations, want %d", got, maxTimesPerTrigger)
+	cases := []burst{
+		{"last", "last(/h1/a)>5", 1, spike(60, 37, 1, 9), 37, 38},
+		{"avg #3", "avg(/h1/a,#3)>2", 1, spike(60, 30, 1, 9), 30, 33},
+		{"min 5m", "min(/h1/a,5m)>5", 30, spike(60, 20, 12, 9), 29, 32},
+		{"max 1m", "max(/h1/a,1m)>5", 10, spike(60, 40, 1, 9), 40, 46},
+		{"count", "count(/h1/a,#4,\"gt\",5)>=2", 1, spike(60, 25, 2, 9), 26, 29},
+		{"change", "change(/h1/a)>5", 1, spike(60, 45, 3, 9), 45, 46},
 	}
-	// The newest value (n-1, odd: 1) is the last evaluated.
-	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem || rt.LastChange != t0+n-1 {
-		t.Fatalf("runtime %+v, want PROBLEM since %d", rt, t0+n-1)
+	for _, tc := range cases {
+		for _, mode := range []struct {
+			name       string
+			maxPending int
+			cached     bool
+		}{{"queue", 0, false}, {"backlog", 5, false}, {"backlog cached", 5, true}} {
+			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
+				e := newEvalEnvCache(t, mode.maxPending, mode.cached)
+				id := e.trigger(catalog.TriggerFields{Description: "a", Expression: tc.expr})
+				for i, v := range tc.vals {
+					e.commit("a", t0+int64(i)*tc.step, v)
+				}
+				e.ev.Drain(context.Background())
+				assertFlip(t, e, id, t0+int64(tc.problem)*tc.step, t0+int64(tc.ok)*tc.step)
+				if n := e.ev.evaluated.Load(); n != uint64(len(tc.vals)) {
+					t.Fatalf("%d evaluations, want %d (one per value)", n, len(tc.vals))
+				}
+				if mode.maxPending > 0 {
+					if b, r := e.ev.backlogged.Load(), e.ev.reread.Load(); b != uint64(len(tc.vals)-mode.maxPending) || r != b {
+						t.Fatalf("backlogged %d re-read %d, want %d each", b, r, len(tc.vals)-mode.maxPending)
+					}
+				}
+				if g, b := e.ev.pendingGauge.Load(), e.ev.backlogGauge.Load(); g != 0 || b != 0 {
+					t.Fatalf("pending %d backlog %d after the drain", g, b)
+				}
+			})
+		}
 	}
 }
 
-// pendingTimes keeps one time per distinct timestamp, ascending, whatever the order
-// values arrive in.
-func TestPendingTimesOrder(t *testing.T) {
-	p := pendingTimes{last: 5e9 + 1}
-	for _, ts := range []int64{5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9, 3e9 + 9, 5e9 + 7} {
-		if !p.add(ts) {
-			t.Fatalf("add %d refused", ts)
-		}
+// distinctTimes keeps one time per distinct timestamp, ascending,
+// whatever the order values arrive in.
+func TestDistinctTimes(t *testing.T) {
+	var seg []queuedEval
+	for _, ts := range []int64{5e9 + 1, 5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9, 3e9 + 9, 5e9 + 7} {
+		seg = append(seg, queuedEval{trigger: 1, ts: ts})
 	}
 	var got []int64
-	for i := range p.n() {
-		got = append(got, p.at(i))
+	for _, q := range distinctTimes(seg) {
+		got = append(got, q.ts)
 	}
 	want := []int64{1e9, 3e9 + 1, 3e9 + 9, 4e9, 5e9 + 1, 5e9 + 7, 6e9}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -379,33 +417,78 @@ func TestEvaluatorSharded(t *testing.T) {
 	}
 }
 
-// A full queue drops new evaluations (counted) instead of waiting.
-func TestEvaluatorFullQueueDrops(t *testing.T) {
+// A full queue neither waits nor drops: the commit that does not fit,
+// and every one after it until a pass catches up, is kept as a span per
+// trigger and re-read from the history store, after the queue, in
+// order; then commits go to the queue again.
+func TestEvaluatorFullQueueBacklogs(t *testing.T) {
 	e := newEvalEnv(t, 2)
 	ta := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
 	tb := e.trigger(catalog.TriggerFields{Description: "b", Expression: "last(/h1/b)>10"})
 	e.commit("a", t0, 42)
 	e.commit("a", t0+1, 43)
-	e.commit("b", t0, 42) // no room: dropped, and Commit returned without a drain
-	if d := e.ev.dropped.Load(); d != 1 {
-		t.Fatalf("dropped %d, want 1", d)
+	e.commit("b", t0, 42)   // no room: backlogged, and Commit returned without a drain
+	e.commit("a", t0+2, 1)  // room, but the shard is backlogged: after b's, in order
+	e.commit("a", t0+3, 44) // and again
+	if b, g := e.ev.backlogged.Load(), e.ev.backlogGauge.Load(); b != 3 || g != 2 {
+		t.Fatalf("backlogged %d (%d triggers), want 3 (2)", b, g)
 	}
 	e.ev.Drain(context.Background())
-	if q, n := e.ev.queued.Load(), e.ev.evaluated.Load(); q != 2 || n != 2 {
-		t.Fatalf("queued %d evaluated %d, want 2 (a at two seconds)", q, n)
+	if q, r, n := e.ev.queued.Load(), e.ev.reread.Load(), e.ev.evaluated.Load(); q != 2 || r != 3 || n != 5 {
+		t.Fatalf("queued %d re-read %d evaluated %d, want 2, 3 and 5", q, r, n)
 	}
-	if rt := e.m.Runtime(ta); rt.Value != event.ValueProblem || rt.LastChange != t0 {
-		t.Fatalf("a: %+v", rt)
+	evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == ta })
+	if len(evs) != 3 || evs[0].Clock != t0 || evs[1].Clock != t0+2 || evs[2].Clock != t0+3 || evs[2].Value != event.ValueProblem {
+		t.Fatalf("a's events %+v, want PROBLEM at t0, OK at t0+2, PROBLEM at t0+3", evs)
 	}
+	if rt := e.m.Runtime(tb); rt.Value != event.ValueProblem || rt.LastChange != t0 {
+		t.Fatalf("b: %+v, want PROBLEM since t0", rt)
+	}
+	// Caught up: commits go to the queue again.
+	e.commit("b", t0+4, 1)
+	if b := e.ev.backlogged.Load(); b != 3 {
+		t.Fatalf("backlogged %d after the drain, want still 3", b)
+	}
+	e.ev.Drain(context.Background())
 	if rt := e.m.Runtime(tb); rt.Value != event.ValueOK {
-		t.Fatalf("b: %+v, want never evaluated", rt)
-	}
-	// Room again after the drain.
-	e.commit("b", t0+2, 42)
-	e.ev.Drain(context.Background())
-	if rt := e.m.Runtime(tb); rt.Value != event.ValueProblem {
 		t.Fatalf("b after the drain: %+v", rt)
 	}
+}
+
+// A span whose values cannot be read back is counted and logged, and the
+// shard goes on with the others.
+func TestEvaluatorBacklogReadError(t *testing.T) {
+	e := newEvalEnv(t, 1)
+	ev, err := NewEvaluator(EvaluatorOptions{Machine: e.m, Snapshot: e.cat.Snapshot, Store: failingReader{e.hist}, Values: e.hist, MaxPending: 1, Shards: 1, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ev = ev
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>10"})
+	e.commit("a", t0, 42)
+	e.commit("a", t0+1, 1) // backlogged; its re-read fails
+	ev.Drain(context.Background())
+	if d := ev.dropped.Load(); d != 1 {
+		t.Fatalf("dropped %d, want 1", d)
+	}
+	if rt := e.m.Runtime(id); rt.Value != event.ValueProblem {
+		t.Fatalf("runtime %+v, want PROBLEM (the 42, queued)", rt)
+	}
+	e.commit("a", t0+2, 1) // out of backlog mode: queued and evaluated
+	ev.Drain(context.Background())
+	if rt := e.m.Runtime(id); rt.Value != event.ValueOK {
+		t.Fatalf("runtime %+v, want OK", rt)
+	}
+}
+
+// failingReader fails ascending reads: the backlog's re-reads.
+type failingReader struct{ history.Reader }
+
+func (r failingReader) Read(ctx context.Context, q history.Query, fn func(*history.Sample) bool) error {
+	if !q.Desc {
+		return fmt.Errorf("disk on fire")
+	}
+	return r.Reader.Read(ctx, q, fn)
 }
 
 func TestEvaluatorRecoveryExpression(t *testing.T) {
@@ -546,6 +629,64 @@ func TestEvaluatorRun(t *testing.T) {
 	}
 	if open := e.open(id); len(open) != 1 || !strings.HasPrefix(open[0].Name, "a") {
 		t.Fatalf("open: %+v", open)
+	}
+}
+
+// Values committed by two goroutines (pipeline shards) while Run
+// evaluates, through a queue so small that the shards go in and out of
+// backlog mode: every value, each a flip, makes its event, in order, at
+// its clock (run it with -race).
+func TestEvaluatorRunBacklogConcurrent(t *testing.T) {
+	e := newEvalEnvShards(t, 8, true, 2)
+	keys := []string{"a", "b"}
+	var ids []uint64
+	for _, k := range keys {
+		ids = append(ids, e.trigger(catalog.TriggerFields{Description: k, Expression: "last(/h1/" + k + ")>5"}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.ev.Run(ctx) }()
+	const n = 300
+	var wg sync.WaitGroup
+	for g, k := range keys {
+		item := e.cat.Snapshot().Lookup("h1", k).ID
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; {
+				var batch []history.Sample
+				for j := 0; j <= (i+g)%3 && i < n; j++ {
+					batch = append(batch, history.Sample{ItemID: item, Clock: t0 + int64(i), Type: history.Float, F: float64(9 * ((i + 1) % 2))})
+					i++
+				}
+				if err := e.hist.Write(context.Background(), batch); err != nil {
+					t.Error(err)
+					return
+				}
+				e.vc.Add(g, batch)
+				e.ev.Commit(g, batch)
+			}
+		}()
+	}
+	wg.Wait()
+	// Drain waits for Run's passes (one per shard at a time) and
+	// evaluates what they left; then Run stops with nothing waiting.
+	e.ev.Drain(context.Background())
+	cancel()
+	<-done
+	if e.ev.backlogged.Load() == 0 {
+		t.Log("no commit found a full queue this time")
+	}
+	for _, id := range ids {
+		evs := e.store.Events(func(ev *event.Event) bool { return ev.ObjectID == id })
+		if len(evs) != n {
+			t.Fatalf("trigger %d: %d events, want %d", id, len(evs), n)
+		}
+		for i, ev := range evs {
+			if want := uint8(event.ValueProblem) - uint8(i%2); ev.Clock != t0+int64(i) || ev.Value != want {
+				t.Fatalf("trigger %d event %d: %+v, want value %d at %d", id, i, ev, want, t0+int64(i))
+			}
+		}
 	}
 }
 

@@ -90,6 +90,13 @@ type entry struct {
 	count  int
 	access int64 // unix seconds of the last read
 	bytes  int64 // accounted in Cache.bytes
+	// asOf is the end (ns) of the last read that ended before the
+	// newest value, 0 after one that did not: evaluation is behind the
+	// values (a backfill), and the next evaluations read as of later
+	// times from there on. Trimming keeps what such a read needs, so
+	// they hit; without it every one missed, and each miss loaded every
+	// value newer than its time, quadratic in the backlog.
+	asOf int64
 	// loading is set while a miss reads the store; Add keeps the
 	// values committed meanwhile in pending.
 	loading bool
@@ -216,9 +223,27 @@ func (e *entry) insert(s *history.Sample) {
 // evaluation lags, would make it lag more).
 const trimSpare = 3
 
+// maxBehind bounds the values newer than a count read's end that a miss
+// loads: a read further behind (a shifted window, "#1:now-1d", over a busy
+// item) goes to the store rather than fill the entry.
+const maxBehind = 1 << 14
+
+// noteRead records where a read of w ends relative to the newest value
+// (entry.asOf). The shard's mutex is held.
+func (e *entry) noteRead(w want) {
+	n := len(e.vals)
+	if till := (w.till+1)*1e9 - 1; n > 0 && till < ts(&e.vals[n-1]) {
+		e.asOf = till
+	} else {
+		e.asOf = 0
+	}
+}
+
 // trim drops values older than the entry's window before its newest
-// value, keeping at least count+trimSpare of them, once a quarter of the
-// values can go (so that trimming costs O(1) a value).
+// value, keeping at least count+trimSpare of them, and, while reads are
+// behind the newest value (asOf), the window and count before asOf too,
+// once a quarter of the values can go (so that trimming costs O(1) a
+// value).
 func (e *entry) trim() {
 	n := len(e.vals)
 	if n < 8 || n <= e.count+trimSpare {
@@ -226,9 +251,17 @@ func (e *entry) trim() {
 	}
 	// One second of slack: windows end at the evaluation time, which
 	// may be a little after the newest value.
-	keepFrom := ts(&e.vals[n-1]) - (e.period+1)*1e9
+	end := ts(&e.vals[n-1])
+	if e.asOf > 0 {
+		end = min(end, e.asOf)
+	}
+	keepFrom := end - (e.period+1)*1e9
 	k := sort.Search(n, func(i int) bool { return ts(&e.vals[i]) >= keepFrom })
-	k = min(k, n-e.count-trimSpare)
+	last := n
+	if e.asOf > 0 {
+		last = sort.Search(n, func(i int) bool { return ts(&e.vals[i]) > e.asOf })
+	}
+	k = min(k, last-e.count-trimSpare)
 	if k < n/4 {
 		return
 	}
@@ -273,14 +306,12 @@ func (e *entry) covers(w want) bool {
 	if w.from >= 0 {
 		return e.from < w.from*1e9
 	}
+	// The values at or before till are a prefix of the ascending vals,
+	// so there are count of them when the count-th oldest is: no walk
+	// back over the newer ones (a lagging evaluation reads as of a time
+	// with many values after it).
 	tillNs := (w.till+1)*1e9 - 1
-	n := 0
-	for i := len(e.vals) - 1; i >= 0 && n < w.count; i-- {
-		if ts(&e.vals[i]) <= tillNs {
-			n++
-		}
-	}
-	return n >= w.count
+	return w.count > 0 && len(e.vals) >= w.count && ts(&e.vals[w.count-1]) <= tillNs
 }
 
 // selectInto appends the values q selects from vals (ascending), newest
@@ -315,6 +346,7 @@ func (c *Cache) AppendRead(ctx context.Context, q history.Query, dst []history.S
 		sh.mu.Lock()
 		if e := sh.items[q.ItemID]; e != nil && !e.loading && e.covers(w) {
 			e.access = c.opts.Now().Unix()
+			e.noteRead(w)
 			if w.from >= 0 {
 				e.period = max(e.period, q.Till-q.From)
 			} else {
@@ -358,6 +390,7 @@ func (c *Cache) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 			e.count = max(e.count, w.count)
 		}
 		if !e.loading && e.covers(w) {
+			e.noteRead(w)
 			bp := bufPool.Get().(*[]history.Sample)
 			buf := selectInto((*bp)[:0], e.vals, q)
 			sh.mu.Unlock()
@@ -439,6 +472,11 @@ func (c *Cache) Read(ctx context.Context, q history.Query, fn func(*history.Samp
 	if covered {
 		buf = selectInto(nil, e.vals, q)
 	}
+	if covered {
+		e.noteRead(w)
+	} else {
+		e.asOf = 0
+	}
 	e.trim()
 	grew := e.bytes - before
 	sh.mu.Unlock()
@@ -499,20 +537,34 @@ func (c *Cache) load(ctx context.Context, item uint64, w want) ([]history.Sample
 		from = w.from*1e9 - 1
 	}
 	if !enough() {
-		// Count: as many values as were newer than till, plus count.
-		newer := 0
-		for i := range desc {
-			if ts(&desc[i]) > tillNs {
-				newer++
+		// Count: every value newer than till, then count values at or
+		// before it (a read as of a time behind the newest value, as an
+		// evaluation that lags is, needs them all in the entry), at most
+		// maxBehind newer: past that the read goes to the store.
+		// Reads with a growing limit: most misses are of reads at the
+		// newest value, and a limited read costs the store what it
+		// returns.
+		full := false
+		for limit := w.count + 2*trimSpare; ; limit *= 4 {
+			desc = desc[:0]
+			n := 0
+			err := c.opts.Store.Read(ctx, history.Query{ItemID: item, Till: maxTill, Desc: true, Limit: limit}, func(s *history.Sample) bool {
+				desc = append(desc, *s)
+				if ts(s) <= tillNs {
+					n++
+				}
+				full = n >= w.count || len(desc)-n >= maxBehind
+				return !full
+			})
+			if err != nil {
+				return nil, 0, err
+			}
+			if full || len(desc) < limit {
+				break // enough, or every value of the item read
 			}
 		}
-		limit := w.count + newer
-		desc = desc[:0]
-		if err := c.opts.Store.Read(ctx, history.Query{ItemID: item, Till: maxTill, Desc: true, Limit: limit}, collect); err != nil {
-			return nil, 0, err
-		}
 		from = math.MinInt64
-		if len(desc) >= limit {
+		if full {
 			from = ts(&desc[len(desc)-1]) - 1
 		}
 	}

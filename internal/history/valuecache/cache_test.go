@@ -328,3 +328,47 @@ func TestTrimKeepsSpare(t *testing.T) {
 		t.Fatalf("%d values kept for last()", n)
 	}
 }
+
+// Reads as of times behind the newest value, each later than the last (an
+// evaluation working through a backlog of values, one at a time), hit
+// after the first: the miss loads every value newer than its end, and
+// trimming keeps the values from the last read's end on while values
+// keep arriving. Before issue 30 each of these reads missed and loaded.
+// A read at the newest value lets trimming return to count+trimSpare.
+func TestReadsBehindHit(t *testing.T) {
+	c, st := newCache(t, Options{})
+	for i := range int64(200) {
+		commit(t, c, st, fv(1, 1000+i, 0, float64(i)))
+	}
+	before := st.reads.Load()
+	for i := range int64(300) {
+		if i >= 200 {
+			commit(t, c, st, fv(1, 1000+i, 0, float64(i))) // arriving meanwhile
+		}
+		for _, q := range []history.Query{
+			{ItemID: 1, Till: 1000 + i/2, Desc: true, Limit: 2},
+			{ItemID: 1, From: 1000 + i/2 - 5, Till: 1000 + i/2, Desc: true},
+		} {
+			if got, want := read(t, c, q), read(t, st.Store, q); !slices.Equal(got, want) {
+				t.Fatalf("%+v: %v, want %v", q, got, want)
+			}
+		}
+	}
+	// Only the first read's miss: its load reads with a growing limit
+	// (8, 32, 128, 512 values: four reads), then nothing (st.Store, the
+	// comparison's reads, is not counted).
+	if n := st.reads.Load() - before; n > 4 {
+		t.Fatalf("%d reads of the store behind the newest value, want at most 4", n)
+	}
+	read(t, c, history.Query{ItemID: 1, Till: 1299, Desc: true, Limit: 2})
+	for i := range int64(20) {
+		commit(t, c, st, fv(1, 1300+i, 0, float64(i)))
+	}
+	sh := c.shard(1)
+	sh.mu.Lock()
+	n := len(sh.items[1].vals)
+	sh.mu.Unlock()
+	if n > 40 {
+		t.Fatalf("%d values kept after reads caught up", n)
+	}
+}

@@ -14,7 +14,13 @@
 //     any read asked of it, and the cache keeps that much of the item
 //     (plus a few values, so that an evaluation that runs after newer
 //     values arrived still hits): older values are trimmed as new ones
-//     arrive. The window only grows
+//     arrive. While reads end before the newest value (evaluation behind
+//     the values: a backfill, read as of each value's time), the entry
+//     also keeps the window and count before the last such read's end,
+//     and a miss of a count read loads every value newer than its end
+//     (at most 16,384), so the reads that follow, at later times, hit:
+//     otherwise each of them missed and loaded the newer values again.
+//     A read at the newest value ends that. The window only grows
 //     while the item is cached (Zabbix also shrinks it daily; here an
 //     item read for a long window once is trimmed again only when it is
 //     evicted or dropped as idle).
