@@ -154,7 +154,7 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 	r := p.rules
 	rules := catalog.ImportRules{Groups: r["groups"], Templates: r["templates"], Items: r["items"],
 		Triggers: r["triggers"], Graphs: r["graphs"], ValueMaps: r["valueMaps"],
-		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"]}
+		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"], Hosts: r["hosts"]}
 	if _, err := im.Import(ctx, spec, rules); err != nil {
 		return nil, importError(err)
 	}

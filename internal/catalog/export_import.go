@@ -20,13 +20,16 @@ type ImportRule struct {
 type ImportRules struct {
 	Groups, Templates, Items, Triggers, Graphs, ValueMaps, TemplateLinkage, TemplateDashboards ImportRule
 	HTTPTests                                                                                  ImportRule
+	// Hosts is the rule of a Zabbix export's hosts' own properties
+	// (export_host.go): Peregrine applies neither of its options yet.
+	Hosts ImportRule
 }
 
 // AllCreateUpdate are the rules `peregrine import` and Apply use:
 // create and update everything, delete nothing.
 var AllCreateUpdate = func() ImportRules {
 	r := ImportRule{CreateMissing: true, UpdateExisting: true}
-	return ImportRules{r, r, r, r, r, r, r, r, r}
+	return ImportRules{r, r, r, r, r, r, r, r, r, ImportRule{}}
 }()
 
 // Import applies a Zabbix export document (a Spec whose ZabbixExport is
@@ -90,6 +93,9 @@ func (r ImportRule) allows(exists bool) bool {
 // filterImport drops from sm what the rules do not let the import
 // create or update.
 func (e *Edit) filterImport(sm *specMacros, r *ImportRules) error {
+	if err := e.filterImportHosts(sm, r); err != nil {
+		return err
+	}
 	var el errList
 	if !r.Groups.CreateMissing {
 		check := func(field, g string) {

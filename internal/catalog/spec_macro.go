@@ -38,6 +38,9 @@ type specMacros struct {
 	hosts    []specHostMacros
 	// graphs are a Zabbix export's graphs (graph_spec.go).
 	graphs []specGraph
+	// hostContents are a Zabbix export's hosts' contents
+	// (export_host.go).
+	hostContents []specTemplate
 }
 
 type specTemplate struct {
@@ -56,6 +59,10 @@ type specTemplate struct {
 	triggers          []specTrigger
 	dashboards        []specDashboard // dashboard_spec.go
 	httptests         []specHTTPTest  // httptest_spec.go
+	// isHost: a Zabbix export's host, whose contents only are imported,
+	// its items' interfaces named by ifaces (export_host.go).
+	isHost bool
+	ifaces map[string]ExportInterface
 }
 
 type specHostMacros struct {
@@ -114,6 +121,18 @@ func (s Spec) macroSpecs() (specMacros, error) {
 			sm.triggers = append(sm.triggers, triggerSpec(&x.Triggers[i], "zabbix_export.triggers["+strconv.Itoa(i)+"]", &el))
 		}
 		sm.graphs = graphSpecs(x.Graphs, "zabbix_export.graphs", &el)
+		for i := range x.Hosts {
+			p := "zabbix_export.hosts[" + strconv.Itoa(i) + "]"
+			if err := checkHostName(x.Hosts[i].Host); err != nil {
+				el.add(p+".host", err)
+				continue
+			}
+			var st specTemplate
+			st.field = p
+			hostContent(&x.Hosts[i], p, &st, &el)
+			sm.triggers = append(sm.triggers, st.triggers...)
+			sm.hostContents = append(sm.hostContents, st)
+		}
 	}
 	seen := map[string]int{}
 	for i := range tmpls {
@@ -161,7 +180,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 }
 
 func (sm *specMacros) empty() bool {
-	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0
+	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0 && len(sm.hostContents) == 0
 }
 
 // applyMacrosAfter applies the spec's macros and templates once its
@@ -217,6 +236,16 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 			return err
 		}
 	}
+	for i := range sm.hostContents {
+		st := &sm.hostContents[i]
+		id := e.hostByName(st.host)
+		if id == 0 || e.host(id).IsTemplate {
+			return &FieldError{Field: st.field + ".host", Err: fmt.Errorf("%w: host %q", ErrNotFound, st.host)}
+		}
+		if err := e.applyTemplateContent(id, st); err != nil {
+			return err
+		}
+	}
 	if len(sm.triggers) > 0 {
 		if _, _, err := e.applyTriggers(sm.triggers); err != nil {
 			return err // counted with the Edit's
@@ -264,6 +293,11 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 			return err
 		}
 		if err := e.applyHTTPTests(ids[i], sm.templates[i].httptests); err != nil {
+			return err
+		}
+	}
+	for i := range sm.hostContents {
+		if err := e.applyHTTPTests(e.hostByName(sm.hostContents[i].host), sm.hostContents[i].httptests); err != nil {
 			return err
 		}
 	}
