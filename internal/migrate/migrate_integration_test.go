@@ -294,7 +294,9 @@ func startPeregrine(t *testing.T) (string, string) {
 }
 
 // TestIntegrationMigrate fills the real Zabbix 6.0.14 peer with official
-// templates, 100 hosts and one of every other kind, migrates it into a
+// templates, 100 hosts and one of every other kind (one host with items,
+// triggers, a graph, a discovery rule and a web scenario of its own, an
+// action on one of its triggers), migrates it into a
 // fresh Peregrine twice (the second run must change nothing), then
 // compares every object through both APIs, and copies two days of
 // history, resuming from a checkpoint without doubling a value.
