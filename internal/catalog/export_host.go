@@ -121,9 +121,25 @@ func (e *Edit) hostInterface(id uint64, st *specTemplate, ref string) uint64 {
 // filterImportHosts applies the hosts rule to the document's hosts: a
 // host that exists keeps its properties and gets its contents (under
 // their own rules, filterImport); one that does not is skipped, as
-// 6.0.14 skips it. A rule creating or updating hosts is refused.
+// 6.0.14 skips it. A rule creating or updating hosts, or deleting what
+// a host's contents lack, is refused.
 func (e *Edit) filterImportHosts(sm *specMacros, r *ImportRules) error {
 	var el errList
+	if len(sm.hostContents) > 0 {
+		for _, d := range []struct {
+			kind string
+			on   bool
+		}{{"items", r.Items.DeleteMissing}, {"triggers", r.Triggers.DeleteMissing}, {"graphs", r.Graphs.DeleteMissing},
+			{"valueMaps", r.ValueMaps.DeleteMissing}, {"httptests", r.HTTPTests.DeleteMissing}} {
+			if d.on {
+				// A host's items include those its discovery rules made,
+				// which the export leaves out: deleting what it lacks
+				// needs care Peregrine does not take yet.
+				el.addf(sm.hostContents[0].field, "the %s rule's deleteMissing is not supported for a Zabbix export's hosts yet (it is for templates)", d.kind)
+				return el.err()
+			}
+		}
+	}
 	sm.hostContents = keep(sm.hostContents, func(st *specTemplate) bool {
 		id := e.hostByName(st.host)
 		if id != 0 && e.host(id).IsTemplate {

@@ -129,8 +129,14 @@ func TestImportHostRules(t *testing.T) {
 			t.Errorf("hosts rule %+v: %v, want a refusal", r, err)
 		}
 	}
+	rules := hostContentRules
+	rules.Items.DeleteMissing = true
+	spec, _ := catalog.ParseExport(catalog.FormatYAML, src)
+	if _, err := cat.Import(context.Background(), spec, rules); err == nil || !strings.Contains(err.Error(), "deleteMissing") {
+		t.Errorf("items deleteMissing on a host: %v, want a refusal", err)
+	}
 	other := strings.ReplaceAll(string(mustRead(t, hostExport)), "migrate-host-000", "absent-host")
-	spec, err := catalog.ParseExport(catalog.FormatYAML, []byte(other))
+	spec, err = catalog.ParseExport(catalog.FormatYAML, []byte(other))
 	if err != nil {
 		t.Fatal(err)
 	}
