@@ -34,7 +34,19 @@ func actions() *kindDef {
 				c["filter"] = fc
 			}
 			ops := func(key string) []any {
-				return each(o, key, func(op obj) obj { return operation(op, s) })
+				return each(o, key, func(op obj) obj {
+					x := operation(op, s)
+					if es := str(o["eventsource"]); es == "1" || es == "2" {
+						// Discovery and auto-registration actions have no
+						// escalations: 6.0's get returns the steps, its
+						// create refuses them (recorded from 6.0.14:
+						// unexpected parameter "esc_period").
+						delete(x, "esc_period")
+						delete(x, "esc_step_from")
+						delete(x, "esc_step_to")
+					}
+					return x
+				})
 			}
 			c["operations"] = ops("operations")
 			c["recovery_operations"] = ops("recovery_operations")

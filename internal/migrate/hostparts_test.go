@@ -63,3 +63,20 @@ func TestTriggerConditionJoinsOnNames(t *testing.T) {
 		t.Errorf("a trigger condition is skipped: %s", why)
 	}
 }
+
+// A discovery action's operations are copied without the escalation
+// members 6.0's get returns and its create refuses.
+func TestDiscoveryActionNoEscalation(t *testing.T) {
+	s := &side{names: map[string]map[string]string{"template": {"1": "T"}}}
+	var a obj
+	_ = json.Unmarshal([]byte(`{"name":"d","eventsource":"1","operations":[{"operationtype":"6","esc_period":"0","esc_step_from":"1","esc_step_to":"1","optemplate":[{"templateid":"1"}]}]}`), &a)
+	op := actions().canon(a, s)["operations"].([]any)[0].(obj)
+	for _, k := range []string{"esc_period", "esc_step_from", "esc_step_to"} {
+		if _, ok := op[k]; ok {
+			t.Errorf("%s copied: %v", k, op)
+		}
+	}
+	if op["optemplate"] == nil {
+		t.Errorf("the operation lost its template: %v", op)
+	}
+}
