@@ -36,14 +36,8 @@ func actions() *kindDef {
 			ops := func(key string) []any {
 				return each(o, key, func(op obj) obj {
 					x := operation(op, s)
-					if es := str(o["eventsource"]); es == "1" || es == "2" {
-						// Discovery and auto-registration actions have no
-						// escalations: 6.0's get returns the steps, its
-						// create refuses them (recorded from 6.0.14:
-						// unexpected parameter "esc_period").
-						delete(x, "esc_period")
-						delete(x, "esc_step_from")
-						delete(x, "esc_step_to")
+					for _, m := range opUnexpected(str(o["eventsource"]), key) {
+						delete(x, m)
 					}
 					return x
 				})
@@ -64,6 +58,25 @@ func actions() *kindDef {
 			return ""
 		},
 	}
+}
+
+// opUnexpected are the members of an operation of list key (operations,
+// recovery_operations, update_operations) of an action of eventsource
+// that 6.0's get returns and its create refuses (recorded from 6.0.14:
+// `Invalid parameter "/1/recovery_operations/1": unexpected parameter
+// "esc_period".`): escalation steps outside the operations of trigger
+// (0), internal (3) and service (4) actions, and operation conditions
+// outside the operations of trigger actions.
+func opUnexpected(eventsource, key string) []string {
+	esc := []string{"esc_period", "esc_step_from", "esc_step_to"}
+	cond := []string{"evaltype", "opconditions"}
+	switch {
+	case key != "operations" || eventsource == "1" || eventsource == "2":
+		return append(esc, cond...)
+	case eventsource == "0":
+		return nil
+	}
+	return cond
 }
 
 // operation is an action operation's canonical form.

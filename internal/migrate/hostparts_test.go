@@ -64,19 +64,29 @@ func TestTriggerConditionJoinsOnNames(t *testing.T) {
 	}
 }
 
-// A discovery action's operations are copied without the escalation
-// members 6.0's get returns and its create refuses.
+// A discovery action's operations are copied without the escalation and
+// condition members 6.0's get returns and its create refuses; a trigger
+// action's recovery operations likewise, its operations with them.
 func TestDiscoveryActionNoEscalation(t *testing.T) {
 	s := &side{names: map[string]map[string]string{"template": {"1": "T"}}}
 	var a obj
 	_ = json.Unmarshal([]byte(`{"name":"d","eventsource":"1","operations":[{"operationtype":"6","esc_period":"0","esc_step_from":"1","esc_step_to":"1","optemplate":[{"templateid":"1"}]}]}`), &a)
 	op := actions().canon(a, s)["operations"].([]any)[0].(obj)
-	for _, k := range []string{"esc_period", "esc_step_from", "esc_step_to"} {
+	for _, k := range []string{"esc_period", "esc_step_from", "esc_step_to", "evaltype"} {
 		if _, ok := op[k]; ok {
 			t.Errorf("%s copied: %v", k, op)
 		}
 	}
 	if op["optemplate"] == nil {
 		t.Errorf("the operation lost its template: %v", op)
+	}
+	_ = json.Unmarshal([]byte(`{"name":"t","eventsource":"0","operations":[{"operationtype":"0","esc_period":"0","evaltype":"0"}],
+		"recovery_operations":[{"operationtype":"11","esc_period":"0","evaltype":"0"}]}`), &a)
+	c := actions().canon(a, s)
+	if op := c["operations"].([]any)[0].(obj); op["esc_period"] == nil || op["evaltype"] == nil {
+		t.Errorf("a trigger action's operation lost its escalation: %v", op)
+	}
+	if op := c["recovery_operations"].([]any)[0].(obj); op["esc_period"] != nil || op["evaltype"] != nil {
+		t.Errorf("a recovery operation kept escalation members: %v", op)
 	}
 }
