@@ -1,6 +1,9 @@
 package migrate
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // conditionRefs are the action condition types whose value is an ID, and
 // the kind it names; conditionsUnsupported those whose objects this tool
@@ -15,7 +18,8 @@ func actions() *kindDef {
 	return &kindDef{kind: "action", api: "action", id: "actionid", name: "name",
 		get: obj{"selectFilter": extend, "selectOperations": extend, "selectRecoveryOperations": extend, "selectUpdateOperations": extend},
 		canon: func(o obj, s *side) obj {
-			c := pick(o, "name", "eventsource", "status", "esc_period", "pause_suppressed", "notify_if_canceled")
+			es := str(o["eventsource"])
+			c := pick(o, append([]string{"name", "eventsource", "status"}, actionMembers[es]...)...)
 			if f, ok := o["filter"].(map[string]any); ok {
 				fc := pick(f, "evaltype")
 				if str(f["evaltype"]) == "3" {
@@ -43,8 +47,11 @@ func actions() *kindDef {
 				})
 			}
 			c["operations"] = ops("operations")
-			c["recovery_operations"] = ops("recovery_operations")
-			c["update_operations"] = ops("update_operations")
+			for _, k := range actionMembers[es] {
+				if strings.HasSuffix(k, "_operations") {
+					c[k] = ops(k)
+				}
+			}
 			return c
 		},
 		skip: func(o obj) string {
@@ -58,6 +65,19 @@ func actions() *kindDef {
 			return ""
 		},
 	}
+}
+
+// actionMembers are the members an action of each eventsource takes
+// besides name, eventsource, status, filter and operations; 6.0's get
+// returns them all, its create refuses the others (recorded from 6.0.14:
+// `Invalid parameter "/1": unexpected parameter "esc_period".` for a
+// discovery action).
+var actionMembers = map[string][]string{
+	"0": {"esc_period", "pause_suppressed", "notify_if_canceled", "recovery_operations", "update_operations"},
+	"1": nil,
+	"2": nil,
+	"3": {"esc_period", "recovery_operations"},
+	"4": {"esc_period", "recovery_operations", "update_operations"},
 }
 
 // opUnexpected are the members of an operation of list key (operations,

@@ -71,7 +71,13 @@ func TestDiscoveryActionNoEscalation(t *testing.T) {
 	s := &side{names: map[string]map[string]string{"template": {"1": "T"}}}
 	var a obj
 	_ = json.Unmarshal([]byte(`{"name":"d","eventsource":"1","operations":[{"operationtype":"6","esc_period":"0","esc_step_from":"1","esc_step_to":"1","optemplate":[{"templateid":"1"}]}]}`), &a)
-	op := actions().canon(a, s)["operations"].([]any)[0].(obj)
+	d := actions().canon(a, s)
+	for _, k := range []string{"esc_period", "recovery_operations", "update_operations", "pause_suppressed"} {
+		if _, ok := d[k]; ok {
+			t.Errorf("a discovery action has %s: %v", k, d)
+		}
+	}
+	op := d["operations"].([]any)[0].(obj)
 	for _, k := range []string{"esc_period", "esc_step_from", "esc_step_to", "evaltype"} {
 		if _, ok := op[k]; ok {
 			t.Errorf("%s copied: %v", k, op)
