@@ -202,7 +202,9 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		return nil, oneOf(i, "status", "0, 1")
 	case a.PauseSuppressed != 0 && a.PauseSuppressed != 1:
 		return nil, oneOf(i, "pause_suppressed", "0, 1")
-	case !stepOK(a.Period, false):
+	case a.EventSource != 1 && a.EventSource != 2 && !stepOK(a.Period, false):
+		// Discovery and auto-registration actions take no esc_period;
+		// the one stored (6.0's own discovery action has "0") is kept.
 		return nil, errParams(`Invalid parameter "%s/esc_period": value must be one of %d-%d.`, p, int(minStep.Seconds()), 7*24*3600)
 	}
 	for _, o := range cfg.Actions {

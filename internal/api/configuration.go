@@ -155,7 +155,7 @@ func (s *Server) configurationImport(ctx context.Context, c *call) (any, error) 
 	r := p.rules
 	rules := catalog.ImportRules{Groups: r["groups"], Templates: r["templates"], Items: r["items"],
 		Triggers: r["triggers"], Graphs: r["graphs"], ValueMaps: r["valueMaps"],
-		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"],
+		TemplateLinkage: r["templateLinkage"], TemplateDashboards: r["templateDashboards"], HTTPTests: r["httptests"], Hosts: r["hosts"],
 		// Media types are checked as mediatype.create and .update check
 		// them: 6.0's import creates and updates them through those.
 		MediaTypes: r["mediaTypes"], CheckMediaType: CheckMediaType}

@@ -30,6 +30,8 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
                                       (a server's SNMP, external, SSH, JMX or ODBC checks through its API; bench checks -h)
        peregrine bench lld [--target URL] [flags]
                                      (templates and LLD at fleet size, in process or on Zabbix; bench lld -h)
+       peregrine bench discovery --target URL [flags]
+                                     (a network discovery sweep over loopback addresses; bench discovery -h)
 
 Runs the public studies' measurement methods against a server speaking the
 Zabbix protocols (Peregrine or a real Zabbix server), creating the hosts and
@@ -124,6 +126,8 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return proxyMain(ctx, args[1:], stdout, stderr)
 	case "lld":
 		return lldMain(ctx, args[1:], stdout, stderr)
+	case "discovery":
+		return discoveryMain(ctx, args[1:], stdout, stderr)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

@@ -25,6 +25,9 @@ type ImportRules struct {
 	// creates or updates as the API's mediatype.create and .update do;
 	// without it the catalog converts the document's values only.
 	CheckMediaType MediaTypeCheck
+	// Hosts is the rule of a Zabbix export's hosts' own properties
+	// (export_host.go): Peregrine applies neither of its options yet.
+	Hosts ImportRule
 }
 
 // AllCreateUpdate are the rules `peregrine import` and Apply use:
@@ -97,6 +100,9 @@ func (r ImportRule) allows(exists bool) bool {
 // filterImport drops from sm what the rules do not let the import
 // create or update.
 func (e *Edit) filterImport(sm *specMacros, r *ImportRules) error {
+	if err := e.filterImportHosts(sm, r); err != nil {
+		return err
+	}
 	var el errList
 	if !r.Groups.CreateMissing {
 		check := func(field, g string) {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // errNoUUID is 6.0's refusal of an object of a version 6.0 export
@@ -65,13 +66,23 @@ func (x *ZabbixExport) RequireUUIDs() error {
 			}
 		}
 	}
+	// A trigger or graph over the document's hosts has none (recorded
+	// from 6.0.14: its own host export has none, and imports).
+	ofHosts := func(expr string) bool {
+		for _, h := range x.Hosts {
+			if strings.Contains(expr, "/"+h.Host+"/") {
+				return true
+			}
+		}
+		return false
+	}
 	for i, tr := range x.Triggers {
-		if tr.UUID == "" {
+		if tr.UUID == "" && !ofHosts(tr.Expression) {
 			return &FieldError{Field: at("zabbix_export.triggers", i), Err: errNoUUID}
 		}
 	}
 	for i, g := range x.Graphs {
-		if g.UUID == "" {
+		if g.UUID == "" && (len(g.GraphItems) == 0 || !ofHosts("/"+g.GraphItems[0].Item.Host+"/")) {
 			return &FieldError{Field: at("zabbix_export.graphs", i), Err: errNoUUID}
 		}
 	}

@@ -21,6 +21,7 @@ type ExportDiscoveryRule struct {
 	TriggerPrototypes []ExportTriggerPrototype `yaml:"trigger_prototypes"`
 	HostPrototypes    []yaml.Node              `yaml:"host_prototypes"`
 	GraphPrototypes   []GraphSpec              `yaml:"graph_prototypes"` // graph_proto_spec.go
+	InterfaceRef      string                   `yaml:"interface_ref"`    // a host's rule's (export_host.go)
 	Unsupported       map[string]yaml.Node     `yaml:",inline"`
 }
 
@@ -77,7 +78,10 @@ type ExportItemPrototype struct {
 	UUID              string                   `yaml:"uuid"`
 	Discover          string                   `yaml:"discover"` // DISCOVER (default), NO_DISCOVER
 	TriggerPrototypes []ExportTriggerPrototype `yaml:"trigger_prototypes"`
-	Unsupported       map[string]yaml.Node     `yaml:",inline"`
+	// InterfaceRef is a host's prototype's interface: the host's main
+	// interface of the type is used (export_host.go).
+	InterfaceRef string               `yaml:"interface_ref"`
+	Unsupported  map[string]yaml.Node `yaml:",inline"`
 }
 
 // ExportTriggerPrototype is a trigger prototype in the export's form.

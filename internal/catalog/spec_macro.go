@@ -40,6 +40,9 @@ type specMacros struct {
 	graphs []specGraph
 	// mediaTypes are a Zabbix export's media types (mediatype_import.go).
 	mediaTypes []MediaTypeSpec
+	// hostContents are a Zabbix export's hosts' contents
+	// (export_host.go).
+	hostContents []specTemplate
 }
 
 type specTemplate struct {
@@ -58,6 +61,10 @@ type specTemplate struct {
 	triggers          []specTrigger
 	dashboards        []specDashboard // dashboard_spec.go
 	httptests         []specHTTPTest  // httptest_spec.go
+	// isHost: a Zabbix export's host, whose contents only are imported,
+	// its items' interfaces named by ifaces (export_host.go).
+	isHost bool
+	ifaces map[string]ExportInterface
 }
 
 type specHostMacros struct {
@@ -116,6 +123,18 @@ func (s Spec) macroSpecs() (specMacros, error) {
 			sm.triggers = append(sm.triggers, triggerSpec(&x.Triggers[i], "zabbix_export.triggers["+strconv.Itoa(i)+"]", &el))
 		}
 		sm.graphs = graphSpecs(x.Graphs, "zabbix_export.graphs", &el)
+		for i := range x.Hosts {
+			p := "zabbix_export.hosts[" + strconv.Itoa(i) + "]"
+			if err := checkHostName(x.Hosts[i].Host); err != nil {
+				el.add(p+".host", err)
+				continue
+			}
+			var st specTemplate
+			st.field = p
+			hostContent(&x.Hosts[i], p, &st, &el)
+			sm.triggers = append(sm.triggers, st.triggers...)
+			sm.hostContents = append(sm.hostContents, st)
+		}
 	}
 	seen := map[string]int{}
 	for i := range tmpls {
@@ -166,7 +185,7 @@ func (s Spec) macroSpecs() (specMacros, error) {
 
 func (sm *specMacros) empty() bool {
 	return len(sm.global) == 0 && len(sm.templates) == 0 && len(sm.hosts) == 0 && len(sm.groups) == 0 && len(sm.triggers) == 0 && len(sm.graphs) == 0 &&
-		len(sm.mediaTypes) == 0
+		len(sm.mediaTypes) == 0 && len(sm.hostContents) == 0
 }
 
 // applyMacrosAfter applies the spec's macros and templates once its
@@ -222,6 +241,16 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 			return err
 		}
 	}
+	for i := range sm.hostContents {
+		st := &sm.hostContents[i]
+		id := e.hostByName(st.host)
+		if id == 0 || e.host(id).IsTemplate {
+			return &FieldError{Field: st.field + ".host", Err: fmt.Errorf("%w: host %q", ErrNotFound, st.host)}
+		}
+		if err := e.applyTemplateContent(id, st); err != nil {
+			return err
+		}
+	}
 	if len(sm.triggers) > 0 {
 		if _, _, err := e.applyTriggers(sm.triggers); err != nil {
 			return err // counted with the Edit's
@@ -269,6 +298,11 @@ func (e *Edit) applyMacros(sm *specMacros, res *ApplyResult) error {
 			return err
 		}
 		if err := e.applyHTTPTests(ids[i], sm.templates[i].httptests); err != nil {
+			return err
+		}
+	}
+	for i := range sm.hostContents {
+		if err := e.applyHTTPTests(e.hostByName(sm.hostContents[i].host), sm.hostContents[i].httptests); err != nil {
 			return err
 		}
 	}

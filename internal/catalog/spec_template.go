@@ -51,10 +51,12 @@ type TemplateSpec struct {
 // over it alone. Members Peregrine does not store (logtimefmt, ...)
 // are refused by name.
 type ExportItem struct {
-	ItemSpec    `yaml:",inline"`
-	UUID        string               `yaml:"uuid"`
-	Triggers    []TriggerSpec        `yaml:"triggers"`
-	Unsupported map[string]yaml.Node `yaml:",inline"`
+	ItemSpec `yaml:",inline"`
+	UUID     string        `yaml:"uuid"`
+	Triggers []TriggerSpec `yaml:"triggers"`
+	// InterfaceRef is a host's item's interface (export_host.go).
+	InterfaceRef string               `yaml:"interface_ref"`
+	Unsupported  map[string]yaml.Node `yaml:",inline"`
 }
 
 // ZabbixExport is the top level of a Zabbix 6.0 YAML export file: its
@@ -72,6 +74,7 @@ type ZabbixExport struct {
 	// MediaTypes are media types (mediatype_import.go), imported into
 	// the notification configuration.
 	MediaTypes  []MediaTypeSpec      `yaml:"media_types"`
+	Hosts       []ExportHost         `yaml:"hosts"` // export_host.go
 	Unsupported map[string]yaml.Node `yaml:",inline"`
 }
 
@@ -89,7 +92,6 @@ var exportValueTypes = map[string]string{"FLOAT": "0", "CHAR": "1", "LOG": "2", 
 // export's member name.
 var unsupportedElement = map[string]string{
 	"template_groups": "template groups are Zabbix 6.2's; export the template from Zabbix 6.0",
-	"hosts":           "hosts of a Zabbix export cannot be imported yet (declare them in the import format's hosts)",
 	"maps":            "network maps are not supported",
 	"images":          "images are not supported",
 }
@@ -161,6 +163,7 @@ type specTemplateItem struct {
 	it        NewItem // HostID unset; MasterItem and ValueMap by name
 	valueMap  string
 	masterKey string
+	iface     string // a host's item's interface_ref
 }
 
 // templateContent validates what a template holds beyond names, macros
@@ -235,7 +238,10 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 		case "DISABLED":
 			is.Status = "disabled"
 		}
-		si := specTemplateItem{field: f, it: NewItem{ItemSpec: is, UUID: xi.UUID}}
+		si := specTemplateItem{field: f, it: NewItem{ItemSpec: is, UUID: xi.UUID}, iface: xi.InterfaceRef}
+		if !st.isHost {
+			checkNoInterfaceRef(xi.InterfaceRef, f, el)
+		}
 		if is.MasterItem != nil {
 			si.masterKey = is.MasterItem.Key
 			si.it.MasterItem = nil
@@ -269,7 +275,13 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 		if !ok {
 			continue
 		}
-		si := specTemplateItem{field: f, it: ni}
+		si := specTemplateItem{field: f, it: ni, iface: xr.InterfaceRef}
+		if !st.isHost {
+			checkNoInterfaceRef(xr.InterfaceRef, f, el)
+			for pi := range xr.ItemPrototypes {
+				checkNoInterfaceRef(xr.ItemPrototypes[pi].InterfaceRef, f+".item_prototypes["+strconv.Itoa(pi)+"]", el)
+			}
+		}
 		if ni.MasterItem != nil {
 			si.masterKey = ni.MasterItem.Key
 			si.it.MasterItem = nil
@@ -284,38 +296,40 @@ func templateContent(t *TemplateSpec, p string, st *specTemplate, el *errList) {
 func (e *Edit) applyTemplateContent(id uint64, st *specTemplate) error {
 	cur := e.host(id)
 	u := HostUpdate{ID: id}
-	if st.description != cur.Description {
-		u.Description = &st.description
-	}
-	if st.tags != nil || cur.Tags != nil {
-		if !slices.Equal(st.tags, cur.Tags) {
-			u.Tags = &st.tags
+	if !st.isHost { // a host's properties are the hosts rule's (export_host.go)
+		if st.description != cur.Description {
+			u.Description = &st.description
 		}
-	}
-	if st.groups != nil {
-		var gids []uint64
-		for _, g := range st.groups {
-			gid := e.groupByName(g)
-			if gid == 0 {
-				ids, err := e.CreateGroups([]string{g})
-				if err != nil {
-					return prefixSpecField(st.field+".groups", err)
-				}
-				gid = ids[0]
+		if st.tags != nil || cur.Tags != nil {
+			if !slices.Equal(st.tags, cur.Tags) {
+				u.Tags = &st.tags
 			}
-			gids = append(gids, gid)
 		}
-		slices.Sort(gids)
-		if !slices.Equal(gids, cur.GroupIDs) {
-			u.GroupIDs = gids
+		if st.groups != nil {
+			var gids []uint64
+			for _, g := range st.groups {
+				gid := e.groupByName(g)
+				if gid == 0 {
+					ids, err := e.CreateGroups([]string{g})
+					if err != nil {
+						return prefixSpecField(st.field+".groups", err)
+					}
+					gid = ids[0]
+				}
+				gids = append(gids, gid)
+			}
+			slices.Sort(gids)
+			if !slices.Equal(gids, cur.GroupIDs) {
+				u.GroupIDs = gids
+			}
 		}
-	}
-	if u.Description != nil || u.Tags != nil || u.GroupIDs != nil {
-		if err := e.UpdateHosts([]HostUpdate{u}); err != nil {
-			return prefixSpecField(st.field, err)
-		}
-		if e.old.Template(id) != nil {
-			e.res.TemplatesUpdated++ // a new one is only created
+		if u.Description != nil || u.Tags != nil || u.GroupIDs != nil {
+			if err := e.UpdateHosts([]HostUpdate{u}); err != nil {
+				return prefixSpecField(st.field, err)
+			}
+			if e.old.Template(id) != nil {
+				e.res.TemplatesUpdated++ // a new one is only created
+			}
 		}
 	}
 	// Value maps by name.
@@ -361,6 +375,9 @@ func (e *Edit) applyTemplateContent(id uint64, st *specTemplate) error {
 			if iid == 0 {
 				ni := si.it
 				ni.HostID, ni.MasterItemID, ni.ValueMapID = id, master, vm
+				if st.isHost {
+					ni.InterfaceID = e.hostInterface(id, st, si.iface)
+				}
 				creates = append(creates, ni)
 				createAt = append(createAt, si)
 				continue

@@ -1,21 +1,25 @@
 package migrate
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // conditionRefs are the action condition types whose value is an ID, and
 // the kind it names; conditionsUnsupported those whose objects this tool
 // does not copy (triggers, discovery rules and checks are made by
 // templates or by hand and have no unique name).
 var (
-	conditionRefs         = map[string]string{"0": "host group", "1": "host", "13": "template", "20": "proxy"}
-	conditionsUnsupported = map[string]string{"2": "trigger", "18": "discovery rule", "19": "discovery check"}
+	conditionRefs         = map[string]string{"0": "host group", "1": "host", "2": triggerKind, "13": "template", "20": "proxy"}
+	conditionsUnsupported = map[string]string{"18": "discovery rule", "19": "discovery check"}
 )
 
 func actions() *kindDef {
 	return &kindDef{kind: "action", api: "action", id: "actionid", name: "name",
 		get: obj{"selectFilter": extend, "selectOperations": extend, "selectRecoveryOperations": extend, "selectUpdateOperations": extend},
 		canon: func(o obj, s *side) obj {
-			c := pick(o, "name", "eventsource", "status", "esc_period", "pause_suppressed", "notify_if_canceled")
+			es := str(o["eventsource"])
+			c := pick(o, append([]string{"name", "eventsource", "status"}, actionMembers[es]...)...)
 			if f, ok := o["filter"].(map[string]any); ok {
 				fc := pick(f, "evaltype")
 				if str(f["evaltype"]) == "3" {
@@ -34,11 +38,20 @@ func actions() *kindDef {
 				c["filter"] = fc
 			}
 			ops := func(key string) []any {
-				return each(o, key, func(op obj) obj { return operation(op, s) })
+				return each(o, key, func(op obj) obj {
+					x := operation(op, s)
+					for _, m := range opUnexpected(str(o["eventsource"]), key) {
+						delete(x, m)
+					}
+					return x
+				})
 			}
 			c["operations"] = ops("operations")
-			c["recovery_operations"] = ops("recovery_operations")
-			c["update_operations"] = ops("update_operations")
+			for _, k := range actionMembers[es] {
+				if strings.HasSuffix(k, "_operations") {
+					c[k] = ops(k)
+				}
+			}
 			return c
 		},
 		skip: func(o obj) string {
@@ -52,6 +65,38 @@ func actions() *kindDef {
 			return ""
 		},
 	}
+}
+
+// actionMembers are the members an action of each eventsource takes
+// besides name, eventsource, status, filter and operations; 6.0's get
+// returns them all, its create refuses the others (recorded from 6.0.14:
+// `Invalid parameter "/1": unexpected parameter "esc_period".` for a
+// discovery action).
+var actionMembers = map[string][]string{
+	"0": {"esc_period", "pause_suppressed", "notify_if_canceled", "recovery_operations", "update_operations"},
+	"1": nil,
+	"2": nil,
+	"3": {"esc_period", "recovery_operations"},
+	"4": {"esc_period", "recovery_operations", "update_operations"},
+}
+
+// opUnexpected are the members of an operation of list key (operations,
+// recovery_operations, update_operations) of an action of eventsource
+// that 6.0's get returns and its create refuses (recorded from 6.0.14:
+// `Invalid parameter "/1/recovery_operations/1": unexpected parameter
+// "esc_period".`): escalation steps outside the operations of trigger
+// (0), internal (3) and service (4) actions, and operation conditions
+// outside the operations of trigger actions.
+func opUnexpected(eventsource, key string) []string {
+	esc := []string{"esc_period", "esc_step_from", "esc_step_to"}
+	cond := []string{"evaltype", "opconditions"}
+	switch {
+	case key != "operations" || eventsource == "1" || eventsource == "2":
+		return append(esc, cond...)
+	case eventsource == "0":
+		return nil
+	}
+	return cond
 }
 
 // operation is an action operation's canonical form.

@@ -22,7 +22,11 @@
 //     user groups, users, scripts, actions, maintenances, services, SLAs,
 //     written in that order (what is referred to first). Templates
 //     (templates.go) go through the source's configuration.export and the
-//     target's configuration.import, one at a time, parents first.
+//     target's configuration.import, one at a time, parents first; so do
+//     the hosts' own items, triggers, graphs, discovery rules and web
+//     scenarios (hostparts.go), host by host, with the hosts rule off.
+//     Action conditions on triggers name the trigger by its hosts and
+//     description (refs.go).
 //   - Choosing (migrate.go): with a prefix, the objects whose names start
 //     with it and, transitively, what they refer to.
 //   - The report (report.go): per object created, updated (with the
@@ -38,9 +42,8 @@
 //     resumed run never stores a value twice.
 //
 // What it does not own: what the target accepts (its API's checks decide,
-// and a refusal is a report entry); items, triggers and discovery rules
-// made on hosts themselves (reported, not copied); trends, which Peregrine
-// computes from the copied history.
+// and a refusal is a report entry); trends, which Peregrine computes from
+// the copied history.
 //
 // Concurrency: a run is sequential, one request at a time on each side;
 // the Client is safe for concurrent use.

@@ -51,7 +51,7 @@ type selection struct {
 // returns the report. The error is a failure to talk to either API at
 // all; an object that cannot be copied is a report entry.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	src, tgt := newSide(o.Source), newSide(o.Target)
+	src, tgt := newSide(ctx, o.Source), newSide(ctx, o.Target)
 	kinds := make([]string, 0, len(refKinds))
 	for k := range refKinds {
 		kinds = append(kinds, k)
@@ -124,8 +124,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return nil, fmt.Errorf("target: %w", err)
 			}
 		}
-		if sel.k.kind == "host" {
-			notCopiedHostParts(ctx, src, sel.objs, rep)
+		if sel.k.kind == "value map" { // the hosts' own contents, their value maps made
+			if err := copyHostParts(ctx, src, tgt, sels[2].objs, rep); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if o.HistoryDays > 0 {
@@ -315,20 +317,6 @@ func copyKind(ctx context.Context, src, tgt *side, sel *selection, rep *Report) 
 		}
 	}
 	return nil
-}
-
-// notCopiedHostParts reports what hosts hold of their own that this tool
-// does not copy: items, triggers and discovery rules made on the host
-// itself (templates' are copied with the templates).
-func notCopiedHostParts(ctx context.Context, src *side, hosts []obj, rep *Report) {
-	for _, h := range hosts {
-		var n string
-		err := src.c.Call(ctx, "item.get", obj{"hostids": h["hostid"], "inherited": false, "countOutput": true, "webitems": true}, &n)
-		if err != nil || n == "0" {
-			continue
-		}
-		rep.add("host items", str(h["host"]), Failed, n+" items of the host's own (not from a template): only templates' items are copied")
-	}
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -36,7 +36,7 @@ func envOr(k, d string) string {
 }
 
 // prefix names everything the test makes on the shared peer.
-const prefix = "s5mig"
+const prefix = "migrate"
 
 const nHosts = 100
 
@@ -100,7 +100,7 @@ func cleanPeer(t *testing.T, c *migrate.Client) {
 	var macros []map[string]any
 	_ = c.Call(ctx, "usermacro.get", map[string]any{"globalmacro": true, "output": []string{"globalmacroid", "macro"}}, &macros)
 	for _, m := range macros {
-		if strings.HasPrefix(fmt.Sprint(m["macro"]), "{$S5MIG") {
+		if strings.HasPrefix(fmt.Sprint(m["macro"]), "{$MIGRATE") {
 			_ = c.Call(ctx, "usermacro.deleteglobal", []string{fmt.Sprint(m["globalmacroid"])}, nil)
 		}
 	}
@@ -122,8 +122,8 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 	grp := ids(call(t, c, "hostgroup.create", map[string]any{"name": prefix + "-group"}), "groupids")[0]
 	grp2 := ids(call(t, c, "hostgroup.create", map[string]any{"name": prefix + "-group-2"}), "groupids")[0]
 	proxy := ids(call(t, c, "proxy.create", map[string]any{"host": prefix + "-proxy", "status": 5, "description": "active proxy"}), "proxyids")[0]
-	call(t, c, "usermacro.createglobal", map[string]any{"macro": "{$S5MIG_GLOBAL}", "value": "42", "description": "a global"})
-	call(t, c, "usermacro.createglobal", map[string]any{"macro": "{$S5MIG_SECRET}", "value": "hidden", "type": 1})
+	call(t, c, "usermacro.createglobal", map[string]any{"macro": "{$MIGRATE_GLOBAL}", "value": "42", "description": "a global"})
+	call(t, c, "usermacro.createglobal", map[string]any{"macro": "{$MIGRATE_SECRET}", "value": "hidden", "type": 1})
 	call(t, c, "regexp.create", map[string]any{"name": prefix + "-regexp", "test_string": "ext4",
 		"expressions": []any{map[string]any{"expression": "^(ext4|xfs)$", "expression_type": 3}}})
 	// A template of the test's own with trapper items (history), linking
@@ -137,10 +137,10 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 	}
 	tpl := ids(call(t, c, "template.create", map[string]any{"host": prefix + "-template", "groups": tgroups,
 		"templates": []any{map[string]any{"templateid": icmp}},
-		"macros":    []any{map[string]any{"macro": "{$S5MIG_T}", "value": "t"}}}), "templateids")[0]
+		"macros":    []any{map[string]any{"macro": "{$MIGRATE_T}", "value": "t"}}}), "templateids")[0]
 	call(t, c, "item.create", []any{
-		map[string]any{"hostid": tpl, "name": "trap float", "key_": "s5mig.float", "type": 2, "value_type": 0},
-		map[string]any{"hostid": tpl, "name": "trap text", "key_": "s5mig.text", "type": 2, "value_type": 4},
+		map[string]any{"hostid": tpl, "name": "trap float", "key_": "migrate.float", "type": 2, "value_type": 0},
+		map[string]any{"hostid": tpl, "name": "trap text", "key_": "migrate.text", "type": 2, "value_type": 4},
 	})
 	var hosts []any
 	for i := range nHosts {
@@ -149,8 +149,8 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 			"groups":     []any{map[string]any{"groupid": grp}},
 			"templates":  []any{map[string]any{"templateid": tpl}, map[string]any{"templateid": ssh}},
 			"interfaces": []any{map[string]any{"type": 1, "main": 1, "useip": 1, "ip": fmt.Sprintf("127.0.%d.%d", i/250, i%250+1), "dns": "", "port": "10050"}},
-			"macros": []any{map[string]any{"macro": "{$S5MIG_PORT}", "value": fmt.Sprint(2000 + i), "description": "port"},
-				map[string]any{"macro": "{$S5MIG_PASS}", "value": "pw", "type": 1}},
+			"macros": []any{map[string]any{"macro": "{$MIGRATE_PORT}", "value": fmt.Sprint(2000 + i), "description": "port"},
+				map[string]any{"macro": "{$MIGRATE_PASS}", "value": "pw", "type": 1}},
 			"tags":           []any{map[string]any{"tag": "env", "value": "test"}, map[string]any{"tag": "n", "value": fmt.Sprint(i % 7)}},
 			"inventory_mode": 0,
 			"inventory":      map[string]any{"location": "rack " + fmt.Sprint(i%4), "os": "Debian"},
@@ -164,7 +164,7 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 		case i%10 == 2:
 			h["proxy_hostid"] = proxy
 		case i == 3:
-			h["tls_connect"], h["tls_accept"], h["tls_psk_identity"], h["tls_psk"] = 2, 3, "s5mig-psk", "0123456789abcdef0123456789abcdef"
+			h["tls_connect"], h["tls_accept"], h["tls_psk_identity"], h["tls_psk"] = 2, 3, "migrate-psk", "0123456789abcdef0123456789abcdef"
 		case i == 4:
 			h["templates"] = []any{map[string]any{"templateid": linux}}
 		case i%10 == 5:
@@ -195,6 +195,7 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 		"operations": []any{map[string]any{"operationtype": 0, "esc_step_from": 1, "esc_step_to": 1,
 			"opmessage":     map[string]any{"default_msg": 1, "mediatypeid": mt},
 			"opmessage_grp": []any{map[string]any{"usrgrpid": ug}}}}})
+	fillHostParts(t, c, hostIDs[0], mt, ug)
 	now := time.Now().Unix()
 	call(t, c, "maintenance.create", map[string]any{"name": prefix + "-maint", "active_since": now - now%86400, "active_till": now - now%86400 + 7*86400,
 		"groupids": []string{grp2}, "hostids": hostIDs[:2],
@@ -223,8 +224,8 @@ func sendHistory(t *testing.T, c *migrate.Client, hosts, perItem int, now int64)
 		}
 		for i := range perItem {
 			clock := now - 2*86400 + int64(i)*(2*86400/int64(perItem)) + int64(h)
-			fmt.Fprintf(&b, "%s-host-%03d s5mig.float %d %d.%d\n", prefix, h, clock, i, h)
-			fmt.Fprintf(&b, "%s-host-%03d s5mig.text %d \"text %d\"\n", prefix, h, clock, i)
+			fmt.Fprintf(&b, "%s-host-%03d migrate.float %d %d.%d\n", prefix, h, clock, i, h)
+			fmt.Fprintf(&b, "%s-host-%03d migrate.text %d \"text %d\"\n", prefix, h, clock, i)
 		}
 	}
 	f := filepath.Join(t.TempDir(), "values")
@@ -293,7 +294,9 @@ func startPeregrine(t *testing.T) (string, string) {
 }
 
 // TestIntegrationMigrate fills the real Zabbix 6.0.14 peer with official
-// templates, 100 hosts and one of every other kind, migrates it into a
+// templates, 100 hosts and one of every other kind (one host with items,
+// triggers, a graph, a discovery rule and a web scenario of its own, an
+// action on one of its triggers), migrates it into a
 // fresh Peregrine twice (the second run must change nothing), then
 // compares every object through both APIs, and copies two days of
 // history, resuming from a checkpoint without doubling a value.
@@ -349,10 +352,13 @@ func TestIntegrationMigrate(t *testing.T) {
 			t.Errorf("not copied: %s %q: %s", e.Kind, e.Name, e.Reason)
 		}
 	}
+	if !hasEntry(first, "host contents", ownHost, migrate.Created) || !hasEntry(first, "action", prefix+"-trigger-action", migrate.Created) {
+		t.Error("the first run did not create the host's own contents and the action on its trigger")
+	}
 	if n := first.Count(migrate.Created); n < nHosts+15 {
 		t.Errorf("first run created %d objects, want at least %d", n, nHosts+15)
 	}
-	for _, want := range []string{"host s5mig-host-003: PSK", "user s5mig-user: password", "global macro {$S5MIG_SECRET}", "host s5mig-host-000: secret macro {$S5MIG_PASS}"} {
+	for _, want := range []string{"host migrate-host-003: PSK", "user migrate-user: password", "global macro {$MIGRATE_SECRET}", "host migrate-host-000: secret macro {$MIGRATE_PASS}"} {
 		if !hasPrefix(first.ReEnter, want) {
 			t.Errorf("re-entry list lacks %q: %v", want, first.ReEnter)
 		}
@@ -368,6 +374,8 @@ func TestIntegrationMigrate(t *testing.T) {
 		t.Error("the second run changed something")
 	}
 	compareObjects(t, src, tgt)
+	compareHostParts(t, src, tgt)
+	checkTriggerAction(t, src, tgt)
 
 	// History: two days, interrupted after the first items by a
 	// checkpoint that lost its last item, then resumed.
@@ -398,7 +406,7 @@ func TestIntegrationMigrate(t *testing.T) {
 		values := func(c *migrate.Client) []string {
 			var items []map[string]any
 			_ = c.Call(ctx, "item.get", map[string]any{"output": []string{"itemid", "key_"}, "selectHosts": []string{"host"},
-				"search": map[string]any{"key_": "s5mig."}, "filter": map[string]any{"value_type": vt}}, &items)
+				"search": map[string]any{"key_": "migrate."}, "filter": map[string]any{"value_type": vt}}, &items)
 			var out []string
 			for _, it := range items {
 				var rows []map[string]any
@@ -416,6 +424,15 @@ func TestIntegrationMigrate(t *testing.T) {
 			t.Errorf("history type %d: the peer has %d values, Peregrine %d, or they differ", vt, len(a), len(b))
 		}
 	}
+}
+
+func hasEntry(r *migrate.Report, kind, name string, o migrate.Outcome) bool {
+	for _, e := range r.Entries {
+		if e.Kind == kind && e.Name == name && e.Outcome == o {
+			return true
+		}
+	}
+	return false
 }
 
 func hasPrefix(xs []string, p string) bool {
@@ -463,7 +480,7 @@ func compareObjects(t *testing.T, src, tgt *migrate.Client) {
 				p[a] = b
 			}
 			if k.api == "item" {
-				p["search"] = map[string]any{"key_": "s5mig."}
+				p["search"] = map[string]any{"key_": "migrate."}
 			} else {
 				p["search"] = map[string]any{k.name: prefix}
 				p["startSearch"] = true
@@ -485,7 +502,7 @@ func compareObjects(t *testing.T, src, tgt *migrate.Client) {
 		a, b := get(src), get(tgt)
 		if k.api == "item" {
 			if len(a) != len(b) {
-				t.Errorf("items s5mig.*: the peer has %d, Peregrine %d", len(a), len(b))
+				t.Errorf("items migrate.*: the peer has %d, Peregrine %d", len(a), len(b))
 			}
 			continue
 		}
@@ -576,9 +593,9 @@ func normalise(x any) any {
 			out[k] = normalise(e)
 		}
 		// An action condition's value is the ID of a group, host,
-		// template or proxy for these types.
+		// trigger, template or proxy for these types.
 		switch fmt.Sprint(v["conditiontype"]) {
-		case "0", "1", "13", "20":
+		case "0", "1", "2", "13", "20": // a trigger's: checkTriggerAction
 			out["value"] = "<id>"
 		}
 		return out

@@ -39,12 +39,66 @@ const (
 // side is one API with the names of its objects by ID and back.
 type side struct {
 	c     *Client
+	ctx   context.Context              // of the run, for what is read on first use (triggers)
 	names map[string]map[string]string // kind -> id -> name
 	ids   map[string]map[string]string // kind -> name -> id
 }
 
-func newSide(c *Client) *side {
-	return &side{c: c, names: map[string]map[string]string{}, ids: map[string]map[string]string{}}
+func newSide(ctx context.Context, c *Client) *side {
+	return &side{c: c, ctx: ctx, names: map[string]map[string]string{}, ids: map[string]map[string]string{}}
+}
+
+// Triggers have no name of their own: one is named by its hosts'
+// technical names and its description, "h1,h2: description" (the hosts
+// sorted), which is unique on a Zabbix that has no two triggers of the
+// same description on the same hosts. They are read on first use only
+// (actions with trigger conditions), and forgotten once the target's
+// change.
+const triggerKind = "trigger"
+
+// loadTriggers reads every trigger's ID and name; a name that two
+// triggers have is recorded with no ID, and resolves to none.
+func (s *side) loadTriggers() error {
+	var rows []struct {
+		ID    string `json:"triggerid"`
+		Desc  string `json:"description"`
+		Hosts []struct {
+			Host string `json:"host"`
+		} `json:"hosts"`
+	}
+	if err := s.c.Call(s.ctx, "trigger.get", obj{"output": []string{"triggerid", "description"}, "selectHosts": []string{"host"}}, &rows); err != nil {
+		return fmt.Errorf("cannot list triggers: %w", err)
+	}
+	s.names[triggerKind], s.ids[triggerKind] = map[string]string{}, map[string]string{}
+	for _, r := range rows {
+		hs := make([]string, 0, len(r.Hosts))
+		for _, h := range r.Hosts {
+			hs = append(hs, h.Host)
+		}
+		sort.Strings(hs)
+		name := strings.Join(hs, ",") + ": " + r.Desc
+		s.names[triggerKind][r.ID] = name
+		if _, dup := s.ids[triggerKind][name]; dup {
+			s.ids[triggerKind][name] = ""
+			continue
+		}
+		s.ids[triggerKind][name] = r.ID
+	}
+	return nil
+}
+
+// need reads kind on first use; the error is kept for the report.
+func (s *side) need(kind string) error {
+	if kind != triggerKind || s.names[kind] != nil {
+		return nil
+	}
+	return s.loadTriggers()
+}
+
+// forget drops what was read of kind, to be read again on next use.
+func (s *side) forget(kind string) {
+	delete(s.names, kind)
+	delete(s.ids, kind)
 }
 
 // load (re)reads the IDs and names of every object of the ref kinds.
@@ -75,6 +129,7 @@ func (s *side) ref(kind string, id any) string {
 	if v == "" || v == "0" {
 		return "0"
 	}
+	_ = s.need(kind) // unread: the ID stays unnamed, and is refused by resolve
 	if n, ok := s.names[kind][v]; ok {
 		return refMark + kind + refMark + n
 	}
@@ -88,9 +143,15 @@ func (s *side) resolve(x any) (any, error) {
 	switch v := x.(type) {
 	case string:
 		if k, n, ok := parseMark(v, refMark); ok {
+			if err := s.need(k); err != nil {
+				return nil, err
+			}
 			id, ok := s.ids[k][n]
 			if !ok {
 				return nil, fmt.Errorf("%s %q is not on the target", k, n)
+			}
+			if id == "" {
+				return nil, fmt.Errorf("%s %q is not unique on the target", k, n)
 			}
 			return id, nil
 		}
