@@ -8,7 +8,9 @@ import (
 // TestSuppressionSurvivesReopenAndDays: a suppression change sets and
 // clears a problem's flag, is replayed after a reopen and carried into
 // a new day with the open problem.
-func TestSuppressionSurvivesReopenAndDays(t *testing.T) { eachBackend(t, testSuppressionSurvivesReopenAndDays) }
+func TestSuppressionSurvivesReopenAndDays(t *testing.T) {
+	eachBackend(t, testSuppressionSurvivesReopenAndDays)
+}
 
 func testSuppressionSurvivesReopenAndDays(t *testing.T, open opener) {
 	dir := t.TempDir()
