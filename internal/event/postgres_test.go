@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
@@ -123,7 +124,7 @@ func TestPGFencedWriteRefused(t *testing.T) {
 	defer s.Close()
 	commit(t, s, Batch{Events: []Event{problem(1, 100, "before")}, Runtimes: []Runtime{{TriggerID: 1, Value: 1, LastChange: 100}}})
 	before := stateOf(s)
-	rows := countRows(t, a, DefaultPGSchema)
+	rows := countRows(t, a, pglog.DefaultSchema)
 	if rows != 2 { // the day's carry record and the commit
 		t.Fatalf("%d rows, want 2", rows)
 	}
@@ -149,7 +150,7 @@ func TestPGFencedWriteRefused(t *testing.T) {
 			t.Errorf("commit %d after the epoch moved: %v, want ErrFenced", i, err)
 		}
 	}
-	if got := countRows(t, a, DefaultPGSchema); got != rows {
+	if got := countRows(t, a, pglog.DefaultSchema); got != rows {
 		t.Fatalf("%d rows after refused commits, want %d", got, rows)
 	}
 	if d := cmp.Diff(before, stateOf(s)); d != "" {
@@ -223,7 +224,7 @@ func TestPGOpenRefusals(t *testing.T) {
 	if err := s.Commit(&Batch{Events: []Event{problem(1, 1, "x")}}); err != wal.ErrClosed {
 		t.Fatalf("commit after close: %v", err)
 	}
-	if _, err := a.Pool().Exec(context.Background(), `UPDATE peregrine_state.schema_version SET version = 99 WHERE component = 'event'`); err != nil {
+	if _, err := a.Pool().Exec(context.Background(), `UPDATE peregrine_state.schema_version SET version = 99 WHERE component = 'event_log'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(Options{Postgres: &Postgres{Pool: a.Pool(), Write: l.Write}}); err == nil {

@@ -120,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	var b backend
 	if opts.Postgres != nil {
-		pb, err := openPG(opts.Postgres, opts.Logger)
+		pb, err := openPG(opts.Postgres)
 		if err != nil {
 			return nil, err
 		}
