@@ -1,47 +1,29 @@
 package event
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/peregrine-mon/peregrine/internal/pglog"
 )
 
-// Postgres keeps the store's records in PostgreSQL (state.store:
-// postgres): table event_log of Schema (package pglog) holds the same
-// records as the embedded day WALs (docs/format/events.md), one row
-// each, its day as the row's part; retention deletes a day's rows.
-// Every write, the table's migrations included, runs in a transaction
-// of Write, which checks the HA lease first ((*ha.Lease).Write): a node
-// that lost its lease commits nothing, and a refused batch leaves no
-// row.
-type Postgres struct {
-	// Pool reads (the replay at Open). It must be the database Write
-	// writes to.
-	Pool *pgxpool.Pool
-	// Write runs fn in a fenced transaction and commits only if the
-	// fence and fn succeed: (*ha.Lease).Write.
-	Write func(ctx context.Context, fn func(pgx.Tx) error) error
-	// Schema holds the tables; default pglog.DefaultSchema.
-	Schema string
-	// Timeout bounds each write transaction; default 30 s.
-	Timeout time.Duration
-}
-
-// pgLog is the PostgreSQL backend.
+// pgLog is the PostgreSQL backend (state.store: postgres): table
+// event_log (package pglog) holds the same records as the embedded day
+// WALs (docs/format/events.md), one row each, its day as the row's
+// part; retention deletes a day's rows. Every write, the table's
+// migrations included, runs in a transaction of Options.Postgres.Write,
+// which checks the HA lease first ((*ha.Lease).Write): a node that lost
+// its lease commits nothing, and a refused batch leaves no row.
 type pgLog struct{ l *pglog.Log }
 
-func openPG(p *Postgres) (*pgLog, error) {
+func openPG(p *pglog.Options) (*pgLog, error) {
 	if p.Pool == nil || p.Write == nil {
 		return nil, errors.New("event: Options.Postgres needs Pool and Write (the HA lease's)")
 	}
-	l, err := pglog.Open(pglog.Options{Pool: p.Pool, Write: p.Write, Schema: p.Schema, Table: "event_log", Timeout: p.Timeout})
+	o := *p
+	o.Table = "event_log"
+	l, err := pglog.Open(o)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func eachBackend(t *testing.T, test func(*testing.T, opener)) {
 				schemas[dir] = sc
 			}
 			s, err := Open(Options{Now: c.now, Retention: 2 * 24 * time.Hour,
-				Postgres: &Postgres{Pool: n.Pool(), Write: l.Write, Schema: sc}})
+				Postgres: &pglog.Options{Pool: n.Pool(), Write: l.Write, Schema: sc}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestPGFencedWriteRefused(t *testing.T) {
 	a := pg.node(t, "event-a", 10*time.Second)
 	l := waitLease(t, a)
 	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-	s, err := Open(Options{Now: c.now, Postgres: &Postgres{Pool: a.Pool(), Write: l.Write}})
+	s, err := Open(Options{Now: c.now, Postgres: &pglog.Options{Pool: a.Pool(), Write: l.Write}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestPGTakeoverResumes(t *testing.T) {
 	a := pg.node(t, "event-a", delay)
 	la := waitLease(t, a)
 	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-	sa, err := Open(Options{Now: c.now, Postgres: &Postgres{Pool: a.Pool(), Write: la.Write}})
+	sa, err := Open(Options{Now: c.now, Postgres: &pglog.Options{Pool: a.Pool(), Write: la.Write}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestPGTakeoverResumes(t *testing.T) {
 	if err := sa.Commit(&Batch{Events: []Event{problem(3, 200, "from the old node")}}); !ha.IsFenced(err) {
 		t.Fatalf("the old node's commit after the takeover: %v, want ErrFenced", err)
 	}
-	sb, err := Open(Options{Now: c.now, Postgres: &Postgres{Pool: nb.Pool(), Write: lb.Write}})
+	sb, err := Open(Options{Now: c.now, Postgres: &pglog.Options{Pool: nb.Pool(), Write: lb.Write}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +210,13 @@ func TestPGTakeoverResumes(t *testing.T) {
 // TestPGOpenRefusals: bad options and a schema from a newer Peregrine
 // are refused with a clear error, and a closed store refuses commits.
 func TestPGOpenRefusals(t *testing.T) {
-	if _, err := Open(Options{Postgres: &Postgres{}}); err == nil {
+	if _, err := Open(Options{Postgres: &pglog.Options{}}); err == nil {
 		t.Fatal("Open without a pool and a fenced writer succeeded")
 	}
 	pg := startPG(t)
 	a := pg.node(t, "event-a", 10*time.Second)
 	l := waitLease(t, a)
-	s, err := Open(Options{Postgres: &Postgres{Pool: a.Pool(), Write: l.Write}})
+	s, err := Open(Options{Postgres: &pglog.Options{Pool: a.Pool(), Write: l.Write}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestPGOpenRefusals(t *testing.T) {
 	if _, err := a.Pool().Exec(context.Background(), `UPDATE peregrine_state.schema_version SET version = 99 WHERE component = 'event_log'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(Options{Postgres: &Postgres{Pool: a.Pool(), Write: l.Write}}); err == nil {
+	if _, err := Open(Options{Postgres: &pglog.Options{Pool: a.Pool(), Write: l.Write}}); err == nil {
 		t.Fatal("a schema from a newer Peregrine was accepted")
 	} else {
 		t.Log(err)

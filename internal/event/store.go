@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -30,9 +31,10 @@ type Options struct {
 	// unless Postgres is set.
 	Dir string
 	// Postgres, when set, keeps the records in PostgreSQL instead of
-	// Dir (state.store: postgres), every write fenced by the HA lease
-	// (postgres.go). Sync, SyncInterval and FS do not apply then.
-	Postgres *Postgres
+	// Dir (state.store: postgres; table event_log, package pglog), every
+	// write fenced by the HA lease (postgres.go). Its Table is set here;
+	// Sync, SyncInterval and FS do not apply then.
+	Postgres *pglog.Options
 	// Sync and SyncInterval are the fsync policy, as the history WAL's
 	// (history.fsync): what a nil error from Commit promises.
 	Sync         wal.SyncMode
