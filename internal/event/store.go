@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/daylog"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
@@ -59,8 +60,8 @@ type Store struct {
 	// wmu serialises the write side: ID assignment, enqueueing into the
 	// WAL (so that WAL order is ID order) and day rollover.
 	wmu       sync.Mutex
-	b         backend
-	w         dayWriter
+	b         daylog.Backend
+	w         daylog.Writer
 	day       string // the day directory w writes to
 	nextEvent uint64
 	nextAck   uint64
@@ -120,18 +121,19 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	var b backend
+	var b daylog.Backend
+	var err error
 	if opts.Postgres != nil {
-		pb, err := openPG(opts.Postgres)
-		if err != nil {
-			return nil, err
-		}
-		b = pb
+		// Table event_log (docs/format/events.md): the same records,
+		// every write fenced by the HA lease.
+		o := *opts.Postgres
+		o.Table = "event_log"
+		b, err = daylog.Postgres("event", o)
 	} else {
-		if err := opts.FS.MkdirAll(opts.Dir, 0o700); err != nil {
-			return nil, fmt.Errorf("event: cannot create %s: %w", opts.Dir, err)
-		}
-		b = &fileLog{opts: opts, log: opts.Logger}
+		b, err = daylog.Files(daylog.FileOptions{Name: "event", Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, FS: opts.FS, Logger: opts.Logger})
+	}
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{
 		opts: opts, log: opts.Logger, b: b, nextEvent: 1, nextAck: 1,
@@ -140,9 +142,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.cond = sync.NewCond(&s.mu)
 	start := time.Now()
-	days, err := b.days()
+	days, err := b.Days()
 	if err != nil {
-		b.close()
+		b.Close()
 		return nil, err
 	}
 	today := dayOf(opts.Now())
@@ -155,13 +157,13 @@ func Open(opts Options) (*Store, error) {
 		keep := i == len(days)-1 && d == today
 		if err := s.replayDay(d, keep); err != nil {
 			s.closeWAL()
-			b.close()
+			b.Close()
 			return nil, err
 		}
 	}
 	if s.w == nil {
 		if err := s.startDay(today); err != nil {
-			b.close()
+			b.Close()
 			return nil, err
 		}
 	}
@@ -177,7 +179,7 @@ func dayOf(t time.Time) string { return t.UTC().Format("20060102") }
 // appending (the current day).
 func (s *Store) replayDay(day string, keep bool) error {
 	s.curDay = day
-	w, err := s.b.replay(day, keep, func(rec []byte) error {
+	w, err := s.b.Replay(day, keep, func(rec []byte) error {
 		h, b, err := decode(rec)
 		if err != nil {
 			return err
@@ -196,7 +198,7 @@ func (s *Store) replayDay(day string, keep bool) error {
 // startDay opens a new day directory and writes its carry record. wmu
 // is held (or the store is being opened).
 func (s *Store) startDay(day string) error {
-	w, err := s.b.create(day)
+	w, err := s.b.Create(day)
 	if err != nil {
 		return err
 	}
@@ -461,7 +463,7 @@ func (s *Store) Close() error {
 		err = s.w.Close()
 		s.w = nil
 	}
-	return errors.Join(err, s.b.close())
+	return errors.Join(err, s.b.Close())
 }
 
 // Run applies retention at start and every Options.RetentionCheck until
@@ -491,7 +493,7 @@ func (s *Store) ApplyRetention() (int, error) {
 	if s.closed {
 		return 0, wal.ErrClosed
 	}
-	days, err := s.b.days()
+	days, err := s.b.Days()
 	if err != nil {
 		return 0, err
 	}
@@ -505,7 +507,7 @@ func (s *Store) ApplyRetention() (int, error) {
 		if now.Sub(t.Add(24*time.Hour)) <= s.opts.Retention {
 			break
 		}
-		if err := s.b.drop(d); err != nil {
+		if err := s.b.Drop(d); err != nil {
 			return dropped, err
 		}
 		s.mu.Lock()
@@ -525,7 +527,7 @@ func (s *Store) ApplyRetention() (int, error) {
 		s.log.Info("event store dropped a day older than the retention", "day", d, "retention", s.opts.Retention)
 	}
 	if dropped > 0 {
-		if err := s.b.dropped(); err != nil {
+		if err := s.b.Dropped(); err != nil {
 			return dropped, err
 		}
 	}

@@ -133,7 +133,7 @@ func testDaysAndRetention(t *testing.T, open opener) {
 
 	c.t = c.t.Add(2 * time.Hour) // 21 Nov
 	late := commit(t, s, Batch{Events: []Event{problem(3, 20, "day two")}}).Events[0].ID
-	days, _ := s.b.days()
+	days, _ := s.b.Days()
 	if !slices.Equal(days, []string{"20261120", "20261121"}) {
 		t.Fatalf("days %v", days)
 	}
@@ -144,10 +144,10 @@ func testDaysAndRetention(t *testing.T, open opener) {
 	if n, err := s.ApplyRetention(); err != nil || n != 1 {
 		t.Fatalf("retention dropped %d days (%v), want 1", n, err)
 	}
-	if days, _ := s.b.days(); !slices.Equal(days, []string{"20261121"}) {
+	if days, _ := s.b.Days(); !slices.Equal(days, []string{"20261121"}) {
 		t.Fatalf("days after retention %v", days)
 	}
-	if _, file := s.b.(*fileLog); file {
+	if s.opts.Postgres == nil {
 		if _, err := os.Stat(filepath.Join(dir, "20261120")); !os.IsNotExist(err) {
 			t.Fatalf("day directory still there: %v", err)
 		}
