@@ -225,4 +225,3 @@ func (d *pgDay) Close() error {
 	}
 	return nil
 }
-
