@@ -55,7 +55,7 @@ func (l *Lease) extend(t0 time.Time, delay time.Duration) {
 		return
 	}
 	l.deadline = t0.Add(delay - Margin(delay))
-	wait := l.deadline.Sub(time.Now())
+	wait := time.Until(l.deadline)
 	if l.timer == nil {
 		l.timer = time.AfterFunc(wait, l.expire)
 	} else {
@@ -67,7 +67,7 @@ func (l *Lease) extend(t0 time.Time, delay time.Duration) {
 // late, after an extension, finds a later deadline and re-arms).
 func (l *Lease) expire() {
 	l.mu.Lock()
-	if wait := l.deadline.Sub(time.Now()); wait > 0 {
+	if wait := time.Until(l.deadline); wait > 0 {
 		l.timer.Reset(wait)
 		l.mu.Unlock()
 		return

@@ -1,4 +1,4 @@
-package pglog
+package pglog_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
 )
 
@@ -39,7 +40,7 @@ func activeNode(t *testing.T) (*ha.Node, *ha.Lease) {
 	return n, n.Lease()
 }
 
-func replay(t *testing.T, l *Log, part string) []string {
+func replay(t *testing.T, l *pglog.Log, part string) []string {
 	t.Helper()
 	var out []string
 	if err := l.Replay(part, func(b []byte) error { out = append(out, string(b)); return nil }); err != nil {
@@ -66,12 +67,12 @@ func TestIntegrationLog(t *testing.T) {
 			return nil
 		})
 	}
-	o := Options{Pool: n.Pool(), Write: write, Table: "t_log"}
-	l, err := Open(o)
+	o := pglog.Options{Pool: n.Pool(), Write: write, Table: "t_log"}
+	l, err := pglog.Open(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps []*Pending
+	var ps []*pglog.Pending
 	for i := range 3000 {
 		ps = append(ps, l.AppendAsync(fmt.Sprintf("p%d", i%2), fmt.Appendf(nil, "r%04d", i)))
 	}
@@ -113,17 +114,17 @@ func TestIntegrationLog(t *testing.T) {
 		t.Fatalf("parts after deleting: %v", parts)
 	}
 	l.Close()
-	if err := l.AppendAsync("p0", nil).Wait(); !errors.Is(err, ErrClosed) {
+	if err := l.AppendAsync("p0", nil).Wait(); !errors.Is(err, pglog.ErrClosed) {
 		t.Fatalf("append after close: %v", err)
 	}
-	if l, err = Open(o); err != nil { // migrated already
+	if l, err = pglog.Open(o); err != nil { // migrated already
 		t.Fatal(err)
 	}
 	l.Close()
 	if _, err := n.Pool().Exec(context.Background(), `UPDATE peregrine_state.schema_version SET version = 7 WHERE component = 't_log'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(o); err == nil {
+	if _, err := pglog.Open(o); err == nil {
 		t.Fatal("a table from a newer Peregrine was accepted")
 	}
 }
