@@ -19,6 +19,11 @@
 // records leaves no row. Reads (Parts, Replay, Mark) go to
 // Options.Pool unfenced: a store replays after its node became active.
 //
+// Blob is the other shape: a named value replaced whole by each fenced
+// Save (a row of its table: name, data, saved_at), for a store that
+// rewrites a snapshot file in the embedded mode (the preprocessing
+// state).
+//
 // It does not own the records' format (the stores encode them as in
 // their embedded logs) nor what they mean.
 //

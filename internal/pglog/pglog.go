@@ -17,6 +17,9 @@ const DefaultSchema = "peregrine_state"
 // ErrClosed is returned by appends after Close.
 var ErrClosed = errors.New("pglog: the log is closed")
 
+// defaultTimeout bounds a statement or write transaction.
+const defaultTimeout = 30 * time.Second
+
 // Bounds of one group commit.
 const (
 	groupRecords = 1024
@@ -88,11 +91,11 @@ func Open(o Options) (*Log, error) {
 		o.Schema = DefaultSchema
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = defaultTimeout
 	}
 	l := &Log{o: o, table: pgx.Identifier{o.Schema, o.Table}.Sanitize(),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	if err := l.migrate(); err != nil {
+	if err := migrate(o, migrations); err != nil {
 		return nil, err
 	}
 	go l.run()
@@ -103,12 +106,15 @@ func (l *Log) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), l.o.Timeout)
 }
 
-func (l *Log) migrate() error {
-	ctx, cancel := l.ctx()
+// migrate creates or upgrades table o.Table with steps, in one fenced
+// transaction behind an advisory lock; a version newer than steps is
+// refused.
+func migrate(o Options, steps []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
-	schema := pgx.Identifier{l.o.Schema}.Sanitize()
-	err := l.o.Write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('peregrine_state:' || $1))`, l.o.Schema); err != nil {
+	schema := pgx.Identifier{o.Schema}.Sanitize()
+	err := o.Write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('peregrine_state:' || $1))`, o.Schema); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
@@ -119,25 +125,25 @@ func (l *Log) migrate() error {
 			return err
 		}
 		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM `+schema+`.schema_version WHERE component = $1 FOR UPDATE`, l.o.Table).Scan(&v)
+		err := tx.QueryRow(ctx, `SELECT version FROM `+schema+`.schema_version WHERE component = $1 FOR UPDATE`, o.Table).Scan(&v)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if v > len(migrations) {
-			return fmt.Errorf("table %s is at version %d, newer than this Peregrine's %d: run the newer Peregrine", l.o.Table, v, len(migrations))
+		if v > len(steps) {
+			return fmt.Errorf("table %s is at version %d, newer than this Peregrine's %d: run the newer Peregrine", o.Table, v, len(steps))
 		}
-		for _, m := range migrations[v:] {
-			q := fmt.Sprintf(m, schema, pgx.Identifier{l.o.Table}.Sanitize(), pgx.Identifier{l.o.Table + "_part"}.Sanitize())
+		for _, m := range steps[v:] {
+			q := fmt.Sprintf(m, schema, pgx.Identifier{o.Table}.Sanitize(), pgx.Identifier{o.Table + "_part"}.Sanitize())
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO `+schema+`.schema_version VALUES ($1, $2)
-			ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version`, l.o.Table, len(migrations))
+			ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version`, o.Table, len(steps))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("pglog: cannot prepare %s.%s in PostgreSQL: %w", l.o.Schema, l.o.Table, err)
+		return fmt.Errorf("pglog: cannot prepare %s.%s in PostgreSQL: %w", o.Schema, o.Table, err)
 	}
 	return nil
 }
