@@ -120,6 +120,11 @@
 //     escalation's end: a kill -9 between them can neither run the step
 //     again nor lose its alerts. Options.KeepAlerts bounds the finished
 //     alerts kept for alert.get (trimmed when a sixteenth over).
+//   - The log's place (backend.go): a WAL in Options.Dir, or, with
+//     Options.Postgres (state.store: postgres), table alert_log in
+//     PostgreSQL (package pglog) whose every write checks the HA lease
+//     in its own transaction: a node that lost its lease logs nothing,
+//     so it queues no new alert and records no delivery.
 //
 // # What it does not own
 //

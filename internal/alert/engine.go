@@ -15,6 +15,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
@@ -36,9 +37,14 @@ type Sender interface {
 
 // Options configures New.
 type Options struct {
-	// Dir is the alert log's directory. Required.
-	Dir  string
-	Sync wal.SyncMode
+	// Dir is the alert log's directory. Required unless Postgres is set.
+	Dir string
+	// Postgres, when set, keeps the alert log in PostgreSQL instead
+	// (state.store: postgres; table alert_log, package pglog), every
+	// write fenced by the HA lease. Its Table is set here; Dir, Sync and
+	// SyncInterval do not apply then.
+	Postgres *pglog.Options
+	Sync     wal.SyncMode
 	// SyncInterval is the fsync period under wal.SyncInterval.
 	SyncInterval time.Duration
 	// Config returns the notification configuration (catalog); Snapshot
@@ -160,7 +166,7 @@ type metrics struct {
 // New opens the alert log and restores escalations and alerts.
 func New(opts Options) (*Engine, error) {
 	switch {
-	case opts.Dir == "":
+	case opts.Dir == "" && opts.Postgres == nil:
 		return nil, errors.New("alert: Options.Dir is required")
 	case opts.Config == nil || opts.Snapshot == nil || opts.Events == nil:
 		return nil, errors.New("alert: Options.Config, Snapshot and Events are required")
@@ -198,7 +204,13 @@ func New(opts Options) (*Engine, error) {
 	if opts.Suppressed == nil {
 		opts.Suppressed = func(ev *event.Event) bool { return ev.Suppressed }
 	}
-	st, err := openLog(wal.Options{Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: opts.Logger}, opts.KeepAlerts)
+	var st *logStore
+	var err error
+	if opts.Postgres != nil {
+		st, err = openPGLog(*opts.Postgres, opts.Logger, opts.KeepAlerts)
+	} else {
+		st, err = openLog(wal.Options{Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: opts.Logger}, opts.KeepAlerts)
+	}
 	if err != nil {
 		return nil, err
 	}

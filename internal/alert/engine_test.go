@@ -14,6 +14,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -167,6 +168,9 @@ func newHarness(t *testing.T, cfg *catalog.AlertConfig, dir string, mod func(*Op
 	o := Options{Dir: dir, Sync: wal.SyncBatch, Config: func() *catalog.AlertConfig { return h.cfg },
 		Snapshot: func() *catalog.Snapshot { return nil }, Events: h.ev, Now: h.clk.now, Location: time.UTC,
 		Senders: map[int]Sender{catalog.MediaWebhook: h.snd}}
+	if pg, ok := pgBackends.Load(t); ok {
+		o.Dir, o.Postgres = "", pg.(func(string) *pglog.Options)(dir)
+	}
 	if mod != nil {
 		mod(&o)
 	}
@@ -209,7 +213,9 @@ func eq(t *testing.T, what string, got, want []string) {
 // step duration, an operation's own shorter one), the escalation ends
 // after its last step, and a recovery sends the recovery operations to
 // everyone the escalation notified, then forgets the escalation.
-func TestEscalationSteps(t *testing.T) {
+func TestEscalationSteps(t *testing.T) { eachBackend(t, testEscalationSteps) }
+
+func testEscalationSteps(t *testing.T) {
 	act := catalog.Action{Name: "a", Period: "1h",
 		Operations: []catalog.Operation{
 			{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}},
@@ -275,7 +281,9 @@ func TestNotifyAllOwnMessage(t *testing.T) {
 
 // TestRecoveryStopsEscalation: a problem resolved before step 2 never
 // gets step 2.
-func TestRecoveryStopsEscalation(t *testing.T) {
+func TestRecoveryStopsEscalation(t *testing.T) { eachBackend(t, testRecoveryStopsEscalation) }
+
+func testRecoveryStopsEscalation(t *testing.T) {
 	act := catalog.Action{Name: "a", Period: "10m", Operations: []catalog.Operation{
 		{StepFrom: 1, StepTo: 0, DefaultMsg: 1, UserIDs: []uint64{1}}}}
 	h := newHarness(t, testConfig(act), "", nil)
@@ -292,7 +300,9 @@ func TestRecoveryStopsEscalation(t *testing.T) {
 
 // TestUpdateOperations: an acknowledge of an escalated problem sends the
 // update operations with the update macros.
-func TestUpdateOperations(t *testing.T) {
+func TestUpdateOperations(t *testing.T) { eachBackend(t, testUpdateOperations) }
+
+func testUpdateOperations(t *testing.T) {
 	act := catalog.Action{Name: "a", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
 		UpdateOperations: []catalog.Operation{{OperationType: catalog.OpSendMessage, DefaultMsg: 1, UserIDs: []uint64{2}}}}
 	h := newHarness(t, testConfig(act), "", nil)
@@ -308,7 +318,9 @@ func TestUpdateOperations(t *testing.T) {
 
 // TestConditions: each condition type and operator, and the evaluation
 // types, against one event.
-func TestConditions(t *testing.T) {
+func TestConditions(t *testing.T) { eachBackend(t, testConditions) }
+
+func testConditions(t *testing.T) {
 	ev := problem(1, 3, "High CPU on web1", event.Tag{Tag: "service", Value: "web"}, event.Tag{Tag: "env", Value: "prod"})
 	in := &matchInput{ev: &ev, trig: &catalog.Trigger{ID: 101, HostIDs: []uint64{7}}}
 	c := func(typ, op int, v string) catalog.Condition {
@@ -381,7 +393,9 @@ func TestMediaFilters(t *testing.T) {
 // TestRestartKeepsEscalations: a pending step survives a reopen and
 // fires on time; a delivered alert is not sent again, one not yet
 // delivered is.
-func TestRestartKeepsEscalations(t *testing.T) {
+func TestRestartKeepsEscalations(t *testing.T) { eachBackend(t, testRestartKeepsEscalations) }
+
+func testRestartKeepsEscalations(t *testing.T) {
 	act := catalog.Action{Name: "a", Period: "1h", Operations: []catalog.Operation{
 		{StepFrom: 1, StepTo: 2, DefaultMsg: 1, UserIDs: []uint64{1}}}}
 	cfg := testConfig(act)
@@ -431,7 +445,9 @@ func TestRestartKeepsEscalations(t *testing.T) {
 
 // TestRetriesAndFailures: a failing medium is tried maxattempts times
 // and fails with its error while another user's alerts are delivered.
-func TestRetriesAndFailures(t *testing.T) {
+func TestRetriesAndFailures(t *testing.T) { eachBackend(t, testRetriesAndFailures) }
+
+func testRetriesAndFailures(t *testing.T) {
 	act := catalog.Action{Name: "a", Operations: []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1, 2}}}}
 	h := newHarness(t, testConfig(act), "", nil)
 	var attempts sync.Map

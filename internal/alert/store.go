@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -109,7 +110,7 @@ var ErrCorrupt = errors.New("alert log is corrupt")
 // open, checkpointed into a fresh segment so that the log stays in
 // proportion to what is live.
 type logStore struct {
-	w   *wal.WAL
+	w   recordLog
 	log *slog.Logger
 	// keep bounds the alerts kept (in memory and at checkpoints); the
 	// oldest go first.
@@ -134,13 +135,27 @@ type logStore struct {
 }
 
 func openLog(wo wal.Options, keep int) (*logStore, error) {
-	dir, log := wo.Dir, wo.Logger
 	w, err := wal.Open(wo)
 	if err != nil {
-		return nil, fmt.Errorf("alert: cannot open log %s: %w", dir, err)
+		return nil, fmt.Errorf("alert: cannot open log %s: %w", wo.Dir, err)
 	}
+	return openRecordLog(walLog{w}, wo.Dir, wo.Logger, keep)
+}
+
+// openPGLog opens the alert log in PostgreSQL (table alert_log).
+func openPGLog(o pglog.Options, log *slog.Logger, keep int) (*logStore, error) {
+	o.Table = "alert_log"
+	l, err := pglog.Open(o)
+	if err != nil {
+		return nil, fmt.Errorf("alert: cannot open the log in PostgreSQL: %w", err)
+	}
+	return openRecordLog(pgAlertLog{l}, "PostgreSQL "+o.Table, log, keep)
+}
+
+// openRecordLog replays w into a logStore and checkpoints it.
+func openRecordLog(w recordLog, dir string, log *slog.Logger, keep int) (*logStore, error) {
 	s := &logStore{w: w, log: log, keep: keep, alerts: map[uint64]*Alert{}, escs: map[uint64]*Escalation{}, nextAlert: 1, nextEsc: 1}
-	err = w.Replay(func(rec []byte) error {
+	err := w.Replay(func(rec []byte) error {
 		var r record
 		if err := json.Unmarshal(rec, &r); err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -219,7 +234,7 @@ func (s *logStore) checkpoint() error {
 	if err != nil {
 		return fmt.Errorf("alert: cannot cut the log: %w", err)
 	}
-	var last wal.Pending
+	var last waiter
 	n := 0
 	put := func(r *record) error {
 		b, err := json.Marshal(r)
@@ -260,7 +275,7 @@ func (s *logStore) write(recs []record) error {
 		return nil
 	}
 	s.wmu.RLock()
-	var last wal.Pending
+	var last waiter
 	for i := range recs {
 		b, err := json.Marshal(&recs[i])
 		if err != nil {

@@ -13,7 +13,10 @@
 //     Options.Dir (docs/format/audit.md), written through internal/wal
 //     under the fsync policy given (audit.fsync): Append returns nil
 //     only once its records are durable, and the API answers a write
-//     only after that. Replayed at Open.
+//     only after that. Replayed at Open. Or, with Options.Postgres
+//     (state.store: postgres), the same records as rows of table
+//     audit_log in PostgreSQL, the day as each row's part, every write
+//     fenced by the HA lease (package daylog places them either way).
 //   - Retention: day directories whose day ended more than the
 //     retention ago are deleted whole (Zabbix's hk_audit, 365 days by
 //     default; SetRetention changes it at run time, 0 keeps everything),

@@ -6,14 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/daylog"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -30,8 +30,13 @@ var ErrCorrupt = errors.New("audit log is corrupt")
 // Options configures Open.
 type Options struct {
 	// Dir holds one directory per UTC day of writing
-	// (docs/format/audit.md). Required.
+	// (docs/format/audit.md). Required unless Postgres is set.
 	Dir string
+	// Postgres, when set, keeps the records in PostgreSQL instead
+	// (state.store: postgres; table audit_log, package pglog, the day as
+	// each row's part), every write fenced by the HA lease. Its Table is
+	// set here; Sync, SyncInterval and FS do not apply then.
+	Postgres *pglog.Options
 	// Sync and SyncInterval are the fsync policy (audit.fsync), as the
 	// event store's: what a nil error from Append promises.
 	Sync         wal.SyncMode
@@ -64,7 +69,8 @@ type Log struct {
 	// wmu serialises the write side: enqueueing into the WAL and the
 	// day rollover. Lock order: wmu, then mu.
 	wmu    sync.Mutex
-	w      *wal.WAL
+	b      daylog.Backend
+	w      daylog.Writer
 	day    string
 	closed bool
 	buf    []byte
@@ -77,7 +83,7 @@ type Log struct {
 
 // Open opens or creates the log in opts.Dir and replays it.
 func Open(opts Options) (*Log, error) {
-	if opts.Dir == "" {
+	if opts.Dir == "" && opts.Postgres == nil {
 		return nil, errors.New("audit: Options.Dir is empty; set it to the audit log directory")
 	}
 	if opts.Retention == 0 {
@@ -98,13 +104,23 @@ func Open(opts Options) (*Log, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := opts.FS.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("audit: cannot create %s: %w", opts.Dir, err)
+	var b daylog.Backend
+	var err error
+	if opts.Postgres != nil {
+		o := *opts.Postgres
+		o.Table = "audit_log"
+		b, err = daylog.Postgres("audit", o)
+	} else {
+		b, err = daylog.Files(daylog.FileOptions{Name: "audit", Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, FS: opts.FS, Logger: opts.Logger})
 	}
-	l := &Log{opts: opts, log: opts.Logger}
-	l.retention.Store(int64(opts.Retention))
-	days, err := l.listDays()
 	if err != nil {
+		return nil, err
+	}
+	l := &Log{opts: opts, log: opts.Logger, b: b}
+	l.retention.Store(int64(opts.Retention))
+	days, err := b.Days()
+	if err != nil {
+		b.Close()
 		return nil, err
 	}
 	today := dayOf(opts.Now())
@@ -115,11 +131,13 @@ func Open(opts Options) (*Log, error) {
 		keep := i == len(days)-1 && d == today
 		if err := l.replayDay(d, keep); err != nil {
 			l.closeWAL()
+			b.Close()
 			return nil, err
 		}
 	}
 	if l.w == nil {
 		if err := l.startDay(today); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
@@ -136,37 +154,10 @@ func dayEnd(day string) int64 {
 	return t.Add(24 * time.Hour).Unix()
 }
 
-func (l *Log) dayDir(day string) string { return filepath.Join(l.opts.Dir, day) }
-
-// listDays returns the day directories, oldest first; other names are
-// ignored.
-func (l *Log) listDays() ([]string, error) {
-	names, err := l.opts.FS.ReadDir(l.opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("audit: cannot list %s: %w", l.opts.Dir, err)
-	}
-	var days []string
-	for _, n := range names {
-		if _, err := time.Parse("20060102", n); err == nil && len(n) == 8 {
-			days = append(days, n)
-		}
-	}
-	slices.Sort(days)
-	return days, nil
-}
-
-func (l *Log) openWAL(day string) (*wal.WAL, error) {
-	return wal.Open(wal.Options{Dir: l.dayDir(day), Sync: l.opts.Sync, SyncInterval: l.opts.SyncInterval, FS: l.opts.FS, Logger: l.log})
-}
-
 // replayDay reads one day directory into memory; keep leaves its WAL
 // open for appending (the current day).
 func (l *Log) replayDay(day string, keep bool) error {
-	w, err := l.openWAL(day)
-	if err != nil {
-		return fmt.Errorf("audit: cannot open day %s: %w", day, err)
-	}
-	err = w.Replay(func(rec []byte) error {
+	w, err := l.b.Replay(day, keep, func(rec []byte) error {
 		var rs []Record
 		if err := json.Unmarshal(rec, &rs); err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -174,12 +165,8 @@ func (l *Log) replayDay(day string, keep bool) error {
 		l.insertLocked(rs)
 		return nil
 	})
-	if err != nil {
-		w.Close()
-		return fmt.Errorf("audit: cannot replay day %s: %w", day, err)
-	}
-	if !keep {
-		return w.Close()
+	if err != nil || !keep {
+		return err
 	}
 	l.w, l.day = w, day
 	return nil
@@ -188,17 +175,9 @@ func (l *Log) replayDay(day string, keep bool) error {
 // startDay creates a day directory and makes it the one written. wmu is
 // held (or the log is being opened).
 func (l *Log) startDay(day string) error {
-	w, err := l.openWAL(day)
+	w, err := l.b.Create(day)
 	if err != nil {
-		return fmt.Errorf("audit: cannot create day %s: %w", day, err)
-	}
-	if err := w.Replay(func([]byte) error { return nil }); err != nil {
-		w.Close()
-		return fmt.Errorf("audit: cannot start day %s: %w", day, err)
-	}
-	if err := l.opts.FS.SyncDir(l.opts.Dir); err != nil {
-		w.Close()
-		return fmt.Errorf("audit: cannot sync %s: %w", l.opts.Dir, err)
+		return err
 	}
 	l.w, l.day = w, day
 	return nil
@@ -378,7 +357,7 @@ func (l *Log) ApplyRetention() (int, error) {
 		oldest = l.recs[0].Clock
 	}
 	l.mu.Unlock()
-	days, err := l.listDays()
+	days, err := l.b.Days()
 	if err != nil {
 		return 0, err
 	}
@@ -390,15 +369,15 @@ func (l *Log) ApplyRetention() (int, error) {
 		if end := dayEnd(d); end > oldest && (cutoff == 0 || end > cutoff) {
 			break // some of its records are still kept
 		}
-		if err := os.RemoveAll(l.dayDir(d)); err != nil {
-			return dropped, fmt.Errorf("audit: cannot delete day %s: %w", d, err)
+		if err := l.b.Drop(d); err != nil {
+			return dropped, err
 		}
 		dropped++
 		l.log.Info("audit log dropped a day", "day", d, "retention", l.Retention())
 	}
 	if dropped > 0 {
-		if err := l.opts.FS.SyncDir(l.opts.Dir); err != nil {
-			return dropped, fmt.Errorf("audit: cannot sync %s: %w", l.opts.Dir, err)
+		if err := l.b.Dropped(); err != nil {
+			return dropped, err
 		}
 	}
 	return dropped, nil
@@ -412,10 +391,10 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.w == nil {
-		return nil
+	var err error
+	if l.w != nil {
+		err = l.w.Close()
+		l.w = nil
 	}
-	err := l.w.Close()
-	l.w = nil
-	return err
+	return errors.Join(err, l.b.Close())
 }

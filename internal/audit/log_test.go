@@ -37,7 +37,9 @@ func rec(name string, clock int64) Record {
 	return Record{ID: NewCUID(time.Unix(clock, 0)), Clock: clock, ResourceName: name, Action: ActionAdd, ResourceType: ResourceHostGroup, RecordSetID: "s"}
 }
 
-func TestAppendReplayAndOrder(t *testing.T) {
+func TestAppendReplayAndOrder(t *testing.T) { eachBackend(t, testAppendReplayAndOrder) }
+
+func testAppendReplayAndOrder(t *testing.T, open opener) {
 	dir := t.TempDir()
 	day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	c := &clock{day}
@@ -59,10 +61,15 @@ func TestAppendReplayAndOrder(t *testing.T) {
 	if got := names(l, true); !slices.Equal(got, []string{"d", "c", "b", "a"}) {
 		t.Fatalf("walk newest first: %v", got)
 	}
+	if days, _ := l.b.Days(); !slices.Equal(days, []string{"20260301", "20260302"}) {
+		t.Fatalf("days: %v", days)
+	}
 	l.Close()
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 2 || ents[0].Name() != "20260301" || ents[1].Name() != "20260302" {
-		t.Fatalf("day directories: %v", ents)
+	if l.opts.Postgres == nil {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 2 || ents[0].Name() != "20260301" || ents[1].Name() != "20260302" {
+			t.Fatalf("day directories: %v", ents)
+		}
 	}
 	l = open(t, dir, c, 0)
 	if got := names(l, false); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
@@ -70,7 +77,9 @@ func TestAppendReplayAndOrder(t *testing.T) {
 	}
 }
 
-func TestRetentionDropsWholeDays(t *testing.T) {
+func TestRetentionDropsWholeDays(t *testing.T) { eachBackend(t, testRetentionDropsWholeDays) }
+
+func testRetentionDropsWholeDays(t *testing.T, open opener) {
 	dir := t.TempDir()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	c := &clock{start}
@@ -92,8 +101,13 @@ func TestRetentionDropsWholeDays(t *testing.T) {
 	if got := names(l, false); !slices.Equal(got, []string{"0302", "0303", "0304"}) {
 		t.Fatalf("kept: %v", got)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "20260301")); !os.IsNotExist(err) {
-		t.Fatalf("day 20260301 is still there: %v", err)
+	if days, _ := l.b.Days(); len(days) == 0 || days[0] != "20260302" {
+		t.Fatalf("days after retention: %v", days)
+	}
+	if l.opts.Postgres == nil {
+		if _, err := os.Stat(filepath.Join(dir, "20260301")); !os.IsNotExist(err) {
+			t.Fatalf("day 20260301 is still there: %v", err)
+		}
 	}
 	l.SetRetention(0) // keep everything
 	if n, _ := l.ApplyRetention(); n != 0 {
@@ -102,6 +116,10 @@ func TestRetentionDropsWholeDays(t *testing.T) {
 }
 
 func TestMaxRecordsBoundsMemoryAndDisk(t *testing.T) {
+	eachBackend(t, testMaxRecordsBoundsMemoryAndDisk)
+}
+
+func testMaxRecordsBoundsMemoryAndDisk(t *testing.T, open opener) {
 	dir := t.TempDir()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	c := &clock{start}
@@ -154,7 +172,9 @@ func TestCUID(t *testing.T) {
 // TestConcurrentAppendsAndWalks appends from several goroutines while
 // others read: every record arrives once, in clock order (run with
 // -race).
-func TestConcurrentAppendsAndWalks(t *testing.T) {
+func TestConcurrentAppendsAndWalks(t *testing.T) { eachBackend(t, testConcurrentAppendsAndWalks) }
+
+func testConcurrentAppendsAndWalks(t *testing.T, open opener) {
 	c := &clock{time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	l := open(t, t.TempDir(), c, 0)
 	var wg sync.WaitGroup

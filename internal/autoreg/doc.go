@@ -25,8 +25,10 @@
 //     stable ID, the events' objectid (Zabbix's autoreg_host), bounded
 //     by Options.MaxHosts (least recently registered forgotten); kept
 //     across restarts by Options.Store (Store: a SQLite file in the data
-//     directory, saved after each batch's events, loaded by New), so a
-//     restart does not register known hosts again.
+//     directory, saved after each batch's events, loaded by New; or,
+//     from OpenStorePG, table autoreg_host in PostgreSQL, every save
+//     fenced by the HA lease), so a restart does not register known
+//     hosts again.
 //   - Run: batches of up to Options.BatchSize, each stored as events of
 //     source 2, object 3, value 1 (committed before anything else; the
 //     alert engine gets them for the actions' "send message"), then the

@@ -61,8 +61,13 @@ CREATE INDEX autoreg_host_seq ON autoreg_host (seq);`,
 // Options.MaxHosts). Only the Registrar's Run goroutine calls Save.
 type Store struct {
 	db   *sql.DB
-	lock *os.File
-	seq  int64 // the last row's seq; guarded by being called from Run only
+	lock *os.File // nil in PostgreSQL
+	seq  int64    // the last row's seq; guarded by being called from Run only
+	// write runs fn in a transaction and commits if it succeeds: plain
+	// in SQLite, fenced by the HA lease in PostgreSQL (store_pg.go); q
+	// puts a statement in the database's dialect.
+	write func(ctx context.Context, fn func(*sql.Tx) error) error
+	q     func(string) string
 }
 
 // OpenStore opens (creating if needed) the file at path and takes its
@@ -77,8 +82,22 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s := &Store{db: db, lock: lock}
-	if err := db.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM autoreg_host").Scan(&s.seq); err != nil {
+	s := &Store{db: db, lock: lock, q: func(q string) string { return q }, write: func(ctx context.Context, fn func(*sql.Tx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}}
+	return s.loadSeq(ctx, path)
+}
+
+func (s *Store) loadSeq(ctx context.Context, path string) (*Store, error) {
+	if err := s.db.QueryRowContext(ctx, s.q("SELECT coalesce(max(seq), 0) FROM autoreg_host")).Scan(&s.seq); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("auto-registration state %s: %w", path, err)
 	}
@@ -87,7 +106,7 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 
 // Load implements Persister.
 func (s *Store) Load(ctx context.Context) ([]Host, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, host, host_metadata, ip, dns, port, flag, tls_accepted, proxy_id, clock_ns FROM autoreg_host ORDER BY seq")
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT id, host, host_metadata, ip, dns, port, flag, tls_accepted, proxy_id, clock_ns FROM autoreg_host ORDER BY seq"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read auto-registrations: %w", err)
 	}
@@ -111,33 +130,31 @@ func (s *Store) Load(ctx context.Context) ([]Host, error) {
 
 // Save implements Persister: one transaction.
 func (s *Store) Save(ctx context.Context, hosts []Host, forget []uint64) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("cannot save auto-registrations: %w", err)
-	}
-	defer tx.Rollback()
-	for _, id := range forget {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM autoreg_host WHERE id = ?", int64(id)); err != nil {
-			return fmt.Errorf("cannot save auto-registrations: %w", err)
+	seq := s.seq
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, id := range forget {
+			if _, err := tx.ExecContext(ctx, s.q("DELETE FROM autoreg_host WHERE id = ?"), int64(id)); err != nil {
+				return err
+			}
 		}
-	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO autoreg_host (host, id, seq, host_metadata, ip, dns, port, flag, tls_accepted, proxy_id, clock_ns)
+		st, err := tx.PrepareContext(ctx, s.q(`INSERT INTO autoreg_host (host, id, seq, host_metadata, ip, dns, port, flag, tls_accepted, proxy_id, clock_ns)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host) DO UPDATE SET id = excluded.id, seq = excluded.seq,
 host_metadata = excluded.host_metadata, ip = excluded.ip, dns = excluded.dns, port = excluded.port, flag = excluded.flag,
-tls_accepted = excluded.tls_accepted, proxy_id = excluded.proxy_id, clock_ns = excluded.clock_ns`)
-	if err != nil {
-		return fmt.Errorf("cannot save auto-registrations: %w", err)
-	}
-	defer st.Close()
-	seq := s.seq
-	for _, h := range hosts {
-		seq++
-		if _, err := st.ExecContext(ctx, h.Host, int64(h.ID), seq, h.HostMetadata, h.IP, h.DNS, int(h.Port), h.Flag, int(h.TLSAccepted),
-			int64(h.ProxyID), h.Clock.UnixNano()); err != nil {
-			return fmt.Errorf("cannot save the auto-registration of host %q: %w", h.Host, err)
+tls_accepted = excluded.tls_accepted, proxy_id = excluded.proxy_id, clock_ns = excluded.clock_ns`))
+		if err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		defer st.Close()
+		for _, h := range hosts {
+			seq++
+			if _, err := st.ExecContext(ctx, h.Host, int64(h.ID), seq, h.HostMetadata, h.IP, h.DNS, int(h.Port), h.Flag, int(h.TLSAccepted),
+				int64(h.ProxyID), h.Clock.UnixNano()); err != nil {
+				return fmt.Errorf("host %q: %w", h.Host, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("cannot save auto-registrations: %w", err)
 	}
 	s.seq = seq
@@ -147,6 +164,9 @@ tls_accepted = excluded.tls_accepted, proxy_id = excluded.proxy_id, clock_ns = e
 // Close closes the file and releases its lock.
 func (s *Store) Close() error {
 	err := s.db.Close()
+	if s.lock == nil {
+		return err
+	}
 	if e := s.lock.Close(); err == nil {
 		err = e
 	}

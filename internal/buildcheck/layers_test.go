@@ -124,7 +124,7 @@ var layers = []layer{
 		"internal/itemstate", "internal/jsvm",
 	}},
 	{"catalog", "the configuration stores: what is monitored, and who may use the API", []pattern{
-		"internal/catalog", "internal/auth", "internal/audit", "internal/ha",
+		"internal/catalog", "internal/auth", "internal/audit", "internal/ha", "internal/pglog", "internal/daylog",
 	}},
 	{"stages", "the value and event paths and the work beside them", stages},
 	{"test helpers", "imported only by _test.go files", testHelpers},

@@ -11,10 +11,16 @@
 //   - The directory Options.Dir: one write-ahead log per UTC day
 //     (internal/wal framing and fsync policies), each
 //     starting with a carry record of the open problems and trigger
-//     runtimes so that older days can be deleted whole.
+//     runtimes so that older days can be deleted whole. Or, with
+//     Options.Postgres (state.store: postgres), the same records as rows
+//     of table event_log in PostgreSQL, their day as the row's part,
+//     every write checking the HA lease in its own transaction: a node
+//     that lost its lease commits nothing. Package daylog places the
+//     records either way; the store's logic is the same over both.
 //   - Durability: Commit returns nil only once its batch is durable under
 //     the fsync policy (Options.Sync, the history WAL's), so an event is
-//     acknowledged to its producer only then.
+//     acknowledged to its producer only then. In PostgreSQL: once
+//     the transaction holding it committed.
 //   - ID assignment: event and acknowledge IDs increase and are never
 //     reused, also after old days are deleted.
 //   - The in-memory state rebuilt by replay at Open: every retained

@@ -10,7 +10,9 @@ import (
 // retained event once, newest first, stops when fn says so, and still
 // does after old days are dropped (a gap at the low end, an old open
 // problem carried) and after a reopen (the ID counter replayed).
-func TestScanEventsDesc(t *testing.T) {
+func TestScanEventsDesc(t *testing.T) { eachBackend(t, testScanEventsDesc) }
+
+func testScanEventsDesc(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)

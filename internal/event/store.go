@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/daylog"
+	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -28,8 +28,14 @@ const (
 
 // Options configures Open.
 type Options struct {
-	// Dir holds one directory per day (docs/format/events.md). Required.
+	// Dir holds one directory per day (docs/format/events.md). Required
+	// unless Postgres is set.
 	Dir string
+	// Postgres, when set, keeps the records in PostgreSQL instead of
+	// Dir (state.store: postgres; table event_log, package pglog), every
+	// write fenced by the HA lease (postgres.go). Its Table is set here;
+	// Sync, SyncInterval and FS do not apply then.
+	Postgres *pglog.Options
 	// Sync and SyncInterval are the fsync policy, as the history WAL's
 	// (history.fsync): what a nil error from Commit promises.
 	Sync         wal.SyncMode
@@ -54,7 +60,8 @@ type Store struct {
 	// wmu serialises the write side: ID assignment, enqueueing into the
 	// WAL (so that WAL order is ID order) and day rollover.
 	wmu       sync.Mutex
-	w         *wal.WAL
+	b         daylog.Backend
+	w         daylog.Writer
 	day       string // the day directory w writes to
 	nextEvent uint64
 	nextAck   uint64
@@ -93,7 +100,7 @@ type Store struct {
 
 // Open opens or creates the store in opts.Dir and replays it.
 func Open(opts Options) (*Store, error) {
-	if opts.Dir == "" {
+	if opts.Dir == "" && opts.Postgres == nil {
 		return nil, errors.New("event: Options.Dir is empty; set it to the events directory")
 	}
 	if opts.Retention == 0 {
@@ -114,18 +121,30 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := opts.FS.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("event: cannot create %s: %w", opts.Dir, err)
+	var b daylog.Backend
+	var err error
+	if opts.Postgres != nil {
+		// Table event_log (docs/format/events.md): the same records,
+		// every write fenced by the HA lease.
+		o := *opts.Postgres
+		o.Table = "event_log"
+		b, err = daylog.Postgres("event", o)
+	} else {
+		b, err = daylog.Files(daylog.FileOptions{Name: "event", Dir: opts.Dir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, FS: opts.FS, Logger: opts.Logger})
+	}
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{
-		opts: opts, log: opts.Logger, nextEvent: 1, nextAck: 1,
+		opts: opts, log: opts.Logger, b: b, nextEvent: 1, nextAck: 1,
 		events: map[uint64]*Event{}, open: map[uint64]*Event{}, byTrig: map[uint64][]uint64{},
 		acks: map[uint64][]Ack{}, rts: map[uint64]Runtime{}, dayIDs: map[string][]uint64{}, last: map[uint64]uint64{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	start := time.Now()
-	days, err := s.listDays()
+	days, err := b.Days()
 	if err != nil {
+		b.Close()
 		return nil, err
 	}
 	today := dayOf(opts.Now())
@@ -138,11 +157,13 @@ func Open(opts Options) (*Store, error) {
 		keep := i == len(days)-1 && d == today
 		if err := s.replayDay(d, keep); err != nil {
 			s.closeWAL()
+			b.Close()
 			return nil, err
 		}
 	}
 	if s.w == nil {
 		if err := s.startDay(today); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
@@ -154,33 +175,11 @@ func Open(opts Options) (*Store, error) {
 // dayOf is the directory name of t's UTC day.
 func dayOf(t time.Time) string { return t.UTC().Format("20060102") }
 
-func (s *Store) dayDir(day string) string { return filepath.Join(s.opts.Dir, day) }
-
-// listDays returns the day directories, oldest first.
-func (s *Store) listDays() ([]string, error) {
-	names, err := s.opts.FS.ReadDir(s.opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("event: cannot list %s: %w", s.opts.Dir, err)
-	}
-	var days []string
-	for _, n := range names {
-		if _, err := time.Parse("20060102", n); err == nil && len(n) == 8 {
-			days = append(days, n)
-		}
-	}
-	slices.Sort(days)
-	return days, nil
-}
-
 // replayDay replays one day directory; keep leaves its WAL open for
 // appending (the current day).
 func (s *Store) replayDay(day string, keep bool) error {
-	w, err := wal.Open(wal.Options{Dir: s.dayDir(day), Sync: s.opts.Sync, SyncInterval: s.opts.SyncInterval, FS: s.opts.FS, Logger: s.log})
-	if err != nil {
-		return fmt.Errorf("event: cannot open day %s: %w", day, err)
-	}
 	s.curDay = day
-	err = w.Replay(func(rec []byte) error {
+	w, err := s.b.Replay(day, keep, func(rec []byte) error {
 		h, b, err := decode(rec)
 		if err != nil {
 			return err
@@ -189,12 +188,8 @@ func (s *Store) replayDay(day string, keep bool) error {
 		s.applyLocked(&b)
 		return nil
 	})
-	if err != nil {
-		w.Close()
-		return fmt.Errorf("event: cannot replay day %s: %w", day, err)
-	}
-	if !keep {
-		return w.Close()
+	if err != nil || !keep {
+		return err
 	}
 	s.w, s.day = w, day
 	return nil
@@ -203,17 +198,9 @@ func (s *Store) replayDay(day string, keep bool) error {
 // startDay opens a new day directory and writes its carry record. wmu
 // is held (or the store is being opened).
 func (s *Store) startDay(day string) error {
-	w, err := wal.Open(wal.Options{Dir: s.dayDir(day), Sync: s.opts.Sync, SyncInterval: s.opts.SyncInterval, FS: s.opts.FS, Logger: s.log})
+	w, err := s.b.Create(day)
 	if err != nil {
-		return fmt.Errorf("event: cannot create day %s: %w", day, err)
-	}
-	if err := w.Replay(func([]byte) error { return nil }); err != nil {
-		w.Close()
-		return fmt.Errorf("event: cannot start day %s: %w", day, err)
-	}
-	if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
-		w.Close()
-		return fmt.Errorf("event: cannot sync %s: %w", s.opts.Dir, err)
+		return err
 	}
 	s.mu.Lock()
 	carry := s.carryLocked()
@@ -471,12 +458,12 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if s.w == nil {
-		return nil
+	var err error
+	if s.w != nil {
+		err = s.w.Close()
+		s.w = nil
 	}
-	err := s.w.Close()
-	s.w = nil
-	return err
+	return errors.Join(err, s.b.Close())
 }
 
 // Run applies retention at start and every Options.RetentionCheck until
@@ -506,7 +493,7 @@ func (s *Store) ApplyRetention() (int, error) {
 	if s.closed {
 		return 0, wal.ErrClosed
 	}
-	days, err := s.listDays()
+	days, err := s.b.Days()
 	if err != nil {
 		return 0, err
 	}
@@ -520,8 +507,8 @@ func (s *Store) ApplyRetention() (int, error) {
 		if now.Sub(t.Add(24*time.Hour)) <= s.opts.Retention {
 			break
 		}
-		if err := os.RemoveAll(s.dayDir(d)); err != nil {
-			return dropped, fmt.Errorf("event: cannot delete day %s: %w", d, err)
+		if err := s.b.Drop(d); err != nil {
+			return dropped, err
 		}
 		s.mu.Lock()
 		for _, id := range s.dayIDs[d] {
@@ -540,8 +527,8 @@ func (s *Store) ApplyRetention() (int, error) {
 		s.log.Info("event store dropped a day older than the retention", "day", d, "retention", s.opts.Retention)
 	}
 	if dropped > 0 {
-		if err := s.opts.FS.SyncDir(s.opts.Dir); err != nil {
-			return dropped, fmt.Errorf("event: cannot sync %s: %w", s.opts.Dir, err)
+		if err := s.b.Dropped(); err != nil {
+			return dropped, err
 		}
 	}
 	return dropped, nil

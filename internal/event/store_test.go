@@ -61,7 +61,9 @@ func stateOf(s *Store) state {
 	return st
 }
 
-func TestCommitResolveAckReopen(t *testing.T) {
+func TestCommitResolveAckReopen(t *testing.T) { eachBackend(t, testCommitResolveAckReopen) }
+
+func testCommitResolveAckReopen(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)
@@ -118,7 +120,9 @@ func TestCommitResolveAckReopen(t *testing.T) {
 // carry record; retention deletes whole old days and forgets their
 // closed events, while open problems, their acks, trigger runtimes and
 // the ID sequence survive, also across a reopen.
-func TestDaysAndRetention(t *testing.T) {
+func TestDaysAndRetention(t *testing.T) { eachBackend(t, testDaysAndRetention) }
+
+func testDaysAndRetention(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)
@@ -129,7 +133,7 @@ func TestDaysAndRetention(t *testing.T) {
 
 	c.t = c.t.Add(2 * time.Hour) // 21 Nov
 	late := commit(t, s, Batch{Events: []Event{problem(3, 20, "day two")}}).Events[0].ID
-	days, _ := s.listDays()
+	days, _ := s.b.Days()
 	if !slices.Equal(days, []string{"20261120", "20261121"}) {
 		t.Fatalf("days %v", days)
 	}
@@ -140,8 +144,13 @@ func TestDaysAndRetention(t *testing.T) {
 	if n, err := s.ApplyRetention(); err != nil || n != 1 {
 		t.Fatalf("retention dropped %d days (%v), want 1", n, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "20261120")); !os.IsNotExist(err) {
-		t.Fatalf("day directory still there: %v", err)
+	if days, _ := s.b.Days(); !slices.Equal(days, []string{"20261121"}) {
+		t.Fatalf("days after retention %v", days)
+	}
+	if s.opts.Postgres == nil {
+		if _, err := os.Stat(filepath.Join(dir, "20261120")); !os.IsNotExist(err) {
+			t.Fatalf("day directory still there: %v", err)
+		}
 	}
 	if _, ok := s.Event(closedID); ok {
 		t.Errorf("a closed event of a dropped day is still there")
@@ -317,7 +326,9 @@ func TestCrashKeepsAcknowledged(t *testing.T) {
 // TestConcurrentCommits: commits from many goroutines, with readers
 // running, get unique consecutive IDs, are all applied, and replay to
 // the same state.
-func TestConcurrentCommits(t *testing.T) {
+func TestConcurrentCommits(t *testing.T) { eachBackend(t, testConcurrentCommits) }
+
+func testConcurrentCommits(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)
@@ -387,7 +398,9 @@ func TestConcurrentCommits(t *testing.T) {
 // directions equal OpenProblems, stopping early works, and resolving
 // most problems (compacting the order) keeps it exact, also after a
 // reopen.
-func TestScanOpenOrder(t *testing.T) {
+func TestScanOpenOrder(t *testing.T) { eachBackend(t, testScanOpenOrder) }
+
+func testScanOpenOrder(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)

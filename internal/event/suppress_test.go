@@ -9,6 +9,10 @@ import (
 // clears a problem's flag, is replayed after a reopen and carried into
 // a new day with the open problem.
 func TestSuppressionSurvivesReopenAndDays(t *testing.T) {
+	eachBackend(t, testSuppressionSurvivesReopenAndDays)
+}
+
+func testSuppressionSurvivesReopenAndDays(t *testing.T, open opener) {
 	dir := t.TempDir()
 	c := &clock{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
 	s := open(t, dir, c)

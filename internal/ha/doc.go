@@ -46,7 +46,9 @@
 // transaction that calls Fence after a takeover sees the new epoch: a
 // node that lost its lease can never commit a fenced write, whatever its
 // clock or scheduler did. This is the safety property; the database
-// checks it, not the node's good behaviour. Every locking read of the
+// checks it, not the node's good behaviour. FenceSQL and WriteSQL do
+// the same for a database/sql transaction through pgx's driver, for the
+// stores written through database/sql. Every locking read of the
 // cluster row takes the lock in a statement of its own and reads in the
 // next: a locking read that waited for a takeover would otherwise join
 // the new cluster row with node rows from before it (READ COMMITTED

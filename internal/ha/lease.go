@@ -2,12 +2,14 @@ package ha
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Lease is an active node's hold on the cluster: its fencing token
@@ -98,6 +100,58 @@ func (l *Lease) end(cause error) {
 // not sit idle longer than Margin(delay) between statements:
 // PostgreSQL ends it then (doc.go).
 func (l *Lease) Fence(ctx context.Context, tx pgx.Tx) error {
+	return l.fence(ctx, tx)
+}
+
+// FenceSQL is Fence for a database/sql transaction on the state
+// database through pgx's driver (stdlib.OpenDBFromPool(node.Pool())),
+// for the stores written through database/sql.
+func (l *Lease) FenceSQL(ctx context.Context, tx *sql.Tx) error {
+	return l.fence(ctx, sqlTx{tx})
+}
+
+// WriteSQL is Write for database/sql: fn runs in a transaction of db
+// after FenceSQL, and it commits only if both succeed. db must be the
+// state database, best stdlib.OpenDBFromPool(node.Pool()) so that its
+// connections end transactions left idle (doc.go).
+func (l *Lease) WriteSQL(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := l.FenceSQL(ctx, tx); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// querier is what the cluster read needs of a transaction: pgx.Tx, or
+// a database/sql one through sqlTx.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) Exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error) {
+	_, err := t.tx.ExecContext(ctx, q, args...)
+	return pgconn.CommandTag{}, err
+}
+
+func (t sqlTx) QueryRow(ctx context.Context, q string, args ...any) pgx.Row {
+	return t.tx.QueryRowContext(ctx, q, args...)
+}
+
+func (l *Lease) fence(ctx context.Context, tx querier) error {
 	if l.ctx.Err() != nil {
 		if cause := context.Cause(l.ctx); !errors.Is(cause, ErrFenced) {
 			return fmt.Errorf("%w: %v", ErrFenced, cause)
@@ -110,7 +164,7 @@ func (l *Lease) Fence(ctx context.Context, tx pgx.Tx) error {
 
 // fenceDB is Fence's check in the database alone, which holds even
 // when the node's own clock and timers do not (a paused process).
-func (l *Lease) fenceDB(ctx context.Context, tx pgx.Tx) error {
+func (l *Lease) fenceDB(ctx context.Context, tx querier) error {
 	c, err := readCluster(ctx, tx, "FOR SHARE")
 	if err != nil {
 		return err

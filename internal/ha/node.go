@@ -282,7 +282,7 @@ func (c *cluster) takeoverDelay() time.Duration {
 // waited for a takeover would see the new cluster row joined with the
 // node rows of its older snapshot (READ COMMITTED re-checks only the
 // locked row), and could take an active node for a stale one.
-func readCluster(ctx context.Context, tx pgx.Tx, lock string) (*cluster, error) {
+func readCluster(ctx context.Context, tx querier, lock string) (*cluster, error) {
 	if lock != "" {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM peregrine_ha.cluster WHERE id = 1 `+lock); err != nil {
 			return nil, fmt.Errorf("cannot lock the cluster row: %w", err)

@@ -67,6 +67,9 @@
 // (LogPositions, via internal/sqlitedb: versioned schema, one owner, WAL
 // with synchronous FULL), after the request's values are durable and
 // before the agent's reply. Concurrent requests share one transaction.
+// With the state in PostgreSQL (OpenLogPositionsPG) they are rows of
+// table log_position there instead, each transaction fenced by the HA
+// lease (database/sql through pgx's driver, Lease.WriteSQL).
 // So the position on disk never runs ahead of the stored lines, and a
 // line the agent was told is stored is not sent again by a restarted
 // agent (which asks "active checks" where to resume), nor after a server

@@ -68,8 +68,13 @@ CREATE TABLE log_position (
 // each.
 type LogPositions struct {
 	db   *sql.DB
-	lock *os.File
+	lock *os.File // nil in PostgreSQL
 	log  *slog.Logger
+	// write runs fn in a transaction and commits if it succeeds: plain
+	// in SQLite, fenced by the HA lease in PostgreSQL (logpos_pg.go).
+	write func(ctx context.Context, fn func(*sql.Tx) error) error
+	// upsert and del are the statements in the database's dialect.
+	upsert, del string
 
 	mu  sync.RWMutex
 	pos map[uint64]LogPos // committed; guarded by mu
@@ -104,15 +109,46 @@ func OpenLogPositions(ctx context.Context, path string, logger *slog.Logger) (*L
 		lock.Close()
 		return nil, err
 	}
-	p := &LogPositions{
-		db: db, lock: lock, log: logger,
+	return newLogPositions(ctx, db, lock, logger, plainTx(db), sqliteUpsert, sqliteDelete, path)
+}
+
+// SQLite's statements.
+const (
+	sqliteUpsert = "INSERT INTO log_position (itemid, lastlogsize, mtime) VALUES (?, ?, ?) ON CONFLICT (itemid) DO UPDATE SET lastlogsize = excluded.lastlogsize, mtime = excluded.mtime"
+	sqliteDelete = "DELETE FROM log_position WHERE itemid = ?"
+)
+
+// plainTx runs fn in a transaction of db.
+func plainTx(db *sql.DB) func(ctx context.Context, fn func(*sql.Tx) error) error {
+	return func(ctx context.Context, fn func(*sql.Tx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+}
+
+// newLogPositions loads every position from table (log_position in its
+// schema) and starts the writer.
+func newLogPositions(ctx context.Context, db *sql.DB, lock *os.File, logger *slog.Logger,
+	write func(ctx context.Context, fn func(*sql.Tx) error) error, upsert, del, path string) (*LogPositions, error) {
+	return loadLogPositions(ctx, &LogPositions{
+		db: db, lock: lock, log: logger, write: write, upsert: upsert, del: del,
 		pos:     map[uint64]LogPos{},
 		pending: map[uint64]LogPos{},
 		gen:     &posGen{done: make(chan struct{})},
 		kick:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
-	}
-	rows, err := db.QueryContext(ctx, "SELECT itemid, lastlogsize, mtime FROM log_position")
+	}, path, "log_position")
+}
+
+func loadLogPositions(ctx context.Context, p *LogPositions, path, table string) (*LogPositions, error) {
+	rows, err := p.db.QueryContext(ctx, "SELECT itemid, lastlogsize, mtime FROM "+table)
 	if err != nil {
 		p.closeFiles()
 		return nil, fmt.Errorf("active-agent state %s: cannot read log positions: %w", path, err)
@@ -196,24 +232,22 @@ func (p *LogPositions) commit(batch map[uint64]LogPos) error {
 	// The context is not the request's: a commit serves several requests,
 	// and one giving up must not roll back the others' positions.
 	ctx := context.Background()
-	tx, err := p.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("cannot save log positions: %w", err)
-	}
-	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, "INSERT INTO log_position (itemid, lastlogsize, mtime) VALUES (?, ?, ?) ON CONFLICT (itemid) DO UPDATE SET lastlogsize = excluded.lastlogsize, mtime = excluded.mtime")
-	if err != nil {
-		return fmt.Errorf("cannot save log positions: %w", err)
-	}
-	defer st.Close()
-	for id, lp := range batch {
-		// SQLite integers are signed 64-bit; no log file reaches 2^63
-		// bytes, so the conversion is exact in practice.
-		if _, err := st.ExecContext(ctx, int64(id), int64(lp.LastLogSize), lp.Mtime); err != nil {
-			return fmt.Errorf("cannot save log position of item %d: %w", id, err)
+	err := p.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, p.upsert)
+		if err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		defer st.Close()
+		for id, lp := range batch {
+			// SQLite's and PostgreSQL's integers are signed 64-bit; no log
+			// file reaches 2^63 bytes, so the conversion is exact in practice.
+			if _, err := st.ExecContext(ctx, int64(id), int64(lp.LastLogSize), lp.Mtime); err != nil {
+				return fmt.Errorf("item %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("cannot save log positions: %w", err)
 	}
 	p.mu.Lock()
@@ -237,17 +271,15 @@ func (p *LogPositions) Prune(ctx context.Context, keep func(item uint64) bool) (
 	if len(drop) == 0 {
 		return 0, nil
 	}
-	tx, err := p.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("cannot prune log positions: %w", err)
-	}
-	defer tx.Rollback()
-	for _, id := range drop {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM log_position WHERE itemid = ?", int64(id)); err != nil {
-			return 0, fmt.Errorf("cannot prune log positions: %w", err)
+	err := p.write(ctx, func(tx *sql.Tx) error {
+		for _, id := range drop {
+			if _, err := tx.ExecContext(ctx, p.del, int64(id)); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("cannot prune log positions: %w", err)
 	}
 	p.mu.Lock()
@@ -280,6 +312,9 @@ func (p *LogPositions) Close() error {
 
 func (p *LogPositions) closeFiles() error {
 	err := p.db.Close()
+	if p.lock == nil {
+		return err
+	}
 	if cerr := p.lock.Close(); err == nil {
 		err = cerr
 	}

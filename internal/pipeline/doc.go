@@ -147,7 +147,9 @@
 // steps) lives in the shard beside the compiled chain, and survives a
 // restart through a state file (Options.StatePath,
 // docs/format/preprocess-state.md) saved every StateInterval and at
-// stop, and read by New. It is persisted rather than rebuilt from
+// stop, and read by New; with Options.StateStore (state.store:
+// postgres) the same bytes go to a row in PostgreSQL (pglog.Blob),
+// each save fenced by the HA lease. It is persisted rather than rebuilt from
 // history because a change step remembers its input, which history does
 // not hold (it holds the change). A state file that is damaged is
 // refused as a whole; the change steps then discard each item's first

@@ -56,6 +56,10 @@ type Options struct {
 	// state (previous values for change and discard steps) across
 	// restarts; "" keeps it in memory only. See SaveState.
 	StatePath string
+	// StateStore, when set, keeps that state instead of StatePath
+	// (state.store: postgres: a pglog.Blob, every save fenced by the HA
+	// lease).
+	StateStore StateStore
 	// StateInterval is how often Run saves the state besides at stop;
 	// default one minute, so a crash loses at most that much of it.
 	StateInterval time.Duration
@@ -189,14 +193,17 @@ func New(opts Options) (*Pipeline, error) {
 		m.GaugeFunc("peregrine_pipeline_queue_values", "Values waiting in a shard's queue.",
 			func() float64 { return float64(s.depth.Load()) }, "shard", strconv.Itoa(i))
 	}
-	if opts.StatePath != "" {
+	if opts.StateStore == nil && opts.StatePath != "" {
+		p.opts.StateStore = fileState(opts.StatePath)
+	}
+	if st := p.opts.StateStore; st != nil {
 		n, err := p.loadState()
 		if err != nil {
 			// Not fatal: without it the change steps discard each item's
 			// first value, which is all a lost state costs.
-			opts.Logger.Error("cannot read the preprocessing state; starting without it", "path", opts.StatePath, "err", err)
+			opts.Logger.Error("cannot read the preprocessing state; starting without it", "path", st.String(), "err", err)
 		} else if n > 0 {
-			opts.Logger.Info("preprocessing state restored", "path", opts.StatePath, "items", n)
+			opts.Logger.Info("preprocessing state restored", "path", st.String(), "items", n)
 		}
 	}
 	return p, nil
@@ -241,7 +248,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, p.Stop)
 	defer stop()
 	done := make(chan struct{})
-	if p.opts.StatePath != "" {
+	if p.opts.StateStore != nil {
 		go p.saveLoop(done)
 	}
 	p.wg.Wait()

@@ -48,16 +48,41 @@ func chainHash(steps []catalog.PreprocStep) uint64 {
 	return h.Sum64()
 }
 
+// StateStore keeps the preprocessing state, replaced whole at each
+// save: a file (Options.StatePath) or a pglog.Blob in PostgreSQL.
+type StateStore interface {
+	// Load returns what was saved, nil if nothing was.
+	Load() ([]byte, error)
+	// Save replaces it, atomically.
+	Save(b []byte) error
+	// String names it in logs.
+	String() string
+}
+
+// fileState is the embedded StateStore: a new file is written, synced
+// and renamed over the old one.
+type fileState string
+
+func (f fileState) Load() ([]byte, error) {
+	b, err := os.ReadFile(string(f))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (f fileState) Save(b []byte) error { return fsutil.WriteFileAtomic(string(f), b, 0o600) }
+func (f fileState) String() string      { return string(f) }
+
 // SaveState writes every item's preprocessing state (what the change
-// and discard steps remember) to Options.StatePath, atomically: a new
-// file is written, synced and renamed over the old one. It does nothing
-// without a StatePath. Run calls it every StateInterval and once more
+// and discard steps remember) to Options.StateStore (by default the
+// file Options.StatePath), atomically. It does nothing without one. Run calls it every StateInterval and once more
 // after the shards stopped; it is safe to call at any time, taking each
 // shard's preprocessing lock in turn (a shard waits for it at most once
 // per batch).
 func (p *Pipeline) SaveState() error {
-	path := p.opts.StatePath
-	if path == "" {
+	st := p.opts.StateStore
+	if st == nil {
 		return nil
 	}
 	p.saveMu.Lock()
@@ -92,10 +117,10 @@ func (p *Pipeline) SaveState() error {
 		}
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
-	if err := fsutil.WriteFileAtomic(path, b, 0o600); err != nil {
-		return fmt.Errorf("pipeline: cannot save the preprocessing state to %s: %w", path, err)
+	if err := st.Save(b); err != nil {
+		return fmt.Errorf("pipeline: cannot save the preprocessing state to %s: %w", st, err)
 	}
-	p.opts.Logger.Debug("preprocessing state saved", "path", path, "items", items, "bytes", len(b))
+	p.opts.Logger.Debug("preprocessing state saved", "path", st.String(), "items", items, "bytes", len(b))
 	return nil
 }
 
@@ -113,18 +138,18 @@ func appendRecord(b []byte, id, hash uint64, st *preprocess.State) ([]byte, erro
 // errStateFile marks a state file that cannot be read back.
 var errStateFile = errors.New("damaged preprocessing state file")
 
-// loadState reads Options.StatePath into the shards' restored states,
+// loadState reads Options.StateStore into the shards' restored states,
 // each in the shard of its item's root. A missing file is no state; a
 // damaged one is an error (the caller logs it and starts without
 // state: the change steps then discard each item's first value, as
 // after Zabbix's restarts).
 func (p *Pipeline) loadState() (int, error) {
-	b, err := os.ReadFile(p.opts.StatePath)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
+	b, err := p.opts.StateStore.Load()
 	if err != nil {
 		return 0, err
+	}
+	if b == nil {
+		return 0, nil
 	}
 	if len(b) < len(stateMagic)+4 || !bytes.Equal(b[:len(stateMagic)], stateMagic) {
 		return 0, errStateFile

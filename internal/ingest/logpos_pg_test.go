@@ -1,0 +1,93 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/peregrine-mon/peregrine/internal/ha"
+	"github.com/peregrine-mon/peregrine/internal/testutil"
+)
+
+// TestIntegrationLogPositionsInPostgres: with the state in PostgreSQL
+// (a real PostgreSQL 15, every write fenced by an active HA node's
+// lease through database/sql) positions are saved, reopened and
+// pruned as in the file; once the cluster's epoch moved on (a takeover
+// this node has not noticed) a Save is refused and nothing of it is
+// stored or shown.
+func TestIntegrationLogPositionsInPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts PostgreSQL")
+	}
+	pg := testutil.StartPostgres(t)
+	n, err := ha.Open(context.Background(), ha.Options{DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port),
+		Name: "ingest-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 10 * time.Second, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); n.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done; n.Close(context.Background()) })
+	deadline := time.Now().Add(60 * time.Second)
+	for n.Lease() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the node never became active")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	lease := n.Lease()
+	ctx := context.Background()
+	open := func() *LogPositions {
+		t.Helper()
+		db := stdlib.OpenDBFromPool(n.Pool())
+		lp, err := OpenLogPositionsPG(ctx, db, func(ctx context.Context, fn func(*sql.Tx) error) error {
+			return lease.WriteSQL(ctx, db, fn)
+		}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lp
+	}
+	lp := open()
+	for i := uint64(1); i <= 20; i++ {
+		if err := lp.Save([]uint64{i, i}, []LogPos{{LastLogSize: 1}, {LastLogSize: i * 100, Mtime: int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lp.Close()
+	lp = open()
+	if lp.Len() != 20 {
+		t.Fatalf("%d positions after reopen, want 20", lp.Len())
+	}
+	if p, ok := lp.Get(7); !ok || p.LastLogSize != 700 || p.Mtime != 7 {
+		t.Fatalf("item 7: %+v %v", p, ok)
+	}
+	if k, err := lp.Prune(ctx, func(id uint64) bool { return id <= 10 }); err != nil || k != 10 {
+		t.Fatalf("pruned %d, %v; want 10", k, err)
+	}
+	lp.Close()
+	lp = open()
+	defer lp.Close()
+	if lp.Len() != 10 {
+		t.Fatalf("%d positions after prune and reopen, want 10", lp.Len())
+	}
+
+	if _, err := n.Pool().Exec(ctx, `UPDATE peregrine_ha.cluster SET epoch = epoch + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := lp.Save([]uint64{1, 99}, []LogPos{{LastLogSize: 12345}, {LastLogSize: 1}}); !ha.IsFenced(err) {
+		t.Fatalf("save after the epoch moved: %v, want ErrFenced", err)
+	}
+	if p, _ := lp.Get(1); p.LastLogSize != 100 {
+		t.Fatalf("a refused save is shown: %+v", p)
+	}
+	var rows, size int64
+	if err := n.Pool().QueryRow(ctx, `SELECT count(*), max(lastlogsize) FROM peregrine_state.log_position`).Scan(&rows, &size); err != nil || rows != 10 || size != 1000 {
+		t.Fatalf("%d rows, max size %d (%v): a refused save was stored", rows, size, err)
+	}
+}
