@@ -145,6 +145,7 @@ type Edit struct {
 	newGroups []uint64           // groups created in this Edit, in order
 	newHosts  []uint64           // hosts created in this Edit, in order
 	strs      map[string]string  // interned low-cardinality item fields
+	pool      *strPool           // the Catalog's shared strings (intern.go)
 	steps     stepsInterner      // interned preprocessing chains
 	ck        *checks            // the Catalog's validation hooks
 
@@ -246,7 +247,7 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs}
+	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs, pool: &c.pool}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit
@@ -465,6 +466,9 @@ func (e *Edit) itemByKey(host uint64, key string) uint64 {
 }
 
 func (e *Edit) str(s string) string {
+	if e.pool != nil {
+		return e.pool.get(s)
+	}
 	if e.strs == nil {
 		e.strs = map[string]string{}
 	}

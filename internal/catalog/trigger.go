@@ -230,6 +230,7 @@ CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
 func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	var trigs []Trigger
 	idx := map[uint64]int{}
+	in := newInterner() // texts a template gave every host's copy, held once
 	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name, template_id, uuid FROM triggers", func(r *sql.Rows) error {
 		var t Trigger
 		var rm, prio, st, typ, mc, cm, mca int64
@@ -240,6 +241,8 @@ func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 			return fmt.Errorf("%w: trigger %d has recovery_mode %d, priority %d, type %d, correlation_mode %d, max_check_attempts %d", ErrCorrupt, t.ID, rm, prio, typ, cm, mca)
 		}
 		t.MaxCheckAttempts = uint8(mca)
+		t.Description, t.EventName, t.Opdata = in.text(t.Description), in.text(t.EventName), in.text(t.Opdata)
+		t.Comments, t.URL, t.CorrelationTag = in.text(t.Comments), in.text(t.URL), in.text(t.CorrelationTag)
 		t.RecoveryMode, t.Priority, t.Enabled, t.Multiple, t.ManualClose, t.CorrelationMode = RecoveryMode(rm), uint8(prio), st == 0, typ == 1, mc == 1, uint8(cm)
 		idx[t.ID] = len(trigs)
 		trigs = append(trigs, t)
@@ -280,7 +283,7 @@ func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 		return nil, fmt.Errorf("cannot load trigger dependencies: %w", err)
 	}
 	if err := each("tag", "SELECT trigger_id, tag, value FROM trigger_tags ORDER BY trigger_id, rowid", func(t *Trigger, _ uint64, b, c string) {
-		t.Tags = append(t.Tags, Tag{Tag: b, Value: c})
+		t.Tags = append(t.Tags, Tag{Tag: in.text(b), Value: in.text(c)})
 	}); err != nil {
 		return nil, fmt.Errorf("cannot load trigger tags: %w", err)
 	}

@@ -1,0 +1,127 @@
+package catalog
+
+import (
+	"reflect"
+	"strings"
+)
+
+// strPool is the Catalog's table of shared strings: the texts that
+// repeat across hosts because templates and prototypes put them there
+// (item keys and names, units, intervals, descriptions, trigger
+// comments and URLs, tags). It lives as long as the Catalog, so each
+// distinct value is held once however many hosts and Edits carry it
+// (issue 30: the heap per item). Only the writers use it, under the
+// Catalog's mutex. It is bounded: a string longer than maxPooledLen is
+// cloned on its own, and the table starts over once it holds
+// maxPoolEntries strings (strings already handed out stay valid: they
+// are immutable and owned by the snapshots that hold them).
+type strPool struct {
+	m map[string]string
+}
+
+const (
+	maxPooledLen   = 4096
+	maxPoolEntries = 1 << 20
+)
+
+// get returns a string equal to s that does not alias s's bytes (s may
+// be a part of a request's buffer): the pooled one if there is one.
+func (p *strPool) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) > maxPooledLen {
+		return strings.Clone(s)
+	}
+	if v, ok := p.m[s]; ok {
+		return v
+	}
+	if p.m == nil || len(p.m) >= maxPoolEntries {
+		p.m = make(map[string]string, 1024)
+	}
+	s = strings.Clone(s)
+	p.m[s] = s
+	return s
+}
+
+// seed adds the strings a load shared (interner.strs) to the pool, if
+// they fit, so that Edits after Open share them too.
+func (p *strPool) seed(strs map[string]string) {
+	if len(p.m)+len(strs) > maxPoolEntries {
+		return
+	}
+	if p.m == nil {
+		p.m = make(map[string]string, len(strs))
+	}
+	for k, v := range strs {
+		if len(k) <= maxPooledLen {
+			p.m[k] = v
+		}
+	}
+}
+
+// text returns s pooled (see strPool): for the fields of items,
+// triggers and tags that templates and prototypes repeat on every host.
+func (e *Edit) text(s string) string {
+	if e.pool == nil {
+		e.pool = &strPool{}
+	}
+	return e.pool.get(s)
+}
+
+// tags is cloneTags with pooled strings.
+func (e *Edit) tags(tags []Tag) []Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]Tag, len(tags))
+	for i, t := range tags {
+		out[i] = Tag{Tag: e.text(t.Tag), Value: e.text(t.Value)}
+	}
+	return out
+}
+
+// shareStrings makes every string reachable from dst that equals the
+// string at the same place in src share src's bytes. dst and src are
+// pointers to values of the same type, dst typically a deep copy of
+// src made by a JSON round trip (cloneLLD), which gives every copy of a
+// template's discovery rule its own bytes for texts that are the same
+// on every host. Maps and interfaces are left alone; slices are walked
+// up to the shorter length.
+func shareStrings(dst, src any) {
+	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if d.Kind() != reflect.Pointer || d.IsNil() || s.Kind() != reflect.Pointer || s.IsNil() || d.Type() != s.Type() {
+		return
+	}
+	shareValue(d.Elem(), s.Elem(), 0)
+}
+
+func shareValue(d, s reflect.Value, depth int) {
+	if depth > 32 {
+		return
+	}
+	switch d.Kind() {
+	case reflect.String:
+		if d.CanSet() && d.String() == s.String() {
+			d.SetString(s.String())
+		}
+	case reflect.Struct:
+		for i := range d.NumField() {
+			if d.Type().Field(i).IsExported() {
+				shareValue(d.Field(i), s.Field(i), depth+1)
+			}
+		}
+	case reflect.Slice:
+		for i := range min(d.Len(), s.Len()) {
+			shareValue(d.Index(i), s.Index(i), depth+1)
+		}
+	case reflect.Array:
+		for i := range d.Len() {
+			shareValue(d.Index(i), s.Index(i), depth+1)
+		}
+	case reflect.Pointer:
+		if !d.IsNil() && !s.IsNil() {
+			shareValue(d.Elem(), s.Elem(), depth+1)
+		}
+	}
+}
