@@ -63,11 +63,11 @@ type LLDBench struct {
 	// MemProfile, if set, is where each step writes a heap profile
 	// (suffixed with the host count) when it measures the heap per item.
 	MemProfile string
-	Hosts    []int  // steps, ascending
-	Batch    int    // hosts per link Edit
-	FS, Ifs  int    // discovered per host
-	Devs     int
-	Log      io.Writer
+	Hosts      []int // steps, ascending
+	Batch      int   // hosts per link Edit
+	FS, Ifs    int   // discovered per host
+	Devs       int
+	Log        io.Writer
 }
 
 // LLDStep is one step's figures.

@@ -250,7 +250,7 @@ func cloneLLD(l *LLDRule) *LLDRule {
 // prototypes' expressions replaced by the owner's.
 func (e *Edit) copyLLD(ti *Item, cur *LLDRule, owner *Host) (*LLDRule, error) {
 	l := cloneLLD(ti.LLD)
-	shareStrings(l, ti.LLD) // the copies on a million hosts hold the template's texts once
+	shareStrings(l, ti.LLD)     // the copies on a million hosts hold the template's texts once
 	have := map[uint64]uint64{} // template prototype → the owner's copy
 	if cur != nil {
 		for _, p := range cur.ItemPrototypes {
