@@ -23,20 +23,28 @@ type Trigger struct {
 	// Expression and RecoveryExpression are kept as written; ItemIDs are
 	// the items they reference, resolved when the trigger was stored.
 	Expression         string
-	RecoveryMode       RecoveryMode
 	RecoveryExpression string
-	Priority           uint8 // severity 0 (not classified) .. 5 (disaster)
-	Enabled            bool  // Zabbix status 0
+	// The one-byte fields sit together, sharing one word (issue 30:
+	// memory per trigger).
+	RecoveryMode RecoveryMode
+	Priority     uint8 // severity 0 (not classified) .. 5 (disaster)
+	Enabled      bool  // Zabbix status 0
 	// Multiple is Zabbix's type 1: every PROBLEM evaluation makes a new
 	// problem event, not only the change from OK.
 	Multiple        bool
 	ManualClose     bool
-	Opdata          string
-	Comments        string
-	URL             string
 	CorrelationMode uint8 // 0 all problems, 1 problems with the same tag value
-	CorrelationTag  string
-	Tags            []Tag
+	// MaxCheckAttempts is Peregrine's extension for Nagios-style soft
+	// and hard states: a problem is raised only after this many
+	// consecutive PROBLEM evaluations (1, the default, is Zabbix's
+	// behaviour); meanwhile the trigger is in a soft state and its items
+	// are re-checked at their retry interval (Item.RetryDelay).
+	MaxCheckAttempts uint8
+	Opdata           string
+	Comments         string
+	URL              string
+	CorrelationTag   string
+	Tags             []Tag
 	// Dependencies are the IDs of the triggers this one depends on (its
 	// masters), ascending.
 	Dependencies []uint64
@@ -44,12 +52,6 @@ type Trigger struct {
 	// reference, ascending and without duplicates.
 	ItemIDs []uint64
 	HostIDs []uint64
-	// MaxCheckAttempts is Peregrine's extension for Nagios-style soft
-	// and hard states: a problem is raised only after this many
-	// consecutive PROBLEM evaluations (1, the default, is Zabbix's
-	// behaviour); meanwhile the trigger is in a soft state and its items
-	// are re-checked at their retry interval (Item.RetryDelay).
-	MaxCheckAttempts uint8
 	// TemplateID is the template trigger this one was copied from
 	// (Zabbix's templateid), 0 for the owner's own.
 	TemplateID uint64
