@@ -125,3 +125,56 @@ func shareValue(d, s reflect.Value, depth int) {
 		}
 	}
 }
+
+// compact trims every slice reachable from ptr (a pointer) to its
+// length, copying it when its capacity is larger, and, if str is not
+// nil, replaces every string with str's. encoding/json grows the
+// slices it decodes to at least 4 elements and by half again, so a
+// discovery rule decoded from JSON (cloneLLD, loadLLD) held up to 4
+// prototypes of 832 bytes where it had one. Maps and interfaces are
+// left alone.
+func compact(ptr any, str func(string) string) {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return
+	}
+	compactValue(v.Elem(), str, 0)
+}
+
+func compactValue(v reflect.Value, str func(string) string, depth int) {
+	if depth > 32 || !v.CanSet() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if str != nil && v.Len() > 0 {
+			v.SetString(str(v.String()))
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				compactValue(v.Field(i), str, depth+1)
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			return
+		}
+		if v.Cap() > v.Len() {
+			c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(c, v)
+			v.Set(c)
+		}
+		for i := range v.Len() {
+			compactValue(v.Index(i), str, depth+1)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			compactValue(v.Index(i), str, depth+1)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			compactValue(v.Elem(), str, depth+1)
+		}
+	}
+}

@@ -42,3 +42,17 @@ func TestShareStrings(t *testing.T) {
 		t.Fatalf("a different string was touched: %q, %q", dp.Name, sp.Name)
 	}
 }
+
+func TestCompactKeepsValues(t *testing.T) {
+	src := &LLDRule{Lifetime: "30d", ItemPrototypes: []ItemPrototype{{UUID: "u1", Item: ItemSpec{Key: "k[{#A}]"}}}}
+	c := cloneLLD(src)
+	if cap(c.ItemPrototypes) != 1 || !c.equal(src) {
+		t.Fatalf("cap %d, equal %v", cap(c.ItemPrototypes), c.equal(src))
+	}
+	var p strPool
+	want := p.get("30d")
+	compact(c, p.get)
+	if !sameBytes(c.Lifetime, want) || !c.equal(src) {
+		t.Fatal("strings were not pooled, or the rule changed")
+	}
+}

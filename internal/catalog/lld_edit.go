@@ -240,6 +240,7 @@ func cloneLLD(l *LLDRule) *LLDRule {
 	if err := json.Unmarshal([]byte(encodeLLD(l)), &c); err != nil {
 		panic("BUG: LLDRule does not round-trip: " + err.Error())
 	}
+	compact(&c, nil)
 	return &c
 }
 
