@@ -300,6 +300,31 @@
 // update intervals with the scheduler's parser (internal/zbx/delay, a
 // pure package) so that what it stores can be scheduled.
 //
+// # Memory
+//
+// Most of a catalog's text repeats: every host linked to a template, and
+// every item or trigger a prototype discovered, carries the template's
+// keys, names, units, intervals, descriptions, comments and tags. The
+// writers hold each distinct text once (intern.go): Edits share them
+// through the Catalog's strPool (bounded: texts up to 4 KiB, at most
+// 2^20 of them, then it starts over), Open through an interner per
+// load, and a host's copy of a template's discovery rule shares the
+// template's strings (shareStrings) and has its JSON-decoded slices
+// trimmed to their length (compact). Item, Host and Trigger keep their
+// one-byte fields together. What an item still costs is measured in
+// docs/bench/estate.md ("The catalog model at scale"): about 440 bytes
+// of Item in the slab plus its indexes, and in a template-linked, discovered
+// fleet about 1.3 KB of heap per item with triggers, rules and graphs.
+//
+// An Edit still builds the part it changed (hosts or templates) anew,
+// copying every item of the part into a new slab: O(items), where a
+// profile of a host rename or an item.update at 100,000 items puts
+// nearly all of an edit's CPU. Sharing unchanged hosts and items between
+// snapshots needs items kept per host (or in pages of whole hosts)
+// instead of one slab, host and ID indexes that hold positions rather
+// than pointers, and trigger indexes updated rather than rebuilt;
+// BenchmarkEditScale (edit_scale_test.go) measures it at any size.
+//
 // # Concurrency contract
 //
 // Readers are lock-free. Catalog.Snapshot is an atomic pointer load; a

@@ -520,7 +520,24 @@ func notFound(kind string, id uint64) error {
 // hosts does not rebuild the templates.
 func (e *Edit) build() (*Snapshot, error) {
 	old := e.old
-	hostTrigs, tmplTrigs := e.buildTriggers()
+	// An Edit that wrote no trigger and deleted no item (an item.update,
+	// a host rename) leaves the trigger slabs and their indexes as they
+	// were: the new snapshot shares them (shareTriggers) instead of
+	// rebuilding them, O(triggers), per edit.
+	keepTrigs := len(e.triggers) == 0 && len(e.newTriggers) == 0 && !e.itemsGone
+	var hostTrigs, tmplTrigs []Trigger
+	if !keepTrigs {
+		hostTrigs, tmplTrigs = e.buildTriggers()
+	}
+	setTrigs := func(s *Snapshot) {
+		if keepTrigs {
+			s.shareTriggers(old)
+			s.tmpl.shareTriggers(old.part())
+			return
+		}
+		s.setTriggers(hostTrigs)
+		s.tmpl.setTriggers(tmplTrigs)
+	}
 	if e.triggersOnly() {
 		// Groups, hosts and items are unchanged: share them (a snapshot
 		// is immutable) and rebuild only the trigger slabs and their
@@ -528,10 +545,9 @@ func (e *Edit) build() (*Snapshot, error) {
 		// items otherwise rebuilt every host and item per call.
 		s := *old
 		s.version = old.version + 1
-		s.setTriggers(hostTrigs)
 		tp := *old.part()
-		tp.setTriggers(tmplTrigs)
 		s.tmpl = &tp
+		setTrigs(&s)
 		e.applyOverlays(&s)
 		return &s, nil
 	}
@@ -584,8 +600,7 @@ func (e *Edit) build() (*Snapshot, error) {
 		tp := *old.part()
 		s.tmpl = &tp
 	}
-	s.setTriggers(hostTrigs)
-	s.tmpl.setTriggers(tmplTrigs)
+	setTrigs(s)
 	s.macros = old.macros
 	s.maints = old.maints
 	s.regexps = old.regexps

@@ -105,6 +105,14 @@ func (s *Snapshot) Triggers() []Trigger { return s.triggers }
 // not allocate; the slice is shared and read-only.
 func (s *Snapshot) TriggersOfItem(itemID uint64) []*Trigger { return s.trigByItem[itemID] }
 
+// shareTriggers gives s old's trigger slab and indexes as they are,
+// for an Edit that wrote no trigger and deleted no item: a snapshot is
+// immutable, so the two share them, and an item.update or a host
+// rename does not cost O(triggers).
+func (s *Snapshot) shareTriggers(old *Snapshot) {
+	s.triggers, s.trigByID, s.trigByItem, s.trigInherited = old.triggers, old.trigByID, old.trigByItem, old.trigInherited
+}
+
 // setTriggers installs trigs (in any order) into s, a snapshot whose
 // items are final, as its slab: it takes trigs over (callers pass a slice
 // of their own), drops triggers whose items no longer exist and
