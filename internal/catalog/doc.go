@@ -316,14 +316,19 @@
 // of Item in the slab plus its indexes, and in a template-linked, discovered
 // fleet about 1.3 KB of heap per item with triggers, rules and graphs.
 //
-// An Edit still builds the part it changed (hosts or templates) anew,
-// copying every item of the part into a new slab: O(items), where a
-// profile of a host rename or an item.update at 100,000 items puts
-// nearly all of an edit's CPU. Sharing unchanged hosts and items between
-// snapshots needs items kept per host (or in pages of whole hosts)
-// instead of one slab, host and ID indexes that hold positions rather
-// than pointers, and trigger indexes updated rather than rebuilt;
-// BenchmarkEditScale (edit_scale_test.go) measures it at any size.
+// An Edit that wrote no trigger and deleted no item (an item.update, a
+// host rename) shares the old snapshot's trigger slab and indexes
+// (shareTriggers) instead of rebuilding them;
+// TestEditSharedTriggersMatchReload compares random edits of both kinds
+// with a reload, trigger by trigger. But an Edit still builds the part
+// it changed (hosts or templates) anew, copying every item of the part
+// into a new slab: O(items), where a profile of a host rename or an
+// item.update at 100,000 items puts nearly all of an edit's CPU.
+// Sharing unchanged hosts and items between snapshots needs items kept
+// per host (or in pages of whole hosts) instead of one slab, host and
+// ID indexes that hold positions rather than pointers, and Host no
+// longer pointing to its snapshot; BenchmarkEditScale
+// (edit_scale_test.go) measures an edit at any size.
 //
 // # Concurrency contract
 //

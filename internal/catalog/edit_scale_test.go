@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,24 +49,37 @@ func scaleSizes(tb testing.TB) (hosts []int, perHost int) {
 }
 
 // BenchmarkEditScale measures one host rename and one item.update (the
-// units of one item) committed to a catalog of N hosts: SQLite's
-// transaction plus the next snapshot.
+// units of one item) committed to a catalog of N hosts with one trigger
+// per 5 items: SQLite's transaction plus the next snapshot.
 func BenchmarkEditScale(b *testing.B) {
 	hosts, perHost := scaleSizes(b)
 	for _, n := range hosts {
 		b.Run(fmt.Sprintf("hosts=%d/items=%d", n, n*perHost), func(b *testing.B) {
-			c, path := openTemp(b)
+			path := filepath.Join(b.TempDir(), "c.db")
+			c, err := Open(context.Background(), Options{Path: path, ExprRefs: fakeRefs})
+			if err != nil {
+				b.Fatal(err)
+			}
 			for from := 0; from < n; from += 10000 {
 				sp := genSpec(min(10000, n-from), perHost)
+				var trigs []TriggerFields
 				for i := range sp.Hosts {
 					sp.Hosts[i].Host = fmt.Sprintf("host-%07d.example.net", from+i)
+					// A trigger on each of genSpec's custom.check.N items
+					// (every 4th): at 10 items per host, one per 5 items,
+					// the 2M triggers for 10M items.
+					for j := 3; j < perHost; j += 4 {
+						trigs = append(trigs, TriggerFields{Description: "check {HOST.NAME}", Priority: 3, Enabled: true,
+							Expression: fmt.Sprintf("last(/%s/custom.check.%d)>0", sp.Hosts[i].Host, j)})
+					}
 				}
 				mustApply(b, c, sp)
+				mustEdit(b, c, func(e *Edit) error { _, err := e.CreateTriggers(trigs); return err })
 			}
 			c.Close()
 			before := heapAlloc()
 			start := time.Now()
-			c, err := Open(context.Background(), Options{Path: path})
+			c, err = Open(context.Background(), Options{Path: path, ExprRefs: fakeRefs})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -98,8 +112,8 @@ func BenchmarkEditScale(b *testing.B) {
 				}
 			})
 			// A benchmark with sub-benchmarks prints no metrics of its own.
-			b.Logf("%d hosts, %d items: open %.2f s, %.0f B of heap per item, one host's Items %v",
-				n, n*perHost, openS, perItem, walk)
+			b.Logf("%d hosts, %d items, %d triggers: open %.2f s, %.0f B of heap per item (triggers included), one host's Items %v",
+				n, n*perHost, len(c.Snapshot().Triggers()), openS, perItem, walk)
 		})
 	}
 }
