@@ -307,14 +307,15 @@
 // keys, names, units, intervals, descriptions, comments and tags. The
 // writers hold each distinct text once (intern.go): Edits share them
 // through the Catalog's strPool (bounded: texts up to 4 KiB, at most
-// 2^20 of them, then it starts over), Open through an interner per
+// 2^20 of them, then it starts over; equal tag lists are shared whole),
+// Open through an interner per
 // load, and a host's copy of a template's discovery rule shares the
 // template's strings (shareStrings) and has its JSON-decoded slices
 // trimmed to their length (compact). Item, Host and Trigger keep their
 // one-byte fields together. What an item still costs is measured in
 // docs/bench/estate.md ("The catalog model at scale"): about 440 bytes
 // of Item in the slab plus its indexes, and in a template-linked, discovered
-// fleet about 1.3 KB of heap per item with triggers, rules and graphs.
+// fleet about 1.25 KB of heap per item with triggers, rules and graphs.
 //
 // An Edit that wrote no trigger and deleted no item (an item.update, a
 // host rename) shares the old snapshot's trigger slab and indexes

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,11 @@ import (
 // are immutable and owned by the snapshots that hold them).
 type strPool struct {
 	m map[string]string
+	// tagSets holds whole tag lists by content (tagSetKey): the
+	// discovered items of one prototype carry the same tags on every
+	// host. A shared list's capacity is its length, so an append makes
+	// a new one; nothing writes the elements of a stored list.
+	tagSets map[string][]Tag
 }
 
 const (
@@ -69,16 +75,46 @@ func (e *Edit) text(s string) string {
 	return e.pool.get(s)
 }
 
-// tags is cloneTags with pooled strings.
+// tags is cloneTags with pooled strings, and the list itself shared
+// with every other equal list the pool holds.
 func (e *Edit) tags(tags []Tag) []Tag {
 	if len(tags) == 0 {
 		return nil
+	}
+	if e.pool == nil {
+		e.pool = &strPool{}
+	}
+	p := e.pool
+	k := tagSetKey(tags)
+	if l, ok := p.tagSets[k]; ok && len(k) <= maxPooledLen {
+		return l
 	}
 	out := make([]Tag, len(tags))
 	for i, t := range tags {
 		out[i] = Tag{Tag: e.text(t.Tag), Value: e.text(t.Value)}
 	}
+	if len(k) <= maxPooledLen {
+		if p.tagSets == nil || len(p.tagSets) >= maxPoolEntries {
+			p.tagSets = make(map[string][]Tag, 256)
+		}
+		p.tagSets[strings.Clone(k)] = out[:len(out):len(out)]
+	}
 	return out
+}
+
+// tagSetKey is tags' content as one string: each tag and value with its
+// length before it, so that no two different lists have the same key.
+func tagSetKey(tags []Tag) string {
+	var b strings.Builder
+	for _, t := range tags {
+		b.WriteString(strconv.Itoa(len(t.Tag)))
+		b.WriteByte(':')
+		b.WriteString(t.Tag)
+		b.WriteString(strconv.Itoa(len(t.Value)))
+		b.WriteByte(':')
+		b.WriteString(t.Value)
+	}
+	return b.String()
 }
 
 // shareStrings makes every string reachable from dst that equals the

@@ -56,3 +56,20 @@ func TestCompactKeepsValues(t *testing.T) {
 		t.Fatal("strings were not pooled, or the rule changed")
 	}
 }
+
+func TestTagListsShared(t *testing.T) {
+	e := &Edit{pool: &strPool{}}
+	a := e.tags([]Tag{{Tag: "component", Value: "storage"}, {Tag: "fs", Value: "/"}})
+	b := e.tags([]Tag{{Tag: "component", Value: "storage"}, {Tag: "fs", Value: "/"}})
+	c := e.tags([]Tag{{Tag: "component", Value: "storage"}, {Tag: "fs", Value: "/boot"}})
+	d := e.tags([]Tag{{Tag: "component:", Value: "storage"}})
+	if &a[0] != &b[0] || cap(a) != len(a) {
+		t.Fatal("equal lists not shared, or shared with room to append into")
+	}
+	if &a[0] == &c[0] || c[1].Value != "/boot" || d[0].Tag != "component:" || len(d) != 1 {
+		t.Fatalf("different lists mixed up: %v %v", c, d)
+	}
+	if e.tags(nil) != nil {
+		t.Fatal("an empty list must stay nil")
+	}
+}
