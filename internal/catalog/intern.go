@@ -50,22 +50,6 @@ func (p *strPool) get(s string) string {
 	return s
 }
 
-// seed adds the strings a load shared (interner.strs) to the pool, if
-// they fit, so that Edits after Open share them too.
-func (p *strPool) seed(strs map[string]string) {
-	if len(p.m)+len(strs) > maxPoolEntries {
-		return
-	}
-	if p.m == nil {
-		p.m = make(map[string]string, len(strs))
-	}
-	for k, v := range strs {
-		if len(k) <= maxPooledLen {
-			p.m[k] = v
-		}
-	}
-}
-
 // text returns s pooled (see strPool): for the fields of items,
 // triggers and tags that templates and prototypes repeat on every host.
 func (e *Edit) text(s string) string {
