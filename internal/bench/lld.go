@@ -60,11 +60,14 @@ flags:
 // LLDBench is the lld scenario.
 type LLDBench struct {
 	Template string // template file (YAML)
-	Hosts    []int  // steps, ascending
-	Batch    int    // hosts per link Edit
-	FS, Ifs  int    // discovered per host
-	Devs     int
-	Log      io.Writer
+	// MemProfile, if set, is where each step writes a heap profile
+	// (suffixed with the host count) when it measures the heap per item.
+	MemProfile string
+	Hosts      []int // steps, ascending
+	Batch      int   // hosts per link Edit
+	FS, Ifs    int   // discovered per host
+	Devs       int
+	Log        io.Writer
 }
 
 // LLDStep is one step's figures.
@@ -170,6 +173,20 @@ func (b *LLDBench) Run(ctx context.Context) ([]LLDStep, error) {
 	return out, nil
 }
 
+// writeHeapProfile writes the live heap's profile (go tool pprof
+// -sample_index=inuse_space) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func heapNow() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -273,6 +290,11 @@ func (b *LLDBench) step(ctx context.Context, src []byte, n int) (st LLDStep, err
 	}
 	st.LLDAgain = apply()
 	st.HeapBytes = heapNow() - min(heap0, heapNow())
+	if b.MemProfile != "" {
+		if err := writeHeapProfile(fmt.Sprintf("%s.%d", b.MemProfile, n)); err != nil {
+			return st, err
+		}
+	}
 	st.BytesPerItem = float64(st.HeapBytes) / float64(max(st.Items, 1))
 	h := snap.Hosts()[0]
 	name := h.Host + "-renamed"
@@ -331,6 +353,7 @@ func lldMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&b.Devs, "devs", 2, "block devices each simulated agent discovers")
 	report := fs.String("report", "", "directory for lld.csv (optional)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&b.MemProfile, "memprofile", "", "write each step's heap profile, where the heap per item is measured, to this file suffixed .HOSTS")
 	var zt LLDZabbix
 	fs.StringVar(&zt.URL, "target", "", "a Zabbix 6.0 API URL: measure its configuration cache sync instead")
 	fs.StringVar(&zt.User, "user", "Admin", "API user (--target)")

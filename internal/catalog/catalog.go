@@ -65,6 +65,8 @@ type Catalog struct {
 	refs RefsFunc
 	snap atomic.Pointer[Snapshot]
 	ck   checks // Options' validation hooks
+	// pool is the writers' shared strings (intern.go), guarded by mu.
+	pool strPool
 
 	// mu serialises writers (Apply, Close) and guards db, closed and
 	// broken. Readers never take it.

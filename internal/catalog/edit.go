@@ -145,6 +145,7 @@ type Edit struct {
 	newGroups []uint64           // groups created in this Edit, in order
 	newHosts  []uint64           // hosts created in this Edit, in order
 	strs      map[string]string  // interned low-cardinality item fields
+	pool      *strPool           // the Catalog's shared strings (intern.go)
 	steps     stepsInterner      // interned preprocessing chains
 	ck        *checks            // the Catalog's validation hooks
 
@@ -246,7 +247,7 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs}
+	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs, pool: &c.pool}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit
@@ -465,6 +466,9 @@ func (e *Edit) itemByKey(host uint64, key string) uint64 {
 }
 
 func (e *Edit) str(s string) string {
+	if e.pool != nil {
+		return e.pool.get(s)
+	}
 	if e.strs == nil {
 		e.strs = map[string]string{}
 	}
@@ -516,7 +520,24 @@ func notFound(kind string, id uint64) error {
 // hosts does not rebuild the templates.
 func (e *Edit) build() (*Snapshot, error) {
 	old := e.old
-	hostTrigs, tmplTrigs := e.buildTriggers()
+	// An Edit that wrote no trigger and deleted no item (an item.update,
+	// a host rename) leaves the trigger slabs and their indexes as they
+	// were: the new snapshot shares them (shareTriggers) instead of
+	// rebuilding them, O(triggers), per edit.
+	keepTrigs := len(e.triggers) == 0 && len(e.newTriggers) == 0 && !e.itemsGone
+	var hostTrigs, tmplTrigs []Trigger
+	if !keepTrigs {
+		hostTrigs, tmplTrigs = e.buildTriggers()
+	}
+	setTrigs := func(s *Snapshot) {
+		if keepTrigs {
+			s.shareTriggers(old)
+			s.tmpl.shareTriggers(old.part())
+			return
+		}
+		s.setTriggers(hostTrigs)
+		s.tmpl.setTriggers(tmplTrigs)
+	}
 	if e.triggersOnly() {
 		// Groups, hosts and items are unchanged: share them (a snapshot
 		// is immutable) and rebuild only the trigger slabs and their
@@ -524,10 +545,9 @@ func (e *Edit) build() (*Snapshot, error) {
 		// items otherwise rebuilt every host and item per call.
 		s := *old
 		s.version = old.version + 1
-		s.setTriggers(hostTrigs)
 		tp := *old.part()
-		tp.setTriggers(tmplTrigs)
 		s.tmpl = &tp
+		setTrigs(&s)
 		e.applyOverlays(&s)
 		return &s, nil
 	}
@@ -580,8 +600,7 @@ func (e *Edit) build() (*Snapshot, error) {
 		tp := *old.part()
 		s.tmpl = &tp
 	}
-	s.setTriggers(hostTrigs)
-	s.tmpl.setTriggers(tmplTrigs)
+	setTrigs(s)
 	s.macros = old.macros
 	s.maints = old.maints
 	s.regexps = old.regexps

@@ -149,21 +149,21 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 	e.created = slices.Grow(e.created, len(made))
 	for i := range made {
 		it := &made[i]
-		it.Key = strings.Clone(it.Key)
+		it.Key = e.text(it.Key)
 		if it.Name == items[i].Key {
 			it.Name = it.Key
 		} else {
-			it.Name = strings.Clone(it.Name)
+			it.Name = e.text(it.Name)
 		}
 		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
 		it.TimestampPrecision = e.str(it.TimestampPrecision)
-		it.SNMPOID = strings.Clone(it.SNMPOID)
-		it.Params = strings.Clone(it.Params)
-		it.Description = strings.Clone(it.Description)
+		it.SNMPOID = e.text(it.SNMPOID)
+		it.Params = e.text(it.Params)
+		it.Description = e.text(it.Description)
 		it.IPMISensor = strings.Clone(it.IPMISensor)
 		it.LogTimeFmt = strings.Clone(it.LogTimeFmt)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
-		it.Tags = cloneTags(it.Tags)
+		it.Tags = e.tags(it.Tags)
 		it.Parameters = cloneItemParams(it.Parameters)
 		if h := e.host(it.HostID); h.IsTemplate {
 			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
@@ -550,7 +550,7 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if n.Key == cur.Key {
 			n.Key = cur.Key
 		} else {
-			n.Key = strings.Clone(n.Key)
+			n.Key = e.text(n.Key)
 		}
 		switch n.Name {
 		case n.Key:
@@ -558,11 +558,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		case cur.Name:
 			n.Name = cur.Name
 		default:
-			n.Name = strings.Clone(n.Name)
+			n.Name = e.text(n.Name)
 		}
 		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
 		n.TimestampPrecision = e.str(n.TimestampPrecision)
-		n.SNMPOID = strings.Clone(n.SNMPOID)
+		n.SNMPOID = e.text(n.SNMPOID)
 		if sameSteps(n.Preprocessing, cur.Preprocessing) {
 			n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
 		} else {
@@ -571,16 +571,16 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		if n.Params == cur.Params {
 			n.Params = cur.Params
 		} else {
-			n.Params = strings.Clone(n.Params)
+			n.Params = e.text(n.Params)
 		}
 		if n.Description == cur.Description {
 			n.Description = cur.Description
 		} else {
-			n.Description = strings.Clone(n.Description)
+			n.Description = e.text(n.Description)
 		}
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		if tagsChanged {
-			n.Tags = cloneTags(n.Tags)
+			n.Tags = e.tags(n.Tags)
 		} else {
 			n.Tags = cur.Tags
 		}

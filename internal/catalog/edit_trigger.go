@@ -470,12 +470,12 @@ func (e *Edit) checkDepCycle(id uint64) error {
 func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bool) {
 	n := len(el.errs) + el.dropped
 	t := Trigger{
-		Description: strings.Clone(f.Description), EventName: strings.Clone(f.EventName), Expression: strings.Clone(f.Expression),
+		Description: e.text(f.Description), EventName: e.text(f.EventName), Expression: strings.Clone(f.Expression),
 		RecoveryMode: f.RecoveryMode, RecoveryExpression: strings.Clone(f.RecoveryExpression),
 		Priority: f.Priority, Enabled: f.Enabled, Multiple: f.Multiple, ManualClose: f.ManualClose,
-		Opdata: strings.Clone(f.Opdata), Comments: strings.Clone(f.Comments), URL: strings.Clone(f.URL),
-		CorrelationMode: f.CorrelationMode, CorrelationTag: strings.Clone(f.CorrelationTag),
-		Tags: cloneTags(f.Tags), MaxCheckAttempts: max(f.MaxCheckAttempts, 1),
+		Opdata: e.text(f.Opdata), Comments: e.text(f.Comments), URL: e.text(f.URL),
+		CorrelationMode: f.CorrelationMode, CorrelationTag: e.text(f.CorrelationTag),
+		Tags: e.tags(f.Tags), MaxCheckAttempts: max(f.MaxCheckAttempts, 1),
 	}
 	if t.MaxCheckAttempts > maxCheckAttempts {
 		el.addf(p+".max_check_attempts", "must be between 1 and %d, not %d", maxCheckAttempts, t.MaxCheckAttempts)

@@ -303,6 +303,7 @@ func loadLLD(ctx context.Context, tx *sql.Tx, items []Item) error {
 	for i := range items {
 		byID[items[i].ID] = i
 	}
+	in := newInterner()
 	err := queryEach(ctx, tx, "SELECT item_id, config FROM item_lld", func(r *sql.Rows) error {
 		var id uint64
 		var config string
@@ -317,6 +318,7 @@ func loadLLD(ctx context.Context, tx *sql.Tx, items []Item) error {
 		if err := json.Unmarshal([]byte(config), &l); err != nil {
 			return fmt.Errorf("%w: discovery rule %d: %v", ErrCorrupt, id, err)
 		}
+		compact(&l, in.text) // every host's copy of a template's rule: its texts held once
 		items[i].LLD = &l
 		return nil
 	})

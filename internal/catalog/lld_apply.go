@@ -3,7 +3,6 @@ package catalog
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // DiscoveredItem is one item a discovery result wants on the rule's
@@ -208,11 +207,11 @@ func createOrUpdate(cur *Item) string {
 
 // internItem owns it's strings as CreateItems does.
 func (e *Edit) internItem(it *Item) {
-	it.Key, it.Name = strings.Clone(it.Key), strings.Clone(it.Name)
+	it.Key, it.Name = e.text(it.Key), e.text(it.Name)
 	it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
-	it.SNMPOID, it.Params, it.Description = strings.Clone(it.SNMPOID), strings.Clone(it.Params), strings.Clone(it.Description)
+	it.SNMPOID, it.Params, it.Description = e.text(it.SNMPOID), e.text(it.Params), e.text(it.Description)
 	it.Preprocessing = e.steps.get(it.Preprocessing)
-	it.Tags = cloneTags(it.Tags)
+	it.Tags = e.tags(it.Tags)
 }
 
 // ruleValueMap finds a value map by name on the rule's host, else on

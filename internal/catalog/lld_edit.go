@@ -240,6 +240,7 @@ func cloneLLD(l *LLDRule) *LLDRule {
 	if err := json.Unmarshal([]byte(encodeLLD(l)), &c); err != nil {
 		panic("BUG: LLDRule does not round-trip: " + err.Error())
 	}
+	compact(&c, nil)
 	return &c
 }
 
@@ -250,6 +251,7 @@ func cloneLLD(l *LLDRule) *LLDRule {
 // prototypes' expressions replaced by the owner's.
 func (e *Edit) copyLLD(ti *Item, cur *LLDRule, owner *Host) (*LLDRule, error) {
 	l := cloneLLD(ti.LLD)
+	shareStrings(l, ti.LLD)     // the copies on a million hosts hold the template's texts once
 	have := map[uint64]uint64{} // template prototype → the owner's copy
 	if cur != nil {
 		for _, p := range cur.ItemPrototypes {

@@ -395,9 +395,10 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		if int64(it.Type) != typ || !it.Type.Valid() || int64(it.ValueType) != vt || !it.ValueType.Valid() {
 			return fmt.Errorf("%w: item %d has type %d and value type %d", ErrCorrupt, it.ID, typ, vt)
 		}
-		if it.Name == it.Key {
-			it.Name = it.Key // share the bytes, as Apply does
-		}
+		// Keys, names and texts repeat on every host a template or
+		// prototype made them on: hold each once (intern.go).
+		it.Key, it.Name = in.text(it.Key), in.text(it.Name)
+		it.Description, it.Params, it.SNMPOID = in.text(it.Description), in.text(it.Params), in.text(it.SNMPOID)
 		it.Units, it.Delay, it.Timeout = in.str(units), in.str(delay), in.str(timeout)
 		var err error
 		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {
@@ -519,6 +520,15 @@ type interner struct {
 type periodKey struct {
 	s   string
 	min int64
+}
+
+// text is str for texts that may be long or unique: those longer than
+// maxPooledLen are kept as they are.
+func (in *interner) text(s string) string {
+	if len(s) > maxPooledLen {
+		return s
+	}
+	return in.str(s)
 }
 
 func newInterner() *interner {

@@ -23,20 +23,28 @@ type Trigger struct {
 	// Expression and RecoveryExpression are kept as written; ItemIDs are
 	// the items they reference, resolved when the trigger was stored.
 	Expression         string
-	RecoveryMode       RecoveryMode
 	RecoveryExpression string
-	Priority           uint8 // severity 0 (not classified) .. 5 (disaster)
-	Enabled            bool  // Zabbix status 0
+	// The one-byte fields sit together, sharing one word (issue 30:
+	// memory per trigger).
+	RecoveryMode RecoveryMode
+	Priority     uint8 // severity 0 (not classified) .. 5 (disaster)
+	Enabled      bool  // Zabbix status 0
 	// Multiple is Zabbix's type 1: every PROBLEM evaluation makes a new
 	// problem event, not only the change from OK.
 	Multiple        bool
 	ManualClose     bool
-	Opdata          string
-	Comments        string
-	URL             string
 	CorrelationMode uint8 // 0 all problems, 1 problems with the same tag value
-	CorrelationTag  string
-	Tags            []Tag
+	// MaxCheckAttempts is Peregrine's extension for Nagios-style soft
+	// and hard states: a problem is raised only after this many
+	// consecutive PROBLEM evaluations (1, the default, is Zabbix's
+	// behaviour); meanwhile the trigger is in a soft state and its items
+	// are re-checked at their retry interval (Item.RetryDelay).
+	MaxCheckAttempts uint8
+	Opdata           string
+	Comments         string
+	URL              string
+	CorrelationTag   string
+	Tags             []Tag
 	// Dependencies are the IDs of the triggers this one depends on (its
 	// masters), ascending.
 	Dependencies []uint64
@@ -44,12 +52,6 @@ type Trigger struct {
 	// reference, ascending and without duplicates.
 	ItemIDs []uint64
 	HostIDs []uint64
-	// MaxCheckAttempts is Peregrine's extension for Nagios-style soft
-	// and hard states: a problem is raised only after this many
-	// consecutive PROBLEM evaluations (1, the default, is Zabbix's
-	// behaviour); meanwhile the trigger is in a soft state and its items
-	// are re-checked at their retry interval (Item.RetryDelay).
-	MaxCheckAttempts uint8
 	// TemplateID is the template trigger this one was copied from
 	// (Zabbix's templateid), 0 for the owner's own.
 	TemplateID uint64
@@ -102,6 +104,14 @@ func (s *Snapshot) Triggers() []Trigger { return s.triggers }
 // item: the triggers to evaluate when a value of it is committed. It does
 // not allocate; the slice is shared and read-only.
 func (s *Snapshot) TriggersOfItem(itemID uint64) []*Trigger { return s.trigByItem[itemID] }
+
+// shareTriggers gives s old's trigger slab and indexes as they are,
+// for an Edit that wrote no trigger and deleted no item: a snapshot is
+// immutable, so the two share them, and an item.update or a host
+// rename does not cost O(triggers).
+func (s *Snapshot) shareTriggers(old *Snapshot) {
+	s.triggers, s.trigByID, s.trigByItem, s.trigInherited = old.triggers, old.trigByID, old.trigByItem, old.trigInherited
+}
 
 // setTriggers installs trigs (in any order) into s, a snapshot whose
 // items are final, as its slab: it takes trigs over (callers pass a slice
@@ -230,6 +240,7 @@ CREATE INDEX trigger_tags_trigger ON trigger_tags (trigger_id);
 func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 	var trigs []Trigger
 	idx := map[uint64]int{}
+	in := newInterner() // texts a template gave every host's copy, held once
 	err := queryEach(ctx, tx, "SELECT id, description, expression, recovery_mode, recovery_expression, priority, status, type, manual_close, opdata, comments, url, correlation_mode, correlation_tag, max_check_attempts, event_name, template_id, uuid FROM triggers", func(r *sql.Rows) error {
 		var t Trigger
 		var rm, prio, st, typ, mc, cm, mca int64
@@ -240,6 +251,8 @@ func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 			return fmt.Errorf("%w: trigger %d has recovery_mode %d, priority %d, type %d, correlation_mode %d, max_check_attempts %d", ErrCorrupt, t.ID, rm, prio, typ, cm, mca)
 		}
 		t.MaxCheckAttempts = uint8(mca)
+		t.Description, t.EventName, t.Opdata = in.text(t.Description), in.text(t.EventName), in.text(t.Opdata)
+		t.Comments, t.URL, t.CorrelationTag = in.text(t.Comments), in.text(t.URL), in.text(t.CorrelationTag)
 		t.RecoveryMode, t.Priority, t.Enabled, t.Multiple, t.ManualClose, t.CorrelationMode = RecoveryMode(rm), uint8(prio), st == 0, typ == 1, mc == 1, uint8(cm)
 		idx[t.ID] = len(trigs)
 		trigs = append(trigs, t)
@@ -280,7 +293,7 @@ func loadTriggers(ctx context.Context, tx *sql.Tx) ([]Trigger, error) {
 		return nil, fmt.Errorf("cannot load trigger dependencies: %w", err)
 	}
 	if err := each("tag", "SELECT trigger_id, tag, value FROM trigger_tags ORDER BY trigger_id, rowid", func(t *Trigger, _ uint64, b, c string) {
-		t.Tags = append(t.Tags, Tag{Tag: b, Value: c})
+		t.Tags = append(t.Tags, Tag{Tag: in.text(b), Value: in.text(c)})
 	}); err != nil {
 		return nil, fmt.Errorf("cannot load trigger tags: %w", err)
 	}
