@@ -240,7 +240,11 @@ func TestCheckerTimeouts(t *testing.T) {
 // the call returns.
 func TestCheckerOverdue(t *testing.T) {
 	c, d, m := newFake(t, Options{})
-	stuck := m.add("db.odbc.select[s,dsn]", "stuck", "", "", 100*time.Millisecond)
+	// The deadline must pass while the call is stuck, not while the
+	// check still waits for its connection: with 100 ms a loaded CI
+	// machine had not reached the query yet (overdue 0, a timeout
+	// "waiting for a connection"); 2 s leaves room for that.
+	stuck := m.add("db.odbc.select[s,dsn]", "stuck", "", "", 2*time.Second)
 	if r := run(t, c, []poll.Check{stuck}, 10*time.Second).of(stuck.ItemID); r.Status != poll.NotSupported {
 		t.Fatalf("%s %q", r.Status, r.Error)
 	}
