@@ -2,7 +2,6 @@ package histread
 
 import (
 	"bufio"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,11 +44,6 @@ const (
 
 // coarseRows is about how many rows a coarse bucket holds.
 const coarseRows = 4096
-
-// pipelineRows is the least rows a merge sorts on a goroutine of its
-// own beside the writing one (below it, the hand-over costs more than
-// it saves). A variable for the tests, which run every case both ways.
-var pipelineRows = 64 << 10
 
 var mergedPool = sync.Pool{New: func() any { return new([]mergedRow) }}
 
@@ -155,26 +149,22 @@ func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ his
 		}
 		return 0
 	}
-	// sortBucket orders coarse bucket k into its part of scratch, in
-	// the order it is written (pass 2: a counting sort into about two
-	// fine buckets per row, placed last first when descending, then
-	// each fine bucket's row or two by cmp). fine is the caller's.
-	sortBucket := func(k int64, fine []int32) []int32 {
+	sent := 0
+	b := w.AvailableBuffer()
+	var fine []int32
+	// write orders one coarse bucket (pass 2: a counting sort into
+	// about two fine buckets per row, then each fine bucket's row or
+	// two by cmp) and writes it; false when the limit is reached.
+	write := func(k int64) bool {
 		c0 := minC + k*g
-		sub, out := rows[starts[k]:starts[k+1]], scratch[starts[k]:starts[k+1]]
+		sub, out := rows[starts[k]:starts[k+1]], scratch[:starts[k+1]-starts[k]]
 		m := int64(len(sub))
 		if m == 0 {
-			return fine
+			return true
 		}
 		width := g * 1e9 // ns the bucket spans
 		nf := min(2*m, width)
-		fkey := func(r *mergedRow) int64 {
-			f := ((r.clock-c0)*1e9 + int64(r.ns)) * nf / width
-			if desc {
-				f = nf - 1 - f
-			}
-			return f
-		}
+		fkey := func(r *mergedRow) int64 { return ((r.clock-c0)*1e9 + int64(r.ns)) * nf / width }
 		fine = slices.Grow(fine[:0], int(nf)+1)[:nf+1]
 		clear(fine)
 		for i := range sub {
@@ -188,11 +178,18 @@ func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ his
 			out[fine[f]] = sub[i]
 			fine[f]++
 		}
-		// fine[f] is now fine bucket f's end: order each bucket.
-		from := int32(0)
-		for f := range nf {
+		// fine[f] is now fine bucket f's end: order each bucket and
+		// write the buckets, last first when descending.
+		for x := range nf {
+			f := x
+			if desc {
+				f = nf - 1 - x
+			}
+			from := int32(0)
+			if f > 0 {
+				from = fine[f-1]
+			}
 			bk := out[from:fine[f]]
-			from = fine[f]
 			if len(bk) <= 12 {
 				for i := 1; i < len(bk); i++ {
 					for j := i; j > 0 && cmp(&bk[j], &bk[j-1]) < 0; j-- {
@@ -202,72 +199,28 @@ func writeMergedBuckets(w *bufio.Writer, parts []*pfPart, e *rowEncoder, typ his
 			} else {
 				slices.SortStableFunc(bk, func(a, b mergedRow) int { return cmp(&a, &b) })
 			}
-		}
-		return fine
-	}
-	sent := 0
-	b := w.AvailableBuffer()
-	// emit writes coarse bucket k, sorted; false when the limit is
-	// reached.
-	emit := func(k int64) bool {
-		out := scratch[starts[k]:starts[k+1]]
-		for i := range out {
-			if cap(b)-len(b) < maxNumericRow {
-				w.Write(b)
-				if w.Available() < maxNumericRow {
-					w.Flush()
+			for i := range bk {
+				if cap(b)-len(b) < maxNumericRow {
+					w.Write(b)
+					if w.Available() < maxNumericRow {
+						w.Flush()
+					}
+					b = w.AvailableBuffer()
 				}
-				b = w.AvailableBuffer()
-			}
-			r := &out[i]
-			b = e.appendNumericHead(b, heads[r.item], r.clock, r.ns, typ, r.bits)
-			if sent++; limit > 0 && sent >= limit {
-				return false
+				r := &bk[i]
+				b = e.appendNumericHead(b, heads[r.item], r.clock, r.ns, typ, r.bits)
+				if sent++; limit > 0 && sent >= limit {
+					return false
+				}
 			}
 		}
 		return true
 	}
-	order := func(i int64) int64 {
-		if desc {
-			return nc - 1 - i
+	if desc {
+		for k := nc - 1; k >= 0 && write(k); k-- {
 		}
-		return i
-	}
-	if n < pipelineRows || runtime.GOMAXPROCS(0) < 2 {
-		var fine []int32
-		for i := int64(0); i < nc; i++ {
-			fine = sortBucket(order(i), fine)
-			if !emit(order(i)) {
-				break
-			}
-		}
-		w.Write(b)
-		return true
-	}
-	// Pipelined: one goroutine sorts bucket after bucket while this one
-	// writes those sorted already. Sorting is about a fifth of the work
-	// and the rows' encoding the rest: with a second core the merged
-	// read costs about what the unsorted read does. Each bucket has its
-	// own part of scratch, and the channel hands it over.
-	ready, stop := make(chan int64, 16), make(chan struct{})
-	go func() {
-		defer close(ready)
-		var fine []int32
-		for i := int64(0); i < nc; i++ {
-			fine = sortBucket(order(i), fine)
-			select {
-			case ready <- order(i):
-			case <-stop:
-				return
-			}
-		}
-	}()
-	for k := range ready {
-		if !emit(k) {
-			close(stop)
-			for range ready {
-			}
-			break
+	} else {
+		for k := int64(0); k < nc && write(k); k++ {
 		}
 	}
 	w.Write(b)

@@ -81,15 +81,9 @@ func TestMergeBuckets(t *testing.T) {
 		}
 		want := run(func(w *bufio.Writer) { writeMerged(w, parts, newRowEncoder(AllFields), history.Float, desc, limit) })
 		used := true
-		// Every other trial sorts on a goroutine of its own beside the
-		// writer, as reads of 64k rows and more do.
-		if (trial/4)%2 == 0 {
-			pipelineRows = 0
-		}
 		got := run(func(w *bufio.Writer) {
 			used = writeMergedBuckets(w, parts, newRowEncoder(AllFields), history.Float, desc, limit, nil)
 		})
-		pipelineRows = 64 << 10
 		sparse := total > 0 && span > bucketSpanFactor*int64(total)+bucketSpanSlack
 		switch {
 		case used == sparse:
