@@ -118,8 +118,9 @@ Every imported template is exported (configuration.export's code, YAML)
 and its export imported again: nothing may change. The export of each is
 compared with the peer's own export of the same template (Zabbix 6.0.14,
 whose database ships the official templates; recorded in
-internal/catalog/testdata/peer-export, dates aside): "identical" or the
-first line that differs. A media type file's media types are exported and
+internal/catalog/testdata/peer-export by TestRecordPeerExport
+-record-peer-export, dates aside): "identical" or the first line that
+differs. A media type file's media types are exported and
 imported again alike; the file is imported with its media types renamed
 "mtimport <name>" into an empty catalog, as it was into the peer (whose
 database has media types of the official names), and the export compared
@@ -159,7 +160,7 @@ func exportSweep(t *testing.T, cat *catalog.Catalog, files map[string][]string) 
 			t.Errorf("%s: its export imported again: %v", rel, err)
 			again = strings.SplitN(err.Error(), "\n", 2)[0]
 		}
-		cmp := "not recorded"
+		cmp := notRecorded(rel)
 		if want, err := os.ReadFile(filepath.Join("testdata/peer-export", filepath.Base(rel))); err == nil {
 			cmp = firstDifference(exportDates.ReplaceAll(want, nil), exportDates.ReplaceAll(doc, nil))
 		}
@@ -172,6 +173,19 @@ func exportSweep(t *testing.T, cat *catalog.Catalog, files map[string][]string) 
 	}
 	t.Logf("exported the %d imported templates in %v (%d bytes of YAML)", len(all), time.Since(start), len(doc))
 	return out
+}
+
+// notRecorded is why a file's peer export is missing: its templates
+// are not on the peer (testdata/peer-export/not-on-peer.txt, written by
+// TestRecordPeerExport), or it was never recorded.
+func notRecorded(rel string) string {
+	list, _ := os.ReadFile(notOnPeerFile)
+	for _, l := range strings.Split(string(list), "\n") {
+		if name, absent, ok := strings.Cut(l, ": "); ok && name == filepath.Base(rel) {
+			return "not recorded: not on the peer (" + clip(absent) + ")"
+		}
+	}
+	return "not recorded"
 }
 
 var exportDates = regexp.MustCompile(`(?m)^  date: '.*'\n`)
