@@ -469,7 +469,11 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	m.str("type", typeName, "ZABBIX_PASSIVE")
 	m.str("snmp_oid", it.SNMPOID, "")
 	m.req("key", it.Key)
-	m.str("delay", it.Delay, "1m")
+	if it.Type != SNMPTrap {
+		// 6.0 writes no interval for an SNMP trap item, whatever the
+		// database holds ("0"); trapper and dependent items keep theirs.
+		m.str("delay", it.Delay, "1m")
+	}
 	m.str("history", it.History, "90d")
 	m.str("trends", it.Trends, "365d")
 	if !it.Enabled {
