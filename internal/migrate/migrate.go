@@ -36,7 +36,7 @@ type Options struct {
 // proxies (templates.go).
 func order() []*kindDef {
 	return []*kindDef{hostGroups(), proxies(), hosts(), valueMaps(), globalMacros(), regexps(),
-		mediaTypes(), roles(), userGroups(), users(), scripts(), actions(), maintenances(), services(), slas()}
+		mediaTypes(), roles(), userGroups(), users(), scripts(), drules(), actions(), maintenances(), services(), slas()}
 }
 
 // selection is one kind's source objects to copy, with their canonical

@@ -68,6 +68,7 @@ func cleanPeer(t *testing.T, c *migrate.Client) {
 		{"service", "service.delete", "name", "serviceid"},
 		{"maintenance", "maintenance.delete", "name", "maintenanceid"},
 		{"action", "action.delete", "name", "actionid"},
+		{"drule", "drule.delete", "name", "druleid"},
 		{"script", "script.delete", "name", "scriptid"},
 		{"user", "user.delete", "username", "userid"},
 		{"usergroup", "usergroup.delete", "name", "usrgrpid"},
@@ -196,6 +197,14 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 			"opmessage":     map[string]any{"default_msg": 1, "mediatypeid": mt},
 			"opmessage_grp": []any{map[string]any{"usrgrpid": ug}}}}})
 	fillHostParts(t, c, hostIDs[0], mt, ug)
+	// A network discovery rule, disabled so that the peer's one
+	// discoverer is not kept busy, and a discovery action naming it.
+	dr := ids(call(t, c, "drule.create", map[string]any{"name": prefix + "-drule", "iprange": "127.9.0.1-10", "delay": "1h", "status": 1,
+		"dchecks": []any{map[string]any{"type": 8, "ports": "47999"},
+			map[string]any{"type": 11, "key_": "1.3.6.1.2.1.1.1.0", "snmp_community": "public", "ports": "161", "uniq": 0}}}), "druleids")[0]
+	call(t, c, "action.create", map[string]any{"name": prefix + "-disc-action", "eventsource": 1, "status": 1,
+		"filter":     map[string]any{"evaltype": 0, "conditions": []any{map[string]any{"conditiontype": 18, "operator": 0, "value": dr}}},
+		"operations": []any{map[string]any{"operationtype": 2}}})
 	now := time.Now().Unix()
 	call(t, c, "maintenance.create", map[string]any{"name": prefix + "-maint", "active_since": now - now%86400, "active_till": now - now%86400 + 7*86400,
 		"groupids": []string{grp2}, "hostids": hostIDs[:2],
@@ -376,6 +385,7 @@ func TestIntegrationMigrate(t *testing.T) {
 	compareObjects(t, src, tgt)
 	compareHostParts(t, src, tgt)
 	checkTriggerAction(t, src, tgt)
+	checkDRuleAction(t, src, tgt)
 
 	// History: two days, interrupted after the first items by a
 	// checkpoint that lost its last item, then resumed.
@@ -466,6 +476,7 @@ func compareObjects(t *testing.T, src, tgt *migrate.Client) {
 		{"usergroup", "name", map[string]any{"selectRights": "extend"}},
 		{"user", "username", map[string]any{"selectMedias": "extend", "selectUsrgrps": []string{"name"}}},
 		{"script", "name", nil},
+		{"drule", "name", map[string]any{"selectDChecks": "extend"}},
 		{"action", "name", map[string]any{"selectFilter": "extend", "selectOperations": "extend"}},
 		{"maintenance", "name", map[string]any{"selectTimeperiods": "extend", "selectHosts": []string{"host"}, "selectGroups": []string{"name"}}},
 		{"service", "name", map[string]any{"selectParents": []string{"name"}, "selectTags": "extend", "selectProblemTags": "extend"}},
@@ -595,7 +606,7 @@ func normalise(x any) any {
 		// An action condition's value is the ID of a group, host,
 		// trigger, template or proxy for these types.
 		switch fmt.Sprint(v["conditiontype"]) {
-		case "0", "1", "2", "13", "20": // a trigger's: checkTriggerAction
+		case "0", "1", "2", "13", "18", "20": // a trigger's: checkTriggerAction; a rule's: checkDRuleAction
 			out["value"] = "<id>"
 		}
 		return out
@@ -615,4 +626,23 @@ func normalise(x any) any {
 		return out
 	}
 	return x
+}
+
+// checkDRuleAction: on both servers the discovery action's condition
+// names the discovery rule of the test's name.
+func checkDRuleAction(t *testing.T, src, tgt *migrate.Client) {
+	for _, c := range []*migrate.Client{src, tgt} {
+		var acts []map[string]any
+		if err := c.Call(t.Context(), "action.get", map[string]any{"output": []string{"name"}, "selectFilter": "extend",
+			"filter": map[string]any{"name": prefix + "-disc-action"}}, &acts); err != nil || len(acts) != 1 {
+			t.Errorf("action %s-disc-action: %v (%d)", prefix, err, len(acts))
+			continue
+		}
+		id := acts[0]["filter"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["value"]
+		var rules []map[string]any
+		_ = c.Call(t.Context(), "drule.get", map[string]any{"druleids": id, "output": []string{"name"}}, &rules)
+		if len(rules) != 1 || rules[0]["name"] != prefix+"-drule" {
+			t.Errorf("the discovery action's rule condition names %v", rules)
+		}
+	}
 }

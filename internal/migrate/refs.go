@@ -26,6 +26,8 @@ var refKinds = map[string]struct{ api, id, name string }{
 	"media type": {"mediatype", "mediatypeid", "name"},
 	"script":     {"script", "scriptid", "name"},
 	"service":    {"service", "serviceid", "name"},
+	// Network discovery rules (drules.go): action conditions name them.
+	"discovery rule": {"drule", "druleid", "name"},
 }
 
 // A reference in a canonical object is a string no API value holds:
