@@ -19,7 +19,8 @@
 //   - The kinds (kinds.go, actions.go): host groups, proxies, hosts (with
 //     interfaces, macros, tags, inventory, groups, templates, proxy),
 //     value maps, global macros, regular expressions, media types, roles,
-//     user groups, users, scripts, actions, maintenances, services, SLAs,
+//     user groups, users, scripts, network discovery
+//     rules (drules.go), actions, maintenances, services, SLAs,
 //     written in that order (what is referred to first). Templates
 //     (templates.go) go through the source's configuration.export and the
 //     target's configuration.import, one at a time, parents first; so do
