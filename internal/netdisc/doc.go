@@ -18,7 +18,13 @@
 //     a /16 range with one check takes about 65,536 / MaxInFlight
 //     timeouts at worst, and far less when the addresses answer or
 //     refuse. A check's port 0 (as the API stores a check given no
-//     ports) is the service's standard port.
+//     ports) is the service's standard port. A probe found down after
+//     running out its timeout while this process was behind
+//     (Options.Lag, a poll.LagMeter: the lag at least half the probe's
+//     time) is run again, at most twice, and counted
+//     (peregrine_netdisc_probes_retried_total): a server busy recording
+//     an earlier chunk must not take live services for down, as the
+//     poller does not blame interfaces for its own lateness.
 //   - State: for each address that answered a check, a discovered host
 //     of the rule (found by address, or by the value of the rule's
 //     unique check) and a discovered service per check and port,

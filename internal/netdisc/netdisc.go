@@ -62,16 +62,22 @@ type Options struct {
 	// ChunkSize is how many addresses are stored, turned into events
 	// and acted on at once (default 1024).
 	ChunkSize int
-	Metrics   *selfmon.Registry
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Lag tells how far this process was behind during a probe
+	// (poll.Lag); default: a poll.LagMeter run by Run. A probe that ran
+	// out its timeout while the lag was at least half its time is run
+	// again (twice at most) rather than taken as down.
+	Lag     poll.Lag
+	Metrics *selfmon.Registry
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Discoverer runs discovery rules. See the package documentation.
 type Discoverer struct {
-	opts Options
-	log  *slog.Logger
-	m    metrics
+	opts     Options
+	log      *slog.Logger
+	m        metrics
+	lagMeter *poll.LagMeter // the default Lag, run by Run
 
 	mu   sync.Mutex
 	next map[uint64]time.Time // rule → when it sweeps next
@@ -88,6 +94,7 @@ type metrics struct {
 	sweeps, addresses, hostsCreated, opErrors, failed *selfmon.Counter
 	checks                                            [2]*selfmon.Counter // down, up
 	sweep                                             *selfmon.Histogram
+	late                                              *selfmon.Counter
 	proxyRows                                         map[string]*selfmon.Counter
 }
 
@@ -128,7 +135,13 @@ func New(opts Options) (*Discoverer, error) {
 		checks:       [2]*selfmon.Counter{r.Counter(checks, checksHelp, "result", "down"), r.Counter(checks, checksHelp, "result", "up")},
 		sweep:        r.Histogram("peregrine_netdisc_sweep_seconds", "Time to sweep one discovery rule's range.", []float64{0.1, 1, 10, 60, 600}),
 		proxyRows:    map[string]*selfmon.Counter{},
+		late: r.Counter("peregrine_netdisc_probes_retried_total", "Probes run again because they ran out their timeout while this server was behind (scheduling lag at least half the probe's time): our lateness is not the target's.",
+			"reason", "server_behind"),
 	}}
+	if opts.Lag == nil {
+		d.lagMeter = poll.NewLagMeter()
+		d.opts.Lag = d.lagMeter
+	}
 	d.seen, d.throttle = map[addrKey]map[seenKey]int64{}, selfmon.NewLogThrottle(opts.Logger, 10*time.Second)
 	for _, res := range proxyRowResults {
 		d.m.proxyRows[res] = r.Counter("peregrine_netdisc_proxy_rows_total", "Proxies' discovery rows: taken, resent (taken before) or refused, by reason.", "result", res)
@@ -142,6 +155,9 @@ func New(opts Options) (*Discoverer, error) {
 // each sweep began; a sweep that overruns its delay is followed at once
 // by the next, never by a queue of them.
 func (d *Discoverer) Run(ctx context.Context) {
+	if d.lagMeter != nil {
+		go d.lagMeter.Run(ctx)
+	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -236,6 +252,7 @@ type probe struct {
 	port  int
 	up    bool
 	value string
+	tries uint8 // runs again after a late timeout (startLate)
 }
 
 // Sweep checks every address of rule id once and records the outcome.
@@ -438,8 +455,27 @@ func (d *Discoverer) run(ctx context.Context, r *catalog.DRule, list iprange.Lis
 	}
 }
 
-// start begins one probe; done is called once it is over.
+// start begins one probe; done is called once it is over. A probe found
+// down after running out its timeout while this process was behind
+// (Options.Lag) is run again, at most twice: a busy server (recording
+// an earlier chunk on a loaded core) must not take live services for
+// down.
 func (d *Discoverer) start(ctx context.Context, k *catalog.DCheck, a netip.Addr, pr *probe, done func()) {
+	sent := time.Now()
+	d.probe(ctx, k, a, pr, func() {
+		if span := time.Since(sent); !pr.up && pr.tries < 2 && ctx.Err() == nil && span >= d.opts.Timeout*9/10 &&
+			d.opts.Lag.Stalled(sent, time.Now())*2 >= span {
+			pr.tries++
+			d.m.late.Inc()
+			d.start(ctx, k, a, pr, done)
+			return
+		}
+		done()
+	})
+}
+
+// probe runs one probe once.
+func (d *Discoverer) probe(ctx context.Context, k *catalog.DCheck, a netip.Addr, pr *probe, done func()) {
 	ip := a.String()
 	hostport := net.JoinHostPort(ip, strconv.Itoa(pr.port))
 	var ch poll.Checker

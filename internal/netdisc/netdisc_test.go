@@ -12,6 +12,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/poll"
+	"github.com/peregrine-mon/peregrine/internal/selfmon"
 )
 
 // fakeChecker answers from a table of "ip:port" (or ip for ICMP) to
@@ -286,5 +287,74 @@ func TestSweepBounded(t *testing.T) {
 	}
 	if len(ev.take()) != 0 || len(c.Discovery().Hosts) != 0 {
 		t.Fatal("a cancelled sweep recorded something")
+	}
+}
+
+// lateChecker answers each address "0" (down) after the check's whole
+// timeout the first time, as a TCP probe that waited for a CPU past its
+// deadline does, and "1" (up) after that.
+type lateChecker struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (l *lateChecker) Check(_ context.Context, batch []poll.Check, done func(*poll.Result)) {
+	for _, c := range batch {
+		go func() {
+			l.mu.Lock()
+			l.calls[c.Addr]++
+			first := l.calls[c.Addr] == 1
+			l.mu.Unlock()
+			v := "1"
+			if first {
+				time.Sleep(c.Timeout)
+				v = "0"
+			}
+			done(&poll.Result{Check: c, Status: poll.OK, Value: []byte(v), Clock: time.Now()})
+		}()
+	}
+}
+
+type fixedLag time.Duration
+
+func (f fixedLag) Stalled(_, _ time.Time) time.Duration { return time.Duration(f) }
+
+// TestSweepLateProbeRetried: a probe found down after running out its
+// timeout while the server was behind is run again and finds the
+// service up; with no lag the same probe is taken as down.
+func TestSweepLateProbeRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lag  time.Duration
+		up   bool
+	}{{"behind", time.Hour, true}, {"on time", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := openCatalog(t)
+			ev := &events{}
+			chk := &lateChecker{calls: map[string]int{}}
+			reg := selfmon.NewRegistry()
+			d, err := New(Options{Catalog: c, Events: ev, TCP: chk, Timeout: 50 * time.Millisecond, Lag: fixedLag(tc.lag), Metrics: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := c.SaveDRules(context.Background(), []catalog.DRule{{Name: "late", IPRange: "10.9.0.1-4", Delay: "1h",
+				Checks: []catalog.DCheck{{Type: catalog.DCheckTCP, Ports: "22", HostSource: 1}}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := d.Sweep(context.Background(), ids[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 4, false: 0}[tc.up]; st.Up != want {
+				t.Fatalf("%d of 4 services up, want %d", st.Up, want)
+			}
+			var b strings.Builder
+			reg.WriteText(&b)
+			retried := map[bool]string{true: "4", false: "0"}[tc.up]
+			if !strings.Contains(b.String(), `peregrine_netdisc_probes_retried_total{reason="server_behind"} `+retried) {
+				t.Errorf("retries not counted as %s", retried)
+			}
+		})
 	}
 }
