@@ -10,8 +10,8 @@ import (
 // does not copy (triggers, discovery rules and checks are made by
 // templates or by hand and have no unique name).
 var (
-	conditionRefs         = map[string]string{"0": "host group", "1": "host", "2": triggerKind, "13": "template", "18": "discovery rule", "20": "proxy"}
-	conditionsUnsupported = map[string]string{"19": "discovery check"}
+	conditionRefs         = map[string]string{"0": "host group", "1": "host", "2": triggerKind, "13": "template", "18": "discovery rule", "19": dcheckKind, "20": "proxy"}
+	conditionsUnsupported = map[string]string{}
 )
 
 func actions() *kindDef {

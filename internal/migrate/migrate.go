@@ -124,6 +124,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return nil, fmt.Errorf("target: %w", err)
 			}
 		}
+		if sel.k.kind == "discovery rule" {
+			tgt.forget(dcheckKind) // the rules' checks were written: read them again
+		}
 		if sel.k.kind == "value map" { // the hosts' own contents, their value maps made
 			if err := copyHostParts(ctx, src, tgt, sels[2].objs, rep); err != nil {
 				return nil, err

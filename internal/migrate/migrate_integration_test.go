@@ -203,7 +203,8 @@ func fillPeer(t *testing.T, c *migrate.Client) {
 		"dchecks": []any{map[string]any{"type": 8, "ports": "47999"},
 			map[string]any{"type": 11, "key_": "1.3.6.1.2.1.1.1.0", "snmp_community": "public", "ports": "161", "uniq": 0}}}), "druleids")[0]
 	call(t, c, "action.create", map[string]any{"name": prefix + "-disc-action", "eventsource": 1, "status": 1,
-		"filter":     map[string]any{"evaltype": 0, "conditions": []any{map[string]any{"conditiontype": 18, "operator": 0, "value": dr}}},
+		"filter": map[string]any{"evaltype": 0, "conditions": []any{map[string]any{"conditiontype": 18, "operator": 0, "value": dr},
+			map[string]any{"conditiontype": 19, "operator": 0, "value": secondCheck(t, c, dr)}}},
 		"operations": []any{map[string]any{"operationtype": 2}}})
 	now := time.Now().Unix()
 	call(t, c, "maintenance.create", map[string]any{"name": prefix + "-maint", "active_since": now - now%86400, "active_till": now - now%86400 + 7*86400,
@@ -606,7 +607,7 @@ func normalise(x any) any {
 		// An action condition's value is the ID of a group, host,
 		// trigger, template or proxy for these types.
 		switch fmt.Sprint(v["conditiontype"]) {
-		case "0", "1", "2", "13", "18", "20": // a trigger's: checkTriggerAction; a rule's: checkDRuleAction
+		case "0", "1", "2", "13", "18", "19", "20": // a trigger's: checkTriggerAction; a rule's and a check's: checkDRuleAction
 			out["value"] = "<id>"
 		}
 		return out
@@ -638,11 +639,39 @@ func checkDRuleAction(t *testing.T, src, tgt *migrate.Client) {
 			t.Errorf("action %s-disc-action: %v (%d)", prefix, err, len(acts))
 			continue
 		}
-		id := acts[0]["filter"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["value"]
+		var rule, check string
+		for _, x := range acts[0]["filter"].(map[string]any)["conditions"].([]any) {
+			switch x := x.(map[string]any); fmt.Sprint(x["conditiontype"]) {
+			case "18":
+				rule = fmt.Sprint(x["value"])
+			case "19":
+				check = fmt.Sprint(x["value"])
+			}
+		}
 		var rules []map[string]any
-		_ = c.Call(t.Context(), "drule.get", map[string]any{"druleids": id, "output": []string{"name"}}, &rules)
+		_ = c.Call(t.Context(), "drule.get", map[string]any{"druleids": rule, "output": []string{"name"}}, &rules)
 		if len(rules) != 1 || rules[0]["name"] != prefix+"-drule" {
 			t.Errorf("the discovery action's rule condition names %v", rules)
 		}
+		if got := secondCheck(t, c, rule); got != check {
+			t.Errorf("the discovery action's check condition names check %s, want the rule's second (%s)", check, got)
+		}
 	}
+}
+
+// secondCheck is the ID of the second check of rule id (in ID order).
+func secondCheck(t *testing.T, c *migrate.Client, id string) string {
+	var rules []map[string]any
+	if err := c.Call(t.Context(), "drule.get", map[string]any{"druleids": id, "output": []string{"druleid"}, "selectDChecks": []string{"dcheckid"}}, &rules); err != nil || len(rules) != 1 {
+		t.Fatalf("drule.get %s: %v", id, err)
+	}
+	var ids []int
+	for _, d := range rules[0]["dchecks"].([]any) {
+		ids = append(ids, atoi(fmt.Sprint(d.(map[string]any)["dcheckid"])))
+	}
+	sort.Ints(ids)
+	if len(ids) < 2 {
+		t.Fatalf("rule %s has %d checks", id, len(ids))
+	}
+	return fmt.Sprint(ids[1])
 }

@@ -89,12 +89,49 @@ func (s *side) loadTriggers() error {
 	return nil
 }
 
+// dcheckKind is a network discovery rule's check, which has no name: it
+// is named by its rule's name and its place among the rule's checks in
+// ID order ("rule: check 2"); migrate writes a rule's checks in the
+// source's order, so the places match.
+const dcheckKind = "discovery check"
+
+func (s *side) loadDChecks() error {
+	var rows []struct {
+		Name    string `json:"name"`
+		DChecks []struct {
+			ID string `json:"dcheckid"`
+		} `json:"dchecks"`
+	}
+	if err := s.c.Call(s.ctx, "drule.get", obj{"output": []string{"name"}, "selectDChecks": []string{"dcheckid"}}, &rows); err != nil {
+		return fmt.Errorf("cannot list discovery checks: %w", err)
+	}
+	s.names[dcheckKind], s.ids[dcheckKind] = map[string]string{}, map[string]string{}
+	for _, r := range rows {
+		ids := make([]string, 0, len(r.DChecks))
+		for _, d := range r.DChecks {
+			ids = append(ids, d.ID)
+		}
+		sort.Slice(ids, func(i, j int) bool { return atoi(ids[i]) < atoi(ids[j]) })
+		for i, id := range ids {
+			name := fmt.Sprintf("%s: check %d", r.Name, i+1)
+			s.names[dcheckKind][id], s.ids[dcheckKind][name] = name, id
+		}
+	}
+	return nil
+}
+
 // need reads kind on first use; the error is kept for the report.
 func (s *side) need(kind string) error {
-	if kind != triggerKind || s.names[kind] != nil {
+	if s.names[kind] != nil {
 		return nil
 	}
-	return s.loadTriggers()
+	switch kind {
+	case triggerKind:
+		return s.loadTriggers()
+	case dcheckKind:
+		return s.loadDChecks()
+	}
+	return nil
 }
 
 // forget drops what was read of kind, to be read again on next use.
