@@ -3,6 +3,7 @@ package netdisc
 import (
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,5 +357,55 @@ func TestSweepLateProbeRetried(t *testing.T) {
 				t.Errorf("retries not counted as %s", retried)
 			}
 		})
+	}
+}
+
+// TestSweepResolvesConcurrently: a chunk's reverse lookups run side by
+// side (Options.Resolve), each address that answered gets its name, and
+// one that did not is not looked up.
+func TestSweepResolvesConcurrently(t *testing.T) {
+	c := openCatalog(t)
+	ev := &events{}
+	f := &fakeChecker{up: map[string]string{}}
+	for i := 1; i <= 40; i++ {
+		f.up["10.7.0."+strconv.Itoa(i)+":22"] = "1"
+	}
+	var inFlight, peak atomic.Int64
+	var asked atomic.Int64
+	resolve := func(_ context.Context, ip string) string {
+		asked.Add(1)
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		return "h-" + ip
+	}
+	d, err := New(Options{Catalog: c, Events: ev, TCP: f, Resolve: resolve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := c.SaveDRules(context.Background(), []catalog.DRule{{Name: "dns", IPRange: "10.7.0.1-50", Delay: "1h",
+		Checks: []catalog.DCheck{{Type: catalog.DCheckTCP, Ports: "22", HostSource: 1}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Sweep(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if asked.Load() != 40 {
+		t.Fatalf("%d lookups for 40 addresses that answered", asked.Load())
+	}
+	if peak.Load() < 2 {
+		t.Fatalf("lookups ran one at a time")
+	}
+	svcs := c.Discovery().Services
+	if len(svcs) != 40 {
+		t.Fatalf("%d services, want 40", len(svcs))
+	}
+	for _, sv := range svcs {
+		if sv.DNS != "h-"+sv.IP {
+			t.Fatalf("service %s has DNS %q", sv.IP, sv.DNS)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -59,11 +61,18 @@ func (c serverICMP) Check(ctx context.Context, batch []poll.Check, done func(*po
 }
 
 // reverseDNS is a discovered address's DNS name: the first name of a
-// reverse lookup within a second, without its final dot.
+// reverse lookup within a second, without its final dot. A loopback
+// address is looked up in the hosts file only: a name server has nothing
+// to say of 127.0.0.0/8, and asking one would send a packet off the
+// machine for an address that never leaves it.
 func reverseDNS(ctx context.Context, ip string) string {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	names, err := net.DefaultResolver.LookupAddr(ctx, ip)
+	r := net.DefaultResolver
+	if a, err := netip.ParseAddr(ip); err == nil && a.IsLoopback() {
+		r = hostsOnly
+	}
+	names, err := r.LookupAddr(ctx, ip)
 	if err != nil || len(names) == 0 {
 		return ""
 	}
@@ -82,3 +91,9 @@ func (s *Server) discoveryMacros(ev *event.Event) map[string]string {
 	}
 	return s.Discovery.Macros(ev)
 }
+
+// hostsOnly resolves from the hosts file alone: its DNS dial fails
+// before any packet is sent.
+var hostsOnly = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("no name server for loopback addresses")
+}}
