@@ -1,6 +1,7 @@
 package valuecache
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -370,5 +371,44 @@ func TestReadsBehindHit(t *testing.T) {
 	sh.mu.Unlock()
 	if n > 40 {
 		t.Fatalf("%d values kept after reads caught up", n)
+	}
+}
+
+// TestSelectIntoMatchesScan: selectInto's shortcuts (no search when the
+// read is as of the newest value or has no lower bound) select what a
+// plain scan of the ascending values does, for random entries and
+// queries with and without a period, a count and a till inside or past
+// the values.
+func TestSelectIntoMatchesScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 2000 {
+		var vals []history.Sample
+		clock := int64(1_700_000_000)
+		for range r.IntN(40) {
+			clock += int64(r.IntN(3))
+			vals = append(vals, history.Sample{Clock: clock, NS: int32(r.IntN(1e9)), F: float64(len(vals))})
+		}
+		slices.SortFunc(vals, func(a, b history.Sample) int { return cmp.Compare(ts(&a), ts(&b)) })
+		q := history.Query{Till: 1_700_000_000 + int64(r.IntN(90)) - 5}
+		if r.IntN(2) == 0 {
+			q.From = q.Till - int64(r.IntN(30))
+		}
+		if r.IntN(2) == 0 {
+			q.Limit = 1 + r.IntN(10)
+		}
+		var want []history.Sample
+		for i := len(vals) - 1; i >= 0; i-- {
+			s := vals[i]
+			if s.Clock > q.Till || (q.From > 0 && s.Clock < q.From) {
+				continue
+			}
+			if q.Limit > 0 && len(want) == q.Limit {
+				break
+			}
+			want = append(want, s)
+		}
+		if got := selectInto(nil, vals, q); !slices.Equal(got, want) {
+			t.Fatalf("round %d: query %+v over %d values: got %d values, want %d", round, q, len(vals), len(got), len(want))
+		}
 	}
 }
