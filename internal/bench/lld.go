@@ -393,6 +393,9 @@ func lldMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if zt.URL != "" {
 		zt.Hosts, zt.Log = b.Hosts, stdout
 		res, err := zt.Run(ctx)
+		if zt.CleanupErr != nil {
+			fmt.Fprintf(stderr, "bench lld: cleaning up (the hosts named %s-* are left on the peer): %v\n", zt.Prefix, zt.CleanupErr)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "bench lld: %v\n", err)
 			return 1
@@ -428,6 +431,9 @@ func lldMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, r := range rows {
 		fmt.Fprintln(stdout, strings.Join(r, ","))
+	}
+	if zt.CleanupErr != nil {
+		return 1 // the figures stand; what was created is not all gone
 	}
 	return 0
 }

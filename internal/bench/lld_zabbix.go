@@ -24,6 +24,9 @@ type LLDZabbix struct {
 	Enabled             bool
 	Hosts               []int // cumulative steps
 	Log                 io.Writer
+	// CleanupErr is set by Run when deleting what it created failed:
+	// the figures it returns stand, the peer needs cleaning by hand.
+	CleanupErr error
 }
 
 // LLDZabbixStep is one step's figures on the Zabbix server.
@@ -131,16 +134,19 @@ func (z *LLDZabbix) Run(ctx context.Context) (out []LLDZabbixStep, err error) {
 	}
 	var hostIDs []string
 	defer func() {
-		// Always clean up, even after a failure or an interrupt.
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		for from := 0; from < len(hostIDs); from += 200 {
-			if e := c.Call(dctx, "host.delete", hostIDs[from:min(from+200, len(hostIDs))], nil); e != nil && err == nil {
-				err = fmt.Errorf("deleting the hosts: %w", e)
+		// Always clean up, even after a failure or an interrupt. Each call
+		// has its own deadline (the client's): deleting 10,000 hosts from
+		// a busy peer takes longer than any one bound on the whole. A
+		// failed cleanup is reported as such (CleanupErr) and does not
+		// discard what was measured.
+		for from := 0; from < len(hostIDs); from += 100 {
+			if e := c.Call(context.Background(), "host.delete", hostIDs[from:min(from+100, len(hostIDs))], nil); e != nil {
+				z.CleanupErr = errors.Join(z.CleanupErr, fmt.Errorf("deleting hosts %d..: %w", from, e))
 			}
+			fmt.Fprintf(z.Log, "\r%d/%d hosts deleted", min(from+100, len(hostIDs)), len(hostIDs))
 		}
-		if e := c.Call(dctx, "hostgroup.delete", g.IDs, nil); e != nil && err == nil {
-			err = fmt.Errorf("deleting the group: %w", e)
+		if e := c.Call(context.Background(), "hostgroup.delete", g.IDs, nil); e != nil {
+			z.CleanupErr = errors.Join(z.CleanupErr, fmt.Errorf("deleting the group: %w", e))
 		}
 	}()
 	status := 1
