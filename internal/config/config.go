@@ -364,6 +364,30 @@ type ClickHouseConfig struct {
 	// DirectWrites sends each item's rows to its shard's local table
 	// instead of through the Distributed table.
 	DirectWrites bool `yaml:"direct_writes"`
+	// Ack is when a value is acknowledged to its sender, agent or
+	// proxy: "spooled" (once in the spool on this node's disk; shipped
+	// later) or "inserted" (only once ClickHouse accepted its insert,
+	// group-committed with the values that arrived meanwhile; on a
+	// failed insert the batch is answered failed). Empty: "inserted"
+	// with state.store: postgres, "spooled" otherwise. A cluster node
+	// (ha.node_name) must use "inserted": its disk may be gone after a
+	// failover.
+	Ack string `yaml:"ack"`
+	// AckTimeout bounds how long an "inserted" acknowledgement waits
+	// for its insert; past it the batch is answered failed.
+	AckTimeout Duration `yaml:"ack_timeout"`
+}
+
+// AckMode is history.clickhouse.ack with its default applied: "inserted"
+// with state.store: postgres, "spooled" otherwise.
+func (c *Config) AckMode() string {
+	if a := c.History.ClickHouse.Ack; a != "" {
+		return a
+	}
+	if c.State.Store == "postgres" {
+		return "inserted"
+	}
+	return "spooled"
 }
 
 // ClickHouseTLS is the client side of https:// ClickHouse URLs.
@@ -504,7 +528,8 @@ func Default() Config {
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ns", MinFreeSpace: 256 << 20,
 			ClickHouse: ClickHouseConfig{URLs: []string{"http://127.0.0.1:8123/"}, Database: "peregrine", User: "default",
-				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
+				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second),
+				AckTimeout: Duration(10 * time.Second)},
 		},
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
 		Audit:  AuditConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d", MaxRecords: 1_000_000},
@@ -899,6 +924,12 @@ func (c *ClickHouseConfig) validate() error {
 	}
 	if c.QueryTimeout < Duration(time.Second) || c.QueryTimeout > Duration(time.Hour) {
 		return fieldErr("history.clickhouse.query_timeout", "must be between 1s and 1h, not %s", c.QueryTimeout)
+	}
+	if c.Ack != "" && c.Ack != "spooled" && c.Ack != "inserted" {
+		return fieldErr("history.clickhouse.ack", "must be \"spooled\" or \"inserted\", not %q", c.Ack)
+	}
+	if c.AckTimeout < Duration(time.Second) || c.AckTimeout > c.QueryTimeout {
+		return fieldErr("history.clickhouse.ack_timeout", "must be between 1s and history.clickhouse.query_timeout (%s), not %s", c.QueryTimeout, c.AckTimeout)
 	}
 	if c.Cluster != "" && !clickhouseDB.MatchString(c.Cluster) {
 		return fieldErr("history.clickhouse.cluster", "must be letters, digits and _, not %q", c.Cluster)

@@ -198,6 +198,7 @@ func (s *Server) openHistory(ctx context.Context) (history.Store, error) {
 			Dir: ClickHouseSpoolPath(cfg.DataDir), Sync: walSync(cfg.History.Fsync), SyncInterval: cfg.History.FsyncInterval.Std(),
 			BatchSize: chc.BatchSize, FlushInterval: chc.FlushInterval.Std(), SpoolLimit: chc.SpoolLimit,
 			QueryTimeout: chc.QueryTimeout.Std(), Cluster: chc.Cluster, DirectWrites: chc.DirectWrites,
+			Ack: cfg.AckMode(), AckTimeout: chc.AckTimeout.Std(),
 			Metrics: s.Metrics, Logger: log.With("component", "history"),
 		})
 		if err != nil {
