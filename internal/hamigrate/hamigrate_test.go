@@ -304,4 +304,5 @@ func (k killWriter) Write(ctx context.Context, v []history.Sample) error {
 	}
 	return nil
 }
+
 var errKilled = errors.New("killed")

@@ -71,7 +71,7 @@ func TestIntegrationClickHouseAckInserted(t *testing.T) {
 	}
 	defer reader.Close()
 	count := func(k string) int {
-		return len(historytest.ReadAll(t, reader, history.Query{ItemID: cat.Snapshot().Lookup("ack-host", k).ID, From: 0, Till: 1 << 32 - 1}))
+		return len(historytest.ReadAll(t, reader, history.Query{ItemID: cat.Snapshot().Lookup("ack-host", k).ID, From: 0, Till: 1<<32 - 1}))
 	}
 	for c := 1_700_000_000; c < 1_700_000_003; c++ {
 		if resp, processed, _, info := sendReply(t, addr, frame(c)); resp != "success" || processed != len(keys) {
