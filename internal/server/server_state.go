@@ -233,6 +233,10 @@ func (s *Server) retention() housekeep.Retention {
 	return s.housekeepingRetention(r, func(id uint64) bool { return snap.Item(id) != nil })
 }
 
+// ClickHouseTLS is clickhouseTLS for the commands that open ClickHouse
+// themselves (`peregrine ha migrate`).
+func ClickHouseTLS(c config.ClickHouseTLS) (*tls.Config, error) { return clickhouseTLS(c) }
+
 // clickhouseTLS builds the client TLS settings for https:// ClickHouse
 // URLs; nil (Go's defaults, the system's CAs) when nothing is set.
 func clickhouseTLS(c config.ClickHouseTLS) (*tls.Config, error) {
