@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -138,12 +139,20 @@ func (s *Store) recentFailure() error {
 	return nil
 }
 
+// maxInserts is the most inserts AckInserted runs at once: a write
+// that arrives while one runs starts its own instead of waiting behind
+// it; past this many the writes queue and go together in the next.
+const maxInserts = 4
+
 // insertLoop is the inserter goroutine of AckInserted mode: it takes
-// every queued write (a group commit: the writes that arrived while the
-// previous insert ran), inserts them together and answers each.
+// every queued write and inserts them together (a group commit), up to
+// maxInserts groups at once, and answers each write.
 func (s *Store) insertLoop() {
 	defer close(s.done)
 	defer s.failQueued(history.ErrClosed)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, maxInserts)
 	for {
 		select {
 		case <-s.stop:
@@ -152,44 +161,66 @@ func (s *Store) insertLoop() {
 		}
 		for {
 			s.mu.Lock()
+			empty := len(s.queue) == 0
+			s.mu.Unlock()
+			if empty {
+				break
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-s.stop:
+				return
+			}
+			s.mu.Lock()
 			q := s.queue
 			s.queue = nil
 			s.mu.Unlock()
 			if len(q) == 0 {
+				<-slots
 				break
 			}
-			g := newGen()
-			for _, r := range q {
-				g.add(r.samples)
-			}
-			err := s.insertGen(g)
-			if err != nil && s.ctx.Err() != nil {
-				err = history.ErrClosed
-			}
-			s.mu.Lock()
-			if err != nil {
-				s.lastErr, s.lastFail = err, time.Now()
-			} else {
-				s.lastErr = nil
-				for _, r := range q {
-					for i := range r.samples {
-						s.types[r.samples[i].ItemID] |= 1 << r.samples[i].Type
-					}
-				}
-			}
-			s.mu.Unlock()
-			if err != nil && !errors.Is(err, history.ErrClosed) {
-				kind := Kind(err)
-				s.mShipErr[kind].Inc()
-				if sup, ok := s.throttle.Allow("ship-" + kind); ok {
-					s.log.Error("clickhouse insert failed; its values are answered failed, not acknowledged",
-						"kind", kind, "err", err, "values", g.n, "suppressed", sup)
-				}
-			}
-			for _, r := range q {
-				r.done <- err
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.insertGroup(q)
+				<-slots
+			}()
+		}
+	}
+}
+
+// insertGroup inserts the writes of q together and answers each.
+func (s *Store) insertGroup(q []*ackReq) {
+	g := newGen()
+	for _, r := range q {
+		g.add(r.samples)
+	}
+	err := s.insertGen(g)
+	if err != nil && s.ctx.Err() != nil {
+		err = history.ErrClosed
+	}
+	s.mu.Lock()
+	if err != nil {
+		s.lastErr, s.lastFail = err, time.Now()
+	} else {
+		s.lastErr = nil
+		for _, r := range q {
+			for i := range r.samples {
+				s.types[r.samples[i].ItemID] |= 1 << r.samples[i].Type
 			}
 		}
+	}
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, history.ErrClosed) {
+		kind := Kind(err)
+		s.mShipErr[kind].Inc()
+		if sup, ok := s.throttle.Allow("ship-" + kind); ok {
+			s.log.Error("clickhouse insert failed; its values are answered failed, not acknowledged",
+				"kind", kind, "err", err, "values", g.n, "suppressed", sup)
+		}
+	}
+	for _, r := range q {
+		r.done <- err
 	}
 }
 

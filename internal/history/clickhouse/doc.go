@@ -48,12 +48,12 @@
 //
 // With Options.Ack = AckInserted (history.clickhouse.ack: inserted, the
 // mode of an HA cluster node, whose disk may be gone after a failover)
-// there is no spool: Write queues its values for one inserter goroutine
+// there is no spool: Write queues its values for the inserter goroutine
 // and returns only once ClickHouse accepted the insert holding them.
-// The inserter takes every write queued while the previous insert ran
-// and inserts them together (a group commit: one INSERT per table per
-// group, so the part count follows the insert rate, not the write
-// rate). A failed insert fails every write of its group (the trapper
+// The inserter takes every write queued and inserts them together (a
+// group commit: one INSERT per table per group), up to four groups at
+// once; writes that arrive while four run go together in the next, so
+// the part count follows the insert rate, not the write rate. A failed insert fails every write of its group (the trapper
 // answers "failed", agents and proxies send again) and, for
 // RetryInterval after it, new writes are refused at once (WriteErr);
 // a write waits at most AckTimeout (ErrAckTimeout). An insert that

@@ -172,7 +172,8 @@ type Store struct {
 	kick     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
-	lastVer  uint64 // shipper goroutine only
+	verMu    sync.Mutex // guards lastVer: AckInserted inserts run concurrently
+	lastVer  uint64
 	throttle *selfmon.LogThrottle
 
 	mShipped, mInserts, mRejected *selfmon.Counter
@@ -552,6 +553,8 @@ func (s *Store) Backlog() int64 {
 // nextVer reserves n versions, increasing across generations and, being
 // based on the wall clock, across restarts.
 func (s *Store) nextVer(n int) uint64 {
+	s.verMu.Lock()
+	defer s.verMu.Unlock()
 	v := uint64(time.Now().UnixNano())
 	if v <= s.lastVer {
 		v = s.lastVer + 1
