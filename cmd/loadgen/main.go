@@ -241,6 +241,7 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 	fmt.Printf("sent %d values in %d frames over %.2fs: processed %d, failed %d, frame errors %d, reconnects %d\n",
 		res.Sent, res.Frames, el, res.Processed, res.Failed, res.Errors, res.Reconnect)
 	fmt.Printf("throughput: %.0f values/s processed (acknowledged after the store accepted them)\n", float64(res.Processed)/el)
+	fmt.Printf("acknowledge latency (frame sent to reply): p50 %s, p99 %s\n", res.ReplyP50.Round(10*time.Microsecond), res.ReplyP99.Round(10*time.Microsecond))
 	fmt.Printf("generator CPU: %.2fs (%.0f%% of one core)\n", genCPU.Seconds(), 100*genCPU.Seconds()/el)
 	if res.FirstErr != nil {
 		fmt.Printf("first error: %v\n", res.FirstErr)

@@ -14,7 +14,10 @@ const haUsage = `usage: peregrine ha [-config FILE] COMMAND
   status                      the cluster's nodes (zabbix_server -R ha_status)
   remove-node NAME|ID         remove a stopped or unavailable node (-R ha_remove_node=)
   set-failover-delay DELAY    10s to 15m, e.g. 30s or 5m (-R ha_set_failover_delay=)
-The commands act on the cluster's PostgreSQL (state.postgres.dsn of the configuration), from any machine.
+  migrate                     move the stopped server's data directory (-data-dir, data_dir) into
+                              PostgreSQL and ClickHouse, as the node ha.node_name; resumable
+The commands act on the cluster's PostgreSQL (state.postgres.dsn of the configuration), from any machine;
+migrate on the machine of the data directory.
 `
 
 // haCommand is `peregrine ha`: Zabbix 6.0's HA runtime commands, with
@@ -29,7 +32,7 @@ func haCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rest := fs.Args()
-	want := map[string]int{"status": 1, "remove-node": 2, "set-failover-delay": 2}
+	want := map[string]int{"status": 1, "remove-node": 2, "set-failover-delay": 2, "migrate": 1}
 	if len(rest) == 0 || want[rest[0]] != len(rest) {
 		fmt.Fprint(stderr, haUsage)
 		return 2
@@ -37,6 +40,9 @@ func haCommand(args []string, stdout, stderr io.Writer) int {
 	if cfg.State.Store != "postgres" {
 		fmt.Fprintln(stderr, "peregrine ha: the configuration must name the cluster's PostgreSQL (state.store: postgres, state.postgres.dsn)")
 		return 2
+	}
+	if rest[0] == "migrate" {
+		return haMigrate(cfg, stdout, stderr)
 	}
 	var delay time.Duration
 	if rest[0] == "set-failover-delay" {

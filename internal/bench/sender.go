@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,14 @@ type SendResult struct {
 	Reconnect int64 // frames retried because the server had closed a kept connection
 	Elapsed   time.Duration
 	FirstErr  error
+	// ReplyP50 and ReplyP99 are the time from a frame's send to its
+	// reply (for an acknowledged frame: the acknowledge latency), over
+	// the first maxReplySamples frames answered.
+	ReplyP50, ReplyP99 time.Duration
 }
+
+// maxReplySamples bounds the reply latencies a Send keeps.
+const maxReplySamples = 1 << 20
 
 // SendProgress is read by the progress line while a send runs.
 type SendProgress struct {
@@ -305,6 +313,7 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 		mu.Unlock()
 	}
 	var reconnects, frames atomic.Int64
+	var lats []time.Duration
 	start := time.Now()
 	var wg sync.WaitGroup
 	for c := 0; c < conns; c++ {
@@ -342,7 +351,9 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 				if limiter != nil {
 					limiter.wait(n)
 				}
+				sent := time.Now()
 				pr, fl, retried, err := cn.exchange(buf, n)
+				lat := time.Since(sent)
 				if retried {
 					reconnects.Add(1)
 				}
@@ -361,6 +372,11 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 					continue
 				}
 				frames.Add(1)
+				mu.Lock()
+				if len(lats) < maxReplySamples {
+					lats = append(lats, lat)
+				}
+				mu.Unlock()
 				prog.Sent.Add(int64(n))
 				prog.Processed.Add(pr)
 				prog.Failed.Add(fl)
@@ -371,6 +387,10 @@ func (s *Sender) Send(ctx context.Context, plan SendPlan, prog *SendProgress) (S
 	res.Sent, res.Processed, res.Failed = prog.Sent.Load(), prog.Processed.Load(), prog.Failed.Load()
 	res.Errors, res.Frames, res.Reconnect = prog.Errors.Load(), frames.Load(), reconnects.Load()
 	res.Elapsed = time.Since(start)
+	if len(lats) > 0 {
+		slices.Sort(lats)
+		res.ReplyP50, res.ReplyP99 = lats[len(lats)/2], lats[min(len(lats)-1, len(lats)*99/100)]
+	}
 	return res, nil
 }
 

@@ -112,7 +112,7 @@ var (
 	stages      = slices.Concat(valuePath, eventStore, eventUsers, eventProducers, exprLang, housekeep, discovery)
 	testHelpers = []pattern{"internal/testutil/...", "internal/history/historytest/...", "internal/poll/polltest"}
 	readers     = []pattern{"internal/api/...", "internal/web/..."}
-	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance", "internal/migrate"}
+	wiring      = []pattern{"internal/server/...", "internal/bench/...", "cmd/...", "internal/buildcheck", "internal/conformance", "internal/migrate", "internal/hamigrate"}
 	mains       = []pattern{"cmd/..."}
 )
 

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -364,6 +363,18 @@ type ClickHouseConfig struct {
 	// DirectWrites sends each item's rows to its shard's local table
 	// instead of through the Distributed table.
 	DirectWrites bool `yaml:"direct_writes"`
+	// Ack is when a value is acknowledged to its sender, agent or
+	// proxy: "spooled" (once in the spool on this node's disk; shipped
+	// later) or "inserted" (only once ClickHouse accepted its insert,
+	// group-committed with the values that arrived meanwhile; on a
+	// failed insert the batch is answered failed). Empty: "inserted"
+	// with state.store: postgres, "spooled" otherwise. A cluster node
+	// (ha.node_name) must use "inserted": its disk may be gone after a
+	// failover.
+	Ack string `yaml:"ack"`
+	// AckTimeout bounds how long an "inserted" acknowledgement waits
+	// for its insert; past it the batch is answered failed.
+	AckTimeout Duration `yaml:"ack_timeout"`
 }
 
 // ClickHouseTLS is the client side of https:// ClickHouse URLs.
@@ -504,7 +515,8 @@ func Default() Config {
 			FlushInterval: Duration(30 * time.Minute), MaxHeadValues: 20_000_000, RetentionCheck: Duration(10 * time.Minute),
 			TimestampPrecision: "ns", MinFreeSpace: 256 << 20,
 			ClickHouse: ClickHouseConfig{URLs: []string{"http://127.0.0.1:8123/"}, Database: "peregrine", User: "default",
-				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second)},
+				BatchSize: 100_000, FlushInterval: Duration(time.Second), SpoolLimit: 20_000_000, QueryTimeout: Duration(60 * time.Second),
+				AckTimeout: Duration(10 * time.Second)},
 		},
 		Events: EventsConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d"},
 		Audit:  AuditConfig{Fsync: "batch", FsyncInterval: Duration(100 * time.Millisecond), Retention: "365d", MaxRecords: 1_000_000},
@@ -874,51 +886,6 @@ func validAddr(s string) error {
 	}
 	return nil
 }
-
-func (c *ClickHouseConfig) validate() error {
-	if len(c.URLs) == 0 {
-		return fieldErr("history.clickhouse.urls", "must name at least one ClickHouse HTTP endpoint, such as http://127.0.0.1:8123/")
-	}
-	for _, s := range c.URLs {
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fieldErr("history.clickhouse.urls", "%q is not an http:// or https:// address", redactURL(s))
-		}
-	}
-	if !clickhouseDB.MatchString(c.Database) {
-		return fieldErr("history.clickhouse.database", "must be letters, digits and _ (not starting with a digit), not %q", c.Database)
-	}
-	if c.BatchSize < 1000 || c.BatchSize > 10_000_000 {
-		return fieldErr("history.clickhouse.batch_size", "must be between 1000 and 10000000, not %d", c.BatchSize)
-	}
-	if c.FlushInterval < Duration(10*time.Millisecond) || c.FlushInterval > Duration(time.Minute) {
-		return fieldErr("history.clickhouse.flush_interval", "must be between 10ms and 1m, not %s", c.FlushInterval)
-	}
-	if c.SpoolLimit < int64(c.BatchSize) {
-		return fieldErr("history.clickhouse.spool_limit", "must be at least history.clickhouse.batch_size (%d), not %d", c.BatchSize, c.SpoolLimit)
-	}
-	if c.QueryTimeout < Duration(time.Second) || c.QueryTimeout > Duration(time.Hour) {
-		return fieldErr("history.clickhouse.query_timeout", "must be between 1s and 1h, not %s", c.QueryTimeout)
-	}
-	if c.Cluster != "" && !clickhouseDB.MatchString(c.Cluster) {
-		return fieldErr("history.clickhouse.cluster", "must be letters, digits and _, not %q", c.Cluster)
-	}
-	t := c.TLS
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		return fieldErr("history.clickhouse.tls.cert_file", "and history.clickhouse.tls.key_file must be set together")
-	}
-	for _, f := range []struct{ name, path string }{{"history.clickhouse.tls.ca_file", t.CAFile}, {"history.clickhouse.tls.cert_file", t.CertFile}, {"history.clickhouse.tls.key_file", t.KeyFile}} {
-		if f.path == "" {
-			continue
-		}
-		if _, err := os.Stat(f.path); err != nil {
-			return fieldErr(f.name, "cannot be read: %v", err)
-		}
-	}
-	return nil
-}
-
-var clickhouseDB = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // redactURL drops a password from a URL for an error message.
 func redactURL(s string) string {

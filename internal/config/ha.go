@@ -130,6 +130,9 @@ func (h *HAConfig) validate(c *Config) error {
 	if c.History.Store != "clickhouse" {
 		return fieldErr("ha.node_name", "needs history.store: clickhouse (every node must read the history the active one wrote; %q history lives on one node's disk or memory)", c.History.Store)
 	}
+	if c.AckMode() != "inserted" {
+		return fieldErr("history.clickhouse.ack", "must be \"inserted\" on a cluster node (ha.node_name): a value acknowledged from this node's spool would be lost with its disk after a failover")
+	}
 	return nil
 }
 

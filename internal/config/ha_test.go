@@ -19,6 +19,12 @@ func TestHAConfig(t *testing.T) {
 	if !c.HA.Enabled() || c.HA.FailoverDelay.Std() != time.Minute {
 		t.Fatalf("HA config: %+v (want enabled, failover delay 1m as Zabbix 6.0)", c.HA)
 	}
+	if c.AckMode() != "inserted" {
+		t.Fatalf("a cluster node acknowledges %q, want inserted", c.AckMode())
+	}
+	if d := Default(); d.AckMode() != "spooled" {
+		t.Fatalf("standalone acknowledges %q, want spooled", d.AckMode())
+	}
 	if d := Default(); d.HA.Enabled() || d.State.Store != "embedded" || d.HA.FailoverDelay.Std() != time.Minute {
 		t.Fatalf("defaults: state %+v, ha %+v (want embedded, standalone, 1m)", d.State, d.HA)
 	}
@@ -40,6 +46,9 @@ func TestHAConfig(t *testing.T) {
 	f(strings.Replace(ha, "node_name: node-1", "node_name: 'node 1'", 1), `ha.node_name: "node 1" must be`)
 	f(ha+"  failover_delay: 5s\n", "ha.failover_delay: must be whole seconds between 10s and 15m")
 	f(ha+"  failover_delay: 16m\n", "ha.failover_delay: must be whole seconds between 10s and 15m")
+	f(strings.Replace(ha, "store: clickhouse\n", "store: clickhouse\n  clickhouse:\n    ack: spooled\n", 1), `history.clickhouse.ack: must be "inserted" on a cluster node`)
+	f("history:\n  store: clickhouse\n  clickhouse:\n    ack: fsynced\n", `history.clickhouse.ack: must be "spooled" or "inserted", not "fsynced"`)
+	f("history:\n  store: clickhouse\n  clickhouse:\n    ack_timeout: 2m\n", "history.clickhouse.ack_timeout: must be between 1s and history.clickhouse.query_timeout (1m0s), not 2m0s")
 	f("state:\n  store: sqlite\n", `state.store: must be "embedded" or "postgres", not "sqlite"`)
 	f("state:\n  postgres:\n    dsn: host=db\n", `state.postgres.dsn: is set but state.store is "embedded"`)
 	f("ha:\n  node_address: 192.0.2.7\n", "ha.node_address: is set but ha.node_name is empty")

@@ -60,7 +60,11 @@
 // (pipeline.PartialError): the reply is "success" with exact processed
 // and failed counts, so that no sender resends the stored ones; item
 // states and log positions follow the stored values only, and
-// history.push gives each value not stored its error.
+// history.push gives each value not stored its error. With
+// history.clickhouse.ack: inserted the store's write is the ClickHouse
+// insert, so a ClickHouse outage is such a failure: the request is
+// answered "failed", and nothing is acknowledged that ClickHouse does
+// not hold (TestIntegrationClickHouseAckInserted).
 //
 // Log positions: the lastlogsize and mtime of accepted rows are saved in
 // agent-state.db, a small owner-only SQLite file in the data directory

@@ -180,6 +180,17 @@ func (p *LogPositions) Get(item uint64) (LogPos, bool) {
 	return lp, ok
 }
 
+// All returns every committed position (the migration to PostgreSQL
+// copies them).
+func (p *LogPositions) All() (items []uint64, pos []LogPos) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for id, lp := range p.pos {
+		items, pos = append(items, id), append(pos, lp)
+	}
+	return items, pos
+}
+
 // Len returns the number of positions kept.
 func (p *LogPositions) Len() int {
 	p.mu.RLock()

@@ -304,3 +304,15 @@ func (l *Log) flush() bool {
 	}
 	return true
 }
+
+// CopyTx appends recs to part inside the caller's transaction tx (one
+// that the caller fences, e.g. in Options.Write), so that the records
+// commit or vanish together with the caller's other writes: the
+// migration from an embedded data directory records its progress in
+// the same transaction (package hamigrate).
+func (l *Log) CopyTx(ctx context.Context, tx pgx.Tx, part string, recs [][]byte) error {
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{l.o.Schema, l.o.Table}, []string{"part", "rec"}, pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
+		return []any{part, recs[i]}, nil
+	}))
+	return err
+}

@@ -59,6 +59,15 @@ type StateStore interface {
 	String() string
 }
 
+// StateTable and StateName are where the preprocessing state lives in
+// PostgreSQL (state.store: postgres): the row StateName of the
+// pglog.Blob table StateTable. The server's wiring and the migration
+// from an embedded data directory (package hamigrate) both use them.
+const (
+	StateTable = "preprocess_state"
+	StateName  = "state"
+)
+
 // fileState is the embedded StateStore: a new file is written, synced
 // and renamed over the old one.
 type fileState string

@@ -198,6 +198,7 @@ func (s *Server) openHistory(ctx context.Context) (history.Store, error) {
 			Dir: ClickHouseSpoolPath(cfg.DataDir), Sync: walSync(cfg.History.Fsync), SyncInterval: cfg.History.FsyncInterval.Std(),
 			BatchSize: chc.BatchSize, FlushInterval: chc.FlushInterval.Std(), SpoolLimit: chc.SpoolLimit,
 			QueryTimeout: chc.QueryTimeout.Std(), Cluster: chc.Cluster, DirectWrites: chc.DirectWrites,
+			Ack: cfg.AckMode(), AckTimeout: chc.AckTimeout.Std(),
 			Metrics: s.Metrics, Logger: log.With("component", "history"),
 		})
 		if err != nil {
@@ -231,6 +232,10 @@ func (s *Server) retention() housekeep.Retention {
 	}
 	return s.housekeepingRetention(r, func(id uint64) bool { return snap.Item(id) != nil })
 }
+
+// ClickHouseTLS is clickhouseTLS for the commands that open ClickHouse
+// themselves (`peregrine ha migrate`).
+func ClickHouseTLS(c config.ClickHouseTLS) (*tls.Config, error) { return clickhouseTLS(c) }
 
 // clickhouseTLS builds the client TLS settings for https:// ClickHouse
 // URLs; nil (Go's defaults, the system's CAs) when nothing is set.

@@ -44,6 +44,25 @@
 // quota, disk_full, too_many_parts, server) and logged once a minute per
 // cause; the backlog is peregrine_clickhouse_spool_values.
 //
+// # Acknowledging after the insert (ackinsert.go)
+//
+// With Options.Ack = AckInserted (history.clickhouse.ack: inserted, the
+// mode of an HA cluster node, whose disk may be gone after a failover)
+// there is no spool: Write queues its values for the inserter goroutine
+// and returns only once ClickHouse accepted the insert holding them.
+// The inserter takes every write queued and inserts them together (a
+// group commit: one INSERT per table per group), up to four groups at
+// once; writes that arrive while four run go together in the next, so
+// the part count follows the insert rate, not the write rate. A failed insert fails every write of its group (the trapper
+// answers "failed", agents and proxies send again) and, for
+// RetryInterval after it, new writes are refused at once (WriteErr);
+// a write waits at most AckTimeout (ErrAckTimeout). An insert that
+// failed half way, or timed out after landing, leaves rows that a
+// resent copy makes one value under the (itemid, clock, ns) rule
+// below, so nothing acknowledged is lost with the node and nothing is
+// doubled. A spool left by an AckSpooled run is inserted at Open
+// before any write.
+//
 // # Reads (read.go)
 //
 // Read, Downsample and ReadTrends are pushed down to SQL (ORDER BY,

@@ -69,6 +69,14 @@ type Options struct {
 	Cluster      string
 	DirectWrites bool
 
+	// Ack is when a Write returns: AckSpooled (the default: in the
+	// spool's WAL under Dir) or AckInserted (once ClickHouse accepted
+	// the insert holding the values, group-committed with the writes
+	// that arrived meanwhile, waiting at most AckTimeout; no spool, a
+	// spool left in Dir is inserted at Open). See ackinsert.go.
+	Ack        string
+	AckTimeout time.Duration // default DefaultAckTimeout
+
 	Metrics *selfmon.Registry // nil: a private registry
 	Logger  *slog.Logger      // nil: discard
 }
@@ -91,6 +99,12 @@ func (o *Options) defaults() {
 	}
 	if o.QueryTimeout <= 0 {
 		o.QueryTimeout = DefaultQueryTimeout
+	}
+	if o.Ack == "" {
+		o.Ack = AckSpooled
+	}
+	if o.AckTimeout <= 0 {
+		o.AckTimeout = DefaultAckTimeout
 	}
 	if o.Metrics == nil {
 		o.Metrics = selfmon.NewRegistry()
@@ -146,6 +160,11 @@ type Store struct {
 	sealed  []*gen // oldest first; sealed[0] is being shipped
 	spooled int64
 	types   map[uint64]uint8 // item -> bit set of the tables holding its values, | known
+	// AckInserted mode: writes waiting for the inserter, and the last
+	// insert's failure (nil after a success).
+	queue    []*ackReq
+	lastErr  error
+	lastFail time.Time
 
 	closed   atomic.Bool
 	ctx      context.Context // canceled by Close: ends an insert in flight
@@ -153,7 +172,8 @@ type Store struct {
 	kick     chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
-	lastVer  uint64 // shipper goroutine only
+	verMu    sync.Mutex // guards lastVer: AckInserted inserts run concurrently
+	lastVer  uint64
 	throttle *selfmon.LogThrottle
 
 	mShipped, mInserts, mRejected *selfmon.Counter
@@ -171,7 +191,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if !identRE.MatchString(o.Database) {
 		return nil, fmt.Errorf("clickhouse: database name %q must be letters, digits and _ (not starting with a digit)", o.Database)
 	}
-	if o.Dir == "" {
+	if o.Ack != AckSpooled && o.Ack != AckInserted {
+		return nil, fmt.Errorf("clickhouse: ack mode %q must be %q or %q", o.Ack, AckSpooled, AckInserted)
+	}
+	if o.Dir == "" && o.Ack == AckSpooled {
 		return nil, errors.New("clickhouse: Options.Dir (the spool directory) is empty")
 	}
 	c, err := newClient(clientOptions{URLs: o.URLs, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.QueryTimeout})
@@ -214,6 +237,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, err
 		}
 		n = max(n, m)
+	}
+	if s.inserted() {
+		s.metrics()
+		if err := s.drainSpool(ctx); err != nil {
+			return nil, err
+		}
+		s.log.Info("clickhouse history store open; values are acknowledged once inserted", "version", vs, "codecs", s.feat.Codecs, "ttl", s.feat.TTL,
+			"database", s.db, "migrations_applied", n, "ack_timeout", o.AckTimeout)
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		go s.insertLoop()
+		return s, nil
 	}
 	s.wal, err = wal.Open(wal.Options{Dir: o.Dir, Sync: o.Sync, SyncInterval: o.SyncInterval, Logger: o.Logger})
 	if err != nil {
@@ -330,6 +364,9 @@ func (s *Store) resolve(ctx context.Context, items []uint64) error {
 // WriteErr implements history.WriteChecker: the spool's WAL cannot write
 // (it retries every second), or the spool is full.
 func (s *Store) WriteErr() error {
+	if s.inserted() {
+		return s.recentFailure()
+	}
 	if err := s.wal.Failure(); err != nil {
 		return fmt.Errorf("clickhouse: spool: %w", err)
 	}
@@ -344,7 +381,8 @@ func (s *Store) WriteErr() error {
 
 // Write validates samples, appends them to the spool's WAL (durable as
 // Options.Sync promises when it returns) and makes them readable at once.
-// Shipping to ClickHouse happens later, in the background.
+// Shipping to ClickHouse happens later, in the background. In
+// AckInserted mode it returns once ClickHouse accepted them instead.
 func (s *Store) Write(ctx context.Context, samples []history.Sample) error {
 	if s.closed.Load() {
 		return history.ErrClosed
@@ -364,7 +402,7 @@ func (s *Store) Write(ctx context.Context, samples []history.Sample) error {
 		}
 	}
 	s.mu.Lock()
-	full := s.spooled+int64(len(samples)) > s.o.SpoolLimit
+	full := !s.inserted() && s.spooled+int64(len(samples)) > s.o.SpoolLimit
 	s.mu.Unlock()
 	if full {
 		s.mSpoolFull.Inc()
@@ -372,6 +410,9 @@ func (s *Store) Write(ctx context.Context, samples []history.Sample) error {
 			s.log.Error("refusing values: the ClickHouse spool is full", "limit", s.o.SpoolLimit, "suppressed", sup)
 		}
 		return ErrSpoolFull
+	}
+	if s.inserted() {
+		return s.writeInserted(ctx, samples)
 	}
 	rec := record.AppendSamples(nil, samples)
 	s.sealMu.RLock()
@@ -512,6 +553,8 @@ func (s *Store) Backlog() int64 {
 // nextVer reserves n versions, increasing across generations and, being
 // based on the wall clock, across restarts.
 func (s *Store) nextVer(n int) uint64 {
+	s.verMu.Lock()
+	defer s.verMu.Unlock()
 	v := uint64(time.Now().UnixNano())
 	if v <= s.lastVer {
 		v = s.lastVer + 1
@@ -632,6 +675,9 @@ func (s *Store) Close() error {
 	close(s.stop)
 	s.cancel()
 	<-s.done
+	if s.wal == nil { // AckInserted: no spool
+		return nil
+	}
 	s.sealMu.Lock() // no writer is between its WAL append and the spool
 	defer s.sealMu.Unlock()
 	return s.wal.Close()

@@ -296,3 +296,34 @@ func (s *Store) BlockCount() int {
 	defer s.blocksMu.RUnlock()
 	return len(s.blocks)
 }
+
+// Items lists the items holding values, in blocks or in the head, in
+// no particular order (the migration to ClickHouse walks them).
+func (s *Store) Items() []uint64 {
+	seen := map[uint64]struct{}{}
+	s.blocksMu.RLock()
+	for _, b := range s.blocks {
+		for id := range b.index {
+			seen[id] = struct{}{}
+		}
+	}
+	s.blocksMu.RUnlock()
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		st.mu.RLock()
+		for id := range st.series {
+			seen[id] = struct{}{}
+		}
+		st.mu.RUnlock()
+	}
+	if f := s.flushing.Load(); f != nil {
+		for id := range *f {
+			seen[id] = struct{}{}
+		}
+	}
+	out := make([]uint64, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	return out
+}
