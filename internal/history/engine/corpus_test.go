@@ -147,4 +147,39 @@ func TestCorpusBytes(t *testing.T) {
 		}
 		t.Log(b.String())
 	}
+	// An option, not what the server does: rates computed from the
+	// timestamps as stored (cut to the precision) instead of as
+	// received. Then the rate encoding applies at every precision.
+	var row []string
+	for _, p := range []history.Precision{history.PrecisionNS, history.PrecisionMS, history.PrecisionS} {
+		got, _ := corpusBytes(t, ratesAt(all["recorded"], p), p)
+		row = append(row, fmt.Sprintf("%.2f", got))
+	}
+	t.Logf("corpus recorded, rates from stored timestamps: ns %s, ms %s, s %s", row[0], row[1], row[2])
+}
+
+// ratesAt is items with every rate recomputed from its counter (the item
+// before it) over timestamps cut to precision p.
+func ratesAt(items []historytest.CorpusItem, p history.Precision) []historytest.CorpusItem {
+	out := make([]historytest.CorpusItem, len(items))
+	copy(out, items)
+	unit := int64(p.Unit())
+	for i := 1; i < len(out); i++ {
+		if out[i].Class != historytest.ClassRate || out[i-1].Class != historytest.ClassCounter {
+			continue
+		}
+		src := out[i-1].Samples
+		var rs []history.Sample
+		for k := 1; k < len(src); k++ {
+			a, b := src[k-1], src[k]
+			an, bn := int64(a.NS)/unit*unit, int64(b.NS)/unit*unit
+			dt := float64(b.Clock-a.Clock) + float64(bn-an)/1e9
+			if b.U < a.U || dt <= 0 {
+				continue
+			}
+			rs = append(rs, history.Sample{ItemID: out[i].ID, Clock: b.Clock, NS: int32(bn), Type: history.Float, F: float64(b.U-a.U) / dt})
+		}
+		out[i].Samples = rs
+	}
+	return out
 }

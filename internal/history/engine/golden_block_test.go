@@ -218,8 +218,8 @@ func TestBlockV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(raw[:8]) != "PGBLK002" || !b.compact {
-		t.Fatalf("block starts with %q, compact %v; want PGBLK002, compact", raw[:8], b.compact)
+	if string(raw[:8]) != "PGBLK003" || !b.compact {
+		t.Fatalf("block starts with %q, compact %v; want PGBLK003, compact", raw[:8], b.compact)
 	}
 	for _, tb := range s.trends {
 		if tb.compact {

@@ -306,7 +306,7 @@ func FuzzRoundTripFloats(f *testing.F) {
 			}
 		}
 		checkFloats(t, ts, vals)
-		for _, enc := range []Encoding{EncFloatXOR, EncFloatDecimal, EncFloatRaw} {
+		for _, enc := range []Encoding{EncFloatXOR, EncFloatDecimal, EncFloatRaw, EncFloatRate} {
 			chunk := encodeFloats(nil, ts, vals, enc)
 			gotTS, gotV, err := DecodeFloats(nil, nil, chunk)
 			if err != nil {
