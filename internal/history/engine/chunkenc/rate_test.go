@@ -63,3 +63,31 @@ func TestRateEncoding(t *testing.T) {
 		t.Errorf("millisecond timestamps: encoding %v", e)
 	}
 }
+
+// go test -run '^$' -bench 'DecodeRate' ./internal/history/engine/chunkenc/
+//
+// BenchmarkDecodeRate decodes 2,048 change-per-second values stored as
+// FloatRate and, for comparison, as XOR.
+func BenchmarkDecodeRate(b *testing.B) {
+	rng := rand.New(rand.NewPCG(30, 7))
+	ts := genTS(rng, "jitter", baseT, 2048)
+	vals := genRates(rng, ts, 1)
+	for _, enc := range []Encoding{EncFloatRate, EncFloatXOR} {
+		c := encodeFloats(nil, ts, vals, enc)
+		if encodingOf(c) != enc {
+			b.Fatalf("encoded as %v", encodingOf(c))
+		}
+		b.Run(enc.String(), func(b *testing.B) {
+			var t []int64
+			var v []float64
+			for b.Loop() {
+				var err error
+				if t, v, err = DecodeFloats(t[:0], v[:0], c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2048, "ns/value")
+			b.ReportMetric(float64(len(c))/2048, "B/value")
+		})
+	}
+}
