@@ -22,11 +22,16 @@ import (
 // followed by an index from item to chunks and a fixed footer.
 
 var (
-	// blockMagic starts every block this engine writes: format version 2,
-	// whose chunks may use the encodings added for issue 10 (the sparse
-	// int stream); a version 1 reader would reject those chunks at read
-	// time, so the version tells it at open instead.
-	blockMagic = []byte("PGBLK002")
+	// blockMagic starts every block this engine writes: format version 3,
+	// whose chunks may use the rate float encoding (issue 30); its index
+	// is version 2's. Version 2's chunks may use the encodings added for
+	// issue 10 (the sparse int stream). An older reader would reject
+	// the newer chunks at read time, so the version tells it at open
+	// instead.
+	blockMagic = []byte("PGBLK003")
+	// blockMagicV2 starts blocks written before version 3, read as
+	// version 3 (testdata/v2.blk).
+	blockMagicV2 = []byte("PGBLK002")
 	// blockMagicV1 starts blocks written before version 2; they stay
 	// readable (testdata/v1.blk).
 	blockMagicV1 = []byte("PGBLK001")
@@ -130,7 +135,8 @@ type blockWriter struct {
 	compact bool // history chunks: store them without their header's times
 }
 
-// newBlockWriter returns a writer of a version 2 block. history says that
+// newBlockWriter returns a writer of a version 3 block (version 2's
+// index). history says that
 // the chunks are history chunks (docs/format/chunks.md), whose header the
 // block stores in its index only; trend files pass false.
 func newBlockWriter(history bool) *blockWriter {
@@ -281,7 +287,7 @@ func readBlockIndex(f *os.File, path string) (*block, error) {
 		return nil, corrupt("file of %d bytes is too short", size)
 	}
 	head := make([]byte, len(blockMagic))
-	if _, err := f.ReadAt(head, 0); err != nil || !(bytes.Equal(head, blockMagic) || bytes.Equal(head, blockMagicV1)) {
+	if _, err := f.ReadAt(head, 0); err != nil || !(bytes.Equal(head, blockMagic) || bytes.Equal(head, blockMagicV2) || bytes.Equal(head, blockMagicV1)) {
 		return nil, corrupt("bad magic")
 	}
 	v1 := bytes.Equal(head, blockMagicV1)

@@ -42,8 +42,11 @@ func FuzzBlockIndex(f *testing.F) {
 	f.Add(seedBlock(f))
 	f.Add([]byte("PGBLK001"))
 	f.Add([]byte("PGBLK002"))
-	if v1, err := os.ReadFile(filepath.Join("testdata", "v1.blk")); err == nil {
-		f.Add(v1)
+	f.Add([]byte("PGBLK003"))
+	for _, name := range []string{"v1.blk", "v2.blk"} {
+		if old, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(old)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "000000000001.blk")

@@ -55,10 +55,16 @@
 // 2-hour partition touched (history/blocks/p<S>/), and then removes the
 // WAL segments those blocks made unnecessary, so that a restart replays
 // only what was written since. Reads merge blocks, the head being flushed
-// and the head. Blocks are written in format version 2: a compact index
+// and the head. Blocks are written in format version 3: a compact index
 // (per-item time unit, gaps and spans instead of absolute times) and
 // history chunks stored without the header times the index repeats,
-// which readChunk puts back; version 1 blocks stay readable (issue 10).
+// which readChunk puts back (version 2, issue 10), whose chunks may use
+// the rate float encoding (version 3, issue 30); version 1 and 2 blocks
+// stay readable (testdata/v1.blk, v2.blk).
+//
+// corpus_test.go holds the size targets (ms ≤ 2.5, s ≤ 1.4 bytes per
+// value) on the values recorded from real agents and snmpd
+// (historytest's corpus), beside TestDiskBytesTargets on the generator.
 //
 // Trends (trend.go): each flush also writes the hourly min/avg/max/count
 // of numeric items into day-partitioned trend files (history/trends/);

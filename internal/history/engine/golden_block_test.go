@@ -37,15 +37,52 @@ func goldenSamples() []history.Sample {
 	return out
 }
 
-// TestGoldenBlockV1 opens a version 1 block with today's engine and reads
-// every value back exactly.
-func TestGoldenBlockV1(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("testdata", "v1.blk"))
+// TestWriteGoldenBlockV2 wrote testdata/v2.blk (goldenSamples in a
+// version 2 block, by commit f3d78c9, before version 3) when run with
+// PEREGRINE_WRITE_GOLDEN_V2=1. Never run it with a newer engine.
+func TestWriteGoldenBlockV2(t *testing.T) {
+	if os.Getenv("PEREGRINE_WRITE_GOLDEN_V2") != "1" {
+		t.Skip("writes testdata/v2.blk only when asked")
+	}
+	s, err := Open(Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(src[:8]) != "PGBLK001" {
-		t.Fatalf("testdata/v1.blk starts with %q, not a version 1 block", src[:8])
+	defer s.Close()
+	if err := s.Write(context.Background(), goldenSamples()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.blocks) != 1 {
+		t.Fatalf("%d blocks", len(s.blocks))
+	}
+	raw, err := os.ReadFile(s.blocks[0].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "v2.blk"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoldenBlockV1 opens a version 1 block and a version 2 block (written
+// by older engines) with today's engine and reads every value back
+// exactly.
+func TestGoldenBlockV1(t *testing.T) {
+	for _, v := range []string{"1", "2"} {
+		t.Run("v"+v, func(t *testing.T) { testGoldenBlock(t, "v"+v+".blk", "PGBLK00"+v) })
+	}
+}
+
+func testGoldenBlock(t *testing.T, file, magic string) {
+	src, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(src[:8]) != magic {
+		t.Fatalf("testdata/%s starts with %q, not %s", file, src[:8], magic)
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "blocks", "p1699999200")
@@ -181,8 +218,8 @@ func TestBlockV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(raw[:8]) != "PGBLK002" || !b.compact {
-		t.Fatalf("block starts with %q, compact %v; want PGBLK002, compact", raw[:8], b.compact)
+	if string(raw[:8]) != "PGBLK003" || !b.compact {
+		t.Fatalf("block starts with %q, compact %v; want PGBLK003, compact", raw[:8], b.compact)
 	}
 	for _, tb := range s.trends {
 		if tb.compact {

@@ -15,6 +15,14 @@
 // values it generates makes old figures incomparable, so it changes only
 // with a note in BENCHMARKS.md.
 //
+// corpus.go holds data the project did not generate: values recorded
+// from the real zabbix_agentd, zabbix_agent2 and snmpd on this project's
+// machine (testdata/corpus.zst, re-recorded by TestRecordCorpus in
+// corpus_record_test.go), served as recorded (CorpusRecorded) and as a
+// day derived from the recording (CorpusDay, which says what it
+// derives), by value class (float, uint, counter, rate, text, log) for
+// the engine's size targets and the chunk encoders' fuzz seeds.
+//
 // fill.go writes the read benchmarks' data sets into any store (FillGauge,
 // FillItems, Gen.Gauges), flushing and compacting stores that can, so that
 // internal/api's history.get benchmarks and internal/api/histread's read

@@ -40,6 +40,10 @@ const (
 	// EncFloatDecimal: values are integer mantissas times a common power
 	// of ten, stored as deltas or deltas of deltas.
 	EncFloatDecimal Encoding = 0x04
+	// EncFloatRate: a counter's change per second, stored as the
+	// counter's integer differences over the chunk's own timestamps
+	// (block format version 3 and later).
+	EncFloatRate Encoding = 0x05
 
 	// EncUintConst: every value is the same.
 	EncUintConst Encoding = 0x11
@@ -73,6 +77,8 @@ func (e Encoding) String() string {
 		return "FloatXOR"
 	case EncFloatDecimal:
 		return "FloatDecimal"
+	case EncFloatRate:
+		return "FloatRate"
 	case EncUintConst:
 		return "UintConst"
 	case EncUintDelta:
@@ -96,7 +102,7 @@ func (e Encoding) String() string {
 // Valid reports whether e is a known encoding.
 func (e Encoding) Valid() bool {
 	switch e {
-	case EncFloatConst, EncFloatRaw, EncFloatXOR, EncFloatDecimal,
+	case EncFloatConst, EncFloatRaw, EncFloatXOR, EncFloatDecimal, EncFloatRate,
 		EncUintConst, EncUintDelta, EncUintDoD, EncUintScaled,
 		EncStringRaw, EncStringDict, EncStringZstd, EncLog:
 		return true

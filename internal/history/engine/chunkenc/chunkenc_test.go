@@ -148,7 +148,7 @@ func TestRoundTripFloats(t *testing.T) {
 					vals := genFloats(rng, shape, max(n, 1))[:n]
 					checkFloats(t, ts, vals)
 					// Every encoding the encoder can be forced into.
-					for _, enc := range []Encoding{EncFloatRaw, EncFloatXOR, EncFloatDecimal} {
+					for _, enc := range []Encoding{EncFloatRaw, EncFloatXOR, EncFloatDecimal, EncFloatRate} {
 						chunk := encodeFloats(nil, ts, vals, enc)
 						gotTS, gotV, err := DecodeFloats(nil, nil, chunk)
 						if err != nil {

@@ -11,7 +11,8 @@
 //     chunk to a caller-owned buffer and return it, choosing per chunk the
 //     smallest of the encodings that fit the data: a constant, a decimal
 //     mantissa stream (floats that are exact decimals such as 23.45), a
-//     Gorilla XOR bitstream, raw bits, deltas or deltas of deltas for
+//     Gorilla XOR bitstream, a counter's change per second as integer
+//     differences over the chunk's timestamps, raw bits, deltas or deltas of deltas for
 //     unsigned values (divided by their common factor when they have one),
 //     a dictionary or a zstd block for text. Integer streams inside are
 //     bit-packed, varint, run-length, sparse (a dominant value plus

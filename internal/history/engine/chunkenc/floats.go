@@ -89,6 +89,16 @@ func encodeFloats(dst []byte, ts []int64, vals []float64, force Encoding) []byte
 		}
 		dst = dst[:valStart]
 	}
+	if (force == 0 || force == EncFloatRate) && bestSize > 2*n && rateLikely(ts, vals) {
+		var ok bool
+		if dst, ok = appendRate(dst, ts, vals); ok {
+			if size := len(dst) - valStart; size < bestSize {
+				best, bestSize = EncFloatRate, size
+				sc.c1 = append(sc.c1[:0], dst[valStart:]...)
+			}
+		}
+		dst = dst[:valStart]
+	}
 	dst[start] = byte(best)
 	if best == EncFloatRaw {
 		for _, v := range vals {
@@ -308,7 +318,7 @@ func DecodeFloats(ts []int64, vals []float64, src []byte) ([]int64, []float64, e
 		return ts, vals, err
 	}
 	switch info.Encoding {
-	case EncFloatConst, EncFloatRaw, EncFloatXOR, EncFloatDecimal:
+	case EncFloatConst, EncFloatRaw, EncFloatXOR, EncFloatDecimal, EncFloatRate:
 	default:
 		return ts, vals, corruptAt("encoding", 0, "%v is not a float encoding", info.Encoding)
 	}
@@ -354,6 +364,10 @@ func decodeFloatChunk(r *reader, info *Info, ts []int64, vals []float64) error {
 		}
 	case EncFloatDecimal:
 		if err := decodeDecimalStream(r, vals); err != nil {
+			return err
+		}
+	case EncFloatRate:
+		if err := decodeRate(r, ts, vals); err != nil {
 			return err
 		}
 	}
@@ -484,6 +498,211 @@ func decodeDecimalStream(r *reader, vals []float64) error {
 			m += d
 			vals[i] = float64(m) * p
 		}
+	}
+	return nil
+}
+
+// The rate encoding (issue 30) stores the values of a counter's change
+// per second, as Zabbix's "change per second" preprocessing computes
+// them from the counter's difference and the two timestamps:
+//
+//	v[i] = float64(Δ[i]) / (float64(sec[i]-sec[i-1]) + float64(ns[i]-ns[i-1])/1e9) · m
+//
+// with integer Δ[i], sec and ns the whole seconds and nanoseconds of the
+// chunk's own timestamps, and m a multiplier (1, or 8 for bits from
+// bytes). Such a value has a full 52-bit mantissa that no XOR or decimal
+// coding shortens, but Δ is as small as the counter's increments. Body:
+//
+//	8 bytes    v[0] (its previous timestamp is in another chunk)
+//	uvarint    m
+//	byte       order: orderDelta (Δ[i]) or orderDoD (Δ[i] − Δ[i−1])
+//	int stream n-1 zigzag values, i ≥ 1 (0 where v[i] is an exception)
+//	uvarint    exceptions, then for each: uvarint gap from the previous
+//	           exception's index (from 0), 8 bytes v[i]
+//
+// It applies only when timestamps are exact (precision ns): at a coarser
+// precision the stored times no longer give the divisor, every value is
+// an exception and another encoding wins.
+
+// rateMults are the multipliers the encoder tries.
+var rateMults = [...]int64{1, 8}
+
+// rateDivisor is the change-per-second divisor between two timestamps.
+func rateDivisor(a, b int64) float64 {
+	return float64(floorDiv(b, splitUnit)-floorDiv(a, splitUnit)) + float64(floorMod(b, splitUnit)-floorMod(a, splitUnit))/1e9
+}
+
+// rateValue is the one formula the decoder and the encoder's check use.
+func rateValue(d int64, dt float64, m int64) float64 {
+	v := float64(d) / dt
+	if m != 1 {
+		v *= float64(m)
+	}
+	return v
+}
+
+// rateDeltas fills d[i] (i ≥ 1) with Δ[i] for multiplier m and returns
+// how many values are exceptions (ok[i] false).
+func rateDeltas(ts []int64, vals []float64, m int64, d []int64, ok []bool) int {
+	exc := 0
+	for i := 1; i < len(vals); i++ {
+		dt := rateDivisor(ts[i-1], ts[i])
+		x := math.Round(vals[i] / float64(m) * dt)
+		ok[i] = false
+		d[i] = 0
+		if dt > 0 && x > -(1<<53) && x < 1<<53 {
+			if di := int64(x); math.Float64bits(rateValue(di, dt, m)) == math.Float64bits(vals[i]) {
+				d[i], ok[i] = di, true
+			}
+		}
+		if !ok[i] {
+			exc++
+		}
+	}
+	return exc
+}
+
+// rateLikely reports whether the first values look like rates: at most
+// a quarter of the first 17 are exceptions for one multiplier.
+func rateLikely(ts []int64, vals []float64) bool {
+	k := min(len(vals), 17)
+	if k < 3 {
+		return false
+	}
+	var d [17]int64
+	var ok [17]bool
+	for _, m := range rateMults {
+		if rateDeltas(ts[:k], vals[:k], m, d[:k], ok[:k]) <= (k-1)/4 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendRate appends the rate body of vals, or reports false when more
+// than a quarter of the values are exceptions.
+func appendRate(dst []byte, ts []int64, vals []float64) ([]byte, bool) {
+	n := len(vals)
+	if n < 3 {
+		return dst, false
+	}
+	d := make([]int64, n)
+	ok := make([]bool, n)
+	m := int64(0)
+	for _, mm := range rateMults {
+		if rateDeltas(ts, vals, mm, d, ok) <= n/4 {
+			m = mm
+			break
+		}
+	}
+	if m == 0 {
+		return dst, false
+	}
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(vals[0]))
+	dst = binary.AppendUvarint(dst, uint64(m))
+	u := make([]uint64, n-1)
+	for i := 1; i < n; i++ {
+		u[i-1] = zigzag(d[i])
+	}
+	plain := appendInts(nil, u)
+	prev := int64(0)
+	for i := 1; i < n; i++ {
+		u[i-1] = zigzag(d[i] - prev)
+		prev = d[i]
+	}
+	if dod := appendInts(nil, u); len(dod) < len(plain) {
+		dst = append(dst, orderDoD)
+		dst = append(dst, dod...)
+	} else {
+		dst = append(dst, orderDelta)
+		dst = append(dst, plain...)
+	}
+	exc := 0
+	for i := 1; i < n; i++ {
+		if !ok[i] {
+			exc++
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(exc))
+	last := 0
+	for i := 1; i < n; i++ {
+		if !ok[i] {
+			dst = binary.AppendUvarint(dst, uint64(i-last))
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(vals[i]))
+			last = i
+		}
+	}
+	return dst, true
+}
+
+func decodeRate(r *reader, ts []int64, vals []float64) error {
+	n := len(vals)
+	b, err := r.bytes("first rate value", 8)
+	if err != nil {
+		return err
+	}
+	vals[0] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+	off := r.off
+	m64, err := r.uvarint("rate multiplier")
+	if err != nil {
+		return err
+	}
+	if m64 != 1 && m64 != 8 {
+		return corruptAt("rate multiplier", off, "%d is not 1 or 8", m64)
+	}
+	m := int64(m64)
+	off = r.off
+	order, err := r.byte("rate order")
+	if err != nil {
+		return err
+	}
+	if order != orderDelta && order != orderDoD {
+		return corruptAt("rate order", off, "unknown order %d", order)
+	}
+	if n < 2 {
+		return corruptAt("rate order", off, "a rate chunk of %d values", n)
+	}
+	sc := getScratch()
+	defer putScratch(sc)
+	u := grow(sc.u, n-1)
+	sc.u = u
+	if err := decodeInts(r, "rate deltas", u); err != nil {
+		return err
+	}
+	prev := int64(0)
+	for i := 1; i < n; i++ {
+		x := u[i-1]
+		d := int64(x>>1) ^ -int64(x&1)
+		if order == orderDoD {
+			d += prev
+			prev = d
+		}
+		vals[i] = rateValue(d, rateDivisor(ts[i-1], ts[i]), m)
+	}
+	off = r.off
+	exc, err := r.uvarint("rate exceptions")
+	if err != nil {
+		return err
+	}
+	if exc > uint64(n-1) {
+		return corruptAt("rate exceptions", off, "%d exceptions for %d values", exc, n)
+	}
+	at := uint64(0)
+	for range exc {
+		off = r.off
+		gap, err := r.uvarint("rate exception index")
+		if err != nil {
+			return err
+		}
+		if gap == 0 || gap > uint64(n-1)-at {
+			return corruptAt("rate exception index", off, "gap %d after index %d of %d values", gap, at, n)
+		}
+		at += gap
+		b, err := r.bytes("rate exception value", 8)
+		if err != nil {
+			return err
+		}
+		vals[at] = math.Float64frombits(binary.LittleEndian.Uint64(b))
 	}
 	return nil
 }

@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 )
 
 // Run one target for a while with, for example:
@@ -62,6 +65,60 @@ func seedChunks(rng *rand.Rand) []seedChunk {
 	ts := genTS(rng, "irregular", baseT, 400)
 	add("zstd ints", EncodeUints(nil, ts, genUints(rng, "bytes", 400)), decodeUintsErr)
 	add("empty", EncodeFloats(nil, nil, nil), decodeFloatsErr)
+	return append(out, corpusSeeds()...)
+}
+
+// corpusSeeds are chunks of values recorded from real agents and snmpd
+// (historytest's corpus): the first 200 values of the first item of each
+// class.
+func corpusSeeds() []seedChunk {
+	items, err := historytest.CorpusRecorded()
+	if err != nil {
+		panic(err)
+	}
+	var out []seedChunk
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.Class] {
+			continue
+		}
+		seen[it.Class] = true
+		ss := it.Samples[:min(200, len(it.Samples))]
+		ts := make([]int64, len(ss))
+		for i, s := range ss {
+			ts[i] = s.Clock*1e9 + int64(s.NS)
+		}
+		var c []byte
+		var dec func([]byte) error
+		switch ss[0].Type {
+		case history.Float:
+			vals := make([]float64, len(ss))
+			for i, s := range ss {
+				vals[i] = s.F
+			}
+			c, dec = EncodeFloats(nil, ts, vals), decodeFloatsErr
+		case history.Uint:
+			vals := make([]uint64, len(ss))
+			for i, s := range ss {
+				vals[i] = s.U
+			}
+			c, dec = EncodeUints(nil, ts, vals), decodeUintsErr
+		case history.Log:
+			vals := make([]string, len(ss))
+			meta := make([]LogMeta, len(ss))
+			for i, s := range ss {
+				vals[i] = s.S
+			}
+			c, dec = EncodeLogs(nil, ts, vals, meta), decodeLogsErr
+		default:
+			vals := make([]string, len(ss))
+			for i, s := range ss {
+				vals[i] = s.S
+			}
+			c, dec = EncodeStrings(nil, ts, vals), decodeStringsErr
+		}
+		out = append(out, seedChunk{seedName(c, "corpus "+it.Class), c, dec})
+	}
 	return out
 }
 
@@ -249,7 +306,7 @@ func FuzzRoundTripFloats(f *testing.F) {
 			}
 		}
 		checkFloats(t, ts, vals)
-		for _, enc := range []Encoding{EncFloatXOR, EncFloatDecimal, EncFloatRaw} {
+		for _, enc := range []Encoding{EncFloatXOR, EncFloatDecimal, EncFloatRaw, EncFloatRate} {
 			chunk := encodeFloats(nil, ts, vals, enc)
 			gotTS, gotV, err := DecodeFloats(nil, nil, chunk)
 			if err != nil {
