@@ -88,7 +88,9 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 		go func() { done <- n.Run(rctx) }()
 		return func() { cancel(); <-done; n.Close(ctx) }
 	}
-	rows := func() string { return pg.Exec(`SELECT string_agg(name || ':' || status, ',' ORDER BY name) FROM peregrine_ha.node`) }
+	rows := func() string {
+		return pg.Exec(`SELECT string_agg(name || ':' || status, ',' ORDER BY name) FROM peregrine_ha.node`)
+	}
 	addrs := freeAddrs(t, 1)
 	dir := filepath.Join(t.TempDir(), "data")
 	cfg := haNodeConfig(dsn, fakeClickHouse(t), dir, "node-2", addrs[0], "127.0.0.1:0", delay)
