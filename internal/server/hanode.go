@@ -304,3 +304,18 @@ func (s *Server) clusterNodes() func() ([]byte, error) {
 }
 
 func authPath(dataDir string) string { return filepath.Join(dataDir, "auth.db") }
+
+// apiStandby is the API's Options.Standby on an active node: once its
+// lease has ended (while the server stops) calls that change state are
+// refused; nil on an embedded server.
+func (s *Server) apiStandby() func() error {
+	if s.pg == nil {
+		return nil
+	}
+	return func() error {
+		if s.pg.lease.Context().Err() != nil {
+			return fmt.Errorf("This node (%q) no longer holds the active lease of the HA cluster and is stopping: changes are made on the active node.", s.cfg.HA.NodeName)
+		}
+		return nil
+	}
+}

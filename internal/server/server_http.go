@@ -65,6 +65,7 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		SettingsHook:    s.applySettings,
 		ProxyLastAccess: func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
 		HACluster:       s.haCluster(),
+		Standby:         s.apiStandby(),
 		Logger:          log.With("component", "api"), Metrics: s.Metrics,
 	})
 	mux.Handle("/api_jsonrpc.php", s.API.Handler())
