@@ -249,11 +249,12 @@ func (s *Server) runActive(ctx context.Context, lease *ha.Lease) error {
 	defer stop()
 	pg := newPGState(s.node, lease)
 	defer pg.close()
-	cfg := s.cfg
-	a, err := build(actx, cfg, s.log, pg, s.node)
+	t0 := time.Now()
+	a, err := build(actx, s.cfg, s.log, pg, s.node)
 	if err != nil {
 		return err
 	}
+	s.log.Info("active: every store open and every port bound", "took", time.Since(t0).Round(time.Millisecond))
 	s.active.Store(a)
 	defer s.active.Store(nil)
 	return a.Run(actx)
@@ -314,8 +315,14 @@ func (s *Server) apiStandby() func() error {
 	}
 	return func() error {
 		if s.pg.lease.Context().Err() != nil {
-			return fmt.Errorf("This node (%q) no longer holds the active lease of the HA cluster and is stopping: changes are made on the active node.", s.cfg.HA.NodeName)
+			return apiText(fmt.Sprintf("This node (%q) no longer holds the active lease of the HA cluster and is stopping: changes are made on the active node.", s.cfg.HA.NodeName))
 		}
 		return nil
 	}
 }
+
+// apiText is an error whose text is the API's answer, a sentence as
+// Zabbix words its errors.
+type apiText string
+
+func (e apiText) Error() string { return string(e) }

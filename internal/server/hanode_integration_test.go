@@ -151,7 +151,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		t.Cleanup(func() {
 			cmd.Process.Kill()
 			cmd.Wait()
-			if t.Failed() {
+			if t.Failed() || os.Getenv("PEREGRINE_HA_LOGS") != "" {
 				out, _ := os.ReadFile(logf.Name())
 				t.Logf("%s's log:\n%s", n.name, tailLines(string(out), 40))
 			}
@@ -232,8 +232,9 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "agentd.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf("ServerActive=%s;%s\nHostname=peregrine-test\n", nodes[1].trapper, nodes[0].trapper)), 0o600)
 	type ack struct {
-		v  int
-		at time.Time
+		v    int
+		sent time.Time // when zabbix_sender started
+		at   time.Time // when it reported the value processed
 	}
 	var (
 		mu    sync.Mutex
@@ -249,12 +250,13 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
+			sent := time.Now()
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			out, _ := exec.CommandContext(sctx, sender, "-c", conf, "-t", "5", "-k", "trap.float", "-o", strconv.Itoa(v)).CombinedOutput()
 			cancel()
 			if m := processedRe.FindSubmatch(out); m != nil && string(m[1]) == "1" {
 				mu.Lock()
-				acked = append(acked, ack{v, time.Now()})
+				acked = append(acked, ack{v, sent, time.Now()})
 				mu.Unlock()
 			}
 		}
@@ -277,6 +279,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		killed := time.Now()
 		act.cmd.Process.Signal(syscall.SIGKILL)
 		act.cmd.Wait()
+		dead := time.Now() // a value sent from now on cannot be the killed node's
 		took := waitStatus(sb.name, ha.StatusActive, 3*delay)
 		// The standby takes over once the killed node's last heartbeat is
 		// older than the delay: within delay + one heartbeat.
@@ -286,7 +289,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		var firstAfter time.Duration
 		for t0 := time.Now(); firstAfter == 0; time.Sleep(50 * time.Millisecond) {
 			mu.Lock()
-			if l := acked[len(acked)-1]; l.at.After(killed) {
+			if l := acked[len(acked)-1]; l.sent.After(dead) {
 				firstAfter = l.at.Sub(killed)
 			}
 			mu.Unlock()
