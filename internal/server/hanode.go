@@ -144,6 +144,10 @@ func newNode(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server,
 		n.Close(context.Background())
 		return nil, err
 	}
+	// The standby and the active server bind the same port every time
+	// (http.listen may name port 0).
+	s.cfg.HTTP.Listen = s.httpLn.Addr().String()
+	s.nodeAddr = s.httpLn.Addr()
 	return s, nil
 }
 
@@ -271,13 +275,8 @@ func (s *Server) listenStandby() error {
 	return nil
 }
 
-// HTTPAddr of a node is its HTTP port's address (standby or active).
-func (s *Server) nodeHTTPAddr() net.Addr {
-	if a := s.Active(); a != nil {
-		return a.httpLn.Addr()
-	}
-	return s.httpLn.Addr()
-}
+// nodeHTTPAddr is a node's HTTP address, standby or active.
+func (s *Server) nodeHTTPAddr() net.Addr { return s.nodeAddr }
 
 // haCluster reads the registry for hanode.get; nil standalone (the
 // API's own answer, 6.0.14's).

@@ -205,9 +205,10 @@ type Server struct {
 	// HA (hanode.go): node is the cluster membership (nil standalone);
 	// on a node's outer server active is the server built while the
 	// node holds the lease; pg is that server's PostgreSQL state.
-	node   *ha.Node
-	active atomic.Pointer[Server]
-	pg     *pgState
+	node     *ha.Node
+	active   atomic.Pointer[Server]
+	pg       *pgState
+	nodeAddr net.Addr // the HTTP port a node's standby and active server bind
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
