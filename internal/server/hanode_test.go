@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -119,4 +120,66 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a refused start made the data directory (%v)", err)
 	}
+}
+
+// TestIntegrationHANodeLosesPostgres: an active node whose PostgreSQL
+// stops loses its lease before the failover delay is over, stops its
+// active server (the trapper port closes) and is standby; when
+// PostgreSQL is back it is active again, with a new server.
+func TestIntegrationHANodeLosesPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts PostgreSQL and ClickHouse")
+	}
+	withEmbeddedSQL(t)
+	pg := testutil.StartPostgres(t)
+	ch := testutil.StartClickHouse(t)
+	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", pg.Port)
+	const delay = 10 * time.Second
+	addrs := freeAddrs(t, 1)
+	dir := filepath.Join(t.TempDir(), "data")
+	cfg := haNodeConfig(dsn, ch.URL, dir, "node-1", addrs[0], "127.0.0.1:0", delay)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	wait := func(what string, within time.Duration, ok func() bool) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		for !ok() {
+			if time.Since(t0) > within {
+				t.Fatalf("%s: not within %s", what, within)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return time.Since(t0)
+	}
+	wait("active", time.Minute, func() bool { return s.Active() != nil })
+	first := s.Active()
+	if got := standbyCall(t, s.HTTPAddr().String(), "apiinfo.version"); !strings.Contains(got, `"result":"6.0.14"`) {
+		t.Fatalf("the active node's API: %s", got)
+	}
+	pg.Stop()
+	took := wait("standby after PostgreSQL stopped", delay, func() bool { return s.Active() == nil })
+	t.Logf("PostgreSQL stopped: the active server stopped after %s (failover delay %s)", took.Round(100*time.Millisecond), delay)
+	if c, err := net.DialTimeout("tcp", addrs[0], time.Second); err == nil {
+		c.Close()
+		t.Fatal("the trapper port is open on a node without the lease")
+	}
+	if got := standbyCall(t, s.HTTPAddr().String(), "host.get"); !strings.Contains(got, "standby node") {
+		t.Fatalf("the standby's API: %s", got)
+	}
+	pg.Start()
+	wait("active again", 2*time.Minute, func() bool { a := s.Active(); return a != nil && a != first })
 }
