@@ -239,6 +239,8 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked []ack
+		sends []ack          // every run of zabbix_sender, acknowledged or not
+		kills [][2]time.Time // when a kill was sent, when the node was dead
 	)
 	stopSend := make(chan struct{})
 	sendDone := make(chan struct{})
@@ -259,6 +261,9 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 				acked = append(acked, ack{v, sent, time.Now()})
 				mu.Unlock()
 			}
+			mu.Lock()
+			sends = append(sends, ack{v, sent, time.Now()})
+			mu.Unlock()
 		}
 	}()
 	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
@@ -280,6 +285,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		act.cmd.Process.Signal(syscall.SIGKILL)
 		act.cmd.Wait()
 		dead := time.Now() // a value sent from now on cannot be the killed node's
+		kills = append(kills, [2]time.Time{killed, dead})
 		took := waitStatus(sb.name, ha.StatusActive, 3*delay)
 		// The standby takes over once the killed node's last heartbeat is
 		// older than the delay: within delay + one heartbeat.
@@ -341,12 +347,33 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 			t.Fatalf("%d of %d acknowledged values are not in ClickHouse: %v", missing, len(want), got)
 		}
 	}
+	// A value is stored once, except one whose zabbix_sender run spanned
+	// a kill: the killed node may have stored it and died before
+	// answering, and the sender then gave it to the next node of
+	// ServerActive (at least once, as with 6.0's nodes).
+	spanned := func(v int) bool {
+		for _, a := range sends {
+			if a.v == v {
+				for _, k := range kills {
+					if a.sent.Before(k[1]) && a.at.After(k[0]) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	twice := 0
 	for v, n := range got {
-		if n != 1 {
+		switch {
+		case n == 1:
+		case n == 2 && spanned(v):
+			twice++
+		default:
 			t.Errorf("value %d is %d times in ClickHouse", v, n)
 		}
 	}
-	t.Logf("%d values acknowledged (by both nodes), all in ClickHouse once", len(want))
+	t.Logf("%d values acknowledged (by both nodes), all in ClickHouse, %d of them twice (sent to a node as it was killed, then to the next)", len(want), twice)
 }
 
 func tailLines(s string, n int) string {
