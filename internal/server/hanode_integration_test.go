@@ -237,10 +237,10 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		at   time.Time // when it reported the value processed
 	}
 	var (
-		mu    sync.Mutex
-		acked []ack
-		sends []ack          // every run of zabbix_sender, acknowledged or not
-		kills [][2]time.Time // when a kill was sent, when the node was dead
+		mu        sync.Mutex
+		acked     []ack
+		sends     []ack          // every run of zabbix_sender, acknowledged or not
+		killTimes [][2]time.Time // when a kill was sent, when the node was dead
 	)
 	stopSend := make(chan struct{})
 	sendDone := make(chan struct{})
@@ -285,7 +285,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		act.cmd.Process.Signal(syscall.SIGKILL)
 		act.cmd.Wait()
 		dead := time.Now() // a value sent from now on cannot be the killed node's
-		kills = append(kills, [2]time.Time{killed, dead})
+		killTimes = append(killTimes, [2]time.Time{killed, dead})
 		took := waitStatus(sb.name, ha.StatusActive, 3*delay)
 		// The standby takes over once the killed node's last heartbeat is
 		// older than the delay: within delay + one heartbeat.
@@ -354,7 +354,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	spanned := func(v int) bool {
 		for _, a := range sends {
 			if a.v == v {
-				for _, k := range kills {
+				for _, k := range killTimes {
 					if a.sent.Before(k[1]) && a.at.After(k[0]) {
 						return true
 					}
