@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
@@ -127,6 +128,12 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		os.MkdirAll(n.dir, 0o700)
 	}
 	catalogtest.Write(t, CatalogPath(nodes[0].dir), integrationSpec())
+	cat, err := catalog.Open(context.Background(), CatalogOptions(nodes[0].dir, slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	itemID := cat.Snapshot().Lookup("peregrine-test", "trap.float").ID
+	cat.Close()
 	b, err := os.ReadFile(CatalogPath(nodes[0].dir))
 	if err != nil {
 		t.Fatal(err)
@@ -333,18 +340,18 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	}
 	var got map[int]int
 	for t0 := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-		got = clickhouseValues(t, ch.URL)
-		missing := 0
+		got = clickhouseValues(t, ch.URL, itemID)
+		var missing []int
 		for v := range want {
 			if got[v] == 0 {
-				missing++
+				missing = append(missing, v)
 			}
 		}
-		if missing == 0 {
+		if len(missing) == 0 {
 			break
 		}
-		if time.Since(t0) > 30*time.Second {
-			t.Fatalf("%d of %d acknowledged values are not in ClickHouse: %v", missing, len(want), got)
+		if time.Since(t0) > time.Minute {
+			t.Fatalf("%d of %d acknowledged values are not in ClickHouse: %v; there: %v", len(missing), len(want), missing, got)
 		}
 	}
 	// A value is stored once, except one whose zabbix_sender run spanned
@@ -436,10 +443,10 @@ func checkHANodeGet(t *testing.T, n *haChild) {
 	}
 }
 
-// clickhouseValues counts the float history's values in ClickHouse.
-func clickhouseValues(t *testing.T, chURL string) map[int]int {
+// clickhouseValues counts an item's float values in ClickHouse.
+func clickhouseValues(t *testing.T, chURL string, itemID uint64) map[int]int {
 	t.Helper()
-	q := url.Values{"query": {"SELECT toInt64(value), count() FROM peregrine.history FINAL GROUP BY value FORMAT TSV"}}
+	q := url.Values{"query": {fmt.Sprintf("SELECT toInt64(value), count() FROM peregrine.history FINAL WHERE itemid = %d GROUP BY value FORMAT TSV", itemID)}}
 	resp, err := http.Get(strings.TrimRight(chURL, "/") + "/?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)

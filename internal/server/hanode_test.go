@@ -87,6 +87,12 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- n.Run(rctx) }()
+		// Active before the registry is compared: its row changes then.
+		for t0 := time.Now(); n.Lease() == nil; time.Sleep(20 * time.Millisecond) {
+			if time.Since(t0) > time.Minute {
+				t.Fatalf("%s never became active", name)
+			}
+		}
 		return func() { cancel(); <-done; n.Close(ctx) }
 	}
 	rows := func() string {
