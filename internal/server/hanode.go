@@ -325,3 +325,19 @@ func (s *Server) apiStandby() func() error {
 type apiText string
 
 func (e apiText) Error() string { return string(e) }
+
+// shipHistory, on an active node's stop, waits (at most 10 s) until the
+// ClickHouse spool is shipped: the values it acknowledged are then
+// readable from the node that takes over, not only once this one is
+// active again (issue 31 item 3 makes that the rule for every value).
+func (s *Server) shipHistory() {
+	f, ok := s.Store.(interface{ Flush(context.Context) error })
+	if s.pg == nil || !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Flush(ctx); err != nil {
+		s.log.Warn("history not all shipped to ClickHouse at stop; the rest stays in this node's spool until it is active again", "err", err)
+	}
+}

@@ -427,6 +427,7 @@ func (s *Server) Run(ctx context.Context) error {
 	<-alertsDone
 	<-servicesDone
 	close(stopRates)
+	s.shipHistory() // hanode.go: a node's spool goes to ClickHouse before it stops
 	if err := s.closeAll(); err != nil && runErr == nil {
 		runErr = err
 	}
