@@ -112,6 +112,10 @@ type Options struct {
 	// HACluster reads the HA cluster's node registry for hanode.get
 	// (ha.Admin.Cluster); nil: a standalone server, which lists itself.
 	HACluster func(ctx context.Context) (*ha.Cluster, error)
+	// Standby, when it returns an error, says this HA node does not hold
+	// the active lease: calls that change state are refused with the
+	// error's text (standby.go); reads are served. nil: always active.
+	Standby func() error
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
 	// Events and TriggerStates serve trigger.*, problem.get, event.get
@@ -407,6 +411,12 @@ func (s *Server) serve(ctx context.Context, req *request, bearer, remote string,
 	if m == nil {
 		s.fail(w, remote, id, s.noMethod(req.method))
 		return
+	}
+	if s.opts.Standby != nil && !standbyServes(req.method) {
+		if err := s.opts.Standby(); err != nil {
+			s.fail(w, remote, id, errApp("%s", err.Error()))
+			return
+		}
 	}
 	c := &call{params: req.Params, remote: remote}
 	token := req.auth

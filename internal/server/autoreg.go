@@ -27,7 +27,11 @@ func (s *Server) buildEventProducers() error {
 	log := s.log
 	store := notifyStore{s.Events, s.Alerts.Notify}
 	var err error
-	s.autoregStore, err = autoreg.OpenStore(context.Background(), AutoregStatePath(s.cfg.DataDir))
+	if s.pg != nil {
+		s.autoregStore, err = autoreg.OpenStorePG(context.Background(), s.pg.db, s.pg.writeSQL, "")
+	} else {
+		s.autoregStore, err = autoreg.OpenStore(context.Background(), AutoregStatePath(s.cfg.DataDir))
+	}
 	if err != nil {
 		return err
 	}

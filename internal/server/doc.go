@@ -126,6 +126,16 @@
 // and /healthz answers 503 with the reason while it says no. Both clear
 // by themselves once space is back, without a restart.
 //
+// HA cluster node (hanode.go, hanode_http.go; docs/ha.md): with
+// ha.node_name, New checks the start (ClickHouse answering, ha.Open's
+// refusals) and registers the node as standby, binding only the HTTP
+// port, which answers as a standby; Run builds a whole server with the
+// four stages when the node wins the lease, its stores of state on
+// PostgreSQL through the lease (pgState), runs it until the lease ends
+// and goes back to standby. The catalog, users and services open through
+// one function each (openCatalog, openAuth, openServices), which refuse
+// PostgreSQL until those stores exist there.
+//
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.
 package server

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/alert"
@@ -25,6 +26,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/expr"
 	"github.com/peregrine-mon/peregrine/internal/fsutil"
+	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/valuecache"
 	"github.com/peregrine-mon/peregrine/internal/housekeep"
@@ -199,6 +201,14 @@ type Server struct {
 	API     *api.Server
 	httpLn  net.Listener
 	httpSrv *http.Server
+
+	// HA (hanode.go): node is the cluster membership (nil standalone);
+	// on a node's outer server active is the server built while the
+	// node holds the lease; pg is that server's PostgreSQL state.
+	node     *ha.Node
+	active   atomic.Pointer[Server]
+	pg       *pgState
+	nodeAddr net.Addr // the HTTP port a node's standby and active server bind
 }
 
 // PrepareDataDir creates the data directory with mode 0700, or takes group
@@ -244,13 +254,20 @@ func PrepareDataDir(dir string, log *slog.Logger) error {
 // port is bound, and every port is bound before New returns; Run serves.
 // If a stage fails, what the earlier ones opened is closed.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
-	if cfg.State.Store != "embedded" {
-		// The HA foundation (internal/ha, `peregrine ha`) is there; the
-		// catalog, events and alerts in PostgreSQL are not (issue 31):
-		// refused before anything is written.
-		return nil, fmt.Errorf("state.store: %q is not available in this version: the catalog, events and alerts are not kept in PostgreSQL yet, so a cluster node cannot serve; use state.store: embedded (the HA registry and `peregrine ha` work already)", cfg.State.Store)
+	if cfg.HA.Enabled() {
+		return newNode(ctx, cfg, log) // hanode.go
 	}
-	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry(), started: time.Now()}
+	if cfg.State.Store != "embedded" {
+		return nil, errSQLNotOnPostgres
+	}
+	return build(ctx, cfg, log, nil, nil)
+}
+
+// build is New's four stages; pg and node are the PostgreSQL state and
+// the cluster membership of an active node (hanode.go), nil on an
+// embedded server.
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, pg *pgState, node *ha.Node) (*Server, error) {
+	s := &Server{cfg: cfg, log: log, Metrics: selfmon.NewRegistry(), started: time.Now(), pg: pg, node: node}
 	ok := false
 	defer func() {
 		if !ok {
@@ -287,14 +304,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 // TrapperAddr is the bound trapper address.
 func (s *Server) TrapperAddr() net.Addr { return s.Trapper.Addr() }
 
+// isNode reports whether s is a cluster node's outer server (hanode.go).
+func (s *Server) isNode() bool { return s.node != nil && s.pg == nil }
+
 // HTTPAddr is the bound HTTP address.
-func (s *Server) HTTPAddr() net.Addr { return s.httpLn.Addr() }
+func (s *Server) HTTPAddr() net.Addr {
+	if s.isNode() {
+		return s.nodeHTTPAddr()
+	}
+	return s.httpLn.Addr()
+}
 
 // Run serves until ctx is done, then shuts down in order: the trapper
 // stops accepting and finishes its requests, the pipeline writes what it
 // holds while housekeeping finishes its current step, the store and
 // catalog close.
 func (s *Server) Run(ctx context.Context) error {
+	if s.isNode() {
+		return s.runNode(ctx)
+	}
 	pctx, stopPipeline := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	errc := make(chan error, 4)
@@ -399,6 +427,7 @@ func (s *Server) Run(ctx context.Context) error {
 	<-alertsDone
 	<-servicesDone
 	close(stopRates)
+	s.shipHistory() // hanode.go: a node's spool goes to ClickHouse before it stops
 	if err := s.closeAll(); err != nil && runErr == nil {
 		runErr = err
 	}

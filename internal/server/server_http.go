@@ -64,6 +64,8 @@ func (s *Server) openHTTP(httpsConf *tls.Config) error {
 		MaxConcurrentCalls: cfg.API.MaxConcurrentCalls, MaxWaitingPerUser: cfg.API.MaxWaitingCallsPerUser,
 		SettingsHook:    s.applySettings,
 		ProxyLastAccess: func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
+		HACluster:       s.haCluster(),
+		Standby:         s.apiStandby(),
 		Logger:          log.With("component", "api"), Metrics: s.Metrics,
 	})
 	mux.Handle("/api_jsonrpc.php", s.API.Handler())

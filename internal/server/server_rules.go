@@ -64,7 +64,7 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 		return err
 	}
 	s.Alerts, err = alert.New(alert.Options{
-		Dir: AlertsPath(cfg.DataDir), Sync: walSync(cfg.Alerts.Fsync), SyncInterval: cfg.Alerts.FsyncInterval.Std(),
+		Dir: AlertsPath(cfg.DataDir), Sync: walSync(cfg.Alerts.Fsync), SyncInterval: cfg.Alerts.FsyncInterval.Std(), Postgres: s.pg.logOptions(),
 		Config: s.Catalog.AlertConfig, Snapshot: s.Catalog.Snapshot, Events: s.Events,
 		UsersOfGroups:  s.usersOfGroups,
 		Rights:         s.readsOf,
@@ -94,7 +94,7 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	if err != nil {
 		return err
 	}
-	s.Services, err = service.Open(context.Background(), service.Options{Path: ServicesPath(cfg.DataDir), Events: s.Events,
+	s.Services, err = s.openServices(service.Options{Events: s.Events,
 		Metrics: s.Metrics, Logger: log.With("component", "service")})
 	if err != nil {
 		return err

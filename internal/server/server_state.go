@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/audit"
-	"github.com/peregrine-mon/peregrine/internal/auth"
-	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history"
@@ -56,7 +54,7 @@ func (s *Server) openState(ctx context.Context) error {
 	var err error
 	// Trigger expressions are validated, and their items found, by the
 	// expression parser (CatalogOptions).
-	s.Catalog, err = catalog.Open(ctx, CatalogOptions(cfg.DataDir, log.With("component", "catalog")))
+	s.Catalog, err = s.openCatalog(ctx) // hanode.go: one opener per state.store
 	if err != nil {
 		return err
 	}
@@ -66,6 +64,7 @@ func (s *Server) openState(ctx context.Context) error {
 	s.Events, err = event.Open(event.Options{
 		Dir: EventsPath(cfg.DataDir), Sync: walSync(cfg.Events.Fsync), SyncInterval: cfg.Events.FsyncInterval.Std(),
 		Retention: time.Duration(cfg.Events.RetentionSeconds()) * time.Second, Logger: log.With("component", "events"),
+		Postgres: s.pg.logOptions(), // nil: the embedded log under Dir
 	})
 	if err != nil {
 		return err
@@ -77,6 +76,7 @@ func (s *Server) openState(ctx context.Context) error {
 	s.Audit, err = audit.Open(audit.Options{
 		Dir: AuditPath(cfg.DataDir), Sync: walSync(cfg.Audit.Fsync), SyncInterval: cfg.Audit.FsyncInterval.Std(),
 		Retention: auditRetention, MaxRecords: cfg.Audit.MaxRecords, Logger: log.With("component", "audit"),
+		Postgres: s.pg.logOptions(),
 	})
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Server) openState(ctx context.Context) error {
 	// ways-in and HTTP stages bind): from the moment the kernel accepts
 	// a connection, an operator may try to log in, and must find the
 	// admin-password file already there.
-	s.authStore, err = auth.Open(ctx, auth.Options{Path: filepath.Join(cfg.DataDir, "auth.db"), Logger: log.With("component", "auth")})
+	s.authStore, err = s.openAuth(ctx)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,11 @@ func (s *Server) openState(ctx context.Context) error {
 	if err := s.ensureAuthDefaults(ctx); err != nil {
 		return err
 	}
-	s.agentState, err = ingest.OpenLogPositions(ctx, AgentStatePath(cfg.DataDir), log.With("component", "trapper"))
+	if s.pg != nil {
+		s.agentState, err = ingest.OpenLogPositionsPG(ctx, s.pg.db, s.pg.writeSQL, "", log.With("component", "trapper"))
+	} else {
+		s.agentState, err = ingest.OpenLogPositions(ctx, AgentStatePath(cfg.DataDir), log.With("component", "trapper"))
+	}
 	if err != nil {
 		return err
 	}

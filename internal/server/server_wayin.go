@@ -57,8 +57,12 @@ import (
 // here, submitting through s.Pipeline.
 func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) error {
 	cfg, log := s.cfg, s.log
-	var err error
+	preState, err := s.pg.preprocessState() // nil: the file at StatePath
+	if err != nil {
+		return err
+	}
 	s.Pipeline, err = pipeline.New(pipeline.Options{
+		StateStore: preState,
 		// The value cache first: a pass the evaluator queues never reads
 		// a cache that lacks the values that queued it.
 		OnCommit: func(shard int, samples []history.Sample) {
@@ -394,6 +398,7 @@ func (s *Server) selfChecker() *selfcheck.Checker {
 			ProxyLastAccess:   func(id uint64) int64 { return s.Trapper.ProxyLastAccess(id) },
 			Started:           s.started,
 			Version:           Version,
+			ClusterNodes:      s.clusterNodes(),
 		},
 		Logger: s.log.With("component", "poll", "checker", "internal"),
 	})

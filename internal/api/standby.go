@@ -1,0 +1,21 @@
+package api
+
+import "strings"
+
+// Calls an HA standby node serves (Options.Standby): reads (every .get,
+// configuration.export), the session methods and the tests that change
+// nothing. Everything else changes state, which only the active node
+// writes: it is refused with Standby's text, naming the active node,
+// rather than forwarded, since ha.node_address is the node's trapper
+// address (6.0's NodeAddress), not its API, and a forwarded call would
+// carry the user's session to another node.
+var standbyCalls = map[string]bool{
+	"apiinfo.version": true, "configuration.export": true,
+	"user.login": true, "user.logout": true, "user.checkAuthentication": true,
+	"preprocessing.test": true,
+}
+
+// standbyServes reports whether a standby serves the method.
+func standbyServes(method string) bool {
+	return strings.HasSuffix(method, ".get") || standbyCalls[method]
+}

@@ -1,0 +1,45 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestStandbyRefusesWrites: while Options.Standby returns an error, a
+// call that changes state is refused with its text and changes nothing;
+// reads are served; once it returns nil the same call works.
+func TestStandbyRefusesWrites(t *testing.T) {
+	f := newAuditFixture(t)
+	var standby error = errors.New(`This node ("node-b") is a standby node of the HA cluster: changes are made on the active node "node-a" at 192.0.2.1:10051.`)
+	f.api.opts.Standby = func() error { return standby }
+	if _, e := f.callAs(f.sid, "hostgroup.create", `{"name":"standby group"}`); e == nil || e.Code != -32500 || !strings.Contains(e.Data, `changes are made on the active node "node-a"`) {
+		t.Fatalf("hostgroup.create on a standby: %+v", e)
+	}
+	if got := mustOK(t, f, "hostgroup.get", `{"filter":{"name":"standby group"},"countOutput":true}`); string(got) != `"0"` {
+		t.Fatalf("the refused create made a group: %s", got)
+	}
+	standby = nil
+	mustOK(t, f, "hostgroup.create", `{"name":"standby group"}`)
+	if got := mustOK(t, f, "hostgroup.get", `{"filter":{"name":"standby group"},"countOutput":true}`); string(got) != `"1"` {
+		t.Fatalf("hostgroup.get after the create on the active node: %s", got)
+	}
+}
+
+// TestStandbyCallsExist: every method a standby serves by name is one
+// the API has (a renamed method would otherwise be refused on standbys
+// without a test noticing), and none of them is a create, update or
+// delete.
+func TestStandbyCallsExist(t *testing.T) {
+	f := newAuditFixture(t)
+	for m := range standbyCalls {
+		if f.api.methods[m] == nil {
+			t.Errorf("standbyCalls names %s, which the API does not have", m)
+		}
+		for _, w := range []string{"create", "update", "delete", "mass"} {
+			if strings.Contains(m, w) {
+				t.Errorf("a standby serves %s", m)
+			}
+		}
+	}
+}
