@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,8 +26,12 @@ import (
 const (
 	peerWeb     = "http://127.0.0.1:10088"
 	peerTrapper = "127.0.0.1:10061"
-	peerPrefix  = "pb-ui-"
 )
+
+// peerPrefix begins the name of everything the test creates on the peer:
+// PEREGRINE_UI_ZABBIX_PREFIX, by default "pb-ui-" (a peer shared by
+// several users gets each its own).
+var peerPrefix = cmp.Or(os.Getenv("PEREGRINE_UI_ZABBIX_PREFIX"), "pb-ui-")
 
 // TestIntegrationZabbixPeerProblems is the incident storm of
 // TestIntegrationProblemsStormReal against the real Zabbix 6.0 peer, for
