@@ -156,26 +156,30 @@ export async function render(main, q) {
   // fillRow shows row i in el: the short row (severity, time) with
   // placeholders until its details are read, then the problem; the
   // hosts and last values show when their calls answer.
+  // Only what differs is written: a row recycled while scrolling fast
+  // is a short row like the one it was, so mostly its time changes and
+  // the other cells are not laid out again.
+  const put = (o, k, v) => { if (o[k] !== v) o[k] = v; };
   function fillRow(i, el) {
     const r = rows[i];
     const p = details.get(r.eventid);
     if (p) r.severity = Number(p.severity);
     const c = el.c;
-    el.dataset.eventid = r.eventid;
-    el.classList.toggle('loading', !p);
-    c.sev.className = `badge sev-${r.severity}`;
-    c.sev.textContent = SEVERITIES[r.severity] || String(r.severity);
-    c.time.data = fmtTime(p ? p.clock : r.clock);
+    put(el.dataset, 'eventid', r.eventid);
+    if (el.classList.contains('loading') === !!p) el.classList.toggle('loading', !p);
+    put(c.sev, 'className', `badge sev-${r.severity}`);
+    put(c.sev, 'textContent', SEVERITIES[r.severity] || String(r.severity));
+    put(c.time, 'data', fmtTime(p ? p.clock : r.clock));
     const hosts = hostsOf.get(r.objectid);
-    c.host.textContent = hosts ? hosts.join(', ') : '…';
-    c.actions.hidden = !p;
+    put(c.host, 'textContent', hosts ? hosts.join(', ') : '…');
+    put(c.actions, 'hidden', !p);
     if (!p) {
-      c.name.textContent = '';
-      c.name.removeAttribute('title');
-      c.age.data = '';
-      c.ack.textContent = '';
-      c.ack.className = '';
-      c.tags.replaceChildren();
+      if (c.name.firstChild) c.name.textContent = '';
+      if (c.name.hasAttribute('title')) c.name.removeAttribute('title');
+      put(c.age, 'data', '');
+      put(c.ack, 'textContent', '');
+      put(c.ack, 'className', '');
+      if (c.tags.firstChild) c.tags.replaceChildren();
       return;
     }
     // Operational data (value maps applied by the server), else the
