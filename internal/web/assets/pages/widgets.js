@@ -280,5 +280,12 @@ export function widgetFieldsForm(type, fields) {
     }
   }
   if (!spec.fields.length) el.append(h('p', { class: 'muted' }, 'This widget has no settings.'));
+  // The refresh interval, as 6.0's widget form offers it (rf_rate).
+  if (type !== 'clock' && type !== 'url') {
+    const rf = input.select('widget', 'rf_rate', [['', 'Default'], ['0', 'No refresh'], ['10', '10 seconds'], ['30', '30 seconds'],
+      ['60', '1 minute'], ['120', '2 minutes'], ['600', '10 minutes'], ['900', '15 minutes']], value('rf_rate') ?? '');
+    el.append(fld('Refresh interval', rf));
+    readers.push(() => (rf.value === '' ? [] : [{ type: F_INT, name: 'rf_rate', value: rf.value }]));
+  }
   return { el, read: () => readers.flatMap((r) => r()) };
 }
