@@ -52,6 +52,9 @@ scenarios:
                  inside and outside the head window; rates against in order
   dashboard      --panels history.get calls at once, each --items-per-panel items
                  over the last --range (Grafana); refresh latency for --viewers
+  ui-dashboard   --ui-viewers web sessions of the target's own frontend (Peregrine's UI,
+                 Zabbix's PHP) on a 12-widget dashboard, each widget's refresh request
+                 every --ui-every for --ui-duration; latency per widget, server CPU
   disk-bytes     --disk-values in order, then history bytes on disk per value
                  (--data-dir for Peregrine, --size-cmd for any target)
   storm          --storm-items triggers last(/host/key)>0 all fire at once, then all
@@ -177,6 +180,7 @@ type options struct {
 	db Dashboard
 	dk DiskBytes
 	st Storm
+	ud UIDashboard
 	tl TriggerLatency
 	pp Preprocess
 
@@ -260,6 +264,10 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.viewers, "viewers", "1,4,16", "dashboard: dashboards refreshing at once, one step each")
 	fs.IntVar(&o.db.Refreshes, "refreshes", 10, "dashboard: refreshes per dashboard per step")
 
+	fs.IntVar(&o.ud.Viewers, "ui-viewers", 16, "ui-dashboard: viewers, each a web session of the target's frontend")
+	fs.DurationVar(&o.ud.Every, "ui-every", 10*time.Second, "ui-dashboard: every widget's refresh interval (rf_rate)")
+	fs.DurationVar(&o.ud.Duration, "ui-duration", time.Minute, "ui-dashboard: measured time")
+	fs.StringVar(&o.ud.Prefix, "ui-prefix", "pb-uidash-", "ui-dashboard: prefix of its hosts, triggers and dashboard")
 	fs.IntVar(&o.st.Items, "storm-items", 100000, "storm: trapper items, one trigger each, on hosts of 1,000")
 	fs.DurationVar(&o.st.Timeout, "storm-timeout", 5*time.Minute, "storm: longest wait for all problems to show, and to resolve")
 	fs.IntVar(&o.st.Batch, "storm-trigger-batch", 1000, "storm: triggers per trigger.create call")
@@ -383,6 +391,8 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			o.dk.Values = v
 			o.dk.Items, o.dk.ItemsPerHost, o.dk.DrainTimeout = o.items, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.dk)
+		case "ui-dashboard":
+			out = append(out, &o.ud)
 		case "storm":
 			out = append(out, &o.st)
 		case "trigger-latency":
@@ -395,7 +405,7 @@ func (o *options) scenarios(names string) ([]Scenario, error) {
 			o.pp.Values, o.pp.ItemsPerHost, o.pp.DrainTimeout = v, o.itemsPerHost, o.drainTimeout
 			out = append(out, &o.pp)
 		default:
-			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, disk-bytes, storm, trigger-latency, preprocess, compare)", n)
+			return nil, fmt.Errorf("unknown scenario %q (write-scaling, sender-flood, history-read, ingest-max, backfill, dashboard, ui-dashboard, disk-bytes, storm, trigger-latency, preprocess, compare)", n)
 		}
 	}
 	return out, nil

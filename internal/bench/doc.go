@@ -36,8 +36,11 @@
 //     countOutput, the same call on both servers.
 //   - The scenarios (write_scaling.go, sender_flood.go, history_read.go,
 //     ingest_max.go, backfill.go, dashboard.go, disk_bytes.go, storm.go,
-//     trigger_latency.go, preprocess.go), each a Scenario returning a
-//     report Section. storm also creates triggers (trigger.create in
+//     trigger_latency.go, preprocess.go, uidash.go), each a Scenario
+//     returning a report Section. ui-dashboard alone speaks to a
+//     frontend instead of the API (uidash_web.go): web sessions of
+//     Peregrine's UI or Zabbix's PHP frontend, each widget's refresh
+//     request as that frontend's page sends it. storm also creates triggers (trigger.create in
 //     arrays, Zabbix 6.0's shape) and counts open problems with
 //     problem.get countOutput; its sends carry one fixed value
 //     (SendPlan.Fixed) instead of the realistic data. trigger-latency

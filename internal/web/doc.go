@@ -100,7 +100,8 @@
 // server-side filters (severity, host group, host, tags, acknowledged,
 // name). A filter paints from one round trip, a JSON-RPC batch of the
 // watermark, the first 60 problems with details and the count
-// (countOutput); the whole id list is asked for after it and read,
+// (countOutput); the hosts and the whole id list are asked for once
+// the frame showing those rows has been drawn, and the list is read,
 // parsed and sorted by a worker (assets/idlist.js), so 50,000 rows of
 // JSON never hold the page's main thread; a filter applied meanwhile
 // cancels the superseded reads. The list is windowed; the rows in view
@@ -108,14 +109,16 @@
 // stayed in view for a frame (a fast scroll asks for nothing until it
 // stops), one read on its way at a time (a window passed meanwhile is
 // never asked for), their hosts (trigger.get) beside it, and each fills
-// its rows in place when it answers. Event
+// its rows in place when it answers (a refilled row writes only the
+// cells that differ; 4 rows of margin beyond the view). Event
 // history (event.get) only when a row's history is asked for, never per
 // row, and acknowledge, close and change severity (event.acknowledge)
 // in place. Live updates without a reload: every 5 s the page reads the
 // newest event id and, when it moved, only what changed since its
 // watermark (problem.get and event.get with eventid_from: problems
-// opened, triggers recovered) plus the rows in view by eventids; the
-// whole id list is read again every 5 min. The overview's problem counts
+// opened, triggers recovered) plus the rows in view by eventids,
+// waiting while the list scrolls (until it has been still for 300 ms);
+// the whole id list is read again every 5 min. The overview's problem counts
 // follow the same watermark.
 //
 // Value maps (assets/valuemap.js): latest data and problem rows show a
@@ -189,7 +192,11 @@
 // at a time and never over another widget or off the grid, remove it,
 // add pages; "Save changes" sends dashboard.update with the page and
 // widget ids, so the server keeps what did not change. Each widget
-// reads its own data, one request per refresh (60 s): problems,
+// reads its own data, one HTTP request per refresh (several API calls
+// as one JSON-RPC batch), every rf_rate seconds (its field, else 6.0's
+// default for the type: 1 min, 15 min for clock, host availability and
+// system information, never for URL); nothing reloads the page:
+// problems,
 // problems by severity, classic graph (an item's last hour through
 // history.get, drawn as SVG), item value, plain text, clock (no
 // request), host availability, trigger overview, system information,
@@ -244,5 +251,6 @@
 // Measuring (problems.js PHASES): a filter leaves performance marks of
 // its phases (change event, request sent, first page answered with the
 // API's time, rows in the DOM and on screen, whole list read); the storm
-// measurement (storm_measure_integration_test.go) logs them.
+// measurement (storm_measure_integration_test.go) logs them, and the
+// page's main-thread time over its scroll (DevTools counters).
 package web

@@ -33,6 +33,7 @@ type stormFigures struct {
 	idleFrame float64         // median frame of an idle page, ms
 	frames    []float64       // frame times while scrolling, ms
 	dropped   int             // frames missed while scrolling (vs the idle frame)
+	scrollCPU string          // the page's main thread over the scroll (DevTools metrics)
 	heapUsed  float64         // JSHeapUsedSize after scrolling, bytes
 	heapTotal float64         // JSHeapTotalSize after scrolling, bytes
 	nodes     float64         // DOM nodes after scrolling
@@ -47,6 +48,9 @@ func (f stormFigures) log(t *testing.T, what string) {
 		"JS heap used %.1f MB of %.1f MB, %.0f DOM nodes",
 		what, f.firstRows, f.counted, f.filter.Round(time.Millisecond), f.filterJS,
 		fr[len(fr)/2], fr[len(fr)*95/100], f.dropped, f.idleFrame, f.heapUsed/1e6, f.heapTotal/1e6, f.nodes)
+	if f.scrollCPU != "" {
+		t.Logf("%s: scroll, the page's main thread over the 120 frames: %s", what, f.scrollCPU)
+	}
 	if f.phases != "" {
 		t.Logf("%s: severity filter phases (ms from the click's change event): %s", what, f.phases)
 	}
@@ -93,11 +97,20 @@ func measureStorm(t *testing.T, ctx context.Context, sh *shots, base string, exp
 	slices.Sort(idle)
 	f.idleFrame = idle[len(idle)/2]
 	// Scroll through the list, one step a frame; a frame that took k
-	// idle frames dropped k-1.
+	// idle frames dropped k-1. The page's main-thread time over the
+	// scroll (DevTools counters before and after) tells a frame lost to
+	// the page's own work from one lost waiting for the core.
+	before := pageMetrics(t, ctx)
+	t0 := time.Now()
 	run(t, ctx, "scroll", chromedp.Evaluate(`new Promise((done) => {
 		const vp = document.querySelector('.vviewport'); const out = []; let last = performance.now(), n = 0;
 		function step(now) { out.push(now - last); last = now; vp.scrollTop += 900; if (++n < 120) requestAnimationFrame(step); else done(out); }
 		requestAnimationFrame(step); })`, &f.frames, awaitPromise))
+	wall := time.Since(t0)
+	after := pageMetrics(t, ctx)
+	d := func(n string) float64 { return 1000 * (after[n] - before[n]) }
+	f.scrollCPU = fmt.Sprintf("tasks %.0f ms of %.0f ms (script %.0f, layout %.0f, style %.0f)",
+		d("TaskDuration"), float64(wall.Milliseconds()), d("ScriptDuration"), d("LayoutDuration"), d("RecalcStyleDuration"))
 	f.frames = f.frames[1:]
 	for _, x := range f.frames {
 		if k := int(math.Round(x / f.idleFrame)); k > 1 {
@@ -135,7 +148,7 @@ func measureStorm(t *testing.T, ctx context.Context, sh *shots, base string, exp
 	var at []float64
 	run(t, ctx, "find the Disaster box", chromedp.Evaluate(`(() => { const r = document.querySelector('.sev-check.sev-5 input').getBoundingClientRect();
 		return [r.x + r.width / 2, r.y + r.height / 2]; })()`, &at))
-	t0 := time.Now()
+	t0 = time.Now()
 	clickAt := float64(t0.UnixMicro()) / 1000
 	run(t, ctx, "filter by severity",
 		chromedp.MouseClickXY(at[0], at[1]),
@@ -186,4 +199,19 @@ func filterPhases(t *testing.T, ctx context.Context, clickAt float64) string {
 		return out.join('; ');
 	})()`, &js))
 	return js
+}
+
+// pageMetrics reads the page's DevTools performance counters (seconds
+// for the durations).
+func pageMetrics(t *testing.T, ctx context.Context) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	run(t, ctx, "page metrics", performance.Enable(), chromedp.ActionFunc(func(c context.Context) error {
+		ms, err := performance.GetMetrics().Do(c)
+		for _, m := range ms {
+			out[m.Name] = m.Value
+		}
+		return err
+	}))
+	return out
 }

@@ -38,9 +38,15 @@ export class VList {
     this.refresh();
   }
 
-  // refresh re-renders the rows in view (data changed).
+  // refresh re-renders the rows in view (data changed). Rows that can
+  // be filled in place (opts.updateRow) are kept and refilled, not made
+  // again: a filter's first paint sets text in the rows already there.
   refresh() {
-    for (const el of this.shown.values()) el.remove();
+    if (this.o.updateRow) {
+      this.spare = [...this.shown.values()];
+    } else {
+      for (const el of this.shown.values()) el.remove();
+    }
     this.shown.clear();
     // Same range, other rows: onRange must hear of it again.
     this.firedRange = null;
@@ -70,7 +76,8 @@ export class VList {
     // Rows scrolled out are reused for rows scrolled in when the page
     // can fill a row in place (opts.updateRow): the element stays in the
     // DOM and only moves and changes text.
-    const free = [];
+    const free = this.spare || [];
+    this.spare = null;
     for (const [i, el] of this.shown) {
       if (i < start || i >= end) {
         this.shown.delete(i);

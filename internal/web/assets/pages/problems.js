@@ -32,6 +32,7 @@ const REFRESH_MS = 5 * 60000;
 const LIVE_MS = 5000;
 const MAX_PROBLEMS = 100000;
 const FIRST_ROWS = 60;
+const SCROLL_QUIET_MS = 300;
 // PHASES are the performance marks of one filter, in order: the user's
 // change, the first request sent, the first page answered (detail: its
 // timing, server time included; the count comes in the same batch, so
@@ -90,6 +91,9 @@ export async function render(main, q) {
     header: ['Severity', 'Time', 'Host', 'Problem', 'Duration', 'Ack', 'Tags', ''],
     columns: '6.5rem 9.5rem minmax(7rem, 1fr) minmax(12rem, 3fr) 5.5rem 3rem minmax(6rem, 1fr) 8.5rem',
     rowHeight: 30,
+    // Rows are filled from what is in hand, so a small margin is enough
+    // and a fast scroll fills fewer rows a frame.
+    overscan: 4,
     renderRow(i) {
       const el = skeleton();
       fillRow(i, el);
@@ -112,7 +116,9 @@ export async function render(main, q) {
   // scroll (a row every few frames) and a stop read at once.
   let settleKey = '';
   let settleRaf = 0;
+  let movedAt = 0; // when the window last moved (page clock)
   function settleThen(s, e) {
+    movedAt = performance.now();
     settleKey = s + ':' + e;
     if (!settleRaf) settleRaf = requestAnimationFrame(settle);
   }
@@ -150,26 +156,30 @@ export async function render(main, q) {
   // fillRow shows row i in el: the short row (severity, time) with
   // placeholders until its details are read, then the problem; the
   // hosts and last values show when their calls answer.
+  // Only what differs is written: a row recycled while scrolling fast
+  // is a short row like the one it was, so mostly its time changes and
+  // the other cells are not laid out again.
+  const put = (o, k, v) => { if (o[k] !== v) o[k] = v; };
   function fillRow(i, el) {
     const r = rows[i];
     const p = details.get(r.eventid);
     if (p) r.severity = Number(p.severity);
     const c = el.c;
-    el.dataset.eventid = r.eventid;
-    el.classList.toggle('loading', !p);
-    c.sev.className = `badge sev-${r.severity}`;
-    c.sev.textContent = SEVERITIES[r.severity] || String(r.severity);
-    c.time.data = fmtTime(p ? p.clock : r.clock);
+    put(el.dataset, 'eventid', r.eventid);
+    if (el.classList.contains('loading') === !!p) el.classList.toggle('loading', !p);
+    put(c.sev, 'className', `badge sev-${r.severity}`);
+    put(c.sev, 'textContent', SEVERITIES[r.severity] || String(r.severity));
+    put(c.time, 'data', fmtTime(p ? p.clock : r.clock));
     const hosts = hostsOf.get(r.objectid);
-    c.host.textContent = hosts ? hosts.join(', ') : '…';
-    c.actions.hidden = !p;
+    put(c.host, 'textContent', hosts ? hosts.join(', ') : '…');
+    put(c.actions, 'hidden', !p);
     if (!p) {
-      c.name.textContent = '';
-      c.name.removeAttribute('title');
-      c.age.data = '';
-      c.ack.textContent = '';
-      c.ack.className = '';
-      c.tags.replaceChildren();
+      if (c.name.firstChild) c.name.textContent = '';
+      if (c.name.hasAttribute('title')) c.name.removeAttribute('title');
+      put(c.age, 'data', '');
+      put(c.ack, 'textContent', '');
+      put(c.ack, 'className', '');
+      if (c.tags.firstChild) c.tags.replaceChildren();
       return;
     }
     // Operational data (value maps applied by the server), else the
@@ -329,6 +339,12 @@ export async function render(main, q) {
   let liveBusy = false;
   async function live() {
     if (liveBusy || !watermark) return;
+    // Not while the list moves: its frames come first; the update
+    // waits for a stop (the window settled for SCROLL_QUIET_MS).
+    if (performance.now() - movedAt < SCROLL_QUIET_MS) {
+      setTimeout(() => live().catch((e) => console.error(e)), SCROLL_QUIET_MS);
+      return;
+    }
     liveBusy = true;
     try {
       const my = seq;
@@ -565,7 +581,19 @@ export async function render(main, q) {
       status.textContent = counted >= 0 ? countText(counted) + (counted >= MAX_PROBLEMS ? ' (the first ' + MAX_PROBLEMS + ')' : '') : 'counting…';
       list.setCount(rows.length);
       performance.mark('pf:painted');
-      requestAnimationFrame(() => performance.mark('pf:frame'));
+      // The rows reach the screen before anything else is asked for:
+      // the hosts and the whole id list would compete with that frame
+      // for the core (the server's and the page's) in a storm. A task
+      // after the next frame starts them.
+      await new Promise((resolve) => {
+        requestAnimationFrame(() => {
+          performance.mark('pf:frame');
+          setTimeout(resolve, 0);
+        });
+        // A hidden page draws no frames: it does not wait for one.
+        setTimeout(resolve, 100);
+      });
+      if (my !== seq) return;
       hostsFor(ps).catch((e) => console.error(e));
     }
     const tAll = {};

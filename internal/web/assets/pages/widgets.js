@@ -1,16 +1,37 @@
 // Dashboard widgets: the types Peregrine draws from the data its other
 // pages show, each with its fields (6.0's names and field types, so a
 // dashboard made in Zabbix shows here and back) and a renderer that
-// reads its data with one API request per refresh (every 60 s; the
-// clock none) and stops when the page goes. Types Peregrine cannot draw
+// reads its data with one HTTP request per refresh (several API calls
+// go as one JSON-RPC batch; the clock and the URL none) and stops when
+// the page goes. A widget refreshes every rf_rate seconds (its field, as
+// in 6.0; 0: never), by default 6.0's for its type (refreshRate): 16
+// viewers of a 12-widget dashboard are 12 small requests each per
+// refresh, never a page reload (`peregrine bench ui-dashboard` measures
+// it). Types Peregrine cannot draw
 // (maps, graph prototypes, SVG graphs, favourites...) show a notice
 // saying so instead of a guess.
-import { call } from '../api.js';
+import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
 import { formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
 
-const REFRESH = 60_000;
+// refreshRate is a widget's refresh period in seconds: its rf_rate
+// field, else 6.0's default for the type (recorded from 6.0.14's
+// frontend: 15 min for the clock, host availability and system
+// information, none for the URL, 1 min for the rest).
+export function refreshRate(w) {
+  const f = (w.fields || []).find((x) => x.name === 'rf_rate');
+  if (f && f.value !== '' && Number.isFinite(Number(f.value))) return Math.max(0, Number(f.value));
+  if (w.type === 'url') return 0;
+  if (['clock', 'hostavail', 'systeminfo'].includes(w.type)) return 900;
+  return 60;
+}
+
+// results unpacks a batch's answers, throwing the first error.
+function results(rs) {
+  for (const r of rs) if (r.error) throw r.error;
+  return rs.map((r) => r.result);
+}
 
 // Field types of 6.0.
 const F_INT = 0;
@@ -68,15 +89,17 @@ export function renderWidget(w, body) {
   }
   let stopped = false;
   let timer = 0;
+  const state = {}; // what a widget keeps between refreshes (an item's value type)
+  const every = refreshRate(w) * 1000;
   const run = async () => {
     try {
-      const out = await draw(w);
+      const out = await draw(w, state);
       if (stopped) return;
       clear(body).append(out);
     } catch (e) {
       if (!stopped) clear(body).append(h('p', { class: 'error' }, String(e.data || e.message || e)));
     }
-    if (!stopped && w.type !== 'clock' && w.type !== 'url') timer = setTimeout(run, REFRESH);
+    if (!stopped && every > 0 && w.type !== 'clock' && w.type !== 'url') timer = setTimeout(run, every);
   };
   run();
   if (w.type === 'clock') {
@@ -108,9 +131,8 @@ const DRAW = {
       h('td', {}, p.name), h('td', { class: 'muted' }, fmtAge(p.clock))))));
   },
   problemsbysv: async (w) => {
-    const ps = await call('problem.get', { ...scope(w), output: ['severity'] });
-    const n = [0, 0, 0, 0, 0, 0];
-    for (const p of ps) n[Number(p.severity)]++;
+    // Six counts in one request, not every open problem's row.
+    const n = results(await batch([0, 1, 2, 3, 4, 5].map((s) => ['problem.get', { ...scope(w), severities: [s], countOutput: true }]))).map(Number);
     return h('div', { class: 'cards widget-bysv' }, [5, 4, 3, 2, 1, 0].map((s) => h('div', { class: `card ${sevClass(s)}` }, h('div', { class: 'big' }, String(n[s])), SEVERITIES[s])));
   },
   hostavail: async (w) => {
@@ -135,22 +157,20 @@ const DRAW = {
     return h('div', { class: 'widget-item' }, h('div', { class: 'big' }, it.lastclock === '0' ? '—' : formatUnits(it.lastvalue, it.units)),
       h('div', { class: 'muted' }, `${(it.hosts[0] || {}).name || ''}: ${it.name}`), h('div', { class: 'muted' }, fmtTime(it.lastclock)));
   },
-  plaintext: async (w) => {
+  plaintext: async (w, st) => {
     const id = fieldOf(w, 'itemids') || fieldOf(w, 'itemid');
     if (!id) return h('p', { class: 'muted' }, 'No item chosen.');
     const n = Math.min(100, Math.max(1, Number(fieldOf(w, 'show_lines')) || 10));
-    const [it] = await call('item.get', { itemids: [id], output: ['value_type', 'units', 'name'] });
+    const [it, vs] = await withItem(st, id, (vt) => ['history.get', { itemids: [id], history: vt, sortfield: 'clock', sortorder: 'DESC', limit: n, output: 'extend' }]);
     if (!it) return h('p', { class: 'muted' }, 'The item is gone or not readable.');
-    const vs = await call('history.get', { itemids: [id], history: Number(it.value_type), sortfield: 'clock', sortorder: 'DESC', limit: n, output: 'extend' });
     return h('table', { class: 'plain widget-plaintext' }, h('tbody', {}, vs.map((v) => h('tr', {}, h('td', {}, fmtTime(v.clock)), h('td', {}, formatUnits(v.value, it.units))))));
   },
-  graph: async (w) => {
+  graph: async (w, st) => {
     const id = fieldOf(w, 'itemid');
     if (!id) return h('p', { class: 'muted' }, 'No item chosen.');
     const now = Math.floor(Date.now() / 1000);
-    const [it] = await call('item.get', { itemids: [id], output: ['value_type', 'units', 'name'] });
+    const [it, vs] = await withItem(st, id, (vt) => ['history.get', { itemids: [id], history: vt, time_from: now - 3600, sortfield: 'clock', sortorder: 'ASC', output: ['clock', 'value'] }]);
     if (!it || !['0', '3'].includes(it.value_type)) return h('p', { class: 'muted' }, 'The item is gone, not readable or not numeric.');
-    const vs = await call('history.get', { itemids: [id], history: Number(it.value_type), time_from: now - 3600, sortfield: 'clock', sortorder: 'ASC', output: ['clock', 'value'] });
     return svgLine(vs.map((v) => [Number(v.clock), Number(v.value)]), now - 3600, now, it.units);
   },
   trigover: async (w) => {
@@ -165,13 +185,33 @@ const DRAW = {
       })))));
   },
   systeminfo: async () => {
-    const [version, hosts, items, triggers] = await Promise.all([
-      call('apiinfo.version', []), call('host.get', { countOutput: true }), call('item.get', { countOutput: true }), call('trigger.get', { countOutput: true })]);
+    const [version, hosts, items, triggers] = results(await batch([
+      ['apiinfo.version', []], ['host.get', { countOutput: true }], ['item.get', { countOutput: true }], ['trigger.get', { countOutput: true }]]));
     return h('table', { class: 'plain widget-systeminfo' }, h('tbody', {},
       [['Server is running', 'Yes'], ['API version', version], ['Number of hosts', hosts], ['Number of items', items], ['Number of triggers', triggers]]
         .map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', {}, String(v))))));
   },
 };
+
+// withItem reads an item (value type, units, name) and the values
+// hist(valueType) asks for in one batch: the value type is the one the
+// widget's last refresh saw (the first refresh reads the item alone).
+// A value type changed since is read again at once.
+async function withItem(st, id, hist) {
+  if (st.vt === undefined) {
+    const [it] = await call('item.get', { itemids: [id], output: ['value_type', 'units', 'name'] });
+    if (!it) return [undefined, []];
+    st.vt = Number(it.value_type);
+  }
+  const [its, vs] = results(await batch([['item.get', { itemids: [id], output: ['value_type', 'units', 'name'] }], hist(st.vt)]));
+  const it = its[0];
+  if (!it) return [undefined, []];
+  if (Number(it.value_type) !== st.vt) {
+    st.vt = undefined;
+    return withItem(st, id, hist);
+  }
+  return [it, vs];
+}
 
 // svgLine draws points [[t, v]] between from and to as an SVG line with
 // its min and max, built with DOM calls.
@@ -240,5 +280,12 @@ export function widgetFieldsForm(type, fields) {
     }
   }
   if (!spec.fields.length) el.append(h('p', { class: 'muted' }, 'This widget has no settings.'));
+  // The refresh interval, as 6.0's widget form offers it (rf_rate).
+  if (type !== 'clock' && type !== 'url') {
+    const rf = input.select('widget', 'rf_rate', [['', 'Default'], ['0', 'No refresh'], ['10', '10 seconds'], ['30', '30 seconds'],
+      ['60', '1 minute'], ['120', '2 minutes'], ['600', '10 minutes'], ['900', '15 minutes']], value('rf_rate') ?? '');
+    el.append(fld('Refresh interval', rf));
+    readers.push(() => (rf.value === '' ? [] : [{ type: F_INT, name: 'rf_rate', value: rf.value }]));
+  }
   return { el, read: () => readers.flatMap((r) => r()) };
 }
