@@ -90,6 +90,10 @@ type PollBench struct {
 	// at once); with a small MaxInFlight it sets the poller's capacity
 	// (MaxInFlight / AgentDelay checks/s), as tests do.
 	AgentDelay time.Duration
+	// Floor, when set, is measured first in the same run (bench
+	// tcp-floor: a bare client and server, nothing of Peregrine), and
+	// the knee is reported as a share of it (issue 30 item 5).
+	Floor *TCPFloor
 	// Steps receives every step's figures (tests).
 	Steps []PollStepResult
 	Log   io.Writer
@@ -107,6 +111,9 @@ type PollStepResult struct {
 	// InError: interfaces unreachable or unavailable at its end
 	// (Peregrine only).
 	Postponed, Unavailable, InError float64
+	// PerCheck and AgentsPerCheck: CPU seconds per check done of the
+	// poller (or target) and of the simulated agents.
+	PerCheck, AgentsPerCheck float64
 }
 
 func (b *PollBench) defaults() error {
@@ -358,6 +365,16 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 	if err := b.defaults(); err != nil {
 		return sec, err
 	}
+	var floor TCPFloorResult
+	if b.Floor != nil {
+		// First, alone: the agents and the poller not yet started.
+		var err error
+		if floor, err = b.Floor.Run(ctx); err != nil {
+			return sec, fmt.Errorf("tcp floor: %w", err)
+		}
+		fmt.Fprintf(b.Log, "tcp floor: %.0f connections/s with %d in flight, client %.1f µs + server %.1f µs of CPU per connection\n",
+			floor.PerSecond, b.Floor.Conns, float64(floor.ClientCPUPerConn)/1e3, float64(floor.ServerCPUPerConn)/1e3)
+	}
 	agents, err := startAgents(b.Agents, b.InProcessAgents, b.AgentDelay)
 	if err != nil {
 		return sec, err
@@ -472,7 +489,12 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		csv.Rows = append(csv.Rows, []string{fi(int64(n)), fi(int64(items)), fi(int64(b.Interval / time.Second)), f(ideal), f(r.done), f(ratio),
 			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors), f(r.atAgents), f(r.queue),
 			f(r.postponed), f(r.unavailable), f(r.inError), ov})
-		b.Steps = append(b.Steps, PollStepResult{Hosts: n, Overload: overload, Ideal: ideal, Done: r.done, Postponed: r.postponed, Unavailable: r.unavailable, InError: r.inError})
+		var agentsPer float64
+		if r.done > 0 {
+			agentsPer = r.agentsCPU / r.done
+		}
+		b.Steps = append(b.Steps, PollStepResult{Hosts: n, Overload: overload, Ideal: ideal, Done: r.done, Postponed: r.postponed, Unavailable: r.unavailable, InError: r.inError,
+			PerCheck: r.perCheck, AgentsPerCheck: agentsPer})
 		fmt.Fprintf(b.Log, "poll %s %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), %.0f/s at the agents, queue %.0f, in flight peak %.0f, p50 %s p99 %s, %s %.2f cores (%.1f µs/check), agents %.2f cores, %.0f postponed, %.0f interfaces in error\n",
 			name, n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.atAgents, r.queue, r.peak, secs(r.p50), secs(r.p99), name, r.cpu, r.perCheck*1e6, r.agentsCPU, r.postponed, r.inError)
 		if !overload && ratio < b.StopBelow {
@@ -502,6 +524,9 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 	}
 	sec.CSV = csv
 	sec.Tables = append(sec.Tables, table)
+	if b.Floor != nil && len(b.Steps) > 0 {
+		sec.Tables = append(sec.Tables, b.floorTable(floor, kneeStep(b.Steps), name))
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("Each host has %d passive agent items (unsigned, delay %s) on an agent interface; %d simulated agents (a child process) answer \"1\" to every key, hosts sharing them round robin. "+
 		"Per step: %s warm-up, then a %s window. Answered at the agents = replies with a value the simulated agents sent in the window, the counter every target is measured by; "+
 		"queue = the server's items overdue by more than 5 s at the end of the window (Peregrine: zabbix[queue]; Zabbix: queue.get, its Queue page).",
@@ -567,6 +592,30 @@ type pollStep struct {
 	done, peak, p50, p99, cpu, perCheck, agentsCPU, errors float64
 	atAgents, queue                                        float64
 	postponed, unavailable, inError                        float64
+}
+
+// floorTable sets the knee beside the TCP floor measured in the same
+// run: checks/s against bare connections/s, and CPU per check (poller +
+// agents) against CPU per bare connection (client + server).
+func (b *PollBench) floorTable(fl TCPFloorResult, knee PollStepResult, name string) Table {
+	floorCPU := (fl.ClientCPUPerConn + fl.ServerCPUPerConn).Seconds()
+	kneeCPU := knee.PerCheck + knee.AgentsPerCheck
+	ratio := func(a, b float64) string {
+		if b <= 0 {
+			return "n/a"
+		}
+		return pct(a / b)
+	}
+	return Table{
+		Header: []string{"the knee beside the TCP floor (same run)", "per second", "CPU per check or connection (both ends)", "client side", "server / agents side"},
+		Rows: [][]string{
+			{fmt.Sprintf("TCP floor (%d connections in flight, %d addresses)", b.Floor.Conns, b.Floor.Addrs), human(fl.PerSecond),
+				fmt.Sprintf("%.1f µs", floorCPU*1e6), fmt.Sprintf("%.1f µs", fl.ClientCPUPerConn.Seconds()*1e6), fmt.Sprintf("%.1f µs", fl.ServerCPUPerConn.Seconds()*1e6)},
+			{fmt.Sprintf("%s at the knee (%d hosts)", name, knee.Hosts), human(knee.Done), fmt.Sprintf("%.1f µs", kneeCPU*1e6),
+				fmt.Sprintf("%.1f µs", knee.PerCheck*1e6), fmt.Sprintf("%.1f µs", knee.AgentsPerCheck*1e6)},
+			{"knee / floor", ratio(knee.Done, fl.PerSecond), ratio(floorCPU, kneeCPU) + " (floor CPU / check CPU)", "", ""},
+		},
+	}
 }
 
 // kneeStep is the step with the most checks done among those that did
@@ -682,6 +731,7 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), PollUsage); fs.PrintDefaults() }
 	var b PollBench
+	var floorT TCPFloor
 	steps := fs.String("steps", "100,200,500,1000,2000", "host counts to step through, ascending")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 50, "passive agent items per host")
 	fs.DurationVar(&b.Interval, "interval", 10*time.Second, "update interval of every item (whole seconds)")
@@ -692,6 +742,10 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
 	fs.Float64Var(&b.Overload, "overload", 0, "after the steps, one more at this many times the knee's offered rate (the step with the most checks done at >= 95 % of its ideal), e.g. 2")
 	fs.DurationVar(&b.AgentDelay, "agent-delay", 0, "how long each simulated agent takes to answer")
+	floor := fs.Bool("floor", false, "measure bench tcp-floor first in the same run and report the knee as a share of it")
+	fs.IntVar(&floorT.Conns, "floor-conns", 256, "with --floor: connections in flight")
+	fs.IntVar(&floorT.Addrs, "floor-addrs", 64, "with --floor: server addresses")
+	fs.DurationVar(&floorT.Duration, "floor-duration", 10*time.Second, "with --floor: its measurement window")
 	report := fs.String("report", "", "report directory (default bench/reports/poll-TIME)")
 	fs.StringVar(&b.ProfileDir, "profile", "", "directory for CPU profiles of each step's window (poller-HOSTS.pprof, agents-HOSTS.pprof)")
 	var t PollTarget
@@ -706,6 +760,9 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 			return 0
 		}
 		return 2
+	}
+	if *floor {
+		b.Floor = &floorT
 	}
 	if t.APIURL != "" {
 		if t.Trapper == "" {

@@ -18,7 +18,8 @@ func TestPollBench(t *testing.T) {
 		t.Skip("runs a poller for a few seconds")
 	}
 	dir := t.TempDir()
-	b := PollBench{Hosts: []int{5, 10}, ItemsPerHost: 4, Interval: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second, InProcessAgents: true}
+	b := PollBench{Hosts: []int{5, 10}, ItemsPerHost: 4, Interval: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second, InProcessAgents: true,
+		Floor: &TCPFloor{Conns: 4, Addrs: 2, Duration: time.Second, InProcess: true}}
 	sec, err := b.Run(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,10 @@ func TestPollBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	// The floor, measured in the same run, beside the knee.
+	if len(sec.Tables) != 2 || !strings.Contains(string(md), "knee / floor") {
+		t.Fatalf("no floor table in the report:\n%s", md)
+	}
 	if !strings.Contains(string(md), "done checks/s") {
 		t.Fatalf("report:\n%s", md)
 	}
