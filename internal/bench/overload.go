@@ -389,7 +389,9 @@ func (l *overloadLoad) record(ph *OverloadPhase, acked, failed int64, d time.Dur
 // slices cuts the phase's answered requests into width-long slices by
 // completion time.
 func (ph *OverloadPhase) slices(width time.Duration) []OverloadSlice {
-	n := max(1, int((ph.Wall+width-1)/width))
+	// Whole slices; the last also takes the requests that ended after
+	// the phase (those in flight at its end).
+	n := max(1, int(ph.Wall/width))
 	lat := make([][]time.Duration, n)
 	acked := make([]int64, n)
 	for _, r := range ph.done {
@@ -400,8 +402,8 @@ func (ph *OverloadPhase) slices(width time.Duration) []OverloadSlice {
 	out := make([]OverloadSlice, n)
 	for i := range out {
 		w := width
-		if i == n-1 && ph.Wall > 0 {
-			w = ph.Wall - time.Duration(i)*width
+		if i == n-1 {
+			w = max(width, ph.Wall-time.Duration(i)*width)
 		}
 		out[i] = OverloadSlice{From: time.Duration(i) * width, AckedVPS: float64(acked[i]) / max(w.Seconds(), 1e-3), P99: durQuantile(lat[i], 0.99)}
 	}
