@@ -456,6 +456,7 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 			}
 			made = n
 		}
+		n = made // hosts are never removed: the offered rate is made's
 		select {
 		case <-time.After(b.Warmup):
 		case <-ctx.Done():
@@ -477,7 +478,7 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		ratio := r.done / ideal
 		label := human(float64(n))
 		if overload {
-			label += fmt.Sprintf(" (%g× the knee)", b.Overload)
+			label += " (overload step)"
 		}
 		table.Rows = append(table.Rows, []string{label, human(float64(items)), human(ideal), human(r.done), pct(ratio),
 			human(r.atAgents), human(r.queue), human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
@@ -497,6 +498,10 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 			PerCheck: r.perCheck, AgentsPerCheck: agentsPer})
 		fmt.Fprintf(b.Log, "poll %s %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), %.0f/s at the agents, queue %.0f, in flight peak %.0f, p50 %s p99 %s, %s %.2f cores (%.1f µs/check), agents %.2f cores, %.0f postponed, %.0f interfaces in error\n",
 			name, n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.atAgents, r.queue, r.peak, secs(r.p50), secs(r.p99), name, r.cpu, r.perCheck*1e6, r.agentsCPU, r.postponed, r.inError)
+		if !overload && b.Overload > 0 && ratio < 0.95 {
+			// Past the knee: the overload step is next.
+			return true, nil
+		}
 		if !overload && ratio < b.StopBelow {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Stopped after %d hosts: %s did only %.0f %% of the ideal checks.", n, name, 100*ratio))
 			return true, nil
