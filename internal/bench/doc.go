@@ -67,11 +67,23 @@
 //     latency p50/p99 and the poller's CPU per check. With --target
 //     (poll_zabbix.go) a real Zabbix server's pollers poll the same
 //     agents instead, configured through its API; both targets are
-//     counted at the agents and by their queue.
+//     counted at the agents and by their queue. --overload F adds a step
+//     at F times the knee's offered rate (the done rate must stay at the
+//     knee's, no healthy interface blamed: TestPollBenchOverload);
+//     --floor measures bench tcp-floor first, in the same run, and sets
+//     the knee beside it (checks/s and CPU per check against bare
+//     connections).
 //   - `bench tcp-floor` (tcpfloor.go): the machine's floor under bench
 //     poll, a bare Go client and server (child process) doing connect,
 //     write, read, close on loopback, with the CPU per connection of each.
-//     latency p50/p99 and the poller's CPU per check.
+//   - `bench overload` (overload.go): ingest at twice its capacity. It
+//     starts `peregrine serve` (this binary) on a fresh data directory
+//     with small stated bounds, measures the capacity (closed loop), then
+//     offers a baseline, twice the capacity (open loop) and the baseline
+//     again from simulated senders, the real zabbix_sender and simulated
+//     proxies; reports acknowledged and failed values, ack latency, peak
+//     RSS against the configuration's bound, every stage's backlog from
+//     /metrics, and the values stored against those acknowledged.
 //   - `bench icmp` (icmp.go): re-executes itself under `unshare -rn` and
 //     sweeps live and dead addresses of that namespace with Peregrine's
 //     ICMP checker in this process, then, given --zabbix-target, with a
@@ -105,8 +117,9 @@
 //
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
-// in-process pollers of `bench poll`, `bench snmp` and `bench icmp`, and the
-// commands --start/--zabbix-start run (bench/zabbix-private.sh).
+// in-process pollers of `bench poll`, `bench snmp` and `bench icmp`, the
+// server `bench overload` starts, and the commands --start/--zabbix-start
+// run (bench/zabbix-private.sh).
 //
 // Value clocks: every send carries its own clock range, and its values'
 // nanoseconds are shifted by a random number per run, so runs that reuse

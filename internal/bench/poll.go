@@ -80,7 +80,40 @@ type PollBench struct {
 	// Target, when set, is a real Zabbix server polling the simulated
 	// agents instead of Peregrine's in-process poller.
 	Target *PollTarget
-	Log    io.Writer
+	// Overload, when above 0, adds one step after the others at this
+	// many times the knee's offered rate (the knee: the step with the
+	// most checks done among those that did at least 95 % of their
+	// ideal): graceful overload is the done rate staying at the knee's
+	// and no healthy interface blamed (issue 30).
+	Overload float64
+	// AgentDelay is how long each simulated agent takes to answer (0:
+	// at once); with a small MaxInFlight it sets the poller's capacity
+	// (MaxInFlight / AgentDelay checks/s), as tests do.
+	AgentDelay time.Duration
+	// Floor, when set, is measured first in the same run (bench
+	// tcp-floor: a bare client and server, nothing of Peregrine), and
+	// the knee is reported as a share of it (issue 30 item 5).
+	Floor *TCPFloor
+	// Steps receives every step's figures (tests).
+	Steps []PollStepResult
+	Log   io.Writer
+}
+
+// PollStepResult is one step's figures.
+type PollStepResult struct {
+	Hosts int
+	// Overload marks the step run at Overload × the knee.
+	Overload bool
+	Ideal    float64 // checks/s offered
+	Done     float64 // checks/s with a value (Peregrine), at the agents (a target)
+	// Postponed: checks postponed because the server was behind, in the
+	// window; Unavailable: interfaces that became unavailable in it;
+	// InError: interfaces unreachable or unavailable at its end
+	// (Peregrine only).
+	Postponed, Unavailable, InError float64
+	// PerCheck and AgentsPerCheck: CPU seconds per check done of the
+	// poller (or target) and of the simulated agents.
+	PerCheck, AgentsPerCheck float64
 }
 
 func (b *PollBench) defaults() error {
@@ -135,7 +168,8 @@ func (b *PollBench) defaults() error {
 
 // PollColumns is the CSV header.
 var PollColumns = []string{"hosts", "items", "interval_s", "ideal_cps", "done_cps", "ratio", "in_flight_peak",
-	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors", "at_agents_cps", "queue"}
+	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors", "at_agents_cps", "queue",
+	"postponed", "interfaces_unavailable", "interfaces_in_error", "overload"}
 
 // discard is the pipeline's store: values are converted and batched by
 // the pipeline, then dropped (the history store has its own benchmark).
@@ -158,9 +192,9 @@ type agentsProc struct {
 	snmp      *snmpsim.Fleet // bench snmp's devices, in this process
 }
 
-func startAgents(n int, inProcess bool) (*agentsProc, error) {
+func startAgents(n int, inProcess bool, delay time.Duration) (*agentsProc, error) {
 	if inProcess {
-		f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1"} })
+		f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1", Delay: delay} })
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +208,7 @@ func startAgents(n int, inProcess bool) (*agentsProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "bench", "poll-agents", strconv.Itoa(n))
+	cmd := exec.Command(exe, "bench", "poll-agents", strconv.Itoa(n), delay.String())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -266,12 +300,20 @@ func (p *agentsProc) stop() {
 // stops it; each is answered "ok" or the error. "count" is answered with
 // the number of checks answered with a value so far (childcount.go).
 func PollAgentsMain(args []string, stdout, stderr io.Writer) int {
-	n, err := strconv.Atoi(strings.Join(args, ""))
-	if err != nil || n <= 0 {
-		fmt.Fprintln(stderr, "usage: peregrine bench poll-agents N")
+	var n int
+	var delay time.Duration
+	err := errors.New("no N")
+	if len(args) >= 1 {
+		n, err = strconv.Atoi(args[0])
+	}
+	if err == nil && len(args) >= 2 {
+		delay, err = time.ParseDuration(args[1])
+	}
+	if err != nil || n <= 0 || len(args) > 2 {
+		fmt.Fprintln(stderr, "usage: peregrine bench poll-agents N [DELAY]")
 		return 2
 	}
-	f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1"} })
+	f, err := agentsim.Start(n, func(int, string) agentsim.Reply { return agentsim.Reply{Value: "1", Delay: delay} })
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -323,7 +365,17 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 	if err := b.defaults(); err != nil {
 		return sec, err
 	}
-	agents, err := startAgents(b.Agents, b.InProcessAgents)
+	var floor TCPFloorResult
+	if b.Floor != nil {
+		// First, alone: the agents and the poller not yet started.
+		var err error
+		if floor, err = b.Floor.Run(ctx); err != nil {
+			return sec, fmt.Errorf("tcp floor: %w", err)
+		}
+		fmt.Fprintf(b.Log, "tcp floor: %.0f connections/s with %d in flight, client %.1f µs + server %.1f µs of CPU per connection\n",
+			floor.PerSecond, b.Floor.Conns, float64(floor.ClientCPUPerConn)/1e3, float64(floor.ServerCPUPerConn)/1e3)
+	}
+	agents, err := startAgents(b.Agents, b.InProcessAgents, b.AgentDelay)
 	if err != nil {
 		return sec, err
 	}
@@ -361,8 +413,9 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		if err != nil {
 			return sec, err
 		}
+		rt := itemstate.New()
 		s, err := poll.New(poll.Options{
-			Catalog: cat, ItemStates: itemstate.New(), Metrics: m, Logger: log,
+			Catalog: cat, ItemStates: rt, Metrics: m, Logger: log,
 			Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
 			MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
 			Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},
@@ -378,50 +431,107 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		go func() { defer close(pollDone); s.Run(sctx) }()
 		defer func() { stopPoll(); <-pollDone; stopPipe(); <-pipeDone }()
 		provision = func(from, to int) error { return b.provision(ctx, cat, from, to, agents.addrs) }
-		measure = func() (pollStep, error) { return b.measure(ctx, m, agents, s) }
+		measure = func() (pollStep, error) {
+			r, err := b.measure(ctx, m, agents, s)
+			for _, h := range cat.Snapshot().Hosts() {
+				if i := h.MainInterface(catalog.InterfaceAgent); i != nil {
+					if a, _ := rt.Availability(i.ID); a.ErrorsFrom != 0 || a.Available == 2 {
+						r.inError++
+					}
+				}
+			}
+			return r, err
+		}
 	}
 
 	csv := &CSV{File: "poll.csv", Header: PollColumns}
-	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "answered at the agents/s", "queue (> 5 s late)", "in flight (peak)", "latency p50", "latency p99", name + " CPU", name + " CPU per check", "agents CPU", "errors"}}
+	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "answered at the agents/s", "queue (> 5 s late)", "in flight (peak)", "latency p50", "latency p99", name + " CPU", name + " CPU per check", "agents CPU", "errors", "postponed (server behind)", "interfaces in error"}}
 	made := 0
-	for _, n := range b.Hosts {
-		if err := provision(made, n); err != nil {
-			return sec, err
+	// step adds hosts up to n and measures; over reports whether
+	// stepping should stop.
+	step := func(n int, overload bool) (over bool, err error) {
+		if n > made {
+			if err := provision(made, n); err != nil {
+				return true, err
+			}
+			made = n
 		}
-		made = n
+		n = made // hosts are never removed: the offered rate is made's
 		select {
 		case <-time.After(b.Warmup):
 		case <-ctx.Done():
-			return sec, ctx.Err()
+			return true, ctx.Err()
 		}
 		stopProf, err := b.startProfiles(agents, n)
 		if err != nil {
-			return sec, err
+			return true, err
 		}
 		r, err := measure()
 		if perr := stopProf(); err == nil {
 			err = perr
 		}
 		if err != nil {
-			return sec, err
+			return true, err
 		}
 		items := n * b.ItemsPerHost
 		ideal := float64(items) / b.Interval.Seconds()
 		ratio := r.done / ideal
-		table.Rows = append(table.Rows, []string{human(float64(n)), human(float64(items)), human(ideal), human(r.done), pct(ratio),
+		label := human(float64(n))
+		if overload {
+			label += " (overload step)"
+		}
+		table.Rows = append(table.Rows, []string{label, human(float64(items)), human(ideal), human(r.done), pct(ratio),
 			human(r.atAgents), human(r.queue), human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
-			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors)})
+			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors), human(r.postponed), human(r.inError)})
+		ov := "0"
+		if overload {
+			ov = "1"
+		}
 		csv.Rows = append(csv.Rows, []string{fi(int64(n)), fi(int64(items)), fi(int64(b.Interval / time.Second)), f(ideal), f(r.done), f(ratio),
-			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors), f(r.atAgents), f(r.queue)})
-		fmt.Fprintf(b.Log, "poll %s %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), %.0f/s at the agents, queue %.0f, in flight peak %.0f, p50 %s p99 %s, %s %.2f cores (%.1f µs/check), agents %.2f cores\n",
-			name, n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.atAgents, r.queue, r.peak, secs(r.p50), secs(r.p99), name, r.cpu, r.perCheck*1e6, r.agentsCPU)
-		if ratio < b.StopBelow {
+			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors), f(r.atAgents), f(r.queue),
+			f(r.postponed), f(r.unavailable), f(r.inError), ov})
+		var agentsPer float64
+		if r.done > 0 {
+			agentsPer = r.agentsCPU / r.done
+		}
+		b.Steps = append(b.Steps, PollStepResult{Hosts: n, Overload: overload, Ideal: ideal, Done: r.done, Postponed: r.postponed, Unavailable: r.unavailable, InError: r.inError,
+			PerCheck: r.perCheck, AgentsPerCheck: agentsPer})
+		fmt.Fprintf(b.Log, "poll %s %d hosts × %d items at %s: %.0f checks/s of %.0f ideal (%.1f %%), %.0f/s at the agents, queue %.0f, in flight peak %.0f, p50 %s p99 %s, %s %.2f cores (%.1f µs/check), agents %.2f cores, %.0f postponed, %.0f interfaces in error\n",
+			name, n, b.ItemsPerHost, b.Interval, r.done, ideal, 100*ratio, r.atAgents, r.queue, r.peak, secs(r.p50), secs(r.p99), name, r.cpu, r.perCheck*1e6, r.agentsCPU, r.postponed, r.inError)
+		if !overload && b.Overload > 0 && ratio < 0.95 {
+			// Past the knee: the overload step is next.
+			return true, nil
+		}
+		if !overload && ratio < b.StopBelow {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Stopped after %d hosts: %s did only %.0f %% of the ideal checks.", n, name, 100*ratio))
+			return true, nil
+		}
+		return false, nil
+	}
+	for _, n := range b.Hosts {
+		over, err := step(n, false)
+		if err != nil {
+			return sec, err
+		}
+		if over {
 			break
 		}
 	}
+	if b.Overload > 0 && len(b.Steps) > 0 {
+		knee := kneeStep(b.Steps)
+		n := int(math.Ceil(b.Overload * float64(knee.Hosts)))
+		if _, err := step(n, true); err != nil {
+			return sec, err
+		}
+		last := b.Steps[len(b.Steps)-1]
+		sec.Notes = append(sec.Notes, fmt.Sprintf("Overload: the knee is %d hosts (%.0f checks/s done of %.0f offered); offered %g× that (%.0f checks/s), %s did %.0f checks/s, %.0f %% of the knee's, with %.0f checks postponed because it was behind, %.0f interfaces made unavailable and %.0f in error at the end.",
+			knee.Hosts, knee.Done, knee.Ideal, b.Overload, last.Ideal, name, last.Done, 100*last.Done/max(knee.Done, 1e-9), last.Postponed, last.Unavailable, last.InError))
+	}
 	sec.CSV = csv
 	sec.Tables = append(sec.Tables, table)
+	if b.Floor != nil && len(b.Steps) > 0 {
+		sec.Tables = append(sec.Tables, b.floorTable(floor, kneeStep(b.Steps), name))
+	}
 	sec.Text = append(sec.Text, fmt.Sprintf("Each host has %d passive agent items (unsigned, delay %s) on an agent interface; %d simulated agents (a child process) answer \"1\" to every key, hosts sharing them round robin. "+
 		"Per step: %s warm-up, then a %s window. Answered at the agents = replies with a value the simulated agents sent in the window, the counter every target is measured by; "+
 		"queue = the server's items overdue by more than 5 s at the end of the window (Peregrine: zabbix[queue]; Zabbix: queue.get, its Queue page).",
@@ -486,6 +596,43 @@ func (b *PollBench) provision(ctx context.Context, cat *catalog.Catalog, from, t
 type pollStep struct {
 	done, peak, p50, p99, cpu, perCheck, agentsCPU, errors float64
 	atAgents, queue                                        float64
+	postponed, unavailable, inError                        float64
+}
+
+// floorTable sets the knee beside the TCP floor measured in the same
+// run: checks/s against bare connections/s, and CPU per check (poller +
+// agents) against CPU per bare connection (client + server).
+func (b *PollBench) floorTable(fl TCPFloorResult, knee PollStepResult, name string) Table {
+	floorCPU := (fl.ClientCPUPerConn + fl.ServerCPUPerConn).Seconds()
+	kneeCPU := knee.PerCheck + knee.AgentsPerCheck
+	ratio := func(a, b float64) string {
+		if b <= 0 {
+			return "n/a"
+		}
+		return pct(a / b)
+	}
+	return Table{
+		Header: []string{"the knee beside the TCP floor (same run)", "per second", "CPU per check or connection (both ends)", "client side", "server / agents side"},
+		Rows: [][]string{
+			{fmt.Sprintf("TCP floor (%d connections in flight, %d addresses)", b.Floor.Conns, b.Floor.Addrs), human(fl.PerSecond),
+				fmt.Sprintf("%.1f µs", floorCPU*1e6), fmt.Sprintf("%.1f µs", fl.ClientCPUPerConn.Seconds()*1e6), fmt.Sprintf("%.1f µs", fl.ServerCPUPerConn.Seconds()*1e6)},
+			{fmt.Sprintf("%s at the knee (%d hosts)", name, knee.Hosts), human(knee.Done), fmt.Sprintf("%.1f µs", kneeCPU*1e6),
+				fmt.Sprintf("%.1f µs", knee.PerCheck*1e6), fmt.Sprintf("%.1f µs", knee.AgentsPerCheck*1e6)},
+			{"knee / floor", ratio(knee.Done, fl.PerSecond), ratio(floorCPU, kneeCPU) + " (floor CPU / check CPU)", "", ""},
+		},
+	}
+}
+
+// kneeStep is the step with the most checks done among those that did
+// at least 95 % of their ideal (the first step if none did).
+func kneeStep(steps []PollStepResult) PollStepResult {
+	k := steps[0]
+	for _, s := range steps {
+		if !s.Overload && s.Done >= 0.95*s.Ideal && s.Done > k.Done {
+			k = s
+		}
+	}
+	return k
 }
 
 // measure samples the poller's metrics over one window.
@@ -522,6 +669,9 @@ func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *ag
 	r.agentsCPU = (agents.cpu() - ag0).Seconds() / wall
 	r.p50, r.p99 = latencyQuantile(m0, m1, 0.5), latencyQuantile(m0, m1, 0.99)
 	r.atAgents = float64(a1-a0) / wall
+	const postponed = `peregrine_poll_checks_postponed_total{reason="server_behind"}`
+	r.postponed = m1[postponed] - m0[postponed]
+	r.unavailable = m1["peregrine_poll_interfaces_unavailable_total"] - m0["peregrine_poll_interfaces_unavailable_total"]
 	return r, nil
 }
 
@@ -586,6 +736,7 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), PollUsage); fs.PrintDefaults() }
 	var b PollBench
+	var floorT TCPFloor
 	steps := fs.String("steps", "100,200,500,1000,2000", "host counts to step through, ascending")
 	fs.IntVar(&b.ItemsPerHost, "items-per-host", 50, "passive agent items per host")
 	fs.DurationVar(&b.Interval, "interval", 10*time.Second, "update interval of every item (whole seconds)")
@@ -594,6 +745,12 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.DurationVar(&b.Window, "window", 0, "measurement window per step (default 3 intervals)")
 	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
+	fs.Float64Var(&b.Overload, "overload", 0, "after the steps, one more at this many times the knee's offered rate (the step with the most checks done at >= 95 % of its ideal), e.g. 2")
+	fs.DurationVar(&b.AgentDelay, "agent-delay", 0, "how long each simulated agent takes to answer")
+	floor := fs.Bool("floor", false, "measure bench tcp-floor first in the same run and report the knee as a share of it")
+	fs.IntVar(&floorT.Conns, "floor-conns", 256, "with --floor: connections in flight")
+	fs.IntVar(&floorT.Addrs, "floor-addrs", 64, "with --floor: server addresses")
+	fs.DurationVar(&floorT.Duration, "floor-duration", 10*time.Second, "with --floor: its measurement window")
 	report := fs.String("report", "", "report directory (default bench/reports/poll-TIME)")
 	fs.StringVar(&b.ProfileDir, "profile", "", "directory for CPU profiles of each step's window (poller-HOSTS.pprof, agents-HOSTS.pprof)")
 	var t PollTarget
@@ -608,6 +765,9 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 			return 0
 		}
 		return 2
+	}
+	if *floor {
+		b.Floor = &floorT
 	}
 	if t.APIURL != "" {
 		if t.Trapper == "" {

@@ -18,7 +18,8 @@ func TestPollBench(t *testing.T) {
 		t.Skip("runs a poller for a few seconds")
 	}
 	dir := t.TempDir()
-	b := PollBench{Hosts: []int{5, 10}, ItemsPerHost: 4, Interval: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second, InProcessAgents: true}
+	b := PollBench{Hosts: []int{5, 10}, ItemsPerHost: 4, Interval: time.Second, Warmup: 2 * time.Second, Window: 2 * time.Second, InProcessAgents: true,
+		Floor: &TCPFloor{Conns: 4, Addrs: 2, Duration: time.Second, InProcess: true}}
 	sec, err := b.Run(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,10 @@ func TestPollBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	// The floor, measured in the same run, beside the knee.
+	if len(sec.Tables) != 2 || !strings.Contains(string(md), "knee / floor") {
+		t.Fatalf("no floor table in the report:\n%s", md)
+	}
 	if !strings.Contains(string(md), "done checks/s") {
 		t.Fatalf("report:\n%s", md)
 	}
@@ -100,5 +105,39 @@ func TestParseQueue(t *testing.T) {
 		if err != nil || n != c.want {
 			t.Errorf("%s: %d, %v; want %d", c.in, n, err, c.want)
 		}
+	}
+}
+
+// TestPollBenchOverload is issue 30's poller overload test: healthy
+// simulated agents offered twice the poller's capacity are never marked
+// unreachable or unavailable, and the checks done stay at capacity (no
+// collapse). The capacity is set, not found: agents that answer in
+// 100 ms and at most 10 checks in flight make 100 checks/s; the first
+// step offers 50/s, the overload step 4× that, 200/s. The assertions
+// are counts and a ratio of the capacity.
+func TestPollBenchOverload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a poller for about 12 s")
+	}
+	const capacity = 100.0 // checks/s: MaxInFlight / AgentDelay
+	b := PollBench{Hosts: []int{5}, ItemsPerHost: 10, Interval: time.Second, Warmup: 3 * time.Second, Window: 3 * time.Second,
+		InProcessAgents: true, MaxInFlight: 10, AgentDelay: 100 * time.Millisecond, Timeout: time.Second, Overload: 4}
+	sec, err := b.Run(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Steps) != 2 || !b.Steps[1].Overload || b.Steps[1].Ideal != 2*capacity {
+		t.Fatalf("steps: %+v", b.Steps)
+	}
+	knee, over := b.Steps[0], b.Steps[1]
+	t.Logf("knee %+v; overload %+v", knee, over)
+	if over.Unavailable != 0 || over.InError != 0 {
+		t.Fatalf("healthy agents offered 2x capacity: %g interfaces made unavailable, %g in error", over.Unavailable, over.InError)
+	}
+	if over.Done < 0.8*capacity || over.Done < knee.Done {
+		t.Fatalf("offered 2x capacity the poller did %g checks/s, capacity %g, the knee %g: it collapsed", over.Done, capacity, knee.Done)
+	}
+	if !strings.Contains(strings.Join(sec.Notes, "\n"), "Overload: the knee is 5 hosts") {
+		t.Fatalf("notes: %q", sec.Notes)
 	}
 }

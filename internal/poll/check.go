@@ -69,6 +69,15 @@ type Result struct {
 	Error string
 	// Clock is when the reply arrived (the value's timestamp).
 	Clock time.Time
+	// TimedOut says the result came from the check's time running out
+	// (no reply, or packets unanswered, within its timeout), whatever
+	// its Status: a timeout's network error, a simple check's 0 or 100 %
+	// loss, an HTTP agent's or external check's "Timeout ..." not
+	// supported. If this process was behind during the check
+	// (Scheduler.behind), the result says nothing of the target: it is
+	// not stored nor counted against the interface, and the check runs
+	// again at once (postponed).
+	TimedOut bool
 	// Also are values of other items of the check's host that the
 	// check brought (a web scenario's per-step items beside its
 	// web.test.fail item), stored with the result's own the same way;

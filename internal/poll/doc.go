@@ -97,7 +97,15 @@
 // again as soon as there is room; counted as
 // peregrine_poll_checks_postponed_total{reason="server_behind"} and
 // logged once a minute. A refusal before the timeout is the target's
-// answer whatever the lag. Without this an overloaded server made its
+// answer whatever the lag. Every checker marks a result that came from
+// its time running out (Result.TimedOut) whatever its status: the agent's
+// and SNMP's network errors, ICMP's unanswered packets and
+// net.tcp.service's 0 (values), the HTTP agent's and external checks'
+// "Timeout ..." (not supported); while the server was behind none of
+// them is stored or blames the item or interface: all are postponed the
+// same way (TestBehindEveryChecker). The agent checker also reads a
+// reply already in the socket when its timeout fires (package
+// poll/agent, lastChance), so a reply that came in time is a value. Without this an overloaded server made its
 // healthy interfaces unreachable, whose checks then waited for probes,
 // and the done rate collapsed (TestIntegrationOverloadNoBlame).
 //

@@ -2,6 +2,7 @@ package poll
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -190,5 +191,88 @@ func TestPipeProbe(t *testing.T) {
 	p.close()
 	if _, ok := <-p.got; ok {
 		t.Fatal("reader still running after close")
+	}
+}
+
+// TestBehindEveryChecker: every checker's timeout takes the same path.
+// Each checker reports a timeout its own way (package tests check that
+// they mark it TimedOut): the agent and SNMP checkers as a network
+// error, ICMP and net.tcp.service as a value (0, 100 % loss), the HTTP
+// agent and external checks as not supported. While the server is
+// behind, none of them is stored, makes the item not supported or
+// blames the interface: each is postponed, counted, and shown by the
+// queue still due when it was; on time, each counts as before.
+func TestBehindEveryChecker(t *testing.T) {
+	shapes := []struct {
+		name   string
+		status Status
+		value  string
+		err    string
+	}{
+		{"agent, SNMP", NetworkError, "", "timeout while waiting for the reply"},
+		{"ICMP, net.tcp.service", OK, "0", ""},
+		{"HTTP agent, external", NotSupported, "", "Timeout was reached (3s)"},
+	}
+	for _, sh := range shapes {
+		for _, behind := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s behind=%v", sh.name, behind), func(t *testing.T) {
+				lag := &fixedLag{0}
+				if behind {
+					lag.d = 2 * time.Second
+				}
+				h := newHarness(t, 1, 1, "1s", Options{Lag: lag, UnreachablePeriod: 10 * time.Second, UnreachableDelay: 2 * time.Second, UnavailableDelay: 5 * time.Second})
+				checks := 0
+				for sec := 0; sec <= 20; sec++ {
+					cs := h.at(sec)
+					checks += len(cs)
+					sent := h.now.Add(-3 * time.Second)
+					for i := range cs {
+						c := cs[i]
+						c.Sent = sent
+						h.s.done(&Result{Check: c, Status: sh.status, Value: []byte(sh.value), Error: sh.err, Clock: h.now, TimedOut: true})
+					}
+					h.s.mu.Lock()
+					rs := h.s.results
+					h.s.results = nil
+					h.s.mu.Unlock()
+					h.s.process(rs)
+				}
+				postponed := metric(t, h.m, `peregrine_poll_checks_postponed_total{reason="server_behind"}`)
+				st, _ := h.rt.ItemState(h.targets[0].id)
+				a, _ := h.rt.Availability(100)
+				if !behind {
+					if postponed != "0" {
+						t.Fatalf("%s postponed on time", postponed)
+					}
+					switch sh.status {
+					case OK:
+						if len(h.stored) == 0 {
+							t.Fatal("on time, a timeout's value (0) was not stored")
+						}
+					case NotSupported:
+						if !st.NotSupported {
+							t.Fatal("on time, a timeout did not make the item not supported")
+						}
+					case NetworkError:
+						if a.ErrorsFrom == 0 {
+							t.Fatal("on time, a timeout did not count against the interface")
+						}
+					}
+					return
+				}
+				if checks < 18 || postponed != strconv.Itoa(checks) {
+					t.Fatalf("%d checks, %s postponed; want one a second, all postponed", checks, postponed)
+				}
+				if len(h.stored) != 0 || st.NotSupported || a.ErrorsFrom != 0 || a.Available == 2 {
+					t.Fatalf("a timeout while behind counted: %d stored, item %+v, interface %+v", len(h.stored), st, a)
+				}
+				// zabbix[queue] and queue.get see the postponed check as
+				// late as it is: it keeps its missed due time.
+				h.s.computeQueue(h.now.UnixMilli())
+				if q := h.s.Queue(); q.Total == 0 {
+					t.Fatalf("the postponed check is not in the queue after 20 s: %+v", q)
+				}
+			})
+		}
 	}
 }

@@ -65,8 +65,10 @@ func (s *Scheduler) process(batch []*Result) {
 	for i, r := range batch {
 		c := &comps[i]
 		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
-		if r.Status == NetworkError && !s.stopping && s.behind(r) {
-			c.postponed = true
+		if (r.Status == NetworkError || r.TimedOut) && !s.stopping && s.behind(r) {
+			// Counted as a network error (its value, if any, is a
+			// timeout's: not stored).
+			c.status, c.postponed = NetworkError, true
 			continue
 		}
 		switch r.Status {
@@ -147,7 +149,12 @@ func (s *Scheduler) process(batch []*Result) {
 // then postpones their checks and collapses the done rate. The check is
 // postponed instead (counted by reason, logged once a minute). Only a
 // check that ran out its time is excused: a refusal or reset that came
-// before the timeout is the target's answer whatever the lag.
+// before the timeout is the target's answer whatever the lag. A result
+// the checker marked TimedOut ran out its time by its own account (an
+// ICMP check's packets each have their own timeout, an external check's
+// process its own): the lag test alone decides. Every checker's
+// timeouts take this one path (agent, SNMP, ICMP, HTTP, simple TCP
+// checks, external checks; TestBehindEveryChecker).
 func (s *Scheduler) behind(r *Result) bool {
 	if r.Sent.IsZero() {
 		return false
@@ -157,7 +164,7 @@ func (s *Scheduler) behind(r *Result) bool {
 		end = time.Now()
 	}
 	span := end.Sub(r.Sent)
-	if span <= 0 || (r.Timeout > 0 && span < r.Timeout*9/10) {
+	if span <= 0 || (!r.TimedOut && r.Timeout > 0 && span < r.Timeout*9/10) {
 		return false // over before its timeout: the target's answer
 	}
 	stalled := s.lag.Stalled(r.Sent, end)

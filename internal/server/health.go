@@ -38,6 +38,11 @@ func (s *Server) openSpaceGuard() {
 			func() float64 { return float64(st.WALStats().Failures) })
 		s.Metrics.CounterFunc("peregrine_history_wal_recoveries_total", "Times the history WAL took appends again by itself after a failure.",
 			func() float64 { return float64(st.WALStats().Recoveries) })
+		// The store's backlog: values durable in the WAL, held in the
+		// head until the next flush (bounded by history.max_head_values
+		// and flush_interval).
+		s.Metrics.GaugeFunc("peregrine_history_head_values", "Values in the history engine's in-memory head since its last flush (their WAL records are durable); a flush starts at history.max_head_values or flush_interval.",
+			func() float64 { return float64(st.HeadValues()) })
 	}
 	s.Metrics.GaugeFunc("peregrine_history_ready", "1 while the history store takes values, 0 while they are refused (low disk space, a history log that cannot write); /healthz says why.", func() float64 {
 		if s.storageErr() != nil {

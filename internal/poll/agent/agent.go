@@ -85,13 +85,15 @@ type Checker struct {
 	throttle *selfmon.LogThrottle
 
 	inFlight *selfmon.Gauge
-	results  [poll.NumStatus]*selfmon.Counter // by poll.Status
-	failures [numReasons]*selfmon.Counter
+	// lateReplies: replies taken by the last-chance read (lastChance).
+	lateReplies *selfmon.Counter
+	results     [poll.NumStatus]*selfmon.Counter // by poll.Status
+	failures    [numReasons]*selfmon.Counter
 	// psk counts checks over a pre-shared key by cipher suite
 	// (zbxpsk.Suites, then any other).
 	psk []*selfmon.Counter
 
-	readers sync.Pool // *zbx.Reader
+	readers sync.Pool // *replyReader
 }
 
 // New returns a Checker.
@@ -118,6 +120,7 @@ func New(opts Options) *Checker {
 		c.dial = c.dialer.DialContext
 	}
 	m := opts.Metrics
+	c.lateReplies = m.Counter("peregrine_poll_agent_late_replies_total", "Passive agent replies read after their check's timeout had fired: they were in the socket in time, unread because this server was behind (counted as values, not timeouts).")
 	c.inFlight = m.Gauge("peregrine_poll_agent_in_flight", "Passive agent checks in flight (connecting, asking or reading).")
 	for s := range c.results {
 		c.results[s] = m.Counter("peregrine_poll_agent_checks_total", "Passive agent checks done, by result.", "result", poll.Status(s).String())
@@ -217,10 +220,13 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		}
 		return c.fail(res, poll.NetworkError, r, fmt.Sprintf("cannot send the request to %s: %s", ch.Addr, netMessage(err)))
 	}
-	rd := c.reader(conn)
-	defer c.putReader(rd)
-	_, payload, err := rd.ReadFrame()
+	rr := c.reader(conn, tcfg == nil && sec.PSK == nil)
+	defer c.putReader(rr)
+	_, payload, err := rr.rd.ReadFrame()
 	res.Clock = time.Now()
+	if rr.lc.lateReads > 0 && err == nil {
+		c.lateReplies.Inc()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
@@ -346,7 +352,7 @@ func (c *Checker) readFailed(res *poll.Result, err error, timeout time.Duration)
 // fail completes res as a failure, counts it and logs it (throttled per
 // reason: a thousand dead hosts make one line a minute).
 func (c *Checker) fail(res *poll.Result, st poll.Status, r reason, msg string) *poll.Result {
-	res.Status, res.Error = st, msg
+	res.Status, res.Error, res.TimedOut = st, msg, r == reasonTimeout
 	if res.Clock.IsZero() {
 		res.Clock = time.Now()
 	}
@@ -360,19 +366,36 @@ func (c *Checker) fail(res *poll.Result, st poll.Status, r reason, msg string) *
 	return res
 }
 
-func (c *Checker) reader(conn net.Conn) *zbx.Reader {
-	if rd, ok := c.readers.Get().(*zbx.Reader); ok {
-		rd.Reset(conn)
-		return rd
-	}
-	// Replies to passive checks never use large frames.
-	return zbx.NewReader(conn, zbx.ReaderOptions{MaxSize: uint64(c.opts.MaxReplySize), SizeSetting: "poll.max_reply_size"})
+// replyReader reads one check's reply: through lastChance on a plain
+// TCP connection (a reply already in the socket when the timeout fires
+// is read, see lastChance), straight from conn under TLS, whose records
+// crypto/tls or OpenSSL read themselves.
+type replyReader struct {
+	rd *zbx.Reader
+	lc lastChance
 }
 
-func (c *Checker) putReader(rd *zbx.Reader) {
-	rd.Trim(64 << 10) // keep small buffers; a huge reply's go
-	rd.Reset(nil)
-	c.readers.Put(rd)
+func (c *Checker) reader(conn net.Conn, plain bool) *replyReader {
+	rr, ok := c.readers.Get().(*replyReader)
+	if !ok {
+		// Replies to passive checks never use large frames.
+		rr = &replyReader{rd: zbx.NewReader(nil, zbx.ReaderOptions{MaxSize: uint64(c.opts.MaxReplySize), SizeSetting: "poll.max_reply_size"})}
+	}
+	if plain {
+		rr.lc = lastChance{Conn: conn}
+		rr.rd.Reset(&rr.lc)
+	} else {
+		rr.lc = lastChance{}
+		rr.rd.Reset(conn)
+	}
+	return rr
+}
+
+func (c *Checker) putReader(rr *replyReader) {
+	rr.rd.Trim(64 << 10) // keep small buffers; a huge reply's go
+	rr.rd.Reset(nil)
+	rr.lc = lastChance{}
+	c.readers.Put(rr)
 }
 
 // isLocal reports errors that are this process's or this machine's

@@ -17,6 +17,16 @@
 // peregrine_poll_agent_errors_total by reason) and failures are logged
 // at most once a minute per reason.
 //
+// The last chance (issue 30): when a plain connection's deadline fires,
+// the reply is read from what the socket already holds (non-blocking
+// reads, lastChance) before the check is called a timeout: a reply that
+// arrived in time but waited unread while this process was behind is a
+// value (peregrine_poll_agent_late_replies_total). Nothing is waited for
+// past the timeout. Under TLS the record layer reads the socket itself,
+// and a timeout there stays a timeout. Timeouts are marked
+// poll.Result.TimedOut, so the scheduler can excuse one that ran while
+// the server was behind.
+//
 // Encryption: with Options.TLS, a host whose tls_connect is 4
 // (certificate) is checked over TLS started at once on the agent's port:
 // the server's certificate as the client's, the agent's verified against

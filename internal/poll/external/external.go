@@ -272,6 +272,9 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		res.Status, res.Error = poll.NetworkError, "check abandoned: the server is stopping"
 		return res
 	}
+	// A process killed at its timeout: if this server was behind, its
+	// lateness, not the script's (see poll.Result.TimedOut).
+	res.TimedOut = out.timedOut
 	if req.nagios {
 		return c.nagiosResult(res, req, out, timeout)
 	}

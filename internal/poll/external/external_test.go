@@ -214,8 +214,8 @@ func TestHangingPluginKilledWithChildren(t *testing.T) {
 	reg := selfmon.NewRegistry()
 	c := New(Options{Dirs: []string{dir}, Metrics: reg})
 	r := runOne(t, c, `hang.sh`, time.Second)
-	if r.Status != poll.NotSupported || !strings.Contains(r.Error, "Timeout") {
-		t.Fatalf("got %v %q %q, want not supported by timeout", r.Status, r.Value, r.Error)
+	if r.Status != poll.NotSupported || !strings.Contains(r.Error, "Timeout") || !r.TimedOut {
+		t.Fatalf("got %v %q %q TimedOut %v, want not supported by timeout, marked TimedOut", r.Status, r.Value, r.Error, r.TimedOut)
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -240,7 +240,7 @@ func TestHangingPluginKilledWithChildren(t *testing.T) {
 	// The nagios[] key makes the same timeout UNKNOWN.
 	r = runOne(t, c, `nagios[hang.sh]`, time.Second)
 	var v Result
-	if err := json.Unmarshal(r.Value, &v); err != nil || v.State != StateUnknown || !strings.Contains(v.Output, "timed out") {
+	if err := json.Unmarshal(r.Value, &v); err != nil || v.State != StateUnknown || !strings.Contains(v.Output, "timed out") || !r.TimedOut {
 		t.Fatalf("nagios timeout: got %v %q (%v)", r.Status, r.Value, err)
 	}
 }

@@ -607,7 +607,7 @@ func authName(t uint8) string {
 // fail completes res as not supported, counts and logs it (throttled per
 // reason).
 func (c *Checker) fail(res *poll.Result, r int, msg string) *poll.Result {
-	res.Status, res.Error = poll.NotSupported, msg
+	res.Status, res.Error, res.TimedOut = poll.NotSupported, msg, r == reasonTimeout
 	if res.Clock.IsZero() {
 		res.Clock = time.Now()
 	}

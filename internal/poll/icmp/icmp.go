@@ -141,10 +141,14 @@ type run struct {
 	done        func(*poll.Result)
 	sent, recv  int
 	outstanding int
-	stopped     bool // no more packets: ctx ended or the checker closed
-	finished    bool // reported (or about to be)
-	min, max    time.Duration
-	sum         time.Duration
+	// expired counts packets lost because their timeout ran out before
+	// a reply was read (not those refused by the kernel, nor replies the
+	// kernel stamped late): see poll.Result.TimedOut.
+	expired  int
+	stopped  bool // no more packets: ctx ended or the checker closed
+	finished bool // reported (or about to be)
+	min, max time.Duration
+	sum      time.Duration
 }
 
 // event is a due send (p == nil: the next packet of r) or a probe's
@@ -389,6 +393,7 @@ func (c *Checker) sendLoop() {
 					delete(c.pending, ev.p.key)
 					c.lost.Inc()
 					ev.p.r.outstanding--
+					ev.p.r.expired++
 					if c.completeLocked(ev.p.r) {
 						over = append(over, ev.p.r)
 					}
@@ -698,6 +703,9 @@ func (c *Checker) finish(r *run, st poll.Status, msg string) {
 			res.Status, res.Error = poll.NetworkError, errStopping
 		} else {
 			res.Value = r.value()
+			// Packets unanswered when their time ran out: if this
+			// server was behind, the replies may be sitting unread.
+			res.TimedOut = r.expired > 0
 		}
 	}
 	c.inFlight.Add(-1)

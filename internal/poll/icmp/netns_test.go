@@ -111,6 +111,15 @@ func TestNetnsDeadAndAlive(t *testing.T) {
 				wantValue(t, res, "icmppingloss["+a+",3,20,,1000]", "100")
 				wantValue(t, res, "icmppingsec["+a+",3,20,,1000]", "0")
 			}
+			// Only packets whose time ran out mark a result TimedOut
+			// (the scheduler's "server behind" test, issue 30): not a
+			// blackhole's refusals, nor answered packets.
+			for _, a := range []string{"10.1.0.1", "fd00:1::1", "10.2.0.5", "10.3.0.5", "fd00:2::5", "fd00:3::5"} {
+				k := "icmpping[" + a + ",3,20,,1000]"
+				if want := strings.Contains(a, "3"); res[k].TimedOut != want {
+					t.Errorf("%s: TimedOut %v, want %v", k, res[k].TimedOut, want)
+				}
+			}
 			// Blackholed packets are refused at send; the others wait
 			// for their timeout.
 			if n := metric(t, m, "peregrine_poll_icmp_send_errors_total"); n != 2*3*3 {

@@ -505,7 +505,7 @@ func (d *device) fail(ch *poll.Check, st poll.Status, r reason, msg string) *pol
 				"key", ch.Key, "err", msg, "suppressed", n)
 		}
 	}
-	return &poll.Result{Check: *ch, Status: st, Error: msg, Clock: time.Now()}
+	return &poll.Result{Check: *ch, Status: st, Error: msg, Clock: time.Now(), TimedOut: r == reasonTimeout}
 }
 
 func isTimeout(err error) bool {

@@ -134,5 +134,10 @@ func expect(t *testing.T, got map[string]*poll.Result, cases map[string]want) {
 		if r.Status != w.status || !okVal || !strings.Contains(r.Error, w.errHas) || (w.errHas == "" && r.Error != "") {
 			t.Errorf("%s: got %v %q error %q; want %v %q error containing %q", key, r.Status, r.Value, r.Error, w.status, w.value, w.errHas)
 		}
+		// A timeout is marked, for the scheduler's "server behind"
+		// test (issue 30); no other result is.
+		if timedOut := strings.Contains(w.errHas, "Timeout while connecting"); r.TimedOut != timedOut {
+			t.Errorf("%s: TimedOut %v, want %v", key, r.TimedOut, timedOut)
+		}
 	}
 }

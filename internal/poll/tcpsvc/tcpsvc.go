@@ -203,7 +203,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		timeout = 3 * time.Second
 	}
 	start := time.Now()
-	ok := c.run(ctx, &t, start.Add(timeout), ch)
+	ok, timedOut := c.run(ctx, &t, start.Add(timeout), ch)
 	elapsed := time.Since(start)
 	res.Clock = time.Now()
 	if ctx.Err() != nil {
@@ -211,6 +211,9 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		return res
 	}
 	res.Status = poll.OK
+	// A 0 because the time ran out: if this server was behind, its
+	// lateness, not the service's (see poll.Result.TimedOut).
+	res.TimedOut = timedOut
 	switch {
 	case t.perf && ok:
 		// As Zabbix: the whole check's time, at least 0.0001 s.
@@ -227,7 +230,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 
 // run connects and probes; a service that is down is a value (0), not
 // an error, as in Zabbix: only the reason is counted and logged.
-func (c *Checker) run(ctx context.Context, t *target, deadline time.Time, ch *poll.Check) bool {
+func (c *Checker) run(ctx context.Context, t *target, deadline time.Time, ch *poll.Check) (up, timedOut bool) {
 	addr := net.JoinHostPort(t.host, strconv.Itoa(t.port))
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	conn, err := c.dial(dctx, "tcp", addr)
@@ -238,18 +241,18 @@ func (c *Checker) run(ctx context.Context, t *target, deadline time.Time, ch *po
 			r = reasonTimeout
 		}
 		c.fail(r, addr, ch, err)
-		return false
+		return false, r == reasonTimeout
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	if t.svc.probe == nil {
 		c.up.Inc()
-		return true
+		return true, false
 	}
 	if err := conn.SetDeadline(deadline); err != nil {
 		c.fail(reasonRefused, addr, ch, err)
-		return false
+		return false, false
 	}
 	if !t.svc.probe(conn, t.host) {
 		r := reasonGreeting
@@ -257,10 +260,10 @@ func (c *Checker) run(ctx context.Context, t *target, deadline time.Time, ch *po
 			r = reasonTimeout
 		}
 		c.fail(r, addr, ch, fmt.Errorf("no %s greeting", t.name))
-		return false
+		return false, r == reasonTimeout
 	}
 	c.up.Inc()
-	return true
+	return true, false
 }
 
 func (c *Checker) fail(r int, addr string, ch *poll.Check, err error) {

@@ -168,6 +168,12 @@ func TestServices(t *testing.T) {
 			t.Errorf("%s: %s %q", k, r.Status, r.Error)
 			continue
 		}
+		// A 0 from a silent service ran out the check's time: marked
+		// so, for the scheduler's "server behind" test (issue 30);
+		// a refusal or a wrong greeting is the service's answer.
+		if timedOut := strings.Contains(k, "127.0.0.12"); r.TimedOut != timedOut {
+			t.Errorf("%s: TimedOut %v, want %v", k, r.TimedOut, timedOut)
+		}
 		if w, ok := want[k]; ok {
 			if string(r.Value) != w {
 				t.Errorf("%s = %s, want %s", k, r.Value, w)
