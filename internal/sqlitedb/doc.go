@@ -5,5 +5,8 @@
 // and files readable by the owner only (a new database, its -wal and -shm
 // files and the lock file are 0600 whatever the umask).
 //
+// MigratePG is the PostgreSQL state stores' one way to version their
+// tables: a row per component in schema_version of their schema.
+//
 // History never goes through SQLite; see internal/history/engine.
 package sqlitedb
