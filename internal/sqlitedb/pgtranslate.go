@@ -14,7 +14,7 @@ import (
 //     INSERT OR REPLACE an upsert on the table's primary key;
 //   - a scalar max() or min() of several arguments becomes greatest()
 //     or least();
-//   - instr() becomes strpos();
+//   - instr() becomes strpos(), LIMIT -1 (none) LIMIT ALL;
 //   - SELECT value FROM json_each(?) (a JSON array of IDs) becomes
 //     json_array_elements_text;
 //   - an INSERT into a table with a rowid alias (an INTEGER PRIMARY KEY)
@@ -37,6 +37,7 @@ var (
 	jsonEach   = regexp.MustCompile(`(?i)SELECT\s+value\s+FROM\s+json_each\((\$\d+)\)`)
 	minMax     = regexp.MustCompile(`(?i)\b(max|min)\(`)
 	instr      = regexp.MustCompile(`(?i)\binstr\(`)
+	noLimit    = regexp.MustCompile(`(?i)\bLIMIT\s+-1\b`)
 )
 
 // translated is one statement in PostgreSQL's dialect.
@@ -58,6 +59,7 @@ func translate(q string, tables map[string]*tableInfo) (translated, error) {
 	q = jsonEach.ReplaceAllString(q, "SELECT value::bigint FROM json_array_elements_text(${1}::json)")
 	q = scalarMinMax(q)
 	q = instr.ReplaceAllString(q, "strpos(")
+	q = noLimit.ReplaceAllString(q, "LIMIT ALL")
 	q = strings.TrimRight(strings.TrimSpace(q), ";")
 	m := insertInto.FindStringSubmatch(q)
 	if m == nil {
