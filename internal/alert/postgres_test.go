@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
-	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/hatest"
 )
 
 // pgBackends maps a running test to the PostgreSQL options newHarness
@@ -45,26 +44,8 @@ func eachBackend(t *testing.T, test func(*testing.T)) {
 // active.
 func activeNode(t *testing.T) (*ha.Node, *ha.Lease) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL")
-	}
-	pg := testutil.StartPostgres(t)
-	n, err := ha.Open(context.Background(), ha.Options{DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port),
-		Name: "alert-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 10 * time.Second, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; n.Close(context.Background()) })
-	deadline := time.Now().Add(60 * time.Second)
-	for n.Lease() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never became active")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c := hatest.Start(t, "alert-a")
+	n := c.Node
 	return n, n.Lease()
 }
 

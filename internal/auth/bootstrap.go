@@ -68,7 +68,7 @@ func (s *Store) EnsureAdmin(ctx context.Context, passwordPath string) (created b
 			os.Remove(passwordPath)
 		}
 	}()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return false, fmt.Errorf("auth: cannot create user %s: %w", adminUsername, err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) EnsureDefaults(ctx context.Context) (Defaults, error) {
 	defer s.ensureMu.Unlock()
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return d, fmt.Errorf("auth: cannot add the default user groups: %w", err)
 	}

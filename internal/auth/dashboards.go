@@ -175,7 +175,7 @@ func (s *Store) CreateDashboards(ctx context.Context, ds []Dashboard) ([]uint64,
 		return nil, err
 	}
 	defer s.end()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("auth: cannot create dashboards: %w", err)
 	}
@@ -202,7 +202,7 @@ func (s *Store) UpdateDashboards(ctx context.Context, ds []Dashboard) error {
 		return err
 	}
 	defer s.end()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update dashboards: %w", err)
 	}
@@ -226,7 +226,7 @@ func (s *Store) DeleteDashboards(ctx context.Context, ids []uint64) error {
 		return err
 	}
 	defer s.end()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete dashboards: %w", err)
 	}

@@ -1,7 +1,10 @@
 // Package auth owns the identities and credentials behind Peregrine's
 // Zabbix-compatible JSON-RPC API and web UI: users, their passwords,
 // login sessions and API tokens, persisted in an SQLite database of their
-// own (Options.Path, e.g. data/auth.db, separate from the catalog). The
+// own (Options.Path, e.g. data/auth.db, separate from the catalog), or
+// with Options.Postgres in PostgreSQL (schema peregrine_auth,
+// sqlitedb.OpenPG: the same statements, every write transaction fenced
+// by the HA lease). The
 // api package (and later the web UI) use the *Store directly: its User,
 // Role and sentinel errors are the ones they work with, so there is no
 // translation layer between them.

@@ -136,7 +136,7 @@ func clientIP(ctx context.Context) string {
 // recordFailure counts a failed login. It reports whether the account
 // was blocked already, in which case nothing is counted.
 func (s *Store) recordFailure(ctx context.Context, pol loginPolicy, u User, now time.Time) (blocked bool, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return false, fmt.Errorf("auth: cannot record failed login of user %d: %w", u.ID, err)
 	}
@@ -179,7 +179,7 @@ func (s *Store) UnblockUsers(ctx context.Context, ids []uint64) error {
 		return err
 	}
 	defer s.end()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot unblock users: %w", err)
 	}
@@ -226,7 +226,7 @@ func (s *Store) rehash(ctx context.Context, userID uint64, old, password string)
 	if err != nil {
 		return
 	}
-	_, err = s.db.ExecContext(ctx, "UPDATE users SET passwd = ? WHERE id = ? AND passwd = ?", hash, int64(userID), old)
+	_, err = s.exec(ctx, "UPDATE users SET passwd = ? WHERE id = ? AND passwd = ?", hash, int64(userID), old)
 	if err != nil {
 		s.log.Warn("auth: cannot upgrade password hash parameters", "userid", userID, "err", err)
 		return

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // Errors returned by the Store. They are sentinels: check with errors.Is,
@@ -64,6 +66,11 @@ type Options struct {
 	// Path-wal and Path-shm beside it, and Open takes a lock on
 	// Path.lock.
 	Path string
+	// Postgres, when set, keeps the store in PostgreSQL instead
+	// (state.store: postgres; sqlitedb.OpenPG): schema peregrine_auth,
+	// every write transaction fenced by the HA lease. Path then only
+	// names the store in messages. Open it on the active node only.
+	Postgres *sqlitedb.PG
 	// SessionIdle is how long a session may go unused before it expires.
 	// Default 15m (the Zabbix default).
 	SessionIdle time.Duration
@@ -112,6 +119,9 @@ const (
 // withDefaults returns o with defaults applied, or an error naming the
 // field to fix.
 func (o Options) withDefaults() (Options, error) {
+	if o.Path == "" && o.Postgres != nil {
+		o.Path = "PostgreSQL"
+	}
 	if o.Path == "" {
 		return o, fmt.Errorf("auth: Options.Path must name the database file: %w", ErrInvalid)
 	}

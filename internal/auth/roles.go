@@ -387,7 +387,7 @@ func (s *Store) CreateRoles(ctx context.Context, rs []UserRole) ([]uint64, error
 			return nil, fmt.Errorf("auth: role type %d is not 1, 2 or 3: %w", r.Type, ErrInvalid)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("auth: cannot create roles: %w", err)
 	}
@@ -441,7 +441,7 @@ func (s *Store) UpdateRoles(ctx context.Context, chs []RoleChange) error {
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update roles: %w", err)
 	}
@@ -510,7 +510,7 @@ func (s *Store) DeleteRoles(ctx context.Context, ids []uint64) error {
 		return err
 	}
 	defer s.end()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete roles: %w", err)
 	}

@@ -129,7 +129,7 @@ func (s *Store) startSession(ctx context.Context, pol loginPolicy, u User, now t
 	// commit and our cache insert must not miss the new entry.
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return "", fmt.Errorf("auth: cannot create session for user %d: %w", u.ID, err)
 	}
@@ -179,7 +179,7 @@ func (s *Store) Logout(ctx context.Context, session string) error {
 	h := hashSecret(session)
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	res, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE id_hash = ?", h.String())
+	res, err := s.exec(ctx, "DELETE FROM sessions WHERE id_hash = ?", h.String())
 	if err != nil {
 		return fmt.Errorf("auth: cannot end session: %w", err)
 	}
@@ -245,7 +245,7 @@ func (s *Store) authSession(ctx context.Context, h secretHash) (User, error) {
 	if e.claimWrite(ms, s.opts.AccessWriteInterval) {
 		// Not bound to ctx: a client that hangs up must not make the
 		// write it triggered fail.
-		_, err := s.db.ExecContext(context.WithoutCancel(ctx),
+		_, err := s.exec(context.WithoutCancel(ctx),
 			"UPDATE sessions SET last_access_ms = max(last_access_ms, ?) WHERE id_hash = ?", ms, h.String())
 		if err != nil {
 			s.log.Warn("auth: cannot save session last access; will retry", "userid", e.user.ID, "err", err)
@@ -316,7 +316,7 @@ func (s *Store) pruneSessions(ctx context.Context, now time.Time) error {
 	}
 	s.mu.Unlock()
 	cutoff := now.Add(-s.opts.SessionIdle - s.opts.AccessWriteInterval - expiredSessionRetention).UnixMilli()
-	res, err := s.db.ExecContext(ctx, "DELETE FROM sessions WHERE last_access_ms < ?", cutoff)
+	res, err := s.exec(ctx, "DELETE FROM sessions WHERE last_access_ms < ?", cutoff)
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete expired sessions: %w", err)
 	}
@@ -339,7 +339,7 @@ func (s *Store) dropUserSessionsLocked(userID uint64) {
 // flushAccess writes the last-access times that only the caches hold.
 // Close calls it with no other call running.
 func (s *Store) flushAccess(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return err
 	}

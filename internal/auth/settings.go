@@ -167,7 +167,7 @@ func (s *Store) UpdateConfig(ctx context.Context, set map[string]string) error {
 			return fmt.Errorf("auth: no setting is named %q: %w", k, ErrInvalid)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot save the settings: %w", err)
 	}

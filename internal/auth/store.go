@@ -155,7 +155,8 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 	db   *sql.DB
-	lock *os.File
+	tx   sqlitedb.Begin // a write transaction: fenced first on PostgreSQL
+	lock *os.File       // the SQLite file's lock; nil on PostgreSQL
 	h    *hasher
 
 	// ops is held for reading by every method for its whole duration and
@@ -214,16 +215,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockFile(opts.Path)
+	lock, db, tx, err := openStore(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	db, err := openDB(ctx, opts.Path)
-	if err != nil {
-		lock.Close()
 		return nil, err
 	}
 	s := &Store{
+		tx:        tx,
 		opts:      opts,
 		log:       opts.Logger,
 		db:        db,
@@ -292,11 +289,46 @@ func lockFile(path string) (*os.File, error) {
 	return sqlitedb.Lock(path, "auth", ErrLocked)
 }
 
+// openStore opens the SQLite file at opts.Path under its lock file, or
+// the store in PostgreSQL (opts.Postgres).
+func openStore(ctx context.Context, opts Options) (*os.File, *sql.DB, sqlitedb.Begin, error) {
+	if opts.Postgres != nil {
+		db, begin, err := sqlitedb.OpenPG(ctx, *opts.Postgres, dbSchema)
+		return nil, db, begin, err
+	}
+	lock, err := lockFile(opts.Path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := openDB(ctx, opts.Path)
+	if err != nil {
+		lock.Close()
+		return nil, nil, nil, err
+	}
+	return lock, db, sqlitedb.SQLiteBegin(db), nil
+}
+
+// exec runs one write statement in a transaction of its own (fenced on
+// PostgreSQL).
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	tx, err := s.tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return res, tx.Commit()
+}
+
 // dbSchema is how sqlitedb creates, checks and migrates the database.
 var dbSchema = sqlitedb.Schema{
 	Kind:       "auth database",
 	Meta:       "auth_meta",
 	Version:    schemaVersion,
+	PGName:     "auth",
 	Create:     schema,
 	InsertMeta: "INSERT INTO auth_meta (id, schema_version) VALUES (1, ?)",
 	// Migrations[0]: version 1 → 2 adds user groups; [1]: 2 → 3 roles,

@@ -77,6 +77,7 @@ func openEnv(t testing.TB, edit func(*Options)) *testEnv {
 	t.Helper()
 	e := &testEnv{path: filepath.Join(t.TempDir(), "auth.db"), clock: newClock(), logs: &syncBuffer{}}
 	e.opts = testOptions(e.path, e.clock, e.logs)
+	e.opts.Postgres = pgOptions(t)
 	if edit != nil {
 		edit(&e.opts)
 	}

@@ -100,7 +100,7 @@ func (s *Store) CreateToken(ctx context.Context, userID uint64, name, descriptio
 		return Token{}, err
 	}
 	t := Token{Name: name, UserID: userID, Description: description, ExpiresAt: expiresAt, Status: TokenEnabled, CreatedAt: s.opts.Now().Unix()}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return Token{}, fmt.Errorf("auth: cannot create token %q: %w", name, err)
 	}
@@ -152,7 +152,7 @@ func (s *Store) GenerateToken(ctx context.Context, tokenID uint64) (secret strin
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	res, err := s.db.ExecContext(ctx, "UPDATE tokens SET token_hash = ? WHERE id = ?", hashSecret(secret).String(), int64(tokenID))
+	res, err := s.exec(ctx, "UPDATE tokens SET token_hash = ? WHERE id = ?", hashSecret(secret).String(), int64(tokenID))
 	if err != nil {
 		return "", fmt.Errorf("auth: cannot generate token %d: %w", tokenID, err)
 	}
@@ -178,7 +178,7 @@ func (s *Store) SetTokenStatus(ctx context.Context, tokenID uint64, status int) 
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	res, err := s.db.ExecContext(ctx, "UPDATE tokens SET status = ? WHERE id = ?", status, int64(tokenID))
+	res, err := s.exec(ctx, "UPDATE tokens SET status = ? WHERE id = ?", status, int64(tokenID))
 	if err != nil {
 		return fmt.Errorf("auth: cannot update token %d: %w", tokenID, err)
 	}
@@ -229,7 +229,7 @@ func (s *Store) UpdateToken(ctx context.Context, tokenID uint64, ch TokenChange)
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update token %d: %w", tokenID, err)
 	}
@@ -286,7 +286,7 @@ func (s *Store) DeleteToken(ctx context.Context, tokenID uint64) error {
 	defer s.end()
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	res, err := s.db.ExecContext(ctx, "DELETE FROM tokens WHERE id = ?", int64(tokenID))
+	res, err := s.exec(ctx, "DELETE FROM tokens WHERE id = ?", int64(tokenID))
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete token %d: %w", tokenID, err)
 	}
@@ -379,7 +379,7 @@ func (s *Store) authToken(ctx context.Context, h secretHash) (User, error) {
 	ms := now.UnixMilli()
 	e.touch(ms)
 	if e.claimWrite(ms, s.opts.AccessWriteInterval) {
-		_, err := s.db.ExecContext(context.WithoutCancel(ctx),
+		_, err := s.exec(context.WithoutCancel(ctx),
 			"UPDATE tokens SET last_access = max(last_access, ?) WHERE id = ?", ms/1000, int64(e.id))
 		if err != nil {
 			s.log.Warn("auth: cannot save token last access; will retry", "tokenid", e.id, "err", err)

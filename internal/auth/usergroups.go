@@ -114,7 +114,7 @@ func (s *Store) CreateUserGroups(ctx context.Context, gs []UserGroup) ([]uint64,
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("auth: cannot create user groups: %w", err)
 	}
@@ -168,7 +168,7 @@ func (s *Store) UpdateUserGroups(ctx context.Context, us []UserGroupUpdate) erro
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update user groups: %w", err)
 	}
@@ -248,7 +248,7 @@ func (s *Store) DeleteUserGroups(ctx context.Context, ids []uint64) error {
 	defer s.end()
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete user groups: %w", err)
 	}
@@ -291,7 +291,7 @@ func (s *Store) SetUserGroups(ctx context.Context, userID uint64, groupIDs []uin
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot set the user groups of user %d: %w", userID, err)
 	}

@@ -181,7 +181,7 @@ func (s *Store) CreateAccount(ctx context.Context, a NewAccount) (User, error) {
 			return User{}, err
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return User{}, fmt.Errorf("auth: cannot create user %q: %w", a.Username, err)
 	}
@@ -262,7 +262,7 @@ func (s *Store) UpdateAccount(ctx context.Context, up AccountUpdate) error {
 	defer s.end()
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update user %d: %w", up.ID, err)
 	}
@@ -378,7 +378,7 @@ func (s *Store) UpdatePassword(ctx context.Context, userID uint64, password stri
 	}
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot update the password of user %d: %w", userID, err)
 	}
@@ -415,7 +415,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID uint64) error {
 	defer s.end()
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.tx(ctx)
 	if err != nil {
 		return fmt.Errorf("auth: cannot delete user %d: %w", userID, err)
 	}

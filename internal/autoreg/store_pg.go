@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // storePGVersion is the PostgreSQL table's version (its row in
@@ -15,7 +17,6 @@ import (
 const storePGVersion = 1
 
 var (
-	pgIdent   = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 	tableName = regexp.MustCompile(`\bautoreg_host\b`)
 )
 
@@ -35,40 +36,19 @@ func OpenStorePG(ctx context.Context, db *sql.DB, write func(ctx context.Context
 	if schema == "" {
 		schema = "peregrine_state"
 	}
-	if !pgIdent.MatchString(schema) {
-		return nil, fmt.Errorf("auto-registration state: schema name %q: use lower-case letters, digits and _", schema)
+	if err := sqlitedb.CheckPGSchema(schema); err != nil {
+		return nil, fmt.Errorf("auto-registration state: %w", err)
 	}
 	table := schema + ".autoreg_host"
 	err := write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{
-			`SELECT pg_advisory_xact_lock(hashtext('peregrine_state:` + schema + `'))`,
-			`CREATE SCHEMA IF NOT EXISTS ` + schema,
-			`CREATE TABLE IF NOT EXISTS ` + schema + `.schema_version (component text PRIMARY KEY, version integer NOT NULL)`,
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		var v int
-		err := tx.QueryRowContext(ctx, `SELECT version FROM `+schema+`.schema_version WHERE component = 'autoreg_host' FOR UPDATE`).Scan(&v)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if v > storePGVersion {
-			return fmt.Errorf("table %s is at version %d, newer than this Peregrine's %d: run the newer Peregrine", table, v, storePGVersion)
-		}
-		if v == 0 {
-			if _, err := tx.ExecContext(ctx, `CREATE TABLE `+table+` (
+		return sqlitedb.MigratePG(ctx, sqlitedb.SQLTx(tx), schema, "autoreg_host", storePGVersion, func() error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE `+table+` (
 				host text PRIMARY KEY, id bigint NOT NULL UNIQUE, seq bigint NOT NULL, host_metadata text NOT NULL,
 				ip text NOT NULL, dns text NOT NULL, port integer NOT NULL, flag integer NOT NULL,
 				tls_accepted integer NOT NULL, proxy_id bigint NOT NULL, clock_ns bigint NOT NULL);
-				CREATE INDEX autoreg_host_seq ON `+table+` (seq)`); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO `+schema+`.schema_version VALUES ('autoreg_host', $1)
-			ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version`, storePGVersion)
-		return err
+				CREATE INDEX autoreg_host_seq ON `+table+` (seq)`)
+			return err
+		}, func(int64) error { return nil })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("auto-registration state: cannot prepare %s in PostgreSQL: %w", table, err)

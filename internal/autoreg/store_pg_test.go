@@ -3,14 +3,13 @@ package autoreg
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
-	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/hatest"
 )
 
 // TestIntegrationStoreInPostgres: with the state in PostgreSQL (a real
@@ -20,26 +19,8 @@ import (
 // takeover this node has not noticed) a Save is refused and nothing of
 // it is stored.
 func TestIntegrationStoreInPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL")
-	}
-	pg := testutil.StartPostgres(t)
-	n, err := ha.Open(context.Background(), ha.Options{DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port),
-		Name: "autoreg-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 10 * time.Second, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); n.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done; n.Close(context.Background()) })
-	deadline := time.Now().Add(60 * time.Second)
-	for n.Lease() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never became active")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c := hatest.Start(t, "autoreg-a")
+	n := c.Node
 	lease := n.Lease()
 	ctx := context.Background()
 	open := func() *Store {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // alertSchema holds what notifications need (schema version 10): media
@@ -338,7 +340,7 @@ func (c *Catalog) EditAlerts(ctx context.Context, fn func(cfg *AlertConfig) erro
 		return err
 	}
 	next.Revision++
-	if err := writeAlerts(ctx, c.db, next); err != nil {
+	if err := writeAlerts(ctx, c.begin, next); err != nil {
 		return fmt.Errorf("catalog: cannot store the alert configuration: %w", err)
 	}
 	c.alerts.Store(next)
@@ -369,8 +371,8 @@ func (c *Catalog) SubscribeAlerts() <-chan struct{} {
 
 // writeAlerts writes cfg whole in one transaction, with a
 // catalog_defaults row for each of marks (the default sets it adds).
-func writeAlerts(ctx context.Context, db *sql.DB, cfg *AlertConfig, marks ...string) error {
-	tx, err := db.BeginTx(ctx, nil)
+func writeAlerts(ctx context.Context, begin sqlitedb.Begin, cfg *AlertConfig, marks ...string) error {
+	tx, err := begin(ctx)
 	if err != nil {
 		return err
 	}

@@ -529,7 +529,7 @@ func sameGroups(s *Snapshot, ids []uint64, names []string) bool {
 
 // write executes p in one transaction and fills in the IDs of new rows.
 func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot begin transaction: %w", err)
 	}

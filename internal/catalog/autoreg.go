@@ -118,9 +118,17 @@ func (c *Catalog) SetAutoregSettings(ctx context.Context, a AutoregSettings) err
 	if a.TLSAccept&2 == 0 {
 		a.PSKIdentity, a.PSK = "", ""
 	}
-	_, err := c.db.ExecContext(ctx, `INSERT INTO autoreg_settings (id, tls_accept, tls_psk_identity, tls_psk) VALUES (1, ?, ?, ?)
+	tx, err := c.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("catalog: cannot store the autoregistration settings: %w", err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO autoreg_settings (id, tls_accept, tls_psk_identity, tls_psk) VALUES (1, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET tls_accept = excluded.tls_accept, tls_psk_identity = excluded.tls_psk_identity, tls_psk = excluded.tls_psk`,
 		a.TLSAccept, a.PSKIdentity, string(a.PSK))
+	if err == nil {
+		err = tx.Commit()
+	}
 	if err != nil {
 		return fmt.Errorf("catalog: cannot store the autoregistration settings: %w", err)
 	}

@@ -26,7 +26,7 @@ func TestAutoregSettings(t *testing.T) {
 		t.Fatalf("key: %v %v", k, ok)
 	}
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestAutoregSettings(t *testing.T) {
 	}
 	c2.Close()
 	execAll(t, path, append(slices.Clone(downgradeAutoreg), "UPDATE catalog_meta SET schema_version = 29")...)
-	c3, err := Open(context.Background(), Options{Path: path})
+	c3, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestDefaultInternalActions(t *testing.T) {
 	}
 	c.Close()
 	execAll(t, path, "DELETE FROM catalog_defaults WHERE name = 'internalactions'")
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,7 +223,7 @@ func BenchmarkOpen(b *testing.B) {
 	for _, sz := range sizes {
 		b.Run(sz.name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "c.db")
-			c, err := Open(context.Background(), Options{Path: path})
+			c, err := openPath(path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -236,7 +236,7 @@ func BenchmarkOpen(b *testing.B) {
 				b.StopTimer()
 				before := heapAlloc()
 				b.StartTimer()
-				c, err := Open(context.Background(), Options{Path: path})
+				c, err := openPath(path)
 				b.StopTimer()
 				if err != nil || c.Snapshot().ItemCount() != n {
 					b.Fatal(err)
@@ -265,7 +265,7 @@ func TestMillionItems(t *testing.T) {
 	const n = hosts * perHost
 	spec := genSpec(hosts, perHost)
 	path := filepath.Join(t.TempDir(), "c.db")
-	c, err := Open(context.Background(), Options{Path: path})
+	c, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestMillionItems(t *testing.T) {
 
 	before := heapAlloc()
 	start = time.Now()
-	c, err = Open(context.Background(), Options{Path: path})
+	c, err = openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // ErrClosed is returned by Apply after Close.
@@ -26,6 +28,15 @@ type Options struct {
 	// schema if it does not exist; its directory must exist. SQLite keeps
 	// two companion files beside it, Path-wal and Path-shm.
 	Path string
+	// Postgres, when set, keeps the catalog in PostgreSQL instead
+	// (state.store: postgres; sqlitedb.OpenPG): schema
+	// peregrine_catalog, every write transaction fenced by the HA lease
+	// (a node that lost its lease commits nothing and its snapshot
+	// stays as it was). Path then only names the catalog in messages.
+	// One Catalog writes at a time: open it on the active node only;
+	// a standby opens it when it becomes active, reading what the
+	// previous active node committed.
+	Postgres *sqlitedb.PG
 	// Logger receives load and apply summaries. Default: discard.
 	Logger *slog.Logger
 	// CheckPreprocessing, when set, validates an item's preprocessing
@@ -47,6 +58,9 @@ type Options struct {
 // withDefaults returns o with defaults filled in, or an error naming the
 // field that cannot be defaulted.
 func (o Options) withDefaults() (Options, error) {
+	if o.Path == "" && o.Postgres != nil {
+		o.Path = "PostgreSQL"
+	}
 	if o.Path == "" {
 		return o, errors.New("catalog: Options.Path must name the database file")
 	}
@@ -72,7 +86,8 @@ type Catalog struct {
 	// broken. Readers never take it.
 	mu     sync.Mutex
 	db     *sql.DB
-	lock   *os.File // holds the flock that makes this process the owner
+	begin  sqlitedb.Begin // a write transaction: fenced first on PostgreSQL
+	lock   *os.File       // holds the flock that makes this process the owner (SQLite)
 	closed bool
 	// broken is set if an Apply wrote changes that no snapshot could be
 	// built for; the snapshot then no longer matches the database and
@@ -109,13 +124,8 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		return nil, err
 	}
 	start := time.Now()
-	lock, err := lockFile(opts.Path)
+	lock, db, begin, err := openStore(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	db, err := openDB(ctx, opts.Path)
-	if err != nil {
-		lock.Close()
 		return nil, err
 	}
 	snap, err := loadSnapshot(ctx, db)
@@ -124,7 +134,7 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 		lock.Close()
 		return nil, fmt.Errorf("catalog: cannot load %s: %w", opts.Path, err)
 	}
-	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, lock: lock, refs: opts.ExprRefs,
+	c := &Catalog{log: opts.Logger, path: opts.Path, db: db, begin: begin, lock: lock, refs: opts.ExprRefs,
 		ck: checks{steps: opts.CheckPreprocessing, formula: opts.CheckFormula}}
 	c.snap.Store(snap)
 	ac, err := loadAlerts(ctx, db)

@@ -26,8 +26,11 @@ import (
 // when the test ends.
 func openTemp(t testing.TB) (*Catalog, string) {
 	t.Helper()
+	if b := pgFor(t); b != nil {
+		return b.open(t)
+	}
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	c, err := Open(context.Background(), Options{Path: path})
+	c, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +281,7 @@ func TestOpenApplyReopen(t *testing.T) {
 	if c.Snapshot() != s {
 		t.Fatal("Snapshot after Close is not the last snapshot")
 	}
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +402,7 @@ func TestApplyHostChangesNoDeletes(t *testing.T) {
 		t.Fatalf("new.item: %+v", it)
 	}
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +426,7 @@ func TestApplyMatchesReload(t *testing.T) {
 		rounds = 10
 	}
 	for round := range rounds {
-		c, err := Open(context.Background(), Options{Path: path})
+		c, err := openPath(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -541,7 +544,7 @@ func TestApplyCancelled(t *testing.T) {
 	}
 	mustApply(t, c, testSpec())
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +577,7 @@ func TestOpenErrors(t *testing.T) {
 		if prepare != nil {
 			prepare(path)
 		}
-		c, err := Open(context.Background(), Options{Path: path})
+		c, err := openPath(path)
 		if err == nil {
 			c.Close()
 			t.Fatalf("%s: Open succeeded, want an error containing %q", name, want)
@@ -596,7 +599,7 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 	create := func(path string) {
-		c, err := Open(context.Background(), Options{Path: path})
+		c, err := openPath(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -617,7 +620,7 @@ func TestOpenErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "corrupt.db")
 	create(path)
 	exec(path, "UPDATE items SET type = 99 WHERE id = 3")
-	if _, err := Open(context.Background(), Options{Path: path}); !errors.Is(err, ErrCorrupt) {
+	if _, err := openPath(path); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open of a damaged database: %v, want ErrCorrupt", err)
 	}
 }
@@ -628,7 +631,7 @@ func TestOddPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "cat?.db")
-	c, err := Open(context.Background(), Options{Path: path})
+	c, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,7 +640,7 @@ func TestOddPath(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database not created at %q", path)
 	}
-	c, err = Open(context.Background(), Options{Path: path})
+	c, err = openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -866,17 +869,17 @@ func TestBuildSnapshot(t *testing.T) {
 
 func TestSecondOpenIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.db")
-	c, err := Open(context.Background(), Options{Path: path})
+	c, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(context.Background(), Options{Path: path}); !errors.Is(err, ErrLocked) {
+	if _, err := openPath(path); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open = %v, want ErrLocked", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}

@@ -515,7 +515,7 @@ func (c *Catalog) ensureAlertDefaults(ctx context.Context, d *DefaultsAdded) err
 		d.Scripts = append(d.Scripts, sc.Name)
 	}
 	next.Revision++
-	if err := writeAlerts(ctx, c.db, next, defaultsAlerts); err != nil {
+	if err := writeAlerts(ctx, c.begin, next, defaultsAlerts); err != nil {
 		return err
 	}
 	c.alerts.Store(next)
@@ -552,7 +552,7 @@ func (c *Catalog) ensureSourceActions(ctx context.Context, d *DefaultsAdded, src
 		d.Actions = append(d.Actions, a.Name)
 	}
 	next.Revision++
-	if err := writeAlerts(ctx, c.db, next, mark); err != nil {
+	if err := writeAlerts(ctx, c.begin, next, mark); err != nil {
 		return err
 	}
 	c.alerts.Store(next)

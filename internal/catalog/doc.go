@@ -10,6 +10,11 @@
 //     synchronous=FULL, so a change that Apply acknowledged survives a
 //     crash or power loss. IDs are assigned by SQLite, never reused, and
 //     stable across restarts; an updated host or item keeps its ID.
+//     With Options.Postgres the same tables live in PostgreSQL instead
+//     (schema peregrine_catalog, sqlitedb.OpenPG, docs/ha.md): the same
+//     statements through a dialect layer, the same ID rules, and every
+//     write transaction fenced by the HA lease, so a node that lost its
+//     lease commits nothing and keeps its snapshot.
 //   - The import document (Spec, LoadSpecFile, docs/import-format.md): a
 //     declarative, idempotent description applied with Catalog.Apply.
 //     Apply creates and updates; it never deletes anything that is absent

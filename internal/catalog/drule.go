@@ -246,7 +246,7 @@ func (c *Catalog) SaveDRules(ctx context.Context, rules []DRule, del []uint64) (
 			}
 		}
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: cannot save discovery rules: %w", err)
 	}
@@ -438,7 +438,7 @@ func (c *Catalog) SaveDiscovery(ctx context.Context, ch DiscoveryChange) error {
 	for _, id := range ch.DelHosts {
 		delete(next.Hosts, id)
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: cannot save discovered hosts: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // ErrNotFound marks an edit that refers to a group, host or item ID that
@@ -123,12 +125,12 @@ func (e *ConflictError) Error() string {
 // earlier in the same Edit. A database error makes the Edit unusable:
 // every later call returns it, and so does Catalog.Edit.
 type Edit struct {
-	ctx context.Context
-	db  *sql.DB
-	old *Snapshot
-	tx  *sql.Tx // begun on the first write
-	st  map[string]*sql.Stmt
-	err error // a database error; the Edit is dead
+	ctx   context.Context
+	begin sqlitedb.Begin
+	old   *Snapshot
+	tx    *sql.Tx // begun on the first write
+	st    map[string]*sql.Stmt
+	err   error // a database error; the Edit is dead
 	// changed is set once anything was written.
 	changed bool
 	rows    int
@@ -247,7 +249,7 @@ func (c *Catalog) editLocked(ctx context.Context, fn func(e *Edit) error) (EditR
 	if c.broken != nil {
 		return EditResult{}, fmt.Errorf("catalog: refusing to edit until restarted: %w", c.broken)
 	}
-	e := &Edit{ctx: ctx, db: c.db, old: c.snap.Load(), ck: &c.ck, refs: c.refs, pool: &c.pool}
+	e := &Edit{ctx: ctx, begin: c.begin, old: c.snap.Load(), ck: &c.ck, refs: c.refs, pool: &c.pool}
 	defer func() {
 		if e.tx != nil {
 			e.tx.Rollback() // no-op after Commit
@@ -313,7 +315,7 @@ func (e *Edit) exec(q string, args ...any) (uint64, error) {
 	// transaction is rolled back by database/sql if ctx ends.
 	rctx := context.WithoutCancel(e.ctx)
 	if e.tx == nil {
-		tx, err := e.db.BeginTx(e.ctx, nil)
+		tx, err := e.begin(e.ctx)
 		if err != nil {
 			return 0, e.fail(fmt.Errorf("cannot begin transaction: %w", err))
 		}

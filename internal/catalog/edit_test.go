@@ -33,7 +33,7 @@ func reloadMatches(t *testing.T, c *Catalog, path string) *Catalog {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestMigrateV1(t *testing.T) {
 		}
 	}
 	db.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestEditMatchesReload(t *testing.T) {
 	if testing.Short() {
 		rounds = 12
 	}
-	c, err := Open(context.Background(), Options{Path: path})
+	c, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func TestEditMatchesReload(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if c, err = Open(context.Background(), Options{Path: path}); err != nil {
+		if c, err = openPath(path); err != nil {
 			t.Fatal(err)
 		}
 		if d := diffViews(want, c.Snapshot()); d != "" {

@@ -82,7 +82,7 @@ func TestMigrateHostInventory(t *testing.T) {
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeHostInventory), "UPDATE catalog_meta SET schema_version = 30")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

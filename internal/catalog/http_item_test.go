@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -120,7 +119,7 @@ func TestHTTPItemStored(t *testing.T) {
 	}
 	check(c)
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func TestMigrateV7HTTP(t *testing.T) {
 	id := c.Snapshot().Lookup("web", "api.health").ID
 	c.Close()
 	execAll(t, path, downgradeHTTP...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

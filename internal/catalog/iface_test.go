@@ -87,7 +87,7 @@ func TestMigrateV2(t *testing.T) {
 	want := c.Snapshot()
 	c.Close()
 	execAll(t, path, downgradeV3...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestEditIPMI(t *testing.T) {
 	}
 	// A reopen sees the same.
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func TestItemParamsStored(t *testing.T) {
 	}
 	check(c)
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestMigrateItemParams(t *testing.T) {
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeItemParams), "UPDATE catalog_meta SET schema_version = 25")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

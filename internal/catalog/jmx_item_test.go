@@ -80,7 +80,7 @@ func TestJMXItemStored(t *testing.T) {
 	}
 	check(c)
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestMigrateItemJMX(t *testing.T) {
 		Interfaces: []InterfaceSpec{{Type: "jmx", IP: "127.0.0.1", Port: "12345"}}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeItemJMX), "UPDATE catalog_meta SET schema_version = 22")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

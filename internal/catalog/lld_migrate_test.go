@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"slices"
 	"testing"
 )
@@ -18,7 +17,7 @@ func TestMigrateLLD(t *testing.T) {
 		Items: []ItemSpec{{Key: "t", Type: "trapper", ValueType: "3"}}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeLLD), "UPDATE catalog_meta SET schema_version = 27")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestMigrateItemLogTimeFmt(t *testing.T) {
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeItemLogTimeFmt), "UPDATE catalog_meta SET schema_version = 34")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -101,7 +100,7 @@ func TestODBCItemStored(t *testing.T) {
 	}
 	check(c)
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestMigrateItemODBC(t *testing.T) {
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "db", Groups: []string{"G"}}}})
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeItemODBC), "UPDATE catalog_meta SET schema_version = 23")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

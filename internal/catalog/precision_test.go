@@ -78,7 +78,7 @@ func TestMigrateV3Precision(t *testing.T) {
 		}
 	}
 	db.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -304,7 +304,7 @@ func TestMigrateV5Preprocessing(t *testing.T) {
 	want := c.Snapshot()
 	c.Close()
 	execAll(t, path, downgradeV6...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -456,7 +456,7 @@ func (c *Catalog) SaveProxyLastAccess(ctx context.Context, last map[uint64]int64
 	if c.closed {
 		return ErrClosed
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("catalog: cannot save proxies' lastaccess: %w", err)
 	}

@@ -155,7 +155,7 @@ func TestMigrateV20HostPSK(t *testing.T) {
 	want := c.Snapshot()
 	c.Close()
 	execAll(t, path, append(slices.Clone(downgradeHostPSK), "UPDATE catalog_meta SET schema_version = 20")...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestMigrateV6SNMP(t *testing.T) {
 	mustApply(t, c, spec)
 	c.Close()
 	execAll(t, path, downgradeSNMP...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSNMPOID(t *testing.T) {
 		t.Fatalf("updated snmp_oid %q", got)
 	}
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

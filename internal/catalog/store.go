@@ -234,6 +234,7 @@ var migrations = []string{
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
 var dbSchema = sqlitedb.Schema{
 	Kind:       "catalog",
+	PGName:     "catalog",
 	Meta:       "catalog_meta",
 	Version:    schemaVersion,
 	Create:     schema,

@@ -18,7 +18,7 @@ func TestMigrateV4TLS(t *testing.T) {
 	}
 	c.Close()
 	execAll(t, path, downgradeTLS...)
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestEditHostTLS(t *testing.T) {
 		t.Fatalf("TLS after a re-import %+v", got)
 	}
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestApplyHostTLS(t *testing.T) {
 		t.Fatalf("PSK in tls_accept without an identity: %v", err)
 	}
 	c.Close()
-	c2, err := Open(context.Background(), Options{Path: path})
+	c2, err := openPath(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // logPosPGVersion is the PostgreSQL table's version (its row in
 // schema_version of the state schema).
 const logPosPGVersion = 1
-
-var pgIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // OpenLogPositionsPG keeps the positions in PostgreSQL instead of a
 // file (state.store: postgres): table log_position of schema (default
@@ -31,40 +30,19 @@ func OpenLogPositionsPG(ctx context.Context, db *sql.DB, write func(ctx context.
 	if schema == "" {
 		schema = "peregrine_state"
 	}
-	if !pgIdent.MatchString(schema) {
-		return nil, fmt.Errorf("active-agent state: schema name %q: use lower-case letters, digits and _", schema)
+	if err := sqlitedb.CheckPGSchema(schema); err != nil {
+		return nil, fmt.Errorf("active-agent state: %w", err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	table := schema + ".log_position"
 	err := write(ctx, func(tx *sql.Tx) error {
-		for _, q := range []string{
-			`SELECT pg_advisory_xact_lock(hashtext('peregrine_state:` + schema + `'))`,
-			`CREATE SCHEMA IF NOT EXISTS ` + schema,
-			`CREATE TABLE IF NOT EXISTS ` + schema + `.schema_version (component text PRIMARY KEY, version integer NOT NULL)`,
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		var v int
-		err := tx.QueryRowContext(ctx, `SELECT version FROM `+schema+`.schema_version WHERE component = 'log_position' FOR UPDATE`).Scan(&v)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return sqlitedb.MigratePG(ctx, sqlitedb.SQLTx(tx), schema, "log_position", logPosPGVersion, func() error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE `+table+` (
+				itemid bigint PRIMARY KEY, lastlogsize bigint NOT NULL, mtime bigint NOT NULL)`)
 			return err
-		}
-		if v > logPosPGVersion {
-			return fmt.Errorf("table %s is at version %d, newer than this Peregrine's %d: run the newer Peregrine", table, v, logPosPGVersion)
-		}
-		if v == 0 {
-			if _, err := tx.ExecContext(ctx, `CREATE TABLE `+table+` (
-				itemid bigint PRIMARY KEY, lastlogsize bigint NOT NULL, mtime bigint NOT NULL)`); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO `+schema+`.schema_version VALUES ('log_position', $1)
-			ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version`, logPosPGVersion)
-		return err
+		}, func(int64) error { return nil })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("active-agent state: cannot prepare %s in PostgreSQL: %w", table, err)

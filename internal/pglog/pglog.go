@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // DefaultSchema is the PostgreSQL schema of Peregrine's state.
@@ -107,45 +109,50 @@ func (l *Log) ctx() (context.Context, context.CancelFunc) {
 }
 
 // migrate creates or upgrades table o.Table with steps, in one fenced
-// transaction behind an advisory lock; a version newer than steps is
+// transaction (sqlitedb.MigratePG); a version newer than steps is
 // refused.
 func migrate(o Options, steps []string) error {
+	if err := sqlitedb.CheckPGSchema(o.Schema); err != nil {
+		return fmt.Errorf("pglog: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
 	schema := pgx.Identifier{o.Schema}.Sanitize()
-	err := o.Write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('peregrine_state:' || $1))`, o.Schema); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+schema+`.schema_version (
-			component text PRIMARY KEY, version integer NOT NULL)`); err != nil {
-			return err
-		}
-		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM `+schema+`.schema_version WHERE component = $1 FOR UPDATE`, o.Table).Scan(&v)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if v > len(steps) {
-			return fmt.Errorf("table %s is at version %d, newer than this Peregrine's %d: run the newer Peregrine", o.Table, v, len(steps))
-		}
-		for _, m := range steps[v:] {
-			q := fmt.Sprintf(m, schema, pgx.Identifier{o.Table}.Sanitize(), pgx.Identifier{o.Table + "_part"}.Sanitize())
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
-			}
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+schema+`.schema_version VALUES ($1, $2)
-			ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version`, o.Table, len(steps))
+	step := func(tx pgx.Tx, m string) error {
+		_, err := tx.Exec(ctx, fmt.Sprintf(m, schema, pgx.Identifier{o.Table}.Sanitize(), pgx.Identifier{o.Table + "_part"}.Sanitize()))
 		return err
+	}
+	err := o.Write(ctx, func(tx pgx.Tx) error {
+		return sqlitedb.MigratePG(ctx, pgxTx{tx}, o.Schema, o.Table, int64(len(steps)), func() error {
+			for _, m := range steps {
+				if err := step(tx, m); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, func(v int64) error { return step(tx, steps[v]) })
 	})
 	if err != nil {
 		return fmt.Errorf("pglog: cannot prepare %s.%s in PostgreSQL: %w", o.Schema, o.Table, err)
 	}
 	return nil
+}
+
+// pgxTx adapts a pgx transaction to sqlitedb.PGTx.
+type pgxTx struct{ tx pgx.Tx }
+
+func (t pgxTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.Exec(ctx, q, args...)
+	return err
+}
+
+func (t pgxTx) QueryInt(ctx context.Context, q string, args ...any) (int64, bool, error) {
+	var v int64
+	err := t.tx.QueryRow(ctx, q, args...).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
 }
 
 // Parts lists the parts holding records, ascending.

@@ -6,37 +6,18 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
-	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/hatest"
 )
 
 func activeNode(t *testing.T) (*ha.Node, *ha.Lease) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL")
-	}
-	pg := testutil.StartPostgres(t)
-	n, err := ha.Open(context.Background(), ha.Options{DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port),
-		Name: "pglog-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 10 * time.Second, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; n.Close(context.Background()) })
-	deadline := time.Now().Add(60 * time.Second)
-	for n.Lease() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never became active")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c := hatest.Start(t, "pglog-a")
+	n := c.Node
 	return n, n.Lease()
 }
 

@@ -3,17 +3,15 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/historytest"
 	"github.com/peregrine-mon/peregrine/internal/history/memstore"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
-	"github.com/peregrine-mon/peregrine/internal/testutil"
 	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
+	"github.com/peregrine-mon/peregrine/internal/testutil/hatest"
 )
 
 // TestIntegrationPreprocessStateInPostgres: with the state in
@@ -23,26 +21,8 @@ import (
 // node has not noticed) a save is refused and the saved state stays as
 // it was.
 func TestIntegrationPreprocessStateInPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: starts PostgreSQL")
-	}
-	pg := testutil.StartPostgres(t)
-	n, err := ha.Open(context.Background(), ha.Options{DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port),
-		Name: "pipeline-a", Address: "127.0.0.1", Port: 10051, FailoverDelay: 10 * time.Second, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; n.Close(context.Background()) })
-	deadline := time.Now().Add(60 * time.Second)
-	for n.Lease() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never became active")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	c := hatest.Start(t, "pipeline-a")
+	n := c.Node
 	blob, err := pglog.OpenBlob(pglog.Options{Pool: n.Pool(), Write: n.Lease().Write, Table: "preprocess_state"}, "state")
 	if err != nil {
 		t.Fatal(err)

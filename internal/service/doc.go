@@ -11,7 +11,9 @@
 //     service's current status, and every status change with its clock
 //     (Zabbix's service_alarms), kept for Options.Retention (365 days,
 //     Zabbix's default services data storage period) and deleted daily.
-//     IDs are never reused.
+//     IDs are never reused. With Options.Postgres the same tables live
+//     in PostgreSQL instead (schema peregrine_services, sqlitedb.OpenPG,
+//     every write transaction fenced by the HA lease).
 //   - Status calculation (eval.go), as Zabbix 6.0's server does it: a
 //     service without children has the highest severity of the open
 //     problems carrying all its problem tags; a service with children

@@ -12,6 +12,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // Events is what the engine needs of the event store (*event.Store): the
@@ -24,8 +25,14 @@ type Events interface {
 // Options configures Open.
 type Options struct {
 	// Path is the SQLite file (data_dir/services.db).
-	Path   string
-	Events Events // required
+	Path string
+	// Postgres, when set, keeps the services in PostgreSQL instead
+	// (state.store: postgres; sqlitedb.OpenPG): schema
+	// peregrine_services, every write transaction fenced by the HA
+	// lease. Path then only names the store in messages. Open it on
+	// the active node only.
+	Postgres *sqlitedb.PG
+	Events   Events // required
 	// Retention is how long status changes are kept (Zabbix's services
 	// data storage period, hk_services); default 365 days.
 	Retention time.Duration
@@ -93,6 +100,9 @@ const (
 // statuses from the open problems; a status that differs from the one
 // stored is recorded as a change now.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.Path == "" && opts.Postgres != nil {
+		opts.Path = "PostgreSQL"
+	}
 	if opts.Events == nil || opts.Path == "" {
 		return nil, errors.New("service: Options.Path and Options.Events are required")
 	}
@@ -111,7 +121,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = selfmon.NewRegistry()
 	}
-	d, err := openDB(ctx, opts.Path)
+	d, err := openDB(ctx, opts.Path, opts.Postgres)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestReopen(t *testing.T) {
 	clock := func() time.Time { return now }
 	ev := &fakeEvents{open: []event.Event{{ID: 10, Value: event.ValueProblem, Severity: 3, Clock: 1799999000, Name: "p",
 		Tags: []event.Tag{{Tag: "svc", Value: "web"}}}}}
-	e, err := Open(ctx, Options{Path: path, Events: ev, Now: clock})
+	e, err := Open(ctx, Options{Path: path, Postgres: pgPlace(t, path), Events: ev, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestReopen(t *testing.T) {
 	ev.open = []event.Event{{ID: 11, Value: event.ValueProblem, Severity: 4, Clock: 1800000100, Name: "q",
 		Tags: []event.Tag{{Tag: "svc", Value: "web"}}}}
 	now = time.Unix(1800000200, 0)
-	e, err = Open(ctx, Options{Path: path, Events: ev, Now: clock})
+	e, err = Open(ctx, Options{Path: path, Postgres: pgPlace(t, path), Events: ev, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,8 @@ func TestEditRefused(t *testing.T) {
 // statuses rebuilt from the event store's open problems.
 func TestQueueOverflow(t *testing.T) {
 	ev := &fakeEvents{}
-	e, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "s.db"), Events: ev, MaxQueue: 2})
+	path := filepath.Join(t.TempDir(), "s.db")
+	e, err := Open(context.Background(), Options{Path: path, Postgres: pgPlace(t, path), Events: ev, MaxQueue: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,8 @@ func openTest(t *testing.T, ev Events, now func() time.Time) *Engine {
 	if ev == nil {
 		ev = &fakeEvents{}
 	}
-	e, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "services.db"), Events: ev, Now: now})
+	path := filepath.Join(t.TempDir(), "services.db")
+	e, err := Open(context.Background(), Options{Path: path, Postgres: pgPlace(t, path), Events: ev, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ var dbSchema = sqlitedb.Schema{
 	Meta:       "service_meta",
 	Version:    schemaVersion,
 	Create:     schema,
+	PGName:     "services",
 	InsertMeta: "INSERT INTO service_meta (id, schema_version, next_service, next_sla) VALUES (1, ?, 1, 1)",
 	Corrupt:    ErrCorrupt,
 	Pragmas:    []string{"journal_size_limit(16777216)"},
@@ -71,11 +72,19 @@ type Alarm struct {
 
 // db is the services database.
 type db struct {
-	sql  *sql.DB
-	lock *os.File
+	sql   *sql.DB
+	begin sqlitedb.Begin // a write transaction: fenced first on PostgreSQL
+	lock  *os.File       // the SQLite file's lock; nil on PostgreSQL
 }
 
-func openDB(ctx context.Context, path string) (*db, error) {
+func openDB(ctx context.Context, path string, pg *sqlitedb.PG) (*db, error) {
+	if pg != nil {
+		s, begin, err := sqlitedb.OpenPG(ctx, *pg, dbSchema)
+		if err != nil {
+			return nil, err
+		}
+		return &db{sql: s, begin: begin}, nil
+	}
 	lock, err := sqlitedb.Lock(path, "services", ErrLocked)
 	if err != nil {
 		return nil, err
@@ -85,7 +94,7 @@ func openDB(ctx context.Context, path string) (*db, error) {
 		lock.Close()
 		return nil, err
 	}
-	return &db{sql: s, lock: lock}, nil
+	return &db{sql: s, begin: sqlitedb.SQLiteBegin(s), lock: lock}, nil
 }
 
 func (d *db) close() error {
@@ -160,7 +169,7 @@ func encodeJSON(v any) string {
 // nil; the rows that differ from old), the statuses that changed and
 // the alarms.
 func (d *db) write(ctx context.Context, old, next *Config, status map[uint64]int, alarms []Alarm) error {
-	tx, err := d.sql.BeginTx(ctx, nil)
+	tx, err := d.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -283,9 +292,18 @@ func (d *db) timelines(ctx context.Context, id uint64, periods []Period) ([]Time
 
 // expire deletes the alarms before clock.
 func (d *db) expire(ctx context.Context, clock int64) (int64, error) {
-	r, err := d.sql.ExecContext(ctx, "DELETE FROM service_alarms WHERE clock < ?", clock)
+	tx, err := d.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return r.RowsAffected()
+	defer tx.Rollback()
+	r, err := tx.ExecContext(ctx, "DELETE FROM service_alarms WHERE clock < ?", clock)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }

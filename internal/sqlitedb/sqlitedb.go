@@ -36,6 +36,13 @@ type Schema struct {
 	// journal_size_limit so that SQLite's own WAL is truncated after a
 	// large transaction instead of staying at its peak size.
 	Pragmas []string
+	// PGName names the store in PostgreSQL (OpenPG): its row in the
+	// state schema's schema_version and its schema, peregrine_PGName.
+	PGName string
+	// PGMigrations[v] upgrades a PostgreSQL store of version v to v+1.
+	// A PostgreSQL store starts at the version of the binary that made
+	// it, so only the steps after the first such version are needed.
+	PGMigrations map[int64]string
 }
 
 // Lock takes an exclusive, non-blocking flock on path+".lock" and returns
