@@ -117,3 +117,41 @@ func BenchmarkEditScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeriveScale measures the snapshot side of one item.update at
+// N hosts × M items without SQLite: the next snapshot derived from a
+// running one built in memory (derive: the item's host made anew, the
+// index shards and pages it is in copied, the sorted host list copied).
+// Its time is flat in the number of items; the host list's copy, 8
+// bytes per host, is the one part that grows. It logs the Go heap the
+// built snapshot holds per item.
+//
+//	PEREGRINE_BENCH_HOSTS=10000,100000 PEREGRINE_BENCH_ITEMS=10 \
+//	  go test -run '^$' -bench 'DeriveScale' -benchmem ./internal/catalog/
+func BenchmarkDeriveScale(b *testing.B) {
+	hosts, perHost := scaleSizes(b)
+	for _, n := range hosts {
+		b.Run(fmt.Sprintf("hosts=%d/items=%d", n, n*perHost), func(b *testing.B) {
+			before := heapAlloc()
+			hs, items := memInput(b, n, perHost)
+			s, err := buildSnapshot(1, []Group{{ID: 1, Name: "G"}}, hs, itemSource{extra: items})
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs, items = nil, nil
+			perItem := float64(heapAlloc()-min(before, heapAlloc())) / float64(n*perHost)
+			b.ResetTimer()
+			for i := range b.N {
+				it := s.hosts[(i*7919)%len(s.hosts)].Items()[0]
+				p := *it
+				p.Units = strconv.Itoa(i)
+				next, err := derive(s, s.version+1, s.groups, &partChange{items: map[uint64]*Item{p.ID: &p}}, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s = next
+			}
+			b.ReportMetric(perItem, "heap-B/item") // after ResetTimer, which drops metrics
+		})
+	}
+}
