@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // cowMap is an immutable map split into shards by key hash, so that a
@@ -200,3 +201,32 @@ func (w *itemIndexWriter) del(id uint64) {
 }
 
 func (w *itemIndexWriter) done() itemIndex { return itemIndex{pages: w.w.done()} }
+
+// slabItems is how many items one chunk of an itemSlab holds (about
+// 256 KiB).
+const slabItems = 256 << 10 / int(unsafe.Sizeof(Item{}))
+
+// itemSlab hands out hosts' item slices from shared chunks, so that
+// each host's slice does not round up to a size class of its own (10
+// items of 440 bytes took 4,864, a 100-item host 8 KiB pages): a chunk
+// of at most slabItems, and no bigger than what the build still needs.
+// A chunk is freed when every host in it is gone from every snapshot.
+type itemSlab struct {
+	free []Item // len: what is left of the current chunk
+	left int    // items still to hand out after the current chunk
+}
+
+// take returns an empty slice of capacity n, which the caller fills.
+func (a *itemSlab) take(n int) []Item {
+	if n == 0 {
+		return nil
+	}
+	if len(a.free) < n {
+		c := max(n, min(slabItems, a.left))
+		a.free = make([]Item, c)
+		a.left -= c
+	}
+	out := a.free[:n:n][:0]
+	a.free = a.free[n:]
+	return out
+}

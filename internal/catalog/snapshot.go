@@ -287,10 +287,9 @@ func buildSnapshot(version uint64, groups []Group, hosts []Host, src itemSource)
 		count[h]++
 	}
 	items := make([][]Item, len(hosts))
+	slab := itemSlab{left: n}
 	for i, c := range count {
-		if c > 0 {
-			items[i] = make([]Item, 0, c)
-		}
+		items[i] = slab.take(c)
 	}
 	for i, it := range src.all() {
 		items[hi[i]] = append(items[hi[i]], *it)

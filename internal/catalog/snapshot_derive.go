@@ -76,6 +76,13 @@ func derive(old *Snapshot, version uint64, groups []Group, pc *partChange, tmpl 
 	slices.Sort(ids)
 	made := make([]*Host, 0, len(ids))
 	names := false // a host was created, deleted or renamed
+	slab := itemSlab{}
+	for _, id := range ids {
+		if oh := old.hostByID.get(id); oh != nil {
+			slab.left += len(oh.items)
+		}
+		slab.left += len(incoming[id])
+	}
 	for _, id := range ids {
 		oh := old.hostByID.get(id)
 		base := oh
@@ -94,7 +101,7 @@ func derive(old *Snapshot, version uint64, groups []Group, pc *partChange, tmpl 
 		if oh != nil {
 			n += len(oh.items)
 		}
-		items := make([]Item, 0, n)
+		items := slab.take(n)
 		if oh != nil {
 			for i := range oh.items {
 				o := &oh.items[i]
