@@ -471,7 +471,11 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	hostTrigs, tmplTrigs := splitTriggers(trigs, func(id uint64) bool { return s.tmpl.Item(id) != nil })
 	s.setTriggers(hostTrigs)
 	s.tmpl.setTriggers(tmplTrigs)
-	if s.macros, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
+	s.tmpl.mcell = s.mcell
+	for _, h := range s.tmpl.hosts {
+		h.mc = s.mcell
+	}
+	if s.mcell.ms, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
 		return nil, err
 	}
 	if s.maints, err = loadMaintenances(ctx, tx); err != nil {
