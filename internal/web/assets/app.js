@@ -45,6 +45,8 @@ const pages = {
   'admin/autoreg': () => import('./pages/admin/autoreg.js'),
   discovery: () => import('./pages/discovery.js'),
   web: () => import('./pages/web.js'),
+  'config/graphs': () => import('./pages/config/graphs.js'),
+  'config/templatedashboards': () => import('./pages/config/templatedashboards.js'),
 };
 
 let cleanup = null;

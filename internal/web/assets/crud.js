@@ -24,7 +24,7 @@ import { NET_SUBNAV, errorField } from './netnav.js';
 export function subnav(section, active) {
   const all = {
     config: [['/config/hostgroups', 'Host groups'], ['/config/templates', 'Templates'], ['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
-      ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
+      ['/config/graphs', 'Graphs'], ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
     admin: [['/admin/users', 'Users'], ['/admin/usergroups', 'User groups'], ['/admin/roles', 'User roles'], ['/admin/mediatypes', 'Media types'],
       ['/admin/scripts', 'Scripts'], ['/admin/settings', 'General'], ['/admin/housekeeping', 'Housekeeping'], ['/admin/auditlog', 'Audit log'],
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
