@@ -28,7 +28,9 @@
 //     /admin/sysinfo, /dashboards, /services, /services/sla,
 //     /user/tokens and the network pages /config/proxies,
 //     /config/drules, /config/webscenarios, /admin/autoreg,
-//     /discovery and /web: the app document for a live
+//     /discovery and /web, /config/graphs (a host's or template's
+//     graphs) and /config/templatedashboards (a template's
+//     dashboards): the app document for a live
 //     session, else 303 to /login. Pages are real paths (not "#"
 //     fragments) so the server sees every page request. Each page has a
 //     least user type (configuration: Admin, administration: Super
@@ -231,6 +233,25 @@
 // time and code. Kiosk mode (assets/kiosk.js): /dashboards?id=N&kiosk=1,
 // or the dashboard's "Kiosk mode" button, shows the widgets without the
 // header, menus and toolbar, with a "Normal view" button back.
+//
+// Graphs and template dashboards (assets/pages/config/graphs.js,
+// graphform.js, templatedashboards.js): a host's or template's graphs
+// (graph.*) and a rule's graph prototypes share graphform.js, 6.0's
+// form (graph type, legend, working time, triggers, Y axis min/max
+// calculated, fixed or an item's, percentile lines; items with colour,
+// function, draw style, Y axis side, type) with a Preview tab drawing
+// the form's items over the last hour with uPlot through graph.js's
+// fetchData; graphs copied from a template or discovered open
+// read-only. A template's dashboards (templatedashboard.*) are a
+// crud.js list and the dashboard editor of dashboards.js (view with a
+// template: widgets as placeholders, only the types 6.0 allows on a
+// template, item fields among the template's items). Host prototypes
+// have 6.0's tabs: the prototype (templates, group links, group
+// prototypes, inherited or custom interfaces with SNMP details), tags,
+// macros (the API replaces them whole and never returns a secret: they
+// are sent only when changed, and then a stored secret must be typed
+// again; a clone resets secrets to empty text, as 6.0 does) and the
+// inventory mode.
 //
 // Units (assets/units.js): values with units are shown as Zabbix shows
 // them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as
