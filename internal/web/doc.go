@@ -150,7 +150,10 @@
 // ("/1/name"). Stored passwords are never shown; an empty password
 // field keeps them. Each media type's queue (mediatype.get
 // selectQueue, a Peregrine addition) is read every 5 s, "—" on a server
-// without it. General settings and housekeeping (settings.* and
+// without it. A media type's "Test" sends one message through
+// mediatype.test (Peregrine's method; 6.0's frontend asks its server
+// outside the API): an address, subject and message, or a webhook's
+// parameters, with the outcome and a webhook's response shown. General settings and housekeeping (settings.* and
 // housekeeping.*) are one form each sending only changed members; the
 // audit log (auditlog.get) pages by time (up to the last row's clock),
 // never by offset; the queue page reads queue.get (Peregrine's method)
