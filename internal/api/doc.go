@@ -270,7 +270,9 @@
 // type's backlog when Alerting also has AlertQueues. mediatype.test
 // (mediatype_send.go, a Peregrine addition, Super admin) sends one test
 // message when Alerting also has AlertTester: 6.0's frontend does it
-// outside the API (a trapper "alert.send"). Without Alerting
+// outside the API (a trapper "alert.send"). correlation.* (correlation.go):
+// event correlation rules, kept in the notification configuration
+// (catalog.Correlation; not yet applied to events). Without Alerting
 // those methods are not served.
 //
 // Services and SLAs (service.go, service_write.go, sla.go) go through

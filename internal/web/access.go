@@ -52,6 +52,8 @@ var pages = []page{
 	// A host's or template's graphs; template dashboards (of a template).
 	{"/config/graphs", 2, "configuration.hosts|configuration.templates"},
 	{"/config/templatedashboards", 2, "configuration.templates"},
+	// Event correlation is a Super admin's in 6.0.
+	{"/config/correlation", 3, "configuration.event_correlation"},
 }
 
 // pagePaths are the paths of pages, in order.

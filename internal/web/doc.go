@@ -30,7 +30,8 @@
 //     /config/drules, /config/webscenarios, /admin/autoreg,
 //     /discovery and /web, /config/graphs (a host's or template's
 //     graphs) and /config/templatedashboards (a template's
-//     dashboards): the app document for a live
+//     dashboards), /config/correlation (event correlation, a Super
+//     admin's): the app document for a live
 //     session, else 303 to /login. Pages are real paths (not "#"
 //     fragments) so the server sees every page request. Each page has a
 //     least user type (configuration: Admin, administration: Super
@@ -255,6 +256,12 @@
 // are sent only when changed, and then a stored secret must be typed
 // again; a clone resets secrets to empty text, as 6.0 does) and the
 // inventory mode.
+//
+// Event correlation (assets/pages/config/correlation.js): a crud.js
+// page on correlation.* (conditions of the six types, and/or, and, or
+// or a custom expression, the operations). crud.js's showErrorAt puts
+// an error naming a nested path ("/1/filter/conditions") beside the
+// first member of the path a field has.
 //
 // Units (assets/units.js): values with units are shown as Zabbix shows
 // them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as

@@ -47,6 +47,7 @@ const pages = {
   web: () => import('./pages/web.js'),
   'config/graphs': () => import('./pages/config/graphs.js'),
   'config/templatedashboards': () => import('./pages/config/templatedashboards.js'),
+  'config/correlation': () => import('./pages/config/correlation.js'),
 };
 
 let cleanup = null;
