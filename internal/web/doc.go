@@ -263,11 +263,14 @@
 // an error naming a nested path ("/1/filter/conditions") beside the
 // first member of the path a field has.
 //
-// Units (assets/units.js): values with units are shown as Zabbix shows
-// them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as
-// the server's internal/zbx/units, which expands them in problem names;
-// units_test.go runs units.js under node against the Go package on a
-// table of cases.
+// Units (assets/units.js): formatUnits follows the server's rules
+// (internal/zbx/units, which expands {ITEM.VALUE} in problem names:
+// "1.4 GB", "1h 2m 5s", "1 day, 01:01:01"; units_test.go runs it under
+// node against the Go package); formatUnitsUI follows the 6.0 frontend's
+// own rules for what the pages format themselves (latest data, graphs,
+// widgets: "12.3457 %", "0.001235 W", prefixes to Y, "2023-11-14
+// 22:13:20"; units starting with "!" unconverted), checked on a table
+// recorded from 6.0.14's frontend (testdata/frontend-units.json).
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.

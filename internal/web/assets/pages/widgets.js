@@ -7,7 +7,7 @@
 // saying so instead of a guess.
 import { call } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
-import { formatUnits } from '../units.js';
+import { formatUnitsUI as formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
 
 const REFRESH = 60_000;
