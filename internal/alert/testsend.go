@@ -11,6 +11,15 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
+// refusal is an error whose text is Zabbix's sentence, as shown.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+// errDisabledTest is 6.0.14's frontend's refusal of a disabled media
+// type's test (recorded from the peer).
+const errDisabledTest = refusal("Cannot test disabled media type.")
+
 // TestSend sends one message through media type mt now, outside every
 // escalation and the alert log, as Zabbix 6.0's media type "Test"
 // (its frontend asks the server with an "alert.send" trapper request):
@@ -21,7 +30,7 @@ import (
 // type is refused as 6.0 refuses it.
 func (e *Engine) TestSend(ctx context.Context, mt *catalog.MediaType, sendto, subject, message string, params []Param) (string, error) {
 	if mt.Status != 0 {
-		return "", errors.New("Cannot test disabled media type.") // recorded from 6.0.14's frontend
+		return "", errDisabledTest
 	}
 	timeout, err := ParsePeriod(mt.Timeout)
 	if err != nil || timeout <= 0 {
