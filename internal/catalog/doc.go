@@ -261,6 +261,8 @@
 //     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
 //     beside the snapshot. IDs come from per-kind sequences and are
 //     never reused. The catalog stores; the API validates.
+//     Event correlation rules (correlation.go, their own migration)
+//     are part of it too (AlertConfig.Correlations).
 //   - Trigger.EventName (schema version 14): Zabbix 6.0's event name,
 //     which names the trigger's events instead of its description.
 //   - Value maps (valuemap.go, spec_valuemap.go; schema version 12):

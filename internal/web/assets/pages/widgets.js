@@ -12,7 +12,7 @@
 // saying so instead of a guess.
 import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
-import { formatUnits } from '../units.js';
+import { formatUnitsUI as formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
@@ -236,8 +236,9 @@ function svgLine(pts, from, to, units) {
 }
 
 // widgetFieldsForm edits a widget type's fields: host groups and hosts
-// as selects, an item as a host then its items.
-export function widgetFieldsForm(type, fields) {
+// as selects, an item as a host then its items. With fixedHost (a
+// template's dashboard) an item is one of that host's or template's.
+export function widgetFieldsForm(type, fields, fixedHost) {
   const spec = WIDGETS.find((x) => x.type === type) || { fields: [] };
   const el = h('div', { class: 'form-grid widget-fields' });
   const readers = [];
@@ -255,6 +256,13 @@ export function widgetFieldsForm(type, fields) {
         for (const o of list) s.append(h('option', { value: o[api[1]], selected: o[api[1]] === value(name) }, o.name));
       }).catch(() => {});
       readers.push(() => (s.value ? [{ type: ftype, name, value: s.value }] : []));
+    } else if (ftype === F_ITEM && fixedHost) {
+      const item = input.select('widget', name, [['', 'Choose an item']], '');
+      call('item.get', { hostids: [fixedHost], output: ['itemid', 'name'], sortfield: 'name', limit: 2000 }).then((its) => {
+        for (const it of its) item.append(h('option', { value: it.itemid, selected: it.itemid === value(name) }, it.name));
+      }).catch(() => {});
+      el.append(fld(label, item));
+      readers.push(() => (item.value ? [{ type: ftype, name, value: item.value }] : []));
     } else if (ftype === F_ITEM) {
       const host = input.select('widget', `${name}-host`, [['', 'Choose a host']], '');
       const item = input.select('widget', name, [['', 'Choose an item']], '');
