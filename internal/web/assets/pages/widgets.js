@@ -7,13 +7,15 @@
 // in 6.0; 0: never), by default 6.0's for its type (refreshRate): 16
 // viewers of a 12-widget dashboard are 12 small requests each per
 // refresh, never a page reload (`peregrine bench ui-dashboard` measures
-// it). Types Peregrine cannot draw
-// (maps, graph prototypes, SVG graphs, favourites...) show a notice
+// it). Problem hosts, top hosts and data overview are in
+// widgets_hosts.js. Types Peregrine cannot draw
+// (maps, graph prototypes, SVG graphs, the SLA report, favourites...) show a notice
 // saying so instead of a guess.
 import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
 import { formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
+import { DRAW_HOSTS } from './widgets_hosts.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
 // field, else 6.0's default for the type (recorded from 6.0.14's
@@ -50,6 +52,9 @@ export const WIDGETS = [
   { type: 'plaintext', label: 'Plain text', fields: [['itemids', F_ITEM, 'Item'], ['show_lines', F_INT, 'Show lines']] },
   { type: 'clock', label: 'Clock', fields: [] },
   { type: 'hostavail', label: 'Host availability', fields: [['groupids', F_GROUP, 'Host group']] },
+  { type: 'problemhosts', label: 'Problem hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['show_suppressed', F_INT, 'Show suppressed problems (1: yes)'], ['hide_empty_groups', F_INT, 'Hide groups without problems (1: yes)']] },
+  { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['count', F_INT, 'Host count']] },
+  { type: 'dataover', label: 'Data overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['style', F_INT, 'Hosts location (0: left, 1: top)']] },
   { type: 'trigover', label: 'Trigger overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
   { type: 'url', label: 'URL', fields: [['url', F_STR, 'URL']] },
   { type: 'systeminfo', label: 'System information', fields: [] },
@@ -61,8 +66,7 @@ const NOT_DRAWN = {
   graphprototype: 'Graph prototypes (low-level discovery) are not shown by Peregrine’s dashboards.',
   svggraph: 'The SVG graph widget is not drawn by Peregrine; use a classic graph widget.',
   favgraphs: 'Favourite graphs are not kept by Peregrine.', favscreens: 'Screens are not in Zabbix 6.0.',
-  slareport: 'The SLA report is on the Services page.', dataover: 'Data overview is not drawn by Peregrine; use latest data.',
-  tophosts: 'Top hosts is not drawn by Peregrine.', problemhosts: 'Problem hosts is not drawn by Peregrine; use problems by severity.',
+  slareport: 'The SLA report is on the Services page.',
   actionlog: 'The action log is not drawn by Peregrine.', discovery: 'Network discovery is not shown on dashboards.',
   web: 'Web monitoring is not shown on dashboards.', geomap: 'Geomaps are not drawn by Peregrine.',
 };
@@ -184,6 +188,7 @@ const DRAW = {
         return h('td', { class: t ? (t.value === '1' ? sevClass(t.priority) : 'ok') : '' }, t ? (t.value === '1' ? 'PROBLEM' : 'OK') : '');
       })))));
   },
+  ...DRAW_HOSTS,
   systeminfo: async () => {
     const [version, hosts, items, triggers] = results(await batch([
       ['apiinfo.version', []], ['host.get', { countOutput: true }], ['item.get', { countOutput: true }], ['trigger.get', { countOutput: true }]]));
@@ -287,5 +292,9 @@ export function widgetFieldsForm(type, fields) {
     el.append(fld('Refresh interval', rf));
     readers.push(() => (rf.value === '' ? [] : [{ type: F_INT, name: 'rf_rate', value: rf.value }]));
   }
-  return { el, read: () => readers.flatMap((r) => r()) };
+  // Fields the form does not show (a top hosts widget's columns, tags,
+  // severities...) are kept as they are.
+  const shown = new Set([...spec.fields.map(([n]) => n), 'rf_rate']);
+  const kept = fields.filter((f) => !shown.has(f.name));
+  return { el, read: () => [...kept, ...readers.flatMap((r) => r())] };
 }
