@@ -200,10 +200,13 @@
 // problems by severity, classic graph (an item's last hour through
 // history.get, drawn as SVG), item value, plain text, clock (no
 // request), host availability, trigger overview, system information,
-// and URL (a frame with the sandbox attribute empty: no scripts, forms
+// problem hosts, top hosts and data overview (widgets_hosts.js: one
+// batch each, from 6.0's stored fields: tags.tag.N..., a top hosts
+// column's columns.<field>.<N>; fields the widget form does not show
+// are kept on save) and URL (a frame with the sandbox attribute empty: no scripts, forms
 // or same-origin access; the CSP allows http(s) frames for it). The
 // types Peregrine does not draw (maps, graph prototypes, SVG graphs,
-// favourites, ...) show a notice saying so.
+// the SLA report, favourites, ...) show a notice saying so.
 //
 // Services (assets/pages/services.js, sla.js): the services list with
 // status and root cause (selectProblemEvents), parents and children,
