@@ -15,8 +15,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// TestIntegrationDashboardRefresh opens a 15-widget dashboard (the 12
-// of the benchmark's, and problem hosts, top hosts, data overview) whose
+// TestIntegrationDashboardRefresh opens a 16-widget dashboard (the 12
+// of the benchmark's, and problem hosts, top hosts, data overview, SLA
+// report) whose
 // widgets refresh every 10 s (rf_rate) and records what the page sends
 // over its next refresh: one POST /ui/api per widget that reads data
 // (several calls go as one JSON-RPC batch), none for the clock and the
@@ -58,6 +59,16 @@ func TestIntegrationDashboardRefresh(t *testing.T) {
 			fields []map[string]any
 		}{typ, hw[typ]})
 	}
+	var sla struct{ SLAIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "sla.create", map[string]any{"name": "gold", "slo": "99.5", "period": 0, "timezone": "UTC",
+		"effective_date": 0, "service_tags": []map[string]any{{"tag": "team", "value": "web"}}}), &sla)
+	if len(sla.SLAIDs) != 1 {
+		t.Fatalf("sla.create: %v", sla)
+	}
+	specs = append(specs, struct {
+		typ    string
+		fields []map[string]any
+	}{"slareport", []map[string]any{{"type": 10, "name": "slaid", "value": sla.SLAIDs[0]}}})
 	var ws []map[string]any
 	for i, s := range specs {
 		ws = append(ws, map[string]any{"type": s.typ, "x": (i % 3) * 8, "y": (i / 3) * 4, "width": 8, "height": 4, "fields": append(s.fields, rf)})
@@ -93,7 +104,7 @@ func TestIntegrationDashboardRefresh(t *testing.T) {
 		chromedp.WaitVisible(`.widget-systeminfo`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-hostavail`, chromedp.ByQuery),
 		chromedp.WaitVisible(`.widget-bysv`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-item`, chromedp.ByQuery),
 		chromedp.WaitVisible(`.widget-problemhosts`, chromedp.ByQuery), chromedp.WaitVisible(`.widget[data-type=tophosts] .widget-body > *`, chromedp.ByQuery),
-		chromedp.WaitVisible(`.widget-dataover`, chromedp.ByQuery))
+		chromedp.WaitVisible(`.widget-dataover`, chromedp.ByQuery), chromedp.WaitVisible(`.widget[data-type=slareport] .widget-body > *`, chromedp.ByQuery))
 	// The first draws are done (the item widgets read their value type
 	// once then); what follows is one refresh of each.
 	time.Sleep(2 * time.Second)
@@ -102,7 +113,7 @@ func TestIntegrationDashboardRefresh(t *testing.T) {
 	mu.Unlock()
 	want := []string{"apiinfo.version,host.get,item.get,trigger.get", "host.get", "host.get,item.get,item.get", "hostgroup.get,host.get,trigger.get,problem.get",
 		"item.get", "item.get", "item.get,history.get", "item.get,history.get", "item.get,history.get", "item.get,trigger.get",
-		"problem.get", "problem.get,problem.get,problem.get,problem.get,problem.get,problem.get", "trigger.get"}
+		"problem.get", "problem.get,problem.get,problem.get,problem.get,problem.get,problem.get", "sla.get,sla.getsli,service.get", "trigger.get"}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		mu.Lock()

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ func hostWidgetFields(group, otherGroup string) map[string][]map[string]any {
 // top hosts and data overview widgets of a dashboard made through the
 // API with 6.0's fields, and checks each one's cells: counts by host
 // group with the worst severity's colour, hosts ordered by an item's
-// value with a value map's text, items by hosts with units. Names and
+// value with a value map's text, items by hosts with units; and the SLA
+// report of an SLA's services and of one service. Names and
 // texts carry markup: it must stay text. The screenshot (1400×900) is
 // docs/screenshots/dashboard-host-widgets.png when
 // PEREGRINE_SCREENSHOTS is docs/screenshots.
@@ -86,15 +88,34 @@ func TestIntegrationBrowserDashboardHostWidgets(t *testing.T) {
 	for i, typ := range []string{"problemhosts", "tophosts", "dataover"} {
 		ws = append(ws, map[string]any{"type": typ, "x": i * 8, "y": 0, "width": 8, "height": 5, "fields": fields[typ]})
 	}
+	// An SLA report of all its services and one of a service, with the
+	// fields 6.0 stores (slaid field type 10, serviceid 9).
+	var svc struct{ ServiceIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "service.create", map[string]any{"name": "<b>shop</b>", "algorithm": 1, "sortorder": 0,
+		"tags": []map[string]any{{"tag": "team", "value": "web"}}}), &svc)
+	var sla struct{ SLAIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "sla.create", map[string]any{"name": "<i>gold</i>", "slo": "99.5", "period": 0, "timezone": "UTC",
+		"effective_date": time.Now().Unix() - 5*86400, "service_tags": []map[string]any{{"tag": "team", "value": "web"}}}), &sla)
+	if len(svc.ServiceIDs) != 1 || len(sla.SLAIDs) != 1 {
+		t.Fatalf("service %v, SLA %v", svc, sla)
+	}
+	slaField := map[string]any{"type": 10, "name": "slaid", "value": sla.SLAIDs[0]}
+	periods := map[string]any{"type": 0, "name": "show_periods", "value": 3}
+	ws = append(ws, map[string]any{"type": "slareport", "x": 0, "y": 5, "width": 12, "height": 4, "fields": []map[string]any{slaField, periods}},
+		map[string]any{"type": "slareport", "x": 12, "y": 5, "width": 12, "height": 4, "fields": []map[string]any{slaField, periods,
+			{"type": 9, "name": "serviceid", "value": svc.ServiceIDs[0]}}})
 	var created struct{ DashboardIDs []string }
 	json.Unmarshal(apiCall(t, base, token, "dashboard.create", map[string]any{"name": "hosts", "pages": []map[string]any{{"widgets": ws}}}), &created)
+	if len(created.DashboardIDs) != 1 {
+		t.Fatal("dashboard.create made no dashboard")
+	}
 
 	ctx, sh := browser(t)
 	watchPage(t, ctx)
 	login(t, ctx, base, password)
 	run(t, ctx, "open the dashboard", chromedp.EmulateViewport(1400, 900), chromedp.Navigate(base+"/dashboards?id="+created.DashboardIDs[0]),
 		chromedp.WaitVisible(`.widget-problemhosts`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-tophosts`, chromedp.ByQuery),
-		chromedp.WaitVisible(`.widget-dataover`, chromedp.ByQuery))
+		chromedp.WaitVisible(`.widget-dataover`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-slareport`, chromedp.ByQuery))
 	rows := func(sel string) []string {
 		t.Helper()
 		var out []string
@@ -120,6 +141,33 @@ func TestIntegrationBrowserDashboardHostWidgets(t *testing.T) {
 		want := "Hosts|<i>CPU</i> load|State\nweb-01|95.5 %{4}|Up (1)\nweb-02|20 %|0"
 		if got != want {
 			t.Errorf("data overview:\n%s\nwant\n%s", got, want)
+		}
+	})
+	t.Run("slareport", func(t *testing.T) {
+		var tables [][]string
+		run(t, ctx, "read the SLA reports", chromedp.Poll(`document.querySelectorAll('.widget-slareport').length === 2`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+			chromedp.Evaluate(`[...document.querySelectorAll('.widget-slareport')].map((tb) => [...tb.rows].map((r) => [...r.cells].map((c) => c.textContent).join('|')))`, &tables))
+		sli := regexp.MustCompile(`^(N/A|\d+\.\d{4}%)$`)
+		day := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+		all, one := tables[0], tables[1]
+		if len(all) != 2 || !strings.HasPrefix(all[0], "Service|SLO|") || len(strings.Split(all[0], "|")) != 5 || !strings.HasPrefix(all[1], "<b>shop</b>|99.5%|") {
+			t.Errorf("SLA report of all services: %q", all)
+		} else {
+			for _, c := range strings.Split(all[1], "|")[2:] {
+				if !sli.MatchString(c) {
+					t.Errorf("SLI cell %q", c)
+				}
+			}
+		}
+		if len(one) != 4 || one[0] != "Reporting period|SLO|SLI|Uptime|Downtime|Error budget|Excluded downtimes" {
+			t.Errorf("SLA report of a service: %q", one)
+		} else {
+			for _, r := range one[1:] {
+				c := strings.Split(r, "|")
+				if !day.MatchString(c[0]) || c[1] != "99.5%" || !sli.MatchString(c[2]) {
+					t.Errorf("SLA report row %q", r)
+				}
+			}
 		}
 	})
 	var markup int

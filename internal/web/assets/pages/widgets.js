@@ -8,14 +8,15 @@
 // viewers of a 12-widget dashboard are 12 small requests each per
 // refresh, never a page reload (`peregrine bench ui-dashboard` measures
 // it). Problem hosts, top hosts and data overview are in
-// widgets_hosts.js. Types Peregrine cannot draw
-// (maps, graph prototypes, SVG graphs, the SLA report, favourites...) show a notice
+// widgets_hosts.js, the SLA report in widgets_sla.js. Types Peregrine cannot draw
+// (maps, graph prototypes, SVG graphs, favourites...) show a notice
 // saying so instead of a guess.
 import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
 import { formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
 import { DRAW_HOSTS } from './widgets_hosts.js';
+import { DRAW_SLA } from './widgets_sla.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
 // field, else 6.0's default for the type (recorded from 6.0.14's
@@ -41,6 +42,10 @@ const F_STR = 1;
 const F_GROUP = 2;
 const F_HOST = 3;
 const F_ITEM = 4;
+const F_SERVICE = 9;
+const F_SLA = 10;
+// The get and id of the objects a select field chooses from.
+const PICK = { [F_GROUP]: ['hostgroup.get', 'groupid'], [F_HOST]: ['host.get', 'hostid'], [F_SERVICE]: ['service.get', 'serviceid'], [F_SLA]: ['sla.get', 'slaid'] };
 
 // WIDGETS are the types a user may add, with their fields:
 // [name, field type, label].
@@ -56,6 +61,8 @@ export const WIDGETS = [
   { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['count', F_INT, 'Host count']] },
   { type: 'dataover', label: 'Data overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['style', F_INT, 'Hosts location (0: left, 1: top)']] },
   { type: 'trigover', label: 'Trigger overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
+  { type: 'slareport', label: 'SLA report', fields: [['slaid', F_SLA, 'SLA'], ['serviceid', F_SERVICE, 'Service'], ['show_periods', F_INT, 'Show periods'],
+    ['date_from', F_STR, 'From (YYYY-MM-DD)'], ['date_to', F_STR, 'To (YYYY-MM-DD)']] },
   { type: 'url', label: 'URL', fields: [['url', F_STR, 'URL']] },
   { type: 'systeminfo', label: 'System information', fields: [] },
 ];
@@ -66,7 +73,6 @@ const NOT_DRAWN = {
   graphprototype: 'Graph prototypes (low-level discovery) are not shown by Peregrine’s dashboards.',
   svggraph: 'The SVG graph widget is not drawn by Peregrine; use a classic graph widget.',
   favgraphs: 'Favourite graphs are not kept by Peregrine.', favscreens: 'Screens are not in Zabbix 6.0.',
-  slareport: 'The SLA report is on the Services page.',
   actionlog: 'The action log is not drawn by Peregrine.', discovery: 'Network discovery is not shown on dashboards.',
   web: 'Web monitoring is not shown on dashboards.', geomap: 'Geomaps are not drawn by Peregrine.',
 };
@@ -189,6 +195,7 @@ const DRAW = {
       })))));
   },
   ...DRAW_HOSTS,
+  ...DRAW_SLA,
   systeminfo: async () => {
     const [version, hosts, items, triggers] = results(await batch([
       ['apiinfo.version', []], ['host.get', { countOutput: true }], ['item.get', { countOutput: true }], ['trigger.get', { countOutput: true }]]));
@@ -252,10 +259,10 @@ export function widgetFieldsForm(type, fields) {
       const i = input.text('widget', name, value(name));
       el.append(fld(label, i));
       readers.push(() => (i.value === '' ? [] : [{ type: ftype, name, value: i.value }]));
-    } else if (ftype === F_GROUP || ftype === F_HOST) {
+    } else if (PICK[ftype]) {
       const s = input.select('widget', name, [['', 'All']], '');
       el.append(fld(label, s));
-      const api = ftype === F_GROUP ? ['hostgroup.get', 'groupid'] : ['host.get', 'hostid'];
+      const api = PICK[ftype];
       call(api[0], { output: [api[1], 'name'], sortfield: 'name', limit: 1000 }).then((list) => {
         for (const o of list) s.append(h('option', { value: o[api[1]], selected: o[api[1]] === value(name) }, o.name));
       }).catch(() => {});
