@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +177,63 @@ func TestIntegrationBrowserDashboardHostWidgets(t *testing.T) {
 		t.Errorf("%d elements made from names or texts", markup)
 	}
 	sh.take(t, ctx, "dashboard-host-widgets")
+
+	// Through the widget form: a new top hosts widget with two columns,
+	// and the API's top hosts widget applied unchanged (its columns and
+	// other fields kept as they were).
+	t.Run("tophosts form", func(t *testing.T) {
+		dParams := map[string]any{"dashboardids": created.DashboardIDs, "selectPages": "extend"}
+		tophosts := func(d map[string]any) []string {
+			var out []string
+			for _, w := range d["pages"].([]any)[0].(map[string]any)["widgets"].([]any) {
+				if w := w.(map[string]any); w["type"] == "tophosts" {
+					b, _ := json.Marshal(w["fields"])
+					out = append(out, string(b))
+				}
+			}
+			return out
+		}
+		before := tophosts(getOne(t, base, token, "dashboard", dParams))
+		run(t, ctx, "add a top hosts widget", chromedp.Click(`#dashboard-edit`, chromedp.ByQuery), chromedp.WaitVisible(`#widget-add`, chromedp.ByQuery),
+			clickJS(`document.querySelector('.widget[data-type="tophosts"] .widget-edit')`), chromedp.WaitVisible(`#widget-edit`, chromedp.ByQuery),
+			pollJS(`document.querySelector('#widget-columns-value-1').value === '<i>CPU</i> load'`), chromedp.Click(`#widget-apply`, chromedp.ByQuery),
+			chromedp.Click(`#widget-add`, chromedp.ByQuery), chromedp.WaitVisible(`#widget-edit`, chromedp.ByQuery),
+			setJS(`#widget-type`, "tophosts"), chromedp.WaitVisible(`#widget-columns-name-0`, chromedp.ByQuery),
+			setJS(`#widget-columns-name-0`, "Host"), setJS(`#widget-columns-data-0`, "2"),
+			setJS(`#widget-columns-name-1`, "Load"), setJS(`#widget-columns-value-1`, "<i>CPU</i> load"),
+			setJS(`#widget-column`, "1"), setJS(`#widget-order`, "3"), setJS(`#widget-count`, "1"),
+			chromedp.Click(`#widget-apply`, chromedp.ByQuery), chromedp.Click(`#dashboard-save`, chromedp.ByQuery),
+			pollJS(`!!document.querySelector('#dashboard-edit')`),
+			pollJS(`document.querySelectorAll('.widget-tophosts').length === 2`))
+		after := tophosts(getOne(t, base, token, "dashboard", dParams))
+		want := `[{"name":"columns.name.0","type":"1","value":"Host"},{"name":"columns.data.0","type":"0","value":"2"},` +
+			`{"name":"columns.name.1","type":"1","value":"Load"},{"name":"columns.data.1","type":"0","value":"1"},{"name":"columns.item.1","type":"1","value":"\u003ci\u003eCPU\u003c/i\u003e load"},` +
+			`{"name":"order","type":"0","value":"3"},{"name":"column","type":"0","value":"1"},{"name":"count","type":"0","value":"1"}]`
+		if len(after) != 2 || !sameFields(after[0], before[0]) || !sameFields(after[1], want) {
+			t.Errorf("top hosts widgets' fields after the form:\n%s\nwant the first as before:\n%s\nand the new one:\n%s", strings.Join(after, "\n"), before[0], want)
+		}
+		var last []string
+		run(t, ctx, "the new widget", chromedp.Evaluate(`[...[...document.querySelectorAll('.widget-tophosts')].pop().rows].map((r) => r.textContent)`, &last))
+		if strings.Join(last, "|") != "HostLoad|web-0220 %" {
+			t.Errorf("new top hosts widget rows %q, want the bottom host by load", last)
+		}
+	})
+}
+
+// sameFields reports whether two JSON lists of widget fields hold the
+// same fields, in any order.
+func sameFields(a, b string) bool {
+	var x, y []map[string]string
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil || len(x) != len(y) {
+		return false
+	}
+	key := func(l []map[string]string) []string {
+		var out []string
+		for _, f := range l {
+			out = append(out, f["name"]+"\x00"+f["type"]+"\x00"+f["value"])
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(x), key(y))
 }

@@ -15,7 +15,7 @@ import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
 import { formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
-import { DRAW_HOSTS } from './widgets_hosts.js';
+import { DRAW_HOSTS, topHostColumns } from './widgets_hosts.js';
 import { DRAW_SLA } from './widgets_sla.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
@@ -44,6 +44,11 @@ const F_HOST = 3;
 const F_ITEM = 4;
 const F_SERVICE = 9;
 const F_SLA = 10;
+// A top hosts widget's columns: not a 6.0 field type but the table
+// that edits its columns.<name|data|item|text>.<N> fields.
+const F_COLUMNS = 'columns';
+const COLUMN_FIELDS = /^columns\.(name|data|item|text)\.\d+$/;
+const MAX_COLUMNS = 8;
 // The get and id of the objects a select field chooses from.
 const PICK = { [F_GROUP]: ['hostgroup.get', 'groupid'], [F_HOST]: ['host.get', 'hostid'], [F_SERVICE]: ['service.get', 'serviceid'], [F_SLA]: ['sla.get', 'slaid'] };
 
@@ -58,7 +63,8 @@ export const WIDGETS = [
   { type: 'clock', label: 'Clock', fields: [] },
   { type: 'hostavail', label: 'Host availability', fields: [['groupids', F_GROUP, 'Host group']] },
   { type: 'problemhosts', label: 'Problem hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['show_suppressed', F_INT, 'Show suppressed problems (1: yes)'], ['hide_empty_groups', F_INT, 'Hide groups without problems (1: yes)']] },
-  { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['count', F_INT, 'Host count']] },
+  { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['columns', F_COLUMNS, 'Columns'],
+    ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['column', F_INT, 'Order column (its number, from 0)'], ['count', F_INT, 'Host count']] },
   { type: 'dataover', label: 'Data overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['style', F_INT, 'Hosts location (0: left, 1: top)']] },
   { type: 'trigover', label: 'Trigger overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
   { type: 'slareport', label: 'SLA report', fields: [['slaid', F_SLA, 'SLA'], ['serviceid', F_SERVICE, 'Service'], ['show_periods', F_INT, 'Show periods'],
@@ -259,6 +265,27 @@ export function widgetFieldsForm(type, fields) {
       const i = input.text('widget', name, value(name));
       el.append(fld(label, i));
       readers.push(() => (i.value === '' ? [] : [{ type: ftype, name, value: i.value }]));
+    } else if (ftype === F_COLUMNS) {
+      const rows = topHostColumns({ fields });
+      const body = h('tbody', {});
+      const cells = [];
+      for (let i = 0; i < MAX_COLUMNS; i++) {
+        const c = rows[i] || { data: 1, name: '', item: '', text: '' };
+        const nm = input.text('widget', `columns-name-${i}`, c.name, { maxlength: 255, 'aria-label': `Column ${i} name` });
+        const data = input.select('widget', `columns-data-${i}`, [['1', 'Item value'], ['2', 'Host name'], ['3', 'Text']], String(c.data));
+        const v = input.text('widget', `columns-value-${i}`, c.data === 3 ? c.text : c.item, { maxlength: 255, 'aria-label': `Column ${i} item name or text` });
+        cells.push([nm, data, v]);
+        body.append(h('tr', {}, h('td', {}, String(i)), h('td', {}, nm), h('td', {}, data), h('td', {}, v)));
+      }
+      el.append(fld(label, h('table', { class: 'plain widget-columns' }, h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Name'), h('th', {}, 'Data'), h('th', {}, 'Item name or text'))), body)));
+      // Columns are numbered in order; a row with neither a name nor an
+      // item or text is left out.
+      readers.push(() => cells.filter(([nm, data, v]) => nm.value !== '' || v.value !== '' || data.value === '2').flatMap(([nm, data, v], i) => {
+        const out = [{ type: F_STR, name: `columns.name.${i}`, value: nm.value }, { type: F_INT, name: `columns.data.${i}`, value: data.value }];
+        if (data.value === '1') out.push({ type: F_STR, name: `columns.item.${i}`, value: v.value });
+        if (data.value === '3') out.push({ type: F_STR, name: `columns.text.${i}`, value: v.value });
+        return out;
+      }));
     } else if (PICK[ftype]) {
       const s = input.select('widget', name, [['', 'All']], '');
       el.append(fld(label, s));
@@ -302,6 +329,6 @@ export function widgetFieldsForm(type, fields) {
   // Fields the form does not show (a top hosts widget's columns, tags,
   // severities...) are kept as they are.
   const shown = new Set([...spec.fields.map(([n]) => n), 'rf_rate']);
-  const kept = fields.filter((f) => !shown.has(f.name));
+  const kept = fields.filter((f) => !shown.has(f.name) && !(shown.has('columns') && COLUMN_FIELDS.test(f.name)));
   return { el, read: () => [...kept, ...readers.flatMap((r) => r())] };
 }
