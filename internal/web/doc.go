@@ -206,7 +206,12 @@
 // problems by severity, classic graph (an item's last hour through
 // history.get, drawn as SVG), item value, plain text, clock (no
 // request), host availability, trigger overview, system information,
-// and URL (a frame with the sandbox attribute empty: no scripts, forms
+// problem hosts, top hosts and data overview (widgets_hosts.js: one
+// batch each, from 6.0's stored fields: tags.tag.N..., a top hosts
+// column's columns.<field>.<N>, edited in the widget form as a table
+// of name, data and item name or text; fields the widget form does
+// not show are kept on save), SLA report (widgets_sla.js: sla.get, sla.getsli
+// and service.get in one batch) and URL (a frame with the sandbox attribute empty: no scripts, forms
 // or same-origin access; the CSP allows http(s) frames for it). The
 // types Peregrine does not draw (maps, graph prototypes, SVG graphs,
 // favourites, ...) show a notice saying so.
