@@ -127,6 +127,24 @@ func (c *haCluster) status(name string) ha.Status {
 	return -1
 }
 
+// node reads one node's registry row.
+func (c *haCluster) node(name string) (ha.NodeInfo, bool) {
+	c.status(name) // opens c.admin
+	if c.admin == nil {
+		return ha.NodeInfo{}, false
+	}
+	cl, err := c.admin.Cluster(context.Background())
+	if err != nil {
+		return ha.NodeInfo{}, false
+	}
+	for _, n := range cl.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return ha.NodeInfo{}, false
+}
+
 // active returns the active node, or nil.
 func (c *haCluster) active() *haChild {
 	for _, n := range c.nodes {
@@ -632,12 +650,29 @@ func TestIntegrationHAPartition(t *testing.T) {
 	if listening(a.trapper) {
 		t.Fatal("node-a listens on its trapper while partitioned from PostgreSQL")
 	}
+	// The registry as node-b left it: node-a not active, its heartbeat
+	// stopped at the cut. Back, node-a heartbeats again as a standby.
+	before, ok := c.node("node-a")
+	if !ok || before.Status == ha.StatusActive {
+		t.Fatalf("node-a in the registry during the partition: %+v", before)
+	}
 	relay.setCut(false)
-	back := c.waitStatus("node-a", ha.StatusStandby, time.Minute)
+	healed := time.Now()
+	for {
+		if n, ok := c.node("node-a"); ok && n.Status == ha.StatusStandby && n.LastAccess > before.LastAccess {
+			break
+		}
+		if time.Since(healed) > time.Minute {
+			n, _ := c.node("node-a")
+			t.Fatalf("node-a does not heartbeat as a standby a minute after the heal: %+v (during the partition %+v)", n, before)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	back := time.Since(healed)
 	time.Sleep(ha.Heartbeat(delay))
 	if listening(a.trapper) || c.status("node-b") != ha.StatusActive {
 		t.Fatal("after the partition node-a listens on its trapper or node-b is no longer active")
 	}
-	t.Logf("partition: node-a stopped its trapper %.1f s after the cut, node-b active after %.1f s (delay %s); node-a standby %.1f s after the heal",
-		closed.Seconds(), took.Seconds(), delay, back.Seconds())
+	t.Logf("partition: node-a stopped its trapper %.1f s after the cut, node-b active after %.1f s (delay %s); node-a (%s in the registry during the partition) heartbeating as standby %.1f s after the heal",
+		closed.Seconds(), took.Seconds(), delay, before.Status, back.Seconds())
 }
