@@ -238,6 +238,17 @@ func haSeed(t *testing.T, hook *hookListener) (string, map[string]uint64) {
 		ids[k] = snap.Lookup("peregrine-test", k).ID
 	}
 	admin := adminLogin(t, s)
+	// An active proxy (it connects to Server=a;b;c) and a host it
+	// monitors, with a trapper item fed through the proxy.
+	var px struct{ ProxyIDs []string }
+	admin.ok("proxy.create", map[string]any{"host": "ha-proxy", "status": 5}, &px)
+	var g struct{ GroupIDs []string }
+	admin.ok("hostgroup.create", map[string]any{"name": "HA proxied"}, &g)
+	var ph struct{ HostIDs []string }
+	admin.ok("host.create", map[string]any{"host": "ha-proxied", "proxy_hostid": px.ProxyIDs[0], "groups": []map[string]string{{"groupid": g.GroupIDs[0]}}}, &ph)
+	var pi struct{ ItemIDs []string }
+	admin.ok("item.create", map[string]any{"name": "px", "key_": "px.v", "hostid": ph.HostIDs[0], "type": 2, "value_type": 3}, &pi)
+	ids["px.v"], _ = strconv.ParseUint(pi.ItemIDs[0], 10, 64)
 	var mt struct{ MediaTypeIDs []string }
 	admin.ok("mediatype.create", map[string]any{
 		"name": "HA hook", "type": "4", "script": hookJS, "timeout": "5s",
@@ -303,8 +314,45 @@ func TestIntegrationHAThreeNodes(t *testing.T) {
 			t.Fatalf("standby %s listens on its trapper port", n.name)
 		}
 	}
+	var (
+		mu    sync.Mutex
+		acked []ack3
+		sends []ack3
+	)
 	all := c.nodes[0].trapper + ";" + c.nodes[1].trapper + ";" + c.nodes[2].trapper
 	testutil.StartActiveAgent(t, testutil.Agentd, testutil.ActiveAgentOptions{ServerActive: all, Hostname: "peregrine-test"})
+	// The real zabbix_proxy 6.0 (sqlite3) with Server=a;b;c, 6.0's way
+	// for a proxy to follow an HA cluster, when there is one (.ci/run
+	// unpacks it; ZABBIX_PROXY_BIN): a value a second into its trapper,
+	// unique clock and ns, counted once the proxy took it.
+	var proxyAddr string
+	if p := os.Getenv("ZABBIX_PROXY_BIN"); p != "" || fileExists("/usr/sbin/zabbix_proxy") {
+		proxyAddr = testutil.StartProxy(t, testutil.ProxyOptions{Name: "ha-proxy", Server: all}).Addr
+	} else {
+		t.Log("zabbix_proxy is not available (ZABBIX_PROXY_BIN): the cluster runs without a proxy")
+	}
+	var proxyTaken []int
+	proxyStop, proxyDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(proxyDone)
+		if proxyAddr == "" {
+			return
+		}
+		clock0 := time.Now().Unix()
+		for v := 1; v <= 20000; v++ {
+			select {
+			case <-proxyStop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			frame := fmt.Sprintf(`{"request":"sender data","data":[{"host":"ha-proxied","key":"px.v","value":"%d","clock":%d,"ns":%d}]}`, v, clock0, v)
+			if sendFrame(proxyAddr, frame) == 1 {
+				mu.Lock()
+				proxyTaken = append(proxyTaken, v)
+				mu.Unlock()
+			}
+		}
+	}()
 
 	// The problem, opened on node-a and alerted before any kill.
 	conf := filepath.Join(t.TempDir(), "sender.conf")
@@ -344,11 +392,6 @@ func TestIntegrationHAThreeNodes(t *testing.T) {
 	}
 	problemID := probs[0].EventID
 
-	var (
-		mu    sync.Mutex
-		acked []ack3
-		sends []ack3
-	)
 	stopSend, sendDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sendDone)
@@ -435,6 +478,8 @@ func TestIntegrationHAThreeNodes(t *testing.T) {
 	}
 	close(stopSend)
 	<-sendDone
+	close(proxyStop)
+	<-proxyDone
 
 	// The value goes back: the problem recovers on the active node, and
 	// the listener got the problem and its recovery once each.
@@ -487,6 +532,36 @@ func TestIntegrationHAThreeNodes(t *testing.T) {
 		default:
 			t.Errorf("value %d is %d times in ClickHouse", v, n)
 		}
+	}
+	if proxyAddr != "" {
+		mu.Lock()
+		taken := append([]int(nil), proxyTaken...)
+		mu.Unlock()
+		if len(taken) == 0 {
+			t.Fatal("the proxy took no value")
+		}
+		var pgot map[int]int
+		for t0 := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+			pgot = clickhouseUintValues(t, ch.URL, ids["px.v"])
+			missing := 0
+			for _, v := range taken {
+				if pgot[v] == 0 {
+					missing++
+				}
+			}
+			if missing == 0 {
+				break
+			}
+			if time.Since(t0) > 90*time.Second {
+				t.Fatalf("%d of the %d values the proxy took are not in ClickHouse", missing, len(taken))
+			}
+		}
+		for v, n := range pgot {
+			if n != 1 {
+				t.Errorf("proxy value %d is %d times in ClickHouse", v, n)
+			}
+		}
+		t.Logf("%d values taken by the proxy across the kills, each once in ClickHouse", len(taken))
 	}
 	t.Logf("%d values acknowledged by the sender over %d kills, all in ClickHouse, %d twice (their run spanned a kill); %d agent values",
 		len(want), kills, twice, agentValues(time.Now().Add(-time.Hour)))
@@ -675,4 +750,25 @@ func TestIntegrationHAPartition(t *testing.T) {
 	}
 	t.Logf("partition: node-a stopped its trapper %.1f s after the cut, node-b active after %.1f s (delay %s); node-a (%s in the registry during the partition) heartbeating as standby %.1f s after the heal",
 		closed.Seconds(), took.Seconds(), delay, before.Status, back.Seconds())
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// clickhouseUintValues counts an item's unsigned values in ClickHouse.
+func clickhouseUintValues(t *testing.T, chURL string, itemID uint64) map[int]int {
+	t.Helper()
+	body, err := httpGet(strings.TrimRight(chURL, "/") + "/?" + url.Values{"query": {fmt.Sprintf(
+		"SELECT value, count() FROM peregrine.history_uint FINAL WHERE itemid = %d GROUP BY value FORMAT TSV", itemID)}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]int{}
+	for _, l := range strings.Split(body, "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			v, _ := strconv.Atoi(f[0])
+			n, _ := strconv.Atoi(f[1])
+			out[v] = n
+		}
+	}
+	return out
 }
