@@ -779,8 +779,8 @@ func clickhouseUintValues(t *testing.T, chURL string, itemID uint64) map[int]int
 // killed with SIGKILL, so node-a never logs it sent. node-b, active
 // within the delay, finds the alert logged unsent in PostgreSQL and
 // sends it again: the listener gets it twice (repeated once, never
-// more), and alert.get lists it once, sent. 6.0 marks nothing on such a
-// repeat; neither does Peregrine yet (docs/ha.md, "What is left" 5).
+// more), and alert.get lists it once, sent. Nothing marks the repeat yet
+// (docs/ha.md, "What is left" 5).
 func TestIntegrationHAAlertInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL, ClickHouse, two nodes and zabbix_sender")
