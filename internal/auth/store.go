@@ -323,6 +323,10 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 	return res, tx.Commit()
 }
 
+// SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
+// copies a data directory's database into PostgreSQL with it).
+func SQLSchema() sqlitedb.Schema { return dbSchema }
+
 // dbSchema is how sqlitedb creates, checks and migrates the database.
 var dbSchema = sqlitedb.Schema{
 	Kind:       "auth database",

@@ -231,6 +231,10 @@ var migrations = []string{
 	migrateItemLogTimeFmt(), // 34 → 35: items' logtimefmt (logtimefmt.go)
 }
 
+// SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
+// copies a data directory's database into PostgreSQL with it).
+func SQLSchema() sqlitedb.Schema { return dbSchema }
+
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
 var dbSchema = sqlitedb.Schema{
 	Kind:       "catalog",

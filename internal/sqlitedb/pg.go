@@ -264,8 +264,44 @@ func copyTable(ctx context.Context, fresh *sql.DB, tx *sql.Tx, name, insert stri
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, q, vals...); err != nil {
-			return fmt.Errorf("cannot copy the first rows of %s: %w", name, err)
+			return fmt.Errorf("cannot copy the rows of %s: %w", name, err)
 		}
 	}
 	return rows.Err()
+}
+
+// CopyToPG replaces every row of a PostgreSQL store with src's: src is
+// the store's SQLite database at the same schema version (opened by
+// Open, which migrates it), tx a write transaction begun by OpenPG's
+// Begin (fenced). The store's tables are emptied, newest first, then
+// filled in src's order, sqlite_sequence last, so that IDs go on
+// where src's stopped. All or nothing: tx commits it (peregrine ha
+// migrate).
+func CopyToPG(ctx context.Context, src *sql.DB, tx *sql.Tx) error {
+	rows, err := src.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+names[i]); err != nil {
+			return fmt.Errorf("cannot empty %s: %w", names[i], err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM sqlite_sequence"); err != nil {
+		return fmt.Errorf("cannot empty sqlite_sequence: %w", err)
+	}
+	return copyRows(ctx, src, tx)
 }
