@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-		"time"
+	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 
