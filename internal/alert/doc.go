@@ -89,6 +89,9 @@
 //     media type peregrine_alert_queue_length{mediatypeid} (alerts) and
 //     peregrine_alert_escalations_waiting{mediatypeid}; Queues gives
 //     both to the API (mediatype.get's selectQueue).
+//   - TestSend (testsend.go): one message through a media type now,
+//     outside escalations and the log, for the API's mediatype.test
+//     (6.0's media type "Test"); a webhook's return value comes back.
 //   - Senders: webhook.go (Zabbix's JavaScript form with HttpRequest,
 //     the older CurlHttpRequest names, Zabbix.log, btoa and atob, run by
 //     package jsvm on Options.JS, the server's pool of worker processes:

@@ -49,6 +49,8 @@ func (s *Server) registerAlerting() {
 	s.methods["action.delete"] = &method{role: RoleAdmin, call: s.actionDelete}
 	s.methods["alert.get"] = &method{role: RoleUser, call: s.alertGet}
 	s.registerScripts()
+	s.registerMediaTypeTest()
+	s.registerCorrelations()
 }
 
 func u64(id uint64) string { return strconv.FormatUint(id, 10) }

@@ -267,7 +267,12 @@
 // strings are taken as numbers, unknown members are refused, and the
 // error texts are Zabbix's where Zabbix has one. mediatype.get does not
 // return passwd; its selectQueue (a Peregrine addition) adds each media
-// type's backlog when Alerting also has AlertQueues. Without Alerting
+// type's backlog when Alerting also has AlertQueues. mediatype.test
+// (mediatype_send.go, a Peregrine addition, Super admin) sends one test
+// message when Alerting also has AlertTester: 6.0's frontend does it
+// outside the API (a trapper "alert.send"). correlation.* (correlation.go):
+// event correlation rules, kept in the notification configuration
+// (catalog.Correlation; not yet applied to events). Without Alerting
 // those methods are not served.
 //
 // Services and SLAs (service.go, service_write.go, sla.go) go through

@@ -53,7 +53,7 @@ var numericKeys = map[string]bool{
 	"esc_step_from": true, "esc_step_to": true, "default_msg": true, "usrgrpid": true, "userid": true, "active": true,
 	"severity": true, "mediaid": true, "show_event_menu": true, "operationid": true, "conditionid": true, "sortorder": true,
 	"pause_symptoms": true, "opconditionid": true, "scriptid": true, "hostid": true, "groupid": true, "scope": true,
-	"execute_on": true, "host_access": true, "templateid": true, "inventory_mode": true,
+	"execute_on": true, "host_access": true, "templateid": true, "inventory_mode": true, "correlationid": true,
 }
 
 // conditionText reports a condition's text member ("value", "value2" of

@@ -251,6 +251,8 @@ type AlertConfig struct {
 	Actions    map[uint64]*Action
 	Medias     map[uint64][]UserMedia // by user ID
 	Scripts    map[uint64]*GlobalScript
+	// Correlations are the event correlation rules (correlation.go).
+	Correlations map[uint64]*Correlation
 	// Revision increases with every change.
 	Revision uint64
 	// next IDs by kind: "mediatype", "action", "media", "script".
@@ -293,7 +295,7 @@ func (c *AlertConfig) NextID(kind string) uint64 {
 // copied on write by the editor (EditAlerts hands out copies).
 func (c *AlertConfig) clone() *AlertConfig {
 	n := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{},
-		Scripts: map[uint64]*GlobalScript{}, Revision: c.Revision, next: maps.Clone(c.next)}
+		Scripts: map[uint64]*GlobalScript{}, Correlations: cloneCorrelations(c.Correlations), Revision: c.Revision, next: maps.Clone(c.next)}
 	for id, sc := range c.Scripts {
 		cp := *sc
 		n.Scripts[id] = &cp
@@ -404,6 +406,9 @@ func writeAlertsTx(ctx context.Context, tx *sql.Tx, cfg *AlertConfig, marks ...s
 	if err := writeConfigRows(ctx, tx, "scripts", cfg.Scripts, func(sc *GlobalScript) (uint64, string) { return sc.ID, sc.Name }); err != nil {
 		return err
 	}
+	if err := writeConfigRows(ctx, tx, "correlations", cfg.Correlations, func(c *Correlation) (uint64, string) { return c.ID, c.Name }); err != nil {
+		return err
+	}
 	for uid, ms := range cfg.Medias {
 		if len(ms) == 0 {
 			continue
@@ -427,7 +432,7 @@ func writeAlertsTx(ctx context.Context, tx *sql.Tx, cfg *AlertConfig, marks ...s
 // loadAlerts reads the notification configuration.
 func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
 	cfg := &AlertConfig{MediaTypes: map[uint64]*MediaType{}, Actions: map[uint64]*Action{}, Medias: map[uint64][]UserMedia{},
-		Scripts: map[uint64]*GlobalScript{}, next: map[string]uint64{}}
+		Scripts: map[uint64]*GlobalScript{}, Correlations: map[uint64]*Correlation{}, next: map[string]uint64{}}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -469,6 +474,9 @@ func loadAlerts(ctx context.Context, db *sql.DB) (*AlertConfig, error) {
 	}
 	if err := loadConfigRows(ctx, tx, "scripts", "script", cfg.Scripts, func(sc *GlobalScript) uint64 { return sc.ID }); err != nil {
 		return nil, fmt.Errorf("cannot load scripts: %w", err)
+	}
+	if err := loadConfigRows(ctx, tx, "correlations", "correlation", cfg.Correlations, func(c *Correlation) uint64 { return c.ID }); err != nil {
+		return nil, fmt.Errorf("cannot load correlations: %w", err)
 	}
 	return cfg, nil
 }

@@ -183,7 +183,7 @@ type plan struct {
 	hosts     []hostChange
 	creates   []*Item     // new items, in the normSpec; HostID set by write for new hosts
 	createOn  []int32     // per create: index into hosts if the host is new, else -1
-	updates   []itemPatch // changed items, by slab index of the old snapshot
+	updates   []itemPatch // changed items
 	// createPH[i] is the placeholder ID that dependent items of this
 	// plan carry in MasterItemID for creates[i] until write inserts it
 	// (see placeholderIface), 0 if none refers to it. Creates are
@@ -210,10 +210,7 @@ type hostChange struct {
 // never reach 2^63.
 const placeholderIface = 1 << 63
 
-type itemPatch struct {
-	idx int
-	it  Item
-}
+type itemPatch struct{ it Item }
 
 // diff computes the plan without touching the database. It fails if the
 // spec conflicts with the catalog: an agent item on a host without an
@@ -231,7 +228,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 	p.res.GroupsCreated = len(p.newGroups)
 	for i := range ns.hosts {
 		nh := &ns.hosts[i]
-		oh := old.hostByName[nh.host]
+		oh := old.hostByName.get(nh.host)
 		hp := "hosts[" + strconv.Itoa(i) + "]"
 		if old.TemplateByName(nh.host) != nil {
 			el.add(hp+".host", &ConflictError{Kind: HostExists, Host: nh.host, Template: true})
@@ -301,7 +298,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 				p.res.ItemsCreated++
 				continue
 			}
-			cur := &old.items[idx]
+			cur := &oh.items[idx]
 			if cur.TemplateID != 0 {
 				// A copy takes from its host what Zabbix lets a host
 				// set; the rest is its template's.
@@ -324,7 +321,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 			if sameSteps(n.Preprocessing, cur.Preprocessing) {
 				n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
 			}
-			p.updates = append(p.updates, itemPatch{idx: idx, it: n})
+			p.updates = append(p.updates, itemPatch{it: n})
 			p.res.ItemsUpdated++
 		}
 	}
@@ -352,7 +349,7 @@ func resolveMasters(old *Snapshot, oh *Host, nh *normHost, hp string, next *uint
 			return nil
 		}
 		if i := oh.lookupIndex(key); i >= 0 {
-			return &old.items[i]
+			return &oh.items[i]
 		}
 		return nil
 	}
@@ -856,36 +853,22 @@ func (p *plan) build(old *Snapshot) (*Snapshot, error) {
 	groups = append(groups, old.groups...)
 	groups = append(groups, p.newGroups...)
 
-	hosts := make([]Host, 0, len(old.hosts)+p.res.HostsCreated)
-	changed := make(map[uint64]*Host, p.res.HostsUpdated)
+	pc := &partChange{hosts: make(map[uint64]*Host, len(p.hosts)), items: make(map[uint64]*Item, len(p.updates)), created: p.creates}
 	for i := range p.hosts {
-		if hc := &p.hosts[i]; !hc.isNew {
-			changed[hc.h.ID] = &hc.h
-		}
+		pc.hosts[p.hosts[i].h.ID] = &p.hosts[i].h
 	}
-	for i := range old.hosts {
-		if h := changed[old.hosts[i].ID]; h != nil {
-			hosts = append(hosts, *h)
-		} else {
-			hosts = append(hosts, old.hosts[i])
-		}
+	for i := range p.updates {
+		pc.items[p.updates[i].it.ID] = &p.updates[i].it
 	}
-	for i := range p.hosts {
-		if hc := &p.hosts[i]; hc.isNew {
-			hosts = append(hosts, hc.h)
-		}
-	}
-	slices.SortFunc(p.updates, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
-	src := itemSource{base: old.items, patches: p.updates, created: p.creates}
-	s, err := buildSnapshot(old.version+1, groups, hosts, src)
+	s, err := derive(old, old.version+1, groups, pc, false)
 	if err != nil {
 		return nil, err
 	}
 	// A copy: setTriggers takes its slice over. Apply never deletes, so
 	// every reference still holds.
 	s.setTriggers(slices.Clone(old.triggers))
-	s.tmpl = old.tmpl     // Apply writes hosts only; templates go through an Edit
-	s.macros = old.macros // written in a later Edit (applyMacrosAfter)
+	s.tmpl = old.tmpl   // Apply writes hosts only; templates go through an Edit
+	s.mcell = old.mcell // macros are written in a later Edit (applyMacrosAfter)
 	s.maints = old.maints
 	s.regexps = old.regexps
 	s.proxies = old.proxies

@@ -56,8 +56,8 @@ func memInput(tb testing.TB, hosts, perHost int) ([]Host, []Item) {
 // so that benchmarks do not walk the slab sequentially.
 func lookupKeys(s *Snapshot) [][2]string {
 	keys := make([][2]string, 0, s.ItemCount())
-	for i := range s.items {
-		keys = append(keys, [2]string{s.items[i].Host.Host, s.items[i].Key})
+	for it := range s.allItems {
+		keys = append(keys, [2]string{it.Host.Host, it.Key})
 	}
 	rng := rand.New(rand.NewPCG(42, 42))
 	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
@@ -319,8 +319,7 @@ func TestMillionItems(t *testing.T) {
 	if loaded.Version() != applied.Version() || loaded.ItemCount() != n {
 		t.Fatalf("reopened: version %d, %d items", loaded.Version(), loaded.ItemCount())
 	}
-	for i := range applied.items {
-		a := &applied.items[i]
+	for a := range applied.allItems {
 		l := loaded.Item(a.ID)
 		if l == nil || !l.sameConfig(a) || l.HostID != a.HostID || l.HistorySeconds != a.HistorySeconds || l.TrendsSeconds != a.TrendsSeconds {
 			t.Fatalf("item %d: applied %+v, loaded %+v", a.ID, a, l)
@@ -373,9 +372,10 @@ func BenchmarkSetTriggers(b *testing.B) {
 				b.Fatal(err)
 			}
 			trigs := make([]Trigger, 0, len(items))
-			for i := range s.items {
-				it := &s.items[i]
-				trigs = append(trigs, Trigger{ID: uint64(i + 1), Description: "t", Expression: "last(/h/k)>0", Enabled: true, ItemIDs: []uint64{it.ID}})
+			i := 0
+			for it := range s.allItems {
+				i++
+				trigs = append(trigs, Trigger{ID: uint64(i), Description: "t", Expression: "last(/h/k)>0", Enabled: true, ItemIDs: []uint64{it.ID}})
 			}
 			s.setTriggers(slices.Clone(trigs)) // host IDs set, as in a snapshot's slab
 			old := s.triggers

@@ -160,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	c.drules.Store(&drs)
 	c.dstate.Store(dst)
 	c.log.Info("catalog loaded", "path", opts.Path, "revision", snap.Version(),
-		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", len(snap.items), "triggers", len(snap.triggers),
+		"groups", len(snap.groups), "hosts", len(snap.hosts), "items", snap.ItemCount(), "triggers", len(snap.triggers),
 		"duration", time.Since(start))
 	return c, nil
 }

@@ -265,6 +265,8 @@
 //     AlertConfig (Catalog.AlertConfig, EditAlerts, SubscribeAlerts)
 //     beside the snapshot. IDs come from per-kind sequences and are
 //     never reused. The catalog stores; the API validates.
+//     Event correlation rules (correlation.go, their own migration)
+//     are part of it too (AlertConfig.Correlations).
 //   - Trigger.EventName (schema version 14): Zabbix 6.0's event name,
 //     which names the trigger's events instead of its description.
 //   - Value maps (valuemap.go, spec_valuemap.go; schema version 12):
@@ -329,22 +331,32 @@
 // trimmed to their length (compact). Item, Host and Trigger keep their
 // one-byte fields together. What an item still costs is measured in
 // docs/bench/estate.md ("The catalog model at scale"): about 440 bytes
-// of Item in the slab plus its indexes, and in a template-linked, discovered
-// fleet about 1.25 KB of heap per item with triggers, rules and graphs.
+// of Item in its host's slice plus its indexes, and in a template-linked,
+// discovered fleet about 1.25 KB of heap per item with triggers, rules
+// and graphs.
 //
 // An Edit that wrote no trigger and deleted no item (an item.update, a
 // host rename) shares the old snapshot's trigger slab and indexes
 // (shareTriggers) instead of rebuilding them;
 // TestEditSharedTriggersMatchReload compares random edits of both kinds
-// with a reload, trigger by trigger. But an Edit still builds the part
-// it changed (hosts or templates) anew, copying every item of the part
-// into a new slab: O(items), where a profile of a host rename or an
-// item.update at 100,000 items puts nearly all of an edit's CPU.
-// Sharing unchanged hosts and items between snapshots needs items kept
-// per host (or in pages of whole hosts) instead of one slab, host and
-// ID indexes that hold positions rather than pointers, and Host no
-// longer pointing to its snapshot; BenchmarkEditScale
-// (edit_scale_test.go) measures an edit at any size.
+// with a reload, trigger by trigger. Hosts and items are shared too
+// (derive, snapshot_derive.go): each host holds its own items and key
+// table, a Host and its items are immutable and shared by every
+// snapshot in which neither changed, and the indexes (hosts by name and
+// ID, interfaces and items by ID) are maps split into shards, of which
+// an edit copies only those it changes (cowmap.go; items by ID in pages
+// of 64 IDs). An edit thus makes anew the hosts it touched, with their
+// items, and copies the sorted host list (8 bytes per host): one
+// item.update at a million items derives the next snapshot in
+// milliseconds (BenchmarkDeriveScale; BenchmarkEditScale adds SQLite's
+// transaction). TestDeriveMatchesReload checks random edits of every
+// kind (items, hosts, template links, a template's item, discovery
+// results) against a reload and every index against the hosts.
+// What is still O(items) per edit: a change of user macros or template
+// links (every host's macro scope may change, so every host is made
+// anew), trigger edits (the trigger slab), and the first Copies call
+// of a snapshot (the copies of templates' items are indexed on first
+// use).
 //
 // # Concurrency contract
 //
@@ -360,8 +372,8 @@
 // Writers are serialised by a mutex in the Catalog: one Apply or Edit at
 // a time. An Apply validates, diffs the spec against the current snapshot, writes
 // the difference in one SQLite transaction, builds the next snapshot from
-// the previous one plus the difference (O(items), without reading the
-// database back) and publishes it with one atomic swap, then signals the
+// the previous one plus the difference (the hosts it touched, without
+// reading the database back) and publishes it with one atomic swap, then signals the
 // Subscribe channels without blocking. An Edit does the same with the
 // changes its function made: all of them are one transaction and one
 // snapshot. Readers never wait for writers.

@@ -564,7 +564,7 @@ func loadDRules(ctx context.Context, db *sql.DB) ([]DRule, *DiscoveryState, erro
 func (s *Snapshot) HostsWithIP(ip string) []*Host {
 	var out []*Host
 	for i := range s.hosts {
-		h := &s.hosts[i]
+		h := s.hosts[i]
 		if !h.IsTemplate && slices.ContainsFunc(h.Interfaces, func(f Interface) bool { return f.IP == ip }) {
 			out = append(out, h)
 		}

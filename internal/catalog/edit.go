@@ -397,10 +397,10 @@ func (e *Edit) hostByName(name string) uint64 {
 	if id, ok := e.hostName[name]; ok {
 		return id
 	}
-	if h := e.old.hostByName[name]; h != nil {
+	if h := e.old.hostByName.get(name); h != nil {
 		return h.ID
 	}
-	if h := e.old.part().hostByName[name]; h != nil {
+	if h := e.old.part().hostByName.get(name); h != nil {
 		return h.ID
 	}
 	return 0
@@ -415,7 +415,7 @@ func (e *Edit) hostByVisible(name string) uint64 {
 		e.visible = make(map[string]uint64, len(e.old.hosts))
 		for _, part := range []*Snapshot{e.old, e.old.part()} {
 			for i := range part.hosts {
-				h := &part.hosts[i]
+				h := part.hosts[i]
 				if cur := e.host(h.ID); cur != nil {
 					e.visible[cur.Name] = h.ID
 				}
@@ -461,7 +461,7 @@ func (e *Edit) itemByKey(host uint64, key string) uint64 {
 	}
 	if h := e.oldHost(host); h != nil && e.host(host) != nil {
 		if i := h.lookupIndex(key); i >= 0 {
-			return h.snap.items[i].ID
+			return h.items[i].ID
 		}
 	}
 	return 0
@@ -576,24 +576,25 @@ func (e *Edit) build() (*Snapshot, error) {
 	macrosChanged := e.mst != nil
 	hostsChanged, tmplChanged = hostsChanged || macrosChanged, tmplChanged || macrosChanged
 	var s *Snapshot
+	// A host reaches its user macros through its macro cell: a new one
+	// when they changed, with every host made anew (buildPart).
+	mc := old.mcell
+	if macrosChanged {
+		mc = &macroCell{ms: e.mst.build()}
+	}
 	if hostsChanged || len(e.groups) > 0 || len(e.newGroups) > 0 {
 		var err error
-		if s, err = e.buildPart(old, groups, false); err != nil {
+		if s, err = e.buildPart(old, groups, false, mc); err != nil {
 			return nil, err
 		}
 	} else {
 		c := *old
 		s = &c
-		s.groups, s.groupsByID, s.groupByName = groups, make(map[uint64]*Group, len(groups)), make(map[string]*Group, len(groups))
-		slices.SortFunc(s.groups, func(a, b Group) int { return cmp.Compare(a.Name, b.Name) })
-		for i := range s.groups {
-			s.groupsByID[s.groups[i].ID] = &s.groups[i]
-			s.groupByName[s.groups[i].Name] = &s.groups[i]
-		}
+		s.setGroups(groups)
 	}
 	s.version = old.version + 1
 	if tmplChanged {
-		tp, err := e.buildPart(old.part(), nil, true)
+		tp, err := e.buildPart(old.part(), nil, true, mc)
 		if err != nil {
 			return nil, err
 		}
@@ -603,7 +604,7 @@ func (e *Edit) build() (*Snapshot, error) {
 		s.tmpl = &tp
 	}
 	setTrigs(s)
-	s.macros = old.macros
+	s.mcell = mc
 	s.maints = old.maints
 	s.regexps = old.regexps
 	s.proxies = old.proxies
@@ -643,61 +644,18 @@ func (e *Edit) partsChanged() (hosts, tmpls bool) {
 }
 
 // buildPart builds one part of the next snapshot from the same part of
-// the old one (old, or old.part() for the templates) and the overlay.
-func (e *Edit) buildPart(old *Snapshot, groups []Group, tmpl bool) (*Snapshot, error) {
-	hosts := make([]Host, 0, len(old.hosts)+len(e.newHosts))
-	var dead map[uint64]bool
-	for i := range old.hosts {
-		h := &old.hosts[i]
-		o, ok := e.hosts[h.ID]
-		switch {
-		case !ok:
-			hosts = append(hosts, *h)
-		case o == nil:
-			if dead == nil {
-				dead = map[uint64]bool{}
-			}
-			dead[h.ID] = true
-		default:
-			hosts = append(hosts, *o)
-		}
-	}
-	for _, id := range e.newHosts {
-		if h := e.hosts[id]; h != nil && h.IsTemplate == tmpl {
-			hosts = append(hosts, *h)
-		}
-	}
-	for i := range hosts {
-		if len(hosts[i].GroupIDs) == 0 {
-			hosts[i].GroupIDs = nil // as loadSnapshot leaves it
-		}
-		if len(hosts[i].Tags) == 0 {
-			hosts[i].Tags = nil
-		}
-	}
-
-	src := itemSource{base: old.items, skipHosts: dead}
-	for id, it := range e.items {
-		idx := old.itemIndex(id)
-		if idx < 0 || dead[old.items[idx].HostID] {
-			continue // created in this Edit, of the other part, or gone with its host
-		}
-		if it == nil {
-			src.skip = append(src.skip, idx)
-		} else {
-			src.patches = append(src.patches, itemPatch{idx: idx, it: *it})
-		}
-	}
-	slices.Sort(src.skip)
-	slices.SortFunc(src.patches, func(a, b itemPatch) int { return cmp.Compare(a.idx, b.idx) })
+// the old one (old, or old.part() for the templates) and the overlay:
+// only the hosts the Edit touched are made anew (derive).
+func (e *Edit) buildPart(old *Snapshot, groups []Group, tmpl bool, mc *macroCell) (*Snapshot, error) {
+	pc := &partChange{hosts: e.hosts, items: e.items, mc: mc, all: e.mst != nil}
 	for _, it := range e.created {
 		if e.items[it.ID] != nil {
 			if h := e.host(it.HostID); h != nil && h.IsTemplate == tmpl {
-				src.created = append(src.created, it)
+				pc.created = append(pc.created, it)
 			}
 		}
 	}
-	return buildSnapshot(old.version+1, groups, hosts, src)
+	return derive(old, old.version+1, groups, pc, tmpl)
 }
 
 // applyOverlays puts the Edit's value map, macro/template and maintenance
@@ -708,9 +666,6 @@ func (e *Edit) applyOverlays(s *Snapshot) {
 	e.buildExtras(s)
 	e.buildRegexps(s)
 	e.buildProxies(s)
-	if e.mst != nil {
-		s.macros = e.mst.build()
-	}
 	if e.mnt != nil {
 		s.maints = slices.Clone(e.mnt)
 		slices.SortFunc(s.maints, func(a, b Maintenance) int { return cmp.Compare(a.ID, b.ID) })

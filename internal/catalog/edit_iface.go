@@ -130,7 +130,7 @@ func (e *Edit) writeIfaces(h *Host, cur, next []Interface) ([]Interface, error) 
 // eachItemOf calls fn with every current item of a host until fn returns
 // false.
 func (e *Edit) eachItemOf(hostID uint64, fn func(it *Item) bool) {
-	if h := e.old.hostByID[hostID]; h != nil {
+	if h := e.old.hostByID.get(hostID); h != nil {
 		for i := range h.items {
 			if it := e.item(h.items[i].ID); it != nil && !fn(it) {
 				return

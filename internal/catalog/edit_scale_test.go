@@ -117,3 +117,82 @@ func BenchmarkEditScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeriveScale is the model at scale without SQLite (issue 30,
+// part 4): N hosts × M items with one trigger per 5 items, built in
+// memory as Open builds them, then one item.update after another
+// applied to the running snapshot (derive: the item's host made anew,
+// the index shards and pages it is in copied, the sorted host list
+// copied; the trigger slab shared, as Edit.build shares it). ns/op is
+// one such update; its time is flat in the number of items, the host
+// list's copy (8 bytes per host) being the one part that grows. It
+// reports the build times of items and triggers (build-s,
+// trig-build-s), the Go heap the built snapshot holds per item (items
+// only) and per trigger, and the latency of one host's first Items
+// call (what item.get by host walks) and of a Lookup.
+//
+//	PEREGRINE_BENCH_HOSTS=10000,100000 PEREGRINE_BENCH_ITEMS=10 \
+//	  go test -run '^$' -bench 'DeriveScale' -benchtime 200x -benchmem ./internal/catalog/
+//	# the issue's size, 1M hosts × 10 items, 2M triggers (≈ 16 GB free):
+//	PEREGRINE_BENCH_HOSTS=1000000 PEREGRINE_BENCH_ITEMS=10 \
+//	  go test -run '^$' -bench 'DeriveScale' -benchtime 200x -benchmem -timeout 2h ./internal/catalog/
+func BenchmarkDeriveScale(b *testing.B) {
+	hosts, perHost := scaleSizes(b)
+	for _, n := range hosts {
+		b.Run(fmt.Sprintf("hosts=%d/items=%d", n, n*perHost), func(b *testing.B) {
+			before := heapAlloc()
+			hs, items := memInput(b, n, perHost)
+			start := time.Now()
+			s, err := buildSnapshot(1, []Group{{ID: 1, Name: "G"}}, hs, itemSource{extra: items})
+			if err != nil {
+				b.Fatal(err)
+			}
+			buildS := time.Since(start).Seconds()
+			hs, items = nil, nil
+			withItems := heapAlloc()
+			perItem := float64(withItems-min(before, withItems)) / float64(n*perHost)
+			trigs := make([]Trigger, 0, n*perHost/5)
+			for it := range s.allItems {
+				if it.ID%5 == 0 {
+					trigs = append(trigs, Trigger{ID: uint64(len(trigs) + 1), Description: "check {HOST.NAME}", Priority: 3, Enabled: true,
+						Expression: "last(/" + it.Host.Host + "/" + it.Key + ")>0", ItemIDs: []uint64{it.ID}})
+				}
+			}
+			start = time.Now()
+			s.setTriggers(trigs)
+			trigS := time.Since(start).Seconds()
+			withTrigs := heapAlloc()
+			perTrig := float64(withTrigs-min(withItems, withTrigs)) / float64(max(len(s.triggers), 1))
+			h := s.hosts[len(s.hosts)/2]
+			start = time.Now()
+			its := h.Items()
+			byHost := time.Since(start)
+			start = time.Now()
+			_ = s.Lookup(h.Host, its[len(its)-1].Key)
+			lookup := time.Since(start)
+			b.ResetTimer()
+			for i := range b.N {
+				it := s.hosts[(i*7919)%len(s.hosts)].Items()[0]
+				p := *it
+				p.Units = strconv.Itoa(i)
+				next, err := derive(s, s.version+1, s.groups, &partChange{items: map[uint64]*Item{p.ID: &p}}, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				next.shareTriggers(s)
+				s = next
+			}
+			b.StopTimer()
+			if got := s.Item(its[0].ID); got == nil || got.Key != its[0].Key || len(s.TriggersOfItem(5)) != 1 {
+				b.Fatal("the derived snapshot lost an item or a trigger")
+			}
+			// After ResetTimer, which drops metrics.
+			b.ReportMetric(buildS, "build-s")
+			b.ReportMetric(trigS, "trig-build-s")
+			b.ReportMetric(perItem, "heap-B/item")
+			b.ReportMetric(perTrig, "heap-B/trigger")
+			b.ReportMetric(float64(byHost.Nanoseconds()), "items-of-host-ns")
+			b.ReportMetric(float64(lookup.Nanoseconds()), "lookup-ns")
+		})
+	}
+}

@@ -314,8 +314,8 @@ func (e *Edit) clearValueMapRefs(maps []uint64, skipHost uint64) error {
 		}
 	}
 	for _, part := range []*Snapshot{e.old, e.old.part()} {
-		for i := range part.items {
-			clearIt(&part.items[i])
+		for it := range part.allItems {
+			clearIt(it)
 		}
 	}
 	for _, it := range e.created {

@@ -439,7 +439,7 @@ func TestEditDeleteAllItemsOfHost(t *testing.T) {
 			t.Fatalf("Lookup(switch 1, %q) found a deleted item", k)
 		}
 	}
-	if h := s.Host("switch 1"); h.table != nil || h.snap != s {
+	if h := s.Host("switch 1"); h.table != nil || h.items != nil {
 		t.Fatal("a host without items kept the key index of the previous snapshot")
 	}
 	if s.Host("switch 1").ItemCount() != 0 || s.Lookup("web-01", "app.latency") == nil {

@@ -121,7 +121,7 @@ func (h *Host) MainInterface(t InterfaceType) *Interface {
 }
 
 // Interface returns the host interface with the given ID, or nil.
-func (s *Snapshot) Interface(id uint64) *Interface { return s.ifaceByID[id] }
+func (s *Snapshot) Interface(id uint64) *Interface { return s.ifaceByID.get(id) }
 
 // Zabbix's names of the interface types, as its messages use them ("No
 // default interface for "agent" type on ...", recorded from 6.0.14).

@@ -402,9 +402,9 @@ func (s *Snapshot) ItemPrototype(id uint64) (*ItemPrototype, *Item) {
 func (s *Snapshot) Rules() []*Item {
 	var out []*Item
 	for _, part := range []*Snapshot{s, s.part()} {
-		for i := range part.items {
-			if part.items[i].LLD != nil {
-				out = append(out, &part.items[i])
+		for it := range part.allItems {
+			if it.LLD != nil {
+				out = append(out, it)
 			}
 		}
 	}

@@ -9,7 +9,11 @@ import (
 
 // downgradeItemLogTimeFmt undoes the 34 → 35 migration (items'
 // logtimefmt); the older downgrades chain onto it.
-var downgradeItemLogTimeFmt = []string{"DROP TABLE item_logtimefmt"}
+var downgradeItemLogTimeFmt = append(slices.Clone(downgradeCorrelations), "DROP TABLE item_logtimefmt")
+
+// downgradeCorrelations undoes the 35 → 36 migration (event
+// correlations); the older downgrades chain onto it.
+var downgradeCorrelations = []string{"DROP TABLE correlations"}
 
 // TestItemLogTimeFmt: an item's logtimefmt is stored, survives a reload,
 // is exported and imported back unchanged, is copied to the hosts its

@@ -203,7 +203,11 @@ func (ms *macroSet) defs(owner uint64) []usermacro.Def {
 // {$MACRO} means in its items, triggers and event names. Unknown IDs
 // (and 0) see the global macros only. It does not allocate.
 func (s *Snapshot) UserMacros(hostID uint64) *usermacro.Scope {
-	ms := s.macroSet()
+	return s.macroSet().scope(hostID)
+}
+
+// scope returns the host's scope.
+func (ms *macroSet) scope(hostID uint64) *usermacro.Scope {
 	if sc := ms.scopes[hostID]; sc != nil {
 		return sc
 	}
@@ -233,10 +237,10 @@ func (s *Snapshot) UserMacrosOfHosts(hostIDs []uint64) *usermacro.Scope {
 var emptyMacroSet = (&macroState{}).build()
 
 func (s *Snapshot) macroSet() *macroSet {
-	if s.macros == nil {
+	if s.mcell == nil || s.mcell.ms == nil {
 		return emptyMacroSet
 	}
-	return s.macros
+	return s.mcell.ms
 }
 
 // Macros returns the macros defined on a host or template (0: the
@@ -314,7 +318,12 @@ func (m *Macro) setDef(t usermacro.Type) error {
 }
 
 // UserMacros returns the host's macro scope (Snapshot.UserMacros).
-func (h *Host) UserMacros() *usermacro.Scope { return h.snap.UserMacros(h.ID) }
+func (h *Host) UserMacros() *usermacro.Scope {
+	if h.mc == nil || h.mc.ms == nil {
+		return emptyMacroSet.scope(h.ID)
+	}
+	return h.mc.ms.scope(h.ID)
+}
 
 // Expand returns h with the user macros of sc resolved in the fields
 // Zabbix resolves them in: URL, query fields, posts, headers, status

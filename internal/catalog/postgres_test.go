@@ -219,9 +219,9 @@ func TestPostgresStandbyReadsSameSnapshot(t *testing.T) {
 	}
 	defer bcat.Close()
 	got := bcat.Snapshot()
-	if got.Version() != want.Version() || got.HostCount() != want.HostCount() || len(got.items) != len(want.items) || len(got.triggers) != len(want.triggers) {
+	if got.Version() != want.Version() || got.HostCount() != want.HostCount() || got.ItemCount() != want.ItemCount() || len(got.triggers) != len(want.triggers) {
 		t.Fatalf("reloaded: revision %d, %d hosts, %d items, %d triggers; want %d, %d, %d, %d",
-			got.Version(), got.HostCount(), len(got.items), len(got.triggers), want.Version(), want.HostCount(), len(want.items), len(want.triggers))
+			got.Version(), got.HostCount(), got.ItemCount(), len(got.triggers), want.Version(), want.HostCount(), want.ItemCount(), len(want.triggers))
 	}
 	for _, h := range want.Hosts() {
 		for _, it := range h.Items() {

@@ -131,7 +131,7 @@ func (s *Snapshot) ProxyHosts(id uint64) []*Host {
 	var out []*Host
 	for i := range s.hosts {
 		if s.hosts[i].ProxyID == id {
-			out = append(out, &s.hosts[i])
+			out = append(out, s.hosts[i])
 		}
 	}
 	return out
@@ -148,7 +148,7 @@ func (s *Snapshot) ProxyPSKKey(identity string) ([]byte, bool) {
 	return nil, false
 }
 
-func loadProxies(ctx context.Context, tx *sql.Tx, hosts []Host) ([]Proxy, error) {
+func loadProxies(ctx context.Context, tx *sql.Tx, hosts []*Host) ([]Proxy, error) {
 	var out []Proxy
 	err := queryEach(ctx, tx, `SELECT id, name, status, description, tls_connect, tls_accept, tls_issuer, tls_subject,
 		tls_psk_identity, tls_psk, address, auto_compress, iface_id, iface_useip, iface_ip, iface_dns, iface_port, lastaccess FROM proxies ORDER BY id`, func(r *sql.Rows) error {

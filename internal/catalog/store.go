@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 35
+const schemaVersion = 36
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema + httpTestSchema + itemLogTimeFmtSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema + httpTestSchema + itemLogTimeFmtSchema + correlationSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -229,6 +229,7 @@ var migrations = []string{
 	migrateDRules(),         // 32 → 33: network discovery rules, discovered hosts (drule.go)
 	migrateHTTPTests(),      // 33 → 34: web scenarios (httptest.go)
 	migrateItemLogTimeFmt(), // 34 → 35: items' logtimefmt (logtimefmt.go)
+	migrateCorrelations(),   // 35 → 36: event correlations (correlation.go)
 }
 
 // SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
@@ -475,7 +476,11 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	hostTrigs, tmplTrigs := splitTriggers(trigs, func(id uint64) bool { return s.tmpl.Item(id) != nil })
 	s.setTriggers(hostTrigs)
 	s.tmpl.setTriggers(tmplTrigs)
-	if s.macros, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
+	s.tmpl.mcell = s.mcell
+	for _, h := range s.tmpl.hosts {
+		h.mc = s.mcell
+	}
+	if s.mcell.ms, err = loadMacros(ctx, tx, func(id uint64) bool { return s.Template(id) != nil }); err != nil {
 		return nil, err
 	}
 	if s.maints, err = loadMaintenances(ctx, tx); err != nil {

@@ -107,18 +107,18 @@ func (s *Snapshot) TemplateCount() int { return len(s.part().hosts) }
 
 // Template returns the template with the ID, or nil (a host's ID gives
 // nil).
-func (s *Snapshot) Template(id uint64) *Host { return s.part().hostByID[id] }
+func (s *Snapshot) Template(id uint64) *Host { return s.part().hostByID.get(id) }
 
 // TemplateByName returns the template with the technical name, or nil.
-func (s *Snapshot) TemplateByName(name string) *Host { return s.part().hostByName[name] }
+func (s *Snapshot) TemplateByName(name string) *Host { return s.part().hostByName.get(name) }
 
 // HostOrTemplate returns the host or template with the ID, or nil: the
 // Zabbix API names both in one "hostids".
 func (s *Snapshot) HostOrTemplate(id uint64) *Host {
-	if h := s.hostByID[id]; h != nil {
+	if h := s.hostByID.get(id); h != nil {
 		return h
 	}
-	return s.part().hostByID[id]
+	return s.part().hostByID.get(id)
 }
 
 // TemplateItem returns the template item with the ID, or nil (a host's
@@ -134,7 +134,7 @@ func (s *Snapshot) AnyItem(id uint64) *Item {
 }
 
 // TemplateItemCount returns the number of templates' items.
-func (s *Snapshot) TemplateItemCount() int { return len(s.part().items) }
+func (s *Snapshot) TemplateItemCount() int { return s.part().nItems }
 
 // TemplateTriggers returns the templates' triggers ascending by ID;
 // shared and read-only. Triggers (hosts' triggers, the ones evaluated)
@@ -164,8 +164,11 @@ func (s *Snapshot) AnyTrigger(id uint64) *Trigger {
 // down (a copy on a template has copies of its own). Shared and
 // read-only; nil for none.
 func (s *Snapshot) Copies(itemID uint64) []*Item {
-	out := s.inherited[itemID]
-	if t := s.part().inherited[itemID]; len(t) > 0 {
+	if s.part().Item(itemID) == nil {
+		return nil // only templates' items have copies: no index to build
+	}
+	out := s.copies(itemID)
+	if t := s.part().copies(itemID); len(t) > 0 {
 		if len(out) == 0 {
 			return t
 		}

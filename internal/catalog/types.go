@@ -199,12 +199,15 @@ type Host struct {
 	// and host prototype that made it (lld_hosts.go); nil otherwise.
 	Discovery *Discovery
 
-	snap  *Snapshot // the snapshot holding this host
-	items []Item    // this host's items, in no particular order; a window of snap.items
-	table []uint32  // key index of items, see Snapshot
-	// sorted caches Items' result: a cell of snap.sorted, made on the
-	// first call rather than at build (sorting every host's keys took a
-	// third of a million-item build, and most hosts are never listed).
+	mc    *macroCell // the user macros of the snapshots holding this host
+	items []Item     // this host's items, in no particular order
+	table []uint32   // key index of items, see Snapshot
+	// deps maps a master item's ID to its dependent items (pointers
+	// into items); only masters have an entry.
+	deps map[uint64][]*Item
+	// sorted caches Items' result, made on the first call rather than
+	// at build (sorting every host's keys took a third of a
+	// million-item build, and most hosts are never listed).
 	sorted *atomic.Pointer[[]*Item]
 }
 
@@ -212,7 +215,7 @@ type Host struct {
 // not allocate and does not retain key.
 func (h *Host) Item(key string) *Item {
 	if i := h.lookupIndex(key); i >= 0 {
-		return &h.snap.items[i]
+		return &h.items[i]
 	}
 	return nil
 }

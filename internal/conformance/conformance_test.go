@@ -364,6 +364,7 @@ var cleanupFamilies = map[string]struct{ get, del, name, id string }{
 	"proxy":       {"proxy.get", "proxy.delete", "host", "proxyid"},
 	"drule":       {"drule.get", "drule.delete", "name", "druleid"},
 	"dashboard":   {"dashboard.get", "dashboard.delete", "name", "dashboardid"},
+	"correlation": {"correlation.get", "correlation.delete", "name", "correlationid"},
 	// Global macros: a macro's name cannot hold the prefix's "-", so
 	// the case names its global macros "{$" + the prefix in capitals
 	// with "_" for "-" ("{$CF_LG_...}" for "cf-lg").

@@ -115,6 +115,15 @@ func (a *apiAlerting) Alerts(keep func(*alert.Alert) bool) []alert.Alert { retur
 
 func (a *apiAlerting) MinStepDuration() time.Duration { return a.minStep }
 
+// TestMediaType is api.AlertTester: a test send through a media type.
+func (a *apiAlerting) TestMediaType(ctx context.Context, id uint64, sendto, subject, message string, params []alert.Param) (string, error) {
+	mt := a.c.AlertConfig().MediaTypes[id]
+	if mt == nil {
+		return "", errors.New("no such media type")
+	}
+	return a.e.TestSend(ctx, mt, sendto, subject, message, params)
+}
+
 // Queues is api.AlertQueues: each media type's backlog.
 func (a *apiAlerting) Queues() map[uint64]alert.QueueState { return a.e.Queues() }
 

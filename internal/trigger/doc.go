@@ -102,7 +102,10 @@
 //     triggers go at the first pass after the catalog change. Values are
 //     read through exprsource.StoreSource from EvaluatorOptions.Values,
 //     the value cache (package history/valuecache, fed by the same
-//     commit hook before Commit), or from the history store without it;
+//     commit hook before Commit), or from the history store without it.
+//     An evaluation caused by a numeric value carries it (the queue
+//     keeps it), so last() of that item at that time, the common
+//     trigger, reads nothing (exprsource.StoreSource.Known);
 //     //key names the trigger's host when it has exactly one. The
 //     User macros in expressions ({$CPU.UTIL.CRIT}, with contexts)
 //     resolve in the evaluated snapshot's scope of the trigger's host

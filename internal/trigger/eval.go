@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -138,6 +139,7 @@ type evalShard struct {
 	ids      []uint64 // a backlog's triggers, reused
 	results  []Result // a round's results, reused
 	src      exprsource.StoreSource
+	known    history.Sample // src.Known's value
 }
 
 // compiled is a trigger's parsed expressions, valid while the trigger's
@@ -215,6 +217,27 @@ func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 type queuedEval struct {
 	trigger uint64
 	ts      int64
+	// The committed numeric value that queued it, so that last() of its
+	// item at ts needs no read (exprsource.StoreSource.Known): item is 0
+	// when there is none (a string value, or values of the trigger with
+	// the same ts made one evaluation); bits is F's or U's bits.
+	item uint64
+	bits uint64
+	typ  history.ValueType
+}
+
+// known sets s to q's committed value and reports whether it has one.
+func (q *queuedEval) known(s *history.Sample) bool {
+	if q.item == 0 {
+		return false
+	}
+	*s = history.Sample{ItemID: q.item, Clock: q.ts / 1e9, NS: int32(q.ts % 1e9), Type: q.typ}
+	if q.typ == history.Float {
+		s.F = math.Float64frombits(q.bits)
+	} else {
+		s.U = q.bits
+	}
+	return true
 }
 
 // Commit is the pipeline's commit hook (pipeline.CommitFunc): it queues
@@ -233,10 +256,17 @@ func (ev *Evaluator) Commit(_ int, samples []history.Sample) {
 		if len(trigs) == 0 {
 			continue
 		}
-		ts := s.Clock*1e9 + int64(s.NS)
+		q := queuedEval{ts: s.Clock*1e9 + int64(s.NS)}
+		switch s.Type {
+		case history.Float:
+			q.item, q.bits, q.typ = s.ItemID, math.Float64bits(s.F), s.Type
+		case history.Uint:
+			q.item, q.bits, q.typ = s.ItemID, s.U, s.Type
+		}
 		for _, t := range trigs {
 			k := t.ID % nsh
-			buckets[k] = append(buckets[k], queuedEval{trigger: t.ID, ts: ts})
+			q.trigger = t.ID
+			buckets[k] = append(buckets[k], q)
 			touched = true
 		}
 	}
@@ -423,7 +453,7 @@ func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 		if r == 0 {
 			for i := range work {
 				j := &work[i]
-				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[0].ts)); send {
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[0].ts), &j.times[0]); send {
 					results = append(results, res)
 				}
 				if len(j.times) > 1 {
@@ -434,7 +464,7 @@ func (sh *evalShard) evalQueue(ctx context.Context, q []queuedEval) {
 			n := 0
 			for _, i := range active {
 				j := &work[i]
-				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[r].ts)); send {
+				if res, send := sh.evaluateCompiled(ctx, snap, j.t, j.c, time.Unix(0, j.times[r].ts), &j.times[r]); send {
 					results = append(results, res)
 				}
 				if len(j.times) > r+1 {
@@ -473,6 +503,8 @@ func distinctTimes(seg []queuedEval) []queuedEval {
 		if seg[k].ts != seg[n-1].ts {
 			seg[n] = seg[k]
 			n++
+		} else {
+			seg[n-1].item = 0 // several values: read them
 		}
 	}
 	return seg[:n]
@@ -586,7 +618,7 @@ func (sh *evalShard) timerPass(ctx context.Context) {
 		if !t.Enabled {
 			continue
 		}
-		if r, send := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, int(i)), now); send {
+		if r, send := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, int(i)), now, nil); send {
 			results = append(results, r)
 		}
 	}
@@ -653,11 +685,12 @@ func (sh *evalShard) compile(t *catalog.Trigger, pos int) *compiled {
 	return c
 }
 
-// evaluateCompiled evaluates t, whose parsed expressions are c, at now.
+// evaluateCompiled evaluates t, whose parsed expressions are c, at now;
+// q, when not nil, is the queued value that caused it (queuedEval.known).
 // It reads shared state only; the shard's reused source is its own. send
 // is false for a result that would change nothing (OK on a settled
 // trigger, see Machine.Settled): the pass leaves it out of Process.
-func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time) (r Result, send bool) {
+func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapshot, t *catalog.Trigger, c *compiled, now time.Time, q *queuedEval) (r Result, send bool) {
 	ev := sh.ev
 	ev.evaluated.Inc()
 	r = Result{TriggerID: t.ID, Clock: now.Unix(), NS: int32(now.Nanosecond())}
@@ -684,6 +717,10 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	}
 	src.Store, src.TrendStore, src.Snap, src.Self, src.Memo = ev.values, ev.trends, snap, c.self, &c.memo
 	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
+	src.Known = nil
+	if q != nil && q.known(&sh.known) {
+		src.Known = &sh.known
+	}
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
 	if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
 		// Several hosts (Zabbix's per-function and all-hosts scopes) or
@@ -763,6 +800,6 @@ func (ev *Evaluator) evaluate(ctx context.Context, snap *catalog.Snapshot, id ui
 		return Result{}, false
 	}
 	t := &snap.Triggers()[pos]
-	r, _ := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, pos), now)
+	r, _ := sh.evaluateCompiled(ctx, snap, t, sh.compile(t, pos), now, nil)
 	return r, true
 }

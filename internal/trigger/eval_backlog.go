@@ -138,7 +138,7 @@ func (sh *evalShard) evalBacklog(ctx context.Context, m map[uint64]backlogSpan) 
 		// sent even when the trigger looks settled.
 		inBatch := false
 		evalAt := func(ts int64) {
-			res, send := sh.evaluateCompiled(ctx, snap, t, c, time.Unix(0, ts))
+			res, send := sh.evaluateCompiled(ctx, snap, t, c, time.Unix(0, ts), nil)
 			if send || inBatch {
 				results = append(results, res)
 				inBatch = true

@@ -291,7 +291,10 @@ func TestEvaluatorValueDuringPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ev = ev
-	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "last(/h1/a)>0"})
+	// min over a second, not last(): last() of the value that caused
+	// the evaluation reads nothing (queuedEval.known), and this test
+	// needs the pass to block in a read.
+	id := e.trigger(catalog.TriggerFields{Description: "a", Expression: "min(/h1/a,1s)>0"})
 	e.commit("a", t0, 1)
 	done := make(chan struct{})
 	go func() { defer close(done); ev.Drain(context.Background()) }()
@@ -368,19 +371,30 @@ func TestEvaluatorBurstEveryValue(t *testing.T) {
 }
 
 // distinctTimes keeps one time per distinct timestamp, ascending,
-// whatever the order values arrive in.
+// whatever the order values arrive in; a time that several values share
+// carries none of them (the evaluation reads them).
 func TestDistinctTimes(t *testing.T) {
 	var seg []queuedEval
-	for _, ts := range []int64{5e9 + 1, 5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9, 3e9 + 9, 5e9 + 7} {
-		seg = append(seg, queuedEval{trigger: 1, ts: ts})
+	for i, ts := range []int64{5e9 + 1, 5e9 + 7, 3e9 + 1, 4e9, 3e9 + 9, 6e9, 1e9, 3e9 + 9, 5e9 + 7} {
+		seg = append(seg, queuedEval{trigger: 1, ts: ts, item: 7, bits: uint64(i), typ: history.Uint})
 	}
 	var got []int64
+	var known []string
 	for _, q := range distinctTimes(seg) {
 		got = append(got, q.ts)
+		var s history.Sample
+		if q.known(&s) {
+			known = append(known, fmt.Sprintf("%d@%d.%d", s.U, s.Clock, s.NS))
+		} else {
+			known = append(known, "-")
+		}
 	}
 	want := []int64{1e9, 3e9 + 1, 3e9 + 9, 4e9, 5e9 + 1, 5e9 + 7, 6e9}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("times %v, want %v", got, want)
+	}
+	if w := "[6@1.0 2@3.1 - 3@4.0 0@5.1 - 5@6.0]"; fmt.Sprint(known) != w {
+		t.Fatalf("values %v, want %s", known, w)
 	}
 }
 
@@ -726,29 +740,38 @@ func TestEvaluatorLargePassParallel(t *testing.T) {
 }
 
 // {ITEM.VALUE} is looked up only for results that may make an event:
-// not for OK on an OK trigger, which is most evaluations under load. Each
-// evaluation reads the history once for last(); a result that may make
-// an event reads it once more for the item's value.
+// not for OK on an OK trigger, which is most evaluations under load.
+// With min() over a second each evaluation reads the history once; a
+// result that may make an event names the item's value, which for the
+// value that caused the evaluation needs no read (queuedEval.known).
+// With last() nothing is read at all.
 func TestEvaluatorItemValuesOnlyForEvents(t *testing.T) {
-	e := newEvalEnv(t, 0)
-	id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: "last(/h1/a)>10"})
-	e.commit("a", t0, 1)
-	e.ev.Drain(context.Background())
-	if n := e.reads.Load(); n != 1 {
-		t.Fatalf("OK on an OK trigger: %d reads, want 1 (no item value)", n)
-	}
-	e.commit("a", t0+1, 42)
-	e.ev.Drain(context.Background())
-	if n := e.reads.Load(); n != 3 {
-		t.Fatalf("PROBLEM: %d reads in all, want 3 (last() and the item value)", n)
-	}
-	if open := e.open(id); len(open) != 1 || open[0].Name != "a is 42" {
-		t.Fatalf("open problems %+v", open)
-	}
-	e.commit("a", t0+2, 2)
-	e.ev.Drain(context.Background())
-	if n := e.reads.Load(); n != 5 {
-		t.Fatalf("the recovery: %d reads in all, want 5", n)
+	for _, c := range []struct {
+		fn    string
+		reads [3]int64
+	}{{"min(/h1/a,1s)", [3]int64{1, 2, 3}}, {"last(/h1/a)", [3]int64{0, 0, 0}}} {
+		t.Run(c.fn, func(t *testing.T) {
+			e := newEvalEnv(t, 0)
+			id := e.trigger(catalog.TriggerFields{Description: "a is {ITEM.VALUE}", Expression: c.fn + ">10"})
+			e.commit("a", t0, 1)
+			e.ev.Drain(context.Background())
+			if n := e.reads.Load(); n != c.reads[0] {
+				t.Fatalf("OK on an OK trigger: %d reads, want %d", n, c.reads[0])
+			}
+			e.commit("a", t0+1, 42)
+			e.ev.Drain(context.Background())
+			if n := e.reads.Load(); n != c.reads[1] {
+				t.Fatalf("PROBLEM: %d reads in all, want %d", n, c.reads[1])
+			}
+			if open := e.open(id); len(open) != 1 || open[0].Name != "a is 42" {
+				t.Fatalf("open problems %+v", open)
+			}
+			e.commit("a", t0+2, 2)
+			e.ev.Drain(context.Background())
+			if n := e.reads.Load(); n != c.reads[2] {
+				t.Fatalf("the recovery: %d reads in all, want %d", n, c.reads[2])
+			}
+		})
 	}
 }
 

@@ -49,6 +49,11 @@ var pages = []page{
 	{"/config/proxies", 3, "administration.proxies"}, {"/config/drules", 2, "configuration.discovery"},
 	{"/discovery", 2, "monitoring.discovery"}, {"/admin/autoreg", 3, "administration.general"},
 	{"/config/webscenarios", 2, "configuration.hosts"}, {"/web", 1, "monitoring.hosts"},
+	// A host's or template's graphs; template dashboards (of a template).
+	{"/config/graphs", 2, "configuration.hosts|configuration.templates"},
+	{"/config/templatedashboards", 2, "configuration.templates"},
+	// Event correlation is a Super admin's in 6.0.
+	{"/config/correlation", 3, "configuration.event_correlation"},
 }
 
 // pagePaths are the paths of pages, in order.

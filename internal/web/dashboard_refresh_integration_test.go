@@ -15,7 +15,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// TestIntegrationDashboardRefresh opens a 12-widget dashboard whose
+// TestIntegrationDashboardRefresh opens a 16-widget dashboard (the 12
+// of the benchmark's, and problem hosts, top hosts, data overview, SLA
+// report) whose
 // widgets refresh every 10 s (rf_rate) and records what the page sends
 // over its next refresh: one POST /ui/api per widget that reads data
 // (several calls go as one JSON-RPC batch), none for the clock and the
@@ -48,6 +50,25 @@ func TestIntegrationDashboardRefresh(t *testing.T) {
 		{"trigover", []map[string]any{group}}, {"systeminfo", nil}, {"clock", nil},
 		{"url", []map[string]any{{"type": 1, "name": "url", "value": "http://127.0.0.1:1/"}}},
 	}
+	// Problem hosts, top hosts (two item columns) and data overview,
+	// with the fields 6.0 stores (hostWidgetFields).
+	hw := hostWidgetFields(groups[0].GroupID, groups[0].GroupID)
+	for _, typ := range []string{"problemhosts", "tophosts", "dataover"} {
+		specs = append(specs, struct {
+			typ    string
+			fields []map[string]any
+		}{typ, hw[typ]})
+	}
+	var sla struct{ SLAIDs []string }
+	json.Unmarshal(apiCall(t, base, token, "sla.create", map[string]any{"name": "gold", "slo": "99.5", "period": 0, "timezone": "UTC",
+		"effective_date": 0, "service_tags": []map[string]any{{"tag": "team", "value": "web"}}}), &sla)
+	if len(sla.SLAIDs) != 1 {
+		t.Fatalf("sla.create: %v", sla)
+	}
+	specs = append(specs, struct {
+		typ    string
+		fields []map[string]any
+	}{"slareport", []map[string]any{{"type": 10, "name": "slaid", "value": sla.SLAIDs[0]}}})
 	var ws []map[string]any
 	for i, s := range specs {
 		ws = append(ws, map[string]any{"type": s.typ, "x": (i % 3) * 8, "y": (i / 3) * 4, "width": 8, "height": 4, "fields": append(s.fields, rf)})
@@ -81,15 +102,18 @@ func TestIntegrationDashboardRefresh(t *testing.T) {
 	})
 	run(t, ctx, "open the dashboard", network.Enable(), chromedp.Navigate(base+"/dashboards?id="+created.DashboardIDs[0]),
 		chromedp.WaitVisible(`.widget-systeminfo`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-hostavail`, chromedp.ByQuery),
-		chromedp.WaitVisible(`.widget-bysv`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-item`, chromedp.ByQuery))
+		chromedp.WaitVisible(`.widget-bysv`, chromedp.ByQuery), chromedp.WaitVisible(`.widget-item`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.widget-problemhosts`, chromedp.ByQuery), chromedp.WaitVisible(`.widget[data-type=tophosts] .widget-body > *`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.widget-dataover`, chromedp.ByQuery), chromedp.WaitVisible(`.widget[data-type=slareport] .widget-body > *`, chromedp.ByQuery))
 	// The first draws are done (the item widgets read their value type
 	// once then); what follows is one refresh of each.
 	time.Sleep(2 * time.Second)
 	mu.Lock()
 	calls, documents = nil, 0
 	mu.Unlock()
-	want := []string{"apiinfo.version,host.get,item.get,trigger.get", "host.get", "item.get", "item.get", "item.get,history.get", "item.get,history.get",
-		"item.get,history.get", "problem.get", "problem.get,problem.get,problem.get,problem.get,problem.get,problem.get", "trigger.get"}
+	want := []string{"apiinfo.version,host.get,item.get,trigger.get", "host.get", "host.get,item.get,item.get", "hostgroup.get,host.get,trigger.get,problem.get",
+		"item.get", "item.get", "item.get,history.get", "item.get,history.get", "item.get,history.get", "item.get,trigger.get",
+		"problem.get", "problem.get,problem.get,problem.get,problem.get,problem.get,problem.get", "sla.get,sla.getsli,service.get", "trigger.get"}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		mu.Lock()

@@ -28,7 +28,10 @@
 //     /admin/sysinfo, /dashboards, /services, /services/sla,
 //     /user/tokens and the network pages /config/proxies,
 //     /config/drules, /config/webscenarios, /admin/autoreg,
-//     /discovery and /web: the app document for a live
+//     /discovery and /web, /config/graphs (a host's or template's
+//     graphs) and /config/templatedashboards (a template's
+//     dashboards), /config/correlation (event correlation, a Super
+//     admin's): the app document for a live
 //     session, else 303 to /login. Pages are real paths (not "#"
 //     fragments) so the server sees every page request. Each page has a
 //     least user type (configuration: Admin, administration: Super
@@ -151,7 +154,10 @@
 // ("/1/name"). Stored passwords are never shown; an empty password
 // field keeps them. Each media type's queue (mediatype.get
 // selectQueue, a Peregrine addition) is read every 5 s, "—" on a server
-// without it. General settings and housekeeping (settings.* and
+// without it. A media type's "Test" sends one message through
+// mediatype.test (Peregrine's method; 6.0's frontend asks its server
+// outside the API): an address, subject and message, or a webhook's
+// parameters, with the outcome and a webhook's response shown. General settings and housekeeping (settings.* and
 // housekeeping.*) are one form each sending only changed members; the
 // audit log (auditlog.get) pages by time (up to the last row's clock),
 // never by offset; the queue page reads queue.get (Peregrine's method)
@@ -200,7 +206,12 @@
 // problems by severity, classic graph (an item's last hour through
 // history.get, drawn as SVG), item value, plain text, clock (no
 // request), host availability, trigger overview, system information,
-// and URL (a frame with the sandbox attribute empty: no scripts, forms
+// problem hosts, top hosts and data overview (widgets_hosts.js: one
+// batch each, from 6.0's stored fields: tags.tag.N..., a top hosts
+// column's columns.<field>.<N>, edited in the widget form as a table
+// of name, data and item name or text; fields the widget form does
+// not show are kept on save), SLA report (widgets_sla.js: sla.get, sla.getsli
+// and service.get in one batch) and URL (a frame with the sandbox attribute empty: no scripts, forms
 // or same-origin access; the CSP allows http(s) frames for it). The
 // types Peregrine does not draw (maps, graph prototypes, SVG graphs,
 // favourites, ...) show a notice saying so.
@@ -239,11 +250,39 @@
 // or the dashboard's "Kiosk mode" button, shows the widgets without the
 // header, menus and toolbar, with a "Normal view" button back.
 //
-// Units (assets/units.js): values with units are shown as Zabbix shows
-// them ("1.4 GB", "1h 2m 5s", "1 day, 01:01:01"), by the same rules as
-// the server's internal/zbx/units, which expands them in problem names;
-// units_test.go runs units.js under node against the Go package on a
-// table of cases.
+// Graphs and template dashboards (assets/pages/config/graphs.js,
+// graphform.js, templatedashboards.js): a host's or template's graphs
+// (graph.*) and a rule's graph prototypes share graphform.js, 6.0's
+// form (graph type, legend, working time, triggers, Y axis min/max
+// calculated, fixed or an item's, percentile lines; items with colour,
+// function, draw style, Y axis side, type) with a Preview tab drawing
+// the form's items over the last hour with uPlot through graph.js's
+// fetchData; graphs copied from a template or discovered open
+// read-only. A template's dashboards (templatedashboard.*) are a
+// crud.js list and the dashboard editor of dashboards.js (view with a
+// template: widgets as placeholders, only the types 6.0 allows on a
+// template, item fields among the template's items). Host prototypes
+// have 6.0's tabs: the prototype (templates, group links, group
+// prototypes, inherited or custom interfaces with SNMP details), tags,
+// macros (the API replaces them whole and never returns a secret: they
+// are sent only when changed, and then a stored secret must be typed
+// again; a clone resets secrets to empty text, as 6.0 does) and the
+// inventory mode.
+//
+// Event correlation (assets/pages/config/correlation.js): a crud.js
+// page on correlation.* (conditions of the six types, and/or, and, or
+// or a custom expression, the operations). crud.js's showErrorAt puts
+// an error naming a nested path ("/1/filter/conditions") beside the
+// first member of the path a field has.
+//
+// Units (assets/units.js): formatUnits follows the server's rules
+// (internal/zbx/units, which expands {ITEM.VALUE} in problem names:
+// "1.4 GB", "1h 2m 5s", "1 day, 01:01:01"; units_test.go runs it under
+// node against the Go package); formatUnitsUI follows the 6.0 frontend's
+// own rules for what the pages format themselves (latest data, graphs,
+// widgets: "12.3457 %", "0.001235 W", prefixes to Y, "2023-11-14
+// 22:13:20"; units starting with "!" unconverted), checked on a table
+// recorded from 6.0.14's frontend (testdata/frontend-units.json).
 //
 // Concurrency: a UI is safe for concurrent use; its state after New is
 // read-only (assets, templates, the CSRF key) apart from counters.

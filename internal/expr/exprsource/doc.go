@@ -13,11 +13,12 @@
 // poll/calc) and trigger evaluation (package trigger), because trigger
 // must not import poll.
 //
-// Two opt-in savings for a caller that evaluates many expressions on one
-// goroutine (the trigger evaluator's shards): Reuse returns every read in
-// one buffer kept by the source (expr's functions are done with a read
-// before the next), and Memo remembers how each item query resolved, for
-// as long as the caller keeps the snapshot and Self.
+// Three opt-in savings for a caller that evaluates many expressions on
+// one goroutine (the trigger evaluator's shards): Reuse returns every
+// read in one buffer kept by the source (expr's functions are done with
+// a read before the next), Memo remembers how each item query resolved,
+// for as long as the caller keeps the snapshot and Self, and Known
+// answers last() of the value that caused the evaluation without a read.
 //
 // Concurrency: a StoreSource without Reuse and Memo holds no state of its
 // own; it is as safe for concurrent use as the snapshot (immutable) and

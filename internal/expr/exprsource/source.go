@@ -36,6 +36,12 @@ type StoreSource struct {
 	// when the snapshot or Self changes: a query is then resolved once
 	// per catalog change instead of two map lookups per read.
 	Memo *[]Resolved
+	// Known, when set, is the newest value of item Known.ItemID at or
+	// before its own time: the value whose commit caused the evaluation
+	// (the trigger evaluator sets it). A read of that item's newest
+	// value as of exactly that nanosecond (last() at the evaluated time,
+	// {ITEM.VALUE}) returns it without reading Store.
+	Known *history.Sample
 }
 
 // Resolved is an item query as Item answered it, kept in a Memo.
@@ -102,6 +108,13 @@ func (s *StoreSource) History(ctx context.Context, ref expr.ItemRef, q expr.Hist
 	it, err := s.Item(ref)
 	if err != nil {
 		return nil, err
+	}
+	if k := s.Known; k != nil && k.ItemID == it.ID && q.Count == 1 && q.Till == k.Clock && q.Before == k.Clock*1e9+int64(k.NS) {
+		if s.Reuse {
+			s.buf = append(s.buf[:0], *k)
+			return s.buf, nil
+		}
+		return []history.Sample{*k}, nil
 	}
 	hq := history.Query{ItemID: it.ID, Till: q.Till, Desc: true}
 	if q.Count > 0 {

@@ -45,6 +45,9 @@ const pages = {
   'admin/autoreg': () => import('./pages/admin/autoreg.js'),
   discovery: () => import('./pages/discovery.js'),
   web: () => import('./pages/web.js'),
+  'config/graphs': () => import('./pages/config/graphs.js'),
+  'config/templatedashboards': () => import('./pages/config/templatedashboards.js'),
+  'config/correlation': () => import('./pages/config/correlation.js'),
 };
 
 let cleanup = null;

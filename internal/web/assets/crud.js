@@ -24,7 +24,7 @@ import { NET_SUBNAV, errorField } from './netnav.js';
 export function subnav(section, active) {
   const all = {
     config: [['/config/hostgroups', 'Host groups'], ['/config/templates', 'Templates'], ['/config/hosts', 'Hosts'], ['/config/items', 'Items'], ['/config/triggers', 'Triggers'], ['/config/valuemaps', 'Value maps'],
-      ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/maintenance', 'Maintenance']],
+      ['/config/graphs', 'Graphs'], ['/config/discovery', 'Discovery rules'], ['/config/actions', 'Actions'], ['/config/correlation', 'Event correlation'], ['/config/maintenance', 'Maintenance']],
     admin: [['/admin/users', 'Users'], ['/admin/usergroups', 'User groups'], ['/admin/roles', 'User roles'], ['/admin/mediatypes', 'Media types'],
       ['/admin/scripts', 'Scripts'], ['/admin/settings', 'General'], ['/admin/housekeeping', 'Housekeeping'], ['/admin/auditlog', 'Audit log'],
       ['/admin/queue', 'Queue'], ['/admin/authentication', 'Authentication'], ['/admin/sysinfo', 'System information']],
@@ -97,9 +97,13 @@ export function showErrorAt(form, errEl, e) {
   errEl.hidden = false;
   const msg = e instanceof APIError ? (e.data || e.message) : String(e.message || e);
   errEl.append(h('span', {}, msg));
-  const m = /"\/(?:\d+\/)?([a-z_]+)/.exec(msg);
-  const key = m ? m[1] : errorField(msg);
+  // The member a path names ("/1/name"), or, when no field has it, the
+  // first deeper one that has ("/1/filter/conditions": conditions).
+  const m = /"\/((?:[A-Za-z_]+|\d+)(?:\/(?:[A-Za-z_]+|\d+))*)"/.exec(msg);
+  const keys = m ? m[1].split('/').filter((x) => !/^\d+$/.test(x)) : [];
+  const key = keys.length ? keys[0] : errorField(msg);
   let at = key && form.querySelector(`[data-key="${key}"]`);
+  for (const k of keys.slice(1)) at = at || form.querySelector(`[data-key="${k}"]`);
   if (!at) {
     // 'Host group "Linux" already exists.': the member it quotes, or
     // the field holding a value the message quotes.

@@ -1,4 +1,4 @@
-import { formatUnits } from './units.js';
+import { formatUnitsUI } from './units.js';
 
 // DOM helpers. Every user-provided string reaches the page through
 // textContent or an attribute set with setAttribute/properties, never
@@ -81,7 +81,7 @@ export function fmtValue(v, units, valueType) {
   // Numbers the page computed (graph axes, changes) without units are
   // shown to four decimals at most.
   if (!units && typeof v === 'number') return String(Math.round(v * 10000) / 10000);
-  return formatUnits(v, units);
+  return formatUnitsUI(v, units);
 }
 
 // zabbixSeconds parses a Zabbix time value ("90d", "1h", "3600").

@@ -14,7 +14,12 @@
 //     "< 1ms" under a millisecond, a minus sign before a negative one;
 //   - "uptime": "HH:MM:SS", preceded by "N days, " ("1 day, ") when it
 //     is a day or more;
-//   - "unixtime": the time as "2006.01.02 15:04:05" in the server's zone;
+//   - "unixtime": the time as "2006.01.02 15:04:05" in the server's zone,
+//     from a whole second after the epoch on ("0 unixtime", "-5
+//     unixtime" before);
+//   - units starting with "!": no conversion at all, the "!" dropped
+//     ("!B": "1500000000 B", "!s": "3725 s"), the number rounded to two
+//     decimals;
 //   - "%", "ms", "rpm" and "RPM": no prefix, the number rounded to two
 //     decimals ("12.35 %");
 //   - anything else: a K, M, G or T prefix (powers of 1024 for "B" and
@@ -39,12 +44,22 @@ func Format(v, units string, loc *time.Location) string {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return v
 	}
+	if rest, ok := strings.CutPrefix(units, "!"); ok {
+		minus := ""
+		if f < 0 {
+			minus, f = "-", -f
+		}
+		return minus + number(f) + " " + rest
+	}
 	switch units {
 	case "s":
 		return duration(f)
 	case "uptime":
 		return uptime(f)
 	case "unixtime":
+		if int64(f) <= 0 {
+			break // "0 unixtime", "0.5 unixtime", "-5 unixtime"
+		}
 		if loc == nil {
 			loc = time.Local
 		}

@@ -60,3 +60,46 @@ func BenchmarkFormat(b *testing.B) {
 		Format("90061.5", "s", time.UTC)
 	}
 }
+
+// TestFormatMore: more rows recorded from the real Zabbix 6.0.14 server
+// on 2026-11-30 the same way (issue 29): units starting with "!" are
+// shown without conversion (the "!" dropped, no prefix, no time
+// formatting), "unixtime" of 0 is the number with its units, fractions
+// under a prefix's base and non-byte units with prefixes.
+func TestFormatMore(t *testing.T) {
+	for _, c := range []struct{ v, units, want string }{
+		{"1500000000", "!B", "1500000000 B"},
+		{"3725", "!s", "3725 s"},
+		{"12.345", "!%", "12.35 %"},
+		{"90061", "!uptime", "90061 uptime"},
+		{"0.001", "W", "0 W"},
+		{"0.5", "W", "0.5 W"},
+		{"0.0004", "W", "0 W"},
+		{"1000", "W", "1 KW"},
+		{"0.5", "B", "0.5 B"},
+		{"123456", "B", "120.56 KB"},
+		{"0.25", "Bps", "0.25 Bps"},
+		{"2048", "b", "2.05 Kb"},
+		{"1000000", "bps", "1 Mbps"},
+		{"2048", "KB", "2.05 KKB"},
+		{"0.0001", "s", "< 1ms"},
+		{"1e3", "W", "1 KW"},
+		{"123456789", "W", "123.46 MW"},
+		{"1099511627776000", "B", "1000 TB"},
+		{"0.001", "%", "0 %"},
+		{"-0.25", "W", "-0.25 W"},
+		{"1e9", "s", "31y 8M 19d"},
+		{"0", "unixtime", "0 unixtime"},
+		{"-5", "unixtime", "-5 unixtime"},
+		{"0.5", "unixtime", "0.5 unixtime"},
+		{"1700000000", "!unixtime", "1700000000 unixtime"},
+		{"123456.789", "!W", "123456.79 W"},
+		{"0.125", "!B", "0.12 B"},
+		{"42", "!", "42 "},
+		{"0", "uptime", "00:00:00"},
+	} {
+		if got := Format(c.v, c.units, time.UTC); got != c.want {
+			t.Errorf("Format(%q, %q) = %q, want %q", c.v, c.units, got, c.want)
+		}
+	}
+}

@@ -17,6 +17,9 @@ const N = 'dashboard';
 const PERIODS = [[10, '10 seconds'], [30, '30 seconds'], [60, '1 minute'], [120, '2 minutes'], [600, '10 minutes'], [1800, '30 minutes'], [3600, '1 hour']];
 const COLS = 24;
 const ROW_PX = 70;
+// The widget types 6.0 allows on a template's dashboard that Peregrine
+// draws.
+const TEMPLATE_WIDGETS = ['clock', 'graph', 'item', 'plaintext', 'url'];
 
 export async function render(main, params) {
   if (params.get('id')) return view(main, params.get('id'), params.get('kiosk') === '1');
@@ -91,15 +94,22 @@ function stripPage(p) {
 }
 
 // view shows one dashboard; edit mode changes a copy of its pages.
-async function view(main, id, kiosk) {
+// tpl (template dashboards, templatedashboards.js): {api:
+// 'templatedashboard', templateid, back: [href, text]}; its widgets
+// are shown as placeholders (a template has no data: hosts linked to
+// it show them with theirs), only the types 6.0 allows on a template
+// may be added, and an item field chooses among the template's items.
+export async function view(main, id, kiosk, tpl) {
+  const api = tpl ? tpl.api : 'dashboard';
   const timers = new Set();
   const stopAll = () => { for (const t of timers) t(); timers.clear(); };
-  const [d] = await call('dashboard.get', { output: 'extend', selectPages: 'extend', dashboardids: [id] });
+  const [d] = await call(`${api}.get`, { output: 'extend', selectPages: 'extend', dashboardids: [id] });
   if (!d) {
     main.append(h('p', { class: 'error', role: 'alert' }, 'No such dashboard, or it is not shared with you.'));
     return null;
   }
-  const editable = (await call('dashboard.get', { output: ['dashboardid'], dashboardids: [id], editable: true })).length === 1;
+  const editable = (await call(`${api}.get`, { output: ['dashboardid'], dashboardids: [id], editable: true })).length === 1;
+  const types = tpl ? WIDGETS.filter((x) => TEMPLATE_WIDGETS.includes(x.type)) : WIDGETS;
   let pages = structuredClone(d.pages);
   let pageNo = 0;
   let editing = false;
@@ -109,11 +119,12 @@ async function view(main, id, kiosk) {
   const err = h('p', { class: 'error', id: 'dashboard-error', role: 'alert', hidden: true });
   const tools = h('span', { class: 'toolbar' });
   const widgetForm = h('section', { class: 'card config-form', id: 'widget-form', hidden: true });
-  main.append(h('div', { class: 'toolbar' }, h('a', { href: '/dashboards' }, '‹ Dashboards'), title, tabs, tools), err, widgetForm, grid);
+  const [backHref, backText] = tpl ? tpl.back : ['/dashboards', 'Dashboards'];
+  main.append(h('div', { class: 'toolbar' }, h('a', { href: backHref, id: 'dashboard-back' }, `‹ ${backText}`), title, tabs, tools), err, widgetForm, grid);
 
   function drawTools() {
     clear(tools);
-    if (!editing) tools.append(kioskButton(id));
+    if (!editing && !tpl) tools.append(kioskButton(id));
     if (!editable) return;
     if (!editing) {
       tools.append(h('button', { type: 'button', id: 'dashboard-edit', onclick: () => { editing = true; draw(); } }, 'Edit dashboard'));
@@ -129,7 +140,7 @@ async function view(main, id, kiosk) {
   async function save() {
     err.hidden = true;
     try {
-      await call('dashboard.update', { dashboardid: d.dashboardid, pages: pages.map((p) => {
+      await call(`${api}.update`, { dashboardid: d.dashboardid, pages: pages.map((p) => {
         const o = { name: p.name, display_period: Number(p.display_period), widgets: p.widgets.map((w) => {
           const x = { type: w.type, name: w.name, x: Number(w.x), y: Number(w.y), width: Number(w.width), height: Number(w.height),
             view_mode: Number(w.view_mode || 0), fields: w.fields.map((f) => ({ type: Number(f.type), name: f.name, value: f.value })) };
@@ -139,7 +150,7 @@ async function view(main, id, kiosk) {
         if (p.dashboard_pageid) o.dashboard_pageid = p.dashboard_pageid;
         return o;
       }) });
-      const [fresh] = await call('dashboard.get', { output: 'extend', selectPages: 'extend', dashboardids: [id] });
+      const [fresh] = await call(`${api}.get`, { output: 'extend', selectPages: 'extend', dashboardids: [id] });
       d.pages = fresh.pages;
       pages = structuredClone(fresh.pages);
       editing = false;
@@ -155,12 +166,13 @@ async function view(main, id, kiosk) {
     widgetForm.hidden = false;
     const isNew = !w;
     w = w || { type: 'clock', name: '', x: 0, y: 0, width: 6, height: 3, view_mode: '0', fields: [] };
-    const type = input.select('widget', 'type', WIDGETS.map((x) => [x.type, x.label]), w.type);
+    const type = input.select('widget', 'type', types.map((x) => [x.type, x.label]), w.type);
     const name = input.text('widget', 'name', w.name, { maxlength: 255 });
     const fieldsBox = h('div', {});
-    let fieldsForm = widgetFieldsForm(w.type, w.fields);
+    const hostid = tpl ? tpl.templateid : undefined;
+    let fieldsForm = widgetFieldsForm(w.type, w.fields, hostid);
     fieldsBox.append(fieldsForm.el);
-    type.addEventListener('change', () => { fieldsForm = widgetFieldsForm(type.value, []); clear(fieldsBox).append(fieldsForm.el); });
+    type.addEventListener('change', () => { fieldsForm = widgetFieldsForm(type.value, [], hostid); clear(fieldsBox).append(fieldsForm.el); });
     widgetForm.append(h('form', { id: 'widget-edit', onsubmit: (ev) => {
       ev.preventDefault();
       const nw = { ...w, type: type.value, name: name.value, fields: fieldsForm.read() };
@@ -206,6 +218,9 @@ async function view(main, id, kiosk) {
         drag(head, box, w, page, false);
         drag(grip, box, w, page, true);
         body.append(h('p', { class: 'muted' }, `${w.width}×${w.height} at ${w.x},${w.y}`));
+      } else if (tpl) {
+        body.append(h('p', { class: 'muted' }, 'Drawn with each linked host\'s data on its dashboards.'),
+          h('p', { class: 'muted' }, w.fields.map((f) => `${f.name}: ${f.value}`).join(', ')));
       } else {
         timers.add(renderWidget(w, body));
       }

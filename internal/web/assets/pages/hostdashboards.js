@@ -10,7 +10,7 @@
 // with the fields resolved the same way. Nothing here writes.
 import { call } from '../api.js';
 import { h, clear } from '../dom.js';
-import { formatUnits } from '../units.js';
+import { formatUnitsUI as formatUnits } from '../units.js';
 import { renderWidget } from './widgets.js';
 
 const COLS = 24;

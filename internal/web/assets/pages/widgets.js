@@ -7,13 +7,16 @@
 // in 6.0; 0: never), by default 6.0's for its type (refreshRate): 16
 // viewers of a 12-widget dashboard are 12 small requests each per
 // refresh, never a page reload (`peregrine bench ui-dashboard` measures
-// it). Types Peregrine cannot draw
+// it). Problem hosts, top hosts and data overview are in
+// widgets_hosts.js, the SLA report in widgets_sla.js. Types Peregrine cannot draw
 // (maps, graph prototypes, SVG graphs, favourites...) show a notice
 // saying so instead of a guess.
 import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
-import { formatUnits } from '../units.js';
+import { formatUnitsUI as formatUnits } from '../units.js';
 import { input, fld } from '../crud.js';
+import { DRAW_HOSTS, topHostColumns } from './widgets_hosts.js';
+import { DRAW_SLA } from './widgets_sla.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
 // field, else 6.0's default for the type (recorded from 6.0.14's
@@ -39,6 +42,15 @@ const F_STR = 1;
 const F_GROUP = 2;
 const F_HOST = 3;
 const F_ITEM = 4;
+const F_SERVICE = 9;
+const F_SLA = 10;
+// A top hosts widget's columns: not a 6.0 field type but the table
+// that edits its columns.<name|data|item|text>.<N> fields.
+const F_COLUMNS = 'columns';
+const COLUMN_FIELDS = /^columns\.(name|data|item|text)\.\d+$/;
+const MAX_COLUMNS = 8;
+// The get and id of the objects a select field chooses from.
+const PICK = { [F_GROUP]: ['hostgroup.get', 'groupid'], [F_HOST]: ['host.get', 'hostid'], [F_SERVICE]: ['service.get', 'serviceid'], [F_SLA]: ['sla.get', 'slaid'] };
 
 // WIDGETS are the types a user may add, with their fields:
 // [name, field type, label].
@@ -50,7 +62,13 @@ export const WIDGETS = [
   { type: 'plaintext', label: 'Plain text', fields: [['itemids', F_ITEM, 'Item'], ['show_lines', F_INT, 'Show lines']] },
   { type: 'clock', label: 'Clock', fields: [] },
   { type: 'hostavail', label: 'Host availability', fields: [['groupids', F_GROUP, 'Host group']] },
+  { type: 'problemhosts', label: 'Problem hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['show_suppressed', F_INT, 'Show suppressed problems (1: yes)'], ['hide_empty_groups', F_INT, 'Hide groups without problems (1: yes)']] },
+  { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['columns', F_COLUMNS, 'Columns'],
+    ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['column', F_INT, 'Order column (its number, from 0)'], ['count', F_INT, 'Host count']] },
+  { type: 'dataover', label: 'Data overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['style', F_INT, 'Hosts location (0: left, 1: top)']] },
   { type: 'trigover', label: 'Trigger overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
+  { type: 'slareport', label: 'SLA report', fields: [['slaid', F_SLA, 'SLA'], ['serviceid', F_SERVICE, 'Service'], ['show_periods', F_INT, 'Show periods'],
+    ['date_from', F_STR, 'From (YYYY-MM-DD)'], ['date_to', F_STR, 'To (YYYY-MM-DD)']] },
   { type: 'url', label: 'URL', fields: [['url', F_STR, 'URL']] },
   { type: 'systeminfo', label: 'System information', fields: [] },
 ];
@@ -61,8 +79,6 @@ const NOT_DRAWN = {
   graphprototype: 'Graph prototypes (low-level discovery) are not shown by Peregrine’s dashboards.',
   svggraph: 'The SVG graph widget is not drawn by Peregrine; use a classic graph widget.',
   favgraphs: 'Favourite graphs are not kept by Peregrine.', favscreens: 'Screens are not in Zabbix 6.0.',
-  slareport: 'The SLA report is on the Services page.', dataover: 'Data overview is not drawn by Peregrine; use latest data.',
-  tophosts: 'Top hosts is not drawn by Peregrine.', problemhosts: 'Problem hosts is not drawn by Peregrine; use problems by severity.',
   actionlog: 'The action log is not drawn by Peregrine.', discovery: 'Network discovery is not shown on dashboards.',
   web: 'Web monitoring is not shown on dashboards.', geomap: 'Geomaps are not drawn by Peregrine.',
 };
@@ -184,6 +200,8 @@ const DRAW = {
         return h('td', { class: t ? (t.value === '1' ? sevClass(t.priority) : 'ok') : '' }, t ? (t.value === '1' ? 'PROBLEM' : 'OK') : '');
       })))));
   },
+  ...DRAW_HOSTS,
+  ...DRAW_SLA,
   systeminfo: async () => {
     const [version, hosts, items, triggers] = results(await batch([
       ['apiinfo.version', []], ['host.get', { countOutput: true }], ['item.get', { countOutput: true }], ['trigger.get', { countOutput: true }]]));
@@ -236,8 +254,9 @@ function svgLine(pts, from, to, units) {
 }
 
 // widgetFieldsForm edits a widget type's fields: host groups and hosts
-// as selects, an item as a host then its items.
-export function widgetFieldsForm(type, fields) {
+// as selects, an item as a host then its items. With fixedHost (a
+// template's dashboard) an item is one of that host's or template's.
+export function widgetFieldsForm(type, fields, fixedHost) {
   const spec = WIDGETS.find((x) => x.type === type) || { fields: [] };
   const el = h('div', { class: 'form-grid widget-fields' });
   const readers = [];
@@ -247,14 +266,42 @@ export function widgetFieldsForm(type, fields) {
       const i = input.text('widget', name, value(name));
       el.append(fld(label, i));
       readers.push(() => (i.value === '' ? [] : [{ type: ftype, name, value: i.value }]));
-    } else if (ftype === F_GROUP || ftype === F_HOST) {
+    } else if (ftype === F_COLUMNS) {
+      const rows = topHostColumns({ fields });
+      const body = h('tbody', {});
+      const cells = [];
+      for (let i = 0; i < MAX_COLUMNS; i++) {
+        const c = rows[i] || { data: 1, name: '', item: '', text: '' };
+        const nm = input.text('widget', `columns-name-${i}`, c.name, { maxlength: 255, 'aria-label': `Column ${i} name` });
+        const data = input.select('widget', `columns-data-${i}`, [['1', 'Item value'], ['2', 'Host name'], ['3', 'Text']], String(c.data));
+        const v = input.text('widget', `columns-value-${i}`, c.data === 3 ? c.text : c.item, { maxlength: 255, 'aria-label': `Column ${i} item name or text` });
+        cells.push([nm, data, v]);
+        body.append(h('tr', {}, h('td', {}, String(i)), h('td', {}, nm), h('td', {}, data), h('td', {}, v)));
+      }
+      el.append(fld(label, h('table', { class: 'plain widget-columns' }, h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Name'), h('th', {}, 'Data'), h('th', {}, 'Item name or text'))), body)));
+      // Columns are numbered in order; a row with neither a name nor an
+      // item or text is left out.
+      readers.push(() => cells.filter(([nm, data, v]) => nm.value !== '' || v.value !== '' || data.value === '2').flatMap(([nm, data, v], i) => {
+        const out = [{ type: F_STR, name: `columns.name.${i}`, value: nm.value }, { type: F_INT, name: `columns.data.${i}`, value: data.value }];
+        if (data.value === '1') out.push({ type: F_STR, name: `columns.item.${i}`, value: v.value });
+        if (data.value === '3') out.push({ type: F_STR, name: `columns.text.${i}`, value: v.value });
+        return out;
+      }));
+    } else if (PICK[ftype]) {
       const s = input.select('widget', name, [['', 'All']], '');
       el.append(fld(label, s));
-      const api = ftype === F_GROUP ? ['hostgroup.get', 'groupid'] : ['host.get', 'hostid'];
+      const api = PICK[ftype];
       call(api[0], { output: [api[1], 'name'], sortfield: 'name', limit: 1000 }).then((list) => {
         for (const o of list) s.append(h('option', { value: o[api[1]], selected: o[api[1]] === value(name) }, o.name));
       }).catch(() => {});
       readers.push(() => (s.value ? [{ type: ftype, name, value: s.value }] : []));
+    } else if (ftype === F_ITEM && fixedHost) {
+      const item = input.select('widget', name, [['', 'Choose an item']], '');
+      call('item.get', { hostids: [fixedHost], output: ['itemid', 'name'], sortfield: 'name', limit: 2000 }).then((its) => {
+        for (const it of its) item.append(h('option', { value: it.itemid, selected: it.itemid === value(name) }, it.name));
+      }).catch(() => {});
+      el.append(fld(label, item));
+      readers.push(() => (item.value ? [{ type: ftype, name, value: item.value }] : []));
     } else if (ftype === F_ITEM) {
       const host = input.select('widget', `${name}-host`, [['', 'Choose a host']], '');
       const item = input.select('widget', name, [['', 'Choose an item']], '');
@@ -287,5 +334,9 @@ export function widgetFieldsForm(type, fields) {
     el.append(fld('Refresh interval', rf));
     readers.push(() => (rf.value === '' ? [] : [{ type: F_INT, name: 'rf_rate', value: rf.value }]));
   }
-  return { el, read: () => readers.flatMap((r) => r()) };
+  // Fields the form does not show (a top hosts widget's columns, tags,
+  // severities...) are kept as they are.
+  const shown = new Set([...spec.fields.map(([n]) => n), 'rf_rate']);
+  const kept = fields.filter((f) => !shown.has(f.name) && !(shown.has('columns') && COLUMN_FIELDS.test(f.name)));
+  return { el, read: () => [...kept, ...readers.flatMap((r) => r())] };
 }

@@ -7,16 +7,20 @@
 // never shown (mediatype.get does not return it): an empty field keeps
 // it.
 //
-// "Test": neither Zabbix 6.0's API nor Peregrine's has a method that
-// sends a test message (Zabbix's frontend sends it outside its API), so
-// this page offers none; see docs/api.md.
+// "Test" (a row's, Super admin: the page's own access) sends one
+// message now through mediatype.test, Peregrine's method for what
+// Zabbix 6.0's frontend asks its server outside the API ("alert.send"):
+// email, SMS and script to a given address with a subject and message,
+// a webhook with its parameters' values (changeable for the test); the
+// answer, or what the far end said, is shown under the dialog, and a
+// webhook's response beside it. Nothing is stored.
 //
 // Each media type's queue (alerts waiting or being sent, escalations
 // waiting for room: mediatype.get selectQueue, a Peregrine addition) is
 // read again every 5 s; "—" on a server without it.
 import { call, APIError } from '../../api.js';
-import { h } from '../../dom.js';
-import { crudPage, input, fld, rowTable } from '../../crud.js';
+import { h, clear } from '../../dom.js';
+import { crudPage, input, fld, rowTable, showErrorAt } from '../../crud.js';
 import { rowsEditor } from '../../form.js';
 
 const N = 'mediatype';
@@ -47,8 +51,67 @@ async function queues(el) {
   for (const td of cells) td.textContent = queueText(by.get(td.dataset.id));
 }
 
+// testDialog fills box with the test form of media type m (read whole:
+// its type, status and parameters).
+async function testDialog(box, id) {
+  clear(box);
+  box.hidden = false;
+  const [m] = await call('mediatype.get', { output: 'extend', mediatypeids: [id] });
+  if (!m) {
+    box.append(h('p', { class: 'error', role: 'alert' }, 'It is gone: someone deleted it meanwhile.'));
+    return;
+  }
+  const webhook = m.type === '4';
+  const T = 'mediatype-test';
+  const sendto = input.text(T, 'sendto', '', { placeholder: m.type === '0' ? 'name@example.com' : '' });
+  const subject = input.text(T, 'subject', 'Test subject');
+  const message = input.area(T, 'message', 'This is the test message from Peregrine', 3);
+  const params = rowsEditor('mediatype-test-params', [{ key: 'name', label: 'Name' }, { key: 'value', label: 'Value' }], (m.parameters || []).map((x) => ({ name: x.name, value: x.value })));
+  const result = h('p', { id: 'mediatype-test-result', role: 'status', hidden: true });
+  const response = h('pre', { id: 'mediatype-test-response', hidden: true });
+  const form = h('form', { id: 'mediatype-test-form', onsubmit: async (ev) => {
+    ev.preventDefault();
+    for (const old of form.querySelectorAll('.field-error')) old.remove();
+    result.hidden = true;
+    response.hidden = true;
+    const send = form.querySelector('#mediatype-test-send');
+    send.disabled = true;
+    try {
+      const p = { mediatypeid: m.mediatypeid };
+      if (webhook) p.parameters = params.values().map((x) => ({ name: x.name, value: x.value }));
+      else Object.assign(p, { sendto: sendto.value, subject: subject.value, message: message.value });
+      const r = await call('mediatype.test', p);
+      result.className = 'ack-yes';
+      result.hidden = false;
+      result.textContent = 'Media type test successful.';
+      if (webhook) {
+        let v = r.value;
+        let kind = 'String';
+        try { v = JSON.stringify(JSON.parse(v), null, 2); kind = 'JSON'; } catch { /* a string */ }
+        response.hidden = false;
+        response.textContent = `Response type: ${kind}\n${v}`;
+      }
+    } catch (e) {
+      showErrorAt(form, result, e);
+      result.className = 'error';
+    } finally {
+      send.disabled = false;
+    }
+  } },
+  h('h3', {}, `Test media type: ${m.name}`),
+  m.status === '1' ? h('p', { class: 'muted' }, 'This media type is disabled: enable it to test it.') : null,
+  webhook ? [h('h4', {}, 'Parameters'), params.el]
+    : h('div', { class: 'form-grid' }, fld('Send to', sendto), fld('Subject', subject)),
+  webhook ? null : fld('Message', message),
+  result, response,
+  h('div', { class: 'form-buttons' }, h('button', { type: 'submit', id: 'mediatype-test-send' }, 'Test'),
+    h('button', { type: 'button', id: 'mediatype-test-cancel', onclick: () => { box.hidden = true; clear(box); } }, 'Cancel')));
+  box.append(form);
+}
+
 export async function render(main) {
   let listEl = null;
+  const testBox = h('section', { class: 'card config-form', id: 'mediatype-test', hidden: true });
   await crudPage(main, {
     api: 'mediatype', id: 'mediatypeid', ids: 'mediatypeids', noun: N, label: 'media type', title: 'Media types', section: 'admin', path: '/admin/mediatypes',
     // Zabbix 6.0's mediatype.get sorts by mediatypeid only.
@@ -63,6 +126,8 @@ export async function render(main) {
       { label: 'Status', cell: (m) => (m.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled')) },
       { label: 'Queue', cell: (m) => h('span', { class: 'mediatype-queue', dataset: { id: m.mediatypeid } }, '…') },
       { label: 'Description', cell: (m) => m.description },
+      { label: 'Action', cell: (m) => h('button', { type: 'button', class: 'mediatype-test-open', dataset: { id: m.mediatypeid },
+        onclick: () => testDialog(testBox, m.mediatypeid).catch((e) => testBox.append(h('p', { class: 'error' }, String(e.data || e.message)))) }, 'Test') },
     ],
     status: { field: 'status', on: 0, off: 1 },
     editParams: { selectMessageTemplates: 'extend' },
@@ -72,6 +137,7 @@ export async function render(main) {
     clone: (m) => ({ ...m, name: `${m.name} (copy)` }),
     form: mediaTypeForm,
   });
+  main.querySelector('.toolbar').after(testBox);
   const timer = setInterval(() => { if (listEl) queues(listEl).catch((e) => console.error(e)); }, 5000);
   return () => clearInterval(timer);
 }

@@ -9,6 +9,8 @@ import { h, SEVERITIES } from '../../dom.js';
 import { crudPage, input, fld, chosen, rowTable } from '../../crud.js';
 import { hostOrTemplate } from '../../form.js';
 import { LLD_TYPES, PREPROC, preprocEditor } from './discovery.js';
+import { graphForm, graphClone, graphNew, GRAPH_TYPES } from './graphform.js';
+import { tabs } from './tabs.js';
 
 const VALUE_TYPES = [[0, 'Numeric (float)'], [3, 'Numeric (unsigned)'], [1, 'Character'], [2, 'Log'], [4, 'Text']];
 const ITEM_TYPES = [...LLD_TYPES, [15, 'Calculated']];
@@ -117,7 +119,6 @@ function triggerSpec(rule) {
 
 function graphSpec(rule, lists) {
   const N = 'graphproto';
-  const items = lists.items;
   return {
     api: 'graphprototype', id: 'graphid', ids: 'graphids', noun: N, label: 'graph prototype', title: 'Graph prototypes',
     sort: [['name', 'Name'], ['graphtype', 'Type']],
@@ -126,35 +127,48 @@ function graphSpec(rule, lists) {
     columns: [
       { label: 'Name', sort: 'name', cell: (o) => o.name },
       { label: 'Width', cell: (o) => o.width }, { label: 'Height', cell: (o) => o.height },
-      { label: 'Type', sort: 'graphtype', cell: (o) => label([[0, 'Normal'], [1, 'Stacked'], [2, 'Pie'], [3, 'Exploded']], o.graphtype) },
+      { label: 'Type', sort: 'graphtype', cell: (o) => label(GRAPH_TYPES, o.graphtype) },
       { label: 'Discover', cell: discoverCell },
     ],
     editParams: { selectGraphItems: 'extend' },
-    newObject: { name: '', width: '900', height: '200', graphtype: '0', discover: '0', gitems: [] },
-    clone: (o) => ({ ...o, name: `${o.name} (copy)`, templateid: '0', gitems: (o.gitems || []).map(({ itemid, color, drawtype, calc_fnc, yaxisside }) => ({ itemid, color, drawtype, calc_fnc, yaxisside })) }),
+    newObject: { ...graphNew, discover: '0' },
+    clone: graphClone,
     form: (o) => {
-      const f = {
-        name: input.text(N, 'name', o.name, { maxlength: 128 }), width: input.num(N, 'width', o.width), height: input.num(N, 'height', o.height),
-        graphtype: input.select(N, 'graphtype', [[0, 'Normal'], [1, 'Stacked'], [2, 'Pie'], [3, 'Exploded']], o.graphtype),
-        discover: input.select(N, 'discover', DISCOVER, o.discover),
-      };
-      const gitems = rowTable('graphproto-gitems', ['Item', 'Function', 'Draw style', 'Colour'], o.gitems, (g) => {
-        const item = h('select', { class: 'gitem-item', 'aria-label': 'Item' }, h('option', { value: '' }, 'Choose…'),
-          items.map((x) => h('option', { value: x.itemid, selected: x.itemid === g.itemid }, `${x.name} (${x.key_})`)));
-        const fn = h('select', { class: 'gitem-calc', 'aria-label': 'Function' }, [[2, 'avg'], [1, 'min'], [4, 'max'], [7, 'all']].map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(g.calc_fnc ?? 2) }, t)));
-        const draw = h('select', { class: 'gitem-draw', 'aria-label': 'Draw style' }, [[0, 'Line'], [1, 'Filled region'], [2, 'Bold line'], [3, 'Dot'], [4, 'Dashed line'], [5, 'Gradient line']]
-          .map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(g.drawtype ?? 0) }, t)));
-        const color = h('input', { type: 'text', class: 'gitem-color', value: g.color || '1A7C11', maxlength: 6, 'aria-label': 'Colour' });
-        return { cells: [item, fn, draw, color], read: () => (item.value === '' ? null : { itemid: item.value, calc_fnc: Number(fn.value), drawtype: Number(draw.value), color: color.value }) };
-      }, 'gitems');
-      return {
-        body: [h('div', { class: 'form-grid' }, fld('Name', f.name), fld('Width', f.width), fld('Height', f.height), fld('Graph type', f.graphtype), fld('Discover', f.discover)),
-          h('h4', {}, 'Items'), gitems.el],
-        read: () => ({ name: f.name.value, width: Number(f.width.value), height: Number(f.height.value), graphtype: Number(f.graphtype.value),
-          discover: Number(f.discover.value), gitems: gitems.values().map((g, i) => ({ ...g, sortorder: i })) }),
-      };
+      const discover = input.select(N, 'discover', DISCOVER, o.discover);
+      const f = graphForm(N, o, lists.items, [fld('Discover', discover)]);
+      return { body: f.body, read: () => ({ ...f.read(), discover: Number(discover.value) }) };
     },
   };
+}
+
+const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
+const IFPORTS = { 1: '10050', 2: '161', 3: '623', 4: '12345' };
+const INVENTORY = [[-1, 'Disabled'], [0, 'Manual'], [1, 'Automatic']];
+const MACRO_TYPES = [[0, 'Text'], [1, 'Secret text']];
+const macroKey = (l) => JSON.stringify(l.map((m) => [m.macro, String(m.type), m.type === '1' || m.type === 1 ? '' : m.value, m.description || '']));
+
+// hostIfaceRow edits one interface of a host prototype: type, IP or DNS
+// (use IP), port, default, and an SNMP interface's version and
+// community.
+function hostIfaceRow(f) {
+  const type = h('select', { class: 'if-type', 'aria-label': 'Type' }, IFTYPES.map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(f.type ?? 1) }, t)));
+  const ip = h('input', { type: 'text', class: 'if-ip', value: f.ip ?? '', 'aria-label': 'IP address' });
+  const dns = h('input', { type: 'text', class: 'if-dns', value: f.dns || '', 'aria-label': 'DNS name' });
+  const useip = h('select', { class: 'if-useip', 'aria-label': 'Connect to' }, [[1, 'IP'], [0, 'DNS']].map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(f.useip ?? 1) }, t)));
+  const port = h('input', { type: 'text', class: 'if-port', value: f.port || IFPORTS[f.type || 1], 'aria-label': 'Port', size: 6 });
+  const main = h('input', { type: 'checkbox', class: 'if-main', checked: String(f.main ?? 1) === '1', 'aria-label': 'Default' });
+  const d = f.details && !Array.isArray(f.details) ? f.details : {};
+  const version = h('select', { class: 'if-snmp-version', 'aria-label': 'SNMP version' }, [[1, 'SNMPv1'], [2, 'SNMPv2'], [3, 'SNMPv3']].map(([v, t]) => h('option', { value: String(v), selected: String(v) === String(d.version || 2) }, t)));
+  const community = h('input', { type: 'text', class: 'if-snmp-community', value: d.community ?? '{$SNMP_COMMUNITY}', 'aria-label': 'SNMP community' });
+  const snmp = h('span', { class: 'if-snmp' }, version, community);
+  const show = () => { snmp.hidden = type.value !== '2'; };
+  type.addEventListener('change', () => { port.value = IFPORTS[type.value]; show(); });
+  show();
+  return { cells: [type, ip, dns, useip, port, main, snmp], read: () => {
+    const o = { type: Number(type.value), ip: ip.value, dns: dns.value, useip: Number(useip.value), port: port.value, main: main.checked ? 1 : 0 };
+    if (o.type === 2) o.details = { version: version.value, bulk: String(d.bulk ?? 1), community: community.value };
+    return o;
+  } };
 }
 
 function hostSpec(rule, lists) {
@@ -164,17 +178,21 @@ function hostSpec(rule, lists) {
     sort: [['name', 'Name'], ['host', 'Host name'], ['status', 'Status']],
     search: { field: 'name', label: 'Search name' },
     status: { field: 'status', on: 0, off: 1 },
-    rowParams: { output: ['hostid', 'host', 'name', 'status', 'discover'], selectTemplates: ['templateid', 'name'] },
+    rowParams: { output: ['hostid', 'host', 'name', 'status', 'discover'], selectTemplates: ['templateid', 'name'], selectTags: 'extend' },
     columns: [
       { label: 'Name', sort: 'name', cell: (o) => o.name },
       { label: 'Host name', sort: 'host', cell: (o) => o.host },
       { label: 'Templates', cell: (o) => (o.templates || []).map((t) => t.name).join(', ') },
       { label: 'Status', sort: 'status', cell: statusCell },
       { label: 'Discover', cell: discoverCell },
+      { label: 'Tags', cell: (o) => (o.tags || []).map((x) => h('span', { class: 'tag' }, x.value ? `${x.tag}: ${x.value}` : x.tag)) },
     ],
-    editParams: { selectGroupLinks: 'extend', selectGroupPrototypes: 'extend', selectTemplates: ['templateid'], selectTags: 'extend' },
-    newObject: { host: '', name: '', status: '0', discover: '0', groupLinks: [], groupPrototypes: [], templates: [], tags: [] },
-    clone: (o) => ({ ...o, host: `${o.host}-copy`, name: `${o.name} (copy)`, templateid: '0',
+    editParams: { selectGroupLinks: 'extend', selectGroupPrototypes: 'extend', selectTemplates: ['templateid'], selectTags: 'extend', selectMacros: 'extend', selectInterfaces: 'extend' },
+    newObject: { host: '', name: '', status: '0', discover: '0', inventory_mode: '-1', custom_interfaces: '0', groupLinks: [], groupPrototypes: [], templates: [], tags: [], macros: [], interfaces: [] },
+    // A clone's secret macros are never read back: as 6.0's clone, their
+    // value and type are reset (text, empty).
+    clone: (o) => ({ ...o, host: `${o.host}-copy`, name: `${o.name} (copy)`, templateid: '0', uuid: undefined,
+      macros: (o.macros || []).map((m) => (String(m.type) === '1' ? { ...m, value: '', type: '0' } : m)),
       groupPrototypes: (o.groupPrototypes || []).map(({ name }) => ({ name })), groupLinks: (o.groupLinks || []).map(({ groupid }) => ({ groupid })) }),
     form: (o) => {
       const f = {
@@ -182,17 +200,56 @@ function hostSpec(rule, lists) {
         groupLinks: input.multi(N, 'groupLinks', lists.groups.map((g) => [g.groupid, g.name]), (o.groupLinks || []).map((g) => g.groupid)),
         templates: input.multi(N, 'templates', lists.templates.map((t) => [t.templateid, t.name]), (o.templates || []).map((t) => t.templateid)),
         status: input.select(N, 'status', ENABLED, o.status), discover: input.select(N, 'discover', DISCOVER, o.discover),
+        custom_interfaces: input.select(N, 'custom_interfaces', [[0, 'Inherit'], [1, 'Custom']], o.custom_interfaces),
+        inventory_mode: input.select(N, 'inventory_mode', INVENTORY, o.inventory_mode ?? '-1'),
       };
       const gp = rowTable('hostproto-groupprototypes', ['Group prototype'], o.groupPrototypes, (g) => {
         const name = h('input', { type: 'text', class: 'gp-name', value: g.name || '', placeholder: '{#MACRO} servers', 'aria-label': 'Group prototype' });
         return { cells: [name], read: () => (name.value.trim() === '' ? null : { name: name.value }) };
       }, 'groupPrototypes');
+      const ifaces = rowTable('hostproto-interfaces', ['Type', 'IP address', 'DNS name', 'Connect to', 'Port', 'Default', 'SNMP'], o.interfaces, hostIfaceRow, 'interfaces');
+      const ifBox = h('div', { id: 'hostproto-interfaces-box' }, ifaces.el);
+      const showIf = () => { ifBox.hidden = f.custom_interfaces.value !== '1'; };
+      f.custom_interfaces.addEventListener('change', showIf);
+      showIf();
+      const tags = rowTable('hostproto-tags', ['Tag', 'Value'], o.tags, (x) => {
+        const tag = h('input', { type: 'text', class: 'tag-tag', value: x.tag || '', 'aria-label': 'Tag' });
+        const value = h('input', { type: 'text', class: 'tag-value', value: x.value || '', 'aria-label': 'Value' });
+        return { cells: [tag, value], read: () => (tag.value.trim() === '' ? null : { tag: tag.value, value: value.value }) };
+      }, 'tags');
+      // The API replaces a prototype's macros whole and never returns a
+      // secret's value: macros are sent only when changed, and then a
+      // stored secret must be typed again (else nothing is saved).
+      const stored = (m) => String(m.type) === '1' && !!o.hostid;
+      const macros = rowTable('hostproto-macros', ['Macro', 'Value', 'Type', 'Description'], o.macros, (m) => {
+        const macro = h('input', { type: 'text', class: 'macro-name', value: m.macro || '', placeholder: '{$MACRO}', 'aria-label': 'Macro' });
+        const value = h('input', { type: String(m.type) === '1' ? 'password' : 'text', class: 'macro-value', value: stored(m) ? '' : (m.value || ''),
+          placeholder: stored(m) ? 'unchanged' : 'value', autocomplete: 'new-password', 'aria-label': 'Value' });
+        const type = h('select', { class: 'macro-type', 'aria-label': 'Type' }, MACRO_TYPES.map(([v, l]) => h('option', { value: String(v), selected: String(v) === String(m.type || 0) }, l)));
+        const description = h('input', { type: 'text', class: 'macro-description', value: m.description || '', 'aria-label': 'Description' });
+        return { cells: [macro, value, type, description], read: () => (macro.value.trim() === '' ? null
+          : { macro: macro.value.trim(), value: value.value, type: Number(type.value), description: description.value, untyped: stored(m) && value.value === '' && type.value === '1' }) };
+      }, 'macros');
       return {
-        body: [h('div', { class: 'form-grid' }, fld('Host name', f.host), fld('Visible name', f.name), fld('Groups', f.groupLinks), fld('Templates', f.templates),
-          fld('Create enabled', f.status), fld('Discover', f.discover)), h('h4', {}, 'Group prototypes'), gp.el],
+        body: [tabs('hostproto-tabs', [
+          ['Host prototype', [h('div', { class: 'form-grid' }, fld('Host name', f.host), fld('Visible name', f.name), fld('Templates', f.templates), fld('Host groups', f.groupLinks),
+            fld('Create enabled', f.status), fld('Discover', f.discover)), h('h4', {}, 'Group prototypes'), gp.el,
+          h('h4', {}, 'Interfaces'), fld('Interfaces', f.custom_interfaces), ifBox]],
+          ['Tags', [tags.el]],
+          ['Macros', [macros.el]],
+          ['Inventory', [fld('Inventory mode', f.inventory_mode)]],
+        ])],
         read: () => {
           const r = { host: f.host.value, name: f.name.value || f.host.value, status: Number(f.status.value), discover: Number(f.discover.value),
-            groupLinks: chosen(f.groupLinks).map((groupid) => ({ groupid })), groupPrototypes: gp.values(), templates: chosen(f.templates).map((templateid) => ({ templateid })) };
+            groupLinks: chosen(f.groupLinks).map((groupid) => ({ groupid })), groupPrototypes: gp.values(), templates: chosen(f.templates).map((templateid) => ({ templateid })),
+            custom_interfaces: Number(f.custom_interfaces.value), inventory_mode: Number(f.inventory_mode.value), tags: tags.values() };
+          if (r.custom_interfaces === 1) r.interfaces = ifaces.values();
+          const ms = macros.values();
+          if (!o.hostid || macroKey(ms) !== macroKey(o.macros || []) || ms.some((m) => !m.untyped && m.type === 1)) {
+            const missing = ms.filter((m) => m.untyped).map((m) => m.macro);
+            if (missing.length) throw new Error(`Invalid parameter "/1/macros": type the secret value of ${missing.join(', ')} again: the API replaces the macros whole and never returns a secret.`);
+            r.macros = ms.map(({ untyped, ...m }) => m);
+          }
           if (!o.hostid) r.ruleid = rule.itemid;
           return r;
         },
@@ -213,9 +270,9 @@ export async function render(main, q) {
   const host = await hostOrTemplate(call, rule.hostid);
   const lists = {};
   if (kind === 'graph') {
-    const [protos, items] = await Promise.all([call('itemprototype.get', { discoveryids: [ruleid], output: ['itemid', 'name', 'key_'] }),
-      call('item.get', { hostids: [rule.hostid], output: ['itemid', 'name', 'key_'], filter: { value_type: [0, 3] } })]);
-    lists.items = [...protos, ...items];
+    const [protos, items] = await Promise.all([call('itemprototype.get', { discoveryids: [ruleid], output: ['itemid', 'name', 'key_', 'units'] }),
+      call('item.get', { hostids: [rule.hostid], output: ['itemid', 'name', 'key_', 'units'], filter: { value_type: [0, 3] } })]);
+    lists.items = [...protos.map((x) => ({ ...x, prototype: true })), ...items];
   }
   if (kind === 'host') {
     [lists.groups, lists.templates] = await Promise.all([call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' }),

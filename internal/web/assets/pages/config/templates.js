@@ -197,10 +197,10 @@ export async function render(main) {
       { label: 'Name', sort: 'name', cell: (t) => t.name },
       { label: 'Items', cell: (t) => link(`/config/items?hostid=${t.templateid}`, count(t, 'items'), 'template-items') },
       { label: 'Triggers', cell: (t) => link(`/config/triggers?hostid=${t.templateid}`, count(t, 'triggers'), 'template-triggers') },
-      { label: 'Graphs', cell: (t) => count(t, 'graphs') },
+      { label: 'Graphs', cell: (t) => link(`/config/graphs?hostid=${t.templateid}`, count(t, 'graphs'), 'template-graphs') },
       { label: 'Discovery', cell: (t) => link(`/config/discovery?hostid=${t.templateid}`, count(t, 'discoveries'), 'template-discovery') },
       { label: 'Web', cell: (t) => link(`/config/webscenarios?hostid=${t.templateid}`, count(t, 'httpTests'), 'template-web') },
-      { label: 'Dashboards', cell: (t) => count(t, 'dashboards') },
+      { label: 'Dashboards', cell: (t) => link(`/config/templatedashboards?templateid=${t.templateid}`, count(t, 'dashboards'), 'template-dashboards') },
       { label: 'Linked templates', cell: (t) => (t.parentTemplates || []).map((p) => p.name).join(', ') },
       { label: 'Linked to hosts', cell: (t) => count(t, 'hosts') },
       { label: 'Tags', cell: (t) => (t.tags || []).map((x) => h('span', { class: 'tag' }, x.value ? `${x.tag}: ${x.value}` : x.tag)) },
@@ -271,16 +271,16 @@ export async function render(main) {
         t.templateid ? h('p', {}, h('a', { href: `/config/valuemaps?hostid=${t.templateid}`, id: 'template-valuemaps-edit' }, 'Edit the value maps')) : h('p', { class: 'muted' }, 'Value maps are added once the template exists.'));
       const tid = t.templateid;
       // The template's graphs and dashboards, listed (read when the
-      // form opens; edited on the hosts they reach).
+      // form opens; edited on their own pages).
       const others = h('div', { id: 'template-others' }, tid ? null : h('p', { class: 'muted' }, 'None yet.'));
       if (tid) {
         Promise.all([call('graph.get', { templateids: [tid], output: ['graphid', 'name'], sortfield: 'name' }),
           call('templatedashboard.get', { templateids: [tid], output: ['dashboardid', 'name'] }).catch(() => [])]).then(([gs, ds]) => {
-          others.append(h('h4', {}, `Graphs (${gs.length})`), h('ul', { class: 'template-graphs' }, gs.map((g) => h('li', {}, g.name))),
-            h('h4', {}, `Dashboards (${ds.length})`), h('ul', { class: 'template-dashboards' }, ds.map((d) => h('li', {}, d.name))));
+          others.append(h('h4', {}, `Graphs (${gs.length}) `, h('a', { href: `/config/graphs?hostid=${tid}` }, 'edit')), h('ul', { class: 'template-graphs' }, gs.map((g) => h('li', {}, g.name))),
+            h('h4', {}, `Dashboards (${ds.length}) `, h('a', { href: `/config/templatedashboards?templateid=${tid}`, id: 'template-dashboards-edit' }, 'edit')), h('ul', { class: 'template-dashboards' }, ds.map((d) => h('li', {}, d.name))));
         }).catch((e) => others.append(h('p', { class: 'error' }, String(e.data || e.message))));
       }
-      const lists2 = tid ? h('p', { class: 'template-lists' }, [['Items', `/config/items?hostid=${tid}`], ['Triggers', `/config/triggers?hostid=${tid}`],
+      const lists2 = tid ? h('p', { class: 'template-lists' }, [['Items', `/config/items?hostid=${tid}`], ['Triggers', `/config/triggers?hostid=${tid}`], ['Graphs', `/config/graphs?hostid=${tid}`], ['Dashboards', `/config/templatedashboards?templateid=${tid}`],
         ['Discovery rules', `/config/discovery?hostid=${tid}`], ['Web scenarios', `/config/webscenarios?hostid=${tid}`], ['Value maps', `/config/valuemaps?hostid=${tid}`]]
         .map(([l, href]) => [h('a', { href }, l), ' '])) : null;
       const body = tabs('template-tabs', [
