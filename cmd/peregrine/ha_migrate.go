@@ -93,8 +93,8 @@ func haMigrate(cfg config.Config, stdout, stderr io.Writer) int {
 	err = hamigrate.Run(rctx, hamigrate.Options{
 		Sources: hamigrate.Sources{Events: server.EventsPath(d), Audit: server.AuditPath(d), Alerts: server.AlertsPath(d),
 			PreprocessState: server.PreprocessStatePath(d), AgentState: server.AgentStatePath(d), AutoregState: server.AutoregStatePath(d),
-			History: server.HistoryPath(d)},
-		Pool: node.Pool(), Write: lease.Write, WriteSQL: lease.WriteSQL, History: ch, Out: stdout,
+			History: server.HistoryPath(d), Catalog: server.CatalogPath(d), Auth: server.AuthPath(d), Services: server.ServicesPath(d)},
+		Pool: node.Pool(), Write: lease.Write, WriteSQL: lease.WriteSQL, FenceSQL: lease.FenceSQL, History: ch, Out: stdout,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("%w (run it again to resume)", err))

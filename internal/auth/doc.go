@@ -4,8 +4,9 @@
 // own (Options.Path, e.g. data/auth.db, separate from the catalog), or
 // with Options.Postgres in PostgreSQL (schema peregrine_auth,
 // sqlitedb.OpenPG: the same statements, every write transaction fenced
-// by the HA lease). The
-// api package (and later the web UI) use the *Store directly: its User,
+// by the HA lease; opened read-only, sqlitedb.PG.ReadOnly, as an HA
+// standby, it writes nothing, not even pruning or last-access times).
+// The api package (and later the web UI) use the *Store directly: its User,
 // Role and sentinel errors are the ones they work with, so there is no
 // translation layer between them.
 //

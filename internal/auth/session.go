@@ -242,7 +242,7 @@ func (s *Store) authSession(ctx context.Context, h secretHash) (User, error) {
 	}
 	ms := now.UnixMilli()
 	e.touch(ms)
-	if e.claimWrite(ms, s.opts.AccessWriteInterval) {
+	if !s.readOnly && e.claimWrite(ms, s.opts.AccessWriteInterval) {
 		// Not bound to ctx: a client that hangs up must not make the
 		// write it triggered fail.
 		_, err := s.exec(context.WithoutCancel(ctx),
@@ -339,6 +339,9 @@ func (s *Store) dropUserSessionsLocked(userID uint64) {
 // flushAccess writes the last-access times that only the caches hold.
 // Close calls it with no other call running.
 func (s *Store) flushAccess(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
 	tx, err := s.tx(ctx)
 	if err != nil {
 		return err

@@ -158,6 +158,10 @@ type Store struct {
 	tx   sqlitedb.Begin // a write transaction: fenced first on PostgreSQL
 	lock *os.File       // the SQLite file's lock; nil on PostgreSQL
 	h    *hasher
+	// readOnly: opened with sqlitedb.PG.ReadOnly (an HA standby). It
+	// writes nothing: no pruning, no last-access times (the active node
+	// keeps them); every change fails with sqlitedb.ErrReadOnly.
+	readOnly bool
 
 	// ops is held for reading by every method for its whole duration and
 	// for writing by Close, so that Close waits for running calls and the
@@ -230,13 +234,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		tokens:    map[secretHash]*tokenEntry{},
 		tokenByID: map[uint64]secretHash{},
 		rights:    map[uint64]Rights{},
+		readOnly:  opts.Postgres != nil && opts.Postgres.ReadOnly,
 	}
 	now := s.opts.Now()
 	s.lastPrune.Store(now.UnixMilli())
-	if err := s.pruneSessions(ctx, now); err != nil {
-		s.db.Close()
-		lock.Close()
-		return nil, err
+	if !s.readOnly { // a read-only store prunes nothing: the active node does
+		if err := s.pruneSessions(ctx, now); err != nil {
+			s.db.Close()
+			lock.Close()
+			return nil, err
+		}
 	}
 	var users, sessions int
 	err = db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM sessions)").Scan(&users, &sessions)
@@ -322,6 +329,10 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 	}
 	return res, tx.Commit()
 }
+
+// SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
+// copies a data directory's database into PostgreSQL with it).
+func SQLSchema() sqlitedb.Schema { return dbSchema }
 
 // dbSchema is how sqlitedb creates, checks and migrates the database.
 var dbSchema = sqlitedb.Schema{

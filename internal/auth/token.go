@@ -378,7 +378,7 @@ func (s *Store) authToken(ctx context.Context, h secretHash) (User, error) {
 	}
 	ms := now.UnixMilli()
 	e.touch(ms)
-	if e.claimWrite(ms, s.opts.AccessWriteInterval) {
+	if !s.readOnly && e.claimWrite(ms, s.opts.AccessWriteInterval) {
 		_, err := s.exec(context.WithoutCancel(ctx),
 			"UPDATE tokens SET last_access = max(last_access, ?) WHERE id = ?", ms/1000, int64(e.id))
 		if err != nil {

@@ -165,6 +165,49 @@ func Open(ctx context.Context, opts Options) (*Catalog, error) {
 	return c, nil
 }
 
+// Reload reads the catalog again if another writer changed its revision
+// since this Catalog loaded it: an HA standby's catalog
+// (sqlitedb.PG.ReadOnly) follows the active node's edits this way. It
+// reports whether a new snapshot was published. The notification
+// configuration, auto-registration settings and discovery rules are
+// read again with it.
+func (c *Catalog) Reload(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, ErrClosed
+	}
+	var rev uint64
+	if err := c.db.QueryRowContext(ctx, "SELECT revision FROM catalog_meta WHERE id = 1").Scan(&rev); err != nil {
+		return false, fmt.Errorf("catalog: cannot read the revision: %w", err)
+	}
+	if rev == c.snap.Load().Version() {
+		return false, nil
+	}
+	snap, err := loadSnapshot(ctx, c.db)
+	if err != nil {
+		return false, fmt.Errorf("catalog: cannot reload %s: %w", c.path, err)
+	}
+	ac, err := loadAlerts(ctx, c.db)
+	if err != nil {
+		return false, fmt.Errorf("catalog: cannot reload %s: %w", c.path, err)
+	}
+	ar, err := loadAutoreg(ctx, c.db)
+	if err != nil {
+		return false, fmt.Errorf("catalog: cannot reload %s: %w", c.path, err)
+	}
+	drs, dst, err := loadDRules(ctx, c.db)
+	if err != nil {
+		return false, fmt.Errorf("catalog: cannot reload %s: %w", c.path, err)
+	}
+	c.alerts.Store(ac)
+	c.autoreg.Store(ar)
+	c.drules.Store(&drs)
+	c.dstate.Store(dst)
+	c.publish(snap)
+	return true, nil
+}
+
 // Snapshot returns the current snapshot. It never returns nil, never
 // blocks and does not allocate; an empty catalog has an empty snapshot.
 // Callers on hot paths should call it once per batch and keep the result

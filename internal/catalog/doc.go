@@ -1,7 +1,11 @@
 // Package catalog owns Peregrine's configuration of what is monitored:
 // host groups, hosts and their items. It persists them in an embedded
 // SQLite database and serves them to the rest of the server as an
-// immutable in-memory Snapshot.
+// immutable in-memory Snapshot. With Options.Postgres the database is
+// in PostgreSQL (an HA cluster's, docs/ha.md); opened read-only there
+// (sqlitedb.PG.ReadOnly, a standby) it writes nothing and follows the
+// writer with Reload. Mark and Marked record things done once per
+// database (the self-monitoring host).
 //
 // # What it owns
 //

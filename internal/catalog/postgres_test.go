@@ -141,6 +141,7 @@ var pgBehaviour = []struct {
 	{"TestApplyHostTLS", TestApplyHostTLS},
 	{"TestEditValueMaps", TestEditValueMaps},
 	{"TestApplyValueMaps", TestApplyValueMaps},
+	{"TestMarks", TestMarks},
 }
 
 // TestPostgresBehaviour runs pgBehaviour on PostgreSQL.

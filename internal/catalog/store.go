@@ -232,6 +232,10 @@ var migrations = []string{
 	migrateCorrelations(),   // 35 → 36: event correlations (correlation.go)
 }
 
+// SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
+// copies a data directory's database into PostgreSQL with it).
+func SQLSchema() sqlitedb.Schema { return dbSchema }
+
 // dbSchema is how sqlitedb creates, checks and migrates the catalog.
 var dbSchema = sqlitedb.Schema{
 	Kind:       "catalog",

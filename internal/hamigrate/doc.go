@@ -10,6 +10,13 @@
 // order; each reads its embedded store and writes through the store's
 // own PostgreSQL backend or the ClickHouse store:
 //
+//   - catalog, auth, services: the SQL stores (catalog.db, auth.db,
+//     services.db), each migrated to this binary's schema in its file
+//     (as a start of the server would), its PostgreSQL store made at the
+//     same version (sqlitedb.OpenPG), then every table's rows replaced
+//     by the file's (sqlitedb.CopyToPG, sqlite_sequence last, so IDs go
+//     on where the file's stopped) and the progress row set, in one
+//     fenced transaction (Options.FenceSQL): all or nothing per store.
 //   - events, audit, alerts: the records of the embedded logs (a WAL
 //     per day under events/ and audit/, one WAL under alerts/), in
 //     order, into the pglog tables event_log, audit_log and alert_log
@@ -24,10 +31,6 @@
 //     into ClickHouse (Options.History, a store acknowledging once
 //     inserted), items in ascending id order.
 //
-// The catalog, users and services join as one step each once their
-// PostgreSQL openers exist (issue 31's remaining state): a Step with a
-// name and a Run.
-//
 // # Resuming, exactly once
 //
 // Progress is kept in table migrate_progress of the state schema: one
@@ -37,7 +40,9 @@
 // lease's) together with its progress row, so a chunk is either stored
 // with its progress or not at all; a rerun skips finished parts and the
 // records already counted in an unfinished one (an embedded log replays
-// in the same order every time). The whole-value stores
+// in the same order every time). The SQL stores are one transaction
+// each, with their progress row; a rerun redoes an unfinished one whole.
+// The whole-value stores
 // (preprocess_state, log_positions, autoreg) write by key and are
 // marked finished after; a rerun writes the same keys again. History
 // is marked per chunk of items after their values were inserted; an

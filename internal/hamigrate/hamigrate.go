@@ -15,13 +15,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/autoreg"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/daylog"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
+	"github.com/peregrine-mon/peregrine/internal/service"
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -34,6 +38,8 @@ type Sources struct {
 	AgentState            string // agent-state.db
 	AutoregState          string // autoreg.db
 	History               string // the embedded engine's directory
+	// The SQL stores: catalog.db, auth.db, services.db.
+	Catalog, Auth, Services string
 }
 
 // Options configures Run.
@@ -45,6 +51,10 @@ type Options struct {
 	Pool     *pgxpool.Pool
 	Write    func(ctx context.Context, fn func(pgx.Tx) error) error
 	WriteSQL func(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error
+	// FenceSQL checks the lease as a database/sql transaction's first
+	// statement (the lease's FenceSQL): the catalog, auth and services
+	// steps' stores are opened with it (sqlitedb.PG).
+	FenceSQL func(ctx context.Context, tx *sql.Tx) error
 	// Schema holds the state tables; default pglog.DefaultSchema.
 	Schema string
 	// History receives the embedded history: a ClickHouse store that
@@ -63,9 +73,17 @@ type Step struct {
 	Run  func(m *Migration, ctx context.Context) error
 }
 
-// Steps are the stores migrated, in order. The catalog, auth and
-// services steps are added here once their PostgreSQL openers exist.
+// Steps are the stores migrated, in order.
 var Steps = []Step{
+	{"catalog", func(m *Migration, ctx context.Context) error {
+		return m.sqlStore(ctx, "catalog", m.o.Sources.Catalog, catalog.SQLSchema())
+	}},
+	{"auth", func(m *Migration, ctx context.Context) error {
+		return m.sqlStore(ctx, "auth", m.o.Sources.Auth, auth.SQLSchema())
+	}},
+	{"services", func(m *Migration, ctx context.Context) error {
+		return m.sqlStore(ctx, "services", m.o.Sources.Services, service.SQLSchema())
+	}},
 	{"events", func(m *Migration, ctx context.Context) error {
 		return m.dayLog(ctx, "events", "event", "event_log", m.o.Sources.Events)
 	}},
@@ -88,8 +106,8 @@ type Migration struct {
 // Run runs every step in order and stops at the first error; a later
 // Run resumes where it stopped.
 func Run(ctx context.Context, o Options) error {
-	if o.Pool == nil || o.Write == nil || o.WriteSQL == nil {
-		return errors.New("hamigrate: Options needs Pool, Write and WriteSQL (the HA lease's)")
+	if o.Pool == nil || o.Write == nil || o.WriteSQL == nil || o.FenceSQL == nil {
+		return errors.New("hamigrate: Options needs Pool, Write, WriteSQL and FenceSQL (the HA lease's)")
 	}
 	if o.Schema == "" {
 		o.Schema = pglog.DefaultSchema
@@ -390,6 +408,60 @@ func (m *Migration) autoreg(ctx context.Context) error {
 	}
 	fmt.Fprintf(m.o.Out, "autoreg: %d hosts\n", len(hosts))
 	return m.markFinished(ctx, "autoreg", "", int64(len(hosts)))
+}
+
+// sqlStore moves an SQL store (catalog, auth, services) whole: the
+// SQLite file migrated to this binary's schema (as a start of the
+// server would), the PostgreSQL store opened (made at the same
+// version), then every row replaced by the file's and the progress row
+// set in one fenced transaction: all or nothing, so a rerun after a
+// failure starts it again, and after success skips it.
+func (m *Migration) sqlStore(ctx context.Context, name, path string, schema sqlitedb.Schema) error {
+	if m.missing(name, path) {
+		return nil
+	}
+	if _, fin, err := m.progress(ctx, name, ""); err != nil || fin {
+		if fin {
+			fmt.Fprintf(m.o.Out, "%s: already moved\n", name)
+		}
+		return err
+	}
+	lock, err := sqlitedb.Lock(path, schema.Kind, fmt.Errorf("%s %s is in use by a running server: stop it first", schema.Kind, path))
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	src, err := sqlitedb.Open(ctx, path, schema)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, begin, err := sqlitedb.OpenPG(ctx, sqlitedb.PG{Pool: m.o.Pool, Fence: m.o.FenceSQL}, schema)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	tx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := sqlitedb.CopyToPG(ctx, src, tx); err != nil {
+		return err
+	}
+	var tables int64
+	if err := src.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+m.table+` (store, part, done, finished) VALUES (?, '', ?, true)
+		ON CONFLICT (store, part) DO UPDATE SET done = EXCLUDED.done, finished = true, updated_at = now()`, name, tables); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.o.Out, "%s: %d tables\n", name, tables)
+	return nil
 }
 
 // historyTill is past any clock ClickHouse holds (DateTime ends in 2106)

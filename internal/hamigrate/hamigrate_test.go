@@ -15,14 +15,19 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/autoreg"
+	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/daylog"
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/history"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
 	"github.com/peregrine-mon/peregrine/internal/history/engine"
 	"github.com/peregrine-mon/peregrine/internal/ingest"
+	"github.com/peregrine-mon/peregrine/internal/service"
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 	"github.com/peregrine-mon/peregrine/internal/wal"
 )
 
@@ -38,7 +43,8 @@ func dataDir(t *testing.T) (Sources, map[string]map[string][]string) {
 	dir := t.TempDir()
 	src := Sources{Events: filepath.Join(dir, "events"), Audit: filepath.Join(dir, "audit"), Alerts: filepath.Join(dir, "alerts"),
 		PreprocessState: filepath.Join(dir, "preprocess.state"), AgentState: filepath.Join(dir, "agent-state.db"),
-		AutoregState: filepath.Join(dir, "autoreg.db"), History: filepath.Join(dir, "history")}
+		AutoregState: filepath.Join(dir, "autoreg.db"), History: filepath.Join(dir, "history"),
+		Catalog: filepath.Join(dir, "catalog.db"), Auth: filepath.Join(dir, "auth.db"), Services: filepath.Join(dir, "services.db")}
 	want := map[string]map[string][]string{"events": {}, "audit": {}, "alerts": {}}
 	day := func(store, name, d string, n int) {
 		b, err := daylog.Files(daylog.FileOptions{Name: name, Dir: map[string]string{"events": src.Events, "audit": src.Audit}[store]})
@@ -96,6 +102,23 @@ func dataDir(t *testing.T) (Sources, map[string]map[string][]string) {
 		t.Fatal(err)
 	}
 	ar.Close()
+	catalogtest.Write(t, src.Catalog, migratedSpec)
+	as, err := auth.Open(ctx, auth.Options{Path: src.Auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.EnsureAdmin(ctx, filepath.Join(dir, "admin-password")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.CreateUser(ctx, "migrated-user", "migrated-password-1", auth.RoleUser); err != nil {
+		t.Fatal(err)
+	}
+	as.Close()
+	sdb, err := sqlitedb.Open(ctx, src.Services, service.SQLSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
 	st, err := engine.Open(engine.Options{Dir: src.History})
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +147,10 @@ func dataDir(t *testing.T) (Sources, map[string]map[string][]string) {
 }
 
 const histItems, histValues = 250, 40
+
+var migratedSpec = catalog.Spec{Hosts: []catalog.HostSpec{{Host: "migrated-host", Groups: []string{"Migrated"}, Items: []catalog.ItemSpec{
+	{Key: "f1", ValueType: "float"}, {Key: "s1", ValueType: "character"},
+}}}}
 
 // A migration killed in the middle of a transaction again and again
 // (each run one fenced write further than the last) and rerun until it
@@ -182,7 +209,16 @@ func TestIntegrationMigrateResumes(t *testing.T) {
 					return killed
 				})
 			},
-			WriteSQL: lease.WriteSQL})
+			WriteSQL: lease.WriteSQL,
+			FenceSQL: func(ctx context.Context, tx *sql.Tx) error {
+				calls++
+				if calls < k {
+					return lease.FenceSQL(ctx, tx)
+				}
+				// The k-th fenced write dies: its transaction never commits.
+				cancel()
+				return killed
+			}})
 		cancel()
 		runs++
 		if err == nil {
@@ -199,8 +235,11 @@ func TestIntegrationMigrateResumes(t *testing.T) {
 	}
 	// Once more: nothing left to do, nothing written twice.
 	var out bytes.Buffer
-	if err := Run(ctx, Options{Sources: src, Pool: n.Pool(), History: chs, Out: &out, Write: lease.Write, WriteSQL: lease.WriteSQL}); err != nil {
+	if err := Run(ctx, Options{Sources: src, Pool: n.Pool(), History: chs, Out: &out, Write: lease.Write, WriteSQL: lease.WriteSQL, FenceSQL: lease.FenceSQL}); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "catalog: already moved") || !strings.Contains(out.String(), "auth: already moved") || !strings.Contains(out.String(), "services: already moved") {
+		t.Fatalf("a rerun after the end:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "history: already moved") || !strings.Contains(out.String(), "events 20261127: 2500 records, already moved") {
 		t.Fatalf("a rerun after the end:\n%s", out.String())
@@ -258,6 +297,44 @@ func TestIntegrationMigrateResumes(t *testing.T) {
 		t.Fatalf("auto-registrations %+v, %v", hosts, err)
 	}
 	ar.Close()
+
+	// The catalog and users, as the server opens them on a cluster node.
+	wantCat := catalogtest.Open(t, migratedSpec).Snapshot()
+	pgs := &sqlitedb.PG{Pool: n.Pool(), Fence: lease.FenceSQL}
+	cat, err := catalog.Open(ctx, catalog.Options{Postgres: pgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"f1", "s1"} {
+		got, w := cat.Snapshot().Lookup("migrated-host", key), wantCat.Lookup("migrated-host", key)
+		if got == nil || got.ID != w.ID {
+			t.Fatalf("item %s in the migrated catalog: %+v, want ID %d", key, got, w.ID)
+		}
+	}
+	if _, err := cat.Apply(ctx, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "after-migration", Groups: []string{"Migrated"},
+		Items: []catalog.ItemSpec{{Key: "f", ValueType: "float"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if id := cat.Snapshot().Lookup("after-migration", "f").ID; id <= wantCat.Lookup("migrated-host", "s1").ID {
+		t.Fatalf("an item made after the migration has ID %d: IDs reused", id)
+	}
+	cat.Close()
+	as, err := auth.Open(ctx, auth.Options{Postgres: pgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := as.Users(ctx)
+	as.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, u := range users {
+		names[u.Username] = true
+	}
+	if !names["Admin"] || !names["migrated-user"] {
+		t.Fatalf("users in PostgreSQL: %v", names)
+	}
 
 	for item := uint64(1); item <= histItems+1; item++ {
 		var got []history.Sample

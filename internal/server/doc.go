@@ -96,7 +96,8 @@
 // "Zabbix server" (group "Zabbix servers"), named as a fresh Zabbix 6.0
 // names it and with its ID (10084: catalog.FirstHostID) so that
 // dashboards and scripts naming it keep working, with
-// internal items (SelfHostSpec), then writes a marker file (SelfHostMarkerPath) so that
+// internal items (SelfHostSpec), then writes a marker file (SelfHostMarkerPath; a
+// catalog mark on an HA cluster, shared by its nodes) so that
 // a user who deletes the host does not get it back. The internal items
 // are answered by package poll/selfcheck from figures wired here: the
 // pipeline's per-type counts, the runtime's not-supported counts, the
@@ -133,8 +134,10 @@
 // four stages when the node wins the lease, its stores of state on
 // PostgreSQL through the lease (pgState), runs it until the lease ends
 // and goes back to standby. The catalog, users and services open through
-// one function each (openCatalog, openAuth, openServices), which refuse
-// PostgreSQL until those stores exist there.
+// one function each (openCatalog, openAuth, openServices): on PostgreSQL
+// on an active node, shared by every node (the Admin user is made once,
+// by the first node to be active; the self-monitoring host's marker is
+// a catalog mark, Catalog.Mark, instead of the file).
 //
 // It holds the wiring that would otherwise sit in main, so that tests and
 // the bench harness can run a whole server in-process.

@@ -36,13 +36,13 @@ type haCluster struct {
 	admin *ha.Admin
 }
 
-// newHACluster makes n nodes' data directories, each with a copy of
-// seed's catalog, users and services: until those live in PostgreSQL
-// (docs/ha.md, "What is left" 1) every node keeps its own, so the test
-// gives them the same one, with the same IDs for hosts, items, triggers,
-// media types and actions.
+// newHACluster moves seed's catalog, users and services into the
+// cluster's PostgreSQL (peregrine ha migrate's steps: the nodes share
+// them) and makes n nodes' data directories, each with a copy of seed's
+// admin-password file (the migrated Admin's password).
 func newHACluster(t *testing.T, dsn, ch, seed string, n int) *haCluster {
 	c := &haCluster{t: t, dsn: dsn, ch: ch, dsns: map[string]string{}}
+	seedPGFromDir(t, dsn, seed)
 	addrs := freeAddrs(t, 2*n)
 	for i := range n {
 		name := "node-" + string(rune('a'+i))
@@ -56,8 +56,7 @@ func newHACluster(t *testing.T, dsn, ch, seed string, n int) *haCluster {
 		}
 		for _, e := range ents {
 			f := e.Name()
-			if e.IsDir() || strings.HasSuffix(f, ".lock") || !(strings.HasPrefix(f, "catalog.db") || strings.HasPrefix(f, "auth.db") ||
-				strings.HasPrefix(f, "services.db") || f == "admin-password") {
+			if e.IsDir() || f != "admin-password" {
 				continue
 			}
 			b, err := os.ReadFile(filepath.Join(seed, f))
@@ -187,7 +186,7 @@ func waitListening(t *testing.T, addr string, within time.Duration) {
 }
 
 // nodeAPI logs in to a node's API as Admin (the admin-password file
-// copied from the seed).
+// copied from the seed, whose users were moved into PostgreSQL).
 func nodeAPI(t *testing.T, n *haChild) *apiClient {
 	t.Helper()
 	pw, err := os.ReadFile(filepath.Join(n.dir, "admin-password"))
@@ -220,7 +219,8 @@ func httpGet(u string) (string, error) {
 	return string(b), err
 }
 
-// haSeed builds the catalog every node of a cluster test copies: host
+// haSeed builds the catalog every node of a cluster test shares (moved
+// into PostgreSQL by newHACluster): host
 // peregrine-test with the trapper items, an active agent item and a
 // trigger, a webhook media type to hook, Admin's medium and an action,
 // configured through the API of a standalone server that is then

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -23,6 +22,7 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/pipeline"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/service"
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // A server with ha.node_name is a node of an HA cluster (issue 31,
@@ -82,51 +82,54 @@ func (p *pgState) close() {
 	}
 }
 
-// haEmbeddedSQL keeps the catalog, users and services in the node's
-// data_dir (SQLite) on a cluster node. Only tests set it, to run the node
-// lifecycle before those stores open on PostgreSQL (issue 31); without
-// it New refuses state.store: postgres, naming them.
-var haEmbeddedSQL atomic.Bool
+// errPostgresNeedsNode refuses state.store: postgres on a server that is
+// not a cluster node: every write to the shared state is fenced by the
+// lease of an HA node.
+var errPostgresNeedsNode = errors.New(`state.store: "postgres" needs ha.node_name (and ha.node_address): the state in PostgreSQL is written by the active node of an HA cluster, a cluster of one node included`)
 
-// errSQLNotOnPostgres is the refusal while the catalog, users and
-// services have no PostgreSQL store: nodes with separate embedded
-// catalogs would not be a cluster.
-var errSQLNotOnPostgres = errors.New(`state.store: "postgres" is not available in this version: the catalog, users and services are not kept in PostgreSQL yet, so a cluster node cannot serve; use state.store: embedded (the HA registry and ` + "`peregrine ha`" + ` work already)`)
+// sqlPG places an SQL store (catalog, auth, services) in PostgreSQL on
+// an active node: its pool, every write transaction fenced by the
+// lease; nil on an embedded server.
+func (p *pgState) sqlPG() *sqlitedb.PG {
+	if p == nil {
+		return nil
+	}
+	return &sqlitedb.PG{Pool: p.node.Pool(), Fence: p.lease.FenceSQL}
+}
 
-// The stores not yet on PostgreSQL, one opener each, selected by
-// state.store: the place their PostgreSQL openers go.
+// The catalog, users and services, one opener each, selected by
+// state.store: in data_dir (SQLite) on an embedded server, in
+// PostgreSQL (shared by every node of the cluster) on an active node.
 
 func (s *Server) openCatalog(ctx context.Context) (*catalog.Catalog, error) {
-	if s.pg != nil && !haEmbeddedSQL.Load() {
-		return nil, errSQLNotOnPostgres
+	o := CatalogOptions(s.cfg.DataDir, s.log.With("component", "catalog"))
+	if s.pg != nil {
+		o.Path, o.Postgres = "", s.pg.sqlPG()
 	}
-	return catalog.Open(ctx, CatalogOptions(s.cfg.DataDir, s.log.With("component", "catalog")))
+	return catalog.Open(ctx, o)
 }
 
 func (s *Server) openAuth(ctx context.Context) (*auth.Store, error) {
-	if s.pg != nil && !haEmbeddedSQL.Load() {
-		return nil, errSQLNotOnPostgres
+	o := auth.Options{Path: AuthPath(s.cfg.DataDir), Logger: s.log.With("component", "auth")}
+	if s.pg != nil {
+		o.Path, o.Postgres = "", s.pg.sqlPG()
 	}
-	return auth.Open(ctx, auth.Options{Path: authPath(s.cfg.DataDir), Logger: s.log.With("component", "auth")})
+	return auth.Open(ctx, o)
 }
 
 func (s *Server) openServices(o service.Options) (*service.Engine, error) {
-	if s.pg != nil && !haEmbeddedSQL.Load() {
-		return nil, errSQLNotOnPostgres
-	}
 	o.Path = ServicesPath(s.cfg.DataDir)
+	if s.pg != nil {
+		o.Path, o.Postgres = "", s.pg.sqlPG()
+	}
 	return service.Open(context.Background(), o)
 }
 
-// newNode is New for a cluster node: the checks of a bad start (the
-// stores not on PostgreSQL, ClickHouse not answering, PostgreSQL out of
+// newNode is New for a cluster node: the checks of a bad start (ClickHouse not answering, PostgreSQL out of
 // reach, a running node of the same name or of another version), each a
 // clear error with nothing written, then the node's registration as
 // standby. It binds the HTTP port for the standby's answers.
 func newNode(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
-	if !haEmbeddedSQL.Load() {
-		return nil, errSQLNotOnPostgres
-	}
 	if err := pingClickHouse(ctx, cfg.History.ClickHouse.URLs); err != nil {
 		return nil, err
 	}
@@ -303,7 +306,8 @@ func (s *Server) clusterNodes() func() ([]byte, error) {
 	}
 }
 
-func authPath(dataDir string) string { return filepath.Join(dataDir, "auth.db") }
+// AuthPath is the auth database (users, sessions) under data_dir.
+func AuthPath(dataDir string) string { return filepath.Join(dataDir, "auth.db") }
 
 // apiStandby is the API's Options.Standby on an active node: once its
 // lease has ended (while the server stops) calls that change state are

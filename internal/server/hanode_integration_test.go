@@ -22,11 +22,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/config"
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
-	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // haNodeConfig is a cluster node's configuration for the tests: the
@@ -55,7 +53,6 @@ func TestIntegrationHANodeChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(env), &a); err != nil {
 		t.Fatal(err)
 	}
-	haEmbeddedSQL.Store(true)
 	cfg := haNodeConfig(a.DSN, a.CH, a.Dir, a.Name, a.Trapper, a.HTTP, 10*time.Second)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -122,25 +119,8 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		{name: "node-a", dir: filepath.Join(t.TempDir(), "a"), trapper: addrs[0], http: addrs[1]},
 		{name: "node-b", dir: filepath.Join(t.TempDir(), "b"), trapper: addrs[2], http: addrs[3]},
 	}
-	// Until the catalog lives in PostgreSQL, each node has the same
-	// embedded one: the item IDs in ClickHouse agree.
-	for _, n := range nodes {
-		os.MkdirAll(n.dir, 0o700)
-	}
-	catalogtest.Write(t, CatalogPath(nodes[0].dir), integrationSpec())
-	cat, err := catalog.Open(context.Background(), CatalogOptions(nodes[0].dir, slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	itemID := cat.Snapshot().Lookup("peregrine-test", "trap.float").ID
-	cat.Close()
-	b, err := os.ReadFile(CatalogPath(nodes[0].dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(CatalogPath(nodes[1].dir), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The nodes share one catalog, in PostgreSQL.
+	itemID := seedPGCatalog(t, dsn, integrationSpec()).Lookup("peregrine-test", "trap.float").ID
 	start := func(n *haChild) {
 		t.Helper()
 		env, _ := json.Marshal(map[string]string{"DSN": dsn, "CH": ch.URL, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http})
@@ -313,7 +293,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 		t.Logf("kill -9 %d of the active node: %s active after %.1f s, the sender's first value acknowledged after %.1f s (failover delay %s)",
 			k, sb.name, took.Seconds(), firstAfter.Seconds(), delay)
 		if k == 1 {
-			checkHANodeGet(t, sb)
+			checkHANodeGet(t, sb, nodes[0])
 		}
 		for n := ackedCount(); ackedCount() < n+3; time.Sleep(50 * time.Millisecond) {
 		}
@@ -406,11 +386,17 @@ func standbyCall(t *testing.T, addr, method string) string {
 
 // checkHANodeGet logs in to the node's API (its admin-password file) and
 // reads hanode.get: both nodes, n the active one.
-func checkHANodeGet(t *testing.T, n *haChild) {
+func checkHANodeGet(t *testing.T, n, first *haChild) {
 	t.Helper()
-	pw, err := os.ReadFile(filepath.Join(n.dir, "admin-password"))
+	// The users are the cluster's, in PostgreSQL: the first node to be
+	// active made the Admin user once (its password file); another
+	// node makes none and rotates nothing.
+	pw, err := os.ReadFile(filepath.Join(first.dir, "admin-password"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(n.dir, "admin-password")); !os.IsNotExist(err) {
+		t.Fatalf("%s made an admin-password file of its own (%v)", n.name, err)
 	}
 	call := func(method, params, auth string) json.RawMessage {
 		a := ""

@@ -33,18 +33,10 @@ func fakeClickHouse(t *testing.T) string {
 	return srv.URL + "/"
 }
 
-// withEmbeddedSQL lets a node start with its catalog, users and
-// services in its data directory (hanode.go) for the test's length.
-func withEmbeddedSQL(t *testing.T) {
-	haEmbeddedSQL.Store(true)
-	t.Cleanup(func() { haEmbeddedSQL.Store(false) })
-}
-
 // TestHANodeBadStartNoServices: ClickHouse not answering and PostgreSQL
 // out of reach each stop a node's start with a clear error (no password
 // in it), before the data directory is made.
 func TestHANodeBadStartNoServices(t *testing.T) {
-	withEmbeddedSQL(t)
 	addrs := freeAddrs(t, 3)
 	dir := filepath.Join(t.TempDir(), "data")
 	dsn := "postgres://mon:hunter2secret@" + addrs[0] + "/x?sslmode=disable&connect_timeout=2"
@@ -74,7 +66,6 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL")
 	}
-	withEmbeddedSQL(t)
 	pg := testutil.StartPostgres(t)
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port)
 	ctx := context.Background()
@@ -136,7 +127,6 @@ func TestIntegrationHANodeLosesPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL and ClickHouse")
 	}
-	withEmbeddedSQL(t)
 	pg := testutil.StartPostgres(t)
 	ch := testutil.StartClickHouse(t)
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", pg.Port)

@@ -67,23 +67,55 @@ func SelfHostSpec() catalog.HostSpec {
 // there (created by the user, or by a start that stopped before the
 // marker was written) is left as it is.
 func (s *Server) ensureSelfHost(ctx context.Context) error {
+	if s.pg != nil {
+		// A cluster node: the marker is a catalog mark, shared by every
+		// node, so a host deleted on one node is not made again by the
+		// next node to become active.
+		return s.ensureSelfHostMarked(ctx)
+	}
 	marker := SelfHostMarkerPath(s.cfg.DataDir)
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot check the self-monitoring host marker %s: %w", marker, err)
 	}
-	if s.Catalog.Snapshot().Host(SelfHostName) == nil {
-		spec := SelfHostSpec()
-		if _, err := s.Catalog.Apply(ctx, catalog.Spec{Hosts: []catalog.HostSpec{spec}}); err != nil {
-			return fmt.Errorf("cannot create the self-monitoring host %q: %w", SelfHostName, err)
-		}
-		s.log.Info("created the self-monitoring host (first start of this data directory); delete it to stop monitoring the server, it will not come back",
-			"host", SelfHostName, "group", SelfHostGroup, "items", len(spec.Items))
+	if err := s.createSelfHost(ctx); err != nil {
+		return err
 	}
 	const note = "Peregrine created its self-monitoring host in this data directory once; delete this file to have it created again at the next start (if no host of its name exists).\n"
 	if err := os.WriteFile(marker, []byte(note), 0o600); err != nil {
 		return fmt.Errorf("cannot write the self-monitoring host marker %s: %w", marker, err)
 	}
+	return nil
+}
+
+// selfHostMark is the catalog mark of a cluster's self-monitoring host.
+const selfHostMark = "selfhost"
+
+// ensureSelfHostMarked is ensureSelfHost with the marker in the catalog
+// (state.store: postgres).
+func (s *Server) ensureSelfHostMarked(ctx context.Context) error {
+	if done, err := s.Catalog.Marked(ctx, selfHostMark); err != nil || done {
+		return err
+	}
+	if err := s.createSelfHost(ctx); err != nil {
+		return err
+	}
+	return s.Catalog.Mark(ctx, selfHostMark)
+}
+
+// createSelfHost creates the self-monitoring host unless a host of its
+// name is there (created by the user, or by a start that stopped
+// before the marker was written).
+func (s *Server) createSelfHost(ctx context.Context) error {
+	if s.Catalog.Snapshot().Host(SelfHostName) != nil {
+		return nil
+	}
+	spec := SelfHostSpec()
+	if _, err := s.Catalog.Apply(ctx, catalog.Spec{Hosts: []catalog.HostSpec{spec}}); err != nil {
+		return fmt.Errorf("cannot create the self-monitoring host %q: %w", SelfHostName, err)
+	}
+	s.log.Info("created the self-monitoring host (first start of this data directory or cluster); delete it to stop monitoring the server, it will not come back",
+		"host", SelfHostName, "group", SelfHostGroup, "items", len(spec.Items))
 	return nil
 }

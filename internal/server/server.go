@@ -258,7 +258,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, err
 		return newNode(ctx, cfg, log) // hanode.go
 	}
 	if cfg.State.Store != "embedded" {
-		return nil, errSQLNotOnPostgres
+		return nil, errPostgresNeedsNode
 	}
 	return build(ctx, cfg, log, nil, nil)
 }

@@ -52,6 +52,10 @@ CREATE INDEX service_alarms_service ON service_alarms (service_id, clock);
 CREATE INDEX service_alarms_clock ON service_alarms (clock);
 `
 
+// SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
+// copies a data directory's database into PostgreSQL with it).
+func SQLSchema() sqlitedb.Schema { return dbSchema }
+
 var dbSchema = sqlitedb.Schema{
 	Kind:       "services database",
 	Meta:       "service_meta",

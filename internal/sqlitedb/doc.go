@@ -11,6 +11,10 @@
 // wrapper of pgx's database/sql driver rewrites the stores' SQLite
 // statements (pgtranslate.go), so each store keeps one copy of its SQL;
 // every write transaction is begun fenced by the HA lease (Begin).
+// PG.ReadOnly opens a store an active node made without writing (an
+// HA standby's reads; every Begin fails with ErrReadOnly), and
+// CopyToPG replaces a PostgreSQL store's rows with an SQLite file's
+// (peregrine ha migrate).
 // MigratePG is every PostgreSQL state store's one way to version its
 // tables: a row per store in schema_version of the state schema.
 //

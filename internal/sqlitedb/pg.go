@@ -30,7 +30,15 @@ type PG struct {
 	StateSchema string
 	// MaxConns bounds the store's pool; default 4.
 	MaxConns int32
+	// ReadOnly opens the store for reading only, as an HA standby does
+	// (it holds no lease): nothing is written at open, the store must
+	// already be at this binary's version (made by the active node), and
+	// every Begin fails with ErrReadOnly. Fence is then not needed.
+	ReadOnly bool
 }
+
+// ErrReadOnly is Begin's error on a store opened with PG.ReadOnly.
+var ErrReadOnly = errors.New("this store is open for reading only (an HA standby node): changes are made on the active node")
 
 // Begin begins a write transaction: on PostgreSQL the lease is checked
 // first (PG.Fence), so that the transaction commits only while it
@@ -52,7 +60,7 @@ func SQLiteBegin(db *sql.DB) Begin {
 // its Close closes the store's pool. Every write transaction must be
 // begun with the returned Begin.
 func OpenPG(ctx context.Context, pg PG, s Schema) (*sql.DB, Begin, error) {
-	if pg.Pool == nil || pg.Fence == nil {
+	if pg.Pool == nil || (pg.Fence == nil && !pg.ReadOnly) {
 		return nil, nil, fmt.Errorf("%s: PostgreSQL needs the node's pool and the lease's fence", s.Kind)
 	}
 	if s.PGName == "" {
@@ -89,6 +97,13 @@ func OpenPG(ctx context.Context, pg PG, s Schema) (*sql.DB, Begin, error) {
 		return nil, nil, fmt.Errorf("%s: cannot connect to PostgreSQL: %w", s.Kind, err)
 	}
 	db := sql.OpenDB(&pgConnector{inner: stdlib.GetPoolConnector(pool), tables: tables, pool: pool})
+	if pg.ReadOnly {
+		if err := checkPGVersion(ctx, db, pg, s); err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("%s: PostgreSQL schema %s: %w", s.Kind, pg.Schema, err)
+		}
+		return db, func(context.Context) (*sql.Tx, error) { return nil, ErrReadOnly }, nil
+	}
 	begin := func(ctx context.Context) (*sql.Tx, error) {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -105,6 +120,20 @@ func OpenPG(ctx context.Context, pg PG, s Schema) (*sql.DB, Begin, error) {
 		return nil, nil, fmt.Errorf("%s: PostgreSQL schema %s: %w", s.Kind, pg.Schema, err)
 	}
 	return db, begin, nil
+}
+
+// checkPGVersion is a read-only open's check: the store exists at this
+// binary's version (it reads, never writes).
+func checkPGVersion(ctx context.Context, db *sql.DB, pg PG, s Schema) error {
+	var v int64
+	err := db.QueryRowContext(ctx, `SELECT version FROM `+pg.StateSchema+`.schema_version WHERE component = ?`, pg.Schema).Scan(&v)
+	if err != nil {
+		return fmt.Errorf("cannot read its version (has an active node made it yet?): %w", err)
+	}
+	if v != s.Version {
+		return fmt.Errorf("is at schema version %d, this Peregrine's is %d: read it with the active node's version", v, s.Version)
+	}
+	return nil
 }
 
 // newSQLite makes a new database of s in memory, whose definitions
@@ -264,8 +293,44 @@ func copyTable(ctx context.Context, fresh *sql.DB, tx *sql.Tx, name, insert stri
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, q, vals...); err != nil {
-			return fmt.Errorf("cannot copy the first rows of %s: %w", name, err)
+			return fmt.Errorf("cannot copy the rows of %s: %w", name, err)
 		}
 	}
 	return rows.Err()
+}
+
+// CopyToPG replaces every row of a PostgreSQL store with src's: src is
+// the store's SQLite database at the same schema version (opened by
+// Open, which migrates it), tx a write transaction begun by OpenPG's
+// Begin (fenced). The store's tables are emptied, newest first, then
+// filled in src's order, sqlite_sequence last, so that IDs go on
+// where src's stopped. All or nothing: tx commits it (peregrine ha
+// migrate).
+func CopyToPG(ctx context.Context, src *sql.DB, tx *sql.Tx) error {
+	rows, err := src.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+names[i]); err != nil {
+			return fmt.Errorf("cannot empty %s: %w", names[i], err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM sqlite_sequence"); err != nil {
+		return fmt.Errorf("cannot empty sqlite_sequence: %w", err)
+	}
+	return copyRows(ctx, src, tx)
 }
