@@ -58,8 +58,8 @@
 //     Host macros are the target host's, the others the event's. Command
 //     alerts go through the queue of media type ID 0 and run once (a
 //     command is not known to be safe to run twice; only one in flight
-//     at a crash runs again after the restart, as an alert in flight is
-//     sent again), bounded by
+//     at a crash runs again after the restart, marked as an alert in
+//     flight is), bounded by
 //     Options.CommandTimeout, through Options.Commander: CommandRunner
 //     runs /bin/sh -c on the server (the shell, as Zabbix: a script is a
 //     command line) in its own process group, killed whole at the
@@ -85,7 +85,7 @@
 //     full; recovery and update messages, retries and alerts re-queued
 //     at start go past the bound. Metrics: peregrine_alert_backlog,
 //     _queued_total, _sent_total, _failed_total, _retries_total,
-//     _steps_waited_total, _events_dropped_total, _escalations, and per
+//     _repeats_total, _steps_waited_total, _events_dropped_total, _escalations, and per
 //     media type peregrine_alert_queue_length{mediatypeid} (alerts) and
 //     peregrine_alert_escalations_waiting{mediatypeid}; Queues gives
 //     both to the API (mediatype.get's selectQueue).
@@ -111,8 +111,13 @@
 //     history WAL's framing (Options.Sync) before alerts are queued, and
 //     checkpointed into a new segment at open and when the log outgrows
 //     what is live. A restart restores escalations (steps fire at their
-//     times), re-queues alerts not yet delivered (an alert in flight at
-//     a crash may be sent twice; a delivered one is never sent again),
+//     times), re-queues alerts not yet delivered (a delivered one is
+//     never sent again; one in flight at a crash may be sent twice, and
+//     is marked: each attempt is preceded by a "send started" record,
+//     and an attempt found started with no outcome at open, after a
+//     kill or a takeover, counts in Retries and sets Alert.Repeat, so
+//     the alert's Error says it may be a repeat (RepeatSent once sent,
+//     status staying sent), counted in peregrine_alert_repeats_total),
 //     matches events the event store committed after the watermark, and
 //     runs the update operations of the acknowledges from the ack mark
 //     on (the lowest ack ID not yet decided; an ack whose update alerts
@@ -127,7 +132,8 @@
 //     Options.Postgres (state.store: postgres), table alert_log in
 //     PostgreSQL (package pglog) whose every write checks the HA lease
 //     in its own transaction: a node that lost its lease logs nothing,
-//     so it queues no new alert and records no delivery.
+//     so it queues no new alert, starts no attempt (a send's start is
+//     logged first) and records no delivery.
 //
 // # What it does not own
 //

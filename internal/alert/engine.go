@@ -160,7 +160,7 @@ type Engine struct {
 type metrics struct {
 	backlog, escalations                               *selfmon.Gauge
 	sent, failed, retries, held, eventsDropped, queued *selfmon.Counter
-	denied                                             *selfmon.Counter
+	denied, repeats                                    *selfmon.Counter
 }
 
 // New opens the alert log and restores escalations and alerts.
@@ -232,10 +232,12 @@ func New(opts Options) (*Engine, error) {
 			retries:       r.Counter("peregrine_alert_retries_total", "Failed attempts that were retried."),
 			held:          r.Counter("peregrine_alert_steps_waited_total", "Escalation steps that waited for room in a full media type queue (back-pressure); each runs once the queue drains."),
 			eventsDropped: r.Counter("peregrine_alert_events_dropped_total", "Events not matched against actions because the engine's inbox was full."),
+			repeats:       r.Counter("peregrine_alert_repeats_total", "Alerts found at start with an attempt started and its outcome unknown (a kill or a takeover), sent again and marked."),
 			denied:        r.Counter("peregrine_alert_recipients_denied_total", "Messages not made because the user has no read permission on any host of the event's trigger."),
 		},
 	}
 	e.held.reset()
+	e.m.repeats.Add(uint64(st.repeated))
 	for k, s := range opts.Senders {
 		e.senders[k] = s
 	}

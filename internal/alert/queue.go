@@ -113,6 +113,9 @@ func (q *mediaQueue) signal() {
 
 // finish records an alert's final or intermediate status.
 func (e *Engine) finish(a Alert, status int, errText string) {
+	if a.Repeat {
+		errText = repeatNote(status, errText)
+	}
 	a.Status, a.Error = status, errText
 	switch status {
 	case StatusSent:
@@ -123,6 +126,16 @@ func (e *Engine) finish(a Alert, status int, errText string) {
 	if err := e.store.write([]record{{Alert: &a}}); err != nil {
 		e.log.Error("alert: cannot record an alert's status", "alertid", a.ID, "status", status, "err", err)
 	}
+}
+
+// started logs that an attempt to deliver a starts now, before the
+// sender is called: if the process is killed or loses its lease before
+// the outcome is logged, the next start or the next active node counts
+// the attempt and marks the alert (logStore.markRepeats). With the
+// state in PostgreSQL the write is fenced: a node that lost its lease
+// cannot log it and so does not send.
+func (e *Engine) started(a *Alert) error {
+	return e.store.write([]record{{Started: a.ID}})
 }
 
 // sessions is the media type's concurrency now (it may be edited).
@@ -215,6 +228,13 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 		return
 	}
 	mt := e.opts.Config().MediaTypes[a.MediaTypeID]
+	interval := func() time.Duration {
+		d, err := ParsePeriod(mt.AttemptInterval)
+		if err != nil {
+			return 10 * time.Second
+		}
+		return d
+	}
 	if mt == nil || mt.Status != 0 {
 		e.m.backlog.Add(-1)
 		msg := "Media type disabled."
@@ -233,6 +253,14 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 	case s == nil:
 		err = fmt.Errorf("unsupported media type %d", mt.Type)
 	default:
+		if err := e.started(&a); err != nil {
+			// Not sent, not counted: tried again after the interval
+			// (the log's fault, or a lost lease, which stops the
+			// engine; the log still has the alert to send).
+			e.log.Error("alert: cannot log the start of an attempt; not sending", "alertid", a.ID, "err", err)
+			q.retryLater(ctx, a, interval())
+			return
+		}
 		timeout, perr := ParsePeriod(mt.Timeout)
 		if perr != nil || timeout <= 0 {
 			timeout = 30 * time.Second
@@ -268,10 +296,12 @@ func (q *mediaQueue) deliver(ctx context.Context, a Alert) {
 	}
 	e.m.retries.Inc()
 	e.finish(a, StatusNotSent, err.Error())
-	interval, perr := ParsePeriod(mt.AttemptInterval)
-	if perr != nil {
-		interval = 10 * time.Second
-	}
+	q.retryLater(ctx, a, interval())
+}
+
+// retryLater gives up a's session and puts it back first in the queue
+// after interval (unless stopping: the log re-queues it at start).
+func (q *mediaQueue) retryLater(ctx context.Context, a Alert, interval time.Duration) {
 	q.mu.Lock()
 	q.inflight--
 	q.retrying++
@@ -323,13 +353,19 @@ func (e *Engine) runCommand(ctx context.Context, a Alert) {
 	if snap != nil {
 		h = snap.HostByID(a.HostID)
 	}
-	a.Retries = 1
+	a.Retries++
 	switch {
 	case sc == nil:
 		e.finish(a, StatusFailed, "Script does not exist.")
 		return
 	case h == nil:
 		e.finish(a, StatusFailed, "Host does not exist.")
+		return
+	}
+	if err := e.started(&a); err != nil {
+		// Not run: the alert stays unsent in the log, run after the
+		// restart (or by the next active node).
+		e.log.Error("alert: cannot log the start of a command; not running it", "alertid", a.ID, "err", err)
 		return
 	}
 	cctx, cancel := ctx, context.CancelFunc(func() {})

@@ -50,6 +50,28 @@ type Alert struct {
 	// their macros expanded when the alert was made (Zabbix stores them
 	// with the alert too), so a retry after a restart sends the same.
 	Params []Param `json:"params,omitempty"`
+	// Repeat is set when an attempt was started before a restart or a
+	// takeover and its outcome was never logged: that attempt may have
+	// been delivered, so the next one may be a repeat. It is counted in
+	// Retries, and Error says so (RepeatNote), also once sent.
+	Repeat bool `json:"repeat,omitempty"`
+}
+
+// RepeatSent is the error text of an alert sent (status 1) by an
+// attempt after a restart or takeover that found an earlier attempt
+// started and its outcome unknown: the recipient may have it twice.
+const RepeatSent = "Sent again after a restart or failover: the previous attempt's outcome is unknown."
+
+// repeatNote is the error text an alert marked Repeat gets with the
+// outcome of its latest attempt.
+func repeatNote(status int, errText string) string {
+	switch {
+	case status == StatusSent:
+		return RepeatSent
+	case errText == "":
+		return "An attempt before a restart or failover may have been delivered: its outcome is unknown."
+	}
+	return errText + " (an attempt before a restart or failover may have been delivered: its outcome is unknown)"
 }
 
 // Param is an expanded media type parameter.
@@ -101,6 +123,12 @@ type record struct {
 	// Group holds records applied together: one log record, so durable
 	// together or not at all (an escalation step with its alerts).
 	Group []record `json:"g,omitempty"`
+	// Started is the ID of an alert whose delivery attempt starts: it is
+	// durable before the sender is called, and the alert's next upsert
+	// (the attempt's outcome) ends it. One found open at replay was in
+	// flight at a kill or a takeover (openRecordLog). Absent in logs
+	// written before it: they replay as before.
+	Started uint64 `json:"s,omitempty"`
 }
 
 // ErrCorrupt marks a log record this package could not have written.
@@ -120,11 +148,16 @@ type logStore struct {
 	// fsyncs, and write-locked by a checkpoint, so that no record is
 	// appended to a segment the checkpoint deletes before it is applied
 	// to the memory the checkpoint copies. Lock order: wmu, then mu.
-	wmu        sync.RWMutex
-	mu         sync.Mutex
-	alerts     map[uint64]*Alert
-	order      []uint64 // alert IDs, ascending (creation order)
-	escs       map[uint64]*Escalation
+	wmu    sync.RWMutex
+	mu     sync.Mutex
+	alerts map[uint64]*Alert
+	order  []uint64 // alert IDs, ascending (creation order)
+	escs   map[uint64]*Escalation
+	// started are the alerts with an attempt started and no outcome
+	// logged since (record.Started).
+	started map[uint64]struct{}
+	// repeated counts the alerts marked Repeat at open.
+	repeated   int
 	nextAlert  uint64
 	nextEsc    uint64
 	watermark  uint64
@@ -154,7 +187,7 @@ func openPGLog(o pglog.Options, log *slog.Logger, keep int) (*logStore, error) {
 
 // openRecordLog replays w into a logStore and checkpoints it.
 func openRecordLog(w recordLog, dir string, log *slog.Logger, keep int) (*logStore, error) {
-	s := &logStore{w: w, log: log, keep: keep, alerts: map[uint64]*Alert{}, escs: map[uint64]*Escalation{}, nextAlert: 1, nextEsc: 1}
+	s := &logStore{w: w, log: log, keep: keep, alerts: map[uint64]*Alert{}, escs: map[uint64]*Escalation{}, started: map[uint64]struct{}{}, nextAlert: 1, nextEsc: 1}
 	err := w.Replay(func(rec []byte) error {
 		var r record
 		if err := json.Unmarshal(rec, &r); err != nil {
@@ -169,6 +202,7 @@ func openRecordLog(w recordLog, dir string, log *slog.Logger, keep int) (*logSto
 	}
 	slices.Sort(s.order)
 	s.order = slices.Compact(s.order)
+	s.markRepeats()
 	s.trim()
 	if err := s.checkpoint(); err != nil {
 		w.Close()
@@ -187,6 +221,10 @@ func (s *logStore) apply(r *record) {
 		cp := *a
 		s.alerts[a.ID] = &cp
 		s.nextAlert = max(s.nextAlert, a.ID+1)
+		delete(s.started, a.ID)
+	}
+	if r.Started != 0 && s.alerts[r.Started] != nil {
+		s.started[r.Started] = struct{}{}
 	}
 	if e := r.Escalation; e != nil {
 		cp := *e
@@ -201,6 +239,26 @@ func (s *logStore) apply(r *record) {
 	for i := range r.Group {
 		s.apply(&r.Group[i])
 	}
+}
+
+// markRepeats turns the attempts found started without an outcome at
+// open into counted, marked attempts: the alert is re-queued (status
+// "not sent"), its Retries count the attempt of the process that was
+// killed or lost its lease, and Error says the next one may be a
+// repeat. The checkpoint that follows makes this durable.
+func (s *logStore) markRepeats() {
+	for id := range s.started {
+		a := s.alerts[id]
+		if a == nil || a.Status != StatusNew && a.Status != StatusNotSent {
+			continue
+		}
+		a.Retries++
+		a.Repeat = true
+		a.Status = StatusNotSent
+		a.Error = repeatNote(StatusNotSent, "")
+		s.repeated++
+	}
+	clear(s.started)
 }
 
 // trim drops the oldest alerts past keep; alerts still to be sent are
@@ -255,6 +313,11 @@ func (s *logStore) checkpoint() error {
 	}
 	for _, e := range s.escs {
 		if err := put(&record{Escalation: e}); err != nil {
+			return err
+		}
+	}
+	for id := range s.started { // attempts in flight now
+		if err := put(&record{Started: id}); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/ha"
 	"github.com/peregrine-mon/peregrine/internal/testutil"
@@ -777,10 +778,12 @@ func clickhouseUintValues(t *testing.T, chURL string, itemID uint64) map[int]int
 // An alert in flight at the kill: the webhook's listener takes the
 // problem's alert from node-a and holds its answer while node-a is
 // killed with SIGKILL, so node-a never logs it sent. node-b, active
-// within the delay, finds the alert logged unsent in PostgreSQL and
-// sends it again: the listener gets it twice (repeated once, never
-// more), and alert.get lists it once, sent. Nothing marks the repeat yet
-// (docs/ha.md, "What is left" 5).
+// within the delay, finds the alert logged unsent in PostgreSQL, with
+// node-a's attempt started (a fenced "send started" record) and no
+// outcome, and sends it again: the listener gets it twice (repeated
+// once, never more), and alert.get lists it once, sent, marked: retries
+// counts node-a's attempt and node-b's (2) and error says it was sent
+// again after a failover (alert.RepeatSent).
 func TestIntegrationHAAlertInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL, ClickHouse, two nodes and zabbix_sender")
@@ -855,13 +858,20 @@ func TestIntegrationHAAlertInFlight(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("the listener got the problem's alert %d times, want 2 (repeated once): %v", n, hook.got())
 	}
-	var alerts []struct{ AlertID, EventID, Status, Retries, Error string }
+	var alerts []struct {
+		AlertID string `json:"alertid"`
+		EventID string `json:"eventid"`
+		Status  string `json:"status"`
+		Retries string `json:"retries"`
+		Error   string `json:"error"`
+	}
 	nodeAPI(t, b).ok("alert.get", map[string]any{"output": "extend", "sortfield": "alertid"}, &alerts)
 	if len(alerts) != 1 || alerts[0].EventID != event || alerts[0].Status != "1" {
 		t.Fatalf("alert.get on node-b: %+v, want one alert for event %s, sent", alerts, event)
 	}
-	// retries counts node-b's attempts only: node-a logged nothing when
-	// it started its send, so nothing tells the repeat apart.
-	t.Logf("the alert in flight at the kill: node-b active %.1f s after the kill, sent it again %.1f s after the kill; alert.get: %+v (no mark of the repeat)",
+	if alerts[0].Retries != "2" || alerts[0].Error != alert.RepeatSent {
+		t.Fatalf("alert.get on node-b: %+v, want retries 2 (node-a's attempt and node-b's) and error %q", alerts[0], alert.RepeatSent)
+	}
+	t.Logf("the alert in flight at the kill: node-b active %.1f s after the kill, sent it again %.1f s after the kill; alert.get: %+v",
 		took.Seconds(), resent.Seconds(), alerts[0])
 }
