@@ -506,6 +506,7 @@ func (l *overloadLoad) proxyLoop(ctx context.Context, p *simProxy, perProxy floa
 		if time.Until(next) < -every {
 			next = time.Now() // behind: a real proxy sends what it has, it does not catch up in bursts
 		}
+		p.mu.Lock()
 		ph := l.current()
 		now := time.Now()
 		rows.Reset()
@@ -526,6 +527,7 @@ func (l *overloadLoad) proxyLoop(ctx context.Context, p *simProxy, perProxy floa
 			failed = int64(batch)
 			err = nil
 		}
+		p.mu.Unlock()
 		l.record(ph, acked, failed, time.Since(t0), err == nil)
 	}
 }

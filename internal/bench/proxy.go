@@ -117,6 +117,10 @@ type ProxyResult struct {
 }
 
 type simProxy struct {
+	// mu is held for a whole request: one at a time, as a real proxy's
+	// data sender (the overload bench's phases overlap by the requests
+	// still in flight).
+	mu      sync.Mutex
 	name    string
 	id      string
 	session string
