@@ -16,7 +16,7 @@ test:
 
 # What CI runs: every test, real programs included, with the race detector.
 test-race:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 35m $(PKGS)
 
 test-integration:
 	$(GO) test -count=1 -run Integration -timeout 20m $(PKGS)
