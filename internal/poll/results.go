@@ -65,7 +65,7 @@ func (s *Scheduler) process(batch []*Result) {
 	for i, r := range batch {
 		c := &comps[i]
 		*c = completion{id: r.ItemID, iface: r.InterfaceID, status: r.Status, err: r.Error, clock: r.Clock.Unix()}
-		if (r.Status == NetworkError || r.TimedOut) && !s.stopping && s.behind(r) {
+		if (r.Status == NetworkError || r.TimedOut) && !s.stopping.Load() && s.behind(r) {
 			// Counted as a network error (its value, if any, is a
 			// timeout's: not stored).
 			c.status, c.postponed = NetworkError, true

@@ -196,7 +196,7 @@ type Scheduler struct {
 	ifaces   map[uint64]*ifaceState
 	inFlight int
 	lastQ    int64
-	stopping bool // Run is shutting down: abandoned checks are coming back
+	stopping atomic.Bool // Run is shutting down: abandoned checks are coming back (read by the workers)
 	lag      Lag
 	lagMeter *LagMeter         // the default Lag, run by Run
 	badSeen  map[uint64]string // items that cannot be scheduled, and why
@@ -318,7 +318,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	// Shut down: no new checks; abandon those in flight; keep draining
 	// until every one has come back.
 	cancelChecks()
-	s.stopping = true
+	s.stopping.Store(true)
 	for {
 		s.drainCompletions(s.opts.Now())
 		if s.inFlight == 0 {
@@ -505,7 +505,7 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 			l.heap.push(e)
 			continue
 		}
-		if (!s.stopping || c.status != NetworkError) && !e.lane.spec.NoAvailability {
+		if (!s.stopping.Load() || c.status != NetworkError) && !e.lane.spec.NoAvailability {
 			// Checks abandoned by a stop say nothing of the interface.
 			s.availability(c, e.probe, sec)
 		}
