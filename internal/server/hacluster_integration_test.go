@@ -85,26 +85,7 @@ func (c *haCluster) start(n *haChild) {
 	if d, ok := c.dsns[n.name]; ok {
 		dsn = d
 	}
-	env, _ := json.Marshal(map[string]string{"DSN": dsn, "CH": c.ch, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http})
-	n.cmd = exec.Command(os.Args[0], "-test.run=^TestIntegrationHANodeChild$", "-test.v")
-	n.cmd.Env = append(os.Environ(), "PEREGRINE_HANODE_CHILD="+string(env))
-	logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.cmd.Stdout, n.cmd.Stderr = logf, logf
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := n.cmd
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() || os.Getenv("PEREGRINE_HA_LOGS") != "" {
-			out, _ := os.ReadFile(logf.Name())
-			t.Logf("%s's log:\n%s", n.name, tailLines(string(out), 40))
-		}
-	})
+	startHAChild(t, n, dsn, c.ch)
 }
 
 func (c *haCluster) status(name string) ha.Status {

@@ -121,29 +121,7 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	}
 	// The nodes share one catalog, in PostgreSQL.
 	itemID := seedPGCatalog(t, dsn, integrationSpec()).Lookup("peregrine-test", "trap.float").ID
-	start := func(n *haChild) {
-		t.Helper()
-		env, _ := json.Marshal(map[string]string{"DSN": dsn, "CH": ch.URL, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http})
-		n.cmd = exec.Command(os.Args[0], "-test.run=^TestIntegrationHANodeChild$", "-test.v")
-		n.cmd.Env = append(os.Environ(), "PEREGRINE_HANODE_CHILD="+string(env))
-		logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.cmd.Stdout, n.cmd.Stderr = logf, logf
-		if err := n.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmd := n.cmd
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-			if t.Failed() || os.Getenv("PEREGRINE_HA_LOGS") != "" {
-				out, _ := os.ReadFile(logf.Name())
-				t.Logf("%s's log:\n%s", n.name, tailLines(string(out), 40))
-			}
-		})
-	}
+	start := func(n *haChild) { t.Helper(); startHAChild(t, n, dsn, ch.URL) }
 	ctx := context.Background()
 	var admin *ha.Admin
 	status := func(name string) ha.Status {
@@ -449,4 +427,32 @@ func clickhouseValues(t *testing.T, chURL string, itemID uint64) map[int]int {
 		}
 	}
 	return out
+}
+
+// startHAChild starts n as a child process running a cluster node
+// (TestIntegrationHANodeChild) on PostgreSQL dsn and ClickHouse ch; its
+// log goes to a file, shown when the test fails (or PEREGRINE_HA_LOGS is
+// set), and the process is killed when the test ends.
+func startHAChild(t *testing.T, n *haChild, dsn, ch string) {
+	t.Helper()
+	env, _ := json.Marshal(map[string]string{"DSN": dsn, "CH": ch, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http})
+	n.cmd = exec.Command(os.Args[0], "-test.run=^TestIntegrationHANodeChild$", "-test.v")
+	n.cmd.Env = append(os.Environ(), "PEREGRINE_HANODE_CHILD="+string(env))
+	logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.cmd.Stdout, n.cmd.Stderr = logf, logf
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := n.cmd
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() || os.Getenv("PEREGRINE_HA_LOGS") != "" {
+			out, _ := os.ReadFile(logf.Name())
+			t.Logf("%s's log:\n%s", n.name, tailLines(string(out), 40))
+		}
+	})
 }
