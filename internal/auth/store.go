@@ -291,28 +291,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// lockFile takes the auth database's lock file (sqlitedb.Lock).
-func lockFile(path string) (*os.File, error) {
-	return sqlitedb.Lock(path, "auth", ErrLocked)
-}
-
 // openStore opens the SQLite file at opts.Path under its lock file, or
-// the store in PostgreSQL (opts.Postgres).
+// the store in PostgreSQL (opts.Postgres): sqlitedb.OpenStore.
 func openStore(ctx context.Context, opts Options) (*os.File, *sql.DB, sqlitedb.Begin, error) {
-	if opts.Postgres != nil {
-		db, begin, err := sqlitedb.OpenPG(ctx, *opts.Postgres, dbSchema)
-		return nil, db, begin, err
-	}
-	lock, err := lockFile(opts.Path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	db, err := openDB(ctx, opts.Path)
-	if err != nil {
-		lock.Close()
-		return nil, nil, nil, err
-	}
-	return lock, db, sqlitedb.SQLiteBegin(db), nil
+	return sqlitedb.OpenStore(ctx, opts.Postgres, opts.Path, "auth", ErrLocked, dbSchema)
 }
 
 // exec runs one write statement in a transaction of its own (fenced on

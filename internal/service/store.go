@@ -82,23 +82,11 @@ type db struct {
 }
 
 func openDB(ctx context.Context, path string, pg *sqlitedb.PG) (*db, error) {
-	if pg != nil {
-		s, begin, err := sqlitedb.OpenPG(ctx, *pg, dbSchema)
-		if err != nil {
-			return nil, err
-		}
-		return &db{sql: s, begin: begin}, nil
-	}
-	lock, err := sqlitedb.Lock(path, "services", ErrLocked)
+	lock, s, begin, err := sqlitedb.OpenStore(ctx, pg, path, "services", ErrLocked, dbSchema)
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlitedb.Open(ctx, path, dbSchema)
-	if err != nil {
-		lock.Close()
-		return nil, err
-	}
-	return &db{sql: s, begin: sqlitedb.SQLiteBegin(s), lock: lock}, nil
+	return &db{sql: s, begin: begin, lock: lock}, nil
 }
 
 func (d *db) close() error {

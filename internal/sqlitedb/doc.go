@@ -11,6 +11,8 @@
 // wrapper of pgx's database/sql driver rewrites the stores' SQLite
 // statements (pgtranslate.go), so each store keeps one copy of its SQL;
 // every write transaction is begun fenced by the HA lease (Begin).
+// OpenStore is the stores' one way in: PostgreSQL when configured, else
+// the SQLite file under its lock.
 // PG.ReadOnly opens a store an active node made without writing (an
 // HA standby's reads; every Begin fails with ErrReadOnly), and
 // CopyToPG replaces a PostgreSQL store's rows with an SQLite file's

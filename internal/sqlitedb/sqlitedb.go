@@ -205,3 +205,26 @@ func initSchema(ctx context.Context, db *sql.DB, s Schema) error {
 	}
 	return tx.Commit()
 }
+
+// OpenStore opens a store's database with schema s: in PostgreSQL when pg
+// is set (OpenPG; the HA lease, not a lock file, makes one node the
+// writer, and the returned lock is nil), else the SQLite file at path
+// under its lock file (Lock, with lockKind and locked for its errors).
+// The Begin starts the store's write transactions (fenced first on
+// PostgreSQL).
+func OpenStore(ctx context.Context, pg *PG, path, lockKind string, locked error, s Schema) (*os.File, *sql.DB, Begin, error) {
+	if pg != nil {
+		db, begin, err := OpenPG(ctx, *pg, s)
+		return nil, db, begin, err
+	}
+	lock, err := Lock(path, lockKind, locked)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := Open(ctx, path, s)
+	if err != nil {
+		lock.Close()
+		return nil, nil, nil, err
+	}
+	return lock, db, SQLiteBegin(db), nil
+}
