@@ -251,13 +251,6 @@ var dbSchema = sqlitedb.Schema{
 	Pragmas: []string{"cache_size(-32768)", "journal_size_limit(67108864)"},
 }
 
-// openDB opens the catalog database (see sqlitedb.Open). Writers are
-// serialised by the Catalog and readers use the snapshot, never the
-// database.
-func openDB(ctx context.Context, path string) (*sql.DB, error) {
-	return sqlitedb.Open(ctx, path, dbSchema)
-}
-
 // loadSnapshot reads every table once, in one read transaction, and builds
 // the snapshot.
 func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
