@@ -240,21 +240,8 @@ func firstLine(q string) string {
 // copyRows copies every row of fresh (a new database's first rows:
 // the meta row, defaults) into tx, sqlite_sequence last.
 func copyRows(ctx context.Context, fresh *sql.DB, tx *sql.Tx) error {
-	rows, err := fresh.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+	names, err := tableNames(ctx, fresh)
 	if err != nil {
-		return err
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, n := range names {
@@ -307,21 +294,8 @@ func copyTable(ctx context.Context, fresh *sql.DB, tx *sql.Tx, name, insert stri
 // where src's stopped. All or nothing: tx commits it (peregrine ha
 // migrate).
 func CopyToPG(ctx context.Context, src *sql.DB, tx *sql.Tx) error {
-	rows, err := src.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+	names, err := tableNames(ctx, src)
 	if err != nil {
-		return err
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for i := len(names) - 1; i >= 0; i-- {
@@ -333,4 +307,23 @@ func CopyToPG(ctx context.Context, src *sql.DB, tx *sql.Tx) error {
 		return fmt.Errorf("cannot empty sqlite_sequence: %w", err)
 	}
 	return copyRows(ctx, src, tx)
+}
+
+// tableNames lists an SQLite database's own tables (not sqlite_*) in
+// the order they were created.
+func tableNames(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
 }
