@@ -418,9 +418,12 @@ func TestIntegrationBrowserProblems(t *testing.T) {
 	sh.take(t, ctx, "overview-problem")
 	const row = `.problem-row:not(.loading)`
 	var host, name, sev, tags string
+	// The row paints in steps (the problem, then its hosts, then the
+	// last value of its item: the storm design); the test reads it
+	// once the last value is there.
 	run(t, ctx, "problems page",
 		chromedp.Click(`#nav a[data-page="problems"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(row+` .problem-name`, chromedp.ByQuery),
+		chromedp.WaitVisible(row+` .problem-name .opdata`, chromedp.ByQuery),
 		textOf(row+` .host-name`, &host), textOf(row+` .problem-name`, &name),
 		textOf(row+` .badge.sev-4`, &sev), textOf(row+` .tags`, &tags))
 	// Without operational data the row shows the last value of the

@@ -32,7 +32,7 @@ func FuzzServer(f *testing.F) {
 			c := newConn(client, 1<<10)
 			c.c = &splitConn{Conn: client, w: w}
 			_ = client.SetDeadline(time.Now().Add(5 * time.Second))
-			data, _ := c.readUntil(nil, func([]byte) bool { return false })
+			data, _ := c.readUntil(nil, func([]byte) bool { return false }, 0, time.Time{})
 			answers.Write(w.b)
 			return data, answers.Bytes()
 		}

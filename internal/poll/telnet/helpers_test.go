@@ -58,13 +58,14 @@ func checkAll(t *testing.T, c *Checker, checks ...poll.Check) map[uint64]*poll.R
 // password (as a terminal does), then answers commands with the prompt
 // "$ ". Commands: "echo ARGS", "flood" (output without end), "hang"
 // (no answer), "iacflood" (negotiation without end), "bye" (closes).
-// Replies records the negotiation answers the client sent.
+// Replies records the negotiation answers the client sent, one list
+// per connection so that concurrent checks do not interleave them.
 type fakeServer struct {
 	Addr    string
 	user    string
 	pw      string
 	mu      sync.Mutex
-	replies [][3]byte
+	replies [][][3]byte
 }
 
 func startFake(t *testing.T, user, pw string) *fakeServer {
@@ -73,17 +74,24 @@ func startFake(t *testing.T, user, pw string) *fakeServer {
 	return f
 }
 
-func (f *fakeServer) Replies() [][3]byte {
+// Replies returns each connection's answers, connections in the order
+// they were accepted.
+func (f *fakeServer) Replies() [][][3]byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([][3]byte(nil), f.replies...)
+	out := make([][][3]byte, len(f.replies))
+	for i, r := range f.replies {
+		out[i] = append([][3]byte(nil), r...)
+	}
+	return out
 }
 
 // lineReader reads lines of data from the client, recording its
 // negotiation answers.
 type lineReader struct {
-	f *fakeServer
-	r *bufio.Reader
+	f    *fakeServer
+	conn int // index into f.replies
+	r    *bufio.Reader
 }
 
 func (l *lineReader) line() (string, error) {
@@ -97,7 +105,7 @@ func (l *lineReader) line() (string, error) {
 			verb, _ := l.r.ReadByte()
 			opt, _ := l.r.ReadByte()
 			l.f.mu.Lock()
-			l.f.replies = append(l.f.replies, [3]byte{cmdIAC, verb, opt})
+			l.f.replies[l.conn] = append(l.f.replies[l.conn], [3]byte{cmdIAC, verb, opt})
 			l.f.mu.Unlock()
 			continue
 		}
@@ -116,7 +124,10 @@ func (f *fakeServer) serve(c net.Conn) {
 		cmdIAC, cmdSB, ttype, 1, cmdIAC, cmdIAC, 'x', cmdIAC, cmdSE})) {
 		return
 	}
-	r := &lineReader{f: f, r: bufio.NewReader(c)}
+	f.mu.Lock()
+	f.replies = append(f.replies, nil)
+	r := &lineReader{f: f, conn: len(f.replies) - 1, r: bufio.NewReader(c)}
+	f.mu.Unlock()
 	if !w("Debian GNU/Linux 12\r\nlogin: ") {
 		return
 	}

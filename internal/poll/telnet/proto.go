@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"time"
 )
 
 // Telnet commands and the option this client agrees to (RFC 854, 858).
@@ -66,9 +67,29 @@ func newConn(c net.Conn, max int) *conn {
 // or the stream ends. done is asked whenever what has arrived is
 // consumed: Zabbix reads until the server pauses (0.1 s without data)
 // and then looks at the end of what it has, so a prompt ("$ ") is
-// judged whole, never cut after its first byte; Peregrine looks at the
-// end of every segment received, without the pause.
-func (t *conn) readUntil(buf []byte, done func([]byte) bool) ([]byte, error) {
+// judged whole, never cut after its first byte. Peregrine looks at the
+// end of every segment received; with settle > 0 it then waits that
+// long for more before believing it (the command stage: a command of
+// two lines is answered with two prompts, and Zabbix returns both, the
+// second shell's answer arriving within its pause), and goes on reading
+// if more comes. deadline is the check's, restored after the wait.
+func (t *conn) readUntil(buf []byte, done func([]byte) bool, settle time.Duration, deadline time.Time) ([]byte, error) {
+	finished := func() bool {
+		if !done(buf) {
+			return false
+		}
+		if settle <= 0 {
+			return true
+		}
+		wait := time.Now().Add(settle)
+		if !deadline.IsZero() && deadline.Before(wait) {
+			wait = deadline
+		}
+		_ = t.c.SetReadDeadline(wait)
+		_, err := t.r.Peek(1)
+		_ = t.c.SetReadDeadline(deadline)
+		return err != nil // quiet for the pause (or the stream ended): done
+	}
 	for {
 		b, err := t.r.ReadByte()
 		if err != nil {
@@ -86,7 +107,7 @@ func (t *conn) readUntil(buf []byte, done func([]byte) bool) ([]byte, error) {
 				return buf, errTooLarge
 			}
 			// A segment may end with a command after the prompt.
-			if t.r.Buffered() == 0 && len(buf) > 0 && done(buf) {
+			if t.r.Buffered() == 0 && len(buf) > 0 && finished() {
 				return buf, nil
 			}
 			continue
@@ -95,7 +116,7 @@ func (t *conn) readUntil(buf []byte, done func([]byte) bool) ([]byte, error) {
 			return buf, errTooLarge
 		}
 		buf = append(buf, d)
-		if t.r.Buffered() == 0 && done(buf) {
+		if t.r.Buffered() == 0 && finished() {
 			return buf, nil
 		}
 	}

@@ -278,8 +278,8 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 
 	// stage reads one stage; what fails is worded with what (6.0's
 	// message for the stage) and timed out or cut off as it was.
-	stage := func(reason int, what string, done func([]byte) bool) ([]byte, *failure) {
-		b, err := t.readUntil(nil, done)
+	stage := func(reason int, what string, settle time.Duration, done func([]byte) bool) ([]byte, *failure) {
+		b, err := t.readUntil(nil, done, settle, deadline)
 		switch {
 		case err == nil:
 			return b, nil
@@ -293,20 +293,20 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 		return nil, fail(reason, "%s %v.", what, err)
 	}
 	colon := func(b []byte) bool { return lastChar(b) == ':' }
-	if _, f := stage(reasonLogin, "No login prompt:", colon); f != nil {
+	if _, f := stage(reasonLogin, "No login prompt:", 0, colon); f != nil {
 		return nil, f
 	}
 	if err := t.write([]byte(login.Username + "\r\n")); err != nil {
 		return nil, writeFailure(err, deadline, timeout)
 	}
-	if _, f := stage(reasonLogin, "No password prompt:", colon); f != nil {
+	if _, f := stage(reasonLogin, "No password prompt:", 0, colon); f != nil {
 		return nil, f
 	}
 	if err := t.write([]byte(login.Password + "\r\n")); err != nil {
 		return nil, writeFailure(err, deadline, timeout)
 	}
 	var prompt byte
-	if _, f := stage(reasonLogin, "Login failed: no shell prompt ('$', '#', '>' or '%'):", func(b []byte) bool {
+	if _, f := stage(reasonLogin, "Login failed: no shell prompt ('$', '#', '>' or '%'):", 0, func(b []byte) bool {
 		switch ch := lastChar(b); ch {
 		case '$', '#', '>', '%':
 			prompt = ch
@@ -323,12 +323,16 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 	if err := t.write(append(wire, '\r', '\n')); err != nil {
 		return nil, writeFailure(err, deadline, timeout)
 	}
-	out, f := stage(reasonPrompt, "Cannot find prompt after command execution:", func(b []byte) bool { return lastChar(b) == prompt })
+	out, f := stage(reasonPrompt, "Cannot find prompt after command execution:", commandSettle, func(b []byte) bool { return lastChar(b) == prompt })
 	if f != nil {
 		return nil, f
 	}
 	return charset.ToUTF8(output(out, cmdLF, prompt), encoding), nil
 }
+
+// commandSettle is how long the command stage waits after a prompt for
+// more output: Zabbix's pause between reads (0.1 s).
+const commandSettle = 100 * time.Millisecond
 
 func writeFailure(err error, deadline time.Time, timeout time.Duration) *failure {
 	if !time.Now().Before(deadline) {
