@@ -15,8 +15,10 @@ test:
 	$(GO) test -short -count=1 $(PKGS)
 
 # What CI runs: every test, real programs included, with the race detector.
+# -parallel 4: the tests marked parallel wait on real agents' schedules
+# (minutes each), not the CPU; they overlap.
 test-race:
-	$(GO) test -race -count=1 -timeout 35m $(PKGS)
+	$(GO) test -race -count=1 -parallel 4 -timeout 35m $(PKGS)
 
 test-integration:
 	$(GO) test -count=1 -run Integration -timeout 20m $(PKGS)

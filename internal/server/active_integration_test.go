@@ -82,6 +82,9 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // server restart (lines appended while the agent was down are sent
 // once).
 func TestIntegrationActiveAgents(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the real Zabbix agents")
 	}

@@ -55,6 +55,9 @@ type intervalWant struct {
 //     15 s (about 5); it places each item's first check at an offset
 //     within its interval, so 1m gives 1 or 2 values and 1h at most one.
 func TestIntegrationActiveAgentIntervals(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the real Zabbix agents for 75 s")
 	}

@@ -79,6 +79,9 @@ func waitCollecting(t *testing.T, s *Server, host string, group, tmpl uint64) *c
 // registrations are events of source 2 in event.get. An agent whose
 // metadata no action matches registers (an event) but gets no host.
 func TestIntegrationAutoregistration(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	testutil.Need(t, "zabbix_agentd", "zabbix-agent")
 	testutil.Need(t, "zabbix_agent2", "zabbix-agent2")
 	s := startServer(t, catalog.Spec{})
@@ -128,6 +131,9 @@ func TestIntegrationAutoregistration(t *testing.T) {
 // (tls_psk_wrong_key), an unencrypted one is refused by the policy
 // (peregrine_trapper_autoreg_refused_total): neither gets a host.
 func TestIntegrationAutoregistrationPSK(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if !zbxpsk.Available {
 		t.Skip("TLS with pre-shared keys is not in this build (cgo and OpenSSL)")
 	}

@@ -17,9 +17,10 @@ import (
 )
 
 // hostileJS loops for the value "loop", allocates without end for
-// "alloc", and returns any other value.
+// "alloc" (1 MiB a step, so that the memory limit comes before the
+// timeout on a slow machine), and returns any other value.
 const hostileJS = `if (value == 'loop') { while (true) {} }
-if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('x'.repeat(1 << 16) + i); } }
+if (value == 'alloc') { var a = []; for (var i = 0; i < 1e8; i++) { a.push('x'.repeat(1 << 20) + i); } }
 return value;`
 
 // trapperLatency keeps one connection per item open to the trapper and

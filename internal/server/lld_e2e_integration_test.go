@@ -294,6 +294,9 @@ func findTrigger(trigs []e2eTrigger, prefix string) *e2eTrigger {
 // TestIntegrationLLDLinuxPassive: "Linux by Zabbix agent" on a host
 // polled passively from the real zabbix_agentd.
 func TestIntegrationLLDLinuxPassive(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end with the real zabbix_agentd: minutes")
 	}
@@ -311,12 +314,16 @@ func TestIntegrationLLDLinuxPassive(t *testing.T) {
 // TestIntegrationLLDLinuxActive: "Linux by Zabbix agent active" served
 // to the real zabbix_agentd and zabbix_agent2 in active mode.
 func TestIntegrationLLDLinuxActive(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end with the real agents: minutes")
 	}
 	src := e2eTemplate(t, "os/linux_active/template_os_linux_active.yaml")
 	for _, kind := range []testutil.AgentKind{testutil.Agentd, testutil.Agent2} {
 		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
 			s := startServer(t, catalog.Spec{})
 			c := adminLogin(t, s)
 			e2eImport(c, src)
@@ -333,6 +340,9 @@ func TestIntegrationLLDLinuxActive(t *testing.T) {
 // {$SNMP_COMMUNITY} set on the host): discovery by discovery[] OIDs of
 // IF-MIB and HOST-RESOURCES-MIB.
 func TestIntegrationLLDLinuxSNMP(t *testing.T) {
+	// Waits on agents' schedules, not the CPU: runs beside the other
+	// waiting tests (CI time).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end to end with the real snmpd: minutes")
 	}
