@@ -226,8 +226,11 @@ func e2eFlow(t *testing.T, c *apiClient, hostID string, diag func() string) {
 		return findTrigger(trigs, "/: Disk space is critically low") != nil
 	})
 	t.Logf("%d triggers", len(trigs))
-	// Values at the template's 1m: the first within a minute and a bit.
-	e2eWait(t, 100*time.Second, state, func() bool {
+	// Values at the template's 1m: the first within a minute and a bit
+	// when polled; an active agent learns of the new items at its next
+	// refresh (RefreshActiveChecks 60 s) and collects them on its own
+	// schedule, so up to two minutes and a bit.
+	e2eWait(t, 150*time.Second, state, func() bool {
 		items = e2eItems(c, hostID)
 		return items[fsUsedPct].LastClock != "0" && items["/: Total space"].LastClock != "0" &&
 			items["/: Used space"].LastClock != "0"
