@@ -78,3 +78,24 @@ func TestIntegrationBenchHA(t *testing.T) {
 		}
 	}
 }
+
+// `peregrine bench ha`'s command-line errors, before anything starts.
+func TestBenchHAUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "usage: peregrine bench ha"},
+		{[]string{"--target", "http://x/api_jsonrpc.php"}, 2, "--target is not used"},
+		{[]string{"--modes", "embedded,zabbix"}, 2, `--modes: "zabbix" is neither embedded nor ha`},
+		{[]string{"--scenarios", "write-scaling,nope"}, 2, `unknown scenario "nope"`},
+		{[]string{"extra"}, 2, `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(append([]string{"ha"}, tc.args...), &stdout, &stderr, "test")
+		if code != tc.code || !strings.Contains(stderr.String()+stdout.String(), tc.want) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", tc.args, code, stderr.String(), tc.code, tc.want)
+		}
+	}
+}
