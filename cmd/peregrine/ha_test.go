@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +94,56 @@ func TestIntegrationHACommand(t *testing.T) {
 	}
 	if code, out, _ := cmd("status"); code != 0 || !strings.HasPrefix(out, "Failover delay: 300 seconds\n") {
 		t.Fatalf("status after the change:\n%s", out)
+	}
+}
+
+// `peregrine serve` as a cluster node that cannot start (issue 31's
+// bad configurations, without a database): ClickHouse not answering,
+// PostgreSQL out of reach, and the embedded history in HA mode each
+// exit 1 with the reason on stderr, no password in it, and no data
+// directory made.
+func TestServeHABadStart(t *testing.T) {
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	ch := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Ok.\n") }))
+	defer ch.Close()
+	pgAddr, chAddr := free(), free()
+	for _, tc := range []struct {
+		name, history string
+		code          int
+		want          string
+	}{
+		{"ClickHouse missing", "store: clickhouse\n  clickhouse:\n    urls: ['http://default:ch5ecret@" + chAddr + "/']\n", 1,
+			"ClickHouse does not answer at history.clickhouse.urls"},
+		{"PostgreSQL unreachable", "store: clickhouse\n  clickhouse:\n    urls: ['" + ch.URL + "/']\n", 1,
+			"cannot reach PostgreSQL at 127.0.0.1"},
+		{"embedded history", "store: engine\n", 2, "ha.node_name: needs history.store: clickhouse"},
+	} {
+		dir := t.TempDir()
+		data := filepath.Join(dir, "data")
+		cfg := fmt.Sprintf("data_dir: %s\ntrapper:\n  listen: %s\nhttp:\n  listen: 127.0.0.1:0\nstate:\n  store: postgres\n  postgres:\n"+
+			"    dsn: 'postgres://mon:pg5ecret@%s/x?sslmode=disable&connect_timeout=2'\nhistory:\n  %sha:\n  node_name: node-1\n  node_address: 127.0.0.1\n",
+			data, free(), pgAddr, tc.history)
+		path := filepath.Join(dir, "p.yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run([]string{"serve", "-config", path}, &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.name, code, errb.String(), tc.code, tc.want)
+		}
+		if strings.Contains(errb.String(), "5ecret") {
+			t.Errorf("%s: a password in the error: %s", tc.name, errb.String())
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("%s: the data directory was made (%v)", tc.name, err)
+		}
 	}
 }

@@ -25,6 +25,7 @@ const Usage = `usage: peregrine bench SCENARIO[,SCENARIO...] --target URL [flags
        peregrine bench snmp [flags]   (the SNMP poller against simulated devices; bench snmp -h)
        peregrine bench tcp-floor [flags]   (connect/write/read/close floor on loopback; tcp-floor -h)
        peregrine bench overload [flags]   (ingest at twice its capacity: bounded, nothing lost; overload -h)
+       peregrine bench ha [flags]   (scenarios on a cluster node, PostgreSQL + ClickHouse, and the embedded default; ha -h)
        peregrine bench icmp [flags]   (ICMP sweeps in a network namespace, also Zabbix's; bench icmp -h)
        peregrine bench proxy --target URL [flags]   (simulated proxies pushing proxy data; bench proxy -h)
        peregrine bench checks --kind snmp|external|ssh|jmx|odbc --target URL [flags]
@@ -134,6 +135,8 @@ func Main(args []string, stdout, stderr io.Writer, version string) int {
 		return discoveryMain(ctx, args[1:], stdout, stderr)
 	case "overload":
 		return overloadMain(ctx, args[1:], stdout, stderr, version)
+	case "ha":
+		return haMain(ctx, args[1:], stdout, stderr, version)
 	}
 	fs, o := newFlags(stderr)
 	if err := fs.Parse(args[1:]); err != nil {

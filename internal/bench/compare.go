@@ -153,9 +153,21 @@ func compareWriteScaling(a, b *CSV) Section {
 	na, nb := name(a), name(b)
 	sec := Section{Title: "write-scaling side by side"}
 	t := Table{Header: []string{"offered NVPS", na + " written / ideal", nb + " written / ideal", na + " server CPU", nb + " server CPU"}}
+	// The acknowledge latency, when both runs recorded it (newer CSVs).
+	acks := a.Col("ack_p50_s") >= 0 && b.Col("ack_p50_s") >= 0
+	if acks {
+		t.Header = append(t.Header, na+" ack p50 / p99", nb+" ack p50 / p99")
+	}
+	ack := func(c *CSV, k float64) string {
+		return ms(cell(c, "offered_nvps", k, "ack_p50_s")) + " / " + ms(cell(c, "offered_nvps", k, "ack_p99_s"))
+	}
 	for _, k := range keys(a, b, "offered_nvps") {
-		t.Rows = append(t.Rows, []string{human(k), stopped(cell(a, "offered_nvps", k, "written_ratio")), stopped(cell(b, "offered_nvps", k, "written_ratio")),
-			pctCPU(cell(a, "offered_nvps", k, "server_cpu")), pctCPU(cell(b, "offered_nvps", k, "server_cpu"))})
+		row := []string{human(k), stopped(cell(a, "offered_nvps", k, "written_ratio")), stopped(cell(b, "offered_nvps", k, "written_ratio")),
+			pctCPU(cell(a, "offered_nvps", k, "server_cpu")), pctCPU(cell(b, "offered_nvps", k, "server_cpu"))}
+		if acks {
+			row = append(row, ack(a, k), ack(b, k))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	ka, kb := knee(a), knee(b)
 	sec.Tables = append(sec.Tables, t)

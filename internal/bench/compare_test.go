@@ -156,3 +156,19 @@ func TestCompareKneeBound(t *testing.T) {
 		t.Errorf("row %q", got)
 	}
 }
+
+// write-scaling's side by side carries the acknowledge latency of both
+// runs when both recorded it, and leaves it out against an older CSV.
+func TestCompareWriteScalingAck(t *testing.T) {
+	a, b := wsCSV("embedded", "1"), wsCSV("ha", "1")
+	a.Rows[0][a.Col("ack_p50_s")], a.Rows[0][a.Col("ack_p99_s")] = "0.002", "0.01"
+	b.Rows[0][b.Col("ack_p50_s")], b.Rows[0][b.Col("ack_p99_s")] = "0.03", "0.2"
+	tb := compareWriteScaling(a, b).Tables[0]
+	if got := tb.Rows[0][len(tb.Rows[0])-2:]; got[0] != "2.0 ms / 10.0 ms" || got[1] != "30.0 ms / 200.0 ms" || tb.Header[len(tb.Header)-1] != "ha ack p50 / p99" {
+		t.Errorf("ack cells %q, header %q", got, tb.Header)
+	}
+	old := &CSV{File: a.File, Header: WriteScalingColumns[:len(WriteScalingColumns)-2], Rows: [][]string{a.Rows[0][:len(WriteScalingColumns)-2]}}
+	if tb := compareWriteScaling(old, b).Tables[0]; len(tb.Header) != 5 || len(tb.Rows[0]) != 5 {
+		t.Errorf("against an older CSV: %q %q", tb.Header, tb.Rows[0])
+	}
+}

@@ -84,6 +84,16 @@
 //     proxies; reports acknowledged and failed values, ack latency, peak
 //     RSS against the configuration's bound, every stage's backlog from
 //     /metrics, and the values stored against those acknowledged.
+//   - `bench ha` (ha.go, haengines.go): the cost of high availability
+//     (issue 31). It starts a private PostgreSQL and clickhouse-server on
+//     127.0.0.1 (Debian's packages, own data under a temporary
+//     directory, removed at the end), then runs scenarios (default
+//     write-scaling, history-read, storm) against `peregrine serve` with
+//     the embedded default and against the same binary as the one node
+//     of a cluster on those engines (their CPU counted as the server's),
+//     one after the other, and joins the two reports with Compare;
+//     write-scaling's rows carry the acknowledge latency (p50/p99 of a
+//     frame's send to its reply). --quick is a smoke run of seconds.
 //   - `bench icmp` (icmp.go): re-executes itself under `unshare -rn` and
 //     sweeps live and dead addresses of that namespace with Peregrine's
 //     ICMP checker in this process, then, given --zabbix-target, with a
@@ -118,7 +128,8 @@
 // What it does not own: starting or configuring the server under test
 // (use `peregrine serve` or ../shared/peers/zabbix/setup.sh), except the
 // in-process pollers of `bench poll`, `bench snmp` and `bench icmp`, the
-// server `bench overload` starts, and the commands --start/--zabbix-start
+// servers `bench overload` and `bench ha` start (with `bench ha`'s
+// PostgreSQL and ClickHouse), and the commands --start/--zabbix-start
 // run (bench/zabbix-private.sh).
 //
 // Value clocks: every send carries its own clock range, and its values'

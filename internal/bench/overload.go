@@ -197,14 +197,6 @@ type overloadServer struct {
 var listenRe = regexp.MustCompile(`msg="(trapper|http) listening".* addr=(\S+)`)
 
 func (o *Overload) startServer(dir string) (*overloadServer, error) {
-	bin := o.Bin
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		bin = exe
-	}
 	data := filepath.Join(dir, "data")
 	cfg := fmt.Sprintf(`data_dir: %s
 trapper:
@@ -225,6 +217,22 @@ history:
   flush_interval: 10s
   max_head_values: %d
 `, data, o.MaxConns, o.MaxFrame, o.MaxBuffered, o.Shards, o.QueueValues, min(o.QueueValues, 16384), o.MaxHeadValues)
+	return startServe(o.Bin, dir, data, cfg, 2*time.Minute)
+}
+
+// startServe runs `peregrine serve` (bin, default this executable)
+// with the configuration cfg written into dir, its log in
+// dir/server.log, and waits up to wait until it logs its trapper and
+// HTTP listeners (a cluster node binds its trapper once active) and
+// writes the admin password into data.
+func startServe(bin, dir, data, cfg string, wait time.Duration) (*overloadServer, error) {
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		bin = exe
+	}
 	path := filepath.Join(dir, "peregrine.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -269,9 +277,9 @@ history:
 			return nil, fmt.Errorf("peregrine serve exited: %s", bytes.TrimSpace(b))
 		}
 		s.trapper, s.http = m["trapper"], m["http"]
-	case <-time.After(2 * time.Minute):
+	case <-time.After(wait):
 		s.stop()
-		return nil, errors.New("peregrine serve did not report its listeners in 2 minutes (see server.log)")
+		return nil, fmt.Errorf("peregrine serve did not report its listeners in %s (see %s)", wait, filepath.Join(dir, "server.log"))
 	}
 	for i := 0; i < 100; i++ {
 		if pw, err := ReadPassword(filepath.Join(data, "admin-password")); err == nil && pw != "" {

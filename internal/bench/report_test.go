@@ -74,7 +74,7 @@ func TestReportWriteAndReadBack(t *testing.T) {
 			written = written * 8 / 10
 		}
 		ws.Rows = append(ws.Rows, []string{"peregrine", fi(n), fi(n * 100), "1", f(float64(n * 100)), "30", fi(n * 100 * 30), fi(written),
-			f(float64(written) / float64(n*100*30)), fi(written), "0", "0", "0", "0", "0", "0.01", "0.5", "false"})
+			f(float64(written) / float64(n*100*30)), fi(written), "0", "0", "0", "0", "0", "0.01", "0.5", "false", "0.002", "0.01"})
 	}
 	rep := &Report{
 		Title:  "test report",

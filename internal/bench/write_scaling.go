@@ -78,7 +78,7 @@ func (w *WriteScaling) defaults() error {
 // WriteScalingColumns is the CSV header.
 var WriteScalingColumns = []string{"target", "targets", "items", "interval_s", "offered_nvps", "window_s",
 	"ideal", "written", "written_ratio", "after_drain", "drain_s", "sent", "processed", "failed", "frame_errors",
-	"gen_cpu", "server_cpu", "gen_saturated"}
+	"gen_cpu", "server_cpu", "gen_saturated", "ack_p50_s", "ack_p99_s"}
 
 // Run implements Scenario.
 func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
@@ -102,7 +102,7 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 		sec.Notes = append(sec.Notes, shortStepNote("--window", w.Window))
 	}
 	csv := &CSV{File: "write-scaling.csv", Header: WriteScalingColumns}
-	table := Table{Header: []string{"targets", "items", "offered NVPS", "ideal per window", "sent (whole step)", "written by window end", "on the line", "after drain", "drain", "generator CPU", "server CPU", "generator saturated"}}
+	table := Table{Header: []string{"targets", "items", "offered NVPS", "ideal per window", "sent (whole step)", "written by window end", "on the line", "after drain", "drain", "ack p50 / p99", "generator CPU", "server CPU", "generator saturated"}}
 	ivl := int64(w.Interval / time.Second)
 	warmRounds, winRounds := int64(w.Warmup/w.Interval), int64(w.Window/w.Interval)
 	var saturated []string
@@ -175,10 +175,10 @@ func (w *WriteScaling) Run(ctx context.Context, env *Env) (Section, error) {
 			knee, kneeSet = offered, true
 		}
 		table.Rows = append(table.Rows, []string{human(float64(n)), human(float64(items)), human(offered), human(float64(ideal)),
-			fmt.Sprintf("%s of %s", human(float64(res.Sent)), human(float64(items*rounds))), fmt.Sprintf("%s (%.1f %%)", human(float64(written)), 100*ratio), on, human(float64(drained)), secs(drain), gen, srv, sat})
+			fmt.Sprintf("%s of %s", human(float64(res.Sent)), human(float64(items*rounds))), fmt.Sprintf("%s (%.1f %%)", human(float64(written)), 100*ratio), on, human(float64(drained)), secs(drain), ms(res.ReplyP50.Seconds()) + " / " + ms(res.ReplyP99.Seconds()), gen, srv, sat})
 		csv.Rows = append(csv.Rows, []string{env.Target.Name, fi(int64(n)), fi(items), fi(ivl), f(offered), f(w.Window.Seconds()),
 			fi(ideal), fi(written), f(ratio), fi(drained), f(drain), fi(res.Sent), fi(res.Processed), fi(res.Failed), fi(res.Errors),
-			f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores))})
+			f(use.Generator), f(use.Server), fmt.Sprint(use.GeneratorSaturated(env.Cores)), f(res.ReplyP50.Seconds()), f(res.ReplyP99.Seconds())})
 		env.Progress.Logf("write-scaling %d targets: offered %s NVPS, written %d of %d (%.1f %%) by the window's end, %d after %.0fs drain; generator %s, server %s",
 			n, human(offered), written, ideal, 100*ratio, drained, drain, gen, srv)
 		if res.FirstErr != nil {

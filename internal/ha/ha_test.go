@@ -396,6 +396,18 @@ func TestIntegrationBadStarts(t *testing.T) {
 	}
 	c.pg.Exec(`UPDATE peregrine_ha.node SET version = 'test' WHERE name = 'node-a'`)
 
+	// Only running nodes count, as 6.0's check before a database upgrade
+	// skips stopped and unavailable nodes and those not seen for the
+	// failover delay: a stopped node and a silent standby of another
+	// version do not keep node-b out.
+	c.pg.Exec(`INSERT INTO peregrine_ha.node VALUES ('old-stopped', 'node-old1', '127.0.0.1', 10051, clock_timestamp(), 1, 's1', '9.9.1'),
+		('old-silent', 'node-old2', '127.0.0.1', 10051, clock_timestamp() - interval '1 hour', 0, 's2', '9.9.1')`)
+	b, err := c.open("node-b", delay)
+	if err != nil {
+		t.Fatalf("node-b beside a stopped and a silent node of another version: %v", err)
+	}
+	b.pool.Close()
+
 	// Stopped cleanly, the name can start again and keeps its ID.
 	id := a.ID()
 	a.kill()

@@ -59,9 +59,11 @@ func TestHANodeBadStartNoServices(t *testing.T) {
 	}
 }
 
-// TestIntegrationHANodeBadStart: a running node of the same name, and
-// one of another major.minor version, refuse a node's start: clear
-// errors, the registry as it was, no data directory.
+// TestIntegrationHANodeBadStart: ClickHouse not answering while
+// PostgreSQL is up, a running node of the same name, and one of another
+// major.minor version, refuse a node's start: clear errors (no
+// password), nothing written in PostgreSQL (no schema made, the
+// registry as it was), no data directory.
 func TestIntegrationHANodeBadStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL")
@@ -89,18 +91,38 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 	rows := func() string {
 		return pg.Exec(`SELECT string_agg(name || ':' || status, ',' ORDER BY name) FROM peregrine_ha.node`)
 	}
-	addrs := freeAddrs(t, 1)
+	// Every schema and table outside PostgreSQL's own.
+	tables := func() string {
+		return pg.Exec(`SELECT coalesce(string_agg(n.nspname || '.' || coalesce(c.relname, ''), ',' ORDER BY n.nspname, c.relname), '')
+			FROM pg_namespace n LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relkind = 'r'
+			WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT IN ('information_schema', 'public')`)
+	}
+	addrs := freeAddrs(t, 2)
 	dir := filepath.Join(t.TempDir(), "data")
-	cfg := haNodeConfig(dsn, fakeClickHouse(t), dir, "node-2", addrs[0], "127.0.0.1:0", delay)
+
+	// ClickHouse does not answer (nothing listens at its URL, which
+	// carries a password): refused before PostgreSQL is touched.
+	cfg := haNodeConfig(dsn, "http://default:ch5ecret@"+addrs[1]+"/", dir, "node-2", addrs[0], "127.0.0.1:0", delay)
+	_, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "ClickHouse does not answer at history.clickhouse.urls") || strings.Contains(err.Error(), "ch5ecret") {
+		t.Fatalf("ClickHouse missing: %v", err)
+	}
+	if got := tables(); got != "" {
+		t.Fatalf("a start refused for ClickHouse wrote into PostgreSQL: %s", got)
+	}
+	cfg.History.ClickHouse.URLs = []string{fakeClickHouse(t)}
 
 	stop := running("node-old", "0.0.1")
-	before := rows()
-	_, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
-	if !errors.Is(err, ha.ErrVersion) {
+	before, beforeTables := rows(), tables()
+	_, err = New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, ha.ErrVersion) || !strings.Contains(err.Error(), `node "node-old" runs Peregrine 0.0.1`) {
 		t.Fatalf("node-2 beside a running node of version 0.0: %v", err)
 	}
 	if after := rows(); after != before {
 		t.Fatalf("the registry changed: %s, was %s", after, before)
+	}
+	if after := tables(); after != beforeTables {
+		t.Fatalf("a refused start made tables: %s, was %s", after, beforeTables)
 	}
 	stop()
 
@@ -113,6 +135,9 @@ func TestIntegrationHANodeBadStart(t *testing.T) {
 	}
 	if after := rows(); after != before {
 		t.Fatalf("the registry changed: %s, was %s", after, before)
+	}
+	if after := tables(); after != beforeTables {
+		t.Fatalf("a refused start made tables: %s, was %s", after, beforeTables)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a refused start made the data directory (%v)", err)
