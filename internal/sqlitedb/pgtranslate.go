@@ -105,43 +105,72 @@ func contains(s []string, v string) bool {
 	return false
 }
 
+// scanSQL walks s from index from, skipping quoted text ('...' and
+// "..."), and calls fn at every other byte with the parenthesis depth
+// before it (counted from from: a '(' raises it for the bytes after).
+// fn returns how many bytes it consumed (at least one), or 0 to stop.
+// The three rewrites below that must not look inside literals share it.
+func scanSQL(s string, from int, fn func(i, depth int) int) {
+	depth := 0
+	var quote byte
+	for i := from; i < len(s); {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+			i++
+			continue
+		case c == '\'' || c == '"':
+			quote = c
+			i++
+			continue
+		}
+		n := fn(i, depth)
+		if n == 0 {
+			return
+		}
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+		i += n
+	}
+}
+
 // placeholders numbers q's ? placeholders outside quotes.
 func placeholders(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
 	}
 	var b strings.Builder
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			// ?NNN is a numbered parameter; a bare ? is one more than
-			// the highest so far, as in SQLite.
-			j := i + 1
-			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
-				j++
-			}
-			if j > i+1 {
-				v, _ := strconv.Atoi(q[i+1 : j])
-				n = max(n, v)
-				b.WriteString("$" + q[i+1:j])
-				i = j - 1
-				continue
-			}
+	n, last := 0, 0
+	scanSQL(q, 0, func(i, _ int) int {
+		if q[i] != '?' {
+			return 1
+		}
+		b.WriteString(q[last:i])
+		// ?NNN is a numbered parameter; a bare ? is one more than the
+		// highest so far, as in SQLite.
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		if j > i+1 {
+			v, _ := strconv.Atoi(q[i+1 : j])
+			n = max(n, v)
+			b.WriteString("$" + q[i+1:j])
+		} else {
 			n++
 			b.WriteString("$" + strconv.Itoa(n))
-			continue
 		}
-		b.WriteByte(c)
-	}
+		last = j
+		return j - i
+	})
+	b.WriteString(q[last:])
 	return b.String()
 }
 
@@ -152,34 +181,22 @@ func scalarMinMax(q string) string {
 	if locs == nil {
 		return q
 	}
-	b := []byte(q)
+	out := q
 	// From the last, so that earlier offsets stay valid.
 	for i := len(locs) - 1; i >= 0; i-- {
 		l := locs[i]
-		open := l[1] - 1
-		depth, comma := 0, false
-		var quote byte
-	scan:
-		for j := open; j < len(b); j++ {
-			c := b[j]
-			switch {
-			case quote != 0:
-				if c == quote {
-					quote = 0
+		comma := false
+		scanSQL(out, l[1]-1, func(j, depth int) int {
+			switch out[j] {
+			case ')':
+				if depth == 1 {
+					return 0
 				}
-			case c == '\'' || c == '"':
-				quote = c
-			case c == '(':
-				depth++
-			case c == ')':
-				depth--
-				if depth == 0 {
-					break scan
-				}
-			case c == ',' && depth == 1:
-				comma = true
+			case ',':
+				comma = comma || depth == 1
 			}
-		}
+			return 1
+		})
 		if !comma {
 			continue
 		}
@@ -187,9 +204,9 @@ func scalarMinMax(q string) string {
 		if strings.EqualFold(q[l[2]:l[3]], "min") {
 			name = "least"
 		}
-		b = append(b[:l[2]], append([]byte(name), b[l[3]:]...)...)
+		out = out[:l[2]] + name + out[l[3]:]
 	}
-	return string(b)
+	return out
 }
 
 var (
@@ -275,26 +292,14 @@ func translateTable(sqlText string) (*pgTable, error) {
 // splitTop splits s at commas outside parentheses and quotes.
 func splitTop(s string) []string {
 	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
+	start := 0
+	scanSQL(s, 0, func(i, depth int) int {
+		if s[i] == ',' && depth == 0 {
 			out = append(out, s[start:i])
 			start = i + 1
 		}
-	}
+		return 1
+	})
 	return append(out, s[start:])
 }
 

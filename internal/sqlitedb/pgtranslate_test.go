@@ -19,6 +19,11 @@ func TestTranslate(t *testing.T) {
 			"UPDATE sqlite_sequence SET seq = greatest(seq, coalesce((SELECT max(id) FROM items), 0)) + $1 WHERE name = 'items'"},
 		{"INSERT OR REPLACE INTO host_proxy (host_id, proxy_id) VALUES (?, ?)",
 			"INSERT INTO host_proxy (host_id, proxy_id) VALUES ($1, $2) ON CONFLICT (host_id) DO UPDATE SET proxy_id = EXCLUDED.proxy_id"},
+		// Quotes and nesting: a comma or a parenthesis in a literal
+		// counts for nothing; min of one argument stays the aggregate.
+		{"SELECT min(a, 'x,)', (b)), min(f(c, d)), ?2 FROM t WHERE n = ')?'",
+			"SELECT least(a, 'x,)', (b)), min(f(c, d)), $2 FROM t WHERE n = ')?'"},
+		{"SELECT max(\"a,b\") FROM t", "SELECT max(\"a,b\") FROM t"},
 		{"DELETE FROM httpsteps WHERE httptest_id = ? AND id NOT IN (SELECT value FROM json_each(?))",
 			"DELETE FROM httpsteps WHERE httptest_id = $1 AND id NOT IN (SELECT value::bigint FROM json_array_elements_text($2::json))"},
 	} {
