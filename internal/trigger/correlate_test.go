@@ -206,7 +206,10 @@ func TestCorrelationConditions(t *testing.T) {
 			[]catalog.Correlation{rule(closeOld, 0, "", cond(4, "svc", "db", 0), cond(1, "up", "", 0))},
 			[]string{"a", "b", "new"}, "a-R1 b new"},
 		// 6.0's "not exists (tag with that value)": a problem without
-		// the tag at all is closed too.
+		// the tag at all is closed too. Recorded from 6.0.14 (rule
+		// s8corr-ne: new tag s8corr-q and old tag s8corr-pair and old tag
+		// value s8corr-old <> beta closed the open problems with
+		// s8corr-pair and no s8corr-old tag).
 		{"old event tag value not equal",
 			[]trig{{"a", "svc=db"}, {"b", "svc=web"}, {"c", "x=1"}, {"new", "up=1"}},
 			[]catalog.Correlation{rule(closeOld, 0, "", cond(4, "svc", "db", 1), cond(1, "up", "", 0))},
@@ -291,6 +294,13 @@ func TestCorrelationConditions(t *testing.T) {
 				rule(closeOld, 0, "", cond(0, "svc", "", 0), cond(1, "svc", "", 0)),
 			},
 			[]string{"old", "new"}, "old-R2 new"},
+		// Recorded from 6.0.14 (s8corr-T1 and s8corr-T6 raised by one
+		// value, with the rule s8corr-ne): problems of one batch do not
+		// see each other; the older open problem is closed.
+		{"same batch: the new problems do not see each other",
+			[]trig{{"old", "pair=1"}, {"b", "pair=1"}, {"q", "q=1"}},
+			[]catalog.Correlation{rule(closeOld, 1, "", cond(1, "q", "", 0), cond(0, "pair", "", 0))},
+			[]string{"old", "b+q"}, "old-R1 b q"},
 		// From 6.0's server: a rule decided by the new event alone that
 		// closes old events closes every open problem.
 		{"new event condition only, close old: every open problem",
@@ -306,10 +316,11 @@ func TestCorrelationConditions(t *testing.T) {
 			}
 			e.rules(tc.rules...)
 			for _, n := range tc.fire {
+				names := strings.Split(n, "+") // "a+b": one batch
 				if !strings.HasSuffix(n, "*") {
-					e.fire(OK, n) // a non-multiple trigger makes a problem each time it was OK
+					e.fire(OK, names...) // a non-multiple trigger makes a problem each time it was OK
 				}
-				e.fire(Problem, n)
+				e.fire(Problem, names...)
 			}
 			if got := e.state(); got != tc.want {
 				t.Fatalf("problems after firing %v: %q, want %q", tc.fire, got, tc.want)
