@@ -420,6 +420,11 @@ func (e *Engine) pass() {
 		for j := range in[i].Events {
 			ev := &in[i].Events[j]
 			p.watermark = max(p.watermark, ev.ID)
+			if ev.NoAction {
+				// A problem closed at once by event correlation ("close
+				// new event") and its OK event: 6.0 runs no action.
+				continue
+			}
 			if ev.Value == event.ValueProblem || ev.Source == event.SourceDiscovery {
 				p.problem(ev)
 			} else {

@@ -706,3 +706,25 @@ func TestNotifyLeavesBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestNoActionEvents: a problem closed at once by event correlation
+// ("close new event") and its OK event run no action, as Zabbix 6.0's
+// server marks both; the watermark still passes them.
+func TestNoActionEvents(t *testing.T) {
+	act := catalog.Action{Name: "a", Period: "1h",
+		Operations:         []catalog.Operation{{StepFrom: 1, StepTo: 1, DefaultMsg: 1, UserIDs: []uint64{1}}},
+		RecoveryOperations: []catalog.Operation{{OperationType: catalog.OpNotifyAllRecovery, Subject: "Over: {EVENT.NAME}", Message: "m"}},
+	}
+	h := newHarness(t, testConfig(act), "", nil)
+	p := problem(1, 4, "closed at once")
+	p.NoAction = true
+	h.e.Notify(h.ev.put(p, event.Event{ID: 2, ObjectID: 101, Value: event.ValueOK, Clock: 1_800_000_000, Resolves: []uint64{1},
+		CorrelationID: 5, CEventID: 1, NoAction: true}))
+	h.e.pass()
+	h.clk.add(2 * time.Hour)
+	h.e.pass()
+	eq(t, "alerts", summary(h.e.Alerts(all)), nil)
+	h.e.Notify(h.ev.put(problem(3, 4, "kept")))
+	h.e.pass()
+	eq(t, "alerts of a problem without NoAction", summary(h.e.Alerts(all)), []string{"u1 step1 Problem: kept"})
+}

@@ -16,6 +16,19 @@ var auditDefaults = map[string]map[string]string{
 		"pause_suppressed":   "1",
 		"status":             "0",
 	},
+	"corr_condition": {
+		"type": "0",
+	},
+	"corr_operation": {
+		"type": "0",
+	},
+	"correlation": {
+		"description": "",
+		"evaltype":    "0",
+		"formula":     "",
+		"name":        "",
+		"status":      "0",
+	},
 	"conditions": {
 		"conditiontype": "0",
 		"operator":      "0",

@@ -193,12 +193,16 @@ func isNested(p string) bool { return strings.Count(p, ".") >= 2 }
 func (r *auditRes) flatten(path string, v any, out *flatObj) {
 	nested := strings.Contains(path, ".") && !strings.HasSuffix(path, "]")
 	if nested {
-		if ns, ok := r.nested[strings.TrimPrefix(abstractPath(path), r.api+".")]; ok && ns.idField != "" {
+		if ns, ok := r.nested[strings.TrimPrefix(abstractPath(path), r.api+".")]; ok && (ns.idField != "" || ns.byPosition) {
 			l, _ := v.([]any)
-			for _, el := range l {
+			for i, el := range l {
 				o, _ := el.(jobj)
-				id, _ := o.get(ns.idField)
-				r.flatten(path+"["+phpString(id)+"]", o, out)
+				key := strconv.Itoa(i + 1)
+				if ns.idField != "" {
+					id, _ := o.get(ns.idField)
+					key = phpString(id)
+				}
+				r.flatten(path+"["+key+"]", o, out)
 			}
 			return
 		}

@@ -60,6 +60,9 @@ type auditNested struct {
 	table   string
 	idField string
 	key     []string
+	// byPosition keys a list's elements by their position from 1, as
+	// if it were their ID, for rows whose IDs the API never shows.
+	byPosition bool
 }
 
 // The resources Peregrine's API audits, with the selects its get
@@ -162,6 +165,22 @@ var (
 			"hosts":       {table: "maintenances_hosts", idField: "maintenance_hostid", key: []string{"hostid"}},
 			"timeperiods": {table: "timeperiods", idField: "timeperiodid"},
 			"tags":        {table: "maintenance_tag", idField: "maintenancetagid", key: []string{"tag", "operator", "value"}},
+		}}
+	// Event correlation: 6.0's newer audit (recorded from 6.0.14:
+	// resource 34; on add the name, the filter and its conditions, the
+	// operations; on update the changed members, named by the name
+	// before). 6.0 keys conditions and operations by their row IDs
+	// ("conditions[16]", with a "corr_conditionid" member), which its
+	// API never shows and Peregrine does not have: here they are keyed
+	// by position from 1 ("conditions[1]"), without the ID member.
+	auditCorrelation = &auditRes{typ: audit.ResourceCorrelation, api: "correlation", table: "correlation", idField: "correlationid",
+		get: "correlation.get", getIDs: "correlationids", name: "name",
+		selects: map[string]any{"selectFilter": "extend", "selectOperations": "extend"},
+		skip:    []string{"filter.eval_formula", "filter.conditions.formulaid"},
+		nested: map[string]auditNested{
+			"filter":            {table: "correlation"},
+			"filter.conditions": {table: "corr_condition", byPosition: true},
+			"operations":        {table: "corr_operation", byPosition: true},
 		}}
 	auditService = &auditRes{typ: audit.ResourceService, api: "service", table: "services", idField: "serviceid",
 		get: "service.get", getIDs: "serviceids", name: "name", extra: []string{"uuid"},
@@ -304,6 +323,9 @@ var auditOps = map[string]auditOp{
 	"housekeeping.update":     {res: auditHousekeeping, action: audit.ActionUpdate},
 	"autoregistration.update": {res: auditAutoreg, action: audit.ActionUpdate},
 	"authentication.update":   {res: auditAuthentication, action: audit.ActionUpdate},
+	"correlation.create":      {res: auditCorrelation, action: audit.ActionAdd},
+	"correlation.update":      {res: auditCorrelation, action: audit.ActionUpdate},
+	"correlation.delete":      {res: auditCorrelation, action: audit.ActionDelete},
 }
 
 // notAudited are the methods that change something and that Zabbix
@@ -334,9 +356,6 @@ var notAudited = map[string]string{
 	"templatedashboard.create":    "6.0 records it (resource 43); Peregrine does not yet: an intended difference",
 	"templatedashboard.update":    "6.0 records it (resource 43); Peregrine does not yet: an intended difference",
 	"templatedashboard.delete":    "6.0 records it (resource 43); Peregrine does not yet: an intended difference",
-	"correlation.create":          "6.0 records it (resource 34, recorded from 6.0.14); Peregrine does not yet: an intended difference",
-	"correlation.update":          "6.0 records it (resource 34, recorded from 6.0.14); Peregrine does not yet: an intended difference",
-	"correlation.delete":          "6.0 records it (resource 34, recorded from 6.0.14); Peregrine does not yet: an intended difference",
 	"user.unblock":                "6.0 records no unblock (recorded: auditlog.get after it has no user update)",
 	"script.getscriptsbyhosts":    "a read",
 	"history.push":                "Peregrine's (Zabbix 7.0's) method; history values are not audited",

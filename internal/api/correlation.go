@@ -19,8 +19,9 @@ import (
 // group with operator 0 or 1, a tag and value with operator 0-3); and/or
 // (0), and (1), or (2) or a custom formula (3) naming every condition's
 // formulaid once. Writing needs a Super admin; a get answers a Super
-// admin (correlations are administration: others get none). The
-// engine that applies them to events is not built yet (docs/api.md).
+// admin (correlations are administration: others get none). Writes are
+// audited (resource 34, audit_spec.go). Package trigger applies the
+// rules to new problems (correlate.go).
 
 func (s *Server) registerCorrelations() {
 	s.methods["correlation.get"] = &method{role: RoleUser, call: s.correlationGet}

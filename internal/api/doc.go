@@ -272,7 +272,9 @@
 // message when Alerting also has AlertTester: 6.0's frontend does it
 // outside the API (a trapper "alert.send"). correlation.* (correlation.go):
 // event correlation rules, kept in the notification configuration
-// (catalog.Correlation; not yet applied to events). Without Alerting
+// (catalog.Correlation; package trigger applies them to new problems).
+// event.get shows an OK event's correlationid, problem.get a closed
+// problem's (problem.go, as 6.0.14). Without Alerting
 // those methods are not served.
 //
 // Services and SLAs (service.go, service_write.go, sla.go) go through

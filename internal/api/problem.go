@@ -278,7 +278,7 @@ func problemObject(e *event.Event) object {
 		"eventid": id(e.ID), "source": strconv.Itoa(int(e.Source)), "object": strconv.Itoa(int(e.Object)),
 		"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "ns": strconv.Itoa(int(e.NS)),
 		"r_eventid": id(e.REventID), "r_clock": strconv.FormatInt(e.RClock, 10), "r_ns": strconv.Itoa(int(e.RNS)),
-		"correlationid": "0", "userid": id(e.UserID), "name": e.Name, "acknowledged": boolStr(e.Acknowledged),
+		"correlationid": id(e.CorrelationID), "userid": id(e.UserID), "name": e.Name, "acknowledged": boolStr(e.Acknowledged),
 		"severity": strconv.Itoa(int(e.Severity)), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
 		"urls": field{[]object{}},
 	}
@@ -290,7 +290,7 @@ func eventObject(e *event.Event) object {
 		"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "ns": strconv.Itoa(int(e.NS)),
 		"value": strconv.Itoa(int(e.Value)), "acknowledged": boolStr(e.Acknowledged), "name": e.Name,
 		"severity": strconv.Itoa(int(e.Severity)), "r_eventid": id(e.REventID), "c_eventid": id(e.CEventID),
-		"correlationid": "0", "userid": id(e.UserID), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
+		"correlationid": id(eventCorrelationID(e)), "userid": id(e.UserID), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
 		"urls": field{[]object{}},
 	}
 }
@@ -518,4 +518,14 @@ func sortLimit(p *getParams, evs []event.Event) bool {
 		slices.Reverse(evs)
 	}
 	return true
+}
+
+// eventCorrelationID is event.get's correlationid: recorded from 6.0.14,
+// the rule shows on the OK event correlation made (with its c_eventid),
+// not on the problem it closed (problem.get shows it there).
+func eventCorrelationID(e *event.Event) uint64 {
+	if e.Value == event.ValueProblem {
+		return 0
+	}
+	return e.CorrelationID
 }

@@ -79,7 +79,7 @@ func (s *Server) appendProblem(dst []byte, e *event.Event, sel problemSelects) [
 		dst, _ = appendValue(dst, ackObjects(s.opts.Events.Acks(e.ID), sel.users))
 	}
 	dst = appendQuotedInt(dst, "clock", e.Clock)
-	dst = append(dst, `,"correlationid":"0"`...)
+	dst = appendQuotedUint(dst, "correlationid", e.CorrelationID)
 	dst = appendQuotedUint(dst, "eventid", e.ID)
 	dst = appendField(dst, "name", e.Name)
 	dst = appendQuotedInt(dst, "ns", int64(e.NS))

@@ -45,6 +45,7 @@ const (
 	ResourceMacro            = 29
 	ResourceTemplate         = 30
 	ResourceTriggerPrototype = 31
+	ResourceCorrelation      = 34
 	ResourceHostPrototype    = 37
 	ResourceAutoregistration = 38
 	ResourceSettings         = 40

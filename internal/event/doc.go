@@ -30,6 +30,17 @@
 //     stop at its limit; ScanEventsDesc walks every retained event
 //     newest first by ID, for event.get's "the newest events"),
 //     acknowledge actions per event, trigger runtimes.
+//   - Event correlation's part of a commit: an OK event naming its cause
+//     (Event.Cause, the new problem earlier in the same batch) gets its
+//     ID as CEventID and, for "close new event", resolves it, so a new
+//     problem and all its correlation closed are one record;
+//     CorrelationID and NoAction are stored with the event, and the
+//     rule becomes the closed problem's CorrelationID.
+//   - The tag index of open problems (tagindex.go: OpenTagged,
+//     OpenTaggedValue), for correlation's old-event conditions: built
+//     at the first query, maintained by every commit from then on,
+//     freed by DropTagIndex; without correlation rules it does not
+//     exist and costs nothing.
 //   - Suppression changes (Batch.Suppress): a maintenance starting or
 //     ending over an open problem sets or clears its Suppressed flag;
 //     replayed, and carried into new days with the problem.
@@ -38,7 +49,8 @@
 //
 // # What it does not own
 //
-// Deciding which events to make (package trigger's state machine) and
+// Deciding which events to make (package trigger's state machine and
+// its event correlation) and
 // which problems are suppressed (package maintenance), who may
 // read them (the API), and actions or notifications. Event.get-style reads
 // scan all retained events in memory: memory grows with the events kept

@@ -71,10 +71,27 @@ type Event struct {
 	RClock   int64
 	RNS      int32
 	UserID   uint64
+	// CEventID, of an OK event made by event correlation, is the new
+	// problem that caused it (Zabbix's c_eventid; for "close new event"
+	// the problem it closes).
 	CEventID uint64
+	// CorrelationID is, of an OK event made by event correlation, the
+	// rule that made it; of a problem it closed, the same rule (set
+	// when the OK event is applied, as Zabbix's problem.correlationid).
+	CorrelationID uint64
+	// NoAction marks a problem closed at once by a correlation's "close
+	// new event" and the OK event closing it: actions ignore both, as
+	// Zabbix 6.0 runs none for them.
+	NoAction bool
 
 	// Of an OK event: the problems it resolves.
 	Resolves []uint64
+
+	// Cause, when not 0, is 1 + the index in its Batch of the new
+	// problem whose correlation made this OK event: Commit sets CEventID
+	// to that problem's ID and, when Resolves is empty ("close new
+	// event"), Resolves to it. Not stored: the IDs it gives are.
+	Cause int
 }
 
 // Open reports whether e is a problem that is not resolved.
@@ -132,6 +149,11 @@ const (
 	entryAck      = 2
 	entryRuntime  = 3
 	entrySuppress = 4
+
+	// Event flags besides bit 0 (suppressed). Records written before
+	// correlation have neither.
+	flagNoAction    = 2 // actions ignore the event
+	flagCorrelation = 4 // a correlation ID follows c_eventid
 )
 
 // ErrCorrupt marks a record this package could not have written.
@@ -158,6 +180,12 @@ func encode(dst []byte, kind byte, nextEvent, nextAck uint64, b *Batch) []byte {
 		if e.Suppressed {
 			flags |= 1
 		}
+		if e.NoAction {
+			flags |= flagNoAction
+		}
+		if e.CorrelationID != 0 {
+			flags |= flagCorrelation
+		}
 		dst = append(dst, flags)
 		dst = binary.AppendUvarint(dst, uint64(len(e.Tags)))
 		for _, t := range e.Tags {
@@ -170,6 +198,9 @@ func encode(dst []byte, kind byte, nextEvent, nextAck uint64, b *Batch) []byte {
 		}
 		dst = binary.AppendUvarint(dst, e.UserID)
 		dst = binary.AppendUvarint(dst, e.CEventID)
+		if e.CorrelationID != 0 {
+			dst = binary.AppendUvarint(dst, e.CorrelationID)
+		}
 	}
 	for i := range b.Acks {
 		a := &b.Acks[i]
@@ -240,7 +271,8 @@ func decode(rec []byte) (header, Batch, error) {
 			e.NS = int32(uint32(d.uvarint()))
 			e.Value, e.Severity = d.byte(), d.byte()
 			e.Name, e.Opdata = d.string(), d.string()
-			e.Suppressed = d.byte()&1 != 0
+			flags := d.byte()
+			e.Suppressed, e.NoAction = flags&1 != 0, flags&flagNoAction != 0
 			if nt := d.count(); nt > 0 {
 				e.Tags = make([]Tag, nt)
 				for j := range e.Tags {
@@ -254,6 +286,9 @@ func decode(rec []byte) (header, Batch, error) {
 				}
 			}
 			e.UserID, e.CEventID = d.uvarint(), d.uvarint()
+			if flags&flagCorrelation != 0 {
+				e.CorrelationID = d.uvarint()
+			}
 			b.Events = append(b.Events, e)
 		case entryAck:
 			var a Ack

@@ -96,6 +96,10 @@ type Store struct {
 	last   map[uint64]uint64   // the newest event ID of each trigger
 	dayIDs map[string][]uint64 // event IDs written in each day directory
 	curDay string              // the day being replayed or written, for dayIDs
+	// tags indexes the open problems by tag for event correlation
+	// (tagindex.go): nil until correlation first asks, so that a server
+	// without correlation rules pays nothing for it.
+	tags *tagIndex
 }
 
 // Open opens or creates the store in opts.Dir and replays it.
@@ -260,9 +264,24 @@ func (s *Store) Commit(b *Batch) error {
 		}
 	}
 	for i := range b.Events {
+		if c := b.Events[i].Cause; c < 0 || c > i {
+			s.wmu.Unlock()
+			return fmt.Errorf("BUG: event: event %d of a batch names event %d as its cause; it must come before", i, c-1)
+		}
+	}
+	for i := range b.Events {
 		if b.Events[i].ID == 0 {
 			b.Events[i].ID = s.nextEvent
 			s.nextEvent++
+		}
+	}
+	for i := range b.Events {
+		if e := &b.Events[i]; e.Cause > 0 {
+			cause := b.Events[e.Cause-1].ID
+			e.CEventID = cause
+			if len(e.Resolves) == 0 {
+				e.Resolves = []uint64{cause}
+			}
 		}
 	}
 	for i := range b.Acks {
@@ -334,6 +353,7 @@ func (s *Store) applyLocked(b *Batch) {
 	for i := range b.Events {
 		p := &slab[i]
 		*p = b.Events[i]
+		p.Cause = 0 // resolved by Commit; replay has none
 		e := p
 		if _, dup := s.events[e.ID]; dup {
 			continue
@@ -370,6 +390,9 @@ func (s *Store) applyLocked(b *Batch) {
 			}
 			s.byTrig[e.ObjectID] = ids
 			s.addOrderLocked(p)
+			if s.tags != nil {
+				s.tags.add(p)
+			}
 		}
 		for _, pid := range e.Resolves {
 			pr := s.open[pid]
@@ -377,7 +400,11 @@ func (s *Store) applyLocked(b *Batch) {
 				continue // resolved before, or older than retention
 			}
 			pr.REventID, pr.RClock, pr.RNS, pr.UserID = e.ID, e.Clock, e.NS, e.UserID
+			pr.CorrelationID = e.CorrelationID
 			delete(s.open, pid)
+			if s.tags != nil {
+				s.tags.remove(pr)
+			}
 			s.dropOrderLocked()
 			ids := slices.DeleteFunc(s.byTrig[pr.ObjectID], func(id uint64) bool { return id == pid })
 			if len(ids) == 0 {

@@ -345,6 +345,13 @@ func testConcurrentCommits(t *testing.T, open opener) {
 			default:
 				s.OpenProblems()
 				s.Stats()
+				// Correlation's reads: the tag index is built under the
+				// writers, dropped and built again.
+				s.OpenTagged("scope", nil, nil)
+				s.OpenTaggedValue("scope", "x", nil)
+				if len(s.OpenIDs(nil))%7 == 0 {
+					s.DropTagIndex()
+				}
 				time.Sleep(200 * time.Microsecond) // let the writers run
 			}
 		}
@@ -384,6 +391,9 @@ func testConcurrentCommits(t *testing.T, open opener) {
 	}
 	if st := s.Stats(); st.OpenProblems != writers*per {
 		t.Fatalf("stats %+v", st)
+	}
+	if got := s.OpenTaggedValue("scope", "x", nil); !slices.Equal(got, s.OpenIDs(nil)) || len(got) != writers*per {
+		t.Fatalf("tag index after concurrent commits: %d problems tagged scope=x, want %d", len(got), writers*per)
 	}
 	want := stateOf(s)
 	s.Close()

@@ -110,6 +110,9 @@ func (s *Server) buildRules(tlsMaterial *zbxtls.Material) error {
 	// commit hook (ways-in stage), durable first.
 	s.LLD = lld.New(lld.Options{Catalog: s.Catalog, ItemStates: s.ItemStates, Logger: log.With("component", "lld")})
 	s.Triggers, err = trigger.New(trigger.Options{Store: notifyStore{s.Events, notify}, Suppress: s.Maintenance.Covers,
+		// Event correlation rules apply to new problems from the next
+		// batch after an edit (correlation.* writes the alert config).
+		Correlations: s.Catalog.AlertConfig,
 		// A soft trigger's items are re-checked at their retry interval;
 		// the poller is made in the ways-in stage, and results only flow
 		// once it runs.

@@ -44,6 +44,16 @@
 //     hears a trigger enter and leave the soft state (the server then
 //     re-checks its items at their retry interval). Attempts live in
 //     memory: after a restart counting starts over.
+//   - Global event correlation (correlate.go, corrformula.go): each new
+//     problem is matched against the enabled rules of
+//     Options.Correlations (catalog.AlertConfig.Correlations, read at
+//     each Process: an edit counts from the next batch), with Zabbix
+//     6.0's semantics; "close old events" and "close new event" make
+//     OK events carrying the rule and the new problem, committed with
+//     the problem in one batch (durable together), and the triggers
+//     left without open problems become OK. Old problems are found
+//     through the event store's tag index (CorrelationStore). Without
+//     rules, a batch costs one configuration load and nothing else.
 //   - Acknowledge actions (Machine.Acknowledge): acknowledge,
 //     unacknowledge, message, severity change and manual close with
 //     Zabbix's rules and messages; a close makes an OK event carrying

@@ -65,7 +65,13 @@ type Options struct {
 	// items are re-checked at their retry interval meanwhile. It is
 	// called with the machine's lock held and must not block.
 	OnSoft func(t *catalog.Trigger, soft bool)
-	Logger *slog.Logger
+	// Correlations, if set, gives the notification configuration whose
+	// event correlation rules (catalog.AlertConfig.Correlations) apply
+	// to new problems (correlate.go); read at each Process, so an edit
+	// counts from the next batch. The Store must then also be a
+	// CorrelationStore.
+	Correlations func() *catalog.AlertConfig
+	Logger       *slog.Logger
 }
 
 // Machine is the problem state machine. See the package documentation.
@@ -74,6 +80,7 @@ type Machine struct {
 	res      Resolver
 	suppress func(snap *catalog.Snapshot, t *catalog.Trigger, tags []event.Tag, at time.Time) bool
 	onSoft   func(t *catalog.Trigger, soft bool)
+	corrCfg  func() *catalog.AlertConfig
 	log      *slog.Logger
 
 	// mu serialises Process, Acknowledge and Reconcile; it is held
@@ -96,6 +103,9 @@ type Machine struct {
 	// order caches the items of triggers' problem expressions in order
 	// of appearance for one snapshot (tags.go); guarded by mu.
 	order itemOrder
+	// corr holds the correlation rules compiled for the configuration
+	// and snapshot last seen (correlate.go); guarded by mu.
+	corr *corrRules
 }
 
 // New makes a machine whose trigger runtimes are those stored.
@@ -109,7 +119,7 @@ func New(opts Options) (*Machine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, onSoft: opts.OnSoft, log: opts.Logger,
+	return &Machine{store: opts.Store, res: opts.Resolver, suppress: opts.Suppress, onSoft: opts.OnSoft, corrCfg: opts.Correlations, log: opts.Logger,
 		rts: opts.Store.Runtimes(), attempts: map[uint64]uint8{}}, nil
 }
 
@@ -194,6 +204,8 @@ type pending struct {
 	// touched holds the triggers with uncommitted events.
 	touched map[uint64]bool
 	ids     []uint64 // slab the OK events' Resolves are cut from
+	// corr is the batch's event correlation, nil without rules.
+	corr *corrState
 }
 
 // newPending starts an empty batch. Nothing is sized by the number of
@@ -214,6 +226,7 @@ func (m *Machine) Process(snap *catalog.Snapshot, results []Result) (Outcome, er
 	defer m.mu.Unlock()
 	var out Outcome
 	p := newPending()
+	p.corr = m.corrFor(snap)
 	for i := range results {
 		r := &results[i]
 		if p.touched[r.TriggerID] {
@@ -241,6 +254,13 @@ func (m *Machine) rt(p *pending, id uint64) event.Runtime {
 
 // flush commits p and applies its runtimes. m.mu is held.
 func (m *Machine) flush(p *pending) error {
+	if p.corr != nil {
+		// Correlation's OK events come after the problems of the batch
+		// (their Cause), those closing new problems first, as 6.0
+		// numbers them.
+		p.batch.Events = append(append(p.batch.Events, p.corr.closeNew...), p.corr.closeOld...)
+		p.corr.reset()
+	}
 	if len(p.batch.Events)+len(p.batch.Runtimes) > 0 {
 		if err := m.store.Commit(&p.batch); err != nil {
 			return fmt.Errorf("trigger: cannot store events: %w", err)
@@ -296,6 +316,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		return
 	}
 	next.State, next.Error = 0, ""
+	made := -1 // the index of the problem event made, if any
 	if r.Value == OK && len(m.attempts) > 0 && m.attempts[t.ID] > 0 {
 		m.setAttempt(t, 0) // a soft problem that cleared: no event, as in Nagios
 	}
@@ -316,6 +337,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			m.setAttempt(t, 0)
 		}
 		if cur.Value == event.ValueOK || t.Multiple {
+			made = len(p.batch.Events)
 			p.batch.Events = append(p.batch.Events, m.problemEvent(snap, t, r))
 			p.touched[t.ID] = true
 			out.Problems++
@@ -330,6 +352,11 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			fallthrough
 		case catalog.RecoverExpression:
 			if ids := m.openIDs(t.ID, p); len(ids) > 0 {
+				if p.corr != nil {
+					for _, id := range ids {
+						p.corr.resolving[id] = true
+					}
+				}
 				p.batch.Events = append(p.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
 				p.touched[t.ID] = true
 				out.Resolved++
@@ -346,6 +373,9 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 		p.setRT(next)
 	} else {
 		out.Unchanged++
+	}
+	if made >= 0 && p.corr != nil {
+		m.correlate(snap, t, p, made)
 	}
 }
 
