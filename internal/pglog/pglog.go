@@ -60,12 +60,13 @@ type Log struct {
 	o     Options
 	table string // quoted schema.table
 
-	mu     sync.Mutex
-	queue  []rec
-	closed bool
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	mu       sync.Mutex
+	queue    []rec
+	closed   bool
+	readOnly bool // OpenReader: no writer runs
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type rec struct {
@@ -218,6 +219,9 @@ func (l *Log) DeleteThrough(mark int64) error {
 }
 
 func (l *Log) exec(q string, arg any) error {
+	if l.readOnly {
+		return ErrClosed
+	}
 	ctx, cancel := l.ctx()
 	defer cancel()
 	err := l.o.Write(ctx, func(tx pgx.Tx) error {
@@ -253,7 +257,7 @@ func (l *Log) AppendAsync(part string, b []byte) *Pending {
 // with ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
-	if l.closed {
+	if l.closed || l.readOnly {
 		l.mu.Unlock()
 		return nil
 	}
