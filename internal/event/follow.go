@@ -90,7 +90,7 @@ func (s *Store) Follow(ctx context.Context) (int, error) {
 		return n, nil // listing the days reads the table's index: once a minute
 	}
 	s.followParts = time.Now()
-	parts, err := s.follow.Parts()
+	parts, err := s.follow.PartsContext(ctx)
 	if err != nil {
 		return n, err
 	}

@@ -160,6 +160,11 @@ func (t pgxTx) QueryInt(ctx context.Context, q string, args ...any) (int64, bool
 func (l *Log) Parts() ([]string, error) {
 	ctx, cancel := l.ctx()
 	defer cancel()
+	return l.PartsContext(ctx)
+}
+
+// PartsContext is Parts bounded by ctx instead of Options.Timeout.
+func (l *Log) PartsContext(ctx context.Context) ([]string, error) {
 	rows, err := l.o.Pool.Query(ctx, `SELECT DISTINCT part FROM `+l.table+` ORDER BY part`)
 	if err != nil {
 		return nil, fmt.Errorf("pglog: cannot list %s: %w", l.o.Table, err)
