@@ -36,7 +36,7 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL, ClickHouse and two node processes")
 	}
-	testutil.Need(t, "zabbix_sender", "zabbix-sender")
+	testutil.Need(t, "zabbix_sender", "zabbix-agent")
 	pg := testutil.StartPostgres(t)
 	ch := testutil.StartClickHouse(t)
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.Port)
