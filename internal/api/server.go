@@ -116,6 +116,11 @@ type Options struct {
 	// the active lease: calls that change state are refused with the
 	// error's text (standby.go); reads are served. nil: always active.
 	Standby func() error
+	// Unserved, when it returns an error for a method, refuses the call
+	// with the error's text before anything else (an HA standby's
+	// methods whose state it does not follow yet, registered or not);
+	// nil: every registered method is served.
+	Unserved func(method string) error
 	// Ingest accepts history.push values; nil: the method is refused.
 	Ingest Pusher
 	// Events and TriggerStates serve trigger.*, problem.get, event.get
@@ -407,6 +412,12 @@ func (s *Server) decode(raw []byte) (*request, *Error) {
 // serve runs one decoded call and writes its response into w.
 func (s *Server) serve(ctx context.Context, req *request, bearer, remote string, w *bufio.Writer) {
 	id := req.id()
+	if s.opts.Unserved != nil {
+		if err := s.opts.Unserved(req.method); err != nil {
+			s.fail(w, remote, id, errApp("%s", err.Error()))
+			return
+		}
+	}
 	m := s.methods[req.method]
 	if m == nil {
 		s.fail(w, remote, id, s.noMethod(req.method))

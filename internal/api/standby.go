@@ -9,10 +9,13 @@ import "strings"
 // rather than forwarded, since ha.node_address is the node's trapper
 // address (6.0's NodeAddress), not its API, and a forwarded call would
 // carry the user's session to another node.
+//
+// user.login and user.logout are writes too (a session is a row the
+// active node writes, fenced by its lease): a session made on the active
+// node is used on every node; user.checkAuthentication only reads.
 var standbyCalls = map[string]bool{
 	"apiinfo.version": true, "configuration.export": true,
-	"user.login": true, "user.logout": true, "user.checkAuthentication": true,
-	"preprocessing.test": true,
+	"user.checkAuthentication": true, "preprocessing.test": true,
 }
 
 // standbyServes reports whether a standby serves the method.

@@ -43,3 +43,27 @@ func TestStandbyCallsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestStandbyUnserved: Options.Unserved refuses a method before
+// anything else, registered or not, with its text; user.login is a
+// write a standby refuses; other methods are served.
+func TestStandbyUnserved(t *testing.T) {
+	f := newAuditFixture(t)
+	refusal := errors.New(`This node ("node-b") is a standby node of the HA cluster and does not serve service.get yet.`)
+	f.api.opts.Unserved = func(m string) error {
+		if strings.HasPrefix(m, "service.") || m == "nothing.get" {
+			return refusal
+		}
+		return nil
+	}
+	f.api.opts.Standby = func() error { return errors.New("standby") }
+	for _, m := range []string{"service.get", "nothing.get"} {
+		if _, e := f.callAs(f.sid, m, `{}`); e == nil || e.Code != -32500 || e.Data != refusal.Error() {
+			t.Fatalf("%s on a standby: %+v", m, e)
+		}
+	}
+	if standbyServes("user.login") || standbyServes("user.logout") {
+		t.Fatal("a standby serves user.login or user.logout, which write a session")
+	}
+	mustOK(t, f, "hostgroup.get", `{"countOutput":true}`)
+}

@@ -5,7 +5,11 @@
 // with Options.Postgres in PostgreSQL (schema peregrine_auth,
 // sqlitedb.OpenPG: the same statements, every write transaction fenced
 // by the HA lease; opened read-only, sqlitedb.PG.ReadOnly, as an HA
-// standby, it writes nothing, not even pruning or last-access times).
+// standby, it writes nothing, not even pruning or last-access times,
+// refuses Login with sqlitedb.ErrReadOnly — a session is made on the
+// active node and used on any — and Reload, on the standby's poll,
+// drops its caches so that it follows the active node's changes;
+// reload.go says how a session used on a standby stays live there).
 // The api package (and later the web UI) use the *Store directly: its User,
 // Role and sentinel errors are the ones they work with, so there is no
 // translation layer between them.

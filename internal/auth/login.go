@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 )
 
 // Login checks a user name and password and starts a session. It returns
@@ -35,6 +37,11 @@ func (s *Store) Login(ctx context.Context, username, password string) (session s
 		return "", User{}, err
 	}
 	defer s.end()
+	if s.readOnly {
+		// An HA standby: the session row, the failed-login count and the
+		// last login are the active node's writes.
+		return "", User{}, sqlitedb.ErrReadOnly
+	}
 	start := time.Now() // the real clock: FailDelay is real time
 	pol, err := s.loginPolicy(ctx)
 	if err != nil {

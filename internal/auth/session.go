@@ -278,6 +278,11 @@ func (s *Store) loadSession(ctx context.Context, h secretHash, now time.Time) (*
 	if err != nil {
 		return nil, fmt.Errorf("auth: cannot read session: %w", err)
 	}
+	if s.readOnly {
+		s.mu.RLock()
+		last = max(last, s.seen[h]) // used on this standby since (reload.go)
+		s.mu.RUnlock()
+	}
 	if s.sessionExpired(last, now) {
 		return nil, ErrSessionExpired
 	}

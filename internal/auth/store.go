@@ -162,6 +162,9 @@ type Store struct {
 	// writes nothing: no pruning, no last-access times (the active node
 	// keeps them); every change fails with sqlitedb.ErrReadOnly.
 	readOnly bool
+	// seen holds, on a read-only store, the last access this node saw of
+	// each session it served, across Reload (mu guards it; reload.go).
+	seen map[secretHash]int64
 
 	// ops is held for reading by every method for its whole duration and
 	// for writing by Close, so that Close waits for running calls and the

@@ -46,6 +46,10 @@
 //     replayed, and carried into new days with the problem.
 //   - Retention: ApplyRetention (and Run, periodically) deletes day
 //     directories older than Options.Retention; nothing is rewritten.
+//   - A follower (OpenFollower, follow.go: an HA standby's events): the
+//     store read from PostgreSQL without writing, Follow applying what
+//     the active node committed since, in commit order, and forgetting
+//     the days its retention deleted; Commit fails with ErrReadOnly.
 //
 // # What it does not own
 //

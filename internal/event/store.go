@@ -100,6 +100,13 @@ type Store struct {
 	// (tagindex.go): nil until correlation first asks, so that a server
 	// without correlation rules pays nothing for it.
 	tags *tagIndex
+
+	// follow is the log a follower (OpenFollower, an HA standby) reads,
+	// nil otherwise; followSeq is the last record it applied. Follow
+	// runs under wmu.
+	follow      *pglog.Log
+	followSeq   int64
+	followParts time.Time // when Follow last listed the days
 }
 
 // Open opens or creates the store in opts.Dir and replays it.
@@ -251,6 +258,9 @@ func (s *Store) closeWAL() {
 func (s *Store) Commit(b *Batch) error {
 	if b.empty() {
 		return nil
+	}
+	if s.follow != nil {
+		return ErrReadOnly
 	}
 	s.wmu.Lock()
 	if s.closed {
@@ -485,6 +495,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.follow != nil {
+		return s.follow.Close()
+	}
 	var err error
 	if s.w != nil {
 		err = s.w.Close()
@@ -515,6 +528,9 @@ func (s *Store) Run(ctx context.Context) {
 // that are not open problems: open problems and trigger runtimes were
 // carried into every later day. It returns the number of days deleted.
 func (s *Store) ApplyRetention() (int, error) {
+	if s.follow != nil {
+		return 0, nil // the active node applies retention; Follow forgets its days
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed {
@@ -538,17 +554,7 @@ func (s *Store) ApplyRetention() (int, error) {
 			return dropped, err
 		}
 		s.mu.Lock()
-		for _, id := range s.dayIDs[d] {
-			if _, open := s.open[id]; open {
-				// Still open: it now belongs to the current day, whose
-				// carry record holds it.
-				s.dayIDs[s.day] = append(s.dayIDs[s.day], id)
-				continue
-			}
-			delete(s.events, id)
-			delete(s.acks, id)
-		}
-		delete(s.dayIDs, d)
+		s.forgetDayLocked(d, s.day)
 		s.mu.Unlock()
 		dropped++
 		s.log.Info("event store dropped a day older than the retention", "day", d, "retention", s.opts.Retention)
@@ -559,4 +565,19 @@ func (s *Store) ApplyRetention() (int, error) {
 		}
 	}
 	return dropped, nil
+}
+
+// forgetDayLocked forgets day d's events that are not open problems
+// (their rows are gone); the open ones now belong to day cur, whose
+// carry record holds them. mu is held.
+func (s *Store) forgetDayLocked(d, cur string) {
+	for _, id := range s.dayIDs[d] {
+		if _, open := s.open[id]; open {
+			s.dayIDs[cur] = append(s.dayIDs[cur], id)
+			continue
+		}
+		delete(s.events, id)
+		delete(s.acks, id)
+	}
+	delete(s.dayIDs, d)
 }

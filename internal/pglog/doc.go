@@ -18,6 +18,9 @@
 // a node that lost its lease writes nothing and a refused group of
 // records leaves no row. Reads (Parts, Replay, Mark) go to
 // Options.Pool unfenced: a store replays after its node became active.
+// OpenReader opens a log for an HA standby, which reads only: Since
+// gives the records after a seq, in seq order (the event store's
+// follower).
 //
 // Blob is the other shape: a named value replaced whole by each fenced
 // Save (a row of its table: name, data, saved_at), for a store that

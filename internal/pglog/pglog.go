@@ -60,12 +60,13 @@ type Log struct {
 	o     Options
 	table string // quoted schema.table
 
-	mu     sync.Mutex
-	queue  []rec
-	closed bool
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	mu       sync.Mutex
+	queue    []rec
+	closed   bool
+	readOnly bool // OpenReader: no writer runs
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type rec struct {
@@ -159,6 +160,11 @@ func (t pgxTx) QueryInt(ctx context.Context, q string, args ...any) (int64, bool
 func (l *Log) Parts() ([]string, error) {
 	ctx, cancel := l.ctx()
 	defer cancel()
+	return l.PartsContext(ctx)
+}
+
+// PartsContext is Parts bounded by ctx instead of Options.Timeout.
+func (l *Log) PartsContext(ctx context.Context) ([]string, error) {
 	rows, err := l.o.Pool.Query(ctx, `SELECT DISTINCT part FROM `+l.table+` ORDER BY part`)
 	if err != nil {
 		return nil, fmt.Errorf("pglog: cannot list %s: %w", l.o.Table, err)
@@ -218,6 +224,9 @@ func (l *Log) DeleteThrough(mark int64) error {
 }
 
 func (l *Log) exec(q string, arg any) error {
+	if l.readOnly {
+		return ErrClosed
+	}
 	ctx, cancel := l.ctx()
 	defer cancel()
 	err := l.o.Write(ctx, func(tx pgx.Tx) error {
@@ -253,7 +262,7 @@ func (l *Log) AppendAsync(part string, b []byte) *Pending {
 // with ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
-	if l.closed {
+	if l.closed || l.readOnly {
 		l.mu.Unlock()
 		return nil
 	}

@@ -185,8 +185,8 @@ func TestIntegrationHANodeFailover(t *testing.T) {
 	if listening(nodes[1].trapper) {
 		t.Fatal("the standby node listens on its trapper port")
 	}
-	if got := standbyCall(t, nodes[1].http, "host.get"); !strings.Contains(got, `"code":-32500`) || !strings.Contains(got, `standby node`) || !strings.Contains(got, `\"node-a\" at 127.0.0.1`) {
-		t.Fatalf("the standby's API answered host.get with %s", got)
+	if got := standbyCall(t, nodes[1].http, "host.create"); !strings.Contains(got, `"code":-32500`) || !strings.Contains(got, `standby node`) || !strings.Contains(got, `\"node-a\" at 127.0.0.1`) {
+		t.Fatalf("the standby's API answered host.create with %s", got)
 	}
 	if got := standbyCall(t, nodes[1].http, "apiinfo.version"); !strings.Contains(got, `"result":"6.0.14"`) {
 		t.Fatalf("the standby's apiinfo.version: %s", got)

@@ -198,7 +198,7 @@ func TestIntegrationHANodeLosesPostgres(t *testing.T) {
 		c.Close()
 		t.Fatal("the trapper port is open on a node without the lease")
 	}
-	if got := standbyCall(t, s.HTTPAddr().String(), "host.get"); !strings.Contains(got, "standby node") {
+	if got := standbyCall(t, s.HTTPAddr().String(), "host.create"); !strings.Contains(got, "standby node") {
 		t.Fatalf("the standby's API: %s", got)
 	}
 	pg.Start()

@@ -4,7 +4,9 @@
 // one the embedded engine uses), and a shipper goroutine inserts them into ClickHouse
 // asynchronously, so that a ClickHouse outage of minutes loses nothing
 // and does not stop ingest until the spool holds Options.SpoolLimit
-// values.
+// values. Options.ReadOnly (an HA standby's history.get) reads only: no
+// schema change, no spool, no inserter, and the tables an item's values
+// are in looked up at every read, since another node writes them.
 //
 // # Protocol
 //

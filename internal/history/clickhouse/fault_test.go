@@ -293,6 +293,10 @@ func TestRefusedInserts(t *testing.T) {
 			if s.Backlog() == 0 {
 				t.Fatal("refused values left the spool")
 			}
+			// The shipper counts the error before it logs it.
+			for !strings.Contains(logs.String(), "kind="+c.kind) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			if !strings.Contains(logs.String(), "kind="+c.kind) || !strings.Contains(logs.String(), "code ") {
 				t.Fatalf("log does not name the cause:\n%s", logs.String())
 			}

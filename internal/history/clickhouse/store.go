@@ -35,6 +35,9 @@ const maxClock = 1<<32 - 1
 // ErrSpoolFull is returned by Write when the unshipped values reach
 // Options.SpoolLimit: ClickHouse has been unreachable (or refusing
 // inserts) for long enough that the spool would outgrow its bound.
+// ErrReadOnly is Write's error on a store opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("clickhouse: this history store is open for reading only (an HA standby node): values are written by the active node")
+
 var ErrSpoolFull = errors.New("clickhouse spool is full: ClickHouse has not accepted inserts for a while; see the shipping errors in the log and peregrine_clickhouse_ship_errors_total")
 
 // Options configures a Store.
@@ -76,6 +79,11 @@ type Options struct {
 	// spool left in Dir is inserted at Open). See ackinsert.go.
 	Ack        string
 	AckTimeout time.Duration // default DefaultAckTimeout
+
+	// ReadOnly opens the store for reads only, as an HA standby node
+	// does: no schema migration (the active node made the tables), no
+	// spool, no inserter; Write fails with ErrReadOnly. Dir is not used.
+	ReadOnly bool
 
 	Metrics *selfmon.Registry // nil: a private registry
 	Logger  *slog.Logger      // nil: discard
@@ -194,7 +202,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Ack != AckSpooled && o.Ack != AckInserted {
 		return nil, fmt.Errorf("clickhouse: ack mode %q must be %q or %q", o.Ack, AckSpooled, AckInserted)
 	}
-	if o.Dir == "" && o.Ack == AckSpooled {
+	if o.Dir == "" && o.Ack == AckSpooled && !o.ReadOnly {
 		return nil, errors.New("clickhouse: Options.Dir (the spool directory) is empty")
 	}
 	c, err := newClient(clientOptions{URLs: o.URLs, User: o.User, Password: o.Password, TLS: o.TLS, Timeout: o.QueryTimeout})
@@ -229,6 +237,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.TTL > 0 && !s.feat.TTL {
 		s.log.Warn("history.clickhouse.ttl is set but this ClickHouse has no table TTL; retention relies on partition drops only", "version", s.ver.String())
+	}
+	if o.ReadOnly {
+		s.metrics()
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		close(s.done) // no shipper or inserter runs
+		s.log.Info("clickhouse history store open for reading only", "version", vs, "database", s.db)
+		return s, nil
 	}
 	var n int
 	for _, sc := range s.shards {
@@ -310,12 +325,14 @@ const known = 0x80
 // primary-key lookup). Writes add their type bits themselves; resolve
 // adds what was in ClickHouse before (an earlier run, or a value type
 // the item had before a change). Lazily, not at Open: listing every item
-// of a large installation would read the whole itemid column.
+// of a large installation would read the whole itemid column. A
+// read-only store (a standby) looks every item up each time: another
+// node writes, so what it learnt may be out of date by the next read.
 func (s *Store) resolve(ctx context.Context, items []uint64) error {
 	s.mu.Lock()
 	var todo []uint64
 	for _, id := range items {
-		if s.types[id]&known == 0 {
+		if s.types[id]&known == 0 || s.o.ReadOnly {
 			todo = append(todo, id)
 		}
 	}
@@ -354,7 +371,11 @@ func (s *Store) resolve(ctx context.Context, items []uint64) error {
 		}
 		s.mu.Lock()
 		for _, id := range chunk {
-			s.types[id] |= found[id] | known
+			if s.o.ReadOnly {
+				s.types[id] = found[id] | known
+			} else {
+				s.types[id] |= found[id] | known
+			}
 		}
 		s.mu.Unlock()
 	}
@@ -386,6 +407,9 @@ func (s *Store) WriteErr() error {
 func (s *Store) Write(ctx context.Context, samples []history.Sample) error {
 	if s.closed.Load() {
 		return history.ErrClosed
+	}
+	if s.o.ReadOnly {
+		return ErrReadOnly
 	}
 	if len(samples) == 0 {
 		return nil
