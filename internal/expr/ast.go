@@ -174,6 +174,8 @@ type Expr struct {
 	refs      []ItemRef
 	timeBased bool
 	aggregate bool
+	// last is set for last(/host/key) OP N (CompareLast).
+	last *lastCmp
 }
 
 // ItemRef names an item an expression reads: the host as written ("" for

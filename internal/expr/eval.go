@@ -180,23 +180,26 @@ func boolValue(b bool) Value {
 // numeric strings) with Zabbix's epsilon, else as strings; the other
 // operators need numbers.
 func (ev *evaluator) binary(n *Binary) Value {
-	l := ev.eval(n.L)
-	r := ev.eval(n.R)
-	switch n.Op {
+	return combine(n.Op, ev.eval(n.L), ev.eval(n.R))
+}
+
+// combine applies the binary operator op to its evaluated sides (binary).
+func combine(op string, l, r Value) Value {
+	switch op {
 	case "and", "or":
 		lf, lok := l.number()
 		rf, rok := r.number()
-		if n.Op == "and" {
+		if op == "and" {
 			if (lok && lf == 0) || (rok && rf == 0) {
 				return NumberValue(0)
 			}
 		} else if (lok && lf != 0) || (rok && rf != 0) {
 			return NumberValue(1)
 		}
-		if err := firstError(n.Op, l, lok, r, rok); err != nil {
+		if err := firstError(op, l, lok, r, rok); err != nil {
 			return *err
 		}
-		return boolValue(n.Op == "and")
+		return boolValue(op == "and")
 	}
 	if l.IsError() {
 		return l
@@ -206,7 +209,7 @@ func (ev *evaluator) binary(n *Binary) Value {
 	}
 	lf, lok := l.number()
 	rf, rok := r.number()
-	switch n.Op {
+	switch op {
 	case "=", "<>":
 		eq := false
 		if lok && rok {
@@ -214,18 +217,18 @@ func (ev *evaluator) binary(n *Binary) Value {
 		} else {
 			eq = l.text() == r.text()
 		}
-		return boolValue(eq == (n.Op == "="))
+		return boolValue(eq == (op == "="))
 	}
 	if !lok || !rok {
 		bad := l
 		if lok {
 			bad = r
 		}
-		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", n.Op, bad.text()))
+		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", op, bad.text()))
 	}
-	r2 := arith(n.Op, lf, rf)
+	r2 := arith(op, lf, rf)
 	if r2.Kind == KindNumber && (math.IsInf(r2.Num, 0) || math.IsNaN(r2.Num)) {
-		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", n.Op))
+		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", op))
 	}
 	return r2
 }
@@ -342,4 +345,54 @@ func (ev *evaluator) rand() int64 {
 		return ev.opt.Rand()
 	}
 	return rand.Int64N(1 << 31)
+}
+
+// lastCmp is an expression of the form last(/host/key) OP N: one call of
+// last() without parameters compared with a number, Zabbix's commonest
+// trigger.
+type lastCmp struct {
+	ref ItemRef
+	op  string
+	num float64
+}
+
+// lastComparison returns root's lastCmp when it has that form, else nil.
+func lastComparison(root Node) *lastCmp {
+	b, ok := root.(*Binary)
+	if !ok {
+		return nil
+	}
+	switch b.Op {
+	case "<", "<=", ">", ">=", "=", "<>":
+	default:
+		return nil
+	}
+	c, ok := b.L.(*Call)
+	n, isNum := b.R.(*Number)
+	if !ok || !isNum || c.Name != "last" || c.fn == nil || c.Query == nil || c.Query.Host == "*" || c.Query.Filter != "" || len(c.Args) != 0 {
+		return nil
+	}
+	return &lastCmp{ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: b.Op, num: n.Val}
+}
+
+// LastCompared reports whether e has the form last(/host/key) OP N (a
+// comparison with a number, last() without parameters) and names the
+// item last() reads. CompareLast evaluates such an expression.
+func (e *Expr) LastCompared() (ItemRef, bool) {
+	if e.last == nil {
+		return ItemRef{}, false
+	}
+	return e.last.ref, true
+}
+
+// CompareLast is Eval of an expression that LastCompared, given the value
+// that last() reads as of the evaluation's time, v: the same result,
+// without a Source, a period or a read (the evaluation of a trigger at
+// the value that queued it). It is unknown for an expression of another
+// form.
+func (e *Expr) CompareLast(v *history.Sample) Value {
+	if e.last == nil {
+		return ErrorValue("BUG: CompareLast on an expression that is not last() compared with a number")
+	}
+	return combine(e.last.op, sampleValue(v), NumberValue(e.last.num))
 }

@@ -158,6 +158,23 @@ type compiled struct {
 	memo   []exprsource.Resolved
 }
 
+// lastOf returns the ID of the item that c's expression reads when it is
+// last(/host/key) compared with a number (expr.Expr.LastCompared),
+// resolved in src's snapshot for c's host as an evaluation resolves it
+// (src.Item, memoised in c.memo); 0 for any other expression or an item
+// that does not resolve.
+func (c *compiled) lastOf(src *exprsource.StoreSource) uint64 {
+	ref, ok := c.e.LastCompared()
+	if !ok {
+		return 0
+	}
+	it, err := src.Item(ref)
+	if err != nil || it == nil {
+		return 0
+	}
+	return it.ID
+}
+
 // NewEvaluator returns an evaluator; Run starts it.
 func NewEvaluator(opts EvaluatorOptions) (*Evaluator, error) {
 	if opts.Machine == nil || opts.Snapshot == nil || opts.Store == nil {
@@ -721,13 +738,21 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 	if q != nil && q.known(&sh.known) {
 		src.Known = &sh.known
 	}
+	var v expr.Value
 	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
-	if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
-		// Several hosts (Zabbix's per-function and all-hosts scopes) or
-		// an embedder's resolver: hostmacros.go. Rare, so not cached.
-		ev.setUserMacros(&opt, snap, t, src)
+	if src.Known != nil && c.recovery == nil && c.lastOf(src) == src.Known.ItemID {
+		// last(/host/key) OP N at the value that queued it: the value
+		// is the one last() would read (StoreSource.Known), and no
+		// macro can take part; the same result as Eval, without it.
+		v = c.e.CompareLast(src.Known)
+	} else {
+		if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
+			// Several hosts (Zabbix's per-function and all-hosts scopes) or
+			// an embedder's resolver: hostmacros.go. Rare, so not cached.
+			ev.setUserMacros(&opt, snap, t, src)
+		}
+		v = c.e.Eval(ctx, opt)
 	}
-	v := c.e.Eval(ctx, opt)
 	truth, ok := v.Bool()
 	switch {
 	case v.IsError():
