@@ -497,8 +497,9 @@ var errDiscard = errors.New("discarded")
 // with a *StepError carrying the handler's text. A nil st runs without
 // memory (the change steps discard every value).
 //
-// The output is still text: converting it to the item's value type is
-// Convert's job, done once after the chain.
+// The output is still text (or, with in.KeepNumber, a number:
+// Output.Number): converting it to the item's value type is Convert's
+// job, done once after the chain.
 func Run(chain []Step, in Input, st *State) (Output, error) {
 	return run(chain, in, st, nil)
 }
