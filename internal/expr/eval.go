@@ -347,17 +347,20 @@ func (ev *evaluator) rand() int64 {
 	return rand.Int64N(1 << 31)
 }
 
-// lastCmp is an expression of the form last(/host/key) OP N: one call of
-// last() without parameters compared with a number, Zabbix's commonest
-// trigger.
-type lastCmp struct {
-	ref ItemRef
+// LastComparison is an expression of the form last(/host/key) OP N:
+// one call of last() without parameters compared with a number, Zabbix's
+// commonest trigger (Expr.LastComparison). It is a small value, for a
+// caller to keep beside its other data of the expression.
+type LastComparison struct {
+	// Ref is the item last() reads.
+	Ref ItemRef
 	op  string
 	num float64
 }
 
-// lastComparison returns root's lastCmp when it has that form, else nil.
-func lastComparison(root Node) *lastCmp {
+// lastComparison returns root as a LastComparison when it has that
+// form, else nil.
+func lastComparison(root Node) *LastComparison {
 	b, ok := root.(*Binary)
 	if !ok {
 		return nil
@@ -372,27 +375,25 @@ func lastComparison(root Node) *lastCmp {
 	if !ok || !isNum || c.Name != "last" || c.fn == nil || c.Query == nil || c.Query.Host == "*" || c.Query.Filter != "" || len(c.Args) != 0 {
 		return nil
 	}
-	return &lastCmp{ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: b.Op, num: n.Val}
+	return &LastComparison{Ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: b.Op, num: n.Val}
 }
 
-// LastCompared reports whether e has the form last(/host/key) OP N (a
-// comparison with a number, last() without parameters) and names the
-// item last() reads. CompareLast evaluates such an expression.
-func (e *Expr) LastCompared() (ItemRef, bool) {
+// LastComparison reports whether e has the form last(/host/key) OP N (a
+// comparison with a number, last() without parameters), and returns it.
+func (e *Expr) LastComparison() (LastComparison, bool) {
 	if e.last == nil {
-		return ItemRef{}, false
+		return LastComparison{}, false
 	}
-	return e.last.ref, true
+	return *e.last, true
 }
 
-// CompareLast is Eval of an expression that LastCompared, given the value
-// that last() reads as of the evaluation's time, v: the same result,
-// without a Source, a period or a read (the evaluation of a trigger at
-// the value that queued it). It is unknown for an expression of another
-// form.
-func (e *Expr) CompareLast(v *history.Sample) Value {
-	if e.last == nil {
-		return ErrorValue("BUG: CompareLast on an expression that is not last() compared with a number")
+// Eval is Expr.Eval of the expression, given the value that last()
+// reads as of the evaluation's time, v: the same result, without a
+// Source, a period or a read (the evaluation of a trigger at the value
+// that queued it). The zero LastComparison is unknown.
+func (l *LastComparison) Eval(v *history.Sample) Value {
+	if l.op == "" {
+		return ErrorValue("BUG: not an expression of the form last(/host/key) OP N")
 	}
-	return combine(e.last.op, sampleValue(v), NumberValue(e.last.num))
+	return combine(l.op, sampleValue(v), NumberValue(l.num))
 }

@@ -21,7 +21,7 @@ func (sampleSource) Trends(context.Context, ItemRef, int64, int64) ([]history.Tr
 }
 
 // TestCompareLast: an expression of the form last(/h/k) OP N evaluates,
-// through CompareLast, to what Eval makes of it when last() reads the
+// through LastComparison.Eval, to what Eval makes of it when last() reads the
 // same value, for every comparison, both numeric types and text, values
 // within Zabbix's epsilon of the threshold included; other forms are
 // not taken.
@@ -40,14 +40,15 @@ func TestCompareLast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := e.LastCompared(); !ok {
+		l, ok := e.LastComparison()
+		if !ok {
 			t.Fatalf("%s: not taken as last() compared with a number", f)
 		}
 		for _, v := range values {
 			v.Clock, v.NS = now.Unix(), int32(now.Nanosecond())
 			want := e.Eval(context.Background(), Options{Now: now, Source: sampleSource(v)})
-			if got := e.CompareLast(&v); got != want {
-				t.Errorf("%s with %+v: CompareLast = %+v, Eval = %+v", f, v, got, want)
+			if got := l.Eval(&v); got != want {
+				t.Errorf("%s with %+v: LastComparison.Eval = %+v, Eval = %+v", f, v, got, want)
 			}
 		}
 	}
@@ -57,7 +58,7 @@ func TestCompareLast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := e.LastCompared(); ok {
+		if _, ok := e.LastComparison(); ok {
 			t.Errorf("%s taken as last(/host/key) compared with a number", f)
 		}
 	}
