@@ -365,8 +365,22 @@ func lastComparison(root Node) *LastComparison {
 	if !ok {
 		return nil
 	}
+	// The operator as a constant, not the expression's own bytes: an
+	// evaluation then reads no memory of the parsed expression.
+	var op string
 	switch b.Op {
-	case "<", "<=", ">", ">=", "=", "<>":
+	case "<":
+		op = "<"
+	case "<=":
+		op = "<="
+	case ">":
+		op = ">"
+	case ">=":
+		op = ">="
+	case "=":
+		op = "="
+	case "<>":
+		op = "<>"
 	default:
 		return nil
 	}
@@ -375,7 +389,7 @@ func lastComparison(root Node) *LastComparison {
 	if !ok || !isNum || c.Name != "last" || c.fn == nil || c.Query == nil || c.Query.Host == "*" || c.Query.Filter != "" || len(c.Args) != 0 {
 		return nil
 	}
-	return &LastComparison{Ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: b.Op, num: n.Val}
+	return &LastComparison{Ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: op, num: n.Val}
 }
 
 // LastComparison reports whether e has the form last(/host/key) OP N (a

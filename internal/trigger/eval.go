@@ -740,13 +740,14 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 		src.Known = &sh.known
 	}
 	var v expr.Value
-	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
+	var opt expr.Options // set for Eval: the recovery expression's too
 	if src.Known != nil && c.lastItem != 0 && c.lastItem == src.Known.ItemID && c.recovery == nil {
 		// last(/host/key) OP N at the value that queued it: the value
 		// is the one last() would read (StoreSource.Known), and no
 		// macro can take part; the same result as Eval, without it.
 		v = c.last.Eval(src.Known)
 	} else {
+		opt = expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
 		if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
 			// Several hosts (Zabbix's per-function and all-hosts scopes) or
 			// an embedder's resolver: hostmacros.go. Rare, so not cached.
