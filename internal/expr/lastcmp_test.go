@@ -29,7 +29,7 @@ func TestCompareLast(t *testing.T) {
 	forms := []string{"last(/h/k)>10", "last(/h/k)>=10", "last(/h/k)<10", "last(/h/k)<=10", "last(/h/k)=10", "last(/h/k)<>10",
 		"last(//k)>1e15", "last(/{HOST.HOST}/k[a,\"b\"])=0", "last(/h/k)>5m", "last(/h/k)=0.1"}
 	values := []history.Sample{
-		{Type: history.Float, F: 10}, {Type: history.Float, F: 10.0000000001}, {Type: history.Float, F: 9.99}, {Type: history.Float, F: -0.0},
+		{Type: history.Float, F: 10}, {Type: history.Float, F: 10.0000000001}, {Type: history.Float, F: 9.99}, {Type: history.Float, F: math.Copysign(0, -1)},
 		{Type: history.Float, F: math.MaxFloat64}, {Type: history.Float, F: 0.1}, {Type: history.Float, F: 300},
 		{Type: history.Uint, U: 10}, {Type: history.Uint, U: math.MaxUint64}, {Type: history.Uint, U: 0},
 		{Type: history.Str, S: "10"}, {Type: history.Text, S: "abc"}, {Type: history.Log, S: " 10 "},
