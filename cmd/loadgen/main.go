@@ -35,6 +35,7 @@ import (
 
 	"github.com/peregrine-mon/peregrine/internal/bench"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/server"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
@@ -183,6 +184,12 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 				cfg += "  " + strings.TrimSpace(line) + "\n"
 			}
 		}
+		// No self-monitoring host: its values would count as committed
+		// beside the load's, and have no triggers (the server creates it
+		// on a data directory's first start unless this marker is there).
+		if err := os.WriteFile(server.SelfHostMarkerPath(dir), []byte("loadgen\n"), 0o600); err != nil {
+			return err
+		}
 		cfgPath := filepath.Join(dir, "peregrine.yaml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return err
@@ -270,7 +277,9 @@ func run(l *load, serveBin string, shards int, profile, trace, historyYAML strin
 				m["peregrine_trigger_evaluations_total"], m["peregrine_trigger_evaluations_total"]/max(committed, 1),
 				m["peregrine_trigger_eval_queued_total"], m["peregrine_trigger_eval_backlogged_total"], m["peregrine_trigger_eval_reread_total"],
 				m["peregrine_trigger_eval_pending"], m["peregrine_trigger_eval_backlog"])
-			want := committed * float64(l.triggers)
+			// The load's values only: a value discarded by
+			// preprocessing is not committed and queues nothing.
+			want := (float64(res.Processed) - discarded) * float64(l.triggers)
 			caught, err := waitEvaluated(metricsURL, want, 5*time.Minute)
 			if err != nil {
 				return err

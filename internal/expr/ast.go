@@ -174,6 +174,8 @@ type Expr struct {
 	refs      []ItemRef
 	timeBased bool
 	aggregate bool
+	// last is set for last(/host/key) OP N (LastComparison).
+	last *LastComparison
 }
 
 // ItemRef names an item an expression reads: the host as written ("" for

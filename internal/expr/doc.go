@@ -50,7 +50,10 @@
 // operator and function propagates unknown; = and <> compare numerically
 // when both sides are numbers or numeric strings ("5m", "1K" and "1e3"
 // count) and as strings otherwise; all comparisons treat numbers within
-// 2.22e-16 as equal; division by zero is unknown.
+// 2.22e-16 as equal; division by zero is unknown. Expr.LastComparison
+// tells an expression of the form last(/host/key) OP N (Zabbix's
+// commonest trigger), whose Eval takes the value last() reads, without
+// a Source: the same rules, for the trigger evaluator's values.
 //
 // The caller supplies, in Options: the evaluation time; a Source of item
 // values (History: the #N newest values or a time window (from, till]

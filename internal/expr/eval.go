@@ -180,23 +180,26 @@ func boolValue(b bool) Value {
 // numeric strings) with Zabbix's epsilon, else as strings; the other
 // operators need numbers.
 func (ev *evaluator) binary(n *Binary) Value {
-	l := ev.eval(n.L)
-	r := ev.eval(n.R)
-	switch n.Op {
+	return combine(n.Op, ev.eval(n.L), ev.eval(n.R))
+}
+
+// combine applies the binary operator op to its evaluated sides (binary).
+func combine(op string, l, r Value) Value {
+	switch op {
 	case "and", "or":
 		lf, lok := l.number()
 		rf, rok := r.number()
-		if n.Op == "and" {
+		if op == "and" {
 			if (lok && lf == 0) || (rok && rf == 0) {
 				return NumberValue(0)
 			}
 		} else if (lok && lf != 0) || (rok && rf != 0) {
 			return NumberValue(1)
 		}
-		if err := firstError(n.Op, l, lok, r, rok); err != nil {
+		if err := firstError(op, l, lok, r, rok); err != nil {
 			return *err
 		}
-		return boolValue(n.Op == "and")
+		return boolValue(op == "and")
 	}
 	if l.IsError() {
 		return l
@@ -206,7 +209,7 @@ func (ev *evaluator) binary(n *Binary) Value {
 	}
 	lf, lok := l.number()
 	rf, rok := r.number()
-	switch n.Op {
+	switch op {
 	case "=", "<>":
 		eq := false
 		if lok && rok {
@@ -214,18 +217,18 @@ func (ev *evaluator) binary(n *Binary) Value {
 		} else {
 			eq = l.text() == r.text()
 		}
-		return boolValue(eq == (n.Op == "="))
+		return boolValue(eq == (op == "="))
 	}
 	if !lok || !rok {
 		bad := l
 		if lok {
 			bad = r
 		}
-		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", n.Op, bad.text()))
+		return ErrorValue(fmt.Sprintf("cannot apply %q to the non-numeric value %q", op, bad.text()))
 	}
-	r2 := arith(n.Op, lf, rf)
+	r2 := arith(op, lf, rf)
 	if r2.Kind == KindNumber && (math.IsInf(r2.Num, 0) || math.IsNaN(r2.Num)) {
-		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", n.Op))
+		return ErrorValue(fmt.Sprintf("result of %q is not a finite number", op))
 	}
 	return r2
 }
@@ -342,4 +345,69 @@ func (ev *evaluator) rand() int64 {
 		return ev.opt.Rand()
 	}
 	return rand.Int64N(1 << 31)
+}
+
+// LastComparison is an expression of the form last(/host/key) OP N:
+// one call of last() without parameters compared with a number, Zabbix's
+// commonest trigger (Expr.LastComparison). It is a small value, for a
+// caller to keep beside its other data of the expression.
+type LastComparison struct {
+	// Ref is the item last() reads.
+	Ref ItemRef
+	op  string
+	num float64
+}
+
+// lastComparison returns root as a LastComparison when it has that
+// form, else nil.
+func lastComparison(root Node) *LastComparison {
+	b, ok := root.(*Binary)
+	if !ok {
+		return nil
+	}
+	// The operator as a constant, not the expression's own bytes: an
+	// evaluation then reads no memory of the parsed expression.
+	var op string
+	switch b.Op {
+	case "<":
+		op = "<"
+	case "<=":
+		op = "<="
+	case ">":
+		op = ">"
+	case ">=":
+		op = ">="
+	case "=":
+		op = "="
+	case "<>":
+		op = "<>"
+	default:
+		return nil
+	}
+	c, ok := b.L.(*Call)
+	n, isNum := b.R.(*Number)
+	if !ok || !isNum || c.Name != "last" || c.fn == nil || c.Query == nil || c.Query.Host == "*" || c.Query.Filter != "" || len(c.Args) != 0 {
+		return nil
+	}
+	return &LastComparison{Ref: ItemRef{Host: c.Query.Host, Key: c.Query.Key}, op: op, num: n.Val}
+}
+
+// LastComparison reports whether e has the form last(/host/key) OP N (a
+// comparison with a number, last() without parameters), and returns it.
+func (e *Expr) LastComparison() (LastComparison, bool) {
+	if e.last == nil {
+		return LastComparison{}, false
+	}
+	return *e.last, true
+}
+
+// Eval is Expr.Eval of the expression, given the value that last()
+// reads as of the evaluation's time, v: the same result, without a
+// Source, a period or a read (the evaluation of a trigger at the value
+// that queued it). The zero LastComparison is unknown.
+func (l *LastComparison) Eval(v *history.Sample) Value {
+	if l.op == "" {
+		return ErrorValue("BUG: not an expression of the form last(/host/key) OP N")
+	}
+	return combine(l.op, sampleValue(v), NumberValue(l.num))
 }

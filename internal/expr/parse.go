@@ -44,6 +44,7 @@ func Parse(s string) (*Expr, error) {
 		return nil, err
 	}
 	e := &Expr{src: s, root: root}
+	e.last = lastComparison(root)
 	seen := map[ItemRef]bool{}
 	walk(root, func(n Node) {
 		switch n := n.(type) {

@@ -90,7 +90,9 @@
 // which every way in calls) and preprocessed in the shard that owns the
 // item, on the shard's preprocessing stage, just before the store write: the
 // item's chain (package preprocess) runs, then the conversion to its
-// value type, then each dependent item's chain on the result, up to 3
+// value type (none for a numeric result of an item without dependents,
+// stored as the number it is: finishNumber), then each dependent
+// item's chain on the result, up to 3
 // levels, all in the same batch. There is no central preprocessing
 // manager and no extra goroutine hop per value. Values of items without
 // steps or dependents are converted where they arrive (Prepare again),

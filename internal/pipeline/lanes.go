@@ -423,7 +423,7 @@ func (s *shard) resume(b *prepBatch, l *lane, e *entry) bool {
 		st = &ip.state
 	}
 	in := e.in
-	in.Type = it.ValueType
+	in.Type, in.KeepNumber = it.ValueType, false // e.outText takes the text
 	o, err := preprocess.Resume(e.chain, e.step, e.res, e.err, in, st)
 	e.res, e.err = "", nil
 	switch {

@@ -326,7 +326,7 @@ func (s *shard) runItem(b *prepBatch, it *catalog.Item, in preprocess.Input, v *
 		if ip.err != nil {
 			chainErr = "invalid preprocessing: " + ip.err.Error()
 		} else {
-			in.Defer, in.JS = ip.js, s.p.opts.JS
+			in.Defer, in.JS, in.KeepNumber = ip.js, s.p.opts.JS, true
 			o, err := preprocess.Run(ip.chain, in, &ip.state)
 			switch {
 			case err != nil:
@@ -337,8 +337,10 @@ func (s *shard) runItem(b *prepBatch, it *catalog.Item, in preprocess.Input, v *
 			case o.Discarded:
 				s.p.discarded.Inc()
 				return
+			case !it.HasDependents() && s.finishNumber(b, it, &o, v):
+				return // a number stored as it is, without its text
 			default:
-				text, chainErr = o.Text, ""
+				text, chainErr = o.String(), ""
 			}
 		}
 	}
@@ -347,6 +349,23 @@ func (s *shard) runItem(b *prepBatch, it *catalog.Item, in preprocess.Input, v *
 		return
 	}
 	s.finish(b, it, text, chainErr, in, v, depth)
+}
+
+// finishNumber appends a chain's numeric result (the custom multiplier's,
+// a change step's) as the value, without formatting and converting its
+// text, and reports whether it did: only for an item without
+// dependents (they take text), with no values of it in a lane (they go
+// first, deferDone), and when the number is exactly what converting its
+// text would store (preprocess.Output.Number). Otherwise finish does it
+// from the text.
+func (s *shard) finishNumber(b *prepBatch, it *catalog.Item, o *preprocess.Output, v *history.Sample) bool {
+	sm := history.Sample{ItemID: it.ID, Clock: v.Clock, NS: v.NS}
+	if !o.Number(it.ValueType, &sm) || s.queued(it.ID) != nil {
+		return false
+	}
+	b.out = append(b.out, sm)
+	s.p.opts.ItemStates.SetItemState(it.ID, itemstate.Item{}) // supported (again)
+	return true
 }
 
 // finish converts the result of it's chain (text, or its failure,

@@ -26,7 +26,12 @@
 //     its own path. Run applies a chain to one value's text with the error
 //     handlers (default, discard value, set value, set error) and returns
 //     the text, a discarded result, or a *StepError with Zabbix's
-//     message. The per-item memory of the change and discard steps is a
+//     message. The numeric steps (custom multiplier, the change steps)
+//     hand a number to a numeric or discard step after them instead of
+//     its text, and with Input.KeepNumber the chain's numeric result
+//     stays a number (Output.Number), which the pipeline stores without
+//     formatting and parsing it; every result is what the texts would
+//     make (numeric_test.go). The per-item memory of the change and discard steps is a
 //     State the caller owns and passes in. Implemented: custom
 //     multiplier, trims, regular expression, boolean/octal/hexadecimal
 //     to decimal, simple change, change per second, in range, (does not)

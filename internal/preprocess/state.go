@@ -61,8 +61,11 @@ func (st *State) AppendBinary(b []byte) ([]byte, error) {
 		b = append(b, flags)
 		b = binary.AppendUvarint(b, s.u)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.f))
-		b = binary.AppendUvarint(b, uint64(len(s.text)))
-		b = append(b, s.text...)
+		// A discard step that kept a number saves its text, as one
+		// that kept text does: the encoding does not change.
+		text := s.prevText()
+		b = binary.AppendUvarint(b, uint64(len(text)))
+		b = append(b, text...)
 		var ns int64
 		if !s.time.IsZero() {
 			ns = s.time.UnixNano()

@@ -3,6 +3,7 @@ package preprocess
 import (
 	"context"
 	"errors"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -385,6 +386,10 @@ type Input struct {
 	// processes, jsvm.Pool); nil runs them in this process (jsvm.Local:
 	// tests and tools).
 	JS jsvm.Runner
+	// KeepNumber lets Run end with a numeric result as a number
+	// (Output.Number) without making its text: Output.Text is then ""
+	// and Output.String makes it. For callers that store the value.
+	KeepNumber bool
 	// Defer makes Run stop before a JavaScript step instead of running
 	// it, with Output.Suspended: the caller runs the step
 	// (Step.RunScript) where a slow script delays no one else, then
@@ -402,6 +407,39 @@ type Output struct {
 	// Step (Input.Defer); Text is the step's input.
 	Suspended bool
 	Step      int
+
+	// num is a numeric result kept as a number (Input.KeepNumber).
+	num   number
+	isNum bool
+}
+
+// String is the result as text: Text, or the text of a number kept by
+// Input.KeepNumber.
+func (o *Output) String() string {
+	if o.isNum {
+		return o.num.String()
+	}
+	return o.Text
+}
+
+// Number sets s's value of type vt to a result kept as a number
+// (Input.KeepNumber) and reports whether it did: only when it is
+// exactly what Convert would make of its text (an unsigned number for
+// an unsigned item; a finite float within Convert's range for a float
+// item). Otherwise the caller converts String().
+func (o *Output) Number(vt history.ValueType, s *history.Sample) bool {
+	if !o.isNum {
+		return false
+	}
+	switch n := o.num; {
+	case vt == history.Uint && n.isUint:
+		s.Type, s.U = vt, n.u
+		return true
+	case vt == history.Float && !n.isUint && !math.IsNaN(n.f) && math.Abs(n.f) <= 1e308:
+		s.Type, s.F = vt, n.f
+		return true
+	}
+	return false
 }
 
 // StepError is a step failure that no handler absorbed: the item becomes
@@ -431,6 +469,10 @@ type stepState struct {
 	f      float64
 	text   string
 	buf    []byte // backs text for the discard steps (see throttle)
+	// numSet says a discard step's last kept value is num, not text
+	// (throttleNum); its text is num.String().
+	numSet bool
+	num    number
 	time   time.Time
 }
 
@@ -455,8 +497,9 @@ var errDiscard = errors.New("discarded")
 // with a *StepError carrying the handler's text. A nil st runs without
 // memory (the change steps discard every value).
 //
-// The output is still text: converting it to the item's value type is
-// Convert's job, done once after the chain.
+// The output is still text (or, with in.KeepNumber, a number:
+// Output.Number): converting it to the item's value type is Convert's
+// job, done once after the chain.
 func Run(chain []Step, in Input, st *State) (Output, error) {
 	return run(chain, in, st, nil)
 }
@@ -510,18 +553,47 @@ func run(chain []Step, in Input, st *State, trace *[]StepResult) (Output, error)
 }
 
 // runFrom runs chain from step start on text.
+//
+// The numeric steps (custom multiplier, simple change, change per
+// second) hand a number to the step after them rather than its text,
+// when that step takes numbers too (another of them, or a discard
+// step): the text is made only for a step that needs it, for a trace,
+// and at the end unless in.KeepNumber lets the caller take the number
+// (Output.Number). A number is used only where it is exactly what
+// parsing its text would give (cur.as), so every result is the one the
+// texts would make.
 func runFrom(chain []Step, in Input, st *State, trace *[]StepResult, start int, text string) (Output, error) {
+	var cur value
+	cur.text, cur.hasText = text, true
 	for i := start; i < len(chain); i++ {
 		s := &chain[i]
 		if in.Defer && s.Type == StepJavaScript {
-			return Output{Text: text, Suspended: true, Step: i}, nil
+			return Output{Text: cur.String(), Suspended: true, Step: i}, nil
 		}
-		res, err := s.apply(i, text, in, st)
+		var err error
+		switch {
+		case s.Type == StepMultiplier:
+			var r number
+			if r, err = multiply(&cur, s.Params[0], s.mul, in.Type); err == nil {
+				cur = value{num: r, isNum: true}
+			}
+		case s.Type == StepDeltaValue || s.Type == StepDeltaSpeed:
+			var r number
+			if r, err = deltaOf(s.Type, &cur, in, st.at(i)); err == nil {
+				cur = value{num: r, isNum: true}
+			}
+		case (s.Type == StepThrottleValue || s.Type == StepThrottleTimed) && cur.isNum:
+			err = throttleNum(s, cur.num, in.Time, st.at(i))
+		default:
+			var res string
+			if res, err = s.apply(i, cur.String(), in, st); err == nil {
+				cur = value{text: res, hasText: true}
+			}
+		}
 		switch {
 		case err == nil:
-			text = res
 			if trace != nil {
-				*trace = append(*trace, StepResult{Text: res, Valued: true})
+				*trace = append(*trace, StepResult{Text: cur.String(), Valued: true})
 			}
 		case errors.Is(err, errDiscard):
 			if trace != nil {
@@ -536,10 +608,48 @@ func runFrom(chain []Step, in Input, st *State, trace *[]StepResult, start int, 
 			if stop {
 				return out, herr
 			}
-			text = out.Text
+			cur = value{text: out.Text, hasText: true}
 		}
 	}
-	return Output{Text: text}, nil
+	if cur.isNum && in.KeepNumber {
+		return Output{num: cur.num, isNum: true}, nil
+	}
+	return Output{Text: cur.String()}, nil
+}
+
+// value is a step's result inside runFrom: text, or a number (isNum)
+// whose text is made when asked for (String) and then kept.
+type value struct {
+	text    string
+	hasText bool
+	num     number
+	isNum   bool
+}
+
+// String returns v as text, made once from its number.
+func (v *value) String() string {
+	if !v.hasText {
+		v.text, v.hasText = v.num.String(), true
+	}
+	return v.text
+}
+
+// toNumber is v as a number for the numeric steps of an item of type
+// vt: its number when numeric, else its text read by toNumber.
+func (v *value) toNumber(vt history.ValueType) (number, bool) {
+	if v.numeric(vt) {
+		return v.num, true
+	}
+	return toNumber(v.String(), vt)
+}
+
+// numeric reports whether v is a number that toNumber would read back
+// from its text unchanged for an item of type vt: an unsigned number
+// for an unsigned item, a float for any other (its shortest text reads
+// back to the same bits). The rare rest (a float result of an unsigned
+// item) goes through the text.
+func (v *value) numeric(vt history.ValueType) bool {
+	return v.isNum && v.num.isUint == (vt == history.Uint)
 }
 
 // handle applies s's error handler to its failure msg: stop says the

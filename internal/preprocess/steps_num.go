@@ -95,9 +95,18 @@ func newFactor(param string, f float64) *factor {
 }
 
 func multiplier(text, param string, m *factor, vt history.ValueType) (string, error) {
-	n, ok := toNumber(text, vt)
+	r, err := multiply(&value{text: text, hasText: true}, param, m, vt)
+	if err != nil {
+		return "", err
+	}
+	return r.String(), nil
+}
+
+// multiply is the multiplier on in, text or a number.
+func multiply(in *value, param string, m *factor, vt history.ValueType) (number, error) {
+	n, ok := in.toNumber(vt)
 	if !ok {
-		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": ` + errNotNumeric)
+		return number{}, stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(in.String()) + `" of type "string": ` + errNotNumeric)
 	}
 	if m == nil {
 		f, _ := parseFloat(trimNumber([]byte(param))) // a Step built without ParseStep
@@ -107,19 +116,19 @@ func multiplier(text, param string, m *factor, vt history.ValueType) (string, er
 	// Zabbix; a fractional multiplier makes a float.
 	if n.isUint && m.isUint {
 		if m.u == 0 || n.u <= math.MaxUint64/m.u {
-			return strconv.FormatUint(n.u*m.u, 10), nil
+			return number{isUint: true, u: n.u * m.u}, nil
 		}
 	}
 	r := n.float() * m.f
 	if math.IsInf(r, 0) || math.Abs(r) > 1e308 {
-		return "", stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(text) + `" of type "string": the result is out of range`)
+		return number{}, stepErr(`cannot apply multiplier "` + param + `" to value "` + desc(in.String()) + `" of type "string": the result is out of range`)
 	}
 	if vt == history.Uint && r >= 0 && r < 18446744073709551616.0 {
 		// Zabbix converts the float result to the unsigned item's type by
 		// truncation.
-		return strconv.FormatUint(uint64(r), 10), nil
+		return number{isUint: true, u: uint64(r)}, nil
 	}
-	return formatFloat(r), nil
+	return number{f: r}, nil
 }
 
 // trueWords and falseWords are the texts "Boolean to decimal" accepts,
@@ -208,47 +217,56 @@ func parseHexBytes(v string) (uint64, bool) {
 // and, for change per second, a timestamp not after the previous one are
 // discarded, as in Zabbix; the state always moves on to the new value.
 func delta(t StepType, text string, in Input, ss *stepState) (string, error) {
-	n, ok := toNumber(text, in.Type)
+	d, err := deltaOf(t, &value{text: text, hasText: true}, in, ss)
+	if err != nil {
+		return "", err
+	}
+	return d.String(), nil
+}
+
+// deltaOf is delta on v, text or a number.
+func deltaOf(t StepType, v *value, in Input, ss *stepState) (number, error) {
+	n, ok := v.toNumber(in.Type)
 	if !ok {
 		name := "simple change"
 		if t == StepDeltaSpeed {
 			name = "speed per second"
 		}
-		return "", stepErr(`cannot calculate delta (` + name + `) for value "` + desc(text) + `" of type "string": ` + errNotNumeric)
+		return number{}, stepErr(`cannot calculate delta (` + name + `) for value "` + desc(v.String()) + `" of type "string": ` + errNotNumeric)
 	}
 	prev, prevTime, had := *ss, ss.time, ss.set
 	ss.set, ss.isUint, ss.u, ss.f, ss.time = true, n.isUint, n.u, n.f, in.Time
 	if !had {
-		return "", errDiscard
+		return number{}, errDiscard
 	}
 	var dt float64
 	if t == StepDeltaSpeed {
 		if !in.Time.After(prevTime) {
-			return "", errDiscard
+			return number{}, errDiscard
 		}
 		dt = in.Time.Sub(prevTime).Seconds()
 	}
 	if n.isUint && prev.isUint {
 		if prev.u > n.u {
-			return "", errDiscard
+			return number{}, errDiscard
 		}
 		d := n.u - prev.u
 		if t == StepDeltaSpeed {
 			// Zabbix divides in floating point and truncates for an
 			// unsigned item.
-			return strconv.FormatUint(uint64(float64(d)/dt), 10), nil
+			return number{isUint: true, u: uint64(float64(d) / dt)}, nil
 		}
-		return strconv.FormatUint(d, 10), nil
+		return number{isUint: true, u: d}, nil
 	}
 	p := number{isUint: prev.isUint, u: prev.u, f: prev.f}.float()
 	if p > n.float() {
-		return "", errDiscard
+		return number{}, errDiscard
 	}
 	d := n.float() - p
 	if t == StepDeltaSpeed {
 		d /= dt
 	}
-	return formatFloat(d), nil
+	return number{f: d}, nil
 }
 
 func validateRange(text string, p []string, vt history.ValueType) (string, error) {
@@ -274,13 +292,9 @@ func validateRange(text string, p []string, vt history.ValueType) (string, error
 // unchanged with heartbeat": a value equal (as text) to the last kept one
 // is discarded, unless the heartbeat has passed since that one was kept.
 func throttle(s *Step, text string, now time.Time, ss *stepState) (string, error) {
-	if ss.set && ss.text == text {
-		if s.Type == StepThrottleValue {
-			return "", errDiscard
-		}
-		hb, _ := parseHeartbeat(s.Params[0]) // validated by ParseStep
-		if now.Sub(ss.time) < hb {
-			return "", errDiscard
+	if ss.set && ss.prevText() == text {
+		if err := s.unchanged(now, ss); err != nil {
+			return "", err
 		}
 	}
 	// A copy, into the step's own buffer (reused, so a changing value
@@ -289,6 +303,49 @@ func throttle(s *Step, text string, now time.Time, ss *stepState) (string, error
 	// buffer, which the state must not keep. ss.text views ss.buf and
 	// is replaced whenever ss.buf is rewritten; nothing else holds it.
 	ss.buf = append(ss.buf[:0], text...)
-	ss.set, ss.text, ss.time = true, unsafe.String(unsafe.SliceData(ss.buf), len(ss.buf)), now
+	ss.set, ss.numSet, ss.text, ss.time = true, false, unsafe.String(unsafe.SliceData(ss.buf), len(ss.buf)), now
 	return text, nil
+}
+
+// throttleNum is throttle on a number, the result of a numeric step
+// before it: the same decision as on the number's text (two numbers of
+// one kind have equal texts exactly when their bits are equal), without
+// making the text; the state keeps the number.
+func throttleNum(s *Step, n number, now time.Time, ss *stepState) error {
+	if ss.set {
+		var same bool
+		if ss.numSet && ss.num.isUint == n.isUint {
+			same = ss.num.u == n.u && math.Float64bits(ss.num.f) == math.Float64bits(n.f)
+		} else {
+			same = ss.prevText() == n.String()
+		}
+		if same {
+			if err := s.unchanged(now, ss); err != nil {
+				return err
+			}
+		}
+	}
+	ss.set, ss.numSet, ss.num, ss.text, ss.time = true, true, n, "", now
+	return nil
+}
+
+// unchanged decides for a value equal to the last kept one: errDiscard,
+// or nil when the heartbeat has passed.
+func (s *Step) unchanged(now time.Time, ss *stepState) error {
+	if s.Type == StepThrottleValue {
+		return errDiscard
+	}
+	hb, _ := parseHeartbeat(s.Params[0]) // validated by ParseStep
+	if now.Sub(ss.time) < hb {
+		return errDiscard
+	}
+	return nil
+}
+
+// prevText is the last kept value of a discard step as text.
+func (ss *stepState) prevText() string {
+	if ss.numSet {
+		return ss.num.String()
+	}
+	return ss.text
 }

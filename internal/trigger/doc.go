@@ -115,7 +115,10 @@
 //     commit hook before Commit), or from the history store without it.
 //     An evaluation caused by a numeric value carries it (the queue
 //     keeps it), so last() of that item at that time, the common
-//     trigger, reads nothing (exprsource.StoreSource.Known);
+//     trigger, reads nothing (exprsource.StoreSource.Known), and a
+//     trigger of exactly the form last(/host/key) OP N without a
+//     recovery expression is not even walked: expr.Expr.CompareLast
+//     applies the comparison to that value, the result Eval gives;
 //     //key names the trigger's host when it has exactly one. The
 //     User macros in expressions ({$CPU.UTIL.CRIT}, with contexts)
 //     resolve in the evaluated snapshot's scope of the trigger's host

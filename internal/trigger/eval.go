@@ -156,6 +156,13 @@ type compiled struct {
 	self   *catalog.Host
 	macros expr.Macros
 	memo   []exprsource.Resolved
+	// For an expression last(/host/key) OP N without a recovery
+	// expression (expr.LastComparison): the comparison, kept here so an
+	// evaluation touches no more memory, and its item in snap (0 when
+	// it does not resolve: the evaluation says why).
+	last     expr.LastComparison
+	lastItem uint64
+	lastSnap *catalog.Snapshot
 }
 
 // NewEvaluator returns an evaluator; Run starts it.
@@ -675,6 +682,9 @@ func (sh *evalShard) compile(t *catalog.Trigger, pos int) *compiled {
 	}
 	c := &compiled{text: t.Expression, recoveryText: t.RecoveryExpression}
 	c.e, c.err = expr.Parse(t.Expression)
+	if c.err == nil && t.RecoveryMode != catalog.RecoverRecoveryExpression {
+		c.last, _ = c.e.LastComparison()
+	}
 	if c.err == nil && t.RecoveryMode == catalog.RecoverRecoveryExpression {
 		c.recovery, c.err = expr.Parse(t.RecoveryExpression)
 		if c.err != nil {
@@ -716,18 +726,35 @@ func (sh *evalShard) evaluateCompiled(ctx context.Context, snap *catalog.Snapsho
 		}
 	}
 	src.Store, src.TrendStore, src.Snap, src.Self, src.Memo = ev.values, ev.trends, snap, c.self, &c.memo
+	if c.last.Ref.Key != "" && c.lastSnap != snap {
+		// Resolved once per snapshot, as an evaluation resolves it
+		// (src.Item, memoised).
+		c.lastItem, c.lastSnap = 0, snap
+		if it, err := src.Item(c.last.Ref); err == nil && it != nil {
+			c.lastItem = it.ID
+		}
+	}
 	src.Reuse = true // its buffer is the shard's; the results are done with before the next read
 	src.Known = nil
 	if q != nil && q.known(&sh.known) {
 		src.Known = &sh.known
 	}
-	opt := expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
-	if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
-		// Several hosts (Zabbix's per-function and all-hosts scopes) or
-		// an embedder's resolver: hostmacros.go. Rare, so not cached.
-		ev.setUserMacros(&opt, snap, t, src)
+	var v expr.Value
+	var opt expr.Options // set for Eval: the recovery expression's too
+	if src.Known != nil && c.lastItem != 0 && c.lastItem == src.Known.ItemID && c.recovery == nil {
+		// last(/host/key) OP N at the value that queued it: the value
+		// is the one last() would read (StoreSource.Known), and no
+		// macro can take part; the same result as Eval, without it.
+		v = c.last.Eval(src.Known)
+	} else {
+		opt = expr.Options{Now: now, Location: ev.opts.Location, Source: src, Started: ev.opts.Started, Macros: c.macros}
+		if len(t.HostIDs) > 1 || ev.opts.Macros != nil {
+			// Several hosts (Zabbix's per-function and all-hosts scopes) or
+			// an embedder's resolver: hostmacros.go. Rare, so not cached.
+			ev.setUserMacros(&opt, snap, t, src)
+		}
+		v = c.e.Eval(ctx, opt)
 	}
-	v := c.e.Eval(ctx, opt)
 	truth, ok := v.Bool()
 	switch {
 	case v.IsError():
