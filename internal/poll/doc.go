@@ -61,8 +61,8 @@
 // sees them. While the process is behind (its goroutines waited for a
 // CPU at least a quarter of the last second, by Lag) a lower bound
 // holds (inflight.go, Options.MaxInFlightBehind; by default the checks
-// completed in the last second scaled to a third of DefaultTimeout, at
-// least 64): past its capacity a poller opening sockets up to
+// completed a second, smoothed, scaled to a third of DefaultTimeout, at
+// least 64, falling by at most half a second): past its capacity a poller opening sockets up to
 // MaxInFlight reads most replies after their timeout and spends its
 // CPU on checks it then postpones. Once caught up the bound doubles
 // each second back to MaxInFlight (peregrine_poll_in_flight_limit, and

@@ -12,9 +12,12 @@ import "time"
 // behind the process was over the last second (Lag); while it was at
 // least behindShare of it, the checks in flight are bounded by
 // Options.MaxInFlightBehind, or, when that is 0, by what the process
-// completed in that second scaled to a third of DefaultTimeout (Little's
-// law: that many in flight wait about a third of their timeout for
-// their turn), and never below minInFlightBehind. Once the process is no
+// completed a second (smoothed over the last seconds, so one second in
+// which results waited does not throttle it) scaled to a third of
+// DefaultTimeout (Little's law: that many in flight wait about a third
+// of their timeout for their turn), and never below minInFlightBehind;
+// it falls by at most half a second, so it finds that level in a few
+// seconds rather than from one second's figures. Once the process is no
 // longer behind the bound doubles every second until it reaches
 // MaxInFlight and is lifted: a poller that just caught up does not open
 // MaxInFlight sockets at once and fall behind again.
@@ -31,7 +34,8 @@ const (
 type inFlightLimit struct {
 	limit int       // in effect; 0: none (MaxInFlight alone)
 	done  int       // checks completed (not postponed) since last
-	last  time.Time // real time of the last update; zero before the first
+	last  time.Time // time of the last update; zero before the first
+	rate  float64   // completions a second, smoothed; -1 before the first
 }
 
 // updateLimit recomputes the in-flight limit at now, at most once a
@@ -39,7 +43,7 @@ type inFlightLimit struct {
 func (s *Scheduler) updateLimit(now time.Time) {
 	l := &s.limit
 	if l.last.IsZero() {
-		l.last, l.done = now, 0
+		l.last, l.done, l.rate = now, 0, -1
 		// The first turn: no second to judge yet, but a process already
 		// behind at start (a restart into a storm) is bounded at once.
 		if lag := s.lag.Stalled(now.Add(-time.Second), now); lag*behindShare >= time.Second {
@@ -52,11 +56,23 @@ func (s *Scheduler) updateLimit(now time.Time) {
 		return
 	}
 	lag := s.lag.Stalled(l.last, now)
-	rate := float64(l.done) / span.Seconds()
+	if rate := float64(l.done) / span.Seconds(); l.rate < 0 {
+		l.rate = rate
+	} else {
+		l.rate = (l.rate + rate) / 2
+	}
 	l.last, l.done = now, 0
 	switch {
 	case lag*behindShare >= span:
-		s.setLimit(s.behindBound(rate))
+		n := s.behindBound(l.rate)
+		if s.opts.MaxInFlightBehind == 0 {
+			cur := l.limit
+			if cur == 0 {
+				cur = max(s.inFlight, minInFlightBehind)
+			}
+			n = max(n, cur/2)
+		}
+		s.setLimit(n)
 	case l.limit > 0 && l.limit*2 >= s.opts.MaxInFlight:
 		s.setLimit(0)
 	case l.limit > 0:

@@ -73,7 +73,7 @@ func TestInFlightLimitFollowsCompletions(t *testing.T) {
 		lag := &fixedLag{2 * time.Second}
 		h := newHarness(t, 1, 1, "1s", Options{Lag: lag, DefaultTimeout: 750 * time.Millisecond, MaxInFlight: tc.max, MaxInFlightBehind: tc.behind})
 		now := time.Now()
-		h.s.limit.last, h.s.limit.done = now.Add(-time.Second), tc.done
+		h.s.limit.last, h.s.limit.done, h.s.limit.rate = now.Add(-time.Second), tc.done, -1
 		h.s.updateLimit(now)
 		if h.s.limit.limit != tc.want {
 			t.Errorf("%+v: limit %d", tc, h.s.limit.limit)
@@ -85,4 +85,20 @@ func TestInFlightLimitFollowsCompletions(t *testing.T) {
 			t.Errorf("%+v: limit %d a second after catching up", tc, h.s.limit.limit)
 		}
 	}
+}
+
+// A second of few completions does not throttle at once: the limit
+// falls by at most half a second from the checks in flight.
+func TestInFlightLimitFallsByHalves(t *testing.T) {
+	h := newHarness(t, 1, 1, "1s", Options{Lag: &fixedLag{2 * time.Second}, MaxInFlight: 1000})
+	now := time.Now()
+	h.s.inFlight = 800 // as if handed out before the process fell behind
+	h.s.limit.last, h.s.limit.done, h.s.limit.rate = now.Add(-time.Second), 10, -1
+	for i, want := range []int{400, 200, 100, minInFlightBehind, minInFlightBehind} {
+		h.s.updateLimit(now.Add(time.Duration(i) * time.Second))
+		if h.s.limit.limit != want {
+			t.Fatalf("second %d behind: limit %d; want %d", i, h.s.limit.limit, want)
+		}
+	}
+	h.s.inFlight = 0
 }
