@@ -62,12 +62,14 @@
 // CPU at least a quarter of the last second, by Lag) a lower bound
 // holds (inflight.go, Options.MaxInFlightBehind; by default the checks
 // completed a second, smoothed, scaled to a third of DefaultTimeout, at
-// least 64, falling by at most half a second): past its capacity a poller opening sockets up to
-// MaxInFlight reads most replies after their timeout and spends its
-// CPU on checks it then postpones. Once caught up the bound doubles
-// each second back to MaxInFlight (peregrine_poll_in_flight_limit, and
+// least 1,000, falling by at most half a second): past its capacity a
+// poller opening sockets up to MaxInFlight reads most replies after
+// their timeout and spends its CPU on checks it then postpones. Once
+// caught up the bound doubles each second back to MaxInFlight
+// (peregrine_poll_in_flight_limit, and
 // peregrine_poll_in_flight_limit_hits_total when it held checks back;
-// TestInFlightLimitWhileBehind). Checkers never block the loop (see Checker), so a slow or
+// TestInFlightLimitWhileBehind). Checkers never block the loop (see
+// Checker), so a slow or
 // dead host costs its own checks a timeout and nobody else anything.
 //
 // A checker may bring values of other items with a check's own

@@ -15,7 +15,8 @@ import "time"
 // completed a second (smoothed over the last seconds, so one second in
 // which results waited does not throttle it) scaled to a third of
 // DefaultTimeout (Little's law: that many in flight wait about a third
-// of their timeout for their turn), and never below minInFlightBehind;
+// of their timeout for their turn), and never below minInFlightBehind
+// (1,000);
 // it falls by at most half a second, so it finds that level in a few
 // seconds rather than from one second's figures. Once the process is no
 // longer behind the bound doubles every second until it reaches
@@ -25,9 +26,13 @@ const (
 	// behindShare: the share of a second of scheduling lag from which
 	// the process counts as behind.
 	behindShare = 4 // lag >= 1/behindShare of the span
-	// minInFlightBehind is the adaptive limit's floor, so a second
-	// without completions does not stop polling.
-	minInFlightBehind = 64
+	// minInFlightBehind is the adaptive limit's floor. Checks waiting
+	// out a dead target's timeout hold their place in flight without
+	// costing CPU: with a few dozen such targets a floor of tens would
+	// leave healthy items no room (TestIntegrationRemoteUnreachable on a
+	// loaded machine). The collapse the limit is for comes with
+	// thousands in flight.
+	minInFlightBehind = 1000
 )
 
 // inFlightLimit is the loop's state of the limit.
@@ -70,7 +75,7 @@ func (s *Scheduler) updateLimit(now time.Time) {
 			if cur == 0 {
 				cur = max(s.inFlight, minInFlightBehind)
 			}
-			n = max(n, cur/2)
+			n = min(max(n, cur/2), s.opts.MaxInFlight)
 		}
 		s.setLimit(n)
 	case l.limit > 0 && l.limit*2 >= s.opts.MaxInFlight:

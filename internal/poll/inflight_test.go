@@ -10,7 +10,7 @@ import (
 // limit (not MaxInFlight), the limit's hits and bound are on /metrics,
 // and once it catches up the bound doubles each second back to
 // MaxInFlight. Without the limit the first turn hands out every due
-// check (400) and keeps them all in flight.
+// check (1,500) and keeps them all in flight.
 func TestInFlightLimitWhileBehind(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -19,7 +19,7 @@ func TestInFlightLimitWhileBehind(t *testing.T) {
 	}{{"adaptive", 0, minInFlightBehind}, {"configured", 100, 100}} {
 		t.Run(tc.name, func(t *testing.T) {
 			lag := &fixedLag{2 * time.Second}
-			h := newHarness(t, 1, 400, "1s", Options{Lag: lag, MaxInFlight: 1000, MaxInFlightBehind: tc.behind})
+			h := newHarness(t, 1, 1500, "1s", Options{Lag: lag, MaxInFlight: 5000, MaxInFlightBehind: tc.behind})
 			var held []Check
 			for sec := 0; sec < 5; sec++ {
 				held = append(held, h.at(sec)...)
@@ -43,7 +43,7 @@ func TestInFlightLimitWhileBehind(t *testing.T) {
 			for sec := 5; ; sec++ {
 				cs := h.at(sec)
 				g, _ := strconv.Atoi(metric(t, h.m, `peregrine_poll_in_flight_limit`))
-				if g == 1000 {
+				if g == 5000 {
 					break
 				}
 				if g != 2*prev || len(cs) > g {
@@ -63,13 +63,13 @@ func TestInFlightLimitWhileBehind(t *testing.T) {
 }
 
 // The adaptive limit is what the process completed in the last second
-// scaled to a third of the default timeout: here 400 in a second, 0.75 s,
-// so 100 in flight once it is behind; a configured limit wins, and the
-// limit never exceeds MaxInFlight.
+// scaled to a third of the default timeout: here 8,000 in a second,
+// 0.75 s, so 2,000 in flight once it is behind; a configured limit wins,
+// and the limit never exceeds MaxInFlight.
 func TestInFlightLimitFollowsCompletions(t *testing.T) {
 	for _, tc := range []struct {
 		behind, max, done, want int
-	}{{0, 1000, 400, 100}, {0, 1000, 40, minInFlightBehind}, {0, 50, 400, 50}, {10, 1000, 400, 10}, {0, 1000, 100000, 1000}} {
+	}{{0, 10000, 8000, 2000}, {0, 10000, 40, minInFlightBehind}, {0, 50, 400, 50}, {10, 10000, 400, 10}, {0, 10000, 100000, 10000}} {
 		lag := &fixedLag{2 * time.Second}
 		h := newHarness(t, 1, 1, "1s", Options{Lag: lag, DefaultTimeout: 750 * time.Millisecond, MaxInFlight: tc.max, MaxInFlightBehind: tc.behind})
 		now := time.Now()
@@ -90,11 +90,11 @@ func TestInFlightLimitFollowsCompletions(t *testing.T) {
 // A second of few completions does not throttle at once: the limit
 // falls by at most half a second from the checks in flight.
 func TestInFlightLimitFallsByHalves(t *testing.T) {
-	h := newHarness(t, 1, 1, "1s", Options{Lag: &fixedLag{2 * time.Second}, MaxInFlight: 1000})
+	h := newHarness(t, 1, 1, "1s", Options{Lag: &fixedLag{2 * time.Second}, MaxInFlight: 20000})
 	now := time.Now()
-	h.s.inFlight = 800 // as if handed out before the process fell behind
+	h.s.inFlight = 16000 // as if handed out before the process fell behind
 	h.s.limit.last, h.s.limit.done, h.s.limit.rate = now.Add(-time.Second), 10, -1
-	for i, want := range []int{400, 200, 100, minInFlightBehind, minInFlightBehind} {
+	for i, want := range []int{8000, 4000, 2000, minInFlightBehind, minInFlightBehind} {
 		h.s.updateLimit(now.Add(time.Duration(i) * time.Second))
 		if h.s.limit.limit != want {
 			t.Fatalf("second %d behind: limit %d; want %d", i, h.s.limit.limit, want)

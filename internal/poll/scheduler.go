@@ -65,7 +65,7 @@ type Options struct {
 	// MaxInFlightBehind bounds the checks in flight while this process
 	// is behind (see inflight.go); 0: adaptive, the checks it completed
 	// in the last second scaled to a third of DefaultTimeout (at least
-	// 64). Never above MaxInFlight.
+	// 1,000). Never above MaxInFlight.
 	MaxInFlightBehind int
 	// MaxBatch is the most checks handed to a checker in one call.
 	// Default 512.
