@@ -103,10 +103,11 @@ func (s *Scheduler) setLimit(n int) {
 	s.limitGauge.Store(int64(n))
 }
 
-// limitHeld reports whether the limit while behind (and not MaxInFlight
-// or the lane's own bound) keeps lane l's due checks waiting now.
+// limitHeld reports whether the limit while behind keeps lane l's due
+// checks waiting now (MaxInFlight may hold them too; the lane's own
+// bound is not the limit's doing).
 func (s *Scheduler) limitHeld(l *lane, ms int64) bool {
-	return s.limit.limit > 0 && s.inFlight >= s.limit.limit && s.inFlight < s.opts.MaxInFlight &&
+	return s.limit.limit > 0 && s.inFlight >= s.limit.limit &&
 		len(l.heap) > 0 && l.heap[0].next <= ms && (l.spec.MaxInFlight == 0 || l.inFlight < l.spec.MaxInFlight)
 }
 
