@@ -66,7 +66,10 @@ type PollBench struct {
 	Warmup       time.Duration
 	Window       time.Duration
 	MaxInFlight  int
-	Timeout      time.Duration
+	// MaxInFlightBehind is poll.max_in_flight_behind (0: adaptive; -1:
+	// off, MaxInFlight alone, to compare).
+	MaxInFlightBehind int
+	Timeout           time.Duration
 	// StopBelow stops stepping once a step does less than this fraction
 	// of the ideal (default 0.5).
 	StopBelow float64
@@ -169,7 +172,7 @@ func (b *PollBench) defaults() error {
 // PollColumns is the CSV header.
 var PollColumns = []string{"hosts", "items", "interval_s", "ideal_cps", "done_cps", "ratio", "in_flight_peak",
 	"p50_s", "p99_s", "poller_cpu_cores", "poller_cpu_us_per_check", "agents_cpu_cores", "errors", "at_agents_cps", "queue",
-	"postponed", "interfaces_unavailable", "interfaces_in_error", "overload"}
+	"postponed", "interfaces_unavailable", "interfaces_in_error", "overload", "limit_hits", "limit_min"}
 
 // discard is the pipeline's store: values are converted and batched by
 // the pipeline, then dropped (the history store has its own benchmark).
@@ -414,10 +417,14 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 			return sec, err
 		}
 		rt := itemstate.New()
+		behind := b.MaxInFlightBehind
+		if behind < 0 {
+			behind = b.MaxInFlight
+		}
 		s, err := poll.New(poll.Options{
 			Catalog: cat, ItemStates: rt, Metrics: m, Logger: log,
 			Submit:      func(v []history.Sample) error { return p.Submit(v, pipeline.NewTicket()) },
-			MaxInFlight: b.MaxInFlight, DefaultTimeout: b.Timeout,
+			MaxInFlight: b.MaxInFlight, MaxInFlightBehind: behind, DefaultTimeout: b.Timeout,
 			Checkers: map[catalog.ItemType]poll.CheckerSpec{catalog.ZabbixAgent: {Checker: agent.New(agent.Options{Metrics: m, Logger: log})}},
 		})
 		if err != nil {
@@ -445,7 +452,7 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 	}
 
 	csv := &CSV{File: "poll.csv", Header: PollColumns}
-	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "answered at the agents/s", "queue (> 5 s late)", "in flight (peak)", "latency p50", "latency p99", name + " CPU", name + " CPU per check", "agents CPU", "errors", "postponed (server behind)", "interfaces in error"}}
+	table := Table{Header: []string{"hosts", "items", "ideal checks/s", "done checks/s", "of ideal", "answered at the agents/s", "queue (> 5 s late)", "in flight (peak)", "latency p50", "latency p99", name + " CPU", name + " CPU per check", "agents CPU", "errors", "postponed (server behind)", "interfaces in error", "in-flight limit hits (lowest bound)"}}
 	made := 0
 	// step adds hosts up to n and measures; over reports whether
 	// stepping should stop.
@@ -482,14 +489,14 @@ func (b *PollBench) Run(ctx context.Context, dir string) (Section, error) {
 		}
 		table.Rows = append(table.Rows, []string{label, human(float64(items)), human(ideal), human(r.done), pct(ratio),
 			human(r.atAgents), human(r.queue), human(r.peak), secs(r.p50), secs(r.p99), fmt.Sprintf("%.2f cores", r.cpu), fmt.Sprintf("%.1f µs", r.perCheck*1e6),
-			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors), human(r.postponed), human(r.inError)})
+			fmt.Sprintf("%.2f cores", r.agentsCPU), human(r.errors), human(r.postponed), human(r.inError), limitCell(r)})
 		ov := "0"
 		if overload {
 			ov = "1"
 		}
 		csv.Rows = append(csv.Rows, []string{fi(int64(n)), fi(int64(items)), fi(int64(b.Interval / time.Second)), f(ideal), f(r.done), f(ratio),
 			f(r.peak), f(r.p50), f(r.p99), f(r.cpu), f(r.perCheck * 1e6), f(r.agentsCPU), f(r.errors), f(r.atAgents), f(r.queue),
-			f(r.postponed), f(r.unavailable), f(r.inError), ov})
+			f(r.postponed), f(r.unavailable), f(r.inError), ov, f(r.limitHits), f(r.limitMin)})
 		var agentsPer float64
 		if r.done > 0 {
 			agentsPer = r.agentsCPU / r.done
@@ -597,6 +604,17 @@ type pollStep struct {
 	done, peak, p50, p99, cpu, perCheck, agentsCPU, errors float64
 	atAgents, queue                                        float64
 	postponed, unavailable, inError                        float64
+	// limitHits: turns the in-flight limit while behind held checks
+	// back; limitMin: its lowest bound seen in the window (Peregrine).
+	limitHits, limitMin float64
+}
+
+// limitCell shows the in-flight limit's hits and lowest bound.
+func limitCell(r pollStep) string {
+	if r.limitHits == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s)", human(r.limitHits), human(r.limitMin))
 }
 
 // floorTable sets the knee beside the TCP floor measured in the same
@@ -645,10 +663,21 @@ func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *ag
 	m0 := scrape(m)
 	s.TakeInFlightPeak()
 	self0, ag0, t0 := SelfCPU(), agents.cpu(), time.Now()
-	select {
-	case <-time.After(b.Window):
-	case <-ctx.Done():
+	lowest := float64(s.InFlightLimit())
+	tick := time.NewTicker(250 * time.Millisecond)
+	end := time.After(b.Window)
+sample:
+	for {
+		select {
+		case <-tick.C:
+			lowest = min(lowest, float64(s.InFlightLimit()))
+		case <-end:
+			break sample
+		case <-ctx.Done():
+			break sample
+		}
 	}
+	tick.Stop()
 	a1, err := agents.count()
 	if err != nil {
 		return r, err
@@ -672,6 +701,9 @@ func (b *PollBench) measure(ctx context.Context, m *selfmon.Registry, agents *ag
 	const postponed = `peregrine_poll_checks_postponed_total{reason="server_behind"}`
 	r.postponed = m1[postponed] - m0[postponed]
 	r.unavailable = m1["peregrine_poll_interfaces_unavailable_total"] - m0["peregrine_poll_interfaces_unavailable_total"]
+	const hits = `peregrine_poll_in_flight_limit_hits_total{reason="server_behind"}`
+	r.limitHits = m1[hits] - m0[hits]
+	r.limitMin = lowest
 	return r, nil
 }
 
@@ -744,6 +776,7 @@ func pollMain(ctx context.Context, args []string, stdout, stderr io.Writer, vers
 	fs.DurationVar(&b.Warmup, "warmup", 0, "wait after adding a step's hosts (default interval + 2s; with --target also + --config-delay)")
 	fs.DurationVar(&b.Window, "window", 0, "measurement window per step (default 3 intervals)")
 	fs.IntVar(&b.MaxInFlight, "max-in-flight", 20000, "poll.max_in_flight of the poller")
+	fs.IntVar(&b.MaxInFlightBehind, "max-in-flight-behind", 0, "poll.max_in_flight_behind of the poller (0: adaptive; -1: no limit while behind, to compare)")
 	fs.DurationVar(&b.Timeout, "timeout", 3*time.Second, "check timeout")
 	fs.Float64Var(&b.Overload, "overload", 0, "after the steps, one more at this many times the knee's offered rate (the step with the most checks done at >= 95 % of its ideal), e.g. 2")
 	fs.DurationVar(&b.AgentDelay, "agent-delay", 0, "how long each simulated agent takes to answer")

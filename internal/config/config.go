@@ -99,6 +99,9 @@ type PollConfig struct {
 	// AgentMaxInFlight bounds passive agent checks in flight; 0 leaves
 	// only max_in_flight.
 	AgentMaxInFlight int `yaml:"agent_max_in_flight"`
+	// MaxInFlightBehind bounds the checks in flight while the server
+	// is behind (short of CPU); 0: adaptive (poll.Options).
+	MaxInFlightBehind int `yaml:"max_in_flight_behind"`
 	// ConnectTimeout bounds connecting to an agent.
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// DefaultTimeout is a check's timeout when its item sets none.
@@ -776,6 +779,9 @@ func (p *PollConfig) validate() error {
 	}
 	if p.AgentMaxInFlight < 0 || p.AgentMaxInFlight > p.MaxInFlight {
 		return fieldErr("poll.agent_max_in_flight", "must be between 0 (no own bound) and poll.max_in_flight (%d), not %d", p.MaxInFlight, p.AgentMaxInFlight)
+	}
+	if p.MaxInFlightBehind < 0 || p.MaxInFlightBehind > p.MaxInFlight {
+		return fieldErr("poll.max_in_flight_behind", "must be between 0 (adaptive) and poll.max_in_flight (%d), not %d", p.MaxInFlight, p.MaxInFlightBehind)
 	}
 	if p.ConnectTimeout < Duration(100*time.Millisecond) || p.ConnectTimeout > Duration(time.Minute) {
 		return fieldErr("poll.connect_timeout", "must be between 100ms and 1m, not %s", p.ConnectTimeout)

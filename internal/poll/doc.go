@@ -58,7 +58,18 @@
 // Bounds. Options.MaxInFlight bounds the checks of all types from
 // hand-over until their result is stored, CheckerSpec.MaxInFlight those
 // of one type; beyond them due checks wait in the heap, where the queue
-// sees them. Checkers never block the loop (see Checker), so a slow or
+// sees them. While the process is behind (its goroutines waited for a
+// CPU at least a quarter of the last second, by Lag) a lower bound
+// holds (inflight.go, Options.MaxInFlightBehind; by default the checks
+// completed a second, smoothed, scaled to a third of DefaultTimeout, at
+// least 1,000, falling by at most half a second): past its capacity a
+// poller opening sockets up to MaxInFlight reads most replies after
+// their timeout and spends its CPU on checks it then postpones. Once
+// caught up the bound doubles each second back to MaxInFlight
+// (peregrine_poll_in_flight_limit, and
+// peregrine_poll_in_flight_limit_hits_total when it held checks back;
+// TestInFlightLimitWhileBehind). Checkers never block the loop (see
+// Checker), so a slow or
 // dead host costs its own checks a timeout and nobody else anything.
 //
 // A checker may bring values of other items with a check's own

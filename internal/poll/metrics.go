@@ -14,6 +14,7 @@ type metrics struct {
 	missed      *selfmon.Counter
 	deferred    *selfmon.Counter
 	postponed   *selfmon.Counter
+	limitHits   *selfmon.Counter
 	badItems    *selfmon.Counter
 	unavailable *selfmon.Counter
 	recovered   *selfmon.Counter
@@ -35,6 +36,7 @@ func newMetrics(r *selfmon.Registry, s *Scheduler) *metrics {
 		missed:      r.Counter("peregrine_poll_checks_missed_total", "Whole update intervals that went by while a check waited (not run: only the latest is)."),
 		deferred:    r.Counter("peregrine_poll_checks_deferred_total", "Checks postponed because their interface was unreachable or unavailable."),
 		postponed:   r.Counter("peregrine_poll_checks_postponed_total", "Checks that failed with a network error while this server was behind (scheduling lag at least half the check's time): run again, the interface not blamed.", "reason", "server_behind"),
+		limitHits:   r.Counter("peregrine_poll_in_flight_limit_hits_total", "Turns of the scheduler that left due checks waiting because of the in-flight limit while this server was behind (poll.max_in_flight_behind), not opening sockets it could not read in time.", "reason", "server_behind"),
 		badItems:    r.Counter("peregrine_poll_items_unschedulable_total", "Times an item could not be scheduled (bad update interval or timeout, no interface)."),
 		unavailable: r.Counter("peregrine_poll_interfaces_unavailable_total", "Times an interface became unavailable."),
 		recovered:   r.Counter("peregrine_poll_interfaces_recovered_total", "Times an unavailable interface answered again."),
@@ -51,6 +53,8 @@ func newMetrics(r *selfmon.Registry, s *Scheduler) *metrics {
 	}
 	r.GaugeFunc("peregrine_poll_in_flight", "Checks handed to checkers whose results are not stored yet.",
 		func() float64 { return float64(s.inFlightGauge.Load()) })
+	r.GaugeFunc("peregrine_poll_in_flight_limit", "The bound on checks in flight in effect: poll.max_in_flight, or lower while this server is behind (poll.max_in_flight_behind).",
+		func() float64 { return float64(s.limitGauge.Load()) })
 	r.GaugeFunc("peregrine_poll_items", "Items the scheduler polls.",
 		func() float64 { return float64(s.itemsGauge.Load()) })
 	return m

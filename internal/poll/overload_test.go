@@ -118,7 +118,8 @@ func TestIntegrationOverloadNoBlame(t *testing.T) {
 	wg.Wait()
 	postponed := metric(t, sys.m, `peregrine_poll_checks_postponed_total{reason="server_behind"}`) - lagBefore
 	timeouts := metric(t, sys.m, `peregrine_poll_checks_total{result="network_error"}`)
-	t.Logf("during 6 s of starvation: %g network errors, %g checks postponed", timeouts, postponed)
+	hits := metric(t, sys.m, `peregrine_poll_in_flight_limit_hits_total{reason="server_behind"}`)
+	t.Logf("during 6 s of starvation: %g network errors, %g checks postponed, %g turns held by the in-flight limit", timeouts, postponed, hits)
 	if b := blamed.Load(); b != nil {
 		t.Fatalf("a healthy interface was blamed for the server's lateness: %v (%g network errors, %g postponed)", b, timeouts, postponed)
 	}

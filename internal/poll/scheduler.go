@@ -62,6 +62,11 @@ type Options struct {
 	// counted from hand-over to the checker until the result is stored.
 	// Default 10000.
 	MaxInFlight int
+	// MaxInFlightBehind bounds the checks in flight while this process
+	// is behind (see inflight.go); 0: adaptive, the checks it completed
+	// in the last second scaled to a third of DefaultTimeout (at least
+	// 1,000). Never above MaxInFlight.
+	MaxInFlightBehind int
 	// MaxBatch is the most checks handed to a checker in one call.
 	// Default 512.
 	MaxBatch int
@@ -222,6 +227,8 @@ type Scheduler struct {
 	queue         queueGauge
 	inFlightGauge atomic.Int64
 	inFlightPeak  atomic.Int64 // highest in-flight count since TakeInFlightPeak
+	limit         inFlightLimit
+	limitGauge    atomic.Int64 // the in-flight bound in effect
 	itemsGauge    atomic.Int64
 	m             *metrics
 }
@@ -263,6 +270,7 @@ func New(opts Options) (*Scheduler, error) {
 		noIface[typ] = spec.NoInterface
 	}
 	s.targetsFn = func(snap *catalog.Snapshot) []target { return targetsOf(snap, s.types, noIface, opts.DefaultTimeout) }
+	s.limitGauge.Store(int64(opts.MaxInFlight))
 	s.m = newMetrics(opts.Metrics, s)
 	if s.lagMeter != nil {
 		opts.Metrics.CounterFunc("peregrine_poll_lag_seconds_total", "Scheduling lag this process measured: how much later than asked a goroutine sleeping 20 ms at a time woke (the wait of a runnable goroutine for a CPU).",
@@ -364,6 +372,7 @@ func (s *Scheduler) step(now time.Time) int64 {
 	}
 	s.takeCheckNow(ms)
 	s.takeRetry(sec)
+	s.updateLimit(now)
 	wake := ms + 60_000
 	for _, l := range s.lanes {
 		s.dispatch(l, now)
@@ -382,7 +391,8 @@ func (s *Scheduler) step(now time.Time) int64 {
 
 // full reports whether lane l may not start another check now.
 func (s *Scheduler) full(l *lane) bool {
-	return s.inFlight >= s.opts.MaxInFlight || (l.spec.MaxInFlight > 0 && l.inFlight >= l.spec.MaxInFlight)
+	return s.inFlight >= s.opts.MaxInFlight || (l.spec.MaxInFlight > 0 && l.inFlight >= l.spec.MaxInFlight) ||
+		(s.limit.limit > 0 && s.inFlight >= s.limit.limit)
 }
 
 // dispatch hands lane l's due checks to its checker in batches, as far
@@ -420,6 +430,9 @@ func (s *Scheduler) dispatch(l *lane, now time.Time) {
 		}
 	}
 	s.flush(l)
+	if s.limitHeld(l, ms) {
+		s.m.limitHits.Inc()
+	}
 }
 
 // flush hands lane l's batch to its checker. The checker may keep the
@@ -487,6 +500,9 @@ func (s *Scheduler) drainCompletions(now time.Time) {
 		s.inFlight--
 		l := s.laneOf[e.t.typ]
 		s.m.results[c.status].Inc()
+		if !c.postponed {
+			s.limit.done++
+		}
 		if c.postponed {
 			// The server was behind, not the target: the interface is
 			// not blamed, and the check goes out again as soon as there

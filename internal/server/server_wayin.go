@@ -322,6 +322,7 @@ func (s *Server) buildPoller(tlsMaterial *zbxtls.Material) error {
 			},
 		},
 		MaxInFlight:       cfg.Poll.MaxInFlight,
+		MaxInFlightBehind: cfg.Poll.MaxInFlightBehind,
 		DefaultTimeout:    cfg.Poll.DefaultTimeout.Std(),
 		UnreachablePeriod: cfg.Poll.UnreachablePeriod.Std(),
 		UnreachableDelay:  cfg.Poll.UnreachableDelay.Std(),

@@ -94,6 +94,9 @@ type Checker struct {
 	psk []*selfmon.Counter
 
 	readers sync.Pool // *replyReader
+	// idle hands a check to a worker goroutine waiting for one
+	// (workers.go).
+	idle chan job
 }
 
 // New returns a Checker.
@@ -111,7 +114,7 @@ func New(opts Options) *Checker {
 	if opts.Metrics == nil {
 		opts.Metrics = selfmon.NewRegistry()
 	}
-	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute)}
+	c := &Checker{opts: opts, throttle: selfmon.NewLogThrottle(opts.Logger, time.Minute), idle: make(chan job)}
 	c.dial = opts.Dial
 	if c.dial == nil {
 		// No TCP keep-alive: a check's connection lives for one request,
@@ -138,20 +141,24 @@ func New(opts Options) *Checker {
 // of goroutines is bounded by the scheduler's in-flight limit; they spend
 // their life blocked on the network, which the Go runtime multiplexes
 // over epoll, so this is the event loop without the bookkeeping.
+//
+// The goroutines are reused (workers.go): one that finished a check
+// takes the next, so a steady load neither starts a goroutine per check
+// nor grows a fresh stack for each.
 func (c *Checker) Check(ctx context.Context, batch []poll.Check, done func(*poll.Result)) {
+	if len(batch) == 0 {
+		return
+	}
 	c.inFlight.Add(int64(len(batch)))
+	g := newBatchGuard(ctx, len(batch))
 	for i := range batch {
-		go func(ch *poll.Check) {
-			r := c.check(ctx, ch)
-			c.inFlight.Add(-1)
-			c.results[r.Status].Inc()
-			done(r)
-		}(&batch[i])
+		c.start(job{ctx: ctx, ch: &batch[i], done: done, g: g, slot: i})
 	}
 }
 
-// check runs one check to its result.
-func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
+// check runs one check to its result; g's slot i holds its connection
+// while it is open.
+func (c *Checker) check(ctx context.Context, ch *poll.Check, g *batchGuard, slot int) *poll.Result {
 	res := &poll.Result{Check: *ch}
 	var sec Security
 	if c.opts.TLS != nil {
@@ -179,8 +186,8 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	defer conn.Close()
 	// A stopping server abandons the check at once rather than after its
 	// timeout: closing the connection ends the blocked read.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	g.set(slot, conn)
+	defer g.set(slot, nil)
 	if err := conn.SetDeadline(deadline); err != nil {
 		return c.fail(res, poll.NetworkError, reasonIO, fmt.Sprintf("cannot use the connection to %s: %v", ch.Addr, err))
 	}

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +110,47 @@ func TestLastChanceRead(t *testing.T) {
 				t.Fatalf("late replies %s, want 1", got)
 			}
 		})
+	}
+}
+
+// countConn is a connection that hands out data in the sizes its
+// reader asks for and counts the reads that reached it.
+type countConn struct {
+	net.Conn
+	data  []byte
+	reads int
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	c.reads++
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// A short reply arriving at once is read from the socket once, not once
+// for the header and once for the payload (two without the buffer); a
+// long one takes no more reads than without it, and the frame is the
+// same either way.
+func TestLastChanceOneRead(t *testing.T) {
+	for _, n := range []int{1, 100, 243, 244, 5000} {
+		value := strings.Repeat("x", n)
+		frame := zbx.AppendFrame(nil, []byte(value), zbx.FlagProtocol)
+		bare := &countConn{data: frame}
+		if _, _, err := zbx.NewReader(bare, zbx.ReaderOptions{MaxSize: 1 << 20}).ReadFrame(); err != nil {
+			t.Fatal(err)
+		}
+		cc := &countConn{data: frame}
+		rd := zbx.NewReader(&lastChance{Conn: cc}, zbx.ReaderOptions{MaxSize: 1 << 20})
+		_, payload, err := rd.ReadFrame()
+		if err != nil || string(payload) != value {
+			t.Fatalf("%d bytes: %q, %v", n, payload, err)
+		}
+		if want := min(1, bare.reads); (len(frame) <= lastChanceBuf && cc.reads != want) || cc.reads > bare.reads {
+			t.Errorf("%d-byte reply: %d reads of the connection, %d without the buffer", n, cc.reads, bare.reads)
+		}
 	}
 }
