@@ -137,7 +137,10 @@
 // (item.create/update: name, key, type, type of information, interval,
 // units, value map, status), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the
-// position it names marked), value maps (valuemap.*).
+// position it names marked), value maps (valuemap.*). A host's, item's
+// or trigger's form also clones it (the form's values as a new one, as
+// 6.0's Clone: groups, interfaces and tags for a host) and deletes it
+// (asked in place; host.delete, item.delete, trigger.delete).
 //
 // List-and-form pages (assets/crud.js) serve the administration pages
 // (users with their media, user groups with host group rights and tag

@@ -4,7 +4,7 @@
 // API's error is shown as it comes).
 import { call } from '../../api.js';
 import { h, clear, debounce } from '../../dom.js';
-import { field, select, rowsEditor, showError, configNav } from '../../form.js';
+import { field, select, rowsEditor, showError, configNav, cloneAndDelete } from '../../form.js';
 
 const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
 const STATUS = [[0, 'Enabled'], [1, 'Disabled']];
@@ -37,10 +37,12 @@ export async function render(main) {
     }
   }
 
-  function edit(ho) {
+  // edit opens a host's form; with asClone, ho is a new host's values
+  // (a clone: 6.0's Clone, the host's groups, interfaces and tags).
+  function edit(ho, asClone) {
     clear(formBox);
     formBox.hidden = false;
-    const isNew = !ho;
+    const isNew = !ho || !!asClone;
     ho = ho || { host: '', name: '', status: '0', groups: [], interfaces: [], tags: [] };
     const host = h('input', { type: 'text', id: 'host-host', value: ho.host, required: true });
     const name = h('input', { type: 'text', id: 'host-name', value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
@@ -83,7 +85,7 @@ export async function render(main) {
       }
     };
     formBox.append(h('form', { id: 'host-edit', onsubmit: save },
-      h('h3', {}, isNew ? 'New host' : `Host ${ho.name}`),
+      h('h3', {}, asClone ? 'New host (a clone)' : isNew ? 'New host' : `Host ${ho.name}`),
       h('div', { class: 'form-grid' },
         field('Host name', host), field('Visible name', name), field('Host groups', groupSel), field('Status', status)),
       h('h4', {}, 'Interfaces'), ifaces.el,
@@ -91,6 +93,15 @@ export async function render(main) {
       err,
       h('div', { class: 'form-buttons' },
         h('button', { type: 'submit', id: 'host-save' }, isNew ? 'Create' : 'Update'),
+        isNew ? null : cloneAndDelete('host', err, () => edit({
+          host: host.value.trim(), name: name.value.trim() || host.value.trim(), status: status.value,
+          groups: [...groupSel.selectedOptions].map((o) => ({ groupid: o.value })),
+          interfaces: ifaces.values().map(({ interfaceid, ...f }) => f), tags: tags.values(),
+        }, true), async () => {
+          await call('host.delete', [ho.hostid]);
+          formBox.hidden = true;
+          await load();
+        }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
     host.focus();
   }

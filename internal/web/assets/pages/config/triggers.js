@@ -5,7 +5,7 @@
 // expression is shown with the offending part marked.
 import { call } from '../../api.js';
 import { h, clear, SEVERITIES } from '../../dom.js';
-import { field, select, showError, configNav, hostPicker } from '../../form.js';
+import { field, select, showError, configNav, hostPicker, cloneAndDelete } from '../../form.js';
 import { navigate } from '../../app.js';
 
 // errorPosition finds where an expression error points: "(position N)"
@@ -55,10 +55,12 @@ export async function render(main, q) {
     }
   }
 
-  function edit(t) {
+  // edit opens a trigger's form; with asClone, t is a new trigger's
+  // values.
+  function edit(t, asClone) {
     clear(formBox);
     formBox.hidden = false;
-    const isNew = !t;
+    const isNew = !t || !!asClone;
     t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0' };
     const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
     // The problems' name when set (macros as in the name); empty: the trigger's name.
@@ -89,13 +91,19 @@ export async function render(main, q) {
       }
     };
     formBox.append(h('form', { id: 'trigger-edit', onsubmit: save },
-      h('h3', {}, isNew ? 'New trigger' : `Trigger ${t.description}`),
+      h('h3', {}, asClone ? 'New trigger (a clone)' : isNew ? 'New trigger' : `Trigger ${t.description}`),
       h('div', { class: 'form-grid' }, field('Name', desc), field('Severity', prio), field('Status', status)),
       field('Event name', evName),
       field('Expression', expr),
       err,
       h('div', { class: 'form-buttons' },
         h('button', { type: 'submit', id: 'trigger-save' }, isNew ? 'Create' : 'Update'),
+        isNew ? null : cloneAndDelete('trigger', err, () => edit({ description: desc.value, event_name: evName.value, expression: expr.value,
+          priority: prio.value, status: status.value }, true), async () => {
+          await call('trigger.delete', [t.triggerid]);
+          formBox.hidden = true;
+          await load();
+        }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
   }
   await load();

@@ -1,0 +1,150 @@
+package web_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+)
+
+// cloneCase is one page family's clone through its form: the object is
+// made through the API, opened from its list row, cloned under a new
+// name (Clone, then Create), and the clone deleted through its form
+// (Delete, then "Yes, delete"); the API sees the clone appear and go
+// and the original stay as it was.
+type cloneCase struct {
+	page, api, noun string
+	nameKey         string // the API's name member
+	nameInput       string // the form's name field
+	row             string // a list row's name link: class of the row, class of the link
+	create          map[string]any
+	extra           []chromedp.Action // set before Create (a user's password)
+	filter          map[string]any    // the get's other parameters (an item's host)
+	same            []string          // members the clone has as the original
+}
+
+// TestIntegrationBrowserClone clones and deletes, through their pages,
+// one object of each family whose other browser tests do not clone:
+// hosts, items, triggers, users, user groups, roles, scripts, actions,
+// maintenance periods, dashboards, services and SLAs. Names carry
+// markup and quotes: they stay text.
+func TestIntegrationBrowserClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs headless Chromium")
+	}
+	spec := catalog.Spec{Hosts: []catalog.HostSpec{{Host: "clone-src", Groups: []string{"Clone"},
+		Items: []catalog.ItemSpec{{Key: "clone.load", Name: "Load", ValueType: "float"}}}}}
+	_, base, password := startServer(t, spec)
+	token := apiLogin(t, base, password)
+	host := getOne(t, base, token, "host", map[string]any{"output": []string{"hostid"}, "selectGroups": []string{"groupid"}, "filter": map[string]any{"host": "clone-src"}})
+	hostid := host["hostid"].(string)
+	groupid := host["groups"].([]any)[0].(map[string]any)["groupid"].(string)
+	apiCall(t, base, token, "trigger.create", map[string]any{"description": `<b>load</b> "high"`, "expression": "last(/clone-src/clone.load)>5", "priority": 3})
+	now := time.Now().Unix()
+	cases := []cloneCase{
+		{page: "/config/hosts", api: "host", noun: "host", nameKey: "host", nameInput: "#host-host", row: "config-host-row .host-name"},
+		{page: "/config/items?hostid=" + hostid, api: "item", noun: "item", nameKey: "name", nameInput: "#item-name", row: "config-item-row .item-name", same: []string{"type", "value_type", "delay", "units"},
+			extra: []chromedp.Action{setJS(`#item-key`, "clone.load2")}, filter: map[string]any{"hostids": []string{hostid}}},
+		{page: "/config/triggers?hostid=" + hostid, api: "trigger", noun: "trigger", nameKey: "description", nameInput: "#trigger-description", row: "config-trigger-row .trigger-name", same: []string{"priority", "status"}},
+		{page: "/admin/usergroups", api: "usergroup", noun: "usergroup", nameKey: "name", create: map[string]any{"name": `<i>ops</i> "team"`}},
+		{page: "/admin/users", api: "user", noun: "user", nameKey: "username", nameInput: "#user-username",
+			create: map[string]any{"username": `<i>ann</i> "a"`, "passwd": "Zx9!long-passw0rd", "roleid": "1", "usrgrps": []map[string]string{{"usrgrpid": "8"}}},
+			extra:  []chromedp.Action{setJS(`#user-passwd`, "Zx9!other-passw0rd")}},
+		{page: "/admin/roles", api: "role", noun: "role", nameKey: "name", create: map[string]any{"name": `<i>viewer</i> "r"`, "type": 1}, same: []string{"type"}},
+		{page: "/admin/scripts", api: "script", noun: "script", nameKey: "name",
+			create: map[string]any{"name": `<i>ping</i> "s"`, "type": 0, "scope": 2, "execute_on": 2, "command": "echo {HOST.HOST}"}, same: []string{"command", "scope", "type"}},
+		{page: "/config/actions", api: "action", noun: "action", nameKey: "name",
+			create: map[string]any{"name": `<i>page</i> "a"`, "eventsource": 0, "status": 0,
+				"operations": []map[string]any{{"operationtype": 0, "opmessage_grp": []map[string]string{{"usrgrpid": "7"}}, "opmessage": map[string]any{"default_msg": 1}}}}},
+		{page: "/config/maintenance", api: "maintenance", noun: "maintenance", nameKey: "name",
+			create: map[string]any{"name": `<i>window</i> "m"`, "active_since": now - now%60, "active_till": now - now%60 + 86400, "groups": []map[string]string{{"groupid": groupid}},
+				"timeperiods": []map[string]any{{"timeperiod_type": 0, "period": 3600, "start_date": now - now%60}}}, same: []string{"active_since", "active_till"}},
+		{page: "/dashboards", api: "dashboard", noun: "dashboard", nameKey: "name",
+			create: map[string]any{"name": `<i>wall</i> "d"`, "pages": []map[string]any{{"widgets": []map[string]any{{"type": "clock", "x": 0, "y": 0, "width": 4, "height": 3}}}}}},
+		{page: "/services", api: "service", noun: "service", nameKey: "name", create: map[string]any{"name": `<i>web</i> "sv"`, "algorithm": 1, "sortorder": 0}, same: []string{"algorithm"}},
+		{page: "/services/sla", api: "sla", noun: "sla", nameKey: "name",
+			create: map[string]any{"name": `<i>gold</i> "sla"`, "slo": "99.5", "period": 0, "timezone": "UTC", "effective_date": 0,
+				"service_tags": []map[string]any{{"tag": "team", "value": "web"}}}, same: []string{"slo", "period", "timezone"}},
+	}
+	ctx, _ := browser(t)
+	login(t, ctx, base, password)
+	for _, c := range cases {
+		t.Run(c.noun, func(t *testing.T) {
+			if c.create != nil {
+				apiCall(t, base, token, c.api+".create", c.create)
+			}
+			if c.nameInput == "" {
+				c.nameInput = "#" + c.noun + "-name"
+			}
+			if c.row == "" {
+				c.row = c.noun + "-row ." + c.noun + "-name"
+			}
+			count := func(name string) int {
+				p := map[string]any{"filter": map[string]any{c.nameKey: name}}
+				for k, v := range c.filter {
+					p[k] = v
+				}
+				return countOf(t, base, token, c.api, p)
+			}
+			var name string
+			switch c.noun {
+			case "host":
+				name = "clone-src"
+			case "item":
+				name = "Load"
+			case "trigger":
+				name = `<b>load</b> "high"`
+			default:
+				name = c.create[c.nameKey].(string)
+			}
+			cloned := name + " <u>2</u>"
+			if c.noun == "host" {
+				cloned = "clone-src 2" // a host name is letters, digits, spaces, ".", "_" and "-"
+			}
+			row := func(n string) string {
+				return fmt.Sprintf(`[...document.querySelectorAll('.%s')].find((e) => e.textContent === %q)`, c.row, n)
+			}
+			steps := []chromedp.Action{chromedp.Navigate(base + c.page), pollJS(row(name)), clickJS(row(name)),
+				pollJS(fmt.Sprintf(`(document.querySelector(%q) || {}).value === %q`, c.nameInput, name)),
+				chromedp.WaitVisible("#"+c.noun+"-clone", chromedp.ByQuery), chromedp.Click("#"+c.noun+"-clone", chromedp.ByQuery),
+				pollJS(fmt.Sprintf(`!document.querySelector('#%s-clone') && !!document.querySelector(%q)`, c.noun, c.nameInput)),
+				setJS(c.nameInput, cloned)}
+			steps = append(steps, c.extra...)
+			steps = append(steps, chromedp.Click("#"+c.noun+"-save", chromedp.ByQuery), pollJS(row(cloned)))
+			run(t, ctx, "clone", steps...)
+			if n, m := count(cloned), count(name); n != 1 || m != 1 {
+				t.Fatalf("after the clone: %d clones, %d originals", n, m)
+			}
+			if len(c.same) > 0 {
+				get := func(n string) map[string]any {
+					p := map[string]any{"output": "extend", "filter": map[string]any{c.nameKey: n}}
+					for k, v := range c.filter {
+						p[k] = v
+					}
+					return getOne(t, base, token, c.api, p)
+				}
+				a, b := get(name), get(cloned)
+				for _, k := range c.same {
+					if a[k] != b[k] {
+						t.Errorf("the clone's %s is %v, the original's %v", k, b[k], a[k])
+					}
+				}
+			}
+			run(t, ctx, "delete the clone", clickJS(row(cloned)),
+				pollJS(fmt.Sprintf(`(document.querySelector(%q) || {}).value === %q`, c.nameInput, cloned)),
+				chromedp.Click("#"+c.noun+"-delete", chromedp.ByQuery), chromedp.WaitVisible("#"+c.noun+"-delete-yes", chromedp.ByQuery),
+				chromedp.Click("#"+c.noun+"-delete-yes", chromedp.ByQuery), pollJS(`!`+row(cloned)))
+			if n, m := count(cloned), count(name); n != 0 || m != 1 {
+				t.Errorf("after deleting the clone: %d clones, %d originals", n, m)
+			}
+		})
+	}
+	var injected int
+	run(t, ctx, "count injected elements", chromedp.Evaluate(`document.querySelectorAll('main b, main i, main u').length`, &injected))
+	if injected != 0 {
+		t.Errorf("markup from names became elements (%d)", injected)
+	}
+}
