@@ -140,7 +140,9 @@
 // position it names marked), value maps (valuemap.*). A host's, item's
 // or trigger's form also clones it (the form's values as a new one, as
 // 6.0's Clone: groups, interfaces and tags for a host) and deletes it
-// (asked in place; host.delete, item.delete, trigger.delete).
+// (asked in place; host.delete, item.delete, trigger.delete). What the
+// user may only read (the get with editable: true) opens read-only,
+// without Create, Update, Clone or Delete; the API refuses it anyway.
 //
 // List-and-form pages (assets/crud.js) serve the administration pages
 // (users with their media, user groups with host group rights and tag

@@ -116,3 +116,11 @@ export function cloneAndDelete(noun, errEl, clone, remove) {
     ask,
   ];
 }
+
+// readOnly makes a form show its values only: every control disabled,
+// no row editing; its buttons other than Cancel are left out by the
+// page.
+export function readOnly(form) {
+  for (const el of form.querySelectorAll('input, select, textarea')) el.disabled = true;
+  for (const el of form.querySelectorAll('.add-row, .remove-row')) el.hidden = true;
+}
