@@ -69,7 +69,8 @@ func TestIntegrationBrowserClone(t *testing.T) {
 			create: map[string]any{"name": `<i>gold</i> "sla"`, "slo": "99.5", "period": 0, "timezone": "UTC", "effective_date": 0,
 				"service_tags": []map[string]any{{"tag": "team", "value": "web"}}}, same: []string{"slo", "period", "timezone"}},
 	}
-	ctx, _ := browser(t)
+	ctx, sh := browser(t)
+	watchPage(t, ctx)
 	login(t, ctx, base, password)
 	for _, c := range cases {
 		t.Run(c.noun, func(t *testing.T) {
@@ -113,8 +114,9 @@ func TestIntegrationBrowserClone(t *testing.T) {
 				pollJS(fmt.Sprintf(`!document.querySelector('#%s-clone') && !!document.querySelector(%q)`, c.noun, c.nameInput)),
 				setJS(c.nameInput, cloned)}
 			steps = append(steps, c.extra...)
-			steps = append(steps, chromedp.Click("#"+c.noun+"-save", chromedp.ByQuery), pollJS(row(cloned)))
 			run(t, ctx, "clone", steps...)
+			shot1400(t, ctx, sh, "clone-"+c.noun)
+			run(t, ctx, "save the clone", chromedp.Click("#"+c.noun+"-save", chromedp.ByQuery), pollJS(row(cloned)))
 			if n, m := count(cloned), count(name); n != 1 || m != 1 {
 				t.Fatalf("after the clone: %d clones, %d originals", n, m)
 			}
@@ -140,7 +142,42 @@ func TestIntegrationBrowserClone(t *testing.T) {
 			if n, m := count(cloned), count(name); n != 0 || m != 1 {
 				t.Errorf("after deleting the clone: %d clones, %d originals", n, m)
 			}
+			// Bad input: a clone under the original's name (a duplicate;
+			// services may share names) is refused, the API's error shown
+			// beside the field it names (under the form on the hosts,
+			// items and triggers pages), and nothing is made.
+			if c.noun == "service" {
+				return
+			}
+			shown := fmt.Sprintf(`!!document.querySelector('#%s-edit .field-error')`, c.noun)
+			if c.noun == "host" || c.noun == "item" || c.noun == "trigger" {
+				shown = fmt.Sprintf(`!document.querySelector('#%s-error').hidden`, c.noun)
+			}
+			var errText string
+			dup := []chromedp.Action{clickJS(row(name)), pollJS(fmt.Sprintf(`(document.querySelector(%q) || {}).value === %q`, c.nameInput, name)),
+				chromedp.WaitVisible("#"+c.noun+"-clone", chromedp.ByQuery), chromedp.Click("#"+c.noun+"-clone", chromedp.ByQuery),
+				pollJS(fmt.Sprintf(`!document.querySelector('#%s-clone') && !!document.querySelector(%q)`, c.noun, c.nameInput)),
+				setJS(c.nameInput, name)}
+			if c.noun != "item" {
+				dup = append(dup, c.extra...)
+			}
+			dup = append(dup, chromedp.Click("#"+c.noun+"-save", chromedp.ByQuery), pollJS(shown),
+				chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('#%s-edit .field-error') || document.querySelector('#%s-error')).textContent`, c.noun, c.noun), &errText))
+			run(t, ctx, "a duplicate", dup...)
+			if errText == "" || count(name) != 1 {
+				t.Errorf("a duplicate clone: error %q, %d objects of the name", errText, count(name))
+			}
 		})
+	}
+	// The single-form and read-only administration pages, for the docs.
+	for _, p := range []struct{ path, wait, shot string }{
+		{"/admin/settings", "#settings-edit", "admin-settings"}, {"/admin/housekeeping", "#housekeeping-edit", "admin-housekeeping"},
+		{"/admin/authentication", "#authentication-edit", "admin-authentication"}, {"/admin/autoreg", "#autoreg-save", "admin-autoreg"},
+		{"/user/tokens", "#token-create", "user-tokens"}, {"/admin/queue", "#queue-overview", "admin-queue"},
+		{"/admin/auditlog", "#audit-table", "admin-auditlog"}, {"/admin/sysinfo", "#sysinfo-table", "admin-sysinfo"},
+	} {
+		run(t, ctx, p.path, chromedp.Navigate(base+p.path), chromedp.WaitVisible(p.wait, chromedp.ByQuery))
+		shot1400(t, ctx, sh, p.shot)
 	}
 	var injected int
 	run(t, ctx, "count injected elements", chromedp.Evaluate(`document.querySelectorAll('main b, main i, main u').length`, &injected))

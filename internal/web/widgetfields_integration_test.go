@@ -108,7 +108,7 @@ func TestIntegrationBrowserWidgetFilters(t *testing.T) {
 			chromedp.WaitVisible(`#widget-edit`, chromedp.ByQuery),
 			pollJS(`[...document.querySelectorAll('#widget-edit select[multiple] option')].every((o) => !o.textContent.startsWith('#'))`))
 		if typ == "problems" {
-			sh.take(t, ctx, "dashboard-widget-filters")
+			shot1400(t, ctx, sh, "dashboard-widget-filters")
 		}
 		run(t, ctx, typ+" apply", chromedp.Click(`#widget-apply`, chromedp.ByQuery), pollJS(`document.querySelector('#widget-form').hidden`))
 	}
