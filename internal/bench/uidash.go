@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,11 +28,13 @@ import (
 // The dashboard is made by the scenario through the API (dashboard.create,
 // the same fields on both servers), on Hosts hosts of ItemsPerHost float
 // trapper items filled with an hour of values (one a minute) and one
-// trigger per item, a sixth of them of each severity, all firing: graph
-// ×2, item value ×2, plain text, problems, problems by severity, host
-// availability, trigger overview, system information, clock, URL, every
-// widget's rf_rate set to Every. Everything is deleted at the end
-// (unless --keep).
+// trigger per item, a sixth of them of each severity, all firing: classic
+// graph, item value, plain text, problems, problems by severity, problem
+// hosts, host availability, trigger overview, top hosts (host name and
+// an item's value, top 10), data overview, SLA report (a daily SLA over
+// one service made for it) and clock, every widget's rf_rate set to
+// Every: the same twelve types on both, each drawn by both frontends.
+// Everything is deleted at the end (unless --keep).
 type UIDashboard struct {
 	Viewers      int           // default 16
 	Every        time.Duration // refresh period, a whole number of seconds 6.0 offers (default 10 s)
@@ -144,7 +147,18 @@ func (d *UIDashboard) Run(ctx context.Context, env *Env) (Section, error) {
 		time.Sleep(5 * time.Second)
 	}
 
-	dashboardid, widgets, err := d.createDashboard(ctx, env, prov, ids, lay)
+	slaid, dropSLA, err := d.createSLA(ctx, env)
+	if !env.Keep {
+		defer func() {
+			c, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			dropSLA(c)
+		}()
+	}
+	if err != nil {
+		return sec, err
+	}
+	dashboardid, widgets, err := d.createDashboard(ctx, env, prov, ids, lay, slaid)
 	if err != nil {
 		return sec, err
 	}
@@ -314,7 +328,7 @@ func requestShape(zabbix bool) string {
 }
 
 // createDashboard makes the measured dashboard and reads it back.
-func (d *UIDashboard) createDashboard(ctx context.Context, env *Env, prov Provisioned, ids map[string][]string, lay Layout) (string, []widget, error) {
+func (d *UIDashboard) createDashboard(ctx context.Context, env *Env, prov Provisioned, ids map[string][]string, lay Layout, slaid string) (string, []widget, error) {
 	rf := map[string]any{"type": 0, "name": "rf_rate", "value": strconv.Itoa(int(d.Every / time.Second))}
 	item := func(h, j int) map[string]any {
 		return map[string]any{"type": 4, "name": "itemid", "value": ids[prov.HostIDs[h%len(prov.HostIDs)]][j]}
@@ -325,17 +339,19 @@ func (d *UIDashboard) createDashboard(ctx context.Context, env *Env, prov Provis
 		fields []map[string]any
 	}{
 		{"graph", []map[string]any{{"type": 0, "name": "source_type", "value": "1"}, item(0, 0)}},
-		{"graph", []map[string]any{{"type": 0, "name": "source_type", "value": "1"}, item(1, 1)}},
-		{"item", []map[string]any{item(0, 2)}},
-		{"item", []map[string]any{item(1, 3)}},
+		{"item", []map[string]any{item(1, 2)}},
 		{"plaintext", []map[string]any{{"type": 4, "name": "itemids", "value": ids[prov.HostIDs[0]][4]}, {"type": 0, "name": "show_lines", "value": "10"}}},
-		{"problems", []map[string]any{group, {"type": 0, "name": "show_lines", "value": "25"}}},
+		{"problems", []map[string]any{group, {"type": 0, "name": "show", "value": "3"}, {"type": 0, "name": "show_lines", "value": "25"}}},
 		{"problemsbysv", []map[string]any{group}},
+		{"problemhosts", []map[string]any{group}},
 		{"hostavail", []map[string]any{group}},
-		{"trigover", []map[string]any{group}},
-		{"systeminfo", nil},
+		{"trigover", []map[string]any{group, {"type": 0, "name": "show", "value": "3"}}},
+		{"tophosts", []map[string]any{group, {"type": 1, "name": "columns.name.0", "value": "Host"}, {"type": 0, "name": "columns.data.0", "value": "2"},
+			{"type": 1, "name": "columns.name.1", "value": lay.Key(1)}, {"type": 0, "name": "columns.data.1", "value": "1"},
+			{"type": 1, "name": "columns.item.1", "value": lay.Key(1)}, {"type": 0, "name": "column", "value": "1"}, {"type": 0, "name": "count", "value": "10"}}},
+		{"dataover", []map[string]any{group}},
+		{"slareport", []map[string]any{{"type": 10, "name": "slaid", "value": slaid}, {"type": 0, "name": "show_periods", "value": "7"}}},
 		{"clock", nil},
-		{"url", []map[string]any{{"type": 1, "name": "url", "value": "http://127.0.0.1/"}}},
 	}
 	var ws []map[string]any
 	for i, s := range specs {
@@ -364,6 +380,42 @@ func (d *UIDashboard) createDashboard(ctx context.Context, env *Env, prov Provis
 		return created.IDs[0], nil, fmt.Errorf("ui-dashboard: dashboard %s does not read back with its %d widgets", created.IDs[0], len(specs))
 	}
 	return created.IDs[0], got[0].Pages[0].Widgets, nil
+}
+
+// createSLA makes the SLA report widget's SLA: daily, 99.9 %, over one
+// service tagged for it. It returns the SLA's id and the function that
+// deletes what it made (also after an error).
+func (d *UIDashboard) createSLA(ctx context.Context, env *Env) (string, func(context.Context), error) {
+	tag := map[string]any{"tag": strings.TrimSuffix(d.Prefix, "-"), "value": "sla"}
+	var svc struct {
+		IDs []string `json:"serviceids"`
+	}
+	if err := env.API.Call(ctx, "service.create", map[string]any{"name": d.Prefix + "service", "algorithm": 1, "sortorder": 0,
+		"tags": []any{tag}}, &svc); err != nil || len(svc.IDs) != 1 {
+		return "", func(context.Context) {}, fmt.Errorf("ui-dashboard: service.create: %v (ids %v)", err, svc.IDs)
+	}
+	var sla struct {
+		IDs []string `json:"slaids"`
+	}
+	err := env.API.Call(ctx, "sla.create", map[string]any{"name": d.Prefix + "sla", "period": 0, "slo": "99.9", "timezone": "UTC",
+		"effective_date": time.Now().Unix() - 7*86400, "service_tags": []any{tag}}, &sla)
+	if err == nil && len(sla.IDs) != 1 {
+		err = errors.New("no id")
+	}
+	drop := func(c context.Context) {
+		if err == nil {
+			if e := env.API.Call(c, "sla.delete", sla.IDs, nil); e != nil {
+				env.Progress.Logf("cleanup: cannot delete SLA %v: %v", sla.IDs, e)
+			}
+		}
+		if e := env.API.Call(c, "service.delete", svc.IDs, nil); e != nil {
+			env.Progress.Logf("cleanup: cannot delete service %v: %v", svc.IDs, e)
+		}
+	}
+	if err != nil {
+		return "", drop, fmt.Errorf("ui-dashboard: sla.create: %w", err)
+	}
+	return sla.IDs[0], drop, nil
 }
 
 func ms(s float64) string {

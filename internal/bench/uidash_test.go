@@ -24,8 +24,12 @@ func TestPeregrineWidgetCallsOneRequestEach(t *testing.T) {
 		"problems": "problem.get", "problemsbysv": "problem.get,problem.get,problem.get,problem.get,problem.get,problem.get",
 		"hostavail": "host.get", "item": "item.get", "graph": "item.get,history.get", "plaintext": "item.get,history.get",
 		"trigover": "trigger.get", "systeminfo": "apiinfo.version,host.get,item.get,trigger.get", "clock": "", "url": "",
+		"problemhosts": "hostgroup.get,host.get,trigger.get,problem.get", "tophosts": "host.get,item.get", "dataover": "item.get,trigger.get",
+		"slareport": "sla.get,sla.getsli,service.get",
 	} {
-		body := peregrineWidgetCalls(widget{Type: typ, Fields: []widgetField{group, item, {Name: "itemids", Value: "42"}}}, time.Unix(1e9, 0))
+		body := peregrineWidgetCalls(widget{Type: typ, Fields: []widgetField{group, item, {Name: "itemids", Value: "42"}, {Name: "slaid", Value: "3"},
+			{Name: "columns.name.0", Value: "Host"}, {Name: "columns.data.0", Value: "2"}, {Name: "columns.name.1", Value: "Load"}, {Name: "columns.data.1", Value: "1"},
+			{Name: "columns.item.1", Value: "load"}}}, time.Unix(1e9, 0))
 		var methods []string
 		switch b := body.(type) {
 		case rpcReq:
@@ -38,6 +42,20 @@ func TestPeregrineWidgetCallsOneRequestEach(t *testing.T) {
 		if got := strings.Join(methods, ","); got != want {
 			t.Errorf("%s: %q, want %q", typ, got, want)
 		}
+	}
+}
+
+// A widget's severity and tag filter reach its problem.get as
+// widgets.js sends them.
+func TestPeregrineWidgetCallsFilters(t *testing.T) {
+	w := widget{Type: "problems", Fields: []widgetField{{Name: "show", Value: "3"}, {Name: "severities", Value: "4"}, {Name: "severities", Value: "5"},
+		{Name: "evaltype", Value: "2"}, {Name: "tags.tag.0", Value: "svc"}, {Name: "tags.operator.0", Value: "1"}, {Name: "tags.value.0", Value: "web"},
+		{Name: "problem", Value: "cpu"}, {Name: "unacknowledged", Value: "1"}}}
+	b, _ := json.Marshal(peregrineWidgetCalls(w, time.Unix(1e9, 0)).(rpcReq).Params)
+	want := `{"acknowledged":false,"evaltype":2,"limit":25,"output":["eventid","name","severity","clock","acknowledged"],"recent":false,` +
+		`"search":{"name":"cpu"},"severities":[4,5],"sortfield":["eventid"],"sortorder":"DESC","suppressed":false,"tags":[{"operator":"1","tag":"svc","value":"web"}]}`
+	if string(b) != want {
+		t.Errorf("problems widget params\n%s\nwant\n%s", b, want)
 	}
 }
 

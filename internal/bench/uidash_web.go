@@ -279,14 +279,46 @@ func peregrineWidgetCalls(w widget, now time.Time) any {
 	// The bench's items are floats (value type 0).
 	switch w.Type {
 	case "problems":
-		return one("problem.get", with(map[string]any{"output": []string{"eventid", "name", "severity", "clock", "acknowledged"},
-			"sortfield": []string{"eventid"}, "sortorder": "DESC", "limit": lines(25), "recent": false}))
+		return one("problem.get", with(problemFilter(w, map[string]any{"output": []string{"eventid", "name", "severity", "clock", "acknowledged"},
+			"sortfield": []string{"eventid"}, "sortorder": "DESC", "limit": lines(25), "recent": w.field("show") != "3"})))
 	case "problemsbysv":
 		var calls []rpcReq
 		for s := range 6 {
-			calls = append(calls, rpcReq{Method: "problem.get", Params: with(map[string]any{"severities": []int{s}, "countOutput": true})})
+			calls = append(calls, rpcReq{Method: "problem.get", Params: with(problemFilter(w, map[string]any{"severities": []int{s}, "countOutput": true}))})
 		}
 		return batch(calls...)
+	case "problemhosts":
+		pq := problemFilter(w, map[string]any{"output": []string{"objectid", "severity", "acknowledged"}})
+		return batch(rpcReq{Method: "hostgroup.get", Params: with(map[string]any{"output": []string{"groupid", "name"}, "monitored_hosts": true, "sortfield": "name"})},
+			rpcReq{Method: "host.get", Params: with(map[string]any{"output": []string{"hostid", "name"}, "selectGroups": []string{"groupid"}, "monitored_hosts": true})},
+			rpcReq{Method: "trigger.get", Params: with(map[string]any{"output": []string{"triggerid"}, "selectHosts": []string{"hostid"}, "monitored": true, "filter": map[string]any{"value": 1}})},
+			rpcReq{Method: "problem.get", Params: with(pq)})
+	case "tophosts":
+		calls := []rpcReq{{Method: "host.get", Params: with(tagFilter(w, map[string]any{"output": []string{"hostid", "name"}, "monitored_hosts": true}))}}
+		for i := 0; ; i++ {
+			data := w.field("columns.data." + strconv.Itoa(i))
+			if data == "" {
+				break
+			}
+			if data == "1" {
+				calls = append(calls, rpcReq{Method: "item.get", Params: with(map[string]any{"output": []string{"itemid", "hostid", "lastvalue", "lastclock", "value_type", "units"},
+					"selectValueMap": []string{"mappings"}, "monitored": true, "filter": map[string]any{"name": w.field("columns.item." + strconv.Itoa(i))}})})
+			}
+		}
+		return batch(calls...)
+	case "dataover":
+		return batch(rpcReq{Method: "item.get", Params: with(tagFilter(w, map[string]any{"output": []string{"itemid", "hostid", "name", "lastvalue", "lastclock", "value_type", "units"},
+			"selectHosts": []string{"name"}, "selectValueMap": []string{"mappings"}, "monitored": true, "sortfield": "name", "limit": 2000}))},
+			rpcReq{Method: "trigger.get", Params: with(map[string]any{"output": []string{"triggerid", "priority"}, "selectItems": []string{"itemid"}, "monitored": true, "filter": map[string]any{"value": 1}})})
+	case "slareport":
+		id := w.field("slaid")
+		n, err := strconv.Atoi(w.field("show_periods"))
+		if err != nil || n < 1 {
+			n = 20
+		}
+		return batch(rpcReq{Method: "sla.get", Params: map[string]any{"slaids": []string{id}, "output": []string{"slaid", "name", "period", "slo", "timezone", "status"}}},
+			rpcReq{Method: "sla.getsli", Params: map[string]any{"slaid": id, "periods": min(100, n)}},
+			rpcReq{Method: "service.get", Params: map[string]any{"slaids": []string{id}, "output": []string{"serviceid", "name"}, "limit": 1000}})
 	case "hostavail":
 		return one("host.get", with(map[string]any{"output": []string{"hostid"}, "selectInterfaces": []string{"type", "available"}}))
 	case "item":
@@ -303,13 +335,72 @@ func peregrineWidgetCalls(w widget, now time.Time) any {
 		return batch(itemMeta(id), rpcReq{Method: "history.get", Params: map[string]any{"itemids": []string{id}, "history": 0,
 			"time_from": now.Unix() - 3600, "sortfield": "clock", "sortorder": "ASC", "output": []string{"clock", "value"}}})
 	case "trigover":
-		return one("trigger.get", with(map[string]any{"output": []string{"description", "value", "priority"}, "selectHosts": []string{"name"},
-			"monitored": true, "expandDescription": true, "sortfield": "description", "limit": 50}))
+		tq := tagFilter(w, map[string]any{"output": []string{"description", "value", "priority"}, "selectHosts": []string{"name"},
+			"monitored": true, "expandDescription": true, "sortfield": "description", "limit": 50})
+		switch w.field("show") {
+		case "3":
+			tq["filter"] = map[string]any{"value": 1}
+		case "2":
+		default:
+			tq["only_true"] = true
+		}
+		return one("trigger.get", with(tq))
 	case "systeminfo":
 		return batch(rpcReq{Method: "apiinfo.version", Params: []any{}}, rpcReq{Method: "host.get", Params: map[string]any{"countOutput": true}},
 			rpcReq{Method: "item.get", Params: map[string]any{"countOutput": true}}, rpcReq{Method: "trigger.get", Params: map[string]any{"countOutput": true}})
 	}
 	return nil
+}
+
+// tagFilter adds to p the evaltype and tags of w's tags.tag.N,
+// tags.operator.N and tags.value.N fields, as widgets_hosts.js does.
+func tagFilter(w widget, p map[string]any) map[string]any {
+	var tags []map[string]string
+	for _, f := range w.Fields {
+		n, ok := strings.CutPrefix(f.Name, "tags.tag.")
+		if !ok {
+			continue
+		}
+		op := w.field("tags.operator." + n)
+		if op == "" {
+			op = "0"
+		}
+		tags = append(tags, map[string]string{"tag": f.Value, "operator": op, "value": w.field("tags.value." + n)})
+	}
+	if len(tags) > 0 {
+		ev, err := strconv.Atoi(w.field("evaltype"))
+		if err != nil {
+			ev = 0
+		}
+		p["evaltype"], p["tags"] = ev, tags
+	}
+	return p
+}
+
+// problemFilter adds to p a problem.get's filters from w's fields, as
+// widgets.js's problemFilter: tags, severities, the problem name,
+// unacknowledged only, and suppressed problems left out unless
+// show_suppressed is 1.
+func problemFilter(w widget, p map[string]any) map[string]any {
+	tagFilter(w, p)
+	if sev := w.fields("severities"); len(sev) > 0 && p["severities"] == nil {
+		var ns []int
+		for _, v := range sev {
+			n, _ := strconv.Atoi(v)
+			ns = append(ns, n)
+		}
+		p["severities"] = ns
+	}
+	if name := w.field("problem"); name != "" {
+		p["search"] = map[string]any{"name": name}
+	}
+	if w.field("unacknowledged") == "1" || w.field("ext_ack") == "1" {
+		p["acknowledged"] = false
+	}
+	if w.field("show_suppressed") != "1" {
+		p["suppressed"] = false
+	}
+	return p
 }
 
 // zabbixFields is a widget's fields as the 6.0 dashboard hands them to

@@ -15,10 +15,9 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
 
-// TestIntegrationDashboardRefresh opens a 16-widget dashboard (the 12
-// of the benchmark's, and problem hosts, top hosts, data overview, SLA
-// report) whose
-// widgets refresh every 10 s (rf_rate) and records what the page sends
+// TestIntegrationDashboardRefresh opens a 16-widget dashboard (every
+// type the benchmark's 12-widget dashboard has, and system information
+// and URL) whose widgets refresh every 10 s (rf_rate) and records what the page sends
 // over its next refresh: one POST /ui/api per widget that reads data
 // (several calls go as one JSON-RPC batch), none for the clock and the
 // URL, and no page load. The methods are those `peregrine bench

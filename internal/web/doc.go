@@ -137,7 +137,12 @@
 // (item.create/update: name, key, type, type of information, interval,
 // units, value map, status), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the
-// position it names marked), value maps (valuemap.*).
+// position it names marked), value maps (valuemap.*). A host's, item's
+// or trigger's form also clones it (the form's values as a new one, as
+// 6.0's Clone: groups, interfaces and tags for a host) and deletes it
+// (asked in place; host.delete, item.delete, trigger.delete). What the
+// user may only read (the get with editable: true) opens read-only,
+// without Create, Update, Clone or Delete; the API refuses it anyway.
 //
 // List-and-form pages (assets/crud.js) serve the administration pages
 // (users with their media, user groups with host group rights and tag
@@ -209,12 +214,27 @@
 // problem hosts, top hosts and data overview (widgets_hosts.js: one
 // batch each, from 6.0's stored fields: tags.tag.N..., a top hosts
 // column's columns.<field>.<N>, edited in the widget form as a table
-// of name, data and item name or text; fields the widget form does
-// not show are kept on save), SLA report (widgets_sla.js: sla.get, sla.getsli
+// of name, data and item name or text), SLA report (widgets_sla.js: sla.get, sla.getsli
 // and service.get in one batch) and URL (a frame with the sandbox attribute empty: no scripts, forms
 // or same-origin access; the CSP allows http(s) frames for it). The
 // types Peregrine does not draw (maps, graph prototypes, SVG graphs,
 // favourites, ...) show a notice saying so.
+//
+// The widget form (widgets_form.js) has 6.0's fields for each type, in
+// its order and with its options and defaults (recorded from 6.0.14's
+// widget forms): host groups, excluded host groups and hosts as
+// multiple selects, the severity check boxes (one "severities" field
+// per ticked one), the tag filter (evaltype And/Or or Or, rows of tag,
+// operator and value as tags.tag.N, tags.operator.N, tags.value.N) for
+// problems, problems by severity, problem hosts, trigger overview, data
+// overview and top hosts (host tags), and each option. A field at its
+// default is not stored, as in 6.0; one the widget already had is
+// written back, and fields the form does not show are kept, so a
+// widget made by dashboard.create or configuration.import and applied
+// unchanged keeps exactly its fields. The problems, problems by
+// severity and trigger overview widgets filter by them (problem.get
+// severities, tags, evaltype, search by name, acknowledged, suppressed;
+// trigger.get tags, only_true or value 1 for "Show").
 //
 // Services (assets/pages/services.js, sla.js): the services list with
 // status and root cause (selectProblemEvents), parents and children,

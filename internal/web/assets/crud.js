@@ -109,8 +109,11 @@ export function showErrorAt(form, errEl, e) {
     // the field holding a value the message quotes.
     const quoted = new Set([...msg.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
     const fields = [...form.querySelectorAll('[data-key]')];
-    at = fields.find((el) => quoted.has(el.dataset.key)) ||
-      fields.find((el) => (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && quoted.has(el.value.trim()));
+    // A value holding quotes itself ('User group "a "b"" already
+    // exists.') is found whole in the message.
+    const texts = fields.filter((el) => (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && el.value.trim() !== '');
+    at = fields.find((el) => quoted.has(el.dataset.key)) || texts.find((el) => quoted.has(el.value.trim())) ||
+      texts.find((el) => msg.includes(`"${el.value.trim()}"`));
   }
   if (at) at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
 }

@@ -94,3 +94,33 @@ export async function hostOrTemplate(call, hostid) {
   if (!t) throw new Error('No such host or template: it may have been deleted.');
   return { hostid: t.templateid, name: t.name, interfaces: [], template: true };
 }
+
+// cloneAndDelete are an edit form's Clone and Delete buttons (ids
+// <noun>-clone, <noun>-delete, and <noun>-delete-yes for the question
+// asked in place). clone() opens the form's current values as a new
+// object; remove() deletes the object and returns when it is gone (its
+// error is shown in errEl).
+export function cloneAndDelete(noun, errEl, clone, remove) {
+  const ask = h('span', { class: 'delete-ask' });
+  return [
+    h('button', { type: 'button', id: `${noun}-clone`, onclick: clone }, 'Clone'),
+    h('button', { type: 'button', id: `${noun}-delete`, onclick: () => {
+      ask.replaceChildren(h('span', {}, ' Delete it? '), h('button', { type: 'button', id: `${noun}-delete-yes`, onclick: async () => {
+        try {
+          await remove();
+        } catch (e) {
+          showError(errEl, e);
+        }
+      } }, 'Yes, delete'));
+    } }, 'Delete'),
+    ask,
+  ];
+}
+
+// readOnly makes a form show its values only: every control disabled,
+// no row editing; its buttons other than Cancel are left out by the
+// page.
+export function readOnly(form) {
+  for (const el of form.querySelectorAll('input, select, textarea')) el.disabled = true;
+  for (const el of form.querySelectorAll('.add-row, .remove-row')) el.hidden = true;
+}

@@ -166,7 +166,10 @@ export async function view(main, id, kiosk, tpl) {
     widgetForm.hidden = false;
     const isNew = !w;
     w = w || { type: 'clock', name: '', x: 0, y: 0, width: 6, height: 3, view_mode: '0', fields: [] };
-    const type = input.select('widget', 'type', types.map((x) => [x.type, x.label]), w.type);
+    // A widget of a type not offered here (a template's widget made
+    // through the API) keeps its type: it is an option of its own.
+    const offered = types.some((x) => x.type === w.type) ? types : [...types, WIDGETS.find((x) => x.type === w.type) || { type: w.type, label: w.type }];
+    const type = input.select('widget', 'type', offered.map((x) => [x.type, x.label]), w.type);
     const name = input.text('widget', 'name', w.name, { maxlength: 255 });
     const fieldsBox = h('div', {});
     const hostid = tpl ? tpl.templateid : undefined;

@@ -14,8 +14,8 @@
 import { call, batch } from '../api.js';
 import { h, clear, SEVERITIES, fmtAge, fmtTime } from '../dom.js';
 import { formatUnitsUI as formatUnits } from '../units.js';
-import { input, fld } from '../crud.js';
-import { DRAW_HOSTS, topHostColumns } from './widgets_hosts.js';
+import { DRAW_HOSTS, tagFilter } from './widgets_hosts.js';
+import { fieldsForm, F_INT, F_STR, F_GROUP, F_HOST, F_ITEM, F_SERVICE, F_SLA, F_CHOICE, F_CHECK, F_SEVERITIES, F_TAGS, F_COLUMNS } from './widgets_form.js';
 import { DRAW_SLA } from './widgets_sla.js';
 
 // refreshRate is a widget's refresh period in seconds: its rf_rate
@@ -36,37 +36,48 @@ function results(rs) {
   return rs.map((r) => r.result);
 }
 
-// Field types of 6.0.
-const F_INT = 0;
-const F_STR = 1;
-const F_GROUP = 2;
-const F_HOST = 3;
-const F_ITEM = 4;
-const F_SERVICE = 9;
-const F_SLA = 10;
-// A top hosts widget's columns: not a 6.0 field type but the table
-// that edits its columns.<name|data|item|text>.<N> fields.
-const F_COLUMNS = 'columns';
-const COLUMN_FIELDS = /^columns\.(name|data|item|text)\.\d+$/;
-const MAX_COLUMNS = 8;
-// The get and id of the objects a select field chooses from.
-const PICK = { [F_GROUP]: ['hostgroup.get', 'groupid'], [F_HOST]: ['host.get', 'hostid'], [F_SERVICE]: ['service.get', 'serviceid'], [F_SLA]: ['sla.get', 'slaid'] };
-
-// WIDGETS are the types a user may add, with their fields:
-// [name, field type, label].
+// WIDGETS are the types a user may add, with their fields in the order
+// of 6.0's widget forms: [name, field type, label, {def, options}]. The
+// options and defaults are 6.0.14's (recorded from its widget forms);
+// a field at its default is not stored, as in 6.0.
+const GROUPS = ['groupids', F_GROUP, 'Host groups'];
+const EXCLUDE = ['exclude_groupids', F_GROUP, 'Exclude host groups'];
+const HOSTS = ['hostids', F_HOST, 'Hosts'];
+const PROBLEM = ['problem', F_STR, 'Problem'];
+const SEVERITY = ['severities', F_SEVERITIES, 'Severity'];
+const TAGS = ['tags', F_TAGS, 'Tags'];
+const SUPPRESSED = ['show_suppressed', F_CHECK, 'Show suppressed problems', { def: 0 }];
+const OPDATA = ['show_opdata', F_CHOICE, 'Show operational data', { def: 0, options: [[0, 'None'], [1, 'Separately'], [2, 'With problem name']] }];
+const EXT_ACK = ['ext_ack', F_CHOICE, 'Problem display', { def: 0, options: [[0, 'All'], [2, 'Separated'], [1, 'Unacknowledged only']] }];
+const HIDE_EMPTY = ['hide_empty_groups', F_CHECK, 'Hide groups without problems', { def: 0 }];
+const STYLE = ['style', F_CHOICE, 'Hosts location', { def: 0, options: [[0, 'Left'], [1, 'Top']] }];
 export const WIDGETS = [
-  { type: 'problems', label: 'Problems', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['show_lines', F_INT, 'Show lines']] },
-  { type: 'problemsbysv', label: 'Problems by severity', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
+  { type: 'problems', label: 'Problems', fields: [
+    ['show', F_CHOICE, 'Show', { def: 1, options: [[1, 'Recent problems'], [3, 'Problems'], [2, 'History']] }],
+    GROUPS, EXCLUDE, HOSTS, PROBLEM, SEVERITY, TAGS,
+    ['show_tags', F_CHOICE, 'Show tags', { def: 0, options: [[0, 'None'], [1, '1'], [2, '2'], [3, '3']] }],
+    ['tag_name_format', F_CHOICE, 'Tag name', { def: 0, options: [[0, 'Full'], [1, 'Shortened'], [2, 'None']] }],
+    ['tag_priority', F_STR, 'Tag display priority'], OPDATA, SUPPRESSED,
+    ['unacknowledged', F_CHECK, 'Show unacknowledged only', { def: 0 }],
+    ['sort_triggers', F_CHOICE, 'Sort entries by', { def: 4, options: [[4, 'Time (descending)'], [3, 'Time (ascending)'], [1, 'Severity (descending)'],
+      [13, 'Severity (ascending)'], [16, 'Problem (descending)'], [15, 'Problem (ascending)'], [14, 'Host (descending)'], [2, 'Host (ascending)']] }],
+    ['show_timeline', F_CHECK, 'Show timeline', { def: 1 }], ['show_lines', F_INT, 'Show lines', { def: 25, maxlength: 3 }]] },
+  { type: 'problemsbysv', label: 'Problems by severity', fields: [GROUPS, EXCLUDE, HOSTS, PROBLEM, SEVERITY, TAGS,
+    ['show_type', F_CHOICE, 'Show', { def: 0, options: [[0, 'Host groups'], [1, 'Totals']] }],
+    ['layout', F_CHOICE, 'Layout', { def: 0, options: [[0, 'Horizontal'], [1, 'Vertical']] }], OPDATA, SUPPRESSED, HIDE_EMPTY, EXT_ACK,
+    ['show_timeline', F_CHECK, 'Show timeline', { def: 1 }]] },
   { type: 'graph', label: 'Graph (classic)', fields: [['itemid', F_ITEM, 'Item']] },
   { type: 'item', label: 'Item value', fields: [['itemid', F_ITEM, 'Item']] },
   { type: 'plaintext', label: 'Plain text', fields: [['itemids', F_ITEM, 'Item'], ['show_lines', F_INT, 'Show lines']] },
   { type: 'clock', label: 'Clock', fields: [] },
-  { type: 'hostavail', label: 'Host availability', fields: [['groupids', F_GROUP, 'Host group']] },
-  { type: 'problemhosts', label: 'Problem hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['show_suppressed', F_INT, 'Show suppressed problems (1: yes)'], ['hide_empty_groups', F_INT, 'Hide groups without problems (1: yes)']] },
-  { type: 'tophosts', label: 'Top hosts', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['columns', F_COLUMNS, 'Columns'],
-    ['order', F_INT, 'Order (2: top N, 3: bottom N)'], ['column', F_INT, 'Order column (its number, from 0)'], ['count', F_INT, 'Host count']] },
-  { type: 'dataover', label: 'Data overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host'], ['style', F_INT, 'Hosts location (0: left, 1: top)']] },
-  { type: 'trigover', label: 'Trigger overview', fields: [['groupids', F_GROUP, 'Host group'], ['hostids', F_HOST, 'Host']] },
+  { type: 'hostavail', label: 'Host availability', fields: [GROUPS] },
+  { type: 'problemhosts', label: 'Problem hosts', fields: [GROUPS, EXCLUDE, HOSTS, PROBLEM, SEVERITY, TAGS, SUPPRESSED, HIDE_EMPTY, EXT_ACK] },
+  { type: 'tophosts', label: 'Top hosts', fields: [GROUPS, HOSTS, ['tags', F_TAGS, 'Host tags'], ['columns', F_COLUMNS, 'Columns'],
+    ['order', F_CHOICE, 'Order', { def: 2, options: [[2, 'Top N'], [3, 'Bottom N']] }], ['column', F_INT, 'Order column (its number, from 0)'],
+    ['count', F_INT, 'Host count', { def: 10, maxlength: 3 }]] },
+  { type: 'dataover', label: 'Data overview', fields: [GROUPS, HOSTS, TAGS, SUPPRESSED, STYLE] },
+  { type: 'trigover', label: 'Trigger overview', fields: [['show', F_CHOICE, 'Show', { def: 1, options: [[1, 'Recent problems'], [3, 'Problems'], [2, 'Any']] }],
+    GROUPS, HOSTS, TAGS, SUPPRESSED, STYLE] },
   { type: 'slareport', label: 'SLA report', fields: [['slaid', F_SLA, 'SLA'], ['serviceid', F_SERVICE, 'Service'], ['show_periods', F_INT, 'Show periods'],
     ['date_from', F_STR, 'From (YYYY-MM-DD)'], ['date_to', F_STR, 'To (YYYY-MM-DD)']] },
   { type: 'url', label: 'URL', fields: [['url', F_STR, 'URL']] },
@@ -93,6 +104,19 @@ function scope(w) {
   const hs = fieldsOf(w, 'hostids');
   if (g.length) p.groupids = g;
   if (hs.length) p.hostids = hs;
+  return p;
+}
+
+// problemFilter is a problem.get's filters from a widget's fields: the
+// problem name, severities, tag filter, unacknowledged only and
+// suppressed problems (left out unless show_suppressed is 1).
+function problemFilter(w) {
+  const p = { ...scope(w), ...tagFilter(w) };
+  const sev = fieldsOf(w, 'severities').map(Number);
+  if (sev.length) p.severities = sev;
+  if (fieldOf(w, 'problem')) p.search = { name: fieldOf(w, 'problem') };
+  if (fieldOf(w, 'unacknowledged') === '1' || fieldOf(w, 'ext_ack') === '1') p.acknowledged = false;
+  if (fieldOf(w, 'show_suppressed') !== '1') p.suppressed = false;
   return p;
 }
 
@@ -140,7 +164,9 @@ const DRAW = {
   },
   problems: async (w) => {
     const n = Math.min(100, Math.max(1, Number(fieldOf(w, 'show_lines')) || 25));
-    const ps = await call('problem.get', { ...scope(w), output: ['eventid', 'name', 'severity', 'clock', 'acknowledged'], sortfield: ['eventid'], sortorder: 'DESC', limit: n, recent: false });
+    // show 3 is the open problems; 1 (recent) and 2 (history) also
+    // those resolved in the last few minutes.
+    const ps = await call('problem.get', { ...problemFilter(w), output: ['eventid', 'name', 'severity', 'clock', 'acknowledged'], sortfield: ['eventid'], sortorder: 'DESC', limit: n, recent: fieldOf(w, 'show') !== '3' });
     if (!ps.length) return h('p', { class: 'muted' }, 'No problems.');
     return h('table', { class: 'plain widget-problems' }, h('tbody', {}, ps.map((p) => h('tr', {},
       h('td', {}, fmtTime(p.clock)), h('td', {}, h('span', { class: sevClass(p.severity) }, SEVERITIES[p.severity] || p.severity)),
@@ -148,8 +174,10 @@ const DRAW = {
   },
   problemsbysv: async (w) => {
     // Six counts in one request, not every open problem's row.
-    const n = results(await batch([0, 1, 2, 3, 4, 5].map((s) => ['problem.get', { ...scope(w), severities: [s], countOutput: true }]))).map(Number);
-    return h('div', { class: 'cards widget-bysv' }, [5, 4, 3, 2, 1, 0].map((s) => h('div', { class: `card ${sevClass(s)}` }, h('div', { class: 'big' }, String(n[s])), SEVERITIES[s])));
+    const n = results(await batch([0, 1, 2, 3, 4, 5].map((s) => ['problem.get', { ...problemFilter(w), severities: [s], countOutput: true }]))).map(Number);
+    const only = fieldsOf(w, 'severities');
+    const shown = [5, 4, 3, 2, 1, 0].filter((s) => !only.length || only.includes(String(s)));
+    return h('div', { class: 'cards widget-bysv' }, shown.map((s) => h('div', { class: `card ${sevClass(s)}` }, h('div', { class: 'big' }, String(n[s])), SEVERITIES[s])));
   },
   hostavail: async (w) => {
     const hs = await call('host.get', { ...scope(w), output: ['hostid'], selectInterfaces: ['type', 'available'] });
@@ -190,7 +218,12 @@ const DRAW = {
     return svgLine(vs.map((v) => [Number(v.clock), Number(v.value)]), now - 3600, now, it.units);
   },
   trigover: async (w) => {
-    const ts = await call('trigger.get', { ...scope(w), output: ['description', 'value', 'priority'], selectHosts: ['name'], monitored: true, expandDescription: true, sortfield: 'description', limit: 50 });
+    // show 1 and 3: triggers in problem (only_true: 1 also those
+    // recently resolved); 2: any trigger. Tags filter by the triggers'.
+    const tq = { ...scope(w), ...tagFilter(w), output: ['description', 'value', 'priority'], selectHosts: ['name'], monitored: true, expandDescription: true, sortfield: 'description', limit: 50 };
+    if (fieldOf(w, 'show') === '3') tq.filter = { value: 1 };
+    else if (fieldOf(w, 'show') !== '2') tq.only_true = true;
+    const ts = await call('trigger.get', tq);
     if (!ts.length) return h('p', { class: 'muted' }, 'No triggers.');
     const hosts = [...new Set(ts.flatMap((t) => t.hosts.map((x) => x.name)))].sort();
     const names = [...new Set(ts.map((t) => t.description))];
@@ -253,90 +286,7 @@ function svgLine(pts, from, to, units) {
   return h('div', { class: 'widget-graph-box' }, svg, h('div', { class: 'muted' }, `min ${formatUnits(lo, units)} · max ${formatUnits(hi, units)} · last ${formatUnits(pts[pts.length - 1][1], units)}`));
 }
 
-// widgetFieldsForm edits a widget type's fields: host groups and hosts
-// as selects, an item as a host then its items. With fixedHost (a
-// template's dashboard) an item is one of that host's or template's.
+// widgetFieldsForm edits a widget type's fields (widgets_form.js).
 export function widgetFieldsForm(type, fields, fixedHost) {
-  const spec = WIDGETS.find((x) => x.type === type) || { fields: [] };
-  const el = h('div', { class: 'form-grid widget-fields' });
-  const readers = [];
-  const value = (name) => (fields.find((f) => f.name === name) || {}).value;
-  for (const [name, ftype, label] of spec.fields) {
-    if (ftype === F_INT || ftype === F_STR) {
-      const i = input.text('widget', name, value(name));
-      el.append(fld(label, i));
-      readers.push(() => (i.value === '' ? [] : [{ type: ftype, name, value: i.value }]));
-    } else if (ftype === F_COLUMNS) {
-      const rows = topHostColumns({ fields });
-      const body = h('tbody', {});
-      const cells = [];
-      for (let i = 0; i < MAX_COLUMNS; i++) {
-        const c = rows[i] || { data: 1, name: '', item: '', text: '' };
-        const nm = input.text('widget', `columns-name-${i}`, c.name, { maxlength: 255, 'aria-label': `Column ${i} name` });
-        const data = input.select('widget', `columns-data-${i}`, [['1', 'Item value'], ['2', 'Host name'], ['3', 'Text']], String(c.data));
-        const v = input.text('widget', `columns-value-${i}`, c.data === 3 ? c.text : c.item, { maxlength: 255, 'aria-label': `Column ${i} item name or text` });
-        cells.push([nm, data, v]);
-        body.append(h('tr', {}, h('td', {}, String(i)), h('td', {}, nm), h('td', {}, data), h('td', {}, v)));
-      }
-      el.append(fld(label, h('table', { class: 'plain widget-columns' }, h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Name'), h('th', {}, 'Data'), h('th', {}, 'Item name or text'))), body)));
-      // Columns are numbered in order; a row with neither a name nor an
-      // item or text is left out.
-      readers.push(() => cells.filter(([nm, data, v]) => nm.value !== '' || v.value !== '' || data.value === '2').flatMap(([nm, data, v], i) => {
-        const out = [{ type: F_STR, name: `columns.name.${i}`, value: nm.value }, { type: F_INT, name: `columns.data.${i}`, value: data.value }];
-        if (data.value === '1') out.push({ type: F_STR, name: `columns.item.${i}`, value: v.value });
-        if (data.value === '3') out.push({ type: F_STR, name: `columns.text.${i}`, value: v.value });
-        return out;
-      }));
-    } else if (PICK[ftype]) {
-      const s = input.select('widget', name, [['', 'All']], '');
-      el.append(fld(label, s));
-      const api = PICK[ftype];
-      call(api[0], { output: [api[1], 'name'], sortfield: 'name', limit: 1000 }).then((list) => {
-        for (const o of list) s.append(h('option', { value: o[api[1]], selected: o[api[1]] === value(name) }, o.name));
-      }).catch(() => {});
-      readers.push(() => (s.value ? [{ type: ftype, name, value: s.value }] : []));
-    } else if (ftype === F_ITEM && fixedHost) {
-      const item = input.select('widget', name, [['', 'Choose an item']], '');
-      call('item.get', { hostids: [fixedHost], output: ['itemid', 'name'], sortfield: 'name', limit: 2000 }).then((its) => {
-        for (const it of its) item.append(h('option', { value: it.itemid, selected: it.itemid === value(name) }, it.name));
-      }).catch(() => {});
-      el.append(fld(label, item));
-      readers.push(() => (item.value ? [{ type: ftype, name, value: item.value }] : []));
-    } else if (ftype === F_ITEM) {
-      const host = input.select('widget', `${name}-host`, [['', 'Choose a host']], '');
-      const item = input.select('widget', name, [['', 'Choose an item']], '');
-      const loadItems = async (hostid, chosen) => {
-        clear(item).append(h('option', { value: '' }, 'Choose an item'));
-        if (!hostid) return;
-        const its = await call('item.get', { hostids: [hostid], output: ['itemid', 'name'], sortfield: 'name', limit: 2000 });
-        for (const it of its) item.append(h('option', { value: it.itemid, selected: it.itemid === chosen }, it.name));
-      };
-      host.addEventListener('change', () => loadItems(host.value));
-      (async () => {
-        const hosts = await call('host.get', { output: ['hostid', 'name'], sortfield: 'name', limit: 1000 });
-        let at = '';
-        if (value(name)) {
-          const [it] = await call('item.get', { itemids: [value(name)], output: ['hostid'] });
-          at = it ? it.hostid : '';
-        }
-        for (const o of hosts) host.append(h('option', { value: o.hostid, selected: o.hostid === at }, o.name));
-        if (at) await loadItems(at, value(name));
-      })().catch(() => {});
-      el.append(fld(`${label}: host`, host), fld(label, item));
-      readers.push(() => (item.value ? [{ type: ftype, name, value: item.value }] : []));
-    }
-  }
-  if (!spec.fields.length) el.append(h('p', { class: 'muted' }, 'This widget has no settings.'));
-  // The refresh interval, as 6.0's widget form offers it (rf_rate).
-  if (type !== 'clock' && type !== 'url') {
-    const rf = input.select('widget', 'rf_rate', [['', 'Default'], ['0', 'No refresh'], ['10', '10 seconds'], ['30', '30 seconds'],
-      ['60', '1 minute'], ['120', '2 minutes'], ['600', '10 minutes'], ['900', '15 minutes']], value('rf_rate') ?? '');
-    el.append(fld('Refresh interval', rf));
-    readers.push(() => (rf.value === '' ? [] : [{ type: F_INT, name: 'rf_rate', value: rf.value }]));
-  }
-  // Fields the form does not show (a top hosts widget's columns, tags,
-  // severities...) are kept as they are.
-  const shown = new Set([...spec.fields.map(([n]) => n), 'rf_rate']);
-  const kept = fields.filter((f) => !shown.has(f.name) && !(shown.has('columns') && COLUMN_FIELDS.test(f.name)));
-  return { el, read: () => [...kept, ...readers.flatMap((r) => r())] };
+  return fieldsForm(WIDGETS.find((x) => x.type === type) || { type, fields: [] }, fields, fixedHost);
 }

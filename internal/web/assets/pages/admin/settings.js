@@ -25,6 +25,9 @@ const LABELS = {
   hk_trends: 'Trends data storage period', compression_status: 'Enable compression', compress_older: 'Compress records older than',
 };
 const SWITCH = /(_mode|_enabled|_global|^show_technical_errors|^compression_status|^snmptrap_logging|^validate_uri_schemes|^iframe_sandboxing_enabled|^custom_color)$/;
+// Members with more than two values, chosen from a list (6.0's: the
+// default host inventory mode is -1 disabled, 0 manual, 1 automatic).
+const CHOICES = { default_inventory_mode: [['-1', 'Disabled'], ['0', 'Manual'], ['1', 'Automatic']] };
 // Read-only members (the server reports them; they are not settings).
 const READONLY = new Set(['db_extension', 'hk_events_mode_readonly']);
 
@@ -39,7 +42,9 @@ export async function render(main, _q, name) {
     const inputs = {};
     for (const [k, v] of Object.entries(cur)) {
       if (READONLY.has(k) || typeof v === 'object') continue;
-      inputs[k] = SWITCH.test(k)
+      inputs[k] = CHOICES[k]
+        ? h('select', { id: `${api}-${k.replace(/_/g, '-')}`, dataset: { key: k } }, CHOICES[k].map(([o, t]) => h('option', { value: o, selected: o === String(v) }, t)))
+        : SWITCH.test(k)
         ? h('input', { type: 'checkbox', id: `${api}-${k.replace(/_/g, '-')}`, dataset: { key: k }, checked: String(v) === '1' })
         : h('input', { type: 'text', id: `${api}-${k.replace(/_/g, '-')}`, dataset: { key: k }, value: String(v) });
     }

@@ -4,7 +4,7 @@
 // API's error is shown as it comes).
 import { call } from '../../api.js';
 import { h, clear, debounce } from '../../dom.js';
-import { field, select, rowsEditor, showError, configNav } from '../../form.js';
+import { field, select, rowsEditor, showError, configNav, cloneAndDelete, readOnly } from '../../form.js';
 
 const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
 const STATUS = [[0, 'Enabled'], [1, 'Disabled']];
@@ -17,11 +17,17 @@ export async function render(main) {
   const createBtn = h('button', { type: 'button', id: 'host-create', onclick: () => edit(null) }, 'Create host');
   main.append(configNav('hosts'), h('div', { class: 'toolbar' }, h('h1', {}, 'Hosts'), search, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
   const groups = await call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' });
+  // A user with read rights only (no group to write in) creates nothing;
+  // a host they may only read opens read-only (the API would refuse).
+  const writableGroups = await call('hostgroup.get', { output: ['groupid'], editable: true });
+  createBtn.hidden = !writableGroups.length;
+  let writable = new Set();
 
   async function load() {
     const p = { output: ['hostid', 'host', 'name', 'status'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend', sortfield: 'name', limit: 1000 };
     if (search.value) p.search = { name: search.value };
-    const hosts = await call('host.get', p);
+    const [hosts, mine] = await Promise.all([call('host.get', p), call('host.get', { ...p, output: ['hostid'], selectGroups: undefined, selectInterfaces: undefined, selectTags: undefined, editable: true })]);
+    writable = new Set(mine.map((x) => x.hostid));
     count.textContent = hosts.length === 1 ? '1 host' : `${hosts.length} hosts${hosts.length === 1000 ? ' (the first 1000: search to narrow)' : ''}`;
     clear(table);
     table.append(h('tr', {}, ['Name', 'Host', 'Groups', 'Interfaces', 'Tags', 'Status', ''].map((x) => h('th', {}, x))));
@@ -37,10 +43,13 @@ export async function render(main) {
     }
   }
 
-  function edit(ho) {
+  // edit opens a host's form; with asClone, ho is a new host's values
+  // (a clone: 6.0's Clone, the host's groups, interfaces and tags).
+  function edit(ho, asClone) {
     clear(formBox);
     formBox.hidden = false;
-    const isNew = !ho;
+    const isNew = !ho || !!asClone;
+    const ro = !isNew && !writable.has(ho.hostid);
     ho = ho || { host: '', name: '', status: '0', groups: [], interfaces: [], tags: [] };
     const host = h('input', { type: 'text', id: 'host-host', value: ho.host, required: true });
     const name = h('input', { type: 'text', id: 'host-name', value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
@@ -83,16 +92,26 @@ export async function render(main) {
       }
     };
     formBox.append(h('form', { id: 'host-edit', onsubmit: save },
-      h('h3', {}, isNew ? 'New host' : `Host ${ho.name}`),
+      h('h3', {}, asClone ? 'New host (a clone)' : isNew ? 'New host' : `Host ${ho.name}${ro ? ' (read-only)' : ''}`),
       h('div', { class: 'form-grid' },
         field('Host name', host), field('Visible name', name), field('Host groups', groupSel), field('Status', status)),
       h('h4', {}, 'Interfaces'), ifaces.el,
       h('h4', {}, 'Tags'), tags.el,
       err,
       h('div', { class: 'form-buttons' },
-        h('button', { type: 'submit', id: 'host-save' }, isNew ? 'Create' : 'Update'),
+        ro ? null : h('button', { type: 'submit', id: 'host-save' }, isNew ? 'Create' : 'Update'),
+        isNew || ro ? null : cloneAndDelete('host', err, () => edit({
+          host: host.value.trim(), name: name.value.trim() || host.value.trim(), status: status.value,
+          groups: [...groupSel.selectedOptions].map((o) => ({ groupid: o.value })),
+          interfaces: ifaces.values().map(({ interfaceid, ...f }) => f), tags: tags.values(),
+        }, true), async () => {
+          await call('host.delete', [ho.hostid]);
+          formBox.hidden = true;
+          await load();
+        }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
-    host.focus();
+    if (ro) readOnly(formBox.lastChild);
+    else host.focus();
   }
 
   search.addEventListener('input', debounce(() => load().catch((e) => showError(count, e)), 250));

@@ -5,7 +5,7 @@
 // interface of the matching kind.
 import { call } from '../../api.js';
 import { h, clear } from '../../dom.js';
-import { field, select, showError, configNav, hostPicker, hostOrTemplate } from '../../form.js';
+import { field, select, showError, configNav, hostPicker, hostOrTemplate, cloneAndDelete, readOnly } from '../../form.js';
 import { navigate } from '../../app.js';
 
 export const ITEM_TYPES = [[0, 'Zabbix agent'], [7, 'Zabbix agent (active)'], [2, 'Zabbix trapper'], [3, 'Simple check'], [5, 'Zabbix internal'],
@@ -29,6 +29,12 @@ export async function render(main, q) {
     return;
   }
   const host = await hostOrTemplate(call, hostid);
+  // Items of a host or template the user may only read: no create, and
+  // their forms read-only (the API would refuse the change).
+  const [wh, wt] = await Promise.all([call('host.get', { hostids: [hostid], editable: true, countOutput: true }),
+    call('template.get', { templateids: [hostid], editable: true, countOutput: true }).catch(() => 0)]);
+  const canWrite = Number(wh) + Number(wt) > 0;
+  createBtn.hidden = !canWrite;
   const valuemaps = await call('valuemap.get', { output: ['valuemapid', 'name'], hostids: [hostid] }).catch(() => null);
 
   async function load() {
@@ -47,10 +53,12 @@ export async function render(main, q) {
     }
   }
 
-  function edit(it) {
+  // edit opens an item's form; with asClone, it is a new item's values.
+  function edit(it, asClone) {
     clear(formBox);
     formBox.hidden = false;
-    const isNew = !it;
+    const isNew = !it || !!asClone;
+    const ro = !canWrite;
     it = it || { name: '', key_: '', type: '2', value_type: '3', delay: '0', units: '', status: '0', valuemapid: '0' };
     const nm = h('input', { type: 'text', id: 'item-name', value: it.name });
     const key = h('input', { type: 'text', id: 'item-key', value: it.key_ });
@@ -82,14 +90,21 @@ export async function render(main, q) {
       }
     };
     formBox.append(h('form', { id: 'item-edit', onsubmit: save },
-      h('h3', {}, isNew ? `New item on ${host.name}` : `Item ${it.name}`),
+      h('h3', {}, asClone ? `New item on ${host.name} (a clone)` : isNew ? `New item on ${host.name}` : `Item ${it.name}${ro ? ' (read-only)' : ''}`),
       h('div', { class: 'form-grid' },
         field('Name', nm), field('Key', key), field('Type', type), field('Type of information', vt),
         field('Update interval', delay), field('Units', units), field('Value map', vm), field('Status', status)),
       err,
       h('div', { class: 'form-buttons' },
-        h('button', { type: 'submit', id: 'item-save' }, isNew ? 'Create' : 'Update'),
+        ro ? null : h('button', { type: 'submit', id: 'item-save' }, isNew ? 'Create' : 'Update'),
+        isNew || ro ? null : cloneAndDelete('item', err, () => edit({ name: nm.value, key_: key.value, type: type.value, value_type: vt.value, delay: delay.value,
+          units: units.value, status: status.value, valuemapid: valuemaps ? vm.value : '0' }, true), async () => {
+          await call('item.delete', [it.itemid]);
+          formBox.hidden = true;
+          await load();
+        }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
+    if (ro) readOnly(formBox.lastChild);
   }
   await load();
 }

@@ -5,7 +5,7 @@
 // expression is shown with the offending part marked.
 import { call } from '../../api.js';
 import { h, clear, SEVERITIES } from '../../dom.js';
-import { field, select, showError, configNav, hostPicker } from '../../form.js';
+import { field, select, showError, configNav, hostPicker, cloneAndDelete, readOnly } from '../../form.js';
 import { navigate } from '../../app.js';
 
 // errorPosition finds where an expression error points: "(position N)"
@@ -32,6 +32,11 @@ export async function render(main, q) {
   const createBtn = h('button', { type: 'button', id: 'trigger-create', onclick: () => edit(null) }, 'Create trigger');
   main.append(configNav('triggers'), h('div', { class: 'toolbar' }, h('h1', {}, 'Triggers'), picker, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
 
+  // Triggers the user may only read open read-only (the API would
+  // refuse the change); with no host group to write in, no create.
+  let writable = new Set();
+  createBtn.hidden = !(await call('hostgroup.get', { output: ['groupid'], editable: true, limit: 1 })).length;
+
   async function load() {
     // templated: false: all hosts' triggers; one host's or template's
     // when it is chosen.
@@ -40,7 +45,8 @@ export async function render(main, q) {
       p.hostids = [hostid];
       delete p.templated;
     }
-    const ts = await call('trigger.get', p);
+    const [ts, mine] = await Promise.all([call('trigger.get', p), call('trigger.get', { ...p, output: ['triggerid'], selectHosts: undefined, expandExpression: undefined, editable: true })]);
+    writable = new Set(mine.map((x) => x.triggerid));
     count.textContent = ts.length === 1 ? '1 trigger' : `${ts.length} triggers${ts.length === 1000 ? ' (the first 1000: choose a host)' : ''}`;
     clear(table);
     table.append(h('tr', {}, ['Severity', 'Value', 'Host', 'Name', 'Expression', 'Status'].map((x) => h('th', {}, x))));
@@ -55,10 +61,13 @@ export async function render(main, q) {
     }
   }
 
-  function edit(t) {
+  // edit opens a trigger's form; with asClone, t is a new trigger's
+  // values.
+  function edit(t, asClone) {
     clear(formBox);
     formBox.hidden = false;
-    const isNew = !t;
+    const isNew = !t || !!asClone;
+    const ro = !isNew && !writable.has(t.triggerid);
     t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0' };
     const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
     // The problems' name when set (macros as in the name); empty: the trigger's name.
@@ -89,14 +98,21 @@ export async function render(main, q) {
       }
     };
     formBox.append(h('form', { id: 'trigger-edit', onsubmit: save },
-      h('h3', {}, isNew ? 'New trigger' : `Trigger ${t.description}`),
+      h('h3', {}, asClone ? 'New trigger (a clone)' : isNew ? 'New trigger' : `Trigger ${t.description}${ro ? ' (read-only)' : ''}`),
       h('div', { class: 'form-grid' }, field('Name', desc), field('Severity', prio), field('Status', status)),
       field('Event name', evName),
       field('Expression', expr),
       err,
       h('div', { class: 'form-buttons' },
-        h('button', { type: 'submit', id: 'trigger-save' }, isNew ? 'Create' : 'Update'),
+        ro ? null : h('button', { type: 'submit', id: 'trigger-save' }, isNew ? 'Create' : 'Update'),
+        isNew || ro ? null : cloneAndDelete('trigger', err, () => edit({ description: desc.value, event_name: evName.value, expression: expr.value,
+          priority: prio.value, status: status.value }, true), async () => {
+          await call('trigger.delete', [t.triggerid]);
+          formBox.hidden = true;
+          await load();
+        }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
+    if (ro) readOnly(formBox.lastChild);
   }
   await load();
 }
