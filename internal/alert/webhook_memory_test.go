@@ -13,9 +13,10 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 )
 
-// hungryHook allocates about 1 GB of strings, 64 KiB at a time, and
-// succeeds if nothing stops it.
-const hungryHook = `var a = []; for (var i = 0; i < 16000; i++) { a.push('x'.repeat(1 << 16) + i); } return 'OK';`
+// hungryHook allocates about 1 GB of strings, 256 KiB at a time (large
+// enough steps that the memory limit comes well before the script's
+// timeout on a loaded machine), and succeeds if nothing stops it.
+const hungryHook = `var a = []; for (var i = 0; i < 4000; i++) { a.push('x'.repeat(1 << 18) + i); } return 'OK';`
 
 // heapPeak samples the process's heap every millisecond until stop is
 // closed and returns how far it grew above its size at the call.
