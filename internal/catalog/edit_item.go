@@ -271,7 +271,9 @@ func (e *Edit) writeItem(n, cur *Item) error {
 		}
 	}
 	if sameItemParams(n.Ext().Parameters, cur.Ext().Parameters) {
-		n.MutExt().Parameters = cur.Ext().Parameters
+		if len(cur.Ext().Parameters) > 0 && &n.Ext().Parameters[0] != &cur.Ext().Parameters[0] {
+			n.MutExt().Parameters = cur.Ext().Parameters
+		}
 	} else {
 		n.MutExt().Parameters = cloneItemParams(n.Ext().Parameters)
 		if err := writeItemParams(e.editExec, n.ID, n.Ext().Parameters, cur.Ext().Parameters != nil); err != nil {
@@ -290,6 +292,7 @@ func (e *Edit) writeItem(n, cur *Item) error {
 			return e.fail(fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
+	e.shareExtra(n)
 	if n.Key != cur.Key {
 		e.keys[hostKey{cur.HostID, cur.Key}] = 0
 		e.keys[hostKey{n.HostID, n.Key}] = n.ID
@@ -584,6 +587,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 			n.Tags = e.tags(n.Tags)
 		} else {
 			n.Tags = cur.Tags
+		}
+		if n.Ext().same(cur.Ext()) {
+			n.Extra = cur.Extra
+		} else {
+			e.shareExtra(n)
 		}
 		if err := e.writeItem(n, cur); err != nil {
 			return err
