@@ -650,7 +650,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	if it.History == "" {
 		it.History = DefaultHistory
 	}
-	if it.HistorySeconds, err = parseRetention(it.History, minHistorySeconds); err != nil {
+	if it.HistorySeconds, err = retention32(it.History, minHistorySeconds); err != nil {
 		el.add(ip+".history", err)
 	}
 	if it.Trends == "" {
@@ -659,7 +659,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 			it.Trends = DefaultNonNumericTrend
 		}
 	}
-	if it.TrendsSeconds, err = parseRetention(it.Trends, minTrendsSeconds); err != nil {
+	if it.TrendsSeconds, err = retention32(it.Trends, minTrendsSeconds); err != nil {
 		el.add(ip+".trends", err)
 	} else if it.TrendsSeconds != 0 && !it.ValueType.Numeric() {
 		el.addf(ip+".trends", "must be \"0\" for value type %s: only numeric items have trends", ValueTypeName(it.ValueType))

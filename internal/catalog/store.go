@@ -519,7 +519,7 @@ func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) err
 // parsed retention periods.
 type interner struct {
 	strs    map[string]string
-	periods map[periodKey]int64
+	periods map[periodKey]int32
 	extras  map[extraKey]*ItemExtra // item_extra.go
 }
 
@@ -540,7 +540,7 @@ func (in *interner) text(s string) string {
 }
 
 func newInterner() *interner {
-	return &interner{strs: map[string]string{}, periods: map[periodKey]int64{}}
+	return &interner{strs: map[string]string{}, periods: map[periodKey]int32{}}
 }
 
 func (in *interner) str(s string) string {
@@ -551,13 +551,13 @@ func (in *interner) str(s string) string {
 	return s
 }
 
-func (in *interner) period(s string, min int64) (string, int64, error) {
+func (in *interner) period(s string, min int64) (string, int32, error) {
 	s = in.str(s)
 	k := periodKey{s, min}
 	if v, ok := in.periods[k]; ok {
 		return s, v, nil
 	}
-	v, err := parseRetention(s, min)
+	v, err := retention32(s, min)
 	if err != nil {
 		return "", 0, err
 	}

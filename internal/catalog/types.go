@@ -258,8 +258,8 @@ func (h *Host) ItemCount() int { return len(h.items) }
 // ItemExtra behind one pointer, nil for most items: read them with Ext,
 // set them with MutExt. The field order differs from the import format
 // on purpose: the one-byte fields sit together so that they share one
-// word of padding (an Item takes 232 bytes on 64-bit platforms, its
-// ItemExtra 200; the catalog's heap per item is measured in
+// word of padding (an Item takes 248 bytes on 64-bit platforms, its
+// ItemExtra 192; the catalog's heap per item is measured in
 // docs/bench/estate.md).
 type Item struct {
 	ID     uint64
@@ -272,10 +272,8 @@ type Item struct {
 	// History and Trends are the retention periods as configured ("90d",
 	// "365d"; "0" keeps nothing); HistorySeconds and TrendsSeconds are the
 	// same periods in seconds.
-	History        string
-	Trends         string
-	HistorySeconds int64
-	TrendsSeconds  int64
+	History string
+	Trends  string
 	// InterfaceID is the host interface the server polls the item
 	// through, 0 for none. Agent items (type 0) always have one: it
 	// defaults to the host's main agent interface when the item is
@@ -302,6 +300,10 @@ type Item struct {
 	// (Zabbix's inventory_link, 1..70; 0 none). Stored and shown; host
 	// inventory itself is not kept yet (inventory.go).
 	InventoryLink uint8
+	// HistorySeconds and TrendsSeconds: see History and Trends (at most
+	// 25 years, which int32 holds; beside the one-byte fields, they
+	// share their word).
+	HistorySeconds, TrendsSeconds int32
 	// ValueMapID is the value map of the item's host that its values are
 	// shown through (Snapshot.ValueMap), 0 for none.
 	ValueMapID uint64
