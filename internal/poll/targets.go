@@ -99,7 +99,8 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 			return t
 		}
 		it2 := *it
-		it2.MutExt().Timeout, it2.MutExt().RetryDelay = timeout, sc.Expand(it.Ext().RetryDelay)
+		x := it2.MutExt()
+		x.Timeout, x.RetryDelay = timeout, sc.Expand(it.Ext().RetryDelay)
 		it = &it2
 	}
 	if it.Ext().RetryDelay != "" {
