@@ -42,7 +42,7 @@ func (a *auditCall) hostProtoCopies(ids []string) []hostProtoCopy {
 	}
 	children := map[uint64][]hostProtoCopy{}
 	for _, r := range a.s.opts.Catalog.Snapshot().Rules() {
-		for _, hp := range r.LLD.HostPrototypes {
+		for _, hp := range r.Ext().LLD.HostPrototypes {
 			if hp.TemplateID != 0 {
 				children[hp.TemplateID] = append(children[hp.TemplateID], hostProtoCopy{id: hp.ID, rule: r.ID, parent: hp.TemplateID})
 			}

@@ -127,18 +127,18 @@ func (s *Server) discoveryruleGet(ctx context.Context, c *call) (any, error) {
 		counted("triggers", p.SelectTriggers, triggerPrototypeObjects(snap, r), "triggerid")
 		var gps []object
 		if p.SelectGraphs.Set {
-			for i := range r.LLD.GraphPrototypes {
-				gps = append(gps, graphProtoObject(snap, r, &r.LLD.GraphPrototypes[i]))
+			for i := range r.Ext().LLD.GraphPrototypes {
+				gps = append(gps, graphProtoObject(snap, r, &r.Ext().LLD.GraphPrototypes[i]))
 			}
 		}
 		counted("graphs", p.SelectGraphs, gps, "graphid")
 		counted("hostPrototypes", p.SelectHostPrototypes, hostPrototypeObjects(r), "hostid")
 		if sl := p.SelectFilter; sl.list() {
-			o["filter"] = shapeOne(sl, filterObject(r.LLD.Filter))
+			o["filter"] = shapeOne(sl, filterObject(r.Ext().LLD.Filter))
 		}
 		if sl := p.SelectLLDMacroPaths; sl.list() {
-			paths := make([]object, 0, len(r.LLD.MacroPaths))
-			for i, mp := range r.LLD.MacroPaths {
+			paths := make([]object, 0, len(r.Ext().LLD.MacroPaths))
+			for i, mp := range r.Ext().LLD.MacroPaths {
 				// Peregrine keeps no row per path: its ID is made of the
 				// rule's and its place.
 				pid := strconv.FormatUint(r.ID*1000+uint64(i)+1, 10)
@@ -147,7 +147,7 @@ func (s *Server) discoveryruleGet(ctx context.Context, c *call) (any, error) {
 			o["lld_macro_paths"] = sl.shape(paths, "")
 		}
 		if sl := p.SelectOverrides; sl.list() {
-			o["overrides"] = sl.shape(overrideObjects(snap, r.LLD.Overrides), "")
+			o["overrides"] = sl.shape(overrideObjects(snap, r.Ext().LLD.Overrides), "")
 		}
 		if sl := p.SelectPreprocessing; sl.list() {
 			o["preprocessing"] = sl.shape(preprocObjects(r.Preprocessing), "")
@@ -273,7 +273,7 @@ func lldTagObjects(tags []catalog.Tag) []object {
 // prototype as an Item) with flags "2", discover and lifetime "30d" (an
 // item's default; recorded from 6.0.14), without an item's values.
 func (s *Server) itemPrototypeObjects(rule *catalog.Item) []object {
-	ps := rule.LLD.ItemPrototypes
+	ps := rule.Ext().LLD.ItemPrototypes
 	if len(ps) == 0 {
 		return []object{}
 	}
@@ -306,9 +306,9 @@ func (s *Server) itemPrototypeObjects(rule *catalog.Item) []object {
 // triggerprototype.get returns them (expressions as written, as
 // Peregrine's trigger.get gives them).
 func triggerPrototypeObjects(snap *catalog.Snapshot, rule *catalog.Item) []object {
-	out := make([]object, 0, len(rule.LLD.TriggerPrototypes))
-	for i := range rule.LLD.TriggerPrototypes {
-		tp := &rule.LLD.TriggerPrototypes[i]
+	out := make([]object, 0, len(rule.Ext().LLD.TriggerPrototypes))
+	for i := range rule.Ext().LLD.TriggerPrototypes {
+		tp := &rule.Ext().LLD.TriggerPrototypes[i]
 		f := &tp.Fields
 		t := catalog.Trigger{ID: tp.ID, Description: f.Description, EventName: f.EventName, Expression: f.Expression,
 			RecoveryMode: f.RecoveryMode, RecoveryExpression: f.RecoveryExpression, Priority: f.Priority, Enabled: f.Enabled,
@@ -326,8 +326,8 @@ func triggerPrototypeObjects(snap *catalog.Snapshot, rule *catalog.Item) []objec
 // hostPrototypeObjects are a rule's host prototypes (their own fields;
 // recorded from 6.0.14: no flags).
 func hostPrototypeObjects(rule *catalog.Item) []object {
-	out := make([]object, 0, len(rule.LLD.HostPrototypes))
-	for _, hp := range rule.LLD.HostPrototypes {
+	out := make([]object, 0, len(rule.Ext().LLD.HostPrototypes))
+	for _, hp := range rule.Ext().LLD.HostPrototypes {
 		inv := "-1"
 		if hp.InventoryMode != nil {
 			inv = strconv.Itoa(*hp.InventoryMode)
@@ -487,14 +487,14 @@ func (s *Server) protoGet(ctx context.Context, c *call, idField string, sch *sch
 		oid64, _ := strconv.ParseUint(oid, 10, 64)
 		switch idField {
 		case "hostid":
-			for i := range r.LLD.HostPrototypes {
-				if hp := &r.LLD.HostPrototypes[i]; hp.ID == oid64 {
+			for i := range r.Ext().LLD.HostPrototypes {
+				if hp := &r.Ext().LLD.HostPrototypes[i]; hp.ID == oid64 {
 					hostProtoSelects(snap, &p, o, hp, r)
 				}
 			}
 		case "triggerid":
-			for i := range r.LLD.TriggerPrototypes {
-				if tp := &r.LLD.TriggerPrototypes[i]; tp.ID == oid64 {
+			for i := range r.Ext().LLD.TriggerPrototypes {
+				if tp := &r.Ext().LLD.TriggerPrototypes[i]; tp.ID == oid64 {
 					triggerProtoSelects(snap, &p, o, tp, r)
 				}
 			}

@@ -387,7 +387,7 @@ func (w *configWriter) discoveryruleUpdate(ctx context.Context, c *call) (any, e
 	for i := range ps {
 		p := &ps[i]
 		cur := snap.AnyItem(p.ItemID.Value)
-		if !p.ItemID.Set || cur == nil || cur.LLD == nil {
+		if !p.ItemID.Set || cur == nil || cur.Ext().LLD == nil {
 			return nil, errNoPermissions
 		}
 		p.ValueType = opt[int64]{}
@@ -403,7 +403,7 @@ func (w *configWriter) discoveryruleUpdate(ctx context.Context, c *call) (any, e
 		if p.Type.Given() {
 			typ = catalog.ItemType(p.Type.Value)
 		}
-		if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Params != ""); err != nil {
+		if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Ext().Params != ""); err != nil {
 			return nil, err
 		}
 		if err := p.updateChecks(cur); err != nil {
@@ -413,7 +413,7 @@ func (w *configWriter) discoveryruleUpdate(ctx context.Context, c *call) (any, e
 		if p.Name.Set {
 			name = p.Name.Value
 		}
-		l := cur.LLD.Clone()
+		l := cur.Ext().LLD.Clone()
 		p.Lifetime = lifetime
 		if err := p.apply(snap, i, name, l); err != nil {
 			return nil, err
@@ -441,7 +441,7 @@ func (w *configWriter) discoveryruleUpdate(ctx context.Context, c *call) (any, e
 			} else {
 				// Keep the prototypes as the Edit has them.
 				if r != nil {
-					l.ItemPrototypes, l.TriggerPrototypes, l.HostPrototypes = r.LLD.ItemPrototypes, r.LLD.TriggerPrototypes, r.LLD.HostPrototypes
+					l.ItemPrototypes, l.TriggerPrototypes, l.HostPrototypes = r.Ext().LLD.ItemPrototypes, r.Ext().LLD.TriggerPrototypes, r.Ext().LLD.HostPrototypes
 				}
 				err = e.UpdateRule(ids[i], l)
 			}
@@ -466,7 +466,7 @@ func (w *configWriter) discoveryruleDelete(ctx context.Context, c *call) (any, e
 	for _, id := range ids {
 		r := snap.AnyItem(id)
 		switch {
-		case r == nil || r.LLD == nil:
+		case r == nil || r.Ext().LLD == nil:
 			return nil, errNoPermissions
 		case r.TemplateID != 0:
 			// Recorded from 6.0.14.
@@ -498,7 +498,7 @@ func (w *configWriter) discoveryruleCopy(ctx context.Context, c *call) (any, err
 	}
 	snap := w.cat.Snapshot()
 	for _, id := range p.DiscoveryIDs.Value {
-		if r := snap.AnyItem(id); r == nil || r.LLD == nil {
+		if r := snap.AnyItem(id); r == nil || r.Ext().LLD == nil {
 			return nil, errNoPermissions
 		}
 	}

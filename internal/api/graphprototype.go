@@ -81,8 +81,8 @@ func (s *Server) graphprototypeGet(ctx context.Context, c *call) (any, error) {
 		if !idsPass(p.DiscoveryIDs, r.ID) {
 			continue
 		}
-		for i := range r.LLD.GraphPrototypes {
-			gp := &r.LLD.GraphPrototypes[i]
+		for i := range r.Ext().LLD.GraphPrototypes {
+			gp := &r.Ext().LLD.GraphPrototypes[i]
 			if !idsPass(p.GraphIDs, gp.ID) {
 				continue
 			}
@@ -282,7 +282,7 @@ func graphNameOnHost(snap *catalog.Snapshot, host uint64, name string, except ui
 		if r.HostID != host {
 			continue
 		}
-		for _, gp := range r.LLD.GraphPrototypes {
+		for _, gp := range r.Ext().LLD.GraphPrototypes {
 			if gp.Name == name && gp.ID != except {
 				return true
 			}
@@ -306,7 +306,7 @@ func graphFlags(g *catalog.Graph) string {
 func (s *Server) graphDiscoverySelects(snap *catalog.Snapshot, g *catalog.Graph, o object, rule, link sel) {
 	var r *catalog.Item
 	if g.Discovery != nil {
-		if r = snap.Item(g.Discovery.RuleID); r != nil && r.LLD == nil {
+		if r = snap.Item(g.Discovery.RuleID); r != nil && r.Ext().LLD == nil {
 			r = nil
 		}
 	}

@@ -365,7 +365,7 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 		each(func(o object, h *catalog.Host) {
 			o["discoveryRule"] = []object{}
 			if h.Discovery != nil {
-				if r := snap.AnyItem(h.Discovery.RuleID); r != nil && r.LLD != nil {
+				if r := snap.AnyItem(h.Discovery.RuleID); r != nil && r.Ext().LLD != nil {
 					o["discoveryRule"] = sl.shape(s.ruleObjects([]*catalog.Item{r}), "itemid")[0]
 				}
 			}
@@ -380,8 +380,8 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 				return
 			}
 			proto := ""
-			if r := snap.AnyItem(d.RuleID); r != nil && r.LLD != nil {
-				for _, hp := range r.LLD.HostPrototypes {
+			if r := snap.AnyItem(d.RuleID); r != nil && r.Ext().LLD != nil {
+				for _, hp := range r.Ext().LLD.HostPrototypes {
 					if hp.ID == d.ProtoID {
 						proto = hp.Host
 					}

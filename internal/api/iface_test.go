@@ -254,7 +254,7 @@ func TestItemInterfaceAPI(t *testing.T) {
 		{"name":"i","key_":"zabbix[uptime]","hostid":%q,"type":5,"value_type":3,"delay":"1m;md1wd1h9"}]`,
 		item(h1, `,"delay":"1m;50s/1-5,09:00-18:00","timeout":"10s"`), h1, id(agent1), h1), "itemids")
 	snap = f.cat.Snapshot()
-	if it := snap.Item(parseU(t, ids[0])); it.InterfaceID != agent1 || it.Timeout != "10s" || it.Delay != "1m;50s/1-5,09:00-18:00" {
+	if it := snap.Item(parseU(t, ids[0])); it.InterfaceID != agent1 || it.Ext().Timeout != "10s" || it.Delay != "1m;50s/1-5,09:00-18:00" {
 		t.Fatalf("agent item %+v", it)
 	}
 	if it := snap.Item(parseU(t, ids[1])); it.InterfaceID != 0 {
@@ -287,8 +287,8 @@ func TestItemInterfaceAPI(t *testing.T) {
 	// item.update: timeout cleared, interface moved (must be the host's),
 	// delay checked against the item's current type.
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":%q,"timeout":"","interfaceid":%q}`, ids[0], id(agent1)))
-	if it := f.cat.Snapshot().Item(parseU(t, ids[0])); it.Timeout != "" {
-		t.Fatalf("timeout not cleared: %q", it.Timeout)
+	if it := f.cat.Snapshot().Item(parseU(t, ids[0])); it.Ext().Timeout != "" {
+		t.Fatalf("timeout not cleared: %q", it.Ext().Timeout)
 	}
 	_, e := f.call(t, "super", "item.update", fmt.Sprintf(`{"itemid":%q,"interfaceid":%q}`, ids[0], id(agent2)))
 	if e == nil || e.Data != "Item uses host interface from non-parent host." {

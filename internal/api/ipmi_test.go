@@ -89,7 +89,7 @@ func TestIPMIAPI(t *testing.T) {
 	itemErr("item.update", fmt.Sprintf(`{"itemid":%q,"type":12,"interfaceid":%q}`, tid, ipmiIf), empty)
 	f.ids(t, "item.update", fmt.Sprintf(`{"itemid":%q,"type":12,"interfaceid":%q}`, items[2]["itemid"], ipmiIf), "itemids")
 	f.ids(t, "item.update", fmt.Sprintf(`{"itemid":%q,"ipmi_sensor":"name:(7.1).CPU Temp"}`, id), "itemids")
-	if got := f.cat.Snapshot().Host("bmc").Item("cpu.temp").IPMISensor; got != "name:(7.1).CPU Temp" {
+	if got := f.cat.Snapshot().Host("bmc").Item("cpu.temp").Ext().IPMISensor; got != "name:(7.1).CPU Temp" {
 		t.Fatalf("updated sensor %q", got)
 	}
 }

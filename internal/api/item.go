@@ -169,7 +169,7 @@ func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 			return
 		}
 		for _, it := range h.Items() {
-			if it.LLD != nil && !byFlags || it.Type == catalog.WebItem && !p.WebItems.Value || !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
+			if it.Ext().LLD != nil && !byFlags || it.Type == catalog.WebItem && !p.WebItems.Value || !idsPass(p.ItemIDs, it.ID) || !idsPass(p.InterfaceIDs, it.InterfaceID) ||
 				trigItems != nil && !trigItems[it.ID] ||
 				p.Inherited.Given() && (it.TemplateID != 0) != p.Inherited.Value ||
 				withTriggers && (len(triggersOfItem(snap, it)) > 0) != wantTriggers ||
@@ -445,7 +445,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			return nil, missing(i, "itemid")
 		}
 		cur := snap.AnyItem(p.ItemID.Value)
-		if cur != nil && cur.Discovery != nil && cur.LLD == nil {
+		if cur != nil && cur.Discovery != nil && cur.Ext().LLD == nil {
 			if err := discoveredRefusal(objs, i, "item", "name", cur.Name, "itemid", "status"); err != nil { // lld_inherited.go
 				return nil, err
 			}
@@ -469,7 +469,7 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			if p.Type.Given() {
 				typ = catalog.ItemType(p.Type.Value)
 			}
-			if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Params != ""); err != nil {
+			if err := p.typeRules(i, typ, cur.MasterItemID != 0, cur.Ext().Params != ""); err != nil {
 				return nil, err
 			}
 			if err := p.updateChecks(cur); err != nil { // item_check.go

@@ -152,7 +152,7 @@ func (p *itemParams) updateChecks(cur *catalog.Item) error {
 	if err := p.zabbixChecks(cur.Host, name, typ, false); err != nil {
 		return err
 	}
-	if err := p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.IPMISensor)); err != nil {
+	if err := p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.Ext().IPMISensor)); err != nil {
 		return err
 	}
 	return p.jmxChecks(typ, false, cur.Type == catalog.JMX)

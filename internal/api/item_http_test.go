@@ -51,13 +51,13 @@ func TestItemHTTPFields(t *testing.T) {
 	}
 	check(want) // the password is kept, never returned
 	it := f.cat.Snapshot().Item(itemIDOf(t, id))
-	if it.HTTP.Password != "p" {
-		t.Errorf("stored password %q, want p", it.HTTP.Password)
+	if it.Ext().HTTP.Password != "p" {
+		t.Errorf("stored password %q, want p", it.Ext().HTTP.Password)
 	}
-	if q := it.HTTP.QueryFields; len(q) != 2 || q[0].Name != "a" || q[1].Value != "2" {
+	if q := it.Ext().HTTP.QueryFields; len(q) != 2 || q[0].Name != "a" || q[1].Value != "2" {
 		t.Errorf("query fields %+v", q)
 	}
-	if hd := it.HTTP.Headers; len(hd) != 2 || hd[0].Name != "X-B" || hd[1].Name != "X-A" {
+	if hd := it.Ext().HTTP.Headers; len(hd) != 2 || hd[0].Name != "X-B" || hd[1].Name != "X-A" {
 		t.Errorf("headers %+v, want in the order given", hd)
 	}
 	lists := f.get(t, "item.get", fmt.Sprintf(`{"itemids":"%s","output":["query_fields","headers","url"]}`, id))[0]
@@ -70,10 +70,10 @@ func TestItemHTTPFields(t *testing.T) {
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","url":"https://h/x","headers":[{"name":"X-C","value":"3"}],"authtype":"0"}`, id))
 	want["url"], want["authtype"] = "https://h/x", "0"
 	check(want)
-	if pw := f.cat.Snapshot().Item(itemIDOf(t, id)).HTTP.Password; pw != "p" {
+	if pw := f.cat.Snapshot().Item(itemIDOf(t, id)).Ext().HTTP.Password; pw != "p" {
 		t.Errorf("password after an update without it: %q", pw)
 	}
-	if hd := f.cat.Snapshot().Item(itemIDOf(t, id)).HTTP.Headers; len(hd) != 1 || hd[0].Name != "X-C" {
+	if hd := f.cat.Snapshot().Item(itemIDOf(t, id)).Ext().HTTP.Headers; len(hd) != 1 || hd[0].Name != "X-C" {
 		t.Errorf("headers after update %+v", hd)
 	}
 	// A trapper item shows Zabbix's defaults.

@@ -50,14 +50,14 @@ func TestItemJMX(t *testing.T) {
 		}
 	}
 	check(id, want)
-	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.JMX == nil || it.JMX.Password != "s3cret" {
-		t.Fatalf("stored: %+v", it.JMX)
+	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.Ext().JMX == nil || it.Ext().JMX.Password != "s3cret" {
+		t.Fatalf("stored: %+v", it.Ext().JMX)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","jmx_endpoint":"service:jmx:jmxmp://{HOST.CONN}:{HOST.PORT}","username":"{$JMX.USER}"}`, id))
 	want["jmx_endpoint"], want["username"] = "service:jmx:jmxmp://{HOST.CONN}:{HOST.PORT}", "{$JMX.USER}"
 	check(id, want)
-	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.JMX.Password != "s3cret" {
-		t.Errorf("password after an update without it: %q", it.JMX.Password)
+	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.Ext().JMX.Password != "s3cret" {
+		t.Errorf("password after an update without it: %q", it.Ext().JMX.Password)
 	}
 	// Other types show an empty endpoint.
 	tid := f.ids(t, "item.create", fmt.Sprintf(`{"name":"t","key_":"t","hostid":"%s","type":2,"value_type":3}`, h), "itemids")[0]

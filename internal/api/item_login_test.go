@@ -55,7 +55,7 @@ func TestItemLoginFields(t *testing.T) {
 	check(key, map[string]string{"params": "df -h", "authtype": "1", "username": "mon", "password": "", "publickey": "id.pub", "privatekey": "id", "interfaceid": snmpIf})
 	check(tel, map[string]string{"type": "14", "params": "ls", "authtype": "0", "username": "admin", "password": ""})
 	check(empty, map[string]string{"params": "", "username": "", "password": ""})
-	if l := f.cat.Snapshot().Item(itemIDOf(t, ssh)).Login; l == nil || l.Password != "s3cret" {
+	if l := f.cat.Snapshot().Item(itemIDOf(t, ssh)).Ext().Login; l == nil || l.Password != "s3cret" {
 		t.Fatalf("stored login %+v", l)
 	}
 	// Only the password asked for: still empty.
@@ -65,7 +65,7 @@ func TestItemLoginFields(t *testing.T) {
 
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","username":"other","params":"uptime -p"}`, ssh))
 	check(ssh, map[string]string{"params": "uptime -p", "username": "other", "authtype": "0"})
-	if l := f.cat.Snapshot().Item(itemIDOf(t, ssh)).Login; l.Password != "s3cret" {
+	if l := f.cat.Snapshot().Item(itemIDOf(t, ssh)).Ext().Login; l.Password != "s3cret" {
 		t.Errorf("password after an update without it: %q", l.Password)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","privatekey":"id2","publickey":"id2.pub"}`, key))

@@ -43,13 +43,13 @@ func TestItemODBC(t *testing.T) {
 		}
 	}
 	check(id, map[string]any{"type": "11", "interfaceid": "0", "params": "select count(*) from pg_stat_activity", "username": "mon", "password": ""})
-	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.ODBC == nil || it.ODBC.Password != "s3cret" {
-		t.Fatalf("stored: %+v", it.ODBC)
+	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.Ext().ODBC == nil || it.Ext().ODBC.Password != "s3cret" {
+		t.Fatalf("stored: %+v", it.Ext().ODBC)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":"%s","username":"{$PG.USER}","params":"select 1"}`, id))
 	check(id, map[string]any{"username": "{$PG.USER}", "params": "select 1", "password": ""})
-	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.ODBC.Password != "s3cret" {
-		t.Errorf("password after an update without it: %q", it.ODBC.Password)
+	if it := f.cat.Snapshot().Item(itemIDOf(t, id)); it.Ext().ODBC.Password != "s3cret" {
+		t.Errorf("password after an update without it: %q", it.Ext().ODBC.Password)
 	}
 	// 6.0 takes an item without a query, a login or a well-formed key
 	// (its checks then fail), and any key, but the form's example.

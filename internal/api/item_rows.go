@@ -203,8 +203,8 @@ func (rs *itemRows) lastOf(r *itemRow) *rowCache {
 // appendField appends field f of r as plain text (not JSON-escaped).
 func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
-	if f == fLifetime && it.LLD != nil {
-		return append(dst, it.LLD.Lifetime...)
+	if f == fLifetime && it.Ext().LLD != nil {
+		return append(dst, it.Ext().LLD.Lifetime...)
 	}
 	if d := &itemDefault[f]; d.ok {
 		return append(dst, d.v...)
@@ -219,7 +219,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fTemplateID:
 		return strconv.AppendUint(dst, it.TemplateID, 10)
 	case fUUID:
-		return append(dst, it.UUID...)
+		return append(dst, it.Ext().UUID...)
 	case fInventoryLink:
 		return strconv.AppendUint(dst, uint64(it.InventoryLink), 10)
 	case fState:
@@ -232,17 +232,17 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fInterfaceID:
 		return strconv.AppendUint(dst, it.InterfaceID, 10)
 	case fTimeout:
-		return append(dst, it.Timeout...)
+		return append(dst, it.Ext().Timeout...)
 	case fRetryDelay:
-		return append(dst, it.RetryDelay...)
+		return append(dst, it.Ext().RetryDelay...)
 	case fSNMPOID:
-		return append(dst, it.SNMPOID...)
+		return append(dst, it.Ext().SNMPOID...)
 	case fIPMISensor:
-		return append(dst, it.IPMISensor...)
+		return append(dst, it.Ext().IPMISensor...)
 	case fLogTimeFmt:
-		return append(dst, it.LogTimeFmt...)
+		return append(dst, it.Ext().LogTimeFmt...)
 	case fTimestampPrecision:
-		return append(dst, it.TimestampPrecision...)
+		return append(dst, it.Ext().TimestampPrecision...)
 	case fHistory:
 		return append(dst, it.History...)
 	case fHostID:
@@ -252,7 +252,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fMasterItemID:
 		return strconv.AppendUint(dst, it.MasterItemID, 10)
 	case fParams:
-		return append(dst, it.Params...)
+		return append(dst, it.Ext().Params...)
 	case fDescription:
 		return append(dst, it.Description...)
 	case fKey:
@@ -706,13 +706,13 @@ func (rs *itemRows) appendRow(dst []byte, r *itemRow, fields []itemField, sel *i
 			first = false
 			switch m.kind {
 			case memberHeaders:
-				dst = appendHTTPHeaders(dst, r.it.HTTP)
+				dst = appendHTTPHeaders(dst, r.it.Ext().HTTP)
 			case memberParameters:
-				dst = appendItemParameters(dst, r.it.Parameters)
+				dst = appendItemParameters(dst, r.it.Ext().Parameters)
 			case memberPreprocessing:
 				dst = appendPreprocessing(dst, r.it, sel.preprocessing)
 			case memberQueryFields:
-				dst = appendQueryFields(dst, r.it.HTTP)
+				dst = appendQueryFields(dst, r.it.Ext().HTTP)
 			default:
 				dst = zjson.AppendString(dst, m.name)
 				dst = append(dst, ':')
@@ -785,8 +785,8 @@ func appendQueryFields(dst []byte, h *catalog.HTTPItem) []byte {
 // appendQuoted appends a field that may need escaping as a JSON string.
 func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	it := r.it
-	if f == fLifetime && it.LLD != nil {
-		return zjson.AppendString(dst, it.LLD.Lifetime)
+	if f == fLifetime && it.Ext().LLD != nil {
+		return zjson.AppendString(dst, it.Ext().LLD.Lifetime)
 	}
 	if d := &itemDefault[f]; d.ok {
 		return zjson.AppendString(dst, d.v)
@@ -805,19 +805,19 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	case fUnits:
 		return zjson.AppendString(dst, it.Units)
 	case fTimeout:
-		return zjson.AppendString(dst, it.Timeout)
+		return zjson.AppendString(dst, it.Ext().Timeout)
 	case fRetryDelay:
-		return zjson.AppendString(dst, it.RetryDelay)
+		return zjson.AppendString(dst, it.Ext().RetryDelay)
 	case fSNMPOID:
-		return zjson.AppendString(dst, it.SNMPOID)
+		return zjson.AppendString(dst, it.Ext().SNMPOID)
 	case fIPMISensor:
-		return zjson.AppendString(dst, it.IPMISensor)
+		return zjson.AppendString(dst, it.Ext().IPMISensor)
 	case fLogTimeFmt:
-		return zjson.AppendString(dst, it.LogTimeFmt)
+		return zjson.AppendString(dst, it.Ext().LogTimeFmt)
 	case fTimestampPrecision:
-		return zjson.AppendString(dst, it.TimestampPrecision)
+		return zjson.AppendString(dst, it.Ext().TimestampPrecision)
 	case fParams:
-		return zjson.AppendString(dst, it.Params)
+		return zjson.AppendString(dst, it.Ext().Params)
 	case fDescription:
 		return zjson.AppendString(dst, it.Description)
 	case fError:
@@ -859,16 +859,16 @@ var httpDefaults = catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
 // never returned (6.0 returns them; Peregrine never returns a secret).
 func itemString(it *catalog.Item, f itemField) string {
 	switch {
-	case f == fJMXEndpoint && it.JMX != nil:
-		return it.JMX.Endpoint
+	case f == fJMXEndpoint && it.Ext().JMX != nil:
+		return it.Ext().JMX.Endpoint
 	case f == fJMXEndpoint:
 		return ""
-	case f == fUsername && it.JMX != nil:
-		return it.JMX.Username
-	case f == fUsername && it.ODBC != nil:
-		return it.ODBC.Username
+	case f == fUsername && it.Ext().JMX != nil:
+		return it.Ext().JMX.Username
+	case f == fUsername && it.Ext().ODBC != nil:
+		return it.Ext().ODBC.Username
 	}
-	if l := it.Login; l != nil {
+	if l := it.Ext().Login; l != nil {
 		switch f {
 		case fUsername:
 			return l.Username
@@ -883,15 +883,15 @@ func itemString(it *catalog.Item, f itemField) string {
 	if f == fPublicKey || f == fPrivateKey {
 		return ""
 	}
-	return httpString(it.HTTP, f)
+	return httpString(it.Ext().HTTP, f)
 }
 
 // itemNumber is a numeric login or HTTP agent field of an item.
 func itemNumber(it *catalog.Item, f itemField) uint8 {
-	if f == fAuthType && it.Login != nil {
-		return it.Login.AuthType
+	if f == fAuthType && it.Ext().Login != nil {
+		return it.Ext().Login.AuthType
 	}
-	return httpNumber(it.HTTP, f)
+	return httpNumber(it.Ext().HTTP, f)
 }
 
 // httpString is a string HTTP agent field of an item (h nil: not an HTTP

@@ -24,15 +24,15 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"units": it.Units, "delay": it.Delay, "history": it.History, "trends": it.Trends,
 		"status": status(it.Enabled), "state": "0", "valuemapid": id(it.ValueMapID), "flags": "0",
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
-		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Timeout, "timestamp_precision": it.TimestampPrecision,
-		"snmp_oid": it.SNMPOID, "retry_delay": it.RetryDelay, "ipmi_sensor": it.IPMISensor, "logtimefmt": it.LogTimeFmt,
-		"master_itemid": id(it.MasterItemID), "params": it.Params, "description": it.Description,
-		"templateid": id(it.TemplateID), "uuid": it.UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
+		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Ext().Timeout, "timestamp_precision": it.Ext().TimestampPrecision,
+		"snmp_oid": it.Ext().SNMPOID, "retry_delay": it.Ext().RetryDelay, "ipmi_sensor": it.Ext().IPMISensor, "logtimefmt": it.Ext().LogTimeFmt,
+		"master_itemid": id(it.MasterItemID), "params": it.Ext().Params, "description": it.Description,
+		"templateid": id(it.TemplateID), "uuid": it.Ext().UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
 	}
 	if it.ValueType != history.Float && it.ValueType != history.Uint {
 		o["lastvalue"], o["prevvalue"] = "", "" // no value: "" for text
 	}
-	hi := it.HTTP
+	hi := it.Ext().HTTP
 	if hi == nil {
 		hi = &catalog.HTTPItem{StatusCodes: "200", FollowRedirects: true}
 	}
@@ -53,12 +53,12 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 	} {
 		o[k] = v
 	}
-	if l := it.Login; l != nil {
+	if l := it.Ext().Login; l != nil {
 		o["authtype"], o["username"], o["password"], o["publickey"], o["privatekey"] = n(l.AuthType), l.Username, "", l.PublicKey, l.PrivateKey
 	}
 	o["jmx_endpoint"] = ""
-	if it.JMX != nil {
-		o["jmx_endpoint"], o["username"] = it.JMX.Endpoint, it.JMX.Username
+	if it.Ext().JMX != nil {
+		o["jmx_endpoint"], o["username"] = it.Ext().JMX.Endpoint, it.Ext().JMX.Username
 	}
 	qf := []any{}
 	for _, f := range hi.QueryFields {

@@ -30,7 +30,7 @@ const scriptTimeoutMax = 60
 func (p *itemParams) scriptChecks(i int, cur *catalog.Item) (*[]catalog.ItemParam, error) {
 	becomes := cur == nil || cur.Type != catalog.Script // create, or a type change
 	switch {
-	case !p.Params.Set && (becomes || cur.Params == ""):
+	case !p.Params.Set && (becomes || cur.Ext().Params == ""):
 		return nil, missing(i, "params")
 	case p.Params.Set && p.Params.Value == "":
 		return nil, empty(i, "params")

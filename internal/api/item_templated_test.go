@@ -48,17 +48,17 @@ func TestTemplatedItemUpdate(t *testing.T) {
 	must("item.update", fmt.Sprintf(`{"itemid":"%d","url":"http://b/","posts":"zz","status_codes":"201","username":"x"}`, copyID("web.x")))
 	s := f.cat.Snapshot()
 	ssh, calc, jmx, web := s.Lookup("h", "ssh.run[a]"), s.Lookup("h", "calc.x"), s.Lookup("h", "jmx[a,b]"), s.Lookup("h", "web.x")
-	if ssh == nil || ssh.Params != "ls" || ssh.Login == nil || ssh.Login.Username != "x" || ssh.Login.Password != "y" || ssh.Name != "s" || ssh.Units != "" || ssh.Timeout != "" {
-		t.Errorf("SSH copy after the update: %+v login %+v", ssh, ssh.Login)
+	if ssh == nil || ssh.Ext().Params != "ls" || ssh.Ext().Login == nil || ssh.Ext().Login.Username != "x" || ssh.Ext().Login.Password != "y" || ssh.Name != "s" || ssh.Units != "" || ssh.Ext().Timeout != "" {
+		t.Errorf("SSH copy after the update: %+v login %+v", ssh, ssh.Ext().Login)
 	}
-	if calc == nil || calc.Params != "ls" || calc.Name != "c" {
+	if calc == nil || calc.Ext().Params != "ls" || calc.Name != "c" {
 		t.Errorf("calculated copy after the update: %+v", calc)
 	}
-	if jmx.JMX == nil || jmx.JMX.Endpoint != "service:jmx:x" || jmx.JMX.Username != "x" || jmx.JMX.Password != "y" {
-		t.Errorf("JMX copy after the update: %+v", jmx.JMX)
+	if jmx.Ext().JMX == nil || jmx.Ext().JMX.Endpoint != "service:jmx:x" || jmx.Ext().JMX.Username != "x" || jmx.Ext().JMX.Password != "y" {
+		t.Errorf("JMX copy after the update: %+v", jmx.Ext().JMX)
 	}
-	if web.HTTP == nil || web.HTTP.URL != "http://a/" || web.HTTP.Posts != "" || web.HTTP.Username != "x" {
-		t.Errorf("HTTP agent copy after the update: %+v", web.HTTP)
+	if web.Ext().HTTP == nil || web.Ext().HTTP.URL != "http://a/" || web.Ext().HTTP.Posts != "" || web.Ext().HTTP.Username != "x" {
+		t.Errorf("HTTP agent copy after the update: %+v", web.Ext().HTTP)
 	}
 }
 
@@ -86,7 +86,7 @@ func TestTemplatedScriptItemUpdate(t *testing.T) {
 	must("item.update", fmt.Sprintf(`{"itemid":"%d","params":"return 2","timeout":"9s","parameters":[{"name":"b","value":"2"}]}`, id))
 	must("item.update", fmt.Sprintf(`{"itemid":"%d","timeout":"99s"}`, id))
 	it := f.cat.Snapshot().Lookup("h", "sc.x")
-	if it.Params != "return 1" || it.Timeout != "3s" || len(it.Parameters) != 1 || it.Parameters[0].Name != "a" {
-		t.Fatalf("script copy after the updates: params %q timeout %q parameters %+v", it.Params, it.Timeout, it.Parameters)
+	if it.Ext().Params != "return 1" || it.Ext().Timeout != "3s" || len(it.Ext().Parameters) != 1 || it.Ext().Parameters[0].Name != "a" {
+		t.Fatalf("script copy after the updates: params %q timeout %q parameters %+v", it.Ext().Params, it.Ext().Timeout, it.Ext().Parameters)
 	}
 }

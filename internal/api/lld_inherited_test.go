@@ -15,9 +15,9 @@ import (
 // whose status changed stays discovered.
 func TestInheritedPrototypeEdits(t *testing.T) {
 	f, rule := newLLDFixture(t)
-	ip, tp := rule.LLD.ItemPrototypes[0], rule.LLD.TriggerPrototypes[0]
+	ip, tp := rule.Ext().LLD.ItemPrototypes[0], rule.Ext().LLD.TriggerPrototypes[0]
 	f.must(t, "itemprototype.update", fmt.Sprintf(`{"itemid":"%d","status":1,"name":"renamed"}`, ip.ID))
-	got := f.cat.Snapshot().Lookup("h", "lld.disc").LLD.ItemPrototypes[0]
+	got := f.cat.Snapshot().Lookup("h", "lld.disc").Ext().LLD.ItemPrototypes[0]
 	if got.Item.Status != "disabled" || got.Item.Name != ip.Item.Name {
 		t.Errorf("copy's item prototype after update: status %q, name %q", got.Item.Status, got.Item.Name)
 	}

@@ -21,7 +21,7 @@ func listedItems(h *catalog.Host) []*catalog.Item {
 	all := h.Items()
 	n := 0
 	for _, it := range all {
-		if it.LLD == nil {
+		if it.Ext().LLD == nil {
 			n++
 		}
 	}
@@ -30,7 +30,7 @@ func listedItems(h *catalog.Host) []*catalog.Item {
 	}
 	out := make([]*catalog.Item, 0, n)
 	for _, it := range all {
-		if it.LLD == nil {
+		if it.Ext().LLD == nil {
 			out = append(out, it)
 		}
 	}
@@ -42,7 +42,7 @@ func listedItems(h *catalog.Host) []*catalog.Item {
 func hostRules(h *catalog.Host) []*catalog.Item {
 	var out []*catalog.Item
 	for _, it := range h.Items() {
-		if it.LLD != nil {
+		if it.Ext().LLD != nil {
 			out = append(out, it)
 		}
 	}
@@ -56,14 +56,14 @@ func hostRules(h *catalog.Host) []*catalog.Item {
 // item.delete deletes a discovered item but refuses a rule
 // (itemDeletable).
 func itemUpdatable(it *catalog.Item) bool {
-	return it == nil || it.LLD == nil && it.Type != catalog.WebItem
+	return it == nil || it.Ext().LLD == nil && it.Type != catalog.WebItem
 }
 
 // itemDeletable: neither a discovery rule nor a web scenario's item,
 // which go with their rule or scenario (6.0.14 answers both with
 // errNoPermissions).
 func itemDeletable(it *catalog.Item) bool {
-	return it == nil || it.LLD == nil && it.Type != catalog.WebItem
+	return it == nil || it.Ext().LLD == nil && it.Type != catalog.WebItem
 }
 
 // RuleErrors gives a discovery rule's error when its last value was
@@ -136,9 +136,9 @@ func (s *Server) itemDiscoveryOf(snap *catalog.Snapshot, it *catalog.Item, sd se
 		return []object{}
 	}
 	key := ""
-	if rule := snap.AnyItem(d.RuleID); rule != nil && rule.LLD != nil {
-		for i := range rule.LLD.ItemPrototypes {
-			if p := &rule.LLD.ItemPrototypes[i]; p.ID == d.ProtoID {
+	if rule := snap.AnyItem(d.RuleID); rule != nil && rule.Ext().LLD != nil {
+		for i := range rule.Ext().LLD.ItemPrototypes {
+			if p := &rule.Ext().LLD.ItemPrototypes[i]; p.ID == d.ProtoID {
 				key = p.Item.Key
 			}
 		}

@@ -53,16 +53,16 @@ func newLLDFixture(t *testing.T) (f *writeFixture, rule *catalog.Item) {
 		t.Fatal(err)
 	}
 	rule = f.cat.Snapshot().Lookup("h", "lld.disc")
-	if rule == nil || rule.LLD == nil || len(rule.LLD.ItemPrototypes) != 1 {
+	if rule == nil || rule.Ext().LLD == nil || len(rule.Ext().LLD.ItemPrototypes) != 1 {
 		t.Fatalf("rule not copied to h: %+v", rule)
 	}
-	proto := rule.LLD.ItemPrototypes[0]
+	proto := rule.Ext().LLD.ItemPrototypes[0]
 	res := &catalog.DiscoveryResult{RuleID: rule.ID, Now: 1000, Lifetime: 3600}
 	for _, x := range []string{"a", "b"} {
 		is := proto.Item
 		is.Key, is.Name = "lld.p["+x+"]", "p "+x
 		res.Items = append(res.Items, catalog.DiscoveredItem{ProtoID: proto.ID, Item: is})
-		tp := rule.LLD.TriggerPrototypes[0]
+		tp := rule.Ext().LLD.TriggerPrototypes[0]
 		tf := tp.Fields
 		tf.Description, tf.Expression, tf.UUID = "tp "+x, "last(/h/lld.p["+x+"])>1", ""
 		res.Triggers = append(res.Triggers, catalog.DiscoveredTrigger{ProtoID: tp.ID, Fields: tf})
@@ -181,8 +181,8 @@ func TestItemGetLeavesOutRules(t *testing.T) {
 func TestLLDGets(t *testing.T) {
 	f, rule := newLLDFixture(t)
 	rid := fmt.Sprint(rule.ID)
-	pid := fmt.Sprint(rule.LLD.ItemPrototypes[0].ID)
-	tid := fmt.Sprint(rule.LLD.TriggerPrototypes[0].ID)
+	pid := fmt.Sprint(rule.Ext().LLD.ItemPrototypes[0].ID)
+	tid := fmt.Sprint(rule.Ext().LLD.TriggerPrototypes[0].ID)
 	hid := fmt.Sprint(rule.HostID)
 	check := func(method, params, want string) {
 		t.Helper()

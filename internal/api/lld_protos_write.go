@@ -32,8 +32,8 @@ func hostKeyTaken(h *catalog.Host, key string, skip uint64) bool {
 		if it.Key == key && it.ID != skip {
 			return true
 		}
-		if it.LLD != nil {
-			for _, p := range it.LLD.ItemPrototypes {
+		if it.Ext().LLD != nil {
+			for _, p := range it.Ext().LLD.ItemPrototypes {
 				if p.Item.Key == key && p.ID != skip {
 					return true
 				}
@@ -49,7 +49,7 @@ func protoSpec(snap *catalog.Snapshot, rule *catalog.Item, ni catalog.NewItem, p
 	p.Item = ni.ItemSpec
 	if ni.MasterItemID != 0 {
 		p.MasterKey = ""
-		for _, q := range rule.LLD.ItemPrototypes {
+		for _, q := range rule.Ext().LLD.ItemPrototypes {
 			if q.ID == ni.MasterItemID {
 				p.MasterKey = q.Item.Key
 			}
@@ -99,7 +99,7 @@ func (w *configWriter) itemprototypeCreate(ctx context.Context, c *call) (any, e
 		}
 		p.Delay = delaySet
 		rule := snap.AnyItem(p.RuleID.Value)
-		if rule == nil || rule.LLD == nil || rule.HostID != p.HostID.Value {
+		if rule == nil || rule.Ext().LLD == nil || rule.HostID != p.HostID.Value {
 			return nil, errNoPermissionsParams
 		}
 		if p.Discover.Given() && p.Discover.Value != 0 && p.Discover.Value != 1 {
@@ -135,13 +135,13 @@ func (w *configWriter) itemprototypeCreate(ctx context.Context, c *call) (any, e
 			if r == nil {
 				return errNoPermissionsParams
 			}
-			l := r.LLD.Clone()
+			l := r.Ext().LLD.Clone()
 			l.ItemPrototypes = append(l.ItemPrototypes, m.proto)
 			if err := e.UpdateRule(m.rule, l); err != nil {
 				return err
 			}
 			r = e.Rule(m.rule)
-			ids = append(ids, r.LLD.ItemPrototypes[len(r.LLD.ItemPrototypes)-1].ID)
+			ids = append(ids, r.Ext().LLD.ItemPrototypes[len(r.Ext().LLD.ItemPrototypes)-1].ID)
 		}
 		return nil
 	})
@@ -189,7 +189,7 @@ func (w *configWriter) itemprototypeUpdate(ctx context.Context, c *call) (any, e
 			if r == nil {
 				return errNoPermissions
 			}
-			l := r.LLD.Clone()
+			l := r.Ext().LLD.Clone()
 			j := slices.IndexFunc(l.ItemPrototypes, func(q catalog.ItemPrototype) bool { return q.ID == ids[i] })
 			if j < 0 {
 				return errNoPermissions
@@ -261,7 +261,7 @@ func protoRules(snap *catalog.Snapshot, ids []uint64, find func(l *catalog.LLDRu
 	for i, id := range ids {
 		found := false
 		for _, r := range snap.Rules() {
-			if j, tmpl := find(r.LLD, id); j >= 0 {
+			if j, tmpl := find(r.Ext().LLD, id); j >= 0 {
 				if tmpl != 0 {
 					return nil, templated(r, j, i)
 				}
@@ -297,7 +297,7 @@ func (w *configWriter) itemprototypeDelete(ctx context.Context, c *call) (any, e
 	}
 	err = w.edit(ctx, c, "itemid", itemsWritable(rules), func(e *catalog.Edit) error {
 		for _, rid := range rules {
-			l := e.Rule(rid).LLD.Clone()
+			l := e.Rule(rid).Ext().LLD.Clone()
 			var gone []string
 			l.ItemPrototypes = slices.DeleteFunc(l.ItemPrototypes, func(q catalog.ItemPrototype) bool {
 				if slices.Contains(ids, q.ID) {

@@ -22,9 +22,9 @@ type triggerProtoParams struct {
 // triggerProtoOf finds trigger prototype id in the snapshot's rules.
 func triggerProtoOf(snap *catalog.Snapshot, id uint64) (*catalog.TriggerPrototype, *catalog.Item) {
 	for _, r := range snap.Rules() {
-		for i := range r.LLD.TriggerPrototypes {
-			if r.LLD.TriggerPrototypes[i].ID == id {
-				return &r.LLD.TriggerPrototypes[i], r
+		for i := range r.Ext().LLD.TriggerPrototypes {
+			if r.Ext().LLD.TriggerPrototypes[i].ID == id {
+				return &r.Ext().LLD.TriggerPrototypes[i], r
 			}
 		}
 	}
@@ -50,11 +50,11 @@ func protoRuleOf(snap *catalog.Snapshot, description, expression string) (*catal
 		}
 		found := false
 		for _, it := range h.Items() {
-			if it.Key == ref.Key && it.LLD == nil {
+			if it.Key == ref.Key && it.Ext().LLD == nil {
 				found = true
 			}
-			if it.LLD != nil {
-				for _, p := range it.LLD.ItemPrototypes {
+			if it.Ext().LLD != nil {
+				for _, p := range it.Ext().LLD.ItemPrototypes {
 					if p.Item.Key == ref.Key {
 						found = true
 						if rule == nil {
@@ -141,12 +141,12 @@ func (w *configWriter) triggerprototypeCreate(ctx context.Context, c *call) (any
 			if r == nil {
 				return errNoPermissions
 			}
-			l := r.LLD.Clone()
+			l := r.Ext().LLD.Clone()
 			l.TriggerPrototypes = append(l.TriggerPrototypes, protos[i])
 			if err := e.UpdateRule(rid, l); err != nil {
 				return err
 			}
-			tps := e.Rule(rid).LLD.TriggerPrototypes
+			tps := e.Rule(rid).Ext().LLD.TriggerPrototypes
 			ids = append(ids, tps[len(tps)-1].ID)
 		}
 		return nil
@@ -192,7 +192,7 @@ func (w *configWriter) triggerprototypeUpdate(ctx context.Context, c *call) (any
 	err := w.edit(ctx, c, "triggerid", itemsWritable(rules), func(e *catalog.Edit) error {
 		for i := range ps {
 			p := &ps[i]
-			l := e.Rule(rules[i]).LLD.Clone()
+			l := e.Rule(rules[i]).Ext().LLD.Clone()
 			j := slices.IndexFunc(l.TriggerPrototypes, func(t catalog.TriggerPrototype) bool { return t.ID == ids[i] })
 			if j < 0 {
 				return errNoPermissions
@@ -284,13 +284,13 @@ func deletePrototypes[T any](w *configWriter, ctx context.Context, c *call, idNa
 		}
 		_, tid := idsOf(&ps[j])
 		return j, tid
-	}, func(r *catalog.Item, j, i int) error { return templated(&(*list(r.LLD))[j], i) })
+	}, func(r *catalog.Item, j, i int) error { return templated(&(*list(r.Ext().LLD))[j], i) })
 	if err != nil {
 		return nil, err
 	}
 	err = w.edit(ctx, c, idName, itemsWritable(rules), func(e *catalog.Edit) error {
 		for _, rid := range rules {
-			l := e.Rule(rid).LLD.Clone()
+			l := e.Rule(rid).Ext().LLD.Clone()
 			*list(l) = slices.DeleteFunc(*list(l), func(p T) bool { pid, _ := idsOf(&p); return slices.Contains(ids, pid) })
 			if err := e.UpdateRule(rid, l); err != nil {
 				return err
@@ -465,9 +465,9 @@ func (p *hostProtoParams) apply(snap *catalog.Snapshot, i int, hp *catalog.HostP
 // hostProtoOf finds host prototype id in the snapshot's rules.
 func hostProtoOf(snap *catalog.Snapshot, id uint64) (*catalog.HostPrototype, *catalog.Item) {
 	for _, r := range snap.Rules() {
-		for i := range r.LLD.HostPrototypes {
-			if r.LLD.HostPrototypes[i].ID == id {
-				return &r.LLD.HostPrototypes[i], r
+		for i := range r.Ext().LLD.HostPrototypes {
+			if r.Ext().LLD.HostPrototypes[i].ID == id {
+				return &r.Ext().LLD.HostPrototypes[i], r
 			}
 		}
 	}
@@ -497,14 +497,14 @@ func (w *configWriter) hostprototypeCreate(ctx context.Context, c *call) (any, e
 			return nil, missing(i, "groupLinks")
 		}
 		rule := snap.AnyItem(p.RuleID.Value)
-		if rule == nil || rule.LLD == nil {
+		if rule == nil || rule.Ext().LLD == nil {
 			return nil, errNoPermissionsParams
 		}
 		hp := catalog.HostPrototype{}
 		if err := p.apply(snap, i, &hp); err != nil {
 			return nil, err
 		}
-		dup := slices.ContainsFunc(rule.LLD.HostPrototypes, func(q catalog.HostPrototype) bool { return q.Host == hp.Host })
+		dup := slices.ContainsFunc(rule.Ext().LLD.HostPrototypes, func(q catalog.HostPrototype) bool { return q.Host == hp.Host })
 		for j := range i {
 			dup = dup || rules[j] == rule.ID && protos[j].Host == hp.Host
 		}
@@ -521,12 +521,12 @@ func (w *configWriter) hostprototypeCreate(ctx context.Context, c *call) (any, e
 			if r == nil {
 				return errNoPermissions
 			}
-			l := r.LLD.Clone()
+			l := r.Ext().LLD.Clone()
 			l.HostPrototypes = append(l.HostPrototypes, protos[i])
 			if err := e.UpdateRule(rid, l); err != nil {
 				return err
 			}
-			hps := e.Rule(rid).LLD.HostPrototypes
+			hps := e.Rule(rid).Ext().LLD.HostPrototypes
 			ids = append(ids, hps[len(hps)-1].ID)
 		}
 		return nil
@@ -567,7 +567,7 @@ func (w *configWriter) hostprototypeUpdate(ctx context.Context, c *call) (any, e
 	}
 	err := w.edit(ctx, c, "hostid", itemsWritable(rules), func(e *catalog.Edit) error {
 		for i := range ps {
-			l := e.Rule(rules[i]).LLD.Clone()
+			l := e.Rule(rules[i]).Ext().LLD.Clone()
 			j := slices.IndexFunc(l.HostPrototypes, func(q catalog.HostPrototype) bool { return q.ID == ids[i] })
 			if j < 0 {
 				return errNoPermissions

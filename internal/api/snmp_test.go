@@ -43,7 +43,7 @@ func TestSNMPInterfaceAndItemAPI(t *testing.T) {
 		t.Fatalf("item.get %v", items)
 	}
 	f.ok(t, "item.update", fmt.Sprintf(`{"itemid":%q,"snmp_oid":"1.3.6.1.2.1.1.3.0"}`, iid))
-	if got := f.cat.Snapshot().Host("sw").Item("up").SNMPOID; got != "1.3.6.1.2.1.1.3.0" {
+	if got := f.cat.Snapshot().Host("sw").Item("up").Ext().SNMPOID; got != "1.3.6.1.2.1.1.3.0" {
 		t.Fatalf("updated snmp_oid %q", got)
 	}
 	f.ids(t, "item.create", fmt.Sprintf(`{"hostid":%q,"name":"traps","key_":"snmptrap.fallback","type":17,"value_type":2,"delay":"0"}`, hid), "itemids")

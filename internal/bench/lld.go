@@ -265,7 +265,7 @@ func (b *LLDBench) step(ctx context.Context, src []byte, n int) (st LLDStep, err
 	var values []lld.Value
 	for _, h := range snap.Hosts() {
 		for _, it := range h.Items() {
-			if it.LLD != nil {
+			if it.Ext().LLD != nil {
 				values = append(values, lld.Value{RuleID: it.ID, Value: b.lldReply(it.Key)})
 			}
 		}

@@ -659,8 +659,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description, int64(it.InventoryLink))
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink))
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -668,36 +668,36 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if ph := p.createPH[i]; ph != 0 {
 			realItem[ph] = id
 		}
-		if it.HTTP != nil {
-			if _, err := insHTTP.ExecContext(rctx, id, encodeHTTP(it.HTTP)); err != nil {
+		if it.Ext().HTTP != nil {
+			if _, err := insHTTP.ExecContext(rctx, id, encodeHTTP(it.Ext().HTTP)); err != nil {
 				return fmt.Errorf("cannot store the HTTP settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
-		if it.Login != nil {
-			if _, err := insLogin.ExecContext(rctx, id, encodeLogin(it.Login)); err != nil {
+		if it.Ext().Login != nil {
+			if _, err := insLogin.ExecContext(rctx, id, encodeLogin(it.Ext().Login)); err != nil {
 				return fmt.Errorf("cannot store the login of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
-		if it.JMX != nil {
-			if _, err := insJMX.ExecContext(rctx, id, encodeJMX(it.JMX)); err != nil {
+		if it.Ext().JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, id, encodeJMX(it.Ext().JMX)); err != nil {
 				return fmt.Errorf("cannot store the JMX settings of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
-		if it.ODBC != nil {
-			if _, err := insODBC.ExecContext(rctx, id, encodeODBC(it.ODBC)); err != nil {
+		if it.Ext().ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, id, encodeODBC(it.Ext().ODBC)); err != nil {
 				return fmt.Errorf("cannot store the database monitor login of item %q on host %d: %w", it.Key, it.HostID, err)
 			}
 		}
 		if err := writeTags(it); err != nil {
 			return err
 		}
-		if err := writeItemParams(txExec, id, it.Parameters, false); err != nil {
+		if err := writeItemParams(txExec, id, it.Ext().Parameters, false); err != nil {
 			return fmt.Errorf("cannot store the parameters of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
-		if err := writeItemIPMI(txExec, id, it.IPMISensor, false); err != nil {
+		if err := writeItemIPMI(txExec, id, it.Ext().IPMISensor, false); err != nil {
 			return fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
-		if err := writeItemLogTimeFmt(txExec, id, it.LogTimeFmt, false); err != nil {
+		if err := writeItemLogTimeFmt(txExec, id, it.Ext().LogTimeFmt, false); err != nil {
 			return fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
 	}
@@ -708,8 +708,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
-			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-			it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.Description, int64(it.InventoryLink), it.ID)
+			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink), it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}
@@ -718,8 +718,8 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if _, err := delHTTP.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if it.HTTP != nil {
-			if _, err := insHTTP.ExecContext(rctx, it.ID, encodeHTTP(it.HTTP)); err != nil {
+		if it.Ext().HTTP != nil {
+			if _, err := insHTTP.ExecContext(rctx, it.ID, encodeHTTP(it.Ext().HTTP)); err != nil {
 				return fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
@@ -728,24 +728,24 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if _, err := delLogin.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the login of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if it.Login != nil {
-			if _, err := insLogin.ExecContext(rctx, it.ID, encodeLogin(it.Login)); err != nil {
+		if it.Ext().Login != nil {
+			if _, err := insLogin.ExecContext(rctx, it.ID, encodeLogin(it.Ext().Login)); err != nil {
 				return fmt.Errorf("cannot store the login of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
 		if _, err := delJMX.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if it.JMX != nil {
-			if _, err := insJMX.ExecContext(rctx, it.ID, encodeJMX(it.JMX)); err != nil {
+		if it.Ext().JMX != nil {
+			if _, err := insJMX.ExecContext(rctx, it.ID, encodeJMX(it.Ext().JMX)); err != nil {
 				return fmt.Errorf("cannot store the JMX settings of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
 		if _, err := delODBC.ExecContext(rctx, it.ID); err != nil {
 			return fmt.Errorf("cannot update the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if it.ODBC != nil {
-			if _, err := insODBC.ExecContext(rctx, it.ID, encodeODBC(it.ODBC)); err != nil {
+		if it.Ext().ODBC != nil {
+			if _, err := insODBC.ExecContext(rctx, it.ID, encodeODBC(it.Ext().ODBC)); err != nil {
 				return fmt.Errorf("cannot store the database monitor login of item %d (%q): %w", it.ID, it.Key, err)
 			}
 		}
@@ -756,13 +756,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			return err
 		}
 		// The parameters and the IPMI sensor likewise.
-		if err := writeItemParams(txExec, it.ID, it.Parameters, true); err != nil {
+		if err := writeItemParams(txExec, it.ID, it.Ext().Parameters, true); err != nil {
 			return fmt.Errorf("cannot update the parameters of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if err := writeItemIPMI(txExec, it.ID, it.IPMISensor, true); err != nil {
+		if err := writeItemIPMI(txExec, it.ID, it.Ext().IPMISensor, true); err != nil {
 			return fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", it.ID, it.Key, err)
 		}
-		if err := writeItemLogTimeFmt(txExec, it.ID, it.LogTimeFmt, true); err != nil {
+		if err := writeItemLogTimeFmt(txExec, it.ID, it.Ext().LogTimeFmt, true); err != nil {
 			return fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", it.ID, it.Key, err)
 		}
 	}

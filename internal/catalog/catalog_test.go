@@ -165,7 +165,15 @@ func diffViews(want, got *Snapshot) string {
 // diffMigrated is diffViews for a database downgraded to before schema
 // version 7, which lost the items' snmp_oid.
 func diffMigrated(want, got *Snapshot) string {
-	return cmp.Diff(viewOf(want), viewOf(got), viewOpts, cmpopts.IgnoreFields(Item{}, "SNMPOID"))
+	noOID := cmp.Transformer("noOID", func(x *ItemExtra) ItemExtra {
+		if x == nil {
+			return ItemExtra{}
+		}
+		c := *x
+		c.SNMPOID = ""
+		return c
+	})
+	return cmp.Diff(viewOf(want), viewOf(got), viewOpts, noOID)
 }
 
 func TestOpenApplyReopen(t *testing.T) {
@@ -245,14 +253,31 @@ func TestOpenApplyReopen(t *testing.T) {
 		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true, InterfaceID: agentIf.ID})
 	check("web-01", "zabbix[host,agent,available]", Item{Name: "zabbix[host,agent,available]", Type: Internal,
 		ValueType: history.Uint, Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365})
-	check("switch 1", "net.if.in[ifHCInOctets.1]", Item{Name: "net.if.in[ifHCInOctets.1]", Type: SNMPAgent,
-		ValueType: history.Uint, Units: "bps", Delay: "1m", History: "1w", Trends: "0", HistorySeconds: 7 * 86400, Enabled: true,
-		SNMPOID: "IF-MIB::ifHCInOctets.1"})
+	check("switch 1", "net.if.in[ifHCInOctets.1]", Item{
+		Name:           "net.if.in[ifHCInOctets.1]",
+		Type:           SNMPAgent,
+		ValueType:      history.Uint,
+		Units:          "bps",
+		Delay:          "1m",
+		History:        "1w",
+		Trends:         "0",
+		HistorySeconds: 7 * 86400,
+		Enabled:        true,
+		Extra:          &ItemExtra{SNMPOID: "IF-MIB::ifHCInOctets.1"},
+	})
 	check("switch 1", "icmpping", Item{Name: "icmpping", Type: SimpleCheck, ValueType: history.Uint,
 		Delay: "1m", History: "90d", Trends: "365d", HistorySeconds: d90, TrendsSeconds: d365, Enabled: true})
-	check("switch 1", "web.page.get[example.com]", Item{Name: "web.page.get[example.com]", Type: HTTPAgent,
-		ValueType: history.Text, Delay: "5m", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true,
-		HTTP: &HTTPItem{URL: "http://example.com/", StatusCodes: "200", FollowRedirects: true}})
+	check("switch 1", "web.page.get[example.com]", Item{
+		Name:           "web.page.get[example.com]",
+		Type:           HTTPAgent,
+		ValueType:      history.Text,
+		Delay:          "5m",
+		History:        "90d",
+		Trends:         "0",
+		HistorySeconds: d90,
+		Enabled:        true,
+		Extra:          &ItemExtra{HTTP: &HTTPItem{URL: "http://example.com/", StatusCodes: "200", FollowRedirects: true}},
+	})
 	check("switch 1", "check.sh[a,b]", Item{Name: "check.sh[a,b]", Type: External, ValueType: history.Str,
 		Delay: "10m;50s/1-5,09:00-18:00", History: "90d", Trends: "0", HistorySeconds: d90, Enabled: true})
 
@@ -745,7 +770,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	web := c.Snapshot().Host("web-01.example.net")
 	if len(web.Interfaces) != 2 || web.Item("vfs.fs.size[/,pfree]").InterfaceID != web.Interfaces[1].ID ||
-		web.Item("agent.ping").InterfaceID != web.MainInterface(InterfaceAgent).ID || web.Item("vfs.fs.size[/,pfree]").Timeout != "10s" {
+		web.Item("agent.ping").InterfaceID != web.MainInterface(InterfaceAgent).ID || web.Item("vfs.fs.size[/,pfree]").Ext().Timeout != "10s" {
 		t.Fatalf("interfaces of %s: %+v", web.Host, web.Interfaces)
 	}
 	s := c.Snapshot()
@@ -775,7 +800,7 @@ func TestExampleFile(t *testing.T) {
 			t.Errorf("%s has no %s item", path, want)
 		}
 	}
-	if h := web.Item("app.health").HTTP; h == nil || h.URL != "http://127.0.0.1:8080/health" || h.StatusCodes != "200,503" ||
+	if h := web.Item("app.health").Ext().HTTP; h == nil || h.URL != "http://127.0.0.1:8080/health" || h.StatusCodes != "200,503" ||
 		len(h.QueryFields) != 1 || h.Headers[0].Value != "application/json" || !h.FollowRedirects {
 		t.Errorf("the HTTP agent item of %s: %+v", path, h)
 	}

@@ -329,11 +329,17 @@
 // load, and a host's copy of a template's discovery rule shares the
 // template's strings (shareStrings) and has its JSON-decoded slices
 // trimmed to their length (compact). Item, Host and Trigger keep their
-// one-byte fields together. What an item still costs is measured in
-// docs/bench/estate.md ("The catalog model at scale"): about 440 bytes
-// of Item in its host's slice plus its indexes, and in a template-linked,
-// discovered fleet about 1.25 KB of heap per item with triggers, rules
-// and graphs.
+// one-byte fields together. An Item's fields that most items leave
+// empty (per-type settings, formula or script, timeout, UUID, discovery
+// rule: ItemExtra, item_extra.go) sit behind one pointer, nil on most
+// items, and the copies of one template item share one ItemExtra
+// (Edit.shareExtra; Open's interner shares those with only the items
+// table's fields); readers use Item.Ext, writers Item.MutExt (copy on
+// write). What an item still costs is measured in docs/bench/estate.md
+// ("The catalog model at scale"): 248 bytes of Item in its host's slice
+// plus its host's share and its indexes (BenchmarkDeriveScale reports
+// heap-B/item), and in a template-linked, discovered fleet about
+// 1.25 KB of heap per item with triggers, rules and graphs.
 //
 // An Edit that wrote no trigger and deleted no item (an item.update, a
 // host rename) shares the old snapshot's trigger slab and indexes

@@ -135,3 +135,10 @@ func fmtSeconds(s int64) string {
 	}
 	return fmt.Sprintf("%ds", s)
 }
+
+// retention32 is parseRetention for Item's HistorySeconds and
+// TrendsSeconds: at most 25 years, which an int32 holds.
+func retention32(s string, min int64) (int32, error) {
+	v, err := parseRetention(s, min)
+	return int32(v), err
+}

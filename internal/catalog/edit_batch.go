@@ -50,8 +50,8 @@ func (e *Edit) execRows(prefix string, cols int, rows [][]any) ([]uint64, error)
 const insertItemRows = "INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link) VALUES "
 
 func itemRow(it *Item) []any {
-	return []any{it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID, int64(it.InventoryLink)}
+	return []any{it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
+		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink)}
 }
 
 // insertItemsBatch writes new items (validated, their strings owned)
@@ -94,29 +94,29 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			for _, t := range n.Tags {
 				tags = append(tags, []any{n.ID, t.Tag, t.Value})
 			}
-			if n.HTTP != nil {
-				https = append(https, []any{n.ID, encodeHTTP(n.HTTP)})
+			if n.Ext().HTTP != nil {
+				https = append(https, []any{n.ID, encodeHTTP(n.Ext().HTTP)})
 			}
-			if n.Login != nil {
-				logins = append(logins, []any{n.ID, encodeLogin(n.Login)})
+			if n.Ext().Login != nil {
+				logins = append(logins, []any{n.ID, encodeLogin(n.Ext().Login)})
 			}
-			if n.JMX != nil {
-				jmxs = append(jmxs, []any{n.ID, encodeJMX(n.JMX)})
+			if n.Ext().JMX != nil {
+				jmxs = append(jmxs, []any{n.ID, encodeJMX(n.Ext().JMX)})
 			}
-			if n.ODBC != nil {
-				odbcs = append(odbcs, []any{n.ID, encodeODBC(n.ODBC)})
+			if n.Ext().ODBC != nil {
+				odbcs = append(odbcs, []any{n.ID, encodeODBC(n.Ext().ODBC)})
 			}
-			if n.IPMISensor != "" {
-				sensors = append(sensors, []any{n.ID, n.IPMISensor})
+			if n.Ext().IPMISensor != "" {
+				sensors = append(sensors, []any{n.ID, n.Ext().IPMISensor})
 			}
-			if n.LogTimeFmt != "" {
-				logfmts = append(logfmts, []any{n.ID, n.LogTimeFmt})
+			if n.Ext().LogTimeFmt != "" {
+				logfmts = append(logfmts, []any{n.ID, n.Ext().LogTimeFmt})
 			}
-			for i, p := range n.Parameters {
+			for i, p := range n.Ext().Parameters {
 				params = append(params, []any{n.ID, i, p.Name, p.Value})
 			}
-			if n.LLD != nil {
-				llds = append(llds, []any{n.ID, encodeLLD(n.LLD)})
+			if n.Ext().LLD != nil {
+				llds = append(llds, []any{n.ID, encodeLLD(n.Ext().LLD)})
 			}
 			if d := n.Discovery; d != nil {
 				discs = append(discs, []any{n.ID, d.RuleID, d.ProtoID, d.TSDelete})

@@ -539,7 +539,7 @@ func (e *Edit) DeleteHosts(ids []uint64) error {
 	for _, id := range ids {
 		var rules []uint64
 		for _, it := range e.hostItems(id) {
-			if it.LLD != nil {
+			if it.Ext().LLD != nil {
 				rules = append(rules, it.ID)
 			}
 		}

@@ -155,21 +155,22 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 		} else {
 			it.Name = e.text(it.Name)
 		}
-		it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
-		it.TimestampPrecision = e.str(it.TimestampPrecision)
-		it.SNMPOID = e.text(it.SNMPOID)
-		it.Params = e.text(it.Params)
+		it.Units, it.Delay, it.History, it.Trends = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends)
+		if it.Extra != nil {
+			x := it.MutExt()
+			x.Timeout, x.TimestampPrecision = e.str(x.Timeout), e.str(x.TimestampPrecision)
+			x.SNMPOID, x.Params = e.text(x.SNMPOID), e.text(x.Params)
+			x.IPMISensor, x.LogTimeFmt = strings.Clone(x.IPMISensor), strings.Clone(x.LogTimeFmt)
+			x.Parameters = cloneItemParams(x.Parameters)
+		}
 		it.Description = e.text(it.Description)
-		it.IPMISensor = strings.Clone(it.IPMISensor)
-		it.LogTimeFmt = strings.Clone(it.LogTimeFmt)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = e.tags(it.Tags)
-		it.Parameters = cloneItemParams(it.Parameters)
 		if h := e.host(it.HostID); h.IsTemplate {
-			it.UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
+			it.MutExt().UUID = cmp.Or(strings.Clone(items[i].UUID), NewUUID())
 		}
-		if it.LLD != nil {
-			if err := e.assignProtoIDs(it.LLD, e.host(it.HostID).IsTemplate); err != nil {
+		if it.Ext().LLD != nil {
+			if err := e.assignProtoIDs(it.Ext().LLD, e.host(it.HostID).IsTemplate); err != nil {
 				return nil, err
 			}
 		}
@@ -191,8 +192,8 @@ func (e *Edit) insertItem(it *Item) error {
 	initMap(&e.items)
 	initMap(&e.keys)
 	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Timeout, it.TimestampPrecision,
-		it.MasterItemID, it.Params, encodeSteps(it.Preprocessing), it.SNMPOID, it.RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.UUID, int64(it.InventoryLink))
+		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
+		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink))
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 	}
@@ -215,13 +216,13 @@ func (e *Edit) insertItem(it *Item) error {
 	if err := e.writeItemTags(it, false); err != nil {
 		return err
 	}
-	if err := writeItemParams(e.editExec, id, it.Parameters, false); err != nil {
+	if err := writeItemParams(e.editExec, id, it.Ext().Parameters, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the parameters of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
-	if err := writeItemIPMI(e.editExec, id, it.IPMISensor, false); err != nil {
+	if err := writeItemIPMI(e.editExec, id, it.Ext().IPMISensor, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the IPMI sensor of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
-	if err := writeItemLogTimeFmt(e.editExec, id, it.LogTimeFmt, false); err != nil {
+	if err := writeItemLogTimeFmt(e.editExec, id, it.Ext().LogTimeFmt, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
 	e.addCreated(it)
@@ -234,32 +235,32 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	initMap(&e.items)
 	initMap(&e.keys)
 	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ?, inventory_link = ? WHERE id = ?",
-		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Timeout, n.TimestampPrecision,
-		n.MasterItemID, n.Params, encodeSteps(n.Preprocessing), n.SNMPOID, n.RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.UUID, int64(n.InventoryLink), n.ID)
+		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Ext().Timeout, n.Ext().TimestampPrecision,
+		n.MasterItemID, n.Ext().Params, encodeSteps(n.Preprocessing), n.Ext().SNMPOID, n.Ext().RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.Ext().UUID, int64(n.InventoryLink), n.ID)
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 	}
-	if !n.HTTP.equal(cur.HTTP) {
-		if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
+	if !n.Ext().HTTP.equal(cur.Ext().HTTP) {
+		if err := e.writeHTTP(n, cur.Ext().HTTP != nil); err != nil {
 			return err
 		}
 	}
-	if !n.Login.equal(cur.Login) {
-		if err := e.writeLogin(n, cur.Login != nil); err != nil {
+	if !n.Ext().Login.equal(cur.Ext().Login) {
+		if err := e.writeLogin(n, cur.Ext().Login != nil); err != nil {
 			return err
 		}
 	}
-	if !n.JMX.equal(cur.JMX) {
-		if err := e.writeJMX(n, cur.JMX != nil); err != nil {
+	if !n.Ext().JMX.equal(cur.Ext().JMX) {
+		if err := e.writeJMX(n, cur.Ext().JMX != nil); err != nil {
 			return err
 		}
 	}
-	if !n.ODBC.equal(cur.ODBC) {
-		if err := e.writeODBC(n, cur.ODBC != nil); err != nil {
+	if !n.Ext().ODBC.equal(cur.Ext().ODBC) {
+		if err := e.writeODBC(n, cur.Ext().ODBC != nil); err != nil {
 			return err
 		}
 	}
-	if !n.LLD.equal(cur.LLD) || !n.Discovery.equal(cur.Discovery) {
+	if !n.Ext().LLD.equal(cur.Ext().LLD) || !n.Discovery.equal(cur.Discovery) {
 		if err := e.writeLLDRows(n, cur); err != nil {
 			return err
 		}
@@ -269,26 +270,29 @@ func (e *Edit) writeItem(n, cur *Item) error {
 			return err
 		}
 	}
-	if sameItemParams(n.Parameters, cur.Parameters) {
-		n.Parameters = cur.Parameters
+	if sameItemParams(n.Ext().Parameters, cur.Ext().Parameters) {
+		if len(cur.Ext().Parameters) > 0 && &n.Ext().Parameters[0] != &cur.Ext().Parameters[0] {
+			n.MutExt().Parameters = cur.Ext().Parameters
+		}
 	} else {
-		n.Parameters = cloneItemParams(n.Parameters)
-		if err := writeItemParams(e.editExec, n.ID, n.Parameters, cur.Parameters != nil); err != nil {
+		n.MutExt().Parameters = cloneItemParams(n.Ext().Parameters)
+		if err := writeItemParams(e.editExec, n.ID, n.Ext().Parameters, cur.Ext().Parameters != nil); err != nil {
 			return e.fail(fmt.Errorf("cannot update the parameters of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
-	if n.IPMISensor != cur.IPMISensor {
-		n.IPMISensor = strings.Clone(n.IPMISensor)
-		if err := writeItemIPMI(e.editExec, n.ID, n.IPMISensor, cur.IPMISensor != ""); err != nil {
+	if n.Ext().IPMISensor != cur.Ext().IPMISensor {
+		n.MutExt().IPMISensor = strings.Clone(n.Ext().IPMISensor)
+		if err := writeItemIPMI(e.editExec, n.ID, n.Ext().IPMISensor, cur.Ext().IPMISensor != ""); err != nil {
 			return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
-	if n.LogTimeFmt != cur.LogTimeFmt {
-		n.LogTimeFmt = strings.Clone(n.LogTimeFmt)
-		if err := writeItemLogTimeFmt(e.editExec, n.ID, n.LogTimeFmt, cur.LogTimeFmt != ""); err != nil {
+	if n.Ext().LogTimeFmt != cur.Ext().LogTimeFmt {
+		n.MutExt().LogTimeFmt = strings.Clone(n.Ext().LogTimeFmt)
+		if err := writeItemLogTimeFmt(e.editExec, n.ID, n.Ext().LogTimeFmt, cur.Ext().LogTimeFmt != ""); err != nil {
 			return e.fail(fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
+	e.shareExtra(n)
 	if n.Key != cur.Key {
 		e.keys[hostKey{cur.HostID, cur.Key}] = 0
 		e.keys[hostKey{n.HostID, n.Key}] = n.ID
@@ -314,17 +318,17 @@ func specOf(it *Item) ItemSpec {
 	}
 	is := ItemSpec{
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
-		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Timeout, RetryDelay: it.RetryDelay,
-		TimestampPrecision: it.TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Params, SNMPOID: it.SNMPOID, HTTPSpec: httpSpecOf(it.HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.IPMISensor, LogTimeFmt: it.LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
-		Parameters: it.Parameters,
+		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Ext().Timeout, RetryDelay: it.Ext().RetryDelay,
+		TimestampPrecision: it.Ext().TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Ext().Params, SNMPOID: it.Ext().SNMPOID, HTTPSpec: httpSpecOf(it.Ext().HTTP),
+		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.Ext().IPMISensor, LogTimeFmt: it.Ext().LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
+		Parameters: it.Ext().Parameters,
 	}
-	loginSpecOf(it.Login, &is)
-	if it.JMX != nil {
-		is.JMXEndpoint, is.Username, is.Password = it.JMX.Endpoint, it.JMX.Username, it.JMX.Password
+	loginSpecOf(it.Ext().Login, &is)
+	if it.Ext().JMX != nil {
+		is.JMXEndpoint, is.Username, is.Password = it.Ext().JMX.Endpoint, it.Ext().JMX.Username, it.Ext().JMX.Password
 	}
-	if it.ODBC != nil {
-		is.Username, is.Password = it.ODBC.Username, it.ODBC.Password
+	if it.Ext().ODBC != nil {
+		is.Username, is.Password = it.Ext().ODBC.Username, it.Ext().ODBC.Password
 	}
 	return is
 }
@@ -514,9 +518,9 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		}
 		batch[k] = true
 		it.ID, it.HostID = cur.ID, cur.HostID
-		it.TemplateID, it.UUID = cur.TemplateID, cur.UUID
-		it.LLD, it.Discovery = cur.LLD, cur.Discovery
-		if it.LLD != nil {
+		it.TemplateID, it.MutExt().UUID = cur.TemplateID, cur.Ext().UUID
+		it.MutExt().LLD, it.Discovery = cur.Ext().LLD, cur.Discovery
+		if it.Ext().LLD != nil {
 			// A rule stays text without history (checkRule).
 			it.ValueType, it.History, it.HistorySeconds, it.Trends, it.TrendsSeconds = cur.ValueType, "0", 0, "0", 0
 		}
@@ -560,18 +564,18 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		default:
 			n.Name = e.text(n.Name)
 		}
-		n.Units, n.Delay, n.History, n.Trends, n.Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Timeout)
-		n.TimestampPrecision = e.str(n.TimestampPrecision)
-		n.SNMPOID = e.text(n.SNMPOID)
+		n.Units, n.Delay, n.History, n.Trends, n.MutExt().Timeout = e.str(n.Units), e.str(n.Delay), e.str(n.History), e.str(n.Trends), e.str(n.Ext().Timeout)
+		n.MutExt().TimestampPrecision = e.str(n.Ext().TimestampPrecision)
+		n.MutExt().SNMPOID = e.text(n.Ext().SNMPOID)
 		if sameSteps(n.Preprocessing, cur.Preprocessing) {
 			n.Preprocessing = cur.Preprocessing // keep the chain's identity for consumers' caches
 		} else {
 			n.Preprocessing = e.steps.get(n.Preprocessing)
 		}
-		if n.Params == cur.Params {
-			n.Params = cur.Params
+		if n.Ext().Params == cur.Ext().Params {
+			n.MutExt().Params = cur.Ext().Params
 		} else {
-			n.Params = e.text(n.Params)
+			n.MutExt().Params = e.text(n.Ext().Params)
 		}
 		if n.Description == cur.Description {
 			n.Description = cur.Description
@@ -583,6 +587,11 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 			n.Tags = e.tags(n.Tags)
 		} else {
 			n.Tags = cur.Tags
+		}
+		if n.Ext().same(cur.Ext()) {
+			n.Extra = cur.Extra
+		} else {
+			e.shareExtra(n)
 		}
 		if err := e.writeItem(n, cur); err != nil {
 			return err
@@ -713,10 +722,10 @@ func (e *Edit) writeHTTP(it *Item, had bool) error {
 			return e.fail(fmt.Errorf("cannot update the HTTP settings of item %d (%q): %w", it.ID, it.Key, err))
 		}
 	}
-	if it.HTTP == nil {
+	if it.Ext().HTTP == nil {
 		return nil
 	}
-	if _, err := e.exec("INSERT INTO item_http (item_id, config) VALUES (?, ?)", it.ID, encodeHTTP(it.HTTP)); err != nil {
+	if _, err := e.exec("INSERT INTO item_http (item_id, config) VALUES (?, ?)", it.ID, encodeHTTP(it.Ext().HTTP)); err != nil {
 		return e.fail(fmt.Errorf("cannot store the HTTP settings of item %d (%q): %w", it.ID, it.Key, err))
 	}
 	return nil

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,7 +131,15 @@ func BenchmarkEditScale(b *testing.B) {
 // reports the build times of items and triggers (build-s,
 // trig-build-s), the Go heap the built snapshot holds per item (items
 // only) and per trigger, and the latency of one host's first Items
-// call (what item.get by host walks) and of a Lookup.
+// call (what item.get by host walks) and of a Lookup; then the catalog's
+// part of problem.get for 1,000 problems of random triggers (each
+// trigger, its hosts and their groups looked up, as the API's
+// permission and host filters do: problems1000-ns) and LLD's snapshot
+// step for 100,000 discovered items, 100 on each of 1,000 hosts, derived
+// into the running snapshot (lld100k-ms; SQLite's inserts, which an
+// ApplyDiscovery adds, are measured by `peregrine bench lld`). With
+// PEREGRINE_BENCH_MEMPROFILE=file the heap is profiled after the items
+// are built (file.hosts-N; go tool pprof -sample_index=inuse_space).
 //
 //	PEREGRINE_BENCH_HOSTS=10000,100000 PEREGRINE_BENCH_ITEMS=10 \
 //	  go test -run '^$' -bench 'DeriveScale' -benchtime 200x -benchmem ./internal/catalog/
@@ -150,6 +160,7 @@ func BenchmarkDeriveScale(b *testing.B) {
 			buildS := time.Since(start).Seconds()
 			hs, items = nil, nil
 			withItems := heapAlloc()
+			writeHeapProfile(b, n)
 			perItem := float64(withItems-min(before, withItems)) / float64(n*perHost)
 			trigs := make([]Trigger, 0, n*perHost/5)
 			for it := range s.allItems {
@@ -186,6 +197,8 @@ func BenchmarkDeriveScale(b *testing.B) {
 			if got := s.Item(its[0].ID); got == nil || got.Key != its[0].Key || len(s.TriggersOfItem(5)) != 1 {
 				b.Fatal("the derived snapshot lost an item or a trigger")
 			}
+			probNs := problemLookups(s, 1000)
+			lldMs := deriveDiscovered(b, s, 100_000)
 			// After ResetTimer, which drops metrics.
 			b.ReportMetric(buildS, "build-s")
 			b.ReportMetric(trigS, "trig-build-s")
@@ -193,6 +206,92 @@ func BenchmarkDeriveScale(b *testing.B) {
 			b.ReportMetric(perTrig, "heap-B/trigger")
 			b.ReportMetric(float64(byHost.Nanoseconds()), "items-of-host-ns")
 			b.ReportMetric(float64(lookup.Nanoseconds()), "lookup-ns")
+			b.ReportMetric(probNs, "problems1000-ns")
+			b.ReportMetric(lldMs, "lld100k-ms")
 		})
+	}
+}
+
+// problemLookups returns the time of the catalog's part of a problem.get
+// answering n problems of random triggers: each trigger by ID, its
+// hosts by ID and their groups checked, as the API's permission and
+// group filters make them.
+func problemLookups(s *Snapshot, n int) float64 {
+	ts := s.Triggers()
+	if len(ts) == 0 {
+		return 0
+	}
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = ts[(i*7919+13)%len(ts)].ID
+	}
+	want := []uint64{2, 1}
+	start := time.Now()
+	found := 0
+	for _, id := range ids {
+		t := s.Trigger(id)
+		if t == nil {
+			continue
+		}
+		for _, hid := range t.HostIDs {
+			if h := s.HostByID(hid); h != nil && slices.ContainsFunc(h.GroupIDs, func(g uint64) bool { return slices.Contains(want, g) }) {
+				found++
+				break
+			}
+		}
+	}
+	d := time.Since(start)
+	if found == 0 {
+		panic("no trigger found")
+	}
+	return float64(d.Nanoseconds())
+}
+
+// deriveDiscovered derives from s the snapshot with n new discovered
+// items, 100 on each of n/100 hosts, and returns the time in ms.
+func deriveDiscovered(b *testing.B, s *Snapshot, n int) float64 {
+	b.Helper()
+	var maxID uint64
+	for it := range s.allItems {
+		maxID = max(maxID, it.ID)
+	}
+	pc := &partChange{items: map[uint64]*Item{}}
+	made := make([]Item, n)
+	for i := range made {
+		h := s.hosts[(i/100)%len(s.hosts)]
+		proto := &h.items[0]
+		made[i] = Item{ID: maxID + 1 + uint64(i), HostID: h.ID, Key: fmt.Sprintf("vfs.fs.size[/mnt/d%d,pused]", i%100), Name: "Space used",
+			Type: proto.Type, ValueType: proto.ValueType, Enabled: true, Delay: proto.Delay, History: proto.History, Trends: proto.Trends,
+			HistorySeconds: proto.HistorySeconds, TrendsSeconds: proto.TrendsSeconds, Units: "%",
+			Discovery: &Discovery{RuleID: proto.ID, ProtoID: proto.ID}}
+		pc.created = append(pc.created, &made[i])
+	}
+	start := time.Now()
+	next, err := derive(s, s.version+1, s.groups, pc, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next.shareTriggers(s)
+	d := time.Since(start)
+	if next.ItemCount() != s.ItemCount()+n {
+		b.Fatalf("derived %d items, want %d", next.ItemCount(), s.ItemCount()+n)
+	}
+	return float64(d.Microseconds()) / 1000
+}
+
+// writeHeapProfile writes the heap profile to
+// $PEREGRINE_BENCH_MEMPROFILE.hosts-n when that is set.
+func writeHeapProfile(b *testing.B, n int) {
+	p := os.Getenv("PEREGRINE_BENCH_MEMPROFILE")
+	if p == "" {
+		return
+	}
+	f, err := os.Create(fmt.Sprintf("%s.hosts-%d", p, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
 	}
 }

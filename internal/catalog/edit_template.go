@@ -199,7 +199,7 @@ func (e *Edit) unlink(owner *Host, tmpl uint64, clear bool) error {
 		n := *it
 		n.TemplateID = 0
 		if owner.IsTemplate {
-			n.UUID = NewUUID()
+			n.MutExt().UUID = NewUUID()
 		}
 		if m := e.valueMap(n.ValueMapID); m != nil && m.HostID != owner.ID {
 			n.ValueMapID = 0 // the template's map is not the owner's (6.0 drops it)

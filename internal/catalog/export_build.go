@@ -445,7 +445,7 @@ func (x *exporter) items(h *Host, template bool) *exportNode {
 	for _, it := range h.Items() {
 		// Rules are discovery_rules'; discovered items are not written
 		// (6.0 writes neither as items).
-		if it.TemplateID == 0 && it.LLD == nil && it.Discovery == nil && it.Type != WebItem { // web items go with their scenario
+		if it.TemplateID == 0 && it.Ext().LLD == nil && it.Discovery == nil && it.Type != WebItem { // web items go with their scenario
 			its = append(its, it)
 		}
 	}
@@ -459,7 +459,7 @@ func (x *exporter) items(h *Host, template bool) *exportNode {
 func (x *exporter) item(it *Item, template bool) *exportNode {
 	m := newMap()
 	if template {
-		m.req("uuid", it.UUID)
+		m.req("uuid", it.Ext().UUID)
 	}
 	m.req("name", it.Name)
 	typeName, ok := exportItemTypeNames[int(it.Type)]
@@ -467,7 +467,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 		typeName = strconv.Itoa(int(it.Type))
 	}
 	m.str("type", typeName, "ZABBIX_PASSIVE")
-	m.str("snmp_oid", it.SNMPOID, "")
+	m.str("snmp_oid", it.Ext().SNMPOID, "")
 	m.req("key", it.Key)
 	if it.Type != SNMPTrap {
 		// 6.0 writes no interval for an SNMP trap item, whatever the
@@ -481,21 +481,21 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	}
 	m.str("value_type", enumName(int(it.ValueType), []string{"FLOAT", "CHAR", "LOG", "UNSIGNED", "TEXT"}), "UNSIGNED")
 	m.str("units", it.Units, "")
-	m.str("params", it.Params, "")
-	m.str("ipmi_sensor", it.IPMISensor, "")
+	m.str("params", it.Ext().Params, "")
+	m.str("ipmi_sensor", it.Ext().IPMISensor, "")
 	var auth int
 	var user, pass, pub, priv string
 	authNames := []string{"NONE", "BASIC", "NTLM", "KERBEROS", "DIGEST"}
 	switch {
-	case it.HTTP != nil:
-		auth, user, pass = int(it.HTTP.AuthType), it.HTTP.Username, it.HTTP.Password
-	case it.Login != nil:
-		auth, user, pass, pub, priv = int(it.Login.AuthType), it.Login.Username, it.Login.Password, it.Login.PublicKey, it.Login.PrivateKey
+	case it.Ext().HTTP != nil:
+		auth, user, pass = int(it.Ext().HTTP.AuthType), it.Ext().HTTP.Username, it.Ext().HTTP.Password
+	case it.Ext().Login != nil:
+		auth, user, pass, pub, priv = int(it.Ext().Login.AuthType), it.Ext().Login.Username, it.Ext().Login.Password, it.Ext().Login.PublicKey, it.Ext().Login.PrivateKey
 		authNames = []string{"PASSWORD", "PUBLIC_KEY"}
-	case it.JMX != nil:
-		user, pass = it.JMX.Username, it.JMX.Password
-	case it.ODBC != nil:
-		user, pass = it.ODBC.Username, it.ODBC.Password
+	case it.Ext().JMX != nil:
+		user, pass = it.Ext().JMX.Username, it.Ext().JMX.Password
+	case it.Ext().ODBC != nil:
+		user, pass = it.Ext().ODBC.Username, it.Ext().ODBC.Password
 	}
 	m.str("authtype", enumName(auth, authNames), authNames[0])
 	m.str("username", user, "")
@@ -506,7 +506,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	if it.InventoryLink > 0 && int(it.InventoryLink) <= len(inventoryFields) {
 		m.req("inventory_link", inventoryFields[it.InventoryLink-1])
 	}
-	m.str("logtimefmt", it.LogTimeFmt, "")
+	m.str("logtimefmt", it.Ext().LogTimeFmt, "")
 	if v := x.s.ValueMap(it.ValueMapID); v != nil {
 		vm := newMap()
 		vm.req("name", v.Name)
@@ -516,22 +516,22 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	if !template && it.InterfaceID != 0 && x.ifRefs[it.InterfaceID] != "" {
 		m.req("interface_ref", x.ifRefs[it.InterfaceID])
 	}
-	if it.JMX != nil {
-		m.str("jmx_endpoint", it.JMX.Endpoint, "")
+	if it.Ext().JMX != nil {
+		m.str("jmx_endpoint", it.Ext().JMX.Endpoint, "")
 	}
 	if master := x.s.AnyItem(it.MasterItemID); master != nil && it.MasterItemID != 0 {
 		mm := newMap()
 		mm.req("key", master.Key)
 		m.put("master_item", mm)
 	}
-	m.str("timeout", cmpOr(it.Timeout, "3s"), "3s")
-	if h := it.HTTP; h != nil {
+	m.str("timeout", cmpOr(it.Ext().Timeout, "3s"), "3s")
+	if h := it.Ext().HTTP; h != nil {
 		m.str("url", h.URL, "")
 		m.sub("query_fields", exportFields(h.QueryFields, false), false)
 	}
-	if len(it.Parameters) > 0 {
+	if len(it.Ext().Parameters) > 0 {
 		l := newList()
-		for _, p := range it.Parameters {
+		for _, p := range it.Ext().Parameters {
 			pm := newMap()
 			pm.req("name", p.Name)
 			pm.str("value", p.Value, "")
@@ -539,7 +539,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 		}
 		m.put("parameters", l)
 	}
-	if h := it.HTTP; h != nil {
+	if h := it.Ext().HTTP; h != nil {
 		m.str("posts", h.Posts, "")
 		m.str("status_codes", h.StatusCodes, "200")
 		m.str("follow_redirects", yesNo(h.FollowRedirects), "YES")

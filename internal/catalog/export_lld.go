@@ -56,7 +56,7 @@ func scalarNode(s string) *exportNode { return &exportNode{scalar: s} }
 func (x *exporter) discoveryRules(h *Host, template bool) *exportNode {
 	var rules []*Item
 	for _, it := range h.Items() {
-		if it.LLD != nil && it.TemplateID == 0 {
+		if it.Ext().LLD != nil && it.TemplateID == 0 {
 			rules = append(rules, it)
 		}
 	}
@@ -69,7 +69,7 @@ func (x *exporter) discoveryRules(h *Host, template bool) *exportNode {
 
 func (x *exporter) rule(h *Host, r *Item, template bool) *exportNode {
 	base := x.item(r, template)
-	l := r.LLD
+	l := r.Ext().LLD
 	extra := map[string]*exportNode{"filter": exportLLDFilter(&l.Filter, false), "overrides": x.overrides(l.Overrides)}
 	if l.Lifetime != "" && l.Lifetime != DefaultLifetime {
 		extra["lifetime"] = scalarNode(l.Lifetime)

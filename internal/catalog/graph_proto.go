@@ -225,9 +225,9 @@ func copyGraphProtos(l, cur *LLDRule) {
 // or nils (the API's lookups, not a hot path).
 func (s *Snapshot) GraphPrototype(id uint64) (*GraphPrototype, *Item) {
 	for _, r := range s.Rules() {
-		for i := range r.LLD.GraphPrototypes {
-			if r.LLD.GraphPrototypes[i].ID == id {
-				return &r.LLD.GraphPrototypes[i], r
+		for i := range r.Ext().LLD.GraphPrototypes {
+			if r.Ext().LLD.GraphPrototypes[i].ID == id {
+				return &r.Ext().LLD.GraphPrototypes[i], r
 			}
 		}
 	}
@@ -240,9 +240,9 @@ func (s *Snapshot) GraphProtoItemID(rule *Item, key string) uint64 {
 	if key == "" {
 		return 0
 	}
-	for i := range rule.LLD.ItemPrototypes {
-		if rule.LLD.ItemPrototypes[i].Item.Key == key {
-			return rule.LLD.ItemPrototypes[i].ID
+	for i := range rule.Ext().LLD.ItemPrototypes {
+		if rule.Ext().LLD.ItemPrototypes[i].Item.Key == key {
+			return rule.Ext().LLD.ItemPrototypes[i].ID
 		}
 	}
 	if rule.Host != nil {
@@ -260,18 +260,18 @@ func (s *Snapshot) GraphProtoItemID(rule *Item, key string) uint64 {
 // and returns its ID, or 0.
 func (e *Edit) protoOnHost(host uint64, key, name string) uint64 {
 	for _, r := range e.hostItems(host) {
-		if r.LLD == nil {
+		if r.Ext().LLD == nil {
 			continue
 		}
 		if key != "" {
-			for _, p := range r.LLD.ItemPrototypes {
+			for _, p := range r.Ext().LLD.ItemPrototypes {
 				if p.Item.Key == key {
 					return p.ID
 				}
 			}
 			continue
 		}
-		for _, p := range r.LLD.GraphPrototypes {
+		for _, p := range r.Ext().LLD.GraphPrototypes {
 			if p.Name == name {
 				return p.ID
 			}
@@ -285,18 +285,18 @@ func (e *Edit) protoOnHost(host uint64, key, name string) uint64 {
 // none such.
 func (e *Edit) protoHost(host, id uint64, graph bool) uint64 {
 	for _, r := range e.hostItems(host) {
-		if r.LLD == nil {
+		if r.Ext().LLD == nil {
 			continue
 		}
 		if graph {
-			for _, p := range r.LLD.GraphPrototypes {
+			for _, p := range r.Ext().LLD.GraphPrototypes {
 				if p.ID == id {
 					return host
 				}
 			}
 			continue
 		}
-		for _, p := range r.LLD.ItemPrototypes {
+		for _, p := range r.Ext().LLD.ItemPrototypes {
 			if p.ID == id {
 				return host
 			}
@@ -324,7 +324,7 @@ func (e *Edit) initLastGItem() {
 		}
 	}
 	for _, r := range e.old.Rules() {
-		for _, gp := range r.LLD.GraphPrototypes {
+		for _, gp := range r.Ext().LLD.GraphPrototypes {
 			for _, gi := range gp.Items {
 				x.lastGItem = max(x.lastGItem, gi.Item.GItemID)
 			}
@@ -367,10 +367,10 @@ func keepGItemIDs(w *GraphPrototype, cur *GraphPrototype) {
 // Edit's view (nil if it is no rule); shared, MUST NOT be modified.
 func (e *Edit) GraphPrototypes(id uint64) ([]GraphPrototype, bool) {
 	it := e.item(id)
-	if it == nil || it.LLD == nil {
+	if it == nil || it.Ext().LLD == nil {
 		return nil, false
 	}
-	return it.LLD.GraphPrototypes, true
+	return it.Ext().LLD.GraphPrototypes, true
 }
 
 // UpdateGraphPrototypes sets rule id's graph prototypes to gps (those
@@ -378,10 +378,10 @@ func (e *Edit) GraphPrototypes(id uint64) ([]GraphPrototype, bool) {
 // the same change to its copies (UpdateRule).
 func (e *Edit) UpdateGraphPrototypes(id uint64, gps []GraphPrototype) error {
 	it := e.item(id)
-	if it == nil || it.LLD == nil {
+	if it == nil || it.Ext().LLD == nil {
 		return &FieldError{Field: "ruleid", Err: notFound("discovery rule", id)}
 	}
-	l := cloneLLD(it.LLD)
+	l := cloneLLD(it.Ext().LLD)
 	l.GraphPrototypes = gps
 	e.extra() // graphs of a prototype deleted go (syncGraphs)
 	return e.UpdateRule(id, l)
@@ -391,10 +391,10 @@ func (e *Edit) UpdateGraphPrototypes(id uint64, gps []GraphPrototype) error {
 // its prototype.
 func (e *Edit) graphProtoLive(d *Discovery) bool {
 	r := e.item(d.RuleID)
-	if r == nil || r.LLD == nil {
+	if r == nil || r.Ext().LLD == nil {
 		return false
 	}
-	for _, gp := range r.LLD.GraphPrototypes {
+	for _, gp := range r.Ext().LLD.GraphPrototypes {
 		if gp.ID == d.ProtoID {
 			return true
 		}

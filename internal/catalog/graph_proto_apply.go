@@ -13,7 +13,7 @@ import (
 // discovered is lost like an item (TSDelete) and deleted when its time
 // comes, or with its items.
 func (e *Edit) discoverGraphs(rule *Item, host *Host, r *DiscoveryResult) ([]string, error) {
-	if len(rule.LLD.GraphPrototypes) == 0 && len(r.Graphs) == 0 {
+	if len(rule.Ext().LLD.GraphPrototypes) == 0 && len(r.Graphs) == 0 {
 		return nil, nil // none made; those of deleted prototypes go in syncGraphs
 	}
 	type key struct {

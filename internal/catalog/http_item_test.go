@@ -89,8 +89,8 @@ func TestHTTPItemStored(t *testing.T) {
 		{Key: "api.health", Type: "http_agent", ValueType: "text", HTTPSpec: HTTPSpec{URL: "http://127.0.0.1/health", RetrieveMode: "BOTH"}},
 	}}}})
 	it := c.Snapshot().Lookup("web", "api.health")
-	if it.HTTP == nil || it.HTTP.URL != "http://127.0.0.1/health" || it.HTTP.RetrieveMode != HTTPRetrieveBoth {
-		t.Fatalf("imported: %+v", it.HTTP)
+	if it.Ext().HTTP == nil || it.Ext().HTTP.URL != "http://127.0.0.1/health" || it.Ext().HTTP.RetrieveMode != HTTPRetrieveBoth {
+		t.Fatalf("imported: %+v", it.Ext().HTTP)
 	}
 	hid := it.HostID
 	var id2 uint64
@@ -110,11 +110,11 @@ func TestHTTPItemStored(t *testing.T) {
 		t.Helper()
 		s := c.Snapshot()
 		a, b := s.Item(it.ID), s.Item(id2)
-		if a.HTTP == nil || a.HTTP.StatusCodes != "200,503" || a.HTTP.FollowRedirects || a.HTTP.URL != "http://127.0.0.1/health" {
-			t.Errorf("updated item: %+v", a.HTTP)
+		if a.Ext().HTTP == nil || a.Ext().HTTP.StatusCodes != "200,503" || a.Ext().HTTP.FollowRedirects || a.Ext().HTTP.URL != "http://127.0.0.1/health" {
+			t.Errorf("updated item: %+v", a.Ext().HTTP)
 		}
-		if b.HTTP == nil || b.HTTP.Posts != "x=1" || b.HTTP.RequestMethod != HTTPPost || len(b.HTTP.Headers) != 1 || b.Name != "renamed" {
-			t.Errorf("created item: %+v %q", b.HTTP, b.Name)
+		if b.Ext().HTTP == nil || b.Ext().HTTP.Posts != "x=1" || b.Ext().HTTP.RequestMethod != HTTPPost || len(b.Ext().HTTP.Headers) != 1 || b.Name != "renamed" {
+			t.Errorf("created item: %+v %q", b.Ext().HTTP, b.Name)
 		}
 	}
 	check(c)
@@ -129,7 +129,7 @@ func TestHTTPItemStored(t *testing.T) {
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id2, Type: new("trapper"), Delay: new("0")}})
 	})
-	if h := c2.Snapshot().Item(id2).HTTP; h != nil {
+	if h := c2.Snapshot().Item(id2).Ext().HTTP; h != nil {
 		t.Errorf("trapper item kept its HTTP request: %+v", h)
 	}
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteItems([]uint64{id2}) })
@@ -155,13 +155,13 @@ func TestMigrateV7HTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if h := c2.Snapshot().Item(id).HTTP; h != nil {
+	if h := c2.Snapshot().Item(id).Ext().HTTP; h != nil {
 		t.Fatalf("migrated item has a request: %+v", h)
 	}
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id, HTTP: func(h *HTTPSpec) { h.URL = "http://127.0.0.1/v2" }}})
 	})
-	if h := c2.Snapshot().Item(id).HTTP; h == nil || h.URL != "http://127.0.0.1/v2" {
+	if h := c2.Snapshot().Item(id).Ext().HTTP; h == nil || h.URL != "http://127.0.0.1/v2" {
 		t.Fatalf("after update: %+v", h)
 	}
 	var ver int

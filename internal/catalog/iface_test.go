@@ -112,8 +112,8 @@ func TestMigrateV2(t *testing.T) {
 			t.Errorf("%s: interface %d, want %d", key, it.InterfaceID, f.ID)
 		}
 	}
-	if it := h.Item("system.uname"); it.Timeout != "5s" {
-		t.Errorf("timeout %q", it.Timeout)
+	if it := h.Item("system.uname"); it.Ext().Timeout != "5s" {
+		t.Errorf("timeout %q", it.Ext().Timeout)
 	}
 	if it := h.Item("app.latency"); it.InterfaceID != 0 {
 		t.Errorf("a trapper item got interface %d", it.InterfaceID)
@@ -274,8 +274,8 @@ func TestEditInterfaceRules(t *testing.T) {
 	host1 := snap.HostByID(h1)
 	main1, other1 := host1.Interfaces[0].ID, host1.Interfaces[1].ID
 	other2 := snap.HostByID(h2).Interfaces[0].ID
-	if it := snap.Item(i1); it.InterfaceID != main1 || it.Timeout != "4s" {
-		t.Fatalf("agent item: interface %d (want the main one, %d), timeout %q", it.InterfaceID, main1, it.Timeout)
+	if it := snap.Item(i1); it.InterfaceID != main1 || it.Ext().Timeout != "4s" {
+		t.Fatalf("agent item: interface %d (want the main one, %d), timeout %q", it.InterfaceID, main1, it.Ext().Timeout)
 	}
 	if host1.Interfaces[0].Port != "10050" {
 		t.Fatalf("default port %q", host1.Interfaces[0].Port)
@@ -375,8 +375,8 @@ func TestEditInterfaceRules(t *testing.T) {
 		return e.UpdateHosts([]HostUpdate{{ID: h1, Interfaces: &[]Interface{{ID: other1, Type: InterfaceAgent, Main: true, UseIP: false, DNS: "h1.example", Port: "20050"}}}})
 	})
 	snap = c.Snapshot()
-	if it := snap.Item(i1); it.InterfaceID != other1 || it.Timeout != "" {
-		t.Fatalf("item after the move: interface %d timeout %q", it.InterfaceID, it.Timeout)
+	if it := snap.Item(i1); it.InterfaceID != other1 || it.Ext().Timeout != "" {
+		t.Fatalf("item after the move: interface %d timeout %q", it.InterfaceID, it.Ext().Timeout)
 	}
 	if fi := snap.Interface(other1); fi == nil || fi.Addr() != "h1.example:20050" || !fi.Main || fi.HostID != h1 {
 		t.Fatalf("edited interface: %+v", fi)

@@ -103,9 +103,9 @@ func templatedField(u *ItemUpdate, cur *Item) string {
 		return "value_type"
 	case differs(u.Units, cur.Units):
 		return "units"
-	case differs(u.Timeout, cur.Timeout):
+	case differs(u.Timeout, cur.Ext().Timeout):
 		return "timeout"
-	case differs(u.SNMPOID, cur.SNMPOID):
+	case differs(u.SNMPOID, cur.Ext().SNMPOID):
 		return "snmp_oid"
 	case u.Preprocessing != nil:
 		return "preprocessing"
@@ -145,15 +145,15 @@ func templatedSpecField(cur, it *Item) string {
 		return "value_type"
 	case it.Units != cur.Units:
 		return "units"
-	case it.Timeout != cur.Timeout:
+	case it.Ext().Timeout != cur.Ext().Timeout:
 		return "timeout"
-	case it.SNMPOID != cur.SNMPOID:
+	case it.Ext().SNMPOID != cur.Ext().SNMPOID:
 		return "snmp_oid"
-	case it.Params != cur.Params:
+	case it.Ext().Params != cur.Ext().Params:
 		return "params"
 	case !sameSteps(it.Preprocessing, cur.Preprocessing):
 		return "preprocessing"
-	case !it.HTTP.equal(cur.HTTP):
+	case !it.Ext().HTTP.equal(cur.Ext().HTTP):
 		return "http"
 	}
 	return ""
@@ -487,17 +487,21 @@ func (e *Edit) copyTo(tis []*Item, tts []*Trigger, owner *Host, field string) ([
 		}
 		n := new(Item)
 		*n = *ti
-		n.ID, n.HostID, n.Host, n.TemplateID, n.UUID, n.hasDeps = 0, owner.ID, nil, ti.ID, "", false
-		if ti.LLD != nil {
+		n.ID, n.HostID, n.Host, n.TemplateID, n.hasDeps = 0, owner.ID, nil, ti.ID, false
+		if n.Ext().UUID != "" {
+			n.MutExt().UUID = ""
+		}
+		e.shareExtra(n)
+		if ti.Ext().LLD != nil {
 			var cl *LLDRule
 			if cur != nil {
-				cl = cur.LLD
+				cl = cur.Ext().LLD
 			}
 			l, err := e.copyLLD(ti, cl, owner)
 			if err != nil {
 				return fail(err)
 			}
-			n.LLD = l
+			n.MutExt().LLD = l
 		}
 		if ti.MasterItemID != 0 {
 			m := mapped[ti.MasterItemID]

@@ -23,6 +23,8 @@ type strPool struct {
 	// host. A shared list's capacity is its length, so an append makes
 	// a new one; nothing writes the elements of a stored list.
 	tagSets map[string][]Tag
+	// extras holds shared ItemExtras by content (item_extra.go).
+	extras map[extraKey]*ItemExtra
 }
 
 const (

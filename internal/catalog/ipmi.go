@@ -95,10 +95,10 @@ var ErrIPMISensorRequired = errors.New(`Incorrect value for field "ipmi_sensor":
 // whatever the type (6.0 keeps it on every type), and not empty on an
 // IPMI item other than ipmi.get.
 func checkIPMISensor(it *Item) error {
-	if err := checkIPMILen("ipmi_sensor", it.IPMISensor, MaxIPMISensorLen); err != nil {
+	if err := checkIPMILen("ipmi_sensor", it.Ext().IPMISensor, MaxIPMISensorLen); err != nil {
 		return err
 	}
-	if it.Type == IPMI && it.IPMISensor == "" && it.Key != IPMIGetKey {
+	if it.Type == IPMI && it.Ext().IPMISensor == "" && it.Key != IPMIGetKey {
 		return ErrIPMISensorRequired
 	}
 	return nil
@@ -169,7 +169,7 @@ func loadIPMI(ctx context.Context, tx *sql.Tx, hosts []Host, items []Item) error
 		if !ok {
 			return fmt.Errorf("%w: IPMI sensor of unknown item %d", ErrCorrupt, id)
 		}
-		items[i].IPMISensor = s
+		items[i].MutExt().IPMISensor = s
 		return nil
 	})
 	if err != nil {

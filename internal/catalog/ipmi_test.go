@@ -43,11 +43,11 @@ func TestEditIPMI(t *testing.T) {
 	})
 	s = c.Snapshot()
 	h := s.Host("bmc")
-	if it := h.Item("cpu.temp"); it.IPMISensor != "CPU Temp" || it.Type != IPMI || it.InterfaceID != h.Interfaces[0].ID {
+	if it := h.Item("cpu.temp"); it.Ext().IPMISensor != "CPU Temp" || it.Type != IPMI || it.InterfaceID != h.Interfaces[0].ID {
 		t.Fatalf("IPMI item %+v: want its sensor and the host's IPMI interface", it)
 	}
-	if it := h.Item("trap"); it.IPMISensor != "kept" {
-		t.Fatalf("a trapper item's ipmi_sensor %q, want it kept as 6.0 keeps it", it.IPMISensor)
+	if it := h.Item("trap"); it.Ext().IPMISensor != "kept" {
+		t.Fatalf("a trapper item's ipmi_sensor %q, want it kept as 6.0 keeps it", it.Ext().IPMISensor)
 	}
 	// Updates.
 	other := "name:(7.1).CPU Temp"
@@ -59,7 +59,7 @@ func TestEditIPMI(t *testing.T) {
 		return e.UpdateHosts([]HostUpdate{{ID: hid, IPMI: &changed}})
 	})
 	want := c.Snapshot()
-	if got := want.Host("bmc").Item("cpu.temp").IPMISensor; got != other {
+	if got := want.Host("bmc").Item("cpu.temp").Ext().IPMISensor; got != other {
 		t.Fatalf("updated sensor %q", got)
 	}
 	if got := want.Host("bmc").IPMI; got != changed {
@@ -73,8 +73,8 @@ func TestEditIPMI(t *testing.T) {
 	}
 	defer c2.Close()
 	got := c2.Snapshot()
-	if got.Host("bmc").IPMI != changed || got.Host("bmc").Item("cpu.temp").IPMISensor != other || got.Host("bmc").Item("trap").IPMISensor != "kept" {
-		t.Fatalf("after reopen: %+v, %q", got.Host("bmc").IPMI, got.Host("bmc").Item("cpu.temp").IPMISensor)
+	if got.Host("bmc").IPMI != changed || got.Host("bmc").Item("cpu.temp").Ext().IPMISensor != other || got.Host("bmc").Item("trap").Ext().IPMISensor != "kept" {
+		t.Fatalf("after reopen: %+v, %q", got.Host("bmc").IPMI, got.Host("bmc").Item("cpu.temp").Ext().IPMISensor)
 	}
 	if got.Host("plain").IPMI != DefaultHostIPMI {
 		t.Fatalf("after reopen, default host: %+v", got.Host("plain").IPMI)

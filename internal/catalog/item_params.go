@@ -108,7 +108,7 @@ func loadItemParams(ctx context.Context, tx *sql.Tx, items []Item) error {
 		if !ok {
 			return fmt.Errorf("%w: parameter %q of item %d, which does not exist", ErrCorrupt, p.Name, id)
 		}
-		items[i].Parameters = append(items[i].Parameters, p)
+		items[i].MutExt().Parameters = append(items[i].Ext().Parameters, p)
 		return nil
 	})
 	if err != nil {

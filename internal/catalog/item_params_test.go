@@ -42,8 +42,8 @@ func TestItemParamsStored(t *testing.T) {
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "s1", Type: "script", ValueType: "text", Params: "return value", Parameters: ps}}}}})
 	it := c.Snapshot().Lookup("h", "s1")
-	if !slices.Equal(it.Parameters, ps) {
-		t.Fatalf("imported: %+v", it.Parameters)
+	if !slices.Equal(it.Ext().Parameters, ps) {
+		t.Fatalf("imported: %+v", it.Ext().Parameters)
 	}
 	hid := it.HostID
 	var id2 uint64
@@ -59,10 +59,10 @@ func TestItemParamsStored(t *testing.T) {
 	check := func(c *Catalog) {
 		t.Helper()
 		s := c.Snapshot()
-		if got := s.Item(it.ID).Parameters; !slices.Equal(got, []ItemParam{{"b", "2"}, {"a", "3"}}) {
+		if got := s.Item(it.ID).Ext().Parameters; !slices.Equal(got, []ItemParam{{"b", "2"}, {"a", "3"}}) {
 			t.Errorf("updated: %+v", got)
 		}
-		if got := s.Item(id2).Parameters; !slices.Equal(got, []ItemParam{{"z", "9"}}) {
+		if got := s.Item(id2).Ext().Parameters; !slices.Equal(got, []ItemParam{{"z", "9"}}) {
 			t.Errorf("created: %+v", got)
 		}
 	}
@@ -75,7 +75,7 @@ func TestItemParamsStored(t *testing.T) {
 	defer c2.Close()
 	check(c2)
 	mustEdit(t, c2, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: it.ID, Delay: new("5m")}}) })
-	if got := c2.Snapshot().Item(it.ID).Parameters; len(got) != 2 {
+	if got := c2.Snapshot().Item(it.ID).Ext().Parameters; len(got) != 2 {
 		t.Errorf("after another field's update: %+v", got)
 	}
 	// A duplicate name is refused, and nothing changes.
@@ -86,12 +86,12 @@ func TestItemParamsStored(t *testing.T) {
 		t.Errorf("duplicate name: %v", err)
 	}
 	mustEdit(t, c2, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: id2, Parameters: &[]ItemParam{}}}) })
-	if got := c2.Snapshot().Item(id2).Parameters; got != nil {
+	if got := c2.Snapshot().Item(id2).Ext().Parameters; got != nil {
 		t.Errorf("emptied: %+v", got)
 	}
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "s1", Type: "script", ValueType: "text", Params: "return value", Parameters: []ItemParam{{"x", "y"}}}}}}})
-	if got := c2.Snapshot().Item(it.ID).Parameters; !slices.Equal(got, []ItemParam{{"x", "y"}}) {
+	if got := c2.Snapshot().Item(it.ID).Ext().Parameters; !slices.Equal(got, []ItemParam{{"x", "y"}}) {
 		t.Errorf("re-imported: %+v", got)
 	}
 	// Parameters on another type are refused; a type change drops them.
@@ -108,7 +108,7 @@ func TestItemParamsStored(t *testing.T) {
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id2, Type: new("trapper"), Delay: new("0"), Params: new("")}})
 	})
-	if got := c2.Snapshot().Item(id2).Parameters; got != nil {
+	if got := c2.Snapshot().Item(id2).Ext().Parameters; got != nil {
 		t.Errorf("trapper kept its parameters: %+v", got)
 	}
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteItems([]uint64{id2}) })
@@ -137,7 +137,7 @@ func TestMigrateItemParams(t *testing.T) {
 	defer c2.Close()
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "s", Type: "script", ValueType: "4", Params: "return 1", Parameters: []ItemParam{{"a", "b"}}}}}}})
-	if got := c2.Snapshot().Lookup("h", "s").Parameters; len(got) != 1 {
+	if got := c2.Snapshot().Lookup("h", "s").Ext().Parameters; len(got) != 1 {
 		t.Fatalf("after the upgrade: %+v", got)
 	}
 	var ver int

@@ -100,11 +100,11 @@ var jmxSide = sideJSON{table: "item_jmx", what: "JMX settings", whose: "a JMX ag
 
 // loadJMX attaches the item_jmx rows to their items.
 func loadJMX(ctx context.Context, tx *sql.Tx, items []Item) error {
-	return loadSideJSON(ctx, tx, items, jmxSide, func(it *Item, j *JMXItem) { it.JMX = j })
+	return loadSideJSON(ctx, tx, items, jmxSide, func(it *Item, j *JMXItem) { it.MutExt().JMX = j })
 }
 
 // writeJMX stores it.JMX (item_jmx), replacing the item's row if it
 // had one.
 func (e *Edit) writeJMX(it *Item, had bool) error {
-	return e.writeSideJSON(it, jmxSide, had, it.JMX != nil, func() string { return encodeJMX(it.JMX) })
+	return e.writeSideJSON(it, jmxSide, had, it.Ext().JMX != nil, func() string { return encodeJMX(it.Ext().JMX) })
 }

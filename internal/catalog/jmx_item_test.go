@@ -44,8 +44,8 @@ func TestJMXItemStored(t *testing.T) {
 		}}}})
 	s := c.Snapshot()
 	it := s.Lookup("app", `jmx["java.lang:type=Memory","HeapMemoryUsage.used"]`)
-	if it.JMX == nil || *it.JMX != (JMXItem{Endpoint: DefaultJMXEndpoint}) {
-		t.Fatalf("imported: %+v", it.JMX)
+	if it.Ext().JMX == nil || *it.Ext().JMX != (JMXItem{Endpoint: DefaultJMXEndpoint}) {
+		t.Fatalf("imported: %+v", it.Ext().JMX)
 	}
 	if f := s.Interface(it.InterfaceID); f == nil || f.Type != InterfaceJMX {
 		t.Fatalf("imported item's interface: %+v", f)
@@ -68,11 +68,11 @@ func TestJMXItemStored(t *testing.T) {
 		t.Helper()
 		s := c.Snapshot()
 		a, b := s.Item(it.ID), s.Item(id2)
-		if a.JMX == nil || *a.JMX != (JMXItem{Endpoint: DefaultJMXEndpoint, Username: "monitorRole", Password: "s3cret"}) {
-			t.Errorf("updated item: %+v", a.JMX)
+		if a.Ext().JMX == nil || *a.Ext().JMX != (JMXItem{Endpoint: DefaultJMXEndpoint, Username: "monitorRole", Password: "s3cret"}) {
+			t.Errorf("updated item: %+v", a.Ext().JMX)
 		}
-		if b.JMX == nil || *b.JMX != (JMXItem{Endpoint: "service:jmx:jmxmp://{HOST.CONN}:{HOST.PORT}", Username: "{$JMX.USER}", Password: "p"}) || b.Name != "renamed" {
-			t.Errorf("created item: %+v %q", b.JMX, b.Name)
+		if b.Ext().JMX == nil || *b.Ext().JMX != (JMXItem{Endpoint: "service:jmx:jmxmp://{HOST.CONN}:{HOST.PORT}", Username: "{$JMX.USER}", Password: "p"}) || b.Name != "renamed" {
+			t.Errorf("created item: %+v %q", b.Ext().JMX, b.Name)
 		}
 		if b.InterfaceID != a.InterfaceID {
 			t.Errorf("created item's interface %d, want the host's JMX interface %d", b.InterfaceID, a.InterfaceID)
@@ -90,14 +90,14 @@ func TestJMXItemStored(t *testing.T) {
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id2, JMXEndpoint: new("service:jmx:rmi:///jndi/rmi://{HOST.CONN}:1099/jmxrmi")}})
 	})
-	if j := c2.Snapshot().Item(id2).JMX; j == nil || j.Endpoint != "service:jmx:rmi:///jndi/rmi://{HOST.CONN}:1099/jmxrmi" || j.Password != "p" {
+	if j := c2.Snapshot().Item(id2).Ext().JMX; j == nil || j.Endpoint != "service:jmx:rmi:///jndi/rmi://{HOST.CONN}:1099/jmxrmi" || j.Password != "p" {
 		t.Errorf("after the endpoint's update: %+v", j)
 	}
 	// The item becomes a trapper item: its JMX settings go.
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id2, Type: new("trapper"), Delay: new("0")}})
 	})
-	if j := c2.Snapshot().Item(id2).JMX; j != nil {
+	if j := c2.Snapshot().Item(id2).Ext().JMX; j != nil {
 		t.Errorf("trapper item kept its JMX settings: %+v", j)
 	}
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteItems([]uint64{id2}) })
@@ -149,7 +149,7 @@ func TestMigrateItemJMX(t *testing.T) {
 	defer c2.Close()
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "app", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "jmx[a,b]", Type: "jmx", ValueType: "3", JMXEndpoint: "service:jmx:x"}}}}})
-	if j := c2.Snapshot().Lookup("app", "jmx[a,b]").JMX; j == nil || j.Endpoint != "service:jmx:x" {
+	if j := c2.Snapshot().Lookup("app", "jmx[a,b]").Ext().JMX; j == nil || j.Endpoint != "service:jmx:x" {
 		t.Fatalf("after the upgrade: %+v", j)
 	}
 	var ver int

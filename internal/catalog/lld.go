@@ -44,7 +44,7 @@ const (
 // a discovered item, 0 otherwise (prototypes are not Items).
 func (a *Item) Flags() int {
 	switch {
-	case a.LLD != nil:
+	case a.Ext().LLD != nil:
 		return FlagRule
 	case a.Discovery != nil:
 		return FlagDiscovered
@@ -319,7 +319,7 @@ func loadLLD(ctx context.Context, tx *sql.Tx, items []Item) error {
 			return fmt.Errorf("%w: discovery rule %d: %v", ErrCorrupt, id, err)
 		}
 		compact(&l, in.text) // every host's copy of a template's rule: its texts held once
-		items[i].LLD = &l
+		items[i].MutExt().LLD = &l
 		return nil
 	})
 	if err != nil {
@@ -388,9 +388,9 @@ func (a *Discovery) equal(b *Discovery) bool {
 // not a hot path).
 func (s *Snapshot) ItemPrototype(id uint64) (*ItemPrototype, *Item) {
 	for _, r := range s.Rules() {
-		for i := range r.LLD.ItemPrototypes {
-			if r.LLD.ItemPrototypes[i].ID == id {
-				return &r.LLD.ItemPrototypes[i], r
+		for i := range r.Ext().LLD.ItemPrototypes {
+			if r.Ext().LLD.ItemPrototypes[i].ID == id {
+				return &r.Ext().LLD.ItemPrototypes[i], r
 			}
 		}
 	}
@@ -403,7 +403,7 @@ func (s *Snapshot) Rules() []*Item {
 	var out []*Item
 	for _, part := range []*Snapshot{s, s.part()} {
 		for it := range part.allItems {
-			if it.LLD != nil {
+			if it.Ext().LLD != nil {
 				out = append(out, it)
 			}
 		}
@@ -434,7 +434,7 @@ func PrototypeItem(rule *Item, p *ItemPrototype) Item {
 			src, std string
 		}{
 			{&it.Delay, p.Item.Delay, is.Delay}, {&it.History, p.Item.History, is.History},
-			{&it.Trends, p.Item.Trends, is.Trends}, {&it.SNMPOID, p.Item.SNMPOID, is.SNMPOID},
+			{&it.Trends, p.Item.Trends, is.Trends}, {&it.MutExt().SNMPOID, p.Item.SNMPOID, is.SNMPOID},
 		} {
 			if f.src != f.std {
 				*f.dst = f.src
@@ -444,14 +444,14 @@ func PrototypeItem(rule *Item, p *ItemPrototype) Item {
 	if !ok {
 		it = Item{Key: p.Item.Key, Name: p.Item.Name, Delay: p.Item.Delay, History: p.Item.History, Trends: p.Item.Trends}
 	}
-	it.ID, it.TemplateID, it.UUID = p.ID, p.TemplateID, p.UUID
+	it.ID, it.TemplateID, it.MutExt().UUID = p.ID, p.TemplateID, p.UUID
 	it.HostID, it.Host = rule.HostID, rule.Host
 	if !ok {
 		it.Enabled, _ = parseStatus(p.Item.Status)
 	}
 	if p.MasterKey != "" {
-		for i := range rule.LLD.ItemPrototypes {
-			if q := &rule.LLD.ItemPrototypes[i]; q.Item.Key == p.MasterKey {
+		for i := range rule.Ext().LLD.ItemPrototypes {
+			if q := &rule.Ext().LLD.ItemPrototypes[i]; q.Item.Key == p.MasterKey {
 				it.MasterItemID = q.ID
 			}
 		}

@@ -48,7 +48,7 @@ func (e *Edit) ApplyDiscovery(r *DiscoveryResult) ([]string, error) {
 		return nil, e.err
 	}
 	rule := e.item(r.RuleID)
-	if rule == nil || rule.LLD == nil {
+	if rule == nil || rule.Ext().LLD == nil {
 		return nil, nil // deleted meanwhile
 	}
 	host := e.host(rule.HostID)
@@ -208,8 +208,13 @@ func createOrUpdate(cur *Item) string {
 // internItem owns it's strings as CreateItems does.
 func (e *Edit) internItem(it *Item) {
 	it.Key, it.Name = e.text(it.Key), e.text(it.Name)
-	it.Units, it.Delay, it.History, it.Trends, it.Timeout = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends), e.str(it.Timeout)
-	it.SNMPOID, it.Params, it.Description = e.text(it.SNMPOID), e.text(it.Params), e.text(it.Description)
+	it.Units, it.Delay, it.History, it.Trends = e.str(it.Units), e.str(it.Delay), e.str(it.History), e.str(it.Trends)
+	if it.Extra != nil {
+		x := it.MutExt()
+		x.Timeout, x.SNMPOID, x.Params = e.str(x.Timeout), e.text(x.SNMPOID), e.text(x.Params)
+	}
+	e.shareExtra(it)
+	it.Description = e.text(it.Description)
 	it.Preprocessing = e.steps.get(it.Preprocessing)
 	it.Tags = e.tags(it.Tags)
 }

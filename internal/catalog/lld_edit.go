@@ -19,7 +19,7 @@ var lldMacroRe = regexp.MustCompile(`^\{#[A-Z0-9_.]+\}$`)
 // checkRule validates a discovery rule's configuration for the item it
 // (on h) and makes the item a rule: text, no history, no trends.
 func (e *Edit) checkRule(it *Item, l *LLDRule, h *Host, p string, el *errList) {
-	it.LLD = l
+	it.MutExt().LLD = l
 	it.ValueType = history.Text
 	it.History, it.HistorySeconds, it.Trends, it.TrendsSeconds = "0", 0, "0", 0
 	checkLLDRule(l, it.Key, p, el)
@@ -250,9 +250,9 @@ func cloneLLD(l *LLDRule) *LLDRule {
 // template's prototype, no uuid, and the template's name in trigger
 // prototypes' expressions replaced by the owner's.
 func (e *Edit) copyLLD(ti *Item, cur *LLDRule, owner *Host) (*LLDRule, error) {
-	l := cloneLLD(ti.LLD)
-	shareStrings(l, ti.LLD)     // the copies on a million hosts hold the template's texts once
-	have := map[uint64]uint64{} // template prototype → the owner's copy
+	l := cloneLLD(ti.Ext().LLD)
+	shareStrings(l, ti.Ext().LLD) // the copies on a million hosts hold the template's texts once
+	have := map[uint64]uint64{}   // template prototype → the owner's copy
 	if cur != nil {
 		for _, p := range cur.ItemPrototypes {
 			have[p.TemplateID] = p.ID
@@ -305,10 +305,10 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 		return e.err
 	}
 	cur := e.item(id)
-	if cur == nil || cur.LLD == nil {
+	if cur == nil || cur.Ext().LLD == nil {
 		return &FieldError{Field: "itemid", Err: notFound("discovery rule", id)}
 	}
-	if cur.TemplateID != 0 && !e.propagating && !ownerChangesOnly(cur.LLD, l) {
+	if cur.TemplateID != 0 && !e.propagating && !ownerChangesOnly(cur.Ext().LLD, l) {
 		return &FieldError{Field: "itemid", Err: &TemplatedError{Kind: "discovery rule", Name: cur.Key, Field: "prototypes"}}
 	}
 	var el errList
@@ -321,11 +321,11 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 	if err := e.assignProtoIDs(l, h.IsTemplate); err != nil {
 		return err
 	}
-	if cur.LLD.equal(l) {
+	if cur.Ext().LLD.equal(l) {
 		return nil
 	}
 	n := *cur
-	n.LLD = l
+	n.MutExt().LLD = l
 	if err := e.writeItem(&n, cur); err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 	return e.propagate(func() error {
 		for _, c := range e.copiesOf(id) {
 			owner := e.host(c.HostID)
-			cl, err := e.copyLLD(e.item(id), c.LLD, owner)
+			cl, err := e.copyLLD(e.item(id), c.Ext().LLD, owner)
 			if err != nil {
 				return err
 			}
@@ -347,8 +347,8 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 
 // writeLLD writes a new item's item_lld and item_discovery rows.
 func (e *Edit) writeLLD(it *Item, _ bool) error {
-	if it.LLD != nil {
-		if _, err := e.exec("INSERT INTO item_lld (item_id, config) VALUES (?, ?)", it.ID, encodeLLD(it.LLD)); err != nil {
+	if it.Ext().LLD != nil {
+		if _, err := e.exec("INSERT INTO item_lld (item_id, config) VALUES (?, ?)", it.ID, encodeLLD(it.Ext().LLD)); err != nil {
 			return e.fail(fmt.Errorf("cannot store discovery rule %q: %w", it.Key, err))
 		}
 	}
@@ -371,7 +371,7 @@ func (e *Edit) writeLLDRows(n, cur *Item) error {
 
 // deleteLLDRows deletes an item's item_lld and item_discovery rows.
 func (e *Edit) deleteLLDRows(it *Item) error {
-	if it.LLD != nil {
+	if it.Ext().LLD != nil {
 		if _, err := e.exec("DELETE FROM item_lld WHERE item_id = ?", it.ID); err != nil {
 			return e.fail(fmt.Errorf("cannot delete discovery rule %q: %w", it.Key, err))
 		}
@@ -405,7 +405,7 @@ func (e *Edit) writeTriggerDiscovery(t *Trigger, replace bool) error {
 func (e *Edit) withDiscovered(ids []uint64) []uint64 {
 	var rules map[uint64]bool
 	for _, id := range ids {
-		if it := e.item(id); it != nil && it.LLD != nil {
+		if it := e.item(id); it != nil && it.Ext().LLD != nil {
 			initMap(&rules)
 			rules[id] = true
 		}
@@ -436,7 +436,7 @@ func (e *Edit) withDiscovered(ids []uint64) []uint64 {
 // a rule. It belongs to the Edit and MUST NOT be modified: change it
 // with UpdateRule on a Clone of its LLD.
 func (e *Edit) Rule(id uint64) *Item {
-	if it := e.item(id); it != nil && it.LLD != nil {
+	if it := e.item(id); it != nil && it.Ext().LLD != nil {
 		return it
 	}
 	return nil
@@ -453,26 +453,26 @@ func (e *Edit) SetRuleLifetime(id uint64, lifetime string) error {
 		return e.err
 	}
 	cur := e.item(id)
-	if cur == nil || cur.LLD == nil {
+	if cur == nil || cur.Ext().LLD == nil {
 		return &FieldError{Field: "itemid", Err: notFound("discovery rule", id)}
 	}
 	if cur.TemplateID == 0 {
-		l := cloneLLD(cur.LLD)
+		l := cloneLLD(cur.Ext().LLD)
 		l.Lifetime = lifetime
 		return e.UpdateRule(id, l)
 	}
-	l := cloneLLD(cur.LLD)
+	l := cloneLLD(cur.Ext().LLD)
 	l.Lifetime = lifetime
 	var el errList
 	checkLLDRule(l, cur.Key, "discoveryrule", &el)
 	if err := el.err(); err != nil {
 		return err
 	}
-	if cur.LLD.equal(l) {
+	if cur.Ext().LLD.equal(l) {
 		return nil
 	}
 	n := *cur
-	n.LLD = l
+	n.MutExt().LLD = l
 	if err := e.writeItem(&n, cur); err != nil {
 		return err
 	}
@@ -497,7 +497,7 @@ func (e *Edit) CopyRule(id, host uint64) (uint64, error) {
 	if h == nil {
 		return 0, &FieldError{Field: "hostids", Err: notFound("host", host)}
 	}
-	l := cloneLLD(src.LLD)
+	l := cloneLLD(src.Ext().LLD)
 	names := map[string]string{}
 	if sh := e.host(src.HostID); sh != nil {
 		names[sh.Host] = h.Host

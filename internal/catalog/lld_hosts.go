@@ -279,7 +279,7 @@ func (e *Edit) setHostDiscovery(id uint64, d *Discovery) error {
 func (e *Edit) hostsDiscoveredBy(items []uint64) []uint64 {
 	rules := map[uint64]bool{}
 	for _, id := range items {
-		if it := e.item(id); it != nil && it.LLD != nil {
+		if it := e.item(id); it != nil && it.Ext().LLD != nil {
 			rules[id] = true
 		}
 	}

@@ -88,11 +88,11 @@ func TestImportDiscoveryRules(t *testing.T) {
 	}
 	rules, protos, trigs := 0, 0, 0
 	for _, it := range tm.Items() {
-		if it.LLD != nil {
+		if it.Ext().LLD != nil {
 			rules++
-			protos += len(it.LLD.ItemPrototypes)
-			trigs += len(it.LLD.TriggerPrototypes)
-			for _, p := range it.LLD.ItemPrototypes {
+			protos += len(it.Ext().LLD.ItemPrototypes)
+			trigs += len(it.Ext().LLD.TriggerPrototypes)
+			for _, p := range it.Ext().LLD.ItemPrototypes {
 				if p.ID == 0 || p.UUID == "" {
 					t.Errorf("%s: prototype %q has ID %d uuid %q", it.Key, p.Item.Key, p.ID, p.UUID)
 				}
@@ -114,7 +114,7 @@ func TestImportDiscoveryRules(t *testing.T) {
 	}
 	defer cat2.Close()
 	tm2 := cat2.Snapshot().TemplateByName("Linux by Zabbix agent active")
-	if r := tm2.Item("vfs.fs.discovery"); r == nil || r.LLD == nil || len(r.LLD.ItemPrototypes) == 0 {
+	if r := tm2.Item("vfs.fs.discovery"); r == nil || r.Ext().LLD == nil || len(r.Ext().LLD.ItemPrototypes) == 0 {
 		t.Errorf("reloaded rule: %+v", r)
 	}
 }

@@ -146,7 +146,7 @@ func encodeLogin(l *LoginItem) string {
 // writeLogin stores it.Login (item_login), replacing the item's row if
 // it had one.
 func (e *Edit) writeLogin(it *Item, had bool) error {
-	return e.writeSideJSON(it, loginSide, had, it.Login != nil, func() string { return encodeLogin(it.Login) })
+	return e.writeSideJSON(it, loginSide, had, it.Ext().Login != nil, func() string { return encodeLogin(it.Ext().Login) })
 }
 
 // loginSide is the item_login table.
@@ -154,5 +154,5 @@ var loginSide = sideJSON{table: "item_login", what: "login", whose: "an SSH or T
 
 // loadLogin attaches the item_login rows to their items.
 func loadLogin(ctx context.Context, tx *sql.Tx, items []Item) error {
-	return loadSideJSON(ctx, tx, items, loginSide, func(it *Item, l *LoginItem) { it.Login = l })
+	return loadSideJSON(ctx, tx, items, loginSide, func(it *Item, l *LoginItem) { it.MutExt().Login = l })
 }

@@ -37,8 +37,8 @@ func TestLoginItems(t *testing.T) {
 		t.Helper()
 		for id, w := range want {
 			it := c.Snapshot().Item(id)
-			if it.Login == nil || *it.Login != w {
-				t.Fatalf("%s: item %q login %+v, want %+v", when, it.Key, it.Login, w)
+			if it.Ext().Login == nil || *it.Ext().Login != w {
+				t.Fatalf("%s: item %q login %+v, want %+v", when, it.Key, it.Ext().Login, w)
 			}
 			if it.InterfaceID == 0 {
 				t.Fatalf("%s: item %q has no interface", when, it.Key)
@@ -46,7 +46,7 @@ func TestLoginItems(t *testing.T) {
 		}
 	}
 	check(c, "after apply")
-	if got := c.Snapshot().Item(key.ID).Params; got != "df -h\r\n" {
+	if got := c.Snapshot().Item(key.ID).Ext().Params; got != "df -h\r\n" {
 		t.Fatalf("command kept as given: %q", got)
 	}
 	c = reloadMatches(t, c, path)
@@ -68,7 +68,7 @@ func TestLoginItems(t *testing.T) {
 	trapper := "trapper"
 	empty := ""
 	mustEdit(t, c, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: tel.ID, Type: &trapper, Params: &empty}}) })
-	if l := c.Snapshot().Item(tel.ID).Login; l != nil {
+	if l := c.Snapshot().Item(tel.ID).Ext().Login; l != nil {
 		t.Fatalf("a trapper item keeps a login: %+v", l)
 	}
 	delete(want, tel.ID)
@@ -131,7 +131,7 @@ func TestMigrateV21Login(t *testing.T) {
 	defer c2.Close()
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "srv", Groups: []string{"G"}, Interfaces: []InterfaceSpec{{Type: "agent", IP: "127.0.0.1"}},
 		Items: []ItemSpec{{Key: "ssh.run[a]", Type: "ssh", ValueType: "text", Params: "id", HTTPSpec: HTTPSpec{Username: "u", Password: "p"}}}}}})
-	if l := c2.Snapshot().Lookup("srv", "ssh.run[a]").Login; l == nil || l.Username != "u" {
+	if l := c2.Snapshot().Lookup("srv", "ssh.run[a]").Ext().Login; l == nil || l.Username != "u" {
 		t.Fatalf("login after the 21 → 22 migration: %+v", l)
 	}
 	var ver int

@@ -71,7 +71,7 @@ func loadItemLogTimeFmt(ctx context.Context, tx *sql.Tx, items []Item) error {
 		if !ok {
 			return fmt.Errorf("%w: logtimefmt of unknown item %d", ErrCorrupt, id)
 		}
-		items[i].LogTimeFmt = s
+		items[i].MutExt().LogTimeFmt = s
 		return nil
 	})
 	if err != nil {

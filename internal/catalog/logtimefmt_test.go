@@ -53,7 +53,7 @@ func TestItemLogTimeFmt(t *testing.T) {
 	for _, i := range tm.Items() {
 		it = i
 	}
-	if it == nil || it.LogTimeFmt != "hh:mm:sszyyyy/MM/dd" {
+	if it == nil || it.Ext().LogTimeFmt != "hh:mm:sszyyyy/MM/dd" {
 		t.Fatalf("template item %+v", it)
 	}
 	out, err := c.Snapshot().Export(ExportOptions{Templates: []uint64{tm.ID}, Format: "yaml"})
@@ -65,7 +65,7 @@ func TestItemLogTimeFmt(t *testing.T) {
 	}
 	// Linked: the host's copy has it.
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}, Templates: []TemplateRef{{Name: "T log"}}}}})
-	if cp := c.Snapshot().Lookup("h", "snmptrap.fallback"); cp == nil || cp.LogTimeFmt != "hh:mm:sszyyyy/MM/dd" {
+	if cp := c.Snapshot().Lookup("h", "snmptrap.fallback"); cp == nil || cp.Ext().LogTimeFmt != "hh:mm:sszyyyy/MM/dd" {
 		t.Fatalf("the host's copy: %+v", cp)
 	}
 	c = reloadMatches(t, c, path)
@@ -77,7 +77,7 @@ func TestItemLogTimeFmt(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = reloadMatches(t, c, path)
-	if cp := c.Snapshot().Lookup("h", "snmptrap.fallback"); cp == nil || cp.LogTimeFmt != "" {
+	if cp := c.Snapshot().Lookup("h", "snmptrap.fallback"); cp == nil || cp.Ext().LogTimeFmt != "" {
 		t.Fatalf("the host's copy after the template's logtimefmt was cleared: %+v", cp)
 	}
 	long := strings.Replace(doc, "'hh:mm:sszyyyy/MM/dd'", "'"+strings.Repeat("x", 70)+"'", 1)
@@ -105,7 +105,7 @@ func TestMigrateItemLogTimeFmt(t *testing.T) {
 	defer c2.Close()
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "log[/tmp/x]", Type: "zabbix_agent_active", ValueType: "log", LogTimeFmt: "yyyy-MM-dd"}}}}})
-	if it := c2.Snapshot().Lookup("h", "log[/tmp/x]"); it == nil || it.LogTimeFmt != "yyyy-MM-dd" {
+	if it := c2.Snapshot().Lookup("h", "log[/tmp/x]"); it == nil || it.Ext().LogTimeFmt != "yyyy-MM-dd" {
 		t.Fatalf("after the upgrade: %+v", it)
 	}
 }

@@ -314,8 +314,8 @@ func TestSoftHardFields(t *testing.T) {
 	spec.Hosts[0].Triggers = []TriggerSpec{{Name: "t", Expression: "last(/web-01/app.requests)>0", MaxCheckAttempts: 3}}
 	mustApply(t, c, spec)
 	s := c.Snapshot()
-	if it := s.Lookup("web-01", "app.requests"); it.RetryDelay != "10s" {
-		t.Fatalf("retry_delay %q", it.RetryDelay)
+	if it := s.Lookup("web-01", "app.requests"); it.Ext().RetryDelay != "10s" {
+		t.Fatalf("retry_delay %q", it.Ext().RetryDelay)
 	}
 	if tr := s.Triggers()[0]; tr.MaxCheckAttempts != 3 {
 		t.Fatalf("max_check_attempts %d", tr.MaxCheckAttempts)

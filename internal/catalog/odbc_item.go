@@ -100,11 +100,11 @@ var odbcSide = sideJSON{table: "item_odbc", what: "database monitor login", whos
 
 // loadODBC attaches the item_odbc rows to their items.
 func loadODBC(ctx context.Context, tx *sql.Tx, items []Item) error {
-	return loadSideJSON(ctx, tx, items, odbcSide, func(it *Item, o *ODBCItem) { it.ODBC = o })
+	return loadSideJSON(ctx, tx, items, odbcSide, func(it *Item, o *ODBCItem) { it.MutExt().ODBC = o })
 }
 
 // writeODBC stores it.ODBC (item_odbc), replacing the item's row if
 // it had one.
 func (e *Edit) writeODBC(it *Item, had bool) error {
-	return e.writeSideJSON(it, odbcSide, had, it.ODBC != nil, func() string { return encodeODBC(it.ODBC) })
+	return e.writeSideJSON(it, odbcSide, had, it.Ext().ODBC != nil, func() string { return encodeODBC(it.Ext().ODBC) })
 }

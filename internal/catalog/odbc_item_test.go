@@ -67,11 +67,11 @@ func TestODBCItemStored(t *testing.T) {
 		}}}})
 	s := c.Snapshot()
 	it := s.Lookup("db", "db.odbc.select[sessions,pg]")
-	if it.ODBC == nil || *it.ODBC != (ODBCItem{Username: "mon", Password: "s3cret"}) || it.Params != "select count(*) from pg_stat_activity" {
-		t.Fatalf("imported: %+v %q", it.ODBC, it.Params)
+	if it.Ext().ODBC == nil || *it.Ext().ODBC != (ODBCItem{Username: "mon", Password: "s3cret"}) || it.Ext().Params != "select count(*) from pg_stat_activity" {
+		t.Fatalf("imported: %+v %q", it.Ext().ODBC, it.Ext().Params)
 	}
-	if it.InterfaceID != 0 || it.HTTP != nil {
-		t.Errorf("imported: interface %d, HTTP %+v: a database monitor item has neither", it.InterfaceID, it.HTTP)
+	if it.InterfaceID != 0 || it.Ext().HTTP != nil {
+		t.Errorf("imported: interface %d, HTTP %+v: a database monitor item has neither", it.InterfaceID, it.Ext().HTTP)
 	}
 	hid := it.HostID
 	var id2 uint64
@@ -91,11 +91,11 @@ func TestODBCItemStored(t *testing.T) {
 		t.Helper()
 		s := c.Snapshot()
 		a, b := s.Item(it.ID), s.Item(id2)
-		if a.ODBC == nil || *a.ODBC != (ODBCItem{Username: "mon", Password: "{$PG.PW}"}) {
-			t.Errorf("updated item: %+v", a.ODBC)
+		if a.Ext().ODBC == nil || *a.Ext().ODBC != (ODBCItem{Username: "mon", Password: "{$PG.PW}"}) {
+			t.Errorf("updated item: %+v", a.Ext().ODBC)
 		}
-		if b.ODBC == nil || *b.ODBC != (ODBCItem{Username: "u2"}) || b.Name != "renamed" || b.Params != "select 1" {
-			t.Errorf("created item: %+v %q %q", b.ODBC, b.Name, b.Params)
+		if b.Ext().ODBC == nil || *b.Ext().ODBC != (ODBCItem{Username: "u2"}) || b.Name != "renamed" || b.Ext().Params != "select 1" {
+			t.Errorf("created item: %+v %q %q", b.Ext().ODBC, b.Name, b.Ext().Params)
 		}
 	}
 	check(c)
@@ -108,21 +108,21 @@ func TestODBCItemStored(t *testing.T) {
 	check(c2)
 	// An update of another field keeps the login.
 	mustEdit(t, c2, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: it.ID, Delay: new("5m")}}) })
-	if o := c2.Snapshot().Item(it.ID).ODBC; o == nil || o.Password != "{$PG.PW}" {
+	if o := c2.Snapshot().Item(it.ID).Ext().ODBC; o == nil || o.Password != "{$PG.PW}" {
 		t.Errorf("after another field's update: %+v", o)
 	}
 	// The item becomes a trapper item: its login and query go.
 	mustEdit(t, c2, func(e *Edit) error {
 		return e.UpdateItems([]ItemUpdate{{ID: id2, Type: new("trapper"), Delay: new("0"), Params: new("")}})
 	})
-	if o := c2.Snapshot().Item(id2).ODBC; o != nil {
+	if o := c2.Snapshot().Item(id2).Ext().ODBC; o != nil {
 		t.Errorf("trapper item kept its login: %+v", o)
 	}
 	// The import likewise replaces the login.
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "db", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "db.odbc.select[sessions,pg]", Type: "odbc", ValueType: "unsigned", Params: "select 2"}}}}})
-	if got := c2.Snapshot().Item(it.ID); got.ODBC == nil || *got.ODBC != (ODBCItem{}) || got.Params != "select 2" {
-		t.Errorf("re-imported without a login: %+v %q", got.ODBC, got.Params)
+	if got := c2.Snapshot().Item(it.ID); got.Ext().ODBC == nil || *got.Ext().ODBC != (ODBCItem{}) || got.Ext().Params != "select 2" {
+		t.Errorf("re-imported without a login: %+v %q", got.Ext().ODBC, got.Ext().Params)
 	}
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteItems([]uint64{id2}) })
 	mustEdit(t, c2, func(e *Edit) error { return e.DeleteHosts([]uint64{hid}) })
@@ -151,7 +151,7 @@ func TestMigrateItemODBC(t *testing.T) {
 	defer c2.Close()
 	mustApply(t, c2, Spec{Hosts: []HostSpec{{Host: "db", Groups: []string{"G"},
 		Items: []ItemSpec{{Key: "db.odbc.select[a,b]", Type: "odbc", ValueType: "3", Params: "select 1", HTTPSpec: HTTPSpec{Username: "u"}}}}}})
-	if o := c2.Snapshot().Lookup("db", "db.odbc.select[a,b]").ODBC; o == nil || o.Username != "u" {
+	if o := c2.Snapshot().Lookup("db", "db.odbc.select[a,b]").Ext().ODBC; o == nil || o.Username != "u" {
 		t.Fatalf("after the upgrade: %+v", o)
 	}
 	var ver int

@@ -27,8 +27,8 @@ func TestItemTimestampPrecision(t *testing.T) {
 		t.Helper()
 		snap := c.Snapshot()
 		it := snap.Lookup("h", "fine")
-		if it.TimestampPrecision != want {
-			t.Fatalf("%s: precision %q, want %q", what, it.TimestampPrecision, want)
+		if it.Ext().TimestampPrecision != want {
+			t.Fatalf("%s: precision %q, want %q", what, it.Ext().TimestampPrecision, want)
 		}
 		p, ok := it.Precision()
 		if wp, err := history.ParsePrecision(want); ok != (want != "") || (ok && (err != nil || p != wp)) {
@@ -87,7 +87,7 @@ func TestMigrateV3Precision(t *testing.T) {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
 	mustApply(t, c2, precisionSpec("us"))
-	if got := c2.Snapshot().Lookup("h", "fine").TimestampPrecision; got != "us" {
+	if got := c2.Snapshot().Lookup("h", "fine").Ext().TimestampPrecision; got != "us" {
 		t.Fatalf("precision after the upgrade: %q", got)
 	}
 }
@@ -109,11 +109,11 @@ func TestEditTimestampPrecision(t *testing.T) {
 	})
 	f := func(what, want string) {
 		t.Helper()
-		if got := c.Snapshot().Item(id).TimestampPrecision; got != want {
+		if got := c.Snapshot().Item(id).Ext().TimestampPrecision; got != want {
 			t.Fatalf("%s: precision %q, want %q", what, got, want)
 		}
 		c = reloadMatches(t, c, path)
-		if got := c.Snapshot().Item(id).TimestampPrecision; got != want {
+		if got := c.Snapshot().Item(id).Ext().TimestampPrecision; got != want {
 			t.Fatalf("%s, reopened: precision %q, want %q", what, got, want)
 		}
 	}

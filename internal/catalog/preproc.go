@@ -187,16 +187,16 @@ func (ck *checks) checkItemExtras(it *Item, hasMaster bool, ip string, el *errLi
 		// A script of white space only is taken, as 6.0 takes it
 		// (recorded from 6.0.14); its checks fail ("undefined return
 		// value").
-		if strings.TrimSpace(it.Params) == "" && (it.Type == Calculated || it.Params == "") {
+		if strings.TrimSpace(it.Ext().Params) == "" && (it.Type == Calculated || it.Ext().Params == "") {
 			what := "formula"
 			if it.Type == Script {
 				what = "script"
 			}
 			el.addf(ip+".params", "a %s item needs its %s in params", it.Type, what)
-		} else if len(it.Params) > maxParamsLen {
+		} else if len(it.Ext().Params) > maxParamsLen {
 			el.addf(ip+".params", "longer than %d bytes", maxParamsLen)
 		} else if it.Type == Calculated && ck != nil && ck.formula != nil {
-			if err := ck.formula(it.Params); err != nil {
+			if err := ck.formula(it.Ext().Params); err != nil {
 				el.add(ip+".params", err)
 			}
 		}
@@ -205,11 +205,11 @@ func (ck *checks) checkItemExtras(it *Item, hasMaster bool, ip string, el *errLi
 		// (recorded from 6.0.14): a command that runs nothing and brings
 		// an empty value, a query whose checks fail ("SQL query cannot be
 		// empty.").
-		if len(it.Params) > maxParamsLen {
+		if len(it.Ext().Params) > maxParamsLen {
 			el.addf(ip+".params", "longer than %d bytes", maxParamsLen)
 		}
 	default:
-		if it.Params != "" {
+		if it.Ext().Params != "" {
 			el.addf(ip+".params", "only calculated, script, SSH, Telnet and odbc items have params, not %s items", it.Type)
 		}
 	}

@@ -68,7 +68,7 @@ func TestImportPreprocessingAndDependents(t *testing.T) {
 	if d := cmp.Diff([]PreprocStep{{Type: 12, Params: "$.cpu", ErrorHandler: 2, ErrorHandlerParams: "{}"}}, cpu.Preprocessing); d != "" {
 		t.Errorf("stats.cpu steps (-want +got):\n%s", d)
 	}
-	if total.Type != Calculated || total.Params != "last(//cpu.user)*2" || total.Delay != DefaultPolledDelay {
+	if total.Type != Calculated || total.Ext().Params != "last(//cpu.user)*2" || total.Delay != DefaultPolledDelay {
 		t.Errorf("calculated item %+v", total)
 	}
 	if user.Delay != "0" {

@@ -364,6 +364,7 @@ func finishHost(h *Host, items []Item, mc *macroCell) error {
 	for i := range items {
 		items[i].Host = h
 		items[i].hasDeps = false // set below from this host's items
+		items[i].trimExtra()
 		masters = masters || items[i].MasterItemID != 0
 	}
 	if len(items) > 0 {

@@ -99,7 +99,7 @@ func TestDeriveMatchesReload(t *testing.T) {
 			h := pick(hs)
 			var own []*Item
 			for _, it := range h.Items() {
-				if it.TemplateID == 0 && it.Discovery == nil && it.LLD == nil {
+				if it.TemplateID == 0 && it.Discovery == nil && it.Ext().LLD == nil {
 					own = append(own, it)
 				}
 			}
@@ -139,8 +139,8 @@ func TestDeriveMatchesReload(t *testing.T) {
 				if rule == nil {
 					return nil
 				}
-				proto := rule.LLD.ItemPrototypes[0]
-				tp := rule.LLD.TriggerPrototypes[0]
+				proto := rule.Ext().LLD.ItemPrototypes[0]
+				tp := rule.Ext().LLD.TriggerPrototypes[0]
 				res := &DiscoveryResult{RuleID: rule.ID, Now: int64(1000 + round), Lifetime: 0}
 				for _, x := range []string{"a", "b", "c", "d"} {
 					if rng.IntN(2) == 0 {

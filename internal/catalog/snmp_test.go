@@ -23,7 +23,7 @@ func TestMigrateV6SNMP(t *testing.T) {
 	}
 	defer c2.Close()
 	it := c2.Snapshot().Host("switch 1").Item("net.if.in[ifHCInOctets.1]")
-	if it == nil || it.SNMPOID != "" {
+	if it == nil || it.Ext().SNMPOID != "" {
 		t.Fatalf("migrated SNMP item %+v, want one without snmp_oid", it)
 	}
 	var ver int
@@ -34,7 +34,7 @@ func TestMigrateV6SNMP(t *testing.T) {
 	if res.ItemsUpdated != 1 {
 		t.Fatalf("re-import updated %d items, want the SNMP one", res.ItemsUpdated)
 	}
-	if got := c2.Snapshot().Host("switch 1").Item("net.if.in[ifHCInOctets.1]").SNMPOID; got != "IF-MIB::ifHCInOctets.1" {
+	if got := c2.Snapshot().Host("switch 1").Item("net.if.in[ifHCInOctets.1]").Ext().SNMPOID; got != "IF-MIB::ifHCInOctets.1" {
 		t.Fatalf("snmp_oid after the re-import %q", got)
 	}
 }
@@ -71,11 +71,11 @@ func TestSNMPOID(t *testing.T) {
 	}
 	s := c.Snapshot()
 	up := s.Host("sw").Item("up")
-	if up.SNMPOID != "SNMPv2-MIB::sysUpTime.0" || up.InterfaceID != s.Host("sw").MainInterface(InterfaceSNMP).ID {
+	if up.Ext().SNMPOID != "SNMPv2-MIB::sysUpTime.0" || up.InterfaceID != s.Host("sw").MainInterface(InterfaceSNMP).ID {
 		t.Fatalf("created SNMP item %+v", up)
 	}
-	if tr := s.Host("sw").Item("t"); tr.SNMPOID != "" {
-		t.Fatalf("a trapper item kept snmp_oid %q", tr.SNMPOID)
+	if tr := s.Host("sw").Item("t"); tr.Ext().SNMPOID != "" {
+		t.Fatalf("a trapper item kept snmp_oid %q", tr.Ext().SNMPOID)
 	}
 	oid := "1.3.6.1.2.1.1.5.0"
 	mustEdit(t, c, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: up.ID, SNMPOID: &oid}}) })
@@ -84,7 +84,7 @@ func TestSNMPOID(t *testing.T) {
 		t.Fatalf("update to %q: %v", bad, err)
 	}
 	want := c.Snapshot()
-	if got := want.Item(up.ID).SNMPOID; got != oid {
+	if got := want.Item(up.ID).Ext().SNMPOID; got != oid {
 		t.Fatalf("updated snmp_oid %q", got)
 	}
 	c.Close()

@@ -497,9 +497,11 @@ func (s Spec) normalize(keep bool, ck *checks) (normSpec, error) {
 				} else {
 					it.Name = strings.Clone(it.Name)
 				}
-				it.Units, it.Delay, it.History, it.Trends, it.Timeout = str(it.Units), str(it.Delay), str(it.History), str(it.Trends), str(it.Timeout)
-				it.SNMPOID = strings.Clone(it.SNMPOID)
-				it.Params = strings.Clone(it.Params)
+				it.Units, it.Delay, it.History, it.Trends = str(it.Units), str(it.Delay), str(it.History), str(it.Trends)
+				if it.Extra != nil {
+					x := it.MutExt()
+					x.Timeout, x.SNMPOID, x.Params = str(x.Timeout), strings.Clone(x.SNMPOID), strings.Clone(x.Params)
+				}
 				it.Preprocessing = stepsIn.get(it.Preprocessing)
 				nh.items = append(nh.items, it)
 				nh.itemIface = append(nh.itemIface, strings.Clone(is.Interface))
@@ -580,10 +582,17 @@ func normIfaceSpecs(host string, specs []InterfaceSpec, p string, el *errList) [
 func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) (it Item, ok bool) {
 	before := len(el.errs) + el.dropped
 	it = Item{
-		Key: is.Key, Name: is.Name, Units: is.Units, Delay: is.Delay,
-		History: is.History, Trends: is.Trends, Type: Trapper, ValueType: history.Float,
-		TimestampPrecision: is.TimestampPrecision, Params: is.Params, Description: is.Description,
+		Key:           is.Key,
+		Name:          is.Name,
+		Units:         is.Units,
+		Delay:         is.Delay,
+		History:       is.History,
+		Trends:        is.Trends,
+		Type:          Trapper,
+		ValueType:     history.Float,
+		Description:   is.Description,
 		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
+		Extra:         &ItemExtra{TimestampPrecision: is.TimestampPrecision, Params: is.Params},
 	}
 	if err := checkText(is.Description, maxItemDescLen); err != nil {
 		el.add(ip+".description", err)
@@ -600,8 +609,8 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		}
 		checkTags(ip+".tags", it.Tags, el)
 	}
-	if it.TimestampPrecision != "" {
-		if _, err := history.ParsePrecision(it.TimestampPrecision); err != nil {
+	if it.Ext().TimestampPrecision != "" {
+		if _, err := history.ParsePrecision(it.Ext().TimestampPrecision); err != nil {
 			el.add(ip+".timestamp_precision", err)
 		}
 	}
@@ -641,7 +650,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	if it.History == "" {
 		it.History = DefaultHistory
 	}
-	if it.HistorySeconds, err = parseRetention(it.History, minHistorySeconds); err != nil {
+	if it.HistorySeconds, err = retention32(it.History, minHistorySeconds); err != nil {
 		el.add(ip+".history", err)
 	}
 	if it.Trends == "" {
@@ -650,7 +659,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 			it.Trends = DefaultNonNumericTrend
 		}
 	}
-	if it.TrendsSeconds, err = parseRetention(it.Trends, minTrendsSeconds); err != nil {
+	if it.TrendsSeconds, err = retention32(it.Trends, minTrendsSeconds); err != nil {
 		el.add(ip+".trends", err)
 	} else if it.TrendsSeconds != 0 && !it.ValueType.Numeric() {
 		el.addf(ip+".trends", "must be \"0\" for value type %s: only numeric items have trends", ValueTypeName(it.ValueType))
@@ -669,7 +678,7 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		} else if secs < minTimeoutSeconds || secs > maxTimeoutSeconds {
 			el.addf(ip+".timeout", "timeout %q is out of range: use 1s..600s, or nothing for the server's default", is.Timeout)
 		}
-		it.Timeout = is.Timeout
+		it.Extra.Timeout = is.Timeout
 	}
 	if is.RetryDelay != "" {
 		if strings.Contains(is.RetryDelay, "{$") {
@@ -681,37 +690,38 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		} else if secs < 1 || secs > maxDelaySeconds {
 			el.addf(ip+".retry_delay", "retry interval %q is out of range: use 1s..1d, or nothing for none", is.RetryDelay)
 		}
-		it.RetryDelay = strings.Clone(is.RetryDelay) // not interned: rare
+		it.Extra.RetryDelay = strings.Clone(is.RetryDelay) // not interned: rare
 	}
 	if it.Type == SNMPAgent {
 		if _, err := snmpoid.Parse(is.SNMPOID); err != nil {
 			el.addf(ip+".snmp_oid", "%v", err)
 		}
-		it.SNMPOID = is.SNMPOID
+		it.Extra.SNMPOID = is.SNMPOID
 	}
-	it.IPMISensor = is.IPMISensor
+	it.Extra.IPMISensor = is.IPMISensor
 	if err := checkIPMISensor(&it); err != nil {
 		el.add(ip+".ipmi_sensor", err)
 	}
-	it.LogTimeFmt = is.LogTimeFmt
+	it.Extra.LogTimeFmt = is.LogTimeFmt
 	if err := checkLogTimeFmt(is.LogTimeFmt); err != nil {
 		el.add(ip+".logtimefmt", err)
 	}
-	it.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
-	it.Login = normLogin(is, it.Type, ip, el)
-	it.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
-	it.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
+	it.Extra.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
+	it.Extra.Login = normLogin(is, it.Type, ip, el)
+	it.Extra.JMX = normJMX(is.JMXEndpoint, &is.HTTPSpec, it.Type, ip, el)
+	it.Extra.ODBC = normODBC(&is.HTTPSpec, it.Type, ip, el)
 	if len(is.Parameters) > 0 {
 		if it.Type != Script {
 			el.addf(ip+".parameters", "only script items have parameters, not %s items", it.Type)
 		} else {
 			checkItemParams(is.Parameters, ip+".parameters", el)
-			it.Parameters = cloneItemParams(is.Parameters)
+			it.Extra.Parameters = cloneItemParams(is.Parameters)
 		}
 	}
 	if len(el.errs)+el.dropped == before {
 		ck.checkItemExtras(&it, hasMaster, ip, el)
 	}
+	it.trimExtra()
 	return it, len(el.errs)+el.dropped == before
 }
 

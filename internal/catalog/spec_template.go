@@ -385,14 +385,14 @@ func (e *Edit) applyTemplateContent(id uint64, st *specTemplate) error {
 			is := si.it.ItemSpec
 			c := e.item(iid)
 			if si.it.LLD != nil {
-				if err := e.UpdateRule(iid, matchProtos(si.it.LLD, c.LLD)); err != nil {
+				if err := e.UpdateRule(iid, matchProtos(si.it.LLD, c.Ext().LLD)); err != nil {
 					return prefixSpecField(si.field, err)
 				}
 				c = e.item(iid)
 			}
 			want, _ := normItem(&is, si.field, &errList{}, nil, master != 0)
 			want.ID, want.HostID, want.MasterItemID, want.ValueMapID = c.ID, c.HostID, master, vm
-			want.TemplateID, want.UUID, want.InterfaceID = c.TemplateID, c.UUID, c.InterfaceID
+			want.TemplateID, want.MutExt().UUID, want.InterfaceID = c.TemplateID, c.Ext().UUID, c.InterfaceID
 			if c.sameConfig(&want) && c.ValueMapID == vm {
 				continue
 			}

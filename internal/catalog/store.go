@@ -371,12 +371,13 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	err = queryEach(ctx, tx, "SELECT id, host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link FROM items", func(r *sql.Rows) error {
 		var (
 			it                                   Item
+			x                                    ItemExtra
 			typ, vt, status                      int64
 			units, delay, hs, trs, timeout, prec string
 			steps                                string
 			inv                                  int64
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &it.Params, &steps, &it.SNMPOID, &it.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &it.UUID, &inv); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &x.Params, &steps, &x.SNMPOID, &x.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &x.UUID, &inv); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -397,8 +398,8 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		// Keys, names and texts repeat on every host a template or
 		// prototype made them on: hold each once (intern.go).
 		it.Key, it.Name = in.text(it.Key), in.text(it.Name)
-		it.Description, it.Params, it.SNMPOID = in.text(it.Description), in.text(it.Params), in.text(it.SNMPOID)
-		it.Units, it.Delay, it.Timeout = in.str(units), in.str(delay), in.str(timeout)
+		it.Description, x.Params, x.SNMPOID = in.text(it.Description), in.text(x.Params), in.text(x.SNMPOID)
+		it.Units, it.Delay, x.Timeout = in.str(units), in.str(delay), in.str(timeout)
 		var err error
 		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {
 			return fmt.Errorf("%w: item %d history: %v", ErrCorrupt, it.ID, err)
@@ -410,7 +411,10 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 			if _, err := history.ParsePrecision(prec); err != nil {
 				return fmt.Errorf("%w: item %d: %v", ErrCorrupt, it.ID, err)
 			}
-			it.TimestampPrecision = in.str(prec)
+			x.TimestampPrecision = in.str(prec)
+		}
+		if !x.isZero() {
+			it.Extra = in.extra(&x)
 		}
 		items = append(items, it)
 		return nil
@@ -515,7 +519,8 @@ func queryEach(ctx context.Context, tx *sql.Tx, q string, fn func(*sql.Rows) err
 // parsed retention periods.
 type interner struct {
 	strs    map[string]string
-	periods map[periodKey]int64
+	periods map[periodKey]int32
+	extras  map[extraKey]*ItemExtra // item_extra.go
 }
 
 // periodKey keys parsed periods by string and minimum: "3600" is a valid
@@ -535,7 +540,7 @@ func (in *interner) text(s string) string {
 }
 
 func newInterner() *interner {
-	return &interner{strs: map[string]string{}, periods: map[periodKey]int64{}}
+	return &interner{strs: map[string]string{}, periods: map[periodKey]int32{}}
 }
 
 func (in *interner) str(s string) string {
@@ -546,13 +551,13 @@ func (in *interner) str(s string) string {
 	return s
 }
 
-func (in *interner) period(s string, min int64) (string, int64, error) {
+func (in *interner) period(s string, min int64) (string, int32, error) {
 	s = in.str(s)
 	k := periodKey{s, min}
 	if v, ok := in.periods[k]; ok {
 		return s, v, nil
 	}
-	v, err := parseRetention(s, min)
+	v, err := retention32(s, min)
 	if err != nil {
 		return "", 0, err
 	}
@@ -582,7 +587,7 @@ func loadHTTP(ctx context.Context, tx *sql.Tx, items []Item) error {
 		if err != nil {
 			return fmt.Errorf("%w: HTTP settings of item %d: %v", ErrCorrupt, id, err)
 		}
-		items[i].HTTP = h
+		items[i].MutExt().HTTP = h
 		return nil
 	})
 	if err != nil {

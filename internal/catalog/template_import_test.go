@@ -86,7 +86,7 @@ func TestImportOfficialTemplates(t *testing.T) {
 		if r.HostID != lin.ID || r.Key != "net.if.discovery" {
 			continue
 		}
-		for _, gp := range r.LLD.GraphPrototypes {
+		for _, gp := range r.Ext().LLD.GraphPrototypes {
 			if gp.Name == "Interface {#IFNAME}: Network traffic" && gp.ID != 0 && gp.UUID != "" && len(gp.Items) > 0 &&
 				cat.Snapshot().GraphProtoItemID(r, gp.Items[0].Key) != 0 {
 				found = true
@@ -132,7 +132,7 @@ func checkStoredWhole(t *testing.T, file string, data []byte, s *catalog.Snapsho
 		}
 		for _, it := range tm.Items {
 			got := h.Item(it.Key)
-			if got == nil || got.UUID != it.UUID {
+			if got == nil || got.Ext().UUID != it.UUID {
 				t.Errorf("%s: %s: item %q not stored with its uuid: %+v", file, tm.Template, it.Key, got)
 				continue
 			}
@@ -142,7 +142,7 @@ func checkStoredWhole(t *testing.T, file string, data []byte, s *catalog.Snapsho
 		}
 		items, rules := 0, 0
 		for _, it := range h.Items() {
-			if it.LLD != nil {
+			if it.Ext().LLD != nil {
 				rules++
 			} else {
 				items++
@@ -156,7 +156,7 @@ func checkStoredWhole(t *testing.T, file string, data []byte, s *catalog.Snapsho
 		}
 		for _, r := range tm.Rules {
 			got := h.Item(r.Key)
-			if got == nil || got.LLD == nil || len(got.LLD.ItemPrototypes) != len(r.ItemPrototypes) {
+			if got == nil || got.Ext().LLD == nil || len(got.Ext().LLD.ItemPrototypes) != len(r.ItemPrototypes) {
 				t.Errorf("%s: %s: discovery rule %q not stored with its %d item prototypes", file, tm.Template, r.Key, len(r.ItemPrototypes))
 			}
 		}

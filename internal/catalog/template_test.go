@@ -98,7 +98,7 @@ func TestTemplatesApartFromHosts(t *testing.T) {
 		s.Trigger(f.trig) != nil || len(s.TriggersOfItem(f.ping)) != 0 || s.ItemCount() != 0 || s.HostCount() != 2 {
 		t.Fatal("a template, its items or its trigger are visible among the hosts'")
 	}
-	if it := s.TemplateItem(f.ping); it == nil || it.Host != tm || len(it.UUID) != 32 || it.TemplateID != 0 || s.AnyItem(f.ping) != it {
+	if it := s.TemplateItem(f.ping); it == nil || it.Host != tm || len(it.Ext().UUID) != 32 || it.TemplateID != 0 || s.AnyItem(f.ping) != it {
 		t.Fatalf("template item: %+v", it)
 	}
 	if tr := s.TemplateTrigger(f.trig); tr == nil || len(tr.UUID) != 32 || s.AnyTrigger(f.trig) != tr {
@@ -119,7 +119,7 @@ func TestLinkCopiesItemsAndTriggers(t *testing.T) {
 	if ping == nil || dep == nil || trap == nil || h.ItemCount() != 3 {
 		t.Fatalf("h1's items: %v", h.Items())
 	}
-	if ping.TemplateID != f.ping || dep.TemplateID != f.dep || trap.TemplateID != f.trap || ping.UUID != "" {
+	if ping.TemplateID != f.ping || dep.TemplateID != f.dep || trap.TemplateID != f.trap || ping.Ext().UUID != "" {
 		t.Fatalf("templateids: %d %d %d", ping.TemplateID, dep.TemplateID, trap.TemplateID)
 	}
 	if ping.InterfaceID != h.MainInterface(InterfaceAgent).ID || ping.ValueMapID != f.vm || !slices.Equal(ping.Tags, []Tag{{"c", "d"}}) {
@@ -452,7 +452,7 @@ zabbix_export:
 		t.Fatalf("template: %+v", tm)
 	}
 	ping, val := tm.Item("app.ping"), tm.Item("app.value")
-	if ping == nil || val == nil || ping.Type != ZabbixAgent || ping.ValueType != 3 || ping.InventoryLink != 3 || ping.UUID != "2b0b4b7f1a3a4e6c8a5b2f3d4c5e6f71" ||
+	if ping == nil || val == nil || ping.Type != ZabbixAgent || ping.ValueType != 3 || ping.InventoryLink != 3 || ping.Ext().UUID != "2b0b4b7f1a3a4e6c8a5b2f3d4c5e6f71" ||
 		val.MasterItemID != ping.ID || val.ValueType != 0 || s.ValueMap(ping.ValueMapID).UUID != "5b0b4b7f1a3a4e6c8a5b2f3d4c5e6f74" {
 		t.Fatalf("items: %+v %+v", ping, val)
 	}

@@ -253,10 +253,14 @@ func (h *Host) ItemCount() int { return len(h.items) }
 // Item is one configured item as seen in one Snapshot. It MUST NOT be
 // modified.
 //
-// The field order differs from the import format on purpose: the
-// one-byte fields sit together so that they share one word of padding
-// (an Item takes 440 bytes on 64-bit platforms; the catalog's heap per
-// item is measured in docs/bench/estate.md).
+// The fields most items leave empty (the per-type settings, the
+// formula, script or command, the timeout, UUID and the like) are in
+// ItemExtra behind one pointer, nil for most items: read them with Ext,
+// set them with MutExt. The field order differs from the import format
+// on purpose: the one-byte fields sit together so that they share one
+// word of padding (an Item takes 248 bytes on 64-bit platforms, its
+// ItemExtra 192; the catalog's heap per item is measured in
+// docs/bench/estate.md).
 type Item struct {
 	ID     uint64
 	HostID uint64
@@ -268,21 +272,13 @@ type Item struct {
 	// History and Trends are the retention periods as configured ("90d",
 	// "365d"; "0" keeps nothing); HistorySeconds and TrendsSeconds are the
 	// same periods in seconds.
-	History        string
-	Trends         string
-	HistorySeconds int64
-	TrendsSeconds  int64
+	History string
+	Trends  string
 	// InterfaceID is the host interface the server polls the item
 	// through, 0 for none. Agent items (type 0) always have one: it
 	// defaults to the host's main agent interface when the item is
 	// created, as Zabbix requires.
 	InterfaceID uint64
-	// Timeout is the per-check timeout as configured ("3s"); "" means the
-	// server's default.
-	Timeout string
-	// SNMPOID is an SNMP agent item's snmp_oid as configured (validated
-	// by package zbx/snmpoid); "" for other types.
-	SNMPOID string
 	// MasterItemID is the master of a dependent item (type 18): another
 	// item of the same host whose values, after its own preprocessing,
 	// feed this one's steps. 0 for every other type. At most 3 levels of
@@ -293,11 +289,6 @@ type Item struct {
 	// snapshots while the steps do not change, so a consumer may cache
 	// what it compiles from a chain by the slice's address.
 	Preprocessing []PreprocStep
-	// Params is the formula of a calculated item (type 15), the script
-	// of a script item (type 21), the command of an SSH or Telnet item
-	// (types 13, 14) or the SQL query of a database monitor item (type
-	// 11); "" for other types.
-	Params string
 
 	Type      ItemType
 	ValueType history.ValueType
@@ -309,6 +300,47 @@ type Item struct {
 	// (Zabbix's inventory_link, 1..70; 0 none). Stored and shown; host
 	// inventory itself is not kept yet (inventory.go).
 	InventoryLink uint8
+	// HistorySeconds and TrendsSeconds: see History and Trends (at most
+	// 25 years, which int32 holds; beside the one-byte fields, they
+	// share their word).
+	HistorySeconds, TrendsSeconds int32
+	// ValueMapID is the value map of the item's host that its values are
+	// shown through (Snapshot.ValueMap), 0 for none.
+	ValueMapID uint64
+	// Description is the item's description (Zabbix's, up to 65,535
+	// characters), "" for none.
+	Description string
+	// Tags are the item's tags (Zabbix 6.0's item tags) in their order,
+	// nil for none; no (tag, value) pair twice. Problems of the item's
+	// triggers carry them (package trigger).
+	Tags []Tag
+	// TemplateID is the item this one was copied from (Zabbix's
+	// templateid): an item of a template linked to the item's host or
+	// template, whose changes it follows (inherit.go). 0 for the
+	// owner's own items.
+	TemplateID uint64
+	// Discovery is what made a discovered item (flags 4, lld.go), nil
+	// for every other item.
+	Discovery *Discovery
+	// Extra holds the fields most items leave empty, nil when all are
+	// (item_extra.go). Items of one snapshot and of successive
+	// snapshots may share one: never write through it, use MutExt.
+	Extra *ItemExtra
+}
+
+// ItemExtra is the part of an Item most items leave empty (see Item).
+type ItemExtra struct {
+	// Timeout is the per-check timeout as configured ("3s"); "" means the
+	// server's default.
+	Timeout string
+	// SNMPOID is an SNMP agent item's snmp_oid as configured (validated
+	// by package zbx/snmpoid); "" for other types.
+	SNMPOID string
+	// Params is the formula of a calculated item (type 15), the script
+	// of a script item (type 21), the command of an SSH or Telnet item
+	// (types 13, 14) or the SQL query of a database monitor item (type
+	// 11); "" for other types.
+	Params string
 	// TimestampPrecision is the item's own history timestamp precision
 	// ("ns", "us", "ms" or "s"; see history.Precision), or "" for the
 	// server's history.timestamp_precision.
@@ -333,16 +365,6 @@ type Item struct {
 	// Trigger.MaxCheckAttempts) the item is checked at this interval
 	// instead of Delay, as Nagios re-checks at retry_interval.
 	RetryDelay string
-	// ValueMapID is the value map of the item's host that its values are
-	// shown through (Snapshot.ValueMap), 0 for none.
-	ValueMapID uint64
-	// Description is the item's description (Zabbix's, up to 65,535
-	// characters), "" for none.
-	Description string
-	// Tags are the item's tags (Zabbix 6.0's item tags) in their order,
-	// nil for none; no (tag, value) pair twice. Problems of the item's
-	// triggers carry them (package trigger).
-	Tags []Tag
 	// IPMISensor is the item's ipmi_sensor: the sensor an IPMI item
 	// (type 12) reads, by its id ("CPU Temp", "id:CPU Temp") or its full
 	// name ("name:(7.1).CPU Temp"); "" for ipmi.get. Zabbix 6.0 keeps it
@@ -350,29 +372,21 @@ type Item struct {
 	IPMISensor string
 	// LogTimeFmt is the item's logtimefmt (logtimefmt.go), "" for none.
 	LogTimeFmt string
-	// TemplateID is the item this one was copied from (Zabbix's
-	// templateid): an item of a template linked to the item's host or
-	// template, whose changes it follows (inherit.go). 0 for the
-	// owner's own items.
-	TemplateID uint64
 	// UUID is the uuid of a template's own item (what an export matches
 	// items by); "" for copies and for hosts' items, as in Zabbix 6.0.
 	UUID string
 	// LLD is a discovery rule's configuration (flags 1, lld.go), nil
 	// for every other item.
 	LLD *LLDRule
-	// Discovery is what made a discovered item (flags 4, lld.go), nil
-	// for every other item.
-	Discovery *Discovery
 }
 
 // Precision returns the item's own timestamp precision; ok is false when
 // it has none and the server's setting applies.
 func (a *Item) Precision() (p history.Precision, ok bool) {
-	if a.TimestampPrecision == "" {
+	if a.Ext().TimestampPrecision == "" {
 		return 0, false
 	}
-	p, err := history.ParsePrecision(a.TimestampPrecision)
+	p, err := history.ParsePrecision(a.Ext().TimestampPrecision)
 	return p, err == nil // validated when stored
 }
 
@@ -382,12 +396,10 @@ func (a *Item) sameConfig(b *Item) bool {
 	return a.Key == b.Key && a.Name == b.Name && a.Units == b.Units && a.Delay == b.Delay &&
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
-		a.InterfaceID == b.InterfaceID && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID &&
-		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
-		a.MasterItemID == b.MasterItemID && a.Params == b.Params && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) && sameItemParams(a.Parameters, b.Parameters) && slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
-		a.IPMISensor == b.IPMISensor && a.LogTimeFmt == b.LogTimeFmt && a.TemplateID == b.TemplateID && a.UUID == b.UUID && a.InventoryLink == b.InventoryLink &&
-		a.LLD.equal(b.LLD) && a.Discovery.equal(b.Discovery)
+		a.InterfaceID == b.InterfaceID && a.MasterItemID == b.MasterItemID && sameSteps(a.Preprocessing, b.Preprocessing) &&
+		slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		a.TemplateID == b.TemplateID && a.InventoryLink == b.InventoryLink &&
+		a.Discovery.equal(b.Discovery) && a.Ext().same(b.Ext())
 }
 
 // HasDependents reports whether some dependent item has a as its master,

@@ -638,7 +638,7 @@ func TestActiveChecksTimeoutFor70(t *testing.T) {
 	spec := activeSpec()
 	spec.Hosts[1].Items[0].Timeout = "7s"
 	ts := startTrapper(t, spec, nil)
-	if got := ts.item(t, "other-host", "agent.ping").Timeout; got != "7s" {
+	if got := ts.item(t, "other-host", "agent.ping").Ext().Timeout; got != "7s" {
 		t.Fatalf("the catalog kept timeout %q, want 7s", got)
 	}
 	for _, c := range []struct {

@@ -190,9 +190,9 @@ func (s *Server) appendActiveItem(out []byte, a *activeHost, it *catalog.Item, f
 	out = strconv.AppendUint(out, lp.LastLogSize, 10)
 	out = append(out, `,"mtime":`...)
 	out = strconv.AppendInt(out, lp.Mtime, 10)
-	if f.timeout && it.Timeout != "" {
+	if f.timeout && it.Ext().Timeout != "" {
 		out = append(out, `,"timeout":`...)
-		out = appendJSONString(out, it.Timeout)
+		out = appendJSONString(out, it.Ext().Timeout)
 	}
 	return append(out, '}'), true
 }

@@ -91,7 +91,7 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 				continue
 			}
 			t["items"].Data = append(t["items"].Data, proxyItemRow(it, macros))
-			for _, prm := range it.Parameters {
+			for _, prm := range it.Ext().Parameters {
 				paramID++
 				t["item_parameter"].Data = append(t["item_parameter"].Data, []any{paramID, it.ID, prm.Name, macros.Expand(prm.Value)})
 			}

@@ -34,7 +34,7 @@ func proxyItemRow(it *catalog.Item, m *usermacro.Scope) []any {
 	if it.InterfaceID != 0 {
 		iface = it.InterfaceID
 	}
-	timeout := it.Timeout
+	timeout := it.Ext().Timeout
 	if timeout == "" {
 		timeout = "3s"
 	}
@@ -45,8 +45,8 @@ func proxyItemRow(it *catalog.Item, m *usermacro.Scope) []any {
 	)
 	h := proxyHTTPDefaults
 	switch {
-	case it.HTTP != nil:
-		x := it.HTTP
+	case it.Ext().HTTP != nil:
+		x := it.Ext().HTTP
 		authtype, username, password = int(x.AuthType), x.Username, x.Password
 		h = proxyHTTP{url: m.Expand(x.URL), queryFields: httpQueryFields(x.QueryFields, m), posts: m.Expand(x.Posts),
 			statusCodes: m.Expand(x.StatusCodes), followRedirects: b2i(x.FollowRedirects), postType: int(x.PostType),
@@ -54,16 +54,16 @@ func proxyItemRow(it *catalog.Item, m *usermacro.Scope) []any {
 			requestMethod: int(x.RequestMethod), outputFormat: int(x.OutputFormat), sslCertFile: m.Expand(x.SSLCertFile),
 			sslKeyFile: m.Expand(x.SSLKeyFile), sslKeyPassword: m.Expand(x.SSLKeyPassword), verifyPeer: b2i(x.VerifyPeer),
 			verifyHost: b2i(x.VerifyHost)}
-	case it.Login != nil:
-		x := it.Login
+	case it.Ext().Login != nil:
+		x := it.Ext().Login
 		authtype, username, password, publickey, privatekey = int(x.AuthType), x.Username, x.Password, x.PublicKey, x.PrivateKey
-	case it.JMX != nil:
-		username, password, jmxEndpoint = it.JMX.Username, it.JMX.Password, m.Expand(it.JMX.Endpoint)
-	case it.ODBC != nil:
-		username, password = it.ODBC.Username, it.ODBC.Password
+	case it.Ext().JMX != nil:
+		username, password, jmxEndpoint = it.Ext().JMX.Username, it.Ext().JMX.Password, m.Expand(it.Ext().JMX.Endpoint)
+	case it.Ext().ODBC != nil:
+		username, password = it.Ext().ODBC.Username, it.Ext().ODBC.Password
 	}
-	return []any{it.ID, int(it.Type), m.Expand(it.SNMPOID), it.HostID, m.Expand(it.Key), m.Expand(it.Delay),
-		it.History, b2i(!it.Enabled), int(it.ValueType), "", "", m.Expand(it.Params), it.IPMISensor,
+	return []any{it.ID, int(it.Type), m.Expand(it.Ext().SNMPOID), it.HostID, m.Expand(it.Key), m.Expand(it.Delay),
+		it.History, b2i(!it.Enabled), int(it.ValueType), "", "", m.Expand(it.Ext().Params), it.Ext().IPMISensor,
 		authtype, m.Expand(username), m.Expand(password), m.Expand(publickey), m.Expand(privatekey), 0, iface,
 		int(it.InventoryLink), jmxEndpoint, nil, m.Expand(timeout), h.url, h.queryFields, h.posts, h.statusCodes, h.followRedirects,
 		h.postType, h.httpProxy, h.headers, h.retrieveMode, h.requestMethod, h.outputFormat, h.sslCertFile, h.sslKeyFile,

@@ -69,7 +69,7 @@ func (e *Engine) Commit(_ int, samples []history.Sample) {
 	for i := range samples {
 		s := &samples[i]
 		it := snap.Item(s.ItemID)
-		if it == nil || it.LLD == nil || !it.Enabled {
+		if it == nil || it.Ext().LLD == nil || !it.Enabled {
 			continue
 		}
 		if !queued {
@@ -148,7 +148,7 @@ func (e *Engine) Apply(ctx context.Context, values []Value) {
 	var todo []work
 	for _, v := range values {
 		rule := snap.Item(v.RuleID)
-		if rule == nil || rule.LLD == nil {
+		if rule == nil || rule.Ext().LLD == nil {
 			continue
 		}
 		sc := snap.UserMacros(rule.HostID)
@@ -158,12 +158,12 @@ func (e *Engine) Apply(ctx context.Context, values []Value) {
 			}
 			return sc.Expand(s)
 		}
-		rows, err := ParseRows(v.Value, rule.LLD.MacroPaths)
+		rows, err := ParseRows(v.Value, rule.Ext().LLD.MacroPaths)
 		if err != nil {
 			e.setError(rule.ID, true, err.Error(), now)
 			continue
 		}
-		lifetime, err := delay.ParseSeconds(exp(rule.LLD.Lifetime))
+		lifetime, err := delay.ParseSeconds(exp(rule.Ext().LLD.Lifetime))
 		if err != nil {
 			e.setError(rule.ID, true, "Invalid lifetime: "+err.Error(), now)
 			continue

@@ -120,7 +120,7 @@ func (f *fixture) rule(t testing.TB, host int, key string) *catalog.Item {
 	t.Helper()
 	h := f.cat.Snapshot().HostByID(f.hosts[host])
 	r := h.Item(key)
-	if r == nil || r.LLD == nil {
+	if r == nil || r.Ext().LLD == nil {
 		t.Fatalf("host %s has no rule %s: %+v", h.Host, key, r)
 	}
 	return r

@@ -251,7 +251,7 @@ func pick[T any](v, old *T) *T {
 // hostName is the rule's host's technical name (trigger expressions
 // name it).
 func Expand(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp expander) (items []catalog.DiscoveredItem, trigs []catalog.DiscoveredTrigger) {
-	l := rule.LLD
+	l := rule.Ext().LLD
 	m := &matcher{snap: snap}
 	if exp == nil {
 		exp = func(s string) string { return s }

@@ -14,7 +14,7 @@ import (
 // one of its item prototypes is not among items (what Expand made for
 // the rows): 6.0 creates a graph only over items that exist.
 func ExpandGraphs(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp expander, items []catalog.DiscoveredItem) []catalog.DiscoveredGraph {
-	l := rule.LLD
+	l := rule.Ext().LLD
 	if len(l.GraphPrototypes) == 0 {
 		return nil
 	}

@@ -86,10 +86,10 @@ func TestDiscoverGraphs(t *testing.T) {
 	s := cat.Snapshot()
 	rule := s.HostByID(host).Item("vfs.fs.discovery")
 	trule := tmpl.Item("vfs.fs.discovery")
-	if len(rule.LLD.GraphPrototypes) != 1 || len(trule.LLD.GraphPrototypes) != 1 {
-		t.Fatalf("graph prototypes: host %+v template %+v", rule.LLD.GraphPrototypes, trule.LLD.GraphPrototypes)
+	if len(rule.Ext().LLD.GraphPrototypes) != 1 || len(trule.Ext().LLD.GraphPrototypes) != 1 {
+		t.Fatalf("graph prototypes: host %+v template %+v", rule.Ext().LLD.GraphPrototypes, trule.Ext().LLD.GraphPrototypes)
 	}
-	gp, tgp := rule.LLD.GraphPrototypes[0], trule.LLD.GraphPrototypes[0]
+	gp, tgp := rule.Ext().LLD.GraphPrototypes[0], trule.Ext().LLD.GraphPrototypes[0]
 	if gp.TemplateID != tgp.ID || gp.ID == tgp.ID || gp.UUID != "" || tgp.UUID == "" || s.Graph(gp.ID) != nil {
 		t.Errorf("host's copy %d (template %d, uuid %q) of %d (uuid %q)", gp.ID, gp.TemplateID, gp.UUID, tgp.ID, tgp.UUID)
 	}

@@ -13,7 +13,7 @@ import (
 // hosts do. Two rows giving one host name make one host, the first
 // row's.
 func ExpandHosts(snap *catalog.Snapshot, rule *catalog.Item, rows []Row, exp expander) []catalog.DiscoveredHost {
-	l := rule.LLD
+	l := rule.Ext().LLD
 	if len(l.HostPrototypes) == 0 || rule.Host == nil || rule.Host.IsTemplate {
 		return nil
 	}

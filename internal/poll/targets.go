@@ -90,32 +90,33 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 	// parameters, the interval and the timeout, as Zabbix resolves them
 	// there. The expanded interval is what is compared at the next
 	// snapshot, so a macro's change reschedules the item.
-	if strings.Contains(it.Key, "{$") || strings.Contains(it.Delay, "{$") || strings.Contains(it.Timeout, "{$") || strings.Contains(it.RetryDelay, "{$") {
+	if strings.Contains(it.Key, "{$") || strings.Contains(it.Delay, "{$") || strings.Contains(it.Ext().Timeout, "{$") || strings.Contains(it.Ext().RetryDelay, "{$") {
 		sc := snap.UserMacros(h.ID)
 		t.key, t.delay = ExpandKey(it.Key, sc), sc.Expand(it.Delay)
-		timeout := sc.Expand(it.Timeout)
+		timeout := sc.Expand(it.Ext().Timeout)
 		if strings.Contains(timeout, "{$") {
-			t.bad = fmt.Sprintf("timeout %q uses a user macro that is not defined on host %q, its templates or globally", it.Timeout, h.Host)
+			t.bad = fmt.Sprintf("timeout %q uses a user macro that is not defined on host %q, its templates or globally", it.Ext().Timeout, h.Host)
 			return t
 		}
 		it2 := *it
-		it2.Timeout, it2.RetryDelay = timeout, sc.Expand(it.RetryDelay)
+		x := it2.MutExt()
+		x.Timeout, x.RetryDelay = timeout, sc.Expand(it.Ext().RetryDelay)
 		it = &it2
 	}
-	if it.RetryDelay != "" {
-		secs, err := delay.Seconds(it.RetryDelay)
+	if it.Ext().RetryDelay != "" {
+		secs, err := delay.Seconds(it.Ext().RetryDelay)
 		if err != nil || secs < 1 || secs > 86400 {
-			t.bad = fmt.Sprintf("invalid retry interval %q: use 1s..1d", it.RetryDelay)
+			t.bad = fmt.Sprintf("invalid retry interval %q: use 1s..1d", it.Ext().RetryDelay)
 			return t
 		}
 		t.retry = secs
 	}
-	if it.Timeout != "" {
+	if it.Ext().Timeout != "" {
 		// Before the interface: an HTTP agent item has none, and its
 		// timeout counts all the same.
-		secs, err := delay.Seconds(it.Timeout)
+		secs, err := delay.Seconds(it.Ext().Timeout)
 		if err != nil || secs < 1 || secs > 600 {
-			t.bad = fmt.Sprintf("invalid timeout %q: use 1s..10m", it.Timeout)
+			t.bad = fmt.Sprintf("invalid timeout %q: use 1s..10m", it.Ext().Timeout)
 			return t
 		}
 		t.timeout = time.Duration(secs) * time.Second
@@ -137,7 +138,7 @@ func targetOf(snap *catalog.Snapshot, h *catalog.Host, it *catalog.Item, noIface
 		return t
 	}
 	t.ifaceID, t.addr = iface.ID, iface.Addr()
-	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.SNMPOID, '[') || it.Type == catalog.JMX {
+	if it.Type == catalog.SNMPAgent && !strings.ContainsRune(it.Ext().SNMPOID, '[') || it.Type == catalog.JMX {
 		t.seed = iface.ID // SNMP: plain OIDs only, walks are not batched
 	}
 	return t

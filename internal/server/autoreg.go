@@ -48,7 +48,7 @@ func (s *Server) buildEventProducers() error {
 	// collection's, from the poller) is an internal event of an LLD rule
 	// (object 5), as 6.0 has it, not of an item.
 	s.ItemStates.OnChange(func(id uint64, notSupported bool, err string) {
-		if it := s.Catalog.Snapshot().AnyItem(id); it != nil && it.LLD != nil {
+		if it := s.Catalog.Snapshot().AnyItem(id); it != nil && it.Ext().LLD != nil {
 			s.Internal.LLDRuleState(id, notSupported, err)
 			return
 		}

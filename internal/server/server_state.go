@@ -224,13 +224,13 @@ func (s *Server) retention() housekeep.Retention {
 	var r housekeep.Retention
 	for _, h := range snap.Hosts() {
 		for _, it := range h.Items() {
-			r.History = max(r.History, it.HistorySeconds)
-			r.Trends = max(r.Trends, it.TrendsSeconds)
+			r.History = max(r.History, int64(it.HistorySeconds))
+			r.Trends = max(r.Trends, int64(it.TrendsSeconds))
 		}
 	}
 	r.Item = func(id uint64) (int64, bool) {
 		if it := snap.Item(id); it != nil {
-			return it.HistorySeconds, true
+			return int64(it.HistorySeconds), true
 		}
 		return 0, false
 	}

@@ -120,10 +120,10 @@ func (c *Checker) eval(ctx context.Context, snap *catalog.Snapshot, itemID uint6
 	if it == nil || it.Host == nil {
 		return expr.ErrorValue("the calculated item no longer exists")
 	}
-	if it.Params == "" {
+	if it.Ext().Params == "" {
 		return expr.ErrorValue("the calculated item has no formula")
 	}
-	e, err := c.parse(it.Params)
+	e, err := c.parse(it.Ext().Params)
 	if err != nil {
 		return expr.ErrorValue("invalid formula: " + err.Error())
 	}

@@ -320,10 +320,10 @@ func withScheme(u string) string {
 func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	res := &poll.Result{Check: *ch}
 	it := c.opts.Item(ch.ItemID)
-	if it == nil || it.HTTP == nil || it.HTTP.URL == "" {
+	if it == nil || it.Ext().HTTP == nil || it.Ext().HTTP.URL == "" {
 		return c.fail(res, reasonConfig, "the item has no URL to request: set url (item.update)")
 	}
-	h := it.HTTP
+	h := it.Ext().HTTP
 	if it.Host != nil {
 		h = h.Expand(it.Host.UserMacros()) // the host's user macros in the URL, headers ...
 	}

@@ -32,7 +32,7 @@ func (m items) item(id uint64) *catalog.Item {
 	if !ok {
 		return nil
 	}
-	return &catalog.Item{ID: id, Type: catalog.HTTPAgent, HTTP: h}
+	return &catalog.Item{ID: id, Type: catalog.HTTPAgent, Extra: &catalog.ItemExtra{HTTP: h}}
 }
 
 func get(u string) *catalog.HTTPItem {

@@ -142,7 +142,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		return fail(poll.NotSupported, "%v", err)
 	}
 	get := ch.Key == catalog.IPMIGetKey
-	if !get && it.IPMISensor == "" {
+	if !get && it.Ext().IPMISensor == "" {
 		return fail(poll.NotSupported, `the IPMI item has no sensor: set its "ipmi_sensor"`)
 	}
 	timeout := ch.Timeout
@@ -158,7 +158,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 		if err != nil {
 			return c.failed(ctx, cctx, res, ch, timeout, err, true)
 		}
-		val, err = c.read(cctx, b, s, it.IPMISensor, get)
+		val, err = c.read(cctx, b, s, it.Ext().IPMISensor, get)
 		var nf *notFoundError
 		var ce *ccError
 		switch {
@@ -175,7 +175,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 			return c.failed(ctx, cctx, res, ch, timeout, err, false)
 		}
 		if nf != nil {
-			return fail(poll.NotSupported, "sensor or control %s@[%s]:%d does not exist", it.IPMISensor, k.host, k.port)
+			return fail(poll.NotSupported, "sensor or control %s@[%s]:%d does not exist", it.Ext().IPMISensor, k.host, k.port)
 		}
 		if err != nil {
 			return fail(poll.NotSupported, "%v", err)

@@ -204,8 +204,8 @@ func (c *Checker) keyOf(ch *poll.Check) groupKey {
 	if c.opts.Item != nil {
 		it = c.opts.Item(ch.ItemID)
 	}
-	if it != nil && it.JMX != nil {
-		k.endpoint, k.user, k.password = it.JMX.Endpoint, it.JMX.Username, it.JMX.Password
+	if it != nil && it.Ext().JMX != nil {
+		k.endpoint, k.user, k.password = it.Ext().JMX.Endpoint, it.Ext().JMX.Username, it.Ext().JMX.Password
 		if it.Host != nil && strings.Contains(k.endpoint+k.user+k.password, "{$") {
 			sc := it.Host.UserMacros()
 			k.endpoint, k.user, k.password = sc.Expand(k.endpoint), sc.Expand(k.user), sc.Expand(k.password)

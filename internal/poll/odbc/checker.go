@@ -296,7 +296,7 @@ func (c *Checker) run(ctx context.Context, ch poll.Check, done func(*poll.Result
 		ck.fail(reasonConfig, msg)
 		return
 	}
-	query, login := it.Params, it.ODBC
+	query, login := it.Ext().Params, it.Ext().ODBC
 	if login == nil {
 		login = &catalog.ODBCItem{}
 	}

@@ -149,7 +149,7 @@ func TestCheckerValues(t *testing.T) {
 	} {
 		r := res.of(w.ch.ItemID)
 		if r.Status != w.status || string(r.Value) != w.value || r.Error != w.errMsg {
-			t.Errorf("%s %q: %s %q %q, want %s %q %q", w.ch.Key, m[w.ch.ItemID].Params, r.Status, r.Value, r.Error, w.status, w.value, w.errMsg)
+			t.Errorf("%s %q: %s %q %q, want %s %q %q", w.ch.Key, m[w.ch.ItemID].Ext().Params, r.Status, r.Value, r.Error, w.status, w.value, w.errMsg)
 		}
 	}
 	if n := c.failures[reasonConnect].Load(); n != 1 {

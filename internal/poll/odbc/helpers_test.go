@@ -34,7 +34,7 @@ func (m items) get(id uint64) *catalog.Item { return m[id] }
 // add adds an item with its query and login and returns its check.
 func (m items) add(key, query, user, pass string, timeout time.Duration) poll.Check {
 	id := uint64(len(m) + 1)
-	m[id] = &catalog.Item{ID: id, HostID: 1, Key: key, Type: catalog.ODBC, Params: query, ODBC: &catalog.ODBCItem{Username: user, Password: pass}}
+	m[id] = &catalog.Item{ID: id, HostID: 1, Key: key, Type: catalog.ODBC, Extra: &catalog.ItemExtra{Params: query, ODBC: &catalog.ODBCItem{Username: user, Password: pass}}}
 	return poll.Check{ItemID: id, HostID: 1, Key: key, Timeout: timeout, Due: time.Now()}
 }
 

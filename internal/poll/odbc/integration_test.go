@@ -109,9 +109,9 @@ func TestIntegrationPostgres(t *testing.T) {
 		r := res.of(w.check.ItemID)
 		switch {
 		case w.err == "" && (r.Status != poll.OK || string(r.Value) != w.value):
-			t.Errorf("%s\n%s: %s %q %q, want the value %q", w.check.Key, m[w.check.ItemID].Params, r.Status, r.Value, r.Error, w.value)
+			t.Errorf("%s\n%s: %s %q %q, want the value %q", w.check.Key, m[w.check.ItemID].Ext().Params, r.Status, r.Value, r.Error, w.value)
 		case w.err != "" && (r.Status != poll.NotSupported || r.Error != w.err):
-			t.Errorf("%s\n%s: %s %q %q, want not supported %q", w.check.Key, m[w.check.ItemID].Params, r.Status, r.Value, r.Error, w.err)
+			t.Errorf("%s\n%s: %s %q %q, want not supported %q", w.check.Key, m[w.check.ItemID].Ext().Params, r.Status, r.Value, r.Error, w.err)
 		}
 		if r.Clock.IsZero() || r.Check != w.check {
 			t.Errorf("%s: clock %v, check %+v", w.check.Key, r.Clock, r.Check)

@@ -129,7 +129,7 @@ func (c *Checker) check(ctx context.Context, ch poll.Check) *poll.Result {
 		timeout = c.opts.DefaultTimeout
 	}
 	r, err := c.opts.JS.Run(ctx, &jsvm.Job{
-		Kind: jsvm.Item, Script: it.Params, Value: Value(it), Timeout: timeout, MaxResult: c.opts.MaxValueSize,
+		Kind: jsvm.Item, Script: it.Ext().Params, Value: Value(it), Timeout: timeout, MaxResult: c.opts.MaxValueSize,
 		Fetch: c.opts.Fetch,
 		Log: func(level, msg string) {
 			c.opts.Logger.Debug("script item", "item", ch.ItemID, "key", ch.Key, "level", level, "message", msg)
@@ -192,13 +192,13 @@ func (c *Checker) abandoned(res *poll.Result) *poll.Result {
 // Value is the script's argument for item it: the JSON object of its
 // parameters, macros resolved (see the package comment).
 func Value(it *catalog.Item) string {
-	if len(it.Parameters) == 0 {
+	if len(it.Ext().Parameters) == 0 {
 		return "{}"
 	}
 	x := newExpander(it)
 	b := make([]byte, 0, 64)
 	b = append(b, '{')
-	for i, p := range it.Parameters {
+	for i, p := range it.Ext().Parameters {
 		if i > 0 {
 			b = append(b, ',')
 		}

@@ -121,7 +121,7 @@ func TestItemGone(t *testing.T) {
 }
 
 func TestValue(t *testing.T) {
-	it := &catalog.Item{ID: 7, Key: "k[1]", Parameters: []catalog.ItemParam{{Name: "q\"uote", Value: "line\nbreak {ITEM.ID} {ITEM.KEY}"}}}
+	it := &catalog.Item{ID: 7, Key: "k[1]", Extra: &catalog.ItemExtra{Parameters: []catalog.ItemParam{{Name: "q\"uote", Value: "line\nbreak {ITEM.ID} {ITEM.KEY}"}}}}
 	if got, want := Value(it), `{"q\"uote":"line\nbreak 7 k[1]"}`; got != want {
 		t.Errorf("Value = %s, want %s", got, want)
 	}

@@ -170,7 +170,7 @@ func (c *Checker) value(item uint64, key string, now time.Time) (string, string)
 		// Discovery rules are not counted (recorded from 6.0.14: its
 		// zabbix[items] counts flags 0 and 4).
 		eachPolledItem(f.Snapshot(), func(it *catalog.Item) {
-			if it.LLD == nil {
+			if it.Ext().LLD == nil {
 				n++
 			}
 		})

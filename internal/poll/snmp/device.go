@@ -188,9 +188,9 @@ func (d *device) request(snap *catalog.Snapshot, ch *poll.Check) (snmpoid.Reques
 		d.reqs = map[uint64]parsedOID{}
 	}
 	po, ok := d.reqs[it.ID]
-	if !ok || po.src != it.SNMPOID {
-		po = parsedOID{src: it.SNMPOID}
-		po.req, po.err = snmpoid.Parse(it.SNMPOID)
+	if !ok || po.src != it.Ext().SNMPOID {
+		po = parsedOID{src: it.Ext().SNMPOID}
+		po.req, po.err = snmpoid.Parse(it.Ext().SNMPOID)
 		d.reqs[it.ID] = po
 	}
 	if po.err != nil {

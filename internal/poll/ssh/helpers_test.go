@@ -20,13 +20,16 @@ func (m items) item(id uint64) *catalog.Item { return m[id] }
 
 // pwItem is an SSH item logging in with a password.
 func pwItem(user, pw, command string) *catalog.Item {
-	return &catalog.Item{Type: catalog.SSHAgent, Params: command, Login: &catalog.LoginItem{Username: user, Password: pw}}
+	return &catalog.Item{Type: catalog.SSHAgent, Extra: &catalog.ItemExtra{Params: command, Login: &catalog.LoginItem{Username: user, Password: pw}}}
 }
 
 // keyItem is an SSH item logging in with a key pair.
 func keyItem(user, passphrase, pub, priv, command string) *catalog.Item {
-	return &catalog.Item{Type: catalog.SSHAgent, Params: command, Login: &catalog.LoginItem{
-		AuthType: catalog.SSHAuthPublicKey, Username: user, Password: passphrase, PublicKey: pub, PrivateKey: priv}}
+	return &catalog.Item{
+		Type: catalog.SSHAgent,
+		Extra: &catalog.ItemExtra{Params: command, Login: &catalog.LoginItem{
+			AuthType: catalog.SSHAuthPublicKey, Username: user, Password: passphrase, PublicKey: pub, PrivateKey: priv}},
+	}
 }
 
 // key is ssh.run for a server at addr ("host:port").

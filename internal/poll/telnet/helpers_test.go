@@ -21,7 +21,7 @@ type items map[uint64]*catalog.Item
 func (m items) item(id uint64) *catalog.Item { return m[id] }
 
 func telnetItem(user, pw, command string) *catalog.Item {
-	return &catalog.Item{Type: catalog.TelnetAgent, Params: command, Login: &catalog.LoginItem{Username: user, Password: pw}}
+	return &catalog.Item{Type: catalog.TelnetAgent, Extra: &catalog.ItemExtra{Params: command, Login: &catalog.LoginItem{Username: user, Password: pw}}}
 }
 
 // key is telnet.run for a server at addr.

@@ -246,9 +246,9 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 	if it == nil {
 		return nil, fail(reasonConfig, "The item is not in the configuration any more.")
 	}
-	login, command := &catalog.LoginItem{}, it.Params
-	if it.Login != nil {
-		login = it.Login
+	login, command := &catalog.LoginItem{}, it.Ext().Params
+	if it.Ext().Login != nil {
+		login = it.Ext().Login
 	}
 	if it.Host != nil {
 		sc := it.Host.UserMacros()
