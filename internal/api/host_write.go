@@ -347,7 +347,7 @@ func (w *configWriter) hostCreate(ctx context.Context, c *call) (any, error) {
 			return nil, errParams(`Invalid parameter "/%d": unexpected parameter "templates_clear".`, i+1)
 		}
 		var err error
-		if macros[i], err = ps[i].Macros.Value.fields(i); err != nil {
+		if macros[i], err = ps[i].Macros.Value.fields(i, nil, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -481,7 +481,7 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 	macros := make([][]catalog.MacroFields, len(ps))
 	for i := range ps {
 		var err error
-		if macros[i], err = ps[i].Macros.Value.fields(i); err != nil {
+		if macros[i], err = ps[i].Macros.Value.fields(i, snap, ps[i].HostID.Value); err != nil {
 			return nil, err
 		}
 	}

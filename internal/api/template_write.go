@@ -160,7 +160,7 @@ func (w *configWriter) templateCreate(ctx context.Context, c *call) (any, error)
 			return nil, err
 		}
 		var err error
-		if macros[i], err = p.Macros.Value.fields(i); err != nil {
+		if macros[i], err = p.Macros.Value.fields(i, nil, 0); err != nil {
 			return nil, err
 		}
 		groups = append(groups, p.Groups.Value...)
@@ -204,7 +204,7 @@ func (w *configWriter) templateUpdate(ctx context.Context, c *call) (any, error)
 			return nil, err
 		}
 		var err error
-		if macros[i], err = p.Macros.Value.fields(i); err != nil {
+		if macros[i], err = p.Macros.Value.fields(i, snap, p.TemplateID.Value); err != nil {
 			return nil, err
 		}
 		if snap.Template(p.TemplateID.Value) == nil {

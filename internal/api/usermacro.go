@@ -447,13 +447,27 @@ func (l *macroList) decodeParam(b []byte, _ *fieldCtx) error {
 	return nil
 }
 
-func (l macroList) fields(i int) ([]catalog.MacroFields, error) {
+// fields checks the list of object i and returns its macros. On update
+// (snap set, owner the host or template updated) a macro naming one of
+// the owner's stored macros by hostmacroid without a value keeps the
+// stored value, and its type unless given: 6.0's frontend sends a
+// secret macro it never read that way (recorded from 6.0.14: host.update
+// with {"hostmacroid", "macro", "type": 1} and no value keeps the secret).
+func (l macroList) fields(i int, snap *catalog.Snapshot, owner uint64) ([]catalog.MacroFields, error) {
 	out := make([]catalog.MacroFields, len(l))
 	for j := range l {
 		p := &l[j]
 		path := objPath(i) + "/macros" + objPath(j)
 		if p.HostID.Set {
 			return nil, errParams(`Invalid parameter "%s": unexpected parameter "hostid".`, path)
+		}
+		if snap != nil && p.HostMacroID.Given() && !p.Value.Set {
+			if m := snap.Macro(p.HostMacroID.Value); m != nil && m.HostID == owner {
+				p.Value = opt[string]{Set: true, Value: m.Value}
+				if !p.Type.Given() {
+					p.Type = opt[int64]{Set: true, Value: int64(m.Type)}
+				}
+			}
 		}
 		if err := p.check(path, true); err != nil {
 			return nil, err

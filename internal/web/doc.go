@@ -132,14 +132,21 @@
 // item.get per screenful).
 //
 // Configuration (assets/pages/config/, assets/form.js) goes through the
-// same API calls as any client: hosts (list, create and edit name,
-// groups, interfaces, tags, status: host.create/update), items per host
+// same API calls as any client: hosts (list, create and edit in 6.0's
+// tabs: name, groups, interfaces, tags, status, linked templates with
+// unlink and unlink and clear, the monitoring proxy, macros (a secret's
+// value never shown: left empty it is kept, typed it is replaced),
+// inventory mode and fields, encryption (a stored PSK shows "Change
+// PSK", never its value): one host.create/update with the API's own
+// members, hostform.js), items per host
 // (item.create/update: name, key, type, type of information, interval,
 // units, value map, status), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the
 // position it names marked), value maps (valuemap.*). A host's, item's
 // or trigger's form also clones it (the form's values as a new one, as
-// 6.0's Clone: groups, interfaces and tags for a host) and deletes it
+// 6.0's Clone: for a host its groups, interfaces, tags, templates,
+// macros (a secret one as empty text), inventory, proxy and encryption
+// without the PSK) and deletes it
 // (asked in place; host.delete, item.delete, trigger.delete). What the
 // user may only read (the get with editable: true) opens read-only,
 // without Create, Update, Clone or Delete; the API refuses it anyway.

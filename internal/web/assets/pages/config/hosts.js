@@ -1,10 +1,18 @@
 // Configuration: hosts. The list (host.get with groups, interfaces, tags)
-// and one form to create or edit a host: technical and visible name,
-// host groups, interfaces, tags, status (host.create, host.update; the
-// API's error is shown as it comes).
+// and one form to create or edit a host, tabbed as 6.0's: the host
+// (technical and visible name, linked templates with unlink and unlink
+// and clear, host groups, interfaces, the monitoring proxy, status,
+// tags), macros (a secret's value never shown), inventory (mode and
+// fields) and encryption (PSK, certificate issuer and subject); the
+// sections are built in hostform.js. One host.create or host.update
+// saves it all; the API's error is shown under the form and beside the
+// field it names (on its tab).
 import { call } from '../../api.js';
 import { h, clear, debounce } from '../../dom.js';
 import { field, select, rowsEditor, showError, configNav, cloneAndDelete, readOnly } from '../../form.js';
+import { showErrorAt } from '../../crud.js';
+import { tabs } from './tabs.js';
+import { templatesSection, macrosSection, inventorySection, encryptionSection, proxySelect, errorToTab, placeMacroError } from './hostform.js';
 
 const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
 const STATUS = [[0, 'Enabled'], [1, 'Disabled']];
@@ -20,6 +28,10 @@ export async function render(main) {
   // A user with read rights only (no group to write in) creates nothing;
   // a host they may only read opens read-only (the API would refuse).
   const writableGroups = await call('hostgroup.get', { output: ['groupid'], editable: true });
+  const [templates, proxies] = await Promise.all([
+    call('template.get', { output: ['templateid', 'name'], sortfield: 'name' }),
+    call('proxy.get', { output: ['proxyid', 'host'], sortfield: 'host' }).catch(() => []),
+  ]);
   createBtn.hidden = !writableGroups.length;
   let writable = new Set();
 
@@ -33,7 +45,7 @@ export async function render(main) {
     table.append(h('tr', {}, ['Name', 'Host', 'Groups', 'Interfaces', 'Tags', 'Status', ''].map((x) => h('th', {}, x))));
     for (const ho of hosts) {
       table.append(h('tr', { class: 'config-host-row', dataset: { hostid: ho.hostid } },
-        h('td', {}, h('a', { href: '#', class: 'host-name', onclick: (e) => { e.preventDefault(); edit(ho); } }, ho.name)),
+        h('td', {}, h('a', { href: '#', class: 'host-name', onclick: (e) => { e.preventDefault(); open(ho).catch((er) => showError(count, er)); } }, ho.name)),
         h('td', { class: 'muted' }, ho.host),
         h('td', {}, (ho.groups || []).map((g) => g.name).join(', ')),
         h('td', {}, (ho.interfaces || []).map((f) => `${(IFTYPES.find((t) => String(t[0]) === f.type) || [0, '?'])[1]} ${f.useip === '0' ? f.dns : f.ip}:${f.port}`).join(', ')),
@@ -43,16 +55,29 @@ export async function render(main) {
     }
   }
 
+  // open reads a host whole (its templates, macros, inventory,
+  // encryption and proxy) and opens its form.
+  async function open(ho) {
+    const [full] = await call('host.get', { hostids: [ho.hostid], output: ['hostid', 'host', 'name', 'status', 'proxy_hostid', 'inventory_mode',
+      'tls_connect', 'tls_accept', 'tls_issuer', 'tls_subject'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend',
+    selectParentTemplates: ['templateid', 'name'], selectMacros: 'extend', selectInventory: 'extend' });
+    edit(full || ho);
+  }
+
   // edit opens a host's form; with asClone, ho is a new host's values
-  // (a clone: 6.0's Clone, the host's groups, interfaces and tags).
+  // (a clone: 6.0's Clone, the host's groups, interfaces, tags,
+  // templates, macros (a secret one starts empty: its value is never
+  // read), inventory, proxy and encryption (a PSK is typed again)).
   function edit(ho, asClone) {
     clear(formBox);
     formBox.hidden = false;
     const isNew = !ho || !!asClone;
     const ro = !isNew && !writable.has(ho.hostid);
-    ho = ho || { host: '', name: '', status: '0', groups: [], interfaces: [], tags: [] };
-    const host = h('input', { type: 'text', id: 'host-host', value: ho.host, required: true });
-    const name = h('input', { type: 'text', id: 'host-name', value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
+    ho = ho || { host: '', name: '', status: '0', groups: [], interfaces: [], tags: [], inventory_mode: '-1' };
+    const host = h('input', { type: 'text', id: 'host-host', dataset: { key: 'host' }, value: ho.host, required: true });
+    const name = h('input', { type: 'text', id: 'host-name', dataset: { key: 'name' }, value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
+    const secs = { templates: templatesSection(ho, templates, isNew), macros: macrosSection(ho), inventory: inventorySection(ho),
+      tls: encryptionSection(ho, isNew), proxy: proxySelect(ho, proxies) };
     const inGroup = new Set((ho.groups || []).map((g) => g.groupid));
     const groupSel = h('select', { id: 'host-groups', multiple: true, size: Math.min(6, Math.max(2, groups.length)), 'aria-label': 'Host groups' },
       groups.map((g) => h('option', { value: g.groupid, selected: inGroup.has(g.groupid) }, g.name)));
@@ -82,21 +107,31 @@ export async function render(main) {
         }),
         tags: tags.values().map((t) => ({ tag: t.tag, value: t.value })),
       };
+      for (const sec of Object.values(secs)) Object.assign(p, sec.read());
       try {
         if (isNew) await call('host.create', p);
         else await call('host.update', { hostid: ho.hostid, ...p });
         formBox.hidden = true;
         await load();
       } catch (e) {
-        showError(err, e);
+        const form = formBox.querySelector('form');
+        showErrorAt(form, err, e);
+        placeMacroError(form, String(e.data || e.message || e));
+        errorToTab(form);
       }
     };
     formBox.append(h('form', { id: 'host-edit', onsubmit: save },
       h('h3', {}, asClone ? 'New host (a clone)' : isNew ? 'New host' : `Host ${ho.name}${ro ? ' (read-only)' : ''}`),
-      h('div', { class: 'form-grid' },
-        field('Host name', host), field('Visible name', name), field('Host groups', groupSel), field('Status', status)),
-      h('h4', {}, 'Interfaces'), ifaces.el,
-      h('h4', {}, 'Tags'), tags.el,
+      tabs('host-tabs', [
+        ['Host', [h('div', { class: 'form-grid' },
+          field('Host name', host), field('Visible name', name), ...secs.templates.el, field('Host groups', groupSel),
+          field('Monitored by proxy', secs.proxy.el), field('Status', status)),
+        h('h4', {}, 'Interfaces'), ifaces.el,
+        h('h4', {}, 'Tags'), tags.el]],
+        ['Macros', secs.macros.el],
+        ['Inventory', secs.inventory.el],
+        ['Encryption', secs.tls.el],
+      ]),
       err,
       h('div', { class: 'form-buttons' },
         ro ? null : h('button', { type: 'submit', id: 'host-save' }, isNew ? 'Create' : 'Update'),
@@ -104,14 +139,32 @@ export async function render(main) {
           host: host.value.trim(), name: name.value.trim() || host.value.trim(), status: status.value,
           groups: [...groupSel.selectedOptions].map((o) => ({ groupid: o.value })),
           interfaces: ifaces.values().map(({ interfaceid, ...f }) => f), tags: tags.values(),
+          ...cloneRest(secs),
         }, true), async () => {
           await call('host.delete', [ho.hostid]);
           formBox.hidden = true;
           await load();
         }),
         h('button', { type: 'button', onclick: () => { formBox.hidden = true; } }, 'Cancel'))));
-    if (ro) readOnly(formBox.lastChild);
+    if (ro) {
+      readOnly(formBox.lastChild);
+      for (const b of formBox.querySelectorAll('.template-unlink, .template-unlink-clear, #host-psk-change')) b.hidden = true;
+    }
     else host.focus();
+  }
+
+  // cloneRest is what a clone takes from the form's other sections.
+  function cloneRest(secs) {
+    const t = secs.templates.read();
+    const tls = secs.tls.read();
+    const names = new Map(templates.map((x) => [x.templateid, x.name]));
+    return {
+      parentTemplates: t.templates.map(({ templateid }) => ({ templateid, name: names.get(templateid) || templateid })),
+      macros: secs.macros.read().macros.map(({ hostmacroid, ...m }) => (m.type === 1 && m.value === undefined ? { ...m, type: 0, value: '' } : m))
+        .map((m) => ({ ...m, type: String(m.type) })),
+      ...secs.inventory.read(), ...secs.proxy.read(),
+      tls_connect: tls.tls_connect, tls_accept: tls.tls_accept, tls_issuer: tls.tls_issuer, tls_subject: tls.tls_subject,
+    };
   }
 
   search.addEventListener('input', debounce(() => load().catch((e) => showError(count, e)), 250));
