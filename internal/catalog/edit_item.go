@@ -239,6 +239,13 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 	}
+	if n.Key != cur.Key {
+		if h := e.host(n.HostID); h != nil {
+			if err := e.retextItemTriggers(n.ID, h.Host, cur.Key, n.Key); err != nil {
+				return err
+			}
+		}
+	}
 	if !n.HTTP.equal(cur.HTTP) {
 		if err := e.writeHTTP(n, cur.HTTP != nil); err != nil {
 			return err
