@@ -24,6 +24,38 @@ func (e *Edit) retextHostTriggers(host uint64, from, to string) error {
 			return err
 		}
 	}
+	return e.retextPrototypes(host, func(s string) string { return rewriteRefs(s, names) })
+}
+
+// retextPrototypes rewrites with fn the expressions of the trigger
+// prototypes of host's discovery rules: they name only the host's own
+// items and item prototypes.
+func (e *Edit) retextPrototypes(host uint64, fn func(string) string) error {
+	for _, it := range e.hostItems(host) {
+		if it.LLD == nil || len(it.LLD.TriggerPrototypes) == 0 {
+			continue
+		}
+		var l *LLDRule
+		for i := range it.LLD.TriggerPrototypes {
+			f := &it.LLD.TriggerPrototypes[i].Fields
+			expr, rexpr := fn(f.Expression), fn(f.RecoveryExpression)
+			if expr == f.Expression && rexpr == f.RecoveryExpression {
+				continue
+			}
+			if l == nil {
+				l = cloneLLD(it.LLD)
+			}
+			l.TriggerPrototypes[i].Fields.Expression, l.TriggerPrototypes[i].Fields.RecoveryExpression = expr, rexpr
+		}
+		if l == nil {
+			continue
+		}
+		n := *it
+		n.LLD = l
+		if err := e.writeItem(&n, it); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -36,7 +68,11 @@ func (e *Edit) retextItemTriggers(item uint64, host, from, to string) error {
 			return err
 		}
 	}
-	return nil
+	it := e.item(item)
+	if it == nil {
+		return nil
+	}
+	return e.retextPrototypes(it.HostID, func(s string) string { return rewriteKey(s, host, from, to) })
 }
 
 // retextTrigger stores t with new expression texts; its items are the
