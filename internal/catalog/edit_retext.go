@@ -75,6 +75,28 @@ func (e *Edit) retextItemTriggers(item uint64, host, from, to string) error {
 	return e.retextPrototypes(it.HostID, func(s string) string { return rewriteKey(s, host, from, to) })
 }
 
+// retextProtoKeys rewrites, in l (the new configuration of rule cur,
+// on host), the trigger prototypes' references to the item prototypes
+// whose keys l changes (recorded from 6.0.14: itemprototype.update of
+// key_ shows in triggerprototype.get's expression).
+func retextProtoKeys(cur, l *LLDRule, host string) {
+	old := make(map[uint64]string, len(cur.ItemPrototypes))
+	for _, p := range cur.ItemPrototypes {
+		old[p.ID] = p.Item.Key
+	}
+	for _, p := range l.ItemPrototypes {
+		from, ok := old[p.ID]
+		if p.ID == 0 || !ok || from == p.Item.Key {
+			continue
+		}
+		for i := range l.TriggerPrototypes {
+			f := &l.TriggerPrototypes[i].Fields
+			f.Expression = rewriteKey(f.Expression, host, from, p.Item.Key)
+			f.RecoveryExpression = rewriteKey(f.RecoveryExpression, host, from, p.Item.Key)
+		}
+	}
+}
+
 // retextTrigger stores t with new expression texts; its items are the
 // same, so only the row's text changes.
 func (e *Edit) retextTrigger(t *Trigger, expr, rexpr string) error {
