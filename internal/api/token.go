@@ -103,13 +103,15 @@ func (s *Server) tokenNamesFree(ctx context.Context, acc *auth.Store, c *call, w
 	if err != nil {
 		return s.accountErr(err, "/", c)
 	}
-	owner := make(map[tokenName]uint64, len(toks))
-	for _, t := range toks {
-		owner[tokenName{user: t.UserID, name: t.Name}] = t.ID
-	}
+	// The stored token named first is the one with the lowest ID, as 6.0
+	// names it (recorded: a swap of two names names the older token's).
+	renamed := make(map[tokenName]uint64, len(want)) // (owner, name) -> the token taking it
 	for _, w := range want {
-		if id, ok := owner[tokenName{user: w.user, name: w.name}]; ok && id != w.id {
-			return errParams(`API token "%s" already exists for userid "%d".`, w.name, w.user)
+		renamed[tokenName{user: w.user, name: w.name}] = w.id
+	}
+	for _, t := range toks { // ascending by ID
+		if id, ok := renamed[tokenName{user: t.UserID, name: t.Name}]; ok && id != t.ID {
+			return errParams(`API token "%s" already exists for userid "%d".`, t.Name, t.UserID)
 		}
 	}
 	return nil

@@ -31,8 +31,10 @@ func TestTokenNameUnique(t *testing.T) {
 		{"token.update", `{"tokenid":"` + b + `","name":"dup-a"}`, exists("dup-a")},
 		{"token.update", `[{"tokenid":"` + a + `","name":"dup-x"},{"tokenid":"` + third + `","description":"d"},{"tokenid":"` + b + `","name":"dup-x"}]`,
 			fmt.Sprintf(`Invalid parameter "/3": value (userid, name)=(%d, dup-x) already exists.`, root)},
-		// A swap is refused too: names are checked against the stored ones.
-		{"token.update", `[{"tokenid":"` + a + `","name":"dup-b"},{"tokenid":"` + b + `","name":"dup-a"}]`, exists("dup-b")},
+		// A swap is refused too: names are checked against the stored
+		// ones, and the older token's is named.
+		{"token.update", `[{"tokenid":"` + a + `","name":"dup-b"},{"tokenid":"` + b + `","name":"dup-a"}]`, exists("dup-a")},
+		{"token.update", `[{"tokenid":"` + b + `","name":"dup-a"},{"tokenid":"` + a + `","name":"dup-b"}]`, exists("dup-a")},
 		{"token.update", `{"tokenid":"` + a + `","name":"dup-a"}`, ""},
 	} {
 		_, e := f.do(f.root, c.method, c.params)
