@@ -44,6 +44,13 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 			return nil, errParams(`Invalid parameter "/%d/expires_at": value must be 0 (never) or a Unix time.`, i+1)
 		}
 	}
+	want := make([]tokenName, len(ps))
+	for i, p := range ps {
+		want[i] = tokenName{user: p.UserID.Value, name: p.Name.Value, at: i + 1}
+	}
+	if err := s.tokenNamesFree(ctx, acc, c, want); err != nil {
+		return nil, err
+	}
 	var out []uint64
 	for i, p := range ps {
 		desc := ""
@@ -67,6 +74,67 @@ func (s *Server) tokenCreate(ctx context.Context, c *call) (any, error) {
 		out = append(out, id)
 	}
 	return idResult("tokenids", out), nil
+}
+
+// tokenName is a token's name with its owner: a user's token names are
+// unique.
+type tokenName struct {
+	user uint64
+	name string
+	id   uint64 // the token being renamed; 0 on create
+	at   int    // its object's position in the request, from 1
+}
+
+// tokenNamesFree checks, before anything is written, that no two of want
+// share an owner and a name and that none takes a name its owner's other
+// tokens have, with 6.0's texts (recorded from 6.0.14). The store checks
+// again when it writes; this check only makes a refused batch write
+// nothing.
+func (s *Server) tokenNamesFree(ctx context.Context, acc *auth.Store, c *call, want []tokenName) error {
+	seen := make(map[tokenName]bool, len(want))
+	for _, w := range want {
+		k := tokenName{user: w.user, name: w.name}
+		if seen[k] {
+			return errParams(`Invalid parameter "/%d": value (userid, name)=(%d, %s) already exists.`, w.at, w.user, w.name)
+		}
+		seen[k] = true
+	}
+	toks, err := acc.Tokens(ctx, 0)
+	if err != nil {
+		return s.accountErr(err, "/", c)
+	}
+	// The stored token named first is the one with the lowest ID, as 6.0
+	// names it (recorded: a swap of two names names the older token's).
+	renamed := make(map[tokenName]uint64, len(want)) // (owner, name) -> the token taking it
+	for _, w := range want {
+		renamed[tokenName{user: w.user, name: w.name}] = w.id
+	}
+	for _, t := range toks { // ascending by ID
+		if id, ok := renamed[tokenName{user: t.UserID, name: t.Name}]; ok && id != t.ID {
+			return errParams(`API token "%s" already exists for userid "%d".`, t.Name, t.UserID)
+		}
+	}
+	return nil
+}
+
+// tokenRenamesFree is tokenNamesFree for the new names of token.update;
+// the caller has checked that the tokens exist.
+func (s *Server) tokenRenamesFree(ctx context.Context, acc *auth.Store, c *call, ps []tokenUpdateParams) error {
+	toks, err := acc.Tokens(ctx, 0)
+	if err != nil {
+		return s.accountErr(err, "/", c)
+	}
+	user := make(map[uint64]uint64, len(toks))
+	for _, t := range toks {
+		user[t.ID] = t.UserID
+	}
+	var want []tokenName
+	for i, p := range ps {
+		if p.Name.Given() {
+			want = append(want, tokenName{user: user[p.TokenID.Value], name: p.Name.Value, id: p.TokenID.Value, at: i + 1})
+		}
+	}
+	return s.tokenNamesFree(ctx, acc, c, want)
 }
 
 // ownedTokens checks that the caller may act on every token in list and
@@ -157,6 +225,9 @@ func (s *Server) tokenUpdate(ctx context.Context, c *call) (any, error) {
 		list[i] = p.TokenID.Value
 	}
 	if err := s.ownedTokens(ctx, acc, c, list); err != nil {
+		return nil, err
+	}
+	if err := s.tokenRenamesFree(ctx, acc, c, ps); err != nil {
 		return nil, err
 	}
 	for i := range ps {

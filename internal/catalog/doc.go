@@ -342,7 +342,7 @@
 // 1.25 KB of heap per item with triggers, rules and graphs.
 //
 // An Edit that wrote no trigger and deleted no item (an item.update, a
-// host rename) shares the old snapshot's trigger slab and indexes
+// rename of a host no trigger names) shares the old snapshot's trigger slab and indexes
 // (shareTriggers) instead of rebuilding them;
 // TestEditSharedTriggersMatchReload compares random edits of both kinds
 // with a reload, trigger by trigger. Hosts and items are shared too

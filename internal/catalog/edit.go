@@ -523,7 +523,7 @@ func notFound(kind string, id uint64) error {
 func (e *Edit) build() (*Snapshot, error) {
 	old := e.old
 	// An Edit that wrote no trigger and deleted no item (an item.update,
-	// a host rename) leaves the trigger slabs and their indexes as they
+	// a rename of a host no trigger names) leaves the trigger slabs and their indexes as they
 	// were: the new snapshot shares them (shareTriggers) instead of
 	// rebuilding them, O(triggers), per edit.
 	keepTrigs := len(e.triggers) == 0 && len(e.newTriggers) == 0 && !e.itemsGone

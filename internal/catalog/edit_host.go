@@ -513,8 +513,14 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		if n.Name != cur.Name {
 			e.setVisible(cur.Name, n.Name, n.ID)
 		}
+		from := cur.Host
 		h := e.editableHost(n.ID)
 		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description, h.IPMI, h.Inventory = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description, n.IPMI, n.Inventory
+		if n.Host != from {
+			if err := e.retextHostTriggers(n.ID, from, n.Host); err != nil {
+				return err
+			}
+		}
 		e.res.HostsUpdated++
 	}
 	return nil

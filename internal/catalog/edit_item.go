@@ -240,6 +240,13 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 	}
+	if n.Key != cur.Key {
+		if h := e.host(n.HostID); h != nil {
+			if err := e.retextItemTriggers(n.ID, h.Host, cur.Key, n.Key); err != nil {
+				return err
+			}
+		}
+	}
 	if !n.Ext().HTTP.equal(cur.Ext().HTTP) {
 		if err := e.writeHTTP(n, cur.Ext().HTTP != nil); err != nil {
 			return err

@@ -313,11 +313,12 @@ func (e *Edit) UpdateRule(id uint64, l *LLDRule) error {
 	}
 	var el errList
 	l = cloneLLD(l)
+	h := e.host(cur.HostID)
+	retextProtoKeys(cur.Ext().LLD, l, h.Host)
 	checkLLDRule(l, cur.Key, "discoveryrule", &el)
 	if err := el.err(); err != nil {
 		return err
 	}
-	h := e.host(cur.HostID)
 	if err := e.assignProtoIDs(l, h.IsTemplate); err != nil {
 		return err
 	}

@@ -20,8 +20,10 @@ type Trigger struct {
 	// EventName, if set, names the trigger's events instead of
 	// Description (Zabbix 6.0's "Event name"), with the same macros.
 	EventName string
-	// Expression and RecoveryExpression are kept as written; ItemIDs are
-	// the items they reference, resolved when the trigger was stored.
+	// Expression and RecoveryExpression are kept as written, but for
+	// host and template renames and item key changes, which rewrite
+	// the names in them (edit_retext.go); ItemIDs are the items they
+	// reference, resolved when the trigger was stored.
 	Expression         string
 	RecoveryExpression string
 	// The one-byte fields sit together, sharing one word (issue 30:
