@@ -121,7 +121,7 @@ func inventoryFields(h *catalog.Host, s sel) any {
 
 // inventoryMode is host.get's inventory_mode.
 func inventoryMode(h *catalog.Host) string {
-	if h.Inventory == nil {
+	if h.Inventory == nil || h.Inventory.Mode < 0 || h.Inventory.Mode > 1 {
 		return "-1"
 	}
 	return [...]string{"0", "1"}[h.Inventory.Mode]

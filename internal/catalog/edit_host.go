@@ -449,6 +449,10 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			if err := writeHostInventory(e.editExec, n.ID, n.Inventory, true); err != nil {
 				return e.fail(fmt.Errorf("cannot update the inventory of host %q: %w", cur.Host, err))
 			}
+		} else {
+			// The same inventory in other words (a disabled one given as
+			// Mode -1 where the host has none): the host keeps its own.
+			n.Inventory = cur.Inventory
 		}
 		if ipmiChanged {
 			n.IPMI = cloneIPMI(n.IPMI)

@@ -75,6 +75,18 @@ func TestHostInventory(t *testing.T) {
 	if err := c.db.QueryRow("SELECT count(*) FROM host_inventory").Scan(&n); err != nil || n != 0 {
 		t.Errorf("rows after disabling: %d (%v)", n, err)
 	}
+	// Disabled again, given as mode -1 beside another change (what the
+	// host form sends): the host keeps no inventory at all, not one of
+	// mode -1 (host.get panicked on it).
+	name := "renamed"
+	if _, err := c.Edit(ctx, func(e *Edit) error {
+		return e.UpdateHosts([]HostUpdate{{ID: ids[0], Name: &name, Inventory: &HostInventory{Mode: InventoryDisabled}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Snapshot().Host("inv"); h.Name != "renamed" || h.Inventory != nil {
+		t.Errorf("renamed with inventory mode -1: name %q, inventory %+v", h.Name, h.Inventory)
+	}
 }
 
 func TestMigrateHostInventory(t *testing.T) {
