@@ -323,15 +323,23 @@ func (c *Checker) run(ctx context.Context, ch *poll.Check, timeout time.Duration
 	if err := t.write(append(wire, '\r', '\n')); err != nil {
 		return nil, writeFailure(err, deadline, timeout)
 	}
-	out, f := stage(reasonPrompt, "Cannot find prompt after command execution:", commandSettle, func(b []byte) bool { return lastChar(b) == prompt })
+	// A command of several lines is answered with a prompt after each:
+	// wait Zabbix's pause after one for more. A one-line command's first
+	// prompt after its output is the last, so it pays no pause.
+	var settle time.Duration
+	if bytes.IndexByte(cmdLF, '\n') >= 0 {
+		settle = commandSettle
+	}
+	out, f := stage(reasonPrompt, "Cannot find prompt after command execution:", settle, func(b []byte) bool { return lastChar(b) == prompt })
 	if f != nil {
 		return nil, f
 	}
 	return charset.ToUTF8(output(out, cmdLF, prompt), encoding), nil
 }
 
-// commandSettle is how long the command stage waits after a prompt for
-// more output: Zabbix's pause between reads (0.1 s).
+// commandSettle is how long the command stage of a command of several
+// lines waits after a prompt for more output: Zabbix's pause between
+// reads (0.1 s).
 const commandSettle = 100 * time.Millisecond
 
 func writeFailure(err error, deadline time.Time, timeout time.Duration) *failure {
