@@ -122,31 +122,15 @@ func rewriteKey(expr, host, from, to string) string {
 	if expr == "" || from == to {
 		return expr
 	}
-	ref := "/" + host + "/" + from
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(expr); i++ {
-		if expr[i] != '(' {
-			continue
+	want := "/" + host + "/" + from
+	return replaceAtRefs(expr, func(ref string) (int, int, string, bool) {
+		if !strings.HasPrefix(ref, want) {
+			return 0, 0, "", false
 		}
-		j := i + 1
-		for j < len(expr) && (expr[j] == ' ' || expr[j] == '\t' || expr[j] == '\n' || expr[j] == '\r') {
-			j++
+		end := len(want)
+		if end < len(ref) && !strings.ContainsRune(",)? \t\r\n", rune(ref[end])) {
+			return 0, 0, "", false
 		}
-		if !strings.HasPrefix(expr[j:], ref) {
-			continue
-		}
-		end := j + len(ref)
-		if end < len(expr) && !strings.ContainsRune(",)? \t\r\n", rune(expr[end])) {
-			continue
-		}
-		b.WriteString(expr[last : end-len(from)])
-		b.WriteString(to)
-		last = end
-	}
-	if last == 0 {
-		return expr
-	}
-	b.WriteString(expr[last:])
-	return b.String()
+		return end - len(from), end, to, true
+	})
 }

@@ -711,6 +711,22 @@ func rewriteRefs(expr string, names map[string]string) string {
 	if expr == "" || len(names) == 0 {
 		return expr
 	}
+	return replaceAtRefs(expr, func(ref string) (int, int, string, bool) {
+		k := strings.IndexByte(ref[1:], '/')
+		if k < 0 {
+			return 0, 0, "", false
+		}
+		to, ok := names[ref[1:1+k]]
+		return 1, 1 + k, to, ok
+	})
+}
+
+// replaceAtRefs walks the item references of expr (a function's first
+// parameter: "(", white space, then "/host/key...") and, where fn
+// reports ok for the text from the reference's '/' on, replaces that
+// text's bytes [from, to) with repl. The host renames and key changes
+// share it.
+func replaceAtRefs(expr string, fn func(ref string) (from, to int, repl string, ok bool)) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(expr); i++ {
@@ -724,18 +740,13 @@ func rewriteRefs(expr string, names map[string]string) string {
 		if j >= len(expr) || expr[j] != '/' {
 			continue
 		}
-		k := strings.IndexByte(expr[j+1:], '/')
-		if k < 0 {
-			continue
-		}
-		host := expr[j+1 : j+1+k]
-		to, ok := names[host]
+		from, to, repl, ok := fn(expr[j:])
 		if !ok {
 			continue
 		}
-		b.WriteString(expr[last : j+1])
-		b.WriteString(to)
-		last = j + 1 + k
+		b.WriteString(expr[last : j+from])
+		b.WriteString(repl)
+		last = j + to
 	}
 	if last == 0 {
 		return expr
