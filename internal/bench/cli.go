@@ -65,7 +65,8 @@ scenarios:
                  --latency-duration, --latency-flip of them firing each second;
                  value-to-event latency p50/p99 (acknowledged → in problem.get)
   preprocess     --pp-items trapper items with custom multiplier + discard unchanged
-                 with heartbeat, --pp-values values; --pp-masters JSON masters with
+                 with heartbeat (and --pp-triggers last() triggers each), --pp-values
+                 values; --pp-masters JSON masters with
                  --pp-dependents JSONPath dependent items each; persisted values/s
   compare        side-by-side tables with ratios and overlaid plots of two reports;
                  with --old-a/--old-b, the headline ratios of an earlier pair beside
@@ -283,6 +284,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *options) {
 	fs.DurationVar(&o.tl.Duration, "latency-duration", time.Minute, "trigger-latency: how long the load runs")
 	fs.IntVar(&o.tl.Batch, "latency-trigger-batch", 10000, "trigger-latency: triggers per trigger.create call")
 	fs.IntVar(&o.pp.Items, "pp-items", 100000, "preprocess: trapper items with the two-step chain (0: skip that part)")
+	fs.IntVar(&o.pp.Triggers, "pp-triggers", 0, "preprocess: last() triggers on every chain item (thresholds never reached: every value evaluated, no event)")
 	fs.StringVar(&o.ppValues, "pp-values", "1M", "preprocess: values sent to the chain items")
 	fs.IntVar(&o.pp.Masters, "pp-masters", 1000, "preprocess: JSON master items (0: skip that part)")
 	fs.IntVar(&o.pp.Dependents, "pp-dependents", 10, "preprocess: JSONPath dependent items per master")

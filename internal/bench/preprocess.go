@@ -29,6 +29,11 @@ import (
 // persisted values/s.
 type Preprocess struct {
 	Items, ItemsPerHost int
+	// Triggers is the last() triggers on every chain item (issue 30
+	// part 3: every stage on): last(/host/key)>T with thresholds the
+	// values never reach, so each value is evaluated Triggers times and
+	// no event is made. 0: none.
+	Triggers            int
 	Values              int64
 	Masters, Dependents int
 	MasterRounds        int64
@@ -62,6 +67,9 @@ func (p *Preprocess) defaults() error {
 	}
 	if p.Values <= 0 {
 		p.Values = 1_000_000
+	}
+	if p.Triggers < 0 || p.Triggers > 100 {
+		return errors.New("preprocess: --pp-triggers must be between 0 and 100")
 	}
 	if p.Masters < 0 || p.Dependents < 0 {
 		return errors.New("preprocess: --masters and --dependents must not be negative")
@@ -188,6 +196,33 @@ func (p *Preprocess) chain(ctx context.Context, env *Env, table *Table, csv *CSV
 		return err
 	}
 	defer env.cleanup(prov)
+	steps := "2 (multiplier, discard unchanged + heartbeat)"
+	if p.Triggers > 0 {
+		t0 := time.Now()
+		ids, err := createItemTriggers(ctx, env, lay, prov.HostIDs, p.Triggers, triggerBatch, func(host, key string, j int) (string, string) {
+			// 1e15 and up: no realistic value reaches it.
+			return fmt.Sprintf("pp %s %s above %d", host, key, j), fmt.Sprintf("last(/%s/%s)>%d", host, key, int64(j+1)*1e15)
+		})
+		if len(ids) > 0 && !env.Keep {
+			defer func() {
+				dctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				defer cancel()
+				if err := deleteTriggerIDs(dctx, env.API, ids); err != nil {
+					env.Progress.Logf("preprocess cleanup: cannot delete %d triggers: %v", len(ids), err)
+				}
+			}()
+		}
+		if err != nil {
+			return fmt.Errorf("cannot create the chain items' triggers: %w", err)
+		}
+		env.Progress.Logf("preprocess chain: %d triggers created in %s; waiting %s for the server's configuration", len(ids), time.Since(t0).Round(100*time.Millisecond), p.Settle)
+		if err := sleepCtx(ctx, p.Settle); err != nil {
+			return err
+		}
+		steps += fmt.Sprintf(" + %d last() trigger(s)", p.Triggers)
+		sec.Text = append(sec.Text, fmt.Sprintf("chain triggers: %d per item, `last(/host/key)>T` with T = 1e15, 2e15, …: never reached by the values, "+
+			"so every stored value is evaluated by each and no event is made; created by trigger.create in batches of %d.", p.Triggers, triggerBatch))
+	}
 	warm, err := env.warmUp(ctx, "preprocess", lay.ItemSet(hosts), prov.HostIDs)
 	if err != nil {
 		return err
@@ -197,7 +232,7 @@ func (p *Preprocess) chain(ctx context.Context, env *Env, table *Table, csv *CSV
 	base := env.clockSpan(rounds)
 	plan := env.plan(lay.ItemSet(hosts), base)
 	plan.TotalValues = p.Values
-	return p.measure(ctx, env, "chain", p.Items, "2 (multiplier, discard unchanged + heartbeat)", plan, p.Values, p.Values, prov.HostIDs, base, base+rounds-1, table, csv, sec)
+	return p.measure(ctx, env, "chain", p.Items, steps, plan, p.Values, p.Values, prov.HostIDs, base, base+rounds-1, table, csv, sec)
 }
 
 // dependents is the JSONPath dependent items part.

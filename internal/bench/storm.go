@@ -250,10 +250,21 @@ func (s *Storm) timeGet(ctx context.Context, env *Env, hostids []string, limit i
 	return latencyStats(lat), rows, nil
 }
 
-// createTriggers removes triggers an earlier kept run left on the hosts
-// (trigger.create of a duplicate fails on Zabbix) and creates one per
-// item in batches.
+// createTriggers deletes the triggers an earlier run left on the storm's
+// hosts, then makes one trigger last(/host/key)>0 per item.
 func (s *Storm) createTriggers(ctx context.Context, env *Env, lay Layout, hostids []string) ([]string, error) {
+	return createItemTriggers(ctx, env, lay, hostids, 1, s.Batch, func(host, key string, _ int) (string, string) {
+		return "storm " + host + " " + key, fmt.Sprintf("last(/%s/%s)>0", host, key)
+	})
+}
+
+// createItemTriggers deletes the triggers an earlier kept run left on
+// hostids (trigger.create of a duplicate fails on Zabbix), then makes perItem triggers on every item of lay, in trigger.create
+// calls of batch triggers; def gives the j-th trigger of an item its
+// name and expression. It returns the ids made so far even on error, so
+// the caller can delete them.
+func createItemTriggers(ctx context.Context, env *Env, lay Layout, hostids []string, perItem, batchSize int,
+	def func(host, key string, j int) (name, expr string)) ([]string, error) {
 	var old []struct {
 		TriggerID string `json:"triggerid"`
 	}
@@ -288,14 +299,13 @@ func (s *Storm) createTriggers(ctx context.Context, env *Env, lay Layout, hostid
 	for h := range lay.Hosts {
 		for k := range lay.ItemsPerHost {
 			host, key := lay.HostName(h), lay.Key(k)
-			batch = append(batch, map[string]any{
-				"description": "storm " + host + " " + key,
-				"expression":  fmt.Sprintf("last(/%s/%s)>0", host, key),
-				"priority":    3,
-			})
-			if len(batch) == s.Batch {
-				if err := flush(); err != nil {
-					return ids, err
+			for j := range perItem {
+				name, expr := def(host, key, j)
+				batch = append(batch, map[string]any{"description": name, "expression": expr, "priority": 3})
+				if len(batch) == batchSize {
+					if err := flush(); err != nil {
+						return ids, err
+					}
 				}
 			}
 		}
