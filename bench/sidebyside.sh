@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # usage: bash bench/quiet.sh bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
 #   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
+#         | pipeline [peregrine] [PREPROCESSORS...]   (issue 30 part 3: chain + one last() trigger per item)
 #         | jmx sweep|rate JAVAPOLLERS...
 #         | odbc sweep|rate ODBCPOLLERS...
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
@@ -58,6 +59,21 @@ odbc)
   bench/scripts/odbc-pg.sh stop ;;
 preprocess)
   A="--pp-items 10000 --pp-values 1M --pp-masters 1000 --pp-dependents 10 --pp-rounds 100 --warmup-time 20s --quiet"
+  for P in "$@"; do
+    if [ "$P" = peregrine ]; then
+      beside "$BIN bench preprocess $A --target \$PG_API --trapper \$PG_TRAPPER --password-file \$PG_PASSWORD_FILE --name peregrine --report $R/peregrine"
+      continue
+    fi
+    ZP_PREPROC=$P bench/zabbix-private.sh start
+    "$BIN" bench preprocess $A --target $ZAPI --trapper 127.0.0.1:10071 --password zabbix --cpu-ports 55432 \
+      --name zabbix-preprocessors-$P --report "$R/zabbix-preprocessors-$P" || { $ZSTOP; exit 1; }
+    $ZSTOP
+  done ;;
+pipeline)
+  # Every stage on, as loadgen's two-core figure: 5,000 float trapper items, each with the
+  # two-step chain and one last() trigger never reached (every value evaluated, no event),
+  # durable history; each server at its own saturation (the sender goes as fast as it can).
+  A="--pp-items 5000 --pp-triggers 1 --pp-values ${PP_VALUES:-2M} --pp-masters 0 --warmup-time 20s --quiet"
   for P in "$@"; do
     if [ "$P" = peregrine ]; then
       beside "$BIN bench preprocess $A --target \$PG_API --trapper \$PG_TRAPPER --password-file \$PG_PASSWORD_FILE --name peregrine --report $R/peregrine"
