@@ -2,6 +2,7 @@
 # usage: bash bench/quiet.sh bench/peer-run.sh bench/sidebyside.sh WHAT [ARGS]
 #   WHAT: icmp PINGERS | snmp sweep|rate POLLERS... | external sweep|rate POLLERS... | preprocess [peregrine] [PREPROCESSORS...]
 #         | pipeline [peregrine] [PREPROCESSORS...]   (issue 30 part 3: chain + one last() trigger per item)
+#         | poll [POLLERS...]   (issue 30 part 5: CPU per passive agent check, with the TCP floor)
 #         | jmx sweep|rate JAVAPOLLERS...
 #         | odbc sweep|rate ODBCPOLLERS...
 # The side-by-side runs of BENCHMARKS.md (issues 12 and 14): the same harness against a fresh
@@ -67,6 +68,19 @@ preprocess)
     ZP_PREPROC=$P bench/zabbix-private.sh start
     "$BIN" bench preprocess $A --target $ZAPI --trapper 127.0.0.1:10071 --password zabbix --cpu-ports 55432 \
       --name zabbix-preprocessors-$P --report "$R/zabbix-preprocessors-$P" || { $ZSTOP; exit 1; }
+    $ZSTOP
+  done ;;
+poll)
+  # CPU per passive agent check: Peregrine's poller (bench poll, in process) and a private
+  # Zabbix's pollers on the same simulated agents, each run with the TCP floor measured first
+  # (--floor); the shared peer is not restarted.
+  A="--floor --steps ${POLL_STEPS:-100,200,400} --items-per-host 50 --interval 5s --window 10s --agents 1000"
+  "$BIN" bench poll $A --report "$R/peregrine"
+  [ $# -gt 0 ] || set -- 5
+  for P in "$@"; do
+    ZP_POLLERS=$P bench/zabbix-private.sh start
+    "$BIN" bench poll $A --target $ZAPI --trapper 127.0.0.1:10071 --password zabbix \
+      --report "$R/zabbix-pollers-$P" || { $ZSTOP; exit 1; }
     $ZSTOP
   done ;;
 pipeline)
