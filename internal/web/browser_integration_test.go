@@ -67,14 +67,15 @@ func startServer(t *testing.T, spec catalog.Spec, edit ...func(*config.Config)) 
 }
 
 // browser starts the system's headless Chromium (Debian package
-// chromium; no downloaded browser) at a 1280×900 window.
+// chromium; no downloaded browser) with a 1400×900 viewport, the size of
+// the screenshots in docs/screenshots.
 func browser(t *testing.T) (context.Context, *shots) {
 	t.Helper()
 	bin := testutil.Need(t, "chromium", "chromium")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.NoSandbox, // tests run as root in CI
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(1400, 900),
 		chromedp.Flag("disable-gpu", true),
 	)
 	// Not t.TempDir: Chromium may still be writing its profile for a
@@ -96,7 +97,9 @@ func browser(t *testing.T) (context.Context, *shots) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	if err := chromedp.Run(ctx); err != nil {
+	// The window's size includes what a window draws around the page:
+	// the viewport is set apart so that every screenshot is 1400×900.
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1400, 900)); err != nil {
 		t.Fatalf("cannot start %s: %v", bin, err)
 	}
 	dir := os.Getenv("PEREGRINE_SCREENSHOTS")
@@ -319,7 +322,7 @@ func TestIntegrationBrowser(t *testing.T) {
 	// Phone width: the overview still lays out.
 	run(t, ctx, "phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/overview"), chromedp.WaitVisible("#health .stat", chromedp.ByQuery))
 	sh.take(t, ctx, "overview-phone")
-	run(t, ctx, "dark theme", chromedp.EmulateViewport(1280, 900), chromedp.Click("#theme-toggle", chromedp.ByQuery), chromedp.Sleep(100*time.Millisecond))
+	run(t, ctx, "dark theme", chromedp.EmulateViewport(1400, 900), chromedp.Click("#theme-toggle", chromedp.ByQuery), chromedp.Sleep(100*time.Millisecond))
 	sh.take(t, ctx, "overview-theme-toggled")
 
 	// Log out: the session ends on the server, pages go to the login page.
