@@ -18,6 +18,16 @@
 // updates and creations first and undoes them when host.update is
 // refused, and deletes last, after host.update succeeded), so a refused
 // change leaves nothing half-saved.
+//
+// Recorded from 6.0.14's page (popup.massupdate.host posted for one
+// host): "Replace" of host groups with none chosen keeps the host's
+// groups ("Hosts updated"); macros "Add" without "Update existing"
+// keeps a macro the host has and adds the others; "Update" without
+// "Add missing" changes only the macros the host has; tags "Replace"
+// with no tag leaves the host none; macros "Remove all" without its
+// confirmation is refused ("Cannot update hosts"), value maps "Remove
+// all" without it removes nothing and says "Hosts updated" (here both
+// are refused, asking for the confirmation).
 import { call } from '../../api.js';
 import { h } from '../../dom.js';
 import { fld, chosen, rowTable, input, showErrorAt } from '../../crud.js';
