@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -102,6 +104,12 @@ func (p *valuemapParams) mappings(i int) ([]catalog.Mapping, error) {
 		if m.Type.Value < 0 || m.Type.Value > int64(catalog.MapDefault) {
 			return nil, errParams(`Invalid parameter "/%d/mappings/%d/type": value must be one of 0, 1, 2, 3, 4, 5.`, i+1, j+1)
 		}
+		if t := catalog.MappingType(m.Type.Value); t == catalog.MapGreaterOrEqual || t == catalog.MapLessOrEqual {
+			// 6.0.14's words (recorded); the catalog checks the same.
+			if _, err := strconv.ParseFloat(strings.TrimSpace(m.Value.Value), 64); err != nil {
+				return nil, errParams(`Invalid parameter "/%d/mappings/%d/value": a floating point value is expected.`, i+1, j+1)
+			}
+		}
 		out[j] = catalog.Mapping{Type: catalog.MappingType(m.Type.Value), Value: m.Value.Value, NewValue: m.NewValue.Value}
 	}
 	return out, nil
@@ -126,12 +134,22 @@ func (w *configWriter) valuemapCreate(ctx context.Context, c *call) (any, error)
 		case !p.Mappings.Given():
 			return nil, missing(i, "mappings")
 		}
+		if err := valueMapNameProblem(i, p.Name.Value); err != nil {
+			return nil, err
+		}
 		ms, err := p.mappings(i)
 		if err != nil {
 			return nil, err
 		}
 		maps[i] = catalog.ValueMap{HostID: p.HostID.Value, Name: p.Name.Value, Mappings: ms}
 		hosts[i] = p.HostID.Value
+	}
+	named := make([]namedMap, len(maps))
+	for i, m := range maps {
+		named[i] = namedMap{host: m.HostID, name: m.Name}
+	}
+	if err := valueMapsUnique(w.cat.Snapshot(), named); err != nil {
+		return nil, err
 	}
 	var ids []uint64
 	err := w.edit(ctx, c, "valuemapid", hostsWritable(hosts), func(e *catalog.Edit) (err error) {
@@ -161,6 +179,9 @@ func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error)
 		}
 		u := catalog.ValueMapUpdate{ID: p.ValueMapID.Value}
 		if p.Name.Set {
+			if err := valueMapNameProblem(i, p.Name.Value); err != nil {
+				return nil, err
+			}
 			u.Name = &p.Name.Value
 		}
 		if p.Mappings.Given() {
@@ -171,6 +192,16 @@ func (w *configWriter) valuemapUpdate(ctx context.Context, c *call) (any, error)
 			u.Mappings = &ms
 		}
 		ups[i], ids[i] = u, p.ValueMapID.Value
+	}
+	snap := w.cat.Snapshot()
+	var named []namedMap
+	for _, u := range ups {
+		if m := snap.ValueMap(u.ID); m != nil && u.Name != nil {
+			named = append(named, namedMap{id: u.ID, host: m.HostID, name: *u.Name})
+		}
+	}
+	if err := valueMapsUnique(snap, named); err != nil {
+		return nil, err
 	}
 	err := w.edit(ctx, c, "valuemapid", valueMapsWritable(ids), func(e *catalog.Edit) error { return e.UpdateValueMaps(ups) })
 	if err != nil {
@@ -202,4 +233,52 @@ func valueMapsWritable(ids []uint64) permits {
 		}
 		return true
 	}
+}
+
+// valueMapNameProblem is 6.0's validator's refusal of the name of the
+// i-th value map (recorded from 6.0.14): empty, or longer than 64
+// characters. The catalog checks the same, in its own words, when the
+// edit is made.
+func valueMapNameProblem(i int, name string) error {
+	switch {
+	case name == "":
+		return errParams(`Invalid parameter "/%d/name": cannot be empty.`, i+1)
+	case utf8.RuneCountInString(name) > 64:
+		return errParams(`Invalid parameter "/%d/name": value is too long.`, i+1)
+	}
+	return nil
+}
+
+// namedMap is a value map a call creates (id 0) or renames.
+type namedMap struct {
+	id, host uint64
+	name     string
+}
+
+// valueMapsUnique refuses a name given twice for a host in one call
+// (`Invalid parameter "/2": value (hostid, name)=(10562, x1) already
+// exists.`) or one another value map of the host has (`Value map "x1"
+// already exists.`), as 6.0.14 refuses them (recorded); maps renamed by
+// the same call do not count with their old names.
+func valueMapsUnique(snap *catalog.Snapshot, maps []namedMap) error {
+	seen := map[namedMap]bool{}
+	for i, m := range maps {
+		k := namedMap{host: m.host, name: m.name}
+		if seen[k] {
+			return errParams(`Invalid parameter "/%d": value (hostid, name)=(%d, %s) already exists.`, i+1, m.host, m.name)
+		}
+		seen[k] = true
+	}
+	renamed := map[uint64]bool{}
+	for _, m := range maps {
+		renamed[m.id] = m.id != 0
+	}
+	for _, m := range maps {
+		for _, o := range snap.ValueMaps() {
+			if o.HostID == m.host && o.Name == m.name && o.ID != m.id && !renamed[o.ID] {
+				return errParams(`Value map "%s" already exists.`, m.name)
+			}
+		}
+	}
+	return nil
 }

@@ -137,8 +137,11 @@
 // unlink and unlink and clear, the monitoring proxy, macros (a secret's
 // value never shown: left empty it is kept, typed it is replaced),
 // inventory mode and fields, encryption (a stored PSK shows "Change
-// PSK", never its value): one host.create/update with the API's own
-// members, hostform.js), items per host
+// PSK", never its value), IPMI (the password never shown): one
+// host.create/update with the API's own members, and the host's value
+// maps, each saved by valuemap.*, hostform.js; the list's mass actions
+// and 6.0's mass update, one host.update of every checked host worked
+// out as 6.0's frontend works it out, hostmass.js), items per host
 // (item.create/update: name, key, type, type of information, interval,
 // units, value map, status), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the

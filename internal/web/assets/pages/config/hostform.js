@@ -4,9 +4,14 @@
 // returns {el, read()}: read() gives the members host.create and
 // host.update take under the API's own names (templates,
 // templates_clear, macros, inventory_mode, inventory, tls_*,
-// proxy_hostid), so what is saved is what the API stores.
+// proxy_hostid, ipmi_*), so what is saved is what the API stores. The
+// value maps tab (valuemapsSection) is the exception: each value map is
+// saved on its own by valuemap.create/update/delete with the host's id.
 import { h, clear } from '../../dom.js';
-import { input, fld, chosen, rowTable } from '../../crud.js';
+import { call } from '../../api.js';
+import { input, fld, chosen, rowTable, showErrorAt } from '../../crud.js';
+import { rowsEditor } from '../../form.js';
+import { MAPPING_TYPES } from './valuemaps.js';
 
 const N = 'host';
 const MACRO_TYPES = [[0, 'Text'], [1, 'Secret text'], [2, 'Vault secret']];
@@ -26,6 +31,10 @@ export const INVENTORY = ['type', 'type_full', 'name', 'alias', 'os', 'os_full',
   'poc_1_notes', 'poc_2_name', 'poc_2_email', 'poc_2_phone_a', 'poc_2_phone_b', 'poc_2_cell',
   'poc_2_screen', 'poc_2_notes'];
 const LONG = /_full$|notes$|^host_networks$/;
+// IPMI's authentication algorithms and privilege levels (6.0's values).
+export const IPMI_AUTHTYPES = [[-1, 'Default'], [0, 'None'], [1, 'MD2'], [2, 'MD5'], [4, 'Straight'], [5, 'OEM'], [6, 'RMCP+']];
+export const IPMI_PRIVILEGES = [[1, 'Callback'], [2, 'User'], [3, 'Operator'], [4, 'Admin'], [5, 'OEM']];
+export const inventoryLabel = (f) => label(f);
 const label = (f) => {
   const s = f.replace(/_/g, ' ').replace(/\b(os|hw|oob|poc|url)\b/g, (x) => x.toUpperCase());
   return s.charAt(0).toUpperCase() + s.slice(1);
@@ -200,4 +209,90 @@ export function placeMacroError(form, msg) {
   if (!at || !old) return;
   old.remove();
   at.after(h('span', { class: 'error field-error', role: 'alert' }, msg));
+}
+
+// ipmiSection: the authentication algorithm, privilege level, username
+// and password. The password is never shown (host.get returns it
+// empty): the field starts empty and an empty field keeps it; "Remove
+// the password" empties it.
+export function ipmiSection(ho, isNew) {
+  const authtype = input.select(N, 'ipmi_authtype', IPMI_AUTHTYPES, ho.ipmi_authtype ?? -1);
+  const privilege = input.select(N, 'ipmi_privilege', IPMI_PRIVILEGES, ho.ipmi_privilege ?? 2);
+  const username = input.text(N, 'ipmi_username', ho.ipmi_username || '');
+  const password = input.text(N, 'ipmi_password', '', { type: 'password', autocomplete: 'new-password', placeholder: isNew ? '' : 'unchanged' });
+  const forget = h('input', { type: 'checkbox', id: 'host-ipmi-password-clear' });
+  return {
+    el: [h('div', { class: 'form-grid' }, fld('Authentication algorithm', authtype), fld('Privilege level', privilege),
+      fld('Username', username), fld('Password', password), isNew ? null : fld('Remove the password', forget))],
+    read: () => {
+      const o = { ipmi_authtype: Number(authtype.value), ipmi_privilege: Number(privilege.value), ipmi_username: username.value };
+      if (password.value !== '') o.ipmi_password = password.value;
+      else if (forget.checked) o.ipmi_password = '';
+      return o;
+    },
+  };
+}
+
+// valuemapsSection: the host's own value maps (valuemap.get by hostid),
+// each added, edited or removed at once with valuemap.create/update/
+// delete, its error beside the field it names. A new host gets them
+// once it is created.
+export function valuemapsSection(ho, isNew, ro) {
+  const list = h('table', { class: 'plain', id: 'host-valuemaps' });
+  const editor = h('div', { class: 'card', id: 'host-valuemap-editor', hidden: true });
+  const addBtn = h('button', { type: 'button', id: 'host-valuemap-add', hidden: isNew || ro, onclick: () => edit(null) }, 'Add');
+  const note = h('p', { class: 'error', id: 'host-valuemaps-error', role: 'alert', hidden: true });
+  const load = async () => {
+    const maps = await call('valuemap.get', { output: ['valuemapid', 'name'], selectMappings: 'extend', hostids: [ho.hostid], sortfield: 'name' });
+    clear(list);
+    list.append(h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Value'), h('th', {})));
+    for (const m of maps) {
+      const ask = h('span', {});
+      list.append(h('tr', { class: 'host-valuemap-row', dataset: { valuemapid: m.valuemapid } },
+        h('td', {}, h('a', { href: '#', class: 'host-valuemap-name', onclick: (e) => { e.preventDefault(); if (!ro) edit(m); } }, m.name)),
+        h('td', { class: 'muted' }, (m.mappings || []).map((x) => (x.type === '5' ? `default ⇒ ${x.newvalue}` : `${x.value} ⇒ ${x.newvalue}`)).join(', ')),
+        h('td', {}, ro ? null : h('button', { type: 'button', class: 'host-valuemap-remove', onclick: () => {
+          ask.replaceChildren(' Remove it? ', h('button', { type: 'button', class: 'host-valuemap-remove-yes', onclick: async () => {
+            try {
+              await call('valuemap.delete', [m.valuemapid]);
+              await load();
+            } catch (e) {
+              showErrorAt(list, note, e);
+            }
+          } }, 'Yes, remove'));
+        } }, 'Remove'), ask)));
+    }
+    if (!maps.length) list.append(h('tr', {}, h('td', { class: 'muted', colspan: 3 }, 'No value maps.')));
+  };
+  const edit = (m) => {
+    clear(editor);
+    editor.hidden = false;
+    const name = h('input', { type: 'text', id: 'host-valuemap-name', dataset: { key: 'name' }, value: m ? m.name : '', 'aria-label': 'Value map name' });
+    const rows = rowsEditor('host-valuemap-mappings', [
+      { key: 'type', label: 'Type', type: 'select', options: MAPPING_TYPES, def: 0 },
+      { key: 'value', label: 'Value' },
+      { key: 'newvalue', label: 'Mapped to' },
+    ], m ? m.mappings : [{ type: '0', value: '', newvalue: '' }]);
+    rows.el.dataset.key = 'mappings';
+    const err = h('p', { class: 'error', id: 'host-valuemap-error', role: 'alert', hidden: true });
+    const save = async () => {
+      const mappings = rows.values().map((x) => ({ type: Number(x.type), value: x.value, newvalue: x.newvalue }));
+      try {
+        if (m) await call('valuemap.update', { valuemapid: m.valuemapid, name: name.value, mappings });
+        else await call('valuemap.create', { hostid: ho.hostid, name: name.value, mappings });
+        editor.hidden = true;
+        clear(editor);
+        await load();
+      } catch (e) {
+        showErrorAt(editor, err, e);
+      }
+    };
+    editor.append(h('h4', {}, m ? `Value map ${m.name}` : 'New value map'), fld('Name', name), rows.el, err,
+      h('div', { class: 'form-buttons' }, h('button', { type: 'button', id: 'host-valuemap-save', onclick: save }, m ? 'Update' : 'Add'),
+        h('button', { type: 'button', onclick: () => { editor.hidden = true; clear(editor); } }, 'Cancel')));
+    name.focus();
+  };
+  if (isNew) return { el: [h('p', { class: 'muted', id: 'host-valuemaps-new' }, 'The host\'s value maps are added here once it is created.')], read: () => ({}) };
+  load().catch((e) => showErrorAt(list, note, e));
+  return { el: [list, note, addBtn, editor], read: () => ({}) };
 }

@@ -3,16 +3,26 @@
 // (technical and visible name, linked templates with unlink and unlink
 // and clear, host groups, interfaces, the monitoring proxy, status,
 // tags), macros (a secret's value never shown), inventory (mode and
-// fields) and encryption (PSK, certificate issuer and subject); the
-// sections are built in hostform.js. One host.create or host.update
-// saves it all; the API's error is shown under the form and beside the
-// field it names (on its tab).
+// fields), encryption (PSK, certificate issuer and subject), IPMI
+// (the password never shown) and the host's value maps; the sections
+// are built in hostform.js. One host.create or host.update saves it all
+// (value maps: each on its own); the API's error is shown under the
+// form and beside the field it names (on its tab).
+//
+// Mass actions on the checked hosts, as 6.0's host list has them:
+// Enable and Disable (one host.update of them all, as 6.0's buttons
+// send), Export (configuration.export of the hosts as a YAML download),
+// Mass update (hostmass.js) and Delete (host.delete, asked in place).
+// Only hosts the user may change get a check box; a user who may change
+// none sees no mass action.
 import { call } from '../../api.js';
 import { h, clear, debounce } from '../../dom.js';
+import { massUpdateForm } from './hostmass.js';
+import { download } from './tabs.js';
 import { field, select, rowsEditor, showError, configNav, cloneAndDelete, readOnly } from '../../form.js';
 import { showErrorAt } from '../../crud.js';
 import { tabs } from './tabs.js';
-import { templatesSection, macrosSection, inventorySection, encryptionSection, proxySelect, errorToTab, placeMacroError } from './hostform.js';
+import { templatesSection, macrosSection, inventorySection, encryptionSection, proxySelect, ipmiSection, valuemapsSection, errorToTab, placeMacroError } from './hostform.js';
 
 const IFTYPES = [[1, 'Agent'], [2, 'SNMP'], [3, 'IPMI'], [4, 'JMX']];
 const STATUS = [[0, 'Enabled'], [1, 'Disabled']];
@@ -23,7 +33,10 @@ export async function render(main) {
   const formBox = h('section', { class: 'card config-form', id: 'host-form', hidden: true });
   const table = h('table', { class: 'plain', id: 'config-hosts' });
   const createBtn = h('button', { type: 'button', id: 'host-create', onclick: () => edit(null) }, 'Create host');
-  main.append(configNav('hosts'), h('div', { class: 'toolbar' }, h('h1', {}, 'Hosts'), search, createBtn, count), formBox, h('div', { class: 'scroll' }, table));
+  const massBar = h('div', { class: 'toolbar mass', id: 'host-mass', hidden: true });
+  const massErr = h('p', { class: 'error', id: 'host-mass-error', role: 'alert', hidden: true });
+  const massNote = h('div', { class: 'muted', id: 'host-mass-note', role: 'status' });
+  main.append(configNav('hosts'), h('div', { class: 'toolbar' }, h('h1', {}, 'Hosts'), search, createBtn, count), formBox, massErr, massNote, massBar, h('div', { class: 'scroll' }, table));
   const groups = await call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' });
   // A user with read rights only (no group to write in) creates nothing;
   // a host they may only read opens read-only (the API would refuse).
@@ -34,17 +47,29 @@ export async function render(main) {
   ]);
   createBtn.hidden = !writableGroups.length;
   let writable = new Set();
+  const checked = new Set();
 
   async function load() {
     const p = { output: ['hostid', 'host', 'name', 'status'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend', sortfield: 'name', limit: 1000 };
     if (search.value) p.search = { name: search.value };
-    const [hosts, mine] = await Promise.all([call('host.get', p), call('host.get', { ...p, output: ['hostid'], selectGroups: undefined, selectInterfaces: undefined, selectTags: undefined, editable: true })]);
-    writable = new Set(mine.map((x) => x.hostid));
+    const [hosts, mineRows] = await Promise.all([call('host.get', p), call('host.get', { ...p, output: ['hostid'], selectGroups: undefined, selectInterfaces: undefined, selectTags: undefined, editable: true })]);
+    writable = new Set(mineRows.map((x) => x.hostid));
     count.textContent = hosts.length === 1 ? '1 host' : `${hosts.length} hosts${hosts.length === 1000 ? ' (the first 1000: search to narrow)' : ''}`;
+    for (const id of [...checked]) if (!writable.has(id)) checked.delete(id);
     clear(table);
-    table.append(h('tr', {}, ['Name', 'Host', 'Groups', 'Interfaces', 'Tags', 'Status', ''].map((x) => h('th', {}, x))));
+    const mine = hosts.filter((ho) => writable.has(ho.hostid));
+    const all = h('input', { type: 'checkbox', id: 'host-check-all', 'aria-label': 'Select all', checked: mine.length > 0 && mine.every((ho) => checked.has(ho.hostid)), onchange: () => {
+      for (const ho of mine) all.checked ? checked.add(ho.hostid) : checked.delete(ho.hostid);
+      for (const c of table.querySelectorAll('.host-check')) c.checked = all.checked;
+      drawMass();
+    } });
+    table.append(h('tr', {}, h('th', {}, mine.length ? all : null), ['Name', 'Host', 'Groups', 'Interfaces', 'Tags', 'Status', ''].map((x) => h('th', {}, x))));
     for (const ho of hosts) {
       table.append(h('tr', { class: 'config-host-row', dataset: { hostid: ho.hostid } },
+        h('td', {}, writable.has(ho.hostid) ? h('input', { type: 'checkbox', class: 'host-check', 'aria-label': `Select ${ho.name}`, checked: checked.has(ho.hostid), onchange: (e) => {
+          e.target.checked ? checked.add(ho.hostid) : checked.delete(ho.hostid);
+          drawMass();
+        } }) : null),
         h('td', {}, h('a', { href: '#', class: 'host-name', onclick: (e) => { e.preventDefault(); open(ho).catch((er) => showError(count, er)); } }, ho.name)),
         h('td', { class: 'muted' }, ho.host),
         h('td', {}, (ho.groups || []).map((g) => g.name).join(', ')),
@@ -53,13 +78,72 @@ export async function render(main) {
         h('td', {}, ho.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled')),
         h('td', {}, h('a', { href: `/config/items?hostid=${ho.hostid}` }, 'Items'), ' ', h('a', { href: `/config/triggers?hostid=${ho.hostid}` }, 'Triggers'))));
     }
+    massBar.hidden = !mine.length;
+    drawMass();
+  }
+
+  // drawMass draws the mass actions for the checked hosts; confirming:
+  // Delete asks in place.
+  function drawMass(confirming) {
+    clear(massBar);
+    const n = checked.size;
+    const act = async (f) => {
+      massErr.hidden = true;
+      massNote.textContent = '';
+      try {
+        await f([...checked]);
+        await load();
+      } catch (e) {
+        showErrorAt(massBar, massErr, e);
+      }
+    };
+    const btn = (id, label, f) => h('button', { type: 'button', id: `host-mass-${id}`, disabled: !n, onclick: f }, label);
+    const status = (v) => (sel) => call('host.update', sel.map((hostid) => ({ hostid, status: v })));
+    massBar.append(h('span', { class: 'muted', id: 'host-mass-count' }, `${n} selected`),
+      btn('enable', 'Enable', () => act(status(0))),
+      btn('disable', 'Disable', () => act(status(1))),
+      btn('export', 'Export', () => act(async (sel) => {
+        const doc = await call('configuration.export', { format: 'yaml', options: { hosts: sel } });
+        const a = download('host-export-link', 'zbx_export_hosts.yaml', doc, 'application/yaml');
+        massNote.replaceChildren('Export ready: ', a, ' ',
+          h('details', {}, h('summary', {}, 'Show the document'), h('pre', { id: 'host-export-text', class: 'export-text' }, doc)));
+        a.click();
+      })),
+      btn('update', 'Mass update', async () => {
+        massErr.hidden = true;
+        massNote.textContent = '';
+        try {
+          const f = await massUpdateForm([...checked], { groups, templates, proxies }, async () => {
+            formBox.hidden = true;
+            clear(formBox);
+            massNote.textContent = `Updated ${n} host${n === 1 ? '' : 's'}.`;
+            await load();
+          }, () => { formBox.hidden = true; clear(formBox); });
+          clear(formBox);
+          formBox.append(f);
+          formBox.hidden = false;
+          formBox.scrollIntoView({ block: 'nearest' });
+        } catch (e) {
+          showErrorAt(massBar, massErr, e);
+        }
+      }));
+    if (confirming) {
+      massBar.append(h('span', {}, ` Delete ${n} host${n === 1 ? '' : 's'}? `),
+        h('button', { type: 'button', id: 'host-mass-delete-yes', onclick: () => act(async (sel) => {
+          await call('host.delete', sel);
+          for (const id of sel) checked.delete(id);
+        }) }, 'Yes, delete'),
+        h('button', { type: 'button', onclick: () => drawMass(false) }, 'No'));
+    } else {
+      massBar.append(btn('delete', 'Delete', () => drawMass(true)));
+    }
   }
 
   // open reads a host whole (its templates, macros, inventory,
   // encryption and proxy) and opens its form.
   async function open(ho) {
     const [full] = await call('host.get', { hostids: [ho.hostid], output: ['hostid', 'host', 'name', 'status', 'proxy_hostid', 'inventory_mode',
-      'tls_connect', 'tls_accept', 'tls_issuer', 'tls_subject'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend',
+      'tls_connect', 'tls_accept', 'tls_issuer', 'tls_subject', 'ipmi_authtype', 'ipmi_privilege', 'ipmi_username'], selectGroups: ['groupid', 'name'], selectInterfaces: 'extend', selectTags: 'extend',
     selectParentTemplates: ['templateid', 'name'], selectMacros: 'extend', selectInventory: 'extend' });
     edit(full || ho);
   }
@@ -77,7 +161,7 @@ export async function render(main) {
     const host = h('input', { type: 'text', id: 'host-host', dataset: { key: 'host' }, value: ho.host, required: true });
     const name = h('input', { type: 'text', id: 'host-name', dataset: { key: 'name' }, value: ho.name === ho.host ? '' : ho.name, placeholder: 'same as the host name' });
     const secs = { templates: templatesSection(ho, templates, isNew), macros: macrosSection(ho), inventory: inventorySection(ho),
-      tls: encryptionSection(ho, isNew), proxy: proxySelect(ho, proxies) };
+      tls: encryptionSection(ho, isNew), proxy: proxySelect(ho, proxies), ipmi: ipmiSection(ho, isNew), valuemaps: valuemapsSection(ho, isNew, ro) };
     const inGroup = new Set((ho.groups || []).map((g) => g.groupid));
     const groupSel = h('select', { id: 'host-groups', multiple: true, size: Math.min(6, Math.max(2, groups.length)), 'aria-label': 'Host groups' },
       groups.map((g) => h('option', { value: g.groupid, selected: inGroup.has(g.groupid) }, g.name)));
@@ -131,6 +215,8 @@ export async function render(main) {
         ['Macros', secs.macros.el],
         ['Inventory', secs.inventory.el],
         ['Encryption', secs.tls.el],
+        ['IPMI', secs.ipmi.el],
+        ['Value mapping', secs.valuemaps.el],
       ]),
       err,
       h('div', { class: 'form-buttons' },
@@ -164,6 +250,7 @@ export async function render(main) {
         .map((m) => ({ ...m, type: String(m.type) })),
       ...secs.inventory.read(), ...secs.proxy.read(),
       tls_connect: tls.tls_connect, tls_accept: tls.tls_accept, tls_issuer: tls.tls_issuer, tls_subject: tls.tls_subject,
+      ...secs.ipmi.read(),
     };
   }
 
