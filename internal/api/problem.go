@@ -290,7 +290,7 @@ func eventObject(e *event.Event) object {
 		"objectid": id(e.ObjectID), "clock": strconv.FormatInt(e.Clock, 10), "ns": strconv.Itoa(int(e.NS)),
 		"value": strconv.Itoa(int(e.Value)), "acknowledged": boolStr(e.Acknowledged), "name": e.Name,
 		"severity": strconv.Itoa(int(e.Severity)), "r_eventid": id(e.REventID), "c_eventid": id(e.CEventID),
-		"correlationid": id(eventCorrelationID(e)), "userid": id(e.UserID), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
+		"correlationid": id(eventCorrelationID(e)), "userid": id(eventUserID(e)), "opdata": e.Opdata, "suppressed": boolStr(e.Suppressed),
 		"urls": field{[]object{}},
 	}
 }
@@ -528,4 +528,15 @@ func eventCorrelationID(e *event.Event) uint64 {
 		return 0
 	}
 	return e.CorrelationID
+}
+
+// eventUserID is event.get's userid: like correlationid, recorded from
+// 6.0.14 (the correlation_mode case), the user who closed a problem
+// shows on the OK event of the close, not on the problem (problem.get
+// shows it there).
+func eventUserID(e *event.Event) uint64 {
+	if e.Value == event.ValueProblem {
+		return 0
+	}
+	return e.UserID
 }

@@ -160,6 +160,10 @@ func TestTriggerCRUD(t *testing.T) {
 	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","recovery_mode":1}`, `Incorrect value for field "recovery_expression": cannot be empty.`)
 	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","recovery_expression":"last(/web-1/load)<1"}`, `Incorrect value for field "recovery_expression": should be empty.`)
 	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","correlation_mode":1}`, `Incorrect value for field "correlation_tag": cannot be empty.`)
+	// And (the correlation_mode conformance case) correlation by tag
+	// needs a recovery, and a tag only goes with it.
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","recovery_mode":2,"correlation_mode":1,"correlation_tag":"port"}`, `Incorrect value for field "correlation_mode": unexpected value "1".`)
+	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","correlation_tag":"port"}`, `Incorrect value for field "correlation_tag": should be empty.`)
 	f.fails("super", "trigger.create", `[{"description":"x","expression":"last(/web-1/load)>1"},{"description":"x","expression":"last(/web-1/load)>1"}]`, `Invalid parameter "/2": value (description, expression)=(x, last(/web-1/load)>1) already exists.`)
 	f.fails("super", "trigger.create", `{"description":"x","expression":"last(/web-1/load)>1","priority":7}`, `Invalid parameter "/1/priority": value must be one of 0, 1, 2, 3, 4, 5.`)
 	f.fails("super", "trigger.create", `{"expression":"last(/web-1/load)>1"}`, `the parameter "description" is missing`)

@@ -244,6 +244,15 @@ func (e *Edit) UpdateTriggers(ups []TriggerUpdate) error {
 		if u.RecoveryMode != nil && *u.RecoveryMode != RecoverRecoveryExpression && u.RecoveryExpression == nil {
 			f.RecoveryExpression = "" // dropped with the mode that needs it, as Zabbix does
 		}
+		// Correlation by tag needs a recovery: recovery mode "none"
+		// turns it off, and turning it off drops its tag (6.0.14; the
+		// correlation_mode conformance case).
+		if u.RecoveryMode != nil && *u.RecoveryMode == RecoverNone && u.CorrelationMode == nil {
+			f.CorrelationMode = 0
+		}
+		if f.CorrelationMode == 0 && u.CorrelationTag == nil {
+			f.CorrelationTag = ""
+		}
 		if t, ok := e.normTrigger(&f, p, &el); ok {
 			t.ID, t.TemplateID, t.UUID = u.ID, cur.TemplateID, cur.UUID
 			if cur.Discovery != nil {
@@ -511,8 +520,15 @@ func (e *Edit) normTrigger(f *TriggerFields, p string, el *errList) (Trigger, bo
 	if t.Priority > 5 {
 		el.addf(p+".priority", "must be between 0 (not classified) and 5 (disaster), not %d", t.Priority)
 	}
-	if t.CorrelationMode > 1 {
+	switch {
+	case t.CorrelationMode > 1:
 		el.addf(p+".correlation_mode", "must be 0 (all problems) or 1 (problems with the same tag value), not %d", t.CorrelationMode)
+	case t.CorrelationMode == 1 && t.RecoveryMode == RecoverNone:
+		el.add(p+".correlation_mode", &IncorrectValue{Field: "correlation_mode", Reason: `unexpected value "1"`,
+			msg: "must be 0 (all problems) when recovery_mode is 2 (none)"})
+	case t.CorrelationMode == 0 && t.CorrelationTag != "":
+		el.add(p+".correlation_tag", &IncorrectValue{Field: "correlation_tag", Reason: "should be empty",
+			msg: "must be empty unless correlation_mode is 1 (problems with the same tag value)"})
 	}
 	checkTags(p+".tags", t.Tags, el)
 	if len(el.errs)+el.dropped > n {

@@ -84,17 +84,27 @@ func (m *Machine) Acknowledge(snap *catalog.Snapshot, req AckRequest) error {
 	rts := map[uint64]event.Runtime{}
 	for tid, ids := range closing {
 		t := snap.Trigger(tid)
-		b.Events = append(b.Events, m.okEvent(snap, t, req.Clock, 0, ids, req.UserID))
-		if len(m.store.OpenProblemsOf(tid)) == len(ids) {
-			r, ok := m.rts[tid]
-			if !ok {
-				r = event.Runtime{TriggerID: tid}
+		// The OK event of a manual close has no tags (recorded from
+		// 6.0.14, which names it with the items' last values where
+		// Peregrine, without an evaluation, shows *UNKNOWN*).
+		b.Events = append(b.Events, event.Event{
+			Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: tid,
+			Clock: req.Clock, Value: event.ValueOK, Name: m.okName(snap, t),
+			Resolves: ids, UserID: req.UserID,
+		})
+		r, ok := m.rts[tid]
+		if !ok {
+			r = event.Runtime{TriggerID: tid}
+		}
+		if r.Value == event.ValueProblem {
+			// The trigger becomes OK once no problem is left open; its
+			// last change is the close's either way (6.0.14).
+			if len(m.store.OpenProblemsOf(tid)) == len(ids) {
+				r.Value = event.ValueOK
 			}
-			if r.Value == event.ValueProblem {
-				r.Value, r.LastChange, r.LastChangeNS = event.ValueOK, req.Clock, 0
-				rts[tid] = r
-				b.Runtimes = append(b.Runtimes, r)
-			}
+			r.LastChange, r.LastChangeNS = req.Clock, 0
+			rts[tid] = r
+			b.Runtimes = append(b.Runtimes, r)
 		}
 	}
 	if err := m.store.Commit(&b); err != nil {

@@ -11,7 +11,12 @@
 //     OK event under recovery mode "expression", only once the recovery
 //     expression is also true under "recovery expression", and never
 //     under "none" (the value goes back to OK, the problems stay open
-//     until closed manually); any result of a trigger whose master (a
+//     until closed manually); under "OK event closes: all problems if
+//     tag values match" (CorrelationMode 1, machine.go recover) the OK
+//     event resolves only the problems whose CorrelationTag tag has its
+//     value, is not made when none has, and the trigger stays PROBLEM
+//     while problems stay open (recorded from 6.0.14, corrmode_test.go);
+//     any result of a trigger whose master (a
 //     dependency, followed up the chain) is in PROBLEM is ignored, as
 //     Zabbix 6.0 ignores it: no problem, no recovery, no UNKNOWN;
 //     UNKNOWN changes no value and no problem, only the trigger's state
@@ -33,8 +38,11 @@
 //     suppressed when Options.Suppress says a maintenance covers it
 //     (package maintenance). With MacroResolver, a trigger whose own
 //     texts have macros has them expanded once per catalog snapshot,
-//     except texts with {ITEM.*} macros (per event); OK events' texts
-//     are always the trigger's with *UNKNOWN* item values.
+//     except texts with {ITEM.*} macros (per event); a recovery's OK
+//     event has the texts a problem of its evaluation would have (no
+//     operational data), as 6.0.14 makes it; the OK events made without
+//     an evaluation (a manual close, correlation rules) have no tags and
+//     show {ITEM.*} as *UNKNOWN* in their names.
 //   - Nagios-style soft and hard states (Peregrine's extension, issue
 //     13 item 5): a trigger with MaxCheckAttempts N > 1 whose value is
 //     OK counts consecutive PROBLEM results; below N it is SOFT (no
@@ -57,7 +65,9 @@
 //   - Acknowledge actions (Machine.Acknowledge): acknowledge,
 //     unacknowledge, message, severity change and manual close with
 //     Zabbix's rules and messages; a close makes an OK event carrying
-//     the user, and a trigger left without open problems becomes OK.
+//     the user, and a trigger left without open problems becomes OK
+//     (one with problems left stays PROBLEM; either way its last change
+//     is the close's, as in 6.0.14).
 //   - Deleted triggers (Machine.Reconcile): the open problems of
 //     triggers no longer in the catalog are resolved by an OK event
 //     without a user, and their runtime dropped, as Zabbix drops them.

@@ -351,17 +351,7 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 			}
 			fallthrough
 		case catalog.RecoverExpression:
-			if ids := m.openIDs(t.ID, p); len(ids) > 0 {
-				if p.corr != nil {
-					for _, id := range ids {
-						p.corr.resolving[id] = true
-					}
-				}
-				p.batch.Events = append(p.batch.Events, m.okEvent(snap, t, r.Clock, r.NS, ids, 0))
-				p.touched[t.ID] = true
-				out.Resolved++
-			}
-			next.Value, next.LastChange, next.LastChangeNS = event.ValueOK, r.Clock, r.NS
+			m.recover(snap, t, r, p, out, &next)
 		case catalog.RecoverNone:
 			// The value follows the expression so that the next
 			// PROBLEM makes an event; the problems stay open until
@@ -377,6 +367,80 @@ func (m *Machine) step(snap *catalog.Snapshot, r *Result, p *pending, out *Outco
 	if made >= 0 && p.corr != nil {
 		m.correlate(snap, t, p, made)
 	}
+}
+
+// correlateByTag is catalog.Trigger.CorrelationMode's "OK event closes:
+// all problems if tag values match" (Zabbix's correlation_mode 1).
+const correlateByTag = 1
+
+// recover applies a recovery of t (a PROBLEM trigger whose expression,
+// or recovery expression, says OK): an OK event resolves its open
+// problems, and the trigger becomes OK. Under "OK event closes: all
+// problems if tag values match" (CorrelationMode 1) only the problems
+// with a tag named CorrelationTag whose value a tag of that name on the
+// OK event has are resolved (the OK event's tags are expanded with this
+// evaluation's item values, as a problem's are), as Zabbix 6.0 does
+// (recorded from 6.0.14: the correlation_mode conformance case,
+// corrmode_test.go): an empty value matches an empty one, a problem or
+// an OK event without the tag matches nothing; when nothing matches no
+// OK event is made and nothing changes, and while problems stay open
+// the trigger stays PROBLEM with its last change at the OK event's
+// time. m.mu is held.
+func (m *Machine) recover(snap *catalog.Snapshot, t *catalog.Trigger, r *Result, p *pending, out *Outcome, next *event.Runtime) {
+	var ok event.Event
+	ids := m.openIDs(t.ID, p)
+	left := false // problems of t that stay open
+	if len(ids) > 0 {
+		ok = m.okEvent(snap, t, r, ids)
+		if t.CorrelationMode == correlateByTag {
+			ok.Resolves = m.tagMatches(t, ok.Tags, ids)
+			if len(ok.Resolves) == 0 {
+				return // no event, the trigger stays as it is
+			}
+			left = len(ok.Resolves) < len(ids)
+		}
+		if p.corr != nil {
+			for _, id := range ok.Resolves {
+				p.corr.resolving[id] = true
+			}
+		}
+		p.batch.Events = append(p.batch.Events, ok)
+		p.touched[t.ID] = true
+		out.Resolved++
+	}
+	if !left {
+		next.Value = event.ValueOK
+	}
+	next.LastChange, next.LastChangeNS = r.Clock, r.NS
+}
+
+// tagMatches returns those of t's open problems ids (a slice the caller
+// owns) that an OK event with tags closes under correlation by tag: the
+// problems with a tag named t.CorrelationTag whose value is that of a
+// tag of the name in tags. It costs a copy of t's open problems, paid
+// only by the triggers with correlation by tag.
+func (m *Machine) tagMatches(t *catalog.Trigger, tags []event.Tag, ids []uint64) []uint64 {
+	name := t.CorrelationTag
+	var want []string
+	for _, tg := range tags {
+		if tg.Tag == name {
+			want = append(want, tg.Value)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	open := m.store.OpenProblemsOf(t.ID)
+	out := ids[:0]
+	for _, id := range ids {
+		i := slices.IndexFunc(open, func(e event.Event) bool { return e.ID == id })
+		if i >= 0 && slices.ContainsFunc(open[i].Tags, func(tg event.Tag) bool {
+			return tg.Tag == name && slices.Contains(want, tg.Value)
+		}) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // masterInProblem reports whether a trigger t depends on, directly or up
@@ -437,30 +501,42 @@ func (m *Machine) problemEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Re
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
 		Clock: r.Clock, NS: r.NS, Value: event.ValueProblem, Severity: t.Priority,
 	}
+	m.texts(snap, t, r, &e, true)
+	m.setSuppressed(snap, t, r, &e)
+	return e
+}
+
+// texts sets e's name, tags and, with opdata, operational data: t's
+// expanded with the evaluation r, as Zabbix 6.0 makes a problem event's
+// and a recovery's OK event's (an OK event has no operational data).
+func (m *Machine) texts(snap *catalog.Snapshot, t *catalog.Trigger, r *Result, e *event.Event, opdata bool) {
 	if x := m.cached(snap, t); x != nil {
-		e.Name, e.Opdata, e.Tags = x.problem.name, x.problem.opdata, x.problem.tags
-		if x.problem.nameConst && x.problem.opdataConst && x.problem.tagsConst {
+		e.Name, e.Tags = x.problem.name, x.problem.tags
+		if opdata {
+			e.Opdata = x.problem.opdata
+		}
+		if x.problem.nameConst && (x.problem.opdataConst || !opdata) && x.problem.tagsConst {
 			// The usual case in a storm: no macro context is needed, and
 			// making one is an allocation per event.
-			m.setSuppressed(snap, t, r, &e)
-			return e
+			return
 		}
 		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
 		if !x.problem.nameConst {
 			e.Name = m.name(t, mc)
 		}
-		if !x.problem.opdataConst {
+		if opdata && !x.problem.opdataConst {
 			e.Opdata = m.opdata(t, mc)
 		}
 		if !x.problem.tagsConst {
 			e.Tags = m.tags(snap, t, mc)
 		}
-	} else {
-		mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
-		e.Name, e.Opdata, e.Tags = m.name(t, mc), m.opdata(t, mc), m.tags(snap, t, mc)
+		return
 	}
-	m.setSuppressed(snap, t, r, &e)
-	return e
+	mc := &MacroContext{Trigger: t, Snapshot: snap, Result: r}
+	e.Name, e.Tags = m.name(t, mc), m.tags(snap, t, mc)
+	if opdata {
+		e.Opdata = m.opdata(t, mc)
+	}
 }
 
 // setSuppressed sets e.Suppressed: whether a maintenance covers the new
@@ -471,19 +547,15 @@ func (m *Machine) setSuppressed(snap *catalog.Snapshot, t *catalog.Trigger, r *R
 	}
 }
 
-// okEvent resolves problems ids of t; user is who closed them by hand.
-func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, clock int64, ns int32, ids []uint64, user uint64) event.Event {
+// okEvent is the OK event of a recovery of t by the evaluation r that
+// resolves problems ids: named and tagged as a problem of r would be
+// (recorded from 6.0.14: {ITEM.VALUE} is the value at the recovery).
+func (m *Machine) okEvent(snap *catalog.Snapshot, t *catalog.Trigger, r *Result, ids []uint64) event.Event {
 	e := event.Event{
 		Source: event.SourceTrigger, Object: event.ObjectTrigger, ObjectID: t.ID,
-		Clock: clock, NS: ns, Value: event.ValueOK,
-		Resolves: ids, UserID: user,
+		Clock: r.Clock, NS: r.NS, Value: event.ValueOK, Resolves: ids,
 	}
-	if x := m.cached(snap, t); x != nil {
-		e.Name, e.Tags = x.okName, x.okTags
-	} else {
-		mc := &MacroContext{Trigger: t, Snapshot: snap}
-		e.Name, e.Tags = m.name(t, mc), m.tags(snap, t, mc)
-	}
+	m.texts(snap, t, r, &e, false)
 	return e
 }
 
@@ -510,10 +582,11 @@ type expansion struct {
 		tags                              []event.Tag
 		nameConst, opdataConst, tagsConst bool
 	}
-	// An OK event's texts never see an evaluation ({ITEM.VALUE} is
-	// *UNKNOWN* in them), so they are always constant.
+	// okName is the name of the OK events made without an evaluation
+	// (a manual close, correlation rules): {ITEM.VALUE} is *UNKNOWN* in
+	// it, so it is always constant. A recovery's OK event has the
+	// problem's texts expanded with its own evaluation.
 	okName string
-	okTags []event.Tag
 }
 
 // cached returns t's cached expansions, made at first use in snap; nil
@@ -534,7 +607,7 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 	}
 	x := &expansion{}
 	mc := &MacroContext{Trigger: t, Snapshot: snap}
-	x.okName, x.okTags = m.name(t, mc), m.tags(snap, t, mc)
+	x.okName = m.name(t, mc)
 	p := &x.problem
 	p.nameConst, p.opdataConst, p.tagsConst = !itemMacro(eventName(t)), !itemMacro(t.Opdata), !tagItemMacro(t)
 	if p.nameConst {
@@ -544,7 +617,7 @@ func (m *Machine) cached(snap *catalog.Snapshot, t *catalog.Trigger) *expansion 
 		p.opdata = m.res.Expand(t.Opdata, mc)
 	}
 	if p.tagsConst {
-		p.tags = x.okTags
+		p.tags = m.tags(snap, t, mc)
 	}
 	m.exp.m[t.ID] = x
 	return x

@@ -1,6 +1,8 @@
 // Configuration: triggers, of one host or all (trigger.get with hosts,
 // expandExpression). A form creates or edits a trigger: name,
-// expression, severity, status. When the API refuses an expression, its
+// expression, severity, status, PROBLEM event generation mode, what an OK
+// event closes (all problems, or those whose tag of a name has its
+// value) and manual close. When the API refuses an expression, its
 // error is shown as it comes and, when it names a position, the
 // expression is shown with the offending part marked.
 import { call } from '../../api.js';
@@ -40,7 +42,7 @@ export async function render(main, q) {
   async function load() {
     // templated: false: all hosts' triggers; one host's or template's
     // when it is chosen.
-    const p = { output: ['triggerid', 'description', 'event_name', 'expression', 'priority', 'status', 'value', 'error'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000, templated: false };
+    const p = { output: ['triggerid', 'description', 'event_name', 'expression', 'priority', 'status', 'value', 'error', 'type', 'correlation_mode', 'correlation_tag', 'manual_close'], selectHosts: ['hostid', 'name'], expandExpression: true, sortfield: 'description', limit: 1000, templated: false };
     if (hostid) {
       p.hostids = [hostid];
       delete p.templated;
@@ -68,7 +70,7 @@ export async function render(main, q) {
     formBox.hidden = false;
     const isNew = !t || !!asClone;
     const ro = !isNew && !writable.has(t.triggerid);
-    t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0' };
+    t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0', type: '0', correlation_mode: '0', correlation_tag: '', manual_close: '0' };
     const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
     // The problems' name when set (macros as in the name); empty: the trigger's name.
     const evName = h('input', { type: 'text', id: 'trigger-event-name', value: t.event_name || '', placeholder: 'the trigger name' });
@@ -76,10 +78,22 @@ export async function render(main, q) {
     expr.value = t.expression;
     const prio = select('trigger-priority', SEVERITIES.map((s, i) => [i, s]), t.priority);
     const status = select('trigger-status', [[0, 'Enabled'], [1, 'Disabled']], t.status);
+    const type = select('trigger-type', [[0, 'Single'], [1, 'Multiple']], t.type || 0);
+    // "OK event closes": all the trigger's problems, or only those whose
+    // tag named below has the OK event's value of it.
+    const corrMode = select('trigger-correlation-mode', [[0, 'All problems'], [1, 'All problems if tag values match']], t.correlation_mode || 0);
+    const corrTag = h('input', { type: 'text', id: 'trigger-correlation-tag', value: t.correlation_tag || '', placeholder: 'tag' });
+    const corrTagField = field('Tag for matching', corrTag);
+    const showTag = () => { corrTagField.hidden = corrMode.value !== '1'; };
+    corrMode.addEventListener('change', showTag);
+    showTag();
+    const manualClose = h('input', { type: 'checkbox', id: 'trigger-manual-close', checked: t.manual_close === '1' });
     const err = h('div', { class: 'error', id: 'trigger-error', role: 'alert', hidden: true });
     const save = async (ev) => {
       ev.preventDefault();
-      const p = { description: desc.value, event_name: evName.value, expression: expr.value, priority: Number(prio.value), status: Number(status.value) };
+      const p = { description: desc.value, event_name: evName.value, expression: expr.value, priority: Number(prio.value), status: Number(status.value),
+        type: Number(type.value), correlation_mode: Number(corrMode.value), correlation_tag: corrMode.value === '1' ? corrTag.value : '',
+        manual_close: manualClose.checked ? 1 : 0 };
       try {
         if (isNew) await call('trigger.create', p);
         else await call('trigger.update', { triggerid: t.triggerid, ...p });
@@ -102,11 +116,14 @@ export async function render(main, q) {
       h('div', { class: 'form-grid' }, field('Name', desc), field('Severity', prio), field('Status', status)),
       field('Event name', evName),
       field('Expression', expr),
+      h('div', { class: 'form-grid' }, field('PROBLEM event generation mode', type), field('OK event closes', corrMode), corrTagField,
+        field('Allow manual close', manualClose)),
       err,
       h('div', { class: 'form-buttons' },
         ro ? null : h('button', { type: 'submit', id: 'trigger-save' }, isNew ? 'Create' : 'Update'),
         isNew || ro ? null : cloneAndDelete('trigger', err, () => edit({ description: desc.value, event_name: evName.value, expression: expr.value,
-          priority: prio.value, status: status.value }, true), async () => {
+          priority: prio.value, status: status.value, type: type.value, correlation_mode: corrMode.value, correlation_tag: corrTag.value,
+          manual_close: manualClose.checked ? '1' : '0' }, true), async () => {
           await call('trigger.delete', [t.triggerid]);
           formBox.hidden = true;
           await load();
