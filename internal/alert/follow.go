@@ -30,7 +30,10 @@ type Follower struct {
 
 	mu  sync.Mutex // serialises Follow
 	seq int64
-	st  *logStore // replaced whole by a re-read; guarded by mu, its own mu for reads
+	// stale: a read of the whole log failed half way; the next Follow
+	// reads it all again into a fresh state.
+	stale bool
+	st    *logStore // replaced whole by a re-read; guarded by mu, its own mu for reads
 	// cur is what Alerts reads.
 	cur sync.Mutex
 }
@@ -70,9 +73,13 @@ func newFollowState(keep int, log *slog.Logger) *logStore {
 func (f *Follower) Follow(ctx context.Context) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, lost, err := f.follow(ctx, f.st)
+	n, lost, err := 0, f.stale, error(nil)
+	if !lost {
+		n, lost, err = f.follow(ctx, f.st)
+	}
 	if err == nil && lost {
-		// A checkpoint deleted records not read yet: read it all again.
+		// A checkpoint deleted records not read yet (or such a read
+		// failed half way): read it all again.
 		st := newFollowState(f.keep, f.log)
 		f.seq = 0
 		if n, _, err = f.follow(ctx, st); err == nil {
@@ -80,6 +87,7 @@ func (f *Follower) Follow(ctx context.Context) (int, error) {
 			f.st = st
 			f.cur.Unlock()
 		}
+		f.stale = err != nil
 	}
 	if err != nil {
 		return n, fmt.Errorf("alert: cannot follow the active node's alert log: %w", err)

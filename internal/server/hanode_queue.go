@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -106,7 +105,7 @@ func (q standbyQueue) OverdueAs(ctx context.Context, secret string) ([]api.Overd
 	defer cancel()
 	cl, err := q.s.node.Admin().Cluster(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("Cannot read the HA cluster's nodes to find the active node's queue: %v", err)
+		return nil, apiText(fmt.Sprintf("Cannot read the HA cluster's nodes to find the active node's queue: %v.", err))
 	}
 	addr := ""
 	for _, n := range cl.Nodes {
@@ -115,12 +114,12 @@ func (q standbyQueue) OverdueAs(ctx context.Context, secret string) ([]api.Overd
 		}
 	}
 	if addr == "" {
-		return nil, errors.New("The HA cluster has no active node at the moment: the queue is the active node's poller's (a standby takes over within the failover delay).")
+		return nil, apiText("The HA cluster has no active node at the moment: the queue is the active node's poller's (a standby takes over within the failover delay).")
 	}
 	body, _ := json.Marshal(map[string]any{"request": "queue.get", "sid": secret, "type": "details"})
 	reply, err := askTrapper(ctx, addr, body)
 	if err != nil {
-		return nil, fmt.Errorf("Cannot read the active node's queue at %s: %v", addr, err)
+		return nil, apiText(fmt.Sprintf("Cannot read the active node's queue at %s: %v.", addr, err))
 	}
 	var r struct {
 		Response string
@@ -128,13 +127,13 @@ func (q standbyQueue) OverdueAs(ctx context.Context, secret string) ([]api.Overd
 		Data     []queueDetail
 	}
 	if err := json.Unmarshal(reply, &r); err != nil {
-		return nil, fmt.Errorf("Cannot read the active node's queue at %s: %v", addr, err)
+		return nil, apiText(fmt.Sprintf("Cannot read the active node's queue at %s: %v.", addr, err))
 	}
 	if r.Response != "success" {
 		if r.Info == "Permission denied." {
-			return nil, fmt.Errorf("The active node at %s gives its queue to super admins only (as Zabbix 6.0's server): %s", addr, r.Info)
+			return nil, apiText(fmt.Sprintf("The active node at %s gives its queue to super admins only (as Zabbix 6.0's server): %s", addr, r.Info))
 		}
-		return nil, fmt.Errorf("The active node at %s refused its queue: %s", addr, r.Info)
+		return nil, apiText(fmt.Sprintf("The active node at %s refused its queue: %s", addr, r.Info))
 	}
 	out := make([]api.OverdueCheck, 0, len(r.Data))
 	for _, d := range r.Data {

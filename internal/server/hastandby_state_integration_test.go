@@ -173,6 +173,15 @@ func checkStandbyState(t *testing.T, api, sb *apiClient, o standbyObjects, hook 
 		var q struct{ Total string }
 		return json.Unmarshal(r, &q) == nil && q.Total == "1"
 	})
+	// preprocessing.test runs in the standby's own JavaScript workers.
+	js := map[string]any{"value": "2", "value_type": 3, "steps": []map[string]any{
+		{"type": 21, "params": "return value * 3;", "error_handler": 0, "error_handler_params": ""}}}
+	var pa, pb json.RawMessage
+	api.ok("preprocessing.test", js, &pa)
+	sb.ok("preprocessing.test", js, &pb)
+	if !bytes.Equal(pa, pb) || !strings.Contains(string(pb), `"result":"6"`) {
+		t.Fatalf("preprocessing.test: active %s, standby %s", pa, pb)
+	}
 	sameOnBoth(t, api, sb, "item.get", map[string]any{"itemids": []string{item}, "output": []string{"itemid", "lastvalue", "lastclock", "lastns", "prevvalue"}},
 		func(r json.RawMessage) bool {
 			var is []struct{ LastValue, PrevValue, LastClock string }
