@@ -23,9 +23,12 @@ import (
 
 // A standby's reads (issue 31 item 2, docs/ha.md): the API and UI of a
 // standby node serve reads from the cluster's stores, opened without
-// writing — the catalog, users and events from PostgreSQL, history from
-// ClickHouse — and refuse changes with a text naming the active node.
-// Every standbyPoll the stores follow the active node's commits.
+// writing — the catalog, users, events, services, alert and audit logs
+// from PostgreSQL, history and last values from ClickHouse
+// (hanode_standby_api.go), the queue asked of the active node
+// (hanode_queue.go) — serve logouts (hanode_logout.go) and refuse
+// changes with a text naming the active node. Every standbyPoll the
+// stores follow the active node's commits.
 
 // standbyPoll is how often a standby reads what the active node changed.
 const standbyPoll = 2 * time.Second
