@@ -134,6 +134,11 @@
 //     in its own transaction: a node that lost its lease logs nothing,
 //     so it queues no new alert, starts no attempt (a send's start is
 //     logged first) and records no delivery.
+//   - A follower (Follower, follow.go: an HA standby's alert.get): the
+//     PostgreSQL log read without writing, Follow applying what the
+//     active node committed since; when a checkpoint deleted records it
+//     had not read, it reads the log again from its start. It sends
+//     nothing.
 //
 // # What it does not own
 //

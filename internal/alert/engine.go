@@ -178,7 +178,7 @@ func New(opts Options) (*Engine, error) {
 		opts.MaxSessions = 100
 	}
 	if opts.KeepAlerts <= 0 {
-		opts.KeepAlerts = 100_000
+		opts.KeepAlerts = defaultKeepAlerts
 	}
 	if opts.InboxSize <= 0 {
 		opts.InboxSize = 1_000_000

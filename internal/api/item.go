@@ -19,6 +19,34 @@ type LastValues interface {
 	Last(item uint64) (last, prev history.Sample, ok bool)
 }
 
+// LastPrefetcher is an optional part of LastValues whose reads are
+// round trips (an HA standby reads them from ClickHouse): item.get asks
+// for the last values of its answer's items at once, and the rows read
+// them from what it returns.
+type LastPrefetcher interface {
+	PrefetchLast(ctx context.Context, items []uint64) LastValues
+}
+
+// prefetchLast fetches the last values of the answer's rows at once
+// when the output has them and the source reads in round trips.
+func (a *itemAnswer) prefetchLast(ctx context.Context) {
+	pf, ok := a.rs.lv.(LastPrefetcher)
+	if !ok || a.count || len(a.rows) == 0 {
+		return
+	}
+	if !slices.ContainsFunc(a.want, func(f itemField) bool {
+		return f == fLastClock || f == fLastNS || f == fLastValue || f == fPrevValue
+	}) {
+		return
+	}
+	ids := make([]uint64, len(a.rows))
+	for i := range a.rows {
+		ids[i] = a.rows[i].it.ID
+	}
+	a.rs.lv = pf.PrefetchLast(ctx, ids)
+	a.rs.c = rowCache{}
+}
+
 // itemGetParams are item.get's parameters (Zabbix 6.0's; those about
 // objects Peregrine does not have, web scenarios, proxies, select what
 // 6.0 selects when there are none; selectGraphs the item's graphs).
@@ -85,6 +113,15 @@ func (s *Server) itemGetStream(ctx context.Context, c *call) (func(*bufio.Writer
 }
 
 func (s *Server) itemAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
+	a, err := s.itemRowsAnswer(ctx, c)
+	if err == nil {
+		a.prefetchLast(ctx)
+	}
+	return a, err
+}
+
+// itemRowsAnswer is itemAnswer before the last values are fetched.
+func (s *Server) itemRowsAnswer(ctx context.Context, c *call) (*itemAnswer, error) {
 	var p itemGetParams
 	if err := decodeGet(c.params, &p); err != nil {
 		return nil, err

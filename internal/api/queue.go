@@ -15,6 +15,14 @@ type QueueReader interface {
 	Overdue() []OverdueCheck
 }
 
+// QueueAsker is an optional part of QueueReader whose queue is another
+// node's (an HA standby asks the active node's poller, as Zabbix 6.0's
+// frontend does): queue.get passes the caller's session or token, which
+// that node checks, and answers an error with -32500.
+type QueueAsker interface {
+	OverdueAs(ctx context.Context, secret string) ([]OverdueCheck, error)
+}
+
 // OverdueCheck is one check of the queue.
 type OverdueCheck struct {
 	ItemID uint64
@@ -104,7 +112,11 @@ func (s *Server) queueGet(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	var checks []OverdueCheck
-	if s.opts.Queue != nil {
+	if qa, ok := s.opts.Queue.(QueueAsker); ok {
+		if checks, err = qa.OverdueAs(ctx, c.token); err != nil {
+			return nil, errApp("%s", err.Error())
+		}
+	} else if s.opts.Queue != nil {
 		checks = s.opts.Queue.Overdue()
 	}
 	var want map[uint64]bool

@@ -1,12 +1,18 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/peregrine-mon/peregrine/internal/catalog"
+	"github.com/peregrine-mon/peregrine/internal/testutil/catalogtest"
 )
 
 // fakeQueue is the poller's queue as queue.get reads it.
@@ -141,4 +147,41 @@ func TestQueueGetStrictParams(t *testing.T) {
 	}
 	var raw json.RawMessage
 	f.mustDo(f.root, "queue.get", `[]`, &raw)
+}
+
+// askQueue is a queue asked for with the caller's secret (QueueAsker,
+// an HA standby's): it records the secrets and answers checks or err.
+type askQueue struct {
+	checks  []OverdueCheck
+	err     error
+	secrets []string
+}
+
+func (q *askQueue) Overdue() []OverdueCheck { panic("BUG: queue.get asked Overdue of a QueueAsker") }
+
+func (q *askQueue) OverdueAs(_ context.Context, secret string) ([]OverdueCheck, error) {
+	q.secrets = append(q.secrets, secret)
+	return q.checks, q.err
+}
+
+// TestQueueGetAsks: a QueueAsker (an HA standby's queue, the active
+// node's) is asked with the caller's session, its checks counted as
+// Overdue's are, and its error answered with -32500 and its text.
+func TestQueueGetAsks(t *testing.T) {
+	cat := catalogtest.Open(t, catalog.Spec{Hosts: []catalog.HostSpec{{Host: "h", Items: []catalog.ItemSpec{{Key: "k", Type: "trapper", ValueType: "float"}}}}})
+	q := &askQueue{}
+	f := &serviceFixture{api: New(Options{Catalog: cat, Queue: q, Auth: &fakeAuth{sessions: map[string]User{
+		"admin": {ID: 1, Username: "Admin", Role: RoleSuperAdmin}}}})}
+	q.checks = []OverdueCheck{{ItemID: cat.Snapshot().Lookup("h", "k").ID, Late: 65_000}}
+	if got := string(f.call(t, "admin", "queue.get", []byte(`{}`))); !strings.Contains(got, `"total":"1"`) || !strings.Contains(got, `"1m":"1"`) {
+		t.Fatalf("queue.get through the asker: %s", got)
+	}
+	q.err = errors.New("The active node at 127.0.0.1:10051 gives its queue to super admins only (as Zabbix 6.0's server): Permission denied.")
+	got := string(f.call(t, "admin", "queue.get", []byte(`{}`)))
+	if !strings.Contains(got, `"code":-32500`) || !strings.Contains(got, "gives its queue to super admins only") {
+		t.Fatalf("queue.get with the asker failing: %s", got)
+	}
+	if !slices.Equal(q.secrets, []string{"admin", "admin"}) {
+		t.Fatalf("the asker was given %q, want the caller's session twice", q.secrets)
+	}
 }

@@ -24,6 +24,10 @@
 //   - The memory bound: at most Options.MaxRecords records are kept in
 //     memory for auditlog.get, the oldest dropped first; a day directory
 //     whose records have all left memory is deleted too.
+//   - A follower (OpenFollower, follow.go: an HA standby's
+//     auditlog.get): the PostgreSQL log read without writing, Follow
+//     applying what the active node committed since and forgetting what
+//     its retention deleted; Append fails with ErrReadOnly.
 //
 // # What it does not own
 //

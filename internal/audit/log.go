@@ -79,6 +79,13 @@ type Log struct {
 	// one clock in the order they were appended).
 	mu   sync.RWMutex
 	recs []Record
+
+	// follow is a follower's reader (OpenFollower; nil otherwise);
+	// followSeq the last record read and followParts when the days were
+	// last listed. wmu guards them.
+	follow      *pglog.Log
+	followSeq   int64
+	followParts time.Time
 }
 
 // Open opens or creates the log in opts.Dir and replays it.
@@ -211,6 +218,9 @@ func (l *Log) Retention() time.Duration { return time.Duration(l.retention.Load(
 func (l *Log) Append(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
+	}
+	if l.follow != nil {
+		return ErrReadOnly
 	}
 	l.wmu.Lock()
 	if l.closed {

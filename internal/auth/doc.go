@@ -9,7 +9,10 @@
 // refuses Login with sqlitedb.ErrReadOnly — a session is made on the
 // active node and used on any — and Reload, on the standby's poll,
 // drops its caches so that it follows the active node's changes;
-// reload.go says how a session used on a standby stays live there).
+// reload.go says how a session used on a standby stays live there.
+// Its one write is Logout, the session's row deleted without the
+// lease, and the active node's DropEnded drops such sessions from its
+// cache: logout.go says why that is safe).
 // The api package (and later the web UI) use the *Store directly: its User,
 // Role and sentinel errors are the ones they work with, so there is no
 // translation layer between them.

@@ -135,3 +135,68 @@ func TestPostgresReadOnlyReload(t *testing.T) {
 		t.Fatal("a deleted user's session still opens after Reload")
 	}
 }
+
+// TestPostgresStandbyLogout: a logout on a read-only store (an HA
+// standby) deletes the session's row without the lease (logout.go); the
+// writer, which had the session cached, drops it at its next DropEnded
+// and then refuses it, while its other sessions stay; a second logout
+// of the same session is refused as Zabbix refuses an ended one.
+func TestPostgresStandbyLogout(t *testing.T) {
+	c := hatest.Start(t, "auth-logout")
+	ctx := context.Background()
+	pg := sqlitedb.PG{Pool: c.Node.Pool(), Fence: c.Lease.FenceSQL, Schema: "auth_logout"}
+	w, err := Open(ctx, Options{Postgres: &pg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.CreateUser(ctx, "leaver", "s3cret-password-1", RoleUser); err != nil {
+		t.Fatal(err)
+	}
+	s1, _, err := w.Login(ctx, "leaver", "s3cret-password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, _, err := w.Login(ctx, "leaver", "s3cret-password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := pg
+	ro.Fence, ro.ReadOnly = nil, true
+	r, err := Open(ctx, Options{Postgres: &ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Authenticate(ctx, s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Logout(ctx, s1); err != nil {
+		t.Fatalf("a logout on the standby: %v", err)
+	}
+	if _, err := r.Authenticate(ctx, s1); !errors.Is(err, ErrNotAuthorized) {
+		t.Fatalf("the standby after its logout: %v", err)
+	}
+	if err := r.Logout(ctx, s1); !errors.Is(err, ErrNotAuthorized) {
+		t.Fatalf("a second logout: %v, want ErrNotAuthorized", err)
+	}
+	var rows int
+	if err := c.Node.Pool().QueryRow(ctx, `SELECT count(*) FROM auth_logout.sessions`).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("session rows after the logout: %d, %v; want 1", rows, err)
+	}
+	if _, err := w.Authenticate(ctx, s1); err != nil {
+		t.Fatalf("the writer's cache before DropEnded: %v", err)
+	}
+	if n, err := w.DropEnded(ctx); err != nil || n != 1 {
+		t.Fatalf("DropEnded: %d, %v; want 1", n, err)
+	}
+	if _, err := w.Authenticate(ctx, s1); !errors.Is(err, ErrNotAuthorized) {
+		t.Fatalf("the writer after DropEnded: %v, want ErrNotAuthorized", err)
+	}
+	if _, err := w.Authenticate(ctx, s2); err != nil {
+		t.Fatalf("the other session on the writer: %v", err)
+	}
+	if _, _, err := r.Login(ctx, "leaver", "s3cret-password-1"); !errors.Is(err, sqlitedb.ErrReadOnly) {
+		t.Fatalf("a login on the standby: %v, want ErrReadOnly", err)
+	}
+}

@@ -179,12 +179,17 @@ func (s *Store) Logout(ctx context.Context, session string) error {
 	h := hashSecret(session)
 	s.fillMu.Lock()
 	defer s.fillMu.Unlock()
-	res, err := s.exec(ctx, "DELETE FROM sessions WHERE id_hash = ?", h.String())
+	del := s.exec
+	if s.readOnly {
+		del = s.db.ExecContext // unfenced, on a standby: logout.go says why
+	}
+	res, err := del(ctx, "DELETE FROM sessions WHERE id_hash = ?", h.String())
 	if err != nil {
 		return fmt.Errorf("auth: cannot end session: %w", err)
 	}
 	s.mu.Lock()
 	delete(s.sessions, h)
+	delete(s.seen, h)
 	s.mu.Unlock()
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("auth: cannot end session: %w", err)

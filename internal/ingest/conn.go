@@ -290,6 +290,10 @@ func (s *Server) handle(cs *connState, payload []byte, recv time.Time, remote st
 	case "active check heartbeat":
 		s.heartbeat(cs, recv, remote)
 		return nil, false // the agent does not read a reply
+	case "queue.get":
+		if s.opts.Queue != nil {
+			return s.opts.Queue(payload), false
+		}
 	}
 	s.refuse(badUnsupported, remote, errors.New("request "+truncateForLog(string(req.request))))
 	return failedReply("unsupported request \"" + truncateForLog(string(req.request)) + "\""), false

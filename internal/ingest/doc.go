@@ -13,7 +13,9 @@
 // that does not convert, or whose steps fail, counts as processed and
 // makes its item not supported with the reason, as Zabbix 6.0 counts
 // it; the trapper sets the states of the items it converted once their
-// request's values are durable.
+// request's values are durable. The frontend request "queue.get" is
+// answered by Options.Queue when the wiring sets it (an HA standby asks
+// the active node's queue there, as 6.0's frontends do).
 //
 // Active agents (spec §4) use the same port, connections and memory
 // rules: "active checks" gets the host's enabled items of type Zabbix

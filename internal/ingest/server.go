@@ -108,6 +108,11 @@ type Options struct {
 	// DRules, if set, returns the discovery rules; those of a proxy go
 	// in its configuration (*catalog.Catalog's DRules).
 	DRules func() []catalog.DRule
+	// Queue, if set, answers Zabbix's frontend request "queue.get" with
+	// the reply it returns for the request's payload (the server's
+	// poller queue, asked for by an HA standby as 6.0's frontend asks
+	// the active node); unset, the request is refused as unsupported.
+	Queue func(payload []byte) []byte
 	// AutoRegister, if set, receives the Registration of every "active
 	// checks" request that passed the host name checks: of hosts not in
 	// the catalog, and of enabled hosts in it whose encryption settings

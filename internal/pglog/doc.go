@@ -19,8 +19,10 @@
 // records leaves no row. Reads (Parts, Replay, Mark) go to
 // Options.Pool unfenced: a store replays after its node became active.
 // OpenReader opens a log for an HA standby, which reads only: Since
-// gives the records after a seq, in seq order (the event store's
-// follower).
+// gives the records after a seq, in seq order (the event and audit
+// followers); Follow does too and says, in the same snapshot, whether
+// records it had not read were deleted (the alert log's checkpoints),
+// so that its follower reads the log again.
 //
 // Blob is the other shape: a named value replaced whole by each fenced
 // Save (a row of its table: name, data, saved_at), for a store that

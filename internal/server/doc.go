@@ -127,14 +127,18 @@
 // and /healthz answers 503 with the reason while it says no. Both clear
 // by themselves once space is back, without a restart.
 //
-// HA cluster node (hanode.go, hanode_http.go, hanode_standby.go;
+// HA cluster node (hanode.go, hanode_http.go, hanode_standby.go,
+// hanode_standby_api.go, hanode_queue.go, hanode_logout.go;
 // docs/ha.md): with ha.node_name, New checks the start (ClickHouse
 // answering, ha.Open's refusals) and registers the node as standby,
 // binding only the HTTP port. A standby serves the API and UI for reads
-// from the cluster's stores opened without writing (the catalog, users
-// and events from PostgreSQL, history from ClickHouse), followed every
-// standbyPoll (2 s), and refuses changes naming the active node; they
-// are closed before the node becomes active. Run builds a whole server with the
+// from the cluster's stores opened without writing (the catalog, users,
+// events, services, alert and audit logs from PostgreSQL, history and
+// last values from ClickHouse), followed every standbyPoll (2 s), asks
+// the active node's trapper for its queue, lets a user log out (the
+// session's row deleted unfenced, the audit record handed to the active
+// node by a PostgreSQL notification), and refuses changes naming the
+// active node; they are closed before the node becomes active. Run builds a whole server with the
 // four stages when the node wins the lease, its stores of state on
 // PostgreSQL through the lease (pgState), runs it until the lease ends
 // and goes back to standby. The catalog, users and services open through

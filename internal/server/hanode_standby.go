@@ -4,25 +4,31 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/peregrine-mon/peregrine/internal/alert"
 	"github.com/peregrine-mon/peregrine/internal/api"
+	"github.com/peregrine-mon/peregrine/internal/audit"
 	"github.com/peregrine-mon/peregrine/internal/auth"
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
+	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
+	"github.com/peregrine-mon/peregrine/internal/service"
 	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
 )
 
 // A standby's reads (issue 31 item 2, docs/ha.md): the API and UI of a
 // standby node serve reads from the cluster's stores, opened without
-// writing — the catalog, users and events from PostgreSQL, history from
-// ClickHouse — and refuse changes with a text naming the active node.
-// Every standbyPoll the stores follow the active node's commits.
+// writing — the catalog, users, events, services, alert and audit logs
+// from PostgreSQL, history and last values from ClickHouse
+// (hanode_standby_api.go), the queue asked of the active node
+// (hanode_queue.go) — serve logouts (hanode_logout.go) and refuse
+// changes with a text naming the active node. Every standbyPoll the
+// stores follow the active node's commits.
 
 // standbyPoll is how often a standby reads what the active node changed.
 const standbyPoll = 2 * time.Second
@@ -30,11 +36,15 @@ const standbyPoll = 2 * time.Second
 // standbyReads are the stores a standby's API reads, each opened
 // read-only; close closes them all.
 type standbyReads struct {
-	cat    *catalog.Catalog
-	auth   *auth.Store
-	events *event.Store
-	hist   *clickhouse.Store
-	api    *api.Server
+	cat      *catalog.Catalog
+	auth     *auth.Store
+	events   *event.Store
+	services *service.Engine
+	alerts   *alert.Follower
+	audit    *audit.Log
+	hist     *clickhouse.Store
+	js       *jsvm.Pool
+	api      *api.Server
 }
 
 // openStandbyReads opens the cluster's stores for reading. It fails
@@ -60,6 +70,24 @@ func (s *Server) openStandbyReads(ctx context.Context) (_ *standbyReads, err err
 		Logger: s.log.With("component", "events")}); err != nil {
 		return nil, err
 	}
+	// The services after the events: their problems are the followed
+	// open problems.
+	if r.services, err = service.OpenFollower(ctx, service.Options{Postgres: ro, Events: r.events,
+		Logger: s.log.With("component", "service")}); err != nil {
+		return nil, err
+	}
+	if r.alerts, err = alert.OpenFollower(ctx, pglog.Options{Pool: s.node.Pool()}, s.cfg.Alerts.KeepAlerts,
+		s.log.With("component", "alert")); err != nil {
+		return nil, err
+	}
+	auditRetention := time.Duration(s.cfg.Audit.RetentionSeconds()) * time.Second
+	if auditRetention == 0 {
+		auditRetention = -1 // "0": keep everything, as the active node
+	}
+	if r.audit, err = audit.OpenFollower(ctx, audit.Options{Postgres: &pglog.Options{Pool: s.node.Pool()},
+		Retention: auditRetention, MaxRecords: s.cfg.Audit.MaxRecords, Logger: s.log.With("component", "audit")}); err != nil {
+		return nil, err
+	}
 	chc := s.cfg.History.ClickHouse
 	tc, err := clickhouseTLS(chc.TLS)
 	if err != nil {
@@ -70,15 +98,25 @@ func (s *Server) openStandbyReads(ctx context.Context) (_ *standbyReads, err err
 		Metrics: selfmon.NewRegistry(), Logger: s.log.With("component", "history")}); err != nil {
 		return nil, err
 	}
+	// preprocessing.test runs users' JavaScript in worker processes, as
+	// on the active node; none starts before the first test.
+	if r.js, err = jsvm.NewPool(jsvm.PoolOptions{Workers: s.cfg.JavaScript.Workers, MemLimit: uint64(s.cfg.JavaScript.MemoryLimit),
+		Metrics: selfmon.NewRegistry(), Logger: s.log.With("component", "javascript")}); err != nil {
+		return nil, err
+	}
 	cfg := s.cfg
+	refuse := func() error { return apiText(s.standbyText(context.Background(), standbyChange)) }
 	r.api = api.New(api.Options{
+		JS:      r.js,
 		Catalog: r.cat, History: r.hist, Trends: apiTrends{r.hist}, Auth: r.auth, Accounts: r.auth,
+		Last:   standbyLast{h: r.hist, timeout: chc.QueryTimeout.Std()},
 		Events: r.events, TriggerStates: standbyTriggers{r.events}, Autoreg: r.cat,
+		Services: r.services, Audit: standbyAudit{Log: r.audit, pool: s.node.Pool(), warn: s.log.Warn}, Queue: standbyQueue{s: s, timeout: 10 * time.Second},
+		Alerting:     standbyAlerting{cat: r.cat, alerts: r.alerts, minStep: cfg.Alerts.MinStepDuration.Std(), refuse: refuse},
 		MaxBodyBytes: int64(cfg.API.MaxBodySize), MaxRows: cfg.API.MaxRows, MaxBatchCalls: cfg.API.MaxBatchCalls, Timeout: cfg.API.Timeout.Std(),
 		MaxConcurrentCalls: cfg.API.MaxConcurrentCalls, MaxWaitingPerUser: cfg.API.MaxWaitingCallsPerUser,
 		HACluster: s.haCluster(),
-		Standby:   func() error { return apiText(s.standbyText(context.Background(), standbyChange)) },
-		Unserved:  s.standbyUnserved,
+		Standby:   refuse,
 		Logger:    s.log.With("component", "api"),
 	})
 	return r, nil
@@ -91,12 +129,27 @@ func (r *standbyReads) reload(ctx context.Context) error {
 	_, cerr := r.cat.Reload(ctx)
 	_, eerr := r.events.Follow(ctx)
 	r.auth.Reload()
-	return errors.Join(cerr, eerr)
+	serr := r.services.Follow(ctx) // after the events: it matches their open problems
+	_, aerr := r.alerts.Follow(ctx)
+	_, uerr := r.audit.Follow(ctx)
+	return errors.Join(cerr, eerr, serr, aerr, uerr)
 }
 
 func (r *standbyReads) close() {
+	if r.js != nil {
+		r.js.Close()
+	}
 	if r.hist != nil {
 		r.hist.Close()
+	}
+	if r.audit != nil {
+		r.audit.Close()
+	}
+	if r.alerts != nil {
+		r.alerts.Close()
+	}
+	if r.services != nil {
+		r.services.Close()
 	}
 	if r.events != nil {
 		r.events.Close()
@@ -150,24 +203,6 @@ func (s *Server) followStandby(ctx context.Context, published func(*standbyReads
 		case <-t.C:
 		}
 	}
-}
-
-// standbyUnserved refuses, on a standby, the methods whose state it
-// does not follow yet: services and SLAs (computed by the active node's
-// service engine), media types, actions and alerts (its alert engine),
-// the audit log, the queue (its poller), history.push, and
-// preprocessing.test (scripts run in the active node's worker
-// processes).
-func (s *Server) standbyUnserved(method string) error {
-	fam, _, _ := strings.Cut(method, ".")
-	switch fam {
-	case "service", "sla", "mediatype", "action", "alert", "auditlog", "queue":
-	default:
-		if method != "history.push" && method != "preprocessing.test" {
-			return nil
-		}
-	}
-	return apiText(s.standbyText(context.Background(), method))
 }
 
 // standbyTriggers gives the API the triggers' runtime as the active

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,18 +19,22 @@ import (
 )
 
 // TestIntegrationHAStandbyReads: a standby node serves the API and the
-// UI for reads (issue 31 item 2) — the catalog, users and events from
-// PostgreSQL, history from ClickHouse — and refuses changes naming the
+// UI for reads (issue 31 item 2) — the catalog, users, events, services,
+// alert and audit logs from PostgreSQL, history from ClickHouse — and refuses changes naming the
 // active node. Two node processes on Debian's postgresql-15 and
 // clickhouse-server: a host, item and trigger made through the active
 // node's API are read by host.get on the standby within its poll; the
 // values the active node acknowledged to the real zabbix_sender are in
 // the standby's history.get, the problem they opened in its problem.get
-// and event.get with the same event ID; host.create and user.login on
-// the standby are refused naming the active node, and service.get is
-// refused as not served there. The UI on the standby, with the session
-// made on the active node: a page opens, its API reads answer and a
-// change shows the refusal; its login form shows the refusal. Then the
+// and event.get with the same event ID; the active node's services and
+// SLA, media types, actions, the alert it sent, its audit log, its queue
+// and item.get's last values read the same on the standby
+// (hastandby_state_integration_test.go); host.create, service.create,
+// mediatype.update and user.login on the standby are refused naming the
+// active node. The UI on the standby, with the session made on the
+// active node: its pages open, their API reads answer and a change shows
+// the refusal; its login form shows the refusal. A session logged out
+// on the standby is refused on both nodes and the logout audited. Then the
 // active node stops cleanly: the standby closes its read-only stores,
 // takes over, and makes a host itself.
 func TestIntegrationHAStandbyReads(t *testing.T) {
@@ -72,7 +77,11 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	var item struct{ ItemIDs []string }
 	api.ok("item.create", map[string]any{"hostid": host.HostIDs[0], "name": "standby value", "key_": "standby.value", "type": 2, "value_type": 3}, &item)
 	var trig struct{ TriggerIDs []string }
-	api.ok("trigger.create", map[string]any{"description": "s8-standby value high", "expression": "last(/s8-standby-host/standby.value)>5", "priority": 3}, &trig)
+	api.ok("trigger.create", map[string]any{"description": "s8-standby value high", "expression": "last(/s8-standby-host/standby.value)>5", "priority": 3,
+		"tags": []map[string]string{{"tag": "service", "value": "s9-standby"}}}, &trig)
+	hook := newHookListener(t)
+	objs := standbySetup(t, api, hook) // hastandby_state_integration_test.go
+	standbyQueueItem(t, api, host.HostIDs[0])
 
 	waitHA(t, "host.get on the standby", 30*time.Second, func() bool {
 		var hs []struct{ HostID string }
@@ -107,6 +116,7 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	if len(evs) != 1 || evs[0].EventID != onActive[0].EventID || evs[0].Value != "1" {
 		t.Fatalf("event.get on the standby: %+v, want the problem event %s", evs, onActive[0].EventID)
 	}
+	checkStandbyState(t, api, sb, objs, hook, onActive[0].EventID, item.ItemIDs[0])
 	var trigs []struct{ Value string }
 	sb.ok("trigger.get", map[string]any{"triggerids": trig.TriggerIDs, "output": []string{"value"}}, &trigs)
 	if len(trigs) != 1 || trigs[0].Value != "1" {
@@ -119,7 +129,8 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	sb.fails("event.acknowledge", map[string]any{"eventids": []string{onActive[0].EventID}, "action": 2}, -32500, names)
 	anon := &apiClient{t: t, url: sb.url}
 	anon.fails("user.login", map[string]string{"username": "Admin", "password": "whatever"}, -32500, `the active node, "node-a" at 127.0.0.1`)
-	sb.fails("service.get", map[string]any{}, -32500, `does not serve service.get; the active node is "node-a" at 127.0.0.1`)
+	sb.fails("service.create", map[string]any{"name": "s9-standby refused", "algorithm": 1, "sortorder": 0}, -32500, names)
+	sb.fails("mediatype.update", map[string]any{"mediatypeid": objs.mediaType, "status": 1}, -32500, names)
 	var n string
 	api.ok("host.get", map[string]any{"filter": map[string]any{"host": "s8-standby-refused"}, "countOutput": true}, &n)
 	if n != "0" {
@@ -169,6 +180,9 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	if r := uiCall("host.delete", []string{host.HostIDs[0]}); r.Error == nil || !strings.Contains(r.Error.Data, names) {
 		t.Fatalf("the UI's host.delete on the standby: %+v", r)
 	}
+	checkStandbyPages(t, get, uiCall, objs, item.ItemIDs[0])
+	pw, _ := os.ReadFile(filepath.Join(a.dir, "admin-password"))
+	checkStandbyLogout(t, api, sb, strings.TrimSpace(string(pw)))
 	if code, body := postLogin(t, base); code != http.StatusUnauthorized || !strings.Contains(body, "is a standby node of the HA cluster") {
 		t.Fatalf("the standby's login form: %d %.400q", code, body)
 	}

@@ -337,6 +337,10 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.reconcileProblems(pctx) }()
 	wg.Add(1)
+	go func() { defer wg.Done(); s.dropEndedSessions(pctx) }() // a node's: logouts on standbys
+	wg.Add(1)
+	go func() { defer wg.Done(); s.listenLogouts(pctx) }() // hanode_logout.go
+	wg.Add(1)
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Maintenance.Run(pctx) }()

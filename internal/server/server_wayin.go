@@ -115,6 +115,7 @@ func (s *Server) openWaysIn(ctx context.Context, tlsMaterial *zbxtls.Material) e
 		AutoregSettings:  s.Catalog.AutoregSettings,
 		ProxyExtras:      s.proxyExtras,
 		DRules:           s.Catalog.DRules,
+		Queue:            s.trapperQueue, // hanode_queue.go: a standby's queue.get asks here
 		Metrics:          s.Metrics,
 		Logger:           log.With("component", "trapper"),
 	})

@@ -13,7 +13,11 @@
 //     Zabbix's default services data storage period) and deleted daily.
 //     IDs are never reused. With Options.Postgres the same tables live
 //     in PostgreSQL instead (schema peregrine_services, sqlitedb.OpenPG,
-//     every write transaction fenced by the HA lease).
+//     every write transaction fenced by the HA lease). An HA standby
+//     opens them with OpenFollower (follow.go): read-only, the statuses
+//     and status changes the active node stored, the followed open
+//     problems matched for ProblemEvents, Follow reading them again;
+//     Edit fails with sqlitedb.ErrReadOnly.
 //   - Status calculation (eval.go), as Zabbix 6.0's server does it: a
 //     service without children has the highest severity of the open
 //     problems carrying all its problem tags; a service with children

@@ -52,6 +52,9 @@ type Engine struct {
 	opts Options
 	db   *db
 	cfg  atomic.Pointer[Config]
+	// follower: opened with OpenFollower (an HA standby); it writes
+	// nothing (follow.go).
+	follower bool
 
 	// mu serialises edits and the application of problem changes, and
 	// guards st.
@@ -160,11 +163,17 @@ func (e *Engine) Config() *Config { return e.cfg.Load() }
 func (e *Engine) resyncLocked(ctx context.Context) error {
 	e.st.problems = map[uint64]*problem{}
 	for _, ev := range e.opts.Events.OpenProblems() {
-		if ev.Source == event.SourceTrigger && ev.Object == event.ObjectTrigger {
+		if isTriggerProblem(&ev) {
 			e.st.problems[ev.ID] = newProblem(&ev)
 		}
 	}
 	return e.recalcLocked(ctx, nil, nil)
+}
+
+// isTriggerProblem reports whether ev is a problem of a trigger, the
+// only problems services match.
+func isTriggerProblem(ev *event.Event) bool {
+	return ev.Source == event.SourceTrigger && ev.Object == event.ObjectTrigger
 }
 
 func newProblem(ev *event.Event) *problem {
@@ -315,6 +324,9 @@ func (e *Engine) recalcLocked(ctx context.Context, old, next *Config) error {
 // status recalculated, all before Edit returns; fn's error is returned
 // as is and changes nothing.
 func (e *Engine) Edit(ctx context.Context, fn func(*Config) error) error {
+	if e.follower {
+		return errFollower
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.cfg.Load()
@@ -337,6 +349,9 @@ func (e *Engine) Edit(ctx context.Context, fn func(*Config) error) error {
 // committed event batch; they are applied by Run (or Sync). It never
 // blocks on the database.
 func (e *Engine) Notify(b *event.Batch) {
+	if e.follower {
+		return // a follower reads the active node's statuses (follow.go)
+	}
 	var cs []change
 	for i := range b.Events {
 		ev := &b.Events[i]
@@ -481,6 +496,10 @@ func (e *Engine) applyLocked(ctx context.Context, cs []change) error {
 // Run applies problem changes as they are notified, and deletes status
 // changes older than Options.Retention daily, until ctx ends.
 func (e *Engine) Run(ctx context.Context) {
+	if e.follower {
+		<-ctx.Done() // the active node applies changes and retention
+		return
+	}
 	e.expire(ctx)
 	daily := time.NewTicker(24 * time.Hour)
 	defer daily.Stop()

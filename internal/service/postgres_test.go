@@ -53,6 +53,7 @@ func TestPostgresBehaviour(t *testing.T) {
 		{"TestStatusGolden", TestStatusGolden},
 		{"TestAlarmSequence", TestAlarmSequence},
 		{"TestSLIGolden", TestSLIGolden},
+		{"Follower", testFollower},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pgBackends.Store(t.Name(), c)
