@@ -331,6 +331,7 @@ func (w *configWriter) discoveryruleCreate(ctx context.Context, c *call) (any, e
 	items := make([]catalog.NewItem, len(ps))
 	for i := range ps {
 		p := &ps[i]
+		p.InventoryLink = opt[int64]{} // a rule fills no inventory field: taken and ignored
 		// A rule's values are text whatever value_type says (recorded
 		// from 6.0.14: value_type 3 is taken and stored as 4).
 		p.ValueType = given(int64(4))
@@ -386,6 +387,7 @@ func (w *configWriter) discoveryruleUpdate(ctx context.Context, c *call) (any, e
 	rules := make([]*catalog.LLDRule, len(ps))
 	for i := range ps {
 		p := &ps[i]
+		p.InventoryLink = opt[int64]{} // as in create
 		cur := snap.AnyItem(p.ItemID.Value)
 		if !p.ItemID.Set || cur == nil || cur.Ext().LLD == nil {
 			return nil, errNoPermissions

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/history"
+	"github.com/peregrine-mon/peregrine/internal/zbx/delay"
 )
 
 // LastValues gives the newest and previous value of an item (the
@@ -299,9 +301,11 @@ type itemParams struct {
 
 	httpParams
 
-	Tags          opt[hostTags] `json:"tags"`
-	Description   opt[string]   `json:"description"`
-	InventoryLink opt[ignored]  `json:"inventory_link"`
+	Tags        opt[hostTags] `json:"tags"`
+	Description opt[string]   `json:"description"`
+	// InventoryLink is the host inventory field the item fills, 0..70
+	// (item_inventory.go).
+	InventoryLink opt[int64] `json:"inventory_link"`
 	// LogTimeFmt is the item's logtimefmt, kept on items of every type
 	// as 6.0 keeps it (catalog.Item.LogTimeFmt).
 	LogTimeFmt   opt[string]  `json:"logtimefmt"`
@@ -369,6 +373,43 @@ func (p *itemParams) common(i int) error {
 	case p.Trends.Set && p.Trends.Value == "":
 		return empty(i, "trends")
 	}
+	if p.History.Set {
+		if err := storagePeriodCheck("history", p.History.Value, 3600); err != nil {
+			return err
+		}
+	}
+	if p.Trends.Set {
+		return storagePeriodCheck("trends", p.Trends.Value, 86400)
+	}
+	return nil
+}
+
+// storagePeriodCheck checks an item's history or trends as 6.0 does
+// (recorded from 6.0.14): a user macro, or 0 or a time from least to
+// 25 years in seconds, minutes, hours, days or weeks ("abc", "1.5h" and
+// "26y" are not time units; "1s" is refused with the range). An item
+// prototype's LLD macros are the catalog's to check.
+func storagePeriodCheck(field, v string, least int64) error {
+	if strings.Contains(v, "{$") || strings.Contains(v, "{#") {
+		return nil
+	}
+	secs, err := delay.ParseSeconds(v)
+	if err != nil {
+		return errParams(`Incorrect value for field "%s": a time unit is expected.`, field)
+	}
+	if secs != 0 && (secs < least || secs > 788400000) {
+		return errParams(`Incorrect value for field "%s": value must be one of 0, %d-788400000.`, field, least)
+	}
+	return nil
+}
+
+// nameLengthCheck refuses a name longer than 6.0's database column
+// (255 characters) with 6.0's words, after every other check, as 6.0
+// refuses it when it writes (recorded from 6.0.14).
+func (p *itemParams) nameLengthCheck() error {
+	if n := utf8.RuneCountInString(p.Name.Value); p.Name.Set && n > 255 {
+		return errApp(`Value "%s" is too long for field "name" - %d characters. Allowed length is 255 characters.`, p.Name.Value, n)
+	}
 	return nil
 }
 
@@ -435,6 +476,7 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 	}
 	snap := w.cat.Snapshot()
 	items := make([]catalog.NewItem, len(ps))
+	inv := inventoryUse{}
 	for i := range ps {
 		p := &ps[i]
 		if err := p.createChecks(i, snap, a); err != nil { // item_check.go
@@ -443,8 +485,14 @@ func (w *configWriter) itemCreate(ctx context.Context, c *call) (any, error) {
 		if err := p.typeRules(i, catalog.ItemType(p.Type.Value), false, false); err != nil {
 			return nil, err
 		}
+		if err := p.checkInventory(snap, snap.HostOrTemplate(p.HostID.Value), ^uint64(i), p.Name.Value, inv, nil); err != nil { // item_inventory.go
+			return nil, err
+		}
 		steps, err := p.steps(i)
 		if err != nil {
+			return nil, err
+		}
+		if err := p.nameLengthCheck(); err != nil {
 			return nil, err
 		}
 		items[i] = p.newItem(steps)
@@ -476,6 +524,12 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 	ids := make([]uint64, len(ps))
 	objs := objectsOf(c.params)
 	snap := w.cat.Snapshot()
+	inv, changed := inventoryUse{}, map[uint64]bool{}
+	for i := range ps {
+		if ps[i].ItemID.Set && ps[i].InventoryLink.Given() {
+			changed[ps[i].ItemID.Value] = true
+		}
+	}
 	for i := range ps {
 		p := &ps[i]
 		if !p.ItemID.Set {
@@ -512,9 +566,15 @@ func (w *configWriter) itemUpdate(ctx context.Context, c *call) (any, error) {
 			if err := p.updateChecks(cur); err != nil { // item_check.go
 				return nil, err
 			}
+			if err := p.checkInventory(snap, cur.Host, cur.ID, cmpOr(p.Name, cur.Name), inv, changed); err != nil { // item_inventory.go
+				return nil, err
+			}
 		}
 		steps, err := p.steps(i)
 		if err != nil {
+			return nil, err
+		}
+		if err := p.nameLengthCheck(); err != nil {
 			return nil, err
 		}
 		if p.HostID.Set {
@@ -543,7 +603,7 @@ func (p *itemParams) newItem(steps *[]catalog.PreprocSpec) catalog.NewItem {
 		Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 		Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
 		Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
-		LogTimeFmt: p.LogTimeFmt.Value,
+		LogTimeFmt: p.LogTimeFmt.Value, InventoryLink: strconv.FormatInt(p.InventoryLink.Value, 10),
 	}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 	p.httpParams.apply(&ni.HTTPSpec)
 	ni.PublicKey, ni.PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
@@ -586,6 +646,7 @@ func (p *itemParams) update(snap *catalog.Snapshot, steps *[]catalog.PreprocSpec
 	u.SNMPOID = str(p.SNMPOID)
 	u.IPMISensor = str(p.IPMISensor)
 	u.LogTimeFmt = str(p.LogTimeFmt)
+	u.InventoryLink = num(p.InventoryLink)
 	u.JMXEndpoint = str(p.JMXEndpoint)
 	u.Description = str(p.Description)
 	u.Preprocessing, u.Params = steps, str(p.Params)

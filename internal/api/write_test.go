@@ -284,7 +284,7 @@ func TestConfigWriteErrors(t *testing.T) {
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":5,"value_type":0,"delay":"0"}`, -32602, `Item will not be refreshed. Specified update interval requires having at least one either flexible or scheduling interval.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":0,"value_type":0,"delay":"1m"}`, -32602, `No interface found.`},
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":1,"trends":"365d"}`, -32602, `Invalid parameter "/1/trends": must be "0" for value type character`},
-		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"history":"1x"}`, -32602, `Invalid parameter "/1/history": time value "1x"`},
+		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"history":"1x"}`, -32602, `Incorrect value for field "history": a time unit is expected.`}, // 6.0.14's words
 		{"super", "item.create", `{"name":"y","key_":"y","hostid":"` + h1 + `","type":2,"value_type":0,"preprocessing":[{"type":1,"params":"x"}]}`, -32602, `Invalid parameter "/1/preprocessing/1/params/1": a numeric value is expected, got "x".`},
 		{"super", "item.update", `{"itemid":"999","units":"B"}`, -32500, noPerm},
 		{"super", "item.update", `{"itemid":"` + i1 + `","hostid":"999"}`, -32602, `Invalid parameter "/1/hostid": cannot be changed.`},

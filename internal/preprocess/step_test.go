@@ -196,10 +196,12 @@ func TestToDecimal(t *testing.T) {
 func TestValidate(t *testing.T) {
 	checkStep(t, mustStep(t, "13", "-10\n10", "0", ""), []stepCase{
 		{vt: history.Float, in: "-10", want: "-10"}, {vt: history.Float, in: "10", want: "10"},
-		{vt: history.Float, in: "10.01", wantErr: "range validation error with value '10.01'"},
+		{vt: history.Float, in: "10.01", wantErr: "value is less than -10 or greater than 10"}, // recorded from 6.0.14
 		{vt: history.Float, in: "x", wantErr: "cannot convert value to numeric type"},
 	})
-	checkStep(t, mustStep(t, "13", "\n5", "0", ""), []stepCase{{vt: history.Uint, in: "0", want: "0"}, {vt: history.Uint, in: "6", wantErr: "range validation error with value '6'"}})
+	checkStep(t, mustStep(t, "13", "\n5", "0", ""), []stepCase{{vt: history.Uint, in: "0", want: "0"}, {vt: history.Uint, in: "6", wantErr: "value is greater than 5"}})
+	checkStep(t, mustStep(t, "13", "01\n1e2", "0", ""), []stepCase{{vt: history.Float, in: "0.5", wantErr: "value is less than 01 or greater than 1e2"}})
+	checkStep(t, mustStep(t, "13", "5\n", "0", ""), []stepCase{{vt: history.Float, in: "2.5", wantErr: "value is less than 5"}, {vt: history.Float, in: "120", want: "120"}})
 	checkStep(t, mustStep(t, "14", "^ok", "0", ""), []stepCase{
 		{vt: history.Str, in: "ok then", want: "ok then"},
 		{vt: history.Str, in: "not ok", wantErr: "regular expression validation error with value 'not ok'"},

@@ -269,23 +269,36 @@ func deltaOf(t StepType, v *value, in Input, ss *stepState) (number, error) {
 	return number{f: d}, nil
 }
 
+// validateRange is "In range". Its refusal names the bounds as written
+// in the step (recorded from 6.0.14's server: "value is less than 0 or
+// greater than 100", "value is less than 5", "value is greater than 5").
 func validateRange(text string, p []string, vt history.ValueType) (string, error) {
 	n, ok := toNumber(text, vt)
 	if !ok {
 		return "", stepErr(errNotNumeric)
 	}
 	v := n.float()
+	out := false
 	if p[0] != "" {
 		if lo, _ := parseFloat(trimNumber([]byte(p[0]))); v < lo {
-			return "", stepErr("range validation error with value '" + desc(text) + "'")
+			out = true
 		}
 	}
 	if p[1] != "" {
 		if hi, _ := parseFloat(trimNumber([]byte(p[1]))); v > hi {
-			return "", stepErr("range validation error with value '" + desc(text) + "'")
+			out = true
 		}
 	}
-	return text, nil
+	if !out {
+		return text, nil
+	}
+	switch {
+	case p[0] != "" && p[1] != "":
+		return "", stepErr("value is less than " + p[0] + " or greater than " + p[1])
+	case p[0] != "":
+		return "", stepErr("value is less than " + p[0])
+	}
+	return "", stepErr("value is greater than " + p[1])
 }
 
 // throttle is "Discard unchanged" and, with a heartbeat, "Discard

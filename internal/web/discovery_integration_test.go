@@ -127,7 +127,8 @@ func TestIntegrationBrowserDiscoveryPages(t *testing.T) {
 	}
 	run(t, ctx, "edit the item prototype", clickJS(rowNamed("itemproto", "Free on {#FSNAME}")),
 		pollJS(`(document.querySelector('#itemproto-key') || {}).value === 'vfs.fs.size[{#FSNAME},free]'`), setJS(`#itemproto-delay`, "5m"),
-		chromedp.Click(`#itemproto-preprocessing-add`, chromedp.ByQuery), setJS(`#itemproto-preprocessing .pp-type`, "1"), setJS(`#itemproto-preprocessing .pp-params`, "8"),
+		// The item form's preprocessing is its own tab, as in 6.0.
+		clickJS(`document.querySelector('#itemproto-tabs [data-tab="Preprocessing"]')`), chromedp.Click(`#itemproto-preprocessing-add`, chromedp.ByQuery), setJS(`#itemproto-preprocessing .pp-type`, "1"), setJS(`#itemproto-preprocessing .pp-params`, "8"),
 		chromedp.Click(`#itemproto-save`, chromedp.ByQuery), pollJS(`document.querySelector('#itemproto-form').hidden`))
 	if ip = getOne(t, base, token, "itemprototype", map[string]any{"output": "extend", "selectPreprocessing": "extend", "discoveryids": ruleID}); ip["delay"] != "5m" || !strings.Contains(js(ip["preprocessing"]), `"params":"8"`) {
 		t.Fatalf("item prototype after the edit: %v", ip)

@@ -142,8 +142,12 @@
 // maps, each saved by valuemap.*, hostform.js; the list's mass actions
 // and 6.0's mass update, one host.update of every checked host worked
 // out as 6.0's frontend works it out, hostmass.js), items per host
-// (item.create/update: name, key, type, type of information, interval,
-// units, value map, status), triggers (trigger.create/update; a refused
+// (itemform.js: 6.0's item form, the fields each type shows in 6.0.14
+// (testdata/item-form-6.0.14.json), tags, and preproc.js's
+// preprocessing editor: every step type with its parameters, custom
+// on fail, reordering, and the Test dialog through preprocessing.test;
+// one item.create/update; item prototypes share the form, discovery
+// rules the editor with their step types), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the
 // position it names marked), value maps (valuemap.*). A host's, item's
 // or trigger's form also clones it (the form's values as a new one, as

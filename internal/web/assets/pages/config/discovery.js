@@ -15,6 +15,7 @@ import { crudPage, input, fld, rowTable } from '../../crud.js';
 import { hostPicker, hostOrTemplate } from '../../form.js';
 import { navigate } from '../../app.js';
 import { tabs } from './tabs.js';
+import { preprocEditor } from './preproc.js';
 
 const N = 'lld';
 export const LLD_TYPES = [[0, 'Zabbix agent'], [7, 'Zabbix agent (active)'], [2, 'Zabbix trapper'], [3, 'Simple check'], [5, 'Zabbix internal'],
@@ -24,11 +25,6 @@ export const EVALTYPES = [[0, 'And/Or'], [1, 'And'], [2, 'Or'], [3, 'Custom expr
 export const COND_OPS = [[8, 'matches'], [9, 'does not match'], [12, 'exists'], [13, 'does not exist']];
 const OP_OBJECTS = [[0, 'Item prototype'], [1, 'Trigger prototype'], [2, 'Graph prototype'], [3, 'Host prototype']];
 const OP_OPERATORS = [[0, 'equals'], [1, 'does not equal'], [2, 'contains'], [3, 'does not contain'], [8, 'matches'], [9, 'does not match']];
-// The preprocessing steps 6.0 offers for a discovery rule.
-export const PREPROC = [[5, 'Regular expression'], [11, 'XML XPath'], [12, 'JSONPath'], [14, 'Matches regular expression'],
-  [15, 'Does not match regular expression'], [16, 'Check for error in JSON'], [17, 'Check for error in XML'], [20, 'Discard unchanged with heartbeat'],
-  [21, 'JavaScript'], [23, 'Prometheus to JSON'], [24, 'CSV to JSON'], [25, 'Replace'], [27, 'XML to JSON']];
-const ERR_HANDLERS = [[0, 'Default'], [1, 'Discard value'], [2, 'Set value to'], [3, 'Set error to']];
 const label = (list, v) => (list.find(([x]) => String(x) === String(v)) || [0, v])[1];
 const sel = (cls, list, v, aria) => h('select', { class: cls, 'aria-label': aria }, list.map(([x, t]) => h('option', { value: String(x), selected: String(x) === String(v) }, t)));
 const txt = (cls, v, aria, attrs = {}) => h('input', { type: 'text', class: cls, value: v ?? '', 'aria-label': aria, ...attrs });
@@ -61,18 +57,6 @@ export function filterEditor(id, f) {
       return o;
     },
   };
-}
-
-// preprocEditor edits preprocessing steps (params one per line).
-export function preprocEditor(id, steps, types = PREPROC) {
-  return rowTable(id, ['Step', 'Parameters (one per line)', 'On fail', 'Value or error'], steps, (s) => {
-    const type = sel('pp-type', types, s.type ?? types[0][0], 'Step');
-    const params = h('textarea', { class: 'pp-params', rows: 1, 'aria-label': 'Parameters' });
-    params.value = s.params || '';
-    const eh = sel('pp-error-handler', ERR_HANDLERS, s.error_handler ?? 0, 'On fail');
-    const ehp = txt('pp-error-params', s.error_handler_params, 'Value or error');
-    return { cells: [type, params, eh, ehp], read: () => ({ type: Number(type.value), params: params.value, error_handler: Number(eh.value), error_handler_params: ehp.value }) };
-  }, 'preprocessing');
 }
 
 // overridesEditor edits a rule's overrides: one card each, in step
@@ -161,7 +145,8 @@ export async function render(main, q) {
       const show = () => { http.hidden = f.type.value !== '19'; f.delay.disabled = f.type.value === '2'; };
       f.type.addEventListener('change', show);
       show();
-      const pp = preprocEditor('lld-preprocessing', r.preprocessing);
+      // 6.0's discovery rule steps (a subset of an item's), with Test.
+      const pp = preprocEditor('lld-preprocessing', r.preprocessing, { lld: true });
       const paths = rowTable('lld-macro-paths', ['LLD macro', 'JSONPath'], r.lld_macro_paths, (m) => {
         const macro = txt('path-macro', m.lld_macro, 'LLD macro', { placeholder: '{#MACRO}' });
         const path = txt('path-path', m.path, 'JSONPath', { placeholder: '$.path' });

@@ -8,15 +8,10 @@ import { call } from '../../api.js';
 import { h, SEVERITIES } from '../../dom.js';
 import { crudPage, input, fld, chosen, rowTable } from '../../crud.js';
 import { hostOrTemplate } from '../../form.js';
-import { LLD_TYPES, PREPROC, preprocEditor } from './discovery.js';
+import { ITEM_TYPES, VALUE_TYPES, itemForm, newItem, cloneItem } from './itemform.js';
 import { graphForm, graphClone, graphNew, GRAPH_TYPES } from './graphform.js';
 import { tabs } from './tabs.js';
 
-const VALUE_TYPES = [[0, 'Numeric (float)'], [3, 'Numeric (unsigned)'], [1, 'Character'], [2, 'Log'], [4, 'Text']];
-const ITEM_TYPES = [...LLD_TYPES, [15, 'Calculated']];
-const IFACE_OF = { 0: 1, 20: 2, 12: 3, 16: 4 };
-const ITEM_PREPROC = [[1, 'Custom multiplier'], [2, 'Right trim'], [3, 'Left trim'], [4, 'Trim'], [9, 'Change per second'], [10, 'Simple change'],
-  [6, 'Boolean to decimal'], [7, 'Octal to decimal'], [8, 'Hexadecimal to decimal'], [13, 'In range'], [19, 'Discard unchanged'], ...PREPROC];
 const KINDS = [['item', 'Item prototypes'], ['trigger', 'Trigger prototypes'], ['graph', 'Graph prototypes'], ['host', 'Host prototypes']];
 const ENABLED = [[0, 'Enabled'], [1, 'Disabled']];
 const DISCOVER = [[0, 'Yes'], [1, 'No']];
@@ -24,7 +19,7 @@ const label = (list, v) => (list.find(([x]) => String(x) === String(v)) || [0, v
 const statusCell = (o) => (o.status === '1' ? h('span', { class: 'ack-no' }, 'Disabled') : h('span', { class: 'ack-yes' }, 'Enabled'));
 const discoverCell = (o) => (o.discover === '1' ? 'No' : 'Yes');
 
-function itemSpec(rule, host) {
+function itemSpec(rule, host, lists) {
   const N = 'itemproto';
   return {
     api: 'itemprototype', id: 'itemid', ids: 'itemids', noun: N, label: 'item prototype', title: 'Item prototypes',
@@ -40,40 +35,19 @@ function itemSpec(rule, host) {
       { label: 'Status', sort: 'status', cell: statusCell },
       { label: 'Discover', cell: discoverCell },
     ],
-    editParams: { selectPreprocessing: 'extend' },
-    newObject: { name: '', key_: '', type: '2', value_type: '3', delay: '1m', units: '', history: '90d', trends: '365d', status: '0', discover: '0', description: '', preprocessing: [] },
-    clone: (o) => ({ ...o, name: `${o.name} (copy)`, templateid: '0' }),
+    editParams: { selectPreprocessing: 'extend', selectTags: 'extend' },
+    newObject: newItem(),
+    clone: (o) => ({ ...cloneItem(o), name: `${o.name} (copy)` }),
+    // 6.0's item form (itemform.js) with "Create enabled" and
+    // "Discover"; a dependent prototype's master is one of the host's
+    // items or of the rule's item prototypes.
     form: (o) => {
-      const f = {
-        name: input.text(N, 'name', o.name, { maxlength: 255 }), key_: input.text(N, 'key_', o.key_),
-        type: input.select(N, 'type', ITEM_TYPES, o.type), value_type: input.select(N, 'value_type', VALUE_TYPES, o.value_type),
-        delay: input.text(N, 'delay', o.delay), units: input.text(N, 'units', o.units), history: input.text(N, 'history', o.history),
-        trends: input.text(N, 'trends', o.trends), params: input.area(N, 'params', o.params, 2),
-        status: input.select(N, 'status', ENABLED, o.status), discover: input.select(N, 'discover', DISCOVER, o.discover),
-        description: input.area(N, 'description', o.description, 2),
-      };
-      const formula = fld('Formula', f.params);
-      const show = () => { formula.hidden = f.type.value !== '15'; };
-      f.type.addEventListener('change', show);
-      show();
-      const pp = preprocEditor('itemproto-preprocessing', o.preprocessing, ITEM_PREPROC);
+      const f = itemForm(N, o, { host, valuemaps: lists.valuemaps, masters: lists.masters, proto: true });
       return {
-        body: [h('div', { class: 'form-grid' }, fld('Name', f.name), fld('Type', f.type), fld('Key', f.key_), fld('Type of information', f.value_type),
-          fld('Update interval', f.delay), fld('Units', f.units), fld('History', f.history), fld('Trends', f.trends), fld('Create enabled', f.status),
-          fld('Discover', f.discover)), formula, fld('Description', f.description), h('h4', {}, 'Preprocessing'), pp.el],
+        body: f.body,
         read: () => {
-          const type = Number(f.type.value);
-          const r = { name: f.name.value, key_: f.key_.value, type, value_type: Number(f.value_type.value), units: f.units.value, history: f.history.value,
-            status: Number(f.status.value), discover: Number(f.discover.value), description: f.description.value, preprocessing: pp.values() };
-          if (type !== 2) r.delay = f.delay.value;
-          if (['0', '3'].includes(f.value_type.value)) r.trends = f.trends.value;
-          if (type === 15) r.params = f.params.value;
+          const r = f.read();
           if (!o.itemid) Object.assign(r, { hostid: host.hostid, ruleid: rule.itemid });
-          const want = IFACE_OF[type];
-          if (want && !host.template) {
-            const i = (host.interfaces || []).find((x) => Number(x.type) === want && x.main === '1') || (host.interfaces || []).find((x) => Number(x.type) === want);
-            if (i) r.interfaceid = i.interfaceid;
-          }
           return r;
         },
       };
@@ -269,6 +243,18 @@ export async function render(main, q) {
   }
   const host = await hostOrTemplate(call, rule.hostid);
   const lists = {};
+  if (kind === 'item') {
+    // The item form shows the host's interfaces by address and offers
+    // the host's items and the rule's prototypes as masters.
+    const [[full], protos, items, valuemaps] = await Promise.all([
+      call('host.get', { output: ['hostid'], hostids: [rule.hostid], selectInterfaces: ['interfaceid', 'type', 'main', 'ip', 'dns', 'useip', 'port'] }),
+      call('itemprototype.get', { discoveryids: [ruleid], output: ['itemid', 'name', 'key_'] }),
+      call('item.get', { hostids: [rule.hostid], output: ['itemid', 'name', 'key_'] }),
+      call('valuemap.get', { output: ['valuemapid', 'name'], hostids: [rule.hostid] }).catch(() => null)]);
+    if (full) host.interfaces = full.interfaces;
+    lists.masters = [...items, ...protos];
+    lists.valuemaps = valuemaps;
+  }
   if (kind === 'graph') {
     const [protos, items] = await Promise.all([call('itemprototype.get', { discoveryids: [ruleid], output: ['itemid', 'name', 'key_', 'units'] }),
       call('item.get', { hostids: [rule.hostid], output: ['itemid', 'name', 'key_', 'units'], filter: { value_type: [0, 3] } })]);
@@ -278,7 +264,7 @@ export async function render(main, q) {
     [lists.groups, lists.templates] = await Promise.all([call('hostgroup.get', { output: ['groupid', 'name'], sortfield: 'name' }),
       call('template.get', { output: ['templateid', 'name'], sortfield: 'name' })]);
   }
-  const spec = { item: itemSpec, trigger: triggerSpec, graph: graphSpec, host: hostSpec }[kind](rule, kind === 'item' ? host : lists);
+  const spec = { item: itemSpec, trigger: triggerSpec, graph: graphSpec, host: hostSpec }[kind](rule, kind === 'item' ? host : lists, lists);
   const where = h('p', { class: 'proto-where' }, 'Discovery rule ', h('strong', { id: 'proto-rule' }, rule.name), ' of ',
     h('a', { href: `/config/discovery?hostid=${rule.hostid}` }, host.name), ': ',
     KINDS.map(([k, l]) => [h('a', { href: `/config/prototypes?ruleid=${ruleid}&kind=${k}`, class: k === kind ? 'active proto-kind' : 'proto-kind', dataset: { kind: k } }, l), ' ']));
