@@ -36,7 +36,15 @@ func (s *Server) accounts() (*auth.Store, error) {
 // parameter the request got wrong) when it was the request's fault.
 func (s *Server) accountErr(err error, path string, c *call) error {
 	msg := strings.TrimPrefix(err.Error(), "auth: ")
+	var long *auth.TooLongError
 	switch {
+	case errors.As(err, &long) && strings.HasPrefix(path, "/"):
+		// 6.0.14: 'Invalid parameter "/1/name": value is too long.'
+		member := "name"
+		if long.What == "user name" {
+			member = "username"
+		}
+		return errParams(`Invalid parameter "%s/%s": value is too long.`, path, member)
 	case errors.Is(err, auth.ErrNotFound):
 		return errNoPermissions
 	case errors.Is(err, auth.ErrExists), errors.Is(err, auth.ErrInvalid):

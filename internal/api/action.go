@@ -202,10 +202,16 @@ func (s *Server) buildAction(cfg *catalog.AlertConfig, in *actionParams, i int) 
 		return nil, oneOf(i, "status", "0, 1")
 	case a.PauseSuppressed != 0 && a.PauseSuppressed != 1:
 		return nil, oneOf(i, "pause_suppressed", "0, 1")
+	case a.EventSource != 1 && a.EventSource != 2 && !timeUnit(strings.TrimSpace(a.Period)):
+		// (6.0.14: " 1" is a number out of range, "abc" no time unit.)
+		return nil, errParams(`Invalid parameter "%s/esc_period": a time unit is expected.`, p)
 	case a.EventSource != 1 && a.EventSource != 2 && !stepOK(a.Period, false):
 		// Discovery and auto-registration actions take no esc_period;
 		// the one stored (6.0's own discovery action has "0") is kept.
 		return nil, errParams(`Invalid parameter "%s/esc_period": value must be one of %d-%d.`, p, int(minStep.Seconds()), 7*24*3600)
+	}
+	if err := tooLong(i, "name", a.Name, 255); err != nil {
+		return nil, err
 	}
 	for _, o := range cfg.Actions {
 		if o.Name == a.Name && o.ID != a.ID {

@@ -255,6 +255,9 @@ func (s *Server) correlationCreate(ctx context.Context, c *call) (any, error) {
 			if err := p.apply(snap, &cr, i); err != nil {
 				return err
 			}
+			if err := tooLong(i, "name", cr.Name, 255); err != nil {
+				return err
+			}
 			if err := uniqueName(cfg, &cr); err != nil {
 				return err
 			}
@@ -294,6 +297,9 @@ func (s *Server) correlationUpdate(ctx context.Context, c *call) (any, error) {
 			cr := *old
 			cr.Conditions, cr.Operations = slices.Clone(old.Conditions), slices.Clone(old.Operations)
 			if err := p.apply(snap, &cr, i); err != nil {
+				return err
+			}
+			if err := tooLong(i, "name", cr.Name, 255); err != nil {
 				return err
 			}
 			if err := uniqueName(cfg, &cr); err != nil {

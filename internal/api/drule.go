@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/zbx/iprange"
@@ -361,6 +362,9 @@ func checkDelay(v string) error {
 	return nil
 }
 
+// maxDRuleNameLen is the length of 6.0's drules.name.
+const maxDRuleNameLen = 255
+
 // rule reads one object over base (the rule as it is, for update) and
 // checks it in 6.0's order.
 func (d *drules) rule(m druleParams, base catalog.DRule, create bool) (catalog.DRule, error) {
@@ -372,6 +376,10 @@ func (d *drules) rule(m druleParams, base catalog.DRule, create bool) (catalog.D
 	}
 	if r.Name == "" {
 		return r, errParams(`Incorrect value for field "name": cannot be empty.`)
+	}
+	if n := utf8.RuneCountInString(r.Name); n > maxDRuleNameLen {
+		// 6.0.14's legacy words for drules.name (varchar 255).
+		return r, errParams(`Value "%s" is too long for field "name" - %d characters. Allowed length is %d characters.`, r.Name, n, maxDRuleNameLen)
 	}
 	if v, ok := m.str("iprange"); ok || create {
 		r.IPRange = v

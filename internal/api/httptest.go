@@ -237,6 +237,16 @@ func timeSecs(v string, lo, hi int64) bool {
 	return err == nil && n >= lo && n <= hi
 }
 
+// timeUnit: v is a number of seconds with an optional time suffix, or
+// a user macro (6.0.14 answers "a time unit is expected" otherwise).
+func timeUnit(v string) bool {
+	if strings.HasPrefix(v, "{$") && strings.HasSuffix(v, "}") {
+		return true
+	}
+	_, err := delay.Seconds(v)
+	return err == nil
+}
+
 // httpFields checks and converts a list of name/value pairs at path;
 // vars: names must be {...}, unique.
 func httpFields(path string, l []httpFieldParams, vars bool) ([]catalog.HTTPField, error) {
@@ -273,6 +283,9 @@ func (p *httptestParams) apply(i int, t *catalog.HTTPTest, create bool) error {
 		t.Name = p.Name.Value
 	}
 	if p.Delay.Set {
+		if !timeUnit(p.Delay.Value) {
+			return errParams(`Invalid parameter "/%d/delay": a time unit is expected.`, i+1)
+		}
 		if !timeSecs(p.Delay.Value, 1, 86400) {
 			return oneOf(i, "delay", "1-86400")
 		}

@@ -190,6 +190,9 @@ func CheckMediaType(cfg *catalog.AlertConfig, m *catalog.MediaType, i int) error
 			return errParams(`Invalid parameter "%s/message_templates/%d": eventsource must be one of 0-4 and recovery one of 0-2.`, p, j+1)
 		}
 	}
+	if err := tooLong(i, "name", m.Name, 100); err != nil {
+		return err
+	}
 	for _, o := range cfg.MediaTypes {
 		if o.Name == m.Name && o.ID != m.ID {
 			return errParams(`Media type "%s" already exists.`, m.Name)

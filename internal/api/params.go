@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The params vocabulary. Every method declares its parameters once, as
@@ -778,6 +779,15 @@ func missing(i int, name string) error {
 
 func empty(i int, name string) error {
 	return errParams(`Invalid parameter "/%d/%s": cannot be empty.`, i+1, name)
+}
+
+// tooLong refuses a text member longer than its column in 6.0's schema
+// (max characters), in 6.0.14's words; nil when it fits.
+func tooLong(i int, name, v string, max int) error {
+	if utf8.RuneCountInString(v) > max {
+		return errParams(`Invalid parameter "/%d/%s": value is too long.`, i+1, name)
+	}
+	return nil
 }
 
 func oneOf(i int, name, values string) error {

@@ -82,7 +82,12 @@ func webhookMembers(o alertObject, p *scriptParams, sc *catalog.GlobalScript, i 
 	}
 	sc.ExecuteOn = catalog.ExecOnProxy // what 6.0 answers for a webhook
 	if p.Timeout.Given() && p.Timeout.Value != "" {
-		if n, err := delay.Seconds(p.Timeout.Value); err != nil || n < 1 || n > 60 {
+		n, err := delay.Seconds(p.Timeout.Value)
+		if err != nil {
+			// 6.0.14's words for a text that is no time unit.
+			return errParams(`Invalid parameter "/%d/timeout": a time unit is expected.`, i+1)
+		}
+		if n < 1 || n > 60 {
 			return errParams(`Invalid parameter "/%d/timeout": value must be one of 1-60.`, i+1)
 		}
 		sc.Timeout = p.Timeout.Value
@@ -151,6 +156,9 @@ func (s *Server) checkScript(ctx context.Context, cfg *catalog.AlertConfig, sc *
 		if !slices.ContainsFunc(gs, func(g auth.UserGroup) bool { return g.ID == sc.UserGroupID }) {
 			return errParams(`Invalid parameter "%s/usrgrpid": No permissions to referred object or it does not exist!`, p)
 		}
+	}
+	if err := tooLong(i, "name", sc.Name, 255); err != nil {
+		return err
 	}
 	for _, o := range cfg.Scripts {
 		if o.Name == sc.Name && o.ID != sc.ID {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 )
@@ -29,6 +30,9 @@ type templateParams struct {
 
 // check validates p in the order of 6.0's rules: its members, then the
 // host name and groups (create: required).
+// maxTemplateNameLen is the length of 6.0's hosts.host.
+const maxTemplateNameLen = 128
+
 func (p *templateParams) check(i int, create bool) error {
 	path := "/" + strconv.Itoa(i+1)
 	switch {
@@ -44,6 +48,9 @@ func (p *templateParams) check(i int, create bool) error {
 		return errParams(`Invalid parameter "%s/uuid": UUIDv4 is expected.`, path)
 	case create && !p.Host.Set:
 		return missing(i, "host")
+	case p.Host.Set && utf8.RuneCountInString(p.Host.Value) > maxTemplateNameLen:
+		// 6.0.14 checks the length before the characters.
+		return errParams(`Invalid parameter "%s/host": value is too long.`, path)
 	case p.Host.Set && hostNameProblem(p.Host.Value) != nil:
 		return errParams(`Invalid parameter "%s/host": invalid host name.`, path)
 	case p.Name.Set && p.Name.Value == "":

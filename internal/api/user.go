@@ -419,6 +419,11 @@ func (s *Server) userUpdate(ctx context.Context, c *call) (any, error) {
 		if p.Username.Given() && p.Username.Value == "" {
 			return nil, empty(i, "username")
 		}
+		if err := tooLong(i, "username", p.Username.Value, 100); err != nil {
+			// Checked before anything is written (groups, then the
+			// account): a refused rename changes nothing.
+			return nil, err
+		}
 		if p.Passwd.Given() && p.Passwd.Value == "" {
 			return nil, empty(i, "passwd")
 		}

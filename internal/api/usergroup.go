@@ -239,6 +239,11 @@ func (s *Server) usergroupUpdate(ctx context.Context, c *call) (any, error) {
 		u := auth.UserGroupUpdate{ID: p.UsrgrpID.Value, Rights: rights, UserIDs: users}
 		if p.Name.Set {
 			u.Name = &p.Name.Value
+			// Another group's name, in 6.0.14's words (checked before
+			// anything is written).
+			if slices.ContainsFunc(current, func(e auth.UserGroup) bool { return e.Name == p.Name.Value && e.ID != p.UsrgrpID.Value }) {
+				return nil, errParams(`User group "%s" already exists.`, p.Name.Value)
+			}
 		}
 		intp := func(f opt[int64]) *int {
 			if f.Given() {

@@ -48,7 +48,7 @@ func checkTokenName(name string) error {
 	case n == 0:
 		return fmt.Errorf("auth: token name is empty: %w", ErrInvalid)
 	case n > maxTokenNameLen:
-		return fmt.Errorf("auth: token name has %d characters, more than %d: %w", n, maxTokenNameLen, ErrInvalid)
+		return &TooLongError{What: "token name", Len: n, Max: maxTokenNameLen}
 	case !utf8.ValidString(name):
 		return fmt.Errorf("auth: token name is not valid UTF-8: %w", ErrInvalid)
 	case strings.TrimSpace(name) != name:

@@ -105,6 +105,20 @@ const (
 // case-sensitive, as in Zabbix.
 func checkUsername(name string) error { return checkName("user name", name, maxUsernameLen) }
 
+// TooLongError is a name longer than its limit; it is an ErrInvalid.
+// The API answers it as 6.0 does, naming the member ("/1/name": value
+// is too long.).
+type TooLongError struct {
+	What     string // "user name", "user group name", "role name", "token name"
+	Len, Max int
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("auth: %s has %d characters, more than %d: %v", e.What, e.Len, e.Max, ErrInvalid)
+}
+
+func (e *TooLongError) Unwrap() error { return ErrInvalid }
+
 // checkName applies the rules of names people log in with or pick from a
 // list (user and user group names): 1 to max characters of valid UTF-8,
 // no control characters, no leading or trailing white space. what names
@@ -115,7 +129,7 @@ func checkName(what, name string, max int) error {
 	case n == 0:
 		return fmt.Errorf("auth: %s is empty: %w", what, ErrInvalid)
 	case n > max:
-		return fmt.Errorf("auth: %s has %d characters, more than %d: %w", what, n, max, ErrInvalid)
+		return &TooLongError{What: what, Len: n, Max: max}
 	case !utf8.ValidString(name):
 		return fmt.Errorf("auth: %s is not valid UTF-8: %w", what, ErrInvalid)
 	case strings.TrimSpace(name) != name:
@@ -256,6 +270,11 @@ type AccountUpdate struct {
 // ErrInvalid. A changed role takes effect at the user's next request
 // (their cached sessions and tokens are dropped; they stay valid).
 func (s *Store) UpdateAccount(ctx context.Context, up AccountUpdate) error {
+	if up.Username != nil {
+		if err := checkUsername(*up.Username); err != nil {
+			return err
+		}
+	}
 	if err := s.begin(); err != nil {
 		return err
 	}

@@ -774,7 +774,8 @@ func checkText(s string, max int) error {
 		return fmt.Errorf("%q is not valid UTF-8", s)
 	}
 	if n := utf8.RuneCountInString(s); n > max {
-		return fmt.Errorf("%d characters is longer than the limit of %d", n, max)
+		// 6.0.14 says "value is too long"; the numbers are ours.
+		return fmt.Errorf("value is too long (%d characters, the limit is %d)", n, max)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 	f(`hosts[1].items[2].delay: update interval "1m;50s/8-9,09:00-18:00": flexible interval`, func(s *Spec) { item(s).Delay = "1m;50s/8-9,09:00-18:00" })
 	f(`hosts[1].items[2].delay: update interval "1m;wd1-5hx": scheduling interval`, func(s *Spec) { item(s).Delay = "1m;wd1-5hx" })
 	f(`hosts[1].items[2].status: unknown status "on"`, func(s *Spec) { item(s).Status = "on" })
-	f(`hosts[1].items[2].name: 256 characters is longer than the limit of 255`, func(s *Spec) { item(s).Name = strings.Repeat("é", 256) })
+	f(`hosts[1].items[2].name: value is too long (256 characters, the limit is 255)`, func(s *Spec) { item(s).Name = strings.Repeat("é", 256) })
 	f(`hosts[1].items[2].units: "\xff" is not valid UTF-8`, func(s *Spec) { item(s).Units = "\xff" })
 
 	f(`hosts[1].host: host name is required`, func(s *Spec) { s.Hosts[1].Host = "" })
@@ -65,7 +65,7 @@ func TestValidate(t *testing.T) {
 	f(`hosts[1].host: host name "`+strings.Repeat("h", 129)+`" is longer than 128 characters`, func(s *Spec) { s.Hosts[1].Host = strings.Repeat("h", 129) })
 	f(`hosts[1].host: duplicate host "web-01" (first at hosts[0])`, func(s *Spec) { s.Hosts[1].Host = "web-01" })
 	f(`hosts[1].status: unknown status "monitored"`, func(s *Spec) { s.Hosts[1].Status = "monitored" })
-	f(`hosts[1].name: 129 characters is longer than the limit of 128`, func(s *Spec) { s.Hosts[1].Name = strings.Repeat("n", 129) })
+	f(`hosts[1].name: value is too long (129 characters, the limit is 128)`, func(s *Spec) { s.Hosts[1].Name = strings.Repeat("n", 129) })
 	f(`hosts[1].groups[1]: group "Network" is listed twice`, func(s *Spec) { s.Hosts[1].Groups = []string{"Network", "Network"} })
 	f(`hosts[1].groups[0]: group name is required`, func(s *Spec) { s.Hosts[1].Groups = []string{""} })
 	f(`groups[1].name: duplicate group "Linux servers"`, func(s *Spec) { s.Groups[1].Name = "Linux servers" })

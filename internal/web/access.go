@@ -73,6 +73,33 @@ type uiRules struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
 	} `json:"ui"`
+	// The role's action rules: the pages hide the controls of an
+	// action the role does not allow (the API refuses it anyway).
+	ActionsDefault string `json:"actions.default_access"`
+	Actions        []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"actions"`
+}
+
+// pageActions are the action rules whose controls the pages hide.
+var pageActions = []string{"manage_api_tokens", "manage_sla"}
+
+// pageAction is the action rule a page needs besides its UI rule: the
+// API tokens page is 6.0's only with manage_api_tokens (token.get needs
+// it too).
+var pageAction = map[string]string{"/user/tokens": "manage_api_tokens"}
+
+func (r *uiRules) allowsAction(name string) bool {
+	if r == nil || name == "" {
+		return true
+	}
+	for _, e := range r.Actions {
+		if e.Name == name {
+			return e.Status == "1"
+		}
+	}
+	return r.ActionsDefault != "0"
 }
 
 func (r *uiRules) allows(element string) bool {
@@ -98,7 +125,7 @@ type access struct {
 }
 
 func (a access) may(p page) bool {
-	return a.userType >= p.minType && a.rules.allows(p.ui)
+	return a.userType >= p.minType && a.rules.allows(p.ui) && a.rules.allowsAction(pageAction[p.path])
 }
 
 // allowed lists the pages a may open, for the app's menu.
@@ -113,6 +140,17 @@ func (a access) allowed() string {
 		}
 	}
 	return b.String()
+}
+
+// actions lists the pageActions a's role allows, for the pages.
+func (a access) actions() string {
+	var out []string
+	for _, n := range pageActions {
+		if a.rules.allowsAction(n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // accessOf reads the user's role rules through the API (role.get of the

@@ -141,6 +141,9 @@ type appData struct {
 	// shape the menu; the server checks each page request itself.
 	UserType string
 	Pages    string
+	// Actions: the role's action rules the pages follow (pageActions it
+	// allows, space-separated).
+	Actions string
 }
 
 // loginData fills the login page; html/template escapes every field.

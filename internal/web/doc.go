@@ -42,6 +42,9 @@
 //     may not open is refused with 403 by the server (role.get of the user's own role, in-process), and
 //     the document lists the pages the user may open for the menu
 //     (meta peregrine-pages), so hiding a link is never the check.
+//     The API tokens page also needs the role's manage_api_tokens, and
+//     the document lists the action rules the pages follow (meta
+//     peregrine-actions: manage_sla makes the SLA page writable).
 //   - GET /login, POST /login: the login page (html/template, every
 //     field escaped) with the first-start password flow explained: the
 //     name of the file in data_dir where `serve` wrote the generated

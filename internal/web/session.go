@@ -173,7 +173,7 @@ func (u *UI) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	var b bytes.Buffer
 	if err := u.pages.app.Execute(&b, appData{Assets: u.assets.prefix(), Username: user.Username, CSRF: u.csrfToken("api", session),
-		UserType: user.Type.String(), Pages: a.allowed()}); err != nil {
+		UserType: user.Type.String(), Pages: a.allowed(), Actions: a.actions()}); err != nil {
 		u.opts.Logger.Error("web: cannot render the app document", "err", err)
 		http.Error(w, "cannot render the page", http.StatusInternalServerError)
 		return

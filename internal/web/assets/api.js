@@ -43,6 +43,22 @@ export function mayOpen(path) {
   return m.content.split(' ').includes(path);
 }
 
+// mayDo tells whether the user's role allows an action rule the server
+// lists (manage_api_tokens, manage_sla; without the list, every one):
+// a page hides what the API would refuse.
+export function mayDo(action) {
+  const m = document.querySelector('meta[name="peregrine-actions"]');
+  if (!m) return true;
+  return m.content.split(' ').includes(action);
+}
+
+// userType is the user's type (1 User, 2 Admin, 3 Super admin; 3
+// without the page's meta).
+export function userType() {
+  const m = document.querySelector('meta[name="peregrine-type"]');
+  return m ? Number(m.content) || 3 : 3;
+}
+
 let nextID = 1;
 
 // post sends one JSON-RPC body. opts (optional): signal (an

@@ -86,7 +86,10 @@ export function navigate(url) {
 
 async function start() {
   const s = await loadSession();
-  document.getElementById('whoami').textContent = s.username;
+  const who = document.getElementById('whoami');
+  who.textContent = s.username;
+  // The API tokens page needs the role's manage_api_tokens.
+  if (!mayOpen('/user/tokens')) who.removeAttribute('href');
   document.getElementById('logout-csrf').value = s.csrf;
   // The menu shows what the server lets this user open (it refuses
   // the rest itself: hiding a link is not the check).

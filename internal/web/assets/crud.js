@@ -43,7 +43,10 @@ export function subnav(section, active) {
 const idOf = (noun, key) => `${noun}-${key.replace(/_$/, '').replace(/_/g, '-')}`;
 export const input = {
   text: (noun, key, value, attrs = {}) => h('input', { type: 'text', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
-  num: (noun, key, value, attrs = {}) => h('input', { type: 'number', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
+  // A number is typed as text (inputmode numeric), as 6.0's forms have
+  // it: a text that is no number reaches the API, whose error is shown
+  // beside the field with the text kept (numVal).
+  num: (noun, key, value, attrs = {}) => h('input', { type: 'text', inputmode: 'numeric', id: idOf(noun, key), dataset: { key }, value: value ?? '', ...attrs }),
   area: (noun, key, value, rows = 4) => {
     const t = h('textarea', { id: idOf(noun, key), dataset: { key }, rows });
     t.value = value ?? '';
@@ -58,6 +61,16 @@ export const input = {
       options.map(([v, t]) => h('option', { value: String(v), selected: set.has(String(v)) }, t)));
   },
 };
+
+// numVal reads a number field: its number, 0 when empty (as Number()
+// reads it), or the text as typed when it is no number, for the API to
+// refuse ('an integer is expected').
+export function numVal(el) {
+  const v = el.value.trim();
+  if (v === '') return 0;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : el.value;
+}
 
 // chosen returns a multiple select's values.
 export const chosen = (sel) => [...sel.selectedOptions].map((o) => o.value);
@@ -102,7 +115,10 @@ export function showErrorAt(form, errEl, e) {
   const m = /"\/((?:[A-Za-z_]+|\d+)(?:\/(?:[A-Za-z_]+|\d+))*)"/.exec(msg);
   const keys = m ? m[1].split('/').filter((x) => !/^\d+$/.test(x)) : [];
   const key = keys.length ? keys[0] : errorField(msg);
-  let at = key && form.querySelector(`[data-key="${key}"]`);
+  // A field for the whole path ("/1/interface/port": data-key
+  // "interface/port") first, then the member's.
+  let at = keys.length > 1 ? form.querySelector(`[data-key="${keys.join('/')}"]`) : null;
+  at = at || (key && form.querySelector(`[data-key="${key}"]`));
   for (const k of keys.slice(1)) at = at || form.querySelector(`[data-key="${k}"]`);
   if (!at) {
     // 'Host group "Linux" already exists.': the member it quotes, or

@@ -5,9 +5,9 @@
 // parents and children, problem tags (a service has tags or children),
 // status calculation (algorithm), status rules, propagation, weight,
 // sort order, tags, description.
-import { call } from '../api.js';
+import { call, userType } from '../api.js';
 import { h } from '../dom.js';
-import { crudPage, input, fld, rowTable } from '../crud.js';
+import { crudPage, input, fld, rowTable, numVal } from '../crud.js';
 
 const N = 'service';
 const SEV = [[-1, 'OK'], [0, 'Not classified'], [1, 'Information'], [2, 'Warning'], [3, 'Average'], [4, 'High'], [5, 'Disaster']];
@@ -23,6 +23,9 @@ const label = (list, v) => (list.find(([x]) => String(x) === String(v)) || [0, v
 export async function render(main) {
   let all = [];
   await crudPage(main, {
+    // Services are changed by Admins and Super admins (a User reads
+    // them: no create, the forms read-only).
+    editable: true, readOnly: userType() < 2,
     api: 'service', id: 'serviceid', ids: 'serviceids', noun: N, label: 'service', title: 'Services', section: 'services', path: '/services',
     sort: [['name', 'Name'], ['status', 'Status']],
     search: { field: 'name', label: 'Search name' },
@@ -63,7 +66,7 @@ export async function render(main) {
       const rules = rowTable('service-status-rules', ['Condition', 'N / W', 'Status', 'Set status to'], s.status_rules, (o) => {
         const ty = input.select(N, 'type', RULE, o.type || 0); const lv = input.num(N, 'limit_value', o.limit_value ?? 1);
         const ls = input.select(N, 'limit_status', SEV.slice(1), o.limit_status ?? 2); const ns = input.select(N, 'new_status', SEV.slice(1), o.new_status ?? 4);
-        return { cells: [ty, lv, ls, ns], read: () => ({ type: Number(ty.value), limit_value: Number(lv.value), limit_status: Number(ls.value), new_status: Number(ns.value) }) };
+        return { cells: [ty, lv, ls, ns], read: () => ({ type: Number(ty.value), limit_value: numVal(lv), limit_status: Number(ls.value), new_status: Number(ns.value) }) };
       }, 'status_rules');
       const tags = rowTable('service-tags', ['Tag', 'Value'], s.tags, (o) => {
         const t = input.text(N, 'tag', o.tag); const v = input.text(N, 'value', o.value);
@@ -77,8 +80,8 @@ export async function render(main) {
         h('h4', {}, 'Problem tags (a service has problem tags or children, not both)'), ptags.el,
         h('h4', {}, 'Additional status rules'), rules.el, h('h4', {}, 'Tags'), tags.el, fld('Description', f.description)],
         read: () => ({ name: f.name.value, parents: ids(f.parents), children: ids(f.children), algorithm: Number(f.algorithm.value),
-          sortorder: Number(f.sortorder.value), weight: Number(f.weight.value), propagation_rule: Number(f.propagation_rule.value),
-          propagation_value: Number(f.propagation_value.value), problem_tags: ptags.values(), status_rules: rules.values(), tags: tags.values(),
+          sortorder: numVal(f.sortorder), weight: numVal(f.weight), propagation_rule: Number(f.propagation_rule.value),
+          propagation_value: numVal(f.propagation_value), problem_tags: ptags.values(), status_rules: rules.values(), tags: tags.values(),
           description: f.description.value }),
       };
     },

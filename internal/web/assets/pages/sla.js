@@ -2,9 +2,9 @@
 // effective date, service tags, schedule as 24x7 or custom, excluded
 // downtimes, status) and each SLA's report (sla.getsli: the last six
 // periods, SLI, uptime, downtime and error budget per service).
-import { call } from '../api.js';
+import { call, mayDo, userType } from '../api.js';
 import { h, clear, fmtDuration } from '../dom.js';
-import { crudPage, input, fld, rowTable } from '../crud.js';
+import { crudPage, input, fld, rowTable, numVal } from '../crud.js';
 
 const N = 'sla';
 const PERIODS = [[0, 'Daily'], [1, 'Weekly'], [2, 'Monthly'], [3, 'Quarterly'], [4, 'Annually']];
@@ -14,6 +14,8 @@ const day = (sec) => new Date(Number(sec) * 1000).toISOString().slice(0, 10);
 export async function render(main) {
   const report = h('section', { class: 'card', id: 'sla-report', hidden: true });
   await crudPage(main, {
+    // SLAs are changed by an Admin whose role has manage_sla.
+    readOnly: userType() < 2 || !mayDo('manage_sla'),
     api: 'sla', id: 'slaid', ids: 'slaids', noun: N, label: 'SLA', title: 'SLA', section: 'services', path: '/services/sla',
     sort: [['name', 'Name'], ['slo', 'SLO']],
     search: { field: 'name', label: 'Search name' },
@@ -44,11 +46,11 @@ export async function render(main) {
       }, 'service_tags');
       const sched = rowTable('sla-schedule', ['From (seconds of the week)', 'To'], s.schedule, (o) => {
         const a = input.num(N, 'period_from', o.period_from); const b = input.num(N, 'period_to', o.period_to);
-        return { cells: [a, b], read: () => ({ period_from: Number(a.value), period_to: Number(b.value) }) };
+        return { cells: [a, b], read: () => ({ period_from: numVal(a), period_to: numVal(b) }) };
       }, 'schedule');
       const down = rowTable('sla-downtimes', ['Name', 'From (Unix time)', 'To'], s.excluded_downtimes, (o) => {
         const n = input.text(N, 'name', o.name); const a = input.num(N, 'period_from', o.period_from); const b = input.num(N, 'period_to', o.period_to);
-        return { cells: [n, a, b], read: () => ({ name: n.value, period_from: Number(a.value), period_to: Number(b.value) }) };
+        return { cells: [n, a, b], read: () => ({ name: n.value, period_from: numVal(a), period_to: numVal(b) }) };
       }, 'excluded_downtimes');
       return {
         body: [h('div', { class: 'form-grid' }, fld('Name', f.name), fld('SLO (%)', f.slo), fld('Reporting period', f.period), fld('Time zone', f.timezone),

@@ -5,7 +5,7 @@
 // instead of offering switches that would be refused.
 import { call } from '../../api.js';
 import { h, clear } from '../../dom.js';
-import { subnav, fld, showErrorAt } from '../../crud.js';
+import { subnav, fld, showErrorAt, numVal } from '../../crud.js';
 
 const RULES = [[1, 'an uppercase and a lowercase Latin letter'], [2, 'a digit'], [4, 'a special character'], [8, 'not the user’s names (or easy to guess)']];
 
@@ -15,7 +15,7 @@ export async function render(main) {
   const load = async () => {
     const cur = await call('authentication.get', { output: ['authentication_type', 'passwd_min_length', 'passwd_check_rules'] });
     clear(box);
-    const len = h('input', { type: 'number', id: 'authentication-passwd-min-length', dataset: { key: 'passwd_min_length' }, min: 1, max: 70, value: cur.passwd_min_length });
+    const len = h('input', { type: 'text', inputmode: 'numeric', id: 'authentication-passwd-min-length', dataset: { key: 'passwd_min_length' }, maxlength: 2, value: cur.passwd_min_length });
     const bits = RULES.map(([b, text]) => [b, h('input', { type: 'checkbox', id: `authentication-rule-${b}`, checked: (Number(cur.passwd_check_rules) & b) !== 0 }), text]);
     const err = h('p', { class: 'error', id: 'authentication-error', role: 'alert', hidden: true });
     const saved = h('span', { class: 'muted', id: 'authentication-saved' });
@@ -24,7 +24,7 @@ export async function render(main) {
       err.hidden = true;
       try {
         const rules = bits.reduce((a, [b, c]) => a | (c.checked ? b : 0), 0);
-        await call('authentication.update', { passwd_min_length: Number(len.value), passwd_check_rules: rules });
+        await call('authentication.update', { passwd_min_length: numVal(len), passwd_check_rules: rules });
         saved.textContent = 'Saved.';
       } catch (e) {
         showErrorAt(form, err, e);

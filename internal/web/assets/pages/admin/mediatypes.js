@@ -20,7 +20,7 @@
 // read again every 5 s; "—" on a server without it.
 import { call, APIError } from '../../api.js';
 import { h, clear } from '../../dom.js';
-import { crudPage, input, fld, rowTable, showErrorAt } from '../../crud.js';
+import { crudPage, input, fld, rowTable, showErrorAt, numVal } from '../../crud.js';
 import { rowsEditor } from '../../form.js';
 
 const N = 'mediatype';
@@ -206,12 +206,12 @@ function mediaTypeForm(m, _lists, isNew) {
       const type = Number(f.type.value);
       const o = {
         name: f.name.value, type, description: f.description.value, status: f.status.checked ? 0 : 1,
-        maxsessions: Number(f.maxsessions.value), maxattempts: Number(f.maxattempts.value), attempt_interval: f.attempt_interval.value,
+        maxsessions: numVal(f.maxsessions), maxattempts: numVal(f.maxattempts), attempt_interval: f.attempt_interval.value,
         message_templates: templates.values(),
       };
       if (type === 0) {
         Object.assign(o, {
-          smtp_server: f.smtp_server.value, smtp_port: Number(f.smtp_port.value), smtp_helo: f.smtp_helo.value, smtp_email: f.smtp_email.value,
+          smtp_server: f.smtp_server.value, smtp_port: numVal(f.smtp_port), smtp_helo: f.smtp_helo.value, smtp_email: f.smtp_email.value,
           smtp_security: Number(f.smtp_security.value), smtp_authentication: Number(f.smtp_authentication.value),
           username: f.username.value, content_type: Number(f.content_type.value),
         });

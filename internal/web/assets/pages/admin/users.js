@@ -6,7 +6,7 @@
 // empty field on an edit keeps it.
 import { call } from '../../api.js';
 import { h, SEVERITIES } from '../../dom.js';
-import { crudPage, input, fld, chosen, rowTable } from '../../crud.js';
+import { crudPage, input, fld, chosen, rowTable, numVal } from '../../crud.js';
 
 const N = 'user';
 
@@ -98,7 +98,7 @@ function userForm(u, { roles, groups, mediaTypes }, isNew) {
         username: f.username.value, name: f.name.value, surname: f.surname.value, roleid: f.roleid.value,
         usrgrps: chosen(f.usrgrps).map((usrgrpid) => ({ usrgrpid })),
         medias: medias.values(),
-        autologout: f.autologout.value, refresh: f.refresh.value, rows_per_page: Number(f.rows_per_page.value),
+        autologout: f.autologout.value, refresh: f.refresh.value, rows_per_page: numVal(f.rows_per_page),
         lang: f.lang.value, theme: f.theme.value, timezone: f.timezone.value, url: f.url.value,
       };
       if (f.passwd.value !== '') o.passwd = f.passwd.value;

@@ -10,7 +10,7 @@
 import uPlot from '../../vendor/uplot/uPlot.esm.js';
 import { call } from '../../api.js';
 import { h, clear, fmtValue } from '../../dom.js';
-import { input, fld, rowTable } from '../../crud.js';
+import { input, fld, rowTable, numVal } from '../../crud.js';
 import { fetchData } from '../graph.js';
 import { tabs } from './tabs.js';
 
@@ -83,7 +83,7 @@ export function graphForm(N, o, items, extra = []) {
   show();
   const read = () => {
     const t = Number(f.graphtype.value), pie = t === 2 || t === 3;
-    const r = { name: f.name.value, width: Number(f.width.value), height: Number(f.height.value), graphtype: t,
+    const r = { name: f.name.value, width: numVal(f.width), height: numVal(f.height), graphtype: t,
       show_legend: f.show_legend.checked ? 1 : 0, gitems: gitems.values().map((g, i) => ({ ...g, sortorder: i })) };
     if (pie) {
       r.show_3d = f.show_3d.checked ? 1 : 0;

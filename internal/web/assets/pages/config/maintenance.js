@@ -84,7 +84,9 @@ export async function render(main) {
           read: () => {
             const k = Number(kind.value);
             const [hh, mm] = (startTime.value || '0:0').split(':').map(Number);
-            const o = { timeperiod_type: k, period: zabbixSeconds(length.value) };
+            // A length that is no time value goes to the API as typed, to be
+            // refused beside the periods (not sent as 0).
+            const o = { timeperiod_type: k, period: /^\s*\d+[smhdw]?\s*$/.test(length.value) ? zabbixSeconds(length.value) : length.value };
             if (k === 0) o.start_date = unix(startDate.value);
             else o.start_time = hh * 3600 + mm * 60;
             if (k === 2 || k === 3) o.every = Number(every.value);

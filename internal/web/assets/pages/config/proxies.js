@@ -74,7 +74,7 @@ function proxyForm(p, lists, isNew) {
     dns: h('input', { type: 'text', id: 'proxy-dns', value: iface.dns ?? '', 'aria-label': 'DNS name' }),
     useip: h('select', { id: 'proxy-useip', 'aria-label': 'Connect to' },
       [['1', 'IP'], ['0', 'DNS']].map(([v, t]) => h('option', { value: v, selected: String(iface.useip ?? '1') === v }, t))),
-    port: h('input', { type: 'text', id: 'proxy-port', value: iface.port ?? '10051', 'aria-label': 'Port' }),
+    port: h('input', { type: 'text', id: 'proxy-port', dataset: { key: 'interface/port' }, value: iface.port ?? '10051', 'aria-label': 'Port' }),
     tls_connect: input.select(N, 'tls_connect', CONNECT, p.tls_connect ?? 1),
     tls_psk_identity: h('input', { type: 'text', id: 'proxy-tls-psk-identity', dataset: { key: 'tls_psk_identity' }, autocomplete: 'off', maxlength: 128 }),
     tls_psk: h('input', { type: 'password', id: 'proxy-tls-psk', dataset: { key: 'tls_psk' }, autocomplete: 'new-password', maxlength: 512 }),

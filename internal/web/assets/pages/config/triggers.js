@@ -9,6 +9,7 @@ import { call } from '../../api.js';
 import { h, clear, SEVERITIES } from '../../dom.js';
 import { field, select, showError, configNav, hostPicker, cloneAndDelete, readOnly } from '../../form.js';
 import { navigate } from '../../app.js';
+import { showErrorAt } from '../../crud.js';
 
 // errorPosition finds where an expression error points: "(position N)"
 // in Peregrine's message, or the text after "starting from" (Zabbix's).
@@ -71,10 +72,10 @@ export async function render(main, q) {
     const isNew = !t || !!asClone;
     const ro = !isNew && !writable.has(t.triggerid);
     t = t || { description: '', event_name: '', expression: '', priority: '2', status: '0', type: '0', correlation_mode: '0', correlation_tag: '', manual_close: '0' };
-    const desc = h('input', { type: 'text', id: 'trigger-description', value: t.description });
+    const desc = h('input', { type: 'text', id: 'trigger-description', dataset: { key: 'description' }, value: t.description });
     // The problems' name when set (macros as in the name); empty: the trigger's name.
-    const evName = h('input', { type: 'text', id: 'trigger-event-name', value: t.event_name || '', placeholder: 'the trigger name' });
-    const expr = h('textarea', { id: 'trigger-expression-input', rows: 3, 'aria-label': 'Expression' });
+    const evName = h('input', { type: 'text', id: 'trigger-event-name', dataset: { key: 'event_name' }, value: t.event_name || '', placeholder: 'the trigger name' });
+    const expr = h('textarea', { id: 'trigger-expression-input', dataset: { key: 'expression' }, rows: 3, 'aria-label': 'Expression' });
     expr.value = t.expression;
     const prio = select('trigger-priority', SEVERITIES.map((s, i) => [i, s]), t.priority);
     const status = select('trigger-status', [[0, 'Enabled'], [1, 'Disabled']], t.status);
@@ -88,6 +89,8 @@ export async function render(main, q) {
     corrMode.addEventListener('change', showTag);
     showTag();
     const manualClose = h('input', { type: 'checkbox', id: 'trigger-manual-close', checked: t.manual_close === '1' });
+    prio.dataset.key = 'priority';
+    status.dataset.key = 'status';
     const err = h('div', { class: 'error', id: 'trigger-error', role: 'alert', hidden: true });
     const save = async (ev) => {
       ev.preventDefault();
@@ -100,7 +103,9 @@ export async function render(main, q) {
         formBox.hidden = true;
         await load();
       } catch (e) {
-        showError(err, e);
+        // Under the form and beside the field the error names (its
+        // path, or the name it quotes: 'Trigger "x" already exists').
+        showErrorAt(formBox.querySelector('#trigger-edit'), err, e);
         const at = errorPosition(String(e.data || e.message), expr.value);
         if (at >= 0) {
           // The expression with the part the API stopped at marked.

@@ -6,6 +6,7 @@ import { call, APIError } from '../../api.js';
 import { h, clear } from '../../dom.js';
 import { field, rowsEditor, showError, configNav, hostPicker } from '../../form.js';
 import { navigate } from '../../app.js';
+import { showErrorAt } from '../../crud.js';
 
 export const MAPPING_TYPES = [[0, 'equals'], [1, 'is greater than or equals'], [2, 'is less than or equals'], [3, 'in range'], [4, 'matches regexp'], [5, 'default']];
 
@@ -56,7 +57,7 @@ export async function render(main, q) {
     formBox.hidden = false;
     const isNew = !m;
     m = m || { name: '', mappings: [{ type: '0', value: '', newvalue: '' }] };
-    const name = h('input', { type: 'text', id: 'valuemap-name', value: m.name });
+    const name = h('input', { type: 'text', id: 'valuemap-name', dataset: { key: 'name' }, value: m.name });
     const rows = rowsEditor('valuemap-mappings', [
       { key: 'type', label: 'Type', type: 'select', options: MAPPING_TYPES, def: 0 },
       { key: 'value', label: 'Value' },
@@ -72,7 +73,7 @@ export async function render(main, q) {
         formBox.hidden = true;
         await load();
       } catch (e) {
-        showError(err, e);
+        showErrorAt(formBox.querySelector('#valuemap-edit'), err, e);
       }
     };
     formBox.append(h('form', { id: 'valuemap-edit', onsubmit: save },

@@ -11,7 +11,7 @@
 // returned by the API: an empty field keeps them.
 import { call } from '../../api.js';
 import { h } from '../../dom.js';
-import { crudPage, input, fld, rowTable, subnav } from '../../crud.js';
+import { crudPage, input, fld, rowTable, subnav, numVal } from '../../crud.js';
 import { rowsEditor } from '../../form.js';
 
 const N = 'httptest';
@@ -107,7 +107,7 @@ function scenarioForm(t, isNew, hostid) {
       !isNew ? h('p', { class: 'muted' }, 'Stored passwords are never shown: leave a password field empty to keep it.') : null,
     ].filter(Boolean), // the form appends these: a null would be text
     read: () => {
-      const o = { name: f.name.value, delay: f.delay.value, retries: Number(f.retries.value), agent: f.agent.value, http_proxy: f.http_proxy.value,
+      const o = { name: f.name.value, delay: f.delay.value, retries: numVal(f.retries), agent: f.agent.value, http_proxy: f.http_proxy.value,
         status: f.status.checked ? 0 : 1, authentication: Number(f.authentication.value), verify_peer: f.verify_peer.checked ? 1 : 0,
         verify_host: f.verify_host.checked ? 1 : 0, ssl_cert_file: f.ssl_cert_file.value, ssl_key_file: f.ssl_key_file.value,
         variables: vars.values().map((x) => ({ name: x.name, value: x.value })), headers: headers.values().map((x) => ({ name: x.name, value: x.value })),
