@@ -28,7 +28,10 @@ of Peregrine in between. A child process listens on --addrs addresses
 127.1.x.y:10050 (distinct destination addresses, so the client's 4-tuples
 do not run out) and, per connection, reads one ZBXD request, writes a fixed
 reply and closes. The client keeps --conns loops of connect, write, read,
-close. Reports connections/s and the CPU per connection of each side
+close; with --rate, they start at most that many connections a second
+(open loop, as a poller's schedule), so the floor can be taken at the
+rate a poller ran at: below saturation every event costs its own
+wake-up. Reports connections/s and the CPU per connection of each side
 (getrusage of the client, /proc of the child), which is what the kernel's
 TCP handshake, teardown and the runtime's netpoller cost on this machine.
 
@@ -43,6 +46,10 @@ type TCPFloor struct {
 	// Linger0 closes the client's sockets with SO_LINGER 0: a reset
 	// instead of a FIN, so no TIME_WAIT is left on the client side.
 	Linger0 bool
+	// Rate, when above 0, paces the loops: at most Rate connections are
+	// started a second, spread over each millisecond (open loop, as a
+	// poller's schedule); Conns then bounds those in flight.
+	Rate float64
 	// InProcess runs the server in this process (tests).
 	InProcess bool
 }
@@ -208,6 +215,12 @@ func (f *TCPFloor) Run(ctx context.Context) (TCPFloorResult, error) {
 	const sampleEvery = 64
 	lat := make([][]time.Duration, f.Conns)
 	var wg sync.WaitGroup
+	var tokens chan struct{} // nil: closed loop
+	if f.Rate > 0 {
+		tokens = make(chan struct{}, f.Conns)
+		wg.Add(1)
+		go func() { defer wg.Done(); pace(cctx, f.Rate, tokens) }()
+	}
 	for w := 0; w < f.Conns; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -218,6 +231,13 @@ func (f *TCPFloor) Run(ctx context.Context) (TCPFloorResult, error) {
 			copy(req[13:], "agent.pin")
 			var reply [64]byte
 			for i := w; cctx.Err() == nil; i++ {
+				if tokens != nil {
+					select {
+					case <-tokens:
+					case <-cctx.Done():
+						return
+					}
+				}
 				t0 := time.Now()
 				err := floorCheck(addrs[i%len(addrs)], req[:], reply[:], f.Linger0)
 				if err != nil {
@@ -272,6 +292,29 @@ func (f *TCPFloor) Run(ctx context.Context) (TCPFloorResult, error) {
 	return res, nil
 }
 
+// pace hands out rate tokens a second until ctx ends, a millisecond's
+// worth at a time; a token nobody is free to take is dropped (the loops
+// are all in flight), as a poller's check waits when it is at its bound.
+func pace(ctx context.Context, rate float64, tokens chan<- struct{}) {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	start, sent := time.Now(), 0.0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			due := now.Sub(start).Seconds() * rate
+			for ; sent+1 <= due; sent++ {
+				select {
+				case tokens <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
 // floorCheck is one passive check's worth of socket work.
 func floorCheck(addr *net.TCPAddr, req, reply []byte, linger0 bool) error {
 	c, err := net.DialTCP("tcp", nil, addr)
@@ -306,6 +349,7 @@ func tcpFloorMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.Addrs, "addrs", 64, "server addresses 127.1.x.y")
 	fs.DurationVar(&f.Duration, "duration", 10*time.Second, "measurement window per step")
 	fs.BoolVar(&f.Linger0, "linger0", false, "close client sockets with SO_LINGER 0 (reset, no TIME_WAIT)")
+	fs.Float64Var(&f.Rate, "rate", 0, "connections started a second at most (open loop; 0: each loop starts the next at once)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -8,5 +8,7 @@
 //
 // It does not import package testing, so `peregrine bench poll` runs it
 // too. A Fleet is safe for concurrent use; Close stops it and every
-// connection it holds.
+// connection it holds. It is as lean per connection as bench
+// tcp-floor's server, the fair comparison for its CPU: no read deadline
+// (a connection that never asks waits for its peer's close or Close).
 package agentsim
