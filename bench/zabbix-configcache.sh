@@ -120,7 +120,7 @@ print(r["total"], r["used"])
 PY
 }
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/${3:-status}"; }
+kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/${3:-status}" 2>/dev/null || echo 0; }
 
 echo "zabbix-configcache: starting zabbix_server, CacheSize=$ZP_CACHESIZE" >&2
 s0=$(date +%s.%N)
