@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# usage: bench/zabbix-private.sh start|stop|drop
+# usage: bench/zabbix-private.sh start|init|stop|drop
 #
 # A private Zabbix 6.0 server + its PHP API beside the shared peer (../shared/peers/zabbix), for the
 # side-by-side check benchmarks (ICMP, SNMP, external checks, preprocessing). It exists so that a
@@ -13,13 +13,14 @@
 # its own database ($ZP_DB, created from the package's schema on first start), its own
 # zabbix_server.conf (the peer's, with only the database name, ports, paths and the settings below
 # changed), its own copy of the frontend on $ZP_WEBPORT. `stop` stops only what `start` started
-# (PID files); `drop` also drops its database.
+# (PID files); `drop` also drops its database; `init` creates the database and writes the
+# configuration without starting anything (to fill the database before the server's first start).
 #
 # Settings (environment; the peer's values by default):
 #   ZP_PINGERS (1)  ZP_POLLERS (1)  ZP_PREPROC (2)  ZP_EXTERNAL_SCRIPTS (empty: Zabbix's default)
 #   ZP_TRAPPERS (8)  ZP_DBSYNCERS (4)  ZP_ALLOW_ROOT (1 inside a user namespace: only root is mapped)
 #   ZP_JAVA_GATEWAY (empty: none)  ZP_JAVA_GATEWAY_PORT (10052)  ZP_JAVA_POLLERS (0; 1 with a gateway)
-#   ZP_ODBC_POLLERS (empty: Zabbix's default StartODBCPollers, 1)
+#   ZP_ODBC_POLLERS (empty: Zabbix's default StartODBCPollers, 1)  ZP_CACHESIZE (512M: CacheSize)
 set -euo pipefail
 PEER_ROOT=${PEER_ROOT:-/tmp/zbxpeer}
 ZP_ROOT=${ZP_ROOT:-/tmp/sbs-zbx}
@@ -48,8 +49,8 @@ stop() {
 case "${1:-}" in
 stop) stop; exit 0 ;;
 drop) stop; "${PSQL[@]}" -U postgres -c "drop database if exists $ZP_DB"; exit 0 ;;
-start) ;;
-*) echo "usage: $0 start|stop|drop" >&2; exit 2 ;;
+start|init) ;;
+*) echo "usage: $0 start|init|stop|drop" >&2; exit 2 ;;
 esac
 
 [ -S "$PEER_ROOT/sock/.s.PGSQL.$PGPORT" ] || { echo "zabbix-private: the peer's PostgreSQL is not running: run ../shared/peers/zabbix/setup.sh first" >&2; exit 1; }
@@ -80,7 +81,7 @@ StartPollers=${ZP_POLLERS:-1}
 StartPreprocessors=${ZP_PREPROC:-2}
 StartTrappers=${ZP_TRAPPERS:-8}
 StartDBSyncers=${ZP_DBSYNCERS:-4}
-CacheSize=512M
+CacheSize=${ZP_CACHESIZE:-512M}
 HistoryCacheSize=512M
 HistoryIndexCacheSize=256M
 AllowRoot=${ZP_ALLOW_ROOT:-1}
@@ -125,6 +126,7 @@ cat > "$ZP_ROOT/web/conf/zabbix.conf.php" <<PHPC
 \$IMAGE_FORMAT_DEFAULT = IMAGE_FORMAT_PNG;
 PHPC
 
+[ "$1" = init ] && exit 0
 stop
 # 9>&-: the daemons must not inherit a bench lock held on fd 9 (a wrapper that passes it on), or
 # they would hold the machine-wide benchmark lock for as long as they run.
