@@ -179,7 +179,7 @@ func TestIntegrationBrowserBadInput(t *testing.T) {
 			b:     map[string]any{"name": "bi vm b", "hostid": hostid, "mappings": []map[string]any{{"value": "1", "newvalue": "Up"}}},
 			limit: 64,
 			// 6.0.14: 'Value map "bi vm b" already exists.'
-			dup: &biInput{want: `value map "bi vm b" already exists`}},
+			dup: &biInput{want: `Value map "bi vm b" already exists.`}},
 		{name: "graphs", page: "/config/graphs?hostid=" + hostid, noun: "graph", api: "graph", idKey: "graphid", nameKey: "name", filter: hosts,
 			a:     map[string]any{"name": "bi graph a", "width": 900, "height": 200, "gitems": []map[string]any{{"itemid": itemid, "color": "00AA00"}}},
 			b:     map[string]any{"name": "bi graph b", "width": 900, "height": 200, "gitems": []map[string]any{{"itemid": itemid, "color": "00AA00"}}},
