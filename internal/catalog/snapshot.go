@@ -99,7 +99,7 @@ func (s *Snapshot) PSKKey(identity string) (key []byte, ok bool) {
 	if len(hs) == 0 {
 		return nil, false
 	}
-	k, ok := hs[len(hs)-1].TLS.PSKKey()
+	k, ok := hs[len(hs)-1].Ext().TLS.PSKKey()
 	return k.Secret, ok
 }
 
@@ -133,11 +133,11 @@ func (s *Snapshot) PSKHosts(identity string) []*Host {
 	}
 	x.once.Do(func() {
 		for _, h := range s.hosts {
-			if h.TLS.UsesPSK() && h.TLS.PSKIdentity != "" {
+			if h.Ext().TLS.UsesPSK() && h.Ext().TLS.PSKIdentity != "" {
 				if x.m == nil {
 					x.m = map[string][]*Host{}
 				}
-				x.m[h.TLS.PSKIdentity] = append(x.m[h.TLS.PSKIdentity], h)
+				x.m[h.Ext().TLS.PSKIdentity] = append(x.m[h.Ext().TLS.PSKIdentity], h)
 			}
 		}
 		for _, hs := range x.m {
@@ -359,6 +359,7 @@ func finishHost(h *Host, items []Item, mc *macroCell) error {
 		items = nil
 	}
 	h.mc, h.items, h.table, h.deps = mc, items, nil, nil
+	h.shareHostExtra()
 	h.sorted = new(atomic.Pointer[[]*Item])
 	var masters bool
 	for i := range items {
