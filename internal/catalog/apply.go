@@ -660,7 +660,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink))
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Ext().Description, int64(it.InventoryLink))
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -709,7 +709,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink), it.ID)
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Ext().Description, int64(it.InventoryLink), it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}

@@ -502,7 +502,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	m.str("password", pass, "")
 	m.str("publickey", pub, "")
 	m.str("privatekey", priv, "")
-	m.str("description", it.Description, "")
+	m.str("description", it.Ext().Description, "")
 	if it.InventoryLink > 0 && int(it.InventoryLink) <= len(inventoryFields) {
 		m.req("inventory_link", inventoryFields[it.InventoryLink-1])
 	}

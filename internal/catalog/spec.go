@@ -593,9 +593,8 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		Trends:        is.Trends,
 		Type:          Trapper,
 		ValueType:     history.Float,
-		Description:   is.Description,
 		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
-		Extra:         &ItemExtra{TimestampPrecision: is.TimestampPrecision, Params: is.Params},
+		Extra:         &ItemExtra{Description: is.Description, TimestampPrecision: is.TimestampPrecision, Params: is.Params},
 	}
 	if err := checkText(is.Description, maxItemDescLen); err != nil {
 		el.add(ip+".description", err)

@@ -379,7 +379,7 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 			steps                                string
 			inv                                  int64
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &x.Params, &steps, &x.SNMPOID, &x.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &x.UUID, &inv); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &x.Params, &steps, &x.SNMPOID, &x.RetryDelay, &it.ValueMapID, &x.Description, &it.TemplateID, &x.UUID, &inv); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -400,7 +400,7 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		// Keys, names and texts repeat on every host a template or
 		// prototype made them on: hold each once (intern.go).
 		it.Key, it.Name = in.text(it.Key), in.text(it.Name)
-		it.Description, x.Params, x.SNMPOID = in.text(it.Description), in.text(x.Params), in.text(x.SNMPOID)
+		x.Description, x.Params, x.SNMPOID = in.text(x.Description), in.text(x.Params), in.text(x.SNMPOID)
 		it.Units, it.Delay, x.Timeout = in.str(units), in.str(delay), in.str(timeout)
 		var err error
 		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {

@@ -318,9 +318,6 @@ type Item struct {
 	// ValueMapID is the value map of the item's host that its values are
 	// shown through (Snapshot.ValueMap), 0 for none.
 	ValueMapID uint64
-	// Description is the item's description (Zabbix's, up to 65,535
-	// characters), "" for none.
-	Description string
 	// Tags are the item's tags (Zabbix 6.0's item tags) in their order,
 	// nil for none; no (tag, value) pair twice. Problems of the item's
 	// triggers carry them (package trigger).
@@ -341,6 +338,10 @@ type Item struct {
 
 // ItemExtra is the part of an Item most items leave empty (see Item).
 type ItemExtra struct {
+	// Description is the item's description (Zabbix's, up to 65,535
+	// characters), "" for none. The copies of a template item share
+	// it with their ItemExtra.
+	Description string
 	// Timeout is the per-check timeout as configured ("3s"); "" means the
 	// server's default.
 	Timeout string
@@ -408,7 +409,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.MasterItemID == b.MasterItemID && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		slices.Equal(a.Tags, b.Tags) &&
 		a.TemplateID == b.TemplateID && a.InventoryLink == b.InventoryLink &&
 		a.Discovery.equal(b.Discovery) && a.Ext().same(b.Ext())
 }
