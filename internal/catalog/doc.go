@@ -330,7 +330,7 @@
 // template's strings (shareStrings) and has its JSON-decoded slices
 // trimmed to their length (compact). Item, Host and Trigger keep their
 // one-byte fields together. An Item's fields that most items leave
-// empty (per-type settings, formula or script, timeout, UUID, discovery
+// empty (description, per-type settings, formula or script, timeout, UUID, discovery
 // rule: ItemExtra, item_extra.go) sit behind one pointer, nil on most
 // items, and the copies of one template item share one ItemExtra
 // (Edit.shareExtra; Open's interner shares those with only the items
@@ -339,7 +339,7 @@
 // discovery link are likewise behind one pointer (HostExtra,
 // host_extra.go: Host.Ext, Host.MutExt), which every host with
 // Zabbix's defaults shares (finishHost). What an item still costs is
-// measured in docs/bench/estate.md ("The catalog model at scale"): 248
+// measured in docs/bench/estate.md ("The catalog model at scale"): 232
 // bytes of Item in its host's slice plus its host's share (Host is 224
 // bytes, its key table at most two thirds full) and its indexes
 // (BenchmarkDeriveScale reports heap-B/item), and in a template-linked, discovered fleet about
