@@ -540,7 +540,7 @@ func (s *Server) configurationImportcompare(ctx context.Context, c *call) (any, 
 		name, _ := t.m["template"].(string)
 		uuid, _ := t.m["uuid"].(string)
 		for _, h := range snap.Templates() {
-			if h.Host == name || uuid != "" && h.UUID == uuid {
+			if h.Host == name || uuid != "" && h.Ext().UUID == uuid {
 				tmpls = append(tmpls, h.ID)
 			}
 		}

@@ -23,16 +23,16 @@ func hostObject(h *catalog.Host) object {
 		st = "3" // a template, as item.get's and trigger.get's selectHosts show one
 	}
 	flags := "0"
-	if h.Discovery != nil {
+	if h.Ext().Discovery != nil {
 		flags = "4" // a discovered host (lld_hosts.go)
 	}
 	o := object{"hostid": id(h.ID), "host": h.Host, "name": h.Name, "status": st, "description": h.Description,
-		"flags": flags, "templateid": "0", "uuid": h.UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
+		"flags": flags, "templateid": "0", "uuid": h.Ext().UUID, "proxy_hostid": id(h.ProxyID), "proxy_address": "", "lastaccess": "0",
 		"auto_compress": "1", "custom_interfaces": "0", "inventory_mode": inventoryMode(h),
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",
-		"tls_connect": strconv.Itoa(int(h.TLS.Connect)), "tls_accept": strconv.Itoa(int(h.TLS.Accept)),
-		"tls_issuer": h.TLS.Issuer, "tls_subject": h.TLS.Subject}
+		"tls_connect": strconv.Itoa(int(h.Ext().TLS.Connect)), "tls_accept": strconv.Itoa(int(h.Ext().TLS.Accept)),
+		"tls_issuer": h.Ext().TLS.Issuer, "tls_subject": h.Ext().TLS.Subject}
 	ipmiFields(o, h) // host_ipmi.go
 	return o
 }
@@ -231,9 +231,9 @@ func (s *Server) hostGet(ctx context.Context, c *call) (any, error) {
 func (s *Server) hostRows(snap *catalog.Snapshot, o object) []object {
 	hid, _ := strconv.ParseUint(o["hostid"].(string), 10, 64)
 	h := snap.HostByID(hid)
-	if h != nil && h.TLS.PSKIdentity != "" {
+	if h != nil && h.Ext().TLS.PSKIdentity != "" {
 		o = maps.Clone(o)
-		o["tls_psk_identity"] = h.TLS.PSKIdentity
+		o["tls_psk_identity"] = h.Ext().TLS.PSKIdentity
 	}
 	if h == nil || len(h.Interfaces) == 0 {
 		return []object{o}
@@ -364,8 +364,8 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 		snap := s.opts.Catalog.Snapshot()
 		each(func(o object, h *catalog.Host) {
 			o["discoveryRule"] = []object{}
-			if h.Discovery != nil {
-				if r := snap.AnyItem(h.Discovery.RuleID); r != nil && r.Ext().LLD != nil {
+			if h.Ext().Discovery != nil {
+				if r := snap.AnyItem(h.Ext().Discovery.RuleID); r != nil && r.Ext().LLD != nil {
 					o["discoveryRule"] = sl.shape(s.ruleObjects([]*catalog.Item{r}), "itemid")[0]
 				}
 			}
@@ -375,7 +375,7 @@ func (s *Server) hostSelects(res any, p *hostGetParams, snap *catalog.Snapshot, 
 		snap := s.opts.Catalog.Snapshot()
 		each(func(o object, h *catalog.Host) {
 			o["hostDiscovery"] = []object{}
-			d := h.Discovery
+			d := h.Ext().Discovery
 			if d == nil {
 				return
 			}

@@ -107,13 +107,13 @@ func (p *hostParams) inventory(cur *catalog.HostInventory) *catalog.HostInventor
 // field selected (all by default) when the inventory is not disabled,
 // else an empty list.
 func inventoryFields(h *catalog.Host, s sel) any {
-	if h.Inventory == nil {
+	if h.Ext().Inventory == nil {
 		return []object{}
 	}
 	out := object{}
 	for _, f := range catalog.InventoryFieldNames {
 		if s.All || len(s.Fields) == 0 || slices.Contains(s.Fields, f) {
-			out[f] = h.Inventory.Fields[f]
+			out[f] = h.Ext().Inventory.Fields[f]
 		}
 	}
 	return out
@@ -121,8 +121,8 @@ func inventoryFields(h *catalog.Host, s sel) any {
 
 // inventoryMode is host.get's inventory_mode.
 func inventoryMode(h *catalog.Host) string {
-	if h.Inventory == nil || h.Inventory.Mode < 0 || h.Inventory.Mode > 1 {
+	if h.Ext().Inventory == nil || h.Ext().Inventory.Mode < 0 || h.Ext().Inventory.Mode > 1 {
 		return "-1"
 	}
-	return [...]string{"0", "1"}[h.Inventory.Mode]
+	return [...]string{"0", "1"}[h.Ext().Inventory.Mode]
 }

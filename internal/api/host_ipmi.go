@@ -99,8 +99,8 @@ func (p *hostParams) ipmi(cur catalog.HostIPMI) catalog.HostIPMI {
 // ipmiFields are a host's IPMI members in host.get's shape: the
 // password is never returned.
 func ipmiFields(o object, h *catalog.Host) {
-	o["ipmi_authtype"] = strconv.Itoa(int(h.IPMI.AuthType))
-	o["ipmi_privilege"] = strconv.Itoa(int(h.IPMI.Privilege))
-	o["ipmi_username"] = h.IPMI.Username
+	o["ipmi_authtype"] = strconv.Itoa(int(h.Ext().IPMI.AuthType))
+	o["ipmi_privilege"] = strconv.Itoa(int(h.Ext().IPMI.Privilege))
+	o["ipmi_username"] = h.Ext().IPMI.Username
 	o["ipmi_password"] = ""
 }

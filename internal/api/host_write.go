@@ -401,13 +401,13 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 		if h == nil || !a.all() && !a.canWrite(h) {
 			return nil, errNoPermissionsParams
 		}
-		if h.Discovery != nil {
+		if h.Ext().Discovery != nil {
 			// lld_inherited.go; its inventory is checked as any host's.
 			if err := discoveredRefusal(objs, i, "host", "host", h.Host, "hostid", "status", "description", "inventory"); err != nil {
 				return nil, err
 			}
 		}
-		names[i], curTLS[i] = h.Host, h.TLS
+		names[i], curTLS[i] = h.Host, h.Ext().TLS
 	}
 	for i := range ps {
 		p := &ps[i]
@@ -465,13 +465,13 @@ func (w *configWriter) hostUpdate(ctx context.Context, c *call) (any, error) {
 			u.TLS = p.tlsPatch()
 		}
 		if h := snap.HostByID(p.HostID.Value); h != nil && p.ipmiSet() {
-			u.IPMI = new(p.ipmi(h.IPMI))
+			u.IPMI = new(p.ipmi(h.Ext().IPMI))
 		}
 		if h := snap.HostByID(p.HostID.Value); h != nil && p.inventorySet() {
-			if err := p.inventoryProblem(h.Host, true, h.Inventory); err != nil {
+			if err := p.inventoryProblem(h.Host, true, h.Ext().Inventory); err != nil {
 				return nil, err
 			}
-			u.Inventory = p.inventory(h.Inventory)
+			u.Inventory = p.inventory(h.Ext().Inventory)
 			if u.Inventory == nil {
 				u.Inventory = &catalog.HostInventory{Mode: catalog.InventoryDisabled}
 			}

@@ -71,10 +71,10 @@ func TestHostPSKAPI(t *testing.T) {
 	mustCreate("psk-d", `"tls_connect":2,"tls_accept":1,"tls_psk_identity":5,"tls_psk":"`+key+`"`)
 	mustCreate("plain", `"tls_connect":1,"tls_accept":1,"tls_psk_identity":"","tls_psk":""`)
 	s := f.cat.Snapshot()
-	if got := s.Host("psk-b").TLS; got != (catalog.HostTLS{Connect: 1, Accept: 3, PSKIdentity: "id1", PSK: zbxpsk.Secret(strings.ToUpper(key))}) {
+	if got := s.Host("psk-b").Ext().TLS; got != (catalog.HostTLS{Connect: 1, Accept: 3, PSKIdentity: "id1", PSK: zbxpsk.Secret(strings.ToUpper(key))}) {
 		t.Fatalf("psk-b stored %+v", got)
 	}
-	if got := s.Host("psk-d").TLS.PSKIdentity; got != "5" {
+	if got := s.Host("psk-d").Ext().TLS.PSKIdentity; got != "5" {
 		t.Fatalf("psk-d identity %q", got)
 	}
 
@@ -117,7 +117,7 @@ func TestHostPSKAPI(t *testing.T) {
 	if e := update(`"tls_psk":"` + strings.Repeat("cd", 16) + `"`); e != nil {
 		t.Fatalf("update the key: %+v", e)
 	}
-	if got := f.cat.Snapshot().Host("psk-a").TLS; got.PSK != zbxpsk.Secret(strings.Repeat("cd", 16)) || got.PSKIdentity != "id1" {
+	if got := f.cat.Snapshot().Host("psk-a").Ext().TLS; got.PSK != zbxpsk.Secret(strings.Repeat("cd", 16)) || got.PSKIdentity != "id1" {
 		t.Fatalf("after the key update: %+v", got)
 	}
 	if e := update(`"tls_psk_identity":""`); e == nil || e.Data != `Incorrect value for field "tls_psk_identity": cannot be empty.` {
@@ -126,7 +126,7 @@ func TestHostPSKAPI(t *testing.T) {
 	if e := update(`"tls_connect":1,"tls_accept":1`); e != nil {
 		t.Fatalf("leave PSK: %+v", e)
 	}
-	if got := f.cat.Snapshot().Host("psk-a").TLS; got != catalog.DefaultHostTLS {
+	if got := f.cat.Snapshot().Host("psk-a").Ext().TLS; got != catalog.DefaultHostTLS {
 		t.Fatalf("after leaving PSK: %+v", got)
 	}
 	if e := update(`"tls_psk_identity":"x"`); e == nil || e.Data != `Incorrect value for field "tls_psk_identity": should be empty.` {
@@ -165,7 +165,7 @@ func TestHostPSKAPI(t *testing.T) {
 		t.Fatalf("massupdate out of PSK with a key given: %+v", e)
 	}
 	for _, n := range []string{"plain", "psk-b"} {
-		if got := f.cat.Snapshot().Host(n).TLS; got != catalog.DefaultHostTLS {
+		if got := f.cat.Snapshot().Host(n).Ext().TLS; got != catalog.DefaultHostTLS {
 			t.Errorf("%s after massupdate out of PSK: %+v", n, got)
 		}
 	}

@@ -29,7 +29,7 @@ func TestHostTLSAPI(t *testing.T) {
 	f.ids(t, "host.create", fmt.Sprintf(`{"host":"plain","groups":[{"groupid":%q}]}`, g), "hostids")
 	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"secure","groups":[{"groupid":%q}],"tls_connect":4,"tls_accept":"4",
 		"tls_issuer":"CN=Test CA","tls_subject":"CN=agent,O=Peregrine","tls_psk_identity":"","tls_psk":""}`, g), "hostids")[0]
-	if got, want := f.cat.Snapshot().Host("secure").TLS, (catalog.HostTLS{Connect: 4, Accept: 4, Issuer: "CN=Test CA", Subject: "CN=agent,O=Peregrine"}); got != want {
+	if got, want := f.cat.Snapshot().Host("secure").Ext().TLS, (catalog.HostTLS{Connect: 4, Accept: 4, Issuer: "CN=Test CA", Subject: "CN=agent,O=Peregrine"}); got != want {
 		t.Fatalf("stored %+v, want %+v", got, want)
 	}
 	got := f.get(t, "host.get", `{"output":["host","tls_connect","tls_accept","tls_issuer","tls_subject","tls_psk","tls_psk_identity"],"sortfield":"host"}`)
@@ -55,7 +55,7 @@ func TestHostTLSAPI(t *testing.T) {
 	}
 	// Only tls_accept: the other members stay.
 	f.ids(t, "host.update", fmt.Sprintf(`{"hostid":%q,"tls_accept":5}`, hid), "hostids")
-	if got, want := f.cat.Snapshot().Host("secure").TLS, (catalog.HostTLS{Connect: 4, Accept: 5, Issuer: "CN=Test CA", Subject: "CN=agent,O=Peregrine"}); got != want {
+	if got, want := f.cat.Snapshot().Host("secure").Ext().TLS, (catalog.HostTLS{Connect: 4, Accept: 5, Issuer: "CN=Test CA", Subject: "CN=agent,O=Peregrine"}); got != want {
 		t.Fatalf("after update %+v, want %+v", got, want)
 	}
 	for _, c := range []struct{ params, want string }{

@@ -19,7 +19,7 @@ func TestIPMIAPI(t *testing.T) {
 	g := f.ids(t, "hostgroup.create", `{"name":"G"}`, "groupids")[0]
 	hid := f.ids(t, "host.create", fmt.Sprintf(`{"host":"bmc","groups":[{"groupid":%q}],"ipmi_authtype":6,"ipmi_privilege":"4","ipmi_username":"admin","ipmi_password":"s3cret",
 		"interfaces":[{"type":3,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"623"},{"type":1,"main":1,"useip":1,"ip":"127.0.0.1","dns":"","port":"10050"}]}`, g), "hostids")[0]
-	if got, want := f.cat.Snapshot().Host("bmc").IPMI, (catalog.HostIPMI{AuthType: 6, Privilege: 4, Username: "admin", Password: "s3cret"}); got != want {
+	if got, want := f.cat.Snapshot().Host("bmc").Ext().IPMI, (catalog.HostIPMI{AuthType: 6, Privilege: 4, Username: "admin", Password: "s3cret"}); got != want {
 		t.Fatalf("stored %+v, want %+v", got, want)
 	}
 	got := f.get(t, "host.get", `{"output":["ipmi_authtype","ipmi_privilege","ipmi_username","ipmi_password"],"filter":{"host":"bmc"}}`)
@@ -29,7 +29,7 @@ func TestIPMIAPI(t *testing.T) {
 	}
 	// One member: the others stay.
 	f.ids(t, "host.update", fmt.Sprintf(`{"hostid":%q,"ipmi_username":5}`, hid), "hostids")
-	if got, want := f.cat.Snapshot().Host("bmc").IPMI, (catalog.HostIPMI{AuthType: 6, Privilege: 4, Username: "5", Password: "s3cret"}); got != want {
+	if got, want := f.cat.Snapshot().Host("bmc").Ext().IPMI, (catalog.HostIPMI{AuthType: 6, Privilege: 4, Username: "5", Password: "s3cret"}); got != want {
 		t.Fatalf("after update %+v, want %+v", got, want)
 	}
 	hostErr := func(params, want string) {

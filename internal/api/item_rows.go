@@ -254,7 +254,7 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 	case fParams:
 		return append(dst, it.Ext().Params...)
 	case fDescription:
-		return append(dst, it.Description...)
+		return append(dst, it.Ext().Description...)
 	case fKey:
 		return append(dst, it.Key...)
 	case fName:
@@ -819,7 +819,7 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 	case fParams:
 		return zjson.AppendString(dst, it.Ext().Params)
 	case fDescription:
-		return zjson.AppendString(dst, it.Description)
+		return zjson.AppendString(dst, it.Ext().Description)
 	case fError:
 		return zjson.AppendString(dst, rs.stateOf(r).Error)
 	case fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:

@@ -26,7 +26,7 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"lastclock": "0", "lastns": "0", "lastvalue": "0", "prevvalue": "0",
 		"error": "", "interfaceid": id(it.InterfaceID), "timeout": it.Ext().Timeout, "timestamp_precision": it.Ext().TimestampPrecision,
 		"snmp_oid": it.Ext().SNMPOID, "retry_delay": it.Ext().RetryDelay, "ipmi_sensor": it.Ext().IPMISensor, "logtimefmt": it.Ext().LogTimeFmt,
-		"master_itemid": id(it.MasterItemID), "params": it.Ext().Params, "description": it.Description,
+		"master_itemid": id(it.MasterItemID), "params": it.Ext().Params, "description": it.Ext().Description,
 		"templateid": id(it.TemplateID), "uuid": it.Ext().UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
 	}
 	if it.ValueType != history.Float && it.ValueType != history.Uint {

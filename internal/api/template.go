@@ -19,7 +19,7 @@ import (
 // from 6.0.14; a template's tls_psk and tls_psk_identity are returned,
 // empty).
 func templateObject(t *catalog.Host) object {
-	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": t.Description, "uuid": t.UUID, "status": "3",
+	return object{"templateid": id(t.ID), "host": t.Host, "name": t.Name, "description": t.Description, "uuid": t.Ext().UUID, "status": "3",
 		"flags": "0", "proxy_hostid": "0", "proxy_address": "", "lastaccess": "0", "auto_compress": "1", "custom_interfaces": "0",
 		"ipmi_authtype": "-1", "ipmi_privilege": "2", "ipmi_username": "", "ipmi_password": "",
 		"maintenanceid": "0", "maintenance_status": "0", "maintenance_type": "0", "maintenance_from": "0",

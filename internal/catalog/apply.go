@@ -258,7 +258,7 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		}
 		if oh == nil {
 			p.hosts = append(p.hosts, hostChange{
-				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, TLS: newHostTLS(nh), IPMI: DefaultHostIPMI},
+				h:      Host{Host: nh.host, Name: nh.name, Enabled: nh.enabled, Interfaces: ifaces, Extra: &HostExtra{TLS: newHostTLS(nh), IPMI: DefaultHostIPMI}},
 				groups: nh.groups, isNew: true, ifacesDiffs: len(ifaces) > 0,
 			})
 			p.res.HostsCreated++
@@ -274,9 +274,9 @@ func diff(old *Snapshot, ns *normSpec) (*plan, error) {
 		hc := hostChange{h: *oh, groups: nh.groups, ifacesDiffs: ifacesDiffs, oldIfaces: cur}
 		hc.h.Name, hc.h.Enabled, hc.h.Interfaces = nh.name, nh.enabled, ifaces
 		if nh.tlsSet {
-			hc.h.TLS = nh.tls
+			hc.h.MutExt().TLS = nh.tls
 		}
-		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled || hc.h.TLS != oh.TLS
+		hc.rowChanged = oh.Name != nh.name || oh.Enabled != nh.enabled || hc.h.Ext().TLS != oh.Ext().TLS
 		hc.groupsDiffs = !sameGroups(old, oh.GroupIDs, nh.groups)
 		if ifacesDiffs {
 			checkIfacesInUse(oh, nh, ifaces, hp+".interfaces", &el)
@@ -594,13 +594,13 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 			return err
 		}
 		if hc.isNew {
-			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK))
+			id, err := insertID(rctx, insHost, h.Host, h.Name, status(h.Enabled), h.Ext().TLS.Connect, h.Ext().TLS.Accept, h.Ext().TLS.Issuer, h.Ext().TLS.Subject, h.Ext().TLS.PSKIdentity, string(h.Ext().TLS.PSK))
 			if err != nil {
 				return fmt.Errorf("cannot create host %q: %w", h.Host, err)
 			}
 			h.ID = id
 		} else if hc.rowChanged {
-			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.ID); err != nil {
+			if _, err := updHost.ExecContext(rctx, h.Name, status(h.Enabled), h.Ext().TLS.Connect, h.Ext().TLS.Accept, h.Ext().TLS.Issuer, h.Ext().TLS.Subject, h.Ext().TLS.PSKIdentity, string(h.Ext().TLS.PSK), h.ID); err != nil {
 				return fmt.Errorf("cannot update host %q: %w", h.Host, err)
 			}
 		}
@@ -660,7 +660,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		id, err := insertID(rctx, insItem, it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink))
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Ext().Description, int64(it.InventoryLink))
 		if err != nil {
 			return fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err)
 		}
@@ -709,7 +709,7 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		fix(it)
 		_, err := updItem.ExecContext(rctx, it.Name, int64(it.Type), int64(it.ValueType),
 			it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Description, int64(it.InventoryLink), it.ID)
+			it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.Ext().Description, int64(it.InventoryLink), it.ID)
 		if err != nil {
 			return fmt.Errorf("cannot update item %d (%q): %w", it.ID, it.Key, err)
 		}

@@ -70,6 +70,9 @@ var sizes = []struct {
 }{
 	{"items=100k", 100, 1000},
 	{"items=1M", 1000, 1000},
+	// The estate's shape (issue 30): hosts of 10 items, whose key
+	// tables are small.
+	{"items=1M-10/host", 100000, 10},
 }
 
 // BenchmarkLookup measures Snapshot.Lookup of existing items in random

@@ -45,7 +45,7 @@
 //     package zbx/snmpoid; SNMP trap items (type 17,
 //     snmptrap[regex] and snmptrap.fallback) are pushed like trapper
 //     items (delay "0") and use the host's SNMP interface.
-//   - Host encryption settings (Host.TLS, Zabbix's tls_connect,
+//   - Host encryption settings (HostExtra.TLS, Zabbix's tls_connect,
 //     tls_accept, tls_issuer, tls_subject; schema version 5), set through
 //     the edit API or a host's tls in the import (HostSpec.TLS); a host
 //     without one in the import keeps its settings, a new one gets
@@ -58,14 +58,14 @@
 //     or import asks for them (HostTLS.CheckSupported); rows stored by
 //     a build with it still load.
 //   - IPMI (ipmi.go, schema version 20): a host's IPMI settings
-//     (Host.IPMI: Zabbix's ipmi_authtype, ipmi_privilege, ipmi_username,
+//     (HostExtra.IPMI: Zabbix's ipmi_authtype, ipmi_privilege, ipmi_username,
 //     ipmi_password; table host_ipmi, a row only when not the default)
 //     and an item's ipmi_sensor (Item.IPMISensor; table item_ipmi),
 //     required on IPMI items (type 12) but ipmi.get and kept on items of
 //     any type, as 6.0 keeps it. The password is stored as 6.0 stores it
 //     (in clear: the BMC needs it); the API never returns it.
 //   - Host inventory (host_inventory.go, schema version 31): a host's
-//     inventory mode and fields (Host.Inventory, nil when disabled;
+//     inventory mode and fields (HostExtra.Inventory, nil when disabled;
 //     table host_inventory, a row only when not disabled), checked
 //     against 6.0's field names and lengths. Automatic mode is stored;
 //     items' inventory_link does not fill fields yet.
@@ -330,15 +330,19 @@
 // template's strings (shareStrings) and has its JSON-decoded slices
 // trimmed to their length (compact). Item, Host and Trigger keep their
 // one-byte fields together. An Item's fields that most items leave
-// empty (per-type settings, formula or script, timeout, UUID, discovery
+// empty (description, per-type settings, formula or script, timeout, UUID, discovery
 // rule: ItemExtra, item_extra.go) sit behind one pointer, nil on most
 // items, and the copies of one template item share one ItemExtra
 // (Edit.shareExtra; Open's interner shares those with only the items
 // table's fields); readers use Item.Ext, writers Item.MutExt (copy on
-// write). What an item still costs is measured in docs/bench/estate.md
-// ("The catalog model at scale"): 248 bytes of Item in its host's slice
-// plus its host's share and its indexes (BenchmarkDeriveScale reports
-// heap-B/item), and in a template-linked, discovered fleet about
+// write). A Host's encryption and IPMI settings, inventory, UUID and
+// discovery link are likewise behind one pointer (HostExtra,
+// host_extra.go: Host.Ext, Host.MutExt), which every host with
+// Zabbix's defaults shares (finishHost). What an item still costs is
+// measured in docs/bench/estate.md ("The catalog model at scale"): 232
+// bytes of Item in its host's slice plus its host's share (Host is 224
+// bytes, its key table at most two thirds full) and its indexes
+// (BenchmarkDeriveScale reports heap-B/item), and in a template-linked, discovered fleet about
 // 1.25 KB of heap per item with triggers, rules and graphs.
 //
 // An Edit that wrote no trigger and deleted no item (an item.update, a

@@ -51,7 +51,7 @@ const insertItemRows = "INSERT INTO items (host_id, key_, name, type, value_type
 
 func itemRow(it *Item) []any {
 	return []any{it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink)}
+		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Ext().Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink)}
 }
 
 // insertItemsBatch writes new items (validated, their strings owned)

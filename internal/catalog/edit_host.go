@@ -143,8 +143,8 @@ func (e *Edit) editableHost(id uint64) *Host {
 		return h
 	}
 	o := e.oldHost(id)
-	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, TLS: o.TLS, Description: o.Description, IPMI: o.IPMI, Inventory: o.Inventory,
-		IsTemplate: o.IsTemplate, UUID: o.UUID, ProxyID: o.ProxyID, Discovery: o.Discovery}
+	h := &Host{ID: o.ID, Host: o.Host, Name: o.Name, Enabled: o.Enabled, GroupIDs: o.GroupIDs, Tags: o.Tags, Interfaces: o.Interfaces, Description: o.Description,
+		IsTemplate: o.IsTemplate, ProxyID: o.ProxyID, Extra: o.Extra}
 	e.hosts[id] = h
 	return h
 }
@@ -282,20 +282,21 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 	ids := make([]uint64, len(hosts))
 	for i := range hosts {
 		nh := &hosts[i]
-		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), TLS: cloneTLS(tlss[i]), Description: strings.Clone(nh.Description), IPMI: cloneIPMI(nh.IPMI), Inventory: cloneInventory(nh.Inventory)}
-		if h.IPMI == (HostIPMI{}) {
-			h.IPMI = DefaultHostIPMI
+		h := &Host{Host: strings.Clone(nh.Host), Enabled: !nh.Disabled, GroupIDs: slices.Clone(nh.GroupIDs), Tags: cloneTags(nh.Tags), Description: strings.Clone(nh.Description),
+			Extra: &HostExtra{TLS: cloneTLS(tlss[i]), IPMI: cloneIPMI(nh.IPMI), Inventory: cloneInventory(nh.Inventory)}}
+		if h.Ext().IPMI == (HostIPMI{}) {
+			h.MutExt().IPMI = DefaultHostIPMI
 		}
 		h.Name = h.Host
 		if nh.Name != "" && nh.Name != nh.Host {
 			h.Name = strings.Clone(nh.Name)
 		}
 		if nh.Template {
-			h.IsTemplate, h.Enabled, h.UUID = true, true, cmp.Or(strings.Clone(nh.UUID), NewUUID())
+			h.IsTemplate, h.Enabled, h.MutExt().UUID = true, true, cmp.Or(strings.Clone(nh.UUID), NewUUID())
 		}
 		slices.Sort(h.GroupIDs)
 		id, err := e.exec("INSERT INTO hosts (host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description, uuid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			h.Host, h.Name, hostStatus(h), h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK), h.Description, h.UUID)
+			h.Host, h.Name, hostStatus(h), h.Ext().TLS.Connect, h.Ext().TLS.Accept, h.Ext().TLS.Issuer, h.Ext().TLS.Subject, h.Ext().TLS.PSKIdentity, string(h.Ext().TLS.PSK), h.Description, h.Ext().UUID)
 		if err != nil {
 			return nil, e.fail(fmt.Errorf("cannot create host %q: %w", h.Host, err))
 		}
@@ -308,10 +309,10 @@ func (e *Edit) CreateHosts(hosts []NewHost) ([]uint64, error) {
 		if err := e.writeTags(h); err != nil {
 			return nil, err
 		}
-		if err := writeHostIPMI(e.editExec, id, h.IPMI, false); err != nil {
+		if err := writeHostIPMI(e.editExec, id, h.Ext().IPMI, false); err != nil {
 			return nil, e.fail(fmt.Errorf("cannot store the IPMI settings of host %q: %w", h.Host, err))
 		}
-		if err := writeHostInventory(e.editExec, id, h.Inventory, false); err != nil {
+		if err := writeHostInventory(e.editExec, id, h.Ext().Inventory, false); err != nil {
 			return nil, e.fail(fmt.Errorf("cannot store the inventory of host %q: %w", h.Host, err))
 		}
 		if h.IsTemplate {
@@ -360,23 +361,23 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			el.add(p+".id", notFound("host", u.ID))
 			continue
 		}
-		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, TLS: cur.TLS, Description: cur.Description, IPMI: cur.IPMI, Inventory: cur.Inventory,
-			IsTemplate: cur.IsTemplate, UUID: cur.UUID, ProxyID: cur.ProxyID, Discovery: cur.Discovery}
+		n := Host{ID: cur.ID, Host: cur.Host, Name: cur.Name, Enabled: cur.Enabled, GroupIDs: cur.GroupIDs, Tags: cur.Tags, Description: cur.Description,
+			IsTemplate: cur.IsTemplate, ProxyID: cur.ProxyID, Extra: cur.Extra}
 		if u.Inventory != nil {
-			n.Inventory = u.Inventory
+			n.MutExt().Inventory = u.Inventory
 			if err := u.Inventory.Check(); err != nil {
 				el.add(p+".inventory", err)
 			}
 		}
 		if u.IPMI != nil {
-			n.IPMI = *u.IPMI
-			if err := n.IPMI.Check(); err != nil {
+			n.MutExt().IPMI = *u.IPMI
+			if err := n.Ext().IPMI.Check(); err != nil {
 				el.add(p+".ipmi", err)
 			}
 		}
 		if u.TLS != nil {
-			n.TLS = u.TLS.apply(cur.TLS)
-			if err := n.TLS.CheckSupported(); err != nil {
+			n.MutExt().TLS = u.TLS.apply(cur.Ext().TLS)
+			if err := n.Ext().TLS.CheckSupported(); err != nil {
 				el.add(p+".tls", err)
 			}
 		}
@@ -435,28 +436,28 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 	for i := range next {
 		n := &next[i]
 		cur := e.host(n.ID)
-		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled || n.TLS != cur.TLS || n.Description != cur.Description
+		rowChanged := n.Host != cur.Host || n.Name != cur.Name || n.Enabled != cur.Enabled || n.Ext().TLS != cur.Ext().TLS || n.Description != cur.Description
 		groupsChanged := !slices.Equal(n.GroupIDs, cur.GroupIDs)
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		ifacesChanged := !sameIfaces(n.Interfaces, cur.Interfaces)
-		ipmiChanged := n.IPMI != cur.IPMI
-		invChanged := !sameInventory(n.Inventory, cur.Inventory)
+		ipmiChanged := n.Ext().IPMI != cur.Ext().IPMI
+		invChanged := !sameInventory(n.Ext().Inventory, cur.Ext().Inventory)
 		if !rowChanged && !groupsChanged && !tagsChanged && !ifacesChanged && !ipmiChanged && !invChanged {
 			continue
 		}
 		if invChanged {
-			n.Inventory = cloneInventory(n.Inventory)
-			if err := writeHostInventory(e.editExec, n.ID, n.Inventory, true); err != nil {
+			n.MutExt().Inventory = cloneInventory(n.Ext().Inventory)
+			if err := writeHostInventory(e.editExec, n.ID, n.Ext().Inventory, true); err != nil {
 				return e.fail(fmt.Errorf("cannot update the inventory of host %q: %w", cur.Host, err))
 			}
 		} else {
 			// The same inventory in other words (a disabled one given as
 			// Mode -1 where the host has none): the host keeps its own.
-			n.Inventory = cur.Inventory
+			n.MutExt().Inventory = cur.Ext().Inventory
 		}
 		if ipmiChanged {
-			n.IPMI = cloneIPMI(n.IPMI)
-			if err := writeHostIPMI(e.editExec, n.ID, n.IPMI, true); err != nil {
+			n.MutExt().IPMI = cloneIPMI(n.Ext().IPMI)
+			if err := writeHostIPMI(e.editExec, n.ID, n.Ext().IPMI, true); err != nil {
 				return e.fail(fmt.Errorf("cannot update the IPMI settings of host %q: %w", cur.Host, err))
 			}
 		}
@@ -472,14 +473,14 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 			} else if n.Name != cur.Name {
 				n.Name = strings.Clone(n.Name)
 			}
-			if n.TLS != cur.TLS {
-				n.TLS = cloneTLS(n.TLS)
+			if n.Ext().TLS != cur.Ext().TLS {
+				n.MutExt().TLS = cloneTLS(n.Ext().TLS)
 			}
 			if n.Description != cur.Description {
 				n.Description = strings.Clone(n.Description)
 			}
 			if _, err := e.exec("UPDATE hosts SET host = ?, name = ?, status = ?, tls_connect = ?, tls_accept = ?, tls_issuer = ?, tls_subject = ?, tls_psk_identity = ?, tls_psk = ?, description = ? WHERE id = ?",
-				n.Host, n.Name, hostStatus(n), n.TLS.Connect, n.TLS.Accept, n.TLS.Issuer, n.TLS.Subject, n.TLS.PSKIdentity, string(n.TLS.PSK), n.Description, n.ID); err != nil {
+				n.Host, n.Name, hostStatus(n), n.Ext().TLS.Connect, n.Ext().TLS.Accept, n.Ext().TLS.Issuer, n.Ext().TLS.Subject, n.Ext().TLS.PSKIdentity, string(n.Ext().TLS.PSK), n.Description, n.ID); err != nil {
 				return e.fail(fmt.Errorf("cannot update host %q: %w", cur.Host, err))
 			}
 		}
@@ -519,7 +520,9 @@ func (e *Edit) UpdateHosts(hosts []HostUpdate) error {
 		}
 		from := cur.Host
 		h := e.editableHost(n.ID)
-		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.TLS, h.Description, h.IPMI, h.Inventory = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.TLS, n.Description, n.IPMI, n.Inventory
+		h.Host, h.Name, h.Enabled, h.GroupIDs, h.Tags, h.Interfaces, h.Description = n.Host, n.Name, n.Enabled, n.GroupIDs, n.Tags, n.Interfaces, n.Description
+		x, nx := h.MutExt(), n.Ext()
+		x.TLS, x.IPMI, x.Inventory = nx.TLS, nx.IPMI, nx.Inventory
 		if n.Host != from {
 			if err := e.retextHostTriggers(n.ID, from, n.Host); err != nil {
 				return err

@@ -162,8 +162,8 @@ func (e *Edit) CreateItems(items []NewItem) ([]uint64, error) {
 			x.SNMPOID, x.Params = e.text(x.SNMPOID), e.text(x.Params)
 			x.IPMISensor, x.LogTimeFmt = strings.Clone(x.IPMISensor), strings.Clone(x.LogTimeFmt)
 			x.Parameters = cloneItemParams(x.Parameters)
+			x.Description = e.text(x.Description)
 		}
-		it.Description = e.text(it.Description)
 		it.Preprocessing = e.steps.get(it.Preprocessing)
 		it.Tags = e.tags(it.Tags)
 		if h := e.host(it.HostID); h.IsTemplate {
@@ -193,7 +193,7 @@ func (e *Edit) insertItem(it *Item) error {
 	initMap(&e.keys)
 	id, err := e.exec("INSERT INTO items (host_id, key_, name, type, value_type, units, delay, history, trends, status, interface_id, timeout, timestamp_precision, master_item_id, params, preprocessing, snmp_oid, retry_delay, valuemap_id, description, template_id, uuid, inventory_link) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		it.HostID, it.Key, it.Name, int64(it.Type), int64(it.ValueType), it.Units, it.Delay, it.History, it.Trends, status(it.Enabled), it.InterfaceID, it.Ext().Timeout, it.Ext().TimestampPrecision,
-		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink))
+		it.MasterItemID, it.Ext().Params, encodeSteps(it.Preprocessing), it.Ext().SNMPOID, it.Ext().RetryDelay, it.ValueMapID, it.Ext().Description, it.TemplateID, it.Ext().UUID, int64(it.InventoryLink))
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot create item %q on host %d: %w", it.Key, it.HostID, err))
 	}
@@ -236,7 +236,7 @@ func (e *Edit) writeItem(n, cur *Item) error {
 	initMap(&e.keys)
 	_, err := e.exec("UPDATE items SET key_ = ?, name = ?, type = ?, value_type = ?, units = ?, delay = ?, history = ?, trends = ?, status = ?, interface_id = ?, timeout = ?, timestamp_precision = ?, master_item_id = ?, params = ?, preprocessing = ?, snmp_oid = ?, retry_delay = ?, valuemap_id = ?, description = ?, template_id = ?, uuid = ?, inventory_link = ? WHERE id = ?",
 		n.Key, n.Name, int64(n.Type), int64(n.ValueType), n.Units, n.Delay, n.History, n.Trends, status(n.Enabled), n.InterfaceID, n.Ext().Timeout, n.Ext().TimestampPrecision,
-		n.MasterItemID, n.Ext().Params, encodeSteps(n.Preprocessing), n.Ext().SNMPOID, n.Ext().RetryDelay, n.ValueMapID, n.Description, n.TemplateID, n.Ext().UUID, int64(n.InventoryLink), n.ID)
+		n.MasterItemID, n.Ext().Params, encodeSteps(n.Preprocessing), n.Ext().SNMPOID, n.Ext().RetryDelay, n.ValueMapID, n.Ext().Description, n.TemplateID, n.Ext().UUID, int64(n.InventoryLink), n.ID)
 	if err != nil {
 		return e.fail(fmt.Errorf("cannot update item %d (%q): %w", n.ID, cur.Key, err))
 	}
@@ -327,7 +327,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Ext().Timeout, RetryDelay: it.Ext().RetryDelay,
 		TimestampPrecision: it.Ext().TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Ext().Params, SNMPOID: it.Ext().SNMPOID, HTTPSpec: httpSpecOf(it.Ext().HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Description, IPMISensor: it.Ext().IPMISensor, LogTimeFmt: it.Ext().LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
+		Tags: specOfTags(it.Tags), Description: it.Ext().Description, IPMISensor: it.Ext().IPMISensor, LogTimeFmt: it.Ext().LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
 		Parameters: it.Ext().Parameters,
 	}
 	loginSpecOf(it.Ext().Login, &is)
@@ -584,10 +584,10 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		} else {
 			n.MutExt().Params = e.text(n.Ext().Params)
 		}
-		if n.Description == cur.Description {
-			n.Description = cur.Description
+		if n.Ext().Description == cur.Ext().Description {
+			n.MutExt().Description = cur.Ext().Description
 		} else {
-			n.Description = e.text(n.Description)
+			n.MutExt().Description = e.text(n.Ext().Description)
 		}
 		tagsChanged := !slices.Equal(n.Tags, cur.Tags)
 		if tagsChanged {

@@ -198,7 +198,7 @@ func (x *exporter) ownersTriggers(owners map[uint64]bool) []*Trigger {
 
 func (x *exporter) template(t *Host) *exportNode {
 	m := newMap()
-	m.req("uuid", t.UUID)
+	m.req("uuid", t.Ext().UUID)
 	m.req("template", t.Host)
 	m.str("name", t.Name, "")
 	m.str("description", t.Description, "")
@@ -222,10 +222,10 @@ func (x *exporter) host(h *Host) *exportNode {
 	if !h.Enabled {
 		m.req("status", "DISABLED")
 	}
-	m.str("ipmi_authtype", enumName(int(h.IPMI.AuthType)+1, []string{"DEFAULT", "NONE", "MD2", "MD5", "", "STRAIGHT", "OEM", "RMCP_PLUS"}), "DEFAULT")
-	m.str("ipmi_privilege", enumName(int(h.IPMI.Privilege), []string{"", "CALLBACK", "USER", "OPERATOR", "ADMIN", "OEM"}), "USER")
-	m.str("ipmi_username", h.IPMI.Username, "")
-	m.str("ipmi_password", h.IPMI.Password, "")
+	m.str("ipmi_authtype", enumName(int(h.Ext().IPMI.AuthType)+1, []string{"DEFAULT", "NONE", "MD2", "MD5", "", "STRAIGHT", "OEM", "RMCP_PLUS"}), "DEFAULT")
+	m.str("ipmi_privilege", enumName(int(h.Ext().IPMI.Privilege), []string{"", "CALLBACK", "USER", "OPERATOR", "ADMIN", "OEM"}), "USER")
+	m.str("ipmi_username", h.Ext().IPMI.Username, "")
+	m.str("ipmi_password", h.Ext().IPMI.Password, "")
 	m.sub("templates", x.links(h.ID), false)
 	m.sub("groups", x.groupNames(h), true)
 	refs := map[uint64]string{}
@@ -253,7 +253,7 @@ func (x *exporter) host(h *Host) *exportNode {
 	// The inventory's fields in 6.0's order, then its mode, MANUAL (the
 	// default) left out (recorded from 6.0.14).
 	mode := "DISABLED"
-	if inv := h.Inventory; inv != nil {
+	if inv := h.Ext().Inventory; inv != nil {
 		fields := newMap()
 		for _, f := range InventoryFieldNames {
 			if v := inv.Fields[f]; v != "" {
@@ -502,7 +502,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 	m.str("password", pass, "")
 	m.str("publickey", pub, "")
 	m.str("privatekey", priv, "")
-	m.str("description", it.Description, "")
+	m.str("description", it.Ext().Description, "")
 	if it.InventoryLink > 0 && int(it.InventoryLink) <= len(inventoryFields) {
 		m.req("inventory_link", inventoryFields[it.InventoryLink-1])
 	}

@@ -142,7 +142,7 @@ func loadHostInventory(ctx context.Context, tx *sql.Tx, hosts []Host) error {
 				return fmt.Errorf("%w: inventory of host %d: %v", ErrCorrupt, id, err)
 			}
 		}
-		hosts[i].Inventory = &inv
+		loadExt(&hosts[i]).Inventory = &inv
 		return nil
 	})
 	if err != nil {

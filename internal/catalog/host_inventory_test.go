@@ -29,10 +29,10 @@ func TestHostInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inv := c.Snapshot().Host("plain").Inventory; inv != nil {
+	if inv := c.Snapshot().Host("plain").Ext().Inventory; inv != nil {
 		t.Errorf("default inventory: %+v", inv)
 	}
-	inv := c.Snapshot().Host("inv").Inventory
+	inv := c.Snapshot().Host("inv").Ext().Inventory
 	if inv == nil || inv.Mode != InventoryManual || len(inv.Fields) != 1 || inv.Fields["os"] != "Debian" {
 		t.Fatalf("created: %+v", inv)
 	}
@@ -49,7 +49,7 @@ func TestHostInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	inv = c.Snapshot().Host("inv").Inventory
+	inv = c.Snapshot().Host("inv").Ext().Inventory
 	if inv == nil || inv.Mode != InventoryAutomatic || inv.Fields["location"] != "r1" {
 		t.Fatalf("reopened: %+v", inv)
 	}
@@ -68,7 +68,7 @@ func TestHostInventory(t *testing.T) {
 	if err := update(HostInventory{Mode: InventoryDisabled}); err != nil {
 		t.Fatal(err)
 	}
-	if inv := c.Snapshot().Host("inv").Inventory; inv != nil {
+	if inv := c.Snapshot().Host("inv").Ext().Inventory; inv != nil {
 		t.Errorf("disabled: %+v", inv)
 	}
 	var n int
@@ -84,8 +84,8 @@ func TestHostInventory(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if h := c.Snapshot().Host("inv"); h.Name != "renamed" || h.Inventory != nil {
-		t.Errorf("renamed with inventory mode -1: name %q, inventory %+v", h.Name, h.Inventory)
+	if h := c.Snapshot().Host("inv"); h.Name != "renamed" || h.Ext().Inventory != nil {
+		t.Errorf("renamed with inventory mode -1: name %q, inventory %+v", h.Name, h.Ext().Inventory)
 	}
 }
 
@@ -99,7 +99,7 @@ func TestMigrateHostInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if inv := c2.Snapshot().Host("h").Inventory; inv != nil {
+	if inv := c2.Snapshot().Host("h").Ext().Inventory; inv != nil {
 		t.Errorf("after the upgrade: %+v", inv)
 	}
 	var ver int

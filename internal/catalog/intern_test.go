@@ -73,3 +73,31 @@ func TestTagListsShared(t *testing.T) {
 		t.Fatal("an empty list must stay nil")
 	}
 }
+
+// An import document's keys and names repeat on every host: normalize
+// holds each once, as Open's interner does, and never aliases the
+// document's own strings.
+func TestNormalizeSharesKeys(t *testing.T) {
+	sp := genSpec(3, 4)
+	sp.Hosts[1].Items[2].Name = "Free space"
+	sp.Hosts[2].Items[2].Name = "Free " + "space"
+	ns, err := sp.normalize(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns.hosts) != 3 {
+		t.Fatalf("%d hosts", len(ns.hosts))
+	}
+	a, b, c := ns.hosts[0].items, ns.hosts[1].items, ns.hosts[2].items
+	for i := range a {
+		if a[i].Key != c[i].Key || !sameBytes(a[i].Key, c[i].Key) {
+			t.Errorf("item %d: keys %q and %q not shared", i, a[i].Key, c[i].Key)
+		}
+		if sameBytes(a[i].Key, sp.Hosts[0].Items[i].Key) {
+			t.Errorf("item %d: key aliases the document's", i)
+		}
+	}
+	if b[2].Name != "Free space" || !sameBytes(b[2].Name, c[2].Name) {
+		t.Errorf("names %q and %q not shared", b[2].Name, c[2].Name)
+	}
+}

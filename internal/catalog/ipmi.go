@@ -131,7 +131,7 @@ func migrateIPMI() string { return ipmiSchema }
 func loadIPMI(ctx context.Context, tx *sql.Tx, hosts []Host, items []Item) error {
 	byHost := make(map[uint64]int, len(hosts))
 	for i := range hosts {
-		hosts[i].IPMI = DefaultHostIPMI
+		loadExt(&hosts[i]).IPMI = DefaultHostIPMI
 		byHost[hosts[i].ID] = i
 	}
 	err := queryEach(ctx, tx, "SELECT host_id, authtype, privilege, username, password FROM host_ipmi", func(r *sql.Rows) error {
@@ -146,7 +146,7 @@ func loadIPMI(ctx context.Context, tx *sql.Tx, hosts []Host, items []Item) error
 			return fmt.Errorf("%w: IPMI settings of unknown host %d", ErrCorrupt, id)
 		}
 		p.AuthType, p.Privilege = int8(auth), uint8(priv)
-		hosts[i].IPMI = p
+		loadExt(&hosts[i]).IPMI = p
 		return nil
 	})
 	if err != nil {

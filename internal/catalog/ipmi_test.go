@@ -23,13 +23,13 @@ func TestEditIPMI(t *testing.T) {
 		return err
 	})
 	s := c.Snapshot()
-	if got := s.Host("bmc").IPMI; got != set {
+	if got := s.Host("bmc").Ext().IPMI; got != set {
 		t.Fatalf("created IPMI %+v, want %+v", got, set)
 	}
-	if got := s.Host("plain").IPMI; got != DefaultHostIPMI {
+	if got := s.Host("plain").Ext().IPMI; got != DefaultHostIPMI {
 		t.Fatalf("created without IPMI: %+v, want the default", got)
 	}
-	if got := s.Host("h").IPMI; got != DefaultHostIPMI {
+	if got := s.Host("h").Ext().IPMI; got != DefaultHostIPMI {
 		t.Fatalf("imported host: %+v, want the default", got)
 	}
 	hid := s.Host("bmc").ID
@@ -62,7 +62,7 @@ func TestEditIPMI(t *testing.T) {
 	if got := want.Host("bmc").Item("cpu.temp").Ext().IPMISensor; got != other {
 		t.Fatalf("updated sensor %q", got)
 	}
-	if got := want.Host("bmc").IPMI; got != changed {
+	if got := want.Host("bmc").Ext().IPMI; got != changed {
 		t.Fatalf("updated IPMI %+v", got)
 	}
 	// A reopen sees the same.
@@ -73,11 +73,11 @@ func TestEditIPMI(t *testing.T) {
 	}
 	defer c2.Close()
 	got := c2.Snapshot()
-	if got.Host("bmc").IPMI != changed || got.Host("bmc").Item("cpu.temp").Ext().IPMISensor != other || got.Host("bmc").Item("trap").Ext().IPMISensor != "kept" {
-		t.Fatalf("after reopen: %+v, %q", got.Host("bmc").IPMI, got.Host("bmc").Item("cpu.temp").Ext().IPMISensor)
+	if got.Host("bmc").Ext().IPMI != changed || got.Host("bmc").Item("cpu.temp").Ext().IPMISensor != other || got.Host("bmc").Item("trap").Ext().IPMISensor != "kept" {
+		t.Fatalf("after reopen: %+v, %q", got.Host("bmc").Ext().IPMI, got.Host("bmc").Item("cpu.temp").Ext().IPMISensor)
 	}
-	if got.Host("plain").IPMI != DefaultHostIPMI {
-		t.Fatalf("after reopen, default host: %+v", got.Host("plain").IPMI)
+	if got.Host("plain").Ext().IPMI != DefaultHostIPMI {
+		t.Fatalf("after reopen, default host: %+v", got.Host("plain").Ext().IPMI)
 	}
 
 	// Refusals.

@@ -24,12 +24,12 @@ func TestItemDescription(t *testing.T) {
 	})
 	c.Close()
 	c = reopenTrig(t, path)
-	if got := c.Snapshot().Item(ids[0]).Description; got != "free space, in bytes <b>" {
+	if got := c.Snapshot().Item(ids[0]).Ext().Description; got != "free space, in bytes <b>" {
 		t.Fatalf("description after reopen: %q", got)
 	}
 	name := "renamed"
 	mustEdit(t, c, func(e *Edit) error { return e.UpdateItems([]ItemUpdate{{ID: ids[0], Name: &name}}) })
-	if got := c.Snapshot().Item(ids[0]).Description; got != "free space, in bytes <b>" {
+	if got := c.Snapshot().Item(ids[0]).Ext().Description; got != "free space, in bytes <b>" {
 		t.Fatalf("description after an update without it: %q", got)
 	}
 	desc := "now described"
@@ -40,7 +40,7 @@ func TestItemDescription(t *testing.T) {
 	}
 	c.Close()
 	c = reopenTrig(t, path)
-	if got := c.Snapshot().Item(ids[1]).Description; got != "now described" {
+	if got := c.Snapshot().Item(ids[1]).Ext().Description; got != "now described" {
 		t.Fatalf("updated description after reopen: %q", got)
 	}
 	c.Close()
@@ -49,7 +49,7 @@ func TestItemDescription(t *testing.T) {
 	c2 := reopenTrig(t, path)
 	defer c2.Close()
 	for _, id := range ids {
-		if it := c2.Snapshot().Item(id); it == nil || it.Description != "" {
+		if it := c2.Snapshot().Item(id); it == nil || it.Ext().Description != "" {
 			t.Fatalf("item %d after the 18 → 19 migration: %+v", id, it)
 		}
 	}

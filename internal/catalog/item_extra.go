@@ -34,7 +34,7 @@ func (a *Item) MutExt() *ItemExtra {
 
 // isZero reports whether every field of x is empty.
 func (x *ItemExtra) isZero() bool {
-	return x.Timeout == "" && x.SNMPOID == "" && x.Params == "" && x.TimestampPrecision == "" &&
+	return x.Description == "" && x.Timeout == "" && x.SNMPOID == "" && x.Params == "" && x.TimestampPrecision == "" &&
 		x.HTTP == nil && x.Login == nil && x.JMX == nil && x.ODBC == nil && len(x.Parameters) == 0 &&
 		x.RetryDelay == "" && x.IPMISensor == "" && x.LogTimeFmt == "" && x.UUID == "" && x.LLD == nil
 }
@@ -44,7 +44,7 @@ func (a *ItemExtra) same(b *ItemExtra) bool {
 	if a == b {
 		return true
 	}
-	return a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID && a.Params == b.Params &&
+	return a.Description == b.Description && a.Timeout == b.Timeout && a.SNMPOID == b.SNMPOID && a.Params == b.Params &&
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) &&
 		sameItemParams(a.Parameters, b.Parameters) && a.IPMISensor == b.IPMISensor &&
@@ -63,7 +63,7 @@ func (it *Item) trimExtra() {
 // scalar fields, set on many items alike (an SNMP item's OID and
 // timeout on every host of its template).
 type extraKey struct {
-	timeout, snmpOID, params, precision, retryDelay, ipmiSensor, logTimeFmt, uuid string
+	description, timeout, snmpOID, params, precision, retryDelay, ipmiSensor, logTimeFmt, uuid string
 }
 
 // extra returns an ItemExtra equal to x shared with every other item
@@ -75,7 +75,7 @@ func (in *interner) extra(x *ItemExtra) *ItemExtra {
 		c := *x
 		return &c
 	}
-	k := extraKey{x.Timeout, x.SNMPOID, x.Params, x.TimestampPrecision, x.RetryDelay, x.IPMISensor, x.LogTimeFmt, x.UUID}
+	k := extraKey{x.Description, x.Timeout, x.SNMPOID, x.Params, x.TimestampPrecision, x.RetryDelay, x.IPMISensor, x.LogTimeFmt, x.UUID}
 	if v, ok := in.extras[k]; ok {
 		return v
 	}
@@ -101,8 +101,8 @@ func (e *Edit) shareExtra(it *Item) {
 		e.pool = &strPool{}
 	}
 	p := e.pool
-	k := extraKey{x.Timeout, x.SNMPOID, x.Params, x.TimestampPrecision, x.RetryDelay, x.IPMISensor, x.LogTimeFmt, ""}
-	if len(k.params)+len(k.snmpOID) > maxPooledLen {
+	k := extraKey{x.Description, x.Timeout, x.SNMPOID, x.Params, x.TimestampPrecision, x.RetryDelay, x.IPMISensor, x.LogTimeFmt, ""}
+	if len(k.description)+len(k.params)+len(k.snmpOID) > maxPooledLen {
 		return
 	}
 	if v, ok := p.extras[k]; ok {
@@ -112,9 +112,9 @@ func (e *Edit) shareExtra(it *Item) {
 	if p.extras == nil || len(p.extras) >= maxPoolEntries {
 		p.extras = make(map[extraKey]*ItemExtra, 64)
 	}
-	c := &ItemExtra{Timeout: e.text(x.Timeout), SNMPOID: e.text(x.SNMPOID), Params: e.text(x.Params),
+	c := &ItemExtra{Description: e.text(x.Description), Timeout: e.text(x.Timeout), SNMPOID: e.text(x.SNMPOID), Params: e.text(x.Params),
 		TimestampPrecision: e.text(x.TimestampPrecision), RetryDelay: e.text(x.RetryDelay),
 		IPMISensor: e.text(x.IPMISensor), LogTimeFmt: e.text(x.LogTimeFmt)}
-	p.extras[extraKey{c.Timeout, c.SNMPOID, c.Params, c.TimestampPrecision, c.RetryDelay, c.IPMISensor, c.LogTimeFmt, ""}] = c
+	p.extras[extraKey{c.Description, c.Timeout, c.SNMPOID, c.Params, c.TimestampPrecision, c.RetryDelay, c.IPMISensor, c.LogTimeFmt, ""}] = c
 	it.Extra = c
 }

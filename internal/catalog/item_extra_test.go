@@ -10,8 +10,8 @@ import (
 // model, indexes included): a field most items leave empty belongs in
 // ItemExtra.
 func TestItemSize(t *testing.T) {
-	if s := unsafe.Sizeof(Item{}); unsafe.Sizeof(uintptr(0)) == 8 && s > 248 {
-		t.Errorf("Item takes %d bytes, want at most 248: put rarely used fields in ItemExtra", s)
+	if s := unsafe.Sizeof(Item{}); unsafe.Sizeof(uintptr(0)) == 8 && s > 232 {
+		t.Errorf("Item takes %d bytes, want at most 232: put rarely used fields in ItemExtra", s)
 	}
 }
 
@@ -23,7 +23,7 @@ func TestItemExtraShared(t *testing.T) {
 	f := newTmplFixture(t)
 	var tid, h3 uint64
 	mustEdit(t, f.c, func(e *Edit) error {
-		ids, err := e.CreateItems([]NewItem{{HostID: f.tmpl, ItemSpec: ItemSpec{Key: "slow", Type: "zabbix_agent", ValueType: "uint", Timeout: "9s"}}})
+		ids, err := e.CreateItems([]NewItem{{HostID: f.tmpl, ItemSpec: ItemSpec{Key: "slow", Type: "zabbix_agent", ValueType: "uint", Timeout: "9s", Description: "Slow check"}}})
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func TestItemExtraShared(t *testing.T) {
 	check := func(s *Snapshot, want string) {
 		t.Helper()
 		a, b := s.Host("h1").Item("slow"), s.Host("h3").Item("slow")
-		if a == nil || b == nil || a.TemplateID != tid || a.Ext().Timeout != want || b.Ext().Timeout != want {
+		if a == nil || b == nil || a.TemplateID != tid || a.Ext().Timeout != want || b.Ext().Timeout != want || b.Ext().Description != "Slow check" {
 			t.Fatalf("copies: %+v / %+v", a, b)
 		}
 		if a.Extra != b.Extra {

@@ -212,9 +212,9 @@ func (e *Edit) internItem(it *Item) {
 	if it.Extra != nil {
 		x := it.MutExt()
 		x.Timeout, x.SNMPOID, x.Params = e.str(x.Timeout), e.text(x.SNMPOID), e.text(x.Params)
+		x.Description = e.text(x.Description)
 	}
 	e.shareExtra(it)
-	it.Description = e.text(it.Description)
 	it.Preprocessing = e.steps.get(it.Preprocessing)
 	it.Tags = e.tags(it.Tags)
 }

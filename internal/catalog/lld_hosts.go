@@ -52,7 +52,7 @@ func loadHostDiscovery(ctx context.Context, tx *sql.Tx, hosts []Host) error {
 		if !ok {
 			return fmt.Errorf("%w: discovery of unknown host %d", ErrCorrupt, id)
 		}
-		hosts[i].Discovery = &d
+		loadExt(&hosts[i]).Discovery = &d
 		return nil
 	})
 	if err != nil {
@@ -90,7 +90,7 @@ func (e *Edit) discoveredIndex() map[uint64][]uint64 {
 	if e.discHosts == nil {
 		e.discHosts = map[uint64][]uint64{}
 		e.eachHost(func(h *Host) bool {
-			if d := h.Discovery; d != nil {
+			if d := h.Ext().Discovery; d != nil {
 				e.discHosts[d.RuleID] = append(e.discHosts[d.RuleID], h.ID)
 			}
 			return true
@@ -103,7 +103,7 @@ func (e *Edit) discoveredIndex() map[uint64][]uint64 {
 func (e *Edit) discoveredHosts(rule uint64) map[string]*Host {
 	out := map[string]*Host{}
 	for _, id := range e.discoveredIndex()[rule] {
-		if h := e.host(id); h != nil && h.Discovery != nil && h.Discovery.RuleID == rule {
+		if h := e.host(id); h != nil && h.Ext().Discovery != nil && h.Ext().Discovery.RuleID == rule {
 			out[h.Host] = h
 		}
 	}
@@ -147,7 +147,7 @@ func (e *Edit) applyDiscoveredHosts(rule *Item, parent *Host, r *DiscoveryResult
 		if wanted[h.ID] {
 			continue
 		}
-		d := *h.Discovery
+		d := *h.Ext().Discovery
 		switch {
 		case d.TSDelete == 0 && r.Lifetime > 0:
 			d.TSDelete = r.Now + r.Lifetime
@@ -237,7 +237,7 @@ func (e *Edit) discoverHost(rule *Item, parent *Host, dh *DiscoveredHost, cur *H
 			}
 			return 0, fmt.Sprintf("Cannot update host \"%s\": %v.", dh.Host, err), nil
 		}
-		if cur.Discovery.TSDelete != 0 {
+		if cur.Ext().Discovery.TSDelete != 0 {
 			if err := e.setHostDiscovery(id, &Discovery{RuleID: rule.ID, ProtoID: dh.ProtoID}); err != nil {
 				return 0, "", err
 			}
@@ -266,11 +266,11 @@ func (e *Edit) setHostDiscovery(id uint64, d *Discovery) error {
 	initMap(&e.hosts)
 	initMap(&e.hostName)
 	h := e.editableHost(id)
-	if h.Discovery == nil && e.discHosts != nil {
+	if h.Ext().Discovery == nil && e.discHosts != nil {
 		e.discHosts[d.RuleID] = append(e.discHosts[d.RuleID], id)
 	}
 	c := *d
-	h.Discovery = &c
+	h.MutExt().Discovery = &c
 	return nil
 }
 

@@ -29,7 +29,7 @@ func TestHostDiscoveryReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Snapshot().Host("h").Discovery; d == nil || *d != (Discovery{RuleID: 7, ProtoID: 8, TSDelete: 9}) {
+	if d := c.Snapshot().Host("h").Ext().Discovery; d == nil || *d != (Discovery{RuleID: 7, ProtoID: 8, TSDelete: 9}) {
 		t.Fatalf("in the edit's snapshot: %+v", d)
 	}
 	c.Close()
@@ -37,7 +37,7 @@ func TestHostDiscoveryReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := c2.Snapshot().Host("h").Discovery; d == nil || d.RuleID != 7 {
+	if d := c2.Snapshot().Host("h").Ext().Discovery; d == nil || d.RuleID != 7 {
 		t.Fatalf("reopened: %+v", d)
 	}
 	c2.Close()
@@ -47,7 +47,7 @@ func TestHostDiscoveryReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c3.Close()
-	if d := c3.Snapshot().Host("h").Discovery; d != nil {
+	if d := c3.Snapshot().Host("h").Ext().Discovery; d != nil {
 		t.Fatalf("migrated: %+v", d)
 	}
 }

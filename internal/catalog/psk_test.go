@@ -50,7 +50,7 @@ func TestEditHostPSK(t *testing.T) {
 	})
 	c = reloadMatches(t, c, path)
 	s := c.Snapshot()
-	if got := s.HostByID(ids[1]).TLS; got != (HostTLS{Connect: 1, Accept: 3, PSKIdentity: "PSK 001", PSK: pskB}) {
+	if got := s.HostByID(ids[1]).Ext().TLS; got != (HostTLS{Connect: 1, Accept: 3, PSKIdentity: "PSK 001", PSK: pskB}) {
 		t.Fatalf("psk-b after reopen: %+v", got)
 	}
 	if hs := s.PSKHosts("PSK 001"); len(hs) != 2 || hs[0].ID != ids[0] || hs[1].ID != ids[1] {
@@ -66,15 +66,15 @@ func TestEditHostPSK(t *testing.T) {
 	if _, ok := s.PSKKey("nobody"); ok {
 		t.Fatal("PSKKey(nobody) found a key")
 	}
-	k, ok := s.HostByID(ids[0]).TLS.PSKKey()
+	k, ok := s.HostByID(ids[0]).Ext().TLS.PSKKey()
 	if !ok || k.Identity != "PSK 001" || len(k.Secret) != 32 || k.Secret[0] != 0x1f {
 		t.Fatalf("PSKKey: %v %v", k, ok)
 	}
 	h := s.HostByID(ids[0])
 	var logged strings.Builder
-	slog.New(slog.NewTextHandler(&logged, nil)).Info("host", "tls", h.TLS, "psk", h.TLS.PSK)
-	js, _ := json.Marshal(h.TLS)
-	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s %q %x", h, h.TLS, h.TLS, h.TLS.PSK, h.TLS.PSK, h.TLS.PSK), logged.String(), string(js)} {
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("host", "tls", h.Ext().TLS, "psk", h.Ext().TLS.PSK)
+	js, _ := json.Marshal(h.Ext().TLS)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s %q %x", h, h.Ext().TLS, h.Ext().TLS, h.Ext().TLS.PSK, h.Ext().TLS.PSK, h.Ext().TLS.PSK), logged.String(), string(js)} {
 		if strings.Contains(strings.ToLower(out), pskA[:12]) {
 			t.Errorf("the key shows in %q", out)
 		}
@@ -85,7 +85,7 @@ func TestEditHostPSK(t *testing.T) {
 	mustEdit(t, c, func(e *Edit) error {
 		return e.UpdateHosts([]HostUpdate{{ID: ids[0], TLS: &HostTLSPatch{PSK: &newKey}}})
 	})
-	if got := c.Snapshot().HostByID(ids[0]).TLS; got.PSK != newKey || got.PSKIdentity != "PSK 001" {
+	if got := c.Snapshot().HostByID(ids[0]).Ext().TLS; got.PSK != newKey || got.PSKIdentity != "PSK 001" {
 		t.Fatalf("after the key changed: %+v", got)
 	}
 	one := uint8(1)
@@ -94,7 +94,7 @@ func TestEditHostPSK(t *testing.T) {
 	})
 	c = reloadMatches(t, c, path)
 	s = c.Snapshot()
-	if got := s.HostByID(ids[1]).TLS; got != DefaultHostTLS {
+	if got := s.HostByID(ids[1]).Ext().TLS; got != DefaultHostTLS {
 		t.Fatalf("psk-b after it stopped using PSK: %+v", got)
 	}
 	if hs := s.PSKHosts("PSK 001"); len(hs) != 1 || hs[0].ID != ids[0] {
@@ -138,7 +138,7 @@ func TestApplyHostPSK(t *testing.T) {
 	needPSK(t)
 	c, _ := openTemp(t)
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "a", Groups: []string{"G"}, TLS: &TLSSpec{Connect: 2, Accept: 2, PSKIdentity: "id-a", PSK: pskA}}}})
-	if got := c.Snapshot().Host("a").TLS; got != (HostTLS{Connect: 2, Accept: 2, PSKIdentity: "id-a", PSK: pskA}) {
+	if got := c.Snapshot().Host("a").Ext().TLS; got != (HostTLS{Connect: 2, Accept: 2, PSKIdentity: "id-a", PSK: pskA}) {
 		t.Fatalf("a: %+v", got)
 	}
 	_, err := c.Apply(context.Background(), Spec{Hosts: []HostSpec{{Host: "b", Groups: []string{"G"}, TLS: &TLSSpec{Connect: 2, Accept: 2, PSKIdentity: "id-b", PSK: "abc"}}}})
@@ -164,8 +164,8 @@ func TestMigrateV20HostPSK(t *testing.T) {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
 	for _, h := range c2.Snapshot().Hosts() {
-		if h.TLS.PSKIdentity != "" || h.TLS.PSK != "" {
-			t.Fatalf("host %s after the migration: %+v", h.Host, h.TLS)
+		if h.Ext().TLS.PSKIdentity != "" || h.Ext().TLS.PSK != "" {
+			t.Fatalf("host %s after the migration: %+v", h.Host, h.Ext().TLS)
 		}
 	}
 }

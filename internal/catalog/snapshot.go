@@ -99,7 +99,7 @@ func (s *Snapshot) PSKKey(identity string) (key []byte, ok bool) {
 	if len(hs) == 0 {
 		return nil, false
 	}
-	k, ok := hs[len(hs)-1].TLS.PSKKey()
+	k, ok := hs[len(hs)-1].Ext().TLS.PSKKey()
 	return k.Secret, ok
 }
 
@@ -133,11 +133,11 @@ func (s *Snapshot) PSKHosts(identity string) []*Host {
 	}
 	x.once.Do(func() {
 		for _, h := range s.hosts {
-			if h.TLS.UsesPSK() && h.TLS.PSKIdentity != "" {
+			if h.Ext().TLS.UsesPSK() && h.Ext().TLS.PSKIdentity != "" {
 				if x.m == nil {
 					x.m = map[string][]*Host{}
 				}
-				x.m[h.TLS.PSKIdentity] = append(x.m[h.TLS.PSKIdentity], h)
+				x.m[h.Ext().TLS.PSKIdentity] = append(x.m[h.Ext().TLS.PSKIdentity], h)
 			}
 		}
 		for _, hs := range x.m {
@@ -359,6 +359,7 @@ func finishHost(h *Host, items []Item, mc *macroCell) error {
 		items = nil
 	}
 	h.mc, h.items, h.table, h.deps = mc, items, nil, nil
+	h.shareHostExtra()
 	h.sorted = new(atomic.Pointer[[]*Item])
 	var masters bool
 	for i := range items {
@@ -477,11 +478,14 @@ func (h *Host) buildTable() error {
 	return nil
 }
 
-// tableSize returns the number of slots for n keys: a power of two at
-// least twice n, or 0 for none.
+// tableSize returns the number of slots for n keys: a power of two
+// above 1.5 n (at most two thirds full), or 0 for none. A host of 10
+// items has 16 slots, one cache line (issue 30: at twice n it had 32,
+// 13 bytes per item); the tags keep a probe from touching other keys'
+// items, so a fuller table costs a few slot reads within that line.
 func tableSize(n int) int {
 	if n == 0 {
 		return 0
 	}
-	return 1 << bits.Len(uint(2*n-1))
+	return 1 << bits.Len(uint(n+n/2))
 }

@@ -142,7 +142,7 @@ func derive(old *Snapshot, version uint64, groups []Group, pc *partChange, tmpl 
 		if oh == nil {
 			continue
 		}
-		psk = psk || oh.TLS.UsesPSK()
+		psk = psk || oh.Ext().TLS.UsesPSK()
 		hbn.del(oh.Host)
 		hbi.del(id)
 		for j := range oh.Interfaces {
@@ -154,7 +154,7 @@ func derive(old *Snapshot, version uint64, groups []Group, pc *partChange, tmpl 
 		nItems -= len(oh.items)
 	}
 	for _, h := range made {
-		psk = psk || h.TLS.UsesPSK()
+		psk = psk || h.Ext().TLS.UsesPSK()
 		if hbn.get(h.Host) != nil {
 			return nil, fmt.Errorf("%w: duplicate host %q", ErrCorrupt, h.Host)
 		}

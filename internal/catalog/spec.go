@@ -491,11 +491,14 @@ func (s Spec) normalize(keep bool, ck *checks) (normSpec, error) {
 			}
 			keyAt[is.Key] = ii
 			if keep {
-				it.Key = strings.Clone(it.Key)
+				// Keys and names repeat on every host of the document
+				// (as on every host a template made them on): held once,
+				// as Open's interner holds them.
+				it.Key = str(it.Key)
 				if it.Name == is.Key {
 					it.Name = it.Key
 				} else {
-					it.Name = strings.Clone(it.Name)
+					it.Name = str(it.Name)
 				}
 				it.Units, it.Delay, it.History, it.Trends = str(it.Units), str(it.Delay), str(it.History), str(it.Trends)
 				if it.Extra != nil {
@@ -590,9 +593,8 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 		Trends:        is.Trends,
 		Type:          Trapper,
 		ValueType:     history.Float,
-		Description:   is.Description,
 		Preprocessing: normSteps(is.Preprocessing, ip+".preprocessing", el),
-		Extra:         &ItemExtra{TimestampPrecision: is.TimestampPrecision, Params: is.Params},
+		Extra:         &ItemExtra{Description: is.Description, TimestampPrecision: is.TimestampPrecision, Params: is.Params},
 	}
 	if err := checkText(is.Description, maxItemDescLen); err != nil {
 		el.add(ip+".description", err)

@@ -280,17 +280,19 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	hostIdx := map[uint64]int{}
 	err = queryEach(ctx, tx, "SELECT id, host, name, status, tls_connect, tls_accept, tls_issuer, tls_subject, tls_psk_identity, tls_psk, description, uuid FROM hosts", func(r *sql.Rows) error {
 		var h Host
+		x := new(HostExtra) // the host's own while it loads (loadExt)
 		var status, conn, accept int64
 		var psk string
-		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &h.TLS.Issuer, &h.TLS.Subject, &h.TLS.PSKIdentity, &psk, &h.Description, &h.UUID); err != nil {
+		if err := r.Scan(&h.ID, &h.Host, &h.Name, &status, &conn, &accept, &x.TLS.Issuer, &x.TLS.Subject, &x.TLS.PSKIdentity, &psk, &h.Description, &x.UUID); err != nil {
 			return err
 		}
-		h.TLS.PSK = zbxpsk.Secret(psk)
+		x.TLS.PSK = zbxpsk.Secret(psk)
 		h.IsTemplate = status == statusTemplate
-		h.TLS.Connect, h.TLS.Accept = uint8(conn), uint8(accept)
-		if err := h.TLS.Check(); err != nil {
+		x.TLS.Connect, x.TLS.Accept = uint8(conn), uint8(accept)
+		if err := x.TLS.Check(); err != nil {
 			return fmt.Errorf("%w: host %d: %v", ErrCorrupt, h.ID, err)
 		}
+		h.Extra = x
 		h.Enabled = status == 0 || h.IsTemplate
 		hostIdx[h.ID] = len(hosts)
 		hosts = append(hosts, h)
@@ -377,7 +379,7 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 			steps                                string
 			inv                                  int64
 		)
-		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &x.Params, &steps, &x.SNMPOID, &x.RetryDelay, &it.ValueMapID, &it.Description, &it.TemplateID, &x.UUID, &inv); err != nil {
+		if err := r.Scan(&it.ID, &it.HostID, &it.Key, &it.Name, &typ, &vt, &units, &delay, &hs, &trs, &status, &it.InterfaceID, &timeout, &prec, &it.MasterItemID, &x.Params, &steps, &x.SNMPOID, &x.RetryDelay, &it.ValueMapID, &x.Description, &it.TemplateID, &x.UUID, &inv); err != nil {
 			return err
 		}
 		if steps != "" {
@@ -398,7 +400,7 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		// Keys, names and texts repeat on every host a template or
 		// prototype made them on: hold each once (intern.go).
 		it.Key, it.Name = in.text(it.Key), in.text(it.Name)
-		it.Description, x.Params, x.SNMPOID = in.text(it.Description), in.text(x.Params), in.text(x.SNMPOID)
+		x.Description, x.Params, x.SNMPOID = in.text(x.Description), in.text(x.Params), in.text(x.SNMPOID)
 		it.Units, it.Delay, x.Timeout = in.str(units), in.str(delay), in.str(timeout)
 		var err error
 		if it.History, it.HistorySeconds, err = in.period(hs, minHistorySeconds); err != nil {

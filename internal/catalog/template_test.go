@@ -91,7 +91,7 @@ func TestTemplatesApartFromHosts(t *testing.T) {
 	f := newTmplFixture(t)
 	s := f.c.Snapshot()
 	tm := s.Template(f.tmpl)
-	if tm == nil || !tm.IsTemplate || tm.Name != "Template T" || len(tm.UUID) != 32 || tm.ItemCount() != 3 {
+	if tm == nil || !tm.IsTemplate || tm.Name != "Template T" || len(tm.Ext().UUID) != 32 || tm.ItemCount() != 3 {
 		t.Fatalf("template: %+v", tm)
 	}
 	if s.HostByID(f.tmpl) != nil || s.Host("T") != nil || s.Lookup("T", "agent.ping") != nil || s.Item(f.ping) != nil ||
@@ -364,7 +364,7 @@ func TestMigrateTemplates(t *testing.T) {
 	s := c2.Snapshot()
 	base, web := s.TemplateByName("Base"), s.TemplateByName("web-01 template")
 	db := s.Host("switch 1")
-	if base == nil || web == nil || base.ID >= big || web.ID != base.ID+1 || base.ID <= s.Host("web-01").ID || len(base.UUID) != 32 || base.UUID[12] != '4' {
+	if base == nil || web == nil || base.ID >= big || web.ID != base.ID+1 || base.ID <= s.Host("web-01").ID || len(base.Ext().UUID) != 32 || base.Ext().UUID[12] != '4' {
 		t.Fatalf("migrated templates: %+v %+v", base, web)
 	}
 	if !slices.Equal(s.LinkedTemplates(web.ID), []uint64{base.ID}) || !slices.Equal(s.LinkedTemplates(db.ID), []uint64{web.ID}) {
@@ -447,7 +447,7 @@ zabbix_export:
 	}
 	s := c.Snapshot()
 	tm := s.TemplateByName("App")
-	if tm == nil || tm.UUID != "1b0b4b7f1a3a4e6c8a5b2f3d4c5e6f70" || tm.Name != "App by Zabbix agent" || tm.Description != "An application." ||
+	if tm == nil || tm.Ext().UUID != "1b0b4b7f1a3a4e6c8a5b2f3d4c5e6f70" || tm.Name != "App by Zabbix agent" || tm.Description != "An application." ||
 		len(tm.GroupIDs) != 1 || s.GroupByID(tm.GroupIDs[0]).Name != "Templates/Applications" || len(tm.Tags) != 1 {
 		t.Fatalf("template: %+v", tm)
 	}

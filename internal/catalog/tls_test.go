@@ -13,7 +13,7 @@ func TestMigrateV4TLS(t *testing.T) {
 	c, path := openTemp(t)
 	mustApply(t, c, testSpec())
 	want := c.Snapshot()
-	if got := want.Host("web-01").TLS; got != DefaultHostTLS {
+	if got := want.Host("web-01").Ext().TLS; got != DefaultHostTLS {
 		t.Fatalf("imported host TLS %+v, want the default", got)
 	}
 	c.Close()
@@ -26,7 +26,7 @@ func TestMigrateV4TLS(t *testing.T) {
 	if d := diffMigrated(want, c2.Snapshot()); d != "" {
 		t.Fatalf("migrated snapshot differs:\n%s", d)
 	}
-	if got := c2.Snapshot().Host("web-01").TLS; got != DefaultHostTLS {
+	if got := c2.Snapshot().Host("web-01").Ext().TLS; got != DefaultHostTLS {
 		t.Fatalf("migrated host TLS %+v, want the default", got)
 	}
 	var ver int
@@ -48,17 +48,17 @@ func TestEditHostTLS(t *testing.T) {
 		return err
 	})
 	s := c.Snapshot()
-	if got := s.Host("secure").TLS; got != certOnly {
+	if got := s.Host("secure").Ext().TLS; got != certOnly {
 		t.Fatalf("created TLS %+v, want %+v", got, certOnly)
 	}
-	if got := s.Host("plain").TLS; got != DefaultHostTLS {
+	if got := s.Host("plain").Ext().TLS; got != DefaultHostTLS {
 		t.Fatalf("created without TLS: %+v, want the default", got)
 	}
 	both := HostTLS{Connect: 1, Accept: 5}
 	mustEdit(t, c, func(e *Edit) error {
 		return e.UpdateHosts([]HostUpdate{{ID: s.Host("plain").ID, TLS: SetTLS(both)}})
 	})
-	if got := c.Snapshot().Host("plain").TLS; got != both {
+	if got := c.Snapshot().Host("plain").Ext().TLS; got != both {
 		t.Fatalf("updated TLS %+v, want %+v", got, both)
 	}
 	// A patch of one field keeps the others.
@@ -66,14 +66,14 @@ func TestEditHostTLS(t *testing.T) {
 	mustEdit(t, c, func(e *Edit) error {
 		return e.UpdateHosts([]HostUpdate{{ID: s.Host("secure").ID, TLS: &HostTLSPatch{Subject: &subj}}})
 	})
-	if got, want := c.Snapshot().Host("secure").TLS, (HostTLS{Connect: 4, Accept: 4, Issuer: "CN=CA", Subject: "CN=other"}); got != want {
+	if got, want := c.Snapshot().Host("secure").Ext().TLS, (HostTLS{Connect: 4, Accept: 4, Issuer: "CN=CA", Subject: "CN=other"}); got != want {
 		t.Fatalf("patched TLS %+v, want %+v", got, want)
 	}
 	certOnly.Subject = subj
 	// A re-import of the spec leaves the settings alone.
 	mustApply(t, c, Spec{Hosts: []HostSpec{{Host: "h", Groups: []string{"G"}}, {Host: "secure", Groups: []string{"G"}}}})
 	want := c.Snapshot()
-	if got := want.Host("secure").TLS; got != certOnly {
+	if got := want.Host("secure").Ext().TLS; got != certOnly {
 		t.Fatalf("TLS after a re-import %+v", got)
 	}
 	c.Close()
@@ -117,10 +117,10 @@ func TestApplyHostTLS(t *testing.T) {
 	}}
 	mustApply(t, c, spec)
 	s := c.Snapshot()
-	if got, want := s.Host("a").TLS, (HostTLS{Connect: 4, Accept: 4, Subject: "CN=a"}); got != want {
+	if got, want := s.Host("a").Ext().TLS, (HostTLS{Connect: 4, Accept: 4, Subject: "CN=a"}); got != want {
 		t.Fatalf("a: %+v, want %+v", got, want)
 	}
-	if got := s.Host("b").TLS; got != DefaultHostTLS {
+	if got := s.Host("b").Ext().TLS; got != DefaultHostTLS {
 		t.Fatalf("b: %+v", got)
 	}
 	// b gets settings (accept only: connect takes its default); a's
@@ -131,10 +131,10 @@ func TestApplyHostTLS(t *testing.T) {
 		t.Fatalf("result %+v, want one host updated", res)
 	}
 	want := c.Snapshot()
-	if got := want.Host("a").TLS; got.Connect != 4 || got.Subject != "CN=a" {
+	if got := want.Host("a").Ext().TLS; got.Connect != 4 || got.Subject != "CN=a" {
 		t.Fatalf("a after an import without tls: %+v", got)
 	}
-	if got := want.Host("b").TLS; got != (HostTLS{Connect: 1, Accept: 5}) {
+	if got := want.Host("b").Ext().TLS; got != (HostTLS{Connect: 1, Accept: 5}) {
 		t.Fatalf("b: %+v", got)
 	}
 	spec.Hosts[1].TLS = &TLSSpec{Connect: 3}

@@ -179,25 +179,18 @@ type Host struct {
 	// Interfaces are the host's interfaces sorted by ID (Zabbix host
 	// interfaces: where polled checks connect to).
 	Interfaces []Interface
-	// TLS is the host's encryption settings (Zabbix's tls_* fields).
-	TLS HostTLS
 	// Description is the host's description (set through the API, left
 	// alone by Apply).
 	Description string
-	// IPMI is the host's IPMI settings (see HostIPMI; set through the
-	// API, left alone by Apply).
-	IPMI HostIPMI
 	// ProxyID is the proxy that monitors the host (Zabbix's
 	// proxy_hostid; 0: the server itself; proxy.go).
 	ProxyID uint64
-	// Inventory is the host's inventory; nil: disabled (host_inventory.go).
-	Inventory *HostInventory
-	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
-	// an export matches templates by); "" for hosts.
-	UUID string
-	// Discovery links a discovered host (Zabbix's flags 4) to the rule
-	// and host prototype that made it (lld_hosts.go); nil otherwise.
-	Discovery *Discovery
+	// Extra holds the host's encryption and IPMI settings, inventory,
+	// UUID and discovery link (HostExtra), nil when all are zero. Hosts
+	// of one snapshot and of successive snapshots may share one (every
+	// host with Zabbix's defaults shares one): never write through it,
+	// use MutExt.
+	Extra *HostExtra
 
 	mc    *macroCell // the user macros of the snapshots holding this host
 	items []Item     // this host's items, in no particular order
@@ -209,6 +202,24 @@ type Host struct {
 	// at build (sorting every host's keys took a third of a
 	// million-item build, and most hosts are never listed).
 	sorted *atomic.Pointer[[]*Item]
+}
+
+// HostExtra is the part of a Host that most hosts leave at Zabbix's
+// defaults (issue 30: the heap per item; see Host.Extra).
+type HostExtra struct {
+	// TLS is the host's encryption settings (Zabbix's tls_* fields).
+	TLS HostTLS
+	// IPMI is the host's IPMI settings (see HostIPMI; set through the
+	// API, left alone by Apply).
+	IPMI HostIPMI
+	// Inventory is the host's inventory; nil: disabled (host_inventory.go).
+	Inventory *HostInventory
+	// UUID is a template's uuid (Zabbix's 32 hexadecimal digits, what
+	// an export matches templates by); "" for hosts.
+	UUID string
+	// Discovery links a discovered host (Zabbix's flags 4) to the rule
+	// and host prototype that made it (lld_hosts.go); nil otherwise.
+	Discovery *Discovery
 }
 
 // Item returns the host's item with exactly the given key, or nil. It does
@@ -307,9 +318,6 @@ type Item struct {
 	// ValueMapID is the value map of the item's host that its values are
 	// shown through (Snapshot.ValueMap), 0 for none.
 	ValueMapID uint64
-	// Description is the item's description (Zabbix's, up to 65,535
-	// characters), "" for none.
-	Description string
 	// Tags are the item's tags (Zabbix 6.0's item tags) in their order,
 	// nil for none; no (tag, value) pair twice. Problems of the item's
 	// triggers carry them (package trigger).
@@ -330,6 +338,10 @@ type Item struct {
 
 // ItemExtra is the part of an Item most items leave empty (see Item).
 type ItemExtra struct {
+	// Description is the item's description (Zabbix's, up to 65,535
+	// characters), "" for none. The copies of a template item share
+	// it with their ItemExtra.
+	Description string
 	// Timeout is the per-check timeout as configured ("3s"); "" means the
 	// server's default.
 	Timeout string
@@ -397,7 +409,7 @@ func (a *Item) sameConfig(b *Item) bool {
 		a.History == b.History && a.Trends == b.Trends && a.Type == b.Type &&
 		a.ValueType == b.ValueType && a.Enabled == b.Enabled &&
 		a.InterfaceID == b.InterfaceID && a.MasterItemID == b.MasterItemID && sameSteps(a.Preprocessing, b.Preprocessing) &&
-		slices.Equal(a.Tags, b.Tags) && a.Description == b.Description &&
+		slices.Equal(a.Tags, b.Tags) &&
 		a.TemplateID == b.TemplateID && a.InventoryLink == b.InventoryLink &&
 		a.Discovery.equal(b.Discovery) && a.Ext().same(b.Ext())
 }

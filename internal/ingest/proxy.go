@@ -256,7 +256,7 @@ func (s *Server) findProxy(cs *connState, kind, name, remote string) (*catalog.S
 	if p.Address != "" && !addressAllowed(p.Address, remote) {
 		return nil, nil, s.proxyRefuse(kind, "bad_address", remote, fmt.Sprintf("connection of proxy %q from an address not in its proxy_address", p.Name))
 	}
-	h := &catalog.Host{Host: p.Name, TLS: p.TLS}
+	h := &catalog.Host{Host: p.Name, Extra: &catalog.HostExtra{TLS: p.TLS}}
 	if err := s.allowed(h, &cs.peer, remote); err != nil {
 		return nil, nil, s.proxyRefuse(kind, "tls_refused", remote, err.Error())
 	}

@@ -75,8 +75,8 @@ func ProxyConfig(snap *catalog.Snapshot, p *catalog.Proxy, logpos LogPositionSto
 		if h.Enabled {
 			status = 0
 		}
-		t["hosts"].Data = append(t["hosts"].Data, []any{h.ID, h.Host, status, h.IPMI.AuthType, h.IPMI.Privilege, h.IPMI.Username, h.IPMI.Password, h.Name,
-			h.TLS.Connect, h.TLS.Accept, h.TLS.Issuer, h.TLS.Subject, h.TLS.PSKIdentity, string(h.TLS.PSK)})
+		t["hosts"].Data = append(t["hosts"].Data, []any{h.ID, h.Host, status, h.Ext().IPMI.AuthType, h.Ext().IPMI.Privilege, h.Ext().IPMI.Username, h.Ext().IPMI.Password, h.Name,
+			h.Ext().TLS.Connect, h.Ext().TLS.Accept, h.Ext().TLS.Issuer, h.Ext().TLS.Subject, h.Ext().TLS.PSKIdentity, string(h.Ext().TLS.PSK)})
 		for _, ifc := range h.Interfaces {
 			t["interface"].Data = append(t["interface"].Data, []any{ifc.ID, h.ID, b2i(ifc.Main), int(ifc.Type), b2i(ifc.UseIP), ifc.IP, ifc.DNS, ifc.Port, 0})
 			if ifc.Type == catalog.InterfaceSNMP {

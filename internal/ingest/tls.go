@@ -159,12 +159,12 @@ func (s *Server) pskHostNames(identity string) string {
 func (s *Server) allowed(h *catalog.Host, peer *zbxtls.Peer, remote string) error {
 	// The common case first, without building anything: a plain
 	// connection for a host that accepts plain ones.
-	if peer.Type == zbxtls.Unencrypted && h.TLS.Accept&zbxtls.Unencrypted != 0 {
+	if peer.Type == zbxtls.Unencrypted && h.Ext().TLS.Accept&zbxtls.Unencrypted != 0 {
 		return nil
 	}
-	p := zbxtls.Policy{Accept: int(h.TLS.Accept), Issuer: h.TLS.Issuer, Subject: h.TLS.Subject}
+	p := zbxtls.Policy{Accept: int(h.Ext().TLS.Accept), Issuer: h.Ext().TLS.Issuer, Subject: h.Ext().TLS.Subject}
 	if peer.Type == zbxtls.PSK {
-		if k, ok := h.TLS.PSKKey(); ok {
+		if k, ok := h.Ext().TLS.PSKKey(); ok {
 			p.PSKIdentity, p.PSK = k.Identity, k.Secret
 		}
 	}

@@ -70,7 +70,7 @@ func TestDiscoveredHosts(t *testing.T) {
 	if a == nil || s.Host("vm-b") == nil {
 		t.Fatal("hosts vm-a and vm-b not discovered")
 	}
-	if a.Name != "VM a" || a.Discovery == nil || a.Discovery.RuleID != rule || !a.Enabled {
+	if a.Name != "VM a" || a.Ext().Discovery == nil || a.Ext().Discovery.RuleID != rule || !a.Enabled {
 		t.Errorf("vm-a: %+v", a)
 	}
 	if len(a.GroupIDs) != 2 || len(a.Interfaces) != 1 || a.Interfaces[0].IP != "127.0.0.1" {
@@ -94,7 +94,7 @@ func TestDiscoveredHosts(t *testing.T) {
 	// b lost: kept for the lifetime, then deleted.
 	eng.Apply(ctx, []lld.Value{{RuleID: rule, Value: `[{"{#NAME}":"a","{#POOL}":"p1"}]`}})
 	b := cat.Snapshot().Host("vm-b")
-	if b == nil || b.Discovery.TSDelete != now.Unix()+3600 {
+	if b == nil || b.Ext().Discovery.TSDelete != now.Unix()+3600 {
 		t.Fatalf("lost vm-b: %+v", b)
 	}
 	now = now.Add(2 * time.Hour)

@@ -158,8 +158,8 @@ func TestIntegrationAutoregistrationPSK(t *testing.T) {
 		HostMetadata: "linux-ar", Extra: []string{"TLSConnect=psk", "TLSPSKIdentity=ar-psk", "TLSPSKFile=" + bad}})
 	testutil.StartActiveAgent(t, testutil.Agentd, testutil.ActiveAgentOptions{ServerActive: addr, Hostname: "ar-plain", HostMetadata: "linux-ar"})
 	h := waitCollecting(t, s, "ar-psk-good", group, tmpl)
-	if h.TLS.Connect != 2 || h.TLS.Accept != 2 || h.TLS.PSKIdentity != "ar-psk" || string(h.TLS.PSK) != key {
-		t.Fatalf("ar-psk-good TLS: connect %d accept %d identity %q", h.TLS.Connect, h.TLS.Accept, h.TLS.PSKIdentity)
+	if h.Ext().TLS.Connect != 2 || h.Ext().TLS.Accept != 2 || h.Ext().TLS.PSKIdentity != "ar-psk" || string(h.Ext().TLS.PSK) != key {
+		t.Fatalf("ar-psk-good TLS: connect %d accept %d identity %q", h.Ext().TLS.Connect, h.Ext().TLS.Accept, h.Ext().TLS.PSKIdentity)
 	}
 	waitFor(t, func() string { return "refusals not counted" }, func() bool {
 		return s.metricValue(t, `peregrine_trapper_bad_requests_total{reason="tls_psk_wrong_key"}`) >= "1" &&

@@ -45,17 +45,17 @@ func agentTLS(cat *catalog.Catalog, m *zbxtls.Material) func(uint64) (agent.Secu
 		if h == nil {
 			return agent.Security{}, nil
 		}
-		switch h.TLS.Connect {
+		switch h.Ext().TLS.Connect {
 		case zbxtls.Cert:
 			if m == nil {
 				return agent.Security{}, fmt.Errorf("host %q has tls_connect 4 (certificate): %w", h.Host, zbxtls.ErrNotConfigured)
 			}
-			return agent.Security{Cert: m.ClientConfig(h.TLS.Issuer, h.TLS.Subject)}, nil
+			return agent.Security{Cert: m.ClientConfig(h.Ext().TLS.Issuer, h.Ext().TLS.Subject)}, nil
 		case zbxtls.PSK:
 			if !zbxpsk.Available {
 				return agent.Security{}, fmt.Errorf("host %q has tls_connect 2: %w", h.Host, zbxpsk.ErrUnavailable)
 			}
-			k, ok := h.TLS.PSKKey()
+			k, ok := h.Ext().TLS.PSKKey()
 			if !ok {
 				return agent.Security{}, fmt.Errorf("host %q has tls_connect 2 (PSK) without a valid tls_psk_identity and tls_psk", h.Host)
 			}
@@ -74,7 +74,7 @@ func logPSK(log *slog.Logger, snap *catalog.Snapshot) {
 	}
 	n := 0
 	for _, h := range snap.Hosts() {
-		if h.TLS.UsesPSK() {
+		if h.Ext().TLS.UsesPSK() {
 			n++
 		}
 	}

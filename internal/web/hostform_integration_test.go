@@ -83,7 +83,7 @@ func TestIntegrationBrowserHostForm(t *testing.T) {
 				secret = m.Value
 			}
 		}
-		return secret, h.TLS.PSKIdentity, string(h.TLS.PSK) == psk
+		return secret, h.Ext().TLS.PSKIdentity, string(h.Ext().TLS.PSK) == psk
 	}
 	if sec, id, ok := stored(); sec != "hidden" || id != "hf-id" || !ok {
 		t.Fatalf("stored secret %q, PSK identity %q, PSK as typed %v", sec, id, ok)

@@ -46,7 +46,7 @@ func (s *items) add(id uint64, key, sensor string, ipmi catalog.HostIPMI) {
 	if s.m == nil {
 		s.m = map[uint64]*catalog.Item{}
 	}
-	s.m[id] = &catalog.Item{ID: id, Key: key, Type: catalog.IPMI, Host: &catalog.Host{ID: 1, Host: "bmc", IPMI: ipmi}, Extra: &catalog.ItemExtra{IPMISensor: sensor}}
+	s.m[id] = &catalog.Item{ID: id, Key: key, Type: catalog.IPMI, Host: &catalog.Host{ID: 1, Host: "bmc", Extra: &catalog.HostExtra{IPMI: ipmi}}, Extra: &catalog.ItemExtra{IPMISensor: sensor}}
 }
 
 func (s *items) get(id uint64) *catalog.Item {

@@ -137,7 +137,7 @@ func (c *Checker) check(ctx context.Context, ch *poll.Check) *poll.Result {
 	if it == nil || it.Host == nil {
 		return fail(poll.NotSupported, "the item is no longer in the configuration")
 	}
-	k, err := keyOf(ch.Addr, it.Host.IPMI)
+	k, err := keyOf(ch.Addr, it.Host.Ext().IPMI)
 	if err != nil {
 		return fail(poll.NotSupported, "%v", err)
 	}
