@@ -236,7 +236,7 @@ func TestIntegrationBrowserHostMass(t *testing.T) {
 	ipmi := func() (string, string) {
 		ho := getOne(t, base, token, "host", map[string]any{"hostids": []string{b}, "output": []string{"ipmi_authtype", "ipmi_privilege", "ipmi_username", "ipmi_password"}})
 		h := s.Catalog.Snapshot().Host("mass-b")
-		return js(ho), h.IPMI.Password
+		return js(ho), h.Ext().IPMI.Password
 	}
 	if got, pw := ipmi(); shown != "" || !strings.Contains(got, `"ipmi_authtype":"2","ipmi_password":"","ipmi_privilege":"4","ipmi_username":"admin"`) || pw != "pw-1" {
 		t.Fatalf("IPMI saved: %s, stored password %q, error %q", got, pw, shown)
