@@ -38,9 +38,10 @@ const stripes = 64
 // is safe for concurrent use: IDs are striped over stripes locks,
 // there is no global lock.
 //
-// It is not persisted: after a restart every item is normal and every
-// interface unknown (Available 0) until it is checked again, which is
-// also what Zabbix shows for an interface not yet checked. Only items
+// It is not persisted here (a cluster node copies it to PostgreSQL,
+// pg.go): after a restart every item is normal and every interface
+// unknown (Available 0) until it is checked again, which is also what
+// Zabbix shows for an interface not yet checked. Only items
 // that are not supported and interfaces that were checked take memory;
 // a normal item has no entry.
 type Registry struct {
@@ -235,4 +236,91 @@ func (r *Registry) Prune(keepItem, keepIface func(id uint64) bool) (items, iface
 		st.mu.Unlock()
 	}
 	return items, ifaces
+}
+
+// Items returns a copy of every recorded item state (the items that are
+// not supported, and those with an error), one stripe lock at a time.
+func (r *Registry) Items() map[uint64]Item {
+	out := map[uint64]Item{}
+	for i := range r.items {
+		st := &r.items[i]
+		st.mu.RLock()
+		for id, s := range st.m {
+			out[id] = s
+		}
+		st.mu.RUnlock()
+	}
+	return out
+}
+
+// Availabilities returns a copy of every recorded interface
+// availability, one stripe lock at a time.
+func (r *Registry) Availabilities() map[uint64]Availability {
+	out := map[uint64]Availability{}
+	for i := range r.ifaces {
+		st := &r.ifaces[i]
+		st.mu.RLock()
+		for id, a := range st.m {
+			out[id] = a
+		}
+		st.mu.RUnlock()
+	}
+	return out
+}
+
+// Restore records states and availabilities read back from a copy
+// (package itemstate's PostgreSQL rows) without telling OnChange or
+// counting NotSupportedTotal: they are not new checks. With replace,
+// every entry not in items or ifaces is dropped (a follower's registry
+// becomes the copy); without it, only IDs that have no entry yet are
+// set (a node taking over keeps what its own checks already found).
+func (r *Registry) Restore(items map[uint64]Item, ifaces map[uint64]Availability, replace bool) {
+	var its [stripes]map[uint64]Item
+	var ifs [stripes]map[uint64]Availability
+	for id, s := range items {
+		if !s.NotSupported && s.Error == "" {
+			continue
+		}
+		k := id & (stripes - 1)
+		if its[k] == nil {
+			its[k] = map[uint64]Item{}
+		}
+		its[k][id] = s
+	}
+	for id, a := range ifaces {
+		k := id & (stripes - 1)
+		if ifs[k] == nil {
+			ifs[k] = map[uint64]Availability{}
+		}
+		ifs[k][id] = a
+	}
+	// One lock per stripe: a reader sees a stripe before or after, never
+	// emptied.
+	for i := range r.items {
+		st := &r.items[i]
+		st.mu.Lock()
+		if replace {
+			clear(st.m)
+		}
+		for id, s := range its[i] {
+			if _, ok := st.m[id]; !ok {
+				st.m[id] = s
+			}
+		}
+		st.n.Store(int64(len(st.m)))
+		st.mu.Unlock()
+	}
+	for i := range r.ifaces {
+		st := &r.ifaces[i]
+		st.mu.Lock()
+		if replace {
+			clear(st.m)
+		}
+		for id, a := range ifs[i] {
+			if _, ok := st.m[id]; !ok {
+				st.m[id] = a
+			}
+		}
+		st.mu.Unlock()
+	}
 }

@@ -133,8 +133,9 @@
 // answering, ha.Open's refusals) and registers the node as standby,
 // binding only the HTTP port. A standby serves the API and UI for reads
 // from the cluster's stores opened without writing (the catalog, users,
-// events, services, alert and audit logs from PostgreSQL, history and
-// last values from ClickHouse), followed every standbyPoll (2 s), asks
+// events, services, alert and audit logs, item states and interface
+// availabilities from PostgreSQL, history and last values from
+// ClickHouse), followed every standbyPoll (2 s), asks
 // the active node's trapper for its queue, lets a user log out (the
 // session's row deleted unfenced, the audit record handed to the active
 // node by a PostgreSQL notification), and refuses changes naming the

@@ -49,11 +49,18 @@ func TestIntegrationHANodeChild(t *testing.T) {
 	if env == "" {
 		t.Skip("run by TestIntegrationHANodeFailover")
 	}
-	var a struct{ DSN, CH, Dir, Name, Trapper, HTTP string }
+	var a struct{ DSN, CH, Dir, Name, Trapper, HTTP, Unreachable string }
 	if err := json.Unmarshal([]byte(env), &a); err != nil {
 		t.Fatal(err)
 	}
 	cfg := haNodeConfig(a.DSN, a.CH, a.Dir, a.Name, a.Trapper, a.HTTP, 10*time.Second)
+	if a.Unreachable != "" { // haChild.unreachable
+		d, err := time.ParseDuration(a.Unreachable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Poll.UnreachablePeriod, cfg.Poll.UnreachableDelay = config.Duration(d), config.Duration(d)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +97,10 @@ func freeAddrs(t *testing.T, n int) []string {
 type haChild struct {
 	name, dir, trapper, http string
 	cmd                      *exec.Cmd
+	// unreachable, when set, is the node's poll.unreachable_period and
+	// unreachable_delay (an interface unavailable after two failed
+	// checks that far apart, not 45 s).
+	unreachable time.Duration
 }
 
 var processedRe = regexp.MustCompile(`processed: (\d+); failed: (\d+)`)
@@ -435,7 +446,11 @@ func clickhouseValues(t *testing.T, chURL string, itemID uint64) map[int]int {
 // set), and the process is killed when the test ends.
 func startHAChild(t *testing.T, n *haChild, dsn, ch string) {
 	t.Helper()
-	env, _ := json.Marshal(map[string]string{"DSN": dsn, "CH": ch, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http})
+	e := map[string]string{"DSN": dsn, "CH": ch, "Dir": n.dir, "Name": n.name, "Trapper": n.trapper, "HTTP": n.http}
+	if n.unreachable > 0 {
+		e["Unreachable"] = n.unreachable.String()
+	}
+	env, _ := json.Marshal(e)
 	n.cmd = exec.Command(os.Args[0], "-test.run=^TestIntegrationHANodeChild$", "-test.v")
 	n.cmd.Env = append(os.Environ(), "PEREGRINE_HANODE_CHILD="+string(env))
 	logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/http"
 	"time"
@@ -13,18 +14,21 @@ import (
 	"github.com/peregrine-mon/peregrine/internal/catalog"
 	"github.com/peregrine-mon/peregrine/internal/event"
 	"github.com/peregrine-mon/peregrine/internal/history/clickhouse"
+	"github.com/peregrine-mon/peregrine/internal/itemstate"
 	"github.com/peregrine-mon/peregrine/internal/jsvm"
 	"github.com/peregrine-mon/peregrine/internal/pglog"
 	"github.com/peregrine-mon/peregrine/internal/selfmon"
 	"github.com/peregrine-mon/peregrine/internal/service"
 	"github.com/peregrine-mon/peregrine/internal/sqlitedb"
 	"github.com/peregrine-mon/peregrine/internal/trigger"
+
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // A standby's reads (issue 31 item 2, docs/ha.md): the API and UI of a
 // standby node serve reads from the cluster's stores, opened without
-// writing — the catalog, users, events, services, alert and audit logs
-// from PostgreSQL, history and last values from ClickHouse
+// writing — the catalog, users, events, services, alert and audit logs,
+// item states and interface availabilities from PostgreSQL, history and last values from ClickHouse
 // (hanode_standby_api.go), the queue asked of the active node
 // (hanode_queue.go) — serve logouts (hanode_logout.go) and refuse
 // changes with a text naming the active node. Every standbyPoll the
@@ -43,6 +47,12 @@ type standbyReads struct {
 	alerts   *alert.Follower
 	audit    *audit.Log
 	hist     *clickhouse.Store
+	// states are the active node's item states and interface
+	// availabilities, read from PostgreSQL (itemstate.Writer's rows)
+	// through db.
+	states   *itemstate.Registry
+	statesPG *itemstate.Follower
+	db       *sql.DB
 	js       *jsvm.Pool
 	api      *api.Server
 }
@@ -88,6 +98,14 @@ func (s *Server) openStandbyReads(ctx context.Context) (_ *standbyReads, err err
 		Retention: auditRetention, MaxRecords: s.cfg.Audit.MaxRecords, Logger: s.log.With("component", "audit")}); err != nil {
 		return nil, err
 	}
+	r.db = stdlib.OpenDBFromPool(s.node.Pool())
+	r.states = itemstate.New()
+	if r.statesPG, err = itemstate.NewFollower(r.db, "", r.states); err != nil {
+		return nil, err
+	}
+	// Not there yet (an active node of an older version): every item
+	// shown supported, and reload says why until it is.
+	_, _ = r.statesPG.Follow(ctx)
 	chc := s.cfg.History.ClickHouse
 	tc, err := clickhouseTLS(chc.TLS)
 	if err != nil {
@@ -107,7 +125,8 @@ func (s *Server) openStandbyReads(ctx context.Context) (_ *standbyReads, err err
 	cfg := s.cfg
 	refuse := func() error { return apiText(s.standbyText(context.Background(), standbyChange)) }
 	r.api = api.New(api.Options{
-		JS:      r.js,
+		JS:     r.js,
+		States: r.states, Availability: r.states,
 		Catalog: r.cat, History: r.hist, Trends: apiTrends{r.hist}, Auth: r.auth, Accounts: r.auth,
 		Last:   standbyLast{h: r.hist, timeout: chc.QueryTimeout.Std()},
 		Events: r.events, TriggerStates: standbyTriggers{r.events}, Autoreg: r.cat,
@@ -132,7 +151,8 @@ func (r *standbyReads) reload(ctx context.Context) error {
 	serr := r.services.Follow(ctx) // after the events: it matches their open problems
 	_, aerr := r.alerts.Follow(ctx)
 	_, uerr := r.audit.Follow(ctx)
-	return errors.Join(cerr, eerr, serr, aerr, uerr)
+	_, ierr := r.statesPG.Follow(ctx)
+	return errors.Join(cerr, eerr, serr, aerr, uerr, ierr)
 }
 
 func (r *standbyReads) close() {
@@ -141,6 +161,9 @@ func (r *standbyReads) close() {
 	}
 	if r.hist != nil {
 		r.hist.Close()
+	}
+	if r.db != nil {
+		_ = r.db.Close()
 	}
 	if r.audit != nil {
 		r.audit.Close()

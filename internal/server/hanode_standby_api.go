@@ -116,3 +116,8 @@ func (s *Server) dropEndedSessions(ctx context.Context) {
 		}
 	}
 }
+
+// itemStatesFlush is how often an active cluster node stores what
+// changed of its item states and interface availabilities
+// (itemstate.Writer); a standby reads them every standbyPoll.
+const itemStatesFlush = time.Second

@@ -29,14 +29,17 @@ import (
 // and event.get with the same event ID; the active node's services and
 // SLA, media types, actions, the alert it sent, its audit log, its queue
 // and item.get's last values read the same on the standby
-// (hastandby_state_integration_test.go); host.create, service.create,
+// (hastandby_state_integration_test.go), as do an item made not
+// supported and an agent interface made unavailable on the active node
+// (hastandby_runtime_integration_test.go); host.create, service.create,
 // mediatype.update and user.login on the standby are refused naming the
 // active node. The UI on the standby, with the session made on the
 // active node: its pages open, their API reads answer and a change shows
 // the refusal; its login form shows the refusal. A session logged out
 // on the standby is refused on both nodes and the logout audited. Then the
 // active node stops cleanly: the standby closes its read-only stores,
-// takes over, and makes a host itself.
+// takes over, makes a host itself and shows the item the stopped node
+// made not supported as not supported.
 func TestIntegrationHAStandbyReads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: starts PostgreSQL, ClickHouse and two node processes")
@@ -53,7 +56,8 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 		}
 	})
 	for i, name := range []string{"node-a", "node-b"} {
-		c.nodes = append(c.nodes, &haChild{name: name, dir: filepath.Join(t.TempDir(), name), trapper: addrs[2*i], http: addrs[2*i+1]})
+		c.nodes = append(c.nodes, &haChild{name: name, dir: filepath.Join(t.TempDir(), name), trapper: addrs[2*i], http: addrs[2*i+1],
+			unreachable: time.Second}) // checkStandbyRuntime's interface: unavailable within seconds
 	}
 	a, b := c.nodes[0], c.nodes[1]
 	c.start(a)
@@ -117,6 +121,7 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 		t.Fatalf("event.get on the standby: %+v, want the problem event %s", evs, onActive[0].EventID)
 	}
 	checkStandbyState(t, api, sb, objs, hook, onActive[0].EventID, item.ItemIDs[0])
+	unsupported := checkStandbyRuntime(t, api, sb, a.trapper, host.HostIDs[0], grp.GroupIDs[0]) // hastandby_runtime_integration_test.go
 	var trigs []struct{ Value string }
 	sb.ok("trigger.get", map[string]any{"triggerids": trig.TriggerIDs, "output": []string{"value"}}, &trigs)
 	if len(trigs) != 1 || trigs[0].Value != "1" {
@@ -199,6 +204,12 @@ func TestIntegrationHAStandbyReads(t *testing.T) {
 	sb.ok("history.get", map[string]any{"itemids": item.ItemIDs, "history": 3, "output": "extend"}, &hist)
 	if len(hist) != 2 {
 		t.Fatalf("history.get on the new active node: %+v", hist)
+	}
+	// It started from the item states the stopped node stored.
+	var st []struct{ State, Error string }
+	sb.ok("item.get", map[string]any{"itemids": []string{unsupported}, "output": []string{"state", "error"}}, &st)
+	if len(st) != 1 || st[0].State != "1" || !strings.Contains(st[0].Error, `Value "abc"`) {
+		t.Fatalf("item.get of the item not supported on the new active node: %+v", st)
 	}
 }
 

@@ -140,7 +140,10 @@ type Server struct {
 	authStore *auth.Store
 	// agentState keeps active log items' positions (lastlogsize).
 	agentState *ingest.LogPositions
-	passive    ingest.PassiveOptions // passive proxies' schedule and TLS
+	// itemStatesPG stores ItemStates' changes in PostgreSQL for the
+	// standbys (state.store: postgres); nil on an embedded server.
+	itemStatesPG *itemstate.Writer
+	passive      ingest.PassiveOptions // passive proxies' schedule and TLS
 
 	// Rules (buildRules).
 
@@ -340,6 +343,13 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); s.dropEndedSessions(pctx) }() // a node's: logouts on standbys
 	wg.Add(1)
 	go func() { defer wg.Done(); s.listenLogouts(pctx) }() // hanode_logout.go
+	if s.itemStatesPG != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.itemStatesPG.Run(pctx, itemStatesFlush, func(err error) { s.log.Warn("cannot store the item states for the standbys", "err", err) })
+		}()
+	}
 	wg.Add(1)
 	go func() { defer wg.Done(); s.Evaluator.Run(pctx) }()
 	wg.Add(1)

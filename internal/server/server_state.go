@@ -97,6 +97,14 @@ func (s *Server) openState(ctx context.Context) error {
 		return err
 	}
 	s.ItemStates = itemstate.New()
+	if s.pg != nil {
+		// A cluster node stores its item states and interface
+		// availabilities for the standbys' API (and starts from those the
+		// previous active node stored).
+		if s.itemStatesPG, err = itemstate.OpenWriter(ctx, s.pg.db, s.pg.writeSQL, "", s.ItemStates); err != nil {
+			return err
+		}
+	}
 	s.Housekeep, err = housekeep.New(housekeep.Options{
 		Store:         s.Store,
 		Retention:     s.retention,
