@@ -30,3 +30,20 @@ func TestActionUpdateDiscoveryDefault(t *testing.T) {
 		t.Errorf("action.update: %s", e.Data)
 	}
 }
+
+// A trigger action's esc_period is any time unit from 60 s to 7 days:
+// "2d" (beyond one day, the most an item's interval may be) is taken,
+// "8d" is out of range and "abc" no time unit, in 6.0.14's words.
+func TestActionEscPeriodRange(t *testing.T) {
+	f := newAuditFixture(t)
+	mustOK(t, f, "action.create", `{"name":"esc 2d","eventsource":0,"esc_period":"2d","operations":[{"operationtype":0,"opmessage_usr":[{"userid":"1"}],"opmessage":{"default_msg":1}}]}`)
+	for _, c := range []struct{ period, want string }{
+		{"8d", `Invalid parameter "/1/esc_period": value must be one of 60-604800.`},
+		{"abc", `Invalid parameter "/1/esc_period": a time unit is expected.`},
+	} {
+		_, e := f.callAs(f.sid, "action.create", `{"name":"esc `+c.period+`","eventsource":0,"esc_period":"`+c.period+`","operations":[{"operationtype":0,"opmessage_usr":[{"userid":"1"}],"opmessage":{"default_msg":1}}]}`)
+		if e == nil || e.Data != c.want {
+			t.Errorf("esc_period %s: %+v, want %s", c.period, e, c.want)
+		}
+	}
+}

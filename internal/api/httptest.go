@@ -238,12 +238,14 @@ func timeSecs(v string, lo, hi int64) bool {
 }
 
 // timeUnit: v is a number of seconds with an optional time suffix, or
-// a user macro (6.0.14 answers "a time unit is expected" otherwise).
+// a user macro (6.0.14 answers "a time unit is expected" otherwise). A
+// time unit out of a field's range ("25h" for a scenario's delay) is
+// one: the range check answers it.
 func timeUnit(v string) bool {
 	if strings.HasPrefix(v, "{$") && strings.HasSuffix(v, "}") {
 		return true
 	}
-	_, err := delay.Seconds(v)
+	_, err := delay.ParseSeconds(v)
 	return err == nil
 }
 
