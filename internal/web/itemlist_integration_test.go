@@ -102,6 +102,7 @@ func TestIntegrationBrowserItemList(t *testing.T) {
 		{"type", []chromedp.Action{setJS(`#item-filter-type`, "0")}, []string{"il cpu", "il mem"}},
 		{"type of information", []chromedp.Action{setJS(`#item-filter-value-type`, "4")}, []string{"il text"}},
 		{"status", []chromedp.Action{setJS(`#item-filter-status`, "1")}, []string{"il text"}},
+		// 6.0.14's items.php with filter_state=0 lists no disabled item.
 		{"state normal (enabled only)", []chromedp.Action{setJS(`#item-filter-state`, "0"), setJS(`#item-filter-type`, "2")}, []string{"il trap"}},
 		{"tag equals", []chromedp.Action{setJS(`#item-filter-tag`, "comp"), setJS(`#item-filter-tag-operator`, "1"), setJS(`#item-filter-tag-value`, "net")}, []string{"il trap"}},
 		{"tag exists", []chromedp.Action{setJS(`#item-filter-tag`, "comp"), setJS(`#item-filter-tag-operator`, "4")}, []string{"il cpu", "il trap"}},
@@ -135,6 +136,18 @@ func TestIntegrationBrowserItemList(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('#item-mass-note').dataset.taskids`, &taskids))
 	if ids := strings.Split(taskids, ","); len(ids) != 2 || ids[0] == "" || ids[0] == ids[1] {
 		t.Fatalf("Execute now's task ids: %q", taskids)
+	}
+
+	// Execute now of an agent and a trapper item: refused whole, as
+	// 6.0.14's items.php refuses it (recorded: item.masscheck_now of an
+	// agent and a trapper item says "Cannot send request: wrong item
+	// type." and its task table gets no row; of the agent item alone, one
+	// task of type 6).
+	var checkErr string
+	run(t, ctx, "execute now refused", reset, pollJS(all4), checkItems("il cpu", "il trap"), chromedp.Click(`#item-mass-checknow`, chromedp.ByQuery),
+		pollJS(`!document.querySelector('#item-mass-error').hidden`), textOf(`#item-mass-error`, &checkErr))
+	if checkErr != "Cannot send request: wrong item type." {
+		t.Errorf("Execute now of a trapper item: %q", checkErr)
 	}
 
 	// Clear history of il trap: the page sends history.clear of the
