@@ -106,6 +106,9 @@ func TestIntegrationBrowserItemList(t *testing.T) {
 		{"state normal (enabled only)", []chromedp.Action{setJS(`#item-filter-state`, "0"), setJS(`#item-filter-type`, "2")}, []string{"il trap"}},
 		{"tag equals", []chromedp.Action{setJS(`#item-filter-tag`, "comp"), setJS(`#item-filter-tag-operator`, "1"), setJS(`#item-filter-tag-value`, "net")}, []string{"il trap"}},
 		{"tag exists", []chromedp.Action{setJS(`#item-filter-tag`, "comp"), setJS(`#item-filter-tag-operator`, "4")}, []string{"il cpu", "il trap"}},
+		{"update interval", []chromedp.Action{setJS(`#item-filter-delay`, "1h")}, []string{"il cpu", "il mem"}},
+		{"history", []chromedp.Action{setJS(`#item-filter-history`, "90d"), setJS(`#item-filter-value-type`, "4")}, []string{"il text"}},
+		{"trends", []chromedp.Action{setJS(`#item-filter-trends`, "1d")}, []string{}},
 		{"discovered", []chromedp.Action{setJS(`#item-filter-discovered`, "1")}, []string{}},
 		{"not discovered, key", []chromedp.Action{setJS(`#item-filter-discovered`, "0"), setJS(`#item-filter-key`, "cpu")}, []string{"il cpu"}},
 	} {

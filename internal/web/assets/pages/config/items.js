@@ -6,9 +6,9 @@
 // under the form and beside the field it names.
 //
 // The filter is sent to item.get as 6.0's items.php sends it: name and
-// key as "search", type, type of information, status, state and
-// discovered (flags) as "filter", with_triggers, inherited, tags with
-// their evaltype. Mass actions on the checked items, as 6.0's: Enable
+// key as "search", type, type of information, update interval,
+// history, trends, status, state and discovered (flags) as "filter",
+// with_triggers, inherited, tags with their evaltype. Mass actions on the checked items, as 6.0's: Enable
 // and Disable (one item.update of them all), Execute now (task.create,
 // one type 6 task per item), Clear history (history.clear), Copy and
 // Mass update (itemmass.js), Delete (item.delete, asked in place). Only
@@ -236,6 +236,11 @@ function filterForm(apply) {
   const opt = (id, label, list) => h('select', { id, 'aria-label': label }, [['', 'all'], ...list].map(([v, l]) => h('option', { value: String(v) }, l)));
   const nameIn = h('input', { type: 'search', id: 'item-filter-name', 'aria-label': 'Name' });
   const keyIn = h('input', { type: 'search', id: 'item-filter-key', 'aria-label': 'Key' });
+  // Update interval, history and trends: equal to the text, as 6.0's
+  // filter sends them.
+  const delay = h('input', { type: 'text', id: 'item-filter-delay', class: 'narrow', 'aria-label': 'Update interval' });
+  const history = h('input', { type: 'text', id: 'item-filter-history', class: 'narrow', 'aria-label': 'History' });
+  const trends = h('input', { type: 'text', id: 'item-filter-trends', class: 'narrow', 'aria-label': 'Trends' });
   const type = opt('item-filter-type', 'Type', ITEM_TYPES);
   const vt = opt('item-filter-value-type', 'Type of information', VALUE_TYPES);
   const state = opt('item-filter-state', 'State', [[0, 'Normal'], [1, 'Not supported']]);
@@ -250,7 +255,7 @@ function filterForm(apply) {
   const tagValue = h('input', { type: 'text', id: 'item-filter-tag-value', placeholder: 'value', 'aria-label': 'Tag value' });
   const lab = (l, el) => h('label', { class: 'filter-field' }, h('span', { class: 'muted' }, l), ' ', el);
   const reset = () => {
-    for (const el of [nameIn, keyIn, tag, tagValue]) el.value = '';
+    for (const el of [nameIn, keyIn, delay, history, trends, tag, tagValue]) el.value = '';
     for (const el of [type, vt, state, status, triggers, inherited, discovered]) el.value = '';
     evaltype.value = '0';
     op.value = '0';
@@ -258,7 +263,7 @@ function filterForm(apply) {
   };
   const el = h('form', { class: 'card filter', id: 'item-filter', onsubmit: (e) => { e.preventDefault(); apply(); } },
     h('div', { class: 'toolbar' }, lab('Name', nameIn), lab('Key', keyIn), lab('Type', type), lab('Type of information', vt), lab('State', state), lab('Status', status)),
-    h('div', { class: 'toolbar' }, lab('Triggers', triggers), lab('Inherited', inherited), lab('Discovered', discovered),
+    h('div', { class: 'toolbar' }, lab('Update interval', delay), lab('History', history), lab('Trends', trends), lab('Triggers', triggers), lab('Inherited', inherited), lab('Discovered', discovered),
       lab('Tags', evaltype), tag, op, tagValue,
       h('button', { type: 'submit', id: 'item-filter-apply' }, 'Apply'), h('button', { type: 'button', id: 'item-filter-reset', onclick: reset }, 'Reset')));
   return {
@@ -272,6 +277,9 @@ function filterForm(apply) {
       if (type.value) filter.type = type.value;
       if (vt.value) filter.value_type = vt.value;
       if (status.value) filter.status = status.value;
+      if (delay.value.trim()) filter.delay = delay.value.trim();
+      if (history.value.trim()) filter.history = history.value.trim();
+      if (trends.value.trim()) filter.trends = trends.value.trim();
       // 6.0: a state asked for means enabled items only.
       if (state.value) Object.assign(filter, { state: state.value, status: '0' });
       if (discovered.value) filter.flags = discovered.value === '1' ? '4' : '0';
