@@ -150,7 +150,9 @@
 // preprocessing editor: every step type with its parameters, custom
 // on fail, reordering, and the Test dialog through preprocessing.test;
 // one item.create/update; item prototypes share the form, discovery
-// rules the editor with their step types), triggers (trigger.create/update; a refused
+// rules the editor with their step types; the list's filter as
+// item.get's filter and search, and its mass actions on checked items,
+// itemmass.js), triggers (trigger.create/update; a refused
 // expression is shown with the API's message and the part from the
 // position it names marked), value maps (valuemap.*). A host's, item's
 // or trigger's form also clones it (the form's values as a new one, as
