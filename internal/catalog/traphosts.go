@@ -66,11 +66,10 @@ func newTrapHosts(hosts string, allow bool) *TrapHosts {
 
 // TrapPeer is one entry of an allowed hosts list. Prefix is valid for an
 // address or a CIDR range; Name is a DNS name (or, before expansion, a
-// macro) with Bits its prefix length (-1 for none).
+// macro). Names take no prefix.
 type TrapPeer struct {
 	Prefix netip.Prefix
 	Name   string
-	Bits   int
 }
 
 // Peers returns Hosts parsed (cached on first use). An entry that does
@@ -138,11 +137,11 @@ func parseTrapPeer(e string, macros bool) (TrapPeer, bool) {
 		}
 		for _, m := range hostMacros {
 			if e == m {
-				return TrapPeer{Name: e, Bits: -1}, true
+				return TrapPeer{Name: e}, true
 			}
 		}
 		if strings.HasPrefix(e, "{$") && strings.HasSuffix(e, "}") && strings.Count(e, "{") == 1 && strings.Count(e, "}") == 1 && len(e) > 3 {
-			return TrapPeer{Name: e, Bits: -1}, true
+			return TrapPeer{Name: e}, true
 		}
 		return TrapPeer{}, false
 	}
@@ -165,18 +164,12 @@ func parseTrapPeer(e string, macros bool) (TrapPeer, bool) {
 		}
 		return TrapPeer{Prefix: pf}, true
 	}
-	if hasBits && !isIPv4Like(addr) || !validDNSName(addr) {
+	// A DNS name takes no prefix (6.0.14 refuses "localhost/24" and
+	// "300.1.1.1/24").
+	if hasBits || !validDNSName(addr) {
 		return TrapPeer{}, false
 	}
-	if hasBits && n > 32 {
-		return TrapPeer{}, false
-	}
-	return TrapPeer{Name: addr, Bits: n}, true
-}
-
-// isIPv4Like reports whether s is made of digits and dots only.
-func isIPv4Like(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789.") == ""
+	return TrapPeer{Name: addr}, true
 }
 
 // validDNSName reports whether s is a DNS name: labels of letters,

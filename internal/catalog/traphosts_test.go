@@ -120,7 +120,8 @@ func TestParseTrapPeers(t *testing.T) {
 		}
 	}
 	for s, entry := range map[string]string{"127.0.0.0/33": "127.0.0.0/33", "bad_host!": "bad_host!", "{HOST.XYZ}": "{HOST.XYZ}",
-		"127.0.0.1,,::1": "", "  ": "", "a b": "a b", "{$A}/24": "{$A}/24", "::1/129": "::1/129"} {
+		"127.0.0.1,,::1": "", "  ": "", "a b": "a b", "{$A}/24": "{$A}/24", "::1/129": "::1/129",
+		"localhost/24": "localhost/24", "300.1.1.1/24": "300.1.1.1/24", "example.com/8": "example.com/8"} {
 		_, err := ParseTrapPeers(s, true)
 		var te *TrapHostsError
 		if !errors.As(err, &te) || te.Entry != entry {
@@ -128,7 +129,7 @@ func TestParseTrapPeers(t *testing.T) {
 		}
 	}
 	ps, err := ParseTrapPeers("10.0.0.0/8, example.com, ::1", true)
-	if err != nil || len(ps) != 3 || ps[0].Prefix.String() != "10.0.0.0/8" || ps[1].Name != "example.com" || ps[1].Bits != -1 || ps[2].Prefix.String() != "::1/128" {
+	if err != nil || len(ps) != 3 || ps[0].Prefix.String() != "10.0.0.0/8" || ps[1].Name != "example.com" || ps[2].Prefix.String() != "::1/128" {
 		t.Fatalf("%+v %v", ps, err)
 	}
 }
@@ -150,4 +151,32 @@ func TestMigrateItemTraps(t *testing.T) {
 	if it := c2.Snapshot().Lookup("h", "t"); it == nil || it.Ext().Traps == nil || it.Ext().Traps.Hosts != "127.0.0.1" {
 		t.Fatalf("after the upgrade: %+v", it)
 	}
+}
+
+// FuzzParseTrapPeers: any list parses or is refused by an entry of it,
+// without panicking; what parses keeps an entry per comma-separated
+// part, each an address range or a name.
+func FuzzParseTrapPeers(f *testing.F) {
+	for _, s := range []string{"127.0.0.2", "300.1.1.1", "{HOST.CONN}, {HOST.HOST},{HOST.IP}", "{$FOO}", "example.com, ::1/64, 10.0.0.0/8",
+		"127.0.0.1,,::1", "127.0.0.0/33", "{$A}/24", "fe80::1%eth0", "1.2.3.4/+8", "a b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := ParseTrapPeers(s, true)
+		if err != nil {
+			var te *TrapHostsError
+			if !errors.As(err, &te) || !strings.Contains(s, te.Entry) {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if s != "" && len(ps) != strings.Count(s, ",")+1 {
+			t.Fatalf("%q: %d entries", s, len(ps))
+		}
+		for _, p := range ps {
+			if p.Prefix.IsValid() == (p.Name != "") {
+				t.Fatalf("%q: entry %+v", s, p)
+			}
+		}
+	})
 }
