@@ -63,6 +63,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTrap$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/snmptrap/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProxyData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTrapPeers$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/catalog/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzSenderJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzAgentData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./internal/ingest/

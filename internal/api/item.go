@@ -308,10 +308,13 @@ type itemParams struct {
 	InventoryLink opt[int64] `json:"inventory_link"`
 	// LogTimeFmt is the item's logtimefmt, kept on items of every type
 	// as 6.0 keeps it (catalog.Item.LogTimeFmt).
-	LogTimeFmt   opt[string]  `json:"logtimefmt"`
-	ValueMapID   opt[uint64]  `json:"valuemapid"` // one of the host's value maps, 0 for none
-	AllowTraps   opt[ignored] `json:"allow_traps"`
-	TrapperHosts opt[ignored] `json:"trapper_hosts"`
+	LogTimeFmt opt[string] `json:"logtimefmt"`
+	ValueMapID opt[uint64] `json:"valuemapid"` // one of the host's value maps, 0 for none
+	// AllowTraps and TrapperHosts are the item's allow_traps (an HTTP
+	// agent item's "Enable trapping") and allowed hosts
+	// (catalog.TrapHosts).
+	AllowTraps   opt[int64]  `json:"allow_traps"`
+	TrapperHosts opt[string] `json:"trapper_hosts"`
 	// PublicKey and PrivateKey are an SSH item's key file names (its
 	// authtype, username and password are httpParams' members, which
 	// Zabbix's item fields share).
@@ -603,7 +606,7 @@ func (p *itemParams) newItem(steps *[]catalog.PreprocSpec) catalog.NewItem {
 		Units: p.Units.Value, Delay: p.Delay.Value, History: p.History.Value, Trends: p.Trends.Value, Status: itemStatus(p.Status.Value),
 		Timeout: p.Timeout.Value, RetryDelay: p.RetryDelay.Value, TimestampPrecision: p.TimestampPrecision.Value, SNMPOID: p.SNMPOID.Value, Params: p.Params.Value,
 		Description: p.Description.Value, IPMISensor: p.IPMISensor.Value, JMXEndpoint: p.JMXEndpoint.Value,
-		LogTimeFmt: p.LogTimeFmt.Value, InventoryLink: strconv.FormatInt(p.InventoryLink.Value, 10),
+		LogTimeFmt: p.LogTimeFmt.Value, TrapperHosts: p.TrapperHosts.Value, AllowTraps: strconv.FormatInt(p.AllowTraps.Value, 10), InventoryLink: strconv.FormatInt(p.InventoryLink.Value, 10),
 	}, InterfaceID: p.InterfaceID.Value, MasterItemID: p.MasterItemID.Value, ValueMapID: p.ValueMapID.Value}
 	p.httpParams.apply(&ni.HTTPSpec)
 	ni.PublicKey, ni.PrivateKey = p.PublicKey.Value, p.PrivateKey.Value
@@ -646,6 +649,7 @@ func (p *itemParams) update(snap *catalog.Snapshot, steps *[]catalog.PreprocSpec
 	u.SNMPOID = str(p.SNMPOID)
 	u.IPMISensor = str(p.IPMISensor)
 	u.LogTimeFmt = str(p.LogTimeFmt)
+	u.TrapperHosts, u.AllowTraps = str(p.TrapperHosts), num(p.AllowTraps)
 	u.InventoryLink = num(p.InventoryLink)
 	u.JMXEndpoint = str(p.JMXEndpoint)
 	u.Description = str(p.Description)

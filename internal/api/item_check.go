@@ -116,6 +116,9 @@ func (p *itemParams) createChecks(i int, snap *catalog.Snapshot, a access) error
 	if err := p.ipmiSensorCheck(typ, p.Key.Value, p.IPMISensor.Value); err != nil {
 		return err
 	}
+	if err := trapsCheck(typ, p.TrapperHosts.Value, p.AllowTraps.Value); err != nil {
+		return err
+	}
 	return p.jmxChecks(typ, true, false)
 }
 
@@ -153,6 +156,20 @@ func (p *itemParams) updateChecks(cur *catalog.Item) error {
 		return err
 	}
 	if err := p.ipmiSensorCheck(typ, cmpOr(p.Key, cur.Key), cmpOr(p.IPMISensor, cur.Ext().IPMISensor)); err != nil {
+		return err
+	}
+	allow := int64(0)
+	if t := cur.Ext().Traps; t != nil && t.Allow {
+		allow = 1
+	}
+	if p.AllowTraps.Set {
+		allow = p.AllowTraps.Value
+	}
+	hosts := ""
+	if t := cur.Ext().Traps; t != nil {
+		hosts = t.Hosts
+	}
+	if err := trapsCheck(typ, cmpOr(p.TrapperHosts, hosts), allow); err != nil {
 		return err
 	}
 	return p.jmxChecks(typ, false, cur.Type == catalog.JMX)
@@ -258,3 +275,25 @@ func (p *itemParams) odbcLogin() error {
 // and update; a shorter form such as db.odbc.select[<unique short
 // description>,<dsn>] is taken).
 const defaultODBCKey = "db.odbc.select[<unique short description>,<dsn>,<connection string>]"
+
+// trapsCheck checks an item's trapper_hosts and allow_traps as 6.0.14
+// answers (recorded): allow_traps 0 or 1 (6.0.14 checks it on HTTP agent
+// items only and stores any number on the others; Peregrine refuses
+// every other value), each entry of trapper_hosts an address, a CIDR
+// range, a DNS name or a macro, and no trapper_hosts on an HTTP agent
+// item that does not allow traps.
+func trapsCheck(typ catalog.ItemType, hosts string, allow int64) error {
+	if allow != 0 && allow != 1 {
+		return errParams(`Invalid parameter "/allow_traps": value must be one of 0, 1.`)
+	}
+	if _, err := catalog.ParseTrapPeers(hosts, true); err != nil || utf8.RuneCountInString(hosts) > catalog.MaxTrapperHostsLen {
+		if err == nil {
+			return errApp(`Value "%s" is too long for field "trapper_hosts" - %d characters. Allowed length is %d characters.`, hosts, utf8.RuneCountInString(hosts), catalog.MaxTrapperHostsLen)
+		}
+		return errParams("%s", err.Error())
+	}
+	if typ == catalog.HTTPAgent && allow == 0 && hosts != "" {
+		return errParams(`Incorrect value for field "trapper_hosts": should be empty.`)
+	}
+	return nil
+}

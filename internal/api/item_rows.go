@@ -98,9 +98,8 @@ var itemFieldNames = [nItemFields]string{
 // (recorded from 6.0.14): item.create accepts them and stores none.
 // itemDefault holds them by field for the encoder.
 var itemDefaults = map[itemField]string{
-	fAllowTraps: "0", fEvalType: "0", fFormula: "",
-	fLifetime:     "30d",
-	fTrapperHosts: "",
+	fEvalType: "0", fFormula: "",
+	fLifetime: "30d",
 }
 
 var itemDefault = func() (d [nItemFields]struct {
@@ -136,7 +135,7 @@ var itemFieldByName = func() map[string]itemField {
 // others are digits.
 func (f itemField) quoted() bool {
 	switch f {
-	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fLogTimeFmt, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
+	case fDelay, fDescription, fError, fHistory, fKey, fLastValue, fName, fParams, fPrevValue, fSNMPOID, fIPMISensor, fLogTimeFmt, fTrapperHosts, fTimeout, fTimestampPrecision, fTrends, fUnits, fRetryDelay,
 		fJMXEndpoint, fHTTPProxy, fPassword, fPosts, fSSLCertFile, fSSLKeyFile, fSSLKeyPassword, fStatusCodes, fURL, fUsername, fPublicKey, fPrivateKey:
 		return true
 	}
@@ -241,6 +240,16 @@ func (rs *itemRows) appendField(dst []byte, r *itemRow, f itemField) []byte {
 		return append(dst, it.Ext().IPMISensor...)
 	case fLogTimeFmt:
 		return append(dst, it.Ext().LogTimeFmt...)
+	case fTrapperHosts:
+		if t := it.Ext().Traps; t != nil {
+			return append(dst, t.Hosts...)
+		}
+		return dst
+	case fAllowTraps:
+		if t := it.Ext().Traps; t != nil && t.Allow {
+			return append(dst, '1')
+		}
+		return append(dst, '0')
 	case fTimestampPrecision:
 		return append(dst, it.Ext().TimestampPrecision...)
 	case fHistory:
@@ -814,6 +823,16 @@ func (rs *itemRows) appendQuoted(dst []byte, r *itemRow, f itemField) []byte {
 		return zjson.AppendString(dst, it.Ext().IPMISensor)
 	case fLogTimeFmt:
 		return zjson.AppendString(dst, it.Ext().LogTimeFmt)
+	case fTrapperHosts:
+		if t := it.Ext().Traps; t != nil {
+			return zjson.AppendString(dst, t.Hosts)
+		}
+		return zjson.AppendString(dst, "")
+	case fAllowTraps:
+		if t := it.Ext().Traps; t != nil && t.Allow {
+			return append(dst, `"1"`...)
+		}
+		return append(dst, `"0"`...)
 	case fTimestampPrecision:
 		return zjson.AppendString(dst, it.Ext().TimestampPrecision)
 	case fParams:

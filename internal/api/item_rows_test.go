@@ -28,6 +28,13 @@ func refItemObject(lv LastValues, st ItemStates, h *catalog.Host, it *catalog.It
 		"snmp_oid": it.Ext().SNMPOID, "retry_delay": it.Ext().RetryDelay, "ipmi_sensor": it.Ext().IPMISensor, "logtimefmt": it.Ext().LogTimeFmt,
 		"master_itemid": id(it.MasterItemID), "params": it.Ext().Params, "description": it.Ext().Description,
 		"templateid": id(it.TemplateID), "uuid": it.Ext().UUID, "inventory_link": strconv.Itoa(int(it.InventoryLink)),
+		"trapper_hosts": "", "allow_traps": "0",
+	}
+	if t := it.Ext().Traps; t != nil {
+		o["trapper_hosts"] = t.Hosts
+		if t.Allow {
+			o["allow_traps"] = "1"
+		}
 	}
 	if it.ValueType != history.Float && it.ValueType != history.Uint {
 		o["lastvalue"], o["prevvalue"] = "", "" // no value: "" for text

@@ -700,6 +700,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		if err := writeItemLogTimeFmt(txExec, id, it.Ext().LogTimeFmt, false); err != nil {
 			return fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err)
 		}
+		if err := writeItemTraps(txExec, id, it.Ext().Traps, false); err != nil {
+			return fmt.Errorf("cannot store the allowed hosts of item %q on host %d: %w", it.Key, it.HostID, err)
+		}
 	}
 	for i := range p.updates {
 		it := &p.updates[i].it
@@ -764,6 +767,9 @@ func (c *Catalog) write(ctx context.Context, old *Snapshot, p *plan) error {
 		}
 		if err := writeItemLogTimeFmt(txExec, it.ID, it.Ext().LogTimeFmt, true); err != nil {
 			return fmt.Errorf("cannot update the logtimefmt of item %d (%q): %w", it.ID, it.Key, err)
+		}
+		if err := writeItemTraps(txExec, it.ID, it.Ext().Traps, true); err != nil {
+			return fmt.Errorf("cannot update the allowed hosts of item %d (%q): %w", it.ID, it.Key, err)
 		}
 	}
 	if _, err := tx.ExecContext(rctx, "UPDATE catalog_meta SET revision = ? WHERE id = 1", old.version+1); err != nil {

@@ -156,7 +156,7 @@ func viewOf(s *Snapshot) view {
 	return v
 }
 
-var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}, Macro{}), cmpopts.EquateEmpty()}
+var viewOpts = cmp.Options{cmpopts.IgnoreUnexported(Host{}, Item{}, Macro{}, TrapHosts{}), cmpopts.EquateEmpty()}
 
 func diffViews(want, got *Snapshot) string {
 	return cmp.Diff(viewOf(want), viewOf(got), viewOpts)

@@ -69,6 +69,10 @@
 //     table host_inventory, a row only when not disabled), checked
 //     against 6.0's field names and lengths. Automatic mode is stored;
 //     items' inventory_link does not fill fields yet.
+//   - An item's allowed hosts and allow_traps (ItemExtra.Traps,
+//     traphosts.go, schema version 37; table item_traps, a row only when
+//     either is set): checked as 6.0.14 checks trapper_hosts, kept on
+//     items of any type, imported, exported and copied to linked hosts.
 //   - An item's logtimefmt (Item.LogTimeFmt, logtimefmt.go, schema
 //     version 35; table item_logtimefmt, a row only when set): kept on
 //     items of any type as 6.0 keeps it, up to 64 characters, imported,

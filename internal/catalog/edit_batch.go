@@ -88,7 +88,7 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 		// as well: a template's SSH, JMX or database monitor items are
 		// copied with their logins, its IPMI items with their sensors,
 		// its script items with their parameters.
-		var tags, https, logins, jmxs, odbcs, sensors, logfmts, params, llds, discs [][]any
+		var tags, https, logins, jmxs, odbcs, sensors, logfmts, traps, params, llds, discs [][]any
 		for i, n := range level {
 			n.ID = ids[i]
 			for _, t := range n.Tags {
@@ -108,6 +108,9 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			}
 			if n.Ext().IPMISensor != "" {
 				sensors = append(sensors, []any{n.ID, n.Ext().IPMISensor})
+			}
+			if t := n.Ext().Traps; t != nil {
+				traps = append(traps, trapsRow(n.ID, t))
 			}
 			if n.Ext().LogTimeFmt != "" {
 				logfmts = append(logfmts, []any{n.ID, n.Ext().LogTimeFmt})
@@ -135,6 +138,7 @@ func (e *Edit) insertItemsBatch(items []*Item, masterOf map[*Item]*Item) error {
 			{"INSERT INTO item_odbc (item_id, config) VALUES ", 2, odbcs},
 			{"INSERT INTO item_ipmi (item_id, sensor) VALUES ", 2, sensors},
 			{"INSERT INTO item_logtimefmt (item_id, fmt) VALUES ", 2, logfmts},
+			{"INSERT INTO item_traps (item_id, hosts, allow) VALUES ", 3, traps},
 			{"INSERT INTO item_parameters (item_id, idx, name, value) VALUES ", 4, params},
 			{"INSERT INTO item_lld (item_id, config) VALUES ", 2, llds},
 			{"INSERT INTO item_discovery (item_id, rule_id, proto_id, ts_delete) VALUES ", 4, discs},

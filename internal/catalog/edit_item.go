@@ -54,6 +54,9 @@ type ItemUpdate struct {
 	IPMISensor *string
 	// LogTimeFmt: the item's logtimefmt (see Item.LogTimeFmt).
 	LogTimeFmt *string
+	// TrapperHosts and AllowTraps: the item's trapper_hosts and
+	// allow_traps (see TrapHosts).
+	TrapperHosts, AllowTraps *string
 	// Description: the item's description.
 	Description *string
 	// TimestampPrecision: "ns", "us", "ms", "s" or "" (the server's
@@ -225,6 +228,9 @@ func (e *Edit) insertItem(it *Item) error {
 	if err := writeItemLogTimeFmt(e.editExec, id, it.Ext().LogTimeFmt, false); err != nil {
 		return e.fail(fmt.Errorf("cannot store the logtimefmt of item %q on host %d: %w", it.Key, it.HostID, err))
 	}
+	if err := writeItemTraps(e.editExec, id, it.Ext().Traps, false); err != nil {
+		return e.fail(fmt.Errorf("cannot store the allowed hosts of item %q on host %d: %w", it.Key, it.HostID, err))
+	}
 	e.addCreated(it)
 	return nil
 }
@@ -293,6 +299,11 @@ func (e *Edit) writeItem(n, cur *Item) error {
 			return e.fail(fmt.Errorf("cannot update the IPMI sensor of item %d (%q): %w", n.ID, cur.Key, err))
 		}
 	}
+	if !n.Ext().Traps.equal(cur.Ext().Traps) {
+		if err := writeItemTraps(e.editExec, n.ID, n.Ext().Traps, cur.Ext().Traps != nil); err != nil {
+			return e.fail(fmt.Errorf("cannot update the allowed hosts of item %d (%q): %w", n.ID, cur.Key, err))
+		}
+	}
 	if n.Ext().LogTimeFmt != cur.Ext().LogTimeFmt {
 		n.MutExt().LogTimeFmt = strings.Clone(n.Ext().LogTimeFmt)
 		if err := writeItemLogTimeFmt(e.editExec, n.ID, n.Ext().LogTimeFmt, cur.Ext().LogTimeFmt != ""); err != nil {
@@ -327,7 +338,7 @@ func specOf(it *Item) ItemSpec {
 		Key: it.Key, Name: it.Name, Type: strconv.Itoa(int(it.Type)), ValueType: strconv.Itoa(int(it.ValueType)),
 		Units: it.Units, Delay: it.Delay, History: it.History, Trends: it.Trends, Status: st, Timeout: it.Ext().Timeout, RetryDelay: it.Ext().RetryDelay,
 		TimestampPrecision: it.Ext().TimestampPrecision, Preprocessing: specOfSteps(it.Preprocessing), Params: it.Ext().Params, SNMPOID: it.Ext().SNMPOID, HTTPSpec: httpSpecOf(it.Ext().HTTP),
-		Tags: specOfTags(it.Tags), Description: it.Ext().Description, IPMISensor: it.Ext().IPMISensor, LogTimeFmt: it.Ext().LogTimeFmt, InventoryLink: strconv.Itoa(int(it.InventoryLink)),
+		Tags: specOfTags(it.Tags), Description: it.Ext().Description, IPMISensor: it.Ext().IPMISensor, LogTimeFmt: it.Ext().LogTimeFmt, TrapperHosts: trapHostsOf(it), AllowTraps: allowTrapsOf(it), InventoryLink: strconv.Itoa(int(it.InventoryLink)),
 		Parameters: it.Ext().Parameters,
 	}
 	loginSpecOf(it.Ext().Login, &is)
@@ -458,6 +469,8 @@ func (e *Edit) UpdateItems(items []ItemUpdate) error {
 		set(&spec.SNMPOID, u.SNMPOID)
 		set(&spec.IPMISensor, u.IPMISensor)
 		set(&spec.LogTimeFmt, u.LogTimeFmt)
+		set(&spec.TrapperHosts, u.TrapperHosts)
+		set(&spec.AllowTraps, u.AllowTraps)
 		set(&spec.Params, u.Params)
 		set(&spec.Description, u.Description)
 		set(&spec.PublicKey, u.PublicKey)

@@ -480,6 +480,7 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 		m.req("status", "DISABLED")
 	}
 	m.str("value_type", enumName(int(it.ValueType), []string{"FLOAT", "CHAR", "LOG", "UNSIGNED", "TEXT"}), "UNSIGNED")
+	m.str("allowed_hosts", trapHostsOf(it), "")
 	m.str("units", it.Units, "")
 	m.str("params", it.Ext().Params, "")
 	m.str("ipmi_sensor", it.Ext().IPMISensor, "")
@@ -554,6 +555,9 @@ func (x *exporter) item(it *Item, template bool) *exportNode {
 		m.str("ssl_key_password", h.SSLKeyPassword, "")
 		m.str("verify_peer", yesNo(h.VerifyPeer), "NO")
 		m.str("verify_host", yesNo(h.VerifyHost), "NO")
+	}
+	if allowTrapsOf(it) != "" {
+		m.req("allow_traps", "YES")
 	}
 	m.sub("tags", exportTags(it.Tags), false)
 	if ts := x.simple[it.ID]; len(ts) > 0 {

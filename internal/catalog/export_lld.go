@@ -24,11 +24,11 @@ var ruleOrder = strings.Fields(`uuid name type snmp_oid key delay status params 
 
 // protoOrder is the order of an item prototype's members: an item's,
 // with discover after status and its trigger prototypes last.
-var protoOrder = strings.Fields(`uuid name type snmp_oid key delay history trends status discover value_type units params
+var protoOrder = strings.Fields(`uuid name type snmp_oid key delay history trends status discover value_type allowed_hosts units params
 	ipmi_sensor authtype username password publickey privatekey description inventory_link valuemap preprocessing
 	interface_ref jmx_endpoint master_item timeout url query_fields parameters posts status_codes follow_redirects post_type
 	http_proxy headers retrieve_mode request_method output_format ssl_cert_file ssl_key_file ssl_key_password verify_peer
-	verify_host tags trigger_prototypes`)
+	verify_host allow_traps tags trigger_prototypes`)
 
 // reorder returns a map of src's members and extra's (extra first;
 // empty ones left out) in order; members not in order are dropped.

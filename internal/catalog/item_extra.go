@@ -36,7 +36,7 @@ func (a *Item) MutExt() *ItemExtra {
 func (x *ItemExtra) isZero() bool {
 	return x.Description == "" && x.Timeout == "" && x.SNMPOID == "" && x.Params == "" && x.TimestampPrecision == "" &&
 		x.HTTP == nil && x.Login == nil && x.JMX == nil && x.ODBC == nil && len(x.Parameters) == 0 &&
-		x.RetryDelay == "" && x.IPMISensor == "" && x.LogTimeFmt == "" && x.UUID == "" && x.LLD == nil
+		x.RetryDelay == "" && x.IPMISensor == "" && x.LogTimeFmt == "" && x.UUID == "" && x.LLD == nil && x.Traps == nil
 }
 
 // same reports whether a and b hold the same configuration.
@@ -48,7 +48,7 @@ func (a *ItemExtra) same(b *ItemExtra) bool {
 		a.TimestampPrecision == b.TimestampPrecision && a.RetryDelay == b.RetryDelay &&
 		a.HTTP.equal(b.HTTP) && a.Login.equal(b.Login) && a.JMX.equal(b.JMX) && a.ODBC.equal(b.ODBC) &&
 		sameItemParams(a.Parameters, b.Parameters) && a.IPMISensor == b.IPMISensor &&
-		a.LogTimeFmt == b.LogTimeFmt && a.UUID == b.UUID && a.LLD.equal(b.LLD)
+		a.LogTimeFmt == b.LogTimeFmt && a.UUID == b.UUID && a.LLD.equal(b.LLD) && a.Traps.equal(b.Traps)
 }
 
 // trimExtra drops it's ItemExtra when every field is empty, so that the
@@ -71,7 +71,7 @@ type extraKey struct {
 // load step that adds the per-type settings copies it, MutExt), else x
 // itself copied.
 func (in *interner) extra(x *ItemExtra) *ItemExtra {
-	if x.HTTP != nil || x.Login != nil || x.JMX != nil || x.ODBC != nil || x.Parameters != nil || x.LLD != nil || x.UUID != "" {
+	if x.HTTP != nil || x.Login != nil || x.JMX != nil || x.ODBC != nil || x.Parameters != nil || x.LLD != nil || x.Traps != nil || x.UUID != "" {
 		c := *x
 		return &c
 	}
@@ -94,7 +94,7 @@ func (in *interner) extra(x *ItemExtra) *ItemExtra {
 func (e *Edit) shareExtra(it *Item) {
 	it.trimExtra()
 	x := it.Extra
-	if x == nil || x.HTTP != nil || x.Login != nil || x.JMX != nil || x.ODBC != nil || x.Parameters != nil || x.LLD != nil || x.UUID != "" {
+	if x == nil || x.HTTP != nil || x.Login != nil || x.JMX != nil || x.ODBC != nil || x.Parameters != nil || x.LLD != nil || x.Traps != nil || x.UUID != "" {
 		return
 	}
 	if e.pool == nil {

@@ -13,7 +13,7 @@ var downgradeItemLogTimeFmt = append(slices.Clone(downgradeCorrelations), "DROP 
 
 // downgradeCorrelations undoes the 35 → 36 migration (event
 // correlations); the older downgrades chain onto it.
-var downgradeCorrelations = []string{"DROP TABLE correlations"}
+var downgradeCorrelations = append(slices.Clone(downgradeItemTraps), "DROP TABLE correlations")
 
 // TestItemLogTimeFmt: an item's logtimefmt is stored, survives a reload,
 // is exported and imported back unchanged, is copied to the hosts its

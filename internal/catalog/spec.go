@@ -145,6 +145,12 @@ type ItemSpec struct {
 	// LogTimeFmt is the item's logtimefmt (up to 64 characters; see
 	// Item.LogTimeFmt).
 	LogTimeFmt string `yaml:"logtimefmt"`
+	// TrapperHosts is the item's allowed hosts (trapper_hosts; see
+	// TrapHosts), "allowed_hosts" in Zabbix's exports.
+	TrapperHosts string `yaml:"allowed_hosts"`
+	// AllowTraps is an HTTP agent item's allow_traps: YES or NO (or 1,
+	// 0), "" for NO.
+	AllowTraps string `yaml:"allow_traps"`
 	// TimestampPrecision is "ns", "us", "ms", "s" or "" (default: the
 	// server's history.timestamp_precision).
 	TimestampPrecision string `yaml:"timestamp_precision"`
@@ -707,6 +713,13 @@ func normItem(is *ItemSpec, ip string, el *errList, ck *checks, hasMaster bool) 
 	it.Extra.LogTimeFmt = is.LogTimeFmt
 	if err := checkLogTimeFmt(is.LogTimeFmt); err != nil {
 		el.add(ip+".logtimefmt", err)
+	}
+	if allow, ok := parseYesNo(is.AllowTraps); !ok {
+		el.addf(ip+".allow_traps", "%q is not one of YES, NO, 1, 0", is.AllowTraps)
+	} else if err := checkTrapHosts(it.Type, is.TrapperHosts, allow); err != nil {
+		el.add(ip+".allowed_hosts", err)
+	} else {
+		it.Extra.Traps = newTrapHosts(is.TrapperHosts, allow)
 	}
 	it.Extra.HTTP = normHTTP(&is.HTTPSpec, it.Type, ip, el)
 	it.Extra.Login = normLogin(is, it.Type, ip, el)

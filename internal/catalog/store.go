@@ -12,7 +12,7 @@ import (
 
 // schemaVersion is the version of the schema below. Open refuses a
 // database with a newer version and migrates older ones (see migrations).
-const schemaVersion = 36
+const schemaVersion = 37
 
 // schema is the SQLite schema. Notes:
 //   - IDs are AUTOINCREMENT so that an ID is never reused, even after the
@@ -58,7 +58,7 @@ CREATE TABLE items (
 	timestamp_precision TEXT NOT NULL DEFAULT '',
 	UNIQUE (host_id, key_)
 );
-` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema + httpTestSchema + itemLogTimeFmtSchema + correlationSchema
+` + hostTagsSchema + interfacesSchema + hostTLSSchema + itemPreprocSchema + snmpSchema + itemHTTPSchema + triggerSchema + macroSchema + maintenanceSchema + softHardSchema + alertSchema + valueMapSchema + scriptSchema + eventNameSchema + hostDescSchema + itemTagsSchema + regexpSchema + defaultsSchema + itemDescSchema + ipmiSchema + hostPSKSchema + itemLoginSchema + itemJMXSchema + itemODBCSchema + templateSchema + itemParamsSchema + graphSchema + dashboardSchema + lldSchema + proxySchema + autoregSchema + hostInventorySchema + lldHostsSchema + druleSchema + httpTestSchema + itemLogTimeFmtSchema + correlationSchema + itemTrapsSchema
 
 // itemDescSchema adds the items' description (schema version 19),
 // Zabbix's item field of the same name; "" for the items of an older
@@ -230,6 +230,7 @@ var migrations = []string{
 	migrateHTTPTests(),      // 33 → 34: web scenarios (httptest.go)
 	migrateItemLogTimeFmt(), // 34 → 35: items' logtimefmt (logtimefmt.go)
 	migrateCorrelations(),   // 35 → 36: event correlations (correlation.go)
+	migrateItemTraps(),      // 36 → 37: items' allowed hosts, allow_traps (traphosts.go)
 }
 
 // SQLSchema is the store's schema for sqlitedb (peregrine ha migrate
@@ -449,6 +450,9 @@ func loadSnapshot(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 		return nil, err
 	}
 	if err := loadItemLogTimeFmt(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	if err := loadItemTraps(ctx, tx, items); err != nil {
 		return nil, err
 	}
 	if err := loadLLD(ctx, tx, items); err != nil {

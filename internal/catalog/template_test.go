@@ -481,8 +481,8 @@ zabbix_export:
 	if _, err := ParseSpec([]byte(bad)); err == nil || !strings.Contains(err.Error(), `zabbix_export.templates[0].httptests[0].steps: cannot be empty`) {
 		t.Fatalf("httptests: %v", err)
 	}
-	bad = strings.Replace(doc, "          inventory_link: NAME", "          inventory_link: NAME\n          allowed_hosts: 127.0.0.1", 1)
-	if _, err := ParseSpec([]byte(bad)); err == nil || !strings.Contains(err.Error(), "zabbix_export.templates[0].items[0].allowed_hosts: not supported") {
+	bad = strings.Replace(doc, "          inventory_link: NAME", "          inventory_link: NAME\n          allowed_hosts: 'bad host!'", 1)
+	if _, err := ParseSpec([]byte(bad)); err == nil || !strings.Contains(err.Error(), `zabbix_export.templates[0].items[0].allowed_hosts: Incorrect value for field "trapper_hosts": invalid address range "bad host!".`) {
 		t.Fatalf("allowed_hosts: %v", err)
 	}
 }

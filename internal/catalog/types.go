@@ -390,6 +390,9 @@ type ItemExtra struct {
 	// LLD is a discovery rule's configuration (flags 1, lld.go), nil
 	// for every other item.
 	LLD *LLDRule
+	// Traps is the item's trapper_hosts and allow_traps (traphosts.go),
+	// nil when both are empty.
+	Traps *TrapHosts
 }
 
 // Precision returns the item's own timestamp precision; ok is false when

@@ -115,7 +115,9 @@
 // the connection used, fail (counted as tls_refused) while the other
 // rows go on, as Zabbix does; "active checks" for such a host gets a
 // failed reply (result tls_refused) with the reason. Other handshake
-// failures are counted (tls_handshake) and logged throttled.
+// failures are counted (tls_handshake) and logged throttled. A trapper
+// item's allowed hosts (trapper_hosts, traphosts.go) fail the sender
+// rows from an address not in them (counted as host_not_allowed).
 //
 // Proxies (proxy.go, proxyconfig.go, proxyitems.go, proxytasks.go): an active zabbix_proxy (a
 // catalog.Proxy of status 5) asks "proxy config", sends "proxy data"

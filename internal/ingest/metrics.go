@@ -54,6 +54,7 @@ const (
 	failDuplicate  // an agent row retransmitted (its session's id already stored)
 	failBadField   // an agent row field of the wrong type (itemid, id, state, ...)
 	failTLS        // the host does not accept this connection (tls_accept, tls_issuer, tls_subject)
+	failPeer       // the sender's address is not in the item's allowed hosts (traphosts.go)
 	failRefused    // failRefused-1+r is pipeline.Refusal r (r >= 1)
 	numFailReasons = failRefused + failReason(pipeline.NumRefusals) - 1
 )
@@ -64,6 +65,7 @@ func refused(r pipeline.Refusal) failReason { return failRefused - 1 + failReaso
 var failReasonNames = func() (n [numFailReasons]string) {
 	n[failMissingField], n[failBadClock], n[failStore] = "missing_field", "bad_clock", "store_error"
 	n[failDuplicate], n[failBadField], n[failTLS] = "duplicate", "bad_field", "tls_refused"
+	n[failPeer] = "host_not_allowed"
 	for r := pipeline.Refusal(1); r < pipeline.NumRefusals; r++ {
 		n[refused(r)] = r.String()
 	}

@@ -176,6 +176,10 @@ func (s *Server) senderRow(snap *catalog.Snapshot, row *senderRow, sm *history.S
 	if s.allowed(it.Host, peer, remote) != nil {
 		return failTLS, rowFailed
 	}
+	if t := it.Ext().Traps; t != nil && t.Hosts != "" && !peerAllowed(snap, it, t, remote) {
+		s.valueFailed(failPeer, host, key, nil)
+		return failPeer, rowFailed
+	}
 	if err := pipeline.Prepare(it, row.value, sm); err != nil {
 		s.notSupported(str(host), str(key), err)
 		clock := recv.Unix()
