@@ -16,7 +16,7 @@
 // massupdate, checked by decodeRuled; hostiface_mass.go:
 // hostinterface.massadd/massremove/replacehostinterfaces), each one
 // catalog Edit with host.update's permission checks,
-// item.go (with item_rows.go, and item_check.go: the checks of
+// item.go (with item_rows.go and item_rows_http.go, the answer, and item_check.go: the checks of
 // item.create and .update 6.0 makes with its own code, in its order and
 // words), history.go, user.go, usergroup.go,
 // role.go (role.*, checked as 6.0's input validator checks them) and
