@@ -1,6 +1,7 @@
 package itemstate
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -241,31 +242,54 @@ func (r *Registry) Prune(keepItem, keepIface func(id uint64) bool) (items, iface
 // Items returns a copy of every recorded item state (the items that are
 // not supported, and those with an error), one stripe lock at a time.
 func (r *Registry) Items() map[uint64]Item {
-	out := map[uint64]Item{}
-	for i := range r.items {
-		st := &r.items[i]
-		st.mu.RLock()
-		for id, s := range st.m {
-			out[id] = s
-		}
-		st.mu.RUnlock()
-	}
-	return out
+	return copyStripes(func(i int) (*sync.RWMutex, map[uint64]Item) { return &r.items[i].mu, r.items[i].m })
 }
 
 // Availabilities returns a copy of every recorded interface
 // availability, one stripe lock at a time.
 func (r *Registry) Availabilities() map[uint64]Availability {
-	out := map[uint64]Availability{}
-	for i := range r.ifaces {
-		st := &r.ifaces[i]
-		st.mu.RLock()
-		for id, a := range st.m {
-			out[id] = a
-		}
-		st.mu.RUnlock()
+	return copyStripes(func(i int) (*sync.RWMutex, map[uint64]Availability) { return &r.ifaces[i].mu, r.ifaces[i].m })
+}
+
+// copyStripes copies the entries of every stripe, whose lock and map at
+// returns, taking one stripe's read lock at a time.
+func copyStripes[V any](at func(i int) (*sync.RWMutex, map[uint64]V)) map[uint64]V {
+	out := map[uint64]V{}
+	for i := range stripes {
+		mu, m := at(i)
+		mu.RLock()
+		maps.Copy(out, m)
+		mu.RUnlock()
 	}
 	return out
+}
+
+// byStripe sorts the entries of src that keep accepts by stripe.
+func byStripe[V any](src map[uint64]V, keep func(V) bool) (out [stripes]map[uint64]V) {
+	for id, v := range src {
+		if !keep(v) {
+			continue
+		}
+		k := id & (stripes - 1)
+		if out[k] == nil {
+			out[k] = map[uint64]V{}
+		}
+		out[k][id] = v
+	}
+	return out
+}
+
+// restoreInto sets the entries of add that m has no entry for, after
+// emptying m with replace; the caller holds m's stripe lock.
+func restoreInto[V any](m, add map[uint64]V, replace bool) {
+	if replace {
+		clear(m)
+	}
+	for id, v := range add {
+		if _, ok := m[id]; !ok {
+			m[id] = v
+		}
+	}
 }
 
 // Restore records states and availabilities read back from a copy
@@ -275,52 +299,21 @@ func (r *Registry) Availabilities() map[uint64]Availability {
 // becomes the copy); without it, only IDs that have no entry yet are
 // set (a node taking over keeps what its own checks already found).
 func (r *Registry) Restore(items map[uint64]Item, ifaces map[uint64]Availability, replace bool) {
-	var its [stripes]map[uint64]Item
-	var ifs [stripes]map[uint64]Availability
-	for id, s := range items {
-		if !s.NotSupported && s.Error == "" {
-			continue
-		}
-		k := id & (stripes - 1)
-		if its[k] == nil {
-			its[k] = map[uint64]Item{}
-		}
-		its[k][id] = s
-	}
-	for id, a := range ifaces {
-		k := id & (stripes - 1)
-		if ifs[k] == nil {
-			ifs[k] = map[uint64]Availability{}
-		}
-		ifs[k][id] = a
-	}
+	its := byStripe(items, func(s Item) bool { return s.NotSupported || s.Error != "" })
+	ifs := byStripe(ifaces, func(Availability) bool { return true })
 	// One lock per stripe: a reader sees a stripe before or after, never
 	// emptied.
 	for i := range r.items {
 		st := &r.items[i]
 		st.mu.Lock()
-		if replace {
-			clear(st.m)
-		}
-		for id, s := range its[i] {
-			if _, ok := st.m[id]; !ok {
-				st.m[id] = s
-			}
-		}
+		restoreInto(st.m, its[i], replace)
 		st.n.Store(int64(len(st.m)))
 		st.mu.Unlock()
 	}
 	for i := range r.ifaces {
 		st := &r.ifaces[i]
 		st.mu.Lock()
-		if replace {
-			clear(st.m)
-		}
-		for id, a := range ifs[i] {
-			if _, ok := st.m[id]; !ok {
-				st.m[id] = a
-			}
-		}
+		restoreInto(st.m, ifs[i], replace)
 		st.mu.Unlock()
 	}
 }
